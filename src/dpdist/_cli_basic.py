@@ -1,0 +1,29 @@
+"""``dpdist list`` and ``dpdist demo``."""
+
+from __future__ import annotations
+
+
+def add_commands(subparsers) -> None:
+    listing = subparsers.add_parser("list", help="list the registered local protocols")
+    listing.set_defaults(handler=_run_list)
+    demo = subparsers.add_parser("demo", help="estimate an embedded dataset with every protocol")
+    demo.add_argument("--out", default="dpdist-demo", help="output folder for the table and plot")
+    demo.add_argument("--epsilons", default="0.5,1,2,4", help="comma-separated privacy budgets")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.set_defaults(handler=_run_demo)
+
+
+def _run_list(args) -> int:
+    from . import local
+
+    rows = local.describe()
+    width = max(len(name) for name, _, _ in rows)
+    for name, kind, summary in rows:
+        print(f"{name:<{width}}  {kind:<9}  {summary}")
+    return 0
+
+
+def _run_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(out=args.out, epsilons=[float(e) for e in args.epsilons.split(",")], seed=args.seed)

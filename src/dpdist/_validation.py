@@ -1,0 +1,284 @@
+"""Parameter constraints as data, checked once in constructors (cf. scikit-learn).
+
+A protocol declares ``_constraints = {"epsilon": Interval(0, inf, ...), ...}``;
+:func:`check_params` validates a dict of parameters against it and raises a
+:mod:`dpdist.errors` exception that names the parameter, the value and the rule.
+The same table drives the conformance suite's bad-input tests
+(:meth:`Constraint.invalid_examples`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import (
+    InvalidParameterError,
+    InvalidPrivacyParameterError,
+    InvalidValueTypeError,
+    OutOfDomainError,
+)
+
+__all__ = [
+    "Interval",
+    "Integer",
+    "Options",
+    "Boolean",
+    "Bounds",
+    "Optional",
+    "check_params",
+    "check_integer_values",
+    "check_real_values",
+]
+
+
+class Constraint:
+    """A rule a parameter value must satisfy."""
+
+    error = InvalidParameterError
+
+    def check(self, value: Any) -> Any:  # pragma: no cover - interface
+        """Return the (coerced) value, or raise ValueError with no message."""
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def invalid_examples(self) -> list:
+        """Values that must be rejected (used by the conformance suite)."""
+        return []
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A finite real number in an interval; ``closed`` in {"both", "left", "right", "neither"}."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    closed: str = "neither"
+    privacy: bool = False
+
+    @property
+    def error(self):
+        return InvalidPrivacyParameterError if self.privacy else InvalidParameterError
+
+    def check(self, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError
+        low_ok = value >= self.low if self.closed in ("both", "left") else value > self.low
+        high_ok = value <= self.high if self.closed in ("both", "right") else value < self.high
+        if not (low_ok and high_ok):
+            raise ValueError
+        return value
+
+    def describe(self):
+        parts = []
+        if self.low != -math.inf:
+            parts.append((">= " if self.closed in ("both", "left") else "> ") + f"{self.low:g}")
+        if self.high != math.inf:
+            parts.append(("<= " if self.closed in ("both", "right") else "< ") + f"{self.high:g}")
+        return "a finite float" + (" " + " and ".join(parts) if parts else "")
+
+    def invalid_examples(self):
+        out = [math.nan, math.inf, -math.inf, "1.0", None]
+        if self.low != -math.inf:
+            out.append(self.low if self.closed in ("neither", "right") else self.low - 1.0)
+            out.append(self.low - 1.0)
+        if self.high != math.inf:
+            out.append(self.high if self.closed in ("neither", "left") else self.high + 1.0)
+        return out
+
+
+@dataclass(frozen=True)
+class Integer(Constraint):
+    """An integer in ``[low, high]`` (either end may be None)."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise ValueError
+        value = int(value)
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ValueError
+        return value
+
+    def describe(self):
+        if self.low is not None and self.high is not None:
+            return f"an int in [{self.low}, {self.high}]"
+        if self.low is not None:
+            return f"an int >= {self.low}"
+        if self.high is not None:
+            return f"an int <= {self.high}"
+        return "an int"
+
+    def invalid_examples(self):
+        out = [1.5, "3", None]
+        if self.low is not None:
+            out.append(self.low - 1)
+        if self.high is not None:
+            out.append(self.high + 1)
+        return out
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a fixed set of values."""
+
+    values: tuple
+
+    def check(self, value):
+        if value not in self.values:
+            raise ValueError
+        return value
+
+    def describe(self):
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+    def invalid_examples(self):
+        return ["not-an-option"]
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint):
+    def check(self, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError
+        return bool(value)
+
+    def describe(self):
+        return "a bool"
+
+    def invalid_examples(self):
+        return ["yes"]
+
+
+@dataclass(frozen=True)
+class Bounds(Constraint):
+    """A pair ``(lo, hi)`` of finite floats with ``lo < hi``; stored as a tuple."""
+
+    def check(self, value):
+        try:
+            lo, hi = value
+            lo, hi = float(lo), float(hi)
+        except (TypeError, ValueError):
+            raise ValueError from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError
+        return (lo, hi)
+
+    def describe(self):
+        return "a pair (lo, hi) of finite floats with lo < hi"
+
+    def invalid_examples(self):
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab"]
+
+
+@dataclass(frozen=True)
+class Optional(Constraint):
+    """``None`` or a value satisfying ``inner``."""
+
+    inner: Constraint
+
+    @property
+    def error(self):
+        return self.inner.error
+
+    def check(self, value):
+        return None if value is None else self.inner.check(value)
+
+    def describe(self):
+        return "None or " + self.inner.describe()
+
+    def invalid_examples(self):
+        return [v for v in self.inner.invalid_examples() if v is not None]
+
+
+def check_param(owner: str, name: str, value, constraint: Constraint):
+    """Validate one parameter; return its coerced value."""
+    try:
+        return constraint.check(value)
+    except (ValueError, TypeError):
+        raise constraint.error(
+            f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {value!r} instead."
+        ) from None
+
+
+def check_params(owner: str, params: dict, constraints: dict[str, Constraint]) -> dict:
+    """Validate ``params`` against ``constraints``; unknown names are rejected."""
+    unknown = sorted(set(params) - set(constraints))
+    if unknown:
+        raise InvalidParameterError(
+            f"{owner} got unknown parameter(s) {unknown}; allowed: {sorted(constraints)}."
+        )
+    return {name: check_param(owner, name, value, constraints[name]) for name, value in params.items()}
+
+
+def check_integer_values(values, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
+    """Coerce user values to a 1-D int64 array in ``[0, domain_size)``."""
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must be a 1-D array of ints. "
+            f"Got an array of shape {array.shape} instead."
+        )
+    if array.size == 0:
+        return array.astype(np.int64)
+    if not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}). "
+            f"Got dtype {array.dtype} instead."
+        )
+    low, high = array.min(), array.max()
+    if low < 0 or high >= domain_size:
+        bad = array[(array < 0) | (array >= domain_size)]
+        raise OutOfDomainError(
+            f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}). "
+            f"Got {bad.size} value(s) outside it, e.g. {bad[0]!r}."
+        )
+    return array.astype(np.int64, copy=False)
+
+
+def check_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> np.ndarray:
+    """Coerce user values to a 1-D float64 array of finite values in ``[lo, hi]``."""
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must be a 1-D array of floats. "
+            f"Got an array of shape {array.shape} instead."
+        )
+    if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must hold real numbers in [{bounds[0]}, {bounds[1]}]. "
+            f"Got dtype {array.dtype} instead."
+        )
+    array = array.astype(np.float64, copy=False)
+    if array.size:
+        finite = np.isfinite(array)
+        if not finite.all():
+            raise OutOfDomainError(
+                f"The {name!r} argument of {owner} must hold finite values. "
+                f"Got {np.count_nonzero(~finite)} non-finite value(s), e.g. {array[~finite][0]!r}."
+            )
+        outside = (array < bounds[0]) | (array > bounds[1])
+        if outside.any():
+            raise OutOfDomainError(
+                f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, {bounds[1]}]. "
+                f"Got {np.count_nonzero(outside)} value(s) outside, e.g. {array[outside][0]!r}."
+            )
+    return array

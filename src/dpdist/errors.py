@@ -1,0 +1,53 @@
+"""Every user-facing error of dpdist.
+
+Each class subclasses :class:`DPDistError` and the built-in exception that fits,
+so ``except ValueError`` keeps working.  Messages name the argument, the bad
+value and what is allowed, e.g.::
+
+    The 'epsilon' parameter of GRR must be a finite float > 0. Got -1.0 instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DPDistError",
+    "InvalidParameterError",
+    "InvalidPrivacyParameterError",
+    "OutOfDomainError",
+    "InvalidValueTypeError",
+    "MalformedReportError",
+    "IncompatibleStateError",
+    "EmptyAggregateError",
+]
+
+
+class DPDistError(Exception):
+    """Base class of every error raised by dpdist."""
+
+
+class InvalidParameterError(DPDistError, ValueError):
+    """A parameter (other than a privacy budget) is outside its allowed set."""
+
+
+class InvalidPrivacyParameterError(InvalidParameterError):
+    """A privacy parameter (epsilon, delta) is not allowed: not finite, <= 0, ..."""
+
+
+class OutOfDomainError(DPDistError, ValueError):
+    """A user value lies outside the protocol's domain or bounds."""
+
+
+class InvalidValueTypeError(DPDistError, TypeError):
+    """User values (or another array argument) have the wrong dtype or shape."""
+
+
+class MalformedReportError(DPDistError, ValueError):
+    """A batch of reports cannot be read as reports of this protocol."""
+
+
+class IncompatibleStateError(DPDistError, ValueError):
+    """Two aggregator states (or a state and a protocol) have different configs."""
+
+
+class EmptyAggregateError(DPDistError, ValueError):
+    """An estimate was requested from an aggregate that holds no report."""

@@ -1,0 +1,290 @@
+"""Result objects: :class:`FrequencyEstimate` (categorical) and :class:`Distribution` (numerical).
+
+Both are immutable and carry the inputs that produced them (protocol, epsilon, n)
+so a result can be interpreted without the code that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy import special
+
+from ._rng import check_rng
+from .errors import InvalidParameterError
+
+__all__ = ["FrequencyEstimate", "Distribution", "ConfidenceInterval", "TopK"]
+
+
+class ConfidenceInterval(NamedTuple):
+    low: np.ndarray
+    high: np.ndarray
+
+
+class TopK(NamedTuple):
+    items: np.ndarray
+    frequencies: np.ndarray
+
+
+def _check_level(level: float, owner: str) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
+        raise InvalidParameterError(
+            f"The 'level' parameter of {owner} must be a float in (0, 1). Got {level!r} instead."
+        )
+    return float(level)
+
+
+def _readonly(array) -> np.ndarray:
+    array = np.array(array, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, repr=False)
+class FrequencyEstimate:
+    """Estimated frequencies of the items ``0 .. d-1`` of a categorical domain.
+
+    Attributes
+    ----------
+    frequencies : ndarray of shape (d,)
+        Estimated frequency of each item (after any post-processing).
+    n : int
+        Number of reports the estimate is based on.
+    variance : ndarray of shape (d,)
+        Analytic variance of each item's unbiased estimator (before
+        post-processing), with the estimated frequencies plugged in.
+    epsilon : float or None
+        Privacy budget of the protocol that produced the reports.
+    protocol : str or None
+        Registry name of that protocol.
+    postprocess : str
+        Name of the post-processing applied (``"none"`` for the raw unbiased
+        estimate).
+    details : dict
+        Method-specific extras (e.g. a convergence trace).
+    """
+
+    frequencies: np.ndarray
+    n: int
+    variance: np.ndarray
+    epsilon: float | None = None
+    protocol: str | None = None
+    postprocess: str = "none"
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "frequencies", _readonly(self.frequencies))
+        variance = np.broadcast_to(np.asarray(self.variance, dtype=np.float64), self.frequencies.shape)
+        object.__setattr__(self, "variance", _readonly(variance))
+        object.__setattr__(self, "n", int(self.n))
+
+    @property
+    def domain_size(self) -> int:
+        return self.frequencies.shape[0]
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        return np.sqrt(self.variance)
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Normal-approximation interval per item: ``f_hat +- z * sqrt(variance)``."""
+        level = _check_level(level, "FrequencyEstimate.confidence_interval")
+        z = special.ndtri(0.5 + level / 2)
+        half = z * self.standard_error
+        return ConfidenceInterval(self.frequencies - half, self.frequencies + half)
+
+    def top_k(self, k: int) -> TopK:
+        """The ``k`` items with the largest estimated frequency, largest first (ties by item)."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.domain_size:
+            raise InvalidParameterError(
+                f"The 'k' parameter of FrequencyEstimate.top_k must be an int in [1, {self.domain_size}]. "
+                f"Got {k!r} instead."
+            )
+        order = np.argsort(-self.frequencies, kind="stable")[:k]
+        return TopK(order, self.frequencies[order])
+
+    def __repr__(self):
+        return (
+            f"FrequencyEstimate(protocol={self.protocol!r}, epsilon={self.epsilon!r}, n={self.n}, "
+            f"domain_size={self.domain_size}, postprocess={self.postprocess!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class Distribution:
+    """A probability distribution on ``bounds``, uniform within each bin.
+
+    The CDF is piecewise linear through ``(edges[i], cumulative[i])``; every
+    quantity below (cdf, quantile, mean, var, range queries) is exact for that
+    piecewise-uniform density.
+
+    Parameters
+    ----------
+    edges : array of shape (k + 1,)
+        Strictly increasing finite bin edges; ``bounds = (edges[0], edges[-1])``.
+    probabilities : array of shape (k,)
+        Non-negative bin masses summing to 1 (to 1e-6; renormalized exactly).
+    method, epsilon, n : optional
+        What produced the estimate.
+    details : dict
+        Method-specific extras (budget split, convergence trace, ...).
+    """
+
+    edges: np.ndarray
+    probabilities: np.ndarray
+    method: str | None = None
+    epsilon: float | None = None
+    n: int | None = None
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        edges = np.asarray(self.edges, dtype=np.float64)
+        probabilities = np.asarray(self.probabilities, dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise InvalidParameterError(
+                "The 'edges' parameter of Distribution must be a 1-D array of at least 2 finite, "
+                f"strictly increasing floats. Got {edges!r} instead."
+            )
+        if probabilities.shape != (edges.size - 1,):
+            raise InvalidParameterError(
+                f"The 'probabilities' parameter of Distribution must have shape ({edges.size - 1},) "
+                f"to match 'edges'. Got shape {probabilities.shape} instead."
+            )
+        total = probabilities.sum()
+        if not np.all(np.isfinite(probabilities)) or probabilities.min() < -1e-12 or abs(total - 1) > 1e-6:
+            raise InvalidParameterError(
+                "The 'probabilities' parameter of Distribution must be non-negative and sum to 1. "
+                f"Got minimum {probabilities.min()!r} and sum {total!r} instead."
+            )
+        probabilities = np.clip(probabilities, 0, None)
+        probabilities = probabilities / probabilities.sum()
+        object.__setattr__(self, "edges", _readonly(edges))
+        object.__setattr__(self, "probabilities", _readonly(probabilities))
+        cumulative = np.concatenate([[0.0], np.cumsum(probabilities)])
+        cumulative[-1] = 1.0
+        object.__setattr__(self, "_cumulative", _readonly(cumulative))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_cdf(cls, edges, cdf_values, **kwargs) -> "Distribution":
+        """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
+        cdf_values = np.asarray(cdf_values, dtype=np.float64)
+        return cls(edges, np.diff(cdf_values), **kwargs)
+
+    @classmethod
+    def uniform_bins(cls, probabilities, bounds=(0.0, 1.0), **kwargs) -> "Distribution":
+        """Equal-width bins over ``bounds``."""
+        probabilities = np.asarray(probabilities, dtype=np.float64)
+        return cls(np.linspace(bounds[0], bounds[1], probabilities.size + 1), probabilities, **kwargs)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return float(self.edges[0]), float(self.edges[-1])
+
+    @property
+    def bins(self) -> int:
+        return self.probabilities.size
+
+    @property
+    def widths(self) -> np.ndarray:
+        return np.diff(self.edges)
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """CDF at the edges (length ``bins + 1``, from 0 to 1)."""
+        return self._cumulative
+
+    # ------------------------------------------------------------------ functions
+    def pdf(self, x) -> np.ndarray:
+        """Density at ``x`` (0 outside bounds; right-continuous at inner edges)."""
+        x = np.asarray(x, dtype=np.float64)
+        index = np.searchsorted(self.edges, x, side="right") - 1
+        inside = (x >= self.edges[0]) & (x <= self.edges[-1])
+        index = np.clip(index, 0, self.bins - 1)
+        return np.where(inside, self.probabilities[index] / self.widths[index], 0.0)
+
+    def cdf(self, x) -> np.ndarray:
+        """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
+        return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)
+
+    def quantile(self, q) -> np.ndarray:
+        """Smallest ``x`` with ``cdf(x) >= q`` (the generalized inverse), for ``q`` in [0, 1]."""
+        q = np.asarray(q, dtype=np.float64)
+        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise InvalidParameterError(
+                f"The 'q' parameter of Distribution.quantile must lie in [0, 1]. Got {q!r} instead."
+            )
+        cumulative = self._cumulative
+        index = np.clip(np.searchsorted(cumulative, q, side="left"), 1, self.bins)
+        lower = cumulative[index - 1]
+        mass = self.probabilities[index - 1]
+        fraction = np.divide(q - lower, mass, out=np.zeros_like(q), where=mass > 0)
+        return self.edges[index - 1] + np.clip(fraction, 0, 1) * self.widths[index - 1]
+
+    def mean(self) -> float:
+        midpoints = (self.edges[:-1] + self.edges[1:]) / 2
+        return float(np.dot(self.probabilities, midpoints))
+
+    def var(self) -> float:
+        """Variance of the piecewise-uniform density (includes the within-bin ``w^2/12``)."""
+        midpoints = (self.edges[:-1] + self.edges[1:]) / 2
+        second = np.dot(self.probabilities, midpoints**2 + self.widths**2 / 12)
+        return float(max(second - self.mean() ** 2, 0.0))
+
+    def range_query(self, low, high) -> np.ndarray:
+        """Probability mass of ``[low, high]``."""
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        if np.any(high < low):
+            raise InvalidParameterError(
+                f"Distribution.range_query needs low <= high. Got low={low!r}, high={high!r}."
+            )
+        return self.cdf(high) - self.cdf(low)
+
+    def sample(self, size: int, rng=None) -> np.ndarray:
+        """Draw ``size`` values (bin by mass, then uniform within the bin)."""
+        generator = check_rng(rng, owner="Distribution.sample")
+        bins = generator.choice(self.bins, size=size, p=self.probabilities)
+        return self.edges[bins] + generator.random(size) * self.widths[bins]
+
+    def plot(self, ax=None, *, kind: str = "pdf", **kwargs):
+        """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        label = kwargs.pop("label", self.method)
+        if kind == "pdf":
+            heights = self.probabilities / self.widths
+            ax.stairs(heights, self.edges, label=label, **kwargs)
+            ax.set_ylabel("density")
+        elif kind == "cdf":
+            ax.plot(self.edges, self._cumulative, label=label, **kwargs)
+            ax.set_ylabel("CDF")
+        else:
+            raise InvalidParameterError(
+                f"The 'kind' parameter of Distribution.plot must be 'pdf' or 'cdf'. Got {kind!r} instead."
+            )
+        ax.set_xlim(*self.bounds)
+        if label:
+            ax.legend()
+        return ax
+
+    def __repr__(self):
+        lo, hi = self.bounds
+        return (
+            f"Distribution(method={self.method!r}, epsilon={self.epsilon!r}, n={self.n}, "
+            f"bounds=({lo:g}, {hi:g}), bins={self.bins})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "edges": self.edges.tolist(),
+            "probabilities": self.probabilities.tolist(),
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "n": self.n,
+        }

@@ -1,0 +1,140 @@
+r"""Unary encoding with bit-packed reports: the shared machinery of OUE and SUE.
+
+A user with item :math:`v` sends :math:`d` bits; bit :math:`v` is 1 with
+probability :math:`p`, every other bit with probability :math:`q`, all bits
+independent.  The privacy ratio is :math:`p(1-q) / ((1-p)q) \le e^\varepsilon`.
+
+Exact bits.  Each bit is drawn by comparing a uniform 32-bit integer with a
+threshold, so the probabilities actually used are multiples of :math:`2^{-32}`:
+:math:`p` is rounded *down* and :math:`q` *up*, which can only lower the ratio.
+The protocol's ``support_probabilities``, ``channel`` and estimator all use
+these realized values, so the estimator stays exactly unbiased and the ε-LDP
+claim is checked on the probabilities the sampler really has.
+
+Reports are ``uint8`` arrays of shape ``(n, ceil(d / 8))`` (``numpy.packbits``,
+big-endian within a byte, padding bits zero): one bit per item, not one byte.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from ...errors import MalformedReportError
+from .._protocol import ProtocolTags
+from ._oracle import FrequencyOracle
+
+__all__ = ["UnaryEncoding"]
+
+_SCALE = 2.0**32
+#: Users per chunk when drawing bits: bounds memory at about 5 bytes x d x chunk.
+_CHUNK_BITS = 1 << 23
+
+
+def _threshold(probability: float, *, round_up: bool) -> int:
+    scaled = probability * _SCALE
+    return int(math.ceil(scaled) if round_up else math.floor(scaled))
+
+
+class UnaryEncoding(FrequencyOracle):
+    """Base of unary-encoding protocols; subclasses give the target ``(p, q)``."""
+
+    tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+    #: largest domain for which ``channel()`` enumerates all 2^d outputs
+    max_channel_domain: ClassVar[int] = 12
+
+    def target_probabilities(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _setup(self):
+        p, q = self.target_probabilities()
+        self._p_threshold = _threshold(p, round_up=False)
+        self._q_threshold = _threshold(q, round_up=True)
+        self._p = self._p_threshold / _SCALE
+        self._q = self._q_threshold / _SCALE
+        self._n_bytes = -(-self.domain_size // 8)
+        padding = self._n_bytes * 8 - self.domain_size
+        self._padding_mask = np.uint8((1 << padding) - 1)
+
+    def support_probabilities(self):
+        return self._p, self._q
+
+    # ------------------------------------------------------------------ client
+    def _privatize(self, values, rng):
+        d = self.domain_size
+        reports = np.empty((values.size, self._n_bytes), dtype=np.uint8)
+        chunk = max(1, _CHUNK_BITS // d)
+        for start in range(0, values.size, chunk):
+            items = values[start : start + chunk]
+            rows = np.arange(items.size)
+            uniforms = rng.bit_generator.random_raw(-(-items.size * d // 2)).view(np.uint32)
+            uniforms = uniforms[: items.size * d].reshape(items.size, d)
+            bits = uniforms < self._q_threshold
+            # the uniform at the true item's position is independent of the others: reuse it for p
+            bits[rows, items] = uniforms[rows, items] < self._p_threshold
+            reports[start : start + items.size] = np.packbits(bits, axis=1)
+        return reports
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        array = np.asarray(reports)
+        if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != self._n_bytes:
+            raise MalformedReportError(
+                f"{self.display_name} reports must be a uint8 array of shape (n, {self._n_bytes}) "
+                f"(d={self.domain_size} bits packed by numpy.packbits). "
+                f"Got shape {array.shape} and dtype {array.dtype} instead."
+            )
+        padding_set = (array[:, -1] & self._padding_mask) != 0 if array.shape[0] else np.zeros(0, bool)
+        return array, {"padding_bits_set": padding_set}
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        counts = np.zeros(self.domain_size, dtype=np.int64)
+        chunk = max(1, _CHUNK_BITS // self.domain_size)
+        for start in range(0, reports.shape[0], chunk):
+            bits = np.unpackbits(reports[start : start + chunk], axis=1, count=self.domain_size)
+            counts += bits.sum(axis=0, dtype=np.int64)
+        return counts
+
+    def _simulate(self, values, rng):
+        true_counts = np.bincount(values, minlength=self.domain_size)
+        return (rng.binomial(true_counts, self._p) + rng.binomial(values.size - true_counts, self._q)).astype(
+            np.int64
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def pack(self, bits) -> np.ndarray:
+        """Pack an ``(n, d)`` 0/1 array into the report format."""
+        bits = np.asarray(bits)
+        if bits.ndim != 2 or bits.shape[1] != self.domain_size:
+            raise MalformedReportError(
+                f"{self.display_name}.pack needs a 0/1 array of shape (n, {self.domain_size}). "
+                f"Got shape {bits.shape}."
+            )
+        return np.packbits(bits.astype(bool), axis=1)
+
+    def unpack(self, reports) -> np.ndarray:
+        """The ``(n, d)`` 0/1 ``uint8`` bits of a batch of reports."""
+        reports, _ = self._validate_reports(reports)
+        return np.unpackbits(reports, axis=1, count=self.domain_size)
+
+    def channel(self):
+        d = self.domain_size
+        if d > self.max_channel_domain:
+            raise NotImplementedError(
+                f"{self.display_name}.channel enumerates 2^d outputs; only for d <= {self.max_channel_domain}."
+            )
+        outputs = (np.arange(2**d)[:, None] >> np.arange(d)[None, :]) & 1  # bit j of output y = item j
+        matrix = np.empty((d, 2**d))
+        for item in range(d):
+            on = np.where(np.arange(d) == item, self._p, self._q)
+            matrix[item] = np.prod(np.where(outputs == 1, on, 1 - on), axis=1)
+        return matrix
+
+    def report_index(self, reports):
+        bits = self.unpack(reports).astype(np.int64)
+        return bits @ (1 << np.arange(self.domain_size, dtype=np.int64))

@@ -1,0 +1,82 @@
+r"""Generalized (k-ary) randomized response, ``grr``.
+
+Each user reports their item :math:`v` with probability
+:math:`p = e^\varepsilon / (e^\varepsilon + d - 1)` and each other item with
+probability :math:`q = 1 / (e^\varepsilon + d - 1)`; the ratio is
+:math:`p/q = e^\varepsilon`.  (Kairouz, Bonawitz, Ramage, ICML 2016; Wang et al.,
+USENIX Security 2017, sec. 4.1; paper 003 sec. 2.1, paper 001 sec. II-B "KRR".)
+
+Sampling uses the equivalent two-step form: keep :math:`v` with probability
+:math:`\lambda = p - q`, otherwise output a uniform item from all :math:`d`
+(possibly :math:`v` again): :math:`\Pr[v] = \lambda + (1-\lambda)/d = p`.
+The same form gives an exact aggregate sampler: the kept counts are
+:math:`\mathrm{Binomial}(c_v, \lambda)` per item and the others a single
+uniform multinomial, in :math:`O(d)` time whatever :math:`n`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._protocol import ProtocolTags, register
+from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+
+__all__ = ["GRR"]
+
+
+@register
+class GRR(FrequencyOracle):
+    """k-ary randomized response over ``domain_size`` items.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0.
+    domain_size : int
+        Number of items ``d >= 2``; values are ints in ``[0, d)``.
+
+    Reports are item indices in the narrowest unsigned dtype that holds ``d``.
+    """
+
+    name = "grr"
+    summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+
+    def _setup(self):
+        d, e = self.domain_size, math.exp(self.epsilon)
+        self._p = e / (e + d - 1)
+        self._q = 1.0 / (e + d - 1)
+        self._keep = (e - 1) / (e + d - 1)  # lambda = p - q
+        self._report_dtype = smallest_unsigned_dtype(d)
+
+    def support_probabilities(self):
+        return self._p, self._q
+
+    def _privatize(self, values, rng):
+        keep = rng.random(values.size) < self._keep
+        uniform = rng.integers(0, self.domain_size, size=values.size, dtype=self._report_dtype)
+        return np.where(keep, values.astype(self._report_dtype), uniform)
+
+    def _validate_reports(self, reports):
+        return check_item_reports(self, reports, self.domain_size)
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
+
+    def _simulate(self, values, rng):
+        counts = np.bincount(values, minlength=self.domain_size)
+        kept = rng.binomial(counts, self._keep)
+        rerolled = rng.multinomial(values.size - kept.sum(), np.full(self.domain_size, 1.0 / self.domain_size))
+        return (kept + rerolled).astype(np.int64)
+
+    def channel(self):
+        d = self.domain_size
+        return np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
+
+    def report_index(self, reports):
+        return np.asarray(reports, dtype=np.int64)

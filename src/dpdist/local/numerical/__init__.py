@@ -1,0 +1,3 @@
+"""Numerical protocols: values in ``bounds``, estimates are Distributions (importing registers them)."""
+
+__all__: list[str] = []
