@@ -15,6 +15,7 @@ from . import __version__
 
 _COMMAND_MODULES = [
     "dpdist._cli_basic",
+    "dpdist.experiments._cli",
 ]
 
 

@@ -217,11 +217,12 @@ class LocalProtocol(ABC):
         """Analytic variance of the unbiased estimator for ``n`` users."""
         raise NotImplementedError(f"{self.display_name} has no analytic variance.")
 
-    def channel(self) -> np.ndarray:
-        """Exact output probabilities ``P[x, y] = Pr[output y | input x]``.
+    def channel(self, values=None) -> np.ndarray:
+        """Exact output probabilities ``P[i, y] = Pr[output y | input values[i]]``.
 
         Only for small instances with a finite output space; outputs are ordered
-        as by :meth:`report_index`.
+        as by :meth:`report_index`.  Categorical protocols take ``values=None``
+        to mean every item ``0 .. d-1``; numerical protocols need the inputs.
         """
         raise NotImplementedError(f"{self.display_name} has no finite channel.")
 

@@ -1,6 +1,5 @@
-"""Categorical frequency oracles (importing this package registers them)."""
+"""Categorical frequency oracles; every public module here registers its protocol on import."""
 
-from .grr import GRR
-from .oue import OUE
+from .._autoload import import_submodules
 
-__all__ = ["GRR", "OUE"]
+import_submodules(__name__, __path__)

@@ -80,9 +80,12 @@ class FrequencyOracle(LocalProtocol):
             Level :math:`\\alpha` of the significance threshold (paper 001, eq. 6;
             0.05 is the usual choice): estimates below it become 0 before
             post-processing.
+        deconvolve : str, optional
+            A Wiener-filter deconvolution of the support vector (paper 001), see
+            :mod:`dpdist.local.deconvolution`; further keyword options go to it.
         """
         deconvolve = options.pop("deconvolve", None)
-        if options:
+        if options and deconvolve is None:
             raise _unknown_options(self, options)
         n = aggregator.n
         p_star, q_star = self.support_probabilities()
@@ -90,7 +93,9 @@ class FrequencyOracle(LocalProtocol):
         if deconvolve is not None:
             from ..deconvolution import deconvolve as run_deconvolution
 
-            frequencies, details = run_deconvolution(support, p_star, q_star, n, method=deconvolve)
+            frequencies, details = run_deconvolution(
+                support, p_star, q_star, n, method=deconvolve, protocol=self, **options
+            )
         else:
             frequencies = (support / n - q_star) / (p_star - q_star)
             details = {}

@@ -122,7 +122,7 @@ class UnaryEncoding(FrequencyOracle):
         reports, _ = self._validate_reports(reports)
         return np.unpackbits(reports, axis=1, count=self.domain_size)
 
-    def channel(self):
+    def channel(self, values=None):
         d = self.domain_size
         if d > self.max_channel_domain:
             raise NotImplementedError(
@@ -133,7 +133,7 @@ class UnaryEncoding(FrequencyOracle):
         for item in range(d):
             on = np.where(np.arange(d) == item, self._p, self._q)
             matrix[item] = np.prod(np.where(outputs == 1, on, 1 - on), axis=1)
-        return matrix
+        return matrix if values is None else matrix[self._check_values(values)]
 
     def report_index(self, reports):
         bits = self.unpack(reports).astype(np.int64)

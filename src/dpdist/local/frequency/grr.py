@@ -74,9 +74,10 @@ class GRR(FrequencyOracle):
         rerolled = rng.multinomial(values.size - kept.sum(), np.full(self.domain_size, 1.0 / self.domain_size))
         return (kept + rerolled).astype(np.int64)
 
-    def channel(self):
+    def channel(self, values=None):
         d = self.domain_size
-        return np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
+        matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
+        return matrix if values is None else matrix[self._check_values(values)]
 
     def report_index(self, reports):
         return np.asarray(reports, dtype=np.int64)

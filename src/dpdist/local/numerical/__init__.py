@@ -1,3 +1,5 @@
-"""Numerical protocols: values in ``bounds``, estimates are Distributions (importing registers them)."""
+"""Numerical protocols (values in ``bounds``); every public module here registers its protocol on import."""
 
-__all__: list[str] = []
+from .._autoload import import_submodules
+
+import_submodules(__name__, __path__)

@@ -1,0 +1,1 @@
+"""Experiment runner: specs, datasets x methods x grids, results, plots and reports."""

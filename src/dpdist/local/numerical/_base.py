@@ -1,0 +1,59 @@
+"""Base of numerical protocols: values in ``bounds = (lo, hi)``, rescaled to [0, 1] inside."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ..._validation import Bounds, check_real_values
+from ...estimates import Distribution
+from .._protocol import EPSILON, LocalProtocol, ProtocolTags
+
+__all__ = ["NumericalProtocol"]
+
+
+class NumericalProtocol(LocalProtocol):
+    """A local protocol over real values in ``bounds`` (default ``(0, 1)``).
+
+    Subclasses work on the unit interval: :meth:`_check_values` returns values
+    rescaled to [0, 1], and :meth:`_distribution` maps unit-interval bin masses
+    back to a :class:`~dpdist.Distribution` over ``bounds``.  Subclasses extend
+    the constraint table, e.g.
+    ``_constraints = {**NumericalProtocol._constraints, "bins": Integer(low=2)}``.
+    """
+
+    tags: ClassVar[ProtocolTags] = ProtocolTags(
+        kind="numerical", finite_channel=False, exact_simulate=False, unbiased=False
+    )
+    _constraints = {"epsilon": EPSILON, "bounds": Bounds()}
+    _defaults = {"bounds": (0.0, 1.0)}
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self._params["bounds"]
+
+    def to_unit(self, x) -> np.ndarray:
+        lo, hi = self.bounds
+        return (np.asarray(x, dtype=np.float64) - lo) / (hi - lo)
+
+    def from_unit(self, u) -> np.ndarray:
+        lo, hi = self.bounds
+        return lo + np.asarray(u, dtype=np.float64) * (hi - lo)
+
+    def _check_values(self, values) -> np.ndarray:
+        """Validate values in ``bounds`` (finite, 1-D, real) and rescale them to [0, 1]."""
+        x = check_real_values(values, self.bounds, owner=f"{self.display_name}.privatize")
+        return np.clip(self.to_unit(x), 0.0, 1.0)
+
+    def _distribution(self, unit_probabilities, *, aggregator=None, **details) -> Distribution:
+        """Equal-width bins over ``bounds`` with the given masses."""
+        probabilities = np.asarray(unit_probabilities, dtype=np.float64)
+        return Distribution(
+            np.linspace(self.bounds[0], self.bounds[1], probabilities.size + 1),
+            probabilities,
+            method=self.name,
+            epsilon=self.epsilon,
+            n=None if aggregator is None else aggregator.n,
+            details=details,
+        )
