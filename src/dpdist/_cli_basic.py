@@ -8,7 +8,9 @@ def add_commands(subparsers) -> None:
     listing.set_defaults(handler=_run_list)
     demo = subparsers.add_parser("demo", help="estimate an embedded dataset with every protocol")
     demo.add_argument("--out", default="dpdist-demo", help="output folder for the table and plot")
-    demo.add_argument("--epsilons", default="0.5,1,2,4", help="comma-separated privacy budgets")
+    demo.add_argument(
+        "--epsilons", type=_float_list, default="0.5,1,2,4", help="comma-separated privacy budgets"
+    )
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(handler=_run_demo)
 
@@ -26,4 +28,13 @@ def _run_list(args) -> int:
 def _run_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(out=args.out, epsilons=[float(e) for e in args.epsilons.split(",")], seed=args.seed)
+    return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed)
+
+
+def _float_list(text: str) -> list[float]:
+    import argparse
+
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
