@@ -13,6 +13,7 @@ import numpy as np
 from scipy import special
 
 from ._rng import check_rng
+from ._validation import Integer, check_param
 from .errors import InvalidParameterError
 
 __all__ = ["FrequencyEstimate", "Distribution", "ConfidenceInterval", "TopK"]
@@ -75,10 +76,24 @@ class FrequencyEstimate:
     details: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        object.__setattr__(self, "frequencies", _readonly(self.frequencies))
-        variance = np.broadcast_to(np.asarray(self.variance, dtype=np.float64), self.frequencies.shape)
+        frequencies = _readonly(self.frequencies)
+        if frequencies.ndim != 1 or frequencies.size == 0 or not np.all(np.isfinite(frequencies)):
+            raise InvalidParameterError(
+                "The 'frequencies' parameter of FrequencyEstimate must be a non-empty 1-D array of "
+                f"finite floats. Got shape {frequencies.shape} instead."
+            )
+        try:
+            variance = np.broadcast_to(np.asarray(self.variance, dtype=np.float64), frequencies.shape)
+        except ValueError:
+            variance = None
+        if variance is None or not np.all(variance >= 0):
+            raise InvalidParameterError(
+                "The 'variance' parameter of FrequencyEstimate must be non-negative floats of the "
+                f"frequencies' shape {frequencies.shape}. Got {self.variance!r:.200} instead."
+            )
+        object.__setattr__(self, "frequencies", frequencies)
         object.__setattr__(self, "variance", _readonly(variance))
-        object.__setattr__(self, "n", int(self.n))
+        object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
 
     @property
     def domain_size(self) -> int:
@@ -171,6 +186,11 @@ class Distribution:
     def from_cdf(cls, edges, cdf_values, **kwargs) -> "Distribution":
         """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
         cdf_values = np.asarray(cdf_values, dtype=np.float64)
+        if cdf_values.ndim != 1 or np.any(np.diff(cdf_values) < -1e-12):
+            raise InvalidParameterError(
+                "The 'cdf_values' parameter of Distribution.from_cdf must be a non-decreasing 1-D array "
+                f"(one value per edge). Got {cdf_values!r:.200} instead."
+            )
         return cls(edges, np.diff(cdf_values), **kwargs)
 
     @classmethod
@@ -246,6 +266,7 @@ class Distribution:
 
     def sample(self, size: int, rng=None) -> np.ndarray:
         """Draw ``size`` values (bin by mass, then uniform within the bin)."""
+        size = check_param("Distribution.sample", "size", size, Integer(low=0))
         generator = check_rng(rng, owner="Distribution.sample")
         bins = generator.choice(self.bins, size=size, p=self.probabilities)
         return self.edges[bins] + generator.random(size) * self.widths[bins]

@@ -32,11 +32,14 @@ __all__ = [
 
 
 def _as_vector(frequencies, owner: str) -> np.ndarray:
-    array = np.asarray(frequencies, dtype=np.float64)
-    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+    try:
+        array = np.asarray(frequencies, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
         raise InvalidValueTypeError(
             f"The 'frequencies' argument of {owner} must be a non-empty 1-D array of finite floats. "
-            f"Got shape {array.shape}."
+            f"Got {frequencies!r:.200} instead."
         )
     return array
 

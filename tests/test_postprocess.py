@@ -1,0 +1,194 @@
+"""Tests of dpdist.postprocess against literal or brute-force references."""
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from dpdist import postprocess
+from dpdist.errors import DPDistError, InvalidParameterError
+
+SEEDS = range(20)
+
+
+def noisy_frequencies(rng, size):
+    """An unbiased-estimate-like vector: true frequencies plus noise, some entries negative."""
+    truth = rng.dirichlet(np.full(size, 0.5))
+    return truth + rng.normal(0.0, 0.1, size)
+
+
+def norm_sub_literal(frequencies):
+    """Norm-Sub as worded by Wang et al. (NDSS 2020, sec. IV): convert negatives to 0, then
+    subtract the same amount from every positive entry so the sum is 1; repeat until no
+    entry is negative.  Entries at 0 no longer take part."""
+    f = np.array(frequencies, dtype=float)
+    while True:
+        f[f < 0] = 0.0
+        positive = f > 0
+        f[positive] -= (f.sum() - 1.0) / positive.sum()
+        if np.all(f >= 0):
+            return f
+
+
+def simplex_brute_force(frequencies):
+    """min ||x - f||^2 subject to x >= 0, sum x = 1, by a generic solver."""
+    size = frequencies.size
+    result = optimize.minimize(
+        lambda x: np.sum((x - frequencies) ** 2),
+        np.full(size, 1.0 / size),
+        jac=lambda x: 2 * (x - frequencies),
+        bounds=[(0.0, None)] * size,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0, "jac": lambda x: np.ones(size)}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    assert result.success
+    return result.x
+
+
+def isotonic_bounded_brute_force(values):
+    """min ||x - y||^2 subject to x_1 <= ... <= x_n and 0 <= x <= 1, by a generic solver."""
+    size = values.size
+    difference = np.diff(np.eye(size), axis=0)  # rows e_{i+1} - e_i
+    result = optimize.minimize(
+        lambda x: np.sum((x - values) ** 2),
+        np.full(size, 0.5),
+        jac=lambda x: 2 * (x - values),
+        bounds=[(0.0, 1.0)] * size,
+        constraints=[{"type": "ineq", "fun": lambda x: difference @ x, "jac": lambda x: difference}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    assert result.success
+    return result.x
+
+
+# ---------------------------------------------------------------- simple maps
+def test_norm_shifts_equally_to_sum_one():
+    rng = np.random.default_rng(0)
+    f = noisy_frequencies(rng, 20)
+    result = postprocess.norm(f)
+    assert result.sum() == pytest.approx(1.0, abs=1e-12)
+    shifts = result - f
+    np.testing.assert_allclose(shifts, shifts[0], atol=1e-15)
+
+
+def test_base_pos_clip_and_clip_normalize():
+    f = np.array([-0.2, 0.0, 0.3, 1.4, 0.5])
+    np.testing.assert_array_equal(postprocess.base_pos(f), [0.0, 0.0, 0.3, 1.4, 0.5])
+    np.testing.assert_array_equal(postprocess.clip(f), [0.0, 0.0, 0.3, 1.0, 0.5])
+    np.testing.assert_allclose(postprocess.clip_normalize(f), np.array([0.0, 0.0, 0.3, 1.4, 0.5]) / 2.2)
+    # nothing positive: uniform
+    np.testing.assert_allclose(postprocess.clip_normalize([-1.0, -2.0, 0.0, -0.5]), 0.25)
+
+
+# ---------------------------------------------------------------- norm-sub
+@pytest.mark.parametrize("seed", SEEDS)
+def test_norm_sub_matches_the_literal_definition(seed):
+    rng = np.random.default_rng(seed)
+    f = noisy_frequencies(rng, int(rng.integers(2, 40)))
+    if seed % 2:
+        f *= 0.5  # positives summing below 1: the positives are shifted up
+    result = postprocess.norm_sub(f)
+    assert np.all(result >= 0)
+    assert result.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(result[f <= 0] == 0)  # entries zeroed stay zero
+    np.testing.assert_allclose(result, norm_sub_literal(f), atol=1e-12)
+    # closed form: for the positive inputs, max(f - delta, 0), one delta for all
+    kept = result > 0
+    np.testing.assert_allclose(f[kept] - result[kept], (f - result)[kept][0], atol=1e-12)
+    assert np.all(f[(f > 0) & ~kept] <= (f - result)[kept][0] + 1e-12)
+
+
+def test_norm_sub_edge_cases():
+    # every entry non-positive: no information left, uniform
+    np.testing.assert_allclose(postprocess.norm_sub([-0.1, 0.0, -0.3]), 1 / 3)
+    # already a distribution: unchanged
+    np.testing.assert_allclose(postprocess.norm_sub([0.2, 0.0, 0.8]), [0.2, 0.0, 0.8])
+    # a cap on the rounds still returns a distribution
+    rng = np.random.default_rng(3)
+    capped = postprocess.norm_sub(noisy_frequencies(rng, 30) * 3, max_iterations=1)
+    assert np.all(capped >= 0) and capped.sum() == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- simplex projection
+@pytest.mark.parametrize("seed", SEEDS)
+def test_project_simplex_is_the_euclidean_projection(seed):
+    rng = np.random.default_rng(seed)
+    f = noisy_frequencies(rng, int(rng.integers(2, 9))) * rng.choice([0.3, 1.0, 3.0])
+    result = postprocess.project_simplex(f)
+    assert np.all(result >= 0)
+    assert result.sum() == pytest.approx(1.0, abs=1e-12)
+    # KKT: x = max(f - theta, 0): f - x equals theta on the support, f <= theta off it.
+    support = result > 0
+    theta = (f - result)[support]
+    np.testing.assert_allclose(theta, theta[0], atol=1e-12)
+    assert np.all(f[~support] <= theta[0] + 1e-12)
+    # a generic solver finds the same point (the projection is unique); SLSQP's accuracy
+    # with ftol 1e-14 is about 1e-6 on these small problems.
+    np.testing.assert_allclose(result, simplex_brute_force(f), atol=1e-5)
+    assert np.sum((result - f) ** 2) <= np.sum((simplex_brute_force(f) - f) ** 2) + 1e-12
+
+
+def test_project_simplex_keeps_a_distribution_and_handles_ties():
+    p = np.array([0.1, 0.2, 0.0, 0.7])
+    np.testing.assert_allclose(postprocess.project_simplex(p), p, atol=1e-15)
+    np.testing.assert_allclose(postprocess.project_simplex([5.0, 5.0, 5.0]), 1 / 3)
+    np.testing.assert_allclose(postprocess.project_simplex([-5.0]), [1.0])
+
+
+# ---------------------------------------------------------------- isotonic CDF
+@pytest.mark.parametrize("seed", SEEDS)
+def test_isotonic_cdf_is_the_bounded_least_squares_fit(seed):
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(2, 9))
+    noisy = np.sort(rng.random(size)) + rng.normal(0.0, 0.3, size)  # leaves [0, 1] at times
+    result = postprocess.isotonic_cdf(noisy)
+    assert np.all(np.diff(result) >= 0)
+    assert np.all((result >= 0) & (result <= 1))
+    reference = isotonic_bounded_brute_force(noisy)
+    # the objective is strictly convex, so the optimum is unique; SLSQP is ~1e-6 accurate
+    assert np.sum((result - noisy) ** 2) <= np.sum((reference - noisy) ** 2) + 1e-10
+    np.testing.assert_allclose(result, reference, atol=1e-5)
+
+
+def test_isotonic_cdf_keeps_a_valid_cdf():
+    cdf = np.array([0.0, 0.1, 0.1, 0.5, 1.0])
+    np.testing.assert_array_equal(postprocess.isotonic_cdf(cdf), cdf)
+
+
+# ---------------------------------------------------------------- apply and errors
+def test_apply_dispatches_by_name():
+    f = np.array([0.6, -0.1, 0.7])
+    for name, function in postprocess.METHODS.items():
+        np.testing.assert_array_equal(postprocess.apply(name, f), function(f))
+    np.testing.assert_array_equal(postprocess.apply("norm-sub", f), postprocess.norm_sub(f))
+
+
+def test_apply_unknown_name_raises():
+    with pytest.raises(InvalidParameterError, match="'postprocess'.*'norm_sub'"):
+        postprocess.apply("norm_sub", [0.5, 0.5])
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        postprocess.norm,
+        postprocess.norm_sub,
+        postprocess.base_pos,
+        postprocess.clip,
+        postprocess.clip_normalize,
+        postprocess.project_simplex,
+        postprocess.isotonic_cdf,
+    ],
+)
+@pytest.mark.parametrize("bad", [[], [[0.5, 0.5]], [0.5, np.nan], [np.inf, 0.0], 0.5])
+def test_bad_vectors_raise_a_dpdist_error(function, bad):
+    with pytest.raises(DPDistError, match="'frequencies'"):
+        function(bad)
+
+
+def test_non_numeric_input_raises_a_dpdist_error():
+    from dpdist.errors import InvalidValueTypeError as WrongType
+
+    with pytest.raises(WrongType, match="'frequencies'"):
+        postprocess.norm(["a"])
