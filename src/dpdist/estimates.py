@@ -54,8 +54,9 @@ class FrequencyEstimate:
     n : int
         Number of reports the estimate is based on.
     variance : ndarray of shape (d,)
-        Analytic variance of each item's unbiased estimator (before
-        post-processing), with the estimated frequencies plugged in.
+        Analytic variance of each item's plain unbiased estimator (before any
+        post-processing or deconvolution), with the estimated frequencies
+        plugged in.
     epsilon : float or None
         Privacy budget of the protocol that produced the reports.
     protocol : str or None

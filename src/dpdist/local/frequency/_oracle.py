@@ -39,6 +39,9 @@ class FrequencyOracle(LocalProtocol):
     """
 
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency")
+    #: Every report supports the same number of items (so the support counts sum
+    #: to a constant and the noise spectrum has no power at frequency 0, paper 001).
+    fixed_support_size: ClassVar[bool] = False
     _constraints = {"epsilon": EPSILON, "domain_size": Integer(low=2, high=2**31 - 1)}
 
     @property
@@ -96,6 +99,7 @@ class FrequencyOracle(LocalProtocol):
             frequencies, details = run_deconvolution(
                 support, p_star, q_star, n, method=deconvolve, protocol=self, **options
             )
+            details["variance"] = "of the plain unbiased estimator, not of the deconvolved one"
         else:
             frequencies = (support / n - q_star) / (p_star - q_star)
             details = {}

@@ -43,6 +43,7 @@ class GRR(FrequencyOracle):
     name = "grr"
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+    fixed_support_size = True
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)

@@ -1,0 +1,439 @@
+r"""Wiener-filter deconvolution of the support counts of any pure frequency oracle.
+
+Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally
+Differentially Private Frequency Estimation Based on Convolution Framework",
+IEEE S&P 2023).
+
+For a pure protocol with support probabilities :math:`(p^*, q^*)`, the share
+:math:`g_j = C_j / n` of the :math:`n` reports that support item :math:`j` is a
+circular convolution plus noise (Theorem 1, eq. 7):
+
+.. math::
+
+    g = f * h + n_{\text{noise}}, \qquad h = [p^*, q^*, \dots, q^*], \qquad
+    G = F H + N \quad \text{(eq. 15)}.
+
+The plain unbiased estimate (eq. 1) is the inverse filter :math:`G / H` (up to
+the DC bin, see :func:`deconvolve`).  Wiener filters (eq. 16) trade the
+inversion against the noise, whose power spectrum is known (Theorem 3,
+:func:`noise_power_spectrum`).  Methods (``method=``):
+
+``"inverse"``  :math:`\mathrm{IFFT}(G/H)`, no filtering (the reference point).
+``"dw"``       Direct Wiener: :math:`\tilde P_f = |G/H|^2` (eq. 21) or a given ``signal_spectrum``.
+``"iiw"``      Improved Iterative Wiener, Algorithm 1 (30 iterations by default).
+``"iiw-g"``    IIW started from :math:`\tilde P_f(0) = |G|^2` (sec. IV-C, "IIW-G").
+``"amrp"``     DW (or IIW) averaged over 100 random permutations of the items (sec. IV-C).
+``"smooth"``   the (1/4, 1/2, 1/4) smoothing baseline, eq. 25.
+``"gf"``       Gaussian filter of width ``sigma`` on the plain estimate (App. C, GF1/GF3).
+``"gf-dw"``    DW with :math:`\tilde P_f` from the Gaussian-filtered estimate (App. C, GF-DW).
+
+Every method costs one real FFT and one inverse FFT, :math:`O(d \log d)`, plus
+:math:`O(d)` per IIW iteration (the iterations never leave the frequency
+domain).  AMRP batches its permutations through 2-D FFTs.
+
+Use it through any frequency oracle, e.g.
+``proto.estimate(agg, deconvolve="iiw", iterations=30, postprocess="norm-sub")``,
+or call :func:`deconvolve` on support counts directly.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import fft
+
+from .._rng import check_rng
+from .._validation import Boolean, Integer, Interval, Optional, Options, check_param
+from ..errors import InvalidParameterError, InvalidValueTypeError
+from ._deconvolution.permutation import average_over_permutations
+from ._deconvolution.smoothing import BOUNDARIES, gaussian_smooth, smooth_adjacent
+from ._deconvolution.spectra import half_length, noise_power, transfer_spectrum
+from ._deconvolution.wiener import iterative_wiener, wiener_gain
+
+__all__ = ["METHODS", "deconvolve", "has_fixed_support_size", "noise_power_spectrum"]
+
+#: Names accepted by ``method``.
+METHODS = ("inverse", "dw", "iiw", "iiw-g", "amrp", "smooth", "gf", "gf-dw")
+
+_OWNER = "deconvolve"
+
+_ITERATIONS = Integer(low=0, high=100_000)
+_TOLERANCE = Optional(Interval(0.0, math.inf, closed="left"))
+_BOUNDARY = Options(BOUNDARIES)
+_SIGMA = Interval(0.0, math.inf, closed="neither")
+
+#: The options each method accepts, with their constraints and defaults.
+_METHOD_OPTIONS = {
+    "inverse": {},
+    "dw": {"signal_spectrum": (None, None)},
+    "iiw": {"iterations": (_ITERATIONS, 30), "tolerance": (_TOLERANCE, None), "keep_path": (Boolean(), False)},
+    "iiw-g": {"iterations": (_ITERATIONS, 30), "tolerance": (_TOLERANCE, None), "keep_path": (Boolean(), False)},
+    "amrp": {
+        "permutations": (Integer(low=1, high=1_000_000), 100),
+        "base": (Options(("dw", "iiw", "iiw-g")), "dw"),
+        "iterations": (_ITERATIONS, 30),
+    },
+    "smooth": {"boundary": (_BOUNDARY, "wrap")},
+    "gf": {"sigma": (_SIGMA, 1.0), "boundary": (_BOUNDARY, "wrap")},
+    "gf-dw": {"sigma": (_SIGMA, 1.0), "boundary": (_BOUNDARY, "wrap")},
+}
+
+
+# ---------------------------------------------------------------------- noise spectrum
+def has_fixed_support_size(protocol) -> bool:
+    """Whether every report of ``protocol`` supports the same number of items.
+
+    Read from the protocol's ``fixed_support_size`` attribute (GRR: each report
+    supports exactly one item; subset selection: exactly k items).
+    """
+    return bool(getattr(protocol, "fixed_support_size", False))
+
+
+def noise_power_spectrum(
+    domain_size: int,
+    p_star: float,
+    q_star: float,
+    n: int,
+    *,
+    fixed_support_size: bool | None = None,
+    protocol=None,
+) -> np.ndarray:
+    r"""Expected power spectrum :math:`E|N_k|^2` of the support noise (Theorem 3, eqs. 19-20).
+
+    Parameters
+    ----------
+    domain_size : int
+        Number of items ``d >= 2``.
+    p_star, q_star : float
+        Support probabilities of the protocol, :math:`0 \le q^* < p^* \le 1`.
+    n : int
+        Number of reports.
+    fixed_support_size : bool, optional
+        Every report supports the same number of items (GRR: exactly one).  Then
+        :math:`\sum_j g_j` is deterministic and :math:`P_0 = 0` (the paper's KRR
+        exception).  ``None`` infers it from ``protocol`` (false without one).
+    protocol : FrequencyOracle, optional
+        Used only to infer ``fixed_support_size``.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        :math:`P_k = \sum_j \sigma_j^2 = \frac{d q^*(1-q^*) + (p^*-q^*)(1-p^*-q^*)}{n}`
+        for every :math:`k`, with :math:`P_0 = 0` for fixed-size supports.
+
+    Notes
+    -----
+    For protocols whose support bits are independent (OUE, SUE) eq. 20 is
+    exact at every frequency.  For GRR it is the paper's approximation for
+    :math:`k \ne 0`; the exact value, derived from the one-hot report vector
+    :math:`e_y` with :math:`E|\hat e_y(k)|^2 = 1` and
+    :math:`|E \hat e_y(k)|^2 = (p^*-q^*)^2`, is
+
+    .. math::
+
+        P_k^{\text{GRR}} = \frac{1 - (p^* - q^*)^2}{n}
+        = \text{eq. 20} + \frac{q^*(1 + p^* - q^*)}{n} \qquad (k \ne 0),
+
+    a relative difference of order :math:`q^* \approx 1/(e^\varepsilon + d)`
+    (1.6% at d = 64, ε = 4; 0.1% at d = 1000).  A caller who wants it passes
+    ``noise_spectrum=`` to :func:`deconvolve`.
+
+    References
+    ----------
+    .. [1] H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private
+       Frequency Estimation Based on Convolution Framework", IEEE S&P 2023
+       (``papers/001_ed76e35ff6c3e233.txt``), Theorem 3.
+    """
+    owner = "noise_power_spectrum"
+    domain_size = check_param(owner, "domain_size", domain_size, Integer(low=2, high=2**31 - 1))
+    p_star, q_star = _check_support_probabilities(p_star, q_star, owner)
+    n = check_param(owner, "n", n, Integer(low=1))
+    fixed = _resolve_fixed_support(fixed_support_size, protocol, owner)
+    spectrum = np.full(domain_size, noise_power(domain_size, p_star, q_star, n))
+    if fixed:
+        spectrum[0] = 0.0
+    return spectrum
+
+
+# ---------------------------------------------------------------------- deconvolution
+def deconvolve(
+    support_counts,
+    p_star: float,
+    q_star: float,
+    n: int,
+    method: str = "iiw",
+    *,
+    protocol=None,
+    rng=None,
+    noise_spectrum=None,
+    fixed_support_size: bool | None = None,
+    **options,
+) -> tuple[np.ndarray, dict]:
+    r"""Estimate item frequencies from support counts by Wiener deconvolution (paper 001).
+
+    Parameters
+    ----------
+    support_counts : array_like of shape (d,)
+        :math:`C_j`, the number of reports supporting each item (the paper's
+        :math:`g` times ``n``); non-negative and finite.
+    p_star, q_star : float
+        Support probabilities of the protocol, :math:`0 \le q^* < p^* \le 1`.
+    n : int
+        Number of reports.
+    method : str
+        One of :data:`METHODS` (see the module docstring).  Default ``"iiw"``.
+    protocol : FrequencyOracle, optional
+        The protocol that produced the counts; used to infer
+        ``fixed_support_size`` and to check the domain size.
+    rng : None, int or Generator
+        Randomness of ``"amrp"`` (same seed, same result); unused by the others.
+    noise_spectrum : float or array_like of shape (d,), optional
+        Replaces the analytic :math:`\tilde P_n` of :func:`noise_power_spectrum`
+        (e.g. 0 for the plain inverse, or the exact GRR value).  Only the first
+        ``d // 2 + 1`` entries are used (the spectrum of real noise is symmetric).
+    fixed_support_size : bool, optional
+        See :func:`noise_power_spectrum`; ``None`` infers it from ``protocol``.
+    **options
+        Method options (``InvalidParameterError`` for any other):
+
+        - ``"dw"``: ``signal_spectrum`` (array of shape (d,), a prior
+          :math:`P_f`; default :math:`|G/H|^2`).
+        - ``"iiw"``, ``"iiw-g"``: ``iterations`` (int >= 0, default 30; 0 is DW),
+          ``tolerance`` (stop once the relative change of the estimate is below
+          it; default None, run all iterations), ``keep_path`` (bool: return
+          every iterate in ``details["path"]``, shape ``(iterations + 1, d)``).
+        - ``"amrp"``: ``permutations`` (default 100), ``base`` (``"dw"``,
+          ``"iiw"`` or ``"iiw-g"``; default ``"dw"``, the paper's DW-AMRP),
+          ``iterations`` (for an IIW base, default 30).
+        - ``"smooth"``: ``boundary`` (``"wrap"``, ``"reflect"``, ``"nearest"``;
+          default ``"wrap"``).
+        - ``"gf"``, ``"gf-dw"``: ``sigma`` (items, default 1.0), ``boundary``.
+
+    Returns
+    -------
+    frequencies : ndarray of shape (d,)
+        The filtered estimate (not post-processed; it may be negative).
+    details : dict
+        ``deconvolution`` (method), ``noise_power`` (:math:`\tilde P_n` at
+        :math:`k \ne 0`), ``fixed_support_size`` and method extras:
+        ``iterations`` and ``convergence`` (relative change
+        :math:`\|\tilde f(i) - \tilde f(i-1)\|_2 / \|\tilde f(i)\|_2` per
+        iteration) for IIW; ``permutations``, ``base`` for AMRP; ``sigma``,
+        ``boundary`` for the smoothers.
+
+    Notes
+    -----
+    The transfer spectrum is :math:`H_0 = p^* + (d-1) q^*`, :math:`H_k = p^* - q^*`.
+    For :math:`k \ne 0`, :math:`G_k / H_k` is exactly the DFT of the plain
+    estimate :math:`(g - q^*)/(p^* - q^*)` (eq. 1).  At :math:`k = 0` the two
+    agree only when :math:`\sum_j g_j = p^* + (d-1) q^*`, which holds for every
+    sample of GRR; for OUE they differ by a constant added to every item:
+    :math:`G_0 / H_0` uses :math:`\sum_j g_j` divided by the large
+    :math:`H_0`, a lower-variance estimate of :math:`\sum_j f_j = 1` than eq. 1.
+    This is the paper's framework (eq. 7); post-processing such as norm-sub
+    fixes the total anyway.
+
+    References
+    ----------
+    .. [1] H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private
+       Frequency Estimation Based on Convolution Framework", IEEE S&P 2023
+       (``papers/001_ed76e35ff6c3e233.txt``), eqs. 7, 15-25, Algorithm 1, App. C.
+    .. [2] A. Hillery, R. T. Chin, "Iterative Wiener filters for image
+       restoration", ICASSP 1990 (the correction term of Algorithm 1).
+
+    Examples
+    --------
+    >>> from dpdist import local
+    >>> proto = local.make("oue", epsilon=2.0, domain_size=100)
+    >>> agg = proto.simulate(np.arange(100).repeat(50), rng=0)
+    >>> est = proto.estimate(agg, deconvolve="iiw", iterations=30)
+    >>> est.details["iterations"]
+    30
+    """
+    counts, p_star, q_star, n, method, settings = _check_deconvolve_inputs(
+        support_counts, p_star, q_star, n, method, protocol, options
+    )
+    generator = check_rng(rng, owner=_OWNER)
+    fixed = _resolve_fixed_support(fixed_support_size, protocol, _OWNER)
+    d = counts.size
+    if noise_spectrum is None:
+        noise = np.full(half_length(d), noise_power(d, p_star, q_star, n))
+        if fixed:
+            noise[0] = 0.0  # the KRR exception of Theorem 3
+    else:
+        noise = _check_spectrum("noise_spectrum", noise_spectrum, d)
+    share = counts / n  # the paper's g (Theorem 1)
+    transfer = transfer_spectrum(d, p_star, q_star)
+    details = {"deconvolution": method, "noise_power": float(noise[1]), "fixed_support_size": fixed}
+
+    if method in ("inverse", "dw", "iiw", "iiw-g"):
+        frequencies = _wiener(share, transfer, noise, method, settings, details)
+    elif method == "amrp":
+        base, iterations = settings["base"], settings["iterations"]
+        frequencies = average_over_permutations(
+            share,
+            lambda permuted: _wiener_batch(permuted, transfer, noise, base, iterations),
+            permutations=settings["permutations"],
+            rng=generator,
+        )
+        details.update(permutations=settings["permutations"], base=base)
+        if base != "dw":
+            details["iterations"] = iterations
+    else:
+        plain = (share - q_star) / (p_star - q_star)  # eq. 1
+        frequencies = _smoothed(plain, share, transfer, noise, method, settings)
+        details.update(settings)
+    return np.ascontiguousarray(frequencies, dtype=np.float64), details
+
+
+def _wiener(share, transfer, noise, method, settings, details) -> np.ndarray:
+    """Inverse filter, DW, IIW or IIW-G of one support vector; fills ``details``."""
+    d = share.size
+    support_spectrum = fft.rfft(share)
+    if method == "inverse":
+        return fft.irfft(support_spectrum / transfer, n=d)
+    if method == "dw":
+        prior = settings["signal_spectrum"]
+        initial = _power(support_spectrum / transfer) if prior is None else prior  # eq. 21
+        iterations, tolerance, keep_path = 0, None, False
+    else:
+        initial = _power(support_spectrum / transfer if method == "iiw" else support_spectrum)
+        iterations, tolerance, keep_path = settings["iterations"], settings["tolerance"], settings["keep_path"]
+    spectrum, trace, path = iterative_wiener(
+        support_spectrum,
+        transfer,
+        noise,
+        initial,
+        domain_size=d,
+        iterations=iterations,
+        tolerance=tolerance,
+        keep_path=keep_path,
+    )
+    if method != "dw":
+        details["iterations"] = int(trace.shape[0])
+        details["convergence"] = trace
+        if keep_path:
+            details["path"] = fft.irfft(np.stack(path), n=d, axis=-1)
+    return fft.irfft(spectrum, n=d)
+
+
+def _wiener_batch(shares, transfer, noise, base: str, iterations: int) -> np.ndarray:
+    """DW / IIW / IIW-G of every row of ``shares`` (one 2-D FFT each way), for AMRP."""
+    d = shares.shape[-1]
+    support_spectrum = fft.rfft(shares, axis=-1)
+    start = support_spectrum if base == "iiw-g" else support_spectrum / transfer
+    spectrum, _, _ = iterative_wiener(
+        support_spectrum,
+        transfer,
+        noise,
+        _power(start),
+        domain_size=d,
+        iterations=0 if base == "dw" else iterations,
+    )
+    return fft.irfft(spectrum, n=d, axis=-1)
+
+
+def _smoothed(plain, share, transfer, noise, method, settings) -> np.ndarray:
+    """The smoothing baselines: eq. 25, GF, and GF-DW (App. C)."""
+    if method == "smooth":
+        return smooth_adjacent(plain, settings["boundary"])
+    smoothed = gaussian_smooth(plain, settings["sigma"], settings["boundary"])
+    if method == "gf":
+        return smoothed
+    # gf-dw: the spectrum of the Gaussian-filtered estimate is DW's signal spectrum
+    gain = wiener_gain(transfer, noise, _power(fft.rfft(smoothed)))
+    return fft.irfft(gain * fft.rfft(share), n=share.size)
+
+
+def _power(spectrum: np.ndarray) -> np.ndarray:
+    return spectrum.real**2 + spectrum.imag**2
+
+
+# ---------------------------------------------------------------------- validation
+def _check_support_probabilities(p_star, q_star, owner):
+    probability = Interval(0.0, 1.0, closed="both")
+    p_star = check_param(owner, "p_star", p_star, probability)
+    q_star = check_param(owner, "q_star", q_star, probability)
+    if not q_star < p_star:
+        raise InvalidParameterError(
+            f"The 'q_star' parameter of {owner} must be < p_star = {p_star!r} "
+            f"(a pure protocol supports the true item more often). Got {q_star!r} instead."
+        )
+    return p_star, q_star
+
+
+def _resolve_fixed_support(fixed_support_size, protocol, owner) -> bool:
+    fixed = check_param(owner, "fixed_support_size", fixed_support_size, Optional(Boolean()))
+    if fixed is None:
+        return protocol is not None and has_fixed_support_size(protocol)
+    return fixed
+
+
+def _check_spectrum(name: str, value, domain_size: int) -> np.ndarray:
+    """A non-negative power spectrum: a scalar or shape (d,); returns its half spectrum."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        array = np.full(domain_size, float(value))
+    else:
+        array = np.asarray(value)
+        if array.shape != (domain_size,) or not (
+            np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+        ):
+            raise InvalidValueTypeError(
+                f"The {name!r} parameter of {_OWNER} must be a float or a real array of shape "
+                f"({domain_size},). Got {type(value).__name__} with shape {array.shape} and dtype {array.dtype} instead."
+            )
+        array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        bad = array[~(np.isfinite(array) & (array >= 0))][0]
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {_OWNER} must hold finite values >= 0. Got {bad!r} among them instead."
+        )
+    return array[: half_length(domain_size)]
+
+
+def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol, options):
+    """Coerce and check everything :func:`deconvolve` takes; return clean values."""
+    counts = np.asarray(support_counts)
+    if (
+        counts.ndim != 1
+        or counts.size < 2
+        or not (np.issubdtype(counts.dtype, np.floating) or np.issubdtype(counts.dtype, np.integer))
+        or counts.dtype == np.bool_
+    ):
+        raise InvalidValueTypeError(
+            f"The 'support_counts' argument of {_OWNER} must be a 1-D real array of length >= 2. "
+            f"Got shape {counts.shape} and dtype {counts.dtype} instead."
+        )
+    counts = counts.astype(np.float64)
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        bad = counts[~(np.isfinite(counts) & (counts >= 0))][0]
+        raise InvalidParameterError(
+            f"The 'support_counts' argument of {_OWNER} must hold finite counts >= 0. Got {bad!r} among them."
+        )
+    expected = getattr(protocol, "domain_size", None)
+    if expected is not None and expected != counts.size:
+        raise InvalidParameterError(
+            f"The 'support_counts' argument of {_OWNER} must have length domain_size = {expected} "
+            f"of {protocol!r}. Got length {counts.size} instead."
+        )
+    p_star, q_star = _check_support_probabilities(p_star, q_star, _OWNER)
+    n = check_param(_OWNER, "n", n, Integer(low=1))
+    method = check_param(_OWNER, "method", method, Options(METHODS))
+    allowed = _METHOD_OPTIONS[method]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise InvalidParameterError(
+            f"{_OWNER}(method={method!r}) got unknown option(s) {unknown}; "
+            f"allowed: {sorted(allowed) or 'none'} (and protocol, rng, noise_spectrum, fixed_support_size)."
+        )
+    settings = {}
+    for name, (constraint, default) in allowed.items():
+        value = options.get(name, default)
+        settings[name] = (
+            value if constraint is None else check_param(f"{_OWNER}(method={method!r})", name, value, constraint)
+        )
+    if settings.get("signal_spectrum") is not None:
+        settings["signal_spectrum"] = _check_spectrum("signal_spectrum", settings["signal_spectrum"], counts.size)
+    return counts, p_star, q_star, n, method, settings
