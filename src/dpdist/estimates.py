@@ -6,6 +6,7 @@ so a result can be interpreted without the code that made it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -16,7 +17,14 @@ from ._rng import check_rng
 from ._validation import Integer, check_param
 from .errors import InvalidParameterError
 
-__all__ = ["FrequencyEstimate", "Distribution", "ConfidenceInterval", "TopK"]
+__all__ = [
+    "FrequencyEstimate",
+    "Distribution",
+    "MeanEstimate",
+    "MeanVarianceEstimate",
+    "ConfidenceInterval",
+    "TopK",
+]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -310,3 +318,89 @@ class Distribution:
             "epsilon": self.epsilon,
             "n": self.n,
         }
+
+
+@dataclass(frozen=True)
+class MeanEstimate:
+    """An unbiased estimate of the mean of the users' values.
+
+    Attributes
+    ----------
+    mean : float
+        The estimate, in the units of ``bounds`` (not clipped into them).
+    variance : float
+        Estimated variance of ``mean`` (sample variance of the decoded reports / n).
+    n : int
+        Number of reports.
+    bounds : (float, float)
+        Range of the values.
+    epsilon : float
+    method : str
+        Registry name of the protocol.
+    """
+
+    mean: float
+    variance: float
+    n: int
+    bounds: tuple
+    epsilon: float
+    method: str
+    details: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def standard_error(self) -> float:
+        return math.sqrt(self.variance)
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Normal-approximation interval ``mean +- z * standard_error``."""
+        level = _check_level(level, "MeanEstimate.confidence_interval")
+        half = special.ndtri(0.5 + level / 2) * self.standard_error
+        return ConfidenceInterval(self.mean - half, self.mean + half)
+
+
+@dataclass(frozen=True)
+class MeanVarianceEstimate:
+    r"""Mean and variance by the two-phase method of paper 003 sec. 6.3.
+
+    Attributes
+    ----------
+    mean : float
+        Phase-1 estimate of the mean (from ``mean_estimate.n`` users).
+    var : float
+        Phase-2 estimate of :math:`E[(x - c)^2]` around the broadcast centre
+        :math:`c` (the phase-1 mean clipped into bounds).  It estimates
+        :math:`\sigma^2 + (\mu - c)^2`: the paper's estimator, which is biased up by
+        the squared error of phase 1; it may be negative for small samples.
+    center : float
+        The centre :math:`c` broadcast to the phase-2 users.
+    mean_estimate, deviation_estimate : MeanEstimate
+        The two phases' estimates (the second over squared deviations, with
+        bounds ``(0, max(hi - c, c - lo)**2)``).
+    """
+
+    mean: float
+    var: float
+    center: float
+    mean_estimate: MeanEstimate
+    deviation_estimate: MeanEstimate
+
+    @property
+    def n(self) -> int:
+        return self.mean_estimate.n + self.deviation_estimate.n
+
+    @property
+    def epsilon(self) -> float:
+        return self.mean_estimate.epsilon
+
+    @property
+    def method(self) -> str:
+        return self.mean_estimate.method
+
+    @property
+    def mean_standard_error(self) -> float:
+        return self.mean_estimate.standard_error
+
+    @property
+    def var_standard_error(self) -> float:
+        """Standard error of ``var`` from phase-2 noise only (excludes the phase-1 bias term)."""
+        return self.deviation_estimate.standard_error

@@ -1,0 +1,120 @@
+r"""Numerical protocols built from categorical frequency oracles (binning, hierarchies).
+
+Helpers shared by ``binning`` and ``hh``/``hh-admm``:
+
+* :func:`choose_oracle` -- the variance rule of paper 003 sec. 2.1 / paper 000
+  sec. 6 ("Binning-d"): GRR when :math:`d < 3e^\varepsilon + 2`, else OUE
+  (OUE and OLH share the variance :math:`4e^\varepsilon/((e^\varepsilon-1)^2 n)`,
+  GRR's is :math:`(d - 2 + e^\varepsilon)/((e^\varepsilon-1)^2 n)`, eq. 1).
+* :func:`make_oracle` -- ``local.make(name, epsilon=..., domain_size=...)``, with
+  errors naming the ``oracle`` parameter of the outer protocol.
+* :class:`ReportCodec` -- fixed-width byte records for an inner oracle's reports,
+  so that reports of oracles over different domain sizes (the levels of a
+  hierarchy) fit one array.
+* :func:`bin_index` -- the bin of each unit-interval value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import InvalidParameterError, MalformedReportError
+
+__all__ = [
+    "ORACLES",
+    "choose_oracle",
+    "make_oracle",
+    "ReportCodec",
+    "bin_index",
+    "inner_aggregator",
+    "check_structured_reports",
+]
+
+#: values of the ``oracle`` parameter
+ORACLES = ("auto", "grr", "oue", "olh")
+
+
+def choose_oracle(oracle: str, domain_size: int, epsilon: float) -> str:
+    """The registry name of the categorical oracle to use over ``domain_size`` items."""
+    if oracle != "auto":
+        return oracle
+    return "grr" if domain_size < 3 * math.exp(epsilon) + 2 else "oue"
+
+
+def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float):
+    """Build the inner oracle through the registry (so OLH works once it is registered)."""
+    from .. import _protocol
+
+    name = choose_oracle(oracle, domain_size, epsilon)
+    if name not in _protocol.available("frequency"):
+        raise InvalidParameterError(
+            f"The 'oracle' parameter of {owner} must name a registered categorical oracle "
+            f"({[o for o in ORACLES if o == 'auto' or o in _protocol.available('frequency')]}). "
+            f"Got {oracle!r} instead."
+        )
+    return _protocol.make(name, epsilon=epsilon, domain_size=domain_size)
+
+
+def bin_index(unit_values: np.ndarray, bins: int) -> np.ndarray:
+    """Bin ``floor(u * bins)`` of each ``u`` in [0, 1], the last bin closed on the right."""
+    return np.minimum((unit_values * bins).astype(np.int64), bins - 1)
+
+
+def inner_aggregator(oracle, statistic: np.ndarray, n: int):
+    """An aggregator of ``oracle`` holding a given statistic (a slice of an outer state)."""
+    aggregator = oracle.aggregator()
+    aggregator._add_statistic(np.asarray(statistic, dtype=oracle.statistic_dtype), n)
+    return aggregator
+
+
+class ReportCodec:
+    """Little-endian byte records of one oracle's reports (one fixed-size row per report).
+
+    The row layout (dtype and per-report shape) is learned from one report of
+    the oracle, so any oracle whose batches are NumPy arrays with one row per
+    report works (GRR: integers; OUE: packed bits; OLH: whatever its format is).
+    """
+
+    def __init__(self, oracle):
+        sample = np.asarray(oracle.privatize(np.zeros(1, dtype=np.int64), rng=0))
+        if sample.ndim < 1 or sample.shape[0] != 1 or sample.dtype.hasobject:
+            raise InvalidParameterError(
+                f"{oracle.display_name} reports are not fixed-size array rows; cannot embed them "
+                f"in a composite report (got shape {sample.shape}, dtype {sample.dtype})."
+            )
+        self.dtype = sample.dtype
+        self.wire_dtype = sample.dtype.newbyteorder("<")
+        self.row_shape = sample.shape[1:]
+        self.width = self.wire_dtype.itemsize * int(np.prod(self.row_shape, dtype=np.int64))
+
+    def encode(self, reports, width: int) -> np.ndarray:
+        """``(n, width)`` uint8 rows: the report's bytes, then zero padding."""
+        array = np.ascontiguousarray(np.asarray(reports), dtype=self.wire_dtype)
+        out = np.zeros((array.shape[0], width), dtype=np.uint8)
+        out[:, : self.width] = array.reshape(array.shape[0], -1).view(np.uint8).reshape(array.shape[0], self.width)
+        return out
+
+    def decode(self, payload: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`encode` (``payload`` of shape ``(n, width)``)."""
+        rows = np.ascontiguousarray(payload[:, : self.width])
+        decoded = rows.view(self.wire_dtype).reshape((rows.shape[0],) + self.row_shape)
+        return decoded.astype(self.dtype, copy=False)
+
+    def padding_set(self, payload: np.ndarray) -> np.ndarray:
+        """Rows whose padding bytes are not all zero (malformed)."""
+        if payload.shape[1] == self.width:
+            return np.zeros(payload.shape[0], dtype=bool)
+        return np.any(payload[:, self.width :] != 0, axis=1)
+
+
+def check_structured_reports(protocol, reports, dtype: np.dtype) -> np.ndarray:
+    """Read a 1-D structured batch of ``dtype``; raise MalformedReportError otherwise."""
+    array = np.asarray(reports) if not isinstance(reports, str) else np.asarray([reports])
+    if array.ndim != 1 or array.dtype != dtype:
+        raise MalformedReportError(
+            f"{protocol.display_name} reports must be a 1-D structured array of dtype {dtype}. "
+            f"Got shape {array.shape} and dtype {array.dtype} instead."
+        )
+    return array

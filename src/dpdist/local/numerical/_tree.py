@@ -1,0 +1,196 @@
+r"""Complete :math:`\beta`-ary trees over histogram bins: consistency projections and HH-ADMM.
+
+A tree over ``bins = beta**h`` leaves is stored level by level as a list of
+arrays, ``levels[0]`` the root (one node), ``levels[h]`` the leaves; the
+children of node ``j`` of level ``l`` are nodes ``beta*j .. beta*j + beta-1``
+of level ``l + 1``.
+
+Two post-processing steps of paper 003 (``003_168e87404547aacd.txt``) live here:
+
+* :func:`hay_consistency` -- the constrained inference of Hay, Rastogi, Miklau,
+  Suciu, "Boosting the accuracy of differentially private histograms through
+  consistency" (PVLDB 2010), Theorem 3: weighted averaging bottom-up then mean
+  consistency top-down.  It is the least-squares projection onto the consistent
+  trees :math:`\{x : Ax = 0\}` (sec. 4.3 of paper 003 defines :math:`A`), which is
+  the projection :math:`\Pi_C` of eq. (13) of App. B.
+* :func:`hh_admm` -- Algorithm 2 of App. B (HH-ADMM).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...postprocess import project_simplex
+
+__all__ = ["tree_height", "hay_consistency", "hh_admm", "AdmmResult", "consistency_violation"]
+
+
+def tree_height(bins: int, branching: int) -> int | None:
+    """``h`` with ``branching**h == bins``, or None when ``bins`` is not a power of ``branching``."""
+    height = round(math.log(bins) / math.log(branching))
+    for candidate in (height - 1, height, height + 1):
+        if candidate >= 1 and branching**candidate == bins:
+            return candidate
+    return None
+
+
+def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
+    return level.reshape(-1, branching).sum(axis=1)
+
+
+def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
+    r"""Least-squares consistent tree closest to the noisy ``levels`` (Hay et al. 2010, Thm. 3).
+
+    Bottom-up, with the height :math:`i` of a node counted from 1 at the leaves,
+
+    .. math::
+
+        z_v = \frac{\beta^i - \beta^{i-1}}{\beta^i - 1}\,\tilde x_v
+              + \frac{\beta^{i-1} - 1}{\beta^i - 1} \sum_{u \in \mathrm{child}(v)} z_u ,
+
+    then top-down, :math:`\bar x_u = z_u + \frac{1}{\beta}(\bar x_{\mathrm{parent}}
+    - \sum_{w \in \mathrm{child}(\mathrm{parent})} z_w)`.  With equal noise
+    variance at every node, this is the orthogonal projection of the noisy tree
+    onto :math:`\{x: Ax = 0\}`.
+
+    Parameters
+    ----------
+    levels : list of arrays
+        ``levels[l]`` has ``branching**l`` entries, ``levels[0]`` the root.
+    branching : int
+        :math:`\beta`.
+    root : float, optional
+        A root value known exactly (e.g. 1 for frequencies, paper 003 sec. 4.3:
+        "the total true count is known").  The tree is then the least-squares
+        consistent tree *with that root*: the top-down pass starts from it and
+        ``levels[0]`` is ignored.
+    """
+    height = len(levels) - 1
+    z = [np.asarray(level, dtype=np.float64) for level in levels]
+    for depth in range(height - 1, -1 if root is None else 0, -1):
+        i = height - depth + 1  # height of this level's nodes; leaves have i = 1
+        own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
+        z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
+    result = [np.array([float(root)]) if root is not None else z[0].copy()]
+    for depth in range(1, height + 1):
+        parent = result[-1]
+        residual = parent - _children_sums(z[depth], branching)
+        result.append(z[depth] + np.repeat(residual / branching, branching))
+    return result
+
+
+def consistency_violation(levels: list[np.ndarray], branching: int) -> float:
+    """Largest ``|parent - sum(children)|`` over the tree (0 for a consistent tree)."""
+    return max(
+        float(np.max(np.abs(levels[depth] - _children_sums(levels[depth + 1], branching))))
+        for depth in range(len(levels) - 1)
+    )
+
+
+@dataclass(frozen=True)
+class AdmmResult:
+    """Output of :func:`hh_admm`.
+
+    Attributes
+    ----------
+    tree : list of arrays
+        The ADMM iterate :math:`\\hat x` per level.
+    leaves : ndarray
+        The leaves of the non-negative, normalized split variable :math:`w`
+        (exactly :math:`\\ge 0` and summing to 1; equal to ``tree[-1]`` within the
+        primal tolerance at convergence).
+    iterations : int
+    primal_residual, dual_residual : float
+        Residuals at the last iteration (Euclidean norms, see :func:`hh_admm`).
+    converged : bool
+    """
+
+    tree: list
+    leaves: np.ndarray
+    iterations: int
+    primal_residual: float
+    dual_residual: float
+    converged: bool
+
+
+def hh_admm(
+    levels: list[np.ndarray],
+    branching: int,
+    *,
+    tolerance: float = 1e-7,
+    max_iterations: int = 10_000,
+) -> AdmmResult:
+    r"""Algorithm 2 of paper 003 (App. B): ADMM for problem (5), with :math:`\rho = 1`.
+
+    .. math::
+
+        \min \tfrac12 \|\hat x - \tilde x\|_2^2 \quad \text{s.t.}\quad
+        A\hat x = 0,\ \hat x \ge 0,\ \hat x_0 = 1
+
+    split as :math:`\hat x - \tilde x = y`, :math:`\hat x = z \in C = \{Ax = 0\}`,
+    :math:`\hat x = w \in N_+` (each level non-negative and summing to 1).  The
+    updates are those of Algorithm 2: :math:`y = (\hat x - \tilde x + \mu)/2`,
+    :math:`z = \Pi_C(\hat x + \nu)` (:func:`hay_consistency`, eq. 13),
+    :math:`w = \Pi_{N_+}(\hat x + \eta)` (eq. 14), the average for :math:`\hat x`
+    (eq. 9) and the scaled dual ascents (10)-(12).
+
+    :math:`\Pi_{N_+}` is computed as the exact Euclidean projection of every level
+    onto the probability simplex (:func:`dpdist.postprocess.project_simplex`);
+    the paper suggests Norm-Sub for it, which coincides with that projection
+    whenever the positive entries sum to at least 1 but not otherwise, and ADMM's
+    convergence guarantee needs the exact projection.
+
+    Stopping rule (Boyd et al. 2011, sec. 3.3, absolute tolerances only): with
+    :math:`N` the number of nodes, stop when the primal residual
+    :math:`\|(\hat x - \tilde x - y,\ \hat x - z,\ \hat x - w)\|_2` and the dual
+    residual :math:`\|(y - y',\ z - z',\ w - w')\|_2` (change of the split
+    variables in one iteration, :math:`\rho = 1`) are both at most
+    ``tolerance * sqrt(N)``, or after ``max_iterations`` iterations.
+    """
+    sizes = [len(level) for level in levels]
+    cuts = np.cumsum(sizes)[:-1]
+    noisy = np.concatenate([np.asarray(level, dtype=np.float64) for level in levels])
+
+    def split(vector):
+        return np.split(vector, cuts)
+
+    def project_consistent(vector):
+        return np.concatenate(hay_consistency(split(vector), branching))
+
+    def project_normalized(vector):
+        return np.concatenate([project_simplex(level) for level in split(vector)])
+
+    x = noisy.copy()
+    y = np.zeros_like(x)
+    z = np.zeros_like(x)
+    w = np.zeros_like(x)
+    mu = np.zeros_like(x)
+    nu = np.zeros_like(x)
+    eta = np.zeros_like(x)
+    limit = tolerance * math.sqrt(x.size)
+    primal = dual = math.inf
+    iteration = 0
+    for iteration in range(1, max_iterations + 1):
+        y_old, z_old, w_old = y, z, w
+        y = 0.5 * (x - noisy + mu)
+        z = project_consistent(x + nu)
+        w = project_normalized(x + eta)
+        x = ((y + noisy - mu) + (z - nu) + (w - eta)) / 3.0
+        mu = mu + x - noisy - y
+        nu = nu + x - z
+        eta = eta + x - w
+        primal = math.sqrt(np.sum((x - noisy - y) ** 2) + np.sum((x - z) ** 2) + np.sum((x - w) ** 2))
+        dual = math.sqrt(np.sum((y - y_old) ** 2) + np.sum((z - z_old) ** 2) + np.sum((w - w_old) ** 2))
+        if primal <= limit and dual <= limit:
+            break
+    return AdmmResult(
+        tree=split(x),
+        leaves=split(w)[-1],
+        iterations=iteration,
+        primal_residual=primal,
+        dual_residual=dual,
+        converged=primal <= limit and dual <= limit,
+    )

@@ -1,0 +1,150 @@
+r"""CFO with binning, ``binning`` (paper 003 sec. 4.1; paper 000 sec. 6, "Binning-d").
+
+The bounds are cut into ``bins`` equal-width bins; each user reports the index
+of their bin through a categorical frequency oracle (CFO).  The oracle is
+chosen by the variance rule of paper 003 sec. 2.1 (``oracle="auto"``: GRR when
+:math:`c < 3e^\varepsilon + 2`, else OUE, as in paper 000's Binning-d; OLH has
+the same variance as OUE), or named explicitly.  The unbiased bin frequencies
+are post-processed by Norm-Sub (paper 003 sec. 4.1, citing Wang et al. NDSS
+2020) and read as a density uniform within each bin.
+
+Reports, aggregator statistic and channel are those of the inner oracle applied
+to the bin of each value, so the privacy guarantee is the oracle's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import postprocess as _postprocess
+from ..._validation import Integer, Options
+from ...errors import InvalidParameterError
+from .._protocol import ProtocolTags, register
+from ._base import NumericalProtocol
+from ._composite import ORACLES, bin_index, inner_aggregator, make_oracle
+
+__all__ = ["Binning", "DISTRIBUTION_POSTPROCESS"]
+
+#: post-processings that turn unbiased bin frequencies into a valid distribution
+DISTRIBUTION_POSTPROCESS = ("norm-sub", "simplex", "clip-normalize")
+
+
+def check_distribution_postprocess(protocol, postprocess: str) -> str:
+    if postprocess not in DISTRIBUTION_POSTPROCESS:
+        raise InvalidParameterError(
+            f"The 'postprocess' option of {protocol.display_name}.estimate must be one of "
+            f"{list(DISTRIBUTION_POSTPROCESS)} (a Distribution needs non-negative masses summing to 1; "
+            f"use .frequencies(aggregator) for the raw unbiased estimate). Got {postprocess!r} instead."
+        )
+    return postprocess
+
+
+@register
+class Binning(NumericalProtocol):
+    """Categorical frequency oracle over equal-width bins of ``bounds``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0.
+    bins : int
+        Number of bins ``c >= 2`` (paper 003 uses 16, 32, 64; paper 000 8 to 64).
+    oracle : {"auto", "grr", "oue", "olh"}
+        Inner oracle; "auto" picks GRR when ``bins < 3 e^eps + 2``, else OUE.
+    bounds : (float, float)
+        Range of the values, default (0, 1).
+
+    Reports are the inner oracle's reports of the bin index.
+    """
+
+    name = "binning"
+    summary = "CFO with binning: GRR/OUE/OLH over equal-width bins, Norm-Sub, uniform within bins"
+    tags = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
+    _constraints = {
+        **NumericalProtocol._constraints,
+        "bins": Integer(low=2, high=2**20),
+        "oracle": Options(ORACLES),
+    }
+    _defaults = {**NumericalProtocol._defaults, "bins": 32, "oracle": "auto"}
+
+    def _setup(self):
+        self._oracle = make_oracle(self.display_name, self._params["oracle"], self.bins, self.epsilon)
+        self.statistic_dtype = self._oracle.statistic_dtype
+
+    @property
+    def bins(self) -> int:
+        return self._params["bins"]
+
+    @property
+    def oracle(self):
+        """The inner categorical oracle (a registered frequency protocol over ``bins`` items)."""
+        return self._oracle
+
+    @property
+    def statistic_size(self) -> int:
+        return self._oracle.statistic_size
+
+    def bin_of(self, values) -> np.ndarray:
+        """The bin index of each value (validated, in ``bounds``)."""
+        return bin_index(self._check_values(values), self.bins)
+
+    # ------------------------------------------------------------------ client
+    def _privatize(self, values, rng):
+        return self._oracle.privatize(bin_index(values, self.bins), rng=rng)
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        return self._oracle._validate_reports(reports)
+
+    def _select_reports(self, reports, keep):
+        return self._oracle._select_reports(reports, keep)
+
+    def _count_reports(self, reports):
+        return self._oracle._count_reports(reports)
+
+    def _accumulate(self, reports):
+        return self._oracle._accumulate(reports)
+
+    def _simulate(self, values, rng):
+        return self._oracle.simulate(bin_index(values, self.bins), rng=rng).statistic
+
+    def frequencies(self, aggregator):
+        """The inner oracle's unbiased bin-frequency estimate (a ``FrequencyEstimate``)."""
+        aggregator._check_protocol(self)
+        return self._oracle.estimate(inner_aggregator(self._oracle, aggregator.statistic, aggregator.n))
+
+    def _estimate(self, aggregator, *, postprocess: str = "norm-sub"):
+        """Bin masses: the oracle's unbiased estimate post-processed by ``postprocess``.
+
+        Parameters
+        ----------
+        postprocess : {"norm-sub", "simplex", "clip-normalize"}
+            Norm-Sub by default (paper 003 sec. 4.1).
+        """
+        check_distribution_postprocess(self, postprocess)
+        raw = self.frequencies(aggregator)
+        masses = _postprocess.apply(postprocess, raw.frequencies)
+        return self._distribution(
+            masses,
+            aggregator=aggregator,
+            oracle=self._oracle.name,
+            postprocess=postprocess,
+            unbiased_frequencies=raw.frequencies,
+            frequency_variance=raw.variance,
+        )
+
+    def variance(self, n: int, frequencies=None) -> np.ndarray:
+        """Variance of each bin's unbiased frequency estimate (the inner oracle's, eq. 1 for GRR)."""
+        return self._oracle.variance(n, frequencies)
+
+    # ------------------------------------------------------------------ channel
+    def channel(self, values=None):
+        """Exact ``P[i, y]``: the oracle's channel row of the bin of ``values[i]``."""
+        if values is None:
+            raise InvalidParameterError(
+                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
+            )
+        return self._oracle.channel(None)[self.bin_of(values)]
+
+    def report_index(self, reports):
+        return self._oracle.report_index(reports)

@@ -1,0 +1,63 @@
+r"""Stochastic rounding, ``sr`` (Duchi, Jordan, Wainwright; paper 003 sec. 2.2, reference [9]).
+
+On :math:`v \in [-1, 1]` (the bounds rescaled), with :math:`p = e^\varepsilon/(e^\varepsilon+1)`
+and :math:`q = 1 - p`, the user reports :math:`+1` with probability
+:math:`q + (p - q)(1 + v)/2` and :math:`-1` otherwise.  Both output
+probabilities lie in :math:`[q, p]`, so the ratio is at most
+:math:`p/q = e^\varepsilon`.  Since :math:`E[v'] = (p - q) v`, the decoded value
+:math:`\tilde v = v'/(p - q)` is unbiased, with variance
+:math:`1/(p-q)^2 - v^2` per user.
+
+The report is one bit (``uint8``, 1 for :math:`+1`); the output is finite, so
+there is no floating-point leakage of the support.  Variance estimation by the
+two-phase method of sec. 6.3: see :class:`._mean.MeanProtocol`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._protocol import register
+from ._mean import MeanProtocol
+
+__all__ = ["StochasticRounding"]
+
+
+@register
+class StochasticRounding(MeanProtocol):
+    """Stochastic rounding to the two extreme values, for mean (and two-phase variance) estimation.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0.
+    bounds : (float, float)
+        Range of the values, default (0, 1).
+
+    ``estimate`` returns a :class:`~dpdist.MeanEstimate`;
+    ``estimate_mean_variance(values, rng)`` runs the two-phase variance protocol.
+    """
+
+    name = "sr"
+    summary = "stochastic rounding (Duchi et al.): one bit per user, unbiased mean; two-phase variance"
+
+    def _setup(self):
+        e = math.exp(self.epsilon)
+        self._p = e / (e + 1.0)
+        self._q = 1.0 / (e + 1.0)
+        self._decoded = np.array([-1.0, 1.0]) / (self._p - self._q)
+
+    def _plus_probability(self, v: np.ndarray) -> np.ndarray:
+        return self._q + (self._p - self._q) * (1.0 + v) / 2.0
+
+    def _sample(self, v, rng):
+        return (rng.random(v.size) < self._plus_probability(v)).astype(np.uint8)
+
+    def _unit_channel(self, v):
+        plus = self._plus_probability(v)
+        return np.stack([1.0 - plus, plus], axis=1)
+
+    def _unit_second_moment(self, v):
+        return np.full(v.shape, 1.0 / (self._p - self._q) ** 2)

@@ -1,0 +1,16 @@
+"""Small instances of the numerical baselines of paper 003 (binning, hierarchies, PM, SR)."""
+
+EXAMPLES = {
+    "binning": [
+        {"epsilon": 1.0, "bins": 5},
+        {"epsilon": 0.5, "bins": 4, "oracle": "oue", "bounds": (-2.0, 3.0)},
+    ],
+    "hh": [
+        {"epsilon": 1.0, "bins": 4, "branching": 2},
+        {"epsilon": 2.0, "bins": 9, "branching": 3, "oracle": "grr", "bounds": (-1.0, 1.0)},
+    ],
+    "hh-admm": [{"epsilon": 1.0, "bins": 8, "branching": 2, "oracle": "oue"}],
+    "haar-hrr": [{"epsilon": 1.0, "bins": 8}, {"epsilon": 0.5, "bins": 2, "bounds": (10.0, 20.0)}],
+    "pm": [{"epsilon": 1.0, "grid": 16}, {"epsilon": 3.0, "grid": 7, "bounds": (-5.0, 5.0)}],
+    "sr": [{"epsilon": 1.0}, {"epsilon": 0.25, "bounds": (-1.0, 4.0)}],
+}

@@ -1,0 +1,112 @@
+"""PM and SR (paper 003 sec. 2.2) and the two-phase variance of sec. 6.3."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpdist import local
+from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError, OutOfDomainError
+
+
+def _continuous_pm_variance(v, epsilon):
+    """Wang et al. ICDE 2019, Lemma 1: Var[PM(v)] = v^2/(e^{eps/2}-1) + (e^{eps/2}+3)/(3(e^{eps/2}-1)^2)."""
+    a = math.exp(epsilon / 2)
+    return v**2 / (a - 1) + (a + 3) / (3 * (a - 1) ** 2)
+
+
+@pytest.mark.parametrize("epsilon, grid", [(0.5, 8), (1.0, 64), (4.0, 1024)])
+def test_pm_grid_is_public_unbiased_and_epsilon_ldp(epsilon, grid):
+    protocol = local.make("pm", epsilon=epsilon, grid=grid, bounds=(-3.0, 5.0))
+    values = np.concatenate([[-3.0, 5.0, 1.0], np.random.default_rng(0).uniform(-3, 5, 200)])
+    channel = protocol.channel(values)
+    # the support is the whole public grid for every input: nothing depends on the value
+    assert channel.shape == (values.size, grid + 1) and np.all(channel > 0)
+    np.testing.assert_allclose(channel.sum(axis=1), 1.0, atol=1e-12)
+    # decoding grid points is exactly unbiased (stochastic rounding keeps E[y] = v)
+    decoded = protocol.from_unit((channel @ protocol.decoded_values + 1) / 2)
+    np.testing.assert_allclose(decoded, values, atol=1e-12)
+    ratio = channel.max(axis=0) / channel.min(axis=0)
+    assert ratio.max() <= math.exp(epsilon) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("epsilon, grid", [(0.5, 16), (2.0, 256)])
+def test_pm_report_variance_is_pm_plus_a_rounding_term(epsilon, grid):
+    protocol = local.make("pm", epsilon=epsilon, grid=grid)  # bounds (0, 1): scale (1/2)^2
+    x = np.linspace(0, 1, 11)
+    variance = protocol.report_variance(x) * 4
+    continuous = _continuous_pm_variance(2 * x - 1, epsilon)
+    step = 2 * protocol.output_bound / grid
+    assert np.all(variance >= continuous - 1e-12) and np.all(variance <= continuous + step**2 / 4 + 1e-12)
+
+
+def test_sr_channel_and_variance():
+    epsilon = 1.5
+    protocol = local.make("sr", epsilon=epsilon, bounds=(0.0, 2.0))
+    p = math.exp(epsilon) / (math.exp(epsilon) + 1)
+    v = np.array([-1.0, 0.0, 0.5, 1.0])
+    channel = protocol.channel(v + 1)
+    np.testing.assert_allclose(channel[:, 1], (1 - p) + (2 * p - 1) * (1 + v) / 2)
+    assert (channel.max(axis=0) / channel.min(axis=0)).max() <= math.exp(epsilon) * (1 + 1e-12)
+    np.testing.assert_allclose(protocol.report_variance(v + 1), 1 / (2 * p - 1) ** 2 - v**2)
+
+
+@pytest.mark.parametrize("name, params", [("pm", {"grid": 128}), ("sr", {}), ("pm", {"grid": 4})])
+def test_mean_is_unbiased_with_the_analytic_variance(name, params):
+    protocol = local.make(name, epsilon=1.0, bounds=(10.0, 20.0), **params)
+    values = 10 + 10 * np.random.default_rng(1).beta(5, 2, 1000)
+    rng = np.random.default_rng(2)
+    repeats = 400
+    estimates = np.array([protocol.estimate(protocol.simulate(values, rng=rng)).mean for _ in range(repeats)])
+    variance = protocol.mean_variance(values)
+    # 5 standard errors of the average of the repeats
+    assert abs(estimates.mean() - values.mean()) < 5 * math.sqrt(variance / repeats)
+    # chi-square bounds on the sample variance at two-sided level 1e-6
+    low, high = (stats.chi2.ppf(q, repeats - 1) / (repeats - 1) for q in (5e-7, 1 - 5e-7))
+    assert low < estimates.var(ddof=1) / variance < high
+    # the estimate's own variance (from the report histogram) is close to the exact one
+    single = protocol.estimate(protocol.simulate(values, rng=rng))
+    assert 0.8 < single.variance / variance < 1.25
+
+
+@pytest.mark.parametrize("name", ["pm", "sr"])
+def test_two_phase_variance(name):
+    protocol = local.make(name, epsilon=2.0, bounds=(-1.0, 3.0), **({"grid": 256} if name == "pm" else {}))
+    values = -1 + 4 * np.random.default_rng(3).beta(5, 2, 20_000)
+    rng = np.random.default_rng(4)
+    runs = [protocol.estimate_mean_variance(values, rng=rng) for _ in range(60)]
+    for run in runs:
+        assert run.mean_estimate.n == 10_000 and run.deviation_estimate.n == 10_000
+        assert run.deviation_estimate.bounds == (0.0, max(3 - run.center, run.center + 1) ** 2)
+    # E[var] = E[mean of (x - c)^2 over the phase-2 half] = sigma^2 + E[(mu - c)^2]: the paper's
+    # estimator targets the spread around the broadcast centre.  Over 60 runs, 5 standard errors.
+    targets = np.array([np.mean((values - run.center) ** 2) for run in runs])
+    estimates = np.array([run.var for run in runs])
+    errors = estimates - targets
+    assert abs(errors.mean()) < 5 * errors.std(ddof=1) / math.sqrt(len(runs))
+    # the reported standard error describes the spread of the phase-2 noise (within 30%)
+    reported = np.mean([run.var_standard_error for run in runs])
+    assert 0.7 < errors.std(ddof=1) / reported < 1.3
+    # median over the runs within 10% of the true 0.41 (one run's sd is ~0.045, so the median's
+    # standard error is ~0.008: the bound is 5 of them)
+    assert abs(np.median(estimates) - values.var()) < 0.1 * values.var()
+
+
+def test_deviation_protocol_and_argument_errors():
+    protocol = local.make("pm", epsilon=1.0, bounds=(0.0, 10.0), grid=32)
+    second = protocol.deviation_protocol(7.0)
+    assert second.bounds == (0.0, 49.0) and second.params["grid"] == 32 and second.epsilon == 1.0
+    assert protocol.deviation_protocol(-5.0).bounds == (0.0, 100.0)  # centre clipped into bounds
+    with pytest.raises(InvalidParameterError, match="mean_fraction"):
+        protocol.estimate_mean_variance([1.0, 2.0, 3.0], rng=0, mean_fraction=1.0)
+    with pytest.raises(InvalidParameterError, match="values"):
+        protocol.estimate_mean_variance([1.0], rng=0)
+    with pytest.raises(OutOfDomainError, match="values"):
+        protocol.estimate_mean_variance([1.0, 11.0], rng=0)
+    with pytest.raises(InvalidPrivacyParameterError, match="epsilon"):
+        local.make("sr", epsilon=0.0)
+    with pytest.raises(InvalidParameterError, match="grid"):
+        local.make("pm", epsilon=1.0, grid=1)
