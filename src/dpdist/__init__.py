@@ -5,8 +5,23 @@ from .estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarian
 
 __version__ = "0.1.0"
 
+#: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
+_LAZY_SUBPACKAGES = ("central", "datasets", "experiments")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "local",
+    "central",
+    "datasets",
+    "experiments",
     "metrics",
     "postprocess",
     "errors",

@@ -18,6 +18,7 @@ __all__ = [
     "MalformedReportError",
     "IncompatibleStateError",
     "EmptyAggregateError",
+    "DatasetUnavailableError",
 ]
 
 
@@ -51,3 +52,7 @@ class IncompatibleStateError(DPDistError, ValueError):
 
 class EmptyAggregateError(DPDistError, ValueError):
     """An estimate was requested from an aggregate that holds no report."""
+
+
+class DatasetUnavailableError(DPDistError, ImportError):
+    """A dataset's source package is not installed (install ``dpdist[data]``)."""

@@ -1,1 +1,65 @@
-"""Experiment runner: specs, datasets x methods x grids, results, plots and reports."""
+"""Experiment runner: specs, datasets x methods x grids, results, plots and reports.
+
+>>> from dpdist import experiments
+>>> spec = experiments.get_spec("toy")
+>>> result = experiments.reproduce(spec, "out/toy", jobs=2)
+>>> result.summary.select(metric="mse", epsilon=1.0).rows
+
+A spec is data (:class:`ExperimentSpec`, or TOML read by :func:`load_spec`); every
+registered local protocol is a method; metrics are named functions of
+:mod:`dpdist.metrics`; claims are checks of the summary table.  See
+``docs/experiments.md``.
+"""
+
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, BetterThan, better_than, evaluate_claims
+from ._methods import available_methods, register_method, resolve_method, run_local_protocol
+from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
+from ._reproduce import reproduce
+from ._runner import RunResult, cell_key, execute_cell, run_spec
+from ._spec import (
+    Cell,
+    Claim,
+    DatasetRef,
+    ExperimentSpec,
+    FigureSpec,
+    MethodSpec,
+    MetricSpec,
+    cell_seeds,
+    load_spec,
+    stable_id,
+)
+from ._table import ResultsTable, summarize
+
+__all__ = [
+    "ExperimentSpec",
+    "DatasetRef",
+    "MethodSpec",
+    "MetricSpec",
+    "FigureSpec",
+    "Claim",
+    "Cell",
+    "load_spec",
+    "cell_seeds",
+    "stable_id",
+    "run_spec",
+    "reproduce",
+    "RunResult",
+    "cell_key",
+    "execute_cell",
+    "ResultsTable",
+    "summarize",
+    "better_than",
+    "BetterThan",
+    "evaluate_claims",
+    "HOLDS",
+    "DOES_NOT_HOLD",
+    "INCONCLUSIVE",
+    "register_method",
+    "resolve_method",
+    "available_methods",
+    "run_local_protocol",
+    "get_spec",
+    "available_specs",
+    "SPEC_MODULES",
+    "SpecNotWrittenError",
+]

@@ -1,5 +1,163 @@
-"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` (to be written)."""
+"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate``."""
+
+from __future__ import annotations
+
+import shlex
+import sys
 
 
 def add_commands(subparsers) -> None:
-    return None
+    reproduce = subparsers.add_parser(
+        "reproduce",
+        help="run a paper's experiments (or one figure, or a TOML spec): tables, figures, report.md",
+        description="Run an experiment spec. NAME is a paper spec (toy, wavelet, wiener, central, sw-ems, cp), "
+        "'paper:figure', or the path of a TOML spec. Finished cells are cached in OUT/cells, so an "
+        "interrupted run resumes where it stopped.",
+    )
+    reproduce.add_argument("name", metavar="NAME")
+    reproduce.add_argument("--quick", action="store_true", help="the spec's smaller grid and fewer repeats")
+    reproduce.add_argument("--repeats", type=int, default=None, help="repeats per setting (overrides the spec)")
+    reproduce.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    reproduce.add_argument("--seed", type=int, default=None, help="root seed (overrides the spec)")
+    reproduce.add_argument("--out", default=None, help="output folder (default: results/NAME)")
+    reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
+    reproduce.set_defaults(handler=_run_reproduce)
+
+    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
+    listing.set_defaults(handler=_run_datasets)
+
+    estimate = subparsers.add_parser(
+        "estimate",
+        help="run one LDP collection on a column of a CSV/Parquet file and summarize the estimate",
+    )
+    estimate.add_argument("file", metavar="FILE")
+    estimate.add_argument("--column", required=True, help="column name")
+    estimate.add_argument("--protocol", required=True, help="registered protocol name (see 'dpdist list')")
+    estimate.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    estimate.add_argument("--bins", type=int, default=32, help="bins for a frequency protocol on numbers (32)")
+    estimate.add_argument("--bounds", default=None, help="public bounds LO,HI (default: the column's min,max)")
+    estimate.add_argument("--postprocess", default="norm-sub", help="post-processing of frequencies (norm-sub)")
+    estimate.add_argument("--seed", type=int, default=None, help="seed of the simulated randomization")
+    estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
+    estimate.set_defaults(handler=_run_estimate)
+
+
+def _run_reproduce(args) -> int:
+    from . import SpecNotWrittenError, get_spec, reproduce
+    from ..errors import InvalidParameterError
+
+    try:
+        spec = get_spec(args.name)
+    except SpecNotWrittenError as error:
+        print(f"dpdist: {error}", file=sys.stderr)
+        return 2
+    except InvalidParameterError as error:
+        print(f"dpdist: error: {error}", file=sys.stderr)
+        return 2
+    if args.repeats is not None and args.repeats < 1:
+        raise InvalidParameterError(f"The '--repeats' option must be an int >= 1. Got {args.repeats!r} instead.")
+    spec = spec.with_options(quick=args.quick, repeats=args.repeats, seed=args.seed)
+    out = args.out or f"results/{spec.name.replace(':', '-')}"
+    command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
+    result = reproduce(spec, out, jobs=args.jobs, progress=not args.no_progress, command=command)
+    outcomes = [claim["outcome"] for claim in getattr(result, "claims", [])]
+    print(
+        f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "
+        f"in {result.seconds:.1f} s; claims: {outcomes.count('holds')} hold, "
+        f"{outcomes.count('does not hold')} do not hold, {outcomes.count('inconclusive')} inconclusive."
+    )
+    print(f"report: {result.files['report']}")
+    if result.failures:
+        print(f"first failure: {result.failures[0]['cell']}: {result.failures[0]['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _called_as_cli() -> bool:
+    return bool(sys.argv) and sys.argv[0].endswith("dpdist") and len(sys.argv) > 1 and sys.argv[1] == "reproduce"
+
+
+def _command(args) -> str:
+    parts = ["dpdist", "reproduce", shlex.quote(args.name)]
+    if args.quick:
+        parts.append("--quick")
+    for option in ("repeats", "jobs", "seed", "out"):
+        value = getattr(args, option)
+        if value is not None:
+            parts += [f"--{option}", shlex.quote(str(value))]
+    return " ".join(parts)
+
+
+def _run_datasets(args) -> int:
+    from .. import datasets
+
+    rows = datasets.describe()
+    header = ("name", "kind", "size", "bounds/domain", "description")
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(4)]
+    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)) + "  " + header[4])
+    for row in rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)) + "  " + row[4])
+    return 0
+
+
+def _parse_bounds(text):
+    from ..errors import InvalidParameterError
+
+    if text is None:
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise InvalidParameterError(
+            f"The '--bounds' option must be two numbers LO,HI with LO < HI. Got {text!r} instead."
+        ) from None
+    return (low, high)
+
+
+def _run_estimate(args) -> int:
+    import numpy as np
+
+    from .. import datasets, local
+    from ..estimates import Distribution
+    from ..errors import InvalidParameterError
+    from ._methods import run_local_protocol
+
+    if args.protocol not in local.available():
+        raise InvalidParameterError(
+            f"The '--protocol' option must be one of {local.available()}. Got {args.protocol!r} instead."
+        )
+    bounds = _parse_bounds(args.bounds)
+    data = datasets.from_file(args.file, args.column, bounds=bounds)
+    values = data.load()
+    params = {"epsilon": args.epsilon}
+    if args.protocol in local.available("frequency"):
+        params.update(bins=args.bins, postprocess=args.postprocess)
+    estimate = run_local_protocol(args.protocol, values, data, params, np.random.default_rng(args.seed))
+    low, high = data.bounds
+    print(f"{args.protocol} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
+          f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
+    if isinstance(estimate, Distribution):
+        quantiles = estimate.quantile([0.1, 0.25, 0.5, 0.75, 0.9])
+        print(f"  estimated mean     {estimate.mean():.6g}   (true {values.mean():.6g})")
+        print(f"  estimated std      {np.sqrt(estimate.var()):.6g}   (true {values.std():.6g})")
+        for q, value, true in zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])):
+            print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g})")
+        print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
+        if args.plot:
+            import matplotlib
+
+            matplotlib.use("Agg", force=False)
+            import matplotlib.pyplot as plt
+
+            fig, ax = plt.subplots(figsize=(6, 3.5))
+            heights, edges = np.histogram(values, bins=estimate.edges, density=True)
+            ax.stairs(heights, edges, label="true (for comparison)", color="0.6")
+            estimate.plot(ax=ax, label=f"{args.protocol}, eps={args.epsilon:g}")
+            ax.set_xlabel(args.column)
+            fig.tight_layout()
+            fig.savefig(args.plot)
+            plt.close(fig)
+            print(f"  plot               {args.plot}")
+    else:  # pragma: no cover - numerical data always give a Distribution through the adapter
+        print(f"  {estimate!r}")
+    return 0

@@ -1,0 +1,167 @@
+"""Any numerical column of a user's CSV or Parquet file as a :class:`Dataset`.
+
+CSV files are read with ``pyarrow.csv`` when pyarrow is installed (the ``dpdist[data]``
+extra) and with the standard library otherwise; Parquet needs pyarrow.  Empty and
+``NA``/``NaN`` cells are dropped.
+
+Bounds computed from the data (``bounds=None``) are *not* differentially private: they
+reveal the minimum and the maximum.  Pass public bounds for a private collection.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import Bounds, check_param
+from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from ._dataset import Dataset
+from .real import DatasetUnavailableError
+
+__all__ = ["from_file", "read_column"]
+
+_MISSING = {"", "na", "nan", "null", "none"}
+
+
+def read_column(path, column: str) -> np.ndarray:
+    """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
+    suffixes = "".join(path.suffixes).lower()
+    if suffixes.endswith((".parquet", ".pq")):
+        values = _read_parquet(path, column)
+    elif ".csv" in suffixes or ".tsv" in suffixes or ".txt" in suffixes:
+        values = _read_csv(path, column, delimiter="\t" if ".tsv" in suffixes else ",")
+    else:
+        raise InvalidParameterError(
+            f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
+        )
+    return values[np.isfinite(values)]
+
+
+def _missing_column(column, columns, path):
+    return InvalidParameterError(
+        f"The 'column' argument must be one of the columns of {str(path)!r}: {list(columns)}. Got {column!r} instead."
+    )
+
+
+def _as_float(values, column, path) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidValueTypeError(
+            f"The column {column!r} of {str(path)!r} must hold numbers. Got non-numeric cells, "
+            f"e.g. {next((v for v in values if not _is_number(v)), None)!r}."
+        ) from None
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _read_parquet(path, column):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DatasetUnavailableError(
+            "Reading Parquet files needs the package 'pyarrow'. Install it with: pip install 'dpdist[data]'."
+        ) from None
+    schema = pq.read_schema(path)
+    if column not in schema.names:
+        raise _missing_column(column, schema.names, path)
+    array = pq.read_table(path, columns=[column]).column(column).to_numpy(zero_copy_only=False)
+    return _as_float(array, column, path)
+
+
+def _read_csv(path, column, delimiter):
+    try:
+        import pyarrow.csv as pa_csv
+    except ImportError:
+        return _read_csv_stdlib(path, column, delimiter)
+    import pyarrow as pa
+
+    with pa_csv.open_csv(path, parse_options=pa_csv.ParseOptions(delimiter=delimiter)) as reader:
+        names = reader.schema.names
+    if column not in names:
+        raise _missing_column(column, names, path)
+    options = pa_csv.ConvertOptions(
+        include_columns=[column],
+        column_types={column: pa.float64()},
+        null_values=["", "NA", "NaN", "nan", "null", "NULL", "None"],
+    )
+    try:
+        table = pa_csv.read_csv(path, parse_options=pa_csv.ParseOptions(delimiter=delimiter), convert_options=options)
+    except pa.ArrowInvalid as error:
+        raise InvalidValueTypeError(f"The column {column!r} of {str(path)!r} must hold numbers: {error}") from None
+    return table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def _read_csv_stdlib(path, column, delimiter):
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, [])
+        if column not in header:
+            raise _missing_column(column, header, path)
+        index = header.index(column)
+        cells = [row[index] for row in reader if len(row) > index]
+    cells = [cell for cell in cells if cell.strip().lower() not in _MISSING]
+    return _as_float(cells, column, path)
+
+
+def from_file(path, column: str, *, bounds=None, name: str | None = None) -> Dataset:
+    """A numerical dataset from one column of a CSV or Parquet file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.csv``, ``.tsv`` or ``.parquet`` file.
+    column : str
+        Column name; its non-missing cells must be numbers.
+    bounds : (float, float), optional
+        Public bounds; every value must lie inside.  ``None`` uses the data's minimum
+        and maximum (not private).
+    name : str, optional
+        Dataset name (default ``"<file stem>:<column>"``).
+    """
+    values = read_column(path, column)
+    if values.size == 0:
+        raise InvalidValueTypeError(f"The column {column!r} of {str(path)!r} holds no numeric value.")
+    if bounds is None:
+        low, high = float(values.min()), float(values.max())
+        if low == high:
+            low, high = low - 0.5, high + 0.5
+        bounds = (low, high)
+    else:
+        bounds = check_param("datasets.from_file", "bounds", bounds, Bounds())
+        outside = (values < bounds[0]) | (values > bounds[1])
+        if outside.any():
+            raise OutOfDomainError(
+                f"The column {column!r} of {str(path)!r} must lie in bounds [{bounds[0]:g}, {bounds[1]:g}]. "
+                f"Got {int(outside.sum())} value(s) outside, e.g. {values[outside][0]!r}."
+            )
+    values.setflags(write=False)
+
+    def draw(n, rng):
+        return values.copy() if n is None else values[rng.choice(values.size, size=n, replace=False)]
+
+    return Dataset(
+        name=name or f"{Path(path).stem}:{column}",
+        description=f"column {column!r} of {Path(path).name}",
+        kind="numerical",
+        size=int(values.size),
+        bounds=bounds,
+        draw=draw,
+        license="user data",
+        source=str(path),
+        synthetic=False,
+    )

@@ -1,0 +1,266 @@
+r"""Synthetic datasets: i.i.d. draws from known laws, numerical and categorical.
+
+Numerical (values in ``bounds``):
+
+* ``beta(a, b)`` on [0, 1]; Beta(5, 2) is the smooth default of papers 000 (eq. 89) and
+  003 (sec. 7), Beta(10, 2) one of paper 002's (sec. VI).
+* ``normal``, ``lognormal`` and ``normal_mixture`` truncated to finite bounds, sampled
+  exactly by the inverse CDF on :math:`[F(lo), F(hi)]`; Lognormal(0, 0.5) is paper 002's.
+* ``step(h)``: the spiky density of paper 000, eq. (92),
+
+  .. math::
+
+      f(x) = 1.5 \text{ if } \lfloor x/h \rfloor \text{ is odd}, \qquad
+      f(x) = 0.5 \text{ if } \lfloor x/h \rfloor \text{ is even}, \qquad x \in [0, 1),
+
+  with :math:`h = 1/2, 1/4, 1/8, 1/16`.  With :math:`1/h` intervals (an even number), the
+  odd ones carry mass :math:`1.5 h` each and :math:`3/4` together; a draw picks an odd
+  interval with probability 3/4 (else an even one), the interval uniformly within its
+  class, and the point uniformly within the interval.
+
+Categorical (items ``0 .. k-1``):
+
+* ``geometric(lam, k)``: :math:`p(i) \propto (1-\lambda)^i \lambda` truncated to
+  :math:`k` items (paper 004, sec. "Experiments": Geo(0.8), Geo(0.6), k = 10,000).
+* ``sparse_uniform(s, k)``: uniform on :math:`s` items of :math:`k` (paper 004's
+  Unif(s)); the support is drawn once from ``support_seed`` so the law is fixed.
+* ``zipf(a, k)``: :math:`p(i) \propto (i+1)^{-a}`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from .._validation import Bounds, Integer, Interval, check_param
+from ..errors import InvalidParameterError
+from ._dataset import Dataset, register
+
+__all__ = ["beta", "normal", "lognormal", "normal_mixture", "step", "geometric", "sparse_uniform", "zipf"]
+
+_SYNTHETIC = "synthetic (dpdist.datasets.synthetic)"
+_FREE = "public domain (generated)"
+
+
+def _size(n: int, owner: str) -> int:
+    return check_param(owner, "n", n, Integer(low=1))
+
+
+def _truncated(frozen, bounds, n, rng):
+    """Exact draws of a continuous law truncated to ``bounds`` (inverse CDF)."""
+    low, high = frozen.cdf(bounds[0]), frozen.cdf(bounds[1])
+    values = frozen.ppf(low + (high - low) * rng.random(n))
+    return np.clip(values, bounds[0], bounds[1])
+
+
+def beta(a: float, b: float, *, n: int = 100_000, name: str | None = None) -> Dataset:
+    """Beta(a, b) on [0, 1] (paper 000, eq. 89)."""
+    owner = "datasets.synthetic.beta"
+    a = check_param(owner, "a", a, Interval(0, np.inf))
+    b = check_param(owner, "b", b, Interval(0, np.inf))
+    n = _size(n, owner)
+    return Dataset(
+        name=name or f"beta-{a:g}-{b:g}",
+        description=f"Beta({a:g}, {b:g}) on [0, 1], smooth",
+        kind="numerical",
+        size=n,
+        bounds=(0.0, 1.0),
+        draw=lambda m, rng: rng.beta(a, b, size=n if m is None else m),
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def normal(mean: float = 0.0, std: float = 1.0, *, bounds=(-4.0, 4.0), n: int = 100_000, name=None) -> Dataset:
+    """Normal(mean, std**2) truncated to ``bounds``."""
+    owner = "datasets.synthetic.normal"
+    mean = check_param(owner, "mean", mean, Interval())
+    std = check_param(owner, "std", std, Interval(0, np.inf))
+    bounds = check_param(owner, "bounds", bounds, Bounds())
+    n = _size(n, owner)
+    law = stats.norm(mean, std)
+    return Dataset(
+        name=name or f"normal-{mean:g}-{std:g}",
+        description=f"Normal({mean:g}, {std:g}^2) truncated to [{bounds[0]:g}, {bounds[1]:g}]",
+        kind="numerical",
+        size=n,
+        bounds=bounds,
+        draw=lambda m, rng: _truncated(law, bounds, n if m is None else m, rng),
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds=(0.0, 5.0), n: int = 100_000, name=None) -> Dataset:
+    """Lognormal(mu, sigma) (of the underlying normal) truncated to ``bounds`` (paper 002)."""
+    owner = "datasets.synthetic.lognormal"
+    mu = check_param(owner, "mu", mu, Interval())
+    sigma = check_param(owner, "sigma", sigma, Interval(0, np.inf))
+    bounds = check_param(owner, "bounds", bounds, Bounds())
+    n = _size(n, owner)
+    law = stats.lognorm(s=sigma, scale=np.exp(mu))
+    return Dataset(
+        name=name or f"lognormal-{mu:g}-{sigma:g}",
+        description=f"Lognormal({mu:g}, {sigma:g}) truncated to [{bounds[0]:g}, {bounds[1]:g}], right-skewed",
+        kind="numerical",
+        size=n,
+        bounds=bounds,
+        draw=lambda m, rng: _truncated(law, bounds, n if m is None else m, rng),
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def normal_mixture(weights, means, stds, *, bounds=(-4.0, 4.0), n: int = 100_000, name=None) -> Dataset:
+    """Mixture of normals truncated to ``bounds`` (component by weight, then truncated draw)."""
+    owner = "datasets.synthetic.normal_mixture"
+    weights = np.asarray(weights, dtype=np.float64)
+    means = np.asarray(means, dtype=np.float64)
+    stds = np.asarray(stds, dtype=np.float64)
+    if not (weights.ndim == 1 and weights.shape == means.shape == stds.shape and weights.size >= 1):
+        raise InvalidParameterError(
+            f"The 'weights', 'means' and 'stds' parameters of {owner} must be 1-D arrays of one length. "
+            f"Got shapes {weights.shape}, {means.shape}, {stds.shape} instead."
+        )
+    if np.any(weights < 0) or not np.isfinite(weights).all() or weights.sum() <= 0 or np.any(stds <= 0):
+        raise InvalidParameterError(
+            f"The 'weights' of {owner} must be non-negative with a positive sum and 'stds' > 0. "
+            f"Got weights={weights.tolist()}, stds={stds.tolist()} instead."
+        )
+    bounds = check_param(owner, "bounds", bounds, Bounds())
+    n = _size(n, owner)
+    # Truncating the mixture is the same as truncating each component and reweighting
+    # the components by the mass each keeps inside the bounds.
+    kept = stats.norm.cdf(bounds[1], means, stds) - stats.norm.cdf(bounds[0], means, stds)
+    probabilities = weights * kept / np.sum(weights * kept)
+
+    def draw(m, rng):
+        m = n if m is None else m
+        component = rng.choice(means.size, size=m, p=probabilities)
+        low = stats.norm.cdf(bounds[0], means[component], stds[component])
+        high = stats.norm.cdf(bounds[1], means[component], stds[component])
+        values = stats.norm.ppf(low + (high - low) * rng.random(m), means[component], stds[component])
+        return np.clip(values, bounds[0], bounds[1])
+
+    parts = " + ".join(f"{w:g} N({mu:g}, {s:g}^2)" for w, mu, s in zip(weights / weights.sum(), means, stds))
+    return Dataset(
+        name=name or "normal-mixture",
+        description=f"mixture {parts} truncated to [{bounds[0]:g}, {bounds[1]:g}], multimodal",
+        kind="numerical",
+        size=n,
+        bounds=bounds,
+        draw=draw,
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def step(intervals: int, *, n: int = 100_000, name=None) -> Dataset:
+    """The step density of paper 000, eq. (92), with ``h = 1 / intervals`` (an even number)."""
+    owner = "datasets.synthetic.step"
+    intervals = check_param(owner, "intervals", intervals, Integer(low=2))
+    if intervals % 2:
+        raise InvalidParameterError(
+            f"The 'intervals' parameter of {owner} must be an even int >= 2 (h = 1/intervals). "
+            f"Got {intervals!r} instead."
+        )
+    n = _size(n, owner)
+    half = intervals // 2
+    width = 1.0 / intervals
+
+    def draw(m, rng):
+        m = n if m is None else m
+        odd = rng.random(m) < 0.75  # odd intervals hold 1.5 * h * (1/h) / 2 = 3/4 of the mass
+        interval = 2 * rng.integers(0, half, size=m) + odd
+        return (interval + rng.random(m)) * width
+
+    return Dataset(
+        name=name or f"step-{intervals}",
+        description=f"step density of paper 000 eq. 92, h = 1/{intervals}: 1.5 on odd, 0.5 on even intervals",
+        kind="numerical",
+        size=n,
+        bounds=(0.0, 1.0),
+        draw=draw,
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def _categorical(name, description, probabilities, n):
+    probabilities = probabilities / probabilities.sum()
+    cumulative = np.cumsum(probabilities)
+    cumulative[-1] = 1.0
+
+    def draw(m, rng):
+        # inverse-CDF draw, O(m log k), same law as rng.choice(k, p=probabilities)
+        return np.searchsorted(cumulative, rng.random(n if m is None else m), side="right")
+
+    return Dataset(
+        name=name,
+        description=description,
+        kind="categorical",
+        size=n,
+        domain_size=probabilities.size,
+        draw=draw,
+        license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def geometric(lam: float, domain_size: int = 10_000, *, n: int = 100_000, name=None) -> Dataset:
+    r"""Geo(lambda): :math:`p(i) \propto (1-\lambda)^i \lambda` on ``domain_size`` items (paper 004)."""
+    owner = "datasets.synthetic.geometric"
+    lam = check_param(owner, "lam", lam, Interval(0, 1))
+    domain_size = check_param(owner, "domain_size", domain_size, Integer(low=2))
+    n = _size(n, owner)
+    probabilities = lam * (1 - lam) ** np.arange(domain_size, dtype=np.float64)
+    return _categorical(
+        name or f"geo-{lam:g}",
+        f"geometric Geo({lam:g}) on {domain_size} items (paper 004), approximately sparse",
+        probabilities,
+        n,
+    )
+
+
+def sparse_uniform(support: int, domain_size: int = 10_000, *, n: int = 100_000, support_seed: int = 0, name=None):
+    """Unif(s): uniform on ``support`` items of ``domain_size`` (paper 004), fixed by ``support_seed``."""
+    owner = "datasets.synthetic.sparse_uniform"
+    domain_size = check_param(owner, "domain_size", domain_size, Integer(low=2))
+    support = check_param(owner, "support", support, Integer(low=1, high=domain_size))
+    n = _size(n, owner)
+    probabilities = np.zeros(domain_size)
+    probabilities[np.random.default_rng(support_seed).choice(domain_size, size=support, replace=False)] = 1.0
+    return _categorical(
+        name or f"unif-{support}",
+        f"uniform on {support} random items of {domain_size} (paper 004 Unif({support}), support seed {support_seed})",
+        probabilities,
+        n,
+    )
+
+
+def zipf(a: float, domain_size: int = 10_000, *, n: int = 100_000, name=None) -> Dataset:
+    r"""Zipf: :math:`p(i) \propto (i + 1)^{-a}` on ``domain_size`` items."""
+    owner = "datasets.synthetic.zipf"
+    a = check_param(owner, "a", a, Interval(0, np.inf))
+    domain_size = check_param(owner, "domain_size", domain_size, Integer(low=2))
+    n = _size(n, owner)
+    probabilities = np.arange(1, domain_size + 1, dtype=np.float64) ** -a
+    return _categorical(name or f"zipf-{a:g}", f"Zipf({a:g}) on {domain_size} items, heavy-tailed", probabilities, n)
+
+
+def _register_defaults() -> None:
+    register(beta(5, 2))
+    register(beta(10, 2))
+    register(normal(0, 1, name="normal"))
+    register(lognormal(0, 0.5, name="lognormal"))
+    register(normal_mixture([0.5, 0.5], [-1.5, 1.5], [0.5, 0.5], name="normal-mixture"))
+    for intervals in (2, 4, 8, 16):
+        register(step(intervals))
+    register(geometric(0.8))
+    register(geometric(0.6))
+    register(sparse_uniform(10))
+    register(sparse_uniform(25))
+    register(zipf(1.1))
+
+
+_register_defaults()

@@ -1,0 +1,94 @@
+"""Claims of a paper as data: checks ``table -> (outcome, explanation)`` on the summary table.
+
+:func:`better_than` builds the most common one, "method A has a lower error than method
+B" over every matching setting, judged with the standard errors over repeats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ._table import ResultsTable
+
+__all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "better_than", "BetterThan", "evaluate_claims"]
+
+HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+_STAT_COLUMNS = {"mean", "std", "se", "count", "failed"}
+
+
+@dataclass(frozen=True)
+class BetterThan:
+    """``better`` has a lower mean ``metric`` than ``worse`` in every setting matched by ``where``.
+
+    In each setting (all columns but ``column`` and the statistics), with
+    :math:`z = (\\bar m_{worse} - \\bar m_{better}) / \\sqrt{se_{better}^2 + se_{worse}^2}`:
+    the claim *holds* when :math:`z > margin` in every setting, *does not hold* when
+    :math:`z < -margin` in at least ``min_losses`` settings (a significant reversal), and is
+    *inconclusive* otherwise.  ``margin = 2`` standard errors by default.
+    """
+
+    metric: str
+    better: str
+    worse: str
+    where: dict = field(default_factory=dict)
+    margin: float = 2.0
+    column: str = "method"
+    min_losses: int = 1
+
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
+        rows = table.select(metric=self.metric, **self.where).select(**{self.column: [self.better, self.worse]})
+        settings: dict[tuple, dict] = {}
+        keys = [c for c in rows.columns if c not in _STAT_COLUMNS and c not in (self.column, "metric")]
+        for row in rows:
+            setting = tuple((k, row[k]) for k in keys)
+            settings.setdefault(setting, {})[row[self.column]] = row
+        pairs = [(s, v[self.better], v[self.worse]) for s, v in settings.items() if len(v) == 2]
+        if not pairs:
+            return INCONCLUSIVE, f"no setting has both {self.better!r} and {self.worse!r} for {self.metric!r}"
+        wins, losses, scores = 0, 0, []
+        for setting, b, w in pairs:
+            se = math.sqrt(_zero_if_nan(b["se"]) ** 2 + _zero_if_nan(w["se"]) ** 2)
+            difference = w["mean"] - b["mean"]
+            if se > 0:
+                z = difference / se
+            else:  # no spread over repeats: any difference is decisive
+                z = math.copysign(math.inf, difference) if difference else 0.0
+            scores.append((z, setting, b["mean"], w["mean"]))
+            wins += z > self.margin
+            losses += z < -self.margin
+        z, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
+        where = ", ".join(f"{k}={v}" for k, v in setting if v is not None)
+        summary = (
+            f"{self.better} < {self.worse} on {self.metric} by > {self.margin:g} SE in {wins} of {len(pairs)} "
+            f"settings, significantly worse in {losses}; weakest setting ({where}): "
+            f"{b_mean:.4g} vs {w_mean:.4g} (z = {z:.2f})"
+        )
+        if wins == len(pairs):
+            return HOLDS, summary
+        if losses >= self.min_losses:
+            return DOES_NOT_HOLD, summary
+        return INCONCLUSIVE, summary
+
+
+def _zero_if_nan(value) -> float:
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def better_than(metric: str, better: str, worse: str, **options) -> BetterThan:
+    """Claim check: ``better`` beats ``worse`` on ``metric`` (see :class:`BetterThan`)."""
+    return BetterThan(metric=metric, better=better, worse=worse, **options)
+
+
+def evaluate_claims(claims, table: ResultsTable) -> list[dict]:
+    """``[{"text", "figure", "outcome", "explanation"}]``; a check that raises is inconclusive."""
+    results = []
+    for claim in claims:
+        try:
+            outcome, explanation = claim.check(table)
+        except Exception as error:  # a broken check must not hide the other claims
+            outcome, explanation = INCONCLUSIVE, f"the check failed: {type(error).__name__}: {error}"
+        if outcome not in (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE):
+            outcome, explanation = INCONCLUSIVE, f"the check returned an unknown outcome {outcome!r}: {explanation}"
+        results.append({"text": claim.text, "figure": claim.figure, "outcome": outcome, "explanation": explanation})
+    return results

@@ -1,0 +1,48 @@
+"""Run a spec end to end: cells, tables (CSV + Parquet), figures, claims and ``report.md``.
+
+Layout of the output folder::
+
+    OUT/cells/<key>.json          one finished cell each (the resume cache)
+    OUT/results/raw.csv|parquet   one row per cell and metric
+    OUT/results/summary.csv|parquet  mean, std, se, count per setting
+    OUT/results/claims.csv        outcome of each claim
+    OUT/figures/<figure>.png|svg
+    OUT/report.md
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._claims import evaluate_claims
+from ._plots import draw_figure
+from ._report import write_report
+from ._runner import RunResult, run_spec
+from ._spec import ExperimentSpec
+from ._table import ResultsTable
+
+__all__ = ["reproduce"]
+
+
+def reproduce(spec: ExperimentSpec, out, *, jobs: int = 1, progress: bool = True, command: str = "") -> RunResult:
+    """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report."""
+    out = Path(out)
+    result = run_spec(spec, out, jobs=jobs, progress=progress)
+    results = out / "results"
+    files = {
+        "raw_csv": result.raw.to_csv(results / "raw.csv"),
+        "summary_csv": result.summary.to_csv(results / "summary.csv"),
+        "raw_parquet": result.raw.to_parquet(results / "raw.parquet"),
+        "summary_parquet": result.summary.to_parquet(results / "summary.parquet"),
+    }
+    figures = {figure.name: draw_figure(figure, result.summary, out / "figures") for figure in spec.figures}
+    claims = evaluate_claims(spec.claims, result.summary)
+    files["claims_csv"] = ResultsTable(claims, ["text", "figure", "outcome", "explanation"]).to_csv(
+        results / "claims.csv"
+    )
+    command = command or f"dpdist reproduce {spec.name}"
+    files["report"] = write_report(out / "report.md", result, claims, figures, command)
+    files["figures"] = [path for paths in figures.values() for path in paths]
+    result.files = files
+    result.claims = claims
+    return result

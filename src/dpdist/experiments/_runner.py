@@ -1,0 +1,228 @@
+"""Run an :class:`ExperimentSpec`: cells in parallel processes, cached on disk, tidy tables.
+
+Every finished cell is written to ``OUT/cells/<key>.json`` (``key`` a hash of the cell's
+content: dataset, method, parameters, repeat, root seed and metrics), atomically, by the
+main process.  A run skips the cells whose file exists, so an interrupted run resumes
+where it stopped and a finished one is not recomputed.  A cell that raises is reported
+and not cached (it runs again next time).
+
+Worker processes are started with the ``spawn`` method; the work function and
+everything it receives are plain picklable data (dataset references by name, methods by
+registry name or top-level callable).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import math
+import os
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ._methods import resolve_method
+from ._spec import Cell, ExperimentSpec, MetricSpec, cell_seeds, stable_id
+from ._table import ResultsTable, summarize
+
+__all__ = ["run_spec", "RunResult", "cell_key"]
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_spec` produced."""
+
+    spec: ExperimentSpec
+    raw: ResultsTable
+    summary: ResultsTable
+    computed: int
+    reused: int
+    failures: list = field(default_factory=list)
+    seconds: float = 0.0
+    files: dict = field(default_factory=dict)
+
+
+def cell_key(cell: Cell, spec: ExperimentSpec) -> str:
+    """Hash of everything that determines a cell's numbers."""
+    content = {
+        "dataset": asdict(cell.dataset),
+        "method": [cell.method.label, cell.method.reference, sorted(cell.method.params.items())],
+        "params": list(cell.params),
+        "repeat": cell.repeat,
+        "seed": spec.seed,
+        "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
+    }
+    text = json.dumps(content, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=32)
+def _dataset(reference):
+    return reference.resolve()
+
+
+def _metric_values(metric: MetricSpec, estimate, truth, rng) -> dict[str, float]:
+    from .. import metrics as metric_module
+
+    function = getattr(metric_module, metric.name, None)
+    if function is None or not callable(function):
+        raise InvalidParameterError(
+            f"The metric {metric.name!r} is not in dpdist.metrics; available: "
+            f"{sorted(n for n in getattr(metric_module, '__all__', []) if n[0].islower())}."
+        )
+    kwargs = dict(metric.params)
+    if "rng" in inspect.signature(function).parameters and "rng" not in kwargs:
+        kwargs["rng"] = rng
+    result = function(estimate, truth, **kwargs)
+    if hasattr(result, "_asdict"):  # a named tuple of counts, e.g. true/false positives
+        return {f"{metric.key}.{name}": float(value) for name, value in result._asdict().items()}
+    return {metric.key: float(result)}
+
+
+def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+    """Run one cell; return ``{"metrics": {key: value}, "seconds": t}`` (top level: spawn-safe)."""
+    start = time.perf_counter()
+    seeds = cell_seeds(cell, root_seed)
+    dataset = _dataset(cell.dataset)
+    params = cell.param_dict
+    n = params.pop("n", None)
+    values = dataset.load(n, rng=np.random.default_rng(seeds["data"]))
+    method = resolve_method(cell.method.method)
+    estimate = method(values, dataset, {**cell.method.params, **params}, np.random.default_rng(seeds["method"]))
+    if dataset.kind == "categorical":
+        truth = np.bincount(values, minlength=dataset.domain_size) / values.size
+    else:
+        truth = values
+    results = {}
+    for metric in metrics:
+        if metric.kind != dataset.kind:
+            continue
+        metric_rng = np.random.default_rng(seeds["metric"] + [stable_id("metric", metric.key)])
+        results.update(_metric_values(metric, estimate, truth, metric_rng))
+    return {"metrics": results, "seconds": time.perf_counter() - start}
+
+
+def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+    try:
+        return execute_cell(cell, root_seed, metrics)
+    except Exception as error:  # reported by the runner, never cached
+        return {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
+
+
+def _write_atomically(path: Path, payload: dict) -> None:
+    temporary = path.with_suffix(f".tmp{os.getpid()}")
+    temporary.write_text(json.dumps(payload, sort_keys=True, default=str))
+    os.replace(temporary, path)
+
+
+def run_spec(
+    spec: ExperimentSpec,
+    out,
+    *,
+    jobs: int = 1,
+    progress: bool = True,
+    cells: list[Cell] | None = None,
+) -> RunResult:
+    """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
+    out : path
+        Output folder; cells go to ``out/cells``, tables to ``out/results``.
+    jobs : int
+        Worker processes (1 runs in this process).
+    progress : bool
+        Show a tqdm progress bar with an ETA on stderr.
+    cells : list of Cell, optional
+        Run only these cells (the tables then hold only them); default all.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
+    out = Path(out)
+    cache = out / "cells"
+    cache.mkdir(parents=True, exist_ok=True)
+    all_cells = spec.cells() if cells is None else list(cells)
+    keys = [cell_key(cell, spec) for cell in all_cells]
+    pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
+    reused = len(all_cells) - len(pending)
+    failures = []
+    start = time.perf_counter()
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(all_cells), initial=reused, disable=not progress, desc=spec.name, unit="cell", smoothing=0.05)
+
+    def finish(cell, key, result):
+        if "error" in result:
+            failures.append({"cell": _describe(cell), "error": result["error"], "traceback": result["traceback"]})
+        else:
+            payload = {"key": key, "cell": _describe(cell), **result}
+            _write_atomically(cache / f"{key}.json", payload)
+        bar.update(1)
+
+    try:
+        if jobs == 1 or len(pending) <= 1:
+            for cell, key in pending:
+                finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+                futures = {
+                    pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key) for cell, key in pending
+                }
+                try:
+                    for future in as_completed(futures):
+                        cell, key = futures[future]
+                        finish(cell, key, future.result())
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+    finally:
+        bar.close()
+
+    raw = _raw_table(spec, all_cells, keys, cache)
+    group = ["dataset", "method", *spec.parameter_names(), "metric"]
+    summary = summarize(raw, group)
+    return RunResult(
+        spec=spec,
+        raw=raw,
+        summary=summary,
+        computed=len(pending) - len(failures),
+        reused=reused,
+        failures=failures,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _describe(cell: Cell) -> dict:
+    return {
+        "dataset": cell.dataset.key,
+        "method": cell.method.label,
+        "params": dict(cell.params),
+        "repeat": cell.repeat,
+    }
+
+
+def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
+    parameters = spec.parameter_names()
+    rows = []
+    for cell, key in zip(cells, keys):
+        path = cache / f"{key}.json"
+        if not path.exists():
+            continue  # failed cell
+        stored = json.loads(path.read_text())
+        base = {"dataset": cell.dataset.key, "method": cell.method.label}
+        params = cell.param_dict
+        base.update({name: params.get(name) for name in parameters})
+        base["repeat"] = cell.repeat
+        for metric, value in stored["metrics"].items():
+            rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
+    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"])

@@ -1,0 +1,438 @@
+"""Experiment specs as data: datasets x methods x parameter grid x metrics x repeats.
+
+A spec is a frozen :class:`ExperimentSpec`, written in Python or read from TOML by
+:func:`load_spec`.  Its cells (one dataset, one method, one point of the grid, one
+repeat) are enumerated by :meth:`ExperimentSpec.cells`; each cell's random streams
+come from :func:`cell_seeds`, keyed by stable ids of the names, never by position, so
+adding a method, a dataset or a grid value never changes another cell's numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InvalidParameterError
+
+__all__ = [
+    "DatasetRef",
+    "MethodSpec",
+    "MetricSpec",
+    "FigureSpec",
+    "Claim",
+    "ExperimentSpec",
+    "Cell",
+    "stable_id",
+    "load_spec",
+]
+
+# Tags of the three independent streams of a cell (see cell_seeds).
+DATA_STREAM, METHOD_STREAM, METRIC_STREAM = 1, 2, 3
+
+
+def stable_id(*parts) -> int:
+    """A 32-bit integer from the canonical JSON of ``parts`` (BLAKE2b; same in every process)."""
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """A dataset by name (registry), or by file and column, with optional binning/permutation."""
+
+    name: str | None = None
+    bins: int | None = None
+    permute: int | None = None
+    file: str | None = None
+    column: str | None = None
+    bounds: tuple[float, float] | None = None
+    label: str | None = None
+
+    @classmethod
+    def of(cls, value) -> "DatasetRef":
+        if isinstance(value, DatasetRef):
+            return value
+        if isinstance(value, str):
+            return cls(name=value)
+        if isinstance(value, dict):
+            value = dict(value)
+            if value.get("bounds") is not None:
+                value["bounds"] = tuple(float(v) for v in value["bounds"])
+            try:
+                return cls(**value)
+            except TypeError:
+                pass
+        raise InvalidParameterError(
+            "A dataset of an experiment must be a name, a DatasetRef or a dict with keys among "
+            f"name, bins, permute, file, column, bounds, label. Got {value!r} instead."
+        )
+
+    @property
+    def key(self) -> str:
+        """The name the results table uses."""
+        if self.label:
+            return self.label
+        base = self.name if self.file is None else f"{Path(self.file).name}:{self.column}"
+        if self.bins is not None:
+            base += f"[bins={self.bins}]"
+        if self.permute is not None:
+            base += f"[permuted={self.permute}]"
+        return base
+
+    def resolve(self):
+        """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
+        from .. import datasets
+
+        if self.file is not None:
+            base = datasets.from_file(self.file, self.column, bounds=self.bounds)
+        else:
+            base = self.name
+        return datasets.get(base, bins=self.bins, permute=self.permute)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method under a label: ``method`` (registry or protocol name, or a top-level callable)
+    with fixed ``params``, an optional method-specific ``grid`` (crossed with the spec's) and
+    an optional list of the dataset keys it runs on (``datasets``; empty means all)."""
+
+    label: str
+    method: Any = None
+    params: dict = field(default_factory=dict)
+    grid: dict = field(default_factory=dict)
+    datasets: tuple = ()
+
+    @classmethod
+    def of(cls, value) -> "MethodSpec":
+        if isinstance(value, MethodSpec):
+            return value
+        if isinstance(value, str):
+            return cls(label=value, method=value)
+        if isinstance(value, dict) and "label" in value or isinstance(value, dict) and "method" in value:
+            value = dict(value)
+            label = value.pop("label", None) or str(value.get("method"))
+            method = value.pop("method", label)
+            params = dict(value.pop("params", {}))
+            grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
+            datasets = tuple(value.pop("datasets", ()))
+            params.update(value)  # remaining keys are fixed parameters
+            return cls(label=label, method=method, params=params, grid=grid, datasets=datasets)
+        raise InvalidParameterError(
+            f"A method of an experiment must be a name, a MethodSpec or a dict with 'method'. Got {value!r} instead."
+        )
+
+    def __post_init__(self):
+        if self.method is None:
+            object.__setattr__(self, "method", self.label)
+
+    @property
+    def reference(self) -> str:
+        """What identifies the method's code in cache keys."""
+        method = self.method
+        if isinstance(method, str):
+            return method
+        return f"{getattr(method, '__module__', '?')}.{getattr(method, '__qualname__', repr(method))}"
+
+
+#: Metrics of :mod:`dpdist.metrics` that compare frequency vectors; the others compare
+#: numerical distributions.  A metric runs only on datasets of its ``kind``.
+FREQUENCY_METRICS = frozenset({"mse", "mse_top_k", "l1", "l2", "true_false_positives"})
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric of :mod:`dpdist.metrics` by name, with keyword ``params``, a column ``label``
+    and the dataset ``kind`` it applies to (inferred from the name by default)."""
+
+    name: str
+    params: dict = field(default_factory=dict)
+    label: str | None = None
+    kind: str | None = None
+
+    def __post_init__(self):
+        if self.kind is None:
+            kind = "categorical" if self.name in FREQUENCY_METRICS else "numerical"
+            object.__setattr__(self, "kind", kind)
+        if self.kind not in ("numerical", "categorical"):
+            raise InvalidParameterError(
+                f"The 'kind' of metric {self.name!r} must be 'numerical' or 'categorical'. Got {self.kind!r} instead."
+            )
+
+    @classmethod
+    def of(cls, value) -> "MetricSpec":
+        if isinstance(value, MetricSpec):
+            return value
+        if isinstance(value, str):
+            return cls(name=value)
+        if isinstance(value, dict) and "name" in value:
+            value = dict(value)
+            name = value.pop("name")
+            label = value.pop("label", None)
+            kind = value.pop("kind", None)
+            params = dict(value.pop("params", {}))
+            params.update(value)
+            return cls(name=name, params=params, label=label, kind=kind)
+        raise InvalidParameterError(
+            f"A metric of an experiment must be a name, a MetricSpec or a dict with 'name'. Got {value!r} instead."
+        )
+
+    @property
+    def key(self) -> str:
+        if self.label:
+            return self.label
+        if not self.params:
+            return self.name
+        return self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items())) + "]"
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure of a paper: ``y`` (a metric key) against ``x`` (a parameter), one line per
+    ``series`` value, one panel per ``panels`` value, rows restricted by ``where``."""
+
+    name: str
+    title: str = ""
+    x: str = "epsilon"
+    y: str = ""
+    series: str = "method"
+    panels: str | None = "dataset"
+    where: dict = field(default_factory=dict)
+    logx: bool = False
+    logy: bool = False
+    xlabel: str | None = None
+    ylabel: str | None = None
+    datasets: tuple = ()
+    methods: tuple = ()
+
+    @classmethod
+    def of(cls, value) -> "FigureSpec":
+        if isinstance(value, FigureSpec):
+            return value
+        if isinstance(value, dict):
+            value = dict(value)
+            for key in ("datasets", "methods"):
+                if key in value:
+                    value[key] = tuple(value[key])
+            return cls(**value)
+        raise InvalidParameterError(f"A figure must be a FigureSpec or a dict. Got {value!r} instead.")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper: ``check(table) -> (outcome, explanation)``.
+
+    ``outcome`` is "holds", "does not hold" or "inconclusive"; ``table`` is the summary
+    :class:`~dpdist.experiments.ResultsTable`.  ``check`` must be picklable data-like
+    (e.g. :func:`~dpdist.experiments.better_than`) or a top-level function.
+    """
+
+    text: str
+    check: Callable
+    figure: str | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: a dataset, a method, a grid point and a repeat."""
+
+    dataset: DatasetRef
+    method: MethodSpec
+    params: tuple  # sorted (name, value) pairs
+    repeat: int
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """An experiment as data.
+
+    Parameters
+    ----------
+    name : str
+        Short name (``dpdist reproduce NAME``).
+    datasets : sequence of str, dict or DatasetRef
+    methods : sequence of str, dict or MethodSpec
+    grid : dict of name -> list
+        Parameters crossed for every method (e.g. ``{"epsilon": [0.5, 1, 2]}``).  The
+        parameter ``n`` is the number of users drawn from the dataset (default: all).
+    metrics : sequence of str, dict or MetricSpec
+    repeats : int
+    seed : int
+        Root seed of every cell's streams.
+    figures, claims : sequences of FigureSpec and Claim
+    quick : dict
+        Overrides for ``--quick`` (e.g. ``{"repeats": 2, "grid": {...}}``).
+    title, paper, description : str
+    """
+
+    name: str
+    datasets: tuple
+    methods: tuple
+    grid: dict
+    metrics: tuple
+    repeats: int = 10
+    seed: int = 0
+    figures: tuple = ()
+    claims: tuple = ()
+    quick: dict = field(default_factory=dict)
+    title: str = ""
+    paper: str = ""
+    description: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "datasets", tuple(DatasetRef.of(d) for d in self.datasets))
+        object.__setattr__(self, "methods", tuple(MethodSpec.of(m) for m in self.methods))
+        object.__setattr__(self, "metrics", tuple(MetricSpec.of(m) for m in self.metrics))
+        object.__setattr__(self, "figures", tuple(FigureSpec.of(f) for f in self.figures))
+        object.__setattr__(self, "grid", {key: list(values) for key, values in dict(self.grid).items()})
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
+            raise InvalidParameterError(
+                f"The 'repeats' parameter of ExperimentSpec must be an int >= 1. Got {self.repeats!r} instead."
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InvalidParameterError(
+                f"The 'seed' parameter of ExperimentSpec must be an int >= 0. Got {self.seed!r} instead."
+            )
+        for kind, keys in (
+            ("dataset", [d.key for d in self.datasets]),
+            ("method", [m.label for m in self.methods]),
+            ("metric", [m.key for m in self.metrics]),
+        ):
+            duplicates = sorted({k for k in keys if keys.count(k) > 1})
+            if duplicates:
+                raise InvalidParameterError(f"ExperimentSpec {self.name!r} has duplicate {kind} names {duplicates}.")
+        if not (self.datasets and self.methods and self.metrics):
+            raise InvalidParameterError(
+                f"ExperimentSpec {self.name!r} needs at least one dataset, one method and one metric."
+            )
+
+    # ------------------------------------------------------------------ variants
+    def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None):
+        """The spec with the ``quick`` overrides and/or another number of repeats or root seed."""
+        spec = self
+        if quick and self.quick:
+            overrides = dict(self.quick)
+            if "grid" in overrides:
+                overrides["grid"] = {**self.grid, **overrides["grid"]}
+            spec = replace(spec, **overrides)
+        if repeats is not None:
+            spec = replace(spec, repeats=repeats)
+        if seed is not None:
+            spec = replace(spec, seed=seed)
+        return spec
+
+    def figure_names(self) -> list[str]:
+        return [figure.name for figure in self.figures]
+
+    def for_figure(self, figure: str) -> "ExperimentSpec":
+        """Only what ``figure`` needs: its datasets/methods (when it lists them) and claims."""
+        chosen = [f for f in self.figures if f.name == figure]
+        if not chosen:
+            raise InvalidParameterError(
+                f"The spec {self.name!r} has no figure {figure!r}; its figures are {self.figure_names()}."
+            )
+        (fig,) = chosen
+        datasets = [d for d in self.datasets if not fig.datasets or d.key in fig.datasets]
+        methods = [m for m in self.methods if not fig.methods or m.label in fig.methods]
+        claims = [c for c in self.claims if c.figure == figure]
+        return replace(
+            self, name=f"{self.name}:{figure}", datasets=datasets, methods=methods, figures=[fig], claims=claims
+        )
+
+    # ------------------------------------------------------------------ cells
+    def cells(self) -> list[Cell]:
+        """Every cell, in spec order (datasets, methods, grid, repeats)."""
+        out = []
+        for dataset in self.datasets:
+            for method in self.methods:
+                if method.datasets and dataset.key not in method.datasets:
+                    continue
+                grid = {**self.grid, **method.grid}
+                names = sorted(grid)
+                for point in itertools.product(*(grid[name] for name in names)):
+                    params = tuple(zip(names, point))
+                    for repeat in range(self.repeats):
+                        out.append(Cell(dataset, method, params, repeat))
+        return out
+
+    def parameter_names(self) -> list[str]:
+        names = set(self.grid)
+        for method in self.methods:
+            names |= set(method.grid)
+        return sorted(names)
+
+
+def cell_seeds(cell: Cell, root_seed: int) -> dict[str, list[int]]:
+    """Entropy lists for ``numpy.random.default_rng`` of a cell's three streams.
+
+    * data: ``[1, id(dataset), n, repeat, root_seed]`` -- the users' values, shared by
+      every method and every epsilon (paired comparisons);
+    * method: ``[2, id(dataset), id(method label), id(params), repeat, root_seed]``;
+    * metric: ``[3, id(dataset), n, repeat, root_seed]`` -- e.g. the random range
+      queries, the same for every method.
+
+    Ids are :func:`stable_id` of names (32-bit BLAKE2b), so they do not depend on the
+    order of datasets, methods or grid values in the spec.
+    """
+    params = cell.param_dict
+    n = params.get("n", 0)
+    dataset_id = stable_id("dataset", cell.dataset.key)
+    return {
+        "data": [DATA_STREAM, dataset_id, int(n or 0), cell.repeat, root_seed],
+        "method": [
+            METHOD_STREAM,
+            dataset_id,
+            stable_id("method", cell.method.label),
+            stable_id("params", sorted(params.items())),
+            cell.repeat,
+            root_seed,
+        ],
+        "metric": [METRIC_STREAM, dataset_id, int(n or 0), cell.repeat, root_seed],
+    }
+
+
+# ---------------------------------------------------------------------- TOML
+def load_spec(path) -> ExperimentSpec:
+    """Read an :class:`ExperimentSpec` from a TOML file.
+
+    Top-level keys: ``name``, ``title``, ``paper``, ``description``, ``repeats``, ``seed``,
+    ``datasets`` (names or inline tables), ``methods`` (names or tables with ``method``,
+    ``label``, ``params``, ``grid``), ``metrics`` (names or tables with ``name``, ``label``
+    and parameters), tables ``[grid]`` and ``[quick]``, arrays of tables ``[[figures]]``
+    and ``[[claims]]`` (``text``, ``figure`` and a :func:`better_than` rule: ``metric``,
+    ``better``, ``worse``, optional ``where`` and ``margin``).
+    """
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    from ._claims import better_than
+
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise InvalidParameterError(f"Cannot read the experiment spec {str(path)!r}: {error}") from None
+    allowed = {
+        "name", "title", "paper", "description", "repeats", "seed", "datasets", "methods",
+        "metrics", "grid", "quick", "figures", "claims",
+    }
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidParameterError(f"The spec {str(path)!r} has unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
+    claims = []
+    for entry in data.pop("claims", []):
+        entry = dict(entry)
+        text, figure = entry.pop("text"), entry.pop("figure", None)
+        claims.append(Claim(text=text, figure=figure, check=better_than(**entry)))
+    data.setdefault("name", path.stem)
+    data.setdefault("grid", {})
+    return ExperimentSpec(claims=tuple(claims), **data)

@@ -1,0 +1,121 @@
+"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` end to end."""
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dpdist.cli import main
+
+
+def _cells(folder):
+    return {path.name: path.stat().st_mtime_ns for path in (folder / "cells").glob("*.json")}
+
+
+def test_reproduce_toy_writes_tables_figures_and_report(tmp_path, capsys):
+    out = tmp_path / "toy"
+    assert main(["reproduce", "toy", "--out", str(out), "--no-progress"]) == 0
+    assert "60 cells computed, 0 reused" in capsys.readouterr().out
+    for name in ("results/raw.csv", "results/summary.csv", "results/claims.csv", "figures/mse.png",
+                 "figures/mse.svg", "figures/w1.png", "report.md"):
+        assert (out / name).exists(), name
+    report = (out / "report.md").read_text()
+    assert "dpdist reproduce toy" in report and "root seed 2024" in report and "numpy " in report
+    assert "| holds |" in report or "does not hold" in report or "inconclusive" in report
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out / "results" / "summary.parquet").num_rows == 12  # 2 datasets x 2 methods x 3 eps
+
+
+def test_rerun_with_the_same_seed_gives_identical_tables(tmp_path, capsys):
+    out = tmp_path / "toy"
+    assert main(["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "2"]) == 0
+    first = (out / "results" / "summary.csv").read_bytes()
+    stamps = _cells(out)
+    assert main(["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "2"]) == 0
+    assert "0 cells computed, 24 reused" in capsys.readouterr().out
+    assert (out / "results" / "summary.csv").read_bytes() == first and _cells(out) == stamps
+    other = tmp_path / "other"
+    assert main(["reproduce", "toy", "--out", str(other), "--no-progress", "--repeats", "2"]) == 0
+    assert (other / "results" / "summary.csv").read_bytes() == first  # recomputed: same numbers
+    assert main(["reproduce", "toy", "--out", str(tmp_path / "seed"), "--no-progress", "--repeats", "2",
+                 "--seed", "7"]) == 0
+    assert (tmp_path / "seed" / "results" / "summary.csv").read_bytes() != first
+
+
+def test_killed_run_resumes_without_recomputing(tmp_path, capsys):
+    out = tmp_path / "toy"
+    args = ["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "20"]  # 240 cells
+    process = subprocess.Popen([sys.executable, "-m", "dpdist.cli", *args],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (out / "cells").exists() or len(_cells(out)) < 5:  # kill once 5 cells are done
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    stamps = _cells(out)
+    assert 5 <= len(stamps) <= 240
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"{240 - len(stamps)} cells computed, {len(stamps)} reused" in printed
+    after = _cells(out)
+    assert len(after) == 240 and all(after[name] == stamp for name, stamp in stamps.items())
+
+
+def test_unwritten_and_unknown_specs_exit_2_with_the_list(capsys):
+    from dpdist.experiments import available_specs
+
+    missing = [name for name, ready in available_specs().items() if not ready]
+    if missing:
+        assert main(["reproduce", missing[0]]) == 2
+        assert "not written yet" in capsys.readouterr().err
+    assert main(["reproduce", "no-such-paper"]) == 2
+    err = capsys.readouterr().err
+    assert "Got 'no-such-paper'" in err and "toy" in err
+
+
+def test_reproduce_one_figure_and_a_toml_spec(tmp_path, capsys):
+    assert main(["reproduce", "toy:mse", "--out", str(tmp_path / "fig"), "--no-progress", "--quick"]) == 0
+    assert (tmp_path / "fig" / "figures" / "mse.png").exists()
+    assert not (tmp_path / "fig" / "figures" / "w1.png").exists()
+    spec = tmp_path / "spec.toml"
+    spec.write_text('datasets = ["geo-0.8"]\nmethods = ["grr", "oue"]\nmetrics = ["l1"]\nrepeats = 2\n'
+                    "[grid]\nepsilon = [1.0]\nn = [1000]\n")
+    assert main(["reproduce", str(spec), "--out", str(tmp_path / "toml"), "--no-progress"]) == 0
+    assert "4 cells computed" in capsys.readouterr().out
+
+
+def test_datasets_command_lists_names_kinds_and_domains(capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "beta-5-2" in out and "numerical" in out and "[0, 1]" in out and "10000 items" in out
+
+
+def test_estimate_on_a_csv_column(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    values = rng.beta(2, 5, 20_000) * 100
+    path = tmp_path / "sales.csv"
+    path.write_text("amount\n" + "\n".join(f"{v:.4f}" for v in values) + "\n")
+    plot = tmp_path / "est.png"
+    code = main(["estimate", str(path), "--column", "amount", "--protocol", "oue", "--epsilon", "2",
+                 "--bins", "16", "--bounds", "0,100", "--seed", "1", "--plot", str(plot)])
+    assert code == 0 and plot.stat().st_size > 1000
+    out = capsys.readouterr().out
+    assert "estimated mean" in out and "50% quantile" in out and "bins               16" in out
+    estimated_mean = float(out.split("estimated mean")[1].split()[0])
+    # OUE + norm-sub on 16 bins of width 6.25, n = 20,000, eps = 2: the binned mean is within
+    # half a bin of the true mean plus a noise of ~0.5; allow 5.
+    assert abs(estimated_mean - values.mean()) < 5
+
+
+def test_estimate_rejects_bad_bounds_and_protocols(tmp_path, capsys):
+    path = tmp_path / "x.csv"
+    path.write_text("x\n1\n2\n")
+    assert main(["estimate", str(path), "--column", "x", "--protocol", "grr", "--epsilon", "1", "--bounds", "5"]) == 2
+    assert "'--bounds'" in capsys.readouterr().err
+    assert main(["estimate", str(path), "--column", "x", "--protocol", "nope", "--epsilon", "1"]) == 2
+    assert "'--protocol'" in capsys.readouterr().err

@@ -1,0 +1,237 @@
+"""The experiment runner: seeds, cache and resume, tables, claims, TOML specs, figures."""
+
+import math
+
+import pytest
+
+from dpdist import experiments
+from dpdist.errors import InvalidParameterError
+from dpdist.experiments import (
+    ExperimentSpec,
+    FigureSpec,
+    ResultsTable,
+    better_than,
+    cell_seeds,
+    load_spec,
+    run_spec,
+)
+
+
+def _spec(**overrides):
+    base = dict(
+        name="small",
+        datasets=["geo-0.6", "beta-5-2"],
+        methods=[{"label": "GRR", "method": "grr", "bins": 8}, {"label": "OUE", "method": "oue", "bins": 8}],
+        grid={"epsilon": [1.0, 2.0], "n": [2000]},
+        metrics=["mse", "wasserstein", {"name": "range_query_mae", "alpha": 0.2, "n_queries": 20, "label": "rq"}],
+        repeats=2,
+        seed=11,
+    )
+    base.update(overrides)
+    return ExperimentSpec(**base)
+
+
+def _cell_files(folder):
+    return {path.name: path.stat().st_mtime_ns for path in (folder / "cells").glob("*.json")}
+
+
+def test_cells_cross_datasets_methods_grid_and_repeats():
+    spec = _spec()
+    assert len(spec.cells()) == 2 * 2 * 2 * 1 * 2
+
+
+def test_rerun_reuses_every_cell_and_gives_identical_tables(tmp_path):
+    spec = _spec()
+    first = run_spec(spec, tmp_path, progress=False)
+    assert first.computed == len(spec.cells()) and first.reused == 0 and not first.failures
+    stamps = _cell_files(tmp_path)
+    second = run_spec(spec, tmp_path, progress=False)
+    assert second.computed == 0 and second.reused == len(spec.cells())
+    assert _cell_files(tmp_path) == stamps  # no cache file rewritten
+    assert second.raw == first.raw and second.summary == first.summary
+    fresh = run_spec(spec, tmp_path / "again", progress=False)  # recomputed from scratch
+    assert fresh.computed == len(spec.cells()) and fresh.raw == first.raw
+
+
+def test_resume_computes_only_the_missing_cells(tmp_path):
+    spec = _spec()
+    cells = spec.cells()
+    run_spec(spec, tmp_path, progress=False, cells=cells[:5])
+    stamps = _cell_files(tmp_path)
+    result = run_spec(spec, tmp_path, progress=False)
+    assert result.reused == 5 and result.computed == len(cells) - 5
+    after = _cell_files(tmp_path)
+    assert all(after[name] == stamp for name, stamp in stamps.items())
+
+
+def test_metrics_apply_to_datasets_of_their_kind(tmp_path):
+    raw = run_spec(_spec(), tmp_path, progress=False).raw
+    assert set(raw.select(dataset="geo-0.6").unique("metric")) == {"mse"}
+    assert set(raw.select(dataset="beta-5-2").unique("metric")) == {"wasserstein", "rq"}
+
+
+def test_adding_a_method_or_a_grid_value_does_not_shift_other_cells(tmp_path):
+    small = run_spec(_spec(), tmp_path / "a", progress=False).raw
+    larger = _spec(
+        methods=[{"label": "SUE", "method": "oue", "bins": 8}, *_spec().methods],
+        grid={"epsilon": [0.5, 1.0, 2.0], "n": [2000]},
+        datasets=["beta-5-2", "geo-0.6"],
+    )
+    big = run_spec(larger, tmp_path / "b", progress=False).raw
+    for row in small:
+        match = big.select(**{k: row[k] for k in ("dataset", "method", "epsilon", "n", "repeat", "metric")})
+        assert len(match) == 1 and match.rows[0]["value"] == row["value"]
+
+
+def test_a_method_can_be_limited_to_some_datasets():
+    spec = _spec(methods=["oue", {"method": "sw", "label": "SW", "datasets": ["beta-5-2"]}])
+    assert {c.dataset.key for c in spec.cells() if c.method.label == "SW"} == {"beta-5-2"}
+    assert {c.dataset.key for c in spec.cells() if c.method.label == "oue"} == {"geo-0.6", "beta-5-2"}
+
+
+def test_seeds_depend_on_names_not_positions():
+    cell_a = _spec().cells()[0]
+    cell_b = _spec(methods=[{"label": "X", "method": "oue"}, *_spec().methods]).cells()
+    same = [c for c in cell_b if c.method.label == cell_a.method.label and c.dataset == cell_a.dataset
+            and c.params == cell_a.params and c.repeat == 0][0]
+    assert cell_seeds(cell_a, 11) == cell_seeds(same, 11)
+    seeds = cell_seeds(cell_a, 11)
+    assert seeds["data"][-2:] == [0, 11] and seeds["method"] != seeds["data"]
+
+
+def test_parallel_workers_give_the_same_tables(tmp_path):
+    spec = _spec(datasets=["geo-0.6"], metrics=["mse"])
+    serial = run_spec(spec, tmp_path / "serial", progress=False)
+    parallel = run_spec(spec, tmp_path / "parallel", jobs=2, progress=False)
+    assert parallel.computed == len(spec.cells()) and parallel.summary == serial.summary
+
+
+def test_tables_with_one_repeat_compare_equal(tmp_path):
+    spec = _spec(datasets=["geo-0.6"], metrics=["mse"], repeats=1)
+    first, second = (run_spec(spec, tmp_path / name, progress=False) for name in ("a", "b"))
+    assert math.isnan(first.summary.rows[0]["std"]) and first.summary == second.summary
+
+
+def test_summary_statistics_match_numpy(tmp_path):
+    result = run_spec(_spec(repeats=4), tmp_path, progress=False)
+    row = result.summary.select(dataset="beta-5-2", method="OUE", epsilon=1.0, metric="wasserstein").rows[0]
+    values = result.raw.select(dataset="beta-5-2", method="OUE", epsilon=1.0, metric="wasserstein").column("value")
+    assert row["count"] == 4 and row["mean"] == pytest.approx(values.mean())
+    assert row["std"] == pytest.approx(values.std(ddof=1))
+    assert row["se"] == pytest.approx(values.std(ddof=1) / 2)
+
+
+def _failing_method(values, dataset, params, rng):
+    raise RuntimeError("broken on purpose")
+
+
+def test_a_failing_cell_is_reported_and_not_cached(tmp_path):
+    spec = _spec(datasets=["geo-0.6"], methods=[{"label": "bad", "method": _failing_method}], metrics=["mse"])
+    result = run_spec(spec, tmp_path, progress=False)
+    assert len(result.failures) == len(spec.cells()) and result.computed == 0
+    assert "broken on purpose" in result.failures[0]["error"]
+    assert not list((tmp_path / "cells").glob("*.json"))
+
+
+def test_frequency_protocol_on_numbers_needs_bins(tmp_path):
+    spec = _spec(datasets=["beta-5-2"], methods=["grr"], metrics=["wasserstein"], repeats=1)
+    result = run_spec(spec, tmp_path, progress=False)
+    assert result.failures and "'bins'" in result.failures[0]["error"]
+
+
+def _table(better_mean, worse_mean, se):
+    rows = []
+    for epsilon in (1.0, 2.0):
+        for method, mean in (("A", better_mean), ("B", worse_mean)):
+            rows.append(dict(dataset="d", method=method, epsilon=epsilon, metric="m", mean=mean, std=0, se=se,
+                             count=5, failed=0))
+    return ResultsTable(rows)
+
+
+@pytest.mark.parametrize(
+    "better_mean, worse_mean, outcome",
+    [(1.0, 2.0, "holds"), (2.0, 1.0, "does not hold"), (1.0, 1.05, "inconclusive")],
+)
+def test_better_than_outcomes(better_mean, worse_mean, outcome):
+    # se 0.1 each: the difference is 1.0 / sqrt(0.02) = 7.1 SE, or 0.35 SE for 1.0 vs 1.05
+    result, explanation = better_than("m", "A", "B")(_table(better_mean, worse_mean, 0.1))
+    assert result == outcome
+    assert ("2 of 2" in explanation) == (outcome == "holds")
+
+
+def test_better_than_without_rows_is_inconclusive():
+    assert better_than("other", "A", "B")(_table(1, 2, 0.1))[0] == "inconclusive"
+
+
+def test_toml_spec_round_trip(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        """
+name = "mine"
+title = "A TOML spec"
+repeats = 2
+seed = 5
+datasets = ["geo-0.8", {name = "beta-5-2", label = "beta"}]
+methods = ["grr", {method = "oue", label = "OUE-16", bins = 16}]
+metrics = ["l1", "ks"]
+
+[grid]
+epsilon = [1.0, 4.0]
+n = [3000]
+
+[quick]
+repeats = 1
+
+[[figures]]
+name = "l1"
+y = "l1"
+logy = true
+datasets = ["geo-0.8"]
+
+[[claims]]
+text = "OUE beats GRR on l1"
+figure = "l1"
+metric = "l1"
+better = "OUE-16"
+worse = "grr"
+"""
+    )
+    spec = load_spec(path)
+    assert spec.name == "mine" and spec.with_options(quick=True).repeats == 1
+    assert [d.key for d in spec.datasets] == ["geo-0.8", "beta"]
+    assert spec.methods[1].params == {"bins": 16}
+    assert spec.figures[0].logy and spec.claims[0].check.better == "OUE-16"
+    figure_only = spec.for_figure("l1")
+    assert [d.key for d in figure_only.datasets] == ["geo-0.8"] and len(figure_only.claims) == 1
+
+
+def test_bad_toml_key_is_rejected(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\nrepeat = 3\n')
+    with pytest.raises(InvalidParameterError, match="unknown key.*repeat"):
+        load_spec(path)
+
+
+def test_spec_validation():
+    with pytest.raises(InvalidParameterError, match="'repeats'"):
+        _spec(repeats=0)
+    with pytest.raises(InvalidParameterError, match="duplicate method"):
+        _spec(methods=["grr", "grr"])
+
+
+def test_figure_is_written_as_png_and_svg(tmp_path):
+    result = run_spec(_spec(), tmp_path, progress=False)
+    from dpdist.experiments._plots import draw_figure
+
+    figure = FigureSpec(name="w1", x="epsilon", y="wasserstein", logy=True)
+    paths = draw_figure(figure, result.summary, tmp_path / "figures")
+    assert sorted(p.suffix for p in paths) == [".png", ".svg"] and all(p.stat().st_size > 1000 for p in paths)
+    assert draw_figure(FigureSpec(name="none", y="no-such-metric"), result.summary, tmp_path) == []
+
+
+def test_unwritten_paper_spec_says_so(monkeypatch):
+    monkeypatch.setitem(experiments.SPEC_MODULES, "future-paper", "dpdist.experiments.no_such_module")
+    with pytest.raises(experiments.SpecNotWrittenError, match="'future-paper' is not written yet.*Available: .*toy"):
+        experiments.get_spec("future-paper")
+    with pytest.raises(InvalidParameterError, match="Got 'no-such-paper'"):
+        experiments.get_spec("no-such-paper")
