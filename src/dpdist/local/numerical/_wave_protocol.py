@@ -1,0 +1,173 @@
+r"""Shared client, aggregator and EM/EMS estimator of the wave protocols ``sw`` and ``gw`` (paper 003).
+
+Paper: ``003_168e87404547aacd.txt`` (Li et al., SIGMOD 2020), sec. 5.  A wave
+protocol holds a *mechanism* -- :class:`~._wave_grid.OutputGrid` (a wave over
+``[-b, 1+b]`` cut into public output buckets, "randomize before bucketize") or
+:class:`~._wave_discrete.DiscreteSquareWave` ("bucketize before randomize") --
+with the same four operations: ``sample`` (bucket index per user),
+``point_masses`` (the exact channel), ``transition_matrix`` (input bins to
+output buckets) and ``buckets``.  Reports are output-bucket indices, the
+aggregator statistic is the count of each bucket, and the estimate is the
+EM or EMS reconstruction of Alg. 1 (:mod:`._wave_em`) on ``bins`` input bins.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from ..._validation import Integer, Interval, Optional, Options, check_param
+from ...errors import InvalidParameterError
+from .._protocol import ProtocolTags
+from ..frequency._oracle import check_item_reports, smallest_unsigned_dtype
+from ._base import NumericalProtocol
+from ._wave_em import expectation_maximization, transition_operator
+
+__all__ = ["WaveProtocol", "MAX_BINS"]
+
+#: Largest number of input bins / output buckets: the dense transition matrix
+#: of 4096 x 4096 float64 takes 128 MiB.
+MAX_BINS = 4096
+
+#: Default iteration cap of EM / EMS (the paper's stopping rule normally ends far earlier).
+MAX_ITERATIONS = 10_000
+
+
+class WaveProtocol(NumericalProtocol):
+    """Base of the wave protocols; subclasses build ``self._mechanism`` in :meth:`_setup`."""
+
+    tags: ClassVar[ProtocolTags] = ProtocolTags(
+        kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
+    )
+    _constraints = {
+        **NumericalProtocol._constraints,
+        "bins": Integer(low=2, high=MAX_BINS),
+        "output_bins": Optional(Integer(low=2, high=MAX_BINS)),
+        "b": Optional(Interval(0.0, math.inf, closed="neither")),
+    }
+    _defaults = {**NumericalProtocol._defaults, "bins": 1024, "output_bins": None, "b": None}
+
+    # ------------------------------------------------------------------ public parameters
+    @property
+    def bins(self) -> int:
+        """Number of equal input bins over ``bounds`` (the estimate's resolution)."""
+        return self._params["bins"]
+
+    @property
+    def output_bins(self) -> int:
+        """Number of output buckets a report indexes."""
+        return self._mechanism.buckets
+
+    @property
+    def b(self) -> float:
+        """Half-width of the wave as a fraction of the bounds' width (after any rounding)."""
+        return self._half_width
+
+    # ------------------------------------------------------------------ client side
+    def _privatize(self, values, rng):
+        reports = np.empty(values.size, dtype=self._report_dtype)
+        for start in range(0, values.size, self._privatize_chunk):  # bounded temporaries
+            stop = start + self._privatize_chunk
+            reports[start:stop] = self._mechanism.sample(values[start:stop], rng)
+        return reports
+
+    _privatize_chunk: ClassVar[int] = 1 << 20
+
+    def _finish_setup(self, mechanism, half_width: float) -> None:
+        self._mechanism = mechanism
+        self._half_width = float(half_width)
+        self._report_dtype = smallest_unsigned_dtype(mechanism.buckets)
+        self._operator = None
+
+    # ------------------------------------------------------------------ server side
+    @property
+    def statistic_size(self) -> int:
+        return self._mechanism.buckets
+
+    def _validate_reports(self, reports):
+        return check_item_reports(self, reports, self._mechanism.buckets)
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return np.bincount(reports.astype(np.intp, copy=False), minlength=self._mechanism.buckets).astype(np.int64)
+
+    def channel(self, values=None) -> np.ndarray:
+        """``P[k, j] = Pr[report j | input values[k]]`` for values in ``bounds`` (exact)."""
+        if values is None:
+            raise InvalidParameterError(
+                f"The 'values' argument of {self.display_name}.channel must be an array of values in "
+                f"bounds {self.bounds} (a numerical protocol has no list of all inputs). Got None instead."
+            )
+        return self._mechanism.point_masses(self._check_values(values))
+
+    def report_index(self, reports) -> np.ndarray:
+        return np.asarray(reports, dtype=np.int64)
+
+    def transition_matrix(self) -> np.ndarray:
+        """``M[j, i] = Pr[report j | input uniform on input bin i]``, shape ``(output_bins, bins)``."""
+        return self._mechanism.transition_matrix()
+
+    def _transition_operator(self):
+        if self._operator is None:  # built once; the protocol is immutable
+            constant, band = self._mechanism.transition_parts()
+            self._operator = transition_operator(constant, band, toeplitz=self._mechanism.toeplitz)
+        return self._operator
+
+    # ------------------------------------------------------------------ estimation
+    def _estimate(self, aggregator, *, method="ems", tolerance=None, max_iterations=MAX_ITERATIONS, **options):
+        r"""EMS (default) or EM reconstruction of the input histogram (paper 003, Alg. 1).
+
+        Parameters
+        ----------
+        method : {"ems", "em"}
+            EM with the (1, 2, 1)/4 smoothing step after each M-step, or plain EM.
+        tolerance : float, optional
+            :math:`\tau` of the stopping rule :math:`|L^{(t+1)} - L^{(t)}| < \tau` on the
+            total log-likelihood; default the paper's :math:`10^{-3}` for EMS and
+            :math:`10^{-3} e^\varepsilon` for EM.
+        max_iterations : int
+            Iteration cap (default 10,000); ``details["converged"]`` tells whether
+            the stopping rule or the cap ended the run.
+
+        Returns
+        -------
+        Distribution
+            ``bins`` equal bins over ``bounds``; ``details`` holds ``method``,
+            ``iterations``, ``converged``, ``tolerance``, ``loglikelihood`` (the trace,
+            one value per iterate), ``b``, ``output_bins`` and ``operator``.
+        """
+        owner = f"{self.display_name}.estimate"
+        if options:
+            raise InvalidParameterError(
+                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations'."
+            )
+        method = check_param(owner, "method", method, Options(("ems", "em")))
+        default_tolerance = 1e-3 if method == "ems" else 1e-3 * math.exp(min(self.epsilon, 700.0))
+        tolerance = check_param(
+            owner, "tolerance", default_tolerance if tolerance is None else tolerance, Interval(0.0, math.inf)
+        )
+        max_iterations = check_param(owner, "max_iterations", max_iterations, Integer(low=1))
+        operator = self._transition_operator()
+        result = expectation_maximization(
+            aggregator.statistic,
+            operator,
+            smoothing=method == "ems",
+            tolerance=tolerance,
+            max_iterations=max_iterations,
+        )
+        return self._distribution(
+            result.probabilities,
+            aggregator=aggregator,
+            method=method,
+            iterations=result.iterations,
+            converged=result.converged,
+            tolerance=result.tolerance,
+            loglikelihood=result.loglikelihood,
+            b=self.b,
+            output_bins=self.output_bins,
+            operator="toeplitz-fft" if self._mechanism.toeplitz else "banded",
+        )
