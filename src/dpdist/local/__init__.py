@@ -6,6 +6,14 @@
 """
 
 from . import frequency, numerical  # noqa: F401  (registers the protocols)
-from ._protocol import Aggregator, LocalProtocol, available, describe, from_config, make
+from ._protocol import Aggregator, LocalProtocol, available, describe, from_config, make, needs_population_size
 
-__all__ = ["make", "available", "from_config", "describe", "Aggregator", "LocalProtocol"]
+__all__ = [
+    "make",
+    "available",
+    "from_config",
+    "describe",
+    "needs_population_size",
+    "Aggregator",
+    "LocalProtocol",
+]

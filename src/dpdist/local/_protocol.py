@@ -38,6 +38,7 @@ __all__ = [
     "available",
     "from_config",
     "describe",
+    "needs_population_size",
 ]
 
 CONFIG_VERSION = 1
@@ -402,6 +403,11 @@ def available(kind: str | None = None) -> list[str]:
 def describe() -> list[tuple[str, str, str]]:
     """``(name, kind, summary)`` for every registered protocol."""
     return [(name, _REGISTRY[name].tags.kind, _REGISTRY[name].summary) for name in available()]
+
+
+def needs_population_size(name: str) -> bool:
+    """Whether protocol ``name`` takes the public ``n_users`` parameter (its design depends on n)."""
+    return name in _REGISTRY and "n_users" in _REGISTRY[name]._constraints
 
 
 def make(name: str, **params) -> LocalProtocol:
