@@ -1,0 +1,23 @@
+"""Central differential privacy: a trusted curator releases a private CDF of one numeric column.
+
+Methods of Tao & Sarwate, "Functional Approximation Methods for Differentially
+Private Distribution Estimation" (``002_31fdd3dbd792a51b.txt``): polynomial
+projection (Alg. 1) with its mergeable :class:`PolynomialMoments` for
+decentralized and streaming data, matching pursuit over dictionaries (Alg. 2),
+and the baselines histogram queries and adaptive quantiles (sec. II-B).  Every
+function returns a :class:`dpdist.Distribution` with a monotone CDF in [0, 1];
+see ``docs/central.md``.
+"""
+
+from .histogram import histogram_queries
+from .polynomial import PolynomialMoments, polynomial_projection
+from .pursuit import matching_pursuit
+from .quantiles import adaptive_quantiles
+
+__all__ = [
+    "histogram_queries",
+    "adaptive_quantiles",
+    "polynomial_projection",
+    "PolynomialMoments",
+    "matching_pursuit",
+]

@@ -1,0 +1,222 @@
+r"""Dictionaries of atoms on [-1, 1] for matching pursuit (sec. V, VI-C and App. A of Tao & Sarwate).
+
+Paper: ``002_31fdd3dbd792a51b.txt``.  Families:
+
+``legendre``
+    Orthonormal Legendre polynomials :math:`e_i=\sqrt{(2i+1)/2}P_i`, i = 0..size-1.
+``bspline0``
+    Degree-0 B-splines (indicators) of ``size`` equal intervals of [-1, 1].
+``bspline1``
+    Degree-1 B-splines (hats) on ``size`` uniform knots including both ends
+    (the end hats are halves), size >= 2.
+``normal-cdf``
+    Normal CDFs :math:`\Phi((u-\mu)/s)`: means and scales on a
+    :math:`k\times k` grid, :math:`k=\lceil\sqrt{size}\rceil`, means equally
+    spaced on [-1, 1], scales geometric from 0.02 to 1; the first ``size``
+    pairs (means varying fastest).  The paper (Fig. 8c) uses 400 such CDFs
+    "with varying means and variances" without giving the grid.
+
+Unions are written ``"legendre+bspline1"``; the atoms are split evenly between
+the families (the remainder goes to the first ones), as in the paper's
+Fig. 8b mixture of degree-0 and degree-1 B-splines.
+
+Every atom is scaled to unit :math:`L^2[-1,1]` norm (matching pursuit assumes
+unit atoms).  A dictionary exposes what the private algorithm needs, computed
+once and cached:
+
+* ``antiderivative(u)`` — :math:`\Phi_j(u)=\int_{-1}^u\phi_j`, from which
+  :math:`\langle F_n,\phi_j\rangle = \Phi_j(1)-\frac1n\sum_k\Phi_j(x_k)` exactly;
+* ``l1_norms`` — :math:`\int|\phi_j|`, the per-atom sensitivity of Lemma 3
+  (times 1/n), exact: between consecutive sign changes of an atom
+  :math:`\int|\phi| = |\Phi(b)-\Phi(a)|` (Legendre atoms change sign at the
+  roots of :math:`P_i`; the other families are non-negative);
+* ``gram`` — :math:`\langle\phi_i,\phi_j\rangle`, so that residual inner
+  products update without touching the data for non-orthogonal dictionaries;
+  composite Gauss-Legendre quadrature with every knot as a panel boundary
+  (exact for the splines, to ~1e-14 for the smooth families).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.polynomial import legendre
+from scipy import special
+
+from ..errors import InvalidParameterError
+
+__all__ = ["Dictionary", "make_dictionary", "FAMILIES"]
+
+FAMILIES = ("legendre", "bspline0", "bspline1", "normal-cdf")
+_PANELS = 512
+_NODES = 12
+
+
+# ---------------------------------------------------------------- one family
+@dataclass(frozen=True)
+class _Family:
+    """Un-normalized atoms of one family: values, antiderivatives, knots, sign-change points."""
+
+    name: str
+    size: int
+
+    def __post_init__(self):
+        if self.name == "legendre":
+            pass
+        elif self.name == "bspline0":
+            object.__setattr__(self, "_edges", np.linspace(-1, 1, self.size + 1))
+        elif self.name == "bspline1":
+            object.__setattr__(self, "_knots", np.linspace(-1, 1, self.size))
+            object.__setattr__(self, "_h", 2.0 / (self.size - 1))
+        else:
+            k = int(np.ceil(np.sqrt(self.size)))
+            means, scales = np.meshgrid(np.linspace(-1, 1, k), np.geomspace(0.02, 1.0, k))
+            object.__setattr__(self, "_means", means.ravel()[: self.size])
+            object.__setattr__(self, "_scales", scales.ravel()[: self.size])
+
+    def knots(self) -> np.ndarray:
+        if self.name == "bspline0":
+            return self._edges
+        if self.name == "bspline1":
+            return self._knots
+        return np.array([-1.0, 1.0])
+
+    def values(self, u: np.ndarray) -> np.ndarray:
+        u = np.asarray(u, dtype=np.float64)[:, None]
+        if self.name == "legendre":
+            return legendre.legvander(u[:, 0], self.size - 1)
+        if self.name == "bspline0":
+            lo, hi = self._edges[:-1], self._edges[1:]
+            inside = (u >= lo) & ((u < hi) | ((hi == 1.0) & (u <= 1.0)))
+            return inside.astype(np.float64)
+        if self.name == "bspline1":
+            return np.maximum(0.0, 1.0 - np.abs(u - self._knots) / self._h)
+        return special.ndtr((u - self._means) / self._scales)
+
+    def antiderivative(self, u: np.ndarray) -> np.ndarray:
+        r""":math:`\int_{-1}^u` of each atom, closed form."""
+        u = np.asarray(u, dtype=np.float64)
+        if self.name == "legendre":
+            degree = self.size - 1
+            p = legendre.legvander(u, degree + 1)  # P_0 .. P_{m+1}
+            out = np.empty((u.size, self.size))
+            out[:, 0] = u + 1.0
+            i = np.arange(1, self.size)
+            out[:, 1:] = (p[:, i + 1] - p[:, i - 1]) / (2 * i + 1)
+            return out
+        col = u[:, None]
+        if self.name == "bspline0":
+            lo, hi = self._edges[:-1], self._edges[1:]
+            return np.clip(col - lo, 0.0, hi - lo)
+        if self.name == "bspline1":
+            # H(v) = int_{-inf}^v max(0, 1-|s|) ds; atom integral = h (H((u-t)/h) - H((-1-t)/h))
+            def hat_integral(v):
+                v = np.clip(v, -1.0, 1.0)
+                return np.where(v <= 0, 0.5 * (1 + v) ** 2, 1.0 - 0.5 * (1 - v) ** 2)
+
+            h, t = self._h, self._knots
+            return h * (hat_integral((col - t) / h) - hat_integral((-1.0 - t) / h))
+
+        # int Phi((u - m)/s) du = s psi(z), psi(z) = z Phi(z) + phi(z)
+        def psi(z):
+            return z * special.ndtr(z) + np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
+
+        m, s = self._means, self._scales
+        return s * (psi((col - m) / s) - psi((-1.0 - m) / s))
+
+    def l1_norms(self) -> np.ndarray:
+        r""":math:`\int_{-1}^1|\phi_j|` exactly (before normalization)."""
+        if self.name != "legendre":  # non-negative atoms
+            return self.antiderivative(np.array([1.0]))[0]
+        norms = np.empty(self.size)
+        for i in range(self.size):
+            roots = special.roots_legendre(i)[0] if i else np.array([])
+            points = np.concatenate([[-1.0], np.sort(roots), [1.0]])
+            primitive = self.antiderivative(points)[:, i]
+            norms[i] = np.abs(np.diff(primitive)).sum()
+        return norms
+
+
+# ---------------------------------------------------------------- dictionary
+class Dictionary:
+    """A (union) dictionary of unit-L2 atoms on [-1, 1]; see the module docstring."""
+
+    def __init__(self, spec: str, size: int):
+        self.spec, self.size = spec, size
+        names = spec.split("+")
+        counts = [size // len(names) + (1 if index < size % len(names) else 0) for index in range(len(names))]
+        self.families = [_Family(name, count) for name, count in zip(names, counts)]
+        self.labels = [f"{f.name}[{j}]" for f in self.families for j in range(f.size)]
+        # quadrature: panels between all knots, each refined into equal pieces
+        # enough panels that a degree-2m product of Legendre atoms is integrated to machine precision
+        panels = max(_PANELS, 4 * max(f.size for f in self.families if f.name == "legendre") if "legendre" in names else 0)
+        breaks = np.unique(np.concatenate([np.linspace(-1, 1, panels + 1)] + [f.knots() for f in self.families]))
+        nodes, weights = np.polynomial.legendre.leggauss(_NODES)
+        half = np.diff(breaks) / 2
+        middle = (breaks[:-1] + breaks[1:]) / 2
+        self._nodes = (middle[:, None] + half[:, None] * nodes).ravel()
+        self._weights = (half[:, None] * weights).ravel()
+        raw = self._raw_values(self._nodes)
+        squared = self._weights @ (raw * raw)
+        self.scale = 1.0 / np.sqrt(squared)  # unit L2 norm
+        unit = raw * self.scale
+        self.gram = (unit * self._weights[:, None]).T @ unit
+        start = 0
+        for family in self.families:  # the Legendre block is the identity exactly
+            if family.name == "legendre":
+                block = slice(start, start + family.size)
+                self.gram[block, block] = np.eye(family.size)
+            start += family.size
+        self.l1_norms = np.concatenate([f.l1_norms() for f in self.families]) * self.scale
+        self.gram.setflags(write=False)
+        self.l1_norms.setflags(write=False)
+
+    def _raw_values(self, u):
+        return np.concatenate([f.values(u) for f in self.families], axis=1)
+
+    def values(self, u) -> np.ndarray:
+        """Unit-norm atoms at ``u``: shape ``(len(u), size)``."""
+        return self._raw_values(np.asarray(u, dtype=np.float64)) * self.scale
+
+    def antiderivative(self, u) -> np.ndarray:
+        r""":math:`\int_{-1}^u\phi_j` of the unit-norm atoms: shape ``(len(u), size)``."""
+        u = np.asarray(u, dtype=np.float64)
+        return np.concatenate([f.antiderivative(u) for f in self.families], axis=1) * self.scale
+
+    def ecdf_inner_products(self, u: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:
+        r""":math:`\langle F_n,\phi_j\rangle=\Phi_j(1)-\frac1n\sum_k\Phi_j(u_k)` for data ``u`` in [-1, 1] (chunked)."""
+        total = np.zeros(self.size)
+        for start in range(0, u.size, chunk):
+            total += self.antiderivative(u[start : start + chunk]).sum(axis=0)
+        return self.antiderivative(np.array([1.0]))[0] - total / u.size
+
+    def __repr__(self):
+        return f"Dictionary({self.spec!r}, size={self.size})"
+
+
+@lru_cache(maxsize=32)
+def _cached(spec: str, size: int) -> Dictionary:
+    return Dictionary(spec, size)
+
+
+def make_dictionary(spec: str, size: int, *, owner: str = "make_dictionary") -> Dictionary:
+    """Validated, cached :class:`Dictionary` for ``spec`` (family names joined by ``+``) and total ``size``."""
+    if not isinstance(spec, str) or not spec or any(name not in FAMILIES for name in spec.split("+")):
+        raise InvalidParameterError(
+            f"The 'dictionary' parameter of {owner} must be one of {', '.join(map(repr, FAMILIES))} "
+            f"or a union of them joined by '+', e.g. 'legendre+bspline1'. Got {spec!r} instead."
+        )
+    names = spec.split("+")
+    if len(set(names)) != len(names):
+        raise InvalidParameterError(
+            f"The 'dictionary' parameter of {owner} must not repeat a family. Got {spec!r} instead."
+        )
+    smallest = 2 * len(names)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not smallest <= size <= 4096:
+        raise InvalidParameterError(
+            f"The 'size' parameter of {owner} must be an int in [{smallest}, 4096] for dictionary {spec!r} "
+            f"(at least 2 atoms per family). Got {size!r} instead."
+        )
+    return _cached(spec, int(size))

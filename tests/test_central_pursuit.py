@@ -1,0 +1,133 @@
+"""Matching pursuit (Alg. 2, Lemma 2, Lemma 3) and its dictionaries."""
+
+import numpy as np
+import pytest
+from numpy.polynomial import legendre
+
+from dpdist import central
+from dpdist.central.dictionaries import make_dictionary
+from dpdist.central.pursuit import atom_sensitivities
+from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError, OutOfDomainError
+
+SPECS = [("legendre", 12), ("bspline0", 10), ("bspline1", 9), ("normal-cdf", 16), ("legendre+bspline0+bspline1", 15)]
+
+
+def _quadrature(knots, panels=2000, nodes=20):
+    """Composite Gauss-Legendre nodes/weights on [-1, 1] with the given knots as panel boundaries."""
+    breaks = np.unique(np.concatenate([np.linspace(-1, 1, panels + 1), knots]))
+    x, w = legendre.leggauss(nodes)
+    half = np.diff(breaks) / 2
+    middle = (breaks[:-1] + breaks[1:]) / 2
+    return (middle[:, None] + half[:, None] * x).ravel(), (half[:, None] * w).ravel()
+
+
+def _knots(dictionary):
+    return np.concatenate([f.knots() for f in dictionary.families])
+
+
+@pytest.mark.parametrize("spec,size", SPECS)
+def test_atoms_have_unit_norm_and_gram_matches_quadrature(spec, size):
+    d = make_dictionary(spec, size)
+    x, w = _quadrature(_knots(d))
+    values = d.values(x)
+    np.testing.assert_allclose((values * w[:, None]).T @ values, d.gram, atol=1e-9)
+    np.testing.assert_allclose(np.diag(d.gram), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec,size", SPECS)
+def test_l1_norms_and_antiderivatives_match_quadrature(spec, size):
+    d = make_dictionary(spec, size)
+    extra = np.concatenate([legendre.legroots([0] * i + [1]) for i in range(2, 13)]) if "legendre" in spec else []
+    x, w = _quadrature(np.concatenate([_knots(d), extra]))
+    np.testing.assert_allclose(w @ np.abs(d.values(x)), d.l1_norms, rtol=1e-9)
+    upper = 0.3
+    x, w = _quadrature(np.concatenate([_knots(d), [upper]]))
+    keep = x < upper
+    np.testing.assert_allclose(w[keep] @ d.values(x[keep]), d.antiderivative([upper])[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("spec,size", SPECS)
+def test_lemma3_sensitivity_bounds_brute_force(spec, size):
+    d = make_dictionary(spec, size)
+    n = 4
+    grid = np.linspace(-1, 1, 801)
+    primitive = d.antiderivative(grid)
+    # replacing x by x' changes <F_n, phi> = Phi(1) - mean Phi(x_k) by (Phi(x) - Phi(x')) / n
+    brute = (primitive.max(axis=0) - primitive.min(axis=0)) / n
+    bound = atom_sensitivities(d, n)
+    assert np.all(brute <= bound * (1 + 1e-12))
+    nonnegative = np.all(d.values(grid) >= 0, axis=0)
+    # for non-negative atoms the bound is attained (x = -1 -> x' = 1)
+    np.testing.assert_allclose(brute[nonnegative], bound[nonnegative], rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec,size", SPECS)
+def test_ecdf_inner_products_match_quadrature(spec, size):
+    u = np.sort(np.random.default_rng(0).uniform(-1, 1, 25))
+    d = make_dictionary(spec, size)
+    x, w = _quadrature(np.concatenate([_knots(d), u]), panels=400)
+    ecdf = np.searchsorted(u, x, side="right") / u.size
+    np.testing.assert_allclose(d.ecdf_inner_products(u), (w * ecdf) @ d.values(x), atol=1e-10)
+
+
+def test_lemma2_orthonormal_dictionary_selects_largest_coefficients():
+    x = np.random.default_rng(1).normal(0, 1, 2000).clip(-4, 4)
+    d = make_dictionary("legendre", 20)
+    inner = d.ecdf_inner_products(x / 4)
+    dist = central.matching_pursuit(x, 1e9, (-4, 4), "legendre", 20, 5, rng=0)
+    assert sorted(dist.details["selected_index"]) == sorted(np.argsort(-np.abs(inner))[:5].tolist())
+    np.testing.assert_allclose(dist.details["coefficients"], inner[dist.details["selected_index"]], atol=1e-6)
+
+
+def test_residual_update_is_exact_for_non_orthogonal_atoms():
+    x = np.random.default_rng(2).beta(10, 2, 1000)
+    spec, size, s = "bspline1+normal-cdf", 20, 4
+    dist = central.matching_pursuit(x, 1e9, (0, 1), spec, size, s, rng=0)
+    d = make_dictionary(spec, size)
+    chosen, coefficients = dist.details["selected_index"], dist.details["coefficients"]
+    # each coefficient equals <F_n - sum_{earlier} c phi, phi_chosen>, computed by quadrature
+    u = np.sort(2 * x - 1)
+    q, w = _quadrature(np.concatenate([_knots(d), u]), panels=200)
+    residual = np.searchsorted(u, q, side="right") / u.size
+    atoms = d.values(q)
+    for index, coefficient in zip(chosen, coefficients):
+        assert coefficient == pytest.approx(w @ (residual * atoms[:, index]), abs=1e-6)
+        residual = residual - coefficient * atoms[:, index]
+
+
+@pytest.mark.parametrize("spec,size,s", [("legendre", 40, 6), ("bspline1", 30, 20), ("normal-cdf", 100, 6)])
+def test_output_is_monotone_cdf_and_budget_split_over_2s_releases(spec, size, s):
+    x = np.random.default_rng(3).lognormal(0, 0.5, 3000).clip(0, 5)
+    dist = central.matching_pursuit(x, 0.5, (0, 5), spec, size, s, rng=4)
+    assert np.all(dist.probabilities >= 0) and dist.cumulative[-1] == 1
+    budget = dist.details["budget"]
+    assert budget["releases"] == 2 * s and budget["per_release"] * budget["releases"] == pytest.approx(0.5)
+    sensitivity = max(dist.details["sensitivity"])
+    assert budget["selection_noise_scale"] == pytest.approx(2 * sensitivity / (0.5 / (2 * s)))
+
+
+def test_secure_mode_runs_from_the_csprng():
+    x = np.random.default_rng(5).uniform(0, 1, 500)
+    dist = central.matching_pursuit(x, 1.0, (0, 1), "legendre", 10, 3, secure=True)
+    assert dist.details["secure"] and np.all(dist.probabilities >= 0)
+
+
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        ({"epsilon": -1.0}, InvalidPrivacyParameterError),
+        ({"dictionary": "fourier"}, InvalidParameterError),
+        ({"dictionary": "legendre+legendre"}, InvalidParameterError),
+        ({"size": 1}, InvalidParameterError),
+        ({"size": 2.5}, InvalidParameterError),
+        ({"sparsity": 0}, InvalidParameterError),
+        ({"x": [2.0]}, OutOfDomainError),
+    ],
+)
+def test_bad_input_raises_a_named_error(kwargs, error):
+    arguments = {"x": [0.2, 0.4], "epsilon": 1.0, "bounds": (0, 1), "dictionary": "legendre", "size": 8, "sparsity": 2}
+    arguments.update(kwargs)
+    with pytest.raises(error) as info:
+        central.matching_pursuit(**arguments, rng=0)
+    name = next(iter(kwargs))
+    assert repr(name) in str(info.value) or name == "x"
