@@ -1,6 +1,31 @@
-"""Small instances of the categorical protocols for the conformance suite."""
+"""Small instances of the categorical protocols for the conformance suite.
+
+OLH uses a small hash prime so that its channel over every (seed, value) pair
+can be enumerated; CP uses a tiny matrix (its calibrated mechanism is exactly
+epsilon-LDP whatever the column balance).
+"""
 
 EXAMPLES = {
     "grr": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 3.0, "domain_size": 2}],
     "oue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
+    "sue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
+    "olh": [
+        {"epsilon": 1.0, "domain_size": 5, "hash_prime": 7},
+        {"epsilon": 2.0, "domain_size": 4, "hash_prime": 5},
+        {"epsilon": 0.5, "domain_size": 3, "hash_prime": 5, "hash_range": 2},
+    ],
+    "hr": [
+        {"epsilon": 0.5, "domain_size": 5},
+        {"epsilon": 3.0, "domain_size": 6},
+        {"epsilon": 4.0, "domain_size": 20},
+    ],
+    "ss": [
+        {"epsilon": 1.0, "domain_size": 5},
+        {"epsilon": 0.2, "domain_size": 9},
+        {"epsilon": 3.0, "domain_size": 4},
+    ],
+    "cp": [
+        {"epsilon": 1.0, "domain_size": 6, "measurements": 8, "matrix_seed": 3},
+        {"epsilon": 2.0, "domain_size": 5, "measurements": 6, "regime": "medium"},
+    ],
 }

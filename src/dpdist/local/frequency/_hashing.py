@@ -1,0 +1,91 @@
+r"""The Carter–Wegman universal hash family used by OLH, with its exact collision law.
+
+.. math::
+
+    h_{a,b}(x) = ((a x + b) \bmod P) \bmod g, \qquad a \in [1, P),\; b \in [0, P),
+
+for a prime :math:`P` and inputs :math:`0 \le x < P`.  A seed
+:math:`s \in [0, (P-1)P)` names one function: :math:`a = 1 + \lfloor s/P \rfloor`,
+:math:`b = s \bmod P`.
+
+Exact collision probability (derived here).  For :math:`x \ne x'` the map
+:math:`(a, b) \mapsto (ax + b, ax' + b) \bmod P` is a bijection from
+:math:`[1,P) \times [0,P)` onto the pairs :math:`(r, t)` with :math:`r \ne t`,
+so :math:`(r, t)` is uniform on those :math:`P(P-1)` pairs.  Writing
+:math:`P = Qg + R`, the residue classes mod :math:`g` have :math:`Q+1`
+members (:math:`R` classes) or :math:`Q` members (:math:`g-R` classes), hence
+
+.. math::
+
+    c = \Pr[h(x) = h(x')] = \frac{R (Q+1) Q + (g - R) Q (Q - 1)}{P (P - 1)},
+
+the same for every pair :math:`x \ne x'` (about :math:`1/g`).  All
+arithmetic is in ``int64``: :math:`a x + b < 2^{62}` for :math:`P \le 2^{31}-1`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["is_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts"]
+
+#: elements per block when hashing a chunk of users against all items (bounds memory at ~32 MB)
+_BLOCK_ELEMENTS = 1 << 21
+
+
+def is_prime(number: int) -> bool:
+    """Deterministic primality test by trial division (numbers below 2^31)."""
+    if number < 2:
+        return False
+    if number < 4:
+        return True
+    if number % 2 == 0:
+        return False
+    limit = int(number**0.5) + 1
+    divisors = np.arange(3, limit + 1, 2, dtype=np.int64)
+    return not np.any(number % divisors == 0)
+
+
+def seed_count(prime: int) -> int:
+    """Number of functions in the family, :math:`(P-1)P`."""
+    return (prime - 1) * prime
+
+
+def collision_probability(prime: int, hash_range: int) -> float:
+    """Exact :math:`\\Pr[h(x) = h(x')]` for :math:`x \\ne x'` over a uniform seed (module docstring)."""
+    quotient, remainder = divmod(prime, hash_range)
+    same = remainder * (quotient + 1) * quotient + (hash_range - remainder) * quotient * (quotient - 1)
+    return same / (prime * (prime - 1))
+
+
+def split_seeds(seeds: np.ndarray, prime: int) -> tuple[np.ndarray, np.ndarray]:
+    """The coefficients ``(a, b)`` (int64) of each seed."""
+    seeds = seeds.astype(np.int64, copy=False)
+    return 1 + seeds // prime, seeds % prime
+
+
+def hash_items(seeds: np.ndarray, items: np.ndarray, prime: int, hash_range: int) -> np.ndarray:
+    """``h_seed(item)`` elementwise (broadcasting), as int64."""
+    a, b = split_seeds(np.asarray(seeds), prime)
+    return (a * np.asarray(items, dtype=np.int64) + b) % prime % hash_range
+
+
+def support_counts(seeds: np.ndarray, values: np.ndarray, domain_size: int, prime: int, hash_range: int) -> np.ndarray:
+    """For every item ``v``, the number of reports ``(seed, value)`` with ``h_seed(v) == value``.
+
+    Vectorized over blocks of users x all items, so memory stays near
+    ``_BLOCK_ELEMENTS`` int64 whatever the number of reports.
+    """
+    counts = np.zeros(domain_size, dtype=np.int64)
+    items = np.arange(domain_size, dtype=np.int64)[None, :]
+    a, b = split_seeds(seeds, prime)
+    values = values.astype(np.int64, copy=False)
+    chunk = max(1, _BLOCK_ELEMENTS // domain_size)
+    for start in range(0, seeds.size, chunk):
+        stop = start + chunk
+        hashed = a[start:stop, None] * items
+        hashed += b[start:stop, None]
+        hashed %= prime
+        hashed %= hash_range
+        counts += np.count_nonzero(hashed == values[start:stop, None], axis=0)
+    return counts

@@ -1,0 +1,332 @@
+r"""Compressive privatization, ``cp`` (paper 004: Xiong et al., AAAI 2021).
+
+Mechanism (2).  A public matrix :math:`A \in \{-1,+1\}^{m\times k}` (drawn from
+``matrix_seed``) gives each item :math:`x` the set :math:`C_x = \{y : A_{yx} = +1\}`
+of :math:`n_x` rows; the user reports :math:`y \in [m]` with
+
+.. math::
+
+    Q(y \mid x) = \frac{e^{\varepsilon_0}}{n_x e^{\varepsilon_0} + m - n_x}
+    \text{ if } y \in C_x, \qquad \frac{1}{n_x e^{\varepsilon_0} + m - n_x} \text{ otherwise}.
+
+Regimes.  ``"high"`` (sec. 2): i.i.d. Rademacher entries, :math:`\Pr[+1] = \rho = 1/2`.
+``"medium"`` (sec. 4, eq. 6): :math:`\Pr[+1] = \rho = e^{-\varepsilon}`.  The entries are
+read from the raw PCG64 stream of ``matrix_seed`` (bits, or 32-bit uniforms
+against :math:`\lfloor 2^{32}\rho \rfloor`), so the matrix is the same on every
+client and NumPy version.
+
+Privacy (Lemma 2.1 / 4.1 and property P1).  With unequal column counts
+:math:`n_x` the mechanism with parameter :math:`\varepsilon_0` is not
+:math:`\varepsilon_0`-LDP: Lemma 2.1/4.1 bound its loss by :math:`\varepsilon_0 + 2\beta`,
+:math:`\beta = \max_x |n_x - \rho m| / (\rho m)` (P1 asks :math:`\beta \le \varepsilon/2`).
+We compute the *exact* loss of the realized matrix,
+:math:`\max_y \log(\max_x Q(y|x) / \min_x Q(y|x))`, and by default
+(``calibration="exact"``) choose the largest :math:`\varepsilon_0` whose exact loss
+is at most the requested :math:`\varepsilon` (bisection; the loss is increasing in
+:math:`\varepsilon_0`).  ``calibration="none"`` uses :math:`\varepsilon_0 = \varepsilon`
+as the paper's experiments do; the protocol then refuses
+(``InvalidPrivacyParameterError``) when the exact loss exceeds :math:`\varepsilon`,
+or only warns with ``on_privacy_excess="warn"``.  ``privacy_report()`` gives
+:math:`\beta`, P1, the Lemma bound and the exact loss.
+
+Estimation (Algorithm 1, eqs. 3–5; medium regime as in sec. 4).  With
+:math:`\mu = 2\rho - 1`, :math:`\sigma = 2\sqrt{\rho(1-\rho)}`,
+:math:`\bar\kappa = (e^{\varepsilon_0} - 1)\rho + 1` and
+:math:`B = (A - \mu)/(\sigma\sqrt m)`, eq. (3)
+:math:`q = (\tfrac{e^{\varepsilon_0}-1}{2} A + \tfrac{e^{\varepsilon_0}+1}{2} J) D p`
+becomes (derived here; for :math:`\rho = 1/2` it is eq. (4), for
+:math:`\rho = e^{-\varepsilon}` the system of sec. 4)
+
+.. math::
+
+    y = \frac{2\bar\kappa\sqrt m}{(e^{\varepsilon_0} - 1)\sigma}\Big(\hat q - \frac{1}{m}\Big)
+      = B\,D' p + e_1 + e_2, \qquad D' = m\bar\kappa\,D,\; D = \operatorname{diag}(1/(n_x e^{\varepsilon_0} + m - n_x)).
+
+OMP at sparsity :math:`s` recovers :math:`f \approx D'p`; then
+:math:`\hat p' = D'^{-1} f` is projected onto the simplex (``postprocess="simplex"``,
+the default; Fig. 3's normalized decoder is ``"clip-normalize"``).
+
+The estimator is not linear, so there is no analytic variance and ``unbiased``
+is false; the estimate's ``variance`` is the plug-in variance of
+:math:`D'^{-1} f` *given the support OMP selected* (least squares is linear in
+:math:`y`; :math:`\operatorname{Cov}\hat q = (\operatorname{diag} q - qq^\top)/n`),
+0 off the support, before post-processing.  ``simulate`` is exact: a
+multinomial over :math:`[m]` per item present (or per-user draws when fewer).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import ClassVar
+
+import numpy as np
+
+from ... import postprocess as _postprocess
+from ..._validation import Integer, Options, check_param
+from ...errors import InvalidParameterError, InvalidPrivacyParameterError
+from ...estimates import FrequencyEstimate
+from .._protocol import ProtocolTags, register
+from ._matching_pursuit import orthogonal_matching_pursuit
+from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+
+__all__ = ["CP"]
+
+_SCALE = 2.0**32
+_BISECTION_STEPS = 80
+
+
+@register
+class CP(FrequencyOracle):
+    """Compressive privatization over a public random ``measurements x domain_size`` sign matrix.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget (the exact guarantee with ``calibration="exact"``).
+    domain_size : int
+        Number of items ``k >= 2``.
+    measurements : int
+        Number of rows ``m`` of :math:`A` (the report is one of ``m`` values); default 500.
+    matrix_seed : int
+        Public seed of :math:`A`; default 0.
+    regime : {"high", "medium"}
+        ``"high"``: :math:`\\Pr[A_{ij}=+1] = 1/2` (sec. 2); ``"medium"``:
+        :math:`e^{-\\varepsilon}` (eq. 6, for :math:`1 \\le \\varepsilon \\le \\log m`).
+    calibration : {"exact", "none"}
+        How the mechanism's :math:`\\varepsilon_0` is set (module docstring).
+    on_privacy_excess : {"raise", "warn"}
+        With ``calibration="none"``: refuse or warn when the exact loss exceeds ``epsilon``.
+
+    Reports are row indices in ``[0, m)`` (narrowest unsigned dtype).
+    """
+
+    name = "cp"
+    summary = "compressive privatization: m-ary report over a public Rademacher matrix; OMP + simplex decoding"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
+    _constraints = {
+        **FrequencyOracle._constraints,
+        "measurements": Integer(low=2, high=2**16),
+        "matrix_seed": Integer(low=0, high=2**63 - 1),
+        "regime": Options(("high", "medium")),
+        "calibration": Options(("exact", "none")),
+        "on_privacy_excess": Options(("raise", "warn")),
+    }
+    _defaults = {
+        "measurements": 500,
+        "matrix_seed": 0,
+        "regime": "high",
+        "calibration": "exact",
+        "on_privacy_excess": "raise",
+    }
+    max_matrix_cells: ClassVar[int] = 1 << 25  # set-up holds a few int64 copies of A
+
+    # ------------------------------------------------------------------ set-up
+    def _setup(self):
+        k, m = self.domain_size, self._params["measurements"]
+        if k * m > self.max_matrix_cells:
+            raise InvalidParameterError(
+                f"The 'measurements' parameter of CP makes a {m} x {k} matrix; at most "
+                f"{self.max_matrix_cells} cells are allowed. Got measurements={m!r} instead."
+            )
+        self.measurements = m
+        self._plus, self._rho = self._draw_matrix()
+        self.column_counts = self._plus.sum(axis=0, dtype=np.int64)  # n_x
+        self._loss_extremes = self._column_extremes()
+        if self._params["calibration"] == "exact":
+            self.mechanism_epsilon = self._calibrate(self.epsilon)
+        else:
+            self.mechanism_epsilon = self.epsilon
+        self.effective_epsilon = self.exact_privacy_loss(self.mechanism_epsilon)
+        if self.effective_epsilon > self.epsilon * (1 + 1e-12):
+            message = (
+                f"The 'epsilon' parameter of CP is {self.epsilon!r}, but with calibration='none' the mechanism over "
+                f"this matrix is only {self.effective_epsilon:.6g}-LDP (column balance beta = "
+                f"{self.column_balance:.4g}; Lemma 2.1/4.1 bound {self.lemma_epsilon:.6g}). Use "
+                "calibration='exact', more measurements, or on_privacy_excess='warn'."
+            )
+            if self._params["on_privacy_excess"] == "raise":
+                raise InvalidPrivacyParameterError(message)
+            warnings.warn(message, UserWarning, stacklevel=4)
+        e = math.exp(self.mechanism_epsilon)
+        self._e = e
+        self._denominators = self.column_counts * e + m - self.column_counts  # 1 / d_x
+        self._order = None
+        self._measurement_matrix = None
+        self._report_dtype = smallest_unsigned_dtype(m)
+
+    def _draw_matrix(self):
+        """Boolean ``(m, k)`` matrix of the +1 entries, from the raw stream of ``matrix_seed``."""
+        k, m = self.domain_size, self._params["measurements"]
+        stream = np.random.PCG64(self._params["matrix_seed"])
+        if self._params["regime"] == "high":
+            words = stream.random_raw(-(-m * k // 64))
+            bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: m * k]
+            return bits.reshape(m, k).astype(bool), 0.5
+        threshold = int(math.floor(math.exp(-self.epsilon) * _SCALE))
+        uniforms = stream.random_raw(-(-m * k // 2)).view(np.uint32)[: m * k]
+        return (uniforms < threshold).reshape(m, k), threshold / _SCALE
+
+    def _column_extremes(self):
+        """Per row y: the smallest/largest n_x over items with y in C_x and over items with y not in C_x."""
+        counts = np.broadcast_to(self.column_counts, self._plus.shape)
+        big = np.iinfo(np.int64).max
+        inside_min = np.where(self._plus, counts, big).min(axis=1)
+        inside_max = np.where(self._plus, counts, -1).max(axis=1)
+        outside_min = np.where(self._plus, big, counts).min(axis=1)
+        outside_max = np.where(self._plus, -1, counts).max(axis=1)
+        return inside_min, inside_max, outside_min, outside_max
+
+    def exact_privacy_loss(self, mechanism_epsilon: float) -> float:
+        r"""Exact :math:`\max_y \log(\max_x Q(y|x)/\min_x Q(y|x))` of mechanism (2) with this matrix."""
+        m, e = self.measurements, math.exp(mechanism_epsilon)
+        inside_min, inside_max, outside_min, outside_max = self._loss_extremes
+
+        def probability(counts, boost):  # Q(y|x) for rows with (without) y in C_x; -inf/NaN where no such x
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where((counts >= 0) & (counts <= m), boost / (counts * e + m - counts), np.nan)
+
+        # Q decreases in n_x, so the largest Q comes from the smallest n_x
+        high = np.fmax(probability(inside_min, e), probability(outside_min, 1.0))
+        low = np.fmin(probability(inside_max, e), probability(outside_max, 1.0))
+        return float(np.max(np.log(high / low)))
+
+    def _calibrate(self, epsilon: float) -> float:
+        low, high = 0.0, epsilon  # loss(eps0) >= eps0, so eps0 <= epsilon
+        if self.exact_privacy_loss(high) <= epsilon:
+            return high
+        for _ in range(_BISECTION_STEPS):
+            middle = 0.5 * (low + high)
+            low, high = (middle, high) if self.exact_privacy_loss(middle) <= epsilon else (low, middle)
+        if low <= 0.0:
+            raise InvalidPrivacyParameterError(
+                f"The 'epsilon' parameter of CP is {epsilon!r}, too small for this matrix to be calibrated."
+            )
+        return low
+
+    @property
+    def column_balance(self) -> float:
+        r""":math:`\beta = \max_x |n_x - \rho m| / (\rho m)` (property P1)."""
+        center = self._rho * self.measurements
+        return float(np.max(np.abs(self.column_counts - center)) / center)
+
+    @property
+    def lemma_epsilon(self) -> float:
+        """Lemma 2.1 / 4.1 bound :math:`\\varepsilon_0 + 2\\beta` on the privacy loss (valid for beta < 1)."""
+        return self.mechanism_epsilon + 2 * self.column_balance
+
+    def privacy_report(self) -> dict:
+        """Column balance, P1, Lemma 2.1/4.1 bound and the exact loss of the realized matrix."""
+        return {
+            "requested_epsilon": self.epsilon,
+            "mechanism_epsilon": self.mechanism_epsilon,
+            "column_balance_beta": self.column_balance,
+            "p1_holds": bool(self.column_balance <= self.epsilon / 2),
+            "lemma_epsilon": self.lemma_epsilon,
+            "exact_epsilon": self.effective_epsilon,
+        }
+
+    # ------------------------------------------------------------------ client
+    def _rows_by_sign(self) -> np.ndarray:
+        """``(k, m)``: for each item, the rows of C_x first, then the others."""
+        if self._order is None:
+            dtype = smallest_unsigned_dtype(self.measurements)
+            self._order = np.argsort(~self._plus.T, axis=1, kind="stable").astype(dtype)
+        return self._order
+
+    def _privatize(self, values, rng):
+        counts = self.column_counts[values]
+        inside = rng.random(values.size) < counts * self._e / self._denominators[values]
+        offset = np.where(inside, 0, counts)
+        size = np.where(inside, counts, self.measurements - counts)
+        position = offset + rng.integers(0, np.maximum(size, 1), dtype=np.int64)
+        return self._rows_by_sign()[values, position].astype(self._report_dtype)
+
+    # ------------------------------------------------------------------ server
+    @property
+    def statistic_size(self) -> int:
+        return self.measurements
+
+    def _validate_reports(self, reports):
+        return check_item_reports(self, reports, self.measurements)
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return np.bincount(reports, minlength=self.measurements).astype(np.int64)
+
+    def _simulate(self, values, rng):
+        counts = np.bincount(values, minlength=self.domain_size)
+        active = np.flatnonzero(counts)
+        if active.size * self.measurements > values.size:
+            return self._accumulate(self._privatize(values, rng))
+        rows = self.channel(active)  # (active, m)
+        return rng.multinomial(counts[active], rows).sum(axis=0).astype(np.int64)
+
+    def channel(self, values=None):
+        items = np.arange(self.domain_size) if values is None else self._check_values(values)
+        return np.where(self._plus[:, items].T, self._e, 1.0) / self._denominators[items][:, None]
+
+    def report_index(self, reports):
+        return np.asarray(reports, dtype=np.int64)
+
+    # ------------------------------------------------------------------ estimation
+    def default_sparsity(self) -> int:
+        """Largest :math:`s` with :math:`s \\ln(k/s) \\le m/4` (a RIP-style budget :math:`m \\gtrsim s\\log(k/s)`)."""
+        k, m = self.domain_size, self.measurements
+        s = 1
+        while s + 1 < k and (s + 1) * math.log(k / (s + 1)) <= m / 4:
+            s += 1
+        return s
+
+    def measurement_matrix(self) -> np.ndarray:
+        """:math:`B = (A - \\mu) / (\\sigma \\sqrt m)` (float64, cached)."""
+        if self._measurement_matrix is None:
+            mu, sigma = 2 * self._rho - 1, 2 * math.sqrt(self._rho * (1 - self._rho))
+            signs = np.where(self._plus, 1.0, -1.0)
+            self._measurement_matrix = (signs - mu) / (sigma * math.sqrt(self.measurements))
+        return self._measurement_matrix
+
+    def _estimate(self, aggregator, *, postprocess: str = "simplex", sparsity: int | None = None, **options):
+        """Algorithm 1: OMP at ``sparsity`` (default :meth:`default_sparsity`), rescale by D'^{-1}, post-process.
+
+        ``postprocess`` is any of :data:`dpdist.postprocess.METHODS`; "simplex" is
+        Algorithm 1's projection, "none" returns :math:`D'^{-1} f` itself.
+        """
+        if options:
+            raise InvalidParameterError(
+                f"CP.estimate got unknown option(s) {sorted(options)}; allowed: 'postprocess', 'sparsity'."
+            )
+        s = self.default_sparsity() if sparsity is None else check_param(
+            "CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size)
+        )
+        m, n, e, rho = self.measurements, aggregator.n, self._e, self._rho
+        sigma = 2 * math.sqrt(rho * (1 - rho))
+        mean_denominator = (e - 1) * rho + 1  # E[n_x e + m - n_x] / m
+        observed = aggregator.statistic / n
+        target = (observed - 1.0 / m) * 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
+        recovered, support = orthogonal_matching_pursuit(self.measurement_matrix(), target, s)
+        scale = m * mean_denominator / self._denominators  # diagonal of D'
+        frequencies = _postprocess.apply(postprocess, recovered / scale)
+        # variance given the selected support: the least-squares fit is linear in y, and
+        # Cov(q_hat) = (diag(q) - q q^T) / n (multinomial), with q_hat plugged in for q
+        variance = np.zeros(self.domain_size)
+        if support.size:
+            solve = np.linalg.pinv(self.measurement_matrix()[:, support])  # (s, m)
+            gain = 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
+            weighted = solve * observed
+            covariance = (weighted @ solve.T - np.outer(solve @ observed, solve @ observed)) * gain**2 / n
+            variance[support] = np.maximum(np.diag(covariance), 0.0) / scale[support] ** 2
+        return FrequencyEstimate(
+            frequencies=frequencies,
+            n=n,
+            variance=variance,
+            epsilon=self.effective_epsilon,
+            protocol=self.name,
+            postprocess=postprocess,
+            details={"sparsity": s, "support": support, **self.privacy_report()},
+        )
+
+    def variance(self, n: int, frequencies=None) -> np.ndarray:
+        raise NotImplementedError("CP's OMP estimator is non-linear; it has no analytic variance.")

@@ -1,0 +1,225 @@
+r"""Hadamard response, ``hr`` (Acharya, Sun, Zhang, AISTATS 2019; paper 004 sec. 5 baseline).
+
+Construction (general privacy, sec. 4 of Acharya–Sun–Zhang; with :math:`B = 1`
+it is their high-privacy scheme).  Let
+
+.. math::
+
+    B = 2^{\lceil \log_2 \min(e^\varepsilon, 2d) \rceil - 1}, \qquad
+    b = 2^{\lceil \log_2 (d/B + 1) \rceil}, \qquad K = bB,
+
+so for :math:`e^\varepsilon \le 2`, :math:`B = 1` and :math:`K = b =
+2^{\lceil\log_2(d+1)\rceil}`.  (We then lower :math:`B` to
+:math:`\lceil d/(b-1) \rceil` when it is larger: blocks that hold no item
+only add noise outputs.)  The paper's :math:`B` is order-optimal; for the
+constant, we take the power of two :math:`B' \le B` whose design has the
+smallest variance at :math:`f_x = 0` (e.g. :math:`B' = 1` at
+:math:`\varepsilon = 1`, where the paper's :math:`B = 2` has 1.5x the variance).
+The items are split into :math:`B` blocks of
+:math:`b - 1`; item :math:`x` in block :math:`i` at position
+:math:`j = (x \bmod (b-1)) + 1` owns the set
+:math:`C_x = \{ib + r : H_b[r, j] = +1\}` of :math:`b/2` outputs, with
+:math:`H_b` the Sylvester Hadamard matrix (column 0, all ones, is skipped).
+The output :math:`y \in [K]` has
+
+.. math::
+
+    Q(y \mid x) = \frac{e^\varepsilon}{Z} \text{ if } y \in C_x,\quad
+    \frac{1}{Z} \text{ otherwise}, \qquad Z = \tfrac{b}{2} e^\varepsilon + K - \tfrac{b}{2},
+
+so every likelihood ratio is at most :math:`e^\varepsilon` (mechanism (2) of
+paper 004 with :math:`A` the block Hadamard matrix).
+
+Estimator (derived here).  Let :math:`T_x = \sum_r H_b[r, j]\,N_{ib+r}`, the
+Walsh–Hadamard coefficient of block :math:`i`'s output histogram (one fast
+transform per block).  Using :math:`|C_x \cap C_{x'}| = b/4` within a block and
+:math:`0` across blocks, :math:`\mathbb E[T_x] = n f_x\,b(e^\varepsilon-1)/(2Z)`, so
+
+.. math::
+
+    \hat f_x = \kappa\,\frac{T_x}{n}, \qquad \kappa = \frac{2Z}{b(e^\varepsilon - 1)},
+    \qquad
+    \operatorname{Var}[\hat f_x] = \frac{1}{n}\Big(\kappa^2\,
+        \frac{F_i \tfrac{b}{2}(e^\varepsilon+1) + (1-F_i)\,b}{Z} - f_x\Big),
+
+with :math:`F_i` the total frequency of block :math:`i` (each user adds
+:math:`\pm 1` to :math:`T_x` when their output falls in block :math:`i`, else 0).
+For :math:`B = 1` this is the pure protocol with :math:`p^* = e^\varepsilon/(e^\varepsilon+1)`,
+:math:`q^* = 1/2`, support count :math:`(n + T_x)/2`; the estimator is written in
+that form for every :math:`B` (pseudo-supports :math:`(n + T_x)/2`,
+:math:`p^* = 1/2 + 1/(2\kappa)`, :math:`q^* = 1/2`) so the shared
+:class:`FrequencyOracle` estimation applies.
+
+Sampling.  :math:`Q(\cdot\mid x) = \lambda\,\mathrm{Unif}(C_x) + (1-\lambda)\,\mathrm{Unif}[K]`
+with :math:`\lambda = \tfrac{b}{2}(e^\varepsilon - 1)/Z`.  A uniform element of
+:math:`C_x`: draw :math:`r` uniform in :math:`[b]` and, if :math:`H_b[r, j] = -1`,
+flip the lowest set bit of :math:`j` in :math:`r` (a bijection between the
+:math:`-1` and :math:`+1` rows of column :math:`j`).  The exact aggregate
+sampler draws the kept counts :math:`\mathrm{Binomial}(c_x, \lambda)`, one uniform
+multinomial over :math:`[K]` for the others, and the kept outputs either per kept
+user or as per-item multinomials over :math:`C_x`, whichever is cheaper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._protocol import ProtocolTags, register
+from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+from ._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
+
+__all__ = ["HR"]
+
+#: largest number of per-item multinomial cells in the exact aggregate sampler
+_MULTINOMIAL_CELLS = 1 << 22
+
+
+def _block_design(domain_size: int, e: float, blocks: int) -> tuple[int, int, float]:
+    """``(B, b, Var*)`` for at most ``blocks`` blocks: ``b`` as in the paper, ``B`` lowered to the
+    blocks that hold items, ``Var*`` the variance at :math:`f_x = 0` for ``n = 1`` with block mass
+    equal to the block's share of items."""
+    block_size = 2 ** math.ceil(math.log2(domain_size / blocks + 1))
+    blocks = min(blocks, -(-domain_size // (block_size - 1)))
+    normalizer = block_size / 2 * e + block_size * blocks - block_size / 2
+    kappa = 2 * normalizer / (block_size * (e - 1))
+    share = min(1.0, (block_size - 1) / domain_size)
+    in_block = (share * block_size / 2 * (e + 1) + (1 - share) * block_size) / normalizer
+    return blocks, block_size, kappa**2 * in_block
+
+
+@register
+class HR(FrequencyOracle):
+    """Hadamard response (block form; high-privacy form when :math:`e^\\varepsilon \\le 2`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0.
+    domain_size : int
+        Number of items ``d >= 2``.
+
+    Reports are output indices in ``[0, K)`` (narrowest unsigned dtype):
+    ``log2 K`` bits per user.  ``blocks`` (:math:`B`), ``block_size``
+    (:math:`b`) and ``output_size`` (:math:`K`) describe the construction.
+    """
+
+    name = "hr"
+    summary = "Hadamard response: output in the Hadamard set of the item w.p. boosted by e^eps; FWHT decoding"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+
+    def _setup(self):
+        d, e = self.domain_size, math.exp(self.epsilon)
+        self._e = e
+        largest = 2 ** (math.ceil(math.log2(min(e, 2.0 * d))) - 1) if e > 2.0 else 1
+        candidates = [_block_design(d, e, 2**power) for power in range(int(math.log2(largest)) + 1)]
+        self.blocks, self.block_size = min(candidates, key=lambda design: design[2])[:2]
+        self.output_size = self.block_size * self.blocks
+        b, K = self.block_size, self.output_size
+        self._normalizer = b / 2 * e + K - b / 2  # Z
+        self._kappa = 2 * self._normalizer / (b * (e - 1))
+        self._keep = b / 2 * (e - 1) / self._normalizer  # lambda
+        items = np.arange(d)
+        self._item_block = items // (b - 1)
+        self._item_column = items % (b - 1) + 1
+        self._report_dtype = smallest_unsigned_dtype(K)
+
+    def support_probabilities(self):
+        """Pseudo-support probabilities (module docstring); exact supports when ``blocks == 1``."""
+        return 0.5 + 0.5 / self._kappa, 0.5
+
+    def in_set(self, items, outputs) -> np.ndarray:
+        """``outputs ∈ C_items`` (broadcasting)."""
+        items = np.asarray(items, dtype=np.int64)
+        outputs = np.asarray(outputs, dtype=np.int64)
+        same_block = outputs // self.block_size == self._item_block[items]
+        return same_block & hadamard_sign_is_plus(outputs % self.block_size, self._item_column[items])
+
+    # ------------------------------------------------------------------ client
+    def _uniform_in_sets(self, items, rng):
+        column = self._item_column[items]
+        rows = rng.integers(0, self.block_size, size=items.size, dtype=np.int64)
+        lowest_bit = column & -column
+        rows = np.where(hadamard_sign_is_plus(rows, column), rows, rows ^ lowest_bit)
+        return self._item_block[items] * self.block_size + rows
+
+    def _privatize(self, values, rng):
+        keep = rng.random(values.size) < self._keep
+        outputs = rng.integers(0, self.output_size, size=values.size, dtype=np.int64)
+        outputs[keep] = self._uniform_in_sets(values[keep], rng)
+        return outputs.astype(self._report_dtype)
+
+    # ------------------------------------------------------------------ server
+    @property
+    def statistic_size(self) -> int:
+        return self.output_size
+
+    def _validate_reports(self, reports):
+        return check_item_reports(self, reports, self.output_size)
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return np.bincount(reports, minlength=self.output_size).astype(np.int64)
+
+    def support_counts(self, aggregator):
+        """Pseudo-supports :math:`(n + T_x)/2` from one FWHT per block."""
+        coefficients = fast_walsh_hadamard(aggregator.statistic.reshape(self.blocks, self.block_size))
+        transform = coefficients[self._item_block, self._item_column].astype(np.float64)
+        return (aggregator.n + transform) / 2.0
+
+    def _simulate(self, values, rng):
+        d, K = self.domain_size, self.output_size
+        counts = np.bincount(values, minlength=d)
+        kept = rng.binomial(counts, self._keep)
+        histogram = rng.multinomial(values.size - kept.sum(), np.full(K, 1.0 / K)).astype(np.int64)
+        active = np.flatnonzero(kept)
+        half = self.block_size // 2
+        if kept.sum() <= active.size * half or active.size * half > _MULTINOMIAL_CELLS:
+            histogram += np.bincount(self._uniform_in_sets(np.repeat(active, kept[active]), rng), minlength=K)
+        else:
+            cells = rng.multinomial(kept[active], np.full(half, 1.0 / half))  # (active, b/2)
+            histogram += np.bincount(self._set_members(active).ravel(), weights=cells.ravel(), minlength=K).astype(
+                np.int64
+            )
+        return histogram
+
+    def _set_members(self, items) -> np.ndarray:
+        """The ``b/2`` outputs of ``C_x`` for each item (rows), via the parity-fixing bijection."""
+        column = self._item_column[items][:, None]
+        low = column & -column
+        position = np.log2(low).astype(np.int64)
+        t = np.arange(self.block_size // 2, dtype=np.int64)[None, :]
+        rows = ((t >> position) << (position + 1)) | (t & (low - 1))  # insert a 0 bit at `position`
+        rows = np.where(hadamard_sign_is_plus(rows, column), rows, rows | low)
+        return self._item_block[items][:, None] * self.block_size + rows
+
+    # ------------------------------------------------------------------ analytics
+    def variance(self, n: int, frequencies=None) -> np.ndarray:
+        """Exact variance of :math:`\\hat f_x` (module docstring).
+
+        ``frequencies=None`` gives the variance at :math:`f_x = 0` with each
+        block's mass set to its share of items (block mass 1 when ``blocks == 1``).
+        """
+        d, b, e, Z = self.domain_size, self.block_size, self._e, self._normalizer
+        if frequencies is None:
+            f = np.zeros(d)
+            block_mass = np.bincount(self._item_block, minlength=self.blocks) / d
+        else:
+            f = np.asarray(frequencies, dtype=np.float64)
+            block_mass = np.clip(np.bincount(self._item_block, weights=f, minlength=self.blocks), 0.0, 1.0)
+        if self.blocks == 1:
+            block_mass = np.ones(1)  # every user's output is in the single block
+        mass = block_mass[self._item_block]
+        in_block = (mass * b / 2 * (e + 1) + (1 - mass) * b) / Z
+        return (self._kappa**2 * in_block - f) / n
+
+    def channel(self, values=None):
+        items = np.arange(self.domain_size) if values is None else self._check_values(values)
+        member = self.in_set(items[:, None], np.arange(self.output_size)[None, :])
+        return np.where(member, self._e, 1.0) / self._normalizer
+
+    def report_index(self, reports):
+        return np.asarray(reports, dtype=np.int64)

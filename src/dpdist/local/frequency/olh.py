@@ -1,0 +1,180 @@
+r"""Optimized local hashing, ``olh`` (Wang et al., USENIX Security 2017, sec. 4.4).
+
+A user with item :math:`v` draws a hash function :math:`h` uniformly from a
+universal family mapping items to :math:`[g]`, with
+:math:`g = \operatorname{round}(e^\varepsilon + 1)` (the variance-optimal
+choice), and reports :math:`(h, y)` where :math:`y` is :math:`h(v)` perturbed
+by :math:`g`-ary randomized response: :math:`\Pr[y = h(v)] = p =
+e^\varepsilon/(e^\varepsilon + g - 1)`, every other value
+:math:`1/(e^\varepsilon + g - 1)`.  A report supports item :math:`v'` when
+:math:`h(v') = y`.  (Papers 001 sec. II-B and 003 sec. 2.1 use OLH as a
+frequency oracle.)
+
+Hash family: :math:`h_{a,b}(x) = ((a x + b) \bmod P) \bmod g` with the prime
+``hash_prime`` :math:`P` (default the Mersenne prime :math:`2^{31}-1`), see
+:mod:`dpdist.local.frequency._hashing`.  Its exact collision probability
+:math:`c` gives exact support probabilities (derived in the docstring of
+``support_probabilities``):
+
+.. math::
+
+    p^* = p, \qquad q^* = p\,c + (1 - p)\,\frac{1 - c}{g - 1},
+
+so the estimator of :class:`FrequencyOracle` is exactly unbiased with the
+exact variance (with :math:`c = 1/g` this is the paper's :math:`q^* = 1/g`).
+
+Channel.  The output :math:`(s, y)` has probability
+:math:`\frac{1}{(P-1)P}\,\mathrm{GRR}_g(y \mid h_s(v))`, so the likelihood
+ratio of any output is at most :math:`e^\varepsilon`.  ``channel()``
+enumerates it for a small ``hash_prime`` (the conformance examples use
+:math:`P = 5` or :math:`7`).
+
+The support counts of OLH are dependent across items (one report supports
+about :math:`d/g` items at once), so there is no exact aggregate sampler:
+``simulate`` privatizes and aggregates in chunks (``exact_simulate=False``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import InvalidParameterError, MalformedReportError
+from ..._validation import Integer, Optional
+from .._protocol import ProtocolTags, register
+from . import _hashing
+from ._oracle import FrequencyOracle
+
+__all__ = ["OLH"]
+
+_MERSENNE_31 = 2**31 - 1
+#: largest number of channel columns (seeds x g) that ``channel()`` will enumerate
+_MAX_CHANNEL_OUTPUTS = 1 << 20
+
+
+@register
+class OLH(FrequencyOracle):
+    """Optimized local hashing.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0.
+    domain_size : int
+        Number of items ``d``, ``2 <= d <= hash_prime``.
+    hash_range : int, optional
+        Range :math:`g` of the hash functions; default
+        :math:`\\operatorname{round}(e^\\varepsilon + 1)` (OLH).  ``2`` gives
+        binary local hashing (BLH).
+    hash_prime : int
+        The prime :math:`P` of the family; default :math:`2^{31}-1`.
+
+    Reports are ``uint64`` arrays of shape ``(n, 2)``: column 0 the hash seed
+    in :math:`[0, (P-1)P)`, column 1 the perturbed hash value in :math:`[0, g)`.
+    """
+
+    name = "olh"
+    summary = "optimized local hashing: report (seed, GRR of h_seed(v)) with g = round(e^eps + 1)"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    _constraints = {
+        **FrequencyOracle._constraints,
+        "hash_range": Optional(Integer(low=2, high=2**20)),
+        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+    }
+    _defaults = {"hash_range": None, "hash_prime": _MERSENNE_31}
+
+    def _setup(self):
+        prime = self._params["hash_prime"]
+        if not _hashing.is_prime(prime):
+            raise InvalidParameterError(f"The 'hash_prime' parameter of OLH must be a prime. Got {prime!r} instead.")
+        if self.domain_size > prime:
+            raise InvalidParameterError(
+                f"The 'domain_size' parameter of OLH must be <= hash_prime = {prime} (items are hashed "
+                f"modulo that prime). Got {self.domain_size!r} instead."
+            )
+        e = math.exp(self.epsilon)
+        self._prime = prime
+        self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
+        self._n_seeds = _hashing.seed_count(prime)
+        self._p = e / (e + self._g - 1)
+        self._keep = (e - 1) / (e + self._g - 1)  # GRR as "keep, else uniform over all g"
+        collision = _hashing.collision_probability(prime, self._g)
+        self._collision = collision
+        self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
+
+    @property
+    def hash_range(self) -> int:
+        """The range :math:`g` actually used."""
+        return self._g
+
+    def support_probabilities(self):
+        r"""``(p*, q*)``.
+
+        :math:`p^* = \Pr[y = h(v)] = p`.  For :math:`v' \ne v`: if
+        :math:`h(v') = h(v)` (probability :math:`c`) the report supports
+        :math:`v'` iff :math:`y = h(v)`; otherwise iff :math:`y` equals the other
+        value :math:`h(v')`, which a perturbed :math:`y` (probability
+        :math:`1-p`, uniform over the :math:`g-1` values other than
+        :math:`h(v)`) hits with probability :math:`1/(g-1)`.
+        """
+        return self._p, self._q
+
+    # ------------------------------------------------------------------ client
+    def _privatize(self, values, rng):
+        seeds = rng.integers(0, self._n_seeds, size=values.size, dtype=np.int64)
+        hashed = _hashing.hash_items(seeds, values, self._prime, self._g)
+        keep = rng.random(values.size) < self._keep
+        perturbed = np.where(keep, hashed, rng.integers(0, self._g, size=values.size, dtype=np.int64))
+        return np.column_stack([seeds, perturbed]).astype(np.uint64)
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        array = np.asarray(reports)
+        if (
+            array.ndim != 2
+            or array.shape[1] != 2
+            or not np.issubdtype(array.dtype, np.integer)
+            or array.dtype == np.bool_
+        ):
+            raise MalformedReportError(
+                f"OLH reports must be an integer array of shape (n, 2) (seed in [0, {self._n_seeds}), "
+                f"value in [0, {self._g})). Got shape {array.shape} and dtype {array.dtype} instead."
+            )
+        if np.issubdtype(array.dtype, np.signedinteger):
+            negative = (array < 0).any(axis=1)
+            array = np.where(array < 0, 0, array).astype(np.uint64)
+        else:
+            negative = np.zeros(array.shape[0], dtype=bool)
+            array = array.astype(np.uint64, copy=False)
+        bad_seed = (array[:, 0] >= np.uint64(self._n_seeds)) | negative
+        bad_value = (array[:, 1] >= np.uint64(self._g)) | negative
+        return array, {"seed_out_of_range": bad_seed, "value_out_of_range": bad_value & ~bad_seed}
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return _hashing.support_counts(
+            reports[:, 0].astype(np.int64), reports[:, 1].astype(np.int64), self.domain_size, self._prime, self._g
+        )
+
+    # ------------------------------------------------------------------ exact channel
+    def channel(self, values=None):
+        """Output law over ``(seed, value)`` pairs, column ``seed * g + value``; small ``hash_prime`` only."""
+        outputs = self._n_seeds * self._g
+        if outputs > _MAX_CHANNEL_OUTPUTS:
+            raise NotImplementedError(
+                f"OLH.channel enumerates (P-1)P x g = {outputs} outputs; only for at most "
+                f"{_MAX_CHANNEL_OUTPUTS} (use a small 'hash_prime')."
+            )
+        items = np.arange(self.domain_size) if values is None else self._check_values(values)
+        seeds = np.arange(self._n_seeds, dtype=np.int64)
+        hashed = _hashing.hash_items(seeds[None, :], items[:, None], self._prime, self._g)  # (items, seeds)
+        other = (1 - self._p) / (self._g - 1)
+        grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
+        return (grr / self._n_seeds).reshape(items.size, outputs)
+
+    def report_index(self, reports):
+        reports, _ = self._validate_reports(reports)
+        return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

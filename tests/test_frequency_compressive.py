@@ -1,0 +1,98 @@
+"""Compressive privatization (paper 004): matrix, privacy calibration, measurement model, recovery."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpdist import local, metrics
+from dpdist.errors import InvalidPrivacyParameterError
+
+
+def test_matrix_depends_only_on_the_public_seed():
+    first = local.make("cp", epsilon=1.0, domain_size=50, measurements=20, matrix_seed=5)
+    second = local.make("cp", epsilon=1.0, domain_size=50, measurements=20, matrix_seed=5)
+    other = local.make("cp", epsilon=1.0, domain_size=50, measurements=20, matrix_seed=6)
+    np.testing.assert_array_equal(first.channel(), second.channel())
+    assert not np.array_equal(first.channel(), other.channel())
+
+
+def test_medium_regime_entries_are_plus_one_with_probability_e_minus_epsilon():
+    protocol = local.make("cp", epsilon=2.0, domain_size=2000, measurements=100, regime="medium")
+    share = protocol.column_counts.sum() / (2000 * 100)
+    rho = math.exp(-2.0)
+    assert abs(share - rho) < 5 * math.sqrt(rho * (1 - rho) / (2000 * 100))  # 5 standard errors
+
+
+@pytest.mark.parametrize("regime, epsilon", [("high", 0.5), ("high", 1.0), ("medium", 2.0)])
+def test_exact_calibration_spends_exactly_epsilon_and_reports_the_lemma_bound(regime, epsilon):
+    protocol = local.make("cp", epsilon=epsilon, domain_size=300, measurements=64, regime=regime)
+    channel = protocol.channel()
+    loss = np.max(np.log(channel.max(axis=0) / channel.min(axis=0)))
+    assert loss <= epsilon * (1 + 1e-9)
+    assert loss == pytest.approx(protocol.exact_privacy_loss(protocol.mechanism_epsilon), rel=1e-12)
+    assert protocol.exact_privacy_loss(protocol.mechanism_epsilon * (1 + 1e-6)) > epsilon  # largest eps0
+    report = protocol.privacy_report()
+    center = (0.5 if regime == "high" else math.exp(-epsilon)) * 64
+    assert report["column_balance_beta"] == pytest.approx(np.max(np.abs(protocol.column_counts - center)) / center)
+    if report["column_balance_beta"] < 1:  # Lemma 2.1 / 4.1 is an upper bound on the exact loss
+        assert report["exact_epsilon"] <= report["lemma_epsilon"] + 1e-12
+
+
+def test_uncalibrated_mechanism_is_refused_or_warned_when_it_exceeds_epsilon():
+    with pytest.raises(InvalidPrivacyParameterError, match="epsilon"):
+        local.make("cp", epsilon=0.5, domain_size=200, measurements=40, calibration="none")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        protocol = local.make(
+            "cp", epsilon=0.5, domain_size=200, measurements=40, calibration="none", on_privacy_excess="warn"
+        )
+    assert protocol.mechanism_epsilon == 0.5 and protocol.effective_epsilon > 0.5
+    assert any("LDP" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("regime, epsilon", [("high", 0.8), ("medium", 2.5)])
+def test_measurement_model_of_eq_3_to_5_is_exact_up_to_the_offset_term(regime, epsilon):
+    # y = B D'p + c (sum(D'p) - 1) 1 with the exact q: the e1 term of eq. (5) is this offset
+    protocol = local.make("cp", epsilon=epsilon, domain_size=40, measurements=16, regime=regime)
+    p = np.random.default_rng(0).dirichlet(np.ones(40))
+    q = p @ protocol.channel()
+    m, e, rho = 16, math.exp(protocol.mechanism_epsilon), protocol._rho
+    kappa, sigma = (e - 1) * rho + 1, 2 * math.sqrt(rho * (1 - rho))
+    gain = 2 * kappa * math.sqrt(m) / ((e - 1) * sigma)
+    y = (q - 1 / m) * gain
+    x = m * kappa / protocol._denominators * p  # D' p
+    np.testing.assert_allclose(y - protocol.measurement_matrix() @ x, gain / m * (x.sum() - 1), atol=1e-12)
+
+
+def test_sparse_distribution_is_recovered_better_than_hadamard_response():
+    # paper 004 sec. 5: on sparse distributions CP's l1 error is below HR's (both projected on the simplex)
+    k, n, epsilon = 2000, 200_000, 0.5
+    generator = np.random.default_rng(11)
+    truth = np.zeros(k)
+    truth[generator.choice(k, 5, replace=False)] = [0.4, 0.25, 0.15, 0.12, 0.08]
+    values = generator.choice(k, n, p=truth)
+    cp = local.make("cp", epsilon=epsilon, domain_size=k, measurements=200)
+    hr = local.make("hr", epsilon=epsilon, domain_size=k)
+    cp_estimate = cp.estimate(cp.simulate(values, rng=1), sparsity=5)
+    hr_estimate = hr.estimate(hr.simulate(values, rng=1), postprocess="simplex")
+    assert set(cp_estimate.details["support"].tolist()) == set(np.flatnonzero(truth).tolist())
+    assert metrics.l1(cp_estimate, truth) < metrics.l1(hr_estimate, truth)
+    np.testing.assert_allclose(cp_estimate.frequencies.sum(), 1.0)
+    assert np.all(cp_estimate.frequencies >= 0)
+    # the plug-in standard error is honest: the error on the support is within 5 of them
+    on = cp_estimate.details["support"]
+    assert np.all(np.abs(cp.estimate(cp.simulate(values, rng=1), sparsity=5, postprocess="none").frequencies[on]
+                         - truth[on]) < 5 * np.sqrt(cp_estimate.variance[on]))
+
+
+def test_simulate_is_exact_for_few_items_and_for_many():
+    protocol = local.make("cp", epsilon=1.0, domain_size=30, measurements=10)
+    generator = np.random.default_rng(5)
+    repeats = 500
+    for values in (np.repeat([0, 1], 200), np.arange(30).repeat(2)):  # multinomial / per-user branch
+        channel = protocol.channel(values)
+        sample = np.array([protocol.simulate(values, rng=generator).statistic for _ in range(repeats)])
+        sd = np.sqrt((channel * (1 - channel)).sum(axis=0) / repeats)
+        assert np.all(np.abs(sample.mean(axis=0) - channel.sum(axis=0)) < 5 * sd)  # 5 standard errors

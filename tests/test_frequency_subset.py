@@ -1,0 +1,56 @@
+"""Subset selection: subset size, exact subsets, closed-form probabilities, report checks."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpdist import local
+
+
+@pytest.mark.parametrize("epsilon, d", [(0.5, 10), (1.0, 1024), (5.0, 64)])
+def test_subset_size_is_ceil_d_over_e_epsilon_plus_one(epsilon, d):
+    protocol = local.make("ss", epsilon=epsilon, domain_size=d)
+    assert protocol.subset_size == math.ceil(d / (math.exp(epsilon) + 1))
+
+
+def test_every_report_is_a_subset_of_exactly_k_distinct_items():
+    protocol = local.make("ss", epsilon=1.0, domain_size=50)
+    reports = protocol.privatize(np.random.default_rng(0).integers(0, 50, 4000), rng=1)
+    bits = np.unpackbits(reports, axis=1)
+    np.testing.assert_array_equal(bits[:, :50].sum(axis=1), protocol.subset_size)
+    assert not bits[:, 50:].any()
+
+
+def test_true_item_is_included_with_probability_p_in():
+    epsilon, d, n = 1.0, 30, 40_000
+    protocol = local.make("ss", epsilon=epsilon, domain_size=d)
+    k, e = protocol.subset_size, math.exp(epsilon)
+    p_in = k * e / (k * e + d - k)
+    bits = np.unpackbits(protocol.privatize(np.full(n, 7), rng=2), axis=1, count=d)
+    # binomial proportions, 5 standard errors
+    assert abs(bits[:, 7].mean() - p_in) < 5 * math.sqrt(p_in * (1 - p_in) / n)
+    q_other = p_in * (k - 1) / (d - 1) + (1 - p_in) * k / (d - 1)
+    assert abs(bits[:, 3].mean() - q_other) < 5 * math.sqrt(q_other * (1 - q_other) / n)
+    assert protocol.support_probabilities() == pytest.approx((p_in, q_other))
+
+
+def test_channel_columns_follow_the_colex_rank_of_report_index():
+    protocol = local.make("ss", epsilon=0.7, domain_size=6)
+    k = protocol.subset_size
+    channel = protocol.channel()
+    assert channel.shape == (6, math.comb(6, k))
+    ranks = protocol.report_index(protocol.privatize(np.zeros(500, dtype=int), rng=3))
+    assert len(set(ranks.tolist())) > 1 and ranks.max() < channel.shape[1]
+    # column of the subset {0, .., k-1} is rank 0: it holds item 0
+    assert channel[0, 0] > channel[5, 0]
+
+
+def test_reports_with_the_wrong_number_of_items_are_counted():
+    protocol = local.make("ss", epsilon=1.0, domain_size=12)
+    reports = protocol.privatize(np.arange(12), rng=4)
+    reports[0] = np.packbits(np.r_[np.ones(protocol.subset_size + 1, bool), np.zeros(11 - protocol.subset_size, bool)])
+    reports[1, -1] |= 1  # a padding bit
+    aggregator = protocol.aggregator().add(reports)
+    assert aggregator.n == 10
+    assert aggregator.rejected == {"not_k_items": 1, "padding_bits_set": 1}
