@@ -7,11 +7,11 @@ so a result can be interpreted without the code that made it.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import special
 
 from ._rng import check_rng
 from ._validation import Integer, check_param
@@ -115,7 +115,7 @@ class FrequencyEstimate:
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Normal-approximation interval per item: ``f_hat +- z * sqrt(variance)``."""
         level = _check_level(level, "FrequencyEstimate.confidence_interval")
-        z = special.ndtri(0.5 + level / 2)
+        z = NormalDist().inv_cdf(0.5 + level / 2)
         half = z * self.standard_error
         return ConfidenceInterval(self.frequencies - half, self.frequencies + half)
 
@@ -354,7 +354,7 @@ class MeanEstimate:
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Normal-approximation interval ``mean +- z * standard_error``."""
         level = _check_level(level, "MeanEstimate.confidence_interval")
-        half = special.ndtri(0.5 + level / 2) * self.standard_error
+        half = NormalDist().inv_cdf(0.5 + level / 2) * self.standard_error
         return ConfidenceInterval(self.mean - half, self.mean + half)
 
 

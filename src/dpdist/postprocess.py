@@ -14,8 +14,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import isotonic_regression
-
 from .errors import InvalidParameterError, InvalidValueTypeError
 
 __all__ = [
@@ -102,6 +100,8 @@ def project_simplex(frequencies) -> np.ndarray:
 
 def isotonic_cdf(values) -> np.ndarray:
     """Least-squares non-decreasing fit of CDF values, then clipped to [0, 1] (pool adjacent violators)."""
+    from scipy.optimize import isotonic_regression  # lazy: scipy.optimize costs ~20 MB at import
+
     values = _as_vector(values, "postprocess.isotonic_cdf")
     return np.clip(isotonic_regression(values, increasing=True).x, 0.0, 1.0)
 

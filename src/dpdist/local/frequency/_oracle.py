@@ -18,10 +18,10 @@ below :math:`\Phi^{-1}(1-\alpha/d)\sqrt{\operatorname{Var}^*}`, with
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Interval, check_integer_values, check_param
@@ -108,7 +108,7 @@ class FrequencyOracle(LocalProtocol):
             alpha = check_param(
                 f"{self.display_name}.estimate", "significance", significance, Interval(0, 1, "neither")
             )
-            threshold = special.ndtri(1 - alpha / self.domain_size) * math.sqrt(self.variance(n)[0])
+            threshold = NormalDist().inv_cdf(1 - alpha / self.domain_size) * math.sqrt(self.variance(n)[0])
             frequencies = np.where(frequencies >= threshold, frequencies, 0.0)
             details["significance_threshold"] = threshold
         frequencies = _postprocess.apply(postprocess, frequencies)
@@ -140,25 +140,3 @@ def _unknown_options(protocol, options):
         f"{protocol.display_name}.estimate got unknown option(s) {sorted(options)}; "
         "allowed: 'postprocess', 'significance', 'deconvolve'."
     )
-
-
-def smallest_unsigned_dtype(domain_size: int) -> np.dtype:
-    """The narrowest unsigned integer dtype holding ``0 .. domain_size - 1``."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if domain_size - 1 <= np.iinfo(dtype).max:
-            return np.dtype(dtype)
-    return np.dtype(np.uint64)
-
-
-def check_item_reports(protocol, reports, domain_size: int, name: str = "reports"):
-    """Read a 1-D batch of item reports; return it and the out-of-range mask."""
-    from ...errors import MalformedReportError
-
-    array = np.asarray(reports)
-    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_):
-        raise MalformedReportError(
-            f"{protocol.display_name} {name} must be a 1-D array of integers in [0, {domain_size}). "
-            f"Got shape {array.shape} and dtype {array.dtype} instead."
-        )
-    out_of_range = (array < 0) | (array >= domain_size)
-    return array, {"out_of_range": out_of_range}

@@ -29,8 +29,8 @@ from ._oracle import FrequencyOracle
 __all__ = ["UnaryEncoding"]
 
 _SCALE = 2.0**32
-#: Users per chunk when drawing bits: bounds memory at about 5 bytes x d x chunk.
-_CHUNK_BITS = 1 << 23
+#: Bits per chunk when drawing reports: bounds the working memory at about 5 bytes x 2^20.
+_CHUNK_BITS = 1 << 20
 
 
 def _threshold(probability: float, *, round_up: bool) -> int:

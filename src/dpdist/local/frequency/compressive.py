@@ -68,7 +68,8 @@ from ...errors import InvalidParameterError, InvalidPrivacyParameterError
 from ...estimates import FrequencyEstimate
 from .._protocol import ProtocolTags, register
 from ._matching_pursuit import orthogonal_matching_pursuit
-from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._oracle import FrequencyOracle
 
 __all__ = ["CP"]
 

@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from .._protocol import ProtocolTags, register
-from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._oracle import FrequencyOracle
 
 __all__ = ["GRR"]
 

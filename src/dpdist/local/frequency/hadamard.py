@@ -67,7 +67,8 @@ import math
 import numpy as np
 
 from .._protocol import ProtocolTags, register
-from ._oracle import FrequencyOracle, check_item_reports, smallest_unsigned_dtype
+from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._oracle import FrequencyOracle
 from ._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 
 __all__ = ["HR"]

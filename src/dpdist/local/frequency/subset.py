@@ -77,6 +77,7 @@ class SS(FrequencyOracle):
     """
 
     name = "ss"
+    fixed_support_size = True  # every report holds exactly k items
     summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
 

@@ -29,7 +29,7 @@ from ..._rng import check_rng
 from ..._validation import Interval, check_param, check_real_values
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
-from ..frequency._oracle import check_item_reports
+from .._reports import check_item_reports
 from ._base import NumericalProtocol
 from ...estimates import MeanEstimate, MeanVarianceEstimate
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..._validation import Integer, Interval, Optional, Options, check_param
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
-from ..frequency._oracle import check_item_reports, smallest_unsigned_dtype
+from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._base import NumericalProtocol
 from ._wave_em import expectation_maximization, transition_operator
 

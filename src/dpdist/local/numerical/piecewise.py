@@ -42,7 +42,7 @@ import numpy as np
 
 from ..._validation import Integer
 from .._protocol import register
-from ..frequency._oracle import smallest_unsigned_dtype
+from .._reports import smallest_unsigned_dtype
 from ._mean import MeanProtocol
 
 __all__ = ["PiecewiseMechanism"]
