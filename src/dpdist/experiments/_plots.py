@@ -22,6 +22,7 @@ def draw_figure(figure, summary: ResultsTable, folder) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    import matplotlib.lines
     import matplotlib.pyplot as plt
 
     rows = summary.select(metric=figure.y, **figure.where)
@@ -29,9 +30,14 @@ def draw_figure(figure, summary: ResultsTable, folder) -> list[Path]:
         rows = rows.select(dataset=list(figure.datasets))
     if figure.methods:
         rows = rows.select(method=list(figure.methods))
-    if len(rows) == 0:
+    if len(rows) == 0 or figure.x not in rows.columns:
         return []
     panels = rows.unique(figure.panels) if figure.panels else [None]
+    # one color per series in every panel, and one legend listing every series
+    every_series = rows.unique(figure.series)
+    cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    colors = {series: cycle[i % len(cycle)] for i, series in enumerate(every_series)}
+    markers = {series: "os^Dv<>ph*"[(i // len(cycle)) % 10] for i, series in enumerate(every_series)}
     columns = min(len(panels), 4)
     lines = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(lines, columns, figsize=(4.2 * columns, 3.4 * lines), squeeze=False)
@@ -44,7 +50,9 @@ def draw_figure(figure, summary: ResultsTable, folder) -> list[Path]:
             order = np.argsort(x, kind="stable")
             mean = line.column("mean").astype(np.float64)[order]
             se = np.nan_to_num(line.column("se").astype(np.float64)[order])
-            (drawn,) = ax.plot(x[order], mean, marker="o", markersize=3, label=str(series))
+            (drawn,) = ax.plot(
+                x[order], mean, marker=markers[series], markersize=3, label=str(series), color=colors[series]
+            )
             low = mean - se
             if figure.logy:
                 low = np.where(low > 0, low, mean)  # a band below 0 cannot be drawn on a log axis
@@ -60,7 +68,11 @@ def draw_figure(figure, summary: ResultsTable, folder) -> list[Path]:
         ax.grid(True, which="both", alpha=0.3)
     for index in range(len(panels), lines * columns):
         axes[index // columns][index % columns].set_visible(False)
-    axes[0][0].legend(fontsize=8)
+    handles = [
+        matplotlib.lines.Line2D([], [], color=colors[series], marker=markers[series], markersize=3, label=str(series))
+        for series in every_series
+    ]
+    axes[0][0].legend(handles=handles, fontsize=8)
     if figure.title:
         fig.suptitle(figure.title)
     fig.tight_layout()

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import inspect
 import json
 import math
 import os
 import time
 import traceback
+from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ._methods import resolve_method
-from ._spec import Cell, ExperimentSpec, MetricSpec, cell_seeds, stable_id
+from ._spec import DATASET_PREFIX, METRIC_PREFIX, Cell, ExperimentSpec, MetricSpec, cell_seeds, stable_id
 from ._table import ResultsTable, summarize
 
 __all__ = ["run_spec", "RunResult", "cell_key"]
@@ -60,6 +62,8 @@ def cell_key(cell: Cell, spec: ExperimentSpec) -> str:
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
     }
+    if cell.method.metrics:  # only when set, so the keys of existing runs do not change
+        content["method_metrics"] = sorted(cell.method.metrics)
     text = json.dumps(content, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -69,19 +73,59 @@ def _dataset(reference):
     return reference.resolve()
 
 
-def _metric_values(metric: MetricSpec, estimate, truth, rng) -> dict[str, float]:
+#: Users drawn per (dataset, n, data stream), kept read-only in each worker: every method and
+#: epsilon of a repeat sees the same users, so a worker draws them once (bounded by bytes).
+_USERS: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+_USERS_BYTES = 768 * 2**20
+
+
+def _users(reference, n, data_seed: tuple) -> np.ndarray:
+    key = (reference, n, data_seed)
+    if key in _USERS:
+        _USERS.move_to_end(key)
+        return _USERS[key]
+    values = _dataset(reference).load(n, rng=np.random.default_rng(list(data_seed)))
+    values.flags.writeable = False  # shared by later cells: a method must not modify it
+    _USERS[key] = values
+    while len(_USERS) > 1 and sum(v.nbytes for v in _USERS.values()) > _USERS_BYTES:
+        _USERS.popitem(last=False)
+    return values
+
+
+def _metric_function(name: str):
+    """A function of :mod:`dpdist.metrics` by name, or any top-level function as ``"module:function"``."""
     from .. import metrics as metric_module
 
-    function = getattr(metric_module, metric.name, None)
+    if ":" in name:
+        module_name, _, function_name = name.partition(":")
+        try:
+            function = getattr(importlib.import_module(module_name), function_name, None)
+        except ImportError as error:
+            raise InvalidParameterError(f"The metric {name!r} cannot be imported: {error}") from None
+        if function is None or not callable(function):
+            raise InvalidParameterError(f"The metric {name!r} is not a function of module {module_name!r}.")
+        return function
+    function = getattr(metric_module, name, None)
     if function is None or not callable(function):
         raise InvalidParameterError(
-            f"The metric {metric.name!r} is not in dpdist.metrics; available: "
+            f"The metric {name!r} is not in dpdist.metrics (or a 'module:function' reference); available: "
             f"{sorted(n for n in getattr(metric_module, '__all__', []) if n[0].islower())}."
         )
+    return function
+
+
+def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) -> dict[str, float]:
+    function = _metric_function(metric.name)
     kwargs = dict(metric.params)
-    if "rng" in inspect.signature(function).parameters and "rng" not in kwargs:
+    accepted = inspect.signature(function).parameters
+    for name, value in (grid_options or {}).items():
+        if name in accepted:  # a metric_<name> grid parameter, for the metrics that take it
+            kwargs[name] = value
+    if "rng" in accepted and "rng" not in kwargs:
         kwargs["rng"] = rng
     result = function(estimate, truth, **kwargs)
+    if result is None:  # the metric does not apply to this estimate
+        return {}
     if hasattr(result, "_asdict"):  # a named tuple of counts, e.g. true/false positives
         return {f"{metric.key}.{name}": float(value) for name, value in result._asdict().items()}
     return {metric.key: float(result)}
@@ -91,10 +135,20 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
     """Run one cell; return ``{"metrics": {key: value}, "seconds": t}`` (top level: spawn-safe)."""
     start = time.perf_counter()
     seeds = cell_seeds(cell, root_seed)
-    dataset = _dataset(cell.dataset)
     params = cell.param_dict
+    metric_options = {k[len(METRIC_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(METRIC_PREFIX)}
+    overrides = {k[len(DATASET_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(DATASET_PREFIX)}
+    unknown = sorted(set(overrides) - {"bins", "permute"})
+    if unknown:
+        raise InvalidParameterError(
+            f"Grid parameters {[DATASET_PREFIX + k for k in unknown]} name no dataset field; "
+            f"allowed: {DATASET_PREFIX}bins, {DATASET_PREFIX}permute."
+        )
+    # the data stream stays keyed by the reference's key: the same users for every override
+    reference = replace(cell.dataset, **overrides) if overrides else cell.dataset
+    dataset = _dataset(reference)
     n = params.pop("n", None)
-    values = dataset.load(n, rng=np.random.default_rng(seeds["data"]))
+    values = _users(reference, n, tuple(seeds["data"]))
     method = resolve_method(cell.method.method)
     estimate = method(values, dataset, {**cell.method.params, **params}, np.random.default_rng(seeds["method"]))
     if dataset.kind == "categorical":
@@ -103,10 +157,10 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
         truth = values
     results = {}
     for metric in metrics:
-        if metric.kind != dataset.kind:
+        if metric.kind != dataset.kind or (cell.method.metrics and metric.key not in cell.method.metrics):
             continue
         metric_rng = np.random.default_rng(seeds["metric"] + [stable_id("metric", metric.key)])
-        results.update(_metric_values(metric, estimate, truth, metric_rng))
+        results.update(_metric_values(metric, estimate, truth, metric_rng, metric_options))
     return {"metrics": results, "seconds": time.perf_counter() - start}
 
 

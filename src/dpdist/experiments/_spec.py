@@ -33,6 +33,44 @@ __all__ = [
 # Tags of the three independent streams of a cell (see cell_seeds).
 DATA_STREAM, METHOD_STREAM, METRIC_STREAM = 1, 2, 3
 
+#: Grid parameters with this prefix go to the metrics (see ExperimentSpec, grid).
+METRIC_PREFIX = "metric_"
+#: Grid parameters with this prefix override fields of the dataset reference.
+DATASET_PREFIX = "dataset_"
+#: Keys of a sweep (one dict of a list grid) naming the datasets / method labels it runs on.
+SWEEP_DATASETS, SWEEP_METHODS = "datasets", "methods"
+SWEEP_KEYS = (SWEEP_DATASETS, SWEEP_METHODS)
+
+
+def _normalize_sweep(sweep, name) -> dict:
+    if not isinstance(sweep, dict):
+        raise InvalidParameterError(
+            f"The 'grid' of ExperimentSpec {name!r} must be a dict of name -> list or a list of such dicts. "
+            f"Got an entry {sweep!r} instead."
+        )
+    out = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
+    for key in SWEEP_KEYS:
+        if key in sweep:
+            out[key] = tuple(sweep[key])
+    return out
+
+
+def _normalize_grid(grid, name):
+    if isinstance(grid, (list, tuple)):
+        if not grid:
+            raise InvalidParameterError(f"The 'grid' of ExperimentSpec {name!r} must not be an empty list.")
+        return [_normalize_sweep(sweep, name) for sweep in grid]
+    return _normalize_sweep(dict(grid), name)
+
+
+def _merge_grids(grid, override):
+    """``--quick`` grid: a list replaces the grid; a dict updates every sweep."""
+    if isinstance(override, (list, tuple)):
+        return list(override)
+    if isinstance(grid, list):
+        return [{**sweep, **override} for sweep in grid]
+    return {**grid, **override}
+
 
 def stable_id(*parts) -> int:
     """A 32-bit integer from the canonical JSON of ``parts`` (BLAKE2b; same in every process)."""
@@ -97,14 +135,17 @@ class DatasetRef:
 @dataclass(frozen=True)
 class MethodSpec:
     """A method under a label: ``method`` (registry or protocol name, or a top-level callable)
-    with fixed ``params``, an optional method-specific ``grid`` (crossed with the spec's) and
-    an optional list of the dataset keys it runs on (``datasets``; empty means all)."""
+    with fixed ``params``, an optional method-specific ``grid`` (crossed with the spec's), an
+    optional list of the dataset keys it runs on (``datasets``; empty means all) and an
+    optional list of the metric keys computed on its estimates (``metrics``; empty means
+    all), e.g. a mean-only protocol scored only by mean and variance errors."""
 
     label: str
     method: Any = None
     params: dict = field(default_factory=dict)
     grid: dict = field(default_factory=dict)
     datasets: tuple = ()
+    metrics: tuple = ()
 
     @classmethod
     def of(cls, value) -> "MethodSpec":
@@ -119,8 +160,9 @@ class MethodSpec:
             params = dict(value.pop("params", {}))
             grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
             datasets = tuple(value.pop("datasets", ()))
+            metrics = tuple(value.pop("metrics", ()))
             params.update(value)  # remaining keys are fixed parameters
-            return cls(label=label, method=method, params=params, grid=grid, datasets=datasets)
+            return cls(label=label, method=method, params=params, grid=grid, datasets=datasets, metrics=metrics)
         raise InvalidParameterError(
             f"A method of an experiment must be a name, a MethodSpec or a dict with 'method'. Got {value!r} instead."
         )
@@ -259,9 +301,17 @@ class ExperimentSpec:
         Short name (``dpdist reproduce NAME``).
     datasets : sequence of str, dict or DatasetRef
     methods : sequence of str, dict or MethodSpec
-    grid : dict of name -> list
+    grid : dict of name -> list, or list of such dicts
         Parameters crossed for every method (e.g. ``{"epsilon": [0.5, 1, 2]}``).  The
         parameter ``n`` is the number of users drawn from the dataset (default: all).
+        A list of dicts is a union of sweeps (one per paper figure, e.g. epsilon at a
+        fixed d and d at a fixed epsilon); a point in several sweeps is one cell.  A
+        sweep may hold ``"datasets": [keys]`` and ``"methods": [labels]`` to run only
+        on those datasets / methods.  Grid
+        parameters ``dataset_bins`` / ``dataset_permute`` override the dataset's
+        ``bins`` / ``permute`` (same users for every value); ``metric_<name>`` parameters
+        go to the metrics that take ``<name>`` (not to the method, and not into the
+        method's random stream, so one randomization is scored at every value).
     metrics : sequence of str, dict or MetricSpec
     repeats : int
     seed : int
@@ -291,7 +341,7 @@ class ExperimentSpec:
         object.__setattr__(self, "methods", tuple(MethodSpec.of(m) for m in self.methods))
         object.__setattr__(self, "metrics", tuple(MetricSpec.of(m) for m in self.metrics))
         object.__setattr__(self, "figures", tuple(FigureSpec.of(f) for f in self.figures))
-        object.__setattr__(self, "grid", {key: list(values) for key, values in dict(self.grid).items()})
+        object.__setattr__(self, "grid", _normalize_grid(self.grid, self.name))
         if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
             raise InvalidParameterError(
                 f"The 'repeats' parameter of ExperimentSpec must be an int >= 1. Got {self.repeats!r} instead."
@@ -320,7 +370,7 @@ class ExperimentSpec:
         if quick and self.quick:
             overrides = dict(self.quick)
             if "grid" in overrides:
-                overrides["grid"] = {**self.grid, **overrides["grid"]}
+                overrides["grid"] = _merge_grids(self.grid, overrides["grid"])
             spec = replace(spec, **overrides)
         if repeats is not None:
             spec = replace(spec, repeats=repeats)
@@ -354,16 +404,34 @@ class ExperimentSpec:
             for method in self.methods:
                 if method.datasets and dataset.key not in method.datasets:
                     continue
-                grid = {**self.grid, **method.grid}
-                names = sorted(grid)
-                for point in itertools.product(*(grid[name] for name in names)):
-                    params = tuple(zip(names, point))
-                    for repeat in range(self.repeats):
-                        out.append(Cell(dataset, method, params, repeat))
+                seen = set()
+                for sweep in self.sweeps():
+                    only = sweep.get(SWEEP_DATASETS)
+                    if only is not None and dataset.key not in only:
+                        continue
+                    only = sweep.get(SWEEP_METHODS)
+                    if only is not None and method.label not in only:
+                        continue
+                    grid = {k: v for k, v in sweep.items() if k not in SWEEP_KEYS}
+                    grid.update(method.grid)
+                    names = sorted(grid)
+                    for point in itertools.product(*(grid[name] for name in names)):
+                        params = tuple(zip(names, point))
+                        if params in seen:  # the same point in two sweeps is one cell
+                            continue
+                        seen.add(params)
+                        for repeat in range(self.repeats):
+                            out.append(Cell(dataset, method, params, repeat))
         return out
 
+    def sweeps(self) -> list[dict]:
+        """The grid as a list of sweeps (a dict grid is one sweep)."""
+        return list(self.grid) if isinstance(self.grid, list) else [self.grid]
+
     def parameter_names(self) -> list[str]:
-        names = set(self.grid)
+        names = set()
+        for sweep in self.sweeps():
+            names |= set(sweep) - set(SWEEP_KEYS)
         for method in self.methods:
             names |= set(method.grid)
         return sorted(names)
@@ -374,7 +442,8 @@ def cell_seeds(cell: Cell, root_seed: int) -> dict[str, list[int]]:
 
     * data: ``[1, id(dataset), n, repeat, root_seed]`` -- the users' values, shared by
       every method and every epsilon (paired comparisons);
-    * method: ``[2, id(dataset), id(method label), id(params), repeat, root_seed]``;
+    * method: ``[2, id(dataset), id(method label), id(params), repeat, root_seed]``, where
+      ``params`` leaves out the ``metric_*`` parameters (they only change the scoring);
     * metric: ``[3, id(dataset), n, repeat, root_seed]`` -- e.g. the random range
       queries, the same for every method.
 
@@ -384,13 +453,14 @@ def cell_seeds(cell: Cell, root_seed: int) -> dict[str, list[int]]:
     params = cell.param_dict
     n = params.get("n", 0)
     dataset_id = stable_id("dataset", cell.dataset.key)
+    method_params = {k: v for k, v in params.items() if not k.startswith(METRIC_PREFIX)}
     return {
         "data": [DATA_STREAM, dataset_id, int(n or 0), cell.repeat, root_seed],
         "method": [
             METHOD_STREAM,
             dataset_id,
             stable_id("method", cell.method.label),
-            stable_id("params", sorted(params.items())),
+            stable_id("params", sorted(method_params.items())),
             cell.repeat,
             root_seed,
         ],

@@ -1,0 +1,120 @@
+"""The ``central`` reproduction (paper 002): spec shape, runner methods, claim checks, a tiny end-to-end run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from dpdist import central, datasets, metrics
+from dpdist.errors import InvalidParameterError
+from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
+from dpdist.experiments import central as spec_module
+
+
+def _summary(rows):
+    columns = ["dataset", "method", "epsilon", "metric", "mean", "std", "se", "count", "failed"]
+    return ResultsTable([{"std": 0.0, "count": 4, "failed": 0, **row} for row in rows], columns)
+
+
+def test_spec_has_every_paper_figure_and_its_settings():
+    spec = get_spec("central")
+    names = spec.figure_names()
+    for figure in ("fig2-m", "fig2-n", "fig3-s", "fig3-m", "fig3-n", "fig5", "fig6", "fig7", "fig9"):
+        assert {f"{figure}-ks", f"{figure}-w1", f"{figure}-energy"} <= set(names)
+    comparison = [s for s in spec.sweeps() if s.get("setting") == ["central"] and s.get("n") == [10_000]][0]
+    assert comparison["epsilon"] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert spec.repeats == 50  # the paper's 50 repetitions
+    assert datasets.get("normal").bounds == (-4.0, 4.0)  # the paper clips N(0, 1) to [-4, 4]
+
+
+def test_step_cdf_is_the_staircase_of_the_histogram():
+    x = np.random.default_rng(0).normal(size=2_000).clip(-4, 4)
+    dataset = datasets.get("normal")
+    linear = spec_module.histogram_method(x, dataset, {"epsilon": 1.0, "bins": 8}, np.random.default_rng(1))
+    step = spec_module.histogram_method(x, dataset, {"epsilon": 1.0, "bins": 8, "cdf": "step"},
+                                        np.random.default_rng(1))
+    inside = linear.edges[:-1] + 0.5 * np.diff(linear.edges)  # bin midpoints
+    # the staircase holds the CDF of the left edge inside a bin; the linear CDF interpolates
+    np.testing.assert_allclose(step.cdf(inside), linear.cumulative[:-1], atol=1e-9)
+    np.testing.assert_allclose(step.cdf(linear.edges), linear.cumulative, atol=1e-9)
+
+
+def test_split_settings_pool_all_parts_and_keep_a_valid_cdf():
+    x = np.random.default_rng(2).beta(10, 2, size=3_000)
+    dataset = datasets.get("beta-10-2")
+    for method in (spec_module.histogram_method, spec_module.adaptive_quantiles_method,
+                   spec_module.polynomial_method, spec_module.matching_pursuit_method):
+        for setting in ("decentralized", "streaming"):
+            estimate = method(x, dataset, {"epsilon": 1.0, "setting": setting, "parts": 3}, np.random.default_rng(3))
+            assert np.all(np.diff(estimate.cumulative) >= -1e-12)
+            assert estimate.cumulative[0] == 0 and estimate.cumulative[-1] == 1
+    pooled = spec_module.polynomial_method(x, dataset, {"epsilon": 1.0, "setting": "decentralized", "parts": 3},
+                                           np.random.default_rng(4))
+    releases = pooled.details["releases"]
+    assert [r["n"] for r in releases] == [1_000, 1_000, 1_000]
+    assert all(r["delta"] == pytest.approx(1_000 ** -1.5) for r in releases)  # delta = n_site^-3/2
+    with pytest.raises(InvalidParameterError, match="'parts'"):
+        spec_module.histogram_method(x, dataset, {"epsilon": 1.0, "setting": "streaming", "parts": 0}, None)
+    with pytest.raises(InvalidParameterError, match="'setting'"):
+        spec_module.histogram_method(x, dataset, {"epsilon": 1.0, "setting": "federated"}, None)
+
+
+def test_nonprivate_references_match_the_noise_free_limit():
+    x = np.random.default_rng(5).normal(size=20_000).clip(-4, 4)
+    dataset = datasets.get("normal")
+    projection = spec_module.polynomial_method(x, dataset, {"degree": 12, "private": False}, None)
+    # with a budget so large the noise is negligible, the private release is the same projection
+    private = central.polynomial_projection(x, 1e4, 1e-6, (-4, 4), 12, rng=0, moments="legendre")
+    assert metrics.ks(projection, x) == pytest.approx(metrics.ks(private, x), abs=1e-3)
+    pursuit = spec_module.matching_pursuit_method(x, dataset, {"sparsity": 12, "private": False}, None)
+    assert metrics.ks(pursuit, x) < metrics.ks(
+        spec_module.matching_pursuit_method(x, dataset, {"sparsity": 2, "private": False}, None), x
+    )
+
+
+def test_ranked_check_outcomes():
+    rows = [
+        {"dataset": "d", "method": "A", "epsilon": 1.0, "metric": "ks", "mean": 0.9, "se": 0.01},
+        {"dataset": "d", "method": "B", "epsilon": 1.0, "metric": "ks", "mean": 0.5, "se": 0.01},
+        {"dataset": "d", "method": "C", "epsilon": 1.0, "metric": "ks", "mean": 0.1, "se": 0.01},
+    ]
+    table = _summary(rows)
+    assert spec_module.RankedCheck("A", ("ks",), "worst")(table)[0] == HOLDS
+    assert spec_module.RankedCheck("C", ("ks",), "best")(table)[0] == HOLDS
+    outcome, text = spec_module.RankedCheck("B", ("ks",), "worst")(table)
+    assert outcome == DOES_NOT_HOLD and "0.9" in text
+    close = _summary([{**rows[1], "mean": 0.105}, rows[2]])
+    assert spec_module.BestOrCloseCheck("B", ("ks",), tolerance=0.25)(close)[0] == HOLDS
+    assert spec_module.BestOrCloseCheck("B", ("ks",))(table)[0] == DOES_NOT_HOLD
+    assert spec_module.GroupBeatsCheck(("C",), ("A", "B"), ("ks",))(table)[0] == HOLDS
+
+
+def test_trend_and_minimum_checks():
+    means = {2: 0.5, 4: 0.2, 6: 0.1, 8: 0.3, 12: 0.6}
+    rows = [{"dataset": "d", "method": "P", "degree": m, "metric": "ks", "mean": v, "se": 0.01}
+            for m, v in means.items()]
+    table = ResultsTable([{"std": 0.0, "count": 4, "failed": 0, **r} for r in rows],
+                         ["dataset", "method", "degree", "metric", "mean", "std", "se", "count", "failed"])
+    assert spec_module.MinimumWithinCheck("P", ("ks",), "degree", 5, 8)(table)[0] == HOLDS
+    assert spec_module.MinimumWithinCheck("P", ("ks",), "degree", 10, 12)(table)[0] == DOES_NOT_HOLD
+    assert spec_module.TrendCheck("P", ("ks",), "degree")(table)[0] == DOES_NOT_HOLD  # rises after m = 6
+
+
+def test_tiny_reproduction_writes_report_figures_and_claims(tmp_path):
+    spec = get_spec("central").with_options(quick=True, repeats=1)
+    small = {"epsilon": [1.0], "n": [400], "degree": [2, 6], "sparsity": [2, 6], "size": [10, 40]}
+    grid = [{k: (small[k] if k in small and k != "n" else v) for k, v in sweep.items()} for sweep in spec.grid]
+    grid = [{**sweep, "n": [400]} for sweep in grid]
+    methods = [m for m in spec.methods if m.label not in spec_module.DICTIONARIES]
+    figures = [f for f in spec.figures if f.name in ("fig2-m-ks", "fig5-ks", "fig7-w1")]  # drawing costs ~0.5 s each
+    spec = replace(spec, datasets=spec.datasets[:1], methods=methods, grid=grid, figures=figures)
+    result = reproduce(spec, tmp_path, jobs=1, progress=False)
+    assert not result.failures
+    report = (tmp_path / "report.md").read_text()
+    assert "Histogram queries is the worst method" in report
+    assert (tmp_path / "figures" / "fig5-ks.png").exists() and (tmp_path / "figures" / "fig7-w1.png").exists()
+    assert (tmp_path / "results" / "summary.csv").exists()
+    outcomes = {claim["outcome"] for claim in result.claims}
+    assert outcomes <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE} and len(result.claims) == len(spec.claims)

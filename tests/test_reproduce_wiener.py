@@ -1,0 +1,118 @@
+"""The ``wiener`` spec (paper 001): structure, custom metrics, and a tiny end-to-end run."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from dpdist import experiments, local
+from dpdist.datasets import get as get_dataset
+from dpdist.experiments import wiener
+from dpdist.experiments._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from dpdist.experiments._table import ResultsTable
+
+
+def test_spec_is_registered_and_has_every_paper_figure():
+    spec = experiments.get_spec("wiener")
+    names = set(spec.figure_names())
+    for figure in ("fig3", "fig4", "fig5", "fig6_krr", "fig6_oue", "fig7_krr", "fig8_oue",
+                   "fig9_true_positives", "fig9_false_positives", "fig10a_oue", "fig10b_krr", "fig10c_oue"):
+        assert figure in names
+    assert spec.claims and all(claim.figure in names for claim in spec.claims)
+
+
+def test_sweeps_restrict_datasets_and_methods():
+    spec = experiments.get_spec("wiener").with_options(quick=True, repeats=1)
+    cells = spec.cells()
+    # the d sweep never touches wiki-words; AMRP never runs on the smooth dataset
+    assert not any(c.dataset.key == wiener.SKEWED and "dataset_bins" in c.param_dict for c in cells)
+    assert not any(c.dataset.key == wiener.SMOOTH and "AMRP" in c.method.label for c in cells)
+    # the shared point of two sweeps is one cell
+    keys = [(c.dataset.key, c.method.label, c.params) for c in cells]
+    assert len(keys) == len(set(keys))
+
+
+def test_noise_power_ratio_is_one_for_oue_and_zero_at_dc_for_krr():
+    dataset = get_dataset("flights-departure", bins=64)
+    values = dataset.load(20_000, rng=0)
+    truth = np.bincount(values, minlength=64) / values.size
+    ratios = {"grr": [], "oue": []}
+    for repeat in range(200):
+        for protocol in ratios:
+            estimate = wiener.noise_probe(values, dataset, {"protocol": protocol, "epsilon": 2.0}, repeat)
+            ratios[protocol].append([wiener.noise_power_ratio(estimate, truth, band) for band in (0, 6)])
+    grr, oue = np.array(ratios["grr"]), np.array(ratios["oue"])
+    assert np.all(np.abs(grr[:, 0]) < 1e-9)  # KRR: the support counts sum to n exactly, P_0 = 0
+    # band 6 averages |N_k|^2 over k = 32 (one frequency, Nyquist: a chi-square with 1 dof, sd sqrt(2));
+    # 200 repeats: SE = sqrt(2 / 200) = 0.1, tolerance 5 SE.  Band 0 of OUE likewise.
+    for column in (oue[:, 0], oue[:, 1], grr[:, 1]):
+        assert abs(column.mean() - 1) < 0.5
+    assert wiener.noise_power_ratio(estimate, truth, None) is None
+
+
+def test_mse_at_iteration_reads_the_iiw_path_and_zero_is_dw():
+    proto = local.make("oue", epsilon=3.0, domain_size=50)
+    items = np.repeat(np.arange(50), 40)
+    aggregator = proto.simulate(items, rng=3)
+    truth = np.bincount(items, minlength=50) / items.size
+    path = proto.estimate(aggregator, deconvolve="iiw", iterations=5, keep_path=True)
+    dw = proto.estimate(aggregator, deconvolve="dw")
+    assert wiener.mse_at_iteration(path, truth, 0) == pytest.approx(np.mean((dw.frequencies - truth) ** 2))
+    assert wiener.mse_at_iteration(path, truth, 5) == pytest.approx(np.mean((path.frequencies - truth) ** 2))
+    assert wiener.mse_at_iteration(path, truth, 6) is None
+    assert wiener.mse_at_iteration(dw, truth, 0) is None
+    assert wiener.top_k_mse(dw, truth) is None and wiener.detections(dw, truth) is None
+
+
+def test_ratio_check_decides_with_the_standard_error():
+    def table(base, improved, se):
+        rows = [{"dataset": "a", "method": m, "epsilon": 5.0, "metric": "mse", "mean": v, "std": 0.0, "se": se,
+                 "count": 4, "failed": 0} for m, v in (("B", base), ("I", improved))]
+        return ResultsTable(rows, ["dataset", "method", "epsilon", "metric", "mean", "std", "se", "count", "failed"])
+
+    check = wiener.RatioAtLeast("mse", "B", "I", 3.0)
+    assert check(table(4.0, 1.0, 0.01))[0] == HOLDS
+    assert check(table(2.0, 1.0, 0.01))[0] == DOES_NOT_HOLD
+    assert check(table(3.05, 1.0, 0.2))[0] == INCONCLUSIVE
+
+
+def test_tiny_run_writes_report_figures_tables_and_claims(tmp_path):
+    spec = experiments.get_spec("wiener")
+    tiny = replace(
+        spec,
+        repeats=2,
+        datasets=[d for d in spec.datasets if d.key == wiener.SMOOTH],
+        grid=[
+            {"epsilon": [1.0, 5.0], "methods": ("KRR", "KRR-IIW", "KRR-IIW-G", "OUE", "OUE-IIW")},
+            {"epsilon": [4.0], "metric_band": [0, 1, 5], "methods": ("KRR noise", "OUE noise")},
+            {"epsilon": [1.0], "metric_iteration": [0, 3], "methods": ("KRR-IIW-G path",)},
+        ],
+    )
+    tiny = replace(tiny, methods=[replace(m, params={**m.params, "estimate_iterations": 3})
+                                  if m.label == "KRR-IIW-G path" else m for m in tiny.methods])
+    result = experiments.reproduce(tiny, tmp_path, jobs=1, progress=False)
+    assert not result.failures
+    assert (tmp_path / "report.md").exists()
+    assert (tmp_path / "results" / "summary.csv").exists() and (tmp_path / "results" / "claims.csv").exists()
+    for figure in ("fig3", "fig5", "fig6_krr"):
+        assert (tmp_path / "figures" / f"{figure}.png").exists()
+    outcomes = {claim["text"]: claim["outcome"] for claim in result.claims}
+    assert len(outcomes) == len(spec.claims)
+    assert set(outcomes.values()) <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    report = (tmp_path / "report.md").read_text()
+    assert "KRR-IIW-G is stuck" in report
+    # claims with their rows present were evaluated on numbers, not skipped
+    spectrum = next(c for c in result.claims if c["figure"] == "fig3")
+    assert "band" in spectrum["explanation"]
+
+
+def test_metric_parameters_share_the_method_stream_and_dataset_overrides_share_the_users():
+    spec = experiments.get_spec("wiener").with_options(quick=True, repeats=1)
+    cells = [c for c in spec.cells() if c.method.label == "OUE" and c.dataset.key == wiener.SMOOTH]
+    by_k = [c for c in cells if "metric_k" in c.param_dict]
+    by_d = [c for c in cells if "dataset_bins" in c.param_dict]
+    method_streams = {tuple(experiments.cell_seeds(c, spec.seed)["method"]) for c in by_k}
+    data_streams = {tuple(experiments.cell_seeds(c, spec.seed)["data"]) for c in by_d}
+    assert len(by_k) > 1 and len(method_streams) == 1  # one randomization scored at every k
+    assert len(by_d) > 1 and len(data_streams) == 1  # the same users bucketized at every d
+    assert len({tuple(experiments.cell_seeds(c, spec.seed)["method"]) for c in by_d}) == len(by_d)
