@@ -6,7 +6,7 @@ from .estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarian
 __version__ = "0.1.0"
 
 #: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
-_LAZY_SUBPACKAGES = ("central", "datasets", "experiments")
+_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io")
 
 
 def __getattr__(name):
@@ -22,6 +22,8 @@ __all__ = [
     "central",
     "datasets",
     "experiments",
+    "io",
+    "distributed",
     "metrics",
     "postprocess",
     "errors",

@@ -15,7 +15,8 @@ from . import __version__
 
 _COMMAND_MODULES = [
     "dpdist._cli_basic",
-    "dpdist.experiments._cli",
+    "dpdist._cli_experiments",
+    "dpdist._cli_deploy",
 ]
 
 

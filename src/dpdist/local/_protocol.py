@@ -362,6 +362,19 @@ class Aggregator:
         aggregator.rejected = rejected
         return aggregator
 
+    def save(self, path) -> None:
+        """Write the state to ``path`` atomically (see :func:`dpdist.io.save_state`)."""
+        from ..io import save_state
+
+        save_state(path, self)
+
+    @classmethod
+    def load(cls, path, protocol: LocalProtocol | None = None) -> "Aggregator":
+        """Read a state written by :meth:`save`; with ``protocol``, the configs must agree."""
+        from ..io import load_state
+
+        return load_state(path, protocol).aggregator
+
     def __eq__(self, other):
         return (
             isinstance(other, Aggregator)

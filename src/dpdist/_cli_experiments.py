@@ -1,4 +1,4 @@
-"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate``."""
+"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` (its ``--state`` mode is in ``dpdist._cli_deploy``)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,18 @@ def add_commands(subparsers) -> None:
 
     estimate = subparsers.add_parser(
         "estimate",
-        help="run one LDP collection on a column of a CSV/Parquet file and summarize the estimate",
+        help="summarize an estimate: a one-shot LDP run on a column of a CSV/Parquet file, or a saved state",
+        description="Two modes. One-shot: 'dpdist estimate FILE --column C --protocol P --epsilon E' simulates "
+        "one LDP collection on a column and compares with the truth. State: 'dpdist estimate --state STATE "
+        "[--out CSV] [--plot PNG]' estimates from an aggregator state written by 'dpdist aggregate' "
+        "(FILE, --column, --protocol, --epsilon are then not allowed: the config is in the state).",
     )
-    estimate.add_argument("file", metavar="FILE")
-    estimate.add_argument("--column", required=True, help="column name")
-    estimate.add_argument("--protocol", required=True, help="registered protocol name (see 'dpdist list')")
-    estimate.add_argument("--epsilon", type=float, required=True, help="privacy budget")
+    estimate.add_argument("file", metavar="FILE", nargs="?", default=None, help="data file (one-shot mode)")
+    estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
+    estimate.add_argument("--protocol", default=None, help="registered protocol name, see 'dpdist list' (one-shot mode)")
+    estimate.add_argument("--epsilon", type=float, default=None, help="privacy budget (one-shot mode)")
+    estimate.add_argument("--state", default=None, help="aggregator state from 'dpdist aggregate' (state mode)")
+    estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
     estimate.add_argument("--bins", type=int, default=32, help="bins for a frequency protocol on numbers (32)")
     estimate.add_argument("--bounds", default=None, help="public bounds LO,HI (default: the column's min,max)")
     estimate.add_argument("--postprocess", default="norm-sub", help="post-processing of frequencies (norm-sub)")
@@ -43,8 +49,8 @@ def add_commands(subparsers) -> None:
 
 
 def _run_reproduce(args) -> int:
-    from . import SpecNotWrittenError, get_spec, reproduce
-    from ..errors import InvalidParameterError
+    from .errors import InvalidParameterError
+    from .experiments import SpecNotWrittenError, get_spec, reproduce
 
     try:
         spec = get_spec(args.name)
@@ -89,7 +95,7 @@ def _command(args) -> str:
 
 
 def _run_datasets(args) -> int:
-    from .. import datasets
+    from . import datasets
 
     rows = datasets.describe()
     header = ("name", "kind", "size", "bounds/domain", "description")
@@ -101,7 +107,7 @@ def _run_datasets(args) -> int:
 
 
 def _parse_bounds(text):
-    from ..errors import InvalidParameterError
+    from .errors import InvalidParameterError
 
     if text is None:
         return None
@@ -117,11 +123,28 @@ def _parse_bounds(text):
 def _run_estimate(args) -> int:
     import numpy as np
 
-    from .. import datasets, local
-    from ..estimates import Distribution
-    from ..errors import InvalidParameterError
-    from ._methods import run_local_protocol
+    from . import datasets, local
+    from .estimates import Distribution
+    from .errors import InvalidParameterError
+    from .experiments._methods import run_local_protocol
 
+    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
+    if args.state is not None:
+        given = [name for name, value in one_shot.items() if value is not None]
+        if given:
+            raise InvalidParameterError(
+                f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
+            )
+        from ._cli_deploy import run_estimate_from_state
+
+        return run_estimate_from_state(args)
+    absent = [name for name, value in one_shot.items() if value is None]
+    if absent:
+        raise InvalidParameterError(
+            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
+        )
+    if args.out is not None:
+        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
     if args.protocol not in local.available():
         raise InvalidParameterError(
             f"The '--protocol' option must be one of {local.available()}. Got {args.protocol!r} instead."

@@ -1,0 +1,257 @@
+"""``dpdist privatize`` and ``dpdist aggregate``; the state mode of ``dpdist estimate``.
+
+A deployment in three steps, each a separate process::
+
+    dpdist privatize --config proto.json --column C data.parquet --out reports.parquet
+    dpdist aggregate --config proto.json reports/*.parquet --state state.bin
+    dpdist estimate --state state.bin --out estimate.csv --plot estimate.png
+
+``aggregate`` is incremental and crash-safe: each report file is added and the
+state (with the file's content fingerprint) is replaced atomically before the
+next file, so a killed run leaves a valid state that already holds the files it
+finished, and re-running refuses (or with ``--skip-ingested`` skips) files
+whose content was already counted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_commands", "load_config", "run_estimate_from_state"]
+
+_BLOCK_SIZE = 1 << 16
+
+
+def add_commands(subparsers) -> None:
+    privatize = subparsers.add_parser(
+        "privatize",
+        help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
+        description="Randomize each value of COLUMN with the protocol of --config and write one report per "
+        "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format). Block b of "
+        "--block-size values draws from SeedSequence(--seed).spawn(...)[b], so a run is reproducible.",
+    )
+    privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
+    privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
+    privatize.add_argument("--column", required=True, help="column holding the users' values")
+    privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
+    privatize.add_argument("--seed", type=int, default=None, help="root seed (default: fresh OS entropy)")
+    privatize.add_argument("--secure", action="store_true", help="draw from the OS-keyed CSPRNG (no --seed)")
+    privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
+    privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
+    privatize.set_defaults(handler=_run_privatize)
+
+    aggregate = subparsers.add_parser(
+        "aggregate",
+        help="add report files to a durable aggregator state (incremental, no file counted twice)",
+        description="Add the reports of each FILE to --state (created if missing). Invalid reports are "
+        "rejected and counted by reason. The state is replaced atomically after each file, together with "
+        "the file's SHA-256 content fingerprint; a file already ingested is refused (or skipped with "
+        "--skip-ingested).",
+    )
+    aggregate.add_argument("files", metavar="FILE", nargs="+", help="report files (Parquet or dpdist binary)")
+    aggregate.add_argument("--state", required=True, help="aggregator state file (read, then replaced)")
+    aggregate.add_argument(
+        "--config", default=None, help="protocol config (JSON file or inline); default: the state's, else the first file's"
+    )
+    aggregate.add_argument("--skip-ingested", action="store_true", help="skip files already in the state")
+    aggregate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    aggregate.set_defaults(handler=_run_aggregate)
+
+
+def load_config(text: str, option: str = "--config"):
+    """A protocol from a JSON file path or an inline JSON object."""
+    from . import local
+    from .errors import InvalidParameterError
+
+    source = text
+    if not text.lstrip().startswith("{"):
+        try:
+            text = Path(text).read_text()
+        except OSError as error:
+            raise InvalidParameterError(
+                f"The '{option}' option must be a JSON file or an inline JSON object. Got {source!r} ({error.strerror})."
+            ) from None
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise InvalidParameterError(f"The '{option}' option {source!r} is not valid JSON ({error}).") from None
+    return local.from_config(config)
+
+
+def _progress(total, unit, disable):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, unit_scale=True, disable=True if disable else None, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------- privatize
+def _run_privatize(args) -> int:
+    from ._io._blocks import block_generator, rechunk, root_seed_sequence
+    from ._io._columns import count_rows, iter_column
+    from .errors import InvalidParameterError
+    from .io import ReportWriter
+
+    protocol = load_config(args.config)
+    if args.block_size < 1:
+        raise InvalidParameterError(f"The '--block-size' option must be an int >= 1. Got {args.block_size} instead.")
+    if args.secure and args.seed is not None:
+        raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
+    root = root_seed_sequence(args.seed)
+    missing = 0
+
+    def values():
+        nonlocal missing
+        for chunk, n_missing in iter_column(args.data, args.column):
+            missing += n_missing
+            yield _as_protocol_values(protocol, chunk)
+
+    with _progress(count_rows(args.data), "value", args.no_progress) as bar, ReportWriter(args.out, protocol) as writer:
+        for index, block in enumerate(rechunk(values(), args.block_size)):
+            rng = None if args.secure else block_generator(root, index)
+            writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
+            bar.update(block.size)
+    note = f"; {missing} missing cell(s) skipped" if missing else ""
+    print(f"privatize: {writer.n_written} report(s) of {protocol.name} written to {args.out}{note}.")
+    return 0
+
+
+def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
+    """Integral floats (e.g. a CSV column with gaps) become items for a categorical protocol."""
+    if protocol.tags.kind == "frequency" and np.issubdtype(chunk.dtype, np.floating):
+        if np.all(np.isfinite(chunk)) and np.all(chunk == np.floor(chunk)):
+            return chunk.astype(np.int64)
+    return chunk
+
+
+# ---------------------------------------------------------------------- aggregate
+def _run_aggregate(args) -> int:
+    from ._io._atomic import exclusive_lock
+    from .errors import IncompatibleStateError, InvalidParameterError
+    from .io import SavedState, count_reports, file_fingerprint, iter_report_batches, load_state, protocol_of_file, save_state
+
+    state_path = Path(args.state)
+    for name in args.files:
+        if not Path(name).is_file():
+            raise InvalidParameterError(f"Each FILE of 'dpdist aggregate' must be an existing file. Got {name!r}.")
+    with exclusive_lock(state_path, "dpdist aggregate"):
+        _remove_stale_temporary_files(state_path)
+        protocol = load_config(args.config) if args.config else None
+        if state_path.exists():
+            saved = load_state(state_path, protocol)
+        else:
+            protocol = protocol or protocol_of_file(args.files[0])
+            saved = SavedState(protocol.aggregator(), {})
+        protocol = saved.aggregator.protocol
+
+        fingerprints = [file_fingerprint(name) for name in args.files]
+        todo, seen = [], {}
+        for name, fingerprint in zip(args.files, fingerprints):
+            earlier = saved.ingested.get(fingerprint) or seen.get(fingerprint)
+            if earlier is not None:
+                if not args.skip_ingested:
+                    raise IncompatibleStateError(
+                        f"The report file {name!r} (content {fingerprint[:19]}...) was already ingested into "
+                        f"{str(state_path)!r} as {earlier['file']!r}; refusing to count its reports twice "
+                        f"(nothing was added). Use --skip-ingested to skip such files."
+                    )
+                print(f"aggregate: skipping {name} (already ingested as {earlier['file']}).", file=sys.stderr)
+                continue
+            seen[fingerprint] = {"file": name}
+            todo.append((name, fingerprint))
+
+        total = sum(count_reports(name) for name, _ in todo)
+        with _progress(total, "report", args.no_progress) as bar:
+            for name, fingerprint in todo:
+                added = protocol.aggregator()
+                for batch in iter_report_batches(name, protocol):
+                    batch.add_to(added)
+                    bar.update(batch.n_read)
+                saved.aggregator.merge(added)
+                saved.ingested[fingerprint] = {"file": str(name), "n": added.n, "rejected": dict(added.rejected)}
+                save_state(state_path, saved.aggregator, saved.ingested)  # atomic: one file at a time
+                rejected = f", rejected {added.rejected}" if added.rejected else ""
+                print(f"aggregate: {name}: {added.n} report(s) added{rejected}.", file=sys.stderr)
+    aggregator = saved.aggregator
+    print(
+        f"aggregate: state {state_path} holds {aggregator.n} report(s) of {protocol.name} from "
+        f"{len(saved.ingested)} file(s); rejected {aggregator.rejected or 0}."
+    )
+    return 0
+
+
+def _remove_stale_temporary_files(state_path: Path) -> None:
+    """Temp files of a killed run (``.state.bin.*.tmp``); safe to delete while we hold the lock."""
+    directory = state_path.parent if str(state_path.parent) else Path(".")
+    for stale in directory.glob(f".{state_path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------- estimate --state
+def run_estimate_from_state(args) -> int:
+    """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator."""
+    from .estimates import Distribution, FrequencyEstimate
+    from .io import load_state
+
+    saved = load_state(args.state)
+    protocol, aggregator = saved.aggregator.protocol, saved.aggregator
+    options = {"postprocess": args.postprocess} if protocol.tags.kind == "frequency" else {}
+    estimate = protocol.estimate(aggregator, **options)
+    print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
+          + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
+    if isinstance(estimate, FrequencyEstimate):
+        header = "item,frequency,standard_error"
+        table = np.column_stack([np.arange(estimate.domain_size), estimate.frequencies, estimate.standard_error])
+        formats = ["%d", "%.17g", "%.17g"]
+        for item, share in zip(*estimate.top_k(min(5, estimate.domain_size))):
+            print(f"  item {int(item):>6}  {share:.6g}")
+    elif isinstance(estimate, Distribution):
+        header = "low,high,probability,cdf"
+        table = np.column_stack([estimate.edges[:-1], estimate.edges[1:], estimate.probabilities, estimate.cumulative[1:]])
+        formats = "%.17g"
+        print(f"  mean {estimate.mean():.6g}  std {np.sqrt(estimate.var()):.6g}  median {float(estimate.quantile(0.5)):.6g}")
+    else:
+        fields = {k: v for k, v in vars(estimate).items() if isinstance(v, (int, float, np.number))}
+        header = "quantity,value"
+        table, formats = None, None
+        print("  " + "  ".join(f"{k} {v:.6g}" for k, v in fields.items()))
+    if args.out:
+        if table is None:
+            Path(args.out).write_text(header + "\n" + "".join(f"{k},{v!r}\n" for k, v in fields.items()))
+        else:
+            np.savetxt(args.out, table, delimiter=",", header=header, comments="", fmt=formats)
+        print(f"  table  {args.out}")
+    if args.plot:
+        _plot_estimate(estimate, protocol, args.plot)
+        print(f"  plot   {args.plot}")
+    return 0
+
+
+def _plot_estimate(estimate, protocol, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from .errors import InvalidParameterError
+    from .estimates import Distribution, FrequencyEstimate
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    label = f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}"
+    if isinstance(estimate, Distribution):
+        estimate.plot(ax=ax, label=label)
+    elif isinstance(estimate, FrequencyEstimate):
+        items = np.arange(estimate.domain_size)
+        ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=label, color="C0", ecolor="0.4")
+        ax.set_xlabel("item")
+        ax.set_ylabel("frequency")
+        ax.legend()
+    else:
+        plt.close(fig)
+        raise InvalidParameterError(f"The '--plot' option needs a frequency or distribution estimate; {protocol.name} gives {type(estimate).__name__}.")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

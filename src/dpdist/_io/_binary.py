@@ -1,0 +1,181 @@
+"""Compact versioned binary records of report batches.
+
+A record is::
+
+    magic      8 bytes  b"DPDISTR\\n"
+    version    uint16 little-endian  (RECORD_VERSION)
+    length     uint32 little-endian  (bytes of the header)
+    header     UTF-8 JSON: {"config", "dtype" (NumPy descr), "shape", "payload_bytes", "crc32"}
+    payload    the raw C-order array bytes (bit-packed protocols are already packed)
+
+A file is a sequence of records, so a writer can stream batches.  Decoding
+never unpickles: the dtype must be plain data (no Python objects).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from ..errors import MalformedReportError
+from ._batch import ReportBatch, rejected_batch, report_layout, validated_batch
+
+__all__ = ["RECORD_MAGIC", "RECORD_VERSION", "encode_record", "decode_record", "iter_records", "count_record_rows"]
+
+RECORD_MAGIC = b"DPDISTR\n"
+RECORD_VERSION = 1
+_PREFIX = struct.Struct("<8sHI")
+_MAX_HEADER_BYTES = 1 << 20
+
+
+def encode_record(protocol, reports) -> bytes:
+    """One record holding ``reports`` (validated first: invalid reports are never written)."""
+    array = _checked_for_writing(protocol, reports)
+    payload = np.ascontiguousarray(array).tobytes()
+    header = json.dumps(
+        {
+            "config": protocol.config(),
+            "dtype": np.lib.format.dtype_to_descr(array.dtype),
+            "shape": list(array.shape),
+            "payload_bytes": len(payload),
+            "crc32": zlib.crc32(payload),
+        },
+        sort_keys=True,
+    ).encode()
+    return _PREFIX.pack(RECORD_MAGIC, RECORD_VERSION, len(header)) + header + payload
+
+
+def _checked_for_writing(protocol, reports) -> np.ndarray:
+    """Validate with the protocol's checks (all rows must be valid) and cast to its wire layout."""
+    array, invalid = protocol._validate_reports(reports)
+    for reason, mask in invalid.items():
+        if np.any(mask):
+            raise MalformedReportError(
+                f"{protocol.display_name} reports to write: {int(np.count_nonzero(mask))} invalid report(s) "
+                f"({reason}); the first is at row {int(np.flatnonzero(mask)[0])}. Only valid reports are written."
+            )
+    layout = report_layout(protocol)
+    array = np.asarray(array)
+    if array.dtype != layout.dtype:
+        array = array.astype(layout.dtype)
+    return array
+
+
+def read_header(stream: BinaryIO, source: str) -> dict | None:
+    """The next record's header (``None`` at the end of the stream)."""
+    prefix = stream.read(_PREFIX.size)
+    if not prefix:
+        return None
+    if len(prefix) < _PREFIX.size:
+        raise MalformedReportError(f"{source}: truncated record prefix ({len(prefix)} bytes).")
+    magic, version, length = _PREFIX.unpack(prefix)
+    if magic != RECORD_MAGIC:
+        raise MalformedReportError(f"{source}: not a dpdist report record (magic {magic!r}, expected {RECORD_MAGIC!r}).")
+    if version != RECORD_VERSION:
+        raise MalformedReportError(
+            f"{source}: report record version {version} is not supported (this dpdist reads {RECORD_VERSION})."
+        )
+    if length > _MAX_HEADER_BYTES:
+        raise MalformedReportError(f"{source}: record header of {length} bytes exceeds {_MAX_HEADER_BYTES}.")
+    raw = stream.read(length)
+    try:
+        header = json.loads(raw.decode())
+        dtype = np.lib.format.descr_to_dtype(_as_descr(header["dtype"]))
+        shape = tuple(int(s) for s in header["shape"])
+        payload_bytes = int(header["payload_bytes"])
+        config = header["config"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise MalformedReportError(f"{source}: unreadable record header ({error}).") from None
+    if dtype.hasobject or len(shape) < 1 or min(shape) < 0 or not isinstance(config, dict):
+        raise MalformedReportError(f"{source}: record header has dtype {dtype}, shape {shape}: not a report batch.")
+    if payload_bytes != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+        raise MalformedReportError(
+            f"{source}: record payload of {payload_bytes} bytes does not match dtype {dtype} and shape {shape}."
+        )
+    return {"config": config, "dtype": dtype, "shape": shape, "payload_bytes": payload_bytes, "crc32": header.get("crc32")}
+
+
+def _as_descr(descr):
+    """JSON turned the descr's tuples into lists; turn them back."""
+    if not isinstance(descr, list):
+        return descr
+    fields = []
+    for name, kind, *shape in descr:
+        fields.append((name, _as_descr(kind), *(tuple(s) for s in shape)))
+    return fields
+
+
+def decode_payload(protocol, header: dict, payload: bytes, source: str) -> ReportBatch:
+    """Check a record's payload against ``protocol``; reject its rows by reason when they do not fit."""
+    if len(payload) != header["payload_bytes"]:
+        raise MalformedReportError(f"{source}: truncated record payload ({len(payload)} of {header['payload_bytes']} bytes).")
+    if header["crc32"] is not None and zlib.crc32(payload) != header["crc32"]:
+        raise MalformedReportError(f"{source}: record payload fails its CRC-32 check (corrupted).")
+    n = header["shape"][0]
+    if header["config"] != protocol.config():
+        return rejected_batch(protocol, n, "other_config")
+    layout = report_layout(protocol)
+    if tuple(header["shape"][1:]) != layout.row_shape:
+        return rejected_batch(protocol, n, "wrong_shape")
+    array = np.frombuffer(payload, dtype=header["dtype"]).reshape(header["shape"])
+    invalid = {}
+    if array.dtype != layout.dtype:
+        array, invalid = _cast_integers(array, layout.dtype, source)
+    return validated_batch(protocol, array, invalid)
+
+
+def _cast_integers(array: np.ndarray, dtype: np.dtype, source: str):
+    """Cast plain integer reports to the layout's integer dtype; unrepresentable rows are out of range."""
+    if not (np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer)):
+        raise MalformedReportError(f"{source}: reports of dtype {array.dtype} cannot be read as dtype {dtype}.")
+    info = np.iinfo(dtype)
+    wide = array.astype(np.int64) if array.dtype != np.uint64 else array
+    bad = (wide < info.min) | (wide > info.max) if array.dtype != np.uint64 else wide > np.uint64(info.max)
+    row_bad = bad.reshape(bad.shape[0], -1).any(axis=1)
+    cast = np.where(bad, 0, array).astype(dtype)
+    return cast, {"out_of_range": row_bad}
+
+
+def decode_record(data: bytes, protocol=None, source: str = "report record") -> ReportBatch:
+    """Decode one record; with ``protocol=None`` the record's own config is used."""
+    import io
+
+    stream = io.BytesIO(data)
+    header = read_header(stream, source)
+    if header is None:
+        raise MalformedReportError(f"{source}: empty input, expected a report record.")
+    protocol = protocol if protocol is not None else _protocol_of(header["config"], source)
+    batch = decode_payload(protocol, header, stream.read(header["payload_bytes"]), source)
+    if stream.read(1):
+        raise MalformedReportError(f"{source}: trailing bytes after the record.")
+    return batch
+
+
+def iter_records(stream: BinaryIO, protocol=None, source: str = "report stream") -> Iterator[ReportBatch]:
+    """Decode every record of a stream, in order (bounded memory: one record at a time)."""
+    while (header := read_header(stream, source)) is not None:
+        if protocol is None:
+            protocol = _protocol_of(header["config"], source)
+        yield decode_payload(protocol, header, stream.read(header["payload_bytes"]), source)
+
+
+def count_record_rows(stream: BinaryIO, source: str = "report stream") -> int:
+    """Total rows of a record stream, read from the headers only (seeks over payloads)."""
+    total = 0
+    while (header := read_header(stream, source)) is not None:
+        total += header["shape"][0]
+        stream.seek(header["payload_bytes"], 1)
+    return total
+
+
+def _protocol_of(config, source):
+    from ..local import from_config
+
+    try:
+        return from_config(config)
+    except Exception as error:  # a bad embedded config makes the record unreadable
+        raise MalformedReportError(f"{source}: the embedded config {config!r} is not valid ({error}).") from None

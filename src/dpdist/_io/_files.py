@@ -1,0 +1,234 @@
+"""Report files: write batches (streaming, atomic) and read them back batch by batch.
+
+Two formats, chosen by the file name when writing and by the leading bytes
+when reading: Parquet (``.parquet``/``.pq``, see :mod:`._arrow`) and the dpdist
+binary record stream (any other name, see :mod:`._binary`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import InvalidParameterError, MalformedReportError
+from ._atomic import atomic_writer
+from ._batch import ReportBatch, report_layout
+
+__all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file"]
+
+_PARQUET_MAGIC = b"PAR1"
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+ROW_GROUP_ROWS = 1 << 20
+ROW_GROUP_BYTES = 32 << 20  # a reader holds about one row group: this bounds its memory
+
+
+def _format_for_writing(path: Path, format: str | None) -> str:
+    if format is None:
+        return "parquet" if path.suffix.lower() in _PARQUET_SUFFIXES else "binary"
+    if format not in ("parquet", "binary"):
+        raise InvalidParameterError(f"The 'format' parameter must be 'parquet', 'binary' or None. Got {format!r} instead.")
+    return format
+
+
+def file_format(path) -> str:
+    """``"parquet"`` or ``"binary"``, from the file's leading bytes."""
+    from ._binary import RECORD_MAGIC
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(RECORD_MAGIC))
+    except OSError as error:
+        raise InvalidParameterError(f"The report file {str(path)!r} cannot be read ({error.strerror}).") from None
+    if head.startswith(_PARQUET_MAGIC):
+        return "parquet"
+    if head == RECORD_MAGIC or not head:
+        return "binary"
+    raise MalformedReportError(f"{str(path)!r} is neither a Parquet file nor a dpdist report file (starts {head!r}).")
+
+
+class ReportWriter:
+    """Stream batches of reports into one file, published atomically on :meth:`close`.
+
+    Use as a context manager; if the block raises, the destination is left untouched.
+
+    >>> with ReportWriter("reports.parquet", protocol) as writer:   # doctest: +SKIP
+    ...     for chunk in chunks:
+    ...         writer.write(protocol.privatize(chunk))
+    """
+
+    def __init__(self, path, protocol, *, format: str | None = None):
+        self.path = Path(path)
+        self.protocol = protocol
+        self.format = _format_for_writing(self.path, format)
+        self.n_written = 0
+        self._context = None
+        self._parquet = None
+        self._pending: list = []
+        self._pending_rows = 0
+        layout = report_layout(protocol)
+        row_bytes = layout.dtype.itemsize * int(np.prod(layout.row_shape, dtype=np.int64))
+        self._row_group_rows = max(1024, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES // row_bytes))
+
+    def __enter__(self):
+        self._context = atomic_writer(self.path)
+        self._handle = self._context.__enter__()
+        if self.format == "parquet":
+            from ._arrow import require_pyarrow
+
+            require_pyarrow()
+        return self
+
+    def write(self, reports) -> None:
+        """Append a batch (validated: every report must be valid)."""
+        if self.format == "binary":
+            from ._binary import encode_record
+
+            reports = np.asarray(reports)
+            for start in range(0, max(1, reports.shape[0]), self._row_group_rows):  # bounded records
+                self._handle.write(encode_record(self.protocol, reports[start : start + self._row_group_rows]))
+            self.n_written += int(reports.shape[0])
+            return
+        from ._arrow import reports_to_arrow
+
+        table = reports_to_arrow(self.protocol, reports)
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        self.n_written += table.num_rows
+        if self._pending_rows >= self._row_group_rows:
+            self._flush_parquet()
+
+    def _flush_parquet(self) -> None:
+        """Write the buffered tables as one row group (large row groups keep Parquet's overhead small)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ._arrow import reports_to_arrow
+
+        if not self._pending:  # no batch: an empty table still carries the schema and config
+            self._pending = [reports_to_arrow(self.protocol, report_layout(self.protocol).empty(0))]
+        table = pa.concat_tables(self._pending)
+        self._pending, self._pending_rows = [], 0
+        if self._parquet is None:
+            # dictionary/RLE suits small integer reports; bit-packed bytes only gain from zstd
+            scalar_columns = [f.name for f in table.schema if not pa.types.is_fixed_size_binary(f.type)]
+            self._parquet = pq.ParquetWriter(
+                self._handle, table.schema, compression="zstd", use_dictionary=scalar_columns
+            )
+        self._parquet.write_table(table, row_group_size=self._row_group_rows)
+
+    def __exit__(self, kind, value, traceback):
+        if self.format == "parquet" and value is None:
+            if self._pending or self._parquet is None:
+                self._flush_parquet()
+            self._parquet.close()
+        elif self._parquet is not None:  # failed run: close the writer before its temp file is removed
+            with contextlib.suppress(Exception):
+                self._parquet.close()
+        return self._context.__exit__(kind, value, traceback)
+
+
+def write_reports(path, protocol, reports, *, format: str | None = None) -> None:
+    """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
+
+    The reports are validated first (all must be valid); the file embeds the
+    protocol config and is replaced atomically.
+    """
+    with ReportWriter(path, protocol, format=format) as writer:
+        writer.write(reports)
+
+
+def iter_report_batches(path, protocol=None, *, batch_rows: int = 1 << 18) -> Iterator[ReportBatch]:
+    """Read a report file batch by batch (bounded memory), validating each batch.
+
+    Parameters
+    ----------
+    path : str or Path
+    protocol : LocalProtocol, optional
+        Check the reports against this protocol (rows written under another
+        config are rejected as ``"other_config"``); ``None`` uses the file's config.
+    batch_rows : int
+        Rows per batch for Parquet files (binary files yield their records).
+    """
+    source = str(path)
+    if file_format(path) == "binary":
+        from ._binary import iter_records
+
+        with open(path, "rb") as handle:
+            yield from iter_records(handle, protocol, source)
+        return
+    from ._arrow import config_of_schema, reports_from_arrow, require_pyarrow
+
+    require_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # no pre-buffering (it reads ahead over the whole file) and one thread: memory stays at about
+    # one row group (ReportWriter bounds them to ROW_GROUP_BYTES); parallelism comes from Dask
+    with pq.ParquetFile(path, pre_buffer=False) as parquet:
+        schema = parquet.schema_arrow
+        if protocol is None:
+            config = config_of_schema(schema, source)
+            if config is None:
+                raise MalformedReportError(f"{source}: no dpdist config in the Parquet metadata; pass the protocol.")
+            from ._binary import _protocol_of
+
+            protocol = _protocol_of(config, source)
+        for record_batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
+            table = pa.Table.from_batches([record_batch]).replace_schema_metadata(schema.metadata)
+            yield reports_from_arrow(table, protocol, source)
+
+
+def read_reports(path, protocol=None) -> ReportBatch:
+    """The whole file as one :class:`ReportBatch` (valid reports concatenated, rejections summed)."""
+    protocol = protocol if protocol is not None else protocol_of_file(path)
+    batches = list(iter_report_batches(path, protocol))
+    if not batches:
+        return ReportBatch(report_layout(protocol).empty(0), protocol.config(), {}, 0, 0)
+    rejected: dict[str, int] = {}
+    for batch in batches:
+        for reason, count in batch.rejected.items():
+            rejected[reason] = rejected.get(reason, 0) + count
+    return ReportBatch(
+        np.concatenate([batch.reports for batch in batches]),
+        batches[0].config,
+        rejected,
+        sum(batch.n_read for batch in batches),
+        sum(batch.n_rejected_rows for batch in batches),
+    )
+
+
+def protocol_of_file(path):
+    """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
+    from ._binary import _protocol_of, read_header
+
+    source = str(path)
+    if file_format(path) == "binary":
+        with open(path, "rb") as handle:
+            header = read_header(handle, source)
+        if header is None:
+            raise MalformedReportError(f"{source}: empty report file, so no config; pass the protocol.")
+        return _protocol_of(header["config"], source)
+    from ._arrow import config_of_schema, require_pyarrow
+
+    require_pyarrow()
+    import pyarrow.parquet as pq
+
+    config = config_of_schema(pq.read_schema(path), source)
+    if config is None:
+        raise MalformedReportError(f"{source}: no dpdist config in the Parquet metadata; pass the protocol.")
+    return _protocol_of(config, source)
+
+
+def count_reports(path) -> int:
+    """Rows in a report file, from its metadata or record headers (no payload is read)."""
+    if file_format(path) == "binary":
+        from ._binary import count_record_rows
+
+        with open(path, "rb") as handle:
+            return count_record_rows(handle, str(path))
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows

@@ -1,0 +1,205 @@
+"""Aggregation and simulation on a Dask cluster.
+
+Each partition (a block of a Dask array, a partition of a Dask DataFrame, a row
+group of a Parquet report file) becomes one aggregator state in a task; the
+states are merged by a tree reduction with ``split_every`` states per merge
+task.  Merging adds integer statistics, so the result equals the one-process
+aggregation exactly, whatever the cluster and the schedule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .._io._blocks import root_seed_sequence
+from ..errors import DatasetUnavailableError, InvalidParameterError
+from .blocks import simulate_block
+
+__all__ = ["aggregate", "aggregate_files", "simulate"]
+
+
+def _require_dask():
+    try:
+        import dask
+        import dask.array  # noqa: F401
+    except ImportError:
+        raise DatasetUnavailableError(
+            "dpdist.distributed needs Dask: install dpdist[dask] (dask[array,dataframe] and distributed)."
+        ) from None
+    return dask
+
+
+def _check_split_every(split_every) -> int:
+    if isinstance(split_every, bool) or not isinstance(split_every, (int, np.integer)) or split_every < 2:
+        raise InvalidParameterError(
+            f"The 'split_every' parameter must be an int >= 2 (states merged per task). Got {split_every!r} instead."
+        )
+    return int(split_every)
+
+
+def _merge_states(*states):
+    merged = states[0].copy()
+    for state in states[1:]:
+        merged.merge(state)
+    return merged
+
+
+def _tree_merge(states: list, protocol, split_every: int):
+    """Merge delayed states level by level, ``split_every`` at a time; one delayed state at the top."""
+    dask = _require_dask()
+    if not states:
+        return dask.delayed(protocol.aggregator)()
+    level = 0
+    while len(states) > 1:
+        states = [
+            dask.delayed(_merge_states, pure=True)(*states[i : i + split_every], dask_key_name=f"dpdist-merge-{level}-{i}-{id(states)}")
+            for i in range(0, len(states), split_every)
+        ]
+        level += 1
+    return states[0]
+
+
+def _finish(result, compute: bool):
+    return result.compute() if compute else result
+
+
+# ---------------------------------------------------------------------- reports
+def _state_of_block(protocol, block):
+    return protocol.aggregator().add(np.asarray(block))
+
+
+def _state_of_frame(protocol, frame):
+    import pyarrow as pa
+
+    from .._io._arrow import reports_from_arrow
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    return reports_from_arrow(table, protocol, "Dask partition").add_to(protocol.aggregator())
+
+
+def aggregate(reports, protocol, *, split_every: int = 8, compute: bool = True):
+    """Aggregate an in-memory Dask collection of reports.
+
+    Parameters
+    ----------
+    reports : dask.array.Array or dask.dataframe.DataFrame
+        A Dask array in the protocol's report format (chunked along the rows
+        only), or a DataFrame with the columns of :func:`dpdist.io.reports_to_arrow`
+        (e.g. ``dask.dataframe.read_parquet`` of report files).  Invalid rows
+        are rejected and counted by reason, as by ``Aggregator.add``.
+    protocol : LocalProtocol
+    split_every : int
+        States merged per task of the tree reduction.
+    compute : bool
+        Return the merged :class:`~dpdist.local.Aggregator` (default) or the
+        Dask ``Delayed`` that computes it.
+    """
+    dask = _require_dask()
+    import dask.array as da
+
+    split_every = _check_split_every(split_every)
+    if isinstance(reports, da.Array):
+        if any(len(chunks) > 1 for chunks in reports.chunks[1:]):
+            reports = reports.rechunk({axis: -1 for axis in range(1, reports.ndim)})
+        parts = reports.to_delayed().reshape(-1)
+        states = [dask.delayed(_state_of_block, pure=True)(protocol, part) for part in parts]
+    else:
+        try:
+            import dask.dataframe as dd
+        except ImportError:  # pragma: no cover
+            dd = None
+        if dd is None or not isinstance(reports, dd.DataFrame):
+            raise InvalidParameterError(
+                "The 'reports' parameter of distributed.aggregate must be a dask.array.Array or a "
+                f"dask.dataframe.DataFrame. Got {type(reports).__name__} instead (use aggregate_files for paths)."
+            )
+        states = [dask.delayed(_state_of_frame, pure=True)(protocol, part) for part in reports.to_delayed()]
+    return _finish(_tree_merge(states, protocol, split_every), compute)
+
+
+def _state_of_file_part(protocol, path: str, row_group):
+    """State of one Parquet row group, or of a whole dpdist binary file (``row_group=None``)."""
+    from .._io._files import iter_report_batches
+
+    aggregator = protocol.aggregator()
+    if row_group is None:
+        for batch in iter_report_batches(path, protocol):
+            batch.add_to(aggregator)
+        return aggregator
+    import pyarrow.parquet as pq
+
+    from .._io._arrow import reports_from_arrow
+
+    with pq.ParquetFile(path, pre_buffer=False) as parquet:
+        table = parquet.read_row_group(row_group, use_threads=False).replace_schema_metadata(parquet.schema_arrow.metadata)
+    return reports_from_arrow(table, protocol, f"{path} row group {row_group}").add_to(aggregator)
+
+
+def aggregate_files(paths, protocol=None, *, split_every: int = 8, compute: bool = True):
+    """Aggregate report files on the cluster: one task per Parquet row group (or binary file).
+
+    Parameters
+    ----------
+    paths : str, Path or list of them
+        Report files written by :func:`dpdist.io.write_reports` / ``dpdist privatize``
+        (Parquet or dpdist binary); the workers must see the same paths.
+    protocol : LocalProtocol, optional
+        Default: the config embedded in the first file.  Rows written under
+        another config are rejected as ``"other_config"``.
+    """
+    dask = _require_dask()
+    from .._io._files import file_format, protocol_of_file
+
+    split_every = _check_split_every(split_every)
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not paths:
+        raise InvalidParameterError("The 'paths' parameter of distributed.aggregate_files must name at least one file.")
+    protocol = protocol if protocol is not None else protocol_of_file(paths[0])
+    parts = []
+    for path in map(str, paths):
+        if file_format(path) == "parquet":
+            import pyarrow.parquet as pq
+
+            parts += [(path, group) for group in range(pq.ParquetFile(path).metadata.num_row_groups)]
+        else:
+            parts.append((path, None))
+    states = [dask.delayed(_state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
+    return _finish(_tree_merge(states, protocol, split_every), compute)
+
+
+# ---------------------------------------------------------------------- simulation
+def simulate(protocol, values, seed, *, split_every: int = 8, compute: bool = True):
+    """Simulate the aggregate of a population held in a Dask array (10^8+ users).
+
+    Block ``b`` of ``values`` is simulated with ``protocol.simulate`` and the
+    generator of the ``b``-th child of ``SeedSequence(seed)``, so the result
+    equals :func:`dpdist.distributed.simulate_blocks` over the same blocks,
+    and does not depend on the number of workers.  Memory per task is one
+    block of values.
+
+    Parameters
+    ----------
+    protocol : LocalProtocol
+    values : dask.array.Array
+        1-D array of the users' values (lazily generated blocks are fine).
+    seed : int or numpy.random.SeedSequence
+        Root seed (required: a distributed simulation must be reproducible).
+    """
+    dask = _require_dask()
+    import dask.array as da
+
+    split_every = _check_split_every(split_every)
+    if not isinstance(values, da.Array) or values.ndim != 1:
+        raise InvalidParameterError(
+            f"The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array. Got {values!r:.100} instead."
+        )
+    if seed is None:
+        raise InvalidParameterError("The 'seed' parameter of distributed.simulate must be an int or a SeedSequence. Got None.")
+    root = root_seed_sequence(seed)
+    states = [
+        dask.delayed(simulate_block, pure=True)(protocol, block, root, index)
+        for index, block in enumerate(values.to_delayed().reshape(-1))
+    ]
+    return _finish(_tree_merge(states, protocol, split_every), compute)

@@ -1,0 +1,40 @@
+"""Report files and durable aggregator state for deployments.
+
+Client side, batches of reports are written to Parquet or to a compact binary
+record stream, both embedding the protocol config; server side they are read
+back batch by batch, every row validated (rows of the wrong shape, out of
+range or from another config are rejected and counted by reason, the valid
+rows are kept), and added to an aggregator whose state is saved atomically.
+
+>>> from dpdist import io, local
+>>> proto = local.make("oue", epsilon=1.0, domain_size=64)
+>>> io.write_reports("reports.parquet", proto, proto.privatize([1, 2, 3], rng=0))  # doctest: +SKIP
+>>> batch = io.read_reports("reports.parquet", proto)                              # doctest: +SKIP
+>>> agg = batch.add_to(proto.aggregator()); agg.save("state.bin")                  # doctest: +SKIP
+"""
+
+from ._io._arrow import reports_from_arrow, reports_to_arrow
+from ._io._batch import ReportBatch, ReportLayout, report_layout
+from ._io._binary import decode_record, encode_record
+from ._io._files import ReportWriter, count_reports, iter_report_batches, protocol_of_file, read_reports, write_reports
+from ._io._state import SavedState, file_fingerprint, load_state, save_state
+
+__all__ = [
+    "ReportBatch",
+    "ReportLayout",
+    "ReportWriter",
+    "SavedState",
+    "report_layout",
+    "encode_record",
+    "decode_record",
+    "reports_to_arrow",
+    "reports_from_arrow",
+    "write_reports",
+    "read_reports",
+    "iter_report_batches",
+    "count_reports",
+    "protocol_of_file",
+    "save_state",
+    "load_state",
+    "file_fingerprint",
+]

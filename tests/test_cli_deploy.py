@@ -1,0 +1,194 @@
+"""``dpdist privatize`` -> ``dpdist aggregate`` (incremental, crash-safe) -> ``dpdist estimate --state``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dpdist import io, local
+from dpdist.cli import main
+from dpdist.local import Aggregator
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.parquet as pq  # noqa: E402
+
+CONFIGS = [
+    {"protocol": "oue", "epsilon": 1.0, "domain_size": 16},
+    {"protocol": "olh", "epsilon": 2.0, "domain_size": 10},
+    {"protocol": "sw", "epsilon": 1.0, "bins": 8},
+    {"protocol": "hh", "epsilon": 1.0, "bins": 8, "branching": 2},
+]
+
+
+def _values(protocol, n, seed):
+    generator = np.random.default_rng(seed)
+    if protocol.tags.kind == "frequency":
+        return generator.integers(0, protocol.domain_size, n)
+    return generator.beta(2, 5, n)
+
+
+def _in_memory_reports(protocol, values, seed, block_size):
+    """What ``dpdist privatize --seed seed --block-size block_size`` must produce, computed directly."""
+    blocks = [values[start : start + block_size] for start in range(0, values.size, block_size)]
+    children = np.random.SeedSequence(seed).spawn(len(blocks))
+    return np.concatenate(
+        [protocol.privatize(block, rng=np.random.default_rng(child)) for block, child in zip(blocks, children)]
+    )
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c["protocol"])
+def test_privatize_aggregate_in_three_runs_then_estimate_equals_the_in_memory_result(config, tmp_path, capsys):
+    protocol = local.from_config(config)
+    (tmp_path / "proto.json").write_text(json.dumps(config))
+    expected = protocol.aggregator()
+    for part, seed in enumerate((11, 12, 13)):
+        values = _values(protocol, 1500, seed)
+        data = tmp_path / (f"data{part}.parquet" if part != 1 else f"data{part}.csv")
+        if part == 1:
+            data.write_text("value\n" + "\n".join(map(repr, values.tolist())) + "\n")
+        else:
+            pq.write_table(pa.table({"value": values}), data)
+        out = tmp_path / f"reports{part}.parquet"
+        assert main(["privatize", "--config", str(tmp_path / "proto.json"), "--column", "value", str(data),
+                     "--out", str(out), "--seed", str(seed), "--block-size", "400", "--no-progress"]) == 0
+        reports = _in_memory_reports(protocol, values, seed, 400)
+        np.testing.assert_array_equal(io.read_reports(out).reports, reports)
+        expected.add(reports)
+        assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out),
+                     "--state", str(tmp_path / "state.bin"), "--no-progress"]) == 0
+    assert Aggregator.load(tmp_path / "state.bin") == expected
+    csv = tmp_path / "estimate.csv"
+    assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--out", str(csv),
+                 "--plot", str(tmp_path / "estimate.png")]) == 0
+    table = np.loadtxt(csv, delimiter=",", skiprows=1)
+    if protocol.tags.kind == "frequency":
+        estimate = protocol.estimate(expected, postprocess="norm-sub")
+        np.testing.assert_array_equal(table[:, 1], estimate.frequencies)
+        np.testing.assert_array_equal(table[:, 2], estimate.standard_error)
+    else:
+        estimate = protocol.estimate(expected)
+        np.testing.assert_array_equal(table[:, 2], estimate.probabilities)
+        np.testing.assert_array_equal(table[:, 0], estimate.edges[:-1])
+    assert (tmp_path / "estimate.png").stat().st_size > 0
+    assert f"estimate from {expected.n} report(s)" in capsys.readouterr().out
+
+
+def _write_reports(tmp_path, name, protocol, n, seed):
+    path = tmp_path / name
+    io.write_reports(path, protocol, protocol.privatize(_values(protocol, n, seed), rng=seed))
+    return path
+
+
+def test_a_file_already_ingested_is_refused_or_skipped(tmp_path, capsys):
+    grr = local.make("grr", epsilon=1.0, domain_size=6)
+    first = _write_reports(tmp_path, "a.parquet", grr, 200, 1)
+    second = _write_reports(tmp_path, "b.bin", grr, 300, 2)
+    state = tmp_path / "state.bin"
+    config = json.dumps(grr.config())
+    assert main(["aggregate", "--config", config, str(first), "--state", str(state), "--no-progress"]) == 0
+    before = state.read_bytes()
+    copy = tmp_path / "renamed.parquet"
+    copy.write_bytes(first.read_bytes())  # same content under another name
+    for files in ([first], [second, copy], [second, second]):
+        assert main(["aggregate", *map(str, files), "--state", str(state), "--no-progress"]) == 2
+        assert "already ingested" in capsys.readouterr().err
+        assert state.read_bytes() == before  # nothing added
+    assert main(["aggregate", str(second), str(copy), "--state", str(state), "--skip-ingested", "--no-progress"]) == 0
+    saved = io.load_state(state)
+    assert saved.aggregator.n == 500 and len(saved.ingested) == 2
+
+
+def test_reports_of_another_config_are_counted_as_rejected(tmp_path, capsys):
+    grr = local.make("grr", epsilon=1.0, domain_size=6)
+    other = local.make("grr", epsilon=3.0, domain_size=6)
+    own = _write_reports(tmp_path, "own.parquet", grr, 100, 1)
+    foreign = _write_reports(tmp_path, "foreign.parquet", other, 40, 2)
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", str(own), str(foreign), "--state", str(state), "--no-progress"]) == 0
+    aggregator = Aggregator.load(state)
+    assert aggregator.n == 100 and aggregator.rejected == {"other_config": 40}
+    assert "rejected {'other_config': 40}" in capsys.readouterr().err
+
+
+def test_a_state_of_another_config_is_refused(tmp_path, capsys):
+    grr = local.make("grr", epsilon=1.0, domain_size=6)
+    grr.simulate([0, 1], rng=0).save(tmp_path / "state.bin")
+    reports = _write_reports(tmp_path, "r.parquet", grr, 10, 1)
+    other = json.dumps({"protocol": "grr", "epsilon": 2.0, "domain_size": 6})
+    assert main(["aggregate", "--config", other, str(reports), "--state", str(tmp_path / "state.bin")]) == 2
+    assert "differs" in capsys.readouterr().err
+
+
+def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
+    grr = local.make("grr", epsilon=1.0, domain_size=6)
+    first = _write_reports(tmp_path, "a.parquet", grr, 200, 1)
+    second = _write_reports(tmp_path, "b.parquet", grr, 300, 2)
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", str(first), "--state", str(state), "--no-progress"]) == 0
+    before = state.read_bytes()
+    # the hook pauses after the new state is written and fsynced, before the rename: the worst moment
+    environment = {**os.environ, "DPDIST_TEST_SLEEP_BEFORE_RENAME": "60"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dpdist.cli", "aggregate", str(second), "--state", str(state), "--no-progress"],
+        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.name.endswith(".tmp") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
+            assert process.poll() is None and time.monotonic() < deadline, "aggregate never wrote its temp file"
+            time.sleep(0.05)
+        time.sleep(0.2)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert state.read_bytes() == before
+    assert Aggregator.load(state).n == 200
+    # the run can simply be repeated: the killed file was not recorded, so it is added once
+    assert main(["aggregate", str(second), "--state", str(state), "--no-progress"]) == 0
+    assert Aggregator.load(state).n == 500
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # the killed run's temp file is gone
+
+
+def test_estimate_modes_are_exclusive(tmp_path, capsys):
+    grr = local.make("grr", epsilon=1.0, domain_size=6)
+    grr.simulate(np.arange(60) % 6, rng=0).save(tmp_path / "state.bin")
+    state = str(tmp_path / "state.bin")
+    assert main(["estimate", "data.csv", "--state", state]) == 2
+    assert main(["estimate", "--state", state, "--epsilon", "1"]) == 2
+    assert main(["estimate", "data.csv", "--column", "x"]) == 2
+    assert main(["estimate", "data.csv", "--column", "x", "--protocol", "grr", "--epsilon", "1", "--out", "e.csv"]) == 2
+    errors = capsys.readouterr().err
+    assert "not allowed" in errors and "Missing" in errors and "needs --state" in errors
+
+
+def test_privatize_reports_bad_input(tmp_path, capsys):
+    pq.write_table(pa.table({"value": [0, 1, None, 2]}), tmp_path / "data.parquet")
+    config = json.dumps({"protocol": "grr", "epsilon": 1.0, "domain_size": 3})
+    out = tmp_path / "r.bin"
+    assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.parquet"),
+                 "--out", str(out), "--seed", "1"]) == 0
+    assert "1 missing cell(s) skipped" in capsys.readouterr().out
+    assert io.count_reports(out) == 3
+    assert main(["privatize", "--config", config, "--column", "nope", str(tmp_path / "data.parquet"),
+                 "--out", str(out)]) == 2
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.csv"),
+                 "--out", str(out)]) == 2
+    assert main(["privatize", "--config", "{not json", "--column", "value", str(tmp_path / "data.parquet"),
+                 "--out", str(out)]) == 2
+    assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.parquet"),
+                 "--out", str(out), "--seed", "1", "--secure"]) == 2
+    pq.write_table(pa.table({"value": [0, 5]}), tmp_path / "outside.parquet")
+    assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "outside.parquet"),
+                 "--out", str(tmp_path / "x.bin")]) == 2
+    assert not (tmp_path / "x.bin").exists()
+    errors = capsys.readouterr().err
+    assert "'column'" in errors and "JSON" in errors and "--secure" in errors

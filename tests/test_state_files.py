@@ -1,0 +1,98 @@
+"""Durable aggregator state: save/load round trips, atomic replacement, config checks, corruption."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from conformance._examples import CASES, case_id, make, population
+from dpdist import io, local
+from dpdist._io._atomic import atomic_writer
+from dpdist.errors import IncompatibleStateError
+from dpdist.local import Aggregator
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_protocol_state_round_trips(case, tmp_path):
+    protocol = make(case)
+    aggregator = protocol.simulate(population(protocol, 300, rng=2), rng=2)
+    aggregator.rejected = {"out_of_range": 3}
+    path = tmp_path / "state.bin"
+    aggregator.save(path)
+    assert Aggregator.load(path) == aggregator
+    assert Aggregator.load(path, protocol) == aggregator
+
+
+def test_ingested_fingerprints_are_kept(tmp_path):
+    grr = local.make("grr", epsilon=1.0, domain_size=5)
+    ingested = {"sha256:00ff": {"file": "a.parquet", "n": 10, "rejected": {}}}
+    io.save_state(tmp_path / "state.bin", grr.simulate([0, 1, 2], rng=0), ingested)
+    assert io.load_state(tmp_path / "state.bin").ingested == ingested
+
+
+def test_a_state_of_another_config_is_refused_naming_both(tmp_path):
+    saved = local.make("oue", epsilon=1.0, domain_size=8)
+    other = local.make("oue", epsilon=2.0, domain_size=8)
+    saved.simulate([1, 2, 3], rng=0).save(tmp_path / "state.bin")
+    with pytest.raises(IncompatibleStateError) as error:
+        Aggregator.load(tmp_path / "state.bin", other)
+    assert "'epsilon': 1.0" in str(error.value) and "'epsilon': 2.0" in str(error.value)
+    loaded = Aggregator.load(tmp_path / "state.bin")
+    with pytest.raises(IncompatibleStateError) as error:
+        other.aggregator().merge(loaded)
+    assert "'epsilon': 1.0" in str(error.value) and "'epsilon': 2.0" in str(error.value)
+
+
+def test_corrupted_or_foreign_files_are_refused(tmp_path):
+    path = tmp_path / "state.bin"
+    local.make("grr", epsilon=1.0, domain_size=5).simulate(np.arange(50) % 5, rng=0).save(path)
+    data = path.read_bytes()
+    cases = {
+        "truncated": data[:-3],
+        "flipped": data[:-1] + bytes([data[-1] ^ 0xFF]),
+        "magic": b"XXXXXXXX" + data[8:],
+        "version": data[:8] + (7).to_bytes(2, "little") + data[10:],
+        "tiny": data[:5],
+    }
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(IncompatibleStateError):
+            Aggregator.load(tmp_path / name)
+
+
+def test_a_failed_save_keeps_the_previous_state_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    path = tmp_path / "state.bin"
+    grr = local.make("grr", epsilon=1.0, domain_size=5)
+    first = grr.simulate(np.arange(50) % 5, rng=0)
+    first.save(path)
+    before = path.read_bytes()
+
+    def failing_replace(source, destination):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        grr.simulate(np.arange(80) % 5, rng=1).save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before and Aggregator.load(path) == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.bin"]
+
+
+def test_atomic_writer_keeps_the_destination_mode(tmp_path):
+    path = tmp_path / "file"
+    path.write_bytes(b"old")
+    path.chmod(0o640)
+    with atomic_writer(path) as handle:
+        handle.write(b"new")
+    assert path.read_bytes() == b"new" and (path.stat().st_mode & 0o777) == 0o640
+
+
+def test_fingerprints_depend_on_content_only(tmp_path):
+    (tmp_path / "a").write_bytes(b"reports")
+    (tmp_path / "b").write_bytes(b"reports")
+    (tmp_path / "c").write_bytes(b"reportz")
+    assert io.file_fingerprint(tmp_path / "a") == io.file_fingerprint(tmp_path / "b")
+    assert io.file_fingerprint(tmp_path / "a") != io.file_fingerprint(tmp_path / "c")
+    assert io.file_fingerprint(tmp_path / "a").startswith("sha256:")
