@@ -119,3 +119,12 @@ def test_simulate_is_fast_path_for_large_n():
     protocol = local.make("grr", epsilon=1.0, domain_size=8)
     aggregator = protocol.simulate(np.zeros(1_000_000, dtype=np.int32), rng=0)
     assert aggregator.n == 1_000_000 and aggregator.statistic.sum() == 1_000_000
+
+
+@pytest.mark.parametrize("n_bits", [1, 7, 8, 9, 1024, 1031])
+def test_packed_bit_counts_equal_unpacked_column_sums(n_bits):
+    from dpdist.local._reports import count_packed_bits
+
+    bits = np.random.default_rng(n_bits).random((3001, n_bits)) < 0.3
+    packed = np.packbits(bits, axis=1)
+    np.testing.assert_array_equal(count_packed_bits(packed, n_bits), bits.sum(axis=0))

@@ -27,3 +27,26 @@ def check_item_reports(protocol, reports, domain_size: int, name: str = "reports
         )
     out_of_range = (array < 0) | (array >= domain_size)
     return array, {"out_of_range": out_of_range}
+
+
+#: bits of every byte value, most significant first (numpy.packbits order): shape (256, 8)
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)
+#: rows per chunk of :func:`count_packed_bits`, bounding its working memory to ~8 MiB
+_COUNT_CHUNK_BYTES = 1 << 20
+
+
+def count_packed_bits(reports: np.ndarray, n_bits: int) -> np.ndarray:
+    """Column sums of the bits of ``numpy.packbits`` rows: how many reports set each bit.
+
+    Instead of unpacking n x d bits, count how often each byte value occurs in each
+    byte column (one ``bincount``), then multiply that (columns x 256) histogram by
+    the bits of each byte value: about 8x less memory traffic.
+    """
+    n_rows, n_bytes = reports.shape
+    histogram = np.zeros(n_bytes * 256, dtype=np.int64)
+    offsets = np.arange(n_bytes, dtype=np.intp) * 256
+    chunk = max(1, _COUNT_CHUNK_BYTES // max(n_bytes, 1))
+    for start in range(0, n_rows, chunk):
+        codes = reports[start : start + chunk].astype(np.intp) + offsets
+        histogram += np.bincount(codes.ravel(), minlength=n_bytes * 256)
+    return (histogram.reshape(n_bytes, 256) @ _BYTE_BITS).ravel()[:n_bits]

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags
+from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["UnaryEncoding"]
@@ -93,12 +94,7 @@ class UnaryEncoding(FrequencyOracle):
         return reports[keep]
 
     def _accumulate(self, reports):
-        counts = np.zeros(self.domain_size, dtype=np.int64)
-        chunk = max(1, _CHUNK_BITS // self.domain_size)
-        for start in range(0, reports.shape[0], chunk):
-            bits = np.unpackbits(reports[start : start + chunk], axis=1, count=self.domain_size)
-            counts += bits.sum(axis=0, dtype=np.int64)
-        return counts
+        return count_packed_bits(reports, self.domain_size)
 
     def _simulate(self, values, rng):
         true_counts = np.bincount(values, minlength=self.domain_size)

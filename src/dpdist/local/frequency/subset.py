@@ -51,6 +51,7 @@ from scipy import special
 
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags, register
+from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["SS"]
@@ -159,12 +160,7 @@ class SS(FrequencyOracle):
         return reports[keep]
 
     def _accumulate(self, reports):
-        counts = np.zeros(self.domain_size, dtype=np.int64)
-        chunk = self._chunk()
-        for start in range(0, reports.shape[0], chunk):
-            bits = np.unpackbits(reports[start : start + chunk], axis=1, count=self.domain_size)
-            counts += bits.sum(axis=0, dtype=np.int64)
-        return counts
+        return count_packed_bits(reports, self.domain_size)
 
     def _simulate(self, values, rng):
         statistic = np.zeros(self.domain_size, dtype=np.int64)
