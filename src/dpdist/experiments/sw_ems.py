@@ -1,0 +1,534 @@
+r"""The ``sw-ems`` spec: Figures 2-7 of paper 003 (Li et al., SIGMOD 2020), square wave with EM/EMS.
+
+Paper: ``/work/shared/papers/003_168e87404547aacd.txt``, sec. 6 ("Experiments"; the
+numbering of the text file, sec. 7 in the brief) with the metrics of sec. 3.2.
+
+Datasets (sec. 6.1).  The synthetic Beta(5, 2) with 100,000 samples, reconstructed on
+256 buckets, and three real datasets on 1024 buckets, each the runner's offline analog of
+one of the paper's: ``flights-departure`` (time of day, for the NYC taxi pick-up time),
+``income-weekly`` (spiky at round amounts, for the ACS income) and ``earnings-hourly``
+(a spiky money amount, for the SF retirement plans).  Every method sees all of a
+dataset's samples (no ``n`` grid), as in the paper.
+
+Methods (sec. 6.1, Table 2).
+
+* SW with EMS and with EM (R-B on the public output grid, b by the MI rule of sec. 5.3,
+  :math:`\tau = 10^{-3}` for EMS and :math:`10^{-3} e^\varepsilon` for EM), on the
+  paper's histogram size (:func:`at_paper_granularity`); also SW-EMS with B-R
+  (sec. 5.4, "very similar" to R-B).
+* CFO with binning, c = 16, 32, 64 chunks (the paper's best c), the oracle chosen by
+  variance (GRR or OUE).
+* HH and HH-ADMM (branching 4) and HaarHRR on the same histogram size; HH and HaarHRR
+  only for range queries, answered from their signed (consistent / unbiased) leaves
+  (:func:`signed_leaves`, :func:`range_query_error`), as in the paper.
+* PM and SR (:func:`mean_and_variance`): the mean from one round on all users
+  (Fig. 4a-d), the variance by the two-phase method of sec. 6.3 in an independent run
+  (Fig. 4e-h), scored against the same data as SW-EMS's distribution mean / variance.
+* Fig. 5: SW and the general waves (trapezoids with top/bottom ratio 0.2, 0.4, 0.6,
+  0.8, and the triangle) at :math:`\varepsilon = 1` over a grid of b, with EMS.
+* Fig. 6: SW-EMS over the same grid of b at every :math:`\varepsilon`; the MI choice
+  is the ``SW-EMS`` method itself.
+* Fig. 7: SW-EMS with d = d~ = 256, 512, 1024, 2048 buckets.
+
+Metrics (sec. 3.2): W1 and KS evaluated on the paper's histogram grid (the CDFs at the
+256 or 1024 bucket edges, the ``metric_grid`` grid parameter), except in Fig. 7 where the
+granularity itself varies and W1 is exact against the samples; range-query MAE with
+:math:`\alpha = 0.1, 0.4` (200 random ranges); absolute errors of the mean and of the
+variance (:func:`mean_abs_error`, :func:`variance_abs_error`: a Distribution's moments,
+or PM's / SR's estimates); the mean absolute error of the deciles.
+
+Claims: the statements of sec. 6.2-6.4, each checked on the summary table with the
+standard errors over repeats (:class:`AllOf`, :class:`WithinFactor`, :class:`ArgminIs`
+and :func:`~dpdist.experiments.better_than`).  The paper repeats every experiment 100
+times; so does the full spec.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import local
+from .._rng import check_rng
+from .. import metrics as _metrics
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than
+from ._methods import run_local_protocol
+from ._spec import Claim, ExperimentSpec, FigureSpec
+
+__all__ = [
+    "SPEC",
+    "at_paper_granularity",
+    "mean_and_variance",
+    "MomentEstimate",
+    "signed_leaves",
+    "SignedHistogram",
+    "range_query_error",
+    "mean_abs_error",
+    "variance_abs_error",
+    "AllOf",
+    "WithinFactor",
+    "ArgminIs",
+]
+
+# ====================================================================== settings of sec. 6
+EPSILONS = [0.5, 1.0, 2.0, 3.0, 4.0]
+BETA = "beta-5-2"
+REAL = ["flights-departure", "income-weekly", "earnings-hourly"]
+SMOOTH = [BETA, "flights-departure"]
+SPIKY = "income-weekly"
+#: histogram size of sec. 6.1: 256 buckets for Beta(5, 2), 1024 for the real datasets
+PAPER_BUCKETS = {BETA: 256}
+DEFAULT_BUCKETS = 1024
+#: b grid of Figs. 5-6 (fraction of the domain); the MI rule gives b = 0.36, 0.26, 0.13,
+#: 0.06, 0.03 at eps = 0.5, 1, 2, 3, 4.
+B_GRID = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5]
+#: the smaller grid of ``--quick``
+B_GRID_QUICK = [0.02, 0.05, 0.1, 0.2, 0.3, 0.5]
+GRANULARITIES = [256, 512, 1024, 2048]
+TRAPEZOID_RATIOS = [0.8, 0.6, 0.4, 0.2]
+
+
+# ====================================================================== methods
+def at_paper_granularity(values, dataset, params, rng):
+    """Run the local protocol ``params["protocol"]`` on the paper's histogram size.
+
+    ``bins`` defaults to 256 for Beta(5, 2) and 1024 for the other datasets (sec. 6.1);
+    an explicit ``bins`` (Fig. 7's grid) wins.  The other parameters go to
+    :func:`~dpdist.experiments.run_local_protocol`.
+    """
+    params = dict(params)
+    protocol = params.pop("protocol")
+    params.setdefault("bins", PAPER_BUCKETS.get(dataset.name, DEFAULT_BUCKETS))
+    return run_local_protocol(protocol, values, dataset, params, rng)
+
+
+@dataclass(frozen=True)
+class SignedHistogram:
+    """Leaf masses that sum to 1 but may be negative, uniform within each of the equal leaves.
+
+    What HH (Hay et al.'s consistent tree) and HaarHRR (the inverse Haar transform)
+    estimate before any post-processing: unbiased, not a distribution.  The paper scores
+    them on range queries only (sec. 6.1, Table 2).
+    """
+
+    masses: np.ndarray
+    bounds: tuple
+
+    def mass(self, low, high) -> np.ndarray:
+        """Signed mass of ``[low, high]`` (the cumulative masses interpolated linearly)."""
+        edges = np.linspace(self.bounds[0], self.bounds[1], self.masses.size + 1)
+        cumulative = np.concatenate(([0.0], np.cumsum(self.masses)))
+        return np.interp(high, edges, cumulative) - np.interp(low, edges, cumulative)
+
+
+#: where the unbiased (signed) leaves are kept in the details of each protocol's estimate
+_SIGNED_LEAVES = {"hh": "consistent_leaves", "haar-hrr": "unbiased_frequencies"}
+
+
+def signed_leaves(values, dataset, params, rng):
+    """HH or HaarHRR (``params["protocol"]``) on the paper's histogram size, before Norm-Sub.
+
+    Paper 003 sec. 6.1: "HH and HaarHRR are only evaluated for range queries as they
+    produce estimation results with negative values"; the range queries are answered from
+    the consistent (HH) or unbiased (HaarHRR) leaves, as in Kulkarni et al.
+    """
+    estimate = at_paper_granularity(values, dataset, params, rng)
+    leaves = np.asarray(estimate.details[_SIGNED_LEAVES[params["protocol"]]], dtype=np.float64)
+    return SignedHistogram(masses=leaves, bounds=tuple(dataset.bounds))
+
+
+@dataclass(frozen=True)
+class MomentEstimate:
+    """A mean (one round on all users) and a variance (two-phase run) of PM or SR."""
+
+    mean: float
+    var: float
+    method: str
+    epsilon: float
+
+
+def mean_and_variance(values, dataset, params, rng):
+    """PM or SR (``params["protocol"]``): the mean of Fig. 4(a-d) and the variance of Fig. 4(e-h).
+
+    Paper 003 sec. 6.3: "SR and PM devote all privacy budget to estimate mean", so the
+    mean comes from one collection from every user; the variance is the two-phase
+    method (a random half estimates the mean, the others report squared deviations
+    from it), run as its own experiment on the same users with fresh randomness.
+    """
+    params = dict(params)
+    protocol = params.pop("protocol")
+    proto = local.make(protocol, bounds=dataset.bounds, **params)
+    mean = proto.estimate(proto.simulate(values, rng=rng)).mean
+    two_phase = proto.estimate_mean_variance(values, rng=rng)
+    return MomentEstimate(mean=float(mean), var=float(two_phase.var), method=protocol, epsilon=proto.epsilon)
+
+
+# ====================================================================== metrics
+def mean_abs_error(estimate, truth) -> float:
+    r""":math:`|\hat\mu - \mu|` (sec. 3.2) for a Distribution or a :class:`MomentEstimate`."""
+    if isinstance(estimate, MomentEstimate):
+        return abs(estimate.mean - float(np.mean(truth)))
+    return _metrics.mean_error(estimate, truth)
+
+
+def variance_abs_error(estimate, truth) -> float:
+    r""":math:`|\hat\sigma^2 - \sigma^2|` (sec. 3.2) for a Distribution or a :class:`MomentEstimate`.
+
+    The true variance is that of the samples' empirical distribution (divisor n), as in
+    :func:`dpdist.metrics.variance_error`.
+    """
+    if isinstance(estimate, MomentEstimate):
+        return abs(estimate.var - float(np.var(truth)))
+    return _metrics.variance_error(estimate, truth)
+
+
+def range_query_error(estimate, truth, *, alpha, n_queries=200, rng=None) -> float:
+    r"""Range-query MAE (sec. 3.2) for a Distribution or a :class:`SignedHistogram`.
+
+    A Distribution goes to :func:`dpdist.metrics.range_query_mae`.  For signed leaves the
+    same ranges are drawn the same way, :math:`[a, a + \alpha(hi - lo)]` with
+    :math:`a \sim U[lo, hi - \alpha(hi - lo)]` from ``rng`` (so every method of a cell
+    answers the same queries), and the true mass is the fraction of samples in the
+    closed range.
+    """
+    if not isinstance(estimate, SignedHistogram):
+        return _metrics.range_query_mae(estimate, truth, alpha=alpha, n_queries=n_queries, rng=rng)
+    generator = check_rng(rng, owner="sw_ems.range_query_error")
+    lo, hi = estimate.bounds
+    width = alpha * (hi - lo)
+    low = lo + generator.random(n_queries) * (hi - lo - width)
+    high = low + width
+    samples = np.sort(np.asarray(truth, dtype=np.float64))
+    inside = np.searchsorted(samples, high, side="right") - np.searchsorted(samples, low, side="left")
+    return float(np.mean(np.abs(estimate.mass(low, high) - inside / samples.size)))
+
+
+# ====================================================================== claim checks
+def _combine(outcomes: list[str]) -> str:
+    if all(outcome == HOLDS for outcome in outcomes):
+        return HOLDS
+    if any(outcome == DOES_NOT_HOLD for outcome in outcomes):
+        return DOES_NOT_HOLD
+    return INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Holds when every check holds; does not hold when one does not; else inconclusive."""
+
+    checks: tuple
+
+    def __call__(self, table):
+        results = [check(table) for check in self.checks]
+        lines = [f"[{outcome}] {explanation}" for outcome, explanation in results]
+        return _combine([outcome for outcome, _ in results]), "; ".join(lines)
+
+
+def lowest_of(metric: str, best: str, others, where=None, margin: float = 2.0) -> AllOf:
+    """``best`` beats each of ``others`` on ``metric`` (a :func:`better_than` per pair)."""
+    return AllOf(tuple(better_than(metric, best, other, where=dict(where or {}), margin=margin) for other in others))
+
+
+_STATISTICS = ("mean", "std", "se", "count", "failed")
+
+
+def _settings(rows, match):
+    return {tuple(row.get(column) for column in match): row for row in rows}
+
+
+@dataclass(frozen=True)
+class WithinFactor:
+    r"""``method``'s mean ``metric`` is at most ``factor`` times the best of ``reference``.
+
+    For each setting (the values of the ``match`` columns), ``best`` is the lowest mean
+    among the reference rows (e.g. SW-EMS over a grid of b) and the claim needs
+    :math:`m \le f \cdot best`.  It holds when that is true in every setting, does not
+    hold when :math:`m - f \cdot best > margin \sqrt{se_m^2 + f^2 se_{best}^2}` in some
+    setting, and is inconclusive otherwise.
+    """
+
+    metric: str
+    method: str
+    reference: tuple
+    factor: float
+    match: tuple = ("dataset", "epsilon")
+    where: dict = field(default_factory=dict)
+    margin: float = 2.0
+
+    def __call__(self, table):
+        rows = table.select(metric=self.metric, **self.where)
+        mine = _settings(rows.select(method=self.method), self.match)
+        reference = {}
+        for row in rows.select(method=list(self.reference)):
+            key = tuple(row.get(column) for column in self.match)
+            if key not in reference or row["mean"] < reference[key]["mean"]:
+                reference[key] = row
+        keys = [key for key in mine if key in reference]
+        if not keys:
+            return INCONCLUSIVE, f"no setting has both {self.method!r} and {list(self.reference)} for {self.metric!r}"
+        within, beyond, worst = 0, 0, None
+        for key in keys:
+            m, best = mine[key], reference[key]
+            se = math.sqrt(_se(m) ** 2 + (self.factor * _se(best)) ** 2)
+            excess = m["mean"] - self.factor * best["mean"]
+            within += excess <= 0
+            beyond += excess > self.margin * se if se > 0 else excess > 0
+            ratio = m["mean"] / best["mean"] if best["mean"] > 0 else math.inf
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, key, m["mean"], best)
+        ratio, key, value, best = worst
+        setting = ", ".join(f"{c}={v}" for c, v in zip(self.match, key))
+        described = ", ".join(f"{c}={best.get(c)}" for c in ("method", "b", "bins") if best.get(c) is not None)
+        summary = (
+            f"{self.method} <= {self.factor:g} x best of {list(self.reference)} on {self.metric} in {within} of "
+            f"{len(keys)} settings, significantly above in {beyond}; worst ({setting}): {value:.4g} vs best "
+            f"{best['mean']:.4g} ({described}), ratio {ratio:.3f}"
+        )
+        if within == len(keys):
+            return HOLDS, summary
+        return (DOES_NOT_HOLD if beyond else INCONCLUSIVE), summary
+
+
+@dataclass(frozen=True)
+class ArgminIs:
+    """The value ``expected`` of ``column`` gives the lowest mean ``metric`` of ``method``.
+
+    Per setting (the other ``match`` columns), the value with the lowest mean is the
+    argmin; ``expected`` is *significantly beaten* when another value is lower by more
+    than ``margin`` standard errors.  Holds when ``expected`` is the argmin in at least
+    ``quorum`` of the settings; does not hold when it is significantly beaten in more
+    than ``1 - quorum`` of them; inconclusive otherwise.
+    """
+
+    metric: str
+    method: str
+    column: str
+    expected: object
+    match: tuple = ("dataset", "epsilon")
+    where: dict = field(default_factory=dict)
+    quorum: float = 1.0
+    margin: float = 2.0
+
+    def __call__(self, table):
+        rows = table.select(metric=self.metric, method=self.method, **self.where)
+        groups: dict[tuple, list] = {}
+        for row in rows:
+            groups.setdefault(tuple(row.get(c) for c in self.match), []).append(row)
+        if not groups:
+            return INCONCLUSIVE, f"no rows of {self.method!r} for {self.metric!r}"
+        argmin_hits, beaten, details = 0, 0, []
+        for key, group in groups.items():
+            chosen = [row for row in group if row.get(self.column) == self.expected]
+            if not chosen:
+                continue
+            (chosen,) = chosen
+            winner = min(group, key=lambda row: row["mean"])
+            argmin_hits += winner is chosen
+            se = math.sqrt(_se(chosen) ** 2 + _se(winner) ** 2)
+            gap = chosen["mean"] - winner["mean"]
+            beaten += gap > self.margin * se if se > 0 else winner is not chosen
+            setting = ",".join(f"{v}" for v in key)
+            details.append(f"({setting}): best {self.column}={winner.get(self.column)} {winner['mean']:.4g}")
+        total = len(details)
+        summary = (
+            f"{self.column}={self.expected} has the lowest {self.metric} of {self.method} in {argmin_hits} of {total} "
+            f"settings (needed {math.ceil(self.quorum * total)}), significantly beaten in {beaten}; "
+            + "; ".join(details)
+        )
+        if total and argmin_hits >= self.quorum * total:
+            return HOLDS, summary
+        if beaten > (1 - self.quorum) * total:
+            return DOES_NOT_HOLD, summary
+        return INCONCLUSIVE, summary
+
+
+def _se(row) -> float:
+    value = row.get("se")
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+# ====================================================================== the spec
+_HERE = __name__
+_GRANULAR = at_paper_granularity
+_DISTRIBUTION_METRICS = ("wasserstein", "ks", "rq-0.1", "rq-0.4", "mean", "variance", "deciles")
+_BINNING = [f"Binning-{c}" for c in (16, 32, 64)]
+_SHAPES = [f"GW trapezoid {r}" for r in TRAPEZOID_RATIOS] + ["GW triangle"]
+
+
+def _wave(label, protocol, metrics=_DISTRIBUTION_METRICS, grid=None, **params):
+    entry = {"label": label, "method": _GRANULAR, "protocol": protocol, "metrics": list(metrics), **params}
+    if grid:
+        entry["grid"] = grid
+    return entry
+
+
+def _signed(label, protocol, **params):
+    return {"label": label, "method": signed_leaves, "protocol": protocol, "metrics": ["rq-0.1", "rq-0.4"], **params}
+
+
+def _methods(b_grid, granularities=GRANULARITIES, shape_datasets=(), b_datasets=()) -> list:
+    """The methods, with the b grid of Figs. 5-6 and the bucket counts of Fig. 7.
+
+    ``shape_datasets`` / ``b_datasets`` restrict Fig. 5's general waves and Fig. 6's b
+    sweep to those dataset keys (empty: every dataset); ``--quick`` uses it.
+    """
+    shapes = {"datasets": list(shape_datasets)} if shape_datasets else {}
+    sweep = {"datasets": list(b_datasets)} if b_datasets else {}
+    return [
+        _wave("SW-EMS", "sw", estimate_method="ems"),
+        _wave("SW-EM", "sw", estimate_method="em"),
+        _wave("SW-EMS (B-R)", "sw", discrete=True, estimate_method="ems", metrics=("wasserstein", "ks")),
+        _wave("HH-ADMM", "hh-admm", branching=4),
+        _signed("HH", "hh", branching=4),
+        _signed("HaarHRR", "haar-hrr"),
+        *[
+            {"label": f"Binning-{c}", "method": "binning", "bins": c, "metrics": list(_DISTRIBUTION_METRICS)}
+            for c in (16, 32, 64)
+        ],
+        *[
+            {"label": name, "method": mean_and_variance, "protocol": name.lower(), "metrics": ["mean", "variance"]}
+            for name in ("PM", "SR")
+        ],
+        # Fig. 6 (and SW's line in Fig. 5): SW-EMS over a grid of b
+        _wave("SW", "sw", metrics=("wasserstein",), grid={"b": b_grid}, **sweep),
+        # Fig. 5: the general waves at eps = 1 over the same grid of b
+        *[
+            _wave(f"GW trapezoid {r}", "gw", shape="trapezoid", ratio=r, metrics=("wasserstein",),
+                  grid={"epsilon": [1.0], "b": b_grid}, **shapes)
+            for r in TRAPEZOID_RATIOS
+        ],
+        _wave("GW triangle", "gw", shape="triangle", metrics=("wasserstein",),
+              grid={"epsilon": [1.0], "b": b_grid}, **shapes),
+        # Fig. 7: granularity d = d~, W1 exact against the samples
+        _wave("SW-EMS (d grid)", "sw", metrics=("wasserstein",),
+              grid={"bins": list(granularities), "metric_grid": [None]}),
+    ]
+
+
+METHODS = _methods(B_GRID)
+
+METRICS = [
+    "wasserstein",
+    "ks",
+    {"name": f"{_HERE}:range_query_error", "alpha": 0.1, "label": "rq-0.1"},
+    {"name": f"{_HERE}:range_query_error", "alpha": 0.4, "label": "rq-0.4"},
+    {"name": f"{_HERE}:mean_abs_error", "label": "mean"},
+    {"name": f"{_HERE}:variance_abs_error", "label": "variance"},
+    {"name": "quantile_error", "label": "deciles"},
+]
+
+#: one sweep per histogram size; ``metric_grid`` evaluates W1 and KS at the bucket edges
+GRID = [
+    {"epsilon": EPSILONS, "metric_grid": [256], "datasets": [BETA]},
+    {"epsilon": EPSILONS, "metric_grid": [DEFAULT_BUCKETS], "datasets": REAL},
+]
+
+_DIST = ["SW-EMS", "SW-EM", "SW-EMS (B-R)", "HH-ADMM", *_BINNING]
+_RANGE = ["SW-EMS", "SW-EM", "HH-ADMM", "HH", "HaarHRR", *_BINNING]
+_MOMENTS = ["SW-EMS", "SW-EM", "HH-ADMM", *_BINNING, "PM", "SR"]
+_STATS = ["SW-EMS", "SW-EM", "HH-ADMM", *_BINNING]
+
+FIGURES = [
+    FigureSpec(name="fig2-w1", title="Fig. 2(a-d): Wasserstein distance", y="wasserstein", logy=True,
+               methods=tuple(_DIST)),
+    FigureSpec(name="fig2-ks", title="Fig. 2(e-h): KS distance", y="ks", logy=True, methods=tuple(_DIST)),
+    FigureSpec(name="fig3-rq0.1", title="Fig. 3: range-query MAE, alpha = 0.1", y="rq-0.1", logy=True,
+               methods=tuple(_RANGE)),
+    FigureSpec(name="fig3-rq0.4", title="Fig. 3: range-query MAE, alpha = 0.4", y="rq-0.4", logy=True,
+               methods=tuple(_RANGE)),
+    FigureSpec(name="fig4-mean", title="Fig. 4(a-d): MAE of the mean", y="mean", logy=True, methods=tuple(_MOMENTS)),
+    FigureSpec(name="fig4-variance", title="Fig. 4(e-h): MAE of the variance", y="variance", logy=True,
+               methods=tuple(_MOMENTS)),
+    FigureSpec(name="fig4-deciles", title="Fig. 4(i-l): MAE of the deciles", y="deciles", logy=True,
+               methods=tuple(_STATS)),
+    FigureSpec(name="fig5", title="Fig. 5: wave shapes, eps = 1", x="b", y="wasserstein", where={"epsilon": 1.0},
+               methods=("SW", *_SHAPES), logy=True),
+    FigureSpec(name="fig6", title="Fig. 6: SW-EMS vs b (MI rule: b = 0.36, 0.26, 0.13, 0.06, 0.03)", x="b",
+               y="wasserstein", series="epsilon", methods=("SW",), logy=True),
+    FigureSpec(name="fig7", title="Fig. 7: granularity d (exact W1)", x="bins", y="wasserstein", series="epsilon",
+               methods=("SW-EMS (d grid)",), logy=True),
+]
+
+CLAIMS = [
+    Claim("SW-EMS has the lowest W1 on Beta(5,2) for every eps (sec. 6.2)",
+          lowest_of("wasserstein", "SW-EMS", ["SW-EM", "HH-ADMM", *_BINNING], where={"dataset": BETA}),
+          figure="fig2-w1"),
+    Claim("SW-EMS has the lowest W1 on the taxi-like time-of-day data (flights) for every eps (sec. 6.2)",
+          lowest_of("wasserstein", "SW-EMS", ["SW-EM", "HH-ADMM", *_BINNING], where={"dataset": "flights-departure"}),
+          figure="fig2-w1"),
+    Claim("Even the best bin count c per dataset and eps is worse than SW-EMS on W1 (sec. 6.2)",
+          lowest_of("wasserstein", "SW-EMS", _BINNING), figure="fig2-w1"),
+    Claim("EMS beats EM on W1 (every dataset and eps)", better_than("wasserstein", "SW-EMS", "SW-EM"),
+          figure="fig2-w1"),
+    Claim("R-B and B-R are very similar: W1 within 10% of each other (sec. 5.4)",
+          AllOf((WithinFactor("wasserstein", "SW-EMS", ("SW-EMS (B-R)",), 1.1),
+                 WithinFactor("wasserstein", "SW-EMS (B-R)", ("SW-EMS",), 1.1))), figure="fig2-w1"),
+    Claim("SW-EMS has the lowest KS on the non-spiky datasets (Beta, flights) (sec. 6.2)",
+          lowest_of("ks", "SW-EMS", ["SW-EM", "HH-ADMM", *_BINNING], where={"dataset": SMOOTH}), figure="fig2-ks"),
+    Claim("On the spiky income data HH-ADMM has a lower KS than SW-EMS and SW-EM at large eps (3, 4) (sec. 6.2)",
+          lowest_of("ks", "HH-ADMM", ["SW-EMS", "SW-EM"], where={"dataset": SPIKY, "epsilon": [3.0, 4.0]}),
+          figure="fig2-ks"),
+    Claim("SW-EMS has a lower range-query MAE than HH and HaarHRR (alpha = 0.1 and 0.4) (sec. 6.3)",
+          AllOf((lowest_of("rq-0.1", "SW-EMS", ["HH", "HaarHRR"]), lowest_of("rq-0.4", "SW-EMS", ["HH", "HaarHRR"]))),
+          figure="fig3-rq0.4"),
+    Claim("HH-ADMM beats HH on range queries (alpha = 0.1 and 0.4) (sec. 4.3, 6.3)",
+          AllOf((better_than("rq-0.1", "HH-ADMM", "HH"), better_than("rq-0.4", "HH-ADMM", "HH"))),
+          figure="fig3-rq0.1"),
+    Claim("SR beats PM on the mean at eps = 0.5 (sec. 6.3)", better_than("mean", "SR", "PM", where={"epsilon": 0.5}),
+          figure="fig4-mean"),
+    Claim("PM beats SR on the mean at eps = 4 (sec. 6.3)", better_than("mean", "PM", "SR", where={"epsilon": 4.0}),
+          figure="fig4-mean"),
+    Claim("SW-EMS is comparable to the best of PM and SR for the mean: within a factor of 2 (sec. 6.3)",
+          WithinFactor("mean", "SW-EMS", ("PM", "SR"), 2.0), figure="fig4-mean"),
+    Claim("HH-ADMM has a lower mean error than every CFO binning, but a higher one than SW-EMS (sec. 6.3)",
+          AllOf((lowest_of("mean", "HH-ADMM", _BINNING), better_than("mean", "SW-EMS", "HH-ADMM"))),
+          figure="fig4-mean"),
+    Claim("The two-phase variance of PM and SR is worse than SW-EMS's (sec. 6.3)",
+          lowest_of("variance", "SW-EMS", ["PM", "SR"]), figure="fig4-variance"),
+    Claim("SW-EMS has the lowest decile error on the non-spiky datasets, HH-ADMM and binning excluded EM (sec. 6.3)",
+          lowest_of("deciles", "SW-EMS", ["HH-ADMM", *_BINNING], where={"dataset": SMOOTH}), figure="fig4-deciles"),
+    Claim("HH-ADMM has the lowest decile error on the spiky income data (sec. 6.3)",
+          lowest_of("deciles", "HH-ADMM", ["SW-EMS", "SW-EM", *_BINNING], where={"dataset": SPIKY}),
+          figure="fig4-deciles"),
+    Claim("SW beats every other wave shape at eps = 1, for every b (sec. 6.4, Fig. 5)",
+          lowest_of("wasserstein", "SW", _SHAPES, where={"epsilon": 1.0}), figure="fig5"),
+    Claim("Accuracy degrades as the trapezoid's top/bottom ratio decreases (0.8 < 0.6 < 0.4 < 0.2 < triangle in W1)",
+          AllOf(tuple(better_than("wasserstein", a, b, where={"epsilon": 1.0}) for a, b in zip(_SHAPES, _SHAPES[1:]))),
+          figure="fig5"),
+    Claim("The MI choice of b is within 10% of the best b of the grid on W1 (sec. 6.4, Fig. 6)",
+          WithinFactor("wasserstein", "SW-EMS", ("SW",), 1.1), figure="fig6"),
+    Claim("For Beta(5,2), 256 buckets give the lowest W1 at every eps (sec. 6.4, Fig. 7)",
+          ArgminIs("wasserstein", "SW-EMS (d grid)", "bins", 256, where={"dataset": BETA}), figure="fig7"),
+    Claim("For the real datasets, 1024 buckets give the lowest W1 in most cases (sec. 6.4, Fig. 7)",
+          ArgminIs("wasserstein", "SW-EMS (d grid)", "bins", 1024, where={"dataset": REAL}, quorum=0.5),
+          figure="fig7"),
+]
+
+SPEC = ExperimentSpec(
+    name="sw-ems",
+    title="Square wave with EM/EMS and its baselines (paper 003, Li et al. SIGMOD 2020), Figs. 2-7",
+    paper="003_168e87404547aacd.txt",
+    description=(
+        "Beta(5,2) (100,000 samples, 256 buckets) and three real datasets (all samples, 1024 buckets): "
+        "flights-departure (the taxi pick-up time analog), income-weekly and earnings-hourly (spiky income "
+        "analogs). SW with EMS/EM (R-B; B-R for comparison), HH-ADMM, CFO binning c = 16/32/64, HH and "
+        "HaarHRR (range queries), PM and SR (mean; two-phase variance). Figs. 5-7: wave shapes at eps = 1, "
+        "b grid, granularity. W1/KS on the histogram grid (exact W1 in Fig. 7), range-query MAE "
+        "(alpha 0.1, 0.4), mean/variance/decile MAE."
+    ),
+    datasets=[BETA, *REAL],
+    methods=METHODS,
+    grid=GRID,
+    metrics=METRICS,
+    repeats=100,
+    seed=2020,
+    figures=FIGURES,
+    claims=CLAIMS,
+    quick={
+        "repeats": 5,
+        "grid": {"epsilon": [0.5, 1.0, 2.0, 4.0]},
+        "methods": _methods(B_GRID_QUICK, shape_datasets=[BETA], b_datasets=[BETA, "flights-departure"]),
+    },
+)
