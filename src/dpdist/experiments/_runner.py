@@ -238,6 +238,10 @@ def run_spec(
                         finish(cell, key, future.result())
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)
+                    # cells in flight would otherwise run to the end after Ctrl-C; their
+                    # results are not cached, so stopping them loses nothing
+                    for process in list((pool._processes or {}).values()):
+                        process.terminate()
                     raise
     finally:
         bar.close()
