@@ -47,7 +47,6 @@ import math
 from itertools import combinations
 
 import numpy as np
-from scipy import special
 
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags, register
@@ -191,6 +190,8 @@ class SS(FrequencyOracle):
 
     def report_index(self, reports):
         """Colexicographic rank :math:`\\sum_i \\binom{s_i}{i+1}` of each subset :math:`s_0 < s_1 < \\dots`."""
+        from scipy import special  # lazy: only the conformance checks need ranks
+
         reports, _ = self._validate_reports(reports)
         bits = np.unpackbits(reports, axis=1, count=self.domain_size).astype(np.int64)
         order = np.cumsum(bits, axis=1)  # 1-based position of each chosen item within its subset

@@ -59,7 +59,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 __all__ = [
     "coordinate_variances",
@@ -91,6 +90,8 @@ def support_probabilities(d: int, m, epsilon: float) -> tuple[np.ndarray, np.nda
 
 def log_normalizer(d: int, m, epsilon: float) -> np.ndarray:
     r""":math:`\log\Omega` of eq. 46, in log space (gammaln) so that it never overflows."""
+    from scipy.special import gammaln  # lazy: keeps scipy out of `import dpdist`
+
     m = np.asarray(m, dtype=np.float64)
     log_binomial = gammaln(d) - gammaln(m) - gammaln(d - m + 1.0)
     return log_binomial + (m - 1.0) * math.log(2.0) + np.logaddexp(epsilon, np.log1p(2.0 * (d - m) / m))

@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft
 
 __all__ = [
     "DenseOperator",
@@ -116,19 +115,19 @@ class ToeplitzOperator:
         self.shape = (outputs, inputs)
         # kernel k[m] = t[m - (inputs - 1)], m = 0 .. outputs + inputs - 2
         kernel = np.concatenate([np.asarray(row, dtype=np.float64)[:0:-1], np.asarray(column, dtype=np.float64)])
-        self._length = fft.next_fast_len(outputs + 2 * inputs - 2, real=True)
-        self._kernel = fft.rfft(kernel, self._length)
-        self._kernel_reversed = fft.rfft(kernel[::-1], self._length)
+        self._length = 1 << (outputs + 2 * inputs - 3).bit_length()  # a power of two >= the linear length
+        self._kernel = np.fft.rfft(kernel, self._length)
+        self._kernel_reversed = np.fft.rfft(kernel[::-1], self._length)
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         outputs, inputs = self.shape
-        full = fft.irfft(fft.rfft(x, self._length) * self._kernel, self._length)
+        full = np.fft.irfft(np.fft.rfft(x, self._length) * self._kernel, self._length)
         return full[inputs - 1 : inputs - 1 + outputs]
 
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
         outputs, inputs = self.shape
         # (T^T y)_i = sum_j t[j - i] y_j: correlation, a convolution with the reversed kernel
-        full = fft.irfft(fft.rfft(y, self._length) * self._kernel_reversed, self._length)
+        full = np.fft.irfft(np.fft.rfft(y, self._length) * self._kernel_reversed, self._length)
         return full[outputs - 1 : outputs - 1 + inputs]
 
 
