@@ -18,7 +18,7 @@ from randomgen import AESCounter
 
 from .errors import InvalidParameterError
 
-__all__ = ["check_rng", "secure_generator", "RNGLike"]
+__all__ = ["check_rng", "secure_generator", "random_words", "RNGLike"]
 
 RNGLike = "int | numpy.random.Generator | numpy.random.SeedSequence | None"
 
@@ -69,3 +69,13 @@ def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.ra
         f"numpy.random.SeedSequence or a numpy.random.Generator. Got {rng!r} instead."
     )
 
+
+
+def random_words(rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` independent uniform 64-bit words (to be viewed as bytes or 32-bit halves).
+
+    Uses ``Generator.integers`` over the full uint64 range, which is correct for any
+    bit generator (``bit_generator.random_raw`` is only 32 bits wide for some, e.g.
+    MT19937) and as fast as the raw stream for 64-bit ones.
+    """
+    return rng.integers(0, np.iinfo(np.uint64).max, size=count, dtype=np.uint64, endpoint=True)

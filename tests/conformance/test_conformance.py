@@ -88,6 +88,16 @@ def test_privatize_samples_the_channel(case):
     assert_privatize_samples_channel(protocol, inputs, n_per_input=min(200_000, max(20_000, 50 * outputs)), rng=3)
 
 
+@_cases_with(finite_channel=True)
+def test_privatize_samples_the_channel_with_a_32_bit_generator(case):
+    # MT19937's raw output is 32 bits wide: samplers must not assume 64-bit raw words
+    protocol = make(case)
+    inputs = channel_inputs(protocol)
+    outputs = protocol.channel(inputs[:1]).shape[1]
+    generator = np.random.Generator(np.random.MT19937(4))
+    assert_privatize_samples_channel(protocol, inputs, n_per_input=min(100_000, max(10_000, 30 * outputs)), rng=generator)
+
+
 @ALL
 def test_privatize_is_reproducible_and_secure_mode_works(case):
     protocol = make(case)

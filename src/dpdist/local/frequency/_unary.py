@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags
+from ..._rng import random_words
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
@@ -70,7 +71,7 @@ class UnaryEncoding(FrequencyOracle):
         for start in range(0, values.size, chunk):
             items = values[start : start + chunk]
             rows = np.arange(items.size)
-            uniforms = rng.bit_generator.random_raw(-(-items.size * d // 2)).view(np.uint32)
+            uniforms = random_words(rng, -(-items.size * d // 2)).view(np.uint32)
             uniforms = uniforms[: items.size * d].reshape(items.size, d)
             bits = uniforms < self._q_threshold
             # the uniform at the true item's position is independent of the others: reuse it for p

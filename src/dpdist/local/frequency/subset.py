@@ -50,6 +50,7 @@ import numpy as np
 
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags, register
+from ..._rng import random_words
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
@@ -109,7 +110,7 @@ class SS(FrequencyOracle):
         target = k - include.astype(np.int64)  # number of other items each user needs
         bitmap = np.zeros((count, d), dtype=bool)
         # i.i.d. Bernoulli(t) cells: given its count c, a row is a uniform c-subset (any t works)
-        keys = rng.bit_generator.random_raw(-(-count * (d - 1) // 8)).view(np.uint8)[: count * (d - 1)]
+        keys = random_words(rng, -(-count * (d - 1) // 8)).view(np.uint8)[: count * (d - 1)]
         np.less(keys.reshape(count, d - 1), self._key_threshold, out=bitmap[:, : d - 1])
         chosen = bitmap.sum(axis=1, dtype=np.int64)
         flat = bitmap.reshape(-1)
