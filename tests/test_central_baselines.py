@@ -91,6 +91,14 @@ def test_bad_input_raises_a_named_error(function, kwargs, error):
         getattr(central, function)(**arguments)
 
 
-def test_clip_true_clips_and_counts():
+def test_clip_true_clips_without_releasing_how_many():
     dist = central.histogram_queries([-1.0, 0.5, 3.0], 1.0, (0, 1), 4, rng=0, clip=True)
-    assert dist.details["clipped"] == 2
+    assert dist.cdf(1.0) == 1.0
+    # the number of clipped values is an un-noised count of the data: never released
+    assert "clipped" not in dist.details
+
+
+def test_add_remove_histogram_does_not_release_the_number_of_records():
+    dist = central.histogram_queries([0.1, 0.5, 0.7], 1.0, (0, 1), 4, rng=0, neighbouring="add-remove")
+    assert dist.n is None
+    assert central.histogram_queries([0.1, 0.5, 0.7], 1.0, (0, 1), 4, rng=0).n == 3

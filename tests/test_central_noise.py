@@ -132,3 +132,11 @@ def test_secure_report_noisy_max_picks_the_clear_winner():
     rng = check_rng(None, secure=True)
     winner = noise.report_noisy_max(np.array([0.0, 1000.0, 0.0]), 1.0, 1.0, rng, secure=True)
     assert winner == 1
+
+
+def test_secure_mode_rejects_an_epsilon_below_its_resolution():
+    from dpdist import central
+    from dpdist.errors import InvalidPrivacyParameterError
+
+    with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
+        central.histogram_queries([0.5], 2.0**-30, (0, 1), 4, secure=True)

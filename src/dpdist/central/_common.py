@@ -26,11 +26,11 @@ DELTA = Interval(0, 1, closed="neither", privacy=True)
 class CentralInput:
     """Validated inputs of one release: sorted-free float data, budget, bounds, generator."""
 
-    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "n_clipped")
+    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size")
 
-    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size, n_clipped):
+    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size):
         self.x, self.epsilon, self.delta, self.bounds = x, epsilon, delta, bounds
-        self.rng, self.secure, self.grid_size, self.n_clipped = rng, secure, grid_size, n_clipped
+        self.rng, self.secure, self.grid_size = rng, secure, grid_size
 
 
 def check_central_input(
@@ -60,10 +60,9 @@ def check_central_input(
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
     generator = check_rng(rng, secure=secure, owner=owner)
-    n_clipped = 0
     if clip:
+        # how many values were clipped is a statistic of the data: it is not reported
         array = check_real_values(x, (-np.inf, np.inf), owner=owner, name="x")
-        n_clipped = int(np.count_nonzero((array < bounds[0]) | (array > bounds[1])))
         array = np.clip(array, bounds[0], bounds[1])
     else:
         array = check_real_values(x, bounds, owner=owner, name="x")
@@ -71,7 +70,7 @@ def check_central_input(
         raise InvalidValueTypeError(
             f"The 'x' argument of {owner} must hold at least one value. Got an empty array instead."
         )
-    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, n_clipped)
+    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size)
 
 
 def check_positive_int(owner: str, name: str, value, *, low: int = 1, high: int | None = None) -> int:

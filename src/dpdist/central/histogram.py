@@ -109,6 +109,7 @@ def histogram_queries(
         "postprocess": postprocess,
         "budget": {"histogram": data.epsilon},
         "secure": data.secure,
-        "clipped": data.n_clipped,
     }
-    return cdf_distribution(edges, cdf, method="histogram-queries", epsilon=data.epsilon, n=data.x.size, details=details)
+    # under add/remove neighbours the number of records is itself private: do not release it
+    released_n = data.x.size if neighbouring == "replace" else None
+    return cdf_distribution(edges, cdf, method="histogram-queries", epsilon=data.epsilon, n=released_n, details=details)

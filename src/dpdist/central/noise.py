@@ -41,6 +41,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
+from ..errors import InvalidPrivacyParameterError
+
 __all__ = [
     "analytic_gaussian_sigma",
     "gaussian_delta",
@@ -163,7 +165,10 @@ def _dyadic_epsilon(epsilon: float) -> Fraction:
     """``epsilon`` rounded down to a multiple of ``2**-EPSILON_BITS`` (never rounds up: never under-noises)."""
     numerator = math.floor(epsilon * 2**EPSILON_BITS)
     if numerator < 1:
-        raise ValueError(f"epsilon={epsilon!r} is below the secure-mode resolution 2**-{EPSILON_BITS}")
+        raise InvalidPrivacyParameterError(
+            f"The 'epsilon' parameter must be at least 2**-{EPSILON_BITS} in secure mode "
+            f"(its dyadic resolution). Got {epsilon!r} instead."
+        )
     return Fraction(numerator, 2**EPSILON_BITS)
 
 

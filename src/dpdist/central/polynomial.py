@@ -116,9 +116,8 @@ class PolynomialMoments:
             sigma = analytic_gaussian_sigma(data.epsilon, data.delta, l2)
             noisy = moments + data.rng.normal(0.0, sigma, size=moments.shape)
             record = {"mechanism": "analytic-gaussian", "sigma": sigma, "delta_spent": data.delta}
-        record.update(
-            n=n, epsilon=data.epsilon, delta=data.delta, sensitivity_l1=l1, sensitivity_l2=l2, clipped=data.n_clipped
-        )
+        # no count of clipped values here: it would be an un-noised statistic of the data
+        record.update(n=n, epsilon=data.epsilon, delta=data.delta, sensitivity_l1=l1, sensitivity_l2=l2)
         return cls(noisy, n, degree, data.bounds, basis, (record,))
 
     # ------------------------------------------------------------------ merge

@@ -138,7 +138,6 @@ def matching_pursuit(
         },
         "sensitivity": sensitivity.tolist(),
         "secure": data.secure,
-        "clipped": data.n_clipped,
         "grid_size": data.grid_size,
     }
     return cdf_distribution(edges, cdf, method="matching-pursuit", epsilon=data.epsilon, n=n, details=details)

@@ -89,6 +89,5 @@ def adaptive_quantiles(
         "budget": {"per_iteration": epsilon_round, "iterations": iterations},
         "knots": {"x": points.tolist(), "q": quantiles.tolist()},
         "secure": data.secure,
-        "clipped": data.n_clipped,
     }
     return cdf_distribution(edges, cdf, method="adaptive-quantiles", epsilon=data.epsilon, n=n, details=details)
