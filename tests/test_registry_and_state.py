@@ -96,3 +96,15 @@ class AddMergeMachine(RuleBasedStateMachine):
 
 TestAddMerge = AddMergeMachine.TestCase
 TestAddMerge.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)
+
+
+@pytest.mark.parametrize(
+    "statistic, n, reason",
+    [([-5.7, 3.9, 100], 3, "support counts"), ([1.5, 1, 0], 3, "non-integer"), ([1, 1, float("nan")], 3, "non-finite")],
+)
+def test_corrupt_states_are_refused(statistic, n, reason):
+    state = local.make("grr", epsilon=1.0, domain_size=3).simulate([0, 1, 2], rng=0).to_dict()
+    with pytest.raises(IncompatibleStateError, match=reason):
+        Aggregator.from_dict({**state, "statistic": statistic, "n": n})
+    with pytest.raises(IncompatibleStateError):
+        Aggregator.from_dict({**state, "statistic": ["a", "b", "c"]})

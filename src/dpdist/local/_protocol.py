@@ -174,6 +174,10 @@ class LocalProtocol(ABC):
     def _count_reports(reports) -> int:
         return len(reports)
 
+    def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None:
+        """Why ``statistic`` cannot come from ``n`` reports (None if it can); for loading states."""
+        return None
+
     def simulate(self, values, rng=None) -> "Aggregator":
         """An aggregator distributed exactly as one that added ``privatize(values)``.
 
@@ -341,7 +345,7 @@ class Aggregator:
         """Rebuild from :meth:`to_dict`; with ``protocol``, the configs must agree."""
         try:
             config = state["config"]
-            statistic = np.asarray(state["statistic"])
+            statistic = np.asarray(state["statistic"], dtype=np.float64)
             n = int(state["n"])
             rejected = {str(k): int(v) for k, v in state.get("rejected", {}).items()}
         except (KeyError, TypeError, ValueError) as error:
@@ -356,6 +360,17 @@ class Aggregator:
             raise IncompatibleStateError(
                 f"The state's statistic has shape {statistic.shape} (n={n}); "
                 f"{protocol.display_name} needs shape {aggregator.statistic.shape} and n >= 0."
+            )
+        problem = protocol._check_statistic(statistic, n)
+        if problem is None and not np.all(np.isfinite(statistic)):
+            problem = "non-finite entries"
+        if problem is None and np.issubdtype(protocol.statistic_dtype, np.integer):
+            if not np.array_equal(statistic, np.round(statistic)):
+                problem = "non-integer counts"
+        if problem is not None:
+            raise IncompatibleStateError(
+                f"The state's statistic is not one {protocol.display_name} can produce ({problem}); "
+                "the state is corrupt."
             )
         aggregator.statistic = statistic.astype(protocol.statistic_dtype)
         aggregator.n = n

@@ -59,6 +59,11 @@ class FrequencyOracle(LocalProtocol):
     def _check_values(self, values) -> np.ndarray:
         return check_integer_values(values, self.domain_size, owner=f"{self.display_name}.privatize")
 
+    def _check_statistic(self, statistic, n):
+        if np.any(statistic < 0) or np.any(statistic > n):
+            return f"support counts must lie in [0, n={n}]"
+        return None
+
     def support_counts(self, aggregator) -> np.ndarray:
         """Support count of every item (the vector :math:`g` of the convolution view)."""
         return aggregator.statistic.astype(np.float64)
