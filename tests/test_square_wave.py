@@ -307,3 +307,11 @@ def test_bad_input_raises_dpdist_errors():
         protocol.estimate(np.array([0, protocol.output_bins]))
     aggregator = protocol.aggregator().add(np.array([0, 3, protocol.output_bins, -1]))
     assert aggregator.n == 2 and aggregator.rejected == {"out_of_range": 2}
+
+
+def test_discrete_sw_refuses_an_unbounded_output_grid():
+    from dpdist import local
+    from dpdist.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'b'"):
+        local.make("sw", epsilon=1.0, bins=4096, discrete=True, b=100.0)

@@ -418,3 +418,12 @@ def test_simulate_splits_the_whole_batch_like_privatize():
     simulated = protocol.simulate(x, rng=1)
     np.testing.assert_array_equal(simulated.statistic[:4], protocol.allocation(x.size))
     assert simulated.n == x.size
+
+
+def test_fixed_assignment_refuses_batches_smaller_than_the_number_of_levels():
+    from dpdist import local
+    from dpdist.errors import InvalidParameterError
+
+    protocol = local.make("wavelet", epsilon=1.0, levels=3, assignment="fixed")
+    with pytest.raises(InvalidParameterError, match="assignment='random'"):
+        protocol.privatize([0.5], rng=0)

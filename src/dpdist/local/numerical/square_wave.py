@@ -42,7 +42,7 @@ from ...errors import InvalidParameterError
 from .._protocol import register
 from ._wave_discrete import DiscreteSquareWave
 from ._wave_grid import OutputGrid
-from ._wave_protocol import WaveProtocol
+from ._wave_protocol import MAX_BINS, WaveProtocol
 from ._wave_shape import WaveShape, mutual_information_b
 
 __all__ = ["SquareWave"]
@@ -91,6 +91,11 @@ class SquareWave(WaveProtocol):
                     f"wave has bins + 2*floor(b*bins) outputs). Got {self._params['output_bins']!r} instead."
                 )
             half_width = math.floor(b * bins)
+            if bins + 2 * half_width > MAX_BINS:
+                raise InvalidParameterError(
+                    f"The 'b' parameter of SW with discrete=True gives bins + 2*floor(b*bins) = "
+                    f"{bins + 2 * half_width} output buckets; at most {MAX_BINS} are allowed. Got b={b!r}."
+                )
             self._finish_setup(DiscreteSquareWave(epsilon, bins, half_width), half_width / bins)
             # B-R has an exact aggregate sampler (binomials and multinomials per input bucket)
             self.tags = dataclasses.replace(type(self).tags, exact_simulate=True)

@@ -210,6 +210,12 @@ class Wavelet(NumericalProtocol):
     # ------------------------------------------------------------------ client
     def _assign_levels(self, n: int, rng) -> np.ndarray:
         if self._params["assignment"] == "fixed":
+            if n < self._levels + 1:
+                raise InvalidParameterError(
+                    f"WAVELET with assignment='fixed' splits each batch over the {self._levels + 1} levels "
+                    f"(eq. 83), so a batch needs at least {self._levels + 1} values. Got {n}; use "
+                    "assignment='random' for clients that privatize one value at a time."
+                )
             return rng.permutation(np.repeat(np.arange(self._levels + 1), self.allocation(n)))
         cumulative = np.cumsum(self._weights)
         return np.minimum(np.searchsorted(cumulative, rng.random(n), side="right"), self._levels)
