@@ -7,7 +7,7 @@ import pytest
 from scipy import linalg
 
 from dpdist import local
-from dpdist.local.frequency._walsh_hadamard import fast_walsh_hadamard
+from dpdist.local._walsh_hadamard import fast_walsh_hadamard
 
 
 @pytest.mark.parametrize("size", [1, 2, 8, 64])

@@ -10,7 +10,8 @@ from scipy import linalg
 
 from dpdist import local, metrics
 from dpdist.errors import InvalidParameterError
-from dpdist.local.numerical.haar_hrr import hadamard_transform, inverse_haar
+from dpdist.local._walsh_hadamard import fast_walsh_hadamard as hadamard_transform
+from dpdist.local.numerical.haar_hrr import inverse_haar
 
 
 def test_hadamard_transform_is_the_sylvester_matrix_product():

@@ -69,7 +69,7 @@ import numpy as np
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._oracle import FrequencyOracle
-from ._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
+from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 
 __all__ = ["HR"]
 

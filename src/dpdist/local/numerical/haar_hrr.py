@@ -52,25 +52,14 @@ from ..._validation import Integer
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from ._base import NumericalProtocol
+from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._composite import bin_index, check_structured_reports
 from ._tree import tree_height
 from .binning import check_distribution_postprocess
 
-__all__ = ["HaarHRR", "hadamard_transform", "inverse_haar"]
+__all__ = ["HaarHRR", "inverse_haar"]
 
 REPORT_DTYPE = np.dtype([("level", np.uint8), ("row", np.uint32), ("bit", np.uint8)])
-
-
-def hadamard_transform(vector: np.ndarray) -> np.ndarray:
-    """``phi @ vector`` for the Sylvester-Hadamard ``phi`` (length a power of 2), in O(m log m)."""
-    out = np.asarray(vector, dtype=np.float64).copy()
-    size = out.size
-    half = 1
-    while half < size:
-        pairs = out.reshape(-1, 2, half)
-        out = np.stack([pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]], axis=1).reshape(size)
-        half *= 2
-    return out
 
 
 def inverse_haar(differences: list[np.ndarray], total: float = 1.0) -> np.ndarray:
@@ -87,8 +76,7 @@ def inverse_haar(differences: list[np.ndarray], total: float = 1.0) -> np.ndarra
 
 def _hadamard_sign(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """``phi[rows, columns]`` in {-1, +1}."""
-    parity = np.bitwise_count(np.bitwise_and(rows.astype(np.uint64), columns.astype(np.uint64))) & 1
-    return 1 - 2 * parity.astype(np.int64)
+    return np.where(hadamard_sign_is_plus(rows.astype(np.uint64), columns.astype(np.uint64)), 1, -1)
 
 
 @register
@@ -212,7 +200,7 @@ class HaarHRR(NumericalProtocol):
         for t in range(1, self._height + 1):
             sums = aggregator.statistic[self._offsets[t - 1] : self._offsets[t]]
             n_t = int(counts[t - 1])
-            out.append(self._scale * hadamard_transform(sums) / n_t if n_t else np.zeros(self._sizes[t - 1]))
+            out.append(self._scale * fast_walsh_hadamard(np.asarray(sums, dtype=np.float64)) / n_t if n_t else np.zeros(self._sizes[t - 1]))
         return out
 
     def frequencies(self, aggregator) -> np.ndarray:
