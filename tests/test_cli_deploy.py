@@ -192,3 +192,36 @@ def test_privatize_reports_bad_input(tmp_path, capsys):
     assert not (tmp_path / "x.bin").exists()
     errors = capsys.readouterr().err
     assert "'column'" in errors and "JSON" in errors and "--secure" in errors
+
+
+def test_csv_column_whose_first_block_is_integral_still_reads_a_later_decimal(tmp_path):
+    from dpdist._io._columns import iter_column
+
+    path = tmp_path / "late-decimal.csv"
+    path.write_text("x\n" + "1\n" * 9_000_000 + "2.5\n")  # > pyarrow's 16 MiB first block
+    chunks = [values for values, _ in iter_column(path, "x")]
+    values = np.concatenate(chunks)
+    assert values.size == 9_000_001 and values[-1] == 2.5
+
+
+def test_cli_reports_unwritable_paths_without_a_traceback(tmp_path, capsys):
+    from dpdist.cli import main
+
+    assert main(["reproduce", "toy", "--out", "/proc/dpdist-cannot-write-here"]) == 2
+    assert "dpdist: error:" in capsys.readouterr().err
+
+
+def test_negative_seeds_are_rejected_by_the_cli(capsys):
+    from dpdist.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--seed", "-1"])
+    assert exit_info.value.code == 2
+    assert "non-negative" in capsys.readouterr().err
+
+
+def test_state_mode_refuses_one_shot_options(tmp_path):
+    from dpdist.cli import main
+    from dpdist.errors import InvalidParameterError  # noqa: F401 (main prints it)
+
+    assert main(["estimate", "--state", str(tmp_path / "missing.bin"), "--bins", "8"]) == 2

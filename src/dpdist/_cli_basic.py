@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 def add_commands(subparsers) -> None:
+    from .cli import seed_argument
+
     listing = subparsers.add_parser("list", help="list the registered local protocols")
     listing.set_defaults(handler=_run_list)
     demo = subparsers.add_parser("demo", help="estimate an embedded dataset with every protocol")
@@ -11,7 +13,7 @@ def add_commands(subparsers) -> None:
     demo.add_argument(
         "--epsilons", type=_float_list, default="0.5,1,2,4", help="comma-separated privacy budgets"
     )
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=seed_argument, default=0)
     demo.set_defaults(handler=_run_demo)
 
 

@@ -27,6 +27,8 @@ _BLOCK_SIZE = 1 << 16
 
 
 def add_commands(subparsers) -> None:
+    from .cli import seed_argument
+
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
@@ -38,7 +40,7 @@ def add_commands(subparsers) -> None:
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
     privatize.add_argument("--column", required=True, help="column holding the users' values")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
-    privatize.add_argument("--seed", type=int, default=None, help="root seed (default: fresh OS entropy)")
+    privatize.add_argument("--seed", type=seed_argument, default=None, help="root seed (default: fresh OS entropy)")
     privatize.add_argument("--secure", action="store_true", help="draw from the OS-keyed CSPRNG (no --seed)")
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -7,6 +7,8 @@ import sys
 
 
 def add_commands(subparsers) -> None:
+    from .cli import seed_argument
+
     reproduce = subparsers.add_parser(
         "reproduce",
         help="run a paper's experiments (or one figure, or a TOML spec): tables, figures, report.md",
@@ -18,7 +20,7 @@ def add_commands(subparsers) -> None:
     reproduce.add_argument("--quick", action="store_true", help="the spec's smaller grid and fewer repeats")
     reproduce.add_argument("--repeats", type=int, default=None, help="repeats per setting (overrides the spec)")
     reproduce.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    reproduce.add_argument("--seed", type=int, default=None, help="root seed (overrides the spec)")
+    reproduce.add_argument("--seed", type=seed_argument, default=None, help="root seed (overrides the spec)")
     reproduce.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reproduce.set_defaults(handler=_run_reproduce)
@@ -40,10 +42,10 @@ def add_commands(subparsers) -> None:
     estimate.add_argument("--epsilon", type=float, default=None, help="privacy budget (one-shot mode)")
     estimate.add_argument("--state", default=None, help="aggregator state from 'dpdist aggregate' (state mode)")
     estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
-    estimate.add_argument("--bins", type=int, default=32, help="bins for a frequency protocol on numbers (32)")
+    estimate.add_argument("--bins", type=int, default=None, help="bins for a frequency protocol on numbers (32)")
     estimate.add_argument("--bounds", default=None, help="public bounds LO,HI (default: the column's min,max)")
     estimate.add_argument("--postprocess", default="norm-sub", help="post-processing of frequencies (norm-sub)")
-    estimate.add_argument("--seed", type=int, default=None, help="seed of the simulated randomization")
+    estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
     estimate.set_defaults(handler=_run_estimate)
 
@@ -129,8 +131,9 @@ def _run_estimate(args) -> int:
     from .experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
+    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed}
     if args.state is not None:
-        given = [name for name, value in one_shot.items() if value is not None]
+        given = [name for name, value in {**one_shot, **one_shot_options}.items() if value is not None]
         if given:
             raise InvalidParameterError(
                 f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
@@ -154,7 +157,7 @@ def _run_estimate(args) -> int:
     values = data.load()
     params = {"epsilon": args.epsilon}
     if args.protocol in local.available("frequency"):
-        params.update(bins=args.bins, postprocess=args.postprocess)
+        params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess)
     estimate = run_local_protocol(args.protocol, values, data, params, np.random.default_rng(args.seed))
     low, high = data.bounds
     print(f"{args.protocol} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
@@ -181,6 +184,12 @@ def _run_estimate(args) -> int:
             fig.savefig(args.plot)
             plt.close(fig)
             print(f"  plot               {args.plot}")
-    else:  # pragma: no cover - numerical data always give a Distribution through the adapter
-        print(f"  {estimate!r}")
+    else:  # a mean estimate (pm, sr)
+        low_ci, high_ci = estimate.confidence_interval(0.95)
+        print(f"  estimated mean     {estimate.mean:.6g}   (true {values.mean():.6g})")
+        print(f"  95% interval       [{low_ci:.6g}, {high_ci:.6g}]")
+        if args.plot:
+            raise InvalidParameterError(
+                f"The '--plot' option needs a distribution; {args.protocol!r} estimates only the mean."
+            )
     return 0

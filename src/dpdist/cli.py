@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -44,6 +45,23 @@ def main(argv: list[str] | None = None) -> int:
     except DPDistError as error:
         print(f"dpdist: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `dpdist list | head`: the reader left, nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as error:  # a path that cannot be read or written
+        print(f"dpdist: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+
+
+def seed_argument(text: str) -> int:
+    """argparse type of ``--seed``: a non-negative int."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return seed
 
 
 if __name__ == "__main__":  # pragma: no cover

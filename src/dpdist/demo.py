@@ -9,6 +9,7 @@ where the protocol has an exact aggregate sampler, otherwise privatize + aggrega
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -59,6 +60,10 @@ def _run_one(name: str, epsilon: float, minutes: np.ndarray, rng: np.random.Gene
     return protocol, estimate, seconds
 
 
+def _stable_id(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
+
+
 def _estimate_options(protocol) -> dict:
     return {"postprocess": "norm-sub"} if protocol.tags.kind == "frequency" else {}
 
@@ -89,9 +94,10 @@ def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int 
     )
     print(header)
     print("-" * len(header))
-    for index, name in enumerate(names):
+    for name in names:
         for epsilon in epsilons:
-            rng = np.random.default_rng([seed, index, int(epsilon * 1000)])
+            # keyed by names, not positions: adding a protocol never changes another's numbers
+            rng = np.random.default_rng([seed, _stable_id(name), _stable_id(repr(float(epsilon)))])
             protocol, estimate, seconds = _run_one(name, epsilon, minutes, rng)
             distribution = _as_distribution(estimate)
             mse = (

@@ -26,6 +26,9 @@ def count_rows(path) -> int | None:
     path = Path(path)
     if _kind(path) != "parquet":
         return None
+    from ._arrow import require_pyarrow
+
+    require_pyarrow("Reading Parquet files")
     import pyarrow.parquet as pq
 
     return pq.ParquetFile(path).metadata.num_rows
@@ -60,12 +63,15 @@ def iter_column(path, column: str, *, chunk_rows: int = 1 << 20) -> Iterator[tup
                 path,
                 read_options=csv.ReadOptions(block_size=1 << 24),
                 parse_options=parse,
-                convert_options=csv.ConvertOptions(include_columns=[column]),
+                # read as float64 whatever the first block looks like: pyarrow infers a column's
+                # type from its first block and would fail on a later decimal; integral chunks
+                # are turned back into items by the caller
+                convert_options=csv.ConvertOptions(include_columns=[column], column_types={column: pa.float64()}),
             )
         except KeyError:  # pyarrow.ArrowKeyError: no such column
             names = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 16), parse_options=parse).schema.names
             raise _missing(column, names, path) from None
-        batches = (batch.column(0) for batch in reader)
+        batches = _csv_columns(reader, column, path, pa)
     for array in batches:
         kind = array.type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
@@ -77,6 +83,20 @@ def iter_column(path, column: str, *, chunk_rows: int = 1 << 20) -> Iterator[tup
         if pa.types.is_null(kind):
             values = np.zeros(0)
         yield values, n_missing
+
+
+def _csv_columns(reader, column, path, pa):
+    """The column of each CSV block; a cell that is not a number raises a dpdist error."""
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as error:
+            raise InvalidValueTypeError(
+                f"The column {column!r} of {str(path)!r} must hold numbers. Reading it failed: {error}"
+            ) from None
+        yield batch.column(0)
 
 
 def _missing(column, columns, path):

@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import Bounds, check_param
-from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from ..errors import DatasetUnavailableError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ._dataset import Dataset
-from .real import DatasetUnavailableError
 
 __all__ = ["from_file", "read_column"]
 
@@ -39,7 +38,13 @@ def read_column(path, column: str) -> np.ndarray:
         raise InvalidParameterError(
             f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
         )
-    return values[np.isfinite(values)]
+    infinite = np.isinf(values)
+    if infinite.any():
+        raise OutOfDomainError(
+            f"The column {column!r} of {str(path)!r} must hold finite numbers. "
+            f"Got {int(infinite.sum())} infinite value(s)."
+        )
+    return values[~np.isnan(values)]  # empty cells (NaN) are missing values
 
 
 def _missing_column(column, columns, path):

@@ -51,13 +51,11 @@ def _tree_merge(states: list, protocol, split_every: int):
     dask = _require_dask()
     if not states:
         return dask.delayed(protocol.aggregator)()
-    level = 0
     while len(states) > 1:
         states = [
-            dask.delayed(_merge_states, pure=True)(*states[i : i + split_every], dask_key_name=f"dpdist-merge-{level}-{i}-{id(states)}")
+            dask.delayed(_merge_states, pure=True)(*states[i : i + split_every])
             for i in range(0, len(states), split_every)
         ]
-        level += 1
     return states[0]
 
 
