@@ -96,3 +96,18 @@ def test_fingerprints_depend_on_content_only(tmp_path):
     assert io.file_fingerprint(tmp_path / "a") == io.file_fingerprint(tmp_path / "b")
     assert io.file_fingerprint(tmp_path / "a") != io.file_fingerprint(tmp_path / "c")
     assert io.file_fingerprint(tmp_path / "a").startswith("sha256:")
+
+
+def test_a_state_whose_header_was_altered_is_refused(tmp_path):
+    from dpdist.errors import IncompatibleStateError
+    from dpdist.io import load_state
+
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    path = tmp_path / "state.bin"
+    protocol.simulate(np.arange(40) % 4, rng=0).save(path)
+    data = path.read_bytes()
+    tampered = data.replace(b'"n": 40', b'"n": 90')
+    assert tampered != data
+    path.write_bytes(tampered)
+    with pytest.raises(IncompatibleStateError, match="header"):
+        load_state(path)

@@ -63,22 +63,25 @@ def save_state(path, aggregator, ingested: dict[str, dict] | None = None) -> Non
     statistic = np.ascontiguousarray(aggregator.statistic)
     statistic = statistic.astype(statistic.dtype.newbyteorder("<"))
     payload = statistic.tobytes()
-    header = json.dumps(
-        {
-            "config": aggregator.config,
-            "n": int(aggregator.n),
-            "rejected": {str(k): int(v) for k, v in aggregator.rejected.items()},
-            "dtype": statistic.dtype.str,
-            "size": int(statistic.size),
-            "crc32": zlib.crc32(payload),
-            "ingested": dict(ingested or {}),
-        },
-        sort_keys=True,
-    ).encode()
+    fields = {
+        "config": aggregator.config,
+        "n": int(aggregator.n),
+        "rejected": {str(k): int(v) for k, v in aggregator.rejected.items()},
+        "dtype": statistic.dtype.str,
+        "size": int(statistic.size),
+        "crc32": zlib.crc32(payload),
+        "ingested": dict(ingested or {}),
+    }
+    header = json.dumps({**fields, "header_crc32": _header_checksum(fields)}, sort_keys=True).encode()
     with atomic_writer(path) as handle:
         handle.write(_PREFIX.pack(STATE_MAGIC, STATE_VERSION, len(header)))
         handle.write(header)
         handle.write(payload)
+
+
+def _header_checksum(fields: dict) -> int:
+    """CRC-32 of the header's canonical JSON (every field but the checksum itself)."""
+    return zlib.crc32(json.dumps(fields, sort_keys=True).encode())
 
 
 def load_state(path, protocol=None) -> SavedState:
@@ -107,11 +110,14 @@ def load_state(path, protocol=None) -> SavedState:
     start = _PREFIX.size + length
     try:
         header = json.loads(data[_PREFIX.size : start].decode())
+        stored_checksum = header.pop("header_crc32")
         config = header["config"]
         dtype = np.dtype(header["dtype"])
         size = int(header["size"])
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
         raise IncompatibleStateError(f"The state file {source!r} has an unreadable header ({error}).") from None
+    if _header_checksum(header) != stored_checksum:
+        raise IncompatibleStateError(f"The state file {source!r} is corrupted (its header fails its check).")
     payload = data[start:]
     if dtype.hasobject or len(payload) != size * dtype.itemsize or zlib.crc32(payload) != header.get("crc32"):
         raise IncompatibleStateError(f"The state file {source!r} is truncated or corrupted (statistic fails its check).")
