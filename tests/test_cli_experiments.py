@@ -1,5 +1,6 @@
 """``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` end to end."""
 
+import csv
 import subprocess
 import sys
 import time
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpdist.cli import main
+from dpdist.experiments import SPEC_MODULES, get_spec
 
 
 def _cells(folder):
@@ -23,7 +25,14 @@ def test_reproduce_toy_writes_tables_figures_and_report(tmp_path, capsys):
         assert (out / name).exists(), name
     report = (out / "report.md").read_text()
     assert "dpdist reproduce toy" in report and "root seed 2024" in report and "numpy " in report
-    assert "| holds |" in report or "does not hold" in report or "inconclusive" in report
+    claims = {row["text"]: row for row in csv.DictReader((out / "results" / "claims.csv").open())}
+    oue_vs_grr, grr_vs_oue = (claims[claim.text] for claim in get_spec("toy").claims)
+    # per-item variances (Wang et al. 2017): GRR (d - 2 + e^eps) / (n (e^eps - 1)^2), OUE 4 e^eps /
+    # (n (e^eps - 1)^2); at eps = 0.5 and d = 10,000 GRR's MSE is ~1,500x OUE's, far beyond 2 SE
+    assert oue_vs_grr["outcome"] == "holds" and "z = " in oue_vs_grr["explanation"]
+    # on 32 bins at eps = 4 GRR is the better oracle; with 5 repeats it must at least not be reversed
+    assert grr_vs_oue["outcome"] in {"holds", "inconclusive"} and "z = " in grr_vs_oue["explanation"]
+    assert f"| {oue_vs_grr['text']} | mse | holds |" in report
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
@@ -66,13 +75,21 @@ def test_killed_run_resumes_without_recomputing(tmp_path, capsys):
     assert len(after) == 240 and all(after[name] == stamp for name, stamp in stamps.items())
 
 
-def test_unwritten_and_unknown_specs_exit_2_with_the_list(capsys):
-    from dpdist.experiments import available_specs
+def test_one_repeat_leaves_the_toy_claims_inconclusive(tmp_path, capsys):
+    # one repeat has no spread: no standard error, so no z = +-inf verdict
+    out = tmp_path / "toy"
+    assert main(["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "1"]) == 0
+    assert "0 hold, 0 do not hold, 2 inconclusive" in capsys.readouterr().out
+    claims = list(csv.DictReader((out / "results" / "claims.csv").open()))
+    assert [row["outcome"] for row in claims] == ["inconclusive", "inconclusive"]
+    assert all("1 repeat(s)" in row["explanation"] and "inf" not in row["explanation"] for row in claims)
 
-    missing = [name for name, ready in available_specs().items() if not ready]
-    if missing:
-        assert main(["reproduce", missing[0]]) == 2
-        assert "not written yet" in capsys.readouterr().err
+
+def test_unwritten_and_unknown_specs_exit_2_with_the_list(capsys, monkeypatch):
+    monkeypatch.setitem(SPEC_MODULES, "future-paper", "dpdist.experiments.no_such_module")
+    assert main(["reproduce", "future-paper"]) == 2
+    err = capsys.readouterr().err
+    assert "'future-paper' is not written yet" in err and "not written yet: future-paper" in err
     assert main(["reproduce", "no-such-paper"]) == 2
     err = capsys.readouterr().err
     assert "Got 'no-such-paper'" in err and "toy" in err

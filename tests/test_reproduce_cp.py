@@ -9,7 +9,7 @@ from dpdist import experiments, local, metrics, postprocess
 from dpdist.datasets import get as get_dataset
 from dpdist.errors import InvalidParameterError
 from dpdist.experiments import compressive
-from dpdist.experiments._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
 from dpdist.experiments._table import ResultsTable
 
 
@@ -113,6 +113,8 @@ def test_tiny_end_to_end_run(tmp_path):
         assert (tmp_path / "figures" / f"{figure}.png").exists()
     assert len(result.claims) == len(spec.claims)
     assert {claim["outcome"] for claim in result.claims} <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
+    assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     assert all("ratio" in claim["explanation"] for claim in result.claims)
     paper = result.summary.select(method=compressive.CP_PAPER, metric=compressive.PRIVACY, epsilon=0.5)
     assert len(paper) and all(row["mean"] > 0.5 for row in paper)  # eps0 = eps is not 0.5-LDP

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpdist import Distribution, datasets, experiments, metrics
-from dpdist.experiments import HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, ResultsTable, cell_key
+from dpdist.experiments import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, cell_key
 from dpdist.experiments import sw_ems
 
 
@@ -36,6 +36,8 @@ def test_tiny_run_writes_report_figures_tables_and_evaluates_every_claim(tmp_pat
         claims = list(csv.DictReader(handle))
     assert [row["text"] for row in claims] == [claim.text for claim in spec.claims]
     assert {row["outcome"] for row in claims} <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    crashed = [row["text"] for row in claims if row["explanation"].startswith(CHECK_CRASHED)]
+    assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     # every claim found its rows (no "no setting has both ..." / "no rows" explanation), except
     # those about the real datasets, which this run leaves out
     empty = {row["text"] for row in claims if "no setting" in row["explanation"] or "no rows" in row["explanation"]}

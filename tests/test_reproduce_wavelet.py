@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpdist import datasets, local, metrics
-from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
+from dpdist.experiments import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
 from dpdist.experiments import wavelet as spec_module
 from dpdist.local.numerical._haar_design import wasserstein_bound
 
@@ -43,6 +43,8 @@ def test_tiny_run_writes_report_figures_tables_and_claims(tmp_path):
         claims = list(csv.DictReader(handle))
     assert len(claims) == len(tiny.claims) == len(spec_module.SPEC.claims)
     assert {c["outcome"] for c in claims} <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    crashed = [c["text"] for c in claims if c["explanation"].startswith(CHECK_CRASHED)]
+    assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     # the claims that have data in this cut are decided with numbers, not "no setting"
     decided = [c for c in claims if c["figure"] == "fig4" and "spiky" not in c["text"]]  # Beta(5,2) only here
     assert all(any(ch.isdigit() for ch in c["explanation"]) for c in decided)

@@ -8,7 +8,7 @@ import pytest
 from dpdist import experiments, local
 from dpdist.datasets import get as get_dataset
 from dpdist.experiments import wiener
-from dpdist.experiments._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
 from dpdist.experiments._table import ResultsTable
 
 
@@ -99,6 +99,8 @@ def test_tiny_run_writes_report_figures_tables_and_claims(tmp_path):
     outcomes = {claim["text"]: claim["outcome"] for claim in result.claims}
     assert len(outcomes) == len(spec.claims)
     assert set(outcomes.values()) <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
+    assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     report = (tmp_path / "report.md").read_text()
     assert "KRR-IIW-G is stuck" in report
     # claims with their rows present were evaluated on numbers, not skipped

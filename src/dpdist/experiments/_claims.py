@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from ._table import ResultsTable
 
-__all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "better_than", "BetterThan", "evaluate_claims"]
+__all__ = [
+    "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "better_than", "BetterThan", "evaluate_claims",
+]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 _STAT_COLUMNS = {"mean", "std", "se", "count", "failed"}
@@ -25,7 +27,9 @@ class BetterThan:
     :math:`z = (\\bar m_{worse} - \\bar m_{better}) / \\sqrt{se_{better}^2 + se_{worse}^2}`:
     the claim *holds* when :math:`z > margin` in every setting, *does not hold* when
     :math:`z < -margin` in at least ``min_losses`` settings (a significant reversal), and is
-    *inconclusive* otherwise.  ``margin = 2`` standard errors by default.
+    *inconclusive* otherwise.  ``margin = 2`` standard errors by default.  The claim is also
+    inconclusive when a compared setting has failed cells, fewer than 2 repeats on either
+    side or no finite standard error (one repeat gives no spread to judge a difference by).
     """
 
     metric: str
@@ -46,9 +50,15 @@ class BetterThan:
         pairs = [(s, v[self.better], v[self.worse]) for s, v in settings.items() if len(v) == 2]
         if not pairs:
             return INCONCLUSIVE, f"no setting has both {self.better!r} and {self.worse!r} for {self.metric!r}"
+        for setting, b, w in pairs:
+            reason = _undecidable(b, self.better) or _undecidable(w, self.worse)
+            if reason:
+                return INCONCLUSIVE, (
+                    f"cannot compare {self.better} with {self.worse} on {self.metric} at ({_where(setting)}): {reason}"
+                )
         wins, losses, scores = 0, 0, []
         for setting, b, w in pairs:
-            se = math.sqrt(_zero_if_nan(b["se"]) ** 2 + _zero_if_nan(w["se"]) ** 2)
+            se = math.sqrt(b["se"] ** 2 + w["se"] ** 2)
             difference = w["mean"] - b["mean"]
             if se > 0:
                 z = difference / se
@@ -58,10 +68,9 @@ class BetterThan:
             wins += z > self.margin
             losses += z < -self.margin
         z, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
-        where = ", ".join(f"{k}={v}" for k, v in setting if v is not None)
         summary = (
             f"{self.better} < {self.worse} on {self.metric} by > {self.margin:g} SE in {wins} of {len(pairs)} "
-            f"settings, significantly worse in {losses}; weakest setting ({where}): "
+            f"settings, significantly worse in {losses}; weakest setting ({_where(setting)}): "
             f"{b_mean:.4g} vs {w_mean:.4g} (z = {z:.2f})"
         )
         if wins == len(pairs):
@@ -71,8 +80,22 @@ class BetterThan:
         return INCONCLUSIVE, summary
 
 
-def _zero_if_nan(value) -> float:
-    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+def _undecidable(row: dict, label: str) -> str:
+    """Why a summary row cannot be compared with a standard error ("" when it can)."""
+    failed = row.get("failed") or 0
+    if failed > 0:
+        return f"{failed} failed cell(s) of {label}"
+    count = row.get("count")
+    if count is not None and count < 2:
+        return f"{count} repeat(s) of {label}; a standard error needs at least 2"
+    se = row.get("se")
+    if se is None or not math.isfinite(se):
+        return f"no finite standard error for {label} (se = {se})"
+    return ""
+
+
+def _where(setting) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setting if v is not None)
 
 
 def better_than(metric: str, better: str, worse: str, **options) -> BetterThan:
@@ -80,14 +103,19 @@ def better_than(metric: str, better: str, worse: str, **options) -> BetterThan:
     return BetterThan(metric=metric, better=better, worse=worse, **options)
 
 
+#: Start of the explanation of a claim whose check raised (see :func:`evaluate_claims`).
+CHECK_CRASHED = "the check failed:"
+
+
 def evaluate_claims(claims, table: ResultsTable) -> list[dict]:
-    """``[{"text", "figure", "outcome", "explanation"}]``; a check that raises is inconclusive."""
+    """``[{"text", "figure", "outcome", "explanation"}]``; a check that raises is inconclusive,
+    its explanation starting with :data:`CHECK_CRASHED`."""
     results = []
     for claim in claims:
         try:
             outcome, explanation = claim.check(table)
         except Exception as error:  # a broken check must not hide the other claims
-            outcome, explanation = INCONCLUSIVE, f"the check failed: {type(error).__name__}: {error}"
+            outcome, explanation = INCONCLUSIVE, f"{CHECK_CRASHED} {type(error).__name__}: {error}"
         if outcome not in (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE):
             outcome, explanation = INCONCLUSIVE, f"the check returned an unknown outcome {outcome!r}: {explanation}"
         results.append({"text": claim.text, "figure": claim.figure, "outcome": outcome, "explanation": explanation})

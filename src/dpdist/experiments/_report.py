@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import write_text_atomically
+
 __all__ = ["write_report"]
 
 _MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive"}
@@ -71,9 +73,7 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         lines.append("")
     lines += ["## Summary table", "", "Mean, standard deviation and standard error over repeats "
               "(full table: `results/summary.csv`).", "", result.summary.to_markdown(), ""]
-    path = Path(path)
-    path.write_text("\n".join(lines))
-    return path
+    return write_text_atomically(path, "\n".join(lines))
 
 
 def _escape(text: str) -> str:

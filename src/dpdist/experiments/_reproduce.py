@@ -8,6 +8,9 @@ Layout of the output folder::
     OUT/results/claims.csv        outcome of each claim
     OUT/figures/<figure>.png|svg
     OUT/report.md
+
+Cells, tables and ``report.md`` are replaced whole (written to a temporary file, then
+renamed), so a killed run leaves the previous version or the new one, never a truncated file.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._claims import evaluate_claims
+from ._files import remove_stale_temporaries
 from ._plots import draw_figure
 from ._report import write_report
 from ._runner import RunResult, run_spec
@@ -29,6 +33,8 @@ def reproduce(spec: ExperimentSpec, out, *, jobs: int = 1, progress: bool = True
     out = Path(out)
     result = run_spec(spec, out, jobs=jobs, progress=progress)
     results = out / "results"
+    if results.is_dir():
+        remove_stale_temporaries(results)
     files = {
         "raw_csv": result.raw.to_csv(results / "raw.csv"),
         "summary_csv": result.summary.to_csv(results / "summary.csv"),

@@ -1,8 +1,9 @@
 """Run an :class:`ExperimentSpec`: cells in parallel processes, cached on disk, tidy tables.
 
 Every finished cell is written to ``OUT/cells/<key>.json`` (``key`` a hash of the cell's
-content: dataset, method, parameters, repeat, root seed and metrics), atomically, by the
-main process.  A run skips the cells whose file exists, so an interrupted run resumes
+content: dataset, method, parameters, repeat, root seed and metrics, plus the dpdist
+version and the SHA-256 of a file dataset's bytes), atomically, by the main process;
+temporary files left by a killed run are removed when the next run starts.  A run skips the cells whose file exists, so an interrupted run resumes
 where it stopped and a finished one is not recomputed.  A cell that raises is reported
 and not cached (it runs again next time).
 
@@ -19,7 +20,6 @@ import importlib
 import inspect
 import json
 import math
-import os
 import time
 import traceback
 from collections import OrderedDict
@@ -32,7 +32,17 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ._methods import resolve_method
-from ._spec import DATASET_PREFIX, METRIC_PREFIX, Cell, ExperimentSpec, MetricSpec, cell_seeds, stable_id
+from ._files import remove_stale_temporaries, write_text_atomically
+from ._spec import (
+    DATASET_PREFIX,
+    METRIC_PREFIX,
+    Cell,
+    ExperimentSpec,
+    MetricSpec,
+    canonical_numbers,
+    cell_seeds,
+    stable_id,
+)
 from ._table import ResultsTable, summarize
 
 __all__ = ["run_spec", "RunResult", "cell_key"]
@@ -50,10 +60,19 @@ class RunResult:
     failures: list = field(default_factory=list)
     seconds: float = 0.0
     files: dict = field(default_factory=dict)
+    claims: list = field(default_factory=list)  # set by reproduce: [{"text", "figure", "outcome", "explanation"}]
 
 
-def cell_key(cell: Cell, spec: ExperimentSpec) -> str:
-    """Hash of everything that determines a cell's numbers."""
+def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None) -> str:
+    """Hash of everything that determines a cell's numbers.
+
+    That is the cell's content (numbers canonical, so ``1.0`` and ``1`` are one value), the
+    root seed, the metrics, the dpdist version and, for a dataset read from a file, the
+    SHA-256 of the file's bytes: ``file_digests`` maps the file to it (computed once per run
+    by :func:`run_spec`); without it the file is read here.
+    """
+    from .. import __version__
+
     content = {
         "dataset": asdict(cell.dataset),
         "method": [cell.method.label, cell.method.reference, sorted(cell.method.params.items())],
@@ -61,11 +80,28 @@ def cell_key(cell: Cell, spec: ExperimentSpec) -> str:
         "repeat": cell.repeat,
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
+        "dpdist": __version__,
     }
     if cell.method.metrics:  # only when set, so the keys of existing runs do not change
         content["method_metrics"] = sorted(cell.method.metrics)
-    text = json.dumps(content, sort_keys=True, default=str, separators=(",", ":"))
+    if cell.dataset.file is not None:
+        file = cell.dataset.file
+        content["file_sha256"] = file_digests[file] if file_digests and file in file_digests else _file_digest(file)
+    text = json.dumps(canonical_numbers(content), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _file_digest(file: str) -> str | None:
+    """SHA-256 of a file's bytes, read in 1 MiB chunks; None when it cannot be read (the cell
+    then fails with the reader's error, and is not cached)."""
+    digest = hashlib.sha256()
+    try:
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(2**20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 @functools.lru_cache(maxsize=32)
@@ -90,6 +126,13 @@ def _users(reference, n, data_seed: tuple) -> np.ndarray:
     while len(_USERS) > 1 and sum(v.nbytes for v in _USERS.values()) > _USERS_BYTES:
         _USERS.popitem(last=False)
     return values
+
+
+def _forget_file_datasets() -> None:
+    """Drop the datasets and users read from files by earlier runs in this process."""
+    _dataset.cache_clear()
+    for key in [key for key in _USERS if key[0].file is not None]:
+        del _USERS[key]
 
 
 def _metric_function(name: str):
@@ -172,9 +215,7 @@ def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
 
 
 def _write_atomically(path: Path, payload: dict) -> None:
-    temporary = path.with_suffix(f".tmp{os.getpid()}")
-    temporary.write_text(json.dumps(payload, sort_keys=True, default=str))
-    os.replace(temporary, path)
+    write_text_atomically(path, json.dumps(payload, sort_keys=True, default=str))
 
 
 def run_spec(
@@ -204,8 +245,13 @@ def run_spec(
     out = Path(out)
     cache = out / "cells"
     cache.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(cache)  # left by a run killed between writing and renaming a cell
     all_cells = spec.cells() if cells is None else list(cells)
-    keys = [cell_key(cell, spec) for cell in all_cells]
+    files = sorted({cell.dataset.file for cell in all_cells if cell.dataset.file is not None})
+    file_digests = {file: _file_digest(file) for file in files}
+    if files:
+        _forget_file_datasets()  # this process may hold an older content of a file
+    keys = [cell_key(cell, spec, file_digests) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     reused = len(all_cells) - len(pending)
     failures = []
@@ -270,17 +316,43 @@ def _describe(cell: Cell) -> dict:
 
 
 def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
+    """One row per cell and metric; a failed cell gets a NaN row for each metric it would have
+    given, which :func:`summarize` counts in the ``failed`` column."""
     parameters = spec.parameter_names()
+    stored = {}
+    for key in keys:
+        path = cache / f"{key}.json"
+        if path.exists():
+            stored[key] = json.loads(path.read_text())["metrics"]
+    produced: dict[tuple, list] = {}  # metric keys given by the finished cells of a dataset / method
+    for cell, key in zip(cells, keys):
+        for group in ((cell.dataset.key, cell.method.label), (cell.dataset.key,)):
+            names = produced.setdefault(group, [])
+            names.extend(name for name in stored.get(key, ()) if name not in names)
     rows = []
     for cell, key in zip(cells, keys):
-        path = cache / f"{key}.json"
-        if not path.exists():
-            continue  # failed cell
-        stored = json.loads(path.read_text())
         base = {"dataset": cell.dataset.key, "method": cell.method.label}
         params = cell.param_dict
         base.update({name: params.get(name) for name in parameters})
         base["repeat"] = cell.repeat
-        for metric, value in stored["metrics"].items():
+        metrics = stored[key] if key in stored else dict.fromkeys(_expected_metrics(cell, spec, produced), math.nan)
+        for metric, value in metrics.items():
             rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
     return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"])
+
+
+def _expected_metrics(cell: Cell, spec: ExperimentSpec, produced: dict) -> list[str]:
+    """The metric keys of a failed cell: those of the same dataset and method in other cells,
+    else those of the dataset, else the spec's metrics of the dataset's kind; limited to the
+    method's metrics."""
+    names = produced.get((cell.dataset.key, cell.method.label)) or produced.get((cell.dataset.key,))
+    if not names:
+        try:
+            kind = _dataset(cell.dataset).kind
+        except Exception:  # the dataset itself is broken: every metric may be the missing one
+            kind = None
+        names = [metric.key for metric in spec.metrics if kind in (None, metric.kind)]
+    only = cell.method.metrics
+    if only:  # a key "m.part" comes from a metric "m" that returns a named tuple
+        names = [name for name in names if any(name == key or name.startswith(key + ".") for key in only)]
+    return names

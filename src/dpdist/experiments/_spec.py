@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import InvalidParameterError
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "ExperimentSpec",
     "Cell",
     "stable_id",
+    "canonical_numbers",
     "load_spec",
 ]
 
@@ -72,9 +75,31 @@ def _merge_grids(grid, override):
     return {**grid, **override}
 
 
+def canonical_numbers(value):
+    """``value`` with every number in one form, so equal numbers hash alike: an integral float
+    becomes an int (``1.0 -> 1``, also NumPy floats), a NumPy integer an int; other floats
+    are unchanged (their JSON text, hence existing seeds, stays the same).  Lists, tuples
+    and dict values are converted recursively (a tuple becomes a list, as in JSON)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return int(value) if value.is_integer() else value
+    if isinstance(value, (list, tuple)):
+        return [canonical_numbers(item) for item in value]
+    if isinstance(value, dict):
+        return {key: canonical_numbers(item) for key, item in value.items()}
+    return value
+
+
 def stable_id(*parts) -> int:
-    """A 32-bit integer from the canonical JSON of ``parts`` (BLAKE2b; same in every process)."""
-    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    """A 32-bit integer from the canonical JSON of ``parts`` (BLAKE2b; same in every process).
+
+    Numbers are made canonical first (:func:`canonical_numbers`): ``epsilon = 1`` and
+    ``epsilon = 1.0`` give the same id."""
+    text = json.dumps(canonical_numbers(parts), sort_keys=True, default=str, separators=(",", ":"))
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little")
 
 
@@ -362,6 +387,41 @@ class ExperimentSpec:
             raise InvalidParameterError(
                 f"ExperimentSpec {self.name!r} needs at least one dataset, one method and one metric."
             )
+        self._check_names()
+
+    def _check_names(self) -> None:
+        """Fail now, not in every cell: datasets, methods and metrics must exist, claims be Claims."""
+        from .. import datasets
+        from .. import metrics as metric_module
+        from ._methods import available_methods
+
+        known = datasets.available()
+        for dataset in self.datasets:
+            if dataset.file is None and dataset.name not in known:
+                raise InvalidParameterError(
+                    f"The dataset {dataset.name!r} of ExperimentSpec {self.name!r} must be one of {known} "
+                    "(or a file: {file = ..., column = ...})."
+                )
+        methods = available_methods()
+        for method in self.methods:
+            if not callable(method.method) and method.method not in methods:
+                raise InvalidParameterError(
+                    f"The method {method.label!r} of ExperimentSpec {self.name!r} names {method.method!r}; "
+                    f"allowed: a top-level callable or one of {methods}."
+                )
+        functions = sorted(n for n in getattr(metric_module, "__all__", []) if n[0].islower())
+        for metric in self.metrics:
+            if ":" not in metric.name and metric.name not in functions:  # "module:function" is imported later
+                raise InvalidParameterError(
+                    f"The metric {metric.name!r} of ExperimentSpec {self.name!r} must be a function of "
+                    f"dpdist.metrics, one of {functions}, or a 'module:function' reference."
+                )
+        for index, claim in enumerate(self.claims, 1):
+            if not isinstance(claim, Claim) or not callable(claim.check):
+                raise InvalidParameterError(
+                    f"The claim {index} of ExperimentSpec {self.name!r} must be a Claim(text, check) with a "
+                    f"callable check. Got {claim!r} instead."
+                )
 
     # ------------------------------------------------------------------ variants
     def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None):
@@ -499,10 +559,31 @@ def load_spec(path) -> ExperimentSpec:
     if unknown:
         raise InvalidParameterError(f"The spec {str(path)!r} has unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
     claims = []
-    for entry in data.pop("claims", []):
-        entry = dict(entry)
+    for index, entry in enumerate(data.pop("claims", []), 1):
+        entry = _check_claim_entry(entry, index, path)
         text, figure = entry.pop("text"), entry.pop("figure", None)
         claims.append(Claim(text=text, figure=figure, check=better_than(**entry)))
     data.setdefault("name", path.stem)
     data.setdefault("grid", {})
     return ExperimentSpec(claims=tuple(claims), **data)
+
+
+_CLAIM_REQUIRED = ("text", "metric", "better", "worse")
+_CLAIM_OPTIONAL = ("figure", "where", "margin", "column", "min_losses")
+
+
+def _check_claim_entry(entry, index: int, path: Path) -> dict:
+    """A ``[[claims]]`` table of a TOML spec: a :func:`better_than` rule with its text."""
+    if not isinstance(entry, dict):
+        raise InvalidParameterError(
+            f"The claim {index} of the spec {str(path)!r} must be a table ([[claims]]). Got {entry!r} instead."
+        )
+    missing = [key for key in _CLAIM_REQUIRED if key not in entry]
+    unknown = sorted(set(entry) - set(_CLAIM_REQUIRED) - set(_CLAIM_OPTIONAL))
+    if missing or unknown:
+        problem = f"is missing {missing}" if missing else f"has unknown key(s) {unknown}"
+        raise InvalidParameterError(
+            f"The claim {index} ({entry.get('text', '')!r}) of the spec {str(path)!r} {problem}; required keys: "
+            f"{list(_CLAIM_REQUIRED)}, optional: {list(_CLAIM_OPTIONAL)}."
+        )
+    return dict(entry)

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ._files import atomic_path
 
 __all__ = ["ResultsTable", "summarize"]
 
@@ -88,9 +89,9 @@ class ResultsTable:
 
     # ------------------------------------------------------------------ output
     def to_csv(self, path) -> Path:
+        """Write CSV, replacing ``path`` whole (never left half-written)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="") as handle:
+        with atomic_path(path) as temporary, temporary.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(self.columns)
             for row in self.rows:
@@ -105,9 +106,9 @@ class ResultsTable:
         except ImportError:
             return None
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = {column: [_parquet_value(row.get(column)) for row in self.rows] for column in self.columns}
-        pq.write_table(pa.table(data), path)
+        with atomic_path(path) as temporary:
+            pq.write_table(pa.table(data), temporary)
         return path
 
     def to_pandas(self):

@@ -178,10 +178,16 @@ def _rows(table, metric, where):
 
 
 def _one(table, metric, method, where):
+    """The summary row of ``method`` on ``metric`` in the setting ``where``; None when the run
+    has no such row (e.g. a partial run), which makes the claim inconclusive."""
     rows = _rows(table, metric, {**where, "method": method}).rows
-    if len(rows) != 1:
+    if len(rows) > 1:
         raise ValueError(f"expected one row for {method!r} {metric!r} {where}, found {len(rows)}")
-    return rows[0]
+    return rows[0] if rows else None
+
+
+def _no_row(metric, method, where) -> tuple[str, str]:
+    return INCONCLUSIVE, f"no rows for {method!r} on {metric!r} with {where}"
 
 
 def _se(row) -> float:
@@ -212,6 +218,8 @@ class RatioAtLeast:
         for row in base_rows:
             setting = {k: row[k] for k in keys}
             other = _one(table, self.metric, self.improved, setting)
+            if other is None:
+                return _no_row(self.metric, self.improved, setting)
             ratio = row["mean"] / other["mean"]
             se = ratio * math.hypot(_se(row) / row["mean"], _se(other) / other["mean"])
             z = (ratio - self.factor) / se if se > 0 else math.copysign(math.inf, ratio - self.factor)
@@ -317,6 +325,8 @@ class Stuck:
     def __call__(self, table):
         first = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": 0})
         final = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": self.last})
+        if first is None or final is None:
+            return _no_row("mse_iter", self.method, {**self.where, "metric_iteration": [0, self.last]})
         change = final["mean"] / first["mean"] - 1
         text = (f"{self.method}: MSE {first['mean']:.4g} at iteration 0, {final['mean']:.4g} at {self.last} "
                 f"({change:+.1%}; 'stuck' means within {self.tolerance:.0%})")
@@ -569,6 +579,8 @@ class _DwHelpsLittle:
             for dataset in (SMOOTH, PERMUTED):
                 plain = _one(table, "mse", self.protocol, {**where, "dataset": dataset})
                 filtered = _one(table, "mse", f"{self.protocol}-DW", {**where, "dataset": dataset})
+                if plain is None or filtered is None:
+                    return _no_row("mse", [self.protocol, f"{self.protocol}-DW"], {**where, "dataset": dataset})
                 gains[dataset] = plain["mean"] / filtered["mean"]
             holds &= gains[PERMUTED] < gains[SMOOTH]
             lines.append(f"eps={epsilon:g}: {gains[PERMUTED]:.2f}x vs {gains[SMOOTH]:.2f}x")
