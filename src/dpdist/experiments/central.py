@@ -72,7 +72,7 @@ from ..central.moments import data_moments, evaluate_projection, legendre_coeffi
 from ..central.noise import laplace_mechanism
 from ..errors import InvalidParameterError
 from ..estimates import Distribution
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than, standard_error
 from ._methods import register_method
 from ._spec import Claim, ExperimentSpec, FigureSpec
 
@@ -294,15 +294,11 @@ def _settings(rows, exclude) -> dict:
 
 def _z(worse_row, better_row) -> float:
     """(worse mean - better mean) / combined standard error (+-inf when both have no spread)."""
-    se = math.hypot(_finite(worse_row["se"]), _finite(better_row["se"]))
+    se = math.hypot(standard_error(worse_row), standard_error(better_row))
     difference = worse_row["mean"] - better_row["mean"]
     if se > 0:
         return difference / se
     return math.copysign(math.inf, difference) if difference else 0.0
-
-
-def _finite(value) -> float:
-    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 def _where_text(setting, drop=()) -> str:

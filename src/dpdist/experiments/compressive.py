@@ -59,7 +59,7 @@ from .. import local, metrics, postprocess
 from .._rng import check_rng
 from ..errors import InvalidParameterError
 from ..estimates import FrequencyEstimate
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, standard_error
 from ._spec import Claim, ExperimentSpec, FigureSpec
 
 __all__ = [
@@ -178,11 +178,6 @@ def _setting_rows(table, method, metric, where):
     return {tuple((k, row[k]) for k in keys): row for row in rows}
 
 
-def _se(row) -> float:
-    se = row.get("se")
-    return 0.0 if se is None or (isinstance(se, float) and math.isnan(se)) else float(se)
-
-
 @dataclass(frozen=True)
 class ErrorRatio:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
@@ -217,7 +212,7 @@ class ErrorRatio:
                 if not (ref["mean"] > 0 and row["mean"] > 0):
                     continue
                 ratio = row["mean"] / ref["mean"]
-                se = ratio * math.hypot(_se(row) / row["mean"], _se(ref) / ref["mean"])
+                se = ratio * math.hypot(standard_error(row) / row["mean"], standard_error(ref) / ref["mean"])
                 # signed slack to the nearer edge of the band, in standard errors (negative: outside)
                 slack = min(ratio - self.low, self.high - ratio)
                 z = slack / se if se > 0 else math.copysign(math.inf, slack) if slack else 0.0

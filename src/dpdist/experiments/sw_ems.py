@@ -53,7 +53,7 @@ import numpy as np
 from .. import local
 from .._rng import check_rng
 from .. import metrics as _metrics
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than, standard_error
 from ._methods import run_local_protocol
 from ._spec import Claim, ExperimentSpec, FigureSpec
 
@@ -271,7 +271,7 @@ class WithinFactor:
         within, beyond, worst = 0, 0, None
         for key in keys:
             m, best = mine[key], reference[key]
-            se = math.sqrt(_se(m) ** 2 + (self.factor * _se(best)) ** 2)
+            se = math.sqrt(standard_error(m) ** 2 + (self.factor * standard_error(best)) ** 2)
             excess = m["mean"] - self.factor * best["mean"]
             within += excess <= 0
             beyond += excess > self.margin * se if se > 0 else excess > 0
@@ -326,7 +326,7 @@ class ArgminIs:
             (chosen,) = chosen
             winner = min(group, key=lambda row: row["mean"])
             argmin_hits += winner is chosen
-            se = math.sqrt(_se(chosen) ** 2 + _se(winner) ** 2)
+            se = math.sqrt(standard_error(chosen) ** 2 + standard_error(winner) ** 2)
             gap = chosen["mean"] - winner["mean"]
             beaten += gap > self.margin * se if se > 0 else winner is not chosen
             setting = ",".join(f"{v}" for v in key)
@@ -342,11 +342,6 @@ class ArgminIs:
         if beaten > (1 - self.quorum) * total:
             return DOES_NOT_HOLD, summary
         return INCONCLUSIVE, summary
-
-
-def _se(row) -> float:
-    value = row.get("se")
-    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 # ====================================================================== the spec

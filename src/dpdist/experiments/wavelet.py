@@ -49,7 +49,7 @@ import numpy as np
 from .. import metrics as _metrics
 from ..estimates import Distribution
 from ..local.numerical._haar_design import wasserstein_bound
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than, standard_error
 from ._methods import run_local_protocol
 from ._spec import Claim, ExperimentSpec, FigureSpec
 
@@ -177,15 +177,11 @@ def _describe(setting) -> str:
 
 
 def _z(better_row, worse_row) -> float:
-    se = math.hypot(_finite(better_row["se"]), _finite(worse_row["se"]))
+    se = math.hypot(standard_error(better_row), standard_error(worse_row))
     difference = worse_row["mean"] - better_row["mean"]
     if se > 0:
         return difference / se
     return math.copysign(math.inf, difference) if difference else 0.0
-
-
-def _finite(value) -> float:
-    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 @dataclass(frozen=True)
@@ -255,8 +251,8 @@ class BelowBound:
         pairs = [(s, empirical[s][self.method], bounds[s][self.method]) for s in empirical if s in bounds]
         if not pairs:
             return INCONCLUSIVE, f"no setting has both {self.empirical!r} and {self.bound!r} for {self.method!r}"
-        below = [p for p in pairs if p[1]["mean"] + self.margin * _finite(p[1]["se"]) < p[2]["mean"]]
-        above = [p for p in pairs if p[1]["mean"] - self.margin * _finite(p[1]["se"]) > p[2]["mean"]]
+        below = [p for p in pairs if p[1]["mean"] + self.margin * standard_error(p[1]) < p[2]["mean"]]
+        above = [p for p in pairs if p[1]["mean"] - self.margin * standard_error(p[1]) > p[2]["mean"]]
         ratio, setting, emp, bnd = max((p[1]["mean"] / p[2]["mean"], p[0], p[1], p[2]) for p in pairs)
         text = (
             f"{self.empirical} below the bound in {len(below)} of {len(pairs)} settings, above in {len(above)}; "
@@ -325,7 +321,7 @@ class StaysAbove:
         if len(rows) == 0:
             return INCONCLUSIVE, f"no row of {self.method!r} for {self.metric!r}"
         row = max(rows, key=lambda r: r["epsilon"])
-        mean, se = row["mean"], _finite(row["se"])
+        mean, se = row["mean"], standard_error(row)
         text = (
             f"{self.method} at eps={row['epsilon']:g}: {self.metric} {mean:.4g} (se {se:.2g}) vs "
             f"{self.share:g} x floor {self.floor:.4g} = {self.share * self.floor:.4g}"

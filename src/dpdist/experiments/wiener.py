@@ -50,7 +50,7 @@ from scipy import fft, special
 from .. import local, metrics
 from ..estimates import FrequencyEstimate
 from ..local.deconvolution import noise_power_spectrum
-from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than
+from ._claims import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, better_than, standard_error
 from ._spec import Claim, ExperimentSpec, FigureSpec
 
 __all__ = [
@@ -190,11 +190,6 @@ def _no_row(metric, method, where) -> tuple[str, str]:
     return INCONCLUSIVE, f"no rows for {method!r} on {metric!r} with {where}"
 
 
-def _se(row) -> float:
-    se = row["se"]
-    return 0.0 if se is None or (isinstance(se, float) and math.isnan(se)) else float(se)
-
-
 @dataclass(frozen=True)
 class RatioAtLeast:
     """``mean(base) / mean(improved) >= factor`` in every setting of ``where`` ("cuts the MSE by ...").
@@ -221,7 +216,7 @@ class RatioAtLeast:
             if other is None:
                 return _no_row(self.metric, self.improved, setting)
             ratio = row["mean"] / other["mean"]
-            se = ratio * math.hypot(_se(row) / row["mean"], _se(other) / other["mean"])
+            se = ratio * math.hypot(standard_error(row) / row["mean"], standard_error(other) / other["mean"])
             z = (ratio - self.factor) / se if se > 0 else math.copysign(math.inf, ratio - self.factor)
             where = ", ".join(f"{k}={v}" for k, v in setting.items() if v is not None)
             verdicts.append((z, f"{where}: {self.base} {row['mean']:.3g} / {self.improved} {other['mean']:.3g} "
