@@ -50,3 +50,21 @@ def count_packed_bits(reports: np.ndarray, n_bits: int) -> np.ndarray:
         codes = reports[start : start + chunk].astype(np.intp) + offsets
         histogram += np.bincount(codes.ravel(), minlength=n_bytes * 256)
     return (histogram.reshape(n_bytes, 256) @ _BYTE_BITS).ravel()[:n_bits]
+
+
+def check_packed_reports(protocol, reports, n_bits: int, *, what: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """Read a batch of ``numpy.packbits`` rows of ``n_bits`` bits; return it and the padding-set mask.
+
+    A batch of the wrong type or shape raises ``MalformedReportError``; rows whose
+    padding bits (beyond ``n_bits``) are set are flagged, to be counted and dropped.
+    """
+    n_bytes = -(-n_bits // 8)
+    array = np.asarray(reports)
+    if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != n_bytes:
+        raise MalformedReportError(
+            f"{protocol.display_name} reports must be a uint8 array of shape (n, {n_bytes}) "
+            f"(d={n_bits} bits packed by numpy.packbits{what}). "
+            f"Got shape {array.shape} and dtype {array.dtype} instead."
+        )
+    padding_mask = np.uint8((1 << (n_bytes * 8 - n_bits)) - 1)
+    return array, (array[:, -1] & padding_mask) != 0 if array.shape[0] else np.zeros(0, bool)

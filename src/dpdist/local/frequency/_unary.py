@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags
 from ..._rng import random_words
-from .._reports import count_packed_bits
+from .._reports import check_packed_reports, count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["UnaryEncoding"]
@@ -57,8 +57,6 @@ class UnaryEncoding(FrequencyOracle):
         self._p = self._p_threshold / _SCALE
         self._q = self._q_threshold / _SCALE
         self._n_bytes = -(-self.domain_size // 8)
-        padding = self._n_bytes * 8 - self.domain_size
-        self._padding_mask = np.uint8((1 << padding) - 1)
 
     def support_probabilities(self):
         return self._p, self._q
@@ -81,14 +79,7 @@ class UnaryEncoding(FrequencyOracle):
 
     # ------------------------------------------------------------------ server
     def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != self._n_bytes:
-            raise MalformedReportError(
-                f"{self.display_name} reports must be a uint8 array of shape (n, {self._n_bytes}) "
-                f"(d={self.domain_size} bits packed by numpy.packbits). "
-                f"Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        padding_set = (array[:, -1] & self._padding_mask) != 0 if array.shape[0] else np.zeros(0, bool)
+        array, padding_set = check_packed_reports(self, reports, self.domain_size)
         return array, {"padding_bits_set": padding_set}
 
     def _select_reports(self, reports, keep):

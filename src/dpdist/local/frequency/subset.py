@@ -48,10 +48,9 @@ from itertools import combinations
 
 import numpy as np
 
-from ...errors import MalformedReportError
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
-from .._reports import count_packed_bits
+from .._reports import check_packed_reports, count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["SS"]
@@ -92,7 +91,6 @@ class SS(FrequencyOracle):
         self._n_bytes = -(-d // 8)
         # 8-bit threshold whose Bernoulli rate is closest to the target rate of others, k/(d-1)
         self._key_threshold = np.uint8(min(255, max(1, round(256 * k / (d - 1)))))
-        self._padding_mask = np.uint8((1 << (self._n_bytes * 8 - d)) - 1)
 
     def support_probabilities(self):
         return self._p, self._q
@@ -145,14 +143,9 @@ class SS(FrequencyOracle):
 
     # ------------------------------------------------------------------ server
     def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != self._n_bytes:
-            raise MalformedReportError(
-                f"SS reports must be a uint8 array of shape (n, {self._n_bytes}) (d={self.domain_size} bits "
-                f"packed by numpy.packbits, exactly k={self.subset_size} set). "
-                f"Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        padding_set = (array[:, -1] & self._padding_mask) != 0 if array.shape[0] else np.zeros(0, bool)
+        array, padding_set = check_packed_reports(
+            self, reports, self.domain_size, what=f", exactly k={self.subset_size} set"
+        )
         wrong_size = np.bitwise_count(array).sum(axis=1, dtype=np.int64) != self.subset_size
         return array, {"padding_bits_set": padding_set, "not_k_items": wrong_size & ~padding_set}
 
