@@ -19,8 +19,9 @@ import numpy as np
 
 from . import local, metrics
 from ._validation import check_param
-from .local._protocol import EPSILON
+from .datasets._binning import bucketize
 from .estimates import Distribution, FrequencyEstimate
+from .local._protocol import EPSILON
 
 BOUNDS = (0.0, 1440.0)
 ITEMS = 144  # ten-minute buckets for the categorical protocols
@@ -47,7 +48,7 @@ def load_departure_minutes() -> np.ndarray:
 def _run_one(name: str, epsilon: float, minutes: np.ndarray, rng: np.random.Generator):
     if name in local.available("frequency"):
         params = {"domain_size": ITEMS}
-        values = (minutes // (BOUNDS[1] / ITEMS)).astype(np.int64)
+        values = bucketize(minutes, BOUNDS, ITEMS)
     else:
         params = {"bounds": BOUNDS}
         values = minutes
@@ -80,7 +81,7 @@ def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int 
     """Run every registered protocol at each epsilon; print and save the table and a plot."""
     epsilons = [check_param("dpdist demo", "epsilon", epsilon, EPSILON) for epsilon in epsilons]
     minutes = load_departure_minutes()
-    true_items = np.bincount((minutes // (BOUNDS[1] / ITEMS)).astype(np.int64), minlength=ITEMS) / minutes.size
+    true_items = np.bincount(bucketize(minutes, BOUNDS, ITEMS), minlength=ITEMS) / minutes.size
     output = Path(out)
     output.mkdir(parents=True, exist_ok=True)
     rows: list[DemoRow] = []

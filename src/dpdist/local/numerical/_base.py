@@ -10,7 +10,12 @@ from ..._validation import Bounds, check_real_values
 from ...estimates import Distribution
 from .._protocol import EPSILON, LocalProtocol, ProtocolTags
 
-__all__ = ["NumericalProtocol"]
+__all__ = ["NumericalProtocol", "unit_bin_index"]
+
+
+def unit_bin_index(unit_values, bins: int) -> np.ndarray:
+    """Equal-width bin ``floor(u * bins)`` of each ``u`` in [0, 1], the last bin closed on the right."""
+    return np.minimum((np.asarray(unit_values, dtype=np.float64) * bins).astype(np.int64), bins - 1)
 
 
 class NumericalProtocol(LocalProtocol):

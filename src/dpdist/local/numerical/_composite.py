@@ -11,7 +11,6 @@ Helpers shared by ``binning`` and ``hh``/``hh-admm``:
 * :class:`ReportCodec` -- fixed-width byte records for an inner oracle's reports,
   so that reports of oracles over different domain sizes (the levels of a
   hierarchy) fit one array.
-* :func:`bin_index` -- the bin of each unit-interval value.
 """
 
 from __future__ import annotations
@@ -22,15 +21,7 @@ import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
 
-__all__ = [
-    "ORACLES",
-    "choose_oracle",
-    "make_oracle",
-    "ReportCodec",
-    "bin_index",
-    "inner_aggregator",
-    "check_structured_reports",
-]
+__all__ = ["ORACLES", "choose_oracle", "make_oracle", "ReportCodec", "inner_aggregator", "check_structured_reports"]
 
 #: values of the ``oracle`` parameter
 ORACLES = ("auto", "grr", "oue", "olh")
@@ -55,11 +46,6 @@ def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float):
             f"Got {oracle!r} instead."
         )
     return _protocol.make(name, epsilon=epsilon, domain_size=domain_size)
-
-
-def bin_index(unit_values: np.ndarray, bins: int) -> np.ndarray:
-    """Bin ``floor(u * bins)`` of each ``u`` in [0, 1], the last bin closed on the right."""
-    return np.minimum((unit_values * bins).astype(np.int64), bins - 1)
 
 
 def inner_aggregator(oracle, statistic: np.ndarray, n: int):

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._base import unit_bin_index
+
 __all__ = ["fine_bins", "haar_encode", "level_code", "reconstruct_density"]
 
 
 def fine_bins(unit_values: np.ndarray, levels: int) -> np.ndarray:
     """Fine bin ``floor(u 2^(J+1))`` of each ``u`` in [0, 1] (the last bin closed)."""
-    count = 2 ** (levels + 1)
-    return np.minimum((np.asarray(unit_values, dtype=np.float64) * count).astype(np.int64), count - 1)
+    return unit_bin_index(unit_values, 2 ** (levels + 1))
 
 
 def level_code(bins: np.ndarray, level, levels: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,10 +28,10 @@ import numpy as np
 from ..._rng import check_rng
 from ..._validation import Interval, check_param, check_real_values
 from ...errors import InvalidParameterError
+from ...estimates import MeanEstimate, MeanVarianceEstimate
 from .._protocol import ProtocolTags
 from .._reports import check_item_reports
 from ._base import NumericalProtocol
-from ...estimates import MeanEstimate, MeanVarianceEstimate
 
 __all__ = ["MeanProtocol"]
 

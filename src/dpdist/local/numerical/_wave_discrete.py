@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from ._base import unit_bin_index
+
 __all__ = ["DiscreteSquareWave"]
 
 
@@ -45,7 +47,7 @@ class DiscreteSquareWave:
         self.weight = -math.expm1(-epsilon) * self.window / normalizer
 
     def input_bucket(self, values: np.ndarray) -> np.ndarray:
-        return np.minimum(np.floor(values * self.bins).astype(np.int64), self.bins - 1)
+        return unit_bin_index(values, self.bins)
 
     def transition_parts(self) -> tuple[float, np.ndarray]:
         """``(q, B)`` with ``M = q + B``, ``B = p - q`` on the window ``0 <= j - i <= 2m``, else 0."""

@@ -20,8 +20,8 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
-from ._base import NumericalProtocol
-from ._composite import ORACLES, bin_index, inner_aggregator, make_oracle
+from ._base import NumericalProtocol, unit_bin_index
+from ._composite import ORACLES, inner_aggregator, make_oracle
 
 __all__ = ["Binning", "DISTRIBUTION_POSTPROCESS"]
 
@@ -86,11 +86,11 @@ class Binning(NumericalProtocol):
 
     def bin_of(self, values) -> np.ndarray:
         """The bin index of each value (validated, in ``bounds``)."""
-        return bin_index(self._check_values(values), self.bins)
+        return unit_bin_index(self._check_values(values), self.bins)
 
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
-        return self._oracle.privatize(bin_index(values, self.bins), rng=rng)
+        return self._oracle.privatize(unit_bin_index(values, self.bins), rng=rng)
 
     # ------------------------------------------------------------------ server
     def _validate_reports(self, reports):
@@ -106,7 +106,7 @@ class Binning(NumericalProtocol):
         return self._oracle._accumulate(reports)
 
     def _simulate(self, values, rng):
-        return self._oracle.simulate(bin_index(values, self.bins), rng=rng).statistic
+        return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
 
     def frequencies(self, aggregator):
         """The inner oracle's unbiased bin-frequency estimate (a ``FrequencyEstimate``)."""

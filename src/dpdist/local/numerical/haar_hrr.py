@@ -51,9 +51,9 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
-from ._base import NumericalProtocol
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
-from ._composite import bin_index, check_structured_reports
+from ._base import NumericalProtocol, unit_bin_index
+from ._composite import check_structured_reports
 from ._tree import tree_height
 from .binning import check_distribution_postprocess
 
@@ -134,7 +134,7 @@ class HaarHRR(NumericalProtocol):
 
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
-        leaves = bin_index(values, self.bins)
+        leaves = unit_bin_index(values, self.bins)
         levels = rng.integers(1, self._height + 1, size=values.size)
         sizes = np.asarray(self._sizes)[levels - 1]
         rows = np.floor(rng.random(values.size) * sizes).astype(np.int64)
@@ -176,7 +176,7 @@ class HaarHRR(NumericalProtocol):
     def _simulate(self, values, rng):
         """Exact: multinomial levels per leaf, multinomial rows per (node, sign) class, binomial flips."""
         h = self._height
-        leaf_counts = np.bincount(bin_index(values, self.bins), minlength=self.bins)
+        leaf_counts = np.bincount(unit_bin_index(values, self.bins), minlength=self.bins)
         split = rng.multinomial(leaf_counts, np.full(h, 1.0 / h))  # (bins, h)
         statistic = np.zeros(self.statistic_size, dtype=np.int64)
         statistic[:h] = split.sum(axis=0)
@@ -238,7 +238,7 @@ class HaarHRR(NumericalProtocol):
             raise InvalidParameterError(
                 f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
             )
-        leaves = bin_index(self._check_values(values), self.bins)
+        leaves = unit_bin_index(self._check_values(values), self.bins)
         blocks = []
         for t, size in enumerate(self._sizes, start=1):
             nodes, signs = self._signs_and_nodes(leaves, np.full(leaves.size, t))

@@ -32,8 +32,14 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
-from ._base import NumericalProtocol
-from ._composite import ORACLES, ReportCodec, bin_index, check_structured_reports, inner_aggregator, make_oracle
+from ._base import NumericalProtocol, unit_bin_index
+from ._composite import (
+    ORACLES,
+    ReportCodec,
+    check_structured_reports,
+    inner_aggregator,
+    make_oracle,
+)
 from ._tree import hay_consistency, tree_height
 from .binning import check_distribution_postprocess
 
@@ -118,7 +124,7 @@ class HierarchicalHistogram(NumericalProtocol):
 
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
-        leaves = bin_index(values, self.bins)
+        leaves = unit_bin_index(values, self.bins)
         levels = rng.integers(1, self._height + 1, size=values.size)
         reports = np.zeros(values.size, dtype=self.report_dtype)
         reports["level"] = levels
@@ -164,7 +170,7 @@ class HierarchicalHistogram(NumericalProtocol):
     def _simulate(self, values, rng):
         """Exact: a multinomial split of each leaf's users over the levels, then each oracle's simulate."""
         h = self._height
-        leaf_counts = np.bincount(bin_index(values, self.bins), minlength=self.bins)
+        leaf_counts = np.bincount(unit_bin_index(values, self.bins), minlength=self.bins)
         split = rng.multinomial(leaf_counts, np.full(h, 1.0 / h))  # (bins, h)
         statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         statistic[:h] = split.sum(axis=0)
@@ -226,7 +232,7 @@ class HierarchicalHistogram(NumericalProtocol):
             raise InvalidParameterError(
                 f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
             )
-        leaves = bin_index(self._check_values(values), self.bins)
+        leaves = unit_bin_index(self._check_values(values), self.bins)
         blocks = [
             oracle.channel(None)[self._ancestors(leaves, depth)] / self._height
             for depth, oracle in enumerate(self._oracles, start=1)

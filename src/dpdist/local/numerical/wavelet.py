@@ -76,7 +76,12 @@ from ._haar_design import (
     optimal_subset_size,
     wasserstein_bound,
 )
-from ._signed_subset import enumerate_outputs, output_probabilities, sample_signed_subsets_packed, support_probabilities
+from ._signed_subset import (
+    enumerate_outputs,
+    output_probabilities,
+    sample_signed_subsets_packed,
+    support_probabilities,
+)
 
 __all__ = [
     "Wavelet",
