@@ -227,12 +227,13 @@ def run_estimate_from_state(args) -> int:
             np.savetxt(args.out, table, delimiter=",", header=header, comments="", fmt=formats)
         print(f"  table  {args.out}")
     if args.plot:
-        _plot_estimate(estimate, protocol, args.plot)
+        _plot_estimate(estimate, f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}", args.plot)
         print(f"  plot   {args.plot}")
     return 0
 
 
-def _plot_estimate(estimate, protocol, path) -> None:
+def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:
+    """Plot a Distribution (over the histogram of ``truth`` if given) or a FrequencyEstimate to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -242,9 +243,13 @@ def _plot_estimate(estimate, protocol, path) -> None:
     from .estimates import Distribution, FrequencyEstimate
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    label = f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}"
     if isinstance(estimate, Distribution):
+        if truth is not None:
+            heights, edges = np.histogram(truth, bins=estimate.edges, density=True)
+            ax.stairs(heights, edges, label="true (for comparison)", color="0.6")
         estimate.plot(ax=ax, label=label)
+        if xlabel:
+            ax.set_xlabel(xlabel)
     elif isinstance(estimate, FrequencyEstimate):
         items = np.arange(estimate.domain_size)
         ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=label, color="C0", ecolor="0.4")
@@ -253,7 +258,9 @@ def _plot_estimate(estimate, protocol, path) -> None:
         ax.legend()
     else:
         plt.close(fig)
-        raise InvalidParameterError(f"The '--plot' option needs a frequency or distribution estimate; {protocol.name} gives {type(estimate).__name__}.")
+        raise InvalidParameterError(
+            f"The '--plot' option needs a frequency or distribution estimate; got {type(estimate).__name__}."
+        )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -170,19 +170,10 @@ def _run_estimate(args) -> int:
             print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g})")
         print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
         if args.plot:
-            import matplotlib
+            from ._cli_deploy import _plot_estimate
 
-            matplotlib.use("Agg", force=False)
-            import matplotlib.pyplot as plt
-
-            fig, ax = plt.subplots(figsize=(6, 3.5))
-            heights, edges = np.histogram(values, bins=estimate.edges, density=True)
-            ax.stairs(heights, edges, label="true (for comparison)", color="0.6")
-            estimate.plot(ax=ax, label=f"{args.protocol}, eps={args.epsilon:g}")
-            ax.set_xlabel(args.column)
-            fig.tight_layout()
-            fig.savefig(args.plot)
-            plt.close(fig)
+            label = f"{args.protocol}, eps={args.epsilon:g}"
+            _plot_estimate(estimate, label, args.plot, truth=values, xlabel=args.column)
             print(f"  plot               {args.plot}")
     else:  # a mean estimate (pm, sr)
         low_ci, high_ci = estimate.confidence_interval(0.95)

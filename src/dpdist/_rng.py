@@ -18,9 +18,7 @@ from randomgen import AESCounter
 
 from .errors import InvalidParameterError
 
-__all__ = ["check_rng", "secure_generator", "random_words", "RNGLike"]
-
-RNGLike = "int | numpy.random.Generator | numpy.random.SeedSequence | None"
+__all__ = ["check_rng", "secure_generator", "random_words"]
 
 
 def secure_generator() -> np.random.Generator:
