@@ -44,7 +44,7 @@ def test_histogram_secure_counts_are_integers():
     from dpdist.central.noise import laplace_mechanism
 
     noisy = laplace_mechanism(
-        np.array([10.0, 0.0, 5.0]), 2.0, 0.5, check_rng(None, secure=True), secure=True, integer_valued=True
+        np.array([10.0, 0.0, 5.0]), 2.0, 0.5, check_rng(None, secure=True), integer_valued=True
     )
     assert np.all(noisy == np.round(noisy))
 

@@ -20,12 +20,35 @@ def test_analytic_gaussian_scales_linearly_with_sensitivity():
     assert noise.analytic_gaussian_sigma(0.5, 1e-6, 0.004) == pytest.approx(0.004 * base, rel=1e-9)
 
 
-@pytest.mark.parametrize("epsilon,delta", [(0.1, 1e-5), (0.5, 1e-6), (1.0, 1e-12), (3.0, 1e-100), (0.05, 1e-300)])
+def _exact_gaussian_delta(sigma, epsilon, delta_target, sensitivity=1.0):
+    """delta(sigma) of Balle & Wang (2018, Thm. 8), recomputed with mpmath's erfc at 60 + log10(1/delta) digits."""
+    import mpmath
+
+    with mpmath.workdps(60 + int(-math.log10(delta_target))):
+        s, e, d = mpmath.mpf(sigma), mpmath.mpf(epsilon), mpmath.mpf(sensitivity)
+        a = d / (2 * s) - e * s / d
+        b = d / (2 * s) + e * s / d
+        root2 = mpmath.sqrt(2)
+        return mpmath.erfc(-a / root2) / 2 - mpmath.exp(e) * mpmath.erfc(b / root2) / 2
+
+
+# issue 12 item 9: in double precision 11 of 468 calibrations exceeded delta, all at epsilon = 1e-8, delta <= 1e-20
+GAUSSIAN_GRID = [
+    (epsilon, delta) for epsilon in (1e-8, 1e-3, 0.1, 1.0, 8.0) for delta in (1e-5, 1e-12, 1e-20, 1e-60, 1e-300)
+]
+
+
+@pytest.mark.parametrize("epsilon,delta", GAUSSIAN_GRID)
 def test_analytic_gaussian_is_never_under_noised(epsilon, delta):
     sigma = noise.analytic_gaussian_sigma(epsilon, delta, 1.0)
-    # the returned sigma satisfies the exact condition; 1e-9 less would violate it (relative tolerance 1e-12)
-    assert noise.gaussian_delta(sigma, epsilon, 1.0) <= delta
-    assert noise.gaussian_delta(sigma * (1 - 1e-9), epsilon, 1.0) > delta
+    assert _exact_gaussian_delta(sigma, epsilon, delta) <= delta
+
+
+@pytest.mark.parametrize("epsilon,delta", [(0.1, 1e-5), (0.5, 1e-6), (1.0, 1e-12), (3.0, 1e-100)])
+def test_analytic_gaussian_is_tight_where_double_precision_resolves_delta(epsilon, delta):
+    sigma = noise.analytic_gaussian_sigma(epsilon, delta, 1.0)
+    # 1e-9 less noise would violate the exact condition (relative tolerance 1e-12)
+    assert _exact_gaussian_delta(sigma * (1 - 1e-9), epsilon, delta) > delta
 
 
 @pytest.mark.parametrize("epsilon,sigma", [(0.5, 3.0), (1.0, 1.5), (2.0, 0.7)])
@@ -67,19 +90,66 @@ def test_discrete_laplace_matches_its_pmf():
     assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size))
 
 
-def test_secure_laplace_outputs_lie_on_the_grid_and_need_a_csprng():
+@pytest.mark.parametrize("rng", [None, 7], ids=["csprng", "seeded"])
+def test_laplace_outputs_lie_on_a_public_grid_in_every_mode(rng):
+    # issue 12 item 8: no raw noisy float leaves a release, whatever the generator
     from dpdist._rng import check_rng
 
-    rng = check_rng(None, secure=True)
+    generator = check_rng(rng)
     values = np.array([0.123456789, -0.5, 0.75])
-    noisy = noise.laplace_mechanism(values, 0.01, 1.0, rng, secure=True)
+    noisy = noise.laplace_mechanism(values, 0.01, 1.0, generator)
     step = noise.secure_grid_step(0.01)
     assert np.all(noisy / step == np.round(noisy / step))
-    counts = noise.laplace_mechanism(np.array([3.0, 7.0]), 2.0, 1.0, rng, secure=True, integer_valued=True)
+    counts = noise.laplace_mechanism(np.array([3.0, 7.0]), 2.0, 1.0, generator, integer_valued=True)
     assert np.all(counts == np.round(counts))
     # a real-valued query that happens to be integral still uses the fine grid (no data-dependent grid)
-    real = noise.laplace_mechanism(np.array([3.0, 7.0]), 2.0, 1.0, rng, secure=True)
+    real = noise.laplace_mechanism(np.array([3.0, 7.0]), 2.0, 1.0, generator)
     assert np.any(real != np.round(real))
+
+
+def test_neighbouring_values_reach_the_same_set_of_outputs():
+    # the floating-point attack (Mironov 2012) needs outputs that only one of two inputs can produce;
+    # on the grid, two inputs within one grid step produce the same set of doubles
+    step = noise.secure_grid_step(1.0)
+    a = noise.laplace_mechanism(np.full(2000, 0.3), 1.0, 1.0, np.random.default_rng(1))
+    b = noise.laplace_mechanism(np.full(2000, 0.3 + step / 3), 1.0, 1.0, np.random.default_rng(1))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_gaussian_mechanism_is_on_the_grid_with_the_calibrated_variance():
+    rng = np.random.default_rng(5)
+    values = np.linspace(-1, 1, 400)
+    noisy, sigma = noise.gaussian_mechanism(values, 0.01, 1.0, 1e-6, rng)
+    step = noise.secure_grid_step(0.01)
+    assert np.all(noisy / step == np.round(noisy / step))
+    # sigma covers the grid's l2 sensitivity (Delta / step + sqrt(d)) at the zCDP calibration
+    expected = noise.zcdp_gaussian_sigma(1.0, 1e-6, 0.01 / step + math.sqrt(400)) * step
+    assert sigma == pytest.approx(expected, rel=1e-9) and sigma >= expected
+    residual = (noisy - values) / sigma
+    # 400 draws of N(0, 1): mean within 5 standard errors, variance within 5 s.e. of 1
+    assert abs(residual.mean()) < 5 / math.sqrt(400)
+    assert abs(residual.var() - 1) < 5 * math.sqrt(2 / 400)
+
+
+def test_discrete_gaussian_matches_its_pmf():
+    from fractions import Fraction
+
+    rng = np.random.default_rng(6)
+    variance = Fraction(9, 4)
+    draws = noise.discrete_gaussian(6000, variance, rng)
+    support = np.arange(-6, 7)
+    weights = np.exp(-np.arange(-60, 61) ** 2 / (2 * 2.25))
+    pmf = np.exp(-support**2 / (2 * 2.25)) / weights.sum()
+    observed = np.array([(draws == z).mean() for z in support])
+    assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size))
+
+
+@pytest.mark.parametrize("epsilon,delta", [(0.1, 1e-5), (1.0, 1e-6), (5.0, 1e-20), (1e-6, 1e-10)])
+def test_zcdp_calibration_is_at_least_the_exact_gaussian_requirement(epsilon, delta):
+    # the zCDP bound is looser than Thm. 8 of Balle & Wang, never tighter
+    sigma = noise.zcdp_gaussian_sigma(epsilon, delta, 1.0)
+    assert _exact_gaussian_delta(sigma, epsilon, delta) <= delta
+    assert noise.zcdp_delta(1.0 / (2 * sigma**2), epsilon) <= delta * (1 + 1e-6)
 
 
 def test_dyadic_epsilon_rounds_down():
@@ -130,7 +200,7 @@ def test_secure_report_noisy_max_picks_the_clear_winner():
     from dpdist._rng import check_rng
 
     rng = check_rng(None, secure=True)
-    winner = noise.report_noisy_max(np.array([0.0, 1000.0, 0.0]), 1.0, 1.0, rng, secure=True)
+    winner = noise.report_noisy_max(np.array([0.0, 1000.0, 0.0]), 1.0, 1.0, rng)
     assert winner == 1
 
 

@@ -85,9 +85,13 @@ def test_noise_scale_and_budget_are_recorded():
     (release,) = dist.details["releases"]
     l1, l2 = mom.moment_sensitivities(6, 500, "monomial")
     assert release["sensitivity_l2"] == pytest.approx(l2)
-    from dpdist.central.noise import analytic_gaussian_sigma
+    from dpdist.central.noise import secure_grid_step, zcdp_gaussian_sigma
 
-    assert release["sigma"] == pytest.approx(analytic_gaussian_sigma(0.5, 1e-6, l2))
+    # the discrete Gaussian on the grid: sigma for the grid's l2 sensitivity (Delta / step + sqrt(d))
+    step = secure_grid_step(l2)
+    expected = zcdp_gaussian_sigma(0.5, 1e-6, l2 / step + np.sqrt(7)) * step
+    assert release["mechanism"] == "discrete-gaussian"
+    assert release["sigma"] == pytest.approx(expected, rel=1e-9) and release["sigma"] >= expected
     assert dist.details["budget"] == {"moments": {"epsilon": 0.5, "delta": 1e-6}}
     assert dist.epsilon == 0.5 and dist.n == 500
 

@@ -35,15 +35,19 @@ def add_commands(subparsers) -> None:
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
         description="Randomize each value of COLUMN with the protocol of --config and write one report per "
-        "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format). Block b of "
-        "--block-size values draws from SeedSequence(--seed).spawn(...)[b], so a run is reproducible.",
+        "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format). Without --seed "
+        "the randomness comes from the OS-keyed CSPRNG. With --seed, block b of --block-size values draws "
+        "from SeedSequence(--seed).spawn(...)[b], so a run is reproducible (research only: a seeded run is "
+        "not secret, never publish its reports about people).",
     )
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
     privatize.add_argument("--column", required=True, help="column holding the users' values")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
-    privatize.add_argument("--seed", type=seed_argument, default=None, help="root seed (default: fresh OS entropy)")
-    privatize.add_argument("--secure", action="store_true", help="draw from the OS-keyed CSPRNG (no --seed)")
+    privatize.add_argument(
+        "--seed", type=seed_argument, default=None, help="root seed for reproducible research (default: the CSPRNG)"
+    )
+    privatize.add_argument("--secure", action="store_true", help="refuse --seed: always the OS-keyed CSPRNG")
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
@@ -113,7 +117,8 @@ def _run_privatize(args) -> int:
         raise InvalidParameterError(f"The '--block-size' option must be an int >= 1. Got {args.block_size} instead.")
     if args.secure and args.seed is not None:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
-    root = root_seed_sequence(args.seed)
+    # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
+    root = None if args.seed is None else root_seed_sequence(args.seed)
     missing = 0
 
     def values():
@@ -124,7 +129,7 @@ def _run_privatize(args) -> int:
 
     with _progress(count_rows(args.data), "value", args.no_progress) as bar, ReportWriter(args.out, protocol) as writer:
         for index, block in enumerate(rechunk(values(), args.block_size)):
-            rng = None if args.secure else block_generator(root, index)
+            rng = None if root is None else block_generator(root, index)
             writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
             bar.update(block.size)
     note = f"; {missing} missing cell(s) skipped" if missing else ""

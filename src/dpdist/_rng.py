@@ -1,12 +1,14 @@
 """Random number generators: seeded for simulation, cryptographically secure for clients.
 
-``rng`` arguments across dpdist accept ``None`` (fresh OS entropy), an ``int`` seed,
-a :class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`
-(SPEC 7).  Client-side randomizers also accept ``secure=True``: the randomness
-then comes from AES-128 in counter mode (``randomgen.AESCounter``, hardware
-AES-NI where the CPU has it), keyed from the operating system's CSPRNG, exposed
-as an ordinary NumPy ``Generator`` so that every sampler is the same code in
-both modes.
+``rng`` arguments across dpdist accept ``None``, an ``int`` seed, a
+:class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`
+(SPEC 7).  **No seed means the CSPRNG**: ``rng=None`` (the default everywhere)
+gives AES-128 in counter mode (``randomgen.AESCounter``, hardware AES-NI where
+the CPU has it), keyed from the operating system's CSPRNG, exposed as an
+ordinary NumPy ``Generator`` so that every sampler is the same code in both
+modes.  A seed gives a reproducible PCG64 stream for research and tests; it is
+not secret, so output made with a seed must not be published about people.
+``secure=True`` makes that a rule: a seed is then refused.
 
 Every derived random stream comes from this module, in one of two ways:
 
@@ -57,22 +59,27 @@ def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.ra
     Parameters
     ----------
     rng : None, int, SeedSequence or Generator
-        ``None`` gives a generator seeded from OS entropy; an ``int`` or
-        ``SeedSequence`` seeds PCG64 (reproducible); a ``Generator`` is used as is.
+        ``None`` gives the CSPRNG (:func:`secure_generator`); an ``int`` or
+        ``SeedSequence`` seeds PCG64 (reproducible, not secret); a ``Generator``
+        is used as is.
     secure : bool
-        Return a CSPRNG-backed generator (see :func:`secure_generator`).  A seed
-        cannot be combined with ``secure=True``.
+        Refuse anything but ``None`` (a seeded stream is not secret) and return
+        the CSPRNG.
     owner : str
         Name used in error messages.
     """
-    if secure:
-        if rng is not None:
-            raise InvalidParameterError(
-                f"The 'rng' parameter of {owner} must be None when secure=True "
-                f"(a seeded stream is not secret). Got {rng!r} instead."
-            )
+    if not isinstance(secure, (bool, np.bool_)):
+        raise InvalidParameterError(
+            f"The 'secure' parameter of {owner} must be a bool. Got {secure!r} instead."
+        )
+    if rng is None:
         return secure_generator()
-    if rng is None or isinstance(rng, np.random.SeedSequence):
+    if secure:
+        raise InvalidParameterError(
+            f"The 'rng' parameter of {owner} must be None when secure=True "
+            f"(a seeded stream is not secret). Got {rng!r} instead."
+        )
+    if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
     if isinstance(rng, np.random.Generator):
         return rng

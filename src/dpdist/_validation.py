@@ -31,6 +31,8 @@ __all__ = [
     "Bounds",
     "Optional",
     "EPSILON",
+    "LOCAL_EPSILON",
+    "CENTRAL_EPSILON",
     "DELTA",
     "DOMAIN_SIZE",
     "check_param",
@@ -178,15 +180,16 @@ class Bounds(Constraint):
             lo, hi = float(lo), float(hi)
         except (TypeError, ValueError):
             raise ValueError from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        # the width must be finite too: (-1e308, 1e308) would overflow every rescaling to inf
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
             raise ValueError
         return (lo, hi)
 
     def describe(self):
-        return "a pair (lo, hi) of finite floats with lo < hi"
+        return "a pair (lo, hi) of finite floats with lo < hi and a finite width hi - lo"
 
     def invalid_examples(self):
-        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab"]
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308)]
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,16 @@ class Optional(Constraint):
 # One definition of each rule several modules check (local and central protocols,
 # ``local.make("auto")``, the demo), so a change of the supported range is made once.
 
-#: a privacy budget epsilon: finite and > 0
-EPSILON = Interval(0.0, math.inf, closed="neither", privacy=True)
+#: The supported privacy budget of every local protocol.  Below 1e-6 the estimators divide by
+#: differences of probabilities that round to zero; above 30 the protocols' integer parameters
+#: (e^epsilon hash ranges, OLH's g) overflow, and no local release is meaningful there anyway.
+LOCAL_EPSILON = Interval(1e-6, 30.0, closed="both", privacy=True)
+#: The supported privacy budget of every central release: the exact noise samplers work on
+#: epsilon rounded down to a multiple of 2**-20 (so at least 1e-6), as an int64 numerator
+#: (so at most 1e12; larger budgets protect nothing).
+CENTRAL_EPSILON = Interval(1e-6, 1e12, closed="both", privacy=True)
+#: a local protocol's privacy budget (the name local modules and the demo use)
+EPSILON = LOCAL_EPSILON
 #: the delta of (epsilon, delta)-DP: in (0, 1)
 DELTA = Interval(0.0, 1.0, closed="neither", privacy=True)
 #: the number of items of a categorical domain

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import DELTA, EPSILON, Boolean, Bounds, Integer, check_param, check_real_values
+from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError
 from ..estimates import Distribution
 from ..privacy import PrivacyGuarantee
@@ -18,6 +18,9 @@ __all__ = ["CentralInput", "check_central_input", "to_unit_interval", "cdf_distr
 
 #: Default number of equal-width bins of the returned Distribution (the CDF is evaluated at 1025 edges).
 GRID_SIZE = 1024
+
+#: Supported epsilon of every central release (see :data:`dpdist._validation.CENTRAL_EPSILON`).
+EPSILON = CENTRAL_EPSILON
 
 
 class CentralInput:

@@ -89,7 +89,7 @@ def histogram_queries(
 
     edges = np.linspace(data.bounds[0], data.bounds[1], bins + 1)
     counts = np.histogram(data.x, bins=edges)[0].astype(np.float64)
-    noisy = laplace_mechanism(counts, sensitivity, data.epsilon, data.rng, secure=data.secure, integer_valued=True)
+    noisy = laplace_mechanism(counts, sensitivity, data.epsilon, data.rng, integer_valued=True)
 
     if postprocess == "clip":
         positive = np.maximum(noisy, 0.0)

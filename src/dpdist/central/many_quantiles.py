@@ -266,7 +266,7 @@ def unbounded_quantile(
     data = check_central_input(owner, x, epsilon=epsilon, bounds=(lower, lower + 1.0), rng=rng, clip=True, secure=secure)
     ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
-    threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng, secure=data.secure)[0])
+    threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng)[0])
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))
     block = 4096
@@ -274,9 +274,7 @@ def unbounded_quantile(
         indices = np.arange(start, min(start + block, last))
         candidates = lower + np.expm1(indices * math.log(beta))
         below = np.searchsorted(ordered, candidates, side="left").astype(np.float64)
-        noisy = laplace_mechanism(
-            below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng, secure=data.secure
-        )
+        noisy = laplace_mechanism(below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng)
         hits = np.flatnonzero(noisy >= threshold)
         if hits.size:
             return float(candidates[hits[0]])

@@ -1,25 +1,40 @@
-r"""Noise for the central-DP CDF estimators: Laplace, analytic Gaussian, exact discrete Laplace.
+r"""Noise for the central-DP releases: exact discrete Laplace and Gaussian on a public grid.
 
-Two modes, chosen by the ``secure`` flag of every public estimator:
+**Every release is safe against the floating-point attack of Mironov (2012).**
+Adding floating-point Laplace or Gaussian noise to a float query value leaks
+the data: the set of doubles ``f(D) + noise`` can take depends on ``f(D)``, so
+an attacker who replays the sampler can tell neighbouring data sets apart from
+the low-order bits.  dpdist therefore never releases a sampled float.  In every
+mode a query value is first rounded to a public grid of power-of-two step
+:math:`\gamma` (:func:`secure_grid_step`, :math:`\gamma \le \Delta\,2^{-16}`,
+a function of the public sensitivity only, never of the data), and *integer*
+noise drawn exactly from its distribution is added to the grid index:
 
-* **default** (``secure=False``): the query value is released as a float plus
-  ``numpy`` Laplace / Gaussian noise drawn from a seedable generator.  This is
-  what the paper does and what research reproductions need (same seed, same
-  numbers), but it is *not* safe against the floating-point attack of Mironov
-  (2012): the set of floats reachable from ``f(D) + noise`` depends on ``f(D)``,
-  so the low-order bits can leak the input.
-* **secure** (``secure=True``): the query value is rounded to a grid of
-  power-of-two step :math:`\gamma` and integer noise from the *exact* discrete
-  Laplace sampler of Canonne, Kamath and Steinke (2020, Alg. 1-2) is added;
-  randomness comes from the CSPRNG of :func:`dpdist._rng.check_rng`
-  (``secure=True``).  Rounding can move a query by half a grid step, so the
-  integer sensitivity is taken as :math:`\lceil\Delta/\gamma\rceil` plus one
-  step per coordinate; the released values are integers times :math:`\gamma`,
-  which floats represent exactly, so nothing leaks beyond the stated
-  :math:`\varepsilon`.  :math:`\varepsilon` itself is rounded *down* to a
-  dyadic rational with a :math:`2^{-20}` step so that the sampler works on
-  exact integers.  Secure mode is pure :math:`\varepsilon`-DP even where the
-  default mode uses the Gaussian mechanism (see :func:`discrete_laplace`).
+* **Laplace** (pure :math:`\varepsilon`-DP): the exact discrete Laplace
+  sampler of Canonne, Kamath and Steinke (2020, Alg. 1-2), vectorized, using
+  integer arithmetic only.  Rounding can move a query by half a grid step, so
+  the integer l1 sensitivity is :math:`\lceil\Delta_1/\gamma\rceil` plus one
+  step per coordinate; :math:`\varepsilon` is rounded *down* to a dyadic
+  rational with a :math:`2^{-20}` step so that the sampler works on exact
+  integers.
+* **Gaussian** (:math:`(\varepsilon, \delta)`-DP): the exact discrete Gaussian
+  sampler of Canonne et al. (2020, Alg. 3) with a rational variance.  The
+  multivariate discrete Gaussian with l2 integer sensitivity :math:`\Delta_Z`
+  is :math:`\rho`-zCDP with :math:`\rho = \Delta_Z^2/(2\sigma_Z^2)` (their
+  Thm. 14, the same as the continuous Gaussian) and :math:`\rho`-zCDP implies
+  :math:`(\varepsilon, \delta)`-DP for the :math:`\delta` of their Cor. 13, so
+  :math:`\sigma` is calibrated by :func:`zcdp_gaussian_sigma`; rounding slack:
+  :math:`\Delta_Z = \Delta_2/\gamma + \sqrt d`.
+
+The released numbers are integers times :math:`\gamma`, which doubles
+represent exactly; everything computed from them afterwards (CDFs, quantiles,
+``details``) is post-processing and carries no bit of the sampler.
+
+Randomness comes from the generator resolved by :func:`dpdist._rng.check_rng`:
+the CSPRNG (AES-CTR keyed from the OS) when ``rng`` is ``None``, the default;
+a seed gives a reproducible stream that is **not secret** and so not for
+publishing data about people (``secure=True`` refuses a seed outright).  The
+noise law is the same in both cases.
 
 References
 ----------
@@ -28,7 +43,7 @@ References
    Alg. 1).
 .. [2] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
    Differential Privacy", NeurIPS 2020 (Alg. 1 Bernoulli(exp(-gamma)), Alg. 2
-   discrete Laplace).
+   discrete Laplace, Alg. 3 discrete Gaussian, Thm. 14, Cor. 13).
 .. [3] I. Mironov, "On Significance of the Least Significant Bits for
    Differential Privacy", CCS 2012.
 """
@@ -39,37 +54,43 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from ..errors import InvalidPrivacyParameterError
 
 __all__ = [
     "analytic_gaussian_sigma",
     "gaussian_delta",
+    "zcdp_delta",
+    "zcdp_gaussian_sigma",
     "laplace_mechanism",
     "gaussian_mechanism",
     "discrete_laplace",
+    "discrete_gaussian",
     "report_noisy_max",
     "secure_grid_step",
 ]
 
-# epsilon is rounded down to a multiple of 2**-EPSILON_BITS in secure mode
+# epsilon is rounded down to a multiple of 2**-EPSILON_BITS for the exact samplers
 EPSILON_BITS = 20
-# the secure grid step is the largest power of two <= sensitivity / 2**GRID_BITS
+# the grid step is the largest power of two <= sensitivity / 2**GRID_BITS
 GRID_BITS = 16
+# the discrete Gaussian's variance (in grid units) is rounded up to a multiple of 2**-VARIANCE_BITS
+VARIANCE_BITS = 20
 
 
 # ---------------------------------------------------------------- analytic Gaussian
 def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
-    r"""``log`` of the smallest delta of the Gaussian mechanism (Balle & Wang 2018, Thm. 8).
+    r"""``log`` of the smallest delta of the Gaussian mechanism (Balle & Wang 2018, Thm. 8), in double precision.
 
     .. math::
         \delta(\sigma) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
         - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
 
-    Evaluated in log space (``log_ndtr``) so that deltas down to 1e-300 keep
-    full relative precision: :math:`\log\delta = \log\Phi(a) + \log(1 - e^{\varepsilon +
-    \log\Phi(-b) - \log\Phi(a)})`.
+    Evaluated in log space (``log_ndtr``).  The difference cancels when
+    :math:`\varepsilon` is tiny and the target delta far below the two terms
+    (both near 1/2): :func:`analytic_gaussian_sigma` therefore re-checks its
+    answer at a precision chosen from the target (:func:`_log_gaussian_delta_exact`).
     """
     ratio = sensitivity / sigma
     a = ratio / 2 - epsilon / ratio
@@ -77,6 +98,24 @@ def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> flo
     log_first = special.log_ndtr(a)
     log_ratio = epsilon + special.log_ndtr(-b) - log_first  # < 0 since delta(sigma) > 0
     return float(log_first + np.log(-np.expm1(min(log_ratio, -1e-300))))
+
+
+def _log_gaussian_delta_exact(sigma: float, epsilon: float, sensitivity: float, log_delta: float):
+    """The same ``log delta(sigma)`` with mpmath, at enough digits that the cancellation costs nothing.
+
+    The two terms are at most ~1 and their difference is compared with ``delta``:
+    ``25 + log10(1/delta)`` significant digits leave 25 digits of ``delta`` after cancellation.
+    Returns an ``mpmath.mpf`` (``-inf`` when the difference is not positive).
+    """
+    import mpmath
+
+    digits = 25 + math.ceil(max(0.0, -log_delta / math.log(10)))
+    with mpmath.workdps(digits):
+        sigma_, epsilon_, delta_ = mpmath.mpf(sigma), mpmath.mpf(epsilon), mpmath.mpf(sensitivity)
+        a = delta_ / (2 * sigma_) - epsilon_ * sigma_ / delta_
+        b = delta_ / (2 * sigma_) + epsilon_ * sigma_ / delta_
+        difference = mpmath.ncdf(a) - mpmath.exp(epsilon_) * mpmath.ncdf(-b)
+        return mpmath.log(difference) if difference > 0 else mpmath.mpf("-inf")
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -94,9 +133,12 @@ def analytic_gaussian_sigma(
     solves the same equation in a reparametrization).  :math:`\delta(\sigma)`
     decreases in :math:`\sigma`; the bisection stops when the bracket is
     narrower than ``relative_tolerance`` *relative to sigma* and returns its
-    upper end, which always satisfies :math:`\delta(\sigma) \le \delta` — an
-    absolute tolerance would under-noise once :math:`\sigma` itself is tiny or
-    the target delta is far below the tolerance.
+    upper end.  Double precision cannot resolve :math:`\delta(\sigma)` when
+    :math:`\varepsilon` is tiny and the target far below 1e-16 (the two terms
+    of Thm. 8 are then both near 1/2), so the answer is re-checked with
+    mpmath at ``25 + log10(1/delta)`` digits and raised (by the same relative
+    step, doubling) until the exact condition holds: the result never
+    under-noises, whatever the inputs.
 
     Parameters
     ----------
@@ -108,7 +150,7 @@ def analytic_gaussian_sigma(
     Returns
     -------
     float
-        ``sigma`` with ``gaussian_delta(sigma, epsilon, sensitivity) <= delta``.
+        ``sigma`` with ``delta(sigma) <= delta`` for the exact ``delta(sigma)`` of Thm. 8.
     """
     log_delta = math.log(delta)
     low = high = sensitivity
@@ -123,13 +165,83 @@ def analytic_gaussian_sigma(
             low = middle
         else:
             high = middle
+    step = relative_tolerance
+    while _log_gaussian_delta_exact(high, epsilon, sensitivity, log_delta) > log_delta:
+        high *= 1.0 + step
+        step *= 2.0
     return high
 
 
+# ---------------------------------------------------------------- zCDP calibration of the discrete Gaussian
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    r"""``delta`` such that :math:`\rho`-zCDP implies :math:`(\varepsilon,\delta)`-DP (Canonne et al. 2020, Cor. 13).
+
+    .. math::
+        \delta = \inf_{\alpha > 1} \frac{e^{(\alpha-1)(\alpha\rho-\varepsilon)}}{\alpha-1}
+        \Big(1-\frac1\alpha\Big)^{\alpha}
+
+    Every :math:`\alpha` gives a valid bound, so a numerical minimizer that
+    misses the exact infimum only overstates ``delta``.  Evaluated in log space.
+    """
+    return math.exp(_log_zcdp_delta(rho, epsilon))
+
+
+def _log_zcdp_delta(rho: float, epsilon: float) -> float:
+    def log_bound(log_alpha_minus_one: float) -> float:
+        alpha = 1.0 + math.exp(log_alpha_minus_one)
+        return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1.0 / alpha)
+
+    # the unconstrained optimum of the leading terms is alpha = (epsilon + rho) / (2 rho)
+    guess = math.log(max((epsilon + rho) / (2 * rho) - 1.0, 1e-12))
+    result = optimize.minimize_scalar(log_bound, bracket=(guess - 1.0, guess + 1.0))
+    return min(0.0, float(result.fun), log_bound(guess))
+
+
+def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, relative_tolerance: float = 1e-9) -> float:
+    r"""Smallest :math:`\sigma` whose (discrete or continuous) Gaussian noise is :math:`(\varepsilon,\delta)`-DP via zCDP.
+
+    Adding :math:`\mathcal N_\mathbb{Z}(0,\sigma^2)` per coordinate to an integer
+    vector of l2 sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP
+    (Canonne et al. 2020, Thm. 14); :func:`zcdp_delta` converts.  Bisection on
+    :math:`\rho` returning the lower end (smaller :math:`\rho`, more noise).
+    """
+    log_delta = math.log(delta)
+    low, high = 0.0, max(epsilon, 1.0)
+    while _log_zcdp_delta(high, epsilon) <= log_delta:
+        high *= 2.0
+    # invariant: delta(low) <= delta < delta(high)  (delta(0) = 0)
+    while high - low > relative_tolerance * high:
+        middle = 0.5 * (low + high)
+        if _log_zcdp_delta(middle, epsilon) <= log_delta:
+            low = middle
+        else:
+            high = middle
+    if low <= 0.0:
+        raise InvalidPrivacyParameterError(
+            f"No Gaussian noise reaches epsilon={epsilon!r}, delta={delta!r} through zCDP; raise epsilon or delta."
+        )
+    return sensitivity / math.sqrt(2.0 * low)
+
+
 # ---------------------------------------------------------------- exact discrete samplers
+def _uniform_below(bound: int, rng: np.random.Generator) -> int:
+    """A uniform integer in ``[0, bound)`` for any positive Python int (rejection on 64-bit words)."""
+    if bound <= 2**62:
+        return int(rng.integers(0, bound))
+    words = -(-bound.bit_length() // 64)
+    excess = 64 * words - bound.bit_length()
+    while True:
+        value = 0
+        for word in rng.integers(0, 2**64, size=words, dtype=np.uint64):
+            value = (value << 64) | int(word)
+        value >>= excess
+        if value < bound:
+            return value
+
+
 def _bernoulli_rational(probability: Fraction, rng: np.random.Generator) -> bool:
     """Exact Bernoulli(p) for rational p in [0, 1] from a uniform integer draw."""
-    return int(rng.integers(0, probability.denominator)) < probability.numerator
+    return _uniform_below(probability.denominator, rng) < probability.numerator
 
 
 def _bernoulli_exp_minus(gamma: Fraction, rng: np.random.Generator) -> bool:
@@ -144,30 +256,64 @@ def _bernoulli_exp_minus(gamma: Fraction, rng: np.random.Generator) -> bool:
     return k % 2 == 1
 
 
-def _discrete_laplace_one(scale_numerator: int, scale_denominator: int, rng: np.random.Generator) -> int:
-    r"""One exact draw of :math:`P(x) \propto e^{-|x| s/t}` on the integers, scale ``t/s`` (Alg. 2 of [2])."""
-    t, s = scale_numerator, scale_denominator
-    while True:
-        u = int(rng.integers(0, t))
-        if not _bernoulli_exp_minus(Fraction(u, t), rng):
-            continue
-        v = 0
-        while _bernoulli_exp_minus(Fraction(1), rng):
-            v += 1
-        y = (u + t * v) // s
-        negative = bool(rng.integers(0, 2))
-        if negative and y == 0:
-            continue
-        return -y if negative else y
+def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng: np.random.Generator) -> np.ndarray:
+    r"""Vectorized exact Bernoulli(:math:`e^{-u/t}`) for integers :math:`0 \le u \le t` (Alg. 1 of [2], :math:`\gamma \le 1`).
+
+    Alg. 1 draws Bernoulli(:math:`\gamma/k`) for k = 1, 2, ... until one fails and
+    returns whether the number of draws is odd; here every entry runs the same
+    loop on integer thresholds (``integers(0, t k) < u``).
+    """
+    k = np.ones(numerators.size, dtype=np.int64)
+    active = np.arange(numerators.size)
+    while active.size:
+        success = rng.integers(0, denominator * k[active]) < numerators[active]
+        k[active[success]] += 1
+        active = active[success]
+    return k % 2 == 1
+
+
+def _count_exp_minus_one_successes(size: int, rng: np.random.Generator) -> np.ndarray:
+    """Per entry, how many Bernoulli(1/e) draws succeed before the first failure (geometric, exact)."""
+    count = np.zeros(size, dtype=np.int64)
+    active = np.arange(size)
+    ones = np.ones(size, dtype=np.int64)
+    while active.size:
+        success = _bernoulli_exp_minus_fractions(ones[: active.size], 1, rng)
+        count[active[success]] += 1
+        active = active[success]
+    return count
+
+
+def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator) -> np.ndarray:
+    r"""``size`` exact draws of :math:`P(x) \propto e^{-|x| s/t}` on the integers (Alg. 2 of [2], vectorized).
+
+    Each round draws, for every pending entry, :math:`U` uniform on ``[0, t)``,
+    accepts it with probability :math:`e^{-U/t}`, adds ``t`` times a geometric
+    count of Bernoulli(1/e) successes, divides by ``s`` and attaches a random
+    sign, rejecting "-0"; rejected entries are redrawn.  Integer arithmetic
+    only (``t * k`` stays far below 2**63 for the scales dpdist uses).
+    """
+    out = np.empty(size, dtype=np.int64)
+    pending = np.arange(size)
+    while pending.size:
+        m = pending.size
+        u = rng.integers(0, t, size=m, dtype=np.int64)
+        keep = _bernoulli_exp_minus_fractions(u, t, rng)
+        magnitude = (u + t * _count_exp_minus_one_successes(m, rng)) // s
+        negative = rng.integers(0, 2, size=m).astype(bool)
+        accept = keep & ~(negative & (magnitude == 0))
+        out[pending[accept]] = np.where(negative, -magnitude, magnitude)[accept]
+        pending = pending[~accept]
+    return out
 
 
 def _dyadic_epsilon(epsilon: float) -> Fraction:
     """``epsilon`` rounded down to a multiple of ``2**-EPSILON_BITS`` (never rounds up: never under-noises)."""
-    numerator = math.floor(epsilon * 2**EPSILON_BITS)
+    numerator = math.floor(epsilon * 2**EPSILON_BITS) if math.isfinite(epsilon) else 0
     if numerator < 1:
         raise InvalidPrivacyParameterError(
-            f"The 'epsilon' parameter must be at least 2**-{EPSILON_BITS} in secure mode "
-            f"(its dyadic resolution). Got {epsilon!r} instead."
+            f"The 'epsilon' parameter must be a finite float >= 2**-{EPSILON_BITS} for the exact noise samplers "
+            f"(their dyadic resolution). Got {epsilon!r} instead."
         )
     return Fraction(numerator, 2**EPSILON_BITS)
 
@@ -178,19 +324,41 @@ def discrete_laplace(size: int, integer_sensitivity: int, epsilon: float, rng: n
     :math:`P(z) \propto \exp(-\varepsilon' |z| / \Delta)` with :math:`\varepsilon' \le \varepsilon`
     the dyadic rounding of ``epsilon``; adding it to an integer vector whose l1
     distance between neighbours is at most :math:`\Delta` is
-    :math:`\varepsilon`-DP (geometric mechanism).  One Python loop per draw:
-    meant for the tens to thousands of released coefficients, not per user.
+    :math:`\varepsilon`-DP (geometric mechanism).
     """
     epsilon_exact = _dyadic_epsilon(epsilon)
     scale = Fraction(int(integer_sensitivity)) / epsilon_exact
-    return np.array(
-        [_discrete_laplace_one(scale.numerator, scale.denominator, rng) for _ in range(size)], dtype=np.int64
-    )
+    return _discrete_laplace_scaled(int(size), scale.numerator, scale.denominator, rng)
+
+
+def discrete_gaussian(size: int, variance: Fraction, rng: np.random.Generator) -> np.ndarray:
+    r"""``size`` exact draws of :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)`, :math:`P(z)\propto e^{-z^2/(2\sigma^2)}`, for rational :math:`\sigma^2` (Alg. 3 of [2]).
+
+    Proposal: discrete Laplace of scale :math:`t = \lfloor\sigma\rfloor + 1`;
+    accept with probability :math:`\exp(-(|Y| - \sigma^2/t)^2/(2\sigma^2))`,
+    evaluated exactly on rationals.  One Python loop per draw: meant for the
+    few hundred coordinates of a moment vector.
+    """
+    variance = Fraction(variance)
+    t = math.isqrt(variance.numerator // variance.denominator) + 1
+    out = np.empty(int(size), dtype=np.int64)
+    for index in range(out.size):
+        while True:
+            y = int(_discrete_laplace_scaled(1, t, 1, rng)[0])
+            gamma = (abs(y) - variance / t) ** 2 / (2 * variance)
+            if _bernoulli_exp_minus(gamma, rng):
+                out[index] = y
+                break
+    return out
 
 
 def secure_grid_step(sensitivity: float) -> float:
     """Power-of-two grid step ``gamma`` with ``sensitivity / gamma`` in ``[2**GRID_BITS, 2**(GRID_BITS+1))``."""
     return 2.0 ** math.floor(math.log2(sensitivity) - GRID_BITS)
+
+
+def _on_grid(values: np.ndarray, step: float) -> np.ndarray:
+    return np.round(values / step).astype(np.int64)
 
 
 # ---------------------------------------------------------------- mechanisms
@@ -200,44 +368,51 @@ def laplace_mechanism(
     epsilon: float,
     rng: np.random.Generator,
     *,
-    secure: bool = False,
     integer_valued: bool = False,
 ) -> np.ndarray:
-    r"""``values`` plus Laplace noise calibrated to ``l1_sensitivity / epsilon`` (pure :math:`\varepsilon`-DP).
+    r"""``values`` rounded to a public grid plus exact discrete Laplace noise (pure :math:`\varepsilon`-DP).
 
-    In secure mode the values are snapped to the grid :func:`secure_grid_step`
-    and exact discrete Laplace noise is added (integer l1 sensitivity
-    :math:`\lceil\Delta_1/\gamma\rceil + d`, one rounding step per coordinate).
+    The grid step is :func:`secure_grid_step` of the sensitivity and the
+    integer l1 sensitivity :math:`\lceil\Delta_1/\gamma\rceil + d` (one rounding
+    step per coordinate); the noise scale is :math:`\Delta_1/\varepsilon` up to
+    that slack (:math:`\le 2^{-16}` relative plus :math:`d\gamma`).
     Queries declared ``integer_valued`` (counts, with an integer sensitivity)
     use step 1 and no rounding slack.  The declaration is a property of the
     query, never inferred from the data: a data-dependent choice of grid would
-    itself leak.
+    itself leak.  The result is a multiple of the step, exactly representable.
     """
     values = np.asarray(values, dtype=np.float64)
-    if not secure:
-        return values + rng.laplace(0.0, l1_sensitivity / epsilon, size=values.shape)
     if integer_valued:
         step, integer_sensitivity = 1.0, int(l1_sensitivity)
     else:
         step = secure_grid_step(l1_sensitivity)
         integer_sensitivity = math.ceil(l1_sensitivity / step) + values.size
-    grid = np.round(values / step).astype(np.int64)
-    noisy = grid + discrete_laplace(values.size, integer_sensitivity, epsilon, rng).reshape(values.shape)
+    noisy = _on_grid(values, step) + discrete_laplace(values.size, integer_sensitivity, epsilon, rng).reshape(values.shape)
     return noisy.astype(np.float64) * step
 
 
 def gaussian_mechanism(
     values, l2_sensitivity: float, epsilon: float, delta: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, float]:
-    """``values`` plus i.i.d. Gaussian noise of the analytic-Gaussian ``sigma``; returns ``(noisy, sigma)``."""
+    r"""``values`` rounded to a public grid plus exact discrete Gaussian noise, :math:`(\varepsilon,\delta)`-DP.
+
+    Grid step :math:`\gamma` = :func:`secure_grid_step` of the l2 sensitivity;
+    rounding moves each coordinate by at most half a step, so the grid vectors
+    of neighbours are :math:`\Delta_Z = \Delta_2/\gamma + \sqrt d` apart in l2.
+    :math:`\sigma_Z` = :func:`zcdp_gaussian_sigma` for :math:`\Delta_Z`, its
+    square rounded *up* to a multiple of :math:`2^{-20}`.  Returns ``(noisy,
+    sigma)`` with ``sigma`` the noise standard deviation in the values' units.
+    """
     values = np.asarray(values, dtype=np.float64)
-    sigma = analytic_gaussian_sigma(epsilon, delta, l2_sensitivity)
-    return values + rng.normal(0.0, sigma, size=values.shape), sigma
+    step = secure_grid_step(l2_sensitivity)
+    integer_sensitivity = l2_sensitivity / step + math.sqrt(values.size)
+    sigma_grid = zcdp_gaussian_sigma(epsilon, delta, integer_sensitivity)
+    variance = Fraction(math.ceil(sigma_grid**2 * 2**VARIANCE_BITS), 2**VARIANCE_BITS)
+    noisy = _on_grid(values, step) + discrete_gaussian(values.size, variance, rng).reshape(values.shape)
+    return noisy.astype(np.float64) * step, math.sqrt(float(variance)) * step
 
 
-def report_noisy_max(
-    scores, sensitivity: float, epsilon: float, rng: np.random.Generator, *, secure: bool = False
-) -> int:
+def report_noisy_max(scores, sensitivity: float, epsilon: float, rng: np.random.Generator) -> int:
     r"""Index of the largest noisy score, :math:`\varepsilon`-DP for scores of sensitivity ``sensitivity``.
 
     The scores of matching pursuit, :math:`|\langle r, \phi_j\rangle|`, are not
@@ -245,19 +420,16 @@ def report_noisy_max(
     noise scale is :math:`2\Delta/\varepsilon` (Dwork & Roth 2014, Claim 3.9
     covers only monotone counting queries with :math:`\Delta/\varepsilon`).
 
-    Secure mode: scores snapped to the grid, exact discrete Laplace noise of
-    scale :math:`2\Delta_\mathbb{Z}/\varepsilon`, ties broken by a uniformly random
-    order (equivalent to adding an independent Uniform[0, 1) to every noisy
-    integer score, a continuous noise whose density ratio under integer shifts
-    obeys the same bound, so the usual proof goes through).
+    Scores are snapped to the grid, exact discrete Laplace noise of scale
+    :math:`2\Delta_\mathbb{Z}/\varepsilon` is added, and ties are broken by a
+    uniformly random order (equivalent to adding an independent Uniform[0, 1)
+    to every noisy integer score, a continuous noise whose density ratio under
+    integer shifts obeys the same bound, so the usual proof goes through).
+    Only the index is released.
     """
     scores = np.asarray(scores, dtype=np.float64)
-    if not secure:
-        return int(np.argmax(scores + rng.laplace(0.0, 2.0 * sensitivity / epsilon, size=scores.shape)))
     step = secure_grid_step(sensitivity)
     integer_sensitivity = math.ceil(sensitivity / step) + 1
-    noisy = np.round(scores / step).astype(np.int64) + discrete_laplace(
-        scores.size, 2 * integer_sensitivity, epsilon, rng
-    )
+    noisy = _on_grid(scores, step) + discrete_laplace(scores.size, 2 * integer_sensitivity, epsilon, rng)
     tie_break = rng.random(scores.size)
     return int(np.lexsort((tie_break, noisy))[-1])

@@ -1,8 +1,9 @@
 r"""Polynomial projection (Alg. 1 of Tao & Sarwate) and its decentralized / streaming form.
 
 Paper: ``002_31fdd3dbd792a51b.txt`` — Theorem 1 (Legendre projection of the
-empirical CDF from moments), Alg. 1 (noisy moments, analytic Gaussian
-mechanism of Balle & Wang 2018), Lemma 6 (sensitivity), Prop. 1 (isotonic
+empirical CDF from moments), Alg. 1 (noisy moments; the paper's analytic Gaussian
+mechanism of Balle & Wang 2018 is replaced by the exact discrete Gaussian on a
+public grid, calibrated through zCDP, see :mod:`dpdist.central.noise`), Lemma 6 (sensitivity), Prop. 1 (isotonic
 post-processing), sec. VI-B (decentralized sites and streaming batches each
 release their noisy moments once; the server combines them weighted by n).
 """
@@ -23,7 +24,7 @@ from ._common import (
     to_unit_interval,
 )
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
-from .noise import analytic_gaussian_sigma, laplace_mechanism
+from .noise import gaussian_mechanism, laplace_mechanism
 from .._validation import Integer, check_param
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution
@@ -94,12 +95,15 @@ class PolynomialMoments:
     ) -> "PolynomialMoments":
         r"""Steps 1-2 of Alg. 1: the data's moments plus noise, released once.
 
-        Default: i.i.d. Gaussian noise with the analytic-Gaussian
-        :math:`\sigma` for the l2 sensitivity of Lemma 6, :math:`(\varepsilon,
-        \delta)`-DP.  ``secure=True``: moments snapped to a power-of-two grid
-        plus exact discrete Laplace noise for the l1 sensitivity of Lemma 6
-        (plus one grid step per coordinate), pure :math:`\varepsilon`-DP, from a
-        CSPRNG (``delta`` is then validated but not spent).
+        Default: the moments snapped to a power-of-two grid plus exact
+        discrete Gaussian noise for the l2 sensitivity of Lemma 6,
+        :math:`(\varepsilon, \delta)`-DP through zCDP
+        (:func:`dpdist.central.noise.gaussian_mechanism`; the paper's analytic
+        Gaussian of continuous noise would release raw floats, which leak
+        through their low-order bits, Mironov 2012).  ``secure=True``: exact
+        discrete Laplace noise for the l1 sensitivity of Lemma 6 (plus one grid
+        step per coordinate), pure :math:`\varepsilon`-DP, and a seed is refused
+        (``delta`` is then validated but not spent).
         """
         owner = "polynomial_projection"
         data = check_central_input(
@@ -111,12 +115,11 @@ class PolynomialMoments:
         moments = data_moments(to_unit_interval(data.x, data.bounds), degree, basis)
         l1, l2 = moment_sensitivities(degree, n, basis)
         if data.secure:
-            noisy = laplace_mechanism(moments, l1, data.epsilon, data.rng, secure=True)
+            noisy = laplace_mechanism(moments, l1, data.epsilon, data.rng)
             record = {"mechanism": "discrete-laplace", "noise_scale": l1 / data.epsilon, "delta_spent": 0.0}
         else:
-            sigma = analytic_gaussian_sigma(data.epsilon, data.delta, l2)
-            noisy = moments + data.rng.normal(0.0, sigma, size=moments.shape)
-            record = {"mechanism": "analytic-gaussian", "sigma": sigma, "delta_spent": data.delta}
+            noisy, sigma = gaussian_mechanism(moments, l2, data.epsilon, data.delta, data.rng)
+            record = {"mechanism": "discrete-gaussian", "sigma": sigma, "delta_spent": data.delta}
         # no count of clipped values here: it would be an un-noised statistic of the data
         record.update(n=n, epsilon=data.epsilon, delta=data.delta, sensitivity_l1=l1, sensitivity_l2=l2)
         return cls(noisy, n, degree, data.bounds, basis, (record,))
@@ -226,7 +229,7 @@ def polynomial_projection(
     r"""Private CDF by Legendre projection of the empirical CDF (Alg. 1 + Prop. 1 of Tao & Sarwate).
 
     The data are mapped onto :math:`[-1, 1]`; the moment vector
-    :math:`\boldsymbol\mu` gets analytic-Gaussian noise for its l2 sensitivity
+    :math:`\boldsymbol\mu` gets (discrete) Gaussian noise for its l2 sensitivity
     (Lemma 6); the noisy coefficients of Theorem 1 give
     :math:`\tilde F_n = \sum_{i=0}^m \tilde c_i e_i`, which is projected onto
     monotone CDFs (isotonic regression, clipped to [0, 1]).

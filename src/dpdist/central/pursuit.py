@@ -114,9 +114,9 @@ def matching_pursuit(
     weights = np.zeros(atoms.size)
     selected, coefficients = [], []
     for _ in range(sparsity):
-        index = report_noisy_max(np.abs(residual), selection_sensitivity, epsilon_each, data.rng, secure=data.secure)
+        index = report_noisy_max(np.abs(residual), selection_sensitivity, epsilon_each, data.rng)
         coefficient = float(
-            laplace_mechanism(np.array([residual[index]]), sensitivity[index], epsilon_each, data.rng, secure=data.secure)[0]
+            laplace_mechanism(np.array([residual[index]]), sensitivity[index], epsilon_each, data.rng)[0]
         )
         residual = residual - coefficient * atoms.gram[index]
         weights[index] += coefficient

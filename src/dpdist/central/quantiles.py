@@ -76,7 +76,7 @@ def adaptive_quantiles(
         midpoint = 0.5 * (points[gap] + points[gap + 1])
         below = float(np.searchsorted(ordered, midpoint, side="right"))
         noisy_below, noisy_above = laplace_mechanism(
-            np.array([below, n - below]), 2.0, epsilon_round, data.rng, secure=data.secure, integer_valued=True
+            np.array([below, n - below]), 2.0, epsilon_round, data.rng, integer_valued=True
         )
         quantile = float(np.clip(noisy_below / max(noisy_below + noisy_above, 1.0), 0.0, 1.0))
         points = np.sort(np.append(points, midpoint))

@@ -137,7 +137,7 @@ class TreeHistogram:
                 spent = split(total, [SIZE_BUDGET_SHARE, 1.0 - SIZE_BUDGET_SHARE])  # noisy n, then the tree
                 size_epsilon = spent[0].epsilon
                 noisy_n = laplace_mechanism(
-                    np.array([float(data.x.size)]), 1.0, size_epsilon, data.rng, secure=data.secure, integer_valued=True
+                    np.array([float(data.x.size)]), 1.0, size_epsilon, data.rng, integer_valued=True
                 )
                 public_n = max(float(np.round(noisy_n[0])), 1.0)
                 size_release = {"noisy_n": int(public_n), "epsilon": size_epsilon}
@@ -167,7 +167,7 @@ class TreeHistogram:
             noisy_levels = [None]
             to_noise = exact[1:]
         flat = np.concatenate(to_noise)
-        noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, secure=data.secure, integer_valued=True)
+        noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
         noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
         offsets = np.cumsum([0] + [level.size for level in to_noise])
         noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]

@@ -148,7 +148,7 @@ class FLH(FrequencyOracle):
         e = math.exp(self.epsilon)
         self._prime = prime
         self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
-        self._S = self._params["hash_count"] or min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g)
+        self._S = self._params["hash_count"] or max(1, min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g))
         if self._S * self._g > _MAX_TABLE_CELLS:
             raise InvalidParameterError(
                 f"FLH keeps a table of hash_count x hash_range = {self._S} x {self._g} counts; "

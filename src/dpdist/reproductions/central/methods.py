@@ -139,7 +139,7 @@ def _histogram(owner, values, dataset, params, rng) -> Distribution:
     total = np.zeros(int(bins))
     for piece in np.array_split(values, parts):  # one release per site / round
         counts = np.histogram(piece, bins=edges)[0].astype(np.float64)
-        total += laplace_mechanism(counts, sensitivity, epsilon, rng)
+        total += laplace_mechanism(counts, sensitivity, epsilon, rng, integer_valued=True)
     positive = np.maximum(total, 0.0)
     masses = positive / positive.sum() if positive.sum() > 0 else np.full(int(bins), 1.0 / int(bins))
     # every part's counts are released once, on its own records: parallel composition
