@@ -14,11 +14,12 @@ from dpdist.errors import IncompatibleStateError, InvalidParameterError
 
 def test_shape_rule_is_16_ary_with_at_least_256_leaves():
     assert choose_shape(1000, 1.0) == (16, 2)  # at least 256 leaves
-    assert choose_shape(10**4, 0.5) == (16, 2)  # 16^3 = 4096 > 2500
-    assert choose_shape(10**5, 1.0) == (16, 3)  # 4096 <= 50000 < 65536
-    assert choose_shape(10**7, 1.0) == (16, 5)  # 16^5 = 2^20 leaves, the cap
+    assert choose_shape(10**4, 0.5) == (16, 2)  # 16^3 = 4096 > 5000 / 16
+    assert choose_shape(10**5, 1.0) == (16, 3)  # 4096 <= 100000 / 16 < 65536
+    assert choose_shape(2 * 10**6, 1.0) == (16, 4)  # 65536 <= 125000 < 16^5
+    assert choose_shape(10**8, 1.0) == (16, 5)  # 16^5 = 2^20 leaves, the cap
     assert choose_shape(10**9, 10.0) == (16, 5)
-    assert choose_shape(10**5, 1.0, branching=4) == (4, 7)  # 4^7 = 16384 <= 50000 < 4^8
+    assert choose_shape(10**5, 1.0, branching=4) == (4, 6)  # 4^6 = 4096 <= 6250 < 4^7
 
 
 @pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 3), ("replace", 6)])
