@@ -15,8 +15,9 @@ from dpdist.local.frequency import auto
 def test_every_epsilon_rule_is_the_shared_one():
     for name in local.available():
         cls = registered_class(name)
-        assert cls._constraints["epsilon"] is _validation.EPSILON, name
-    assert _common.EPSILON is _validation.EPSILON and _common.DELTA is _validation.DELTA
+        assert cls._constraints["epsilon"] is _validation.LOCAL_EPSILON, name
+    assert _validation.EPSILON is _validation.LOCAL_EPSILON
+    assert _common.EPSILON is _validation.CENTRAL_EPSILON and _common.DELTA is _validation.DELTA
     assert _protocol.EPSILON is _validation.EPSILON  # the old import still works
 
 
