@@ -223,7 +223,6 @@ def _remove_stale_temporary_files(state_path: Path) -> None:
 # ---------------------------------------------------------------------- estimate --state
 def run_estimate_from_state(args) -> int:
     """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator."""
-    from .estimates import Distribution, FrequencyEstimate
     from .io import load_state
 
     saved = load_state(args.state)
@@ -232,32 +231,24 @@ def run_estimate_from_state(args) -> int:
     estimate = protocol.estimate(aggregator, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
-    if isinstance(estimate, FrequencyEstimate):
-        header = "item,frequency,standard_error"
-        table = np.column_stack([np.arange(estimate.domain_size), estimate.frequencies, estimate.standard_error])
-        formats = ["%d", "%.17g", "%.17g"]
-        for item, share in zip(*estimate.top_k(min(5, estimate.domain_size))):
-            print(f"  item {int(item):>6}  {share:.6g}")
-    elif isinstance(estimate, Distribution):
-        header = "low,high,probability,cdf"
-        table = np.column_stack([estimate.edges[:-1], estimate.edges[1:], estimate.probabilities, estimate.cumulative[1:]])
-        formats = "%.17g"
-        print(f"  mean {estimate.mean():.6g}  std {np.sqrt(estimate.var()):.6g}  median {float(estimate.quantile(0.5)):.6g}")
-    else:
-        fields = {k: v for k, v in vars(estimate).items() if isinstance(v, (int, float, np.number))}
-        header = "quantity,value"
-        table, formats = None, None
-        print("  " + "  ".join(f"{k} {v:.6g}" for k, v in fields.items()))
+    # any estimate meets the result protocol (dpdist.estimates.Estimate): no switch on its type
+    print(f"  guarantee  {estimate.guarantee.describe()}")
+    for name, value in estimate.summary().items():
+        print(f"  {name:<10} {value:.6g}")
     if args.out:
-        if table is None:
-            Path(args.out).write_text(header + "\n" + "".join(f"{k},{v!r}\n" for k, v in fields.items()))
-        else:
-            np.savetxt(args.out, table, delimiter=",", header=header, comments="", fmt=formats)
+        _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")
     if args.plot:
         _plot_estimate(estimate, f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}", args.plot)
         print(f"  plot   {args.plot}")
     return 0
+
+
+def _write_table(columns: dict, path) -> None:
+    """Named columns as CSV: integers as such, floats with all 17 significant digits."""
+    formats = ["%d" if np.issubdtype(np.asarray(c).dtype, np.integer) else "%.17g" for c in columns.values()]
+    table = np.column_stack([np.asarray(c) for c in columns.values()])
+    np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt=formats)
 
 
 def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:

@@ -1,7 +1,9 @@
-"""Result objects: :class:`FrequencyEstimate` (categorical) and :class:`Distribution` (numerical).
+"""Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical),
+:class:`MeanEstimate` and :class:`MeanVarianceEstimate`.
 
-Both are immutable and carry the inputs that produced them (protocol, epsilon, n)
-so a result can be interpreted without the code that made it.
+All are immutable, carry what produced them (method, n, epsilon and the privacy
+guarantee) and meet one result protocol, :class:`Estimate`, so a caller (the CLI,
+a plot, the runner) can report any of them without asking which one it holds.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -19,6 +21,7 @@ from .errors import InvalidParameterError
 from .privacy import PrivacyGuarantee, parallel
 
 __all__ = [
+    "Estimate",
     "FrequencyEstimate",
     "Distribution",
     "MeanEstimate",
@@ -36,6 +39,51 @@ class ConfidenceInterval(NamedTuple):
 class TopK(NamedTuple):
     items: np.ndarray
     frequencies: np.ndarray
+
+
+@runtime_checkable
+class Estimate(Protocol):
+    """What every ``estimate`` returns: the result contract callers rely on.
+
+    Attributes
+    ----------
+    method : str or None
+        What produced the estimate (a protocol's registry name or a central method).
+    n : int or None
+        Reports or records behind it (``None`` where the count is itself private).
+    epsilon : float or None
+    guarantee : PrivacyGuarantee or None
+        The privacy guarantee, as a value (:mod:`dpdist.privacy`).
+    details : dict
+        Method-specific extras (budget split, convergence trace, ...).
+
+    Methods
+    -------
+    summary() -> dict[str, float]
+        The headline numbers, named, with their standard errors where the
+        estimator has them (what a one-screen report prints).
+    table() -> dict[str, ndarray]
+        The whole estimate as named, equal-length columns (what a CSV holds).
+    """
+
+    @property
+    def method(self) -> str | None: ...
+
+    @property
+    def n(self) -> int | None: ...
+
+    @property
+    def epsilon(self) -> float | None: ...
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee | None: ...
+
+    @property
+    def details(self) -> dict: ...
+
+    def summary(self) -> dict[str, float]: ...
+
+    def table(self) -> dict[str, np.ndarray]: ...
 
 
 def _check_level(level: float, owner: str) -> float:
@@ -76,7 +124,7 @@ class FrequencyEstimate:
     details : dict
         Method-specific extras (e.g. a convergence trace).
     guarantee : PrivacyGuarantee or None
-        The privacy guarantee of the reports (set by ``LocalProtocol.estimate``).
+        The privacy guarantee of the reports (the protocol's ``guarantee``).
     """
 
     frequencies: np.ndarray
@@ -111,6 +159,20 @@ class FrequencyEstimate:
     @property
     def domain_size(self) -> int:
         return self.frequencies.shape[0]
+
+    @property
+    def method(self) -> str | None:
+        """The registry name of the protocol (the :class:`Estimate` name of ``protocol``)."""
+        return self.protocol
+
+    def summary(self, k: int = 5) -> dict[str, float]:
+        """The ``k`` most frequent items' estimates (largest first), named ``"item <i>"``."""
+        items, frequencies = self.top_k(min(k, self.domain_size))
+        return {f"item {int(item)}": float(value) for item, value in zip(items, frequencies)}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``item``, ``frequency``, ``standard_error``."""
+        return {"item": np.arange(self.domain_size), "frequency": self.frequencies, "standard_error": self.standard_error}
 
     @property
     def standard_error(self) -> np.ndarray:
@@ -270,6 +332,16 @@ class Distribution:
         second = np.dot(self.probabilities, midpoints**2 + self.widths**2 / 12)
         return float(max(second - self.mean() ** 2, 0.0))
 
+    def summary(self) -> dict[str, float]:
+        """``mean``, ``std`` and ``median`` of the piecewise-uniform density."""
+        return {"mean": self.mean(), "std": math.sqrt(self.var()), "median": float(self.quantile(0.5))}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge)."""
+        return {
+            "low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities, "cdf": self._cumulative[1:]
+        }
+
     def range_query(self, low, high) -> np.ndarray:
         """Probability mass of ``[low, high]``."""
         low = np.asarray(low, dtype=np.float64)
@@ -346,7 +418,7 @@ class MeanEstimate:
     method : str
         Registry name of the protocol.
     guarantee : PrivacyGuarantee or None
-        The privacy guarantee of the reports (set by ``LocalProtocol.estimate``).
+        The privacy guarantee of the reports (the protocol's ``guarantee``).
     """
 
     mean: float
@@ -367,6 +439,14 @@ class MeanEstimate:
         level = _check_level(level, "MeanEstimate.confidence_interval")
         half = NormalDist().inv_cdf(0.5 + level / 2) * self.standard_error
         return ConfidenceInterval(self.mean - half, self.mean + half)
+
+    def summary(self) -> dict[str, float]:
+        """``mean`` and its ``standard_error``."""
+        return {"mean": float(self.mean), "standard_error": self.standard_error}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """One row: ``mean``, ``standard_error``."""
+        return {name: np.array([value]) for name, value in self.summary().items()}
 
 
 @dataclass(frozen=True)
@@ -421,3 +501,21 @@ class MeanVarianceEstimate:
     def var_standard_error(self) -> float:
         """Standard error of ``var`` from phase-2 noise only (excludes the phase-1 bias term)."""
         return self.deviation_estimate.standard_error
+
+    @property
+    def details(self) -> dict:
+        """The broadcast centre and the users of each phase."""
+        return {"center": self.center, "n_mean": self.mean_estimate.n, "n_deviation": self.deviation_estimate.n}
+
+    def summary(self) -> dict[str, float]:
+        """``mean``, ``var`` and their standard errors."""
+        return {
+            "mean": float(self.mean),
+            "var": float(self.var),
+            "mean_standard_error": self.mean_standard_error,
+            "var_standard_error": self.var_standard_error,
+        }
+
+    def table(self) -> dict[str, np.ndarray]:
+        """One row: the :meth:`summary`."""
+        return {name: np.array([value]) for name, value in self.summary().items()}

@@ -76,6 +76,21 @@ class ProtocolTags:
     unbiased: bool = True
 
 
+class ParameterDependentTags:
+    """Tags that depend on a protocol's parameters, declared once on the class.
+
+    On the class it is ``base`` (the kind and what every instance offers, which
+    the registry lists); on an instance ``refine(instance, base)``.  Protocols
+    use it instead of overwriting ``tags`` in their constructor.
+    """
+
+    def __init__(self, base: ProtocolTags, refine):
+        self.base, self.refine = base, refine
+
+    def __get__(self, instance, owner=None) -> ProtocolTags:
+        return self.base if instance is None else self.refine(instance, self.base)
+
+
 class LocalProtocol(ABC):
     """Base class of local-DP protocols.
 

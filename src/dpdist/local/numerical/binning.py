@@ -69,7 +69,11 @@ class Binning(NumericalProtocol):
 
     def _setup(self):
         self._oracle = make_oracle(self.display_name, self._params["oracle"], self.bins, self.epsilon)
-        self.statistic_dtype = self._oracle.statistic_dtype
+
+    @property
+    def statistic_dtype(self):
+        """The inner oracle's (counts, or float sums for some oracles)."""
+        return self._oracle.statistic_dtype
 
     @property
     def bins(self) -> int:

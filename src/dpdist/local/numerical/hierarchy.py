@@ -93,8 +93,12 @@ class HierarchicalHistogram(NumericalProtocol):
         self.report_dtype = np.dtype([("level", np.uint8), ("payload", np.uint8, (self._width,))])
         sizes = [height] + [oracle.statistic_size for oracle in self._oracles]
         self._stat_offsets = np.concatenate([[0], np.cumsum(sizes)])
+
+    @property
+    def statistic_dtype(self):
+        """float64 if any level's oracle sums floats, else int64 (the levels' statistics share one vector)."""
         dtypes = {np.dtype(oracle.statistic_dtype) for oracle in self._oracles}
-        self.statistic_dtype = np.float64 if np.dtype(np.float64) in dtypes else np.int64
+        return np.float64 if np.dtype(np.float64) in dtypes else np.int64
 
     # ------------------------------------------------------------------ structure
     @property

@@ -39,7 +39,7 @@ import math
 
 from ..._validation import Boolean
 from ...errors import InvalidParameterError
-from .._protocol import register
+from .._protocol import ParameterDependentTags, register
 from ._wave_discrete import DiscreteSquareWave
 from ._wave_grid import OutputGrid
 from ._wave_protocol import MAX_BINS, WaveProtocol
@@ -79,6 +79,11 @@ class SquareWave(WaveProtocol):
     summary = "square wave: report a public bucket of [-b, 1+b], dense near the value; EMS/EM estimate"
     _constraints = {**WaveProtocol._constraints, "discrete": Boolean()}
     _defaults = {**WaveProtocol._defaults, "discrete": False}
+    # B-R (discrete=True) has an exact aggregate sampler (binomials and multinomials per input bucket)
+    tags = ParameterDependentTags(
+        WaveProtocol.tags,
+        lambda protocol, tags: dataclasses.replace(tags, exact_simulate=True) if protocol._params["discrete"] else tags,
+    )
 
     def _setup(self):
         epsilon, bins = self.epsilon, self.bins
@@ -97,8 +102,6 @@ class SquareWave(WaveProtocol):
                     f"{bins + 2 * half_width} output buckets; at most {MAX_BINS} are allowed. Got b={b!r}."
                 )
             self._finish_setup(DiscreteSquareWave(epsilon, bins, half_width), half_width / bins)
-            # B-R has an exact aggregate sampler (binomials and multinomials per input bucket)
-            self.tags = dataclasses.replace(type(self).tags, exact_simulate=True)
             return
         if not b > 0:  # the MI rule underflows to 0 for epsilon > ~700
             raise InvalidParameterError(
