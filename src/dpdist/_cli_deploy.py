@@ -232,7 +232,8 @@ def run_estimate_from_state(args) -> int:
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
     # any estimate meets the result protocol (dpdist.estimates.Estimate): no switch on its type
-    print(f"  guarantee  {estimate.guarantee.describe()}")
+    if estimate.guarantee is not None:
+        print(f"  guarantee  {estimate.guarantee.describe()}")
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:
