@@ -199,7 +199,7 @@ def test_privatize_reports_bad_input(tmp_path, capsys):
                  "--out", str(tmp_path / "x.bin")]) == 2
     assert not (tmp_path / "x.bin").exists()
     errors = capsys.readouterr().err
-    assert "'column'" in errors and "JSON" in errors and "--secure" in errors
+    assert "--column must be one of" in errors and "JSON" in errors and "--secure" in errors
 
 
 def test_csv_column_whose_first_block_is_integral_still_reads_a_later_decimal(tmp_path):

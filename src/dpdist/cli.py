@@ -35,17 +35,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one sub-command; exit status 0 on success, 2 on bad input, 1 on an internal error."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
+    import numpy as np
+
+    from ._cli_errors import TRACEBACK_VARIABLE, internal_error_message, user_message
     from .errors import DPDistError
 
+    printing = np.get_printoptions()
+    np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)
     try:
         return int(args.handler(args) or 0)
     except DPDistError as error:
-        print(f"dpdist: error: {error}", file=sys.stderr)
+        print(f"dpdist: error: {user_message(error, argv)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `dpdist list | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -53,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # a path that cannot be read or written
         print(f"dpdist: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    except Exception as error:  # a bug: still one line, unless the user asks for the traceback
+        if os.environ.get(TRACEBACK_VARIABLE):
+            raise
+        print(f"dpdist: error: {internal_error_message(error)}", file=sys.stderr)
+        return 1
+    finally:
+        np.set_printoptions(**printing)
 
 
 def seed_argument(text: str) -> int:

@@ -18,6 +18,7 @@ __all__ = [
     "MalformedReportError",
     "IncompatibleStateError",
     "EmptyAggregateError",
+    "MalformedDataError",
     "DatasetUnavailableError",
     "ServiceRefusedError",
     "ServiceUnavailableError",
@@ -46,6 +47,10 @@ class InvalidValueTypeError(DPDistError, TypeError):
 
 class MalformedReportError(DPDistError, ValueError):
     """A batch of reports cannot be read as reports of this protocol."""
+
+
+class MalformedDataError(DPDistError, ValueError):
+    """A data file (CSV or Parquet of user values) cannot be parsed: truncated, corrupt, ragged rows."""
 
 
 class IncompatibleStateError(DPDistError, ValueError):

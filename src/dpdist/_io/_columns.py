@@ -8,6 +8,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError
+from ._read_errors import data_file_errors
 
 __all__ = ["iter_column", "count_rows"]
 
@@ -31,15 +32,23 @@ def count_rows(path) -> int | None:
     require_pyarrow("Reading Parquet files")
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(path).metadata.num_rows
+    with data_file_errors(path, "Parquet"):
+        return pq.ParquetFile(path).metadata.num_rows
 
 
 def iter_column(path, column: str, *, chunk_rows: int = 1 << 20) -> Iterator[tuple[np.ndarray, int]]:
     """Yield ``(values, n_missing)`` per chunk: the column's non-null cells as a NumPy array.
 
     Integer columns stay integers (items of a categorical domain); floating columns
-    stay float64.  Null cells are dropped and counted; other non-numbers raise.
+    stay float64.  Null cells are dropped and counted; other non-numbers raise
+    :class:`~dpdist.errors.InvalidValueTypeError`, a file that cannot be parsed
+    :class:`~dpdist.errors.MalformedDataError`.
     """
+    with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", column):
+        yield from _iter_column(path, column, chunk_rows)
+
+
+def _iter_column(path, column, chunk_rows):
     from ._arrow import require_pyarrow
 
     pa = require_pyarrow("Reading CSV/Parquet data files")
@@ -93,6 +102,8 @@ def _csv_columns(reader, column, path, pa):
         except StopIteration:
             return
         except pa.ArrowInvalid as error:
+            if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
+                raise
             raise InvalidValueTypeError(
                 f"The column {column!r} of {str(path)!r} must hold numbers. Reading it failed: {error}"
             ) from None

@@ -25,7 +25,7 @@ from ._common import (
 )
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
 from .noise import gaussian_mechanism, laplace_mechanism
-from .._validation import Integer, check_param
+from .._validation import Bounds, Integer, check_param
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
@@ -72,11 +72,27 @@ class PolynomialMoments:
     releases: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
-        moments = np.array(self.moments, dtype=np.float64)
+        owner = "PolynomialMoments"
+        if self.basis not in MOMENT_BASES:
+            raise InvalidParameterError(
+                f"The 'basis' parameter of {owner} must be one of {list(MOMENT_BASES)}. Got {self.basis!r} instead."
+            )
+        degree = check_param(owner, "degree", self.degree, Integer(low=1, high=MAX_DEGREE[self.basis]))
+        n = check_param(owner, "n", self.n, Integer(low=1))
+        try:
+            moments = np.array(self.moments, dtype=np.float64)
+        except (TypeError, ValueError):
+            moments = None
+        if moments is None or moments.shape != (degree + 1,) or not np.isfinite(moments).all():
+            raise InvalidParameterError(
+                f"The 'moments' parameter of {owner} must be {degree + 1} finite numbers (degree + 1). "
+                f"Got {self.moments!r} instead."
+            )
         moments.setflags(write=False)
         object.__setattr__(self, "moments", moments)
-        object.__setattr__(self, "n", int(self.n))
-        object.__setattr__(self, "bounds", tuple(float(b) for b in self.bounds))
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "degree", degree)
+        object.__setattr__(self, "bounds", check_param(owner, "bounds", self.bounds, Bounds()))
 
     # ------------------------------------------------------------------ release
     @classmethod

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._validation import Bounds, check_param
 from ..errors import DatasetUnavailableError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .._io._read_errors import data_file_errors
 from ._dataset import Dataset
 
 __all__ = ["from_file", "read_column"]
@@ -31,9 +32,11 @@ def read_column(path, column: str) -> np.ndarray:
         raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
     suffixes = "".join(path.suffixes).lower()
     if suffixes.endswith((".parquet", ".pq")):
-        values = _read_parquet(path, column)
+        with data_file_errors(path, "Parquet"):
+            values = _read_parquet(path, column)
     elif ".csv" in suffixes or ".tsv" in suffixes or ".txt" in suffixes:
-        values = _read_csv(path, column, delimiter="\t" if ".tsv" in suffixes else ",")
+        with data_file_errors(path, "CSV"):
+            values = _read_csv(path, column, delimiter="\t" if ".tsv" in suffixes else ",")
     else:
         raise InvalidParameterError(
             f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
@@ -104,6 +107,8 @@ def _read_csv(path, column, delimiter):
     try:
         table = pa_csv.read_csv(path, parse_options=pa_csv.ParseOptions(delimiter=delimiter), convert_options=options)
     except pa.ArrowInvalid as error:
+        if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
+            raise
         raise InvalidValueTypeError(f"The column {column!r} of {str(path)!r} must hold numbers: {error}") from None
     return table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
 

@@ -62,6 +62,10 @@ def needs_population_size(name: str) -> bool:
 
 def make(name: str, **params):
     """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``."""
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."
+        )
     if name == "auto":
         from .frequency.auto import choose_protocol
 
@@ -81,6 +85,11 @@ def from_config(config: dict[str, Any]):
         )
     params = dict(config)
     name = params.pop("protocol")
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"The 'protocol' key of a config must be a protocol name, one of {available()} or 'auto'. "
+            f"Got {name!r} instead."
+        )
     version = params.pop("version", CONFIG_VERSION)
     if version != CONFIG_VERSION:
         raise IncompatibleStateError(

@@ -1,0 +1,48 @@
+"""How the command line reports a failure: one line naming what the user typed, never a traceback.
+
+Library errors name parameters the way Python callers pass them ("The 'column'
+argument of ...", "The 'bounds' parameter of SW ...").  On the command line the
+user typed an option instead, so :func:`user_message` names the option (``--column``)
+when the user gave it.  Anything that is not a dpdist error is a bug of dpdist:
+it is reported in one line too, with how to see the traceback.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["user_message", "internal_error_message", "TRACEBACK_VARIABLE"]
+
+#: Set this environment variable to see the traceback of an unexpected error.
+TRACEBACK_VARIABLE = "DPDIST_TRACEBACK"
+
+_NAMED = re.compile(r"^The '(?P<name>[A-Za-z_][A-Za-z0-9_]*)' (?:argument|parameter)(?: of [^ ]+(?: [^ ]+)??)? must ")
+
+
+def typed_options(argv) -> set[str]:
+    """The long options on a command line, e.g. ``{"--column", "--epsilon"}``."""
+    return {word.split("=", 1)[0] for word in argv if word.startswith("--")}
+
+
+def user_message(error: Exception, argv) -> str:
+    """``error``'s message, opening with the option the user typed when it names one.
+
+    ``"The 'column' argument must be one of ..."`` becomes ``"--column must be one of ..."``
+    when ``--column`` is on the command line; other messages are kept as they are.
+    """
+    text = " ".join(str(error).split())
+    match = _NAMED.match(text)
+    if match:
+        option = "--" + match.group("name").replace("_", "-")
+        if option in typed_options(argv):
+            return f"{option} must {text[match.end():]}"
+    return text
+
+
+def internal_error_message(error: BaseException) -> str:
+    """One line for an error dpdist did not expect (a bug): what it was and how to see more."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return (
+        f"internal error {type(error).__name__}{': ' + first if first else ''} "
+        f"(a bug of dpdist: please report it; set {TRACEBACK_VARIABLE}=1 to see the traceback)"
+    )
