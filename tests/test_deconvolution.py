@@ -336,7 +336,7 @@ def test_bad_spectrum_shape_and_hook_errors():
         deconvolve(np.ones(8), 0.5, 0.2, 10, "dw", noise_spectrum=np.ones(5))
     proto = local.make("grr", epsilon=1.0, domain_size=8)
     aggregate = proto.simulate(np.arange(8).repeat(5), rng=0)
-    with pytest.raises(InvalidParameterError, match="method"):
+    with pytest.raises(InvalidParameterError, match="'deconvolve' parameter of GRR.estimate"):
         proto.estimate(aggregate, deconvolve="nope")
     with pytest.raises(InvalidParameterError, match="length domain_size = 8"):
         deconvolve(np.ones(9), 0.5, 0.2, 10, "dw", protocol=proto)

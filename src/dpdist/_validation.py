@@ -37,6 +37,7 @@ __all__ = [
     "DOMAIN_SIZE",
     "check_param",
     "check_params",
+    "check_options",
     "check_integer_values",
     "check_real_values",
 ]
@@ -251,6 +252,28 @@ def check_params(owner: str, params: dict, constraints: dict[str, Constraint]) -
         )
     return {name: check_param(owner, name, value, constraints[name]) for name, value in params.items()}
 
+
+
+def check_options(owner: str, options: dict, table: dict[str, Constraint], delegate: str | None = None) -> dict:
+    """Validate keyword options against their declared ``table``; return them with coerced values.
+
+    An option not in the table raises :class:`~dpdist.errors.InvalidParameterError`
+    listing the allowed ones, unless ``delegate`` names an option that is given
+    (not None): the options outside the table then go to it, which checks them
+    itself (the frequency oracles' ``deconvolve``).  ``None`` means "the default"
+    for every option and is passed through unchecked.
+    """
+    unknown = sorted(set(options) - set(table))
+    if unknown and (delegate is None or options.get(delegate) is None):
+        from .errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{owner} got unknown option(s) {unknown}; allowed: {sorted(table) or 'none'}."
+        )
+    return {
+        name: check_param(owner, name, value, table[name]) if name in table and value is not None else value
+        for name, value in options.items()
+    }
 
 def check_integer_values(values, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
     """Coerce user values to a 1-D int64 array in ``[0, domain_size)``."""

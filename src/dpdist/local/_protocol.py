@@ -21,7 +21,7 @@ import numpy as np
 
 from .._rng import check_rng
 from ..privacy import PrivacyGuarantee, local_guarantee
-from .._validation import EPSILON, Constraint, check_params  # noqa: F401  (EPSILON: re-exported, it used to live here)
+from .._validation import EPSILON, Constraint, check_options, check_params  # noqa: F401  (EPSILON: re-exported, it used to live here)
 from ..errors import EmptyAggregateError, InvalidParameterError
 from ._aggregator import Aggregator
 from ._report_format import ReportBatch, ReportFormat
@@ -94,8 +94,8 @@ class ParameterDependentTags:
 class LocalProtocol(ABC):
     """Base class of local-DP protocols.
 
-    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints`` and
-    ``_defaults`` and implement the abstract methods.  Users get instances from
+    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints``,
+    ``_defaults`` and ``estimate_options`` and implement the abstract methods.  Users get instances from
     :func:`make` or :func:`from_config`.
     """
 
@@ -104,6 +104,11 @@ class LocalProtocol(ABC):
     tags: ClassVar[ProtocolTags] = ProtocolTags()
     _constraints: ClassVar[dict[str, Constraint]] = {}
     _defaults: ClassVar[dict[str, Any]] = {}
+    #: The keyword options of :meth:`estimate` and what each allows, checked in one
+    #: place (:meth:`estimate`) like the constructor's ``_constraints``.
+    estimate_options: ClassVar[dict[str, Constraint]] = {}
+    #: An option of the table that, when given, takes the options outside it and checks them itself.
+    estimate_delegate: ClassVar[str | None] = None
 
     def __init__(self, **params):
         merged = {**self._defaults, **params}
@@ -252,8 +257,13 @@ class LocalProtocol(ABC):
     def estimate(self, data, **options):
         """Estimate from an :class:`Aggregator` or a batch of reports.
 
-        Options are protocol-specific (e.g. ``postprocess="norm-sub"``).
+        Options are protocol-specific (e.g. ``postprocess="norm-sub"``), declared in
+        :attr:`estimate_options`; an unknown option or a value outside its
+        constraint raises :class:`~dpdist.errors.InvalidParameterError`.
         """
+        options = check_options(
+            f"{self.display_name}.estimate", options, self.estimate_options, self.estimate_delegate
+        )
         aggregator = data if isinstance(data, Aggregator) else self.aggregator().add(data, on_invalid="raise")
         aggregator._check_protocol(self)
         if aggregator.n == 0:

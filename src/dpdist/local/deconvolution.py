@@ -54,8 +54,7 @@ from ._deconvolution.wiener import iterative_wiener, wiener_gain
 
 __all__ = ["METHODS", "deconvolve", "has_fixed_support_size", "noise_power_spectrum"]
 
-#: Names accepted by ``method``.
-METHODS = ("inverse", "dw", "iiw", "iiw-g", "amrp", "smooth", "gf", "gf-dw")
+from ._deconvolution import METHODS  # noqa: E402  (the names accepted by ``method``)
 
 _OWNER = "deconvolve"
 

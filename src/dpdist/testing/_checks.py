@@ -11,6 +11,7 @@ about one in a million.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from typing import Callable
@@ -48,6 +49,7 @@ __all__ = [
     "check_values_of_the_wrong_type_are_rejected",
     "check_unreadable_reports_are_rejected",
     "check_empty_aggregator_is_refused",
+    "check_estimate_options_are_declared",
     "check_estimate_states_the_guarantee",
     "check_privatize_is_reproducible_and_secure",
     "check_merge_in_any_order",
@@ -177,6 +179,36 @@ def check_estimate_states_the_guarantee(protocol: LocalProtocol) -> None:
     )
 
 
+def check_estimate_options_are_declared(protocol: LocalProtocol) -> None:
+    """``estimate`` options are data: declared in ``estimate_options``, checked, unknown ones refused.
+
+    Every keyword-only option of ``_estimate`` is in the table; an unknown
+    option and every invalid example of every declared option raise
+    ``InvalidParameterError`` naming the option.
+    """
+    table = type(protocol).estimate_options
+    signature = inspect.signature(type(protocol)._estimate).parameters.values()
+    keywords = {p.name for p in signature if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert keywords <= set(table), f"options of _estimate not declared in estimate_options: {sorted(keywords - set(table))}"
+    aggregator = _aggregate(protocol, population(protocol, 200), rng=3)
+    _expect(
+        InvalidParameterError,
+        "estimate(..., not_an_option=1)",
+        lambda: protocol.estimate(aggregator, not_an_option=1),
+        match="not_an_option",
+    )
+    for name, constraint in table.items():
+        for bad in constraint.invalid_examples():
+            if bad is None:
+                continue
+            _expect(
+                InvalidParameterError,
+                f"estimate option {name}={bad!r}",
+                lambda bad=bad, name=name: protocol.estimate(aggregator, **{name: bad}),
+                match=name,
+            )
+
+
 def check_empty_aggregator_is_refused(protocol: LocalProtocol) -> None:
     """``estimate`` of an aggregator holding no report raises ``EmptyAggregateError``."""
     _expect(EmptyAggregateError, "estimate of an empty aggregator", lambda: protocol.estimate(protocol.aggregator()))
@@ -282,6 +314,7 @@ _ALWAYS: tuple[Check, ...] = (
     check_values_of_the_wrong_type_are_rejected,
     check_unreadable_reports_are_rejected,
     check_empty_aggregator_is_refused,
+    check_estimate_options_are_declared,
     check_estimate_states_the_guarantee,
     check_privatize_is_reproducible_and_secure,
     check_merge_in_any_order,

@@ -9,3 +9,7 @@ Everything here works on half spectra (``scipy.fft.rfft``): the support vector
 is real and the transfer vector is symmetric, so the half spectrum carries all
 the information at half the cost.
 """
+
+#: Names accepted by ``method`` (here, so that the frequency oracles declare their
+#: ``deconvolve`` option without importing scipy).
+METHODS = ("inverse", "dw", "iiw", "iiw-g", "amrp", "smooth", "gf", "gf-dw")

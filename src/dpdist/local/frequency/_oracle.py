@@ -24,8 +24,9 @@ from typing import ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
-from ..._validation import DOMAIN_SIZE, EPSILON, Interval, check_integer_values, check_param
+from ..._validation import DOMAIN_SIZE, EPSILON, Interval, Options, check_integer_values, check_param
 from ...estimates import FrequencyEstimate
+from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
 
 __all__ = ["FrequencyOracle"]
@@ -43,6 +44,12 @@ class FrequencyOracle(LocalProtocol):
     #: to a constant and the noise spectrum has no power at frequency 0, paper 001).
     fixed_support_size: ClassVar[bool] = False
     _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
+    estimate_options = {
+        "postprocess": Options(tuple(_postprocess.METHODS)),
+        "significance": Interval(0.0, 1.0, closed="neither"),
+        "deconvolve": Options(DECONVOLUTION_METHODS),
+    }
+    estimate_delegate = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
     @property
     def domain_size(self) -> int:

@@ -116,6 +116,8 @@ class CP(FrequencyOracle):
         "calibration": Options(("exact", "none")),
         "on_privacy_excess": Options(("raise", "warn")),
     }
+    estimate_options = {"postprocess": Options(tuple(_postprocess.METHODS)), "sparsity": Integer(low=1)}
+    estimate_delegate = None
     _defaults = {
         "measurements": 500,
         "matrix_seed": 0,

@@ -48,6 +48,11 @@ class WaveProtocol(NumericalProtocol):
         "b": Optional(Interval(0.0, math.inf, closed="neither")),
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 1024, "output_bins": None, "b": None}
+    estimate_options = {
+        "method": Options(("ems", "em")),
+        "tolerance": Interval(0.0, math.inf, closed="neither"),
+        "max_iterations": Integer(low=1),
+    }
 
     # ------------------------------------------------------------------ public parameters
     @property

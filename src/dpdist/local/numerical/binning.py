@@ -66,6 +66,7 @@ class Binning(NumericalProtocol):
         "oracle": Options(ORACLES),
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 32, "oracle": "auto"}
+    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
 
     def _setup(self):
         self._oracle = make_oracle(self.display_name, self._params["oracle"], self.bins, self.epsilon)

@@ -48,14 +48,14 @@ import math
 import numpy as np
 
 from ... import postprocess as _postprocess
-from ..._validation import Integer
+from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import check_structured_reports
 from ._tree import tree_height
-from .binning import check_distribution_postprocess
+from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 
 __all__ = ["HaarHRR", "inverse_haar"]
 
@@ -99,6 +99,7 @@ class HaarHRR(NumericalProtocol):
     summary = "HaarHRR (Kulkarni et al. 2019): one Haar level per user, Hadamard randomized response"
     tags = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
     _constraints = {**NumericalProtocol._constraints, "bins": Integer(low=2, high=2**24)}
+    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
     _defaults = {**NumericalProtocol._defaults, "bins": 256}
     report_dtype = REPORT_DTYPE
 

@@ -41,7 +41,7 @@ from ._composite import (
     make_oracle,
 )
 from ._tree import hay_consistency, tree_height
-from .binning import check_distribution_postprocess
+from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 
 __all__ = ["HierarchicalHistogram"]
 
@@ -74,6 +74,7 @@ class HierarchicalHistogram(NumericalProtocol):
         "oracle": Options(ORACLES),
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 256, "branching": 4, "oracle": "auto"}
+    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
 
     def _setup(self):
         bins, branching = self._params["bins"], self._params["branching"]

@@ -39,6 +39,7 @@ class HierarchicalHistogramADMM(HierarchicalHistogram):
 
     name = "hh-admm"
     summary = "hierarchical histogram with the ADMM post-processing of Li et al. (App. B)"
+    estimate_options = {"tolerance": Interval(0, 1, closed="neither"), "max_iterations": Integer(low=1)}
 
     def _estimate(self, aggregator, *, tolerance: float = 1e-7, max_iterations: int = 10_000):
         """Leaf masses from Algorithm 2 of paper 003.

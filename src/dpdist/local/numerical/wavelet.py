@@ -146,6 +146,7 @@ class Wavelet(NumericalProtocol):
         "variance_rule": "exact",
         "assignment": "random",
     }
+    estimate_options = {"postprocess": Options(POSTPROCESS)}
 
     def _setup(self):
         params = self._params
