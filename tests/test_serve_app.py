@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import warnings
+
+import numpy as np
 
 import pytest
 
@@ -85,3 +88,20 @@ def test_a_submit_token_is_stored_as_its_hash_only(tmp_path):
     assert created.status_code == 201 and "device-secret" not in created.text
     dump = "\n".join(sqlite3.connect(path).iterdump())
     assert "device-secret" not in dump and ADMIN_TOKEN not in dump
+
+
+@pytest.mark.parametrize(
+    "config, rows, accepted",
+    [
+        ({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, [1, True, 2, False], [1, 2]),
+        ({"protocol": "oue", "epsilon": 1.0, "domain_size": 3}, [[128], [True], [96]], [[128], [96]]),  # packed bits
+    ],
+)
+def test_json_booleans_among_integer_reports_are_rejected_not_counted_as_0_or_1(config, rows, accepted):
+    from dpdist import local
+    from dpdist.serve._ingest import decode_body
+
+    protocol = local.from_config(config)
+    batch = decode_body(protocol, json.dumps({"reports": rows}).encode(), "application/json", None)
+    assert batch.rejected == {"out_of_range": len(rows) - len(accepted)}
+    assert np.array_equal(batch.reports, np.array(accepted, dtype=protocol.report_format.dtype))

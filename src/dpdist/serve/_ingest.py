@@ -114,16 +114,21 @@ def _decode_json(protocol, body: bytes) -> ReportBatch:
     if layout.dtype.names:
         array, invalid = _structured_rows(rows, layout)
     else:
-        array, invalid = _plain_rows(rows, layout)
+        # JSON true/false become 1/0 in a NumPy integer array: a body holding either is classified row by row
+        array, invalid = _plain_rows(rows, layout, fast=b"true" not in body and b"false" not in body)
     return protocol.report_format.validate(array, invalid=invalid)
 
 
-def _plain_rows(rows: list, layout):
-    """Rows of integers (scalars or nested lists): one vectorized conversion when every row is well formed."""
+def _plain_rows(rows: list, layout, fast: bool = True):
+    """Rows of integers (scalars or nested lists): one vectorized conversion when every row is well formed.
+
+    ``fast=False`` skips the vectorized conversion (the caller knows the rows may hold
+    booleans, which NumPy would silently count as 0 and 1): every row is classified.
+    """
     n = len(rows)
     info = np.iinfo(layout.dtype)
     try:
-        wide = np.array(rows, dtype=object if n == 0 else None)
+        wide = np.array(rows, dtype=object if n == 0 else None) if fast else None
     except (ValueError, TypeError):
         wide = None
     if wide is not None and n and wide.dtype.kind in "iu" and wide.shape[1:] == layout.row_shape:
