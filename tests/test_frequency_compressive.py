@@ -96,3 +96,40 @@ def test_simulate_is_exact_for_few_items_and_for_many():
         sample = np.array([protocol.simulate(values, rng=generator).statistic for _ in range(repeats)])
         sd = np.sqrt((channel * (1 - channel)).sum(axis=0) / repeats)
         assert np.all(np.abs(sample.mean(axis=0) - channel.sum(axis=0)) < 5 * sd)  # 5 standard errors
+
+
+def _geometric(lam, k):
+    p = (1 - lam) ** np.arange(k) * lam
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("lam, fixed", [(0.8, 2), (0.6, 3)])
+def test_sparsity_from_the_aggregate_beats_the_fixed_choices_on_geometric_data(lam, fixed):
+    # issue 16 item 5: k = 10^4, m = 500, epsilon = 0.5, n = 10^6; the fixed sparsities 2 and 3 of
+    # the reproduction lost to RAPPOR (l1 0.083 and 0.140); the criterion picks s from the data
+    proto = local.make("cp", epsilon=0.5, domain_size=10_000, measurements=500, matrix_seed=1)
+    rng = np.random.default_rng(7)
+    p = _geometric(lam, 10_000)
+    chosen, fixed_l1, blind_l1 = [], [], []
+    for _ in range(3):
+        aggregate = proto.simulate(rng.choice(10_000, size=10**6, p=p), rng=rng)
+        auto = proto.estimate(aggregate)
+        assert auto.details["sparsity_rule"] == "risk inflation criterion"
+        chosen.append(np.abs(auto.frequencies - p).sum())
+        fixed_l1.append(np.abs(proto.estimate(aggregate, sparsity=fixed).frequencies - p).sum())
+        blind = proto.estimate(aggregate, sparsity=proto.default_sparsity())
+        assert blind.details["sparsity_rule"] == "given"
+        blind_l1.append(np.abs(blind.frequencies - p).sum())
+    # measured: 0.022 / 0.068 against fixed 0.083 / 0.143 and the matrix-only bound (s = 20) 0.081 / 0.122;
+    # the run-to-run spread of each mean is below 0.01
+    assert np.mean(chosen) < 0.6 * min(np.mean(fixed_l1), np.mean(blind_l1))
+
+
+def test_sparsity_from_the_aggregate_finds_an_exactly_sparse_support():
+    proto = local.make("cp", epsilon=1.0, domain_size=2_000, measurements=300, matrix_seed=2)
+    rng = np.random.default_rng(8)
+    items = rng.choice(2_000, size=8, replace=False)
+    aggregate = proto.simulate(np.repeat(items, 50_000), rng=rng)
+    estimate = proto.estimate(aggregate)
+    assert estimate.details["sparsity"] == 8
+    assert set(estimate.details["support"]) == set(items)

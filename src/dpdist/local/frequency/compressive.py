@@ -68,7 +68,7 @@ from ...errors import InvalidParameterError, InvalidPrivacyParameterError
 from ...estimates import FrequencyEstimate
 from ...privacy import local_guarantee
 from .._protocol import ProtocolTags, register
-from ._matching_pursuit import orthogonal_matching_pursuit
+from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._oracle import FrequencyOracle
 
@@ -279,7 +279,11 @@ class CP(FrequencyOracle):
 
     # ------------------------------------------------------------------ estimation
     def default_sparsity(self) -> int:
-        """Largest :math:`s` with :math:`s \\ln(k/s) \\le m/4` (a RIP-style budget :math:`m \\gtrsim s\\log(k/s)`)."""
+        """Largest :math:`s` with :math:`s \\ln(k/s) \\le m/4` (a RIP-style budget :math:`m \\gtrsim s\\log(k/s)`).
+
+        A bound from the matrix alone, blind to the data; ``estimate`` chooses
+        :math:`s` from the aggregate instead unless ``sparsity`` is given.
+        """
         k, m = self.domain_size, self.measurements
         s = 1
         while s + 1 < k and (s + 1) * math.log(k / (s + 1)) <= m / 4:
@@ -294,24 +298,33 @@ class CP(FrequencyOracle):
             self._measurement_matrix = (signs - mu) / (sigma * math.sqrt(self.measurements))
         return self._measurement_matrix
 
-    def _estimate(self, aggregator, *, postprocess: str = "simplex", sparsity: int | None = None, **options):
-        """Algorithm 1: OMP at ``sparsity`` (default :meth:`default_sparsity`), rescale by D'^{-1}, post-process.
+    def _estimate(self, aggregator, *, postprocess: str = "simplex", sparsity: int | None = None):
+        """Algorithm 1: OMP at ``sparsity``, rescale by D'^{-1}, post-process.
 
         ``postprocess`` is any of :data:`dpdist.postprocess.METHODS`; "simplex" is
         Algorithm 1's projection, "none" returns :math:`D'^{-1} f` itself.
+
+        ``sparsity=None`` (the default) chooses :math:`s` from the aggregate, at no
+        privacy cost (it is post-processing): the risk inflation criterion
+        :math:`\\|r_s\\|^2 + 2\\ln(k)\\,s\\,\\sigma^2` along the OMP path
+        (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`), with the
+        noise variance of one measurement known from the multinomial aggregate,
+        :math:`\\sigma^2 = g^2 (1 - \\sum_y \\hat q_y^2) / (n m)`, :math:`g` the
+        gain of eq. (4).  ``details["sparsity_rule"]`` says which rule set ``s``.
         """
-        if options:
-            raise InvalidParameterError(
-                f"CP.estimate got unknown option(s) {sorted(options)}; allowed: 'postprocess', 'sparsity'."
-            )
-        s = self.default_sparsity() if sparsity is None else check_param(
-            "CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size)
-        )
         m, n, e, rho = self.measurements, aggregator.n, self._e, self._rho
         sigma = 2 * math.sqrt(rho * (1 - rho))
         mean_denominator = (e - 1) * rho + 1  # E[n_x e + m - n_x] / m
+        gain = 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
         observed = aggregator.statistic / n
-        target = (observed - 1.0 / m) * 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
+        target = (observed - 1.0 / m) * gain
+        if sparsity is None:
+            noise_variance = gain**2 * max(1.0 - float(observed @ observed), 1e-12) / (n * m)
+            s, _ = omp_sparsity(self.measurement_matrix(), target, noise_variance, max(m // 2, 1))
+            rule = "risk inflation criterion"
+        else:
+            s = check_param("CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size))
+            rule = "given"
         recovered, support = orthogonal_matching_pursuit(self.measurement_matrix(), target, s)
         scale = m * mean_denominator / self._denominators  # diagonal of D'
         frequencies = _postprocess.apply(postprocess, recovered / scale)
@@ -320,7 +333,6 @@ class CP(FrequencyOracle):
         variance = np.zeros(self.domain_size)
         if support.size:
             solve = np.linalg.pinv(self.measurement_matrix()[:, support])  # (s, m)
-            gain = 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
             weighted = solve * observed
             covariance = (weighted @ solve.T - np.outer(solve @ observed, solve @ observed)) * gain**2 / n
             variance[support] = np.maximum(np.diag(covariance), 0.0) / scale[support] ** 2
@@ -331,7 +343,7 @@ class CP(FrequencyOracle):
             epsilon=self.effective_epsilon,
             protocol=self.name,
             postprocess=postprocess,
-            details={"sparsity": s, "support": support, **self.privacy_report()},
+            details={"sparsity": s, "sparsity_rule": rule, "support": support, **self.privacy_report()},
             guarantee=self.guarantee,
         )
 
