@@ -2,7 +2,9 @@
 
 The ```python blocks of one page run in order in one namespace, as a reader
 pasting them into one session would, in a fresh temporary directory.  A block
-fenced as ```python no-run is shown but not run (say why beside it).
+fenced as ```python no-run is shown but not run (say why beside it).  What a
+page registers (a protocol, a dataset, an experiment method) is unregistered
+after it, so pages cannot change the rest of the suite.
 """
 
 from __future__ import annotations
@@ -29,8 +31,21 @@ def test_the_pages_have_snippets():
     assert len(PAGES_WITH_SNIPPETS) >= 5
 
 
+@pytest.fixture
+def restored_registries():
+    from dpdist.datasets import _dataset
+    from dpdist.experiments import _methods
+    from dpdist.local import _registry
+
+    saved = [(registry, dict(registry)) for registry in (_registry._REGISTRY, _dataset._REGISTRY, _methods._METHODS)]
+    yield
+    for registry, before in saved:
+        registry.clear()
+        registry.update(before)
+
+
 @pytest.mark.parametrize("page", PAGES_WITH_SNIPPETS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_snippets_run_as_written(page, tmp_path, monkeypatch):
+def test_snippets_run_as_written(page, tmp_path, monkeypatch, restored_registries):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__doc_snippet__"}

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..privacy import sequential
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
+from ._defaults import histogram_bins, size_for_rules
 from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf, norm_sub
@@ -31,7 +33,7 @@ def histogram_queries(
     x,
     epsilon,
     bounds,
-    bins,
+    bins=None,
     rng=None,
     clip=False,
     secure=False,
@@ -53,8 +55,11 @@ def histogram_queries(
         Total privacy budget; the whole budget goes to the one histogram.
     bounds : (float, float)
         Public range of the data.
-    bins : int
-        Number of equal-width bins (>= 1).
+    bins : int, optional
+        Number of equal-width bins (>= 1).  Default: :math:`\varepsilon\sqrt{1.6n}`
+        in [16, 2^20] (:func:`dpdist.central._defaults.histogram_bins`); under
+        ``neighbouring="add-remove"`` n is private, so 5% of the budget then buys
+        a noisy count for the rule (``details["size"]``).
     rng : None, int or Generator
         Seed or generator (must be ``None`` when ``secure=True``).
     clip : bool
@@ -82,14 +87,19 @@ def histogram_queries(
     """
     owner = "histogram_queries"
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
-    bins = check_positive_int(owner, "bins", bins, high=2**20)
     check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+    steps, size_release = [data.guarantee(neighbouring)], None
+    if bins is None:
+        public_n, steps, size_release = size_for_rules(data, neighbouring)
+        bins = histogram_bins(public_n, steps[-1].epsilon)
+    bins = check_positive_int(owner, "bins", bins, high=2**20)
+    histogram_epsilon = steps[-1].epsilon
     sensitivity = 2.0 if neighbouring == "replace" else 1.0
 
     edges = np.linspace(data.bounds[0], data.bounds[1], bins + 1)
     counts = np.histogram(data.x, bins=edges)[0].astype(np.float64)
-    noisy = laplace_mechanism(counts, sensitivity, data.epsilon, data.rng, integer_valued=True)
+    noisy = laplace_mechanism(counts, sensitivity, histogram_epsilon, data.rng, integer_valued=True)
 
     if postprocess == "clip":
         positive = np.maximum(noisy, 0.0)
@@ -104,14 +114,17 @@ def histogram_queries(
     details = {
         "bins": bins,
         "sensitivity_l1": sensitivity,
-        "noise_scale": sensitivity / data.epsilon,
+        "noise_scale": sensitivity / histogram_epsilon,
         "neighbouring": neighbouring,
         "postprocess": postprocess,
-        "budget": {"histogram": data.epsilon},
+        "budget": {"histogram": histogram_epsilon},
         "secure": data.secure,
     }
+    if size_release is not None:
+        details["size"] = size_release
+        details["budget"]["size"] = size_release["epsilon"]
     # under add/remove neighbours the number of records is itself private: do not release it
     released_n = data.x.size if neighbouring == "replace" else None
     return cdf_distribution(
-        edges, cdf, method="histogram-queries", guarantee=data.guarantee(neighbouring), n=released_n, details=details
+        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=details
     )

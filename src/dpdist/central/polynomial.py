@@ -23,6 +23,7 @@ from ._common import (
     grid_edges,
     to_unit_interval,
 )
+from ._defaults import polynomial_degree
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
 from .noise import gaussian_mechanism, laplace_mechanism
 from .._validation import Bounds, Integer, check_param
@@ -234,7 +235,7 @@ def polynomial_projection(
     epsilon,
     delta,
     bounds,
-    degree,
+    degree=None,
     rng=None,
     clip=False,
     secure=False,
@@ -258,9 +259,13 @@ def polynomial_projection(
         Privacy budget (``epsilon > 0``, ``0 < delta < 1``), all spent on the moments.
     bounds : (float, float)
         Public range of the data.
-    degree : int
+    degree : int, optional
         Highest Legendre degree m (m + 1 basis functions, m + 1 moments); the
-        paper finds m = 5..8 best at n = 1e4 for ``moments="monomial"``.
+        paper finds m = 5..8 best at n = 1e4 for ``moments="monomial"``.  Default
+        from the public n (replacement neighbours) and epsilon:
+        :func:`dpdist.central._defaults.polynomial_degree`.  (A
+        :class:`PolynomialMoments` release to be merged needs the same degree at
+        every site, so :meth:`PolynomialMoments.release` takes it explicitly.)
     rng, clip, secure
         As in :func:`histogram_queries`; ``secure=True`` uses exact discrete
         Laplace noise (pure epsilon-DP) instead of the Gaussian.
@@ -277,6 +282,9 @@ def polynomial_projection(
     Distribution
         ``details`` records the noise scale, sensitivities and budget.
     """
+    if degree is None:
+        n = np.size(x) if isinstance(x, (np.ndarray, list, tuple)) else 0
+        degree = polynomial_degree(float(n), float(epsilon) if isinstance(epsilon, (int, float)) else 1.0, moments)
     release = PolynomialMoments.release(
         x, epsilon, delta, bounds, degree, rng=rng, clip=clip, secure=secure, basis=moments
     )

@@ -22,6 +22,7 @@ from ._common import (
     grid_edges,
     to_unit_interval,
 )
+from ._defaults import pursuit_sparsity
 from .dictionaries import make_dictionary
 from .noise import laplace_mechanism, report_noisy_max
 from ..estimates import Distribution
@@ -46,9 +47,9 @@ def matching_pursuit(
     x,
     epsilon,
     bounds,
-    dictionary,
-    size,
-    sparsity,
+    dictionary="legendre",
+    size=40,
+    sparsity=None,
     rng=None,
     clip=False,
     secure=False,
@@ -79,13 +80,15 @@ def matching_pursuit(
     bounds : (float, float)
         Public range of the data, mapped onto [-1, 1].
     dictionary : str
-        ``"legendre"``, ``"bspline0"``, ``"bspline1"``, ``"normal-cdf"`` or a
-        union such as ``"legendre+bspline1"`` (see
+        ``"legendre"`` (default, the paper's), ``"bspline0"``, ``"bspline1"``,
+        ``"normal-cdf"`` or a union such as ``"legendre+bspline1"`` (see
         :mod:`dpdist.central.dictionaries`).
     size : int
-        Number of atoms in the dictionary (the paper's m).
-    sparsity : int
+        Number of atoms in the dictionary (the paper's m; default 40, the paper's).
+    sparsity : int, optional
         Number of selection steps s (an atom may be selected more than once).
+        Default :math:`(\varepsilon n)^{0.3}/2` in [2, 16] from the public n
+        (:func:`dpdist.central._defaults.pursuit_sparsity`).
     rng, clip, secure
         As in :func:`histogram_queries`; ``secure=True`` uses exact discrete
         Laplace noise on grid-snapped scores and coefficients from a CSPRNG.
@@ -102,8 +105,10 @@ def matching_pursuit(
         owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, grid_size=grid_size
     )
     atoms = make_dictionary(dictionary, size, owner=owner)
-    sparsity = check_positive_int(owner, "sparsity", sparsity, high=10_000)
     n = data.x.size
+    if sparsity is None:
+        sparsity = pursuit_sparsity(float(n), data.epsilon)
+    sparsity = check_positive_int(owner, "sparsity", sparsity, high=10_000)
     releases = split(data.guarantee("replace"), 2 * sparsity)  # Theorem 4: basic composition of 2s releases
     epsilon_each = releases[0].epsilon
     sensitivity = atom_sensitivities(atoms, n)

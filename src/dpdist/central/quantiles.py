@@ -20,6 +20,7 @@ from ._common import (
     check_positive_int,
     grid_edges,
 )
+from ._defaults import quantile_iterations
 from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
@@ -29,7 +30,7 @@ __all__ = ["adaptive_quantiles"]
 
 
 def adaptive_quantiles(
-    x, epsilon, bounds, iterations, rng=None, clip=False, secure=False, *, grid_size=1024
+    x, epsilon, bounds, iterations=None, rng=None, clip=False, secure=False, *, grid_size=1024
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 
@@ -47,8 +48,10 @@ def adaptive_quantiles(
     ----------
     x, epsilon, bounds, rng, clip, secure
         As in :func:`histogram_queries`.
-    iterations : int
-        Number of noisy splits (the paper uses 50 and 80).
+    iterations : int, optional
+        Number of noisy splits (the paper uses 50 and 80).  Default
+        :math:`\sqrt{\varepsilon n}/4` in [10, 1000] from the public n
+        (:func:`dpdist.central._defaults.quantile_iterations`).
     grid_size : int
         Bins of the returned :class:`~dpdist.Distribution`.
 
@@ -61,6 +64,8 @@ def adaptive_quantiles(
     data = check_central_input(
         owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, grid_size=grid_size
     )
+    if iterations is None:
+        iterations = quantile_iterations(float(data.x.size), data.epsilon)
     iterations = check_positive_int(owner, "iterations", iterations, high=100_000)
     low, high = data.bounds
     ordered = np.sort(data.x)

@@ -41,9 +41,10 @@ import numpy as np
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
-from ..privacy import PrivacyGuarantee, parallel, sequential, split
+from ..privacy import PrivacyGuarantee, parallel, sequential
 from ..local.numerical._tree import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
+from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
 from .noise import laplace_mechanism
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
@@ -53,8 +54,6 @@ MAX_LEAVES = 2**20
 NEIGHBOURING = ("add-remove", "replace")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
-#: Share of the budget spent on a noisy n when the tree's height must be chosen under add/remove.
-SIZE_BUDGET_SHARE = 0.05
 
 
 def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tuple[int, int]:
@@ -131,20 +130,10 @@ class TreeHistogram:
         if branching is not None:
             branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
         check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
-        total = data.guarantee(neighbouring)
-        spent = [total]  # the steps of this release, composed sequentially below
+        spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
         size_release = None
-        if height is None:
-            if neighbouring == "replace":
-                public_n = float(data.x.size)
-            else:
-                spent = split(total, [SIZE_BUDGET_SHARE, 1.0 - SIZE_BUDGET_SHARE])  # noisy n, then the tree
-                size_epsilon = spent[0].epsilon
-                noisy_n = laplace_mechanism(
-                    np.array([float(data.x.size)]), 1.0, size_epsilon, data.rng, integer_valued=True
-                )
-                public_n = max(float(np.round(noisy_n[0])), 1.0)
-                size_release = {"noisy_n": int(public_n), "epsilon": size_epsilon}
+        if height is None:  # the shape rule needs n: public, or a noisy count under add/remove
+            public_n, spent, size_release = size_for_rules(data, neighbouring)
             branching, height = choose_shape(public_n, spent[-1].epsilon, branching)
         tree_epsilon = spent[-1].epsilon
         branching = DEFAULT_BRANCHING if branching is None else branching

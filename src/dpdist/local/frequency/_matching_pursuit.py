@@ -50,7 +50,7 @@ def orthogonal_matching_pursuit(matrix: np.ndarray, target: np.ndarray, sparsity
 
 
 def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, max_sparsity: int) -> tuple[int, np.ndarray]:
-    """The sparsity minimizing the risk inflation criterion on the OMP path, and the criterion per step.
+    r"""The sparsity minimizing the risk inflation criterion on the OMP path, and the criterion per step.
 
     Parameters
     ----------
