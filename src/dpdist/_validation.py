@@ -28,6 +28,7 @@ __all__ = [
     "Integer",
     "Options",
     "Boolean",
+    "RandomSource",
     "Bounds",
     "Optional",
     "EPSILON",
@@ -155,6 +156,24 @@ class Options(Constraint):
 
     def invalid_examples(self):
         return ["not-an-option"]
+
+
+@dataclass(frozen=True)
+class RandomSource(Constraint):
+    """Where randomness comes from: None (the CSPRNG), an int seed >= 0, a SeedSequence or a Generator."""
+
+    def check(self, value):
+        if value is None or isinstance(value, (np.random.SeedSequence, np.random.Generator)):
+            return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError
+        return int(value)
+
+    def describe(self):
+        return "None, an int seed >= 0, a numpy SeedSequence or a numpy Generator"
+
+    def invalid_examples(self):
+        return [-1, 1.5, "seed"]
 
 
 @dataclass(frozen=True)

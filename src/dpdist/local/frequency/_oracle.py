@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
-from ..._validation import DOMAIN_SIZE, EPSILON, Interval, Options, check_integer_values, check_param
+from ..._validation import DOMAIN_SIZE, EPSILON, Boolean, Integer, Interval, Options, RandomSource, check_integer_values, check_param
 from ...estimates import FrequencyEstimate
 from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
@@ -43,11 +43,22 @@ class FrequencyOracle(LocalProtocol):
     #: Every report supports the same number of items (so the support counts sum
     #: to a constant and the noise spectrum has no power at frequency 0, paper 001).
     fixed_support_size: ClassVar[bool] = False
+    #: The aggregator's statistic is the histogram of the channel's outputs (column order of
+    #: ``channel()``), so the exact-channel estimators ``"ibu"`` and ``"mle"`` apply.
+    output_histogram: ClassVar[bool] = False
     _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
     estimate_options = {
+        "estimator": Options(("unbiased", "ibu", "mle")),
         "postprocess": Options(tuple(_postprocess.METHODS)),
         "significance": Interval(0.0, 1.0, closed="neither"),
         "deconvolve": Options(DECONVOLUTION_METHODS),
+        # the exact-channel estimators' options (checked for applicability in _exact_channel)
+        "tolerance": Interval(0.0, math.inf, closed="neither"),
+        "max_iterations": Integer(low=1),
+        "accelerate": Boolean(),
+        "bootstrap": Integer(low=0, high=100_000),
+        "level": Interval(0.0, 1.0, closed="neither"),
+        "rng": RandomSource(),
     }
     estimate_delegate = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
@@ -76,18 +87,39 @@ class FrequencyOracle(LocalProtocol):
         return aggregator.statistic.astype(np.float64)
 
     # ------------------------------------------------------------------ estimation
+    def channel_operator(self):
+        """Products with the channel, :math:`f \\mapsto Q^\\top f` (``matvec``) and its adjoint.
+
+        Dense by default; protocols override it with a structured operator.
+        """
+        from ._exact_channel import dense_operator
+
+        return dense_operator(self)
+
     def _estimate(
         self,
         aggregator,
         *,
+        estimator: str = "unbiased",
         postprocess: str = "none",
         significance: float | None = None,
         **options,
     ) -> FrequencyEstimate:
-        """Unbiased estimate, optionally thresholded and post-processed.
+        """Unbiased, IBU or maximum-likelihood estimate, optionally thresholded and post-processed.
 
         Parameters
         ----------
+        estimator : {"unbiased", "ibu", "mle"}
+            ``"unbiased"`` (default): :math:`(C_v/n - q^*)/(p^* - q^*)`.  ``"ibu"``: EM on
+            the exact likelihood of the aggregate, for protocols whose aggregate is the
+            output histogram (:mod:`dpdist.local.frequency._exact_channel`; options
+            ``tolerance`` (default 1e-3, on the total log-likelihood), ``max_iterations``
+            (10,000), ``accelerate`` (SQUAREM, default True)).  ``"mle"``: the closed-form
+            maximum likelihood (GRR).  The last two lie in the simplex.
+        bootstrap : int, optional
+            For "ibu"/"mle": number of parametric-bootstrap replicates (default 0, none);
+            ``variance`` becomes the bootstrap variance and ``details["interval"]`` the
+            percentile interval at ``level`` (default 0.95); ``rng`` seeds the bootstrap.
         postprocess : str
             One of :data:`dpdist.postprocess.METHODS` ("none", "clip", "norm",
             "norm-sub", "base-pos", "simplex", "clip-normalize").
@@ -99,9 +131,17 @@ class FrequencyOracle(LocalProtocol):
             A Wiener-filter deconvolution of the support vector (paper 001), see
             :mod:`dpdist.local.deconvolution`; further keyword options go to it.
         """
+        from . import _exact_channel
+
         deconvolve = options.pop("deconvolve", None)
+        settings = _exact_channel.check_estimator_options(self, estimator, options)
         if options and deconvolve is None:
-            raise _unknown_options(self, options)
+            raise _unknown_options(self, options, estimator=estimator)
+        if estimator != "unbiased":
+            if deconvolve is not None or significance is not None:
+                raise _unknown_options(self, {"deconvolve" if deconvolve is not None else "significance": 0},
+                                       estimator=estimator)
+            return self._estimate_on_channel(aggregator, estimator, postprocess, settings)
         n = aggregator.n
         p_star, q_star = self.support_probabilities()
         support = self.support_counts(aggregator)
@@ -131,6 +171,59 @@ class FrequencyOracle(LocalProtocol):
             epsilon=self.epsilon,
             protocol=self.name,
             postprocess=postprocess,
+            details={"estimator": "unbiased", **details},
+            guarantee=self.guarantee,
+        )
+
+    def _estimate_on_channel(self, aggregator, estimator, postprocess, settings) -> FrequencyEstimate:
+        """The "ibu" / "mle" estimates, with optional parametric-bootstrap intervals."""
+        from . import _exact_channel
+
+        n = aggregator.n
+        if estimator == "mle":
+            frequencies = self.maximum_likelihood(aggregator.statistic)
+            details = {"estimator": "mle"}
+
+            def refit(statistic):
+                return self.maximum_likelihood(statistic)
+        else:
+            result = _exact_channel.iterative_bayesian_update(
+                self, aggregator.statistic, tolerance=settings["tolerance"],
+                max_iterations=settings["max_iterations"], accelerate=settings["accelerate"],
+            )
+            frequencies = result.probabilities
+            details = {
+                "estimator": "ibu",
+                "iterations": result.iterations,
+                "converged": result.converged,
+                "tolerance": result.tolerance,
+                "loglikelihood": float(result.loglikelihood[-1]),
+                "accelerated": result.accelerated,
+            }
+
+            def refit(statistic):
+                return _exact_channel.iterative_bayesian_update(
+                    self, statistic, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
+                    accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
+                ).probabilities
+        if settings["bootstrap"]:
+            variance, extra = _exact_channel.parametric_bootstrap(self, n, frequencies, refit, settings)
+            details.update(extra)
+            details["variance"] = "parametric bootstrap variance of this estimator"
+        else:
+            try:
+                variance = self.variance(n, frequencies)
+                details["variance"] = "analytic variance of the unbiased estimator at this estimate"
+            except NotImplementedError:
+                variance = np.full(self.domain_size, np.inf)
+                details["variance"] = "unknown (no analytic variance): pass bootstrap=B for intervals"
+        return FrequencyEstimate(
+            frequencies=_postprocess.apply(postprocess, frequencies),
+            n=n,
+            variance=variance,
+            epsilon=self.epsilon,
+            protocol=self.name,
+            postprocess=postprocess,
             details=details,
             guarantee=self.guarantee,
         )
@@ -146,10 +239,15 @@ class FrequencyOracle(LocalProtocol):
         return (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n * (p - q) ** 2)
 
 
-def _unknown_options(protocol, options):
+def _unknown_options(protocol, options, estimator: str = "unbiased"):
     from ...errors import InvalidParameterError
 
+    allowed = ["estimator", "postprocess"]
+    if estimator == "unbiased":
+        allowed += ["significance", "deconvolve"]
+    if protocol.output_histogram:
+        allowed += ["tolerance", "max_iterations", "accelerate", "bootstrap", "level", "rng"]
     return InvalidParameterError(
-        f"{protocol.display_name}.estimate got unknown option(s) {sorted(options)}; "
-        "allowed: 'postprocess', 'significance', 'deconvolve'."
+        f"{protocol.display_name}.estimate got unknown option(s) {sorted(options)} for estimator={estimator!r}; "
+        f"allowed: {allowed}."
     )

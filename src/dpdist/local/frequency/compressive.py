@@ -56,6 +56,7 @@ multinomial over :math:`[m]` per item present (or per-user draws when fewer).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import ClassVar
@@ -108,6 +109,7 @@ class CP(FrequencyOracle):
     name = "cp"
     summary = "compressive privatization: m-ary report over a public Rademacher matrix; OMP + simplex decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
+    output_histogram = True
     _constraints = {
         **FrequencyOracle._constraints,
         "measurements": Integer(low=2, high=2**16),
@@ -116,7 +118,13 @@ class CP(FrequencyOracle):
         "calibration": Options(("exact", "none")),
         "on_privacy_excess": Options(("raise", "warn")),
     }
-    estimate_options = {"postprocess": Options(tuple(_postprocess.METHODS)), "sparsity": Integer(low=1)}
+    estimate_options = {
+        "estimator": Options(("omp", "ibu")),
+        "postprocess": Options(tuple(_postprocess.METHODS)),
+        "sparsity": Integer(low=1),
+        **{name: FrequencyOracle.estimate_options[name]
+           for name in ("tolerance", "max_iterations", "accelerate", "bootstrap", "level", "rng")},
+    }
     estimate_delegate = None
     _defaults = {
         "measurements": 500,
@@ -298,7 +306,10 @@ class CP(FrequencyOracle):
             self._measurement_matrix = (signs - mu) / (sigma * math.sqrt(self.measurements))
         return self._measurement_matrix
 
-    def _estimate(self, aggregator, *, postprocess: str = "simplex", sparsity: int | None = None):
+    def _estimate(
+        self, aggregator, *, estimator: str = "omp", postprocess: str = "simplex", sparsity: int | None = None,
+        **options,
+    ):
         """Algorithm 1: OMP at ``sparsity``, rescale by D'^{-1}, post-process.
 
         ``postprocess`` is any of :data:`dpdist.postprocess.METHODS`; "simplex" is
@@ -311,7 +322,24 @@ class CP(FrequencyOracle):
         noise variance of one measurement known from the multinomial aggregate,
         :math:`\\sigma^2 = g^2 (1 - \\sum_y \\hat q_y^2) / (n m)`, :math:`g` the
         gain of eq. (4).  ``details["sparsity_rule"]`` says which rule set ``s``.
+
+        ``estimator="ibu"`` instead maximizes the exact likelihood of the row counts
+        by EM (:mod:`dpdist.local.frequency._exact_channel`, with its options
+        ``tolerance``, ``max_iterations``, ``accelerate``, ``bootstrap``, ``level``, ``rng``).
         """
+        if estimator == "ibu":
+            from ._exact_channel import check_estimator_options
+
+            if sparsity is not None:
+                raise InvalidParameterError("CP.estimate: 'sparsity' is an option of estimator='omp', not of 'ibu'.")
+            settings = check_estimator_options(self, "ibu", options)
+            estimate = self._estimate_on_channel(aggregator, "ibu", postprocess, settings)
+            estimate.details.update(self.privacy_report())
+            return dataclasses.replace(estimate, epsilon=self.effective_epsilon)
+        if options:
+            raise InvalidParameterError(
+                f"CP.estimate got option(s) {sorted(options)} of estimator='ibu' with estimator='omp'."
+            )
         m, n, e, rho = self.measurements, aggregator.n, self._e, self._rho
         sigma = 2 * math.sqrt(rho * (1 - rho))
         mean_denominator = (e - 1) * rho + 1  # E[n_x e + m - n_x] / m
@@ -343,7 +371,7 @@ class CP(FrequencyOracle):
             epsilon=self.effective_epsilon,
             protocol=self.name,
             postprocess=postprocess,
-            details={"sparsity": s, "sparsity_rule": rule, "support": support, **self.privacy_report()},
+            details={"estimator": "omp", "sparsity": s, "sparsity_rule": rule, "support": support, **self.privacy_report()},
             guarantee=self.guarantee,
         )
 

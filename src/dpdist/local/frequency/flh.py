@@ -127,6 +127,7 @@ class FLH(FrequencyOracle):
     name = "flh"
     summary = "fast local hashing: OLH over a public family of S hash functions; aggregation O(n + S d)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
+    output_histogram = True
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_count": Optional(Integer(low=1, high=_MAX_TABLE_CELLS)),
@@ -271,6 +272,54 @@ class FLH(FrequencyOracle):
         grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
         return (grr / self._S).reshape(items.size, self.statistic_size)
 
+    def channel_operator(self):
+        """:math:`Q^\\top f` over the :math:`S g` table cells and its adjoint, :math:`O(Sd)` each."""
+        return _TableOperator(self)
+
     def report_index(self, reports):
         reports, _ = self._validate_reports(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
+
+
+class _TableOperator:
+    r"""Products with FLH's channel :math:`Q[v, (j, y)] = \frac1S(o + (p - o)[h_j(v) = y])`.
+
+    :math:`(Q^\top f)_{jy} = \frac1S(o \textstyle\sum f + (p-o)\sum_{v: h_j(v) = y} f_v)`
+    (a weighted ``bincount``) and :math:`(Qw)_v = \frac1S(o \sum w + (p - o)\sum_j w_{j, h_j(v)})`
+    (a gather), with :math:`o = (1-p)/(g-1)`.  The cell of every (function, item) pair is
+    computed once and kept when it fits in ``_CACHED_CELLS`` entries.
+    """
+
+    _CACHED_CELLS = 1 << 23
+
+    def __init__(self, protocol: FLH):
+        self._protocol = protocol
+        self.shape = (protocol.statistic_size, protocol.domain_size)
+        self._other = (1.0 - protocol._p) / (protocol._g - 1)
+        self._cells = None
+        if protocol.hash_count * protocol.domain_size <= self._CACHED_CELLS:
+            self._cells = [self._block_cells(functions, hashed) for functions, hashed in protocol._function_blocks()]
+
+    def _block_cells(self, functions, hashed):
+        return (functions[:, None] * self._protocol.hash_range + hashed).astype(np.int32)
+
+    def _blocks(self):
+        if self._cells is not None:
+            yield from self._cells
+        else:
+            for functions, hashed in self._protocol._function_blocks():
+                yield self._block_cells(functions, hashed)
+
+    def matvec(self, f):
+        flh = self._protocol
+        mass = np.zeros(self.shape[0])
+        for cells in self._blocks():
+            mass += np.bincount(cells.ravel(), weights=np.broadcast_to(f, cells.shape).ravel(), minlength=self.shape[0])
+        return (self._other * f.sum() + (flh._p - self._other) * mass) / flh.hash_count
+
+    def rmatvec(self, w):
+        flh = self._protocol
+        gathered = np.zeros(self.shape[1])
+        for cells in self._blocks():
+            gathered += w[cells].sum(axis=0)
+        return (self._other * w.sum() + (flh._p - self._other) * gathered) / flh.hash_count

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._exact_channel import GRROperator, grr_maximum_likelihood
 from ._oracle import FrequencyOracle
 
 __all__ = ["GRR"]
@@ -45,6 +46,7 @@ class GRR(FrequencyOracle):
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
     fixed_support_size = True
+    output_histogram = True
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
@@ -80,6 +82,14 @@ class GRR(FrequencyOracle):
         d = self.domain_size
         matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
         return matrix if values is None else matrix[self._check_values(values)]
+
+    def channel_operator(self):
+        """:math:`Q^\\top f = q + (p - q) f` in O(d) (see :mod:`._exact_channel`)."""
+        return GRROperator(self._p, self._q, self.domain_size)
+
+    def maximum_likelihood(self, counts) -> np.ndarray:
+        """Closed-form MLE of the frequencies from the report counts (:func:`._exact_channel.grr_maximum_likelihood`)."""
+        return grr_maximum_likelihood(counts, self._p, self._q)
 
     def report_index(self, reports):
         return np.asarray(reports, dtype=np.int64)

@@ -163,10 +163,33 @@ class EMResult:
     """Estimated input histogram and the convergence trace."""
 
     probabilities: np.ndarray
-    iterations: int
+    iterations: int  # EM (or EMS) steps computed (with SQUAREM, rejected stabilization steps too)
     converged: bool
     tolerance: float
-    loglikelihood: np.ndarray  # L(x^(t)) for t = 0 .. iterations (x^(0) uniform)
+    loglikelihood: np.ndarray  # L at the start and at every iterate the algorithm moved to
+    accelerated: bool = False
+    extrapolations_accepted: int = 0
+
+
+def _log_likelihood(counts, predicted) -> float:
+    positive = counts > 0
+    return float(counts[positive] @ np.log(predicted[positive]))
+
+
+def _positive_extrapolation(x, r, v, alpha, support, halvings: int = 30):
+    """SQUAREM's point, with ``alpha`` moved halfway to -1 until it is positive on ``support``.
+
+    Positivity matters: EM multiplies, so a coordinate set to 0 would stay 0 and
+    change the fixed point.  At ``alpha = -1`` the point is ``x2`` itself, positive
+    on ``support``; returns None if no tried ``alpha`` works.
+    """
+    for _ in range(halvings):
+        point = x - 2.0 * alpha * r + alpha * alpha * v
+        if np.all(point[support] > 0):
+            point = np.where(support, point, 0.0)
+            return point / point.sum()
+        alpha = (alpha - 1.0) / 2.0
+    return None
 
 
 def expectation_maximization(
@@ -176,6 +199,8 @@ def expectation_maximization(
     smoothing: bool,
     tolerance: float,
     max_iterations: int,
+    start: np.ndarray | None = None,
+    accelerate: bool = False,
 ) -> EMResult:
     """Alg. 1 of paper 003 (EM), with the smoothing step after each M-step when ``smoothing`` (EMS).
 
@@ -185,38 +210,111 @@ def expectation_maximization(
         Reports per output bucket, :math:`n_j`.
     operator
         :class:`BandedOperator`, :class:`ToeplitzOperator` or :class:`DenseOperator` for :math:`M`
-        (columns summing to 1, entries > 0).
+        (columns summing to 1, entries > 0), or any object with ``shape``, ``matvec``, ``rmatvec``.
     smoothing : bool
         EMS when True.
     tolerance : float
-        :math:`\\tau`: stop once the total log-likelihood changes by less.
+        :math:`\\tau`: stop after the first EM/EMS step that changes the total log-likelihood by less.
     max_iterations : int
-        Cap on the number of EM iterations.
+        Cap on the number of EM/EMS steps.
+    start : ndarray, optional
+        Starting histogram (default uniform); it must be positive where the answer is.
+    accelerate : bool
+        SQUAREM (below).  The map iterated and the stopping rule are the same, so
+        the fixed point is the same; only the path to it is shorter.
+
+    Notes
+    -----
+    SQUAREM (Varadhan & Roland, Scand. J. Statist. 35, 2008, scheme S3): from
+    :math:`x_0`, two steps :math:`x_1 = F(x_0)`, :math:`x_2 = F(x_1)` of the
+    EM/EMS map :math:`F` give :math:`r = x_1 - x_0`, :math:`v = x_2 - 2x_1 + x_0`
+    and the step length :math:`\\alpha = -\\lVert r\\rVert/\\lVert v\\rVert`
+    (at most :math:`-1`); the extrapolation :math:`x' = x_0 - 2\\alpha r + \\alpha^2 v`
+    must stay positive where :math:`x_2` is (EM multiplies, so a zero would
+    stick), else :math:`\\alpha` moves halfway to :math:`-1` (where
+    :math:`x' = x_2`), as in the paper's backtracking; it is renormalized and
+    stabilized by one more step, :math:`x_3 = F(x')`.  Safeguard: :math:`x_3` is
+    kept only if its log-likelihood is at least that of :math:`x_2`, so the
+    accelerated EM is monotone like EM.  EMS maximizes no likelihood, but its
+    step is EM's plus a small smoothing, and :math:`L` serves as its merit too
+    (a residual merit :math:`\\lVert F(x) - x\\rVert_1` rejected ~95% of the
+    extrapolations on SW 1024 x 1024, which raise the residual before they cut
+    it, and left EMS 3-5x slower).  Otherwise the cycle ends at
+    :math:`x_2`, two plain steps.  The stopping rule is checked after every
+    step :math:`x \\mapsto F(x)`, exactly as without acceleration.
     """
     counts = np.asarray(counts, dtype=np.float64)
     bins = operator.shape[1]
-    x = np.full(bins, 1.0 / bins)
+    if start is None:
+        x = np.full(bins, 1.0 / bins)
+    else:
+        x = np.array(start, dtype=np.float64)
+        x /= x.sum()
     predicted = operator.matvec(x)  # > 0: every entry of M is
-    trace = [float(counts @ np.log(predicted))]
-    converged = False
-    iterations = 0
-    while iterations < max_iterations:
-        x *= operator.rmatvec(counts / predicted)  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
-        np.maximum(x, 0.0, out=x)  # FFT round-off can leave -1e-17 where x is 0
-        x /= x.sum()  # M-step
+    trace = [_log_likelihood(counts, predicted)]
+    state = {"iterations": 0, "converged": False}
+
+    def step(point, point_predicted, point_loglikelihood):
+        """One EM/EMS step from ``point``; records it and checks the stopping rule."""
+        out = point * operator.rmatvec(counts / point_predicted)  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
+        np.maximum(out, 0.0, out=out)  # FFT round-off can leave -1e-17 where x is 0
+        out /= out.sum()  # M-step
         if smoothing:
-            x = smooth(x)
-            x /= x.sum()
-        iterations += 1
-        predicted = operator.matvec(x)
-        trace.append(float(counts @ np.log(predicted)))
-        if abs(trace[-1] - trace[-2]) < tolerance:
-            converged = True
+            out = smooth(out)
+            out /= out.sum()
+        out_predicted = operator.matvec(out)
+        out_loglikelihood = _log_likelihood(counts, out_predicted)
+        state["iterations"] += 1
+        if abs(out_loglikelihood - point_loglikelihood) < tolerance:
+            state["converged"] = True
+        return out, out_predicted, out_loglikelihood
+
+    def finished():
+        return state["converged"] or state["iterations"] >= max_iterations
+
+    loglikelihood = trace[0]
+    accepted = 0
+    while not finished():
+        if not accelerate:
+            x, predicted, loglikelihood = step(x, predicted, loglikelihood)
+            trace.append(loglikelihood)
+            continue
+        x1, predicted1, loglikelihood1 = step(x, predicted, loglikelihood)
+        trace.append(loglikelihood1)
+        if finished():
+            x, predicted = x1, predicted1
             break
+        x2, predicted2, loglikelihood2 = step(x1, predicted1, loglikelihood1)
+        trace.append(loglikelihood2)
+        if finished():
+            x, predicted = x2, predicted2
+            break
+        r = x1 - x
+        v = x2 - x1 - r
+        norm_v = np.linalg.norm(v)
+        alpha = -np.linalg.norm(r) / norm_v if norm_v > 0 else -1.0
+        if alpha >= -1.0:
+            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
+            continue
+        extrapolated = _positive_extrapolation(x, r, v, alpha, x2 > 0)
+        if extrapolated is None:
+            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
+            continue
+        extrapolated_predicted = operator.matvec(extrapolated)
+        extrapolated_loglikelihood = _log_likelihood(counts, extrapolated_predicted)
+        x3, predicted3, loglikelihood3 = step(extrapolated, extrapolated_predicted, extrapolated_loglikelihood)
+        if loglikelihood3 >= loglikelihood2 or state["converged"]:
+            x, predicted, loglikelihood = x3, predicted3, loglikelihood3
+            trace.append(loglikelihood3)
+            accepted += 1
+        else:
+            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
     return EMResult(
         probabilities=x,
-        iterations=iterations,
-        converged=converged,
+        iterations=state["iterations"],
+        converged=state["converged"],
         tolerance=float(tolerance),
         loglikelihood=np.asarray(trace),
+        accelerated=accelerate,
+        extrapolations_accepted=accepted,
     )

@@ -123,7 +123,9 @@ class WaveProtocol(NumericalProtocol):
         return self._operator
 
     # ------------------------------------------------------------------ estimation
-    def _estimate(self, aggregator, *, method="ems", tolerance=None, max_iterations=MAX_ITERATIONS, **options):
+    def _estimate(
+        self, aggregator, *, method="ems", tolerance=None, max_iterations=MAX_ITERATIONS, accelerate=True, **options
+    ):
         r"""EMS (default) or EM reconstruction of the input histogram (paper 003, Alg. 1).
 
         Parameters
@@ -137,6 +139,10 @@ class WaveProtocol(NumericalProtocol):
         max_iterations : int
             Iteration cap (default 10,000); ``details["converged"]`` tells whether
             the stopping rule or the cap ended the run.
+        accelerate : bool
+            SQUAREM acceleration of the same EM/EMS map with the same stopping rule
+            (default True; :func:`._wave_em.expectation_maximization`): same fixed
+            point, fewer iterations.
 
         Returns
         -------
@@ -148,7 +154,8 @@ class WaveProtocol(NumericalProtocol):
         owner = f"{self.display_name}.estimate"
         if options:
             raise InvalidParameterError(
-                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations'."
+                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations', "
+                "'accelerate'."
             )
         method = check_param(owner, "method", method, Options(("ems", "em")))
         default_tolerance = 1e-3 if method == "ems" else 1e-3 * math.exp(min(self.epsilon, 700.0))
@@ -156,6 +163,10 @@ class WaveProtocol(NumericalProtocol):
             owner, "tolerance", default_tolerance if tolerance is None else tolerance, Interval(0.0, math.inf)
         )
         max_iterations = check_param(owner, "max_iterations", max_iterations, Integer(low=1))
+        if not isinstance(accelerate, bool):
+            raise InvalidParameterError(
+                f"The 'accelerate' parameter of {owner} must be True or False. Got {accelerate!r} instead."
+            )
         operator = self._transition_operator()
         result = expectation_maximization(
             aggregator.statistic,
@@ -163,6 +174,7 @@ class WaveProtocol(NumericalProtocol):
             smoothing=method == "ems",
             tolerance=tolerance,
             max_iterations=max_iterations,
+            accelerate=accelerate,
         )
         return self._distribution(
             result.probabilities,
@@ -172,6 +184,7 @@ class WaveProtocol(NumericalProtocol):
             converged=result.converged,
             tolerance=result.tolerance,
             loglikelihood=result.loglikelihood,
+            accelerated=result.accelerated,
             b=self.b,
             output_bins=self.output_bins,
             operator="toeplitz-fft" if self._mechanism.toeplitz else "banded",

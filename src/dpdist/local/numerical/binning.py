@@ -114,29 +114,41 @@ class Binning(NumericalProtocol):
     def _simulate(self, values, rng):
         return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
 
-    def frequencies(self, aggregator):
-        """The inner oracle's unbiased bin-frequency estimate (a ``FrequencyEstimate``)."""
-        aggregator._check_protocol(self)
-        return self._oracle.estimate(inner_aggregator(self._oracle, aggregator.statistic, aggregator.n))
+    def frequencies(self, aggregator, **options):
+        """The inner oracle's bin-frequency estimate (a ``FrequencyEstimate``; unbiased by default).
 
-    def _estimate(self, aggregator, *, postprocess: str = "norm-sub"):
-        """Bin masses: the oracle's unbiased estimate post-processed by ``postprocess``.
+        ``options`` go to the oracle's ``estimate`` (e.g. ``estimator="ibu"`` or ``"mle"``
+        when the oracle is GRR, see :mod:`dpdist.local.frequency._exact_channel`).
+        """
+        aggregator._check_protocol(self)
+        return self._oracle.estimate(inner_aggregator(self._oracle, aggregator.statistic, aggregator.n), **options)
+
+    def _estimate(self, aggregator, *, postprocess: str = "norm-sub", estimator: str = "unbiased", **options):
+        """Bin masses: the oracle's estimate post-processed by ``postprocess``.
 
         Parameters
         ----------
         postprocess : {"norm-sub", "simplex", "clip-normalize"}
-            Norm-Sub by default (paper 003 sec. 4.1).
+            Norm-Sub by default (paper 003 sec. 4.1); it leaves the simplex-valued
+            "ibu" and "mle" estimates unchanged.
+        estimator : {"unbiased", "ibu", "mle"}
+            The oracle's estimator; "ibu" (EM on the exact channel) and "mle" (closed
+            form) need an oracle whose aggregate is its output histogram (GRR).
+            Their options (``tolerance``, ``max_iterations``, ``accelerate``,
+            ``bootstrap``, ``level``, ``rng``) are passed on.
         """
         check_distribution_postprocess(self, postprocess)
-        raw = self.frequencies(aggregator)
+        raw = self.frequencies(aggregator, estimator=estimator, **options)
         masses = _postprocess.apply(postprocess, raw.frequencies)
+        key = "unbiased_frequencies" if estimator == "unbiased" else f"{estimator}_frequencies"
         return self._distribution(
             masses,
             aggregator=aggregator,
             oracle=self._oracle.name,
             postprocess=postprocess,
-            unbiased_frequencies=raw.frequencies,
+            estimator=estimator,
             frequency_variance=raw.variance,
+            **{key: raw.frequencies},
         )
 
     def variance(self, n: int, frequencies=None) -> np.ndarray:

@@ -1,0 +1,67 @@
+"""SQUAREM in the shared EM: same fixed point as plain EM/EMS, monotone likelihood, fewer steps."""
+
+import numpy as np
+import pytest
+
+from dpdist import local
+from dpdist.local.numerical._wave_em import expectation_maximization
+
+
+@pytest.mark.parametrize("name, params, method, tolerance", [
+    ("sw", {"epsilon": 1.0, "bounds": (0.0, 1.0), "bins": 128}, "ems", 1e-9),
+    ("sw", {"epsilon": 0.5, "bounds": (0.0, 1.0), "bins": 64}, "ems", 1e-9),
+    ("gw", {"epsilon": 2.0, "bounds": (0.0, 1.0), "bins": 64}, "ems", 1e-9),
+    # plain EM needs ~70,000 steps at this tolerance (SQUAREM ~1,000)
+    pytest.param("sw", {"epsilon": 1.0, "bounds": (0.0, 1.0), "bins": 128}, "em", 1e-7, marks=pytest.mark.slow),
+    pytest.param("gw", {"epsilon": 2.0, "bounds": (0.0, 1.0), "bins": 64}, "em", 1e-7, marks=pytest.mark.slow),
+])
+def test_accelerated_and_plain_em_converge_to_the_same_estimate(name, params, method, tolerance):
+    """EMS is a contraction with one fixed point: the histograms agree.  EM's likelihood is concave
+    in the output law M x but flat along the null space of M (the input grid is finer than the
+    channel resolves), so for EM the output laws and the likelihoods agree."""
+    protocol = local.make(name, **params)
+    values = np.random.default_rng(0).beta(5, 2, size=20_000)
+    aggregator = protocol.simulate(values, rng=1)
+    tight = {"method": method, "tolerance": tolerance, "max_iterations": 400_000}
+    plain = protocol.estimate(aggregator, accelerate=False, **tight)
+    fast = protocol.estimate(aggregator, accelerate=True, **tight)
+    assert plain.details["converged"] and fast.details["converged"]
+    assert fast.details["iterations"] < plain.details["iterations"]
+    if method == "ems":
+        np.testing.assert_allclose(fast.probabilities, plain.probabilities, atol=1e-6)
+    else:
+        # the accelerated answer is a fixed point of plain EM within the stopping rule:
+        # one plain step from it changes the likelihood by less than the tolerance
+        operator = protocol._transition_operator()
+        restart = expectation_maximization(
+            aggregator.statistic.astype(float), operator, smoothing=False, tolerance=tolerance,
+            max_iterations=1, start=fast.probabilities,
+        )
+        assert restart.converged
+        np.testing.assert_allclose(
+            operator.matvec(fast.probabilities), operator.matvec(plain.probabilities), atol=5e-5
+        )
+        assert fast.details["loglikelihood"][-1] >= plain.details["loglikelihood"][-1] - tolerance
+
+
+def test_accelerated_em_is_monotone_in_the_likelihood():
+    protocol = local.make("sw", epsilon=0.5, bounds=(0.0, 1.0), bins=64)
+    aggregator = protocol.simulate(np.random.default_rng(2).random(10_000), rng=3)
+    result = expectation_maximization(
+        aggregator.statistic.astype(float), protocol._transition_operator(), smoothing=False,
+        tolerance=1e-9, max_iterations=100_000, accelerate=True,
+    )
+    # the trace lists the iterates the algorithm moved to: they never lose likelihood
+    assert result.converged and result.extrapolations_accepted > 0
+    trace = result.loglikelihood
+    assert np.all(np.diff(trace) >= -1e-9 * abs(trace[-1]))  # float rounding of a sum of logs
+    assert trace.size < result.iterations + 1  # rejected stabilization steps are computed, not moved to
+
+
+def test_the_accelerate_option_is_checked():
+    from dpdist.errors import InvalidParameterError
+
+    protocol = local.make("sw", epsilon=1.0, bounds=(0.0, 1.0), bins=16)
+    aggregator = protocol.simulate(np.linspace(0, 1, 100), rng=0)
+    with pytest.raises(InvalidParameterError, match="'accelerate'"):
+        protocol.estimate(aggregator, accelerate="yes")
