@@ -113,7 +113,7 @@ class FrequencyOracle(LocalProtocol):
             ``"unbiased"`` (default): :math:`(C_v/n - q^*)/(p^* - q^*)`.  ``"ibu"``: EM on
             the exact likelihood of the aggregate, for protocols whose aggregate is the
             output histogram (:mod:`dpdist.local.frequency._exact_channel`; options
-            ``tolerance`` (default 1e-3, on the total log-likelihood), ``max_iterations``
+            ``tolerance`` (default 1: the certified gap to the maximum log-likelihood), ``max_iterations``
             (10,000), ``accelerate`` (SQUAREM, default True)).  ``"mle"``: the closed-form
             maximum likelihood (GRR).  The last two lie in the simplex.
         bootstrap : int, optional
