@@ -21,7 +21,7 @@ OPERATOR_CASES = [
 
 
 def test_every_protocol_with_an_output_histogram_is_checked_here():
-    from dpdist.local._protocol import _REGISTRY
+    from dpdist.local._registry import _REGISTRY
 
     with_histogram = {name for name, cls in _REGISTRY.items() if getattr(cls, "output_histogram", False)}
     assert with_histogram == {name for name, _ in OPERATOR_CASES}

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..._validation import Integer, Interval, Optional, Options, check_param
+from ..._validation import Boolean, Integer, Interval, Optional, Options, check_param
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._reports import check_item_reports, smallest_unsigned_dtype
@@ -52,6 +52,7 @@ class WaveProtocol(NumericalProtocol):
         "method": Options(("ems", "em")),
         "tolerance": Interval(0.0, math.inf, closed="neither"),
         "max_iterations": Integer(low=1),
+        "accelerate": Boolean(),
     }
 
     # ------------------------------------------------------------------ public parameters

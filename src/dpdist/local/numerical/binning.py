@@ -20,6 +20,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
+from ..frequency._oracle import FrequencyOracle
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle
 
@@ -66,7 +67,11 @@ class Binning(NumericalProtocol):
         "oracle": Options(ORACLES),
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 32, "oracle": "auto"}
-    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
+    estimate_options = {
+        "postprocess": Options(DISTRIBUTION_POSTPROCESS),
+        **{name: FrequencyOracle.estimate_options[name]
+           for name in ("estimator", "tolerance", "max_iterations", "accelerate", "bootstrap", "level", "rng")},
+    }
 
     def _setup(self):
         self._oracle = make_oracle(self.display_name, self._params["oracle"], self.bins, self.epsilon)
