@@ -20,7 +20,9 @@ def add_commands(subparsers) -> None:
 def _run_list(args) -> int:
     from . import local
 
-    rows = local.describe()
+    from .local.frequency.auto import SUMMARY as auto_summary
+
+    rows = sorted(local.describe() + [("auto", "frequency", auto_summary)])
     width = max(len(name) for name, _, _ in rows)
     for name, kind, summary in rows:
         print(f"{name:<{width}}  {kind:<9}  {summary}")

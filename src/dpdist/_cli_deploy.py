@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_commands", "load_config", "run_estimate_from_state"]
+__all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
 
 _BLOCK_SIZE = 1 << 16
 
@@ -44,6 +44,18 @@ def add_commands(subparsers) -> None:
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
     privatize.add_argument("--column", required=True, help="column holding the users' values")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
+    privatize.add_argument(
+        "--labels",
+        default=None,
+        help="a text file with one label per line: the public label domain of a frequency protocol "
+        "(written into the report file's config; values outside it are skipped and counted)",
+    )
+    privatize.add_argument(
+        "--bounds", default=None, help="public bounds LO,HI of a numeric column for a frequency protocol (binned)"
+    )
+    privatize.add_argument(
+        "--bins", type=int, default=None, help="equal bins over --bounds (default and only value: the domain_size)"
+    )
     privatize.add_argument(
         "--seed", type=seed_argument, default=None, help="root seed for reproducible research (default: the CSPRNG)"
     )
@@ -98,6 +110,44 @@ def load_config(text: str, option: str = "--config"):
     return local.from_config(config)
 
 
+def read_labels(path: str, option: str = "--labels") -> list[str]:
+    """The label domain in a text file: one label per line (surrounding spaces and empty lines ignored)."""
+    from .errors import InvalidParameterError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise InvalidParameterError(
+            f"The '{option}' option must be a UTF-8 text file with one label per line. Got {path!r} ({reason})."
+        ) from None
+    labels = [line.strip() for line in text.splitlines() if line.strip()]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1}) if len(set(labels)) != len(labels) else []
+    if len(labels) < 2 or duplicates:
+        raise InvalidParameterError(
+            f"The '{option}' file {path!r} must hold at least 2 distinct labels, one per line. "
+            f"Got {len(labels)} label(s)" + (f", repeated: {duplicates[:5]}." if duplicates else ".")
+        )
+    return labels
+
+
+def with_labels(protocol, labels: list[str], option: str = "--labels"):
+    """``protocol`` with the label domain ``labels`` (its domain_size must match, if it states one)."""
+    from . import local
+    from .errors import InvalidParameterError
+
+    if protocol.tags.kind != "frequency":
+        raise InvalidParameterError(
+            f"The '{option}' option needs a frequency protocol; {protocol.name!r} is {protocol.tags.kind}."
+        )
+    if protocol.domain_size != len(labels):
+        raise InvalidParameterError(
+            f"The '{option}' file holds {len(labels)} labels but the protocol's domain_size is "
+            f"{protocol.domain_size}; they must agree."
+        )
+    return local.from_config({**protocol.config(), "labels": labels})
+
+
 def _progress(total, unit, disable):
     from tqdm import tqdm
 
@@ -113,19 +163,30 @@ def _run_privatize(args) -> int:
     from .io import ReportWriter
 
     protocol = load_config(args.config)
+    if args.labels is not None:
+        protocol = with_labels(protocol, read_labels(args.labels))
+    binning = _privatize_binning(protocol, args)
     if args.block_size < 1:
         raise InvalidParameterError(f"The '--block-size' option must be an int >= 1. Got {args.block_size} instead.")
     if args.secure and args.seed is not None:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
-    missing = 0
+    labelled = getattr(protocol, "labels", None) is not None
+    missing = unknown = 0
 
     def values():
-        nonlocal missing
-        for chunk, n_missing in iter_column(args.data, args.column):
+        nonlocal missing, unknown
+        for chunk, n_missing in iter_column(args.data, args.column, text=labelled):
             missing += n_missing
-            yield _as_protocol_values(protocol, chunk)
+            if labelled:
+                items = protocol.encode(chunk, on_unknown="drop")
+                unknown += chunk.size - items.size
+                yield items
+            elif binning is not None:
+                yield _bucketize_column(chunk, binning, args.column)
+            else:
+                yield _as_protocol_values(protocol, chunk)
 
     with _progress(count_rows(args.data), "value", args.no_progress) as bar, ReportWriter(args.out, protocol) as writer:
         for index, block in enumerate(rechunk(values(), args.block_size)):
@@ -133,8 +194,49 @@ def _run_privatize(args) -> int:
             writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
             bar.update(block.size)
     note = f"; {missing} missing cell(s) skipped" if missing else ""
+    if unknown:
+        note += f"; {unknown} value(s) outside the label domain rejected"
     print(f"privatize: {writer.n_written} report(s) of {protocol.name} written to {args.out}{note}.")
     return 0
+
+
+def _privatize_binning(protocol, args):
+    """``(bounds, bins)`` when a frequency protocol privatizes a numeric column binned over --bounds, else None."""
+    from ._cli_experiments import _parse_bounds
+    from .errors import InvalidParameterError
+
+    if args.bins is None and args.bounds is None:
+        return None
+    if protocol.tags.kind != "frequency":
+        raise InvalidParameterError(
+            f"The '--bins' and '--bounds' options bin a numeric column for a frequency protocol; the "
+            f"{protocol.tags.kind} protocol {protocol.name!r} takes its bins and bounds from --config."
+        )
+    if getattr(protocol, "labels", None) is not None or args.labels is not None:
+        raise InvalidParameterError("The '--bins' and '--bounds' options cannot be used with labels (--labels).")
+    if args.bounds is None:
+        raise InvalidParameterError("The '--bins' option needs '--bounds LO,HI' (the public range of the column).")
+    bins = protocol.domain_size if args.bins is None else args.bins
+    if bins != protocol.domain_size:
+        raise InvalidParameterError(
+            f"The '--bins' option must equal the protocol's domain_size ({protocol.domain_size}). Got {bins}."
+        )
+    return _parse_bounds(args.bounds), bins
+
+
+def _bucketize_column(chunk: np.ndarray, binning, column: str) -> np.ndarray:
+    from .datasets import bucketize
+    from .errors import OutOfDomainError
+
+    (low, high), bins = binning
+    values = np.asarray(chunk, dtype=np.float64)
+    outside = ~((values >= low) & (values <= high))
+    if outside.any():
+        raise OutOfDomainError(
+            f"The column {column!r} must lie in '--bounds' [{low:g}, {high:g}]. "
+            f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g}."
+        )
+    return bucketize(values, (low, high), bins)
 
 
 def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
@@ -227,7 +329,15 @@ def run_estimate_from_state(args) -> int:
 
     saved = load_state(args.state)
     protocol, aggregator = saved.aggregator.protocol, saved.aggregator
-    options = {"postprocess": args.postprocess} if protocol.tags.kind == "frequency" else {}
+    options = {}
+    if args.postprocess is not None:
+        if protocol.tags.kind != "frequency":
+            from .errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
+            )
+        options["postprocess"] = args.postprocess
     estimate = protocol.estimate(aggregator, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
@@ -237,7 +347,10 @@ def run_estimate_from_state(args) -> int:
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:
-        _write_table(estimate.table(), args.out)
+        if getattr(estimate, "labels", None) is not None:
+            _write_labelled_frequencies(args.out, estimate)
+        else:
+            _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")
     if args.plot:
         _plot_estimate(estimate, f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}", args.plot)
@@ -252,8 +365,36 @@ def _write_table(columns: dict, path) -> None:
     np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt=formats)
 
 
+def _write_labelled_frequencies(path, estimate) -> None:
+    """CSV ``item,label,frequency,standard_error`` (labels quoted as CSV requires)."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item", "label", "frequency", "standard_error"])
+        for item, (label, share, error) in enumerate(zip(estimate.labels, estimate.frequencies, estimate.standard_error)):
+            writer.writerow([item, label, repr(float(share)), repr(float(error))])
+
+
+#: At most this many bins in a plotted density: the truth and the estimate are drawn on the
+#: same bins, coarse enough that a histogram of the data is not a forest of spikes.
+DISPLAY_BINS = 40
+
+
+def display_edges(distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
+    """Equal bins over the distribution's bounds for drawing it (never finer than its own bins)."""
+    low, high = distribution.bounds
+    return np.linspace(low, high, min(bins, distribution.bins) + 1)
+
+
 def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:
-    """Plot a Distribution (over the histogram of ``truth`` if given) or a FrequencyEstimate to ``path``."""
+    """Plot a Distribution or a FrequencyEstimate to ``path``, with the truth when given.
+
+    A Distribution is drawn as a density on :func:`display_edges` (the true values'
+    histogram on the very same bins) next to its CDF (the empirical CDF of the truth);
+    a FrequencyEstimate as bars with 95% intervals, the true frequencies (``truth``)
+    as markers, and its labels on the x axis.
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -262,22 +403,39 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
     from .errors import InvalidParameterError
     from .estimates import Distribution, FrequencyEstimate
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
     if isinstance(estimate, Distribution):
+        fig, (density_ax, cdf_ax) = plt.subplots(1, 2, figsize=(10, 3.8))
+        edges = display_edges(estimate)
+        masses = np.diff(estimate.cdf(edges))
         if truth is not None:
-            heights, edges = np.histogram(truth, bins=estimate.edges, density=True)
-            ax.stairs(heights, edges, label="true (for comparison)", color="0.6")
-        estimate.plot(ax=ax, label=label)
-        if xlabel:
-            ax.set_xlabel(xlabel)
+            heights, _ = np.histogram(truth, bins=edges)
+            density_ax.stairs(heights / (truth.size * np.diff(edges)), edges, label="true", color="0.45", lw=1.6)
+            ordered = np.concatenate([[edges[0]], np.sort(truth), [edges[-1]]])
+            steps = np.concatenate([[0.0], np.arange(1, truth.size + 1) / truth.size, [1.0]])
+            cdf_ax.step(ordered, steps, where="post", color="0.45", label="true")
+        density_ax.stairs(masses / np.diff(edges), edges, label=label, color="C0", lw=1.6)
+        density_ax.set_ylabel(f"density (on {edges.size - 1} equal bins)")
+        cdf_ax.plot(estimate.edges, estimate.cumulative, color="C0", label=label)
+        cdf_ax.set_ylabel("CDF")
+        cdf_ax.set_ylim(-0.02, 1.02)
+        for ax in (density_ax, cdf_ax):
+            ax.set_xlim(*estimate.bounds)
+            ax.set_xlabel(xlabel or "value")
+            ax.legend(fontsize=8)
     elif isinstance(estimate, FrequencyEstimate):
+        fig, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
         items = np.arange(estimate.domain_size)
-        ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=label, color="C0", ecolor="0.4")
-        ax.set_xlabel("item")
+        ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=f"{label} (95% interval)",
+               color="C0", ecolor="0.3")
+        if truth is not None:
+            ax.plot(items, truth, "_", color="k", markersize=14, mew=2, label="true")
+        if estimate.labels is not None and estimate.domain_size <= 60:
+            ax.set_xticks(items, estimate.labels, rotation=45 if estimate.domain_size > 8 else 0, ha="right"
+                          if estimate.domain_size > 8 else "center")
+        ax.set_xlabel(xlabel or "item")
         ax.set_ylabel("frequency")
-        ax.legend()
+        ax.legend(fontsize=8)
     else:
-        plt.close(fig)
         raise InvalidParameterError(
             f"The '--plot' option needs a frequency or distribution estimate; got {type(estimate).__name__}."
         )

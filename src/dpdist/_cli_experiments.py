@@ -42,9 +42,24 @@ def add_commands(subparsers) -> None:
     estimate.add_argument("--epsilon", type=float, default=None, help="privacy budget (one-shot mode)")
     estimate.add_argument("--state", default=None, help="aggregator state from 'dpdist aggregate' (state mode)")
     estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
-    estimate.add_argument("--bins", type=int, default=None, help="bins for a frequency protocol on numbers (32)")
+    estimate.add_argument(
+        "--bins",
+        type=int,
+        default=None,
+        help="bins: for a frequency protocol on numbers (32), or a numerical protocol's 'bins' parameter",
+    )
+    estimate.add_argument(
+        "--labels",
+        default=None,
+        help="a text file with one label per line: the column holds labels of a categorical domain (one-shot mode)",
+    )
     estimate.add_argument("--bounds", default=None, help="public bounds LO,HI (default: the column's min,max)")
-    estimate.add_argument("--postprocess", default="norm-sub", help="post-processing of frequencies (norm-sub)")
+    estimate.add_argument(
+        "--postprocess",
+        default=None,
+        help="post-processing of frequencies, as in Python's proto.estimate (default: none, the unbiased "
+        "estimate; norm-sub for bins turned into a distribution)",
+    )
     estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
     estimate.set_defaults(handler=_run_estimate)
@@ -113,12 +128,16 @@ def _parse_bounds(text):
 
     if text is None:
         return None
+    import math
+
     try:
         low, high = (float(part) for part in text.split(","))
     except ValueError:
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise InvalidParameterError(
-            f"The '--bounds' option must be two numbers LO,HI with LO < HI. Got {text!r} instead."
-        ) from None
+            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
+        )
     return (low, high)
 
 
@@ -131,7 +150,7 @@ def _run_estimate(args) -> int:
     from .experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
-    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed}
+    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels}
     if args.state is not None:
         given = [name for name, value in {**one_shot, **one_shot_options}.items() if value is not None]
         if given:
@@ -152,12 +171,25 @@ def _run_estimate(args) -> int:
         raise InvalidParameterError(
             f"The '--protocol' option must be one of {local.available()}. Got {args.protocol!r} instead."
         )
+    if args.labels is not None:
+        return _run_estimate_labels(args)
     bounds = _parse_bounds(args.bounds)
     data = datasets.from_file(args.file, args.column, bounds=bounds)
     values = data.load()
     params = {"epsilon": args.epsilon}
     if args.protocol in local.available("frequency"):
-        params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess)
+        params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
+    else:
+        if args.postprocess is not None:
+            raise InvalidParameterError(
+                f"The '--postprocess' option applies to frequency protocols; {args.protocol!r} is numerical."
+            )
+        if args.bins is not None:
+            if "bins" not in local.parameter_names(args.protocol):
+                raise InvalidParameterError(
+                    f"The '--bins' option does not apply to {args.protocol!r}, which has no 'bins' parameter."
+                )
+            params["bins"] = args.bins
     estimate = run_local_protocol(args.protocol, values, data, params, np.random.default_rng(args.seed))
     low, high = data.bounds
     print(f"{args.protocol} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
@@ -183,4 +215,56 @@ def _run_estimate(args) -> int:
             raise InvalidParameterError(
                 f"The '--plot' option needs a distribution; {args.protocol!r} estimates only the mean."
             )
+    return 0
+
+
+def _run_estimate_labels(args) -> int:
+    """One-shot mode on a column of labels: ``--labels FILE`` gives the public label domain."""
+    import numpy as np
+
+    from . import local
+    from ._cli_deploy import read_labels
+    from ._io._columns import iter_column
+    from .errors import InvalidParameterError
+
+    if args.protocol not in local.available("frequency") and args.protocol != "auto":
+        raise InvalidParameterError(
+            f"The '--labels' option needs a frequency protocol (see 'dpdist list'); {args.protocol!r} is numerical."
+        )
+    for option, value in {"--bins": args.bins, "--bounds": args.bounds}.items():
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option applies to numbers; it cannot be used with '--labels'.")
+    labels = read_labels(args.labels)
+    protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels)
+    items, missing, unknown = [], 0, 0
+    for chunk, n_missing in iter_column(args.file, args.column, text=True):
+        known = protocol.encode(chunk, on_unknown="drop")
+        items.append(known)
+        missing += n_missing
+        unknown += chunk.size - known.size
+    items = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
+    if items.size == 0:
+        raise InvalidParameterError(
+            f"The column {args.column!r} of {args.file!r} holds no value of the '--labels' domain "
+            f"({unknown} unknown, {missing} missing)."
+        )
+    postprocess = args.postprocess or "none"
+    estimate = protocol.estimate(protocol.simulate(items, rng=np.random.default_rng(args.seed)), postprocess=postprocess)
+    truth = np.bincount(items, minlength=protocol.domain_size) / items.size
+    print(
+        f"{protocol.name} with epsilon={args.epsilon:g} on {items.size} labelled values of {args.column!r} "
+        f"({protocol.domain_size} labels, postprocess={postprocess})"
+    )
+    if unknown or missing:
+        print(f"  rejected           {unknown} value(s) outside the label domain; {missing} missing cell(s)")
+    width = max(len(label) for label in labels[:1000])
+    low, high = estimate.confidence_interval(0.95)
+    for label, share in estimate.top_labels(min(10, protocol.domain_size)):
+        item = labels.index(label)
+        print(f"  {label:<{width}}  {share:9.4f}  95% [{low[item]:.4f}, {high[item]:.4f}]   (true {truth[item]:.4f})")
+    if args.plot:
+        from ._cli_deploy import _plot_estimate
+
+        _plot_estimate(estimate, f"{protocol.name}, eps={args.epsilon:g}", args.plot, truth=truth, xlabel=args.column)
+        print(f"  plot               {args.plot}")
     return 0

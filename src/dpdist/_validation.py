@@ -37,6 +37,7 @@ __all__ = [
     "DELTA",
     "DOMAIN_SIZE",
     "check_param",
+    "Labels",
     "check_params",
     "check_options",
     "check_integer_values",
@@ -230,6 +231,32 @@ class Optional(Constraint):
 
     def invalid_examples(self):
         return [v for v in self.inner.invalid_examples() if v is not None]
+
+
+@dataclass(frozen=True)
+class Labels(Constraint):
+    """A public label domain: a list of at least 2 distinct non-empty strings; stored as a tuple.
+
+    Item ``i`` of a categorical protocol is ``labels[i]``.
+    """
+
+    max_size: int = 2**31 - 1
+
+    def check(self, value):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
+            raise ValueError
+        labels = tuple(value)
+        if not 2 <= len(labels) <= self.max_size:
+            raise ValueError
+        if not all(isinstance(label, str) and label for label in labels) or len(set(labels)) != len(labels):
+            raise ValueError
+        return labels
+
+    def describe(self):
+        return "a list of at least 2 distinct non-empty strings"
+
+    def invalid_examples(self):
+        return [["only"], ["a", "a"], [1, 2], ["a", ""], "ab"]
 
 
 # ---------------------------------------------------------------------- shared rules

@@ -8,6 +8,7 @@ a plot, the runner) can report any of them without asking which one it holds.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from statistics import NormalDist
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from ._rng import check_rng
-from ._validation import Integer, check_param
+from ._validation import Integer, Labels, check_param
 from .errors import InvalidParameterError
 from .privacy import PrivacyGuarantee, parallel
 
@@ -125,6 +126,8 @@ class FrequencyEstimate:
         Method-specific extras (e.g. a convergence trace).
     guarantee : PrivacyGuarantee or None
         The privacy guarantee of the reports (the protocol's ``guarantee``).
+    labels : tuple of str or None
+        The public label of each item, when the protocol has a label domain.
     """
 
     frequencies: np.ndarray
@@ -135,6 +138,7 @@ class FrequencyEstimate:
     postprocess: str = "none"
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
+    labels: tuple | None = None
 
     def __post_init__(self):
         frequencies = _readonly(self.frequencies)
@@ -155,10 +159,36 @@ class FrequencyEstimate:
         object.__setattr__(self, "frequencies", frequencies)
         object.__setattr__(self, "variance", _readonly(variance))
         object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
+        if self.labels is not None:
+            labels = check_param("FrequencyEstimate", "labels", self.labels, Labels())
+            if len(labels) != frequencies.size:
+                raise InvalidParameterError(
+                    f"The 'labels' parameter of FrequencyEstimate must hold one label per item "
+                    f"({frequencies.size}). Got {len(labels)} instead."
+                )
+            object.__setattr__(self, "labels", labels)
+
+    def with_labels(self, labels) -> "FrequencyEstimate":
+        """The same estimate with a label for each item."""
+        return dataclasses.replace(self, labels=tuple(labels))
 
     @property
     def domain_size(self) -> int:
         return self.frequencies.shape[0]
+
+    def item_names(self) -> list[str]:
+        """The label of each item, or its number as a string when there are no labels."""
+        return list(self.labels) if self.labels is not None else [str(i) for i in range(self.domain_size)]
+
+    def by_label(self) -> dict[str, float]:
+        """``{label: frequency}`` for every item (item numbers as strings without labels)."""
+        return dict(zip(self.item_names(), self.frequencies.tolist()))
+
+    def top_labels(self, k: int) -> list[tuple[str, float]]:
+        """``[(label, frequency), ...]`` of the ``k`` most frequent items, largest first (see :meth:`top_k`)."""
+        items, frequencies = self.top_k(k)
+        names = self.item_names()
+        return [(names[item], float(share)) for item, share in zip(items, frequencies)]
 
     @property
     def method(self) -> str | None:
@@ -166,9 +196,9 @@ class FrequencyEstimate:
         return self.protocol
 
     def summary(self, k: int = 5) -> dict[str, float]:
-        """The ``k`` most frequent items' estimates (largest first), named ``"item <i>"``."""
-        items, frequencies = self.top_k(min(k, self.domain_size))
-        return {f"item {int(item)}": float(value) for item, value in zip(items, frequencies)}
+        """The ``k`` most frequent items' estimates (largest first), named by label or ``"item <i>"``."""
+        pairs = self.top_labels(min(k, self.domain_size))
+        return {(name if self.labels is not None else f"item {name}"): share for name, share in pairs}
 
     def table(self) -> dict[str, np.ndarray]:
         """Columns ``item``, ``frequency``, ``standard_error``."""

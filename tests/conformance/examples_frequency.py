@@ -7,8 +7,12 @@ epsilon-LDP whatever the column balance).
 """
 
 EXAMPLES = {
-    "grr": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 3.0, "domain_size": 2}],
-    "oue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
+    "grr": [
+        {"epsilon": 1.0, "domain_size": 5},
+        {"epsilon": 3.0, "domain_size": 2},
+        {"epsilon": 1.0, "labels": ["home", "cart", "checkout", "help"]},  # a public label domain
+    ],
+    "oue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "labels": ["a", "b", "c"]}],
     "sue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
     "l-grr": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 2}],
     "l-osue": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 3.5, "domain_size": 3}],

@@ -36,26 +36,33 @@ def count_rows(path) -> int | None:
         return pq.ParquetFile(path).metadata.num_rows
 
 
-def iter_column(path, column: str, *, chunk_rows: int = 1 << 20) -> Iterator[tuple[np.ndarray, int]]:
+def iter_column(path, column: str, *, text: bool = False, chunk_rows: int = 1 << 20) -> Iterator[tuple[np.ndarray, int]]:
     """Yield ``(values, n_missing)`` per chunk: the column's non-null cells as a NumPy array.
 
     Integer columns stay integers (items of a categorical domain); floating columns
-    stay float64.  Null cells are dropped and counted; other non-numbers raise
-    :class:`~dpdist.errors.InvalidValueTypeError`, a file that cannot be parsed
-    :class:`~dpdist.errors.MalformedDataError`.
+    stay float64.  With ``text=True`` every cell is read as a string (labels of a
+    categorical domain).  Null (and, for text, empty) cells are dropped and counted;
+    other non-numbers raise :class:`~dpdist.errors.InvalidValueTypeError`, a file
+    that cannot be parsed :class:`~dpdist.errors.MalformedDataError`.  CSV files are
+    read with pyarrow when it is installed and with the standard library otherwise;
+    Parquet needs pyarrow.
     """
     with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", column):
-        yield from _iter_column(path, column, chunk_rows)
+        yield from _iter_column(path, column, text, chunk_rows)
 
 
-def _iter_column(path, column, chunk_rows):
-    from ._arrow import require_pyarrow
-
-    pa = require_pyarrow("Reading CSV/Parquet data files")
+def _iter_column(path, column, text, chunk_rows):
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"The data file must exist. Got {str(path)!r} instead.")
-    if _kind(path) == "parquet":
+    kind = _kind(path)
+    if kind == "csv" and not _has_pyarrow():
+        yield from _iter_csv_stdlib(path, column, text=text, chunk_rows=chunk_rows)
+        return
+    from ._arrow import require_pyarrow
+
+    pa = require_pyarrow("Reading CSV/Parquet data files")
+    if kind == "parquet":
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
@@ -75,7 +82,11 @@ def _iter_column(path, column, chunk_rows):
                 # read as float64 whatever the first block looks like: pyarrow infers a column's
                 # type from its first block and would fail on a later decimal; integral chunks
                 # are turned back into items by the caller
-                convert_options=csv.ConvertOptions(include_columns=[column], column_types={column: pa.float64()}),
+                convert_options=csv.ConvertOptions(
+                    include_columns=[column],
+                    column_types={column: pa.string() if text else pa.float64()},
+                    strings_can_be_null=True,
+                ),
             )
         except KeyError:  # pyarrow.ArrowKeyError: no such column
             names = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 16), parse_options=parse).schema.names
@@ -83,15 +94,68 @@ def _iter_column(path, column, chunk_rows):
         batches = _csv_columns(reader, column, path, pa)
     for array in batches:
         kind = array.type
-        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+        if text and not pa.types.is_null(kind):
+            array = array.cast(pa.string())
+        elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
             raise InvalidValueTypeError(
                 f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead."
             )
         n_missing = array.null_count
         values = array.drop_null().to_numpy(zero_copy_only=False)
         if pa.types.is_null(kind):
-            values = np.zeros(0)
+            values = np.zeros(0, dtype=np.str_ if text else np.float64)
         yield values, n_missing
+
+
+_MISSING_CELLS = {"", "na", "nan", "null", "none"}
+
+
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _iter_csv_stdlib(path: Path, column: str, *, text: bool, chunk_rows: int):
+    """The pure-Python reader of a CSV column (no pyarrow), chunk by chunk."""
+    import csv
+    import gzip
+
+    delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", newline="") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, [])
+        if column not in header:
+            raise _missing(column, header, path)
+        index = header.index(column)
+        while True:
+            cells = [row[index] if len(row) > index else "" for _, row in zip(range(chunk_rows), reader)]
+            if not cells:
+                return
+            if text:
+                kept = [cell for cell in cells if cell != ""]
+                yield np.array(kept, dtype=np.str_), len(cells) - len(kept)
+                continue
+            kept = [cell for cell in cells if cell.strip().lower() not in _MISSING_CELLS]
+            try:
+                values = np.array(kept, dtype=np.float64)
+            except ValueError:
+                bad = next(cell for cell in kept if not _is_number(cell))
+                raise InvalidValueTypeError(
+                    f"The column {column!r} of {str(path)!r} must hold numbers. Got the cell {bad!r}."
+                ) from None
+            yield values, len(cells) - len(kept)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _csv_columns(reader, column, path, pa):

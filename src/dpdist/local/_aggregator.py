@@ -124,6 +124,12 @@ class Aggregator:
             self.rejected[reason] = self.rejected.get(reason, 0) + count
         return self
 
+    def __add__(self, other: "Aggregator") -> "Aggregator":
+        """A new aggregator holding both states (``a + b``); neither operand changes."""
+        if not isinstance(other, Aggregator):
+            return NotImplemented
+        return self.copy().merge(other)
+
     def copy(self) -> "Aggregator":
         clone = Aggregator(self.protocol)
         clone.merge(self)

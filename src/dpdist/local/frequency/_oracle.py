@@ -24,7 +24,20 @@ from typing import ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
-from ..._validation import DOMAIN_SIZE, EPSILON, Boolean, Integer, Interval, Options, RandomSource, check_integer_values, check_param
+from ..._validation import (
+    DOMAIN_SIZE,
+    EPSILON,
+    Boolean,
+    Integer,
+    Interval,
+    Labels,
+    Optional,
+    Options,
+    RandomSource,
+    check_integer_values,
+    check_param,
+)
+from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
 from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
@@ -37,6 +50,13 @@ class FrequencyOracle(LocalProtocol):
 
     Subclasses define :meth:`support_probabilities` and the report format; the
     aggregator statistic is the support count of every item.
+
+    Every frequency protocol takes an optional public label domain ``labels``
+    (a list of distinct strings; item ``i`` is ``labels[i]``, and ``domain_size``
+    defaults to its length).  The labels are part of :meth:`config`, so a report
+    file, a state and any client (e.g. a JavaScript one) read the same domain;
+    :meth:`encode` maps labels to items, ``privatize`` and ``simulate`` take
+    labels or items, and estimates carry the labels.  Reports are always items.
     """
 
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency")
@@ -46,7 +66,7 @@ class FrequencyOracle(LocalProtocol):
     #: The aggregator's statistic is the histogram of the channel's outputs (column order of
     #: ``channel()``), so the exact-channel estimators ``"ibu"`` and ``"mle"`` apply.
     output_histogram: ClassVar[bool] = False
-    _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
+    _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE, "labels": Optional(Labels())}
     estimate_options = {
         "estimator": Options(("unbiased", "ibu", "mle")),
         "postprocess": Options(tuple(_postprocess.METHODS)),
@@ -62,9 +82,81 @@ class FrequencyOracle(LocalProtocol):
     }
     estimate_delegate = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
+    def __init__(self, **params):
+        params.setdefault("labels", None)
+        labels = params["labels"]
+        if "domain_size" not in params and isinstance(labels, (list, tuple)):
+            params["domain_size"] = len(labels)
+        super().__init__(**params)
+        labels = self._params.get("labels")
+        if labels is not None:
+            if len(labels) != self.domain_size:
+                raise InvalidParameterError(
+                    f"The 'labels' parameter of {self.display_name} must hold domain_size={self.domain_size} "
+                    f"labels. Got {len(labels)} label(s) instead."
+                )
+            array = np.array(labels, dtype=np.str_)
+            self._label_order = np.argsort(array, kind="stable")
+            self._sorted_labels = array[self._label_order]
+
     @property
     def domain_size(self) -> int:
         return self._params["domain_size"]
+
+    @property
+    def labels(self) -> tuple[str, ...] | None:
+        """The public label of each item (``None``: the items are just ``0 .. d-1``)."""
+        return self._params.get("labels")
+
+    def config(self):
+        """JSON-safe description; ``labels`` appears only when the protocol has a label domain."""
+        config = super().config()
+        if config.get("labels", 0) is None:
+            del config["labels"]
+        return config
+
+    def encode(self, values, *, on_unknown: str = "raise") -> np.ndarray:
+        """Items (int64) of labelled values: ``labels.index(value)``, vectorized.
+
+        Parameters
+        ----------
+        values : array_like of str
+            Values from the label domain (non-string cells are compared by ``str()``).
+        on_unknown : {"raise", "drop"}
+            A value outside the label domain raises :class:`~dpdist.errors.OutOfDomainError`
+            naming it (``"raise"``), or is dropped (``"drop"``: the result is then
+            shorter than ``values`` by the number of unknown values).
+        """
+        owner = f"{self.display_name}.encode"
+        if self.labels is None:
+            raise InvalidParameterError(
+                f"{owner} needs a label domain: build the protocol with labels=[...]. It has none."
+            )
+        if on_unknown not in ("raise", "drop"):
+            raise InvalidParameterError(
+                f"The 'on_unknown' parameter of {owner} must be 'raise' or 'drop'. Got {on_unknown!r} instead."
+            )
+        array = np.asarray(values)
+        if array.ndim == 0:
+            array = array.reshape(1)
+        if array.ndim != 1:
+            raise OutOfDomainError(f"The 'values' argument of {owner} must be 1-D. Got shape {array.shape} instead.")
+        if array.dtype.kind != "U":
+            array = array.astype(np.str_)
+        if array.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        position = np.minimum(np.searchsorted(self._sorted_labels, array), self.domain_size - 1)
+        known = self._sorted_labels[position] == array
+        items = self._label_order[position].astype(np.int64)
+        if known.all():
+            return items
+        if on_unknown == "raise":
+            raise OutOfDomainError(
+                f"The 'values' argument of {owner} must hold labels of the protocol's label domain "
+                f"({self.domain_size} labels, e.g. {self.labels[0]!r}). Got {int((~known).sum())} unknown "
+                f"value(s), e.g. {str(array[~known][0])!r}."
+            )
+        return items[known]
 
     @property
     def statistic_size(self) -> int:
@@ -75,7 +167,18 @@ class FrequencyOracle(LocalProtocol):
         raise NotImplementedError
 
     def _check_values(self, values) -> np.ndarray:
+        if self.labels is not None:
+            array = np.asarray(values)
+            if array.dtype.kind in "USO":
+                return self.encode(array)
         return check_integer_values(values, self.domain_size, owner=f"{self.display_name}.privatize")
+
+    def estimate(self, data, **options):
+        """Estimate from an :class:`Aggregator` or a batch of reports; carries the protocol's labels."""
+        result = super().estimate(data, **options)
+        if self.labels is not None and isinstance(result, FrequencyEstimate):
+            result = result.with_labels(self.labels)
+        return result
 
     def _check_statistic(self, statistic, n):
         if np.any(statistic < 0) or np.any(statistic > n):

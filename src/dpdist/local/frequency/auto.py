@@ -23,7 +23,10 @@ import math
 
 from ..._validation import DOMAIN_SIZE, EPSILON, check_param
 
-__all__ = ["choose_protocol", "lower_variance_oracle"]
+__all__ = ["choose_protocol", "lower_variance_oracle", "SUMMARY"]
+
+#: The line ``dpdist list`` prints for ``auto`` (a choice made in ``local.make``, not a registered class).
+SUMMARY = "the lower-variance oracle for epsilon and d: grr if d < 3e^eps + 2, else oue"
 
 
 def lower_variance_oracle(epsilon: float, domain_size: int) -> str:
@@ -39,8 +42,10 @@ def lower_variance_oracle(epsilon: float, domain_size: int) -> str:
 def choose_protocol(**params) -> str:
     """Registry name of the lower-variance oracle for ``epsilon`` and ``domain_size``.
 
-    Returns ``"grr"`` when :math:`d < 3 e^\\varepsilon + 2`, else ``"oue"``.
+    ``domain_size`` defaults to the number of ``labels``.  Returns ``"grr"`` when :math:`d < 3 e^\\varepsilon + 2`, else ``"oue"``.
     """
     epsilon = check_param("local.make('auto')", "epsilon", params.get("epsilon"), EPSILON)
-    domain_size = check_param("local.make('auto')", "domain_size", params.get("domain_size"), DOMAIN_SIZE)
+    labels = params.get("labels")
+    default_size = len(labels) if isinstance(labels, (list, tuple)) else None
+    domain_size = check_param("local.make('auto')", "domain_size", params.get("domain_size", default_size), DOMAIN_SIZE)
     return lower_variance_oracle(epsilon, domain_size)
