@@ -88,7 +88,7 @@ class FrequencyOracle(LocalProtocol):
         if "domain_size" not in params and isinstance(labels, (list, tuple)):
             params["domain_size"] = len(labels)
         super().__init__(**params)
-        labels = self._params.get("labels")
+        labels = self._params.pop("labels") if self._params["labels"] is None else self._params["labels"]
         if labels is not None:
             if len(labels) != self.domain_size:
                 raise InvalidParameterError(
@@ -105,15 +105,11 @@ class FrequencyOracle(LocalProtocol):
 
     @property
     def labels(self) -> tuple[str, ...] | None:
-        """The public label of each item (``None``: the items are just ``0 .. d-1``)."""
-        return self._params.get("labels")
+        """The public label of each item (``None``: the items are just ``0 .. d-1``).
 
-    def config(self):
-        """JSON-safe description; ``labels`` appears only when the protocol has a label domain."""
-        config = super().config()
-        if config.get("labels", 0) is None:
-            del config["labels"]
-        return config
+        Only a protocol with labels has the ``labels`` key in its :meth:`config` and ``params``.
+        """
+        return self._params.get("labels")
 
     def encode(self, values, *, on_unknown: str = "raise") -> np.ndarray:
         """Items (int64) of labelled values: ``labels.index(value)``, vectorized.
