@@ -25,7 +25,7 @@ def test_demo_writes_its_table_and_plot(tmp_path, capsys):
 def test_list_prints_one_line_per_protocol(capsys):
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split()[0] for line in lines] == local.available()
+    assert [line.split()[0] for line in lines] == sorted([*local.available(), "auto"])
 
 
 def test_errors_are_reported_without_a_traceback(capsys):
