@@ -202,7 +202,7 @@ def _run_privatize(args) -> int:
 
 def _privatize_binning(protocol, args):
     """``(bounds, bins)`` when a frequency protocol privatizes a numeric column binned over --bounds, else None."""
-    from ._cli_experiments import _parse_bounds
+    from .cli import parse_bounds
     from .errors import InvalidParameterError
 
     if args.bins is None and args.bounds is None:
@@ -221,7 +221,7 @@ def _privatize_binning(protocol, args):
         raise InvalidParameterError(
             f"The '--bins' option must equal the protocol's domain_size ({protocol.domain_size}). Got {bins}."
         )
-    return _parse_bounds(args.bounds), bins
+    return parse_bounds(args.bounds), bins
 
 
 def _bucketize_column(chunk: np.ndarray, binning, column: str) -> np.ndarray:

@@ -123,28 +123,11 @@ def _run_datasets(args) -> int:
     return 0
 
 
-def _parse_bounds(text):
-    from .errors import InvalidParameterError
-
-    if text is None:
-        return None
-    import math
-
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        low = high = math.nan
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise InvalidParameterError(
-            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
-        )
-    return (low, high)
-
-
 def _run_estimate(args) -> int:
     import numpy as np
 
     from . import datasets, local
+    from .cli import parse_bounds
     from .estimates import Distribution
     from .errors import InvalidParameterError
     from .experiments._methods import run_local_protocol
@@ -173,7 +156,7 @@ def _run_estimate(args) -> int:
         )
     if args.labels is not None:
         return _run_estimate_labels(args)
-    bounds = _parse_bounds(args.bounds)
+    bounds = parse_bounds(args.bounds)
     data = datasets.from_file(args.file, args.column, bounds=bounds)
     values = data.load()
     params = {"epsilon": args.epsilon}

@@ -42,12 +42,12 @@ def _parse_quantiles(text: str):
 
 def _run_release(args) -> int:
     from . import central
-    from ._cli_experiments import _parse_bounds
+    from .cli import parse_bounds
     from .cli import seed_argument
     from .datasets.files import read_column
     from .errors import DPDistError, InvalidParameterError
 
-    bounds = _parse_bounds(args.bounds)
+    bounds = parse_bounds(args.bounds)
     seed = seed_argument(args.seed) if args.seed is not None else None
     try:
         values = read_column(args.file, args.column)

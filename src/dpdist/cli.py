@@ -80,5 +80,24 @@ def seed_argument(text: str) -> int:
     return seed
 
 
+def parse_bounds(text: str | None) -> tuple[float, float] | None:
+    """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
+    import math
+
+    from .errors import InvalidParameterError
+
+    if text is None:
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise InvalidParameterError(
+            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
+        )
+    return (low, high)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
