@@ -270,7 +270,11 @@ class LocalProtocol(ABC):
             raise EmptyAggregateError(
                 f"{self.display_name}.estimate needs at least one report; the aggregator holds none."
             )
-        return self._estimate(aggregator, **options)
+        estimate = self._estimate(aggregator, **options)
+        auto_choice = getattr(self, "auto_choice", None)
+        if auto_choice is not None:
+            estimate.details["auto_choice"] = auto_choice
+        return estimate
 
     @abstractmethod
     def _estimate(self, aggregator: "Aggregator", **options): ...

@@ -28,6 +28,7 @@ __all__ = [
 CONFIG_VERSION = 1
 
 _REGISTRY: dict[str, type] = {}
+_CHOOSERS: dict[str, Any] = {}
 
 
 def register(cls: type) -> type:
@@ -60,16 +61,23 @@ def needs_population_size(name: str) -> bool:
     return name in _REGISTRY and "n_users" in _REGISTRY[name]._constraints
 
 
+def register_chooser(name: str, factory) -> None:
+    """Register ``factory(**params)`` as the builder of the pseudo-protocol ``name`` (e.g. ``"auto"``).
+
+    A chooser returns an instance of a registered protocol; it is not listed by
+    :func:`available` (its config names the protocol it chose).
+    """
+    _CHOOSERS[name] = factory
+
+
 def make(name: str, **params):
     """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``."""
     if not isinstance(name, str):
         raise InvalidParameterError(
             f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."
         )
-    if name == "auto":
-        from .frequency.auto import choose_protocol
-
-        name = choose_protocol(**params)
+    if name in _CHOOSERS:
+        return _CHOOSERS[name](**params)
     if name not in _REGISTRY:
         raise InvalidParameterError(
             f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."

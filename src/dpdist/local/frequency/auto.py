@@ -1,51 +1,255 @@
-r"""Choice of a categorical frequency oracle by variance: ``local.make("auto", ...)``.
+r"""Choice of a categorical frequency oracle without spending budget: ``local.make("auto", ...)``.
 
-Wang et al. (USENIX Security 2017, sec. 4.4) compare the variances at
-:math:`f_v = 0`:
+``auto`` builds every candidate oracle (:data:`CANDIDATES`) for the public
+``epsilon`` and ``domain_size`` and ranks them by what is known before any
+report arrives:
 
-.. math::
+1. **Variance.**  The mean over items of the analytic variance of the unbiased
+   estimator at :math:`f_v = 0` for :math:`n` reports (Wang et al., USENIX
+   Security 2017, eq. 6 for pure protocols,
+   :math:`\operatorname{Var}^* = q^*(1-q^*)/(n(p^*-q^*)^2)`; HR's and CP's own
+   formulas where they differ), plus, for ``flh``, the bound
+   :math:`1/(S(g-1))` on the mean square bias of its fixed public family of
+   :math:`S` hash functions (Cormode, Maddock & Maple, VLDB 2021; the bias is
+   :math:`\lVert f\rVert_2^2/(S(g-1))` and :math:`\lVert f\rVert_2 \le 1`).
+   ``n`` is ``expected_reports`` (default :data:`EXPECTED_REPORTS`); only the
+   FLH bias term makes the ranking depend on it.
+2. **Deployment limits**, each optional: ``max_report_bits`` (bits one report
+   occupies in dpdist's report encoding, measured by privatizing one value),
+   ``max_client_ops`` and ``max_server_ops`` (element operations per report on
+   the device and at the collector, from the table :data:`COSTS`).  Candidates
+   over a limit are excluded.
+3. **Ties.**  Candidates whose variance is within :data:`TIE` (2 %) of the
+   lowest are equivalent for accuracy; among them the lowest server cost wins,
+   then the smallest report, then the lowest client cost, then the order of
+   :data:`CANDIDATES` (so GRR wins over SS with a subset of one, which is GRR).
 
-    \operatorname{Var}_{GRR} = \frac{e^\varepsilon + d - 2}{n (e^\varepsilon - 1)^2},
-    \qquad
-    \operatorname{Var}_{OUE} = \operatorname{Var}_{OLH} = \frac{4 e^\varepsilon}{n (e^\varepsilon - 1)^2},
+The choice and the full ranking are kept on the protocol and copied into every
+estimate's ``details["auto_choice"]``, so a user can see why.  The protocol
+itself is an ordinary instance of the chosen oracle (its config names it), so
+states and report files are those of the chosen protocol.
 
-so GRR is the better choice exactly when :math:`d - 2 < 3 e^\varepsilon`.
-OUE and OLH have the same variance; OUE sends :math:`d` bits per user and
-aggregates in :math:`O(nd/64)` word operations, OLH sends a 64-bit seed plus
-:math:`\lceil\log_2 g\rceil` bits but costs :math:`O(nd)` hash evaluations to
-aggregate.  ``auto`` picks OUE; pick ``olh`` explicitly when the upload size
-matters more than the collector's time.
+:func:`lower_variance_oracle` keeps the two-way GRR/OUE rule of paper 003 sec. 2.1
+that the binning and hierarchy protocols use for their inner oracles.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from ..._validation import DOMAIN_SIZE, EPSILON, check_param
+import numpy as np
 
-__all__ = ["choose_protocol", "lower_variance_oracle", "SUMMARY"]
+from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param
+from ...errors import DPDistError, InvalidParameterError
+from .._registry import register_chooser, registered_class
+
+__all__ = [
+    "CANDIDATES",
+    "COSTS",
+    "EXPECTED_REPORTS",
+    "LIMITS",
+    "SUMMARY",
+    "TIE",
+    "choose_protocol",
+    "compare_protocols",
+    "lower_variance_oracle",
+]
 
 #: The line ``dpdist list`` prints for ``auto`` (a choice made in ``local.make``, not a registered class).
-SUMMARY = "the lower-variance oracle for epsilon and d: grr if d < 3e^eps + 2, else oue"
+SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optional report-size and cost limits"
+
+#: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity).
+CANDIDATES = ("grr", "oue", "sue", "olh", "flh", "hr", "ss")
+
+#: Relative variance difference under which two candidates count as equally accurate.
+TIE = 0.02
+
+#: Number of reports assumed when ``expected_reports`` is not given.
+EXPECTED_REPORTS = 10**6
+
+#: Optional deployment limits accepted by ``local.make("auto", ...)``.
+LIMITS = {
+    "max_report_bits": Optional(Integer(low=1)),
+    "max_client_ops": Optional(Interval(0.0, math.inf, closed="neither")),
+    "max_server_ops": Optional(Interval(0.0, math.inf, closed="neither")),
+    "expected_reports": Optional(Integer(low=1)),
+}
+
+_COMMON = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
+
+
+def _client_cost(name: str, protocol, n: int) -> float:
+    d = protocol.domain_size
+    return {
+        "grr": 1.0,  # one uniform draw
+        "oue": float(d),  # d Bernoulli bits
+        "sue": float(d),
+        "olh": 1.0,  # one hash evaluation and a GRR over g
+        "flh": 1.0,
+        "hr": 1.0,  # one Hadamard entry (a popcount)
+        "ss": float(getattr(protocol, "subset_size", d)),  # a k-subset
+    }[name]
+
+
+def _server_cost(name: str, protocol, n: int) -> float:
+    d = protocol.domain_size
+    if name == "olh":
+        return float(d)  # support of every item: d hash evaluations per report
+    if name == "flh":
+        return 1.0 + protocol.hash_count * d / n  # one count per report, then S x d hashes once
+    if name == "hr":
+        size = protocol.output_size
+        return 1.0 + size * math.log2(size) / n  # one count per report, then a fast Walsh-Hadamard transform
+    if name in ("oue", "sue"):
+        return float(d)  # add d bits per report
+    if name == "ss":
+        return float(protocol.subset_size)
+    return 1.0  # grr: one count per report
+
+
+#: Element operations per report (client and server) of each candidate; documented in docs/frequency.md.
+COSTS = {
+    "grr": ("1", "1"),
+    "oue": ("d", "d"),
+    "sue": ("d", "d"),
+    "olh": ("1", "d"),
+    "flh": ("1", "1 + S d / n"),
+    "hr": ("1", "1 + K log2 K / n"),
+    "ss": ("k", "k"),
+}
 
 
 def lower_variance_oracle(epsilon: float, domain_size: int) -> str:
     """``"grr"`` when :math:`d < 3 e^\\varepsilon + 2` (its variance is then the lower), else ``"oue"``.
 
-    The one place this rule lives: ``local.make("auto")`` and the ``oracle="auto"``
-    of the binning and hierarchy protocols both ask it.  Arguments are trusted
-    (already validated by the caller).
+    The rule the binning and hierarchy protocols use for ``oracle="auto"``
+    (paper 003 sec. 2.1).  Arguments are trusted (already validated by the caller).
     """
     return "grr" if domain_size < 3.0 * math.exp(epsilon) + 2.0 else "oue"
 
 
-def choose_protocol(**params) -> str:
-    """Registry name of the lower-variance oracle for ``epsilon`` and ``domain_size``.
-
-    ``domain_size`` defaults to the number of ``labels``.  Returns ``"grr"`` when :math:`d < 3 e^\\varepsilon + 2`, else ``"oue"``.
-    """
-    epsilon = check_param("local.make('auto')", "epsilon", params.get("epsilon"), EPSILON)
+def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    owner = "local.make('auto')"
+    allowed = {"epsilon", "domain_size", "labels", *LIMITS}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise InvalidParameterError(
+            f"{owner} got unknown parameter(s) {unknown}; allowed: {sorted(allowed)} "
+            "(pass protocol-specific parameters to local.make('<protocol>', ...) instead)."
+        )
     labels = params.get("labels")
-    default_size = len(labels) if isinstance(labels, (list, tuple)) else None
-    domain_size = check_param("local.make('auto')", "domain_size", params.get("domain_size", default_size), DOMAIN_SIZE)
-    return lower_variance_oracle(epsilon, domain_size)
+    protocol_params = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}
+    if "domain_size" not in protocol_params and isinstance(labels, (list, tuple)):
+        protocol_params["domain_size"] = len(labels)
+    for key, constraint in _COMMON.items():
+        check_param(owner, key, protocol_params.get(key), constraint)
+    limits = {key: check_param(owner, key, params.get(key), constraint) for key, constraint in LIMITS.items()}
+    return protocol_params, limits
+
+
+def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[str, Any]]:
+    n = limits["expected_reports"] or EXPECTED_REPORTS
+    rows = []
+    for name in CANDIDATES:
+        row: dict[str, Any] = {"protocol": name}
+        try:
+            protocol = registered_class(name)(**protocol_params)
+        except DPDistError as error:
+            row.update(eligible=False, reason=f"not applicable: {error}")
+            rows.append(row)
+            continue
+        variance = float(np.mean(protocol.variance(n)))
+        if name == "flh":
+            variance += 1.0 / (protocol.hash_count * (protocol.hash_range - 1))
+        one_report = protocol.privatize(np.zeros(1, dtype=np.int64), rng=0)
+        row.update(
+            variance=variance,
+            report_bits=int(one_report.nbytes * 8),
+            client_ops=_client_cost(name, protocol, n),
+            server_ops=_server_cost(name, protocol, n),
+            protocol_object=protocol,
+        )
+        over = [
+            f"{field} {row[field]:.4g} > {limits[limit]:.4g}"
+            for field, limit in (
+                ("report_bits", "max_report_bits"),
+                ("client_ops", "max_client_ops"),
+                ("server_ops", "max_server_ops"),
+            )
+            if limits[limit] is not None and row[field] > limits[limit]
+        ]
+        row.update(eligible=not over, reason="; ".join(over) if over else "")
+        rows.append(row)
+    return rows
+
+
+def _choose(rows: list[dict[str, Any]], n: int) -> tuple[str, str]:
+    eligible = [row for row in rows if row["eligible"]]
+    if not eligible:
+        reasons = "; ".join(f"{row['protocol']}: {row['reason']}" for row in rows)
+        raise InvalidParameterError(
+            f"local.make('auto') found no frequency oracle within the limits given ({reasons}). "
+            "Relax 'max_report_bits', 'max_client_ops' or 'max_server_ops'."
+        )
+    best = min(row["variance"] for row in eligible)
+    tied = [row for row in eligible if row["variance"] <= best * (1.0 + TIE)]
+    chosen = min(
+        tied,
+        key=lambda row: (row["server_ops"], row["report_bits"], row["client_ops"], CANDIDATES.index(row["protocol"])),
+    )
+    others = sorted(row["protocol"] for row in tied if row is not chosen)
+    reason = (
+        f"{chosen['protocol']}: lowest variance {chosen['variance'] * n:.4g}/n per item at n = {n}"
+        if not others
+        else f"{chosen['protocol']}: variance within {TIE:.0%} of the lowest (tied with {', '.join(others)}); "
+        f"lowest server cost ({chosen['server_ops']:.4g} ops per report)"
+    )
+    excluded = [row["protocol"] for row in rows if not row["eligible"] and row["reason"].startswith(("report", "client", "server"))]
+    if excluded:
+        reason += f"; excluded by the limits: {', '.join(excluded)}"
+    return chosen["protocol"], reason
+
+
+def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in row.items() if key != "protocol_object"} for row in rows]
+
+
+def compare_protocols(**params) -> list[dict[str, Any]]:
+    """The table ``auto`` ranks: one dict per candidate.
+
+    Each row has ``protocol``, ``eligible`` and ``reason`` (why it is excluded),
+    and for applicable candidates ``variance`` (mean per-item variance at
+    ``expected_reports`` reports, FLH's bias bound included), ``report_bits``,
+    ``client_ops`` and ``server_ops``.  Takes the parameters of
+    ``local.make("auto", ...)``.
+    """
+    protocol_params, limits = _split(params)
+    return _public(_rank(protocol_params, limits))
+
+
+def choose_protocol(**params) -> str:
+    """Registry name of the oracle ``local.make("auto", **params)`` builds."""
+    protocol_params, limits = _split(params)
+    rows = _rank(protocol_params, limits)
+    return _choose(rows, limits["expected_reports"] or EXPECTED_REPORTS)[0]
+
+
+def make_choice(**params):
+    """Build the chosen oracle and attach the explanation (``protocol.auto_choice``)."""
+    protocol_params, limits = _split(params)
+    n = limits["expected_reports"] or EXPECTED_REPORTS
+    rows = _rank(protocol_params, limits)
+    name, reason = _choose(rows, n)
+    protocol = next(row["protocol_object"] for row in rows if row["protocol"] == name)
+    protocol.auto_choice = {
+        "chosen": name,
+        "reason": reason,
+        "expected_reports": n,
+        "limits": {key: value for key, value in limits.items() if key != "expected_reports" and value is not None},
+        "candidates": _public(rows),
+    }
+    return protocol
+
+
+register_chooser("auto", make_choice)
