@@ -1,6 +1,8 @@
 """``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` end to end."""
 
 import csv
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -141,3 +143,42 @@ def test_estimate_rejects_bad_bounds_and_protocols(tmp_path, capsys):
     assert "'--bounds'" in capsys.readouterr().err
     assert main(["estimate", str(path), "--column", "x", "--protocol", "nope", "--epsilon", "1"]) == 2
     assert "'--protocol'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_prints_one_line_that_says_how_to_resume(tmp_path, jobs):
+    out = tmp_path / "toy"
+    args = ["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "20", "--jobs", jobs]
+    process = subprocess.Popen([sys.executable, "-m", "dpdist.cli", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while not (out / "cells").exists() or len(_cells(out)) < 3:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: the whole process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "interrupted" in lines[0] and "Run the same command again to resume" in lines[0]
+    assert f"finished cells are kept in {out}/cells" in lines[0]
+
+
+def test_a_dataset_that_cannot_load_stops_the_run_before_any_cell(tmp_path, capsys, monkeypatch):
+    from dpdist.datasets import _dataset
+    from dpdist.errors import DatasetUnavailableError
+
+    def needs_a_package(n, rng):
+        raise DatasetUnavailableError("The dataset 'no-extra' needs the package 'absent'. Install 'dpdist[data]'.")
+
+    monkeypatch.setitem(_dataset._REGISTRY, "no-extra", _dataset.Dataset(
+        name="no-extra", description="a real dataset whose package is absent", kind="numerical", size=10,
+        draw=needs_a_package, bounds=(0.0, 1.0)))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('datasets = ["beta-5-2", "no-extra"]\nmethods = ["sw"]\nmetrics = ["wasserstein"]\n'
+                    "repeats = 2\n[grid]\nepsilon = [1.0]\nn = [1000]\n")
+    assert main(["reproduce", str(spec), "--out", str(tmp_path / "run"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no cell was run" in err and "'no-extra'" in err and "dpdist[data]" in err
+    assert not list((tmp_path / "run" / "cells").glob("*.json"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 
 def add_commands(subparsers) -> None:
@@ -82,7 +83,16 @@ def _run_reproduce(args) -> int:
     spec = spec.with_options(quick=args.quick, repeats=args.repeats, seed=args.seed)
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
-    result = reproduce(spec, out, jobs=args.jobs, progress=not args.no_progress, command=command)
+    try:
+        result = reproduce(spec, out, jobs=args.jobs, progress=not args.no_progress, command=command)
+    except KeyboardInterrupt:
+        cached = len(list(Path(out, "cells").glob("*.json")))
+        print(
+            f"\ndpdist: reproduce {spec.name} interrupted; {cached} finished cells are kept in {out}/cells. "
+            f"Run the same command again to resume: {command}",
+            file=sys.stderr,
+        )
+        return 130
     outcomes = [claim["outcome"] for claim in getattr(result, "claims", [])]
     print(
         f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "

@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     except DPDistError as error:
         print(f"dpdist: error: {user_message(error, argv)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (reproduce says how to resume)
+        print("\ndpdist: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # e.g. `dpdist list | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -20,6 +20,8 @@ import importlib
 import inspect
 import json
 import math
+import signal
+import threading
 import time
 import traceback
 from collections import OrderedDict
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._methods import resolve_method
 from ._files import remove_stale_temporaries, write_text_atomically
 from ._spec import (
@@ -126,6 +128,33 @@ def _users(reference, n, data_seed: tuple) -> np.ndarray:
     while len(_USERS) > 1 and sum(v.nbytes for v in _USERS.values()) > _USERS_BYTES:
         _USERS.popitem(last=False)
     return values
+
+
+def check_datasets(spec_name: str, cells) -> None:
+    """Load every dataset the ``cells`` use once, before any cell runs.
+
+    A dataset that cannot be loaded (a missing optional package, a missing file)
+    raises :class:`~dpdist.errors.DatasetUnavailableError` naming the spec and the
+    dataset, instead of failing every cell of it one by one.
+    """
+    for reference in dict.fromkeys(cell.dataset for cell in cells):
+        try:
+            _dataset(reference).load(1, rng=np.random.default_rng(0))
+        except DatasetUnavailableError as error:
+            raise DatasetUnavailableError(
+                f"Experiment {spec_name!r} needs the dataset {reference.key!r}, which cannot be loaded; "
+                f"no cell was run. {error}"
+            ) from None
+        except OSError as error:
+            raise DatasetUnavailableError(
+                f"Experiment {spec_name!r} needs the dataset {reference.key!r}, which cannot be read "
+                f"({error.strerror or error}: {getattr(error, 'filename', '')}); no cell was run."
+            ) from None
+
+
+def _ignore_interrupts() -> None:
+    """Worker initializer: Ctrl-C is handled by the main process alone (it stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _forget_file_datasets() -> None:
@@ -253,6 +282,7 @@ def run_spec(
         _forget_file_datasets()  # this process may hold an older content of a file
     keys = [cell_key(cell, spec, file_digests) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
+    check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
     failures = []
     start = time.perf_counter()
@@ -274,10 +304,21 @@ def run_spec(
             for cell, key in pending:
                 finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
         else:
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-                futures = {
-                    pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key) for cell, key in pending
-                }
+            with ProcessPoolExecutor(
+                max_workers=jobs, mp_context=get_context("spawn"), initializer=_ignore_interrupts
+            ) as pool:
+                # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
+                # spawned Python keeps an ignored SIGINT) and only this process handles it
+                in_main_thread = threading.current_thread() is threading.main_thread()
+                previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
+                try:
+                    futures = {
+                        pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key)
+                        for cell, key in pending
+                    }
+                finally:
+                    if in_main_thread:
+                        signal.signal(signal.SIGINT, previous)
                 try:
                     for future in as_completed(futures):
                         cell, key = futures[future]
