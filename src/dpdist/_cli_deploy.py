@@ -416,6 +416,12 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
         density_ax.stairs(masses / np.diff(edges), edges, label=label, color="C0", lw=1.6)
         density_ax.set_ylabel(f"density (on {edges.size - 1} equal bins)")
         cdf_ax.plot(estimate.edges, estimate.cumulative, color="C0", label=label)
+        if estimate.band is not None:
+            band = estimate.band
+            cdf_ax.fill_between(band.edges, band.simultaneous_lower, band.simultaneous_upper, color="C0", alpha=0.15,
+                                linewidth=0, label=f"{band.level:.0%} simultaneous band")
+            cdf_ax.fill_between(band.edges, band.lower, band.upper, color="C0", alpha=0.3, linewidth=0,
+                                label=f"{band.level:.0%} pointwise band")
         cdf_ax.set_ylabel("CDF")
         cdf_ax.set_ylim(-0.02, 1.02)
         for ax in (density_ax, cdf_ax):

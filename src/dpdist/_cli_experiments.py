@@ -63,6 +63,13 @@ def add_commands(subparsers) -> None:
     )
     estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
+    estimate.add_argument(
+        "--replicates",
+        type=int,
+        default=200,
+        help="bootstrap replicates of the 95%% confidence bands of a numerical protocol's CDF, drawn in the "
+        "plot and giving intervals for the mean and quantiles (default 200; 0: no bands)",
+    )
     estimate.set_defaults(handler=_run_estimate)
 
 
@@ -183,16 +190,31 @@ def _run_estimate(args) -> int:
                     f"The '--bins' option does not apply to {args.protocol!r}, which has no 'bins' parameter."
                 )
             params["bins"] = args.bins
-    estimate = run_local_protocol(args.protocol, values, data, params, np.random.default_rng(args.seed))
+    if args.replicates < 0 or (0 < args.replicates < 20):
+        raise InvalidParameterError(
+            f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {args.replicates!r} instead."
+        )
+    rng = np.random.default_rng(args.seed)
+    if args.protocol in local.available("numerical") and args.replicates:
+        estimate = _numerical_with_band(args.protocol, values, data, params, rng, args.replicates)
+    else:
+        estimate = run_local_protocol(args.protocol, values, data, params, rng)
     low, high = data.bounds
     print(f"{args.protocol} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
     if isinstance(estimate, Distribution):
-        quantiles = estimate.quantile([0.1, 0.25, 0.5, 0.75, 0.9])
-        print(f"  estimated mean     {estimate.mean():.6g}   (true {values.mean():.6g})")
+        levels = [0.1, 0.25, 0.5, 0.75, 0.9]
+        quantiles = estimate.quantile(levels)
+        band = estimate.band
+        mean_interval = "" if band is None else "   95% [{:.6g}, {:.6g}]".format(*band.mean_interval())
+        print(f"  estimated mean     {estimate.mean():.6g}   (true {values.mean():.6g}){mean_interval}")
         print(f"  estimated std      {np.sqrt(estimate.var()):.6g}   (true {values.std():.6g})")
-        for q, value, true in zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])):
-            print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g})")
+        lows, highs = band.quantile_interval(levels) if band is not None else (None, None)
+        for i, (q, value, true) in enumerate(zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, levels))):
+            interval = "" if band is None else f"   95% [{lows[i]:.6g}, {highs[i]:.6g}]"
+            print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g}){interval}")
+        if band is not None:
+            print(f"  bands              95% pointwise and simultaneous, {band.method} ({band.replicates} replicates)")
         print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
         if args.plot:
             from ._cli_deploy import _plot_estimate
@@ -209,6 +231,18 @@ def _run_estimate(args) -> int:
                 f"The '--plot' option needs a distribution; {args.protocol!r} estimates only the mean."
             )
     return 0
+
+
+def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
+    """One simulated collection of ``values`` and its estimate with 95% CDF bands."""
+    from . import local
+    from .uncertainty import cdf_band
+
+    make_params = dict(params)
+    if local.needs_population_size(protocol):
+        make_params.setdefault("n_users", int(values.size))
+    proto = local.make(protocol, bounds=data.bounds, **make_params)
+    return cdf_band(proto, proto.simulate(values, rng=rng), replicates=replicates, rng=rng)
 
 
 def _run_estimate_labels(args) -> int:

@@ -252,6 +252,9 @@ class Distribution:
         Method-specific extras (budget split, convergence trace, ...).
     guarantee : PrivacyGuarantee, optional
         The privacy guarantee of the release or of the reports behind it.
+    band : CDFBand, optional
+        Pointwise and simultaneous confidence bands of the CDF
+        (:func:`dpdist.uncertainty.cdf_band`); drawn by :meth:`plot`.
     """
 
     edges: np.ndarray
@@ -261,6 +264,7 @@ class Distribution:
     n: int | None = None
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
+    band: Any = None
 
     def __post_init__(self):
         edges = np.asarray(self.edges, dtype=np.float64)
@@ -390,7 +394,11 @@ class Distribution:
         return self.edges[bins] + generator.random(size) * self.widths[bins]
 
     def plot(self, ax=None, *, kind: str = "pdf", **kwargs):
-        """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes."""
+        """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.
+
+        A CDF plot draws the confidence bands when the estimate has them
+        (:attr:`band`, from :func:`dpdist.uncertainty.cdf_band`).
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -401,7 +409,17 @@ class Distribution:
             ax.stairs(heights, self.edges, label=label, **kwargs)
             ax.set_ylabel("density")
         elif kind == "cdf":
-            ax.plot(self.edges, self._cumulative, label=label, **kwargs)
+            (line,) = ax.plot(self.edges, self._cumulative, label=label, **kwargs)
+            if self.band is not None:
+                percent = f"{100 * self.band.level:g}%"
+                ax.fill_between(
+                    self.band.edges, self.band.simultaneous_lower, self.band.simultaneous_upper,
+                    color=line.get_color(), alpha=0.15, linewidth=0, label=f"{percent} simultaneous band",
+                )
+                ax.fill_between(
+                    self.band.edges, self.band.lower, self.band.upper,
+                    color=line.get_color(), alpha=0.3, linewidth=0, label=f"{percent} pointwise band",
+                )
             ax.set_ylabel("CDF")
         else:
             raise InvalidParameterError(
@@ -427,6 +445,7 @@ class Distribution:
             "epsilon": self.epsilon,
             "n": self.n,
             "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+            "band": None if self.band is None else self.band.to_dict(),
         }
 
 

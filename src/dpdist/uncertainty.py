@@ -1,0 +1,251 @@
+r"""Confidence bands for an estimated CDF: :func:`cdf_band` and :class:`CDFBand`.
+
+An LDP estimate of a numerical distribution (SW with EM/EMS, HH, Haar-HRR,
+binning, ...) is a non-linear function of the aggregate, so its error has no
+closed form.  Every registered protocol can *simulate* its aggregate exactly
+(:meth:`~dpdist.local.LocalProtocol.simulate`), which makes the parametric
+bootstrap (Efron & Tibshirani 1993, ch. 6) cheap and exact in its noise model:
+
+1. estimate :math:`\hat F` from the aggregate of :math:`n` reports;
+2. for :math:`b = 1..B`, draw :math:`n` values from :math:`\hat F`, simulate
+   their aggregate through the same protocol and re-estimate :math:`\hat F^*_b`
+   with the same options;
+3. the deviations :math:`D_b = \hat F^*_b - \hat F` at the bin edges stand in
+   for :math:`\hat F - F`: their mean :math:`c` estimates the estimator's
+   bias, their standard deviation :math:`s` its noise.
+
+What is bootstrapped, and the band's centre, depend on the estimator:
+
+* **linear estimators projected onto the simplex** (binning, HH, Haar-HRR:
+  the estimate keeps its unbiased bin masses in ``details``): the unbiased
+  CDF is bootstrapped and the band is centred on it (minus :math:`c`, about 0).
+  Projection (Norm-Sub) biases the estimate towards mass everywhere, and that
+  bias depends on the truth, so the projected estimate cannot be the centre;
+* **EM with smoothing** (SW, GW with ``method="ems"``): the smoothing bias
+  cannot be estimated from the smoothed estimate, so the bootstrap runs EM
+  without the smoothing step (same stopping rule), whose larger spread is put
+  around the smoothed estimate.  These bands are conservative;
+* **any other estimator**: the estimate itself, centred on :math:`\hat F - c`.
+
+Bands, at level :math:`1-\alpha`:
+
+* **pointwise**: centre :math:`\pm r(x)`, :math:`r(x)` the :math:`1-\alpha`
+  quantile of :math:`|D_b(x) - c(x)|` (each :math:`x` covered with
+  probability about :math:`1-\alpha`);
+* **simultaneous**: centre :math:`\pm m\,s` with :math:`m` the
+  :math:`1-\alpha` quantile of :math:`\max_x |D_b(x) - c(x)|/s(x)` (the
+  studentized sup statistic: the whole CDF inside the band with probability
+  about :math:`1-\alpha`); it is then made monotone, which keeps every CDF it
+  contained.
+
+Both are clipped to :math:`[0, 1]` and pinned to the known :math:`F = 0` and
+:math:`1` at the bounds.  The band covers the CDF of the population the users
+are drawn from, at the estimate's bin edges (new values are drawn in each
+replicate, so the users' sampling is included with the privacy noise);
+coverage is measured in ``docs/uncertainty.md`` and checked in
+``tests/test_uncertainty.py``.  The bands use nothing but the aggregate:
+post-processing, no extra privacy cost.
+
+Derived intervals: a quantile's interval inverts the pointwise band (the
+:math:`x` where the band contains :math:`q`); the mean's interval integrates
+the simultaneous band (:math:`\mu = \ell + \int_\ell^h (1 - F)`, so every CDF
+in the band gives a mean between the two integrals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ._rng import check_rng
+from ._validation import Integer, Interval, check_param
+from .errors import InvalidParameterError
+
+__all__ = ["CDFBand", "cdf_band"]
+
+
+@dataclass(frozen=True)
+class CDFBand:
+    """Pointwise and simultaneous confidence bands of a CDF at ``edges``.
+
+    Attributes
+    ----------
+    edges : array
+        Points where the bands are given (the estimate's bin edges).
+    lower, upper : array
+        Pointwise band.
+    simultaneous_lower, simultaneous_upper : array
+        Simultaneous band (monotone).
+    level : float
+        Confidence level of both bands.
+    replicates : int
+        Bootstrap replicates behind them.
+    method : str
+        How they were computed.
+    """
+
+    edges: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    simultaneous_lower: np.ndarray
+    simultaneous_upper: np.ndarray
+    level: float
+    replicates: int
+    method: str = "parametric bootstrap"
+
+    def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """Interval of each ``q``-quantile: where the pointwise band contains ``q``.
+
+        The left end is the first ``x`` whose upper band reaches ``q``, the right
+        end the first ``x`` whose lower band does (linear between edges).
+        """
+        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise InvalidParameterError(f"The 'q' parameter of CDFBand.quantile_interval must lie in [0, 1]. Got {q!r}.")
+        return _crossing(self.edges, np.maximum.accumulate(self.upper), q), _crossing(
+            self.edges, np.maximum.accumulate(self.lower), q
+        )
+
+    def mean_interval(self) -> tuple[float, float]:
+        """Interval of the mean from the simultaneous band (integrals of its two edges)."""
+        lo = self.edges[0]
+        return (
+            float(lo + np.trapezoid(1 - self.simultaneous_upper, self.edges)),
+            float(lo + np.trapezoid(1 - self.simultaneous_lower, self.edges)),
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "replicates": self.replicates,
+            "method": self.method,
+            **{
+                name: getattr(self, name).tolist()
+                for name in ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")
+            },
+        }
+
+
+def _crossing(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """First ``x`` where the non-decreasing piecewise-linear ``cdf`` reaches each ``q``."""
+    index = np.clip(np.searchsorted(cdf, q, side="left"), 1, edges.size - 1)
+    left, right = cdf[index - 1], cdf[index]
+    step = np.where(right > left, (q - left) / np.where(right > left, right - left, 1.0), 1.0)
+    x = edges[index - 1] + np.clip(step, 0.0, 1.0) * (edges[index] - edges[index - 1])
+    return np.where(q <= cdf[0], edges[0], np.where(q > cdf[-1], edges[-1], x))
+
+
+def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200, rng=None, **options):
+    """Estimate a distribution and attach pointwise and simultaneous CDF bands.
+
+    Parameters
+    ----------
+    protocol : LocalProtocol
+        A numerical protocol whose estimate is a :class:`~dpdist.Distribution`.
+    aggregator : Aggregator
+        Its aggregate (from reports, a state or :meth:`~LocalProtocol.simulate`).
+    level : float
+        Confidence level in (0, 1); default 0.95.
+    replicates : int
+        Bootstrap replicates ``B`` (>= 20; the cost is ``B`` estimates).  The
+        simultaneous band's quantile needs a few hundred for two-digit accuracy.
+    rng : seed or Generator, optional
+        Randomness of the replicates; default the CSPRNG-seeded generator.
+    **options
+        Estimate options, passed to every estimate (e.g. ``postprocess``).
+
+    Returns
+    -------
+    Distribution
+        The estimate, with ``band`` set to a :class:`CDFBand`.
+    """
+    from .estimates import Distribution
+
+    level = check_param("cdf_band", "level", level, Interval(0.0, 1.0, closed="neither"))
+    replicates = check_param("cdf_band", "replicates", replicates, Integer(low=20, high=100_000))
+    generator = check_rng(rng, owner="cdf_band")
+    estimate = protocol.estimate(aggregator, **options)
+    if not isinstance(estimate, Distribution):
+        raise InvalidParameterError(
+            f"cdf_band needs a protocol whose estimate is a Distribution; {protocol.display_name} "
+            f"gives a {type(estimate).__name__}."
+        )
+    reference_options, smoothed = _reference_estimator(protocol, options)
+    reference = estimate if not smoothed else protocol.estimate(aggregator, **reference_options)
+    reference_cdf, linear = _reference_cdf(reference)
+    n = aggregator.n
+    deviations = np.empty((replicates, reference_cdf.size))
+    for b in range(replicates):  # B full estimates: the loop is over replicates, not users
+        values = reference.sample(n, rng=generator)
+        replica = protocol.estimate(protocol.simulate(values, rng=generator), **reference_options)
+        deviations[b] = _reference_cdf(replica)[0] - reference.cumulative  # minus the bootstrap world's CDF
+    if smoothed:
+        center, bias = estimate.cumulative, None
+        method = "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate"
+    elif linear:
+        center, bias = reference_cdf, deviations.mean(axis=0)
+        method = "parametric bootstrap of the unbiased linear estimate (before projection onto the simplex)"
+    else:
+        center, bias = reference_cdf, deviations.mean(axis=0)
+        method = "parametric bootstrap of the estimate, bias-corrected"
+    band = _band(estimate.edges, center, deviations, bias, level, replicates, method)
+    return replace(estimate, band=band)
+
+
+#: Keys of ``details`` holding an estimate's unbiased bin masses before projection.
+_LINEAR_KEYS = ("unbiased_frequencies", "consistent_leaves")
+
+
+def _reference_estimator(protocol, options: dict) -> tuple[dict, bool]:
+    """Estimate options of the estimator the bootstrap runs, and whether the estimate is smoothed.
+
+    EM with smoothing (EMS) trades bias for variance, and a bias the estimate
+    itself smooths away cannot be estimated from it: the bootstrap then runs
+    EM without the smoothing step (same stopping rule), whose larger spread,
+    put around the smoothed estimate, covers its bias (conservative bands).
+    """
+    method = protocol.estimate_options.get("method")
+    if method is not None and "em" in getattr(method, "values", ()) and options.get("method", "ems") != "em":
+        return {**options, "method": "em"}, True
+    return dict(options), False
+
+
+def _reference_cdf(estimate) -> tuple[np.ndarray, bool]:
+    """CDF at the edges of the unbiased linear estimate when the protocol keeps one, else of the estimate."""
+    for key in _LINEAR_KEYS:
+        masses = estimate.details.get(key)
+        if masses is not None and np.size(masses) == estimate.bins:
+            return np.concatenate([[0.0], np.cumsum(masses)]), True
+    return np.asarray(estimate.cumulative, dtype=np.float64), False
+
+
+def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand:
+    if bias is not None:
+        center = center - bias
+    else:
+        bias = deviations.mean(axis=0)
+    centred = np.abs(deviations - bias)
+    radius = np.quantile(centred, level, axis=0)
+    spread = deviations.std(axis=0, ddof=1)
+    varying = spread > 1e-12
+    varying[[0, -1]] = False  # the end points are known exactly
+    sup = np.max(np.where(varying, centred / np.where(varying, spread, 1.0), 0.0), axis=1)
+    multiplier = np.quantile(sup, level)
+    low = np.clip(center - multiplier * spread, 0.0, 1.0)
+    high = np.clip(center + multiplier * spread, 0.0, 1.0)
+    for band in (low, high):  # F(lo) = 0 and F(hi) = 1 are known
+        band[0], band[-1] = 0.0, 1.0
+    pointwise_low, pointwise_high = np.clip(center - radius, 0.0, 1.0), np.clip(center + radius, 0.0, 1.0)
+    for band in (pointwise_low, pointwise_high):
+        band[0], band[-1] = 0.0, 1.0
+    return CDFBand(
+        edges=edges,
+        lower=pointwise_low,
+        upper=pointwise_high,
+        simultaneous_lower=np.maximum.accumulate(low),
+        simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
+        level=float(level),
+        replicates=int(replicates),
+        method=method,
+    )
