@@ -14,6 +14,7 @@ def add_commands(subparsers) -> None:
         "--epsilons", type=_float_list, default="0.5,1,2,4", help="comma-separated privacy budgets"
     )
     demo.add_argument("--seed", type=seed_argument, default=0)
+    demo.add_argument("--repeats", type=int, default=5, help="independent runs per protocol and epsilon (default 5)")
     demo.set_defaults(handler=_run_demo)
 
 
@@ -32,7 +33,7 @@ def _run_list(args) -> int:
 def _run_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed)
+    return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed, repeats=args.repeats)
 
 
 def _float_list(text: str) -> list[float]:
