@@ -121,3 +121,18 @@ def test_a_cdf_plot_draws_both_bands():
     ax = estimate.plot(kind="cdf")
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "95% simultaneous band" in labels and "95% pointwise band" in labels
+
+
+def test_the_cli_prints_intervals_and_draws_bands(tmp_path, capsys):
+    from dpdist.cli import main
+
+    data = tmp_path / "x.csv"
+    data.write_text("x\n" + "\n".join(f"{v:.4f}" for v in np.random.default_rng(0).beta(5, 2, 3000)))
+    args = ["estimate", str(data), "--column", "x", "--protocol", "hh", "--epsilon", "2", "--bounds", "0,1"]
+    assert main([*args, "--plot", str(tmp_path / "x.png"), "--replicates", "20", "--seed", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("95% [") == 6 and "bands" in printed and (tmp_path / "x.png").exists()
+    assert main([*args, "--replicates", "0"]) == 0
+    assert "95% [" not in capsys.readouterr().out
+    assert main([*args, "--replicates", "5"]) == 2
+    assert "--replicates" in capsys.readouterr().err

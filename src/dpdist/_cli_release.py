@@ -80,19 +80,26 @@ def _run_release(args) -> int:
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
     if args.plot:
-        _plot(tree.to_distribution() if args.method == "tree" else None, release, args, bounds)
+        _plot(tree if args.method == "tree" else None, release, args, bounds)
     return 0
 
 
-def _plot(distribution, release, args, bounds) -> None:
+def _plot(tree, release, args, bounds) -> None:
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7, 4))
-    if distribution is not None:
+    if tree is not None:
+        distribution = tree.to_distribution()
         axis.plot(distribution.edges, distribution.cumulative, color="C0", label="private CDF")
+        spread = 1.96 * tree.cdf_standard_error()  # the noise's spread: post-processing, no budget
+        if spread.size == distribution.edges.size:
+            axis.fill_between(distribution.edges, np.clip(distribution.cumulative - spread, 0, 1),
+                              np.clip(distribution.cumulative + spread, 0, 1), color="C0", alpha=0.25, linewidth=0,
+                              label="95% pointwise band (noise)")
     axis.scatter(release.values, release.q, color="C3", zorder=3, label="private quantiles")
     if release.low is not None:
         axis.hlines(release.q, release.low, release.high, color="C3", alpha=0.6, label="95% intervals")
