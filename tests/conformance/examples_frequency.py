@@ -36,6 +36,16 @@ EXAMPLES = {
         {"epsilon": 2.0, "domain_size": 8, "hash_count": 40, "family_seed": 11},
         {"epsilon": 0.5, "domain_size": 4, "hash_count": 3, "hash_range": 2},
     ],
+    "cms": [
+        {"epsilon": 1.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7},
+        {"epsilon": 2.0, "domain_size": 8, "hash_count": 20, "width": 2, "family_seed": 3},
+        {"epsilon": 0.5, "domain_size": 3, "hash_count": 2, "width": 4},
+    ],
+    "hcms": [
+        {"epsilon": 1.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7},
+        {"epsilon": 2.0, "domain_size": 8, "hash_count": 20, "width": 8, "family_seed": 3},
+        {"epsilon": 0.5, "domain_size": 3, "hash_count": 2, "width": 2},
+    ],
     "cp": [
         {"epsilon": 1.0, "domain_size": 6, "measurements": 8, "matrix_seed": 3},
         {"epsilon": 2.0, "domain_size": 5, "measurements": 6, "regime": "medium"},

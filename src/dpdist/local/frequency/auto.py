@@ -59,7 +59,8 @@ __all__ = [
 #: The line ``dpdist list`` prints for ``auto`` (a choice made in ``local.make``, not a registered class).
 SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optional report-size and cost limits"
 
-#: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity).
+#: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity;
+#: ``cms`` and ``hcms`` too: their point is a state independent of d, at a higher variance than OLH's).
 CANDIDATES = ("grr", "oue", "sue", "olh", "flh", "hr", "ss")
 
 #: Relative variance difference under which two candidates count as equally accurate.

@@ -1,0 +1,266 @@
+r"""Count-mean sketch, ``cms`` (Apple's Differential Privacy Team, 2017).
+
+Apple's "Learning with Privacy at Scale" (2017, sec. 3, Algorithms 1-2 and 5)
+for items of huge domains, with :math:`k` public hash functions
+:math:`h_0, \dots, h_{k-1}: [d] \to [m]`:
+
+* **client** (Alg. 1): draw :math:`j \in [k]` uniformly, let
+  :math:`x \in \{-1, +1\}^m` be :math:`-1` everywhere but :math:`+1` at
+  :math:`h_j(v)`, flip every coordinate independently with probability
+  :math:`1/(e^{\varepsilon/2} + 1)` and send :math:`(j, \tilde x)`:
+  :math:`m` bits and the function index;
+* **server** (Alg. 2, 5): the sketch row :math:`j` adds
+  :math:`k(\frac{c_\varepsilon}{2}\tilde x + \frac12)`, and the frequency of
+  :math:`v` is :math:`\frac{m}{m-1}(\frac1k\sum_j M[j, h_j(v)] - \frac nm)/n`.
+
+Privacy: two inputs change at most the two coordinates :math:`h_j(u),
+h_j(v)` of :math:`x`, each flipped at :math:`\varepsilon/2`, so every
+likelihood ratio is at most :math:`e^\varepsilon`; ``channel()`` enumerates the
+:math:`k 2^m` outputs of small instances exactly.
+
+Support-count form (derived here, as for :mod:`~dpdist.local.frequency.hcms`):
+a report supports :math:`v` when :math:`\tilde x_{h_j(v)} = +1`.  With
+:math:`p = e^{\varepsilon/2}/(e^{\varepsilon/2} + 1)`,
+:math:`\Pr[\text{support} \mid v] = p` and, for :math:`u \ne v`,
+:math:`q^* = pc + (1-p)(1-c)` with :math:`c` the family's collision
+probability.  The aggregate keeps :math:`S[j, l]`, the number of reports of
+row :math:`j` with :math:`\tilde x_l = +1`, and :math:`N_j`, the reports of row
+:math:`j` (:math:`km + k` counts, mergeable, independent of :math:`d`); then
+:math:`C_v = \sum_j S[j, h_j(v)]` and :math:`\hat f_v = (C_v/n - q^*)/(p - q^*)`
+is Apple's debiased estimate (with :math:`c = 1/m`), of variance
+:math:`q^*(1-q^*)/(n(p-q^*)^2)` at :math:`f_v = 0` over the family draw (a
+fixed family adds FLH's bias, mean square about :math:`\lVert f\rVert_2^2
+c/(k(1-c))`).
+
+Exact aggregate sampler: given the users' rows (uniform) and the number
+:math:`A_{jl}` of users of row :math:`j` hashed to :math:`l`, the coordinates
+are independent, so :math:`S[j, l] \sim \mathrm{Bin}(A_{jl}, p) +
+\mathrm{Bin}(N_j - A_{jl}, 1 - p)`: :math:`O(n + km)`.
+
+Defaults: ``width`` :math:`m = 1024` and ``hash_count`` :math:`k = 2048`, as
+for HCMS.  CMS sends :math:`m` bits per report against HCMS's one, and its
+collector unpacks :math:`nm` bits; in exchange its variance is lower
+(:math:`n\operatorname{Var}^*` = 3.93, 0.92, 0.18 at :math:`\varepsilon` = 1, 2, 4
+against HCMS's 4.69, 1.73, 1.08 and OLH's 3.69, 0.73, 0.08).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import InvalidParameterError, MalformedReportError
+from ..._validation import Integer
+from .._protocol import ProtocolTags, register
+from . import _hashing
+from ._oracle import FrequencyOracle
+from .flh import family_seeds
+
+__all__ = ["CMS"]
+
+_MERSENNE_31 = 2**31 - 1
+_MAX_TABLE_CELLS = 1 << 24
+_BLOCK_ELEMENTS = 1 << 21
+#: reports unpacked at a time (bounds memory at 16 MB of bits)
+_UNPACK_BITS = 1 << 24
+#: largest output space ``channel()`` enumerates
+_MAX_CHANNEL_COLUMNS = 1 << 20
+
+
+@register
+class CMS(FrequencyOracle):
+    r"""Count-mean sketch: an ``width``-bit report per device, a ``hash_count`` x ``width`` sketch.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, finite and > 0 (each coordinate is flipped at epsilon / 2).
+    domain_size : int
+        Number of items ``d``, ``2 <= d <= hash_prime`` (the state is ``k(m + 1)``
+        counts whatever ``d``).
+    hash_count : int
+        Number :math:`k` of public hash functions (default 2048).
+    width : int
+        Sketch width :math:`m`, a power of two >= 2 (default 1024).
+    hash_prime : int
+        The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
+    family_seed : int
+        Public seed naming the family (default 0).
+
+    Notes
+    -----
+    Reports are ``(n, 1 + ceil(m / 64))`` ``uint64`` arrays: column 0 the function
+    index :math:`j`, then the bits of :math:`\tilde x` (+1 as 1), coordinate
+    :math:`l` at bit ``l % 64`` of word ``l // 64``; unused high bits are 0.
+    """
+
+    name = "cms"
+    summary = "count-mean sketch (Apple 2017): an m-bit one-hot of h_j(v), each bit flipped at eps/2"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
+    _constraints = {
+        **FrequencyOracle._constraints,
+        "hash_count": Integer(low=1, high=_MAX_TABLE_CELLS // 2),
+        "width": Integer(low=2, high=1 << 16),
+        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "family_seed": Integer(low=0, high=2**63 - 1),
+    }
+    _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
+
+    def _setup(self):
+        prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
+        if not _hashing.is_prime(prime):
+            raise InvalidParameterError(f"The 'hash_prime' parameter of CMS must be a prime. Got {prime!r} instead.")
+        if self.domain_size > prime:
+            raise InvalidParameterError(
+                f"The 'domain_size' parameter of CMS must be <= hash_prime = {prime} (items are hashed "
+                f"modulo that prime). Got {self.domain_size!r} instead."
+            )
+        if m & (m - 1):
+            raise InvalidParameterError(f"The 'width' parameter of CMS must be a power of two. Got {m!r} instead.")
+        if k * (m + 1) > _MAX_TABLE_CELLS:
+            raise InvalidParameterError(
+                f"CMS keeps a table of hash_count x (width + 1) = {k * (m + 1)} counts; it must be <= "
+                f"{_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'width')."
+            )
+        half = math.exp(self.epsilon / 2.0)
+        self._prime, self._k, self._m = prime, k, m
+        self._words = -(-m // 64)
+        self._seeds = family_seeds(self._params["family_seed"], k, prime)
+        self._p = half / (half + 1.0)
+        self._collision = _hashing.collision_probability(prime, m)
+        self._q = self._p * self._collision + (1.0 - self._p) * (1.0 - self._collision)
+
+    @property
+    def hash_count(self) -> int:
+        """The number :math:`k` of hash functions."""
+        return self._k
+
+    @property
+    def width(self) -> int:
+        """The sketch width :math:`m`."""
+        return self._m
+
+    @property
+    def statistic_size(self) -> int:
+        return self._k * (self._m + 1)
+
+    def support_probabilities(self):
+        """``(p, q*)`` with :math:`p = e^{\\varepsilon/2}/(e^{\\varepsilon/2}+1)`, :math:`q^* = pc + (1-p)(1-c)`."""
+        return self._p, self._q
+
+    def _hashed(self, functions, items) -> np.ndarray:
+        return _hashing.hash_items(self._seeds[functions], items, self._prime, self._m)
+
+    # ------------------------------------------------------------------ client
+    def _privatize(self, values, rng):
+        functions = rng.integers(0, self._k, size=values.size, dtype=np.int64)
+        hashed = self._hashed(functions, values)
+        reports = np.zeros((values.size, 1 + self._words), dtype=np.uint64)
+        reports[:, 0] = functions
+        rows = max(1, _UNPACK_BITS // self._m)
+        for start in range(0, values.size, rows):
+            stop = min(start + rows, values.size)
+            bits = rng.random((stop - start, self._m)) >= self._p  # flipped -1 coordinates read +1
+            own = np.arange(stop - start)
+            bits[own, hashed[start:stop]] = ~bits[own, hashed[start:stop]]  # the +1 coordinate
+            reports[start:stop, 1:] = _pack(bits, self._words)
+        return reports
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        array = np.asarray(reports)
+        if array.ndim != 2 or array.shape[1] != 1 + self._words or array.dtype != np.uint64:
+            raise MalformedReportError(
+                f"CMS reports must be a uint64 array of shape (n, {1 + self._words}) (function index, then "
+                f"{self._m} bits). Got shape {array.shape} and dtype {array.dtype} instead."
+            )
+        bad_function = array[:, 0] >= np.uint64(self._k)
+        spare = 64 * self._words - self._m
+        if spare:
+            bad_bits = (array[:, -1] >> np.uint64(64 - spare)) != 0
+        else:
+            bad_bits = np.zeros(array.shape[0], dtype=bool)
+        return array, {"function_out_of_range": bad_function, "bits_out_of_range": bad_bits & ~bad_function}
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        functions = reports[:, 0].astype(np.int64)
+        table = np.zeros((self._k, self._m), dtype=np.int64)
+        rows = max(1, _UNPACK_BITS // self._m)
+        for start in range(0, reports.shape[0], rows):
+            block = slice(start, start + rows)
+            bits = _unpack(reports[block, 1:], self._m)
+            order = np.argsort(functions[block], kind="stable")
+            sorted_functions = functions[block][order]
+            starts = np.flatnonzero(np.r_[True, sorted_functions[1:] != sorted_functions[:-1]])
+            table[sorted_functions[starts]] += np.add.reduceat(bits[order].astype(np.int64), starts, axis=0)
+        rows_count = np.bincount(functions, minlength=self._k)
+        return np.concatenate([table.ravel(), rows_count]).astype(np.int64)
+
+    def _check_statistic(self, statistic, n):
+        table = statistic[: self._k * self._m].reshape(self._k, self._m)
+        rows = statistic[self._k * self._m :]
+        if np.any(statistic < 0) or rows.sum() != n or np.any(table > rows[:, None]):
+            return f"row counts must be >= 0 and sum to n={n}, and each bit count must be <= its row's count"
+        return None
+
+    def support_counts(self, aggregator) -> np.ndarray:
+        """:math:`C_v = \\sum_j S[j, h_j(v)]`, in :math:`O(kd)` (blocks of functions)."""
+        table = aggregator.statistic[: self._k * self._m].reshape(self._k, self._m)
+        support = np.zeros(self.domain_size, dtype=np.float64)
+        items = np.arange(self.domain_size, dtype=np.int64)
+        rows = max(1, _BLOCK_ELEMENTS // self.domain_size)
+        for start in range(0, self._k, rows):
+            functions = np.arange(start, min(start + rows, self._k))
+            hashed = self._hashed(functions[:, None], items[None, :])
+            support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
+        return support
+
+    def _simulate(self, values, rng):
+        functions = rng.integers(0, self._k, size=values.size, dtype=np.int64)
+        cells = functions * self._m + self._hashed(functions, values)
+        own = np.bincount(cells, minlength=self._k * self._m).reshape(self._k, self._m)
+        rows = np.bincount(functions, minlength=self._k)
+        table = rng.binomial(own, self._p) + rng.binomial(rows[:, None] - own, 1.0 - self._p)
+        return np.concatenate([table.ravel(), rows]).astype(np.int64)
+
+    # ------------------------------------------------------------------ exact channel
+    def channel(self, values=None):
+        """Output law over ``(j, x)``, column ``j 2^m + x`` (x the bits as an integer)."""
+        if self._k << self._m > _MAX_CHANNEL_COLUMNS:
+            raise InvalidParameterError(
+                f"CMS.channel enumerates hash_count x 2^width = {self._k} x 2^{self._m} outputs; at most "
+                f"{_MAX_CHANNEL_COLUMNS}. Use a small instance."
+            )
+        items = np.arange(self.domain_size) if values is None else self._check_values(values)
+        hashed = self._hashed(np.arange(self._k)[None, :], items[:, None])  # (items, k)
+        outputs = np.arange(1 << self._m)
+        ones = (outputs[:, None] >> np.arange(self._m)[None, :]) & 1  # (2^m, m)
+        weight = ones.sum(axis=1)
+        own_bit = (outputs[None, None, :] >> hashed[:, :, None]) & 1  # (items, k, 2^m)
+        # other coordinates read +1 with probability 1 - p, the own one with p
+        others = (1 - self._p) ** (weight - own_bit) * self._p ** (self._m - 1 - (weight - own_bit))
+        law = np.where(own_bit == 1, self._p, 1 - self._p) * others / self._k
+        return law.reshape(items.size, self._k << self._m)
+
+    def report_index(self, reports):
+        reports, _ = self._validate_reports(reports)
+        if self._m > 62:
+            raise InvalidParameterError("CMS.report_index needs width <= 62 (small instances only).")
+        return reports[:, 0].astype(np.int64) * (1 << self._m) + reports[:, 1].astype(np.int64)
+
+
+def _pack(bits: np.ndarray, words: int) -> np.ndarray:
+    """Rows of bits to ``words`` little-endian ``uint64`` words each."""
+    padded = np.zeros((bits.shape[0], 64 * words), dtype=bool)
+    padded[:, : bits.shape[1]] = bits
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
+
+
+def _unpack(words: np.ndarray, width: int) -> np.ndarray:
+    """Inverse of :func:`_pack`: the first ``width`` bits of every row, as ``uint8``."""
+    as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :width]
