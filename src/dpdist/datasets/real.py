@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import DatasetUnavailableError
 from ._dataset import Dataset, register
 
-__all__ = ["DatasetUnavailableError", "package_directory"]
+__all__ = ["DatasetUnavailableError", "package_directory", "wiki_words"]
 
 
 def package_directory(package: str, dataset: str) -> Path:
@@ -127,8 +127,8 @@ def _column(package: str, item: str, column: str, dataset: str) -> np.ndarray:
 
 # ---------------------------------------------------------------------- wikiwords
 @functools.cache
-def _word_counts() -> np.ndarray:
-    """Occurrence counts of the 105,966 words of wikiwords, most frequent first (ties by word).
+def _word_table() -> tuple[tuple[str, ...], np.ndarray]:
+    """The 105,966 words of wikiwords and their occurrence counts, most frequent first (ties by word).
 
     The package's ``occdb.py`` is one dict literal; it is parsed with ``ast.literal_eval``
     (no code runs) instead of imported, which would also load the 3.6 MB ``freqdb``.
@@ -139,7 +139,17 @@ def _word_counts() -> np.ndarray:
     words = sorted(counts, key=lambda word: (-counts[word], word))
     ordered = np.array([counts[word] for word in words], dtype=np.int64)
     ordered.setflags(write=False)
-    return ordered
+    return tuple(words), ordered
+
+
+def _word_counts() -> np.ndarray:
+    """Occurrence counts of the wikiwords words, most frequent first (item ``i`` of ``wiki-words``)."""
+    return _word_table()[1]
+
+
+def wiki_words() -> tuple[str, ...]:
+    """The words of the ``wiki-words`` dataset: item ``i`` is ``wiki_words()[i]`` (needs the ``data`` extra)."""
+    return _word_table()[0]
 
 
 def _draw_words(n, rng):

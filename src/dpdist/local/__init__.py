@@ -23,6 +23,7 @@ from ._protocol import (
     register,
     parameter_names,
 )
+from .pem import HeavyHitters, StringCodec, encode_strings, heavy_hitters
 
 __all__ = [
     "make",
@@ -37,4 +38,8 @@ __all__ = [
     "ProtocolTags",
     "ReportFormat",
     "ReportBatch",
+    "heavy_hitters",
+    "encode_strings",
+    "HeavyHitters",
+    "StringCodec",
 ]

@@ -242,6 +242,18 @@ class FLH(FrequencyOracle):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
+    def support_counts_of(self, aggregator, items) -> np.ndarray:
+        """Support counts of the given ``items`` only, in :math:`O(S m)` for :math:`m` items (for huge domains)."""
+        items = np.asarray(items, dtype=np.int64)
+        table = aggregator.statistic.reshape(self._S, self._g)
+        support = np.zeros(items.size, dtype=np.float64)
+        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
+        for start in range(0, self._S, rows):
+            functions = np.arange(start, min(start + rows, self._S))
+            hashed = _hashing.hash_items(self._seeds[functions][:, None], items[None, :], self._prime, self._g)
+            support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
+        return support
+
     def _simulate(self, values, rng):
         counts = np.bincount(values, minlength=self.domain_size)
         kept = rng.binomial(counts, self._keep)
