@@ -57,3 +57,17 @@ def test_bad_parameters_and_reports_are_refused():
         protocol.aggregator().add(np.zeros((2, 2), dtype=np.uint8), on_invalid="raise")
     aggregator = protocol.aggregator().add(np.array([[0, 0, 2], [4, 0, 1], [0, 4, 0], [1, 1, 1]]), on_invalid="count")
     assert aggregator.n == 1 and sum(aggregator.rejected.values()) == 3
+
+
+@pytest.mark.parametrize("name", ["cms", "hcms"])
+def test_a_huge_domain_is_queried_item_by_item(name):
+    protocol = local.make(name, epsilon=4.0, domain_size=2**30, hash_count=64, width=64)
+    values = np.repeat(np.array([5, 2**29 + 1, 77]), [3000, 2000, 1000])
+    aggregator = protocol.aggregator().add(protocol.privatize(values, rng=0))
+    with pytest.raises(InvalidParameterError, match="frequencies_of"):
+        protocol.estimate(aggregator)
+    found = protocol.frequencies_of(aggregator, [5, 2**29 + 1, 77, 12345])
+    np.testing.assert_allclose(found, [0.5, 1 / 3, 1 / 6, 0.0], atol=0.05)
+    small = local.make(name, epsilon=4.0, domain_size=100, hash_count=8, width=16)
+    aggregator = small.aggregator().add(small.privatize(np.arange(100).repeat(3), rng=1))
+    np.testing.assert_allclose(small.frequencies_of(aggregator, np.arange(100)), small.estimate(aggregator).frequencies)

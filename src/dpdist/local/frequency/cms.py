@@ -50,8 +50,8 @@ import math
 
 import numpy as np
 
-from ...errors import InvalidParameterError, MalformedReportError
-from ..._validation import Integer
+from ...errors import EmptyAggregateError, InvalidParameterError, MalformedReportError
+from ..._validation import Integer, check_integer_values
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._oracle import FrequencyOracle
@@ -208,16 +208,27 @@ class CMS(FrequencyOracle):
         return None
 
     def support_counts(self, aggregator) -> np.ndarray:
-        """:math:`C_v = \\sum_j S[j, h_j(v)]`, in :math:`O(kd)` (blocks of functions)."""
+        """:math:`C_v = \\sum_j S[j, h_j(v)]` for every item, in :math:`O(kd)` (``d`` <= 2^24; see :meth:`frequencies_of`)."""
+        return self.support_counts_of(aggregator, _all_items(self))
+
+    def support_counts_of(self, aggregator, items) -> np.ndarray:
+        """:math:`C_v` of the given ``items`` only, in :math:`O(k \\cdot |items|)`."""
         table = aggregator.statistic[: self._k * self._m].reshape(self._k, self._m)
-        support = np.zeros(self.domain_size, dtype=np.float64)
-        items = np.arange(self.domain_size, dtype=np.int64)
-        rows = max(1, _BLOCK_ELEMENTS // self.domain_size)
+        items = np.asarray(items, dtype=np.int64)
+        support = np.zeros(items.size, dtype=np.float64)
+        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._k, rows):
             functions = np.arange(start, min(start + rows, self._k))
             hashed = self._hashed(functions[:, None], items[None, :])
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
+
+    def frequencies_of(self, aggregator, items) -> np.ndarray:
+        """Unbiased frequency estimates of the given ``items`` (any domain size: the sketch is queried)."""
+        items = check_integer_values(items, self.domain_size, owner=f"{self.display_name}.frequencies_of")
+        if aggregator.n == 0:
+            raise EmptyAggregateError(f"{self.display_name}.frequencies_of needs at least one report.")
+        return (self.support_counts_of(aggregator, items) / aggregator.n - self._q) / (self._p - self._q)
 
     def _simulate(self, values, rng):
         functions = rng.integers(0, self._k, size=values.size, dtype=np.int64)
@@ -264,3 +275,17 @@ def _unpack(words: np.ndarray, width: int) -> np.ndarray:
     """Inverse of :func:`_pack`: the first ``width`` bits of every row, as ``uint8``."""
     as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :width]
+
+
+#: largest domain whose every item ``estimate`` ranks; beyond it, query items with ``frequencies_of``
+MAX_ESTIMATED_ITEMS = 1 << 24
+
+
+def _all_items(protocol) -> np.ndarray:
+    if protocol.domain_size > MAX_ESTIMATED_ITEMS:
+        raise InvalidParameterError(
+            f"{protocol.display_name}.estimate ranks every item of the domain; domain_size = {protocol.domain_size} "
+            f"is over {MAX_ESTIMATED_ITEMS}. Query the items you want with "
+            f"protocol.frequencies_of(aggregator, items), or find them with dpdist.local.heavy_hitters."
+        )
+    return np.arange(protocol.domain_size, dtype=np.int64)

@@ -56,8 +56,8 @@ import math
 
 import numpy as np
 
-from ...errors import InvalidParameterError, MalformedReportError
-from ..._validation import Integer
+from ...errors import EmptyAggregateError, InvalidParameterError, MalformedReportError
+from ..._validation import Integer, check_integer_values
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
@@ -206,19 +206,29 @@ class HCMS(FrequencyOracle):
         return None
 
     def support_counts(self, aggregator) -> np.ndarray:
-        r""":math:`C_v = n/2 + \frac12\sum_j (D_j H_m)[h_j(v)]`: :math:`O(km\log m + kd)`."""
+        r""":math:`C_v = n/2 + \frac12\sum_j (D_j H_m)[h_j(v)]` for every item (``d`` <= 2^24; see :meth:`frequencies_of`)."""
+        return self.support_counts_of(aggregator, _all_items(self))
+
+    def support_counts_of(self, aggregator, items) -> np.ndarray:
+        """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""
         table = aggregator.statistic.reshape(self._k, self._m, 2).astype(np.float64)
         transformed = fast_walsh_hadamard(table[:, :, 1] - table[:, :, 0])  # row j: D_j H (H symmetric)
-        support = np.full(self.domain_size, aggregator.n / 2.0)
-        rows = max(1, _BLOCK_ELEMENTS // self.domain_size)
-        items = np.arange(self.domain_size, dtype=np.int64)
+        items = np.asarray(items, dtype=np.int64)
+        support = np.full(items.size, aggregator.n / 2.0)
+        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._k, rows):
             functions = np.arange(start, min(start + rows, self._k))
-            hashed = self._hashed(functions[:, None], items[None, :])  # (functions, d)
+            hashed = self._hashed(functions[:, None], items[None, :])  # (functions, items)
             support += 0.5 * np.take_along_axis(transformed[functions], hashed, axis=1).sum(axis=0)
         return support
 
-    # ------------------------------------------------------------------ exact channel
+    def frequencies_of(self, aggregator, items) -> np.ndarray:
+        """Unbiased frequency estimates of the given ``items`` (any domain size: the sketch is queried)."""
+        items = check_integer_values(items, self.domain_size, owner=f"{self.display_name}.frequencies_of")
+        if aggregator.n == 0:
+            raise EmptyAggregateError(f"{self.display_name}.frequencies_of needs at least one report.")
+        return (self.support_counts_of(aggregator, items) / aggregator.n - self._q) / (self._p - self._q)
+
     def channel(self, values=None):
         """Output law over ``(j, l, bit)``, column ``(j m + l) 2 + bit``: :math:`\\frac{1}{km}(p \\text{ or } 1-p)`."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
@@ -229,3 +239,17 @@ class HCMS(FrequencyOracle):
         law[..., 1] = np.where(plus, self._p, 1.0 - self._p)
         law[..., 0] = 1.0 - law[..., 1]
         return (law / (self._k * self._m)).reshape(items.size, self.statistic_size)
+
+
+#: largest domain whose every item ``estimate`` ranks; beyond it, query items with ``frequencies_of``
+MAX_ESTIMATED_ITEMS = 1 << 24
+
+
+def _all_items(protocol) -> np.ndarray:
+    if protocol.domain_size > MAX_ESTIMATED_ITEMS:
+        raise InvalidParameterError(
+            f"{protocol.display_name}.estimate ranks every item of the domain; domain_size = {protocol.domain_size} "
+            f"is over {MAX_ESTIMATED_ITEMS}. Query the items you want with "
+            f"protocol.frequencies_of(aggregator, items), or find them with dpdist.local.heavy_hitters."
+        )
+    return np.arange(protocol.domain_size, dtype=np.int64)
