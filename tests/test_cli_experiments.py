@@ -182,3 +182,14 @@ def test_a_dataset_that_cannot_load_stops_the_run_before_any_cell(tmp_path, caps
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no cell was run" in err and "'no-extra'" in err and "dpdist[data]" in err
     assert not list((tmp_path / "run" / "cells").glob("*.json"))
+
+
+def test_quick_runs_are_marked_as_quick_in_the_report_and_the_summary(tmp_path, capsys):
+    out = tmp_path / "toy"
+    assert main(["reproduce", "toy", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert "(quick run:" in capsys.readouterr().out
+    report = (out / "report.md").read_text()
+    assert "**Quick run**" in report and "## Claims (quick run)" in report
+    assert all("(quick run)" in line for line in report.splitlines() if line.startswith("| 1 |"))
+    assert main(["reproduce", "toy", "--out", str(tmp_path / "full"), "--no-progress", "--repeats", "2"]) == 0
+    assert "(quick run" not in capsys.readouterr().out and "Quick run" not in (tmp_path / "full" / "report.md").read_text()

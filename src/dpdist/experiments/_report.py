@@ -26,12 +26,21 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         lines += [f"Paper: `{spec.paper}`", ""]
     if spec.description:
         lines += [spec.description, ""]
-    lines += ["## Claims", ""]
+    quick = spec.run == "quick"
+    if quick:
+        lines += [
+            f"> **Quick run** (`--quick`: the spec's smaller grid, {spec.repeats} repeats). Its verdicts rest on "
+            "fewer settings and repeats than the paper's; a claim that does not hold here may hold on the full "
+            "run. Run without `--quick` before citing an outcome.",
+            "",
+        ]
+    lines += ["## Claims" + (" (quick run)" if quick else ""), ""]
     if claims:
         lines += ["| # | claim | figure | outcome | numbers |", "|---|---|---|---|---|"]
         for index, claim in enumerate(claims, 1):
             lines.append(
-                f"| {index} | {_escape(claim['text'])} | {claim['figure'] or ''} | {_MARK[claim['outcome']]} "
+                f"| {index} | {_escape(claim['text'])} | {claim['figure'] or ''} | {_MARK[claim['outcome']]}"
+                f"{' (quick run)' if quick else ''} "
                 f"| {_escape(claim['explanation'])} |"
             )
         counts = {outcome: sum(c["outcome"] == outcome for c in claims) for outcome in _MARK}

@@ -315,6 +315,10 @@ class ExperimentSpec:
     quick : dict
         Overrides for ``--quick`` (e.g. ``{"repeats": 2, "grid": {...}}``).
     title, paper, description : str
+    run : str
+        ``"full"``, or ``"quick"`` once :meth:`with_options` applied the ``--quick``
+        overrides (reports mark quick runs: their verdicts rest on fewer repeats and a
+        smaller grid than the paper's).
     """
 
     name: str
@@ -330,6 +334,7 @@ class ExperimentSpec:
     title: str = ""
     paper: str = ""
     description: str = ""
+    run: str = "full"
 
     def __post_init__(self):
         object.__setattr__(self, "datasets", tuple(DatasetRef.of(d) for d in self.datasets))
@@ -402,6 +407,8 @@ class ExperimentSpec:
             if "grid" in overrides:
                 overrides["grid"] = _merge_grids(self.grid, overrides["grid"])
             spec = replace(spec, **overrides)
+        if quick:
+            spec = replace(spec, run="quick")
         if repeats is not None:
             spec = replace(spec, repeats=repeats)
         if seed is not None:
