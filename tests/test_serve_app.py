@@ -105,3 +105,28 @@ def test_json_booleans_among_integer_reports_are_rejected_not_counted_as_0_or_1(
     batch = decode_body(protocol, json.dumps({"reports": rows}).encode(), "application/json", None)
     assert batch.rejected == {"out_of_range": len(rows) - len(accepted)}
     assert np.array_equal(batch.reports, np.array(accepted, dtype=protocol.report_format.dtype))
+
+
+@pytest.mark.parametrize(
+    "config, values",
+    [
+        ({"protocol": "hcms", "epsilon": 4.0, "domain_size": 1000, "hash_count": 16, "width": 64}, [3] * 300 + [7] * 100),
+        ({"protocol": "cms", "epsilon": 4.0, "domain_size": 1000, "hash_count": 16, "width": 64}, [3] * 300 + [7] * 100),
+        ({"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 8}, [3] * 300 + [7] * 100),
+    ],
+)
+def test_sketch_and_longitudinal_campaigns_take_the_same_path(app, config, values):
+    from dpdist import local
+
+    client = TestClient(app)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    name = config["protocol"].replace("-", "") + "camp"
+    assert client.post("/api/campaigns", json={"campaign": name, "config": config}, headers=admin).status_code == 201
+    client.post(f"/api/campaigns/{name}/open", headers=admin)
+    protocol = local.from_config(config)
+    reports = protocol.privatize(np.array(values), rng=0)
+    response = client.put(f"/api/campaigns/{name}/batches/b1", json={"reports": reports.tolist()})
+    assert response.status_code in (200, 201), response.text
+    body = client.get(f"/api/campaigns/{name}/estimate", headers=admin).json()
+    frequencies = np.array(body["estimate"]["frequencies"])
+    assert body["n"] == len(values) and frequencies[3] > 0.5 and frequencies[7] > 0.1
