@@ -30,7 +30,7 @@ Usage::
     uv run --extra bench python benchmarks/bench_flh_peers.py --quick    # n = 1e4, 2 repeats (< 1 min)
     uv run --extra bench python benchmarks/bench_flh_peers.py --peer-max-users 100000
 
-Writes the table to stdout and the raw records to ``benchmarks/results/flh_peers*.json``.
+Writes the table to stdout and the raw records to ``benchmarks/results/flh_peers_S<S>.json``.
 """
 
 from __future__ import annotations
@@ -174,7 +174,8 @@ def main(argv=None) -> None:
             print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     print(f"FLH, d = {args.d}, S = {args.hash_count}, Zipf(1.1), median of {repeats} repeats")
     print(format_table(records))
-    output = Path(__file__).parent / "results" / ("flh_peers-quick.json" if args.quick else "flh_peers.json")
+    name = "flh_peers-quick.json" if args.quick else f"flh_peers_S{args.hash_count}.json"
+    output = Path(__file__).parent / "results" / name
     output.parent.mkdir(exist_ok=True)
     output.write_text(json.dumps(records, indent=1))
 
