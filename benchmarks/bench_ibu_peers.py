@@ -20,9 +20,11 @@ Estimators and stopping rules:
 * multi-freq-ldpy ``IBU`` (its defaults): plain EM from the uniform start, stops when
   ``max_v |f_t - f_{t-1}| < 1e-12`` or after 10^4 iterations.  For UE, SS and LH its matrix
   ``A`` (``p`` on the diagonal, ``q`` elsewhere) is applied to the normalized *support
-  counts*, a composite likelihood whose maximizer is GRR's closed form with ``kappa = q/(p-q)``
-  (``dpdist.local.frequency._exact_channel.grr_maximum_likelihood`` on the peer's ``p, q``
-  and counts): that is its fixed point, reported as ``|f - fixed point|``.
+  counts* ``c``.  On the simplex ``(A f)_y = q + (p - q) f_y`` and ``A`` is symmetric, so the
+  EM step keeps ``sum f = 1`` and increases ``sum_y c_y log(f_y + kappa)``, ``kappa = q/(p-q)``:
+  a composite likelihood whose maximizer is GRR's closed form (water filling,
+  ``dpdist.local.frequency._exact_channel.grr_maximum_likelihood`` on the peer's ``p, q`` and
+  counts).  That is its fixed point, reported as ``|f - fixed point|``; for GRR it is the MLE.
 
 Times: dpdist's ``estimate`` (median of 3); the peer's whole ``*_Aggregator_IBU`` call (its
 Python counting loop included) and, separately, its numba ``IBU`` kernel alone (the module's
