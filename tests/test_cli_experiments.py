@@ -32,9 +32,9 @@ def test_reproduce_toy_writes_tables_figures_and_report(tmp_path, capsys):
     oue_vs_grr, grr_vs_oue = (claims[claim.text] for claim in get_spec("toy").claims)
     # per-item variances (Wang et al. 2017): GRR (d - 2 + e^eps) / (n (e^eps - 1)^2), OUE 4 e^eps /
     # (n (e^eps - 1)^2); at eps = 0.5 and d = 10,000 GRR's MSE is ~1,500x OUE's, far beyond 2 SE
-    assert oue_vs_grr["outcome"] == "holds" and "z = " in oue_vs_grr["explanation"]
+    assert oue_vs_grr["outcome"] == "holds" and "t = " in oue_vs_grr["explanation"]
     # on 32 bins at eps = 4 GRR is the better oracle; with 5 repeats it must at least not be reversed
-    assert grr_vs_oue["outcome"] in {"holds", "inconclusive"} and "z = " in grr_vs_oue["explanation"]
+    assert grr_vs_oue["outcome"] in {"holds", "inconclusive"} and "t = " in grr_vs_oue["explanation"]
     assert f"| {oue_vs_grr['text']} | mse | holds |" in report
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq

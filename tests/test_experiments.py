@@ -163,7 +163,7 @@ def test_better_than_outcomes(better_mean, worse_mean, outcome):
     # se 0.1 each: the difference is 1.0 / sqrt(0.02) = 7.1 SE, or 0.35 SE for 1.0 vs 1.05
     result, explanation = better_than("m", "A", "B")(_table(better_mean, worse_mean, 0.1))
     assert result == outcome
-    assert ("2 of 2" in explanation) == (outcome == "holds")
+    assert ("in 2 of 2 settings" in explanation) == (outcome == "holds")
 
 
 def test_better_than_without_rows_is_inconclusive():
@@ -449,3 +449,47 @@ def test_unknown_standard_errors_are_infinite_so_claims_stay_inconclusive():
     assert standard_error({"se": 0.0, "count": 1}) == math.inf  # a single repeat decides nothing
     assert standard_error({"se": float("nan"), "count": 5}) == math.inf
     assert standard_error({"se": None, "count": 5}) == math.inf
+
+
+def test_holm_and_the_decision_rule_on_known_p_values():
+    from dpdist.experiments._claims import decide, holm_rejections
+
+    assert holm_rejections([0.01, 0.04, 0.03], 0.05) == 1  # 0.01 <= 0.05/3; then 0.03 > 0.05/2
+    assert holm_rejections([0.001, 0.02, 0.04], 0.05) == 3
+    assert holm_rejections([0.2, 0.3]) == 0
+    assert decide([0.01, 0.02], [0.99, 0.98]) == "holds"
+    assert decide([0.01, 0.9], [0.99, 0.001]) == "does not hold"
+    assert decide([0.01, 0.3], [0.99, 0.7]) == "inconclusive"
+
+
+def _null_claim_verdicts(rng, settings: int, repeats: int, shift: float):
+    from dpdist.experiments._claims import decide, welch_p_values
+
+    p_for, p_against = [], []
+    for _ in range(settings):
+        a = rng.normal(0.0, 1.0, repeats)
+        b = rng.normal(shift, 1.0, repeats)
+        row_a = {"mean": a.mean(), "se": a.std(ddof=1) / np.sqrt(repeats), "count": repeats}
+        row_b = {"mean": b.mean(), "se": b.std(ddof=1) / np.sqrt(repeats), "count": repeats}
+        _, up, down = welch_p_values(row_a, row_b)
+        p_for.append(up)
+        p_against.append(down)
+    return decide(p_for, p_against)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.3])
+def test_false_does_not_hold_is_at_most_alpha_over_sixteen_settings(shift):
+    # the claim "A is lower than B" is true (shift 0.3) or on the boundary (0) in all 16 settings:
+    # "does not hold" is then a false alarm, which Holm keeps at <= 5 % (binomial bound, 3 SE)
+    rng = np.random.default_rng(7)
+    claims = 1500
+    verdicts = [_null_claim_verdicts(rng, 16, 5, shift) for _ in range(claims)]
+    false_alarms = verdicts.count("does not hold") / claims
+    assert false_alarms <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / claims)
+    # the old rule (one setting 2 SE against) would have fired in about 1 - (1 - 0.04)^16 = 48 % at shift 0
+
+
+def test_a_clear_advantage_in_every_setting_holds_and_a_reversal_does_not():
+    rng = np.random.default_rng(8)
+    assert [_null_claim_verdicts(rng, 8, 10, 3.0) for _ in range(20)].count("holds") >= 19
+    assert [_null_claim_verdicts(rng, 8, 10, -3.0) for _ in range(20)].count("does not hold") == 20

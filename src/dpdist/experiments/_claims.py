@@ -11,7 +11,14 @@ The claims library every reproduction builds its checks on:
   :func:`describe_setting` (``"dataset=beta-5-2, epsilon=1"``);
 * the common checks: :func:`better_than` ("method A has a lower error than method B"
   over every matching setting, judged with the standard errors over repeats),
-  :func:`lowest_of`, :class:`AllOf` and :class:`RatioWithin`.
+  :func:`lowest_of`, :class:`AllOf` and :class:`RatioWithin`;
+* the one decision rule they share, :func:`decide` (docs/experiments.md, "Verdicts"): a
+  claim over S settings **holds** when it is significant at level ``alpha`` in every
+  setting (an intersection-union test: the chance of "holds" when the claim fails in some
+  setting is at most ``alpha``), **does not hold** when Holm's step-down procedure finds at
+  least one setting significantly against it (family-wise error at most ``alpha`` over the
+  S settings), and is inconclusive otherwise; the explanation adds a sign test of the
+  direction across settings.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from ._table import STAT_COLUMNS as _SUMMARY_COLUMNS
 from ._table import ResultsTable
@@ -30,12 +38,15 @@ __all__ = [
     "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS",
     "better_than", "BetterThan", "lowest_of", "AllOf", "RatioWithin", "evaluate_claims",
     "combine_outcomes", "standard_error", "z_score", "group_settings", "rows_by", "describe_setting",
+    "ALPHA", "decide", "holm_rejections", "sign_test", "welch_p_values",
 ]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: The statistics columns of a summary table (:func:`~dpdist.experiments.summarize`); every
 #: other column but ``metric`` and the compared label is part of a setting.
 STAT_COLUMNS = frozenset(_SUMMARY_COLUMNS)
+#: Family-wise error rate of every verdict (see :func:`decide`).
+ALPHA = 0.05
 
 
 # ---------------------------------------------------------------------- statistics of a row
@@ -76,6 +87,53 @@ def combine_outcomes(outcomes: Iterable[str]) -> str:
     return INCONCLUSIVE
 
 
+# ---------------------------------------------------------------------- the decision rule
+def welch_p_values(better: Mapping[str, Any], worse: Mapping[str, Any]) -> tuple[float, float, float]:
+    r"""``(t, p_for, p_against)``: Welch's t of ``better`` below ``worse`` and its one-sided p-values.
+
+    :math:`t` is :func:`z_score`; its degrees of freedom are Welch–Satterthwaite's from the
+    rows' ``count`` (so 3 repeats weigh as 3 repeats, not as a normal approximation).
+    ``p_for`` tests "better is not lower", ``p_against`` "better is not higher".
+    """
+    t = z_score(better, worse)
+    if math.isinf(t):
+        return t, (0.0 if t > 0 else 1.0), (1.0 if t > 0 else 0.0)
+    se_b, se_w = standard_error(better), standard_error(worse)
+    n_b, n_w = better.get("count") or 2, worse.get("count") or 2
+    denominator = se_b**4 / max(n_b - 1, 1) + se_w**4 / max(n_w - 1, 1)
+    df = (se_b**2 + se_w**2) ** 2 / denominator if denominator > 0 and math.isfinite(denominator) else math.inf
+    df = max(df, 1.0)
+    return t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df))
+
+
+def holm_rejections(p_values: Iterable[float], alpha: float = ALPHA) -> int:
+    """Number of hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``."""
+    ordered = sorted(p_values)
+    for index, p in enumerate(ordered):
+        if p > alpha / (len(ordered) - index):
+            return index
+    return len(ordered)
+
+
+def sign_test(agree: int, total: int) -> float:
+    """Two-sided exact binomial p-value of ``agree`` of ``total`` settings going the claimed way."""
+    return float(stats.binomtest(agree, total, 0.5).pvalue) if total else 1.0
+
+
+def decide(p_for: list[float], p_against: list[float], alpha: float = ALPHA, min_losses: int = 1) -> str:
+    """The verdict of a claim from one-sided p-values per setting (module docstring).
+
+    :data:`HOLDS` when every ``p_for < alpha`` (intersection–union test), :data:`DOES_NOT_HOLD`
+    when Holm rejects at least ``min_losses`` of the ``p_against`` at level ``alpha``, else
+    :data:`INCONCLUSIVE`.
+    """
+    if p_for and all(p < alpha for p in p_for):
+        return HOLDS
+    if holm_rejections(p_against, alpha) >= min_losses:
+        return DOES_NOT_HOLD
+    return INCONCLUSIVE
+
+
 # ---------------------------------------------------------------------- settings
 def group_settings(rows: ResultsTable, exclude: Iterable[str] = ()) -> dict[tuple, list[dict]]:
     """Rows grouped by setting: ``{((column, value), ...): [rows]}``.
@@ -112,22 +170,23 @@ def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], dro
 # ---------------------------------------------------------------------- common checks
 @dataclass(frozen=True)
 class BetterThan:
-    """``better`` has a lower mean ``metric`` than ``worse`` in every setting matched by ``where``.
+    r"""``better`` has a lower mean ``metric`` than ``worse`` in every setting matched by ``where``.
 
-    In each setting (all columns but ``column`` and the statistics), with
-    :math:`z = (\\bar m_{worse} - \\bar m_{better}) / \\sqrt{se_{better}^2 + se_{worse}^2}`:
-    the claim *holds* when :math:`z > margin` in every setting, *does not hold* when
-    :math:`z < -margin` in at least ``min_losses`` settings (a significant reversal), and is
-    *inconclusive* otherwise.  ``margin = 2`` standard errors by default.  The claim is also
-    inconclusive when a compared setting has failed cells, fewer than 2 repeats on either
-    side or no finite standard error (one repeat gives no spread to judge a difference by).
+    In each setting (all columns but ``column`` and the statistics), Welch's
+    :math:`t = (\bar m_{worse} - \bar m_{better}) / \sqrt{se_{better}^2 + se_{worse}^2}`
+    gives one-sided p-values (:func:`welch_p_values`), and :func:`decide` gives the verdict
+    at family-wise level ``alpha`` (0.05): holds when ``better`` is significantly lower in
+    every setting, does not hold when Holm finds ``better`` significantly higher in at least
+    ``min_losses`` settings.  The claim is also inconclusive when a compared setting has
+    failed cells, fewer than 2 repeats on either side or no finite standard error (one
+    repeat gives no spread to judge a difference by).
     """
 
     metric: str
     better: str
     worse: str
     where: dict = field(default_factory=dict)
-    margin: float = 2.0
+    alpha: float = ALPHA
     column: str = "method"
     min_losses: int = 1
 
@@ -144,20 +203,20 @@ class BetterThan:
                     f"cannot compare {self.better} with {self.worse} on {self.metric} at "
                     f"({describe_setting(setting)}): {reason}"
                 )
-        scores = [(z_score(b, w), setting, b["mean"], w["mean"]) for setting, b, w in pairs]
-        wins = sum(score[0] > self.margin for score in scores)
-        losses = sum(score[0] < -self.margin for score in scores)
-        z, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
+        scores = [(*welch_p_values(b, w), setting, b["mean"], w["mean"]) for setting, b, w in pairs]
+        p_for, p_against = [score[1] for score in scores], [score[2] for score in scores]
+        outcome = decide(p_for, p_against, self.alpha, self.min_losses)
+        wins = sum(p < self.alpha for p in p_for)
+        losses = holm_rejections(p_against, self.alpha)
+        agree = sum(score[0] > 0 for score in scores)
+        t, _, _, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
         summary = (
-            f"{self.better} < {self.worse} on {self.metric} by > {self.margin:g} SE in {wins} of {len(pairs)} "
-            f"settings, significantly worse in {losses}; weakest setting ({describe_setting(setting)}): "
-            f"{b_mean:.4g} vs {w_mean:.4g} (z = {z:.2f})"
+            f"{self.better} < {self.worse} on {self.metric} significant (Welch t, one-sided alpha {self.alpha:g}) "
+            f"in {wins} of {len(pairs)} settings, significantly worse (Holm) in {losses}; direction agrees in "
+            f"{agree} of {len(pairs)} (sign test p = {sign_test(agree, len(pairs)):.2g}); weakest setting "
+            f"({describe_setting(setting)}): {b_mean:.4g} vs {w_mean:.4g} (t = {t:.2f})"
         )
-        if wins == len(pairs):
-            return HOLDS, summary
-        if losses >= self.min_losses:
-            return DOES_NOT_HOLD, summary
-        return INCONCLUSIVE, summary
+        return outcome, summary
 
 
 def _undecidable(row: dict, label: str) -> str:
@@ -195,10 +254,10 @@ class AllOf:
 
 
 def lowest_of(
-    metric: str, best: str, others: Iterable[str], where: Mapping[str, Any] | None = None, margin: float = 2.0
+    metric: str, best: str, others: Iterable[str], where: Mapping[str, Any] | None = None, alpha: float = ALPHA
 ) -> AllOf:
     """``best`` beats each of ``others`` on ``metric`` (a :func:`better_than` per pair)."""
-    return AllOf(tuple(better_than(metric, best, other, where=dict(where or {}), margin=margin) for other in others))
+    return AllOf(tuple(better_than(metric, best, other, where=dict(where or {}), alpha=alpha) for other in others))
 
 
 @dataclass(frozen=True)
@@ -208,11 +267,12 @@ class RatioWithin:
     For each setting matched by ``where`` and each method of ``others`` (scored by
     ``metric``) against ``reference`` (scored by ``reference_metric``), with the
     delta-method standard error
-    :math:`se_r = r\sqrt{(se_o/\bar e_o)^2 + (se_{ref}/\bar e_{ref})^2}`: a comparison is
-    *inside* when :math:`[r - m\,se_r, r + m\,se_r] \subset [low, high]` (``m = margin``)
-    and *outside* when that interval misses ``[low, high]``.  The claim holds when every
-    comparison is inside, does not hold when one is outside, and is inconclusive
-    otherwise; settings where a mean is not positive are skipped.  The explanation gives
+    :math:`se_r = r\sqrt{(se_o/\bar e_o)^2 + (se_{ref}/\bar e_{ref})^2}`, the distance
+    :math:`z = \min(r - low, high - r)/se_r` inside the band gives one-sided normal
+    p-values ("not inside", "not outside"), and :func:`decide` gives the verdict at
+    family-wise level ``alpha``: holds when every comparison is significantly inside, does
+    not hold when Holm finds one significantly outside, else inconclusive; settings where
+    a mean is not positive are skipped.  The explanation gives
     the range of :math:`r`, each method's median ratio and the weakest comparison.
     """
 
@@ -223,7 +283,7 @@ class RatioWithin:
     low: float = 0.0
     high: float = math.inf
     where: dict = field(default_factory=dict)
-    margin: float = 2.0
+    alpha: float = ALPHA
 
     def _rows(self, table, method, metric) -> dict[tuple, dict]:
         rows = table.select(method=method, metric=metric, **self.where)
@@ -244,8 +304,10 @@ class RatioWithin:
                 comparisons.append((z, ratio, se, other, setting, row["mean"], ref["mean"]))
         if not comparisons:
             return INCONCLUSIVE, f"no setting has both {self.reference!r} and any of {list(self.others)}"
-        inside = sum(c[0] > self.margin for c in comparisons)
-        outside = sum(c[0] < -self.margin for c in comparisons)
+        p_inside = [float(stats.norm.sf(c[0])) for c in comparisons]
+        p_outside = [float(stats.norm.cdf(c[0])) for c in comparisons]
+        inside = sum(p < self.alpha for p in p_inside)
+        outside = holm_rejections(p_outside, self.alpha)
         ratios = np.array([c[1] for c in comparisons])
         medians = ", ".join(
             f"{other} {np.median([c[1] for c in comparisons if c[3] == other]):.3g}"
@@ -256,14 +318,12 @@ class RatioWithin:
         band = f"[{self.low:g}, {self.high:g}]" if math.isfinite(self.high) else f">= {self.low:g}"
         summary = (
             f"ratio {self.metric} of {'/'.join(self.others)} to {self.reference_metric} of {self.reference} "
-            f"{band} by > {self.margin:g} SE in {inside} of {len(comparisons)} comparisons, significantly outside "
-            f"in {outside}; ratios range {ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); "
+            f"{band} significantly (one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} comparisons, "
+            f"significantly outside (Holm) in {outside}; ratios range {ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); "
             f"weakest: {other} ({describe_setting(setting)}) {other_mean:.4g} vs {ref_mean:.4g}, "
             f"ratio {ratio:.3g} +- {se:.2g}"
         )
-        if inside == len(comparisons):
-            return HOLDS, summary
-        return (DOES_NOT_HOLD if outside else INCONCLUSIVE), summary
+        return decide(p_inside, p_outside, self.alpha), summary
 
 
 # ---------------------------------------------------------------------- evaluation
