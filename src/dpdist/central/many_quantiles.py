@@ -25,6 +25,14 @@ r"""Many quantiles at once, and a quantile without bounds.
     :math:`\varepsilon`-DP by parallel composition within a level and sequential
     composition across levels.  No intervals (``None``): the mechanism's error
     bound is on ranks, and ``details["rank_error_bound"]`` states it.
+``"jointexp"``
+    JointExp of Gillenwater, Joseph & Kulesza (ICML 2021, Alg. 1): one
+    exponential mechanism over the sorted vector of all m outputs, utility
+    :math:`-\sum_j |\#\{o_{j-1} \le x < o_j\} - n(q_j - q_{j-1})|`, add/remove
+    sensitivity :math:`2(1 - \min_j (q_j - q_{j-1}))`, sampled exactly by the
+    paper's dynamic program over the intervals between sorted data points
+    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`, memory
+    :math:`O(mn)`).  No intervals (``None``).
 
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
@@ -53,11 +61,12 @@ from .._validation import check_real_values
 from ._common import check_central_input, check_option
 from .noise import laplace_mechanism
 from ..privacy import PrivacyGuarantee, sequential, split
+from .joint_exp import joint_exp
 from .tree import TreeHistogram
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]
 
-QUANTILE_METHODS = ("tree", "aq")
+QUANTILE_METHODS = ("tree", "aq", "jointexp")
 _GRID_BITS = 32
 
 
@@ -141,7 +150,7 @@ def quantiles(
         Public range (use :func:`unbounded_quantile` to find one).
     q : sequence of float
         Strictly increasing probabilities in (0, 1).
-    method : {"tree", "aq"}
+    method : {"tree", "aq", "jointexp"}
     level : float
         Confidence level of the intervals (``"tree"``).
     rng, clip, secure
@@ -156,7 +165,27 @@ def quantiles(
         tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
         return _tree_quantiles(tree, probabilities, float(level))
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
+    if method == "jointexp":
+        return _joint_quantiles(data, probabilities, float(level))
     return _approximate_quantiles(data, probabilities, float(level))
+
+
+def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
+    outputs, tables = joint_exp(np.sort(data.x), data.bounds, q, data.epsilon, data.rng)
+    values = np.maximum.accumulate(_snap(outputs, data.bounds))
+    spent = data.guarantee("add-remove")
+    details = {
+        "sensitivity": tables.sensitivity,
+        "beta": tables.beta,
+        "rank_error_bound": {
+            "probability": level,
+            "ranks": "max_j |rank_j - n q_j| <= -u <= (m + 1) + (2 sensitivity / eps) * (ln(1 / (m! prod_j w_j)) "
+            "+ ln(1 / (1 - level))), w_j the width (as a share of the bounds) of the interval between sorted "
+            "points at rank round(n q_j), these ranks distinct",
+        },
+        "secure": data.secure,
+    }
+    return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
 
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float) -> QuantileRelease:
