@@ -145,20 +145,24 @@ class JointExpTables:
         self.counts = np.arange(n + 1, dtype=np.float64)
         # start[j] = log alpha[j, :, 0] (0-indexed quantiles)
         self.start = np.empty((m, n + 1))
+        self.row_max = np.full(m, -np.inf)  # max_i start[j, i], for the repeat bound
         self.start[0] = self.log_phi(0, self.counts) + self.log_width
+        self.row_max[0] = np.max(self.start[0])
         for j in range(1, m):
             kernel = self.log_phi(j, self.counts)
             kernel[0] = -np.inf  # i' < i: outputs in one interval are counted by the repeats
             self.start[j] = self.log_width + _toeplitz_lower(kernel, self._log_total(j - 1))
             self.start[j, 0] = -np.inf
+            self.row_max[j] = np.max(self.start[j])
 
     def log_phi(self, gap: int, difference: np.ndarray) -> np.ndarray:
         """:math:`\\log \\phi` of gap ``gap`` (0-indexed: gap 0 lies below the first quantile) at a count difference."""
         return -self.beta * np.abs(difference - self.targets[gap])
 
-    def repeat_offset(self, j: int, k: int) -> float:
-        """:math:`\\log (\\prod_{l=j-k+1}^{j} \\phi_l(0) / (k+1)!)`, 0-indexed quantile ``j``."""
-        return float(-self.beta * (self.cumulative_targets[j + 1] - self.cumulative_targets[j - k + 1]) - gammaln(k + 2))
+    def repeat_offset(self, j: int, k):
+        r""":math:`\log (\prod_{l=j-k+1}^{j} \phi_l(0) / (k+1)!)`, 0-indexed quantile ``j`` (``k`` may be an array)."""
+        k = np.asarray(k)
+        return -self.beta * (self.cumulative_targets[j + 1] - self.cumulative_targets[j - k + 1]) - gammaln(k + 2)
 
     def repeats(self, j: int, top: float, stop: int) -> np.ndarray:
         """The repeat counts ``k`` of quantile ``j`` (intervals below ``stop``) whose total can reach ``top - 45``.
@@ -167,23 +171,25 @@ class JointExpTables:
         ``max_i alpha[j-k, i, 0]`` times the repeat offset (``w^k <= 1``, ``phi <= 1``), so the
         ``stop`` terms of a skipped ``k`` add up to less than ``e^-45`` times ``top``.
         """
-        ks = [0]
-        for k in range(1, j + 1):
-            if not np.isfinite(top) or np.max(self.start[j - k, :stop]) + self.repeat_offset(j, k) + math.log(stop) >= top - _SKIP:
-                ks.append(k)
-        return np.array(ks)
+        ks = np.arange(1, j + 1)
+        if not np.isfinite(top):
+            return np.arange(j + 1)
+        bound = self.row_max[j - ks] + self.repeat_offset(j, ks) + math.log(stop)
+        return np.concatenate([[0], ks[bound >= top - _SKIP]])
 
     def _log_repeat(self, j: int, k: int, stop: int) -> np.ndarray:
         """:math:`\\log \\alpha[j, i, k]` for ``i < stop``."""
         if k == 0:
             return self.start[j, :stop]
-        return self.start[j - k, :stop] + k * self.log_width[:stop] + self.repeat_offset(j, k)
+        return self.start[j - k, :stop] + k * self.log_width[:stop] + float(self.repeat_offset(j, k))
 
     def _log_total(self, j: int) -> np.ndarray:
         """:math:`\\log \\sum_k \\alpha[j, i, k]` for every ``i``."""
         ks = self.repeats(j, float(np.max(self.start[j])), self.n + 1)
-        terms = [self._log_repeat(j, int(k), self.n + 1) for k in ks]
-        return terms[0] if len(terms) == 1 else np.logaddexp.reduce(np.stack(terms), axis=0)
+        total = self._log_repeat(j, 0, self.n + 1)
+        for k in ks[1:]:
+            total = np.logaddexp(total, self._log_repeat(j, int(k), self.n + 1))
+        return total
 
     def step_log_weights(self, j: int, last: int, first: bool) -> tuple[np.ndarray, np.ndarray]:
         """Unnormalized log weights of (repeat count ``k``, interval ``i``) for the run ending at quantile ``j``.
