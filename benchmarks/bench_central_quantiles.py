@@ -214,6 +214,36 @@ def print_row(row: dict) -> None:
         print(head, f"{metric:>6}", " ".join(f"{name.replace('dpdist ', '')}={fmt(row[name][metric])}" for name in ALL), flush=True)
 
 
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if value >= 10 else f"{value:.4f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def markdown(rows: list[dict]) -> str:
+    """The tables of docs/benchmarks.md: one per data set and metric, plus the target's ratios."""
+    ours = ("dpdist tree", "dpdist aq", "dpdist jointexp")
+    peers = ("diffprivlib", "OpenDP")
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        chosen = sorted((r for r in rows if r["dataset"] == dataset), key=lambda r: (r["n"], r["epsilon"]))
+        for metric, title in (("rank9", "rank error, 9 quantiles"), ("rank99", "rank error, 99 quantiles"), ("ks", "KS"), ("w1", "W1")):
+            out.append(f"\n**{dataset}, {title}** (median over runs)\n")
+            extra = "best peer / best dpdist quantiles" if metric.startswith("rank") else "tree / flat histogram"
+            out.append("| n | ε | runs | " + " | ".join(name.replace("dpdist ", "") for name in ALL) + f" | {extra} |")
+            out.append("|---" * (len(ALL) + 4) + "|")
+            for r in chosen:
+                cells = [_fmt(r[name][metric]) for name in ALL]
+                if metric.startswith("rank"):
+                    peer = [r[p][metric] for p in peers if r[p][metric] is not None]
+                    best = min(r[o][metric] for o in ours)
+                    ratio = f"{min(peer) / best:.1f}x" if peer and best > 0 else "-"
+                else:
+                    ratio = f"{r['dpdist tree'][metric] / r['flat histogram'][metric]:.2f}"
+                out.append(f"| 10^{int(round(np.log10(r['n'])))} | {r['epsilon']:g} | {r['runs']} | " + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -224,7 +254,11 @@ def main() -> None:
     parser.add_argument("--skip", default="", help='comma-separated "method@n/m" releases to leave out, e.g. "OpenDP@1000000/99"')
     parser.add_argument("--runs-large", type=int, default=None, help="runs at n >= 10^6 (default: --runs)")
     parser.add_argument("--output", default=str(RESULTS))
+    parser.add_argument("--markdown", action="store_true", help="print the tables of the saved results and stop")
     args = parser.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(Path(args.output).read_text())))
+        return
     sizes = [int(v) for v in args.sizes.split(",")]
     datasets = args.datasets.split(",")
     epsilons = [float(v) for v in args.epsilons.split(",")]
