@@ -229,6 +229,14 @@ def test_seeded_releases_repeat():
     assert np.array_equal(a.values, b.values)
 
 
+def test_too_large_a_table_is_refused(monkeypatch):
+    from dpdist.central import many_quantiles
+
+    monkeypatch.setattr(many_quantiles, "_JOINT_EXP_CELLS", 1000)
+    with pytest.raises(InvalidParameterError, match="GiB"):
+        central.quantiles(np.linspace(0.1, 0.9, 200), 1.0, BOUNDS, np.linspace(0.1, 0.9, 9), method="jointexp")
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
