@@ -16,7 +16,6 @@ OPERATOR_CASES = [
     ("hr", {"epsilon": 4.0, "domain_size": 20}),  # block form, B > 1
     ("flh", {"epsilon": 1.0, "domain_size": 9, "hash_count": 17}),
     ("flh", {"epsilon": 2.0, "domain_size": 9, "hash_count": 5, "hash_prime": 11}),
-    ("loloha", {"epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 9, "hash_count": 7, "hash_range": 3}),
     ("cp", {"epsilon": 1.0, "domain_size": 9, "measurements": 12, "matrix_seed": 3}),
 ]
 

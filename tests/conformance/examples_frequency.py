@@ -16,11 +16,6 @@ EXAMPLES = {
     "sue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
     "l-grr": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 2}],
     "l-osue": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 3.5, "domain_size": 3}],
-    "loloha": [
-        {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5, "hash_count": 6, "hash_prime": 7},
-        {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 8, "hash_count": 20, "hash_range": 2},
-        {"epsilon": 3.0, "epsilon_1": 2.0, "domain_size": 4, "hash_count": 3},
-    ],
     "olh": [
         {"epsilon": 1.0, "domain_size": 5, "hash_prime": 7},
         {"epsilon": 2.0, "domain_size": 4, "hash_prime": 5},
