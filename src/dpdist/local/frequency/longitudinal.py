@@ -53,6 +53,23 @@ def _chain(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
     return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
 
 
+def _grr_irr(d: int, p1: float, q1: float, epsilon_1: float) -> tuple[float, float]:
+    """``(p2, q2)`` of the second GRR over ``d`` values so that the chain's ratio is :math:`e^{\\varepsilon_1}`.
+
+    The chain ratio :math:`(p_1p_2 + (1-p_1)q_2) / (q_1p_2 + (1-q_1)q_2) = e^{\\varepsilon_1}` with
+    :math:`q_2 = (1-p_2)/(d-1)` is linear in :math:`p_2` (Arcolezi et al. 2022, eq. of L-GRR's IRR);
+    the rounded result is stepped down until the realized ratio is never above the target.
+    """
+    r = math.exp(epsilon_1)
+    slope = p1 - (1 - p1) / (d - 1) - r * q1 + r * (1 - q1) / (d - 1)
+    p2 = (r * (1 - q1) - (1 - p1)) / (d - 1) / slope
+    q2 = (1 - p2) / (d - 1)
+    while _chain(p1, q1, p2, q2)[0] > r * _chain(p1, q1, p2, q2)[1]:  # rounding: never above eps_1
+        p2 = math.nextafter(p2, 0.0)
+        q2 = (1 - p2) / (d - 1)
+    return p2, q2
+
+
 class _Longitudinal:
     """What both memoized protocols share: the two budgets and the client."""
 
@@ -101,18 +118,11 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _setup(self):
         self._check_budgets()
         d = self.domain_size
-        e_inf, e_one = math.exp(self.epsilon), math.exp(self._params["epsilon_1"])
+        e_inf = math.exp(self.epsilon)
         self._p1, self._q1 = e_inf / (e_inf + d - 1), 1.0 / (e_inf + d - 1)
-        # chain ratio e^eps_1: p1 p2 + (1-p1) q2 = r (q1 p2 + (1-q1) q2), q2 = (1 - p2)/(d - 1): linear in p2
-        r, p1, q1 = e_one, self._p1, self._q1
-        slope = p1 - (1 - p1) / (d - 1) - r * q1 + r * (1 - q1) / (d - 1)
-        p2 = (r * (1 - q1) - (1 - p1)) / (d - 1) / slope
-        q2 = (1 - p2) / (d - 1)
-        while _chain(p1, q1, p2, q2)[0] > r * _chain(p1, q1, p2, q2)[1]:  # rounding: never above eps_1
-            p2 = math.nextafter(p2, 0.0)
-            q2 = (1 - p2) / (d - 1)
+        p2, q2 = _grr_irr(d, self._p1, self._q1, self._params["epsilon_1"])
         self._p2, self._q2 = p2, q2
-        self._p, self._q = _chain(p1, q1, p2, q2)
+        self._p, self._q = _chain(self._p1, self._q1, p2, q2)
         self._report_dtype = smallest_unsigned_dtype(d)
 
     def _prr_epsilon(self) -> float:

@@ -1,0 +1,258 @@
+r"""Longitudinal local hashing with memoization, ``loloha`` (Arcolezi, Pinzón, Palamidessi & Gambs, EDBT 2023).
+
+"Frequency estimation of evolving data under local differential privacy", sec. 4
+(Algorithm 1, LOLOHA).  Each user draws one hash function :math:`h` from a
+universal family :math:`[d] \to [g]` *once* and keeps it; a value :math:`v` is
+hashed to :math:`x = h(v)`, and
+
+1. the permanent response (PRR) :math:`x' = \mathrm{GRR}_g(x; \varepsilon_\infty)`,
+   :math:`p_1 = e^{\varepsilon_\infty}/(e^{\varepsilon_\infty}+g-1)`, :math:`q_1 = (1-p_1)/(g-1)`,
+   is memoized per hashed value :math:`x` (not per value: values with one hash share it);
+2. every report is :math:`(h, y)` with :math:`y = \mathrm{GRR}_g(x'; p_2, q_2)`, the
+   instantaneous response (IRR) whose :math:`p_2` solves
+   :math:`(p_1p_2 + (1-p_1)q_2)/(q_1p_2 + (1-q_1)q_2) = e^{\varepsilon_1}` (as in ``l-grr``).
+
+Guarantees (paper, Theorems 1 and 2): one report is :math:`\varepsilon_1`-LDP (the
+exact channel over :math:`(h, y)`); any number of reports of one value is
+:math:`\varepsilon_\infty`-LDP (post-processing of one PRR); a user whose value
+changes over time spends at most :math:`g\,\varepsilon_\infty` in total, since at most
+:math:`g` hashed values are ever memoized.
+
+Variants (parameter ``variant``): ``"binary"`` (BiLOLOHA, :math:`g = 2`, the smallest
+longitudinal loss :math:`2\varepsilon_\infty`) and ``"optimal"`` (OLOLOHA, the
+variance-minimizing :math:`g` of the paper's sec. 4.3, with
+:math:`a = e^{\varepsilon_\infty}`, :math:`b = e^{\varepsilon_1}`):
+
+.. math::
+
+    g = \max\Bigl(2, \operatorname{round}\frac{\sqrt{a^4 - 14a^2 - 12a^2b^2 + 12ab + 12a^3b + 1}
+        - a^2 + 6a - 6b + 1}{6(a - b)}\Bigr).
+
+Estimator (paper, eq. 6): a report supports :math:`v` when :math:`h(v) = y`; with
+:math:`C_v` support counts,
+
+.. math::
+
+    \hat f_v = \frac{C_v/n - q^*}{p^* - q^*}, \quad p^* = p_1p_2 + (1-p_1)q_2, \quad
+    q^* = p^*c + (1-p^*)\frac{1-c}{g-1},
+
+with :math:`c` the exact collision probability of the hash family (the paper's
+:math:`q^* = 1/g` is the case :math:`c = 1/g`), so the pure-protocol estimator and
+variance of :class:`FrequencyOracle` apply exactly.  Hash family and report format
+are ``olh``'s: ``uint64`` rows ``(seed, y)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._validation import EPSILON, Integer, Optional, Options
+from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
+from .._protocol import ProtocolTags, register
+from . import _hashing
+from ._bucket_client import BucketMemoClient
+from ._oracle import FrequencyOracle
+from .longitudinal import _chain, _grr_irr
+
+__all__ = ["LOLOHA", "optimal_hash_range"]
+
+_MERSENNE_31 = 2**31 - 1
+_MAX_CHANNEL_OUTPUTS = 1 << 20
+
+
+def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
+    r"""OLOLOHA's :math:`g` (Arcolezi et al. 2023, sec. 4.3; formula in the module docstring)."""
+    a, b = math.exp(epsilon), math.exp(epsilon_1)
+    radicand = a**4 - 14 * a**2 - 12 * a**2 * b**2 + 12 * a * b + 12 * a**3 * b + 1
+    if radicand <= 0:  # tiny budgets: the formula leaves the reals, the smallest g is the optimum
+        return 2
+    g = (math.sqrt(radicand) - a**2 + 6 * a - 6 * b + 1) / (6 * (a - b))
+    return max(2, int(round(g)))
+
+
+@register
+class LOLOHA(FrequencyOracle):
+    """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\\varepsilon_\\infty`, the bound for any number of reports of one value.
+    epsilon_1 : float
+        :math:`\\varepsilon_1 < \\varepsilon_\\infty`, the bound of one report.
+    domain_size : int
+    variant : {"optimal", "binary"}
+        OLOLOHA (variance-optimal :math:`g`) or BiLOLOHA (:math:`g = 2`).
+    hash_prime : int
+        Prime :math:`P` of the hash family (default :math:`2^{31}-1`; small for exact channels).
+    """
+
+    name = "loloha"
+    summary = "longitudinal local hashing: hash once, memoized GRR_g(eps_inf) per hash value, GRR_g IRR (eps_1)"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    _constraints = {
+        **FrequencyOracle._constraints,
+        "epsilon_1": EPSILON,
+        "variant": Options(("optimal", "binary")),
+        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+    }
+    _defaults = {"variant": "optimal", "hash_prime": _MERSENNE_31}
+
+    def _setup(self):
+        epsilon, epsilon_1, prime = self.epsilon, self._params["epsilon_1"], self._params["hash_prime"]
+        if not epsilon_1 < epsilon:
+            raise InvalidParameterError(
+                f"The 'epsilon_1' parameter of LOLOHA (one report) must be below 'epsilon' (the longitudinal "
+                f"bound). Got epsilon_1={epsilon_1!r} and epsilon={epsilon!r} instead."
+            )
+        if not _hashing.is_prime(prime):
+            raise InvalidParameterError(f"The 'hash_prime' parameter of LOLOHA must be a prime. Got {prime!r} instead.")
+        if self.domain_size > prime:
+            raise InvalidParameterError(
+                f"The 'domain_size' parameter of LOLOHA must be <= hash_prime = {prime}. Got {self.domain_size!r} instead."
+            )
+        self._prime = prime
+        self._g = 2 if self._params["variant"] == "binary" else optimal_hash_range(epsilon, epsilon_1)
+        self._n_seeds = _hashing.seed_count(prime)
+        e_inf = math.exp(epsilon)
+        self._p1, self._q1 = e_inf / (e_inf + self._g - 1), 1.0 / (e_inf + self._g - 1)
+        self._p2, self._q2 = _grr_irr(self._g, self._p1, self._q1, epsilon_1)
+        self._p = _chain(self._p1, self._q1, self._p2, self._q2)[0]
+        self._q_other = (1 - self._p) / (self._g - 1)  # chain probability of one given wrong hash value
+        c = _hashing.collision_probability(prime, self._g)
+        self._q = self._p * c + self._q_other * (1 - c)
+
+    @property
+    def hash_range(self) -> int:
+        """The :math:`g` used."""
+        return self._g
+
+    @property
+    def epsilon_per_report(self) -> float:
+        """:math:`\\varepsilon_1` realized by one report (chain ratio of the GRR_g rounds)."""
+        return math.log(self._p / self._q_other)
+
+    @property
+    def epsilon_longitudinal(self) -> float:
+        """:math:`\\varepsilon_\\infty` of any number of reports of one value (the PRR's ratio)."""
+        return math.log(self._p1 / self._q1)
+
+    @property
+    def epsilon_over_changes(self) -> float:
+        """Bound over any number of reports of values that change: :math:`g\\,\\varepsilon_\\infty`."""
+        return self._g * self.epsilon_longitudinal
+
+    def support_probabilities(self):
+        return self._p, self._q
+
+    # ------------------------------------------------------------------ client
+    def client(self, randomness=None, memo=None) -> BucketMemoClient:
+        """A device's client: its hash seed (drawn once) and the PRR of each hash value, memoized."""
+        return BucketMemoClient(self, randomness, memo)
+
+    def _draw_user_randomness(self, n, rng):
+        return rng.integers(0, self._n_seeds, size=(n, 1), dtype=np.int64)
+
+    def _bucket(self, randomness, items):
+        return _hashing.hash_items(randomness[:, 0], items, self._prime, self._g)
+
+    def _grr(self, x, p, q, rng):
+        keep = rng.random(x.size) < (p - q)  # keep w.p. p - q, else uniform over all g values
+        return np.where(keep, x, rng.integers(0, self._g, size=x.size, dtype=np.int64))
+
+    def permanent_response(self, buckets, rng, randomness=None) -> np.ndarray:
+        """PRR: GRR_g(:math:`\\varepsilon_\\infty`) of each hash value (what a device memoizes)."""
+        return self._grr(np.asarray(buckets, dtype=np.int64), self._p1, self._q1, rng)
+
+    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+        """IRR: GRR_g(:math:`p_2, q_2`) of memoized hash values."""
+        return self._grr(np.asarray(memoized, dtype=np.int64), self._p2, self._q2, rng)
+
+    def _report(self, randomness, responses):
+        return np.column_stack([randomness[:, 0], responses]).astype(np.uint64)
+
+    def _check_user_randomness(self, randomness):
+        if randomness.shape != (1,) or not 0 <= randomness[0] < self._n_seeds:
+            raise IncompatibleStateError(
+                f"A LOLOHA client's randomness must be one seed in [0, {self._n_seeds}). Got {randomness.tolist()!r}."
+            )
+
+    def _check_memo_entry(self, key, value):
+        if not (0 <= key < self._g and isinstance(value, int) and 0 <= value < self._g):
+            raise IncompatibleStateError(
+                f"A LOLOHA memo maps hash values in [0, {self._g}) to values in [0, {self._g}). Got {key!r}: {value!r}."
+            )
+        return value
+
+    def _privatize(self, values, rng):
+        randomness = self._draw_user_randomness(values.size, rng)
+        memoized = self.permanent_response(self._bucket(randomness, values), rng)
+        return self._report(randomness, self.instantaneous_response(memoized, rng))
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        array = np.asarray(reports)
+        if array.ndim != 2 or array.shape[1] != 2 or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+            raise MalformedReportError(
+                f"LOLOHA reports must be an integer array of shape (n, 2) (seed in [0, {self._n_seeds}), "
+                f"value in [0, {self._g})). Got shape {array.shape} and dtype {array.dtype} instead."
+            )
+        if np.issubdtype(array.dtype, np.signedinteger):
+            negative = (array < 0).any(axis=1)
+            array = np.where(array < 0, 0, array).astype(np.uint64)
+        else:
+            negative = np.zeros(array.shape[0], dtype=bool)
+            array = array.astype(np.uint64, copy=False)
+        bad_seed = (array[:, 0] >= np.uint64(self._n_seeds)) | negative
+        bad_value = (array[:, 1] >= np.uint64(self._g)) | negative
+        return array, {"seed_out_of_range": bad_seed, "value_out_of_range": bad_value & ~bad_seed}
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        return _hashing.support_counts(
+            reports[:, 0].astype(np.int64), reports[:, 1].astype(np.int64), self.domain_size, self._prime, self._g
+        )
+
+    # ------------------------------------------------------------------ exact channels
+    def _check_enumerable(self):
+        outputs = self._n_seeds * self._g
+        if outputs > _MAX_CHANNEL_OUTPUTS:
+            raise NotImplementedError(
+                f"LOLOHA.channel enumerates (P-1)P x g = {outputs} outputs; only for at most "
+                f"{_MAX_CHANNEL_OUTPUTS} (use a small 'hash_prime')."
+            )
+
+    def _hashed_inputs(self, values):
+        self._check_enumerable()
+        items = np.arange(self.domain_size) if values is None else self._check_values(values)
+        seeds = np.arange(self._n_seeds, dtype=np.int64)
+        return _hashing.hash_items(seeds[None, :], items[:, None], self._prime, self._g)  # (items, seeds)
+
+    def channel(self, values=None):
+        """One report's law over ``(seed, y)``, column ``seed * g + y``; small ``hash_prime`` only."""
+        hashed = self._hashed_inputs(values)
+        rows = np.where(hashed[:, :, None] == np.arange(self._g), self._p, self._q_other)
+        return (rows / self._n_seeds).reshape(hashed.shape[0], -1)
+
+    def repeated_channel(self, reports: int, values=None) -> np.ndarray:
+        """Law of ``reports`` reports of one value by one device (same seed, one memoized PRR).
+
+        Columns: ``seed * g**reports + y_1 * g**(reports-1) + ... + y_T``.  The adversary who
+        sees all of them sees this channel; its loss is at most :math:`\\varepsilon_\\infty`.
+        """
+        hashed = self._hashed_inputs(values)
+        g = self._g
+        prr = np.full((g, g), self._q1) + np.eye(g) * (self._p1 - self._q1)
+        irr = np.full((g, g), self._q2) + np.eye(g) * (self._p2 - self._q2)
+        sequences = np.array(np.meshgrid(*[np.arange(g)] * reports, indexing="ij")).reshape(reports, -1)
+        given_memo = np.prod(irr[:, sequences], axis=1)  # (memo value, sequence)
+        law = prr @ given_memo  # (hash value, sequence)
+        return (law[hashed] / self._n_seeds).reshape(hashed.shape[0], -1)
+
+    def report_index(self, reports):
+        reports, _ = self._validate_reports(reports)
+        return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
