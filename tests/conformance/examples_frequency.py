@@ -16,6 +16,15 @@ EXAMPLES = {
     "sue": [{"epsilon": 1.0, "domain_size": 5}, {"epsilon": 2.5, "domain_size": 3}],
     "l-grr": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 2}],
     "l-osue": [{"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}, {"epsilon": 4.0, "epsilon_1": 3.5, "domain_size": 3}],
+    "loloha": [
+        {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5, "hash_prime": 7},
+        {"epsilon": 4.0, "epsilon_1": 1.5, "domain_size": 4, "hash_prime": 5, "variant": "binary"},
+    ],
+    "dbitflippm": [
+        {"epsilon": 1.0, "domain_size": 5, "sampled_bits": 2},
+        {"epsilon": 3.0, "domain_size": 4},
+        {"epsilon": 2.0, "domain_size": 6, "sampled_bits": 1},
+    ],
     "olh": [
         {"epsilon": 1.0, "domain_size": 5, "hash_prime": 7},
         {"epsilon": 2.0, "domain_size": 4, "hash_prime": 5},

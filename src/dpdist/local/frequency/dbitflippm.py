@@ -1,0 +1,272 @@
+r"""Permanently memoized d-bit flipping, ``dbitflippm`` (Ding, Kulkarni & Yekhanin, NeurIPS 2017).
+
+"Collecting telemetry data privately", sec. 3 (the dBitFlip histogram mechanism
+and its permanent memoization, sec. 3.1 and 4).  The items of this protocol are
+the paper's :math:`b` *buckets* (``domain_size`` is :math:`b`): a raw value of a
+domain of :math:`k` items goes to bucket :math:`\lfloor v b / k\rfloor` first
+(:func:`bucketize`), and the estimate is the bucket histogram.
+
+Each user samples :math:`d` distinct bucket indices :math:`j_1 < \dots < j_d`
+uniformly *once* (``sampled_bits``; they are public and sent with every report)
+and reports, for her bucket :math:`v`, the bits
+
+.. math::
+
+    b_{s} = 1 \text{ with probability } \begin{cases}
+        e^{\varepsilon/2}/(e^{\varepsilon/2} + 1) & j_s = v \\
+        1/(e^{\varepsilon/2} + 1) & j_s \ne v. \end{cases}
+
+Permanent memoization: the bits are drawn once per bucket and replayed in every
+later report of a value in that bucket, so a device reporting one value any
+number of times reveals exactly one report: :math:`\varepsilon_1 = \varepsilon_\infty = \varepsilon`
+(Theorem 4 of the paper for one report; repeated identical reports are
+post-processing).  Two buckets differ in at most two sampled bits, so one report
+is :math:`\varepsilon`-LDP (exactly :math:`\varepsilon/2` when :math:`d = 1`).
+Values that change bucket reveal a fresh report per bucket visited.
+
+Estimator (paper, sec. 3, histogram estimator of dBitFlip):
+
+.. math::
+
+    \hat f_v = \frac{b}{n d} \sum_{i:\, v \in \{j_{i,s}\}} \frac{b_{i,v}(e^{\varepsilon/2} + 1) - 1}{e^{\varepsilon/2} - 1}
+    = \frac{b}{n d}\,\frac{C_v - q N_v}{p - q},
+
+with :math:`C_v` the 1-bits reported for bucket :math:`v`, :math:`N_v` the users who
+sampled it, :math:`p = e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`, :math:`q = 1 - p`.
+The aggregate is :math:`(C, N)`.  It is unbiased, with variance (derived here,
+per bucket, summing independent users)
+
+.. math::
+
+    \operatorname{Var}[\hat f_v] = \frac1n\Bigl[f_v\Bigl(\frac{b}{d}\frac{p(1-q)^2 + (1-p)q^2}{(p-q)^2} - 1\Bigr)
+        + (1 - f_v)\frac{b}{d}\frac{q(1-q)}{(p-q)^2}\Bigr].
+
+The bits are drawn on the :math:`2^{-32}` grid with :math:`p` rounded down and :math:`q`
+rounded up (so :math:`q \ne 1-p` by a few :math:`2^{-32}`, and each bit's ratios
+:math:`p/q`, :math:`(1-q)/(1-p)` stay below :math:`e^{\varepsilon/2}`); the channel,
+estimator and variance use the realized values.
+
+Reports are ``uint32`` rows of :math:`2d` columns: the sorted sampled indices, then their bits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._rng import random_words
+from ..._validation import Integer, Optional, check_integer_values, check_param
+from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
+from .._protocol import ProtocolTags, register
+from ._bucket_client import BucketMemoClient
+from ._oracle import FrequencyOracle
+from ._unary import _SCALE, _threshold
+
+__all__ = ["DBitFlipPM", "bucketize"]
+
+#: largest number of channel columns (C(b, d) x 2^d) that ``channel()`` enumerates
+_MAX_CHANNEL_OUTPUTS = 1 << 20
+
+
+def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
+    r"""Bucket :math:`\lfloor v b / k \rfloor` of each item :math:`v \in [0, k)` (the paper's first step)."""
+    k = check_param("bucketize", "domain_size", domain_size, Integer(low=2, high=2**31 - 1))
+    b = check_param("bucketize", "bucket_count", bucket_count, Integer(low=2, high=k))
+    items = check_integer_values(values, k, owner="bucketize")
+    return items * b // k
+
+
+@register
+class DBitFlipPM(FrequencyOracle):
+    """dBitFlipPM: d sampled buckets per user (once), SUE-style bits memoized per bucket.
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\\varepsilon`, the bound of one report and of any number of reports of one value.
+    domain_size : int
+        The number of buckets :math:`b` (items are buckets; see :func:`bucketize`).
+    sampled_bits : int, optional
+        :math:`d \\le b` bucket indices sampled per user; default :math:`b` (every bucket).
+    """
+
+    name = "dbitflippm"
+    summary = "dBitFlipPM: d buckets sampled once per user, a bit of each (eps/2 flips), memoized per bucket"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}
+    _defaults = {"sampled_bits": None}
+
+    def _setup(self):
+        b = self.domain_size
+        d = self._params["sampled_bits"] or b
+        if d > b:
+            raise InvalidParameterError(
+                f"The 'sampled_bits' parameter of dBitFlipPM must be <= domain_size = {b} (the number of "
+                f"buckets). Got {d!r} instead."
+            )
+        self._d = d
+        half = math.exp(self.epsilon / 2)
+        # bits are drawn on the 2^-32 grid, p rounded down and q up: both per-bit ratios only shrink
+        self._p_threshold = _threshold(half / (half + 1), round_up=False)
+        self._q_threshold = _threshold(1 / (half + 1), round_up=True)
+        self._bit_p, self._bit_q = self._p_threshold / _SCALE, self._q_threshold / _SCALE
+
+    @property
+    def sampled_bits(self) -> int:
+        """The :math:`d` used."""
+        return self._d
+
+    @property
+    def statistic_size(self) -> int:
+        return 2 * self.domain_size
+
+    @property
+    def epsilon_per_report(self) -> float:
+        """Loss of one report: :math:`\\varepsilon` (:math:`\\varepsilon/2` when ``d = 1``)."""
+        return self.epsilon if self._d > 1 else self.epsilon / 2
+
+    @property
+    def epsilon_longitudinal(self) -> float:
+        """Loss of any number of reports of one value: that of one report (they are identical)."""
+        return self.epsilon_per_report
+
+    def support_probabilities(self):
+        """``(d/b) p`` and ``(d/b) q``: a report supports bucket ``v`` when it samples ``v`` with bit 1."""
+        share = self._d / self.domain_size
+        return share * self._bit_p, share * self._bit_q
+
+    def support_counts(self, aggregator) -> np.ndarray:
+        """:math:`C_v - qN_v + qnd/b`: the pure-oracle formula on it is the paper's estimator."""
+        b = self.domain_size
+        ones, sampled = aggregator.statistic[:b].astype(np.float64), aggregator.statistic[b:].astype(np.float64)
+        return ones - self._bit_q * sampled + self._bit_q * aggregator.n * self._d / b
+
+    def variance(self, n: int, frequencies=None) -> np.ndarray:
+        """Variance of the paper's estimator (module docstring)."""
+        p, q, ratio = self._bit_p, self._bit_q, self.domain_size / self._d
+        f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)
+        gap = (p - q) ** 2
+        own = ratio * (p * (1 - q) ** 2 + (1 - p) * q**2) / gap - 1
+        return (f * own + (1 - f) * ratio * q * (1 - q) / gap) / n
+
+    def _check_statistic(self, statistic, n):
+        b = self.domain_size
+        ones, sampled = statistic[:b], statistic[b:]
+        if np.any(ones < 0) or np.any(ones > sampled) or np.any(sampled > n) or sampled.sum() != n * self._d:
+            return f"the counts must satisfy 0 <= ones <= sampled <= n={n} and sum(sampled) = n * d"
+        return None
+
+    # ------------------------------------------------------------------ client
+    def client(self, randomness=None, memo=None) -> BucketMemoClient:
+        """A device's client: its d sampled buckets (drawn once) and the bits of each bucket, memoized."""
+        return BucketMemoClient(self, randomness, memo)
+
+    def _draw_user_randomness(self, n, rng):
+        """``d`` distinct sorted bucket indices per user (uniform subsets: the first d of a random permutation)."""
+        b, d = self.domain_size, self._d
+        chunk = max(1, (1 << 20) // b)
+        parts = [
+            np.sort(np.argsort(rng.random((min(chunk, n - start), b)), axis=1)[:, :d], axis=1)
+            for start in range(0, n, chunk)
+        ]
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros((0, d), dtype=np.int64)
+
+    def _bucket(self, randomness, items):
+        return np.asarray(items, dtype=np.int64)
+
+    def permanent_response(self, buckets, rng, randomness) -> np.ndarray:
+        """The bits of each bucket at the user's sampled indices (what a device memoizes, per bucket)."""
+        buckets = np.asarray(buckets, dtype=np.int64)
+        threshold = np.where(randomness == buckets[:, None], self._p_threshold, self._q_threshold)
+        size = randomness.size
+        uniforms = random_words(rng, -(-size // 2)).view(np.uint32)[:size].reshape(randomness.shape)
+        return (uniforms < threshold).astype(np.int64)
+
+    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+        """No second round: the memoized bits are reported as they are."""
+        return np.asarray(memoized, dtype=np.int64)
+
+    def _report(self, randomness, responses):
+        return np.hstack([randomness, responses]).astype(np.uint32)
+
+    def _check_user_randomness(self, randomness):
+        if randomness.shape != (self._d,) or np.any(randomness < 0) or np.any(randomness >= self.domain_size) or np.any(
+            np.diff(randomness) <= 0
+        ):
+            raise IncompatibleStateError(
+                f"A dBitFlipPM client's randomness must be {self._d} increasing bucket indices in "
+                f"[0, {self.domain_size}). Got {randomness.tolist()!r}."
+            )
+
+    def _check_memo_entry(self, key, value):
+        array = np.asarray(value)
+        if not 0 <= key < self.domain_size or array.shape != (self._d,) or not np.isin(array, (0, 1)).all():
+            raise IncompatibleStateError(
+                f"A dBitFlipPM memo maps buckets in [0, {self.domain_size}) to {self._d} bits. Got {key!r}: {value!r}."
+            )
+        return array.astype(np.int64)
+
+    def _privatize(self, values, rng):
+        randomness = self._draw_user_randomness(values.size, rng)
+        return self._report(randomness, self.permanent_response(values, rng, randomness))
+
+    # ------------------------------------------------------------------ server
+    def _validate_reports(self, reports):
+        array = np.asarray(reports)
+        d, b = self._d, self.domain_size
+        if array.ndim != 2 or array.shape[1] != 2 * d or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+            raise MalformedReportError(
+                f"dBitFlipPM reports must be an integer array of shape (n, {2 * d}) ({d} increasing bucket "
+                f"indices in [0, {b}), then {d} bits). Got shape {array.shape} and dtype {array.dtype} instead."
+            )
+        array = array.astype(np.int64)
+        indices, bits = array[:, :d], array[:, d:]
+        bad_index = (indices < 0).any(axis=1) | (indices >= b).any(axis=1) | (np.diff(indices, axis=1) <= 0).any(axis=1)
+        bad_bit = ((bits != 0) & (bits != 1)).any(axis=1)
+        return array.astype(np.uint32, copy=False) if array.size else array.astype(np.uint32), {
+            "index_out_of_range_or_unsorted": bad_index,
+            "bit_not_0_or_1": bad_bit & ~bad_index,
+        }
+
+    def _select_reports(self, reports, keep):
+        return reports[keep]
+
+    def _accumulate(self, reports):
+        d, b = self._d, self.domain_size
+        indices, bits = reports[:, :d].astype(np.int64), reports[:, d:].astype(bool)
+        ones = np.bincount(indices[bits], minlength=b)
+        sampled = np.bincount(indices.ravel(), minlength=b)
+        return np.concatenate([ones, sampled]).astype(np.int64)
+
+    # ------------------------------------------------------------------ exact channel
+    def _subset_rank(self, indices: np.ndarray) -> np.ndarray:
+        """Colexicographic rank :math:`\\sum_s \\binom{j_s}{s+1}` of sorted index rows."""
+        table = np.array([[math.comb(j, s + 1) for s in range(self._d)] for j in range(self.domain_size)], dtype=np.int64)
+        return table[indices, np.arange(self._d)[None, :]].sum(axis=1)
+
+    def channel(self, values=None):
+        """One report's law, column ``rank(subset) * 2**d + sum_s bit_s 2**s``; small ``b`` only."""
+        b, d = self.domain_size, self._d
+        subsets = math.comb(b, d)
+        if subsets * 2**d > _MAX_CHANNEL_OUTPUTS:
+            raise NotImplementedError(
+                f"dBitFlipPM.channel enumerates C(b, d) x 2^d = {subsets * 2**d} outputs; only for at most {_MAX_CHANNEL_OUTPUTS}."
+            )
+        items = np.arange(b) if values is None else self._check_values(values)
+        from itertools import combinations
+
+        sets = np.array(list(combinations(range(b), d)), dtype=np.int64)  # (subsets, d)
+        bits = (np.arange(2**d)[:, None] >> np.arange(d)[None, :]) & 1  # (2^d, d)
+        on = np.where(sets[None, :, :] == items[:, None, None], self._bit_p, self._bit_q)  # (items, subsets, d)
+        law = np.prod(np.where(bits[None, None, :, :] == 1, on[:, :, None, :], 1 - on[:, :, None, :]), axis=3)
+        matrix = np.zeros((items.size, subsets * 2**d))
+        columns = self._subset_rank(sets)[:, None] * 2**d + np.arange(2**d)[None, :]
+        matrix[:, columns.ravel()] = (law / subsets).reshape(items.size, -1)
+        return matrix
+
+    def report_index(self, reports):
+        reports, _ = self._validate_reports(reports)
+        d = self._d
+        reports = reports.astype(np.int64)
+        return self._subset_rank(reports[:, :d]) * 2**d + (reports[:, d:] << np.arange(d)).sum(axis=1)
