@@ -113,6 +113,8 @@ def test_json_booleans_among_integer_reports_are_rejected_not_counted_as_0_or_1(
         ({"protocol": "hcms", "epsilon": 4.0, "domain_size": 1000, "hash_count": 16, "width": 64}, [3] * 300 + [7] * 100),
         ({"protocol": "cms", "epsilon": 4.0, "domain_size": 1000, "hash_count": 16, "width": 64}, [3] * 300 + [7] * 100),
         ({"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 8}, [3] * 300 + [7] * 100),
+        ({"protocol": "loloha", "epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 8}, [3] * 300 + [7] * 100),
+        ({"protocol": "dbitflippm", "epsilon": 4.0, "domain_size": 8, "sampled_bits": 3}, [3] * 300 + [7] * 100),
     ],
 )
 def test_sketch_and_longitudinal_campaigns_take_the_same_path(app, config, values):
