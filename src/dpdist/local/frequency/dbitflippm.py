@@ -224,7 +224,7 @@ class DBitFlipPM(FrequencyOracle):
         indices, bits = array[:, :d], array[:, d:]
         bad_index = (indices < 0).any(axis=1) | (indices >= b).any(axis=1) | (np.diff(indices, axis=1) <= 0).any(axis=1)
         bad_bit = ((bits != 0) & (bits != 1)).any(axis=1)
-        return array.astype(np.uint32, copy=False) if array.size else array.astype(np.uint32), {
+        return np.where((array < 0) | (array >= 2**32), 0, array).astype(np.uint32), {
             "index_out_of_range_or_unsorted": bad_index,
             "bit_not_0_or_1": bad_bit & ~bad_index,
         }

@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 
-from ..._validation import EPSILON, Integer, Optional, Options
+from ..._validation import EPSILON, Integer, Options
 from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
 from . import _hashing
