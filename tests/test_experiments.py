@@ -493,3 +493,34 @@ def test_a_clear_advantage_in_every_setting_holds_and_a_reversal_does_not():
     rng = np.random.default_rng(8)
     assert [_null_claim_verdicts(rng, 8, 10, 3.0) for _ in range(20)].count("holds") >= 19
     assert [_null_claim_verdicts(rng, 8, 10, -3.0) for _ in range(20)].count("does not hold") == 20
+
+
+def test_a_claim_about_most_settings_needs_holm_wins():
+    from dpdist.experiments._claims import decide
+
+    # "in at least 2 of 3": two wins that survive Holm (0.001 <= 0.05/3, 0.002 <= 0.05/2)
+    assert decide([0.001, 0.002, 0.9], [0.99, 0.99, 0.1], min_wins=2, min_losses=2) == "holds"
+    # two unadjusted wins at 0.04 do not survive Holm (0.04 > 0.05/3): not enough for "holds"
+    assert decide([0.04, 0.04, 0.9], [0.96, 0.96, 0.1], min_wins=2, min_losses=2) == "inconclusive"
+    # one significant loss of three cannot refute "2 of 3"; two can
+    assert decide([0.5, 0.5, 0.9], [0.5, 0.5, 0.001], min_wins=2, min_losses=2) == "inconclusive"
+    assert decide([0.5, 0.9, 0.9], [0.5, 0.001, 0.002], min_wins=2, min_losses=2) == "does not hold"
+
+
+def test_false_holds_in_most_settings_is_at_most_alpha():
+    # the claim "A lower in at least 6 of 8 settings" is false: A is clearly lower in 5, tied in 3;
+    # Holm on the "for" p-values says "holds" only with probability <= 5 % (binomial bound, 3 SE)
+    from dpdist.experiments._claims import decide, welch_p_values
+
+    rng = np.random.default_rng(11)
+    claims, repeats, false_holds = 1000, 5, 0
+    for _ in range(claims):
+        p_for, p_against = [], []
+        for shift in [3.0] * 5 + [0.0] * 3:
+            a, b = rng.normal(0.0, 1.0, repeats), rng.normal(shift, 1.0, repeats)
+            rows = [{"mean": x.mean(), "se": x.std(ddof=1) / np.sqrt(repeats), "count": repeats} for x in (a, b)]
+            _, up, down = welch_p_values(*rows)
+            p_for.append(up)
+            p_against.append(down)
+        false_holds += decide(p_for, p_against, min_wins=6, min_losses=3) == "holds"
+    assert false_holds / claims <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / claims)

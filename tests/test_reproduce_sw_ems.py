@@ -153,3 +153,28 @@ def test_hh_signed_leaves_are_the_consistent_tree():
     signed = paper_methods.signed_leaves(values, data, {"protocol": "hh", "epsilon": 0.5, "branching": 4}, rng)
     assert signed.masses.size == 256 and signed.masses.min() < 0  # unbiased, not clipped
     assert signed.masses.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def _sampled_rows(rng, means, repeats=5, **extra):
+    """Summary rows of ``repeats`` unit-variance normal draws around each mean (``bins`` labels)."""
+    rows = []
+    for bins, mean in means.items():
+        draws = rng.normal(mean, 1.0, repeats)
+        rows.append(_row("m", draws.mean(), bins=bins, se=draws.std(ddof=1) / np.sqrt(repeats), count=repeats,
+                         std=draws.std(ddof=1), **extra))
+    return rows
+
+
+def test_argmin_is_false_alarm_rate_on_ties_is_at_most_alpha():
+    # every bins value ties in all 8 settings: "does not hold" is a false alarm, kept <= 5 %
+    # (Bonferroni within a setting, Holm across settings; binomial bound, 3 SE)
+    rng = np.random.default_rng(5)
+    check = paper_checks.ArgminIs("w", "m", "bins", 256)
+    claims, false_alarms = 400, 0
+    for _ in range(claims):
+        rows = [r for e in range(8) for r in _sampled_rows(rng, {64: 0.0, 256: 0.0, 1024: 0.0}, epsilon=float(e))]
+        false_alarms += check(_table(rows))[0] == DOES_NOT_HOLD
+    assert false_alarms / claims <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / claims)
+    # and a clear argmin (4 SD below the others, 5 repeats) holds in every setting
+    rows = [r for e in range(8) for r in _sampled_rows(rng, {64: 4.0, 256: 0.0, 1024: 4.0}, epsilon=float(e))]
+    assert check(_table(rows))[0] == HOLDS

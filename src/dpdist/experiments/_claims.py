@@ -38,7 +38,7 @@ __all__ = [
     "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS",
     "better_than", "BetterThan", "lowest_of", "AllOf", "RatioWithin", "evaluate_claims",
     "combine_outcomes", "standard_error", "z_score", "group_settings", "rows_by", "describe_setting",
-    "ALPHA", "decide", "holm_rejections", "sign_test", "welch_p_values",
+    "ALPHA", "decide", "holm_rejections", "normal_p_values", "sign_test", "welch_p_values",
 ]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -120,14 +120,35 @@ def sign_test(agree: int, total: int) -> float:
     return float(stats.binomtest(agree, total, 0.5).pvalue) if total else 1.0
 
 
-def decide(p_for: list[float], p_against: list[float], alpha: float = ALPHA, min_losses: int = 1) -> str:
+def normal_p_values(z: float) -> tuple[float, float]:
+    """``(p_for, p_against)``: one-sided standard-normal p-values of a z-score for the claim.
+
+    ``p_for`` tests "the claim's quantity is not positive" (small when ``z`` is large),
+    ``p_against`` "it is not negative"; ``z = +-inf`` gives exact 0 / 1.
+    """
+    return float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+
+
+def decide(
+    p_for: list[float],
+    p_against: list[float],
+    alpha: float = ALPHA,
+    min_losses: int = 1,
+    min_wins: int | None = None,
+) -> str:
     """The verdict of a claim from one-sided p-values per setting (module docstring).
 
     :data:`HOLDS` when every ``p_for < alpha`` (intersection–union test), :data:`DOES_NOT_HOLD`
     when Holm rejects at least ``min_losses`` of the ``p_against`` at level ``alpha``, else
-    :data:`INCONCLUSIVE`.
+    :data:`INCONCLUSIVE`.  A claim about *most* settings ("in at least k of S") passes
+    ``min_wins = k``: it then holds when Holm rejects at least ``k`` of the ``p_for`` (if the
+    claim is true in fewer than ``k`` settings, one of those rejections is false, which
+    happens with probability at most ``alpha``), and is given ``min_losses = S - k + 1``.
     """
-    if p_for and all(p < alpha for p in p_for):
+    if min_wins is None:
+        if p_for and all(p < alpha for p in p_for):
+            return HOLDS
+    elif p_for and holm_rejections(p_for, alpha) >= min_wins:
         return HOLDS
     if holm_rejections(p_against, alpha) >= min_losses:
         return DOES_NOT_HOLD
