@@ -12,11 +12,15 @@ import math
 from dataclasses import dataclass, field
 
 from ...experiments import (
+    ALPHA,
     DOES_NOT_HOLD,
     HOLDS,
     INCONCLUSIVE,
+    decide,
     describe_setting,
     group_settings,
+    holm_rejections,
+    welch_p_values,
     z_score,
 )
 
@@ -39,10 +43,14 @@ def _select(table, metric, where):
 class RankedCheck:
     """``method`` is the best (lowest mean) or the worst of the methods in every setting.
 
-    Holds if, in every setting (dataset, grid point, metric), ``method`` beats (best)
-    or loses to (worst) every other method by more than ``margin`` standard errors of
-    the difference; does not hold if in some setting another method is significantly
-    on the wrong side of it; inconclusive otherwise.
+    Per setting (dataset, grid point, metric), Welch's one-sided tests of ``method``
+    against each other method (:func:`~dpdist.experiments.welch_p_values`) give
+    ``p_for`` = the largest p of "on the claimed side" (it must be so against all:
+    intersection–union) and ``p_against`` = the smallest p of "on the wrong side" times the
+    number of other methods (Bonferroni within the setting); :func:`~dpdist.experiments.decide`
+    gives the verdict at family-wise level ``alpha`` (docs/experiments.md, "Verdicts"):
+    holds when significant in every setting, does not hold when Holm finds some setting
+    where another method is significantly on the wrong side.
     """
 
     method: str
@@ -50,14 +58,14 @@ class RankedCheck:
     position: str = "worst"
     where: dict = field(default_factory=dict)
     methods: tuple = ()
-    margin: float = 2.0
+    alpha: float = ALPHA
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
         sign = 1.0 if self.position == "worst" else -1.0
-        wins, losses, total, failures = 0, 0, 0, []
+        p_for, p_against, total, failures = [], [], 0, []
         for setting, group in group_settings(rows, ("method",)).items():
             mine = [r for r in group if r["method"] == self.method]
             others = [r for r in group if r["method"] != self.method]
@@ -66,21 +74,22 @@ class RankedCheck:
             total += 1
             # z > 0: the method is on the claimed side of the other method
             scores = [(sign * z_score(other, mine[0]), other) for other in others]
+            tests = [welch_p_values(*((other, mine[0]) if sign > 0 else (mine[0], other))) for other in others]
+            p_for.append(max(test[1] for test in tests))
+            p_against.append(min(1.0, len(others) * min(test[2] for test in tests)))
             z, other = min(scores, key=lambda item: item[0])
-            wins += z > self.margin
-            if z < -self.margin:
-                losses += 1
+            if p_against[-1] < self.alpha:
                 failures.append(f"{describe_setting(setting)}: {self.method} {mine[0]['mean']:.4g} vs "
                                 f"{other['method']} {other['mean']:.4g} (z = {-z:.1f})")
         if total == 0:
             return INCONCLUSIVE, f"no setting has {self.method!r} and another method"
-        text = (f"{self.method} is the {self.position} by > {self.margin:g} SE in {wins} of {total} settings; "
-                f"another method is significantly {'worse' if self.position == 'worst' else 'better'} in {losses}")
+        wins, losses = sum(p < self.alpha for p in p_for), holm_rejections(p_against, self.alpha)
+        text = (f"{self.method} is significantly the {self.position} (Welch t, one-sided alpha {self.alpha:g}) in "
+                f"{wins} of {total} settings; another method is significantly "
+                f"{'worse' if self.position == 'worst' else 'better'} (Holm) in {losses}")
         if failures:
             text += "; e.g. " + "; ".join(failures[:3])
-        if wins == total:
-            return HOLDS, text
-        return (DOES_NOT_HOLD, text) if losses else (INCONCLUSIVE, text)
+        return decide(p_for, p_against, self.alpha), text
 
 
 @dataclass(frozen=True)
@@ -131,19 +140,21 @@ class BestOrCloseCheck:
 class GroupBeatsCheck:
     """Every method of ``better`` has a lower mean than every method of ``worse`` in every setting.
 
-    Holds when every pair differs by more than ``margin`` SE in the claimed direction
-    everywhere; does not hold when some pair is significantly reversed somewhere.
+    Each (setting, pair) is one comparison with Welch's one-sided p-values;
+    :func:`~dpdist.experiments.decide` over all comparisons gives the verdict at
+    family-wise level ``alpha``: holds when every comparison is significant in the claimed
+    direction, does not hold when Holm finds some pair significantly reversed.
     """
 
     better: tuple
     worse: tuple
     metric: tuple
     where: dict = field(default_factory=dict)
-    margin: float = 2.0
+    alpha: float = ALPHA
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
-        wins, losses, pairs, reversals, weakest = 0, 0, 0, [], None
+        p_for, p_against, pairs, reversals, weakest = [], [], 0, [], None
         for setting, group in group_settings(rows, ("method",)).items():
             by_method = {r["method"]: r for r in group}
             for b in self.better:
@@ -151,22 +162,22 @@ class GroupBeatsCheck:
                     if b not in by_method or w not in by_method:
                         continue
                     pairs += 1
-                    z = z_score(by_method[b], by_method[w])
-                    wins += z > self.margin
+                    z, up, down = welch_p_values(by_method[b], by_method[w])
+                    p_for.append(up)
+                    p_against.append(down)
                     item = (z, f"{describe_setting(setting)}: {b} {by_method[b]['mean']:.4g} vs {w} {by_method[w]['mean']:.4g}")
                     weakest = item if weakest is None or z < weakest[0] else weakest
-                    if z < -self.margin:
-                        losses += 1
+                    if down < self.alpha:
                         reversals.append(item[1])
         if pairs == 0:
             return INCONCLUSIVE, "no setting has methods of both groups"
-        text = (f"{'/'.join(self.better)} beat {'/'.join(self.worse)} by > {self.margin:g} SE in {wins} of {pairs} "
-                f"comparisons, significantly worse in {losses}; weakest: {weakest[1]} (z = {weakest[0]:.1f})")
+        wins, losses = sum(p < self.alpha for p in p_for), holm_rejections(p_against, self.alpha)
+        text = (f"{'/'.join(self.better)} beat {'/'.join(self.worse)} significantly (Welch t, one-sided alpha "
+                f"{self.alpha:g}) in {wins} of {pairs} comparisons, significantly worse (Holm) in {losses}; "
+                f"weakest: {weakest[1]} (t = {weakest[0]:.1f})")
         if reversals:
             text += "; e.g. reversed: " + "; ".join(reversals[:2])
-        if wins == pairs:
-            return HOLDS, text
-        return (DOES_NOT_HOLD, text) if losses else (INCONCLUSIVE, text)
+        return decide(p_for, p_against, self.alpha), text
 
 
 def _curves(table, method, metric, x, where):
