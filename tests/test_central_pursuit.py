@@ -131,3 +131,20 @@ def test_bad_input_raises_a_named_error(kwargs, error):
         central.matching_pursuit(**arguments, rng=0)
     name = next(iter(kwargs))
     assert repr(name) in str(info.value) or name == "x"
+
+
+def test_papers_selection_scale_halves_the_selection_noise_and_says_it_is_not_dp():
+    # Alg. 2 as printed (Delta/eps' selection noise) is a labelled variant; dpdist's default is 2 Delta/eps'
+    import numpy as np
+
+    from dpdist.central import matching_pursuit
+    from dpdist.errors import InvalidParameterError
+
+    x = np.random.default_rng(1).beta(2, 5, 5_000)
+    dp = matching_pursuit(x, 0.5, (0, 1), sparsity=4, rng=np.random.default_rng(2)).details["budget"]
+    paper = matching_pursuit(x, 0.5, (0, 1), sparsity=4, rng=np.random.default_rng(2), selection_scale="paper")
+    budget = paper.details["budget"]
+    assert budget["selection_noise_scale"] * 2 == pytest.approx(dp["selection_noise_scale"])
+    assert dp["epsilon_dp"] and not budget["epsilon_dp"] and budget["selection_scale"] == "paper"
+    with pytest.raises(InvalidParameterError, match="selection_scale.*'huge'"):
+        matching_pursuit(x, 0.5, (0, 1), selection_scale="huge")

@@ -123,3 +123,10 @@ def test_tiny_reproduction_writes_report_figures_and_claims(tmp_path):
     assert outcomes <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE} and len(result.claims) == len(spec.claims)
     crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
+
+
+def test_mp_with_the_papers_selection_scale_is_a_labelled_comparison_only_variant():
+    spec = get_spec("central")
+    (method,) = [method for method in spec.methods if method.label == paper.MP_PAPER]
+    assert "not eps-DP" in method.label and method.params["selection_scale"] == "paper"
+    assert [claim for claim in spec.claims if getattr(claim.check, "method", None) == paper.MP_PAPER]

@@ -25,6 +25,7 @@ from ._common import (
 from ._defaults import pursuit_sparsity
 from .dictionaries import make_dictionary
 from .noise import laplace_mechanism, report_noisy_max
+from ..errors import InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from ..privacy import sequential, split
@@ -55,6 +56,7 @@ def matching_pursuit(
     secure=False,
     *,
     grid_size=GRID_SIZE,
+    selection_scale="dp",
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 
@@ -94,6 +96,12 @@ def matching_pursuit(
         Laplace noise on grid-snapped scores and coefficients from a CSPRNG.
     grid_size : int
         Bins of the returned Distribution.
+    selection_scale : {"dp", "paper"}
+        ``"dp"`` (default): report-noisy-max noise :math:`2\Delta/\varepsilon'`, which
+        makes the whole release :math:`\varepsilon`-DP.  ``"paper"``: Alg. 2's
+        :math:`\Delta/\varepsilon'` as printed, **not** :math:`\varepsilon`-DP (module
+        docstring); for reproducing the paper's comparisons only, recorded in
+        ``details["budget"]``.
 
     Returns
     -------
@@ -109,6 +117,11 @@ def matching_pursuit(
     if sparsity is None:
         sparsity = pursuit_sparsity(float(n), data.epsilon)
     sparsity = check_positive_int(owner, "sparsity", sparsity, high=10_000)
+    if selection_scale not in ("dp", "paper"):
+        raise InvalidParameterError(
+            f"The 'selection_scale' parameter of {owner} must be 'dp' or 'paper'. Got {selection_scale!r} instead."
+        )
+    paper_scale = selection_scale == "paper"
     releases = split(data.guarantee("replace"), 2 * sparsity)  # Theorem 4: basic composition of 2s releases
     epsilon_each = releases[0].epsilon
     sensitivity = atom_sensitivities(atoms, n)
@@ -119,7 +132,9 @@ def matching_pursuit(
     weights = np.zeros(atoms.size)
     selected, coefficients = [], []
     for _ in range(sparsity):
-        index = report_noisy_max(np.abs(residual), selection_sensitivity, epsilon_each, data.rng)
+        index = report_noisy_max(
+            np.abs(residual), selection_sensitivity, epsilon_each, data.rng, paper_scale=paper_scale
+        )
         coefficient = float(
             laplace_mechanism(np.array([residual[index]]), sensitivity[index], epsilon_each, data.rng)[0]
         )
@@ -141,7 +156,9 @@ def matching_pursuit(
         "budget": {
             "per_release": epsilon_each,
             "releases": 2 * sparsity,
-            "selection_noise_scale": 2 * selection_sensitivity / epsilon_each,
+            "selection_noise_scale": (1 if paper_scale else 2) * selection_sensitivity / epsilon_each,
+            "selection_scale": selection_scale,
+            "epsilon_dp": not paper_scale,
         },
         "sensitivity": sensitivity.tolist(),
         "secure": data.secure,

@@ -209,15 +209,23 @@ def _nonprivate_pursuit(values, bounds, dictionary, size, sparsity) -> Distribut
 
 
 def matching_pursuit_method(values, dataset, params, rng) -> Distribution:
-    """Matching pursuit (Alg. 2): ``dictionary`` ("legendre"), ``size`` (40), ``sparsity`` (6), ``private`` (True)."""
+    r"""Matching pursuit (Alg. 2): ``dictionary`` ("legendre"), ``size`` (40), ``sparsity`` (6), ``private`` (True).
+
+    ``selection_scale`` ("dp"): "paper" runs Alg. 2's :math:`\Delta/\varepsilon` selection
+    noise, which is not epsilon-DP (:func:`~dpdist.central.matching_pursuit`); a labelled
+    variant for the comparison only.
+    """
     dictionary = params.get("dictionary", "legendre")
+    selection_scale = params.get("selection_scale", "dp")
     size = params.get("size", 40)
     sparsity = params.get("sparsity", 6)
     if not params.get("private", True):
         return _nonprivate_pursuit(values, dataset.bounds, dictionary, size, sparsity)
 
     def release(x, epsilon):
-        return matching_pursuit(x, epsilon, dataset.bounds, dictionary, size, sparsity, rng=rng)
+        return matching_pursuit(
+            x, epsilon, dataset.bounds, dictionary, size, sparsity, rng=rng, selection_scale=selection_scale
+        )
 
     return _by_setting("central-mp", release, values, params, "matching-pursuit")
 

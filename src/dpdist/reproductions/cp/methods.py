@@ -37,7 +37,8 @@ def compressive_privatization(values, dataset, params, rng) -> FrequencyEstimate
     params : dict
         ``epsilon``; optional ``regime`` (``"auto"``: ``"high"`` below epsilon = 1,
         ``"medium"`` from 1 on, as sec. 2 and 4 of the paper), ``sparsity`` (default
-        :data:`SPARSITY`), ``matrix_seed`` (default: drawn from ``rng``, a fresh public
+        :data:`SPARSITY`; an int for every dataset, or a dict by dataset name whose
+        missing names fall back to :data:`SPARSITY`), ``matrix_seed`` (default: drawn from ``rng``, a fresh public
         matrix per run) and any other parameter of ``local.make("cp", ...)``
         (``measurements``, ``calibration``, ``on_privacy_excess``).
     rng : numpy.random.Generator
@@ -60,6 +61,8 @@ def compressive_privatization(values, dataset, params, rng) -> FrequencyEstimate
         epsilon = params.get("epsilon")
         regime = "medium" if isinstance(epsilon, (int, float)) and epsilon >= 1 else "high"
     sparsity = params.pop("sparsity", None)
+    if isinstance(sparsity, dict):
+        sparsity = sparsity.get(dataset.name)
     if sparsity is None:
         if dataset.name not in SPARSITY:
             raise InvalidParameterError(
