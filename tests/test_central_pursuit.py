@@ -148,3 +148,14 @@ def test_papers_selection_scale_halves_the_selection_noise_and_says_it_is_not_dp
     assert dp["epsilon_dp"] and not budget["epsilon_dp"] and budget["selection_scale"] == "paper"
     with pytest.raises(InvalidParameterError, match="selection_scale.*'huge'"):
         matching_pursuit(x, 0.5, (0, 1), selection_scale="huge")
+
+
+def test_the_papers_selection_scale_claims_no_guarantee():
+    import numpy as np
+
+    from dpdist import central
+
+    x = np.random.default_rng(0).normal(size=2000)
+    release = central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1, selection_scale="paper")
+    assert release.guarantee is None and "NOT differentially private" in release.method
+    assert central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1).guarantee is not None

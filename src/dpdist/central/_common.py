@@ -89,13 +89,15 @@ def to_unit_interval(x: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
     return np.clip((2.0 * x - (low + high)) / (high - low), -1.0, 1.0)
 
 
-def cdf_distribution(edges, cdf_values, *, method, guarantee: PrivacyGuarantee, n, details) -> Distribution:
+def cdf_distribution(edges, cdf_values, *, method, guarantee: PrivacyGuarantee | None, n, details) -> Distribution:
     """A :class:`~dpdist.Distribution` from monotone CDF values at ``edges`` (0 at the left, 1 at the right).
 
-    ``guarantee`` is what the release spent, composed by :mod:`dpdist.privacy`.
+    ``guarantee`` is what the release spent, composed by :mod:`dpdist.privacy`; ``None``
+    only for a comparison variant that is not differentially private (no epsilon claimed).
     """
+    epsilon = None if guarantee is None else guarantee.epsilon
     return Distribution.from_cdf(
-        edges, cdf_values, method=method, epsilon=guarantee.epsilon, n=n, details=details, guarantee=guarantee
+        edges, cdf_values, method=method, epsilon=epsilon, n=n, details=details, guarantee=guarantee
     )
 
 

@@ -165,5 +165,11 @@ def matching_pursuit(
         "grid_size": data.grid_size,
     }
     return cdf_distribution(
-        edges, cdf, method="matching-pursuit", guarantee=sequential(releases), n=n, details=details
+        edges,
+        cdf,
+        method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
+        else "matching-pursuit",
+        guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale
+        n=n,
+        details=details,
     )
