@@ -149,8 +149,11 @@ def test_estimate_rejects_bad_bounds_and_protocols(tmp_path, capsys):
 def test_ctrl_c_prints_one_line_that_says_how_to_resume(tmp_path, jobs):
     out = tmp_path / "toy"
     args = ["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "20", "--jobs", jobs]
+    # a terminal's command has the default SIGINT action; a test runner started in the background
+    # (``cmd &``) hands its children SIGINT ignored, so restore the default in the child
     process = subprocess.Popen([sys.executable, "-m", "dpdist.cli", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 90
     while not (out / "cells").exists() or len(_cells(out)) < 3:
         assert time.monotonic() < deadline and process.poll() is None
