@@ -65,9 +65,11 @@ def _weighted_average(distributions, weights, method: str, n: int) -> Distributi
     cumulative = np.maximum.accumulate(np.clip(cumulative, 0.0, 1.0))
     cumulative[0], cumulative[-1] = 0.0, 1.0
     details = {"parts": len(distributions), "combined": "n-weighted average of the parts' CDFs"}
-    guarantee = parallel(d.guarantee for d in distributions)
+    private = all(d.guarantee is not None for d in distributions)  # the paper-scale MP variant claims none
+    guarantee = parallel(d.guarantee for d in distributions) if private else None
     return Distribution.from_cdf(
-        edges, cumulative, method=method, epsilon=guarantee.epsilon, n=n, details=details, guarantee=guarantee
+        edges, cumulative, method=method, epsilon=guarantee.epsilon if private else None, n=n, details=details,
+        guarantee=guarantee,
     )
 
 
@@ -80,10 +82,10 @@ def _by_setting(owner, release, values, params, method_name):
     if setting == "streaming":  # old data revisited at every round: one share of the budget per release
         rounds = split(PrivacyGuarantee(epsilon, 0.0, "replace", "central"), parts)
         last = release(values, rounds[-1].epsilon)
-        spent = sequential([last.guarantee] * parts)
+        spent = sequential([last.guarantee] * parts) if last.guarantee is not None else None
         return Distribution(
-            last.edges, last.probabilities, method=last.method, epsilon=spent.epsilon, n=last.n,
-            details={**last.details, "parts": parts, "setting": setting}, guarantee=spent,
+            last.edges, last.probabilities, method=last.method, epsilon=None if spent is None else spent.epsilon,
+            n=last.n, details={**last.details, "parts": parts, "setting": setting}, guarantee=spent,
         )
     pieces = np.array_split(values, parts)
     sites = [release(piece, epsilon) for piece in pieces]
