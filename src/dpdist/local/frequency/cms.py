@@ -50,18 +50,12 @@ import math
 
 import numpy as np
 
-from ...errors import EmptyAggregateError, InvalidParameterError, MalformedReportError
-from ..._validation import Integer, check_integer_values
+from ...errors import InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
-from . import _hashing
-from ._oracle import FrequencyOracle
-from .flh import family_seeds
+from ._sketch import SketchOracle
 
 __all__ = ["CMS"]
 
-_MERSENNE_31 = 2**31 - 1
-_MAX_TABLE_CELLS = 1 << 24
-_BLOCK_ELEMENTS = 1 << 21
 #: reports unpacked at a time (bounds memory at 16 MB of bits)
 _UNPACK_BITS = 1 << 24
 #: largest output space ``channel()`` enumerates
@@ -69,7 +63,7 @@ _MAX_CHANNEL_COLUMNS = 1 << 20
 
 
 @register
-class CMS(FrequencyOracle):
+class CMS(SketchOracle):
     r"""Count-mean sketch: an ``width``-bit report per device, a ``hash_count`` x ``width`` sketch.
 
     Parameters
@@ -98,59 +92,18 @@ class CMS(FrequencyOracle):
     name = "cms"
     summary = "count-mean sketch (Apple 2017): an m-bit one-hot of h_j(v), each bit flipped at eps/2"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
-    _constraints = {
-        **FrequencyOracle._constraints,
-        "hash_count": Integer(low=1, high=_MAX_TABLE_CELLS // 2),
-        "width": Integer(low=2, high=1 << 16),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
-        "family_seed": Integer(low=0, high=2**63 - 1),
-    }
-    _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
 
     def _setup(self):
-        prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of CMS must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of CMS must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
-        if m & (m - 1):
-            raise InvalidParameterError(f"The 'width' parameter of CMS must be a power of two. Got {m!r} instead.")
-        if k * (m + 1) > _MAX_TABLE_CELLS:
-            raise InvalidParameterError(
-                f"CMS keeps a table of hash_count x (width + 1) = {k * (m + 1)} counts; it must be <= "
-                f"{_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'width')."
-            )
+        k, m = self._params["hash_count"], self._params["width"]
+        self._setup_family(k * (m + 1))
         half = math.exp(self.epsilon / 2.0)
-        self._prime, self._k, self._m = prime, k, m
         self._words = -(-m // 64)
-        self._seeds = family_seeds(self._params["family_seed"], k, prime)
         self._p = half / (half + 1.0)
-        self._collision = _hashing.collision_probability(prime, m)
         self._q = self._p * self._collision + (1.0 - self._p) * (1.0 - self._collision)
-
-    @property
-    def hash_count(self) -> int:
-        """The number :math:`k` of hash functions."""
-        return self._k
-
-    @property
-    def width(self) -> int:
-        """The sketch width :math:`m`."""
-        return self._m
 
     @property
     def statistic_size(self) -> int:
         return self._k * (self._m + 1)
-
-    def support_probabilities(self):
-        """``(p, q*)`` with :math:`p = e^{\\varepsilon/2}/(e^{\\varepsilon/2}+1)`, :math:`q^* = pc + (1-p)(1-c)`."""
-        return self._p, self._q
-
-    def _hashed(self, functions, items) -> np.ndarray:
-        return _hashing.hash_items(self._seeds[functions], items, self._prime, self._m)
 
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
@@ -207,28 +160,14 @@ class CMS(FrequencyOracle):
             return f"row counts must be >= 0 and sum to n={n}, and each bit count must be <= its row's count"
         return None
 
-    def support_counts(self, aggregator) -> np.ndarray:
-        """:math:`C_v = \\sum_j S[j, h_j(v)]` for every item, in :math:`O(kd)` (``d`` <= 2^24; see :meth:`frequencies_of`)."""
-        return self.support_counts_of(aggregator, _all_items(self))
-
     def support_counts_of(self, aggregator, items) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only, in :math:`O(k \\cdot |items|)`."""
         table = aggregator.statistic[: self._k * self._m].reshape(self._k, self._m)
         items = np.asarray(items, dtype=np.int64)
         support = np.zeros(items.size, dtype=np.float64)
-        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
-        for start in range(0, self._k, rows):
-            functions = np.arange(start, min(start + rows, self._k))
-            hashed = self._hashed(functions[:, None], items[None, :])
+        for functions, hashed in self._function_blocks(items):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
-
-    def frequencies_of(self, aggregator, items) -> np.ndarray:
-        """Unbiased frequency estimates of the given ``items`` (any domain size: the sketch is queried)."""
-        items = check_integer_values(items, self.domain_size, owner=f"{self.display_name}.frequencies_of")
-        if aggregator.n == 0:
-            raise EmptyAggregateError(f"{self.display_name}.frequencies_of needs at least one report.")
-        return (self.support_counts_of(aggregator, items) / aggregator.n - self._q) / (self._p - self._q)
 
     def _simulate(self, values, rng):
         functions = rng.integers(0, self._k, size=values.size, dtype=np.int64)
@@ -276,16 +215,3 @@ def _unpack(words: np.ndarray, width: int) -> np.ndarray:
     as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :width]
 
-
-#: largest domain whose every item ``estimate`` ranks; beyond it, query items with ``frequencies_of``
-MAX_ESTIMATED_ITEMS = 1 << 24
-
-
-def _all_items(protocol) -> np.ndarray:
-    if protocol.domain_size > MAX_ESTIMATED_ITEMS:
-        raise InvalidParameterError(
-            f"{protocol.display_name}.estimate ranks every item of the domain; domain_size = {protocol.domain_size} "
-            f"is over {MAX_ESTIMATED_ITEMS}. Query the items you want with "
-            f"protocol.frequencies_of(aggregator, items), or find them with dpdist.local.heavy_hitters."
-        )
-    return np.arange(protocol.domain_size, dtype=np.int64)

@@ -56,26 +56,17 @@ import math
 
 import numpy as np
 
-from ...errors import EmptyAggregateError, InvalidParameterError, MalformedReportError
-from ..._validation import Integer, check_integer_values
+from ...errors import MalformedReportError
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
-from . import _hashing
-from ._oracle import FrequencyOracle
-from .flh import family_seeds
+from ._sketch import SketchOracle
 
 __all__ = ["HCMS"]
 
-_MERSENNE_31 = 2**31 - 1
-#: largest table (k x m x 2 cells) an aggregator keeps
-_MAX_TABLE_CELLS = 1 << 24
-#: items per block when hashing the family against all items (bounds memory)
-_BLOCK_ELEMENTS = 1 << 21
-
 
 @register
-class HCMS(FrequencyOracle):
+class HCMS(SketchOracle):
     r"""Hadamard count-mean sketch: one bit per report, a ``hash_count`` x ``width`` sketch.
 
     Parameters
@@ -103,59 +94,18 @@ class HCMS(FrequencyOracle):
     name = "hcms"
     summary = "Hadamard count-mean sketch (Apple 2017): one bit of H[h_j(v), l] per report, a k x m sketch"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, unbiased=False)
-    _constraints = {
-        **FrequencyOracle._constraints,
-        "hash_count": Integer(low=1, high=_MAX_TABLE_CELLS // 4),
-        "width": Integer(low=2, high=1 << 20),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
-        "family_seed": Integer(low=0, high=2**63 - 1),
-    }
-    _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
 
     def _setup(self):
-        prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of HCMS must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of HCMS must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
-        if m & (m - 1):
-            raise InvalidParameterError(f"The 'width' parameter of HCMS must be a power of two. Got {m!r} instead.")
-        if 2 * k * m > _MAX_TABLE_CELLS:
-            raise InvalidParameterError(
-                f"HCMS keeps a table of 2 x hash_count x width = {2 * k * m} counts; it must be <= "
-                f"{_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'width')."
-            )
+        k, m = self._params["hash_count"], self._params["width"]
+        self._setup_family(2 * k * m)
         e = math.exp(self.epsilon)
-        self._prime, self._k, self._m = prime, k, m
-        self._seeds = family_seeds(self._params["family_seed"], k, prime)
         self._p = e / (e + 1.0)
-        self._collision = _hashing.collision_probability(prime, m)
         self._q = self._p * self._collision + (1.0 - self._collision) / 2.0
         self._report_dtype = smallest_unsigned_dtype(max(k, m))
 
     @property
-    def hash_count(self) -> int:
-        """The number :math:`k` of hash functions."""
-        return self._k
-
-    @property
-    def width(self) -> int:
-        """The sketch width :math:`m`."""
-        return self._m
-
-    @property
     def statistic_size(self) -> int:
         return 2 * self._k * self._m
-
-    def support_probabilities(self):
-        """``(p, q*)`` with :math:`q^* = pc + (1-c)/2` (module docstring), over the family draw."""
-        return self._p, self._q
-
-    def _hashed(self, functions, items) -> np.ndarray:
-        return _hashing.hash_items(self._seeds[functions], items, self._prime, self._m)
 
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
@@ -205,29 +155,15 @@ class HCMS(FrequencyOracle):
             return f"the table's counts must be >= 0 and sum to n={n}"
         return None
 
-    def support_counts(self, aggregator) -> np.ndarray:
-        r""":math:`C_v = n/2 + \frac12\sum_j (D_j H_m)[h_j(v)]` for every item (``d`` <= 2^24; see :meth:`frequencies_of`)."""
-        return self.support_counts_of(aggregator, _all_items(self))
-
     def support_counts_of(self, aggregator, items) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""
         table = aggregator.statistic.reshape(self._k, self._m, 2).astype(np.float64)
         transformed = fast_walsh_hadamard(table[:, :, 1] - table[:, :, 0])  # row j: D_j H (H symmetric)
         items = np.asarray(items, dtype=np.int64)
         support = np.full(items.size, aggregator.n / 2.0)
-        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
-        for start in range(0, self._k, rows):
-            functions = np.arange(start, min(start + rows, self._k))
-            hashed = self._hashed(functions[:, None], items[None, :])  # (functions, items)
+        for functions, hashed in self._function_blocks(items):
             support += 0.5 * np.take_along_axis(transformed[functions], hashed, axis=1).sum(axis=0)
         return support
-
-    def frequencies_of(self, aggregator, items) -> np.ndarray:
-        """Unbiased frequency estimates of the given ``items`` (any domain size: the sketch is queried)."""
-        items = check_integer_values(items, self.domain_size, owner=f"{self.display_name}.frequencies_of")
-        if aggregator.n == 0:
-            raise EmptyAggregateError(f"{self.display_name}.frequencies_of needs at least one report.")
-        return (self.support_counts_of(aggregator, items) / aggregator.n - self._q) / (self._p - self._q)
 
     def channel(self, values=None):
         """Output law over ``(j, l, bit)``, column ``(j m + l) 2 + bit``: :math:`\\frac{1}{km}(p \\text{ or } 1-p)`."""
@@ -240,16 +176,3 @@ class HCMS(FrequencyOracle):
         law[..., 0] = 1.0 - law[..., 1]
         return (law / (self._k * self._m)).reshape(items.size, self.statistic_size)
 
-
-#: largest domain whose every item ``estimate`` ranks; beyond it, query items with ``frequencies_of``
-MAX_ESTIMATED_ITEMS = 1 << 24
-
-
-def _all_items(protocol) -> np.ndarray:
-    if protocol.domain_size > MAX_ESTIMATED_ITEMS:
-        raise InvalidParameterError(
-            f"{protocol.display_name}.estimate ranks every item of the domain; domain_size = {protocol.domain_size} "
-            f"is over {MAX_ESTIMATED_ITEMS}. Query the items you want with "
-            f"protocol.frequencies_of(aggregator, items), or find them with dpdist.local.heavy_hitters."
-        )
-    return np.arange(protocol.domain_size, dtype=np.int64)
