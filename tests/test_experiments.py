@@ -524,3 +524,17 @@ def test_false_holds_in_most_settings_is_at_most_alpha():
             p_against.append(down)
         false_holds += decide(p_for, p_against, min_wins=6, min_losses=3) == "holds"
     assert false_holds / claims <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / claims)
+
+
+def test_central_trend_check_on_the_verdict_rule():
+    from dpdist.experiments._table import ResultsTable
+    from dpdist.reproductions.central.checks import TrendCheck
+
+    def table(means, se=0.01):
+        return ResultsTable([dict(dataset="d", method="M", metric="ks", x=float(x), mean=m, std=0.0, se=se, count=10,
+                                  failed=0) for x, m in zip((1, 2, 3, 4), means)])
+
+    check = TrendCheck("M", ("ks",), "x")
+    assert check(table([0.5, 0.4, 0.3, 0.2]))[0] == "holds"
+    assert check(table([0.5, 0.4, 0.6, 0.2]))[0] == "does not hold"  # a significant rise in the middle
+    assert check(table([0.5, 0.5, 0.49, 0.495], se=0.05))[0] == "inconclusive"

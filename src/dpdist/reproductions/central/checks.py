@@ -195,37 +195,42 @@ def _curves(table, method, metric, x, where):
 class TrendCheck:
     """The mean of ``method`` decreases as ``x`` grows, on every curve.
 
-    Holds if on every curve (dataset, metric) the last point is lower than the first
-    by more than ``margin`` SE and no step up between neighbouring points exceeds
-    ``margin`` SE (a significant rise); does not hold if there is such a rise or the
-    last point is significantly higher than the first.
+    On the one verdict rule (:func:`~dpdist.experiments.decide`, level ``alpha``): does not
+    hold when Holm, over every step between neighbouring points and every curve's
+    last-above-first comparison (one-sided Welch t), finds a significant rise; holds when,
+    on every curve, the last point is significantly below the first (an intersection-union
+    test); inconclusive otherwise.  A false "does not hold" on curves that never rise has
+    probability at most ``alpha``; so has a false "holds" on a curve that does not fall.
     """
 
     method: str
     metric: tuple
     x: str
     where: dict = field(default_factory=dict)
-    margin: float = 2.0
+    alpha: float = ALPHA
 
     def __call__(self, table):
         curves = _curves(table, self.method, self.metric, self.x, self.where)
         if not curves:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}"
-        good, bad, notes = 0, 0, []
+        falls, rises, notes = [], [], []
         for setting, points in curves.items():
             (x0, first), (x1, last) = points[0], points[-1]
-            rises = [(a, b) for (a, ra), (b, rb) in zip(points, points[1:]) if z_score(ra, rb) > self.margin]
-            overall = z_score(last, first)
-            notes.append(f"{describe_setting(setting)}: {first['mean']:.3g} at {self.x}={x0:g} -> {last['mean']:.3g} at "
-                         f"{x1:g}" + (f", significant rise {rises[0][0]:g}->{rises[0][1]:g}" if rises else ""))
-            if overall > self.margin and not rises:
-                good += 1
-            elif rises or overall < -self.margin:
-                bad += 1
-        text = f"decreasing on {good} of {len(curves)} curves, rising on {bad}; " + "; ".join(notes[:4])
-        if good == len(curves):
-            return HOLDS, text
-        return (DOES_NOT_HOLD, text) if bad else (INCONCLUSIVE, text)
+            falls.append(welch_p_values(last, first)[1])  # last below first
+            steps = [(a, b, welch_p_values(ra, rb)[1]) for (a, ra), (b, rb) in zip(points, points[1:])]
+            rises += [p for _, _, p in steps] + [welch_p_values(first, last)[1]]  # b above a; last above first
+            steepest = min(steps, key=lambda step: step[2]) if steps else None
+            notes.append(f"{describe_setting(setting)}: {first['mean']:.3g} at {self.x}={x0:g} -> {last['mean']:.3g} "
+                         f"at {x1:g}" + (f" (most significant rise {steepest[0]:g}->{steepest[1]:g}, p = "
+                                         f"{steepest[2]:.2g})" if steepest else ""))
+        significant_rises = holm_rejections(rises, self.alpha)
+        decreasing = sum(p < self.alpha for p in falls)
+        text = (f"significantly decreasing (one-sided alpha {self.alpha:g}) on {decreasing} of {len(curves)} "
+                f"curves, {significant_rises} significant rise(s) (Holm over {len(rises)} comparisons); "
+                + "; ".join(notes[:4]))
+        if significant_rises:
+            return DOES_NOT_HOLD, text
+        return (HOLDS, text) if decreasing == len(curves) else (INCONCLUSIVE, text)
 
 
 @dataclass(frozen=True)
