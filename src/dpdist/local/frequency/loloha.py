@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from ..._validation import EPSILON, Integer, Options
-from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
+from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._bucket_client import BucketMemoClient
@@ -193,21 +193,7 @@ class LOLOHA(FrequencyOracle):
 
     # ------------------------------------------------------------------ server
     def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.shape[1] != 2 or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-            raise MalformedReportError(
-                f"LOLOHA reports must be an integer array of shape (n, 2) (seed in [0, {self._n_seeds}), "
-                f"value in [0, {self._g})). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        if np.issubdtype(array.dtype, np.signedinteger):
-            negative = (array < 0).any(axis=1)
-            array = np.where(array < 0, 0, array).astype(np.uint64)
-        else:
-            negative = np.zeros(array.shape[0], dtype=bool)
-            array = array.astype(np.uint64, copy=False)
-        bad_seed = (array[:, 0] >= np.uint64(self._n_seeds)) | negative
-        bad_value = (array[:, 1] >= np.uint64(self._g)) | negative
-        return array, {"seed_out_of_range": bad_seed, "value_out_of_range": bad_value & ~bad_seed}
+        return _hashing.check_seed_reports("LOLOHA", reports, self._n_seeds, self._g)
 
     def _select_reports(self, reports, keep):
         return reports[keep]
