@@ -54,3 +54,12 @@ def test_bad_input_names_the_argument():
         heavy_hitters(np.arange(10), 1.0, bits=8, k=0)
     with pytest.raises(InvalidParameterError, match="max_chars"):
         encode_strings(["a"], max_chars=20)
+
+
+def test_a_list_of_integers_is_read_as_items_and_bad_alphabets_are_refused():
+    result = heavy_hitters([5] * 3000 + [9] * 2000 + list(range(16, 64)) * 20, 4.0, k=2, bits=6, rng=0)
+    assert set(result.items.tolist()) == {5, 9} and result.labels is None
+    with pytest.raises(InvalidParameterError, match="'alphabet'"):
+        encode_strings(["ab"], alphabet="aab")
+    with pytest.raises(InvalidParameterError, match="'max_chars'"):
+        encode_strings(["ab"], max_chars=0)

@@ -66,21 +66,25 @@ class StringCodec:
         return self.bits_per_char * self.max_chars
 
     def encode(self, words) -> np.ndarray:
-        """Integers of the words (cut to ``max_chars``); a character outside the alphabet raises."""
-        codes = {char: index + 1 for index, char in enumerate(self.alphabet)}
-        width = self.bits_per_char
-        out = np.zeros(len(words), dtype=np.int64)
-        for column in range(self.max_chars):  # a loop over characters, vectorized over words
-            chars = [word[column] if column < len(word) else "" for word in words]
-            try:
-                symbols = np.array([codes[c] if c else 0 for c in chars], dtype=np.int64)
-            except KeyError as error:
-                raise OutOfDomainError(
-                    f"The words given to heavy_hitters must use the alphabet {self.alphabet!r}. "
-                    f"Got the character {error.args[0]!r}."
-                ) from None
-            out |= symbols << (width * (self.max_chars - 1 - column))
-        return out
+        """Integers of the words (cut to ``max_chars``); a character outside the alphabet raises.
+
+        Vectorized: the words become a fixed-width array of code points (code point 0 is
+        the padding, i.e. the end code), mapped to symbols through the sorted alphabet.
+        """
+        points = np.asarray(words, dtype=f"<U{self.max_chars}").view(np.uint32).reshape(-1, self.max_chars)
+        alphabet = np.array([ord(char) for char in self.alphabet], dtype=np.uint32)
+        order = np.argsort(alphabet)
+        position = np.minimum(np.searchsorted(alphabet[order], points), alphabet.size - 1)
+        known = alphabet[order][position] == points
+        unknown = (points != 0) & ~known
+        if unknown.any():
+            raise OutOfDomainError(
+                f"The words given to heavy_hitters must use the alphabet {self.alphabet!r}. "
+                f"Got the character {chr(int(points[unknown][0]))!r}."
+            )
+        symbols = np.where(known, order[position] + 1, 0).astype(np.int64)
+        shifts = self.bits_per_char * np.arange(self.max_chars - 1, -1, -1, dtype=np.int64)
+        return np.bitwise_or.reduce(symbols << shifts, axis=1) if symbols.size else np.zeros(0, dtype=np.int64)
 
     def valid_prefixes(self, prefixes: np.ndarray, length: int) -> np.ndarray:
         """Whether each ``length``-bit prefix can start an encoded word (public structure, no data).
@@ -118,13 +122,19 @@ class StringCodec:
 
 def encode_strings(words, *, alphabet: str = StringCodec.alphabet, max_chars: int = 12):
     """``(items, codec)``: the words as ``codec.bits``-bit integers, and the codec that decodes them."""
+    max_chars = check_param("encode_strings", "max_chars", max_chars, Integer(low=1, high=MAX_BITS))
+    if not isinstance(alphabet, str) or not alphabet or len(set(alphabet)) != len(alphabet):
+        raise InvalidParameterError(
+            f"The 'alphabet' parameter of encode_strings must be a non-empty string of distinct characters. "
+            f"Got {alphabet!r} instead."
+        )
     codec = StringCodec(alphabet=alphabet, max_chars=max_chars)
     if codec.bits > MAX_BITS:
         raise InvalidParameterError(
             f"encode_strings needs max_chars x {codec.bits_per_char} bits <= {MAX_BITS}. "
             f"Got max_chars={max_chars!r} ({codec.bits} bits)."
         )
-    return codec.encode(list(words)), codec
+    return codec.encode(words), codec
 
 
 @dataclass(frozen=True)
@@ -208,10 +218,9 @@ def heavy_hitters(values, epsilon: float, *, k: int = 10, bits: int | None = Non
 
     epsilon = check_param("heavy_hitters", "epsilon", epsilon, EPSILON)
     k = check_param("heavy_hitters", "k", k, Integer(low=1, high=4096))
-    array = np.asarray(values) if not isinstance(values, (list, tuple)) else None
-    if array is None or array.dtype.kind in "USO":
-        codec = StringCodec(**({"alphabet": alphabet} if alphabet else {}), max_chars=max_chars)
-        items, codec = encode_strings(list(values), alphabet=codec.alphabet, max_chars=max_chars)
+    array = np.asarray(values)
+    if array.dtype.kind in "USO":
+        items, codec = encode_strings(array, alphabet=alphabet or StringCodec.alphabet, max_chars=max_chars)
         bits = codec.bits
     else:
         if array.ndim != 1 or array.dtype.kind not in "iu":
@@ -235,11 +244,11 @@ def heavy_hitters(values, epsilon: float, *, k: int = 10, bits: int | None = Non
     groups = generator.integers(0, len(lengths), size=items.size)
     oracle = FLH(epsilon=epsilon, domain_size=_MERSENNE_31, hash_count=hash_count)
     p_star, q_star = oracle.support_probabilities()
-    candidates = np.arange(1 << min(lengths[0], 20), dtype=np.int64) if lengths[0] <= 20 else None
-    if candidates is None:
+    if lengths[0] > 20:
         raise InvalidParameterError(
             f"heavy_hitters' first round would enumerate 2**{lengths[0]} prefixes; lower 'step' or raise 'k'."
         )
+    candidates = np.arange(1 << lengths[0], dtype=np.int64)
     rounds, previous = [], 0
     for index, length in enumerate(lengths):
         if index > 0:  # extend the survivors by the new bits
