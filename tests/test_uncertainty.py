@@ -136,3 +136,19 @@ def test_the_cli_prints_intervals_and_draws_bands(tmp_path, capsys):
     assert "95% [" not in capsys.readouterr().out
     assert main([*args, "--replicates", "5"]) == 2
     assert "--replicates" in capsys.readouterr().err
+
+
+def test_the_state_mode_draws_bands_of_a_numerical_state(tmp_path, capsys, monkeypatch):
+    import dpdist.uncertainty as uncertainty
+    from dpdist.cli import main
+
+    protocol = local.make("hh", epsilon=2.0, bounds=(0.0, 1.0))
+    state = tmp_path / "state.bin"
+    protocol.simulate(np.random.default_rng(0).beta(5, 2, 3000), rng=1).save(state)
+    calls = []
+    real = uncertainty.cdf_band
+    monkeypatch.setattr(uncertainty, "cdf_band", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert main(["estimate", "--state", str(state), "--plot", str(tmp_path / "s.png"), "--replicates", "20"]) == 0
+    assert calls and calls[0]["replicates"] == 20 and (tmp_path / "s.png").exists()
+    assert main(["estimate", "--state", str(state), "--replicates", "3"]) == 2
+    assert "--replicates" in capsys.readouterr().err

@@ -339,16 +339,13 @@ def run_estimate_from_state(args) -> int:
             )
         options["postprocess"] = args.postprocess
     estimate = protocol.estimate(aggregator, **options)
-    replicates = getattr(args, "replicates", 0)
-    if replicates and protocol.tags.kind == "numerical" and type(estimate).__name__ == "Distribution":
+    from .cli import check_replicates
+    from .estimates import Distribution
+
+    replicates = check_replicates(getattr(args, "replicates", 0))
+    if replicates and isinstance(estimate, Distribution):
         from .uncertainty import cdf_band
 
-        if replicates < 20:
-            from .errors import InvalidParameterError
-
-            raise InvalidParameterError(
-                f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {replicates!r} instead."
-            )
         estimate = cdf_band(protocol, aggregator, replicates=replicates, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))

@@ -145,7 +145,7 @@ def _run_estimate(args) -> int:
     import numpy as np
 
     from . import datasets, local
-    from .cli import parse_bounds
+    from .cli import check_replicates, parse_bounds
     from .estimates import Distribution
     from .errors import InvalidParameterError
     from .experiments._methods import run_local_protocol
@@ -191,10 +191,7 @@ def _run_estimate(args) -> int:
                     f"The '--bins' option does not apply to {args.protocol!r}, which has no 'bins' parameter."
                 )
             params["bins"] = args.bins
-    if args.replicates < 0 or (0 < args.replicates < 20):
-        raise InvalidParameterError(
-            f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {args.replicates!r} instead."
-        )
+    check_replicates(args.replicates)
     rng = np.random.default_rng(args.seed)
     if args.protocol in local.available("numerical") and args.replicates:
         estimate = _numerical_with_band(args.protocol, values, data, params, rng, args.replicates)

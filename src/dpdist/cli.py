@@ -83,6 +83,17 @@ def seed_argument(text: str) -> int:
     return seed
 
 
+def check_replicates(replicates: int) -> int:
+    """The value of ``--replicates``: 0 (no CDF bands) or the bootstrap replicates, at least 20."""
+    from .errors import InvalidParameterError
+
+    if replicates < 0 or 0 < replicates < 20:
+        raise InvalidParameterError(
+            f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {replicates!r} instead."
+        )
+    return replicates
+
+
 def parse_bounds(text: str | None) -> tuple[float, float] | None:
     """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
     import math
