@@ -36,7 +36,7 @@ that the binning and hierarchy protocols use for their inner oracles.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -80,44 +80,29 @@ LIMITS = {
 _COMMON = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
 
 
-def _client_cost(name: str, protocol, n: int) -> float:
-    d = protocol.domain_size
-    return {
-        "grr": 1.0,  # one uniform draw
-        "oue": float(d),  # d Bernoulli bits
-        "sue": float(d),
-        "olh": 1.0,  # one hash evaluation and a GRR over g
-        "flh": 1.0,
-        "hr": 1.0,  # one Hadamard entry (a popcount)
-        "ss": float(getattr(protocol, "subset_size", d)),  # a k-subset
-    }[name]
+class Cost(NamedTuple):
+    """Element operations per report of one candidate: formulas (as documented) and their values."""
+
+    client: str
+    server: str
+    client_ops: Callable[[Any, int], float]  # (protocol, expected reports) -> operations
+    server_ops: Callable[[Any, int], float]
 
 
-def _server_cost(name: str, protocol, n: int) -> float:
-    d = protocol.domain_size
-    if name == "olh":
-        return float(d)  # support of every item: d hash evaluations per report
-    if name == "flh":
-        return 1.0 + protocol.hash_count * d / n  # one count per report, then S x d hashes once
-    if name == "hr":
-        size = protocol.output_size
-        return 1.0 + size * math.log2(size) / n  # one count per report, then a fast Walsh-Hadamard transform
-    if name in ("oue", "sue"):
-        return float(d)  # add d bits per report
-    if name == "ss":
-        return float(protocol.subset_size)
-    return 1.0  # grr: one count per report
+def _hadamard_server(protocol, n: int) -> float:
+    size = protocol.output_size
+    return 1.0 + size * math.log2(size) / n  # one count per report, then a fast Walsh-Hadamard transform
 
 
-#: Element operations per report (client and server) of each candidate; documented in docs/frequency.md.
+#: Element operations per report, on the device and at the collector; documented in docs/frequency.md.
 COSTS = {
-    "grr": ("1", "1"),
-    "oue": ("d", "d"),
-    "sue": ("d", "d"),
-    "olh": ("1", "d"),
-    "flh": ("1", "1 + S d / n"),
-    "hr": ("1", "1 + K log2 K / n"),
-    "ss": ("k", "k"),
+    "grr": Cost("1", "1", lambda p, n: 1.0, lambda p, n: 1.0),  # one uniform draw; one count
+    "oue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
+    "sue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),
+    "olh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # the collector hashes every item
+    "flh": Cost("1", "1 + S d / n", lambda p, n: 1.0, lambda p, n: 1.0 + p.hash_count * p.domain_size / n),
+    "hr": Cost("1", "1 + K log2 K / n", lambda p, n: 1.0, _hadamard_server),  # one Hadamard entry (a popcount)
+    "ss": Cost("k", "k", lambda p, n: float(p.subset_size), lambda p, n: float(p.subset_size)),  # a k-subset
 }
 
 
@@ -167,8 +152,8 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
         row.update(
             variance=variance,
             report_bits=int(one_report.nbytes * 8),
-            client_ops=_client_cost(name, protocol, n),
-            server_ops=_server_cost(name, protocol, n),
+            client_ops=COSTS[name].client_ops(protocol, n),
+            server_ops=COSTS[name].server_ops(protocol, n),
             protocol_object=protocol,
         )
         over = [
