@@ -51,7 +51,9 @@ def test_available_and_describe_list_every_protocol():
     names = local.available()
     assert {"grr", "oue"} <= set(names)
     assert [row[0] for row in local.describe()] == names
-    assert set(local.available("frequency")) | set(local.available("numerical")) == set(names)
+    kinds = ("frequency", "heavy_hitters", "numerical")
+    assert set().union(*(local.available(kind) for kind in kinds)) == set(names)
+    assert local.available("heavy_hitters") == ["pem"]
 
 
 PROTOCOL = local.make("grr", epsilon=1.0, domain_size=6)

@@ -87,8 +87,8 @@ def test_local_epsilon_at_the_ends_of_the_range_gives_finite_estimates(name, eps
     except InvalidParameterError as error:  # a protocol whose own tables cannot grow that far says so
         assert not isinstance(error, InvalidPrivacyParameterError), error
         return
-    if proto.tags.kind == "frequency":
-        values = np.arange(300) % proto.params["domain_size"]
+    if proto.tags.takes_items:
+        values = np.arange(300) % proto.domain_size
     else:
         low, high = proto.params.get("bounds", (0.0, 1.0))
         values = np.linspace(low, high, 300)

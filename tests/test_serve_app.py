@@ -132,3 +132,44 @@ def test_sketch_and_longitudinal_campaigns_take_the_same_path(app, config, value
     body = client.get(f"/api/campaigns/{name}/estimate", headers=admin).json()
     frequencies = np.array(body["estimate"]["frequencies"])
     assert body["n"] == len(values) and frequencies[3] > 0.5 and frequencies[7] > 0.1
+
+
+WORDS = {"apple": 0.30, "banana": 0.20, "cherry": 0.12}
+
+
+def _words(n, seed):
+    rng = np.random.default_rng(seed)
+    planted = rng.choice(list(WORDS), size=n, p=np.array(list(WORDS.values())) / sum(WORDS.values()))
+    keep = rng.random(n) < sum(WORDS.values())
+    background = np.array(["".join(rng.choice(list("abcdefghij"), 5)) for _ in range(200)])[rng.integers(0, 200, n)]
+    return np.where(keep, planted, background)
+
+
+def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app):
+    from dpdist import local
+
+    config = {"protocol": "pem", "epsilon": 4.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 6, "k": 3,
+              "hash_count": 256}
+    client, admin = TestClient(app), {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    assert client.post("/api/campaigns", json={"campaign": "words", "config": config}, headers=admin).status_code == 201
+    client.post("/api/campaigns/words/open", headers=admin)
+    protocol = local.from_config(config)
+    words = _words(40_000, 0)
+    for index, batch in enumerate(np.array_split(words, 4)):
+        body = {"reports": protocol.privatize(batch, rng=index).tolist()}
+        assert client.put(f"/api/campaigns/words/batches/b{index}", json=body).status_code == 200
+    retry = client.put("/api/campaigns/words/batches/b0", json={"reports": protocol.privatize(words[:10_000], rng=0).tolist()})
+    assert retry.status_code == 200
+    body = client.get("/api/campaigns/words/estimate", headers=admin).json()
+    estimate = body["estimate"]
+    assert body["n"] == 40_000 and estimate["kind"] == "heavy_hitters"
+    assert estimate["labels"] == list(WORDS) and len(estimate["rounds"]) == protocol.groups
+    # the last round's users are ~n/G; its estimates are within 5 SE of the truth
+    truth = np.array([np.mean(words == word) for word in WORDS])
+    assert np.all(np.abs(np.array(estimate["frequencies"]) - truth) < 5 * np.array(estimate["standard_error"]))
+    fewer = client.get("/api/campaigns/words/estimate?k=2&threshold=0.25", headers=admin).json()["estimate"]
+    assert fewer["labels"] == ["apple"]
+    plot = client.get("/api/campaigns/words/estimate.png", headers=admin)
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
+    bad = client.get("/api/campaigns/words/estimate?threshold=2", headers=admin)
+    assert bad.status_code == 400 and "threshold" in bad.json()["detail"]

@@ -177,7 +177,7 @@ def _run_privatize(args) -> int:
 
     def values():
         nonlocal missing, unknown
-        for chunk, n_missing in iter_column(args.data, args.column, text=labelled):
+        for chunk, n_missing in iter_column(args.data, args.column, text=reads_text(protocol)):
             missing += n_missing
             if labelled:
                 items = protocol.encode(chunk, on_unknown="drop")
@@ -239,9 +239,14 @@ def _bucketize_column(chunk: np.ndarray, binning, column: str) -> np.ndarray:
     return bucketize(values, (low, high), bins)
 
 
+def reads_text(protocol) -> bool:
+    """Whether a data column is read as text for ``protocol``: labels, or words (a ``pem`` over an alphabet)."""
+    return getattr(protocol, "labels", None) is not None or getattr(protocol, "takes_strings", False)
+
+
 def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
     """Integral floats (e.g. a CSV column with gaps) become items for a categorical protocol."""
-    if protocol.tags.kind == "frequency" and np.issubdtype(chunk.dtype, np.floating):
+    if protocol.tags.takes_items and np.issubdtype(chunk.dtype, np.floating):
         if np.all(np.isfinite(chunk)) and np.all(chunk == np.floor(chunk)):
             return chunk.astype(np.int64)
     return chunk
@@ -380,8 +385,9 @@ def _write_labelled_frequencies(path, estimate) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "label", "frequency", "standard_error"])
-        for item, (label, share, error) in enumerate(zip(estimate.labels, estimate.frequencies, estimate.standard_error)):
-            writer.writerow([item, label, repr(float(share)), repr(float(error))])
+        table = estimate.table()
+        for item, label, share, error in zip(table["item"], estimate.labels, table["frequency"], table["standard_error"]):
+            writer.writerow([int(item), label, repr(float(share)), repr(float(error))])
 
 
 #: At most this many bins in a plotted density: the truth and the estimate are drawn on the
@@ -396,7 +402,7 @@ def display_edges(distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
 
 
 def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:
-    """Plot a Distribution or a FrequencyEstimate to ``path``, with the truth when given.
+    """Plot a Distribution, a FrequencyEstimate or the HeavyHitters found to ``path``, with the truth when given.
 
     A Distribution is drawn as a density on :func:`display_edges` (the true values'
     histogram on the very same bins) next to its CDF (the empirical CDF of the truth);
@@ -410,6 +416,7 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
 
     from .errors import InvalidParameterError
     from .estimates import Distribution, FrequencyEstimate
+    from .local import HeavyHitters
 
     if isinstance(estimate, Distribution):
         fig, (density_ax, cdf_ax) = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -449,9 +456,17 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
         ax.set_xlabel(xlabel or "item")
         ax.set_ylabel("frequency")
         ax.legend(fontsize=8)
+    elif isinstance(estimate, HeavyHitters):
+        fig, ax = plt.subplots(figsize=(7, max(2.5, 0.3 * estimate.items.size + 1.2)))
+        rows = np.arange(estimate.items.size)[::-1]
+        errors = None if estimate.standard_error is None else 1.96 * estimate.standard_error
+        ax.barh(rows, estimate.frequencies, xerr=errors, color="C0", ecolor="0.3", label=f"{label} (95% interval)")
+        ax.set_yticks(rows, estimate.names)
+        ax.set_xlabel("estimated frequency")
+        ax.legend(fontsize=8)
     else:
         raise InvalidParameterError(
-            f"The '--plot' option needs a frequency or distribution estimate; got {type(estimate).__name__}."
+            f"The '--plot' option needs a frequency, heavy-hitter or distribution estimate; got {type(estimate).__name__}."
         )
     fig.tight_layout()
     fig.savefig(path)

@@ -267,6 +267,10 @@ def _print_summary(document: dict) -> None:
         top = sorted(range(len(estimate["frequencies"])), key=lambda i: -estimate["frequencies"][i])[:5]
         for item in top:
             print(f"  item {item:>6}  {estimate['frequencies'][item]:.6g}  [{band['low'][item]:.4g}, {band['high'][item]:.4g}]")
+    elif estimate["kind"] == "heavy_hitters":
+        band = estimate["band"]
+        for label, value, low, high in zip(estimate["labels"], estimate["frequencies"], band["low"], band["high"]):
+            print(f"  {label:>12}  {value:.6g}  [{low:.4g}, {high:.4g}]")
     elif estimate["kind"] == "distribution":
         print(f"  mean {estimate['mean']:.6g}  median {estimate['median']:.6g}  ({len(estimate['probabilities'])} bins)")
     else:
@@ -329,11 +333,12 @@ def _run_submit(args) -> int:
 
 
 def _submit_column(client, args):
-    from ._cli_deploy import _as_protocol_values
+    from ._cli_deploy import _as_protocol_values, reads_text
     from ._io._blocks import rechunk
     from ._io._columns import iter_column
 
     protocol = client.protocol(args.campaign)
-    values = (_as_protocol_values(protocol, chunk) for chunk, _ in iter_column(args.data[0], args.column))
+    chunks = iter_column(args.data[0], args.column, text=reads_text(protocol))
+    values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
     for block in rechunk(values, args.batch_size):
         yield client.submit_reports(args.campaign, protocol, protocol.privatize(block, secure=True))

@@ -38,6 +38,7 @@ __all__ = [
     "DOMAIN_SIZE",
     "check_param",
     "Labels",
+    "Alphabet",
     "check_params",
     "check_options",
     "check_integer_values",
@@ -257,6 +258,24 @@ class Labels(Constraint):
 
     def invalid_examples(self):
         return [["only"], ["a", "a"], [1, 2], ["a", ""], "ab"]
+
+
+@dataclass(frozen=True)
+class Alphabet(Constraint):
+    """A public alphabet: a string of 1 .. ``max_size`` distinct characters (symbols of encoded words)."""
+
+    max_size: int = 255
+
+    def check(self, value):
+        if not isinstance(value, str) or not 1 <= len(value) <= self.max_size or len(set(value)) != len(value):
+            raise ValueError
+        return value
+
+    def describe(self):
+        return f"a string of 1 to {self.max_size} distinct characters"
+
+    def invalid_examples(self):
+        return ["", "aa", ["a", "b"], 3]
 
 
 # ---------------------------------------------------------------------- shared rules

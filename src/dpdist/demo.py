@@ -125,7 +125,7 @@ def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int 
     runs: list[DemoRun] = []
     shown: dict[str, list[Distribution]] = {}
     plot_epsilon = sorted(epsilons)[len(epsilons) // 2]
-    names = local.available()
+    names = sorted(local.available("frequency") + local.available("numerical"))  # heavy hitters: local.heavy_hitters
     print(
         f"dpdist demo: {minutes.size:,} departure times of day (minutes), {len(names)} protocols, "
         f"{repeats} runs each: median ±sd over the runs\n"

@@ -45,6 +45,10 @@ EXAMPLES = {
         {"epsilon": 2.0, "domain_size": 8, "hash_count": 40, "family_seed": 11},
         {"epsilon": 0.5, "domain_size": 4, "hash_count": 3, "hash_range": 2},
     ],
+    "pem": [
+        {"epsilon": 1.0, "bits": 4, "k": 2, "step": 1, "hash_count": 4},
+        {"epsilon": 2.0, "alphabet": "ab", "max_chars": 2, "k": 1, "step": 2, "hash_count": 3, "family_seed": 5},
+    ],
     "cms": [
         {"epsilon": 1.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7},
         {"epsilon": 2.0, "domain_size": 8, "hash_count": 20, "width": 2, "family_seed": 3},

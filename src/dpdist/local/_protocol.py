@@ -58,9 +58,11 @@ class ProtocolTags:
 
     Attributes
     ----------
-    kind : {"frequency", "numerical"}
-        ``"frequency"``: items 0..d-1, returns a FrequencyEstimate; ``"numerical"``: reals
-        in bounds, returns a Distribution or a mean/variance estimate.
+    kind : {"frequency", "heavy_hitters", "numerical"}
+        ``"frequency"``: items 0..d-1, returns a FrequencyEstimate; ``"heavy_hitters"``:
+        items 0..d-1 of a domain too large to enumerate (or words), returns the
+        :class:`~dpdist.local.HeavyHitters` it finds; ``"numerical"``: reals in bounds,
+        returns a Distribution or a mean/variance estimate.
     finite_channel : bool
         ``channel()`` gives the exact output law for small instances.
     exact_simulate : bool
@@ -74,6 +76,11 @@ class ProtocolTags:
     finite_channel: bool = True
     exact_simulate: bool = False
     unbiased: bool = True
+
+    @property
+    def takes_items(self) -> bool:
+        """Whether the inputs are items ``0 .. domain_size - 1`` (every kind but ``"numerical"``)."""
+        return self.kind != "numerical"
 
 
 class ParameterDependentTags:

@@ -40,7 +40,7 @@ def register(cls: type) -> type:
 
 
 def available(kind: str | None = None) -> list[str]:
-    """Registered protocol names (optionally only ``kind`` "frequency" or "numerical")."""
+    """Registered protocol names (optionally only ``kind`` "frequency", "heavy_hitters" or "numerical")."""
     return sorted(name for name, cls in _REGISTRY.items() if kind is None or cls.tags.kind == kind)
 
 

@@ -225,7 +225,7 @@ class ReportFormat:
 def _layout_of_config(config_key: str, protocol: "LocalProtocol") -> tuple[np.dtype, tuple[int, ...]]:
     """Dtype and row shape of one privatized in-domain value (cached by config, as protocols
     compare and hash by config: every file reader rebuilds the protocol from its config)."""
-    if protocol.tags.kind == "frequency":
+    if protocol.tags.takes_items:
         sample = np.zeros(1, dtype=np.int64)
     else:
         sample = np.array([float(getattr(protocol, "bounds", (0.0, 1.0))[0])])

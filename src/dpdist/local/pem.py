@@ -1,27 +1,9 @@
-r"""Heavy hitters of an unknown domain: the prefix extending method, ``heavy_hitters``.
+r"""Heavy hitters of an unknown domain: words as bit strings, the result, and ``heavy_hitters``.
 
-PEM (Wang, Li, Lin, Jha & Li, "Locally Differentially Private Heavy Hitter
-Identification", IEEE TDSC 2021 / arXiv:1708.06674, sec. V) finds the
-:math:`k` most frequent items of a domain of :math:`2^L` bit strings without
-enumerating it:
-
-1. users are split uniformly at random into :math:`g` groups; group
-   :math:`i = 1..g` reports the first :math:`s_i = \gamma + i\eta` bits of its
-   item (:math:`s_g = L`), :math:`\gamma = \lceil\log_2 k\rceil`, with a
-   frequency oracle at the full :math:`\varepsilon`.  Every user reports once,
-   so the whole run is :math:`\varepsilon`-LDP (parallel composition);
-2. the collector estimates, from group 1, the frequency of all
-   :math:`2^{s_1}` prefixes and keeps the top :math:`k`; from group
-   :math:`i > 1`, of the :math:`k 2^\eta` one-step extensions of the
-   survivors, and keeps the top :math:`k`; group :math:`g` ranks full items.
-
-The paper's oracle is OLH; dpdist uses FLH (:mod:`~dpdist.local.frequency.flh`,
-OLH with a public family of hash functions: the same variance, and each round
-costs :math:`O(n_i + S\,|C_i|)` instead of :math:`O(n_i |C_i|)`).  Prefixes of
-up to 62 bits are mapped to FLH's domain :math:`[0, P)` by a fixed public
-mixing (SplitMix64 mod :math:`P`): two candidates of a round collide with
-probability about :math:`|C_i|^2/(2P) \approx 10^{-4}`, which only merges their
-counts (privacy does not depend on it).
+The method, PEM (Wang et al., IEEE TDSC 2021, sec. V), and its privacy are
+the protocol ``pem`` (:mod:`dpdist.local.frequency.pem`), which a deployment
+runs on devices and a collector; :func:`heavy_hitters` simulates one
+collection with it.
 
 Strings (words, URLs) become bit strings with :func:`encode_strings`: a public
 alphabet, :math:`\lceil\log_2(|A| + 1)\rceil` bits per character and code 0 for
@@ -29,6 +11,8 @@ the end, so every prefix of the bits is a prefix of the word; words are cut to
 ``max_chars``.  The encoding is public, so candidates no word can start with (a
 symbol beyond the alphabet, anything but the end code after the end) are
 dropped before they are estimated: fewer candidates, fewer false heavy hitters.
+Prefixes are mapped to FLH's domain :math:`[0, 2^{31} - 1)` by
+:func:`mix_prefixes`, a fixed public SplitMix64.
 """
 
 from __future__ import annotations
@@ -39,11 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import EPSILON, Integer, check_param
+from .._validation import Integer, check_param
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..privacy import PrivacyGuarantee
 
-__all__ = ["HeavyHitters", "StringCodec", "encode_strings", "heavy_hitters"]
+__all__ = ["HeavyHitters", "StringCodec", "encode_strings", "heavy_hitters", "mix_prefixes"]
 
 _MERSENNE_31 = 2**31 - 1
 #: longest item, in bits (prefixes are handled as int64)
@@ -147,40 +131,45 @@ class HeavyHitters:
     epsilon: float
     labels: list[str] | None = None
     guarantee: PrivacyGuarantee | None = None
+    standard_error: np.ndarray | None = None
     details: dict = field(default_factory=dict)
     method: str = "pem"
 
+    @property
+    def names(self) -> list[str]:
+        """The items' words (for words) or their integers as text."""
+        return self.labels if self.labels is not None else [str(i) for i in self.items.tolist()]
+
     def summary(self) -> dict[str, float]:
-        names = self.labels if self.labels is not None else [str(i) for i in self.items.tolist()]
-        return {name: float(f) for name, f in zip(names, self.frequencies)}
+        return {name: float(f) for name, f in zip(self.names, self.frequencies)}
 
     def table(self) -> dict[str, np.ndarray]:
         table = {"item": self.items, "frequency": self.frequencies}
+        if self.standard_error is not None:
+            table["standard_error"] = self.standard_error
         if self.labels is not None:
             table["label"] = np.array(self.labels)
         return table
 
 
-def _mix(prefixes: np.ndarray) -> np.ndarray:
-    """SplitMix64 of each prefix, mod the Mersenne prime: FLH's item (public, fixed)."""
+def mix_prefixes(prefixes) -> np.ndarray:
+    """SplitMix64 of each prefix, mod the Mersenne prime :math:`2^{31}-1`: its FLH item (public, fixed)."""
     with np.errstate(over="ignore"):
-        state = prefixes.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        state = np.asarray(prefixes, dtype=np.int64).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
         state = (state ^ (state >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         state = (state ^ (state >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         state = state ^ (state >> np.uint64(31))
     return (state % np.uint64(_MERSENNE_31)).astype(np.int64)
 
 
-def _prefix_lengths(bits: int, k: int, step: int) -> list[int]:
-    start = min(bits, max(1, math.ceil(math.log2(k))))
-    lengths = list(range(start + step, bits, step)) + [bits]
-    return lengths if lengths[0] <= bits else [bits]
-
-
 def heavy_hitters(values, epsilon: float, *, k: int = 10, bits: int | None = None, step: int | None = None,
                   alphabet: str | None = None, max_chars: int = 12, codec: StringCodec | None = None,
                   hash_count: int = 4096, rng=None) -> HeavyHitters:
     r"""Find the ``k`` most frequent items with PEM under ``epsilon``-LDP (simulated collection).
+
+    The same protocol a deployment runs (``local.make("pem", ...)``,
+    :class:`~dpdist.local.frequency.pem.PEM`): its exact aggregate sampler
+    draws the groups' FLH tables, then its estimator runs the rounds.
 
     Parameters
     ----------
@@ -211,65 +200,26 @@ def heavy_hitters(values, epsilon: float, *, k: int = 10, bits: int | None = Non
     -------
     HeavyHitters
         Items (and their words, for strings) with the frequencies estimated
-        in the last round, and ``details["rounds"]``: prefix length, group
-        size and number of candidates of each round.
+        in the last round and their standard errors, and ``details["rounds"]``:
+        prefix length, group size and number of candidates of each round.
     """
-    from .frequency.flh import FLH
+    from .frequency.pem import PEM
 
-    epsilon = check_param("heavy_hitters", "epsilon", epsilon, EPSILON)
-    k = check_param("heavy_hitters", "k", k, Integer(low=1, high=4096))
     array = np.asarray(values)
     if array.dtype.kind in "USO":
-        items, codec = encode_strings(array, alphabet=alphabet or StringCodec.alphabet, max_chars=max_chars)
-        bits = codec.bits
+        params = {"alphabet": alphabet or StringCodec.alphabet, "max_chars": max_chars}
+    elif codec is not None:
+        params = {"alphabet": codec.alphabet, "max_chars": codec.max_chars}
     else:
         if array.ndim != 1 or array.dtype.kind not in "iu":
             raise InvalidValueTypeError(
                 f"The 'values' argument of heavy_hitters must be a 1-D array of integers or a sequence of "
                 f"strings. Got dtype {array.dtype} and shape {array.shape}."
             )
-        if codec is not None:
-            bits = codec.bits
-        bits = check_param("heavy_hitters", "bits", bits, Integer(low=1, high=MAX_BITS))
-        items = array.astype(np.int64)
-        if items.size and (items.min() < 0 or items.max() >= 1 << bits):
-            raise OutOfDomainError(f"The 'values' of heavy_hitters must lie in [0, 2**{bits}). Got {items.min()}..{items.max()}.")
-    if step is None:
-        step = max(1, min(8, int(math.log2(4096 / k)) if k < 4096 else 1))
-    step = check_param("heavy_hitters", "step", step, Integer(low=1, high=16))
-    if items.size == 0:
+        if bits is None:
+            raise InvalidParameterError("heavy_hitters needs 'bits' (the item length) for integer values, or a 'codec'.")
+        params = {"bits": bits}
+    if array.size == 0:
         raise InvalidParameterError("heavy_hitters needs at least one value.")
-    generator = check_rng(rng, owner="heavy_hitters")
-    lengths = _prefix_lengths(bits, k, step)
-    groups = generator.integers(0, len(lengths), size=items.size)
-    oracle = FLH(epsilon=epsilon, domain_size=_MERSENNE_31, hash_count=hash_count)
-    p_star, q_star = oracle.support_probabilities()
-    if lengths[0] > 20:
-        raise InvalidParameterError(
-            f"heavy_hitters' first round would enumerate 2**{lengths[0]} prefixes; lower 'step' or raise 'k'."
-        )
-    candidates = np.arange(1 << lengths[0], dtype=np.int64)
-    rounds, previous = [], 0
-    for index, length in enumerate(lengths):
-        if index > 0:  # extend the survivors by the new bits
-            extra = length - previous
-            candidates = (candidates[:, None] << extra | np.arange(1 << extra)[None, :]).ravel()
-        if codec is not None:
-            candidates = candidates[codec.valid_prefixes(candidates, length)]
-        members = items[groups == index] >> (bits - length)
-        aggregator = oracle.aggregator().add(oracle.privatize(_mix(members), rng=generator))
-        size = max(aggregator.n, 1)
-        support = oracle.support_counts_of(aggregator, _mix(candidates))
-        estimate = (support / size - q_star) / (p_star - q_star)
-        order = np.argsort(-estimate, kind="stable")[:k]
-        rounds.append({"prefix_bits": length, "users": int(aggregator.n), "candidates": int(candidates.size)})
-        candidates, frequencies, previous = candidates[order], estimate[order], length
-    return HeavyHitters(
-        items=candidates,
-        frequencies=frequencies,
-        n=int(items.size),
-        epsilon=epsilon,
-        labels=codec.decode(candidates) if codec is not None else None,
-        guarantee=oracle.guarantee,
-        details={"rounds": rounds, "bits": bits, "step": step, "oracle": "flh", "hash_count": oracle.hash_count},
-    )
+    protocol = PEM(epsilon=epsilon, k=k, step=step, hash_count=hash_count, **params)
+    return protocol.estimate(protocol.simulate(array, rng=check_rng(rng, owner="heavy_hitters")))

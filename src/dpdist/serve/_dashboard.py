@@ -116,6 +116,12 @@ function drawEstimate(data) {
     drawBars(svg, items, items.map(i => i + 1), e.frequencies, e.band.low, e.band.high, ["item 0", "item " + (items.length - 1)]);
     note.textContent = "(bars: frequency; lines: " + Math.round(e.band.level * 100) + "% confidence band)";
     summary.textContent = "postprocess " + e.postprocess;
+  } else if (e.kind === "heavy_hitters") {
+    const ranks = e.items.map((_, i) => i);
+    drawBars(svg, ranks, ranks.map(i => i + 1), e.frequencies, e.band.low, e.band.high,
+             [e.labels[0] || "", e.labels[e.labels.length - 1] || ""]);
+    note.textContent = "(bars: the heavy hitters found, most frequent first; lines: " + Math.round(e.band.level * 100) + "% intervals)";
+    summary.textContent = e.labels.map((label, i) => label + " " + e.frequencies[i].toPrecision(3)).join(", ");
   } else if (e.kind === "distribution") {
     const lows = e.edges.slice(0, -1), highs = e.edges.slice(1);
     const density = e.probabilities.map((p, i) => p / (highs[i] - lows[i]));

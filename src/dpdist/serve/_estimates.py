@@ -69,6 +69,7 @@ def _floats(values) -> list:
 def describe_estimate(estimate, level: float) -> dict:
     """JSON-safe fields of any estimate type; ``band`` where the estimate has a confidence interval."""
     from ..estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarianceEstimate
+    from ..local import HeavyHitters
 
     if isinstance(estimate, FrequencyEstimate):
         interval = estimate.confidence_interval(level)
@@ -90,6 +91,18 @@ def describe_estimate(estimate, level: float) -> dict:
             "median": float(estimate.quantile(0.5)),
             "band": None,
             "method": estimate.method,
+        }
+    if isinstance(estimate, HeavyHitters):
+        return {
+            "kind": "heavy_hitters",
+            "items": [int(item) for item in estimate.items],
+            "labels": estimate.names,
+            "frequencies": _floats(estimate.frequencies),
+            "standard_error": _floats(estimate.standard_error),
+            "band": {"level": level, "low": _floats(estimate.details["low"]), "high": _floats(estimate.details["high"])},
+            "k": estimate.details["k"],
+            "threshold": estimate.details["threshold"],
+            "rounds": estimate.details["rounds"],
         }
     if isinstance(estimate, MeanEstimate):
         interval = estimate.confidence_interval(level)

@@ -137,7 +137,7 @@ def check_invalid_parameters_are_rejected(protocol: LocalProtocol) -> None:
 
 
 def _values_outside_the_domain(protocol) -> list:
-    if protocol.tags.kind == "frequency":
+    if protocol.tags.takes_items:
         return [[protocol.domain_size], [-1], [0, 1, protocol.domain_size + 5]]
     lo, hi = protocol.bounds
     return [[hi + 1.0], [lo - 1e-3], [math.nan], [math.inf]]
@@ -152,7 +152,7 @@ def check_values_outside_the_domain_are_rejected(protocol: LocalProtocol) -> Non
 
 def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None:
     """Non-integral items, strings and 2-D arrays raise ``InvalidValueTypeError`` naming ``values``."""
-    bad = [np.array([0.5, 1.5])] if protocol.tags.kind == "frequency" else [np.array(["a", "b"])]
+    bad = [np.array([0.5, 1.5])] if protocol.tags.takes_items else [np.array(["a", "b"])]
     bad.append(np.zeros((2, 2), dtype=int))
     for values in bad:
         _expect(

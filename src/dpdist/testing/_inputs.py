@@ -1,6 +1,6 @@
 """The inputs the conformance checks feed a protocol: fixed, seeded and kind-aware.
 
-A ``"frequency"`` protocol takes items ``0 .. domain_size - 1``; a ``"numerical"``
+A ``"frequency"`` or ``"heavy_hitters"`` protocol takes items ``0 .. domain_size - 1`` (``tags.takes_items``); a ``"numerical"``
 protocol takes reals in ``bounds``.  Those two attributes (and ``tags.kind``) are
 all the checks assume about a protocol's inputs.
 """
@@ -18,7 +18,7 @@ def channel_inputs(protocol, rng=None) -> np.ndarray:
     Every item for a frequency protocol; for a numerical one both bounds, the
     quartiles and three seeded uniform points in between.
     """
-    if protocol.tags.kind == "frequency":
+    if protocol.tags.takes_items:
         return np.arange(protocol.domain_size)
     lo, hi = protocol.bounds
     generator = np.random.default_rng(12345 if rng is None else rng)
@@ -33,7 +33,7 @@ def population(protocol, n: int, rng=0) -> np.ndarray:
     law stretched over the bounds, so no check runs on a symmetric special case.
     """
     generator = np.random.default_rng(rng)
-    if protocol.tags.kind == "frequency":
+    if protocol.tags.takes_items:
         d = protocol.domain_size
         weights = np.arange(1, d + 1, dtype=float) ** 2
         counts = np.floor(n * weights / weights.sum()).astype(int)

@@ -244,8 +244,12 @@ class FLH(FrequencyOracle):
 
     def support_counts_of(self, aggregator, items) -> np.ndarray:
         """Support counts of the given ``items`` only, in :math:`O(S m)` for :math:`m` items (for huge domains)."""
+        return self.support_counts_in_table(aggregator.statistic, items)
+
+    def support_counts_in_table(self, statistic, items) -> np.ndarray:
+        """:math:`C_v` of the given ``items`` in a table of report counts (an aggregator's statistic)."""
         items = np.asarray(items, dtype=np.int64)
-        table = aggregator.statistic.reshape(self._S, self._g)
+        table = np.asarray(statistic).reshape(self._S, self._g)
         support = np.zeros(items.size, dtype=np.float64)
         rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._S, rows):
@@ -257,17 +261,26 @@ class FLH(FrequencyOracle):
     def _simulate(self, values, rng):
         counts = np.bincount(values, minlength=self.domain_size)
         kept = rng.binomial(counts, self._keep)
-        table = rng.multinomial(values.size - kept.sum(), np.full(self.statistic_size, 1.0 / self.statistic_size))
         items = np.flatnonzero(kept)
+        return self.sample_table(items, kept[items], values.size - kept.sum(), rng)
+
+    def sample_table(self, items, kept, redrawn: int, rng) -> np.ndarray:
+        """The report table of ``kept[i]`` users who kept item ``items[i]``'s hash and ``redrawn`` who did not.
+
+        Exact (module docstring): the redrawn users fill the table as one uniform
+        multinomial, the kept users of each item spread uniformly over the
+        functions, at cells :math:`(j, h_j(v))`.
+        """
+        table = rng.multinomial(redrawn, np.full(self.statistic_size, 1.0 / self.statistic_size))
         if items.size * self._S <= _MULTINOMIAL_CELLS:
-            per_function = rng.multinomial(kept[items], np.full(self._S, 1.0 / self._S))  # (items, S)
+            per_function = rng.multinomial(kept, np.full(self._S, 1.0 / self._S))  # (items, S)
             hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)
             cells = np.arange(self._S)[None, :] * self._g + hashed
             table += np.bincount(cells.ravel(), weights=per_function.ravel(), minlength=self.statistic_size).astype(
                 np.int64
             )
         else:
-            owners = np.repeat(items, kept[items])
+            owners = np.repeat(items, kept)
             for start in range(0, owners.size, self._simulate_chunk):
                 chunk = owners[start : start + self._simulate_chunk]
                 functions = rng.integers(0, self._S, size=chunk.size, dtype=np.int64)
