@@ -1,4 +1,4 @@
-"""``dpdist.local.heavy_hitters`` (module ``dpdist.local.pem``): PEM over an unknown domain of bit strings / words."""
+"""``dpdist.local.heavy_hitters`` and the ``pem`` protocol: PEM over an unknown domain of bit strings / words."""
 
 import numpy as np
 import pytest

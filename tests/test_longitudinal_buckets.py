@@ -150,6 +150,39 @@ def test_dbitflippm_adversary_who_sees_every_report_of_one_value_learns_at_most_
         assert _loss(fresh) > proto.epsilon_longitudinal + 0.1
 
 
+@pytest.mark.parametrize("params", DBITFLIP)
+def test_dbitflippm_a_value_that_changes_bucket_costs_eps_per_bucket_and_shows_the_change(params):
+    """The exact law of two days' reports (same sampled indices, one memo per bucket).
+
+    Sequences with one change (v, w), v != w, against each other: loss 2 eps_1, as stated by
+    epsilon_for_buckets(2). Against a sequence without a change (v, v): unbounded, since (v, v)
+    never gives two different reports: the change itself is visible.
+    """
+    proto = local.make("dbitflippm", **params)
+    b, d = proto.domain_size, proto.sampled_bits
+    one_day = proto.channel()  # (b, subsets * 2^d), column = subset * 2^d + bits
+    subsets = one_day.shape[1] // 2**d
+    per_subset = one_day.reshape(b, subsets, 2**d) * subsets  # law of the bits given the subset
+    pairs = [(v, w) for v in range(b) for w in range(b)]
+
+    def joint(v, w):
+        if v == w:  # the memo is replayed: the second day repeats the first
+            law = np.zeros((subsets, 2**d, 2**d))
+            law[:, np.arange(2**d), np.arange(2**d)] = per_subset[v]
+        else:
+            law = per_subset[v][:, :, None] * per_subset[w][:, None, :]
+        return (law / subsets).ravel()
+
+    changed = np.stack([joint(v, w) for v, w in pairs if v != w])
+    assert np.allclose(changed.sum(axis=1), 1.0)
+    assert _loss(changed) == pytest.approx(proto.epsilon_for_buckets(2), abs=1e-6)
+    steady = np.stack([joint(v, v) for v in range(b)])
+    assert _loss(steady) == pytest.approx(proto.epsilon_for_buckets(1), abs=1e-6)
+    with np.errstate(divide="ignore"):
+        mixed = _loss(np.stack([joint(0, 0), joint(0, 1)]))
+    assert mixed == np.inf
+
+
 def test_dbitflippm_client_state_round_trip_and_checks():
     proto = local.make("dbitflippm", epsilon=2.0, domain_size=6, sampled_bits=2)
     device = proto.client()

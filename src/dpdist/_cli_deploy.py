@@ -415,8 +415,7 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
     import matplotlib.pyplot as plt
 
     from .errors import InvalidParameterError
-    from .estimates import Distribution, FrequencyEstimate
-    from .local import HeavyHitters
+    from .estimates import Distribution, FrequencyEstimate, HeavyHitters
 
     if isinstance(estimate, Distribution):
         fig, (density_ax, cdf_ax) = plt.subplots(1, 2, figsize=(10, 3.8))

@@ -29,6 +29,7 @@ __all__ = [
     "MeanVarianceEstimate",
     "ConfidenceInterval",
     "TopK",
+    "HeavyHitters",
 ]
 
 
@@ -568,3 +569,38 @@ class MeanVarianceEstimate:
     def table(self) -> dict[str, np.ndarray]:
         """One row: the :meth:`summary`."""
         return {name: np.array([value]) for name, value in self.summary().items()}
+
+
+@dataclass(frozen=True)
+class HeavyHitters:
+    """The heavy hitters a ``pem`` collection found, most frequent first, with their estimated frequencies.
+
+    ``labels`` are the words (for a protocol over words), ``standard_error`` the
+    last round's (FLH's variance at the estimate), ``details`` the rounds.
+    """
+
+    items: np.ndarray
+    frequencies: np.ndarray
+    n: int
+    epsilon: float
+    labels: list[str] | None = None
+    guarantee: PrivacyGuarantee | None = None
+    standard_error: np.ndarray | None = None
+    details: dict = field(default_factory=dict)
+    method: str = "pem"
+
+    @property
+    def names(self) -> list[str]:
+        """The items' words (for words) or their integers as text."""
+        return self.labels if self.labels is not None else [str(i) for i in self.items.tolist()]
+
+    def summary(self) -> dict[str, float]:
+        return {name: float(f) for name, f in zip(self.names, self.frequencies)}
+
+    def table(self) -> dict[str, np.ndarray]:
+        table = {"item": self.items, "frequency": self.frequencies}
+        if self.standard_error is not None:
+            table["standard_error"] = self.standard_error
+        if self.labels is not None:
+            table["label"] = np.array(self.labels)
+        return table

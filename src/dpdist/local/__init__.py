@@ -23,7 +23,9 @@ from ._protocol import (
     register,
     parameter_names,
 )
-from .pem import HeavyHitters, StringCodec, encode_strings, heavy_hitters
+from ..estimates import HeavyHitters
+from .pem import heavy_hitters
+from .words import StringCodec, encode_strings
 
 __all__ = [
     "make",

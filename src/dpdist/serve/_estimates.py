@@ -68,8 +68,7 @@ def _floats(values) -> list:
 
 def describe_estimate(estimate, level: float) -> dict:
     """JSON-safe fields of any estimate type; ``band`` where the estimate has a confidence interval."""
-    from ..estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarianceEstimate
-    from ..local import HeavyHitters
+    from ..estimates import Distribution, FrequencyEstimate, HeavyHitters, MeanEstimate, MeanVarianceEstimate
 
     if isinstance(estimate, FrequencyEstimate):
         interval = estimate.confidence_interval(level)

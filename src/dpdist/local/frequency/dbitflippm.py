@@ -22,7 +22,18 @@ number of times reveals exactly one report: :math:`\varepsilon_1 = \varepsilon_\
 (Theorem 4 of the paper for one report; repeated identical reports are
 post-processing).  Two buckets differ in at most two sampled bits, so one report
 is :math:`\varepsilon`-LDP (exactly :math:`\varepsilon/2` when :math:`d = 1`).
-Values that change bucket reveal a fresh report per bucket visited.
+
+Values that change.  A device whose value visits :math:`m` distinct buckets
+reveals one memoized report per bucket: the reports are independent draws (one
+per bucket) over the same sampled indices, so against any other sequence of
+values *with the same pattern of changes* (the same days on which the bucket
+changes, and returns), the loss is at most :math:`m\,\varepsilon_1`
+(:meth:`DBitFlipPM.epsilon_for_buckets`; sequential composition, attained).
+The pattern itself is not protected: with no second randomization, the report
+changes only when the bucket does, so a day with a report unlike the day
+before proves a change (the loss against a sequence without it is unbounded),
+the price of memoization without a second round.  ``tests/test_longitudinal_buckets.py`` computes both on the exact
+joint channel of two reports.
 
 Estimator (paper, sec. 3, histogram estimator of dBitFlip):
 
@@ -130,6 +141,15 @@ class DBitFlipPM(FrequencyOracle):
     def epsilon_longitudinal(self) -> float:
         """Loss of any number of reports of one value: that of one report (they are identical)."""
         return self.epsilon_per_report
+
+    def epsilon_for_buckets(self, buckets: int) -> float:
+        """Loss of every report of a device whose value visits ``buckets`` distinct buckets: ``buckets`` x eps_1.
+
+        Against sequences with the same pattern of changes only; the pattern is
+        visible (module docstring).
+        """
+        buckets = check_param("DBitFlipPM.epsilon_for_buckets", "buckets", buckets, Integer(low=1, high=self.domain_size))
+        return buckets * self.epsilon_per_report
 
     def support_probabilities(self):
         """``(d/b) p`` and ``(d/b) q``: a report supports bucket ``v`` when it samples ``v`` with bit 1."""

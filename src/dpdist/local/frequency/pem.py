@@ -46,7 +46,8 @@ from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check
 from ...errors import InvalidParameterError, InvalidValueTypeError, MalformedReportError, OutOfDomainError
 from .._protocol import LocalProtocol, ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
-from ..pem import MAX_BITS, HeavyHitters, StringCodec, mix_prefixes
+from ...estimates import HeavyHitters
+from ..words import MAX_BITS, StringCodec, mix_prefixes
 from .flh import FLH
 
 __all__ = ["PEM", "prefix_lengths"]
