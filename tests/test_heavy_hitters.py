@@ -158,3 +158,8 @@ def test_pem_refuses_bad_configs_and_values():
         local.make("pem", epsilon=1.0, bits=8).privatize(["word"])
     with pytest.raises(OutOfDomainError, match="2\\*\\*8"):
         local.make("pem", epsilon=1.0, bits=8).privatize([256])
+
+
+def test_a_strided_array_of_words_is_encoded_like_a_copy():
+    words = np.array(["apple", "fig", "kiwi", "plum"] * 3)
+    np.testing.assert_array_equal(encode_strings(words[::2], max_chars=5)[0], encode_strings(words[::2].copy(), max_chars=5)[0])

@@ -395,6 +395,33 @@ def test_cli_campaign_and_submit(server, tmp_path):
 
 
 @pytest.mark.slow
+def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
+    """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""
+    import os
+
+    env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+    name = "words-" + uuid.uuid4().hex[:8]
+    config = {"protocol": "pem", "epsilon": 4.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 6, "k": 2,
+              "hash_count": 256}
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dpdist.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+
+    assert run("campaign", "create", "--server", server.url, "--config", json.dumps(config), "--name", name, "--open").returncode == 0
+    rng = np.random.default_rng(4)
+    words = rng.choice(["apple", "banana", "kiwi", "fig", "plum", "pear", "lime", "date"], size=20_000,
+                       p=[0.4, 0.3, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
+    data = tmp_path / "words.csv"
+    data.write_text("word\n" + "\n".join(words) + "\n")
+    submitted = run("submit", "--server", server.url, "--campaign", name, str(data), "--column", "word")
+    assert submitted.returncode == 0 and "20000 report(s) accepted" in submitted.stdout, submitted.stderr
+    estimated = run("campaign", "estimate", "--server", server.url, name)
+    assert estimated.returncode == 0, estimated.stderr
+    printed = [line.split()[0] for line in estimated.stdout.splitlines()[1:]]
+    assert printed == ["apple", "banana"]
+
+
+@pytest.mark.slow
 def test_tokens_never_reach_the_log(tmp_path):
     log = tmp_path / "server.log"
     process = ServerProcess(str(tmp_path / "c.sqlite"), log_path=log, log_level="debug").start()

@@ -48,7 +48,7 @@ class StringCodec:
         Vectorized: the words become a fixed-width array of code points (code point 0 is
         the padding, i.e. the end code), mapped to symbols through the sorted alphabet.
         """
-        points = np.asarray(words, dtype=f"<U{self.max_chars}").view(np.uint32).reshape(-1, self.max_chars)
+        points = np.ascontiguousarray(words, dtype=f"<U{self.max_chars}").view(np.uint32).reshape(-1, self.max_chars)
         alphabet = np.array([ord(char) for char in self.alphabet], dtype=np.uint32)
         order = np.argsort(alphabet)
         position = np.minimum(np.searchsorted(alphabet[order], points), alphabet.size - 1)
