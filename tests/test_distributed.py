@@ -62,7 +62,12 @@ def test_simulate_a_lazily_generated_population(client):
 
 
 @pytest.mark.parametrize(
-    "name, params", [("olh", {"epsilon": 1.0, "domain_size": 30}), ("oue", {"epsilon": 1.0, "domain_size": 100})]
+    "name, params",
+    [
+        ("olh", {"epsilon": 1.0, "domain_size": 30}),
+        ("oue", {"epsilon": 1.0, "domain_size": 100}),
+        ("pem", {"epsilon": 2.0, "bits": 12, "k": 4, "hash_count": 64}),  # heavy hitters: one FLH table per group
+    ],
 )
 def test_aggregate_a_dask_array_of_reports(client, name, params):
     protocol = local.make(name, **params)
