@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 pytest.importorskip("dpdist.serve", reason="dpdist serve (issue 14) is not in this checkout")
@@ -33,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = Path(__file__).resolve().parent / "participate_driver.mjs"
 GRR = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 8}
 SW = {"protocol": "sw", "version": 1, "epsilon": 2.0, "bounds": [0.0, 100.0], "bins": 64}
+PEM = {"protocol": "pem", "version": 1, "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 8, "k": 4,
+       "hash_count": 64}
 
 pytestmark = pytest.mark.slow
 
@@ -117,7 +120,7 @@ def chromium(tmp_path_factory):
         process.wait()
 
 
-@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5")], ids=["grr", "sw"])
+@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5"), (PEM, "pear")], ids=["grr", "sw", "pem"])
 def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium, config, value):
     name = _campaign(server, config)
     url = f"{server.url}/campaigns/{name}/participate"
@@ -133,6 +136,10 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
     assert shares == sorted(shares, reverse=True) and 0 < shares[0] < 100
     if config["protocol"] == "grr":  # all 8 items listed: the posterior sums to 100 %
         assert len(shares) == 8 and abs(sum(shares) - 100) < 0.1
-    assert len(page["bytes"].split()) == 1  # one report byte went out, nothing else
+    if config["protocol"] == "pem":  # words are not listed: the report's two probabilities, ratio e^eps
+        assert len(shares) == 2 and abs(shares[0] / shares[1] - np.exp(config["epsilon"])) < 0.01 * np.exp(config["epsilon"])
+        assert len(page["bytes"].split()) == 3  # (group, function, value), one byte each
+    else:
+        assert len(page["bytes"].split()) == 1  # one report byte went out, nothing else
     summary = _summary(server, name)
     assert summary["n"] == 1 and summary["rejected"] == {}

@@ -46,7 +46,7 @@ export class ReportBatch {
 /** A protocol built from a config. */
 export interface Protocol {
   readonly name: string;
-  readonly kind: 'frequency' | 'numerical';
+  readonly kind: 'frequency' | 'heavy_hitters' | 'numerical';
   readonly epsilon: number;
   /** The normalized config (defaults filled in), exactly as Python's ``proto.config()``. */
   readonly config: ProtocolConfig;
@@ -55,8 +55,8 @@ export interface Protocol {
   readonly rowBytes: number;
   /** Frequency protocols: the public label of each item, or null. */
   readonly labels?: readonly string[] | null;
-  /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw). */
-  privatize(values: ArrayLike<number | string>, source: RandomSource): ReportBatch;
+  /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw), words or integers (pem). */
+  privatize(values: ArrayLike<number | string | bigint>, source: RandomSource): ReportBatch;
   /** A short human-readable reading of one report. */
   describeReport(report: Uint8Array): string;
   /** The label of an item (its number when the config has no labels). */
@@ -65,6 +65,8 @@ export interface Protocol {
   inputs(): number[];
   /** Pr[report | input] for every input of ``inputs()`` (up to a common factor for OUE/SUE). */
   likelihood(report: Uint8Array): Float64Array;
+  /** pem only: the two probabilities any word gives this report (their ratio is at most e^epsilon). */
+  reportBounds?(report: Uint8Array): { high: number; low: number };
 }
 
 /** Names of the protocols this client implements. */

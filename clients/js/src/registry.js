@@ -5,11 +5,12 @@ import { CONFIG_VERSION } from './protocols/base.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
 import { OLH } from './protocols/olh.js';
+import { PEM } from './protocols/pem.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
 
-const PROTOCOLS = { grr: GRR, oue: OUE, sue: SUE, olh: OLH, hr: HR, ss: SS, sw: SquareWave, gw: GeneralWave };
+const PROTOCOLS = { grr: GRR, oue: OUE, sue: SUE, olh: OLH, hr: HR, ss: SS, sw: SquareWave, gw: GeneralWave, pem: PEM };
 
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS = Object.freeze(Object.keys(PROTOCOLS).sort());

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw")
+SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -51,7 +51,14 @@ CHANNEL_CASES = [
     ("sw", {"epsilon": 4.0, "bins": 16}),
     ("gw", {"epsilon": 1.0, "bins": 4, "output_bins": 6, "shape": "trapezoid", "ratio": 0.4}),
     ("gw", {"epsilon": 1.5, "bins": 3, "output_bins": 5, "shape": "triangle", "bounds": (10.0, 20.0)}),
+    ("pem", {"epsilon": 1.0, "bits": 4, "k": 2, "step": 1, "hash_count": 4}),
+    ("pem", {"epsilon": 2.0, "alphabet": "ab", "max_chars": 2, "k": 1, "step": 2, "hash_count": 3, "family_seed": 5}),
+    ("pem", {"epsilon": 0.5, "bits": 6, "k": 3, "hash_count": 5, "family_seed": 2**53 - 1}),
 ]
+
+#: words and large prefixes whose encodings / mixes the JS client must reproduce (BigInts as strings)
+PEM_WORDS = ["apple", "a", "", "zzzzzzzzzzzz", "wikipedia", "abcdefghijklmnop", "mississippi"]
+PEM_PREFIXES = [0, 1, 2**31 - 1, 2**31, 2**53 + 1, 2**60 - 1, 2**62 - 1, 123456789012345678]
 
 NICE_EPSILONS = sorted(
     {math.log(k) for k in range(2, 21)}
@@ -79,6 +86,9 @@ def derived(protocol) -> dict:
         }
     if name == "ss":
         return {"subsetSize": protocol.subset_size, "pIn": protocol._p_in}
+    if name == "pem":
+        return {"g": protocol.oracle.hash_range, "keep": protocol.oracle._keep, "lengths": protocol.prefix_lengths,
+                "hashCount": protocol.oracle.hash_count, "bits": protocol.bits}
     mechanism = protocol._mechanism
     if hasattr(mechanism, "shape"):  # R-B grid
         return {
@@ -92,7 +102,7 @@ def derived(protocol) -> dict:
 
 
 def channel_inputs(protocol):
-    if protocol.tags.kind == "frequency":
+    if protocol.tags.takes_items:
         return list(range(protocol.domain_size))
     lo, hi = protocol.bounds
     return [lo + (hi - lo) * t for t in (0.0, 0.1, 0.25, 0.5, 0.6180339887498949, 0.75, 1.0)]
@@ -125,6 +135,7 @@ def build_fixture() -> dict:
             ("sw", {}),
             ("sw", {"discrete": True, "bins": 256}),
             ("gw", {"bins": 64}),
+            ("pem", {"alphabet": "abcdefghijklmnopqrstuvwxyz", "k": 20}),
         ):
             try:
                 protocol = local.make(name, epsilon=epsilon, **extra)
@@ -132,6 +143,20 @@ def build_fixture() -> dict:
                 continue
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
     configs = [local.make(name, **params).config() for name, params in CASES if name in SUPPORTED]
+    from dpdist.local.frequency.flh import family_seeds
+    from dpdist.local.words import encode_strings, mix_prefixes
+
+    items, _ = encode_strings(PEM_WORDS, max_chars=12)
+    pem = {
+        "alphabet": "abcdefghijklmnopqrstuvwxyz",
+        "max_chars": 12,
+        "words": PEM_WORDS,
+        "items": [str(item) for item in items.tolist()],
+        "prefixes": [str(prefix) for prefix in PEM_PREFIXES],
+        "mixes": mix_prefixes(PEM_PREFIXES).tolist(),
+        "family_seed": 2**53 - 1,
+        "seeds": [str(seed) for seed in family_seeds(2**53 - 1, 6, 2**31 - 1).tolist()],
+    }
     getcontext().prec = 50
     generator = random.Random(20261122)
     xs = NICE_EPSILONS + [generator.uniform(-30.0, 30.0) for _ in range(1000)] + [generator.uniform(0.0, 1.0) for _ in range(300)]
@@ -141,6 +166,7 @@ def build_fixture() -> dict:
         "channels": channels,
         "derived": derived_cases,
         "configs": configs,
+        "pem": pem,
         "exp": {
             "x": xs,
             "math_exp": [math.exp(x) for x in xs],

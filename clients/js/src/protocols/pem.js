@@ -1,0 +1,270 @@
+// The prefix extending method, "pem" (Wang et al., IEEE TDSC 2021, sec. V; dpdist.local.frequency.pem):
+// heavy hitters of words (or of items of up to 62 bits) without a list of them.
+//
+// A device picks its group i uniformly among G (independently of its word) and reports (i, j, y):
+// the FLH report (dpdist.local.frequency.flh) of the first s_i bits of its item.  The s_i are
+// ceil(log2 k) + i * step (the last one: all bits); the prefix is mapped to [0, P), P = 2^31 - 1,
+// by a public SplitMix64; j is uniform among the S public Carter-Wegman functions
+// h_j(x) = ((a_j x + b_j) mod P) mod g, whose seeds are SplitMix64(family_seed, j) mod (P - 1) P;
+// y keeps h_j(x) with probability lambda = (e^eps - 1)/(e^eps + g - 1), else it is uniform over g.
+// Words are encoded as in dpdist.local.words: symbol (1 + index in the alphabet), ceil(log2(|A|+1))
+// bits each, 0 after the end, cut to max_chars.  Items are BigInts (up to 62 bits).
+// Reports are rows of 3 unsigned integers (group, function, value) in the narrowest dtype.
+
+import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { ceilLog2, exp, roundHalfEven } from '../libm.js';
+import { EPSILON, integer, optional } from '../params.js';
+import { Protocol, readItem, smallestUnsigned, writeItem } from './base.js';
+
+const P = 2 ** 31 - 1;
+const P_BIG = BigInt(P);
+const MASK_64 = (1n << 64n) - 1n;
+const GOLDEN = 0x9e3779b97f4a7c15n;
+const MAX_BITS = 62;
+const MAX_FIRST_BITS = 20;
+const MAX_STATISTIC = 1 << 24;
+const MAX_CHANNEL_OUTPUTS = 1 << 20;
+
+/** SplitMix64's output function (Steele, Lea & Flood 2014) on a 64-bit state. */
+function splitmixOutput(state) {
+  let z = state & MASK_64;
+  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & MASK_64;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & MASK_64;
+  return z ^ (z >> 31n);
+}
+
+/** A prefix's FLH item: SplitMix64(prefix + golden) mod P (dpdist.local.words.mix_prefixes). */
+export function mixPrefix(prefix) {
+  return Number(splitmixOutput(BigInt.asUintN(64, prefix) + GOLDEN) % P_BIG);
+}
+
+/** The public family's seeds (dpdist.local.frequency.flh.family_seeds) as [a, b] pairs. */
+function familyCoefficients(familySeed, count) {
+  const seedCount = (P_BIG - 1n) * P_BIG;
+  const pairs = new Array(count);
+  for (let j = 0; j < count; j++) {
+    const seed = splitmixOutput(BigInt(familySeed) + BigInt(j + 1) * GOLDEN) % seedCount;
+    pairs[j] = [Number(seed / P_BIG) + 1, Number(seed % P_BIG)];
+  }
+  return pairs;
+}
+
+/** ((a x + b) mod P) mod g, exactly (a x < 2^62 in BigInt). */
+function hashItem([a, b], x, g) {
+  return Number(((BigInt(a) * BigInt(x) + BigInt(b)) % P_BIG) % BigInt(g));
+}
+
+/** A public alphabet: 1 to 255 distinct characters. */
+function alphabet() {
+  return {
+    describe: () => 'a string of 1 to 255 distinct characters',
+    check(value) {
+      const chars = typeof value === 'string' ? Array.from(value) : null;
+      if (chars === null || chars.length < 1 || chars.length > 255 || new Set(chars).size !== chars.length) throw new RangeError();
+      return value;
+    },
+  };
+}
+
+export class PEM extends Protocol {
+  constructor(config) {
+    super(
+      'pem',
+      config,
+      {
+        epsilon: EPSILON,
+        bits: optional(integer(1, MAX_BITS)),
+        alphabet: optional(alphabet()),
+        max_chars: integer(1, MAX_BITS),
+        k: integer(1, 4096),
+        step: optional(integer(1, 16)),
+        hash_count: integer(1, 1 << 20),
+        family_seed: integer(0, Number.MAX_SAFE_INTEGER),
+      },
+      { bits: null, alphabet: null, max_chars: 12, k: 10, step: null, hash_count: 4096, family_seed: 0 },
+    );
+    const params = this.params;
+    if ((params.bits === null) === (params.alphabet === null)) {
+      throw new InvalidParameterError(
+        `PEM needs exactly one of 'bits' (integer items of that many bits) and 'alphabet' (words over it). Got bits=${params.bits}, alphabet=${JSON.stringify(params.alphabet)}.`,
+      );
+    }
+    if (params.alphabet !== null) {
+      this.symbols = Array.from(params.alphabet);
+      this.bitsPerChar = 0;
+      while (2 ** this.bitsPerChar < this.symbols.length + 1) this.bitsPerChar += 1;
+      this.bits = this.bitsPerChar * params.max_chars;
+      if (this.bits > MAX_BITS) {
+        throw new InvalidParameterError(
+          `PEM encodes words in max_chars x ${this.bitsPerChar} bits, at most ${MAX_BITS}. Got max_chars=${params.max_chars} (${this.bits} bits); lower 'max_chars'.`,
+        );
+      }
+      this.symbolOf = new Map(this.symbols.map((char, index) => [char, index + 1]));
+    } else {
+      this.symbols = null;
+      this.bits = params.bits;
+    }
+    this.step = params.step ?? Math.max(1, Math.min(8, params.k < 4096 ? Math.floor(Math.log2(4096 / params.k)) : 1));
+    const start = Math.min(this.bits, Math.max(1, ceilLog2(params.k)));
+    this.lengths = [];
+    for (let length = start + this.step; length < this.bits; length += this.step) this.lengths.push(length);
+    this.lengths.push(this.bits);
+    if (this.lengths[0] > MAX_FIRST_BITS) {
+      throw new InvalidParameterError(`PEM's first round would enumerate 2**${this.lengths[0]} prefixes; lower 'step' or raise 'k'.`);
+    }
+    const e = exp(this.epsilon);
+    this.g = Math.max(2, roundHalfEven(e + 1.0));
+    this.keep = (e - 1) / (e + this.g - 1);
+    this.hashCount = params.hash_count;
+    if (this.lengths.length * this.hashCount * this.g > MAX_STATISTIC) {
+      throw new InvalidParameterError(
+        `PEM keeps ${this.lengths.length} groups x hash_count x hash_range counts; the product must be <= ${MAX_STATISTIC}. Lower 'hash_count'.`,
+      );
+    }
+    this.coefficients = familyCoefficients(params.family_seed, this.hashCount);
+    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.lengths.length, this.hashCount, this.g)));
+    this.rowShape = [3];
+  }
+
+  get kind() {
+    return 'heavy_hitters';
+  }
+
+  /** 2^bits (a BigInt: the items are never enumerated). */
+  get domainSize() {
+    return 1n << BigInt(this.bits);
+  }
+
+  /** A word's item (dpdist.local.words.StringCodec.encode): cut to max_chars, 0 after the end. */
+  encodeWord(word, index) {
+    const chars = Array.from(word).slice(0, this.params.max_chars);
+    let item = 0n;
+    for (let column = 0; column < this.params.max_chars; column++) {
+      let symbol = 0;
+      if (column < chars.length) {
+        symbol = this.symbolOf.get(chars[column]);
+        if (symbol === undefined) {
+          throw new OutOfDomainError(
+            `The words given to PEM must use the alphabet '${this.params.alphabet}'. Got the character ${JSON.stringify(chars[column])} at position ${index}.`,
+          );
+        }
+      }
+      item = (item << BigInt(this.bitsPerChar)) | BigInt(symbol);
+    }
+    return item;
+  }
+
+  checkValue(value, index) {
+    if (typeof value === 'string') {
+      if (this.symbols === null) {
+        throw new InvalidValueTypeError(
+          `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits}); words need a campaign with an 'alphabet'. Got ${JSON.stringify(value)} at position ${index}.`,
+        );
+      }
+      return this.encodeWord(value, index);
+    }
+    const isInteger = typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value));
+    if (!isInteger) {
+      throw new InvalidValueTypeError(
+        `The 'values' argument of PEM.privatize must hold words or integers in [0, 2**${this.bits}). Got ${String(value)} at position ${index} instead.`,
+      );
+    }
+    const item = BigInt(value);
+    if (item < 0n || item >= this.domainSize) {
+      throw new OutOfDomainError(
+        `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits}). Got ${item} at position ${index}, outside it.`,
+      );
+    }
+    return item;
+  }
+
+  checkValues(values) {
+    if (values == null || typeof values.length !== 'number' || typeof values === 'string') {
+      throw new InvalidValueTypeError(`The 'values' argument of PEM.privatize must be an array. Got ${typeof values} instead.`);
+    }
+    return Array.from(values, (value, index) => this.checkValue(value, index));
+  }
+
+  /** The FLH item of group ``group``'s prefix of ``item``. */
+  prefixItem(item, group) {
+    return mixPrefix(item >> BigInt(this.bits - this.lengths[group]));
+  }
+
+  writeReport(item, source, bytes, view, offset) {
+    const group = source.uniformInt(this.lengths.length);
+    const j = source.uniformInt(this.hashCount);
+    const hashed = hashItem(this.coefficients[j], this.prefixItem(item, group), this.g);
+    const value = source.bernoulli(this.keep) ? hashed : source.uniformInt(this.g);
+    writeItem(view, offset, this.itemBytes, group);
+    writeItem(view, offset + this.itemBytes, this.itemBytes, j);
+    writeItem(view, offset + 2 * this.itemBytes, this.itemBytes, value);
+  }
+
+  decode(row) {
+    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
+    const [group, j, value] = [0, 1, 2].map((column) => readItem(view, column * this.itemBytes, this.itemBytes));
+    return { group, j, value };
+  }
+
+  reportIndex(row) {
+    const { group, j, value } = this.decode(row);
+    return (group * this.hashCount + j) * this.g + value;
+  }
+
+  /** Exact law of the report of ``item`` (a number or BigInt), column (i S + j) g + y. */
+  channelRow(item) {
+    const G = this.lengths.length;
+    const outputs = G * this.hashCount * this.g;
+    if (outputs > MAX_CHANNEL_OUTPUTS) throw new InvalidParameterError(`PEM.channelRow enumerates ${outputs} outputs; only up to ${MAX_CHANNEL_OUTPUTS}.`);
+    const row = new Float64Array(outputs);
+    const other = (1 - this.keep) / this.g;
+    for (let group = 0; group < G; group++) {
+      const x = this.prefixItem(BigInt(item), group);
+      for (let j = 0; j < this.hashCount; j++) {
+        const hashed = hashItem(this.coefficients[j], x, this.g);
+        for (let y = 0; y < this.g; y++) {
+          row[(group * this.hashCount + j) * this.g + y] = ((y === hashed ? this.keep : 0) + other) / (G * this.hashCount);
+        }
+      }
+    }
+    return row;
+  }
+
+  /** Every item, for small integer domains only (2^bits <= 2^16): words are never enumerated. */
+  inputs() {
+    if (this.symbols !== null || this.bits > 16) {
+      throw new InvalidParameterError('PEM cannot list every word or item of its domain; see reportBounds().');
+    }
+    return Array.from({ length: 2 ** this.bits }, (_, item) => item);
+  }
+
+  /** Pr[this report | each item of inputs()]. */
+  likelihood(row) {
+    const index = this.reportIndex(row);
+    return Float64Array.from(this.inputs(), (item) => this.channelRow(item)[index]);
+  }
+
+  /** The two probabilities any item gives this report: its prefix hashes to the value, or not (ratio e^eps). */
+  reportBounds(row) {
+    this.decode(row);
+    const share = this.lengths.length * this.hashCount;
+    return { high: (this.keep + (1 - this.keep) / this.g) / share, low: (1 - this.keep) / this.g / share };
+  }
+
+  /** A word of an item (the inverse of encodeWord), or the item's number. */
+  labelOf(item) {
+    if (this.symbols === null) return String(item);
+    let word = '';
+    for (let column = this.params.max_chars - 1; column >= 0; column--) {
+      const symbol = Number((BigInt(item) >> BigInt(column * this.bitsPerChar)) & ((1n << BigInt(this.bitsPerChar)) - 1n));
+      if (symbol === 0) break;
+      word += this.symbols[symbol - 1] ?? '?';
+    }
+    return word;
+  }
+
+  describeReport(row) {
+    const { group, j, value } = this.decode(row);
+    return `group ${group} (the first ${this.lengths[group]} bits of the ${this.symbols ? 'word' : 'item'}), hash function ${j}, value ${value}`;
+  }
+}
