@@ -44,9 +44,9 @@ def test_tiny_run_writes_report_figures_tables_and_evaluates_every_claim(tmp_pat
     # every claim found its rows (no "no setting has both ..." / "no rows" explanation), except
     # those about the real datasets, which this run leaves out
     empty = {row["text"] for row in claims if "no setting" in row["explanation"] or "no rows" in row["explanation"]}
-    only_real = ("(flights)", "income data", "real datasets")
+    only_real = ("(flights)", "income data", "real datasets", "taxi-like data")
     about_real_data = {c.text for c in spec.claims if any(word in c.text for word in only_real)}
-    assert empty == about_real_data and len(about_real_data) == 4
+    assert empty == about_real_data and len(about_real_data) == 7
     # per-method metric lists: PM/SR only get the moments, HH only range queries
     summary = result.summary
     assert set(summary.select(method="PM").unique("metric")) == {"mean", "variance"}
@@ -178,3 +178,31 @@ def test_argmin_is_false_alarm_rate_on_ties_is_at_most_alpha():
     # and a clear argmin (4 SD below the others, 5 repeats) holds in every setting
     rows = [r for e in range(8) for r in _sampled_rows(rng, {64: 4.0, 256: 0.0, 1024: 4.0}, epsilon=float(e))]
     assert check(_table(rows))[0] == HOLDS
+
+
+def test_more_variable_decides_by_the_f_test_with_a_quorum():
+    def rows(std_em, std_ems, settings=4, count=20):
+        out = []
+        for e in range(settings):
+            out += [_row("em", 1.0, epsilon=float(e), std=std_em, count=count),
+                    _row("ems", 1.0, epsilon=float(e), std=std_ems, count=count)]
+        return out
+
+    check = paper_checks.MoreVariable("w", "em", "ems")
+    assert check(_table(rows(0.3, 0.1)))[0] == HOLDS  # F = 9 on (19, 19) df: p ~ 1e-5 in every setting
+    assert check(_table(rows(0.1, 0.3)))[0] == DOES_NOT_HOLD
+    assert check(_table(rows(0.1, 0.1)))[0] == INCONCLUSIVE  # equal spread: no evidence either way
+    # quorum: twice the spread in 2 of 4 settings is "most" with quorum 0.5
+    mixed = rows(0.3, 0.1, settings=2) + [_row(m, 1.0, epsilon=e, std=0.1, count=20) for e in (5.0, 6.0) for m in ("em", "ems")]
+    assert check(_table(mixed))[0] == HOLDS
+    assert paper_checks.MoreVariable("w", "em", "ems", quorum=1.0)(_table(mixed))[0] == INCONCLUSIVE
+
+
+def test_better_than_in_at_least_k_settings():
+    table = _table([_row("a", 1.0), _row("b", 2.0), _row("a", 2.0, epsilon=2.0), _row("b", 1.0, epsilon=2.0),
+                    _row("a", 2.0, epsilon=3.0), _row("b", 1.0, epsilon=3.0)])
+    assert experiments.better_than("w", "a", "b", min_wins=1)(table)[0] == HOLDS  # a wins at eps = 1
+    assert experiments.better_than("w", "a", "b")(table)[0] == DOES_NOT_HOLD
+    assert experiments.better_than("w", "a", "b", min_wins=2)(table)[0] == DOES_NOT_HOLD  # loses 2 of 3: > 3 - 2
+    never = _table([_row("a", 2.0, epsilon=float(e)) for e in range(3)] + [_row("b", 1.0, epsilon=float(e)) for e in range(3)])
+    assert experiments.better_than("w", "a", "b", min_wins=1)(never)[0] == DOES_NOT_HOLD

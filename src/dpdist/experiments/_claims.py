@@ -198,7 +198,10 @@ class BetterThan:
     gives one-sided p-values (:func:`welch_p_values`), and :func:`decide` gives the verdict
     at family-wise level ``alpha`` (0.05): holds when ``better`` is significantly lower in
     every setting, does not hold when Holm finds ``better`` significantly higher in at least
-    ``min_losses`` settings.  The claim is also inconclusive when a compared setting has
+    ``min_losses`` settings.  A claim about *some* or *most* settings gives ``min_wins = k``
+    ("in at least k of the S settings"): it holds when Holm rejects at least ``k`` of the
+    "for" p-values and does not hold when Holm rejects more than ``S - k`` "against" ones
+    (:func:`decide`).  The claim is also inconclusive when a compared setting has
     failed cells, fewer than 2 repeats on either side or no finite standard error (one
     repeat gives no spread to judge a difference by).
     """
@@ -210,6 +213,7 @@ class BetterThan:
     alpha: float = ALPHA
     column: str = "method"
     min_losses: int = 1
+    min_wins: int | None = None
 
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(**{self.column: [self.better, self.worse]})
@@ -226,14 +230,18 @@ class BetterThan:
                 )
         scores = [(*welch_p_values(b, w), setting, b["mean"], w["mean"]) for setting, b, w in pairs]
         p_for, p_against = [score[1] for score in scores], [score[2] for score in scores]
-        outcome = decide(p_for, p_against, self.alpha, self.min_losses)
-        wins = sum(p < self.alpha for p in p_for)
+        if self.min_wins is None:
+            outcome = decide(p_for, p_against, self.alpha, self.min_losses)
+        else:
+            outcome = decide(p_for, p_against, self.alpha, len(pairs) - self.min_wins + 1, self.min_wins)
+        wins = sum(p < self.alpha for p in p_for) if self.min_wins is None else holm_rejections(p_for, self.alpha)
         losses = holm_rejections(p_against, self.alpha)
         agree = sum(score[0] > 0 for score in scores)
         t, _, _, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
+        needed = "" if self.min_wins is None else f" (Holm; at least {self.min_wins} needed)"
         summary = (
             f"{self.better} < {self.worse} on {self.metric} significant (Welch t, one-sided alpha {self.alpha:g}) "
-            f"in {wins} of {len(pairs)} settings, significantly worse (Holm) in {losses}; direction agrees in "
+            f"in {wins} of {len(pairs)} settings{needed}, significantly worse (Holm) in {losses}; direction agrees in "
             f"{agree} of {len(pairs)} (sign test p = {sign_test(agree, len(pairs)):.2g}); weakest setting "
             f"({describe_setting(setting)}): {b_mean:.4g} vs {w_mean:.4g} (t = {t:.2f})"
         )

@@ -12,9 +12,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ...experiments import ALPHA, INCONCLUSIVE, decide, holm_rejections, normal_p_values, standard_error, welch_p_values
+from scipy import stats
 
-__all__ = ["WithinFactor", "ArgminIs"]
+from ...experiments import (
+    ALPHA,
+    INCONCLUSIVE,
+    decide,
+    describe_setting,
+    holm_rejections,
+    normal_p_values,
+    rows_by,
+    standard_error,
+    welch_p_values,
+)
+
+__all__ = ["WithinFactor", "ArgminIs", "MoreVariable"]
 
 
 def _by_match(rows, match) -> dict:
@@ -142,3 +154,41 @@ class ArgminIs:
             return INCONCLUSIVE, summary
         min_wins = None if needed >= total else needed
         return decide(p_for, p_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), summary
+
+
+@dataclass(frozen=True)
+class MoreVariable:
+    r"""``method``'s ``metric`` varies more over repeats than ``reference``'s, in at least a ``quorum`` of settings.
+
+    "Not stable" read as spread over repeats: per setting the variance ratio
+    :math:`F = s_{method}^2 / s_{reference}^2` with :math:`(n_m - 1, n_r - 1)` degrees of
+    freedom gives one-sided p-values (the F test; exact for normal errors, a reading for
+    others), and :func:`~dpdist.experiments.decide` with ``min_wins = ceil(quorum S)`` the
+    verdict at family-wise level ``alpha``.
+    """
+
+    metric: str
+    method: str
+    reference: str
+    where: dict = field(default_factory=dict)
+    quorum: float = 0.5
+    alpha: float = ALPHA
+
+    def __call__(self, table):
+        rows = table.select(metric=self.metric, **self.where).select(method=[self.method, self.reference])
+        pairs = [(s, v[self.method], v[self.reference]) for s, v in rows_by(rows).items() if len(v) == 2]
+        pairs = [(s, a, b) for s, a, b in pairs if a["count"] > 1 and b["count"] > 1 and b["std"] > 0]
+        if not pairs:
+            return INCONCLUSIVE, f"no setting has repeats of both {self.method!r} and {self.reference!r} for {self.metric!r}"
+        ratios = [(a["std"] / b["std"]) ** 2 for _, a, b in pairs]
+        p_for = [float(stats.f.sf(r, a["count"] - 1, b["count"] - 1)) for r, (_, a, b) in zip(ratios, pairs)]
+        p_against = [float(stats.f.cdf(r, a["count"] - 1, b["count"] - 1)) for r, (_, a, b) in zip(ratios, pairs)]
+        needed = math.ceil(self.quorum * len(pairs))
+        low = min(range(len(pairs)), key=lambda i: ratios[i])
+        summary = (
+            f"variance of {self.metric} over repeats, {self.method} / {self.reference}: significantly above 1 "
+            f"(F test, Holm, alpha {self.alpha:g}) in {holm_rejections(p_for, self.alpha)} of {len(pairs)} settings "
+            f"(needed {needed}), significantly below in {holm_rejections(p_against, self.alpha)}; ratios "
+            f"{min(ratios):.3g}..{max(ratios):.3g}, lowest at ({describe_setting(pairs[low][0])})"
+        )
+        return decide(p_for, p_against, self.alpha, min_losses=len(pairs) - needed + 1, min_wins=needed), summary
