@@ -93,6 +93,22 @@ def test_ranked_check_outcomes():
     assert paper_checks.GroupBeatsCheck(("C",), ("A", "B"), ("ks",))(table)[0] == HOLDS
 
 
+def test_relative_error_check_compares_ratios_across_dataset_groups():
+    def table(aq_hard, aq_easy, se=0.001):
+        rows = []
+        for dataset, aq in (("hard", aq_hard), ("easy", aq_easy)):
+            rows += [{"dataset": dataset, "method": "AQ", "epsilon": 1.0, "metric": "ks", "mean": aq, "se": se},
+                     {"dataset": dataset, "method": "MP", "epsilon": 1.0, "metric": "ks", "mean": 0.01, "se": se / 10}]
+        return _summary(rows)
+
+    check = paper_checks.RelativeErrorCheck("AQ", "MP", ("ks",), harder=("hard",), easier=("easy",))
+    assert check(table(0.03, 0.01))[0] == HOLDS  # 3x MP on the hard data, 1x on the easy
+    outcome, text = check(table(0.01, 0.03))
+    assert outcome == DOES_NOT_HOLD and "0.333" in text
+    assert check(table(0.0201, 0.02, se=0.002))[0] == INCONCLUSIVE
+    assert check(_summary([]))[0] == INCONCLUSIVE
+
+
 def test_trend_and_minimum_checks():
     means = {2: 0.5, 4: 0.2, 6: 0.1, 8: 0.3, 12: 0.6}
     rows = [{"dataset": "d", "method": "P", "degree": m, "metric": "ks", "mean": v, "se": 0.01}

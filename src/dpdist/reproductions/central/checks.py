@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from scipy import stats
+
 from ...experiments import (
     ALPHA,
     DOES_NOT_HOLD,
@@ -31,6 +33,7 @@ __all__ = [
     "TrendCheck",
     "MinimumWithinCheck",
     "GapShrinksCheck",
+    "RelativeErrorCheck",
 ]
 
 
@@ -302,3 +305,57 @@ class GapShrinksCheck:
             return INCONCLUSIVE, f"no curve has both {self.private!r} and {self.reference!r}"
         text = f"gap shrank below {self.fraction:g}x on {good} of {total} curves; " + "; ".join(notes[:4])
         return (HOLDS, text) if good == total else (DOES_NOT_HOLD, text)
+
+
+@dataclass(frozen=True)
+class RelativeErrorCheck:
+    r"""``method`` does relatively worse on the ``harder`` datasets than on the ``easier`` ones.
+
+    "Relatively": against ``reference`` (e.g. AQ against MP).  For each setting but the
+    dataset (eps, n, metric) and each pair (hard dataset, easy dataset), the log ratio of
+    ratios :math:`\Delta = \log(\bar e_{m,h}/\bar e_{r,h}) - \log(\bar e_{m,e}/\bar e_{r,e})`
+    with the delta-method standard error :math:`\sqrt{\sum (se/\bar e)^2}` over its four means
+    gives one-sided normal p-values, and :func:`~dpdist.experiments.decide` the verdict at
+    family-wise level ``alpha``: holds when :math:`\Delta > 0` is significant in every
+    comparison, does not hold when Holm finds :math:`\Delta < 0` in one.
+    """
+
+    method: str
+    reference: str
+    metric: tuple
+    harder: tuple
+    easier: tuple
+    where: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+
+    def __call__(self, table):
+        rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
+        cells = {}
+        for row in rows:
+            key = tuple((c, row[c]) for c in row if c not in ("dataset", "method", "mean", "std", "se", "count", "failed"))
+            cells.setdefault(key, {})[(row["dataset"], row["method"])] = row
+        p_for, p_against, deltas = [], [], []
+        for key, found in cells.items():
+            for hard in self.harder:
+                for easy in self.easier:
+                    four = [found.get((d, m)) for d in (hard, easy) for m in (self.method, self.reference)]
+                    if any(r is None or not r["mean"] > 0 or not r.get("se", 0) >= 0 for r in four):
+                        continue
+                    mh, rh, me, re_ = four
+                    delta = math.log(mh["mean"] / rh["mean"]) - math.log(me["mean"] / re_["mean"])
+                    se = math.sqrt(sum((r["se"] / r["mean"]) ** 2 for r in four))
+                    z = delta / se if se > 0 else math.copysign(math.inf, delta) if delta else 0.0
+                    p_for.append(float(stats.norm.sf(z)))
+                    p_against.append(float(stats.norm.cdf(z)))
+                    deltas.append((z, math.exp(delta), f"{describe_setting(key)}, {hard} vs {easy}"))
+        if not deltas:
+            return INCONCLUSIVE, f"no setting has {self.method!r} and {self.reference!r} on both dataset groups"
+        z, factor, where = min(deltas)
+        text = (
+            f"{self.method}/{self.reference} error ratio on {'/'.join(self.harder)} over the same on "
+            f"{'/'.join(self.easier)}: above 1 significantly (one-sided alpha {self.alpha:g}) in "
+            f"{sum(p < self.alpha for p in p_for)} of {len(deltas)} comparisons, below (Holm) in "
+            f"{holm_rejections(p_against, self.alpha)}; factors {min(d[1] for d in deltas):.3g}.."
+            f"{max(d[1] for d in deltas):.3g}, weakest ({where}): {factor:.3g} (z = {z:.1f})"
+        )
+        return decide(p_for, p_against, self.alpha), text
