@@ -120,3 +120,40 @@ def test_metric_parameters_share_the_method_stream_and_dataset_overrides_share_t
     assert len(by_k) > 1 and len(method_streams) == 1  # one randomization scored at every k
     assert len(by_d) > 1 and len(data_streams) == 1  # the same users bucketized at every d
     assert len({tuple(experiments.cell_seeds(c, spec.seed)["method"]) for c in by_d}) == len(by_d)
+
+
+def _rows_table(rows):
+    columns = ["dataset", "method", "epsilon", "dataset_bins", "metric_iteration", "metric", "mean", "std", "se",
+               "count", "failed"]
+    base = dict.fromkeys(columns) | {"std": 0.01, "count": 10, "failed": 0, "epsilon": 4.0, "dataset": "d"}
+    return ResultsTable([base | row for row in rows], columns)
+
+
+def test_converged_compares_an_early_iterate_with_the_last():
+    from dpdist.reproductions.wiener.checks import Converged
+
+    def table(early, se=0.001):
+        return _rows_table([{"method": "p", "metric": "mse_iter", "metric_iteration": 5, "mean": early, "se": se},
+                            {"method": "p", "metric": "mse_iter", "metric_iteration": 200, "mean": 1.0, "se": se}])
+
+    check = Converged(("p",), 5, 200)
+    assert check(table(1.02))[0] == HOLDS  # 2% above the last: inside 10%, many SE
+    outcome, text = check(table(1.5))
+    assert outcome == DOES_NOT_HOLD and "1.5" in text
+    assert check(table(1.09, se=0.05))[0] == INCONCLUSIVE
+
+
+def test_gain_grows_compares_log_gains_at_two_domain_sizes():
+    from dpdist.reproductions.wiener.checks import GainGrows
+
+    def table(gain_low, gain_high, se=0.001):
+        rows = []
+        for bins, gain in ((100, gain_low), (1000, gain_high)):
+            rows += [{"method": "K", "metric": "mse", "dataset_bins": bins, "mean": 1.0, "se": se},
+                     {"method": "K-DW", "metric": "mse", "dataset_bins": bins, "mean": 1.0 / gain, "se": se / gain}]
+        return _rows_table(rows)
+
+    check = GainGrows((("K", "K-DW"),), "dataset_bins", 100, 1000)
+    assert check(table(1.5, 3.0))[0] == HOLDS
+    assert check(table(3.0, 1.5))[0] == DOES_NOT_HOLD
+    assert check(table(2.0, 2.001, se=0.05))[0] == INCONCLUSIVE

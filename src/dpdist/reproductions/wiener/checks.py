@@ -13,9 +13,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from scipy import stats
 
-__all__ = ["SpectrumMatches", "Stuck", "DwHelpsLittle"]
+from ...experiments import ALPHA, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, decide, describe_setting, holm_rejections, rows_by
+
+__all__ = ["SpectrumMatches", "Stuck", "DwHelpsLittle", "Converged", "GainGrows"]
 
 
 def _one(table, metric, method, where):
@@ -130,3 +132,106 @@ class DwHelpsLittle:
         text = f"MSE {self.protocol} / {self.protocol}-DW on {self.permuted} vs {self.smooth}: " + "; ".join(lines)
         return (HOLDS if holds else DOES_NOT_HOLD), text
 
+
+def _log_ratio(numerator: dict, denominator: dict) -> tuple[float, float]:
+    """``log(mean_n / mean_d)`` and its delta-method variance (the two means taken as independent)."""
+    value = math.log(numerator["mean"] / denominator["mean"])
+    variance = (numerator["se"] / numerator["mean"]) ** 2 + (denominator["se"] / denominator["mean"]) ** 2
+    return value, variance
+
+
+def _normal_p_values(z: float) -> tuple[float, float]:
+    return float(stats.norm.sf(z)), float(stats.norm.cdf(z))
+
+
+@dataclass(frozen=True)
+class Converged:
+    r"""The iterates have converged by iteration ``at``: MSE(at) <= (1 + tolerance) MSE(final), every setting.
+
+    Per setting (dataset, epsilon, method) the log ratio of the two means and its
+    delta-method standard error give one-sided normal p-values for
+    :math:`\log r < \log(1 + tolerance)`, and :func:`~dpdist.experiments.decide` the verdict
+    at family-wise level ``alpha``.  Both iterates come from the same runs, so their errors are
+    positively correlated and the independent-means standard error is conservative.
+    """
+
+    method: tuple
+    at: int
+    final: int
+    tolerance: float = 0.1
+    metric: str = "mse_iter"
+    column: str = "metric_iteration"
+    where: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+
+    def __call__(self, table):
+        rows = table.select(metric=self.metric, **self.where).select(method=list(self.method))
+        rows = rows.select(**{self.column: [self.at, self.final]})
+        p_for, p_against, ratios = [], [], []
+        for setting, pair in rows_by(rows, self.column).items():
+            if self.at not in pair or self.final not in pair or not pair[self.final]["mean"] > 0:
+                continue
+            value, variance = _log_ratio(pair[self.at], pair[self.final])
+            z = (math.log1p(self.tolerance) - value) / math.sqrt(variance) if variance > 0 else math.inf
+            up, down = _normal_p_values(z)
+            p_for.append(up)
+            p_against.append(down)
+            ratios.append((math.exp(value), describe_setting(setting)))
+        if not ratios:
+            return INCONCLUSIVE, f"no setting has iterations {self.at} and {self.final} of {list(self.method)}"
+        worst = max(ratios)
+        text = (
+            f"MSE at iteration {self.at} / at {self.final} <= {1 + self.tolerance:g} significantly (one-sided alpha "
+            f"{self.alpha:g}) in {sum(p < self.alpha for p in p_for)} of {len(ratios)} settings, above (Holm) in "
+            f"{holm_rejections(p_against, self.alpha)}; largest ratio {worst[0]:.3g} ({worst[1]})"
+        )
+        return decide(p_for, p_against, self.alpha), text
+
+
+@dataclass(frozen=True)
+class GainGrows:
+    r"""A filter's gain MSE(plain) / MSE(filtered) is larger at ``x = high`` than at ``x = low``, every setting.
+
+    For each (plain, filtered) pair and setting (dataset, epsilon), the difference of the log
+    gains at the two values of ``x`` with its delta-method standard error (four independent
+    means) gives one-sided normal p-values; :func:`~dpdist.experiments.decide` the verdict.
+    """
+
+    pairs: tuple
+    x: str
+    low: float
+    high: float
+    metric: str = "mse"
+    where: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+
+    def __call__(self, table):
+        p_for, p_against, changes = [], [], []
+        for plain, filtered in self.pairs:
+            rows = table.select(metric=self.metric, **self.where).select(method=[plain, filtered])
+            rows = rows.select(**{self.x: [self.low, self.high]})
+            cells = {}
+            for row in rows:
+                key = tuple((c, row[c]) for c in ("dataset", "epsilon") if c in row)
+                cells.setdefault(key, {})[(row["method"], row[self.x])] = row
+            for key, found in cells.items():
+                four = [found.get((m, x)) for x in (self.high, self.low) for m in (plain, filtered)]
+                if any(r is None or not r["mean"] > 0 for r in four):
+                    continue
+                gain_high, var_high = _log_ratio(four[0], four[1])
+                gain_low, var_low = _log_ratio(four[2], four[3])
+                se = math.sqrt(var_high + var_low)
+                z = (gain_high - gain_low) / se if se > 0 else math.copysign(math.inf, gain_high - gain_low)
+                up, down = _normal_p_values(z)
+                p_for.append(up)
+                p_against.append(down)
+                changes.append((z, math.exp(gain_low), math.exp(gain_high), f"{filtered}, {describe_setting(key)}"))
+        if not changes:
+            return INCONCLUSIVE, f"no setting has the pairs {list(self.pairs)} at {self.x} = {self.low:g} and {self.high:g}"
+        z, low, high, where = min(changes)
+        text = (
+            f"gain at {self.x} = {self.high:g} above the gain at {self.low:g} significantly (one-sided alpha "
+            f"{self.alpha:g}) in {sum(p < self.alpha for p in p_for)} of {len(changes)} settings, below (Holm) in "
+            f"{holm_rejections(p_against, self.alpha)}; weakest ({where}): {low:.3g}x -> {high:.3g}x (z = {z:.1f})"
+        )
+        return decide(p_for, p_against, self.alpha), text
