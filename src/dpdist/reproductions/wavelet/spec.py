@@ -175,8 +175,8 @@ _CLAIMS = [
     ),
     Claim(
         "Fig. 2: HH and SW-EM significantly improve on the categorical frequency oracles: each has a lower W1 "
-        "than the best Binning-d on every dataset and eps",
-        AllOf((BeatsBest(W1, "HH", tuple(BINNING), {"dataset": OVERALL}),
+        "than the best Binning-d on every dataset and eps (HH as drawn: HH-CDF, the consistent tree read as a CDF)",
+        AllOf((BeatsBest(W1, "HH-CDF", tuple(BINNING), {"dataset": OVERALL}),
                BeatsBest(W1, "SW-EM", tuple(BINNING), {"dataset": OVERALL}))),
         figure="fig2",
     ),
