@@ -117,3 +117,24 @@ def test_bad_arguments(client):
         dpdist_distributed.simulate(grr, np.zeros(10, np.int64), seed=1)
     with pytest.raises(InvalidParameterError, match="dask.array"):
         dpdist_distributed.aggregate([1, 2], grr)
+
+
+def test_reproduce_runs_its_cells_on_the_cluster_with_the_local_numbers(client, tmp_path):
+    from dpdist import experiments
+
+    spec = experiments.get_spec("toy").with_options(quick=True)
+    here = experiments.run_spec(spec, tmp_path / "here", progress=False)
+    there = experiments.run_spec(spec, tmp_path / "there", progress=False, scheduler=client.scheduler.address)
+    assert there.failures == [] and there.computed == here.computed > 0
+    # the same cells and seeds: the same numbers, up to the last bits of BLAS sums (Dask's workers
+    # run BLAS single-threaded, which changes the order of a few floating-point additions)
+    assert [{k: v for k, v in row.items() if k != "value"} for row in there.raw.rows] == [
+        {k: v for k, v in row.items() if k != "value"} for row in here.raw.rows
+    ]
+    np.testing.assert_allclose([r["value"] for r in there.raw.rows], [r["value"] for r in here.raw.rows], rtol=1e-12)
+    again = experiments.run_spec(spec, tmp_path / "there", progress=False, scheduler=client)
+    assert again.computed == 0 and again.reused == here.computed  # the cache resumes a cluster run
+    with pytest.raises(InvalidParameterError, match="not both"):
+        experiments.run_spec(spec, tmp_path / "x", progress=False, scheduler=client, jobs=2)
+    with pytest.raises(InvalidParameterError, match="'scheduler'"):
+        experiments.run_spec(spec, tmp_path / "y", progress=False, scheduler=3)

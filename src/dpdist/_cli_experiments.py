@@ -21,6 +21,10 @@ def add_commands(subparsers) -> None:
     reproduce.add_argument("--quick", action="store_true", help="the spec's smaller grid and fewer repeats")
     reproduce.add_argument("--repeats", type=int, default=None, help="repeats per setting (overrides the spec)")
     reproduce.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    reproduce.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS",
+        help="run the cells on a Dask cluster, e.g. tcp://host:8786 (the dask extra; not with --jobs)",
+    )
     reproduce.add_argument("--seed", type=seed_argument, default=None, help="root seed (overrides the spec)")
     reproduce.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -91,7 +95,11 @@ def _run_reproduce(args) -> int:
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
     try:
-        result = reproduce(spec, out, jobs=args.jobs, progress=not args.no_progress, command=command)
+        if args.scheduler is not None and args.jobs != 1:
+            raise InvalidParameterError("The '--scheduler' option runs the cells on a Dask cluster; do not give '--jobs' with it.")
+        result = reproduce(
+            spec, out, jobs=args.jobs, progress=not args.no_progress, command=command, scheduler=args.scheduler
+        )
     except KeyboardInterrupt:
         cached = len(list(Path(out, "cells").glob("*.json")))
         print(
@@ -122,7 +130,7 @@ def _command(args) -> str:
     parts = ["dpdist", "reproduce", shlex.quote(args.name)]
     if args.quick:
         parts.append("--quick")
-    for option in ("repeats", "jobs", "seed", "out"):
+    for option in ("repeats", "jobs", "scheduler", "seed", "out"):
         value = getattr(args, option)
         if value is not None:
             parts += [f"--{option}", shlex.quote(str(value))]

@@ -28,10 +28,15 @@ from ._table import ResultsTable
 __all__ = ["reproduce"]
 
 
-def reproduce(spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "") -> RunResult:
-    """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report."""
+def reproduce(
+    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler=None
+) -> RunResult:
+    """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report.
+
+    ``jobs`` local worker processes, or ``scheduler`` a Dask cluster (see :func:`run_spec`).
+    """
     out = Path(out)
-    result = run_spec(spec, out, jobs=jobs, progress=progress)
+    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler)
     results = out / "results"
     if results.is_dir():
         remove_stale_temporaries(results)

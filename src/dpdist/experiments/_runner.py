@@ -254,6 +254,7 @@ def run_spec(
     jobs: int = 1,
     progress: bool = True,
     cells: list[Cell] | None = None,
+    scheduler=None,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 
@@ -268,6 +269,11 @@ def run_spec(
         Show a tqdm progress bar with an ETA on stderr.
     cells : list of Cell, optional
         Run only these cells (the tables then hold only them); default all.
+    scheduler : str or distributed.Client, optional
+        Run the cells on a Dask cluster instead (the ``dask`` extra): the address of its
+        scheduler (``"tcp://host:8786"``) or a connected client.  The cells and their
+        seeds are the same, so the numbers are those of a local run; this process writes
+        the cache as results arrive, so an interrupted run resumes on any machine.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
@@ -300,7 +306,11 @@ def run_spec(
         bar.update(1)
 
     try:
-        if jobs == 1 or len(pending) <= 1:
+        if scheduler is not None:
+            if jobs != 1:
+                raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
+            _run_on_dask(scheduler, pending, spec, finish)
+        elif jobs == 1 or len(pending) <= 1:
             for cell, key in pending:
                 finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
         else:
@@ -345,6 +355,42 @@ def run_spec(
         failures=failures,
         seconds=time.perf_counter() - start,
     )
+
+
+def _run_on_dask(scheduler, pending, spec, finish) -> None:
+    """Submit every pending cell to a Dask cluster; ``finish`` each as it completes (see :func:`run_spec`)."""
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - the dask extra is installed in the test environment
+        raise InvalidParameterError(
+            "Running cells on a Dask cluster needs the 'distributed' package: pip install 'dpdist[dask]'."
+        ) from None
+    client = scheduler if isinstance(scheduler, distributed.Client) else None
+    if client is None:
+        if not isinstance(scheduler, str) or not scheduler:
+            raise InvalidParameterError(
+                f"The 'scheduler' parameter must be a Dask scheduler address such as 'tcp://host:8786' or a "
+                f"distributed.Client. Got {scheduler!r} instead."
+            )
+        try:
+            client = distributed.Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as error:
+            raise InvalidParameterError(f"Cannot connect to the Dask scheduler {scheduler!r}: {error}") from None
+    try:
+        futures = {
+            client.submit(_execute_safely, cell, spec.seed, spec.metrics, pure=False, key=f"dpdist-cell-{key}"): (cell, key)
+            for cell, key in pending
+        }
+        try:
+            for future in distributed.as_completed(futures):
+                cell, key = futures[future]
+                finish(cell, key, future.result())
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+    finally:
+        if client is not scheduler:
+            client.close()
 
 
 def _describe(cell: Cell) -> dict:
