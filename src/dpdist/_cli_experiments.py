@@ -22,6 +22,10 @@ def add_commands(subparsers) -> None:
     reproduce.add_argument("--repeats", type=int, default=None, help="repeats per setting (overrides the spec)")
     reproduce.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     reproduce.add_argument(
+        "--plan", action="store_true",
+        help="run 40 random cells (cached for the real run) and print the estimated time of the rest",
+    )
+    reproduce.add_argument(
         "--scheduler", default=None, metavar="ADDRESS",
         help="run the cells on a Dask cluster, e.g. tcp://host:8786 (the dask extra; not with --jobs)",
     )
@@ -94,6 +98,14 @@ def _run_reproduce(args) -> int:
     spec = spec.with_options(quick=args.quick, repeats=args.repeats, seed=args.seed)
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
+    if args.plan:
+        from .experiments import plan_run
+
+        if args.jobs < 1:
+            raise InvalidParameterError(f"The '--jobs' option must be an int >= 1. Got {args.jobs!r} instead.")
+        plan = plan_run(spec, out, jobs=args.jobs)
+        print(f"{spec.name} ({spec.run} run, {spec.repeats} repeats): {plan.describe(args.jobs)}.")
+        return 0
     try:
         if args.scheduler is not None and args.jobs != 1:
             raise InvalidParameterError("The '--scheduler' option runs the cells on a Dask cluster; do not give '--jobs' with it.")

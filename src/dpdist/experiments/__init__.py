@@ -41,6 +41,7 @@ from ._claims import (
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
 from ._reproduce import reproduce
+from ._plan import RunPlan, plan_run
 from ._runner import RunResult, cell_key, execute_cell, run_spec
 from ._spec import (
     Cell,
@@ -70,6 +71,8 @@ __all__ = [
     "stable_id",
     "canonical_numbers",
     "run_spec",
+    "plan_run",
+    "RunPlan",
     "reproduce",
     "RunResult",
     "cell_key",
