@@ -196,3 +196,20 @@ def test_quick_runs_are_marked_as_quick_in_the_report_and_the_summary(tmp_path, 
     assert all("(quick run)" in line for line in report.splitlines() if line.startswith("| 1 |"))
     assert main(["reproduce", "toy", "--out", str(tmp_path / "full"), "--no-progress", "--repeats", "2"]) == 0
     assert "(quick run" not in capsys.readouterr().out and "Quick run" not in (tmp_path / "full" / "report.md").read_text()
+
+
+def test_plan_runs_a_cached_sample_and_estimates_the_rest(tmp_path, capsys):
+    from dpdist import experiments
+
+    spec = experiments.get_spec("toy").with_options(quick=True)
+    plan = experiments.plan_run(spec, tmp_path, sample=10)
+    assert plan.cells == len(spec.cells()) and plan.sampled == 10 and plan.cached == 0
+    assert len(list((tmp_path / "cells").glob("*.json"))) == 10  # the sample is kept for the real run
+    assert plan.seconds_per_cell > 0 and plan.cpu_seconds == plan.seconds_per_cell * (plan.cells - 10)
+    again = experiments.plan_run(spec, tmp_path, sample=10)
+    assert again.cached == 10 and again.sampled == 10
+    result = experiments.run_spec(spec, tmp_path, progress=False)
+    assert result.reused == 20 and result.computed == plan.cells - 20
+    assert main(["reproduce", "toy", "--quick", "--plan", "--out", str(tmp_path / "cli")]) == 0
+    printed = capsys.readouterr().out
+    assert "cells" in printed and "s per cell" in printed and "worker" in printed
