@@ -152,3 +152,21 @@ def test_hierarchy_isotonic_is_a_valid_cdf_close_to_the_data_at_a_large_budget()
     # (W1 <= 1/512 ~ 0.002) and the level split of 20,000 users (~ 1/sqrt(5000) per node
     # at worst, ~ 0.003 on the CDF); 0.01 is more than twice their sum.
     assert paper_methods.unit_wasserstein(estimate, x) < 0.01
+
+
+def test_falls_less_compares_the_drop_of_an_error_across_dataset_groups():
+    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable
+    from dpdist.reproductions.wavelet.checks import FallsLess
+
+    def table(flat_drop, falling_drop, se=0.001):
+        rows = []
+        for dataset, drop in (("spiky", flat_drop), ("smooth", falling_drop)):
+            rows += [{"dataset": dataset, "method": "m", "epsilon": 1.0, "metric": "KS", "mean": 0.1, "se": se},
+                     {"dataset": dataset, "method": "m", "epsilon": 4.0, "metric": "KS", "mean": 0.1 * drop, "se": se * drop}]
+        columns = ["dataset", "method", "epsilon", "metric", "mean", "std", "se", "count", "failed"]
+        return ResultsTable([{"std": 0.0, "count": 10, "failed": 0, **row} for row in rows], columns)
+
+    check = FallsLess("KS", ("m",), ("spiky",), ("smooth",), 1.0, 4.0)
+    assert check(table(0.9, 0.2))[0] == HOLDS  # the spiky KS barely falls, the smooth one falls 5x
+    assert check(table(0.2, 0.9))[0] == DOES_NOT_HOLD
+    assert check(table(0.5, 0.5, se=0.01))[0] == INCONCLUSIVE

@@ -27,7 +27,7 @@ from ...experiments import (
     z_score,
 )
 
-__all__ = ["BeatsBest", "BelowBound", "BestLevelNearBound", "StaysAbove"]
+__all__ = ["BeatsBest", "BelowBound", "BestLevelNearBound", "StaysAbove", "FallsLess"]
 
 
 def _settings(table, metric, where, methods) -> dict:
@@ -199,3 +199,56 @@ class StaysAbove:
         if mean + self.margin * se < self.share * self.floor:
             return DOES_NOT_HOLD, text
         return INCONCLUSIVE, text
+
+
+@dataclass(frozen=True)
+class FallsLess:
+    r"""``metric`` of each of ``methods`` falls less from ``x = low`` to ``x = high`` on ``flat`` than on ``falling`` datasets.
+
+    "Does not converge on the spiky data (while it does on the smooth data)": for each
+    method, epsilon pair and (flat, falling) dataset pair,
+    :math:`\Delta = \log\frac{e(flat, high)}{e(flat, low)} - \log\frac{e(falling, high)}{e(falling, low)}`
+    with its delta-method standard error (four independent means) gives one-sided normal
+    p-values; :func:`~dpdist.experiments.decide` the verdict at family-wise level ``alpha``.
+    """
+
+    metric: str
+    methods: tuple
+    flat: tuple
+    falling: tuple
+    low: float
+    high: float
+    x: str = "epsilon"
+    where: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+
+    def __call__(self, table):
+        rows = table.select(metric=self.metric, **self.where).select(**{self.x: [self.low, self.high]})
+        means = {(r["method"], r["dataset"], r[self.x]): r for r in rows.select(method=list(self.methods))}
+        p_for, p_against, comparisons = [], [], []
+        for method in self.methods:
+            for flat in self.flat:
+                for falling in self.falling:
+                    four = [means.get((method, d, x)) for d in (flat, falling) for x in (self.high, self.low)]
+                    if any(r is None or not r["mean"] > 0 for r in four):
+                        continue
+                    drop_flat = math.log(four[0]["mean"] / four[1]["mean"])
+                    drop_falling = math.log(four[2]["mean"] / four[3]["mean"])
+                    se = math.sqrt(sum((standard_error(r) / r["mean"]) ** 2 for r in four))
+                    delta = drop_flat - drop_falling
+                    z = delta / se if se > 0 else math.copysign(math.inf, delta)
+                    up, down = normal_p_values(z)
+                    p_for.append(up)
+                    p_against.append(down)
+                    comparisons.append((z, math.exp(drop_flat), math.exp(drop_falling), f"{method}, {flat} vs {falling}"))
+        if not comparisons:
+            return INCONCLUSIVE, f"no rows of {list(self.methods)} on both dataset groups at {self.x} = {self.low:g} and {self.high:g}"
+        z, flat_ratio, falling_ratio, where = min(comparisons)
+        text = (
+            f"{self.metric} at {self.x} = {self.high:g} / at {self.low:g}: higher on {'/'.join(self.flat)} than on "
+            f"{'/'.join(self.falling)} significantly (one-sided alpha {self.alpha:g}) in "
+            f"{sum(p < self.alpha for p in p_for)} of {len(comparisons)} comparisons, lower (Holm) in "
+            f"{holm_rejections(p_against, self.alpha)}; weakest ({where}): {flat_ratio:.3g} vs {falling_ratio:.3g} "
+            f"(z = {z:.1f})"
+        )
+        return decide(p_for, p_against, self.alpha), text
