@@ -167,6 +167,11 @@ def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app)
     # the last round's users are ~n/G; its estimates are within 5 SE of the truth
     truth = np.array([np.mean(words == word) for word in WORDS])
     assert np.all(np.abs(np.array(estimate["frequencies"]) - truth) < 5 * np.array(estimate["standard_error"]))
+    band = estimate["band"]
+    half = 1.959963984540054 * np.array(estimate["standard_error"])
+    np.testing.assert_allclose(np.array(band["high"]) - np.array(band["low"]), 2 * half)
+    wider = client.get("/api/campaigns/words/estimate?level=0.99", headers=admin).json()["estimate"]["band"]
+    assert wider["level"] == 0.99 and np.all(np.array(wider["high"]) > np.array(band["high"]))
     fewer = client.get("/api/campaigns/words/estimate?k=2&threshold=0.25", headers=admin).json()["estimate"]
     assert fewer["labels"] == ["apple"]
     plot = client.get("/api/campaigns/words/estimate.png", headers=admin)

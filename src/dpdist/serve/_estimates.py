@@ -92,13 +92,16 @@ def describe_estimate(estimate, level: float) -> dict:
             "method": estimate.method,
         }
     if isinstance(estimate, HeavyHitters):
+        from statistics import NormalDist
+
+        half = NormalDist().inv_cdf(0.5 + level / 2) * np.asarray(estimate.standard_error)
         return {
             "kind": "heavy_hitters",
             "items": [int(item) for item in estimate.items],
             "labels": estimate.names,
             "frequencies": _floats(estimate.frequencies),
             "standard_error": _floats(estimate.standard_error),
-            "band": {"level": level, "low": _floats(estimate.details["low"]), "high": _floats(estimate.details["high"])},
+            "band": {"level": level, "low": _floats(estimate.frequencies - half), "high": _floats(estimate.frequencies + half)},
             "k": estimate.details["k"],
             "threshold": estimate.details["threshold"],
             "rounds": estimate.details["rounds"],
