@@ -9,6 +9,19 @@ Paper: ``002_31fdd3dbd792a51b.txt``.  Families:
 ``bspline1``
     Degree-1 B-splines (hats) on ``size`` uniform knots including both ends
     (the end hats are halves), size >= 2.
+``bspline0-dyadic`` / ``bspline1-dyadic``
+    The same splines at every dyadic resolution, coarse to fine: degree 0 takes
+    the 1, 2, 4, ... equal intervals of [-1, 1] (level :math:`\ell` has
+    :math:`2^\ell` indicators of width :math:`2^{1-\ell}`), degree 1 the hats on
+    2, 3, 5, 9, ... uniform knots (level :math:`\ell`: :math:`2^\ell+1` knots, half-width
+    :math:`2^{1-\ell}`), until ``size`` atoms; the last level, when only part of it
+    fits, contributes atoms spread evenly over [-1, 1].  Unlike the uniform
+    families, a CDF that is 1 on most of the range is a few coarse atoms plus
+    fine corrections, so s atoms suffice where the uniform family needs one atom
+    per interval the data leave behind (at s = 30 the uniform 55 + 54 atoms of
+    Fig. 8b cannot reach an empirical CDF at all: non-private KS 0.31 on a normal
+    mixture at n = 10^4, against 0.028 for the dyadic 109).  The paper does not
+    give its knots; this is dpdist's reading of Fig. 8b that can fit at s = 30.
 ``normal-cdf``
     Normal CDFs :math:`\Phi((u-\mu)/s)`: means and scales on a
     :math:`k\times k` grid, :math:`k=\lceil\sqrt{size}\rceil`, means equally
@@ -49,12 +62,53 @@ from ..errors import InvalidParameterError
 
 __all__ = ["Dictionary", "make_dictionary", "FAMILIES"]
 
-FAMILIES = ("legendre", "bspline0", "bspline1", "normal-cdf")
+FAMILIES = ("legendre", "bspline0", "bspline1", "bspline0-dyadic", "bspline1-dyadic", "normal-cdf")
 _PANELS = 512
 _NODES = 12
 
 
 # ---------------------------------------------------------------- one family
+def _dyadic_levels(count: int, level_size, level_atoms) -> tuple[np.ndarray, ...]:
+    """Atoms of levels 0, 1, ... until ``count``; a partial last level takes evenly spread atoms."""
+    parts, level, taken = [], 0, 0
+    while taken < count:
+        size = level_size(level)
+        take = min(size, count - taken)
+        index = np.round(np.linspace(0, size - 1, take)).astype(int) if take < size else np.arange(size)
+        parts.append([column[index] for column in level_atoms(level)])
+        taken += take
+        level += 1
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
+def _uniform_intervals(count: int) -> tuple[np.ndarray, np.ndarray]:
+    edges = np.linspace(-1, 1, count + 1)
+    return edges[:-1], edges[1:]
+
+
+def _dyadic_intervals(count: int) -> tuple[np.ndarray, np.ndarray]:
+    def level_atoms(level):
+        edges = np.linspace(-1, 1, 2**level + 1)
+        return edges[:-1], edges[1:]
+
+    return _dyadic_levels(count, lambda level: 2**level, level_atoms)
+
+
+def _uniform_hats(count: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.linspace(-1, 1, count), np.full(count, 2.0 / (count - 1))
+
+
+def _dyadic_hats(count: int) -> tuple[np.ndarray, np.ndarray]:
+    def level_atoms(level):
+        return np.linspace(-1, 1, 2**level + 1), np.full(2**level + 1, 2.0 ** (1 - level))
+
+    return _dyadic_levels(count, lambda level: 2**level + 1, level_atoms)
+
+
+_INTERVALS = {"bspline0": _uniform_intervals, "bspline0-dyadic": _dyadic_intervals}
+_HATS = {"bspline1": _uniform_hats, "bspline1-dyadic": _dyadic_hats}
+
+
 @dataclass(frozen=True)
 class _Family:
     """Un-normalized atoms of one family: values, antiderivatives, knots, sign-change points."""
@@ -63,36 +117,38 @@ class _Family:
     size: int
 
     def __post_init__(self):
-        if self.name == "legendre":
-            pass
-        elif self.name == "bspline0":
-            object.__setattr__(self, "_edges", np.linspace(-1, 1, self.size + 1))
-        elif self.name == "bspline1":
-            object.__setattr__(self, "_knots", np.linspace(-1, 1, self.size))
-            object.__setattr__(self, "_h", 2.0 / (self.size - 1))
-        else:
+        if self.name in _INTERVALS:  # indicators of [lo, hi)
+            lo, hi = _INTERVALS[self.name](self.size)
+            object.__setattr__(self, "_lo", lo)
+            object.__setattr__(self, "_hi", hi)
+        elif self.name in _HATS:  # hats max(0, 1 - |u - t| / h)
+            centres, widths = _HATS[self.name](self.size)
+            object.__setattr__(self, "_centres", centres)
+            object.__setattr__(self, "_widths", widths)
+        elif self.name == "normal-cdf":
             k = int(np.ceil(np.sqrt(self.size)))
             means, scales = np.meshgrid(np.linspace(-1, 1, k), np.geomspace(0.02, 1.0, k))
             object.__setattr__(self, "_means", means.ravel()[: self.size])
             object.__setattr__(self, "_scales", scales.ravel()[: self.size])
 
     def knots(self) -> np.ndarray:
-        if self.name == "bspline0":
-            return self._edges
-        if self.name == "bspline1":
-            return self._knots
+        if self.name in _INTERVALS:
+            return np.unique(np.concatenate([self._lo, self._hi]))
+        if self.name in _HATS:
+            c, h = self._centres, self._widths
+            return np.unique(np.clip(np.concatenate([c - h, c, c + h]), -1.0, 1.0))
         return np.array([-1.0, 1.0])
 
     def values(self, u: np.ndarray) -> np.ndarray:
         u = np.asarray(u, dtype=np.float64)[:, None]
         if self.name == "legendre":
             return legendre.legvander(u[:, 0], self.size - 1)
-        if self.name == "bspline0":
-            lo, hi = self._edges[:-1], self._edges[1:]
+        if self.name in _INTERVALS:
+            lo, hi = self._lo, self._hi
             inside = (u >= lo) & ((u < hi) | ((hi == 1.0) & (u <= 1.0)))
             return inside.astype(np.float64)
-        if self.name == "bspline1":
-            return np.maximum(0.0, 1.0 - np.abs(u - self._knots) / self._h)
+        if self.name in _HATS:
+            return np.maximum(0.0, 1.0 - np.abs(u - self._centres) / self._widths)
         return special.ndtr((u - self._means) / self._scales)
 
     def antiderivative(self, u: np.ndarray) -> np.ndarray:
@@ -107,16 +163,16 @@ class _Family:
             out[:, 1:] = (p[:, i + 1] - p[:, i - 1]) / (2 * i + 1)
             return out
         col = u[:, None]
-        if self.name == "bspline0":
-            lo, hi = self._edges[:-1], self._edges[1:]
+        if self.name in _INTERVALS:
+            lo, hi = self._lo, self._hi
             return np.clip(col - lo, 0.0, hi - lo)
-        if self.name == "bspline1":
+        if self.name in _HATS:
             # H(v) = int_{-inf}^v max(0, 1-|s|) ds; atom integral = h (H((u-t)/h) - H((-1-t)/h))
             def hat_integral(v):
                 v = np.clip(v, -1.0, 1.0)
                 return np.where(v <= 0, 0.5 * (1 + v) ** 2, 1.0 - 0.5 * (1 - v) ** 2)
 
-            h, t = self._h, self._knots
+            h, t = self._widths, self._centres
             return h * (hat_integral((col - t) / h) - hat_integral((-1.0 - t) / h))
 
         # int Phi((u - m)/s) du = s psi(z), psi(z) = z Phi(z) + phi(z)
