@@ -86,6 +86,8 @@ FREQUENCY_CASES = [
     ("hr", {"epsilon": 1.0, "domain_size": 10}),
     ("hr", {"epsilon": 4.0, "domain_size": 40}),  # several blocks
     ("ss", {"epsilon": 1.0, "domain_size": 10}),
+    ("l-grr", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
+    ("l-osue", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 12}),
 ]
 N_USERS = 20_000
 

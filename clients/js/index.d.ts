@@ -127,6 +127,8 @@ export class Client {
       retries?: number;
       retryDelayMs?: number;
       fetch?: typeof fetch;
+      /** Where a longitudinal campaign's memo persists (default globalThis.localStorage; null: none). */
+      memoStorage?: MemoStorage | null;
       source?: RandomSource;
     },
   );
@@ -136,6 +138,8 @@ export class Client {
   /** The campaign's public description (fetched once). */
   campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; submit_token_required: boolean; max_body_bytes: number }>;
   protocol(): Promise<Protocol>;
+  /** The device's memo of a longitudinal campaign (l-grr, l-osue), loaded from memoStorage; else null. */
+  memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now. */
   submit(value: number | string): Promise<Ack>;
   /** Randomize values and submit them in batches of ``batchSize``. */
@@ -147,3 +151,34 @@ export class Client {
   /** Submit a batch under a batch id (fresh by default), retrying the same bytes. */
   send(batch: ReportBatch, options?: { batchId?: string }): Promise<Ack>;
 }
+
+/** Web Storage's two methods: where a device keeps its memo (window.localStorage has them). */
+export interface MemoStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+/** A saved state (a device's memo) does not fit its protocol, or is malformed. */
+export class IncompatibleStateError extends DPDistError {}
+
+/** JSON form of a memo, as Python's ``MemoizedClient.to_dict`` writes it. */
+export interface MemoState {
+  config: ProtocolConfig;
+  /** item (as a string) -> its permanent response: an item (l-grr) or the packed bytes (l-osue). */
+  memo: Record<string, number | number[]>;
+}
+
+/**
+ * A device's memo of a longitudinal protocol (l-grr, l-osue): each value's permanent response,
+ * drawn once and kept; every report is a fresh instantaneous response to it.
+ */
+export class Memo {
+  constructor(protocol: Protocol, state?: MemoState | null, options?: { onChange?: (memo: Memo) => void });
+  readonly items: number[];
+  /** Today's report of ``value`` (one row); a new permanent response is stored via onChange first. */
+  report(value: number | string, source: RandomSource): ReportBatch;
+  toJSON(): MemoState;
+}
+
+/** True for the protocols whose device must keep a Memo (l-grr, l-osue). */
+export function isLongitudinal(protocol: Protocol): boolean;

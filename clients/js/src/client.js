@@ -10,8 +10,9 @@
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
 
-import { DPDistError } from './errors.js';
+import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
+import { Memo, isLongitudinal, memoKey } from './protocols/longitudinal.js';
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { encodeRecord, newFileId } from './wire.js';
@@ -47,10 +48,17 @@ function sleep(ms) {
  * @param {number} [options.retries] attempts after the first for a batch (5)
  * @param {number} [options.retryDelayMs] first retry delay, doubled each time (500 ms)
  * @param {typeof fetch} [options.fetch] the fetch function (default globalThis.fetch)
+ * @param {{getItem: (key: string) => string|null, setItem: (key: string, value: string) => void}} [options.memoStorage]
+ *   where a longitudinal campaign's memo persists (default globalThis.localStorage; null: none): the device's
+ *   permanent responses, kept under a key of the protocol config so every round reuses them
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
-  constructor(serverUrl, campaignId, { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, source } = {}) {
+  constructor(
+    serverUrl,
+    campaignId,
+    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, source } = {},
+  ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
@@ -65,6 +73,8 @@ export class Client {
     this.retryDelayMs = retryDelayMs;
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._source = source ?? secureSource();
+    this._memoStorage = memoStorage === undefined ? (globalThis.localStorage ?? null) : memoStorage;
+    this._memo = null; // the device's Memo, for a longitudinal campaign
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
     this._unsent = []; // batches not yet acknowledged: {batch, batchId}, always sent under that id
@@ -85,6 +95,7 @@ export class Client {
       const response = await this._request('GET', '/config', {});
       const document = await response.json();
       this._protocol = fromConfig(document.config); // refuses unsupported protocols here
+      if (isLongitudinal(this._protocol)) this._memo = this._loadMemo(this._protocol);
       this._campaign = document;
     }
     return this._campaign;
@@ -96,10 +107,50 @@ export class Client {
     return this._protocol;
   }
 
+  /**
+   * The device's memo of a longitudinal campaign (``l-grr``, ``l-osue``), loaded from
+   * ``memoStorage``; null for other campaigns.
+   */
+  async memo() {
+    await this.campaign();
+    return this._memo;
+  }
+
+  _loadMemo(protocol) {
+    const storage = this._memoStorage;
+    if (storage === null || typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
+      throw new InvalidParameterError(
+        `Campaign '${this.campaignId}' uses the longitudinal protocol '${protocol.name}': the device must keep its memo ` +
+          'of permanent responses, or every report would spend a fresh epsilon. Pass the memoStorage option ' +
+          '(an object with getItem/setItem, such as window.localStorage).',
+      );
+    }
+    const key = memoKey(protocol);
+    const text = storage.getItem(key);
+    let state = null;
+    if (text !== null && text !== undefined) {
+      try {
+        state = JSON.parse(text);
+      } catch (error) {
+        throw new IncompatibleStateError(`The memo under '${key}' is not valid JSON (${error.message}); it was not overwritten.`);
+      }
+    }
+    return new Memo(protocol, state, { onChange: (memo) => storage.setItem(key, JSON.stringify(memo.toJSON())) });
+  }
+
+  /** One report of each value: through the memo for a longitudinal campaign, else a fresh draw. */
+  _privatize(protocol, values) {
+    if (this._memo === null) return protocol.privatize(values, this._source);
+    const rows = Array.from(values, (value) => this._memo.report(value, this._source));
+    const bytes = new Uint8Array(rows.length * protocol.rowBytes);
+    rows.forEach((row, index) => bytes.set(row.bytes, index * protocol.rowBytes));
+    return new ReportBatch(protocol.config, protocol.floatKeys, protocol.descr, [rows.length, ...protocol.rowShape], bytes);
+  }
+
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */
   async submit(value) {
     const protocol = await this.protocol();
-    return this.send(protocol.privatize([value], this._source));
+    return this.send(this._privatize(protocol, [value]));
   }
 
   /**
@@ -110,7 +161,7 @@ export class Client {
   async submitMany(values) {
     const protocol = await this.protocol();
     for (let start = 0; start < values.length; start += this.batchSize) {
-      const batch = protocol.privatize(Array.prototype.slice.call(values, start, start + this.batchSize), this._source);
+      const batch = this._privatize(protocol, Array.prototype.slice.call(values, start, start + this.batchSize));
       this._unsent.push({ batch, batchId: newFileId() });
     }
     return this.flush();
@@ -119,7 +170,7 @@ export class Client {
   /** Randomize a value now and queue its report; a full queue is flushed (resolves to its acks, or []). */
   async add(value) {
     const protocol = await this.protocol();
-    this._pending.push(protocol.privatize([value], this._source));
+    this._pending.push(this._privatize(protocol, [value]));
     return this._pending.length >= this.batchSize ? this.flush() : [];
   }
 

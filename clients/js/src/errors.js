@@ -19,3 +19,6 @@ export class OutOfDomainError extends DPDistError {}
 
 /** A user's value has the wrong type (not an integer item, not a finite number). */
 export class InvalidValueTypeError extends DPDistError {}
+
+/** A saved state (a device's memo) does not fit the protocol it is loaded for, or is malformed. */
+export class IncompatibleStateError extends DPDistError {}

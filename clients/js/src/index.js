@@ -11,6 +11,7 @@ export { ReportBatch } from './protocols/base.js';
 export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, ServiceError } from './client.js';
+export { Memo, isLongitudinal } from './protocols/longitudinal.js';
 
 /**
  * Randomize ``values`` under ``config``: one report per value.

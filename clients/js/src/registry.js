@@ -4,13 +4,26 @@ import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
 import { CONFIG_VERSION } from './protocols/base.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
+import { LGRR, LOSUE } from './protocols/longitudinal.js';
 import { OLH } from './protocols/olh.js';
 import { PEM } from './protocols/pem.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
 
-const PROTOCOLS = { grr: GRR, oue: OUE, sue: SUE, olh: OLH, hr: HR, ss: SS, sw: SquareWave, gw: GeneralWave, pem: PEM };
+const PROTOCOLS = {
+  grr: GRR,
+  oue: OUE,
+  sue: SUE,
+  olh: OLH,
+  hr: HR,
+  ss: SS,
+  sw: SquareWave,
+  gw: GeneralWave,
+  pem: PEM,
+  'l-grr': LGRR,
+  'l-osue': LOSUE,
+};
 
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS = Object.freeze(Object.keys(PROTOCOLS).sort());

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem")
+SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -54,7 +54,18 @@ CHANNEL_CASES = [
     ("pem", {"epsilon": 1.0, "bits": 4, "k": 2, "step": 1, "hash_count": 4}),
     ("pem", {"epsilon": 2.0, "alphabet": "ab", "max_chars": 2, "k": 1, "step": 2, "hash_count": 3, "family_seed": 5}),
     ("pem", {"epsilon": 0.5, "bits": 6, "k": 3, "hash_count": 5, "family_seed": 2**53 - 1}),
+    ("l-grr", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
+    ("l-grr", {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 2}),
+    ("l-osue", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
+    ("l-osue", {"epsilon": 3.0, "epsilon_1": 0.7, "domain_size": 3}),
 ]
+
+#: longitudinal memo cases: a Python device's memo after reporting VALUES, and round two's exact law
+MEMO_CASES = [
+    ("l-grr", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
+    ("l-osue", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
+]
+MEMO_VALUES = [1, 3, 3, 4]
 
 #: words and large prefixes whose encodings / mixes the JS client must reproduce (BigInts as strings)
 PEM_WORDS = ["apple", "a", "", "zzzzzzzzzzzz", "wikipedia", "abcdefghijklmnop", "mississippi"]
@@ -73,6 +84,11 @@ def derived(protocol) -> dict:
     name = protocol.name
     if name == "grr":
         return {"keep": protocol._keep}
+    if name == "l-grr":
+        return {"p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2}
+    if name == "l-osue":
+        return {"pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold,
+                "p2Threshold": protocol._p2_threshold, "q2Threshold": protocol._q2_threshold}
     if name in ("oue", "sue"):
         return {"pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold}
     if name == "olh":
@@ -136,6 +152,8 @@ def build_fixture() -> dict:
             ("sw", {"discrete": True, "bins": 256}),
             ("gw", {"bins": 64}),
             ("pem", {"alphabet": "abcdefghijklmnopqrstuvwxyz", "k": 20}),
+            ("l-grr", {"domain_size": 100, "epsilon_1": epsilon / 2}),
+            ("l-osue", {"domain_size": 1024, "epsilon_1": epsilon / 3}),
         ):
             try:
                 protocol = local.make(name, epsilon=epsilon, **extra)
@@ -157,6 +175,14 @@ def build_fixture() -> dict:
         "family_seed": 2**53 - 1,
         "seeds": [str(seed) for seed in family_seeds(2**53 - 1, 6, 2**31 - 1).tolist()],
     }
+    memos = []
+    for name, params in MEMO_CASES:
+        protocol = local.make(name, **params)
+        device = protocol.client()
+        for value in MEMO_VALUES:
+            device.report(value, rng=7)
+        state = json.loads(json.dumps(device.to_dict()))
+        memos.append({"state": state, "instantaneous": protocol.instantaneous_channel().tolist()})
     getcontext().prec = 50
     generator = random.Random(20261122)
     xs = NICE_EPSILONS + [generator.uniform(-30.0, 30.0) for _ in range(1000)] + [generator.uniform(0.0, 1.0) for _ in range(300)]
@@ -167,6 +193,7 @@ def build_fixture() -> dict:
         "derived": derived_cases,
         "configs": configs,
         "pem": pem,
+        "memos": memos,
         "exp": {
             "x": xs,
             "math_exp": [math.exp(x) for x in xs],

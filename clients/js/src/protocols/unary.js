@@ -17,8 +17,8 @@ const SCALE = 4294967296; // 2^32
 const MAX_CHANNEL_DOMAIN = 16;
 
 export class UnaryEncoding extends FrequencyProtocol {
-  constructor(name, config, targetProbabilities) {
-    super(name, config, frequencyRules(), { labels: null });
+  constructor(name, config, targetProbabilities, extraRules = {}) {
+    super(name, config, frequencyRules(extraRules), { labels: null });
     const [p, q] = targetProbabilities(this.epsilon);
     this.pThreshold = Math.floor(p * SCALE);
     this.qThreshold = Math.ceil(q * SCALE);

@@ -1,0 +1,315 @@
+// Reports over time: memoized two-round randomization, "l-grr" and "l-osue" (Arcolezi, Couchot,
+// Al Bouna & Xiao, ICDE 2022, sec. 4; dpdist.local.frequency.longitudinal).
+//
+// Round one, the permanent randomized response (PRR), randomizes a value once with eps_inf and
+// the device memoizes the result per value; every report applies a fresh instantaneous
+// randomized response (IRR) to the memoized output, with the IRR budget chosen so that one
+// report is exactly eps_1-LDP.  Any number of reports of the same value is then eps_inf-LDP
+// (post-processing of one PRR), provided the device keeps its memo: see ``Memo`` below and the
+// ``memoStorage`` option of Client.  ``privatize`` without a memo draws both rounds afresh (one
+// report per user, the chain's channel), as Python's ``privatize`` does.
+//
+// Every constant is derived with the same floating-point operations as Python, so the JS and
+// Python channels agree bit for bit (checked against the fixture written by Python).
+
+import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
+import { exp } from '../libm.js';
+import { EPSILON, frequencyRules } from '../params.js';
+import { FrequencyProtocol, ReportBatch, readItem, smallestUnsigned, writeItem } from './base.js';
+import { UnaryEncoding } from './unary.js';
+
+const SCALE = 4294967296; // 2^32
+
+/** The largest double below ``x`` (x > 0), as Python's math.nextafter(x, 0). */
+function nextDown(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) - 1n);
+  return view.getFloat64(0);
+}
+
+/** Probabilities of the two rounds chained: a report supports the true item w.p. p, another w.p. q. */
+function chain(p1, q1, p2, q2) {
+  return [p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2];
+}
+
+function checkBudgets(display, params) {
+  if (!(params.epsilon_1 < params.epsilon)) {
+    throw new InvalidParameterError(
+      `The 'epsilon_1' parameter of ${display} (one report) must be below 'epsilon' (the longitudinal bound). ` +
+        `Got epsilon_1=${params.epsilon_1} and epsilon=${params.epsilon} instead.`,
+    );
+  }
+}
+
+/** L-GRR: GRR(eps_inf) memoized, then GRR with the IRR budget of eps_1 (Python's LGRR). */
+export class LGRR extends FrequencyProtocol {
+  constructor(config) {
+    super('l-grr', config, frequencyRules({ epsilon_1: EPSILON }), { labels: null });
+    checkBudgets(this.display, this.params);
+    const d = this.domainSize;
+    const e = exp(this.epsilon);
+    this.p1 = e / (e + d - 1);
+    this.q1 = 1.0 / (e + d - 1);
+    // the IRR: the chain's ratio (p1 p2 + (1-p1) q2) / (q1 p2 + (1-q1) q2) = e^eps_1, q2 = (1-p2)/(d-1),
+    // is linear in p2; the rounded solution steps down until the ratio is never above the target
+    const r = exp(this.params.epsilon_1);
+    const slope = this.p1 - (1 - this.p1) / (d - 1) - r * this.q1 + r * (1 - this.q1) / (d - 1);
+    let p2 = (r * (1 - this.q1) - (1 - this.p1)) / (d - 1) / slope;
+    let q2 = (1 - p2) / (d - 1);
+    for (;;) {
+      const [p, q] = chain(this.p1, this.q1, p2, q2);
+      if (!(p > r * q)) break;
+      p2 = nextDown(p2);
+      q2 = (1 - p2) / (d - 1);
+    }
+    this.p2 = p2;
+    this.q2 = q2;
+    [this.p, this.q] = chain(this.p1, this.q1, p2, q2);
+    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
+    this.rowShape = [];
+  }
+
+  /** Round one of ``item``: what the device memoizes (an item). */
+  permanentResponse(item, source) {
+    return this._grr(item, this.p1 - this.q1, source);
+  }
+
+  /** Round two of a memoized item: one report's item. */
+  instantaneousResponse(memoized, source) {
+    return this._grr(memoized, this.p2 - this.q2, source);
+  }
+
+  _grr(item, keep, source) {
+    return source.bernoulli(keep) ? item : source.uniformInt(this.domainSize); // keep, else uniform over all d
+  }
+
+  writeReport(item, source, bytes, view, offset) {
+    this.writeMemoized(this.permanentResponse(item, source), source, bytes, view, offset);
+  }
+
+  writeMemoized(memoized, source, bytes, view, offset) {
+    writeItem(view, offset, this.itemBytes, this.instantaneousResponse(memoized, source));
+  }
+
+  /** Memo entries as Python's MemoizedClient.to_dict writes them (an int). */
+  memoToJSON(memoized) {
+    return memoized;
+  }
+
+  memoFromJSON(value, item) {
+    if (!Number.isInteger(value) || value < 0 || value >= this.domainSize) {
+      throw new IncompatibleStateError(`Memo of item ${item} must be an item in [0, ${this.domainSize}). Got ${JSON.stringify(value)}.`);
+    }
+    return value;
+  }
+
+  /** Exact law of one report (both rounds) for input ``item``, indexed by the reported item. */
+  channelRow(item) {
+    const row = new Float64Array(this.domainSize).fill(this.q);
+    row[item] = this.p;
+    return row;
+  }
+
+  /** Exact law of one report given the memoized item (round two only). */
+  instantaneousRow(memoized) {
+    const row = new Float64Array(this.domainSize).fill(this.q2);
+    row[memoized] = this.p2;
+    return row;
+  }
+
+  likelihood(row) {
+    const output = this.reportIndex(row);
+    return Float64Array.from(this.inputs(), (item) => (item === output ? this.p : this.q));
+  }
+
+  describeReport(row) {
+    return `reports the value ${this.labelOf(this.reportIndex(row))}`;
+  }
+
+  reportIndex(row) {
+    return readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+  }
+}
+
+/** SUE bits of budget ``epsilonIrr`` realized on the 2^-32 grid (p rounded down, q up), as Python. */
+function irrProbabilities(epsilonIrr) {
+  const half = exp(epsilonIrr / 2);
+  const p = half / (half + 1);
+  return [Math.floor(p * SCALE) / SCALE, Math.ceil((1 - p) * SCALE) / SCALE];
+}
+
+/** L-OSUE: OUE(eps_inf) memoized, then SUE with the IRR budget of eps_1 (Python's LOSUE). */
+export class LOSUE extends UnaryEncoding {
+  constructor(config) {
+    super('l-osue', config, (epsilon) => [0.5, 1.0 / (exp(epsilon) + 1.0)], { epsilon_1: EPSILON });
+    checkBudgets(this.display, this.params);
+    this.p1 = this.p;
+    this.q1 = this.q;
+    const target = this.params.epsilon_1;
+    let low = 0.0;
+    let high = 2.0 * (this.epsilon + target) + 64.0;
+    for (let step = 0; step < 200; step++) {
+      // bisection on the IRR budget, keeping the side at or below the target (Python's loop)
+      const middle = 0.5 * (low + high);
+      const [p2, q2] = irrProbabilities(middle);
+      const [p, q] = chain(this.p1, this.q1, p2, q2);
+      if (Math.log((p * (1 - q)) / (q * (1 - p))) <= target) low = middle;
+      else high = middle;
+    }
+    [this.p2, this.q2] = irrProbabilities(low);
+    this.p2Threshold = Math.round(this.p2 * SCALE);
+    this.q2Threshold = Math.round(this.q2 * SCALE);
+    [this.p, this.q] = chain(this.p1, this.q1, this.p2, this.q2);
+  }
+
+  /** Round one of ``item``: OUE bits, packed (what the device memoizes). */
+  permanentResponse(item, source) {
+    const bytes = new Uint8Array(this.rowBytes);
+    super.writeReport(item, source, bytes, new DataView(bytes.buffer), 0); // OUE's thresholds
+    return bytes;
+  }
+
+  /** Round two: each memoized bit is 1 w.p. p2 if it was 1, w.p. q2 if it was 0. */
+  instantaneousResponse(memoized, source, out = new Uint8Array(this.rowBytes), offset = 0) {
+    const d = this.domainSize;
+    for (let chunk = 0; chunk < d; chunk += 8192) {
+      const size = Math.min(8192, d - chunk);
+      const words = source.words(size);
+      for (let j = 0; j < size; j += 8) {
+        let byte = 0;
+        const stop = Math.min(j + 8, size);
+        for (let k = j; k < stop; k++) {
+          const item = chunk + k;
+          const was = (memoized[item >> 3] >> (7 - (item & 7))) & 1;
+          byte |= (words[k] < (was ? this.p2Threshold : this.q2Threshold) ? 1 : 0) << (7 - (k - j));
+        }
+        out[offset + ((chunk + j) >> 3)] = byte;
+      }
+    }
+    return out;
+  }
+
+  writeReport(item, source, bytes, view, offset) {
+    this.writeMemoized(this.permanentResponse(item, source), source, bytes, view, offset);
+  }
+
+  writeMemoized(memoized, source, bytes, view, offset) {
+    this.instantaneousResponse(memoized, source, bytes, offset);
+  }
+
+  /** Memo entries as Python's MemoizedClient.to_dict writes them (the packed bytes as a list). */
+  memoToJSON(memoized) {
+    return Array.from(memoized);
+  }
+
+  memoFromJSON(value, item) {
+    const size = this.rowBytes;
+    if (!Array.isArray(value) || value.length !== size || !value.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+      throw new IncompatibleStateError(`Memo of item ${item} must be a list of ${size} bytes. Got ${JSON.stringify(value)}.`);
+    }
+    return Uint8Array.from(value);
+  }
+
+  /** Exact law of one report given the memoized bits (round two only), over the 2^d outputs. */
+  instantaneousRow(memoized) {
+    const d = this.domainSize;
+    const row = new Float64Array(2 ** d);
+    for (let y = 0; y < row.length; y++) {
+      let probability = 1;
+      for (let j = 0; j < d; j++) {
+        const on = (memoized[j >> 3] >> (7 - (j & 7))) & 1 ? this.p2 : this.q2;
+        probability *= (y >> j) & 1 ? on : 1 - on;
+      }
+      row[y] = probability;
+    }
+    return row;
+  }
+}
+
+/** JSON text of a config with its keys sorted (Python and JS order them differently). */
+function canonical(config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return JSON.stringify(config);
+  return JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((key) => [key, config[key]])));
+}
+
+/**
+ * A device's memo of a longitudinal protocol: the permanent response of each value it reported,
+ * in the JSON form of Python's ``MemoizedClient.to_dict`` ({config, memo: {item: response}}).
+ *
+ * The memo must persist with the device: a device that forgets it and reports the same value
+ * again spends a fresh eps_inf.  ``report`` stores a new permanent response (through
+ * ``onChange``) before it returns the report, so nothing is sent that the memo does not hold.
+ */
+export class Memo {
+  /**
+   * @param {LGRR|LOSUE} protocol
+   * @param {object|null} [state] a previous ``toJSON()`` (or Python's to_dict) of the same config
+   * @param {{onChange?: (memo: Memo) => void}} [options]
+   */
+  constructor(protocol, state = null, { onChange = null } = {}) {
+    if (!(protocol instanceof LGRR || protocol instanceof LOSUE)) {
+      throw new InvalidParameterError(`A Memo needs an l-grr or l-osue protocol. Got ${protocol?.name ?? typeof protocol}.`);
+    }
+    this.protocol = protocol;
+    this.onChange = onChange;
+    this._memo = new Map();
+    if (state !== null) this._load(state);
+  }
+
+  _load(state) {
+    if (state === null || typeof state !== 'object' || typeof state.memo !== 'object' || state.memo === null) {
+      throw new IncompatibleStateError(`Not a memoized client state: ${JSON.stringify(state)?.slice(0, 200)}`);
+    }
+    if (canonical(state.config) !== canonical(this.protocol.config)) {
+      throw new IncompatibleStateError(
+        `The memo was made for config ${JSON.stringify(state.config)}, not ${JSON.stringify(this.protocol.config)}; ` +
+          'a memo only serves the protocol it was drawn for.',
+      );
+    }
+    for (const [key, value] of Object.entries(state.memo)) {
+      const item = Number(key);
+      if (!Number.isInteger(item) || item < 0 || item >= this.protocol.domainSize) {
+        throw new IncompatibleStateError(`Memo key ${JSON.stringify(key)} is not an item in [0, ${this.protocol.domainSize}).`);
+      }
+      this._memo.set(item, this.protocol.memoFromJSON(value, item));
+    }
+  }
+
+  /** Items with a memoized permanent response. */
+  get items() {
+    return [...this._memo.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Today's report of ``value`` as a one-row ReportBatch: the memoized permanent response (drawn
+   * and stored on first use) through a fresh instantaneous response.
+   */
+  report(value, source) {
+    const [item] = this.protocol.checkValues([value]);
+    if (!this._memo.has(item)) {
+      this._memo.set(item, this.protocol.permanentResponse(item, source));
+      if (this.onChange) this.onChange(this); // persisted before any report of it exists
+    }
+    const protocol = this.protocol;
+    const bytes = new Uint8Array(protocol.rowBytes);
+    protocol.writeMemoized(this._memo.get(item), source, bytes, new DataView(bytes.buffer), 0);
+    return new ReportBatch(protocol.config, protocol.floatKeys, protocol.descr, [1, ...protocol.rowShape], bytes);
+  }
+
+  toJSON() {
+    const memo = {};
+    for (const item of this.items) memo[String(item)] = this.protocol.memoToJSON(this._memo.get(item));
+    return { config: this.protocol.config, memo };
+  }
+}
+
+/** The storage key of a device's memo for ``protocol``: every round (campaign) of one config shares it. */
+export function memoKey(protocol) {
+  return `dpdist-memo:${canonical(protocol.config)}`;
+}
+
+/** True for the protocols whose device must keep a Memo. */
+export function isLongitudinal(protocol) {
+  return protocol instanceof LGRR || protocol instanceof LOSUE;
+}

@@ -1,0 +1,165 @@
+// Longitudinal protocols on the device: l-grr and l-osue with a memo (Python's MemoizedClient).
+//  1. one report is eps_1-LDP and any number of reports of one value eps_inf-LDP, on the JS
+//     constants' exact laws (the adversary who sees all T reports of a device);
+//  2. a memo written by Python loads in JS and writes back the same JSON;
+//  3. reports from a memo follow Python's round-two law (chi-square), the permanent response
+//     drawn once;
+//  4. the Client keeps the memo in its storage before a report leaves, reuses it across rounds
+//     (campaigns of the same config), and refuses to run a longitudinal campaign without storage.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Client, IncompatibleStateError, InvalidParameterError, Memo, fromConfig } from '../src/index.js';
+import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
+
+const canonical = (config) => JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((k) => [k, config[k]])));
+
+/** Exact law of round one for ``item`` over its outputs (items for l-grr, bit vectors for l-osue). */
+function permanentRow(protocol, item) {
+  const d = protocol.domainSize;
+  if (protocol.name === 'l-grr') {
+    const row = new Float64Array(d).fill(protocol.q1);
+    row[item] = protocol.p1;
+    return row;
+  }
+  const row = new Float64Array(2 ** d);
+  for (let s = 0; s < row.length; s++) {
+    let probability = 1;
+    for (let j = 0; j < d; j++) {
+      const on = j === item ? protocol.p1 : protocol.q1;
+      probability *= (s >> j) & 1 ? on : 1 - on;
+    }
+    row[s] = probability;
+  }
+  return row;
+}
+
+/** The packed memo bytes of bit vector ``s`` (bit j = item j), for l-osue. */
+function packed(protocol, s) {
+  const bytes = new Uint8Array(protocol.rowBytes);
+  for (let j = 0; j < protocol.domainSize; j++) if ((s >> j) & 1) bytes[j >> 3] |= 0x80 >> (j & 7);
+  return bytes;
+}
+
+/** Joint law of T reports of one value: sum over memo outcomes s of PRR(s | x) prod_t IRR(y_t | s). */
+function jointRows(protocol, reports) {
+  const secrets = permanentRow(protocol, 0).length;
+  const irr = Array.from({ length: secrets }, (_, s) => protocol.instantaneousRow(protocol.name === 'l-grr' ? s : packed(protocol, s)));
+  const outputs = irr[0].length;
+  return protocol.inputs().map((item) => {
+    const prr = permanentRow(protocol, item);
+    const row = new Float64Array(outputs ** reports);
+    for (let y = 0; y < row.length; y++) {
+      let total = 0;
+      for (let s = 0; s < secrets; s++) {
+        let probability = prr[s];
+        for (let t = 0, rest = y; t < reports; t++, rest = Math.floor(rest / outputs)) probability *= irr[s][rest % outputs];
+        total += probability;
+      }
+      row[y] = total;
+    }
+    return row;
+  });
+}
+
+for (const config of [
+  { protocol: 'l-grr', epsilon: 2.0, epsilon_1: 1.0, domain_size: 3 },
+  { protocol: 'l-grr', epsilon: 4.0, epsilon_1: 0.5, domain_size: 2 },
+  { protocol: 'l-osue', epsilon: 2.0, epsilon_1: 1.0, domain_size: 2 },
+  { protocol: 'l-osue', epsilon: 3.0, epsilon_1: 0.7, domain_size: 3 },
+]) {
+  test(`one report is eps_1-LDP, T reports of one value never beyond eps_inf: ${canonical(config)}`, () => {
+    const protocol = fromConfig(config);
+    const bound = (epsilon) => epsilon * (1 + CHANNEL_SLACK) + CHANNEL_SLACK;
+    const single = maxPrivacyLoss(protocol.inputs().map((item) => protocol.channelRow(item)));
+    assert.ok(single <= bound(config.epsilon_1), `one report: loss ${single} > eps_1 ${config.epsilon_1}`);
+    assert.ok(single > config.epsilon_1 - 1e-6, `one report: loss ${single} well below eps_1 (budget wasted)`);
+    let previous = single;
+    for (const reports of [2, 3, 4]) {
+      const loss = maxPrivacyLoss(jointRows(protocol, reports));
+      assert.ok(loss <= bound(config.epsilon), `${reports} reports: loss ${loss} > eps_inf ${config.epsilon}`);
+      assert.ok(loss >= previous - 1e-12, 'more reports never reveal less');
+      previous = loss;
+    }
+  });
+}
+
+for (const { state, instantaneous } of fixture.memos) {
+  const protocol = fromConfig(state.config);
+
+  test(`a memo written by Python loads and writes back the same JSON: ${protocol.name}`, () => {
+    const memo = new Memo(protocol, state);
+    assert.deepEqual(memo.items, Object.keys(state.memo).map(Number).sort((a, b) => a - b));
+    const written = memo.toJSON();
+    assert.deepEqual(written.memo, state.memo);
+    assert.equal(canonical(written.config), canonical(state.config));
+  });
+
+  test(`reports from a memo follow Python's round-two law; round one is drawn once: ${protocol.name}`, () => {
+    const memo = new Memo(protocol, null);
+    const source = deterministicSource(31);
+    const value = 3;
+    const reports = 100_000;
+    const counts = new Array(instantaneous[0].length).fill(0);
+    for (let i = 0; i < reports; i++) counts[protocol.reportIndex(memo.report(value, source).row(0))] += 1;
+    assert.deepEqual(memo.items, [value]);
+    const memoized = memo.toJSON().memo[String(value)];
+    const secret = protocol.name === 'l-grr' ? memoized : protocol.reportIndex(Uint8Array.from(memoized));
+    assert.ok(chiSquarePValue(counts, instantaneous[secret]) > ALPHA, 'reports follow IRR(. | memoized)');
+    const fresh = new Memo(protocol, null);
+    for (let i = 0; i < 50; i++) fresh.report(i % protocol.domainSize, source);
+    assert.equal(fresh.items.length, protocol.domainSize); // one permanent response per value
+  });
+}
+
+test('a memo refuses a state of another config or a malformed entry', () => {
+  const [{ state }] = fixture.memos;
+  const other = fromConfig({ ...state.config, epsilon_1: 0.5 });
+  assert.throws(() => new Memo(other, state), IncompatibleStateError);
+  const protocol = fromConfig(state.config);
+  assert.throws(() => new Memo(protocol, { config: state.config, memo: { 1: 99 } }), IncompatibleStateError);
+  assert.throws(() => new Memo(protocol, { config: state.config, memo: { 9: 1 } }), IncompatibleStateError);
+  assert.throws(() => fromConfig({ protocol: 'l-grr', epsilon: 1, epsilon_1: 1, domain_size: 4 }), InvalidParameterError);
+});
+
+function memoryStorage() {
+  const map = new Map();
+  return { getItem: (key) => (map.has(key) ? map.get(key) : null), setItem: (key, value) => map.set(key, String(value)), map };
+}
+
+function fakeServer(config, { fail = false } = {}) {
+  const puts = [];
+  const fetch = async (url, { method, body }) => {
+    if (method === 'GET') return Response.json({ campaign: url.split('/').at(-2), state: 'open', config });
+    if (fail) throw new TypeError('fetch failed');
+    puts.push(new Uint8Array(body));
+    return Response.json({ batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
+  };
+  return { fetch, puts };
+}
+
+test('the client keeps the memo in storage before sending, and every round of the config reuses it', async () => {
+  const config = { protocol: 'l-grr', version: 1, epsilon: 3.0, epsilon_1: 1.0, domain_size: 50 };
+  const storage = memoryStorage();
+  const down = fakeServer(config, { fail: true });
+  const first = new Client('', 'day-1', { fetch: down.fetch, memoStorage: storage, retries: 0, source: deterministicSource(5) });
+  await assert.rejects(first.submit(7));
+  const [[key, saved]] = [...storage.map.entries()];
+  assert.ok(key.startsWith('dpdist-memo:'));
+  const memoized = JSON.parse(saved).memo['7'];
+  assert.ok(Number.isInteger(memoized), 'the permanent response was stored although the send failed');
+  const up = fakeServer(config);
+  for (const day of ['day-2', 'day-3']) {
+    const client = new Client('', day, { fetch: up.fetch, memoStorage: storage, source: deterministicSource(day.length + 9) });
+    await client.submitMany([7, 7, 7]);
+    assert.equal(JSON.parse(storage.map.get(key)).memo['7'], memoized, `${day} reuses the permanent response`);
+  }
+  assert.equal(up.puts.length, 2);
+  assert.equal(storage.map.size, 1);
+});
+
+test('a longitudinal campaign without memo storage is refused with the reason', async () => {
+  const config = { protocol: 'l-osue', version: 1, epsilon: 3.0, epsilon_1: 1.0, domain_size: 8 };
+  const client = new Client('', 'c1', { fetch: fakeServer(config).fetch, memoStorage: null });
+  await assert.rejects(client.submit(2), (error) => error instanceof InvalidParameterError && /memoStorage/.test(error.message));
+});
