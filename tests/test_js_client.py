@@ -88,6 +88,7 @@ FREQUENCY_CASES = [
     ("ss", {"epsilon": 1.0, "domain_size": 10}),
     ("l-grr", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
     ("l-osue", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 12}),
+    ("loloha", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
 ]
 N_USERS = 20_000
 

@@ -4,6 +4,7 @@ import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
 import { CONFIG_VERSION } from './protocols/base.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
+import { LOLOHA } from './protocols/loloha.js';
 import { LGRR, LOSUE } from './protocols/longitudinal.js';
 import { OLH } from './protocols/olh.js';
 import { PEM } from './protocols/pem.js';
@@ -23,6 +24,7 @@ const PROTOCOLS = {
   pem: PEM,
   'l-grr': LGRR,
   'l-osue': LOSUE,
+  loloha: LOLOHA,
 };
 
 /** Names of the protocols this client implements. */

@@ -24,9 +24,11 @@ import sys
 from decimal import Decimal, getcontext
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue")
+SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -58,12 +60,15 @@ CHANNEL_CASES = [
     ("l-grr", {"epsilon": 4.0, "epsilon_1": 0.5, "domain_size": 2}),
     ("l-osue", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
     ("l-osue", {"epsilon": 3.0, "epsilon_1": 0.7, "domain_size": 3}),
+    ("loloha", {"epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 5, "hash_prime": 7}),
+    ("loloha", {"epsilon": 2.0, "epsilon_1": 0.5, "domain_size": 4, "hash_prime": 5, "variant": "binary"}),
 ]
 
 #: longitudinal memo cases: a Python device's memo after reporting VALUES, and round two's exact law
 MEMO_CASES = [
     ("l-grr", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
     ("l-osue", {"epsilon": 2.0, "epsilon_1": 1.0, "domain_size": 5}),
+    ("loloha", {"epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 5}),
 ]
 MEMO_VALUES = [1, 3, 3, 4]
 
@@ -86,6 +91,9 @@ def derived(protocol) -> dict:
         return {"keep": protocol._keep}
     if name == "l-grr":
         return {"p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2}
+    if name == "loloha":
+        return {"g": protocol._g, "p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2,
+                "p": protocol._p, "qOther": protocol._q_other}
     if name == "l-osue":
         return {"pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold,
                 "p2Threshold": protocol._p2_threshold, "q2Threshold": protocol._q2_threshold}
@@ -154,6 +162,9 @@ def build_fixture() -> dict:
             ("pem", {"alphabet": "abcdefghijklmnopqrstuvwxyz", "k": 20}),
             ("l-grr", {"domain_size": 100, "epsilon_1": epsilon / 2}),
             ("l-osue", {"domain_size": 1024, "epsilon_1": epsilon / 3}),
+            ("loloha", {"domain_size": 1024, "epsilon_1": epsilon / 2}),
+            ("loloha", {"domain_size": 1024, "epsilon_1": epsilon / 4}),
+            ("loloha", {"domain_size": 1024, "epsilon_1": epsilon * 0.9}),
         ):
             try:
                 protocol = local.make(name, epsilon=epsilon, **extra)
@@ -182,7 +193,12 @@ def build_fixture() -> dict:
         for value in MEMO_VALUES:
             device.report(value, rng=7)
         state = json.loads(json.dumps(device.to_dict()))
-        memos.append({"state": state, "instantaneous": protocol.instantaneous_channel().tolist()})
+        if name == "loloha":  # round two is GRR_g(p2, q2) of the memoized hash value
+            g = protocol.hash_range
+            instantaneous = np.full((g, g), protocol._q2) + np.eye(g) * (protocol._p2 - protocol._q2)
+        else:
+            instantaneous = protocol.instantaneous_channel()
+        memos.append({"state": state, "instantaneous": instantaneous.tolist()})
     getcontext().prec = 50
     generator = random.Random(20261122)
     xs = NICE_EPSILONS + [generator.uniform(-30.0, 30.0) for _ in range(1000)] + [generator.uniform(0.0, 1.0) for _ in range(300)]
