@@ -89,6 +89,7 @@ FREQUENCY_CASES = [
     ("l-grr", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
     ("l-osue", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 12}),
     ("loloha", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
+    ("dbitflippm", {"epsilon": 2.0, "domain_size": 10, "sampled_bits": 4}),
 ]
 N_USERS = 20_000
 

@@ -2,6 +2,7 @@
 
 import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
 import { CONFIG_VERSION } from './protocols/base.js';
+import { DBitFlipPM } from './protocols/dbitflippm.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
 import { LOLOHA } from './protocols/loloha.js';
@@ -25,6 +26,7 @@ const PROTOCOLS = {
   'l-grr': LGRR,
   'l-osue': LOSUE,
   loloha: LOLOHA,
+  dbitflippm: DBitFlipPM,
 };
 
 /** Names of the protocols this client implements. */

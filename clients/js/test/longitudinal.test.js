@@ -1,4 +1,4 @@
-// Longitudinal protocols on the device: l-grr, l-osue and loloha with a memo (Python's
+// Longitudinal protocols on the device: l-grr, l-osue, loloha and dbitflippm with a memo (Python's
 // MemoizedClient / BucketMemoClient).
 //  1. one report is eps_1-LDP and any number of reports of one value eps_inf-LDP, on the JS
 //     constants' exact laws (the adversary who sees all T reports of a device);
@@ -141,6 +141,16 @@ for (const { state, instantaneous } of fixture.memos) {
     const memo = new Memo(protocol, null);
     const source = deterministicSource(31);
     const value = 3;
+    if (instantaneous === null) {
+      // dbitflippm: no second round, every report of the value replays the memoized bits
+      const first = memo.report(value, source).row(0);
+      for (let i = 0; i < 20; i++) assert.deepEqual(memo.report(value, source).row(0), first);
+      const { indices, bits } = protocol.decode(first);
+      assert.deepEqual(indices, memo.randomness);
+      assert.deepEqual(bits, memo.toJSON().memo[String(value)]);
+      assert.deepEqual(memo.items, [value]);
+      return;
+    }
     const reports = 100_000;
     const counts = new Array(instantaneous[0].length).fill(0);
     const hashed = protocol.name === 'loloha';

@@ -6,7 +6,7 @@
 // randomized response (IRR) to the memoized output, with the IRR budget chosen so that one
 // report is exactly eps_1-LDP.  Any number of reports of the same value is then eps_inf-LDP
 // (post-processing of one PRR), provided the device keeps its memo: see ``Memo`` below and the
-// ``memoStorage`` option of Client.  ``privatize`` without a memo draws both rounds afresh (one
+// ``memoStorage`` option of Client; the same Memo serves loloha.js and dbitflippm.js.  ``privatize`` without a memo draws both rounds afresh (one
 // report per user, the chain's channel), as Python's ``privatize`` does.
 //
 // Every constant is derived with the same floating-point operations as Python, so the JS and
@@ -260,7 +260,7 @@ export function canonical(config) {
 
 /**
  * A device's memo of a longitudinal protocol: its user randomness if the protocol has one (LOLOHA's
- * hash seed), drawn once, and the permanent response of each memo key (the value for l-grr and
+ * hash seed, dBitFlipPM's sampled buckets), drawn once, and the permanent response of each memo key (the value for l-grr and
  * l-osue, the value's hash for LOLOHA), in the JSON form of Python's ``MemoizedClient.to_dict`` /
  * ``BucketMemoClient.to_dict`` ({config, [randomness,] memo: {key: response}}).
  *
@@ -277,7 +277,7 @@ export class Memo {
   constructor(protocol, state = null, { onChange = null } = {}) {
     if (!isLongitudinal(protocol)) {
       throw new InvalidParameterError(
-        `A Memo needs a longitudinal protocol (l-grr, l-osue, loloha). Got ${protocol?.name ?? typeof protocol}.`,
+        `A Memo needs a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm). Got ${protocol?.name ?? typeof protocol}.`,
       );
     }
     this.protocol = protocol;
@@ -332,7 +332,7 @@ export class Memo {
     }
     const key = protocol.bucketOf(item, this._randomness);
     if (!this._memo.has(key)) {
-      this._memo.set(key, protocol.permanentResponse(key, source));
+      this._memo.set(key, protocol.permanentResponse(key, source, this._randomness));
       changed = true;
     }
     if (changed && this.onChange) this.onChange(this); // persisted before any report of it exists
@@ -356,7 +356,7 @@ export function memoKey(protocol) {
   return `dpdist-memo:${canonical(protocol.config)}`;
 }
 
-/** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha). */
+/** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha, dbitflippm). */
 export function isLongitudinal(protocol) {
   return protocol != null && typeof protocol === 'object' && protocol.memoized != null;
 }
