@@ -9,6 +9,7 @@ import { LOLOHA } from './protocols/loloha.js';
 import { LGRR, LOSUE } from './protocols/longitudinal.js';
 import { OLH } from './protocols/olh.js';
 import { PEM } from './protocols/pem.js';
+import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
@@ -27,6 +28,8 @@ const PROTOCOLS = {
   'l-osue': LOSUE,
   loloha: LOLOHA,
   dbitflippm: DBitFlipPM,
+  cms: CMS,
+  hcms: HCMS,
 };
 
 /** Names of the protocols this client implements. */

@@ -28,7 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha", "dbitflippm")
+SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -65,6 +65,10 @@ CHANNEL_CASES = [
     ("dbitflippm", {"epsilon": 2.0, "domain_size": 4, "sampled_bits": 2}),
     ("dbitflippm", {"epsilon": 1.0, "domain_size": 3, "sampled_bits": 1}),
     ("dbitflippm", {"epsilon": 3.0, "domain_size": 5}),
+    ("cms", {"epsilon": 2.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7, "family_seed": 3}),
+    ("cms", {"epsilon": 1.0, "domain_size": 6, "hash_count": 2, "width": 8, "family_seed": 2**53 - 1}),
+    ("hcms", {"epsilon": 1.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7}),
+    ("hcms", {"epsilon": 3.0, "domain_size": 9, "hash_count": 5, "width": 16, "family_seed": 12345}),
 ]
 
 #: longitudinal memo cases: a Python device's memo after reporting VALUES, and round two's exact law
@@ -98,6 +102,9 @@ def derived(protocol) -> dict:
     if name == "loloha":
         return {"g": protocol._g, "p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2,
                 "p": protocol._p, "qOther": protocol._q_other}
+    if name in ("cms", "hcms"):
+        seeds = protocol._seeds
+        return {"p": protocol._p, "coefficients": [[int(s // protocol._prime) + 1, int(s % protocol._prime)] for s in seeds]}
     if name == "dbitflippm":
         return {"d": protocol.sampled_bits, "pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold}
     if name == "l-osue":
@@ -172,6 +179,8 @@ def build_fixture() -> dict:
             ("loloha", {"domain_size": 1024, "epsilon_1": epsilon / 4}),
             ("loloha", {"domain_size": 1024, "epsilon_1": epsilon * 0.9}),
             ("dbitflippm", {"domain_size": 64, "sampled_bits": 8}),
+            ("cms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
+            ("hcms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
         ):
             try:
                 protocol = local.make(name, epsilon=epsilon, **extra)
