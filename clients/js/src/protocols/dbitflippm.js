@@ -14,16 +14,10 @@ import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { FrequencyProtocol } from './base.js';
+import { comb } from './ss.js';
 
 const SCALE = 4294967296; // 2^32
 const MAX_CHANNEL_OUTPUTS = 1 << 20;
-
-function binomial(n, k) {
-  if (k < 0 || k > n) return 0;
-  let result = 1;
-  for (let i = 1; i <= k; i++) result = (result * (n - k + i)) / i;
-  return Math.round(result);
-}
 
 export class DBitFlipPM extends FrequencyProtocol {
   constructor(config) {
@@ -134,7 +128,7 @@ export class DBitFlipPM extends FrequencyProtocol {
   /** Python's column: colex rank of the index set times 2^d, plus sum_s bit_s 2^s. */
   reportIndex(row) {
     const { indices, bits } = this.decode(row);
-    const rank = indices.reduce((total, j, s) => total + binomial(j, s + 1), 0);
+    const rank = indices.reduce((total, j, s) => total + comb(j, s + 1), 0);
     return rank * 2 ** this.d + bits.reduce((total, bit, s) => total + bit * 2 ** s, 0);
   }
 
@@ -142,12 +136,12 @@ export class DBitFlipPM extends FrequencyProtocol {
   channelRow(item) {
     const { d } = this;
     const b = this.domainSize;
-    const subsets = binomial(b, d);
+    const subsets = comb(b, d);
     if (subsets * 2 ** d > MAX_CHANNEL_OUTPUTS) throw new InvalidParameterError(`dBitFlipPM.channelRow enumerates C(b, d) 2^d outputs; only up to ${MAX_CHANNEL_OUTPUTS}.`);
     const row = new Float64Array(subsets * 2 ** d);
     const visit = (start, chosen) => {
       if (chosen.length === d) {
-        const rank = chosen.reduce((total, j, s) => total + binomial(j, s + 1), 0);
+        const rank = chosen.reduce((total, j, s) => total + comb(j, s + 1), 0);
         for (let y = 0; y < 2 ** d; y++) {
           let probability = 1 / subsets;
           for (let s = 0; s < d; s++) {
