@@ -222,7 +222,7 @@ class TreeHistogram:
         if mine != theirs:
             raise IncompatibleStateError(
                 f"Cannot merge trees of different shapes (branching, height, bounds, neighbouring): {mine} and {theirs}; "
-                "give every site the same height."
+                "give every site the same branching and height."
             )
         levels = tuple(a + b for a, b in zip(self.levels, other.levels))
         return TreeHistogram(
