@@ -134,8 +134,8 @@ def test_budget_splits_compose_to_the_total():
     mp = central.matching_pursuit(X, 1.0, (0.0, 1.0), "legendre", 20, 3, rng=0)
     assert mp.details["budget"]["per_release"] == pytest.approx(1.0 / 6)
     assert mp.guarantee.epsilon == pytest.approx(1.0)
-    tree = TreeHistogram.release(X, 1.0, (0.0, 1.0), rng=0)  # 5% of it buys the noisy n
-    assert tree.releases[0]["size"]["epsilon"] == pytest.approx(0.05)
+    tree = TreeHistogram.release(X, 1.0, (0.0, 1.0), rng=0)  # 5% of it buys the coarse profile (and noisy n)
+    assert tree.releases[0]["profile"]["epsilon"] == pytest.approx(0.05)
     assert tree.releases[0]["tree_epsilon"] == pytest.approx(0.95)
     assert tree.guarantee.epsilon == pytest.approx(1.0) and tree.guarantee.neighbouring == "add-remove"
     many = central.quantiles(X, 1.0, (0.0, 1.0), method="aq", rng=0)

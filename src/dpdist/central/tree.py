@@ -15,11 +15,23 @@ sum of :math:`O(b\,h)` nodes instead of up to :math:`L` bins, which is why the
 tree beats a flat histogram at fine resolutions (Qardaji, Yang & Li, PVLDB 2013,
 who find :math:`b \approx 16` best for range queries).
 
-**Resolution rule** (:func:`choose_shape`, tested): from :math:`\varepsilon n`
-only -- fan-out 16 and the largest height with :math:`16^h \le \varepsilon n / 2`,
-at least 256 leaves.  Under add/remove neighbours ``n`` is
-private: 5% of the budget buys a noisy count for this rule unless ``height`` is
-given.
+**Shape rule** (default ``rule="adaptive"``, :mod:`dpdist.central._shape`, tested): 5% of
+the budget buys a 16-bin Laplace histogram of the data; its total is the noisy ``n`` (under
+add/remove neighbours; under replacement ``n`` is public and the histogram still costs the 5%)
+and its largest bin the concentration :math:`\hat c` (largest density times the range).
+``(branching, height)`` minimise the modelled KS
+
+.. math::
+
+    \alpha(b,h)\,\frac{\Delta_1}{\varepsilon_{\rm tree}\,\hat n} + \frac{\hat D(\hat c)}{8L^2}
+    + \sqrt{\frac{\hat c}{L\,\hat n}}, \qquad L = b^h \in [16, 2^{20}],
+
+noise of the consistent tree plus the linear interpolation's error inside a leaf, with the
+curvature :math:`\hat D` interpolated from :math:`\hat c` between a smooth and a skewed
+reference model.  Smooth data get a flat histogram or a shallow tree, concentrated data a deep
+one.  ``rule="size"`` is the earlier rule (:func:`choose_shape`, from the noisy ``n`` only);
+a given ``height`` spends the whole budget on the tree.  The two releases compose
+sequentially (the guarantee is their sum).
 
 **Floating-point safety.** Node counts are integers; the noisy counts are rounded
 to integers (post-processing), so the released values lie on a data-independent
@@ -45,6 +57,7 @@ from ..privacy import PrivacyGuarantee, parallel, sequential
 from ..local.numerical._tree import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
+from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
@@ -52,6 +65,7 @@ __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHIN
 DEFAULT_BRANCHING = 16
 MAX_LEAVES = 2**20
 NEIGHBOURING = ("add-remove", "replace")
+RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
 
@@ -123,16 +137,28 @@ class TreeHistogram:
         rng=None,
         clip: bool = False,
         secure: bool = False,
+        rule: str = "adaptive",
     ) -> "TreeHistogram":
-        """Release the noisy tree of one data set (``epsilon``-DP; see the module docstring)."""
+        """Release the noisy tree of one data set (``epsilon``-DP; see the module docstring).
+
+        ``rule`` picks the shape when ``height`` is None: ``"adaptive"`` (a coarse noisy
+        histogram profiles the data, :mod:`dpdist.central._shape`) or ``"size"``
+        (:func:`choose_shape`, from the noisy ``n`` only).
+        """
         owner = "TreeHistogram.release"
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
         if branching is not None:
             branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
         check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+        check_option(owner, "rule", rule, RULES)
         spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
         size_release = None
-        if height is None:  # the shape rule needs n: public, or a noisy count under add/remove
+        if height is None and rule == "adaptive":  # a coarse histogram: noisy n and concentration
+            public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)
+            branching, height = best_shape(
+                public_n, spent[-1].epsilon, concentration, branching=branching, replace=neighbouring == "replace"
+            )
+        elif height is None:  # the shape rule needs n: public, or a noisy count under add/remove
             public_n, spent, size_release = size_for_rules(data, neighbouring)
             branching, height = choose_shape(public_n, spent[-1].epsilon, branching)
         tree_epsilon = spent[-1].epsilon
@@ -175,7 +201,7 @@ class TreeHistogram:
             "secure": data.secure,
         }
         if size_release is not None:
-            release["size"] = size_release
+            release["profile" if rule == "adaptive" else "size"] = size_release
         return cls(
             tuple(noisy_levels),
             branching,
@@ -196,7 +222,7 @@ class TreeHistogram:
         if mine != theirs:
             raise IncompatibleStateError(
                 f"Cannot merge trees of different shapes (branching, height, bounds, neighbouring): {mine} and {theirs}; "
-                "give every site the same height."
+                "give every site the same branching and height."
             )
         levels = tuple(a + b for a, b in zip(self.levels, other.levels))
         return TreeHistogram(
@@ -280,6 +306,7 @@ def tree_cdf(
     rng=None,
     clip: bool = False,
     secure: bool = False,
+    rule: str = "adaptive",
 ) -> Distribution:
     r"""Private CDF from a consistent b-ary tree of noisy counts (see :mod:`dpdist.central.tree`).
 
@@ -288,21 +315,25 @@ def tree_cdf(
     x : array_like of float
         The data, inside ``bounds`` (or anywhere with ``clip=True``).
     epsilon : float
-        Total budget (under add/remove neighbours with ``height=None``, 5% of it
-        buys the noisy ``n`` of the resolution rule).
+        Total budget (with ``height=None``, 5% of it buys the coarse histogram
+        of the shape rule, or the noisy ``n`` of ``rule="size"``).
     bounds : (float, float)
         Public range of the data.
     branching : int, optional
         Fan-out b of the tree; ``None`` chooses it with the height (16, Qardaji
         et al. 2013, or a flat histogram for small ``epsilon * n``).
     height : int, optional
-        Levels below the root; ``None`` chooses it by :func:`choose_shape`
-        (with ``branching`` 16 if that is ``None`` too).
+        Levels below the root; ``None`` chooses it (and ``branching`` if that is
+        ``None`` too) by ``rule``.
     neighbouring : {"add-remove", "replace"}
         Add/remove one record (``n`` private; the default, as OpenDP and
         diffprivlib) or replace one (``n`` public).
     rng, clip, secure
         As in :func:`dpdist.central.histogram_queries`.
+    rule : {"adaptive", "size"}
+        The shape rule when ``height`` is None: from a coarse noisy histogram
+        of the data (:mod:`dpdist.central._shape`) or from the noisy ``n`` only
+        (:func:`choose_shape`).
 
     Returns
     -------
@@ -320,15 +351,17 @@ def tree_cdf(
         rng=rng,
         clip=clip,
         secure=secure,
+        rule=rule,
     )
     return tree.to_distribution()
 
 
 def cdf(x, epsilon, bounds, *, rng=None, clip: bool = False, secure: bool = False) -> Distribution:
-    """The recommended private CDF for the setting: :func:`tree_cdf` with its resolution rule.
+    """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
-    A 16-ary tree with at least 256 leaves (:func:`choose_shape`): robust to
-    skewed data, where flat histograms with few bins fail; add/remove
-    neighbours, isotonic post-processing (``docs/central.md`` has the measurements).
+    A flat histogram or a shallow tree on smooth data, a deep tree on
+    concentrated data, chosen from a coarse noisy histogram (5% of the budget,
+    :mod:`dpdist.central._shape`); add/remove neighbours, isotonic
+    post-processing (``docs/central.md`` has the measurements).
     """
     return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
