@@ -148,6 +148,26 @@ def test_relative_error_check_compares_ratios_across_dataset_groups():
     assert check(_summary([]))[0] == INCONCLUSIVE
 
 
+def test_relative_error_check_pairs_datasets_across_an_unmatched_column():
+    def rows(dataset, n, aq, se=0.001):
+        return [{"dataset": dataset, "method": m, "epsilon": 1.0, "n": n, "metric": "ks", "mean": v, "se": s}
+                for m, v, s in (("AQ", aq, se), ("MP", 0.01, se / 10))]
+
+    def table(*groups):
+        return ResultsTable([{"std": 0.0, "count": 4, "failed": 0, **r} for g in groups for r in g],
+                            ["dataset", "method", "epsilon", "n", "metric", "mean", "std", "se", "count", "failed"])
+
+    synthetic_vs_real = table(rows("hard", 10_000, 0.03), rows("real", 22_603, 0.01))
+    matched = paper_checks.RelativeErrorCheck("AQ", "MP", ("ks",), harder=("hard",), easier=("real",))
+    assert matched(synthetic_vs_real)[0] == INCONCLUSIVE  # no setting has both at one n
+    paired = replace(matched, unmatched=("n",))
+    outcome, text = paired(synthetic_vs_real)
+    assert outcome == HOLDS and "hard (n=10000) vs real (n=22603)" in text and "above 1 in 1 of 1" in text
+    assert paired(table(rows("hard", 10_000, 0.01), rows("real", 22_603, 0.03)))[0] == DOES_NOT_HOLD
+    with pytest.raises(InvalidParameterError, match="unmatched"):  # two n of one dataset in one paired setting
+        paired(table(rows("hard", 10_000, 0.03), rows("hard", 1_000, 0.03), rows("real", 22_603, 0.01)))
+
+
 def _curves_table(curves, x="degree", se=0.01):
     """Rows of method P: ``{dataset: {x: mean}}``."""
     rows = [{"dataset": d, "method": "P", x: xv, "metric": "ks", "mean": v, "se": se}

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from scipy import stats
-
+from ...errors import InvalidParameterError
 from ...experiments import (
     ALPHA,
+    STAT_COLUMNS,
     INCONCLUSIVE,
     decide,
     describe_setting,
@@ -386,6 +386,13 @@ class RelativeErrorCheck:
     gives one-sided normal p-values, and :func:`~dpdist.experiments.decide` the verdict at
     family-wise level ``alpha``: holds when :math:`\Delta > 0` is significant in every
     comparison, does not hold when Holm finds :math:`\Delta < 0` in one.
+
+    ``unmatched`` names columns left out of the setting, so datasets run at different values
+    of them are paired (e.g. ``("n",)``: real datasets at their own sample size against
+    synthetic ones at n = 10^4; each ratio compares two methods at one n, so the
+    comparison is of the ratios).  Within a paired setting each (dataset, method) must have
+    one row: two values of an unmatched column for one dataset raise
+    :class:`~dpdist.errors.InvalidParameterError`.
     """
 
     method: str
@@ -395,35 +402,51 @@ class RelativeErrorCheck:
     easier: tuple
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    unmatched: tuple = ()
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
+        left_out = {"dataset", "method", *STAT_COLUMNS, *self.unmatched}
         cells = {}
         for row in rows:
-            key = tuple((c, row[c]) for c in row if c not in ("dataset", "method", "mean", "std", "se", "count", "failed"))
-            cells.setdefault(key, {})[(row["dataset"], row["method"])] = row
+            key = tuple((c, row[c]) for c in row if c not in left_out)
+            found = cells.setdefault(key, {})
+            if (row["dataset"], row["method"]) in found:
+                raise InvalidParameterError(
+                    f"unmatched={self.unmatched!r}: {row['method']!r} on {row['dataset']!r} has two rows at "
+                    f"({describe_setting(key)}) (e.g. {describe_setting((c, row[c]) for c in self.unmatched)}); "
+                    f"allowed: at most one value of the unmatched columns per dataset (narrow it with where=)"
+                )
+            found[(row["dataset"], row["method"])] = row
         p_for, p_against, deltas = [], [], []
         for key, found in cells.items():
             for hard in self.harder:
                 for easy in self.easier:
                     four = [found.get((d, m)) for d in (hard, easy) for m in (self.method, self.reference)]
-                    if any(r is None or not r["mean"] > 0 or not r.get("se", 0) >= 0 for r in four):
+                    if any(r is None or not r["mean"] > 0 for r in four):
                         continue
                     mh, rh, me, re_ = four
                     delta = math.log(mh["mean"] / rh["mean"]) - math.log(me["mean"] / re_["mean"])
-                    se = math.sqrt(sum((r["se"] / r["mean"]) ** 2 for r in four))
-                    z = delta / se if se > 0 else math.copysign(math.inf, delta) if delta else 0.0
-                    p_for.append(float(stats.norm.sf(z)))
-                    p_against.append(float(stats.norm.cdf(z)))
-                    deltas.append((z, math.exp(delta), f"{describe_setting(key)}, {hard} vs {easy}"))
+                    se = math.sqrt(sum((standard_error(r) / r["mean"]) ** 2 for r in four))
+                    z = _z(delta, se)
+                    up, down = normal_p_values(z)
+                    p_for.append(up)
+                    p_against.append(down)
+                    pair = f"{hard} vs {easy}"
+                    if self.unmatched:
+                        pair = (f"{hard} ({describe_setting((c, mh.get(c)) for c in self.unmatched)}) vs {easy} "
+                                f"({describe_setting((c, me.get(c)) for c in self.unmatched)})")
+                    deltas.append((z, math.exp(delta), f"{describe_setting(key)}, {pair}"))
         if not deltas:
             return INCONCLUSIVE, f"no setting has {self.method!r} and {self.reference!r} on both dataset groups"
         z, factor, where = min(deltas)
+        agree = sum(d[1] > 1 for d in deltas)
         text = (
             f"{self.method}/{self.reference} error ratio on {'/'.join(self.harder)} over the same on "
             f"{'/'.join(self.easier)}: above 1 significantly (one-sided alpha {self.alpha:g}) in "
             f"{sum(p < self.alpha for p in p_for)} of {len(deltas)} comparisons, below (Holm) in "
-            f"{holm_rejections(p_against, self.alpha)}; factors {min(d[1] for d in deltas):.3g}.."
+            f"{holm_rejections(p_against, self.alpha)}; above 1 in {agree} of {len(deltas)} (sign test p = "
+            f"{sign_test(agree, len(deltas)):.2g}); factors {min(d[1] for d in deltas):.3g}.."
             f"{max(d[1] for d in deltas):.3g}, weakest ({where}): {factor:.3g} (z = {z:.1f})"
         )
         return decide(p_for, p_against, self.alpha), text
