@@ -88,6 +88,10 @@ FREQUENCY_CASES = [
     ("ss", {"epsilon": 1.0, "domain_size": 10}),
     ("l-grr", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
     ("l-osue", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 12}),
+    ("loloha", {"epsilon": 3.0, "epsilon_1": 1.5, "domain_size": 10}),
+    ("dbitflippm", {"epsilon": 2.0, "domain_size": 10, "sampled_bits": 4}),
+    ("cms", {"epsilon": 2.0, "domain_size": 10, "hash_count": 64, "width": 256}),  # fixed-family bias ~3e-3 << limit
+    ("hcms", {"epsilon": 2.0, "domain_size": 10, "hash_count": 64, "width": 256}),
 ]
 N_USERS = 20_000
 

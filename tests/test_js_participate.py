@@ -35,6 +35,7 @@ DRIVER = Path(__file__).resolve().parent / "participate_driver.mjs"
 GRR = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 8}
 SW = {"protocol": "sw", "version": 1, "epsilon": 2.0, "bounds": [0.0, 100.0], "bins": 64}
 L_GRR = {"protocol": "l-grr", "version": 1, "epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 8}
+LOLOHA = {"protocol": "loloha", "version": 1, "epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 8}
 PEM = {"protocol": "pem", "version": 1, "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 8, "k": 4,
        "hash_count": 64}
 
@@ -121,8 +122,8 @@ def chromium(tmp_path_factory):
         process.wait()
 
 
-@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5"), (PEM, "pear"), (L_GRR, "3")],
-                         ids=["grr", "sw", "pem", "l-grr"])
+@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5"), (PEM, "pear"), (L_GRR, "3"), (LOLOHA, "5")],
+                         ids=["grr", "sw", "pem", "l-grr", "loloha"])
 def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium, config, value):
     name = _campaign(server, config)
     url = f"{server.url}/campaigns/{name}/participate"
@@ -136,15 +137,17 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
     assert page["status"].startswith("Sent. The server accepted 1 report")
     shares = [float(share.rstrip(" %")) for _, share in page["rows"]]
     assert shares == sorted(shares, reverse=True) and 0 < shares[0] < 100
-    if config["protocol"] in ("grr", "l-grr"):  # all 8 items listed: the posterior sums to 100 %
+    if config["protocol"] in ("grr", "l-grr", "loloha"):  # all 8 items listed: the posterior sums to 100 %
         assert len(shares) == 8 and abs(sum(shares) - 100) < 0.1
+    if config["protocol"] == "loloha":  # through the browser's memo; the report is (seed, value): two uint64
+        assert "per report" in page["about"] and len(page["bytes"].split()) == 16
     if config["protocol"] == "l-grr":  # one report (through the browser's memo) is eps_1-DP, not eps_inf
         assert "per report" in page["about"]
         assert abs(shares[0] / shares[-1] - np.exp(config["epsilon_1"])) < 0.01 * np.exp(config["epsilon_1"])
     if config["protocol"] == "pem":  # words are not listed: the report's two probabilities, ratio e^eps
         assert len(shares) == 2 and abs(shares[0] / shares[1] - np.exp(config["epsilon"])) < 0.01 * np.exp(config["epsilon"])
         assert len(page["bytes"].split()) == 3  # (group, function, value), one byte each
-    else:
+    elif config["protocol"] != "loloha":
         assert len(page["bytes"].split()) == 1  # one report byte went out, nothing else
     summary = _summary(server, name)
     assert summary["n"] == 1 and summary["rejected"] == {}

@@ -240,3 +240,21 @@ def test_dbitflippm_rejects_malformed_rows():
     _, bad = proto.report_format.check(rows)
     assert bad["index_out_of_range_or_unsorted"].tolist() == [False, True, True, False, True]
     assert bad["bit_not_0_or_1"].tolist() == [False, False, False, True, False]
+
+
+def test_loloha_seeds_above_2_53_are_written_as_decimal_strings_and_read_back_exactly():
+    """A LOLOHA seed reaches (P-1)P ~ 2^62: JavaScript would round it as a JSON number (clients/js reads the string)."""
+    proto = local.make("loloha", epsilon=3.0, epsilon_1=1.0, domain_size=10)
+    big = (2**31 - 2) * (2**31 - 1) - 12345  # the largest seeds are near 2^62
+    device = proto.client(randomness=[big])
+    report = device.report(7, rng=3)
+    state = json.loads(json.dumps(device.to_dict()))
+    assert state["randomness"] == [str(big)]
+    restored = BucketMemoClient.from_dict(state)
+    assert restored.randomness.tolist() == [big]
+    assert restored.report(7, rng=4)[0] == report[0] == big  # the seed travels in every report
+    small = BucketMemoClient.from_dict(dict(state, randomness=[12345], memo={}))
+    assert small.to_dict()["randomness"] == [12345]
+    for bad in (["12x"], [1.5], ["-"], [True], "12345"):
+        with pytest.raises(IncompatibleStateError):
+            BucketMemoClient.from_dict(dict(state, randomness=bad))

@@ -138,7 +138,7 @@ export class Client {
   /** The campaign's public description (fetched once). */
   campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; submit_token_required: boolean; max_body_bytes: number }>;
   protocol(): Promise<Protocol>;
-  /** The device's memo of a longitudinal campaign (l-grr, l-osue), loaded from memoStorage; else null. */
+  /** The device's memo of a longitudinal campaign (l-grr, l-osue, loloha, dbitflippm), loaded from memoStorage; else null. */
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now. */
   submit(value: number | string): Promise<Ack>;
@@ -164,21 +164,25 @@ export class IncompatibleStateError extends DPDistError {}
 /** JSON form of a memo, as Python's ``MemoizedClient.to_dict`` writes it. */
 export interface MemoState {
   config: ProtocolConfig;
+  /** loloha: the device's hash seed [s] (a decimal string above 2^53); dbitflippm: its sampled buckets. */
+  randomness?: (number | string)[] | null;
   /** item (as a string) -> its permanent response: an item (l-grr) or the packed bytes (l-osue). */
   memo: Record<string, number | number[]>;
 }
 
 /**
- * A device's memo of a longitudinal protocol (l-grr, l-osue): each value's permanent response,
- * drawn once and kept; every report is a fresh instantaneous response to it.
+ * A device's memo of a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm): each value's (loloha: each hash
+ * value's) permanent response, drawn once and kept; every report is a fresh instantaneous response to it.
  */
 export class Memo {
   constructor(protocol: Protocol, state?: MemoState | null, options?: { onChange?: (memo: Memo) => void });
   readonly items: number[];
+  /** loloha: the hash seed, dbitflippm: the sampled buckets (JSON form); null before the first report and for l-grr / l-osue. */
+  readonly randomness: (number | string)[] | null;
   /** Today's report of ``value`` (one row); a new permanent response is stored via onChange first. */
   report(value: number | string, source: RandomSource): ReportBatch;
   toJSON(): MemoState;
 }
 
-/** True for the protocols whose device must keep a Memo (l-grr, l-osue). */
+/** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha, dbitflippm). */
 export function isLongitudinal(protocol: Protocol): boolean;

@@ -108,7 +108,7 @@ export class Client {
   }
 
   /**
-   * The device's memo of a longitudinal campaign (``l-grr``, ``l-osue``), loaded from
+   * The device's memo of a longitudinal campaign (``l-grr``, ``l-osue``, ``loloha``, ``dbitflippm``), loaded from
    * ``memoStorage``; null for other campaigns.
    */
   async memo() {

@@ -2,11 +2,14 @@
 
 import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
 import { CONFIG_VERSION } from './protocols/base.js';
+import { DBitFlipPM } from './protocols/dbitflippm.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
+import { LOLOHA } from './protocols/loloha.js';
 import { LGRR, LOSUE } from './protocols/longitudinal.js';
 import { OLH } from './protocols/olh.js';
 import { PEM } from './protocols/pem.js';
+import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
@@ -23,6 +26,10 @@ const PROTOCOLS = {
   pem: PEM,
   'l-grr': LGRR,
   'l-osue': LOSUE,
+  loloha: LOLOHA,
+  dbitflippm: DBitFlipPM,
+  cms: CMS,
+  hcms: HCMS,
 };
 
 /** Names of the protocols this client implements. */

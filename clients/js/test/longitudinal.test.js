@@ -1,4 +1,5 @@
-// Longitudinal protocols on the device: l-grr and l-osue with a memo (Python's MemoizedClient).
+// Longitudinal protocols on the device: l-grr, l-osue, loloha and dbitflippm with a memo (Python's
+// MemoizedClient / BucketMemoClient).
 //  1. one report is eps_1-LDP and any number of reports of one value eps_inf-LDP, on the JS
 //     constants' exact laws (the adversary who sees all T reports of a device);
 //  2. a memo written by Python loads in JS and writes back the same JSON;
@@ -62,6 +63,46 @@ function jointRows(protocol, reports) {
   });
 }
 
+/** LOLOHA's joint law of T reports of one value: one seed, one memoized PRR of the hashed value. */
+function lolohaJointRows(protocol, reports) {
+  const { g, prime } = protocol;
+  const seeds = (prime - 1) * prime;
+  const prr = (x) => Array.from({ length: g }, (_, m) => (m === x ? protocol.p1 : protocol.q1));
+  const irr = Array.from({ length: g }, (_, m) => protocol.instantaneousRow(m));
+  return protocol.inputs().map((item) => {
+    const row = new Float64Array(seeds * g ** reports);
+    for (let s = 0; s < seeds; s++) {
+      const first = prr(protocol.bucketOf(item, protocol.checkUserRandomness([s])));
+      for (let y = 0; y < g ** reports; y++) {
+        let total = 0;
+        for (let m = 0; m < g; m++) {
+          let probability = first[m];
+          for (let t = 0, rest = y; t < reports; t++, rest = Math.floor(rest / g)) probability *= irr[m][rest % g];
+          total += probability;
+        }
+        row[s * g ** reports + y] = total / seeds;
+      }
+    }
+    return row;
+  });
+}
+
+for (const config of [
+  { protocol: 'loloha', epsilon: 3.0, epsilon_1: 1.0, domain_size: 4, hash_prime: 5 },
+  { protocol: 'loloha', epsilon: 2.0, epsilon_1: 0.5, domain_size: 3, hash_prime: 3, variant: 'binary' },
+]) {
+  test(`LOLOHA: one report is eps_1-LDP, T reports of one value never beyond eps_inf: ${canonical(config)}`, () => {
+    const protocol = fromConfig(config);
+    const bound = (epsilon) => epsilon * (1 + CHANNEL_SLACK) + CHANNEL_SLACK;
+    const single = maxPrivacyLoss(protocol.inputs().map((item) => protocol.channelRow(item)));
+    assert.ok(single <= bound(config.epsilon_1), `one report: loss ${single} > eps_1 ${config.epsilon_1}`);
+    for (const reports of [2, 3]) {
+      const loss = maxPrivacyLoss(lolohaJointRows(protocol, reports));
+      assert.ok(loss <= bound(config.epsilon), `${reports} reports: loss ${loss} > eps_inf ${config.epsilon}`);
+    }
+  });
+}
+
 for (const config of [
   { protocol: 'l-grr', epsilon: 2.0, epsilon_1: 1.0, domain_size: 3 },
   { protocol: 'l-grr', epsilon: 4.0, epsilon_1: 0.5, domain_size: 2 },
@@ -92,6 +133,7 @@ for (const { state, instantaneous } of fixture.memos) {
     assert.deepEqual(memo.items, Object.keys(state.memo).map(Number).sort((a, b) => a - b));
     const written = memo.toJSON();
     assert.deepEqual(written.memo, state.memo);
+    assert.deepEqual(written.randomness, state.randomness);
     assert.equal(canonical(written.config), canonical(state.config));
   });
 
@@ -99,16 +141,42 @@ for (const { state, instantaneous } of fixture.memos) {
     const memo = new Memo(protocol, null);
     const source = deterministicSource(31);
     const value = 3;
+    if (instantaneous === null) {
+      // dbitflippm: no second round, every report of the value replays the memoized bits
+      const first = memo.report(value, source).row(0);
+      for (let i = 0; i < 20; i++) assert.deepEqual(memo.report(value, source).row(0), first);
+      const { indices, bits } = protocol.decode(first);
+      assert.deepEqual(indices, memo.randomness);
+      assert.deepEqual(bits, memo.toJSON().memo[String(value)]);
+      assert.deepEqual(memo.items, [value]);
+      return;
+    }
     const reports = 100_000;
     const counts = new Array(instantaneous[0].length).fill(0);
-    for (let i = 0; i < reports; i++) counts[protocol.reportIndex(memo.report(value, source).row(0))] += 1;
-    assert.deepEqual(memo.items, [value]);
-    const memoized = memo.toJSON().memo[String(value)];
-    const secret = protocol.name === 'l-grr' ? memoized : protocol.reportIndex(Uint8Array.from(memoized));
+    const hashed = protocol.name === 'loloha';
+    const seeds = new Set();
+    for (let i = 0; i < reports; i++) {
+      const row = memo.report(value, source).row(0);
+      if (hashed) {
+        const { a, b, value: reported } = protocol.decode(row);
+        seeds.add(`${a} ${b}`);
+        counts[reported] += 1;
+      } else counts[protocol.reportIndex(row)] += 1;
+    }
+    if (hashed) {
+      assert.equal(seeds.size, 1, 'every report carries the device seed');
+      const { a, b } = protocol.checkUserRandomness(memo.randomness);
+      assert.deepEqual([...seeds], [`${a} ${b}`]);
+    }
+    const [key] = memo.items;
+    assert.equal(memo.items.length, 1);
+    assert.equal(key, hashed ? protocol.bucketOf(value, protocol.checkUserRandomness(memo.randomness)) : value);
+    const memoized = memo.toJSON().memo[String(key)];
+    const secret = protocol.name === 'l-osue' ? protocol.reportIndex(Uint8Array.from(memoized)) : memoized;
     assert.ok(chiSquarePValue(counts, instantaneous[secret]) > ALPHA, 'reports follow IRR(. | memoized)');
     const fresh = new Memo(protocol, null);
     for (let i = 0; i < 50; i++) fresh.report(i % protocol.domainSize, source);
-    assert.equal(fresh.items.length, protocol.domainSize); // one permanent response per value
+    assert.equal(fresh.items.length, hashed ? protocol.g : protocol.domainSize); // one per value (or hash value)
   });
 }
 

@@ -6,7 +6,7 @@
 // randomized response (IRR) to the memoized output, with the IRR budget chosen so that one
 // report is exactly eps_1-LDP.  Any number of reports of the same value is then eps_inf-LDP
 // (post-processing of one PRR), provided the device keeps its memo: see ``Memo`` below and the
-// ``memoStorage`` option of Client.  ``privatize`` without a memo draws both rounds afresh (one
+// ``memoStorage`` option of Client; the same Memo serves loloha.js and dbitflippm.js.  ``privatize`` without a memo draws both rounds afresh (one
 // report per user, the chain's channel), as Python's ``privatize`` does.
 //
 // Every constant is derived with the same floating-point operations as Python, so the JS and
@@ -21,7 +21,7 @@ import { UnaryEncoding } from './unary.js';
 const SCALE = 4294967296; // 2^32
 
 /** The largest double below ``x`` (x > 0), as Python's math.nextafter(x, 0). */
-function nextDown(x) {
+export function nextDown(x) {
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, x);
   view.setBigUint64(0, view.getBigUint64(0) - 1n);
@@ -29,17 +29,36 @@ function nextDown(x) {
 }
 
 /** Probabilities of the two rounds chained: a report supports the true item w.p. p, another w.p. q. */
-function chain(p1, q1, p2, q2) {
+export function chain(p1, q1, p2, q2) {
   return [p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2];
 }
 
-function checkBudgets(display, params) {
+export function checkBudgets(display, params) {
   if (!(params.epsilon_1 < params.epsilon)) {
     throw new InvalidParameterError(
       `The 'epsilon_1' parameter of ${display} (one report) must be below 'epsilon' (the longitudinal bound). ` +
         `Got epsilon_1=${params.epsilon_1} and epsilon=${params.epsilon} instead.`,
     );
   }
+}
+
+/**
+ * ``[p2, q2]`` of the second GRR over ``d`` values so that the chain's ratio is e^eps_1 (Python's
+ * ``_grr_irr``): (p1 p2 + (1-p1) q2) / (q1 p2 + (1-q1) q2) = e^eps_1 with q2 = (1-p2)/(d-1) is linear in
+ * p2; the rounded solution steps down until the ratio is never above the target.
+ */
+export function grrIrr(d, p1, q1, epsilon1) {
+  const r = exp(epsilon1);
+  const slope = p1 - (1 - p1) / (d - 1) - r * q1 + r * (1 - q1) / (d - 1);
+  let p2 = (r * (1 - q1) - (1 - p1)) / (d - 1) / slope;
+  let q2 = (1 - p2) / (d - 1);
+  for (;;) {
+    const [p, q] = chain(p1, q1, p2, q2);
+    if (!(p > r * q)) break;
+    p2 = nextDown(p2);
+    q2 = (1 - p2) / (d - 1);
+  }
+  return [p2, q2];
 }
 
 /** L-GRR: GRR(eps_inf) memoized, then GRR with the IRR budget of eps_1 (Python's LGRR). */
@@ -51,23 +70,21 @@ export class LGRR extends FrequencyProtocol {
     const e = exp(this.epsilon);
     this.p1 = e / (e + d - 1);
     this.q1 = 1.0 / (e + d - 1);
-    // the IRR: the chain's ratio (p1 p2 + (1-p1) q2) / (q1 p2 + (1-q1) q2) = e^eps_1, q2 = (1-p2)/(d-1),
-    // is linear in p2; the rounded solution steps down until the ratio is never above the target
-    const r = exp(this.params.epsilon_1);
-    const slope = this.p1 - (1 - this.p1) / (d - 1) - r * this.q1 + r * (1 - this.q1) / (d - 1);
-    let p2 = (r * (1 - this.q1) - (1 - this.p1)) / (d - 1) / slope;
-    let q2 = (1 - p2) / (d - 1);
-    for (;;) {
-      const [p, q] = chain(this.p1, this.q1, p2, q2);
-      if (!(p > r * q)) break;
-      p2 = nextDown(p2);
-      q2 = (1 - p2) / (d - 1);
-    }
+    const [p2, q2] = grrIrr(d, this.p1, this.q1, this.params.epsilon_1);
     this.p2 = p2;
     this.q2 = q2;
     [this.p, this.q] = chain(this.p1, this.q1, p2, q2);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
     this.rowShape = [];
+  }
+
+  /** The device memoizes per value (no user randomness): the memo key of ``item`` is the item. */
+  get memoized() {
+    return { keys: this.domainSize, userRandomness: false };
+  }
+
+  bucketOf(item) {
+    return item;
   }
 
   /** Round one of ``item``: what the device memoizes (an item). */
@@ -163,6 +180,14 @@ export class LOSUE extends UnaryEncoding {
     [this.p, this.q] = chain(this.p1, this.q1, this.p2, this.q2);
   }
 
+  get memoized() {
+    return { keys: this.domainSize, userRandomness: false };
+  }
+
+  bucketOf(item) {
+    return item;
+  }
+
   /** Round one of ``item``: OUE bits, packed (what the device memoizes). */
   permanentResponse(item, source) {
     const bytes = new Uint8Array(this.rowBytes);
@@ -228,31 +253,36 @@ export class LOSUE extends UnaryEncoding {
 }
 
 /** JSON text of a config with its keys sorted (Python and JS order them differently). */
-function canonical(config) {
+export function canonical(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) return JSON.stringify(config);
   return JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((key) => [key, config[key]])));
 }
 
 /**
- * A device's memo of a longitudinal protocol: the permanent response of each value it reported,
- * in the JSON form of Python's ``MemoizedClient.to_dict`` ({config, memo: {item: response}}).
+ * A device's memo of a longitudinal protocol: its user randomness if the protocol has one (LOLOHA's
+ * hash seed, dBitFlipPM's sampled buckets), drawn once, and the permanent response of each memo key (the value for l-grr and
+ * l-osue, the value's hash for LOLOHA), in the JSON form of Python's ``MemoizedClient.to_dict`` /
+ * ``BucketMemoClient.to_dict`` ({config, [randomness,] memo: {key: response}}).
  *
  * The memo must persist with the device: a device that forgets it and reports the same value
- * again spends a fresh eps_inf.  ``report`` stores a new permanent response (through
- * ``onChange``) before it returns the report, so nothing is sent that the memo does not hold.
+ * again spends a fresh eps_inf.  ``report`` stores what it draws (through ``onChange``) before it
+ * returns the report, so nothing is sent that the memo does not hold.
  */
 export class Memo {
   /**
-   * @param {LGRR|LOSUE} protocol
+   * @param {object} protocol a longitudinal protocol (``isLongitudinal``)
    * @param {object|null} [state] a previous ``toJSON()`` (or Python's to_dict) of the same config
    * @param {{onChange?: (memo: Memo) => void}} [options]
    */
   constructor(protocol, state = null, { onChange = null } = {}) {
-    if (!(protocol instanceof LGRR || protocol instanceof LOSUE)) {
-      throw new InvalidParameterError(`A Memo needs an l-grr or l-osue protocol. Got ${protocol?.name ?? typeof protocol}.`);
+    if (!isLongitudinal(protocol)) {
+      throw new InvalidParameterError(
+        `A Memo needs a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm). Got ${protocol?.name ?? typeof protocol}.`,
+      );
     }
     this.protocol = protocol;
     this.onChange = onChange;
+    this._randomness = null;
     this._memo = new Map();
     if (state !== null) this._load(state);
   }
@@ -267,18 +297,25 @@ export class Memo {
           'a memo only serves the protocol it was drawn for.',
       );
     }
-    for (const [key, value] of Object.entries(state.memo)) {
-      const item = Number(key);
-      if (!Number.isInteger(item) || item < 0 || item >= this.protocol.domainSize) {
-        throw new IncompatibleStateError(`Memo key ${JSON.stringify(key)} is not an item in [0, ${this.protocol.domainSize}).`);
+    const { keys, userRandomness } = this.protocol.memoized;
+    if (userRandomness && state.randomness != null) this._randomness = this.protocol.checkUserRandomness(state.randomness);
+    for (const [text, value] of Object.entries(state.memo)) {
+      const key = Number(text);
+      if (!Number.isInteger(key) || key < 0 || key >= keys) {
+        throw new IncompatibleStateError(`Memo key ${JSON.stringify(text)} is not in [0, ${keys}).`);
       }
-      this._memo.set(item, this.protocol.memoFromJSON(value, item));
+      this._memo.set(key, this.protocol.memoFromJSON(value, key));
     }
   }
 
-  /** Items with a memoized permanent response. */
+  /** Memo keys with a permanent response (values, or hashed values for LOLOHA). */
   get items() {
     return [...this._memo.keys()].sort((a, b) => a - b);
+  }
+
+  /** The device's user randomness in JSON form (LOLOHA: [seed]), null before the first report or if none. */
+  get randomness() {
+    return this._randomness === null ? null : this.protocol.randomnessToJSON(this._randomness);
   }
 
   /**
@@ -286,21 +323,31 @@ export class Memo {
    * and stored on first use) through a fresh instantaneous response.
    */
   report(value, source) {
-    const [item] = this.protocol.checkValues([value]);
-    if (!this._memo.has(item)) {
-      this._memo.set(item, this.protocol.permanentResponse(item, source));
-      if (this.onChange) this.onChange(this); // persisted before any report of it exists
-    }
     const protocol = this.protocol;
+    const [item] = protocol.checkValues([value]);
+    let changed = false;
+    if (protocol.memoized.userRandomness && this._randomness === null) {
+      this._randomness = protocol.drawUserRandomness(source);
+      changed = true;
+    }
+    const key = protocol.bucketOf(item, this._randomness);
+    if (!this._memo.has(key)) {
+      this._memo.set(key, protocol.permanentResponse(key, source, this._randomness));
+      changed = true;
+    }
+    if (changed && this.onChange) this.onChange(this); // persisted before any report of it exists
     const bytes = new Uint8Array(protocol.rowBytes);
-    protocol.writeMemoized(this._memo.get(item), source, bytes, new DataView(bytes.buffer), 0);
+    protocol.writeMemoized(this._memo.get(key), source, bytes, new DataView(bytes.buffer), 0, this._randomness);
     return new ReportBatch(protocol.config, protocol.floatKeys, protocol.descr, [1, ...protocol.rowShape], bytes);
   }
 
   toJSON() {
     const memo = {};
-    for (const item of this.items) memo[String(item)] = this.protocol.memoToJSON(this._memo.get(item));
-    return { config: this.protocol.config, memo };
+    for (const key of this.items) memo[String(key)] = this.protocol.memoToJSON(this._memo.get(key));
+    const state = { config: this.protocol.config };
+    if (this.protocol.memoized.userRandomness) state.randomness = this.randomness;
+    state.memo = memo;
+    return state;
   }
 }
 
@@ -309,7 +356,7 @@ export function memoKey(protocol) {
   return `dpdist-memo:${canonical(protocol.config)}`;
 }
 
-/** True for the protocols whose device must keep a Memo. */
+/** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha, dbitflippm). */
 export function isLongitudinal(protocol) {
-  return protocol instanceof LGRR || protocol instanceof LOSUE;
+  return protocol != null && typeof protocol === 'object' && protocol.memoized != null;
 }

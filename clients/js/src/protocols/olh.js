@@ -15,7 +15,7 @@ import { FrequencyProtocol } from './base.js';
 const MERSENNE_31 = 2 ** 31 - 1;
 const MAX_CHANNEL_OUTPUTS = 1 << 20;
 
-function isPrime(n) {
+export function isPrime(n) {
   if (n < 2) return false;
   if (n < 4) return true;
   if (n % 2 === 0) return false;
@@ -23,8 +23,40 @@ function isPrime(n) {
   return true;
 }
 
+/** h_{a,b}(item) = ((a item + b) mod P) mod g. */
+export function hashItem(a, b, item, prime, g) {
+  return ((mulMod(a, item, prime) + b) % prime) % g;
+}
+
+/**
+ * Write the uint64 pair (seed, value) of a hash report, seed = (a - 1) P + b < 2^62: 32-bit halves
+ * from 16-bit pieces of P (products < 2^47).
+ */
+export function writeSeedReport(view, offset, aMinusOne, b, prime, value) {
+  const pHigh = Math.floor(prime / 65536);
+  const pLow = prime % 65536;
+  const lowPart = aMinusOne * pLow + b; // < 2^48
+  const highPart = aMinusOne * pHigh; // < 2^46, weight 2^16
+  const lowWord = (lowPart % 4294967296) + (highPart % 65536) * 65536;
+  const seedLow = lowWord % 4294967296;
+  const seedHigh = Math.floor(lowPart / 4294967296) + Math.floor(highPart / 65536) + Math.floor(lowWord / 4294967296);
+  view.setUint32(offset, seedLow, true);
+  view.setUint32(offset + 4, seedHigh, true);
+  view.setUint32(offset + 8, value, true);
+  view.setUint32(offset + 12, 0, true);
+}
+
+/** The seed's coefficients (a, b), the reported value and the seed (a Number, exact for small P) of a row. */
+export function decodeSeedReport(row, prime) {
+  const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
+  const seed = view.getUint32(0, true) + view.getUint32(4, true) * 4294967296;
+  const seedBig = BigInt(view.getUint32(0, true)) + (BigInt(view.getUint32(4, true)) << 32n);
+  const P = BigInt(prime);
+  return { a: Number(seedBig / P) + 1, b: Number(seedBig % P), value: view.getUint32(8, true), seed };
+}
+
 /** (a x) mod P without rounding: a, x < 2^31, split x in 16-bit halves (all products < 2^53). */
-function mulMod(a, x, prime) {
+export function mulMod(a, x, prime) {
   const high = Math.floor(x / 65536);
   const low = x % 65536;
   return (((a * high) % prime) * 65536 + a * low) % prime;
@@ -56,7 +88,7 @@ export class OLH extends FrequencyProtocol {
 
   /** h_seed(item) for the seed's coefficients a (>= 1) and b. */
   hash(a, b, item) {
-    return ((mulMod(a, item, this.prime) + b) % this.prime) % this.g;
+    return hashItem(a, b, item, this.prime, this.g);
   }
 
   writeReport(item, source, bytes, view, offset) {
@@ -65,27 +97,12 @@ export class OLH extends FrequencyProtocol {
     const b = source.uniformInt(P);
     const hashed = this.hash(aMinusOne + 1, b, item);
     const value = source.bernoulli(this.keep) ? hashed : source.uniformInt(this.g);
-    // seed = (a - 1) P + b < 2^62: 32-bit halves from 16-bit pieces of P (products < 2^47)
-    const pHigh = Math.floor(P / 65536);
-    const pLow = P % 65536;
-    const lowPart = aMinusOne * pLow + b; // < 2^48
-    const highPart = aMinusOne * pHigh; // < 2^46, weight 2^16
-    const lowWord = (lowPart % 4294967296) + (highPart % 65536) * 65536;
-    const seedLow = lowWord % 4294967296;
-    const seedHigh = Math.floor(lowPart / 4294967296) + Math.floor(highPart / 65536) + Math.floor(lowWord / 4294967296);
-    view.setUint32(offset, seedLow, true);
-    view.setUint32(offset + 4, seedHigh, true);
-    view.setUint32(offset + 8, value, true);
-    view.setUint32(offset + 12, 0, true);
+    writeSeedReport(view, offset, aMinusOne, b, P, value);
   }
 
   /** The seed's coefficients (a, b) and the reported value of a row. */
   decode(row) {
-    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-    const seed = view.getUint32(0, true) + view.getUint32(4, true) * 4294967296; // exact for small P
-    const seedBig = BigInt(view.getUint32(0, true)) + (BigInt(view.getUint32(4, true)) << 32n);
-    const P = BigInt(this.prime);
-    return { a: Number(seedBig / P) + 1, b: Number(seedBig % P), value: view.getUint32(8, true), seed };
+    return decodeSeedReport(row, this.prime);
   }
 
   /** Exact law over (seed, value), column seed * g + value; small hash_prime only. */

@@ -38,20 +38,21 @@ export function mixPrefix(prefix) {
   return Number(splitmixOutput(BigInt.asUintN(64, prefix) + GOLDEN) % P_BIG);
 }
 
-/** The public family's seeds (dpdist.local.frequency.flh.family_seeds) as [a, b] pairs. */
-function familyCoefficients(familySeed, count) {
-  const seedCount = (P_BIG - 1n) * P_BIG;
+/** The public family's seeds (dpdist.local.frequency.flh.family_seeds) mod (prime-1) prime, as [a, b] pairs. */
+export function familyCoefficients(familySeed, count, prime = P) {
+  const primeBig = BigInt(prime);
+  const seedCount = (primeBig - 1n) * primeBig;
   const pairs = new Array(count);
   for (let j = 0; j < count; j++) {
     const seed = splitmixOutput(BigInt(familySeed) + BigInt(j + 1) * GOLDEN) % seedCount;
-    pairs[j] = [Number(seed / P_BIG) + 1, Number(seed % P_BIG)];
+    pairs[j] = [Number(seed / primeBig) + 1, Number(seed % primeBig)];
   }
   return pairs;
 }
 
-/** ((a x + b) mod P) mod g, exactly (a x < 2^62 in BigInt). */
-function hashItem([a, b], x, g) {
-  return Number(((BigInt(a) * BigInt(x) + BigInt(b)) % P_BIG) % BigInt(g));
+/** ((a x + b) mod prime) mod g, exactly (a x < 2^62 in BigInt). */
+export function hashItem([a, b], x, g, prime = P) {
+  return Number(((BigInt(a) * BigInt(x) + BigInt(b)) % BigInt(prime)) % BigInt(g));
 }
 
 /** A public alphabet: 1 to 255 distinct characters. */

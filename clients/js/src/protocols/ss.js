@@ -13,7 +13,8 @@ import { FrequencyProtocol } from './base.js';
 
 const MAX_CHANNEL_OUTPUTS = 1 << 16;
 
-function comb(n, k) {
+/** The binomial coefficient C(n, k), exact while it is below 2^53 (channel sizes only). */
+export function comb(n, k) {
   if (k < 0 || k > n) return 0;
   let result = 1;
   for (let i = 1; i <= k; i++) result = (result * (n - k + i)) / i;

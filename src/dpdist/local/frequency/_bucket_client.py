@@ -19,6 +19,24 @@ from ...errors import IncompatibleStateError, InvalidParameterError
 
 __all__ = ["BucketMemoClient"]
 
+#: Integers above this are written as decimal strings: JSON readers that parse numbers as doubles
+#: (JavaScript's) would round them (a LOLOHA seed reaches 2^62).
+_JSON_SAFE_INTEGER = 2**53
+
+
+def _json_integer(value: int):
+    return value if abs(value) <= _JSON_SAFE_INTEGER else str(value)
+
+
+def _parse_integer(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got {value!r}.")
+    if isinstance(value, str):
+        if not value.isascii() or not value.lstrip("-").isdigit() or len(value) > 20:
+            raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got {value!r}.")
+        return int(value)
+    return value
+
 
 class BucketMemoClient:
     """A device's side of ``dbitflippm`` / ``loloha``: its user randomness and memo, serializable.
@@ -62,10 +80,14 @@ class BucketMemoClient:
         return self.protocol._report(randomness, self.protocol.instantaneous_response(memoized, generator))[0]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe state: the protocol's config, the user randomness and the memo."""
+        """JSON-safe state: the protocol's config, the user randomness and the memo.
+
+        Randomness above :math:`2^{53}` is written as decimal strings, so that JavaScript (the
+        device's client, ``clients/js``) reads it exactly.
+        """
         return {
             "config": self.protocol.config(),
-            "randomness": None if self._randomness is None else self._randomness.tolist(),
+            "randomness": None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()],
             "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(self._memo.items())},
         }
 
@@ -78,7 +100,12 @@ class BucketMemoClient:
         protocol = from_config(state["config"])
         randomness = state.get("randomness")
         if randomness is not None:
-            randomness = np.asarray(randomness, dtype=np.int64)
+            if not isinstance(randomness, list):
+                raise IncompatibleStateError(f"A client's randomness is a list of integers. Got {randomness!r}.")
+            values = [_parse_integer(value) for value in randomness]
+            if any(not -(2**63) <= value < 2**63 for value in values):
+                raise IncompatibleStateError(f"A client's randomness is out of range: {randomness!r}.")
+            randomness = np.asarray(values, dtype=np.int64)
             protocol._check_user_randomness(randomness)
         memo = {}
         for key, value in state["memo"].items():
