@@ -462,6 +462,30 @@ def test_holm_and_the_decision_rule_on_known_p_values():
     assert decide([0.01, 0.3], [0.99, 0.7]) == "inconclusive"
 
 
+def test_holm_rejected_names_the_rejected_hypotheses():
+    from dpdist.experiments import holm_rejected
+
+    assert holm_rejected([0.04, 0.01, 0.03], 0.05) == [1]  # 0.01 <= 0.05/3; then 0.03 > 0.05/2
+    assert holm_rejected([0.04, 0.001, 0.02], 0.05) == [1, 2, 0]
+    assert holm_rejected([0.2, 0.3]) == [] and holm_rejected([]) == []
+
+
+def test_minimum_in_p_values_compares_every_inside_point_with_every_outside_point():
+    from dpdist.experiments import minimum_in_p_values, welch_p_values
+
+    def row(mean):
+        return {"mean": mean, "se": 0.01, "count": 10}
+
+    low, mid, high = row(0.1), row(0.2), row(0.3)
+    p_for, p_against = minimum_in_p_values([low, high], [mid])
+    assert p_for == 2 * welch_p_values(low, mid)[1]  # the best inside point, Bonferroni over the two
+    assert p_against == min(1.0, max(welch_p_values(mid, low)[1], welch_p_values(mid, high)[1]))
+    assert p_for < 1e-5 and p_against > 0.5
+    # below one outside point but not the other: no evidence for
+    assert minimum_in_p_values([mid], [low, high])[0] == welch_p_values(mid, low)[1] > 0.5
+    assert minimum_in_p_values([mid], []) == (0.0, 1.0) and minimum_in_p_values([], [mid]) == (1.0, 0.0)
+
+
 def _null_claim_verdicts(rng, settings: int, repeats: int, shift: float):
     from dpdist.experiments._claims import decide, welch_p_values
 

@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from dpdist import datasets, local, metrics
-from dpdist.experiments import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable, get_spec, reproduce
+from dpdist.experiments import (
+    CHECK_CRASHED,
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    ResultsTable,
+    get_spec,
+    reproduce,
+    welch_p_values,
+)
 from dpdist.reproductions.wavelet import checks as paper_checks
 from dpdist.reproductions.wavelet import methods as paper_methods
 from dpdist.reproductions.wavelet import spec as paper
@@ -125,12 +134,43 @@ def test_best_level_near_bound_compares_the_two_minimizers():
     assert outcome == DOES_NOT_HOLD and "empirical J=2" in text and "bound J=5" in text
 
 
+def test_best_level_near_bound_is_inconclusive_on_ties_and_applies_holm():
+    check = paper_checks.BestLevelNearBound("W1", "bound", "A", ("d",))
+    bound = {1: 0.3, 2: 0.4, 3: 0.5}  # J_bound = 1: levels 1 and 2 near, 3 far
+    flat = [_row("A", "W1", 0.05, se=0.01, levels=j) for j in bound]
+    assert check(_table(flat + [_row("A", "bound", b, levels=j) for j, b in bound.items()]))[0] == INCONCLUSIVE
+
+    def at(epsilon, w1):
+        return ([_row("A", "W1", v, levels=j, epsilon=epsilon) for j, v in w1.items()]
+                + [_row("A", "bound", b, levels=j, epsilon=epsilon) for j, b in bound.items()])
+
+    # J = 3 below both near levels by Welch t = 1.9 (10 repeats: one-sided p about 0.037)
+    far_low = {1: 0.05, 2: 0.05, 3: 0.05 - 1.9 * 0.001 * 2**0.5}
+    raw = welch_p_values(_row("A", "W1", far_low[3]), _row("A", "W1", 0.05))[1]
+    assert 0.05 / 2 < raw < 0.05
+    assert check(_table(at(1.0, far_low)))[0] == DOES_NOT_HOLD
+    # a second epsilon where all levels tie: Holm over two needs p < 0.025
+    assert check(_table(at(1.0, far_low) + at(2.0, {1: 0.05, 2: 0.05, 3: 0.05})))[0] == INCONCLUSIVE
+
+
 def test_stays_above_uses_the_largest_epsilon():
     check = paper_checks.StaysAbove("W1", "A", floor=0.0156)
     high = _table([_row("A", "W1", 0.05, epsilon=0.5), _row("A", "W1", 0.016, se=0.0002, epsilon=4.0)])
     low = _table([_row("A", "W1", 0.05, epsilon=0.5), _row("A", "W1", 0.002, epsilon=4.0)])
     assert check(high)[0] == HOLDS
     assert check(low)[0] == DOES_NOT_HOLD
+    near = _table([_row("A", "W1", 0.0141, epsilon=4.0)])  # 0.9 x floor = 0.01404, t = 0.06
+    assert check(near)[0] == INCONCLUSIVE
+
+
+def test_stays_above_uses_t_with_the_repeats_degrees_of_freedom():
+    check = paper_checks.StaysAbove("W1", "A", floor=1.0, share=1.0)
+    # t = 2.5 above the floor: one-sided p = 0.017 on 9 degrees of freedom, 0.065 on 2 (normal: 0.006)
+    ten = {**_row("A", "W1", 1.0025, epsilon=4.0), "count": 10}
+    three = {**ten, "count": 3}
+    assert check(_table([ten]))[0] == HOLDS
+    outcome, text = check(_table([three]))
+    assert outcome == INCONCLUSIVE and "t = 2.50" in text
 
 
 def test_binning_8_floor_on_step_16_is_h_over_4():

@@ -1,5 +1,6 @@
 """The ``wiener`` spec (paper 001): structure, custom metrics, and a tiny end-to-end run."""
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -75,6 +76,8 @@ def test_ratio_check_decides_with_the_standard_error():
     assert check(table(4.0, 1.0, 0.01))[0] == HOLDS
     assert check(table(2.0, 1.0, 0.01))[0] == DOES_NOT_HOLD
     assert check(table(3.05, 1.0, 0.2))[0] == INCONCLUSIVE
+    outcome, text = check(table(3.05, 1.0, 0.2))
+    assert "inside the band in 1 of 1 (sign test p = 1)" in text
 
 
 @pytest.mark.slow
@@ -157,3 +160,47 @@ def test_gain_grows_compares_log_gains_at_two_domain_sizes():
     assert check(table(1.5, 3.0))[0] == HOLDS
     assert check(table(3.0, 1.5))[0] == DOES_NOT_HOLD
     assert check(table(2.0, 2.001, se=0.05))[0] == INCONCLUSIVE
+
+
+def test_stuck_is_a_band_around_the_initial_value():
+    from dpdist.reproductions.wiener.checks import Stuck
+
+    def table(final, se=0.001):
+        return _rows_table([{"method": "p", "metric": "mse_iter", "metric_iteration": 0, "mean": 1.0, "se": se},
+                            {"method": "p", "metric": "mse_iter", "metric_iteration": 200, "mean": final, "se": se}])
+
+    check = Stuck("p", {"epsilon": 4.0})
+    assert check(table(1.02))[0] == HOLDS  # +2%, inside 10% by many SE
+    assert check(table(0.98))[0] == HOLDS
+    outcome, text = check(table(0.5))
+    assert outcome == DOES_NOT_HOLD and "-50.0%" in text
+    assert check(table(1.5))[0] == DOES_NOT_HOLD
+    assert check(table(1.09, se=0.05))[0] == INCONCLUSIVE
+    assert check(_rows_table([]))[0] == INCONCLUSIVE
+
+
+def test_dw_helps_little_compares_log_gains_per_epsilon_with_holm():
+    from dpdist.reproductions.wiener.checks import DwHelpsLittle
+
+    def table(gains, se=0.01):
+        """``gains``: {epsilon: (gain on the smooth data, gain on the permuted data)}; relative SE ``se``."""
+        rows = []
+        for epsilon, pair in gains.items():
+            for dataset, gain in zip(("s", "p"), pair):
+                rows += [{"method": "K", "metric": "mse", "dataset": dataset, "epsilon": epsilon, "mean": 1.0, "se": se},
+                         {"method": "K-DW", "metric": "mse", "dataset": dataset, "epsilon": epsilon,
+                          "mean": 1.0 / gain, "se": se / gain}]
+        return _rows_table(rows)
+
+    both = DwHelpsLittle("K", "s", "p", (1.0, 2.0))
+    assert both(table({1.0: (3.0, 1.2), 2.0: (2.5, 1.1)}))[0] == HOLDS
+    outcome, text = both(table({1.0: (1.2, 3.0), 2.0: (2.5, 1.1)}))
+    assert outcome == DOES_NOT_HOLD and "3.00x vs 1.20x" in text
+    assert both(table({1.0: (2.0, 2.0), 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
+    # the permuted gain 1.8 SE above the smooth one (SE of the log difference 2 x 0.01): p = 0.036 alone ...
+    up = (2.0, 2.0 * math.exp(1.8 * 0.02))
+    assert 0.025 < experiments.normal_p_values(-1.8)[1] < 0.05
+    assert DwHelpsLittle("K", "s", "p", (1.0,))(table({1.0: up}))[0] == DOES_NOT_HOLD
+    # ... and not significant after Holm over two epsilons (needs p < 0.025)
+    assert both(table({1.0: up, 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
+    assert both(table({1.0: (3.0, 1.2)}))[0] == INCONCLUSIVE  # epsilon 2 missing

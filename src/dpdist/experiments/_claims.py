@@ -18,7 +18,9 @@ The claims library every reproduction builds its checks on:
   setting is at most ``alpha``), **does not hold** when Holm's step-down procedure finds at
   least one setting significantly against it (family-wise error at most ``alpha`` over the
   S settings), and is inconclusive otherwise; the explanation adds a sign test of the
-  direction across settings.
+  direction across settings.  Its helpers: :func:`welch_p_values`, :func:`normal_p_values`,
+  :func:`holm_rejections` / :func:`holm_rejected` (how many, which) and
+  :func:`minimum_in_p_values` ("the lowest point of a curve is among these").
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ __all__ = [
     "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS",
     "better_than", "BetterThan", "lowest_of", "AllOf", "RatioWithin", "evaluate_claims",
     "combine_outcomes", "standard_error", "z_score", "group_settings", "rows_by", "describe_setting",
-    "ALPHA", "decide", "holm_rejections", "normal_p_values", "sign_test", "welch_p_values",
+    "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
+    "minimum_in_p_values",
 ]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -113,6 +116,40 @@ def holm_rejections(p_values: Iterable[float], alpha: float = ALPHA) -> int:
         if p > alpha / (len(ordered) - index):
             return index
     return len(ordered)
+
+
+def holm_rejected(p_values: Iterable[float], alpha: float = ALPHA) -> list[int]:
+    """Indices of the hypotheses Holm's step-down procedure rejects at family-wise level ``alpha``.
+
+    The :func:`holm_rejections` smallest p-values (ties broken by position), in increasing
+    order of p: what an explanation may name as significant after the correction.
+    """
+    p_values = list(p_values)
+    order = sorted(range(len(p_values)), key=lambda index: (p_values[index], index))
+    return order[: holm_rejections(p_values, alpha)]
+
+
+def minimum_in_p_values(inside: list[Mapping[str, Any]], outside: list[Mapping[str, Any]]) -> tuple[float, float]:
+    r"""``(p_for, p_against)`` of "the lowest mean of a curve lies at a point of ``inside``".
+
+    ``inside`` and ``outside`` are summary rows of one curve (e.g. the grid points in a
+    range of x and the others).  "For": some inside point is lower than every outside point:
+    per inside point the largest one-sided Welch p of "lower than" over the outside points
+    (it must beat them all: intersection-union), the smallest over the inside points times
+    their number (Bonferroni: the point is chosen by the data).  "Against": the same with the
+    roles swapped (some outside point lower than every inside point).  No outside point:
+    the claim holds by construction, ``(0, 1)``; no inside point: it cannot, ``(1, 0)``.
+    """
+    if not inside:
+        return 1.0, 0.0
+    if not outside:
+        return 0.0, 1.0
+
+    def lowest(candidates, rivals):
+        best = min(max(welch_p_values(c, r)[1] for r in rivals) for c in candidates)
+        return min(1.0, len(candidates) * best)
+
+    return lowest(inside, outside), lowest(outside, inside)
 
 
 def sign_test(agree: int, total: int) -> float:
@@ -301,8 +338,9 @@ class RatioWithin:
     p-values ("not inside", "not outside"), and :func:`decide` gives the verdict at
     family-wise level ``alpha``: holds when every comparison is significantly inside, does
     not hold when Holm finds one significantly outside, else inconclusive; settings where
-    a mean is not positive are skipped.  The explanation gives
-    the range of :math:`r`, each method's median ratio and the weakest comparison.
+    a mean is not positive are skipped.  The explanation gives the number of comparisons
+    inside the band with its sign test (:func:`sign_test`), the range of :math:`r`, each
+    method's median ratio and the weakest comparison.
     """
 
     reference: str
@@ -337,6 +375,7 @@ class RatioWithin:
         p_outside = [float(stats.norm.cdf(c[0])) for c in comparisons]
         inside = sum(p < self.alpha for p in p_inside)
         outside = holm_rejections(p_outside, self.alpha)
+        agree = sum(c[0] > 0 for c in comparisons)
         ratios = np.array([c[1] for c in comparisons])
         medians = ", ".join(
             f"{other} {np.median([c[1] for c in comparisons if c[3] == other]):.3g}"
@@ -348,7 +387,9 @@ class RatioWithin:
         summary = (
             f"ratio {self.metric} of {'/'.join(self.others)} to {self.reference_metric} of {self.reference} "
             f"{band} significantly (one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} comparisons, "
-            f"significantly outside (Holm) in {outside}; ratios range {ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); "
+            f"significantly outside (Holm) in {outside}; inside the band in {agree} of {len(comparisons)} (sign test "
+            f"p = {sign_test(agree, len(comparisons)):.2g}); ratios range {ratios.min():.3g}..{ratios.max():.3g} "
+            f"(median per method: {medians}); "
             f"weakest: {other} ({describe_setting(setting)}) {other_mean:.4g} vs {ref_mean:.4g}, "
             f"ratio {ratio:.3g} +- {se:.2g}"
         )

@@ -3,7 +3,8 @@ r"""Claim checks of the ``wavelet`` reproduction (paper 000, sec. 6), on the sum
 :class:`BeatsBest` (lower than the best of the baselines), :class:`BelowBound` (an
 empirical error under its theoretical bound), :class:`BestLevelNearBound` (the best J
 near the bound's J) and :class:`StaysAbove` (a bias no budget removes); built on the
-claims library of :mod:`dpdist.experiments`.
+claims library of :mod:`dpdist.experiments`, every one deciding with its one rule,
+:func:`~dpdist.experiments.decide` (docs/experiments.md, "Verdicts").
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ import math
 
 from ...experiments import (
     ALPHA,
-    DOES_NOT_HOLD,
-    HOLDS,
     INCONCLUSIVE,
     decide,
     holm_rejections,
+    minimum_in_p_values,
+    sign_test,
     normal_p_values,
     welch_p_values,
     describe_setting,
     rows_by,
     standard_error,
-    z_score,
 )
 
 __all__ = ["BeatsBest", "BelowBound", "BestLevelNearBound", "StaysAbove", "FallsLess"]
@@ -136,7 +136,16 @@ def _slack(empirical: dict, bound: dict) -> float:
 @dataclass(frozen=True)
 class BestLevelNearBound:
     """The J with the lowest mean ``empirical`` metric is within ``tolerance`` of the J
-    minimizing the mean ``bound`` metric, for every epsilon of ``datasets`` (sec. 6.3)."""
+    minimizing the mean ``bound`` metric, for every epsilon of ``datasets`` (sec. 6.3).
+
+    The bound is computed, so its minimizer :math:`J_b` is known; per (dataset, epsilon),
+    :func:`~dpdist.experiments.minimum_in_p_values` with the levels within ``tolerance`` of
+    :math:`J_b` as ``inside`` gives ``p_for`` (one of them has a significantly lower error
+    than every other level, by Welch's one-sided t) and ``p_against`` (a level farther away
+    is significantly below every near one), and :func:`~dpdist.experiments.decide` the
+    verdict at family-wise level ``alpha``: holds when significant for every epsilon, does
+    not hold when Holm finds an epsilon whose best level is significantly far from the bound's.
+    """
 
     empirical: str
     bound: str
@@ -144,9 +153,10 @@ class BestLevelNearBound:
     datasets: tuple
     tolerance: int = 1
     level_column: str = "levels"
+    alpha: float = ALPHA
 
     def __call__(self, table):
-        parts, failures, count = [], 0, 0
+        parts, p_for, p_against, agree = [], [], [], 0
         for dataset in self.datasets:
             rows = table.select(dataset=dataset, method=self.method)
             for epsilon in sorted({r["epsilon"] for r in rows}):
@@ -157,48 +167,65 @@ class BestLevelNearBound:
                     continue
                 best = min(empirical, key=lambda j: empirical[j]["mean"])
                 theory = min(bound, key=bound.get)
-                count += 1
-                failures += abs(best - theory) > self.tolerance
+                near = [r for j, r in empirical.items() if abs(j - theory) <= self.tolerance]
+                far = [r for j, r in empirical.items() if abs(j - theory) > self.tolerance]
+                up, down = minimum_in_p_values(near, far)
+                p_for.append(up)
+                p_against.append(down)
+                agree += abs(best - theory) <= self.tolerance
                 parts.append(
-                    f"{dataset} eps={epsilon:g}: empirical J={best} ({empirical[best]['mean']:.4g}), "
-                    f"bound J={theory} (W1 there {empirical[theory]['mean']:.4g})"
-                    if theory in empirical
-                    else f"{dataset} eps={epsilon:g}: empirical J={best}, bound J={theory}"
+                    (f"{dataset} eps={epsilon:g}: empirical J={best} ({empirical[best]['mean']:.4g}), "
+                     f"bound J={theory} (W1 there {empirical[theory]['mean']:.4g})"
+                     if theory in empirical
+                     else f"{dataset} eps={epsilon:g}: empirical J={best}, bound J={theory}")
+                    + f" (p for {up:.2g}, against {down:.2g})"
                 )
-        if not count:
+        if not p_for:
             return INCONCLUSIVE, f"no J sweep of {self.method!r} on {list(self.datasets)}"
-        text = f"|J_emp - J_bound| <= {self.tolerance} in {count - failures} of {count}: " + "; ".join(parts)
-        return (HOLDS if failures == 0 else DOES_NOT_HOLD), text
+        count = len(p_for)
+        text = (
+            f"|J_emp - J_bound| <= {self.tolerance} significantly (Welch t, one-sided alpha {self.alpha:g}) in "
+            f"{sum(p < self.alpha for p in p_for)} of {count}, significantly not (Holm) in "
+            f"{holm_rejections(p_against, self.alpha)}; by the means in {agree} of {count} (sign test p = "
+            f"{sign_test(agree, count):.2g}): " + "; ".join(parts)
+        )
+        return decide(p_for, p_against, self.alpha), text
 
 
 @dataclass(frozen=True)
 class StaysAbove:
-    """The mean ``metric`` of ``method`` stays above ``floor`` (a bias that no budget
-    removes) at the largest epsilon in ``where``: holds if ``mean - margin * se > share *
-    floor``, does not hold if ``mean + margin * se < share * floor``."""
+    r"""The mean ``metric`` of ``method`` stays above ``share * floor`` (a bias that no
+    budget removes) at the largest epsilon in ``where``.
+
+    One setting: Welch's one-sided t of the row against the computed constant
+    ``share * floor`` (:func:`~dpdist.experiments.welch_p_values` with a zero-spread row, so
+    :math:`t = (\bar m - share \cdot floor)/se` on ``count - 1`` degrees of freedom) gives the
+    p-values and :func:`~dpdist.experiments.decide` the verdict at level ``alpha``: holds
+    when the mean is significantly above, does not hold when significantly below.
+    """
 
     metric: str
     method: str
     floor: float
     where: dict = field(default_factory=dict)
     share: float = 0.9
-    margin: float = 2.0
+    alpha: float = ALPHA
 
     def __call__(self, table):
         rows = table.select(metric=self.metric, method=self.method, **self.where)
         if len(rows) == 0:
             return INCONCLUSIVE, f"no row of {self.method!r} for {self.metric!r}"
         row = max(rows, key=lambda r: r["epsilon"])
+        target = self.share * self.floor
+        constant = {"mean": target, "se": 0.0, "count": math.inf}
+        t, p_above, p_below = welch_p_values(constant, row)  # t > 0: the row lies above the constant
         mean, se = row["mean"], standard_error(row)
         text = (
             f"{self.method} at eps={row['epsilon']:g}: {self.metric} {mean:.4g} (se {se:.2g}) vs "
-            f"{self.share:g} x floor {self.floor:.4g} = {self.share * self.floor:.4g}"
+            f"{self.share:g} x floor {self.floor:.4g} = {target:.4g} (t = {t:.2f}, one-sided p above "
+            f"{p_above:.2g}, below {p_below:.2g}; alpha {self.alpha:g})"
         )
-        if mean - self.margin * se > self.share * self.floor:
-            return HOLDS, text
-        if mean + self.margin * se < self.share * self.floor:
-            return DOES_NOT_HOLD, text
-        return INCONCLUSIVE, text
+        return decide([p_above], [p_below], self.alpha), text
 
 
 @dataclass(frozen=True)
