@@ -28,3 +28,32 @@ def test_wiener_runs_the_epsilon_sweep_on_flights3m_in_non_aliasing_bins():
         assert any("IIW cuts the MSE of KRR" in text for text in texts)
     # the small stand-in keeps its claims
     assert any("IIW cuts the MSE of KRR on flights " in claim.text for claim in spec.claims)
+
+
+def test_wavelet_runs_the_j_sweep_and_the_baselines_on_flights3m():
+    from dpdist.reproductions.wavelet import spec as wavelet
+
+    assert "flights3m-departure" in wavelet.SMOOTH and "flights-departure" in wavelet.SMOOTH
+    cells = [cell for cell in _cells("wavelet") if cell.dataset.key == "flights3m-departure"]
+    sweep = [cell for cell in cells if cell.method.label == wavelet.J_SWEEP]
+    assert {cell.param_dict["levels"] for cell in sweep} == set(wavelet.LEVEL_SWEEP)
+    others = [cell for cell in cells if cell.method.label != wavelet.J_SWEEP]
+    # the slow wavelet variants (per-user privatization of 3M users) stay on the small data
+    assert {cell.method.label for cell in others} == {wavelet.WAVELET, *wavelet.BASELINES}
+    assert {cell.param_dict["epsilon"] for cell in cells} == set(wavelet.LEVEL_EPSILONS)
+    spec = experiments.get_spec("wavelet")
+    assert sum("best empirical J is 4" in claim.text for claim in spec.claims) == 2
+
+
+def test_sw_ems_runs_the_main_sweep_on_flights3m_at_1024_buckets():
+    from dpdist.reproductions.sw_ems import spec as sw_ems
+
+    assert "flights3m-departure" in sw_ems.REAL and "flights3m-departure" in sw_ems.SMOOTH
+    for quick in (True, False):
+        cells = [cell for cell in experiments.get_spec("sw-ems").with_options(quick=quick, repeats=1).cells()
+                 if cell.dataset.key == "flights3m-departure"]
+        labels = {cell.method.label for cell in cells}
+        assert {"SW-EMS", "SW-EM", "HH-ADMM", "HaarHRR", "SW-EMS (d grid)"} <= labels
+        assert not labels & {"SW", "GW triangle"}  # Figs. 5-6 stay on the smaller data
+    texts = [claim.text for claim in experiments.get_spec("sw-ems").claims if "flights3m" in claim.text]
+    assert len(texts) == 2

@@ -46,7 +46,7 @@ def test_tiny_run_writes_report_figures_tables_and_evaluates_every_claim(tmp_pat
     empty = {row["text"] for row in claims if "no setting" in row["explanation"] or "no rows" in row["explanation"]}
     only_real = ("(flights)", "income data", "real datasets", "taxi-like data")
     about_real_data = {c.text for c in spec.claims if any(word in c.text for word in only_real)}
-    assert empty == about_real_data and len(about_real_data) == 7
+    assert empty == about_real_data and len(about_real_data) == 9
     # per-method metric lists: PM/SR only get the moments, HH only range queries
     summary = result.summary
     assert set(summary.select(method="PM").unique("metric")) == {"mean", "variance"}
