@@ -185,9 +185,12 @@ class DBitFlipPM(FrequencyOracle):
     def _draw_user_randomness(self, n, rng):
         """``d`` distinct sorted bucket indices per user (uniform subsets: the first d of a random permutation)."""
         b, d = self.domain_size, self._d
+        if d == b:  # every bucket: nothing to draw
+            return np.broadcast_to(np.arange(b, dtype=np.int64), (n, b)).copy()
         chunk = max(1, (1 << 20) // b)
+        # the d smallest of b uniforms are a uniform d-subset; argpartition finds them in O(b)
         parts = [
-            np.sort(np.argsort(rng.random((min(chunk, n - start), b)), axis=1)[:, :d], axis=1)
+            np.sort(np.argpartition(rng.random((min(chunk, n - start), b)), d - 1, axis=1)[:, :d], axis=1)
             for start in range(0, n, chunk)
         ]
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros((0, d), dtype=np.int64)
