@@ -87,8 +87,8 @@ W1, KS, BOUND, RQ2, RQ4 = "W1", "KS", "Thm-1 bound", "rq-0.2", "rq-0.4"
 def build_grid(epsilons, level_epsilons, levels, large_n=(LARGE_N,)) -> list[dict]:
     """Four sweeps: every method but the J sweep over ``epsilons`` (every user of each
     dataset, ``n`` unset) on every dataset but ``flights3m-departure``; on that one (3
-    million users, where one wavelet cell takes about 14 s: its users are privatized one by
-    one) only ``Wavelet`` and the baselines, at ``level_epsilons``; the J sweep (Fig. 4) over
+    million users, where one wavelet cell takes about 3 s on an idle core: the signed-subset
+    sampler draws every user's subset) only ``Wavelet`` and the baselines, at ``level_epsilons``; the J sweep (Fig. 4) over
     ``levels`` x ``level_epsilons`` on the five datasets of Fig. 2; and Fig. 5's h = 1/16 at
     ``large_n`` users (the paper does not state n for eq. 92)."""
     others = [key for key in [*OVERALL, *STEPS] if key != TAXI_LARGE]
