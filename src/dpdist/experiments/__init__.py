@@ -39,6 +39,7 @@ from ._claims import (
     standard_error,
     welch_p_values,
     z_score,
+    z_value,
 )
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
@@ -95,6 +96,7 @@ __all__ = [
     "combine_outcomes",
     "standard_error",
     "z_score",
+    "z_value",
     "ALPHA",
     "decide",
     "holm_rejections",

@@ -39,7 +39,7 @@ from ._table import ResultsTable
 __all__ = [
     "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS",
     "better_than", "BetterThan", "lowest_of", "AllOf", "RatioWithin", "evaluate_claims",
-    "combine_outcomes", "standard_error", "z_score", "group_settings", "rows_by", "describe_setting",
+    "combine_outcomes", "standard_error", "z_score", "z_value", "group_settings", "rows_by", "describe_setting",
     "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
     "minimum_in_p_values",
 ]
@@ -63,6 +63,15 @@ def standard_error(row: Mapping[str, Any]) -> float:
     if se is None or count is None or count < 2 or not math.isfinite(float(se)):
         return math.inf
     return float(se)
+
+
+def z_value(difference: float, se: float) -> float:
+    """``difference / se``: +-inf (0 for no difference) without spread, 0 when ``se`` is unknown (inf)."""
+    if not math.isfinite(se):
+        return 0.0
+    if se > 0:
+        return difference / se
+    return math.copysign(math.inf, difference) if difference else 0.0
 
 
 def z_score(better: Mapping[str, Any], worse: Mapping[str, Any]) -> float:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InvalidParameterError
 from ...experiments import (
+    z_value,
     ALPHA,
     STAT_COLUMNS,
     INCONCLUSIVE,
@@ -349,8 +350,8 @@ class GapShrinksCheck:
             gap1 = last["mean"] - reference[x1]["mean"]
             var0 = standard_error(first) ** 2 + standard_error(reference[x0]) ** 2
             var1 = standard_error(last) ** 2 + standard_error(reference[x1]) ** 2
-            shrink = _z(self.fraction * gap0 - gap1, math.sqrt(self.fraction**2 * var0 + var1))
-            positive = _z(gap0, math.sqrt(var0))
+            shrink = z_value(self.fraction * gap0 - gap1, math.sqrt(self.fraction**2 * var0 + var1))
+            positive = z_value(gap0, math.sqrt(var0))
             p_for.append(max(normal_p_values(shrink)[0], normal_p_values(positive)[0]))
             p_against.append(normal_p_values(shrink)[1])
             agree += gap0 > 0 and gap1 < self.fraction * gap0
@@ -365,14 +366,6 @@ class GapShrinksCheck:
                 f"{sign_test(agree, total):.2g}); " + "; ".join(notes[:4]))
         return decide(p_for, p_against, self.alpha), text
 
-
-def _z(difference: float, se: float) -> float:
-    """``difference / se``; +-inf (or 0 for no difference) when ``se`` is 0, 0 when it is unknown."""
-    if not math.isfinite(se):
-        return 0.0
-    if se > 0:
-        return difference / se
-    return math.copysign(math.inf, difference) if difference else 0.0
 
 
 @dataclass(frozen=True)
@@ -428,7 +421,7 @@ class RelativeErrorCheck:
                     mh, rh, me, re_ = four
                     delta = math.log(mh["mean"] / rh["mean"]) - math.log(me["mean"] / re_["mean"])
                     se = math.sqrt(sum((standard_error(r) / r["mean"]) ** 2 for r in four))
-                    z = _z(delta, se)
+                    z = z_value(delta, se)
                     up, down = normal_p_values(z)
                     p_for.append(up)
                     p_against.append(down)

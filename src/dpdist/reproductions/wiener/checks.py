@@ -16,6 +16,7 @@ from typing import Callable
 from scipy import stats
 
 from ...experiments import (
+    z_value,
     ALPHA,
     DOES_NOT_HOLD,
     HOLDS,
@@ -135,7 +136,7 @@ class Stuck:
         ratio = final["mean"] / first["mean"]
         se = ratio * math.hypot(standard_error(final) / final["mean"], standard_error(first) / first["mean"])
         slack = min(ratio - (1 - self.tolerance), 1 + self.tolerance - ratio)
-        z = _z(slack, se)
+        z = z_value(slack, se)
         p_inside, p_outside = _normal_p_values(z)
         text = (f"{self.method}: MSE {first['mean']:.4g} at iteration 0, {final['mean']:.4g} at {self.last} "
                 f"({ratio - 1:+.1%} +- {se:.1%}; 'stuck' means within {self.tolerance:.0%}): z = {z:.2f} inside the "
@@ -178,7 +179,7 @@ class DwHelpsLittle:
                     return INCONCLUSIVE, f"MSE not positive on {dataset} at eps={epsilon:g}"
                 gains[dataset] = _log_ratio(plain, filtered)
             (smooth, var_smooth), (permuted, var_permuted) = gains[self.smooth], gains[self.permuted]
-            z = _z(smooth - permuted, math.sqrt(var_smooth + var_permuted))
+            z = z_value(smooth - permuted, math.sqrt(var_smooth + var_permuted))
             up, down = _normal_p_values(z)
             p_for.append(up)
             p_against.append(down)
@@ -191,14 +192,6 @@ class DwHelpsLittle:
                 f"p = {sign_test(agree, total):.2g}); " + "; ".join(lines))
         return decide(p_for, p_against, self.alpha), text
 
-
-def _z(difference: float, se: float) -> float:
-    """``difference / se``; +-inf (0 for no difference) without spread, 0 when ``se`` is unknown."""
-    if not math.isfinite(se):
-        return 0.0
-    if se > 0:
-        return difference / se
-    return math.copysign(math.inf, difference) if difference else 0.0
 
 
 def _log_ratio(numerator: dict, denominator: dict) -> tuple[float, float]:
