@@ -394,6 +394,29 @@ def test_cli_campaign_and_submit(server, tmp_path):
     assert unknown.returncode == 2 and "unknown_campaign" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
+def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_path, capsys):
+    """Two rounds (two campaigns of one l-grr config) from one device: one memo, both rounds counted."""
+    from dpdist.cli import main
+
+    config = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8, "version": 1}
+    rounds = [new_campaign(admin, config) for _ in range(2)]
+    data, memo = tmp_path / "today.csv", tmp_path / "device.json"
+    data.write_text("value\n5\n")
+    saved = []
+    for campaign in rounds:
+        assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value",
+                     "--memo", str(memo)]) == 0
+        assert "1 report(s) accepted" in capsys.readouterr().out
+        saved.append(memo.read_text())
+    assert saved[0] == saved[1] and set(json.loads(saved[0])["memo"]) == {"5"}
+    assert [admin.estimate(campaign)["n"] for campaign in rounds] == [1, 1]
+
+    assert main(["submit", "--server", server.url, "--campaign", rounds[0], str(data), "--column", "value"]) == 0
+    assert "each row is randomized as a different user of l-grr" in capsys.readouterr().err
+    refused = main(["submit", "--server", server.url, "--campaign", rounds[0], str(data), "--reports", "--memo", str(memo)])
+    assert refused == 2 and "'--memo' option" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""

@@ -60,6 +60,13 @@ def add_commands(subparsers) -> None:
         "--seed", type=seed_argument, default=None, help="root seed for reproducible research (default: the CSPRNG)"
     )
     privatize.add_argument("--secure", action="store_true", help="refuse --seed: always the OS-keyed CSPRNG")
+    privatize.add_argument(
+        "--memo",
+        default=None,
+        metavar="FILE",
+        help="longitudinal protocols: every row is a value of this one device, reported through its memo in FILE "
+        "(created on first use, saved before the reports are written); without it each row is a different user",
+    )
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
@@ -156,8 +163,9 @@ def _progress(total, unit, disable):
 
 # ---------------------------------------------------------------------- privatize
 def _run_privatize(args) -> int:
+    from ._cli_memo import is_longitudinal, open_device_memo
     from ._io._blocks import rechunk
-    from ._rng import block_generator, root_seed_sequence
+    from ._rng import block_generator, check_rng, root_seed_sequence
     from ._io._columns import count_rows, iter_column
     from .errors import InvalidParameterError
     from .io import ReportWriter
@@ -188,14 +196,25 @@ def _run_privatize(args) -> int:
             else:
                 yield _as_protocol_values(protocol, chunk)
 
-    with _progress(count_rows(args.data), "value", args.no_progress) as bar, ReportWriter(args.out, protocol) as writer:
+    with (
+        open_device_memo(args.memo, protocol) as memo,
+        _progress(count_rows(args.data), "value", args.no_progress) as bar,
+        ReportWriter(args.out, protocol) as writer,
+    ):
         for index, block in enumerate(rechunk(values(), args.block_size)):
             rng = None if root is None else block_generator(root, index)
-            writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
+            if memo is None:
+                writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
+            else:
+                writer.write(memo.reports(block, check_rng(rng, secure=args.secure, owner="dpdist privatize")))
             bar.update(block.size)
     note = f"; {missing} missing cell(s) skipped" if missing else ""
     if unknown:
         note += f"; {unknown} value(s) outside the label domain rejected"
+    if memo is not None:
+        note += f"; one device, its memo saved in {args.memo}"
+    elif is_longitudinal(protocol):
+        note += "; each row randomized as a different user (one device over rounds: --memo FILE)"
     print(f"privatize: {writer.n_written} report(s) of {protocol.name} written to {args.out}{note}.")
     return 0
 

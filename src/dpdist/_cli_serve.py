@@ -300,6 +300,13 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
+    submit.add_argument(
+        "--memo",
+        default=None,
+        metavar="FILE",
+        help="longitudinal campaigns: every row is a value of this one device, reported through its memo in FILE "
+        "(created on first use, saved before any report is sent); without it each row is a different user",
+    )
     submit.add_argument("--submit-token", default=None, help="the campaign's submit token, if it has one")
     _server_options(submit, admin=False)
     submit.set_defaults(handler=_run_submit)
@@ -314,6 +321,8 @@ def _run_submit(args) -> int:
         raise InvalidParameterError("Give either '--column' (values to randomize) or '--reports' (report files), not both or neither.")
     if not args.reports and len(args.data) != 1:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
+    if args.memo is not None and args.reports:
+        raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
     accepted, rejected, duplicates, batches = 0, {}, 0, 0
     with _client(args, admin=False) as client:
         if args.reports:
@@ -334,11 +343,24 @@ def _run_submit(args) -> int:
 
 def _submit_column(client, args):
     from ._cli_deploy import _as_protocol_values, reads_text
+    from ._cli_memo import is_longitudinal, open_device_memo
+    from ._rng import check_rng
     from ._io._blocks import rechunk
     from ._io._columns import iter_column
 
     protocol = client.protocol(args.campaign)
     chunks = iter_column(args.data[0], args.column, text=reads_text(protocol))
     values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
-    for block in rechunk(values, args.batch_size):
-        yield client.submit_reports(args.campaign, protocol, protocol.privatize(block, secure=True))
+    if args.memo is None and is_longitudinal(protocol):
+        print(
+            f"submit: note: each row is randomized as a different user of {protocol.name}; "
+            "one device reporting over rounds uses '--memo FILE'.",
+            file=sys.stderr,
+        )
+    with open_device_memo(args.memo, protocol) as memo:
+        for block in rechunk(values, args.batch_size):
+            if memo is None:
+                reports = protocol.privatize(block, secure=True)
+            else:
+                reports = memo.reports(block, check_rng(None, secure=True, owner="dpdist submit"))
+            yield client.submit_reports(args.campaign, protocol, reports)

@@ -1,0 +1,102 @@
+"""``--memo FILE``: one device's reports of a longitudinal protocol from the command line.
+
+A longitudinal protocol (``l-grr``, ``l-osue``, ``loloha``, ``dbitflippm``) bounds
+the leak of any number of rounds by :math:`\\varepsilon_\\infty` only if the
+device reuses its permanent responses. ``dpdist privatize`` and ``dpdist
+submit`` randomize each row as a different user; with ``--memo FILE`` every row
+is a value of this one device, reported through the client state kept in FILE
+(``MemoizedClient`` / ``BucketMemoClient`` JSON, the same the JavaScript client
+keeps in ``localStorage``). The file is created on first use, refused if it was
+made for another config, locked while in use, and replaced atomically with the
+new permanent responses *before* any report is written or sent: a run killed at
+any moment never lets a report out whose permanent response the device forgot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["is_longitudinal", "DeviceMemo", "open_device_memo"]
+
+LONGITUDINAL = ("l-grr", "l-osue", "loloha", "dbitflippm")
+
+
+def is_longitudinal(protocol) -> bool:
+    """Whether ``protocol`` has a device client with a memo (the protocols of :data:`LONGITUDINAL`)."""
+    return callable(getattr(protocol, "client", None))
+
+
+class DeviceMemo:
+    """One device's client state, read from and saved to ``path``."""
+
+    def __init__(self, path: Path, protocol):
+        self.path = path
+        self.protocol = protocol
+        self.client = _load_client(path, protocol)
+
+    def reports(self, values: np.ndarray, rng) -> np.ndarray:
+        """This device's reports of ``values`` (one per value), the memo saved before they are returned."""
+        drawn = [self.client.report(value, rng) for value in np.asarray(values).tolist()]
+        self.save()
+        dtype = np.result_type(*drawn) if drawn else np.uint64
+        return np.asarray(drawn, dtype=dtype)
+
+    def save(self) -> None:
+        from ._io._atomic import atomic_writer
+
+        with atomic_writer(self.path) as handle:
+            handle.write(json.dumps(self.client.to_dict(), sort_keys=True).encode() + b"\n")
+
+
+@contextlib.contextmanager
+def open_device_memo(path: str | None, protocol, option: str = "--memo"):
+    """The :class:`DeviceMemo` at ``path`` for ``protocol`` (locked while open), or ``None`` without a path."""
+    from ._io._atomic import exclusive_lock
+    from .errors import InvalidParameterError
+
+    if path is None:
+        yield None
+        return
+    if not is_longitudinal(protocol):
+        raise InvalidParameterError(
+            f"The '{option}' option keeps a device's permanent responses for a longitudinal protocol "
+            f"({', '.join(LONGITUDINAL)}). Got the protocol {protocol.name!r}, whose reports are not memoized."
+        )
+    with exclusive_lock(path, owner=option):
+        yield DeviceMemo(Path(path), protocol)
+
+
+def _load_client(path: Path, protocol):
+    from .errors import DPDistError, IncompatibleStateError
+
+    if not path.exists():
+        return protocol.client()
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise IncompatibleStateError(f"The '--memo' file {str(path)!r} is not a device memo (JSON): {error}.") from None
+    if not isinstance(state, dict) or _canonical(state.get("config")) != _canonical(protocol.config()):
+        raise IncompatibleStateError(
+            f"The '--memo' file {str(path)!r} was made for another config ({_short(state)}); this run's config is "
+            f"{_canonical(protocol.config())}. A device keeps one memo per config: reusing it for another would be "
+            "wrong, and starting a new one for the same values spends a fresh epsilon_inf."
+        )
+    try:
+        client = type(protocol.client()).from_dict(state)
+    except DPDistError as error:
+        raise IncompatibleStateError(f"The '--memo' file {str(path)!r}: {error}") from None
+    client.protocol = protocol
+    return client
+
+
+def _canonical(config) -> str:
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+def _short(state) -> str:
+    text = _canonical(state.get("config") if isinstance(state, dict) else state)
+    return text if len(text) <= 200 else text[:200] + "..."

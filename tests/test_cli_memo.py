@@ -1,0 +1,116 @@
+"""``dpdist privatize --memo FILE``: one device's longitudinal reports through its saved memo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpdist import io, local
+from dpdist._io._atomic import exclusive_lock
+from dpdist.cli import main
+
+LONGITUDINAL = [
+    {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
+    {"protocol": "l-osue", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
+    {"protocol": "loloha", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
+    {"protocol": "dbitflippm", "epsilon": 2.0, "domain_size": 8, "sampled_bits": 2},
+]
+
+
+def privatize(tmp_path, config, values, out, *extra):
+    data = tmp_path / "device.csv"
+    data.write_text("value\n" + "\n".join(map(str, values)) + "\n")
+    return main(["privatize", "--config", json.dumps(config), "--column", "value", str(data), "--out", str(out),
+                 "--no-progress", *extra])
+
+
+@pytest.mark.parametrize("config", LONGITUDINAL, ids=lambda c: c["protocol"])
+def test_memo_reports_equal_the_device_clients_and_rounds_reuse_the_memo(config, tmp_path, capsys):
+    protocol = local.from_config(config)
+    memo = tmp_path / "device.json"
+    values = [3, 3, 5, 3]
+    assert privatize(tmp_path, config, values, tmp_path / "day1.parquet", "--memo", str(memo), "--seed", "7") == 0
+    assert "one device, its memo saved in" in capsys.readouterr().out
+
+    # the same draws as the device's own client with block 0's generator of seed 7
+    client = protocol.client()
+    generator = np.random.default_rng(np.random.SeedSequence(7).spawn(1)[0])
+    expected = np.asarray([client.report(value, generator) for value in values])
+    written = io.read_reports(tmp_path / "day1.parquet", protocol).reports
+    np.testing.assert_array_equal(written.reshape(expected.shape), expected)
+    assert json.loads(memo.read_text()) == json.loads(json.dumps(client.to_dict()))
+
+    # later rounds (CSPRNG) keep every permanent response; a new value adds its own
+    first = json.loads(memo.read_text())
+    for day in range(2, 5):
+        assert privatize(tmp_path, config, [3, 5], tmp_path / f"day{day}.parquet", "--memo", str(memo)) == 0
+        assert json.loads(memo.read_text()) == first
+    assert privatize(tmp_path, config, [6], tmp_path / "day5.parquet", "--memo", str(memo)) == 0
+    later = json.loads(memo.read_text())
+    assert later.get("randomness") == first.get("randomness")
+    assert {key: value for key, value in later["memo"].items() if key in first["memo"]} == first["memo"]
+    # the device's files aggregate like any other
+    assert main(["aggregate", "--config", json.dumps(config), *map(str, sorted(tmp_path.glob("day*.parquet"))),
+                 "--state", str(tmp_path / "state.bin")]) == 0
+    assert "holds 11 report(s)" in capsys.readouterr().out
+
+
+def test_the_memo_is_saved_before_any_report_is_written(tmp_path, monkeypatch):
+    config = LONGITUDINAL[0]
+    memo = tmp_path / "device.json"
+    seen = []
+    original = io.ReportWriter.write
+
+    def write(self, reports):
+        seen.append(json.loads(memo.read_text())["memo"])
+        return original(self, reports)
+
+    monkeypatch.setattr(io.ReportWriter, "write", write)
+    assert privatize(tmp_path, config, [2, 7], tmp_path / "r.parquet", "--memo", str(memo)) == 0
+    assert seen and set(seen[0]) == {"2", "7"}
+
+
+def test_without_memo_each_row_is_a_new_user_and_the_summary_says_so(tmp_path, capsys):
+    assert privatize(tmp_path, LONGITUDINAL[0], [3, 3], tmp_path / "r.parquet") == 0
+    assert "each row randomized as a different user (one device over rounds: --memo FILE)" in capsys.readouterr().out
+    assert privatize(tmp_path, {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, [3], tmp_path / "g.parquet") == 0
+    assert "different user" not in capsys.readouterr().out
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "dpdist.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("value\n3\n")
+    l_grr, other = json.dumps(LONGITUDINAL[0]), json.dumps({**LONGITUDINAL[0], "epsilon_1": 2.0})
+    memo = tmp_path / "m.json"
+    base = ["privatize", "--column", "value", str(data), "--out", str(tmp_path / "r.parquet"), "--no-progress"]
+    assert run_cli(*base, "--config", l_grr, "--memo", str(memo)).returncode == 0
+    saved = memo.read_text()
+
+    cases = {
+        "another config": ([*base, "--config", other, "--memo", str(memo)], "was made for another config"),
+        "not longitudinal": ([*base, "--config", json.dumps({"protocol": "oue", "epsilon": 1.0, "domain_size": 8}),
+                              "--memo", str(memo)], "for a longitudinal protocol"),
+    }
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("not json")
+    cases["not json"] = ([*base, "--config", l_grr, "--memo", str(garbage)], "is not a device memo")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"config": local.from_config(LONGITUDINAL[0]).config(), "memo": {"3": 99}}))
+    cases["entry out of range"] = ([*base, "--config", l_grr, "--memo", str(wrong)], str(wrong))
+    for name, (argv, expected) in cases.items():
+        result = run_cli(*argv)
+        assert result.returncode == 2, name
+        assert result.stderr.count("\n") == 1 and "--memo" in result.stderr and expected in result.stderr, (name, result.stderr)
+    assert memo.read_text() == saved
+
+    with exclusive_lock(memo, owner="another device run"):
+        locked = run_cli(*base, "--config", l_grr, "--memo", str(memo))
+    assert locked.returncode != 0 and "locked by another process" in locked.stderr and "Traceback" not in locked.stderr
