@@ -191,6 +191,39 @@ def test_node_refuses_every_registered_protocol_it_does_not_implement(tmp_path):
         assert f"does not implement protocol '{name}'" in result.stderr
 
 
+@pytest.mark.parametrize("config", [
+    {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
+    {"protocol": "loloha", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
+    {"protocol": "dbitflippm", "epsilon": 2.0, "domain_size": 8, "sampled_bits": 2},
+], ids=lambda c: c["protocol"])
+def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, tmp_path, capsys):
+    """`privatize.js --memo` keeps the device's permanent responses; `dpdist privatize --memo` continues them."""
+    protocol = local.from_config(config)
+    memo = tmp_path / "device.json"
+    saved = []
+    for day in range(3):
+        result, _ = _privatize_with_node(tmp_path, protocol, np.array([3, 5, 3]), f"day{day}.bin", ("--memo", str(memo)))
+        assert result.returncode == 0 and "one device, its memo saved in" in result.stderr, result.stderr
+        saved.append(json.loads(memo.read_text()))
+    assert saved[0] == saved[1] == saved[2]
+    client = type(protocol.client()).from_dict(saved[0])  # Python reads the node-written memo
+    assert client.memo and set(map(str, client.memo)) == set(saved[0]["memo"])
+
+    (tmp_path / "today.csv").write_text("value\n3\n5\n")
+    assert main(["privatize", "--config", json.dumps(config), "--column", "value", str(tmp_path / "today.csv"),
+                 "--out", str(tmp_path / "python.parquet"), "--memo", str(memo), "--no-progress"]) == 0
+    assert type(protocol.client()).from_dict(json.loads(memo.read_text())).to_dict() == client.to_dict()
+    files = [*map(str, sorted(tmp_path.glob("day*.bin"))), str(tmp_path / "python.parquet")]
+    assert main(["aggregate", "--config", json.dumps(config), *files, "--state", str(tmp_path / "s.bin")]) == 0
+    assert "holds 11 report(s)" in capsys.readouterr().out
+
+    other, _ = _privatize_with_node(tmp_path, local.make("grr", epsilon=1.0, domain_size=8), np.array([3]),
+                                    "grr.bin", ("--memo", str(memo)))
+    assert other.returncode == 2 and other.stderr.count("\n") == 1 and "option --memo" in other.stderr
+    unmemoized, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "fresh.bin")
+    assert unmemoized.returncode == 0 and "each line randomized as a different user" in unmemoized.stderr
+
+
 def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
 
     grr = local.make("grr", epsilon=1.0, domain_size=5)

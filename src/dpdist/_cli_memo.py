@@ -79,7 +79,7 @@ def _load_client(path: Path, protocol):
         state = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r} is not a device memo (JSON): {error}.") from None
-    if not isinstance(state, dict) or _canonical(state.get("config")) != _canonical(protocol.config()):
+    if not isinstance(state, dict) or _normalized(state.get("config")) != _canonical(protocol.config()):
         raise IncompatibleStateError(
             f"The '--memo' file {str(path)!r} was made for another config ({_short(state)}); this run's config is "
             f"{_canonical(protocol.config())}. A device keeps one memo per config: reusing it for another would be "
@@ -91,6 +91,17 @@ def _load_client(path: Path, protocol):
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r}: {error}") from None
     client.protocol = protocol
     return client
+
+
+def _normalized(config) -> str | None:
+    """The canonical text of ``config`` as dpdist rebuilds it (JavaScript writes 4 where Python writes 4.0)."""
+    from .errors import DPDistError
+    from .local import from_config
+
+    try:
+        return _canonical(from_config(config).config())
+    except (DPDistError, TypeError, ValueError, KeyError):
+        return None
 
 
 def _canonical(config) -> str:

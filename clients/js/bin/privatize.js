@@ -7,12 +7,20 @@
 // The file holds one record per batch of --batch-rows values, each carrying the file's random
 // file id (--file-id to re-write the same logical file), and is written to a temporary name,
 // then renamed: either the whole file appears or none.  Randomness: crypto.getRandomValues.
+//
+// With --memo FILE (longitudinal protocols: l-grr, l-osue, loloha, dbitflippm) every line is a value
+// of this one device, reported through its memo kept in FILE (the JSON of Python's
+// MemoizedClient / BucketMemoClient.to_dict, so `dpdist privatize --memo` can share it): created on
+// first use, refused if made for another config, and replaced atomically with each new permanent
+// response before any report of it is written.  Without it each line is a different user.
 
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DPDistError, fromConfig, newFileId, privatizeRecord } from '../src/index.js';
+import { DPDistError, Memo, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId, privatizeRecord } from '../src/index.js';
+import { secureSource } from '../src/random.js';
 
-const USAGE = 'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] < values.txt';
+const USAGE =
+  'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] [--memo MEMO.json] < values.txt';
 
 let pendingTemporary = null; // removed on failure: no partial file is ever left
 
@@ -23,7 +31,7 @@ function fail(message) {
 }
 
 function parseArguments(argv) {
-  const options = { batchRows: 65536, fileId: null };
+  const options = { batchRows: 65536, fileId: null, memo: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '-h' || flag === '--help') {
@@ -31,11 +39,12 @@ function parseArguments(argv) {
       process.exit(0);
     }
     const [name, inline] = flag.includes('=') ? flag.split(/=(.*)/s) : [flag, undefined];
-    if (!['--config', '--out', '--batch-rows', '--file-id'].includes(name)) fail(`unknown option ${flag}; ${USAGE}`);
+    if (!['--config', '--out', '--batch-rows', '--file-id', '--memo'].includes(name)) fail(`unknown option ${flag}; ${USAGE}`);
     const value = inline ?? argv[++i];
     if (value === undefined) fail(`option ${name} needs a value`);
     if (name === '--config') options.config = value;
     else if (name === '--out') options.out = value;
+    else if (name === '--memo') options.memo = value;
     else if (name === '--file-id') {
       if (!/^[0-9a-f]{32}$/.test(value)) fail(`option --file-id must be 32 lower-case hex digits, got ${JSON.stringify(value)}`);
       options.fileId = value;
@@ -65,6 +74,60 @@ function loadProtocol(path) {
   }
 }
 
+/** Write ``text`` to ``path`` atomically: a temporary file, fsynced, renamed over it. */
+function replaceFile(path, text) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const descriptor = openSync(temporary, 'w');
+  try {
+    writeSync(descriptor, text);
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+  renameSync(temporary, path);
+}
+
+/** The device's Memo kept in ``path`` (created on first use), saved on every change. */
+function openMemo(protocol, path) {
+  if (!isLongitudinal(protocol)) {
+    fail(`option --memo keeps a device's permanent responses for a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm); ${protocol.name} reports are not memoized`);
+  }
+  let state = null;
+  if (existsSync(path)) {
+    try {
+      state = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      fail(`option --memo: ${path} is not a device memo (JSON): ${error.message}`);
+    }
+  }
+  const save = (memo) => {
+    try {
+      replaceFile(path, `${JSON.stringify(memo.toJSON())}\n`);
+    } catch (error) {
+      fail(`option --memo: cannot write ${path} (${error.code ?? error.message})`);
+    }
+  };
+  try {
+    return new Memo(protocol, state, { onChange: save });
+  } catch (error) {
+    if (error instanceof DPDistError) fail(`option --memo: ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** One device's reports of ``values`` through ``memo``, as one ReportBatch. */
+function memoizedBatch(protocol, memo, values, source) {
+  const rows = values.map((value) => memo.report(value, source));
+  const bytes = new Uint8Array(rows.reduce((total, row) => total + row.bytes.length, 0));
+  let offset = 0;
+  for (const row of rows) {
+    bytes.set(row.bytes, offset);
+    offset += row.bytes.length;
+  }
+  const { config, floatKeys, descr, shape } = rows[0];
+  return new ReportBatch(config, floatKeys, descr, [rows.length, ...shape.slice(1)], bytes);
+}
+
 /** The value on one input line: a label (protocols with labels), an integer item or a real number. */
 function parseValue(protocol, line, lineNumber) {
   let value;
@@ -88,6 +151,8 @@ function parseValue(protocol, line, lineNumber) {
 async function main() {
   const options = parseArguments(process.argv.slice(2));
   const protocol = loadProtocol(options.config);
+  const memo = options.memo === null ? null : openMemo(protocol, options.memo);
+  const source = secureSource();
   const fileId = options.fileId ?? newFileId();
   const temporary = `${options.out}.${process.pid}.tmp`;
   let descriptor;
@@ -104,7 +169,11 @@ async function main() {
   const flush = () => {
     if (batch.length === 0) return;
     try {
-      writeSync(descriptor, privatizeRecord(protocol, batch, { fileId }));
+      const record =
+        memo === null
+          ? privatizeRecord(protocol, batch, { fileId })
+          : encodeRecord(memoizedBatch(protocol, memo, batch, source), { fileId });
+      writeSync(descriptor, record);
     } catch (error) {
       if (error instanceof DPDistError) fail(`stdin lines ${firstLine}-${lineNumber}: ${error.message}`);
       throw error;
@@ -127,7 +196,13 @@ async function main() {
   } finally {
     if (pendingTemporary !== null) rmSync(pendingTemporary, { force: true });
   }
-  process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}\n`);
+  const who =
+    memo !== null
+      ? `; one device, its memo saved in ${options.memo}`
+      : isLongitudinal(protocol)
+        ? '; each line randomized as a different user (one device over rounds: --memo FILE)'
+        : '';
+  process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${who}\n`);
 }
 
 
