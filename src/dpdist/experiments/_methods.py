@@ -112,6 +112,8 @@ def run_local_protocol(protocol: str, values: np.ndarray, dataset: Any, params: 
     rng : numpy.random.Generator
     """
     make_params, estimate_params = _split(dict(params))
+    if estimate_params.get("deconvolve") == "amrp":
+        estimate_params.setdefault("rng", rng)  # the permutations come from the cell's stream, not the CSPRNG
     if local.needs_population_size(protocol) and make_params.get("levels") is None:
         make_params.setdefault("n_users", int(np.asarray(values).size))
     kind = "numerical" if protocol in local.available("numerical") else "frequency"
