@@ -210,3 +210,14 @@ def test_secure_mode_rejects_an_epsilon_below_its_resolution():
 
     with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
         central.histogram_queries([0.5], 2.0**-30, (0, 1), 4, secure=True)
+
+
+def test_a_split_budget_below_the_sampler_resolution_is_explained():
+    # 1e-5 is a supported total epsilon, but the tree's 5% profile step gets 5e-7 < 2**-20:
+    # the error must say that a step of a split budget is too small, not just quote 5e-7
+    from dpdist import central
+    from dpdist.errors import InvalidPrivacyParameterError
+
+    with pytest.raises(InvalidPrivacyParameterError, match=r"each noisy step.*5\.0*\d*e-07.*larger total 'epsilon'"):
+        central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0)
+    assert central.cdf(np.linspace(0, 1, 50), 2e-5, (0, 1), rng=0).epsilon == pytest.approx(2e-5)

@@ -312,8 +312,10 @@ def _dyadic_epsilon(epsilon: float) -> Fraction:
     numerator = math.floor(epsilon * 2**EPSILON_BITS) if math.isfinite(epsilon) else 0
     if numerator < 1:
         raise InvalidPrivacyParameterError(
-            f"The 'epsilon' parameter must be a finite float >= 2**-{EPSILON_BITS} for the exact noise samplers "
-            f"(their dyadic resolution). Got {epsilon!r} instead."
+            f"The 'epsilon' of each noisy step must be a finite float >= 2**-{EPSILON_BITS} (about "
+            f"{2.0**-EPSILON_BITS:.2g}) for the exact noise samplers (their dyadic resolution). Got {epsilon!r} for "
+            "one step instead. Releases that split their budget (the tree's 5% shape profile, adaptive_quantiles' "
+            "iterations, matching_pursuit's 2s releases, unbounded_quantile's two halves) need a larger total 'epsilon'."
         )
     return Fraction(numerator, 2**EPSILON_BITS)
 
