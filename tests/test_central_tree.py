@@ -173,3 +173,19 @@ def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
         draws.append(np.concatenate([[0.0], np.cumsum(consistent[-1])]) / max(total, 1.0))
     np.testing.assert_allclose(small.cdf_standard_error(draws=50, rng=0), np.std(draws, axis=0), rtol=1e-10, atol=1e-15)
     assert se.shape == (leaves + 1,) and se[0] == 0
+
+
+def test_quantile_arguments_of_any_type_raise_dpdist_errors():
+    x = np.random.default_rng(0).random(200)
+    for kwargs in ({"level": "abc"}, {"level": None}, {"level": True}, {"q": ["a"]}, {"q": [object()]}):
+        with pytest.raises(InvalidParameterError):
+            central.quantiles(x, 1.0, (0, 1), **kwargs)
+
+
+def test_unbounded_quantile_takes_any_finite_lower_point():
+    # the check of epsilon once used the bounds (lower, lower + 1), which collapse for |lower| >= 2**53
+    x = 1e17 + np.random.default_rng(1).random(2000) * 1e3
+    assert central.unbounded_quantile(x, 1.0, 0.5, lower=1e17, rng=0) >= 1e17
+    assert central.unbounded_quantile(np.arange(1.0, 101.0), 1.0, 0.5, lower=np.int64(0), beta=np.float64(1.01), rng=0) > 0
+    with pytest.raises(InvalidParameterError, match="'lower'"):
+        central.unbounded_quantile(x, 1.0, lower=True)

@@ -51,6 +51,7 @@ width (post-processing; the floats of an interval's end points never leave).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +114,10 @@ class QuantileRelease:
 
 
 def _check_q(owner: str, q) -> np.ndarray:
-    array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
+    try:
+        array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
+    except (TypeError, ValueError):
+        array = np.array([np.nan])
     if array.ndim != 1 or array.size == 0 or not np.all((array > 0) & (array < 1)):
         raise InvalidParameterError(
             f"The 'q' parameter of {owner} must be one or more probabilities strictly between 0 and 1. Got {q!r} instead."
@@ -121,6 +125,11 @@ def _check_q(owner: str, q) -> np.ndarray:
     if np.any(np.diff(array) <= 0):
         raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
     return array
+
+
+def _is_real(value) -> bool:
+    """A real number (Python or NumPy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _snap(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
@@ -159,7 +168,7 @@ def quantiles(
     owner = "quantiles"
     probabilities = _check_q(owner, q)
     check_option(owner, "method", method, QUANTILE_METHODS)
-    if not 0 < float(level) < 1:
+    if not (_is_real(level) and 0 < float(level) < 1):
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     if method == "tree":
         tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
@@ -298,11 +307,13 @@ def unbounded_quantile(
     """
     owner = "unbounded_quantile"
     probability = float(_check_q(owner, q)[0])
-    if not (isinstance(beta, (int, float)) and 1 < beta <= 2):
+    if not (_is_real(beta) and 1 < beta <= 2):
         raise InvalidParameterError(f"The 'beta' parameter of {owner} must lie in (1, 2]. Got {beta!r} instead.")
-    if not (isinstance(lower, (int, float)) and math.isfinite(lower)):
+    if not (_is_real(lower) and math.isfinite(lower)):
         raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=(lower, lower + 1.0), rng=rng, clip=True, secure=secure)
+    lower, beta = float(lower), float(beta)
+    # validates epsilon, rng and secure only (the data are checked below): no bounds of the user's are involved
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, clip=True, secure=secure)
     ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng)[0])
