@@ -75,12 +75,13 @@ def _run_release(args) -> int:
             f"--column {args.column!r} of {args.file!r} must hold at least one number. Got no values "
             "(empty cells are missing values)."
         )
-    tree = None
+    tree = se = None
     if args.method == "tree":  # one tree release; the quantiles and the plot are post-processing of it
         from .central.many_quantiles import _tree_quantiles
 
         tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
-        release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95)
+        se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
+        release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
         release = central.quantiles(values, args.epsilon, bounds, q, method="aq", rng=seed, clip=True)
     guarantee = (
@@ -99,11 +100,11 @@ def _run_release(args) -> int:
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
     if args.plot:
-        _plot(tree, release, args, bounds)
+        _plot(tree, se, release, args, bounds)
     return 0
 
 
-def _plot(tree, release, args, bounds) -> None:
+def _plot(tree, se, release, args, bounds) -> None:
     import matplotlib
     import numpy as np
 
@@ -114,7 +115,7 @@ def _plot(tree, release, args, bounds) -> None:
     if tree is not None:
         distribution = tree.to_distribution()
         axis.plot(distribution.edges, distribution.cumulative, color="C0", label="private CDF")
-        spread = 1.96 * tree.cdf_standard_error()  # the noise's spread: post-processing, no budget
+        spread = 1.96 * se  # the noise's spread: post-processing, no budget
         if spread.size == distribution.edges.size:
             axis.fill_between(distribution.edges, np.clip(distribution.cumulative - spread, 0, 1),
                               np.clip(distribution.cumulative + spread, 0, 1), color="C0", alpha=0.25, linewidth=0,

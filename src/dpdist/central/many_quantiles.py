@@ -207,14 +207,15 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
 
 
-def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float) -> QuantileRelease:
+def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
+    """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
     from scipy.special import ndtri
 
     distribution = tree.to_distribution()
     edges = distribution.edges
     cdf = distribution.cumulative
     z = float(ndtri(0.5 + level / 2))
-    se = tree.cdf_standard_error()
+    se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
     lower_band = np.maximum.accumulate(np.clip(cdf - z * se, 0, 1))
     values = _snap(distribution.quantile(q), tree.bounds)
