@@ -186,9 +186,10 @@ _JOINT_EXP_CELLS = 2**28
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     if q.size * (data.x.size + 1) > _JOINT_EXP_CELLS:
         raise InvalidParameterError(
-            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of "
-            f"{data.x.size} values, which needs {8 * q.size * (data.x.size + 1) / 2**30:.1f} GiB; "
+            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of more than "
+            f"{_JOINT_EXP_CELLS // q.size - 1} values, which needs more than {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB; "
             f"allowed: len(q) * (len(x) + 1) <= 2^28. Use method='tree' or 'aq' for this size."
+            # the exact len(x) is not quoted: under add/remove neighbours it is private
         )
     outputs, tables = joint_exp(np.sort(data.x), data.bounds, q, data.epsilon, data.rng)
     values = np.maximum.accumulate(_snap(outputs, data.bounds))
