@@ -326,7 +326,10 @@ def unbounded_quantile(
         indices = np.arange(start, min(start + block, last))
         candidates = lower + np.expm1(indices * math.log(beta))
         below = np.searchsorted(ordered, candidates, side="left").astype(np.float64)
-        noisy = laplace_mechanism(below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng)
+        # each candidate is its own AboveThreshold query: the rounding slack is one grid step per query
+        noisy = laplace_mechanism(
+            below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng, each_coordinate=True
+        )
         hits = np.flatnonzero(noisy >= threshold)
         if hits.size:
             return float(candidates[hits[0]])

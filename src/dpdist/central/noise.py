@@ -371,6 +371,7 @@ def laplace_mechanism(
     rng: np.random.Generator,
     *,
     integer_valued: bool = False,
+    each_coordinate: bool = False,
 ) -> np.ndarray:
     r"""``values`` rounded to a public grid plus exact discrete Laplace noise (pure :math:`\varepsilon`-DP).
 
@@ -382,13 +383,17 @@ def laplace_mechanism(
     use step 1 and no rounding slack.  The declaration is a property of the
     query, never inferred from the data: a data-dependent choice of grid would
     itself leak.  The result is a multiple of the step, exactly representable.
+
+    ``each_coordinate=True`` declares that ``l1_sensitivity`` bounds every coordinate on its
+    own and each noisy coordinate is used as a separate query (AboveThreshold's queries,
+    Dwork & Roth 2014, Alg. 1): the rounding slack is then one step, not one per coordinate.
     """
     values = np.asarray(values, dtype=np.float64)
     if integer_valued:
         step, integer_sensitivity = 1.0, int(l1_sensitivity)
     else:
         step = secure_grid_step(l1_sensitivity)
-        integer_sensitivity = math.ceil(l1_sensitivity / step) + values.size
+        integer_sensitivity = math.ceil(l1_sensitivity / step) + (1 if each_coordinate else values.size)
     noisy = _on_grid(values, step) + discrete_laplace(values.size, integer_sensitivity, epsilon, rng).reshape(values.shape)
     return noisy.astype(np.float64) * step
 
