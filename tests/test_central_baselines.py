@@ -102,3 +102,15 @@ def test_add_remove_histogram_does_not_release_the_number_of_records():
     dist = central.histogram_queries([0.1, 0.5, 0.7], 1.0, (0, 1), 4, rng=0, neighbouring="add-remove")
     assert dist.n is None
     assert central.histogram_queries([0.1, 0.5, 0.7], 1.0, (0, 1), 4, rng=0).n == 3
+
+
+@pytest.mark.parametrize("bad", [123456.789, float("nan")])
+def test_out_of_domain_errors_quote_no_record_and_no_count(bad):
+    # a central release refuses bad data without printing a raw record or an un-noised count
+    from dpdist import central
+
+    x = np.concatenate([np.random.default_rng(0).random(50), [bad, bad, bad]])
+    for release in (central.cdf, central.histogram_queries, central.adaptive_quantiles):
+        with pytest.raises(OutOfDomainError, match="'x'") as error:
+            release(x, 1.0, (0, 1), rng=0)
+        assert "123456" not in str(error.value) and "nan" not in str(error.value) and "3" not in str(error.value)

@@ -210,3 +210,30 @@ def test_secure_mode_rejects_an_epsilon_below_its_resolution():
 
     with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
         central.histogram_queries([0.5], 2.0**-30, (0, 1), 4, secure=True)
+
+
+def test_a_split_budget_below_the_sampler_resolution_is_explained():
+    # 1e-5 is a supported total epsilon, but the tree's 5% profile step gets 5e-7 < 2**-20:
+    # the error must say that a step of a split budget is too small, not just quote 5e-7
+    from dpdist import central
+    from dpdist.errors import InvalidPrivacyParameterError
+
+    with pytest.raises(InvalidPrivacyParameterError, match=r"each noisy step.*5\.0*\d*e-07.*larger total 'epsilon'"):
+        central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0)
+    assert central.cdf(np.linspace(0, 1, 50), 2e-5, (0, 1), rng=0).epsilon == pytest.approx(2e-5)
+
+
+def test_each_coordinate_noise_has_one_step_of_rounding_slack():
+    # AboveThreshold's queries are separate releases: the grid-rounding slack is one step per query,
+    # not one per coordinate of the block (4096 steps would add 6.25% to the scale, 13% to the variance)
+    from dpdist.central.noise import _dyadic_epsilon
+
+    step = noise.secure_grid_step(2.0)
+    values = np.zeros(4096)
+    draws = np.concatenate([
+        noise.laplace_mechanism(values, 2.0, 1.0, np.random.default_rng(seed), each_coordinate=True) / step
+        for seed in range(10)
+    ])
+    a = float(_dyadic_epsilon(1.0)) / (math.ceil(2.0 / step) + 1)  # P(z) ∝ exp(-a |z|) in grid units
+    variance = 2 * math.exp(-a) / (1 - math.exp(-a)) ** 2
+    assert abs(draws.var() - variance) < 5 * math.sqrt(5 / draws.size) * variance

@@ -144,3 +144,48 @@ def test_release_command_prints_the_guarantee_and_quantiles(tmp_path, capsys):
     assert "NOT for publication" in release["guarantee"] and len(release["quantiles"]["values"]) == 3
     assert main(["release", str(data), "--column", "nope", "--epsilon", "1", "--bounds", "0,1"]) == 2
     assert "--column 'nope'" in capsys.readouterr().err
+
+
+def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
+    # the band is the spread of 200 noise draws; holding them all would take 200 x leaves doubles
+    # (1.7 GB at the 2**20 leaves the shape rule picks for skewed data at large epsilon * n)
+    import tracemalloc
+
+    tree = TreeHistogram.release(np.random.default_rng(3).random(500), 1.0, (0, 1), branching=16, height=4, rng=0)
+    reference = np.random.default_rng(0)
+    tracemalloc.start()
+    se = tree.cdf_standard_error(draws=200, rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    leaves = 16**4
+    assert peak < 40 * 8 * leaves  # a few dozen leaf-sized arrays, not 200 (105 MB here)
+    # the same numbers as the population sd of the stored draws (checked on a small tree)
+    small = TreeHistogram.release(np.random.default_rng(3).random(500), 1.0, (0, 1), branching=4, height=3, rng=0)
+    leaves_small, total = small.consistent_leaves()
+    scale = math.sqrt(small.noise_variance / 2.0)
+    draws = []
+    from dpdist.local.numerical._tree import hay_consistency
+
+    for _ in range(50):
+        noise = [reference.laplace(0.0, scale, level.size) for level in small.levels]
+        noise[0] = np.array([noise[1].sum()])
+        consistent = hay_consistency(noise, 4, root=None)
+        draws.append(np.concatenate([[0.0], np.cumsum(consistent[-1])]) / max(total, 1.0))
+    np.testing.assert_allclose(small.cdf_standard_error(draws=50, rng=0), np.std(draws, axis=0), rtol=1e-10, atol=1e-15)
+    assert se.shape == (leaves + 1,) and se[0] == 0
+
+
+def test_quantile_arguments_of_any_type_raise_dpdist_errors():
+    x = np.random.default_rng(0).random(200)
+    for kwargs in ({"level": "abc"}, {"level": None}, {"level": True}, {"q": ["a"]}, {"q": [object()]}):
+        with pytest.raises(InvalidParameterError):
+            central.quantiles(x, 1.0, (0, 1), **kwargs)
+
+
+def test_unbounded_quantile_takes_any_finite_lower_point():
+    # the check of epsilon once used the bounds (lower, lower + 1), which collapse for |lower| >= 2**53
+    x = 1e17 + np.random.default_rng(1).random(2000) * 1e3
+    assert central.unbounded_quantile(x, 1.0, 0.5, lower=1e17, rng=0) >= 1e17
+    assert central.unbounded_quantile(np.arange(1.0, 101.0), 1.0, 0.5, lower=np.int64(0), beta=np.float64(1.01), rng=0) > 0
+    with pytest.raises(InvalidParameterError, match="'lower'"):
+        central.unbounded_quantile(x, 1.0, lower=True)

@@ -7,6 +7,8 @@ import sys
 
 
 def add_commands(subparsers) -> None:
+    from .cli import seed_argument
+
     release = subparsers.add_parser(
         "release",
         help="central DP: release a private CDF and quantiles of one column (trusted curator)",
@@ -25,45 +27,63 @@ def add_commands(subparsers) -> None:
     release.add_argument("--method", choices=("tree", "aq"), default="tree", help="quantile method (default tree)")
     release.add_argument("--plot", default=None, help="write the released CDF and quantiles to this PNG")
     release.add_argument("--json", action="store_true", help="print the release as JSON")
-    release.add_argument("--seed", default=None, help="seed for reproducible research (not for publishing)")
+    release.add_argument(
+        "--seed", type=seed_argument, default=None, help="seed for reproducible research (not for publishing)"
+    )
     release.set_defaults(handler=_run_release)
 
 
 def _parse_quantiles(text: str):
+    """The probabilities of ``--quantiles``: finite, strictly between 0 and 1, strictly increasing.
+
+    Checked before any release, so that a typo never spends budget and the message names the option.
+    """
+    import math
+
     from .errors import InvalidParameterError
 
     try:
-        return [float(part) for part in text.split(",") if part.strip()]
+        values = [float(part) for part in text.split(",") if part.strip()]
     except ValueError:
+        values = []
+    valid = bool(values) and all(math.isfinite(v) and 0 < v < 1 for v in values)
+    if not valid or any(later <= earlier for earlier, later in zip(values, values[1:])):
         raise InvalidParameterError(
-            f"The '--quantiles' option must be comma-separated probabilities in (0, 1). Got {text!r} instead."
-        ) from None
+            f"The '--quantiles' option must be comma-separated probabilities strictly between 0 and 1, "
+            f"strictly increasing, without duplicates (e.g. 0.1,0.5,0.9). Got {text!r} instead."
+        )
+    return values
 
 
 def _run_release(args) -> int:
+    import numpy as np
+
     from . import central
     from .cli import parse_bounds
-    from .cli import seed_argument
     from .datasets.files import read_column
     from .errors import DPDistError, InvalidParameterError
 
     bounds = parse_bounds(args.bounds)
-    seed = seed_argument(args.seed) if args.seed is not None else None
+    q = _parse_quantiles(args.quantiles)
+    seed = args.seed
     try:
         values = read_column(args.file, args.column)
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    try:
-        tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
-        q = _parse_quantiles(args.quantiles)
-        if args.method == "tree":
-            from .central.many_quantiles import _check_q, _tree_quantiles
+    if values.size == 0:
+        raise InvalidParameterError(
+            f"--column {args.column!r} of {args.file!r} must hold at least one number. Got no values "
+            "(empty cells are missing values)."
+        )
+    tree = se = None
+    if args.method == "tree":  # one tree release; the quantiles and the plot are post-processing of it
+        from .central.many_quantiles import _tree_quantiles
 
-            release = _tree_quantiles(tree, _check_q("--quantiles", q), 0.95)
-        else:  # AQ spends its own budget: the CDF above is then not released
-            release = central.quantiles(values, args.epsilon, bounds, q, method="aq", rng=seed, clip=True)
-    except InvalidParameterError as error:
-        raise InvalidParameterError(str(error).replace("The 'epsilon' parameter", "--epsilon")) from None
+        tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
+        se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
+        release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
+    else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
+        release = central.quantiles(values, args.epsilon, bounds, q, method="aq", rng=seed, clip=True)
     guarantee = (
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
@@ -80,11 +100,11 @@ def _run_release(args) -> int:
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
     if args.plot:
-        _plot(tree if args.method == "tree" else None, release, args, bounds)
+        _plot(tree, se, release, args, bounds)
     return 0
 
 
-def _plot(tree, release, args, bounds) -> None:
+def _plot(tree, se, release, args, bounds) -> None:
     import matplotlib
     import numpy as np
 
@@ -95,7 +115,7 @@ def _plot(tree, release, args, bounds) -> None:
     if tree is not None:
         distribution = tree.to_distribution()
         axis.plot(distribution.edges, distribution.cumulative, color="C0", label="private CDF")
-        spread = 1.96 * tree.cdf_standard_error()  # the noise's spread: post-processing, no budget
+        spread = 1.96 * se  # the noise's spread: post-processing, no budget
         if spread.size == distribution.edges.size:
             axis.fill_between(distribution.edges, np.clip(distribution.cumulative - spread, 0, 1),
                               np.clip(distribution.cumulative + spread, 0, 1), color="C0", alpha=0.25, linewidth=0,

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
-from ..errors import InvalidParameterError, InvalidValueTypeError
+from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from ..privacy import PrivacyGuarantee
 
@@ -65,12 +65,22 @@ def check_central_input(
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
     generator = check_rng(rng, secure=secure, owner=owner)
-    if clip:
-        # how many values were clipped is a statistic of the data: it is not reported
-        array = check_real_values(x, (-np.inf, np.inf), owner=owner, name="x")
-        array = np.clip(array, bounds[0], bounds[1])
-    else:
-        array = check_real_values(x, bounds, owner=owner, name="x")
+    try:
+        if clip:
+            # how many values were clipped is a statistic of the data: it is not reported
+            array = check_real_values(x, (-np.inf, np.inf), owner=owner, name="x")
+            array = np.clip(array, bounds[0], bounds[1])
+        else:
+            array = check_real_values(x, bounds, owner=owner, name="x")
+    except OutOfDomainError as error:
+        # the shared validator quotes how many values are bad and one of them: un-noised statistics and a
+        # raw record of the private data, which must not reach a log or an analyst through an error message
+        finite = "non-finite" not in str(error)
+        raise OutOfDomainError(
+            f"The 'x' argument of {owner} must hold "
+            + (f"values inside the bounds [{bounds[0]}, {bounds[1]}] (or pass clip=True)" if finite else "finite values")
+            + ". Some do not; how many and which are not reported (they are statistics of the private data)."
+        ) from None
     if array.size == 0:
         raise InvalidValueTypeError(
             f"The 'x' argument of {owner} must hold at least one value. Got an empty array instead."

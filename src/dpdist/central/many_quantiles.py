@@ -51,6 +51,7 @@ width (post-processing; the floats of an interval's end points never leave).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +114,10 @@ class QuantileRelease:
 
 
 def _check_q(owner: str, q) -> np.ndarray:
-    array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
+    try:
+        array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
+    except (TypeError, ValueError):
+        array = np.array([np.nan])
     if array.ndim != 1 or array.size == 0 or not np.all((array > 0) & (array < 1)):
         raise InvalidParameterError(
             f"The 'q' parameter of {owner} must be one or more probabilities strictly between 0 and 1. Got {q!r} instead."
@@ -121,6 +125,11 @@ def _check_q(owner: str, q) -> np.ndarray:
     if np.any(np.diff(array) <= 0):
         raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
     return array
+
+
+def _is_real(value) -> bool:
+    """A real number (Python or NumPy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _snap(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
@@ -159,7 +168,7 @@ def quantiles(
     owner = "quantiles"
     probabilities = _check_q(owner, q)
     check_option(owner, "method", method, QUANTILE_METHODS)
-    if not 0 < float(level) < 1:
+    if not (_is_real(level) and 0 < float(level) < 1):
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     if method == "tree":
         tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
@@ -177,9 +186,10 @@ _JOINT_EXP_CELLS = 2**28
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     if q.size * (data.x.size + 1) > _JOINT_EXP_CELLS:
         raise InvalidParameterError(
-            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of "
-            f"{data.x.size} values, which needs {8 * q.size * (data.x.size + 1) / 2**30:.1f} GiB; "
+            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of more than "
+            f"{_JOINT_EXP_CELLS // q.size - 1} values, which needs more than {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB; "
             f"allowed: len(q) * (len(x) + 1) <= 2^28. Use method='tree' or 'aq' for this size."
+            # the exact len(x) is not quoted: under add/remove neighbours it is private
         )
     outputs, tables = joint_exp(np.sort(data.x), data.bounds, q, data.epsilon, data.rng)
     values = np.maximum.accumulate(_snap(outputs, data.bounds))
@@ -198,14 +208,15 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
 
 
-def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float) -> QuantileRelease:
+def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
+    """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
     from scipy.special import ndtri
 
     distribution = tree.to_distribution()
     edges = distribution.edges
     cdf = distribution.cumulative
     z = float(ndtri(0.5 + level / 2))
-    se = tree.cdf_standard_error()
+    se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
     lower_band = np.maximum.accumulate(np.clip(cdf - z * se, 0, 1))
     values = _snap(distribution.quantile(q), tree.bounds)
@@ -298,11 +309,13 @@ def unbounded_quantile(
     """
     owner = "unbounded_quantile"
     probability = float(_check_q(owner, q)[0])
-    if not (isinstance(beta, (int, float)) and 1 < beta <= 2):
+    if not (_is_real(beta) and 1 < beta <= 2):
         raise InvalidParameterError(f"The 'beta' parameter of {owner} must lie in (1, 2]. Got {beta!r} instead.")
-    if not (isinstance(lower, (int, float)) and math.isfinite(lower)):
+    if not (_is_real(lower) and math.isfinite(lower)):
         raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=(lower, lower + 1.0), rng=rng, clip=True, secure=secure)
+    lower, beta = float(lower), float(beta)
+    # validates epsilon, rng and secure only (the data are checked below): no bounds of the user's are involved
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, clip=True, secure=secure)
     ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng)[0])
@@ -313,7 +326,10 @@ def unbounded_quantile(
         indices = np.arange(start, min(start + block, last))
         candidates = lower + np.expm1(indices * math.log(beta))
         below = np.searchsorted(ordered, candidates, side="left").astype(np.float64)
-        noisy = laplace_mechanism(below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng)
+        # each candidate is its own AboveThreshold query: the rounding slack is one grid step per query
+        noisy = laplace_mechanism(
+            below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng, each_coordinate=True
+        )
         hits = np.flatnonzero(noisy >= threshold)
         if hits.size:
             return float(candidates[hits[0]])

@@ -312,8 +312,10 @@ def _dyadic_epsilon(epsilon: float) -> Fraction:
     numerator = math.floor(epsilon * 2**EPSILON_BITS) if math.isfinite(epsilon) else 0
     if numerator < 1:
         raise InvalidPrivacyParameterError(
-            f"The 'epsilon' parameter must be a finite float >= 2**-{EPSILON_BITS} for the exact noise samplers "
-            f"(their dyadic resolution). Got {epsilon!r} instead."
+            f"The 'epsilon' of each noisy step must be a finite float >= 2**-{EPSILON_BITS} (about "
+            f"{2.0**-EPSILON_BITS:.2g}) for the exact noise samplers (their dyadic resolution). Got {epsilon!r} for "
+            "one step instead. Releases that split their budget (the tree's 5% shape profile, adaptive_quantiles' "
+            "iterations, matching_pursuit's 2s releases, unbounded_quantile's two halves) need a larger total 'epsilon'."
         )
     return Fraction(numerator, 2**EPSILON_BITS)
 
@@ -369,6 +371,7 @@ def laplace_mechanism(
     rng: np.random.Generator,
     *,
     integer_valued: bool = False,
+    each_coordinate: bool = False,
 ) -> np.ndarray:
     r"""``values`` rounded to a public grid plus exact discrete Laplace noise (pure :math:`\varepsilon`-DP).
 
@@ -380,13 +383,17 @@ def laplace_mechanism(
     use step 1 and no rounding slack.  The declaration is a property of the
     query, never inferred from the data: a data-dependent choice of grid would
     itself leak.  The result is a multiple of the step, exactly representable.
+
+    ``each_coordinate=True`` declares that ``l1_sensitivity`` bounds every coordinate on its
+    own and each noisy coordinate is used as a separate query (AboveThreshold's queries,
+    Dwork & Roth 2014, Alg. 1): the rounding slack is then one step, not one per coordinate.
     """
     values = np.asarray(values, dtype=np.float64)
     if integer_valued:
         step, integer_sensitivity = 1.0, int(l1_sensitivity)
     else:
         step = secure_grid_step(l1_sensitivity)
-        integer_sensitivity = math.ceil(l1_sensitivity / step) + values.size
+        integer_sensitivity = math.ceil(l1_sensitivity / step) + (1 if each_coordinate else values.size)
     noisy = _on_grid(values, step) + discrete_laplace(values.size, integer_sensitivity, epsilon, rng).reshape(values.shape)
     return noisy.astype(np.float64) * step
 

@@ -286,13 +286,19 @@ class TreeHistogram:
         leaves, total = self.consistent_leaves()
         scale = math.sqrt(self.noise_variance / 2.0)
         shape = [level.size for level in self.levels]
-        samples = np.empty((draws, leaves.size + 1))
+        # running mean and sum of squared deviations (Welford): memory O(leaves), not O(draws * leaves)
+        # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
+        mean = np.zeros(leaves.size + 1)
+        squares = np.zeros(leaves.size + 1)
         for draw in range(draws):
             noise = [generator.laplace(0.0, scale, size) for size in shape]
             noise[0] = np.zeros(1) if self.neighbouring == "replace" else np.array([noise[1].sum()])
             noisy_leaves = hay_consistency(noise, self.branching, root=0.0 if self.neighbouring == "replace" else None)
-            samples[draw] = np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])]) / max(total, 1.0)
-        return samples.std(axis=0)
+            sample = np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])]) / max(total, 1.0)
+            delta = sample - mean
+            mean += delta / (draw + 1)
+            squares += delta * (sample - mean)
+        return np.sqrt(squares / draws)
 
 
 def tree_cdf(
