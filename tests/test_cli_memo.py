@@ -114,3 +114,18 @@ def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
     with exclusive_lock(memo, owner="another device run"):
         locked = run_cli(*base, "--config", l_grr, "--memo", str(memo))
     assert locked.returncode != 0 and "locked by another process" in locked.stderr and "Traceback" not in locked.stderr
+
+
+def test_the_memo_is_private_to_its_owner_and_its_directory_is_made(tmp_path):
+    """The memo's keys are the device's true values (l-grr) or their buckets: owner-only, like a key file.
+
+    The documented ``--memo ~/.dpdist/commute.json`` works on first use, when the directory does not exist.
+    """
+    memo = tmp_path / "home" / ".dpdist" / "commute.json"
+    assert privatize(tmp_path, LONGITUDINAL[0], [3, 5], tmp_path / "r1.parquet", "--memo", str(memo)) == 0
+    assert memo.stat().st_mode & 0o077 == 0 and memo.parent.stat().st_mode & 0o077 == 0
+    # an existing memo readable by others (made by an earlier dpdist) is made private when it is saved again
+    memo.chmod(0o644)
+    assert privatize(tmp_path, LONGITUDINAL[0], [6], tmp_path / "r2.parquet", "--memo", str(memo)) == 0
+    assert memo.stat().st_mode & 0o777 == 0o600
+    assert set(json.loads(memo.read_text())["memo"]) == {"3", "5", "6"}

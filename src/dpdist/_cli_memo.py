@@ -6,7 +6,9 @@ device reuses its permanent responses. ``dpdist privatize`` and ``dpdist
 submit`` randomize each row as a different user; with ``--memo FILE`` every row
 is a value of this one device, reported through the client state kept in FILE
 (``MemoizedClient`` / ``BucketMemoClient`` JSON, the same the JavaScript client
-keeps in ``localStorage``). The file is created on first use, refused if it was
+keeps in ``localStorage``). The file is created on first use (with its missing
+directories), readable by its owner only (its keys are the device's true values,
+or their buckets), refused if it was
 made for another config, locked while in use, and replaced atomically with the
 new permanent responses *before* any report is written or sent: a run killed at
 any moment never lets a report out whose permanent response the device forgot.
@@ -48,7 +50,8 @@ class DeviceMemo:
     def save(self) -> None:
         from ._io._atomic import atomic_writer
 
-        with atomic_writer(self.path) as handle:
+        # private: the memo's keys are the values this device has held (l-grr, l-osue) or their buckets
+        with atomic_writer(self.path, private=True) as handle:
             handle.write(json.dumps(self.client.to_dict(), sort_keys=True).encode() + b"\n")
 
 
@@ -66,6 +69,8 @@ def open_device_memo(path: str | None, protocol, option: str = "--memo"):
             f"The '{option}' option keeps a device's permanent responses for a longitudinal protocol "
             f"({', '.join(LONGITUDINAL)}). Got the protocol {protocol.name!r}, whose reports are not memoized."
         )
+    # "created on first use": also its directory (e.g. ~/.dpdist), readable by its owner only
+    Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with exclusive_lock(path, owner=option):
         yield DeviceMemo(Path(path), protocol)
 
