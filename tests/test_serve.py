@@ -417,6 +417,20 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
     assert refused == 2 and "'--memo' option" in capsys.readouterr().err
 
 
+def test_cli_submit_checks_every_value_before_the_first_batch_is_sent(server, admin, tmp_path, capsys):
+    """A bad row in a later batch used to stop the run after the earlier batches were counted, so
+    re-running the corrected file counted them twice (and spent their privacy twice)."""
+    from dpdist.cli import main
+
+    campaign = new_campaign(admin)
+    data = tmp_path / "data.csv"
+    data.write_text("value\n" + "\n".join(["3"] * 80 + ["500"] + ["4"] * 19) + "\n")
+    refused = main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value",
+                    "--batch-size", "50"])
+    assert refused == 2 and "500" in capsys.readouterr().err
+    assert admin.estimate(campaign)["n"] == 0
+
+
 @pytest.mark.slow
 def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""

@@ -349,7 +349,12 @@ def _submit_column(client, args):
     from ._io._columns import iter_column
 
     protocol = client.protocol(args.campaign)
-    chunks = iter_column(args.data[0], args.column, text=reads_text(protocol))
+    text = reads_text(protocol)
+    # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
+    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice
+    for chunk, _ in iter_column(args.data[0], args.column, text=text):
+        protocol._check_values(_as_protocol_values(protocol, chunk))
+    chunks = iter_column(args.data[0], args.column, text=text)
     values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
     if args.memo is None and is_longitudinal(protocol):
         print(
