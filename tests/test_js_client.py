@@ -238,3 +238,26 @@ def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
             stdin=stdin, capture_output=True, text=True, timeout=60,
         )
     assert result.returncode == 2 and not out.exists() and "stdin line 2" in result.stderr
+
+
+@pytest.mark.slow
+def test_node_cli_reads_pem_words_and_items_above_two_to_the_53(tmp_path):
+    """The node command used to refuse every word ("apple" is not a number) and items above 2^53."""
+    words = local.make("pem", epsilon=4.0, alphabet="abcdefghijklmnopqrstuvwxyz", max_chars=6, k=2, hash_count=256)
+    values = np.array(["apple", "fig", "apple", "kiwi"] * 50)
+    result, out = _privatize_with_node(tmp_path, words, values)
+    assert result.returncode == 0, result.stderr
+    batch = io.read_reports(out, words)
+    assert batch.n_read == batch.n_valid == values.size and batch.rejected == {}
+    # the file's reports follow the exact channel of the words' items (chi-square, as for every protocol)
+    counts = batch.add_to(words.aggregator()).statistic
+    assert chi_square_pvalue(counts, words.channel(values).mean(axis=0)) > ALPHA
+
+    items = local.make("pem", epsilon=4.0, bits=62, k=2, hash_count=256)
+    big = np.array([2**62 - 1, 2**53 + 1, 12345] * 60, dtype=np.uint64)
+    result, out = _privatize_with_node(tmp_path, items, big, name="items.bin")
+    assert result.returncode == 0, result.stderr
+    batch = io.read_reports(out, items)
+    assert batch.n_valid == big.size and batch.rejected == {}
+    counts = batch.add_to(items.aggregator()).statistic
+    assert chi_square_pvalue(counts, items.channel(big).mean(axis=0)) > ALPHA

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Batch randomization in Node: one value per line on stdin (a label, for a config with labels),
-// a dpdist binary report file out.
+// Batch randomization in Node: one value per line on stdin (a label, for a config with labels; a
+// word, for a pem config with an alphabet), a dpdist binary report file out.
 //
 //   node clients/js/bin/privatize.js --config proto.json --out reports.bin < values.txt
 //
@@ -128,11 +128,19 @@ function memoizedBatch(protocol, memo, values, source) {
   return new ReportBatch(config, floatKeys, descr, [rows.length, ...shape.slice(1)], bytes);
 }
 
-/** The value on one input line: a label (protocols with labels), an integer item or a real number. */
+/**
+ * The value on one input line: a label (protocols with labels), a word (``pem`` over an alphabet),
+ * an integer item (a BigInt for ``pem``'s items of up to 62 bits) or a real number.
+ */
 function parseValue(protocol, line, lineNumber) {
   let value;
   if (protocol.labels) value = line; // the whole line is the label
-  else {
+  else if (protocol.kind === 'heavy_hitters' && protocol.symbols !== null) value = line; // the whole line is the word
+  else if (protocol.kind === 'heavy_hitters') {
+    const text = line.trim();
+    if (!/^\d+$/.test(text)) fail(`stdin line ${lineNumber}: ${JSON.stringify(line)} is not an integer item`);
+    value = BigInt(text); // exact above 2^53, where Number would round
+  } else {
     const text = line.trim();
     value = text === '' ? NaN : Number(text);
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {
