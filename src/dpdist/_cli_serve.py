@@ -293,7 +293,8 @@ def _add_submit(subparsers) -> None:
         description="Fetch the campaign's config from the service, randomize each value of COLUMN of DATA on this "
         "machine with the OS-keyed CSPRNG, and submit the reports in batches of --batch-size, each under a fresh "
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
-        "files written by 'dpdist privatize', each submitted as one batch under its own file id.",
+        "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
+        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once.",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -323,7 +324,8 @@ def _run_submit(args) -> int:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
     if args.memo is not None and args.reports:
         raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
-    accepted, rejected, duplicates, batches = 0, {}, 0, 0
+    # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
+    accepted, rejected, duplicates, again_reports, batches = 0, {}, 0, 0, 0
     with _client(args, admin=False) as client:
         if args.reports:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))
@@ -331,12 +333,16 @@ def _run_submit(args) -> int:
             acks = _submit_column(client, args)
         for ack in acks:
             batches += 1
+            if ack["duplicate"]:
+                duplicates += 1
+                again_reports += ack["accepted"]
+                continue
             accepted += ack["accepted"]
-            duplicates += ack["duplicate"]
             for reason, count in ack["rejected"].items():
                 rejected[reason] = rejected.get(reason, 0) + count
     note = f"; rejected {rejected}" if rejected else ""
-    again = f"; {duplicates} batch(es) had already been counted" if duplicates else ""
+    again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
+             if duplicates else "")
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
 
