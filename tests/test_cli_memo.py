@@ -102,6 +102,9 @@ def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
     garbage = tmp_path / "garbage.json"
     garbage.write_text("not json")
     cases["not json"] = ([*base, "--config", l_grr, "--memo", str(garbage)], "is not a device memo")
+    deep = tmp_path / "deep.json"  # json.loads raised RecursionError: "internal error ... a bug of dpdist"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    cases["nested too deeply"] = ([*base, "--config", l_grr, "--memo", str(deep)], "nested too deeply")
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"config": local.from_config(LONGITUDINAL[0]).config(), "memo": {"3": 99}}))
     cases["entry out of range"] = ([*base, "--config", l_grr, "--memo", str(wrong)], str(wrong))

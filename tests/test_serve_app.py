@@ -178,3 +178,29 @@ def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app)
     assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
     bad = client.get("/api/campaigns/words/estimate?threshold=2", headers=admin)
     assert bad.status_code == 400 and "threshold" in bad.json()["detail"]
+
+
+def test_deeply_nested_json_is_a_400_refusal_not_an_internal_error(app):
+    """``json.loads`` raises RecursionError past ~1,000 levels: a 2 kB body was a 500 from every JSON entry point."""
+    import struct
+
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.post("/api/campaigns", json={"campaign": "deep", "config": GRR}, headers=admin).status_code == 201
+    assert client.post("/api/campaigns/deep/open", headers=admin).status_code == 200
+    deep = b"[" * 5000 + b"]" * 5000
+    header = b'{"config": ' + deep + b"}"
+    record = b"DPDISTR\n" + struct.pack("<HI", 1, len(header)) + header
+    answers = {
+        "json batch": client.put("/api/campaigns/deep/batches/b1", content=b'{"reports": ' + deep + b"}",
+                                 headers={"Content-Type": "application/json"}),
+        "binary header": client.put("/api/campaigns/deep/batches/b2", content=record,
+                                    headers={"Content-Type": "application/octet-stream"}),
+        "admin body": client.post("/api/campaigns", content=deep, headers={**admin, "Content-Type": "application/json"}),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"], (name, answer.text)
+    # a query option that does not parse as JSON is passed on as text, whatever its nesting
+    option = client.get("/api/campaigns/deep/estimate", params={"postprocess": "[" * 5000}, headers=admin)
+    assert option.status_code in (200, 400) and option.json().get("error") != "internal"
+    assert client.get("/api/campaigns/deep", headers=admin).json()["refused_batches"] == {"malformed_batch": 2}

@@ -99,7 +99,7 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from . import local
+    from . import _json, local
     from .errors import InvalidParameterError
 
     source = text
@@ -111,7 +111,7 @@ def load_config(text: str, option: str = "--config"):
                 f"The '{option}' option must be a JSON file or an inline JSON object. Got {source!r} ({error.strerror})."
             ) from None
     try:
-        config = json.loads(text)
+        config = _json.loads(text)
     except ValueError as error:
         raise InvalidParameterError(f"The '{option}' option {source!r} is not valid JSON ({error}).") from None
     return local.from_config(config)

@@ -76,13 +76,14 @@ def open_device_memo(path: str | None, protocol, option: str = "--memo"):
 
 
 def _load_client(path: Path, protocol):
+    from . import _json
     from .errors import DPDistError, IncompatibleStateError
 
     if not path.exists():
         return protocol.client()
     try:
-        state = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        state = _json.loads(path.read_text())
+    except (OSError, ValueError) as error:
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r} is not a device memo (JSON): {error}.") from None
     if not isinstance(state, dict) or _normalized(state.get("config")) != _canonical(protocol.config()):
         raise IncompatibleStateError(

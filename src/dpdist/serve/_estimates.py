@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from .. import _json
 from ..errors import DPDistError
 from ._store import Campaign, ServiceError
 
@@ -41,7 +42,7 @@ def estimate_options(query) -> tuple[dict, float]:
         if key == "token":
             continue
         try:
-            options[key] = json.loads(text)
+            options[key] = _json.loads(text)
         except ValueError:
             options[key] = text
     return options, level
