@@ -475,6 +475,30 @@ def test_cli_submit_checks_every_value_before_the_first_batch_is_sent(server, ad
     assert admin.estimate(campaign)["n"] == 0
 
 
+def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server, admin, tmp_path, monkeypatch, capsys):
+    """Values carry no id: after a failure the user must know that re-running the file counts its first batches twice."""
+    from dpdist.cli import main
+    from dpdist.errors import ServiceUnavailableError
+
+    campaign = new_campaign(admin)
+    data = tmp_path / "data.csv"
+    data.write_text("value\n" + "\n".join(["3"] * 120) + "\n")
+    original, calls = Client.submit_reports, []
+
+    def unreachable_after_two(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ServiceUnavailableError("PUT ... failed after 9 attempt(s): ConnectError")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "submit_reports", unreachable_after_two)
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value",
+                 "--batch-size", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "2 batch(es) of 100 accepted report(s) were counted before this failure" in err and "ConnectError" in err
+    assert admin.estimate(campaign)["n"] == 100
+
+
 @pytest.mark.slow
 def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""

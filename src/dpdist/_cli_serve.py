@@ -331,15 +331,26 @@ def _run_submit(args) -> int:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))
         else:
             acks = _submit_column(client, args)
-        for ack in acks:
-            batches += 1
-            if ack["duplicate"]:
-                duplicates += 1
-                again_reports += ack["accepted"]
-                continue
-            accepted += ack["accepted"]
-            for reason, count in ack["rejected"].items():
-                rejected[reason] = rejected.get(reason, 0) + count
+        try:
+            for ack in acks:
+                batches += 1
+                if ack["duplicate"]:
+                    duplicates += 1
+                    again_reports += ack["accepted"]
+                    continue
+                accepted += ack["accepted"]
+                for reason, count in ack["rejected"].items():
+                    rejected[reason] = rejected.get(reason, 0) + count
+        except BaseException:
+            if batches and not args.reports:
+                # randomized values have no id: a re-run of the same rows would be counted (and randomized) again
+                print(
+                    f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
+                    f"failure and stay counted; re-submitting the same rows would count them twice (a resumable "
+                    f"upload: 'dpdist privatize' to a report file, then 'dpdist submit --reports').",
+                    file=sys.stderr,
+                )
+            raise
     note = f"; rejected {rejected}" if rejected else ""
     again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
              if duplicates else "")
