@@ -187,6 +187,12 @@ test('a memo refuses a state of another config or a malformed entry', () => {
   const protocol = fromConfig(state.config);
   assert.throws(() => new Memo(protocol, { config: state.config, memo: { 1: 99 } }), IncompatibleStateError);
   assert.throws(() => new Memo(protocol, { config: state.config, memo: { 9: 1 } }), IncompatibleStateError);
+  assert.throws(() => new Memo(protocol, { config: state.config, memo: { '': 1 } }), IncompatibleStateError);
+  // a bucket memo without the randomness its buckets were drawn under (as Python's BucketMemoClient.from_dict)
+  const bucketed = fixture.memos.map((memo) => memo.state).find((saved) => saved.randomness != null);
+  const bucketProtocol = fromConfig(bucketed.config);
+  assert.throws(() => new Memo(bucketProtocol, { ...bucketed, randomness: null }), /no randomness/);
+  assert.doesNotThrow(() => new Memo(bucketProtocol, bucketed));
   assert.throws(() => fromConfig({ protocol: 'l-grr', epsilon: 1, epsilon_1: 1, domain_size: 4 }), InvalidParameterError);
 });
 

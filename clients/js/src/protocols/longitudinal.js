@@ -299,8 +299,12 @@ export class Memo {
     }
     const { keys, userRandomness } = this.protocol.memoized;
     if (userRandomness && state.randomness != null) this._randomness = this.protocol.checkUserRandomness(state.randomness);
+    if (userRandomness && this._randomness === null && Object.keys(state.memo).length > 0) {
+      // the memo's buckets were drawn under a hash seed (or sampled buckets) this state does not hold
+      throw new IncompatibleStateError("A client's memo has entries but no randomness: they cannot be used.");
+    }
     for (const [text, value] of Object.entries(state.memo)) {
-      const key = Number(text);
+      const key = /^\d+$/.test(text) ? Number(text) : NaN; // decimal digits only ('' and ' 1' are no keys)
       if (!Number.isInteger(key) || key < 0 || key >= keys) {
         throw new IncompatibleStateError(`Memo key ${JSON.stringify(text)} is not in [0, ${keys}).`);
       }
