@@ -42,14 +42,14 @@ def test_memo_reports_equal_the_device_clients_and_rounds_reuse_the_memo(config,
     expected = np.asarray([client.report(value, generator) for value in values])
     written = io.read_reports(tmp_path / "day1.parquet", protocol).reports
     np.testing.assert_array_equal(written.reshape(expected.shape), expected)
-    assert json.loads(memo.read_text()) == json.loads(json.dumps(client.to_dict()))
+    assert json.loads(memo.read_text()) == {**json.loads(json.dumps(client.to_dict())), "seeded": True}
 
-    # later rounds (CSPRNG) keep every permanent response; a new value adds its own
+    # later rounds keep every permanent response; a new value adds its own
     first = json.loads(memo.read_text())
     for day in range(2, 5):
-        assert privatize(tmp_path, config, [3, 5], tmp_path / f"day{day}.parquet", "--memo", str(memo)) == 0
+        assert privatize(tmp_path, config, [3, 5], tmp_path / f"day{day}.parquet", "--memo", str(memo), "--seed", str(day)) == 0
         assert json.loads(memo.read_text()) == first
-    assert privatize(tmp_path, config, [6], tmp_path / "day5.parquet", "--memo", str(memo)) == 0
+    assert privatize(tmp_path, config, [6], tmp_path / "day5.parquet", "--memo", str(memo), "--seed", "5") == 0
     later = json.loads(memo.read_text())
     assert later.get("randomness") == first.get("randomness")
     assert {key: value for key, value in later["memo"].items() if key in first["memo"]} == first["memo"]
@@ -132,3 +132,21 @@ def test_the_memo_is_private_to_its_owner_and_its_directory_is_made(tmp_path):
     assert privatize(tmp_path, LONGITUDINAL[0], [6], tmp_path / "r2.parquet", "--memo", str(memo)) == 0
     assert memo.stat().st_mode & 0o777 == 0o600
     assert set(json.loads(memo.read_text())["memo"]) == {"3", "5", "6"}
+
+
+def test_a_memo_made_from_a_seed_is_refused_by_a_run_from_the_csprng(tmp_path, capsys):
+    """A test run with --seed used to leave permanent responses anyone can re-draw from the seed in the memo,
+    and every later real round reused them: the epsilon_inf bound of all rounds rested on a public seed."""
+    config = LONGITUDINAL[0]
+    memo = tmp_path / "device.json"
+    assert privatize(tmp_path, config, [3], tmp_path / "test.parquet", "--memo", str(memo), "--seed", "1") == 0
+    saved = memo.read_text()
+    assert json.loads(saved)["seeded"] is True
+    capsys.readouterr()
+    assert privatize(tmp_path, config, [3], tmp_path / "real.parquet", "--memo", str(memo)) == 2
+    assert "was made by a run with --seed" in capsys.readouterr().err
+    assert memo.read_text() == saved and not (tmp_path / "real.parquet").exists()
+    # a memo made from the CSPRNG carries no mark
+    fresh = tmp_path / "fresh.json"
+    assert privatize(tmp_path, config, [3], tmp_path / "r.parquet", "--memo", str(fresh)) == 0
+    assert "seeded" not in json.loads(fresh.read_text())

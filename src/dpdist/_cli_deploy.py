@@ -197,7 +197,7 @@ def _run_privatize(args) -> int:
                 yield _as_protocol_values(protocol, chunk)
 
     with (
-        open_device_memo(args.memo, protocol) as memo,
+        open_device_memo(args.memo, protocol, seeded=args.seed is not None) as memo,
         _progress(count_rows(args.data), "value", args.no_progress) as bar,
         ReportWriter(args.out, protocol) as writer,
     ):
