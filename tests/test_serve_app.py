@@ -204,3 +204,12 @@ def test_deeply_nested_json_is_a_400_refusal_not_an_internal_error(app):
     option = client.get("/api/campaigns/deep/estimate", params={"postprocess": "[" * 5000}, headers=admin)
     assert option.status_code in (200, 400) and option.json().get("error") != "internal"
     assert client.get("/api/campaigns/deep", headers=admin).json()["refused_batches"] == {"malformed_batch": 2}
+
+
+def test_a_database_that_cannot_be_opened_is_a_one_line_error_naming_db(tmp_path, capsys):
+    """``dpdist serve --db /no/such/dir/x.sqlite`` said "internal error OperationalError ... a bug of dpdist"."""
+    from dpdist.cli import main
+
+    assert main(["serve", "--db", str(tmp_path / "missing" / "c.sqlite"), "--admin-token", ADMIN_TOKEN]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'--db' option" in err and "cannot open the database" in err and "internal" not in err

@@ -88,7 +88,14 @@ def _run_serve(args) -> int:
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+    try:
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+    except Exception as error:
+        # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
+        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
+            raise
+        first = " ".join(str(error).split())
+        raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
     print(f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
           f"http://{args.host}:{args.port}/ (OpenAPI at /openapi.json)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False)
