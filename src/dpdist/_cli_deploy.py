@@ -319,7 +319,8 @@ def _run_aggregate(args) -> int:
                 if (added.n == 0 or "other_config" in added.rejected) and not args.allow_rejected:
                     refused += 1
                     print(
-                        f"aggregate: {name}: not added: {added.n} valid report(s){rejected} "
+                        f"aggregate: {name}: not added: {added.n} valid report(s){rejected}"
+                        f"{_config_difference(name, protocol) if 'other_config' in added.rejected else ''} "
                         "(use --allow-rejected to count such a file's valid reports anyway).",
                         file=sys.stderr,
                     )
@@ -333,6 +334,26 @@ def _run_aggregate(args) -> int:
         f"{len({id(record) for record in saved.ingested.values()})} file(s); rejected {_plain_counts(aggregator.rejected) or 0}."
     )
     return 3 if refused else 0
+
+
+def _config_difference(name, protocol) -> str:
+    """Which config entries of the file ``name`` differ from ``protocol``'s (e.g. labels given to privatize only)."""
+    from .errors import DPDistError
+    from .io import protocol_of_file
+
+    try:
+        theirs = protocol_of_file(name).config()
+    except DPDistError:
+        return ""
+    ours = protocol.config()
+    keys = sorted(key for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key))
+    shown = ", ".join(f"{key}: file {_short_value(theirs.get(key))} vs state {_short_value(ours.get(key))}" for key in keys)
+    return f"; its config differs from the state's ({shown})" if keys else ""
+
+
+def _short_value(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _plain_counts(counts: dict) -> dict:
