@@ -237,3 +237,15 @@ test('a longitudinal campaign without memo storage is refused with the reason', 
   const client = new Client('', 'c1', { fetch: fakeServer(config).fetch, memoStorage: null });
   await assert.rejects(client.submit(2), (error) => error instanceof InvalidParameterError && /memoStorage/.test(error.message));
 });
+
+test('a Memo without a Client draws from the CSPRNG when no source is given', () => {
+  // the README's `memo.report(v)`: it threw "Cannot read properties of undefined (reading 'bernoulli')",
+  // and the secure source is not exported, so a page had no way to call it
+  for (const { state } of fixture.memos) {
+    const protocol = fromConfig(state.config);
+    const memo = new Memo(protocol, null);
+    const report = memo.report(1);
+    assert.equal(report.shape[0], 1);
+    assert.deepEqual(memo.toJSON().memo, new Memo(protocol, memo.toJSON()).toJSON().memo);
+  }
+});

@@ -14,6 +14,7 @@
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
+import { secureSource } from '../random.js';
 import { EPSILON, frequencyRules } from '../params.js';
 import { FrequencyProtocol, ReportBatch, readItem, smallestUnsigned, writeItem } from './base.js';
 import { UnaryEncoding } from './unary.js';
@@ -324,9 +325,10 @@ export class Memo {
 
   /**
    * Today's report of ``value`` as a one-row ReportBatch: the memoized permanent response (drawn
-   * and stored on first use) through a fresh instantaneous response.
+   * and stored on first use) through a fresh instantaneous response. ``source`` defaults to
+   * crypto.getRandomValues, as for ``privatize`` (a test passes a seeded one).
    */
-  report(value, source) {
+  report(value, source = secureSource()) {
     const protocol = this.protocol;
     const [item] = protocol.checkValues([value]);
     let changed = false;
