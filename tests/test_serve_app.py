@@ -168,7 +168,12 @@ def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app)
     truth = np.array([np.mean(words == word) for word in WORDS])
     assert np.all(np.abs(np.array(estimate["frequencies"]) - truth) < 5 * np.array(estimate["standard_error"]))
     band = estimate["band"]
-    half = 1.959963984540054 * np.array(estimate["standard_error"])
+    # simultaneous over the last round's candidates (Bonferroni), so that it holds for the k selected
+    from statistics import NormalDist
+
+    candidates = estimate["rounds"][-1]["candidates"]
+    assert band["simultaneous_over"] == candidates > 1
+    half = NormalDist().inv_cdf(1 - 0.05 / (2 * candidates)) * np.array(estimate["standard_error"])
     np.testing.assert_allclose(np.array(band["high"]) - np.array(band["low"]), 2 * half)
     wider = client.get("/api/campaigns/words/estimate?level=0.99", headers=admin).json()["estimate"]["band"]
     assert wider["level"] == 0.99 and np.all(np.array(wider["high"]) > np.array(band["high"]))
@@ -213,3 +218,23 @@ def test_a_database_that_cannot_be_opened_is_a_one_line_error_naming_db(tmp_path
     assert main(["serve", "--db", str(tmp_path / "missing" / "c.sqlite"), "--admin-token", ADMIN_TOKEN]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'--db' option" in err and "cannot open the database" in err and "internal" not in err
+
+
+def test_the_band_of_heavy_hitters_holds_for_the_words_selected(app):
+    """Few users per group: most words found are noise. Their pointwise 95% bands (z = 1.96) lay above 0 for
+    most of them (the maximum of many noisy estimates); the band simultaneous over the candidates covers 0."""
+    from dpdist import local
+
+    config = {"protocol": "pem", "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 12, "k": 20}
+    client, admin = TestClient(app), {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    assert client.post("/api/campaigns", json={"campaign": "few", "config": config}, headers=admin).status_code == 201
+    client.post("/api/campaigns/few/open", headers=admin)
+    protocol = local.from_config(config)
+    true_words = ["apple", "banana", "cherry", "date", "elder", "fig"]
+    words = np.random.default_rng(0).choice(true_words, size=5000, p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    body = {"reports": protocol.privatize(words, rng=1).tolist()}
+    assert client.put("/api/campaigns/few/batches/b0", json=body).status_code == 200
+    estimate = client.get("/api/campaigns/few/estimate", headers=admin).json()["estimate"]
+    noise = [low for label, low in zip(estimate["labels"], estimate["band"]["low"]) if label not in true_words]
+    assert len(noise) >= 10  # most of the 20 found are not words of the data
+    assert all(low <= 0 for low in noise)  # true frequency 0: inside every band
