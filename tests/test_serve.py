@@ -473,6 +473,11 @@ def test_cli_submit_checks_every_value_before_the_first_batch_is_sent(server, ad
                     "--batch-size", "50"])
     assert refused == 2 and "500" in capsys.readouterr().err
     assert admin.estimate(campaign)["n"] == 0
+    # empty cells are skipped, as by `dpdist privatize`, and the run says how many (it did not)
+    data.write_text("value,other\n1,a\n,b\n3,c\n")
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 report(s) accepted" in out and "1 missing cell(s) of 'value' skipped" in err
 
 
 def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server, admin, tmp_path, monkeypatch, capsys):

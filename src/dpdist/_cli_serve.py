@@ -376,8 +376,12 @@ def _submit_column(client, args):
     text = reads_text(protocol)
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice
-    for chunk, _ in iter_column(args.data[0], args.column, text=text):
+    missing = 0
+    for chunk, n_missing in iter_column(args.data[0], args.column, text=text):
         protocol._check_values(_as_protocol_values(protocol, chunk))
+        missing += n_missing
+    if missing:
+        print(f"submit: note: {missing} missing cell(s) of {args.column!r} skipped.", file=sys.stderr)
     chunks = iter_column(args.data[0], args.column, text=text)
     values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
     if args.memo is None and is_longitudinal(protocol):
