@@ -238,3 +238,24 @@ def test_the_band_of_heavy_hitters_holds_for_the_words_selected(app):
     noise = [low for label, low in zip(estimate["labels"], estimate["band"]["low"]) if label not in true_words]
     assert len(noise) >= 10  # most of the 20 found are not words of the data
     assert all(low <= 0 for low in noise)  # true frequency 0: inside every band
+
+
+def test_the_python_client_retries_a_proxys_429_and_408_with_the_same_bytes():
+    """A reverse proxy's rate limit (429) or timeout (408) made `dpdist submit` fail midway (only 5xx were
+    retried); the JavaScript client retried them. The retry resends the same batch id and bytes."""
+    import httpx
+
+    from dpdist.client import Client
+
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.path, request.content))
+        if len(seen) <= 2:
+            return httpx.Response(429 if len(seen) == 1 else 408, text="slow down")
+        return httpx.Response(200, json={"campaign": "c", "batch_id": "b", "n_read": 1, "accepted": 1,
+                                         "rejected": {}, "duplicate": False})
+
+    with Client("http://proxy.test", retries=3, backoff=0.0, transport=httpx.MockTransport(handler)) as client:
+        ack = client.submit_body("c", "b", b"the batch")
+    assert ack["accepted"] == 1 and len(seen) == 3 and len(set(seen)) == 1

@@ -33,7 +33,9 @@ DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
 #: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
 FILE_PART_BYTES = 8 << 20
-_RETRY_STATUSES = (500, 502, 503, 504)
+#: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
+#: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
+_RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 
 
 class Client:
