@@ -34,7 +34,7 @@ def _server_options(parser, *, admin: bool) -> None:
     )
     if admin:
         parser.add_argument("--admin-token", default=None, help=_TOKEN_HELP)
-    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors and 5xx (8)")
+    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
 
 
 # ---------------------------------------------------------------------- serve
