@@ -223,6 +223,20 @@ def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, 
     unmemoized, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "fresh.bin")
     assert unmemoized.returncode == 0 and "each line randomized as a different user" in unmemoized.stderr
 
+    # as with `dpdist privatize --memo`: owner-only, its directory made, a memo made from a seed refused
+    nested = tmp_path / "home" / ".dpdist" / "device.json"
+    made, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "nested.bin", ("--memo", str(nested)))
+    assert made.returncode == 0, made.stderr
+    assert nested.stat().st_mode & 0o077 == 0 and nested.parent.stat().st_mode & 0o077 == 0
+    seeded = tmp_path / "seeded.json"
+    (tmp_path / "today.csv").write_text("value\n3\n")
+    assert main(["privatize", "--config", json.dumps(config), "--column", "value", str(tmp_path / "today.csv"),
+                 "--out", str(tmp_path / "seeded.parquet"), "--memo", str(seeded), "--seed", "1", "--no-progress"]) == 0
+    before = seeded.read_text()
+    refused, out = _privatize_with_node(tmp_path, protocol, np.array([3]), "after.bin", ("--memo", str(seeded)))
+    assert refused.returncode == 2 and "made by a run with --seed" in refused.stderr and not out.exists()
+    assert seeded.read_text() == before
+
 
 def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
 
