@@ -118,6 +118,8 @@ def test_reports_of_another_config_are_counted_as_rejected(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "own.parquet: accepted 100 report(s)" in err
     assert "foreign.parquet: not added: 0 valid report(s), rejected {'other_config': 40}" in err
+    # ... and which entries of the configs differ (it did not say: labels given only to privatize were a puzzle)
+    assert "its config differs from the state's (epsilon: file 3.0 vs state 1.0)" in err
     # not recorded as ingested: the user can opt in on a re-run
     assert main(["aggregate", str(foreign), "--state", str(state), "--no-progress", "--allow-rejected"]) == 0
     aggregator = Aggregator.load(state)

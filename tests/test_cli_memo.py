@@ -42,14 +42,14 @@ def test_memo_reports_equal_the_device_clients_and_rounds_reuse_the_memo(config,
     expected = np.asarray([client.report(value, generator) for value in values])
     written = io.read_reports(tmp_path / "day1.parquet", protocol).reports
     np.testing.assert_array_equal(written.reshape(expected.shape), expected)
-    assert json.loads(memo.read_text()) == json.loads(json.dumps(client.to_dict()))
+    assert json.loads(memo.read_text()) == {**json.loads(json.dumps(client.to_dict())), "seeded": True}
 
-    # later rounds (CSPRNG) keep every permanent response; a new value adds its own
+    # later rounds keep every permanent response; a new value adds its own
     first = json.loads(memo.read_text())
     for day in range(2, 5):
-        assert privatize(tmp_path, config, [3, 5], tmp_path / f"day{day}.parquet", "--memo", str(memo)) == 0
+        assert privatize(tmp_path, config, [3, 5], tmp_path / f"day{day}.parquet", "--memo", str(memo), "--seed", str(day)) == 0
         assert json.loads(memo.read_text()) == first
-    assert privatize(tmp_path, config, [6], tmp_path / "day5.parquet", "--memo", str(memo)) == 0
+    assert privatize(tmp_path, config, [6], tmp_path / "day5.parquet", "--memo", str(memo), "--seed", "5") == 0
     later = json.loads(memo.read_text())
     assert later.get("randomness") == first.get("randomness")
     assert {key: value for key, value in later["memo"].items() if key in first["memo"]} == first["memo"]
@@ -102,6 +102,9 @@ def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
     garbage = tmp_path / "garbage.json"
     garbage.write_text("not json")
     cases["not json"] = ([*base, "--config", l_grr, "--memo", str(garbage)], "is not a device memo")
+    deep = tmp_path / "deep.json"  # json.loads raised RecursionError: "internal error ... a bug of dpdist"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    cases["nested too deeply"] = ([*base, "--config", l_grr, "--memo", str(deep)], "nested too deeply")
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"config": local.from_config(LONGITUDINAL[0]).config(), "memo": {"3": 99}}))
     cases["entry out of range"] = ([*base, "--config", l_grr, "--memo", str(wrong)], str(wrong))
@@ -114,3 +117,36 @@ def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
     with exclusive_lock(memo, owner="another device run"):
         locked = run_cli(*base, "--config", l_grr, "--memo", str(memo))
     assert locked.returncode != 0 and "locked by another process" in locked.stderr and "Traceback" not in locked.stderr
+
+
+def test_the_memo_is_private_to_its_owner_and_its_directory_is_made(tmp_path):
+    """The memo's keys are the device's true values (l-grr) or their buckets: owner-only, like a key file.
+
+    The documented ``--memo ~/.dpdist/commute.json`` works on first use, when the directory does not exist.
+    """
+    memo = tmp_path / "home" / ".dpdist" / "commute.json"
+    assert privatize(tmp_path, LONGITUDINAL[0], [3, 5], tmp_path / "r1.parquet", "--memo", str(memo)) == 0
+    assert memo.stat().st_mode & 0o077 == 0 and memo.parent.stat().st_mode & 0o077 == 0
+    # an existing memo readable by others (made by an earlier dpdist) is made private when it is saved again
+    memo.chmod(0o644)
+    assert privatize(tmp_path, LONGITUDINAL[0], [6], tmp_path / "r2.parquet", "--memo", str(memo)) == 0
+    assert memo.stat().st_mode & 0o777 == 0o600
+    assert set(json.loads(memo.read_text())["memo"]) == {"3", "5", "6"}
+
+
+def test_a_memo_made_from_a_seed_is_refused_by_a_run_from_the_csprng(tmp_path, capsys):
+    """A test run with --seed used to leave permanent responses anyone can re-draw from the seed in the memo,
+    and every later real round reused them: the epsilon_inf bound of all rounds rested on a public seed."""
+    config = LONGITUDINAL[0]
+    memo = tmp_path / "device.json"
+    assert privatize(tmp_path, config, [3], tmp_path / "test.parquet", "--memo", str(memo), "--seed", "1") == 0
+    saved = memo.read_text()
+    assert json.loads(saved)["seeded"] is True
+    capsys.readouterr()
+    assert privatize(tmp_path, config, [3], tmp_path / "real.parquet", "--memo", str(memo)) == 2
+    assert "was made by a run with --seed" in capsys.readouterr().err
+    assert memo.read_text() == saved and not (tmp_path / "real.parquet").exists()
+    # a memo made from the CSPRNG carries no mark
+    fresh = tmp_path / "fresh.json"
+    assert privatize(tmp_path, config, [3], tmp_path / "r.parquet", "--memo", str(fresh)) == 0
+    assert "seeded" not in json.loads(fresh.read_text())

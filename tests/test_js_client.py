@@ -223,6 +223,20 @@ def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, 
     unmemoized, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "fresh.bin")
     assert unmemoized.returncode == 0 and "each line randomized as a different user" in unmemoized.stderr
 
+    # as with `dpdist privatize --memo`: owner-only, its directory made, a memo made from a seed refused
+    nested = tmp_path / "home" / ".dpdist" / "device.json"
+    made, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "nested.bin", ("--memo", str(nested)))
+    assert made.returncode == 0, made.stderr
+    assert nested.stat().st_mode & 0o077 == 0 and nested.parent.stat().st_mode & 0o077 == 0
+    seeded = tmp_path / "seeded.json"
+    (tmp_path / "today.csv").write_text("value\n3\n")
+    assert main(["privatize", "--config", json.dumps(config), "--column", "value", str(tmp_path / "today.csv"),
+                 "--out", str(tmp_path / "seeded.parquet"), "--memo", str(seeded), "--seed", "1", "--no-progress"]) == 0
+    before = seeded.read_text()
+    refused, out = _privatize_with_node(tmp_path, protocol, np.array([3]), "after.bin", ("--memo", str(seeded)))
+    assert refused.returncode == 2 and "made by a run with --seed" in refused.stderr and not out.exists()
+    assert seeded.read_text() == before
+
 
 def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
 
@@ -238,3 +252,26 @@ def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
             stdin=stdin, capture_output=True, text=True, timeout=60,
         )
     assert result.returncode == 2 and not out.exists() and "stdin line 2" in result.stderr
+
+
+@pytest.mark.slow
+def test_node_cli_reads_pem_words_and_items_above_two_to_the_53(tmp_path):
+    """The node command used to refuse every word ("apple" is not a number) and items above 2^53."""
+    words = local.make("pem", epsilon=4.0, alphabet="abcdefghijklmnopqrstuvwxyz", max_chars=6, k=2, hash_count=256)
+    values = np.array(["apple", "fig", "apple", "kiwi"] * 50)
+    result, out = _privatize_with_node(tmp_path, words, values)
+    assert result.returncode == 0, result.stderr
+    batch = io.read_reports(out, words)
+    assert batch.n_read == batch.n_valid == values.size and batch.rejected == {}
+    # the file's reports follow the exact channel of the words' items (chi-square, as for every protocol)
+    counts = batch.add_to(words.aggregator()).statistic
+    assert chi_square_pvalue(counts, words.channel(values).mean(axis=0)) > ALPHA
+
+    items = local.make("pem", epsilon=4.0, bits=62, k=2, hash_count=256)
+    big = np.array([2**62 - 1, 2**53 + 1, 12345] * 60, dtype=np.uint64)
+    result, out = _privatize_with_node(tmp_path, items, big, name="items.bin")
+    assert result.returncode == 0, result.stderr
+    batch = io.read_reports(out, items)
+    assert batch.n_valid == big.size and batch.rejected == {}
+    counts = batch.add_to(items.aggregator()).statistic
+    assert chi_square_pvalue(counts, items.channel(big).mean(axis=0)) > ALPHA

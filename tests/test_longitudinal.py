@@ -82,6 +82,21 @@ def test_memo_state_is_checked():
         MemoizedClient(local.make("grr", epsilon=1.0, domain_size=3))
 
 
+@pytest.mark.parametrize(
+    "name, memo",
+    [
+        ("l-grr", {"abc": 1}), ("l-grr", {"1.5": 1}), ("l-grr", {"1": None}), ("l-grr", {"1": True}),
+        ("l-osue", {"1": ["x"]}), ("l-osue", {"1": [300]}), ("l-osue", {"1": None}), ("l-osue", {"-1": [1]}),
+    ],
+)
+def test_a_damaged_memo_is_an_incompatible_state_not_an_internal_error(name, memo):
+    """A memo file is read from disk: keys like 'abc', values like None or 300 raised ValueError, TypeError or
+    OverflowError, which ``dpdist privatize --memo`` reported as a bug of dpdist."""
+    config = local.make(name, epsilon=2.0, epsilon_1=1.0, domain_size=8).config()
+    with pytest.raises(IncompatibleStateError):
+        MemoizedClient.from_dict({"config": config, "memo": memo})
+
+
 @pytest.mark.parametrize("name", ["l-grr", "l-osue"])
 def test_epsilon_1_must_be_below_epsilon(name):
     with pytest.raises(InvalidParameterError, match="epsilon_1"):

@@ -195,6 +195,11 @@ def test_dbitflippm_client_state_round_trip_and_checks():
         BucketMemoClient.from_dict(bad)
     with pytest.raises(IncompatibleStateError):
         BucketMemoClient.from_dict(dict(state, memo={"4": [1, 2]}))
+    # a key that is not an item (ValueError before) and a memo without the randomness its buckets were drawn under
+    with pytest.raises(IncompatibleStateError):
+        BucketMemoClient.from_dict(dict(state, memo={"x": state["memo"][next(iter(state["memo"]))]}))
+    with pytest.raises(IncompatibleStateError, match="no randomness"):
+        BucketMemoClient.from_dict(dict(state, randomness=None))
     with pytest.raises(InvalidParameterError):
         BucketMemoClient(local.make("grr", epsilon=1.0, domain_size=3))
 

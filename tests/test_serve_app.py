@@ -168,7 +168,12 @@ def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app)
     truth = np.array([np.mean(words == word) for word in WORDS])
     assert np.all(np.abs(np.array(estimate["frequencies"]) - truth) < 5 * np.array(estimate["standard_error"]))
     band = estimate["band"]
-    half = 1.959963984540054 * np.array(estimate["standard_error"])
+    # simultaneous over the last round's candidates (Bonferroni), so that it holds for the k selected
+    from statistics import NormalDist
+
+    candidates = estimate["rounds"][-1]["candidates"]
+    assert band["simultaneous_over"] == candidates > 1
+    half = NormalDist().inv_cdf(1 - 0.05 / (2 * candidates)) * np.array(estimate["standard_error"])
     np.testing.assert_allclose(np.array(band["high"]) - np.array(band["low"]), 2 * half)
     wider = client.get("/api/campaigns/words/estimate?level=0.99", headers=admin).json()["estimate"]["band"]
     assert wider["level"] == 0.99 and np.all(np.array(wider["high"]) > np.array(band["high"]))
@@ -178,3 +183,79 @@ def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app)
     assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
     bad = client.get("/api/campaigns/words/estimate?threshold=2", headers=admin)
     assert bad.status_code == 400 and "threshold" in bad.json()["detail"]
+
+
+def test_deeply_nested_json_is_a_400_refusal_not_an_internal_error(app):
+    """``json.loads`` raises RecursionError past ~1,000 levels: a 2 kB body was a 500 from every JSON entry point."""
+    import struct
+
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.post("/api/campaigns", json={"campaign": "deep", "config": GRR}, headers=admin).status_code == 201
+    assert client.post("/api/campaigns/deep/open", headers=admin).status_code == 200
+    deep = b"[" * 5000 + b"]" * 5000
+    header = b'{"config": ' + deep + b"}"
+    record = b"DPDISTR\n" + struct.pack("<HI", 1, len(header)) + header
+    answers = {
+        "json batch": client.put("/api/campaigns/deep/batches/b1", content=b'{"reports": ' + deep + b"}",
+                                 headers={"Content-Type": "application/json"}),
+        "binary header": client.put("/api/campaigns/deep/batches/b2", content=record,
+                                    headers={"Content-Type": "application/octet-stream"}),
+        "admin body": client.post("/api/campaigns", content=deep, headers={**admin, "Content-Type": "application/json"}),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"], (name, answer.text)
+    # a query option that does not parse as JSON is passed on as text, whatever its nesting
+    option = client.get("/api/campaigns/deep/estimate", params={"postprocess": "[" * 5000}, headers=admin)
+    assert option.status_code in (200, 400) and option.json().get("error") != "internal"
+    assert client.get("/api/campaigns/deep", headers=admin).json()["refused_batches"] == {"malformed_batch": 2}
+
+
+def test_a_database_that_cannot_be_opened_is_a_one_line_error_naming_db(tmp_path, capsys):
+    """``dpdist serve --db /no/such/dir/x.sqlite`` said "internal error OperationalError ... a bug of dpdist"."""
+    from dpdist.cli import main
+
+    assert main(["serve", "--db", str(tmp_path / "missing" / "c.sqlite"), "--admin-token", ADMIN_TOKEN]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'--db' option" in err and "cannot open the database" in err and "internal" not in err
+
+
+def test_the_band_of_heavy_hitters_holds_for_the_words_selected(app):
+    """Few users per group: most words found are noise. Their pointwise 95% bands (z = 1.96) lay above 0 for
+    most of them (the maximum of many noisy estimates); the band simultaneous over the candidates covers 0."""
+    from dpdist import local
+
+    config = {"protocol": "pem", "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 12, "k": 20}
+    client, admin = TestClient(app), {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    assert client.post("/api/campaigns", json={"campaign": "few", "config": config}, headers=admin).status_code == 201
+    client.post("/api/campaigns/few/open", headers=admin)
+    protocol = local.from_config(config)
+    true_words = ["apple", "banana", "cherry", "date", "elder", "fig"]
+    words = np.random.default_rng(0).choice(true_words, size=5000, p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    body = {"reports": protocol.privatize(words, rng=1).tolist()}
+    assert client.put("/api/campaigns/few/batches/b0", json=body).status_code == 200
+    estimate = client.get("/api/campaigns/few/estimate", headers=admin).json()["estimate"]
+    noise = [low for label, low in zip(estimate["labels"], estimate["band"]["low"]) if label not in true_words]
+    assert len(noise) >= 10  # most of the 20 found are not words of the data
+    assert all(low <= 0 for low in noise)  # true frequency 0: inside every band
+
+
+def test_the_python_client_retries_a_proxys_429_and_408_with_the_same_bytes():
+    """A reverse proxy's rate limit (429) or timeout (408) made `dpdist submit` fail midway (only 5xx were
+    retried); the JavaScript client retried them. The retry resends the same batch id and bytes."""
+    import httpx
+
+    from dpdist.client import Client
+
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.path, request.content))
+        if len(seen) <= 2:
+            return httpx.Response(429 if len(seen) == 1 else 408, text="slow down")
+        return httpx.Response(200, json={"campaign": "c", "batch_id": "b", "n_read": 1, "accepted": 1,
+                                         "rejected": {}, "duplicate": False})
+
+    with Client("http://proxy.test", retries=3, backoff=0.0, transport=httpx.MockTransport(handler)) as client:
+        ack = client.submit_body("c", "b", b"the batch")
+    assert ack["accepted"] == 1 and len(seen) == 3 and len(set(seen)) == 1

@@ -180,7 +180,7 @@ export class Memo {
   /** loloha: the hash seed, dbitflippm: the sampled buckets (JSON form); null before the first report and for l-grr / l-osue. */
   readonly randomness: (number | string)[] | null;
   /** Today's report of ``value`` (one row); a new permanent response is stored via onChange first. */
-  report(value: number | string, source: RandomSource): ReportBatch;
+  report(value: number | string, source?: RandomSource): ReportBatch;
   toJSON(): MemoState;
 }
 

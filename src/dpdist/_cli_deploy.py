@@ -99,7 +99,7 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from . import local
+    from . import _json, local
     from .errors import InvalidParameterError
 
     source = text
@@ -111,7 +111,7 @@ def load_config(text: str, option: str = "--config"):
                 f"The '{option}' option must be a JSON file or an inline JSON object. Got {source!r} ({error.strerror})."
             ) from None
     try:
-        config = json.loads(text)
+        config = _json.loads(text)
     except ValueError as error:
         raise InvalidParameterError(f"The '{option}' option {source!r} is not valid JSON ({error}).") from None
     return local.from_config(config)
@@ -197,7 +197,7 @@ def _run_privatize(args) -> int:
                 yield _as_protocol_values(protocol, chunk)
 
     with (
-        open_device_memo(args.memo, protocol) as memo,
+        open_device_memo(args.memo, protocol, seeded=args.seed is not None) as memo,
         _progress(count_rows(args.data), "value", args.no_progress) as bar,
         ReportWriter(args.out, protocol) as writer,
     ):
@@ -319,7 +319,8 @@ def _run_aggregate(args) -> int:
                 if (added.n == 0 or "other_config" in added.rejected) and not args.allow_rejected:
                     refused += 1
                     print(
-                        f"aggregate: {name}: not added: {added.n} valid report(s){rejected} "
+                        f"aggregate: {name}: not added: {added.n} valid report(s){rejected}"
+                        f"{_config_difference(name, protocol) if 'other_config' in added.rejected else ''} "
                         "(use --allow-rejected to count such a file's valid reports anyway).",
                         file=sys.stderr,
                     )
@@ -333,6 +334,26 @@ def _run_aggregate(args) -> int:
         f"{len({id(record) for record in saved.ingested.values()})} file(s); rejected {_plain_counts(aggregator.rejected) or 0}."
     )
     return 3 if refused else 0
+
+
+def _config_difference(name, protocol) -> str:
+    """Which config entries of the file ``name`` differ from ``protocol``'s (e.g. labels given to privatize only)."""
+    from .errors import DPDistError
+    from .io import protocol_of_file
+
+    try:
+        theirs = protocol_of_file(name).config()
+    except DPDistError:
+        return ""
+    ours = protocol.config()
+    keys = sorted(key for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key))
+    shown = ", ".join(f"{key}: file {_short_value(theirs.get(key))} vs state {_short_value(ours.get(key))}" for key in keys)
+    return f"; its config differs from the state's ({shown})" if keys else ""
+
+
+def _short_value(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _plain_counts(counts: dict) -> dict:

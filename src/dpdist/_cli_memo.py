@@ -6,7 +6,9 @@ device reuses its permanent responses. ``dpdist privatize`` and ``dpdist
 submit`` randomize each row as a different user; with ``--memo FILE`` every row
 is a value of this one device, reported through the client state kept in FILE
 (``MemoizedClient`` / ``BucketMemoClient`` JSON, the same the JavaScript client
-keeps in ``localStorage``). The file is created on first use, refused if it was
+keeps in ``localStorage``). The file is created on first use (with its missing
+directories), readable by its owner only (its keys are the device's true values,
+or their buckets), refused if it was
 made for another config, locked while in use, and replaced atomically with the
 new permanent responses *before* any report is written or sent: a run killed at
 any moment never lets a report out whose permanent response the device forgot.
@@ -31,12 +33,26 @@ def is_longitudinal(protocol) -> bool:
 
 
 class DeviceMemo:
-    """One device's client state, read from and saved to ``path``."""
+    """One device's client state, read from and saved to ``path``.
 
-    def __init__(self, path: Path, protocol):
+    ``seeded`` runs (``dpdist privatize --seed``) mark the file ``"seeded": true``: its permanent
+    responses are reproducible from a seed, so not secret, and a run drawing from the CSPRNG
+    refuses it rather than let every later round leak through predictable permanent responses.
+    """
+
+    def __init__(self, path: Path, protocol, seeded: bool = False):
         self.path = path
         self.protocol = protocol
-        self.client = _load_client(path, protocol)
+        self.client, was_seeded = _load_client(path, protocol)
+        if was_seeded and not seeded:
+            from .errors import IncompatibleStateError
+
+            raise IncompatibleStateError(
+                f"The '--memo' file {str(path)!r} was made by a run with --seed: its permanent responses can be "
+                "re-drawn by anyone who knows the seed, so they protect nothing. A device reporting for real needs a "
+                "memo made without --seed (use another file; a new memo spends a fresh epsilon_inf)."
+            )
+        self.seeded = seeded or was_seeded
 
     def reports(self, values: np.ndarray, rng) -> np.ndarray:
         """This device's reports of ``values`` (one per value), the memo saved before they are returned."""
@@ -48,13 +64,20 @@ class DeviceMemo:
     def save(self) -> None:
         from ._io._atomic import atomic_writer
 
-        with atomic_writer(self.path) as handle:
-            handle.write(json.dumps(self.client.to_dict(), sort_keys=True).encode() + b"\n")
+        # private: the memo's keys are the values this device has held (l-grr, l-osue) or their buckets
+        with atomic_writer(self.path, private=True) as handle:
+            state = self.client.to_dict()
+            if self.seeded:
+                state["seeded"] = True
+            handle.write(json.dumps(state, sort_keys=True).encode() + b"\n")
 
 
 @contextlib.contextmanager
-def open_device_memo(path: str | None, protocol, option: str = "--memo"):
-    """The :class:`DeviceMemo` at ``path`` for ``protocol`` (locked while open), or ``None`` without a path."""
+def open_device_memo(path: str | None, protocol, option: str = "--memo", seeded: bool = False):
+    """The :class:`DeviceMemo` at ``path`` for ``protocol`` (locked while open), or ``None`` without a path.
+
+    ``seeded``: the run draws from a seed (``--seed``), not the CSPRNG (see :class:`DeviceMemo`).
+    """
     from ._io._atomic import exclusive_lock
     from .errors import InvalidParameterError
 
@@ -66,18 +89,21 @@ def open_device_memo(path: str | None, protocol, option: str = "--memo"):
             f"The '{option}' option keeps a device's permanent responses for a longitudinal protocol "
             f"({', '.join(LONGITUDINAL)}). Got the protocol {protocol.name!r}, whose reports are not memoized."
         )
+    # "created on first use": also its directory (e.g. ~/.dpdist), readable by its owner only
+    Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with exclusive_lock(path, owner=option):
-        yield DeviceMemo(Path(path), protocol)
+        yield DeviceMemo(Path(path), protocol, seeded)
 
 
 def _load_client(path: Path, protocol):
+    from . import _json
     from .errors import DPDistError, IncompatibleStateError
 
     if not path.exists():
-        return protocol.client()
+        return protocol.client(), False
     try:
-        state = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        state = _json.loads(path.read_text())
+    except (OSError, ValueError) as error:
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r} is not a device memo (JSON): {error}.") from None
     if not isinstance(state, dict) or _normalized(state.get("config")) != _canonical(protocol.config()):
         raise IncompatibleStateError(
@@ -85,12 +111,15 @@ def _load_client(path: Path, protocol):
             f"{_canonical(protocol.config())}. A device keeps one memo per config: reusing it for another would be "
             "wrong, and starting a new one for the same values spends a fresh epsilon_inf."
         )
+    seeded = state.pop("seeded", False)
+    if not isinstance(seeded, bool):
+        raise IncompatibleStateError(f"The '--memo' file {str(path)!r}: 'seeded' must be true or false. Got {seeded!r}.")
     try:
         client = type(protocol.client()).from_dict(state)
     except DPDistError as error:
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r}: {error}") from None
     client.protocol = protocol
-    return client
+    return client, seeded
 
 
 def _normalized(config) -> str | None:

@@ -34,7 +34,7 @@ def _server_options(parser, *, admin: bool) -> None:
     )
     if admin:
         parser.add_argument("--admin-token", default=None, help=_TOKEN_HELP)
-    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors and 5xx (8)")
+    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
 
 
 # ---------------------------------------------------------------------- serve
@@ -88,7 +88,14 @@ def _run_serve(args) -> int:
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+    try:
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+    except Exception as error:
+        # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
+        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
+            raise
+        first = " ".join(str(error).split())
+        raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
     print(f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
           f"http://{args.host}:{args.port}/ (OpenAPI at /openapi.json)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False)
@@ -293,7 +300,8 @@ def _add_submit(subparsers) -> None:
         description="Fetch the campaign's config from the service, randomize each value of COLUMN of DATA on this "
         "machine with the OS-keyed CSPRNG, and submit the reports in batches of --batch-size, each under a fresh "
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
-        "files written by 'dpdist privatize', each submitted as one batch under its own file id.",
+        "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
+        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once.",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -323,20 +331,36 @@ def _run_submit(args) -> int:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
     if args.memo is not None and args.reports:
         raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
-    accepted, rejected, duplicates, batches = 0, {}, 0, 0
+    # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
+    accepted, rejected, duplicates, again_reports, batches = 0, {}, 0, 0, 0
     with _client(args, admin=False) as client:
         if args.reports:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))
         else:
             acks = _submit_column(client, args)
-        for ack in acks:
-            batches += 1
-            accepted += ack["accepted"]
-            duplicates += ack["duplicate"]
-            for reason, count in ack["rejected"].items():
-                rejected[reason] = rejected.get(reason, 0) + count
+        try:
+            for ack in acks:
+                batches += 1
+                if ack["duplicate"]:
+                    duplicates += 1
+                    again_reports += ack["accepted"]
+                    continue
+                accepted += ack["accepted"]
+                for reason, count in ack["rejected"].items():
+                    rejected[reason] = rejected.get(reason, 0) + count
+        except BaseException:
+            if batches and not args.reports:
+                # randomized values have no id: a re-run of the same rows would be counted (and randomized) again
+                print(
+                    f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
+                    f"failure and stay counted; re-submitting the same rows would count them twice (a resumable "
+                    f"upload: 'dpdist privatize' to a report file, then 'dpdist submit --reports').",
+                    file=sys.stderr,
+                )
+            raise
     note = f"; rejected {rejected}" if rejected else ""
-    again = f"; {duplicates} batch(es) had already been counted" if duplicates else ""
+    again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
+             if duplicates else "")
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
 
@@ -349,7 +373,16 @@ def _submit_column(client, args):
     from ._io._columns import iter_column
 
     protocol = client.protocol(args.campaign)
-    chunks = iter_column(args.data[0], args.column, text=reads_text(protocol))
+    text = reads_text(protocol)
+    # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
+    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice
+    missing = 0
+    for chunk, n_missing in iter_column(args.data[0], args.column, text=text):
+        protocol._check_values(_as_protocol_values(protocol, chunk))
+        missing += n_missing
+    if missing:
+        print(f"submit: note: {missing} missing cell(s) of {args.column!r} skipped.", file=sys.stderr)
+    chunks = iter_column(args.data[0], args.column, text=text)
     values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
     if args.memo is None and is_longitudinal(protocol):
         print(

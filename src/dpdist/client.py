@@ -30,7 +30,12 @@ from .errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailab
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows"]
 
 DEFAULT_BATCH_SIZE = 10_000
-_RETRY_STATUSES = (500, 502, 503, 504)
+#: Largest report payload of one batch when a report file is split (half the server's default body limit).
+#: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
+FILE_PART_BYTES = 8 << 20
+#: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
+#: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
+_RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 
 
 class Client:
@@ -172,18 +177,34 @@ class Client:
         return acks
 
     def submit_file(self, campaign: str, path) -> list[dict]:
-        """Submit a report file written by ``dpdist privatize``: one batch per file, its id the file's id."""
+        """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
+
+        A file of at most :data:`FILE_PART_BYTES` of reports is one batch whose id is the file's id
+        (binary records are sent as they are). A larger file, which one request could not carry
+        past the server's body limit (16 MiB by default), is sent in parts of at most that many
+        bytes, part ``k`` under the batch id ``<file id>.part<k>``. The parts depend on the file
+        alone, so submitting the file again, after any failure, counts each part once.
+        """
         from ._io._files import file_format
-        from .io import file_identities, iter_report_batches, protocol_of_file
+        from .io import count_reports, file_identities, iter_report_batches, protocol_of_file
 
         identity = file_identities(path)[0]
-        batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:128]
-        if file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1:
-            return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
+        batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
         protocol = protocol_of_file(path)
-        reports = [batch.reports for batch in iter_report_batches(path, protocol)]
-        array = np.concatenate(reports) if reports else None
-        return [self.submit_reports(campaign, protocol, array, batch_id=batch_id)]
+        report_format = protocol.report_format
+        row_bytes = report_format.dtype.itemsize * int(np.prod(report_format.row_shape, dtype=np.int64))
+        rows_per_part = max(1, FILE_PART_BYTES // max(row_bytes, 1))
+        if count_reports(path) <= rows_per_part:
+            if file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1:
+                return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
+            reports = [batch.reports for batch in iter_report_batches(path, protocol)]
+            array = np.concatenate(reports) if reports else None
+            return [self.submit_reports(campaign, protocol, array, batch_id=batch_id)]
+        batches = (batch.reports for batch in iter_report_batches(path, protocol, batch_rows=rows_per_part))
+        return [
+            self.submit_reports(campaign, protocol, part, batch_id=f"{batch_id}.part{index}")
+            for index, part in enumerate(_parts(batches, rows_per_part))
+        ]
 
     # ------------------------------------------------------------------ admin
     def create_campaign(self, campaign: str, config: dict, *, submit_token: str | None = None, keep_reports: bool = False) -> dict:
@@ -244,6 +265,21 @@ class Client:
             return writer.n_written
         finally:
             partial.unlink(missing_ok=True)
+
+
+def _parts(arrays, rows: int):
+    """Re-cut a stream of report arrays (one row per report) into parts of exactly ``rows`` rows (the last may be shorter)."""
+    pending, held = [], 0
+    for array in arrays:
+        while len(array):
+            take = min(rows - held, len(array))
+            pending.append(array[:take])
+            held, array = held + take, array[take:]
+            if held == rows:
+                yield np.concatenate(pending)
+                pending, held = [], 0
+    if held:
+        yield np.concatenate(pending)
 
 
 def json_rows(reports) -> list:

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Batch randomization in Node: one value per line on stdin (a label, for a config with labels),
-// a dpdist binary report file out.
+// Batch randomization in Node: one value per line on stdin (a label, for a config with labels; a
+// word, for a pem config with an alphabet), a dpdist binary report file out.
 //
 //   node clients/js/bin/privatize.js --config proto.json --out reports.bin < values.txt
 //
@@ -14,7 +14,8 @@
 // first use, refused if made for another config, and replaced atomically with each new permanent
 // response before any report of it is written.  Without it each line is a different user.
 
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DPDistError, Memo, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId, privatizeRecord } from '../src/index.js';
 import { secureSource } from '../src/random.js';
@@ -74,10 +75,15 @@ function loadProtocol(path) {
   }
 }
 
-/** Write ``text`` to ``path`` atomically: a temporary file, fsynced, renamed over it. */
+/**
+ * Write ``text`` to ``path`` atomically: a temporary file, fsynced, renamed over it. The file is
+ * readable by its owner only and its directory is made if missing, as by `dpdist privatize --memo`
+ * (a memo's keys are the device's true values, or their buckets).
+ */
 function replaceFile(path, text) {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const temporary = `${path}.${process.pid}.tmp`;
-  const descriptor = openSync(temporary, 'w');
+  const descriptor = openSync(temporary, 'w', 0o600);
   try {
     writeSync(descriptor, text);
     fsyncSync(descriptor);
@@ -98,6 +104,10 @@ function openMemo(protocol, path) {
       state = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
       fail(`option --memo: ${path} is not a device memo (JSON): ${error.message}`);
+    }
+    if (state !== null && typeof state === 'object' && state.seeded === true) {
+      // written by `dpdist privatize --seed`: its permanent responses can be re-drawn from the seed
+      fail(`option --memo: ${path} was made by a run with --seed; its permanent responses protect nothing (use another file)`);
     }
   }
   const save = (memo) => {
@@ -128,11 +138,19 @@ function memoizedBatch(protocol, memo, values, source) {
   return new ReportBatch(config, floatKeys, descr, [rows.length, ...shape.slice(1)], bytes);
 }
 
-/** The value on one input line: a label (protocols with labels), an integer item or a real number. */
+/**
+ * The value on one input line: a label (protocols with labels), a word (``pem`` over an alphabet),
+ * an integer item (a BigInt for ``pem``'s items of up to 62 bits) or a real number.
+ */
 function parseValue(protocol, line, lineNumber) {
   let value;
   if (protocol.labels) value = line; // the whole line is the label
-  else {
+  else if (protocol.kind === 'heavy_hitters' && protocol.symbols !== null) value = line; // the whole line is the word
+  else if (protocol.kind === 'heavy_hitters') {
+    const text = line.trim();
+    if (!/^\d+$/.test(text)) fail(`stdin line ${lineNumber}: ${JSON.stringify(line)} is not an integer item`);
+    value = BigInt(text); // exact above 2^53, where Number would round
+  } else {
     const text = line.trim();
     value = text === '' ? NaN : Number(text);
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {

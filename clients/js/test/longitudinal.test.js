@@ -187,6 +187,12 @@ test('a memo refuses a state of another config or a malformed entry', () => {
   const protocol = fromConfig(state.config);
   assert.throws(() => new Memo(protocol, { config: state.config, memo: { 1: 99 } }), IncompatibleStateError);
   assert.throws(() => new Memo(protocol, { config: state.config, memo: { 9: 1 } }), IncompatibleStateError);
+  assert.throws(() => new Memo(protocol, { config: state.config, memo: { '': 1 } }), IncompatibleStateError);
+  // a bucket memo without the randomness its buckets were drawn under (as Python's BucketMemoClient.from_dict)
+  const bucketed = fixture.memos.map((memo) => memo.state).find((saved) => saved.randomness != null);
+  const bucketProtocol = fromConfig(bucketed.config);
+  assert.throws(() => new Memo(bucketProtocol, { ...bucketed, randomness: null }), /no randomness/);
+  assert.doesNotThrow(() => new Memo(bucketProtocol, bucketed));
   assert.throws(() => fromConfig({ protocol: 'l-grr', epsilon: 1, epsilon_1: 1, domain_size: 4 }), InvalidParameterError);
 });
 
@@ -230,4 +236,16 @@ test('a longitudinal campaign without memo storage is refused with the reason', 
   const config = { protocol: 'l-osue', version: 1, epsilon: 3.0, epsilon_1: 1.0, domain_size: 8 };
   const client = new Client('', 'c1', { fetch: fakeServer(config).fetch, memoStorage: null });
   await assert.rejects(client.submit(2), (error) => error instanceof InvalidParameterError && /memoStorage/.test(error.message));
+});
+
+test('a Memo without a Client draws from the CSPRNG when no source is given', () => {
+  // the README's `memo.report(v)`: it threw "Cannot read properties of undefined (reading 'bernoulli')",
+  // and the secure source is not exported, so a page had no way to call it
+  for (const { state } of fixture.memos) {
+    const protocol = fromConfig(state.config);
+    const memo = new Memo(protocol, null);
+    const report = memo.report(1);
+    assert.equal(report.shape[0], 1);
+    assert.deepEqual(memo.toJSON().memo, new Memo(protocol, memo.toJSON()).toJSON().memo);
+  }
 });

@@ -18,6 +18,7 @@ import json
 
 import numpy as np
 
+from .. import _json
 from ..errors import DatasetUnavailableError, MalformedReportError
 from ..local import ReportBatch, ReportFormat
 from ._identity import check_file_id
@@ -116,7 +117,7 @@ def config_of_schema(schema, source: str):
             f"(this dpdist reads {ARROW_VERSION})."
         )
     try:
-        return json.loads(metadata[b"dpdist.config"])
+        return _json.loads(metadata[b"dpdist.config"])
     except ValueError as error:
         raise MalformedReportError(f"{source}: unreadable config in the schema metadata ({error}).") from None
 

@@ -25,13 +25,17 @@ SLEEP_BEFORE_RENAME_ENV = "DPDIST_TEST_SLEEP_BEFORE_RENAME"
 
 
 @contextlib.contextmanager
-def atomic_writer(path):
-    """Context manager yielding a binary file; on success it atomically replaces ``path``."""
+def atomic_writer(path, private: bool = False):
+    """Context manager yielding a binary file; on success it atomically replaces ``path``.
+
+    The new file keeps the mode of the file it replaces (else the umask's default); with
+    ``private`` only its owner may read or write it (group and other bits cleared).
+    """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     handle = tempfile.NamedTemporaryFile(dir=directory, prefix=f".{path.name}.", suffix=".tmp", delete=False)
     try:
-        os.chmod(handle.name, _mode_for(path))
+        os.chmod(handle.name, _mode_for(path) & (0o700 if private else 0o7777))
         with handle:
             yield handle
             handle.flush()

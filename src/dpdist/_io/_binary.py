@@ -22,6 +22,7 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
+from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ._identity import check_file_id
@@ -87,7 +88,7 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         raise MalformedReportError(f"{source}: record header of {length} bytes exceeds {_MAX_HEADER_BYTES}.")
     raw = stream.read(length)
     try:
-        header = json.loads(raw.decode())
+        header = _json.loads(raw.decode())
         dtype = np.lib.format.descr_to_dtype(_as_descr(header["dtype"]))
         shape = tuple(int(s) for s in header["shape"])
         payload_bytes = int(header["payload_bytes"])

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _json
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ._atomic import atomic_writer
 
@@ -161,7 +162,7 @@ def read_state(path, expected_config: dict | None = None) -> tuple[dict, dict[st
         )
     start = _PREFIX.size + length
     try:
-        header = json.loads(data[_PREFIX.size : start].decode())
+        header = _json.loads(data[_PREFIX.size : start].decode())
         stored_checksum = header.pop("header_crc32")
         config = header["config"]
         dtype = np.dtype(header["dtype"])

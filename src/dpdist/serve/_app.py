@@ -22,6 +22,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .. import _json
 from ..errors import InvalidParameterError
 from ._database import open_database
 from ._estimates import estimate_json, estimate_png
@@ -131,7 +132,7 @@ async def _json_body(request: Request, service: Service) -> dict:
 
     body = await _read_body(request, service, None)
     try:
-        document = json.loads(body or b"{}")
+        document = _json.loads(body or b"{}")
     except ValueError as error:
         raise ServiceError(400, "invalid_json", f"The request body is not valid JSON ({error}).") from None
     if not isinstance(document, dict):

@@ -30,6 +30,7 @@ import json
 import numpy as np
 
 from .._io._binary import decode_payload, read_header
+from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ._store import ServiceError
@@ -102,7 +103,7 @@ def _concatenate(protocol, batches: list[ReportBatch]) -> ReportBatch:
 
 def _decode_json(protocol, body: bytes) -> ReportBatch:
     try:
-        document = json.loads(body)
+        document = _json.loads(body)
     except (UnicodeDecodeError, ValueError) as error:
         raise MalformedReportError(f"batch: not valid JSON ({error}).") from None
     if not isinstance(document, dict) or not isinstance(document.get("reports"), list):

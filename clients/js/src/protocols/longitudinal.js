@@ -14,6 +14,7 @@
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
+import { secureSource } from '../random.js';
 import { EPSILON, frequencyRules } from '../params.js';
 import { FrequencyProtocol, ReportBatch, readItem, smallestUnsigned, writeItem } from './base.js';
 import { UnaryEncoding } from './unary.js';
@@ -299,8 +300,12 @@ export class Memo {
     }
     const { keys, userRandomness } = this.protocol.memoized;
     if (userRandomness && state.randomness != null) this._randomness = this.protocol.checkUserRandomness(state.randomness);
+    if (userRandomness && this._randomness === null && Object.keys(state.memo).length > 0) {
+      // the memo's buckets were drawn under a hash seed (or sampled buckets) this state does not hold
+      throw new IncompatibleStateError("A client's memo has entries but no randomness: they cannot be used.");
+    }
     for (const [text, value] of Object.entries(state.memo)) {
-      const key = Number(text);
+      const key = /^\d+$/.test(text) ? Number(text) : NaN; // decimal digits only ('' and ' 1' are no keys)
       if (!Number.isInteger(key) || key < 0 || key >= keys) {
         throw new IncompatibleStateError(`Memo key ${JSON.stringify(text)} is not in [0, ${keys}).`);
       }
@@ -320,9 +325,10 @@ export class Memo {
 
   /**
    * Today's report of ``value`` as a one-row ReportBatch: the memoized permanent response (drawn
-   * and stored on first use) through a fresh instantaneous response.
+   * and stored on first use) through a fresh instantaneous response. ``source`` defaults to
+   * crypto.getRandomValues, as for ``privatize`` (a test passes a seeded one).
    */
-  report(value, source) {
+  report(value, source = secureSource()) {
     const protocol = this.protocol;
     const [item] = protocol.checkValues([value]);
     let changed = false;

@@ -28,6 +28,13 @@ def _json_integer(value: int):
     return value if abs(value) <= _JSON_SAFE_INTEGER else str(value)
 
 
+def parse_memo_key(key) -> int:
+    """A memo's key: the decimal string of a non-negative integer (JSON object keys are strings)."""
+    if not isinstance(key, str) or not key.isascii() or not key.isdigit() or len(key) > 20:
+        raise IncompatibleStateError(f"A client's memo is keyed by items or buckets: decimal strings of integers >= 0. Got {key!r}.")
+    return int(key)
+
+
 def _parse_integer(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got {value!r}.")
@@ -107,7 +114,11 @@ class BucketMemoClient:
                 raise IncompatibleStateError(f"A client's randomness is out of range: {randomness!r}.")
             randomness = np.asarray(values, dtype=np.int64)
             protocol._check_user_randomness(randomness)
+        if state["memo"] and randomness is None:
+            # the memo's buckets were drawn under a hash seed (or sampled buckets) this state does not hold
+            raise IncompatibleStateError("A client's memo has entries but no randomness: they cannot be used.")
         memo = {}
         for key, value in state["memo"].items():
-            memo[int(key)] = protocol._check_memo_entry(int(key), value)
+            item = parse_memo_key(key)
+            memo[item] = protocol._check_memo_entry(item, value)
         return cls(protocol, randomness, memo)

@@ -334,14 +334,20 @@ class MemoizedClient:
         if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
             raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
         protocol = from_config(state["config"])
+        from ._bucket_client import parse_memo_key
+
         memo = {}
         for key, value in state["memo"].items():
-            item = int(protocol._check_values([int(key)])[0])
+            item = int(protocol._check_values([parse_memo_key(key)])[0])
             if isinstance(protocol, LGRR):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise IncompatibleStateError(f"Memo of item {item} must be an item (an integer). Got {value!r}.")
                 memo[item] = int(protocol._check_values([value])[0])
             else:
-                array = np.asarray(value, dtype=np.uint8)
-                if array.shape != (protocol._n_bytes,):
-                    raise IncompatibleStateError(f"Memo of item {item} has shape {array.shape}, not ({protocol._n_bytes},).")
-                memo[item] = array
+                if not (isinstance(value, list) and len(value) == protocol._n_bytes
+                        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
+                    raise IncompatibleStateError(
+                        f"Memo of item {item} must be {protocol._n_bytes} packed byte(s), integers in [0, 255]. Got {value!r}."
+                    )
+                memo[item] = np.asarray(value, dtype=np.uint8)
         return cls(protocol, memo)
