@@ -235,3 +235,14 @@ def test_state_mode_refuses_one_shot_options(tmp_path):
     from dpdist.errors import InvalidParameterError  # noqa: F401 (main prints it)
 
     assert main(["estimate", "--state", str(tmp_path / "missing.bin"), "--bins", "8"]) == 2
+
+
+def test_aggregate_says_when_no_state_was_written(tmp_path, capsys):
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}
+    protocol = local.from_config(config)
+    with io.ReportWriter(tmp_path / "r.bin", protocol) as writer:
+        writer.write(protocol.privatize(np.array([0, 1, 2]), rng=1))
+    other = json.dumps({**config, "epsilon": 2.0})
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", "--config", other, str(tmp_path / "r.bin"), "--state", str(state), "--no-progress"]) == 3
+    assert "no state written" in capsys.readouterr().out and not state.exists()

@@ -57,6 +57,8 @@ def test_memo_reports_equal_the_device_clients_and_rounds_reuse_the_memo(config,
     assert main(["aggregate", "--config", json.dumps(config), *map(str, sorted(tmp_path.glob("day*.parquet"))),
                  "--state", str(tmp_path / "state.bin")]) == 0
     assert "holds 11 report(s)" in capsys.readouterr().out
+    assert main(["estimate", "--state", str(tmp_path / "state.bin")]) == 0
+    assert f"eps_1 = {protocol.epsilon_per_report:.6g} per report" in capsys.readouterr().out
 
 
 def test_the_memo_is_saved_before_any_report_is_written(tmp_path, monkeypatch):

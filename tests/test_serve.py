@@ -504,6 +504,19 @@ def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server,
     assert admin.estimate(campaign)["n"] == 100
 
 
+def test_cli_submit_reads_the_submit_token_from_the_environment(server, admin, tmp_path, capsys, monkeypatch):
+    from dpdist.cli import main
+
+    campaign = new_campaign(admin, submit_token="device-secret-0123456789")
+    data = tmp_path / "v.csv"
+    data.write_text("value\n1\n2\n")
+    argv = ["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value", "--retries", "0"]
+    monkeypatch.delenv("DPDIST_SUBMIT_TOKEN", raising=False)
+    assert main(argv) == 2 and "token" in capsys.readouterr().err
+    monkeypatch.setenv("DPDIST_SUBMIT_TOKEN", "device-secret-0123456789")
+    assert main(argv) == 0 and "2 report(s) accepted" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""

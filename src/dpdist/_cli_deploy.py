@@ -329,6 +329,9 @@ def _run_aggregate(args) -> int:
                 record_ingested(state_path, saved, keys, {"file": str(name), "n": added.n, "rejected": dict(added.rejected)})
                 print(f"aggregate: {name}: accepted {added.n} report(s){rejected}.", file=sys.stderr)
     aggregator = saved.aggregator
+    if not state_path.exists():  # every file refused or skipped, and no earlier state: nothing was written
+        print(f"aggregate: no state written to {state_path}: no file was added.")
+        return 3 if refused else 0
     print(
         f"aggregate: state {state_path} holds {aggregator.n} report(s) of {protocol.name} from "
         f"{len({id(record) for record in saved.ingested.values()})} file(s); rejected {_plain_counts(aggregator.rejected) or 0}."
@@ -397,6 +400,11 @@ def run_estimate_from_state(args) -> int:
     # any estimate meets the result protocol (dpdist.estimates.Estimate): no switch on its type
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()}")
+    if hasattr(protocol, "epsilon_per_report"):  # longitudinal: one report vs every report of one value
+        print(f"  over time  eps_1 = {protocol.epsilon_per_report:.6g} per report; any number of reports of one "
+              f"value of a device that keeps its memo: eps_inf = {protocol.epsilon_longitudinal:.6g}"
+              + (f"; of values that change: up to {protocol.epsilon_over_changes:.6g}"
+                 if hasattr(protocol, "epsilon_over_changes") else ""))
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:

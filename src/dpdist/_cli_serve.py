@@ -133,7 +133,11 @@ def _add_campaign(subparsers) -> None:
     )
     create.add_argument("--name", required=True, help="the campaign's public id: 1-64 of a-z 0-9 _ -")
     create.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
-    create.add_argument("--submit-token", default=None, help="optional token devices must send to submit (>= 16 characters)")
+    create.add_argument(
+        "--submit-token",
+        default=None,
+        help="optional token devices must send to submit (>= 16 characters; devices may pass it as DPDIST_SUBMIT_TOKEN)",
+    )
     create.add_argument("--keep-reports", action="store_true", help="also keep the raw reports, for 'campaign export'")
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _server_options(create, admin=True)
@@ -192,7 +196,7 @@ def _client(args, *, admin: bool):
     return Client(
         args.server,
         admin_token=_admin_token(args) if admin else None,
-        submit_token=getattr(args, "submit_token", None) if not admin else None,
+        submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
     )
 
@@ -315,7 +319,12 @@ def _add_submit(subparsers) -> None:
         help="longitudinal campaigns: every row is a value of this one device, reported through its memo in FILE "
         "(created on first use, saved before any report is sent); without it each row is a different user",
     )
-    submit.add_argument("--submit-token", default=None, help="the campaign's submit token, if it has one")
+    submit.add_argument(
+        "--submit-token",
+        default=None,
+        help="the campaign's submit token, if it has one (default: the DPDIST_SUBMIT_TOKEN environment variable; "
+        "prefer it: options show in `ps`)",
+    )
     _server_options(submit, admin=False)
     submit.set_defaults(handler=_run_submit)
 
