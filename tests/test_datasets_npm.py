@@ -12,7 +12,6 @@ import datetime
 import json
 import math
 import os
-import socket
 
 import numpy as np
 import pytest
@@ -30,15 +29,6 @@ requires_vega = pytest.mark.skipif(
     not _installed() and os.environ.get("CI") != "true",
     reason="npm vega-datasets@3.2.1 not installed (npm install --no-save --prefix ~/.cache/dpdist/npm vega-datasets@3.2.1)",
 )
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a dataset tried to open a network connection")
-
-    monkeypatch.setattr(socket, "socket", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 @pytest.fixture
