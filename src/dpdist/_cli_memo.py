@@ -105,7 +105,7 @@ def _load_client(path: Path, protocol):
         state = _json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise IncompatibleStateError(f"The '--memo' file {str(path)!r} is not a device memo (JSON): {error}.") from None
-    if not isinstance(state, dict) or _normalized(state.get("config")) != _canonical(protocol.config()):
+    if not isinstance(state, dict) or not _made_for(state.get("config"), protocol):
         raise IncompatibleStateError(
             f"The '--memo' file {str(path)!r} was made for another config ({_short(state)}); this run's config is "
             f"{_canonical(protocol.config())}. A device keeps one memo per config: reusing it for another would be "
@@ -122,15 +122,15 @@ def _load_client(path: Path, protocol):
     return client, seeded
 
 
-def _normalized(config) -> str | None:
-    """The canonical text of ``config`` as dpdist rebuilds it (JavaScript writes 4 where Python writes 4.0)."""
+def _made_for(config, protocol) -> bool:
+    """Whether ``config`` rebuilds ``protocol`` (JavaScript writes 4 where Python writes 4.0)."""
     from .errors import DPDistError
     from .local import from_config
 
     try:
-        return _canonical(from_config(config).config())
+        return from_config(config) == protocol
     except (DPDistError, TypeError, ValueError, KeyError):
-        return None
+        return False
 
 
 def _canonical(config) -> str:
