@@ -400,11 +400,8 @@ def run_estimate_from_state(args) -> int:
     # any estimate meets the result protocol (dpdist.estimates.Estimate): no switch on its type
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()}")
-    if hasattr(protocol, "epsilon_per_report"):  # longitudinal: one report vs every report of one value
-        print(f"  over time  eps_1 = {protocol.epsilon_per_report:.6g} per report; any number of reports of one "
-              f"value of a device that keeps its memo: eps_inf = {protocol.epsilon_longitudinal:.6g}"
-              + (f"; of values that change: up to {protocol.epsilon_over_changes:.6g}"
-                 if hasattr(protocol, "epsilon_over_changes") else ""))
+    if protocol.tags.memoized:  # one device's reports over time: both relations, stated as values
+        print(f"  over time  {protocol.describe_over_time()}")
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:

@@ -22,6 +22,11 @@ computed from what its steps spend:
 Neighbouring relations: ``"replace"`` -- data sets differing in the value of
 one record (in the local model: any two inputs of one user, the definition of
 :math:`\varepsilon`-LDP); ``"add-remove"`` -- one record added or removed.
+Two more, for a device that reports many times through a memo (local model
+only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any two
+histories of values of one device over ``reports`` reports (changes included);
+``"stable"`` -- two values of one device, each held unchanged over any number of
+reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
 """
 
 from __future__ import annotations
@@ -37,7 +42,9 @@ __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "spl
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
 #: which data sets are neighbours
-NEIGHBOURING = ("replace", "add-remove")
+NEIGHBOURING = ("replace", "add-remove", "history", "stable")
+#: the relations that speak of one device's reports over time (local model only)
+OVER_TIME = ("history", "stable")
 
 
 @dataclass(frozen=True)
@@ -50,14 +57,17 @@ class PrivacyGuarantee:
         Finite and > 0.
     delta : float
         In ``[0, 1)``; 0 for pure DP.
-    neighbouring : {"replace", "add-remove"}
+    neighbouring : {"replace", "add-remove", "history", "stable"}
     model : {"local", "central"}
+    reports : int, optional
+        For ``"history"``: the number of reports of one device the guarantee covers.
     """
 
     epsilon: float
     delta: float = 0.0
     neighbouring: str = "replace"
     model: str = "local"
+    reports: int | None = None
 
     def __post_init__(self):
         epsilon, delta = self.epsilon, self.delta
@@ -78,6 +88,19 @@ class PrivacyGuarantee:
             raise InvalidParameterError(
                 f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
             )
+        if self.neighbouring in OVER_TIME and self.model != "local":
+            raise InvalidParameterError(
+                f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
+                f"Got model={self.model!r}."
+            )
+        reports = self.reports
+        if (self.neighbouring == "history") != (reports is not None) or (
+            reports is not None and (isinstance(reports, bool) or not isinstance(reports, int) or reports < 1)
+        ):
+            raise InvalidParameterError(
+                "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
+                f"otherwise. Got reports={reports!r} with neighbouring={self.neighbouring!r}."
+            )
         object.__setattr__(self, "epsilon", float(epsilon))
         object.__setattr__(self, "delta", float(delta))
 
@@ -89,19 +112,27 @@ class PrivacyGuarantee:
     def describe(self) -> str:
         """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``."""
         budget = f"{self.epsilon:g}" if self.pure else f"({self.epsilon:g}, {self.delta:g})"
+        if self.neighbouring == "history":
+            return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
+        if self.neighbouring == "stable":
+            return f"{budget}-LDP over any number of reports (local: two values of one device, each unchanged)"
         if self.model == "local":
             return f"{budget}-LDP (local: any two values of one user)"
         relation = "replace one record" if self.neighbouring == "replace" else "add or remove one record"
         return f"{budget}-differential privacy (central, {relation})"
 
     def to_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring, "model": self.model}
+        data = {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring, "model": self.model}
+        if self.reports is not None:
+            data["reports"] = self.reports
+        return data
 
     def covers(self, other: "PrivacyGuarantee", *, rtol: float = 1e-9) -> bool:
         """Whether this guarantee is at least as strong as ``other`` (same relation and model)."""
         return (
             self.neighbouring == other.neighbouring
             and self.model == other.model
+            and self.reports == other.reports
             and self.epsilon <= other.epsilon * (1 + rtol)
             and self.delta <= other.delta * (1 + rtol)
         )
@@ -135,15 +166,17 @@ def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
-    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model)
+    reports = sum(g.reports for g in guarantees) if neighbouring == "history" else None
+    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
 
 
 def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)
     neighbouring, model = _same_kind("privacy.parallel", guarantees)
+    reports = max(g.reports for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(
-        max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model
+        max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
     )
 
 
@@ -179,6 +212,8 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
             )
     scale = math.fsum(weights)
     return [
-        PrivacyGuarantee(total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model)
+        PrivacyGuarantee(
+            total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model, total.reports
+        )
         for w in weights
     ]

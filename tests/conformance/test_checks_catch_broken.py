@@ -199,3 +199,50 @@ def test_parametrize_with_checks_lists_every_check_the_tags_call_for():
     assert names == [check.__name__ for check in testing.checks_for(grr)]
     assert "check_channel_is_epsilon_ldp" in names and "check_simulate_matches_privatize" in names
     assert [param.id for param in mark.args[1]][0] == "grr[epsilon=1.0,domain_size=3]-check_config_round_trip"
+
+
+# ---------------------------------------------------------------------- reports over time
+from dpdist.local.frequency.longitudinal import LGRR  # noqa: E402
+from dpdist.local.frequency.loloha import LOLOHA  # noqa: E402
+
+
+class LGRRClaimsEpsInfPerValue(LGRR):
+    """The claim dpdist made before issue 27: m distinct values cost at most m * eps_inf, whatever T."""
+
+    def epsilon_over_changes(self, reports):
+        return min(reports, self.domain_size) * self.epsilon_longitudinal
+
+
+class LOLOHAClaimsGTimesEpsInf(LOLOHA):
+    """LOLOHA's Theorem 2 as stated by the paper (and by dpdist before issue 27): g * eps_inf for any T."""
+
+    def epsilon_over_changes(self, reports):
+        return min(reports, self.hash_range) * self.epsilon_longitudinal
+
+
+class LGRRRedrawsItsMemo(LGRR):
+    """A stable value whose permanent response is drawn anew every report: the stable check must fail."""
+
+    def permanent_channel(self):
+        return np.eye(self.domain_size)  # the "memo" is the value itself
+
+    def instantaneous_channel(self):
+        return self.channel()  # so each report is a fresh one-report draw of the value
+
+    @property
+    def epsilon_longitudinal(self):
+        return self.epsilon_per_report  # claims one report's loss for any number of reports
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        LGRRClaimsEpsInfPerValue(epsilon=1.0, epsilon_1=0.5, domain_size=2),
+        LOLOHAClaimsGTimesEpsInf(epsilon=2.0, epsilon_1=1.0, domain_size=4, variant="binary", hash_prime=5),
+        LGRRRedrawsItsMemo(epsilon=2.0, epsilon_1=1.0, domain_size=2),
+    ],
+    ids=["l-grr m*eps_inf", "loloha g*eps_inf", "l-grr redraws"],
+)
+def test_over_time_check_rejects_claims_the_joint_law_breaks(protocol):
+    with pytest.raises(AssertionError, match="lose"):
+        testing.check_reports_over_time(protocol)

@@ -70,12 +70,17 @@ class ProtocolTags:
     unbiased : bool
         ``estimate(agg, postprocess="none")`` is an unbiased frequency estimator with the
         analytic ``variance``.
+    memoized : bool
+        A device reports through a memo of permanent responses (``client()``), and the
+        protocol states its guarantees over time (``epsilon_over_changes``,
+        ``stable_guarantee``; ``dpdist.local.frequency._memoized``).
     """
 
     kind: str = "frequency"
     finite_channel: bool = True
     exact_simulate: bool = False
     unbiased: bool = True
+    memoized: bool = False
 
     @property
     def takes_items(self) -> bool:

@@ -30,6 +30,7 @@ from ..errors import (
 from ..local import Aggregator, LocalProtocol
 from ..local._registry import registered_class
 from ._inputs import channel_inputs, population
+from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
     assert_channel_is_stochastic,
     assert_epsilon_ldp,
@@ -59,6 +60,7 @@ __all__ = [
     "check_privatize_samples_the_channel_with_a_32_bit_generator",
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
+    "check_reports_over_time",
 ]
 
 Check = Callable[[LocalProtocol], None]
@@ -276,6 +278,48 @@ def check_channel_is_epsilon_ldp(protocol: LocalProtocol) -> None:
     assert_epsilon_ldp(channel, guarantee.epsilon)
 
 
+#: cells of the largest joint law (key histories x output sequences) the over-time check enumerates
+_OVER_TIME_CELLS = 1 << 22
+
+
+def check_reports_over_time(protocol: LocalProtocol) -> None:
+    """Exact: one device's T reports through its memo never lose more than the protocol states.
+
+    For every T whose joint law fits (:data:`_OVER_TIME_CELLS` cells; T = 10 for two keys
+    and two outputs), the law of T reports is computed for *every* history of memo keys
+    (values that change included) and every output sequence
+    (``dpdist.testing._over_time``).  The largest loss between any two histories must be at
+    most ``epsilon_over_changes(T)`` (the ``"history"`` relation), and between two constant
+    histories at most ``stable_guarantee.epsilon`` (the ``"stable"`` relation).  A protocol
+    without a second randomization (``epsilon_instantaneous`` infinite) must not claim a
+    finite bound beyond one report.
+    """
+    stable = protocol.stable_guarantee.epsilon
+    if math.isinf(protocol.epsilon_instantaneous):
+        assert math.isinf(protocol.epsilon_over_changes(2)), (
+            f"{protocol.name} repeats its memo as it is: two reports show whether the value changed, so it may "
+            f"not claim epsilon_over_changes(2) = {protocol.epsilon_over_changes(2)!r}"
+        )
+        return
+    permanent, instantaneous = memo_channels(protocol)
+    keys, outputs = permanent.shape[0], instantaneous.shape[1]
+    for reports in range(1, largest_reports(keys, outputs, _OVER_TIME_CELLS) + 1):
+        laws = history_log_laws(permanent, instantaneous, all_histories(keys, reports))
+        claimed = protocol.epsilon_over_changes(reports)
+        loss = largest_loss(laws)
+        assert loss <= claimed * (1 + 1e-9) + 1e-12, (
+            f"{protocol.name}: {reports} reports of one device lose {loss:.6g} between two histories of values, "
+            f"above the stated epsilon_over_changes({reports}) = {claimed:.6g}"
+        )
+        constant = np.repeat(np.arange(keys)[:, None], reports, axis=1)
+        constant_laws = history_log_laws(permanent, instantaneous, constant)
+        loss = largest_loss(constant_laws)
+        assert loss <= stable * (1 + 1e-9) + 1e-12, (
+            f"{protocol.name}: {reports} reports of an unchanged value lose {loss:.6g}, above the stated "
+            f"stable guarantee {stable:.6g}"
+        )
+
+
 def _reports_per_input(protocol, low: int, high: int, per_output: int) -> int:
     outputs = protocol.channel(channel_inputs(protocol)[:1]).shape[1]
     return min(high, max(low, per_output * outputs))
@@ -334,7 +378,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     checks; ``finite_channel`` adds the exact epsilon check and the chi-square
     tests of ``privatize`` (with a 64-bit and a 32-bit generator);
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
-    ``exact_simulate`` adds the ``simulate`` check.
+    ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
+    one device's reports over time.
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -344,4 +389,6 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_unbiased_with_the_analytic_variance)
     if tags.exact_simulate:
         checks.append(check_simulate_matches_privatize)
+    if tags.memoized:
+        checks.append(check_reports_over_time)
     return checks

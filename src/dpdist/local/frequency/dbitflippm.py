@@ -71,6 +71,7 @@ from ..._validation import Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
 from ._bucket_client import BucketMemoClient
+from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
 from ._unary import _SCALE, _threshold
 
@@ -89,7 +90,7 @@ def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
 
 
 @register
-class DBitFlipPM(FrequencyOracle):
+class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
     """dBitFlipPM: d sampled buckets per user (once), SUE-style bits memoized per bucket.
 
     Parameters
@@ -104,7 +105,7 @@ class DBitFlipPM(FrequencyOracle):
 
     name = "dbitflippm"
     summary = "dBitFlipPM: d buckets sampled once per user, a bit of each (eps/2 flips), memoized per bucket"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}
     _defaults = {"sampled_bits": None}
 
@@ -141,6 +142,16 @@ class DBitFlipPM(FrequencyOracle):
     def epsilon_longitudinal(self) -> float:
         """Loss of any number of reports of one value: that of one report (they are identical)."""
         return self.epsilon_per_report
+
+    @property
+    def memo_keys(self) -> int:
+        """:math:`K = b`: the memo is keyed by the bucket."""
+        return self.domain_size
+
+    @property
+    def epsilon_instantaneous(self) -> float:
+        """``inf``: no second randomization, a report repeats its memo (two reports show a change)."""
+        return math.inf
 
     def epsilon_for_buckets(self, buckets: int) -> float:
         """Loss of every report of a device whose value visits ``buckets`` distinct buckets: ``buckets`` x eps_1.

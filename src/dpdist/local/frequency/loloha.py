@@ -12,11 +12,16 @@ hashed to :math:`x = h(v)`, and
    instantaneous response (IRR) whose :math:`p_2` solves
    :math:`(p_1p_2 + (1-p_1)q_2)/(q_1p_2 + (1-q_1)q_2) = e^{\varepsilon_1}` (as in ``l-grr``).
 
-Guarantees (paper, Theorems 1 and 2): one report is :math:`\varepsilon_1`-LDP (the
-exact channel over :math:`(h, y)`); any number of reports of one value is
-:math:`\varepsilon_\infty`-LDP (post-processing of one PRR); a user whose value
-changes over time spends at most :math:`g\,\varepsilon_\infty` in total, since at most
-:math:`g` hashed values are ever memoized.
+Guarantees: one report is :math:`\varepsilon_1`-LDP (the exact channel over
+:math:`(h, y)`, paper Thm. 1); any number of reports of one value is
+:math:`\varepsilon_\infty`-LDP (post-processing of one PRR).  The paper's Theorem 2,
+"a user whose value changes spends at most :math:`g\,\varepsilon_\infty` in total,
+since at most :math:`g` hashed values are ever memoized", holds only against
+histories whose hashed values change on the same reports: which of the :math:`g`
+memos a report comes from shows the pattern of changes, and the exact loss of
+BiLOLOHA (:math:`g = 2`) passes :math:`2\varepsilon_\infty` after ten reports.  The
+bound that holds against every history of :math:`T` reports is
+``epsilon_over_changes(T)`` (``_memoized.py``, with :math:`K = g` keys).
 
 Variants (parameter ``variant``): ``"binary"`` (BiLOLOHA, :math:`g = 2`, the smallest
 longitudinal loss :math:`2\varepsilon_\infty`) and ``"optimal"`` (OLOLOHA, the
@@ -53,6 +58,7 @@ from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._bucket_client import BucketMemoClient
+from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
 from .longitudinal import _chain, _grr_irr
 
@@ -73,7 +79,7 @@ def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
 
 
 @register
-class LOLOHA(FrequencyOracle):
+class LOLOHA(MemoizedProtocol, FrequencyOracle):
     """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
 
     Parameters
@@ -91,7 +97,7 @@ class LOLOHA(FrequencyOracle):
 
     name = "loloha"
     summary = "longitudinal local hashing: hash once, memoized GRR_g(eps_inf) per hash value, GRR_g IRR (eps_1)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {
         **FrequencyOracle._constraints,
         "epsilon_1": EPSILON,
@@ -140,9 +146,14 @@ class LOLOHA(FrequencyOracle):
         return math.log(self._p1 / self._q1)
 
     @property
-    def epsilon_over_changes(self) -> float:
-        """Bound over any number of reports of values that change: :math:`g\\,\\varepsilon_\\infty`."""
-        return self._g * self.epsilon_longitudinal
+    def memo_keys(self) -> int:
+        """:math:`K = g`: the memo is keyed by the hashed value."""
+        return self._g
+
+    @property
+    def epsilon_instantaneous(self) -> float:
+        """:math:`\\varepsilon_I = \\ln(p_2/q_2)`: the IRR's ratio between any two memoized hash values."""
+        return math.log(self._p2 / self._q2)
 
     def support_probabilities(self):
         return self._p, self._q
@@ -224,6 +235,16 @@ class LOLOHA(FrequencyOracle):
         rows = np.where(hashed[:, :, None] == np.arange(self._g), self._p, self._q_other)
         return (rows / self._n_seeds).reshape(hashed.shape[0], -1)
 
+    def permanent_channel(self) -> np.ndarray:
+        """``P[x, s]`` of the first round over hash values (GRR_g with :math:`\\varepsilon_\\infty`)."""
+        g = self._g
+        return np.full((g, g), self._q1) + np.eye(g) * (self._p1 - self._q1)
+
+    def instantaneous_channel(self) -> np.ndarray:
+        """``P[s, y]`` of the second round over hash values (GRR_g with :math:`p_2, q_2`)."""
+        g = self._g
+        return np.full((g, g), self._q2) + np.eye(g) * (self._p2 - self._q2)
+
     def repeated_channel(self, reports: int, values=None) -> np.ndarray:
         """Law of ``reports`` reports of one value by one device (same seed, one memoized PRR).
 
@@ -232,8 +253,7 @@ class LOLOHA(FrequencyOracle):
         """
         hashed = self._hashed_inputs(values)
         g = self._g
-        prr = np.full((g, g), self._q1) + np.eye(g) * (self._p1 - self._q1)
-        irr = np.full((g, g), self._q2) + np.eye(g) * (self._p2 - self._q2)
+        prr, irr = self.permanent_channel(), self.instantaneous_channel()
         sequences = np.array(np.meshgrid(*[np.arange(g)] * reports, indexing="ij")).reshape(reports, -1)
         given_memo = np.prod(irr[:, sequences], axis=1)  # (memo value, sequence)
         law = prr @ given_memo  # (hash value, sequence)

@@ -17,8 +17,13 @@ one report is exactly :math:`\varepsilon_1`-LDP:
 
 Guarantees: one report is :math:`\varepsilon_1`-LDP (the exact channel of
 :meth:`channel`); any number of reports of the *same* value is
-:math:`\varepsilon_\infty`-LDP (they are post-processing of the one PRR output);
-values that change spend :math:`\varepsilon_\infty` per distinct value.
+:math:`\varepsilon_\infty`-LDP (they are post-processing of the one PRR output:
+``stable_guarantee``); against any other history of :math:`T` reports, values
+that change included, the loss is at most ``epsilon_over_changes(T)``, which
+grows with :math:`T` (the pattern of changes shows in which memo a report comes
+from; ``_memoized.py`` derives the bound).  "Values that change spend
+:math:`\varepsilon_\infty` per distinct value" holds only against histories
+with the same pattern of changes.
 ``epsilon`` is :math:`\varepsilon_\infty`, ``epsilon_1`` the per-report budget
 (:math:`0 < \varepsilon_1 < \varepsilon_\infty`).
 
@@ -41,6 +46,7 @@ from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
 from ._unary import UnaryEncoding, _threshold
 
@@ -70,8 +76,13 @@ def _grr_irr(d: int, p1: float, q1: float, epsilon_1: float) -> tuple[float, flo
     return p2, q2
 
 
-class _Longitudinal:
+class _Longitudinal(MemoizedProtocol):
     """What both memoized protocols share: the two budgets and the client."""
+
+    @property
+    def memo_keys(self) -> int:
+        """:math:`K = d`: the memo is keyed by the value."""
+        return self.domain_size
 
     def _check_budgets(self) -> None:
         if not self._params["epsilon_1"] < self._params["epsilon"]:
@@ -111,7 +122,7 @@ class LGRR(_Longitudinal, FrequencyOracle):
 
     name = "l-grr"
     summary = "longitudinal GRR: memoized GRR(eps_inf), then GRR with the IRR budget of eps_1 per report"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True)
     fixed_support_size = True
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}
 
@@ -130,6 +141,11 @@ class LGRR(_Longitudinal, FrequencyOracle):
 
     def _chain_epsilon(self) -> float:
         return math.log(self._p / self._q)
+
+    @property
+    def epsilon_instantaneous(self) -> float:
+        """:math:`\\varepsilon_I = \\ln(p_2/q_2)`: the IRR's ratio between any two memoized items."""
+        return math.log(self._p2 / self._q2)
 
     def support_probabilities(self):
         return self._p, self._q
@@ -199,6 +215,7 @@ class LOSUE(_Longitudinal, UnaryEncoding):
 
     name = "l-osue"
     summary = "longitudinal OUE/SUE: memoized OUE(eps_inf), then SUE with the IRR budget of eps_1 per report"
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True)
     _constraints = {**UnaryEncoding._constraints, "epsilon_1": EPSILON}
 
     def target_probabilities(self):
@@ -236,6 +253,12 @@ class LOSUE(_Longitudinal, UnaryEncoding):
 
     def _chain_epsilon(self) -> float:
         return math.log(self._p * (1 - self._q) / (self._q * (1 - self._p)))
+
+    @property
+    def epsilon_instantaneous(self) -> float:
+        """:math:`\\varepsilon_I`: the SUE round between any two memoized bit vectors (all d bits may differ)."""
+        p2, q2 = self._p2, self._q2
+        return self.domain_size * math.log(max(p2 / q2, (1 - q2) / (1 - p2)))
 
     def _bits(self, items, rng, one: int, zero: int) -> np.ndarray:
         """Unpacked bits: bit ``items[i]`` of row i is 1 below ``one``/2^32, others below ``zero``/2^32."""
