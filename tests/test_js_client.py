@@ -197,25 +197,44 @@ def test_node_refuses_every_registered_protocol_it_does_not_implement(tmp_path):
     {"protocol": "dbitflippm", "epsilon": 2.0, "domain_size": 8, "sampled_bits": 2},
 ], ids=lambda c: c["protocol"])
 def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, tmp_path, capsys):
-    """`privatize.js --memo` keeps the device's permanent responses; `dpdist privatize --memo` continues them."""
+    """`privatize.js --memo` keeps the device's ledger (memo, charges); `dpdist privatize --memo` continues it."""
+    from dpdist.local.ledger import PrivacyLedger
+
     protocol = local.from_config(config)
     memo = tmp_path / "device.json"
+    owner = ("--budget", "1000", *(("--accounting", "stable") if config["protocol"] == "dbitflippm" else ()))
+
+    def stream(state):
+        (only,) = state["streams"].values()
+        return only
+
     saved = []
     for day in range(3):
-        result, _ = _privatize_with_node(tmp_path, protocol, np.array([3, 5, 3]), f"day{day}.bin", ("--memo", str(memo)))
+        result, _ = _privatize_with_node(tmp_path, protocol, np.array([3, 5, 3]), f"day{day}.bin",
+                                         ("--memo", str(memo), *(owner if day == 0 else ())))
         assert result.returncode == 0 and "one device, its memo saved in" in result.stderr, result.stderr
         saved.append(json.loads(memo.read_text()))
-    assert saved[0] == saved[1] == saved[2]
-    client = type(protocol.client()).from_dict(saved[0])  # Python reads the node-written memo
-    assert client.memo and set(map(str, client.memo)) == set(saved[0]["memo"])
+    assert stream(saved[0])["memo"] == stream(saved[1])["memo"] == stream(saved[2])["memo"]
+    assert [stream(state)["reports"] for state in saved] == [3, 6, 9]
+    ledger = PrivacyLedger.from_dict(saved[2])  # Python reads the node-written ledger
+    assert ledger.spent() == pytest.approx(ledger.budget - ledger.remaining())
+    assert ledger.cost(protocol, 2) == pytest.approx(
+        0.0 if config["protocol"] == "dbitflippm" else protocol.epsilon_over_changes(11) - protocol.epsilon_over_changes(9)
+    )
+    client = type(protocol.client()).from_dict({k: v for k, v in stream(saved[2]).items() if k not in ("collector", "reports")})
+    assert client.memo and set(map(str, client.memo)) == set(stream(saved[0])["memo"])
 
     (tmp_path / "today.csv").write_text("value\n3\n5\n")
     assert main(["privatize", "--config", json.dumps(config), "--column", "value", str(tmp_path / "today.csv"),
                  "--out", str(tmp_path / "python.parquet"), "--memo", str(memo), "--no-progress"]) == 0
-    assert type(protocol.client()).from_dict(json.loads(memo.read_text())).to_dict() == client.to_dict()
+    after = json.loads(memo.read_text())
+    assert stream(after)["memo"] == stream(saved[2])["memo"] and stream(after)["reports"] == 11
+    assert len(after["charges"]) == 4
+    again, _ = _privatize_with_node(tmp_path, protocol, np.array([3]), "day3.bin", ("--memo", str(memo)))
+    assert again.returncode == 0, again.stderr  # node reads the Python-written ledger back
     files = [*map(str, sorted(tmp_path.glob("day*.bin"))), str(tmp_path / "python.parquet")]
     assert main(["aggregate", "--config", json.dumps(config), *files, "--state", str(tmp_path / "s.bin")]) == 0
-    assert "holds 11 report(s)" in capsys.readouterr().out
+    assert "holds 12 report(s)" in capsys.readouterr().out
 
     other, _ = _privatize_with_node(tmp_path, local.make("grr", epsilon=1.0, domain_size=8), np.array([3]),
                                     "grr.bin", ("--memo", str(memo)))
@@ -234,8 +253,28 @@ def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, 
                  "--out", str(tmp_path / "seeded.parquet"), "--memo", str(seeded), "--seed", "1", "--no-progress"]) == 0
     before = seeded.read_text()
     refused, out = _privatize_with_node(tmp_path, protocol, np.array([3]), "after.bin", ("--memo", str(seeded)))
-    assert refused.returncode == 2 and "made by a run with --seed" in refused.stderr and not out.exists()
+    assert refused.returncode == 2 and "seeded" in refused.stderr and not out.exists()
     assert seeded.read_text() == before
+
+
+def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp_path):
+    """Issue 27, item 2: the ledger in --memo FILE refuses a run that overspends, and a changed epsilon_1."""
+    config = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
+    protocol = local.from_config(config)
+    memo = tmp_path / "device.json"
+    first, _ = _privatize_with_node(tmp_path, protocol, np.array([3, 5]), "a.bin", ("--memo", str(memo), "--budget", "3"))
+    assert first.returncode == 0, first.stderr
+    before = memo.read_text()
+    over, out = _privatize_with_node(tmp_path, protocol, np.array([3]), "b.bin", ("--memo", str(memo)))
+    assert over.returncode == 2 and over.stderr.count("\n") == 1 and "budget of 3" in over.stderr and not out.exists()
+    assert memo.read_text() == before
+    (tmp_path / "v.csv").write_text("value\n3\n")
+    base = ["privatize", "--column", "value", str(tmp_path / "v.csv"), "--out", str(tmp_path / "p.parquet"),
+            "--no-progress", "--memo", str(memo)]
+    assert main([*base, "--config", json.dumps(config)]) == 2  # Python refuses the same overspend
+    rotated = {**config, "epsilon_1": 1.0 + 1e-12}
+    assert main([*base, "--config", json.dumps(rotated), "--budget", "100"]) == 2
+    assert json.loads(memo.read_text())["charges"] == json.loads(before)["charges"]
 
 
 def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):

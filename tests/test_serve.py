@@ -407,8 +407,11 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
         assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value",
                      "--memo", str(memo)]) == 0
         assert "1 report(s) accepted" in capsys.readouterr().out
-        saved.append(memo.read_text())
-    assert saved[0] == saved[1] and set(json.loads(saved[0])["memo"]) == {"5"}
+        (stream,) = json.loads(memo.read_text())["streams"].values()
+        saved.append(stream)
+    # one memo (the scope is the server and the config without budgets), charged once per report
+    assert saved[0]["memo"] == saved[1]["memo"] == {"5": saved[0]["memo"]["5"]}
+    assert [stream["reports"] for stream in saved] == [1, 2] and saved[1]["collector"] == server.url
     assert [admin.estimate(campaign)["n"] for campaign in rounds] == [1, 1]
 
     assert main(["submit", "--server", server.url, "--campaign", rounds[0], str(data), "--column", "value"]) == 0

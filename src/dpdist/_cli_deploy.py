@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_memo import add_ledger_arguments
+
 __all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
 
 _BLOCK_SIZE = 1 << 16
@@ -67,6 +69,7 @@ def add_commands(subparsers) -> None:
         help="longitudinal protocols: every row is a value of this one device, reported through its memo in FILE "
         "(created on first use, saved before the reports are written); without it each row is a different user",
     )
+    add_ledger_arguments(privatize)
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
@@ -197,7 +200,9 @@ def _run_privatize(args) -> int:
                 yield _as_protocol_values(protocol, chunk)
 
     with (
-        open_device_memo(args.memo, protocol, seeded=args.seed is not None) as memo,
+        open_device_memo(
+            args.memo, protocol, seeded=args.seed is not None, budget=args.budget, accounting=args.accounting
+        ) as memo,
         _progress(count_rows(args.data), "value", args.no_progress) as bar,
         ReportWriter(args.out, protocol) as writer,
     ):

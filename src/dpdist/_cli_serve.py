@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from ._cli_memo import add_ledger_arguments
+
 __all__ = ["add_commands"]
 
 _DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -319,6 +321,7 @@ def _add_submit(subparsers) -> None:
         help="longitudinal campaigns: every row is a value of this one device, reported through its memo in FILE "
         "(created on first use, saved before any report is sent); without it each row is a different user",
     )
+    add_ledger_arguments(submit)
     submit.add_argument(
         "--submit-token",
         default=None,
@@ -399,7 +402,9 @@ def _submit_column(client, args):
             "one device reporting over rounds uses '--memo FILE'.",
             file=sys.stderr,
         )
-    with open_device_memo(args.memo, protocol) as memo:
+    with open_device_memo(
+        args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
+    ) as memo:
         for block in rechunk(values, args.batch_size):
             if memo is None:
                 reports = protocol.privatize(block, secure=True)

@@ -22,6 +22,7 @@ __all__ = [
     "DatasetUnavailableError",
     "ServiceRefusedError",
     "ServiceUnavailableError",
+    "PrivacyBudgetError",
 ]
 
 
@@ -75,3 +76,15 @@ class ServiceRefusedError(DPDistError):
 
 class ServiceUnavailableError(DPDistError, ConnectionError):
     """A dpdist collection service could not be reached (after the client's retries)."""
+
+
+class PrivacyBudgetError(DPDistError, ValueError):
+    """A device's privacy ledger refused a report: it would overspend the owner's budget, or a
+    collector changed the privacy parameters of a memo the device keeps.
+
+    ``reason`` is the sentence to show the person; ``remaining`` the budget left (epsilon).
+    """
+
+    def __init__(self, message: str, remaining: float = 0.0):
+        super().__init__(message)
+        self.reason, self.remaining = message, remaining

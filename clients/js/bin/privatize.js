@@ -9,19 +9,22 @@
 // then renamed: either the whole file appears or none.  Randomness: crypto.getRandomValues.
 //
 // With --memo FILE (longitudinal protocols: l-grr, l-osue, loloha, dbitflippm) every line is a value
-// of this one device, reported through its memo kept in FILE (the JSON of Python's
-// MemoizedClient / BucketMemoClient.to_dict, so `dpdist privatize --memo` can share it): created on
-// first use, refused if made for another config, and replaced atomically with each new permanent
-// response before any report of it is written.  Without it each line is a different user.
+// of this one device, reported through its privacy ledger kept in FILE (the JSON of Python's
+// PrivacyLedger.to_dict, so `dpdist privatize --memo` can share it; a memo of the earlier format is
+// read as a ledger holding it): created on first use, charged for every line before it is randomized
+// (a run past the device's budget, --budget, is refused whole), refused if the config changed a budget
+// of a memo it keeps, and replaced atomically before any report is written.  Without it each line is
+// a different user.
 
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DPDistError, Memo, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId, privatizeRecord } from '../src/index.js';
+import { DPDistError, Ledger, encodeRecord, fromConfig, isLongitudinal, newFileId, privatizeRecord } from '../src/index.js';
 import { secureSource } from '../src/random.js';
 
 const USAGE =
-  'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] [--memo MEMO.json] < values.txt';
+  'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] ' +
+  '[--memo LEDGER.json [--budget EPSILON] [--accounting history|stable]] < values.txt';
 
 let pendingTemporary = null; // removed on failure: no partial file is ever left
 
@@ -32,7 +35,7 @@ function fail(message) {
 }
 
 function parseArguments(argv) {
-  const options = { batchRows: 65536, fileId: null, memo: null };
+  const options = { batchRows: 65536, fileId: null, memo: null, settings: {} };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '-h' || flag === '--help') {
@@ -40,12 +43,22 @@ function parseArguments(argv) {
       process.exit(0);
     }
     const [name, inline] = flag.includes('=') ? flag.split(/=(.*)/s) : [flag, undefined];
-    if (!['--config', '--out', '--batch-rows', '--file-id', '--memo'].includes(name)) fail(`unknown option ${flag}; ${USAGE}`);
+    if (!['--config', '--out', '--batch-rows', '--file-id', '--memo', '--budget', '--accounting'].includes(name)) {
+      fail(`unknown option ${flag}; ${USAGE}`);
+    }
     const value = inline ?? argv[++i];
     if (value === undefined) fail(`option ${name} needs a value`);
     if (name === '--config') options.config = value;
     else if (name === '--out') options.out = value;
     else if (name === '--memo') options.memo = value;
+    else if (name === '--budget') {
+      const budget = Number(value);
+      if (!(budget > 0) || !Number.isFinite(budget)) fail(`option --budget must be a finite epsilon > 0, got ${JSON.stringify(value)}`);
+      options.settings.budget = budget;
+    } else if (name === '--accounting') {
+      if (!['history', 'stable'].includes(value)) fail(`option --accounting must be history or stable, got ${JSON.stringify(value)}`);
+      options.settings.accounting = value;
+    }
     else if (name === '--file-id') {
       if (!/^[0-9a-f]{32}$/.test(value)) fail(`option --file-id must be 32 lower-case hex digits, got ${JSON.stringify(value)}`);
       options.fileId = value;
@@ -93,8 +106,8 @@ function replaceFile(path, text) {
   renameSync(temporary, path);
 }
 
-/** The device's Memo kept in ``path`` (created on first use), saved on every change. */
-function openMemo(protocol, path) {
+/** The device's privacy Ledger kept in ``path`` (created on first use), saved before any report leaves it. */
+function openLedger(protocol, path, settings) {
   if (!isLongitudinal(protocol)) {
     fail(`option --memo keeps a device's permanent responses for a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm); ${protocol.name} reports are not memoized`);
   }
@@ -103,39 +116,22 @@ function openMemo(protocol, path) {
     try {
       state = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
-      fail(`option --memo: ${path} is not a device memo (JSON): ${error.message}`);
-    }
-    if (state !== null && typeof state === 'object' && state.seeded === true) {
-      // written by `dpdist privatize --seed`: its permanent responses can be re-drawn from the seed
-      fail(`option --memo: ${path} was made by a run with --seed; its permanent responses protect nothing (use another file)`);
+      fail(`option --memo: ${path} is not a device memo or privacy ledger (JSON): ${error.message}`);
     }
   }
-  const save = (memo) => {
+  const save = (ledger) => {
     try {
-      replaceFile(path, `${JSON.stringify(memo.toJSON())}\n`);
+      replaceFile(path, `${JSON.stringify(ledger.toJSON())}\n`);
     } catch (error) {
       fail(`option --memo: cannot write ${path} (${error.code ?? error.message})`);
     }
   };
   try {
-    return new Memo(protocol, state, { onChange: save });
+    return state === null ? new Ledger(settings, { onChange: save }) : Ledger.fromJSON(state, { onChange: save, settings });
   } catch (error) {
     if (error instanceof DPDistError) fail(`option --memo: ${path}: ${error.message}`);
     throw error;
   }
-}
-
-/** One device's reports of ``values`` through ``memo``, as one ReportBatch. */
-function memoizedBatch(protocol, memo, values, source) {
-  const rows = values.map((value) => memo.report(value, source));
-  const bytes = new Uint8Array(rows.reduce((total, row) => total + row.bytes.length, 0));
-  let offset = 0;
-  for (const row of rows) {
-    bytes.set(row.bytes, offset);
-    offset += row.bytes.length;
-  }
-  const { config, floatKeys, descr, shape } = rows[0];
-  return new ReportBatch(config, floatKeys, descr, [rows.length, ...shape.slice(1)], bytes);
 }
 
 /**
@@ -169,7 +165,7 @@ function parseValue(protocol, line, lineNumber) {
 async function main() {
   const options = parseArguments(process.argv.slice(2));
   const protocol = loadProtocol(options.config);
-  const memo = options.memo === null ? null : openMemo(protocol, options.memo);
+  const ledger = options.memo === null ? null : openLedger(protocol, options.memo, options.settings);
   const source = secureSource();
   const fileId = options.fileId ?? newFileId();
   const temporary = `${options.out}.${process.pid}.tmp`;
@@ -188,12 +184,14 @@ async function main() {
     if (batch.length === 0) return;
     try {
       const record =
-        memo === null
+        ledger === null
           ? privatizeRecord(protocol, batch, { fileId })
-          : encodeRecord(memoizedBatch(protocol, memo, batch, source), { fileId });
+          : encodeRecord(ledger.report(protocol, batch, { source }), { fileId });
       writeSync(descriptor, record);
     } catch (error) {
-      if (error instanceof DPDistError) fail(`stdin lines ${firstLine}-${lineNumber}: ${error.message}`);
+      if (error instanceof DPDistError) {
+        fail(`${ledger === null ? '' : `option --memo: ${options.memo}: `}stdin lines ${firstLine}-${lineNumber}: ${error.message}`);
+      }
       throw error;
     }
     total += batch.length;
@@ -215,8 +213,8 @@ async function main() {
     if (pendingTemporary !== null) rmSync(pendingTemporary, { force: true });
   }
   const who =
-    memo !== null
-      ? `; one device, its memo saved in ${options.memo}`
+    ledger !== null
+      ? `; one device, its memo saved in ${options.memo} (epsilon left: ${ledger.remaining().toPrecision(6)} of ${ledger.budget})`
       : isLongitudinal(protocol)
         ? '; each line randomized as a different user (one device over rounds: --memo FILE)'
         : '';

@@ -12,7 +12,8 @@
 
 import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
-import { Memo, isLongitudinal, memoKey } from './protocols/longitudinal.js';
+import { Ledger } from './ledger.js';
+import { isLongitudinal, memoKey } from './protocols/longitudinal.js';
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { encodeRecord, newFileId } from './wire.js';
@@ -30,6 +31,8 @@ export class ServiceError extends DPDistError {
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
+/** The storage key of the device's privacy ledger. */
+export const LEDGER_KEY = 'dpdist-ledger';
 /** 409 refusals worth retrying: the campaign is between states (``campaign_not_open``). */
 const RETRYABLE_CONFLICTS = new Set(['campaign_not_open']);
 
@@ -49,8 +52,11 @@ function sleep(ms) {
  * @param {number} [options.retryDelayMs] first retry delay, doubled each time (500 ms)
  * @param {typeof fetch} [options.fetch] the fetch function (default globalThis.fetch)
  * @param {{getItem: (key: string) => string|null, setItem: (key: string, value: string) => void}} [options.memoStorage]
- *   where a longitudinal campaign's memo persists (default globalThis.localStorage; null: none): the device's
- *   permanent responses, kept under a key of the protocol config so every round reuses them
+ *   where the device's privacy ledger persists (default globalThis.localStorage), under the key
+ *   ``dpdist-ledger``: its budget, what each collector spent, and the permanent responses of longitudinal
+ *   campaigns per collector and config without budgets (ledger.js).  Every report is charged before it is
+ *   drawn and refused (PrivacyBudgetError) past the budget.  null: no ledger, for simulations of many users
+ *   (a longitudinal campaign is then refused: its device must keep its memo)
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
@@ -74,7 +80,7 @@ export class Client {
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._source = source ?? secureSource();
     this._memoStorage = memoStorage === undefined ? (globalThis.localStorage ?? null) : memoStorage;
-    this._memo = null; // the device's Memo, for a longitudinal campaign
+    this._ledger = null; // the device's privacy Ledger, when it has storage
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
     this._unsent = []; // batches not yet acknowledged: {batch, batchId}, always sent under that id
@@ -95,7 +101,7 @@ export class Client {
       const response = await this._request('GET', '/config', {});
       const document = await response.json();
       this._protocol = fromConfig(document.config); // refuses unsupported protocols here
-      if (isLongitudinal(this._protocol)) this._memo = this._loadMemo(this._protocol);
+      this._ledger = this._loadLedger(this._protocol);
       this._campaign = document;
     }
     return this._campaign;
@@ -107,44 +113,59 @@ export class Client {
     return this._protocol;
   }
 
-  /**
-   * The device's memo of a longitudinal campaign (``l-grr``, ``l-osue``, ``loloha``, ``dbitflippm``), loaded from
-   * ``memoStorage``; null for other campaigns.
-   */
-  async memo() {
-    await this.campaign();
-    return this._memo;
+  /** The collector this client reports to, as the device's ledger names it (the server's origin). */
+  get collector() {
+    return this.serverUrl || globalThis.location?.origin || 'local';
   }
 
-  _loadMemo(protocol) {
+  /** The device's privacy ledger (null without storage), loaded with the campaign. */
+  async ledger() {
+    await this.campaign();
+    return this._ledger;
+  }
+
+  /** The device's memo of this longitudinal campaign (l-grr, l-osue, loloha, dbitflippm), null before its first report. */
+  async memo() {
+    const ledger = await this.ledger();
+    return ledger === null ? null : ledger.memoOf(this._protocol, this.collector);
+  }
+
+  _loadLedger(protocol) {
     const storage = this._memoStorage;
     if (storage === null || typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
+      if (!isLongitudinal(protocol)) return null;
       throw new InvalidParameterError(
         `Campaign '${this.campaignId}' uses the longitudinal protocol '${protocol.name}': the device must keep its memo ` +
           'of permanent responses, or every report would spend a fresh epsilon. Pass the memoStorage option ' +
           '(an object with getItem/setItem, such as window.localStorage).',
       );
     }
-    const key = memoKey(protocol);
-    const text = storage.getItem(key);
-    let state = null;
-    if (text !== null && text !== undefined) {
+    const save = (ledger) => storage.setItem(LEDGER_KEY, JSON.stringify(ledger.toJSON()));
+    const text = storage.getItem(LEDGER_KEY);
+    let ledger;
+    if (text === null || text === undefined) {
+      ledger = new Ledger({}, { onChange: save });
+    } else {
+      let state;
       try {
         state = JSON.parse(text);
       } catch (error) {
-        throw new IncompatibleStateError(`The memo under '${key}' is not valid JSON (${error.message}); it was not overwritten.`);
+        throw new IncompatibleStateError(`The ledger under '${LEDGER_KEY}' is not valid JSON (${error.message}); it was not overwritten.`);
       }
+      ledger = Ledger.fromJSON(state, { onChange: save });
     }
-    return new Memo(protocol, state, { onChange: (memo) => storage.setItem(key, JSON.stringify(memo.toJSON())) });
+    // a memo kept by an earlier client under its config's own key joins the ledger (its past reports unknown)
+    const old = isLongitudinal(protocol) ? storage.getItem(memoKey(protocol)) : null;
+    if (old !== null && old !== undefined && ledger.memoOf(protocol, this.collector) === null) {
+      ledger.adopt(protocol, JSON.parse(old), this.collector);
+    }
+    return ledger;
   }
 
-  /** One report of each value: through the memo for a longitudinal campaign, else a fresh draw. */
+  /** One report of each value: charged to the device's ledger (through its memo if longitudinal), else a fresh draw. */
   _privatize(protocol, values) {
-    if (this._memo === null) return protocol.privatize(values, this._source);
-    const rows = Array.from(values, (value) => this._memo.report(value, this._source));
-    const bytes = new Uint8Array(rows.length * protocol.rowBytes);
-    rows.forEach((row, index) => bytes.set(row.bytes, index * protocol.rowBytes));
-    return new ReportBatch(protocol.config, protocol.floatKeys, protocol.descr, [rows.length, ...protocol.rowShape], bytes);
+    if (this._ledger === null) return protocol.privatize(values, this._source);
+    return this._ledger.report(protocol, values, { collector: this.collector, source: this._source });
   }
 
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */

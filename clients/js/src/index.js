@@ -10,7 +10,8 @@ export { RandomSource } from './random.js';
 export { ReportBatch } from './protocols/base.js';
 export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
-export { Client, ServiceError } from './client.js';
+export { Client, LEDGER_KEY, ServiceError } from './client.js';
+export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon } from './ledger.js';
 export { Memo, isLongitudinal } from './protocols/longitudinal.js';
 
 /**

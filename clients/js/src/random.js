@@ -41,6 +41,11 @@ export class RandomSource {
     this._next = BUFFER_WORDS;
   }
 
+  /** Whether this source draws from crypto.getRandomValues (not an injected, reproducible one). */
+  get secure() {
+    return this._fill === cryptoFill;
+  }
+
   /** One uniform integer in [0, 2^32). */
   word() {
     if (this._next === BUFFER_WORDS) {

@@ -10,7 +10,17 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Client, IncompatibleStateError, InvalidParameterError, Memo, fromConfig } from '../src/index.js';
+import {
+  Client,
+  IncompatibleStateError,
+  InvalidParameterError,
+  LEDGER_KEY,
+  Ledger,
+  Memo,
+  PrivacyBudgetError,
+  fromConfig,
+  historyEpsilon,
+} from '../src/index.js';
 import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
 
 const canonical = (config) => JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((k) => [k, config[k]])));
@@ -212,24 +222,93 @@ function fakeServer(config, { fail = false } = {}) {
   return { fetch, puts };
 }
 
-test('the client keeps the memo in storage before sending, and every round of the config reuses it', async () => {
+test('the client keeps the memo in its ledger before sending, and every round of the config reuses it', async () => {
   const config = { protocol: 'l-grr', version: 1, epsilon: 3.0, epsilon_1: 1.0, domain_size: 50 };
   const storage = memoryStorage();
+  storage.setItem(LEDGER_KEY, JSON.stringify(new Ledger({ budget: 100 }).toJSON())); // the owner's budget
   const down = fakeServer(config, { fail: true });
   const first = new Client('', 'day-1', { fetch: down.fetch, memoStorage: storage, retries: 0, source: deterministicSource(5) });
   await assert.rejects(first.submit(7));
   const [[key, saved]] = [...storage.map.entries()];
-  assert.ok(key.startsWith('dpdist-memo:'));
-  const memoized = JSON.parse(saved).memo['7'];
+  assert.equal(key, LEDGER_KEY);
+  const streamOf = (text) => Object.values(JSON.parse(text).streams)[0];
+  const memoized = streamOf(saved).memo['7'];
   assert.ok(Number.isInteger(memoized), 'the permanent response was stored although the send failed');
+  assert.equal(streamOf(saved).reports, 1);
   const up = fakeServer(config);
   for (const day of ['day-2', 'day-3']) {
     const client = new Client('', day, { fetch: up.fetch, memoStorage: storage, source: deterministicSource(day.length + 9) });
     await client.submitMany([7, 7, 7]);
-    assert.equal(JSON.parse(storage.map.get(key)).memo['7'], memoized, `${day} reuses the permanent response`);
+    assert.equal(streamOf(storage.map.get(key)).memo['7'], memoized, `${day} reuses the permanent response`);
   }
   assert.equal(up.puts.length, 2);
   assert.equal(storage.map.size, 1);
+  const ledger = JSON.parse(storage.map.get(key));
+  assert.equal(streamOf(storage.map.get(key)).reports, 7);
+  const protocol = fromConfig(config);
+  assert.ok(Math.abs(ledger.charges.reduce((t, c) => t + c.epsilon, 0) - historyEpsilon(7, protocol.memoized)) < 1e-9);
+});
+
+test('a collector that rotates the budgets cannot reset the memo: the ledger refuses (issue 27, item 2)', async () => {
+  // the audit varied epsilon_1 by 1e-12 per round and got 20 fresh permanent responses in 20 rounds
+  const storage = memoryStorage();
+  storage.setItem(LEDGER_KEY, JSON.stringify(new Ledger({ budget: 1000 }).toJSON()));
+  let refused = 0;
+  for (let round = 0; round < 20; round++) {
+    const config = { protocol: 'l-grr', version: 1, epsilon: 1.0, epsilon_1: 0.5 + round * 1e-12, domain_size: 4 };
+    const client = new Client('', `round-${round}`, { fetch: fakeServer(config).fetch, memoStorage: storage, source: deterministicSource(round + 1) });
+    try {
+      await client.submit(2);
+    } catch (error) {
+      assert.ok(error instanceof PrivacyBudgetError && /does not report under the new parameters/.test(error.message), error.message);
+      refused += 1;
+    }
+  }
+  assert.equal(refused, 19);
+  const ledger = JSON.parse(storage.map.get(LEDGER_KEY));
+  assert.equal(Object.keys(ledger.streams).length, 1);
+  assert.equal(Object.values(ledger.streams)[0].reports, 1);
+});
+
+test('a report past the budget is refused with the reason and the budget left; the refusal does not depend on the value', async () => {
+  const config = { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 };
+  const protocol = fromConfig(config);
+  const sentBeforeRefusal = (values) => {
+    const ledger = new Ledger({ budget: 5 });
+    for (let index = 0; index < values.length; index++) {
+      try {
+        ledger.report(protocol, [values[index]], { source: deterministicSource(index + 1), now: 1000 + index });
+      } catch (error) {
+        assert.ok(error instanceof PrivacyBudgetError && error.remaining >= 0 && /budget of 5/.test(error.message));
+        return index;
+      }
+    }
+    return values.length;
+  };
+  const steady = sentBeforeRefusal([3, 3, 3, 3, 3, 3, 3, 3]);
+  const changing = sentBeforeRefusal([3, 5, 3, 5, 1, 2, 7, 0]);
+  assert.equal(steady, changing);
+  assert.ok(steady >= 2 && steady < 8);
+  // a window lets the budget recover: what was spent a day ago no longer counts
+  const daily = new Ledger({ budget: 1.5, window: 86400 });
+  daily.report(fromConfig({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 4 }), [1], { now: 0 });
+  assert.throws(() => daily.report(fromConfig({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 4 }), [1], { now: 10 }), PrivacyBudgetError);
+  daily.report(fromConfig({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 4 }), [1], { now: 86401 });
+});
+
+test('memo hygiene: a seeded memo refuses the CSPRNG, keys are canonical, and a ledger round-trips', () => {
+  const protocol = fromConfig({ protocol: 'l-grr', version: 1, epsilon: 2.0, epsilon_1: 1.0, domain_size: 4 });
+  const memo = new Memo(protocol);
+  memo.report(1, deterministicSource(3));
+  assert.equal(memo.toJSON().seeded, true);
+  assert.throws(() => memo.report(1), /seeded/);
+  assert.throws(() => new Memo(protocol, { config: protocol.config, memo: { '01': 1 } }), IncompatibleStateError);
+  assert.throws(() => new Memo(protocol, { config: protocol.config, memo: { 1: 1, '01': 2 } }), IncompatibleStateError);
+  const ledger = new Ledger({ budget: 50, accounting: 'stable' });
+  ledger.report(protocol, [1, 2, 1], { collector: 'https://c.example', source: deterministicSource(4) });
+  const copy = Ledger.fromJSON(JSON.parse(JSON.stringify(ledger.toJSON())));
+  assert.deepEqual(copy.toJSON(), ledger.toJSON());
+  assert.equal(copy.cost(protocol, 5, 'https://c.example'), 0); // stable: eps_inf once per memo
 });
 
 test('a longitudinal campaign without memo storage is refused with the reason', async () => {

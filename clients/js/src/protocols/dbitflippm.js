@@ -49,7 +49,9 @@ export class DBitFlipPM extends FrequencyProtocol {
 
   /** The device keeps its sampled indices and memoizes the bits per bucket (b keys). */
   get memoized() {
-    return { keys: this.domainSize, userRandomness: true };
+    const epsilon1 = this.d > 1 ? this.epsilon : this.epsilon / 2;
+    // no second round: a report repeats its memo, so two reports show whether the bucket changed
+    return { keys: this.domainSize, userRandomness: true, epsilon1, epsilonInf: epsilon1, epsilonI: Infinity };
   }
 
   /** d distinct bucket indices, uniform, sorted (a partial Fisher-Yates shuffle by exact uniform draws). */

@@ -72,7 +72,13 @@ export class LOLOHA extends FrequencyProtocol {
 
   /** The device keeps its seed and memoizes per hashed value (g keys). */
   get memoized() {
-    return { keys: this.g, userRandomness: true };
+    return {
+      keys: this.g,
+      userRandomness: true,
+      epsilon1: Math.log(this.p / this.qOther),
+      epsilonInf: Math.log(this.p1 / this.q1),
+      epsilonI: Math.log(this.p2 / this.q2),
+    };
   }
 
   /**

@@ -79,9 +79,18 @@ export class LGRR extends FrequencyProtocol {
     this.rowShape = [];
   }
 
-  /** The device memoizes per value (no user randomness): the memo key of ``item`` is the item. */
+  /**
+   * The device memoizes per value (no user randomness): the memo key of ``item`` is the item.  With the
+   * losses its privacy ledger charges (Python's epsilon_per_report, epsilon_longitudinal, epsilon_instantaneous).
+   */
   get memoized() {
-    return { keys: this.domainSize, userRandomness: false };
+    return {
+      keys: this.domainSize,
+      userRandomness: false,
+      epsilon1: Math.log(this.p / this.q),
+      epsilonInf: Math.log(this.p1 / this.q1),
+      epsilonI: Math.log(this.p2 / this.q2),
+    };
   }
 
   bucketOf(item) {
@@ -182,7 +191,14 @@ export class LOSUE extends UnaryEncoding {
   }
 
   get memoized() {
-    return { keys: this.domainSize, userRandomness: false };
+    const { p, q, p1, q1, p2, q2 } = this;
+    return {
+      keys: this.domainSize,
+      userRandomness: false,
+      epsilon1: Math.log((p * (1 - q)) / (q * (1 - p))),
+      epsilonInf: Math.log((p1 * (1 - q1)) / (q1 * (1 - p1))),
+      epsilonI: this.domainSize * Math.log(Math.max(p2 / q2, (1 - q2) / (1 - p2))), // all d bits may differ
+    };
   }
 
   bucketOf(item) {
@@ -285,6 +301,7 @@ export class Memo {
     this.onChange = onChange;
     this._randomness = null;
     this._memo = new Map();
+    this.seeded = false; // a permanent response was drawn from a reproducible (test) source
     if (state !== null) this._load(state);
   }
 
@@ -304,8 +321,13 @@ export class Memo {
       // the memo's buckets were drawn under a hash seed (or sampled buckets) this state does not hold
       throw new IncompatibleStateError("A client's memo has entries but no randomness: they cannot be used.");
     }
+    if (state.seeded !== undefined && typeof state.seeded !== 'boolean') {
+      throw new IncompatibleStateError(`A client state's 'seeded' must be true or false. Got ${JSON.stringify(state.seeded)}.`);
+    }
+    this.seeded = state.seeded === true;
     for (const [text, value] of Object.entries(state.memo)) {
-      const key = /^\d+$/.test(text) ? Number(text) : NaN; // decimal digits only ('' and ' 1' are no keys)
+      // canonical decimal only: '' and ' 1' are no keys, and '01' would read as item 1 beside '1'
+      const key = /^(0|[1-9]\d{0,19})$/.test(text) ? Number(text) : NaN;
       if (!Number.isInteger(key) || key < 0 || key >= keys) {
         throw new IncompatibleStateError(`Memo key ${JSON.stringify(text)} is not in [0, ${keys}).`);
       }
@@ -330,6 +352,13 @@ export class Memo {
    */
   report(value, source = secureSource()) {
     const protocol = this.protocol;
+    const secure = source.secure === true;
+    if (this.seeded && secure) {
+      throw new IncompatibleStateError(
+        'This memo was drawn from a reproducible (seeded) source: anyone who knows the seed can re-draw its permanent ' +
+          'responses, so they protect nothing. A device reporting for real needs a memo drawn from crypto.getRandomValues.',
+      );
+    }
     const [item] = protocol.checkValues([value]);
     let changed = false;
     if (protocol.memoized.userRandomness && this._randomness === null) {
@@ -337,10 +366,14 @@ export class Memo {
       changed = true;
     }
     const key = protocol.bucketOf(item, this._randomness);
+    // a permanent response is drawn every time, kept only for a new key: the same work whether or not the
+    // value is new, so the report's timing does not tell a change
+    const drawn = protocol.permanentResponse(key, source, this._randomness);
     if (!this._memo.has(key)) {
-      this._memo.set(key, protocol.permanentResponse(key, source, this._randomness));
+      this._memo.set(key, drawn);
       changed = true;
     }
+    if (changed && !secure) this.seeded = true;
     if (changed && this.onChange) this.onChange(this); // persisted before any report of it exists
     const bytes = new Uint8Array(protocol.rowBytes);
     protocol.writeMemoized(this._memo.get(key), source, bytes, new DataView(bytes.buffer), 0, this._randomness);
@@ -353,6 +386,7 @@ export class Memo {
     const state = { config: this.protocol.config };
     if (this.protocol.memoized.userRandomness) state.randomness = this.randomness;
     state.memo = memo;
+    if (this.seeded) state.seeded = true;
     return state;
   }
 }

@@ -29,10 +29,37 @@ def _json_integer(value: int):
 
 
 def parse_memo_key(key) -> int:
-    """A memo's key: the decimal string of a non-negative integer (JSON object keys are strings)."""
-    if not isinstance(key, str) or not key.isascii() or not key.isdigit() or len(key) > 20:
-        raise IncompatibleStateError(f"A client's memo is keyed by items or buckets: decimal strings of integers >= 0. Got {key!r}.")
+    """A memo's key: the canonical decimal string of a non-negative integer (JSON object keys are strings).
+
+    Canonical: no sign, no leading zero (``"01"`` and ``"1"`` would both read as item 1, and two
+    readers could disagree on which permanent response is item 1's).
+    """
+    if (
+        not isinstance(key, str) or not key.isascii() or not key.isdigit() or len(key) > 20
+        or (len(key) > 1 and key[0] == "0")
+    ):
+        raise IncompatibleStateError(
+            f"A client's memo is keyed by items or buckets: canonical decimal strings of integers >= 0 "
+            f"(no leading zero). Got {key!r}."
+        )
     return int(key)
+
+
+def read_seeded(state: dict) -> bool:
+    """A client state's ``"seeded"`` mark (absent: drawn from the CSPRNG)."""
+    seeded = state.get("seeded", False)
+    if not isinstance(seeded, bool):
+        raise IncompatibleStateError(f"A client state's 'seeded' must be true or false. Got {seeded!r}.")
+    return seeded
+
+
+def refuse_seeded_memo(owner: str) -> None:
+    """A memo drawn from a seed must not serve a report drawn from the CSPRNG (issue 27, item 5)."""
+    raise IncompatibleStateError(
+        f"This {owner} memo was drawn from a seeded generator: anyone who knows the seed can re-draw its permanent "
+        "responses, so they protect nothing. A device reporting for real needs a memo drawn from the CSPRNG "
+        "(rng=None): start a new client (its first report spends a fresh epsilon_inf)."
+    )
 
 
 def _parse_integer(value) -> int:
@@ -54,7 +81,7 @@ class BucketMemoClient:
     ``to_dict`` / ``from_dict`` give a JSON-safe state that must persist on the device.
     """
 
-    def __init__(self, protocol, randomness=None, memo: dict | None = None):
+    def __init__(self, protocol, randomness=None, memo: dict | None = None, seeded: bool = False):
         if not hasattr(protocol, "_draw_user_randomness"):
             raise InvalidParameterError(
                 f"BucketMemoClient needs a dbitflippm or loloha protocol. Got {type(protocol).__name__} instead."
@@ -62,6 +89,8 @@ class BucketMemoClient:
         self.protocol = protocol
         self._randomness = None if randomness is None else np.asarray(randomness, dtype=np.int64)
         self._memo: dict[int, Any] = {int(key): value for key, value in (memo or {}).items()}
+        #: whether a permanent response was drawn from a caller's generator (reproducible from its seed)
+        self.seeded = seeded
 
     @property
     def randomness(self):
@@ -75,14 +104,21 @@ class BucketMemoClient:
 
     def report(self, value, rng=None):
         """One report of ``value`` today; the user randomness and the bucket's permanent response are drawn once."""
+        if rng is None and self.seeded:
+            refuse_seeded_memo(self.protocol.display_name)
         generator = check_rng(rng, secure=rng is None, owner=f"{self.protocol.display_name} client")
         item = np.asarray(self.protocol._check_values([value]))
         if self._randomness is None:
             self._randomness = self.protocol._draw_user_randomness(1, generator)[0]
+            self.seeded = self.seeded or rng is not None
         randomness = self._randomness[None, ...]
         bucket = int(self.protocol._bucket(randomness, item)[0])
+        # a permanent response is drawn every time, kept only for a new bucket: the same work whether or not
+        # the value's bucket is new, so the report's timing does not tell a change
+        drawn = self.protocol.permanent_response(np.array([bucket]), generator, randomness)[0]
         if bucket not in self._memo:
-            self._memo[bucket] = self.protocol.permanent_response(np.array([bucket]), generator, randomness)[0]
+            self._memo[bucket] = drawn
+            self.seeded = self.seeded or rng is not None
         memoized = np.asarray(self._memo[bucket])[None, ...]
         return self.protocol._report(randomness, self.protocol.instantaneous_response(memoized, generator))[0]
 
@@ -92,11 +128,14 @@ class BucketMemoClient:
         Randomness above :math:`2^{53}` is written as decimal strings, so that JavaScript (the
         device's client, ``clients/js``) reads it exactly.
         """
-        return {
+        state = {
             "config": self.protocol.config(),
             "randomness": None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()],
             "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(self._memo.items())},
         }
+        if self.seeded:
+            state["seeded"] = True
+        return state
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "BucketMemoClient":
@@ -121,4 +160,4 @@ class BucketMemoClient:
         for key, value in state["memo"].items():
             item = parse_memo_key(key)
             memo[item] = protocol._check_memo_entry(item, value)
-        return cls(protocol, randomness, memo)
+        return cls(protocol, randomness, memo, seeded=read_seeded(state))

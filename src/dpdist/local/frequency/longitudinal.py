@@ -46,6 +46,7 @@ from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
+from ._bucket_client import refuse_seeded_memo
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
 from ._unary import UnaryEncoding, _threshold
@@ -319,7 +320,7 @@ class MemoizedClient:
     >>> today = device.report(3)                                                  # doctest: +SKIP
     """
 
-    def __init__(self, protocol, memo: dict | None = None):
+    def __init__(self, protocol, memo: dict | None = None, seeded: bool = False):
         if not isinstance(protocol, _Longitudinal):
             raise InvalidParameterError(
                 f"MemoizedClient needs an l-grr or l-osue protocol. Got {type(protocol).__name__} instead."
@@ -328,6 +329,8 @@ class MemoizedClient:
         self._memo: dict[int, Any] = {}
         for key, value in (memo or {}).items():
             self._memo[int(key)] = value
+        #: whether a permanent response was drawn from a caller's generator (reproducible from its seed)
+        self.seeded = seeded
 
     @property
     def memo(self) -> dict[int, Any]:
@@ -336,19 +339,28 @@ class MemoizedClient:
 
     def report(self, value, rng=None):
         """One report of ``value`` today (the permanent response is drawn on first use and kept)."""
+        if rng is None and self.seeded:
+            refuse_seeded_memo(self.protocol.display_name)
         generator = check_rng(rng, secure=rng is None, owner=f"{self.protocol.display_name} client")
         item = int(self.protocol._check_values([value])[0])
+        # a permanent response is drawn every time, kept only for a new value: the same work whether or not
+        # the value is new, so the report's timing does not tell a change
+        drawn = self.protocol.permanent_response(np.array([item]), generator)[0]
         if item not in self._memo:
-            self._memo[item] = self.protocol.permanent_response(np.array([item]), generator)[0]
+            self._memo[item] = drawn
+            self.seeded = self.seeded or rng is not None
         memoized = np.asarray(self._memo[item])[None, ...]
         return self.protocol.instantaneous_response(memoized, generator)[0]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe memo with the protocol's config."""
-        return {
+        state = {
             "config": self.protocol.config(),
             "memo": {str(item): np.asarray(value).tolist() for item, value in sorted(self._memo.items())},
         }
+        if self.seeded:
+            state["seeded"] = True
+        return state
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "MemoizedClient":
@@ -357,7 +369,7 @@ class MemoizedClient:
         if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
             raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
         protocol = from_config(state["config"])
-        from ._bucket_client import parse_memo_key
+        from ._bucket_client import parse_memo_key, read_seeded
 
         memo = {}
         for key, value in state["memo"].items():
@@ -373,4 +385,4 @@ class MemoizedClient:
                         f"Memo of item {item} must be {protocol._n_bytes} packed byte(s), integers in [0, 255]. Got {value!r}."
                     )
                 memo[item] = np.asarray(value, dtype=np.uint8)
-        return cls(protocol, memo)
+        return cls(protocol, memo, seeded=read_seeded(state))

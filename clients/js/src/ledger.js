@@ -1,0 +1,272 @@
+// A device's privacy ledger (Python's dpdist.local.ledger.PrivacyLedger, the same JSON): what each
+// collector has spent on this device, the memos it keeps, and the budget its owner set.
+//
+// * Memos are kept per *scope*: the collector and the config without its budgets (epsilon,
+//   epsilon_1).  A collector that changes a budget, even by 1e-12, cannot make the device draw its
+//   permanent responses again: the report is refused.  Another domain or protocol is a new scope,
+//   charged like any other.
+// * Every report is charged before it is drawn, and refused (PrivacyBudgetError, with the reason and
+//   the budget left) if it would spend more than the budget within the window.  Charges depend only on
+//   public quantities (the config and how many reports the scope has had), never on the values, so a
+//   refusal reveals nothing.
+// * accounting 'history' (default): against every other history of the device's values; the T-th report
+//   through a memo costs eps_T - eps_{T-1} (Python's epsilon_over_changes); 'stable': eps_inf once per memo.
+
+import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
+import { ReportBatch } from './protocols/base.js';
+import { Memo, isLongitudinal } from './protocols/longitudinal.js';
+import { fromConfig } from './registry.js';
+import { secureSource } from './random.js';
+
+export const LEDGER_FORMAT = 'dpdist-ledger';
+/** The total epsilon a device spends, over every collector, unless its owner sets another (as Python). */
+export const DEFAULT_BUDGET = 10.0;
+export const ACCOUNTINGS = ['history', 'stable'];
+const BUDGET_KEYS = new Set(['epsilon', 'epsilon_1']);
+
+/** A ledger refused a report: over budget, or a collector changed the budgets of a kept memo. */
+export class PrivacyBudgetError extends DPDistError {
+  constructor(message, remaining = 0) {
+    super(message);
+    this.reason = message;
+    this.remaining = remaining;
+  }
+}
+
+function sortedJSON(value) {
+  if (Array.isArray(value)) return `[${value.map(sortedJSON).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort(); // Python's sort_keys: code-point order (ASCII keys here)
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${sortedJSON(value[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The memo scope of ``config`` at ``collector`` (Python's budget_scope: canonical JSON without budgets). */
+export function budgetScope(collector, config) {
+  const open = {};
+  for (const [key, value] of Object.entries(config)) if (!BUDGET_KEYS.has(key)) open[key] = value;
+  return `${collector} ${sortedJSON(open)}`;
+}
+
+/**
+ * eps_T of T reports through one memo against every other history (Python's history_epsilon): the smaller of
+ * the chain bound eps_1 + (T-1) eps_I and the relabelling bound min(T, K) eps_inf + (T - ceil(T/K)) eps_I.
+ */
+export function historyEpsilon(reports, { epsilon1, epsilonInf, epsilonI, keys }) {
+  if (reports === 1) return epsilon1;
+  if (!Number.isFinite(epsilonI)) return Infinity;
+  const chainBound = epsilon1 + (reports - 1) * epsilonI;
+  const relabelled = Math.min(reports, keys) * epsilonInf + (reports - Math.ceil(reports / keys)) * epsilonI;
+  return Math.min(chainBound, relabelled);
+}
+
+function checkBudget(budget) {
+  if (typeof budget !== 'number' || !(budget > 0) || !Number.isFinite(budget)) {
+    throw new InvalidParameterError(`The 'budget' of a privacy ledger must be a finite epsilon > 0. Got ${JSON.stringify(budget)}.`);
+  }
+  return budget;
+}
+
+function checkWindow(window) {
+  if (window === null || window === undefined) return null;
+  if (typeof window !== 'number' || !(window > 0) || !Number.isFinite(window)) {
+    throw new InvalidParameterError(`The 'window' of a privacy ledger must be null (all time) or seconds > 0. Got ${JSON.stringify(window)}.`);
+  }
+  return window;
+}
+
+function checkAccounting(accounting) {
+  if (!ACCOUNTINGS.includes(accounting)) {
+    throw new InvalidParameterError(`The 'accounting' of a privacy ledger must be one of ${ACCOUNTINGS.join(', ')}. Got ${JSON.stringify(accounting)}.`);
+  }
+  return accounting;
+}
+
+function checkCharge(charge) {
+  const ok =
+    charge !== null &&
+    typeof charge === 'object' &&
+    Object.keys(charge).sort().join(',') === 'at,collector,epsilon,protocol,reports' &&
+    Number.isFinite(charge.at) &&
+    typeof charge.epsilon === 'number' &&
+    charge.epsilon >= 0 &&
+    typeof charge.collector === 'string' &&
+    typeof charge.protocol === 'string' &&
+    Number.isInteger(charge.reports);
+  if (!ok) throw new IncompatibleStateError(`A privacy ledger's charge is damaged: ${JSON.stringify(charge)?.slice(0, 200)}`);
+  return { ...charge };
+}
+
+/** A device's budget, its memos per scope, and every charge made (Python's PrivacyLedger). */
+export class Ledger {
+  /**
+   * @param {{budget?: number, window?: number|null, accounting?: string}} [settings]
+   * @param {{onChange?: (ledger: Ledger) => void}} [options] called with the ledger before any report it
+   *   charged or memoized leaves ``report`` (persist it there)
+   */
+  constructor({ budget = DEFAULT_BUDGET, window = null, accounting = 'history' } = {}, { onChange = null } = {}) {
+    this.budget = checkBudget(budget);
+    this.window = checkWindow(window);
+    this.accounting = checkAccounting(accounting);
+    this.onChange = onChange;
+    this._streams = new Map(); // scope -> {collector, memo, reports}
+    this._charges = [];
+  }
+
+  /** The ledger of ``toJSON()`` (or of Python's to_dict); a memo of the earlier format becomes one stream. */
+  static fromJSON(state, { collector = 'local', onChange = null, settings = {} } = {}) {
+    if (state !== null && typeof state === 'object' && state.format !== LEDGER_FORMAT && 'memo' in state) {
+      const ledger = new Ledger(settings, { onChange });
+      const protocol = fromConfig(state.config);
+      ledger._streams.set(budgetScope(collector, protocol.config), { collector, memo: new Memo(protocol, state), reports: 0 });
+      return ledger;
+    }
+    if (state === null || typeof state !== 'object' || state.format !== LEDGER_FORMAT || state.version !== 1) {
+      throw new IncompatibleStateError(`Not a dpdist privacy ledger (format '${LEDGER_FORMAT}', version 1): ${JSON.stringify(state)?.slice(0, 200)}`);
+    }
+    let ledger;
+    try {
+      ledger = new Ledger({ budget: state.budget, window: state.window, accounting: state.accounting, ...settings }, { onChange });
+    } catch (error) {
+      throw new IncompatibleStateError(`A privacy ledger's settings are damaged: ${error.message}`);
+    }
+    if (state.streams === null || typeof state.streams !== 'object' || !Array.isArray(state.charges)) {
+      throw new IncompatibleStateError("A privacy ledger needs 'streams' (an object) and 'charges' (a list).");
+    }
+    for (const [scope, stream] of Object.entries(state.streams)) {
+      if (stream === null || typeof stream !== 'object' || typeof stream.collector !== 'string' || !Number.isInteger(stream.reports) || stream.reports < 0) {
+        throw new IncompatibleStateError(`Ledger stream ${JSON.stringify(scope)} is damaged.`);
+      }
+      const { collector: owner, reports, ...memoState } = stream;
+      let memo;
+      try {
+        memo = new Memo(fromConfig(memoState.config), memoState);
+      } catch (error) {
+        if (error instanceof DPDistError) throw new IncompatibleStateError(`Ledger stream ${JSON.stringify(scope)}: ${error.message}`);
+        throw error;
+      }
+      if (budgetScope(owner, memo.protocol.config) !== scope) {
+        throw new IncompatibleStateError(`Ledger stream ${JSON.stringify(scope)} holds a memo of another scope.`);
+      }
+      ledger._streams.set(scope, { collector: owner, memo, reports });
+    }
+    ledger._charges = state.charges.map(checkCharge);
+    return ledger;
+  }
+
+  /** Epsilon charged within the window ending ``now`` (seconds since 1970; default the clock). */
+  spent(now = Date.now() / 1000) {
+    const since = this.window === null ? -Infinity : now - this.window;
+    return this._charges.filter((charge) => charge.at > since).reduce((total, charge) => total + charge.epsilon, 0);
+  }
+
+  remaining(now = Date.now() / 1000) {
+    return Math.max(0, this.budget - this.spent(now));
+  }
+
+  /** Reports the device has sent through ``protocol``'s scope at ``collector``. */
+  reportsSent(protocol, collector = 'local') {
+    return this._streams.get(budgetScope(collector, protocol.config))?.reports ?? 0;
+  }
+
+  /** Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only). */
+  cost(protocol, reports = 1, collector = 'local') {
+    if (!isLongitudinal(protocol)) return reports * protocol.epsilon;
+    const sent = this.reportsSent(protocol, collector);
+    const losses = protocol.memoized;
+    if (this.accounting === 'stable') return sent === 0 && reports > 0 ? losses.epsilonInf : 0;
+    return historyEpsilon(sent + reports, losses) - (sent === 0 ? 0 : historyEpsilon(sent, losses));
+  }
+
+  /** The Memo of ``protocol``'s scope at ``collector``, or null before its first report. */
+  memoOf(protocol, collector = 'local') {
+    return this._streams.get(budgetScope(collector, protocol.config))?.memo ?? null;
+  }
+
+  /** Keep a memo of the earlier format (``Memo.toJSON``) as the scope's stream; its past reports are unknown. */
+  adopt(protocol, memoState, collector = 'local') {
+    this._streams.set(budgetScope(collector, protocol.config), { collector, memo: new Memo(protocol, memoState), reports: 0 });
+    if (this.onChange) this.onChange(this);
+  }
+
+  /** Every charge ``{at, epsilon, collector, protocol, reports}``. */
+  get charges() {
+    return this._charges.map((charge) => ({ ...charge }));
+  }
+
+  /**
+   * Reports of ``values`` (all of this one device) as one ReportBatch, charged first and refused whole if
+   * over budget.  Memoized protocols report through the scope's memo; others draw fresh reports.
+   */
+  report(protocol, values, { collector = 'local', source = secureSource(), now = Date.now() / 1000 } = {}) {
+    const stream = isLongitudinal(protocol) ? this._stream(protocol, collector) : null;
+    const cost = this.cost(protocol, values.length, collector);
+    const left = this.budget - this.spent(now);
+    if (cost > left * (1 + 1e-12)) {
+      const within = this.window === null ? '' : ` within ${this.window} s`;
+      throw new PrivacyBudgetError(
+        `Refused: ${values.length} report(s) of ${protocol.name} to '${collector}' would spend epsilon ${cost.toPrecision(6)}, ` +
+          `and this device has ${Math.max(left, 0).toPrecision(6)} left of its budget of ${this.budget}${within} ` +
+          `(${this.accounting} accounting). Nothing was sent; the device's owner may raise the budget.`,
+        Math.max(left, 0),
+      );
+    }
+    let batch;
+    if (stream === null) {
+      batch = protocol.privatize(values, source);
+    } else {
+      const rows = Array.from(values, (value) => stream.memo.report(value, source));
+      const bytes = new Uint8Array(rows.length * protocol.rowBytes);
+      rows.forEach((row, index) => bytes.set(row.bytes, index * protocol.rowBytes));
+      batch = new ReportBatch(protocol.config, protocol.floatKeys, protocol.descr, [rows.length, ...protocol.rowShape], bytes);
+      stream.reports += values.length;
+    }
+    if (values.length > 0) {
+      this._charges.push({ at: now, epsilon: cost, collector, protocol: protocol.name, reports: values.length });
+    }
+    if (this.onChange) this.onChange(this); // persisted before the reports leave
+    return batch;
+  }
+
+  _stream(protocol, collector) {
+    const scope = budgetScope(collector, protocol.config);
+    let stream = this._streams.get(scope);
+    if (stream === undefined) {
+      stream = { collector, memo: new Memo(protocol), reports: 0 };
+      this._streams.set(scope, stream);
+      return stream;
+    }
+    const kept = stream.memo.protocol.config;
+    const changed = [...BUDGET_KEYS].filter((key) => key in kept && kept[key] !== protocol.config[key]);
+    if (changed.length > 0) {
+      const describe = (config) => changed.map((key) => `${key}=${config[key]}`).join(', ');
+      throw new PrivacyBudgetError(
+        `Refused: '${collector}' now asks for ${protocol.name} with ${describe(protocol.config)}, but this device keeps ` +
+          `permanent responses drawn for ${describe(kept)} under the same collector, protocol and domain. A changed privacy ` +
+          'parameter would make the device draw them again (a fresh epsilon_inf each time), so the device keeps its memo ' +
+          'and does not report under the new parameters.',
+        this.remaining(),
+      );
+    }
+    return stream;
+  }
+
+  /** The JSON form (Python's PrivacyLedger.to_dict). */
+  toJSON() {
+    const streams = {};
+    for (const scope of [...this._streams.keys()].sort()) {
+      const { collector, memo, reports } = this._streams.get(scope);
+      streams[scope] = { collector, reports, ...memo.toJSON() };
+    }
+    return {
+      format: LEDGER_FORMAT,
+      version: 1,
+      budget: this.budget,
+      window: this.window,
+      accounting: this.accounting,
+      streams,
+      charges: this.charges,
+    };
+  }
+}

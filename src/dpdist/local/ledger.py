@@ -1,0 +1,347 @@
+r"""A device's privacy ledger: what each collector has spent on this device, its memos, and its budget.
+
+A collector decides a campaign's config; only the device can bound what the
+device spends.  The ledger (issue 27, item 2; Apple's per-device budgets are the
+model: "Learning with Privacy at Scale", Apple Differential Privacy Team, 2017)
+
+* keeps the device's memos (permanent responses of memoized protocols) keyed by a
+  **scope**: the collector and the config *without its budgets*.  A collector that
+  rotates ``epsilon``/``epsilon_1`` (even by 1e-12) cannot make the device draw a
+  fresh permanent response: a changed config for a scope the device already
+  reports to is refused (:class:`~dpdist.errors.PrivacyBudgetError`); a changed
+  domain or protocol is a new scope, charged like any other;
+* charges every report before it is drawn, under the ``accounting`` the owner
+  chose, and refuses (with the reason and the budget left) a report that would
+  spend more than ``budget`` within ``window`` seconds (all time by default);
+* never lets the refusal depend on the device's values: every charge is a
+  function of public quantities only (the config and how many reports the device
+  has sent through the scope), so whether a report is sent reveals nothing.
+
+Accounting.  ``"history"`` (default) charges the guarantee against *every* other
+history of the device's values (the ``"history"`` relation of
+:mod:`dpdist.privacy`): one report of a memoryless protocol costs its
+:math:`\varepsilon`; the :math:`T`-th report through a memo costs
+:math:`\varepsilon_T - \varepsilon_{T-1}` (``epsilon_over_changes``), infinite for
+dBitFlipPM beyond one report.  ``"stable"`` charges RAPPOR's relation: the first
+report through a memo costs :math:`\varepsilon_\infty`, later ones nothing; it
+protects the values but not *when* they change, and the owner must choose it
+knowingly.  Reports of several scopes compose sequentially (Dwork & Roth 2014,
+Thm. 3.16).
+
+The JSON form (``to_dict``) is the one the JavaScript client keeps in
+``localStorage`` and ``dpdist privatize/submit --memo FILE`` keeps in FILE.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+
+__all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
+
+LEDGER_FORMAT = "dpdist-ledger"
+#: the total epsilon a device spends, over every collector, unless its owner sets another
+DEFAULT_BUDGET = 10.0
+ACCOUNTINGS = ("history", "stable")
+#: config entries that are budgets: a collector may not change them under a memo the device keeps
+_BUDGET_KEYS = ("epsilon", "epsilon_1")
+
+
+def budget_scope(collector: str, config: dict) -> str:
+    """The memo scope of ``config`` at ``collector``: the config without its budgets, canonical JSON.
+
+    Canonical as the JavaScript client writes it too: keys sorted, no spaces, integral floats as
+    integers (JavaScript prints 4.0 as 4).
+    """
+    public = {key: _integral(value) for key, value in config.items() if key not in _BUDGET_KEYS}
+    return f"{collector} {json.dumps(public, sort_keys=True, separators=(',', ':'))}"
+
+
+def _integral(value):
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
+def _check_budget(budget) -> float:
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < math.inf:
+        raise InvalidParameterError(f"The 'budget' of a PrivacyLedger must be a finite epsilon > 0. Got {budget!r} instead.")
+    return float(budget)
+
+
+def _check_window(window):
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window < math.inf:
+        raise InvalidParameterError(
+            f"The 'window' of a PrivacyLedger must be None (all time) or seconds > 0. Got {window!r} instead."
+        )
+    return float(window)
+
+
+class PrivacyLedger:
+    """A device's budget, its memos per scope, and every charge made.
+
+    Parameters
+    ----------
+    budget : float
+        Total :math:`\\varepsilon` the device spends within ``window`` (default :data:`DEFAULT_BUDGET`).
+    window : float, optional
+        Seconds over which charges count (``None``: all time; 86400: per day, as Apple's budgets).
+    accounting : {"history", "stable"}
+        The relation the charges are computed under (module docstring).
+    """
+
+    def __init__(self, budget: float = DEFAULT_BUDGET, window: float | None = None, accounting: str = "history"):
+        self.budget = _check_budget(budget)
+        self.window = _check_window(window)
+        self.accounting = _check_accounting(accounting)
+        self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
+        self._charges: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ spending
+    def spent(self, now: float | None = None) -> float:
+        """Epsilon charged within the window ending ``now`` (default: the clock)."""
+        now = time.time() if now is None else now
+        since = -math.inf if self.window is None else now - self.window
+        return math.fsum(charge["epsilon"] for charge in self._charges if charge["at"] > since)
+
+    def remaining(self, now: float | None = None) -> float:
+        """Epsilon left within the window ending ``now``."""
+        return max(0.0, self.budget - self.spent(now))
+
+    def reports_sent(self, protocol, collector: str = "local") -> int:
+        """How many reports the device has sent through ``protocol``'s scope at ``collector``."""
+        stream = self._streams.get(budget_scope(collector, protocol.config()))
+        return 0 if stream is None else stream["reports"]
+
+    def cost(self, protocol, reports: int = 1, collector: str = "local") -> float:
+        """Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only)."""
+        if not protocol.tags.memoized:
+            return reports * protocol.guarantee.epsilon
+        sent = self.reports_sent(protocol, collector)
+        if self.accounting == "stable":
+            return protocol.stable_guarantee.epsilon if sent == 0 and reports > 0 else 0.0
+        before = 0.0 if sent == 0 else protocol.epsilon_over_changes(sent)
+        return protocol.epsilon_over_changes(sent + reports) - before
+
+    def charges(self) -> list[dict[str, Any]]:
+        """Every charge: ``{"at": unix seconds, "epsilon", "collector", "protocol", "reports"}``."""
+        return [dict(charge) for charge in self._charges]
+
+    # ------------------------------------------------------------------ reporting
+    def report(self, protocol, values, collector: str = "local", rng=None, now: float | None = None) -> np.ndarray:
+        """Reports of ``values`` (all of this one device), charged first; refused whole if over budget.
+
+        Memoized protocols report through the scope's memo (drawn on first use and kept);
+        others draw a fresh report per value.  ``rng``: a seed or generator for reproducible
+        research (the memo is then marked seeded and refuses later CSPRNG reports); ``None``,
+        the default, draws from the CSPRNG.
+
+        Raises
+        ------
+        PrivacyBudgetError
+            The reports would spend more than the budget left, or the collector changed the
+            budgets of a scope whose memo the device keeps.
+        """
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise InvalidParameterError(f"The 'values' of PrivacyLedger.report must be one-dimensional. Got shape {values.shape}.")
+        now = time.time() if now is None else now
+        stream = self._stream(protocol, collector) if protocol.tags.memoized else None
+        cost = self.cost(protocol, values.size, collector)
+        left = self.budget - self.spent(now)
+        if cost > left * (1 + 1e-12):
+            window = "" if self.window is None else f" within {self.window:g} s"
+            raise PrivacyBudgetError(
+                f"Refused: {values.size} report(s) of {protocol.name} to {collector!r} would spend epsilon "
+                f"{cost:.6g}, and this device has {max(left, 0.0):.6g} left of its budget of {self.budget:g}{window} "
+                f"({self.accounting} accounting). Nothing was sent; the device's owner may raise the budget.",
+                remaining=max(left, 0.0),
+            )
+        if stream is None:
+            reports = protocol.privatize(values, rng=rng)
+        else:
+            client = stream["client"]
+            generator = None if rng is None else _generator(rng)
+            drawn = [client.report(value, generator) for value in values.tolist()]
+            reports = np.asarray(drawn, dtype=np.result_type(*drawn)) if drawn else protocol.privatize(values[:0])
+            stream["reports"] += values.size
+        if values.size:
+            self._charges.append(
+                {"at": float(now), "epsilon": cost, "collector": collector, "protocol": protocol.name,
+                 "reports": int(values.size)}
+            )
+        return reports
+
+    def _stream(self, protocol, collector: str) -> dict[str, Any]:
+        config = protocol.config()
+        scope = budget_scope(collector, config)
+        stream = self._streams.get(scope)
+        if stream is None:
+            stream = {"config": config, "client": protocol.client(), "reports": 0}
+            self._streams[scope] = stream
+        elif stream["client"].protocol != protocol:
+            kept = {key: stream["config"].get(key) for key in _BUDGET_KEYS if key in stream["config"]}
+            asked = {key: config.get(key) for key in _BUDGET_KEYS if key in config}
+            raise PrivacyBudgetError(
+                f"Refused: {collector!r} now asks for {protocol.name} with {asked}, but this device keeps permanent "
+                f"responses drawn for {kept} under the same collector, protocol and domain. A changed privacy "
+                "parameter would make the device draw them again (a fresh epsilon_inf each time), so the device "
+                "keeps its memo and does not report under the new parameters.",
+                remaining=self.remaining(),
+            )
+        return stream
+
+    # ------------------------------------------------------------------ state
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe state (the JavaScript client's ``localStorage`` entry, the ``--memo`` file)."""
+        return {
+            "format": LEDGER_FORMAT,
+            "version": 1,
+            "budget": self.budget,
+            "window": self.window,
+            "accounting": self.accounting,
+            "streams": {
+                scope: {"collector": scope.split(" ", 1)[0], "reports": stream["reports"], **stream["client"].to_dict()}
+                for scope, stream in sorted(self._streams.items())
+            },
+            "charges": self.charges(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> "PrivacyLedger":
+        """The ledger of :meth:`to_dict` (checked: a damaged ledger is an ``IncompatibleStateError``)."""
+        from ._registry import from_config
+        from ..errors import DPDistError
+
+        if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") != 1:
+            raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1): {str(state)[:200]}")
+        try:
+            ledger = cls(state.get("budget"), state.get("window"), state.get("accounting"))
+        except InvalidParameterError as error:
+            raise IncompatibleStateError(f"A privacy ledger's settings are damaged: {error}") from None
+        streams, charges = state.get("streams"), state.get("charges")
+        if not isinstance(streams, dict) or not isinstance(charges, list):
+            raise IncompatibleStateError("A privacy ledger needs 'streams' (an object) and 'charges' (a list).")
+        for scope, stream in streams.items():
+            if not isinstance(stream, dict) or not isinstance(stream.get("collector"), str):
+                raise IncompatibleStateError(f"Ledger stream {scope!r} is damaged: {str(stream)[:200]}")
+            reports = stream.get("reports")
+            if isinstance(reports, bool) or not isinstance(reports, int) or reports < 0:
+                raise IncompatibleStateError(f"Ledger stream {scope!r}: 'reports' must be an int >= 0. Got {reports!r}.")
+            try:
+                protocol = from_config(stream.get("config"))
+                client = type(protocol.client()).from_dict(
+                    {key: value for key, value in stream.items() if key not in ("collector", "reports")}
+                )
+            except (DPDistError, TypeError, KeyError) as error:
+                raise IncompatibleStateError(f"Ledger stream {scope!r}: {error}") from None
+            if budget_scope(stream["collector"], protocol.config()) != scope:
+                raise IncompatibleStateError(f"Ledger stream {scope!r} holds a memo of another scope.")
+            ledger._streams[scope] = {"config": protocol.config(), "client": client, "reports": reports}
+        for charge in charges:
+            ledger._charges.append(_checked_charge(charge))
+        return ledger
+
+    @classmethod
+    def from_memo(cls, state: dict[str, Any], collector: str = "local", **settings) -> "PrivacyLedger":
+        """A ledger holding one memo of the earlier ``--memo`` format (a client's ``to_dict``).
+
+        The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
+        """
+        from ._registry import from_config
+        from ..errors import DPDistError
+
+        ledger = cls(**settings)
+        try:
+            protocol = from_config(state.get("config"))
+            client = type(protocol.client()).from_dict(state)
+        except (DPDistError, TypeError, KeyError, AttributeError) as error:
+            raise IncompatibleStateError(f"Not a device memo: {error}") from None
+        ledger._streams[budget_scope(collector, protocol.config())] = {
+            "config": protocol.config(), "client": client, "reports": 0,
+        }
+        return ledger
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path, option: str = "--memo", **settings) -> Iterator["PrivacyLedger"]:
+        """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved on success.
+
+        ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
+        given, replace those of an existing one (the owner's decision).
+        """
+        from .._io._atomic import exclusive_lock
+
+        path = Path(path)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with exclusive_lock(path, owner=option):
+            ledger = cls._read(path, option, settings)
+            yield ledger
+            ledger.save(path)
+
+    @classmethod
+    def _read(cls, path: Path, option: str, settings: dict) -> "PrivacyLedger":
+        from .. import _json
+
+        chosen = {key: value for key, value in settings.items() if value is not None}
+        if not path.exists():
+            return cls(**chosen)
+        try:
+            state = _json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise IncompatibleStateError(f"The '{option}' file {str(path)!r} is not a device memo or privacy ledger (JSON): {error}.") from None
+        try:
+            if isinstance(state, dict) and state.get("format") == LEDGER_FORMAT:
+                ledger = cls.from_dict(state)
+            else:
+                ledger = cls.from_memo(state)
+        except IncompatibleStateError as error:
+            raise IncompatibleStateError(f"The '{option}' file {str(path)!r}: {error}") from None
+        for key, value in chosen.items():
+            setattr(ledger, key, _SETTINGS[key](value))
+        return ledger
+
+    def save(self, path) -> None:
+        """Write the ledger to ``path`` atomically, readable by its owner only (its memos hold true values)."""
+        from .._io._atomic import atomic_writer
+
+        with atomic_writer(Path(path), private=True) as handle:
+            handle.write(json.dumps(self.to_dict(), sort_keys=True).encode() + b"\n")
+
+
+def _check_accounting(accounting) -> str:
+    if accounting not in ACCOUNTINGS:
+        raise InvalidParameterError(
+            f"The 'accounting' of a PrivacyLedger must be one of {ACCOUNTINGS}. Got {accounting!r} instead."
+        )
+    return accounting
+
+
+_SETTINGS = {"budget": _check_budget, "window": _check_window, "accounting": _check_accounting}
+
+
+def _generator(rng):
+    from .._rng import check_rng
+
+    return check_rng(rng, owner="PrivacyLedger.report")
+
+
+def _checked_charge(charge) -> dict[str, Any]:
+    fields = {"at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int}
+    if not isinstance(charge, dict) or set(charge) != set(fields) or any(
+        isinstance(charge[key], bool) or not isinstance(charge[key], kind) for key, kind in fields.items()
+    ) or not (0 <= charge["epsilon"] and math.isfinite(charge["at"])):
+        raise IncompatibleStateError(f"A privacy ledger's charge is damaged: {str(charge)[:200]}")
+    return {**charge, "at": float(charge["at"]), "epsilon": float(charge["epsilon"])}

@@ -1,0 +1,173 @@
+"""Issue 27, items 2 and 5: the device's privacy ledger, and memo hygiene.
+
+The device, not the collector, owns its budget: a ledger keeps the memos per
+collector and config without budgets (a rotated epsilon cannot re-draw them),
+charges every report from public quantities only, and refuses what would
+overspend the owner's budget.
+"""
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from dpdist import local
+from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from dpdist.local.frequency.longitudinal import MemoizedClient
+from dpdist.local.ledger import DEFAULT_BUDGET, PrivacyLedger, budget_scope
+
+L_GRR = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
+
+
+def test_a_rotated_budget_cannot_reset_the_memo():
+    """The audit's attack: epsilon_1 varied by 1e-12 per round gave 20 fresh permanent responses in 20 rounds."""
+    ledger = PrivacyLedger(budget=1000)
+    refused = 0
+    for round_ in range(20):
+        protocol = local.from_config({**L_GRR, "epsilon_1": 1.0 + round_ * 1e-12})
+        try:
+            ledger.report(protocol, [3], collector="https://collector.example")
+        except PrivacyBudgetError as error:
+            assert "does not report under the new parameters" in error.reason
+            refused += 1
+    assert refused == 19
+    (stream,) = ledger.to_dict()["streams"].values()
+    assert stream["reports"] == 1 and list(stream["memo"]) == ["3"]
+    # another collector is another scope: its own memo, charged from the same budget
+    ledger.report(local.from_config(L_GRR), [3], collector="https://other.example")
+    assert len(ledger.to_dict()["streams"]) == 2
+
+
+def test_charges_follow_the_history_bound_and_refusals_do_not_depend_on_the_values():
+    protocol = local.from_config(L_GRR)
+
+    def sent_before_refusal(values):
+        ledger = PrivacyLedger(budget=6.0)
+        for index, value in enumerate(values):
+            try:
+                ledger.report(protocol, [value], now=1000.0 + index)
+            except PrivacyBudgetError as error:
+                assert error.remaining == pytest.approx(6.0 - protocol.epsilon_over_changes(index))
+                assert "budget of 6" in error.reason and "Nothing was sent" in error.reason
+                return index, ledger
+        return len(values), ledger
+
+    steady, ledger = sent_before_refusal([3] * 10)
+    changing, _ = sent_before_refusal([3, 5, 3, 5, 1, 2, 7, 0, 4, 6])
+    assert steady == changing and 2 <= steady < 10
+    assert ledger.spent(now=2000.0) == pytest.approx(protocol.epsilon_over_changes(steady))
+    # a refused run is refused whole: nothing drawn, nothing charged
+    before = ledger.to_dict()
+    with pytest.raises(PrivacyBudgetError):
+        ledger.report(protocol, [1, 2, 3])
+    assert ledger.to_dict() == before
+
+
+def test_memoryless_protocols_compose_sequentially_and_windows_recover():
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    ledger = PrivacyLedger(budget=2.5, window=86400)
+    ledger.report(grr, [1, 2], now=0.0)
+    assert ledger.spent(now=1.0) == pytest.approx(2.0)
+    with pytest.raises(PrivacyBudgetError):
+        ledger.report(grr, [1], now=10.0)
+    ledger.report(grr, [1, 2], now=86401.0)  # the first day's charges left the window
+    assert ledger.remaining(now=86402.0) == pytest.approx(0.5)
+    assert [charge["reports"] for charge in ledger.charges()] == [2, 2]
+
+
+def test_stable_accounting_charges_eps_inf_once_per_memo_and_dbitflippm_needs_it():
+    dbit = local.make("dbitflippm", epsilon=2.0, domain_size=8, sampled_bits=2)
+    strict = PrivacyLedger()
+    strict.report(dbit, [3])
+    with pytest.raises(PrivacyBudgetError, match="inf"):
+        strict.report(dbit, [3])  # no second randomization: a second report shows whether the value changed
+    stable = PrivacyLedger(accounting="stable")
+    stable.report(dbit, [3, 3, 5])
+    stable.report(dbit, [3] * 20)
+    assert stable.spent() == pytest.approx(dbit.stable_guarantee.epsilon)
+
+
+def test_the_ledger_round_trips_and_damage_is_refused():
+    ledger = PrivacyLedger(budget=50.0, window=3600.0)
+    ledger.report(local.from_config(L_GRR), [3, 5], collector="https://c.example", rng=1)
+    ledger.report(local.make("loloha", epsilon=4.0, epsilon_1=1.0, domain_size=8), [2])
+    state = json.loads(json.dumps(ledger.to_dict()))
+    assert PrivacyLedger.from_dict(state).to_dict() == state
+    damaged = [
+        {**state, "format": "other"},
+        {**state, "budget": -1},
+        {**state, "accounting": "optimistic"},
+        {**state, "charges": [{"at": 1.0, "epsilon": -2.0, "collector": "", "protocol": "grr", "reports": 1}]},
+        {**state, "streams": {"wrong scope": next(iter(state["streams"].values()))}},
+        {**state, "streams": {k: {**v, "reports": -1} for k, v in state["streams"].items()}},
+    ]
+    for bad in damaged:
+        with pytest.raises(IncompatibleStateError):
+            PrivacyLedger.from_dict(bad)
+
+
+def test_settings_are_checked():
+    for settings, name in [({"budget": 0}, "budget"), ({"budget": math.inf}, "budget"), ({"window": -1}, "window"),
+                           ({"accounting": "none"}, "accounting")]:
+        with pytest.raises(InvalidParameterError, match=name):
+            PrivacyLedger(**settings)
+    assert PrivacyLedger().budget == DEFAULT_BUDGET
+
+
+def test_scopes_ignore_budgets_and_write_integral_floats_as_javascript_does():
+    a = budget_scope("c", {"protocol": "l-grr", "version": 1, "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8})
+    b = budget_scope("c", {"protocol": "l-grr", "version": 1, "epsilon": 3.0, "epsilon_1": 2.0, "domain_size": 8.0})
+    assert a == b == 'c {"domain_size":8,"protocol":"l-grr","version":1}'
+
+
+def test_an_old_memo_file_is_read_as_a_ledger_holding_it(tmp_path):
+    protocol = local.from_config(L_GRR)
+    client = protocol.client()
+    client.report(3)
+    path = tmp_path / "memo.json"
+    path.write_text(json.dumps(client.to_dict()))
+    with PrivacyLedger.open(path, budget=100.0) as ledger:
+        before = ledger.to_dict()["streams"]
+        ledger.report(protocol, [3])
+    (stream,) = json.loads(path.read_text())["streams"].values()
+    assert stream["memo"] == client.to_dict()["memo"] and stream["reports"] == 1
+    assert next(iter(before.values()))["reports"] == 0
+
+
+# ---------------------------------------------------------------------- memo hygiene (item 5)
+def test_a_memo_drawn_from_a_seed_is_marked_and_refuses_the_csprng():
+    protocol = local.from_config(L_GRR)
+    client = protocol.client()
+    client.report(3, np.random.default_rng(1))
+    state = client.to_dict()
+    assert state["seeded"] is True
+    again = MemoizedClient.from_dict(json.loads(json.dumps(state)))
+    with pytest.raises(IncompatibleStateError, match="seeded"):
+        again.report(3)
+    loloha = local.make("loloha", epsilon=4.0, epsilon_1=1.0, domain_size=8).client()
+    loloha.report(2, 5)
+    assert loloha.to_dict()["seeded"] is True
+    fresh = protocol.client()
+    fresh.report(3)
+    assert "seeded" not in fresh.to_dict()
+
+
+@pytest.mark.parametrize("key", ["01", "001", "+1", "-0", " 1"])
+def test_memo_keys_must_be_canonical(key):
+    protocol = local.from_config(L_GRR)
+    with pytest.raises(IncompatibleStateError, match="canonical"):
+        MemoizedClient.from_dict({"config": protocol.config(), "memo": {key: 1}})
+
+
+def test_a_new_value_costs_the_same_work_as_a_known_one(monkeypatch):
+    """Client timing must not tell a change: a permanent response is drawn for every report (and kept if new)."""
+    protocol = local.from_config(L_GRR)
+    calls = []
+    original = type(protocol).permanent_response
+    monkeypatch.setattr(type(protocol), "permanent_response", lambda self, *a: calls.append(1) or original(self, *a))
+    client = protocol.client()
+    for value in (3, 3, 5, 3):
+        client.report(value)
+    assert len(calls) == 4 and sorted(client.memo) == [3, 5]
