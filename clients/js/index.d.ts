@@ -127,7 +127,11 @@ export class Client {
       retries?: number;
       retryDelayMs?: number;
       fetch?: typeof fetch;
-      /** Where a longitudinal campaign's memo persists (default globalThis.localStorage; null: none). */
+      /**
+       * Where the device's privacy ledger persists, under ``dpdist-ledger`` (default globalThis.localStorage):
+       * its budget, its charges and the memos of longitudinal campaigns.  null: no ledger (simulations of many
+       * users; a longitudinal campaign is then refused).
+       */
       memoStorage?: MemoStorage | null;
       source?: RandomSource;
     },
@@ -138,7 +142,11 @@ export class Client {
   /** The campaign's public description (fetched once). */
   campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; submit_token_required: boolean; max_body_bytes: number }>;
   protocol(): Promise<Protocol>;
-  /** The device's memo of a longitudinal campaign (l-grr, l-osue, loloha, dbitflippm), loaded from memoStorage; else null. */
+  /** The collector as the ledger names it: the server URL, or the page's origin. */
+  readonly collector: string;
+  /** The device's privacy ledger (null without storage). */
+  ledger(): Promise<Ledger | null>;
+  /** The device's memo of this longitudinal campaign, null before its first report or for other campaigns. */
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now. */
   submit(value: number | string): Promise<Ack>;
@@ -168,6 +176,8 @@ export interface MemoState {
   randomness?: (number | string)[] | null;
   /** item (as a string) -> its permanent response: an item (l-grr) or the packed bytes (l-osue). */
   memo: Record<string, number | number[]>;
+  /** Drawn from a reproducible (seeded) source: refused by a report from the CSPRNG. */
+  seeded?: boolean;
 }
 
 /**
@@ -186,3 +196,71 @@ export class Memo {
 
 /** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha, dbitflippm). */
 export function isLongitudinal(protocol: Protocol): boolean;
+
+/** The key of the device's privacy ledger in its storage. */
+export const LEDGER_KEY: string;
+/** The total epsilon a device spends unless its owner sets another (10). */
+export const DEFAULT_BUDGET: number;
+
+/** A ledger refused a report: over budget, or a collector changed a kept memo's budgets. */
+export class PrivacyBudgetError extends DPDistError {
+  readonly reason: string;
+  /** The budget left (epsilon). */
+  readonly remaining: number;
+}
+
+/** One charge of a ledger. */
+export interface LedgerCharge {
+  at: number;
+  epsilon: number;
+  collector: string;
+  protocol: string;
+  reports: number;
+}
+
+/** JSON form of a ledger, as Python's ``PrivacyLedger.to_dict`` writes it. */
+export interface LedgerState {
+  format: 'dpdist-ledger';
+  version: 1;
+  budget: number;
+  window: number | null;
+  accounting: 'history' | 'stable';
+  streams: Record<string, MemoState & { collector: string; reports: number }>;
+  charges: LedgerCharge[];
+}
+
+/**
+ * A device's privacy ledger (Python's PrivacyLedger): memos per collector and config without budgets,
+ * every report charged before it is drawn, refused past the budget.
+ */
+export class Ledger {
+  constructor(
+    settings?: { budget?: number; window?: number | null; accounting?: 'history' | 'stable' },
+    options?: { onChange?: (ledger: Ledger) => void },
+  );
+  static fromJSON(
+    state: LedgerState | MemoState,
+    options?: { collector?: string; onChange?: (ledger: Ledger) => void; settings?: object },
+  ): Ledger;
+  readonly budget: number;
+  readonly window: number | null;
+  readonly accounting: 'history' | 'stable';
+  readonly charges: LedgerCharge[];
+  spent(now?: number): number;
+  remaining(now?: number): number;
+  reportsSent(protocol: Protocol, collector?: string): number;
+  /** Epsilon the next ``reports`` reports would be charged (public inputs only). */
+  cost(protocol: Protocol, reports?: number, collector?: string): number;
+  memoOf(protocol: Protocol, collector?: string): Memo | null;
+  /** Reports of ``values`` of this one device, charged first; throws PrivacyBudgetError past the budget. */
+  report(protocol: Protocol, values: ArrayLike<number | string>, options?: { collector?: string; source?: RandomSource; now?: number }): ReportBatch;
+  toJSON(): LedgerState;
+}
+
+/** The scope a ledger keeps a memo under: the collector and the config without budgets. */
+export function budgetScope(collector: string, config: ProtocolConfig): string;
+/** eps_T of T reports through one memo against every other history (Python's epsilon_over_changes). */
+export function historyEpsilon(
+  reports: number,
+  losses: { epsilon1: number; epsilonInf: number; epsilonI: number; keys: number },
+): number;
