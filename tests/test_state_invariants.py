@@ -157,3 +157,30 @@ def test_dask_partial_states_are_checked_when_merged(case):
             for order in ([good, forged], [forged, good]):
                 delayed = _tree_merge([dask.delayed(state) for state in order], protocol, 2)
                 _expect(always or exact, delayed.compute)
+
+
+@pytest.mark.parametrize("case", list({name: (name, p) for name, p in CASES}.values()), ids=lambda c: c[0])
+def test_the_services_stored_aggregate_is_checked_when_read_and_when_extended(case, tmp_path):
+    pytest.importorskip("starlette")
+    from dpdist.serve._database import open_database
+    from dpdist.serve._store import Store, _statistic_bytes
+
+    protocol = make(case)
+    exact = _has_exact_relation(protocol)
+    store = Store(open_database(str(tmp_path / "campaigns.sqlite")))
+    store.create("c", protocol.config())
+    store.transition("c", "open")
+    good = _states(protocol)["add"]
+    store.ingest("c", "b1", "0" * 64, good, good.n, None)
+    assert store.get("c").aggregator() == good
+    for name, n, statistic, always in _forgeries(good):
+        store.db.execute(
+            "UPDATE campaigns SET n = ?, statistic = ? WHERE id = ?",
+            (n, _statistic_bytes(np.asarray(statistic, dtype=protocol.statistic_dtype)), "c"),
+        )
+        before = store.get("c")
+        _expect(always or exact, lambda: store.get("c").aggregator())
+        batch = f"b-{name.replace(' ', '-').replace('*', 'x')}"
+        _expect(always or exact, lambda: store.ingest("c", batch, "1" * 64, good, good.n, None))
+        if always or exact:  # refused: the corrupt row was not extended
+            assert store.get("c").n == before.n and np.array_equal(store.get("c").statistic, before.statistic)
