@@ -114,6 +114,23 @@ def test_a_saved_state_is_self_contained_and_its_records_move_to_the_journal(tmp
     assert b"ghost" not in io.journal_path(state).read_bytes()
 
 
+def test_estimate_from_a_state_does_not_need_the_journal(tmp_path, capsys):
+    reports = tmp_path / "r.bin"
+    io.write_reports(reports, GRR, GRR.privatize(np.arange(200) % 4, rng=0))
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", str(reports), "--state", str(state), "--no-progress"]) == 0
+    assert main(["estimate", "--state", str(state), "--out", str(tmp_path / "with.csv")]) == 0
+    io.journal_path(state).unlink()
+    capsys.readouterr()
+    assert main(["estimate", "--state", str(state), "--out", str(tmp_path / "without.csv")]) == 0
+    assert (tmp_path / "with.csv").read_text() == (tmp_path / "without.csv").read_text()
+    assert "estimate from 200 report(s)" in capsys.readouterr().out
+    assert Aggregator.load(state).n == 200
+    # adding files still needs the journal: without it dpdist cannot tell which files were counted
+    assert main(["aggregate", str(reports), "--state", str(state), "--no-progress"]) == 2
+    assert "journal" in capsys.readouterr().err
+
+
 def _legacy_state(path, aggregator, ingested):
     """A state file as dpdist wrote it before the ingest journal: the ingested files in the header."""
     import struct

@@ -372,11 +372,15 @@ def _remove_stale_temporary_files(state_path: Path) -> None:
 
 # ---------------------------------------------------------------------- estimate --state
 def run_estimate_from_state(args) -> int:
-    """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator."""
-    from .io import load_state
+    """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator.
 
-    saved = load_state(args.state)
-    protocol, aggregator = saved.aggregator.protocol, saved.aggregator
+    Only the state file is read: the ingest journal beside it (which ``aggregate``
+    needs to refuse files counted before) plays no part in an estimate.
+    """
+    from .local import Aggregator
+
+    aggregator = Aggregator.load(args.state)
+    protocol = aggregator.protocol
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":
