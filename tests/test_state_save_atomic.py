@@ -131,6 +131,48 @@ def test_estimate_from_a_state_does_not_need_the_journal(tmp_path, capsys):
     assert "journal" in capsys.readouterr().err
 
 
+def _binary(path, values, seed):
+    io.write_reports(path, GRR, GRR.privatize(np.asarray(values), rng=seed))
+    return path
+
+
+def test_skip_ingested_adds_exactly_the_new_part_of_a_concatenation(tmp_path, capsys):
+    a = _binary(tmp_path / "a.bin", np.arange(100) % 4, 1)
+    b = _binary(tmp_path / "b.bin", np.arange(60) % 2, 2)
+    both = tmp_path / "both.bin"
+    both.write_bytes(a.read_bytes() + b.read_bytes())
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", str(a), "--state", str(state), "--no-progress"]) == 0
+    before = state.read_bytes()
+    # without --skip-ingested the file is refused, and the message says what --skip-ingested would do
+    assert main(["aggregate", str(both), "--state", str(state), "--no-progress"]) == 2
+    assert "add the others" in capsys.readouterr().err and state.read_bytes() == before
+    assert main(["aggregate", str(both), "--state", str(state), "--skip-ingested", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "both.bin: skipping the records of 1 file id(s) already ingested" in err and "accepted 60" in err
+    expected = GRR.aggregator().add_batch(io.read_reports(a, GRR)).add_batch(io.read_reports(b, GRR))
+    saved = io.load_state(state)
+    assert saved.aggregator == expected  # on main: n = 100, b's 60 reports silently dropped
+    assert set(saved.ingested) == set(io.file_identities(both))
+    # everything is counted now: a re-run skips the whole file, b alone too
+    assert main(["aggregate", str(both), str(b), "--state", str(state), "--skip-ingested", "--no-progress"]) == 0
+    assert io.load_state(state).aggregator == expected
+
+
+def test_a_concatenation_with_records_without_an_id_is_refused_loudly(tmp_path, capsys):
+    a = _binary(tmp_path / "a.bin", np.arange(100) % 4, 1)
+    legacy = io.encode_record(GRR, GRR.privatize(np.arange(30) % 4, rng=3))  # an old writer's record: no id
+    mixed = tmp_path / "mixed.bin"
+    mixed.write_bytes(a.read_bytes() + legacy)
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", str(a), "--state", str(state), "--no-progress"]) == 0
+    before = state.read_bytes()
+    assert main(["aggregate", str(mixed), "--state", str(state), "--skip-ingested", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "mixed.bin" in err and "without a file id" in err and "Nothing was added" in err
+    assert state.read_bytes() == before and io.load_state(state).aggregator.n == 100
+
+
 def _legacy_state(path, aggregator, ingested):
     """A state file as dpdist wrote it before the ingest journal: the ingested files in the header."""
     import struct
