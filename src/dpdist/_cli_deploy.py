@@ -10,9 +10,12 @@ A deployment in three steps, each a separate process::
 state (committing the file's identity in its ingest journal) is replaced
 atomically before the next file, so a killed run leaves a valid state that
 already holds the files it finished, and re-running refuses (or with
-``--skip-ingested`` skips) files already counted.  A file's identity is the
-random file id its writer stored in it (files written before ids: its SHA-256
-content fingerprint), so two devices' byte-identical files are both counted.
+``--skip-ingested`` skips) files already counted; of a binary file that
+concatenates files, ``--skip-ingested`` adds the records of the files not
+counted yet (it refuses the file when some records carry no file id).  A
+file's identity is the random file id its writer stored in it (files written
+before ids: its SHA-256 content fingerprint), so two devices' byte-identical
+files are both counted.
 """
 
 from __future__ import annotations
@@ -299,25 +302,47 @@ def _run_aggregate(args) -> int:
         todo, seen = [], {}
         for name in args.files:
             keys = file_identities(name)
-            earlier = next((saved.ingested.get(key) or seen.get(key) for key in keys if key in saved.ingested or key in seen), None)
-            if earlier is not None:
-                if not args.skip_ingested:
-                    raise IncompatibleStateError(
-                        f"The report file {name!r} was already ingested into {str(state_path)!r} as "
-                        f"{earlier['file']!r} (same file id, or same content for files without one); refusing "
-                        "to count its reports twice (nothing was added). Use --skip-ingested to skip such files."
-                    )
+            known = [key for key in keys if key in saved.ingested or key in seen]
+            if not known:
+                seen.update({key: {"file": name} for key in keys})
+                todo.append((name, keys, frozenset()))
+                continue
+            earlier = saved.ingested.get(known[0]) or seen[known[0]]
+            # a binary file made by concatenating files carries each one's id: some parts may be new
+            new = [] if any(key.startswith("sha256:") for key in known) else [key for key in keys if key not in known]
+            without_id = any(key.startswith("sha256:") for key in keys)
+            if not args.skip_ingested:
+                raise IncompatibleStateError(
+                    f"The report file {name!r} was already ingested into {str(state_path)!r} as "
+                    f"{earlier['file']!r} (same file id, or same content for files without one)"
+                    + (f", in part ({len(known)} of the {len(keys)} files it joins)" if new else "")
+                    + "; refusing to count its reports twice (nothing was added). Use --skip-ingested to skip "
+                    + ("the parts already counted and add the others." if new and not without_id else "such files.")
+                )
+            if not new:
                 print(f"aggregate: skipping {name} (already ingested as {earlier['file']}).", file=sys.stderr)
                 continue
-            seen.update({key: {"file": name} for key in keys})
-            todo.append((name, keys))
+            if without_id:
+                raise IncompatibleStateError(
+                    f"The report file {name!r} holds records of files already ingested into {str(state_path)!r} "
+                    f"(as {earlier['file']!r}) and records without a file id, of which dpdist cannot tell whether "
+                    "they were counted; refusing to skip it (its new reports would be lost) or to add it (the "
+                    "others would be counted twice). Nothing was added: split the file into the files it joins."
+                )
+            print(
+                f"aggregate: {name}: skipping the records of {len(known)} file id(s) already ingested "
+                f"(as {earlier['file']}); adding those of the other {len(new)}.",
+                file=sys.stderr,
+            )
+            seen.update({key: {"file": name} for key in new})
+            todo.append((name, new, frozenset(key.removeprefix("id:") for key in known)))
 
         refused = 0
-        total = sum(count_reports(name) for name, _ in todo)
+        total = sum(count_reports(name, skip_file_ids=skip) for name, _, skip in todo)
         with _progress(total, "report", args.no_progress) as bar:
-            for name, keys in todo:
+            for name, keys, skip in todo:
                 added = protocol.aggregator()
-                for batch in iter_report_batches(name, protocol):
+                for batch in iter_report_batches(name, protocol, skip_file_ids=skip):
                     added.add_batch(batch)
                     bar.update(batch.n_read)
                 rejected = f", rejected {_plain_counts(added.rejected)}" if added.rejected else ""
@@ -377,11 +402,15 @@ def _remove_stale_temporary_files(state_path: Path) -> None:
 
 # ---------------------------------------------------------------------- estimate --state
 def run_estimate_from_state(args) -> int:
-    """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator."""
-    from .io import load_state
+    """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator.
 
-    saved = load_state(args.state)
-    protocol, aggregator = saved.aggregator.protocol, saved.aggregator
+    Only the state file is read: the ingest journal beside it (which ``aggregate``
+    needs to refuse files counted before) plays no part in an estimate.
+    """
+    from .local import Aggregator
+
+    aggregator = Aggregator.load(args.state)
+    protocol = aggregator.protocol
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":

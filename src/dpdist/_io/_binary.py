@@ -170,17 +170,28 @@ def decode_record(data: bytes, protocol=None, source: str = "report record") -> 
     return batch
 
 
-def iter_records(stream: BinaryIO, protocol=None, source: str = "report stream") -> Iterator[ReportBatch]:
-    """Decode every record of a stream, in order (bounded memory: one record at a time)."""
+def iter_records(
+    stream: BinaryIO, protocol=None, source: str = "report stream", *, skip_file_ids=frozenset()
+) -> Iterator[ReportBatch]:
+    """Decode every record of a stream, in order (bounded memory: one record at a time).
+
+    Records whose file id is in ``skip_file_ids`` are passed over unread (the
+    parts of a concatenated file that were already counted).
+    """
     while (header := read_header(stream, source)) is not None:
+        if header["file_id"] is not None and header["file_id"] in skip_file_ids:
+            stream.seek(header["payload_bytes"], 1)
+            continue
         if protocol is None:
             protocol = _protocol_of(header["config"], source)
         yield decode_payload(protocol, header, stream.read(header["payload_bytes"]), source)
 
 
-def count_record_rows(stream: BinaryIO, source: str = "report stream") -> int:
-    """Total rows of a record stream, read from the headers only (seeks over payloads)."""
-    return sum(header["shape"][0] for header in iter_headers(stream, source))
+def count_record_rows(stream: BinaryIO, source: str = "report stream", *, skip_file_ids=frozenset()) -> int:
+    """Total rows of a record stream (but those of ``skip_file_ids``), from the headers only."""
+    return sum(
+        header["shape"][0] for header in iter_headers(stream, source) if header["file_id"] not in skip_file_ids
+    )
 
 
 def iter_headers(stream: BinaryIO, source: str = "report stream") -> Iterator[dict]:

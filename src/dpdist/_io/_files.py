@@ -153,7 +153,9 @@ def write_reports(path, protocol, reports, *, format: str | None = None, file_id
         writer.write(reports)
 
 
-def iter_report_batches(path, protocol=None, *, batch_rows: int = 1 << 18) -> Iterator[ReportBatch]:
+def iter_report_batches(
+    path, protocol=None, *, batch_rows: int = 1 << 18, skip_file_ids=frozenset()
+) -> Iterator[ReportBatch]:
     """Read a report file batch by batch (bounded memory), validating each batch.
 
     Parameters
@@ -164,15 +166,30 @@ def iter_report_batches(path, protocol=None, *, batch_rows: int = 1 << 18) -> It
         config are rejected as ``"other_config"``); ``None`` uses the file's config.
     batch_rows : int
         Rows per batch for Parquet files (binary files yield their records).
+    skip_file_ids : set of str
+        File ids (32 hex digits) whose records are passed over: a binary file made
+        by concatenating files carries each one's id in its records.  A Parquet
+        file carries one id; pass it here and the file yields nothing.
     """
     source = str(path)
     if file_format(path) == "binary":
         from ._binary import iter_records
 
         with open(path, "rb") as handle:
-            yield from iter_records(handle, protocol, source)
+            yield from iter_records(handle, protocol, source, skip_file_ids=skip_file_ids)
+        return
+    if skip_file_ids and _parquet_file_id(path) in skip_file_ids:
         return
     yield from _iter_parquet_batches(path, protocol, batch_rows, source)
+
+
+def _parquet_file_id(path) -> str | None:
+    from ._arrow import file_id_of_schema, require_pyarrow
+
+    require_pyarrow()
+    import pyarrow.parquet as pq
+
+    return file_id_of_schema(_parquet_call(pq.read_schema, path), str(path))
 
 
 def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Iterator[ReportBatch]:
@@ -268,13 +285,15 @@ def protocol_of_file(path):
     return _protocol_of(config, source)
 
 
-def count_reports(path) -> int:
-    """Rows in a report file, from its metadata or record headers (no payload is read)."""
+def count_reports(path, *, skip_file_ids=frozenset()) -> int:
+    """Rows in a report file (but those of ``skip_file_ids``), from its metadata or record headers."""
     if file_format(path) == "binary":
         from ._binary import count_record_rows
 
         with open(path, "rb") as handle:
-            return count_record_rows(handle, str(path))
+            return count_record_rows(handle, str(path), skip_file_ids=skip_file_ids)
+    if skip_file_ids and _parquet_file_id(path) in skip_file_ids:
+        return 0
     import pyarrow.parquet as pq
 
     return _parquet_call(lambda name: pq.ParquetFile(name).metadata.num_rows, path)

@@ -19,24 +19,33 @@ __all__ = ["STATE_VERSION", "SavedState", "save_state", "load_state", "record_in
 
 @dataclass
 class SavedState:
-    """An aggregator, the identities of the report files it has ingested, and its committed journal."""
+    """An aggregator, the identities of the report files it has ingested, and its committed journal.
+
+    ``pending`` are the ingested files recorded in the state file's header (by
+    :func:`save_state`) rather than in its journal; :func:`record_ingested` moves
+    them into the journal with the next file.
+    """
 
     aggregator: Any
     ingested: dict[str, dict] = field(default_factory=dict)
     journal: dict[str, int] = field(default_factory=lambda: dict(EMPTY_JOURNAL))
+    pending: dict[str, dict] = field(default_factory=dict)
 
 
 def save_state(path, aggregator, ingested: dict[str, dict] | None = None) -> None:
-    """Write ``aggregator`` (and the ingested-file identities) to ``path`` atomically.
+    """Write ``aggregator`` and the ingested-file identities to ``path`` in one atomic replacement.
 
     Parameters
     ----------
     path : str or Path
         Destination; replaced atomically (temp file, fsync, rename, fsync of the directory).
+        A writer killed at any moment leaves the old state or the new one, each loadable
+        with its own ingested files.
     aggregator : Aggregator
     ingested : dict, optional
-        Identity -> record of the report files already added; written as a new
-        journal (use :func:`record_ingested` to add files one at a time).
+        Identity -> record of the report files already added, stored in the state file
+        itself (an ingest journal left beside it is no longer part of it and is removed);
+        use :func:`record_ingested` to add files one at a time.
     """
     write_state(path, _fields(aggregator), ingested)
 
@@ -48,7 +57,8 @@ def record_ingested(path, saved: SavedState, keys: list[str], record: dict) -> N
     O(1) in the number of files already ingested (crash guarantees: see
     :mod:`dpdist._io._state_file`).
     """
-    saved.journal = append_ingested(path, _fields(saved.aggregator), saved.journal, keys, record)
+    saved.journal = append_ingested(path, _fields(saved.aggregator), saved.journal, keys, record, saved.pending)
+    saved.pending = {}
     entry = dict(record)
     for key in keys:
         saved.ingested[key] = entry
@@ -60,8 +70,8 @@ def load_state(path, protocol=None) -> SavedState:
     With ``protocol``, the state's config must equal the protocol's, else
     :class:`~dpdist.errors.IncompatibleStateError` names both configs.
     """
-    fields, ingested, journal = read_state(path, None if protocol is None else protocol.config())
-    return SavedState(Aggregator.from_dict(fields, protocol), ingested, journal)
+    fields, ingested, journal, pending = read_state(path, None if protocol is None else protocol.config())
+    return SavedState(Aggregator.from_dict(fields, protocol), ingested, journal, pending)
 
 
 def _fields(aggregator) -> dict:

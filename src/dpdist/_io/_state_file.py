@@ -14,23 +14,36 @@ Layout::
                             "journal": {"bytes", "crc32", "entries"}, "header_crc32"}
     statistic  the sufficient statistic, raw little-endian bytes
 
-Beside it, the *ingest journal* ``<state>.ingested`` lists the report files
-already added, one JSON line each: ``{"keys": [identities], "file", "n",
-"rejected"}`` (identities from :func:`dpdist._io._dedupe.file_identities`), so
-``dpdist aggregate`` can refuse to count a file twice.  The journal is
-append-only and the state header commits its prefix (length and CRC-32):
+The report files a state has ingested are recorded in one of two places, so
+that every write of the state is ONE atomic file replacement:
 
-1. :func:`append_ingested` truncates the journal to the committed length,
-   appends the new lines and fsyncs;
-2. then replaces the state file atomically with the new statistic and the new
-   committed length.
+* :func:`write_state` (``Aggregator.save``, :func:`dpdist.io.save_state`) puts
+  them in the header (``"ingested"``: identity -> record) and commits an empty
+  journal.  The state file is then self-contained: a writer killed at any
+  moment leaves the old state or the new one, each with its own records, and
+  :func:`read_state` with ``journal=False`` (``Aggregator.load``,
+  ``dpdist estimate --state``) never needs a journal.
+* ``dpdist aggregate`` commits files one at a time in the *ingest journal*
+  ``<state>.ingested``, one JSON line each: ``{"keys": [identities], "file",
+  "n", "rejected"}`` (identities from :func:`dpdist._io._dedupe.file_identities`).
+  The journal is append-only and the state header commits its prefix (length
+  and CRC-32):
 
-A crash between 1 and 2 leaves the old state and journal lines past the
-committed length, which readers ignore: the file is neither counted nor
-recorded.  So the state is always the old one or the new one, never a file
-counted twice, and each ingested file costs O(1) in the number of files already
-ingested (the journal is read once, when the state is loaded).  States written
-before the journal existed (an ``"ingested"`` dict in the header) still load.
+  1. :func:`append_ingested` truncates the journal to the committed length,
+     appends the new lines (the first append after :func:`write_state` also
+     moves the header's records into the journal) and fsyncs;
+  2. then replaces the state file atomically with the new statistic and the
+     new committed length (and no header records).
+
+  A crash between 1 and 2 leaves the old state and journal lines past the
+  committed length, which readers ignore: the file is neither counted nor
+  recorded.  So the state is always the old one or the new one, never a file
+  counted twice, and each ingested file costs O(1) in the number of files
+  already ingested (the journal is read once, when the state is loaded).
+
+A write never rewrites the committed prefix of a journal in place, which is
+what made ``save`` unsafe before (issue 27 item 8: it replaced the journal, then
+the state, and a kill between the two left a state that never loaded again).
 """
 
 from __future__ import annotations
@@ -67,7 +80,7 @@ def _journal_line(keys: list[str], record: dict) -> bytes:
 
 
 def write_state(path, fields: dict, ingested: dict[str, dict] | None = None) -> dict[str, int]:
-    """Write a state to ``path`` atomically, with a new journal; return the journal record.
+    """Write a self-contained state to ``path`` atomically; return its (empty) journal record.
 
     Parameters
     ----------
@@ -76,43 +89,50 @@ def write_state(path, fields: dict, ingested: dict[str, dict] | None = None) -> 
     fields : dict
         ``config`` (dict), ``n`` (int), ``statistic`` (ndarray), ``rejected`` (dict).
     ingested : dict, optional
-        Identity -> record of the report files already added; written as a new
-        journal (use :func:`append_ingested` to add files one at a time).
+        Identity -> record of the report files already added, stored in the state's
+        header (use :func:`append_ingested` to add files one at a time).
+
+    The state commits an empty journal, so a journal left beside it by earlier
+    runs is no longer part of it; it is removed once the new state is durable (a
+    crash before that leaves it unread, and the next append truncates it).
     """
-    lines = b"".join(_journal_line([key], record) for key, record in (ingested or {}).items())
-    if lines or journal_path(path).exists():
-        with atomic_writer(journal_path(path)) as handle:
-            handle.write(lines)
-    journal = {"bytes": len(lines), "crc32": zlib.crc32(lines), "entries": len(ingested or {})}
-    _write_state(path, fields, journal)
-    return journal
+    _write_state(path, fields, dict(EMPTY_JOURNAL), ingested or {})
+    journal_path(path).unlink(missing_ok=True)
+    return dict(EMPTY_JOURNAL)
 
 
-def append_ingested(path, fields: dict, journal: dict[str, int], keys: list[str], record: dict) -> dict[str, int]:
+def append_ingested(
+    path, fields: dict, journal: dict[str, int], keys: list[str], record: dict, pending: dict[str, dict] | None = None
+) -> dict[str, int]:
     """Commit one more ingested file; return the new journal record.
 
-    ``fields`` is the state that already holds the file's reports.  Appends the
-    file's journal line, then replaces the state atomically; cost O(1) in the
-    number of files already ingested (see the module docstring for the crash
-    guarantees).
+    ``fields`` is the state that already holds the file's reports.  ``pending``
+    are the records the state's header holds (written by :func:`write_state`);
+    they are moved into the journal with this file's line.  Appends the lines,
+    then replaces the state atomically; cost O(1) in the number of files
+    already in the journal (see the module docstring for the crash guarantees).
     """
-    line = _journal_line(keys, record)
+    groups: dict[str, list[str]] = {}  # one line per file: its identities share one record
+    for key, entry in (pending or {}).items():
+        groups.setdefault(json.dumps(entry, sort_keys=True), []).append(key)
+    lines = b"".join(_journal_line(group, json.loads(entry)) for entry, group in groups.items())
+    lines += _journal_line(keys, record)
     committed = journal["bytes"]
     with open(journal_path(path), "ab") as handle:
         handle.truncate(committed)  # drop lines of a run that crashed before committing them
-        handle.write(line)
+        handle.write(lines)
         handle.flush()
         os.fsync(handle.fileno())
     journal = {
-        "bytes": committed + len(line),
-        "crc32": zlib.crc32(line, journal["crc32"]),
-        "entries": journal["entries"] + 1,
+        "bytes": committed + len(lines),
+        "crc32": zlib.crc32(lines, journal["crc32"]),
+        "entries": journal["entries"] + len(groups) + 1,
     }
-    _write_state(path, fields, journal)
+    _write_state(path, fields, journal, {})
     return journal
 
 
-def _write_state(path, fields: dict, journal: dict[str, int]) -> None:
+def _write_state(path, fields: dict, journal: dict[str, int], ingested: dict[str, dict]) -> None:
     statistic = np.ascontiguousarray(fields["statistic"])
     statistic = statistic.astype(statistic.dtype.newbyteorder("<"))
     payload = statistic.tobytes()
@@ -125,6 +145,8 @@ def _write_state(path, fields: dict, journal: dict[str, int]) -> None:
         "crc32": zlib.crc32(payload),
         "journal": journal,
     }
+    if ingested:
+        header_fields["ingested"] = {str(key): dict(entry) for key, entry in ingested.items()}
     header = json.dumps({**header_fields, "header_crc32": _header_checksum(header_fields)}, sort_keys=True).encode()
     with atomic_writer(path) as handle:
         handle.write(_PREFIX.pack(STATE_MAGIC, STATE_VERSION, len(header)))
@@ -137,13 +159,20 @@ def _header_checksum(fields: dict) -> int:
     return zlib.crc32(json.dumps(fields, sort_keys=True).encode())
 
 
-def read_state(path, expected_config: dict | None = None) -> tuple[dict, dict[str, dict], dict[str, int]]:
-    """Read a state written by :func:`write_state`: its fields, ingested files and journal record.
+def read_state(
+    path, expected_config: dict | None = None, *, journal: bool = True
+) -> tuple[dict, dict[str, dict], dict[str, int], dict[str, dict]]:
+    """Read a state written by :func:`write_state` or :func:`append_ingested`.
 
-    The fields are checked against the file's checksums only; the caller validates
-    them as an aggregator state (:meth:`dpdist.local.Aggregator.from_dict`).  With
+    Returns its fields, the ingested files (identity -> record: the header's and
+    the journal's), the journal record, and the header's records alone (those
+    the next :func:`append_ingested` moves into the journal).  The fields are
+    checked against the file's checksums only; the caller validates them as an
+    aggregator state (:meth:`dpdist.local.Aggregator.from_dict`).  With
     ``expected_config``, the state's config must equal it, else
-    :class:`~dpdist.errors.IncompatibleStateError` names both configs.
+    :class:`~dpdist.errors.IncompatibleStateError` names both configs.  With
+    ``journal=False`` the journal file is not read (nor needed): the ingested
+    files are then the header's only.
     """
     path = Path(path)
     source = str(path)
@@ -185,10 +214,14 @@ def read_state(path, expected_config: dict | None = None) -> tuple[dict, dict[st
         "statistic": np.frombuffer(payload, dtype=dtype),
         "rejected": header.get("rejected", {}),
     }
-    ingested = dict(header.get("ingested", {}))  # states written before the journal
-    journal = header.get("journal", dict(EMPTY_JOURNAL))
-    ingested.update(_read_journal(path, journal, source))
-    return fields, ingested, dict(journal)
+    in_header = header.get("ingested", {})  # written by write_state (or before the journal existed)
+    if not isinstance(in_header, dict) or not all(isinstance(entry, dict) for entry in in_header.values()):
+        raise IncompatibleStateError(f"The state file {source!r} has an unreadable list of ingested files.")
+    record = header.get("journal", dict(EMPTY_JOURNAL))
+    ingested = dict(in_header)
+    if journal:
+        ingested.update(_read_journal(path, record, source))
+    return fields, ingested, dict(record), dict(in_header)
 
 
 def _read_journal(path, journal, source: str) -> dict[str, dict]:

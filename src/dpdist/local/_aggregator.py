@@ -162,7 +162,10 @@ class Aggregator:
         return aggregator
 
     def save(self, path) -> None:
-        """Write the state to ``path`` atomically (the state file of :func:`dpdist.io.save_state`).
+        """Write the state to ``path`` in one atomic replacement (the state file of :func:`dpdist.io.save_state`).
+
+        The file records no ingested report file (an ingest journal left beside
+        ``path`` by ``dpdist aggregate`` is no longer part of it and is removed).
 
         The file layer (:mod:`dpdist._io._state_file`) knows states only as their
         fields, so this needs no import of :mod:`dpdist.io`.
@@ -175,11 +178,13 @@ class Aggregator:
     def load(cls, path, protocol: "LocalProtocol | None" = None) -> "Aggregator":
         """Read a state written by :meth:`save`; with ``protocol``, the configs must agree.
 
-        The state is validated as by :meth:`from_dict`.
+        The state is validated as by :meth:`from_dict`.  Any state file loads,
+        also one that ``dpdist aggregate`` keeps; its ingest journal is not read
+        (nor needed): :func:`dpdist.io.load_state` reads it.
         """
         from .._io._state_file import read_state
 
-        fields, _, _ = read_state(path, None if protocol is None else protocol.config())
+        fields = read_state(path, None if protocol is None else protocol.config(), journal=False)[0]
         return cls.from_dict(fields, protocol)
 
     def __eq__(self, other):

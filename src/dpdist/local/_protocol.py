@@ -216,6 +216,10 @@ class LocalProtocol(ABC):
     statistic_dtype: ClassVar[type] = np.int64
     #: Whether statistic entries may be negative (signed sums such as Haar coefficients).
     statistic_signed: ClassVar[bool] = False
+    #: What every report adds to the sum of the statistic's entries when that is the same for
+    #: all reports (1 for a histogram of one output per report, k for k-subset selection), else
+    #: None.  A loaded or merged state whose statistic does not sum to this times ``n`` is refused.
+    statistic_total_per_report: ClassVar[int | None] = None
 
     # Report hooks: protocol authors implement these four; everyone else calls
     # ``self.report_format`` (check, select, count, statistic, validate).
@@ -239,7 +243,15 @@ class LocalProtocol(ABC):
         return len(reports)
 
     def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None:
-        """Why ``statistic`` cannot come from ``n`` reports (None if it can); for loading states."""
+        """Why ``statistic`` cannot come from ``n`` reports (None if it can); for loading states.
+
+        Called by the state validator (:mod:`dpdist.local._state_validation`) after
+        the checks every protocol shares (finite, integral, ``|entry| <= n``,
+        non-negative unless :attr:`statistic_signed`, the sum declared by
+        :attr:`statistic_total_per_report`).  Protocols whose statistic has more
+        structure (per-row or per-level counts) say here what no ``n`` reports can
+        produce, as precisely as the statistic alone allows.
+        """
         return None
 
     def simulate(self, values, rng=None) -> "Aggregator":

@@ -12,12 +12,22 @@ to what the statistic alone can tell:
 * ``rejected`` maps strings to integers in ``[0, MAX_REPORTS]``;
 * ``statistic`` has the protocol's length, finite integral entries, each at most
   ``n`` in absolute value (every report moves each entry by at most one) and
-  non-negative unless the protocol's statistic is signed, plus whatever the
-  protocol's own ``_check_statistic`` requires.
+  non-negative unless the protocol's statistic is signed;
+* the statistic sums to ``statistic_total_per_report * n`` when the protocol
+  declares that every report adds the same total (a histogram of one output per
+  report: 1; subset selection: k);
+* whatever else the protocol's own ``_check_statistic`` requires (its structure:
+  e.g. per-row counts of a sketch, per-level counts of a tree).
+
+The last two are declared by each protocol (:class:`~dpdist.local.LocalProtocol`),
+never switched on here, so a new protocol states its invariant where its
+statistic is defined.  Composite protocols (a tree of oracles, binning) check
+their parts with :func:`statistic_problem` of the inner protocol.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -26,7 +36,18 @@ import numpy as np
 from ..errors import IncompatibleStateError
 from ._registry import CONFIG_VERSION, from_config
 
-__all__ = ["STATE_FORMAT", "MAX_REPORTS", "check_state", "check_statistic", "check_count", "check_counts"]
+__all__ = [
+    "STATE_FORMAT",
+    "MAX_REPORTS",
+    "check_state",
+    "check_statistic",
+    "statistic_problem",
+    "exact_sum",
+    "signed_sums_problem",
+    "level_sums_problem",
+    "check_count",
+    "check_counts",
+]
 
 STATE_FORMAT = "dpdist-aggregator"
 #: Largest report count a state may hold: counts stay exact in float64 and sums of two never overflow int64.
@@ -61,6 +82,119 @@ def check_counts(rejected) -> dict[str, int]:
     return out
 
 
+def exact_sum(values: np.ndarray) -> int | float:
+    """The exact sum of integral entries (each at most 2**53 in absolute value) as a Python int.
+
+    A float64 or int64 sum could round or wrap for a forged statistic, and a
+    forged state must not pass an equality check by overflow: when the int64 sum
+    could wrap, each entry is split into 32-bit halves whose int64 sums cannot.
+    Entries that are not integral are summed by :func:`math.fsum` (correctly rounded).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return 0
+    largest = float(np.max(np.abs(values)))
+    if not (largest <= MAX_REPORTS and np.array_equal(values, np.round(values))):
+        return math.fsum(values.tolist())
+    integers = values.astype(np.int64)
+    if largest * values.size < 2.0**62:
+        return int(integers.sum())
+    high, low = np.divmod(integers, np.int64(1) << 32)
+    return (int(high.sum()) << 32) + int(low.sum())
+
+
+def statistic_problem(protocol, values: np.ndarray, n: int) -> str | None:
+    """Why no ``n`` reports of ``protocol`` can have the statistic ``values`` (None if some can).
+
+    ``values`` is a float64 vector of the protocol's length.  Checked in order:
+    finite entries, each at most ``n`` in absolute value, non-negative unless the
+    statistic is signed, integral for an integer statistic, the declared total
+    (``protocol.statistic_total_per_report``), then ``protocol._check_statistic``.
+    """
+    if not np.all(np.isfinite(values)):
+        return "non-finite entries"
+    if np.any(np.abs(values) > n):
+        return f"an entry of absolute value above n={n}"
+    if not protocol.statistic_signed and np.any(values < 0):
+        return "negative counts"
+    if np.issubdtype(protocol.statistic_dtype, np.integer) and not np.array_equal(values, np.round(values)):
+        return "non-integer counts"
+    per_report = protocol.statistic_total_per_report
+    if per_report is not None:
+        total = exact_sum(values)
+        if total != per_report * n:
+            return (
+                f"the entries must sum to n x {per_report} = {per_report * n} (each report adds exactly "
+                f"{per_report}), but they sum to {total}"
+            )
+    return protocol._check_statistic(values, n)
+
+
+def signed_sums_problem(sums: np.ndarray, count: int, per_report: int) -> str | None:
+    """Why ``count`` reports, each adding +-1 to exactly ``per_report`` distinct entries, cannot sum to ``sums``.
+
+    Entry :math:`i` is touched by :math:`a_i` reports with :math:`|S_i| \\le a_i \\le
+    count` and :math:`a_i \\equiv S_i \\pmod 2`, and :math:`\\sum_i a_i = per\\_report
+    \\cdot count`; any such :math:`a` is realised by ``count`` subsets of size
+    ``per_report`` (no entry is used more than ``count`` times).  So ``sums`` is
+    possible exactly when :math:`\\sum_i |S_i| \\le m c \\le \\sum_i a^{\\max}_i`
+    (:math:`a^{\\max}_i` the largest value :math:`\\le c` of the parity of :math:`S_i`)
+    and :math:`m c - \\sum_i S_i` is even.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    needed = per_report * count
+    if np.any(np.abs(sums) > count):
+        return f"an entry of absolute value above its {count} report(s)"
+    touched = exact_sum(np.abs(sums))
+    most = exact_sum(count - np.mod(count - sums, 2))
+    if not touched <= needed <= most:
+        return (
+            f"{count} report(s) touching {per_report} entr{'y' if per_report == 1 else 'ies'} each touch "
+            f"{needed} in all, but these sums need between {touched} and {most}"
+        )
+    if (needed - exact_sum(sums)) % 2:
+        return f"the sums have the wrong parity for {count} report(s) of {per_report} +-1 entr{'y' if per_report == 1 else 'ies'}"
+    return None
+
+
+def level_sums_problem(statistic: np.ndarray, n: int, offsets, per_report, *, first_level: int = 0) -> str | None:
+    """A statistic of per-level report counts, then per level the +-1 sums of its reports (Haar protocols).
+
+    ``statistic[:L]`` counts the reports of each of the ``L`` levels (``L =
+    len(offsets) - 1``), which must be non-negative and sum to ``n``; level ``l``'s sums
+    are ``statistic[offsets[l]:offsets[l + 1]]``, each report of the level adding +-1
+    to ``per_report[l]`` of them (:func:`signed_sums_problem`).
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    levels = offsets.size - 1
+    counts = statistic[:levels]
+    if np.any(counts < 0):
+        return "a negative level count"
+    if exact_sum(counts) != n:
+        return f"the level counts sum to {exact_sum(counts)}, not n={n}"
+    suspects = range(levels)
+    sums = statistic[offsets[0] : offsets[-1]]
+    if float(n) * max(sums.size, 1) < 2.0**60:  # int64 sums per level are exact: find the bad levels at once
+        count = counts.astype(np.int64)
+        entry_count = np.repeat(count, np.diff(offsets))
+        values = sums.astype(np.int64)
+        starts = offsets[:-1] - offsets[0]
+        needed = np.asarray(per_report, dtype=np.int64) * count
+        bad = (
+            (np.maximum.reduceat(np.abs(values) - entry_count, starts) > 0)
+            | (np.add.reduceat(np.abs(values), starts) > needed)
+            | (np.add.reduceat(entry_count - np.mod(entry_count - values, 2), starts) < needed)
+            | ((needed - np.add.reduceat(values, starts)) % 2 != 0)
+        )
+        suspects = np.flatnonzero(bad)
+    for level in suspects:
+        part = statistic[int(offsets[level]) : int(offsets[level + 1])]
+        problem = signed_sums_problem(part, int(counts[level]), int(per_report[level]))
+        if problem is not None:
+            return f"level {first_level + int(level)}: {problem}"
+    return None
+
+
 def check_statistic(protocol, statistic, n: int) -> np.ndarray:
     """The statistic as the protocol's dtype, or ``IncompatibleStateError`` naming what is impossible."""
     try:
@@ -72,20 +206,11 @@ def check_statistic(protocol, statistic, n: int) -> np.ndarray:
             f"The state's statistic has shape {values.shape}; {protocol.display_name} needs "
             f"shape ({protocol.statistic_size},)."
         )
-    problem = None
-    if not np.all(np.isfinite(values)):
-        problem = "non-finite entries"
-    elif np.any(np.abs(values) > n):
-        problem = f"an entry of absolute value above n={n}"
-    elif not protocol.statistic_signed and np.any(values < 0):
-        problem = "negative counts"
-    elif np.issubdtype(protocol.statistic_dtype, np.integer) and not np.array_equal(values, np.round(values)):
-        problem = "non-integer counts"
-    else:
-        problem = protocol._check_statistic(values, n)
+    problem = statistic_problem(protocol, values, n)
     if problem is not None:
         raise IncompatibleStateError(
-            f"The state's statistic is not one {protocol.display_name} can produce ({problem}); the state is corrupt."
+            f"The state's statistic is not one {protocol.display_name} can produce with n={n} reports "
+            f"({problem}); the state is corrupt."
         )
     return values.astype(protocol.statistic_dtype)
 

@@ -348,10 +348,10 @@ class Store:
                 raise ServiceError(409, "campaign_not_open", f"Campaign {campaign_id!r} was not open; retry the batch.")
             if campaign.config != contribution.config:
                 raise IncompatibleStateError("internal: a batch was validated against another config")
-            statistic = campaign.statistic + contribution.statistic
-            rejected = dict(campaign.rejected)
-            for reason, count in contribution.rejected.items():
-                rejected[reason] = rejected.get(reason, 0) + int(count)
+            # the stored aggregate and the batch both pass the state validator: a row the statistic
+            # alone contradicts (e.g. an n its counts cannot sum to) is refused, never extended
+            merged = campaign.aggregator().merge(contribution)
+            statistic, rejected = merged.statistic, merged.rejected
             now = _now_ms()
             self.db.execute(
                 "INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"

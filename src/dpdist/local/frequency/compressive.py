@@ -107,6 +107,7 @@ class CP(FrequencyOracle):
     """
 
     name = "cp"
+    statistic_total_per_report = 1  # a histogram of the reported measurements
     summary = "compressive privatization: m-ary report over a public Rademacher matrix; OMP + simplex decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
     output_histogram = True

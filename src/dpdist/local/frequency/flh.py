@@ -125,6 +125,7 @@ class FLH(FrequencyOracle):
     """
 
     name = "flh"
+    statistic_total_per_report = 1  # one (function, hash value) cell per report
     summary = "fast local hashing: OLH over a public family of S hash functions; aggregation O(n + S d)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
     output_histogram = True
@@ -228,11 +229,6 @@ class FLH(FrequencyOracle):
     def _accumulate(self, reports):
         cells = reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
         return np.bincount(cells, minlength=self.statistic_size).astype(np.int64)
-
-    def _check_statistic(self, statistic, n):
-        if np.any(statistic < 0) or statistic.sum() != n:
-            return f"the table's counts must be >= 0 and sum to n={n}"
-        return None
 
     def support_counts(self, aggregator) -> np.ndarray:
         """:math:`C_v = \\sum_j T[j, h_j(v)]`, in :math:`O(Sd)` (blocks of functions)."""

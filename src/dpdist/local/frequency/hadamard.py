@@ -109,6 +109,7 @@ class HR(FrequencyOracle):
     """
 
     name = "hr"
+    statistic_total_per_report = 1  # a histogram of the reported outputs
     summary = "Hadamard response: output in the Hadamard set of the item w.p. boosted by e^eps; FWHT decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
     output_histogram = True

@@ -92,6 +92,7 @@ class HCMS(SketchOracle):
     """
 
     name = "hcms"
+    statistic_total_per_report = 1  # one (function, coefficient, bit) cell per report
     summary = "Hadamard count-mean sketch (Apple 2017): one bit of H[h_j(v), l] per report, a k x m sketch"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, unbiased=False)
 
@@ -149,11 +150,6 @@ class HCMS(SketchOracle):
 
     def _accumulate(self, reports):
         return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
-
-    def _check_statistic(self, statistic, n):
-        if np.any(statistic < 0) or statistic.sum() != n:
-            return f"the table's counts must be >= 0 and sum to n={n}"
-        return None
 
     def support_counts_of(self, aggregator, items) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""

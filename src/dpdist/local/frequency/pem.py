@@ -107,6 +107,7 @@ class PEM(LocalProtocol):
     """
 
     name = "pem"
+    statistic_total_per_report = 1  # one cell of one group's table per report
     summary = "prefix extending method: heavy hitters of a huge or unknown domain (bit strings or words), FLH per group"
     tags = ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False)
     _constraints = {
@@ -257,11 +258,6 @@ class PEM(LocalProtocol):
 
     def _accumulate(self, reports):
         return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
-
-    def _check_statistic(self, statistic, n):
-        if np.any(statistic < 0) or statistic.sum() != n:
-            return f"the groups' tables must hold counts >= 0 summing to n={n}"
-        return None
 
     def _simulate(self, values, rng):
         """Exact: users of an item split over the groups by a multinomial; each group's table by FLH's sampler."""

@@ -92,6 +92,11 @@ class SS(FrequencyOracle):
         # 8-bit threshold whose Bernoulli rate is closest to the target rate of others, k/(d-1)
         self._key_threshold = np.uint8(min(255, max(1, round(256 * k / (d - 1)))))
 
+    @property
+    def statistic_total_per_report(self) -> int:
+        """Every report sets exactly ``k`` bits, so the support counts sum to ``k n``."""
+        return self.subset_size
+
     def support_probabilities(self):
         return self._p, self._q
 

@@ -50,6 +50,7 @@ class MeanProtocol(NumericalProtocol):
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
+    statistic_total_per_report = 1  # a histogram of the reported outputs
 
     @property
     def statistic_size(self) -> int:

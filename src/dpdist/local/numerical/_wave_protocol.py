@@ -41,6 +41,7 @@ class WaveProtocol(NumericalProtocol):
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
+    statistic_total_per_report = 1  # a histogram of the reported output buckets
     _constraints = {
         **NumericalProtocol._constraints,
         "bins": Integer(low=2, high=MAX_BINS),

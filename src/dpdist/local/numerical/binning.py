@@ -119,6 +119,14 @@ class Binning(NumericalProtocol):
     def _simulate(self, values, rng):
         return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
 
+    @property
+    def statistic_total_per_report(self):
+        """The inner oracle's (the statistic is the oracle's)."""
+        return self._oracle.statistic_total_per_report
+
+    def _check_statistic(self, statistic, n):
+        return self._oracle._check_statistic(statistic, n)
+
     def frequencies(self, aggregator, **options):
         """The inner oracle's bin-frequency estimate (a ``FrequencyEstimate``; unbiased by default).
 

@@ -51,6 +51,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
+from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import check_structured_reports
@@ -175,6 +176,10 @@ class HaarHRR(NumericalProtocol):
         signed = 2 * reports["bit"].astype(np.int64) - 1
         statistic += np.bincount(position, weights=signed, minlength=self.statistic_size).astype(np.int64)
         return statistic
+
+    def _check_statistic(self, statistic, n):
+        """Level counts ``>= 0`` summing to ``n``; level ``t`` holds one +-1 per report of the level."""
+        return _level_sums_problem(statistic, n, self._offsets, np.ones(self._height, dtype=np.int64), first_level=1)
 
     def _simulate(self, values, rng):
         """Exact: multinomial levels per leaf, multinomial rows per (node, sign) class, binomial flips."""

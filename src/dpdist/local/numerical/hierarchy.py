@@ -32,6 +32,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
+from .._state_validation import exact_sum, statistic_problem
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import (
     ORACLES,
@@ -185,6 +186,18 @@ class HierarchicalHistogram(NumericalProtocol):
             start, stop = self._stat_offsets[depth], self._stat_offsets[depth + 1]
             statistic[start:stop] = oracle.simulate(items, rng=rng).statistic
         return statistic
+
+    def _check_statistic(self, statistic, n):
+        """The level counts sum to ``n``; each level's part is one its oracle makes from that level's count."""
+        counts = statistic[: self._height]
+        if exact_sum(counts) != n:
+            return f"the level counts sum to {exact_sum(counts)}, not n={n}"
+        for depth, (oracle, count) in enumerate(zip(self._oracles, counts), start=1):
+            start, stop = self._stat_offsets[depth], self._stat_offsets[depth + 1]
+            problem = statistic_problem(oracle, statistic[start:stop], int(count))
+            if problem is not None:
+                return f"level {depth} ({oracle.name} with {int(count)} report(s)): {problem}"
+        return None
 
     # ------------------------------------------------------------------ estimation
     def level_counts(self, aggregator) -> np.ndarray:

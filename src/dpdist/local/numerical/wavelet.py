@@ -62,6 +62,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Optional, Options
 from ...errors import InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
+from .._state_validation import level_sums_problem as _level_sums_problem
 from ._base import NumericalProtocol
 from ._haar import fine_bins, haar_encode, level_code, reconstruct_density
 from ._haar_design import (
@@ -303,6 +304,10 @@ class Wavelet(NumericalProtocol):
 
     def _select_reports(self, reports, keep):
         return reports[keep]
+
+    def _check_statistic(self, statistic, n):
+        """Level counts ``>= 0`` summing to ``n``; level ``j`` holds ``m_j`` +-1 coordinates per report of the level."""
+        return _level_sums_problem(statistic, n, self._offsets, self._subset_sizes, first_level=0)
 
     def _accumulate(self, reports):
         statistic = np.zeros(self.statistic_size, dtype=np.int64)
