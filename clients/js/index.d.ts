@@ -98,6 +98,15 @@ export function newFileId(): string;
 /** zlib's CRC-32. */
 export function crc32(bytes: Uint8Array): number;
 
+/** A uniformly random permutation of 0 .. n-1 (Fisher-Yates) drawn from ``source``. */
+export function permutation(n: number, source: RandomSource): Uint32Array;
+
+/** A new array of the items of ``values`` in a uniformly random order. */
+export function shuffled<T>(values: ArrayLike<T>, source: RandomSource): T[];
+
+/** ``batch`` with its rows in a uniformly random order (what ``Client.flush`` sends). */
+export function shuffleBatch(batch: ReportBatch, source: RandomSource): ReportBatch;
+
 /** The server's acknowledgement of a batch. */
 export interface Ack {
   campaign: string;

@@ -12,6 +12,7 @@ export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, ServiceError } from './client.js';
 export { Memo, isLongitudinal } from './protocols/longitudinal.js';
+export { permutation, shuffleBatch, shuffled } from './shuffle.js';
 
 /**
  * Randomize ``values`` under ``config``: one report per value.
