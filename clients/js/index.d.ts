@@ -82,7 +82,7 @@ export function privatize(
   options?: { source?: RandomSource },
 ): ReportBatch;
 
-/** ``privatize`` then ``encodeRecord``. */
+/** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
 export function privatizeRecord(
   config: ProtocolConfig | string | Protocol,
   values: ArrayLike<number | string>,

@@ -3,6 +3,7 @@
 
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
+import { shuffleBatch } from './shuffle.js';
 import { encodeRecord } from './wire.js';
 
 export * from './errors.js';
@@ -26,10 +27,12 @@ export function privatize(config, values, { source } = {}) {
 }
 
 /**
- * ``privatize`` then ``encodeRecord``: the bytes of one binary report record.
+ * ``privatize`` then ``encodeRecord``: the bytes of one binary report record, its reports in a
+ * uniformly random order (not the order of ``values``: a record is what leaves the device).
  * @param {{source?: RandomSource, fileId?: string|null}} [options]
  */
 export function privatizeRecord(config, values, { source, fileId = null } = {}) {
-  return encodeRecord(privatize(config, values, { source }), { fileId });
+  const random = source ?? secureSource();
+  return encodeRecord(shuffleBatch(privatize(config, values, { source: random }), random), { fileId });
 }
 

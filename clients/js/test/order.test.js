@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Client, fromConfig } from '../src/index.js';
+import { Client, fromConfig, privatizeRecord } from '../src/index.js';
 import { Z_ALPHA as Z, deterministicSource, positionalMatches, sortedValues } from './helpers.js';
 
 const PRIVATIZE = fileURLToPath(new URL('../bin/privatize.js', import.meta.url));
@@ -92,5 +92,12 @@ test('Client.add then flush sends a batch of queued reports in a uniformly rando
   for (const value of values) await client.add(value);
   assert.equal(server.bodies.length, 1);
   const { z } = positionalMatches(recordPayloads(server.bodies[0]), values, 4);
+  assert.ok(Math.abs(z) < Z, `z = ${z}`);
+});
+
+test('privatizeRecord writes the reports of sorted values in a uniformly random order', () => {
+  const values = sortedValues(4000, 4);
+  const record = privatizeRecord(GRR, values, { source: deterministicSource(11) });
+  const { z } = positionalMatches(recordPayloads(record), values, 4);
   assert.ok(Math.abs(z) < Z, `z = ${z}`);
 });
