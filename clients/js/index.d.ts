@@ -195,3 +195,39 @@ export class Memo {
 
 /** True for the protocols whose device must keep a Memo (l-grr, l-osue, loloha, dbitflippm). */
 export function isLongitudinal(protocol: Protocol): boolean;
+
+/** A report was already drawn for this campaign on this device, for another value. */
+export class ReportAlreadyDrawnError extends DPDistError {
+  kept: KeptReport;
+}
+
+/** The report a campaign keeps on this device. */
+export interface KeptReport {
+  batch: ReportBatch;
+  batchId: string;
+  /** the value's text it was drawn for; null once sent */
+  value: string | null;
+  /** the server's acknowledgement once sent, else null */
+  sent: { batch_id: string; accepted: number } | null;
+}
+
+/** The storage key of a campaign's kept report (its id and canonical config). */
+export function participationKey(campaignId: string, protocol: Protocol): string;
+
+/**
+ * One report per campaign on this device, drawn once and kept in ``storage`` (what the
+ * participation page offers): the same value gives the kept report again; another value, while it
+ * is unsent, throws ReportAlreadyDrawnError.
+ */
+export class Participation {
+  constructor(campaignId: string, protocol: Protocol, storage: MemoStorage);
+  readonly key: string;
+  readonly kept: KeptReport | null;
+  report(
+    value: unknown,
+    valueText: string,
+    draw: (value: unknown) => ReportBatch,
+    newBatchId: () => string,
+  ): KeptReport & { fresh: boolean };
+  markSent(ack: { batch_id: string; accepted: number }): void;
+}

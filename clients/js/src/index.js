@@ -14,6 +14,7 @@ export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, ServiceError } from './client.js';
 export { Memo, isLongitudinal } from './protocols/longitudinal.js';
 export { permutation, shuffleBatch, shuffled } from './shuffle.js';
+export { Participation, ReportAlreadyDrawnError, participationKey } from './participation.js';
 
 /**
  * Randomize ``values`` under ``config``: one report per value.
