@@ -35,12 +35,17 @@ def _values(protocol, n, seed):
 
 
 def _in_memory_reports(protocol, values, seed, block_size):
-    """What ``dpdist privatize --seed seed --block-size block_size`` must produce, computed directly."""
+    """What ``dpdist privatize --seed seed --block-size block_size`` must produce, computed directly:
+    block b's reports from the b-th spawned child of the seed, all of them in the order of the seed's
+    order stream (``dpdist._rng.order_generator``; a file this small is shuffled in memory)."""
+    from dpdist._rng import order_generator
+
     blocks = [values[start : start + block_size] for start in range(0, values.size, block_size)]
     children = np.random.SeedSequence(seed).spawn(len(blocks))
-    return np.concatenate(
+    reports = np.concatenate(
         [protocol.privatize(block, rng=np.random.default_rng(child)) for block, child in zip(blocks, children)]
     )
+    return reports[order_generator(np.random.SeedSequence(seed)).permutation(len(reports))]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c["protocol"])

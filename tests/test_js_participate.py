@@ -6,6 +6,9 @@ headless Chromium.
 - ``/campaigns/<id>/participate`` in headless Chromium (driven over the DevTools protocol by
   ``tests/participate_driver.mjs``): a value typed there is randomized in the page, its report
   and posterior are shown, and after sending it the campaign's n is 1.
+- The page draws one report per campaign and keeps it (``tests/participate_kept_driver.mjs``):
+  no redraw control, 21 randomizations of a value and a reload show one report, another value is
+  refused while it is unsent, and after sending the campaign is done on this browser.
 
 Node and Chromium are required under CI (``CI=true``); elsewhere the tests skip without them.
 They also skip while ``dpdist serve`` (issue 14: ``dpdist.serve`` and ``tests/serve_support.py``)
@@ -32,6 +35,7 @@ ServerProcess, admin_headers, free_port = serve_support.ServerProcess, serve_sup
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = Path(__file__).resolve().parent / "participate_driver.mjs"
+KEPT_DRIVER = Path(__file__).resolve().parent / "participate_kept_driver.mjs"
 GRR = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 8}
 SW = {"protocol": "sw", "version": 1, "epsilon": 2.0, "bounds": [0.0, 100.0], "bins": 64}
 L_GRR = {"protocol": "l-grr", "version": 1, "epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 8}
@@ -151,3 +155,34 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
         assert len(page["bytes"].split()) == 1  # one report byte went out, nothing else
     summary = _summary(server, name)
     assert summary["n"] == 1 and summary["rejected"] == {}
+
+
+@pytest.mark.parametrize("config", [GRR, L_GRR], ids=["grr", "l-grr"])
+def test_the_participate_page_draws_one_report_per_campaign_and_keeps_it(server, chromium, config):
+    """Issue 27 item 4: "Draw again" let a person redraw until they liked the report (twenty redraws
+    gave 5 distinct GRR reports), which breaks eps-LDP and biases the estimate."""
+    name = _campaign(server, config)
+    url = f"{server.url}/campaigns/{name}/participate"
+    result = subprocess.run(
+        [_required("node"), "--experimental-websocket", str(KEPT_DRIVER), str(chromium), url, "3", "5"],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    page = json.loads(result.stdout.strip().splitlines()[-1])
+    assert not page["atStart"]["shown"]
+    first = page["draws"][0]
+    assert first and page["draws"] == [first] * 21, f"{len(set(page['draws']))} distinct reports in 21 draws"
+    assert page["buttons"] == ["randomize", "send"]  # no redraw control
+    # a reload shows the kept report at once (and its value); the same value gives it again
+    assert page["afterReload"]["shown"] and page["afterReload"]["bytes"] == first and page["afterReload"]["value"] == "3"
+    assert page["afterReload"]["sendable"] and "kept" in page["afterReload"]["status"]
+    assert page["sameValue"]["bytes"] == first and "not drawn again" in page["sameValue"]["status"]
+    # another value: the campaign's one report is already drawn; it is still the one offered
+    assert page["otherValue"]["bytes"] == first and page["otherValue"]["sendable"] and page["otherValue"]["value"] == "3"
+    assert "already drew its one report" in page["otherValue"]["status"] and '"3"' in page["otherValue"]["status"]
+    assert page["sent"]["status"].startswith("Sent.") and not page["sent"]["sendable"]
+    # once sent, the campaign is done on this browser: nothing to draw or send, whatever is typed
+    for after in (page["afterSend"], page["otherAfterSend"]):
+        assert after["bytes"] == first and not after["sendable"] and "already sent" in after["status"]
+    summary = _summary(server, name)
+    assert summary["n"] == 1 and summary["batches"] == 1

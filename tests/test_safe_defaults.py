@@ -151,7 +151,7 @@ def test_cli_privatize_without_a_seed_uses_the_csprng(tmp_path, monkeypatch, cap
     out = tmp_path / "r.bin"
     assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.csv"),
                  "--out", str(out), "--block-size", "20", "--no-progress"]) == 0
-    assert len(calls) == 3 and io.count_reports(out) == 50  # one CSPRNG stream per block
+    assert len(calls) == 4 and io.count_reports(out) == 50  # one CSPRNG stream per block, one for the order
     calls.clear()
     assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.csv"),
                  "--out", str(out), "--seed", "4", "--no-progress"]) == 0

@@ -82,7 +82,7 @@ export function privatize(
   options?: { source?: RandomSource },
 ): ReportBatch;
 
-/** ``privatize`` then ``encodeRecord``. */
+/** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
 export function privatizeRecord(
   config: ProtocolConfig | string | Protocol,
   values: ArrayLike<number | string>,
@@ -97,6 +97,15 @@ export function recordHeader(batch: ReportBatch, options?: { fileId?: string | n
 export function newFileId(): string;
 /** zlib's CRC-32. */
 export function crc32(bytes: Uint8Array): number;
+
+/** A uniformly random permutation of 0 .. n-1 (Fisher-Yates) drawn from ``source``. */
+export function permutation(n: number, source: RandomSource): Uint32Array;
+
+/** A new array of the items of ``values`` in a uniformly random order. */
+export function shuffled<T>(values: ArrayLike<T>, source: RandomSource): T[];
+
+/** ``batch`` with its rows in a uniformly random order (what ``Client.flush`` sends). */
+export function shuffleBatch(batch: ReportBatch, source: RandomSource): ReportBatch;
 
 /** The server's acknowledgement of a batch. */
 export interface Ack {
@@ -264,3 +273,39 @@ export function historyEpsilon(
   reports: number,
   losses: { epsilon1: number; epsilonInf: number; epsilonI: number; keys: number },
 ): number;
+
+/** A report was already drawn for this campaign on this device, for another value. */
+export class ReportAlreadyDrawnError extends DPDistError {
+  kept: KeptReport;
+}
+
+/** The report a campaign keeps on this device. */
+export interface KeptReport {
+  batch: ReportBatch;
+  batchId: string;
+  /** the value's text it was drawn for; null once sent */
+  value: string | null;
+  /** the server's acknowledgement once sent, else null */
+  sent: { batch_id: string; accepted: number } | null;
+}
+
+/** The storage key of a campaign's kept report (its id and canonical config). */
+export function participationKey(campaignId: string, protocol: Protocol): string;
+
+/**
+ * One report per campaign on this device, drawn once and kept in ``storage`` (what the
+ * participation page offers): the same value gives the kept report again; another value, while it
+ * is unsent, throws ReportAlreadyDrawnError.
+ */
+export class Participation {
+  constructor(campaignId: string, protocol: Protocol, storage: MemoStorage);
+  readonly key: string;
+  readonly kept: KeptReport | null;
+  report(
+    value: unknown,
+    valueText: string,
+    draw: (value: unknown) => ReportBatch,
+    newBatchId: () => string,
+  ): KeptReport & { fresh: boolean };
+  markSent(ack: { batch_id: string; accepted: number }): void;
+}

@@ -40,9 +40,11 @@ def add_commands(subparsers) -> None:
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
         description="Randomize each value of COLUMN with the protocol of --config and write one report per "
-        "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format). Without --seed "
-        "the randomness comes from the OS-keyed CSPRNG. With --seed, block b of --block-size values draws "
-        "from SeedSequence(--seed).spawn(...)[b], so a run is reproducible (research only: a seeded run is "
+        "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format), in a uniformly random "
+        "order: report i is not the report of row i (over 128 MiB of reports, the shuffle goes through temporary "
+        "files of reports next to --out). Without --seed the randomness, and the order, come from the OS-keyed "
+        "CSPRNG. With --seed, block b of --block-size values draws from SeedSequence(--seed).spawn(...)[b] and "
+        "the order from the seed's own stream, so a run is reproducible (research only: a seeded run is "
         "not secret, never publish its reports about people).",
     )
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
@@ -171,8 +173,9 @@ def _progress(total, unit, disable):
 def _run_privatize(args) -> int:
     from ._cli_memo import is_longitudinal, open_device_memo
     from ._io._blocks import rechunk
-    from ._rng import block_generator, check_rng, root_seed_sequence
     from ._io._columns import count_rows, iter_column
+    from ._io._shuffle import ReportShuffler
+    from ._rng import block_generator, check_rng, order_generator, root_seed_sequence, secure_generator
     from .errors import InvalidParameterError
     from .io import ReportWriter
 
@@ -202,20 +205,26 @@ def _run_privatize(args) -> int:
             else:
                 yield _as_protocol_values(protocol, chunk)
 
+    # the file's order must say nothing about the rows': every report is drawn, then all are written in a
+    # uniformly random order (the CSPRNG's; a seed's own stream with --seed, so a seeded run stays reproducible)
+    order = secure_generator() if root is None else order_generator(root)
     with (
         open_device_memo(
             args.memo, protocol, seeded=args.seed is not None, budget=args.budget, accounting=args.accounting
         ) as memo,
         _progress(count_rows(args.data), "value", args.no_progress) as bar,
         ReportWriter(args.out, protocol) as writer,
+        ReportShuffler(protocol, order, directory=Path(args.out).resolve().parent) as shuffler,
     ):
         for index, block in enumerate(rechunk(values(), args.block_size)):
             rng = None if root is None else block_generator(root, index)
             if memo is None:
-                writer.write(protocol.privatize(block, rng=rng, secure=args.secure))
+                shuffler.add(protocol.privatize(block, rng=rng, secure=args.secure))
             else:
-                writer.write(memo.reports(block, check_rng(rng, secure=args.secure, owner="dpdist privatize")))
+                shuffler.add(memo.reports(block, check_rng(rng, secure=args.secure, owner="dpdist privatize")))
             bar.update(block.size)
+        for reports in shuffler.blocks(args.block_size):
+            writer.write(reports)
     note = f"; {missing} missing cell(s) skipped" if missing else ""
     if unknown:
         note += f"; {unknown} value(s) outside the label domain rejected"

@@ -304,7 +304,8 @@ def _add_submit(subparsers) -> None:
         "submit",
         help="randomize a column locally (CSPRNG) and submit it to a campaign, or submit report files",
         description="Fetch the campaign's config from the service, randomize each value of COLUMN of DATA on this "
-        "machine with the OS-keyed CSPRNG, and submit the reports in batches of --batch-size, each under a fresh "
+        "machine with the OS-keyed CSPRNG, and submit the reports in a uniformly random order (CSPRNG; not the "
+        "file's) in batches of --batch-size, each under a fresh "
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
         "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
         "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once.",
@@ -380,9 +381,10 @@ def _run_submit(args) -> int:
 def _submit_column(client, args):
     from ._cli_deploy import _as_protocol_values, reads_text
     from ._cli_memo import is_longitudinal, open_device_memo
-    from ._rng import check_rng
     from ._io._blocks import rechunk
     from ._io._columns import iter_column
+    from ._io._shuffle import ReportShuffler
+    from ._rng import check_rng, secure_generator
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)
@@ -402,12 +404,18 @@ def _submit_column(client, args):
             "one device reporting over rounds uses '--memo FILE'.",
             file=sys.stderr,
         )
-    with open_device_memo(
-        args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
-    ) as memo:
+    # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
+    # and the rows within it say nothing about where a row was in the file
+    with (
+        open_device_memo(
+            args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
+        ) as memo,
+        ReportShuffler(protocol, secure_generator()) as shuffler,
+    ):
         for block in rechunk(values, args.batch_size):
             if memo is None:
-                reports = protocol.privatize(block, secure=True)
+                shuffler.add(protocol.privatize(block, secure=True))
             else:
-                reports = memo.reports(block, check_rng(None, secure=True, owner="dpdist submit"))
+                shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
+        for reports in shuffler.blocks(args.batch_size):
             yield client.submit_reports(args.campaign, protocol, reports)

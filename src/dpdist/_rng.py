@@ -14,7 +14,8 @@ Every derived random stream comes from this module, in one of two ways:
 
 * by position: :func:`block_generator` gives block ``b`` of a run the ``b``-th
   spawned child of the run's root :class:`~numpy.random.SeedSequence`
-  (``dpdist privatize --block-size``, :mod:`dpdist.distributed`);
+  (``dpdist privatize --block-size``, :mod:`dpdist.distributed`), and
+  :func:`order_generator` the stream that shuffles the run's reports;
 * by name: :func:`named_generator` keys a stream by :func:`stable_id` of names
   and numbers (the experiment runner's cells, the demo), so adding a method or
   a dataset never changes another's numbers.
@@ -37,6 +38,7 @@ __all__ = [
     "random_words",
     "root_seed_sequence",
     "block_generator",
+    "order_generator",
     "canonical_numbers",
     "stable_id",
     "named_generator",
@@ -125,6 +127,21 @@ def block_generator(root: np.random.SeedSequence, index: int) -> np.random.Gener
     """
     child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)), pool_size=root.pool_size)
     return np.random.default_rng(child)
+
+
+def order_generator(root: np.random.SeedSequence) -> np.random.Generator:
+    """The generator that shuffles the reports of a seeded run (``dpdist privatize --seed``).
+
+    It is ``SeedSequence(root.entropy, spawn_key=(*root.spawn_key, ORDER_STREAM, 0))``: a spawn key
+    two words longer than the root's, which no block's key (one word longer, see
+    :func:`block_generator`) can equal, so the order is independent of every block's draws.
+    """
+    child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, ORDER_STREAM, 0), pool_size=root.pool_size)
+    return np.random.default_rng(child)
+
+
+#: the first extra word of :func:`order_generator`'s spawn key ("ORDR")
+ORDER_STREAM = 0x4F524452
 
 
 def canonical_numbers(value):

@@ -137,11 +137,22 @@ class Client:
         """Submit one batch of already randomized reports; return the server's acknowledgement.
 
         The batch is encoded once as a dpdist binary record whose file id is the
-        batch id (a fresh random one by default); retries resend the same bytes.
+        batch id; retries resend the same bytes.  Without ``batch_id`` (a fresh
+        random id) the reports are first put in a uniformly random order drawn
+        from the CSPRNG, so their order in the batch says nothing about the order
+        of the values they came from.  With ``batch_id`` (resending a batch kept
+        by the caller, whose bytes must be the same as the first time) they are
+        sent in the order given: give them shuffled, e.g. as read from a file of
+        ``dpdist privatize``.
         """
         from .io import encode_record, new_file_id
 
-        batch_id = new_file_id() if batch_id is None else batch_id
+        if batch_id is None:
+            from ._rng import secure_generator
+
+            batch_id = new_file_id()
+            reports = np.asarray(reports)
+            reports = reports[secure_generator().permutation(len(reports))]
         record_id = batch_id if _is_file_id(batch_id) else None
         body = encode_record(protocol, reports, record_id)
         return self.submit_body(campaign, batch_id, body)
@@ -160,19 +171,26 @@ class Client:
     def submit_values(self, campaign: str, values, *, batch_size: int = DEFAULT_BATCH_SIZE, protocol=None) -> list[dict]:
         """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
 
-        Each batch is randomized once, then sent (and resent with the same bytes
-        on failure) before the next batch is randomized.  If the service stays
-        unreachable past the retries, :class:`~dpdist.errors.ServiceUnavailableError`
-        is raised and the remaining values are not submitted; the acknowledged
-        batches stay counted.
+        The values are taken in a uniformly random order (a CSPRNG permutation), so
+        which batch a report is in, and where in it, says nothing about the value's
+        position in ``values`` (a sorted array would otherwise give the values away).
+        Permuting the values before randomizing them independently is the same, in
+        law, as permuting the reports.  Each batch is randomized once, then sent (and
+        resent with the same bytes on failure) before the next batch is randomized.
+        If the service stays unreachable past the retries,
+        :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
+        values are not submitted; the acknowledged batches stay counted.
         """
+        from ._rng import secure_generator
+
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
         protocol = protocol if protocol is not None else self.protocol(campaign)
         values = np.asarray(values)
+        order = secure_generator().permutation(len(values))
         acks = []
         for start in range(0, len(values), batch_size):
-            reports = protocol.privatize(values[start : start + batch_size], secure=True)
+            reports = protocol.privatize(values[order[start : start + batch_size]], secure=True)
             acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
 
@@ -186,6 +204,7 @@ class Client:
         alone, so submitting the file again, after any failure, counts each part once.
         """
         from ._io._files import file_format
+        from ._io._shuffle import rechunk_rows
         from .io import count_reports, file_identities, iter_report_batches, protocol_of_file
 
         identity = file_identities(path)[0]
@@ -203,7 +222,7 @@ class Client:
         batches = (batch.reports for batch in iter_report_batches(path, protocol, batch_rows=rows_per_part))
         return [
             self.submit_reports(campaign, protocol, part, batch_id=f"{batch_id}.part{index}")
-            for index, part in enumerate(_parts(batches, rows_per_part))
+            for index, part in enumerate(rechunk_rows(batches, rows_per_part))
         ]
 
     # ------------------------------------------------------------------ admin
@@ -265,21 +284,6 @@ class Client:
             return writer.n_written
         finally:
             partial.unlink(missing_ok=True)
-
-
-def _parts(arrays, rows: int):
-    """Re-cut a stream of report arrays (one row per report) into parts of exactly ``rows`` rows (the last may be shorter)."""
-    pending, held = [], 0
-    for array in arrays:
-        while len(array):
-            take = min(rows - held, len(array))
-            pending.append(array[:take])
-            held, array = held + take, array[take:]
-            if held == rows:
-                yield np.concatenate(pending)
-                pending, held = [], 0
-    if held:
-        yield np.concatenate(pending)
 
 
 def json_rows(reports) -> list:

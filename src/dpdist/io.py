@@ -1,7 +1,8 @@
 """Report files and durable aggregator state for deployments.
 
 Client side, batches of reports are written to Parquet or to a compact binary
-record stream, both embedding the protocol config; server side they are read
+record stream, both embedding the protocol config (``write_reports`` in a
+uniformly random order; a stream of batches through ``ReportShuffler`` first); server side they are read
 back batch by batch, every row validated (rows of the wrong shape, out of
 range or from another config are rejected and counted by reason, the valid
 rows are kept), and added to an aggregator whose state is saved atomically.
@@ -18,6 +19,7 @@ from ._io._binary import decode_record, encode_record
 from ._io._files import ReportWriter, count_reports, iter_report_batches, protocol_of_file, read_reports, write_reports
 from ._io._dedupe import file_identities
 from ._io._identity import file_fingerprint, new_file_id
+from ._io._shuffle import ReportShuffler
 from ._io._state import SavedState, journal_path, load_state, record_ingested, save_state
 from .local import ReportBatch, ReportFormat
 
@@ -34,6 +36,7 @@ __all__ = [
     "ReportBatch",
     "ReportLayout",
     "ReportWriter",
+    "ReportShuffler",
     "SavedState",
     "report_layout",
     "encode_record",

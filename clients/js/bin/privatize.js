@@ -4,9 +4,13 @@
 //
 //   node clients/js/bin/privatize.js --config proto.json --out reports.bin < values.txt
 //
-// The file holds one record per batch of --batch-rows values, each carrying the file's random
+// The file holds one record per batch of --batch-rows reports, each carrying the file's random
 // file id (--file-id to re-write the same logical file), and is written to a temporary name,
 // then renamed: either the whole file appears or none.  Randomness: crypto.getRandomValues.
+// The reports are written in a uniformly random order, not in the order of the input lines (on
+// sorted input a report's position would give its value away): all are drawn first, then
+// shuffled (in memory up to 128 MiB of reports, beyond through temporary files of reports in a
+// private directory next to --out, removed at the end; see row-shuffler.js).
 //
 // With --memo FILE (longitudinal protocols: l-grr, l-osue, loloha, dbitflippm) every line is a value
 // of this one device, reported through its privacy ledger kept in FILE (the JSON of Python's
@@ -17,19 +21,22 @@
 // a different user.
 
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DPDistError, Ledger, encodeRecord, fromConfig, isLongitudinal, newFileId, privatizeRecord } from '../src/index.js';
+import { DPDistError, Ledger, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId } from '../src/index.js';
 import { secureSource } from '../src/random.js';
+import { RowShuffler } from './row-shuffler.js';
 
 const USAGE =
   'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] ' +
   '[--memo LEDGER.json [--budget EPSILON] [--accounting history|stable]] < values.txt';
 
 let pendingTemporary = null; // removed on failure: no partial file is ever left
+let pendingShuffler = null; // its temporary files too
 
 function fail(message) {
   if (pendingTemporary !== null) rmSync(pendingTemporary, { force: true });
+  if (pendingShuffler !== null) pendingShuffler.close();
   process.stderr.write(`privatize.js: error: ${message}\n`);
   process.exit(2);
 }
@@ -180,14 +187,19 @@ async function main() {
   let firstLine = 1;
   let lineNumber = 0;
   let total = 0;
-  const flush = () => {
+  let layout = null; // config, floatKeys, descr, row shape and row bytes of the reports (from the first batch)
+  let shuffler = null;
+  const draw = () => {
     if (batch.length === 0) return;
     try {
-      const record =
-        ledger === null
-          ? privatizeRecord(protocol, batch, { fileId })
-          : encodeRecord(ledger.report(protocol, batch, { source }), { fileId });
-      writeSync(descriptor, record);
+      const reports = ledger === null ? protocol.privatize(batch, source) : ledger.report(protocol, batch, { source });
+      if (layout === null) {
+        const rowBytes = reports.bytes.length / reports.length;
+        layout = { config: reports.config, floatKeys: reports.floatKeys, descr: reports.descr, rowShape: reports.shape.slice(1), rowBytes };
+        shuffler = new RowShuffler(rowBytes, source, { directory: dirname(resolve(options.out)) });
+        pendingShuffler = shuffler;
+      }
+      shuffler.add(reports.bytes);
     } catch (error) {
       if (error instanceof DPDistError) {
         fail(`${ledger === null ? '' : `option --memo: ${options.memo}: `}stdin lines ${firstLine}-${lineNumber}: ${error.message}`);
@@ -198,19 +210,46 @@ async function main() {
     batch = [];
     firstLine = lineNumber + 1;
   };
+  /** The shuffled reports as records of --batch-rows rows. */
+  const writeRecords = () => {
+    const recordBytes = options.batchRows * layout.rowBytes;
+    let pending = new Uint8Array(Math.min(recordBytes, total * layout.rowBytes));
+    let used = 0;
+    const emit = () => {
+      const rows = used / layout.rowBytes;
+      const records = new ReportBatch(layout.config, layout.floatKeys, layout.descr, [rows, ...layout.rowShape], pending.subarray(0, used));
+      writeSync(descriptor, encodeRecord(records, { fileId }));
+      used = 0;
+    };
+    for (const chunk of shuffler.chunks()) {
+      for (let offset = 0; offset < chunk.length; ) {
+        const take = Math.min(pending.length - used, chunk.length - offset);
+        pending.set(chunk.subarray(offset, offset + take), used);
+        used += take;
+        offset += take;
+        if (used === pending.length) emit();
+      }
+    }
+    if (used > 0) emit();
+    pending = null;
+  };
   try {
     for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
       lineNumber += 1;
       batch.push(parseValue(protocol, line, lineNumber));
-      if (batch.length === options.batchRows) flush();
+      if (batch.length === options.batchRows) draw();
     }
-    flush();
+    draw();
+    if (total > 0) writeRecords();
+    shuffler?.close();
+    pendingShuffler = null;
     fsyncSync(descriptor);
     closeSync(descriptor);
     renameSync(temporary, options.out);
     pendingTemporary = null;
   } finally {
     if (pendingTemporary !== null) rmSync(pendingTemporary, { force: true });
+    if (pendingShuffler !== null) pendingShuffler.close();
   }
   const who =
     ledger !== null

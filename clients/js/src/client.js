@@ -4,7 +4,9 @@
 // Only reports leave the device: a value is randomized as soon as it is given (``submit``,
 // ``add``) and only the randomized report is kept, sent and retried.  A retry sends the same
 // bytes under the same batch id (the server counts a batch exactly once); a report is never
-// drawn again for the same value, which would spend more privacy budget.
+// drawn again for the same value, which would spend more privacy budget.  Reports leave in a
+// uniformly random order (CSPRNG), never in the order the values were given: ``submitMany``
+// takes the values in a random order, ``flush`` shuffles the queued reports of a batch.
 //
 // HTTP API (docs/deployment.md, /openapi.json):
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
@@ -16,6 +18,7 @@ import { Ledger } from './ledger.js';
 import { isLongitudinal, memoKey } from './protocols/longitudinal.js';
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
+import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 
 /**
@@ -162,6 +165,15 @@ export class Client {
     return ledger;
   }
 
+  /**
+   * Reports of ``values`` of this device as one ReportBatch (after ``campaign()``), not sent: charged to its
+   * ledger (through its memo for a longitudinal campaign; PrivacyBudgetError past the budget), else fresh draws.
+   */
+  randomize(values) {
+    if (this._campaign === null) throw new InvalidParameterError('Client.randomize needs the campaign: await client.campaign() first.');
+    return this._privatize(this._protocol, values);
+  }
+
   /** One report of each value: charged to the device's ledger (through its memo if longitudinal), else a fresh draw. */
   _privatize(protocol, values) {
     if (this._ledger === null) return protocol.privatize(values, this._source);
@@ -176,13 +188,16 @@ export class Client {
 
   /**
    * Randomize many values and submit them in batches of ``batchSize``; resolves to the acks.
+   * The values are taken in a uniformly random order (CSPRNG), so neither a report's batch nor
+   * its place in it depends on where its value was in ``values``.
    * If a batch cannot be sent, the error is thrown and it and the later batches stay queued
    * (as reports) for ``flush()``, under their batch ids.
    */
   async submitMany(values) {
     const protocol = await this.protocol();
+    const order = permutation(values.length, this._source);
     for (let start = 0; start < values.length; start += this.batchSize) {
-      const batch = this._privatize(protocol, Array.prototype.slice.call(values, start, start + this.batchSize));
+      const batch = this._privatize(protocol, Array.from(order.subarray(start, start + this.batchSize), (index) => values[index]));
       this._unsent.push({ batch, batchId: newFileId() });
     }
     return this.flush();
@@ -196,9 +211,10 @@ export class Client {
   }
 
   /**
-   * Send the queued reports as one batch; resolves to the acks of the batches sent (first any
-   * batch an earlier flush failed to send, under its original batch id, so that a batch the
-   * server received but could not acknowledge is still counted once).
+   * Send the queued reports as one batch, in a uniformly random order (not the order of ``add``);
+   * resolves to the acks of the batches sent (first any batch an earlier flush failed to send,
+   * under its original batch id and with the same bytes, so that a batch the server received but
+   * could not acknowledge is still counted once).
    */
   async flush() {
     if (this._pending.length > 0) {
@@ -212,7 +228,7 @@ export class Client {
       }
       const first = parts[0];
       const batch = new ReportBatch(first.config, first.floatKeys, first.descr, [parts.length, ...first.shape.slice(1)], bytes);
-      this._unsent.push({ batch, batchId: newFileId() });
+      this._unsent.push({ batch: shuffleBatch(batch, this._source), batchId: newFileId() });
     }
     const acks = [];
     while (this._unsent.length > 0) {
@@ -231,6 +247,9 @@ export class Client {
   /**
    * Submit a batch of reports (a ReportBatch) under a fresh batch id, retrying the same bytes
    * and id on network errors, 408/425/429, 5xx and 409 campaign_not_open; resolves to the server's ack.
+   * The rows are sent in the order given (a resend must carry the same bytes): a batch of
+   * several users' reports should come from ``privatize`` of values in a random order, or
+   * through ``submitMany`` / ``add``, which shuffle.
    */
   async send(batch, { batchId = newFileId() } = {}) {
     const body = encodeRecord(batch, { fileId: batchId });

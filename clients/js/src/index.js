@@ -3,6 +3,7 @@
 
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
+import { shuffleBatch } from './shuffle.js';
 import { encodeRecord } from './wire.js';
 
 export * from './errors.js';
@@ -13,6 +14,8 @@ export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, LEDGER_KEY, ServiceError } from './client.js';
 export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon } from './ledger.js';
 export { Memo, isLongitudinal } from './protocols/longitudinal.js';
+export { permutation, shuffleBatch, shuffled } from './shuffle.js';
+export { Participation, ReportAlreadyDrawnError, participationKey } from './participation.js';
 
 /**
  * Randomize ``values`` under ``config``: one report per value.
@@ -26,10 +29,12 @@ export function privatize(config, values, { source } = {}) {
 }
 
 /**
- * ``privatize`` then ``encodeRecord``: the bytes of one binary report record.
+ * ``privatize`` then ``encodeRecord``: the bytes of one binary report record, its reports in a
+ * uniformly random order (not the order of ``values``: a record is what leaves the device).
  * @param {{source?: RandomSource, fileId?: string|null}} [options]
  */
 export function privatizeRecord(config, values, { source, fileId = null } = {}) {
-  return encodeRecord(privatize(config, values, { source }), { fileId });
+  const random = source ?? secureSource();
+  return encodeRecord(shuffleBatch(privatize(config, values, { source: random }), random), { fileId });
 }
 

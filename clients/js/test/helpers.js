@@ -137,3 +137,37 @@ export const fixture = JSON.parse(readFileSync(new URL('./fixtures/python.json',
 export const ALPHA = 1e-6;
 /** Relative slack on epsilon for floating-point rounding of channel entries (as in Python). */
 export const CHANNEL_SLACK = 1e-9;
+
+/** scipy.stats.norm.isf(ALPHA / 2): a two-sided z bound at level ALPHA. */
+export const Z_ALPHA = 4.891638475698591;
+
+/** n values sorted by value: n / d of each item 0 .. d-1, in order. */
+export function sortedValues(n, d) {
+  return Array.from({ length: n }, (_, j) => Math.floor((j * d) / n));
+}
+
+/**
+ * Matches of report j with guess j, and the mean and standard deviation of that count when the
+ * reports are in a uniformly random order (given the reports, exactly: Hoeffding 1951).
+ */
+export function positionalMatches(reports, guesses, d) {
+  const n = reports.length;
+  const reported = new Array(d).fill(0);
+  const guessed = new Array(d).fill(0);
+  let matches = 0;
+  for (let j = 0; j < n; j++) {
+    if (reports[j] === guesses[j]) matches += 1;
+    reported[reports[j]] += 1;
+    guessed[guesses[j]] += 1;
+  }
+  let grand = 0;
+  for (let v = 0; v < d; v++) grand += (guessed[v] * reported[v]) / (n * n);
+  let variance = 0;
+  for (let v = 0; v < d; v++) {
+    for (let w = 0; w < d; w++) {
+      const deviation = (v === w ? 1 : 0) - reported[v] / n - guessed[w] / n + grand;
+      variance += (guessed[v] * reported[w] * deviation * deviation) / (n - 1);
+    }
+  }
+  return { matches, mean: n * grand, sd: Math.sqrt(variance), z: (matches - n * grand) / Math.sqrt(variance) };
+}

@@ -54,6 +54,10 @@ class ReportWriter:
     """Stream batches of reports into one file, published atomically on :meth:`close`.
 
     Use as a context manager; if the block raises, the destination is left untouched.
+    Rows are written in the order given: to write reports made from values whose
+    order may say something about them (sorted, grouped, in time order), pass them
+    through :class:`~dpdist.io.ReportShuffler` first, as ``dpdist privatize`` does
+    (:func:`write_reports` shuffles its one batch itself).
 
     >>> with ReportWriter("reports.parquet", protocol) as writer:   # doctest: +SKIP
     ...     for chunk in chunks:
@@ -143,12 +147,33 @@ class ReportWriter:
         return self._context.__exit__(kind, value, traceback)
 
 
-def write_reports(path, protocol, reports, *, format: str | None = None, file_id: str | None = None) -> None:
+def write_reports(path, protocol, reports, *, format: str | None = None, file_id: str | None = None,
+                  shuffle: bool = True, rng=None) -> None:
     """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
 
     The reports are validated first (all must be valid); the file embeds the
     protocol config and a random file id (or ``file_id``), and is replaced atomically.
+
+    Parameters
+    ----------
+    shuffle : bool
+        Write the reports in a uniformly random order (default), so that a report's
+        position in the file says nothing about the position of its value (the
+        reports of ``protocol.privatize(values)`` are in the order of ``values``,
+        which may be sorted). ``False`` writes them in the order given.
+    rng : None, int, SeedSequence or Generator
+        The order's randomness: ``None`` (default) is the CSPRNG; a seed only for
+        reproducible research files (see :func:`dpdist._rng.check_rng`).
     """
+    if not isinstance(shuffle, (bool, np.bool_)):
+        raise InvalidParameterError(f"The 'shuffle' parameter of write_reports must be a bool. Got {shuffle!r}.")
+    if shuffle:
+        from .._rng import check_rng
+        from ._binary import _checked_for_writing
+
+        order = check_rng(rng, owner="write_reports")
+        reports = _checked_for_writing(protocol, reports)  # first: an invalid row is named by its given position
+        reports = reports[order.permutation(len(reports))]
     with ReportWriter(path, protocol, format=format, file_id=file_id) as writer:
         writer.write(reports)
 
