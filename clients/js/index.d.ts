@@ -155,6 +155,8 @@ export class Client {
   readonly collector: string;
   /** The device's privacy ledger (null without storage). */
   ledger(): Promise<Ledger | null>;
+  /** Reports of ``values`` of this device, not sent (after ``campaign()``): charged to its ledger. */
+  randomize(values: ArrayLike<number | string>): ReportBatch;
   /** The device's memo of this longitudinal campaign, null before its first report or for other campaigns. */
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now. */
