@@ -155,8 +155,28 @@ def test_zcdp_calibration_is_at_least_the_exact_gaussian_requirement(epsilon, de
 def test_dyadic_epsilon_rounds_down():
     assert float(noise._dyadic_epsilon(0.1)) <= 0.1
     assert 0.1 - float(noise._dyadic_epsilon(0.1)) < 2**-20
-    with pytest.raises(ValueError):
-        noise._dyadic_epsilon(1e-9)
+    assert noise._dyadic_epsilon(0.1).denominator == 2**20  # the law above 2**-10 is unchanged
+    # below 2**-10 the resolution follows epsilon (it used to refuse anything below 2**-20)
+    for epsilon in (1e-3, 1e-6, 1e-9, 1e-11):
+        rounded = float(noise._dyadic_epsilon(epsilon))
+        assert epsilon * (1 - 2**-10) < rounded <= epsilon
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            noise._dyadic_epsilon(bad)
+
+
+def test_large_scales_are_rounded_up_within_int64():
+    # a step of 1e-9 on a 2**17 sensitivity: the exact scale's numerator is ~2**57, beyond the sampler's
+    # int64 arithmetic; it is rounded up (more noise) to a numerator <= 2**52
+    from fractions import Fraction
+
+    scale = Fraction(2**17 + 5) / noise._dyadic_epsilon(1e-9)
+    t, s = noise._sampler_scale(scale)
+    assert Fraction(t, s) >= scale and Fraction(t, s) - scale <= scale * 2**-51 and t <= 2**52
+    assert noise._sampler_scale(Fraction(7, 3)) == (7, 3)  # small scales are exact
+    draws = noise.discrete_laplace(20_000, 2**17 + 5, 1e-9, np.random.default_rng(3))
+    # |Z| of a discrete Laplace of this scale has mean ~scale and sd ~scale: 5 standard errors
+    assert abs(np.abs(draws).mean() / float(scale) - 1) < 5 / np.sqrt(draws.size)
 
 
 # ---------------------------------------------------------------- report noisy max: exact channel
@@ -212,15 +232,13 @@ def test_secure_mode_rejects_an_epsilon_below_its_resolution():
         central.histogram_queries([0.5], 2.0**-30, (0, 1), 4, secure=True)
 
 
-def test_a_split_budget_below_the_sampler_resolution_is_explained():
-    # 1e-5 is a supported total epsilon, but the tree's 5% profile step gets 5e-7 < 2**-20:
-    # the error must say that a step of a split budget is too small, not just quote 5e-7
+def test_a_split_budget_below_the_old_sampler_resolution_is_released():
+    # 1e-5 is a supported total epsilon; the tree's 5% profile step gets 5e-7 < 2**-20, which the
+    # samplers used to refuse: the resolution now follows the step (tests/test_central_public_inputs.py
+    # runs every release at both ends of the range)
     from dpdist import central
-    from dpdist.errors import InvalidPrivacyParameterError
 
-    with pytest.raises(InvalidPrivacyParameterError, match=r"each noisy step.*5\.0*\d*e-07.*larger total 'epsilon'"):
-        central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0)
-    assert central.cdf(np.linspace(0, 1, 50), 2e-5, (0, 1), rng=0).epsilon == pytest.approx(2e-5)
+    assert central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0).epsilon == pytest.approx(1e-5)
 
 
 def test_each_coordinate_noise_has_one_step_of_rounding_slack():

@@ -71,3 +71,11 @@ def test_tree_release_prints_the_budget_it_spent(column, capsys):
         "epsilon": pytest.approx(1.0), "delta": 0.0, "neighbouring": "add-remove", "model": "central"
     }
     assert "1-differential privacy (central, add or remove one record)" in release["guarantee"]
+
+
+@pytest.mark.parametrize("epsilon", ["1e-6", "1e12"])
+def test_both_ends_of_the_epsilon_range_are_released(column, epsilon, capsys):
+    # 1e-6 used to fail: "each noisy step must be >= 2^-20" (the tree's 5% profile step)
+    argv = [*column[:4], "--epsilon", epsilon, "--bounds", "0,200000", "--seed", "3", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["quantiles"]["guarantee"]["epsilon"] == pytest.approx(float(epsilon))
