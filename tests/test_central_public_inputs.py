@@ -60,3 +60,13 @@ def test_every_release_accepts_both_ends_of_the_stated_epsilon_range(name, epsil
     # 1e-6 used to fail in seven releases: a split budget's step fell below the samplers' 2**-20 resolution
     x = np.random.default_rng(0).beta(2, 5, 500)
     _check_result(RELEASES[name](x, epsilon))
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+@pytest.mark.parametrize("epsilon", [float("nan"), float("inf"), 1e308, 0.0, -1.0, 1e-7, "1"])
+def test_an_epsilon_outside_the_range_is_a_named_privacy_error(name, epsilon):
+    # polynomial_projection(epsilon=nan | inf) raised a raw ValueError / OverflowError from its default degree rule
+    from dpdist.errors import InvalidPrivacyParameterError
+
+    with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
+        RELEASES[name]([0.2, 0.5], epsilon)

@@ -126,6 +126,11 @@ class PolynomialMoments:
         data = check_central_input(
             owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
         )
+        return cls._release(owner, data, degree, basis)
+
+    @classmethod
+    def _release(cls, owner: str, data, degree, basis) -> "PolynomialMoments":
+        """:meth:`release` on validated inputs (:func:`~dpdist.central._common.check_central_input`)."""
         check_option(owner, "moments", basis, MOMENT_BASES)
         degree = check_param(owner, "degree", degree, Integer(low=1, high=MAX_DEGREE[basis]))
         n = data.x.size
@@ -282,10 +287,13 @@ def polynomial_projection(
     Distribution
         ``details`` records the noise scale, sensitivities and budget.
     """
-    if degree is None:
-        n = np.size(x) if isinstance(x, (np.ndarray, list, tuple)) else 0
-        degree = polynomial_degree(float(n), float(epsilon) if isinstance(epsilon, (int, float)) else 1.0, moments)
-    release = PolynomialMoments.release(
-        x, epsilon, delta, bounds, degree, rng=rng, clip=clip, secure=secure, basis=moments
+    owner = "polynomial_projection"
+    # every argument is validated before the default degree reads epsilon and n (an epsilon of NaN or
+    # inf used to reach the rule and raise a raw ValueError / OverflowError)
+    data = check_central_input(
+        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
     )
-    return release.to_distribution(grid_size)
+    check_option(owner, "moments", moments, MOMENT_BASES)
+    if degree is None:
+        degree = polynomial_degree(float(data.x.size), data.epsilon, moments)
+    return PolynomialMoments._release(owner, data, degree, moments).to_distribution(grid_size)
