@@ -255,3 +255,38 @@ def test_each_coordinate_noise_has_one_step_of_rounding_slack():
     a = float(_dyadic_epsilon(1.0)) / (math.ceil(2.0 / step) + 1)  # P(z) ∝ exp(-a |z|) in grid units
     variance = 2 * math.exp(-a) / (1 - math.exp(-a)) ** 2
     assert abs(draws.var() - variance) < 5 * math.sqrt(5 / draws.size) * variance
+
+
+def test_unbounded_quantile_above_threshold_meets_epsilon_exactly(monkeypatch):
+    # Dwork & Roth Thm. 3.23 on grids: the rounded queries of neighbours differ by up to D' = step_q (ceil(1/step_q) + 1)
+    # (query sensitivity 1, one rounding step); the proof shifts the threshold by some s >= D' that lies on both grids
+    # and the stopping query by s + D'.  Realized loss = eps1' s / (step_T S_T) + eps2' (s + D') / (step_q S_q), with
+    # S the discrete Laplace integer scales actually drawn.  It was eps (2**16 + 2) / (2**16 + 1) = 1.0000153 eps.
+    from dpdist import central
+
+    steps, draws = [], []
+    on_grid, discrete_laplace = noise._on_grid, noise.discrete_laplace
+    monkeypatch.setattr(noise, "_on_grid", lambda values, step: steps.append(step) or on_grid(values, step))
+    monkeypatch.setattr(
+        noise, "discrete_laplace", lambda size, s, e, rng: draws.append((s, e)) or discrete_laplace(size, s, e, rng)
+    )
+    epsilon = 1.0
+    central.unbounded_quantile(np.random.default_rng(0).exponential(1.0, 500), epsilon, 0.5, rng=0)
+    (step_t, step_q), ((s_t, e_t), (s_q, e_q)) = steps[:2], draws[:2]
+    assert len(set(steps[1:])) == 1 and len(set(draws[1:])) == 1  # every query block has the same law
+    rounded_sensitivity = step_q * (math.ceil(1.0 / step_q) + 1)
+    coarse = max(step_t, step_q)
+    shift = math.ceil(rounded_sensitivity / coarse) * coarse
+    realized = (
+        float(noise._dyadic_epsilon(e_t)) * (shift / step_t) / s_t
+        + float(noise._dyadic_epsilon(e_q)) * ((shift + rounded_sensitivity) / step_q) / s_q
+    )
+    assert realized <= epsilon
+    assert realized == pytest.approx(epsilon, rel=1e-12)  # and no more noise than the proof needs
+
+
+def test_above_threshold_stops_at_the_first_clear_hit():
+    rng = np.random.default_rng(4)
+    blocks = [np.full(5, -1e6), np.array([-1e6, 1e6, 1e6])]
+    assert noise.above_threshold(iter(blocks), 1.0, 1.0, 1.0, rng) == 6
+    assert noise.above_threshold(iter([np.full(3, -1e6)]), 1.0, 1.0, 1.0, rng) is None

@@ -40,8 +40,13 @@ point :math:`\ell`; AboveThreshold (Dwork & Roth 2014, Alg. 1, with
 :math:`\varepsilon_1 = \varepsilon_2 = \varepsilon/2`) asks
 :math:`f_i = \#\{x < c_i\} - q\,n` (sensitivity 1 under add/remove and
 replacement; not monotone under add/remove, so the general noise) against the
-threshold 0, with Laplace(2/ε) noise on the threshold and Laplace(4/ε) on each
-query, and releases the first candidate above it.  The
+threshold 0, and releases the first candidate above it.  The queries are rounded
+to a grid of :math:`\gamma = 2^{-16}`, so the rounded queries have sensitivity
+:math:`\Delta_Z = 2^{16} + 1` grid steps; the threshold gets discrete Laplace
+noise of scale :math:`\Delta_Z/\varepsilon_1` and each query
+:math:`2\Delta_Z/\varepsilon_2` (about Laplace(2/ε) and Laplace(4/ε) in the
+queries' units), which is what the proof of Dwork & Roth's Thm. 3.23 needs
+(:func:`dpdist.central.noise.above_threshold`).  The
 output is a public grid point, so no float bits of the data leak.
 
 Released values are rounded to a public grid of :math:`2^{-32}` of the bounds'
@@ -60,7 +65,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from .._validation import check_real_values
 from ._common import check_central_input, check_option
-from .noise import laplace_mechanism
+from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
@@ -318,19 +323,17 @@ def unbounded_quantile(
     data = check_central_input(owner, x, epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, clip=True, secure=secure)
     ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
-    threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng)[0])
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))
     block = 4096
-    for start in range(0, last, block):
-        indices = np.arange(start, min(start + block, last))
-        candidates = lower + np.expm1(indices * math.log(beta))
-        below = np.searchsorted(ordered, candidates, side="left").astype(np.float64)
-        # each candidate is its own AboveThreshold query: the rounding slack is one grid step per query
-        noisy = laplace_mechanism(
-            below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng, each_coordinate=True
-        )
-        hits = np.flatnonzero(noisy >= threshold)
-        if hits.size:
-            return float(candidates[hits[0]])
+
+    def queries():  # f_i = #{x < c_i} - q n, block by block; sensitivity 1 (add/remove and replacement)
+        for start in range(0, last, block):
+            indices = np.arange(start, min(start + block, last))
+            candidates = lower + np.expm1(indices * math.log(beta))
+            yield np.searchsorted(ordered, candidates, side="left").astype(np.float64) - probability * ordered.size
+
+    hit = above_threshold(queries(), 1.0, threshold_share.epsilon, counts_share.epsilon, data.rng)
+    if hit is not None:
+        return float(lower + np.expm1(hit * math.log(beta)))
     return float(lower + np.expm1(last * math.log(beta)))

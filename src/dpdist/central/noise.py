@@ -68,6 +68,7 @@ __all__ = [
     "discrete_laplace",
     "discrete_gaussian",
     "report_noisy_max",
+    "above_threshold",
     "secure_grid_step",
 ]
 
@@ -417,8 +418,10 @@ def laplace_mechanism(
     itself leak.  The result is a multiple of the step, exactly representable.
 
     ``each_coordinate=True`` declares that ``l1_sensitivity`` bounds every coordinate on its
-    own and each noisy coordinate is used as a separate query (AboveThreshold's queries,
-    Dwork & Roth 2014, Alg. 1): the rounding slack is then one step, not one per coordinate.
+    own and each noisy coordinate is used as a separate query: the rounding slack is then one
+    step, not one per coordinate.  (Not for AboveThreshold: there the threshold and the queries
+    must share one grid and the query noise must cover twice the *rounded* sensitivity; see
+    :func:`above_threshold`.)
     """
     values = np.asarray(values, dtype=np.float64)
     if integer_valued:
@@ -480,3 +483,43 @@ def report_noisy_max(
     noisy = _on_grid(scores, step) + discrete_laplace(scores.size, scale, epsilon, rng)
     tie_break = rng.random(scores.size)
     return int(np.lexsort((tie_break, noisy))[-1])
+
+
+def above_threshold(query_blocks, sensitivity: float, epsilon_threshold: float, epsilon_queries: float, rng) -> int | None:
+    r"""Index of the first query whose noisy value reaches a noisy threshold of 0 (AboveThreshold), or ``None``.
+
+    Dwork & Roth (2014), Alg. 1 and Thm. 3.23, on a public grid.  Every query value is rounded
+    to the grid :math:`\gamma` = :func:`secure_grid_step` of ``sensitivity``; the rounded
+    queries of neighbouring data sets then differ by at most
+    :math:`\Delta_Z = \lceil\Delta/\gamma\rceil + 1` grid steps (one step of rounding slack per
+    query).  The threshold 0 gets exact discrete Laplace noise of scale :math:`\Delta_Z/\varepsilon_1`
+    and each query :math:`2\Delta_Z/\varepsilon_2`, all in grid units, and the comparison is on
+    integers.  The proof of Thm. 3.23 shifts the threshold by :math:`\Delta_Z` (density ratio
+    :math:`e^{\varepsilon_1}`) and the stopping query by at most :math:`2\Delta_Z`
+    (:math:`e^{\varepsilon_2}`), so the release is :math:`(\varepsilon_1 + \varepsilon_2)`-DP exactly.
+    (Issue 27: the threshold and the queries were on grids of :math:`2^{-16}` and :math:`2^{-15}`
+    with :math:`2^{16} + 1` steps of sensitivity each, one step short of the shifts the proof
+    needs: a realized loss of :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
+
+    Parameters
+    ----------
+    query_blocks : iterable of array_like
+        The query values, block by block (consumed lazily: blocks after the first hit are never read).
+    sensitivity : float
+        The largest change of any one query between neighbouring data sets.
+    epsilon_threshold, epsilon_queries : float
+        :math:`\varepsilon_1` and :math:`\varepsilon_2`.
+    rng : numpy.random.Generator
+    """
+    step = secure_grid_step(sensitivity)
+    integer_sensitivity = math.ceil(sensitivity / step) + 1
+    threshold = _on_grid(np.zeros(1), step) + discrete_laplace(1, integer_sensitivity, epsilon_threshold, rng)
+    offset = 0
+    for block in query_blocks:
+        block = np.asarray(block, dtype=np.float64)
+        noisy = _on_grid(block, step) + discrete_laplace(block.size, 2 * integer_sensitivity, epsilon_queries, rng)
+        hits = np.flatnonzero(noisy >= threshold[0])
+        if hits.size:
+            return offset + int(hits[0])
+        offset += block.size
+    return None
