@@ -245,8 +245,8 @@ def test_too_large_a_table_is_refused(monkeypatch):
         ({"q": [0.5, 1.0]}, InvalidParameterError, "between 0 and 1"),
         ({"epsilon": -1.0}, InvalidPrivacyParameterError, "epsilon"),
         ({"bounds": (1.0, 0.0)}, InvalidParameterError, "bounds"),
-        ({"x": [0.5, 2.0]}, OutOfDomainError, "x"),
-        ({"x": [0.5, np.nan], "clip": True}, OutOfDomainError, "x"),
+        ({"x": [0.5, 2.0], "clip": False}, OutOfDomainError, "x"),  # strict mode; the default clips
+        ({"x": [0.5, np.nan], "clip": False}, OutOfDomainError, "x"),
     ],
 )
 def test_bad_input_is_named(kwargs, error, match):

@@ -70,3 +70,61 @@ def test_an_epsilon_outside_the_range_is_a_named_privacy_error(name, epsilon):
 
     with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
         RELEASES[name]([0.2, 0.5], epsilon)
+
+
+DATA = {
+    "no records": np.array([]),
+    "one record": np.array([0.5]),
+    "many records": np.random.default_rng(1).beta(2, 5, 50_000),
+    "values outside the bounds": np.array([-1.0, 0.3, 2.0, np.inf, -np.inf, np.nan, 0.7, 1.0 + 1e-12]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+@pytest.mark.parametrize("data", sorted(DATA))
+def test_every_release_returns_a_result_whatever_the_data(name, data):
+    # issue 27 item 6: cdf([]) raised while cdf([0.5]) released, JointExp's memory guard read the private n,
+    # and values outside the bounds were refused unless clip=True was passed
+    _check_result(RELEASES[name](DATA[data], 1.0))
+
+
+def _output(result):
+    if isinstance(result, Distribution):
+        return result.cumulative
+    if isinstance(result, central.QuantileRelease):
+        return result.values
+    return np.array([result])
+
+
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"polynomial_projection secure"}))  # secure: no seed
+def test_the_default_clips_into_the_bounds_and_nan_to_the_lower_one(name):
+    x = DATA["values outside the bounds"]
+    clipped = np.array([0.0, 0.3, 1.0, 1.0, 0.0, 0.0, 0.7, 1.0])
+    if name == "unbounded_quantile":  # no upper bound: NaN and -inf count as below every candidate
+        clipped = np.where(np.isnan(x), -np.inf, x)
+    np.testing.assert_array_equal(_output(RELEASES[name](x, 1.0)), _output(RELEASES[name](clipped, 1.0)))
+
+
+def test_clip_is_the_default_of_every_release():
+    import inspect
+
+    functions = [
+        central.histogram_queries, central.adaptive_quantiles, central.polynomial_projection,
+        central.PolynomialMoments.release, central.matching_pursuit, central.cdf, central.tree_cdf,
+        central.TreeHistogram.release, central.quantiles,
+    ]
+    for function in functions:
+        assert inspect.signature(function).parameters["clip"].default is True, function.__qualname__
+
+
+def test_a_release_of_no_records_is_the_noise_alone():
+    # the mechanism run on no records: the noisy counts of zeros (here the histogram's, under replacement
+    # neighbours, where n = 0 is public and released)
+    empty = central.histogram_queries([], 1.0, BOUNDS, bins=4, rng=3, postprocess="norm-sub")
+    assert empty.n == 0 and empty.details["bins"] == 4
+    merged = central.PolynomialMoments.release([], 1.0, 1e-6, BOUNDS, 4, rng=1) + central.PolynomialMoments.release(
+        [0.2, 0.4], 1.0, 1e-6, BOUNDS, 4, rng=2
+    )
+    alone = central.PolynomialMoments.release([0.2, 0.4], 1.0, 1e-6, BOUNDS, 4, rng=2)
+    np.testing.assert_allclose(merged.moments, alone.moments)  # an empty site carries no weight
+    assert merged.n == 2 and merged.epsilon == 1.0

@@ -63,8 +63,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .._validation import check_real_values
-from ._common import check_central_input, check_option
+from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from .joint_exp import joint_exp
@@ -151,7 +150,7 @@ def quantiles(
     method: str = "tree",
     level: float = 0.95,
     rng=None,
-    clip: bool = False,
+    clip: bool = True,
     secure: bool = False,
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours); see the module docstring.
@@ -302,7 +301,8 @@ def unbounded_quantile(
     Parameters
     ----------
     x : array_like of float
-        The data (values below ``lower`` count as below every candidate).
+        The data, any reals, possibly none: values below ``lower`` (``-inf`` and NaN included)
+        count as below every candidate, ``+inf`` as above every one.
     epsilon : float
     q : float
         Probability in (0, 1).
@@ -319,9 +319,10 @@ def unbounded_quantile(
     if not (_is_real(lower) and math.isfinite(lower)):
         raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
     lower, beta = float(lower), float(beta)
-    # validates epsilon, rng and secure only (the data are checked below): no bounds of the user's are involved
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, clip=True, secure=secure)
-    ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
+    # validates epsilon, rng and secure only (the data are read below): no bounds of the user's are involved
+    data = check_central_input(owner, [], epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, secure=secure)
+    values = as_real_array(owner, x)  # any reals, none refused: -inf and NaN count as below every candidate
+    ordered = np.sort(np.where(np.isnan(values), -np.inf, values))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))
