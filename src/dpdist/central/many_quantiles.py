@@ -31,8 +31,10 @@ r"""Many quantiles at once, and a quantile without bounds.
     :math:`-\sum_j |\#\{o_{j-1} \le x < o_j\} - n(q_j - q_{j-1})|`, add/remove
     sensitivity :math:`2(1 - \min_j (q_j - q_{j-1}))`, sampled exactly by the
     paper's dynamic program over the intervals between sorted data points
-    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`, memory
-    :math:`O(mn)`).  No intervals (``None``).
+    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`), on the data
+    snapped to a public grid of :func:`joint_exp_grid` cells, so that its tables (one interval per
+    distinct value) hold at most :math:`2^{28}` numbers whatever the private :math:`n`.  No
+    intervals (``None``).
 
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
@@ -183,19 +185,37 @@ def quantiles(
     return _approximate_quantiles(data, probabilities, float(level))
 
 
-#: JointExp keeps m (n + 1) doubles; beyond 2^28 (2 GiB) it refuses rather than exhaust memory
+#: JointExp's tables hold m (D + 2) doubles for D distinct values; the data are snapped to a public grid of
+#: _JOINT_EXP_CELLS // m - 2 cells so that this stays within 2^28 (2 GiB) whatever the private n
 _JOINT_EXP_CELLS = 2**28
+#: the coarsest grid JointExp runs on; fewer cells (more than _JOINT_EXP_CELLS / 1026 quantiles) is refused
+_JOINT_EXP_MIN_GRID = 1024
+
+
+def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
+    """Cells of the public grid the data are snapped to before JointExp: ``_JOINT_EXP_CELLS // m - 2``.
+
+    A function of the public ``bounds`` and number of quantiles only (it used to be a refusal when
+    ``m (n + 1)`` exceeded the budget, i.e. a refusal that depended on the private ``n``).
+    """
+    cells = _JOINT_EXP_CELLS // m - 2
+    if cells < _JOINT_EXP_MIN_GRID:
+        raise InvalidParameterError(
+            f"The 'q' parameter of quantiles with method='jointexp' may hold at most "
+            f"{_JOINT_EXP_CELLS // (_JOINT_EXP_MIN_GRID + 2)} probabilities (its tables hold len(q) times a grid of at "
+            f"least {_JOINT_EXP_MIN_GRID} cells, within {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
+            "use method='tree' for this many."
+        )
+    return cells
 
 
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
-    if q.size * (data.x.size + 1) > _JOINT_EXP_CELLS:
-        raise InvalidParameterError(
-            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of more than "
-            f"{_JOINT_EXP_CELLS // q.size - 1} values, which needs more than {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB; "
-            f"allowed: len(q) * (len(x) + 1) <= 2^28. Use method='tree' or 'aq' for this size."
-            # the exact len(x) is not quoted: under add/remove neighbours it is private
-        )
-    outputs, tables = joint_exp(np.sort(data.x), data.bounds, q, data.epsilon, data.rng)
+    cells = joint_exp_grid(data.bounds, q.size)
+    low, high = data.bounds
+    # each record is moved to the nearest of cells + 1 public grid points (a per-record map: neighbours stay
+    # neighbours, and JointExp on the snapped data is epsilon-DP); at most cells + 1 distinct values remain
+    snapped = low + np.round((data.x - low) / (high - low) * cells) * ((high - low) / cells)
+    outputs, tables = joint_exp(np.sort(np.clip(snapped, low, high)), data.bounds, q, data.epsilon, data.rng, distinct=True)
     values = np.maximum.accumulate(_snap(outputs, data.bounds))
     spent = data.guarantee("add-remove")
     details = {
@@ -207,6 +227,7 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
             "+ ln(1 / (1 - level))), w_j the width (as a share of the bounds) of the interval between sorted "
             "points at rank round(n q_j), these ranks distinct",
         },
+        "grid_cells": cells,
         "secure": data.secure,
     }
     return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
