@@ -50,7 +50,7 @@ def _brute_force(x, q, epsilon):
 
 def _sampler_log_probability(tables, tuple_):
     """log probability that the backward sampler of ``tables`` draws the interval tuple ``tuple_``."""
-    j, last, first, total = tables.m - 1, tables.n, True, 0.0
+    j, last, first, total = tables.m - 1, tables.size - 1, True, 0.0
     while j >= 0:
         ks, weights = tables.step_log_weights(j, last, first)
         interval = tuple_[j]
@@ -229,13 +229,58 @@ def test_seeded_releases_repeat():
     assert np.array_equal(a.values, b.values)
 
 
-def test_too_large_a_table_is_refused(monkeypatch):
+def test_the_memory_guard_reads_public_inputs_only(monkeypatch):
+    # issue 27: with a budget of 1000 cells JointExp released at n = 101 and refused at n = 102 (m (n + 1) cells):
+    # a refusal that told the two data sets apart.  Now the data are snapped to a grid of budget // m - 2 cells
+    # (public), the tables never exceed the budget, and only the number of quantiles can be refused.
     from dpdist.central import many_quantiles
 
-    monkeypatch.setattr(many_quantiles, "_JOINT_EXP_CELLS", 1000)
-    with pytest.raises(InvalidParameterError, match="GiB") as error:
-        central.quantiles(np.linspace(0.1, 0.9, 200), 1.0, BOUNDS, np.linspace(0.1, 0.9, 9), method="jointexp")
-    assert "200" not in str(error.value)  # n is private under add/remove: the refusal does not quote it
+    q = np.linspace(0.1, 0.9, 9)
+    monkeypatch.setattr(many_quantiles, "_JOINT_EXP_CELLS", 9 * (1024 + 2))
+    tables = []
+    original = many_quantiles.joint_exp
+
+    def spy(*args, **kwargs):
+        outputs, table = original(*args, **kwargs)
+        tables.append(table)
+        return outputs, table
+
+    monkeypatch.setattr(many_quantiles, "joint_exp", spy)
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 101, 102, 5000):
+        release = central.quantiles(rng.random(n), 1.0, BOUNDS, q, method="jointexp", rng=n)
+        assert release.details["grid_cells"] == 1024 and np.all(np.diff(release.values) >= 0)
+    assert all(t.start.size <= 9 * (1024 + 2) for t in tables) and tables[-1].n == 5000
+    monkeypatch.setattr(many_quantiles, "_JOINT_EXP_CELLS", 1000)  # fewer than 1024 cells per quantile: refused,
+    for n in (0, 200):  # whatever the data
+        with pytest.raises(InvalidParameterError, match="'q'.*at most 0 probabilities"):
+            central.quantiles(np.linspace(0.1, 0.9, n), 1.0, BOUNDS, q, method="jointexp")
+
+
+@pytest.mark.parametrize(
+    "x, q, epsilon",
+    [
+        ([0.1, 0.35, 0.35, 0.8], [0.25, 0.5, 0.75], 1.0),
+        ([0.0, 0.3, 0.3, 0.3, 0.6, 1.0, 1.0], [0.3, 0.4, 0.5, 0.9], 3.0),
+        ([0.05, 0.2, 0.2, 0.9, 0.93], [0.1, 0.7], 0.1),
+    ],
+)
+def test_distinct_values_give_the_same_law(x, q, epsilon, monkeypatch):
+    """One interval per distinct value (the snapped release's tables) has the law of one per record."""
+    x, q = np.sort(x), np.array(q)
+    raw = je.JointExpTables(x, BOUNDS, q, epsilon)
+    exact = _brute_force(x, q, epsilon)
+    # raw interval i (positive width) is the distinct interval holding its left point
+    values = np.unique(x)
+    to_distinct = np.searchsorted(values, np.concatenate([[BOUNDS[0]], x]), side="right")
+    for direct_limit in (512, 0):  # the direct sum over distinct values, and the FFT on the lattice of counts
+        monkeypatch.setattr(je, "_DIRECT_LIMIT", direct_limit)
+        distinct = je.JointExpTables(x, BOUNDS, q, epsilon, distinct=True)
+        assert distinct.size == values.size + 1 and not distinct._on_lattice
+        for tuple_, probability in exact.items():
+            mapped = tuple(to_distinct[list(tuple_)].tolist())
+            assert math.exp(_sampler_log_probability(distinct, mapped)) == pytest.approx(probability, rel=1e-9), tuple_
+    assert raw.size == x.size + 1
 
 
 @pytest.mark.parametrize(
@@ -245,8 +290,8 @@ def test_too_large_a_table_is_refused(monkeypatch):
         ({"q": [0.5, 1.0]}, InvalidParameterError, "between 0 and 1"),
         ({"epsilon": -1.0}, InvalidPrivacyParameterError, "epsilon"),
         ({"bounds": (1.0, 0.0)}, InvalidParameterError, "bounds"),
-        ({"x": [0.5, 2.0]}, OutOfDomainError, "x"),
-        ({"x": [0.5, np.nan], "clip": True}, OutOfDomainError, "x"),
+        ({"x": [0.5, 2.0], "clip": False}, OutOfDomainError, "x"),  # strict mode; the default clips
+        ({"x": [0.5, np.nan], "clip": False}, OutOfDomainError, "x"),
     ],
 )
 def test_bad_input_is_named(kwargs, error, match):

@@ -155,8 +155,28 @@ def test_zcdp_calibration_is_at_least_the_exact_gaussian_requirement(epsilon, de
 def test_dyadic_epsilon_rounds_down():
     assert float(noise._dyadic_epsilon(0.1)) <= 0.1
     assert 0.1 - float(noise._dyadic_epsilon(0.1)) < 2**-20
-    with pytest.raises(ValueError):
-        noise._dyadic_epsilon(1e-9)
+    assert noise._dyadic_epsilon(0.1).denominator == 2**20  # the law above 2**-10 is unchanged
+    # below 2**-10 the resolution follows epsilon (it used to refuse anything below 2**-20)
+    for epsilon in (1e-3, 1e-6, 1e-9, 1e-11):
+        rounded = float(noise._dyadic_epsilon(epsilon))
+        assert epsilon * (1 - 2**-10) < rounded <= epsilon
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            noise._dyadic_epsilon(bad)
+
+
+def test_large_scales_are_rounded_up_within_int64():
+    # a step of 1e-9 on a 2**17 sensitivity: the exact scale's numerator is ~2**57, beyond the sampler's
+    # int64 arithmetic; it is rounded up (more noise) to a numerator <= 2**52
+    from fractions import Fraction
+
+    scale = Fraction(2**17 + 5) / noise._dyadic_epsilon(1e-9)
+    t, s = noise._sampler_scale(scale)
+    assert Fraction(t, s) >= scale and Fraction(t, s) - scale <= scale * 2**-51 and t <= 2**52
+    assert noise._sampler_scale(Fraction(7, 3)) == (7, 3)  # small scales are exact
+    draws = noise.discrete_laplace(20_000, 2**17 + 5, 1e-9, np.random.default_rng(3))
+    # |Z| of a discrete Laplace of this scale has mean ~scale and sd ~scale: 5 standard errors
+    assert abs(np.abs(draws).mean() / float(scale) - 1) < 5 / np.sqrt(draws.size)
 
 
 # ---------------------------------------------------------------- report noisy max: exact channel
@@ -212,15 +232,13 @@ def test_secure_mode_rejects_an_epsilon_below_its_resolution():
         central.histogram_queries([0.5], 2.0**-30, (0, 1), 4, secure=True)
 
 
-def test_a_split_budget_below_the_sampler_resolution_is_explained():
-    # 1e-5 is a supported total epsilon, but the tree's 5% profile step gets 5e-7 < 2**-20:
-    # the error must say that a step of a split budget is too small, not just quote 5e-7
+def test_a_split_budget_below_the_old_sampler_resolution_is_released():
+    # 1e-5 is a supported total epsilon; the tree's 5% profile step gets 5e-7 < 2**-20, which the
+    # samplers used to refuse: the resolution now follows the step (tests/test_central_public_inputs.py
+    # runs every release at both ends of the range)
     from dpdist import central
-    from dpdist.errors import InvalidPrivacyParameterError
 
-    with pytest.raises(InvalidPrivacyParameterError, match=r"each noisy step.*5\.0*\d*e-07.*larger total 'epsilon'"):
-        central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0)
-    assert central.cdf(np.linspace(0, 1, 50), 2e-5, (0, 1), rng=0).epsilon == pytest.approx(2e-5)
+    assert central.cdf(np.linspace(0, 1, 50), 1e-5, (0, 1), rng=0).epsilon == pytest.approx(1e-5)
 
 
 def test_each_coordinate_noise_has_one_step_of_rounding_slack():
@@ -237,3 +255,38 @@ def test_each_coordinate_noise_has_one_step_of_rounding_slack():
     a = float(_dyadic_epsilon(1.0)) / (math.ceil(2.0 / step) + 1)  # P(z) ∝ exp(-a |z|) in grid units
     variance = 2 * math.exp(-a) / (1 - math.exp(-a)) ** 2
     assert abs(draws.var() - variance) < 5 * math.sqrt(5 / draws.size) * variance
+
+
+def test_unbounded_quantile_above_threshold_meets_epsilon_exactly(monkeypatch):
+    # Dwork & Roth Thm. 3.23 on grids: the rounded queries of neighbours differ by up to D' = step_q (ceil(1/step_q) + 1)
+    # (query sensitivity 1, one rounding step); the proof shifts the threshold by some s >= D' that lies on both grids
+    # and the stopping query by s + D'.  Realized loss = eps1' s / (step_T S_T) + eps2' (s + D') / (step_q S_q), with
+    # S the discrete Laplace integer scales actually drawn.  It was eps (2**16 + 2) / (2**16 + 1) = 1.0000153 eps.
+    from dpdist import central
+
+    steps, draws = [], []
+    on_grid, discrete_laplace = noise._on_grid, noise.discrete_laplace
+    monkeypatch.setattr(noise, "_on_grid", lambda values, step: steps.append(step) or on_grid(values, step))
+    monkeypatch.setattr(
+        noise, "discrete_laplace", lambda size, s, e, rng: draws.append((s, e)) or discrete_laplace(size, s, e, rng)
+    )
+    epsilon = 1.0
+    central.unbounded_quantile(np.random.default_rng(0).exponential(1.0, 500), epsilon, 0.5, rng=0)
+    (step_t, step_q), ((s_t, e_t), (s_q, e_q)) = steps[:2], draws[:2]
+    assert len(set(steps[1:])) == 1 and len(set(draws[1:])) == 1  # every query block has the same law
+    rounded_sensitivity = step_q * (math.ceil(1.0 / step_q) + 1)
+    coarse = max(step_t, step_q)
+    shift = math.ceil(rounded_sensitivity / coarse) * coarse
+    realized = (
+        float(noise._dyadic_epsilon(e_t)) * (shift / step_t) / s_t
+        + float(noise._dyadic_epsilon(e_q)) * ((shift + rounded_sensitivity) / step_q) / s_q
+    )
+    assert realized <= epsilon
+    assert realized == pytest.approx(epsilon, rel=1e-12)  # and no more noise than the proof needs
+
+
+def test_above_threshold_stops_at_the_first_clear_hit():
+    rng = np.random.default_rng(4)
+    blocks = [np.full(5, -1e6), np.array([-1e6, 1e6, 1e6])]
+    assert noise.above_threshold(iter(blocks), 1.0, 1.0, 1.0, rng) == 6
+    assert noise.above_threshold(iter([np.full(3, -1e6)]), 1.0, 1.0, 1.0, rng) is None

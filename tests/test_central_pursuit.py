@@ -154,7 +154,7 @@ def test_secure_mode_runs_from_the_csprng():
         ({"size": 1}, InvalidParameterError),
         ({"size": 2.5}, InvalidParameterError),
         ({"sparsity": 0}, InvalidParameterError),
-        ({"x": [2.0]}, OutOfDomainError),
+        ({"x": [2.0], "clip": False}, OutOfDomainError),  # the strict mode; the default clips
     ],
 )
 def test_bad_input_raises_a_named_error(kwargs, error):

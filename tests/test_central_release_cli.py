@@ -56,12 +56,17 @@ def test_bad_epsilon_names_the_option(column, epsilon, capsys):
     assert capsys.readouterr().err.startswith("dpdist: error: --epsilon must be a finite float")
 
 
-def test_empty_column_names_the_column(tmp_path, capsys):
-    data = tmp_path / "empty.csv"
-    data.write_text("income\n\n\n")
-    assert main(["release", str(data), "--column", "income", "--epsilon", "1", "--bounds", "0,1"]) == 2
-    err = capsys.readouterr().err
-    assert "--column 'income'" in err and "at least one number" in err
+@pytest.mark.parametrize("cells", ["\n\n", "0.5\n", "-inf\n0.5\ninf\n7\n"])
+@pytest.mark.parametrize("method", ["tree", "aq"])
+def test_any_column_is_released(tmp_path, capsys, cells, method):
+    # issue 27: an empty column was refused and an infinite cell too, while one value was released: the refusal
+    # told the data sets apart.  No values release the noise alone; infinities are clipped into --bounds.
+    data = tmp_path / "column.csv"
+    data.write_text("income\n" + cells)
+    argv = ["release", str(data), "--column", "income", "--epsilon", "1", "--bounds", "0,1", "--method", method]
+    assert main([*argv, "--seed", "4", "--json"]) == 0
+    release = json.loads(capsys.readouterr().out)["quantiles"]
+    assert len(release["values"]) == 5 and all(0 <= v <= 1 for v in release["values"])
 
 
 def test_tree_release_prints_the_budget_it_spent(column, capsys):
@@ -71,3 +76,11 @@ def test_tree_release_prints_the_budget_it_spent(column, capsys):
         "epsilon": pytest.approx(1.0), "delta": 0.0, "neighbouring": "add-remove", "model": "central"
     }
     assert "1-differential privacy (central, add or remove one record)" in release["guarantee"]
+
+
+@pytest.mark.parametrize("epsilon", ["1e-6", "1e12"])
+def test_both_ends_of_the_epsilon_range_are_released(column, epsilon, capsys):
+    # 1e-6 used to fail: "each noisy step must be >= 2^-20" (the tree's 5% profile step)
+    argv = [*column[:4], "--epsilon", epsilon, "--bounds", "0,200000", "--seed", "3", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["quantiles"]["guarantee"]["epsilon"] == pytest.approx(float(epsilon))

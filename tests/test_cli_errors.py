@@ -135,7 +135,7 @@ def test_config_and_state_type_errors_are_dpdist_errors():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"n": 0}, "'n' parameter of PolynomialMoments must be an int >= 1"),
+        ({"n": -1}, "'n' parameter of PolynomialMoments must be an int >= 0"),  # 0: a release of no records
         ({"n": 2.5}, "'n' parameter"),
         ({"moments": np.zeros(3)}, "'moments' parameter of PolynomialMoments must be 7 finite numbers"),
         ({"moments": np.full(7, np.nan)}, "'moments' parameter"),

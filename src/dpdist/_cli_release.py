@@ -15,7 +15,8 @@ def add_commands(subparsers) -> None:
         description="Release a private CDF of COLUMN of a CSV or Parquet file with the tree CDF "
         "(a flat histogram for small epsilon*n), and the requested quantiles with their 95%% intervals. "
         "Randomness comes from the OS CSPRNG unless --seed is given (reproducible research only: "
-        "never publish data about people from a seeded release). Values outside --bounds are clipped.",
+        "never publish data about people from a seeded release). Values outside --bounds (infinities "
+        "included) are clipped; empty cells are missing values; a column with no values is released too.",
     )
     release.add_argument("file", metavar="FILE", help="a .csv/.tsv or .parquet file")
     release.add_argument("--column", required=True, help="the numeric column to release")
@@ -67,14 +68,11 @@ def _run_release(args) -> int:
     q = _parse_quantiles(args.quantiles)
     seed = args.seed
     try:
-        values = read_column(args.file, args.column)
+        # infinities are clipped into --bounds like any value outside them, and a column with no
+        # values is released too (noise alone): whether a release succeeds must not depend on the data
+        values = read_column(args.file, args.column, infinite="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    if values.size == 0:
-        raise InvalidParameterError(
-            f"--column {args.column!r} of {args.file!r} must hold at least one number. Got no values "
-            "(empty cells are missing values)."
-        )
     tree = se = None
     if args.method == "tree":  # one tree release; the quantiles and the plot are post-processing of it
         from .central.many_quantiles import _tree_quantiles

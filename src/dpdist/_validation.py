@@ -286,9 +286,10 @@ class Alphabet(Constraint):
 #: differences of probabilities that round to zero; above 30 the protocols' integer parameters
 #: (e^epsilon hash ranges, OLH's g) overflow, and no local release is meaningful there anyway.
 LOCAL_EPSILON = Interval(1e-6, 30.0, closed="both", privacy=True)
-#: The supported privacy budget of every central release: the exact noise samplers work on
-#: epsilon rounded down to a multiple of 2**-20 (so at least 1e-6), as an int64 numerator
-#: (so at most 1e12; larger budgets protect nothing).
+#: The supported privacy budget of every central release, at both ends for every release
+#: (tests/test_central_public_inputs.py): the exact noise samplers round each step's epsilon down to
+#: a dyadic rational whose resolution follows the step (so a split budget never falls below it),
+#: as an int64 numerator (so at most 1e12; larger budgets protect nothing).
 CENTRAL_EPSILON = Interval(1e-6, 1e12, closed="both", privacy=True)
 #: a local protocol's privacy budget (the name local modules and the demo use)
 EPSILON = LOCAL_EPSILON

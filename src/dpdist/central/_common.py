@@ -14,7 +14,7 @@ from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainEr
 from ..estimates import Distribution
 from ..privacy import PrivacyGuarantee
 
-__all__ = ["CentralInput", "check_central_input", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
+__all__ = ["CentralInput", "check_central_input", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
 
 #: Default number of equal-width bins of the returned Distribution (the CDF is evaluated at 1025 edges).
 GRID_SIZE = 1024
@@ -45,7 +45,7 @@ def check_central_input(
     epsilon,
     bounds,
     rng=None,
-    clip=False,
+    clip=True,
     secure=False,
     delta=None,
     needs_delta=False,
@@ -53,9 +53,21 @@ def check_central_input(
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
-    Data outside ``bounds`` raise :class:`~dpdist.errors.OutOfDomainError` unless
-    ``clip=True`` (then they are clipped to the bounds; non-finite values still
-    raise).  An empty data set raises :class:`~dpdist.errors.InvalidValueTypeError`.
+    Only public arguments are refused (issue 27): whether a release succeeds must not depend
+    on the data, since a refusal for one data set and not for its neighbour tells them apart.
+
+    * ``x`` may be empty: every release is then the mechanism run on no records (noisy counts
+      of zeros, noisy moments of an empty sum), a valid private output like any other.
+    * ``clip=True`` (the default) maps every value into ``bounds``: values below ``lo``
+      (``-inf`` included) become ``lo``, values above ``hi`` (``+inf`` included) become ``hi``,
+      and NaN becomes ``lo`` (a missing value counts as the lowest).  How many were moved is a
+      statistic of the data and is never released.
+    * ``clip=False`` is a strict check for data the caller has already validated: values
+      outside ``bounds`` or non-finite raise :class:`~dpdist.errors.OutOfDomainError`, a
+      refusal that depends on the data (so not for releases whose failures others can see).
+
+    The dtype and shape of ``x`` are its schema, which is public: a non-numeric or 2-D ``x``
+    raises :class:`~dpdist.errors.InvalidValueTypeError`.
     """
     epsilon = check_param(owner, "epsilon", epsilon, EPSILON)
     if needs_delta:
@@ -65,27 +77,45 @@ def check_central_input(
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
     generator = check_rng(rng, secure=secure, owner=owner)
+    if clip:
+        array = as_real_array(owner, x)
+        array = np.clip(np.where(np.isnan(array), bounds[0], array), bounds[0], bounds[1])
+        return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size)
     try:
-        if clip:
-            # how many values were clipped is a statistic of the data: it is not reported
-            array = check_real_values(x, (-np.inf, np.inf), owner=owner, name="x")
-            array = np.clip(array, bounds[0], bounds[1])
-        else:
-            array = check_real_values(x, bounds, owner=owner, name="x")
+        array = check_real_values(x, bounds, owner=owner, name="x")
     except OutOfDomainError as error:
         # the shared validator quotes how many values are bad and one of them: un-noised statistics and a
         # raw record of the private data, which must not reach a log or an analyst through an error message
         finite = "non-finite" not in str(error)
         raise OutOfDomainError(
             f"The 'x' argument of {owner} must hold "
-            + (f"values inside the bounds [{bounds[0]}, {bounds[1]}] (or pass clip=True)" if finite else "finite values")
-            + ". Some do not; how many and which are not reported (they are statistics of the private data)."
+            + (f"values inside the bounds [{bounds[0]}, {bounds[1]}] with clip=False" if finite else "finite values with clip=False")
+            + " (the default clip=True clips them). Some do not; how many and which are not reported "
+            "(they are statistics of the private data)."
         ) from None
-    if array.size == 0:
-        raise InvalidValueTypeError(
-            f"The 'x' argument of {owner} must hold at least one value. Got an empty array instead."
-        )
     return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size)
+
+
+def as_real_array(owner: str, x) -> np.ndarray:
+    """``x`` as a 1-D float64 array of any real values (NaN and infinities included); only its schema is checked."""
+    array = np.asarray(x)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise InvalidValueTypeError(
+            f"The 'x' argument of {owner} must be a 1-D array of floats. Got an array of shape {array.shape} instead."
+        )
+    if array.dtype == object:  # a Python list with None (missing: NaN) among the numbers
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        # no value is quoted: it would be a record of the private data
+        raise InvalidValueTypeError(
+            f"The 'x' argument of {owner} must hold real numbers. Got dtype {array.dtype} instead."
+        )
+    return array.astype(np.float64, copy=False)
 
 
 def check_positive_int(owner: str, name: str, value, *, low: int = 1, high: int | None = None) -> int:

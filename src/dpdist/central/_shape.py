@@ -150,7 +150,7 @@ def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyG
     index = np.minimum(((data.x - low) / (high - low) * bins).astype(np.int64), bins - 1)
     counts = np.bincount(index, minlength=bins).astype(np.float64)
     noisy = np.round(laplace_mechanism(counts, sensitivity, steps[0].epsilon, data.rng, integer_valued=True))
-    n = float(data.x.size) if neighbouring == "replace" else max(float(noisy.sum()), 1.0)
+    n = max(float(data.x.size) if neighbouring == "replace" else float(noisy.sum()), 1.0)
     sigma = math.sqrt(2.0) * sensitivity / steps[0].epsilon
     top = max(float(noisy.max()) - math.sqrt(2.0 * math.log(bins)) * sigma, n / bins)
     concentration = float(min(max(bins * top / n, 1.0), bins))

@@ -246,7 +246,7 @@ class Dictionary:
         total = np.zeros(self.size)
         for start in range(0, u.size, chunk):
             total += self.antiderivative(u[start : start + chunk]).sum(axis=0)
-        return self.antiderivative(np.array([1.0]))[0] - total / u.size
+        return self.antiderivative(np.array([1.0]))[0] - total / max(u.size, 1)  # no data: F_n = 0
 
     def __repr__(self):
         return f"Dictionary({self.spec!r}, size={self.size})"

@@ -35,7 +35,7 @@ def histogram_queries(
     bounds,
     bins=None,
     rng=None,
-    clip=False,
+    clip=True,
     secure=False,
     *,
     postprocess="clip",
@@ -50,7 +50,8 @@ def histogram_queries(
     Parameters
     ----------
     x : array_like of float
-        The data, inside ``bounds`` (or anywhere if ``clip=True``).
+        The data: any real values (clipped into ``bounds``, the default), possibly none
+        (n = 0 releases the noisy counts of zeros).
     epsilon : float
         Total privacy budget; the whole budget goes to the one histogram.
     bounds : (float, float)
@@ -63,7 +64,10 @@ def histogram_queries(
     rng : None, int or Generator
         Seed or generator (must be ``None`` when ``secure=True``).
     clip : bool
-        Clip data to ``bounds`` instead of raising ``OutOfDomainError``.
+        ``True`` (the default): values outside ``bounds`` (infinities included) are moved to the
+        nearer bound and NaN to the lower one; how many is never released.  ``False`` raises
+        ``OutOfDomainError`` for them instead: a refusal that depends on the data, for data
+        already checked (see :func:`dpdist.central._common.check_central_input`).
     secure : bool
         Exact discrete Laplace noise on the integer counts from a CSPRNG
         (see :mod:`dpdist.central.noise`).

@@ -68,7 +68,11 @@ continues with :math:`j - k - 1` and :math:`i' < i` weighted by
 :math:`\alpha[j, i', k']\, \phi_{j+1}(i - i')` (Gumbel-max in log space).
 
 Time :math:`O(m\, n \log n + m^2 n)` (the second term only for the repeat counts not skipped:
-at large :math:`\varepsilon n` only a few are kept), memory :math:`O(m n)`.
+at large :math:`\varepsilon n` only a few are kept), memory :math:`O(m n)`, or with
+``distinct=True`` :math:`O(m D + n)` for :math:`D` distinct values: the tables hold one interval
+per distinct value and the Toeplitz product runs on the lattice of counts ``0..n``.
+:func:`dpdist.central.quantiles` snaps the data to a public grid first, so :math:`D` is bounded by
+a public number (issue 27: the memory guard used to read the private :math:`n`).
 
 Floating point: the sampler is exact up to double rounding, except that the FFT product is
 accurate to about :math:`2^{-52}` of each row's largest term, so weights smaller than that
@@ -118,7 +122,7 @@ def _toeplitz_lower(log_kernel: np.ndarray, log_x: np.ndarray) -> np.ndarray:
 
 
 class JointExpTables:
-    """The dynamic program of JointExp on one sorted, clipped data set (see the module docstring).
+    r"""The dynamic program of JointExp on one sorted, clipped data set (see the module docstring).
 
     Parameters
     ----------
@@ -128,13 +132,39 @@ class JointExpTables:
     q : ndarray
         Strictly increasing probabilities in (0, 1).
     epsilon : float
+    distinct : bool
+        ``False``: one interval per record, between consecutive sorted points (:math:`n + 1`
+        intervals, tied points giving empty ones), as in the paper.  ``True``: one interval per
+        *distinct* value, :math:`[v_k, v_{k+1})` with the number of records below it
+        :math:`c_k = \#\{x \le v_k\}`; the empty intervals of ties carry no mass, so the law is
+        the same, and the tables hold ``m (D + 2)`` numbers for ``D`` distinct values.
+        :func:`dpdist.central.quantiles` snaps the data to a public grid first, so ``D`` is
+        bounded by a public number, not by the private ``n``.
+
+    Attributes
+    ----------
+    n : int
+        The number of records.
+    size : int
+        The number of intervals (``n + 1``, or ``D + 1``).
+    counts : ndarray
+        For each interval, the number of records below a point inside it (``arange(n + 1)`` for
+        ``distinct=False``).
     """
 
-    def __init__(self, sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float):
+    def __init__(
+        self, sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float, *, distinct: bool = False
+    ):
         low, high = float(bounds[0]), float(bounds[1])
         self.n = n = int(sorted_x.size)
         self.m = m = int(q.size)
-        self.points = np.concatenate([[low], sorted_x, [high]])
+        if distinct:
+            values = np.unique(sorted_x)
+            below = np.searchsorted(sorted_x, values, side="right")  # #{x <= v_k}: strictly increasing
+        else:
+            values, below = sorted_x, np.arange(1, n + 1)
+        self.points = np.concatenate([[low], values, [high]])
+        self.size = size = int(values.size) + 1
         widths = np.diff(self.points) / (high - low)  # scaled to [0, 1]: w^k <= 1, and the law is unchanged
         with np.errstate(divide="ignore"):
             self.log_width = np.log(np.maximum(widths, 0.0))
@@ -142,18 +172,40 @@ class JointExpTables:
         self.beta = epsilon / (2.0 * self.sensitivity)
         self.targets = np.diff(np.concatenate([[0.0], q, [1.0]])) * n  # n (q_j - q_{j-1}), j = 1..m+1
         self.cumulative_targets = np.concatenate([[0.0], np.cumsum(self.targets)])
-        self.counts = np.arange(n + 1, dtype=np.float64)
+        self.counts = np.concatenate([[0.0], below]).astype(np.float64)
+        # counts[k] = k (one interval per record, no ties merged): the kernel is Toeplitz in the interval index
+        self._on_lattice = size == n + 1
         # start[j] = log alpha[j, :, 0] (0-indexed quantiles)
-        self.start = np.empty((m, n + 1))
+        self.start = np.empty((m, size))
         self.row_max = np.full(m, -np.inf)  # max_i start[j, i], for the repeat bound
         self.start[0] = self.log_phi(0, self.counts) + self.log_width
         self.row_max[0] = np.max(self.start[0])
         for j in range(1, m):
-            kernel = self.log_phi(j, self.counts)
-            kernel[0] = -np.inf  # i' < i: outputs in one interval are counted by the repeats
-            self.start[j] = self.log_width + _toeplitz_lower(kernel, self._log_total(j - 1))
+            self.start[j] = self.log_width + self._earlier_intervals(j, self._log_total(j - 1))
             self.start[j, 0] = -np.inf
             self.row_max[j] = np.max(self.start[j])
+
+    def _earlier_intervals(self, j: int, log_x: np.ndarray) -> np.ndarray:
+        r""":math:`\log \sum_{i' < i} \phi_j(c_i - c_{i'})\, e^{\text{log\_x}[i']}` for every interval ``i``.
+
+        A lower-triangular Toeplitz product on the lattice of counts ``0..n``: the intervals sit at
+        their (strictly increasing) counts, the others are empty.  ``i' < i`` only: outputs in one
+        interval are counted by the repeats.
+        """
+        if self._on_lattice:
+            kernel = self.log_phi(j, self.counts)
+            kernel[0] = -np.inf
+            return _toeplitz_lower(kernel, log_x)
+        if self.size <= _DIRECT_LIMIT:  # few distinct values: the direct sum over them, exact to rounding
+            difference = self.counts[:, None] - self.counts[None, :]
+            terms = np.where(difference > 0, self.log_phi(j, difference) + log_x[None, :], -np.inf)
+            return logsumexp(terms, axis=1)
+        lattice = np.full(self.n + 1, -np.inf)
+        index = self.counts.astype(np.int64)
+        lattice[index] = log_x
+        kernel = self.log_phi(j, np.arange(self.n + 1, dtype=np.float64))
+        kernel[0] = -np.inf
+        return _toeplitz_lower(kernel, lattice)[index]
 
     def log_phi(self, gap: int, difference: np.ndarray) -> np.ndarray:
         """:math:`\\log \\phi` of gap ``gap`` (0-indexed: gap 0 lies below the first quantile) at a count difference."""
@@ -185,10 +237,10 @@ class JointExpTables:
 
     def _log_total(self, j: int) -> np.ndarray:
         """:math:`\\log \\sum_k \\alpha[j, i, k]` for every ``i``."""
-        ks = self.repeats(j, float(np.max(self.start[j])), self.n + 1)
-        total = self._log_repeat(j, 0, self.n + 1)
+        ks = self.repeats(j, float(np.max(self.start[j])), self.size)
+        total = self._log_repeat(j, 0, self.size)
         for k in ks[1:]:
-            total = np.logaddexp(total, self._log_repeat(j, int(k), self.n + 1))
+            total = np.logaddexp(total, self._log_repeat(j, int(k), self.size))
         return total
 
     def step_log_weights(self, j: int, last: int, first: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -199,17 +251,19 @@ class JointExpTables:
         ``weights[r, i]`` the weight of ``k = ks[r]`` and interval ``i``.
         """
         stop = last + 1 if first else last
-        link = self.log_phi(j + 1, last - self.counts[:stop])
+        link = self.log_phi(j + 1, self.counts[last] - self.counts[:stop])
         ks = self.repeats(j, float(np.max(self.start[j, :stop] + link)), stop)
         weights = np.stack([self._log_repeat(j, int(k), stop) + link for k in ks])
         return ks, weights
 
 
-def joint_exp(sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float, rng) -> tuple[np.ndarray, JointExpTables]:
-    """One JointExp draw: sorted outputs in ``bounds`` (unsnapped) and the tables used."""
-    tables = JointExpTables(sorted_x, bounds, q, epsilon)
+def joint_exp(
+    sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float, rng, *, distinct: bool = False
+) -> tuple[np.ndarray, JointExpTables]:
+    """One JointExp draw: sorted outputs in ``bounds`` (unsnapped) and the tables used (``distinct``: see the tables)."""
+    tables = JointExpTables(sorted_x, bounds, q, epsilon, distinct=distinct)
     outputs = np.empty(tables.m)
-    j, last, first = tables.m - 1, tables.n, True
+    j, last, first = tables.m - 1, tables.size - 1, True
     while j >= 0:
         ks, weights = tables.step_log_weights(j, last, first)
         noisy = np.where(np.isfinite(weights), weights + rng.gumbel(size=weights.shape), -np.inf)

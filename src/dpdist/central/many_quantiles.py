@@ -31,8 +31,10 @@ r"""Many quantiles at once, and a quantile without bounds.
     :math:`-\sum_j |\#\{o_{j-1} \le x < o_j\} - n(q_j - q_{j-1})|`, add/remove
     sensitivity :math:`2(1 - \min_j (q_j - q_{j-1}))`, sampled exactly by the
     paper's dynamic program over the intervals between sorted data points
-    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`, memory
-    :math:`O(mn)`).  No intervals (``None``).
+    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`), on the data
+    snapped to a public grid of :func:`joint_exp_grid` cells, so that its tables (one interval per
+    distinct value) hold at most :math:`2^{28}` numbers whatever the private :math:`n`.  No
+    intervals (``None``).
 
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
@@ -40,8 +42,13 @@ point :math:`\ell`; AboveThreshold (Dwork & Roth 2014, Alg. 1, with
 :math:`\varepsilon_1 = \varepsilon_2 = \varepsilon/2`) asks
 :math:`f_i = \#\{x < c_i\} - q\,n` (sensitivity 1 under add/remove and
 replacement; not monotone under add/remove, so the general noise) against the
-threshold 0, with Laplace(2/ε) noise on the threshold and Laplace(4/ε) on each
-query, and releases the first candidate above it.  The
+threshold 0, and releases the first candidate above it.  The queries are rounded
+to a grid of :math:`\gamma = 2^{-16}`, so the rounded queries have sensitivity
+:math:`\Delta_Z = 2^{16} + 1` grid steps; the threshold gets discrete Laplace
+noise of scale :math:`\Delta_Z/\varepsilon_1` and each query
+:math:`2\Delta_Z/\varepsilon_2` (about Laplace(2/ε) and Laplace(4/ε) in the
+queries' units), which is what the proof of Dwork & Roth's Thm. 3.23 needs
+(:func:`dpdist.central.noise.above_threshold`).  The
 output is a public grid point, so no float bits of the data leak.
 
 Released values are rounded to a public grid of :math:`2^{-32}` of the bounds'
@@ -58,9 +65,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .._validation import check_real_values
-from ._common import check_central_input, check_option
-from .noise import laplace_mechanism
+from ._common import as_real_array, check_central_input, check_option
+from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
@@ -146,7 +152,7 @@ def quantiles(
     method: str = "tree",
     level: float = 0.95,
     rng=None,
-    clip: bool = False,
+    clip: bool = True,
     secure: bool = False,
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours); see the module docstring.
@@ -179,19 +185,37 @@ def quantiles(
     return _approximate_quantiles(data, probabilities, float(level))
 
 
-#: JointExp keeps m (n + 1) doubles; beyond 2^28 (2 GiB) it refuses rather than exhaust memory
+#: JointExp's tables hold m (D + 2) doubles for D distinct values; the data are snapped to a public grid of
+#: _JOINT_EXP_CELLS // m - 2 cells so that this stays within 2^28 (2 GiB) whatever the private n
 _JOINT_EXP_CELLS = 2**28
+#: the coarsest grid JointExp runs on; fewer cells (more than _JOINT_EXP_CELLS / 1026 quantiles) is refused
+_JOINT_EXP_MIN_GRID = 1024
+
+
+def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
+    """Cells of the public grid the data are snapped to before JointExp: ``_JOINT_EXP_CELLS // m - 2``.
+
+    A function of the public ``bounds`` and number of quantiles only (it used to be a refusal when
+    ``m (n + 1)`` exceeded the budget, i.e. a refusal that depended on the private ``n``).
+    """
+    cells = _JOINT_EXP_CELLS // m - 2
+    if cells < _JOINT_EXP_MIN_GRID:
+        raise InvalidParameterError(
+            f"The 'q' parameter of quantiles with method='jointexp' may hold at most "
+            f"{_JOINT_EXP_CELLS // (_JOINT_EXP_MIN_GRID + 2)} probabilities (its tables hold len(q) times a grid of at "
+            f"least {_JOINT_EXP_MIN_GRID} cells, within {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
+            "use method='tree' for this many."
+        )
+    return cells
 
 
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
-    if q.size * (data.x.size + 1) > _JOINT_EXP_CELLS:
-        raise InvalidParameterError(
-            f"The 'q' parameter of quantiles with method='jointexp' asks for {q.size} quantiles of more than "
-            f"{_JOINT_EXP_CELLS // q.size - 1} values, which needs more than {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB; "
-            f"allowed: len(q) * (len(x) + 1) <= 2^28. Use method='tree' or 'aq' for this size."
-            # the exact len(x) is not quoted: under add/remove neighbours it is private
-        )
-    outputs, tables = joint_exp(np.sort(data.x), data.bounds, q, data.epsilon, data.rng)
+    cells = joint_exp_grid(data.bounds, q.size)
+    low, high = data.bounds
+    # each record is moved to the nearest of cells + 1 public grid points (a per-record map: neighbours stay
+    # neighbours, and JointExp on the snapped data is epsilon-DP); at most cells + 1 distinct values remain
+    snapped = low + np.round((data.x - low) / (high - low) * cells) * ((high - low) / cells)
+    outputs, tables = joint_exp(np.sort(np.clip(snapped, low, high)), data.bounds, q, data.epsilon, data.rng, distinct=True)
     values = np.maximum.accumulate(_snap(outputs, data.bounds))
     spent = data.guarantee("add-remove")
     details = {
@@ -203,6 +227,7 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
             "+ ln(1 / (1 - level))), w_j the width (as a share of the bounds) of the interval between sorted "
             "points at rank round(n q_j), these ranks distinct",
         },
+        "grid_cells": cells,
         "secure": data.secure,
     }
     return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
@@ -297,7 +322,8 @@ def unbounded_quantile(
     Parameters
     ----------
     x : array_like of float
-        The data (values below ``lower`` count as below every candidate).
+        The data, any reals, possibly none: values below ``lower`` (``-inf`` and NaN included)
+        count as below every candidate, ``+inf`` as above every one.
     epsilon : float
     q : float
         Probability in (0, 1).
@@ -314,23 +340,22 @@ def unbounded_quantile(
     if not (_is_real(lower) and math.isfinite(lower)):
         raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
     lower, beta = float(lower), float(beta)
-    # validates epsilon, rng and secure only (the data are checked below): no bounds of the user's are involved
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, clip=True, secure=secure)
-    ordered = np.sort(check_real_values(x, (-np.inf, np.inf), owner=owner, name="x"))
+    # validates epsilon, rng and secure only (the data are read below): no bounds of the user's are involved
+    data = check_central_input(owner, [], epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, secure=secure)
+    values = as_real_array(owner, x)  # any reals, none refused: -inf and NaN count as below every candidate
+    ordered = np.sort(np.where(np.isnan(values), -np.inf, values))
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
-    threshold = float(laplace_mechanism(np.zeros(1), 1.0, threshold_share.epsilon, data.rng)[0])
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))
     block = 4096
-    for start in range(0, last, block):
-        indices = np.arange(start, min(start + block, last))
-        candidates = lower + np.expm1(indices * math.log(beta))
-        below = np.searchsorted(ordered, candidates, side="left").astype(np.float64)
-        # each candidate is its own AboveThreshold query: the rounding slack is one grid step per query
-        noisy = laplace_mechanism(
-            below - probability * ordered.size, 2.0, counts_share.epsilon, data.rng, each_coordinate=True
-        )
-        hits = np.flatnonzero(noisy >= threshold)
-        if hits.size:
-            return float(candidates[hits[0]])
+
+    def queries():  # f_i = #{x < c_i} - q n, block by block; sensitivity 1 (add/remove and replacement)
+        for start in range(0, last, block):
+            indices = np.arange(start, min(start + block, last))
+            candidates = lower + np.expm1(indices * math.log(beta))
+            yield np.searchsorted(ordered, candidates, side="left").astype(np.float64) - probability * ordered.size
+
+    hit = above_threshold(queries(), 1.0, threshold_share.epsilon, counts_share.epsilon, data.rng)
+    if hit is not None:
+        return float(lower + np.expm1(hit * math.log(beta)))
     return float(lower + np.expm1(last * math.log(beta)))

@@ -108,11 +108,15 @@ def _basis_values(u: np.ndarray, degree: int, basis: str) -> np.ndarray:
 
 
 def data_moments(u: np.ndarray, degree: int, basis: str = "monomial") -> np.ndarray:
-    """Mean of basis functions 1..degree+1 over ``u`` in [-1, 1], chunked (memory O(chunk * degree))."""
+    """Mean of basis functions 1..degree+1 over ``u`` in [-1, 1], chunked (memory O(chunk * degree)).
+
+    No data (``u`` empty) give the empty sum, zeros: a public value, so an empty release is the
+    noise alone.
+    """
     total = np.zeros(degree + 1)
     for start in range(0, u.size, _CHUNK):
         total += _basis_values(u[start : start + _CHUNK], degree, basis).sum(axis=0)
-    return total / u.size
+    return total / max(u.size, 1)
 
 
 @lru_cache(maxsize=256)

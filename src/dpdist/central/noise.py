@@ -15,8 +15,8 @@ noise drawn exactly from its distribution is added to the grid index:
   integer arithmetic only.  Rounding can move a query by half a grid step, so
   the integer l1 sensitivity is :math:`\lceil\Delta_1/\gamma\rceil` plus one
   step per coordinate; :math:`\varepsilon` is rounded *down* to a dyadic
-  rational with a :math:`2^{-20}` step so that the sampler works on exact
-  integers.
+  rational (a :math:`2^{-20}` step above :math:`2^{-10}`, 10 significant bits
+  below, :func:`_dyadic_epsilon`) so that the sampler works on exact integers.
 * **Gaussian** (:math:`(\varepsilon, \delta)`-DP): the exact discrete Gaussian
   sampler of Canonne et al. (2020, Alg. 3) with a rational variance.  The
   multivariate discrete Gaussian with l2 integer sensitivity :math:`\Delta_Z`
@@ -68,11 +68,16 @@ __all__ = [
     "discrete_laplace",
     "discrete_gaussian",
     "report_noisy_max",
+    "above_threshold",
     "secure_grid_step",
 ]
 
-# epsilon is rounded down to a multiple of 2**-EPSILON_BITS for the exact samplers
+# epsilon is rounded down to a multiple of 2**-EPSILON_BITS for the exact samplers, or, below
+# 2**-(EPSILON_BITS - EPSILON_SIGNIFICANT_BITS), to EPSILON_SIGNIFICANT_BITS significant bits
 EPSILON_BITS = 20
+EPSILON_SIGNIFICANT_BITS = 10
+# the discrete Laplace sampler's scale t/s is rounded up to keep t below 2**SCALE_BITS (int64 arithmetic)
+SCALE_BITS = 52
 # the grid step is the largest power of two <= sensitivity / 2**GRID_BITS
 GRID_BITS = 16
 # the discrete Gaussian's variance (in grid units) is rounded up to a multiple of 2**-VARIANCE_BITS
@@ -291,7 +296,7 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     accepts it with probability :math:`e^{-U/t}`, adds ``t`` times a geometric
     count of Bernoulli(1/e) successes, divides by ``s`` and attaches a random
     sign, rejecting "-0"; rejected entries are redrawn.  Integer arithmetic
-    only (``t * k`` stays far below 2**63 for the scales dpdist uses).
+    only (``t <= 2**SCALE_BITS`` by :func:`_sampler_scale`, so ``t * k`` stays below 2**63).
     """
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
@@ -308,29 +313,57 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
 
 
 def _dyadic_epsilon(epsilon: float) -> Fraction:
-    """``epsilon`` rounded down to a multiple of ``2**-EPSILON_BITS`` (never rounds up: never under-noises)."""
-    numerator = math.floor(epsilon * 2**EPSILON_BITS) if math.isfinite(epsilon) else 0
-    if numerator < 1:
+    """``epsilon`` rounded down to a dyadic rational (never rounds up: never under-noises).
+
+    A multiple of ``2**-EPSILON_BITS`` (as it always was) for ``epsilon >= 2**-10``; below, the
+    resolution follows ``epsilon`` down and keeps ``EPSILON_SIGNIFICANT_BITS`` significant bits
+    (a relative loss below ``2**-10``, the loss at ``epsilon = 2**-10``).  Any finite positive
+    step works, so a split budget (the tree's 5% profile, adaptive quantiles' rounds) never
+    falls below the sampler's resolution.
+    """
+    if not (math.isfinite(epsilon) and epsilon > 0):
         raise InvalidPrivacyParameterError(
-            f"The 'epsilon' of each noisy step must be a finite float >= 2**-{EPSILON_BITS} (about "
-            f"{2.0**-EPSILON_BITS:.2g}) for the exact noise samplers (their dyadic resolution). Got {epsilon!r} for "
-            "one step instead. Releases that split their budget (the tree's 5% shape profile, adaptive_quantiles' "
-            "iterations, matching_pursuit's 2s releases, unbounded_quantile's two halves) need a larger total 'epsilon'."
+            f"The 'epsilon' of each noisy step must be a finite float > 0 for the exact noise samplers. "
+            f"Got {epsilon!r} for one step instead."
         )
-    return Fraction(numerator, 2**EPSILON_BITS)
+    exponent = max(EPSILON_BITS, EPSILON_BITS - EPSILON_SIGNIFICANT_BITS - (math.frexp(epsilon)[1] - 1))
+    numerator = math.floor(math.ldexp(float(epsilon), exponent))  # exact: a power-of-two scaling
+    return Fraction(numerator, 2**exponent)
+
+
+def _sampler_scale(scale: Fraction) -> tuple[int, int]:
+    """``(t, s)`` with ``t / s >= scale``: the integers of :func:`_discrete_laplace_scaled`.
+
+    ``scale`` itself when its numerator is at most ``2**SCALE_BITS`` (always for a step of
+    ``epsilon >= 2**-10``: the law is unchanged there); otherwise, for the large scales of tiny
+    steps, it is rounded *up* (more noise, never less) to a multiple of ``2**-b`` with
+    ``t = ceil(scale 2**b) <= 2**SCALE_BITS`` (``b >= 0`` while ``scale < 2**SCALE_BITS``), a
+    relative change below ``2**-51``.  Keeps ``t * k`` and ``u + t * count`` within int64.
+    """
+    if scale.numerator <= 2**SCALE_BITS and scale.denominator <= 2**62:
+        return scale.numerator, scale.denominator
+    bits = max(0, SCALE_BITS - math.ceil(scale).bit_length())
+    t = math.ceil(scale * 2**bits)
+    if t > 2**56:  # public: sensitivity and epsilon only (a step of 1e-11 with a 2**18 sensitivity is 2**55)
+        raise InvalidPrivacyParameterError(
+            f"A noise scale of {float(scale):.3g} grid steps is beyond the exact sampler's int64 arithmetic "
+            "(at most 2**56): a step's 'epsilon' is too small for its sensitivity; raise 'epsilon'."
+        )
+    return t, 2**bits
 
 
 def discrete_laplace(size: int, integer_sensitivity: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     r"""``size`` exact draws of the discrete Laplace noise for an integer query with l1 sensitivity ``integer_sensitivity``.
 
     :math:`P(z) \propto \exp(-\varepsilon' |z| / \Delta)` with :math:`\varepsilon' \le \varepsilon`
-    the dyadic rounding of ``epsilon``; adding it to an integer vector whose l1
-    distance between neighbours is at most :math:`\Delta` is
+    the dyadic rounding of ``epsilon`` (and the scale :math:`\Delta/\varepsilon'` rounded up,
+    :func:`_sampler_scale`, when it is too large for int64 arithmetic); adding it to an integer
+    vector whose l1 distance between neighbours is at most :math:`\Delta` is
     :math:`\varepsilon`-DP (geometric mechanism).
     """
     epsilon_exact = _dyadic_epsilon(epsilon)
-    scale = Fraction(int(integer_sensitivity)) / epsilon_exact
-    return _discrete_laplace_scaled(int(size), scale.numerator, scale.denominator, rng)
+    t, s = _sampler_scale(Fraction(int(integer_sensitivity)) / epsilon_exact)
+    return _discrete_laplace_scaled(int(size), t, s, rng)
 
 
 def discrete_gaussian(size: int, variance: Fraction, rng: np.random.Generator) -> np.ndarray:
@@ -385,8 +418,10 @@ def laplace_mechanism(
     itself leak.  The result is a multiple of the step, exactly representable.
 
     ``each_coordinate=True`` declares that ``l1_sensitivity`` bounds every coordinate on its
-    own and each noisy coordinate is used as a separate query (AboveThreshold's queries,
-    Dwork & Roth 2014, Alg. 1): the rounding slack is then one step, not one per coordinate.
+    own and each noisy coordinate is used as a separate query: the rounding slack is then one
+    step, not one per coordinate.  (Not for AboveThreshold: there the threshold and the queries
+    must share one grid and the query noise must cover twice the *rounded* sensitivity; see
+    :func:`above_threshold`.)
     """
     values = np.asarray(values, dtype=np.float64)
     if integer_valued:
@@ -448,3 +483,43 @@ def report_noisy_max(
     noisy = _on_grid(scores, step) + discrete_laplace(scores.size, scale, epsilon, rng)
     tie_break = rng.random(scores.size)
     return int(np.lexsort((tie_break, noisy))[-1])
+
+
+def above_threshold(query_blocks, sensitivity: float, epsilon_threshold: float, epsilon_queries: float, rng) -> int | None:
+    r"""Index of the first query whose noisy value reaches a noisy threshold of 0 (AboveThreshold), or ``None``.
+
+    Dwork & Roth (2014), Alg. 1 and Thm. 3.23, on a public grid.  Every query value is rounded
+    to the grid :math:`\gamma` = :func:`secure_grid_step` of ``sensitivity``; the rounded
+    queries of neighbouring data sets then differ by at most
+    :math:`\Delta_Z = \lceil\Delta/\gamma\rceil + 1` grid steps (one step of rounding slack per
+    query).  The threshold 0 gets exact discrete Laplace noise of scale :math:`\Delta_Z/\varepsilon_1`
+    and each query :math:`2\Delta_Z/\varepsilon_2`, all in grid units, and the comparison is on
+    integers.  The proof of Thm. 3.23 shifts the threshold by :math:`\Delta_Z` (density ratio
+    :math:`e^{\varepsilon_1}`) and the stopping query by at most :math:`2\Delta_Z`
+    (:math:`e^{\varepsilon_2}`), so the release is :math:`(\varepsilon_1 + \varepsilon_2)`-DP exactly.
+    (Issue 27: the threshold and the queries were on grids of :math:`2^{-16}` and :math:`2^{-15}`
+    with :math:`2^{16} + 1` steps of sensitivity each, one step short of the shifts the proof
+    needs: a realized loss of :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
+
+    Parameters
+    ----------
+    query_blocks : iterable of array_like
+        The query values, block by block (consumed lazily: blocks after the first hit are never read).
+    sensitivity : float
+        The largest change of any one query between neighbouring data sets.
+    epsilon_threshold, epsilon_queries : float
+        :math:`\varepsilon_1` and :math:`\varepsilon_2`.
+    rng : numpy.random.Generator
+    """
+    step = secure_grid_step(sensitivity)
+    integer_sensitivity = math.ceil(sensitivity / step) + 1
+    threshold = _on_grid(np.zeros(1), step) + discrete_laplace(1, integer_sensitivity, epsilon_threshold, rng)
+    offset = 0
+    for block in query_blocks:
+        block = np.asarray(block, dtype=np.float64)
+        noisy = _on_grid(block, step) + discrete_laplace(block.size, 2 * integer_sensitivity, epsilon_queries, rng)
+        hits = np.flatnonzero(noisy >= threshold[0])
+        if hits.size:
+            return offset + int(hits[0])
+        offset += block.size
+    return None

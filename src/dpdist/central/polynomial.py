@@ -54,7 +54,8 @@ class PolynomialMoments:
     moments : ndarray of shape (degree + 1,)
         Noisy mean moments (basis functions 1..degree+1 of ``basis``).
     n : int
-        Number of records behind the moments (public under replacement DP).
+        Number of records behind the moments (public under replacement DP); 0 for a release of
+        no records (noise around the empty sum, weight 0 in a merge).
     degree : int
         Highest Legendre degree m of the projection.
     bounds : (float, float)
@@ -79,7 +80,7 @@ class PolynomialMoments:
                 f"The 'basis' parameter of {owner} must be one of {list(MOMENT_BASES)}. Got {self.basis!r} instead."
             )
         degree = check_param(owner, "degree", self.degree, Integer(low=1, high=MAX_DEGREE[self.basis]))
-        n = check_param(owner, "n", self.n, Integer(low=1))
+        n = check_param(owner, "n", self.n, Integer(low=0))
         try:
             moments = np.array(self.moments, dtype=np.float64)
         except (TypeError, ValueError):
@@ -105,7 +106,7 @@ class PolynomialMoments:
         bounds,
         degree,
         rng=None,
-        clip=False,
+        clip=True,
         secure=False,
         *,
         basis="monomial",
@@ -126,11 +127,17 @@ class PolynomialMoments:
         data = check_central_input(
             owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
         )
+        return cls._release(owner, data, degree, basis)
+
+    @classmethod
+    def _release(cls, owner: str, data, degree, basis) -> "PolynomialMoments":
+        """:meth:`release` on validated inputs (:func:`~dpdist.central._common.check_central_input`)."""
         check_option(owner, "moments", basis, MOMENT_BASES)
         degree = check_param(owner, "degree", degree, Integer(low=1, high=MAX_DEGREE[basis]))
         n = data.x.size
         moments = data_moments(to_unit_interval(data.x, data.bounds), degree, basis)
-        l1, l2 = moment_sensitivities(degree, n, basis)
+        # n = 0 (public under replacement) has no neighbour; the noise of n = 1 keeps the output well defined
+        l1, l2 = moment_sensitivities(degree, max(n, 1), basis)
         if data.secure:
             noisy = laplace_mechanism(moments, l1, data.epsilon, data.rng)
             record = {"mechanism": "discrete-laplace", "noise_scale": l1 / data.epsilon, "delta_spent": 0.0}
@@ -158,9 +165,7 @@ class PolynomialMoments:
     def merge(self, other: "PolynomialMoments") -> "PolynomialMoments":
         """Pool two releases of disjoint data: moments weighted by n (associative, commutative)."""
         self._check_compatible(other)
-        n = self.n + other.n
-        moments = (self.n * self.moments + other.n * other.moments) / n
-        return PolynomialMoments(moments, n, self.degree, self.bounds, self.basis, self.releases + other.releases)
+        return PolynomialMoments.merge_all([self, other])
 
     __add__ = merge
 
@@ -175,7 +180,9 @@ class PolynomialMoments:
         for other in releases[1:]:
             releases[0]._check_compatible(other)
         n = sum(r.n for r in releases)
-        moments = sum(r.n * r.moments for r in releases) / n
+        # weighted by n; releases of no records carry no weight (all of them empty: equal weights)
+        weights = np.array([r.n for r in releases], dtype=np.float64) if n else np.ones(len(releases))
+        moments = sum(w * r.moments for w, r in zip(weights, releases)) / weights.sum()
         first = releases[0]
         return cls(moments, n, first.degree, first.bounds, first.basis, tuple(e for r in releases for e in r.releases))
 
@@ -237,7 +244,7 @@ def polynomial_projection(
     bounds,
     degree=None,
     rng=None,
-    clip=False,
+    clip=True,
     secure=False,
     *,
     moments="monomial",
@@ -254,7 +261,7 @@ def polynomial_projection(
     Parameters
     ----------
     x : array_like of float
-        The data, inside ``bounds`` (or anywhere if ``clip=True``).
+        The data: any real values (clipped into ``bounds`` by default), possibly none.
     epsilon, delta : float
         Privacy budget (``epsilon > 0``, ``0 < delta < 1``), all spent on the moments.
     bounds : (float, float)
@@ -282,10 +289,13 @@ def polynomial_projection(
     Distribution
         ``details`` records the noise scale, sensitivities and budget.
     """
-    if degree is None:
-        n = np.size(x) if isinstance(x, (np.ndarray, list, tuple)) else 0
-        degree = polynomial_degree(float(n), float(epsilon) if isinstance(epsilon, (int, float)) else 1.0, moments)
-    release = PolynomialMoments.release(
-        x, epsilon, delta, bounds, degree, rng=rng, clip=clip, secure=secure, basis=moments
+    owner = "polynomial_projection"
+    # every argument is validated before the default degree reads epsilon and n (an epsilon of NaN or
+    # inf used to reach the rule and raise a raw ValueError / OverflowError)
+    data = check_central_input(
+        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
     )
-    return release.to_distribution(grid_size)
+    check_option(owner, "moments", moments, MOMENT_BASES)
+    if degree is None:
+        degree = polynomial_degree(float(data.x.size), data.epsilon, moments)
+    return PolynomialMoments._release(owner, data, degree, moments).to_distribution(grid_size)

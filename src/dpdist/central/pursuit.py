@@ -41,7 +41,7 @@ def atom_sensitivities(dictionary, n: int) -> np.ndarray:
     changes :math:`F_n` by at most :math:`1/n` on an interval.  Lemma 4: the
     absolute value has the same sensitivity.
     """
-    return dictionary.l1_norms / n
+    return dictionary.l1_norms / max(n, 1)  # n = 0 has no neighbour: the noise of n = 1
 
 
 def matching_pursuit(
@@ -52,7 +52,7 @@ def matching_pursuit(
     size=40,
     sparsity=None,
     rng=None,
-    clip=False,
+    clip=True,
     secure=False,
     *,
     grid_size=GRID_SIZE,
@@ -76,7 +76,7 @@ def matching_pursuit(
     Parameters
     ----------
     x : array_like of float
-        The data, inside ``bounds`` (or anywhere if ``clip=True``).
+        The data: any real values (clipped into ``bounds`` by default), possibly none.
     epsilon : float
         Total budget (pure epsilon-DP).
     bounds : (float, float)

@@ -30,7 +30,7 @@ __all__ = ["adaptive_quantiles"]
 
 
 def adaptive_quantiles(
-    x, epsilon, bounds, iterations=None, rng=None, clip=False, secure=False, *, grid_size=1024
+    x, epsilon, bounds, iterations=None, rng=None, clip=True, secure=False, *, grid_size=1024
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 

@@ -135,7 +135,7 @@ class TreeHistogram:
         height: int | None = None,
         neighbouring: str = "add-remove",
         rng=None,
-        clip: bool = False,
+        clip: bool = True,
         secure: bool = False,
         rule: str = "adaptive",
     ) -> "TreeHistogram":
@@ -310,7 +310,7 @@ def tree_cdf(
     height: int | None = None,
     neighbouring: str = "add-remove",
     rng=None,
-    clip: bool = False,
+    clip: bool = True,
     secure: bool = False,
     rule: str = "adaptive",
 ) -> Distribution:
@@ -319,7 +319,7 @@ def tree_cdf(
     Parameters
     ----------
     x : array_like of float
-        The data, inside ``bounds`` (or anywhere with ``clip=True``).
+        The data: any real values (clipped into ``bounds`` by default), possibly none.
     epsilon : float
         Total budget (with ``height=None``, 5% of it buys the coarse histogram
         of the shape rule, or the noisy ``n`` of ``rule="size"``).
@@ -362,7 +362,7 @@ def tree_cdf(
     return tree.to_distribution()
 
 
-def cdf(x, epsilon, bounds, *, rng=None, clip: bool = False, secure: bool = False) -> Distribution:
+def cdf(x, epsilon, bounds, *, rng=None, clip: bool = True, secure: bool = False) -> Distribution:
     """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
     A flat histogram or a shallow tree on smooth data, a deep tree on

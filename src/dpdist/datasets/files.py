@@ -25,8 +25,13 @@ __all__ = ["from_file", "read_column"]
 _MISSING = {"", "na", "nan", "null", "none"}
 
 
-def read_column(path, column: str) -> np.ndarray:
-    """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64."""
+def read_column(path, column: str, *, infinite: str = "raise") -> np.ndarray:
+    """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64.
+
+    Empty cells are missing values and are dropped.  ``infinite="raise"`` refuses infinite
+    values; ``infinite="keep"`` returns them (``dpdist release`` clips them into its bounds:
+    a refusal would depend on the private data).
+    """
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
@@ -41,11 +46,13 @@ def read_column(path, column: str) -> np.ndarray:
         raise InvalidParameterError(
             f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
         )
-    infinite = np.isinf(values)
-    if infinite.any():
+    if infinite not in ("raise", "keep"):
+        raise InvalidParameterError(f"The 'infinite' argument must be 'raise' or 'keep'. Got {infinite!r} instead.")
+    is_infinite = np.isinf(values)
+    if infinite == "raise" and is_infinite.any():
         raise OutOfDomainError(
             f"The column {column!r} of {str(path)!r} must hold finite numbers. "
-            f"Got {int(infinite.sum())} infinite value(s)."
+            f"Got {int(is_infinite.sum())} infinite value(s)."
         )
     return values[~np.isnan(values)]  # empty cells (NaN) are missing values
 
