@@ -8,21 +8,143 @@ and every change happens inside an explicit ``BEGIN ... COMMIT`` from
 :meth:`Database.transaction`, so a caller that returns from it knows the change
 is durable (SQLite in WAL mode with ``synchronous=FULL`` fsyncs the log at each
 commit; PostgreSQL's default ``synchronous_commit=on`` does the same).
+
+When the database cannot answer (PostgreSQL down or restarted, SQLite locked,
+a full disk), the driver's error is raised as :class:`DatabaseUnavailableError`
+with a short ``reason``; the service answers it with 503 and logs it through
+:class:`OutageLog`: one line per error class while the outage lasts, one when
+the database answers again.  A connection the server dropped is replaced once,
+inside this layer, where that cannot count anything twice: before ``BEGIN`` and
+before a read outside a transaction.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InvalidParameterError
+from ..errors import DPDistError, InvalidParameterError
 
-__all__ = ["Database", "open_database"]
+__all__ = ["Database", "DatabaseUnavailableError", "OutageLog", "open_database"]
 
 _SQLITE_BUSY_TIMEOUT_S = 60.0
+_PG_CONNECT_TIMEOUT_S = 10
+LOG = logging.getLogger("dpdist.serve.database")
+
+#: Why the database could not answer (the values of ``DatabaseUnavailableError.reason``).
+REASONS = ("unreachable", "locked", "disk_full", "read_only", "timeout", "io_error", "other")
+
+
+class DatabaseUnavailableError(DPDistError):
+    """The database could not answer: ``reason`` is one of :data:`REASONS`; the driver's error is ``__cause__``."""
+
+    def __init__(self, reason: str, error: BaseException):
+        self.reason = reason
+        self.error_class = f"{type(error).__module__.split('.')[0]}.{type(error).__name__}"
+        self.summary = " ".join(str(error).split())[:300]
+        super().__init__(f"The database is unavailable ({reason}): {self.error_class}: {self.summary}")
+
+
+def _sqlite_reason(error: sqlite3.Error) -> str | None:
+    """The reason of a SQLite error that means "cannot answer now", else None (a bug: let it propagate)."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return None
+    name = getattr(error, "sqlite_errorname", "") or ""  # Python >= 3.11
+    text = str(error).lower()
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        return "locked"
+    if name == "SQLITE_FULL" or "disk is full" in text:
+        return "disk_full"
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        return "read_only"
+    if name.startswith("SQLITE_IOERR") or "disk i/o error" in text:
+        return "io_error"
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        return "unreachable"
+    return None  # e.g. "no such table", a syntax error: a bug of the service, not an outage
+
+
+def _postgresql_reason(error: BaseException) -> str | None:
+    import psycopg
+
+    if isinstance(error, psycopg.InterfaceError):  # "the connection is closed"
+        return "unreachable"
+    if not isinstance(error, (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction)):
+        return None
+    state = getattr(error, "sqlstate", None) or ""
+    if not state or state.startswith(("08", "57P")):  # no server answer, connection failure, shutdown
+        return "unreachable"
+    if state == "53100":
+        return "disk_full"
+    if state == "25006":
+        return "read_only"
+    if state in ("57014", "55P03"):  # statement timeout, lock not available
+        return "timeout" if state == "57014" else "locked"
+    return "other"
+
+
+class OutageLog:
+    """Logs a database outage in a few lines, not a traceback per request.
+
+    The first error of each class (reason and driver error type) is logged with its message;
+    repeats are counted and summed up every ``every_s`` seconds while they go on; the first success
+    that ends them logs one line with the counts.  Thread-safe; a success costs one attribute read.
+    """
+
+    def __init__(self, logger: logging.Logger = LOG, every_s: float = 300.0):
+        self.logger, self.every_s = logger, every_s
+        self.enabled = False  # the service turns it on once it runs: errors at start-up are the CLI's to report
+        self._lock = threading.Lock()
+        self._classes: dict[tuple[str, str], list] = {}  # (reason, class) -> [count, first, last logged]
+        self.errors: dict[str, int] = {reason: 0 for reason in REASONS}  # all time, for the metrics
+        self.reconnects = 0
+
+    def failed(self, error: DatabaseUnavailableError) -> None:
+        now = time.monotonic()
+        key = (error.reason, error.error_class)
+        with self._lock:
+            self.errors[error.reason] = self.errors.get(error.reason, 0) + 1
+            if not self.enabled:
+                return
+            entry = self._classes.get(key)
+            if entry is None:
+                self._classes[key] = [1, now, now]
+                first = True
+            else:
+                entry[0] += 1
+                first = False
+                if now - entry[2] < self.every_s:
+                    return
+                entry[2] = now
+                count, since = entry[0], now - entry[1]
+        if first:
+            self.logger.error(
+                "database unavailable (%s): %s: %s [repeats are counted, not logged, until it answers again]",
+                error.reason, error.error_class, error.summary,
+            )
+        else:
+            self.logger.error("database still unavailable (%s): %s, %d errors in %.0f s", error.reason, error.error_class, count, since)
+
+    def succeeded(self, write: bool) -> None:
+        """An operation succeeded: a write ends every error class, a read only ``unreachable`` (a locked or
+        full SQLite, a read-only server still answer reads)."""
+        if not self._classes:
+            return
+        with self._lock:
+            ended = {key: entry for key, entry in self._classes.items() if write or key[0] == "unreachable"}
+            for key in ended:
+                del self._classes[key]
+        classes = ended
+        if classes:
+            total = sum(entry[0] for entry in classes.values())
+            since = time.monotonic() - min(entry[1] for entry in classes.values())
+            kinds = ", ".join(f"{reason} {name} x{entry[0]}" for (reason, name), entry in sorted(classes.items()))
+            self.logger.warning("database available again after %d error(s) in %.0f s (%s)", total, since, kinds)
 
 
 class Database:
@@ -34,6 +156,7 @@ class Database:
         self._local = threading.local()
         self._connections: list[Any] = []
         self._lock = threading.Lock()
+        self.outages = OutageLog()
         if self.dialect == "sqlite":
             path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else url
             if not path or path == ":memory:":
@@ -67,9 +190,13 @@ class Database:
     def connection(self):
         connection = getattr(self._local, "connection", None)
         if connection is not None and getattr(connection, "closed", False):  # e.g. PostgreSQL restarted
+            self._discard()
             connection = None
         if connection is None:
-            connection = self._connect()
+            try:
+                connection = self._connect()
+            except Exception as error:
+                raise self._unavailable(error) from error
             self._local.connection = connection
             with self._lock:
                 self._connections.append(connection)
@@ -86,31 +213,151 @@ class Database:
             return connection
         import psycopg
 
-        return psycopg.connect(self.url, autocommit=True)
+        options = {} if "connect_timeout" in self.url else {"connect_timeout": _PG_CONNECT_TIMEOUT_S}
+        return psycopg.connect(self.url, autocommit=True, **options)
+
+    def _discard(self) -> None:
+        """Forget this thread's connection (closed): the next call opens a new one."""
+        connection = getattr(self._local, "connection", None)
+        self._local.connection = None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
+            with self._lock, contextlib.suppress(ValueError):
+                self._connections.remove(connection)
+
+    def _reason(self, error: BaseException) -> str | None:
+        if isinstance(error, DatabaseUnavailableError):
+            return error.reason
+        if self.dialect == "sqlite":
+            return _sqlite_reason(error) if isinstance(error, sqlite3.Error) else None
+        return _postgresql_reason(error)
+
+    def _unavailable(self, error: BaseException) -> BaseException:
+        """``error`` as a :class:`DatabaseUnavailableError` (counted and logged once per class), or as it is."""
+        if isinstance(error, DatabaseUnavailableError):
+            return error
+        reason = self._reason(error)
+        if reason is None:
+            return error
+        if reason == "unreachable":
+            self._discard()
+        wrapped = DatabaseUnavailableError(reason, error)
+        self.outages.failed(wrapped)
+        return wrapped
+
+    def _retrying(self, operation):
+        """Run ``operation(connection)``; if the server dropped the connection, once more on a new one.
+
+        Only for what cannot have changed anything: ``BEGIN`` and reads outside a transaction.
+        """
+        try:
+            return operation(self.connection())
+        except DatabaseUnavailableError:
+            raise
+        except Exception as error:
+            if self._reason(error) != "unreachable":
+                raise self._unavailable(error) from error
+            self._discard()
+            with self._lock:
+                self.outages.reconnects += 1
+        try:
+            return operation(self.connection())
+        except DatabaseUnavailableError:
+            raise
+        except Exception as error:
+            raise self._unavailable(error) from error
 
     def execute(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         """Run one statement on this thread's connection; return its rows (empty for writes)."""
-        cursor = self.connection().execute(self._sql(statement), parameters)
-        if cursor.description is None:
-            return []
-        return [tuple(row) for row in cursor.fetchall()]
+        sql = self._sql(statement)
+
+        def run(connection):
+            cursor = connection.execute(sql, parameters)
+            return [] if cursor.description is None else [tuple(row) for row in cursor.fetchall()]
+
+        if not getattr(self._local, "in_transaction", False) and statement.lstrip()[:6].upper() == "SELECT":
+            rows = self._retrying(run)
+        else:
+            try:
+                rows = run(self.connection())
+            except DatabaseUnavailableError:
+                raise
+            except Exception as error:
+                raise self._unavailable(error) from error
+        if not getattr(self._local, "in_transaction", False):
+            self.outages.succeeded(write=False)
+        return rows
 
     def rowcount(self, statement: str, parameters: tuple = ()) -> int:
         """Run one write statement; return how many rows it changed."""
-        return self.connection().execute(self._sql(statement), parameters).rowcount
+        try:
+            return self.connection().execute(self._sql(statement), parameters).rowcount
+        except DatabaseUnavailableError:
+            raise
+        except Exception as error:
+            raise self._unavailable(error) from error
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator["Database"]:
         """``BEGIN`` (SQLite: ``BEGIN IMMEDIATE``, the write lock at once) ... ``COMMIT``; rollback on error."""
-        connection = self.connection()
-        connection.execute("BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN")
+        begin = "BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN"
+        connection = self._retrying(lambda connection: (connection.execute(begin), connection)[1])
+        self._local.in_transaction = True
         try:
-            yield self
-        except BaseException:
-            with contextlib.suppress(Exception):
-                connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+            try:
+                yield self
+            except BaseException as error:
+                with contextlib.suppress(Exception):
+                    connection.execute("ROLLBACK")
+                if isinstance(error, Exception) and not isinstance(error, DatabaseUnavailableError):
+                    wrapped = self._unavailable(error)
+                    if wrapped is not error:
+                        raise wrapped from error
+                raise
+            try:
+                connection.execute("COMMIT")
+            except Exception as error:
+                with contextlib.suppress(Exception):
+                    connection.execute("ROLLBACK")
+                raise self._unavailable(error) from error
+        finally:
+            self._local.in_transaction = False
+        self.outages.succeeded(write=True)
+
+    def ping(self, timeout_s: float) -> None:
+        """Check on a new connection, within about ``timeout_s``, that a write transaction could start now.
+
+        SQLite: the file opens (never created here) and ``BEGIN IMMEDIATE`` takes the write lock (a
+        reader would pass while a writer holds it in WAL mode).  PostgreSQL: a connection opens,
+        ``SELECT 1`` answers and the server accepts writes (not a read-only standby).  Raises
+        :class:`DatabaseUnavailableError`; nothing is written.
+        """
+        try:
+            if self.dialect == "sqlite":
+                uri = Path(self._path).resolve().as_uri() + "?mode=rw"
+                connection = sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None)
+                try:
+                    connection.execute("BEGIN IMMEDIATE")
+                    connection.execute("ROLLBACK")
+                finally:
+                    connection.close()
+                return
+            import psycopg
+
+            options = {"connect_timeout": max(2, int(round(timeout_s)))}
+            with psycopg.connect(self.url, autocommit=True, **options) as connection:
+                connection.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+                connection.execute("SELECT 1")
+                (read_only,) = connection.execute("SHOW transaction_read_only").fetchone()
+            if read_only == "on":
+                import psycopg.errors
+
+                raise psycopg.errors.ReadOnlySqlTransaction("the server accepts no writes (transaction_read_only = on)")
+        except Exception as error:
+            if not type(error).__module__.startswith(("sqlite3", "psycopg")):
+                raise
+            raise DatabaseUnavailableError(self._reason(error) or "other", error) from error
 
     def close(self) -> None:
         with self._lock:
