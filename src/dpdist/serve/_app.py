@@ -24,16 +24,18 @@ from starlette.staticfiles import StaticFiles
 
 from .. import _json
 from ..errors import InvalidParameterError
+from ._assets import clients_js_dir
 from ._database import open_database
 from ._estimates import estimate_json, estimate_png
 from ._ingest import decode_body, record_file_ids
 from ._openapi import openapi_schema
+from ._operations import install as install_operations
 from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id
 
 __all__ = ["create_app", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
 LOG = logging.getLogger("dpdist.serve")
-_CLIENTS_JS = Path(__file__).resolve().parents[3] / "clients" / "js"
+_CLIENTS_JS = clients_js_dir()  # package data of an installed wheel, else clients/js of the checkout
 
 
 class Service:
@@ -140,15 +142,17 @@ async def _json_body(request: Request, service: Service) -> dict:
     return document
 
 
-def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None) -> Starlette:
-    """The ASGI application of ``dpdist serve`` (run it with uvicorn)."""
+def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None,
+               operations=None) -> Starlette:
+    """The ASGI application of ``dpdist serve`` (run it with uvicorn); ``operations``: a :class:`._operations.Operations`."""
     service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes)
     clients_js = Path(static_dir) if static_dir is not None else _CLIENTS_JS
 
     async def root(request):
         from .. import __version__
 
-        return JSONResponse({"service": "dpdist", "version": __version__, "openapi": "/openapi.json"})
+        openapi_path = request.scope.get("root_path", "") + "/openapi.json"  # behind a path-prefixed proxy too
+        return JSONResponse({"service": "dpdist", "version": __version__, "openapi": openapi_path})
 
     async def openapi(request):
         return JSONResponse(openapi_schema())
@@ -218,6 +222,7 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
             request.headers.get("content-type", ""),
             _bearer(request),
         )
+        request.app.state.metrics.acknowledged(ack)
         return JSONResponse(ack, status_code=200)
 
     async def estimate(request):
@@ -284,6 +289,7 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
 
     async def service_error(request, error: ServiceError):
+        request.app.state.metrics.refused_request(error.code)
         return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=_headers(error))
 
     async def http_error(request, error: HTTPException):
@@ -298,6 +304,7 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
         routes=routes,
         exception_handlers={ServiceError: service_error, HTTPException: http_error, Exception: internal_error},
     )
+    install_operations(app, service, operations)  # /readyz, /metrics, 503 on database outages, middleware
     app.state.service = service
     return app
 

@@ -239,6 +239,15 @@ def openapi_schema() -> dict:
                         "responses": {"200": {"description": "JavaScript", "content": {"text/javascript": {}}}}},
             },
             "/openapi.json": {"get": {"summary": "This schema", "responses": {"200": _json({"type": "object"})}}},
-            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": _json({"type": "object"})}}},
+            "/healthz": {"get": {"summary": "Liveness: the process serves HTTP", "responses": {"200": _json({"type": "object"})}}},
+            "/readyz": {
+                "get": {"summary": "Readiness: the database could take a write now (503 with a reason if not)",
+                        "responses": {"200": _json({"type": "object"}), "503": _json({"type": "object"})}},
+            },
+            "/metrics": {
+                "get": {"summary": "Prometheus metrics (Bearer metrics token if the server has one)",
+                        "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}},
+                                      **_errors(401)}},
+            },
         },
     }

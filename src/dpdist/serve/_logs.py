@@ -1,0 +1,81 @@
+"""Server logs of ``dpdist serve``: text (uvicorn's format) or one JSON object per line, with request ids.
+
+``--log-format json`` writes every record of the server (uvicorn's and the
+service's) as one JSON object per line: ``time`` (UTC, ISO 8601), ``level``,
+``logger``, ``message``, ``request_id`` while a request is being served, and
+``exception`` (the traceback as one string) when there is one.  The access log
+is then written by the service itself (logger ``dpdist.serve.access``): the
+method, the route's template (``/api/campaigns/{campaign}/batches/{batch_id}``:
+never a campaign id or a batch id), the status, the duration and the request id;
+no client address.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import json
+import logging
+import time
+from datetime import datetime, timezone
+
+__all__ = ["REQUEST_ID", "JsonFormatter", "log_config", "LOG_FORMATS"]
+
+LOG_FORMATS = ("text", "json")
+
+#: The id of the request being served (set by the request-id middleware), or None.
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("dpdist_request_id", default=None)
+
+_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record, on one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        document = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
+        if request_id:
+            document["request_id"] = request_id
+        for key, value in vars(record).items():  # fields passed with extra={...}
+            if key not in _STANDARD and key not in document and not key.startswith("_"):
+                document[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+        if record.exc_info:
+            document["exception"] = self.formatException(record.exc_info)
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def log_config(log_format: str, level: str) -> dict:
+    """A ``logging.config.dictConfig`` for ``uvicorn.run(log_config=...)``: uvicorn's loggers and dpdist's."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    if log_format == "json":
+        config["formatters"] = {"json": {"()": JsonFormatter}}
+        config["handlers"] = {"default": {"formatter": "json", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}}
+        config["loggers"]["uvicorn.access"] = {"handlers": [], "level": "WARNING", "propagate": False}
+        config["loggers"]["dpdist"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+        config["loggers"]["dpdist.serve.access"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    else:
+        config["loggers"]["dpdist"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
+
+
+class AccessLog:
+    """The JSON access log line of one request (used with ``--log-format json`` only)."""
+
+    logger = logging.getLogger("dpdist.serve.access")
+
+    @classmethod
+    def write(cls, method: str, route: str, status: int, started: float) -> None:
+        if cls.logger.isEnabledFor(logging.INFO):
+            cls.logger.info(
+                "%s %s %d", method, route, status,
+                extra={"method": method, "route": route, "status": status,
+                       "duration_ms": round((time.perf_counter() - started) * 1000, 3)},
+            )

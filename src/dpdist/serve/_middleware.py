@@ -1,0 +1,128 @@
+"""ASGI middleware of ``dpdist serve``: request ids, security headers (pure ASGI, no body copies but HTML's).
+
+- :class:`RequestIdMiddleware`: every response carries ``X-Request-ID``: the
+  client's own (1-128 of ``A-Z a-z 0-9 . _ : -``) or a fresh random one; log
+  records written while the request is served carry it (``--log-format json``).
+- :class:`SecurityHeadersMiddleware`: ``X-Content-Type-Options: nosniff`` and
+  ``Referrer-Policy: no-referrer`` on every response; on HTML pages a
+  Content-Security-Policy that allows the page's own inline ``<script>`` and
+  ``<style>`` blocks by their SHA-256 (no ``'unsafe-inline'``), scripts, fetches
+  and images from this origin only, and no framing (``frame-ancestors 'none'``,
+  ``X-Frame-Options: DENY``); and ``Strict-Transport-Security`` when the request
+  came over HTTPS (directly, or through a proxy trusted by ``--forwarded-allow-ips``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+import time
+
+from ._logs import REQUEST_ID, AccessLog
+from ._metrics import route_label
+
+__all__ = ["RequestIdMiddleware", "SecurityHeadersMiddleware", "content_security_policy"]
+
+_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
+_INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>", re.S | re.I)
+_INLINE_STYLE = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.S | re.I)
+_ALL_RESPONSES = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+_HSTS = (b"strict-transport-security", b"max-age=31536000")
+
+
+class RequestIdMiddleware:
+    """Sets :data:`REQUEST_ID` for the request, answers it in ``X-Request-ID``; optionally the JSON access line."""
+
+    def __init__(self, app, access_log: bool = False):
+        self.app, self.access_log = app, access_log
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        offered = next((value for name, value in scope["headers"] if name == b"x-request-id"), b"")
+        request_id = offered.decode("ascii") if _REQUEST_ID.fullmatch(offered) else secrets.token_hex(16)
+        REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
+        started, status = time.perf_counter(), [500]
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+                message = {**message, "headers": [*message.get("headers", []), (b"x-request-id", request_id.encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            if self.access_log:
+                AccessLog.write(scope.get("method", ""), route_label(scope), status[0], started)
+
+
+def _sha256_sources(pattern: re.Pattern, page: str) -> str:
+    return " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(block.encode()).digest()).decode() + "'"
+        for block in pattern.findall(page)
+    )
+
+
+def content_security_policy(page: str) -> str:
+    """The CSP of an HTML ``page``: its inline scripts and styles by hash, everything else from this origin only."""
+    scripts, styles = _sha256_sources(_INLINE_SCRIPT, page), _sha256_sources(_INLINE_STYLE, page)
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'self' {scripts}".rstrip(),
+            f"style-src {styles}" if styles else "style-src 'none'",
+            "connect-src 'self'",
+            "img-src 'self' data:",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+class SecurityHeadersMiddleware:
+    """Adds the security headers (see the module); HTML bodies are held to hash their inline blocks."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        https = scope.get("scheme") == "https"
+        held: dict = {}
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), *_ALL_RESPONSES]
+                if https:
+                    headers.append(_HSTS)
+                message = {**message, "headers": headers}
+                content_type = next((value for name, value in headers if name.lower() == b"content-type"), b"")
+                if content_type.startswith(b"text/html"):
+                    held["start"], held["body"] = message, []
+                    return
+                await send(message)
+            elif message["type"] == "http.response.body" and "start" in held:
+                held["body"].append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                body = b"".join(held["body"])
+                start = held.pop("start")
+                policy = content_security_policy(body.decode("utf-8", "replace")).encode()
+                headers = list(start["headers"])
+                if scope.get("method") != "HEAD":  # a HEAD answer keeps the length of the page it did not send
+                    headers = [(name, value) for name, value in headers if name.lower() != b"content-length"]
+                    headers.append((b"content-length", str(len(body)).encode()))
+                headers += [(b"content-security-policy", policy), (b"x-frame-options", b"DENY")]
+                await send({**start, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+            else:
+                await send(message)
+
+        await self.app(scope, receive, sending)

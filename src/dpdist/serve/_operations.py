@@ -1,0 +1,107 @@
+"""What an operator needs around the routes: readiness, metrics, request ids, logs, CORS, security headers.
+
+:func:`install` adds them to the application built by :func:`create_app`:
+the ``/readyz`` and ``/metrics`` routes, the 503 answer to a database that
+cannot answer (logged once per error class by the database layer, not as a
+traceback per request), and the middleware, outermost first: request id (and
+the JSON access line), metrics, CORS (only with ``cors_origins``), security
+headers.  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse
+
+from ..errors import InvalidParameterError
+from ._database import DatabaseUnavailableError
+from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
+from ._logs import LOG_FORMATS
+from ._metrics import Metrics, MetricsMiddleware
+from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
+
+__all__ = ["Operations", "install"]
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+
+
+@dataclass(frozen=True)
+class Operations:
+    """The operational options of ``dpdist serve`` (each one a ``--option`` and a ``DPDIST_...`` variable).
+
+    Parameters
+    ----------
+    metrics_token : str, optional
+        If set (at least 16 characters), ``/metrics`` needs ``Authorization: Bearer <metrics_token>``.
+    log_format : {"text", "json"}
+        ``json``: the server log is one JSON object per line, with request ids, and the access log
+        names routes, not paths (``--log-format``).
+    cors_origins : tuple of str
+        Origins (``https://example.org``, ``http://127.0.0.1:8080``) whose pages may call the API and
+        load the JavaScript client; ``"*"`` for any.  Empty (the default): same origin only.
+    ready_timeout_s : float
+        How long ``/readyz`` waits for the database.
+    min_free_bytes : int
+        SQLite: ``/readyz`` answers 503 ``disk_full`` below this much free space.
+    """
+
+    metrics_token: str | None = None
+    log_format: str = "text"
+    cors_origins: tuple = field(default_factory=tuple)
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
+    min_free_bytes: int = DEFAULT_MIN_FREE_BYTES
+
+    def __post_init__(self):
+        if self.metrics_token is not None and (not isinstance(self.metrics_token, str) or len(self.metrics_token) < 16):
+            raise InvalidParameterError("The '--metrics-token' option must be at least 16 characters long.")
+        if self.log_format not in LOG_FORMATS:
+            raise InvalidParameterError(f"The '--log-format' option must be one of {', '.join(LOG_FORMATS)}. Got {self.log_format!r}.")
+        origins = tuple(self.cors_origins)
+        for origin in origins:
+            if origin != "*" and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
+                raise InvalidParameterError(
+                    "The '--cors-origin' option must be an origin: scheme://host[:port] with no path or trailing "
+                    f"slash (e.g. https://example.org), or '*'. Got {origin!r}."
+                )
+        object.__setattr__(self, "cors_origins", origins)
+        if not (isinstance(self.ready_timeout_s, (int, float)) and 0 < self.ready_timeout_s <= 60):
+            raise InvalidParameterError(f"The '--ready-timeout' option must be a number of seconds in (0, 60]. Got {self.ready_timeout_s!r}.")
+        if not isinstance(self.min_free_bytes, int) or self.min_free_bytes < 0:
+            raise InvalidParameterError(f"The '--min-free-bytes' option must be an int >= 0. Got {self.min_free_bytes!r}.")
+
+
+def install(app, service, operations: Operations | None = None) -> None:
+    """Add readiness, metrics and the middleware of ``operations`` to ``app`` (a fresh :func:`create_app`)."""
+    operations = operations or Operations()
+    db = service.store.db
+    readiness = Readiness(db, timeout_s=operations.ready_timeout_s, min_free_bytes=operations.min_free_bytes)
+    metrics = Metrics(db, token=operations.metrics_token)
+    app.state.metrics, app.state.readiness, app.state.operations = metrics, readiness, operations
+
+    async def database_unavailable(request, error: DatabaseUnavailableError):
+        # logged by the database layer (once per error class); the client retries the same batch later
+        metrics.refused_request("database_unavailable")
+        return JSONResponse(
+            {"error": "database_unavailable", "detail": f"The database cannot answer now ({error.reason}); retry later."},
+            status_code=503, headers={"Retry-After": "5"},
+        )
+
+    app.add_route("/readyz", readiness.endpoint, methods=["GET"])
+    app.add_route("/metrics", metrics.endpoint, methods=["GET"])
+    app.add_exception_handler(DatabaseUnavailableError, database_unavailable)
+    app.add_middleware(SecurityHeadersMiddleware)  # add_middleware wraps: the last one added is the outermost
+    if operations.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(operations.cors_origins),
+            allow_methods=["GET", "POST", "PUT"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After"],
+            max_age=600,
+        )
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(RequestIdMiddleware, access_log=operations.log_format == "json")
+    db.outages.enabled = True
