@@ -150,8 +150,11 @@ function drawHistory(points) {
   el("text", { class: "axis", x: W - pad, y: H - 8, "text-anchor": "end" }, svg).textContent = points[points.length - 1].time;
 }
 
+// the page is {service}/campaigns/{id}/dashboard; {service} may carry a reverse proxy's path prefix
+const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campaigns/"));
+
 async function refresh() {
-  const base = "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
+  const base = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
   try {
     const [data, history] = await Promise.all([getJson(base + "/estimate" + query), getJson(base + "/history")]);
     for (const key of ["state", "protocol", "epsilon", "n", "batches"]) document.getElementById(key).textContent = String(data[key]);
