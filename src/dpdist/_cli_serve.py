@@ -14,6 +14,7 @@ import json
 import os
 import sys
 
+from ._cli_env import check_environment, environment_defaults
 from ._cli_memo import add_ledger_arguments
 
 __all__ = ["add_commands"]
@@ -52,7 +53,9 @@ def _add_serve(subparsers) -> None:
         "dashboard at /campaigns/NAME/dashboard#token=ADMIN_TOKEN. Needs dpdist[serve].",
     )
     serve.add_argument(
-        "--db", required=True, help="SQLite file (created if missing; WAL mode) or a postgresql://user@host/dbname URL"
+        "--db", required=True,
+        help="SQLite file (created if missing; WAL mode) or a postgresql://user@host/dbname URL (a password: in "
+        "DPDIST_DB, PGPASSWORD or ~/.pgpass, not on the command line, which `ps` shows)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
@@ -64,7 +67,66 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
+    _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
+    environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
+
+
+def _add_operations(serve) -> None:
+    """The operator's options of ``dpdist serve`` (docs/deployment.md: "Operating", "Metrics", "Behind a reverse proxy")."""
+    from .serve._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S
+
+    serve.add_argument("--log-format", default="text", choices=["text", "json"],
+                       help="server log: uvicorn's text lines, or one JSON object per line with request ids (default text)")
+    serve.add_argument("--metrics-token", default=None,
+                       help="if set, GET /metrics needs 'Authorization: Bearer <this token>' (>= 16 characters; "
+                       "prefer the environment variable: options show in `ps`)")
+    serve.add_argument("--root-path", default="",
+                       help="the path prefix under which a reverse proxy publishes the service (e.g. /dpdist); the "
+                       "proxy strips it before forwarding")
+    serve.add_argument("--forwarded-allow-ips", default="127.0.0.1",
+                       help="comma-separated addresses of trusted proxies whose X-Forwarded-For/-Proto headers are "
+                       "believed ('*': any; default 127.0.0.1)")
+    serve.add_argument("--cors-origin", default="",
+                       help="comma-separated origins (https://example.org) whose pages may call the API and load the "
+                       "JavaScript client from this server, or '*' (default: none, same origin only)")
+    serve.add_argument("--ready-timeout", type=float, default=DEFAULT_READY_TIMEOUT_S,
+                       help=f"seconds /readyz waits for the database (default {DEFAULT_READY_TIMEOUT_S:g})")
+    serve.add_argument("--min-free-bytes", type=int, default=DEFAULT_MIN_FREE_BYTES,
+                       help=f"SQLite: /readyz answers 503 disk_full below this much free space (default {DEFAULT_MIN_FREE_BYTES})")
+
+
+def _operations(args, Operations):
+    from .errors import InvalidParameterError
+
+    root = args.root_path.rstrip("/")
+    if root and (not root.startswith("/") or any(c in root for c in " ?#%\\")):
+        raise InvalidParameterError(f"The '--root-path' option must be a URL path such as /dpdist. Got {args.root_path!r}.")
+    args.root_path = root
+    origins = tuple(origin.strip() for origin in args.cors_origin.split(",") if origin.strip())
+    return Operations(metrics_token=args.metrics_token or None, log_format=args.log_format, cors_origins=origins,
+                      ready_timeout_s=args.ready_timeout, min_free_bytes=args.min_free_bytes)
+
+
+def _uvicorn_operations(args) -> dict:
+    from .serve._logs import log_config
+
+    return {
+        "root_path": args.root_path,
+        "proxy_headers": True,
+        "forwarded_allow_ips": args.forwarded_allow_ips,
+        "log_config": log_config(args.log_format, args.log_level),
+        "access_log": args.log_format != "json",  # JSON: the service writes its own access line (routes, no addresses)
+    }
+
+
+def _missing_extra(command: str, error: ImportError):
+    from .errors import MissingDependencyError
+
+    module = getattr(error, "name", None) or str(error)
+    return MissingDependencyError(
+        f"'{command}' needs the serve extra ({module} is not installed): pip install 'dpdist[serve]'."
+    )
 
 
 def _admin_token(args, *, required: bool = True) -> str | None:
@@ -79,28 +141,35 @@ def _admin_token(args, *, required: bool = True) -> str | None:
 def _run_serve(args) -> int:
     from .errors import InvalidParameterError
 
+    check_environment(args)
     try:
         import uvicorn
 
         from .serve import create_app
+        from .serve._operations import Operations
     except ImportError as error:
-        raise InvalidParameterError(f"'dpdist serve' needs the serve extra: pip install 'dpdist[serve]' ({error}).") from None
+        raise _missing_extra("dpdist serve", error) from None
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
+    operations = _operations(args, Operations)
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, operations=operations)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
+        error = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
         if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
         first = " ".join(str(error).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
-    print(f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
-          f"http://{args.host}:{args.port}/ (OpenAPI at /openapi.json)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False)
+    started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
+               f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)")
+    if args.log_format == "json":  # every line of a JSON log is JSON
+        started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
+    print(started, file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False, **_uvicorn_operations(args))
     return 0
 
 
@@ -190,9 +259,11 @@ def _client(args, *, admin: bool):
     from .errors import InvalidParameterError
 
     try:
+        import httpx  # noqa: F401 - the client's transport
+
         from .client import Client
-    except ImportError as error:  # pragma: no cover - the serve extra installs httpx
-        raise InvalidParameterError(f"The dpdist client needs the serve extra: pip install 'dpdist[serve]' ({error}).") from None
+    except ImportError as error:
+        raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
         raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
     return Client(

@@ -23,6 +23,7 @@ __all__ = [
     "ServiceRefusedError",
     "ServiceUnavailableError",
     "PrivacyBudgetError",
+    "MissingDependencyError",
 ]
 
 
@@ -88,3 +89,7 @@ class PrivacyBudgetError(DPDistError, ValueError):
     def __init__(self, message: str, remaining: float = 0.0):
         super().__init__(message)
         self.reason, self.remaining = message, remaining
+
+
+class MissingDependencyError(DPDistError, ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it (``dpdist[serve]``)."""
