@@ -142,7 +142,7 @@ def test_a_postgresql_outage_is_503_a_few_log_lines_and_heals_by_itself(postgres
             assert [r.status_code for r in answers] == [200] * 16, [r.text for r in answers if r.status_code != 200]
             accepted += 16
         assert campaign_n(server.url, campaign) == accepted == 80
-        metrics = scrape(server.url)
+        metrics = scrape(server.url, ADMIN_TOKEN)  # no --metrics-token: the admin token
         assert metrics[("dpdist_database_errors_total", (("reason", "unreachable"),))] >= failed
         assert metrics[("dpdist_database_reconnects_total", ())] >= 1
         assert metrics[("dpdist_requests_refused_total", (("reason", "database_unavailable"),))] == failed
@@ -228,6 +228,13 @@ def test_database_outage_in_process_logs_one_line_per_error_class(tmp_path, capl
     holder.close()
 
 
+def test_metrics_without_a_metrics_token_need_the_admin_token(sqlite_url):
+    with OpsServer(sqlite_url) as server:
+        refused = httpx.get(server.url + "/metrics", timeout=10)
+        assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
+        assert scrape(server.url, ADMIN_TOKEN)[("dpdist_requests_refused_total", (("reason", "unauthorized"),))] == 1
+
+
 def test_json_logs_carry_request_ids_and_routes_not_addresses_or_ids(sqlite_url, tmp_path):
     log = tmp_path / "server.log"
     with OpsServer(sqlite_url, args=["--log-format", "json"], log_path=log, log_level="info") as server:
@@ -311,6 +318,8 @@ def test_the_server_takes_every_setting_from_the_environment(tmp_path):
         assert (tmp_path / "env.sqlite").is_file()
         assert httpx.get(server.url + "/", timeout=10).json()["openapi"] == "/pfx/openapi.json"
         assert httpx.get(server.url + "/metrics", timeout=10).status_code == 401
+        assert httpx.get(server.url + "/metrics", headers=admin_headers(), timeout=10).status_code == 401  # its own token
+        assert httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).status_code == 200
         campaign = new_campaign(server.url)
         big = httpx.put(f"{server.url}/api/campaigns/{campaign}/batches/b", content=b"x" * 5000,
                         headers={"Content-Type": "application/json"}, timeout=10)

@@ -79,8 +79,8 @@ def _add_operations(serve) -> None:
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
                        help="server log: uvicorn's text lines, or one JSON object per line with request ids (default text)")
     serve.add_argument("--metrics-token", default=None,
-                       help="if set, GET /metrics needs 'Authorization: Bearer <this token>' (>= 16 characters; "
-                       "prefer the environment variable: options show in `ps`)")
+                       help="GET /metrics needs 'Authorization: Bearer <this token>' (>= 16 characters; prefer the "
+                       "environment variable: options show in `ps`); without it, the admin token")
     serve.add_argument("--root-path", default="",
                        help="the path prefix under which a reverse proxy publishes the service (e.g. /dpdist); the "
                        "proxy strips it before forwarding")

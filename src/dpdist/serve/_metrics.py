@@ -63,13 +63,18 @@ class _ServiceCollector:
 
 
 class Metrics:
-    """The metrics of one application, and the ``/metrics`` endpoint (``token``: Bearer token or None)."""
+    """The metrics of one application, and the ``/metrics`` endpoint.
 
-    def __init__(self, db, *, token: str | None = None):
+    ``/metrics`` needs ``Authorization: Bearer <token>``; without a ``token``, ``check_admin(request)``
+    decides (the admin token): counts of reports and refusals were the admins' to see before.
+    """
+
+    def __init__(self, db, *, token: str | None = None, check_admin=None):
         from .. import __version__
 
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self._token_sha256 = hashlib.sha256(token.encode()).digest() if token else None
+        self._check_admin = check_admin
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         Info("dpdist", "The dpdist version and the database engine", registry=registry).info(
@@ -115,7 +120,9 @@ class Metrics:
 
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:
-        if self._token_sha256 is not None:
+        if self._token_sha256 is None and self._check_admin is not None:
+            self._check_admin(request)  # a 401 ServiceError unless the admin token
+        elif self._token_sha256 is not None:
             header = request.headers.get("authorization", "")
             scheme, _, offered = header.partition(" ")
             digest = hashlib.sha256((offered.strip() if scheme.lower() == "bearer" else "").encode()).digest()

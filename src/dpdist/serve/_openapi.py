@@ -245,7 +245,7 @@ def openapi_schema() -> dict:
                         "responses": {"200": _json({"type": "object"}), "503": _json({"type": "object"})}},
             },
             "/metrics": {
-                "get": {"summary": "Prometheus metrics (Bearer metrics token if the server has one)",
+                "get": {"summary": "Prometheus metrics (Bearer metrics token; without one, the admin token)",
                         "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}},
                                       **_errors(401)}},
             },

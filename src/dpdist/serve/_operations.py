@@ -35,7 +35,8 @@ class Operations:
     Parameters
     ----------
     metrics_token : str, optional
-        If set (at least 16 characters), ``/metrics`` needs ``Authorization: Bearer <metrics_token>``.
+        If set (at least 16 characters), ``/metrics`` needs ``Authorization: Bearer <metrics_token>``;
+        if not, the admin token.
     log_format : {"text", "json"}
         ``json``: the server log is one JSON object per line, with request ids, and the access log
         names routes, not paths (``--log-format``).
@@ -78,7 +79,7 @@ def install(app, service, operations: Operations | None = None) -> None:
     operations = operations or Operations()
     db = service.store.db
     readiness = Readiness(db, timeout_s=operations.ready_timeout_s, min_free_bytes=operations.min_free_bytes)
-    metrics = Metrics(db, token=operations.metrics_token)
+    metrics = Metrics(db, token=operations.metrics_token, check_admin=service.check_admin)
     app.state.metrics, app.state.readiness, app.state.operations = metrics, readiness, operations
 
     async def database_unavailable(request, error: DatabaseUnavailableError):
