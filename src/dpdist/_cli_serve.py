@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from pathlib import Path
 
 from ._cli_memo import add_ledger_arguments
 
@@ -324,6 +326,12 @@ def _add_submit(subparsers) -> None:
     )
     add_ledger_arguments(submit)
     submit.add_argument(
+        "--journal", default=None, metavar="FILE",
+        help="with --column: where the randomized batches are kept before they are sent, so that running the same "
+        "command again after a failure resends them instead of randomizing again (default: a file under "
+        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo)",
+    )
+    submit.add_argument(
         "--submit-token",
         default=None,
         help="the campaign's submit token, if it has one (default: the DPDIST_SUBMIT_TOKEN environment variable; "
@@ -363,11 +371,11 @@ def _run_submit(args) -> int:
                     rejected[reason] = rejected.get(reason, 0) + count
         except BaseException:
             if batches and not args.reports:
-                # randomized values have no id: a re-run of the same rows would be counted (and randomized) again
+                # the batches are journaled: the same command resends them, and the counted ones count once
                 print(
                     f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
-                    f"failure and stay counted; re-submitting the same rows would count them twice (a resumable "
-                    f"upload: 'dpdist privatize' to a report file, then 'dpdist submit --reports').",
+                    f"failure and stay counted; run the same command again to send the rest (the randomized batches "
+                    f"are kept in a journal, and batches already counted are not counted twice).",
                     file=sys.stderr,
                 )
             raise
@@ -385,6 +393,7 @@ def _submit_column(client, args):
     from ._io._columns import iter_column
     from ._io._shuffle import ReportShuffler
     from ._rng import check_rng, secure_generator
+    from ._submit_journal import journal_path, journal_records, write_journal
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)
@@ -404,18 +413,38 @@ def _submit_column(client, args):
             "one device reporting over rounds uses '--memo FILE'.",
             file=sys.stderr,
         )
-    # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
-    # and the rows within it say nothing about where a row was in the file
-    with (
-        open_device_memo(
-            args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
-        ) as memo,
-        ReportShuffler(protocol, secure_generator()) as shuffler,
-    ):
-        for block in rechunk(values, args.batch_size):
-            if memo is None:
-                shuffler.add(protocol.privatize(block, secure=True))
-            else:
-                shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
-        for reports in shuffler.blocks(args.batch_size):
-            yield client.submit_reports(args.campaign, protocol, reports)
+    journal = (Path(args.journal) if args.journal else
+               journal_path(args.server, args.campaign, protocol.config(), args.column, args.data[0], args.memo))
+    if journal.exists():
+        print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
+              "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)
+    else:
+        # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
+        # and the rows within it say nothing about where a row was in the file; the batches are journaled
+        # before the first is sent, so a re-run after a kill resends them instead of randomizing again
+        with (
+            open_device_memo(
+                args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
+            ) as memo,
+            ReportShuffler(protocol, secure_generator()) as shuffler,
+        ):
+            for block in rechunk(values, args.batch_size):
+                if memo is None:
+                    shuffler.add(protocol.privatize(block, secure=True))
+                else:
+                    shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
+            write_journal(journal, protocol, shuffler.blocks(args.batch_size))
+    pause = _test_pause_after_batches()
+    for index, (batch_id, body) in enumerate(journal_records(journal)):
+        yield client.submit_body(args.campaign, batch_id, body)
+        if pause is not None and index + 1 == pause[0]:
+            time.sleep(pause[1])
+
+
+def _test_pause_after_batches():
+    """For the crash tests: ``DPDIST_TEST_PAUSE_AFTER_BATCHES=k:seconds`` sleeps after k acknowledged batches."""
+    setting = os.environ.get("DPDIST_TEST_PAUSE_AFTER_BATCHES")
+    if not setting:
+        return None
+    count, seconds = setting.split(":")
+    return int(count), float(seconds)

@@ -53,7 +53,8 @@ class Client:
         Attempts after the first for a request that failed in transit or got a
         5xx answer (batches are idempotent by batch id, so retrying is safe).
     backoff : float
-        First wait in seconds between attempts; doubles each time (at most 10 s).
+        First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
+        ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
     timeout : float
         Seconds per request.
     transport : httpx transport, optional
@@ -100,6 +101,7 @@ class Client:
             headers["Authorization"] = f"Bearer {token}"
         wait = self.backoff
         for attempt in range(self.retries + 1):
+            asked = None
             try:
                 response = self._http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
@@ -110,8 +112,9 @@ class Client:
                         raise _refusal(method, path, response)
                     return response
                 failure = f"HTTP {response.status_code}"
+                asked = retry_after(response.headers.get("Retry-After"))
             if attempt < self.retries:
-                time.sleep(wait)
+                time.sleep(retry_delay(wait, asked))
                 wait = min(10.0, wait * 2)
         raise ServiceUnavailableError(
             f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
@@ -284,6 +287,39 @@ class Client:
             return writer.n_written
         finally:
             partial.unlink(missing_ok=True)
+
+
+#: the longest wait a server's Retry-After may ask of this client (seconds)
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), ``None`` if absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, moment.timestamp() - time.time()), MAX_RETRY_AFTER)
+
+
+def retry_delay(backoff: float, asked: float | None) -> float:
+    """The wait before a retry, jittered so that many clients refused together do not return together.
+
+    A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
+    backoff is spread over its upper half ("equal jitter").
+    """
+    import random
+
+    if asked is not None:
+        return asked * random.uniform(1.0, 1.5)
+    return backoff * random.uniform(0.5, 1.0)
 
 
 def json_rows(reports) -> list:
