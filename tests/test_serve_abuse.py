@@ -246,6 +246,32 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, case)
             assert admin.campaign(campaign)["n"] == 0
 
 
+def test_uploads_cut_short_and_internal_errors_leave_no_traceback_and_no_address(tmp_path, caplog):
+    """A client that disconnects mid-body was an internal error with a traceback (a log flood for anyone
+    opening and dropping uploads); an internal error still gets its access line, without the address."""
+    with InProcessServer(str(tmp_path / "c.sqlite")) as server:
+        caplog.set_level("INFO", logger="uvicorn.access")  # (uvicorn set it to the server's --log-level)
+        campaign = new_campaign(server.url)
+        for k in range(5):
+            sock = raw_connection(server.port)
+            sock.sendall(request_head("PUT", f"/api/campaigns/{campaign}/batches/cut-{k}", 1 << 20) + b"\0" * 1000)
+            sock.close()
+
+        def broken():
+            raise RuntimeError("boom")
+
+        server.service.store.list = broken
+        assert httpx.get(server.url + "/api/campaigns", headers=admin_headers()).status_code == 500
+        deadline = time.monotonic() + BOUND_S
+        while server.service.budget.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert "internal error on PUT" not in caplog.text and "ClientDisconnect" not in caplog.text
+    access = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert '- - "GET /api/campaigns HTTP/1.1" 500' in access
+    assert sum('"PUT /api/campaigns/' + campaign + '/batches/- HTTP/1.1" 400' in line for line in access) == 5
+    assert not any(re.search(r"127\.0\.0\.1|cut-", line) for line in access)
+
+
 def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path):
     """20,200 connections trickling their headers were never closed; now each is closed after --header-timeout."""
     limits = Limits(header_timeout=1.0)

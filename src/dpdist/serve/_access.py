@@ -58,6 +58,9 @@ class PrivacyMiddleware:
                 await _refuse_token(send_and_note)
             else:
                 await self.app(scope, receive, send_and_note)
+        except Exception:
+            status[0] = status[0] or 500  # answered by Starlette's outermost error handler
+            raise
         finally:
             if self.mode != "off" and status[0]:
                 self._log(scope, status[0])

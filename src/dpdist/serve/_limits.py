@@ -147,6 +147,8 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
     at once when Content-Length says so), 503 ``busy`` (the budget is full),
     408 ``body_timeout`` (past the deadline or below the minimum rate).
     """
+    from starlette.requests import ClientDisconnect
+
     length = request.headers.get("content-length")
     declared = int(length) if length is not None and length.isdigit() else None
     if declared is not None and declared > max_body_bytes:
@@ -172,6 +174,10 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
                 break
             except asyncio.TimeoutError:
                 raise _too_slow(limits, held) from None
+            except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing to log as an error
+                error = ServiceError(400, "client_disconnected", "The client closed the connection before its body was complete.")
+                error.close = True
+                raise error from None
             if not chunk:
                 continue
             if held + len(chunk) > max_body_bytes:
