@@ -363,7 +363,8 @@ def _print_summary(document: dict) -> None:
     else:
         band = estimate["band"]
         print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
-    if document.get("diagnostics"):
+    diagnostics = document.get("diagnostics") or {}
+    if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
         from .serve._diagnostics import describe
 
         print("  " + describe(document["diagnostics"]))
