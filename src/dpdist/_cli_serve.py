@@ -66,6 +66,9 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
+    from .serve._limits import add_arguments as add_limit_arguments
+
+    add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     serve.set_defaults(handler=_run_serve)
 
 
@@ -92,8 +95,11 @@ def _run_serve(args) -> int:
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
+    from .serve._limits import from_args as limits_from_args, uvicorn_options
+
+    limits = limits_from_args(args, args.max_body_bytes)
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes)
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
@@ -102,7 +108,7 @@ def _run_serve(args) -> int:
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
     print(f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
           f"http://{args.host}:{args.port}/ (OpenAPI at /openapi.json)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(limits))
     return 0
 
 
@@ -143,6 +149,13 @@ def _add_campaign(subparsers) -> None:
         help="optional token devices must send to submit (>= 16 characters; devices may pass it as DPDIST_SUBMIT_TOKEN)",
     )
     create.add_argument("--keep-reports", action="store_true", help="also keep the raw reports, for 'campaign export'")
+    create.add_argument("--max-reports", type=int, default=None, help="accept at most this many reports (default: no cap)")
+    create.add_argument(
+        "--enrollment",
+        action="store_true",
+        help="each device submits with its own enrollment token, good for a stated number of reports "
+        "('dpdist campaign enroll'); not with --submit-token",
+    )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _server_options(create, admin=True)
     create.set_defaults(handler=_run_create)
@@ -156,6 +169,29 @@ def _add_campaign(subparsers) -> None:
         action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
         _server_options(action, admin=True)
         action.set_defaults(handler=_run_simple, action_name=name)
+
+    enroll = actions.add_parser(
+        "enroll",
+        help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
+        description="Issue --count enrollment tokens for CAMPAIGN, each good for --reports reports to it; print them one "
+        "per line (or write them to --out). The server keeps only their SHA-256: the tokens are shown this once.",
+    )
+    enroll.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    enroll.add_argument("--count", type=int, required=True, help="number of tokens (devices), at most 10000 per call")
+    enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
+    enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
+    _server_options(enroll, admin=True)
+    enroll.set_defaults(handler=_run_enroll)
+
+    delete = actions.add_parser(
+        "delete",
+        help="delete a campaign and everything stored for it (aggregate, batch records, raw reports, tokens)",
+        description="Delete CAMPAIGN and everything the server stores for it. Needs --yes.",
+    )
+    delete.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
+    _server_options(delete, admin=True)
+    delete.set_defaults(handler=_run_delete)
 
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
     _server_options(listing, admin=True)
@@ -214,7 +250,14 @@ def _run_create(args) -> int:
 
     protocol = load_config(args.config)
     with _client(args, admin=True) as client:
-        summary = client.create_campaign(args.name, protocol.config(), submit_token=args.submit_token, keep_reports=args.keep_reports)
+        summary = client.create_campaign(
+            args.name,
+            protocol.config(),
+            submit_token=args.submit_token,
+            keep_reports=args.keep_reports,
+            max_reports=args.max_reports,
+            enrollment=args.enrollment,
+        )
         if args.open:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
@@ -231,6 +274,37 @@ def _run_simple(args) -> int:
             _print_json(client.campaign(args.campaign))
             return 0
     print(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}.")
+    return 0
+
+
+def _run_enroll(args) -> int:
+    from .errors import InvalidParameterError
+
+    for option, value in (("--count", args.count), ("--reports", args.reports)):
+        if value < 1:
+            raise InvalidParameterError(f"The '{option}' option must be an int >= 1. Got {value}.")
+    with _client(args, admin=True) as client:
+        tokens = client.enroll(args.campaign, args.count, args.reports)
+    text = "".join(token + "\n" for token in tokens)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+        print(f"campaign {args.campaign}: {len(tokens)} enrollment token(s) of {args.reports} report(s) each written to {args.out}.")
+    return 0
+
+
+def _run_delete(args) -> int:
+    from .errors import InvalidParameterError
+
+    if not args.yes:
+        raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
+    with _client(args, admin=True) as client:
+        result = client.delete_campaign(args.campaign)
+    print(f"campaign {args.campaign}: deleted ({result['batches']} batch record(s), {result['kept_report_batches']} "
+          "batch(es) of kept reports).")
     return 0
 
 
@@ -291,6 +365,11 @@ def _print_summary(document: dict) -> None:
     else:
         band = estimate["band"]
         print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
+    diagnostics = document.get("diagnostics") or {}
+    if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
+        from .serve._diagnostics import describe
+
+        print("  " + describe(document["diagnostics"]))
 
 
 def _run_export(args) -> int:

@@ -33,6 +33,9 @@ DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
 #: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
 FILE_PART_BYTES = 8 << 20
+#: A binary report file of at most this many records is sent as it is (the server's --max-records is 1024 by
+#: default); one with more is re-encoded as one record per part. A constant, so a file's bytes are the same on every run.
+FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
@@ -217,7 +220,8 @@ class Client:
         row_bytes = report_format.dtype.itemsize * int(np.prod(report_format.row_shape, dtype=np.int64))
         rows_per_part = max(1, FILE_PART_BYTES // max(row_bytes, 1))
         if count_reports(path) <= rows_per_part:
-            if file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1:
+            if (file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1
+                    and _record_count(path) <= FILE_MAX_RECORDS):
                 return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
             reports = [batch.reports for batch in iter_report_batches(path, protocol)]
             array = np.concatenate(reports) if reports else None
@@ -229,11 +233,35 @@ class Client:
         ]
 
     # ------------------------------------------------------------------ admin
-    def create_campaign(self, campaign: str, config: dict, *, submit_token: str | None = None, keep_reports: bool = False) -> dict:
+    def create_campaign(
+        self,
+        campaign: str,
+        config: dict,
+        *,
+        submit_token: str | None = None,
+        keep_reports: bool = False,
+        max_reports: int | None = None,
+        enrollment: bool = False,
+    ) -> dict:
+        """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
+        every device submit with its own enrollment token (:meth:`enroll`)."""
         document = {"campaign": campaign, "config": config, "keep_reports": keep_reports}
         if submit_token is not None:
             document["submit_token"] = submit_token
+        if max_reports is not None:
+            document["max_reports"] = max_reports
+        if enrollment:
+            document["enrollment"] = True
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+
+    def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
+        """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
+        document = {"count": count, "reports": reports}
+        return self._request("POST", f"/api/campaigns/{campaign}/enrollments", token=self._admin(), json=document).json()["tokens"]
+
+    def delete_campaign(self, campaign: str) -> dict:
+        """Delete a campaign and everything the server stores for it."""
+        return self._request("DELETE", f"/api/campaigns/{campaign}", token=self._admin()).json()
 
     def set_config(self, campaign: str, config: dict) -> dict:
         return self._request("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config}).json()
@@ -338,6 +366,13 @@ def _export_file_id(path) -> str | None:
         for header in iter_headers(handle, str(path)):
             return header["file_id"]
     return None
+
+
+def _record_count(path) -> int:
+    from ._io._binary import iter_headers
+
+    with open(path, "rb") as handle:
+        return sum(1 for _ in iter_headers(handle, str(path)))
 
 
 def _is_file_id(text: str) -> bool:

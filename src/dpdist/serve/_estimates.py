@@ -39,8 +39,6 @@ def estimate_options(query) -> tuple[dict, float]:
             if not 0 < level < 1:
                 raise ServiceError(400, "invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
             continue
-        if key == "token":
-            continue
         try:
             options[key] = _json.loads(text)
         except ValueError:
@@ -188,7 +186,10 @@ def describe_estimate(estimate, level: float) -> dict:
 
 
 def estimate_json(campaign: Campaign, query) -> dict:
-    """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n and rejections."""
+    """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
+    and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
+    from ._diagnostics import diagnostics
+
     options, level = estimate_options(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
@@ -203,6 +204,7 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "batches": campaign.batches,
         "options": options,
         "estimate": None if estimate is None else describe_estimate(estimate, level),
+        "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
 
 
