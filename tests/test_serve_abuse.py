@@ -457,8 +457,9 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
     with InProcessServer(db_url) as server:
         first, second = new_campaign(server.url), new_campaign(server.url)
         protocol = local.from_config(GRR)
-        with Client(server.url) as device:
-            ack = device.submit_reports(first, protocol, protocol.privatize(np.arange(8).repeat(5), rng=1))
+        with Client(server.url) as device:  # a batch id given: the reports go in the order given (a resend)
+            ack = device.submit_reports(first, protocol, protocol.privatize(np.arange(8).repeat(5), rng=1),
+                                        batch_id=io.new_file_id())
         batch_id = ack["batch_id"]  # a random file id; the record carries it
         body = io.encode_record(protocol, protocol.privatize(np.arange(8).repeat(5), rng=1), batch_id)
         assert put(server.url, first, batch_id, body).json()["duplicate"] is True  # the same bytes: a retry
