@@ -106,3 +106,28 @@ def test_bad_arguments_name_themselves():
         amplification.numerical_epsilon(1.0, 1, 1e-6)
     with pytest.raises(InvalidParameterError, match="method"):
         amplification.shuffled_guarantee(local.make("grr", epsilon=1.0, domain_size=2), 100, 1e-6, method="best")
+
+
+def _binary_rr_exact_delta(epsilon0: float, n: int, epsilon: float, ones: int) -> float:
+    """Exact hockey-stick divergence of the number of 1-reports of n binary-RR users (user 1 changed, `ones` others hold 1)."""
+    from scipy import signal, stats
+
+    p = math.exp(epsilon0) / (1 + math.exp(epsilon0))
+    others = np.maximum(signal.fftconvolve(stats.binom.pmf(np.arange(ones + 1), ones, p),
+                                           stats.binom.pmf(np.arange(n - ones), n - 1 - ones, 1 - p)), 0.0)
+    first_one = np.concatenate([others * (1 - p), [0]]) + np.concatenate([[0], others * p])
+    first_zero = np.concatenate([others * p, [0]]) + np.concatenate([[0], others * (1 - p)])
+    gap = np.exp(epsilon)
+    return max(np.maximum(first_one - gap * first_zero, 0).sum(), np.maximum(first_zero - gap * first_one, 0).sum())
+
+
+@pytest.mark.parametrize("epsilon0", [0.5, 2.0])
+def test_at_realistic_n_the_bound_holds_and_is_tight_for_binary_randomized_response(epsilon0):
+    """n = 10^4 binary-RR users: the exact loss of their shuffled count meets delta at the bound, and not at 0.8x it."""
+    n, delta = 10**4, 1e-8
+    channel = local.make("grr", epsilon=epsilon0, domain_size=2).channel()
+    epsilon = amplification.numerical_epsilon(epsilon0, n, delta, amplification.clone_probability(channel))
+    arrangements = (0, n // 4, n // 2, n - 1)
+    assert max(_binary_rr_exact_delta(epsilon0, n, epsilon, ones) for ones in arrangements) <= delta
+    if epsilon0 == 0.5:  # within 25% of the exact loss
+        assert max(_binary_rr_exact_delta(epsilon0, n, 0.8 * epsilon, ones) for ones in arrangements) > delta
