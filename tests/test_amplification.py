@@ -104,6 +104,8 @@ def test_bad_arguments_name_themselves():
         amplification.closed_form_epsilon(1.0, 100, 0.0)
     with pytest.raises(InvalidParameterError, match="'n'"):
         amplification.numerical_epsilon(1.0, 1, 1e-6)
+    with pytest.raises(InvalidParameterError, match="memoizes"):  # rounds share the memo: no per-round guarantee
+        amplification.shuffled_guarantee(local.make("l-grr", epsilon=2.0, epsilon_1=1.0, domain_size=4), 100, 1e-6)
     with pytest.raises(InvalidParameterError, match="method"):
         amplification.shuffled_guarantee(local.make("grr", epsilon=1.0, domain_size=2), 100, 1e-6, method="best")
 

@@ -42,8 +42,10 @@ response with the channel's realized :math:`\varepsilon_0` (Kairouz, Oh & Viswan
 2015), which gives :math:`\Delta, \Delta'`.
 
 :func:`shuffled_guarantee` states the result as a central
-:class:`~dpdist.privacy.PrivacyGuarantee`; rounds of collection compose with
-:func:`dpdist.privacy.sequential`.  ``tests/test_amplification.py`` checks the
+:class:`~dpdist.privacy.PrivacyGuarantee`; rounds of a memoryless protocol (fresh
+randomness per report) compose with :func:`dpdist.privacy.sequential`. Memoized
+protocols are refused: their rounds share the memo, and two shuffled rounds of l-grr
+lose far more than twice one round (exact delta 0.3 at the sum of the epsilons, n = 2).  ``tests/test_amplification.py`` checks the
 bound against the exact loss of the shuffled multiset on tiny n and d.
 """
 
@@ -208,6 +210,12 @@ def shuffled_guarantee(protocol, n: int, delta: float, method: str = "numerical"
     """
     if method not in METHODS:
         raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
+    if protocol.tags.memoized:
+        raise InvalidParameterError(
+            f"{protocol.display_name} memoizes a permanent response per device: its rounds share the memo, so a "
+            "round's shuffled guarantee does not compose over rounds, and one round's channel is not what a device "
+            "reveals over time. shuffled_guarantee takes memoryless protocols."
+        )
     channel = np.asarray(protocol.channel(), dtype=np.float64)
     with np.errstate(divide="ignore"):
         logs = np.log(channel)

@@ -198,6 +198,8 @@ export class Client {
   /** One report of each value: charged to the device's ledger (through its memo if longitudinal), else a fresh draw. */
   _privatize(protocol, values) {
     if (this._ledger === null) return protocol.privatize(values, this._source);
+    // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
+    this._ledger = this._loadLedger(protocol);
     return this._ledger.report(protocol, values, { collector: this.collector, source: this._source });
   }
 
