@@ -76,10 +76,24 @@ _MERSENNE_31 = 2**31 - 1
 _MAX_TABLE_CELLS = 1 << 24
 #: default family size, and the default table's largest size
 _DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS = 1 << 16, 1 << 22
+#: largest hash range g (given, or the default's cap)
+MAX_HASH_RANGE = 1 << 20
 #: elements per block when hashing the family against all items (bounds memory at ~16 MB)
 _BLOCK_ELEMENTS = 1 << 21
 #: at most this many (item, function) cells for the per-item multinomial path of ``simulate``
 _MULTINOMIAL_CELLS = 1 << 22
+
+
+def default_hash_range(epsilon: float, largest: int = MAX_HASH_RANGE) -> int:
+    r"""OLH's range :math:`g = \operatorname{round}(e^\varepsilon + 1)`, capped at ``largest`` (and at least 2).
+
+    The cap keeps a table of :math:`S g` counts within its limit at every supported
+    :math:`\varepsilon` (up to 30, where :math:`e^\varepsilon + 1 \approx 10^{13}`).  Any
+    :math:`g \ge 2` gives an :math:`\varepsilon`-LDP report (the GRR over :math:`g` values has
+    ratio :math:`e^\varepsilon`); a :math:`g` below OLH's only costs variance, through the
+    collisions :math:`\approx 1/g` of the hash, which at :math:`g \ge 2^{10}` are negligible.
+    """
+    return max(2, min(int(round(math.exp(epsilon) + 1.0)), largest))
 
 
 def family_seeds(family_seed: int, hash_count: int, prime: int) -> np.ndarray:
@@ -112,7 +126,9 @@ class FLH(FrequencyOracle):
         cost is :math:`O(n + Sd)`; the fixed family adds a bias of mean square
         about :math:`\lVert f\rVert_2^2/(S(g-1))` per item (module docstring).
     hash_range : int, optional
-        Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's).
+        Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's), capped at
+        :math:`2^{20}` and at the table's limit :math:`2^{24}/S` (:func:`default_hash_range`), so every
+        :math:`\varepsilon` of the supported range works.
     hash_prime : int
         The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
     family_seed : int
@@ -131,7 +147,7 @@ class FLH(FrequencyOracle):
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_count": Optional(Integer(low=1, high=_MAX_TABLE_CELLS)),
-        "hash_range": Optional(Integer(low=2, high=2**20)),
+        "hash_range": Optional(Integer(low=2, high=MAX_HASH_RANGE)),
         "hash_prime": Integer(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
@@ -148,8 +164,11 @@ class FLH(FrequencyOracle):
             )
         e = math.exp(self.epsilon)
         self._prime = prime
-        self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
-        self._S = self._params["hash_count"] or max(1, min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g))
+        given_count = self._params["hash_count"]
+        self._g = self._params["hash_range"] or default_hash_range(
+            self.epsilon, MAX_HASH_RANGE if given_count is None else min(MAX_HASH_RANGE, _MAX_TABLE_CELLS // given_count)
+        )
+        self._S = given_count or max(1, min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g))
         if self._S * self._g > _MAX_TABLE_CELLS:
             raise InvalidParameterError(
                 f"FLH keeps a table of hash_count x hash_range = {self._S} x {self._g} counts; "
