@@ -134,6 +134,10 @@ class CP(FrequencyOracle):
         "on_privacy_excess": "raise",
     }
     max_matrix_cells: ClassVar[int] = 1 << 25  # set-up holds a few int64 copies of A
+    _largest_array = "the public sign matrix, sorted per item (measurements int64 per item)"
+
+    def _item_bytes(self) -> int:
+        return 8 * self._params["measurements"]
 
     # ------------------------------------------------------------------ set-up
     def _setup(self):

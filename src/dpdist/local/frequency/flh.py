@@ -63,7 +63,7 @@ import math
 import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
-from ..._validation import Integer, Optional
+from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from . import _hashing
@@ -152,6 +152,9 @@ class FLH(FrequencyOracle):
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": None, "hash_range": None, "hash_prime": _MERSENNE_31, "family_seed": 0}
+    #: reports and the S x g table do not grow with d (``pem`` runs FLH over 2^31 - 1 items);
+    #: an estimate of every item does, and is checked when it is asked for (:meth:`estimate`)
+    _bytes_per_item = 0
 
     def _setup(self):
         prime = self._params["hash_prime"]
@@ -277,11 +280,22 @@ class FLH(FrequencyOracle):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
+    def estimate(self, data, **options):
+        """As :meth:`FrequencyOracle.estimate`; refused when ``d`` floats exceed ``MAX_ALLOCATION_BYTES``."""
+        check_allocation(
+            f"{self.display_name}.estimate", "domain_size", self.domain_size, 8,
+            "an estimate of every item (a float64 per item; query some items with support_counts_of)",
+        )
+        return super().estimate(data, **options)
+
     def _simulate(self, values, rng):
-        counts = np.bincount(values, minlength=self.domain_size)
-        kept = rng.binomial(counts, self._keep)
-        items = np.flatnonzero(kept)
-        return self.sample_table(items, kept[items], values.size - kept.sum(), rng)
+        if self.domain_size > values.size:  # huge domains: only the items present (the same draws)
+            items, counts = np.unique(values, return_counts=True)
+        else:
+            items, counts = np.arange(self.domain_size), np.bincount(values, minlength=self.domain_size)
+        kept = rng.binomial(counts, self._keep)  # binomial(0, p) draws nothing: the stream is the same
+        held = kept > 0
+        return self.sample_table(items[held], kept[held], values.size - kept.sum(), rng)
 
     def sample_table(self, items, kept, redrawn: int, rng) -> np.ndarray:
         """The report table of ``kept[i]`` users who kept item ``items[i]``'s hash and ``redrawn`` who did not.

@@ -112,6 +112,8 @@ class HR(FrequencyOracle):
     summary = "Hadamard response: output in the Hadamard set of the item w.p. boosted by e^eps; FWHT decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
     output_histogram = True
+    _bytes_per_item = 16
+    _largest_array = "the aggregate (an int64 count per output, up to 2 outputs per item)"
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
