@@ -8,6 +8,7 @@
 // Reports are uint64 pairs (seed, value), little-endian.
 
 import { InvalidParameterError } from '../errors.js';
+import { mixtureKeep } from '../grid.js';
 import { exp, roundHalfEven } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { FrequencyProtocol } from './base.js';
@@ -80,7 +81,7 @@ export class OLH extends FrequencyProtocol {
     const e = exp(this.epsilon);
     this.prime = prime;
     this.g = this.params.hash_range ?? Math.max(2, roundHalfEven(e + 1.0));
-    this.keep = (e - 1) / (e + this.g - 1);
+    this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.descr = '<u8';
     this.itemBytes = 8;
     this.rowShape = [2];

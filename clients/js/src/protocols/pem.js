@@ -12,6 +12,7 @@
 // Reports are rows of 3 unsigned integers (group, function, value) in the narrowest dtype.
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
 import { Protocol, readItem, smallestUnsigned, writeItem } from './base.js';
@@ -124,7 +125,7 @@ export class PEM extends Protocol {
     }
     // OLH's g, capped so that the groups' tables fit at any epsilon (flh.default_hash_range)
     this.g = Math.max(2, Math.min(roundHalfEven(e + 1.0), MAX_HASH_RANGE, Math.floor(MAX_STATISTIC / tables)));
-    this.keep = (e - 1) / (e + this.g - 1);
+    this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.coefficients = familyCoefficients(params.family_seed, this.hashCount);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.lengths.length, this.hashCount, this.g)));
     this.rowShape = [3];

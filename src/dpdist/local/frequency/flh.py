@@ -49,7 +49,9 @@ mod :math:`(P-1)P` puts the seeds within total-variation distance
 for the default prime); privacy does not depend on it.
 
 Exact aggregate sampler.  A user keeps :math:`h_j(v)` with probability
-:math:`\lambda = (e^\varepsilon - 1)/(e^\varepsilon + g - 1)`, otherwise
+:math:`\lambda = (e^\varepsilon - 1)/(e^\varepsilon + g - 1)` (in fact the largest multiple of
+:math:`2^{-53}` with ratio at most :math:`e^\varepsilon`, which ``U < lambda`` realizes exactly:
+:mod:`dpdist.local._bernoulli`), otherwise
 reports a uniform :math:`y`; since :math:`j` is uniform and independent of
 :math:`v`, the re-drawn users fill the table as one uniform multinomial over
 its :math:`Sg` cells, and the kept users of item :math:`v` as a multinomial
@@ -66,6 +68,7 @@ from ...errors import InvalidParameterError, MalformedReportError
 from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
+from .._bernoulli import mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
 
@@ -165,7 +168,6 @@ class FLH(FrequencyOracle):
                 f"The 'domain_size' parameter of FLH must be <= hash_prime = {prime} (items are hashed "
                 f"modulo that prime). Got {self.domain_size!r} instead."
             )
-        e = math.exp(self.epsilon)
         self._prime = prime
         given_count = self._params["hash_count"]
         self._g = self._params["hash_range"] or default_hash_range(
@@ -178,8 +180,9 @@ class FLH(FrequencyOracle):
                 f"the product must be <= {_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'hash_range')."
             )
         self._seeds = family_seeds(self._params["family_seed"], self._S, prime)
-        self._p = e / (e + self._g - 1)
-        self._keep = (e - 1) / (e + self._g - 1)
+        # GRR over g as "keep, else uniform", lambda on the 2^-53 grid (realized exactly; _bernoulli)
+        self._keep = mixture_keep(self.epsilon, 1, self._g)
+        self._p = self._keep + (1.0 - self._keep) / self._g
         collision = _hashing.collision_probability(prime, self._g)
         self._collision = collision
         self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
