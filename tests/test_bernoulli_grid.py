@@ -286,3 +286,13 @@ def test_square_wave_buckets_as_sampled_in_float64_are_within_epsilon(epsilon):
                          for j in range(grid.buckets)] for u in inputs], dtype=object)
     worst = max(max(column) / min(column) for column in masses.T)
     assert not log_exceeds(worst, epsilon), math.log(worst)
+
+
+@pytest.mark.parametrize("name", ["l-grr", "loloha"])
+def test_a_per_report_budget_a_grid_step_below_epsilon_keeps_the_second_round_random(name):
+    # keep1 is floored to the grid, so epsilon_1 just below epsilon could allow keep2 = 1 (q2 = 0):
+    # it is capped at 1 - 2^-53, and both budgets still hold exactly
+    protocol = local.make(name, epsilon=2.0, epsilon_1=math.nextafter(2.0, 0.0), domain_size=5)
+    assert protocol._keep2 == 1 - 2**-53 and protocol._q2 > 0
+    for ratio, budget in ratios(protocol):
+        assert not log_exceeds(ratio, budget)

@@ -55,7 +55,8 @@ export function grrKeeps(d, epsilon, epsilon1) {
   if (!(keep1 > 0)) return [keep1, 0];
   const [en, ed] = expLower(epsilon1);
   const [kn, kd] = fractionOf(keep1);
-  return [keep1, gridFloor([(en - ed) * kd, (en - ed + BigInt(d) * ed) * kn])];
+  const keep2 = gridFloor([(en - ed) * kd, (en - ed + BigInt(d) * ed) * kn]);
+  return [keep1, Math.min(keep2, 1 - 2 ** -53)]; // below 1: the IRR keeps q2 > 0 (Python's cap)
 }
 
 /** ``[p, q]`` of GRR over ``d`` values with keep probability ``keep`` (Python's ``_grr_probabilities``). */

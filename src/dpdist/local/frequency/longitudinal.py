@@ -40,7 +40,7 @@ import numpy as np
 from ..._rng import check_rng, random_words
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
-from .._bernoulli import exp_lower, grid_floor, mixture_keep
+from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._oracle import FrequencyOracle
@@ -73,7 +73,8 @@ def _grr_keeps(d: int, epsilon: float, epsilon_1: float) -> tuple[float, float]:
     keep1 = mixture_keep(epsilon, 1, d)
     boost = exp_lower(epsilon_1) - 1
     keep2 = grid_floor(boost / (boost + d) / Fraction(keep1)) if keep1 > 0 else 0.0
-    return keep1, keep2
+    # below 1 (when epsilon_1 is within a grid step of epsilon): the IRR keeps q2 > 0
+    return keep1, min(keep2, (GRID - 1) / GRID)
 
 
 def _grr_probabilities(keep: float, d: int) -> tuple[float, float]:
