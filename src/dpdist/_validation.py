@@ -36,6 +36,8 @@ __all__ = [
     "CENTRAL_EPSILON",
     "DELTA",
     "DOMAIN_SIZE",
+    "MAX_ALLOCATION_BYTES",
+    "check_allocation",
     "check_param",
     "Labels",
     "Alphabet",
@@ -297,6 +299,35 @@ EPSILON = LOCAL_EPSILON
 DELTA = Interval(0.0, 1.0, closed="neither", privacy=True)
 #: the number of items of a categorical domain
 DOMAIN_SIZE = Integer(low=2, high=2**31 - 1)
+#: The largest single array (in bytes) that one report, the aggregate or the estimate of a local
+#: protocol may need: 2 GiB.  A protocol whose parameters would need more (a ``domain_size`` of
+#: 2^31 items is 16 GiB of int64 counts) is refused when it is built (:func:`check_allocation`),
+#: not when the first batch of reports arrives.  The peak working memory is a few such arrays.
+MAX_ALLOCATION_BYTES = 2**31
+
+
+def _format_bytes(count: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def check_allocation(owner: str, name: str, value: int, bytes_per_unit: int, what: str) -> None:
+    """Refuse ``value`` of parameter ``name`` when ``value * bytes_per_unit`` exceeds :data:`MAX_ALLOCATION_BYTES`.
+
+    ``what`` says which array it is (e.g. "the aggregate (an int64 count per item)"); the
+    message names the parameter, its value, the memory it would need and the largest
+    value allowed.
+    """
+    need = int(value) * int(bytes_per_unit)
+    if bytes_per_unit > 0 and need > MAX_ALLOCATION_BYTES:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} is {value:,}: {what} would need {_format_bytes(need)} in one "
+            f"array ({bytes_per_unit} bytes per item), over dpdist's limit of {_format_bytes(MAX_ALLOCATION_BYTES)} "
+            f"per allocation (dpdist.local.MAX_ALLOCATION_BYTES). The largest allowed {name} is "
+            f"{MAX_ALLOCATION_BYTES // bytes_per_unit:,}."
+        )
 
 
 def check_param(owner: str, name: str, value, constraint: Constraint):

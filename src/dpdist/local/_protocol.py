@@ -132,6 +132,7 @@ class LocalProtocol(ABC):
                 + "."
             )
         self._params = check_params(self.display_name, merged, self._constraints)
+        self._check_memory()
         self._setup()
 
     # ------------------------------------------------------------------ identity
@@ -172,6 +173,13 @@ class LocalProtocol(ABC):
 
     def _setup(self) -> None:
         """Derive internal constants from ``self._params`` (called once)."""
+
+    def _check_memory(self) -> None:
+        """Refuse parameters whose largest array would exceed ``MAX_ALLOCATION_BYTES`` (before ``_setup``).
+
+        Protocols whose reports, aggregate or estimate grow with a parameter call
+        :func:`dpdist._validation.check_allocation` here.
+        """
 
     # ------------------------------------------------------------------ client side
     def privatize(self, values, rng=None, *, secure: bool = False):
