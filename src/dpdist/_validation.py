@@ -309,13 +309,37 @@ def check_param(owner: str, name: str, value, constraint: Constraint):
         ) from None
 
 
+#: Names other libraries use for dpdist's parameters (diffprivlib, pure-ldp, OpenDP): suggested when given.
+_ALIASES = {"eps": "epsilon", "e": "epsilon", "d": "domain_size", "domain": "domain_size", "n_bins": "bins",
+            "nbins": "bins", "num_bins": "bins", "range": "bounds", "data_range": "bounds", "seed": "rng",
+            "random_state": "rng"}
+
+
+def did_you_mean(name: str, allowed) -> str | None:
+    """The allowed name ``name`` was probably meant to be (an alias or a close spelling), or None."""
+    import difflib
+
+    allowed = list(allowed)
+    alias = _ALIASES.get(str(name).lower())
+    if alias in allowed:
+        return alias
+    close = difflib.get_close_matches(str(name).lower(), allowed, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_names_error(owner: str, unknown, allowed, *, what: str = "parameter", note: str = "") -> InvalidParameterError:
+    """The error for names not in ``allowed``, suggesting the name meant (``eps`` -> ``epsilon``)."""
+    unknown = sorted(unknown)
+    hints = [f"{guess!r} for {name!r}" for name in unknown if (guess := did_you_mean(name, allowed)) is not None]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+    return InvalidParameterError(f"{owner} got unknown {what}(s) {unknown}{hint}; allowed: {sorted(allowed)}{note}.")
+
+
 def check_params(owner: str, params: dict, constraints: dict[str, Constraint]) -> dict:
     """Validate ``params`` against ``constraints``; unknown names are rejected."""
     unknown = sorted(set(params) - set(constraints))
     if unknown:
-        raise InvalidParameterError(
-            f"{owner} got unknown parameter(s) {unknown}; allowed: {sorted(constraints)}."
-        )
+        raise unknown_names_error(owner, unknown, constraints)
     return {name: check_param(owner, name, value, constraints[name]) for name, value in params.items()}
 
 
@@ -331,11 +355,9 @@ def check_options(owner: str, options: dict, table: dict[str, Constraint], deleg
     """
     unknown = sorted(set(options) - set(table))
     if unknown and (delegate is None or options.get(delegate) is None):
-        from .errors import InvalidParameterError
-
-        raise InvalidParameterError(
-            f"{owner} got unknown option(s) {unknown}; allowed: {sorted(table) or 'none'}."
-        )
+        if not table:
+            raise InvalidParameterError(f"{owner} got unknown option(s) {unknown}; allowed: none.")
+        raise unknown_names_error(owner, unknown, table, what="option")
     return {
         name: check_param(owner, name, value, table[name]) if name in table and value is not None else value
         for name, value in options.items()
@@ -353,7 +375,19 @@ def check_integer_values(values, domain_size: int, *, owner: str, name: str = "v
         )
     if array.size == 0:
         return array.astype(np.int64)
-    if not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+    if np.issubdtype(array.dtype, np.floating):
+        # integral floats are items: a pandas integer column with missing values dropped is float64
+        whole = np.isfinite(array) & (array == np.floor(array))
+        if not whole.all():
+            bad = array[~whole]
+            raise InvalidValueTypeError(
+                f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}) (whole floats such "
+                f"as 3.0 are accepted). Got {bad.size} value(s) that are not whole numbers, e.g. {float(bad[0])!r}"
+                + (" (missing values: drop them first)." if np.isnan(bad).any() else ".")
+            )
+        if array.min() >= 0 and array.max() < domain_size:
+            return array.astype(np.int64)
+    elif not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}). "
             f"Got dtype {array.dtype} instead."

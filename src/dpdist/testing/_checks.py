@@ -32,6 +32,7 @@ from ..local._registry import registered_class
 from ._inputs import channel_inputs, population
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
+    privatize_population,
     assert_channel_is_stochastic,
     assert_epsilon_ldp,
     assert_privatize_samples_channel,
@@ -67,7 +68,7 @@ Check = Callable[[LocalProtocol], None]
 
 
 def _aggregate(protocol, values, rng) -> Aggregator:
-    return protocol.aggregator().add(protocol.privatize(values, rng=rng), on_invalid="raise")
+    return protocol.aggregator().add(privatize_population(protocol, values, rng=rng), on_invalid="raise")
 
 
 def _is_registered(protocol) -> bool:
@@ -220,20 +221,20 @@ def check_empty_aggregator_is_refused(protocol: LocalProtocol) -> None:
 def check_privatize_is_reproducible_and_secure(protocol: LocalProtocol) -> None:
     """A seed reproduces the reports; ``secure=True`` gives valid reports and refuses a seed."""
     values = population(protocol, 500)
-    first, second = protocol.privatize(values, rng=11), protocol.privatize(values, rng=11)
+    first, second = privatize_population(protocol, values, rng=11), privatize_population(protocol, values, rng=11)
     np.testing.assert_array_equal(np.asarray(first), np.asarray(second), err_msg="same seed, different reports")
-    secure = protocol.aggregator().add(protocol.privatize(values, secure=True), on_invalid="raise")
+    secure = protocol.aggregator().add(privatize_population(protocol, values, secure=True), on_invalid="raise")
     assert secure.n == len(values) and not secure.rejected, f"secure reports: n={secure.n}, {secure.rejected}"
     _expect(
         InvalidParameterError, "privatize with a seed and secure=True",
-        lambda: protocol.privatize(values, rng=1, secure=True), match="secure",
+        lambda: privatize_population(protocol, values, rng=1, secure=True), match="secure",
     )
 
 
 def check_merge_in_any_order(protocol: LocalProtocol) -> None:
     """Merging the aggregators of three shards, in either order, equals aggregating their union."""
     values = population(protocol, 1500)
-    reports = protocol.privatize(values, rng=21)
+    reports = privatize_population(protocol, values, rng=21)
     parts = np.random.default_rng(22).integers(0, 3, size=len(values))
     union = protocol.aggregator().add(reports)
     shards = [protocol.aggregator().add(protocol.report_format.select(reports, parts == k)) for k in range(3)]
