@@ -43,6 +43,7 @@ __all__ = [
     "check_options",
     "check_integer_values",
     "check_real_values",
+    "clip_real_values",
 ]
 
 
@@ -432,3 +433,38 @@ def check_real_values(values, bounds: Sequence[float], *, owner: str, name: str 
                 f"Got {np.count_nonzero(outside)} value(s) outside, e.g. {array[outside][0]!r}."
             )
     return array
+
+
+def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> tuple[np.ndarray, int]:
+    """``(clipped, moved)``: user values as a 1-D float64 array clipped into ``[lo, hi]``, and how many moved.
+
+    The rule of every clipping in dpdist (central releases, ``clip=True`` of the local
+    numerical protocols): values below ``lo`` (``-inf`` included) become ``lo``, values
+    above ``hi`` (``+inf`` included) become ``hi``, and NaN becomes ``lo`` (a missing value
+    counts as the lowest).  Only the schema is refused: a 2-D or non-numeric ``values``
+    raises :class:`~dpdist.errors.InvalidValueTypeError` naming ``name``.
+    """
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must be a 1-D array of floats. "
+            f"Got an array of shape {array.shape} instead."
+        )
+    if array.dtype == object and array.size:  # a Python list with None (missing) among the numbers
+        try:
+            array = np.array([np.nan if value is None else value for value in array.tolist()], dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must hold real numbers. Got dtype {array.dtype} instead."
+        )
+    array = array.astype(np.float64, copy=False)
+    low, high = float(bounds[0]), float(bounds[1])
+    inside = (array >= low) & (array <= high)  # False for NaN
+    if inside.all():
+        return array, 0
+    clipped = np.clip(np.where(np.isnan(array), low, array), low, high)
+    return clipped, int(array.size - np.count_nonzero(inside))

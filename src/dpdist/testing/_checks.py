@@ -48,6 +48,7 @@ __all__ = [
     "check_unknown_parameter_is_rejected",
     "check_invalid_parameters_are_rejected",
     "check_values_outside_the_domain_are_rejected",
+    "check_values_outside_the_bounds_are_clipped",
     "check_values_of_the_wrong_type_are_rejected",
     "check_unreadable_reports_are_rejected",
     "check_empty_aggregator_is_refused",
@@ -146,11 +147,48 @@ def _values_outside_the_domain(protocol) -> list:
     return [[hi + 1.0], [lo - 1e-3], [math.nan], [math.inf]]
 
 
+def _clips(protocol) -> bool:
+    """Whether ``privatize`` and ``simulate`` take ``clip`` (the numerical protocols of dpdist do)."""
+    return all("clip" in inspect.signature(method).parameters for method in (protocol.privatize, protocol.simulate))
+
+
 def check_values_outside_the_domain_are_rejected(protocol: LocalProtocol) -> None:
-    """``privatize`` and ``simulate`` refuse values outside the items or bounds with ``OutOfDomainError``."""
+    """``privatize`` and ``simulate`` refuse values outside the items (or the bounds, with ``clip=False``)
+    with ``OutOfDomainError``."""
+    strict = {"clip": False} if _clips(protocol) else {}
     for values in _values_outside_the_domain(protocol):
-        _expect(OutOfDomainError, f"privatize({values})", lambda v=values: protocol.privatize(v, rng=0), match="values")
-        _expect(OutOfDomainError, f"simulate({values})", lambda v=values: protocol.simulate(v, rng=0))
+        _expect(
+            OutOfDomainError, f"privatize({values}, {strict})", lambda v=values: protocol.privatize(v, rng=0, **strict),
+            match="values",
+        )
+        _expect(OutOfDomainError, f"simulate({values}, {strict})", lambda v=values: protocol.simulate(v, rng=0, **strict))
+
+
+def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None:
+    """With ``clip=True`` (the default) a value outside the bounds is randomized exactly as the bound it is
+    clipped to (NaN as ``lo``), and a ``ClippedValuesWarning`` gives the count; nothing else changes."""
+    import warnings
+
+    from ..errors import ClippedValuesWarning
+
+    lo, hi = protocol.bounds
+    inside = np.linspace(lo, hi, 7)
+    outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
+    clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
+    for method in ("privatize", "simulate"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = getattr(protocol, method)(outside, rng=13)
+        expected = getattr(protocol, method)(clipped, rng=13, clip=False)
+        if method == "simulate":
+            got, expected = got.statistic, expected.statistic
+        assert np.array_equal(np.asarray(got), np.asarray(expected)), (
+            f"{method} of values outside the bounds differs from {method} of the clipped values (same seed)"
+        )
+        counts = [str(w.message) for w in caught if issubclass(w.category, ClippedValuesWarning)]
+        assert len(counts) == 1 and " 5 of 12 " in counts[0], (
+            f"{method} must warn once with the count of clipped values (5 of 12); got {counts}"
+        )
 
 
 def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None:
@@ -380,7 +418,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     tests of ``privatize`` (with a 64-bit and a 32-bit generator);
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
-    one device's reports over time.
+    one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
+    adds the clipping check.
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -392,4 +431,6 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_simulate_matches_privatize)
     if tags.memoized:
         checks.append(check_reports_over_time)
+    if tags.kind == "numerical" and _clips(protocol):
+        checks.insert(checks.index(check_values_outside_the_domain_are_rejected) + 1, check_values_outside_the_bounds_are_clipped)
     return checks
