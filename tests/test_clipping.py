@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import io, local
+from dpdist.cli import main
 from dpdist.errors import ClippedValuesWarning, OutOfDomainError
 
 NUMERICAL = {
@@ -65,3 +66,71 @@ def test_the_two_phase_mean_and_variance_clips_too():
     assert clipped.mean == proto.estimate_mean_variance(np.r_[values[:-2], 10.0, 0.0], rng=1).mean
     with pytest.raises(OutOfDomainError):
         proto.estimate_mean_variance([1.0, 11.0], rng=0, clip=False)
+
+
+@pytest.fixture
+def column(tmp_path):
+    values = np.r_[np.linspace(0.5, 9.5, 97), [12.0, -3.0, 40.0]]  # 3 outside [0, 10]
+    np.random.default_rng(0).shuffle(values)
+    (tmp_path / "d.csv").write_text("x\n" + "\n".join(f"{v:g}" for v in values) + "\n")
+    (tmp_path / "clipped.csv").write_text("x\n" + "\n".join(f"{v:g}" for v in np.clip(values, 0, 10)) + "\n")
+    (tmp_path / "sw.json").write_text('{"protocol": "sw", "epsilon": 1, "bounds": [0, 10], "bins": 16}')
+    return tmp_path
+
+
+def test_cli_privatize_clips_counts_and_writes_the_reports_of_the_clipped_values(column, capsys):
+    common = ["--column", "x", "--config", str(column / "sw.json"), "--seed", "5", "--no-progress"]
+    assert main(["privatize", str(column / "d.csv"), "--out", str(column / "a.bin"), *common]) == 0
+    out = capsys.readouterr().out
+    assert "100 report(s) of sw" in out and "3 value(s) outside the bounds [0, 10] clipped" in out
+    assert main(["privatize", str(column / "clipped.csv"), "--out", str(column / "b.bin"), *common]) == 0
+    assert "bounded" not in capsys.readouterr().out
+    first, second = io.read_reports(column / "a.bin"), io.read_reports(column / "b.bin")
+    np.testing.assert_array_equal(first.reports, second.reports)
+    assert main(["privatize", str(column / "d.csv"), "--out", str(column / "c.bin"), *common, "--no-clip"]) == 2
+    err = capsys.readouterr().err
+    assert "--no-clip" in err and "3 value(s) outside" in err and not (column / "c.bin").exists()
+
+
+def test_cli_privatize_clips_a_numeric_column_binned_for_a_frequency_protocol(column, capsys):
+    config = '{"protocol": "grr", "epsilon": 1, "domain_size": 5}'
+    assert main(["privatize", str(column / "d.csv"), "--column", "x", "--config", config, "--bounds", "0,10",
+                 "--out", str(column / "g.bin"), "--no-progress"]) == 0
+    assert "3 value(s) outside the bounds [0, 10] clipped" in capsys.readouterr().out
+
+
+def test_cli_estimate_clips_to_bounds_and_says_how_many(column, capsys):
+    argv = ["estimate", str(column / "d.csv"), "--column", "x", "--protocol", "sw", "--epsilon", "2",
+            "--bounds", "0,10", "--seed", "1", "--replicates", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "clipped            3 value(s) outside --bounds" in out
+    assert main(argv + ["--no-clip"]) == 2
+    assert "--no-clip" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from serve_support import ServerProcess
+
+    process = ServerProcess(str(tmp_path_factory.mktemp("serve") / "c.sqlite")).start()
+    yield process
+    process.stop()
+
+
+def test_cli_submit_clips_and_counts_on_this_machine_only(server, column, capsys):
+    from dpdist.client import Client
+    from serve_support import ADMIN_TOKEN
+
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("bounded", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 10], "bins": 16})
+        admin.open_campaign("bounded")
+        assert main(["submit", "--server", server.url, "--campaign", "bounded", str(column / "d.csv"),
+                     "--column", "x", "--no-clip"]) == 2
+        assert "--no-clip" in capsys.readouterr().err and admin.campaign("bounded")["n"] == 0
+        assert main(["submit", "--server", server.url, "--campaign", "bounded", str(column / "d.csv"),
+                     "--column", "x"]) == 0
+        out, err = capsys.readouterr()
+        assert "100 report(s) accepted" in out and "3 value(s) outside the bounds [0, 10] clipped" in err
+        state = admin.campaign("bounded")
+        assert state["n"] == 100 and state["rejected"] == {} and "clip" not in str(state["config"])
