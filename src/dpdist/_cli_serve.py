@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -238,7 +239,25 @@ def _client(args, *, admin: bool):
         admin_token=_admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
+        on_retry=_say_retrying(args.server),
     )
+
+
+def _say_retrying(server: str):
+    """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
+    from .client import retry_schedule
+
+    said = False
+
+    def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            total = sum(retry_schedule(attempt + remaining - 1)[attempt - 1 :])
+            print(f"dpdist: {server} did not answer ({failure}); retrying {remaining} more time(s) over at most "
+                  f"about {total:.0f} s (--retries; Ctrl-C to stop).", file=sys.stderr, flush=True)
+
+    return on_retry
 
 
 def _print_json(document) -> None:
@@ -397,6 +416,13 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
+        "--clip",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="numbers outside the campaign's bounds are clipped to the nearest bound before randomization and "
+        "counted on this machine (the default, as in 'dpdist release'); --no-clip refuses the file",
+    )
+    submit.add_argument(
         "--memo",
         default=None,
         metavar="FILE",
@@ -466,26 +492,32 @@ def _run_submit(args) -> int:
 
 
 def _submit_column(client, args):
-    from ._cli_deploy import _as_protocol_values, reads_text
+    import warnings
+
+    from ._cli_deploy import ColumnValues, reads_text
     from ._cli_memo import is_longitudinal, open_device_memo
     from ._io._blocks import rechunk
     from ._io._columns import iter_column
     from ._io._shuffle import ReportShuffler
     from ._rng import check_rng, secure_generator
     from ._submit_journal import journal_path, journal_records, write_journal
+    from .errors import EachValueANewUserWarning
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
-    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice
-    missing = 0
+    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
+    # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
+    # clipped and counted, as by 'dpdist privatize': the counts are printed here and never sent
+    missing, checked = 0, ColumnValues(protocol, args.column, clip=args.clip)
     for chunk, n_missing in iter_column(args.data[0], args.column, text=text):
-        protocol._check_values(_as_protocol_values(protocol, chunk))
+        protocol._check_values(checked(chunk))
         missing += n_missing
-    if missing:
-        print(f"submit: note: {missing} missing cell(s) of {args.column!r} skipped.", file=sys.stderr)
+    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+        print(f"submit: note: {note}.", file=sys.stderr)
     chunks = iter_column(args.data[0], args.column, text=text)
-    values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
+    prepare = ColumnValues(protocol, args.column, clip=args.clip)
+    values = (prepare(chunk) for chunk, _ in chunks)
     if args.memo is None and is_longitudinal(protocol):
         print(
             f"submit: note: each row is randomized as a different user of {protocol.name}; "
@@ -509,7 +541,9 @@ def _submit_column(client, args):
         ):
             for block in rechunk(values, args.batch_size):
                 if memo is None:
-                    shuffler.add(protocol.privatize(block, secure=True))
+                    with warnings.catch_warnings():  # the note above says it: each row is a different user
+                        warnings.simplefilter("ignore", EachValueANewUserWarning)
+                        shuffler.add(protocol.privatize(block, secure=True))
                 else:
                     shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
             write_journal(journal, protocol, shuffler.blocks(args.batch_size))

@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
@@ -62,6 +62,10 @@ class Client:
         Seconds per request.
     transport : httpx transport, optional
         For tests (e.g. ``httpx.ASGITransport(app)``).
+    on_retry : callable, optional
+        Called as ``on_retry(failure, attempt, wait, remaining)`` after each failed attempt that will be
+        retried (``attempt`` counts from 1, ``wait`` is the pause before the next one in seconds,
+        ``remaining`` the attempts left), e.g. to tell a person at once that the service is not answering.
     """
 
     def __init__(
@@ -74,6 +78,7 @@ class Client:
         backoff: float = 0.25,
         timeout: float = 60.0,
         transport=None,
+        on_retry=None,
     ):
         import httpx
 
@@ -84,6 +89,7 @@ class Client:
         self.server = server.rstrip("/")
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff = retries, float(backoff)
+        self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
 
     def close(self) -> None:
@@ -117,7 +123,10 @@ class Client:
                 failure = f"HTTP {response.status_code}"
                 asked = retry_after(response.headers.get("Retry-After"))
             if attempt < self.retries:
-                time.sleep(retry_delay(wait, asked))
+                delay = retry_delay(wait, asked)
+                if self.on_retry is not None:
+                    self.on_retry(failure, attempt + 1, delay, self.retries - attempt)
+                time.sleep(delay)
                 wait = min(10.0, wait * 2)
         raise ServiceUnavailableError(
             f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
@@ -348,6 +357,12 @@ def retry_delay(backoff: float, asked: float | None) -> float:
     if asked is not None:
         return asked * random.uniform(1.0, 1.5)
     return backoff * random.uniform(0.5, 1.0)
+
+
+def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
+    """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
+    each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
+    return [min(10.0, backoff * 2**k) for k in range(retries)]
 
 
 def json_rows(reports) -> list:

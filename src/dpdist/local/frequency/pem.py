@@ -222,7 +222,7 @@ class PEM(LocalProtocol):
                 raise InvalidValueTypeError("The 'values' argument of PEM must hold words (str) or integer items.")
             if array.ndim != 1:
                 raise InvalidValueTypeError(f"The 'values' argument of PEM must be 1-D. Got shape {array.shape}.")
-            return self._codec.encode(array)
+            return self._codec.encode(array, owner="PEM")
         try:
             return check_integer_values(array, self.domain_size, owner="PEM")
         except OutOfDomainError:
