@@ -142,7 +142,7 @@ def opendp_quantiles(x, q, epsilon, bounds, seed):
 
 def dpdist_quantiles(method):
     def release(x, q, epsilon, bounds, seed):
-        return central.quantiles(x, epsilon, bounds, q, method=method, rng=seed, clip=True).values
+        return central.quantiles(x, q, epsilon=epsilon, bounds=bounds, method=method, rng=seed, clip=True).values
 
     return release
 

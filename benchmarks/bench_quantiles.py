@@ -71,11 +71,11 @@ def opendp_quantiles(x, q, epsilon, bounds, seed):
 
 
 def dpdist_tree(x, q, epsilon, bounds, seed):
-    return central.quantiles(x, epsilon, bounds, q, method="tree", rng=seed, clip=True).values
+    return central.quantiles(x, q, epsilon=epsilon, bounds=bounds, method="tree", rng=seed, clip=True).values
 
 
 def dpdist_aq(x, q, epsilon, bounds, seed):
-    return central.quantiles(x, epsilon, bounds, q, method="aq", rng=seed, clip=True).values
+    return central.quantiles(x, q, epsilon=epsilon, bounds=bounds, method="aq", rng=seed, clip=True).values
 
 
 METHODS = {

@@ -16,3 +16,9 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Each test's own cache directory: `dpdist submit --column` keeps its journals there (never in ~/.cache)."""
+    monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

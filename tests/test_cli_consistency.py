@@ -100,7 +100,9 @@ def test_privatize_bins_a_numeric_column_over_bounds(tmp_path, capsys):
     capsys.readouterr()
     assert main([*argv, "--bounds", "0,10", "--bins", "7"]) == 2
     assert "'--bins'" in capsys.readouterr().err
-    assert main([*argv, "--bounds", "0,5"]) == 2
+    assert main([*argv, "--bounds", "0,5"]) == 0  # values outside are clipped and counted (issue 36 item 1)
+    assert "outside the bounds [0, 5] clipped" in capsys.readouterr().out
+    assert main([*argv, "--bounds", "0,5", "--no-clip"]) == 2
     assert "'--bounds'" in capsys.readouterr().err
     (tmp_path / "sw.json").write_text(json.dumps({"protocol": "sw", "epsilon": 1.0}))
     assert main([*argv[:2], str(tmp_path / "sw.json"), *argv[3:], "--bins", "8", "--bounds", "0,10"]) == 2

@@ -83,10 +83,57 @@ def test_stable_accounting_charges_eps_inf_once_per_memo_and_dbitflippm_needs_it
     strict.report(dbit, [3])
     with pytest.raises(PrivacyBudgetError, match="inf"):
         strict.report(dbit, [3])  # no second randomization: a second report shows whether the value changed
-    stable = PrivacyLedger(accounting="stable")
+    stable = PrivacyLedger(budget=100.0, accounting="stable")
     stable.report(dbit, [3, 3, 5])
     stable.report(dbit, [3] * 20)
-    assert stable.spent() == pytest.approx(dbit.stable_guarantee.epsilon)
+    # eps_inf for each of the first K = b reports (a memo holds up to b permanent responses), nothing after
+    assert stable.spent() == pytest.approx(dbit.memo_keys * dbit.stable_guarantee.epsilon)
+
+
+def test_stable_accounting_covers_a_history_with_the_same_pattern_of_changes():
+    """Review finding: charging eps_inf once per scope undercharged a value that changes (exact loss 3.998 vs 2)."""
+    from dpdist.testing._over_time import history_log_laws, largest_loss, memo_channels
+
+    protocol = local.make("l-grr", epsilon=2.0, epsilon_1=1.0, domain_size=3)
+    ledger = PrivacyLedger(budget=100.0, accounting="stable")
+    history = [0] * 6 + [1] * 6
+    ledger.report(protocol, history)
+    permanent, instantaneous = memo_channels(protocol)
+    exact = largest_loss(history_log_laws(permanent, instantaneous, np.array([history, [1] * 6 + [0] * 6])))
+    assert exact == pytest.approx(3.998, abs=0.01) and exact <= ledger.spent()
+
+
+def test_the_accounting_cannot_change_under_existing_charges_and_a_nan_never_passes(tmp_path):
+    """Review finding: stable -> history on dBitFlipPM gave cost inf - inf = NaN, which passed every later check."""
+    dbit = local.make("dbitflippm", epsilon=1.0, domain_size=8, sampled_bits=2)
+    path = tmp_path / "ledger.json"
+    with PrivacyLedger.open(path, accounting="stable", budget=100.0) as ledger:
+        ledger.report(dbit, [3, 3])
+    with pytest.raises(IncompatibleStateError, match="accounting"):
+        with PrivacyLedger.open(path, accounting="history"):
+            pass
+    ledger = PrivacyLedger.from_dict(json.loads(path.read_text()))
+    ledger.accounting = "history"  # forced by hand: the cost is infinite, never NaN, and is refused
+    assert ledger.cost(dbit, 1) == math.inf
+    with pytest.raises(PrivacyBudgetError):
+        ledger.report(dbit, [3])
+    assert ledger.cost(dbit, 0) == 0.0
+
+
+def test_collectors_round_trip_and_trailing_slashes_are_one_collector():
+    protocol = local.from_config(L_GRR)
+    ledger = PrivacyLedger(budget=100.0)
+    ledger.report(protocol, [3], collector="my app")
+    ledger.report(protocol, [3], collector="https://c.example/")
+    ledger.report(protocol, [3], collector="https://c.example")
+    state = json.loads(json.dumps(ledger.to_dict()))
+    assert sorted(stream["collector"] for stream in state["streams"].values()) == ["https://c.example", "my app"]
+    assert PrivacyLedger.from_dict(state).reports_sent(protocol, "https://c.example/") == 2
+    labelled = budget_scope("c", {"protocol": "l-grr", "labels": ["café", "b"], "epsilon": 1.0})
+    assert "café" in labelled  # as JavaScript writes it (no \u escapes)
+    bad = {**state, "charges": [{**state["charges"][0], "reports": 0}]}
+    with pytest.raises(IncompatibleStateError):
+        PrivacyLedger.from_dict(bad)
 
 
 def test_the_ledger_round_trips_and_damage_is_refused():

@@ -2,7 +2,6 @@
 
 import itertools
 import json
-import math
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from dpdist import local
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, OutOfDomainError
 from dpdist.local.frequency._bucket_client import BucketMemoClient
 from dpdist.local.frequency.dbitflippm import bucketize
-from dpdist.local.frequency.longitudinal import _chain, _grr_irr
+from dpdist.local.frequency.longitudinal import _chain, _grr_keeps, _grr_probabilities
 from dpdist.local.frequency.loloha import optimal_hash_range
 
 LOLOHA = [
@@ -84,11 +83,9 @@ def test_loloha_without_the_memo_the_adversary_exceeds_eps_inf():
 def test_loloha_optimal_hash_range_is_near_the_exact_variance_minimum():
     """The closed form (sec. 4.3) against the exact variance at f = 0 over g = 2..399: within 6 %."""
     for epsilon, epsilon_1 in [(0.5, 0.25), (1.0, 0.5), (2.0, 1.0), (4.0, 1.0), (6.0, 3.0), (3.0, 2.5)]:
-        a = math.exp(epsilon)
-
         def variance(g):
-            p1, q1 = a / (a + g - 1), 1 / (a + g - 1)
-            p = _chain(p1, q1, *_grr_irr(g, p1, q1, epsilon_1))[0]
+            first, second = (_grr_probabilities(keep, g) for keep in _grr_keeps(g, epsilon, epsilon_1))
+            p = _chain(*first, *second)[0]
             return (1 / g) * (1 - 1 / g) / (p - 1 / g) ** 2
 
         best = min(variance(g) for g in range(2, 400))

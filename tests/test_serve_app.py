@@ -259,3 +259,35 @@ def test_the_python_client_retries_a_proxys_429_and_408_with_the_same_bytes():
     with Client("http://proxy.test", retries=3, backoff=0.0, transport=httpx.MockTransport(handler)) as client:
         ack = client.submit_body("c", "b", b"the batch")
     assert ack["accepted"] == 1 and len(seen) == 3 and len(set(seen)) == 1
+
+
+def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
+    """Issue 28, item 4: ten dashboards polling one campaign cost one estimate per new batch, not ten."""
+    import concurrent.futures
+
+    from starlette.testclient import TestClient
+
+    from dpdist.serve._estimates import ESTIMATES
+
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    with TestClient(app) as client:
+        client.post("/api/campaigns", headers=headers,
+                    json={"campaign": "viewed", "config": {"protocol": "oue", "epsilon": 1.0, "domain_size": 64}})
+        client.post("/api/campaigns/viewed/open", headers=headers)
+        client.put("/api/campaigns/viewed/batches/b1", json={"reports": [[0] * 8] * 50})
+        before = ESTIMATES.computed
+
+        def view(_):
+            response = client.get("/api/campaigns/viewed/estimate", headers=headers)
+            assert response.status_code == 200
+            return response.json()["n"]
+
+        with concurrent.futures.ThreadPoolExecutor(10) as pool:
+            assert set(pool.map(view, range(40))) == {50}
+        assert ESTIMATES.computed - before == 1
+        client.put("/api/campaigns/viewed/batches/b2", json={"reports": [[0] * 8] * 10})
+        assert view(0) == 60 and view(0) == 60
+        assert ESTIMATES.computed - before == 2
+        # other options are another estimate
+        assert client.get("/api/campaigns/viewed/estimate?postprocess=none", headers=headers).status_code == 200
+        assert ESTIMATES.computed - before == 3

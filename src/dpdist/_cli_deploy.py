@@ -20,6 +20,7 @@ files are both counted.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -62,6 +63,13 @@ def add_commands(subparsers) -> None:
     )
     privatize.add_argument(
         "--bins", type=int, default=None, help="equal bins over --bounds (default and only value: the domain_size)"
+    )
+    privatize.add_argument(
+        "--clip",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="numbers outside the bounds (of the config, or --bounds) are clipped to the nearest bound before "
+        "randomization and counted in the summary (the default, as in 'dpdist release'); --no-clip refuses them",
     )
     privatize.add_argument(
         "--seed", type=seed_argument, default=None, help="root seed for reproducible research (default: the CSPRNG)"
@@ -171,12 +179,14 @@ def _progress(total, unit, disable):
 
 # ---------------------------------------------------------------------- privatize
 def _run_privatize(args) -> int:
+    import warnings
+
     from ._cli_memo import is_longitudinal, open_device_memo
     from ._io._blocks import rechunk
     from ._io._columns import count_rows, iter_column
     from ._io._shuffle import ReportShuffler
     from ._rng import block_generator, check_rng, order_generator, root_seed_sequence, secure_generator
-    from .errors import InvalidParameterError
+    from .errors import EachValueANewUserWarning, InvalidParameterError
     from .io import ReportWriter
 
     protocol = load_config(args.config)
@@ -189,21 +199,14 @@ def _run_privatize(args) -> int:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
-    labelled = getattr(protocol, "labels", None) is not None
-    missing = unknown = 0
+    prepare = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
+    missing = 0
 
     def values():
-        nonlocal missing, unknown
+        nonlocal missing
         for chunk, n_missing in iter_column(args.data, args.column, text=reads_text(protocol)):
             missing += n_missing
-            if labelled:
-                items = protocol.encode(chunk, on_unknown="drop")
-                unknown += chunk.size - items.size
-                yield items
-            elif binning is not None:
-                yield _bucketize_column(chunk, binning, args.column)
-            else:
-                yield _as_protocol_values(protocol, chunk)
+            yield prepare(chunk)
 
     # the file's order must say nothing about the rows': every report is drawn, then all are written in a
     # uniformly random order (the CSPRNG's; a seed's own stream with --seed, so a seeded run stays reproducible)
@@ -219,15 +222,16 @@ def _run_privatize(args) -> int:
         for index, block in enumerate(rechunk(values(), args.block_size)):
             rng = None if root is None else block_generator(root, index)
             if memo is None:
-                shuffler.add(protocol.privatize(block, rng=rng, secure=args.secure))
+                with warnings.catch_warnings():  # the summary line says it: each row is a different user
+                    warnings.simplefilter("ignore", EachValueANewUserWarning)
+                    shuffler.add(protocol.privatize(block, rng=rng, secure=args.secure))
             else:
                 shuffler.add(memo.reports(block, check_rng(rng, secure=args.secure, owner="dpdist privatize")))
             bar.update(block.size)
         for reports in shuffler.blocks(args.block_size):
             writer.write(reports)
     note = f"; {missing} missing cell(s) skipped" if missing else ""
-    if unknown:
-        note += f"; {unknown} value(s) outside the label domain rejected"
+    note += "".join(f"; {phrase}" for phrase in prepare.notes())
     if memo is not None:
         note += f"; one device, its memo saved in {args.memo}"
     elif is_longitudinal(protocol):
@@ -260,19 +264,73 @@ def _privatize_binning(protocol, args):
     return parse_bounds(args.bounds), bins
 
 
-def _bucketize_column(chunk: np.ndarray, binning, column: str) -> np.ndarray:
-    from .datasets import bucketize
-    from .errors import OutOfDomainError
+class ColumnValues:
+    """Turns chunks of a data column into ``protocol``'s values, as ``privatize`` and ``submit`` both do.
 
-    (low, high), bins = binning
-    values = np.asarray(chunk, dtype=np.float64)
-    outside = ~((values >= low) & (values <= high))
-    if outside.any():
-        raise OutOfDomainError(
-            f"The column {column!r} must lie in '--bounds' [{low:g}, {high:g}]. "
-            f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g}."
-        )
-    return bucketize(values, (low, high), bins)
+    Labels outside a labelled protocol's domain, and words with a character outside a
+    ``pem`` protocol's alphabet, are skipped and counted; numbers outside a numerical
+    protocol's bounds (or outside ``--bounds`` of a binned frequency protocol) are clipped
+    to the nearest bound and counted (``clip``, the default), or refused.  The counts stay
+    on this machine: :meth:`notes` words them for the user.
+    """
+
+    def __init__(self, protocol, column: str, *, clip: bool = True, binning=None):
+        self.protocol, self.column, self.clip, self.binning = protocol, column, clip, binning
+        self.unknown = self.outside_alphabet = self.clipped = 0
+
+    def __call__(self, chunk: np.ndarray) -> np.ndarray:
+        protocol = self.protocol
+        if getattr(protocol, "labels", None) is not None:
+            items = protocol.encode(chunk, on_unknown="drop")
+            self.unknown += chunk.size - items.size
+            return items
+        if getattr(protocol, "takes_strings", False):
+            from .local.words import words_in_alphabet
+
+            known = words_in_alphabet(chunk, protocol.codec.alphabet)
+            self.outside_alphabet += int(known.size - np.count_nonzero(known))
+            return chunk[known]
+        if self.binning is not None:
+            (low, high), bins = self.binning
+            from .datasets import bucketize
+
+            return bucketize(self._in_bounds(np.asarray(chunk, dtype=np.float64), (low, high), "'--bounds'"), (low, high), bins)
+        if protocol.tags.kind == "numerical":
+            return self._in_bounds(chunk, protocol.bounds, "the bounds of the config")
+        return _as_protocol_values(protocol, chunk)
+
+    def _in_bounds(self, values, bounds, where: str) -> np.ndarray:
+        from ._validation import clip_real_values
+        from .errors import OutOfDomainError
+
+        if self.clip:
+            values, moved = clip_real_values(values, bounds, owner=f"the column {self.column!r}")
+            self.clipped += moved
+            return values
+        values = np.asarray(values, dtype=np.float64)
+        outside = ~((values >= bounds[0]) & (values <= bounds[1]))
+        if outside.any():
+            raise OutOfDomainError(
+                f"The column {self.column!r} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
+                f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
+                "(without --no-clip they are clipped to the nearest bound)."
+            )
+        return values
+
+    def notes(self) -> list[str]:
+        """What was skipped or clipped, one phrase each (empty when nothing was)."""
+        notes = []
+        if self.unknown:
+            notes.append(f"{self.unknown} value(s) outside the label domain rejected")
+        if self.outside_alphabet:
+            notes.append(f"{self.outside_alphabet} word(s) with a character outside the alphabet rejected")
+        if self.clipped:
+            bounds = self.binning[0] if self.binning is not None else self.protocol.bounds
+            notes.append(
+                f"{self.clipped} value(s) outside the bounds [{bounds[0]:g}, {bounds[1]:g}] clipped to the nearest "
+                "bound (counted here, never sent; --no-clip refuses them)"
+            )
+        return notes
 
 
 def reads_text(protocol) -> bool:
@@ -418,6 +476,7 @@ def run_estimate_from_state(args) -> int:
     """
     from .local import Aggregator
 
+    check_plot_path(args.plot)
     aggregator = Aggregator.load(args.state)
     protocol = aggregator.protocol
     options = {}
@@ -489,6 +548,21 @@ def display_edges(distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
     return np.linspace(low, high, min(bins, distribution.bins) + 1)
 
 
+def check_plot_path(path, option: str = "--plot") -> None:
+    """Refuse a plot file whose extension matplotlib cannot write, before any work is done."""
+    if path is None:
+        return
+    from .errors import InvalidParameterError
+
+    supported = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
+    extension = Path(path).suffix.lower().lstrip(".")
+    if extension not in supported:
+        raise InvalidParameterError(
+            f"The '{option}' option must name an image file ending in .png, .svg or .pdf (or {', '.join('.' + e for e in supported[3:])}). "
+            f"Got {str(path)!r} instead."
+        )
+
+
 def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:
     """Plot a Distribution, a FrequencyEstimate or the HeavyHitters found to ``path``, with the truth when given.
 
@@ -532,17 +606,8 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
             ax.legend(fontsize=8)
     elif isinstance(estimate, FrequencyEstimate):
         fig, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
-        items = np.arange(estimate.domain_size)
-        ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=f"{label} (95% interval)",
-               color="C0", ecolor="0.3")
-        if truth is not None:
-            ax.plot(items, truth, "_", color="k", markersize=14, mew=2, label="true")
-        if estimate.labels is not None and estimate.domain_size <= 60:
-            ax.set_xticks(items, estimate.labels, rotation=45 if estimate.domain_size > 8 else 0, ha="right"
-                          if estimate.domain_size > 8 else "center")
+        estimate.plot(ax, truth=truth, label=label)
         ax.set_xlabel(xlabel or "item")
-        ax.set_ylabel("frequency")
-        ax.legend(fontsize=8)
     elif isinstance(estimate, HeavyHitters):
         fig, ax = plt.subplots(figsize=(7, max(2.5, 0.3 * estimate.items.size + 1.2)))
         rows = np.arange(estimate.items.size)[::-1]

@@ -24,18 +24,33 @@ def typed_options(argv) -> set[str]:
     return {word.split("=", 1)[0] for word in argv if word.startswith("--")}
 
 
+#: The positional argument (its metavar in ``--help``) that holds a data file, by command: a library
+#: error about its ``'path' argument`` names it so.
+_FILE_ARGUMENTS = {"estimate": "FILE", "release": "FILE", "privatize": "DATA", "submit": "DATA", "aggregate": "FILE"}
+
+#: Library parameters the command line sets from an option of another name.
+_OPTION_OF = {"domain_size": "--bins"}
+
+
 def user_message(error: Exception, argv) -> str:
     """``error``'s message, opening with the option the user typed when it names one.
 
     ``"The 'column' argument must be one of ..."`` becomes ``"--column must be one of ..."``
-    when ``--column`` is on the command line; other messages are kept as they are.
+    when ``--column`` is on the command line; ``"The 'path' argument ..."`` names the
+    command's file argument (``FILE``, ``DATA``); ``domain_size`` is ``--bins`` when the user
+    gave ``--bins``.  Other messages are kept as they are.
     """
     text = " ".join(str(error).split())
     match = _NAMED.match(text)
     if match:
-        option = "--" + match.group("name").replace("_", "-")
-        if option in typed_options(argv):
+        name = match.group("name")
+        typed = typed_options(argv)
+        option = _OPTION_OF.get(name) if _OPTION_OF.get(name) in typed else "--" + name.replace("_", "-")
+        if option in typed:
             return f"{option} must {text[match.end():]}"
+        command = next((word for word in argv if not word.startswith("-")), None)
+        if name == "path" and command in _FILE_ARGUMENTS:
+            return f"{_FILE_ARGUMENTS[command]} must {text[match.end():]}"
     return text
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import sys
 from pathlib import Path
@@ -49,6 +50,13 @@ def add_commands(subparsers) -> None:
     estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
     estimate.add_argument("--protocol", default=None, help="registered protocol name, see 'dpdist list' (one-shot mode)")
     estimate.add_argument("--epsilon", type=float, default=None, help="privacy budget (one-shot mode)")
+    estimate.add_argument(
+        "--epsilon-1",
+        type=float,
+        default=None,
+        help="longitudinal protocols (l-grr, l-osue, loloha): the budget of one report; --epsilon is then the "
+        "bound for any number of reports of one value (one-shot mode)",
+    )
     estimate.add_argument("--state", default=None, help="aggregator state from 'dpdist aggregate' (state mode)")
     estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
     estimate.add_argument(
@@ -63,6 +71,18 @@ def add_commands(subparsers) -> None:
         help="a text file with one label per line: the column holds labels of a categorical domain (one-shot mode)",
     )
     estimate.add_argument("--bounds", default=None, help="public bounds LO,HI (default: the column's min,max)")
+    estimate.add_argument(
+        "--clip",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="values outside --bounds are clipped to the nearest bound and counted (the default, as in "
+        "'dpdist release'); --no-clip refuses them",
+    )
+    estimate.add_argument(
+        "--alphabet",
+        default=None,
+        help="pem on a column of words: the public alphabet (default: the column's characters, not private)",
+    )
     estimate.add_argument(
         "--postprocess",
         default=None,
@@ -161,17 +181,70 @@ def _run_datasets(args) -> int:
     return 0
 
 
+#: What ``dpdist estimate`` accepts besides the registered protocols: ``auto`` (a frequency oracle chosen
+#: for epsilon and d, see ``dpdist list``).
+_CHOOSERS = ("auto",)
+
+
+def _protocol_kind(name: str) -> str:
+    """``"frequency"``, ``"heavy_hitters"`` or ``"numerical"`` of a name ``dpdist list`` shows."""
+    from . import local
+
+    if name in _CHOOSERS:
+        return "frequency"
+    return next(kind for kind in ("frequency", "heavy_hitters", "numerical") if name in local.available(kind))
+
+
+def _check_protocol_option(args) -> str:
+    """The ``--protocol`` name (case-insensitive), one of those ``dpdist list`` shows."""
+    import difflib
+
+    from . import local
+    from .errors import InvalidParameterError
+
+    names = sorted([*local.available(), *_CHOOSERS])
+    name = args.protocol.strip().lower().replace("_", "-")
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        raise InvalidParameterError(
+            f"The '--protocol' option must be one of {names} (see 'dpdist list'). Got {args.protocol!r} instead"
+            + (f" (did you mean {close[0]!r}?)." if close else ".")
+        )
+    return name
+
+
+def protocol_extras(name: str, args) -> dict:
+    """Parameters of protocol ``name`` given by their own options: ``--epsilon-1`` (longitudinal protocols)."""
+    from . import local
+    from .errors import InvalidParameterError
+
+    takes = name not in _CHOOSERS and "epsilon_1" in local.parameter_names(name)
+    if takes and args.epsilon_1 is None:
+        raise InvalidParameterError(
+            f"The longitudinal protocol {name!r} needs '--epsilon-1', the budget of one report (below --epsilon, "
+            "its bound for any number of reports of one value), e.g. --epsilon 4 --epsilon-1 1."
+        )
+    if not takes and args.epsilon_1 is not None:
+        raise InvalidParameterError(
+            f"The '--epsilon-1' option applies to the longitudinal protocols (l-grr, l-osue, loloha); {name!r} has "
+            "a single budget, --epsilon."
+        )
+    return {} if args.epsilon_1 is None else {"epsilon_1": args.epsilon_1}
+
+
 def _run_estimate(args) -> int:
     import numpy as np
 
-    from . import datasets, local
+    from . import local
+    from ._cli_deploy import check_plot_path
     from .cli import check_replicates, parse_bounds
     from .estimates import Distribution
     from .errors import InvalidParameterError
     from .experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
-    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels}
+    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
+                        "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
     if args.state is not None:
         given = [name for name, value in {**one_shot, **one_shot_options}.items() if value is not None]
         if given:
@@ -188,38 +261,56 @@ def _run_estimate(args) -> int:
         )
     if args.out is not None:
         raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
-    if args.protocol not in local.available():
-        raise InvalidParameterError(
-            f"The '--protocol' option must be one of {local.available()}. Got {args.protocol!r} instead."
-        )
+    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
+    check_replicates(args.replicates)
+    name = args.protocol = _check_protocol_option(args)
+    kind = _protocol_kind(name)
+    extras = protocol_extras(name, args)
+    if args.alphabet is not None and kind != "heavy_hitters":
+        raise InvalidParameterError(f"The '--alphabet' option applies to 'pem' (words); {name!r} is {kind}.")
+    if kind == "heavy_hitters":
+        return _run_estimate_heavy_hitters(args)
     if args.labels is not None:
-        return _run_estimate_labels(args)
+        return _run_estimate_labels(args, extras)
+    if not Path(args.file).is_file():
+        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
+    if args.bins is not None and args.bins < 2:
+        raise InvalidParameterError(f"The '--bins' option must be an int >= 2. Got {args.bins} instead.")
     bounds = parse_bounds(args.bounds)
-    data = datasets.from_file(args.file, args.column, bounds=bounds)
-    values = data.load()
-    params = {"epsilon": args.epsilon}
-    if args.protocol in local.available("frequency"):
+    values, data, clipped = _numeric_column(args, bounds)
+    params = {"epsilon": args.epsilon, **extras}
+    if kind == "frequency":
         params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
     else:
         if args.postprocess is not None:
             raise InvalidParameterError(
-                f"The '--postprocess' option applies to frequency protocols; {args.protocol!r} is numerical."
+                f"The '--postprocess' option applies to frequency protocols; {name!r} is numerical."
             )
         if args.bins is not None:
-            if "bins" not in local.parameter_names(args.protocol):
+            if "bins" not in local.parameter_names(name):
                 raise InvalidParameterError(
-                    f"The '--bins' option does not apply to {args.protocol!r}, which has no 'bins' parameter."
+                    f"The '--bins' option does not apply to {name!r}, which has no 'bins' parameter."
                 )
             params["bins"] = args.bins
-    check_replicates(args.replicates)
+    means_only = kind == "numerical" and _estimates_a_mean(name)
+    if means_only and args.plot:
+        raise InvalidParameterError(f"The '--plot' option needs a distribution; {name!r} estimates only the mean.")
     rng = np.random.default_rng(args.seed)
-    if args.protocol in local.available("numerical") and args.replicates:
-        estimate = _numerical_with_band(args.protocol, values, data, params, rng, args.replicates)
+    if kind == "numerical" and args.replicates and not means_only:
+        estimate = _numerical_with_band(name, values, data, params, rng, args.replicates)
     else:
-        estimate = run_local_protocol(args.protocol, values, data, params, rng)
+        estimate = run_local_protocol(name, values, data, params, rng)
     low, high = data.bounds
-    print(f"{args.protocol} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
+    chosen = ""
+    if name in _CHOOSERS:
+        from .local.frequency.auto import choose_protocol
+
+        chosen = f" (chose {choose_protocol(epsilon=args.epsilon, domain_size=params['bins'])})"
+    print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
+    if clipped:
+        print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
+              "never sent; --no-clip refuses them)")
     if isinstance(estimate, Distribution):
         levels = [0.1, 0.25, 0.5, 0.75, 0.9]
         quantiles = estimate.quantile(levels)
@@ -237,17 +328,13 @@ def _run_estimate(args) -> int:
         if args.plot:
             from ._cli_deploy import _plot_estimate
 
-            label = f"{args.protocol}, eps={args.epsilon:g}"
+            label = f"{name}, eps={args.epsilon:g}"
             _plot_estimate(estimate, label, args.plot, truth=values, xlabel=args.column)
             print(f"  plot               {args.plot}")
     else:  # a mean estimate (pm, sr)
         low_ci, high_ci = estimate.confidence_interval(0.95)
         print(f"  estimated mean     {estimate.mean:.6g}   (true {values.mean():.6g})")
         print(f"  95% interval       [{low_ci:.6g}, {high_ci:.6g}]")
-        if args.plot:
-            raise InvalidParameterError(
-                f"The '--plot' option needs a distribution; {args.protocol!r} estimates only the mean."
-            )
     return 0
 
 
@@ -263,7 +350,49 @@ def _numerical_with_band(protocol: str, values, data, params: dict, rng, replica
     return cdf_band(proto, proto.simulate(values, rng=rng), replicates=replicates, rng=rng)
 
 
-def _run_estimate_labels(args) -> int:
+def _estimates_a_mean(name: str) -> bool:
+    """Whether the numerical protocol ``name`` estimates a mean (``pm``, ``sr``) rather than a distribution."""
+    from .local._registry import registered_class
+    from .local.numerical._mean import MeanProtocol
+
+    return issubclass(registered_class(name), MeanProtocol)
+
+
+def _numeric_column(args, bounds):
+    """``(values, data, clipped)``: the column's numbers, a dataset view of them, and how many were clipped.
+
+    With --bounds, values outside them are clipped to the nearest bound (the default, as every
+    numerical protocol's ``clip=True``) or refused (--no-clip); without, the bounds are the data's
+    minimum and maximum (not private).
+    """
+    from types import SimpleNamespace
+
+    from ._validation import clip_real_values
+    from .datasets.files import read_column
+    from .errors import InvalidValueTypeError, OutOfDomainError
+
+    values = read_column(args.file, args.column, infinite="keep" if bounds is not None and args.clip else "raise")
+    if values.size == 0:
+        raise InvalidValueTypeError(f"The column {args.column!r} of {args.file!r} holds no numeric value.")
+    clipped = 0
+    if bounds is None:
+        low, high = float(values.min()), float(values.max())
+        bounds = (low - 0.5, high + 0.5) if low == high else (low, high)
+    elif args.clip:
+        values, clipped = clip_real_values(values, bounds, owner="dpdist estimate")
+    else:
+        outside = (values < bounds[0]) | (values > bounds[1])
+        if outside.any():
+            raise OutOfDomainError(
+                f"The column {args.column!r} of {args.file!r} must lie in '--bounds' [{bounds[0]:g}, {bounds[1]:g}] "
+                f"with --no-clip. Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
+                "(without --no-clip they are clipped)."
+            )
+    data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
+    return values, data, clipped
+
+
+def _run_estimate_labels(args, extras: dict) -> int:
     """One-shot mode on a column of labels: ``--labels FILE`` gives the public label domain."""
     import numpy as np
 
@@ -272,15 +401,17 @@ def _run_estimate_labels(args) -> int:
     from ._io._columns import iter_column
     from .errors import InvalidParameterError
 
-    if args.protocol not in local.available("frequency") and args.protocol != "auto":
+    kind = _protocol_kind(args.protocol)
+    if kind != "frequency":
         raise InvalidParameterError(
-            f"The '--labels' option needs a frequency protocol (see 'dpdist list'); {args.protocol!r} is numerical."
+            f"The '--labels' option needs a frequency protocol (see 'dpdist list'); {args.protocol!r} is {kind}"
+            + (" (a column of words goes to pem without --labels)." if kind == "heavy_hitters" else ".")
         )
     for option, value in {"--bins": args.bins, "--bounds": args.bounds}.items():
         if value is not None:
             raise InvalidParameterError(f"The '{option}' option applies to numbers; it cannot be used with '--labels'.")
     labels = read_labels(args.labels)
-    protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels)
+    protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels, **extras)
     items, missing, unknown = [], 0, 0
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         known = protocol.encode(chunk, on_unknown="drop")
@@ -296,8 +427,9 @@ def _run_estimate_labels(args) -> int:
     postprocess = args.postprocess or "none"
     estimate = protocol.estimate(protocol.simulate(items, rng=np.random.default_rng(args.seed)), postprocess=postprocess)
     truth = np.bincount(items, minlength=protocol.domain_size) / items.size
+    name = f"{args.protocol} (chose {protocol.name})" if args.protocol in _CHOOSERS else protocol.name
     print(
-        f"{protocol.name} with epsilon={args.epsilon:g} on {items.size} labelled values of {args.column!r} "
+        f"{name} with epsilon={args.epsilon:g} on {items.size} labelled values of {args.column!r} "
         f"({protocol.domain_size} labels, postprocess={postprocess})"
     )
     if unknown or missing:
@@ -311,5 +443,82 @@ def _run_estimate_labels(args) -> int:
         from ._cli_deploy import _plot_estimate
 
         _plot_estimate(estimate, f"{protocol.name}, eps={args.epsilon:g}", args.plot, truth=truth, xlabel=args.column)
+        print(f"  plot               {args.plot}")
+    return 0
+
+
+def _run_estimate_heavy_hitters(args) -> int:
+    """One-shot ``pem`` on a column of words (or of non-negative integers): the heavy hitters found.
+
+    The alphabet of the words is ``--alphabet``, else the characters of the column (not private,
+    like bounds from the data); words with another character are skipped and counted.  Integer
+    items get the bits of the largest one (not private either).
+    """
+    import re
+
+    import numpy as np
+
+    from . import local
+    from ._io._columns import iter_column
+    from .errors import InvalidParameterError
+    from .local.words import MAX_BITS, StringCodec, words_in_alphabet
+
+    for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
+                          "--postprocess": args.postprocess}.items():
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option does not apply to 'pem' (heavy hitters of words or items).")
+    if not Path(args.file).is_file():
+        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
+    cells, missing = [], 0
+    for chunk, n_missing in iter_column(args.file, args.column, text=True):
+        cells.append(chunk)
+        missing += n_missing
+    cells = np.concatenate(cells) if cells else np.zeros(0, dtype=np.str_)
+    if cells.size == 0:
+        raise InvalidParameterError(f"The column {args.column!r} of {args.file!r} holds no value.")
+    numbers = args.alphabet is None and all(re.fullmatch(r"\d+", cell) for cell in np.unique(cells).tolist())
+    note, skipped = "", 0
+    if numbers:
+        items = np.array([int(cell) for cell in cells.tolist()], dtype=object)
+        bits = max(1, int(max(items).bit_length()))
+        if bits > MAX_BITS:
+            raise InvalidParameterError(f"The column {args.column!r} holds integers above 2**{MAX_BITS}; pem takes at most {MAX_BITS} bits.")
+        items = items.astype(np.int64)
+        protocol = local.make("pem", epsilon=args.epsilon, bits=bits)
+        note = f"integer items of {bits} bits (from the largest: not private)"
+        truth_names = [str(item) for item in items.tolist()]
+    else:
+        alphabet = args.alphabet if args.alphabet is not None else "".join(sorted(set("".join(cells.tolist()))))
+        if not alphabet or len(set(alphabet)) != len(alphabet):
+            raise InvalidParameterError(f"The '--alphabet' option must be a string of distinct characters. Got {alphabet!r} instead.")
+        per_char = StringCodec(alphabet=alphabet).bits_per_char
+        max_chars = min(12, MAX_BITS // per_char)
+        if max_chars < 1:
+            raise InvalidParameterError(f"The alphabet of {len(alphabet)} characters is too large for pem ({MAX_BITS} bits per word).")
+        known = words_in_alphabet(cells, alphabet)
+        skipped = int((~known).sum())
+        cells = cells[known]
+        if cells.size == 0:
+            raise InvalidParameterError(f"No word of the column {args.column!r} uses only the '--alphabet' {alphabet!r}.")
+        protocol = local.make("pem", epsilon=args.epsilon, alphabet=alphabet, max_chars=max_chars)
+        items = protocol.codec.encode(cells)
+        source = "--alphabet" if args.alphabet is not None else "the column's characters: not private"
+        note = f"words over {len(alphabet)} characters ({source}), cut to {max_chars}"
+        truth_names = [word[:max_chars] for word in cells.tolist()]
+    found = protocol.estimate(protocol.simulate(items, rng=np.random.default_rng(args.seed)))
+    names, counts = np.unique(np.array(truth_names, dtype=object).astype(str), return_counts=True)
+    truth = dict(zip(names.tolist(), (counts / counts.sum()).tolist()))
+    print(f"pem with epsilon={args.epsilon:g} on {items.size} values of {args.column!r}: {note}")
+    if skipped or missing:
+        print(f"  rejected           {skipped} word(s) with a character outside the alphabet; {missing} missing cell(s)")
+    low, high = found.details["low"], found.details["high"]
+    width = max([len(name) for name in found.names] + [4])
+    for index, name in enumerate(found.names):
+        print(f"  {name:<{width}}  {found.frequencies[index]:9.4f}  95% [{low[index]:.4f}, {high[index]:.4f}]   "
+              f"(true {truth.get(name, 0.0):.4f})")
+    if args.plot:
+        from ._cli_deploy import _plot_estimate
+
+        _plot_estimate(found, f"pem, eps={args.epsilon:g}", args.plot, xlabel=args.column)
         print(f"  plot               {args.plot}")
     return 0

@@ -13,7 +13,7 @@ def add_commands(subparsers) -> None:
         "release",
         help="central DP: release a private CDF and quantiles of one column (trusted curator)",
         description="Release a private CDF of COLUMN of a CSV or Parquet file with the tree CDF "
-        "(a flat histogram for small epsilon*n), and the requested quantiles with their 95%% intervals. "
+        "(a flat histogram for small epsilon*n), and the requested quantiles with their 95% intervals. "
         "Randomness comes from the OS CSPRNG unless --seed is given (reproducible research only: "
         "never publish data about people from a seeded release). Values outside --bounds (infinities "
         "included) are clipped; empty cells are missing values; a column with no values is released too.",
@@ -64,8 +64,11 @@ def _run_release(args) -> int:
     from .datasets.files import read_column
     from .errors import DPDistError, InvalidParameterError
 
+    from ._cli_deploy import check_plot_path
+
     bounds = parse_bounds(args.bounds)
     q = _parse_quantiles(args.quantiles)
+    check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
     try:
         # infinities are clipped into --bounds like any value outside them, and a column with no
@@ -81,7 +84,7 @@ def _run_release(args) -> int:
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
-        release = central.quantiles(values, args.epsilon, bounds, q, method="aq", rng=seed, clip=True)
+        release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True)
     guarantee = (
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")

@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+import time
+from pathlib import Path
 
 from ._cli_env import check_environment, environment_defaults
 from ._cli_memo import add_ledger_arguments
@@ -67,6 +70,9 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
+    from .serve._limits import add_arguments as add_limit_arguments
+
+    add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
@@ -116,7 +122,6 @@ def _uvicorn_operations(args) -> dict:
         "proxy_headers": True,
         "forwarded_allow_ips": args.forwarded_allow_ips,
         "log_config": log_config(args.log_format, args.log_level),
-        "access_log": args.log_format != "json",  # JSON: the service writes its own access line (routes, no addresses)
     }
 
 
@@ -154,9 +159,12 @@ def _run_serve(args) -> int:
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
+    from .serve._limits import from_args as limits_from_args, uvicorn_options
+
+    limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, operations=operations)
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         error = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
@@ -169,7 +177,7 @@ def _run_serve(args) -> int:
     if args.log_format == "json":  # every line of a JSON log is JSON
         started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
     print(started, file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, server_header=False, **_uvicorn_operations(args))
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args))
     return 0
 
 
@@ -210,6 +218,13 @@ def _add_campaign(subparsers) -> None:
         help="optional token devices must send to submit (>= 16 characters; devices may pass it as DPDIST_SUBMIT_TOKEN)",
     )
     create.add_argument("--keep-reports", action="store_true", help="also keep the raw reports, for 'campaign export'")
+    create.add_argument("--max-reports", type=int, default=None, help="accept at most this many reports (default: no cap)")
+    create.add_argument(
+        "--enrollment",
+        action="store_true",
+        help="each device submits with its own enrollment token, good for a stated number of reports "
+        "('dpdist campaign enroll'); not with --submit-token",
+    )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _server_options(create, admin=True)
     create.set_defaults(handler=_run_create)
@@ -223,6 +238,29 @@ def _add_campaign(subparsers) -> None:
         action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
         _server_options(action, admin=True)
         action.set_defaults(handler=_run_simple, action_name=name)
+
+    enroll = actions.add_parser(
+        "enroll",
+        help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
+        description="Issue --count enrollment tokens for CAMPAIGN, each good for --reports reports to it; print them one "
+        "per line (or write them to --out). The server keeps only their SHA-256: the tokens are shown this once.",
+    )
+    enroll.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    enroll.add_argument("--count", type=int, required=True, help="number of tokens (devices), at most 10000 per call")
+    enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
+    enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
+    _server_options(enroll, admin=True)
+    enroll.set_defaults(handler=_run_enroll)
+
+    delete = actions.add_parser(
+        "delete",
+        help="delete a campaign and everything stored for it (aggregate, batch records, raw reports, tokens)",
+        description="Delete CAMPAIGN and everything the server stores for it. Needs --yes.",
+    )
+    delete.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
+    _server_options(delete, admin=True)
+    delete.set_defaults(handler=_run_delete)
 
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
     _server_options(listing, admin=True)
@@ -271,7 +309,25 @@ def _client(args, *, admin: bool):
         admin_token=_admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
+        on_retry=_say_retrying(args.server),
     )
+
+
+def _say_retrying(server: str):
+    """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
+    from .client import retry_schedule
+
+    said = False
+
+    def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            total = sum(retry_schedule(attempt + remaining - 1)[attempt - 1 :])
+            print(f"dpdist: {server} did not answer ({failure}); retrying {remaining} more time(s) over at most "
+                  f"about {total:.0f} s (--retries; Ctrl-C to stop).", file=sys.stderr, flush=True)
+
+    return on_retry
 
 
 def _print_json(document) -> None:
@@ -283,7 +339,14 @@ def _run_create(args) -> int:
 
     protocol = load_config(args.config)
     with _client(args, admin=True) as client:
-        summary = client.create_campaign(args.name, protocol.config(), submit_token=args.submit_token, keep_reports=args.keep_reports)
+        summary = client.create_campaign(
+            args.name,
+            protocol.config(),
+            submit_token=args.submit_token,
+            keep_reports=args.keep_reports,
+            max_reports=args.max_reports,
+            enrollment=args.enrollment,
+        )
         if args.open:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
@@ -300,6 +363,37 @@ def _run_simple(args) -> int:
             _print_json(client.campaign(args.campaign))
             return 0
     print(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}.")
+    return 0
+
+
+def _run_enroll(args) -> int:
+    from .errors import InvalidParameterError
+
+    for option, value in (("--count", args.count), ("--reports", args.reports)):
+        if value < 1:
+            raise InvalidParameterError(f"The '{option}' option must be an int >= 1. Got {value}.")
+    with _client(args, admin=True) as client:
+        tokens = client.enroll(args.campaign, args.count, args.reports)
+    text = "".join(token + "\n" for token in tokens)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+        print(f"campaign {args.campaign}: {len(tokens)} enrollment token(s) of {args.reports} report(s) each written to {args.out}.")
+    return 0
+
+
+def _run_delete(args) -> int:
+    from .errors import InvalidParameterError
+
+    if not args.yes:
+        raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
+    with _client(args, admin=True) as client:
+        result = client.delete_campaign(args.campaign)
+    print(f"campaign {args.campaign}: deleted ({result['batches']} batch record(s), {result['kept_report_batches']} "
+          "batch(es) of kept reports).")
     return 0
 
 
@@ -360,6 +454,11 @@ def _print_summary(document: dict) -> None:
     else:
         band = estimate["band"]
         print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
+    diagnostics = document.get("diagnostics") or {}
+    if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
+        from .serve._diagnostics import describe
+
+        print("  " + describe(document["diagnostics"]))
 
 
 def _run_export(args) -> int:
@@ -387,6 +486,13 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
+        "--clip",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="numbers outside the campaign's bounds are clipped to the nearest bound before randomization and "
+        "counted on this machine (the default, as in 'dpdist release'); --no-clip refuses the file",
+    )
+    submit.add_argument(
         "--memo",
         default=None,
         metavar="FILE",
@@ -394,6 +500,12 @@ def _add_submit(subparsers) -> None:
         "(created on first use, saved before any report is sent); without it each row is a different user",
     )
     add_ledger_arguments(submit)
+    submit.add_argument(
+        "--journal", default=None, metavar="FILE",
+        help="with --column: where the randomized batches are kept before they are sent, so that running the same "
+        "command again after a failure resends them instead of randomizing again (default: a file under "
+        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo)",
+    )
     submit.add_argument(
         "--submit-token",
         default=None,
@@ -434,11 +546,11 @@ def _run_submit(args) -> int:
                     rejected[reason] = rejected.get(reason, 0) + count
         except BaseException:
             if batches and not args.reports:
-                # randomized values have no id: a re-run of the same rows would be counted (and randomized) again
+                # the batches are journaled: the same command resends them, and the counted ones count once
                 print(
                     f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
-                    f"failure and stay counted; re-submitting the same rows would count them twice (a resumable "
-                    f"upload: 'dpdist privatize' to a report file, then 'dpdist submit --reports').",
+                    f"failure and stay counted; run the same command again to send the rest (the randomized batches "
+                    f"are kept in a journal, and batches already counted are not counted twice).",
                     file=sys.stderr,
                 )
             raise
@@ -450,43 +562,72 @@ def _run_submit(args) -> int:
 
 
 def _submit_column(client, args):
-    from ._cli_deploy import _as_protocol_values, reads_text
+    import warnings
+
+    from ._cli_deploy import ColumnValues, reads_text
     from ._cli_memo import is_longitudinal, open_device_memo
     from ._io._blocks import rechunk
     from ._io._columns import iter_column
     from ._io._shuffle import ReportShuffler
     from ._rng import check_rng, secure_generator
+    from ._submit_journal import journal_path, journal_records, write_journal
+    from .errors import EachValueANewUserWarning
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
-    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice
-    missing = 0
+    # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
+    # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
+    # clipped and counted, as by 'dpdist privatize': the counts are printed here and never sent
+    missing, checked = 0, ColumnValues(protocol, args.column, clip=args.clip)
     for chunk, n_missing in iter_column(args.data[0], args.column, text=text):
-        protocol._check_values(_as_protocol_values(protocol, chunk))
+        protocol._check_values(checked(chunk))
         missing += n_missing
-    if missing:
-        print(f"submit: note: {missing} missing cell(s) of {args.column!r} skipped.", file=sys.stderr)
+    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+        print(f"submit: note: {note}.", file=sys.stderr)
     chunks = iter_column(args.data[0], args.column, text=text)
-    values = (_as_protocol_values(protocol, chunk) for chunk, _ in chunks)
+    prepare = ColumnValues(protocol, args.column, clip=args.clip)
+    values = (prepare(chunk) for chunk, _ in chunks)
     if args.memo is None and is_longitudinal(protocol):
         print(
             f"submit: note: each row is randomized as a different user of {protocol.name}; "
             "one device reporting over rounds uses '--memo FILE'.",
             file=sys.stderr,
         )
-    # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
-    # and the rows within it say nothing about where a row was in the file
-    with (
-        open_device_memo(
-            args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
-        ) as memo,
-        ReportShuffler(protocol, secure_generator()) as shuffler,
-    ):
-        for block in rechunk(values, args.batch_size):
-            if memo is None:
-                shuffler.add(protocol.privatize(block, secure=True))
-            else:
-                shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
-        for reports in shuffler.blocks(args.batch_size):
-            yield client.submit_reports(args.campaign, protocol, reports)
+    journal = (Path(args.journal) if args.journal else
+               journal_path(args.server, args.campaign, protocol.config(), args.column, args.data[0], args.memo))
+    if journal.exists():
+        print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
+              "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)
+    else:
+        # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
+        # and the rows within it say nothing about where a row was in the file; the batches are journaled
+        # before the first is sent, so a re-run after a kill resends them instead of randomizing again
+        with (
+            open_device_memo(
+                args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
+            ) as memo,
+            ReportShuffler(protocol, secure_generator()) as shuffler,
+        ):
+            for block in rechunk(values, args.batch_size):
+                if memo is None:
+                    with warnings.catch_warnings():  # the note above says it: each row is a different user
+                        warnings.simplefilter("ignore", EachValueANewUserWarning)
+                        shuffler.add(protocol.privatize(block, secure=True))
+                else:
+                    shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
+            write_journal(journal, protocol, shuffler.blocks(args.batch_size))
+    pause = _test_pause_after_batches()
+    for index, (batch_id, body) in enumerate(journal_records(journal)):
+        yield client.submit_body(args.campaign, batch_id, body)
+        if pause is not None and index + 1 == pause[0]:
+            time.sleep(pause[1])
+
+
+def _test_pause_after_batches():
+    """For the crash tests: ``DPDIST_TEST_PAUSE_AFTER_BATCHES=k:seconds`` sleeps after k acknowledged batches."""
+    setting = os.environ.get("DPDIST_TEST_PAUSE_AFTER_BATCHES")
+    if not setting:
+        return None
+    count, seconds = setting.split(":")
+    return int(count), float(seconds)

@@ -36,6 +36,8 @@ __all__ = [
     "CENTRAL_EPSILON",
     "DELTA",
     "DOMAIN_SIZE",
+    "MAX_ALLOCATION_BYTES",
+    "check_allocation",
     "check_param",
     "Labels",
     "Alphabet",
@@ -43,6 +45,7 @@ __all__ = [
     "check_options",
     "check_integer_values",
     "check_real_values",
+    "clip_real_values",
 ]
 
 
@@ -297,6 +300,35 @@ EPSILON = LOCAL_EPSILON
 DELTA = Interval(0.0, 1.0, closed="neither", privacy=True)
 #: the number of items of a categorical domain
 DOMAIN_SIZE = Integer(low=2, high=2**31 - 1)
+#: The largest single array (in bytes) that one report, the aggregate or the estimate of a local
+#: protocol may need: 2 GiB.  A protocol whose parameters would need more (a ``domain_size`` of
+#: 2^31 items is 16 GiB of int64 counts) is refused when it is built (:func:`check_allocation`),
+#: not when the first batch of reports arrives.  The peak working memory is a few such arrays.
+MAX_ALLOCATION_BYTES = 2**31
+
+
+def _format_bytes(count: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def check_allocation(owner: str, name: str, value: int, bytes_per_unit: int, what: str) -> None:
+    """Refuse ``value`` of parameter ``name`` when ``value * bytes_per_unit`` exceeds :data:`MAX_ALLOCATION_BYTES`.
+
+    ``what`` says which array it is (e.g. "the aggregate (an int64 count per item)"); the
+    message names the parameter, its value, the memory it would need and the largest
+    value allowed.
+    """
+    need = int(value) * int(bytes_per_unit)
+    if bytes_per_unit > 0 and need > MAX_ALLOCATION_BYTES:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} is {value:,}: {what} would need {_format_bytes(need)} in one "
+            f"array ({bytes_per_unit} bytes per item), over dpdist's limit of {_format_bytes(MAX_ALLOCATION_BYTES)} "
+            f"per allocation (dpdist.local.MAX_ALLOCATION_BYTES). The largest allowed {name} is "
+            f"{MAX_ALLOCATION_BYTES // bytes_per_unit:,}."
+        )
 
 
 def check_param(owner: str, name: str, value, constraint: Constraint):
@@ -309,13 +341,37 @@ def check_param(owner: str, name: str, value, constraint: Constraint):
         ) from None
 
 
+#: Names other libraries use for dpdist's parameters (diffprivlib, pure-ldp, OpenDP): suggested when given.
+_ALIASES = {"eps": "epsilon", "e": "epsilon", "d": "domain_size", "domain": "domain_size", "n_bins": "bins",
+            "nbins": "bins", "num_bins": "bins", "range": "bounds", "data_range": "bounds", "seed": "rng",
+            "random_state": "rng"}
+
+
+def did_you_mean(name: str, allowed) -> str | None:
+    """The allowed name ``name`` was probably meant to be (an alias or a close spelling), or None."""
+    import difflib
+
+    allowed = list(allowed)
+    alias = _ALIASES.get(str(name).lower())
+    if alias in allowed:
+        return alias
+    close = difflib.get_close_matches(str(name).lower(), allowed, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_names_error(owner: str, unknown, allowed, *, what: str = "parameter", note: str = "") -> InvalidParameterError:
+    """The error for names not in ``allowed``, suggesting the name meant (``eps`` -> ``epsilon``)."""
+    unknown = sorted(unknown)
+    hints = [f"{guess!r} for {name!r}" for name in unknown if (guess := did_you_mean(name, allowed)) is not None]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+    return InvalidParameterError(f"{owner} got unknown {what}(s) {unknown}{hint}; allowed: {sorted(allowed)}{note}.")
+
+
 def check_params(owner: str, params: dict, constraints: dict[str, Constraint]) -> dict:
     """Validate ``params`` against ``constraints``; unknown names are rejected."""
     unknown = sorted(set(params) - set(constraints))
     if unknown:
-        raise InvalidParameterError(
-            f"{owner} got unknown parameter(s) {unknown}; allowed: {sorted(constraints)}."
-        )
+        raise unknown_names_error(owner, unknown, constraints)
     return {name: check_param(owner, name, value, constraints[name]) for name, value in params.items()}
 
 
@@ -331,11 +387,9 @@ def check_options(owner: str, options: dict, table: dict[str, Constraint], deleg
     """
     unknown = sorted(set(options) - set(table))
     if unknown and (delegate is None or options.get(delegate) is None):
-        from .errors import InvalidParameterError
-
-        raise InvalidParameterError(
-            f"{owner} got unknown option(s) {unknown}; allowed: {sorted(table) or 'none'}."
-        )
+        if not table:
+            raise InvalidParameterError(f"{owner} got unknown option(s) {unknown}; allowed: none.")
+        raise unknown_names_error(owner, unknown, table, what="option")
     return {
         name: check_param(owner, name, value, table[name]) if name in table and value is not None else value
         for name, value in options.items()
@@ -353,7 +407,19 @@ def check_integer_values(values, domain_size: int, *, owner: str, name: str = "v
         )
     if array.size == 0:
         return array.astype(np.int64)
-    if not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+    if np.issubdtype(array.dtype, np.floating):
+        # integral floats are items: a pandas integer column with missing values dropped is float64
+        whole = np.isfinite(array) & (array == np.floor(array))
+        if not whole.all():
+            bad = array[~whole]
+            raise InvalidValueTypeError(
+                f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}) (whole floats such "
+                f"as 3.0 are accepted). Got {bad.size} value(s) that are not whole numbers, e.g. {float(bad[0])!r}"
+                + (" (missing values: drop them first)." if np.isnan(bad).any() else ".")
+            )
+        if array.min() >= 0 and array.max() < domain_size:
+            return array.astype(np.int64)
+    elif not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}). "
             f"Got dtype {array.dtype} instead."
@@ -398,3 +464,38 @@ def check_real_values(values, bounds: Sequence[float], *, owner: str, name: str 
                 f"Got {np.count_nonzero(outside)} value(s) outside, e.g. {array[outside][0]!r}."
             )
     return array
+
+
+def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> tuple[np.ndarray, int]:
+    """``(clipped, moved)``: user values as a 1-D float64 array clipped into ``[lo, hi]``, and how many moved.
+
+    The rule of every clipping in dpdist (central releases, ``clip=True`` of the local
+    numerical protocols): values below ``lo`` (``-inf`` included) become ``lo``, values
+    above ``hi`` (``+inf`` included) become ``hi``, and NaN becomes ``lo`` (a missing value
+    counts as the lowest).  Only the schema is refused: a 2-D or non-numeric ``values``
+    raises :class:`~dpdist.errors.InvalidValueTypeError` naming ``name``.
+    """
+    array = np.asarray(values)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must be a 1-D array of floats. "
+            f"Got an array of shape {array.shape} instead."
+        )
+    if array.dtype == object and array.size:  # a Python list with None (missing) among the numbers
+        try:
+            array = np.array([np.nan if value is None else value for value in array.tolist()], dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must hold real numbers. Got dtype {array.dtype} instead."
+        )
+    array = array.astype(np.float64, copy=False)
+    low, high = float(bounds[0]), float(bounds[1])
+    inside = (array >= low) & (array <= high)  # False for NaN
+    if inside.all():
+        return array, 0
+    clipped = np.clip(np.where(np.isnan(array), low, array), low, high)
+    return clipped, int(array.size - np.count_nonzero(inside))

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; exit status 0 on success, 2 on bad input, 1 on an internal error."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _attach_negative_values(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
@@ -70,6 +70,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         np.set_printoptions(**printing)
+
+
+def _attach_negative_values(argv: list[str]) -> list[str]:
+    """``--bounds -5,15`` as ``--bounds=-5,15``: argparse takes a value that starts with '-' for an option."""
+    import re
+
+    out = []
+    for word in argv:
+        if out and out[-1] == "--bounds" and re.fullmatch(r"-[0-9.][^ ]*,[^ ]*", word):
+            out[-1] = f"--bounds={word}"
+        else:
+            out.append(word)
+    return out
 
 
 def seed_argument(text: str) -> int:

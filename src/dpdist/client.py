@@ -27,12 +27,15 @@ import numpy as np
 
 from .errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
 #: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
 FILE_PART_BYTES = 8 << 20
+#: A binary report file of at most this many records is sent as it is (the server's --max-records is 1024 by
+#: default); one with more is re-encoded as one record per part. A constant, so a file's bytes are the same on every run.
+FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
@@ -53,11 +56,16 @@ class Client:
         Attempts after the first for a request that failed in transit or got a
         5xx answer (batches are idempotent by batch id, so retrying is safe).
     backoff : float
-        First wait in seconds between attempts; doubles each time (at most 10 s).
+        First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
+        ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
     timeout : float
         Seconds per request.
     transport : httpx transport, optional
         For tests (e.g. ``httpx.ASGITransport(app)``).
+    on_retry : callable, optional
+        Called as ``on_retry(failure, attempt, wait, remaining)`` after each failed attempt that will be
+        retried (``attempt`` counts from 1, ``wait`` is the pause before the next one in seconds,
+        ``remaining`` the attempts left), e.g. to tell a person at once that the service is not answering.
     """
 
     def __init__(
@@ -70,6 +78,7 @@ class Client:
         backoff: float = 0.25,
         timeout: float = 60.0,
         transport=None,
+        on_retry=None,
     ):
         import httpx
 
@@ -80,6 +89,7 @@ class Client:
         self.server = server.rstrip("/")
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff = retries, float(backoff)
+        self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
 
     def close(self) -> None:
@@ -100,6 +110,7 @@ class Client:
             headers["Authorization"] = f"Bearer {token}"
         wait = self.backoff
         for attempt in range(self.retries + 1):
+            asked = None
             try:
                 response = self._http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
@@ -110,8 +121,12 @@ class Client:
                         raise _refusal(method, path, response)
                     return response
                 failure = f"HTTP {response.status_code}"
+                asked = retry_after(response.headers.get("Retry-After"))
             if attempt < self.retries:
-                time.sleep(wait)
+                delay = retry_delay(wait, asked)
+                if self.on_retry is not None:
+                    self.on_retry(failure, attempt + 1, delay, self.retries - attempt)
+                time.sleep(delay)
                 wait = min(10.0, wait * 2)
         raise ServiceUnavailableError(
             f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
@@ -214,7 +229,8 @@ class Client:
         row_bytes = report_format.dtype.itemsize * int(np.prod(report_format.row_shape, dtype=np.int64))
         rows_per_part = max(1, FILE_PART_BYTES // max(row_bytes, 1))
         if count_reports(path) <= rows_per_part:
-            if file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1:
+            if (file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1
+                    and _record_count(path) <= FILE_MAX_RECORDS):
                 return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
             reports = [batch.reports for batch in iter_report_batches(path, protocol)]
             array = np.concatenate(reports) if reports else None
@@ -226,11 +242,35 @@ class Client:
         ]
 
     # ------------------------------------------------------------------ admin
-    def create_campaign(self, campaign: str, config: dict, *, submit_token: str | None = None, keep_reports: bool = False) -> dict:
+    def create_campaign(
+        self,
+        campaign: str,
+        config: dict,
+        *,
+        submit_token: str | None = None,
+        keep_reports: bool = False,
+        max_reports: int | None = None,
+        enrollment: bool = False,
+    ) -> dict:
+        """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
+        every device submit with its own enrollment token (:meth:`enroll`)."""
         document = {"campaign": campaign, "config": config, "keep_reports": keep_reports}
         if submit_token is not None:
             document["submit_token"] = submit_token
+        if max_reports is not None:
+            document["max_reports"] = max_reports
+        if enrollment:
+            document["enrollment"] = True
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+
+    def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
+        """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
+        document = {"count": count, "reports": reports}
+        return self._request("POST", f"/api/campaigns/{campaign}/enrollments", token=self._admin(), json=document).json()["tokens"]
+
+    def delete_campaign(self, campaign: str) -> dict:
+        """Delete a campaign and everything the server stores for it."""
+        return self._request("DELETE", f"/api/campaigns/{campaign}", token=self._admin()).json()
 
     def set_config(self, campaign: str, config: dict) -> dict:
         return self._request("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config}).json()
@@ -286,6 +326,45 @@ class Client:
             partial.unlink(missing_ok=True)
 
 
+#: the longest wait a server's Retry-After may ask of this client (seconds)
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), ``None`` if absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, moment.timestamp() - time.time()), MAX_RETRY_AFTER)
+
+
+def retry_delay(backoff: float, asked: float | None) -> float:
+    """The wait before a retry, jittered so that many clients refused together do not return together.
+
+    A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
+    backoff is spread over its upper half ("equal jitter").
+    """
+    import random
+
+    if asked is not None:
+        return asked * random.uniform(1.0, 1.5)
+    return backoff * random.uniform(0.5, 1.0)
+
+
+def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
+    """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
+    each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
+    return [min(10.0, backoff * 2**k) for k in range(retries)]
+
+
 def json_rows(reports) -> list:
     """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects."""
     array = np.asarray(reports)
@@ -302,6 +381,13 @@ def _export_file_id(path) -> str | None:
         for header in iter_headers(handle, str(path)):
             return header["file_id"]
     return None
+
+
+def _record_count(path) -> int:
+    from ._io._binary import iter_headers
+
+    with open(path, "rb") as handle:
+        return sum(1 for _ in iter_headers(handle, str(path)))
 
 
 def _is_file_id(text: str) -> bool:

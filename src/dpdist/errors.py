@@ -1,4 +1,4 @@
-"""Every user-facing error of dpdist.
+"""Every user-facing error (and warning) of dpdist.
 
 Each class subclasses :class:`DPDistError` and the built-in exception that fits,
 so ``except ValueError`` keeps working.  Messages name the argument, the bad
@@ -23,6 +23,9 @@ __all__ = [
     "ServiceRefusedError",
     "ServiceUnavailableError",
     "PrivacyBudgetError",
+    "DPDistWarning",
+    "ClippedValuesWarning",
+    "EachValueANewUserWarning",
     "MissingDependencyError",
 ]
 
@@ -89,6 +92,25 @@ class PrivacyBudgetError(DPDistError, ValueError):
     def __init__(self, message: str, remaining: float = 0.0):
         super().__init__(message)
         self.reason, self.remaining = message, remaining
+
+
+class DPDistWarning(UserWarning):
+    """Base class of every warning dpdist issues."""
+
+
+class ClippedValuesWarning(DPDistWarning):
+    """Values outside a numerical protocol's bounds were clipped to them before randomization (``clip=True``).
+
+    The count is computed on the device and only shown there: no report carries it.
+    """
+
+
+class EachValueANewUserWarning(DPDistWarning):
+    """``privatize`` of a longitudinal (memoized) protocol randomized each value as a different user.
+
+    One device reporting over rounds keeps its memo: ``protocol.client()``, a
+    :class:`~dpdist.local.ledger.PrivacyLedger`, or ``dpdist privatize --memo FILE``.
+    """
 
 
 class MissingDependencyError(DPDistError, ImportError):

@@ -226,6 +226,75 @@ class FrequencyEstimate:
         order = np.argsort(-self.frequencies, kind="stable")[:k]
         return TopK(order, self.frequencies[order])
 
+    # ------------------------------------------------------------------ as an array of frequencies
+    def __len__(self) -> int:
+        """The number of items ``d`` (``len(estimate) == estimate.domain_size``)."""
+        return self.domain_size
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(estimate)`` is the (read-only) frequency vector."""
+        if copy:
+            return np.array(self.frequencies, dtype=dtype)
+        return self.frequencies if dtype is None else self.frequencies.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        """The frequency of an item: ``estimate[3]``, a slice or an index array, or a label (``estimate["home"]``)."""
+        if isinstance(key, str):
+            names = self.item_names() if self.labels is not None else None
+            if names is None or key not in names:
+                raise KeyError(
+                    f"{key!r} is not a label of this estimate"
+                    + ("" if self.labels is not None else " (it has no labels: index it by item number)")
+                )
+            return float(self.frequencies[names.index(key)])
+        value = self.frequencies[key]
+        return float(value) if np.ndim(value) == 0 else value
+
+    def plot(self, ax=None, *, k: int | None = None, level: float = 0.95, truth=None, **kwargs):
+        """Bars of the estimated frequencies with their ``level`` intervals; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Axes to draw on (default: a new figure).
+        k : int, optional
+            Only the ``k`` most frequent items, largest first (default: every item, in item order).
+        level : float
+            Confidence level of the error bars (normal approximation, :meth:`confidence_interval`).
+        truth : array_like, optional
+            True frequencies of the ``d`` items, drawn as markers.
+        """
+        import matplotlib.pyplot as plt
+
+        low, high = self.confidence_interval(level)
+        items = np.arange(self.domain_size) if k is None else self.top_k(k).items
+        if truth is not None:
+            truth = np.asarray(truth, dtype=np.float64)
+            if truth.shape != (self.domain_size,):
+                raise InvalidParameterError(
+                    f"The 'truth' parameter of FrequencyEstimate.plot must hold one frequency per item "
+                    f"({self.domain_size}). Got shape {truth.shape} instead."
+                )
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * items.size + 2)), 3.8))
+        positions = np.arange(items.size)
+        shares = self.frequencies[items]
+        errors = np.vstack([shares - low[items], high[items] - shares])
+        label = kwargs.pop("label", self.protocol)
+        ax.bar(positions, shares, yerr=errors, label=f"{label} ({level:.0%} interval)" if label else None,
+               color=kwargs.pop("color", "C0"), ecolor=kwargs.pop("ecolor", "0.3"), **kwargs)
+        if truth is not None:
+            ax.plot(positions, truth[items], "_", color="k", markersize=14, mew=2, label="true")
+        names = [self.item_names()[item] for item in items]
+        if items.size <= 60:
+            rotate = items.size > 8
+            ax.set_xticks(positions, names, rotation=45 if rotate else 0, ha="right" if rotate else "center")
+        ax.set_xlabel("item")
+        ax.set_ylabel("frequency")
+        if label or truth is not None:
+            ax.legend(fontsize=8)
+        return ax
+
     def __repr__(self):
         return (
             f"FrequencyEstimate(protocol={self.protocol!r}, epsilon={self.epsilon!r}, n={self.n}, "

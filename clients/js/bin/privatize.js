@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Batch randomization in Node: one value per line on stdin (a label, for a config with labels; a
-// word, for a pem config with an alphabet), a dpdist binary report file out.
+// Batch randomization in Node: the values on stdin, one per line (or the column --column of a CSV on
+// stdin), a dpdist binary report file out.  `node privatize.js --help` says it all; in short:
 //
 //   node clients/js/bin/privatize.js --config proto.json --out reports.bin < values.txt
+//   node clients/js/bin/privatize.js --config '{"protocol": "sw", "epsilon": 1, "bounds": [0, 100]}' \
+//       --column age --out reports.bin < people.csv
 //
 // The file holds one record per batch of --batch-rows reports, each carrying the file's random
 // file id (--file-id to re-write the same logical file), and is written to a temporary name,
@@ -28,8 +30,39 @@ import { secureSource } from '../src/random.js';
 import { RowShuffler } from './row-shuffler.js';
 
 const USAGE =
-  'usage: node privatize.js --config PROTO.json --out REPORTS.bin [--batch-rows N] [--file-id HEX32] ' +
-  '[--memo LEDGER.json [--budget EPSILON] [--accounting history|stable]] < values.txt';
+  'usage: node privatize.js --config PROTO.json|JSON --out REPORTS.bin [--column NAME] [--no-clip] [--batch-rows N] ' +
+  '[--file-id HEX32] [--memo LEDGER.json [--budget EPSILON] [--accounting history|stable]] < values';
+
+const HELP = `${USAGE}
+
+Randomize each value read on stdin with the protocol of --config, on this machine (the OS CSPRNG,
+crypto.getRandomValues), and write one report per value to --out in dpdist's binary record format,
+which 'dpdist aggregate' and 'dpdist serve' read. The reports are written in a uniformly random order,
+never in the order of the input.
+
+Input (stdin):
+  one value per line: an integer item 0..d-1 (frequency protocols), a label (configs with "labels"),
+  a number (sw, gw), a word (pem with an "alphabet") or an integer item (pem with "bits");
+  with --column, a CSV whose first line names the columns: the values are the cells of that column.
+  Empty lines and cells are missing values: skipped and counted.
+
+Options:
+  --config PROTO.json|JSON  the protocol config as Python's proto.config() writes it: a JSON file, or
+                            the JSON object itself (e.g. '{"protocol": "grr", "epsilon": 1, "domain_size": 8}')
+  --out REPORTS.bin         the report file to write (written to a temporary name, then renamed)
+  --column NAME             stdin is a CSV (comma-separated, RFC 4180 quotes); randomize the column NAME
+  --clip / --no-clip        numbers outside a numerical protocol's bounds are clipped to the nearest bound
+                            and counted (the default, as 'dpdist privatize'); --no-clip refuses them
+  --batch-rows N            reports per record (default 65536)
+  --file-id HEX32           the file id (32 lower-case hex digits; default: a fresh random one)
+  --memo LEDGER.json        longitudinal protocols (l-grr, l-osue, loloha, dbitflippm): every value is one
+                            device's, reported through its memo and privacy ledger kept in this file
+  --budget EPSILON          with --memo: the device's total privacy budget (default 10)
+  --accounting MODE         with --memo: history (default) or stable
+  -h, --help                this help
+
+Exit status: 0 when the file was written, 2 on bad input (nothing is written).
+`;
 
 let pendingTemporary = null; // removed on failure: no partial file is ever left
 let pendingShuffler = null; // its temporary files too
@@ -42,21 +75,26 @@ function fail(message) {
 }
 
 function parseArguments(argv) {
-  const options = { batchRows: 65536, fileId: null, memo: null, settings: {} };
+  const options = { batchRows: 65536, fileId: null, memo: null, column: null, clip: true, settings: {} };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '-h' || flag === '--help') {
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(HELP);
       process.exit(0);
     }
+    if (flag === '--clip' || flag === '--no-clip') {
+      options.clip = flag === '--clip';
+      continue;
+    }
     const [name, inline] = flag.includes('=') ? flag.split(/=(.*)/s) : [flag, undefined];
-    if (!['--config', '--out', '--batch-rows', '--file-id', '--memo', '--budget', '--accounting'].includes(name)) {
-      fail(`unknown option ${flag}; ${USAGE}`);
+    if (!['--config', '--out', '--column', '--batch-rows', '--file-id', '--memo', '--budget', '--accounting'].includes(name)) {
+      fail(`unknown option ${flag}; ${USAGE} (--help for more)`);
     }
     const value = inline ?? argv[++i];
     if (value === undefined) fail(`option ${name} needs a value`);
     if (name === '--config') options.config = value;
     else if (name === '--out') options.out = value;
+    else if (name === '--column') options.column = value;
     else if (name === '--memo') options.memo = value;
     else if (name === '--budget') {
       const budget = Number(value);
@@ -75,24 +113,93 @@ function parseArguments(argv) {
       options.batchRows = rows;
     }
   }
-  if (!options.config) fail(`option --config is required; ${USAGE}`);
-  if (!options.out) fail(`option --out is required; ${USAGE}`);
+  if (!options.config) fail(`option --config is required; ${USAGE} (--help for more)`);
+  if (!options.out) fail(`option --out is required; ${USAGE} (--help for more)`);
   return options;
 }
 
-function loadProtocol(path) {
-  let text;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    fail(`option --config: cannot read ${path} (${error.code ?? error.message})`);
+/** The protocol of --config: a JSON file, or the JSON object itself (text starting with '{'). */
+function loadProtocol(config) {
+  const inline = config.trimStart().startsWith('{');
+  let text = config;
+  if (!inline) {
+    try {
+      text = readFileSync(config, 'utf8');
+    } catch (error) {
+      fail(`option --config: cannot read ${config} (${error.code ?? error.message}); give a JSON file or the JSON object itself`);
+    }
   }
   try {
     return fromConfig(text);
   } catch (error) {
-    if (error instanceof DPDistError) fail(`option --config: ${path}: ${error.message}`);
+    if (error instanceof DPDistError) fail(`option --config${inline ? '' : `: ${config}`}: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * The cells of one CSV line (RFC 4180: fields in double quotes may hold commas, newlines and
+ * doubled quotes), or null while a quoted field is still open (the record goes on, next line).
+ */
+function csvCells(text) {
+  const cells = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"' && cell === '') quoted = true;
+    else if (char === ',') {
+      cells.push(cell);
+      cell = '';
+    } else cell += char;
+  }
+  if (quoted) return null;
+  cells.push(cell);
+  return cells;
+}
+
+/**
+ * The values of the input, with the input line each starts on: every non-empty line, or with
+ * ``column`` the cells of that column of a CSV (its first record names the columns). Empty ones
+ * are counted in ``counts.missing``.
+ */
+async function* inputValues(lines, column, counts) {
+  let lineNumber = 0;
+  if (column === null) {
+    for await (const line of lines) {
+      lineNumber += 1;
+      if (line === '') counts.missing += 1;
+      else yield [line, lineNumber];
+    }
+    return;
+  }
+  let index = null;
+  let pending = null;
+  let start = 0;
+  for await (const line of lines) {
+    lineNumber += 1;
+    pending = pending === null ? line : `${pending}\n${line}`;
+    if (pending === line) start = lineNumber;
+    const cells = csvCells(pending);
+    if (cells === null) continue; // a quoted field goes on to the next line
+    pending = null;
+    if (index === null) {
+      index = cells.indexOf(column);
+      if (index < 0) fail(`option --column: the CSV on stdin has no column ${JSON.stringify(column)}; its columns: ${cells.map((c) => JSON.stringify(c)).join(', ')}`);
+      continue;
+    }
+    const cell = cells[index] ?? '';
+    if (cell === '') counts.missing += 1;
+    else yield [cell, start];
+  }
+  if (pending !== null) fail(`stdin line ${start}: a quoted CSV field is not closed`);
+  if (index === null) fail('option --column: stdin is empty (no CSV header)');
 }
 
 /**
@@ -145,26 +252,38 @@ function openLedger(protocol, path, settings) {
  * The value on one input line: a label (protocols with labels), a word (``pem`` over an alphabet),
  * an integer item (a BigInt for ``pem``'s items of up to 62 bits) or a real number.
  */
-function parseValue(protocol, line, lineNumber) {
+function parseValue(protocol, line, lineNumber, options, counts) {
   let value;
+  const where = options.column === null ? `stdin line ${lineNumber}` : `stdin line ${lineNumber} (column ${JSON.stringify(options.column)})`;
   if (protocol.labels) value = line; // the whole line is the label
   else if (protocol.kind === 'heavy_hitters' && protocol.symbols !== null) value = line; // the whole line is the word
   else if (protocol.kind === 'heavy_hitters') {
     const text = line.trim();
-    if (!/^\d+$/.test(text)) fail(`stdin line ${lineNumber}: ${JSON.stringify(line)} is not an integer item`);
+    if (!/^\d+$/.test(text)) fail(`${where}: ${JSON.stringify(line)} is not an integer item`);
     value = BigInt(text); // exact above 2^53, where Number would round
   } else {
     const text = line.trim();
     value = text === '' ? NaN : Number(text);
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {
-      fail(`stdin line ${lineNumber}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
+      fail(`${where}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
+    }
+    if (protocol.kind === 'numerical' && options.clip) {
+      // clipped to the nearest bound, as Python's clip=True; counted here, never sent
+      const [lo, hi] = protocol.params.bounds;
+      if (value < lo || value > hi) {
+        counts.clipped += 1;
+        value = value < lo ? lo : hi;
+      }
     }
   }
   try {
     protocol.checkValue(value, lineNumber - 1); // refuse a bad value before any report is drawn
     return value;
   } catch (error) {
-    if (error instanceof DPDistError) fail(`stdin line ${lineNumber}: ${error.message}`);
+    if (error instanceof DPDistError) {
+      const hint = protocol.kind === 'numerical' && !options.clip ? ' (without --no-clip it is clipped to the nearest bound)' : '';
+      fail(`${where}: ${error.message}${hint}`);
+    }
     throw error;
   }
 }
@@ -233,14 +352,19 @@ async function main() {
     if (used > 0) emit();
     pending = null;
   };
+  const counts = { missing: 0, clipped: 0 };
   try {
-    for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-      lineNumber += 1;
-      batch.push(parseValue(protocol, line, lineNumber));
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    for await (const [text, number] of inputValues(lines, options.column, counts)) {
+      lineNumber = number;
+      batch.push(parseValue(protocol, text, number, options, counts));
       if (batch.length === options.batchRows) draw();
     }
     draw();
-    if (total > 0) writeRecords();
+    if (total === 0) {
+      fail(`stdin held no value${counts.missing ? ` (${counts.missing} empty line(s) or cell(s))` : ''}; nothing was written to ${options.out}`);
+    }
+    writeRecords();
     shuffler?.close();
     pendingShuffler = null;
     fsyncSync(descriptor);
@@ -257,7 +381,12 @@ async function main() {
       : isLongitudinal(protocol)
         ? '; each line randomized as a different user (one device over rounds: --memo FILE)'
         : '';
-  process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${who}\n`);
+  const missing = counts.missing ? `; ${counts.missing} missing value(s) skipped` : '';
+  const [lo, hi] = protocol.params.bounds ?? [];
+  const clipped = counts.clipped
+    ? `; ${counts.clipped} value(s) outside the bounds [${lo}, ${hi}] clipped to the nearest bound (counted here, never sent; --no-clip refuses them)`
+    : '';
+  process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${missing}${clipped}${who}\n`);
 }
 
 

@@ -43,6 +43,27 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The longest wait a server's Retry-After may ask of this client (seconds), as in Python. */
+export const MAX_RETRY_AFTER = 60;
+
+/** Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), null if absent or unreadable. */
+export function retryAfterSeconds(value) {
+  if (value === null || value === undefined) return null;
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
+  const moment = Date.parse(text);
+  return Number.isNaN(moment) ? null : Math.min(Math.max(0, (moment - Date.now()) / 1000), MAX_RETRY_AFTER);
+}
+
+/**
+ * The wait before a retry, jittered so that many clients refused together do not return together: a server's
+ * Retry-After is honoured (never earlier, up to 50% later), else the backoff is spread over its upper half.
+ */
+export function retryDelayMs(backoffMs, askedSeconds) {
+  if (askedSeconds !== null) return askedSeconds * 1000 * (1 + 0.5 * Math.random());
+  return backoffMs * (0.5 + 0.5 * Math.random());
+}
+
 /**
  * A client of one campaign of a dpdist server.
  *
@@ -177,6 +198,8 @@ export class Client {
   /** One report of each value: charged to the device's ledger (through its memo if longitudinal), else a fresh draw. */
   _privatize(protocol, values) {
     if (this._ledger === null) return protocol.privatize(values, this._source);
+    // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
+    this._ledger = this._loadLedger(protocol);
     return this._ledger.report(protocol, values, { collector: this.collector, source: this._source });
   }
 
@@ -269,8 +292,10 @@ export class Client {
     const allHeaders = { Accept: 'application/json', ...headers };
     if (this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     let lastProblem = null;
+    let asked = null; // seconds a 429/503 answer's Retry-After asked for
     for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
+      if (attempt > 0) await sleep(retryDelayMs(this.retryDelayMs * 2 ** (attempt - 1), asked));
+      asked = null;
       let response;
       try {
         response = await this._fetch(this._url(path), { method, headers: allHeaders, body });
@@ -286,6 +311,7 @@ export class Client {
       } catch {
         // not a JSON refusal
       }
+      asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
       const problem = `${method} ${path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;
       const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(code));
       if (!retryable) throw new ServiceError(problem, { status: response.status, code });

@@ -1,10 +1,9 @@
 // dpdist client: randomize on the user's device with the same mechanisms, config and wire format
-// as the Python aggregator of dpdist.
+// as the Python aggregator of dpdist.  This entry point holds every protocol; 'dpdist-client/<name>'
+// (src/entries/) holds one, for bundles that need one.
 
+import { privatizeRecordWith, privatizeWith } from './privatize.js';
 import { fromConfig } from './registry.js';
-import { secureSource } from './random.js';
-import { shuffleBatch } from './shuffle.js';
-import { encodeRecord } from './wire.js';
 
 export * from './errors.js';
 export { RandomSource } from './random.js';
@@ -23,9 +22,8 @@ export { Participation, ReportAlreadyDrawnError, participationKey } from './part
  * @param {ArrayLike<number>} values items 0..d-1 (frequency protocols) or reals in bounds
  * @param {{source?: RandomSource}} [options] ``source`` only for tests: default crypto.getRandomValues
  */
-export function privatize(config, values, { source } = {}) {
-  const protocol = config && typeof config.privatize === 'function' ? config : fromConfig(config);
-  return protocol.privatize(values, source ?? secureSource());
+export function privatize(config, values, options) {
+  return privatizeWith(fromConfig, config, values, options);
 }
 
 /**
@@ -33,8 +31,7 @@ export function privatize(config, values, { source } = {}) {
  * uniformly random order (not the order of ``values``: a record is what leaves the device).
  * @param {{source?: RandomSource, fileId?: string|null}} [options]
  */
-export function privatizeRecord(config, values, { source, fileId = null } = {}) {
-  const random = source ?? secureSource();
-  return encodeRecord(shuffleBatch(privatize(config, values, { source: random }), random), { fileId });
+export function privatizeRecord(config, values, options) {
+  return privatizeRecordWith(fromConfig, config, values, options);
 }
 

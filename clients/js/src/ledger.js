@@ -10,7 +10,8 @@
 //   public quantities (the config and how many reports the scope has had), never on the values, so a
 //   refusal reveals nothing.
 // * accounting 'history' (default): against every other history of the device's values; the T-th report
-//   through a memo costs eps_T - eps_{T-1} (Python's epsilon_over_changes); 'stable': eps_inf once per memo.
+//   through a memo costs eps_T - eps_{T-1} (Python's epsilon_over_changes); 'stable': eps_inf for each of a
+//   memo's first K reports (K keys), nothing after.  A ledger's accounting cannot change once it has charges.
 
 import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
@@ -42,11 +43,17 @@ function sortedJSON(value) {
   return JSON.stringify(value);
 }
 
+/** A collector's name as the ledger keeps it: trailing slashes dropped (Python's normal_collector). */
+export function normalCollector(collector) {
+  if (typeof collector !== 'string') throw new InvalidParameterError(`The 'collector' of a ledger report must be a string. Got ${typeof collector}.`);
+  return collector.replace(/\/+$/, '') || collector;
+}
+
 /** The memo scope of ``config`` at ``collector`` (Python's budget_scope: canonical JSON without budgets). */
 export function budgetScope(collector, config) {
   const open = {};
   for (const [key, value] of Object.entries(config)) if (!BUDGET_KEYS.has(key)) open[key] = value;
-  return `${collector} ${sortedJSON(open)}`;
+  return `${normalCollector(collector)} ${sortedJSON(open)}`;
 }
 
 /**
@@ -91,9 +98,11 @@ function checkCharge(charge) {
     Number.isFinite(charge.at) &&
     typeof charge.epsilon === 'number' &&
     charge.epsilon >= 0 &&
+    Number.isFinite(charge.epsilon) &&
     typeof charge.collector === 'string' &&
     typeof charge.protocol === 'string' &&
-    Number.isInteger(charge.reports);
+    Number.isInteger(charge.reports) &&
+    charge.reports >= 1;
   if (!ok) throw new IncompatibleStateError(`A privacy ledger's charge is damaged: ${JSON.stringify(charge)?.slice(0, 200)}`);
   return { ...charge };
 }
@@ -130,6 +139,12 @@ export class Ledger {
       ledger = new Ledger({ budget: state.budget, window: state.window, accounting: state.accounting, ...settings }, { onChange });
     } catch (error) {
       throw new IncompatibleStateError(`A privacy ledger's settings are damaged: ${error.message}`);
+    }
+    if (settings.accounting !== undefined && settings.accounting !== state.accounting && (state.charges?.length ?? 0) > 0) {
+      throw new IncompatibleStateError(
+        `This ledger charges under '${state.accounting}' accounting; its charges cannot be re-read as '${settings.accounting}' ` +
+          '(they would under- or over-count). Keep the accounting, or start a new ledger.',
+      );
     }
     if (state.streams === null || typeof state.streams !== 'object' || !Array.isArray(state.charges)) {
       throw new IncompatibleStateError("A privacy ledger needs 'streams' (an object) and 'charges' (a list).");
@@ -172,11 +187,16 @@ export class Ledger {
 
   /** Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only). */
   cost(protocol, reports = 1, collector = 'local') {
+    if (!(reports > 0)) return 0;
     if (!isLongitudinal(protocol)) return reports * protocol.epsilon;
     const sent = this.reportsSent(protocol, collector);
     const losses = protocol.memoized;
-    if (this.accounting === 'stable') return sent === 0 && reports > 0 ? losses.epsilonInf : 0;
-    return historyEpsilon(sent + reports, losses) - (sent === 0 ? 0 : historyEpsilon(sent, losses));
+    // stable: eps_inf for each of a scope's first K reports (up to K permanent responses; per *new* key would
+    // make the refusal depend on the values), nothing after
+    if (this.accounting === 'stable') return Math.max(0, Math.min(sent + reports, losses.keys) - sent) * losses.epsilonInf;
+    const after = historyEpsilon(sent + reports, losses);
+    if (!Number.isFinite(after)) return Infinity;
+    return after - (sent === 0 ? 0 : historyEpsilon(sent, losses));
   }
 
   /** The Memo of ``protocol``'s scope at ``collector``, or null before its first report. */
@@ -199,11 +219,13 @@ export class Ledger {
    * Reports of ``values`` (all of this one device) as one ReportBatch, charged first and refused whole if
    * over budget.  Memoized protocols report through the scope's memo; others draw fresh reports.
    */
-  report(protocol, values, { collector = 'local', source = secureSource(), now = Date.now() / 1000 } = {}) {
+  report(protocol, values, { collector: named = 'local', source = secureSource(), now = Date.now() / 1000 } = {}) {
+    const collector = normalCollector(named);
     const stream = isLongitudinal(protocol) ? this._stream(protocol, collector) : null;
     const cost = this.cost(protocol, values.length, collector);
     const left = this.budget - this.spent(now);
-    if (cost > left * (1 + 1e-12)) {
+    if (!(cost <= left * (1 + 1e-12))) {
+      // NaN-safe: anything not clearly within the budget is refused
       const within = this.window === null ? '' : ` within ${this.window} s`;
       throw new PrivacyBudgetError(
         `Refused: ${values.length} report(s) of ${protocol.name} to '${collector}' would spend epsilon ${cost.toPrecision(6)}, ` +

@@ -116,6 +116,7 @@ export class Participation {
    * @returns {{batch: ReportBatch, batchId: string, value: string|null, sent: object|null, fresh: boolean}}
    */
   report(value, valueText, draw, newBatchId) {
+    this._record = this._load(); // read again: another tab may have drawn this campaign's report since
     if (this._record !== null) {
       const record = this._record;
       if (record.sent === null && record.valueKey !== valueKey(value)) {

@@ -5,6 +5,7 @@
 // deterministic word source instead.  Nothing here uses Math.random.
 
 const WORD = 4294967296; // 2^32
+const TWO_53 = 9007199254740992;
 const BUFFER_WORDS = 16384; // 64 KiB, the most crypto.getRandomValues fills per call
 
 /**
@@ -71,11 +72,21 @@ export class RandomSource {
   }
 
   /**
-   * A uniform integer in [0, n) for 1 <= n <= 2^32, by rejection: words at or above the largest
-   * multiple of n below 2^32 are redrawn, so every residue has exactly the same probability.
+   * A uniform integer in [0, n) for 1 <= n <= 2^53, by rejection: words at or above the largest
+   * multiple of n below 2^32 are redrawn, so every residue has exactly the same probability.  Above
+   * 2^32 (OLH's and LOLOHA's hash range g = round(e^eps + 1) from eps ~ 22.2) the same on 53-bit
+   * integers made of two words (it used to loop forever there: the limit was 0).
    */
   uniformInt(n) {
     if (n === WORD) return this.word();
+    if (n > WORD) {
+      if (!(n <= TWO_53 && Number.isInteger(n))) throw new RangeError(`uniformInt needs an integer n <= 2^53, got ${n}`);
+      const limit = TWO_53 - (TWO_53 % n); // exact: doubles below 2^53 are integers
+      for (;;) {
+        const x = (this.word() >>> 11) * WORD + this.word(); // 21 + 32 bits: uniform in [0, 2^53)
+        if (x < limit) return x % n;
+      }
+    }
     const limit = WORD - remainder(WORD, n);
     let w = this.word();
     while (w >= limit) w = this.word();

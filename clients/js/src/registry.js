@@ -1,7 +1,8 @@
 // The protocols the client implements, built from the JSON config Python's proto.config() writes.
+// This module imports every protocol; an application that needs one imports its entry point
+// instead ('dpdist-client/grr', src/entries/), so that its bundle holds that protocol only.
 
-import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
-import { CONFIG_VERSION } from './protocols/base.js';
+import { buildProtocol } from './config.js';
 import { DBitFlipPM } from './protocols/dbitflippm.js';
 import { GRR } from './protocols/grr.js';
 import { HR } from './protocols/hr.js';
@@ -40,32 +41,5 @@ export const SUPPORTED_PROTOCOLS = Object.freeze(Object.keys(PROTOCOLS).sort());
  * @param {object|string} config the config object or its JSON text
  */
 export function fromConfig(config) {
-  const parsed = typeof config === 'string' ? parseConfigText(config) : config;
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof parsed.protocol !== 'string') {
-    throw new InvalidParameterError(
-      `The 'config' argument must be an object with a 'protocol' key (as written by proto.config()). Got ${JSON.stringify(parsed)}.`,
-    );
-  }
-  const version = parsed.version ?? CONFIG_VERSION;
-  if (version !== CONFIG_VERSION) {
-    throw new InvalidParameterError(
-      `Config version ${JSON.stringify(version)} of protocol '${parsed.protocol}' is not supported (this client reads ${CONFIG_VERSION}).`,
-    );
-  }
-  const Protocol = Object.hasOwn(PROTOCOLS, parsed.protocol) ? PROTOCOLS[parsed.protocol] : null;
-  if (Protocol === null) {
-    throw new UnsupportedProtocolError(
-      `The JavaScript client does not implement protocol '${parsed.protocol}'; it implements ${SUPPORTED_PROTOCOLS.join(', ')}. ` +
-        'Use the Python client (dpdist privatize) for it.',
-    );
-  }
-  return new Protocol(parsed);
-}
-
-function parseConfigText(text) {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new InvalidParameterError(`The 'config' argument is not valid JSON (${error.message}).`);
-  }
+  return buildProtocol(config, PROTOCOLS);
 }

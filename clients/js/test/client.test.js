@@ -111,3 +111,30 @@ test('a campaign of an unsupported protocol is refused before anything is random
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   assert.throws(() => new Client('', 'bad id!'), TypeError);
 });
+
+test("a 429/503 answer's Retry-After is honoured (never earlier, jittered later); backoff is jittered", async () => {
+  const { retryAfterSeconds, retryDelayMs } = await import('../src/client.js');
+  assert.equal(retryAfterSeconds('3'), 3);
+  assert.equal(retryAfterSeconds(null), null);
+  assert.equal(retryAfterSeconds('soon'), null);
+  assert.equal(retryAfterSeconds('100000'), 60);
+  for (let i = 0; i < 50; i++) {
+    const asked = retryDelayMs(100, 2);
+    assert.ok(asked >= 2000 && asked <= 3000);
+    const backoff = retryDelayMs(100, null);
+    assert.ok(backoff >= 50 && backoff <= 100);
+  }
+  let calls = 0;
+  const config = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
+  const fetch = async (url, { method }) => {
+    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config });
+    calls += 1;
+    if (calls === 1) return new Response(JSON.stringify({ error: 'busy', detail: 'queue full' }), { status: 503, headers: { 'Retry-After': '1' } });
+    return Response.json({ batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
+  };
+  const client = new Client('', 'c1', { fetch, retryDelayMs: 1, memoStorage: null, source: deterministicSource(8) });
+  const started = Date.now();
+  await client.submit(3);
+  assert.ok(Date.now() - started >= 1000, 'waited what Retry-After asked, not the 1 ms backoff');
+  assert.equal(calls, 2);
+});

@@ -97,3 +97,27 @@ test('labels: a public label domain, values by label or item, labels kept in the
   assert.deepEqual(fromConfig({ protocol: 'grr', epsilon: 1, domain_size: 3, labels: null }).config, { protocol: 'grr', version: 1, epsilon: 1, domain_size: 3 });
   assert.throws(() => privatize({ protocol: 'grr', epsilon: 1, domain_size: 3 }, ['a'], { source }), InvalidValueTypeError);
 });
+
+test('hashing protocols work at the top of the epsilon range (a hash range above 2^32)', () => {
+  const configs = [
+    { protocol: 'olh', version: 1, epsilon: 30.0, domain_size: 100, hash_range: null, hash_prime: 2 ** 31 - 1 },
+    { protocol: 'loloha', version: 1, epsilon: 30.0, epsilon_1: 29.0, domain_size: 100, variant: 'optimal', hash_prime: 2 ** 31 - 1 },
+    { protocol: 'pem', version: 1, epsilon: 30.0, bits: 16, alphabet: null, max_chars: 12, k: 4, step: null, hash_count: 64, family_seed: 0 },
+  ];
+  for (const config of configs) {
+    const protocol = fromConfig(config);
+    const source = deterministicSource(3);
+    const word = source.word.bind(source);
+    let budget = 100_000; // a rejection loop that never ends fails here instead of hanging
+    source.word = () => {
+      if (--budget < 0) throw new Error('drew 100,000 words for 4 reports');
+      return word();
+    };
+    const batch = protocol.privatize([1, 2, 3, 99], source);
+    assert.equal(batch.length, 4);
+    if (config.protocol !== 'pem') {
+      assert.ok(protocol.g > 2 ** 32, `${config.protocol}: g = ${protocol.g}`);
+      for (let i = 0; i < batch.length; i++) assert.ok(protocol.decode(batch.row(i)).value < protocol.g);
+    }
+  }
+});

@@ -18,6 +18,7 @@ import {
   Ledger,
   Memo,
   PrivacyBudgetError,
+  budgetScope,
   fromConfig,
   historyEpsilon,
 } from '../src/index.js';
@@ -308,7 +309,10 @@ test('memo hygiene: a seeded memo refuses the CSPRNG, keys are canonical, and a 
   ledger.report(protocol, [1, 2, 1], { collector: 'https://c.example', source: deterministicSource(4) });
   const copy = Ledger.fromJSON(JSON.parse(JSON.stringify(ledger.toJSON())));
   assert.deepEqual(copy.toJSON(), ledger.toJSON());
-  assert.equal(copy.cost(protocol, 5, 'https://c.example'), 0); // stable: eps_inf once per memo
+  // stable: eps_inf for each of a memo's first K = 4 reports, nothing after
+  assert.equal(copy.cost(protocol, 5, 'https://c.example'), protocol.memoized.epsilonInf);
+  copy.report(protocol, [1], { collector: 'https://c.example', source: deterministicSource(5) });
+  assert.equal(copy.cost(protocol, 5, 'https://c.example'), 0);
 });
 
 test('a longitudinal campaign without memo storage is refused with the reason', async () => {
@@ -327,4 +331,37 @@ test('a Memo without a Client draws from the CSPRNG when no source is given', ()
     assert.equal(report.shape[0], 1);
     assert.deepEqual(memo.toJSON().memo, new Memo(protocol, memo.toJSON()).toJSON().memo);
   }
+});
+
+test('two tabs (two Clients on one storage) share one memo and one ledger: the second reads what the first stored', async () => {
+  const config = { protocol: 'l-grr', version: 1, epsilon: 0.5, epsilon_1: 0.3, domain_size: 8 };
+  const storage = memoryStorage();
+  storage.setItem(LEDGER_KEY, JSON.stringify(new Ledger({ budget: 100 }).toJSON()));
+  const server = fakeServer(config);
+  const first = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage });
+  const second = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage });
+  await first.campaign();
+  await second.campaign(); // both loaded the ledger before either drew
+  await first.submit(3);
+  await second.submit(3);
+  const ledger = JSON.parse(storage.getItem(LEDGER_KEY));
+  const [stream] = Object.values(ledger.streams);
+  assert.equal(stream.reports, 2);
+  assert.equal(Object.keys(stream.memo).length, 1);
+  assert.equal(ledger.charges.length, 2);
+});
+
+test('stable accounting charges eps_inf for each of the first K reports; a NaN never passes; scopes match Python', () => {
+  const dbit = fromConfig({ protocol: 'dbitflippm', version: 1, epsilon: 1.0, domain_size: 8, sampled_bits: 2 });
+  const stable = new Ledger({ budget: 100, accounting: 'stable' });
+  stable.report(dbit, [3, 3], { source: deterministicSource(1) });
+  assert.throws(() => Ledger.fromJSON(stable.toJSON(), { settings: { accounting: 'history' } }), IncompatibleStateError);
+  const forced = Ledger.fromJSON(stable.toJSON());
+  forced.accounting = 'history';
+  assert.equal(forced.cost(dbit, 1), Infinity);
+  assert.throws(() => forced.report(dbit, [3]), PrivacyBudgetError);
+  stable.report(dbit, Array(20).fill(3), { source: deterministicSource(2) });
+  assert.ok(Math.abs(stable.spent() - 8 * dbit.memoized.epsilonInf) < 1e-9);
+  assert.equal(budgetScope('https://c.example/', { protocol: 'l-grr', labels: ['café', 'b'], epsilon: 1 }),
+    'https://c.example {"labels":["café","b"],"protocol":"l-grr"}');
 });

@@ -84,6 +84,9 @@ MEMO_VALUES = [1, 3, 3, 4]
 PEM_WORDS = ["apple", "a", "", "zzzzzzzzzzzz", "wikipedia", "abcdefghijklmnop", "mississippi"]
 PEM_PREFIXES = [0, 1, 2**31 - 1, 2**31, 2**53 + 1, 2**60 - 1, 2**62 - 1, 123456789012345678]
 
+#: epsilons at the top of the supported range (the grid thresholds near 1, PEM's capped hash range)
+LARGE_EPSILONS = [8.5, 12.0, 17.0, 25.0, 30.0]
+
 NICE_EPSILONS = sorted(
     {math.log(k) for k in range(2, 21)}
     | {math.log(k / 2) for k in range(3, 13)}
@@ -98,10 +101,11 @@ def derived(protocol) -> dict:
     if name == "grr":
         return {"keep": protocol._keep}
     if name == "l-grr":
-        return {"p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2}
+        return {"keep1": protocol._keep1, "keep2": protocol._keep2,
+                "p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2}
     if name == "loloha":
-        return {"g": protocol._g, "p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2,
-                "p": protocol._p, "qOther": protocol._q_other}
+        return {"g": protocol._g, "keep1": protocol._keep1, "keep2": protocol._keep2, "p1": protocol._p1,
+                "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2, "p": protocol._p, "qOther": protocol._q_other}
     if name in ("cms", "hcms"):
         seeds = protocol._seeds
         return {"p": protocol._p, "coefficients": [[int(s // protocol._prime) + 1, int(s % protocol._prime)] for s in seeds]}
@@ -186,6 +190,21 @@ def build_fixture() -> dict:
                 protocol = local.make(name, epsilon=epsilon, **extra)
             except Exception:  # e.g. a discrete SW grid too large: not a derivation case
                 continue
+            derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
+    for epsilon in LARGE_EPSILONS:
+        for name, extra in (
+            ("grr", {"domain_size": 2}),
+            ("hr", {"domain_size": 64}),
+            ("ss", {"domain_size": 8}),
+            ("pem", {"alphabet": "abcdefghijklmnopqrstuvwxyz", "k": 20}),
+            ("pem", {"bits": 16, "k": 4, "hash_count": 64}),
+            ("l-grr", {"domain_size": 10, "epsilon_1": epsilon / 2}),
+            ("loloha", {"domain_size": 100, "epsilon_1": epsilon * 0.9}),
+            ("cms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
+            ("hcms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
+            ("sw", {"bins": 64}),
+        ):
+            protocol = local.make(name, epsilon=epsilon, **extra)
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
     configs = [local.make(name, **params).config() for name, params in CASES if name in SUPPORTED]
     from dpdist.local.frequency.flh import family_seeds

@@ -66,3 +66,15 @@ test('uniformInt keeps exactly the residues for large n and words near 2^32', ()
     if (limit < 2 ** 32) assert.equal(scriptedSource([limit, 5]).uniformInt(n), 5 % n, `n=${n} rejects ${limit}`);
   }
 });
+
+test('uniformInt above 2^32 (a large hash range) draws 53-bit integers by rejection, exactly', () => {
+  const n = 3 * 2 ** 40 + 7;
+  const limit = 2 ** 53 - (2 ** 53 % n);
+  // x = (w1 >>> 11) 2^32 + w2
+  const word = (x) => [Math.floor(x / 2 ** 32) * 2 ** 11, x % 2 ** 32];
+  for (const x of [0, 1, n - 1, n, limit - 1, 2 ** 52 + 12345]) {
+    assert.equal(scriptedSource(word(x)).uniformInt(n), x % n, `x=${x}`);
+  }
+  assert.equal(scriptedSource([...word(limit), ...word(42)]).uniformInt(n), 42, 'rejects the top partial block');
+  assert.throws(() => scriptedSource([0, 0]).uniformInt(2 ** 53 + 2), RangeError);
+});

@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
@@ -143,12 +143,16 @@ def _snap(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
     return np.clip(bounds[0] + np.round((np.asarray(values) - bounds[0]) / step) * step, bounds[0], bounds[1])
 
 
+#: The probabilities ``quantiles`` releases when ``q`` is not given: the deciles.
+DEFAULT_Q = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
 def quantiles(
     x,
-    epsilon,
-    bounds,
-    q=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
-    *,
+    *args,
+    q=None,
+    epsilon=None,
+    bounds=None,
     method: str = "tree",
     level: float = 0.95,
     rng=None,
@@ -157,14 +161,20 @@ def quantiles(
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours); see the module docstring.
 
+    Called in numpy's order, ``quantiles(x, q, epsilon=..., bounds=...)`` (as
+    ``np.quantile(a, q)``), or with every argument by keyword.  The older order
+    ``quantiles(x, epsilon, bounds)`` still works, with ``q=`` by keyword; ``q`` given
+    positionally last, ``quantiles(x, epsilon, bounds, q)``, works too but is
+    deprecated (a :class:`DeprecationWarning`).
+
     Parameters
     ----------
     x : array_like of float
+    q : sequence of float, optional
+        Strictly increasing probabilities in (0, 1) (default: the deciles 0.1, ..., 0.9).
     epsilon : float
     bounds : (float, float)
         Public range (use :func:`unbounded_quantile` to find one).
-    q : sequence of float
-        Strictly increasing probabilities in (0, 1).
     method : {"tree", "aq", "jointexp"}
     level : float
         Confidence level of the intervals (``"tree"``).
@@ -172,6 +182,7 @@ def quantiles(
         As in :func:`dpdist.central.histogram_queries`.
     """
     owner = "quantiles"
+    q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
     probabilities = _check_q(owner, q)
     check_option(owner, "method", method, QUANTILE_METHODS)
     if not (_is_real(level) and 0 < float(level) < 1):
@@ -183,6 +194,54 @@ def quantiles(
     if method == "jointexp":
         return _joint_quantiles(data, probabilities, float(level))
     return _approximate_quantiles(data, probabilities, float(level))
+
+
+def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
+    """``(q, epsilon, bounds)`` of either calling order of :func:`quantiles` (see its docstring)."""
+    import warnings
+
+    if epsilon is not None:  # numpy's order: quantiles(x, q, epsilon=..., bounds=...)
+        if len(args) > 1 or (args and q is not None):
+            raise InvalidParameterError(
+                f"{owner} takes at most one positional argument after x, the probabilities q, when epsilon is given "
+                f"by keyword: quantiles(x, q, epsilon=..., bounds=...). Got {len(args)} positional argument(s) "
+                f"after x{' and q=' if q is not None else ''}."
+            )
+        q = args[0] if args else q
+    else:  # the older order: quantiles(x, epsilon, bounds[, q])
+        if len(args) > 3:
+            raise InvalidParameterError(
+                f"{owner} takes x, q and keyword arguments: quantiles(x, q, epsilon=..., bounds=...). "
+                f"Got {len(args) + 1} positional arguments."
+            )
+        if args and not _is_real(args[0]):
+            raise InvalidPrivacyParameterError(
+                f"The 'epsilon' parameter of {owner} must be a finite float > 0. Got {args[0]!r} instead "
+                "(for numpy's order, give epsilon and bounds by keyword: quantiles(x, q, epsilon=..., bounds=...))."
+            )
+        given = dict(zip(("epsilon", "bounds", "q"), args))
+        if "bounds" in given and bounds is not None:
+            raise InvalidParameterError(f"{owner} got 'bounds' both positionally and by keyword.")
+        if "q" in given:
+            if q is not None:
+                raise InvalidParameterError(f"{owner} got 'q' both positionally and by keyword.")
+            warnings.warn(
+                "quantiles(x, epsilon, bounds, q) is deprecated: pass q second, as numpy does, with epsilon and "
+                "bounds by keyword: quantiles(x, q, epsilon=..., bounds=...) (or q=... by keyword).",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        epsilon = given.get("epsilon")
+        bounds = given.get("bounds", bounds)
+        q = given.get("q", q)
+    if epsilon is None:
+        raise InvalidPrivacyParameterError(f"The 'epsilon' parameter of {owner} is missing: quantiles(x, q, epsilon=..., bounds=...).")
+    if bounds is None:
+        raise InvalidParameterError(
+            f"{owner} needs public bounds: quantiles(x, q, epsilon=..., bounds=(lo, hi)) "
+            "(unbounded_quantile finds a range privately)."
+        )
+    return (DEFAULT_Q if q is None else q), epsilon, bounds
 
 
 #: JointExp's tables hold m (D + 2) doubles for D distinct values; the data are snapped to a public grid of

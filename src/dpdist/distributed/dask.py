@@ -172,6 +172,14 @@ def aggregate_files(paths, protocol=None, *, split_every: int = 8, compute: bool
 
 
 # ---------------------------------------------------------------------- simulation
+def _is_dask_series(values) -> bool:
+    try:
+        import dask.dataframe as dd
+    except ImportError:  # pragma: no cover - the dataframe part of dask is not installed
+        return False
+    return isinstance(values, dd.Series)
+
+
 def simulate(protocol, values, seed, *, split_every: int = 8, compute: bool = True):
     """Simulate the aggregate of a population held in a Dask array (10^8+ users).
 
@@ -184,8 +192,9 @@ def simulate(protocol, values, seed, *, split_every: int = 8, compute: bool = Tr
     Parameters
     ----------
     protocol : LocalProtocol
-    values : dask.array.Array
-        1-D array of the users' values (lazily generated blocks are fine).
+    values : dask.array.Array or dask.dataframe.Series
+        1-D array of the users' values (lazily generated blocks are fine), or a column of a
+        Dask DataFrame (``frame["age"]``; its partitions are the blocks).
     seed : int or numpy.random.SeedSequence
         Root seed (required: a distributed simulation must be reproducible).
     """
@@ -193,15 +202,19 @@ def simulate(protocol, values, seed, *, split_every: int = 8, compute: bool = Tr
     import dask.array as da
 
     split_every = _check_split_every(split_every)
-    if not isinstance(values, da.Array) or values.ndim != 1:
+    if isinstance(values, da.Array) and values.ndim == 1:
+        blocks = values.to_delayed().reshape(-1)
+    elif _is_dask_series(values):
+        blocks = values.to_delayed()  # one pandas Series per partition
+    else:
+        shape = f" of shape {values.shape}" if isinstance(values, da.Array) else ""
+        # the type only: the repr of a collection can be its whole (private) content
         raise InvalidParameterError(
-            f"The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array. Got {values!r:.100} instead."
+            "The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array or a "
+            f"dask.dataframe.Series. Got {type(values).__module__}.{type(values).__name__}{shape} instead."
         )
     if seed is None:
         raise InvalidParameterError("The 'seed' parameter of distributed.simulate must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
-    states = [
-        dask.delayed(simulate_block, pure=True)(protocol, block, root, index)
-        for index, block in enumerate(values.to_delayed().reshape(-1))
-    ]
+    states = [dask.delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)

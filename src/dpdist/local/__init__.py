@@ -9,6 +9,7 @@ Protocol authors subclass :class:`LocalProtocol`, declare :class:`ProtocolTags`,
 """
 
 from . import frequency, numerical  # noqa: F401  (registers the protocols)
+from .._validation import MAX_ALLOCATION_BYTES
 from ._protocol import (
     Aggregator,
     LocalProtocol,
@@ -44,4 +45,5 @@ __all__ = [
     "encode_strings",
     "HeavyHitters",
     "StringCodec",
+    "MAX_ALLOCATION_BYTES",
 ]

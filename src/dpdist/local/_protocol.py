@@ -21,7 +21,7 @@ import numpy as np
 
 from .._rng import check_rng
 from ..privacy import PrivacyGuarantee, local_guarantee
-from .._validation import EPSILON, Constraint, check_options, check_params  # noqa: F401  (EPSILON: re-exported, it used to live here)
+from .._validation import EPSILON, Constraint, check_options, check_params, unknown_names_error  # noqa: F401  (EPSILON: re-exported, it used to live here)
 from ..errors import EmptyAggregateError, InvalidParameterError
 from ._aggregator import Aggregator
 from ._report_format import ReportBatch, ReportFormat
@@ -124,6 +124,9 @@ class LocalProtocol(ABC):
 
     def __init__(self, **params):
         merged = {**self._defaults, **params}
+        unknown = set(params) - set(self._constraints)
+        if unknown:  # before the missing ones: make("oue", eps=1) is a misspelt epsilon, not a missing one
+            raise unknown_names_error(self.display_name, unknown, self._constraints)
         missing = sorted(set(self._constraints) - set(merged))
         if missing:
             raise InvalidParameterError(
@@ -132,6 +135,7 @@ class LocalProtocol(ABC):
                 + "."
             )
         self._params = check_params(self.display_name, merged, self._constraints)
+        self._check_memory()
         self._setup()
 
     # ------------------------------------------------------------------ identity
@@ -173,20 +177,45 @@ class LocalProtocol(ABC):
     def _setup(self) -> None:
         """Derive internal constants from ``self._params`` (called once)."""
 
+    def _check_memory(self) -> None:
+        """Refuse parameters whose largest array would exceed ``MAX_ALLOCATION_BYTES`` (before ``_setup``).
+
+        Protocols whose reports, aggregate or estimate grow with a parameter call
+        :func:`dpdist._validation.check_allocation` here.
+        """
+
     # ------------------------------------------------------------------ client side
     def privatize(self, values, rng=None, *, secure: bool = False):
         """Randomize each user's value; one report per value.
 
+        A longitudinal (memoized) protocol randomizes each value here as a different
+        user and says so with :class:`~dpdist.errors.EachValueANewUserWarning`; one
+        device reporting over time keeps its memo in ``protocol.client()``.
+
         Parameters
         ----------
         values : array_like
-            The users' true values (items ``0..d-1`` or reals in ``bounds``).
+            The users' true values (items ``0..d-1``, whole floats such as ``3.0`` included,
+            or reals in ``bounds``).
         rng : None, int or Generator
             Randomness for simulation; ignored in favour of a CSPRNG when ``secure``.
         secure : bool
             Draw from AES-CTR keyed by the OS CSPRNG (see :mod:`dpdist._rng`).
         """
         values = self._check_values(values)
+        if self.tags.memoized and len(values):
+            import warnings
+
+            from ..errors import EachValueANewUserWarning
+
+            warnings.warn(
+                f"{self.display_name}.privatize randomizes each value as a different user (a fresh permanent "
+                "response each): the guarantee over time holds only for a device that keeps its memo. One device "
+                "reporting over rounds uses protocol.client() or a dpdist.local.ledger.PrivacyLedger "
+                "(dpdist privatize --memo FILE).",
+                EachValueANewUserWarning,
+                stacklevel=2,
+            )
         return self._privatize(values, check_rng(rng, secure=secure, owner=f"{self.display_name}.privatize"))
 
     @abstractmethod

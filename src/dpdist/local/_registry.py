@@ -71,18 +71,26 @@ def register_chooser(name: str, factory) -> None:
 
 
 def make(name: str, **params):
-    """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``."""
+    """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``.
+
+    Names are case-insensitive (``"OUE"`` is ``"oue"``); the config keeps the registry's spelling.
+    """
     if not isinstance(name, str):
         raise InvalidParameterError(
             f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."
         )
-    if name in _CHOOSERS:
-        return _CHOOSERS[name](**params)
-    if name not in _REGISTRY:
+    key = name if name in _CHOOSERS or name in _REGISTRY else name.strip().lower().replace("_", "-")
+    if key in _CHOOSERS:
+        return _CHOOSERS[key](**params)
+    if key not in _REGISTRY:
+        import difflib
+
+        close = difflib.get_close_matches(key, [*available(), *_CHOOSERS], n=1, cutoff=0.6)
         raise InvalidParameterError(
-            f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."
+            f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead"
+            + (f" (did you mean {close[0]!r}?)." if close else ".")
         )
-    return _REGISTRY[name](**params)
+    return _REGISTRY[key](**params)
 
 
 def from_config(config: dict[str, Any]):

@@ -229,7 +229,8 @@ def _layout_of_config(config_key: str, protocol: "LocalProtocol") -> tuple[np.dt
         sample = np.zeros(1, dtype=np.int64)
     else:
         sample = np.array([float(getattr(protocol, "bounds", (0.0, 1.0))[0])])
-    reports, _ = protocol.report_format.check(protocol.privatize(sample, rng=0))
+    # the randomizer itself (privatize would warn that a memoized protocol's values are new users)
+    reports, _ = protocol.report_format.check(protocol._privatize(protocol._check_values(sample), np.random.default_rng(0)))
     reports = np.asarray(reports)
     if reports.dtype.hasobject:
         raise MalformedReportError(f"{protocol.display_name} reports hold Python objects; they have no wire format.")

@@ -22,10 +22,11 @@ history of the device's values (the ``"history"`` relation of
 :mod:`dpdist.privacy`): one report of a memoryless protocol costs its
 :math:`\varepsilon`; the :math:`T`-th report through a memo costs
 :math:`\varepsilon_T - \varepsilon_{T-1}` (``epsilon_over_changes``), infinite for
-dBitFlipPM beyond one report.  ``"stable"`` charges RAPPOR's relation: the first
-report through a memo costs :math:`\varepsilon_\infty`, later ones nothing; it
-protects the values but not *when* they change, and the owner must choose it
-knowingly.  Reports of several scopes compose sequentially (Dwork & Roth 2014,
+dBitFlipPM beyond one report.  ``"stable"`` charges RAPPOR's relation: each of the first :math:`K`
+reports through a memo costs :math:`\varepsilon_\infty` (a memo holds up to K permanent
+responses, one per key), later ones nothing; it bounds the loss against histories with the
+same pattern of changes, not *when* the value changes, and the owner must choose it
+knowingly (a ledger's accounting cannot change once it has charges).  Reports of several scopes compose sequentially (Dwork & Roth 2014,
 Thm. 3.16).
 
 The JSON form (``to_dict``) is the one the JavaScript client keeps in
@@ -62,7 +63,15 @@ def budget_scope(collector: str, config: dict) -> str:
     integers (JavaScript prints 4.0 as 4).
     """
     public = {key: _integral(value) for key, value in config.items() if key not in _BUDGET_KEYS}
-    return f"{collector} {json.dumps(public, sort_keys=True, separators=(',', ':'))}"
+    text = json.dumps(public, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"{normal_collector(collector)} {text}"
+
+
+def normal_collector(collector: str) -> str:
+    """A collector's name as the ledger keeps it: trailing slashes dropped (``https://c.org/`` is ``https://c.org``)."""
+    if not isinstance(collector, str):
+        raise InvalidParameterError(f"The 'collector' of a ledger report must be a string. Got {collector!r} instead.")
+    return collector.rstrip("/") or collector
 
 
 def _integral(value):
@@ -126,14 +135,25 @@ class PrivacyLedger:
         return 0 if stream is None else stream["reports"]
 
     def cost(self, protocol, reports: int = 1, collector: str = "local") -> float:
-        """Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only)."""
+        """Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only).
+
+        ``"stable"`` charges :math:`\\varepsilon_\\infty` for each of a scope's first :math:`K` reports (a
+        scope holds up to K permanent responses, one per memo key; charging per *new* key would make the
+        refusal depend on the values), nothing after; ``"history"`` the increment of
+        ``epsilon_over_changes``, infinite once that is.
+        """
+        if reports <= 0:
+            return 0.0
         if not protocol.tags.memoized:
             return reports * protocol.guarantee.epsilon
         sent = self.reports_sent(protocol, collector)
         if self.accounting == "stable":
-            return protocol.stable_guarantee.epsilon if sent == 0 and reports > 0 else 0.0
-        before = 0.0 if sent == 0 else protocol.epsilon_over_changes(sent)
-        return protocol.epsilon_over_changes(sent + reports) - before
+            fresh = max(0, min(sent + reports, protocol.memo_keys) - sent)
+            return fresh * protocol.stable_guarantee.epsilon
+        after = protocol.epsilon_over_changes(sent + reports)
+        if math.isinf(after):
+            return math.inf
+        return after - (0.0 if sent == 0 else protocol.epsilon_over_changes(sent))
 
     def charges(self) -> list[dict[str, Any]]:
         """Every charge: ``{"at": unix seconds, "epsilon", "collector", "protocol", "reports"}``."""
@@ -155,13 +175,14 @@ class PrivacyLedger:
             budgets of a scope whose memo the device keeps.
         """
         values = np.asarray(values)
+        collector = normal_collector(collector)
         if values.ndim != 1:
             raise InvalidParameterError(f"The 'values' of PrivacyLedger.report must be one-dimensional. Got shape {values.shape}.")
         now = time.time() if now is None else now
         stream = self._stream(protocol, collector) if protocol.tags.memoized else None
         cost = self.cost(protocol, values.size, collector)
         left = self.budget - self.spent(now)
-        if cost > left * (1 + 1e-12):
+        if not cost <= left * (1 + 1e-12):  # NaN-safe: anything not clearly within the budget is refused
             window = "" if self.window is None else f" within {self.window:g} s"
             raise PrivacyBudgetError(
                 f"Refused: {values.size} report(s) of {protocol.name} to {collector!r} would spend epsilon "
@@ -189,7 +210,7 @@ class PrivacyLedger:
         scope = budget_scope(collector, config)
         stream = self._streams.get(scope)
         if stream is None:
-            stream = {"config": config, "client": protocol.client(), "reports": 0}
+            stream = {"config": config, "client": protocol.client(), "reports": 0, "collector": normal_collector(collector)}
             self._streams[scope] = stream
         elif stream["client"].protocol != protocol:
             kept = {key: stream["config"].get(key) for key in _BUDGET_KEYS if key in stream["config"]}
@@ -213,7 +234,7 @@ class PrivacyLedger:
             "window": self.window,
             "accounting": self.accounting,
             "streams": {
-                scope: {"collector": scope.split(" ", 1)[0], "reports": stream["reports"], **stream["client"].to_dict()}
+                scope: {"collector": stream["collector"], "reports": stream["reports"], **stream["client"].to_dict()}
                 for scope, stream in sorted(self._streams.items())
             },
             "charges": self.charges(),
@@ -249,7 +270,9 @@ class PrivacyLedger:
                 raise IncompatibleStateError(f"Ledger stream {scope!r}: {error}") from None
             if budget_scope(stream["collector"], protocol.config()) != scope:
                 raise IncompatibleStateError(f"Ledger stream {scope!r} holds a memo of another scope.")
-            ledger._streams[scope] = {"config": protocol.config(), "client": client, "reports": reports}
+            ledger._streams[scope] = {
+                "config": protocol.config(), "client": client, "reports": reports, "collector": stream["collector"],
+            }
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
         return ledger
@@ -270,7 +293,7 @@ class PrivacyLedger:
         except (DPDistError, TypeError, KeyError, AttributeError) as error:
             raise IncompatibleStateError(f"Not a device memo: {error}") from None
         ledger._streams[budget_scope(collector, protocol.config())] = {
-            "config": protocol.config(), "client": client, "reports": 0,
+            "config": protocol.config(), "client": client, "reports": 0, "collector": normal_collector(collector),
         }
         return ledger
 
@@ -310,7 +333,13 @@ class PrivacyLedger:
         except IncompatibleStateError as error:
             raise IncompatibleStateError(f"The '{option}' file {str(path)!r}: {error}") from None
         for key, value in chosen.items():
-            setattr(ledger, key, _SETTINGS[key](value))
+            value = _SETTINGS[key](value)
+            if key == "accounting" and value != ledger.accounting and ledger._charges:
+                raise IncompatibleStateError(
+                    f"The '{option}' file {str(path)!r} charges under {ledger.accounting!r} accounting; its charges cannot "
+                    f"be re-read as {value!r} (they would under- or over-count). Keep the accounting, or start a new ledger."
+                )
+            setattr(ledger, key, value)
         return ledger
 
     def save(self, path) -> None:
@@ -342,6 +371,6 @@ def _checked_charge(charge) -> dict[str, Any]:
     fields = {"at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int}
     if not isinstance(charge, dict) or set(charge) != set(fields) or any(
         isinstance(charge[key], bool) or not isinstance(charge[key], kind) for key, kind in fields.items()
-    ) or not (0 <= charge["epsilon"] and math.isfinite(charge["at"])):
+    ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1):
         raise IncompatibleStateError(f"A privacy ledger's charge is damaged: {str(charge)[:200]}")
     return {**charge, "at": float(charge["at"]), "epsilon": float(charge["epsilon"])}

@@ -20,7 +20,7 @@ import numpy as np
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError, OutOfDomainError
 
-__all__ = ["MAX_BITS", "StringCodec", "encode_strings", "mix_prefixes"]
+__all__ = ["MAX_BITS", "StringCodec", "encode_strings", "mix_prefixes", "words_in_alphabet"]
 
 _MERSENNE_31 = 2**31 - 1
 #: longest item, in bits (prefixes are handled as int64)
@@ -42,8 +42,10 @@ class StringCodec:
     def bits(self) -> int:
         return self.bits_per_char * self.max_chars
 
-    def encode(self, words) -> np.ndarray:
+    def encode(self, words, *, owner: str = "StringCodec.encode") -> np.ndarray:
         """Integers of the words (cut to ``max_chars``); a character outside the alphabet raises.
+
+        ``owner`` names the caller in the error (e.g. ``"PEM.privatize"``).
 
         Vectorized: the words become a fixed-width array of code points (code point 0 is
         the padding, i.e. the end code), mapped to symbols through the sorted alphabet.
@@ -56,8 +58,8 @@ class StringCodec:
         unknown = (points != 0) & ~known
         if unknown.any():
             raise OutOfDomainError(
-                f"The words given to heavy_hitters must use the alphabet {self.alphabet!r}. "
-                f"Got the character {chr(int(points[unknown][0]))!r}."
+                f"The 'values' argument of {owner} must hold words over the alphabet {self.alphabet!r}. "
+                f"Got {int(unknown.any(axis=1).sum())} word(s) with other characters, e.g. {chr(int(points[unknown][0]))!r}."
             )
         symbols = np.where(known, order[position] + 1, 0).astype(np.int64)
         shifts = self.bits_per_char * np.arange(self.max_chars - 1, -1, -1, dtype=np.int64)
@@ -111,7 +113,7 @@ def encode_strings(words, *, alphabet: str = StringCodec.alphabet, max_chars: in
             f"encode_strings needs max_chars x {codec.bits_per_char} bits <= {MAX_BITS}. "
             f"Got max_chars={max_chars!r} ({codec.bits} bits)."
         )
-    return codec.encode(words), codec
+    return codec.encode(words, owner="encode_strings"), codec
 
 
 def mix_prefixes(prefixes) -> np.ndarray:
@@ -122,3 +124,14 @@ def mix_prefixes(prefixes) -> np.ndarray:
         state = (state ^ (state >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         state = state ^ (state >> np.uint64(31))
     return (state % np.uint64(_MERSENNE_31)).astype(np.int64)
+
+
+def words_in_alphabet(words, alphabet: str) -> np.ndarray:
+    """Whether each word uses only characters of ``alphabet`` (the words ``pem`` can encode), vectorized."""
+    array = np.asarray(words, dtype=np.str_)
+    if array.size == 0:
+        return np.zeros(0, dtype=bool)
+    width = max(array.dtype.itemsize // 4, 1)
+    points = np.ascontiguousarray(array, dtype=f"<U{width}").view(np.uint32).reshape(-1, width)
+    allowed = np.array(sorted({0, *map(ord, alphabet)}), dtype=np.uint32)
+    return np.isin(points, allowed).all(axis=1)

@@ -28,9 +28,10 @@ from ._assets import clients_js_dir
 from ._database import open_database
 from ._estimates import estimate_json, estimate_png
 from ._ingest import decode_body, record_file_ids
+from ._limits import BodyBudget, Limits, RateLimiter, receive_body
 from ._openapi import openapi_schema
 from ._operations import install as install_operations
-from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id
+from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id, token_sha256
 
 __all__ = ["create_app", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
@@ -41,7 +42,7 @@ _CLIENTS_JS = clients_js_dir()  # package data of an installed wheel, else clien
 class Service:
     """The operations behind the routes (synchronous; the routes run them in a thread pool)."""
 
-    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES):
+    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None):
         if not isinstance(admin_token, str) or len(admin_token) < 16:
             raise InvalidParameterError(
                 "The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be set, at least 16 characters long."
@@ -50,7 +51,37 @@ class Service:
             raise InvalidParameterError(f"The '--max-body-bytes' option must be an int >= 1024. Got {max_body_bytes!r}.")
         self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
         self.max_body_bytes = max_body_bytes
-        self.store = Store(open_database(db_url))
+        self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
+        self.budget = BodyBudget(self.limits.max_inflight_bytes)
+        self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
+        self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
+
+    def admit(self, campaign_id: str, batch_id: str | None, token: str) -> None:
+        """The checks made before a batch's body is read (its campaign, token, state and limits)."""
+        gate = self.store.gate(campaign_id, batch_id, token)
+        if gate.enrollment:
+            if gate.enrollment_left is None:
+                raise ServiceError(
+                    401, "unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...)."
+                )
+        elif gate.submit_token_sha256 is not None and not hmac.compare_digest(token_sha256(token), gate.submit_token_sha256):
+            raise ServiceError(401, "unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
+        if gate.batch_recorded or batch_id is None:
+            return  # a retry gets its acknowledgement (and a batch named by its records' file id is read first)
+        if gate.state == "created":
+            raise ServiceError(409, "campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
+        if gate.state == "closed":
+            raise ServiceError(409, "campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
+        if gate.max_reports is not None and gate.n >= gate.max_reports:
+            self.store.count_refused(campaign_id, "campaign_full")
+            raise ServiceError(
+                409, "campaign_full", f"Campaign {campaign_id!r} accepts at most {gate.max_reports} reports (max_reports); it is full."
+            )
+        if gate.enrollment and gate.enrollment_left <= 0:
+            self.store.count_refused(campaign_id, "contribution_limit")
+            raise ServiceError(
+                403, "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
+            )
 
     def check_admin(self, request: Request) -> None:
         """401 unless the request carries ``Authorization: Bearer <admin token>`` (constant-time compare)."""
@@ -60,29 +91,55 @@ class Service:
 
     def submit(self, campaign_id: str, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
         campaign = self.store.get(campaign_id)
-        if not campaign.check_submit_token(token):
+        enrollment = token_sha256(token) if campaign.enrollment else None
+        if not campaign.enrollment and not campaign.check_submit_token(token):
             raise ServiceError(401, "unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
         if batch_id is None:
-            batch_id = _batch_id_of_records(body, content_type)
+            batch_id = self._counted(campaign_id, _batch_id_of_records, body, content_type, self.limits.max_records, count_400=False)
         check_batch_id(batch_id)
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         if campaign.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
             return self.store.ingest(campaign_id, batch_id, digest, None, 0, None)
         protocol = campaign.protocol
-        try:
-            batch = decode_body(protocol, body, content_type, batch_id)
-        except ServiceError as error:
-            if error.status == 400:
-                self.store.count_refused(campaign_id, error.code)
-            raise
+        batch = self._counted(campaign_id, decode_body, protocol, body, content_type, batch_id, self.limits)
         contribution = protocol.aggregator().add_batch(batch)
         raw = None
         if campaign.keep_reports:
             import numpy as np
 
             raw = np.ascontiguousarray(batch.reports, dtype=protocol.report_format.dtype)
-        return self.store.ingest(campaign_id, batch_id, digest, contribution, batch.n_read, raw)
+        return self._counted(
+            campaign_id, self.store.ingest, campaign_id, batch_id, digest, contribution, batch.n_read, raw, enrollment_sha256=enrollment
+        )
+
+    _COUNTED = {"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows", "campaign_full",
+                "contribution_limit", "batch_of_another_campaign"}
+
+    def _counted(self, campaign_id: str, step, *args, count_400: bool = True, **kwargs):
+        """Run ``step``; a refusal of the whole batch is counted under the campaign's ``refused_batches``."""
+        try:
+            return step(*args, **kwargs)
+        except ServiceError as error:
+            if (count_400 and error.status == 400) or error.code in self._COUNTED:
+                self.store.count_refused(campaign_id, error.code)
+            raise
+
+    def start_retention(self, every_s: float = 3600.0) -> None:
+        """Apply ``--retention-days`` now (before the first request) and then every hour, in a daemon thread."""
+        import threading
+
+        period_ms = int(self.limits.retention_days * 86_400_000)
+
+        def purge_forever():
+            while not threading.Event().wait(every_s):
+                try:
+                    self.store.purge(period_ms)
+                except Exception:  # a database outage: try again next time
+                    LOG.warning("retention: deleting expired data failed; retrying in %.0f s", every_s, exc_info=True)
+
+        self.store.purge(period_ms)
+        threading.Thread(target=purge_forever, name="dpdist-retention", daemon=True).start()
 
     def refuse_oversized(self, campaign_id: str) -> None:
         try:
@@ -97,9 +154,10 @@ def _bearer(request: Request) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def _batch_id_of_records(body: bytes, content_type: str) -> str:
+def _batch_id_of_records(body: bytes, content_type: str, max_records: int | None = None) -> str:
     """A binary batch without a batch id in the URL is identified by its records' file id."""
-    ids = set(record_file_ids(body)) if (content_type or "").startswith("application/octet-stream") else {None}
+    binary = (content_type or "").startswith("application/octet-stream")
+    ids = set(record_file_ids(body, max_records)) if binary else {None}
     if len(ids) != 1 or None in ids:
         raise ServiceError(
             400,
@@ -110,29 +168,22 @@ def _batch_id_of_records(body: bytes, content_type: str) -> str:
     return ids.pop()
 
 
-async def _read_body(request: Request, service: Service, campaign_id: str | None) -> bytes:
-    limit = service.max_body_bytes
-    length = request.headers.get("content-length")
-    too_large = ServiceError(413, "too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.")
-    if length is not None and length.isdigit() and int(length) > limit:
+def _read_body(request: Request, service: Service, campaign_id: str | None):
+    """``async with _read_body(...) as body``: the body, bounded in size, time and the server's in-flight bytes."""
+
+    async def refuse_oversized():
         if campaign_id:
             await run_in_threadpool(service.refuse_oversized, campaign_id)
-        raise too_large
-    chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            if campaign_id:
-                await run_in_threadpool(service.refuse_oversized, campaign_id)
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+
+    return receive_body(request, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
 
 
 async def _json_body(request: Request, service: Service) -> dict:
-    import json
+    async with _read_body(request, service, None) as body:
+        return _json_document(body)
 
-    body = await _read_body(request, service, None)
+
+def _json_document(body: bytes) -> dict:
     try:
         document = _json.loads(body or b"{}")
     except ValueError as error:
@@ -142,10 +193,13 @@ async def _json_body(request: Request, service: Service) -> dict:
     return document
 
 
-def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None,
-               operations=None) -> Starlette:
-    """The ASGI application of ``dpdist serve`` (run it with uvicorn); ``operations``: a :class:`._operations.Operations`."""
-    service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes)
+def create_app(
+    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None, limits: Limits | None = None,
+    operations=None,
+) -> Starlette:
+    """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`); ``operations``: a
+    :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers)."""
+    service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits)
     clients_js = Path(static_dir) if static_dir is not None else _CLIENTS_JS
 
     async def root(request):
@@ -172,6 +226,8 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
             document.get("config"),
             submit_token=document.get("submit_token"),
             keep_reports=keep,
+            max_reports=document.get("max_reports"),
+            enrollment=document.get("enrollment", False),
         )
         return JSONResponse(campaign.summary(), status_code=201)
 
@@ -193,15 +249,30 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
                 "state": campaign.state,
                 "config": campaign.config,
                 "submit_token_required": campaign.submit_token_sha256 is not None,
+                "enrollment_token_required": campaign.enrollment,
                 "max_body_bytes": service.max_body_bytes,
+                "max_records": service.limits.max_records,
+                "max_json_rows": service.limits.max_json_rows,
             }
         )
 
     async def set_config(request):
         service.check_admin(request)
         document = await _json_body(request, service)
-        campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"))
+        changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
+        campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
         return JSONResponse(campaign.summary())
+
+    async def delete_campaign(request):
+        service.check_admin(request)
+        return JSONResponse(await run_in_threadpool(service.store.delete, request.path_params["campaign"]))
+
+    async def enroll(request):
+        service.check_admin(request)
+        document = await _json_body(request, service)
+        campaign_id = request.path_params["campaign"]
+        tokens = await run_in_threadpool(service.store.enroll, campaign_id, document.get("count"), document.get("reports"))
+        return JSONResponse({"campaign": campaign_id, "reports_per_token": document["reports"], "tokens": tokens}, status_code=201)
 
     def transition(target):
         async def handler(request):
@@ -212,16 +283,17 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
         return handler
 
     async def submit(request):
-        campaign_id = request.path_params["campaign"]
-        body = await _read_body(request, service, campaign_id)
-        ack = await run_in_threadpool(
-            service.submit,
-            campaign_id,
-            request.path_params.get("batch_id"),
-            body,
-            request.headers.get("content-type", ""),
-            _bearer(request),
-        )
+        campaign_id, batch_id, token = request.path_params["campaign"], request.path_params.get("batch_id"), _bearer(request)
+        try:  # nothing of the body is read before the client, its campaign and its token pass
+            service.rate.check(request.client.host if request.client else None)
+            await run_in_threadpool(service.admit, campaign_id, batch_id, token)
+        except ServiceError as error:
+            error.close = True
+            raise
+        async with _read_body(request, service, campaign_id) as body:
+            ack = await run_in_threadpool(
+                service.submit, campaign_id, batch_id, body, request.headers.get("content-type", ""), token
+            )
         request.app.state.metrics.acknowledged(ack)
         return JSONResponse(ack, status_code=200)
 
@@ -271,6 +343,8 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
         Route("/api/campaigns", create_campaign, methods=["POST"]),
         Route("/api/campaigns", list_campaigns, methods=["GET"]),
         Route("/api/campaigns/{campaign}", show_campaign, methods=["GET"]),
+        Route("/api/campaigns/{campaign}", delete_campaign, methods=["DELETE"]),
+        Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
         Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
         Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
         Route("/api/campaigns/{campaign}/open", transition("open"), methods=["POST"]),
@@ -304,13 +378,28 @@ def create_app(db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_M
         routes=routes,
         exception_handlers={ServiceError: service_error, HTTPException: http_error, Exception: internal_error},
     )
-    install_operations(app, service, operations)  # /readyz, /metrics, 503 on database outages, middleware
     app.state.service = service
+    install_defences(app, service)
+    install_operations(app, service, operations)  # /readyz, /metrics, 503 on outages; its middleware the outermost
     return app
 
 
+def install_defences(app: Starlette, service: Service) -> None:
+    """The privacy middleware (tokens in URLs refused, access log without addresses) and the retention task."""
+    from ._access import PrivacyMiddleware
+
+    app.add_middleware(PrivacyMiddleware, mode=service.limits.access_log)
+    if service.limits.retention_days is not None:
+        service.start_retention()
+
+
 def _headers(error: ServiceError) -> dict:
-    return {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
+    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else {}
+    if error.close:  # the body was not read: do not read (or wait for) the rest of it
+        headers["Connection"] = "close"
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(int(error.retry_after))
+    return headers
 
 
 def _export_records(store, campaign):

@@ -43,6 +43,7 @@ _PAGE = r"""<!doctype html>
 <h2>Estimate <small id="band-note"></small></h2>
 <svg id="estimate-chart" width="760" height="280" role="img" aria-label="estimate"></svg>
 <p id="summary"></p>
+<p id="diagnostics"></p>
 <h2>Reports over time</h2>
 <svg id="history-chart" width="760" height="160" role="img" aria-label="n over time"></svg>
 <h2>Rejected reports by reason</h2>
@@ -55,7 +56,9 @@ const CAMPAIGN = __CAMPAIGN__;
 const REFRESH_MS = 3000;
 const SVG = "http://www.w3.org/2000/svg";
 const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
-const query = location.search;
+const search = new URLSearchParams(location.search);
+search.delete("token");  // a token in the URL is refused by the server and never forwarded
+const query = search.toString() ? "?" + search.toString() : "";
 
 function el(name, attrs, parent) {
   const node = document.createElementNS(SVG, name);
@@ -150,6 +153,19 @@ function drawHistory(points) {
   el("text", { class: "axis", x: W - pad, y: H - 8, "text-anchor": "end" }, svg).textContent = points[points.length - 1].time;
 }
 
+function drawDiagnostics(d) {
+  const node = document.getElementById("diagnostics");
+  if (!d || d.test === null || d.test === undefined || d.detail) {
+    node.textContent = "poisoning test: " + ((d && d.detail) || "none");
+  } else if (!d.flagged) {
+    node.textContent = "poisoning test: no sign (false-alarm rate <= " + d.alpha + ")";
+  } else {
+    node.textContent = "POISONING SUSPECTED: " + d.count_above + " item(s) supported more, " + d.count_below
+      + " less than any honest population can (adjusted p = " + d.min_p_value.toPrecision(2) + ")";
+  }
+  node.style.color = d && d.flagged ? "#b00" : "";
+}
+
 // the page is {service}/campaigns/{id}/dashboard; {service} may carry a reverse proxy's path prefix
 const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campaigns/"));
 
@@ -161,6 +177,7 @@ async function refresh() {
     fillTable("rejected", data.rejected);
     fillTable("refused", data.refused_batches);
     drawEstimate(data);
+    drawDiagnostics(data.diagnostics);
     drawHistory(history.history);
     document.getElementById("error").textContent = "";
     document.getElementById("updated").textContent = new Date().toISOString();
@@ -171,7 +188,10 @@ async function refresh() {
 }
 
 refresh();
-setInterval(refresh, REFRESH_MS);
+// a hidden tab does not poll (issue 28, item 4): the server computes an estimate once per change anyway,
+// but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
+setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
+document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
 </script>
 </body>
 </html>

@@ -39,8 +39,6 @@ def estimate_options(query) -> tuple[dict, float]:
             if not 0 < level < 1:
                 raise ServiceError(400, "invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
             continue
-        if key == "token":
-            continue
         try:
             options[key] = _json.loads(text)
         except ValueError:
@@ -48,7 +46,59 @@ def estimate_options(query) -> tuple[dict, float]:
     return options, level
 
 
+class _EstimateCache:
+    """Estimates computed once per change of a campaign, not once per viewer (issue 28, item 4).
+
+    Keyed by the campaign's identity and state of its aggregate (id, creation time, n, batches,
+    CRC-32 of the statistic) and the options; a dashboard polled by many tabs asks for the same
+    key until a batch arrives. Concurrent requests for one key wait for one computation
+    (single flight). Bounded (:data:`SIZE` entries, least recently used dropped); one per
+    process, so each worker of a multi-worker server computes each estimate once.
+    """
+
+    SIZE = 256
+
+    def __init__(self):
+        from collections import OrderedDict
+
+        self._entries: "OrderedDict[tuple, object]" = OrderedDict()
+        self._locks: dict[tuple, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.computed = 0  # estimates actually computed (for tests and metrics)
+
+    def get(self, key: tuple, compute):
+        with self._guard:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._guard:
+                if key in self._entries:
+                    return self._entries[key]
+            value = compute()
+            with self._guard:
+                self.computed += 1
+                self._entries[key] = value
+                while len(self._entries) > self.SIZE:
+                    self._entries.popitem(last=False)
+                self._locks.pop(key, None)
+            return value
+
+
+ESTIMATES = _EstimateCache()
+
+
 def _estimate(campaign: Campaign, options: dict):
+    import zlib
+
+    statistic = np.ascontiguousarray(campaign.statistic)
+    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
+           json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
+    return ESTIMATES.get(key, lambda: _compute_estimate(campaign, options))
+
+
+def _compute_estimate(campaign: Campaign, options: dict):
     protocol = campaign.protocol
     aggregator = campaign.aggregator()
     if aggregator.n == 0:
@@ -136,7 +186,10 @@ def describe_estimate(estimate, level: float) -> dict:
 
 
 def estimate_json(campaign: Campaign, query) -> dict:
-    """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n and rejections."""
+    """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
+    and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
+    from ._diagnostics import diagnostics
+
     options, level = estimate_options(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
@@ -151,6 +204,7 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "batches": campaign.batches,
         "options": options,
         "estimate": None if estimate is None else describe_estimate(estimate, level),
+        "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
 
 

@@ -7,7 +7,8 @@ service's) as one JSON object per line: ``time`` (UTC, ISO 8601), ``level``,
 is then written by the service itself (logger ``dpdist.serve.access``): the
 method, the route's template (``/api/campaigns/{campaign}/batches/{batch_id}``:
 never a campaign id or a batch id), the status, the duration and the request id;
-no client address.
+no client address (``--access-log full`` adds the address and the path,
+``--access-log off`` writes no access line).
 """
 
 from __future__ import annotations
@@ -67,15 +68,18 @@ def log_config(log_format: str, level: str) -> dict:
 
 
 class AccessLog:
-    """The JSON access log line of one request (used with ``--log-format json`` only)."""
+    """The JSON access line of one request (``--log-format json``; ``full``: with ``client`` and ``path``)."""
 
     logger = logging.getLogger("dpdist.serve.access")
 
     @classmethod
-    def write(cls, method: str, route: str, status: int, started: float) -> None:
-        if cls.logger.isEnabledFor(logging.INFO):
-            cls.logger.info(
-                "%s %s %d", method, route, status,
-                extra={"method": method, "route": route, "status": status,
-                       "duration_ms": round((time.perf_counter() - started) * 1000, 3)},
-            )
+    def write(cls, scope, route: str, status: int, started: float, *, full: bool = False) -> None:
+        if not cls.logger.isEnabledFor(logging.INFO):
+            return
+        method = scope.get("method", "")
+        fields = {"method": method, "route": route, "status": status,
+                  "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+        if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
+            client = scope.get("client")
+            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=scope.get("path", ""))
+        cls.logger.info("%s %s %d", method, route, status, extra=fields)

@@ -33,9 +33,10 @@ _HSTS = (b"strict-transport-security", b"max-age=31536000")
 
 
 class RequestIdMiddleware:
-    """Sets :data:`REQUEST_ID` for the request, answers it in ``X-Request-ID``; optionally the JSON access line."""
+    """Sets :data:`REQUEST_ID` for the request, answers it in ``X-Request-ID``; the JSON access line unless
+    ``access_log`` is ``"off"`` (``"full"``: with the client address and the path)."""
 
-    def __init__(self, app, access_log: bool = False):
+    def __init__(self, app, access_log: str = "off"):
         self.app, self.access_log = app, access_log
 
     async def __call__(self, scope, receive, send):
@@ -56,8 +57,8 @@ class RequestIdMiddleware:
         try:
             await self.app(scope, receive, sending)
         finally:
-            if self.access_log:
-                AccessLog.write(scope.get("method", ""), route_label(scope), status[0], started)
+            if self.access_log != "off":
+                AccessLog.write(scope, route_label(scope), status[0], started, full=self.access_log == "full")
 
 
 def _sha256_sources(pattern: re.Pattern, page: str) -> str:

@@ -16,10 +16,15 @@ def _errors(*codes):
     meaning = {
         400: "bad request (malformed batch, invalid id, config or option)",
         401: "missing or wrong token",
+        403: "the enrollment token has no reports left for this batch (contribution_limit)",
         404: "unknown campaign",
-        409: "conflict (campaign exists, not open, closed, batch id reused with other content, no reports kept)",
-        413: "request body over the server's limit",
+        408: "the request body arrived too slowly (body_timeout); the connection is closed",
+        409: "conflict (campaign exists, not open, closed, full, batch id reused with other content or counted by "
+        "another campaign, no reports kept)",
+        413: "request body, records or rows over the server's limits",
         415: "unsupported content type",
+        429: "this client address sends batches too fast (rate_limited; see Retry-After)",
+        503: "the server holds its limit of request bodies (busy; see Retry-After)",
     }
     return {str(code): _json(_ERROR, meaning[code]) for code in codes}
 
@@ -91,6 +96,8 @@ def openapi_schema() -> dict:
                         "rejected": {"$ref": "#/components/schemas/Counts"},
                         "refused_batches": {"$ref": "#/components/schemas/Counts"},
                         "batches": {"type": "integer"},
+                        "max_reports": {"type": ["integer", "null"]},
+                        "enrollment": {"type": "boolean"},
                     },
                 },
                 "NewCampaign": {
@@ -101,6 +108,9 @@ def openapi_schema() -> dict:
                         "config": {"type": "object", "description": "a protocol config, as LocalProtocol.config()"},
                         "submit_token": {"type": "string", "minLength": 16},
                         "keep_reports": {"type": "boolean", "default": False},
+                        "max_reports": {"type": ["integer", "null"], "minimum": 1, "description": "cap on accepted reports"},
+                        "enrollment": {"type": "boolean", "default": False,
+                                       "description": "devices submit with enrollment tokens (POST .../enrollments), not a submit token"},
                     },
                 },
                 "PublicConfig": {
@@ -110,7 +120,10 @@ def openapi_schema() -> dict:
                         "state": {"enum": ["created", "open", "closed"]},
                         "config": {"type": "object"},
                         "submit_token_required": {"type": "boolean"},
+                        "enrollment_token_required": {"type": "boolean"},
                         "max_body_bytes": {"type": "integer"},
+                        "max_records": {"type": "integer"},
+                        "max_json_rows": {"type": "integer"},
                     },
                 },
                 "JsonBatch": {
@@ -149,6 +162,11 @@ def openapi_schema() -> dict:
                             "description": "null before the first report; kind frequency (frequencies, standard_error, "
                             "band), distribution (edges, probabilities, cdf, mean, median), mean or mean_variance",
                         },
+                        "diagnostics": {
+                            "type": "object",
+                            "description": "poisoning test of the aggregate: test, alpha, flagged, items_below, items_above, "
+                            "count_below, count_above, min_p_value, method (docs/deployment.md, 'Threat model')",
+                        },
                     },
                 },
             },
@@ -170,12 +188,29 @@ def openapi_schema() -> dict:
             "/api/campaigns/{campaign}": {
                 "get": {"summary": "A campaign's state and counts", "security": _ADMIN, "parameters": campaign_ops,
                         "responses": {"200": _json(_CAMPAIGN), **_errors(401, 404)}},
+                "delete": {"summary": "Delete a campaign and everything stored for it", "security": _ADMIN, "parameters": campaign_ops,
+                           "responses": {"200": _json({"type": "object", "properties": {
+                               "campaign": {"type": "string"}, "deleted": {"type": "boolean"}, "batches": {"type": "integer"},
+                               "kept_report_batches": {"type": "integer"}}}), **_errors(401, 404)}},
+            },
+            "/api/campaigns/{campaign}/enrollments": {
+                "post": {"summary": "Issue enrollment tokens (campaigns created with enrollment), each good for 'reports' reports",
+                         "security": _ADMIN, "parameters": campaign_ops,
+                         "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                             "type": "object", "required": ["count", "reports"],
+                             "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 10000},
+                                            "reports": {"type": "integer", "minimum": 1}}}}}},
+                         "responses": {"201": _json({"type": "object", "properties": {
+                             "campaign": {"type": "string"}, "reports_per_token": {"type": "integer"},
+                             "tokens": {"type": "array", "items": {"type": "string"}}}}, "the tokens (shown once; stored hashed)"),
+                             **_errors(400, 401, 404, 409)}},
             },
             "/api/campaigns/{campaign}/config": {
                 "get": {"summary": "The campaign's public protocol config (no token needed)", "parameters": campaign_ops,
                         "responses": {"200": _json({"$ref": "#/components/schemas/PublicConfig"}), **_errors(404)}},
-                "put": {"summary": "Replace the config of a campaign not yet open", "security": _ADMIN, "parameters": campaign_ops,
-                        "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {"config": {"type": "object"}}}}}},
+                "put": {"summary": "Replace the config (and max_reports) of a campaign not yet open", "security": _ADMIN, "parameters": campaign_ops,
+                        "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {
+                            "config": {"type": "object"}, "max_reports": {"type": ["integer", "null"]}}}}}},
                         "responses": {"200": _json(_CAMPAIGN), **_errors(400, 401, 404, 409)}},
             },
             "/api/campaigns/{campaign}/open": {
@@ -193,7 +228,7 @@ def openapi_schema() -> dict:
                     "parameters": [_CAMPAIGN_PATH, _BATCH_PATH],
                     "requestBody": _BATCH_BODY,
                     "responses": {"200": _json({"$ref": "#/components/schemas/Ack"}, "durably counted (or already counted: duplicate)"),
-                                  **_errors(400, 401, 404, 409, 413, 415)},
+                                  **_errors(400, 401, 403, 404, 408, 409, 413, 415, 429, 503)},
                 },
             },
             "/api/campaigns/{campaign}/batches": {
@@ -202,7 +237,7 @@ def openapi_schema() -> dict:
                     "security": _SUBMIT,
                     "parameters": campaign_ops,
                     "requestBody": {"required": True, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
-                    "responses": {"200": _json({"$ref": "#/components/schemas/Ack"}), **_errors(400, 401, 404, 409, 413, 415)},
+                    "responses": {"200": _json({"$ref": "#/components/schemas/Ack"}), **_errors(400, 401, 403, 404, 408, 409, 413, 415, 429, 503)},
                 },
             },
             "/api/campaigns/{campaign}/estimate": {

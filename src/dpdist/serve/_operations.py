@@ -3,9 +3,9 @@
 :func:`install` adds them to the application built by :func:`create_app`:
 the ``/readyz`` and ``/metrics`` routes, the 503 answer to a database that
 cannot answer (logged once per error class by the database layer, not as a
-traceback per request), and the middleware, outermost first: request id (and
-the JSON access line), metrics, CORS (only with ``cors_origins``), security
-headers.  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+traceback per request), and the middleware, outermost first (outside the
+privacy middleware of :mod:`._access`): request id (and the JSON access line),
+metrics, CORS (only with ``cors_origins``), security headers.  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
 """
 
 from __future__ import annotations
@@ -104,5 +104,8 @@ def install(app, service, operations: Operations | None = None) -> None:
             max_age=600,
         )
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    app.add_middleware(RequestIdMiddleware, access_log=operations.log_format == "json")
+    # JSON logs: the access line is written here, with the request id ("--access-log": anonymous, full or off);
+    # text logs keep the access line of the privacy middleware (uvicorn's format)
+    access = getattr(getattr(service, "limits", None), "access_log", "anonymous") if operations.log_format == "json" else "off"
+    app.add_middleware(RequestIdMiddleware, access_log=access)
     db.outages.enabled = True

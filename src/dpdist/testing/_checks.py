@@ -32,6 +32,7 @@ from ..local._registry import registered_class
 from ._inputs import channel_inputs, population
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
+    privatize_population,
     assert_channel_is_stochastic,
     assert_epsilon_ldp,
     assert_privatize_samples_channel,
@@ -47,6 +48,7 @@ __all__ = [
     "check_unknown_parameter_is_rejected",
     "check_invalid_parameters_are_rejected",
     "check_values_outside_the_domain_are_rejected",
+    "check_values_outside_the_bounds_are_clipped",
     "check_values_of_the_wrong_type_are_rejected",
     "check_unreadable_reports_are_rejected",
     "check_empty_aggregator_is_refused",
@@ -67,7 +69,7 @@ Check = Callable[[LocalProtocol], None]
 
 
 def _aggregate(protocol, values, rng) -> Aggregator:
-    return protocol.aggregator().add(protocol.privatize(values, rng=rng), on_invalid="raise")
+    return protocol.aggregator().add(privatize_population(protocol, values, rng=rng), on_invalid="raise")
 
 
 def _is_registered(protocol) -> bool:
@@ -145,11 +147,48 @@ def _values_outside_the_domain(protocol) -> list:
     return [[hi + 1.0], [lo - 1e-3], [math.nan], [math.inf]]
 
 
+def _clips(protocol) -> bool:
+    """Whether ``privatize`` and ``simulate`` take ``clip`` (the numerical protocols of dpdist do)."""
+    return all("clip" in inspect.signature(method).parameters for method in (protocol.privatize, protocol.simulate))
+
+
 def check_values_outside_the_domain_are_rejected(protocol: LocalProtocol) -> None:
-    """``privatize`` and ``simulate`` refuse values outside the items or bounds with ``OutOfDomainError``."""
+    """``privatize`` and ``simulate`` refuse values outside the items (or the bounds, with ``clip=False``)
+    with ``OutOfDomainError``."""
+    strict = {"clip": False} if _clips(protocol) else {}
     for values in _values_outside_the_domain(protocol):
-        _expect(OutOfDomainError, f"privatize({values})", lambda v=values: protocol.privatize(v, rng=0), match="values")
-        _expect(OutOfDomainError, f"simulate({values})", lambda v=values: protocol.simulate(v, rng=0))
+        _expect(
+            OutOfDomainError, f"privatize({values}, {strict})", lambda v=values: protocol.privatize(v, rng=0, **strict),
+            match="values",
+        )
+        _expect(OutOfDomainError, f"simulate({values}, {strict})", lambda v=values: protocol.simulate(v, rng=0, **strict))
+
+
+def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None:
+    """With ``clip=True`` (the default) a value outside the bounds is randomized exactly as the bound it is
+    clipped to (NaN as ``lo``), and a ``ClippedValuesWarning`` gives the count; nothing else changes."""
+    import warnings
+
+    from ..errors import ClippedValuesWarning
+
+    lo, hi = protocol.bounds
+    inside = np.linspace(lo, hi, 7)
+    outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
+    clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
+    for method in ("privatize", "simulate"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = getattr(protocol, method)(outside, rng=13)
+        expected = getattr(protocol, method)(clipped, rng=13, clip=False)
+        if method == "simulate":
+            got, expected = got.statistic, expected.statistic
+        assert np.array_equal(np.asarray(got), np.asarray(expected)), (
+            f"{method} of values outside the bounds differs from {method} of the clipped values (same seed)"
+        )
+        counts = [str(w.message) for w in caught if issubclass(w.category, ClippedValuesWarning)]
+        assert len(counts) == 1 and " 5 of 12 " in counts[0], (
+            f"{method} must warn once with the count of clipped values (5 of 12); got {counts}"
+        )
 
 
 def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None:
@@ -220,20 +259,20 @@ def check_empty_aggregator_is_refused(protocol: LocalProtocol) -> None:
 def check_privatize_is_reproducible_and_secure(protocol: LocalProtocol) -> None:
     """A seed reproduces the reports; ``secure=True`` gives valid reports and refuses a seed."""
     values = population(protocol, 500)
-    first, second = protocol.privatize(values, rng=11), protocol.privatize(values, rng=11)
+    first, second = privatize_population(protocol, values, rng=11), privatize_population(protocol, values, rng=11)
     np.testing.assert_array_equal(np.asarray(first), np.asarray(second), err_msg="same seed, different reports")
-    secure = protocol.aggregator().add(protocol.privatize(values, secure=True), on_invalid="raise")
+    secure = protocol.aggregator().add(privatize_population(protocol, values, secure=True), on_invalid="raise")
     assert secure.n == len(values) and not secure.rejected, f"secure reports: n={secure.n}, {secure.rejected}"
     _expect(
         InvalidParameterError, "privatize with a seed and secure=True",
-        lambda: protocol.privatize(values, rng=1, secure=True), match="secure",
+        lambda: privatize_population(protocol, values, rng=1, secure=True), match="secure",
     )
 
 
 def check_merge_in_any_order(protocol: LocalProtocol) -> None:
     """Merging the aggregators of three shards, in either order, equals aggregating their union."""
     values = population(protocol, 1500)
-    reports = protocol.privatize(values, rng=21)
+    reports = privatize_population(protocol, values, rng=21)
     parts = np.random.default_rng(22).integers(0, 3, size=len(values))
     union = protocol.aggregator().add(reports)
     shards = [protocol.aggregator().add(protocol.report_format.select(reports, parts == k)) for k in range(3)]
@@ -379,7 +418,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     tests of ``privatize`` (with a 64-bit and a 32-bit generator);
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
-    one device's reports over time.
+    one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
+    adds the clipping check.
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -391,4 +431,6 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_simulate_matches_privatize)
     if tags.memoized:
         checks.append(check_reports_over_time)
+    if tags.kind == "numerical" and _clips(protocol):
+        checks.insert(checks.index(check_values_outside_the_domain_are_rejected) + 1, check_values_outside_the_bounds_are_clipped)
     return checks

@@ -15,6 +15,21 @@ from scipy import stats
 
 from ._inputs import population
 
+
+def privatize_population(protocol, values, **options):
+    """``protocol.privatize(values, **options)``: each value a different user, on purpose.
+
+    The checks draw populations, so the warning of a longitudinal protocol that each
+    value is a new user (:class:`~dpdist.errors.EachValueANewUserWarning`) is not shown.
+    """
+    import warnings
+
+    from ..errors import EachValueANewUserWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EachValueANewUserWarning)
+        return protocol.privatize(values, **options)
+
 __all__ = [
     "ALPHA",
     "CHANNEL_SLACK",
@@ -89,7 +104,7 @@ def assert_privatize_samples_channel(protocol, inputs, n_per_input: int, rng) ->
     channel = protocol.channel(inputs)
     generator = np.random.default_rng(rng)
     for row, value in zip(channel, inputs):
-        reports = protocol.privatize(np.full(n_per_input, value), rng=generator)
+        reports = privatize_population(protocol, np.full(n_per_input, value), rng=generator)
         observed = np.bincount(protocol.report_index(reports), minlength=channel.shape[1])
         assert observed.size == channel.shape[1], "report_index out of the channel's range"
         pvalue = chi_square_pvalue(observed, row)
@@ -119,7 +134,7 @@ def two_sample_agreement(first: np.ndarray, second: np.ndarray) -> tuple[float, 
 
 
 def _aggregate(protocol, values, rng):
-    return protocol.aggregator().add(protocol.privatize(values, rng=rng), on_invalid="raise")
+    return protocol.aggregator().add(privatize_population(protocol, values, rng=rng), on_invalid="raise")
 
 
 def assert_unbiased_with_analytic_variance(protocol, rng, *, repeats=None, n=None) -> None:

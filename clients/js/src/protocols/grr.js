@@ -1,10 +1,11 @@
 // Generalized randomized response, "grr" (Kairouz, Bonawitz, Ramage 2016; dpdist.local.frequency.grr).
 //
-// Keep the true item with probability lambda = (e^eps - 1) / (e^eps + d - 1), otherwise report a
+// Keep the true item with probability lambda (ideally (e^eps - 1) / (e^eps + d - 1)), otherwise report a
 // uniform item of all d: Pr[v] = lambda + (1 - lambda)/d = p, Pr[other] = (1 - lambda)/d = q.
+// lambda is Python's: the largest multiple of 2^-53 whose ratio is at most e^eps (grid.js).
 // Both draws are exact: Bernoulli(lambda) for the double lambda, a uniform index by rejection.
 
-import { exp } from '../libm.js';
+import { mixtureKeep } from '../grid.js';
 import { frequencyRules } from '../params.js';
 import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
 
@@ -12,8 +13,7 @@ export class GRR extends FrequencyProtocol {
   constructor(config) {
     super('grr', config, frequencyRules(), { labels: null });
     const d = this.domainSize;
-    const e = exp(this.epsilon);
-    this.keep = (e - 1) / (e + d - 1);
+    this.keep = mixtureKeep(this.epsilon, 1, d);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
     this.rowShape = [];
   }

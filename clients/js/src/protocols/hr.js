@@ -6,6 +6,7 @@
 // set bit of j in r when r is outside the set: a bijection), otherwise a uniform output of [K];
 // Q(y|x) = e^eps/Z on C_x and 1/Z elsewhere.  The design (B, b) is chosen exactly as in Python.
 
+import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
@@ -32,7 +33,6 @@ export class HR extends FrequencyProtocol {
     super('hr', config, frequencyRules(), { labels: null });
     const d = this.domainSize;
     const e = exp(this.epsilon);
-    this.e = e;
     const largest = e > 2.0 ? 2 ** (ceilLog2(Math.min(e, 2.0 * d)) - 1) : 1;
     let best = null;
     for (let power = 0; 2 ** power <= largest; power++) {
@@ -42,8 +42,11 @@ export class HR extends FrequencyProtocol {
     [this.blocks, this.blockSize] = best;
     this.outputSize = this.blockSize * this.blocks;
     const b = this.blockSize;
-    this.normalizer = (b / 2) * e + this.outputSize - b / 2;
-    this.keep = ((b / 2) * (e - 1)) / this.normalizer;
+    const K = this.outputSize;
+    // lambda on the 2^-53 grid (grid.js); Q(in)/Q(out) and Z become the realized ratio and K/(1 - lambda)
+    this.keep = mixtureKeep(this.epsilon, b / 2, K);
+    this.e = 1.0 + (2.0 * K * this.keep) / (b * (1.0 - this.keep));
+    this.normalizer = K / (1.0 - this.keep);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(this.outputSize));
     this.rowShape = [];
   }

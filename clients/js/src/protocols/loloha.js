@@ -13,7 +13,7 @@ import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { EPSILON, frequencyRules, integer, options } from '../params.js';
 import { FrequencyProtocol } from './base.js';
-import { chain, checkBudgets, grrIrr } from './longitudinal.js';
+import { chain, checkBudgets, grrKeeps, grrProbabilities } from './longitudinal.js';
 import { decodeSeedReport, hashItem, isPrime, writeSeedReport } from './olh.js';
 
 const MERSENNE_31 = 2 ** 31 - 1;
@@ -59,10 +59,10 @@ export class LOLOHA extends FrequencyProtocol {
     }
     this.prime = prime;
     this.g = variant === 'binary' ? 2 : optimalHashRange(this.epsilon, epsilon1);
-    const e = exp(this.epsilon);
-    this.p1 = e / (e + this.g - 1);
-    this.q1 = 1.0 / (e + this.g - 1);
-    [this.p2, this.q2] = grrIrr(this.g, this.p1, this.q1, epsilon1);
+    // the two GRR_g rounds' keeps on the 2^-53 grid, as Python's (longitudinal.grrKeeps)
+    [this.keep1, this.keep2] = grrKeeps(this.g, this.epsilon, epsilon1);
+    [this.p1, this.q1] = grrProbabilities(this.keep1, this.g);
+    [this.p2, this.q2] = grrProbabilities(this.keep2, this.g);
     this.p = chain(this.p1, this.q1, this.p2, this.q2)[0];
     this.qOther = (1 - this.p) / (this.g - 1); // a report's probability of one given wrong hash value
     this.descr = '<u8';
@@ -123,12 +123,12 @@ export class LOLOHA extends FrequencyProtocol {
 
   /** PRR: GRR_g(eps_inf) of a hashed value (what the device memoizes). */
   permanentResponse(hashed, source) {
-    return this._grr(hashed, this.p1 - this.q1, source);
+    return this._grr(hashed, this.keep1, source);
   }
 
   /** IRR: GRR_g(p2, q2) of a memoized hashed value. */
   instantaneousResponse(memoized, source) {
-    return this._grr(memoized, this.p2 - this.q2, source);
+    return this._grr(memoized, this.keep2, source);
   }
 
   writeReport(item, source, bytes, view, offset) {

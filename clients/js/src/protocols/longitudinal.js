@@ -13,6 +13,7 @@
 // Python channels agree bit for bit (checked against the fixture written by Python).
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
+import { expLower, fractionOf, gridFloor, mixtureKeep } from '../grid.js';
 import { exp } from '../libm.js';
 import { secureSource } from '../random.js';
 import { EPSILON, frequencyRules } from '../params.js';
@@ -44,22 +45,24 @@ export function checkBudgets(display, params) {
 }
 
 /**
- * ``[p2, q2]`` of the second GRR over ``d`` values so that the chain's ratio is e^eps_1 (Python's
- * ``_grr_irr``): (p1 p2 + (1-p1) q2) / (q1 p2 + (1-q1) q2) = e^eps_1 with q2 = (1-p2)/(d-1) is linear in
- * p2; the rounded solution steps down until the ratio is never above the target.
+ * ``[keep1, keep2]`` of the two GRR rounds over ``d`` values (Python's ``_grr_keeps``): round one's
+ * ratio 1 + d keep1 / (1 - keep1) is at most e^eps_inf; the chain is GRR with keep1 keep2, at most
+ * e^eps_1, i.e. keep1 keep2 <= (E1 - 1) / (E1 - 1 + d).  Both are the largest multiples of 2^-53 that
+ * satisfy these in exact arithmetic (grid.js), drawn exactly by the Bernoulli sampler.
  */
-export function grrIrr(d, p1, q1, epsilon1) {
-  const r = exp(epsilon1);
-  const slope = p1 - (1 - p1) / (d - 1) - r * q1 + r * (1 - q1) / (d - 1);
-  let p2 = (r * (1 - q1) - (1 - p1)) / (d - 1) / slope;
-  let q2 = (1 - p2) / (d - 1);
-  for (;;) {
-    const [p, q] = chain(p1, q1, p2, q2);
-    if (!(p > r * q)) break;
-    p2 = nextDown(p2);
-    q2 = (1 - p2) / (d - 1);
-  }
-  return [p2, q2];
+export function grrKeeps(d, epsilon, epsilon1) {
+  const keep1 = mixtureKeep(epsilon, 1, d);
+  if (!(keep1 > 0)) return [keep1, 0];
+  const [en, ed] = expLower(epsilon1);
+  const [kn, kd] = fractionOf(keep1);
+  const keep2 = gridFloor([(en - ed) * kd, (en - ed + BigInt(d) * ed) * kn]);
+  return [keep1, Math.min(keep2, 1 - 2 ** -53)]; // below 1: the IRR keeps q2 > 0 (Python's cap)
+}
+
+/** ``[p, q]`` of GRR over ``d`` values with keep probability ``keep`` (Python's ``_grr_probabilities``). */
+export function grrProbabilities(keep, d) {
+  const q = (1.0 - keep) / d;
+  return [keep + q, q];
 }
 
 /** L-GRR: GRR(eps_inf) memoized, then GRR with the IRR budget of eps_1 (Python's LGRR). */
@@ -68,13 +71,10 @@ export class LGRR extends FrequencyProtocol {
     super('l-grr', config, frequencyRules({ epsilon_1: EPSILON }), { labels: null });
     checkBudgets(this.display, this.params);
     const d = this.domainSize;
-    const e = exp(this.epsilon);
-    this.p1 = e / (e + d - 1);
-    this.q1 = 1.0 / (e + d - 1);
-    const [p2, q2] = grrIrr(d, this.p1, this.q1, this.params.epsilon_1);
-    this.p2 = p2;
-    this.q2 = q2;
-    [this.p, this.q] = chain(this.p1, this.q1, p2, q2);
+    [this.keep1, this.keep2] = grrKeeps(d, this.epsilon, this.params.epsilon_1);
+    [this.p1, this.q1] = grrProbabilities(this.keep1, d);
+    [this.p2, this.q2] = grrProbabilities(this.keep2, d);
+    [this.p, this.q] = chain(this.p1, this.q1, this.p2, this.q2);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
     this.rowShape = [];
   }
@@ -99,12 +99,12 @@ export class LGRR extends FrequencyProtocol {
 
   /** Round one of ``item``: what the device memoizes (an item). */
   permanentResponse(item, source) {
-    return this._grr(item, this.p1 - this.q1, source);
+    return this._grr(item, this.keep1, source);
   }
 
   /** Round two of a memoized item: one report's item. */
   instantaneousResponse(memoized, source) {
-    return this._grr(memoized, this.p2 - this.q2, source);
+    return this._grr(memoized, this.keep2, source);
   }
 
   _grr(item, keep, source) {

@@ -8,6 +8,7 @@
 // Reports are uint64 pairs (seed, value), little-endian.
 
 import { InvalidParameterError } from '../errors.js';
+import { mixtureKeep } from '../grid.js';
 import { exp, roundHalfEven } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { FrequencyProtocol } from './base.js';
@@ -42,8 +43,8 @@ export function writeSeedReport(view, offset, aMinusOne, b, prime, value) {
   const seedHigh = Math.floor(lowPart / 4294967296) + Math.floor(highPart / 65536) + Math.floor(lowWord / 4294967296);
   view.setUint32(offset, seedLow, true);
   view.setUint32(offset + 4, seedHigh, true);
-  view.setUint32(offset + 8, value, true);
-  view.setUint32(offset + 12, 0, true);
+  view.setUint32(offset + 8, value % 4294967296, true); // value < g < 2^53 (g > 2^32 from eps ~ 22.2)
+  view.setUint32(offset + 12, Math.floor(value / 4294967296), true);
 }
 
 /** The seed's coefficients (a, b), the reported value and the seed (a Number, exact for small P) of a row. */
@@ -52,7 +53,8 @@ export function decodeSeedReport(row, prime) {
   const seed = view.getUint32(0, true) + view.getUint32(4, true) * 4294967296;
   const seedBig = BigInt(view.getUint32(0, true)) + (BigInt(view.getUint32(4, true)) << 32n);
   const P = BigInt(prime);
-  return { a: Number(seedBig / P) + 1, b: Number(seedBig % P), value: view.getUint32(8, true), seed };
+  const value = view.getUint32(8, true) + view.getUint32(12, true) * 4294967296;
+  return { a: Number(seedBig / P) + 1, b: Number(seedBig % P), value, seed };
 }
 
 /** (a x) mod P without rounding: a, x < 2^31, split x in 16-bit halves (all products < 2^53). */
@@ -80,7 +82,7 @@ export class OLH extends FrequencyProtocol {
     const e = exp(this.epsilon);
     this.prime = prime;
     this.g = this.params.hash_range ?? Math.max(2, roundHalfEven(e + 1.0));
-    this.keep = (e - 1) / (e + this.g - 1);
+    this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.descr = '<u8';
     this.itemBytes = 8;
     this.rowShape = [2];

@@ -12,6 +12,7 @@
 // Reports are rows of 3 unsigned integers (group, function, value) in the narrowest dtype.
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
 import { Protocol, readItem, smallestUnsigned, writeItem } from './base.js';
@@ -23,6 +24,7 @@ const GOLDEN = 0x9e3779b97f4a7c15n;
 const MAX_BITS = 62;
 const MAX_FIRST_BITS = 20;
 const MAX_STATISTIC = 1 << 24;
+const MAX_HASH_RANGE = 1 << 20;
 const MAX_CHANNEL_OUTPUTS = 1 << 20;
 
 /** SplitMix64's output function (Steele, Lea & Flood 2014) on a 64-bit state. */
@@ -114,14 +116,16 @@ export class PEM extends Protocol {
       throw new InvalidParameterError(`PEM's first round would enumerate 2**${this.lengths[0]} prefixes; lower 'step' or raise 'k'.`);
     }
     const e = exp(this.epsilon);
-    this.g = Math.max(2, roundHalfEven(e + 1.0));
-    this.keep = (e - 1) / (e + this.g - 1);
     this.hashCount = params.hash_count;
-    if (this.lengths.length * this.hashCount * this.g > MAX_STATISTIC) {
+    const tables = this.lengths.length * this.hashCount;
+    if (2 * tables > MAX_STATISTIC) {
       throw new InvalidParameterError(
-        `PEM keeps ${this.lengths.length} groups x hash_count x hash_range counts; the product must be <= ${MAX_STATISTIC}. Lower 'hash_count'.`,
+        `PEM keeps ${this.lengths.length} groups x hash_count x hash_range (at least 2) counts; the product must be <= ${MAX_STATISTIC}. Lower 'hash_count'.`,
       );
     }
+    // OLH's g, capped so that the groups' tables fit at any epsilon (flh.default_hash_range)
+    this.g = Math.max(2, Math.min(roundHalfEven(e + 1.0), MAX_HASH_RANGE, Math.floor(MAX_STATISTIC / tables)));
+    this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.coefficients = familyCoefficients(params.family_seed, this.hashCount);
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.lengths.length, this.hashCount, this.g)));
     this.rowShape = [3];

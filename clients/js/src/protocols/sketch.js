@@ -13,7 +13,7 @@
 // states.
 
 import { InvalidParameterError } from '../errors.js';
-import { exp } from '../libm.js';
+import { expLower, oddsProbability } from '../grid.js';
 import { frequencyRules, integer } from '../params.js';
 import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
 import { hashItem, isPrime } from './olh.js';
@@ -72,8 +72,8 @@ class Sketch extends FrequencyProtocol {
 export class CMS extends Sketch {
   constructor(config) {
     super('cms', config, (k, m) => k * (m + 1));
-    const half = exp(this.epsilon / 2.0);
-    this.p = half / (half + 1.0);
+    // per coordinate the largest 2^-53 grid probability with p / (1 - p) <= e^(eps/2) (grid.js)
+    this.p = oddsProbability(expLower(this.epsilon / 2.0));
     this.words = Math.ceil(this.m / 64);
     this.descr = '<u8';
     this.itemBytes = 8;
@@ -143,8 +143,7 @@ export class CMS extends Sketch {
 export class HCMS extends Sketch {
   constructor(config) {
     super('hcms', config, (k, m) => 2 * k * m);
-    const e = exp(this.epsilon);
-    this.p = e / (e + 1.0);
+    this.p = oddsProbability(expLower(this.epsilon)); // on the 2^-53 grid (grid.js)
     ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.k, this.m)));
     this.rowShape = [3];
   }

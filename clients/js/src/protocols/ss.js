@@ -6,6 +6,7 @@
 // The uniform t-subset of the d - 1 others is drawn by Floyd's algorithm (t uniform integers by
 // rejection, each exact).  Reports are numpy.packbits rows with exactly k bits set.
 
+import { expLower, oddsProbability, times } from '../grid.js';
 import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { InvalidParameterError } from '../errors.js';
@@ -29,7 +30,8 @@ export class SS extends FrequencyProtocol {
     this.e = e;
     this.subsetSize = Math.min(d - 1, Math.max(1, Math.ceil(d / (e + 1))));
     const k = this.subsetSize;
-    this.pIn = (k * e) / (k * e + d - k);
+    // the largest 2^-53 grid probability with p_in / (1 - p_in) (d - k) / k <= e^eps (grid.js)
+    this.pIn = oddsProbability(times(expLower(this.epsilon), [BigInt(k), BigInt(d - k)]));
     this.descr = '|u1';
     this.itemBytes = 1;
     this.rowShape = [Math.ceil(d / 8)];

@@ -16,6 +16,7 @@
 // lambda a uniform index of the window [i, i + 2m], else a uniform index of all bins + 2m.  Exact.
 
 import { InvalidParameterError } from '../errors.js';
+import { mixtureKeep, times } from '../grid.js';
 import { exp, expm1 } from '../libm.js';
 import { EPSILON, boolean, bounds, integer, interval, optional, options } from '../params.js';
 import { NumericalProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
@@ -54,11 +55,12 @@ const WAVE_DEFAULTS = { bounds: [0.0, 1.0], bins: 1024, output_bins: null, b: nu
 class WaveProtocol extends NumericalProtocol {
   /** Set up the R-B grid for a trapezoid of half-width b and top/bottom ratio r (1: square). */
   setupGrid(b, ratio) {
-    const inverse = exp(-this.epsilon);
-    const area = b * (1.0 + ratio);
-    const denominator = inverse * (1.0 + 2.0 * b) + (1.0 - inverse) * area;
-    this.weight = (-expm1(-this.epsilon) * area) / denominator;
     this.halfWidths = [(b * (1.0 + ratio)) / 2.0, (b * (1.0 - ratio)) / 2.0];
+    // lambda on the 2^-53 grid: density ratio 1 + lambda (1 + 2b) / (2 a1 (1 - lambda)) <= e^eps, with
+    // 2 a1 shrunk by 1 - 2^-30 for the float64 bump sampling (Python's WaveShape; grid.js)
+    const kept = times(2 * this.halfWidths[0], [(1n << 30n) - 1n, 1n << 30n]);
+    const [twiceB, denominator] = times(2, b);
+    this.weight = mixtureKeep(this.epsilon, kept, [denominator + twiceB, denominator]); // outputs: 1 + 2b
     this.b = b;
     this.discrete = false;
     this.buckets = this.params.output_bins || this.params.bins;
@@ -205,13 +207,11 @@ export class SquareWave extends WaveProtocol {
           `The 'b' parameter of SW with discrete=true gives bins + 2*floor(b*bins) = ${bins + 2 * halfWidth} output buckets; at most ${MAX_BINS} are allowed. Got b=${b}.`,
         );
       }
-      const inverse = exp(-this.epsilon);
       this.discrete = true;
       this.halfWidth = halfWidth;
       this.window = 2 * halfWidth + 1;
       this.buckets = bins + 2 * halfWidth;
-      const normalizer = this.window + (bins - 1) * inverse;
-      this.weight = (-expm1(-this.epsilon) * this.window) / normalizer;
+      this.weight = mixtureKeep(this.epsilon, this.window, this.buckets); // on the 2^-53 grid (grid.js)
       this.setupLayout();
       return;
     }

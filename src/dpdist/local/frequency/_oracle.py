@@ -32,6 +32,7 @@ from ..._validation import (
     Interval,
     Labels,
     Optional,
+    check_allocation,
     Options,
     RandomSource,
     check_integer_values,
@@ -67,6 +68,11 @@ class FrequencyOracle(LocalProtocol):
     #: ``channel()``), so the exact-channel estimators ``"ibu"`` and ``"mle"`` apply.
     output_histogram: ClassVar[bool] = False
     _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE, "labels": Optional(Labels())}
+    #: Bytes per item of the largest array that one report, the aggregate or the estimate needs
+    #: (0: none grows with ``domain_size``); checked against ``MAX_ALLOCATION_BYTES`` when built.
+    _bytes_per_item: ClassVar[int] = 8
+    #: what that array is, for the error message
+    _largest_array: ClassVar[str] = "the aggregate and the estimate (an int64 count, a float64 estimate per item)"
     estimate_options = {
         "estimator": Options(("unbiased", "ibu", "mle")),
         "postprocess": Options(tuple(_postprocess.METHODS)),
@@ -98,6 +104,13 @@ class FrequencyOracle(LocalProtocol):
             array = np.array(labels, dtype=np.str_)
             self._label_order = np.argsort(array, kind="stable")
             self._sorted_labels = array[self._label_order]
+
+    def _item_bytes(self) -> int:
+        """:attr:`_bytes_per_item`, or a value computed from the parameters (before ``_setup``)."""
+        return self._bytes_per_item
+
+    def _check_memory(self) -> None:
+        check_allocation(self.display_name, "domain_size", self.domain_size, self._item_bytes(), self._largest_array)
 
     @property
     def domain_size(self) -> int:

@@ -40,6 +40,8 @@ class SketchOracle(FrequencyOracle):
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
+    #: reports and the table do not grow with d; ``estimate`` ranks at most MAX_ESTIMATED_ITEMS items
+    _bytes_per_item = 0
 
     def _setup_family(self, table_cells: int) -> None:
         """Validate the family and the table of ``table_cells`` counts; set ``_prime``, ``_k``, ``_m``, ``_seeds``."""

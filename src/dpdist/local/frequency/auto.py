@@ -40,7 +40,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param
+from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
 
@@ -120,9 +120,8 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     allowed = {"epsilon", "domain_size", "labels", *LIMITS}
     unknown = sorted(set(params) - allowed)
     if unknown:
-        raise InvalidParameterError(
-            f"{owner} got unknown parameter(s) {unknown}; allowed: {sorted(allowed)} "
-            "(pass protocol-specific parameters to local.make('<protocol>', ...) instead)."
+        raise unknown_names_error(
+            owner, unknown, allowed, note=" (pass protocol-specific parameters to local.make('<protocol>', ...) instead)"
         )
     labels = params.get("labels")
     protocol_params = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}

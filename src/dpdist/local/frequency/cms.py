@@ -16,7 +16,9 @@ for items of huge domains, with :math:`k` public hash functions
 Privacy: two inputs change at most the two coordinates :math:`h_j(u),
 h_j(v)` of :math:`x`, each flipped at :math:`\varepsilon/2`, so every
 likelihood ratio is at most :math:`e^\varepsilon`; ``channel()`` enumerates the
-:math:`k 2^m` outputs of small instances exactly.
+:math:`k 2^m` outputs of small instances exactly.  Each coordinate is drawn as
+``U < p`` with ``U`` a multiple of :math:`2^{-53}`, so :math:`p` is the largest such
+multiple with :math:`p/(1-p) \le e^{\varepsilon/2}` (:mod:`dpdist.local._bernoulli`).
 
 Support-count form (derived here, as for :mod:`~dpdist.local.frequency.hcms`):
 a report supports :math:`v` when :math:`\tilde x_{h_j(v)} = +1`.  With
@@ -46,11 +48,11 @@ against HCMS's 4.69, 1.73, 1.08 and OLH's 3.69, 0.73, 0.08).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
+from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ._sketch import SketchOracle
 
@@ -96,9 +98,10 @@ class CMS(SketchOracle):
     def _setup(self):
         k, m = self._params["hash_count"], self._params["width"]
         self._setup_family(k * (m + 1))
-        half = math.exp(self.epsilon / 2.0)
         self._words = -(-m // 64)
-        self._p = half / (half + 1.0)
+        # per coordinate the largest grid probability with p / (1 - p) <= e^(eps/2) (_bernoulli): two
+        # coordinates change with the item, a ratio of at most e^eps; U < p realizes p exactly
+        self._p = odds_probability(exp_lower(self.epsilon / 2.0))
         self._q = self._p * self._collision + (1.0 - self._p) * (1.0 - self._collision)
 
     @property

@@ -59,6 +59,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -68,6 +69,7 @@ from ..._validation import Integer, Options, check_param
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
 from ...estimates import FrequencyEstimate
 from ...privacy import local_guarantee
+from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
 from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
 from .._reports import check_item_reports, smallest_unsigned_dtype
@@ -135,6 +137,10 @@ class CP(FrequencyOracle):
         "on_privacy_excess": "raise",
     }
     max_matrix_cells: ClassVar[int] = 1 << 25  # set-up holds a few int64 copies of A
+    _largest_array = "the public sign matrix, sorted per item (measurements int64 per item)"
+
+    def _item_bytes(self) -> int:
+        return 8 * self._params["measurements"]
 
     # ------------------------------------------------------------------ set-up
     def _setup(self):
@@ -153,7 +159,7 @@ class CP(FrequencyOracle):
         else:
             self.mechanism_epsilon = self.epsilon
         self.effective_epsilon = self.exact_privacy_loss(self.mechanism_epsilon)
-        if self.effective_epsilon > self.epsilon * (1 + 1e-12):
+        if not self._loss_is_within(self.mechanism_epsilon, self.epsilon):
             message = (
                 f"The 'epsilon' parameter of CP is {self.epsilon!r}, but with calibration='none' the mechanism over "
                 f"this matrix is only {self.effective_epsilon:.6g}-LDP (column balance beta = "
@@ -166,6 +172,7 @@ class CP(FrequencyOracle):
         e = math.exp(self.mechanism_epsilon)
         self._e = e
         self._denominators = self.column_counts * e + m - self.column_counts  # 1 / d_x
+        self._inside_thresholds = self._inside_probabilities(self.column_counts, self.mechanism_epsilon)
         self._order = None
         self._measurement_matrix = None
         self._report_dtype = smallest_unsigned_dtype(m)
@@ -192,21 +199,91 @@ class CP(FrequencyOracle):
         outside_max = np.where(self._plus, -1, counts).max(axis=1)
         return inside_min, inside_max, outside_min, outside_max
 
-    def exact_privacy_loss(self, mechanism_epsilon: float) -> float:
-        r"""Exact :math:`\max_y \log(\max_x Q(y|x)/\min_x Q(y|x))` of mechanism (2) with this matrix."""
+    def _inside_probabilities(self, counts, mechanism_epsilon: float) -> np.ndarray:
+        r"""Realized :math:`\Pr[y \in C_x]` of items with :math:`n_x` = ``counts``: the draw ``U < t``.
+
+        Ideally :math:`n_x e^{\varepsilon_0}/(n_x e^{\varepsilon_0} + m - n_x)`; the threshold is that
+        value rounded down to the :math:`2^{-53}` grid of ``Generator.random()``, so the draw realizes
+        it exactly, and the privacy loss (:meth:`exact_privacy_loss`, the calibration) is that of
+        these realized probabilities.
+        """
         m, e = self.measurements, math.exp(mechanism_epsilon)
+        counts = np.asarray(counts, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ideal = np.clip(counts * e / (counts * e + m - counts), 0.0, 1.0)
+        return np.floor(ideal * float(GRID)) / float(GRID)
+
+    def _row_probabilities(self, counts, inside: bool, mechanism_epsilon: float) -> np.ndarray:
+        """Q(y|x) of the items with n_x = ``counts`` for a row y in (out of) C_x; NaN for the sentinels."""
+        m = self.measurements
+        counts = np.asarray(counts)
+        valid = (counts >= 1) & (counts <= m) if inside else (counts >= 0) & (counts <= m - 1)
+        safe = np.where(valid, counts, 1)
+        pi = self._inside_probabilities(safe, mechanism_epsilon)
+        q = pi / safe if inside else (1.0 - pi) / (m - safe)
+        return np.where(valid, q, np.nan)
+
+    def exact_privacy_loss(self, mechanism_epsilon: float) -> float:
+        r""":math:`\max_y \log(\max_x Q(y|x)/\min_x Q(y|x))` of mechanism (2) with this matrix (float logs).
+
+        ``Q`` are the realized probabilities of :meth:`_inside_probabilities`.
+        """
         inside_min, inside_max, outside_min, outside_max = self._loss_extremes
-
-        def probability(counts, boost):  # Q(y|x) for rows with (without) y in C_x; -inf/NaN where no such x
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.where((counts >= 0) & (counts <= m), boost / (counts * e + m - counts), np.nan)
-
         # Q decreases in n_x, so the largest Q comes from the smallest n_x
-        high = np.fmax(probability(inside_min, e), probability(outside_min, 1.0))
-        low = np.fmin(probability(inside_max, e), probability(outside_max, 1.0))
+        high = np.fmax(self._row_probabilities(inside_min, True, mechanism_epsilon),
+                       self._row_probabilities(outside_min, False, mechanism_epsilon))
+        low = np.fmin(self._row_probabilities(inside_max, True, mechanism_epsilon),
+                      self._row_probabilities(outside_max, False, mechanism_epsilon))
         return float(np.max(np.log(high / low)))
 
+    def _loss_is_within(self, mechanism_epsilon: float, epsilon: float) -> bool:
+        r"""Exact check, in rational arithmetic, that the realized loss is at most ``epsilon``.
+
+        Uses that :math:`Q(y|x)` decreases in :math:`n_x` (checked here on the counts present) and
+        compares with the lower bound :func:`~dpdist.local._bernoulli.exp_lower` of
+        :math:`e^\varepsilon`.
+        """
+        m = self.measurements
+        present = np.unique(self.column_counts)
+        pi = dict(zip(present.tolist(), self._inside_probabilities(present, mechanism_epsilon).tolist()))
+
+        def q_in(n):
+            return Fraction(pi[n]) / n
+
+        def q_out(n):
+            return (1 - Fraction(pi[n])) / (m - n)
+
+        inner = [q_in(n) for n in present.tolist() if n >= 1]
+        outer = [q_out(n) for n in present.tolist() if n <= m - 1]
+        if any(a <= b for a, b in zip(inner, inner[1:])) or any(a <= b for a, b in zip(outer, outer[1:])):
+            return False  # not decreasing: the extremes below would not be the extremes
+        bound = exp_lower(epsilon)
+        rows = np.unique(np.stack(self._loss_extremes, axis=1), axis=0)
+        for inside_min, inside_max, outside_min, outside_max in rows.tolist():
+            high = [q_in(inside_min)] if 1 <= inside_min <= m else []
+            low = [q_in(inside_max)] if 1 <= inside_max <= m else []
+            if 0 <= outside_min <= m - 1:
+                high.append(q_out(outside_min))
+                low.append(q_out(outside_max))
+            if max(high) > bound * min(low):
+                return False
+        return True
+
     def _calibrate(self, epsilon: float) -> float:
+        """The largest eps0 whose realized loss is at most ``epsilon``: bisection on float logs, then exact."""
+        eps0 = self._bisect(epsilon)
+        step = 2.0**-50 * max(eps0, 1.0)
+        for _ in range(64):  # float logs can pass a loss a few ulps above epsilon: step down until exact
+            if self._loss_is_within(eps0, epsilon):
+                return eps0
+            eps0, step = eps0 - step, 2.0 * step
+            if eps0 <= 0.0:
+                break
+        raise InvalidPrivacyParameterError(  # pragma: no cover - the loss is continuous in eps0
+            f"The 'epsilon' parameter of CP is {epsilon!r}; no mechanism budget below it was found within it."
+        )
+
+    def _bisect(self, epsilon: float) -> float:
         low, high = 0.0, epsilon  # loss(eps0) >= eps0, so eps0 <= epsilon
         if self.exact_privacy_loss(high) <= epsilon:
             return high
@@ -251,7 +328,7 @@ class CP(FrequencyOracle):
 
     def _privatize(self, values, rng):
         counts = self.column_counts[values]
-        inside = rng.random(values.size) < counts * self._e / self._denominators[values]
+        inside = rng.random(values.size) < self._inside_thresholds[values]  # grid values: realized exactly
         offset = np.where(inside, 0, counts)
         size = np.where(inside, counts, self.measurements - counts)
         position = offset + rng.integers(0, np.maximum(size, 1), dtype=np.int64)
@@ -281,7 +358,9 @@ class CP(FrequencyOracle):
 
     def channel(self, values=None):
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
-        return np.where(self._plus[:, items].T, self._e, 1.0) / self._denominators[items][:, None]
+        counts, inside = self.column_counts[items][:, None], self._inside_thresholds[items][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self._plus[:, items].T, inside / counts, (1.0 - inside) / (self.measurements - counts))
 
     def report_index(self, reports):
         return np.asarray(reports, dtype=np.int64)

@@ -79,6 +79,8 @@ __all__ = ["DBitFlipPM", "bucketize"]
 
 #: largest number of channel columns (C(b, d) x 2^d) that ``channel()`` enumerates
 _MAX_CHANNEL_OUTPUTS = 1 << 20
+#: sampled bits per chunk of users when drawing and simulating reports (bounds the int64 temporaries)
+_CHUNK_BITS = 1 << 20
 
 
 def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
@@ -108,6 +110,8 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}
     _defaults = {"sampled_bits": None}
+    _bytes_per_item = 16
+    _largest_array = "one report (the sampled bucket indices and bits, int64 while drawn) and the aggregate (2 int64 counts per bucket)"
 
     def _setup(self):
         b = self.domain_size
@@ -212,10 +216,24 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
     def permanent_response(self, buckets, rng, randomness) -> np.ndarray:
         """The bits of each bucket at the user's sampled indices (what a device memoizes, per bucket)."""
         buckets = np.asarray(buckets, dtype=np.int64)
-        threshold = np.where(randomness == buckets[:, None], self._p_threshold, self._q_threshold)
-        size = randomness.size
-        uniforms = random_words(rng, -(-size // 2)).view(np.uint32)[:size].reshape(randomness.shape)
-        return (uniforms < threshold).astype(np.int64)
+        bits = np.empty(randomness.shape, dtype=np.int64)
+        self._draw_bits(buckets, rng, randomness, bits)
+        return bits
+
+    def _draw_bits(self, buckets, rng, randomness, out) -> None:
+        """Write the bits of ``permanent_response`` into ``out``, an even number of cells at a time.
+
+        The 32-bit uniforms are halves of 64-bit words, so chunks of an even number of
+        cells draw exactly the words (and bits) of one draw of all cells at once.
+        """
+        d = randomness.shape[1] if randomness.ndim == 2 else 1
+        rows = max(2, _CHUNK_BITS // max(d, 1)) // 2 * 2  # an even number of rows: an even number of cells
+        for start in range(0, randomness.shape[0], rows):
+            block = randomness[start : start + rows]
+            threshold = np.where(block == buckets[start : start + rows, None], self._p_threshold, self._q_threshold)
+            size = block.size
+            uniforms = random_words(rng, -(-size // 2)).view(np.uint32)[:size].reshape(block.shape)
+            out[start : start + rows] = uniforms < threshold
 
     def instantaneous_response(self, memoized, rng) -> np.ndarray:
         """No second round: the memoized bits are reported as they are."""
@@ -243,7 +261,15 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
 
     def _privatize(self, values, rng):
         randomness = self._draw_user_randomness(values.size, rng)
-        return self._report(randomness, self.permanent_response(values, rng, randomness))
+        reports = np.empty((values.size, 2 * self._d), dtype=np.uint32)
+        reports[:, : self._d] = randomness
+        self._draw_bits(values, rng, randomness, reports[:, self._d :])
+        return reports
+
+    @property
+    def _simulate_chunk(self) -> int:
+        """Users per privatized chunk in ``simulate``: about 2^20 sampled bits (reports grow with d)."""
+        return max(1, _CHUNK_BITS // self._d)
 
     # ------------------------------------------------------------------ server
     def _validate_reports(self, reports):

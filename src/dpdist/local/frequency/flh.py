@@ -49,7 +49,9 @@ mod :math:`(P-1)P` puts the seeds within total-variation distance
 for the default prime); privacy does not depend on it.
 
 Exact aggregate sampler.  A user keeps :math:`h_j(v)` with probability
-:math:`\lambda = (e^\varepsilon - 1)/(e^\varepsilon + g - 1)`, otherwise
+:math:`\lambda = (e^\varepsilon - 1)/(e^\varepsilon + g - 1)` (in fact the largest multiple of
+:math:`2^{-53}` with ratio at most :math:`e^\varepsilon`, which ``U < lambda`` realizes exactly:
+:mod:`dpdist.local._bernoulli`), otherwise
 reports a uniform :math:`y`; since :math:`j` is uniform and independent of
 :math:`v`, the re-drawn users fill the table as one uniform multinomial over
 its :math:`Sg` cells, and the kept users of item :math:`v` as a multinomial
@@ -63,9 +65,10 @@ import math
 import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
-from ..._validation import Integer, Optional
+from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
+from .._bernoulli import mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
 
@@ -76,10 +79,24 @@ _MERSENNE_31 = 2**31 - 1
 _MAX_TABLE_CELLS = 1 << 24
 #: default family size, and the default table's largest size
 _DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS = 1 << 16, 1 << 22
+#: largest hash range g (given, or the default's cap)
+MAX_HASH_RANGE = 1 << 20
 #: elements per block when hashing the family against all items (bounds memory at ~16 MB)
 _BLOCK_ELEMENTS = 1 << 21
 #: at most this many (item, function) cells for the per-item multinomial path of ``simulate``
 _MULTINOMIAL_CELLS = 1 << 22
+
+
+def default_hash_range(epsilon: float, largest: int = MAX_HASH_RANGE) -> int:
+    r"""OLH's range :math:`g = \operatorname{round}(e^\varepsilon + 1)`, capped at ``largest`` (and at least 2).
+
+    The cap keeps a table of :math:`S g` counts within its limit at every supported
+    :math:`\varepsilon` (up to 30, where :math:`e^\varepsilon + 1 \approx 10^{13}`).  Any
+    :math:`g \ge 2` gives an :math:`\varepsilon`-LDP report (the GRR over :math:`g` values has
+    ratio :math:`e^\varepsilon`); a :math:`g` below OLH's only costs variance, through the
+    collisions :math:`\approx 1/g` of the hash, which at :math:`g \ge 2^{10}` are negligible.
+    """
+    return max(2, min(int(round(math.exp(epsilon) + 1.0)), largest))
 
 
 def family_seeds(family_seed: int, hash_count: int, prime: int) -> np.ndarray:
@@ -112,7 +129,9 @@ class FLH(FrequencyOracle):
         cost is :math:`O(n + Sd)`; the fixed family adds a bias of mean square
         about :math:`\lVert f\rVert_2^2/(S(g-1))` per item (module docstring).
     hash_range : int, optional
-        Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's).
+        Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's), capped at
+        :math:`2^{20}` and at the table's limit :math:`2^{24}/S` (:func:`default_hash_range`), so every
+        :math:`\varepsilon` of the supported range works.
     hash_prime : int
         The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
     family_seed : int
@@ -132,11 +151,14 @@ class FLH(FrequencyOracle):
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_count": Optional(Integer(low=1, high=_MAX_TABLE_CELLS)),
-        "hash_range": Optional(Integer(low=2, high=2**20)),
+        "hash_range": Optional(Integer(low=2, high=MAX_HASH_RANGE)),
         "hash_prime": Integer(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": None, "hash_range": None, "hash_prime": _MERSENNE_31, "family_seed": 0}
+    #: reports and the S x g table do not grow with d (``pem`` runs FLH over 2^31 - 1 items);
+    #: an estimate of every item does, and is checked when it is asked for (:meth:`estimate`)
+    _bytes_per_item = 0
 
     def _setup(self):
         prime = self._params["hash_prime"]
@@ -147,18 +169,21 @@ class FLH(FrequencyOracle):
                 f"The 'domain_size' parameter of FLH must be <= hash_prime = {prime} (items are hashed "
                 f"modulo that prime). Got {self.domain_size!r} instead."
             )
-        e = math.exp(self.epsilon)
         self._prime = prime
-        self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
-        self._S = self._params["hash_count"] or max(1, min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g))
+        given_count = self._params["hash_count"]
+        self._g = self._params["hash_range"] or default_hash_range(
+            self.epsilon, MAX_HASH_RANGE if given_count is None else min(MAX_HASH_RANGE, _MAX_TABLE_CELLS // given_count)
+        )
+        self._S = given_count or max(1, min(_DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS // self._g))
         if self._S * self._g > _MAX_TABLE_CELLS:
             raise InvalidParameterError(
                 f"FLH keeps a table of hash_count x hash_range = {self._S} x {self._g} counts; "
                 f"the product must be <= {_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'hash_range')."
             )
         self._seeds = family_seeds(self._params["family_seed"], self._S, prime)
-        self._p = e / (e + self._g - 1)
-        self._keep = (e - 1) / (e + self._g - 1)
+        # GRR over g as "keep, else uniform", lambda on the 2^-53 grid (realized exactly; _bernoulli)
+        self._keep = mixture_keep(self.epsilon, 1, self._g)
+        self._p = self._keep + (1.0 - self._keep) / self._g
         collision = _hashing.collision_probability(prime, self._g)
         self._collision = collision
         self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
@@ -254,11 +279,22 @@ class FLH(FrequencyOracle):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
+    def estimate(self, data, **options):
+        """As :meth:`FrequencyOracle.estimate`; refused when ``d`` floats exceed ``MAX_ALLOCATION_BYTES``."""
+        check_allocation(
+            f"{self.display_name}.estimate", "domain_size", self.domain_size, 8,
+            "an estimate of every item (a float64 per item; query some items with support_counts_of)",
+        )
+        return super().estimate(data, **options)
+
     def _simulate(self, values, rng):
-        counts = np.bincount(values, minlength=self.domain_size)
-        kept = rng.binomial(counts, self._keep)
-        items = np.flatnonzero(kept)
-        return self.sample_table(items, kept[items], values.size - kept.sum(), rng)
+        if self.domain_size > values.size:  # huge domains: only the items present (the same draws)
+            items, counts = np.unique(values, return_counts=True)
+        else:
+            items, counts = np.arange(self.domain_size), np.bincount(values, minlength=self.domain_size)
+        kept = rng.binomial(counts, self._keep)  # binomial(0, p) draws nothing: the stream is the same
+        held = kept > 0
+        return self.sample_table(items[held], kept[held], values.size - kept.sum(), rng)
 
     def sample_table(self, items, kept, redrawn: int, rng) -> np.ndarray:
         """The report table of ``kept[i]`` users who kept item ``items[i]``'s hash and ``redrawn`` who did not.

@@ -12,14 +12,19 @@ Sampling uses the equivalent two-step form: keep :math:`v` with probability
 The same form gives an exact aggregate sampler: the kept counts are
 :math:`\mathrm{Binomial}(c_v, \lambda)` per item and the others a single
 uniform multinomial, in :math:`O(d)` time whatever :math:`n`.
+
+Exact draws.  :math:`\lambda` is the largest multiple of :math:`2^{-53}` whose ratio
+:math:`1 + d\lambda/(1-\lambda)` is at most :math:`e^\varepsilon`
+(:func:`dpdist.local._bernoulli.mixture_keep`), so the draw ``U < lambda`` realizes it exactly;
+:math:`p = \lambda + (1-\lambda)/d` and :math:`q = (1-\lambda)/d` are the realized values that
+``channel()`` and the estimators use.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._exact_channel import GRROperator, grr_maximum_likelihood
@@ -50,10 +55,10 @@ class GRR(FrequencyOracle):
     output_histogram = True
 
     def _setup(self):
-        d, e = self.domain_size, math.exp(self.epsilon)
-        self._p = e / (e + d - 1)
-        self._q = 1.0 / (e + d - 1)
-        self._keep = (e - 1) / (e + d - 1)  # lambda = p - q
+        d = self.domain_size
+        self._keep = mixture_keep(self.epsilon, 1, d)  # lambda = p - q, on the 2^-53 grid
+        self._q = (1.0 - self._keep) / d
+        self._p = self._keep + self._q
         self._report_dtype = smallest_unsigned_dtype(d)
 
     def support_probabilities(self):

@@ -58,6 +58,12 @@ flip the lowest set bit of :math:`j` in :math:`r` (a bijection between the
 sampler draws the kept counts :math:`\mathrm{Binomial}(c_x, \lambda)`, one uniform
 multinomial over :math:`[K]` for the others, and the kept outputs either per kept
 user or as per-item multinomials over :math:`C_x`, whichever is cheaper.
+
+Exact draws.  :math:`\lambda` is drawn as ``U < lambda`` with ``U`` a multiple of
+:math:`2^{-53}`, so it is the largest such multiple whose ratio
+:math:`1 + \lambda K/(\tfrac b2 (1-\lambda))` is at most :math:`e^\varepsilon`
+(:mod:`dpdist.local._bernoulli`); the channel, :math:`\kappa = 1/\lambda` and the variance
+use the realized ratio in place of :math:`e^\varepsilon` and :math:`Z = K/(1-\lambda)`.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ import math
 
 import numpy as np
 
+from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._oracle import FrequencyOracle
@@ -113,18 +120,22 @@ class HR(FrequencyOracle):
     summary = "Hadamard response: output in the Hadamard set of the item w.p. boosted by e^eps; FWHT decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
     output_histogram = True
+    _bytes_per_item = 16
+    _largest_array = "the aggregate (an int64 count per output, up to 2 outputs per item)"
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
-        self._e = e
         largest = 2 ** (math.ceil(math.log2(min(e, 2.0 * d))) - 1) if e > 2.0 else 1
         candidates = [_block_design(d, e, 2**power) for power in range(int(math.log2(largest)) + 1)]
         self.blocks, self.block_size = min(candidates, key=lambda design: design[2])[:2]
         self.output_size = self.block_size * self.blocks
         b, K = self.block_size, self.output_size
-        self._normalizer = b / 2 * e + K - b / 2  # Z
-        self._kappa = 2 * self._normalizer / (b * (e - 1))
-        self._keep = b / 2 * (e - 1) / self._normalizer  # lambda
+        # lambda on the 2^-53 grid, the largest whose ratio 1 + lambda K / (b/2 (1 - lambda)) is at most
+        # e^eps (_bernoulli); the channel's e^eps and Z become the realized ratio and K / (1 - lambda)
+        self._keep = mixture_keep(self.epsilon, b // 2, K)
+        self._e = 1.0 + 2.0 * K * self._keep / (b * (1.0 - self._keep))  # realized Q(in) / Q(out)
+        self._normalizer = K / (1.0 - self._keep)  # Z = b/2 e + K - b/2 at the realized e
+        self._kappa = 1.0 / self._keep  # 2 Z / (b (e - 1))
         items = np.arange(d)
         self._item_block = items // (b - 1)
         self._item_column = items % (b - 1) + 1

@@ -36,7 +36,9 @@ and :math:`\hat f_v = (C_v/n - q^*)/(p - q^*)` is Apple's debiased estimate
 (:mod:`dpdist.local.frequency.flh`): a fixed family adds a bias of mean square
 about :math:`\lVert f\rVert_2^2 c/(k(1-c))`.
 
-Privacy: the output :math:`(j, l, \tilde w)` has probability
+Privacy: :math:`p` is drawn as ``U < p`` with ``U`` a multiple of :math:`2^{-53}`, so it is
+the largest such multiple with :math:`p/(1-p) \le e^\varepsilon` (:mod:`dpdist.local._bernoulli`).
+The output :math:`(j, l, \tilde w)` has probability
 :math:`\frac{1}{km}` times :math:`p` or :math:`1-p`, so every likelihood ratio
 is at most :math:`e^\varepsilon` whatever the family; ``channel()``
 enumerates the :math:`2km` outputs exactly.  The aggregate is the table of
@@ -52,11 +54,11 @@ Defaults.  ``width`` :math:`m = 1024` (:math:`q^*` is then within 0.1 % of its
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ...errors import MalformedReportError
+from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
@@ -99,8 +101,8 @@ class HCMS(SketchOracle):
     def _setup(self):
         k, m = self._params["hash_count"], self._params["width"]
         self._setup_family(2 * k * m)
-        e = math.exp(self.epsilon)
-        self._p = e / (e + 1.0)
+        # the largest grid probability with p / (1 - p) <= e^eps: U < p realizes it exactly (_bernoulli)
+        self._p = odds_probability(exp_lower(self.epsilon))
         self._q = self._p * self._collision + (1.0 - self._collision) / 2.0
         self._report_dtype = smallest_unsigned_dtype(max(k, m))
 

@@ -60,7 +60,7 @@ from . import _hashing
 from ._bucket_client import BucketMemoClient
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
-from .longitudinal import _chain, _grr_irr
+from .longitudinal import _chain, _grr_keeps, _grr_probabilities
 
 __all__ = ["LOLOHA", "optimal_hash_range"]
 
@@ -122,9 +122,10 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         self._prime = prime
         self._g = 2 if self._params["variant"] == "binary" else optimal_hash_range(epsilon, epsilon_1)
         self._n_seeds = _hashing.seed_count(prime)
-        e_inf = math.exp(epsilon)
-        self._p1, self._q1 = e_inf / (e_inf + self._g - 1), 1.0 / (e_inf + self._g - 1)
-        self._p2, self._q2 = _grr_irr(self._g, self._p1, self._q1, epsilon_1)
+        # the two GRR_g rounds' keeps on the 2^-53 grid: PRR ratio <= e^eps_inf, chain <= e^eps_1, exactly
+        self._keep1, self._keep2 = _grr_keeps(self._g, epsilon, epsilon_1)
+        self._p1, self._q1 = _grr_probabilities(self._keep1, self._g)
+        self._p2, self._q2 = _grr_probabilities(self._keep2, self._g)
         self._p = _chain(self._p1, self._q1, self._p2, self._q2)[0]
         self._q_other = (1 - self._p) / (self._g - 1)  # chain probability of one given wrong hash value
         c = _hashing.collision_probability(prime, self._g)
@@ -169,17 +170,17 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
     def _bucket(self, randomness, items):
         return _hashing.hash_items(randomness[:, 0], items, self._prime, self._g)
 
-    def _grr(self, x, p, q, rng):
-        keep = rng.random(x.size) < (p - q)  # keep w.p. p - q, else uniform over all g values
-        return np.where(keep, x, rng.integers(0, self._g, size=x.size, dtype=np.int64))
+    def _grr(self, x, keep, rng):
+        kept = rng.random(x.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all g values
+        return np.where(kept, x, rng.integers(0, self._g, size=x.size, dtype=np.int64))
 
     def permanent_response(self, buckets, rng, randomness=None) -> np.ndarray:
         """PRR: GRR_g(:math:`\\varepsilon_\\infty`) of each hash value (what a device memoizes)."""
-        return self._grr(np.asarray(buckets, dtype=np.int64), self._p1, self._q1, rng)
+        return self._grr(np.asarray(buckets, dtype=np.int64), self._keep1, rng)
 
     def instantaneous_response(self, memoized, rng) -> np.ndarray:
         """IRR: GRR_g(:math:`p_2, q_2`) of memoized hash values."""
-        return self._grr(np.asarray(memoized, dtype=np.int64), self._p2, self._q2, rng)
+        return self._grr(np.asarray(memoized, dtype=np.int64), self._keep2, rng)
 
     def _report(self, randomness, responses):
         return np.column_stack([randomness[:, 0], responses]).astype(np.uint64)

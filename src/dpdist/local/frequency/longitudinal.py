@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ import numpy as np
 from ..._rng import check_rng, random_words
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
+from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._bucket_client import refuse_seeded_memo
@@ -60,21 +62,32 @@ def _chain(p1: float, q1: float, p2: float, q2: float) -> tuple[float, float]:
     return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
 
 
-def _grr_irr(d: int, p1: float, q1: float, epsilon_1: float) -> tuple[float, float]:
-    """``(p2, q2)`` of the second GRR over ``d`` values so that the chain's ratio is :math:`e^{\\varepsilon_1}`.
+def _grr_keeps(d: int, epsilon: float, epsilon_1: float) -> tuple[float, float]:
+    """Keep probabilities ``(keep1, keep2)`` of the two GRR rounds over ``d`` values, on the 2^-53 grid.
 
-    The chain ratio :math:`(p_1p_2 + (1-p_1)q_2) / (q_1p_2 + (1-q_1)q_2) = e^{\\varepsilon_1}` with
-    :math:`q_2 = (1-p_2)/(d-1)` is linear in :math:`p_2` (Arcolezi et al. 2022, eq. of L-GRR's IRR);
-    the rounded result is stepped down until the realized ratio is never above the target.
+    GRR over ``d`` values is "keep w.p. :math:`\\lambda`, else uniform over all ``d``", with
+    :math:`p = \\lambda + (1-\\lambda)/d`, :math:`q = (1-\\lambda)/d` and ratio
+    :math:`1 + d\\lambda/(1-\\lambda)`.  Round one alone must have ratio at most
+    :math:`e^{\\varepsilon_\\infty}`; two rounds in a chain are GRR with keep
+    :math:`\\lambda_1\\lambda_2` (a uniform output stays uniform), whose ratio must be at
+    most :math:`e^{\\varepsilon_1}`: the IRR of Arcolezi et al. (2022), solved for
+    :math:`\\lambda_2 \\le \\Lambda_1/\\lambda_1` with
+    :math:`\\Lambda_1 = (e^{\\varepsilon_1}-1)/(e^{\\varepsilon_1}-1+d)`.  Both keeps are the
+    largest multiples of :math:`2^{-53}` satisfying these in exact arithmetic
+    (:mod:`dpdist.local._bernoulli`), so the draws ``U < keep`` realize them and neither
+    ratio can exceed its budget.
     """
-    r = math.exp(epsilon_1)
-    slope = p1 - (1 - p1) / (d - 1) - r * q1 + r * (1 - q1) / (d - 1)
-    p2 = (r * (1 - q1) - (1 - p1)) / (d - 1) / slope
-    q2 = (1 - p2) / (d - 1)
-    while _chain(p1, q1, p2, q2)[0] > r * _chain(p1, q1, p2, q2)[1]:  # rounding: never above eps_1
-        p2 = math.nextafter(p2, 0.0)
-        q2 = (1 - p2) / (d - 1)
-    return p2, q2
+    keep1 = mixture_keep(epsilon, 1, d)
+    boost = exp_lower(epsilon_1) - 1
+    keep2 = grid_floor(boost / (boost + d) / Fraction(keep1)) if keep1 > 0 else 0.0
+    # below 1 (when epsilon_1 is within a grid step of epsilon): the IRR keeps q2 > 0
+    return keep1, min(keep2, (GRID - 1) / GRID)
+
+
+def _grr_probabilities(keep: float, d: int) -> tuple[float, float]:
+    """``(p, q)`` of GRR over ``d`` values with keep probability ``keep``."""
+    q = (1.0 - keep) / d
+    return keep + q, q
 
 
 class _Longitudinal(MemoizedProtocol):
@@ -131,11 +144,10 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _setup(self):
         self._check_budgets()
         d = self.domain_size
-        e_inf = math.exp(self.epsilon)
-        self._p1, self._q1 = e_inf / (e_inf + d - 1), 1.0 / (e_inf + d - 1)
-        p2, q2 = _grr_irr(d, self._p1, self._q1, self._params["epsilon_1"])
-        self._p2, self._q2 = p2, q2
-        self._p, self._q = _chain(self._p1, self._q1, p2, q2)
+        self._keep1, self._keep2 = _grr_keeps(d, self.epsilon, self._params["epsilon_1"])
+        self._p1, self._q1 = _grr_probabilities(self._keep1, d)
+        self._p2, self._q2 = _grr_probabilities(self._keep2, d)
+        self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
         self._report_dtype = smallest_unsigned_dtype(d)
 
     def _prr_epsilon(self) -> float:
@@ -153,17 +165,17 @@ class LGRR(_Longitudinal, FrequencyOracle):
         return self._p, self._q
 
     @staticmethod
-    def _grr(items: np.ndarray, p: float, q: float, d: int, dtype, rng) -> np.ndarray:
-        keep = rng.random(items.size) < (p - q)  # keep w.p. p - q, else uniform over all d items
-        return np.where(keep, items.astype(dtype), rng.integers(0, d, size=items.size, dtype=dtype))
+    def _grr(items: np.ndarray, keep: float, d: int, dtype, rng) -> np.ndarray:
+        kept = rng.random(items.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all d
+        return np.where(kept, items.astype(dtype), rng.integers(0, d, size=items.size, dtype=dtype))
 
     def permanent_response(self, values, rng) -> np.ndarray:
         """The first round (PRR) of each value: what a device memoizes."""
-        return self._grr(values, self._p1, self._q1, self.domain_size, self._report_dtype, rng)
+        return self._grr(values, self._keep1, self.domain_size, self._report_dtype, rng)
 
     def instantaneous_response(self, memoized, rng) -> np.ndarray:
         """The second round (IRR) of memoized outputs: one report each."""
-        return self._grr(memoized, self._p2, self._q2, self.domain_size, self._report_dtype, rng)
+        return self._grr(memoized, self._keep2, self.domain_size, self._report_dtype, rng)
 
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
@@ -180,8 +192,8 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _simulate(self, values, rng):
         d = self.domain_size
         counts = np.bincount(values, minlength=d)
-        for p, q in ((self._p1, self._q1), (self._p2, self._q2)):  # each round is GRR on the counts
-            kept = rng.binomial(counts, p - q)
+        for keep in (self._keep1, self._keep2):  # each round is GRR on the counts
+            kept = rng.binomial(counts, keep)
             counts = kept + rng.multinomial(counts.sum() - kept.sum(), np.full(d, 1.0 / d))
         return counts.astype(np.int64)
 

@@ -44,6 +44,7 @@ from ...errors import InvalidParameterError
 from ..._validation import Integer, Optional
 from .._protocol import ProtocolTags, register
 from . import _hashing
+from .._bernoulli import mixture_keep
 from ._oracle import FrequencyOracle
 
 __all__ = ["OLH"]
@@ -99,8 +100,9 @@ class OLH(FrequencyOracle):
         self._prime = prime
         self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
         self._n_seeds = _hashing.seed_count(prime)
-        self._p = e / (e + self._g - 1)
-        self._keep = (e - 1) / (e + self._g - 1)  # GRR as "keep, else uniform over all g"
+        # GRR over g as "keep, else uniform over all g", lambda on the 2^-53 grid (realized exactly)
+        self._keep = mixture_keep(self.epsilon, 1, self._g)
+        self._p = self._keep + (1.0 - self._keep) / self._g
         collision = _hashing.collision_probability(prime, self._g)
         self._collision = collision
         self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)

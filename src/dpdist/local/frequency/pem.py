@@ -48,7 +48,7 @@ from .._protocol import LocalProtocol, ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
-from .flh import FLH
+from .flh import FLH, MAX_HASH_RANGE, default_hash_range
 
 __all__ = ["PEM", "prefix_lengths"]
 
@@ -95,7 +95,11 @@ class PEM(LocalProtocol):
     hash_count : int
         FLH's public family size :math:`S` (default 4096): a table of
         :math:`S g` counts per group; the family's bias has mean square about
-        :math:`\lVert f\rVert_2^2/(S(g-1))`.
+        :math:`\lVert f\rVert_2^2/(S(g-1))`.  FLH's range :math:`g` is OLH's,
+        :math:`\operatorname{round}(e^\varepsilon + 1)`, capped so that all groups' tables
+        hold at most :math:`2^{24}` counts (:math:`g \le 2^{24}/(GS)`, and :math:`2^{20}`):
+        every :math:`\varepsilon` of the supported range works; a capped :math:`g` costs
+        variance only.
     family_seed : int
         Public seed of FLH's family (default 0).
 
@@ -150,15 +154,18 @@ class PEM(LocalProtocol):
                 f"PEM's first round would enumerate 2**{self._lengths[0]} prefixes (over 2**{_MAX_FIRST_BITS}); "
                 "lower 'step' or raise 'k'."
             )
-        self._oracle = FLH(epsilon=self.epsilon, domain_size=_MERSENNE_31, hash_count=params["hash_count"],
-                           family_seed=params["family_seed"])
-        self._cells = self._oracle.statistic_size
-        if self._lengths.size * self._cells > _MAX_STATISTIC:
+        # OLH's g, capped so that the groups' tables fit in _MAX_STATISTIC counts at any epsilon
+        tables = self._lengths.size * params["hash_count"]
+        if 2 * tables > _MAX_STATISTIC:
             raise InvalidParameterError(
                 f"PEM keeps {self._lengths.size} groups x hash_count x hash_range = {self._lengths.size} x "
-                f"{params['hash_count']} x {self._oracle.hash_range} counts; the product must be <= {_MAX_STATISTIC}. "
+                f"{params['hash_count']} x (at least 2) counts; the product must be <= {_MAX_STATISTIC}. "
                 "Lower 'hash_count' (or raise 'step')."
             )
+        hash_range = default_hash_range(self.epsilon, min(MAX_HASH_RANGE, _MAX_STATISTIC // tables))
+        self._oracle = FLH(epsilon=self.epsilon, domain_size=_MERSENNE_31, hash_count=params["hash_count"],
+                           hash_range=hash_range, family_seed=params["family_seed"])
+        self._cells = self._oracle.statistic_size
         self._report_dtype = smallest_unsigned_dtype(max(self._lengths.size, params["hash_count"], self._oracle.hash_range))
 
     # ------------------------------------------------------------------ identity
@@ -215,7 +222,7 @@ class PEM(LocalProtocol):
                 raise InvalidValueTypeError("The 'values' argument of PEM must hold words (str) or integer items.")
             if array.ndim != 1:
                 raise InvalidValueTypeError(f"The 'values' argument of PEM must be 1-D. Got shape {array.shape}.")
-            return self._codec.encode(array)
+            return self._codec.encode(array, owner="PEM")
         try:
             return check_integer_values(array, self.domain_size, owner="PEM")
         except OutOfDomainError:

@@ -13,7 +13,9 @@ other :math:`d-1`; otherwise :math:`S` is :math:`k` items drawn uniformly from
 the other :math:`d-1`.  Every :math:`k`-subset then has probability
 :math:`p_{\mathrm{in}}/\binom{d-1}{k-1}` (if it holds :math:`v`) or
 :math:`(1-p_{\mathrm{in}})/\binom{d-1}{k}` (if not), whose ratio is exactly
-:math:`e^\varepsilon`.  The protocol is pure (paper 004 sec. 5 baseline "SS";
+:math:`e^\varepsilon`.  (:math:`p_{\mathrm{in}}` is drawn as ``U < p_in`` with ``U`` on the
+:math:`2^{-53}` grid, so it is the largest grid value with ratio at most :math:`e^\varepsilon`:
+:mod:`dpdist.local._bernoulli`.)  The protocol is pure (paper 004 sec. 5 baseline "SS";
 paper 000 builds its signed variant on it) with
 
 .. math::
@@ -44,10 +46,12 @@ items), so no exact aggregate sampler is known: ``simulate`` draws the bitmaps i
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
 
+from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
 from .._reports import check_packed_reports, count_packed_bits
@@ -85,7 +89,9 @@ class SS(FrequencyOracle):
         d, e = self.domain_size, math.exp(self.epsilon)
         self._e = e
         self.subset_size = k = min(d - 1, max(1, math.ceil(d / (e + 1))))
-        self._p_in = k * e / (k * e + d - k)
+        # the largest grid probability (realized exactly by U < p_in) with ratio
+        # p_in / (1 - p_in) * (d - k) / k <= e^eps (_bernoulli)
+        self._p_in = odds_probability(exp_lower(self.epsilon) * Fraction(k, d - k))
         self._p = self._p_in
         self._q = self._p_in * (k - 1) / (d - 1) + (1 - self._p_in) * k / (d - 1)
         self._n_bytes = -(-d // 8)

@@ -6,7 +6,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..._validation import EPSILON, Bounds, check_real_values
+import warnings
+
+from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_values, clip_real_values
+from ...errors import ClippedValuesWarning
 from ...estimates import Distribution
 from .._protocol import LocalProtocol, ProtocolTags
 
@@ -45,6 +48,56 @@ class NumericalProtocol(LocalProtocol):
     def from_unit(self, u) -> np.ndarray:
         lo, hi = self.bounds
         return lo + np.asarray(u, dtype=np.float64) * (hi - lo)
+
+    # ------------------------------------------------------------------ clipping
+    def privatize(self, values, rng=None, *, secure: bool = False, clip: bool = True):
+        """Randomize each user's value; one report per value.
+
+        Parameters
+        ----------
+        values : array_like of float
+            The users' true values.
+        rng : None, int or Generator
+            Randomness for simulation; ignored in favour of a CSPRNG when ``secure``.
+        secure : bool
+            Draw from AES-CTR keyed by the OS CSPRNG (see :mod:`dpdist._rng`).
+        clip : bool
+            ``True`` (the default, as in every central release): a value below ``lo``
+            (``-inf`` included) is randomized as ``lo``, one above ``hi`` as ``hi``, NaN as
+            ``lo``, and a :class:`~dpdist.errors.ClippedValuesWarning` says how many were
+            clipped. The count stays where ``privatize`` runs (the device): no report
+            carries it, and a clipped value's report is drawn exactly as the bound's.
+            ``False``: such values raise :class:`~dpdist.errors.OutOfDomainError`.
+        """
+        return super().privatize(self._clip_for(values, clip, "privatize"), rng, secure=secure)
+
+    def simulate(self, values, rng=None, *, clip: bool = True):
+        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
+        return super().simulate(self._clip_for(values, clip, "simulate"), rng)
+
+    def clip_values(self, values) -> tuple[np.ndarray, int]:
+        """``(clipped, count)``: ``values`` clipped into ``bounds`` as ``clip=True`` does, and how many moved.
+
+        For callers that report the count themselves (the command line prints it);
+        NaN counts as clipped (to ``lo``).
+        """
+        return clip_real_values(values, self.bounds, owner=f"{self.display_name}.clip_values")
+
+    def _clip_for(self, values, clip, method: str):
+        owner = f"{self.display_name}.{method}"
+        if not check_param(owner, "clip", clip, Boolean()):
+            return values
+        clipped, moved = clip_real_values(values, self.bounds, owner=owner)
+        if moved:
+            lo, hi = self.bounds
+            warnings.warn(
+                f"{owner}: {moved} of {clipped.size} value(s) outside the bounds [{lo:g}, {hi:g}] (or missing) "
+                "were clipped to them before randomization (clip=True; the count is not sent). "
+                "Pass clip=False to refuse them instead.",
+                ClippedValuesWarning,
+                stacklevel=3,
+            )
+        return clipped
 
     def _check_values(self, values) -> np.ndarray:
         """Validate values in ``bounds`` (finite, 1-D, real) and rescale them to [0, 1]."""

@@ -140,7 +140,9 @@ class MeanProtocol(NumericalProtocol):
         radius = max(hi - center, center - lo)
         return type(self)(**{**self._params, "bounds": (0.0, radius**2)})
 
-    def estimate_mean_variance(self, values, rng=None, *, mean_fraction: float = 0.5) -> MeanVarianceEstimate:
+    def estimate_mean_variance(
+        self, values, rng=None, *, mean_fraction: float = 0.5, clip: bool = True
+    ) -> MeanVarianceEstimate:
         """Run the two-phase protocol of paper 003 sec. 6.3 on a population.
 
         Parameters
@@ -152,9 +154,12 @@ class MeanProtocol(NumericalProtocol):
         mean_fraction : float
             Fraction of users, chosen uniformly at random, who estimate the mean
             in round 1 (0.5 in the paper); the others report squared deviations.
+        clip : bool
+            As in :meth:`privatize`: values outside ``bounds`` are clipped to them (default),
+            or refused (``False``).
         """
         owner = f"{self.display_name}.estimate_mean_variance"
-        originals = check_real_values(values, self.bounds, owner=owner)
+        originals = check_real_values(self._clip_for(values, clip, "estimate_mean_variance"), self.bounds, owner=owner)
         fraction = check_param(owner, "mean_fraction", mean_fraction, Interval(0, 1, closed="neither"))
         if originals.size < 2:
             raise InvalidParameterError(

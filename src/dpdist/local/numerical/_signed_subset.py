@@ -57,11 +57,14 @@ Two corrections to the printed paper (derived here, tested in ``tests/test_wavel
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 __all__ = [
     "coordinate_variances",
+    "realized_output_probabilities",
+    "signed_thresholds",
     "enumerate_outputs",
     "log_normalizer",
     "output_probabilities",
@@ -86,6 +89,49 @@ def support_probabilities(d: int, m, epsilon: float) -> tuple[np.ndarray, np.nda
     else:
         q = m * ((m - 1.0) * (1.0 + shrink) + 2.0 * (d - m) * shrink) / (2.0 * (d - 1) * denominator)
     return p, q
+
+
+def signed_thresholds(d: int, m: int, epsilon: float) -> tuple[float, float]:
+    r"""The thresholds ``(t1, t2)`` of Algorithm 2's draw (eq. 66), on the :math:`2^{-53}` grid.
+
+    A user keeps :math:`Y(k) = v(k)` when ``U < t1``, flips it when ``t1 <= U < t2`` and drops
+    it otherwise, with ``U`` from ``Generator.random()`` (multiples of :math:`2^{-53}`), so the
+    three probabilities are exactly :math:`P_+ = t_1`, :math:`P_- = t_2 - t_1`, :math:`P_0 = 1 - t_2`.
+    An output's probability is :math:`P_+ A`, :math:`P_- A` or :math:`P_0 B` with
+    :math:`A = 1/(\binom{d-1}{m-1}2^{m-1})`, :math:`B = 1/(\binom{d-1}{m}2^m)`; eq. 45 wants
+    :math:`P_+ = e^\varepsilon P_-` and :math:`P_- A = P_0 B`.  Here :math:`P_+` is the largest
+    grid value at most :math:`p` (eq. 52) for which the rest can be split so that the largest
+    of the three values is at most :math:`e^\varepsilon` times the smallest, checked in exact
+    arithmetic against :func:`~dpdist.local._bernoulli.exp_lower` (``m = d``: :math:`P_0 = 0`).
+    """
+    from .._bernoulli import GRID, exp_lower, odds_probability
+
+    bound = exp_lower(epsilon)
+    if m >= d:  # every output holds the user's coordinate: P0 = 0, P+ / P- <= e^eps
+        return odds_probability(bound), 1.0
+    share = Fraction(m, 2 * (d - m))  # B / A: P0 counts B / A as much as P-
+    k1 = int(float(support_probabilities(d, m, epsilon)[0]) * GRID)
+    for _ in range(256):
+        rest = GRID - k1
+        split = rest * share / (1 + share)  # P- = share P0 balances the two small values
+        for k2 in sorted({k1 + math.floor(split), k1 + math.ceil(split)}):
+            values = (Fraction(k1), Fraction(k2 - k1), (GRID - k2) * share)
+            if min(values) > 0 and max(values) <= bound * min(values):
+                return k1 / GRID, k2 / GRID
+        k1 -= 1
+    raise ValueError(f"no grid thresholds for d={d}, m={m}, epsilon={epsilon}")  # pragma: no cover
+
+
+def realized_output_probabilities(outputs: np.ndarray, cells, signs, epsilon: float) -> np.ndarray:
+    """As :func:`output_probabilities`, for the probabilities Algorithm 2 draws (:func:`signed_thresholds`)."""
+    outputs = np.asarray(outputs, dtype=np.int64)
+    d = outputs.shape[1]
+    m = int(np.count_nonzero(outputs[0])) if outputs.shape[0] else 1
+    t1, t2 = signed_thresholds(d, m, epsilon)
+    held = 1.0 / (math.comb(d - 1, m - 1) * 2.0 ** (m - 1))
+    dropped = 1.0 / (math.comb(d - 1, m) * 2.0**m) if m < d else 0.0
+    inner = outputs[:, np.asarray(cells, dtype=np.int64)].T * np.asarray(signs, dtype=np.int64)[:, None]
+    return np.where(inner == 1, t1 * held, np.where(inner == -1, (t2 - t1) * held, (1.0 - t2) * dropped))
 
 
 def log_normalizer(d: int, m, epsilon: float) -> np.ndarray:
@@ -144,10 +190,10 @@ def sample_signed_subsets_packed(cells, signs, d: int, m: int, epsilon: float, r
     cells = np.asarray(cells, dtype=np.int64)
     signs = np.asarray(signs, dtype=np.int64)
     n = cells.size
-    p = float(support_probabilities(d, m, epsilon)[0])
+    t1, t2 = signed_thresholds(d, m, epsilon)
     u = rng.random(n)
-    # eq. 66: Y(k) = v(k) w.p. p, -v(k) w.p. p e^-eps, 0 otherwise
-    state = np.where(u < p, 1, np.where(u < p * (1.0 + math.exp(-epsilon)), -1, 0))
+    # eq. 66: Y(k) = v(k) w.p. p, -v(k) w.p. p e^-eps, 0 otherwise (grid thresholds: exact)
+    state = np.where(u < t1, 1, np.where(u < t2, -1, 0))
     held = state != 0
     others = m - held.astype(np.int64)  # chosen coordinates besides k
     slots = d - 1
@@ -188,8 +234,7 @@ def _floyd_subsets(cells: np.ndarray, counts: np.ndarray, slots: int, d: int, rn
             rows_base, row_cells = base, cells
         else:
             rows_base, row_cells = base[active], cells[active]
-        r = (rng.random(rows_base.size) * (t + 1)).astype(np.int64)
-        np.minimum(r, t, out=r)
+        r = rng.integers(0, t + 1, size=rows_base.size, dtype=np.int64)  # exactly uniform (floor(U (t+1)) is not)
         column = r + (r >= row_cells)
         taken = picked[rows_base + column]
         r = np.where(taken, t, r)

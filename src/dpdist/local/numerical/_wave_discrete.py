@@ -21,10 +21,9 @@ The transition matrix :math:`M_{j,i}` is Toeplitz.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .._bernoulli import mixture_keep
 from ._base import unit_bin_index
 
 __all__ = ["DiscreteSquareWave"]
@@ -40,11 +39,11 @@ class DiscreteSquareWave:
         self.half_width = int(half_width)
         self.window = 2 * self.half_width + 1
         self.buckets = self.bins + 2 * self.half_width
-        inverse = math.exp(-epsilon)
-        normalizer = self.window + (self.bins - 1) * inverse  # ((2m+1)e^eps + d - 1) e^-eps
-        self.p = 1.0 / normalizer
-        self.q = inverse / normalizer
-        self.weight = -math.expm1(-epsilon) * self.window / normalizer
+        # lambda on the 2^-53 grid: the largest with ratio 1 + lambda (d + 2m) / ((2m + 1)(1 - lambda))
+        # <= e^eps (dpdist.local._bernoulli); p and q are the probabilities it realizes
+        self.weight = mixture_keep(epsilon, self.window, self.buckets)
+        self.q = (1.0 - self.weight) / self.buckets
+        self.p = self.weight / self.window + self.q
 
     def input_bucket(self, values: np.ndarray) -> np.ndarray:
         return unit_bin_index(values, self.bins)

@@ -51,8 +51,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
+
+from .._bernoulli import mixture_keep
+
+#: relative allowance for the float64 sampling of the bump (see WaveShape)
+_FLOAT_MARGIN = Fraction(2**30 - 1, 2**30)
 
 __all__ = ["WaveShape", "mutual_information_b"]
 
@@ -112,12 +118,18 @@ class WaveShape:
     ratio: float = 1.0
 
     def __post_init__(self):
-        b, r, inverse = self.b, self.ratio, math.exp(-self.epsilon)
-        area = b * (1.0 + r)  # integral of the unit-height trapezoid
-        denominator = inverse * (1.0 + 2.0 * b) + (1.0 - inverse) * area
-        object.__setattr__(self, "q", inverse / denominator)
-        object.__setattr__(self, "weight", -math.expm1(-self.epsilon) * area / denominator)
-        object.__setattr__(self, "half_widths", (b * (1.0 + r) / 2.0, b * (1.0 - r) / 2.0))
+        b, r = self.b, self.ratio
+        half_widths = (b * (1.0 + r) / 2.0, b * (1.0 - r) / 2.0)
+        # lambda is drawn as U < lambda with U on the 2^-53 grid: the largest grid value whose density
+        # ratio 1 + lambda (1 + 2b) / (2 a1 (1 - lambda)) (peak of g: 1/(2 a1)) is at most e^eps
+        # (dpdist.local._bernoulli), so the ratio holds for the probability really drawn.  The bump's
+        # bucket masses, drawn in float64 (OutputGrid.sample), exceed the exact ones by less than
+        # B * 2^-50 relative (B <= 4096 buckets); the factor 1 - 2^-30 on the peak's width covers that.
+        kept = 2 * Fraction(half_widths[0]) * _FLOAT_MARGIN
+        weight = mixture_keep(self.epsilon, kept, 1 + 2 * Fraction(b))
+        object.__setattr__(self, "q", (1.0 - weight) / (1.0 + 2.0 * b))
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "half_widths", half_widths)
 
     @property
     def is_square(self) -> bool:

@@ -43,7 +43,6 @@ Report format: 1-D structured array with fields ``level`` (uint8, t),
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from .._protocol import ProtocolTags, register
 from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import NumericalProtocol, unit_bin_index
+from .._bernoulli import exp_lower, odds_probability
 from ._composite import check_structured_reports
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
@@ -111,9 +111,9 @@ class HaarHRR(NumericalProtocol):
                 f"The 'bins' parameter of {self.display_name} must be a power of 2. Got {self.bins!r} instead."
             )
         self._height = height
-        e = math.exp(self.epsilon)
-        self._keep = e / (e + 1.0)
-        self._scale = (e + 1.0) / (e - 1.0)
+        # the largest grid probability with keep / (1 - keep) <= e^eps: U < keep realizes it exactly
+        self._keep = odds_probability(exp_lower(self.epsilon))
+        self._scale = 1.0 / (2.0 * self._keep - 1.0)  # (e + 1)/(e - 1) at the realized keep
         # level t has 2**(h - t) coefficient nodes; statistic: h level counts, then S_t for t = 1..h
         self._sizes = [2 ** (height - t) for t in range(1, height + 1)]
         self._offsets = np.concatenate([[height], height + np.cumsum(self._sizes)])

@@ -32,15 +32,24 @@ ratio is at most :math:`e^\varepsilon`, so the ratio bound holds exactly, and
 unbiased, with variance that of PM plus the rounding term
 :math:`E[(y - g_j)(g_{j+1} - y)] \le w^2/4` (computed exactly by
 :meth:`report_variance` from the grid channel).
+
+Exact draws.  The window is chosen when ``U < inside`` with ``U`` a multiple of
+:math:`2^{-53}` (``Generator.random()``); ``inside`` is the largest such multiple whose
+density ratio :math:`(\text{inside}/w) / ((1-\text{inside})/(2s - w))` is at most
+:math:`e^\varepsilon` (:mod:`dpdist.local._bernoulli`; ideally :math:`a/(a+1)`), the channel
+uses it, and the decoded values are the grid points divided by the gain
+:math:`E[y \mid v]/v` at that probability (1 up to ~1e-16), so the mean stays unbiased.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from ..._validation import Integer
+from .._bernoulli import exp_lower, odds_probability
 from .._protocol import register
 from .._reports import smallest_unsigned_dtype
 from ._mean import MeanProtocol
@@ -83,13 +92,20 @@ class PiecewiseMechanism(MeanProtocol):
         self._a = a
         self._s = (a + 1.0) / (a - 1.0)
         self._window = 2.0 / (a - 1.0)
-        self._p = a / 2.0 * (a - 1.0) / (a + 1.0)
-        self._q = self._p / (a * a)
-        self._inside = a / (a + 1.0)  # p * window: probability that y falls in the window
+        outside = 2.0 * self._s - self._window  # the length the outside part is sampled on
+        # the probability that y falls in the window, a/(a+1) ideally: the largest 2^-53 grid value
+        # (U < inside realizes it exactly) with density ratio (inside / w) / ((1 - inside) / outside) <= e^eps
+        self._inside = odds_probability(exp_lower(self.epsilon) * Fraction(self._window) / Fraction(outside))
+        self._p = self._inside / self._window
+        self._q = (1.0 - self._inside) / outside
+        # E[y | v] = gain * v with gain = (a/(a-1)) (inside - (1 - inside) w / outside), 1 at a/(a+1)
+        self._gain = a / (a - 1.0) * (self._inside - (1.0 - self._inside) * self._window / outside)
         self._grid = self._params["grid"]
         self._step = 2.0 * self._s / self._grid
-        self._decoded = -self._s + self._step * np.arange(self._grid + 1)
-        self._decoded[-1] = self._s
+        grid = -self._s + self._step * np.arange(self._grid + 1)
+        grid[-1] = self._s
+        self._points = grid  # where the output is rounded to
+        self._decoded = grid / self._gain  # unbiased at the realized inside probability
         self._report_dtype = smallest_unsigned_dtype(self._grid + 1)
 
     @property
@@ -115,7 +131,7 @@ class PiecewiseMechanism(MeanProtocol):
 
     def _unit_channel(self, v):
         v = np.asarray(v, dtype=np.float64)[:, None]
-        points = self._decoded[None, :]
+        points = self._points[None, :]  # the grid the output is rounded to (decoded: rescaled)
         w = self._step
 
         def mass(low, high):  # integral of each hat over [low, high]

@@ -15,10 +15,9 @@ two-phase method of sec. 6.3: see :class:`._mean.MeanProtocol`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .._bernoulli import exp_lower, odds_probability, realized
 from .._protocol import register
 from ._mean import MeanProtocol
 
@@ -46,19 +45,25 @@ class StochasticRounding(MeanProtocol):
     summary = "stochastic rounding (Duchi et al.): one bit per user, unbiased mean; two-phase variance"
 
     def _setup(self):
-        e = math.exp(self.epsilon)
-        self._p = e / (e + 1.0)
-        self._q = 1.0 / (e + 1.0)
+        # p is the largest grid probability with p / (1 - p) <= e^eps and q = 1 - p (also on the grid)
+        self._p = odds_probability(exp_lower(self.epsilon))
+        self._q = 1.0 - self._p
         self._decoded = np.array([-1.0, 1.0]) / (self._p - self._q)
 
     def _plus_probability(self, v: np.ndarray) -> np.ndarray:
-        return self._q + (self._p - self._q) * (1.0 + v) / 2.0
+        r"""The threshold of the +1 draw, clipped to the grid values ``[q, p]``.
+
+        ``U < t`` (``U`` on the :math:`2^{-53}` grid) has probability :math:`\lceil t 2^{53}\rceil 2^{-53}`,
+        which for :math:`t \in [q, p]` stays in :math:`[q, p]`: the ratio is at most :math:`p/q \le e^\varepsilon`
+        whatever the rounding of :math:`q + (p-q)(1+v)/2`.
+        """
+        return np.clip(self._q + (self._p - self._q) * (1.0 + v) / 2.0, self._q, self._p)
 
     def _sample(self, v, rng):
         return (rng.random(v.size) < self._plus_probability(v)).astype(np.uint8)
 
     def _unit_channel(self, v):
-        plus = self._plus_probability(v)
+        plus = realized(self._plus_probability(v))  # what the draw really has
         return np.stack([1.0 - plus, plus], axis=1)
 
     def _unit_second_moment(self, v):

@@ -54,7 +54,6 @@ followed by the per-coordinate sums :math:`\sum_{i\in S_j} Y_i(k)` of every leve
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -79,8 +78,9 @@ from ._haar_design import (
 )
 from ._signed_subset import (
     enumerate_outputs,
-    output_probabilities,
+    realized_output_probabilities,
     sample_signed_subsets_packed,
+    signed_thresholds,
     support_probabilities,
 )
 
@@ -175,6 +175,9 @@ class Wavelet(NumericalProtocol):
                 for d, m in zip(self._sizes, self._subset_sizes)
             ]
         )
+        # E[Y(k) | v(k) = 1] = P+ - P- as Algorithm 2 draws them (ideally p (1 - e^-eps), eq. 56)
+        thresholds = [signed_thresholds(int(d), int(m), self.epsilon) for d, m in zip(self._sizes, self._subset_sizes)]
+        self._signal = np.array([2.0 * t1 - t2 for t1, t2 in thresholds])  # t1 - (t2 - t1), exact on the grid
         self._weights = allocation_weights(self._levels, self.epsilon, rule)
         self._width = (int(self._sizes[-1]) + 7) // 8
         self._offsets = np.concatenate([[self._levels + 1], self._levels + 1 + np.cumsum(self._sizes)])
@@ -329,12 +332,11 @@ class Wavelet(NumericalProtocol):
         r"""Unbiased :math:`a_{jk}` of eq. 57 for ``j = 0 .. J`` (zeros for a level with no report)."""
         aggregator._check_protocol(self)
         counts = aggregator.statistic[: self._levels + 1]
-        gap = -math.expm1(-self.epsilon)
         out = []
         for j in range(self._levels + 1):
             sums = aggregator.statistic[self._offsets[j] : self._offsets[j + 1]].astype(np.float64)
             n_j = int(counts[j])
-            out.append(2.0 ** (j / 2) * sums / (n_j * self._p[j] * gap) if n_j else np.zeros(int(self._sizes[j])))
+            out.append(2.0 ** (j / 2) * sums / (n_j * self._signal[j]) if n_j else np.zeros(int(self._sizes[j])))
         return out
 
     def _estimate(self, aggregator, *, postprocess: str = "clip"):
@@ -387,7 +389,7 @@ class Wavelet(NumericalProtocol):
         blocks = []
         for j, outputs in enumerate(self._level_outputs()):
             cells, signs = level_code(bins, j, self._levels)
-            blocks.append(self._weights[j] * output_probabilities(outputs, cells, signs, self.epsilon))
+            blocks.append(self._weights[j] * realized_output_probabilities(outputs, cells, signs, self.epsilon))
         return np.concatenate(blocks, axis=1)
 
     def report_index(self, reports):

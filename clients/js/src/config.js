@@ -1,0 +1,47 @@
+// Protocols from their JSON config (as Python's proto.config() writes it), against a table of
+// the protocol classes an entry point offers: the whole registry (src/registry.js) or one protocol
+// (src/entries/<name>.js), so that a bundle holds only the protocols it imports.
+
+import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
+import { CONFIG_VERSION } from './protocols/base.js';
+
+/**
+ * The protocol ``config`` describes, built with the class ``table[config.protocol]``.
+ * @param {object|string} config the config object or its JSON text
+ * @param {Record<string, Function>} table protocol name -> class
+ * @param {string} [where] the entry point, named when the protocol is not in ``table``
+ */
+export function buildProtocol(config, table, where = 'dpdist-client') {
+  const parsed = typeof config === 'string' ? parseConfigText(config) : config;
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof parsed.protocol !== 'string') {
+    throw new InvalidParameterError(
+      `The 'config' argument must be an object with a 'protocol' key (as written by proto.config()). Got ${JSON.stringify(parsed)}.`,
+    );
+  }
+  const version = parsed.version ?? CONFIG_VERSION;
+  if (version !== CONFIG_VERSION) {
+    throw new InvalidParameterError(
+      `Config version ${JSON.stringify(version)} of protocol '${parsed.protocol}' is not supported (this client reads ${CONFIG_VERSION}).`,
+    );
+  }
+  const Protocol = Object.hasOwn(table, parsed.protocol) ? table[parsed.protocol] : null;
+  if (Protocol === null) {
+    const names = Object.keys(table).sort().join(', ');
+    throw new UnsupportedProtocolError(
+      where === 'dpdist-client'
+        ? `The JavaScript client does not implement protocol '${parsed.protocol}'; it implements ${names}. ` +
+            'Use the Python client (dpdist privatize) for it.'
+        : `The entry point '${where}' implements only ${names}; the config names '${parsed.protocol}' ` +
+            "(import 'dpdist-client', or its own entry point, for it).",
+    );
+  }
+  return new Protocol(parsed);
+}
+
+function parseConfigText(text) {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidParameterError(`The 'config' argument is not valid JSON (${error.message}).`);
+  }
+}

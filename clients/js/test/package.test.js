@@ -1,0 +1,146 @@
+// The package as published (issue 36 item 6): engines, repository, one entry point per protocol that
+// reaches no other protocol (so a bundler drops them), and the node command's --help, --column,
+// inline --config, clipping and empty input.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { SUPPORTED_PROTOCOLS, UnsupportedProtocolError, privatize, privatizeRecord } from '../src/index.js';
+import { deterministicSource, fixture } from './helpers.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const PRIVATIZE = join(ROOT, 'bin', 'privatize.js');
+
+test('engines asks for a Node with a global crypto (Node 18 has none), and the package names its repository', () => {
+  assert.equal(PACKAGE.engines.node, '>=20');
+  assert.equal(PACKAGE.repository.type, 'git');
+  assert.equal(PACKAGE.repository.directory, 'clients/js');
+  assert.ok(PACKAGE.files.includes('entry.d.ts') && PACKAGE.files.includes('src'));
+});
+
+test('exports has one entry point per supported protocol, and only those', () => {
+  const entries = Object.keys(PACKAGE.exports).filter((key) => key !== '.' && key !== './package.json');
+  assert.deepEqual(entries.map((key) => key.slice(2)).sort(), [...SUPPORTED_PROTOCOLS].sort());
+  for (const key of entries) {
+    assert.equal(PACKAGE.exports[key].types, './entry.d.ts');
+    assert.ok(existsSync(join(ROOT, PACKAGE.exports[key].default)), key);
+  }
+});
+
+/** Every module an entry reaches through static imports (relative paths). */
+function importGraph(start) {
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/gms)) {
+      visit(resolve(dirname(file), match[1]));
+    }
+  };
+  visit(start);
+  return [...seen].map((file) => file.slice(ROOT.length + 1)).sort();
+}
+
+/** Protocol modules an entry may reach besides its own: those it takes helper functions from (the
+ * bundler keeps the helpers and drops those modules' protocol classes: docs/benchmarks.md). */
+const HELPERS = {
+  cms: ['olh', 'pem'], hcms: ['olh', 'pem'], dbitflippm: ['ss'], 'l-grr': ['unary'], 'l-osue': ['unary'],
+  loloha: ['longitudinal', 'olh', 'unary'],
+};
+const MODULE = { oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+
+test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
+  const main = importGraph(join(ROOT, 'src', 'index.js'));
+  assert.ok(main.includes('src/registry.js') && main.includes('src/protocols/pem.js'));
+  for (const name of SUPPORTED_PROTOCOLS) {
+    const graph = importGraph(join(ROOT, 'src', 'entries', `${name}.js`));
+    const reached = graph.filter((file) => file.startsWith('src/protocols/') && file !== 'src/protocols/base.js');
+    const allowed = [MODULE[name] ?? name, ...(HELPERS[name] ?? [])].map((module) => `src/protocols/${module}.js`).sort();
+    assert.ok(!graph.includes('src/registry.js') && !graph.includes('src/client.js'), `${name}: ${graph}`);
+    assert.deepEqual(reached, allowed, name);
+  }
+});
+
+test('each entry point privatizes as the main one, and refuses another protocol naming itself', async () => {
+  for (const config of fixture.configs) {
+    const entry = await import(`../src/entries/${config.protocol}.js`);
+    assert.equal(entry.PROTOCOL, config.protocol);
+    const values = [0, 1, 1];
+    const input = config.protocol === 'sw' || config.protocol === 'gw'
+      ? [config.bounds[0], config.bounds[1], config.bounds[0]]
+      : config.protocol === 'pem'
+        ? (config.alphabet ? ['a', 'b', 'a'] : values)
+        : config.labels ? config.labels.slice(0, 3) : values;
+    const mine = entry.privatize(config, input, { source: deterministicSource(7) });
+    const theirs = privatize(config, input, { source: deterministicSource(7) });
+    assert.deepEqual(mine.bytes, theirs.bytes);
+    assert.deepEqual(
+      entry.privatizeRecord(config, input, { source: deterministicSource(8), fileId: '0'.repeat(32) }),
+      privatizeRecord(config, input, { source: deterministicSource(8), fileId: '0'.repeat(32) }),
+    );
+    const other = config.protocol === 'grr' ? { protocol: 'oue', version: 1, epsilon: 1, domain_size: 4 } : { protocol: 'grr', version: 1, epsilon: 1, domain_size: 4 };
+    assert.throws(() => entry.fromConfig(other), (error) => {
+      assert.ok(error instanceof entry.UnsupportedProtocolError && error instanceof UnsupportedProtocolError);
+      assert.match(error.message, new RegExp(`'dpdist-client/${config.protocol}' implements only ${config.protocol};`));
+      return true;
+    });
+  }
+});
+
+function runCli(args, input) {
+  const directory = mkdtempSync(join(tmpdir(), 'dpdist-cli-'));
+  const out = join(directory, 'r.bin');
+  const run = spawnSync(process.execPath, [PRIVATIZE, ...args, '--out', out], { input, encoding: 'utf8' });
+  const written = existsSync(out) ? readFileSync(out) : null;
+  rmSync(directory, { recursive: true, force: true });
+  return { ...run, written };
+}
+
+test('--help describes every option the command reads', () => {
+  const run = spawnSync(process.execPath, [PRIVATIZE, '--help'], { encoding: 'utf8' });
+  assert.equal(run.status, 0);
+  const source = readFileSync(PRIVATIZE, 'utf8');
+  const read = new Set([...source.matchAll(/'(--[a-z-]+)'/g)].map((match) => match[1]));
+  assert.ok(read.size >= 10, [...read].join(' '));
+  for (const option of read) assert.ok(run.stdout.includes(option), `--help does not describe ${option}`);
+  assert.ok(run.stdout.split('\n').length > 20);
+});
+
+test('--config takes the JSON object itself, and --column a column of a CSV on stdin', () => {
+  const config = JSON.stringify({ protocol: 'grr', version: 1, epsilon: 1, labels: ['a', 'b, c', 'd'] });
+  const csv = 'id,page\n1,a\n2,"b, c"\n3,\n4,"d"\n';
+  const run = runCli(['--config', config, '--column', 'page'], csv);
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stderr, /wrote 3 grr report\(s\).*1 missing value\(s\) skipped/);
+  const missing = runCli(['--config', config, '--column', 'nope'], csv);
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /no column "nope"; its columns: "id", "page"/);
+  assert.equal(missing.written, null);
+});
+
+test('numbers outside the bounds are clipped and counted, or refused with --no-clip', () => {
+  const config = JSON.stringify({ protocol: 'sw', version: 1, epsilon: 1, bounds: [0, 10] });
+  const clipped = runCli(['--config', config], '1\n12\n-3\n5\n');
+  assert.equal(clipped.status, 0, clipped.stderr);
+  assert.match(clipped.stderr, /wrote 4 sw report\(s\).*2 value\(s\) outside the bounds \[0, 10\] clipped/);
+  const refused = runCli(['--config', config, '--no-clip'], '1\n12\n');
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /stdin line 2: .*without --no-clip it is clipped/);
+  assert.equal(refused.written, null);
+});
+
+test('empty input is refused and writes no file (it wrote an empty file and exited 0)', () => {
+  const config = JSON.stringify({ protocol: 'grr', version: 1, epsilon: 1, domain_size: 4 });
+  for (const input of ['', '\n\n']) {
+    const run = runCli(['--config', config], input);
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /stdin held no value/);
+    assert.equal(run.written, null);
+  }
+});

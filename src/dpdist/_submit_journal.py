@@ -1,0 +1,85 @@
+"""``dpdist submit --column``: a journal of the randomized batches, so a re-run resends, never re-randomizes.
+
+Randomized values have no identity of their own: a run killed after some batches
+were counted, then run again, used to randomize every row again and count the
+counted ones twice (issue 28, item 5: 38,000-50,000 of 50,000 reports doubled).
+Now every row is randomized once, the batches are encoded as the exact request
+bodies they will be, each under a fresh random batch id, and written to a
+journal file (atomically, owner-only) *before* the first one is sent. A re-run of
+the same command (same server, campaign, config, column, file content and memo)
+finds the journal and sends the same bytes under the same batch ids; the server
+counts a batch id once, so batches it already counted are acknowledged as
+duplicates. The journal holds reports only (never values) and stays after the run,
+so running the command again never counts the file twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+__all__ = ["journal_path", "write_journal", "journal_records"]
+
+
+def _default_directory() -> Path:
+    """``$DPDIST_CACHE_DIR/submit``, else ``$XDG_CACHE_HOME/dpdist/submit``, else ``~/.cache/dpdist/submit``."""
+    if os.environ.get("DPDIST_CACHE_DIR"):
+        return Path(os.environ["DPDIST_CACHE_DIR"]) / "submit"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "dpdist" / "submit"
+
+
+def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None) -> Path:
+    """Where the journal of this submission lives: keyed by everything that decides its reports."""
+    content = hashlib.sha256()
+    with open(data, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            content.update(block)
+    key = json.dumps(
+        {
+            "server": server.rstrip("/"),
+            "campaign": campaign,
+            "config": config,
+            "column": column,
+            "data": content.hexdigest(),
+            "memo": None if memo is None else str(Path(memo).resolve()),
+        },
+        sort_keys=True,
+        default=str,
+    )
+    return _default_directory() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.bin"
+
+
+def write_journal(path: Path, protocol, batches: Iterable[np.ndarray]) -> int:
+    """Encode each batch as one binary record under a fresh batch id, all written atomically; returns the count."""
+    from ._io._atomic import atomic_writer
+    from .io import encode_record, new_file_id
+
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    written = 0
+    with atomic_writer(path, private=True) as handle:
+        for reports in batches:
+            handle.write(encode_record(protocol, reports, new_file_id()))
+            written += 1
+    return written
+
+
+def journal_records(path: Path) -> Iterator[tuple[str, bytes]]:
+    """``(batch id, request body)`` of every batch in the journal, in order."""
+    from ._io._binary import read_header
+
+    with open(path, "rb") as handle:
+        while True:
+            start = handle.tell()
+            header = read_header(handle, str(path))
+            if header is None:
+                return
+            handle.seek(header["payload_bytes"], 1)
+            end = handle.tell()
+            handle.seek(start)
+            yield header["file_id"], handle.read(end - start)

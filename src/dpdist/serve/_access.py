@@ -1,0 +1,97 @@
+"""Privacy at ingestion: the access log, and tokens refused in URLs (issue 29, item 5).
+
+An ASGI middleware in front of every route:
+
+* a request whose query string carries a token (a parameter named ``token`` or
+  ending in ``_token``, any case) is refused with 400 ``token_in_query`` before
+  any route sees it: URLs are written to proxies' and browsers' logs and
+  histories, and sent onward in ``Referer`` headers; tokens travel in the
+  ``Authorization`` header (the dashboard: in the URL fragment);
+* one access line per request through the ``uvicorn.access`` logger (uvicorn's
+  own line, which holds the client address and the full URL, is turned off by
+  :func:`._limits.protocol_class`).  ``anonymous`` (default): method, path and
+  status, the batch id replaced by ``-``, no client address, no query string;
+  ``full``: also the client address and the batch id (still no query string),
+  for operators who need them; ``off``: none.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from urllib.parse import parse_qsl
+
+__all__ = ["PrivacyMiddleware", "query_has_token"]
+
+ACCESS = logging.getLogger("uvicorn.access")
+_BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/batches/)[^/]+$")
+
+
+def query_has_token(query_string: bytes) -> bool:
+    try:
+        pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+    except ValueError:
+        return False
+    return any(name.lower() == "token" or name.lower().endswith("_token") for name, _ in pairs)
+
+
+class PrivacyMiddleware:
+    """Refuse tokens in query strings; write the access line without addresses (``mode``: anonymous, full, off)."""
+
+    def __init__(self, app, mode: str = "anonymous"):
+        self.app, self.mode = app, mode
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = [0]
+
+        async def send_and_note(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            if query_has_token(scope.get("query_string", b"")):
+                await _refuse_token(send_and_note)
+            else:
+                await self.app(scope, receive, send_and_note)
+        except Exception:
+            status[0] = status[0] or 500  # answered by Starlette's outermost error handler
+            raise
+        finally:
+            if self.mode != "off" and status[0]:
+                self._log(scope, status[0])
+
+    def _log(self, scope, status: int) -> None:
+        path = scope.get("path", "")
+        client = scope.get("client")
+        if self.mode == "full":
+            address = f"{client[0]}:{client[1]}" if client else "-"
+        else:
+            address = "-"
+            path = _BATCH_PATH.sub(r"\1-", path)
+        # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
+        ACCESS.info('%s - "%s %s HTTP/%s" %d', address, scope.get("method", "-"), path, scope.get("http_version", "1.1"), status)
+
+
+async def _refuse_token(send) -> None:
+    body = json.dumps(
+        {
+            "error": "token_in_query",
+            "detail": "Tokens are never accepted in a URL's query string (URLs are logged and forwarded): send "
+            "'Authorization: Bearer <token>', or open the dashboard with #token=... (the URL fragment, which "
+            "browsers do not send). Consider the token exposed.",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                        (b"referrer-policy", b"no-referrer"), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,138 @@
+r"""Poisoning diagnostics: report distributions that no honest population can produce (issue 29, item 4).
+
+Local differential privacy cannot stop fake users: Cheu, Smith & Ullman
+("Manipulation Attacks in Local Differential Privacy", IEEE S&P 2021) show that
+:math:`m` corrupted users can shift a frequency estimate by about
+:math:`m / (n \varepsilon)` per item *without* their reports looking any different
+from honest ones, and that the larger the noise, the larger the shift.  What can
+be detected is an aggregate that lies outside what every honest population
+produces, e.g. the maximal-gain attacks of Cao, Jia & Gong ("Data Poisoning
+Attacks to Local Differential Privacy Protocols", USENIX Security 2021), whose
+fake reports support chosen items far more often than any report can.
+
+The test.  In a pure frequency oracle (Wang et al., USENIX Security 2017) each
+honest report supports item :math:`v` independently with probability :math:`p^*`
+(its user holds :math:`v`) or :math:`q^*` (otherwise), so the support count
+:math:`C_v` of :math:`n` honest reports is a sum of independent Bernoulli
+variables with parameters in :math:`\{q^*, p^*\}`.  Such a sum is stochastically
+larger than :math:`\mathrm{Bin}(n, q^*)` and smaller than :math:`\mathrm{Bin}(n, p^*)`
+(raising one parameter raises the sum stochastically), whatever the population.
+So the one-sided p-values
+
+.. math::
+
+    P_v^{\mathrm{low}} = \Pr[\mathrm{Bin}(n, q^*) \le C_v], \qquad
+    P_v^{\mathrm{high}} = \Pr[\mathrm{Bin}(n, p^*) \ge C_v]
+
+are valid for every honest population and every :math:`n` (exact binomial tails,
+no normal approximation), and flagging the campaign when any of the :math:`2d`
+p-values is below :math:`\alpha / (2d)` (Bonferroni) raises a false alarm with
+probability at most :math:`\alpha` = :data:`ALPHA` per evaluation.  It is the
+test of the support counts against the feasible region :math:`[n q^*, n p^*]`
+beyond sampling error.  Attacks that stay inside the region are not detected
+(Cheu et al.: no test can detect them all); a flag means the reports of the
+campaign cannot all be honest reports of this protocol.
+
+Unary encodings (OUE, SUE, L-OSUE) send one independent bit per item, so the
+number of bits a report sets, :math:`\mathrm{Bern}(p^*) + \mathrm{Bin}(d-1, q^*)`,
+does not depend on the user's item: the total support :math:`S = \sum_v C_v` of
+:math:`n` honest reports has mean :math:`n(p^* + (d-1)q^*)` and variance
+:math:`\sigma^2 = n(p^*(1-p^*) + (d-1)q^*(1-q^*))` whatever the population.  Its
+two-sided p-value from Bernstein's inequality, :math:`2\exp(-t^2 / (2(\sigma^2 + t/3)))`
+for a deviation :math:`t` (each bit deviates from its mean by at most 1), is valid
+(conservative) for every :math:`n`; it catches the maximal-gain attack (fake
+reports setting every bit), which a few percent of fake users make visible in the
+total long before any single item leaves its region.  With it the campaign is
+flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
+
+It applies to the protocols whose support of an item is exactly such a Bernoulli
+per report (:data:`TESTED`); other protocols get ``"test": null`` and the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ALPHA", "TESTED", "diagnostics"]
+
+#: false-alarm rate of one evaluation on honest reports, at most (Bonferroni over the 2d one-sided tests)
+ALPHA = 1e-6
+#: protocols whose support counts are sums of independent Bernoulli(p*) / Bernoulli(q*) per report
+TESTED = frozenset({"grr", "oue", "sue", "olh", "ss", "l-grr", "l-osue"})
+#: protocols with one independent Bernoulli bit per item (the total support test)
+UNARY = frozenset({"oue", "sue", "l-osue"})
+_SHOWN = 20
+REFERENCE = (
+    "exact binomial test of each item's support count against the feasible region [n q*, n p*] (Bonferroni over 2d "
+    "tests); Cheu, Smith & Ullman, Manipulation Attacks in Local Differential Privacy, IEEE S&P 2021"
+)
+
+
+def diagnostics(protocol, aggregator, alpha: float = ALPHA) -> dict:
+    """The poisoning test of a campaign's aggregate (JSON-ready).
+
+    Returns ``{"test", "alpha", "flagged", "items_below", "items_above", "count_below", "count_above",
+    "min_p_value", "method"}``: items whose support count is below (above) what any honest population
+    produces, at most 20 of each listed (most significant first); ``min_p_value`` is the smallest
+    Bonferroni-adjusted p-value.  Unary encodings add ``"bits_per_report": {"observed", "expected",
+    "flagged"}``, the total support test.
+    """
+    name = protocol.name
+    if name not in TESTED:
+        return {"test": None, "flagged": False,
+                "detail": f"no poisoning test for {name}: its support counts are not sums of independent Bernoulli(p*), "
+                "Bernoulli(q*) per report"}
+    n = int(aggregator.n)
+    if n == 0:
+        return {"test": "support_counts", "alpha": alpha, "flagged": False, "detail": "no report yet"}
+    from scipy.stats import binom
+
+    p, q = protocol.support_probabilities()
+    counts = np.rint(np.asarray(protocol.support_counts(aggregator), dtype=np.float64))
+    d = counts.size
+    tests = 2 * d + (1 if name in UNARY else 0)
+    low = binom.cdf(counts, n, q)  # P[Bin(n, q*) <= C_v]
+    high = binom.sf(counts - 1, n, p)  # P[Bin(n, p*) >= C_v]
+    threshold = alpha / tests
+    below, above = np.flatnonzero(low < threshold), np.flatnonzero(high < threshold)
+    smallest = min(low.min(), high.min())
+    document = {
+        "test": "support_counts",
+        "alpha": alpha,
+        "flagged": bool(below.size or above.size),
+        "items_below": [int(i) for i in below[np.argsort(low[below], kind="stable")][:_SHOWN]],
+        "items_above": [int(i) for i in above[np.argsort(high[above], kind="stable")][:_SHOWN]],
+        "count_below": int(below.size),
+        "count_above": int(above.size),
+        "method": REFERENCE,
+    }
+    if name in UNARY:
+        mean = n * (p + (d - 1) * q)
+        variance = n * (p * (1 - p) + (d - 1) * q * (1 - q))
+        deviation = abs(float(counts.sum()) - mean)
+        total = min(1.0, 2.0 * float(np.exp(-deviation**2 / (2.0 * (variance + deviation / 3.0)))))  # Bernstein
+        smallest = min(smallest, total)
+        document["bits_per_report"] = {"observed": float(counts.sum()) / n, "expected": mean / n, "flagged": bool(total < threshold)}
+        document["flagged"] = document["flagged"] or total < threshold
+    document["min_p_value"] = float(min(1.0, tests * smallest))
+    return document
+
+
+def describe(document: dict) -> str:
+    """One line for ``dpdist campaign estimate`` and the dashboard."""
+    if document.get("test") is None or document.get("detail"):
+        return "poisoning test: " + document.get("detail", "none")
+    if not document["flagged"]:
+        return (f"poisoning test: no sign (no support count outside what honest reports produce; "
+                f"false-alarm rate <= {document['alpha']:g})")
+    parts = []
+    bits = document.get("bits_per_report")
+    if bits and bits["flagged"]:
+        parts.append(f"reports set {bits['observed']:.3g} bits on average where honest ones set {bits['expected']:.3g}")
+    if document["count_above"]:
+        parts.append(f"{document['count_above']} item(s) supported more than any honest population can "
+                     f"(e.g. {document['items_above'][:5]})")
+    if document["count_below"]:
+        parts.append(f"{document['count_below']} item(s) supported less (e.g. {document['items_below'][:5]})")
+    return ("POISONING SUSPECTED: " + "; ".join(parts) + f" (adjusted p = {document['min_p_value']:.2g}; "
+            f"false-alarm rate <= {document['alpha']:g})")

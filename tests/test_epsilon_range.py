@@ -1,0 +1,69 @@
+"""Every local protocol honours the shared EPSILON range at both ends (issue 27, item 9a).
+
+FLH and PEM used to refuse epsilon above 16.6 and 8.3 (their default hash range
+``round(e^eps + 1)`` overflowed the count table) with a message telling the user
+to lower ``hash_count``, a parameter they had not set.  Their default range is
+now capped (:func:`dpdist.local.frequency.flh.default_hash_range`), so every
+epsilon of the shared rule works with the default parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpdist import local
+from dpdist._validation import EPSILON
+from dpdist.testing import population
+from dpdist.testing._statistics import assert_epsilon_ldp
+
+from conformance._examples import EXAMPLES
+
+ENDS = (EPSILON.low, 2 * EPSILON.low, 8.5, 16.7, 25.0, EPSILON.high)
+
+
+def _at(name: str, params: dict, epsilon: float) -> dict:
+    params = {**params, "epsilon": epsilon}
+    if "epsilon_1" in params:  # one report's budget must stay below the longitudinal one
+        params["epsilon_1"] = max(EPSILON.low, epsilon / 2) if epsilon > EPSILON.low else None
+    return params
+
+
+@pytest.mark.parametrize("epsilon", ENDS)
+@pytest.mark.parametrize("name", local.available())
+def test_every_protocol_runs_at_both_ends_of_the_epsilon_range(name, epsilon):
+    params = _at(name, EXAMPLES[name][0], epsilon)
+    if params.get("epsilon_1", 0) is None:
+        pytest.skip("epsilon_1 < epsilon leaves no valid epsilon_1 at the lowest epsilon")
+    protocol = local.make(name, **params)
+    values = population(protocol, 200)
+    protocol.estimate(protocol.aggregator().add(protocol.privatize(values, rng=1), on_invalid="raise"))
+
+
+@pytest.mark.parametrize("epsilon", [8.4, 12.0, 16.7, 20.0, 30.0])
+def test_flh_and_pem_take_every_epsilon_with_their_default_parameters(epsilon):
+    flh = local.make("flh", epsilon=epsilon, domain_size=1000)
+    pem = local.make("pem", epsilon=epsilon, alphabet="abcdefghijklmnopqrstuvwxyz", k=20)
+    for protocol in (flh, pem):
+        values = population(protocol, 500) if protocol is flh else np.array(["apple", "fig", "kiwi"] * 100)
+        protocol.estimate(protocol.aggregator().add(protocol.privatize(values, rng=2), on_invalid="raise"))
+    assert 2 <= flh.hash_range <= 2**20 and flh.hash_count * flh.hash_range <= 2**24
+    assert pem.groups * pem.oracle.hash_count * pem.oracle.hash_range <= 2**24
+
+
+@pytest.mark.parametrize("epsilon", [17.0, 30.0])
+def test_a_capped_hash_range_is_still_epsilon_ldp(epsilon):
+    # the exact channel of small instances: the capped g changes variance only
+    flh = local.make("flh", epsilon=epsilon, domain_size=4, hash_count=3, hash_prime=5)
+    pem = local.make("pem", epsilon=epsilon, bits=3, k=2, step=1, hash_count=3)
+    assert pem.oracle.hash_range == 2**24 // (pem.groups * 3) or pem.oracle.hash_range == 2**20
+    for protocol in (flh, pem):
+        assert_epsilon_ldp(protocol.channel(np.arange(min(protocol.domain_size, 8))), epsilon)
+
+
+def test_the_cap_depends_only_on_epsilon_and_the_given_table():
+    # below the cap nothing changes: g is OLH's round(e^eps + 1), as before
+    for epsilon in (0.5, 1.0, 4.0, 8.0):
+        assert local.make("flh", epsilon=epsilon, domain_size=10).hash_range == max(2, round(np.exp(epsilon) + 1))
+    assert local.make("flh", epsilon=12.0, domain_size=10, hash_count=1024).hash_range == 2**24 // 1024
+    assert local.make("pem", epsilon=8.0, bits=8, k=2, step=7).oracle.hash_range == 2982

@@ -1,0 +1,125 @@
+"""Domains whose arrays would not fit are refused when the protocol is built (issue 27, item 9b).
+
+``dbitflippm``, ``l-grr``, ``loloha``, ``l-osue`` (and every protocol whose report or
+aggregate holds a number per item) accepted ``domain_size`` up to 2^31 - 1, then
+allocated 16-32 GiB for the aggregate (or 8 GiB of uniforms for one unary report) at
+the first batch.  The limit is one public constant, ``dpdist.local.MAX_ALLOCATION_BYTES``
+(2 GiB for one array); the error names ``domain_size``, its value, the memory and the
+largest allowed value.  Sketch protocols (``cms``, ``hcms``, ``flh``) keep reports and
+tables that do not grow with the domain and stay usable on huge domains; FLH's estimate
+of every item is checked when asked for.
+"""
+
+from __future__ import annotations
+
+import re
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from dpdist import _validation, local
+from dpdist.errors import InvalidParameterError
+from dpdist.testing import population
+
+LIMIT = 2**31
+#: protocol -> bytes per item of its largest array (report, aggregate or estimate)
+GROWING = {
+    "grr": 8, "oue": 8, "sue": 8, "olh": 8, "ss": 8, "hr": 16, "dbitflippm": 16,
+    "l-grr": 8, "l-osue": 8, "loloha": 8, "cp": 8 * 500,
+}
+#: protocols whose reports and aggregate do not grow with the domain
+SKETCHES = ("cms", "hcms", "flh")
+
+
+def _params(name: str, domain_size: int) -> dict:
+    params = {"epsilon": 1.0, "domain_size": domain_size}
+    if name in ("l-grr", "l-osue", "loloha"):
+        params["epsilon_1"] = 0.5
+    return params
+
+
+def test_every_frequency_protocol_is_classified():
+    assert set(GROWING) | set(SKETCHES) == set(local.available("frequency"))
+    assert local.MAX_ALLOCATION_BYTES == LIMIT == 2 * 2**30
+
+
+@pytest.mark.parametrize("domain_size", [2**31 - 1, "just above"])
+@pytest.mark.parametrize("name", sorted(GROWING))
+def test_a_domain_over_the_limit_is_refused_when_built(name, domain_size):
+    largest = LIMIT // GROWING[name]
+    d = largest + 1 if domain_size == "just above" else domain_size
+    with pytest.raises(InvalidParameterError) as raised:
+        local.make(name, **_params(name, d))
+    message = str(raised.value)
+    assert "'domain_size'" in message and f"{d:,}" in message, message
+    assert f"{d * GROWING[name] / 2**30:.1f} GiB" in message and "2.0 GiB" in message, message
+    assert f"largest allowed domain_size is {largest:,}" in message, message
+
+
+def test_the_limit_is_one_constant_and_a_protocol_at_it_works(monkeypatch):
+    # a smaller limit so the protocols at it are cheap: every growing protocol works at its largest
+    # domain, refuses one more item, and its arrays stay within the limit
+    limit = 2**24
+    monkeypatch.setattr(_validation, "MAX_ALLOCATION_BYTES", limit)
+    for name, per_item in GROWING.items():
+        largest = limit // per_item
+        with pytest.raises(InvalidParameterError, match=f"largest allowed domain_size is {largest:,}"):
+            local.make(name, **_params(name, largest + 1))
+        if name == "cp":  # CP's own matrix cap (2^25 cells) is below the limit at its default size
+            continue
+        protocol = local.make(name, **_params(name, largest))
+        values = population(protocol, 50)
+        tracemalloc.start()
+        try:
+            reports = protocol.privatize(values[:1], rng=1)
+            aggregator = protocol.aggregator().add(reports)
+            protocol.estimate(protocol.simulate(values, rng=2))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert aggregator.n == 1
+        # a few arrays at the limit, plus the fixed working blocks (e.g. OLH hashes 2^22 cells at once)
+        assert peak <= 8 * limit + 2**26, f"{name}: peak {peak / 2**20:.1f} MiB at a limit of 16 MiB per array"
+
+
+@pytest.mark.parametrize("name", SKETCHES)
+def test_sketches_take_huge_domains_and_flh_checks_its_full_estimate(name):
+    protocol = local.make(name, **_params(name, 2**31 - 1), **({"hash_count": 16} if name == "flh" else {}))
+    values = np.array([5, 2**31 - 2, 5, 17])
+    aggregator = protocol.aggregator().add(protocol.privatize(values, rng=0))
+    assert aggregator.n == 4
+    if name == "flh":
+        assert protocol.simulate(values, rng=1).n == 4  # the exact sampler no longer counts every item
+        with pytest.raises(InvalidParameterError, match=re.escape("'domain_size' parameter of FLH.estimate is 2,147,483,647")):
+            protocol.estimate(aggregator)
+        assert protocol.support_counts_of(aggregator, [5, 17]).shape == (2,)
+    else:
+        assert protocol.frequencies_of(aggregator, [5]).shape == (1,)
+
+
+def test_flh_simulate_of_a_huge_domain_draws_what_the_dense_sampler_draws():
+    # fewer users than items: the sampler takes the items present only, and consumes the
+    # stream exactly like the dense sampler (binomial(0, p) draws nothing)
+    protocol = local.make("flh", epsilon=1.0, domain_size=50, hash_count=8)
+    values = np.array([3, 3, 7, 49, 0, 3])
+    generator = np.random.default_rng(4)
+    kept = generator.binomial(np.bincount(values, minlength=50), protocol._keep)
+    items = np.flatnonzero(kept)
+    dense = protocol.sample_table(items, kept[items], values.size - kept.sum(), generator)
+    np.testing.assert_array_equal(protocol.simulate(values, rng=4).statistic, dense)
+
+
+def test_count_packed_bits_no_longer_needs_256_bytes_per_item():
+    from dpdist.local._reports import count_packed_bits
+
+    bits = np.random.default_rng(0).random((3, 2**20 + 5)) < 0.5
+    packed = np.packbits(bits, axis=1)
+    tracemalloc.start()
+    try:
+        counts = count_packed_bits(packed, bits.shape[1])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(counts, bits.sum(axis=0))
+    assert peak < 32 * 2**20, f"{peak / 2**20:.1f} MiB for 2^20 items (was 516 MiB)"
