@@ -259,6 +259,20 @@ def test_json_logs_carry_request_ids_and_routes_not_addresses_or_ids(sqlite_url,
     assert {"time", "level", "logger", "message"} <= set(documents[-1])
 
 
+@pytest.mark.parametrize("mode", ["full", "off"])
+def test_json_access_lines_follow_access_log(sqlite_url, tmp_path, mode):
+    """--access-log (issue 29.5) holds in JSON logs too: full adds the address and the path, off writes none."""
+    log = tmp_path / "server.log"
+    with OpsServer(sqlite_url, args=["--log-format", "json", "--access-log", mode], log_path=log, log_level="info") as server:
+        httpx.get(server.url + "/readyz", headers={"X-Request-ID": "probe-7"}, timeout=10)
+    access = [d for d in map(json.loads, log.read_text().splitlines()) if d["logger"] == "dpdist.serve.access"]
+    if mode == "off":
+        assert access == []
+    else:
+        (line,) = [d for d in access if d.get("request_id") == "probe-7"]
+        assert line["path"] == "/readyz" and line["client"].startswith("127.0.0.1:")
+
+
 # ---------------------------------------------------------------------- 9. configuration
 def _serve_parser():
     from dpdist.cli import build_parser
