@@ -387,7 +387,12 @@ def test_cli_campaign_and_submit(server, tmp_path):
     assert json.loads(estimated.stdout)["n"] == 2500 and (tmp_path / "e.png").read_bytes().startswith(b"\x89PNG")
     closed = run("campaign", "close", "--server", server.url, name)
     assert closed.returncode == 0 and "closed" in closed.stdout
-    refused = run("submit", "--server", server.url, "--campaign", name, str(data), "--column", "minutes", "--retries", "0")
+    # the same command again resends the journal's batches: all counted already, nothing more (issue 28.5)
+    again = run("submit", "--server", server.url, "--campaign", name, str(data), "--column", "minutes", "--retries", "0")
+    assert again.returncode == 0 and "3 batch(es) of 2500 report(s) had already been counted" in again.stdout
+    later = tmp_path / "later.csv"  # new rows for a closed campaign are refused
+    later.write_text("minutes\n1\n2\n")
+    refused = run("submit", "--server", server.url, "--campaign", name, str(later), "--column", "minutes", "--retries", "0")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert refused.stderr.count("\n") == 1 and "campaign_closed" in refused.stderr
     unknown = run("campaign", "estimate", "--server", server.url, "no-such-one")

@@ -67,12 +67,15 @@ def test_frequency_dashboard_matches_the_api_and_refreshes(browser, server):
         api = admin.estimate("dash-grr")
         assert browser.find_element("id", "n").text == str(api["n"]) == "481"
         assert browser.find_element("id", "protocol").text == "grr"
-        bars = browser.find_elements("css selector", "#estimate-chart rect.bar")
+        # read in one script: the page re-renders every 3 s, so elements found one by one can go stale
+        bars = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#estimate-chart rect.bar'),"
+            " (bar) => [bar.getAttribute('data-value'), bar.getAttribute('height')]);"
+        )
         assert len(bars) == 16
-        shown = [float(bar.get_attribute("data-value")) for bar in bars]
-        assert np.allclose(shown, api["estimate"]["frequencies"])
-        assert all(float(bar.get_attribute("height")) >= 0 for bar in bars)
-        assert len(browser.find_elements("css selector", "#estimate-chart line.band")) == 16
+        assert np.allclose([float(value) for value, _ in bars], api["estimate"]["frequencies"])
+        assert all(float(height) >= 0 for _, height in bars)
+        assert browser.execute_script("return document.querySelectorAll('#estimate-chart line.band').length") == 16
         rejected = browser.find_element("id", "rejected").text
         assert "out_of_range 1" in rejected and "missing 1" in rejected
         assert browser.find_element("css selector", "#history-chart path.line").get_attribute("data-last-n") == "481"
