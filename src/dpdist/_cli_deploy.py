@@ -533,8 +533,13 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
     elif isinstance(estimate, FrequencyEstimate):
         fig, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
         items = np.arange(estimate.domain_size)
-        ax.bar(items, estimate.frequencies, yerr=1.96 * estimate.standard_error, label=f"{label} (95% interval)",
-               color="C0", ecolor="0.3")
+        ax.bar(items, estimate.frequencies, label=label, color="C0")
+        if estimate.has_intervals:  # drawn as segments: an interval need not contain the point estimate (CP)
+            low, high = estimate.confidence_interval(0.95)
+            ax.vlines(items, low, high, color="0.3", label="95% interval")
+        else:
+            ax.set_title("no interval: " + estimate.details.get("no_interval", "the estimator has no variance"),
+                         fontsize=8)
         if truth is not None:
             ax.plot(items, truth, "_", color="k", markersize=14, mew=2, label="true")
         if estimate.labels is not None and estimate.domain_size <= 60:

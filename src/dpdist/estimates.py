@@ -129,6 +129,19 @@ class FrequencyEstimate:
         The privacy guarantee of the reports (the protocol's ``guarantee``).
     labels : tuple of str or None
         The public label of each item, when the protocol has a label domain.
+    interval_center : ndarray of shape (d,) or None
+        The unbiased estimate that ``variance`` is the variance of, when the
+        point estimate ``frequencies`` is a biased decoding of it (CP's sparse
+        recovery): :meth:`confidence_interval` is centred on it.  ``None``: on
+        ``frequencies``.
+
+    Notes
+    -----
+    An infinite ``variance`` means no interval: the estimator has none that
+    covers (``details["no_interval"]`` says why, e.g. CP with fewer
+    measurements than items, whose frequencies are not identified without a
+    sparsity assumption).  Coverage of the intervals is measured in
+    ``docs/uncertainty.md``.
     """
 
     frequencies: np.ndarray
@@ -140,6 +153,7 @@ class FrequencyEstimate:
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
     labels: tuple | None = None
+    interval_center: np.ndarray | None = None
 
     def __post_init__(self):
         frequencies = _readonly(self.frequencies)
@@ -159,6 +173,14 @@ class FrequencyEstimate:
             )
         object.__setattr__(self, "frequencies", frequencies)
         object.__setattr__(self, "variance", _readonly(variance))
+        if self.interval_center is not None:
+            center = _readonly(self.interval_center)
+            if center.shape != frequencies.shape or not np.all(np.isfinite(center)):
+                raise InvalidParameterError(
+                    "The 'interval_center' parameter of FrequencyEstimate must be finite floats of the "
+                    f"frequencies' shape {frequencies.shape}. Got {self.interval_center!r:.200} instead."
+                )
+            object.__setattr__(self, "interval_center", center)
         object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
         if self.labels is not None:
             labels = check_param("FrequencyEstimate", "labels", self.labels, Labels())
@@ -209,12 +231,23 @@ class FrequencyEstimate:
     def standard_error(self) -> np.ndarray:
         return np.sqrt(self.variance)
 
+    @property
+    def has_intervals(self) -> bool:
+        """Whether every item has a finite :meth:`confidence_interval` (see ``details["no_interval"]`` if not)."""
+        return bool(np.all(np.isfinite(self.variance)))
+
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Normal-approximation interval per item: ``f_hat +- z * sqrt(variance)``."""
+        """Normal-approximation interval per item: ``c +- z * sqrt(variance)``.
+
+        ``c`` is :attr:`interval_center` when the estimate has one (the unbiased
+        estimate behind a biased decoding), else ``frequencies``.  Items with an
+        infinite variance get ``(-inf, inf)``: no interval.
+        """
         level = _check_level(level, "FrequencyEstimate.confidence_interval")
         z = NormalDist().inv_cdf(0.5 + level / 2)
         half = z * self.standard_error
-        return ConfidenceInterval(self.frequencies - half, self.frequencies + half)
+        center = self.frequencies if self.interval_center is None else self.interval_center
+        return ConfidenceInterval(center - half, center + half)
 
     def top_k(self, k: int) -> TopK:
         """The ``k`` items with the largest estimated frequency, largest first (ties by item)."""
