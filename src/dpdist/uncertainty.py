@@ -18,7 +18,8 @@ What is bootstrapped, and the band's centre, depend on the estimator:
 
 * **linear estimators projected onto the simplex** (binning, HH, Haar-HRR:
   the estimate keeps its unbiased bin masses in ``details``): the unbiased
-  CDF is bootstrapped and the band is centred on it (minus :math:`c`, about 0).
+  CDF is bootstrapped and the band is centred on it (no bias correction: it
+  is unbiased, and subtracting :math:`c` would only add its noise).
   Projection (Norm-Sub) biases the estimate towards mass everywhere, and that
   bias depends on the truth, so the projected estimate cannot be the centre;
 * **EM with smoothing** (SW, GW with ``method="ems"``): the smoothing bias
@@ -33,10 +34,18 @@ Bands, at level :math:`1-\alpha`:
   quantile of :math:`|D_b(x) - c(x)|` (each :math:`x` covered with
   probability about :math:`1-\alpha`);
 * **simultaneous**: centre :math:`\pm m\,s` with :math:`m` the
-  :math:`1-\alpha` quantile of :math:`\max_x |D_b(x) - c(x)|/s(x)` (the
+  :math:`1-\alpha` quantile of :math:`\max_x |D_b(x) - c(x)|/s_{-b}(x)` (the
   studentized sup statistic: the whole CDF inside the band with probability
   about :math:`1-\alpha`); it is then made monotone, which keeps every CDF it
-  contained.
+  contained.  Each replicate is studentized by the leave-one-out spread
+  :math:`s_{-b}` of the other :math:`B - 1` replicates (the jackknife's
+  deletion, Efron & Tibshirani 1993, ch. 11), because the estimate's own error
+  is independent of the :math:`s` it is divided by: dividing replicate
+  :math:`b` by an :math:`s` that contains it shrinks exactly the largest
+  ratios, the ones the quantile is made of.  With the in-sample :math:`s` HH's
+  simultaneous band covered 0.89 and 0.91 on two real data sets (150
+  collections; 0.93 and 0.93 over 400), and 0.95-0.96 with :math:`s_{-b}`
+  (``docs/uncertainty.md``).
 
 Both are clipped to :math:`[0, 1]` and pinned to the known :math:`F = 0` and
 :math:`1` at the bounds.  The band covers the CDF of the population the users
@@ -54,6 +63,7 @@ in the band gives a mean between the two integrals).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -183,8 +193,8 @@ def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200
     if smoothed:
         center, bias = estimate.cumulative, None
         method = "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate"
-    elif linear:
-        center, bias = reference_cdf, deviations.mean(axis=0)
+    elif linear:  # unbiased: centred on itself, no bias correction
+        center, bias = reference_cdf, np.zeros(reference_cdf.size)
         method = "parametric bootstrap of the unbiased linear estimate (before projection onto the simplex)"
     else:
         center, bias = reference_cdf, deviations.mean(axis=0)
@@ -220,18 +230,34 @@ def _reference_cdf(estimate) -> tuple[np.ndarray, bool]:
     return np.asarray(estimate.cumulative, dtype=np.float64), False
 
 
+def _upper_order_statistic(values: np.ndarray, level: float):
+    """The ``ceil((B + 1) level)``-th smallest of ``B`` values along axis 0 (the largest if that exceeds ``B``).
+
+    A new draw exchangeable with the ``B`` falls at or below it with probability at
+    least ``level`` (Davison & Hinkley 1997, sec. 2.4 and 5.2: bootstrap quantiles at
+    :math:`(B + 1)\alpha`); ``np.quantile``'s interpolated quantile is below that
+    (0.93 instead of 0.95 at ``B = 40``).
+    """
+    count = values.shape[0]
+    rank = min(math.ceil((count + 1) * level - 1e-9), count)
+    return np.partition(values, rank - 1, axis=0)[rank - 1]
+
+
 def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand:
-    if bias is not None:
-        center = center - bias
-    else:
-        bias = deviations.mean(axis=0)
-    centred = np.abs(deviations - bias)
-    radius = np.quantile(centred, level, axis=0)
+    """The bands around ``center - bias`` from the replicates' ``deviations`` (module docstring)."""
+    center = center - bias if bias is not None else center
+    mean = deviations.mean(axis=0)
+    centred = np.abs(deviations - mean)
+    radius = _upper_order_statistic(centred, level)
     spread = deviations.std(axis=0, ddof=1)
-    varying = spread > 1e-12
+    count = deviations.shape[0]
+    # leave-one-out spread of each replicate: SS_{-b} = SS - B/(B-1) (D_b - mean)^2 over B - 2 degrees of freedom
+    squares = (count - 1) * spread**2
+    held_out = np.sqrt(np.maximum(squares - count / (count - 1) * centred**2, 0.0) / (count - 2))
+    varying = (spread > 1e-12) & np.all(held_out > 1e-12, axis=0)
     varying[[0, -1]] = False  # the end points are known exactly
-    sup = np.max(np.where(varying, centred / np.where(varying, spread, 1.0), 0.0), axis=1)
-    multiplier = np.quantile(sup, level)
+    sup = np.max(np.where(varying, centred / np.where(varying, held_out, 1.0), 0.0), axis=1)
+    multiplier = _upper_order_statistic(sup, level)
     low = np.clip(center - multiplier * spread, 0.0, 1.0)
     high = np.clip(center + multiplier * spread, 0.0, 1.0)
     for band in (low, high):  # F(lo) = 0 and F(hi) = 1 are known
