@@ -405,10 +405,20 @@ class Distribution:
         return {"mean": self.mean(), "std": math.sqrt(self.var()), "median": float(self.quantile(0.5))}
 
     def table(self) -> dict[str, np.ndarray]:
-        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge)."""
-        return {
+        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge).
+
+        With a :attr:`band` (on the same edges) also ``cdf_lower``, ``cdf_upper`` (pointwise)
+        and ``cdf_simultaneous_lower``, ``cdf_simultaneous_upper`` at the right edge.
+        """
+        table = {
             "low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities, "cdf": self._cumulative[1:]
         }
+        if self.band is not None and np.shape(self.band.edges) == self.edges.shape:
+            for column, name in (("cdf_lower", "lower"), ("cdf_upper", "upper"),
+                                 ("cdf_simultaneous_lower", "simultaneous_lower"),
+                                 ("cdf_simultaneous_upper", "simultaneous_upper")):
+                table[column] = np.asarray(getattr(self.band, name))[1:]
+        return table
 
     def range_query(self, low, high) -> np.ndarray:
         """Probability mass of ``[low, high]``."""
@@ -488,6 +498,12 @@ class Distribution:
             "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
             "band": None if self.band is None else self.band.to_dict(),
         }
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
+        import json
+
+        return json.dumps(self.to_dict(), **kwargs)
 
 
 @dataclass(frozen=True)

@@ -254,8 +254,11 @@ class TreeHistogram:
         tree = hay_consistency(levels, self.branching, root=root)
         return tree[-1], float(tree[0][0])
 
-    def to_distribution(self, grid_size: int | None = None) -> Distribution:
-        """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf)."""
+    def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
+        """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf).
+
+        With ``level`` the distribution carries its :meth:`cdf_band` at that level as ``band``.
+        """
         leaves, total = self.consistent_leaves()
         edges = np.linspace(self.bounds[0], self.bounds[1], leaves.size + 1)
         cumulative = np.concatenate([[0.0], np.cumsum(leaves)]) / max(total, 1.0)
@@ -272,6 +275,10 @@ class TreeHistogram:
         }
         n = int(self.levels[0][0]) if self.neighbouring == "replace" else None
         distribution = cdf_distribution(edges, cdf, method="tree", guarantee=self.guarantee, n=n, details=details)
+        if level is not None:
+            from dataclasses import replace
+
+            distribution = replace(distribution, band=self.cdf_band(level))
         return distribution
 
     def cdf_standard_error(self, draws: int = 200, rng=0) -> np.ndarray:
@@ -351,7 +358,7 @@ class TreeHistogram:
         if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
             raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
         draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
-        distribution = self.to_distribution()
+        distribution = self.to_distribution()  # no band: it is being made
         cdf = distribution.cumulative
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
         varying = se > 1e-12
