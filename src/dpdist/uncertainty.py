@@ -56,7 +56,8 @@ coverage is measured in ``docs/uncertainty.md`` and checked in
 post-processing, no extra privacy cost.
 
 Derived intervals: a quantile's interval inverts the pointwise band (the
-:math:`x` where the band contains :math:`q`); the mean's interval integrates
+bins where the band contains :math:`q`, to their edges: inside a bin the data
+may lie anywhere); the mean's interval integrates
 the simultaneous band (:math:`\mu = \ell + \int_\ell^h (1 - F)`, so every CDF
 in the band gives a mean between the two integrals).
 """
@@ -105,16 +106,21 @@ class CDFBand:
     method: str = "parametric bootstrap"
 
     def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
-        """Interval of each ``q``-quantile: where the pointwise band contains ``q``.
+        """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
 
-        The left end is the first ``x`` whose upper band reaches ``q``, the right
-        end the first ``x`` whose lower band does (linear between edges).
+        The left end is the left edge of the bin in which the upper band first
+        reaches ``q``, the right end the right edge of the bin in which the lower
+        band does.  The band is known at the edges only and the data may lie
+        anywhere inside a bin (an atom at 40 inside the bin [39.8, 40.02)), so
+        whenever the band covers the CDF at the edges the interval contains the
+        quantile :math:`\inf\{x: F(x) \ge q\}`.  Interpolating linearly between
+        the edges instead covered the quantiles of integer data (weeks worked) 0.1-0.4.
         """
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
             raise InvalidParameterError(f"The 'q' parameter of CDFBand.quantile_interval must lie in [0, 1]. Got {q!r}.")
-        return _crossing(self.edges, np.maximum.accumulate(self.upper), q), _crossing(
-            self.edges, np.maximum.accumulate(self.lower), q
+        return _crossing_bin(self.edges, np.maximum.accumulate(self.upper), q, "left"), _crossing_bin(
+            self.edges, np.maximum.accumulate(self.lower), q, "right"
         )
 
     def mean_interval(self) -> tuple[float, float]:
@@ -137,13 +143,11 @@ class CDFBand:
         }
 
 
-def _crossing(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """First ``x`` where the non-decreasing piecewise-linear ``cdf`` reaches each ``q``."""
-    index = np.clip(np.searchsorted(cdf, q, side="left"), 1, edges.size - 1)
-    left, right = cdf[index - 1], cdf[index]
-    step = np.where(right > left, (q - left) / np.where(right > left, right - left, 1.0), 1.0)
-    x = edges[index - 1] + np.clip(step, 0.0, 1.0) * (edges[index] - edges[index - 1])
-    return np.where(q <= cdf[0], edges[0], np.where(q > cdf[-1], edges[-1], x))
+def _crossing_bin(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray, side: str) -> np.ndarray:
+    """Left or right edge of the bin at whose right edge the non-decreasing ``cdf`` first reaches each ``q``."""
+    index = np.clip(np.searchsorted(cdf, q, side="left"), 1, edges.size - 1)  # first edge with cdf >= q
+    x = edges[index - 1] if side == "left" else edges[index]
+    return np.where(q <= 0, edges[0], x)
 
 
 def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200, rng=None, **options):
