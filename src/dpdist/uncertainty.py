@@ -25,7 +25,9 @@ What is bootstrapped, and the band's centre, depend on the estimator:
 * **EM with smoothing** (SW, GW with ``method="ems"``): the smoothing bias
   cannot be estimated from the smoothed estimate, so the bootstrap runs EM
   without the smoothing step (same stopping rule), whose larger spread is put
-  around the smoothed estimate.  These bands are conservative;
+  around the smoothed estimate.  These bands are conservative on smooth data
+  and do not cover on data with atoms or spikes (the coverage matrix in
+  ``docs/uncertainty.md``), which their ``method`` says;
 * **any other estimator**: the estimate itself, centred on :math:`\hat F - c`.
 
 Bands, at level :math:`1-\alpha`:
@@ -196,7 +198,11 @@ def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200
         deviations[b] = _reference_cdf(replica)[0] - reference.cumulative  # minus the bootstrap world's CDF
     if smoothed:
         center, bias = estimate.cumulative, None
-        method = "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate"
+        method = (
+            "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate "
+            "(conservative on smooth data; it does not cover on data with atoms or spikes, whose smoothing bias "
+            "it cannot see: docs/uncertainty.md)"
+        )
     elif linear:  # unbiased: centred on itself, no bias correction
         center, bias = reference_cdf, np.zeros(reference_cdf.size)
         method = "parametric bootstrap of the unbiased linear estimate (before projection onto the simplex)"
