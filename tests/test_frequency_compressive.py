@@ -173,3 +173,13 @@ def test_the_cli_prints_no_zero_width_interval_for_cp(tmp_path, capsys):
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert printed.count("95% [") == 5 and "[0.0000, 0.0000]" not in printed
+
+
+def test_the_table_exports_the_intervals_around_their_own_centre():
+    protocol = local.make("cp", epsilon=2.0, domain_size=5)
+    estimate = protocol.estimate(protocol.simulate(np.repeat(np.arange(5), [53, 101, 641, 26, 640]), rng=3))
+    table = estimate.table()
+    low, high = estimate.confidence_interval(0.95)
+    np.testing.assert_array_equal(table["low"], low)
+    np.testing.assert_array_equal(table["high"], high)
+    np.testing.assert_allclose((table["low"] + table["high"]) / 2, estimate.interval_center)

@@ -224,8 +224,14 @@ class FrequencyEstimate:
         return {(name if self.labels is not None else f"item {name}"): share for name, share in pairs}
 
     def table(self) -> dict[str, np.ndarray]:
-        """Columns ``item``, ``frequency``, ``standard_error``."""
-        return {"item": np.arange(self.domain_size), "frequency": self.frequencies, "standard_error": self.standard_error}
+        """Columns ``item``, ``frequency``, ``standard_error`` and the 95 % interval ``low``, ``high``.
+
+        The interval is :meth:`confidence_interval` (centred on :attr:`interval_center` when
+        there is one, so not always ``frequency +- 1.96 standard_error``; infinite: no interval).
+        """
+        low, high = self.confidence_interval(0.95)
+        return {"item": np.arange(self.domain_size), "frequency": self.frequencies, "standard_error": self.standard_error,
+                "low": low, "high": high}
 
     @property
     def standard_error(self) -> np.ndarray:
