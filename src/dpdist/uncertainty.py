@@ -115,7 +115,7 @@ class CDFBand:
         band does.  The band is known at the edges only and the data may lie
         anywhere inside a bin (an atom at 40 inside the bin [39.8, 40.02)), so
         whenever the band covers the CDF at the edges the interval contains the
-        quantile :math:`\inf\{x: F(x) \ge q\}`.  Interpolating linearly between
+        quantile ``inf {x: F(x) >= q}``.  Interpolating linearly between
         the edges instead covered the quantiles of integer data (weeks worked) 0.1-0.4.
         """
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
