@@ -84,3 +84,73 @@ def test_both_ends_of_the_epsilon_range_are_released(column, epsilon, capsys):
     argv = [*column[:4], "--epsilon", epsilon, "--bounds", "0,200000", "--seed", "3", "--json"]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["quantiles"]["guarantee"]["epsilon"] == pytest.approx(float(epsilon))
+
+
+def test_json_holds_the_cdf_with_its_bands_the_quantiles_with_intervals_and_the_guarantee(column, capsys):
+    # issue 30 item 4: the released CDF was only in the PNG
+    assert main([*column, "--seed", "5", "--json"]) == 0
+    release = json.loads(capsys.readouterr().out)
+    cdf = release["cdf"]
+    values = np.asarray(cdf["cdf"])
+    lower, upper = np.asarray(cdf["lower"]), np.asarray(cdf["upper"])
+    sim_lower, sim_upper = np.asarray(cdf["simultaneous_lower"]), np.asarray(cdf["simultaneous_upper"])
+    assert len(cdf["edges"]) == values.size == lower.size and cdf["level"] == 0.95
+    assert cdf["edges"][0] == 0 and cdf["edges"][-1] == 200000 and values[0] == 0 and values[-1] == 1
+    assert np.all(lower <= values + 1e-12) and np.all(values <= upper + 1e-12)
+    assert np.all(sim_lower <= lower + 1e-12) and np.all(upper <= sim_upper + 1e-12)
+    assert np.all(np.diff(values) >= -1e-12) and np.all(np.diff(sim_lower) >= 0) and np.all(np.diff(sim_upper) >= 0)
+    quantiles = release["quantiles"]
+    assert quantiles["level"] == 0.95 and len(quantiles["low"]) == len(quantiles["q"]) == 5
+    assert all(low <= value <= high for low, value, high in zip(quantiles["low"], quantiles["values"], quantiles["high"]))
+    assert quantiles["guarantee"]["epsilon"] == pytest.approx(1.0) and "differential privacy" in release["guarantee"]
+
+
+def test_aq_json_says_it_releases_no_cdf(column, no_tree, capsys):
+    assert main([*column, "--method", "aq", "--seed", "1", "--json"]) == 0
+    release = json.loads(capsys.readouterr().out)
+    assert release["cdf"] is None and "quantiles only" in release["cdf_note"]
+
+
+def test_out_writes_the_cdf_bands_quantiles_and_guarantee_as_csv(column, tmp_path, capsys):
+    import csv
+
+    out = tmp_path / "release.csv"
+    assert main([*column, "--seed", "5", "--out", str(out), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    rows = list(csv.DictReader(out.open()))
+    cdf_rows = [row for row in rows if row["kind"] == "cdf"]
+    quantile_rows = [row for row in rows if row["kind"] == "quantile"]
+    assert len(cdf_rows) == len(document["cdf"]["edges"]) and len(quantile_rows) == 5
+    assert [float(row["cdf_simultaneous_high"]) for row in cdf_rows] == document["cdf"]["simultaneous_upper"]
+    assert [float(row["x_low"]) for row in quantile_rows] == document["quantiles"]["low"]
+    assert cdf_rows[0]["q"] == "" and quantile_rows[0]["cdf"] == ""  # a column means one thing
+    assert {row["guarantee"] for row in rows} == {document["guarantee"]}
+
+
+def test_out_writes_parquet_with_the_guarantee_in_its_metadata(column, tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "release.parquet"
+    assert main([*column, "--seed", "5", "--method", "aq", "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.column("kind").to_pylist() == ["quantile"] * 5
+    assert np.all(np.isnan(table.column("x_low").to_numpy()))  # aq gives no intervals
+    guarantee = json.loads(table.schema.metadata[b"dpdist.guarantee_json"])
+    assert guarantee["epsilon"] == pytest.approx(1.0) and guarantee["model"] == "central"
+
+
+def test_central_results_export_their_tables_and_json():
+    x = np.random.default_rng(2).lognormal(10.5, 0.8, 3000)
+    tree = central.TreeHistogram.release(x, 1.0, (0, 200000), rng=3)
+    distribution = tree.to_distribution(level=0.9)
+    table = distribution.table()
+    assert distribution.band.level == 0.9
+    for name in ("cdf_lower", "cdf_upper", "cdf_simultaneous_lower", "cdf_simultaneous_upper"):
+        assert table[name].shape == table["cdf"].shape
+    assert np.all(table["cdf_simultaneous_lower"] <= table["cdf"] + 1e-12)
+    exported = json.loads(distribution.to_json())
+    assert exported["band"]["level"] == 0.9 and exported["guarantee"]["epsilon"] == pytest.approx(1.0)
+    release = central.quantiles(x, 1.0, (0, 200000), [0.25, 0.5, 0.75], rng=3)
+    columns = release.table()
+    assert list(columns) == ["q", "value", "low", "high"] and np.all(columns["low"] <= columns["value"])
+    assert json.loads(release.to_json())["high"] == columns["high"].tolist()
+    assert np.all(np.isnan(central.quantiles(x, 1.0, (0, 200000), [0.5], method="aq", rng=3).table()["low"]))

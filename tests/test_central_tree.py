@@ -166,11 +166,13 @@ def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
     draws = []
     from dpdist.local.numerical._tree import hay_consistency
 
+    counts = np.concatenate([[0.0], np.cumsum(leaves_small)])
     for _ in range(50):
         noise = [reference.laplace(0.0, scale, level.size) for level in small.levels]
         noise[0] = np.array([noise[1].sum()])
         consistent = hay_consistency(noise, 4, root=None)
-        draws.append(np.concatenate([[0.0], np.cumsum(consistent[-1])]) / max(total, 1.0))
+        moved = counts + np.concatenate([[0.0], np.cumsum(consistent[-1])])  # the total moves with the noise
+        draws.append(moved / moved[-1] - counts / total)
     np.testing.assert_allclose(small.cdf_standard_error(draws=50, rng=0), np.std(draws, axis=0), rtol=1e-10, atol=1e-15)
     assert se.shape == (leaves + 1,) and se[0] == 0
 
@@ -189,3 +191,21 @@ def test_unbounded_quantile_takes_any_finite_lower_point():
     assert central.unbounded_quantile(np.arange(1.0, 101.0), 1.0, 0.5, lower=np.int64(0), beta=np.float64(1.01), rng=0) > 0
     with pytest.raises(InvalidParameterError, match="'lower'"):
         central.unbounded_quantile(x, 1.0, lower=True)
+
+
+def test_cdf_standard_error_includes_the_noise_of_the_total():
+    # issue 30: the CDF is divided by the noisy total, whose noise moves every edge by about -F e_T / T;
+    # leaving it out made the standard error 1.7x too small just above an atom at the lower bound
+    # (half the data at 0), where the pointwise interval covered 0.77
+    x = np.concatenate([np.zeros(1000), np.random.default_rng(0).random(1000)])
+    truth = np.concatenate([[0.0], np.cumsum(np.bincount(np.minimum((x * 256).astype(int), 255), minlength=256))])
+    truth /= x.size
+    runs, edge = 200, 3  # F = 0.5 there
+    se = TreeHistogram.release(x, 1.0, (0, 1), branching=16, height=2, rng=0).cdf_standard_error()[edge]
+    errors = np.array([
+        TreeHistogram.release(x, 1.0, (0, 1), branching=16, height=2, rng=seed).to_distribution().cumulative[edge]
+        for seed in range(runs)
+    ]) - truth[edge]
+    bound = 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+    assert np.mean(np.abs(errors) <= 1.96 * se) >= bound
+    assert np.mean(np.abs(errors) <= 0.98 * se) < bound  # a half-width interval fails the same check

@@ -84,7 +84,7 @@ def test_sparse_distribution_is_recovered_better_than_hadamard_response():
     # the plug-in standard error is honest: the error on the support is within 5 of them
     on = cp_estimate.details["support"]
     assert np.all(np.abs(cp.estimate(cp.simulate(values, rng=1), sparsity=5, postprocess="none").frequencies[on]
-                         - truth[on]) < 5 * np.sqrt(cp_estimate.variance[on]))
+                         - truth[on]) < 5 * np.sqrt(cp_estimate.details["support_variance"][on]))
 
 
 def test_simulate_is_exact_for_few_items_and_for_many():
@@ -135,3 +135,53 @@ def test_sparsity_from_the_aggregate_finds_an_exactly_sparse_support():
     estimate = proto.estimate(aggregate)
     assert estimate.details["sparsity"] == 8
     assert set(estimate.details["support"]) == set(items)
+
+
+def test_intervals_are_never_zero_width_and_name_their_centre():
+    # issue 30: the standard error of OMP given its support is 0 for the items it drops, which
+    # printed "snow 0.0000 95% [0.0000, 0.0000]"; the intervals are now the unbiased linear inverse's
+    protocol = local.make("cp", epsilon=2.0, domain_size=5)
+    values = np.repeat(np.arange(5), [53, 101, 641, 26, 640])
+    estimate = protocol.estimate(protocol.simulate(values, rng=1))
+    low, high = estimate.confidence_interval(0.95)
+    assert estimate.has_intervals and np.all(high - low > 0.05)
+    np.testing.assert_allclose((low + high) / 2, estimate.details["unbiased_frequencies"])
+    # W Q^T = I: the inverse is exact, so its estimate is unbiased
+    np.testing.assert_allclose(protocol.linear_inverse() @ protocol.channel().T, np.eye(5), atol=1e-9)
+    ibu = protocol.estimate(protocol.simulate(values, rng=1), estimator="ibu")
+    np.testing.assert_allclose(ibu.variance, estimate.variance)
+
+
+def test_fewer_measurements_than_items_give_no_interval_and_say_why():
+    protocol = local.make("cp", epsilon=1.0, domain_size=300, measurements=64)
+    estimate = protocol.estimate(protocol.simulate(np.arange(300).repeat(5), rng=0))
+    assert not estimate.has_intervals and np.all(np.isinf(estimate.variance))
+    assert "m=64 measurements cannot identify k=300" in estimate.details["no_interval"]
+    low, high = estimate.confidence_interval(0.95)
+    assert np.all(np.isneginf(low)) and np.all(np.isposinf(high))
+    with pytest.raises(NotImplementedError, match="sparsity"):
+        protocol.variance(1000)
+
+
+def test_the_cli_prints_no_zero_width_interval_for_cp(tmp_path, capsys):
+    from dpdist.cli import main
+
+    names = ["drizzle", "fog", "rain", "snow", "sun"]
+    column = np.repeat(names, [53, 101, 641, 26, 640])
+    (tmp_path / "w.csv").write_text("weather\n" + "\n".join(column) + "\n")
+    (tmp_path / "labels.txt").write_text("\n".join(names) + "\n")
+    args = ["estimate", str(tmp_path / "w.csv"), "--column", "weather", "--protocol", "cp", "--epsilon", "2",
+            "--labels", str(tmp_path / "labels.txt"), "--seed", "1"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("95% [") == 5 and "[0.0000, 0.0000]" not in printed
+
+
+def test_the_table_exports_the_intervals_around_their_own_centre():
+    protocol = local.make("cp", epsilon=2.0, domain_size=5)
+    estimate = protocol.estimate(protocol.simulate(np.repeat(np.arange(5), [53, 101, 641, 26, 640]), rng=3))
+    table = estimate.table()
+    low, high = estimate.confidence_interval(0.95)
+    np.testing.assert_array_equal(table["low"], low)
+    np.testing.assert_array_equal(table["high"], high)
+    np.testing.assert_allclose((table["low"] + table["high"]) / 2, estimate.interval_center)

@@ -152,3 +152,15 @@ def test_the_state_mode_draws_bands_of_a_numerical_state(tmp_path, capsys, monke
     assert calls and calls[0]["replicates"] == 20 and (tmp_path / "s.png").exists()
     assert main(["estimate", "--state", str(state), "--replicates", "3"]) == 2
     assert "--replicates" in capsys.readouterr().err
+
+
+def test_quantile_intervals_reach_the_bin_edges_so_an_atom_inside_a_bin_is_covered():
+    # issue 30: the band is known at the edges only; an atom at 0.6 inside the bin [0.5, 0.75) puts the
+    # median at 0.6, which linear interpolation between the edges missed (integer data covered 0.1-0.4)
+    edges = np.linspace(0, 1, 5)
+    truth = np.array([0.0, 0.1, 0.2, 0.9, 1.0])  # P(X < edge): 0.7 of the mass at 0.6
+    band = CDFBand(edges, truth, truth, truth, truth, 0.95, 20)
+    low, high = band.quantile_interval([0.5, 0.2, 0.95])
+    np.testing.assert_array_equal(low, [0.5, 0.25, 0.75])
+    np.testing.assert_array_equal(high, [0.75, 0.5, 1.0])
+    assert low[0] <= 0.6 <= high[0]

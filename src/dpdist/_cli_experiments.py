@@ -438,7 +438,10 @@ def _run_estimate_labels(args, extras: dict) -> int:
     low, high = estimate.confidence_interval(0.95)
     for label, share in estimate.top_labels(min(10, protocol.domain_size)):
         item = labels.index(label)
-        print(f"  {label:<{width}}  {share:9.4f}  95% [{low[item]:.4f}, {high[item]:.4f}]   (true {truth[item]:.4f})")
+        interval = f"95% [{low[item]:.4f}, {high[item]:.4f}]" if np.isfinite(estimate.variance[item]) else "no interval"
+        print(f"  {label:<{width}}  {share:9.4f}  {interval}   (true {truth[item]:.4f})")
+    if not estimate.has_intervals:  # say why rather than print an interval that does not cover
+        print(f"  intervals          {estimate.details.get('no_interval', 'no interval: the estimator has no variance')}")
     if args.plot:
         from ._cli_deploy import _plot_estimate
 

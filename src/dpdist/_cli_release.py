@@ -27,7 +27,16 @@ def add_commands(subparsers) -> None:
     )
     release.add_argument("--method", choices=("tree", "aq"), default="tree", help="quantile method (default tree)")
     release.add_argument("--plot", default=None, help="write the released CDF and quantiles to this PNG")
-    release.add_argument("--json", action="store_true", help="print the release as JSON")
+    release.add_argument(
+        "--json", action="store_true",
+        help="print the release as JSON: the guarantee, the quantiles with their intervals and the CDF with its "
+        "95%% pointwise and simultaneous bands",
+    )
+    release.add_argument(
+        "--out", default=None,
+        help="also write the release as a table (Parquet for .parquet/.pq, else CSV): one row per CDF edge "
+        "(kind=cdf) and per quantile (kind=quantile), with the guarantee",
+    )
     release.add_argument(
         "--seed", type=seed_argument, default=None, help="seed for reproducible research (not for publishing)"
     )
@@ -76,12 +85,15 @@ def _run_release(args) -> int:
         values = read_column(args.file, args.column, infinite="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    tree = se = None
-    if args.method == "tree":  # one tree release; the quantiles and the plot are post-processing of it
+    if args.out is not None:
+        _check_out(args.out)
+    tree = se = band = None
+    if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
         from .central.many_quantiles import _tree_quantiles
 
         tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
+        band = tree.cdf_band(0.95, standard_error=se)
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
         release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True)
@@ -89,8 +101,15 @@ def _run_release(args) -> int:
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
     )
+    cdf = None if tree is None else tree.to_distribution().cumulative
+    if args.out is not None:
+        _write_release(args.out, _release_table(release, cdf, band, guarantee), release, guarantee)
+        print(f"release: table written to {args.out}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"guarantee": guarantee, "quantiles": release.as_dict()}, indent=2))
+        document = {"guarantee": guarantee, "quantiles": release.as_dict(), "cdf": _cdf_json(cdf, band)}
+        if cdf is None:
+            document["cdf_note"] = f"method {release.method} releases the quantiles only (no CDF)"
+        print(json.dumps(document, indent=2))
     else:
         print(f"guarantee: {guarantee}")
         print(f"method: {release.method}; values clipped to [{bounds[0]:g}, {bounds[1]:g}]")
@@ -100,9 +119,97 @@ def _run_release(args) -> int:
                 f"[{release.low[index]:.6g}, {release.high[index]:.6g}]" if release.low is not None else "(none for aq)"
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
+        if band is not None:
+            print(f"cdf: {band.edges.size} edges with 95% pointwise and simultaneous bands (--json or --out for the values)")
     if args.plot:
         _plot(tree, se, release, args, bounds)
     return 0
+
+
+def _cdf_json(cdf, band):
+    """The released CDF at the leaf edges with its bands (``None`` without a tree)."""
+    if cdf is None:
+        return None
+    return {
+        "edges": band.edges.tolist(),
+        "cdf": cdf.tolist(),
+        "level": band.level,
+        "lower": band.lower.tolist(),
+        "upper": band.upper.tolist(),
+        "simultaneous_lower": band.simultaneous_lower.tolist(),
+        "simultaneous_upper": band.simultaneous_upper.tolist(),
+        "method": band.method,
+        "covers": "the data's CDF at each edge (its share of values below the edge)",
+    }
+
+
+_RELEASE_COLUMNS = (
+    "kind", "q", "x", "x_low", "x_high", "cdf", "cdf_low", "cdf_high", "cdf_simultaneous_low",
+    "cdf_simultaneous_high", "level", "guarantee",
+)
+
+
+def _release_table(release, cdf, band, guarantee: str) -> dict:
+    """One table: a row per CDF edge (``kind=cdf``: ``x``, ``cdf`` and its bands) and per quantile
+    (``kind=quantile``: ``q``, the value ``x`` and its interval ``x_low``, ``x_high``); each column has
+    one meaning, empty (NaN) where it does not apply, and every row carries the guarantee."""
+    import numpy as np
+
+    nan = float("nan")
+    rows = []
+    if cdf is not None:
+        for i, x in enumerate(band.edges):
+            rows.append(("cdf", nan, x, nan, nan, cdf[i], band.lower[i], band.upper[i], band.simultaneous_lower[i],
+                         band.simultaneous_upper[i], band.level, guarantee))
+    for i, probability in enumerate(release.q):
+        low = nan if release.low is None else release.low[i]
+        high = nan if release.high is None else release.high[i]
+        rows.append(("quantile", probability, release.values[i], low, high, nan, nan, nan, nan, nan, release.level,
+                     guarantee))
+    columns = list(zip(*rows))
+    return {
+        name: (list(column) if name in ("kind", "guarantee") else np.asarray(column, dtype=np.float64))
+        for name, column in zip(_RELEASE_COLUMNS, columns)
+    }
+
+
+def _is_parquet(path: str) -> bool:
+    return path.lower().endswith((".parquet", ".pq"))
+
+
+def _check_out(path: str) -> None:
+    """Refuse a table format that cannot be written before any budget is spent."""
+    if _is_parquet(path):
+        from ._io._arrow import require_pyarrow
+
+        require_pyarrow("Parquet release tables")
+
+
+def _write_release(path: str, table: dict, release, guarantee: str) -> None:
+    """Write ``table`` atomically: Parquet (the guarantee also in the schema's metadata) or CSV."""
+    import csv
+    import io
+
+    from ._io._atomic import atomic_writer
+
+    if _is_parquet(path):
+        from ._io._arrow import require_pyarrow
+
+        pa = require_pyarrow("Parquet release tables")
+        metadata = {"dpdist.guarantee": guarantee,
+                    "dpdist.guarantee_json": json.dumps(None if release.guarantee is None else release.guarantee.to_dict())}
+        arrow = pa.table({name: pa.array(column) for name, column in table.items()}).replace_schema_metadata(metadata)
+        with atomic_writer(path) as handle:
+            pa.parquet.write_table(arrow, handle)
+        return
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(table)
+    for row in zip(*table.values()):
+        writer.writerow(["" if isinstance(v, float) and v != v else (repr(float(v)) if not isinstance(v, str) else v)
+                         for v in row])
+    with atomic_writer(path) as handle:
+        handle.write(text.getvalue().encode("utf-8"))
 
 
 def _plot(tree, se, release, args, bounds) -> None:

@@ -129,6 +129,19 @@ class FrequencyEstimate:
         The privacy guarantee of the reports (the protocol's ``guarantee``).
     labels : tuple of str or None
         The public label of each item, when the protocol has a label domain.
+    interval_center : ndarray of shape (d,) or None
+        The unbiased estimate that ``variance`` is the variance of, when the
+        point estimate ``frequencies`` is a biased decoding of it (CP's sparse
+        recovery): :meth:`confidence_interval` is centred on it.  ``None``: on
+        ``frequencies``.
+
+    Notes
+    -----
+    An infinite ``variance`` means no interval: the estimator has none that
+    covers (``details["no_interval"]`` says why, e.g. CP with fewer
+    measurements than items, whose frequencies are not identified without a
+    sparsity assumption).  Coverage of the intervals is measured in
+    ``docs/uncertainty.md``.
     """
 
     frequencies: np.ndarray
@@ -140,6 +153,7 @@ class FrequencyEstimate:
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
     labels: tuple | None = None
+    interval_center: np.ndarray | None = None
 
     def __post_init__(self):
         frequencies = _readonly(self.frequencies)
@@ -159,6 +173,14 @@ class FrequencyEstimate:
             )
         object.__setattr__(self, "frequencies", frequencies)
         object.__setattr__(self, "variance", _readonly(variance))
+        if self.interval_center is not None:
+            center = _readonly(self.interval_center)
+            if center.shape != frequencies.shape or not np.all(np.isfinite(center)):
+                raise InvalidParameterError(
+                    "The 'interval_center' parameter of FrequencyEstimate must be finite floats of the "
+                    f"frequencies' shape {frequencies.shape}. Got {self.interval_center!r:.200} instead."
+                )
+            object.__setattr__(self, "interval_center", center)
         object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
         if self.labels is not None:
             labels = check_param("FrequencyEstimate", "labels", self.labels, Labels())
@@ -202,19 +224,36 @@ class FrequencyEstimate:
         return {(name if self.labels is not None else f"item {name}"): share for name, share in pairs}
 
     def table(self) -> dict[str, np.ndarray]:
-        """Columns ``item``, ``frequency``, ``standard_error``."""
-        return {"item": np.arange(self.domain_size), "frequency": self.frequencies, "standard_error": self.standard_error}
+        """Columns ``item``, ``frequency``, ``standard_error`` and the 95 % interval ``low``, ``high``.
+
+        The interval is :meth:`confidence_interval` (centred on :attr:`interval_center` when
+        there is one, so not always ``frequency +- 1.96 standard_error``; infinite: no interval).
+        """
+        low, high = self.confidence_interval(0.95)
+        return {"item": np.arange(self.domain_size), "frequency": self.frequencies, "standard_error": self.standard_error,
+                "low": low, "high": high}
 
     @property
     def standard_error(self) -> np.ndarray:
         return np.sqrt(self.variance)
 
+    @property
+    def has_intervals(self) -> bool:
+        """Whether every item has a finite :meth:`confidence_interval` (see ``details["no_interval"]`` if not)."""
+        return bool(np.all(np.isfinite(self.variance)))
+
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Normal-approximation interval per item: ``f_hat +- z * sqrt(variance)``."""
+        """Normal-approximation interval per item: ``c +- z * sqrt(variance)``.
+
+        ``c`` is :attr:`interval_center` when the estimate has one (the unbiased
+        estimate behind a biased decoding), else ``frequencies``.  Items with an
+        infinite variance get ``(-inf, inf)``: no interval.
+        """
         level = _check_level(level, "FrequencyEstimate.confidence_interval")
         z = NormalDist().inv_cdf(0.5 + level / 2)
         half = z * self.standard_error
-        return ConfidenceInterval(self.frequencies - half, self.frequencies + half)
+        center = self.frequencies if self.interval_center is None else self.interval_center
+        return ConfidenceInterval(center - half, center + half)
 
     def top_k(self, k: int) -> TopK:
         """The ``k`` items with the largest estimated frequency, largest first (ties by item)."""
@@ -266,7 +305,6 @@ class FrequencyEstimate:
         """
         import matplotlib.pyplot as plt
 
-        low, high = self.confidence_interval(level)
         items = np.arange(self.domain_size) if k is None else self.top_k(k).items
         if truth is not None:
             truth = np.asarray(truth, dtype=np.float64)
@@ -279,10 +317,15 @@ class FrequencyEstimate:
             _, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * items.size + 2)), 3.8))
         positions = np.arange(items.size)
         shares = self.frequencies[items]
-        errors = np.vstack([shares - low[items], high[items] - shares])
         label = kwargs.pop("label", self.protocol)
-        ax.bar(positions, shares, yerr=errors, label=f"{label} ({level:.0%} interval)" if label else None,
-               color=kwargs.pop("color", "C0"), ecolor=kwargs.pop("ecolor", "0.3"), **kwargs)
+        color, interval_color = kwargs.pop("color", "C0"), kwargs.pop("ecolor", "0.3")
+        ax.bar(positions, shares, label=label or None, color=color, **kwargs)
+        if self.has_intervals:  # segments, not error bars: an interval need not contain the point estimate (CP)
+            low, high = self.confidence_interval(level)
+            ax.vlines(positions, low[items], high[items], color=interval_color, label=f"{level:.0%} interval")
+        else:
+            ax.set_title("no interval: " + str(self.details.get("no_interval", "the estimator has no variance")),
+                         fontsize=8)
         if truth is not None:
             ax.plot(positions, truth[items], "_", color="k", markersize=14, mew=2, label="true")
         names = [self.item_names()[item] for item in items]
@@ -441,10 +484,20 @@ class Distribution:
         return {"mean": self.mean(), "std": math.sqrt(self.var()), "median": float(self.quantile(0.5))}
 
     def table(self) -> dict[str, np.ndarray]:
-        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge)."""
-        return {
+        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge).
+
+        With a :attr:`band` (on the same edges) also ``cdf_lower``, ``cdf_upper`` (pointwise)
+        and ``cdf_simultaneous_lower``, ``cdf_simultaneous_upper`` at the right edge.
+        """
+        table = {
             "low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities, "cdf": self._cumulative[1:]
         }
+        if self.band is not None and np.shape(self.band.edges) == self.edges.shape:
+            for column, name in (("cdf_lower", "lower"), ("cdf_upper", "upper"),
+                                 ("cdf_simultaneous_lower", "simultaneous_lower"),
+                                 ("cdf_simultaneous_upper", "simultaneous_upper")):
+                table[column] = np.asarray(getattr(self.band, name))[1:]
+        return table
 
     def range_query(self, low, high) -> np.ndarray:
         """Probability mass of ``[low, high]``."""
@@ -524,6 +577,12 @@ class Distribution:
             "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
             "band": None if self.band is None else self.band.to_dict(),
         }
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
+        import json
+
+        return json.dumps(self.to_dict(), **kwargs)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,16 @@ What is bootstrapped, and the band's centre, depend on the estimator:
 
 * **linear estimators projected onto the simplex** (binning, HH, Haar-HRR:
   the estimate keeps its unbiased bin masses in ``details``): the unbiased
-  CDF is bootstrapped and the band is centred on it (minus :math:`c`, about 0).
+  CDF is bootstrapped and the band is centred on it (no bias correction: it
+  is unbiased, and subtracting :math:`c` would only add its noise).
   Projection (Norm-Sub) biases the estimate towards mass everywhere, and that
   bias depends on the truth, so the projected estimate cannot be the centre;
 * **EM with smoothing** (SW, GW with ``method="ems"``): the smoothing bias
   cannot be estimated from the smoothed estimate, so the bootstrap runs EM
   without the smoothing step (same stopping rule), whose larger spread is put
-  around the smoothed estimate.  These bands are conservative;
+  around the smoothed estimate.  These bands are conservative on smooth data
+  and do not cover on data with atoms or spikes (the coverage matrix in
+  ``docs/uncertainty.md``), which their ``method`` says;
 * **any other estimator**: the estimate itself, centred on :math:`\hat F - c`.
 
 Bands, at level :math:`1-\alpha`:
@@ -33,10 +36,18 @@ Bands, at level :math:`1-\alpha`:
   quantile of :math:`|D_b(x) - c(x)|` (each :math:`x` covered with
   probability about :math:`1-\alpha`);
 * **simultaneous**: centre :math:`\pm m\,s` with :math:`m` the
-  :math:`1-\alpha` quantile of :math:`\max_x |D_b(x) - c(x)|/s(x)` (the
+  :math:`1-\alpha` quantile of :math:`\max_x |D_b(x) - c(x)|/s_{-b}(x)` (the
   studentized sup statistic: the whole CDF inside the band with probability
   about :math:`1-\alpha`); it is then made monotone, which keeps every CDF it
-  contained.
+  contained.  Each replicate is studentized by the leave-one-out spread
+  :math:`s_{-b}` of the other :math:`B - 1` replicates (the jackknife's
+  deletion, Efron & Tibshirani 1993, ch. 11), because the estimate's own error
+  is independent of the :math:`s` it is divided by: dividing replicate
+  :math:`b` by an :math:`s` that contains it shrinks exactly the largest
+  ratios, the ones the quantile is made of.  With the in-sample :math:`s` HH's
+  simultaneous band covered 0.89 and 0.91 on two real data sets (150
+  collections; 0.93 and 0.93 over 400), and 0.95-0.96 with :math:`s_{-b}`
+  (``docs/uncertainty.md``).
 
 Both are clipped to :math:`[0, 1]` and pinned to the known :math:`F = 0` and
 :math:`1` at the bounds.  The band covers the CDF of the population the users
@@ -47,13 +58,15 @@ coverage is measured in ``docs/uncertainty.md`` and checked in
 post-processing, no extra privacy cost.
 
 Derived intervals: a quantile's interval inverts the pointwise band (the
-:math:`x` where the band contains :math:`q`); the mean's interval integrates
+bins where the band contains :math:`q`, to their edges: inside a bin the data
+may lie anywhere); the mean's interval integrates
 the simultaneous band (:math:`\mu = \ell + \int_\ell^h (1 - F)`, so every CDF
 in the band gives a mean between the two integrals).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -95,16 +108,21 @@ class CDFBand:
     method: str = "parametric bootstrap"
 
     def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
-        """Interval of each ``q``-quantile: where the pointwise band contains ``q``.
+        """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
 
-        The left end is the first ``x`` whose upper band reaches ``q``, the right
-        end the first ``x`` whose lower band does (linear between edges).
+        The left end is the left edge of the bin in which the upper band first
+        reaches ``q``, the right end the right edge of the bin in which the lower
+        band does.  The band is known at the edges only and the data may lie
+        anywhere inside a bin (an atom at 40 inside the bin [39.8, 40.02)), so
+        whenever the band covers the CDF at the edges the interval contains the
+        quantile ``inf {x: F(x) >= q}``.  Interpolating linearly between
+        the edges instead covered the quantiles of integer data (weeks worked) 0.1-0.4.
         """
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
             raise InvalidParameterError(f"The 'q' parameter of CDFBand.quantile_interval must lie in [0, 1]. Got {q!r}.")
-        return _crossing(self.edges, np.maximum.accumulate(self.upper), q), _crossing(
-            self.edges, np.maximum.accumulate(self.lower), q
+        return _crossing_bin(self.edges, np.maximum.accumulate(self.upper), q, "left"), _crossing_bin(
+            self.edges, np.maximum.accumulate(self.lower), q, "right"
         )
 
     def mean_interval(self) -> tuple[float, float]:
@@ -127,13 +145,11 @@ class CDFBand:
         }
 
 
-def _crossing(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """First ``x`` where the non-decreasing piecewise-linear ``cdf`` reaches each ``q``."""
-    index = np.clip(np.searchsorted(cdf, q, side="left"), 1, edges.size - 1)
-    left, right = cdf[index - 1], cdf[index]
-    step = np.where(right > left, (q - left) / np.where(right > left, right - left, 1.0), 1.0)
-    x = edges[index - 1] + np.clip(step, 0.0, 1.0) * (edges[index] - edges[index - 1])
-    return np.where(q <= cdf[0], edges[0], np.where(q > cdf[-1], edges[-1], x))
+def _crossing_bin(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray, side: str) -> np.ndarray:
+    """Left or right edge of the bin at whose right edge the non-decreasing ``cdf`` first reaches each ``q``."""
+    index = np.clip(np.searchsorted(cdf, q, side="left"), 1, edges.size - 1)  # first edge with cdf >= q
+    x = edges[index - 1] if side == "left" else edges[index]
+    return np.where(q <= 0, edges[0], x)
 
 
 def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200, rng=None, **options):
@@ -182,9 +198,13 @@ def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200
         deviations[b] = _reference_cdf(replica)[0] - reference.cumulative  # minus the bootstrap world's CDF
     if smoothed:
         center, bias = estimate.cumulative, None
-        method = "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate"
-    elif linear:
-        center, bias = reference_cdf, deviations.mean(axis=0)
+        method = (
+            "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate "
+            "(conservative on smooth data; it does not cover on data with atoms or spikes, whose smoothing bias "
+            "it cannot see: docs/uncertainty.md)"
+        )
+    elif linear:  # unbiased: centred on itself, no bias correction
+        center, bias = reference_cdf, np.zeros(reference_cdf.size)
         method = "parametric bootstrap of the unbiased linear estimate (before projection onto the simplex)"
     else:
         center, bias = reference_cdf, deviations.mean(axis=0)
@@ -220,18 +240,34 @@ def _reference_cdf(estimate) -> tuple[np.ndarray, bool]:
     return np.asarray(estimate.cumulative, dtype=np.float64), False
 
 
+def _upper_order_statistic(values: np.ndarray, level: float):
+    """The ``ceil((B + 1) level)``-th smallest of ``B`` values along axis 0 (the largest if that exceeds ``B``).
+
+    A new draw exchangeable with the ``B`` falls at or below it with probability at
+    least ``level`` (Davison & Hinkley 1997, sec. 2.4 and 5.2: bootstrap quantiles at
+    :math:`(B + 1)\alpha`); ``np.quantile``'s interpolated quantile is below that
+    (0.93 instead of 0.95 at ``B = 40``).
+    """
+    count = values.shape[0]
+    rank = min(math.ceil((count + 1) * level - 1e-9), count)
+    return np.partition(values, rank - 1, axis=0)[rank - 1]
+
+
 def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand:
-    if bias is not None:
-        center = center - bias
-    else:
-        bias = deviations.mean(axis=0)
-    centred = np.abs(deviations - bias)
-    radius = np.quantile(centred, level, axis=0)
+    """The bands around ``center - bias`` from the replicates' ``deviations`` (module docstring)."""
+    center = center - bias if bias is not None else center
+    mean = deviations.mean(axis=0)
+    centred = np.abs(deviations - mean)
+    radius = _upper_order_statistic(centred, level)
     spread = deviations.std(axis=0, ddof=1)
-    varying = spread > 1e-12
+    count = deviations.shape[0]
+    # leave-one-out spread of each replicate: SS_{-b} = SS - B/(B-1) (D_b - mean)^2 over B - 2 degrees of freedom
+    squares = (count - 1) * spread**2
+    held_out = np.sqrt(np.maximum(squares - count / (count - 1) * centred**2, 0.0) / (count - 2))
+    varying = (spread > 1e-12) & np.all(held_out > 1e-12, axis=0)
     varying[[0, -1]] = False  # the end points are known exactly
-    sup = np.max(np.where(varying, centred / np.where(varying, spread, 1.0), 0.0), axis=1)
-    multiplier = np.quantile(sup, level)
+    sup = np.max(np.where(varying, centred / np.where(varying, held_out, 1.0), 0.0), axis=1)
+    multiplier = _upper_order_statistic(sup, level)
     low = np.clip(center - multiplier * spread, 0.0, 1.0)
     high = np.clip(center + multiplier * spread, 0.0, 1.0)
     for band in (low, high):  # F(lo) = 0 and F(hi) = 1 are known

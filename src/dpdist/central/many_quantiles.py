@@ -118,6 +118,24 @@ class QuantileRelease:
             "high": None if self.high is None else self.high.tolist(),
         }
 
+    to_dict = as_dict
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`as_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
+        import json
+
+        return json.dumps(self.as_dict(), **kwargs)
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``q``, ``value``, ``low``, ``high`` (NaN where the method gives no interval)."""
+        missing = np.full(self.q.shape, np.nan)
+        return {
+            "q": self.q,
+            "value": self.values,
+            "low": missing if self.low is None else self.low,
+            "high": missing if self.high is None else self.high,
+        }
+
 
 def _check_q(owner: str, q) -> np.ndarray:
     try:

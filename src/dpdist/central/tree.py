@@ -254,8 +254,11 @@ class TreeHistogram:
         tree = hay_consistency(levels, self.branching, root=root)
         return tree[-1], float(tree[0][0])
 
-    def to_distribution(self, grid_size: int | None = None) -> Distribution:
-        """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf)."""
+    def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
+        """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf).
+
+        With ``level`` the distribution carries its :meth:`cdf_band` at that level as ``band``.
+        """
         leaves, total = self.consistent_leaves()
         edges = np.linspace(self.bounds[0], self.bounds[1], leaves.size + 1)
         cumulative = np.concatenate([[0.0], np.cumsum(leaves)]) / max(total, 1.0)
@@ -272,6 +275,10 @@ class TreeHistogram:
         }
         n = int(self.levels[0][0]) if self.neighbouring == "replace" else None
         distribution = cdf_distribution(edges, cdf, method="tree", guarantee=self.guarantee, n=n, details=details)
+        if level is not None:
+            from dataclasses import replace
+
+            distribution = replace(distribution, band=self.cdf_band(level))
         return distribution
 
     def cdf_standard_error(self, draws: int = 200, rng=0) -> np.ndarray:
@@ -282,23 +289,103 @@ class TreeHistogram:
         release's variance through the same post-processing (no privacy cost:
         the data are not touched).  Used for quantile intervals.
         """
-        generator = np.random.default_rng(rng)
-        leaves, total = self.consistent_leaves()
-        scale = math.sqrt(self.noise_variance / 2.0)
-        shape = [level.size for level in self.levels]
+        leaves, _ = self.consistent_leaves()
         # running mean and sum of squared deviations (Welford): memory O(leaves), not O(draws * leaves)
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
         mean = np.zeros(leaves.size + 1)
         squares = np.zeros(leaves.size + 1)
-        for draw in range(draws):
-            noise = [generator.laplace(0.0, scale, size) for size in shape]
-            noise[0] = np.zeros(1) if self.neighbouring == "replace" else np.array([noise[1].sum()])
-            noisy_leaves = hay_consistency(noise, self.branching, root=0.0 if self.neighbouring == "replace" else None)
-            sample = np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])]) / max(total, 1.0)
+        for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
             delta = sample - mean
             mean += delta / (draw + 1)
             squares += delta * (sample - mean)
         return np.sqrt(squares / draws)
+
+    def _noise_cdfs(self, draws: int, generator):
+        """``draws`` errors of the normalized CDF at the leaf edges, from independent noise trees of this law.
+
+        Consistency is linear, so a noise tree ``e`` moves the consistent counts ``C`` (the
+        released ones stand in for the data's) to ``C + e`` and, under add/remove neighbours,
+        the total ``T`` to ``T + e_T``: the error of the CDF is ``(C + e)/(T + e_T) - C/T``.
+        The total's noise moves every edge with it (about ``-F e_T / T``); leaving it out
+        put the CDF's standard error where ``F`` is near 1/2 too low (a simultaneous band on
+        it covered 0.8 on weeks-worked; ``docs/uncertainty.md``).
+        """
+        leaves, total = self.consistent_leaves()
+        counts = np.concatenate([[0.0], np.cumsum(leaves)])
+        released = counts / max(total, 1.0)
+        scale = math.sqrt(self.noise_variance / 2.0)
+        shape = [level.size for level in self.levels]
+        for _ in range(draws):
+            noise = [generator.laplace(0.0, scale, size) for size in shape]
+            noise[0] = np.zeros(1) if self.neighbouring == "replace" else np.array([noise[1].sum()])
+            noisy_leaves = hay_consistency(noise, self.branching, root=0.0 if self.neighbouring == "replace" else None)
+            moved = counts + np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])])
+            yield moved / max(moved[-1], 1.0) - released
+
+    def cdf_band(self, level: float = 0.95, *, draws: int = 200, standard_error=None, rng=0):
+        r"""Pointwise and simultaneous bands of the released CDF at the leaf edges (post-processing).
+
+        The pointwise band is :math:`\hat F \pm z\,\mathrm{se}` (:meth:`cdf_standard_error`,
+        the band behind the quantile intervals).  The simultaneous band is
+        :math:`\hat F \pm m\,\mathrm{se}` with :math:`m` the
+        :math:`\lceil (B+1)\,\mathrm{level} \rceil`-th smallest of
+        :math:`\max_x |e_b(x)| / \mathrm{se}(x)` over ``draws`` further noise trees
+        :math:`e_b`, independent of those behind ``se`` (Monte Carlo of the known noise
+        law; Davison & Hinkley 1997, sec. 5.2, for the order statistic).  Both are
+        clipped to [0, 1], pinned at the bounds and monotone (simultaneous), and
+        cover the *data's* CDF at the edges (its share below each edge): the noise is
+        the only randomness.  Coverage: ``docs/uncertainty.md``.
+
+        Parameters
+        ----------
+        level : float
+            Confidence level in (0, 1).
+        draws : int
+            Noise trees for the standard error and as many for the multiplier.
+        standard_error : array, optional
+            :meth:`cdf_standard_error` if already computed (same ``draws`` and ``rng``).
+        rng : int
+            Seed of the noise draws (public: they simulate the noise law, not the data).
+
+        Returns
+        -------
+        CDFBand
+        """
+        from scipy.special import ndtri
+
+        from ..uncertainty import CDFBand, _upper_order_statistic
+
+        if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
+            raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
+        draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
+        distribution = self.to_distribution()  # no band: it is being made
+        cdf = distribution.cumulative
+        se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
+        varying = se > 1e-12
+        varying[[0, -1]] = False
+        sups = np.array([
+            np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
+            for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
+        ])
+        multiplier = float(_upper_order_statistic(sups, level))
+        z = float(ndtri(0.5 + level / 2))
+
+        def pinned(values):
+            values = np.clip(values, 0.0, 1.0)
+            values[0], values[-1] = 0.0, 1.0
+            return values
+
+        low, high = pinned(cdf - multiplier * se), pinned(cdf + multiplier * se)
+        return CDFBand(
+            edges=distribution.edges,
+            lower=pinned(cdf - z * se),
+            upper=pinned(cdf + z * se),
+            simultaneous_lower=np.maximum.accumulate(low),
+            simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
+            level=float(level),
+            replicates=int(draws),
+            method="Monte Carlo of the release's noise law through the same post-processing (covers the data's CDF)",
+        )
 
 
 def tree_cdf(
