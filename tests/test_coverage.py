@@ -96,7 +96,7 @@ def test_central_tree_bands_and_quantile_intervals_cover_data_with_atoms():
         center = (band.simultaneous_lower + band.simultaneous_upper) / 2
         radius = (band.simultaneous_upper - band.simultaneous_lower) / 4
         halved.append(np.all(_inside(truth, center - radius, center + radius)))
-        release = central.quantiles(x, 1.0, bounds, q, rng=run)
+        release = central.quantiles(x, q, epsilon=1.0, bounds=bounds, rng=run)
         quantiles.append(np.mean((release.low <= true_quantiles) & (true_quantiles <= release.high)))
     bound = _bound(runs)
     assert min(np.mean(simultaneous), np.mean(pointwise), np.mean(quantiles)) >= bound
