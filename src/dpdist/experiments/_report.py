@@ -13,7 +13,8 @@ from ._files import write_text_atomically
 
 __all__ = ["write_report"]
 
-_MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive"}
+_MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive",
+         "underpowered": "underpowered"}
 
 
 def write_report(path, result, claims: list[dict], figures: dict, command: str) -> Path:
@@ -45,7 +46,8 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
             )
         counts = {outcome: sum(c["outcome"] == outcome for c in claims) for outcome in _MARK}
         lines += ["", f"{counts['holds']} hold, {counts['does not hold']} do not hold, "
-                      f"{counts['inconclusive']} inconclusive.", ""]
+                      f"{counts['inconclusive']} inconclusive, {counts['underpowered']} underpowered "
+                      "(docs/experiments.md, \"Verdicts\").", ""]
     else:
         lines += ["(this spec states no claim)", ""]
     lines += ["## Figures", ""]
