@@ -54,6 +54,7 @@ from ._claims import (
     comparison_power,
     repeats_of,
     split_undecided,
+    repeats_needed,
 )
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
@@ -116,6 +117,7 @@ __all__ = [
     "comparison_power",
     "repeats_of",
     "split_undecided",
+    "repeats_needed",
     "CHECK_CRASHED",
     "STAT_COLUMNS",
     "lowest_of",

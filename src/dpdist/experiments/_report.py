@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._claims import power_summary
 from ._files import write_text_atomically
 
 __all__ = ["write_report"]
@@ -45,9 +46,10 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
                 f"| {_escape(claim['explanation'])} |"
             )
         counts = {outcome: sum(c["outcome"] == outcome for c in claims) for outcome in _MARK}
+        power = power_summary([{"repeats_for_power": None, **c} for c in claims], spec.repeats)
         lines += ["", f"{counts['holds']} hold, {counts['does not hold']} do not hold, "
                       f"{counts['inconclusive']} inconclusive, {counts['underpowered']} underpowered "
-                      "(docs/experiments.md, \"Verdicts\").", ""]
+                      "(docs/experiments.md, \"Verdicts\").", "", f"Power: {power}", ""]
     else:
         lines += ["(this spec states no claim)", ""]
     lines += ["## Figures", ""]

@@ -79,6 +79,7 @@ class WithinFactor:
         if not keys:
             return INCONCLUSIVE, f"no setting has both {self.method!r} and {list(self.reference)} for {self.metric!r}"
         within, p_for, p_against, worst, lam, dfs, counts = 0, [], [], None, [], [], []
+        effect = min(self.effect, self.factor - 1) if self.factor > 1 else self.effect  # "within 10 %" is about 10 %
         for key in keys:
             m, group = mine[key], reference[key]
             best = min(group, key=lambda row: row["mean"])
@@ -92,7 +93,7 @@ class WithinFactor:
             p_for.append(up)
             p_against.append(down)
             noncentrality, df = comparison_power(m, {**best, "mean": self.factor * best["mean"],
-                                                     "se": self.factor * standard_error(best)}, self.effect)
+                                                     "se": self.factor * standard_error(best)}, effect)
             lam.append(noncentrality)
             dfs.append(df)
             within += m["mean"] <= self.factor * best["mean"]
@@ -113,7 +114,7 @@ class WithinFactor:
         evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=within, total=len(keys),
                             noncentrality=tuple(lam), df=tuple(dfs),
                             against_factor=max(len(reference[key]) for key in keys),
-                            repeats=min((c for c in counts if c), default=None), effect=self.effect)
+                            repeats=min((c for c in counts if c), default=None), effect=effect)
         return conclude(evidence, summary)
 
 
