@@ -749,6 +749,11 @@ class RatioWithin:
     inconclusive or underpowered; settings where a mean is not positive are skipped.  The
     explanation gives the number of comparisons inside the band, the range of :math:`r`, each
     method's median ratio and the weakest comparison.
+
+    ``reference_where`` narrows the reference rows further and ``unmatched`` names columns left
+    out when a row is paired with its reference: e.g. a method against itself at the smallest n,
+    ``RatioWithin(m, "ks", (m,), "ks", 0.8, 1.25, reference_where={"n": 1000}, unmatched=("n",))``
+    ("the error is constant in n").
     """
 
     reference: str
@@ -760,13 +765,19 @@ class RatioWithin:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
     effect: float = EFFECT
+    reference_where: dict = field(default_factory=dict)
+    unmatched: tuple = ()
 
-    def _rows(self, table, method, metric) -> dict[tuple, dict]:
-        rows = table.select(method=method, metric=metric, **self.where)
+    def _rows(self, table, method, metric, extra=None) -> dict[tuple, dict]:
+        rows = table.select(method=method, metric=metric, **{**self.where, **(extra or {})})
         return {setting: labelled[method] for setting, labelled in rows_by(rows).items()}
 
+    def _matched(self, setting) -> tuple:
+        return tuple((c, v) for c, v in setting if c not in self.unmatched)
+
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
-        references = self._rows(table, self.reference, self.reference_metric)
+        references = {self._matched(setting): row for setting, row in
+                      self._rows(table, self.reference, self.reference_metric, self.reference_where).items()}
         comparisons = []  # (t inside, ratio, se, other, setting, other mean, ref mean, p_in, p_out, lam, df)
         finite_high = math.isfinite(self.high)
         effect = self.effect
@@ -774,7 +785,9 @@ class RatioWithin:
             effect = min(effect, math.sqrt(self.high / self.low) - 1)
         for other in self.others:
             for setting, row in self._rows(table, other, self.metric).items():
-                ref = references.get(setting)
+                ref = references.get(self._matched(setting))
+                if ref is row:  # the reference row itself (a method against its own value elsewhere)
+                    continue
                 if ref is None or not (ref["mean"] > 0 and row["mean"] > 0):
                     continue
                 ratio = row["mean"] / ref["mean"]
