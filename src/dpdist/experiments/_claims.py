@@ -388,7 +388,7 @@ class Evidence:
                          f"(sign test p = {sign_test(self.agree, self.total):.2g})")
         power = self.power(alpha_against)
         if power is not None:
-            text = (f"power for a {100 * self.effect:g}% effect at {self.repeats} repeats: holds {power[0]:.2f}, "
+            text = (f"power for a {100 * self.effect:.3g}% effect at {self.repeats} repeats: holds {power[0]:.2f}, "
                     f"does not hold {power[1]:.2f}")
             if min(power) < POWER:
                 needed = self.repeats_for_power(alpha_against=alpha_against)
