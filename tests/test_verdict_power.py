@@ -138,3 +138,17 @@ def test_a_range_a_b_in_a_claim_is_checked_at_both_ends(paper):
         assert checks, f"{paper}: {claim.text!r} states a range but checks no ratio"
         assert any(c.low > 0 and math.isfinite(c.high) for c in checks), (
             f"{paper}: {claim.text!r} states a range 'a-b' but checks one end only")
+
+
+def test_ratio_within_can_compare_a_method_with_itself_at_another_value_of_a_column():
+    # "the error is constant in n": every n against the smallest n, the other columns matched
+    rows = []
+    for dataset in ("a", "b"):
+        for n, mu in ((1000, 1.0), (10_000, 1.02), (100_000, 0.99)):
+            rows.append({"dataset": dataset, "method": "P", "metric": "ks", "n": n, "mean": mu, "std": 0.01,
+                         "se": 0.005, "count": 4, "failed": 0})
+    check = RatioWithin("P", "ks", ("P",), "ks", low=0.8, high=1.25, reference_where={"n": 1000}, unmatched=("n",))
+    outcome, text = check(_table(rows))
+    assert outcome == "holds" and "in 4 of 4 comparisons" in text  # the reference rows themselves are skipped
+    rows[2]["mean"] = 2.0  # dataset a at n = 100,000: twice the error at n = 1,000
+    assert check(_table(rows))[0] == "does not hold"

@@ -786,8 +786,9 @@ class RatioWithin:
         for other in self.others:
             for setting, row in self._rows(table, other, self.metric).items():
                 ref = references.get(self._matched(setting))
-                if ref is row:  # the reference row itself (a method against its own value elsewhere)
-                    continue
+                if (other == self.reference and self.metric == self.reference_metric and self.reference_where
+                        and all(dict(setting).get(k) == v for k, v in self.reference_where.items())):
+                    continue  # the reference row itself (a method against its own value elsewhere)
                 if ref is None or not (ref["mean"] > 0 and row["mean"] > 0):
                     continue
                 ratio = row["mean"] / ref["mean"]
