@@ -308,3 +308,14 @@ def test_spectrum_matches_false_alarms_on_a_true_calibration():
         return out
 
     _assert_rates(_rates(SpectrumMatches(lambda dataset: d), rows, seed=30), holds=False)
+
+
+def test_scales_as_on_the_edge_of_its_band():
+    from dpdist.experiments import ScalesAs
+
+    # the error falls exactly as 0.8 n^(-1/2) relative to the smallest n: on the band's lower edge
+    def rows(rng):
+        return [_row(rng, 1.0 * (0.8 * (n / 1000) ** -0.5 if n > 1000 else 1.0), 3, dataset=f"d{c}", method="M",
+                     metric="w", n=n) for c in range(3) for n in (1000, 4000, 16000)]
+
+    _assert_rates(_rates(ScalesAs("M", "w", "n", -0.5), rows, seed=31))

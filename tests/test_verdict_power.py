@@ -152,3 +152,16 @@ def test_ratio_within_can_compare_a_method_with_itself_at_another_value_of_a_col
     assert outcome == "holds" and "in 4 of 4 comparisons" in text  # the reference rows themselves are skipped
     rows[2]["mean"] = 2.0  # dataset a at n = 100,000: twice the error at n = 1,000
     assert check(_table(rows))[0] == "does not hold"
+
+
+def test_scales_as_reads_a_sample_complexity_as_a_scaling_in_n():
+    from dpdist.experiments import ScalesAs
+
+    def rows(error):
+        return _table([{"dataset": "d", "method": "CP", "metric": "l1", "epsilon": 0.5, "n": n, "mean": error(n),
+                        "std": 0.002, "se": 0.001, "count": 5, "failed": 0} for n in (50_000, 200_000, 1_000_000)])
+
+    check = ScalesAs("CP", "l1", "n", -0.5)
+    assert check(rows(lambda n: 0.5 * (n / 50_000) ** -0.5))[0] == "holds"
+    outcome, text = check(rows(lambda n: 0.5))  # flat: 1 / (1/sqrt(20)) = 4.5x the predicted error at 10^6
+    assert outcome == "does not hold" and "farthest: 4.47" in text

@@ -55,6 +55,7 @@ from ._claims import (
     repeats_of,
     split_undecided,
     repeats_needed,
+    ScalesAs,
 )
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
@@ -118,6 +119,7 @@ __all__ = [
     "repeats_of",
     "split_undecided",
     "repeats_needed",
+    "ScalesAs",
     "CHECK_CRASHED",
     "STAT_COLUMNS",
     "lowest_of",

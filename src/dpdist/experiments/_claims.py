@@ -43,7 +43,7 @@ __all__ = [
     "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
     "minimum_in_p_values", "UNDERPOWERED", "OUTCOMES", "EFFECT", "POWER", "Evidence", "Verdict", "conclude",
     "linear_p_values", "log_ratio_p_values", "versus_all", "welch_df", "comparison_power", "repeats_of",
-    "split_undecided", "repeats_needed", "power_summary",
+    "split_undecided", "repeats_needed", "power_summary", "ScalesAs",
 ]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -839,6 +839,68 @@ class RatioWithin:
             f"ratio {ratio:.3g} +- {se:.2g} (t = {t:.2f})"
         )
         return conclude(evidence, summary)
+
+
+@dataclass(frozen=True)
+class ScalesAs:
+    r"""``method``'s mean ``metric`` scales as :math:`x^{exponent}` along ``x`` (e.g. an error
+    :math:`\propto n^{-1/2}`, a sample-complexity statement read at a fixed target), on every curve.
+
+    Per curve (the rows of ``where`` with every column but ``x`` fixed), each point against the
+    curve's smallest :math:`x_0`: the claim :math:`e(x)/e(x_0) \in [low, high] \cdot (x/x_0)^{exponent}`
+    is a band of a ratio, checked like :class:`RatioWithin` (both ends as linear claims with Welch's
+    t on Welch-Satterthwaite's degrees of freedom; "inside" needs both, "outside" either), and
+    :func:`decide` gives the verdict over all points at family-wise level ``alpha``.
+    """
+
+    method: str
+    metric: str
+    x: str = "n"
+    exponent: float = -0.5
+    low: float = 0.8
+    high: float = 1.25
+    where: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+    effect: float = EFFECT
+
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
+        rows = table.select(method=self.method, metric=self.metric, **self.where)
+        effect = min(self.effect, math.sqrt(self.high / self.low) - 1)
+        p_in, p_out, lam, dfs, agree, notes, counts = [], [], [], [], 0, [], []
+        for setting, group in group_settings(rows, ("method", "metric", self.x)).items():
+            points = sorted((r for r in group if r.get(self.x) is not None and r["mean"] > 0), key=lambda r: r[self.x])
+            if len(points) < 2:
+                continue
+            first = points[0]
+            for row in points[1:]:
+                c = (row[self.x] / first[self.x]) ** self.exponent
+                ends = []
+                for value, factor in ((row["mean"] - self.low * c * first["mean"], self.low * c),
+                                      (self.high * c * first["mean"] - row["mean"], self.high * c)):
+                    terms = [(standard_error(row), row.get("count") or 2), (factor * standard_error(first), first.get("count") or 2)]
+                    t, df, up, down = linear_p_values(value, terms)
+                    scale = math.sqrt(sum(se**2 for se, _ in terms))
+                    ends.append((t, df, up, down, _ratio_noncentrality(effect * factor * first["mean"], scale)))
+                p_in.append(max(e[2] for e in ends))
+                p_out.append(min(1.0, 2 * min(e[3] for e in ends)))
+                lam.append(min(e[4] for e in ends))
+                dfs.append(min(ends, key=lambda e: e[0])[1])
+                counts.append(repeats_of(row, first))
+                ratio = row["mean"] / first["mean"] / c
+                agree += self.low <= ratio <= self.high
+                notes.append((ratio, f"{describe_setting(setting)}, {self.x}={row[self.x]:g}"))
+        if not p_in:
+            return INCONCLUSIVE, f"no curve of {self.method!r} on {self.metric!r} with two values of {self.x!r}"
+        worst = max(notes, key=lambda n: abs(math.log(n[0])) if n[0] > 0 else math.inf)
+        text = (f"{self.metric} of {self.method} / its value at the smallest {self.x}, over ({self.x}/{self.x}_0)^"
+                f"{self.exponent:g}: in [{self.low:g}, {self.high:g}] significantly (Welch t, one-sided alpha "
+                f"{self.alpha:g}) in {sum(p < self.alpha for p in p_in)} of {len(p_in)} points, significantly outside "
+                f"(Holm) in {holm_rejections(p_out, self.alpha)}; inside by the means in {agree}/{len(p_in)}; "
+                f"farthest: {worst[0]:.3g} ({worst[1]})")
+        evidence = Evidence(tuple(p_in), tuple(p_out), self.alpha, agree=agree, total=len(p_in), noncentrality=tuple(lam),
+                            df=tuple(dfs), against_factor=2, repeats=min((c for c in counts if c), default=None),
+                            effect=effect)
+        return conclude(evidence, text)
 
 
 def _ratio_noncentrality(effect: float, se: float) -> float:
