@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from ...errors import InvalidParameterError
 from ...experiments import (
-    z_value,
     ALPHA,
     EFFECT,
     Evidence,
@@ -26,13 +25,11 @@ from ...experiments import (
     repeats_of,
     STAT_COLUMNS,
     INCONCLUSIVE,
-    decide,
     describe_setting,
     group_settings,
     holm_rejected,
     holm_rejections,
     minimum_in_p_values,
-    normal_p_values,
     sign_test,
     standard_error,
     welch_p_values,

@@ -16,7 +16,6 @@ from typing import Callable
 from scipy import stats
 
 from ...experiments import (
-    z_value,
     ALPHA,
     EFFECT,
     Evidence,
