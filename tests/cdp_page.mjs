@@ -5,48 +5,13 @@
 // STEPS_JSON is a list of ["wait", EXPRESSION] (until it is truthy, 60 s at most) and ["eval", EXPRESSION]
 // (awaited; its value is kept).  Content-Security-Policy violations are recorded from before the page's
 // first script.  Prints one JSON object: {"values": [...each eval's value], "csp": [...violated directives]}.
-// Used by tests/test_serve_operations.py.
+// Used by tests/test_serve_operations.py; the protocol client is tests/devtools.mjs.
+
+import { TIMEOUT_MS, connect, evaluate, openPage } from './devtools.mjs';
 
 const [port, url, stepsJson] = process.argv.slice(2);
 const steps = JSON.parse(stepsJson);
-const TIMEOUT_MS = 60_000;
-
-async function newTab() {
-  const response = await fetch(`http://127.0.0.1:${port}/json/new?about:blank`, { method: 'PUT' });
-  if (!response.ok) throw new Error(`DevTools /json/new: HTTP ${response.status}`);
-  return (await response.json()).webSocketDebuggerUrl;
-}
-
-function connect(address) {
-  const socket = new WebSocket(address);
-  let next = 0;
-  const waiting = new Map();
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(event.data);
-    if (message.id !== undefined && waiting.has(message.id)) {
-      waiting.get(message.id)(message);
-      waiting.delete(message.id);
-    }
-  });
-  const call = (method, params = {}) =>
-    new Promise((resolve, reject) => {
-      const id = ++next;
-      waiting.set(id, (message) => (message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result)));
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  return new Promise((resolve, reject) => {
-    socket.addEventListener('open', () => resolve({ call, close: () => socket.close() }));
-    socket.addEventListener('error', () => reject(new Error(`cannot connect to ${address}`)));
-  });
-}
-
-async function evaluate(page, expression) {
-  const { result, exceptionDetails } = await page.call('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
-  if (exceptionDetails) throw new Error(`page error: ${JSON.stringify(exceptionDetails.exception?.description ?? exceptionDetails)}`);
-  return result.value;
-}
-
-const page = await connect(await newTab());
+const page = await connect(await openPage(port, 'about:blank'));
 await page.call('Page.enable');
 await page.call('Runtime.enable');
 await page.call('Page.addScriptToEvaluateOnNewDocument', {
