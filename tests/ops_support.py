@@ -47,22 +47,8 @@ class OpsServer(ServerProcess):
             command += ["--port", str(self.port)]
         return command + ["--log-level", self.log_level, *self.args]
 
-    def start(self, timeout: float = 60.0) -> "OpsServer":
-        env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN, **self.env}
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(self.command(), env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        if log is not subprocess.DEVNULL:
-            log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"dpdist serve exited with status {self.process.returncode}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
-                    return self
-            time.sleep(0.1)
-        self.kill()
-        raise RuntimeError("dpdist serve did not start in time")
+    def environment(self) -> dict:
+        return {**super().environment(), **self.env}
 
     def log(self) -> str:
         return Path(self.log_path).read_text() if self.log_path else ""

@@ -43,15 +43,22 @@ class ServerProcess:
         self.cpu = cpu  # pin the server to this core (benchmarks): taskset execs, so the pid is the server's
         self.process = None
 
-    def start(self, timeout: float = 60.0) -> "ServerProcess":
+    def command(self) -> list[str]:
+        """The server's command line (subclasses add options)."""
         command = [sys.executable, "-m", "dpdist.cli", "serve", "--db", self.db_url, "--port", str(self.port), "--log-level", self.log_level]
         if self.max_body_bytes is not None:
             command += ["--max-body-bytes", str(self.max_body_bytes)]
         if self.cpu is not None:
             command = ["taskset", "-c", str(self.cpu), *command]
-        env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+        return command
+
+    def environment(self) -> dict:
+        """The server's environment (subclasses add variables)."""
+        return {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+
+    def start(self, timeout: float = 60.0) -> "ServerProcess":
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(self.command(), env=self.environment(), stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         if log is not subprocess.DEVNULL:
             log.close()
         deadline = time.monotonic() + timeout
