@@ -80,7 +80,7 @@ def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(capsy
     def broken(_args):
         raise KeyError("boom")
 
-    from dpdist import cli
+    from dpdist.cli import _main as cli
 
     parser = cli.build_parser()
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
@@ -100,7 +100,7 @@ def test_numpy_numbers_print_plainly_and_print_options_are_restored(capsys, monk
     def shows_a_numpy_number(_args):
         raise InvalidParameterError(f"Got {np.float64(39.4)!r} instead.")
 
-    from dpdist import cli
+    from dpdist.cli import _main as cli
 
     parser = cli.build_parser()
     monkeypatch.setattr(cli, "build_parser", lambda: parser)

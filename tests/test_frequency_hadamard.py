@@ -62,7 +62,7 @@ def test_both_branches_of_the_exact_sampler_agree_with_privatize():
     repeats = 600
     statistics = {}
     for label, cells in (("multinomial", 1 << 22), ("per-user", 0)):
-        import dpdist.local.frequency.hadamard as module
+        import dpdist.local.frequency.hr as module
 
         saved, module._MULTINOMIAL_CELLS = module._MULTINOMIAL_CELLS, cells
         try:

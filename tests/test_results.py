@@ -8,7 +8,7 @@ import pytest
 from dpdist import central, local
 from dpdist.estimates import Distribution, Estimate, FrequencyEstimate, MeanEstimate, MeanVarianceEstimate
 from dpdist.local.numerical.binning import Binning
-from dpdist.local.numerical.square_wave import SquareWave
+from dpdist.local.numerical.sw import SquareWave
 
 X = np.random.default_rng(0).beta(2, 5, size=2000)
 

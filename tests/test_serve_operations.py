@@ -284,7 +284,7 @@ def _serve_parser():
 
 def test_every_serve_option_has_an_environment_variable(monkeypatch):
     """Options could only be typed on the command line, which `ps` shows (a PostgreSQL password in --db)."""
-    from dpdist._cli_env import variable_of
+    from dpdist.cli._env import variable_of
 
     _, serve = _serve_parser()
     options = [a for a in serve._actions if a.option_strings and a.dest != "help"]

@@ -25,7 +25,7 @@ from ._protocol import (
     parameter_names,
 )
 from ..estimates import HeavyHitters
-from .pem import heavy_hitters
+from .heavy_hitters import heavy_hitters
 from .words import StringCodec, encode_strings
 
 __all__ = [

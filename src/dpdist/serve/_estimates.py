@@ -210,7 +210,7 @@ def estimate_json(campaign: Campaign, query) -> dict:
 
 def estimate_png(campaign: Campaign, query) -> bytes:
     """``GET /api/campaigns/{id}/estimate.png``: the estimate's plot (409 before the first report)."""
-    from .._cli_deploy import _plot_estimate
+    from ..cli._deploy import _plot_estimate
 
     options, _ = estimate_options(query)
     estimate = _estimate(campaign, options)

@@ -24,7 +24,7 @@ import numpy as np
 from ..._validation import Integer, Interval, check_param
 from .._protocol import register
 from ._tree import consistency_violation, hh_admm
-from .hierarchy import HierarchicalHistogram
+from .hh import HierarchicalHistogram
 
 __all__ = ["HierarchicalHistogramADMM"]
 

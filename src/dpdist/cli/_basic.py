@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_commands(subparsers) -> None:
-    from .cli import seed_argument
+    from ._arguments import seed_argument
 
     listing = subparsers.add_parser("list", help="list the registered local protocols")
     listing.set_defaults(handler=_run_list)
@@ -19,9 +19,9 @@ def add_commands(subparsers) -> None:
 
 
 def _run_list(args) -> int:
-    from . import local
+    from .. import local
 
-    from .local.frequency.auto import SUMMARY as auto_summary
+    from ..local.frequency.auto import SUMMARY as auto_summary
 
     rows = sorted(local.describe() + [("auto", "frequency", auto_summary)])
     width = max(len(name) for name, _, _ in rows)
@@ -31,7 +31,7 @@ def _run_list(args) -> int:
 
 
 def _run_demo(args) -> int:
-    from .demo import run_demo
+    from ..demo import run_demo
 
     return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed, repeats=args.repeats)
 

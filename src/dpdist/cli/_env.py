@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .errors import InvalidParameterError
+from ..errors import InvalidParameterError
 
 __all__ = ["environment_defaults", "check_environment", "variable_of"]
 

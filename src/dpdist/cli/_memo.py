@@ -49,7 +49,7 @@ class DeviceMemo:
 
     def reports(self, values: np.ndarray, rng) -> np.ndarray:
         """This device's reports of ``values`` (one per value), charged and saved before they are returned."""
-        from .errors import IncompatibleStateError, PrivacyBudgetError
+        from ..errors import IncompatibleStateError, PrivacyBudgetError
 
         where = f"The '{self.option}' file {str(self.path)!r}"
         try:
@@ -76,8 +76,8 @@ def open_device_memo(
     ``budget``, ``accounting``: the owner's total epsilon and accounting (``--budget``,
     ``--accounting``), replacing the ledger's when given.
     """
-    from .errors import InvalidParameterError
-    from .local.ledger import PrivacyLedger
+    from ..errors import InvalidParameterError
+    from ..local.ledger import PrivacyLedger
 
     if path is None:
         yield None
@@ -93,7 +93,7 @@ def open_device_memo(
 
 def add_ledger_arguments(parser) -> None:
     """``--budget`` and ``--accounting``: the device owner's settings of the ledger in ``--memo FILE``."""
-    from .local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
+    from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
 
     parser.add_argument(
         "--budget", type=float, default=None, metavar="EPSILON",

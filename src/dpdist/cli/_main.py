@@ -1,9 +1,4 @@
-"""The ``dpdist`` command line.
-
-Sub-commands live beside the code they drive; each module listed in
-``_COMMAND_MODULES`` exposes ``add_commands(subparsers)`` which registers its
-sub-parsers with a ``handler`` default.
-"""
+"""The ``dpdist`` parser and ``main``: one line per error, exit status 0, 1 or 2."""
 
 from __future__ import annotations
 
@@ -12,14 +7,14 @@ import importlib
 import os
 import sys
 
-from . import __version__
+from .. import __version__
 
 _COMMAND_MODULES = [
-    "dpdist._cli_basic",
-    "dpdist._cli_experiments",
-    "dpdist._cli_deploy",
-    "dpdist._cli_release",
-    "dpdist._cli_serve",
+    "dpdist.cli._basic",
+    "dpdist.cli._experiments",
+    "dpdist.cli._deploy",
+    "dpdist.cli._release",
+    "dpdist.cli._serve",
 ]
 
 
@@ -44,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import numpy as np
 
-    from ._cli_errors import TRACEBACK_VARIABLE, internal_error_message, user_message
-    from .errors import DPDistError
+    from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
+    from ..errors import DPDistError
 
     printing = np.get_printoptions()
     np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)
@@ -83,48 +78,3 @@ def _attach_negative_values(argv: list[str]) -> list[str]:
         else:
             out.append(word)
     return out
-
-
-def seed_argument(text: str) -> int:
-    """argparse type of ``--seed``: a non-negative int."""
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return seed
-
-
-def check_replicates(replicates: int) -> int:
-    """The value of ``--replicates``: 0 (no CDF bands) or the bootstrap replicates, at least 20."""
-    from .errors import InvalidParameterError
-
-    if replicates < 0 or 0 < replicates < 20:
-        raise InvalidParameterError(
-            f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {replicates!r} instead."
-        )
-    return replicates
-
-
-def parse_bounds(text: str | None) -> tuple[float, float] | None:
-    """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
-    import math
-
-    from .errors import InvalidParameterError
-
-    if text is None:
-        return None
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        low = high = math.nan
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise InvalidParameterError(
-            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
-        )
-    return (low, high)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

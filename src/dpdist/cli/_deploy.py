@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_memo import add_ledger_arguments
+from ._memo import add_ledger_arguments
 
 __all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
 
@@ -35,7 +35,7 @@ _BLOCK_SIZE = 1 << 16
 
 
 def add_commands(subparsers) -> None:
-    from .cli import seed_argument
+    from ._arguments import seed_argument
 
     privatize = subparsers.add_parser(
         "privatize",
@@ -115,8 +115,8 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from . import _json, local
-    from .errors import InvalidParameterError
+    from .. import _json, local
+    from ..errors import InvalidParameterError
 
     source = text
     if not text.lstrip().startswith("{"):
@@ -135,7 +135,7 @@ def load_config(text: str, option: str = "--config"):
 
 def read_labels(path: str, option: str = "--labels") -> list[str]:
     """The label domain in a text file: one label per line (surrounding spaces and empty lines ignored)."""
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -156,8 +156,8 @@ def read_labels(path: str, option: str = "--labels") -> list[str]:
 
 def with_labels(protocol, labels: list[str], option: str = "--labels"):
     """``protocol`` with the label domain ``labels`` (its domain_size must match, if it states one)."""
-    from . import local
-    from .errors import InvalidParameterError
+    from .. import local
+    from ..errors import InvalidParameterError
 
     if protocol.tags.kind != "frequency":
         raise InvalidParameterError(
@@ -181,13 +181,13 @@ def _progress(total, unit, disable):
 def _run_privatize(args) -> int:
     import warnings
 
-    from ._cli_memo import is_longitudinal, open_device_memo
-    from ._io._blocks import rechunk
-    from ._io._columns import count_rows, iter_column
-    from ._io._shuffle import ReportShuffler
-    from ._rng import block_generator, check_rng, order_generator, root_seed_sequence, secure_generator
-    from .errors import EachValueANewUserWarning, InvalidParameterError
-    from .io import ReportWriter
+    from ._memo import is_longitudinal, open_device_memo
+    from .._io._blocks import rechunk
+    from .._io._columns import count_rows, iter_column
+    from .._io._shuffle import ReportShuffler
+    from .._rng import block_generator, check_rng, order_generator, root_seed_sequence, secure_generator
+    from ..errors import EachValueANewUserWarning, InvalidParameterError
+    from ..io import ReportWriter
 
     protocol = load_config(args.config)
     if args.labels is not None:
@@ -242,8 +242,8 @@ def _run_privatize(args) -> int:
 
 def _privatize_binning(protocol, args):
     """``(bounds, bins)`` when a frequency protocol privatizes a numeric column binned over --bounds, else None."""
-    from .cli import parse_bounds
-    from .errors import InvalidParameterError
+    from ._arguments import parse_bounds
+    from ..errors import InvalidParameterError
 
     if args.bins is None and args.bounds is None:
         return None
@@ -285,14 +285,14 @@ class ColumnValues:
             self.unknown += chunk.size - items.size
             return items
         if getattr(protocol, "takes_strings", False):
-            from .local.words import words_in_alphabet
+            from ..local.words import words_in_alphabet
 
             known = words_in_alphabet(chunk, protocol.codec.alphabet)
             self.outside_alphabet += int(known.size - np.count_nonzero(known))
             return chunk[known]
         if self.binning is not None:
             (low, high), bins = self.binning
-            from .datasets import bucketize
+            from ..datasets import bucketize
 
             return bucketize(self._in_bounds(np.asarray(chunk, dtype=np.float64), (low, high), "'--bounds'"), (low, high), bins)
         if protocol.tags.kind == "numerical":
@@ -300,8 +300,8 @@ class ColumnValues:
         return _as_protocol_values(protocol, chunk)
 
     def _in_bounds(self, values, bounds, where: str) -> np.ndarray:
-        from ._validation import clip_real_values
-        from .errors import OutOfDomainError
+        from .._validation import clip_real_values
+        from ..errors import OutOfDomainError
 
         if self.clip:
             values, moved = clip_real_values(values, bounds, owner=f"the column {self.column!r}")
@@ -348,9 +348,9 @@ def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- aggregate
 def _run_aggregate(args) -> int:
-    from ._io._atomic import exclusive_lock
-    from .errors import IncompatibleStateError, InvalidParameterError
-    from .io import SavedState, count_reports, file_identities, iter_report_batches, load_state, protocol_of_file, record_ingested
+    from .._io._atomic import exclusive_lock
+    from ..errors import IncompatibleStateError, InvalidParameterError
+    from ..io import SavedState, count_reports, file_identities, iter_report_batches, load_state, protocol_of_file, record_ingested
 
     state_path = Path(args.state)
     for name in args.files:
@@ -438,8 +438,8 @@ def _run_aggregate(args) -> int:
 
 def _config_difference(name, protocol) -> str:
     """Which config entries of the file ``name`` differ from ``protocol``'s (e.g. labels given to privatize only)."""
-    from .errors import DPDistError
-    from .io import protocol_of_file
+    from ..errors import DPDistError
+    from ..io import protocol_of_file
 
     try:
         theirs = protocol_of_file(name).config()
@@ -474,7 +474,7 @@ def run_estimate_from_state(args) -> int:
     Only the state file is read: the ingest journal beside it (which ``aggregate``
     needs to refuse files counted before) plays no part in an estimate.
     """
-    from .local import Aggregator
+    from ..local import Aggregator
 
     check_plot_path(args.plot)
     aggregator = Aggregator.load(args.state)
@@ -482,19 +482,19 @@ def run_estimate_from_state(args) -> int:
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":
-            from .errors import InvalidParameterError
+            from ..errors import InvalidParameterError
 
             raise InvalidParameterError(
                 f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
             )
         options["postprocess"] = args.postprocess
     estimate = protocol.estimate(aggregator, **options)
-    from .cli import check_replicates
-    from .estimates import Distribution
+    from ._arguments import check_replicates
+    from ..estimates import Distribution
 
     replicates = check_replicates(getattr(args, "replicates", 0))
     if replicates and isinstance(estimate, Distribution):
-        from .uncertainty import cdf_band
+        from ..uncertainty import cdf_band
 
         estimate = cdf_band(protocol, aggregator, replicates=replicates, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
@@ -552,7 +552,7 @@ def check_plot_path(path, option: str = "--plot") -> None:
     """Refuse a plot file whose extension matplotlib cannot write, before any work is done."""
     if path is None:
         return
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     supported = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
     extension = Path(path).suffix.lower().lstrip(".")
@@ -576,8 +576,8 @@ def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .errors import InvalidParameterError
-    from .estimates import Distribution, FrequencyEstimate, HeavyHitters
+    from ..errors import InvalidParameterError
+    from ..estimates import Distribution, FrequencyEstimate, HeavyHitters
 
     if isinstance(estimate, Distribution):
         fig, (density_ax, cdf_ax) = plt.subplots(1, 2, figsize=(10, 3.8))

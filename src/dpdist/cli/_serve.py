@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from ._cli_env import check_environment, environment_defaults
-from ._cli_memo import add_ledger_arguments
+from ._env import check_environment, environment_defaults
+from ._memo import add_ledger_arguments
 
 __all__ = ["add_commands"]
 
@@ -45,7 +45,7 @@ def _server_options(parser, *, admin: bool) -> None:
 
 # ---------------------------------------------------------------------- serve
 def _add_serve(subparsers) -> None:
-    from .serve._store import DEFAULT_MAX_BODY_BYTES
+    from ..serve._store import DEFAULT_MAX_BODY_BYTES
 
     serve = subparsers.add_parser(
         "serve",
@@ -70,7 +70,7 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
-    from .serve._limits import add_arguments as add_limit_arguments
+    from ..serve._limits import add_arguments as add_limit_arguments
 
     add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     _add_operations(serve)
@@ -80,7 +80,7 @@ def _add_serve(subparsers) -> None:
 
 def _add_operations(serve) -> None:
     """The operator's options of ``dpdist serve`` (docs/deployment.md: "Operating", "Metrics", "Behind a reverse proxy")."""
-    from .serve._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S
+    from ..serve._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S
 
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
                        help="server log: uvicorn's text lines, or one JSON object per line with request ids (default text)")
@@ -103,7 +103,7 @@ def _add_operations(serve) -> None:
 
 
 def _operations(args, Operations):
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     root = args.root_path.rstrip("/")
     if root and (not root.startswith("/") or any(c in root for c in " ?#%\\")):
@@ -115,7 +115,7 @@ def _operations(args, Operations):
 
 
 def _uvicorn_operations(args) -> dict:
-    from .serve._logs import log_config
+    from ..serve._logs import log_config
 
     return {
         "root_path": args.root_path,
@@ -126,7 +126,7 @@ def _uvicorn_operations(args) -> dict:
 
 
 def _missing_extra(command: str, error: ImportError):
-    from .errors import MissingDependencyError
+    from ..errors import MissingDependencyError
 
     module = getattr(error, "name", None) or str(error)
     return MissingDependencyError(
@@ -135,7 +135,7 @@ def _missing_extra(command: str, error: ImportError):
 
 
 def _admin_token(args, *, required: bool = True) -> str | None:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     token = args.admin_token or os.environ.get("DPDIST_ADMIN_TOKEN")
     if required and not token:
@@ -144,14 +144,14 @@ def _admin_token(args, *, required: bool = True) -> str | None:
 
 
 def _run_serve(args) -> int:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     check_environment(args)
     try:
         import uvicorn
 
-        from .serve import create_app
-        from .serve._operations import Operations
+        from ..serve import create_app
+        from ..serve._operations import Operations
     except ImportError as error:
         raise _missing_extra("dpdist serve", error) from None
     if not 0 <= args.port <= 65535:
@@ -159,7 +159,7 @@ def _run_serve(args) -> int:
     token = _admin_token(args)
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    from .serve._limits import from_args as limits_from_args, uvicorn_options
+    from ..serve._limits import from_args as limits_from_args, uvicorn_options
 
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
@@ -294,12 +294,12 @@ def _add_campaign(subparsers) -> None:
 
 
 def _client(args, *, admin: bool):
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     try:
         import httpx  # noqa: F401 - the client's transport
 
-        from .client import Client
+        from ..client import Client
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
@@ -315,7 +315,7 @@ def _client(args, *, admin: bool):
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from .client import retry_schedule
+    from ..client import retry_schedule
 
     said = False
 
@@ -335,7 +335,7 @@ def _print_json(document) -> None:
 
 
 def _run_create(args) -> int:
-    from ._cli_deploy import load_config
+    from ._deploy import load_config
 
     protocol = load_config(args.config)
     with _client(args, admin=True) as client:
@@ -367,7 +367,7 @@ def _run_simple(args) -> int:
 
 
 def _run_enroll(args) -> int:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     for option, value in (("--count", args.count), ("--reports", args.reports)):
         if value < 1:
@@ -386,7 +386,7 @@ def _run_enroll(args) -> int:
 
 
 def _run_delete(args) -> int:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     if not args.yes:
         raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
@@ -405,7 +405,7 @@ def _run_list(args) -> int:
 
 
 def _parse_options(pairs: list[str]) -> dict:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     options = {}
     for pair in pairs:
@@ -456,7 +456,7 @@ def _print_summary(document: dict) -> None:
         print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
     diagnostics = document.get("diagnostics") or {}
     if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
-        from .serve._diagnostics import describe
+        from ..serve._diagnostics import describe
 
         print("  " + describe(document["diagnostics"]))
 
@@ -517,7 +517,7 @@ def _add_submit(subparsers) -> None:
 
 
 def _run_submit(args) -> int:
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     if args.batch_size < 1:
         raise InvalidParameterError(f"The '--batch-size' option must be an int >= 1. Got {args.batch_size}.")
@@ -564,14 +564,14 @@ def _run_submit(args) -> int:
 def _submit_column(client, args):
     import warnings
 
-    from ._cli_deploy import ColumnValues, reads_text
-    from ._cli_memo import is_longitudinal, open_device_memo
-    from ._io._blocks import rechunk
-    from ._io._columns import iter_column
-    from ._io._shuffle import ReportShuffler
-    from ._rng import check_rng, secure_generator
+    from ._deploy import ColumnValues, reads_text
+    from ._memo import is_longitudinal, open_device_memo
+    from .._io._blocks import rechunk
+    from .._io._columns import iter_column
+    from .._io._shuffle import ReportShuffler
+    from .._rng import check_rng, secure_generator
     from ._submit_journal import journal_path, journal_records, write_journal
-    from .errors import EachValueANewUserWarning
+    from ..errors import EachValueANewUserWarning
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)

@@ -7,7 +7,7 @@ import sys
 
 
 def add_commands(subparsers) -> None:
-    from .cli import seed_argument
+    from ._arguments import seed_argument
 
     release = subparsers.add_parser(
         "release",
@@ -50,7 +50,7 @@ def _parse_quantiles(text: str):
     """
     import math
 
-    from .errors import InvalidParameterError
+    from ..errors import InvalidParameterError
 
     try:
         values = [float(part) for part in text.split(",") if part.strip()]
@@ -68,12 +68,12 @@ def _parse_quantiles(text: str):
 def _run_release(args) -> int:
     import numpy as np
 
-    from . import central
-    from .cli import parse_bounds
-    from .datasets.files import read_column
-    from .errors import DPDistError, InvalidParameterError
+    from .. import central
+    from ._arguments import parse_bounds
+    from ..datasets.files import read_column
+    from ..errors import DPDistError, InvalidParameterError
 
-    from ._cli_deploy import check_plot_path
+    from ._deploy import check_plot_path
 
     bounds = parse_bounds(args.bounds)
     q = _parse_quantiles(args.quantiles)
@@ -89,7 +89,7 @@ def _run_release(args) -> int:
         _check_out(args.out)
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
-        from .central.many_quantiles import _tree_quantiles
+        from ..central.many_quantiles import _tree_quantiles
 
         tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
@@ -180,7 +180,7 @@ def _is_parquet(path: str) -> bool:
 def _check_out(path: str) -> None:
     """Refuse a table format that cannot be written before any budget is spent."""
     if _is_parquet(path):
-        from ._io._arrow import require_pyarrow
+        from .._io._arrow import require_pyarrow
 
         require_pyarrow("Parquet release tables")
 
@@ -190,10 +190,10 @@ def _write_release(path: str, table: dict, release, guarantee: str) -> None:
     import csv
     import io
 
-    from ._io._atomic import atomic_writer
+    from .._io._atomic import atomic_writer
 
     if _is_parquet(path):
-        from ._io._arrow import require_pyarrow
+        from .._io._arrow import require_pyarrow
 
         pa = require_pyarrow("Parquet release tables")
         metadata = {"dpdist.guarantee": guarantee,

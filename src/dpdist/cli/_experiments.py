@@ -1,4 +1,4 @@
-"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` (its ``--state`` mode is in ``dpdist._cli_deploy``)."""
+"""``dpdist reproduce``, ``dpdist datasets`` and ``dpdist estimate`` (its ``--state`` mode is in ``dpdist.cli._deploy``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def add_commands(subparsers) -> None:
-    from .cli import seed_argument
+    from ._arguments import seed_argument
 
     reproduce = subparsers.add_parser(
         "reproduce",
@@ -102,8 +102,8 @@ def add_commands(subparsers) -> None:
 
 
 def _run_reproduce(args) -> int:
-    from .errors import InvalidParameterError
-    from .experiments import SpecNotWrittenError, get_spec, reproduce
+    from ..errors import InvalidParameterError
+    from ..experiments import SpecNotWrittenError, get_spec, reproduce
 
     try:
         spec = get_spec(args.name)
@@ -119,7 +119,7 @@ def _run_reproduce(args) -> int:
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
     if args.plan:
-        from .experiments import plan_run
+        from ..experiments import plan_run
 
         if args.jobs < 1:
             raise InvalidParameterError(f"The '--jobs' option must be an int >= 1. Got {args.jobs!r} instead.")
@@ -170,7 +170,7 @@ def _command(args) -> str:
 
 
 def _run_datasets(args) -> int:
-    from . import datasets
+    from .. import datasets
 
     rows = datasets.describe()
     header = ("name", "kind", "size", "bounds/domain", "description")
@@ -188,7 +188,7 @@ _CHOOSERS = ("auto",)
 
 def _protocol_kind(name: str) -> str:
     """``"frequency"``, ``"heavy_hitters"`` or ``"numerical"`` of a name ``dpdist list`` shows."""
-    from . import local
+    from .. import local
 
     if name in _CHOOSERS:
         return "frequency"
@@ -199,8 +199,8 @@ def _check_protocol_option(args) -> str:
     """The ``--protocol`` name (case-insensitive), one of those ``dpdist list`` shows."""
     import difflib
 
-    from . import local
-    from .errors import InvalidParameterError
+    from .. import local
+    from ..errors import InvalidParameterError
 
     names = sorted([*local.available(), *_CHOOSERS])
     name = args.protocol.strip().lower().replace("_", "-")
@@ -215,8 +215,8 @@ def _check_protocol_option(args) -> str:
 
 def protocol_extras(name: str, args) -> dict:
     """Parameters of protocol ``name`` given by their own options: ``--epsilon-1`` (longitudinal protocols)."""
-    from . import local
-    from .errors import InvalidParameterError
+    from .. import local
+    from ..errors import InvalidParameterError
 
     takes = name not in _CHOOSERS and "epsilon_1" in local.parameter_names(name)
     if takes and args.epsilon_1 is None:
@@ -235,12 +235,12 @@ def protocol_extras(name: str, args) -> dict:
 def _run_estimate(args) -> int:
     import numpy as np
 
-    from . import local
-    from ._cli_deploy import check_plot_path
-    from .cli import check_replicates, parse_bounds
-    from .estimates import Distribution
-    from .errors import InvalidParameterError
-    from .experiments._methods import run_local_protocol
+    from .. import local
+    from ._deploy import check_plot_path
+    from ._arguments import check_replicates, parse_bounds
+    from ..estimates import Distribution
+    from ..errors import InvalidParameterError
+    from ..experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
     one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
@@ -251,7 +251,7 @@ def _run_estimate(args) -> int:
             raise InvalidParameterError(
                 f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
             )
-        from ._cli_deploy import run_estimate_from_state
+        from ._deploy import run_estimate_from_state
 
         return run_estimate_from_state(args)
     absent = [name for name, value in one_shot.items() if value is None]
@@ -303,7 +303,7 @@ def _run_estimate(args) -> int:
     low, high = data.bounds
     chosen = ""
     if name in _CHOOSERS:
-        from .local.frequency.auto import choose_protocol
+        from ..local.frequency.auto import choose_protocol
 
         chosen = f" (chose {choose_protocol(epsilon=args.epsilon, domain_size=params['bins'])})"
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
@@ -326,7 +326,7 @@ def _run_estimate(args) -> int:
             print(f"  bands              95% pointwise and simultaneous, {band.method} ({band.replicates} replicates)")
         print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
         if args.plot:
-            from ._cli_deploy import _plot_estimate
+            from ._deploy import _plot_estimate
 
             label = f"{name}, eps={args.epsilon:g}"
             _plot_estimate(estimate, label, args.plot, truth=values, xlabel=args.column)
@@ -340,8 +340,8 @@ def _run_estimate(args) -> int:
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
     """One simulated collection of ``values`` and its estimate with 95% CDF bands."""
-    from . import local
-    from .uncertainty import cdf_band
+    from .. import local
+    from ..uncertainty import cdf_band
 
     make_params = dict(params)
     if local.needs_population_size(protocol):
@@ -352,8 +352,8 @@ def _numerical_with_band(protocol: str, values, data, params: dict, rng, replica
 
 def _estimates_a_mean(name: str) -> bool:
     """Whether the numerical protocol ``name`` estimates a mean (``pm``, ``sr``) rather than a distribution."""
-    from .local._registry import registered_class
-    from .local.numerical._mean import MeanProtocol
+    from ..local._registry import registered_class
+    from ..local.numerical._mean import MeanProtocol
 
     return issubclass(registered_class(name), MeanProtocol)
 
@@ -367,9 +367,9 @@ def _numeric_column(args, bounds):
     """
     from types import SimpleNamespace
 
-    from ._validation import clip_real_values
-    from .datasets.files import read_column
-    from .errors import InvalidValueTypeError, OutOfDomainError
+    from .._validation import clip_real_values
+    from ..datasets.files import read_column
+    from ..errors import InvalidValueTypeError, OutOfDomainError
 
     values = read_column(args.file, args.column, infinite="keep" if bounds is not None and args.clip else "raise")
     if values.size == 0:
@@ -396,10 +396,10 @@ def _run_estimate_labels(args, extras: dict) -> int:
     """One-shot mode on a column of labels: ``--labels FILE`` gives the public label domain."""
     import numpy as np
 
-    from . import local
-    from ._cli_deploy import read_labels
-    from ._io._columns import iter_column
-    from .errors import InvalidParameterError
+    from .. import local
+    from ._deploy import read_labels
+    from .._io._columns import iter_column
+    from ..errors import InvalidParameterError
 
     kind = _protocol_kind(args.protocol)
     if kind != "frequency":
@@ -443,7 +443,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
     if not estimate.has_intervals:  # say why rather than print an interval that does not cover
         print(f"  intervals          {estimate.details.get('no_interval', 'no interval: the estimator has no variance')}")
     if args.plot:
-        from ._cli_deploy import _plot_estimate
+        from ._deploy import _plot_estimate
 
         _plot_estimate(estimate, f"{protocol.name}, eps={args.epsilon:g}", args.plot, truth=truth, xlabel=args.column)
         print(f"  plot               {args.plot}")
@@ -461,10 +461,10 @@ def _run_estimate_heavy_hitters(args) -> int:
 
     import numpy as np
 
-    from . import local
-    from ._io._columns import iter_column
-    from .errors import InvalidParameterError
-    from .local.words import MAX_BITS, StringCodec, words_in_alphabet
+    from .. import local
+    from .._io._columns import iter_column
+    from ..errors import InvalidParameterError
+    from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 
     for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
                           "--postprocess": args.postprocess}.items():
@@ -520,7 +520,7 @@ def _run_estimate_heavy_hitters(args) -> int:
         print(f"  {name:<{width}}  {found.frequencies[index]:9.4f}  95% [{low[index]:.4f}, {high[index]:.4f}]   "
               f"(true {truth.get(name, 0.0):.4f})")
     if args.plot:
-        from ._cli_deploy import _plot_estimate
+        from ._deploy import _plot_estimate
 
         _plot_estimate(found, f"pem, eps={args.epsilon:g}", args.plot, xlabel=args.column)
         print(f"  plot               {args.plot}")

@@ -1,0 +1,46 @@
+"""Argument types and checks shared by the sub-commands (``--seed``, ``--bounds``, ``--replicates``)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def seed_argument(text: str) -> int:
+    """argparse type of ``--seed``: a non-negative int."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return seed
+
+
+def check_replicates(replicates: int) -> int:
+    """The value of ``--replicates``: 0 (no CDF bands) or the bootstrap replicates, at least 20."""
+    from ..errors import InvalidParameterError
+
+    if replicates < 0 or 0 < replicates < 20:
+        raise InvalidParameterError(
+            f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {replicates!r} instead."
+        )
+    return replicates
+
+
+def parse_bounds(text: str | None) -> tuple[float, float] | None:
+    """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
+    import math
+
+    from ..errors import InvalidParameterError
+
+    if text is None:
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise InvalidParameterError(
+            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
+        )
+    return (low, high)
