@@ -238,7 +238,6 @@ def _run_estimate(args) -> int:
     from .. import local
     from ._deploy import check_plot_path
     from ._arguments import check_replicates, parse_bounds
-    from ..estimates import Distribution
     from ..errors import InvalidParameterError
     from ..experiments._methods import run_local_protocol
 
@@ -293,8 +292,6 @@ def _run_estimate(args) -> int:
                 )
             params["bins"] = args.bins
     means_only = kind == "numerical" and _estimates_a_mean(name)
-    if means_only and args.plot:
-        raise InvalidParameterError(f"The '--plot' option needs a distribution; {name!r} estimates only the mean.")
     rng = np.random.default_rng(args.seed)
     if kind == "numerical" and args.replicates and not means_only:
         estimate = _numerical_with_band(name, values, data, params, rng, args.replicates)
@@ -311,30 +308,13 @@ def _run_estimate(args) -> int:
     if clipped:
         print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
               "never sent; --no-clip refuses them)")
-    if isinstance(estimate, Distribution):
-        levels = [0.1, 0.25, 0.5, 0.75, 0.9]
-        quantiles = estimate.quantile(levels)
-        band = estimate.band
-        mean_interval = "" if band is None else "   95% [{:.6g}, {:.6g}]".format(*band.mean_interval())
-        print(f"  estimated mean     {estimate.mean():.6g}   (true {values.mean():.6g}){mean_interval}")
-        print(f"  estimated std      {np.sqrt(estimate.var()):.6g}   (true {values.std():.6g})")
-        lows, highs = band.quantile_interval(levels) if band is not None else (None, None)
-        for i, (q, value, true) in enumerate(zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, levels))):
-            interval = "" if band is None else f"   95% [{lows[i]:.6g}, {highs[i]:.6g}]"
-            print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g}){interval}")
-        if band is not None:
-            print(f"  bands              95% pointwise and simultaneous, {band.method} ({band.replicates} replicates)")
-        print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
-        if args.plot:
-            from ._deploy import _plot_estimate
+    print(estimate.describe(values))  # any estimate describes itself: a distribution, or a mean (pm, sr)
+    if args.plot:
+        from .. import plotting
 
-            label = f"{name}, eps={args.epsilon:g}"
-            _plot_estimate(estimate, label, args.plot, truth=values, xlabel=args.column)
-            print(f"  plot               {args.plot}")
-    else:  # a mean estimate (pm, sr)
-        low_ci, high_ci = estimate.confidence_interval(0.95)
-        print(f"  estimated mean     {estimate.mean:.6g}   (true {values.mean():.6g})")
-        print(f"  95% interval       [{low_ci:.6g}, {high_ci:.6g}]")
+        plotting.save_estimate(estimate, args.plot, label=f"{name}, eps={args.epsilon:g}", truth=values,
+                               xlabel=args.column)
+        print(f"  plot               {args.plot}")
     return 0
 
 
@@ -434,18 +414,12 @@ def _run_estimate_labels(args, extras: dict) -> int:
     )
     if unknown or missing:
         print(f"  rejected           {unknown} value(s) outside the label domain; {missing} missing cell(s)")
-    width = max(len(label) for label in labels[:1000])
-    low, high = estimate.confidence_interval(0.95)
-    for label, share in estimate.top_labels(min(10, protocol.domain_size)):
-        item = labels.index(label)
-        interval = f"95% [{low[item]:.4f}, {high[item]:.4f}]" if np.isfinite(estimate.variance[item]) else "no interval"
-        print(f"  {label:<{width}}  {share:9.4f}  {interval}   (true {truth[item]:.4f})")
-    if not estimate.has_intervals:  # say why rather than print an interval that does not cover
-        print(f"  intervals          {estimate.details.get('no_interval', 'no interval: the estimator has no variance')}")
+    print(estimate.describe(truth))
     if args.plot:
-        from ._deploy import _plot_estimate
+        from .. import plotting
 
-        _plot_estimate(estimate, f"{protocol.name}, eps={args.epsilon:g}", args.plot, truth=truth, xlabel=args.column)
+        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}", truth=truth,
+                               xlabel=args.column)
         print(f"  plot               {args.plot}")
     return 0
 
@@ -514,14 +488,10 @@ def _run_estimate_heavy_hitters(args) -> int:
     print(f"pem with epsilon={args.epsilon:g} on {items.size} values of {args.column!r}: {note}")
     if skipped or missing:
         print(f"  rejected           {skipped} word(s) with a character outside the alphabet; {missing} missing cell(s)")
-    low, high = found.details["low"], found.details["high"]
-    width = max([len(name) for name in found.names] + [4])
-    for index, name in enumerate(found.names):
-        print(f"  {name:<{width}}  {found.frequencies[index]:9.4f}  95% [{low[index]:.4f}, {high[index]:.4f}]   "
-              f"(true {truth.get(name, 0.0):.4f})")
+    print(found.describe(truth))
     if args.plot:
-        from ._deploy import _plot_estimate
+        from .. import plotting
 
-        _plot_estimate(found, f"pem, eps={args.epsilon:g}", args.plot, xlabel=args.column)
+        plotting.save_estimate(found, args.plot, label=f"pem, eps={args.epsilon:g}", xlabel=args.column)
         print(f"  plot               {args.plot}")
     return 0
