@@ -40,3 +40,9 @@ __all__ = [
     "JSON_SCHEMA",
 ]
 
+
+# One public name per class (docs, reprs, pickles): dpdist.estimates.X, not the private file it is written in.
+for _name in __all__:
+    if isinstance(globals()[_name], type):
+        globals()[_name].__module__ = __name__
+del _name
