@@ -14,10 +14,8 @@ import pytest
 
 import dpdist
 from dpdist import central, local, plotting
-from dpdist.errors import DPDistError, InvalidParameterError
-from dpdist.estimates import (
-    JSON_SCHEMA, Distribution, Estimate, FrequencyEstimate, HeavyHitters, Interval, MeanEstimate, MeanVarianceEstimate,
-)
+from dpdist.errors import InvalidParameterError
+from dpdist.estimates import JSON_SCHEMA, Distribution, Estimate, Interval, MeanVarianceEstimate
 from dpdist.uncertainty import cdf_band
 
 matplotlib.use("Agg")
@@ -117,6 +115,15 @@ def test_every_estimate_describes_and_draws_itself(result, tmp_path):
     axes = result.plot()
     assert isinstance(axes, matplotlib.axes.Axes)
     matplotlib.pyplot.close("all")
+
+
+def test_the_service_publishes_the_schema_in_its_openapi_description():
+    from dpdist.serve import openapi_schema
+
+    schemas = openapi_schema()["components"]["schemas"]
+    assert schemas["EstimateResult"] == {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}
+    refs = [option.get("$ref") for option in schemas["Estimate"]["properties"]["estimate"]["anyOf"]]
+    assert "#/components/schemas/EstimateResult" in refs
 
 
 def test_the_json_keeps_the_fields_the_service_served():

@@ -175,9 +175,7 @@ def _as_cdf(value, name: str, owner: str):
             f"The {name!r} argument of {owner} must be a Distribution or a non-empty 1-D array of "
             f"samples. Got an array of shape {array.shape} instead."
         )
-    if array.dtype == np.bool_ or not (
-        np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
-    ):
+    if not _holds_numbers(array):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must be a Distribution or an array of real numbers. "
             f"Got dtype {array.dtype} instead."
@@ -467,15 +465,15 @@ class DetectionCounts(NamedTuple):
     false_positives: int
 
 
+def _holds_numbers(array: np.ndarray) -> bool:
+    """Whether ``array`` holds real numbers (floats or integers, not booleans)."""
+    return array.dtype != np.bool_ and (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer))
+
+
 def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Estimated and true frequency vectors of equal length, float64."""
     estimated = np.asarray(estimate)  # a FrequencyEstimate is its frequency vector
-    if (
-        estimated.ndim != 1
-        or estimated.size == 0
-        or estimated.dtype == np.bool_
-        or not (np.issubdtype(estimated.dtype, np.floating) or np.issubdtype(estimated.dtype, np.integer))
-    ):
+    if estimated.ndim != 1 or estimated.size == 0 or not _holds_numbers(estimated):
         raise InvalidValueTypeError(
             f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
             f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
@@ -496,11 +494,7 @@ def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarra
             raise InvalidValueTypeError(f"The 'truth' argument of {owner} must hold at least one item.")
         return estimated, np.bincount(items, minlength=d) / items.size
     true = np.asarray(truth)
-    if (
-        true.shape != (d,)
-        or true.dtype == np.bool_
-        or not (np.issubdtype(true.dtype, np.floating) or np.issubdtype(true.dtype, np.integer))
-    ):
+    if true.shape != (d,) or not _holds_numbers(true):
         raise InvalidValueTypeError(
             f"The 'truth' argument of {owner} must be a 1-D array of {d} true frequencies (or raw "
             f"items with 'domain_size'). Got an array of shape {true.shape} and dtype {true.dtype}."

@@ -233,13 +233,9 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    import numpy as np
-
-    from .. import local
     from ._deploy import check_plot_path
-    from ._arguments import check_replicates, parse_bounds
+    from ._arguments import check_replicates
     from ..errors import InvalidParameterError
-    from ..experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
     one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
@@ -271,6 +267,19 @@ def _run_estimate(args) -> int:
         return _run_estimate_heavy_hitters(args)
     if args.labels is not None:
         return _run_estimate_labels(args, extras)
+    return _run_estimate_numbers(args, kind, extras)
+
+
+def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
+    """One-shot mode on a column of numbers: a distribution (binned for a frequency protocol) or a mean."""
+    import numpy as np
+
+    from .. import local
+    from ._arguments import parse_bounds
+    from ..errors import InvalidParameterError
+    from ..experiments._methods import run_local_protocol
+
+    name = args.protocol
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
     if args.bins is not None and args.bins < 2:
@@ -309,13 +318,17 @@ def _run_estimate(args) -> int:
         print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
               "never sent; --no-clip refuses them)")
     print(estimate.describe(values))  # any estimate describes itself: a distribution, or a mean (pm, sr)
+    _plot(args, estimate, f"{name}, eps={args.epsilon:g}", values)
+    return 0
+
+
+def _plot(args, estimate, label: str, truth=None) -> None:
+    """``--plot``: the estimate's figure, the truth drawn beside it."""
     if args.plot:
         from .. import plotting
 
-        plotting.save_estimate(estimate, args.plot, label=f"{name}, eps={args.epsilon:g}", truth=values,
-                               xlabel=args.column)
+        plotting.save_estimate(estimate, args.plot, label=label, truth=truth, xlabel=args.column)
         print(f"  plot               {args.plot}")
-    return 0
 
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
@@ -415,12 +428,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
     if unknown or missing:
         print(f"  rejected           {unknown} value(s) outside the label domain; {missing} missing cell(s)")
     print(estimate.describe(truth))
-    if args.plot:
-        from .. import plotting
-
-        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}", truth=truth,
-                               xlabel=args.column)
-        print(f"  plot               {args.plot}")
+    _plot(args, estimate, f"{protocol.name}, eps={args.epsilon:g}", truth)
     return 0
 
 
@@ -489,9 +497,5 @@ def _run_estimate_heavy_hitters(args) -> int:
     if skipped or missing:
         print(f"  rejected           {skipped} word(s) with a character outside the alphabet; {missing} missing cell(s)")
     print(found.describe(truth))
-    if args.plot:
-        from .. import plotting
-
-        plotting.save_estimate(found, args.plot, label=f"pem, eps={args.epsilon:g}", xlabel=args.column)
-        print(f"  plot               {args.plot}")
+    _plot(args, found, f"pem, eps={args.epsilon:g}")
     return 0
