@@ -259,22 +259,22 @@ class Distribution(Presented):
         """Mean, standard deviation and the :data:`QUANTILES`, one per line, with the intervals of its band
         when it has one (at the band's level: ``level`` is not used), each beside the value of the samples
         ``truth`` when given; then the band's method and the bins."""
-        truth = check_samples(truth, "Distribution")
+        samples = check_samples(truth, "Distribution")
         band, q = self.band, np.array(QUANTILES)
-        share = "" if band is None else percent(band.level)
-        mean_interval = "" if band is None else "   {} [{:.6g}, {:.6g}]".format(share, *band.mean_interval())
+        names = ["estimated mean", "estimated std", *(f"{round(100 * p):>2}% quantile" for p in QUANTILES)]
+        values = [self.mean(), math.sqrt(self.var()), *self.quantile(q)]
+        truths = [None] * len(names) if samples is None else [np.mean(samples), np.std(samples), *np.quantile(samples, q)]
+        intervals: list[Any] = [None] * len(names)
+        if band is not None:  # the mean's from the simultaneous band, the quantiles' from the pointwise one
+            intervals[0] = band.mean_interval()
+            intervals[2:] = zip(*band.quantile_interval(q))
         lines = [
-            f"  estimated mean     {self.mean():.6g}{_true(truth, np.mean)}{mean_interval}",
-            f"  estimated std      {math.sqrt(self.var()):.6g}{_true(truth, np.std)}",
+            f"  {name:<18} {value:.6g}" + ("" if true is None else f"   (true {true:.6g})")
+            + ("" if interval is None else f"   {percent(band.level)} [{interval[0]:.6g}, {interval[1]:.6g}]")
+            for name, value, true, interval in zip(names, values, truths, intervals)
         ]
-        lows, highs = band.quantile_interval(q) if band is not None else (None, None)
-        true_quantiles = None if truth is None else np.quantile(truth, q)
-        for i, (probability, value) in enumerate(zip(QUANTILES, self.quantile(q))):
-            true = "" if truth is None else f"   (true {true_quantiles[i]:.6g})"
-            interval = "" if band is None else f"   {share} [{lows[i]:.6g}, {highs[i]:.6g}]"
-            lines.append(f"  {round(100 * probability):>2}% quantile       {value:.6g}{true}{interval}")
         if band is not None:
-            lines.append(f"  bands              {share} pointwise and simultaneous, {band.method} "
+            lines.append(f"  bands              {percent(band.level)} pointwise and simultaneous, {band.method} "
                          f"({band.replicates} replicates)")
         low, high = self.bounds
         lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
@@ -318,6 +318,3 @@ class Distribution(Presented):
         )
 
 
-
-def _true(truth: np.ndarray | None, statistic) -> str:
-    return "" if truth is None else f"   (true {statistic(truth):.6g})"

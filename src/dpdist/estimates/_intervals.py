@@ -27,8 +27,8 @@ __all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "
 class ConfidenceInterval(NamedTuple):
     """Lower and upper limits (arrays, or floats for a scalar quantity)."""
 
-    low: np.ndarray
-    high: np.ndarray
+    low: Any
+    high: Any
 
 
 def check_level(level: float, owner: str) -> float:

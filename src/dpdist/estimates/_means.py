@@ -83,7 +83,8 @@ class MeanEstimate(Presented):
     def describe(self, truth=None, level: float = 0.95) -> str:
         """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
         low, high = self.confidence_interval(level)
-        true = "" if truth is None else f"   (true {np.mean(check_samples(truth, 'MeanEstimate')):.6g})"
+        samples = check_samples(truth, "MeanEstimate")
+        true = "" if samples is None else f"   (true {np.mean(samples):.6g})"
         return (f"  estimated mean     {self.mean:.6g}{true}\n"
                 f"  {percent(level) + ' interval':<18} [{low:.6g}, {high:.6g}]")
 
@@ -190,7 +191,8 @@ class MeanVarianceEstimate(Presented):
 
     def describe(self, truth=None, level: float = 0.95) -> str:
         """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""
-        true = "" if truth is None else f"   (true {np.var(check_samples(truth, 'MeanVarianceEstimate')):.6g})"
+        samples = check_samples(truth, "MeanVarianceEstimate")
+        true = "" if samples is None else f"   (true {np.var(samples):.6g})"
         return f"{self.mean_estimate.describe(truth, level)}\n  estimated var      {self.var:.6g}{true}"
 
     def plot(self, ax=None, *, level: float = 0.95, truth=None, **kwargs):

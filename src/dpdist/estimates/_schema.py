@@ -57,7 +57,7 @@ GUARANTEE: dict[str, Any] = {
     },
 }
 
-_LEGACY_BAND = {
+_LEGACY_BAND: dict[str, Any] = {
     "type": ["object", "null"],
     "description": "The estimate's main interval in the form the service served before 'intervals' (kept for its "
     "clients; read 'intervals')",
