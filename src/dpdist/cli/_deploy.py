@@ -547,4 +547,3 @@ def check_plot_path(path, option: str = "--plot") -> None:
             f"The '{option}' option must name an image file ending in .png, .svg or .pdf (or {', '.join('.' + e for e in supported[3:])}). "
             f"Got {str(path)!r} instead."
         )
-

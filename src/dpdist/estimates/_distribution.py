@@ -316,5 +316,3 @@ class Distribution(Presented):
             f"Distribution(method={self.method!r}, epsilon={self.epsilon!r}, n={self.n}, "
             f"bounds=({lo:g}, {hi:g}), bins={self.bins})"
         )
-
-

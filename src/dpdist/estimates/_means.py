@@ -202,4 +202,3 @@ class MeanVarianceEstimate(Presented):
     def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
         """The mean with its interval (:meth:`MeanEstimate.figure`)."""
         return self.mean_estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)
-
