@@ -47,7 +47,7 @@ from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._bucket_client import refuse_seeded_memo
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
@@ -148,7 +148,6 @@ class LGRR(_Longitudinal, FrequencyOracle):
         self._p1, self._q1 = _grr_probabilities(self._keep1, d)
         self._p2, self._q2 = _grr_probabilities(self._keep2, d)
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
-        self._report_dtype = smallest_unsigned_dtype(d)
 
     def _prr_epsilon(self) -> float:
         return math.log(self._p1 / self._q1)
@@ -180,11 +179,8 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.domain_size)
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.domain_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
