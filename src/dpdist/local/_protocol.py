@@ -243,6 +243,22 @@ class LocalProtocol(ABC):
         """
         return ReportFormat()
 
+    def client_view(self) -> dict[str, Any]:
+        """What a client of another language needs to randomize under this config, as JSON.
+
+        ``config``; ``format``, the declared report format (``report_format.describe()``);
+        and ``design``, the constants the randomizer of dpdist's JavaScript client uses,
+        derived from the config (``keep``, thresholds, hash ranges, ...).  The collection
+        service publishes it with each campaign's config; the JavaScript client checks
+        the format and every constant against its own derivation from epsilon and
+        refuses a view that differs, so a collector cannot weaken the randomizer.
+        """
+        return {"config": self.config(), "format": self.report_format.describe(), "design": self._client_design()}
+
+    def _client_design(self) -> dict[str, Any]:
+        """The named design constants of :meth:`client_view` (none unless a client implements the protocol)."""
+        return {}
+
     @property
     def _report_dtype(self) -> np.dtype:
         """``report_format.dtype``, the dtype ``_privatize`` returns."""

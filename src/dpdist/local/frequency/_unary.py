@@ -79,6 +79,10 @@ class UnaryEncoding(FrequencyOracle):
         return reports
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"pThreshold": self._p_threshold, "qThreshold": self._q_threshold}
+
     def _report_format(self):
         return PackedBitReports(self.domain_size)
 

@@ -275,6 +275,10 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return max(1, _CHUNK_BITS // self._d)
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"d": self.sampled_bits, "pThreshold": self._p_threshold, "qThreshold": self._q_threshold}
+
     def _report_format(self):
         d, b = self._d, self.domain_size
         return IntegerRowReports(

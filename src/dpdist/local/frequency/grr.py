@@ -68,6 +68,10 @@ class GRR(FrequencyOracle):
         uniform = rng.integers(0, self.domain_size, size=values.size, dtype=self._report_dtype)
         return np.where(keep, values.astype(self._report_dtype), uniform)
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep": self._keep}
+
     def _report_format(self):
         return ItemReports(self.domain_size)
 

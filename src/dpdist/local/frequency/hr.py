@@ -170,6 +170,10 @@ class HR(FrequencyOracle):
     def statistic_size(self) -> int:
         return self.output_size
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"blocks": self.blocks, "blockSize": self.block_size, "outputSize": self.output_size, "keep": self._keep}
+
     def _report_format(self):
         return ItemReports(self.output_size)
 

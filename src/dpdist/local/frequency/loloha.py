@@ -204,6 +204,11 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         return self._report(randomness, self.instantaneous_response(memoized, rng))
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"g": self._g, "keep1": self._keep1, "keep2": self._keep2, "p1": self._p1, "q1": self._q1, "p2": self._p2,
+                "q2": self._q2, "p": self._p, "qOther": self._q_other}
+
     def _report_format(self):
         return _hashing.seed_value_format(self._n_seeds, self._g)
 

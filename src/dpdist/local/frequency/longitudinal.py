@@ -179,6 +179,10 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep1": self._keep1, "keep2": self._keep2, "p1": self._p1, "q1": self._q1, "p2": self._p2, "q2": self._q2}
+
     def _report_format(self):
         return ItemReports(self.domain_size)
 
@@ -247,6 +251,11 @@ class LOSUE(_Longitudinal, UnaryEncoding):
         self._p2_threshold = int(round(self._p2 * _SCALE))
         self._q2_threshold = int(round(self._q2 * _SCALE))
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
+
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"pThreshold": self._p_threshold, "qThreshold": self._q_threshold,
+                "p2Threshold": self._p2_threshold, "q2Threshold": self._q2_threshold}
 
     @staticmethod
     def _irr_probabilities(epsilon_irr: float) -> tuple[float, float]:

@@ -133,6 +133,10 @@ class OLH(FrequencyOracle):
         return np.column_stack([seeds, perturbed]).astype(np.uint64)
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"g": self._g, "keep": self._keep}
+
     def _report_format(self):
         return _hashing.seed_value_format(self._n_seeds, self._g)
 

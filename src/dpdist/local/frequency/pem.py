@@ -240,6 +240,12 @@ class PEM(LocalProtocol):
         return np.column_stack([groups, reports]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        oracle = self._oracle
+        return {"g": oracle.hash_range, "keep": oracle._keep, "lengths": self.prefix_lengths, "hashCount": oracle.hash_count,
+                "bits": self.bits}
+
     def _report_format(self):
         oracle = self._oracle
         return IntegerRowReports(

@@ -154,6 +154,10 @@ class SS(FrequencyOracle):
         return reports
 
     # ------------------------------------------------------------------ server
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"subsetSize": self.subset_size, "pIn": self._p_in}
+
     def _report_format(self):
         return PackedBitReports(self.domain_size, weight=self.subset_size)
 

@@ -92,6 +92,10 @@ class WaveProtocol(NumericalProtocol):
     def statistic_size(self) -> int:
         return self._mechanism.buckets
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return self._mechanism.client_design()
+
     def _report_format(self):
         return ItemReports(self._mechanism.buckets)
 
