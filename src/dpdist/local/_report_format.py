@@ -293,7 +293,7 @@ class ReportFormat:
         if self.dtype.names is not None:
             raise MalformedReportError(f"{self._owner} reports are structured ({self.dtype}); got dtype {values.dtype}.")
         cast, bad = fit_values(values, self.dtype)
-        return cast, bad.reshape(bad.shape[0], -1).any(axis=1) if bad.ndim > 1 else bad
+        return cast, bad.reshape(bad.shape[0], int(np.prod(bad.shape[1:], dtype=np.int64))).any(axis=1)
 
     # ------------------------------------------------------------------ JSON rows
     def to_json_rows(self, reports) -> list:

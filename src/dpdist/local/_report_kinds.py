@@ -47,10 +47,13 @@ def _cast(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _out_of_range(values: np.ndarray, low: int, high: int | None) -> np.ndarray:
     """Entries outside ``[low, high)`` (``high=None``: no upper limit), compared without overflow."""
-    bad = values < low if low > 0 or np.issubdtype(values.dtype, np.signedinteger) else np.zeros(values.shape, bool)
-    if high is not None and high - 1 < np.iinfo(values.dtype).max:
-        bad = bad | (values >= high)
-    return bad
+    below = low > 0 or np.issubdtype(values.dtype, np.signedinteger)
+    above = high is not None and high - 1 < np.iinfo(values.dtype).max
+    if below and above:
+        return (values < low) | (values >= high)
+    if below or above:
+        return values < low if below else values >= high
+    return np.zeros(values.shape, dtype=bool)
 
 
 class ItemReports(ReportFormat):
@@ -181,9 +184,12 @@ class IntegerRowReports(ReportFormat):
         flagged = np.zeros(array.shape[0], dtype=bool)
         start = 0
         for column in self.columns:
-            entries = _out_of_range(array[:, start : start + column.count], column.low, column.limit)
+            if column.count == 1:
+                rows = _out_of_range(array[:, start], column.low, column.limit)
+            else:
+                rows = _out_of_range(array[:, start : start + column.count], column.low, column.limit).any(axis=1)
             start += column.count
-            rows = entries.any(axis=1) & ~flagged
+            rows &= ~flagged
             if column.why in invalid:
                 invalid[column.why] |= rows
             elif column.limit is not None or column.low or rows.any():
