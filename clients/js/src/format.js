@@ -38,7 +38,7 @@ export class ReportFormat {
     return { kind: this.kind, dtype: this.dtype, row_shape: [...this.rowShape] };
   }
 
-  /** Write the unsigned integer ``value`` (below 2^32) as entry ``index`` of the row at ``offset``, little-endian. */
+  /** Write the unsigned integer ``value`` (below 2^53) as entry ``index`` of the row at ``offset``, little-endian. */
   write(view, offset, index, value) {
     const at = offset + index * this.itemBytes;
     if (this.itemBytes === 1) view.setUint8(at, value);
