@@ -167,6 +167,10 @@ class ReportFormat:
     kind: ClassVar[str] = "undeclared"
 
     def __init__(self, dtype=None, row_shape: tuple[int, ...] = ()):
+        if hasattr(dtype, "_report_format"):  # ReportFormat(protocol) made the format of a protocol before declarations
+            raise InvalidParameterError(
+                f"ReportFormat(protocol) is protocol.report_format now (the protocol declares it). Got {dtype!r}."
+            )
         self._dtype = None if dtype is None else np.dtype(dtype)
         self._row_shape = tuple(int(size) for size in row_shape)
         self._protocol: LocalProtocol | None = None
