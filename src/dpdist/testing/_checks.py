@@ -228,7 +228,8 @@ def check_reports_conform_to_the_declared_format(protocol: LocalProtocol) -> Non
     assert batch.n_valid == n, f"the declared format rejects {batch.n_rejected_rows} of {n} privatized reports: {batch.rejected}"
     description = json.loads(json.dumps(report_format.describe()))
     stated = (description["kind"], description["dtype"], tuple(description["row_shape"]))
-    assert stated == (report_format.kind, np.lib.format.dtype_to_descr(reports.dtype), reports.shape[1:]), (
+    descr = json.loads(json.dumps(np.lib.format.dtype_to_descr(reports.dtype)))  # JSON: tuples become lists
+    assert stated == (report_format.kind, descr, reports.shape[1:]), (
         f"describe() states {stated}, not the reports' dtype and row shape"
     )
     rows = json.loads(json.dumps(report_format.to_json_rows(reports)))
