@@ -27,7 +27,7 @@ ROW_PROBLEMS = ("missing", "wrong_shape", "out_of_range")
 class TooManyRowsToCheck(MalformedReportError):
     """More rows than allowed would have to be classified one by one (``limit`` rows; ``what`` they are)."""
 
-    def __init__(self, limit: int, what: str):
+    def __init__(self, limit: int, what: str) -> None:
         super().__init__(f"A JSON batch holds at most {limit} {what}.")
         self.limit, self.what = limit, what
 
@@ -41,7 +41,9 @@ def json_rows(reports) -> list:
     return [{name: columns[name][i] for name in array.dtype.names} for i in range(len(array))]
 
 
-def rows_from_json(layout: "ReportFormat", rows: list, *, booleans: bool = True, max_checked_rows: int | None = None):
+def rows_from_json(
+    layout: "ReportFormat", rows: list, *, booleans: bool = True, max_checked_rows: int | None = None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The rows as an array of ``layout`` and the masks of the unreadable ones (see the module docstring)."""
     if layout.dtype.names is not None:
         if max_checked_rows is not None and len(rows) > max_checked_rows:
@@ -51,7 +53,7 @@ def rows_from_json(layout: "ReportFormat", rows: list, *, booleans: bool = True,
     return _plain_rows(rows, layout, fast=not booleans, max_checked_rows=max_checked_rows)
 
 
-def _plain_rows(rows: list, layout: "ReportFormat", fast: bool, max_checked_rows: int | None):
+def _plain_rows(rows: list, layout: "ReportFormat", fast: bool, max_checked_rows: int | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Rows of integers (scalars or nested lists): one vectorized conversion when every row is well formed.
 
     ``fast=False`` skips the vectorized conversion (the rows may hold booleans,
@@ -82,7 +84,7 @@ def _plain_rows(rows: list, layout: "ReportFormat", fast: bool, max_checked_rows
     return array, masks
 
 
-def _record_rows(rows: list, layout: "ReportFormat"):
+def _record_rows(rows: list, layout: "ReportFormat") -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Rows of objects ``{field: value}`` for structured formats, each checked on its own."""
     n = len(rows)
     array = layout.empty(n)

@@ -59,7 +59,7 @@ def smallest_unsigned_dtype(size: int) -> np.dtype:
     return np.dtype(np.uint64)
 
 
-def fit_values(raw, base: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def fit_values(raw: Any, base: Any) -> tuple[np.ndarray, np.ndarray]:
     """``raw`` cast to ``base`` entry by entry, and the mask of entries that do not fit.
 
     An entry does not fit when it is outside ``base``'s range, not integral, or
@@ -166,12 +166,14 @@ class ReportFormat:
     #: the kind's name in :meth:`describe`
     kind: ClassVar[str] = "undeclared"
 
-    def __init__(self, dtype=None, row_shape: tuple[int, ...] = ()):
-        if hasattr(dtype, "_report_format"):  # ReportFormat(protocol) made the format of a protocol before declarations
+    def __init__(self, dtype: Any = None, row_shape: tuple[int, ...] = ()) -> None:
+        try:
+            self._dtype = None if dtype is None else np.dtype(dtype)
+        except TypeError:  # e.g. ReportFormat(protocol), which made a protocol's format before declarations
             raise InvalidParameterError(
-                f"ReportFormat(protocol) is protocol.report_format now (the protocol declares it). Got {dtype!r}."
-            )
-        self._dtype = None if dtype is None else np.dtype(dtype)
+                f"The 'dtype' of a ReportFormat must be a NumPy dtype (a protocol's format is protocol.report_format). "
+                f"Got {dtype!r}."
+            ) from None
         self._row_shape = tuple(int(size) for size in row_shape)
         self._protocol: LocalProtocol | None = None
 
@@ -253,7 +255,7 @@ class ReportFormat:
         return self._protocol.display_name if self._protocol is not None else type(self).__name__
 
     # ------------------------------------------------------------------ rows
-    def read(self, reports) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The kind's own checks: the batch as an array of the format and, by reason, the masks of its invalid rows.
 
         Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
@@ -262,7 +264,7 @@ class ReportFormat:
         self.dtype  # noqa: B018  (raises: an undeclared format reads nothing)
         raise NotImplementedError  # pragma: no cover - every kind overrides read
 
-    def check(self, reports) -> tuple[Any, dict[str, np.ndarray]]:
+    def check(self, reports: Any) -> tuple[Any, dict[str, np.ndarray]]:
         """Read a batch: the batch in the protocol's format and, by reason, a mask of its invalid rows
         (:meth:`read`, then the protocol's own checks).
 
@@ -271,15 +273,15 @@ class ReportFormat:
         """
         return self.protocol._validate_reports(reports)
 
-    def count(self, reports) -> int:
+    def count(self, reports: Any) -> int:
         """Number of reports (rows) in a batch."""
         return int(self.protocol._count_reports(reports))
 
-    def select(self, reports, keep: np.ndarray):
+    def select(self, reports: Any, keep: np.ndarray) -> Any:
         """The reports at the rows where the boolean mask ``keep`` is true."""
         return self.protocol._select_reports(reports, keep)
 
-    def statistic(self, reports) -> np.ndarray:
+    def statistic(self, reports: Any) -> np.ndarray:
         """The sufficient statistic of a batch of *valid* reports (shape ``(statistic_size,)``).
 
         The reports are not checked: pass ``ReportBatch.reports`` or rows that
@@ -300,13 +302,15 @@ class ReportFormat:
         return cast, bad.reshape(bad.shape[0], int(np.prod(bad.shape[1:], dtype=np.int64))).any(axis=1)
 
     # ------------------------------------------------------------------ JSON rows
-    def to_json_rows(self, reports) -> list:
+    def to_json_rows(self, reports: Any) -> list:
         """Reports as the rows of a JSON batch (``ndarray.tolist()``; structured rows as ``{field: value}``)."""
         from ._json_rows import json_rows
 
         return json_rows(reports)
 
-    def from_json_rows(self, rows: list, *, booleans: bool = True, max_checked_rows: int | None = None):
+    def from_json_rows(
+        self, rows: list, *, booleans: bool = True, max_checked_rows: int | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """JSON rows as an array of the format, and the masks of the rows that could not be read.
 
         Rows of the wrong shape are ``wrong_shape``, nulls ``missing``, non-integers
@@ -327,7 +331,7 @@ class ReportFormat:
         )
 
     # ------------------------------------------------------------------ batches
-    def validate(self, reports, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
+    def validate(self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
         """Check every row of ``reports``; keep the valid ones, count the others by reason.
 
         Parameters

@@ -64,14 +64,14 @@ class ItemReports(ReportFormat):
 
     kind = "items"
 
-    def __init__(self, size: int):
+    def __init__(self, size: int) -> None:
         self.size = int(size)
         super().__init__(smallest_unsigned_dtype(self.size), ())
 
     def _parameters(self) -> dict[str, Any]:
         return {"size": self.size}
 
-    def read(self, reports):
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         array = _integer_array(reports)
         if array is None or array.ndim != 1:
             shown = np.asarray(reports)
@@ -92,7 +92,7 @@ class PackedBitReports(ReportFormat):
 
     kind = "packed_bits"
 
-    def __init__(self, bits: int, weight: int | None = None):
+    def __init__(self, bits: int, weight: int | None = None) -> None:
         self.bits = int(bits)
         self.weight = None if weight is None else int(weight)
         super().__init__(np.uint8, (-(-self.bits // 8),))
@@ -100,7 +100,7 @@ class PackedBitReports(ReportFormat):
     def _parameters(self) -> dict[str, Any]:
         return {"bits": self.bits, "weight": self.weight}
 
-    def read(self, reports):
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         n_bytes = self.row_shape[0]
         array = np.asarray(reports)
         if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != n_bytes:
@@ -159,7 +159,7 @@ class IntegerRowReports(ReportFormat):
 
     kind = "integer_rows"
 
-    def __init__(self, columns: Sequence[Column], dtype=None, *, exact_dtype: bool = False):
+    def __init__(self, columns: Sequence[Column], dtype: Any = None, *, exact_dtype: bool = False) -> None:
         self.columns = tuple(columns)
         if dtype is None:
             dtype = smallest_unsigned_dtype(max(column.limit or 0 for column in self.columns))
@@ -169,7 +169,7 @@ class IntegerRowReports(ReportFormat):
     def _parameters(self) -> dict[str, Any]:
         return {"columns": [column.describe() for column in self.columns], "exact_dtype": self.exact_dtype}
 
-    def read(self, reports):
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         width = self.row_shape[0]
         array = _integer_array(reports)
         if array is None or array.ndim != 2 or array.shape[1] != width or (self.exact_dtype and array.dtype != self.dtype):
@@ -230,14 +230,14 @@ class RecordReports(ReportFormat):
 
     kind = "records"
 
-    def __init__(self, fields: Sequence[Field]):
+    def __init__(self, fields: Sequence[Field]) -> None:
         self.fields = tuple(fields)
         super().__init__(np.dtype([(f.name, f.dtype, f.shape) if f.shape else (f.name, f.dtype) for f in self.fields]), ())
 
     def _parameters(self) -> dict[str, Any]:
         return {"fields": [f.describe() for f in self.fields]}
 
-    def read(self, reports):
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         array = np.asarray(reports)
         if array.ndim != 1 or array.dtype != self.dtype:
             raise MalformedReportError(
@@ -257,7 +257,7 @@ class EmbeddedReports(ReportFormat):
 
     kind = "embedded"
 
-    def __init__(self, inner: ReportFormat):
+    def __init__(self, inner: ReportFormat) -> None:
         self.inner = inner
         super().__init__(inner.dtype, inner.row_shape)
 
@@ -265,5 +265,5 @@ class EmbeddedReports(ReportFormat):
         inner = self.inner
         return {"protocol": inner.protocol.name if inner._protocol is not None else None, "inner": inner.describe()}
 
-    def read(self, reports):
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         return self.inner.check(reports)
