@@ -353,8 +353,7 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     from scipy.special import ndtri
 
     distribution = tree.to_distribution()
-    edges = distribution.edges
-    cdf = distribution.cumulative
+    edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges
     z = float(ndtri(0.5 + level / 2))
     se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
