@@ -16,10 +16,12 @@ r"""Many quantiles at once, and a quantile without bounds.
 ``"aq"``
     Approximate quantiles of Kaplan, Schnapp & Stemmer (ICML 2022, Alg. 1): the
     middle requested quantile is released by the exponential mechanism for one
-    quantile (Smith 2011: interval :math:`i` between consecutive sorted points
-    has weight :math:`w_i\exp(-\varepsilon'|i - qk|/2)`, the output uniform in
-    it), the data are split at it, and both halves recurse with the remaining
-    quantiles rescaled.  Each record takes part in one release per level of the
+    quantile (Smith 2011), the data are split at it, and both halves recurse with
+    the remaining quantiles rescaled.  The mechanism runs on the public grid of
+    :math:`2^{32}` cells (:mod:`dpdist.central._grid_quantile`): grid point :math:`k`
+    has weight :math:`\exp(-\varepsilon'|\#\{x < k\} - qK|/2)`, and the draw is exact
+    (certified Gumbel-max over the groups of points between data cells, then a
+    uniform point of the group; no float Gumbel).  Each record takes part in one release per level of the
     recursion, so with :math:`\lceil\log_2(m+1)\rceil` levels each release gets
     :math:`\varepsilon' = \varepsilon/\lceil\log_2(m+1)\rceil`, and the total is
     :math:`\varepsilon`-DP by parallel composition within a level and sequential
@@ -70,6 +72,7 @@ from ..estimates._intervals import check_level, check_samples, json_value, perce
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
+from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
 
@@ -378,50 +381,37 @@ def _crossing_leaf(edges: np.ndarray, band: np.ndarray, q: np.ndarray, *, side: 
     return edges[first - 1] if side == "left" else edges[first]
 
 
-def _single_quantile(sorted_x: np.ndarray, low: float, high: float, q: float, epsilon: float, rng) -> float:
-    """Exponential mechanism for one quantile (Smith 2011) on data in [low, high]; a point of [low, high]."""
-    k = sorted_x.size
-    points = np.concatenate([[low], np.clip(sorted_x, low, high), [high]])
-    widths = np.diff(points)
-    utility = -np.abs(np.arange(k + 1) - q * k)
-    with np.errstate(divide="ignore"):
-        scores = np.log(widths) + epsilon * utility / 2.0
-    if not np.any(np.isfinite(scores)):  # every point at one value: the interval has no width
-        return float(points[0])
-    gumbel = -np.log(-np.log(rng.random(scores.size)))
-    chosen = int(np.argmax(np.where(np.isfinite(scores), scores + gumbel, -np.inf)))
-    return float(points[chosen] + rng.random() * widths[chosen])
-
-
 def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     levels = math.ceil(math.log2(q.size + 1))
     # one release per level of the recursion, in sequence; within a level the intervals are
     # disjoint, so the releases of one level compose in parallel (value-dependent parts: add/remove)
     per_level = split(data.guarantee("add-remove"), levels)
     epsilon_each = per_level[0].epsilon
-    values = np.empty(q.size)
-    ordered = np.sort(data.x)
+    points = np.empty(q.size, dtype=np.int64)
+    cells = np.sort(to_cells(data.x, data.bounds))
 
-    def recurse(x: np.ndarray, low: float, high: float, targets: np.ndarray, positions: np.ndarray) -> None:
+    def recurse(inside: np.ndarray, lo: int, hi: int, targets: np.ndarray, positions: np.ndarray) -> None:
         if targets.size == 0:
             return
         middle = targets.size // 2
         target = targets[middle]
-        value = _single_quantile(x, low, high, target, epsilon_each, data.rng)
-        values[positions[middle]] = value
-        split = int(np.searchsorted(x, value, side="left"))
-        recurse(x[:split], low, value, targets[:middle] / target, positions[:middle])
-        recurse(x[split:], value, high, (targets[middle + 1 :] - target) / (1 - target), positions[middle + 1 :])
+        point = exponential_quantile(inside, lo, hi, float(target), epsilon_each, data.rng)
+        points[positions[middle]] = point
+        below = int(np.searchsorted(inside, point, side="left"))  # cells < point: the records below it
+        recurse(inside[:below], lo, point, targets[:middle] / target, positions[:middle])
+        recurse(inside[below:], point, hi, (targets[middle + 1 :] - target) / (1 - target), positions[middle + 1 :])
 
-    recurse(ordered, data.bounds[0], data.bounds[1], q, np.arange(q.size))
-    values = np.maximum.accumulate(_snap(values, data.bounds))
-    # Smith's EM: Pr[|rank - qk| > (2/eps')(ln((b - a)/w) + t)] <= e^-t for outputs in intervals of width >= w
+    recurse(cells, 0, GRID_CELLS, q, np.arange(q.size))
+    values = cell_points(points, data.bounds)
+    # Smith's EM: Pr[|rank - qk| > (2/eps')(ln(G + 1) + t)] <= e^-t on a grid of G + 1 points
     details = {
         "levels": levels,
         "epsilon_per_release": epsilon_each,
+        "grid_cells": GRID_CELLS,
+        "sampler": "exact: exponential mechanism on the public grid, certified Gumbel-max (central._exact_choice)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "2/eps' * (ln((high - low) / interval width) + ln(1 / (1 - level))) per release",
+            "ranks": "2/eps' * (ln(grid points) + ln(1 / (1 - level))) per release, added over the levels",
         },
         "budget": {"per_level": epsilon_each, "levels": levels},
         "secure": data.secure,
