@@ -6,10 +6,14 @@ from .estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarian
 __version__ = "0.1.0"
 
 #: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
-_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing")
+_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing", "accuracy", "budget", "frame")
 
 
 def __getattr__(name):
+    if name == "explain":  # dpdist.explain(...): what epsilon buys (dpdist.accuracy.explain)
+        from .accuracy import explain
+
+        return explain
     if name in _LAZY_SUBPACKAGES:
         import importlib
 
@@ -25,6 +29,10 @@ __all__ = [
     "io",
     "distributed",
     "testing",
+    "accuracy",
+    "budget",
+    "frame",
+    "explain",
     "metrics",
     "postprocess",
     "errors",

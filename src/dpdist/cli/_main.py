@@ -16,6 +16,7 @@ _COMMAND_MODULES = [
     "dpdist.cli._release",
     "dpdist.cli._serve",
     "dpdist.cli._budget",
+    "dpdist.cli._explain",
 ]
 
 
