@@ -146,3 +146,35 @@ def test_the_cli_prints_the_table_json_and_plot(tmp_path, capsys, monkeypatch):
     assert document["method"] == "central.histogram" and (tmp_path / "e.png").stat().st_size > 0
     assert main(["explain", "--config", config, "--n", "10", "--bounds", "0,1"]) == 2
     assert "--bounds" in capsys.readouterr().err
+
+
+def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    from dpdist.serve import create_app
+    from dpdist.serve._explain import grid_n
+    from serve_support import ADMIN_TOKEN
+
+    client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN))
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    config = {"protocol": "oue", "epsilon": 1.0, "domain_size": 16}
+    assert client.post("/api/campaigns", json={"campaign": "c", "config": config}, headers=admin).status_code == 201
+    document = client.get("/api/campaigns/c/explain", params={"n": 12_345}).json()  # public: no token
+    assert document["n"] == 10_000 and document["n_requested"] == 10_000 and document["epsilon"] == 1.0
+    own = next(p for p in document["predictions"] if p["epsilon"] == 1.0)
+    assert own["errors"]["interval"]["value"] == pytest.approx(explain(config, 10_000, epsilons=[1.0])["interval"][0])
+    assert client.get("/api/campaigns/c/explain").json()["n"] == 10_000  # no report yet: 10,000
+    assert [p["epsilon"] for p in document["predictions"]] == [0.25, 0.5, 1.0, 2.0, 4.0]  # the own times 1/4 .. 4
+    sw = {"protocol": "sw", "epsilon": 1.0, "bins": 64}
+    client.post("/api/campaigns", json={"campaign": "s", "config": sw}, headers=admin)
+    monkeypatch.setattr("dpdist.serve._explain.SERVICE_MAX_SIMULATED_N", 1000)
+    simulated = client.get("/api/campaigns/s/explain", params={"n": 10**7, "shape": "uniform"}).json()
+    assert simulated["n"] == 1000 and simulated["n_requested"] == 10**7 and simulated["repeats"] == 10
+    bad = client.get("/api/campaigns/c/explain", params={"n": "many"})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_query"
+    assert client.get("/api/campaigns/c/explain", params={"shape": "lumpy"}).status_code == 400
+    assert client.get("/api/campaigns/none/explain").status_code == 404
+    assert [grid_n(v) for v in (12, 140, 3100, 7600, 10**9)] == [10, 100, 2000, 10_000, 10**9]

@@ -40,7 +40,7 @@ from ..errors import InvalidParameterError
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
 
-__all__ = ["explain", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES"]
+__all__ = ["explain", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
 
 #: The epsilons of "what epsilon buys" when none are given (the method's own is added).
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -98,6 +98,11 @@ def explain(method, n: int, *, epsilons=None, shape: str = DEFAULT_SHAPE, repeat
                               repeats if target["simulated"] else 0, seed, tuple(notes))
     _remember(key, explanation, cache)
     return explanation
+
+
+def simulates(method, **params) -> bool:
+    """Whether :func:`explain` simulates ``method`` (False: its errors are analytic, for any ``n``)."""
+    return _target(method, params)["simulated"]
 
 
 def _target(method, params: dict) -> dict:
