@@ -20,8 +20,9 @@ def add_commands(subparsers) -> None:
     )
     target = explain.add_mutually_exclusive_group(required=True)
     target.add_argument("--config", help="a local protocol's config: a JSON file or an inline JSON object")
-    target.add_argument("--release", choices=RELEASES, metavar="RELEASE", help="a central release: cdf, tree, histogram, adaptive-quantiles, polynomial, "
-                        "pursuit or quantiles (with --bounds)")
+    target.add_argument("--release", choices=RELEASES, metavar="RELEASE",
+                        help="a central release: cdf, tree, histogram, adaptive-quantiles, polynomial, pursuit or "
+                        "quantiles (with --bounds)")
     explain.add_argument("--n", required=True, type=int, help="users (local) or records (central)")
     explain.add_argument("--epsilons", default=None,
                          help="comma-separated epsilons (default 0.25,0.5,1,2,4,8 and the config's own)")

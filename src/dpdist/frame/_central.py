@@ -8,7 +8,7 @@ from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from ._local import check_groups, group_generators
-from ._tables import check_columns, column_values, group_rows, library_of
+from ._tables import check_frame, column_values, group_rows
 
 __all__ = ["release", "group_release"]
 
@@ -42,8 +42,7 @@ def release(frame, column: str, function: Callable, *args, session=None, **kwarg
     With ``session`` the release is charged first (:meth:`dpdist.budget.BudgetSession.release`).
     """
     owner = "frame.release"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
+    library, column, _ = check_frame(owner, frame, column)
     function = _release_function(owner, function)
     return _run(column, function, column_values(frame, library, column), args, kwargs, session)
 
@@ -82,9 +81,7 @@ def group_release(frame, column: str, by, function: Callable, *args, groups, ses
     from ..budget import planned_guarantee
 
     owner = "frame.group_release"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
-    by = check_columns(owner, frame, library, by, "by")
+    library, column, by = check_frame(owner, frame, column, by)
     function = _release_function(owner, function)
     keys = check_groups(owner, groups, by)
     values = column_values(frame, library, column)

@@ -8,7 +8,7 @@ from .._rng import check_rng
 from ..errors import DPDistError, InvalidParameterError, MalformedReportError, OutOfDomainError
 from ..privacy import parallel
 from ._grouped import GroupedResult
-from ._tables import check_columns, column_values, group_rows, library_of, new_frame
+from ._tables import check_frame, column_values, group_rows, new_frame
 
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
 
@@ -78,8 +78,7 @@ def privatize(frame, column: str, protocol, *, rng=None, secure: bool = False, s
     DataFrame of the input's library, one column ``report_column``.
     """
     owner = "frame.privatize"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
+    library, column, _ = check_frame(owner, frame, column)
     protocol = _protocol(owner, protocol)
     generator = check_rng(rng, secure=secure, owner=owner)
     if session is not None:
@@ -127,8 +126,7 @@ def aggregate(frame, column: str, protocol, *, on_invalid: str = "count"):
     range, keeping the valid ones; ``"raise"`` refuses the column.
     """
     owner = "frame.aggregate"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
+    library, column, _ = check_frame(owner, frame, column)
     protocol = _protocol(owner, protocol)
     reports = _reports_of(owner, frame, library, column, protocol)
     return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
@@ -142,8 +140,7 @@ def estimate(frame, column: str, protocol, *, rng=None, session=None, **options)
     guarantee is charged first and the estimate's ``guarantee`` carries the session's account.
     """
     owner = "frame.estimate"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
+    library, column, _ = check_frame(owner, frame, column)
     protocol = _protocol(owner, protocol)
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
@@ -164,9 +161,7 @@ def group_estimate(frame, column: str, by, protocol, *, groups=None, rng=None, s
     estimate (default: the keys present); a listed key with no row has no estimate (``None``).
     """
     owner = "frame.group_estimate"
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
-    by = check_columns(owner, frame, library, by, "by")
+    library, column, by = check_frame(owner, frame, column, by)
     protocol = _protocol(owner, protocol)
     present = group_rows(frame, library, by)
     keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)

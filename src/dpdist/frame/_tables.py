@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
-__all__ = ["library_of", "column_values", "group_rows", "new_frame", "check_columns"]
+__all__ = ["library_of", "column_values", "group_rows", "new_frame", "check_columns", "check_frame"]
 
 LIBRARIES = ("pandas", "polars")
 
@@ -45,6 +45,13 @@ def check_columns(owner: str, frame, library: str, names, argument: str = "colum
     if not names:
         raise InvalidParameterError(f"The {argument!r} argument of {owner} must name at least one column. Got none.")
     return names
+
+
+def check_frame(owner: str, frame, column: str, by=None) -> tuple[str, str, tuple[str, ...]]:
+    """The checks every function of :mod:`dpdist.frame` starts with: ``(library, column, by columns)``."""
+    library = library_of(owner, frame)
+    (column,) = check_columns(owner, frame, library, column)
+    return library, column, (() if by is None else check_columns(owner, frame, library, by, "by"))
 
 
 def column_values(frame, library: str, column: str) -> np.ndarray:

@@ -1,11 +1,11 @@
-"""``GET /api/campaigns/{campaign}/explain``: what the campaign's epsilon buys, for the dashboard and the participate page.
+"""``GET /api/campaigns/{campaign}/explain``: what a campaign's epsilon buys (for the dashboard and participate page).
 
 The prediction reads the campaign's public config only (:func:`dpdist.accuracy.explain`),
 so the route is public like the config.  It is bounded like every public route: ``n``
 is rounded to the 1-2-5 grid (10 to 10^9; simulated protocols at most 10^5), the
-epsilons are the campaign's own times 1/4, 1/2, 1, 2 and 4, the simulation runs 10 times per epsilon, one prediction is computed at a time, and every
-result is cached for the process, so a page load costs a lookup once the first one
-has run.
+epsilons are the campaign's own times 1/4, 1/2, 1, 2 and 4, the simulation runs 10
+times per epsilon, one prediction is computed at a time, and every result is cached
+for the process, so a page load costs a lookup once the first one has run.
 """
 
 from __future__ import annotations
