@@ -230,3 +230,27 @@ def test_cli_privatize_charges_one_report_per_user(tmp_path, capsys):
     assert "0.5 left" in capsys.readouterr().err
     assert main(run[:-2] + ["--memo", str(tmp_path / "m.json"), "--budget-file", str(budget)]) == 2
     assert "--memo" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_campaign_open_charges_the_campaign_and_refuses_past_the_budget(tmp_path, capsys, monkeypatch):
+    from serve_support import ADMIN_TOKEN, ServerProcess
+
+    server = ServerProcess(str(tmp_path / "c.sqlite")).start()
+    try:
+        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
+        budget = str(tmp_path / "b.json")
+        main(["budget", "create", budget, "--epsilon", "2.5"])
+        common = ["--server", server.url, "--budget-file", budget]
+        config = '{"protocol": "grr", "epsilon": 1, "domain_size": 4}'
+        assert main(["campaign", "create", "--name", "a", "--config", config, "--open"] + common) == 0
+        assert "charged 1 of 2.5-DP (replace)" in capsys.readouterr().out
+        assert main(["campaign", "create", "--name", "b", "--config", config, "--server", server.url]) == 0
+        assert main(["campaign", "open", "b", "--reports-per-device", "2"] + common) == 2  # 2 more: refused
+        assert "1.5 left" in capsys.readouterr().err
+        assert main(["campaign", "show", "b", "--server", server.url]) == 0
+        assert json.loads(capsys.readouterr().out)["state"] == "created"  # refused before it opened
+        assert main(["campaign", "open", "a"] + common) == 2  # already open: not charged twice
+        assert len(BudgetSession.open(budget).charges) == 1
+    finally:
+        server.stop()

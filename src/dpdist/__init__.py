@@ -10,13 +10,11 @@ _LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", 
 
 
 def __getattr__(name):
+    import importlib
+
     if name == "explain":  # dpdist.explain(...): what epsilon buys (dpdist.accuracy.explain)
-        from .accuracy import explain
-
-        return explain
+        return importlib.import_module(f"{__name__}.accuracy").explain
     if name in _LAZY_SUBPACKAGES:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -350,11 +350,13 @@ def _campaign_budget_options(parser) -> None:
 def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
     """Open ``campaign``, charging ``--budget-file`` first; the campaign's summary and the line to print."""
     from ._budget import charge_line, open_budget
-    from ..errors import InvalidParameterError
+    from ..errors import InvalidParameterError, ServiceRefusedError
 
     session = open_budget(args)
     if session is None:
         return client.open_campaign(campaign), ""
+    if args.reports_per_device < 1:
+        raise InvalidParameterError(f"The '--reports-per-device' option must be an int >= 1. Got {args.reports_per_device}.")
     summary = client.campaign(campaign)
     if summary["state"] != "created":
         raise InvalidParameterError(f"Campaign {campaign!r} is {summary['state']}: only a created campaign opens (and is charged).")
@@ -362,9 +364,9 @@ def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
                                  label=f"campaign {campaign} at {args.server}")
     try:
         return client.open_campaign(campaign), charge_line(session, statement)
-    except BaseException:
-        session._cancel(statement.charge)  # it did not open: no report was collected, nothing was spent
-        raise
+    except ServiceRefusedError:
+        session._cancel(statement.charge)  # the service refused to open it: no report was collected, nothing spent
+        raise  # (a request lost in transit may have opened it: that charge stands)
 
 
 def _run_create(args) -> int:
