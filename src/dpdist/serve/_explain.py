@@ -2,7 +2,7 @@
 
 The prediction reads the campaign's public config only (:func:`dpdist.accuracy.explain`),
 so the route is public like the config.  It is bounded like every public route: ``n``
-is rounded to the 1-2-5 grid (10 to 10^9; simulated protocols at most 10^5), the
+is rounded to the 1-2-5 grid (10 to 10^9; simulated protocols at most 2 x 10^4), the
 epsilons are the campaign's own times 1/4, 1/2, 1, 2 and 4, the simulation runs 10
 times per epsilon, one prediction is computed at a time, and every result is cached
 for the process, so a page load costs a lookup once the first one has run.
@@ -22,7 +22,7 @@ __all__ = ["explain_json", "SERVICE_REPEATS", "SERVICE_MAX_SIMULATED_N"]
 #: Simulated runs per epsilon for the service's predictions (their standard errors say how precise).
 SERVICE_REPEATS = 10
 #: Largest n of a simulated prediction of the service (analytic ones take any n up to 10^9).
-SERVICE_MAX_SIMULATED_N = 100_000
+SERVICE_MAX_SIMULATED_N = 20_000
 _DEFAULT_N = 10_000
 _ONE_AT_A_TIME = threading.Lock()
 

@@ -219,7 +219,7 @@ def openapi_schema() -> dict:
                         "parameters": [_CAMPAIGN_PATH,
                                        {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
                                         "description": "users (default: the campaign's max_reports, else its n, else 10000), "
-                                                       "rounded to 1-2-5; simulated protocols at most 100000"},
+                                                       "rounded to 1-2-5; simulated protocols at most 20000"},
                                        {"name": "shape", "in": "query", "schema": {"type": "string",
                                         "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}}],
                         "responses": {"200": _json({"type": "object", "description": "Explanation.to_dict() with campaign, "
