@@ -157,3 +157,16 @@ def test_importing_dpdist_frame_imports_neither_library():
     code = "import sys, dpdist, dpdist.frame; print('pandas' in sys.modules, 'polars' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == [
         "False", "False"]
+
+
+def test_a_session_is_charged_only_for_a_column_that_is_randomized():
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    session = BudgetSession(1.5)
+    with pytest.raises(OutOfDomainError):  # a missing value: nothing randomized, nothing charged
+        frame.privatize(pd.DataFrame({"x": [1.0, None]}), "x", protocol, session=session)
+    with pytest.raises(OutOfDomainError):
+        frame.group_estimate(pd.DataFrame({"x": [1.0, None], "g": ["a", "b"]}), "x", "g", protocol, session=session)
+    assert session.charges == ()
+    frame.privatize(pd.DataFrame({"x": [1, 2]}), "x", protocol, session=session)
+    with pytest.raises(PrivacyBudgetError, match="0.5 left"):
+        frame.privatize(pd.DataFrame({"x": [1, 2]}), "x", protocol, session=session)

@@ -81,9 +81,12 @@ def privatize(frame, column: str, protocol, *, rng=None, secure: bool = False, s
     library, column, _ = check_frame(owner, frame, column)
     protocol = _protocol(owner, protocol)
     generator = check_rng(rng, secure=secure, owner=owner)
+    label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
-        session.charge(protocol.guarantee, f"privatize column {column!r} ({protocol.name})")
+        session.check(protocol.guarantee, label)  # refused before the column is read
     values = _user_values(owner, frame, library, column, protocol)
+    if session is not None:  # charged once the column is known to hold one value per user
+        session.charge(protocol.guarantee, label)
     reports = _named(column, protocol.privatize, values, rng=generator)
     reports = reports[generator.permutation(len(reports))]
     return new_frame(library, {report_column: _report_cells(reports)})
@@ -167,8 +170,10 @@ def group_estimate(frame, column: str, by, protocol, *, groups=None, rng=None, s
     keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
     if session is not None:
-        session.charge_parallel([protocol.guarantee] * len(keys), label)
+        session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before the column is read
     values = _user_values(owner, frame, library, column, protocol)
+    if session is not None:
+        session.charge_parallel([protocol.guarantee] * len(keys), label)
     generators = group_generators(rng, len(keys))
     results = {}
     for key, generator in zip(keys, generators):
