@@ -89,7 +89,7 @@ def test_group_release_composes_in_parallel_and_releases_every_listed_group(tabl
     assert list(grouped.keys()) == ["lyon", "oslo", "pune", "rome"]  # rome: no row, released all the same
     assert "numbers of records are not released" in grouped.covers
     summary = grouped.summary()
-    assert _library(summary) == _library(table) and list(summary.columns) == ["city", "q0.5"]
+    assert _library(summary) == _library(table) and list(summary.columns) == ["city", "0.5 quantile"]
     for city in ["lyon", "oslo", "pune"]:  # each group's median near its true one (the tree's interval)
         release = grouped[city]
         truth = np.median(COLUMNS["age"][COLUMNS["city"] == city])

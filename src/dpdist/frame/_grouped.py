@@ -109,8 +109,4 @@ def _summary_of(result) -> dict[str, float]:
     if frequencies is not None and len(frequencies) <= _ALL_ITEMS:
         names = result.item_names() if getattr(result, "labels", None) is not None else [f"item {i}" for i in range(len(frequencies))]
         return {str(name): float(value) for name, value in zip(names, frequencies)}
-    summary = getattr(result, "summary", None)
-    if callable(summary):
-        return {str(name): value for name, value in summary().items()}
-    table = result.table()  # a QuantileRelease: its quantiles by probability
-    return {f"q{q:g}": value for q, value in zip(np.asarray(table["q"]), np.asarray(table["value"]))}
+    return {str(name): value for name, value in result.summary().items()}
