@@ -126,7 +126,7 @@ class BudgetStatement:
 
     @property
     def remaining(self) -> Remaining:
-        return Remaining(max(self.total.epsilon - self.spent.epsilon, 0.0), max(self.total.delta - self.spent.delta, 0.0))
+        return _left(self.total, self.spent)
 
     def describe(self) -> str:
         """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``."""
@@ -158,6 +158,12 @@ class SessionGuarantee(PrivacyGuarantee):
         if self.budget is not None:
             data["budget"] = self.budget.to_dict()
         return data
+
+
+def _left(total: PrivacyGuarantee, spent: PrivacyGuarantee | None) -> Remaining:
+    if spent is None:
+        return Remaining(total.epsilon, total.delta)
+    return Remaining(max(total.epsilon - spent.epsilon, 0.0), max(total.delta - spent.delta, 0.0))
 
 
 def _budget(guarantee: PrivacyGuarantee) -> str:
@@ -218,10 +224,15 @@ class BudgetSession:
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
         from ._io._budget_file import read_budget_file
 
+        from .errors import IncompatibleStateError
+
         path = Path(path)
         document = read_budget_file(path)
-        total = PrivacyGuarantee(**document["total"])
-        session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring)
+        try:
+            total = PrivacyGuarantee(**document["total"])
+            session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring)
+        except (TypeError, ValueError) as error:
+            raise IncompatibleStateError(f"The budget file {str(path)!r} holds a malformed total ({error}).") from None
         session._path = path
         return session
 
@@ -248,10 +259,7 @@ class BudgetSession:
 
     @property
     def remaining(self) -> Remaining:
-        spent = self.spent
-        if spent is None:
-            return Remaining(self._total.epsilon, self._total.delta)
-        return Remaining(max(self._total.epsilon - spent.epsilon, 0.0), max(self._total.delta - spent.delta, 0.0))
+        return _left(self._total, self.spent)
 
     def describe(self) -> str:
         """One line: the total, what is spent in how many charges, and what is left."""
@@ -330,10 +338,7 @@ class BudgetSession:
 
     def _refusal(self, stated, cost, charges, label) -> PrivacyBudgetError:
         spent = _sum(self._total, charges) if charges else None
-        left = Remaining(
-            max(self._total.epsilon - (spent.epsilon if spent else 0.0), 0.0),
-            max(self._total.delta - (spent.delta if spent else 0.0), 0.0),
-        )
+        left = _left(self._total, spent)
         where = f" of {str(self._path)!r}" if self._path is not None else ""
         converted = "" if cost == stated else f", which costs {_budget(cost)} under {cost.neighbouring} neighbours"
         return PrivacyBudgetError(
