@@ -27,6 +27,13 @@ only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any t
 histories of values of one device over ``reports`` reports (changes included);
 ``"stable"`` -- two values of one device, each held unchanged over any number of
 reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
+
+Guarantees of different relations or models compose only after :func:`convert`
+states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
+an :math:`\varepsilon`-LDP randomizer run once by each user is
+:math:`\varepsilon`-DP in the central model under ``"replace"`` (the records are
+the users' values, or their histories for ``"history"``), and an add/remove
+guarantee is a replace guarantee at twice the cost (group privacy of size 2).
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ from typing import Iterable, Sequence
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "MODELS", "NEIGHBOURING"]
+__all__ = [
+    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
+]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -217,3 +226,52 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         )
         for w in weights
     ]
+
+
+def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
+    r"""``guarantee`` stated as a central guarantee under ``neighbouring``, or an error when none follows.
+
+    * Same relation, central model: unchanged.
+    * Local ``"replace"`` (:math:`\varepsilon`-LDP, one report per user) or ``"history"`` (one device's
+      reports over time) to central ``"replace"``: the same :math:`(\varepsilon, \delta)`.  Each user's
+      reports depend on that user's record alone, through a randomizer that is
+      :math:`\varepsilon`-indistinguishable on any two records, so the whole collection is
+      :math:`\varepsilon`-DP for data sets differing in one record (Kasiviswanathan et al. 2011, sec. 3;
+      the record is the user's value, or the history of values the guarantee covers).
+    * Central ``"add-remove"`` to ``"replace"``: replacing a record is removing it and adding another, two
+      add/remove steps, so :math:`(\varepsilon, \delta)` becomes
+      :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)` (group privacy, Dwork & Roth 2014, Thm. 2.2, with the
+      :math:`\delta` of chaining the two steps).
+
+    Refused: ``"replace"`` to ``"add-remove"`` (a release under replace neighbours may publish the number of
+    records, which add/remove neighbours tell apart), local guarantees to ``"add-remove"`` (the number of
+    reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
+    value: state the reports' loss with ``guarantee_over``).
+    """
+    if not isinstance(guarantee, PrivacyGuarantee):
+        raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
+    if neighbouring not in ("replace", "add-remove"):
+        raise InvalidParameterError(
+            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation). "
+            f"Got {neighbouring!r} instead."
+        )
+    epsilon, delta = guarantee.epsilon, guarantee.delta
+    if guarantee.model == "central" and guarantee.neighbouring == neighbouring:
+        return guarantee
+    if neighbouring == "replace" and guarantee.model == "local" and guarantee.neighbouring in ("replace", "history"):
+        return PrivacyGuarantee(epsilon, delta, "replace", "central")
+    if neighbouring == "replace" and guarantee.model == "central" and guarantee.neighbouring == "add-remove":
+        doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
+        if not 2 * epsilon < math.inf or doubled_delta >= 1:
+            raise InvalidPrivacyParameterError(
+                f"privacy.convert: {guarantee.describe()} is no guarantee under 'replace' neighbours "
+                f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
+            )
+        return PrivacyGuarantee(2.0 * epsilon, doubled_delta, "replace", "central")
+    if guarantee.neighbouring == "stable":
+        why = "the 'stable' relation bounds nothing about a device whose value changes: convert guarantee_over(reports)"
+    elif guarantee.model == "local":
+        why = "the number of reports tells whether one user took part: local guarantees hold under 'replace' only"
+    else:
+        why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
+    raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")

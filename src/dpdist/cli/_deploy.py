@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
 
 __all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
@@ -83,6 +84,7 @@ def add_commands(subparsers) -> None:
         "(created on first use, saved before the reports are written); without it each row is a different user",
     )
     add_ledger_arguments(privatize)
+    add_budget_file_argument(privatize)
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
@@ -200,6 +202,7 @@ def _run_privatize(args) -> int:
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
     prepare = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
+    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column} ({protocol.name})")
     missing = 0
 
     def values():
@@ -237,7 +240,25 @@ def _run_privatize(args) -> int:
     elif is_longitudinal(protocol):
         note += "; each row randomized as a different user (one device over rounds: --memo FILE)"
     print(f"privatize: {writer.n_written} report(s) of {protocol.name} written to {args.out}{note}.")
+    if charged:
+        print(f"privatize: {charged}.")
     return 0
+
+
+def charge_collection(args, protocol, label: str) -> str:
+    """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read); the line to print."""
+    from ._budget import charge_line, open_budget
+    from ..errors import InvalidParameterError
+
+    session = open_budget(args)
+    if session is None:
+        return ""
+    if args.memo is not None:
+        raise InvalidParameterError(
+            "The '--budget-file' option charges a collection in which each row is a different user; with '--memo' "
+            "the rows are one device's values, whose account is its ledger ('--budget')."
+        )
+    return charge_line(session, session.charge(protocol.guarantee, label))
 
 
 def _privatize_binning(protocol, args):

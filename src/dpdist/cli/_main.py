@@ -15,6 +15,8 @@ _COMMAND_MODULES = [
     "dpdist.cli._deploy",
     "dpdist.cli._release",
     "dpdist.cli._serve",
+    "dpdist.cli._budget",
+    "dpdist.cli._explain",
 ]
 
 

@@ -257,6 +257,13 @@ def create_app(
             }
         )
 
+    async def explain(request):
+        from ._explain import explain_json
+
+        campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+        query = request.query_params
+        return JSONResponse(await run_in_threadpool(explain_json, campaign, query.get("n"), query.get("shape")))
+
     async def set_config(request):
         service.check_admin(request)
         document = await _json_body(request, service)
@@ -348,6 +355,7 @@ def create_app(
         Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
         Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
         Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
+        Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
         Route("/api/campaigns/{campaign}/open", transition("open"), methods=["POST"]),
         Route("/api/campaigns/{campaign}/close", transition("closed"), methods=["POST"]),
         Route("/api/campaigns/{campaign}/batches", submit, methods=["POST"]),

@@ -216,6 +216,18 @@ def openapi_schema() -> dict:
                             "config": {"type": "object"}, "max_reports": {"type": ["integer", "null"]}}}}}},
                         "responses": {"200": _json(_CAMPAIGN), **_errors(400, 401, 404, 409)}},
             },
+            "/api/campaigns/{campaign}/explain": {
+                "get": {"summary": "What the campaign's epsilon buys: its expected errors at n and each epsilon, from its public "
+                                   "config only (dpdist.accuracy.explain; no token needed)",
+                        "parameters": [_CAMPAIGN_PATH,
+                                       {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
+                                        "description": "users (default: the campaign's max_reports, else its n, else 10000), "
+                                                       "rounded to 1-2-5; simulated protocols at most 20000"},
+                                       {"name": "shape", "in": "query", "schema": {"type": "string",
+                                        "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}}],
+                        "responses": {"200": _json({"type": "object", "description": "Explanation.to_dict() with campaign, "
+                                                    "epsilon and n_requested"}), **_errors(400, 404)}},
+            },
             "/api/campaigns/{campaign}/open": {
                 "post": {"summary": "Open a campaign: it accepts reports; its config is frozen", "security": _ADMIN,
                          "parameters": campaign_ops, "responses": {"200": _json(_CAMPAIGN), **_errors(401, 404, 409)}},
