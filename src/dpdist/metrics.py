@@ -35,14 +35,14 @@ breakpoints both CDFs are 0 (left) or 1 (right).  The cost is one sort, :math:`O
 References
 ----------
 .. [000] Zhao et al., "Consistent Estimation of Numerical Distributions under LDP by
-   Wavelet Expansion", ``papers/000_bd8f15feb90ea8ed.txt``: eqs. (18)-(19) (W1, KS), the
+   Wavelet Expansion", paper 000: eqs. (18)-(19) (W1, KS), the
    256-point grid of sec. 6.1, range-query MAE eq. (93) with alpha = 0.2, 0.4.
 .. [001] Fang et al., "LDP Frequency Estimation Based on Convolution Framework",
-   ``papers/001_ed76e35ff6c3e233.txt``, sec. VI: MSE, top-k MSE, true/false positives.
+   paper 001, sec. VI: MSE, top-k MSE, true/false positives.
 .. [002] Tao & Sarwate, "Functional Approximation Methods for DP Distribution
-   Estimation", ``papers/002_31fdd3dbd792a51b.txt``: KS, EMD and energy distance.
+   Estimation", paper 002: KS, EMD and energy distance.
 .. [003] Li et al., "Estimating Numerical Distributions under LDP" (SIGMOD 2020),
-   ``papers/003_168e87404547aacd.txt``, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
+   paper 003, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
    sec. 7), mean, variance and decile errors (Fig. 4).
 """
 

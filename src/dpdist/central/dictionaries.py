@@ -1,6 +1,6 @@
 r"""Dictionaries of atoms on [-1, 1] for matching pursuit (sec. V, VI-C and App. A of Tao & Sarwate).
 
-Paper: ``002_31fdd3dbd792a51b.txt``.  Families:
+Paper 002.  Families:
 
 ``legendre``
     Orthonormal Legendre polynomials :math:`e_i=\sqrt{(2i+1)/2}P_i`, i = 0..size-1.

@@ -1,6 +1,6 @@
 r"""Histogram queries: the Laplace-noised histogram baseline of sec. II-B1 of Tao & Sarwate.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` (Tao & Sarwate, "Functional Approximation
+Paper 002 (Tao & Sarwate, "Functional Approximation
 Methods for Differentially Private Distribution Estimation"), sec. II-B1, after
 McKenna's note on private CDFs (their ref. [38]).
 """

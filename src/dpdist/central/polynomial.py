@@ -1,6 +1,6 @@
 r"""Polynomial projection (Alg. 1 of Tao & Sarwate) and its decentralized / streaming form.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` — Theorem 1 (Legendre projection of the
+Paper 002 — Theorem 1 (Legendre projection of the
 empirical CDF from moments), Alg. 1 (noisy moments; the paper's analytic Gaussian
 mechanism of Balle & Wang 2018 is replaced by the exact discrete Gaussian on a
 public grid, calibrated through zCDP, see :mod:`dpdist.central.noise`), Lemma 6 (sensitivity), Prop. 1 (isotonic

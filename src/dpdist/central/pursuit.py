@@ -1,6 +1,6 @@
 r"""Sparse approximation of the empirical CDF by differentially private matching pursuit (Alg. 2 of Tao & Sarwate).
 
-Paper: ``002_31fdd3dbd792a51b.txt`` sec. V (Alg. 2, Lemma 3, Lemma 4,
+Paper 002 sec. V (Alg. 2, Lemma 3, Lemma 4,
 Theorem 4) and sec. VI-C (dictionaries).  Deviation from Alg. 2, for privacy:
 the report-noisy-max step uses Laplace noise of scale :math:`2\Delta/\varepsilon`,
 not :math:`\Delta/\varepsilon`.  The scores :math:`|\langle\tilde r_i,\phi\rangle|`

@@ -1,6 +1,6 @@
 r"""Adaptive quantiles: the iterative noisy-count baseline of sec. II-B2 of Tao & Sarwate.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` sec. II-B2 (after McKenna's note, their ref. [38]).
+Paper 002 sec. II-B2 (after McKenna's note, their ref. [38]).
 Known points start as :math:`Q = \{0: a, 1: b\}` at the bounds; each iteration
 splits, at its midpoint, the interval between consecutive known points that
 holds the largest estimated mass (the paper: "the largest interval between known

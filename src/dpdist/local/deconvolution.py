@@ -1,6 +1,6 @@
 r"""Wiener-filter deconvolution of the support counts of any pure frequency oracle.
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally
+Paper 001 (Fang, Chen, Liu, Gao, "Locally
 Differentially Private Frequency Estimation Based on Convolution Framework",
 IEEE S&P 2023).
 
@@ -142,7 +142,7 @@ def noise_power_spectrum(
     References
     ----------
     H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private Frequency Estimation
-    Based on Convolution Framework", IEEE S&P 2023 (``papers/001_ed76e35ff6c3e233.txt``),
+    Based on Convolution Framework", IEEE S&P 2023 (paper 001),
     Theorem 3.
     """
     owner = "noise_power_spectrum"
@@ -238,7 +238,7 @@ def deconvolve(
     ----------
     .. [1] H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private
        Frequency Estimation Based on Convolution Framework", IEEE S&P 2023
-       (``papers/001_ed76e35ff6c3e233.txt``), eqs. 7, 15-25, Algorithm 1, App. C.
+       (paper 001), eqs. 7, 15-25, Algorithm 1, App. C.
     .. [2] A. Hillery, R. T. Chin, "Iterative Wiener filters for image
        restoration", ICASSP 1990 (the correction term of Algorithm 1).
 

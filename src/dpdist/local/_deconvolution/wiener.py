@@ -1,6 +1,6 @@
 r"""Wiener deconvolution in the frequency domain: DW and IIW (paper 001, sec. IV).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang et al., IEEE S&P 2023).
+Paper 001 (Fang et al., IEEE S&P 2023).
 
 The Wiener filter (eq. 16) is
 

@@ -1,6 +1,6 @@
 r"""Haar encoding (eq. 39) and reconstruction (eq. 67-69) of the wavelet paper.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` (Zhao et al., IEEE S&P 2026), sec. 2.2, 4.3, 4.7.
+Paper 000 (Zhao et al., IEEE S&P 2026), sec. 2.2, 4.3, 4.7.
 
 Cells are half-open, :math:`[k 2^{-j}, (k+1) 2^{-j})`, the last one closed at 1
 (eq. 15 as printed gives a point on a cell boundary two non-zero coefficients);

@@ -1,6 +1,6 @@
 r"""Design of the wavelet protocol: m per level, V_j, the allocation and the Wasserstein bound.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` (Zhao et al., IEEE S&P 2026), eq. 59-61,
+Paper 000 (Zhao et al., IEEE S&P 2026), eq. 59-61,
 75-77, 83, Lemma 5 and Theorem 1.  ``variance_rule="exact"`` uses the corrected
 variance :math:`\operatorname{Var}[Y(l)\mid v(l)=0] = 2q` (see
 :mod:`._signed_subset`), ``"paper"`` the printed :math:`q` (eq. 117).

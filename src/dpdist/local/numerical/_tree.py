@@ -5,7 +5,7 @@ arrays, ``levels[0]`` the root (one node), ``levels[h]`` the leaves; the
 children of node ``j`` of level ``l`` are nodes ``beta*j .. beta*j + beta-1``
 of level ``l + 1``.
 
-Two post-processing steps of paper 003 (``003_168e87404547aacd.txt``) live here:
+Two post-processing steps of paper 003 live here:
 
 * :func:`hay_consistency` -- the constrained inference of Hay, Rastogi, Miklau,
   Suciu, "Boosting the accuracy of differentially private histograms through

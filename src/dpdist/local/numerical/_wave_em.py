@@ -1,6 +1,6 @@
 r"""Expectation maximization (EM) and EM with smoothing (EMS) on bucket counts (paper 003, Alg. 1).
 
-Paper: ``003_168e87404547aacd.txt``, sec. 5.5 and App. (derivation of Alg. 1).
+Paper 003, sec. 5.5 and App. (derivation of Alg. 1).
 Given the counts :math:`n_j` of reports in output bucket :math:`j` and the
 transition matrix :math:`M_{j,i} = \Pr[\tilde v \in \tilde B_j \mid v \in B_i]`,
 EM maximizes the log-likelihood

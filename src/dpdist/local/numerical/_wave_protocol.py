@@ -1,6 +1,6 @@
 r"""Shared client, aggregator and EM/EMS estimator of the wave protocols ``sw`` and ``gw`` (paper 003).
 
-Paper: ``003_168e87404547aacd.txt`` (Li et al., SIGMOD 2020), sec. 5.  A wave
+Paper 003 (Li et al., SIGMOD 2020), sec. 5.  A wave
 protocol holds a *mechanism* -- :class:`~._wave_grid.OutputGrid` (a wave over
 ``[-b, 1+b]`` cut into public output buckets, "randomize before bucketize") or
 :class:`~._wave_discrete.DiscreteSquareWave` ("bucketize before randomize") --

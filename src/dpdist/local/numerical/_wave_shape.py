@@ -1,6 +1,6 @@
 r"""Wave shapes of the general wave mechanism (paper 003, Def. 5.1) and the MI choice of ``b``.
 
-Paper: ``003_168e87404547aacd.txt`` (Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić,
+Paper 003 (Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić,
 Li, "Estimating Numerical Distributions under Local Differential Privacy",
 SIGMOD 2020), sec. 5.1-5.3.
 

@@ -2,7 +2,7 @@ r"""HaarHRR, ``haar-hrr``: Haar coefficients by Hadamard randomized response.
 
 Cormode, Kulkarni, Srivastava, "Answering Range Queries Under Local
 Differential Privacy", PVLDB 12(10), 2019 (reference [18] of paper 003), as
-summarized in paper 003 (``003_168e87404547aacd.txt``) sec. 4.2.
+summarized in paper 003 sec. 4.2.
 
 The bounds are cut into ``bins = 2**h`` leaves of a binary tree.  An inner node
 :math:`a` of height :math:`t \in \{1, \dots, h\}` (leaves have height 0) holds

@@ -1,6 +1,6 @@
 r"""Square wave reporting with EM / EMS reconstruction, ``sw`` (paper 003, sec. 5).
 
-Paper: ``003_168e87404547aacd.txt`` -- Li, Wang, Lopuhaä-Zwakenberg, Li,
+Paper 003 -- Li, Wang, Lopuhaä-Zwakenberg, Li,
 Škorić, Li, "Estimating Numerical Distributions under Local Differential
 Privacy", SIGMOD 2020.
 

@@ -1,6 +1,6 @@
 r"""Wavelet expansion, ``wavelet``: Haar coefficients by signed subset selection.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` -- P. Zhao, Z. Zhang, B. Sun, L. Shen, L. Zhang,
+Paper 000 -- P. Zhao, Z. Zhang, B. Sun, L. Shen, L. Zhang,
 S. Wang, Z. Liu, "Consistent Estimation of Numerical Distributions under Local
 Differential Privacy by Wavelet Expansion", IEEE S&P 2026 (Algorithm 1).
 

@@ -1,6 +1,6 @@
 r"""The ``central`` spec: the experiments of Tao & Sarwate (paper 002) on the runner.
 
-Paper: ``002_31fdd3dbd792a51b.txt``, sec. VI and App. C.  Figures reproduced
+Paper 002, sec. VI and App. C.  Figures reproduced
 (one runner figure per paper figure and metric; panels are datasets):
 
 * Fig. 2 (a)-(c) and 11: polynomial projection (PP), effect of the number of basis
@@ -63,6 +63,7 @@ The claims are checks of the summary table defined in ``checks.py`` (:class:`Ran
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, better_than
 from .checks import (
     BestOrCloseCheck,
@@ -279,7 +280,7 @@ def _claims():
 SPEC = ExperimentSpec(
     name="central",
     title="Functional approximation for central-DP CDF estimation (Tao & Sarwate, paper 002)",
-    paper="002_31fdd3dbd792a51b.txt",
+    paper=PAPER_FILES["002"],
     description=(
         "Histogram queries (HQ, 40 bins), adaptive quantiles (AQ, 80 iterations), polynomial projection "
         "(PP, m = 6, monomial moments, analytic Gaussian, delta = n^-1.5) and matching pursuit (MP, 6 of 40 "

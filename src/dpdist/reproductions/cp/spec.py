@@ -1,6 +1,6 @@
 r"""The ``cp`` spec: compressive privatization against RR, RAPPOR, SS and HR (paper 004, sec. 5).
 
-Paper: ``004_24ba050d2f0ebfab.txt`` (Xiong et al., "Compressive Privatization: Sparse
+Paper 004 (Xiong et al., "Compressive Privatization: Sparse
 Distribution Estimation under Locally Differential Privacy", AAAI 2021), sec. 5, Figs. 2-3.
 
 Setting (the paper's): k = 10,000 items, m = 500 measurements, epsilon = 0.5; the
@@ -55,6 +55,7 @@ claims library (:class:`~dpdist.experiments.RatioWithin`).
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, RatioWithin
 from . import methods
 from .methods import SPARSITY, compressive_privatization
@@ -196,7 +197,7 @@ def make_spec(
     return ExperimentSpec(
         name="cp",
         title="Compressive privatization (paper 004)",
-        paper="004_24ba050d2f0ebfab.txt",
+        paper=PAPER_FILES["004"],
         description=(
             "CP (m = 500; as the paper runs it, eps0 = eps, and calibrated to exact eps-LDP) against RR, RAPPOR "
             "(SUE), SS and HR with the normalized (clip + normalize) and the projected (simplex) decoder, on "

@@ -1,6 +1,6 @@
 r"""The ``wavelet`` spec: reproduction of paper 000's figures 2-7 (Haar wavelet expansion).
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` -- Zhao et al., "Consistent Estimation of
+Paper 000 -- Zhao et al., "Consistent Estimation of
 Numerical Distributions under Local Differential Privacy by Wavelet Expansion",
 IEEE S&P 2026, sec. 6.
 
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than
 from ..sw_ems.checks import ArgminIs
 from . import methods
@@ -297,7 +298,7 @@ _CLAIMS = [
 SPEC = ExperimentSpec(
     name="wavelet",
     title="Wavelet expansion under LDP (paper 000, Zhao et al., IEEE S&P 2026), figures 2-7",
-    paper="000_bd8f15feb90ea8ed.txt",
+    paper=PAPER_FILES["000"],
     description=(
         "W1 (on [0, 1]) and KS on the paper's 256-point grid and range-query MAE (alpha = 0.2, 0.4) of the "
         "Haar wavelet expansion against Binning-d (d = 8..64, kRR/OUE by the 3e^eps + 2 rule, Norm-Sub), HH, "

@@ -1,6 +1,6 @@
 r"""The ``wiener`` spec: Wiener-filter deconvolution of KRR and OUE (paper 001, sec. V and App. C).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally Differentially
+Paper 001 (Fang, Chen, Liu, Gao, "Locally Differentially
 Private Frequency Estimation Based on Convolution Framework", IEEE S&P 2023).
 
 Datasets (the paper's in brackets):
@@ -50,6 +50,7 @@ library (``RatioWithin``, ``lowest_of``, ``AllOf``).
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than, lowest_of
 from . import methods
 from .checks import Converged, DwHelpsLittle, GainGrows, SpectrumMatches, Stuck
@@ -371,7 +372,7 @@ def _claims() -> list[Claim]:
 SPEC = ExperimentSpec(
     name="wiener",
     title="Wiener-filter deconvolution of KRR and OUE (paper 001)",
-    paper="001_ed76e35ff6c3e233.txt",
+    paper=PAPER_FILES["001"],
     description=(
         "KRR and OUE with DW, IIW, IIW-G, smoothing, DW-AMRP and the Gaussian-filter baselines of App. C on "
         "flights-departure in d bins (the Taxi analog; spiky at d = 1000), a smooth bimodal normal mixture at "
