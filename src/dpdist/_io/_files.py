@@ -8,8 +8,9 @@ binary record stream (any other name, see :mod:`._binary`).
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Collection, Iterator
 
 import numpy as np
 
@@ -18,7 +19,8 @@ from ..local import ReportBatch
 from ._atomic import atomic_writer
 from ._identity import check_file_id, new_file_id
 
-__all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file"]
+__all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file",
+           "FileSummary", "summarize_file"]
 
 _PARQUET_MAGIC = b"PAR1"
 _PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -288,40 +290,91 @@ def read_reports(path, protocol=None) -> ReportBatch:
     return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format)
 
 
-def protocol_of_file(path):
-    """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
-    from ._binary import _protocol_of, read_header
+@dataclass(frozen=True)
+class FileSummary:
+    """What a report file says about itself, read in one pass over its record headers (binary) or its
+    Parquet footer; no report is read.  :func:`summarize_file` makes one.
 
+    Attributes
+    ----------
+    path : str
+    format : {"binary", "parquet"}
+    record_ids : tuple of (str or None)
+        The file id of each binary record, in order (one entry for a Parquet file); ``None`` for
+        a record written before file ids.
+    record_rows : tuple of int
+        The reports of each record (of the Parquet file).
+    """
+
+    path: str
+    format: str
+    record_ids: tuple[str | None, ...]
+    record_rows: tuple[int, ...]
+    first_config: dict | None = None
+    parquet_schema: Any = None
+
+    @property
+    def rows(self) -> int:
+        """All the file's reports."""
+        return sum(self.record_rows)
+
+    def rows_except(self, skip_file_ids: Collection[str] = frozenset()) -> int:
+        """The reports of the records whose file id is not in ``skip_file_ids``."""
+        return sum(rows for file_id, rows in zip(self.record_ids, self.record_rows) if file_id not in skip_file_ids)
+
+    def config(self) -> dict | None:
+        """The embedded config (the first record's, or the Parquet metadata's); ``None`` if there is none."""
+        if self.format == "binary":
+            return self.first_config
+        from ._arrow import config_of_schema
+
+        return config_of_schema(self.parquet_schema, self.path)
+
+    def protocol(self):
+        """The protocol whose config the file embeds."""
+        from ._binary import _protocol_of
+
+        config = self.config()
+        if config is None:
+            where = "empty report file, so no config" if self.format == "binary" else "no dpdist config in the Parquet metadata"
+            raise MalformedReportError(f"{self.path}: {where}; pass the protocol.")
+        return _protocol_of(config, self.path)
+
+
+def summarize_file(path) -> FileSummary:
+    """Read a report file's record headers (binary) or footer (Parquet) once: ids, rows and config."""
     source = str(path)
     if file_format(path) == "binary":
+        from ._binary import iter_headers
+
+        ids, rows, first_config = [], [], None
         with open(path, "rb") as handle:
-            header = read_header(handle, source)
-        if header is None:
-            raise MalformedReportError(f"{source}: empty report file, so no config; pass the protocol.")
-        return _protocol_of(header["config"], source)
-    from ._arrow import config_of_schema, require_pyarrow
+            for header in iter_headers(handle, source):
+                ids.append(header["file_id"])
+                rows.append(header["shape"][0])
+                first_config = header["config"] if first_config is None else first_config
+        return FileSummary(source, "binary", tuple(ids), tuple(rows), first_config=first_config)
+    from ._arrow import file_id_of_schema, require_pyarrow
 
     require_pyarrow()
     import pyarrow.parquet as pq
 
-    config = config_of_schema(_parquet_call(pq.read_schema, path), source)
-    if config is None:
-        raise MalformedReportError(f"{source}: no dpdist config in the Parquet metadata; pass the protocol.")
-    return _protocol_of(config, source)
+    def footer(name):
+        with pq.ParquetFile(name) as parquet:
+            return parquet.schema_arrow, parquet.metadata.num_rows
+
+    schema, rows = _parquet_call(footer, path)
+    return FileSummary(source, "parquet", (file_id_of_schema(schema, source),), (rows,), parquet_schema=schema)
+
+
+def protocol_of_file(path):
+    """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
+    return summarize_file(path).protocol()
 
 
 def count_reports(path, *, skip_file_ids=frozenset()) -> int:
     """Rows in a report file (but those of ``skip_file_ids``), from its metadata or record headers."""
-    if file_format(path) == "binary":
-        from ._binary import count_record_rows
-
-        with open(path, "rb") as handle:
-            return count_record_rows(handle, str(path), skip_file_ids=skip_file_ids)
-    if skip_file_ids and _parquet_file_id(path) in skip_file_ids:
-        return 0
-    import pyarrow.parquet as pq
-
-    return _parquet_call(lambda name: pq.ParquetFile(name).metadata.num_rows, path)
+    return summarize_file(path).rows_except(skip_file_ids)
 
 
 def _parquet_call(function, path):

@@ -299,7 +299,7 @@ def _client(args, *, admin: bool):
     try:
         import httpx  # noqa: F401 - the client's transport
 
-        from ..client import Client
+        from ..serve.client import Client
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
@@ -315,7 +315,7 @@ def _client(args, *, admin: bool):
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..client import retry_schedule
+    from ..serve.client import retry_schedule
 
     said = False
 
