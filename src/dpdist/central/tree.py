@@ -7,7 +7,7 @@ noise (the root is the sum of level 1, or the public ``n``).  One record touches
 one node per level, so under add/remove neighbours the :math:`\ell_1`
 sensitivity of the released tree is :math:`h` (under replacement, :math:`2h`).  The noisy tree is made
 consistent by the least-squares projection of Hay, Rastogi, Miklau & Suciu
-(PVLDB 2010, Thm. 3; :func:`dpdist.local.numerical._tree.hay_consistency`) and
+(PVLDB 2010, Thm. 3; :func:`dpdist.postprocess.hay_consistency`) and
 the cumulative leaf counts are projected onto monotone CDFs (isotonic
 regression, Prop. 1 of Tao & Sarwate), so any number of quantiles and range
 queries follow from one release at no further privacy cost.  A CDF value is a
@@ -54,7 +54,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel, sequential
-from ..local.numerical._tree import hay_consistency
+from ..postprocess import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
 from ._shape import best_shape, coarse_profile

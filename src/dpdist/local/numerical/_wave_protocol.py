@@ -8,7 +8,7 @@ with the same four operations: ``sample`` (bucket index per user),
 ``point_masses`` (the exact channel), ``transition_matrix`` (input bins to
 output buckets) and ``buckets``.  Reports are output-bucket indices, the
 aggregator statistic is the count of each bucket, and the estimate is the
-EM or EMS reconstruction of Alg. 1 (:mod:`._wave_em`) on ``bins`` input bins.
+EM or EMS reconstruction of Alg. 1 (:mod:`dpdist.local._em`) on ``bins`` input bins.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._base import NumericalProtocol
-from ._wave_em import expectation_maximization, transition_operator
+from .._em import expectation_maximization
+from ._wave_operators import transition_operator
 
 __all__ = ["WaveProtocol", "MAX_BINS"]
 
@@ -143,7 +144,7 @@ class WaveProtocol(NumericalProtocol):
             the stopping rule or the cap ended the run.
         accelerate : bool
             SQUAREM acceleration of the same EM/EMS map with the same stopping rule
-            (default True; :func:`._wave_em.expectation_maximization`): same fixed
+            (default True; :func:`dpdist.local._em.expectation_maximization`): same fixed
             point, fewer iterations.
 
         Returns

@@ -13,7 +13,7 @@ drawn independently of the value, so revealing it costs no privacy; the report
 the channel below includes the level.
 
 Estimation: each level's unbiased frequencies, then the constrained inference
-of Hay et al. (PVLDB 2010; :func:`._tree.hay_consistency`) with the root fixed
+of Hay et al. (PVLDB 2010; :func:`dpdist.postprocess.hay_consistency`) with the root fixed
 at 1 (the total is known in LDP, sec. 4.3), then Norm-Sub on the leaves to get a
 valid distribution.  Paper 003 evaluates HH only on range queries because the
 consistent leaves can be negative (sec. 6.1); :meth:`HierarchicalHistogram.consistent_tree`
@@ -41,7 +41,8 @@ from ._composite import (
     inner_aggregator,
     make_oracle,
 )
-from ._tree import hay_consistency, tree_height
+from ...postprocess import hay_consistency
+from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 
 __all__ = ["HierarchicalHistogram"]

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..._validation import Integer, Interval, check_param
 from .._protocol import register
-from ._tree import consistency_violation, hh_admm
+from ...postprocess import consistency_violation
+from ._tree import hh_admm
 from .hh import HierarchicalHistogram
 
 __all__ = ["HierarchicalHistogramADMM"]

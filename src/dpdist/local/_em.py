@@ -28,12 +28,11 @@ log-likelihood of the :math:`n` reports (as in the paper), with the paper's
 tolerances :math:`\tau = 10^{-3} e^\varepsilon` for EM and :math:`\tau = 10^{-3}`
 for EMS, and an iteration cap.
 
-Both products :math:`Mx` and :math:`M^\top y` run through an operator that
-exploits :math:`M = c + B` (the wave's uniform part :math:`c = q\tilde w` plus a
-bump part :math:`B` that vanishes outside a band): BLAS products on column
-blocks of the band, or, when the output buckets have the width of the input
-bins so that :math:`M` is Toeplitz, a convolution by FFT in
-:math:`O((d + \tilde d)\log(d + \tilde d))`.
+Both products :math:`Mx` and :math:`M^\top y` run through an operator (an object with
+``shape``, ``matvec`` and ``rmatvec``): :class:`DenseOperator` here, the wave mechanisms'
+banded and Toeplitz operators in :mod:`dpdist.local.numerical._wave_operators`.  The
+solver is shared by the wave mechanisms (EM/EMS) and the frequency oracles' iterative
+Bayesian update and maximum likelihood (:mod:`dpdist.local.frequency._exact_channel`).
 """
 
 from __future__ import annotations
@@ -44,9 +43,6 @@ import numpy as np
 
 __all__ = [
     "DenseOperator",
-    "BandedOperator",
-    "ToeplitzOperator",
-    "transition_operator",
     "binomial_smoothing_matrix",
     "smooth",
     "expectation_maximization",
@@ -67,76 +63,6 @@ class DenseOperator:
 
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
         return self._transposed @ y
-
-
-class BandedOperator:
-    """Products with ``M = c + B``, ``B`` zero outside a band: dense BLAS on column blocks of the band.
-
-    The wave matrices are a constant (the uniform part of the wave) plus a bump
-    part whose nonzero rows move down with the column, so each block of
-    ``block`` columns only touches the rows its band spans; ``Mx = c * sum(x) + Bx``.
-    """
-
-    def __init__(self, constant: float, band: np.ndarray, block: int = 128):
-        self.constant = float(constant)
-        self.shape = band.shape
-        nonzero = band != 0
-        self._blocks = []
-        for start in range(0, self.shape[1], block):
-            stop = min(start + block, self.shape[1])
-            rows = np.flatnonzero(nonzero[:, start:stop].any(axis=1))
-            if rows.size:
-                low, high = int(rows[0]), int(rows[-1]) + 1
-                part = np.ascontiguousarray(band[low:high, start:stop])
-                self._blocks.append((start, stop, low, high, part, np.ascontiguousarray(part.T)))
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        out = np.full(self.shape[0], self.constant * x.sum())
-        for start, stop, low, high, part, _ in self._blocks:
-            out[low:high] += part @ x[start:stop]
-        return out
-
-    def rmatvec(self, y: np.ndarray) -> np.ndarray:
-        out = np.full(self.shape[1], self.constant * y.sum())
-        for start, stop, low, high, _, transposed in self._blocks:
-            out[start:stop] += transposed @ y[low:high]
-        return out
-
-
-class ToeplitzOperator:
-    """Products with a Toeplitz matrix ``T[j, i] = t[j - i]`` by real FFT convolution.
-
-    ``column`` is the first column ``T[:, 0]`` (length ``outputs``) and ``row``
-    the first row ``T[0, :]`` (length ``inputs``); ``row[0]`` must equal ``column[0]``.
-    """
-
-    def __init__(self, column: np.ndarray, row: np.ndarray):
-        outputs, inputs = len(column), len(row)
-        self.shape = (outputs, inputs)
-        # kernel k[m] = t[m - (inputs - 1)], m = 0 .. outputs + inputs - 2
-        kernel = np.concatenate([np.asarray(row, dtype=np.float64)[:0:-1], np.asarray(column, dtype=np.float64)])
-        self._length = 1 << (outputs + 2 * inputs - 3).bit_length()  # a power of two >= the linear length
-        self._kernel = np.fft.rfft(kernel, self._length)
-        self._kernel_reversed = np.fft.rfft(kernel[::-1], self._length)
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        outputs, inputs = self.shape
-        full = np.fft.irfft(np.fft.rfft(x, self._length) * self._kernel, self._length)
-        return full[inputs - 1 : inputs - 1 + outputs]
-
-    def rmatvec(self, y: np.ndarray) -> np.ndarray:
-        outputs, inputs = self.shape
-        # (T^T y)_i = sum_j t[j - i] y_j: correlation, a convolution with the reversed kernel
-        full = np.fft.irfft(np.fft.rfft(y, self._length) * self._kernel_reversed, self._length)
-        return full[outputs - 1 : outputs - 1 + inputs]
-
-
-def transition_operator(constant: float, band: np.ndarray, *, toeplitz: bool):
-    """The fastest exact operator for ``M = constant + band`` (Toeplitz by FFT when ``toeplitz``)."""
-    if toeplitz:
-        matrix_column, matrix_row = constant + band[:, 0], constant + band[0, :]
-        return ToeplitzOperator(matrix_column, matrix_row)
-    return BandedOperator(constant, band)
 
 
 def binomial_smoothing_matrix(size: int) -> np.ndarray:
@@ -210,7 +136,7 @@ def expectation_maximization(
     counts : ndarray of shape (outputs,)
         Reports per output bucket, :math:`n_j`.
     operator
-        :class:`BandedOperator`, :class:`ToeplitzOperator` or :class:`DenseOperator` for :math:`M`
+        :class:`DenseOperator`, or a wave mechanism's banded or Toeplitz operator, for :math:`M`
         (columns summing to 1, entries > 0), or any object with ``shape``, ``matvec``, ``rmatvec``.
     smoothing : bool
         EMS when True.
