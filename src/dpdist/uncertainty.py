@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._rng import check_rng
-from ._validation import Integer, Interval, check_param
+from ._validation import Integer, Interval, Options, check_param
 from .errors import InvalidParameterError
 
 __all__ = ["CDFBand", "cdf_band"]
@@ -226,7 +226,7 @@ def _reference_estimator(protocol, options: dict) -> tuple[dict, bool]:
     put around the smoothed estimate, covers its bias (conservative bands).
     """
     method = protocol.estimate_options.get("method")
-    if method is not None and "em" in getattr(method, "values", ()) and options.get("method", "ems") != "em":
+    if isinstance(method, Options) and "em" in method.values and options.get("method", "ems") != "em":
         return {**options, "method": "em"}, True
     return dict(options), False
 

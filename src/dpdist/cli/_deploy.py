@@ -252,7 +252,7 @@ def _privatize_binning(protocol, args):
             f"The '--bins' and '--bounds' options bin a numeric column for a frequency protocol; the "
             f"{protocol.tags.kind} protocol {protocol.name!r} takes its bins and bounds from --config."
         )
-    if getattr(protocol, "labels", None) is not None or args.labels is not None:
+    if protocol.labels is not None or args.labels is not None:
         raise InvalidParameterError("The '--bins' and '--bounds' options cannot be used with labels (--labels).")
     if args.bounds is None:
         raise InvalidParameterError("The '--bins' option needs '--bounds LO,HI' (the public range of the column).")
@@ -280,11 +280,11 @@ class ColumnValues:
 
     def __call__(self, chunk: np.ndarray) -> np.ndarray:
         protocol = self.protocol
-        if getattr(protocol, "labels", None) is not None:
+        if protocol.labels is not None:
             items = protocol.encode(chunk, on_unknown="drop")
             self.unknown += chunk.size - items.size
             return items
-        if getattr(protocol, "takes_strings", False):
+        if protocol.tags.words:
             from ..local.words import words_in_alphabet
 
             known = words_in_alphabet(chunk, protocol.codec.alphabet)
@@ -335,7 +335,7 @@ class ColumnValues:
 
 def reads_text(protocol) -> bool:
     """Whether a data column is read as text for ``protocol``: labels, or words (a ``pem`` over an alphabet)."""
-    return getattr(protocol, "labels", None) is not None or getattr(protocol, "takes_strings", False)
+    return protocol.labels is not None or protocol.tags.words
 
 
 def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:

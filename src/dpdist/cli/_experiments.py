@@ -140,7 +140,7 @@ def _run_reproduce(args) -> int:
             file=sys.stderr,
         )
         return 130
-    outcomes = [claim["outcome"] for claim in getattr(result, "claims", [])]
+    outcomes = [claim["outcome"] for claim in result.claims]
     print(
         f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "
         f"in {result.seconds:.1f} s; claims: {outcomes.count('holds')} hold, "

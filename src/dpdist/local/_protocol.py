@@ -74,6 +74,16 @@ class ProtocolTags:
         A device reports through a memo of permanent responses (``client()``), and the
         protocol states its guarantees over time (``epsilon_over_changes``,
         ``stable_guarantee``; ``dpdist.local.frequency._memoized``).
+    fixed_support_size : bool
+        Every report supports the same number of items (``"frequency"`` oracles: GRR one,
+        subset selection ``k``), so the support counts sum to a constant and the support
+        noise has no power at frequency 0 (paper 001, Theorem 3).
+    closed_form_mle : bool
+        ``maximum_likelihood(counts)`` gives the maximum-likelihood frequencies in closed
+        form, so ``estimate(estimator="mle")`` applies.
+    words : bool
+        ``privatize`` also takes words (strings over the protocol's ``codec.alphabet``),
+        each randomized as the item it encodes to.
     """
 
     kind: str = "frequency"
@@ -81,6 +91,9 @@ class ProtocolTags:
     exact_simulate: bool = False
     unbiased: bool = True
     memoized: bool = False
+    fixed_support_size: bool = False
+    closed_form_mle: bool = False
+    words: bool = False
 
     @property
     def takes_items(self) -> bool:
@@ -121,6 +134,9 @@ class LocalProtocol(ABC):
     estimate_options: ClassVar[dict[str, Constraint]] = {}
     #: An option of the table that, when given, takes the options outside it and checks them itself.
     estimate_delegate: ClassVar[str | None] = None
+    #: Why ``make("auto")`` chose this protocol (set on the protocol it builds; ``None`` otherwise);
+    #: :meth:`estimate` copies it into the estimate's ``details["auto_choice"]``.
+    auto_choice: dict[str, Any] | None = None
 
     def __init__(self, **params):
         merged = {**self._defaults, **params}
@@ -159,6 +175,12 @@ class LocalProtocol(ABC):
     @property
     def params(self) -> dict[str, Any]:
         return dict(self._params)
+
+    @property
+    def labels(self) -> tuple[str, ...] | None:
+        """The public label of each item, for a protocol with a label domain (a frequency oracle made
+        with ``labels``); ``None`` otherwise."""
+        return None
 
     def config(self) -> dict[str, Any]:
         """JSON-safe description; ``local.from_config(proto.config())`` rebuilds the protocol."""
@@ -324,9 +346,8 @@ class LocalProtocol(ABC):
                 f"{self.display_name}.estimate needs at least one report; the aggregator holds none."
             )
         estimate = self._estimate(aggregator, **options)
-        auto_choice = getattr(self, "auto_choice", None)
-        if auto_choice is not None:
-            estimate.details["auto_choice"] = auto_choice
+        if self.auto_choice is not None:
+            estimate.details["auto_choice"] = self.auto_choice
         return estimate
 
     @abstractmethod

@@ -47,6 +47,7 @@ from scipy import fft
 from .._rng import check_rng
 from .._validation import DOMAIN_SIZE, Boolean, Integer, Interval, Optional, Options, check_param
 from ..errors import InvalidParameterError, InvalidValueTypeError
+from ._protocol import ProtocolTags
 from ._deconvolution.permutation import average_over_permutations
 from ._deconvolution.smoothing import BOUNDARIES, gaussian_smooth, smooth_adjacent
 from ._deconvolution.spectra import half_length, noise_power, transfer_spectrum
@@ -84,10 +85,10 @@ _METHOD_OPTIONS = {
 def has_fixed_support_size(protocol) -> bool:
     """Whether every report of ``protocol`` supports the same number of items.
 
-    Read from the protocol's ``fixed_support_size`` attribute (GRR: each report
+    Declared by the protocol's tags, ``tags.fixed_support_size`` (GRR: each report
     supports exactly one item; subset selection: exactly k items).
     """
-    return bool(getattr(protocol, "fixed_support_size", False))
+    return _frequency_protocol(protocol, "has_fixed_support_size").tags.fixed_support_size
 
 
 def noise_power_spectrum(
@@ -363,10 +364,23 @@ def _check_support_probabilities(p_star, q_star, owner):
     return p_star, q_star
 
 
+def _frequency_protocol(protocol, owner: str):
+    """``protocol``, checked to be a frequency protocol (declared by its tags)."""
+    tags = getattr(protocol, "tags", None)
+    if not isinstance(tags, ProtocolTags) or tags.kind != "frequency":
+        raise InvalidParameterError(
+            f"The 'protocol' argument of {owner} must be a frequency protocol (tags.kind 'frequency'). "
+            f"Got {protocol!r:.200} instead."
+        )
+    return protocol
+
+
 def _resolve_fixed_support(fixed_support_size, protocol, owner) -> bool:
     fixed = check_param(owner, "fixed_support_size", fixed_support_size, Optional(Boolean()))
+    if protocol is not None:
+        _frequency_protocol(protocol, owner)
     if fixed is None:
-        return protocol is not None and has_fixed_support_size(protocol)
+        return protocol is not None and protocol.tags.fixed_support_size
     return fixed
 
 
@@ -411,7 +425,7 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
         raise InvalidParameterError(
             f"The 'support_counts' argument of {_OWNER} must hold finite counts >= 0. Got {bad!r} among them."
         )
-    expected = getattr(protocol, "domain_size", None)
+    expected = None if protocol is None else _frequency_protocol(protocol, _OWNER).domain_size
     if expected is not None and expected != counts.size:
         raise InvalidParameterError(
             f"The 'support_counts' argument of {_OWNER} must have length domain_size = {expected} "

@@ -29,6 +29,11 @@ from ..errors import (
 )
 from ..local import Aggregator, LocalProtocol
 from ..local._registry import registered_class
+from ._declared import (
+    check_maximum_likelihood_is_the_maximum,
+    check_reports_support_a_fixed_number_of_items,
+    check_words_are_randomized_as_their_items,
+)
 from ._inputs import channel_inputs, population
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
@@ -63,6 +68,9 @@ __all__ = [
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
     "check_reports_over_time",
+    "check_reports_support_a_fixed_number_of_items",
+    "check_maximum_likelihood_is_the_maximum",
+    "check_words_are_randomized_as_their_items",
 ]
 
 Check = Callable[[LocalProtocol], None]
@@ -419,7 +427,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
     one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
-    adds the clipping check.
+    adds the clipping check; ``fixed_support_size``, ``closed_form_mle`` and ``words`` add
+    a check that the protocol does what it declares (:mod:`dpdist.testing._declared`).
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -433,4 +442,10 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_reports_over_time)
     if tags.kind == "numerical" and _clips(protocol):
         checks.insert(checks.index(check_values_outside_the_domain_are_rejected) + 1, check_values_outside_the_bounds_are_clipped)
+    declared = (
+        (tags.fixed_support_size, check_reports_support_a_fixed_number_of_items),
+        (tags.closed_form_mle, check_maximum_likelihood_is_the_maximum),
+        (tags.words, check_words_are_randomized_as_their_items),
+    )
+    checks.extend(check for is_declared, check in declared if is_declared)
     return checks

@@ -16,8 +16,9 @@ import numpy as np
 
 from ..._rng import check_rng
 from ...errors import IncompatibleStateError, InvalidParameterError
+from ._memoized import MemoizedProtocol
 
-__all__ = ["BucketMemoClient"]
+__all__ = ["BucketMemoProtocol", "BucketMemoClient"]
 
 #: Integers above this are written as decimal strings: JSON readers that parse numbers as doubles
 #: (JavaScript's) would round them (a LOLOHA seed reaches 2^62).
@@ -72,17 +73,40 @@ def _parse_integer(value) -> int:
     return value
 
 
+class BucketMemoProtocol(MemoizedProtocol):
+    """Mixin: a protocol that memoizes per bucket (``dbitflippm``, ``loloha``); its device side is
+    :class:`BucketMemoClient`, which calls the methods below (a subclass supplies them)."""
+
+    def _draw_user_randomness(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The public randomness of ``n`` users, an integer array with one row per user."""
+        raise NotImplementedError
+
+    def _bucket(self, randomness: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """The bucket (memo key) of each item, under each user's randomness."""
+        raise NotImplementedError
+
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness=None) -> np.ndarray:
+        """The permanent (memoized) response of each bucket."""
+        raise NotImplementedError
+
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The instantaneous randomization of memoized responses (every report)."""
+        raise NotImplementedError
+
+    def _report(self, randomness: np.ndarray, responses: np.ndarray) -> np.ndarray:
+        """The reports of users with ``randomness`` sending ``responses``."""
+        raise NotImplementedError
+
+
 class BucketMemoClient:
     """A device's side of ``dbitflippm`` / ``loloha``: its user randomness and memo, serializable.
 
-    The protocol supplies ``_draw_user_randomness(n, rng)`` (an integer array,
-    one row per user), ``_bucket(randomness, items)``, ``permanent_response(buckets, rng)``,
-    ``instantaneous_response(memoized, rng)`` and ``_report(randomness, responses)``.
-    ``to_dict`` / ``from_dict`` give a JSON-safe state that must persist on the device.
+    The protocol is a :class:`BucketMemoProtocol`. ``to_dict`` / ``from_dict`` give a JSON-safe
+    state that must persist on the device.
     """
 
     def __init__(self, protocol, randomness=None, memo: dict | None = None, seeded: bool = False):
-        if not hasattr(protocol, "_draw_user_randomness"):
+        if not isinstance(protocol, BucketMemoProtocol):
             raise InvalidParameterError(
                 f"BucketMemoClient needs a dbitflippm or loloha protocol. Got {type(protocol).__name__} instead."
             )

@@ -167,7 +167,7 @@ def check_estimator_options(protocol, estimator, options) -> dict:
             "channel outputs (grr, hr, flh, cp); the aggregate of "
             f"{protocol.name} holds support counts, whose exact likelihood is intractable. Use 'unbiased'."
         )
-    if estimator == "mle" and not hasattr(protocol, "maximum_likelihood"):
+    if estimator == "mle" and not protocol.tags.closed_form_mle:
         raise InvalidParameterError(
             f"{owner}: estimator='mle' is the closed-form maximum likelihood, which exists for grr only; "
             "estimator='ibu' computes the same maximum by EM for every protocol with an output histogram."

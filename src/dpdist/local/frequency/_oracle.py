@@ -61,9 +61,6 @@ class FrequencyOracle(LocalProtocol):
     """
 
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency")
-    #: Every report supports the same number of items (so the support counts sum
-    #: to a constant and the noise spectrum has no power at frequency 0, paper 001).
-    fixed_support_size: ClassVar[bool] = False
     #: The aggregator's statistic is the histogram of the channel's outputs (column order of
     #: ``channel()``), so the exact-channel estimators ``"ibu"`` and ``"mle"`` apply.
     output_histogram: ClassVar[bool] = False
@@ -115,6 +112,11 @@ class FrequencyOracle(LocalProtocol):
     @property
     def domain_size(self) -> int:
         return self._params["domain_size"]
+
+    @property
+    def fixed_support_size(self) -> bool:
+        """Every report supports the same number of items: ``tags.fixed_support_size``."""
+        return self.tags.fixed_support_size
 
     @property
     def labels(self) -> tuple[str, ...] | None:

@@ -70,8 +70,7 @@ from ..._rng import random_words
 from ..._validation import Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
-from ._bucket_client import BucketMemoClient
-from ._memoized import MemoizedProtocol
+from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
 from ._unary import _SCALE, _threshold
 
@@ -92,7 +91,7 @@ def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
 
 
 @register
-class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
+class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     """dBitFlipPM: d sampled buckets per user (once), SUE-style bits memoized per bucket.
 
     Parameters

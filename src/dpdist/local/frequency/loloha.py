@@ -57,8 +57,7 @@ from ..._validation import EPSILON, Integer, Options
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from . import _hashing
-from ._bucket_client import BucketMemoClient
-from ._memoized import MemoizedProtocol
+from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
 from .longitudinal import _chain, _grr_keeps, _grr_probabilities
 
@@ -79,7 +78,7 @@ def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
 
 
 @register
-class LOLOHA(MemoizedProtocol, FrequencyOracle):
+class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
 
     Parameters

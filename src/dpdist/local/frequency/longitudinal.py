@@ -137,8 +137,7 @@ class LGRR(_Longitudinal, FrequencyOracle):
     name = "l-grr"
     statistic_total_per_report = 1  # a histogram of the reported items
     summary = "longitudinal GRR: memoized GRR(eps_inf), then GRR with the IRR budget of eps_1 per report"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True)
-    fixed_support_size = True
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True)
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}
 
     def _setup(self):

@@ -37,6 +37,7 @@ about :math:`|C_i|^2/(2P) \approx 10^{-4}`, which only merges their counts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from statistics import NormalDist
 
@@ -44,7 +45,7 @@ import numpy as np
 
 from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check_integer_values
 from ...errors import InvalidParameterError, InvalidValueTypeError, MalformedReportError, OutOfDomainError
-from .._protocol import LocalProtocol, ProtocolTags, register
+from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
@@ -113,7 +114,10 @@ class PEM(LocalProtocol):
     name = "pem"
     statistic_total_per_report = 1  # one cell of one group's table per report
     summary = "prefix extending method: heavy hitters of a huge or unknown domain (bit strings or words), FLH per group"
-    tags = ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False)
+    tags = ParameterDependentTags(
+        ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False),
+        lambda protocol, tags: dataclasses.replace(tags, words=protocol.codec is not None),
+    )
     _constraints = {
         "epsilon": EPSILON,
         "bits": Optional(Integer(low=1, high=MAX_BITS)),
@@ -204,8 +208,8 @@ class PEM(LocalProtocol):
 
     @property
     def takes_strings(self) -> bool:
-        """Whether ``privatize`` reads words (a protocol with an ``alphabet``)."""
-        return self._codec is not None
+        """Whether ``privatize`` reads words (a protocol with an ``alphabet``): ``tags.words``."""
+        return self.tags.words
 
     # ------------------------------------------------------------------ client
     def _check_values(self, values):

@@ -81,9 +81,9 @@ class SS(FrequencyOracle):
     """
 
     name = "ss"
-    fixed_support_size = True  # every report holds exactly k items
     summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    # every report holds exactly k items
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True)
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
