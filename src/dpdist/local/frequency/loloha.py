@@ -59,7 +59,7 @@ from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
-from .longitudinal import _chain, _grr_keeps, _grr_probabilities
+from ._longitudinal import _chain, _grr_keeps, _grr_probabilities
 
 __all__ = ["LOLOHA", "optimal_hash_range"]
 
