@@ -181,92 +181,110 @@ def expectation_maximization(
     """
     if stopping not in ("change", "gap") or (stopping == "gap" and smoothing):
         raise ValueError(f"stopping must be 'change', or 'gap' without smoothing; got {stopping!r}")
-    counts = np.asarray(counts, dtype=np.float64)
+    run = _Iterations(np.asarray(counts, dtype=np.float64), operator, smoothing, tolerance, max_iterations, stopping)
     bins = operator.shape[1]
-    if start is None:
-        x = np.full(bins, 1.0 / bins)
-    else:
-        x = np.array(start, dtype=np.float64)
+    x = np.full(bins, 1.0 / bins) if start is None else np.array(start, dtype=np.float64)
+    if start is not None:
         x /= x.sum()
-    predicted = operator.matvec(x)  # > 0: every entry of M is
-    trace = [_log_likelihood(counts, predicted)]
-    state = {"iterations": 0, "converged": False}
+    point = run.at(x)  # Mx > 0: every entry of M is
+    run.trace.append(point.loglikelihood)
+    while not run.finished():
+        point = run.squarem_cycle(point) if accelerate else run.plain_step(point)
+    return EMResult(
+        probabilities=point.x,
+        iterations=run.iterations,
+        converged=run.converged,
+        tolerance=float(tolerance),
+        loglikelihood=np.asarray(run.trace),
+        accelerated=accelerate,
+        extrapolations_accepted=run.accepted,
+    )
 
-    total = counts.sum()
 
-    def step(point, point_predicted, point_loglikelihood):
+@dataclass(frozen=True)
+class _Point:
+    """An iterate with its predicted output law :math:`Mx` and log-likelihood :math:`L(x)`."""
+
+    x: np.ndarray
+    predicted: np.ndarray
+    loglikelihood: float
+
+
+class _Iterations:
+    """One run of :func:`expectation_maximization`: the EM/EMS map :math:`F`, its stopping rule, the trace."""
+
+    def __init__(self, counts, operator, smoothing: bool, tolerance: float, max_iterations: int, stopping: str):
+        self.counts, self.operator, self.smoothing = counts, operator, smoothing
+        self.tolerance, self.max_iterations, self.stopping = tolerance, max_iterations, stopping
+        self.total = counts.sum()
+        self.iterations, self.converged, self.accepted = 0, False, 0
+        self.trace: list[float] = []  # L at the start and at every iterate the run moved to
+
+    def at(self, x: np.ndarray) -> _Point:
+        predicted = self.operator.matvec(x)
+        return _Point(x, predicted, _log_likelihood(self.counts, predicted))
+
+    def finished(self) -> bool:
+        return self.converged or self.iterations >= self.max_iterations
+
+    def step(self, point: _Point) -> _Point:
         """One EM/EMS step from ``point`` and the stopping rule (with "gap", ``point`` itself may stop)."""
-        gradient = operator.rmatvec(counts / point_predicted)
-        if stopping == "gap" and gradient.max() - total < tolerance:
-            state["converged"] = True
-            return point, point_predicted, point_loglikelihood
-        out = point * gradient  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
+        gradient = self.operator.rmatvec(self.counts / point.predicted)
+        if self.stopping == "gap" and gradient.max() - self.total < self.tolerance:
+            self.converged = True
+            return point
+        out = point.x * gradient  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
         np.maximum(out, 0.0, out=out)  # FFT round-off can leave -1e-17 where x is 0
         out /= out.sum()  # M-step
-        if smoothing:
+        if self.smoothing:
             out = smooth(out)
             out /= out.sum()
-        out_predicted = operator.matvec(out)
-        out_loglikelihood = _log_likelihood(counts, out_predicted)
-        state["iterations"] += 1
-        if stopping == "change" and abs(out_loglikelihood - point_loglikelihood) < tolerance:
-            state["converged"] = True
-        return out, out_predicted, out_loglikelihood
+        moved = self.at(out)
+        self.iterations += 1
+        if self.stopping == "change" and abs(moved.loglikelihood - point.loglikelihood) < self.tolerance:
+            self.converged = True
+        return moved
 
-    def finished():
-        return state["converged"] or state["iterations"] >= max_iterations
+    def plain_step(self, point: _Point) -> _Point:
+        moved = self.step(point)
+        if moved is not point:
+            self.trace.append(moved.loglikelihood)
+        return moved
 
-    loglikelihood = trace[0]
-    accepted = 0
-    while not finished():
-        if not accelerate:
-            moved = step(x, predicted, loglikelihood)
-            if moved[0] is not x:
-                x, predicted, loglikelihood = moved
-                trace.append(loglikelihood)
-            continue
-        x1, predicted1, loglikelihood1 = step(x, predicted, loglikelihood)
-        if x1 is x:
-            break
-        trace.append(loglikelihood1)
-        if finished():
-            x, predicted = x1, predicted1
-            break
-        x2, predicted2, loglikelihood2 = step(x1, predicted1, loglikelihood1)
-        if x2 is x1:
-            x, predicted = x1, predicted1
-            break
-        trace.append(loglikelihood2)
-        if finished():
-            x, predicted = x2, predicted2
-            break
-        r = x1 - x
-        v = x2 - x1 - r
+    def squarem_cycle(self, point: _Point) -> _Point:
+        """Two steps, then the extrapolation along them (Notes of :func:`expectation_maximization`).
+
+        A step that stops the run ends the cycle at once (at the point it reached).
+        """
+        first = self.step(point)
+        if first is point:
+            return point
+        self.trace.append(first.loglikelihood)
+        if self.finished():
+            return first
+        second = self.step(first)
+        if second is first:
+            return first
+        self.trace.append(second.loglikelihood)
+        if self.finished():
+            return second
+        return self._extrapolated(point, first, second)
+
+    def _extrapolated(self, start: _Point, first: _Point, second: _Point) -> _Point:
+        """SQUAREM's stabilized extrapolation if it does at least as well as ``second``, else ``second``."""
+        r = first.x - start.x
+        v = second.x - first.x - r
         norm_v = np.linalg.norm(v)
         alpha = -np.linalg.norm(r) / norm_v if norm_v > 0 else -1.0
         if alpha >= -1.0:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-            continue
-        extrapolated = _positive_extrapolation(x, r, v, alpha, x2 > 0)
+            return second
+        extrapolated = _positive_extrapolation(start.x, r, v, alpha, second.x > 0)
         if extrapolated is None:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-            continue
-        extrapolated_predicted = operator.matvec(extrapolated)
-        extrapolated_loglikelihood = _log_likelihood(counts, extrapolated_predicted)
-        x3, predicted3, loglikelihood3 = step(extrapolated, extrapolated_predicted, extrapolated_loglikelihood)
-        if loglikelihood3 >= loglikelihood2 or state["converged"]:
-            # (with "gap", a converged x3 is the extrapolated point itself, certified)
-            x, predicted, loglikelihood = x3, predicted3, loglikelihood3
-            trace.append(loglikelihood3)
-            accepted += 1
-        else:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-    return EMResult(
-        probabilities=x,
-        iterations=state["iterations"],
-        converged=state["converged"],
-        tolerance=float(tolerance),
-        loglikelihood=np.asarray(trace),
-        accelerated=accelerate,
-        extrapolations_accepted=accepted,
-    )
+            return second
+        stabilized = self.step(self.at(extrapolated))
+        if stabilized.loglikelihood >= second.loglikelihood or self.converged:
+            # (with "gap", a converged point is the extrapolated point itself, certified)
+            self.trace.append(stabilized.loglikelihood)
+            self.accepted += 1
+            return stabilized
+        return second
