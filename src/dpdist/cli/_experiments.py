@@ -9,6 +9,13 @@ from pathlib import Path
 
 
 def add_commands(subparsers) -> None:
+    _add_reproduce(subparsers)
+    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
+    listing.set_defaults(handler=_run_datasets)
+    _add_estimate(subparsers)
+
+
+def _add_reproduce(subparsers) -> None:
     from ._arguments import seed_argument
 
     reproduce = subparsers.add_parser(
@@ -35,8 +42,9 @@ def add_commands(subparsers) -> None:
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reproduce.set_defaults(handler=_run_reproduce)
 
-    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
-    listing.set_defaults(handler=_run_datasets)
+
+def _add_estimate(subparsers) -> None:
+    from ._arguments import seed_argument
 
     estimate = subparsers.add_parser(
         "estimate",
@@ -235,34 +243,16 @@ def protocol_extras(name: str, args) -> dict:
 def _run_estimate(args) -> int:
     import numpy as np
 
-    from .. import local
-    from ._deploy import check_plot_path
-    from ._arguments import check_replicates, parse_bounds
+    from ._arguments import parse_bounds
     from ..estimates import Distribution
     from ..errors import InvalidParameterError
-    from ..experiments._methods import run_local_protocol
 
-    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
-    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
-                        "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
     if args.state is not None:
-        given = [name for name, value in {**one_shot, **one_shot_options}.items() if value is not None]
-        if given:
-            raise InvalidParameterError(
-                f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
-            )
         from ._deploy import run_estimate_from_state
 
+        _check_state_mode(args)
         return run_estimate_from_state(args)
-    absent = [name for name, value in one_shot.items() if value is None]
-    if absent:
-        raise InvalidParameterError(
-            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
-        )
-    if args.out is not None:
-        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
-    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
-    check_replicates(args.replicates)
+    _check_one_shot_mode(args)
     name = args.protocol = _check_protocol_option(args)
     kind = _protocol_kind(name)
     extras = protocol_extras(name, args)
@@ -278,28 +268,8 @@ def _run_estimate(args) -> int:
         raise InvalidParameterError(f"The '--bins' option must be an int >= 2. Got {args.bins} instead.")
     bounds = parse_bounds(args.bounds)
     values, data, clipped = _numeric_column(args, bounds)
-    params = {"epsilon": args.epsilon, **extras}
-    if kind == "frequency":
-        params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
-    else:
-        if args.postprocess is not None:
-            raise InvalidParameterError(
-                f"The '--postprocess' option applies to frequency protocols; {name!r} is numerical."
-            )
-        if args.bins is not None:
-            if "bins" not in local.parameter_names(name):
-                raise InvalidParameterError(
-                    f"The '--bins' option does not apply to {name!r}, which has no 'bins' parameter."
-                )
-            params["bins"] = args.bins
-    means_only = kind == "numerical" and _estimates_a_mean(name)
-    if means_only and args.plot:
-        raise InvalidParameterError(f"The '--plot' option needs a distribution; {name!r} estimates only the mean.")
-    rng = np.random.default_rng(args.seed)
-    if kind == "numerical" and args.replicates and not means_only:
-        estimate = _numerical_with_band(name, values, data, params, rng, args.replicates)
-    else:
-        estimate = run_local_protocol(name, values, data, params, rng)
+    params = _one_shot_params(args, name, kind, extras)
+    estimate = _one_shot_estimate(args, name, kind, values, data, params)
     low, high = data.bounds
     chosen = ""
     if name in _CHOOSERS:
@@ -336,6 +306,72 @@ def _run_estimate(args) -> int:
         print(f"  estimated mean     {estimate.mean:.6g}   (true {values.mean():.6g})")
         print(f"  95% interval       [{low_ci:.6g}, {high_ci:.6g}]")
     return 0
+
+
+def _check_state_mode(args) -> None:
+    """``dpdist estimate --state``: none of the one-shot mode's options."""
+    from ..errors import InvalidParameterError
+
+    options = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon,
+               "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
+               "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        raise InvalidParameterError(
+            f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
+        )
+
+
+def _check_one_shot_mode(args) -> None:
+    """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
+    from ._arguments import check_replicates
+    from ._deploy import check_plot_path
+    from ..errors import InvalidParameterError
+
+    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
+    absent = [name for name, value in one_shot.items() if value is None]
+    if absent:
+        raise InvalidParameterError(
+            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
+        )
+    if args.out is not None:
+        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
+    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
+    check_replicates(args.replicates)
+
+
+def _one_shot_params(args, name: str, kind: str, extras: dict) -> dict:
+    """The protocol parameters of a one-shot run on a numeric column (a frequency protocol bins it)."""
+    from .. import local
+    from ..errors import InvalidParameterError
+
+    params = {"epsilon": args.epsilon, **extras}
+    if kind == "frequency":
+        params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
+        return params
+    if args.postprocess is not None:
+        raise InvalidParameterError(f"The '--postprocess' option applies to frequency protocols; {name!r} is numerical.")
+    if args.bins is not None:
+        if "bins" not in local.parameter_names(name):
+            raise InvalidParameterError(f"The '--bins' option does not apply to {name!r}, which has no 'bins' parameter.")
+        params["bins"] = args.bins
+    return params
+
+
+def _one_shot_estimate(args, name: str, kind: str, values, data, params: dict):
+    """One simulated collection of the column and its estimate (with CDF bands when asked and possible)."""
+    import numpy as np
+
+    from ..errors import InvalidParameterError
+    from ..experiments._methods import run_local_protocol
+
+    means_only = kind == "numerical" and _estimates_a_mean(name)
+    if means_only and args.plot:
+        raise InvalidParameterError(f"The '--plot' option needs a distribution; {name!r} estimates only the mean.")
+    rng = np.random.default_rng(args.seed)
+    if kind == "numerical" and args.replicates and not means_only:
+        return _numerical_with_band(name, values, data, params, rng, args.replicates)
+    return run_local_protocol(name, values, data, params, rng)
 
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
