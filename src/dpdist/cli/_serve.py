@@ -203,7 +203,24 @@ def _add_campaign(subparsers) -> None:
         "(DPDIST_ADMIN_TOKEN or --admin-token).",
     )
     actions = campaign.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_create(actions)
+    for name, help_text in (
+        ("open", "open a campaign: it accepts reports and its config is frozen"),
+        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
+        ("show", "print a campaign's state and counts as JSON"),
+    ):
+        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+        _server_options(action, admin=True)
+        action.set_defaults(handler=_run_simple, action_name=name)
+    _add_enroll_and_delete(actions)
+    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
+    _server_options(listing, admin=True)
+    listing.set_defaults(handler=_run_list)
+    _add_estimate_and_export(actions)
 
+
+def _add_create(actions) -> None:
     create = actions.add_parser(
         "create",
         help="create a campaign (state 'created'; its config can change until it is opened)",
@@ -229,16 +246,8 @@ def _add_campaign(subparsers) -> None:
     _server_options(create, admin=True)
     create.set_defaults(handler=_run_create)
 
-    for name, help_text in (
-        ("open", "open a campaign: it accepts reports and its config is frozen"),
-        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
-        ("show", "print a campaign's state and counts as JSON"),
-    ):
-        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
-        _server_options(action, admin=True)
-        action.set_defaults(handler=_run_simple, action_name=name)
 
+def _add_enroll_and_delete(actions) -> None:
     enroll = actions.add_parser(
         "enroll",
         help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
@@ -262,10 +271,8 @@ def _add_campaign(subparsers) -> None:
     _server_options(delete, admin=True)
     delete.set_defaults(handler=_run_delete)
 
-    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
-    _server_options(listing, admin=True)
-    listing.set_defaults(handler=_run_list)
 
+def _add_estimate_and_export(actions) -> None:
     estimate = actions.add_parser(
         "estimate",
         help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
