@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import (
+    DPDistError,
     InvalidParameterError,
     InvalidPrivacyParameterError,
     InvalidValueTypeError,
@@ -52,7 +53,10 @@ __all__ = [
 class Constraint:
     """A rule a parameter value must satisfy."""
 
-    error = InvalidParameterError
+    @property
+    def error(self) -> type[DPDistError]:
+        """The exception a value that breaks the rule raises."""
+        return InvalidParameterError
 
     def check(self, value: Any) -> Any:  # pragma: no cover - interface
         """Return the (coerced) value, or raise ValueError with no message."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 from importlib import resources
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def load_departure_minutes() -> np.ndarray:
 
 def _run_one(name: str, epsilon: float, minutes: np.ndarray, rng: np.random.Generator):
     if name in local.available("frequency"):
-        params = {"domain_size": ITEMS}
+        params: dict[str, Any] = {"domain_size": ITEMS}
         values = bucketize(minutes, BOUNDS, ITEMS)
     else:
         params = {"bounds": BOUNDS}
@@ -107,11 +108,11 @@ def _errors(name, epsilon, run, minutes, true_items, rng) -> tuple[DemoRun, Dist
 
 
 def _cell(values: list[float], digits: str) -> str:
-    values = np.asarray(values, dtype=np.float64)
-    if np.all(np.isnan(values)):
+    array = np.asarray(values, dtype=np.float64)
+    if np.all(np.isnan(array)):
         return "-"
-    median = format(float(np.median(values)), digits)
-    return median if values.size < 2 else f"{median} ±{format(float(np.std(values, ddof=1)), digits)}"
+    median = format(float(np.median(array)), digits)
+    return median if array.size < 2 else f"{median} ±{format(float(np.std(array, ddof=1)), digits)}"
 
 
 def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int = 0, repeats: int = REPEATS) -> int:

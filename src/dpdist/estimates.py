@@ -34,8 +34,8 @@ __all__ = [
 
 
 class ConfidenceInterval(NamedTuple):
-    low: np.ndarray
-    high: np.ndarray
+    low: Any  # an array (one bound per item) or a float (a mean's)
+    high: Any
 
 
 class TopK(NamedTuple):
@@ -378,8 +378,9 @@ class Distribution:
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
     band: Any = None
+    _cumulative: np.ndarray = field(init=False, repr=False, compare=False)  # CDF at the edges
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         edges = np.asarray(self.edges, dtype=np.float64)
         probabilities = np.asarray(self.probabilities, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
@@ -671,8 +672,8 @@ class MeanVarianceEstimate:
     @property
     def guarantee(self) -> PrivacyGuarantee | None:
         """Parallel composition: the two phases ask disjoint groups of users."""
-        parts = [self.mean_estimate.guarantee, self.deviation_estimate.guarantee]
-        return None if None in parts else parallel(parts)
+        first, second = self.mean_estimate.guarantee, self.deviation_estimate.guarantee
+        return None if first is None or second is None else parallel([first, second])
 
     @property
     def method(self) -> str:

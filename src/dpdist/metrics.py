@@ -232,20 +232,21 @@ def _grid_values(first, second, grid, owner: str):
         points = np.linspace(lo, hi, cells + 1)
     else:
         try:
-            points = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
+            given = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
         except (TypeError, ValueError):
-            points = None
+            given = None
         if (
-            points is None
-            or points.ndim != 1
-            or points.size < 2
-            or not np.all(np.isfinite(points))
-            or np.any(np.diff(points) <= 0)
+            given is None
+            or given.ndim != 1
+            or given.size < 2
+            or not np.all(np.isfinite(given))
+            or np.any(np.diff(given) <= 0)
         ):
             raise InvalidParameterError(
                 f"The 'grid' parameter of {owner} must be None, an int >= 1 or a 1-D array of at "
                 f"least 2 finite, strictly increasing floats. Got {grid!r} instead."
             )
+        points = given
     difference = first.value(points[1:]) - second.value(points[1:])
     return difference, np.diff(points)
 

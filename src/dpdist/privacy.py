@@ -166,7 +166,7 @@ def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
-    reports = sum(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
 
 
@@ -174,7 +174,7 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)
     neighbouring, model = _same_kind("privacy.parallel", guarantees)
-    reports = max(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(
         max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
     )

@@ -62,7 +62,7 @@ WORDS = {"epsilon": 2.0, "alphabet": "abc", "max_chars": 3, "k": 1, "step": 2, "
         (GRRWithAWrongMaximum(epsilon=1.0, domain_size=5), testing.check_maximum_likelihood_is_the_maximum,
          "log-likelihood"),
         (OUEClaimsAMaximumLikelihood(epsilon=1.0, domain_size=5), testing.check_maximum_likelihood_is_the_maximum,
-         "no maximum_likelihood"),
+         "estimator='mle' fails"),
         (PEMReadsWordsBackwards(**WORDS), testing.check_words_are_randomized_as_their_items, "differs"),
         (PEMClaimsWordsWithoutAnAlphabet(epsilon=1.0, bits=4, k=2, step=1, hash_count=4),
          testing.check_words_are_randomized_as_their_items, "no codec"),

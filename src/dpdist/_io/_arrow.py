@@ -52,7 +52,7 @@ def _fields(layout: ReportFormat):
         raise MalformedReportError(f"Structured reports with rows of shape {layout.row_shape} have no Arrow layout.")
     fields = []
     for name in layout.dtype.names:
-        sub = layout.dtype.fields[name][0]
+        sub = layout.dtype[name]
         if sub.base.names is not None:
             raise MalformedReportError(f"The nested report field {name!r} has no Arrow layout.")
         fields.append((name, sub.base, int(np.prod(sub.shape)) if sub.shape else 0))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterator
+from typing import Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
@@ -72,8 +72,8 @@ class ReportWriter:
         self.format = _format_for_writing(self.path, format)
         self.file_id = new_file_id() if file_id is None else check_file_id(file_id, "ReportWriter")
         self.n_written = 0
-        self._context = None
-        self._parquet = None
+        self._context: contextlib.AbstractContextManager[BinaryIO] | None = None  # the atomic write, while open
+        self._parquet: Any = None  # pyarrow.parquet.ParquetWriter, from the first row group on
         self._pending: list = []
         self._pending_rows = 0
         self._reports_crc32 = 0  # CRC-32 of every written report's canonical bytes (Parquet footer)
@@ -81,7 +81,7 @@ class ReportWriter:
         row_bytes = layout.dtype.itemsize * int(np.prod(layout.row_shape, dtype=np.int64))
         self._row_group_rows = max(1024, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES // row_bytes))
 
-    def __enter__(self):
+    def __enter__(self) -> ReportWriter:
         self._context = atomic_writer(self.path)
         self._handle = self._context.__enter__()
         if self.format == "parquet":
@@ -146,6 +146,7 @@ class ReportWriter:
         elif self._parquet is not None:  # failed run: close the writer before its temp file is removed
             with contextlib.suppress(Exception):
                 self._parquet.close()
+        assert self._context is not None, "ReportWriter is used as a context manager"
         return self._context.__exit__(kind, value, traceback)
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import numpy as np
 
@@ -92,8 +92,8 @@ class ReportShuffler:
         self._held_bytes = 0
         self._temporary: Path | None = _shared  # an inner shuffle writes in its parent's directory
         self._owns_temporary = _shared is None
-        self._files: list | None = None
-        self._bucket_rows: np.ndarray | None = None
+        self._files: list[BinaryIO] | None = None  # the buckets' files, once the reports outgrow memory
+        self._bucket_rows = np.zeros(0, dtype=np.int64)  # reports in each bucket's file
         self.n_added = 0
 
     # ------------------------------------------------------------------ context
@@ -139,6 +139,7 @@ class ReportShuffler:
         self._bucket_rows = np.zeros(self.buckets, dtype=np.int64)
 
     def _spill(self, reports: np.ndarray) -> None:
+        assert self._files is not None, "the buckets are open"
         bucket = self._rng.integers(0, self.buckets, size=len(reports))
         counts = np.bincount(bucket, minlength=self.buckets)
         grouped = reports[np.argsort(bucket, kind="stable")]

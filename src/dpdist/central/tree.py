@@ -179,7 +179,7 @@ class TreeHistogram:
         exact.reverse()  # exact[0] is the root
         if neighbouring == "replace":
             sensitivity = 2.0 * height
-            noisy_levels = [np.array([data.x.size], dtype=np.int64)]
+            noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64)]
             to_noise = exact[1:]
         else:  # the root is not released: it would cost one more level of sensitivity
             sensitivity = float(height)
@@ -191,7 +191,7 @@ class TreeHistogram:
         offsets = np.cumsum([0] + [level.size for level in to_noise])
         noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]
         if noisy_levels[0] is None:
-            noisy_levels[0] = np.array([noisy_levels[1].sum()], dtype=np.int64)  # derived, not noised
+            noisy_levels[0] = np.array([noisy[offsets[0] : offsets[1]].sum()], dtype=np.int64)  # derived, not noised
         scale = sensitivity / tree_epsilon
         release = {
             "epsilon": sequential(spent).epsilon,

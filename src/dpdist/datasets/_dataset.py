@@ -80,6 +80,7 @@ class Dataset:
     def domain(self) -> str:
         """Human-readable bounds or domain size."""
         if self.kind == "numerical":
+            assert self.bounds is not None, "a numerical dataset has bounds"
             return f"[{self.bounds[0]:g}, {self.bounds[1]:g}]"
         return f"{self.domain_size} items"
 
@@ -137,6 +138,7 @@ class Dataset:
                 f"Dataset.permuted needs a categorical dataset (use .binned(bins) first); {self.name!r} is {self.kind}."
             )
         seed = check_param(f"Dataset.permuted of {self.name!r}", "seed", seed, Integer(low=0))
+        assert self.domain_size is not None, "a categorical dataset has a domain size"
         permutation = np.random.default_rng(seed).permutation(self.domain_size)
         parent = self
 

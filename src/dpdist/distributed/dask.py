@@ -107,7 +107,7 @@ def aggregate(reports, protocol, *, split_every: int = 8, compute: bool = True):
         try:
             import dask.dataframe as dd
         except ImportError:  # pragma: no cover
-            dd = None
+            dd = None  # type: ignore[assignment]  # dask without its dataframe part: reports cannot be a DataFrame
         if dd is None or not isinstance(reports, dd.DataFrame):
             raise InvalidParameterError(
                 "The 'reports' parameter of distributed.aggregate must be a dask.array.Array or a "
@@ -159,7 +159,7 @@ def aggregate_files(paths, protocol=None, *, split_every: int = 8, compute: bool
         raise InvalidParameterError("The 'paths' parameter of distributed.aggregate_files must name at least one file.")
     check_distinct_files(paths, "distributed.aggregate_files")  # one no-file-twice rule, as in `dpdist aggregate`
     protocol = protocol if protocol is not None else protocol_of_file(paths[0])
-    parts = []
+    parts: list[tuple[str, int | None]] = []
     for path in map(str, paths):
         if file_format(path) == "parquet":
             import pyarrow.parquet as pq

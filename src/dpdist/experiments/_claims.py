@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 from scipy import stats
@@ -230,7 +230,7 @@ def rows_by(rows: ResultsTable, column: str = "method", exclude: Iterable[str] =
 
 def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], drop: Iterable[str] = ()) -> str:
     """``"column=value, ..."`` of a setting (pairs or a dict), leaving out unset values and ``drop``."""
-    pairs = setting.items() if isinstance(setting, dict) else setting
+    pairs: Iterable[tuple[str, Any]] = setting.items() if isinstance(setting, dict) else setting
     return ", ".join(f"{k}={v}" for k, v in pairs if v is not None and k not in drop)
 
 

@@ -29,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -203,7 +204,7 @@ def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) 
     return {metric.key: float(result)}
 
 
-def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     """Run one cell; return ``{"metrics": {key: value}, "seconds": t}`` (top level: spawn-safe)."""
     start = time.perf_counter()
     seeds = cell_seeds(cell, root_seed)
@@ -236,7 +237,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
     return {"metrics": results, "seconds": time.perf_counter() - start}
 
 
-def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def _execute_safely(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     try:
         return execute_cell(cell, root_seed, metrics)
     except Exception as error:  # reported by the runner, never cached

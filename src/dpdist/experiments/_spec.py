@@ -10,9 +10,10 @@ adding a method, a dataset or a grid value never changes another cell's numbers.
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
@@ -49,7 +50,7 @@ def _normalize_sweep(sweep, name) -> dict:
             f"The 'grid' of ExperimentSpec {name!r} must be a dict of name -> list or a list of such dicts. "
             f"Got an entry {sweep!r} instead."
         )
-    out = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
+    out: dict[str, Any] = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
     for key in SWEEP_KEYS:
         if key in sweep:
             out[key] = tuple(sweep[key])
@@ -109,7 +110,7 @@ class DatasetRef:
         """The name the results table uses."""
         if self.label:
             return self.label
-        base = self.name if self.file is None else f"{Path(self.file).name}:{self.column}"
+        base = str(self.name) if self.file is None else f"{Path(self.file).name}:{self.column}"
         if self.bins is not None:
             base += f"[bins={self.bins}]"
         if self.permute is not None:
@@ -120,10 +121,9 @@ class DatasetRef:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
         from .. import datasets
 
-        if self.file is not None:
-            base = datasets.from_file(self.file, self.column, bounds=self.bounds)
-        else:
-            base = self.name
+        if self.file is None:
+            return datasets.get(str(self.name), bins=self.bins, permute=self.permute)
+        base = datasets.from_file(self.file, str(self.column), bounds=self.bounds)
         return datasets.get(base, bins=self.bins, permute=self.permute)
 
 
@@ -322,14 +322,14 @@ class ExperimentSpec:
     """
 
     name: str
-    datasets: tuple
-    methods: tuple
-    grid: dict
-    metrics: tuple
+    datasets: Sequence[Any]  # given as str, dict or DatasetRef; held as a tuple of DatasetRef
+    methods: Sequence[Any]  # str, dict or MethodSpec; held as MethodSpec
+    grid: Any  # a dict of name -> list, or a list of such dicts (normalized)
+    metrics: Sequence[Any]  # str, dict or MetricSpec; held as MetricSpec
     repeats: int = 10
     seed: int = 0
-    figures: tuple = ()
-    claims: tuple = ()
+    figures: Sequence[Any] = ()  # FigureSpec or dict; held as FigureSpec
+    claims: Sequence[Claim] = ()
     quick: dict = field(default_factory=dict)
     title: str = ""
     paper: str = ""
@@ -516,9 +516,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     and ``[[claims]]`` (``text``, ``figure`` and a :func:`better_than` rule: ``metric``,
     ``better``, ``worse``, optional ``where`` and ``margin``).
     """
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
+    else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     from ._claims import better_than
 

@@ -39,7 +39,7 @@ class Aggregator:
 
     def __init__(self, protocol: "LocalProtocol"):
         self.protocol = protocol
-        self.statistic = np.zeros(protocol.statistic_size, dtype=protocol.statistic_dtype)
+        self.statistic: np.ndarray = np.zeros(protocol.statistic_size, dtype=protocol.statistic_dtype)
         self.n = 0
         self.rejected: dict[str, int] = {}
 

@@ -264,13 +264,20 @@ class LocalProtocol(ABC):
     def statistic_size(self) -> int:
         """Length of the aggregator's sufficient-statistic vector."""
 
-    statistic_dtype: ClassVar[type] = np.int64
+    @property
+    def statistic_dtype(self) -> type:
+        """The type of the statistic's entries (counts: int64)."""
+        return np.int64
+
     #: Whether statistic entries may be negative (signed sums such as Haar coefficients).
     statistic_signed: ClassVar[bool] = False
-    #: What every report adds to the sum of the statistic's entries when that is the same for
-    #: all reports (1 for a histogram of one output per report, k for k-subset selection), else
-    #: None.  A loaded or merged state whose statistic does not sum to this times ``n`` is refused.
-    statistic_total_per_report: ClassVar[int | None] = None
+
+    @property
+    def statistic_total_per_report(self) -> int | None:
+        """What every report adds to the sum of the statistic's entries when that is the same for all
+        reports (1 for a histogram of one output per report, k for k-subset selection), else None.  A
+        loaded or merged state whose statistic does not sum to this times ``n`` is refused."""
+        return None
 
     # Report hooks: protocol authors implement these four; everyone else calls
     # ``self.report_format`` (check, select, count, statistic, validate).
@@ -289,8 +296,7 @@ class LocalProtocol(ABC):
     def _accumulate(self, reports) -> np.ndarray:
         """Sufficient statistic of a batch of valid reports (shape ``(statistic_size,)``)."""
 
-    @staticmethod
-    def _count_reports(reports) -> int:
+    def _count_reports(self, reports: Any) -> int:
         return len(reports)
 
     def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None:
@@ -322,12 +328,15 @@ class LocalProtocol(ABC):
         return len(values)
 
     def _simulate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for start in range(0, len(values), self._simulate_chunk):
             statistic += self._accumulate(self._privatize(values[start : start + self._simulate_chunk], rng))
         return statistic
 
-    _simulate_chunk: ClassVar[int] = 1 << 16
+    @property
+    def _simulate_chunk(self) -> int:
+        """Users per privatized chunk of the default ``_simulate``."""
+        return 1 << 16
 
     def estimate(self, data, **options):
         """Estimate from an :class:`Aggregator` or a batch of reports.
@@ -351,7 +360,9 @@ class LocalProtocol(ABC):
         return estimate
 
     @abstractmethod
-    def _estimate(self, aggregator: "Aggregator", **options): ...
+    def _estimate(self, aggregator: "Aggregator", *args: Any, **options: Any) -> Any:
+        """The estimate of an aggregator holding reports, under the options of :attr:`estimate_options`
+        (already checked; a protocol declares the ones it takes as keywords)."""
 
     def variance(self, n: int, frequencies=None) -> np.ndarray:
         """Analytic variance of the unbiased estimator for ``n`` users."""

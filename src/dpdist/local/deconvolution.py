@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 from scipy import fft
@@ -65,7 +66,7 @@ _BOUNDARY = Options(BOUNDARIES)
 _SIGMA = Interval(0.0, math.inf, closed="neither")
 
 #: The options each method accepts, with their constraints and defaults.
-_METHOD_OPTIONS = {
+_METHOD_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
     "inverse": {},
     "dw": {"signal_spectrum": (None, None)},
     "iiw": {"iterations": (_ITERATIONS, 30), "tolerance": (_TOLERANCE, None), "keep_path": (Boolean(), False)},

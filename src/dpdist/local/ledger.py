@@ -45,6 +45,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from ._protocol import LocalProtocol
+from .frequency._memoized import MemoizedProtocol
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -249,7 +251,7 @@ class PrivacyLedger:
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") != 1:
             raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1): {str(state)[:200]}")
         try:
-            ledger = cls(state.get("budget"), state.get("window"), state.get("accounting"))
+            ledger = cls(**{key: state[key] for key in _SETTINGS if key in state})
         except InvalidParameterError as error:
             raise IncompatibleStateError(f"A privacy ledger's settings are damaged: {error}") from None
         streams, charges = state.get("streams"), state.get("charges")
@@ -262,7 +264,7 @@ class PrivacyLedger:
             if isinstance(reports, bool) or not isinstance(reports, int) or reports < 0:
                 raise IncompatibleStateError(f"Ledger stream {scope!r}: 'reports' must be an int >= 0. Got {reports!r}.")
             try:
-                protocol = from_config(stream.get("config"))
+                protocol = _memoized(from_config(stream["config"]))
                 client = type(protocol.client()).from_dict(
                     {key: value for key, value in stream.items() if key not in ("collector", "reports")}
                 )
@@ -288,7 +290,7 @@ class PrivacyLedger:
 
         ledger = cls(**settings)
         try:
-            protocol = from_config(state.get("config"))
+            protocol = _memoized(from_config(state["config"]))
             client = type(protocol.client()).from_dict(state)
         except (DPDistError, TypeError, KeyError, AttributeError) as error:
             raise IncompatibleStateError(f"Not a device memo: {error}") from None
@@ -367,8 +369,17 @@ def _generator(rng):
     return check_rng(rng, owner="PrivacyLedger.report")
 
 
+def _memoized(protocol: LocalProtocol) -> MemoizedProtocol:
+    """``protocol``, which a device's memo must belong to: one that memoizes (``tags.memoized``)."""
+    if not isinstance(protocol, MemoizedProtocol):
+        raise IncompatibleStateError(f"A device memo needs a memoized protocol (tags.memoized). Got {protocol.name!r}.")
+    return protocol
+
+
 def _checked_charge(charge) -> dict[str, Any]:
-    fields = {"at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int}
+    fields: dict[str, type | tuple[type, ...]] = {
+        "at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int
+    }
     if not isinstance(charge, dict) or set(charge) != set(fields) or any(
         isinstance(charge[key], bool) or not isinstance(charge[key], kind) for key, kind in fields.items()
     ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1):

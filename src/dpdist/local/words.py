@@ -134,4 +134,4 @@ def words_in_alphabet(words, alphabet: str) -> np.ndarray:
     width = max(array.dtype.itemsize // 4, 1)
     points = np.ascontiguousarray(array, dtype=f"<U{width}").view(np.uint32).reshape(-1, width)
     allowed = np.array(sorted({0, *map(ord, alphabet)}), dtype=np.uint32)
-    return np.isin(points, allowed).all(axis=1)
+    return np.asarray(np.isin(points, allowed).all(axis=1))

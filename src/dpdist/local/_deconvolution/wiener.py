@@ -95,7 +95,7 @@ def iterative_wiener(
     transfer_power = transfer**2
     signal_power = initial_signal_power
     spectrum = wiener_gain(transfer, noise_power, signal_power) * support_spectrum
-    path = [spectrum] if keep_path else None
+    path = [spectrum]
     trace = []
     for _ in range(iterations):
         correction = _guarded_ratio(noise_power * signal_power, transfer_power * signal_power + noise_power, 0.0)
@@ -107,9 +107,8 @@ def iterative_wiener(
         change = np.sqrt(_guarded_ratio(change_sq, norm_sq, 0.0))
         trace.append(change)
         spectrum = updated
-        if keep_path:
-            path.append(spectrum)
+        path.append(spectrum)
         if tolerance is not None and np.all(change < tolerance):
             break
     trace = np.asarray(trace, dtype=np.float64).reshape((len(trace),) + np.shape(support_spectrum)[:-1])
-    return spectrum, trace, path
+    return spectrum, trace, path if keep_path else None

@@ -74,7 +74,7 @@ def _parse_integer(value) -> int:
 
 
 class BucketMemoProtocol(MemoizedProtocol):
-    """Mixin: a protocol that memoizes per bucket (``dbitflippm``, ``loloha``); its device side is
+    """A protocol that memoizes per bucket (``dbitflippm``, ``loloha``); its device side is
     :class:`BucketMemoClient`, which calls the methods below (a subclass supplies them)."""
 
     def _draw_user_randomness(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -85,7 +85,7 @@ class BucketMemoProtocol(MemoizedProtocol):
         """The bucket (memo key) of each item, under each user's randomness."""
         raise NotImplementedError
 
-    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness=None) -> np.ndarray:
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any) -> np.ndarray:
         """The permanent (memoized) response of each bucket."""
         raise NotImplementedError
 
@@ -95,6 +95,14 @@ class BucketMemoProtocol(MemoizedProtocol):
 
     def _report(self, randomness: np.ndarray, responses: np.ndarray) -> np.ndarray:
         """The reports of users with ``randomness`` sending ``responses``."""
+        raise NotImplementedError
+
+    def _check_user_randomness(self, randomness: np.ndarray) -> None:
+        """Refuse, with ``IncompatibleStateError``, a user randomness read back from a state that this protocol cannot draw."""
+        raise NotImplementedError
+
+    def _check_memo_entry(self, key: int, value: Any) -> Any:
+        """The memoized permanent response of bucket ``key`` read back from a state; ``IncompatibleStateError`` if malformed."""
         raise NotImplementedError
 
 
@@ -152,7 +160,7 @@ class BucketMemoClient:
         Randomness above :math:`2^{53}` is written as decimal strings, so that JavaScript (the
         device's client, ``clients/js``) reads it exactly.
         """
-        state = {
+        state: dict[str, Any] = {
             "config": self.protocol.config(),
             "randomness": None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()],
             "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(self._memo.items())},
@@ -168,6 +176,8 @@ class BucketMemoClient:
         if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
             raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
         protocol = from_config(state["config"])
+        if not isinstance(protocol, BucketMemoProtocol):
+            raise IncompatibleStateError(f"A bucket client state needs a dbitflippm or loloha config. Got {protocol.name!r}.")
         randomness = state.get("randomness")
         if randomness is not None:
             if not isinstance(randomness, list):

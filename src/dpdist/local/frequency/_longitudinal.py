@@ -48,6 +48,7 @@ from ...errors import IncompatibleStateError, InvalidParameterError
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from ._bucket_client import refuse_seeded_memo
 from ._memoized import MemoizedProtocol
+from ._oracle import FrequencyOracle
 
 __all__ = ["LongitudinalProtocol", "MemoizedClient"]
 
@@ -86,12 +87,27 @@ def _grr_probabilities(keep: float, d: int) -> tuple[float, float]:
     return keep + q, q
 
 
-class LongitudinalProtocol(MemoizedProtocol):
+class LongitudinalProtocol(MemoizedProtocol, FrequencyOracle):
     """What both memoized protocols share: the two budgets and the client.
 
-    A subclass supplies ``permanent_response``, ``instantaneous_response`` and
-    ``_check_memo_value`` (a memo entry read back from a device's state).
+    A subclass supplies the methods below that raise ``NotImplementedError``.
     """
+
+    def permanent_response(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The first round (PRR) of each value: what a device memoizes."""
+        raise NotImplementedError
+
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The second round (IRR) of memoized outputs: one report each."""
+        raise NotImplementedError
+
+    def _prr_epsilon(self) -> float:
+        """The loss of the first round, from its realized probabilities."""
+        raise NotImplementedError
+
+    def _chain_epsilon(self) -> float:
+        """The loss of one report (both rounds), from the chain's realized probabilities."""
+        raise NotImplementedError
 
     @property
     def memo_keys(self) -> int:
@@ -171,7 +187,7 @@ class MemoizedClient:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe memo with the protocol's config."""
-        state = {
+        state: dict[str, Any] = {
             "config": self.protocol.config(),
             "memo": {str(item): np.asarray(value).tolist() for item, value in sorted(self._memo.items())},
         }

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class FrequencyOracle(LocalProtocol):
         "level": Interval(0.0, 1.0, closed="neither"),
         "rng": RandomSource(),
     }
-    estimate_delegate = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
+    estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
     def __init__(self, **params):
         params.setdefault("labels", None)
@@ -196,6 +196,10 @@ class FrequencyOracle(LocalProtocol):
             return f"support counts must lie in [0, n={n}]"
         return None
 
+    def maximum_likelihood(self, counts: np.ndarray) -> np.ndarray:
+        """The maximum-likelihood frequencies in closed form, for a protocol declaring ``tags.closed_form_mle``."""
+        raise NotImplementedError(f"{self.display_name} has no closed-form maximum likelihood (tags.closed_form_mle).")
+
     def support_counts(self, aggregator) -> np.ndarray:
         """Support count of every item (the vector :math:`g` of the convolution view)."""
         return aggregator.statistic.astype(np.float64)
@@ -296,7 +300,7 @@ class FrequencyOracle(LocalProtocol):
         n = aggregator.n
         if estimator == "mle":
             frequencies = self.maximum_likelihood(aggregator.statistic)
-            details = {"estimator": "mle"}
+            details: dict[str, Any] = {"estimator": "mle"}
 
             def refit(statistic):
                 return self.maximum_likelihood(statistic)

@@ -40,6 +40,8 @@ class SketchOracle(FrequencyOracle):
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
+    _p: float  # support probabilities, set by the subclass's _setup
+    _q: float
     #: reports and the table do not grow with d; ``estimate`` ranks at most MAX_ESTIMATED_ITEMS items
     _bytes_per_item = 0
 

@@ -51,6 +51,15 @@ class MeanProtocol(NumericalProtocol):
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
     statistic_total_per_report = 1  # a histogram of the reported outputs
+    _decoded: np.ndarray  # set by the subclass's _setup
+
+    def _unit_channel(self, v: np.ndarray) -> np.ndarray:
+        """``P[i, k]`` for inputs ``v`` on [-1, 1]."""
+        raise NotImplementedError
+
+    def _sample(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One report (an output index) of each input of ``v`` on [-1, 1]."""
+        raise NotImplementedError
 
     @property
     def statistic_size(self) -> int:

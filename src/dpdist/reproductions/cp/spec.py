@@ -55,6 +55,8 @@ claims library (:class:`~dpdist.experiments.RatioWithin`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, RatioWithin
 from . import methods
@@ -112,11 +114,11 @@ def _grid(n_values, epsilons, sweep_n) -> list[dict]:
 
 
 def _figures(sweep_n) -> list[FigureSpec]:
-    fig2 = {
+    fig2: dict[str, Any] = {
         "x": "n", "where": {"epsilon": DEFAULT_EPSILON}, "logx": True, "logy": True,
         "methods": (CP_PAPER, CP_EXACT, CP_LARGER_S, *BASELINES),
     }
-    fig3 = {"x": "epsilon", "where": {"n": sweep_n}, "logy": True}
+    fig3: dict[str, Any] = {"x": "epsilon", "where": {"n": sweep_n}, "logy": True}
     return [
         FigureSpec(
             name="fig2_projected",
