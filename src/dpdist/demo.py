@@ -286,12 +286,12 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = {}
+    curves: dict[str, tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for kind in ("frequency", "numerical"):
         for name in sorted({run.protocol for run in runs if run.kind == kind and not _is_nan(run.wasserstein)}):
-            epsilons = sorted({run.epsilon for run in runs if run.protocol == name})
-            values = [[run.wasserstein for run in runs if run.protocol == name and run.epsilon == e] for e in epsilons]
-            curves[name] = (kind, np.array(epsilons), np.array([np.median(v) for v in values]),
+            run_epsilons = sorted({run.epsilon for run in runs if run.protocol == name})
+            values = [[run.wasserstein for run in runs if run.protocol == name and run.epsilon == e] for e in run_epsilons]
+            curves[name] = (kind, np.array(run_epsilons), np.array([np.median(v) for v in values]),
                             np.array([np.min(v) for v in values]), np.array([np.max(v) for v in values]))
     columns = 7
     panels = max(len(curves), 1)
@@ -315,9 +315,9 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     first = axes[0, 0]
     first.set_xscale("log", base=2)
     first.set_yscale("log")
-    epsilons = sorted({float(e) for curve in curves.values() for e in curve[1]})
-    if epsilons:
-        first.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
+    ticks = sorted({float(e) for curve in curves.values() for e in curve[1]})
+    if ticks:
+        first.set_xticks(ticks, [f"{e:g}" for e in ticks])
     first.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     first.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     for axis in axes[:, 0]:

@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -388,7 +389,8 @@ def _files_to_aggregate(args, saved, state_path: Path) -> list:
     from .._io._files import summarize_file
     from ..errors import IncompatibleStateError
 
-    todo, seen = [], {}
+    todo: list[tuple[str, Any, list[str], frozenset[str]]] = []
+    seen: dict[str, dict[str, str]] = {}
     for name in args.files:
         summary = summarize_file(name)
         keys = identities_of(summary)
@@ -525,7 +527,7 @@ def run_estimate_from_state(args) -> int:
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()}")
     if protocol.tags.memoized:  # one device's reports over time: both relations, stated as values
-        print(f"  over time  {protocol.describe_over_time()}")
+        print(f"  over time  {cast(Any, protocol).describe_over_time()}")  # a memoized protocol (tags)
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:

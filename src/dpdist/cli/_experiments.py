@@ -290,7 +290,7 @@ def _run_estimate(args) -> int:
         print(f"  estimated std      {np.sqrt(estimate.var()):.6g}   (true {values.std():.6g})")
         lows, highs = band.quantile_interval(levels) if band is not None else (None, None)
         for i, (q, value, true) in enumerate(zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, levels))):
-            interval = "" if band is None else f"   95% [{lows[i]:.6g}, {highs[i]:.6g}]"
+            interval = "" if lows is None or highs is None else f"   95% [{lows[i]:.6g}, {highs[i]:.6g}]"
             print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g}){interval}")
         if band is not None:
             print(f"  bands              95% pointwise and simultaneous, {band.method} ({band.replicates} replicates)")
@@ -391,7 +391,8 @@ def _estimates_a_mean(name: str) -> bool:
     from ..local._registry import registered_class
     from ..local.numerical._mean import MeanProtocol
 
-    return issubclass(registered_class(name), MeanProtocol)
+    cls = registered_class(name)
+    return cls is not None and issubclass(cls, MeanProtocol)
 
 
 def _numeric_column(args, bounds):
@@ -436,6 +437,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
     from ._deploy import read_labels
     from .._io._columns import iter_column
     from ..errors import InvalidParameterError
+    from ..local.frequency._oracle import FrequencyOracle
 
     kind = _protocol_kind(args.protocol)
     if kind != "frequency":
@@ -448,13 +450,14 @@ def _run_estimate_labels(args, extras: dict) -> int:
             raise InvalidParameterError(f"The '{option}' option applies to numbers; it cannot be used with '--labels'.")
     labels = read_labels(args.labels)
     protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels, **extras)
-    items, missing, unknown = [], 0, 0
+    assert isinstance(protocol, FrequencyOracle), "a frequency protocol (tags.kind)"
+    parts, missing, unknown = [], 0, 0
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         known = protocol.encode(chunk, on_unknown="drop")
-        items.append(known)
+        parts.append(known)
         missing += n_missing
         unknown += chunk.size - known.size
-    items = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
+    items = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     if items.size == 0:
         raise InvalidParameterError(
             f"The column {args.column!r} of {args.file!r} holds no value of the '--labels' domain "
@@ -500,6 +503,7 @@ def _run_estimate_heavy_hitters(args) -> int:
     from .. import local
     from .._io._columns import iter_column
     from ..errors import InvalidParameterError
+    from ..local.frequency.pem import PEM
     from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 
     for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
@@ -508,21 +512,21 @@ def _run_estimate_heavy_hitters(args) -> int:
             raise InvalidParameterError(f"The '{option}' option does not apply to 'pem' (heavy hitters of words or items).")
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    cells, missing = [], 0
+    chunks, missing = [], 0
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
-        cells.append(chunk)
+        chunks.append(chunk)
         missing += n_missing
-    cells = np.concatenate(cells) if cells else np.zeros(0, dtype=np.str_)
+    cells = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.str_)
     if cells.size == 0:
         raise InvalidParameterError(f"The column {args.column!r} of {args.file!r} holds no value.")
     numbers = args.alphabet is None and all(re.fullmatch(r"\d+", cell) for cell in np.unique(cells).tolist())
     note, skipped = "", 0
     if numbers:
-        items = np.array([int(cell) for cell in cells.tolist()], dtype=object)
-        bits = max(1, int(max(items).bit_length()))
+        integers = [int(cell) for cell in cells.tolist()]
+        bits = max(1, max(integers).bit_length())
         if bits > MAX_BITS:
             raise InvalidParameterError(f"The column {args.column!r} holds integers above 2**{MAX_BITS}; pem takes at most {MAX_BITS} bits.")
-        items = items.astype(np.int64)
+        items = np.array(integers, dtype=np.int64)
         protocol = local.make("pem", epsilon=args.epsilon, bits=bits)
         note = f"integer items of {bits} bits (from the largest: not private)"
         truth_names = [str(item) for item in items.tolist()]
@@ -540,6 +544,7 @@ def _run_estimate_heavy_hitters(args) -> int:
         if cells.size == 0:
             raise InvalidParameterError(f"No word of the column {args.column!r} uses only the '--alphabet' {alphabet!r}.")
         protocol = local.make("pem", epsilon=args.epsilon, alphabet=alphabet, max_chars=max_chars)
+        assert isinstance(protocol, PEM) and protocol.codec is not None, "pem over an alphabet"
         items = protocol.codec.encode(cells)
         source = "--alphabet" if args.alphabet is not None else "the column's characters: not private"
         note = f"words over {len(alphabet)} characters ({source}), cut to {max_chars}"

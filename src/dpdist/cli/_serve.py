@@ -157,6 +157,7 @@ def _run_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = _admin_token(args)
+    assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
@@ -167,10 +168,10 @@ def _run_serve(args) -> int:
         app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
-        error = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
-        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
+        cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
+        if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        first = " ".join(str(error).split())
+        first = " ".join(str(cause).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)")
@@ -535,7 +536,8 @@ def _run_submit(args) -> int:
     if args.memo is not None and args.reports:
         raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, rejected, duplicates, again_reports, batches = 0, {}, 0, 0, 0
+    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))

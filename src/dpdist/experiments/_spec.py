@@ -234,7 +234,7 @@ class FigureSpec:
     name: str
     title: str = ""
     x: str = "epsilon"
-    y: str = ""
+    y: str | tuple[str, ...] = ""  # a metric key, or several (one line each, series = "metric")
     series: str = "method"
     panels: str | None = "dataset"
     where: dict = field(default_factory=dict)

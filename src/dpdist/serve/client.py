@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+
+if TYPE_CHECKING:
+    from ..local import ReportBatch
 
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
 
@@ -316,9 +319,9 @@ class Client:
                     handle.write(chunk)
         try:
             summary = summarize_file(partial)
+            batches: Iterable[ReportBatch] = ()
             if not summary.record_ids:
                 protocol = self.protocol(campaign)
-                batches = []
             else:
                 protocol = summary.protocol()
                 batches = iter_report_batches(partial, protocol)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ..errors import (
 )
 from ..local import Aggregator, LocalProtocol
 from ..local._registry import registered_class
+
+if TYPE_CHECKING:
+    from ..local.frequency._memoized import MemoizedProtocol
 from ._declared import (
     check_maximum_likelihood_is_the_maximum,
     check_reports_support_a_fixed_number_of_items,
@@ -179,7 +182,7 @@ def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None
 
     from ..errors import ClippedValuesWarning
 
-    lo, hi = protocol.bounds
+    lo, hi = cast(Any, protocol).bounds  # a numerical protocol (tags.kind) has bounds
     inside = np.linspace(lo, hi, 7)
     outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
     clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
@@ -341,6 +344,7 @@ def check_reports_over_time(protocol: LocalProtocol) -> None:
     without a second randomization (``epsilon_instantaneous`` infinite) must not claim a
     finite bound beyond one report.
     """
+    protocol = cast("MemoizedProtocol", protocol)  # tags.memoized: it states its guarantees over time
     stable = protocol.stable_guarantee.epsilon
     if math.isinf(protocol.epsilon_instantaneous):
         assert math.isinf(protocol.epsilon_over_changes(2)), (

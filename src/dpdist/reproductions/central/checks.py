@@ -180,7 +180,8 @@ class GroupBeatsCheck:
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
-        p_for, p_against, pairs, reversals, weakest = [], [], 0, [], None
+        p_for, p_against, pairs, reversals = [], [], 0, []
+        weakest: tuple[float, str] = (math.inf, "")
         for setting, group in group_settings(rows, ("method",)).items():
             by_method = {r["method"]: r for r in group}
             for b in self.better:
@@ -192,7 +193,7 @@ class GroupBeatsCheck:
                     p_for.append(up)
                     p_against.append(down)
                     item = (z, f"{describe_setting(setting)}: {b} {by_method[b]['mean']:.4g} vs {w} {by_method[w]['mean']:.4g}")
-                    weakest = item if weakest is None or z < weakest[0] else weakest
+                    weakest = item if z < weakest[0] else weakest
                     if down < self.alpha:
                         reversals.append(item[1])
         if pairs == 0:
@@ -400,7 +401,7 @@ class RelativeErrorCheck:
     def __call__(self, table):
         rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
         left_out = {"dataset", "method", *STAT_COLUMNS, *self.unmatched}
-        cells = {}
+        cells: dict = {}
         for row in rows:
             key = tuple((c, row[c]) for c in row if c not in left_out)
             found = cells.setdefault(key, {})

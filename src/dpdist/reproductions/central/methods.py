@@ -68,7 +68,7 @@ def _weighted_average(distributions, weights, method: str, n: int) -> Distributi
     private = all(d.guarantee is not None for d in distributions)  # the paper-scale MP variant claims none
     guarantee = parallel(d.guarantee for d in distributions) if private else None
     return Distribution.from_cdf(
-        edges, cumulative, method=method, epsilon=guarantee.epsilon if private else None, n=n, details=details,
+        edges, cumulative, method=method, epsilon=guarantee.epsilon if guarantee is not None else None, n=n, details=details,
         guarantee=guarantee,
     )
 

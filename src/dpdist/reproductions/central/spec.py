@@ -63,6 +63,8 @@ The claims are checks of the summary table defined in ``checks.py`` (:class:`Ran
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, better_than
 from .checks import (
@@ -169,9 +171,9 @@ _QUICK_GRID = _grid(
 )
 
 
-def _figures():
+def _figures() -> list[FigureSpec]:
     figures = []
-    studies = [
+    studies: list[tuple[str, str, str, bool, list[str], dict[str, Any], tuple[str, ...]]] = [
         ("fig2-m", "PP: effect of m (n = 1e4, eps = 0.5), Fig. 2(a-c), 11", "degree", False, [PP_DP, PP_NP, PP_LEG],
          {"n": 10_000}, SYNTHETIC),
         ("fig2-n", "PP: effect of n (m = 6, eps = 0.5), Fig. 2(d-f), 12", "n", True, [PP_DP, PP_NP, PP_LEG],

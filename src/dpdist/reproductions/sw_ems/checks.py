@@ -60,7 +60,7 @@ class WithinFactor:
     def __call__(self, table):
         rows = table.select(metric=self.metric, **self.where)
         mine = _by_match(rows.select(method=self.method), self.match)
-        reference = {}
+        reference: dict = {}
         for row in rows.select(method=list(self.reference)):
             key = tuple(row.get(column) for column in self.match)
             if key not in reference or row["mean"] < reference[key]["mean"]:
@@ -68,7 +68,8 @@ class WithinFactor:
         keys = [key for key in mine if key in reference]
         if not keys:
             return INCONCLUSIVE, f"no setting has both {self.method!r} and {list(self.reference)} for {self.metric!r}"
-        within, p_for, p_against, worst = 0, [], [], None
+        within, p_for, p_against = 0, [], []
+        worst: tuple | None = None
         for key in keys:
             m, best = mine[key], reference[key]
             se = math.sqrt(standard_error(m) ** 2 + (self.factor * standard_error(best)) ** 2)
@@ -80,6 +81,7 @@ class WithinFactor:
             ratio = m["mean"] / best["mean"] if best["mean"] > 0 else math.inf
             if worst is None or ratio > worst[0]:
                 worst = (ratio, key, m["mean"], best)
+        assert worst is not None, "keys is not empty"
         ratio, key, value, best = worst
         setting = ", ".join(f"{c}={v}" for c, v in zip(self.match, key))
         described = ", ".join(f"{c}={best.get(c)}" for c in ("method", "b", "bins") if best.get(c) is not None)

@@ -18,6 +18,7 @@ from ... import local
 from ... import metrics as _metrics
 from ..._rng import check_rng
 from ...experiments import run_local_protocol
+from ...local.numerical._mean import MeanProtocol
 
 __all__ = [
     "PAPER_BUCKETS",
@@ -106,6 +107,7 @@ def mean_and_variance(values, dataset, params, rng):
     params = dict(params)
     protocol = params.pop("protocol")
     proto = local.make(protocol, bounds=dataset.bounds, **params)
+    assert isinstance(proto, MeanProtocol), "sr and pm estimate means"
     mean = proto.estimate(proto.simulate(values, rng=rng)).mean
     two_phase = proto.estimate_mean_variance(values, rng=rng)
     return MomentEstimate(mean=float(mean), var=float(two_phase.var), method=protocol, epsilon=proto.epsilon)

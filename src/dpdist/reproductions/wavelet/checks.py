@@ -70,11 +70,11 @@ class BeatsBest:
             scores.append((t, setting, rival, mine["mean"], theirs["mean"], p_for, p_against))
         if not scores:
             return INCONCLUSIVE, f"no setting has {self.method!r} and a rival for {self.metric!r}"
-        p_for, p_against = [s[5] for s in scores], [s[6] for s in scores]
+        all_for, all_against = [s[5] for s in scores], [s[6] for s in scores]
         total = len(scores)
         needed = math.ceil(self.share * total)
-        wins = sum(p < self.alpha for p in p_for)
-        n_losses = holm_rejections(p_against, self.alpha)
+        wins = sum(p < self.alpha for p in all_for)
+        n_losses = holm_rejections(all_against, self.alpha)
         losses = sorted(scores, key=lambda s: s[6])[:n_losses]
         z, setting, rival, mine, theirs, _, _ = min(scores, key=lambda s: s[0])
         text = (
@@ -88,7 +88,7 @@ class BeatsBest:
                 sorted({f"{s[2]}" for s in losses})
             )
         min_wins = None if needed >= total else needed
-        return decide(p_for, p_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), text
+        return decide(all_for, all_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), text
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ class BestLevelNearBound:
                 if not empirical or not bound:
                     continue
                 best = min(empirical, key=lambda j: empirical[j]["mean"])
-                theory = min(bound, key=bound.get)
+                theory = min(bound, key=lambda j: bound[j])
                 near = [r for j, r in empirical.items() if abs(j - theory) <= self.tolerance]
                 far = [r for j, r in empirical.items() if abs(j - theory) > self.tolerance]
                 up, down = minimum_in_p_values(near, far)
@@ -256,8 +256,9 @@ class FallsLess:
         for method in self.methods:
             for flat in self.flat:
                 for falling in self.falling:
-                    four = [means.get((method, d, x)) for d in (flat, falling) for x in (self.high, self.low)]
-                    if any(r is None or not r["mean"] > 0 for r in four):
+                    found = [means.get((method, d, x)) for d in (flat, falling) for x in (self.high, self.low)]
+                    four = [r for r in found if r is not None and r["mean"] > 0]
+                    if len(four) < 4:
                         continue
                     drop_flat = math.log(four[0]["mean"] / four[1]["mean"])
                     drop_falling = math.log(four[2]["mean"] / four[3]["mean"])

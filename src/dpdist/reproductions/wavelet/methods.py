@@ -41,7 +41,7 @@ def theorem1_bound(estimate, truth, *, variance_rule: str = "exact"):
     (:func:`dpdist.local.numerical._haar_design.wasserstein_bound`); on [0, 1], like
     :func:`unit_wasserstein`.  ``None`` (not applicable) for any other estimate.
     """
-    if not isinstance(estimate, Distribution) or estimate.method != "wavelet":
+    if not isinstance(estimate, Distribution) or estimate.method != "wavelet" or estimate.epsilon is None:
         return None
     levels = int(estimate.details["levels"])
     return wasserstein_bound(int(np.asarray(truth).size), float(estimate.epsilon), levels, variance_rule)
@@ -70,9 +70,11 @@ def hierarchy_isotonic(values, dataset, params, rng):
     upper bound), the usual reading of a range-query structure as a distribution.
     """
     from ... import local, postprocess
+    from ...local.numerical.hh import HierarchicalHistogram
 
     params = dict(params)
     proto = local.make("hh", bounds=dataset.bounds, **params)
+    assert isinstance(proto, HierarchicalHistogram)
     aggregator = proto.simulate(values, rng=rng)
     cdf = postprocess.isotonic_cdf(np.cumsum(proto.consistent_tree(aggregator)[-1]))
     cdf[-1] = 1.0

@@ -81,7 +81,8 @@ class SpectrumMatches:
         rows = table.select(metric=self.metric).rows
         if not rows:
             return INCONCLUSIVE, "no noise-spectrum rows"
-        worst, misses, zeros, checked = (-1.0, None), 0, [], 0
+        worst: tuple[float, dict | None, float] = (-1.0, None, math.nan)
+        misses, zeros, checked = 0, [], 0
         for row in rows:
             if row["method"] in self.zero_dc_methods and row["metric_band"] == 0:
                 zeros.append(abs(row["mean"]))
@@ -97,6 +98,8 @@ class SpectrumMatches:
             if z > worst[0]:
                 worst = (z, row, se)
         z, row, se = worst
+        if row is None:
+            return INCONCLUSIVE, "no noise-spectrum row outside the zero bands"
         text = (
             f"{len(rows) - misses} of {len(rows)} (dataset, protocol, band) cells match; largest deviation "
             f"{row['method']} on {row['dataset']} band {row['metric_band']}: ratio {row['mean']:.4f} "
@@ -273,7 +276,7 @@ class GainGrows:
         for plain, filtered in self.pairs:
             rows = table.select(metric=self.metric, **self.where).select(method=[plain, filtered])
             rows = rows.select(**{self.x: [self.low, self.high]})
-            cells = {}
+            cells: dict = {}
             for row in rows:
                 key = tuple((c, row[c]) for c in ("dataset", "epsilon") if c in row)
                 cells.setdefault(key, {})[(row["method"], row[self.x])] = row

@@ -16,6 +16,7 @@ from scipy import fft, special
 from ... import local, metrics
 from ...estimates import FrequencyEstimate
 from ...local.deconvolution import noise_power_spectrum
+from ...local.frequency._oracle import FrequencyOracle
 
 __all__ = [
     "noise_probe",
@@ -42,6 +43,7 @@ def noise_probe(values, dataset, params, rng) -> FrequencyEstimate:
     exception :math:`P_0 = 0`, from :func:`~dpdist.local.deconvolution.noise_power_spectrum`).
     """
     proto = local.make(params["protocol"], epsilon=params["epsilon"], domain_size=dataset.domain_size)
+    assert isinstance(proto, FrequencyOracle), "a support vector needs a frequency oracle"
     aggregator = proto.simulate(values, rng=rng)
     estimate = proto.estimate(aggregator)
     p_star, q_star = proto.support_probabilities()

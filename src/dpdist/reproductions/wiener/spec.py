@@ -105,7 +105,7 @@ def _domain_size(dataset_key: str) -> int:
 
 
 def _methods() -> list[dict]:
-    out = []
+    out: list[dict] = []
     for name, protocol in (("KRR", "grr"), ("OUE", "oue")):
         out += [
             {"label": name, "method": protocol},
