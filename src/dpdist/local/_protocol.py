@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from ._registry import (
     parameter_names,
     register,
 )
+from .._types import ArrayLike, Seed
 
 __all__ = [
     "LocalProtocol",
@@ -109,10 +110,10 @@ class ParameterDependentTags:
     use it instead of overwriting ``tags`` in their constructor.
     """
 
-    def __init__(self, base: ProtocolTags, refine):
+    def __init__(self, base: ProtocolTags, refine: Callable[[Any, ProtocolTags], ProtocolTags]):
         self.base, self.refine = base, refine
 
-    def __get__(self, instance, owner=None) -> ProtocolTags:
+    def __get__(self, instance: Any, owner: type | None = None) -> ProtocolTags:
         return self.base if instance is None else self.refine(instance, self.base)
 
 
@@ -138,7 +139,7 @@ class LocalProtocol(ABC):
     #: :meth:`estimate` copies it into the estimate's ``details["auto_choice"]``.
     auto_choice: dict[str, Any] | None = None
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any):
         merged = {**self._defaults, **params}
         unknown = set(params) - set(self._constraints)
         if unknown:  # before the missing ones: make("oue", eps=1) is a misspelt epsilon, not a missing one
@@ -207,7 +208,7 @@ class LocalProtocol(ABC):
         """
 
     # ------------------------------------------------------------------ client side
-    def privatize(self, values, rng=None, *, secure: bool = False):
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False) -> np.ndarray:
         """Randomize each user's value; one report per value.
 
         A longitudinal (memoized) protocol randomizes each value here as a different
@@ -311,7 +312,7 @@ class LocalProtocol(ABC):
         """
         return None
 
-    def simulate(self, values, rng=None) -> "Aggregator":
+    def simulate(self, values: ArrayLike, rng: Seed = None) -> Aggregator:
         """An aggregator distributed exactly as one that added ``privatize(values)``.
 
         Protocols with an exact aggregate sampler override :meth:`_simulate`
@@ -338,7 +339,7 @@ class LocalProtocol(ABC):
         """Users per privatized chunk of the default ``_simulate``."""
         return 1 << 16
 
-    def estimate(self, data, **options):
+    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports.
 
         Options are protocol-specific (e.g. ``postprocess="norm-sub"``), declared in
@@ -364,11 +365,11 @@ class LocalProtocol(ABC):
         """The estimate of an aggregator holding reports, under the options of :attr:`estimate_options`
         (already checked; a protocol declares the ones it takes as keywords)."""
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of the unbiased estimator for ``n`` users."""
         raise NotImplementedError(f"{self.display_name} has no analytic variance.")
 
-    def channel(self, values=None) -> np.ndarray:
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact output probabilities ``P[i, y] = Pr[output y | input values[i]]``.
 
         Only for small instances with a finite output space; outputs are ordered
@@ -377,7 +378,7 @@ class LocalProtocol(ABC):
         """
         raise NotImplementedError(f"{self.display_name} has no finite channel.")
 
-    def report_index(self, reports) -> np.ndarray:
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Index of each report in the output order of :meth:`channel`."""
         raise NotImplementedError(f"{self.display_name} has no finite channel.")
 

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 
 from ..errors import InvalidParameterError, MalformedReportError
+from .._types import ArrayLike
 
 if TYPE_CHECKING:
+    from ._aggregator import Aggregator
     from ._protocol import LocalProtocol
 
 __all__ = ["ReportFormat", "ReportBatch", "ON_INVALID"]
@@ -79,7 +81,7 @@ class ReportBatch:
     def n_valid(self) -> int:
         return self.n_read - self.n_rejected_rows
 
-    def add_to(self, aggregator):
+    def add_to(self, aggregator: Aggregator) -> Aggregator:
         """``aggregator.add_batch(self)``; return the aggregator."""
         return aggregator.add_batch(self)
 
@@ -143,7 +145,7 @@ class ReportFormat:
         return self._layout
 
     # ------------------------------------------------------------------ rows
-    def check(self, reports) -> tuple[Any, dict[str, np.ndarray]]:
+    def check(self, reports: ArrayLike) -> tuple[Any, dict[str, np.ndarray]]:
         """Read a batch: the batch in the protocol's format and, by reason, a mask of its invalid rows.
 
         Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
@@ -151,15 +153,15 @@ class ReportFormat:
         """
         return self.protocol._validate_reports(reports)
 
-    def count(self, reports) -> int:
+    def count(self, reports: ArrayLike) -> int:
         """Number of reports (rows) in a batch."""
         return int(self.protocol._count_reports(reports))
 
-    def select(self, reports, keep: np.ndarray):
+    def select(self, reports: Any, keep: np.ndarray) -> np.ndarray:
         """The reports at the rows where the boolean mask ``keep`` is true."""
         return self.protocol._select_reports(reports, keep)
 
-    def statistic(self, reports) -> np.ndarray:
+    def statistic(self, reports: np.ndarray) -> np.ndarray:
         """The sufficient statistic of a batch of *valid* reports (shape ``(statistic_size,)``).
 
         The reports are not checked: pass ``ReportBatch.reports`` or rows that
@@ -169,7 +171,7 @@ class ReportFormat:
         return self.protocol._accumulate(reports)
 
     # ------------------------------------------------------------------ batches
-    def validate(self, reports, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
+    def validate(self, reports: ArrayLike, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
         """Check every row of ``reports``; keep the valid ones, count the others by reason.
 
         Parameters

@@ -48,11 +48,12 @@ from scipy import fft
 from .._rng import check_rng
 from .._validation import DOMAIN_SIZE, Boolean, Integer, Interval, Optional, Options, check_param
 from ..errors import InvalidParameterError, InvalidValueTypeError
-from ._protocol import ProtocolTags
+from ._protocol import LocalProtocol, ProtocolTags
 from ._deconvolution.permutation import average_over_permutations
 from ._deconvolution.smoothing import BOUNDARIES, gaussian_smooth, smooth_adjacent
 from ._deconvolution.spectra import half_length, noise_power, transfer_spectrum
 from ._deconvolution.wiener import iterative_wiener, wiener_gain
+from .._types import ArrayLike, Seed
 
 __all__ = ["METHODS", "deconvolve", "has_fixed_support_size", "noise_power_spectrum"]
 
@@ -83,7 +84,7 @@ _METHOD_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
 
 
 # ---------------------------------------------------------------------- noise spectrum
-def has_fixed_support_size(protocol) -> bool:
+def has_fixed_support_size(protocol: LocalProtocol) -> bool:
     """Whether every report of ``protocol`` supports the same number of items.
 
     Declared by the protocol's tags, ``tags.fixed_support_size`` (GRR: each report
@@ -99,7 +100,7 @@ def noise_power_spectrum(
     n: int,
     *,
     fixed_support_size: bool | None = None,
-    protocol=None,
+    protocol: LocalProtocol | None = None,
 ) -> np.ndarray:
     r"""Expected power spectrum :math:`E|N_k|^2` of the support noise (Theorem 3, eqs. 19-20).
 
@@ -160,17 +161,17 @@ def noise_power_spectrum(
 
 # ---------------------------------------------------------------------- deconvolution
 def deconvolve(
-    support_counts,
+    support_counts: ArrayLike,
     p_star: float,
     q_star: float,
     n: int,
     method: str = "iiw",
     *,
-    protocol=None,
-    rng=None,
-    noise_spectrum=None,
+    protocol: LocalProtocol | None = None,
+    rng: Seed = None,
+    noise_spectrum: ArrayLike | float | None = None,
     fixed_support_size: bool | None = None,
-    **options,
+    **options: Any,
 ) -> tuple[np.ndarray, dict]:
     r"""Estimate item frequencies from support counts by Wiener deconvolution (paper 001).
 

@@ -40,13 +40,14 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from ._protocol import LocalProtocol
 from .frequency._memoized import MemoizedProtocol
+from .._types import ArrayLike, PathLike, Seed
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -131,12 +132,12 @@ class PrivacyLedger:
         """Epsilon left within the window ending ``now``."""
         return max(0.0, self.budget - self.spent(now))
 
-    def reports_sent(self, protocol, collector: str = "local") -> int:
+    def reports_sent(self, protocol: LocalProtocol, collector: str = "local") -> int:
         """How many reports the device has sent through ``protocol``'s scope at ``collector``."""
         stream = self._streams.get(budget_scope(collector, protocol.config()))
         return 0 if stream is None else stream["reports"]
 
-    def cost(self, protocol, reports: int = 1, collector: str = "local") -> float:
+    def cost(self, protocol: LocalProtocol, reports: int = 1, collector: str = "local") -> float:
         """Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only).
 
         ``"stable"`` charges :math:`\\varepsilon_\\infty` for each of a scope's first :math:`K` reports (a
@@ -148,6 +149,7 @@ class PrivacyLedger:
             return 0.0
         if not protocol.tags.memoized:
             return reports * protocol.guarantee.epsilon
+        protocol = cast(MemoizedProtocol, protocol)  # tags.memoized: it states its guarantees over time
         sent = self.reports_sent(protocol, collector)
         if self.accounting == "stable":
             fresh = max(0, min(sent + reports, protocol.memo_keys) - sent)
@@ -162,7 +164,9 @@ class PrivacyLedger:
         return [dict(charge) for charge in self._charges]
 
     # ------------------------------------------------------------------ reporting
-    def report(self, protocol, values, collector: str = "local", rng=None, now: float | None = None) -> np.ndarray:
+    def report(
+        self, protocol: LocalProtocol, values: ArrayLike, collector: str = "local", rng: Seed = None, now: float | None = None
+    ) -> np.ndarray:
         """Reports of ``values`` (all of this one device), charged first; refused whole if over budget.
 
         Memoized protocols report through the scope's memo (drawn on first use and kept);
@@ -280,7 +284,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def from_memo(cls, state: dict[str, Any], collector: str = "local", **settings) -> "PrivacyLedger":
+    def from_memo(cls, state: dict[str, Any], collector: str = "local", **settings: Any) -> "PrivacyLedger":
         """A ledger holding one memo of the earlier ``--memo`` format (a client's ``to_dict``).
 
         The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
@@ -301,7 +305,7 @@ class PrivacyLedger:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path, option: str = "--memo", **settings) -> Iterator["PrivacyLedger"]:
+    def open(cls, path: PathLike, option: str = "--memo", **settings: Any) -> Iterator["PrivacyLedger"]:
         """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved on success.
 
         ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
@@ -344,7 +348,7 @@ class PrivacyLedger:
             setattr(ledger, key, value)
         return ledger
 
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         """Write the ledger to ``path`` atomically, readable by its owner only (its memos hold true values)."""
         from .._io._atomic import atomic_writer
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..._rng import check_rng
 from ...errors import IncompatibleStateError, InvalidParameterError
 from ._memoized import MemoizedProtocol
+from ..._types import Seed
 
 __all__ = ["BucketMemoProtocol", "BucketMemoClient"]
 
@@ -134,7 +135,7 @@ class BucketMemoClient:
         """Bucket -> its memoized permanent response."""
         return dict(self._memo)
 
-    def report(self, value, rng=None):
+    def report(self, value: Any, rng: Seed = None) -> np.ndarray:
         """One report of ``value`` today; the user randomness and the bucket's permanent response are drawn once."""
         if rng is None and self.seeded:
             refuse_seeded_memo(self.protocol.display_name)

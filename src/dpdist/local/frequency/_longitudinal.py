@@ -49,6 +49,7 @@ from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from ._bucket_client import refuse_seeded_memo
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
+from ..._types import Seed
 
 __all__ = ["LongitudinalProtocol", "MemoizedClient"]
 
@@ -153,7 +154,7 @@ class MemoizedClient:
     >>> today = device.report(3)                                                  # doctest: +SKIP
     """
 
-    def __init__(self, protocol, memo: dict | None = None, seeded: bool = False):
+    def __init__(self, protocol: LongitudinalProtocol, memo: dict | None = None, seeded: bool = False):
         if not isinstance(protocol, LongitudinalProtocol):
             raise InvalidParameterError(
                 f"MemoizedClient needs an l-grr or l-osue protocol. Got {type(protocol).__name__} instead."
@@ -170,7 +171,7 @@ class MemoizedClient:
         """Item -> its memoized permanent response (an item for l-grr, packed bits for l-osue)."""
         return dict(self._memo)
 
-    def report(self, value, rng=None):
+    def report(self, value: Any, rng: Seed = None) -> Any:
         """One report of ``value`` today (the permanent response is drawn on first use and kept)."""
         if rng is None and self.seeded:
             refuse_seeded_memo(self.protocol.display_name)

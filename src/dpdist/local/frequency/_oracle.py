@@ -42,6 +42,8 @@ from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
 from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["FrequencyOracle"]
 
@@ -85,7 +87,7 @@ class FrequencyOracle(LocalProtocol):
     }
     estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any):
         params.setdefault("labels", None)
         labels = params["labels"]
         if "domain_size" not in params and isinstance(labels, (list, tuple)):
@@ -126,7 +128,7 @@ class FrequencyOracle(LocalProtocol):
         """
         return self._params.get("labels")
 
-    def encode(self, values, *, on_unknown: str = "raise") -> np.ndarray:
+    def encode(self, values: ArrayLike, *, on_unknown: str = "raise") -> np.ndarray:
         """Items (int64) of labelled values: ``labels.index(value)``, vectorized.
 
         Parameters
@@ -184,7 +186,7 @@ class FrequencyOracle(LocalProtocol):
                 return self.encode(array)
         return check_integer_values(values, self.domain_size, owner=f"{self.display_name}.privatize")
 
-    def estimate(self, data, **options):
+    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports; carries the protocol's labels."""
         result = super().estimate(data, **options)
         if self.labels is not None and isinstance(result, FrequencyEstimate):
@@ -200,12 +202,12 @@ class FrequencyOracle(LocalProtocol):
         """The maximum-likelihood frequencies in closed form, for a protocol declaring ``tags.closed_form_mle``."""
         raise NotImplementedError(f"{self.display_name} has no closed-form maximum likelihood (tags.closed_form_mle).")
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Support count of every item (the vector :math:`g` of the convolution view)."""
         return aggregator.statistic.astype(np.float64)
 
     # ------------------------------------------------------------------ estimation
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """Products with the channel, :math:`f \\mapsto Q^\\top f` (``matvec``) and its adjoint.
 
         Dense by default; protocols override it with a structured operator.
@@ -346,7 +348,7 @@ class FrequencyOracle(LocalProtocol):
             guarantee=self.guarantee,
         )
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of each item's unbiased estimator for ``n`` users.
 
         ``frequencies=None`` gives the variance at :math:`f_v = 0` for every item

@@ -203,7 +203,7 @@ def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in row.items() if key != "protocol_object"} for row in rows]
 
 
-def compare_protocols(**params) -> list[dict[str, Any]]:
+def compare_protocols(**params: Any) -> list[dict[str, Any]]:
     """The table ``auto`` ranks: one dict per candidate.
 
     Each row has ``protocol``, ``eligible`` and ``reason`` (why it is excluded),
@@ -216,7 +216,7 @@ def compare_protocols(**params) -> list[dict[str, Any]]:
     return _public(_rank(protocol_params, limits))
 
 
-def choose_protocol(**params) -> str:
+def choose_protocol(**params: Any) -> str:
     """Registry name of the oracle ``local.make("auto", **params)`` builds."""
     protocol_params, limits = _split(params)
     rows = _rank(protocol_params, limits)

@@ -63,6 +63,8 @@ from .._protocol import ProtocolTags, register
 from .._reports import smallest_unsigned_dtype
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._sketch import SketchOracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HCMS"]
 
@@ -145,7 +147,7 @@ class HCMS(SketchOracle):
     def _select_reports(self, reports, keep):
         return reports[keep]
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self._validate_reports(reports)
         j, l, bit = (reports[:, i].astype(np.int64) for i in range(3))
         return (j * self._m + l) * 2 + bit
@@ -153,7 +155,7 @@ class HCMS(SketchOracle):
     def _accumulate(self, reports):
         return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""
         table = aggregator.statistic.reshape(self._k, self._m, 2).astype(np.float64)
         transformed = fast_walsh_hadamard(table[:, :, 1] - table[:, :, 0])  # row j: D_j H (H symmetric)
@@ -163,7 +165,7 @@ class HCMS(SketchOracle):
             support += 0.5 * np.take_along_axis(transformed[functions], hashed, axis=1).sum(axis=0)
         return support
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, l, bit)``, column ``(j m + l) 2 + bit``: :math:`\\frac{1}{km}(p \\text{ or } 1-p)`."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         functions = np.arange(self._k)

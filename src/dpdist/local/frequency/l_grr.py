@@ -19,6 +19,7 @@ from .._protocol import ProtocolTags, register
 from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._longitudinal import LongitudinalProtocol, _chain, _grr_keeps, _grr_probabilities
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["LGRR"]
 
@@ -62,7 +63,7 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         """:math:`\\varepsilon_I = \\ln(p_2/q_2)`: the IRR's ratio between any two memoized items."""
         return math.log(self._p2 / self._q2)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     @staticmethod
@@ -70,11 +71,11 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         kept = rng.random(items.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all d
         return np.where(kept, items.astype(dtype), rng.integers(0, d, size=items.size, dtype=dtype))
 
-    def permanent_response(self, values, rng) -> np.ndarray:
+    def permanent_response(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The first round (PRR) of each value: what a device memoizes."""
         return self._grr(values, self._keep1, self.domain_size, self._report_dtype, rng)
 
-    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The second round (IRR) of memoized outputs: one report each."""
         return self._grr(memoized, self._keep2, self.domain_size, self._report_dtype, rng)
 
@@ -98,7 +99,7 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
             counts = kept + rng.multinomial(counts.sum() - kept.sum(), np.full(d, 1.0 / d))
         return counts.astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         d = self.domain_size
         matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
         return matrix if values is None else matrix[self._check_values(values)]
@@ -113,7 +114,7 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         d = self.domain_size
         return np.full((d, d), self._q2) + np.eye(d) * (self._p2 - self._q2)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     def _check_memo_value(self, item: int, value) -> Any:

@@ -39,7 +39,7 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True)
     _constraints = {**UnaryEncoding._constraints, "epsilon_1": EPSILON}
 
-    def target_probabilities(self):
+    def target_probabilities(self) -> tuple[float, float]:
         return 0.5, 1.0 / (math.exp(self.epsilon) + 1.0)
 
     def _setup(self):
@@ -90,11 +90,11 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
         bits[rows, items] = uniforms[rows, items] < one
         return bits
 
-    def permanent_response(self, values, rng) -> np.ndarray:
+    def permanent_response(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The first round (OUE bits, packed) of each value: what a device memoizes."""
         return np.packbits(self._bits(np.asarray(values), rng, self._p_threshold, self._q_threshold), axis=1)
 
-    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The second round: each memoized bit kept as 1 w.p. p2 (if 1) or set w.p. q2 (if 0)."""
         bits = np.unpackbits(np.asarray(memoized, dtype=np.uint8), axis=1, count=self.domain_size).astype(bool)
         uniforms = random_words(rng, -(-bits.size // 2)).view(np.uint32)[: bits.size].reshape(bits.shape)

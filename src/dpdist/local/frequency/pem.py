@@ -50,6 +50,7 @@ from .._reports import smallest_unsigned_dtype
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
 from .flh import FLH, MAX_HASH_RANGE, default_hash_range
+from ..._types import ArrayLike
 
 __all__ = ["PEM", "prefix_lengths"]
 
@@ -262,7 +263,7 @@ class PEM(LocalProtocol):
     def _select_reports(self, reports, keep):
         return reports[keep]
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self._validate_reports(reports)
         reports = reports.astype(np.int64)
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
@@ -284,7 +285,7 @@ class PEM(LocalProtocol):
             tables.append(oracle.sample_table(mixed, kept[held], int(members.sum() - kept.sum()), rng))
         return np.concatenate(tables)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """:math:`\\frac1G \\times` FLH's channel of each group's mixed prefix; column ``i S g + j g + y``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         blocks = [

@@ -56,6 +56,7 @@ from .._protocol import ProtocolTags, register
 from ..._rng import random_words
 from .._reports import check_packed_reports, count_packed_bits
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["SS"]
 
@@ -103,7 +104,7 @@ class SS(FrequencyOracle):
         """Every report sets exactly ``k`` bits, so the support counts sum to ``k n``."""
         return self.subset_size
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     # ------------------------------------------------------------------ client
@@ -174,7 +175,7 @@ class SS(FrequencyOracle):
         return statistic
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over all k-subsets, in colexicographic rank order (see :meth:`report_index`)."""
         d, k = self.domain_size, self.subset_size
         outputs = math.comb(d, k)
@@ -193,7 +194,7 @@ class SS(FrequencyOracle):
         matrix[:, columns] = np.where(member[:, items].T, inside, outside)
         return matrix
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Colexicographic rank :math:`\\sum_i \\binom{s_i}{i+1}` of each subset :math:`s_0 < s_1 < \\dots`."""
         from scipy import special  # lazy: only the conformance checks need ranks
 

@@ -31,7 +31,7 @@ def level_code(bins: np.ndarray, level, levels: int) -> tuple[np.ndarray, np.nda
     return half >> 1, 1 - 2 * (half & 1)
 
 
-def haar_encode(unit_values, level: int) -> np.ndarray:
+def haar_encode(unit_values: np.ndarray, level: int) -> np.ndarray:
     r"""Eq. 39: :math:`\mathbf v = 2^{-j/2}(\psi_{j0}(x), \dots, \psi_{j,2^j-1}(x))`, a signed one-hot int8 row per value."""
     bins = fine_bins(unit_values, level)
     cells, signs = level_code(bins, level, level)

@@ -102,7 +102,7 @@ def allocate_users(n: int, levels: int, epsilon: float, variance_rule: str = "ex
     return counts
 
 
-def wasserstein_bound(n: int, epsilon: float, levels: int, variance_rule: str = "exact", counts=None) -> float:
+def wasserstein_bound(n: int, epsilon: float, levels: int, variance_rule: str = "exact", counts: np.ndarray | None = None) -> float:
     r"""Theorem 1 in its explicit form: eq. 77 + Lemma 5 (eq. 72),
 
     .. math:: E[W(F_J, F)] \le \sqrt{\sum_{j=0}^{J} 2^{-(2j+2)} V_j / n_j} + 2^{-(J+1)}.

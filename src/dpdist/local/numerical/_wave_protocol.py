@@ -25,6 +25,7 @@ from .._reports import check_item_reports, smallest_unsigned_dtype
 from ._base import NumericalProtocol
 from .._em import expectation_maximization
 from ._wave_operators import transition_operator
+from ..._types import ArrayLike
 
 __all__ = ["WaveProtocol", "MAX_BINS"]
 
@@ -103,7 +104,7 @@ class WaveProtocol(NumericalProtocol):
     def _accumulate(self, reports):
         return np.bincount(reports.astype(np.intp, copy=False), minlength=self._mechanism.buckets).astype(np.int64)
 
-    def channel(self, values=None) -> np.ndarray:
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """``P[k, j] = Pr[report j | input values[k]]`` for values in ``bounds`` (exact)."""
         if values is None:
             raise InvalidParameterError(
@@ -112,7 +113,7 @@ class WaveProtocol(NumericalProtocol):
             )
         return self._mechanism.point_masses(self._check_values(values))
 
-    def report_index(self, reports) -> np.ndarray:
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     def transition_matrix(self) -> np.ndarray:
