@@ -12,11 +12,12 @@ from __future__ import annotations
 from ..errors import IncompatibleStateError
 from ._files import FileSummary, summarize_file
 from ._identity import file_fingerprint
+from .._types import PathLike
 
 __all__ = ["file_identities", "identities_of", "check_distinct_files"]
 
 
-def file_identities(path) -> list[str]:
+def file_identities(path: PathLike) -> list[str]:
     """The identities of a report file: ``"id:<hex>"`` per distinct file id, in order of appearance.
 
     A binary file made by concatenating files carries each of their ids (so it

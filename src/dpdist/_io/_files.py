@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Collection, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
@@ -18,6 +18,10 @@ from ..errors import InvalidParameterError, MalformedReportError
 from ..local import ReportBatch
 from ._atomic import atomic_writer
 from ._identity import check_file_id, new_file_id
+from .._types import ArrayLike, PathLike, Seed
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file",
            "FileSummary", "summarize_file"]
@@ -66,7 +70,7 @@ class ReportWriter:
     ...         writer.write(protocol.privatize(chunk))
     """
 
-    def __init__(self, path, protocol, *, format: str | None = None, file_id: str | None = None):
+    def __init__(self, path: PathLike, protocol: LocalProtocol, *, format: str | None = None, file_id: str | None = None):
         self.path = Path(path)
         self.protocol = protocol
         self.format = _format_for_writing(self.path, format)
@@ -90,7 +94,7 @@ class ReportWriter:
             require_pyarrow()
         return self
 
-    def write(self, reports) -> None:
+    def write(self, reports: ArrayLike) -> None:
         """Append a batch (validated: every report must be valid)."""
         if self.format == "binary":
             from ._binary import encode_record
@@ -150,8 +154,8 @@ class ReportWriter:
         return self._context.__exit__(kind, value, traceback)
 
 
-def write_reports(path, protocol, reports, *, format: str | None = None, file_id: str | None = None,
-                  shuffle: bool = True, rng=None) -> None:
+def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *, format: str | None = None,
+                  file_id: str | None = None, shuffle: bool = True, rng: Seed = None) -> None:
     """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
 
     The reports are validated first (all must be valid); the file embeds the
@@ -182,7 +186,7 @@ def write_reports(path, protocol, reports, *, format: str | None = None, file_id
 
 
 def iter_report_batches(
-    path, protocol=None, *, batch_rows: int = 1 << 18, skip_file_ids=frozenset()
+    path: PathLike, protocol: LocalProtocol | None = None, *, batch_rows: int = 1 << 18, skip_file_ids: Collection[str] = frozenset()
 ) -> Iterator[ReportBatch]:
     """Read a report file batch by batch (bounded memory), validating each batch.
 
@@ -285,7 +289,7 @@ def reports_checksum(protocol, reports, crc: int = 0, *, validate: bool = True) 
     return zlib.crc32(array.tobytes(), crc)
 
 
-def read_reports(path, protocol=None) -> ReportBatch:
+def read_reports(path: PathLike, protocol: LocalProtocol | None = None) -> ReportBatch:
     """The whole file as one :class:`ReportBatch` (valid reports concatenated, rejections summed)."""
     protocol = protocol if protocol is not None else protocol_of_file(path)
     return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format)
@@ -331,7 +335,7 @@ class FileSummary:
 
         return config_of_schema(self.parquet_schema, self.path)
 
-    def protocol(self):
+    def protocol(self) -> LocalProtocol:
         """The protocol whose config the file embeds."""
         from ._binary import _protocol_of
 
@@ -342,7 +346,7 @@ class FileSummary:
         return _protocol_of(config, self.path)
 
 
-def summarize_file(path) -> FileSummary:
+def summarize_file(path: PathLike) -> FileSummary:
     """Read a report file's record headers (binary) or footer (Parquet) once: ids, rows and config."""
     source = str(path)
     if file_format(path) == "binary":
@@ -368,12 +372,12 @@ def summarize_file(path) -> FileSummary:
     return FileSummary(source, "parquet", (file_id_of_schema(schema, source),), (rows,), parquet_schema=schema)
 
 
-def protocol_of_file(path):
+def protocol_of_file(path: PathLike) -> LocalProtocol:
     """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
     return summarize_file(path).protocol()
 
 
-def count_reports(path, *, skip_file_ids=frozenset()) -> int:
+def count_reports(path: PathLike, *, skip_file_ids: Collection[str] = frozenset()) -> int:
     """Rows in a report file (but those of ``skip_file_ids``), from its metadata or record headers."""
     return summarize_file(path).rows_except(skip_file_ids)
 

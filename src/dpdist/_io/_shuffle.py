@@ -30,11 +30,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .._types import ArrayLike, PathLike, Seed
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["ReportShuffler", "SHUFFLE_MEMORY_BYTES", "SHUFFLE_BUCKETS", "rechunk_rows"]
 
@@ -71,7 +75,7 @@ class ReportShuffler:
     ...         writer.write(block)
     """
 
-    def __init__(self, protocol, rng=None, *, memory_bytes: int | None = None, directory=None,
+    def __init__(self, protocol: LocalProtocol, rng: Seed = None, *, memory_bytes: int | None = None, directory: PathLike | None = None,
                  buckets: int | None = None, _depth: int = 0, _shared: Path | None = None):
         layout = protocol.report_format
         self._protocol = protocol
@@ -115,7 +119,7 @@ class ReportShuffler:
         self._held, self._held_bytes = [], 0
 
     # ------------------------------------------------------------------ input
-    def add(self, reports) -> None:
+    def add(self, reports: ArrayLike) -> None:
         """Add a batch of reports (validated as the writers do: every report must be valid)."""
         from ._binary import _checked_for_writing
 

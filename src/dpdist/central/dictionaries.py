@@ -59,6 +59,7 @@ from numpy.polynomial import legendre
 from scipy import special
 
 from ..errors import InvalidParameterError
+from .._types import ArrayLike
 
 __all__ = ["Dictionary", "make_dictionary", "FAMILIES"]
 
@@ -244,11 +245,11 @@ class Dictionary:
     def _raw_values(self, u):
         return np.concatenate([f.values(u) for f in self.families], axis=1)
 
-    def values(self, u) -> np.ndarray:
+    def values(self, u: ArrayLike) -> np.ndarray:
         """Unit-norm atoms at ``u``: shape ``(len(u), size)``."""
         return self._raw_values(np.asarray(u, dtype=np.float64)) * self.scale
 
-    def antiderivative(self, u) -> np.ndarray:
+    def antiderivative(self, u: ArrayLike) -> np.ndarray:
         r""":math:`\int_{-1}^u\phi_j` of the unit-norm atoms: shape ``(len(u), size)``."""
         u = np.asarray(u, dtype=np.float64)
         return np.concatenate([f.antiderivative(u) for f in self.families], axis=1) * self.scale

@@ -70,6 +70,7 @@ from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]
 
@@ -120,7 +121,7 @@ class QuantileRelease:
 
     to_dict = as_dict
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """:meth:`as_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
         import json
 
@@ -166,14 +167,14 @@ DEFAULT_Q = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def quantiles(
-    x,
-    *args,
-    q=None,
-    epsilon=None,
-    bounds=None,
+    x: ArrayLike,
+    *args: Any,
+    q: ArrayLike | None = None,
+    epsilon: float | None = None,
+    bounds: FloatBounds | None = None,
     method: str = "tree",
     level: float = 0.95,
-    rng=None,
+    rng: Seed = None,
     clip: bool = True,
     secure: bool = False,
 ) -> QuantileRelease:
@@ -392,7 +393,7 @@ def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease
 
 
 def unbounded_quantile(
-    x, epsilon, q=0.5, *, lower: float = 0.0, beta: float = 1.001, rng=None, secure: bool = False
+    x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None, secure: bool = False
 ) -> float:
     r"""One quantile with no upper bound (Durfee 2023; see the module docstring).
 

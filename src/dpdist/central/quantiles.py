@@ -25,12 +25,13 @@ from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from ..privacy import sequential, split
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["adaptive_quantiles"]
 
 
 def adaptive_quantiles(
-    x, epsilon, bounds, iterations=None, rng=None, clip=True, secure=False, *, grid_size=1024
+    x: ArrayLike, epsilon: float, bounds: FloatBounds, iterations: int | None = None, rng: Seed = None, clip: bool = True, secure: bool = False, *, grid_size: int = 1024
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 

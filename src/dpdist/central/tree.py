@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -59,6 +60,10 @@ from ._common import cdf_distribution, check_central_input, check_option, check_
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
 from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
+from .._types import ArrayLike, FloatBounds, Seed
+
+if TYPE_CHECKING:
+    from ..uncertainty import CDFBand
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
@@ -127,14 +132,14 @@ class TreeHistogram:
     @classmethod
     def release(
         cls,
-        x,
-        epsilon,
-        bounds,
+        x: ArrayLike,
+        epsilon: float,
+        bounds: FloatBounds,
         *,
         branching: int | None = None,
         height: int | None = None,
         neighbouring: str = "add-remove",
-        rng=None,
+        rng: Seed = None,
         clip: bool = True,
         secure: bool = False,
         rule: str = "adaptive",
@@ -281,7 +286,7 @@ class TreeHistogram:
             distribution = replace(distribution, band=self.cdf_band(level))
         return distribution
 
-    def cdf_standard_error(self, draws: int = 200, rng=0) -> np.ndarray:
+    def cdf_standard_error(self, draws: int = 200, rng: Seed = 0) -> np.ndarray:
         """Standard error of the released CDF at the leaf edges, from the noise alone.
 
         The consistent CDF is a fixed function of the public noise law, so its
@@ -322,7 +327,9 @@ class TreeHistogram:
             moved = counts + np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])])
             yield moved / max(moved[-1], 1.0) - released
 
-    def cdf_band(self, level: float = 0.95, *, draws: int = 200, standard_error=None, rng=0):
+    def cdf_band(
+        self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
+    ) -> CDFBand:
         r"""Pointwise and simultaneous bands of the released CDF at the leaf edges (post-processing).
 
         The pointwise band is :math:`\hat F \pm z\,\mathrm{se}` (:meth:`cdf_standard_error`,
@@ -389,14 +396,14 @@ class TreeHistogram:
 
 
 def tree_cdf(
-    x,
-    epsilon,
-    bounds,
+    x: ArrayLike,
+    epsilon: float,
+    bounds: FloatBounds,
     *,
     branching: int | None = None,
     height: int | None = None,
     neighbouring: str = "add-remove",
-    rng=None,
+    rng: Seed = None,
     clip: bool = True,
     secure: bool = False,
     rule: str = "adaptive",
@@ -449,7 +456,7 @@ def tree_cdf(
     return tree.to_distribution()
 
 
-def cdf(x, epsilon, bounds, *, rng=None, clip: bool = True, secure: bool = False) -> Distribution:
+def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, clip: bool = True, secure: bool = False) -> Distribution:
     """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
     A flat histogram or a shallow tree on smooth data, a deep tree on
