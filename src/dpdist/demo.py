@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -115,7 +115,7 @@ def _cell(values: list[float], digits: str) -> str:
     return median if array.size < 2 else f"{median} ±{format(float(np.std(array, ddof=1)), digits)}"
 
 
-def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int = 0, repeats: int = REPEATS) -> int:
+def run_demo(out: str = "dpdist-demo", epsilons: Sequence[float] = (0.5, 1.0, 2.0, 4.0), seed: int = 0, repeats: int = REPEATS) -> int:
     """Run every registered protocol ``repeats`` times at each epsilon; print and save tables and plots."""
     epsilons = [check_param("dpdist demo", "epsilon", epsilon, EPSILON) for epsilon in epsilons]
     repeats = check_param("dpdist demo", "repeats", repeats, Integer(low=1, high=1000))

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from statistics import NormalDist
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ._rng import check_rng
 from ._validation import Integer, Labels, check_param
 from .errors import InvalidParameterError
 from .privacy import PrivacyGuarantee, parallel
+from ._types import ArrayLike, FloatBounds, Seed
 
 __all__ = [
     "Estimate",
@@ -191,7 +192,7 @@ class FrequencyEstimate:
                 )
             object.__setattr__(self, "labels", labels)
 
-    def with_labels(self, labels) -> "FrequencyEstimate":
+    def with_labels(self, labels: Sequence[str]) -> "FrequencyEstimate":
         """The same estimate with a label for each item."""
         return dataclasses.replace(self, labels=tuple(labels))
 
@@ -289,7 +290,7 @@ class FrequencyEstimate:
         value = self.frequencies[key]
         return float(value) if np.ndim(value) == 0 else value
 
-    def plot(self, ax=None, *, k: int | None = None, level: float = 0.95, truth=None, **kwargs):
+    def plot(self, ax: Any = None, *, k: int | None = None, level: float = 0.95, truth: ArrayLike | None = None, **kwargs: Any) -> Any:
         """Bars of the estimated frequencies with their ``level`` intervals; returns the axes.
 
         Parameters
@@ -409,7 +410,7 @@ class Distribution:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_cdf(cls, edges, cdf_values, **kwargs) -> "Distribution":
+    def from_cdf(cls, edges: ArrayLike, cdf_values: ArrayLike, **kwargs: Any) -> "Distribution":
         """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
         cdf_values = np.asarray(cdf_values, dtype=np.float64)
         if cdf_values.ndim != 1 or np.any(np.diff(cdf_values) < -1e-12):
@@ -417,10 +418,10 @@ class Distribution:
                 "The 'cdf_values' parameter of Distribution.from_cdf must be a non-decreasing 1-D array "
                 f"(one value per edge). Got {cdf_values!r:.200} instead."
             )
-        return cls(edges, np.diff(cdf_values), **kwargs)
+        return cls(np.asarray(edges), np.diff(cdf_values), **kwargs)
 
     @classmethod
-    def uniform_bins(cls, probabilities, bounds=(0.0, 1.0), **kwargs) -> "Distribution":
+    def uniform_bins(cls, probabilities: ArrayLike, bounds: FloatBounds = (0.0, 1.0), **kwargs: Any) -> "Distribution":
         """Equal-width bins over ``bounds``."""
         probabilities = np.asarray(probabilities, dtype=np.float64)
         return cls(np.linspace(bounds[0], bounds[1], probabilities.size + 1), probabilities, **kwargs)
@@ -444,7 +445,7 @@ class Distribution:
         return self._cumulative
 
     # ------------------------------------------------------------------ functions
-    def pdf(self, x) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density at ``x`` (0 outside bounds; right-continuous at inner edges)."""
         x = np.asarray(x, dtype=np.float64)
         index = np.searchsorted(self.edges, x, side="right") - 1
@@ -452,11 +453,11 @@ class Distribution:
         index = np.clip(index, 0, self.bins - 1)
         return np.where(inside, self.probabilities[index] / self.widths[index], 0.0)
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
         return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)
 
-    def quantile(self, q) -> np.ndarray:
+    def quantile(self, q: ArrayLike) -> np.ndarray:
         """Smallest ``x`` with ``cdf(x) >= q`` (the generalized inverse), for ``q`` in [0, 1]."""
         q = np.asarray(q, dtype=np.float64)
         if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
@@ -500,7 +501,7 @@ class Distribution:
                 table[column] = np.asarray(getattr(self.band, name))[1:]
         return table
 
-    def range_query(self, low, high) -> np.ndarray:
+    def range_query(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
         """Probability mass of ``[low, high]``."""
         low = np.asarray(low, dtype=np.float64)
         high = np.asarray(high, dtype=np.float64)
@@ -510,7 +511,7 @@ class Distribution:
             )
         return self.cdf(high) - self.cdf(low)
 
-    def sample(self, size: int, rng=None) -> np.ndarray:
+    def sample(self, size: int, rng: Seed = None) -> np.ndarray:
         """Draw ``size`` i.i.d. values (bin by mass, then uniform within the bin).
 
         The bins' counts are one multinomial draw and their order a uniform shuffle, which is
@@ -524,7 +525,7 @@ class Distribution:
         generator.shuffle(bins)
         return self.edges[bins] + generator.random(size) * self.widths[bins]
 
-    def plot(self, ax=None, *, kind: str = "pdf", **kwargs):
+    def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
         """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.
 
         A CDF plot draws the confidence bands when the estimate has them
@@ -579,7 +580,7 @@ class Distribution:
             "band": None if self.band is None else self.band.to_dict(),
         }
 
-    def to_json(self, **kwargs) -> str:
+    def to_json(self, **kwargs: Any) -> str:
         """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
         import json
 

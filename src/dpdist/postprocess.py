@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from .errors import InvalidParameterError, InvalidValueTypeError
+from ._types import ArrayLike
 
 __all__ = [
     "norm",
@@ -46,30 +47,30 @@ def _as_vector(frequencies, owner: str) -> np.ndarray:
     return array
 
 
-def norm(frequencies) -> np.ndarray:
+def norm(frequencies: ArrayLike) -> np.ndarray:
     """Shift every entry by the same constant so the vector sums to 1 (may stay negative)."""
     f = _as_vector(frequencies, "postprocess.norm")
     return f + (1.0 - f.sum()) / f.size
 
 
-def base_pos(frequencies) -> np.ndarray:
+def base_pos(frequencies: ArrayLike) -> np.ndarray:
     """Set negative entries to 0 (no normalization)."""
     return np.maximum(_as_vector(frequencies, "postprocess.base_pos"), 0.0)
 
 
-def clip(frequencies) -> np.ndarray:
+def clip(frequencies: ArrayLike) -> np.ndarray:
     """Clip every entry into [0, 1] (no normalization)."""
     return np.clip(_as_vector(frequencies, "postprocess.clip"), 0.0, 1.0)
 
 
-def clip_normalize(frequencies) -> np.ndarray:
+def clip_normalize(frequencies: ArrayLike) -> np.ndarray:
     """Set negatives to 0, then divide by the sum (uniform if nothing is positive)."""
     f = np.maximum(_as_vector(frequencies, "postprocess.clip_normalize"), 0.0)
     total = f.sum()
     return f / total if total > 0 else np.full(f.size, 1.0 / f.size)
 
 
-def norm_sub(frequencies, *, max_iterations: int | None = None) -> np.ndarray:
+def norm_sub(frequencies: ArrayLike, *, max_iterations: int | None = None) -> np.ndarray:
     """Norm-Sub of [1]: repeat {negatives -> 0; shift the positives equally} until sum is 1, all >= 0.
 
     Entries set to 0 stay 0.  Terminates in at most ``d`` rounds, since each
@@ -91,7 +92,7 @@ def norm_sub(frequencies, *, max_iterations: int | None = None) -> np.ndarray:
     return f / f.sum()
 
 
-def project_simplex(frequencies) -> np.ndarray:
+def project_simplex(frequencies: ArrayLike) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = 1}`` ([2]; the projected decoder of [3])."""
     f = _as_vector(frequencies, "postprocess.project_simplex")
     ordered = np.sort(f)[::-1]
@@ -102,7 +103,7 @@ def project_simplex(frequencies) -> np.ndarray:
     return np.maximum(f - threshold, 0.0)
 
 
-def isotonic_cdf(values, *, pinned: bool = False) -> np.ndarray:
+def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
     r"""Least-squares fit of CDF values by a non-decreasing sequence in ``[0, 1]``.
 
     Pool adjacent violators (``scipy.optimize.isotonic_regression``), then
@@ -225,7 +226,7 @@ METHODS = {
 }
 
 
-def apply(method: str, frequencies) -> np.ndarray:
+def apply(method: str, frequencies: ArrayLike) -> np.ndarray:
     """Apply the post-processing named ``method`` (one of :data:`METHODS`)."""
     if method not in METHODS:
         raise InvalidParameterError(

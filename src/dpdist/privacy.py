@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
@@ -180,7 +180,7 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     )
 
 
-def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
+def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
     Parameters
@@ -203,7 +203,7 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         weights = [1.0] * shares
     else:
         try:
-            weights = [float(w) for w in shares]
+            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
         except (TypeError, ValueError):
             weights = []
         if not weights or not all(0 < w < math.inf for w in weights):

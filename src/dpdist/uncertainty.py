@@ -68,12 +68,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._rng import check_rng
 from ._validation import Integer, Interval, Options, check_param
 from .errors import InvalidParameterError
+from ._types import ArrayLike, Seed
+
+if TYPE_CHECKING:
+    from .estimates import Distribution
+    from .local import Aggregator, LocalProtocol
 
 __all__ = ["CDFBand", "cdf_band"]
 
@@ -107,7 +113,7 @@ class CDFBand:
     replicates: int
     method: str = "parametric bootstrap"
 
-    def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
+    def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
 
         The left end is the left edge of the bin in which the upper band first
@@ -152,7 +158,10 @@ def _crossing_bin(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray, side: str) 
     return np.where(q <= 0, edges[0], x)
 
 
-def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200, rng=None, **options):
+def cdf_band(
+    protocol: LocalProtocol, aggregator: Aggregator, *, level: float = 0.95, replicates: int = 200, rng: Seed = None,
+    **options: Any,
+) -> Distribution:
     """Estimate a distribution and attach pointwise and simultaneous CDF bands.
 
     Parameters

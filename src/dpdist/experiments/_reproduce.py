@@ -30,7 +30,7 @@ __all__ = ["reproduce"]
 
 
 def reproduce(
-    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler=None
+    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler: Any = None
 ) -> RunResult:
     """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report.
 

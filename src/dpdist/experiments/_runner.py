@@ -255,7 +255,7 @@ def run_spec(
     jobs: int = 1,
     progress: bool = True,
     cells: list[Cell] | None = None,
-    scheduler=None,
+    scheduler: Any = None,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 

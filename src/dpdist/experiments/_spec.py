@@ -13,11 +13,14 @@ import itertools
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
 from ..errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from ..datasets import Dataset
 
 __all__ = [
     "DatasetRef",
@@ -87,7 +90,7 @@ class DatasetRef:
     label: str | None = None
 
     @classmethod
-    def of(cls, value) -> "DatasetRef":
+    def of(cls, value: Any) -> "DatasetRef":
         if isinstance(value, DatasetRef):
             return value
         if isinstance(value, str):
@@ -117,7 +120,7 @@ class DatasetRef:
             base += f"[permuted={self.permute}]"
         return base
 
-    def resolve(self):
+    def resolve(self) -> Dataset:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
         from .. import datasets
 
@@ -143,7 +146,7 @@ class MethodSpec:
     metrics: tuple = ()
 
     @classmethod
-    def of(cls, value) -> "MethodSpec":
+    def of(cls, value: Any) -> "MethodSpec":
         if isinstance(value, MethodSpec):
             return value
         if isinstance(value, str):
@@ -200,7 +203,7 @@ class MetricSpec:
             )
 
     @classmethod
-    def of(cls, value) -> "MetricSpec":
+    def of(cls, value: Any) -> "MetricSpec":
         if isinstance(value, MetricSpec):
             return value
         if isinstance(value, str):
@@ -246,7 +249,7 @@ class FigureSpec:
     methods: tuple = ()
 
     @classmethod
-    def of(cls, value) -> "FigureSpec":
+    def of(cls, value: Any) -> "FigureSpec":
         if isinstance(value, FigureSpec):
             return value
         if isinstance(value, dict):
@@ -399,7 +402,7 @@ class ExperimentSpec:
                 )
 
     # ------------------------------------------------------------------ variants
-    def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None):
+    def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None) -> ExperimentSpec:
         """The spec with the ``quick`` overrides and/or another number of repeats or root seed."""
         spec = self
         if quick and self.quick:

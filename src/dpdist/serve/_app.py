@@ -31,8 +31,9 @@ from ._estimates import estimate_json, estimate_png
 from ._ingest import decode_body, record_file_ids
 from ._limits import BodyBudget, Limits, RateLimiter, receive_body
 from ._openapi import openapi_schema
-from ._operations import install as install_operations
+from ._operations import Operations, install as install_operations
 from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id, token_sha256
+from .._types import PathLike
 
 __all__ = ["create_app", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
@@ -198,8 +199,8 @@ def _json_document(body: bytes) -> dict:
 
 
 def create_app(
-    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None, limits: Limits | None = None,
-    operations=None,
+    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
+    limits: Limits | None = None, operations: Operations | None = None,
 ) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`); ``operations``: a
     :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers)."""

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._types import ArrayLike, PathLike
 
 if TYPE_CHECKING:
-    from ..local import ReportBatch
+    from ..local import LocalProtocol, ReportBatch
 
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
 
@@ -80,8 +81,8 @@ class Client:
         retries: int = 8,
         backoff: float = 0.25,
         timeout: float = 60.0,
-        transport=None,
-        on_retry=None,
+        transport: Any = None,
+        on_retry: Callable[[str, int, float, int], Any] | None = None,
     ):
         import httpx
 
@@ -145,13 +146,15 @@ class Client:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ...)."""
         return self._request("GET", f"/api/campaigns/{campaign}/config").json()
 
-    def protocol(self, campaign: str):
+    def protocol(self, campaign: str) -> LocalProtocol:
         """The campaign's protocol, rebuilt from its public config."""
         from ..local import from_config
 
         return from_config(self.config(campaign)["config"])
 
-    def submit_reports(self, campaign: str, protocol, reports, *, batch_id: str | None = None) -> dict:
+    def submit_reports(
+        self, campaign: str, protocol: LocalProtocol, reports: ArrayLike, *, batch_id: str | None = None
+    ) -> dict:
         """Submit one batch of already randomized reports; return the server's acknowledgement.
 
         The batch is encoded once as a dpdist binary record whose file id is the
@@ -186,7 +189,9 @@ class Client:
         )
         return response.json()
 
-    def submit_values(self, campaign: str, values, *, batch_size: int = DEFAULT_BATCH_SIZE, protocol=None) -> list[dict]:
+    def submit_values(
+        self, campaign: str, values: ArrayLike, *, batch_size: int = DEFAULT_BATCH_SIZE, protocol: LocalProtocol | None = None
+    ) -> list[dict]:
         """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
 
         The values are taken in a uniformly random order (a CSPRNG permutation), so
@@ -212,7 +217,7 @@ class Client:
             acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
 
-    def submit_file(self, campaign: str, path) -> list[dict]:
+    def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
         """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
 
         A file of at most :data:`FILE_PART_BYTES` of reports is one batch whose id is the file's id
@@ -239,7 +244,7 @@ class Client:
                     and len(summary.record_ids) <= FILE_MAX_RECORDS):
                 return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
             reports = [batch.reports for batch in iter_report_batches(path, protocol)]
-            array = np.concatenate(reports) if reports else None
+            array: Any = np.concatenate(reports) if reports else None  # an empty file: no rows
             return [self.submit_reports(campaign, protocol, array, batch_id=batch_id)]
         batches = (batch.reports for batch in iter_report_batches(path, protocol, batch_rows=rows_per_part))
         return [
@@ -293,17 +298,17 @@ class Client:
     def campaigns(self) -> list[dict]:
         return self._request("GET", "/api/campaigns", token=self._admin()).json()["campaigns"]
 
-    def estimate(self, campaign: str, **options) -> dict:
+    def estimate(self, campaign: str, **options: Any) -> dict:
         """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
         return self._request("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options)).json()
 
-    def estimate_png(self, campaign: str, **options) -> bytes:
+    def estimate_png(self, campaign: str, **options: Any) -> bytes:
         return self._request("GET", f"/api/campaigns/{campaign}/estimate.png", token=self._admin(), params=_query(options)).content
 
     def history(self, campaign: str) -> list[dict]:
         return self._request("GET", f"/api/campaigns/{campaign}/history", token=self._admin()).json()["history"]
 
-    def export(self, campaign: str, out) -> int:
+    def export(self, campaign: str, out: PathLike) -> int:
         """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
         from .._io._files import summarize_file
         from ..io import ReportWriter, iter_report_batches
@@ -373,7 +378,7 @@ def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
     return [min(10.0, backoff * 2**k) for k in range(retries)]
 
 
-def json_rows(reports) -> list:
+def json_rows(reports: ArrayLike) -> list:
     """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects."""
     array = np.asarray(reports)
     if array.dtype.names is None:

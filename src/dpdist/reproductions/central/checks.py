@@ -31,6 +31,7 @@ from ...experiments import (
     welch_p_values,
     z_score,
 )
+from ...experiments import ResultsTable
 
 __all__ = [
     "RankedCheck",
@@ -69,7 +70,7 @@ class RankedCheck:
     methods: tuple = ()
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
@@ -125,7 +126,7 @@ class BestOrCloseCheck:
     tolerance: float = 0.25
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
@@ -178,7 +179,7 @@ class GroupBeatsCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
         p_for, p_against, pairs, reversals = [], [], 0, []
         weakest: tuple[float, str] = (math.inf, "")
@@ -238,7 +239,7 @@ class TrendCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         curves = _curves(table, self.method, self.metric, self.x, self.where)
         if not curves:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}"
@@ -290,7 +291,7 @@ class MinimumWithinCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         curves = _curves(table, self.method, self.metric, self.x, self.where)
         if not curves:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}"
@@ -338,7 +339,7 @@ class GapShrinksCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         mine = _curves(table, self.private, self.metric, self.x, self.where)
         theirs = _curves(table, self.reference, self.metric, self.x, self.where)
         p_for, p_against, agree, notes = [], [], 0, []
@@ -398,7 +399,7 @@ class RelativeErrorCheck:
     alpha: float = ALPHA
     unmatched: tuple = ()
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
         left_out = {"dataset", "method", *STAT_COLUMNS, *self.unmatched}
         cells: dict = {}

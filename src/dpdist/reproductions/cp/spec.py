@@ -55,7 +55,7 @@ claims library (:class:`~dpdist.experiments.RatioWithin`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, RatioWithin
@@ -188,10 +188,10 @@ def _claims(sweep_n) -> list[Claim]:
 
 def make_spec(
     *,
-    n_values=PAPER_N,
-    epsilons=PAPER_EPSILONS,
+    n_values: Sequence[int] = PAPER_N,
+    epsilons: Sequence[float] = PAPER_EPSILONS,
     sweep_n: int = SWEEP_N,
-    datasets=tuple(SPARSITY),
+    datasets: Sequence[str] = tuple(SPARSITY),
     repeats: int = 10,
     quick: dict | None = None,
 ) -> ExperimentSpec:
@@ -219,7 +219,7 @@ def make_spec(
     )
 
 
-def quick_overrides(*, n_values, epsilons, sweep_n: int, repeats: int) -> dict:
+def quick_overrides(*, n_values: Sequence[int], epsilons: Sequence[float], sweep_n: int, repeats: int) -> dict:
     """``--quick`` overrides: a smaller grid, its Fig. 3 ``sweep_n`` in the figures and claims, fewer repeats."""
     return {
         "repeats": repeats,

@@ -25,6 +25,7 @@ from ...experiments import (
     standard_error,
     welch_p_values,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["WithinFactor", "ArgminIs", "MoreVariable"]
 
@@ -57,7 +58,7 @@ class WithinFactor:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where)
         mine = _by_match(rows.select(method=self.method), self.match)
         reference: dict = {}
@@ -120,7 +121,7 @@ class ArgminIs:
     quorum: float = 1.0
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, method=self.method, **self.where)
         groups: dict[tuple, list] = {}
         for row in rows:
@@ -176,7 +177,7 @@ class MoreVariable:
     quorum: float = 0.5
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(method=[self.method, self.reference])
         pairs = [(s, v[self.method], v[self.reference]) for s, v in rows_by(rows).items() if len(v) == 2]
         pairs = [(s, a, b) for s, a, b in pairs if a["count"] > 1 and b["count"] > 1 and b["std"] > 0]

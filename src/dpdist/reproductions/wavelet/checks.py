@@ -26,6 +26,7 @@ from ...experiments import (
     rows_by,
     standard_error,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["BeatsBest", "BelowBound", "BestLevelNearBound", "StaysAbove", "FallsLess"]
 
@@ -58,7 +59,7 @@ class BeatsBest:
     alpha: float = ALPHA
     share: float = 1.0
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         settings = _settings(table, self.metric, self.where, (self.method, *self.rivals))
         scores = []
         for setting, rows in settings.items():
@@ -106,7 +107,7 @@ class BelowBound:
     method: str
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         empirical = _settings(table, self.empirical, {}, (self.method,))
         bounds = _settings(table, self.bound, {}, (self.method,))
         pairs = [(s, empirical[s][self.method], bounds[s][self.method]) for s in empirical if s in bounds]
@@ -155,7 +156,7 @@ class BestLevelNearBound:
     level_column: str = "levels"
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         parts, p_for, p_against, agree = [], [], [], 0
         for dataset in self.datasets:
             rows = table.select(dataset=dataset, method=self.method)
@@ -211,7 +212,7 @@ class StaysAbove:
     share: float = 0.9
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, method=self.method, **self.where)
         if len(rows) == 0:
             return INCONCLUSIVE, f"no row of {self.method!r} for {self.metric!r}"
@@ -249,7 +250,7 @@ class FallsLess:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(**{self.x: [self.low, self.high]})
         means = {(r["method"], r["dataset"], r[self.x]): r for r in rows.select(method=list(self.methods))}
         p_for, p_against, comparisons = [], [], []

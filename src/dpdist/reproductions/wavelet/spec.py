@@ -44,6 +44,7 @@ we use 0.5 .. 4 in steps of 0.5 (the range of paper 003, whose setup it follows)
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Sequence
 
 from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than
@@ -85,7 +86,9 @@ LARGE_N_METHODS = [WAVELET, "Binning-16", "Binning-32", "IIW-32", "SW-EM", "SW-E
 W1, KS, BOUND, RQ2, RQ4 = "W1", "KS", "Thm-1 bound", "rq-0.2", "rq-0.4"
 
 
-def build_grid(epsilons, level_epsilons, levels, large_n=(LARGE_N,)) -> list[dict]:
+def build_grid(
+    epsilons: Sequence[float], level_epsilons: Sequence[float], levels: Sequence[int], large_n: Sequence[int] = (LARGE_N,)
+) -> list[dict]:
     """Four sweeps: every method but the J sweep over ``epsilons`` (every user of each
     dataset, ``n`` unset) on every dataset but ``flights3m-departure``; on that one (3
     million users, where one wavelet cell takes about 3 s on an idle core: the signed-subset

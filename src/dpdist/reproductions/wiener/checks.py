@@ -28,6 +28,7 @@ from ...experiments import (
     sign_test,
     standard_error,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["SpectrumMatches", "Stuck", "DwHelpsLittle", "Converged", "GainGrows"]
 
@@ -77,7 +78,7 @@ class SpectrumMatches:
     zero_dc_methods: tuple = ()
     margin: float = 4.0
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric).rows
         if not rows:
             return INCONCLUSIVE, "no noise-spectrum rows"
@@ -97,9 +98,10 @@ class SpectrumMatches:
             misses += z > self.margin
             if z > worst[0]:
                 worst = (z, row, se)
-        z, row, se = worst
-        if row is None:
+        z, largest, se = worst
+        if largest is None:
             return INCONCLUSIVE, "no noise-spectrum row outside the zero bands"
+        row = largest
         text = (
             f"{len(rows) - misses} of {len(rows)} (dataset, protocol, band) cells match; largest deviation "
             f"{row['method']} on {row['dataset']} band {row['metric_band']}: ratio {row['mean']:.4f} "
@@ -129,7 +131,7 @@ class Stuck:
     tolerance: float = 0.1
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         first = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": 0})
         final = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": self.last})
         if first is None or final is None:
@@ -168,7 +170,7 @@ class DwHelpsLittle:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         lines, p_for, p_against, agree = [], [], [], 0
         for epsilon in self.epsilons:
             where = {**self.where, "epsilon": epsilon}
@@ -230,7 +232,7 @@ class Converged:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(method=list(self.method))
         rows = rows.select(**{self.column: [self.at, self.final]})
         p_for, p_against, ratios = [], [], []
@@ -271,7 +273,7 @@ class GainGrows:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         p_for, p_against, changes = [], [], []
         for plain, filtered in self.pairs:
             rows = table.select(metric=self.metric, **self.where).select(method=[plain, filtered])
