@@ -10,13 +10,16 @@ device whose value moves among values of one bucket reveals nothing more.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._rng import check_rng
 from ...errors import IncompatibleStateError, InvalidParameterError
 from ._memoized import MemoizedProtocol
+
+if TYPE_CHECKING:
+    from .._protocol import LocalProtocol
 from ..._types import Seed
 
 __all__ = ["BucketMemoProtocol", "BucketMemoClient"]
@@ -53,6 +56,30 @@ def read_seeded(state: dict) -> bool:
     if not isinstance(seeded, bool):
         raise IncompatibleStateError(f"A client state's 'seeded' must be true or false. Got {seeded!r}.")
     return seeded
+
+
+def memo_state(protocol: LocalProtocol, memo: dict[int, Any], seeded: bool, **fields: Any) -> dict[str, Any]:
+    """A device memo's JSON-safe state: the protocol's config, ``fields``, the memo by key and the seeded mark."""
+    state: dict[str, Any] = {
+        "config": protocol.config(),
+        **fields,
+        "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(memo.items())},
+    }
+    if seeded:
+        state["seeded"] = True
+    return state
+
+
+def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
+    """The protocol of a device memo's state, which must be a ``kind`` (``names`` says which protocols those are)."""
+    from .._protocol import from_config
+
+    if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
+        raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
+    protocol = from_config(state["config"])
+    if not isinstance(protocol, kind):
+        raise IncompatibleStateError(f"This client state's config is {protocol.name!r}; its kind of memo needs {names}.")
+    return protocol
 
 
 def refuse_seeded_memo(owner: str) -> None:
@@ -161,24 +188,12 @@ class BucketMemoClient:
         Randomness above :math:`2^{53}` is written as decimal strings, so that JavaScript (the
         device's client, ``clients/js``) reads it exactly.
         """
-        state: dict[str, Any] = {
-            "config": self.protocol.config(),
-            "randomness": None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()],
-            "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(self._memo.items())},
-        }
-        if self.seeded:
-            state["seeded"] = True
-        return state
+        randomness = None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()]
+        return memo_state(self.protocol, self._memo, self.seeded, randomness=randomness)
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "BucketMemoClient":
-        from .._protocol import from_config
-
-        if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
-            raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
-        protocol = from_config(state["config"])
-        if not isinstance(protocol, BucketMemoProtocol):
-            raise IncompatibleStateError(f"A bucket client state needs a dbitflippm or loloha config. Got {protocol.name!r}.")
+        protocol: BucketMemoProtocol = protocol_of_memo_state(state, BucketMemoProtocol, "dbitflippm or loloha")
         randomness = state.get("randomness")
         if randomness is not None:
             if not isinstance(randomness, list):

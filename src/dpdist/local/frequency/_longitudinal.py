@@ -37,16 +37,15 @@ budgets, the client, the GRR keeps that ``loloha`` reuses).
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..._rng import check_rng
-from ...errors import IncompatibleStateError, InvalidParameterError
+from ...errors import InvalidParameterError
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
-from ._bucket_client import refuse_seeded_memo
+from ._bucket_client import memo_state, parse_memo_key, protocol_of_memo_state, read_seeded, refuse_seeded_memo
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
 from ..._types import Seed
@@ -188,25 +187,11 @@ class MemoizedClient:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe memo with the protocol's config."""
-        state: dict[str, Any] = {
-            "config": self.protocol.config(),
-            "memo": {str(item): np.asarray(value).tolist() for item, value in sorted(self._memo.items())},
-        }
-        if self.seeded:
-            state["seeded"] = True
-        return state
+        return memo_state(self.protocol, self._memo, self.seeded)
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "MemoizedClient":
-        from .._protocol import from_config
-
-        if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
-            raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
-        protocol = from_config(state["config"])
-        from ._bucket_client import parse_memo_key, read_seeded
-
-        if not isinstance(protocol, LongitudinalProtocol):
-            raise IncompatibleStateError(f"A memoized client state needs an l-grr or l-osue config. Got {protocol.name!r}.")
+        protocol: LongitudinalProtocol = protocol_of_memo_state(state, LongitudinalProtocol, "l-grr or l-osue")
         memo = {}
         for key, value in state["memo"].items():
             item = int(protocol._check_values([parse_memo_key(key)])[0])
