@@ -16,7 +16,7 @@ import numpy as np
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._longitudinal import LongitudinalProtocol, _chain, _grr_keeps, _grr_probabilities
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -50,7 +50,6 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         self._p1, self._q1 = _grr_probabilities(self._keep1, d)
         self._p2, self._q2 = _grr_probabilities(self._keep2, d)
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
-        self._report_dtype = smallest_unsigned_dtype(d)
 
     def _prr_epsilon(self) -> float:
         return math.log(self._p1 / self._q1)
@@ -82,11 +81,12 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.domain_size)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep1": self._keep1, "keep2": self._keep2, "p1": self._p1, "q1": self._q1, "p2": self._p2, "q2": self._q2}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.domain_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.domain_size).astype(np.int64)

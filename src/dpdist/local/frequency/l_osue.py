@@ -59,6 +59,11 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
         self._q2_threshold = int(round(self._q2 * _SCALE))
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"pThreshold": self._p_threshold, "qThreshold": self._q_threshold,
+                "p2Threshold": self._p2_threshold, "q2Threshold": self._q2_threshold}
+
     @staticmethod
     def _irr_probabilities(epsilon_irr: float) -> tuple[float, float]:
         """SUE bits of budget ``epsilon_irr``, realized on the 2^-32 grid (p down, q up)."""
