@@ -256,17 +256,11 @@ class _Iterations:
 
         A step that stops the run ends the cycle at once (at the point it reached).
         """
-        first = self.step(point)
-        if first is point:
-            return point
-        self.trace.append(first.loglikelihood)
-        if self.finished():
+        first = self.plain_step(point)
+        if first is point or self.finished():
             return first
-        second = self.step(first)
-        if second is first:
-            return first
-        self.trace.append(second.loglikelihood)
-        if self.finished():
+        second = self.plain_step(first)
+        if second is first or self.finished():
             return second
         return self._extrapolated(point, first, second)
 
