@@ -63,7 +63,7 @@ from .noise import laplace_mechanism
 from .._types import ArrayLike, FloatBounds, Seed
 
 if TYPE_CHECKING:
-    from ..uncertainty import CDFBand
+    from ..estimates import CDFBand
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
