@@ -466,12 +466,13 @@ def _sum(total: PrivacyGuarantee, charges: list[Charge]) -> PrivacyGuarantee:
     )
 
 
-def with_statement(result, statement: BudgetStatement):
+def with_statement(result: Any, statement: BudgetStatement) -> Any:
     """``result`` with its ``guarantee`` replaced by a :class:`SessionGuarantee` carrying ``statement``.
 
     Results that are not dataclasses with a ``guarantee`` field (a bare float) are returned unchanged.
     """
-    if not dataclasses.is_dataclass(result) or "guarantee" not in {f.name for f in dataclasses.fields(result)}:
+    is_record = dataclasses.is_dataclass(result) and not isinstance(result, type)
+    if not is_record or "guarantee" not in {f.name for f in dataclasses.fields(result)}:
         return result
     own = result.guarantee
     if own is None:

@@ -126,6 +126,7 @@ class _Service:
         from .errors import ServiceUnavailableError
 
         deadline = time.monotonic() + timeout
+        assert self.process is not None, "the service was started"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise ServiceUnavailableError(f"dpdist serve exited at start-up: {self.log.read_text()[-2000:]}")
@@ -300,11 +301,13 @@ class _Population:
         script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))
         self._node = subprocess.Popen(["node", str(script), self.url, CAMPAIGN], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **_child_options())
+        assert self._node.stdin is not None, "started with stdin=PIPE"
         self._node.stdin.write(json.dumps(self.js_values.tolist()))
         self._node.stdin.close()
         threading.Thread(target=self._read_node, daemon=True).start()
 
     def _read_node(self) -> None:
+        assert self._node is not None and self._node.stdout is not None, "started with stdout=PIPE"
         for line in self._node.stdout:
             if line.strip() == "sent":
                 with self._lock:
@@ -323,7 +326,7 @@ class _Population:
         for thread in self._threads:
             thread.join(timeout=40)
         stop_process(self._node, timeout=5)
-        if self._node is not None and self._node.returncode not in (0, None, -signal.SIGTERM):
+        if self._node is not None and self._node.returncode not in (0, None, -signal.SIGTERM) and self._node.stderr:
             self.errors.append(self._node.stderr.read()[-1000:])
         for error in self.errors[:1]:
             print(f"demo: a device could not submit: {error}", flush=True)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
@@ -175,7 +175,7 @@ def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
-    reports = sum(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
 
 
@@ -183,13 +183,13 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)
     neighbouring, model = _same_kind("privacy.parallel", guarantees)
-    reports = max(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(
         max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
     )
 
 
-def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
+def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
     Parameters
@@ -212,7 +212,7 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         weights = [1.0] * shares
     else:
         try:
-            weights = [float(w) for w in shares]
+            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
         except (TypeError, ValueError):
             weights = []
         if not weights or not all(0 < w < math.inf for w in weights):

@@ -139,7 +139,7 @@ def _target(method, params: dict) -> dict:
         raise InvalidParameterError(f"explain takes parameters by keyword with a protocol's name only. Got {sorted(params)}.")
     config = protocol.config()
     analytic = protocol.tags.kind == "frequency" and _analytic_variance(
-        protocol, 1000, get_shape("explain", "uniform").item_probabilities(protocol.domain_size)) is not None
+        protocol, 1000, get_shape("explain", "uniform").item_probabilities(int(config["domain_size"]))) is not None
     analytic = analytic or hasattr(protocol, "mean_variance")
     return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,
             "parameters": {k: v for k, v in config.items() if k not in ("protocol", "version", "epsilon")},

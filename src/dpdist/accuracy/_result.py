@@ -135,8 +135,8 @@ class Explanation:
 
         metrics = [m for m in (metrics or self.metrics) if m in self.metrics]
         if ax is None:
-            figure, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.2), squeeze=False)
-            axes = list(axes[0])
+            figure, grid = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.2), squeeze=False)
+            axes = list(grid[0])
         else:
             axes, figure = [ax], ax.figure
             metrics = metrics[:1]

@@ -78,6 +78,7 @@ def _run_release(args) -> int:
     from ._deploy import check_plot_path
 
     bounds = parse_bounds(args.bounds)
+    assert bounds is not None, "--bounds is required"
     q = _parse_quantiles(args.quantiles)
     check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
@@ -105,6 +106,7 @@ def _run_release(args) -> int:
         from ..budget import with_statement
 
         release = with_statement(release, statement)
+    assert release.guarantee is not None, "a release states its guarantee"
     guarantee = (
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
@@ -124,7 +126,8 @@ def _run_release(args) -> int:
         print("q\tvalue\t95% interval")
         for index, probability in enumerate(release.q):
             interval = (
-                f"[{release.low[index]:.6g}, {release.high[index]:.6g}]" if release.low is not None else "(none for aq)"
+                f"[{release.low[index]:.6g}, {release.high[index]:.6g}]"
+                if release.low is not None and release.high is not None else "(none for aq)"
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
         if band is not None:

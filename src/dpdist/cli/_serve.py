@@ -158,6 +158,7 @@ def _run_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = _admin_token(args)
+    assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
@@ -168,10 +169,10 @@ def _run_serve(args) -> int:
         app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
-        error = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
-        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
+        cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
+        if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        first = " ".join(str(error).split())
+        first = " ".join(str(cause).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)")
@@ -204,7 +205,26 @@ def _add_campaign(subparsers) -> None:
         "(DPDIST_ADMIN_TOKEN or --admin-token).",
     )
     actions = campaign.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_create(actions)
+    for name, help_text in (
+        ("open", "open a campaign: it accepts reports and its config is frozen"),
+        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
+        ("show", "print a campaign's state and counts as JSON"),
+    ):
+        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+        if name == "open":
+            _campaign_budget_options(action)
+        _server_options(action, admin=True)
+        action.set_defaults(handler=_run_simple, action_name=name)
+    _add_enroll_and_delete(actions)
+    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
+    _server_options(listing, admin=True)
+    listing.set_defaults(handler=_run_list)
+    _add_estimate_and_export(actions)
 
+
+def _add_create(actions) -> None:
     create = actions.add_parser(
         "create",
         help="create a campaign (state 'created'; its config can change until it is opened)",
@@ -231,18 +251,8 @@ def _add_campaign(subparsers) -> None:
     _server_options(create, admin=True)
     create.set_defaults(handler=_run_create)
 
-    for name, help_text in (
-        ("open", "open a campaign: it accepts reports and its config is frozen"),
-        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
-        ("show", "print a campaign's state and counts as JSON"),
-    ):
-        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
-        if name == "open":
-            _campaign_budget_options(action)
-        _server_options(action, admin=True)
-        action.set_defaults(handler=_run_simple, action_name=name)
 
+def _add_enroll_and_delete(actions) -> None:
     enroll = actions.add_parser(
         "enroll",
         help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
@@ -266,10 +276,8 @@ def _add_campaign(subparsers) -> None:
     _server_options(delete, admin=True)
     delete.set_defaults(handler=_run_delete)
 
-    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
-    _server_options(listing, admin=True)
-    listing.set_defaults(handler=_run_list)
 
+def _add_estimate_and_export(actions) -> None:
     estimate = actions.add_parser(
         "estimate",
         help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
@@ -303,7 +311,7 @@ def _client(args, *, admin: bool):
     try:
         import httpx  # noqa: F401 - the client's transport
 
-        from ..client import Client
+        from ..serve.client import Client
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
@@ -319,7 +327,7 @@ def _client(args, *, admin: bool):
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..client import retry_schedule
+    from ..serve.client import retry_schedule
 
     said = False
 
@@ -580,7 +588,8 @@ def _run_submit(args) -> int:
             "when they were randomized ('dpdist privatize --budget-file')."
         )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, rejected, duplicates, again_reports, batches = 0, {}, 0, 0, 0
+    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))

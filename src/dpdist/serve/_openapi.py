@@ -31,8 +31,8 @@ def _errors(*codes):
 
 _CAMPAIGN_PATH = {"name": "campaign", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}}
 _BATCH_PATH = {"name": "batch_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"}}
-_ADMIN = [{"admin": []}]
-_SUBMIT = [{}, {"submit": []}]
+_ADMIN: list[dict[str, list[str]]] = [{"admin": []}]
+_SUBMIT: list[dict[str, list[str]]] = [{}, {"submit": []}]
 _ESTIMATE_QUERY = [
     {"name": "level", "in": "query", "schema": {"type": "number", "default": 0.95}, "description": "confidence level of the band"},
     {
