@@ -131,9 +131,10 @@ def _candidates(branching: int | None) -> tuple[np.ndarray, np.ndarray]:
         return np.full(len(heights), branching, dtype=np.int64), np.array(heights, dtype=np.int64)
     flat = np.unique(np.round(np.geomspace(MIN_LEAVES, MAX_LEAVES, FLAT_GRID)).astype(np.int64))
     trees = [(b, h) for b in range(2, MAX_BRANCHING + 1) for h in range(2, 21) if MIN_LEAVES <= b**h <= MAX_LEAVES]
-    branchings = np.concatenate([flat, np.array([b for b, _ in trees], dtype=np.int64)])
-    heights = np.concatenate([np.ones(flat.size, dtype=np.int64), np.array([h for _, h in trees], dtype=np.int64)])
-    return branchings, heights
+    tree_branchings = np.array([b for b, _ in trees], dtype=np.int64)
+    tree_heights = np.array([h for _, h in trees], dtype=np.int64)
+    return (np.concatenate([flat, tree_branchings]),
+            np.concatenate([np.ones(flat.size, dtype=np.int64), tree_heights]))
 
 
 def expected_ks(branching, height, n: float, epsilon: float, concentration: float, *, replace: bool = False):
@@ -157,6 +158,7 @@ def best_shape(n: float, epsilon: float, concentration: float, *, branching: int
     """``(branching, height)`` minimising :func:`expected_ks` (ties: fewer leaves)."""
     branchings, heights = _candidates(branching)
     if branchings.size == 0:  # a branching above MAX_LEAVES is refused by the release; below MIN_LEAVES: one level
+        assert branching is not None, "every branching is a candidate when none is given"
         return int(branching), 1
     values = expected_ks(branchings, heights, n, epsilon, concentration, replace=replace)
     best = np.lexsort((branchings.astype(np.float64) ** heights, values))[0]
