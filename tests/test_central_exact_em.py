@@ -13,7 +13,7 @@ from dpdist.central.noise import _dyadic_epsilon
 
 def exact_group_law(cells, lo, hi, q, epsilon):
     """The mechanism's law over the groups of points sharing a rank, from the rationals at 40 digits."""
-    starts, sizes, ranks = _grid_quantile._groups(np.sort(cells), lo, hi)
+    starts, sizes, ranks = _grid_quantile.rank_groups(np.sort(cells), lo, hi)
     gamma = _dyadic_epsilon(epsilon) / 2
     target = Fraction(q) * len(cells)
     with decimal.localcontext(decimal.Context(prec=40)) as context:
@@ -29,7 +29,7 @@ INSTANCE = dict(cells=np.array([2, 2, 5, 9, 9, 9, 12, 15]), lo=0, hi=20, q=0.3, 
 
 
 def test_groups_cover_every_point_once_with_its_rank():
-    starts, sizes, ranks = _grid_quantile._groups(np.sort(INSTANCE["cells"]), 0, 20)
+    starts, sizes, ranks = _grid_quantile.rank_groups(np.sort(INSTANCE["cells"]), 0, 20)
     points = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, sizes)])
     assert np.array_equal(points, np.arange(21))
     for start, size, rank in zip(starts, sizes, ranks):  # every point of a group has the group's rank
@@ -77,7 +77,7 @@ def test_refinement_separates_scores_that_doubles_cannot():
 def test_float_margin_dominates_rounding():
     # the doubles of the scores against the 40-digit values of a hard instance: far inside the margin
     cells = np.sort(np.random.default_rng(3).integers(0, 2**32, 5000))
-    starts, sizes, ranks = _grid_quantile._groups(cells, 0, 2**32)
+    starts, sizes, ranks = _grid_quantile.rank_groups(cells, 0, 2**32)
     gamma = _dyadic_epsilon(0.37) / 2
     target = Fraction(0.4375) * cells.size
     doubles = np.log(sizes.astype(float)) - float(gamma) * np.abs(ranks - float(target))

@@ -89,6 +89,7 @@ def certified_gumbel_max(
     score_error: np.ndarray | float,
     exact_score: Callable[[int, decimal.Context], decimal.Decimal],
     rng: np.random.Generator,
+    better: Callable[[], tuple[np.ndarray, np.ndarray | float]] | None = None,
 ) -> int:
     r"""Index :math:`\arg\max_i (s_i + G_i)` of exact scores with exact Gumbels (see the module docstring).
 
@@ -109,46 +110,104 @@ def certified_gumbel_max(
         ``10 ** (-context.prec + 6) * (|s_i| + 1)`` of the exact value.
     rng : numpy.random.Generator
         The source of the uniforms' bits.
+    better : callable, optional
+        ``better()``: the same scores and error bound from a more precise computation (e.g. long
+        double tables), tried on the contenders before any decimal refinement.
     """
     scores = np.asarray(scores, dtype=np.float64)
     error = np.broadcast_to(np.asarray(score_error, dtype=np.float64), scores.shape)
     top = float(np.max(scores))
     far = scores < top - FAR
+    sharper = None if better is None else _full(better, scores.shape)
     if not far.any():
-        return _race(scores, error, exact_score, rng)
+        return _race(scores, error, exact_score, rng, sharper)
     near = np.flatnonzero(~far)
     rest = np.flatnonzero(far & np.isfinite(scores))
     if rest.size == 0:
-        return int(near[_race(scores[near], error[near], lambda i, c: exact_score(int(near[i]), c), rng)])
-    pooled = float(np.logaddexp.reduce(scores[rest]))
-    # a sum of positive terms: each term's error carries over, plus the rounding of the running sum
-    pooled_error = float(np.max(error[rest])) + 4.0 * rest.size * 2.0**-52 * (abs(pooled) + 1.0)
+        return int(near[_race(scores[near], error[near], lambda i, c: exact_score(int(near[i]), c), rng,
+                              _subset(sharper, near))])
+    pooled, pooled_error = _pool(scores[rest], error[rest])
 
     def exact(position: int, context):
         if position < near.size:
             return exact_score(int(near[position]), context)
         return context.ln(sum(context.exp(exact_score(int(i), context)) for i in rest))
 
-    winner = _race(np.append(scores[near], pooled), np.append(error[near], pooled_error), exact, rng)
+    def sharper_pooled() -> tuple[np.ndarray, np.ndarray]:
+        assert sharper is not None
+        values, errors = sharper()
+        pooled_values = _pool(values[rest], errors[rest])
+        return np.append(values[near], pooled_values[0]), np.append(errors[near], pooled_values[1])
+
+    winner = _race(np.append(scores[near], pooled), np.append(error[near], pooled_error), exact, rng,
+                   None if sharper is None else sharper_pooled)
     if winner < near.size:
         return int(near[winner])
-    chosen = certified_gumbel_max(scores[rest], error[rest], lambda i, c: exact_score(int(rest[i]), c), rng)
+    chosen = certified_gumbel_max(scores[rest], error[rest], lambda i, c: exact_score(int(rest[i]), c), rng,
+                                  _subset(sharper, rest))
     return int(rest[chosen])
 
 
-def _race(scores: np.ndarray, error: np.ndarray, exact_score, rng: np.random.Generator) -> int:
-    """The certified Gumbel-max over every candidate, each with its own uniform."""
+#: A more precise computation of the scores: ``() -> (scores, error bounds)``
+Sharper = Callable[[], tuple[np.ndarray, np.ndarray]]
+
+
+def _full(better: Callable[[], tuple[np.ndarray, np.ndarray | float]], shape: tuple[int, ...]) -> Sharper:
+    """``better`` with its error bound broadcast to the scores' shape."""
+    def call() -> tuple[np.ndarray, np.ndarray]:
+        values, errors = better()
+        return np.asarray(values, dtype=np.float64), np.broadcast_to(np.asarray(errors, dtype=np.float64), shape)
+    return call
+
+
+def _subset(sharper: Sharper | None, indices: np.ndarray) -> Sharper | None:
+    """``sharper`` restricted to the candidates ``indices``."""
+    if sharper is None:
+        return None
+    return lambda: _take(sharper(), indices)
+
+
+def _take(pair: tuple[np.ndarray, np.ndarray], indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return pair[0][indices], pair[1][indices]
+
+
+def _pool(scores: np.ndarray, error: np.ndarray) -> tuple[float, float]:
+    """Score and error bound of a pooled candidate: a sum of positive terms, each term's error carried over."""
+    pooled = float(np.logaddexp.reduce(scores))
+    return pooled, float(np.max(error)) + 4.0 * scores.size * 2.0**-52 * (abs(pooled) + 1.0)
+
+
+def _intervals(
+    scores: np.ndarray, error: np.ndarray, gumbel_low: np.ndarray, gumbel_high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper ends of every ``score + Gumbel`` (``-inf`` for a zero weight)."""
     finite = np.isfinite(scores)
-    k = rng.integers(0, 2**_BITS, size=scores.size, dtype=np.int64)
-    gumbel_low, gumbel_high = _float_gumbel_bounds(k)
     slack = error + FLOAT_MARGIN * (np.abs(scores) + 1.0)
     with np.errstate(invalid="ignore"):
-        low = np.where(finite, scores - slack + gumbel_low, -np.inf)
-        high = np.where(finite, scores + slack + gumbel_high, -np.inf)
+        return (np.where(finite, scores - slack + gumbel_low, -np.inf),
+                np.where(finite, scores + slack + gumbel_high, -np.inf))
+
+
+def _race(
+    scores: np.ndarray, error: np.ndarray, exact_score: Callable[[int, decimal.Context], decimal.Decimal],
+    rng: np.random.Generator, better: Sharper | None = None,
+) -> int:
+    """The certified Gumbel-max over every candidate, each with its own uniform."""
+    k = rng.integers(0, 2**_BITS, size=scores.size, dtype=np.int64)
+    gumbel_low, gumbel_high = _float_gumbel_bounds(k)
+    low, high = _intervals(scores, error, gumbel_low, gumbel_high)
     best = int(np.argmax(low))
     contenders = np.flatnonzero(high >= low[best])
+    if contenders.size > 1 and better is not None:  # both enclose the exact score: keep their intersection
+        sharp, sharp_error = better()
+        sharp_low, sharp_high = _intervals(sharp[contenders], sharp_error[contenders],
+                                           gumbel_low[contenders], gumbel_high[contenders])
+        low[contenders] = np.maximum(low[contenders], sharp_low)
+        high[contenders] = np.minimum(high[contenders], sharp_high)
+        best = int(contenders[np.argmax(low[contenders])])
+        contenders = contenders[high[contenders] >= low[best]]
     if contenders.size == 1:
-        return best
+        return int(contenders[0])
     return _refine([int(i) for i in contenders], [int(k[i]) for i in contenders], exact_score, rng)
 
 

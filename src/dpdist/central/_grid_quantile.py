@@ -32,7 +32,7 @@ import numpy as np
 from ._exact_choice import certified_gumbel_max
 from .noise import _dyadic_epsilon
 
-__all__ = ["GRID_CELLS", "to_cells", "cell_points", "exponential_quantile"]
+__all__ = ["GRID_CELLS", "to_cells", "cell_points", "rank_groups", "exponential_quantile"]
 
 #: Cells of the public grid the quantile releases work on (outputs are its points).
 GRID_CELLS = 2**32
@@ -51,7 +51,7 @@ def cell_points(points: np.ndarray, bounds: tuple[float, float], cells: int = GR
     return np.clip(low + np.asarray(points, dtype=np.float64) * ((high - low) / cells), low, high)
 
 
-def _groups(sorted_cells: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rank_groups(sorted_cells: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(first point, number of points, rank)`` of every group of points of ``[lo, hi]`` sharing a rank."""
     first = np.flatnonzero(np.diff(sorted_cells, prepend=-1))  # sorted: a new value starts at each change
     values = sorted_cells[first]
@@ -68,7 +68,7 @@ def exponential_quantile(sorted_cells: np.ndarray, lo: int, hi: int, q: float, e
     ``sorted_cells`` are the sorted cells of the records in ``[lo, hi)``; ``epsilon`` is the
     mechanism's :math:`\varepsilon'` (rounded down to a dyadic rational before use).
     """
-    starts, sizes, ranks = _groups(np.asarray(sorted_cells, dtype=np.int64), int(lo), int(hi))
+    starts, sizes, ranks = rank_groups(np.asarray(sorted_cells, dtype=np.int64), int(lo), int(hi))
     gamma = _dyadic_epsilon(epsilon) / 2
     target = Fraction(q) * int(sorted_cells.size)
     gamma_float, target_float = float(gamma), float(target)

@@ -32,11 +32,11 @@ r"""Many quantiles at once, and a quantile without bounds.
     exponential mechanism over the sorted vector of all m outputs, utility
     :math:`-\sum_j |\#\{o_{j-1} \le x < o_j\} - n(q_j - q_{j-1})|`, add/remove
     sensitivity :math:`2(1 - \min_j (q_j - q_{j-1}))`, sampled exactly by the
-    paper's dynamic program over the intervals between sorted data points
-    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`), on the data
-    snapped to a public grid of :func:`joint_exp_grid` cells, so that its tables (one interval per
-    distinct value) hold at most :math:`2^{28}` numbers whatever the private :math:`n`.  No
-    intervals (``None``).
+    paper's dynamic program over the groups of grid points between the records' cells
+    (:mod:`dpdist.central.joint_exp`: time :math:`O(mD\log D + m^2 D)` for :math:`D` distinct
+    cells, no FFT), on a public grid of :func:`joint_exp_grid` cells, so that its tables hold at
+    most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
+    exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
 
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
@@ -304,9 +304,9 @@ def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
     return (DEFAULT_Q if q is None else q), epsilon, bounds
 
 
-#: JointExp's tables hold m (D + 2) doubles for D distinct values; the data are snapped to a public grid of
-#: _JOINT_EXP_CELLS // m - 2 cells so that this stays within 2^28 (2 GiB) whatever the private n
-_JOINT_EXP_CELLS = 2**28
+#: JointExp's two tables hold m (D + 1) doubles each for D distinct cells; the data are mapped to a public grid of
+#: _JOINT_EXP_CELLS // m - 2 cells so that they stay within 2 x 2^27 doubles (2 GiB) whatever the private n
+_JOINT_EXP_CELLS = 2**27
 #: the coarsest grid JointExp runs on; fewer cells (more than _JOINT_EXP_CELLS / 1026 quantiles) is refused
 _JOINT_EXP_MIN_GRID = 1024
 
@@ -322,7 +322,7 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
         raise InvalidParameterError(
             f"The 'q' parameter of quantiles with method='jointexp' may hold at most "
             f"{_JOINT_EXP_CELLS // (_JOINT_EXP_MIN_GRID + 2)} probabilities (its tables hold len(q) times a grid of at "
-            f"least {_JOINT_EXP_MIN_GRID} cells, within {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
+            f"least {_JOINT_EXP_MIN_GRID} cells, within {16 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
             "use method='tree' for this many."
         )
     return cells
@@ -330,21 +330,20 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
 
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     cells = joint_exp_grid(data.bounds, q.size)
-    low, high = data.bounds
-    # each record is moved to the nearest of cells + 1 public grid points (a per-record map: neighbours stay
-    # neighbours, and JointExp on the snapped data is epsilon-DP); at most cells + 1 distinct values remain
-    snapped = low + np.round((data.x - low) / (high - low) * cells) * ((high - low) / cells)
-    outputs, tables = joint_exp(np.sort(np.clip(snapped, low, high)), data.bounds, q, data.epsilon, data.rng, distinct=True)
-    values = np.maximum.accumulate(_snap(outputs, data.bounds))
+    # each record is mapped to its cell of the public grid (a per-record map: neighbours stay neighbours, and
+    # JointExp on the cells is epsilon-DP); at most `cells` distinct values remain, whatever the private n
+    points, tables = joint_exp(np.sort(to_cells(data.x, data.bounds, cells)), cells, q, data.epsilon, data.rng)
+    values = cell_points(points, data.bounds, cells)
     spent = data.guarantee("add-remove")
     details = {
         "sensitivity": tables.sensitivity,
         "beta": tables.beta,
+        "sampler": "exact: the dynamic program's weights with certified error bounds, certified Gumbel races "
+        "(central.joint_exp)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "max_j |rank_j - n q_j| <= -u <= (m + 1) + (2 sensitivity / eps) * (ln(1 / (m! prod_j w_j)) "
-            "+ ln(1 / (1 - level))), w_j the width (as a share of the bounds) of the interval between sorted "
-            "points at rank round(n q_j), these ranks distinct",
+            "ranks": "max_j |rank_j - n q_j| <= -u <= (m ln(G + 1) + ln(1 / (1 - level))) / beta, G the grid's cells "
+            "(the tuples' base measure totals (G + 1)^m / m!, the best tuple's is at least 1 / m!)",
         },
         "grid_cells": cells,
         "secure": data.secure,
