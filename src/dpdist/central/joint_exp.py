@@ -94,7 +94,10 @@ def joint_exp_sensitivity(q: np.ndarray) -> float:
 
 
 def joint_exp_beta(q: np.ndarray, epsilon: float) -> float:
-    r""":math:`\beta`: the largest double at most :math:`\varepsilon' / (2\Delta u)`, :math:`\varepsilon'` the dyadic rounding of ``epsilon``."""
+    r""":math:`\beta`: the largest double at most :math:`\varepsilon' / (2\Delta u)`.
+
+    :math:`\varepsilon'` is ``epsilon`` rounded down to a dyadic rational (as for the Laplace noise).
+    """
     exact = _dyadic_epsilon(epsilon) / (4 * (1 - min(_gaps(q))))
     beta = float(exact)
     while Fraction(beta) > exact:  # float() rounds to nearest: step down to stay below
@@ -142,7 +145,8 @@ def _range_logsumexp(values: np.ndarray, left: np.ndarray, right: np.ndarray) ->
         prefix = _accumulate(blocks[:, 1, :]).reshape(-1)  # sums from the middle to a point
         chosen = pairs[levels == level]
         l, r = left[chosen], right[chosen]
-        out[chosen] = np.logaddexp(suffix[(l // (2 * half)) * half + l % half], prefix[(r // (2 * half)) * half + r % half])
+        out[chosen] = np.logaddexp(suffix[(l // (2 * half)) * half + l % half],
+                                   prefix[(r // (2 * half)) * half + r % half])
     return out
 
 
@@ -226,7 +230,8 @@ class JointExpTables:
         part_near = _range_logsumexp(total - beta * ranks, far + 1, index - 1) + beta * (ranks - target)
         # every intermediate (the shifted totals, their partial sums, the two parts) is below this in magnitude
         finite = total[np.isfinite(total)]
-        largest = float(np.max(np.abs(finite), initial=0.0)) + self.beta * self.n + abs(float(target)) + math.log(self.size) + 1
+        largest = (float(np.max(np.abs(finite), initial=0.0)) + self.beta * self.n + abs(float(target))
+                   + math.log(self.size) + 1)
         return np.logaddexp(part_far, part_near), largest
 
     def _row(self, j: int) -> None:
@@ -248,7 +253,8 @@ class JointExpTables:
         finite = self.total[j][np.isfinite(self.total[j])]
         largest = max(largest, float(np.max(np.abs(finite), initial=0.0))) + float(np.max(np.abs(self.log_size)))
         repeats = sum(self._phi_error(gap, largest) for gap in range(1, j + 1))
-        self.radius[j] = inherited + (steps + 3 * j) * 8 * self.unit * (largest + 1) + self._phi_error(j, largest) + repeats
+        rounding = (steps + 3 * j) * 8 * self.unit * (largest + 1)
+        self.radius[j] = inherited + rounding + self._phi_error(j, largest) + repeats
 
     # ------------------------------------------------------------------ backward sampling
     def step_row(self, j: int, k: int, last: int, first: bool) -> np.ndarray:
@@ -345,12 +351,14 @@ class _DecimalJointExp:
             near = _window_sums(falling, np.array(far) + 1, np.arange(len(ranks)) - 1)
             shift = self.targets[j]
             start = [
-                size * ((-self.beta * (rank - shift)).exp() * (rising[p] if p >= 0 else 0) + (self.beta * (rank - shift)).exp() * w)
+                size * ((-self.beta * (rank - shift)).exp() * (rising[p] if p >= 0 else 0)
+                        + (self.beta * (rank - shift)).exp() * w)
                 for size, rank, p, w in zip(sizes, ranks, far, near)
             ]
         self.start.append(start)
         self.total.append([
-            sum((self.start[j - k][i] * self.repeat(j, k, i) for k in range(1, j + 1)), start[i]) for i in range(len(ranks))
+            sum((self.start[j - k][i] * self.repeat(j, k, i) for k in range(1, j + 1)), start[i])
+            for i in range(len(ranks))
         ])
 
     def log_weight(self, j: int, last: int, first: bool, k: int, i: int, context: decimal.Context) -> decimal.Decimal:
@@ -358,7 +366,8 @@ class _DecimalJointExp:
         tables = self.tables
         gap = tables.m if first else j + 1
         with decimal.localcontext(self.context):
-            weight = self.start[j - k][i] * self.repeat(j, k, i) * self.phi(gap, int(tables.ranks[last] - tables.ranks[i]))
+            link = self.phi(gap, int(tables.ranks[last] - tables.ranks[i]))
+            weight = self.start[j - k][i] * self.repeat(j, k, i) * link
             return context.plus(weight.ln())
 
 
@@ -473,7 +482,10 @@ def _draw_run(tables: JointExpTables, j: int, last: int, first: bool, exact_tabl
         k, i = candidate(index)
         return table.log_weight(j, last, first, k, i, context)
 
-    winner = certified_gumbel_max(scores, errors, exact, rng, lambda: _race_scores(long_tables(), j, last, first, near, far))
+    def sharper() -> tuple[np.ndarray, np.ndarray]:
+        return _race_scores(long_tables(), j, last, first, near, far)
+
+    winner = certified_gumbel_max(scores, errors, exact, rng, sharper)
     if winner < len(near) * width:
         return candidate(winner)
     # the pooled rows won (their total is below e^-FAR of the best row's): race among them
