@@ -185,7 +185,11 @@ def test_a_release_presents_the_distribution_it_releases():
     tree = RESULTS["tree histogram"]()
     document = tree.to_dict(0.9)
     assert document["kind"] == "distribution" and document["band"]["level"] == 0.9 and document["method"] == "tree"
-    assert tree.summary() == tree.to_distribution().summary() and tree.as_distribution().bins == 256
+    assert tree.summary() == tree.to_distribution().summary() and tree.leaf_cdf()[0].size == 257
+    # the 256 leaves' edges, and knots around the leaves read as holding an atom (central._atoms)
+    distribution = tree.as_distribution()
+    assert np.isin(tree.leaf_cdf()[0], distribution.edges).all()
+    assert 256 + 2 * distribution.details["atoms"] <= distribution.bins <= 256 + 3 * distribution.details["atoms"]
     moments = RESULTS["polynomial moments"]()
     assert moments.to_dict()["band"] is None and moments.n == X.size and moments.intervals() == ()
 

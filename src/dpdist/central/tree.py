@@ -321,7 +321,7 @@ class TreeHistogram(ReleasedDistribution):
         edges, cdf, total = self._leaf_cdf_and_total()
         atoms = atom_masses(np.diff(cdf) * total, math.sqrt(self.noise_variance)) / total
         knots, values, held = atom_aware_cdf(edges, cdf, atoms)
-        details = {**self.details, "atoms": int(knots.size - edges.size) // 2}
+        details = {**self.details, "atoms": int(np.count_nonzero(atoms > 0)) if knots.size > edges.size else 0}
         distribution = cdf_distribution(knots, values, method=self.method, guarantee=self.guarantee, n=self.n,
                                         details=details)
         if level is not None:  # the band is of the share below each leaf edge: where the CDF takes that value
