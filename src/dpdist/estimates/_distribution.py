@@ -191,7 +191,8 @@ class Distribution(Presented):
             return None
         band_edges = np.asarray(self.band.edges, dtype=np.float64)
         rows = np.searchsorted(self.edges, band_edges)
-        if np.any(rows >= self.edges.size) or not np.array_equal(self.edges[np.minimum(rows, self.edges.size - 1)], band_edges):
+        if np.any(rows >= self.edges.size) or not np.array_equal(self.edges[np.minimum(rows, self.edges.size - 1)],
+                                                                 band_edges):
             return None
         return rows
 
