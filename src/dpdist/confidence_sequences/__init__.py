@@ -70,6 +70,10 @@ def why_no_sequence(protocol) -> str | None:
         return None
     if isinstance(protocol, (MeanProtocol, Binning, HierarchicalHistogram, WaveProtocol)):
         return None
+    if protocol.tags.kind == "heavy_hitters":
+        return (f"{protocol.display_name} estimates its candidates with FLH's fixed hash family, whose bias does not "
+                "shrink with n (docs/frequency.md), and the candidates change as reports arrive: no interval can "
+                "hold at every n")
     return (f"no confidence sequence is implemented for {protocol.display_name} ({protocol.tags.kind}): "
             "its reports have no statistic with a known linear expectation that the aggregate keeps")
 

@@ -1,7 +1,10 @@
 """A campaign's estimate as JSON and as a PNG plot.
 
-Query parameters other than ``level`` (the confidence level of the band,
-default 0.95) are passed to the protocol's ``estimate`` as options, e.g.
+Query parameters other than ``level`` (the confidence level of the bands,
+default 0.95), ``width`` (the target width of the "stop when narrower" readout of
+the confidence sequence) and ``replicates`` (bootstrap replicates of a distribution's
+fixed-n band, default 100, 0 for none; :mod:`._uncertainty`) are passed to the
+protocol's ``estimate`` as options, e.g.
 ``?postprocess=norm-sub`` for frequency oracles or ``?method=ems`` for the
 square wave; values are read as JSON when they parse (numbers, ``true``,
 ``null``) and as strings otherwise.  An option the protocol does not take, or a
@@ -20,10 +23,33 @@ import numpy as np
 from .. import _json
 from ..errors import DPDistError
 from ._store import Campaign, ServiceError
+from ._uncertainty import QUANTILES
 
 __all__ = ["estimate_options", "estimate_json", "estimate_png"]
 
 _PYPLOT = threading.Lock()  # pyplot keeps global state: one plot at a time
+#: Query parameters about what the document shows, not options of the estimator.
+VIEW_PARAMETERS = ("width", "replicates")
+#: Bootstrap replicates of a distribution's fixed-n band by default (the cost is that many estimates).
+DEFAULT_REPLICATES = 100
+
+
+def view_parameters(query) -> tuple[float | None, int]:
+    """``width`` (target width of the stop readout, or None) and ``replicates`` from the query string."""
+    width, replicates = None, DEFAULT_REPLICATES
+    if "width" in query:
+        try:
+            width = float(query["width"])
+        except ValueError:
+            width = math.nan
+        if not (math.isfinite(width) and width > 0):
+            raise ServiceError(400, "invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
+    if "replicates" in query:
+        text = query["replicates"]
+        if not text.isdigit() or not (int(text) == 0 or 20 <= int(text) <= 1000):
+            raise ServiceError(400, "invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
+        replicates = int(text)
+    return width, replicates
 
 
 def estimate_options(query) -> tuple[dict, float]:
@@ -31,6 +57,8 @@ def estimate_options(query) -> tuple[dict, float]:
     options = {}
     level = 0.95
     for key, text in query.items():
+        if key in VIEW_PARAMETERS:
+            continue
         if key == "level":
             try:
                 level = float(text)
@@ -89,13 +117,16 @@ class _EstimateCache:
 ESTIMATES = _EstimateCache()
 
 
-def _estimate(campaign: Campaign, options: dict):
+def _state_key(campaign: Campaign, options: dict) -> tuple:
     import zlib
 
     statistic = np.ascontiguousarray(campaign.statistic)
-    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
-           json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
-    return ESTIMATES.get(key, lambda: _compute_estimate(campaign, options))
+    return (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
+            json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
+
+
+def _estimate(campaign: Campaign, options: dict):
+    return ESTIMATES.get(_state_key(campaign, options), lambda: _compute_estimate(campaign, options))
 
 
 def _compute_estimate(campaign: Campaign, options: dict):
@@ -126,6 +157,7 @@ def describe_estimate(estimate, level: float) -> dict:
         return {
             "kind": "frequency",
             "items": list(range(estimate.domain_size)),
+            "labels": None if estimate.labels is None else list(estimate.labels),
             "frequencies": _floats(estimate.frequencies),
             "standard_error": _floats(estimate.standard_error),
             "band": {"level": level, "low": _floats(interval.low), "high": _floats(interval.high)},
@@ -139,6 +171,7 @@ def describe_estimate(estimate, level: float) -> dict:
             "cdf": _floats(estimate.cumulative[1:]),
             "mean": float(estimate.mean()),
             "median": float(estimate.quantile(0.5)),
+            "quantiles": {"q": list(QUANTILES), "values": _floats(estimate.quantile(list(QUANTILES)))},
             "band": None,
             "method": estimate.method,
         }
@@ -190,9 +223,19 @@ def estimate_json(campaign: Campaign, query) -> dict:
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
     from ._diagnostics import diagnostics
 
+    from ._uncertainty import guarantee_text
+
     options, level = estimate_options(query)
+    width, replicates = view_parameters(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
+    described = None if estimate is None else describe_estimate(estimate, level)
+    if described is not None:
+        described["uncertainty"] = _uncertainty(campaign, estimate, described, options, level, width, replicates)
+        if described["kind"] == "distribution" and described["uncertainty"]["fixed_n"]:
+            fixed = described["uncertainty"]["fixed_n"]
+            if "edges" in fixed:
+                described["band"] = {"level": level, "edges": fixed["edges"], "low": fixed["low"], "high": fixed["high"]}
     return {
         "campaign": campaign.id,
         "state": campaign.state,
@@ -203,9 +246,23 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "refused_batches": dict(campaign.refused),
         "batches": campaign.batches,
         "options": options,
-        "estimate": None if estimate is None else describe_estimate(estimate, level),
+        "guarantee": guarantee_text(protocol),
+        "estimate": described,
         "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
+
+
+def _uncertainty(campaign: Campaign, estimate, described: dict, options: dict, level: float, width, replicates: int):
+    """The estimate's fixed-n band and confidence sequence (:mod:`._uncertainty`), once per change of the campaign."""
+    from ..confidence_sequences import DEFAULT_TARGET_N
+    from ._uncertainty import uncertainty
+
+    key = ("uncertainty", *_state_key(campaign, options), level, width, replicates)
+    target_n = campaign.max_reports or DEFAULT_TARGET_N
+    return ESTIMATES.get(key, lambda: uncertainty(
+        campaign.protocol, campaign.aggregator(), estimate, described, level=level, width=width,
+        replicates=replicates, target_n=target_n, options=options,
+    ))
 
 
 def estimate_png(campaign: Campaign, query) -> bytes:
