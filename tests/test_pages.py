@@ -214,3 +214,28 @@ def test_dashboard_of_a_heavy_hitters_campaign(server, devtools):
     assert set(shown["xlabels"]) <= set(words) and len(shown["xlabels"]) == 4
     assert shown["fixed"] == 4 and shown["anytime"] == 0  # a band, and no sequence with the reason stated
     assert "Anytime: none" in shown["meaning"] and "hash family" in shown["meaning"]
+
+
+# ---------------------------------------------------------------------------- the index
+def test_the_root_is_an_html_index_for_a_browser_and_json_for_a_client(server, devtools):
+    name = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": WEATHER})
+    assert httpx.get(server.url + "/").json()["service"] == "dpdist"  # API clients: JSON, as before
+    assert httpx.get(server.url + "/", headers={"Accept": "application/json"}).json()["service"] == "dpdist"
+    browser = httpx.get(server.url + "/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert browser.headers["content-type"].startswith("text/html") and "Accept" in browser.headers["vary"]
+    steps = [
+        ["wait", "document.body.dataset.loaded === 'true'"],
+        ["eval", "[...document.querySelectorAll('#campaigns tbody tr')].map((tr) => [tr.cells[0].textContent,"
+                 " [...tr.querySelectorAll('a')].map((a) => a.getAttribute('href'))])"],
+        ["screenshot", _shot("index")],
+    ]
+    page = run_page(devtools, f"{server.url}/#token={ADMIN_TOKEN}", steps)
+    listed = dict(page["values"][0])
+    assert name in listed
+    assert listed[name] == [f"/campaigns/{name}/dashboard#token={ADMIN_TOKEN}", f"/campaigns/{name}/participate"]
+    assert page["csp"] == []
+    # without the token: a field asks for it, nothing is listed
+    bare = run_page(devtools, f"{server.url}/", [["wait", "document.readyState === 'complete'"],
+                                                 ["eval", "[document.getElementById('login').hidden,"
+                                                          " document.getElementById('campaigns').hidden]"]])
+    assert bare["values"][0] == [False, True]

@@ -16,6 +16,7 @@ import zlib
 
 import httpx
 import numpy as np
+from scipy.stats import beta as beta_law
 import pytest
 
 from dpdist import io, local
@@ -122,7 +123,10 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
     assert admin.campaign(campaign)["n"] == expected.n == 300
     from dpdist.serve._estimates import describe_estimate
 
-    assert admin.estimate(campaign)["estimate"] == json.loads(json.dumps(describe_estimate(protocol.estimate(expected), 0.95)))
+    served = admin.estimate(campaign, replicates=0)["estimate"]  # no bootstrap: the fixed-n CDF band is random
+    uncertainty = served.pop("uncertainty")
+    assert served == json.loads(json.dumps(describe_estimate(protocol.estimate(expected), 0.95)))
+    assert uncertainty["sequence"] is not None and uncertainty["sequence_unavailable"] is None  # every layout here has one
 
 
 # ---------------------------------------------------------------------- exactly once
@@ -306,8 +310,16 @@ def test_numerical_estimate_json(server, admin):
     document = admin.estimate(campaign)
     assert document["n"] == 2000 and document["batches"] == 3
     estimate = document["estimate"]
-    assert estimate["kind"] == "distribution" and estimate["band"] is None
+    assert estimate["kind"] == "distribution"
     assert abs(sum(estimate["probabilities"]) - 1) < 1e-9 and len(estimate["edges"]) == 33
+    # issue 30: a band (it was null), and the confidence sequence with quantile and mean intervals
+    band, uncertainty = estimate["band"], estimate["uncertainty"]
+    assert len(band["edges"]) == 33 and all(low <= high for low, high in zip(band["low"], band["high"]))
+    sequence = uncertainty["sequence"]
+    truth = beta_law(2, 5).cdf(np.array(sequence["edges"]))
+    assert np.all((np.array(sequence["low"]) <= truth) & (truth <= np.array(sequence["high"])))
+    assert sequence["mean"]["low"] <= 2 / 7 <= sequence["mean"]["high"] and len(sequence["quantiles"]["low"]) == 5
+    assert uncertainty["fixed_n"]["quantiles"]["q"] == [0.1, 0.25, 0.5, 0.75, 0.9]
 
 
 def test_export_round_trips_the_kept_reports(server, admin, tmp_path):
@@ -592,8 +604,10 @@ def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     assert submitted.returncode == 0 and "20000 report(s) accepted" in submitted.stdout, submitted.stderr
     estimated = run("campaign", "estimate", "--server", server.url, name)
     assert estimated.returncode == 0, estimated.stderr
-    printed = [line.split()[0] for line in estimated.stdout.splitlines()[1:]]
-    assert printed == ["apple", "banana"]
+    lines = estimated.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["value", "estimate"])
+    printed = [line.split()[0] for line in lines[header + 1:header + 3]]
+    assert printed == ["apple", "banana"] and "fixed-n intervals hold for all" in lines[header + 3]
 
 
 @pytest.mark.slow

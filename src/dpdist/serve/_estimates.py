@@ -115,6 +115,8 @@ class _EstimateCache:
 
 
 ESTIMATES = _EstimateCache()
+#: The estimates' fixed-n bands and confidence sequences (:mod:`._uncertainty`), also once per change.
+UNCERTAINTIES = _EstimateCache()
 
 
 def _state_key(campaign: Campaign, options: dict) -> tuple:
@@ -259,7 +261,7 @@ def _uncertainty(campaign: Campaign, estimate, described: dict, options: dict, l
 
     key = ("uncertainty", *_state_key(campaign, options), level, width, replicates)
     target_n = campaign.max_reports or DEFAULT_TARGET_N
-    return ESTIMATES.get(key, lambda: uncertainty(
+    return UNCERTAINTIES.get(key, lambda: uncertainty(
         campaign.protocol, campaign.aggregator(), estimate, described, level=level, width=width,
         replicates=replicates, target_n=target_n, options=options,
     ))
