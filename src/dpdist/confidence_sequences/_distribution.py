@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._boundary import BoundedMeans, mixture_interval
-from ._frequency import oracle_means
+from ._frequency import sequence_stamp, oracle_means
 from ._results import CDFSequence
 from ._unary import UnaryPrefixes
 
@@ -237,9 +237,7 @@ def _band(protocol, n, level, target_n, unit_edges, constraints: _Constraints, m
         high=np.maximum(band_high, band_low),
         mean_low=float(lo + scale * mean_low),
         mean_high=float(lo + scale * mean_high),
-        level=float(level),
-        n=int(n),
-        target_n=float(target_n),
+        **sequence_stamp(level, n, target_n),
         method=method + " (Howard et al. 2021; union over them), then the extremes of F over the masses they allow "
         "(a linear program per edge)",
         _shrink=constraints.shrink,

@@ -59,6 +59,11 @@ def _simplex(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.maximum(low, 1.0 - (high.sum() - high)), np.minimum(high, 1.0 - (low.sum() - low))
 
 
+def sequence_stamp(level: float, n: int, target_n: float) -> dict:
+    """The level, count and tuning every sequence carries."""
+    return {"level": float(level), "n": int(n), "target_n": float(target_n)}
+
+
 def frequency_sequence(protocol, aggregator, level: float, target_n: float) -> FrequencySequence:
     """Per-item and simultaneous sequences of a pure, unbiased frequency oracle's frequencies."""
     alpha = 1.0 - level
@@ -75,9 +80,7 @@ def frequency_sequence(protocol, aggregator, level: float, target_n: float) -> F
         high=np.clip(high, 0.0, 1.0),
         simultaneous_low=band_low,
         simultaneous_high=band_high,
-        level=float(level),
-        n=int(n),
-        target_n=float(target_n),
+        **sequence_stamp(level, n, target_n),
         method=f"beta-binomial mixture on {protocol.display_name}'s support counts (Howard et al. 2021); "
         f"simultaneous: union over {counts.size} items, intersected with the simplex",
         labels=getattr(protocol, "labels", None),
@@ -119,9 +122,7 @@ def mean_sequence(protocol, aggregator, level: float, target_n: float) -> MeanSe
         estimate=float(lo + (hi - lo) / 2.0 * (counts @ decoded / max(n, 1) + 1.0)),
         low=low,
         high=high,
-        level=float(level),
-        n=int(n),
-        target_n=float(target_n),
+        **sequence_stamp(level, n, target_n),
         method=f"beta-binomial mixture on {protocol.display_name}'s decoded reports in "
         f"[{decoded.min():.4g}, {decoded.max():.4g}] (Howard et al. 2021)",
         _mean=mean,

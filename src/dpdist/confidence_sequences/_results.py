@@ -61,6 +61,12 @@ class StopReadout:
         return f"width {self.width:.4g}; narrower than {self.target_width:g} at about n = {self.n:,}"
 
 
+def _head(sequence, kind: str) -> dict[str, Any]:
+    """The fields every sequence's ``to_dict`` starts with."""
+    return {"kind": kind, "level": sequence.level, "n": sequence.n, "target_n": sequence.target_n,
+            "method": sequence.method, "guarantee": ANYTIME}
+
+
 def _readout(target_width: float, n_now: int, width_at: Callable[[float], float], owner: str) -> StopReadout:
     if not (isinstance(target_width, (int, float)) and math.isfinite(target_width) and target_width > 0):
         raise InvalidParameterError(f"The 'width' argument of {owner} must be a finite number > 0. Got {target_width!r}.")
@@ -113,12 +119,7 @@ class FrequencySequence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "frequency",
-            "level": self.level,
-            "n": self.n,
-            "target_n": self.target_n,
-            "method": self.method,
-            "guarantee": ANYTIME,
+            **_head(self, "frequency"),
             "labels": None if self.labels is None else list(self.labels),
             "estimate": _floats(self.estimate),
             "low": _floats(self.low),
@@ -154,12 +155,7 @@ class MeanSequence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "mean",
-            "level": self.level,
-            "n": self.n,
-            "target_n": self.target_n,
-            "method": self.method,
-            "guarantee": ANYTIME,
+            **_head(self, "mean"),
             "estimate": self.estimate,
             "low": self.low,
             "high": self.high,
@@ -221,12 +217,7 @@ class CDFSequence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "cdf",
-            "level": self.level,
-            "n": self.n,
-            "target_n": self.target_n,
-            "method": self.method,
-            "guarantee": ANYTIME,
+            **_head(self, "cdf"),
             "edges": _floats(self.edges),
             "low": _floats(self.low),
             "high": _floats(self.high),
