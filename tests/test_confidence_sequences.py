@@ -31,7 +31,7 @@ from dpdist.confidence_sequences import (
     why_no_sequence,
 )
 from dpdist.confidence_sequences._boundary import _log_mixture, mixture_precision
-from dpdist.confidence_sequences._frequency import decoded_means, oracle_means
+from dpdist.confidence_sequences._frequency import decoded_means, mean_source, oracle_means
 from dpdist.confidence_sequences._distribution import prefix_means
 from dpdist.errors import InvalidParameterError
 
@@ -212,19 +212,20 @@ def test_peeking_frequency():
     _verdicts(_whole_path(fixed), _whole_path(sequence), _whole_path(half))
 
 
-def test_peeking_mean():
-    protocol = local.make("sr", epsilon=1.0)
+@pytest.mark.parametrize("name", ["sr", pytest.param("pm", marks=pytest.mark.slow)])  # PM's Bennett mixture: ~5 s
+def test_peeking_mean(name):
+    protocol = local.make(name, epsilon=1.0)
     truth = 2 / 7  # Beta(2, 5)
     decoded = protocol.decoded_values
     fixed, sequence, half = [], [], []
     for look, counts in enumerate(_path_counts(protocol, lambda size, rng: rng.beta(2, 5, size), decoded.size,
-                                                np.random.default_rng(11)), start=1):
+                                                np.random.default_rng(11 if name == "sr" else 17)), start=1):
         n = look * BATCH
         mean_g = counts @ decoded / n
         spread = (counts * (decoded[None, :] - mean_g[:, None]) ** 2).sum(axis=1) / (n - 1)
         estimate = (mean_g + 1) / 2  # bounds (0, 1): what MeanEstimate computes, with its normal interval
         fixed.append(np.abs(estimate - truth) <= Z95 * np.sqrt(spread / 4 / n))
-        low, high = decoded_means(protocol, counts, n, 0.05, 10_000).interval()
+        low, high = mean_source(protocol, counts, n, 0.05, 10_000).interval()  # SR: beta-binomial; PM: Bennett
         sequence.append((low <= truth) & (truth <= high))
         half.append((estimate - (estimate - low) / 2 <= truth) & (truth <= estimate + (high - estimate) / 2))
     _verdicts(_whole_path(fixed), _whole_path(sequence), _whole_path(half))

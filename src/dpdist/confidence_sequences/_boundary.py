@@ -53,9 +53,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import gammaln, logsumexp
 
-__all__ = ["DEFAULT_TARGET_N", "BoundedMeans", "mixture_interval", "mixture_precision", "projected_n"]
+__all__ = [
+    "DEFAULT_TARGET_N", "BoundedMeans", "bisect_end", "mixture_interval", "mixture_precision", "normal_grid", "projected_n",
+]
 
 #: Planned sample size the boundary is tuned for when a caller gives none.
 DEFAULT_TARGET_N = 10_000
@@ -229,3 +231,39 @@ class BoundedMeans:
     def widths(self, n: float | None = None) -> np.ndarray:
         low, high = self.interval(n)
         return high - low
+
+
+def bisect_end(excess, center: np.ndarray, toward: np.ndarray, steps: int = 42) -> np.ndarray:
+    """The end of ``{x: excess(x) < 0}`` between ``center`` (inside) and ``toward``, by bisection.
+
+    ``excess(x)`` is a log-mixture minus its threshold, elementwise.  Where it stays
+    below zero all the way, ``toward`` itself is the end; otherwise the outer point
+    of the last bracket, so the interval is never cut short by the search.
+    """
+    outside = excess(toward) >= 0
+    inner, outer = center.copy(), toward.copy()
+    for _ in range(steps):
+        middle = 0.5 * (inner + outer)
+        above = excess(middle) >= 0
+        outer = np.where(above, middle, outer)
+        inner = np.where(above, inner, middle)
+    return np.where(outside, outer, toward)
+
+
+_Z = np.linspace(-6.0, 6.0, 97)
+_LOG_WEIGHTS = -0.5 * _Z**2 - logsumexp(-0.5 * _Z**2)
+
+
+def normal_grid(variance, alpha, target_n: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""A discrete normal mixture over :math:`\lambda`: points ``(k, 97)`` and their log-weights ``(97,)``.
+
+    :math:`\lambda_i = \sigma z_i`, :math:`z_i` 97 points of :math:`[-6, 6]`, weights proportional
+    to the standard normal density and summing to one, so a mixture of martingales
+    over them is a martingale exactly; :math:`\sigma^2 = (2L + \log(1 + 2L))/(V n^*)`,
+    the two-sided normal mixture's precision tuned for ``target_n`` (Howard et al. 2021,
+    sec. 3.5; :func:`mixture_precision`), with ``variance`` :math:`V` of one increment.
+    """
+    log_inverse = np.log(1.0 / np.asarray(alpha, dtype=np.float64))
+    variance = np.atleast_1d(np.asarray(variance, dtype=np.float64))
+    scale = np.sqrt((2 * log_inverse + np.log1p(2 * log_inverse)) / (variance * target_n))
+    return np.atleast_1d(scale)[:, None] * _Z[None, :], _LOG_WEIGHTS

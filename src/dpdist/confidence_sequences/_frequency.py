@@ -34,7 +34,7 @@ import numpy as np
 from ._boundary import BoundedMeans
 from ._results import FrequencySequence, MeanSequence
 
-__all__ = ["decoded_means", "frequency_sequence", "mean_sequence", "oracle_means"]
+__all__ = ["decoded_means", "frequency_sequence", "mean_sequence", "mean_source", "oracle_means"]
 
 
 def oracle_means(oracle, support_counts, n: int, alpha, target_n: float) -> BoundedMeans:
@@ -110,20 +110,44 @@ def decoded_means(protocol, output_counts, n: int, alpha, target_n: float) -> Bo
     )
 
 
+def mean_source(protocol, output_counts, n: int, alpha: float, target_n: float):
+    """The sequence behind a PM/SR mean: the bounded-range mixture when a report decodes to one of two values
+    (SR: the mixture is then exact), else Bennett's with the variance bounded by the channel and the reports
+    (:mod:`._bennett`; PM: 0.55-0.6 times as wide as the bounded-range mixture at eps = 1 to 2).
+
+    The choice depends on the protocol's constants only, never on the reports.
+    """
+    from ._bennett import BennettMean, largest_second_moment
+
+    decoded = protocol.decoded_values
+    bound = float(np.max(np.abs(decoded)))
+    if np.unique(decoded).size == 2:
+        return decoded_means(protocol, output_counts, n, alpha, target_n)
+    second = largest_second_moment(protocol)
+    lo, hi = protocol.bounds
+    counts = np.asarray(output_counts, dtype=np.float64)
+    return BennettMean(np.atleast_1d(counts @ decoded), np.atleast_1d(counts @ decoded**2), float(n), float(alpha),
+                       bound, second, float(target_n), offset=(lo + hi) / 2.0, scale=(hi - lo) / 2.0)
+
+
 def mean_sequence(protocol, aggregator, level: float, target_n: float) -> MeanSequence:
     """Sequence of the population's mean from a PM or SR aggregate (histogram of decoded outputs)."""
+    from ._bennett import BennettMean
+
     counts = np.asarray(aggregator.statistic, dtype=np.float64)
     n = aggregator.n
-    mean = decoded_means(protocol, counts, n, 1.0 - level, target_n)
+    source = mean_source(protocol, counts, n, 1.0 - level, target_n)
     lo, hi = protocol.bounds
-    low, high = (float(np.clip(value[0], lo, hi)) for value in mean.interval())
+    low, high = (float(np.clip(value[0], lo, hi)) for value in source.interval())
     decoded = protocol.decoded_values
+    bound = f"reports in [{decoded.min():.4g}, {decoded.max():.4g}]"
+    method = (f"Bennett mixture on {protocol.display_name}'s decoded {bound}, variance bounded by the channel"
+              if isinstance(source, BennettMean) else f"beta-binomial mixture on {protocol.display_name}'s decoded {bound}")
     return MeanSequence(
         estimate=float(lo + (hi - lo) / 2.0 * (counts @ decoded / max(n, 1) + 1.0)),
         low=low,
         high=high,
         **sequence_stamp(level, n, target_n),
-        method=f"beta-binomial mixture on {protocol.display_name}'s decoded reports in "
-        f"[{decoded.min():.4g}, {decoded.max():.4g}] (Howard et al. 2021)",
-        _mean=mean,
+        method=method + " (Howard et al. 2021)",
+        _mean=source,
     )

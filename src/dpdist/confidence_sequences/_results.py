@@ -140,7 +140,7 @@ class MeanSequence:
     n: int
     target_n: float
     method: str
-    _mean: BoundedMeans | None = field(default=None, repr=False, compare=False)
+    _mean: Any = field(default=None, repr=False, compare=False)  # BoundedMeans or BennettMean
 
     @property
     def width(self) -> float:
