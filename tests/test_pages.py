@@ -23,7 +23,6 @@ import httpx
 import numpy as np
 import pytest
 
-from dpdist import local
 from ops_support import chromium_devtools, run_page
 from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers
 

@@ -26,19 +26,27 @@ minimum of :math:`\sum_c m_c e_c` and the maximum of :math:`\sum_c m_c e_{c+1}`:
 a band and a mean interval that hold at every :math:`n` together, whatever the
 population (atoms included).  The statistics:
 
-* **binning** over GRR: :math:`Y_k = 1[\text{report} < k]` at each cell edge
-  (each GRR report supports exactly one bin, so the prefix of support counts is
-  binary), :math:`\mathbb E[Y_k] = q^* k + (p^* - q^*) F(e_k)`; over any other
-  oracle, the support of each bin (:func:`._frequency.oracle_means`), a box on
-  each cell's mass;
+* **binning**: the prefix sums of the oracle's support counts at each cell edge,
+  :math:`\mathbb E = q^* k + (p^* - q^*) F(e_k)` over :math:`k` bins.  Over GRR each
+  report supports exactly one bin, so the prefix is binary (the beta-binomial
+  mixture is exact); over unary encoding (OUE, SUE) its law is known exactly for
+  every :math:`F(e_k)` (the exact-CGF mixture, :mod:`._unary`); over any other
+  oracle (OLH), the support of each bin (:func:`._frequency.oracle_means`), a box
+  on each cell's mass;
 * **hh** (and hh-admm, the same reports): each level's oracle over its nodes, on
   the users of that level (a level is drawn independently of the value, so they
-  are a sample of the population), as for binning; nodes are unions of cells
-  down to the level of the cells, finer levels are summed per cell;
+  are a sample of the population), as for binning; the cells are the nodes of
+  the deepest level with at most ``cells`` nodes, and finer levels are left out
+  (their intervals, intersected with these, made the band no narrower);
 * **sw**, **gw**: :math:`Y_j = 1[\text{report bucket} < t_j]` at :math:`J`
   output edges.  For a wave, :math:`\Pr[Y_j = 1 \mid x] = j q w + \omega\,B(t_j - x)`
   with :math:`B` the wave's bump CDF, non-increasing in :math:`x`: its extremes
   on a cell are at the cell's ends (checked at run time).
+
+When every statistic is a prefix (binning and hh over GRR or unary encoding) the
+set :math:`\mathcal M_n` is "a non-decreasing :math:`F` inside an interval at each
+edge", whose extremes are the monotone envelopes of the intervals (no linear
+program; ``tests/test_confidence_sequences.py`` checks they agree).
 
 The deconvolution is honest about what the reports identify: for SW at
 :math:`\varepsilon = 1` a report says little about a point of the CDF, and the
@@ -51,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._boundary import BoundedMeans, mixture_interval
+from ._boundary import BoundedMeans
 from ._frequency import sequence_stamp, oracle_means
 from ._results import CDFSequence
 from ._unary import UnaryPrefixes
