@@ -1,6 +1,6 @@
 """``dpdist campaign estimate`` as text (issue 30 item 3): values by label, the fixed-n and anytime intervals side
 by side, what each means and the stop readout; from the same document the service serves (no server here: the
-service's own ``describe_estimate`` and ``uncertainty`` build it; tests/test_serve.py runs the command end to end)."""
+service's own ``served_estimate`` builds it; tests/test_serve.py runs the command end to end)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,14 @@ pytest.importorskip("starlette")
 
 from dpdist import local
 from dpdist.cli._estimate_text import estimate_lines
-from dpdist.serve._estimates import describe_estimate
-from dpdist.serve._uncertainty import uncertainty
+from dpdist.serve._uncertainty import served_estimate
 
 WEATHER = ["drizzle", "fog", "rain", "snow", "sun"]
 
 
 def _document(protocol, aggregate, *, width=None, replicates=0):
-    estimate = protocol.estimate(aggregate)
-    described = describe_estimate(estimate, 0.95)
-    described["uncertainty"] = uncertainty(protocol, aggregate, estimate, described, level=0.95, width=width,
-                                           replicates=replicates, target_n=10_000, options={})
-    return described
+    return served_estimate(protocol, aggregate, protocol.estimate(aggregate), level=0.95, width=width,
+                           replicates=replicates, target_n=10_000, options={})
 
 
 def test_a_labelled_frequency_campaign_prints_labels_and_both_intervals():

@@ -182,7 +182,7 @@ def test_dashboard_of_a_labelled_frequency_campaign(server, devtools):
     assert [row[0] for row in shown["rows"]] == WEATHER and all(row[2].startswith("[") and row[3].startswith("[")
                                                                   for row in shown["rows"])
     assert shown["guarantee"] == "2-LDP (local: any two values of one user)"
-    assert "fixed-n" in shown["meaning"] and "every number of reports" in shown["meaning"]
+    assert "fixed-n" in shown["meaning"].lower() and "every number of reports" in shown["meaning"]
     assert "n =" in shown["stop"]
 
 

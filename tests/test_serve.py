@@ -121,12 +121,12 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
     assert ack["accepted"] == 100 and ack["rejected"] == {}
     expected = one_process(protocol.config(), [binary, as_json])
     assert admin.campaign(campaign)["n"] == expected.n == 300
-    from dpdist.serve._estimates import describe_estimate
-
-    served = admin.estimate(campaign, replicates=0)["estimate"]  # no bootstrap: the fixed-n CDF band is random
+    served = admin.estimate(campaign, replicates=0)["estimate"]  # no bootstrap: a fixed-n CDF band is random
     uncertainty = served.pop("uncertainty")
-    assert served == json.loads(json.dumps(describe_estimate(protocol.estimate(expected), 0.95)))
-    assert uncertainty["sequence"] is not None and uncertainty["sequence_unavailable"] is None  # every layout here has one
+    anytime = [interval for interval in served["intervals"] if interval["anytime_valid"]]
+    served["intervals"] = [interval for interval in served["intervals"] if not interval["anytime_valid"]]
+    assert served == json.loads(protocol.estimate(expected).to_json(0.95))
+    assert anytime and uncertainty["sequence_unavailable"] is None  # every layout here has a confidence sequence
 
 
 # ---------------------------------------------------------------------- exactly once
@@ -313,13 +313,15 @@ def test_numerical_estimate_json(server, admin):
     assert estimate["kind"] == "distribution"
     assert abs(sum(estimate["probabilities"]) - 1) < 1e-9 and len(estimate["edges"]) == 33
     # issue 30: a band (it was null), and the confidence sequence with quantile and mean intervals
-    band, uncertainty = estimate["band"], estimate["uncertainty"]
-    assert len(band["edges"]) == 33 and all(low <= high for low, high in zip(band["low"], band["high"]))
-    sequence = uncertainty["sequence"]
-    truth = beta_law(2, 5).cdf(np.array(sequence["edges"]))
-    assert np.all((np.array(sequence["low"]) <= truth) & (truth <= np.array(sequence["high"])))
-    assert sequence["mean"]["low"] <= 2 / 7 <= sequence["mean"]["high"] and len(sequence["quantiles"]["low"]) == 5
-    assert uncertainty["fixed_n"]["quantiles"]["q"] == [0.1, 0.25, 0.5, 0.75, 0.9]
+    band = estimate["band"]
+    assert len(band["edges"]) == 33 and all(low <= high for low, high in zip(band["simultaneous_lower"], band["simultaneous_upper"]))
+    kinds = {(i["quantity"], i["simultaneous"], i["anytime_valid"]): i for i in estimate["intervals"]}
+    assert {("cdf", True, False), ("quantile", False, False), ("mean", False, False)} <= set(kinds)  # fixed-n
+    cdf, mean = kinds[("cdf", True, True)], kinds[("mean", True, True)]  # anytime
+    truth = beta_law(2, 5).cdf(np.array(cdf["at"]))
+    assert np.all((np.array(cdf["low"]) <= truth) & (truth <= np.array(cdf["high"])))
+    assert mean["low"] <= 2 / 7 <= mean["high"] and kinds[("quantile", True, True)]["at"] == [0.1, 0.25, 0.5, 0.75, 0.9]
+    assert estimate["uncertainty"]["sequence_unavailable"] is None
 
 
 def test_export_round_trips_the_kept_reports(server, admin, tmp_path):

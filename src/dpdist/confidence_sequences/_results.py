@@ -117,6 +117,17 @@ class FrequencySequence:
             raise InvalidParameterError("This FrequencySequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(np.max(band.widths(n))), "FrequencySequence.stop_readout")
 
+    def intervals(self) -> tuple:
+        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once."""
+        from ..estimates import Interval
+
+        items = np.arange(self.estimate.size)
+        per_item = Interval("frequency", self.estimate, self.low, self.high, self.level, self.method, at=items,
+                            anytime_valid=True)
+        band = Interval("frequency", self.estimate, self.simultaneous_low, self.simultaneous_high, self.level,
+                        self.method, at=items, simultaneous=True, anytime_valid=True)
+        return per_item, band
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **_head(self, "frequency"),
@@ -152,6 +163,12 @@ class MeanSequence:
         if mean is None:
             raise InvalidParameterError("This MeanSequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(mean.widths(n)[0]), "MeanSequence.stop_readout")
+
+    def intervals(self) -> tuple:
+        """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``)."""
+        from ..estimates import Interval
+
+        return (Interval("mean", self.estimate, self.low, self.high, self.level, self.method, anytime_valid=True),)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -191,7 +208,7 @@ class CDFSequence:
 
     def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile :math:`\\inf\\{x: F(x) \\ge q\\}`, from the band (as :meth:`CDFBand.quantile_interval`)."""
-        from ..uncertainty import _crossing_bin as crossing_bin
+        from ..estimates._band import _crossing_bin as crossing_bin
 
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
@@ -214,6 +231,31 @@ class CDFSequence:
             raise InvalidParameterError("This CDFSequence carries no projection (built without its statistics).")
         now = self.width
         return _readout(width, self.n, lambda n: now * shrink(n), "CDFSequence.stop_readout")
+
+    def intervals(self, distribution=None) -> tuple:
+        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``, all simultaneous: one event).
+
+        The CDF band at :attr:`edges`, the intervals of the quantiles
+        :data:`~dpdist.estimates.QUANTILES` and of the mean; their point estimates are
+        ``distribution``'s (the campaign's estimate), else the band's midpoints.
+        """
+        from ..estimates import QUANTILES, Interval
+
+        q = np.array(QUANTILES)
+        low, high = self.quantile_interval(q)
+        if distribution is not None:
+            cdf, quantiles, mean = distribution.cdf(self.edges), distribution.quantile(q), distribution.mean()
+        else:
+            cdf, quantiles, mean = (self.low + self.high) / 2, (low + high) / 2, (self.mean_low + self.mean_high) / 2
+        return (
+            Interval("cdf", cdf, self.low, self.high, self.level, self.method, at=self.edges, simultaneous=True,
+                     anytime_valid=True),
+            Interval("quantile", quantiles, low, high, self.level, "the anytime CDF band inverted, to the edges of "
+                     "the cells where it crosses q", at=q, simultaneous=True, anytime_valid=True),
+            Interval("mean", float(mean), self.mean_low, self.mean_high, self.level,
+                     "the extremes of the mean over the masses the anytime band's statistics allow",
+                     simultaneous=True, anytime_valid=True),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -211,14 +211,13 @@ function bandPath(xs, low, high, x, y) {
   return upper + back + "Z";
 }
 
-function drawCdf(svg, e, u) {
+function drawCdf(svg, e, fixed, anytime) {
   svg.setAttribute("height", 340);
   const edges = e.edges, lo = edges[0], hi = edges[edges.length - 1];
   const f = frame(svg, 0, 1, "share of the population below x");
   const x = (v) => f.m.left + (v - lo) / (hi - lo) * (f.W - f.m.left - f.m.right);
-  const fixed = u && u.fixed_n, seq = u && u.sequence;
-  if (fixed && fixed.edges) el("path", { class: "fixed", d: bandPath(fixed.edges, fixed.low, fixed.high, x, f.y) }, svg);
-  if (seq) el("path", { class: "anytime", d: bandPath(seq.edges, seq.low, seq.high, x, f.y) }, svg);
+  if (fixed) el("path", { class: "fixed", d: bandPath(fixed.at, fixed.low, fixed.high, x, f.y) }, svg);
+  if (anytime) el("path", { class: "anytime", d: bandPath(anytime.at, anytime.low, anytime.high, x, f.y) }, svg);
   el("path", { class: "cdf", d: steps(edges, [0, ...e.cdf], x, f.y) }, svg);
   xAxis(svg, f, x, lo, hi, "value x");
 }
@@ -235,14 +234,13 @@ function drawDensity(svg, e) {
   xAxis(svg, f, x, lo, hi, "value");
 }
 
-function drawMean(svg, e, u, bounds) {
+function drawMean(svg, e, fixed, anytime, bounds) {
   svg.setAttribute("height", 150);
   const [lo, hi] = bounds;
   const W = +svg.getAttribute("width"), H = 150, m = { left: 62, right: 16 };
   const x = (v) => m.left + (v - lo) / (hi - lo) * (W - m.left - m.right);
   const f = { W, H, m: { left: m.left, right: m.right, bottom: 44 } };
-  const seq = u && u.sequence, fixed = u && u.fixed_n;
-  if (seq) el("rect", { class: "anytime", x: x(seq.low), y: 30, width: Math.max(1, x(seq.high) - x(seq.low)), height: 40 }, svg);
+  if (anytime) el("rect", { class: "anytime", x: x(anytime.low), y: 30, width: Math.max(1, x(anytime.high) - x(anytime.low)), height: 40 }, svg);
   if (fixed) {
     el("line", { class: "band", x1: x(fixed.low), x2: x(fixed.high), y1: 50, y2: 50 }, svg);
     for (const end of [fixed.low, fixed.high]) el("line", { class: "cap", x1: x(end), x2: x(end), y1: 42, y2: 58 }, svg);
@@ -252,13 +250,19 @@ function drawMean(svg, e, u, bounds) {
   xAxis(svg, f, x, lo, hi, "mean of the value");
 }
 
-function legend(kind, u) {
+/** The first interval of ``quantity`` that is (or is not) anytime-valid, and simultaneous if asked. */
+function pick(e, quantity, anytime, simultaneous) {
+  return (e.intervals || []).find((i) => i.quantity === quantity && i.anytime_valid === anytime
+                                       && (simultaneous === undefined || i.simultaneous === simultaneous)) || null;
+}
+
+function legend(kind, anytime) {
   const parts = kind === "distribution"
     ? ['<i class="l-cdf"></i>estimate', '<i class="l-fixed-area"></i>fixed-n band']
     : kind === "mean" || kind === "mean_variance"
       ? ['<i class="l-dot"></i>estimate', '<i class="l-fixed"></i>fixed-n interval']
       : ['<i class="l-est"></i>estimate', '<i class="l-fixed"></i>fixed-n interval'];
-  if (u && u.sequence) parts.push('<i class="l-any"></i>anytime (confidence sequence)');
+  if (anytime) parts.push('<i class="l-any"></i>anytime (confidence sequence)');
   $("legend").innerHTML = parts.join(" ");
 }
 
@@ -275,45 +279,47 @@ function fillValues(header, rows) {
   }
 }
 
-function categoryView(e, u) {
-  const fixed = u ? u.fixed_n : e.band, seq = u && u.sequence;
+function categoryView(e, level) {
+  const fixed = pick(e, "frequency", false), anytime = pick(e, "frequency", true, true);
   const names = e.kind === "frequency" ? (e.labels || e.items.map(String)) : e.labels;
   let order = names.map((_, i) => i);
   if (names.length > MAX_BARS) order = order.sort((a, b) => e.frequencies[b] - e.frequencies[a]).slice(0, MAX_BARS);
-  const pick = (values) => (values ? order.map((i) => values[i]) : null);
-  const seqLow = seq ? pick(seq.simultaneous_low) : null, seqHigh = seq ? pick(seq.simultaneous_high) : null;
-  drawCategories($("estimate-chart"), pick(names), pick(e.frequencies), fixed && pick(fixed.low), fixed && pick(fixed.high),
-                 seqLow, seqHigh, e.kind === "frequency" ? "value" : "heavy hitter (most frequent first)");
-  const level = Math.round(100 * (u ? u.level : e.band.level));
+  const pickAll = (values) => (values ? order.map((i) => values[i]) : null);
+  drawCategories($("estimate-chart"), pickAll(names), pickAll(e.frequencies), fixed && pickAll(fixed.low),
+                 fixed && pickAll(fixed.high), anytime && pickAll(anytime.low), anytime && pickAll(anytime.high),
+                 e.kind === "frequency" ? "value" : "heavy hitter (most frequent first)");
   fillValues(["value", "estimate", `fixed-n ${level}%`, `anytime ${level}% (all values at once)`],
-             order.map((i, k) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
-                                  seq ? interval(seqLow[k], seqHigh[k]) : "-"]));
-  $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values` : "";
-  if (fixed && fixed.simultaneous_over) {
-    $("summary").textContent += ` fixed-n intervals hold for all ${fixed.simultaneous_over} candidates of the last round at once.`;
+             order.map((i) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
+                               anytime ? interval(anytime.low[i], anytime.high[i]) : "-"]));
+  $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values. ` : "";
+  if (e.band && e.band.simultaneous_over) {
+    $("summary").textContent += `The fixed-n intervals hold for all ${e.band.simultaneous_over} candidates of the last round at once.`;
   }
 }
 
-function distributionView(e, u) {
-  drawCdf($("estimate-chart"), e, u);
+function distributionView(e, level) {
+  const fixed = pick(e, "cdf", false, true), anytime = pick(e, "cdf", true);
+  drawCdf($("estimate-chart"), e, fixed, anytime);
   drawDensity($("density-chart"), e);
-  const fixed = u && u.fixed_n, seq = u && u.sequence, level = Math.round(100 * (u ? u.level : 0.95));
-  const rows = [["mean", fmt(e.mean), fixed && fixed.mean ? interval(fixed.mean.low, fixed.mean.high) : "-",
-                 seq ? interval(seq.mean.low, seq.mean.high) : "-"]];
+  const meanFixed = pick(e, "mean", false), meanAny = pick(e, "mean", true);
+  const qFixed = pick(e, "quantile", false), qAny = pick(e, "quantile", true);
+  const rows = [["mean", fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
+                 meanAny ? interval(meanAny.low, meanAny.high) : "-"]];
   (e.quantiles ? e.quantiles.q : []).forEach((q, i) => rows.push([
-    `quantile ${q}`, fmt(e.quantiles.values[i]),
-    fixed && fixed.quantiles ? interval(fixed.quantiles.low[i], fixed.quantiles.high[i]) : "-",
-    seq && seq.quantiles ? interval(seq.quantiles.low[i], seq.quantiles.high[i]) : "-"]));
+    `quantile ${q}`, fmt(e.quantiles.values[i]), qFixed ? interval(qFixed.low[i], qFixed.high[i]) : "-",
+    qAny ? interval(qAny.low[i], qAny.high[i]) : "-"]));
   fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`], rows);
   $("summary").textContent = "mean " + fmt(e.mean) + ", median " + fmt(e.median)
-    + (fixed && fixed.method ? "; fixed-n band: " + fixed.method : "");
+    + (fixed ? "; fixed-n band: " + fixed.method : "; no fixed-n band (?replicates=0)");
 }
 
-function meanView(e, u, config) {
-  drawMean($("estimate-chart"), e, u, (config && config.bounds) || [Math.min(e.band.low, e.mean) - 1, Math.max(e.band.high, e.mean) + 1]);
-  const fixed = u ? u.fixed_n : e.band, seq = u && u.sequence, level = Math.round(100 * (u ? u.level : e.band.level));
+function meanView(e, level, config) {
+  const fixed = pick(e, "mean", false), anytime = pick(e, "mean", true);
+  const bounds = (config && config.bounds) || e.bounds || [Math.min(e.mean, fixed ? fixed.low : e.mean) - 1,
+                                                           Math.max(e.mean, fixed ? fixed.high : e.mean) + 1];
+  drawMean($("estimate-chart"), e, fixed, anytime, bounds);
   fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`],
-             [["mean", fmt(e.mean), fixed ? interval(fixed.low, fixed.high) : "-", seq ? interval(seq.low, seq.high) : "-"]]);
+             [["mean", fmt(e.mean), fixed ? interval(fixed.low, fixed.high) : "-", anytime ? interval(anytime.low, anytime.high) : "-"]]);
   $("summary").textContent = "mean " + fmt(e.mean) + " " + (fixed ? interval(fixed.low, fixed.high) : "");
 }
 
@@ -330,18 +336,19 @@ function drawEstimate(data) {
     fillValues([], []); $("meaning").textContent = ""; $("stop").textContent = "";
     return;
   }
-  const u = e.uncertainty;
-  legend(e.kind, u);
-  if (e.kind === "frequency" || e.kind === "heavy_hitters") categoryView(e, u);
-  else if (e.kind === "distribution") distributionView(e, u);
-  else meanView(e, u, CONFIG);
-  const level = Math.round(100 * (u ? u.level : 0.95));
+  const u = e.uncertainty || {};
+  const anytime = (e.intervals || []).some((i) => i.anytime_valid);
+  const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
+  legend(e.kind, anytime);
+  if (e.kind === "frequency" || e.kind === "heavy_hitters") categoryView(e, level);
+  else if (e.kind === "distribution") distributionView(e, level);
+  else meanView(e, level, CONFIG);
   $("band-note").textContent = `(${level}% fixed-n and anytime)`;
-  $("meaning").textContent = (u ? u.fixed_n_note + ". " : "")
-    + (u && u.sequence ? "Anytime: " + u.sequence.guarantee + " (" + u.sequence.method + ")."
-                       : "Anytime: none" + (u && u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
-  $("stop-row").hidden = !(u && u.sequence);
-  const stop = u && u.stop;
+  $("meaning").textContent = (u.fixed_n_note ? u.fixed_n_note[0].toUpperCase() + u.fixed_n_note.slice(1) + ". " : "")
+    + (anytime ? "Anytime: holds at every number of reports at once, however often it is looked at ("
+                 + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
+  $("stop-row").hidden = !anytime;
+  const stop = u.stop;
   $("stop").textContent = !stop ? "" : stop.reached
     ? `narrower already (width ${fmt(stop.width, 3)})`
     : stop.n === null ? `width ${fmt(stop.width, 3)}; not within 10^10 reports`

@@ -1,6 +1,6 @@
-"""A campaign's estimate as JSON and as a PNG plot.
+"""A campaign's estimate as JSON (the estimate's own ``to_dict``, ``docs/results.md``) and as a PNG (its ``figure``).
 
-Query parameters other than ``level`` (the confidence level of the bands,
+Query parameters other than ``level`` (the confidence level of the intervals,
 default 0.95), ``width`` (the target width of the "stop when narrower" readout of
 the confidence sequence) and ``replicates`` (bootstrap replicates of a distribution's
 fixed-n band, default 100, 0 for none; :mod:`._uncertainty`) are passed to the
@@ -23,11 +23,9 @@ import numpy as np
 from .. import _json
 from ..errors import DPDistError
 from ._store import Campaign, ServiceError
-from ._uncertainty import QUANTILES
 
-__all__ = ["estimate_options", "estimate_json", "estimate_png"]
+__all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters"]
 
-_PYPLOT = threading.Lock()  # pyplot keeps global state: one plot at a time
 #: Query parameters about what the document shows, not options of the estimator.
 VIEW_PARAMETERS = ("width", "replicates")
 #: Bootstrap replicates of a distribution's fixed-n band by default (the cost is that many estimates).
@@ -115,7 +113,7 @@ class _EstimateCache:
 
 
 ESTIMATES = _EstimateCache()
-#: The estimates' fixed-n bands and confidence sequences (:mod:`._uncertainty`), also once per change.
+#: The estimates as served, with their fixed-n bands and confidence sequences (:mod:`._uncertainty`): once per change.
 UNCERTAINTIES = _EstimateCache()
 
 
@@ -146,80 +144,6 @@ def _compute_estimate(campaign: Campaign, options: dict):
         raise ServiceError(400, "invalid_option", str(error)) from None
 
 
-def _floats(values) -> list:
-    return [None if not math.isfinite(v) else float(v) for v in np.asarray(values, dtype=float).ravel()]
-
-
-def describe_estimate(estimate, level: float) -> dict:
-    """JSON-safe fields of any estimate type; ``band`` where the estimate has a confidence interval."""
-    from ..estimates import Distribution, FrequencyEstimate, HeavyHitters, MeanEstimate, MeanVarianceEstimate
-
-    if isinstance(estimate, FrequencyEstimate):
-        interval = estimate.confidence_interval(level)
-        return {
-            "kind": "frequency",
-            "items": list(range(estimate.domain_size)),
-            "labels": None if estimate.labels is None else list(estimate.labels),
-            "frequencies": _floats(estimate.frequencies),
-            "standard_error": _floats(estimate.standard_error),
-            "band": {"level": level, "low": _floats(interval.low), "high": _floats(interval.high)},
-            "postprocess": estimate.postprocess,
-        }
-    if isinstance(estimate, Distribution):
-        return {
-            "kind": "distribution",
-            "edges": _floats(estimate.edges),
-            "probabilities": _floats(estimate.probabilities),
-            "cdf": _floats(estimate.cumulative[1:]),
-            "mean": float(estimate.mean()),
-            "median": float(estimate.quantile(0.5)),
-            "quantiles": {"q": list(QUANTILES), "values": _floats(estimate.quantile(list(QUANTILES)))},
-            "band": None,
-            "method": estimate.method,
-        }
-    if isinstance(estimate, HeavyHitters):
-        from statistics import NormalDist
-
-        # The items shown are the top k of the last round's C candidates, estimated on the same reports:
-        # a pointwise interval (z = 1.96) around a selected maximum is not a 95% interval (n = 5,000, eps = 2:
-        # 16 of the 18 noise words found had a band above 0). Bonferroni over the C candidates covers all of
-        # them at once with probability >= level, hence also the ones selected.
-        rounds = estimate.details.get("rounds") or []
-        candidates = max(int(rounds[-1]["candidates"]) if rounds else 1, 1)
-        half = NormalDist().inv_cdf(1 - (1 - level) / (2 * candidates)) * np.asarray(estimate.standard_error)
-        return {
-            "kind": "heavy_hitters",
-            "items": [int(item) for item in estimate.items],
-            "labels": estimate.names,
-            "frequencies": _floats(estimate.frequencies),
-            "standard_error": _floats(estimate.standard_error),
-            "band": {"level": level, "low": _floats(estimate.frequencies - half), "high": _floats(estimate.frequencies + half),
-                     "simultaneous_over": candidates},
-            "k": estimate.details["k"],
-            "threshold": estimate.details["threshold"],
-            "rounds": estimate.details["rounds"],
-        }
-    if isinstance(estimate, MeanEstimate):
-        interval = estimate.confidence_interval(level)
-        return {
-            "kind": "mean",
-            "mean": float(estimate.mean),
-            "standard_error": float(estimate.standard_error),
-            "band": {"level": level, "low": float(interval.low), "high": float(interval.high)},
-        }
-    if isinstance(estimate, MeanVarianceEstimate):
-        interval = estimate.mean_estimate.confidence_interval(level)
-        return {
-            "kind": "mean_variance",
-            "mean": float(estimate.mean),
-            "var": float(estimate.var),
-            "mean_standard_error": float(estimate.mean_standard_error),
-            "var_standard_error": float(estimate.var_standard_error),
-            "band": {"level": level, "low": float(interval.low), "high": float(interval.high)},
-        }
-    raise ServiceError(500, "internal", f"An estimate of type {type(estimate).__name__} has no JSON form.")
-
-
 def estimate_json(campaign: Campaign, query) -> dict:
     """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
@@ -231,13 +155,6 @@ def estimate_json(campaign: Campaign, query) -> dict:
     width, replicates = view_parameters(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
-    described = None if estimate is None else describe_estimate(estimate, level)
-    if described is not None:
-        described["uncertainty"] = _uncertainty(campaign, estimate, described, options, level, width, replicates)
-        if described["kind"] == "distribution" and described["uncertainty"]["fixed_n"]:
-            fixed = described["uncertainty"]["fixed_n"]
-            if "edges" in fixed:
-                described["band"] = {"level": level, "edges": fixed["edges"], "low": fixed["low"], "high": fixed["high"]}
     return {
         "campaign": campaign.id,
         "state": campaign.state,
@@ -249,37 +166,36 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "batches": campaign.batches,
         "options": options,
         "guarantee": guarantee_text(protocol),
-        "estimate": described,
+        "estimate": None if estimate is None else _served(campaign, estimate, options, level, width, replicates),
         "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
 
 
-def _uncertainty(campaign: Campaign, estimate, described: dict, options: dict, level: float, width, replicates: int):
-    """The estimate's fixed-n band and confidence sequence (:mod:`._uncertainty`), once per change of the campaign."""
+def _served(campaign: Campaign, estimate, options: dict, level: float, width, replicates: int) -> dict:
+    """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`), once per change."""
     from ..confidence_sequences import DEFAULT_TARGET_N
-    from ._uncertainty import uncertainty
+    from ._uncertainty import served_estimate
 
-    key = ("uncertainty", *_state_key(campaign, options), level, width, replicates)
-    target_n = campaign.max_reports or DEFAULT_TARGET_N
-    return UNCERTAINTIES.get(key, lambda: uncertainty(
-        campaign.protocol, campaign.aggregator(), estimate, described, level=level, width=width,
-        replicates=replicates, target_n=target_n, options=options,
+    key = ("served", *_state_key(campaign, options), level, width, replicates)
+    return UNCERTAINTIES.get(key, lambda: served_estimate(
+        campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
+        target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options,
     ))
 
 
 def estimate_png(campaign: Campaign, query) -> bytes:
-    """``GET /api/campaigns/{id}/estimate.png``: the estimate's plot (409 before the first report)."""
-    from ..cli._deploy import _plot_estimate
+    """``GET /api/campaigns/{id}/estimate.png``: the estimate's figure (409 before the first report)."""
+    from .. import plotting
 
-    options, _ = estimate_options(query)
+    options, level = estimate_options(query)
     estimate = _estimate(campaign, options)
     if estimate is None:
         raise ServiceError(409, "no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
     protocol = campaign.protocol
     buffer = io.BytesIO()
-    with _PYPLOT:
-        try:
-            _plot_estimate(estimate, f"{campaign.id}: {protocol.name}, eps={protocol.epsilon:g}, n={campaign.n}", buffer)
-        except DPDistError as error:
-            raise ServiceError(400, "invalid_option", str(error)) from None
+    try:
+        plotting.save_estimate(estimate, buffer, label=f"{campaign.id}: {protocol.name}, eps={protocol.epsilon:g}, "
+                               f"n={campaign.n}", level=level)
+    except DPDistError as error:
+        raise ServiceError(400, "invalid_option", str(error)) from None
     return buffer.getvalue()

@@ -1,42 +1,33 @@
-"""The ``uncertainty`` of a campaign's estimate: its fixed-n band and its confidence sequence (issue 30 item 2).
+"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (issue 30 item 2).
 
-Every campaign kind gets both, side by side, labelled for what they are:
+The estimate's JSON (``Estimate.to_dict``, ``docs/results.md``) lists its intervals, each
+saying whether it is ``anytime_valid``.  The service adds, for every campaign kind:
 
-* ``fixed_n``: the 95 % interval or band of one look at a number of reports fixed in
-  advance (a frequency oracle's per-item normal interval; the heavy hitters' Bonferroni
-  band over the candidates; a distribution's parametric-bootstrap CDF band,
-  :func:`dpdist.uncertainty.cdf_band`, with its quantile and mean intervals; a mean's
-  normal interval).  Read at whatever moment looks good on a page polled every 3 s,
-  it is not a 95 % interval: under peeking it covered 0.64-0.74 of the paths
-  (``docs/uncertainty.md``);
-* ``sequence``: the confidence sequence (:mod:`dpdist.confidence_sequences`), valid at
-  every number of reports at once, with the "stop when narrower than ``width``"
-  readout when the query asks for one (``?width=0.02``); ``null`` with the reason in
-  ``sequence_unavailable`` for protocols that have none.
+* the **fixed-n** ones (``anytime_valid: false``): valid for one look at a number of
+  reports fixed in advance (a frequency oracle's per-item normal interval; the heavy
+  hitters' Bonferroni band over the candidates; a mean's normal interval; for a
+  distribution the parametric-bootstrap CDF band of :func:`dpdist.uncertainty.cdf_band`,
+  ``?replicates=`` of them, with its quantile and mean intervals).  Read at whatever
+  moment looks good on a page polled every 3 s, such an interval is not a 95 %
+  interval: under peeking it held 0.60-0.77 of the time (``docs/uncertainty.md``);
+* the **anytime** ones (``anytime_valid: true``): the confidence sequence of
+  :mod:`dpdist.confidence_sequences`, which holds at every number of reports at once;
+  or, in ``uncertainty.sequence_unavailable``, why the protocol has none.
 
-The sequence is tuned for the campaign's ``max_reports`` when it states one, else
-10,000 reports: a constant fixed before the first report, as the guarantee requires.
+``uncertainty`` also holds the sequence's tuning (``target_n``: the campaign's
+``max_reports`` when it states one, else 10,000, fixed before the first report) and,
+with ``?width=w``, the "stop when narrower than w" readout.
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ..errors import DPDistError
 
-__all__ = ["QUANTILES", "uncertainty"]
+__all__ = ["guarantee_text", "served_estimate"]
 
-#: Quantiles whose intervals a distribution's uncertainty lists.
-QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
-#: What ``fixed_n`` means, in every document.
-FIXED_N_NOTE = ("fixed-n: valid for one look at a number of reports fixed in advance; a page watched while "
-                "reports arrive needs the sequence")
-
-
-def _floats(values) -> list:
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=np.float64).ravel()]
+#: What the fixed-n intervals are, in every document.
+FIXED_N_NOTE = ("fixed-n intervals are valid for one look at a number of reports fixed in advance; a page watched "
+                "while reports arrive needs the anytime ones")
 
 
 def guarantee_text(protocol) -> str:
@@ -46,63 +37,43 @@ def guarantee_text(protocol) -> str:
     return protocol.guarantee.describe()
 
 
-def uncertainty(protocol, aggregator, estimate, described: dict, *, level: float, width: float | None,
-                replicates: int, target_n: float, options: dict) -> dict:
-    """The ``uncertainty`` field of ``GET /api/campaigns/{id}/estimate`` (module docstring)."""
+def served_estimate(protocol, aggregator, estimate, *, level: float, width: float | None, replicates: int,
+                    target_n: float, options: dict) -> dict:
+    """The estimate's JSON with the fixed-n band of a distribution and the anytime intervals (module docstring)."""
     from ..confidence_sequences import confidence_sequence, why_no_sequence
 
-    kind = described["kind"]
-    fixed = _fixed_n(protocol, aggregator, estimate, described, level, replicates, options)
+    estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
+    document = estimate.to_dict(level)
     sequence, reason = None, why_no_sequence(protocol)
     if reason is None:
         try:
             sequence = confidence_sequence(protocol, aggregator, level=level, target_n=target_n)
         except DPDistError as error:
             reason = str(error)
-    stop = None
-    if sequence is not None and width is not None:
-        stop = sequence.stop_readout(width).to_dict()
-    document = sequence.to_dict() if sequence is not None else None
-    if document is not None and kind == "distribution":
-        low, high = sequence.quantile_interval(QUANTILES)
-        document["quantiles"] = {"q": list(QUANTILES), "low": _floats(low), "high": _floats(high)}
-    if document is not None and kind == "frequency" and options.get("postprocess", "none") != "none":
-        document["note"] = "centred on the unbiased estimate, not on the post-processed one"
-    return {
-        "level": level,
-        "fixed_n": fixed,
+    if sequence is not None:
+        anytime = sequence.intervals(estimate) if document["kind"] == "distribution" else sequence.intervals()
+        document["intervals"] = [*document["intervals"], *(interval.to_dict() for interval in anytime)]
+    note = None
+    if sequence is not None and document["kind"] == "frequency" and options.get("postprocess", "none") != "none":
+        note = "the anytime intervals are centred on the unbiased estimate, not on the post-processed one"
+    document["uncertainty"] = {
         "fixed_n_note": FIXED_N_NOTE,
-        "sequence": document,
+        "sequence_method": None if sequence is None else sequence.method,
         "sequence_unavailable": reason,
-        "stop": stop,
+        "target_n": target_n,
+        "stop": None if sequence is None or width is None else sequence.stop_readout(width).to_dict(),
+        "note": note,
     }
+    return document
 
 
-def _fixed_n(protocol, aggregator, estimate, described, level, replicates, options) -> dict | None:
-    """The fixed-n interval or band of the estimate's kind (module docstring)."""
-    kind = described["kind"]
-    if kind in ("frequency", "heavy_hitters", "mean", "mean_variance"):
-        band = described.get("band")
-        return None if band is None else {key: band[key] for key in band if key != "level"}
-    if kind != "distribution" or replicates == 0:
-        return None
+def _with_fixed_band(protocol, aggregator, estimate, level: float, replicates: int, options: dict):
+    """A distribution with its bootstrap CDF band (``replicates`` of them; 0: as it is); other kinds as they are."""
+    if getattr(estimate, "kind", None) != "distribution" or replicates == 0 or estimate.band is not None:
+        return estimate
     from ..uncertainty import cdf_band
 
-    estimate_options = {key: value for key, value in options.items() if key != "rng"}
     try:
-        band = cdf_band(protocol, aggregator, level=level, replicates=replicates, **estimate_options).band
-    except DPDistError as error:
-        return {"unavailable": str(error)}
-    low, high = band.quantile_interval(QUANTILES)
-    mean_low, mean_high = band.mean_interval()
-    return {
-        "method": band.method,
-        "replicates": band.replicates,
-        "edges": _floats(band.edges),
-        "low": _floats(band.simultaneous_lower),
-        "high": _floats(band.simultaneous_upper),
-        "pointwise_low": _floats(band.lower),
-        "pointwise_high": _floats(band.upper),
-        "quantiles": {"q": list(QUANTILES), "low": _floats(low), "high": _floats(high)},
-        "mean": {"low": mean_low, "high": mean_high},
-    }
+        return cdf_band(protocol, aggregator, level=level, replicates=replicates, **options)
+    except DPDistError:
+        return estimate  # (a protocol whose estimate cdf_band refuses keeps its own intervals)
