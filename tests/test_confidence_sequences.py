@@ -9,7 +9,7 @@ is the binomial standard error of a coverage of 0.95 over M independent paths.
 
 The paths are vectorized: all M collections' batch is privatized by the real
 protocol in one call, counted per path, and fed to the same building blocks
-``confidence_sequence`` uses (``oracle_means``, ``decoded_means``, ``prefix_means``);
+``confidence_sequence`` uses (``oracle_means``, ``mean_source``, ``prefix_means``);
 ``test_building_blocks_are_what_confidence_sequence_reports`` checks they agree.
 """
 

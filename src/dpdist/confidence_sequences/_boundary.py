@@ -63,7 +63,7 @@ __all__ = [
 DEFAULT_TARGET_N = 10_000
 
 _SECANT_STEPS = 16  # regula falsi steps (Illinois) from the bracket: ends within 1e-12 on a grid of (S, n, alpha)
-#: bracketing tries: log-distances to the bound below the centre's (a factor e^-1/2 ... e^-64 of it)
+#: bracketing tries: log-distances to the bound below the centre's (a factor e^-1/2 ... e^-128 of it)
 _DROPS = (0.5, 2.0, 8.0, 32.0, 128.0)
 _BISECTION_STEPS = 2  # then halve the bracket, whatever regula falsi left
 _TINY = 1e-300
