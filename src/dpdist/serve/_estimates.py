@@ -121,7 +121,7 @@ def _state_key(campaign: Campaign, options: dict) -> tuple:
     import zlib
 
     statistic = np.ascontiguousarray(campaign.statistic)
-    return (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
+    return (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8).tobytes()),
             json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
 
 
