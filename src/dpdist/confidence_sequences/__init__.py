@@ -33,10 +33,16 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._validation import Interval, check_param
 from ..errors import InvalidParameterError
 from ._boundary import DEFAULT_TARGET_N, mixture_interval
 from ._results import CDFSequence, FrequencySequence, MeanSequence, StopReadout
+
+if TYPE_CHECKING:
+    from ..local._aggregator import Aggregator
+    from ..local._protocol import LocalProtocol
 
 __all__ = [
     "CDFSequence",
@@ -50,7 +56,7 @@ __all__ = [
 ]
 
 
-def why_no_sequence(protocol) -> str | None:
+def why_no_sequence(protocol: LocalProtocol) -> str | None:
     """Why ``protocol`` has no confidence sequence (``None`` when it has one)."""
     from ..local.frequency._oracle import FrequencyOracle
     from ..local.numerical._mean import MeanProtocol
@@ -78,8 +84,9 @@ def why_no_sequence(protocol) -> str | None:
             "its reports have no statistic with a known linear expectation that the aggregate keeps")
 
 
-def confidence_sequence(protocol, aggregator, *, level: float = 0.95, target_n: float = DEFAULT_TARGET_N,
-                        cells: int | None = None):
+def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, level: float = 0.95,
+                        target_n: float = DEFAULT_TARGET_N,
+                        cells: int | None = None) -> FrequencySequence | MeanSequence | CDFSequence:
     """The confidence sequence of what ``protocol``'s campaign tracks, from its aggregate.
 
     Parameters

@@ -53,6 +53,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
 __all__ = [
@@ -92,7 +93,7 @@ def _log_mixture(theta, successes, n, kappa) -> np.ndarray:
     )
 
 
-def mixture_interval(successes, n, alpha, *, target_n: float = DEFAULT_TARGET_N) -> tuple[np.ndarray, np.ndarray]:
+def mixture_interval(successes: ArrayLike, n: ArrayLike, alpha: ArrayLike, *, target_n: float = DEFAULT_TARGET_N) -> tuple[np.ndarray, np.ndarray]:
     """The confidence sequence's interval for :math:`\\theta` after ``n`` observations summing to ``successes``.
 
     Parameters
@@ -115,19 +116,19 @@ def mixture_interval(successes, n, alpha, *, target_n: float = DEFAULT_TARGET_N)
         so :math:`M_n \\le 1` there); each end is found by bisection between it and
         the bound of :math:`[0, 1]`.
     """
-    successes, n, alpha = np.broadcast_arrays(
+    sums, counts, alphas = np.broadcast_arrays(
         np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
     )
-    kappa = mixture_precision(alpha, target_n)
-    threshold = np.log(1.0 / alpha)
-    empty = n <= 0
-    safe_n = np.where(empty, 1.0, n)
-    successes = np.clip(successes, 0.0, safe_n)
-    center = successes / safe_n
+    kappa = mixture_precision(alphas, target_n)
+    threshold = np.log(1.0 / alphas)
+    empty = counts <= 0
+    safe_n = np.where(empty, 1.0, counts)
+    sums = np.clip(sums, 0.0, safe_n)
+    center = sums / safe_n
     # both ends in one bisection: the lower between 0 and the centre, the upper between it and 1
-    stack = [np.concatenate([values.ravel(), values.ravel()]) for values in (successes, safe_n, kappa, threshold, center)]
+    twice = [np.concatenate([values.ravel(), values.ravel()]) for values in (sums, safe_n, kappa, threshold, center)]
     toward = np.concatenate([np.zeros(center.size), np.ones(center.size)])
-    ends = _crossing(*stack, toward).reshape((2,) + center.shape)
+    ends = _crossing(twice[0], twice[1], twice[2], twice[3], twice[4], toward).reshape((2,) + center.shape)
     return np.where(empty, 0.0, ends[0]), np.where(empty, 1.0, ends[1])
 
 

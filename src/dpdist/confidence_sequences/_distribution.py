@@ -195,9 +195,10 @@ def cdf_sequence(protocol, aggregator, level: float, target_n: float, *, cells: 
         method = "beta-binomial mixtures of every tree node's support counts, level by level"
     else:
         edges = _cell_edges(protocol.bins, cells)
-        constraints = _wave_constraints(protocol, aggregator, alpha, target_n, edges)
-        if isinstance(constraints, str):
-            return constraints
+        rows = _wave_constraints(protocol, aggregator, alpha, target_n, edges)
+        if isinstance(rows, str):
+            return rows
+        constraints = rows
         method = f"beta-binomial mixtures of the report CDF at {constraints.low.size} output edges"
     return _band(protocol, aggregator.n, level, target_n, edges / protocol.bins, constraints, method)
 
@@ -223,11 +224,12 @@ def _extremes(constraints: _Constraints, unit_edges: np.ndarray):
         # mass as far left as allowed (F highest) at the cells' left ends, or right (F lowest) at their right ends
         return low[1:-1], high[1:-1], float(unit_edges[:-1] @ np.diff(high)), float(unit_edges[1:] @ np.diff(low))
     below = np.tril(np.ones((cells + 1, cells)), k=-1)[1:-1]  # F(e_k) = sum of the cells below e_k, inner edges
-    low = _solve(constraints, np.vstack([below, unit_edges[None, :-1]]), maximize=False)
-    high = _solve(constraints, np.vstack([below, unit_edges[None, 1:]]), maximize=True)
-    if low is None or high is None:
+    lowest = _solve(constraints, np.vstack([below, unit_edges[None, :-1]]), maximize=False)
+    highest = _solve(constraints, np.vstack([below, unit_edges[None, 1:]]), maximize=True)
+    if lowest is None or highest is None:
         return None
-    return np.maximum.accumulate(low[:-1]), np.minimum.accumulate(high[:-1][::-1])[::-1], low[-1], high[-1]
+    return (np.maximum.accumulate(lowest[:-1]), np.minimum.accumulate(highest[:-1][::-1])[::-1],
+            lowest[-1], highest[-1])
 
 
 def _band(protocol, n, level, target_n, unit_edges, constraints: _Constraints, method: str) -> CDFSequence | str:

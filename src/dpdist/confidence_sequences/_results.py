@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
 from ._boundary import BoundedMeans, projected_n
+
+if TYPE_CHECKING:
+    from ..estimates import Distribution
 
 __all__ = ["StopReadout", "FrequencySequence", "MeanSequence", "CDFSequence"]
 
@@ -206,7 +210,7 @@ class CDFSequence:
         """The band's widest point."""
         return float(np.max(self.high - self.low))
 
-    def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
+    def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile :math:`\\inf\\{x: F(x) \\ge q\\}`, from the band (as :meth:`CDFBand.quantile_interval`)."""
         from ..estimates._band import _crossing_bin as crossing_bin
 
@@ -232,7 +236,7 @@ class CDFSequence:
         now = self.width
         return _readout(width, self.n, lambda n: now * shrink(n), "CDFSequence.stop_readout")
 
-    def intervals(self, distribution=None) -> tuple:
+    def intervals(self, distribution: Distribution | None = None) -> tuple:
         """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``, all simultaneous: one event).
 
         The CDF band at :attr:`edges`, the intervals of the quantiles

@@ -40,7 +40,7 @@ def guarantee_text(protocol) -> str:
 def served_estimate(protocol, aggregator, estimate, *, level: float, width: float | None, replicates: int,
                     target_n: float, options: dict) -> dict:
     """The estimate's JSON with the fixed-n band of a distribution and the anytime intervals (module docstring)."""
-    from ..confidence_sequences import confidence_sequence, why_no_sequence
+    from ..confidence_sequences import CDFSequence, confidence_sequence, why_no_sequence
 
     estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
     document = estimate.to_dict(level)
@@ -51,7 +51,7 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
         except DPDistError as error:
             reason = str(error)
     if sequence is not None:
-        anytime = sequence.intervals(estimate) if document["kind"] == "distribution" else sequence.intervals()
+        anytime = sequence.intervals(estimate) if isinstance(sequence, CDFSequence) else sequence.intervals()
         document["intervals"] = [*document["intervals"], *(interval.to_dict() for interval in anytime)]
     note = None
     if sequence is not None and document["kind"] == "frequency" and options.get("postprocess", "none") != "none":
