@@ -136,6 +136,25 @@ def test_participate_shows_a_numerical_report_in_the_order_of_the_value(server, 
     assert _n(server, name) == 1
 
 
+BUYS = "!document.getElementById('buys').hidden"
+BUYS_TEXT = "document.getElementById('buys-text').textContent"
+
+
+def test_both_pages_say_what_the_campaigns_epsilon_buys(server, devtools):
+    name = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": WEATHER})
+    plain = httpx.get(f"{server.url}/api/campaigns/{name}/explain", timeout=60).json()["plain"]
+    participate = run_page(devtools, f"{server.url}/campaigns/{name}/participate",
+                           [["wait", FORM], ["wait", BUYS], ["eval", BUYS_TEXT], ["screenshot", _shot("participate-buys")]])
+    dashboard = run_page(devtools, f"{server.url}/campaigns/{name}/dashboard#token={ADMIN_TOKEN}",
+                         [["wait", BUYS], ["eval", BUYS_TEXT], ["screenshot", _shot("dashboard-buys")]])
+    assert participate["values"][-1] == dashboard["values"][-1] == " ".join(plain)
+    text = participate["values"][-1]  # no report yet: predicted at 10,000; the trade; what a person gives up
+    assert text.startswith("With ε = 1 and 10,000 reports, each answer's share of the population is expected to be "
+                           "within ±0.0") and "95 times in 100" in text
+    assert "at ε = 0.5, ±" in text and "at ε = 2, ±" in text and "e^ε = 2.72 times as likely" in text
+    assert participate["csp"] == [] and dashboard["csp"] == []
+
+
 # ---------------------------------------------------------------------------- dashboards
 def _dashboard(server, devtools, name, shot, extra_steps=()):
     loaded = "document.body.dataset.loaded === 'true' && document.getElementById('values').tBodies[0].rows.length > 0"
@@ -144,6 +163,7 @@ def _dashboard(server, devtools, name, shot, extra_steps=()):
         *extra_steps,
         ["eval", "({legend: document.getElementById('legend').textContent,"
                  " guarantee: document.getElementById('guarantee').textContent,"
+                 " buys: document.getElementById('buys-text').textContent,"
                  " header: [...document.querySelectorAll('#values th')].map((th) => th.textContent),"
                  " rows: [...document.querySelectorAll('#values tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent)),"
                  " xlabels: [...document.querySelectorAll('#estimate-chart .xlabel')].map((t) => t.firstChild.nodeValue),"
@@ -209,10 +229,11 @@ def test_dashboard_of_a_heavy_hitters_campaign(server, devtools):
     config = {"protocol": "pem", "epsilon": 4.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 6, "k": 4}
     name = _campaign(server, config)
     _submit(server, name, np.random.default_rng(4).choice(words, 6000, p=[0.4, 0.3, 0.15, 0.1, 0.05]))
-    shown = _dashboard(server, devtools, name, "dashboard-heavy-hitters")
+    shown = _dashboard(server, devtools, name, "dashboard-heavy-hitters", [["wait", BUYS]])
     assert set(shown["xlabels"]) <= set(words) and len(shown["xlabels"]) == 4
     assert shown["fixed"] == 4 and shown["anytime"] == 0  # a band, and no sequence with the reason stated
     assert "Anytime: none" in shown["meaning"] and "hash family" in shown["meaning"]
+    assert shown["buys"].startswith("no prediction for this protocol (")  # explain does not cover PEM: said so
 
 
 # ---------------------------------------------------------------------------- the index

@@ -13,7 +13,8 @@ labelled axes and ticks:
 * a frequency or heavy-hitters campaign: one bar per value, named by its label;
   a distribution: its CDF with both bands and its density; a mean: both intervals
   on the value's axis;
-* a table of the values with both intervals, the campaign's privacy guarantee, and
+* a table of the values with both intervals, the campaign's privacy guarantee, what
+  its epsilon buys in plain words (``GET .../explain``, :mod:`._explain_words`), and
   a "stop when narrower than w" readout of the sequence.
 
 The script is in :data:`_SCRIPT`, the page around it in :data:`_PAGE`; the charts'
@@ -73,6 +74,7 @@ _PAGE = r"""<!doctype html>
   <span>updated <b id="updated">-</b></span>
 </p>
 <p class="guarantee">Privacy: <span id="guarantee">-</span></p>
+<p class="guarantee" id="buys" hidden>What &epsilon; buys: <span id="buys-text"></span></p>
 <p id="error"></p>
 <h2>Estimate <small id="band-note"></small></h2>
 <p class="legend" id="legend"></p>
@@ -412,6 +414,26 @@ function estimateQuery() {
   return params.toString() ? "?" + params.toString() : "";
 }
 
+// what epsilon buys (GET .../explain, in the service's plain words): at the campaign's n so far, asked again
+// when n has doubled (the service caches each prediction, and rounds n to 1-2-5)
+let explainedAt = null;
+
+async function showWhatEpsilonBuys(base, n) {
+  if (explainedAt !== null && n < 2 * explainedAt) return;
+  explainedAt = Math.max(n, 1);
+  let text;
+  try {
+    const response = await fetch(base + "/explain", { cache: "no-store" });
+    const body = await response.json();
+    text = response.ok ? body.plain.join(" ") : "no prediction for this protocol (" + body.detail + ")";
+  } catch (error) {
+    text = "no prediction now (" + String(error.message || error) + ")";
+  }
+  if (text === "") return;
+  $("buys-text").textContent = text;
+  $("buys").hidden = false;
+}
+
 async function refresh() {
   const base = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
   try {
@@ -419,6 +441,7 @@ async function refresh() {
     const [data, history] = await Promise.all([getJson(base + "/estimate" + estimateQuery()), getJson(base + "/history")]);
     for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
     $("guarantee").textContent = data.guarantee || "-";
+    showWhatEpsilonBuys(base, data.n);  // not awaited: the estimate does not wait for a prediction
     fillTable("rejected", data.rejected);
     fillTable("refused", data.refused_batches);
     drawEstimate(data);
