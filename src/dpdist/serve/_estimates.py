@@ -148,7 +148,6 @@ def estimate_json(campaign: Campaign, query) -> dict:
     """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
     from ._diagnostics import diagnostics
-
     from ._uncertainty import guarantee_text
 
     options, level = estimate_options(query)
