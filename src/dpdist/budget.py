@@ -57,10 +57,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .errors import InvalidParameterError, PrivacyBudgetError
 from .privacy import PrivacyGuarantee, convert, parallel
+
+if TYPE_CHECKING:
+    from ._types import ArrayLike, PathLike, Seed
+    from .local import LocalProtocol
 
 __all__ = ["BudgetSession", "BudgetStatement", "Charge", "SessionGuarantee", "Remaining"]
 
@@ -202,7 +206,7 @@ class BudgetSession:
 
     # ------------------------------------------------------------------ files
     @classmethod
-    def create(cls, path, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace") -> "BudgetSession":
+    def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
         from ._io._atomic import exclusive_lock
         from ._io._budget_file import write_budget_file
@@ -220,7 +224,7 @@ class BudgetSession:
         return session
 
     @classmethod
-    def open(cls, path) -> "BudgetSession":
+    def open(cls, path: PathLike) -> "BudgetSession":
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
         from ._io._budget_file import read_budget_file
 
@@ -389,7 +393,7 @@ class BudgetSession:
             raise IncompatibleStateError(f"The budget file {str(self._path)!r} holds a malformed charge ({error}).") from None
 
     # ------------------------------------------------------------------ charged runs
-    def release(self, function: Callable, *args, label: str | None = None, **kwargs):
+    def release(self, function: Callable[..., Any], *args: Any, label: str | None = None, **kwargs: Any) -> Any:
         """Charge a central release, then run it: ``session.release(central.cdf, x, epsilon=1, bounds=(0, 9))``.
 
         What it costs is the guarantee the release states when run on no records with the same
@@ -412,12 +416,14 @@ class BudgetSession:
             )
         return with_statement(result, statement)
 
-    def privatize(self, protocol, values, *, rng=None, secure: bool = False, label: str | None = None):
+    def privatize(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, secure: bool = False,
+                  label: str | None = None) -> Any:
         """Charge one report per value of ``protocol`` (its ``guarantee``), then randomize ``values``."""
         self.charge(protocol.guarantee, label if label is not None else f"privatize {protocol.name}")
         return protocol.privatize(values, rng=rng, secure=secure)
 
-    def estimate(self, protocol, values, *, rng=None, label: str | None = None, **options):
+    def estimate(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, label: str | None = None,
+                 **options: Any) -> Any:
         """Charge a one-shot local estimate (each value one user's report), then run it.
 
         ``protocol.estimate(protocol.simulate(values, rng), **options)``: ``simulate`` draws the
@@ -429,22 +435,23 @@ class BudgetSession:
         statement = self.charge(protocol.guarantee, label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
 
-    def campaign(self, protocol, *, reports: int = 1, label: str | None = None) -> BudgetStatement:
+    def campaign(self, protocol: LocalProtocol | Mapping[str, Any], *, reports: int = 1, label: str | None = None) -> BudgetStatement:
         """Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
         One report costs the protocol's ``guarantee``; several cost their sequential composition, or
         ``guarantee_over(reports)`` for a memoized protocol (the loss over a device's history).
         """
         from . import local
+        from .local.frequency._memoized import MemoizedProtocol
         from .privacy import sequential
 
-        if isinstance(protocol, dict):
-            protocol = local.from_config(protocol)
+        if not isinstance(protocol, local.LocalProtocol):
+            protocol = local.from_config(dict(protocol))
         if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
             raise InvalidParameterError(f"The 'reports' parameter of BudgetSession.campaign must be an int >= 1. Got {reports!r}.")
         if reports == 1:
             guarantee = protocol.guarantee
-        elif protocol.tags.memoized:
+        elif isinstance(protocol, MemoizedProtocol):
             guarantee = protocol.guarantee_over(reports)
         else:
             guarantee = sequential([protocol.guarantee] * reports)

@@ -34,11 +34,16 @@ import hashlib
 import json
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Integer, check_param
 from ..errors import InvalidParameterError
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
+
+if TYPE_CHECKING:
+    from .._types import ArrayLike, PathLike
+    from ..local import LocalProtocol
 
 __all__ = ["explain", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
 
@@ -53,8 +58,9 @@ _MEMORY_SIZE = 256
 from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
 
 
-def explain(method, n: int, *, epsilons=None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
-            seed: int = 0, cache=None, **params) -> Explanation:
+def explain(method: str | LocalProtocol | Callable[..., Any], n: int, *,
+            epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
+            seed: int = 0, cache: PathLike | None = None, **params: Any) -> Explanation:
     """The expected error of ``method`` at ``n`` users or records and each epsilon, before any data are touched.
 
     Parameters
@@ -100,7 +106,7 @@ def explain(method, n: int, *, epsilons=None, shape: str = DEFAULT_SHAPE, repeat
     return explanation
 
 
-def simulates(method, **params) -> bool:
+def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:
     """Whether :func:`explain` simulates ``method`` (False: its errors are analytic, for any ``n``)."""
     return _target(method, params)["simulated"]
 

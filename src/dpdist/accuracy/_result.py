@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class Explanation:
     def __repr__(self):
         return f"Explanation(method={self.method!r}, n={self.n}, epsilons={self.epsilons.tolist()}, metrics={self.metrics})"
 
-    def plot(self, ax=None, metrics=None):
+    def plot(self, ax: Any = None, metrics: Sequence[str] | None = None) -> Any:
         """Expected error against epsilon (log-log), one panel per metric, with the simulation's 2-se bars."""
         import matplotlib.pyplot as plt
 

@@ -24,6 +24,8 @@ before the data are read.  Errors are the array API's, naming the column.  See
 ``docs/frames.md``.
 """
 
+from typing import Any
+
 from ._central import group_release, release
 from ._grouped import GroupedResult
 from ._local import aggregate, estimate, group_estimate, privatize
@@ -32,7 +34,7 @@ from ._tables import library_of, new_frame
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate", "release", "group_release", "GroupedResult", "table"]
 
 
-def table(result, like):
+def table(result: Any, like: Any) -> Any:
     """``result.table()`` as a DataFrame of the library of ``like`` (a pandas or Polars DataFrame).
 
     A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.

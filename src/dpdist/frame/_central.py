@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from ._local import check_groups, group_generators
 from ._tables import check_frame, column_values, group_rows
+
+if TYPE_CHECKING:
+    from ..budget import BudgetSession
 
 __all__ = ["release", "group_release"]
 
@@ -32,7 +35,8 @@ def _run(column: str, function, values, args, kwargs, session):
         raise InvalidValueTypeError(f"Column {column!r}: {error}") from None
 
 
-def release(frame, column: str, function: Callable, *args, session=None, **kwargs):
+def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, session: BudgetSession | None = None,
+            **kwargs: Any) -> Any:
     """``function(values of column, *args, **kwargs)``: a central release of one column.
 
     >>> frame.release(df, "age", central.cdf, epsilon=1.0, bounds=(0, 100))   # doctest: +SKIP
@@ -47,7 +51,8 @@ def release(frame, column: str, function: Callable, *args, session=None, **kwarg
     return _run(column, function, column_values(frame, library, column), args, kwargs, session)
 
 
-def group_release(frame, column: str, by, function: Callable, *args, groups, session=None, **kwargs) -> GroupedResult:
+def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
+                  groups: Sequence[Any] | None, session: BudgetSession | None = None, **kwargs: Any) -> GroupedResult:
     """One central release of ``column`` per group of the public key ``by``, composed in parallel.
 
     Parameters

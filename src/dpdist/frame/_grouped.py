@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, ItemsView, Iterator, KeysView
 
 import numpy as np
 
@@ -49,10 +49,10 @@ class GroupedResult:
     def __len__(self) -> int:
         return len(self.results)
 
-    def keys(self):
+    def keys(self) -> KeysView[Any]:
         return self.results.keys()
 
-    def items(self):
+    def items(self) -> ItemsView[Any, Any]:
         return self.results.items()
 
     def __repr__(self):
@@ -63,7 +63,7 @@ class GroupedResult:
         values = key if len(self.by) > 1 else (key,)
         return {name: [value] * rows for name, value in zip(self.by, values)}
 
-    def table(self):
+    def table(self) -> Any:
         """Every group's ``table()`` stacked, with the key column(s) first: a DataFrame of the input's library."""
         parts: dict[str, list] = {}
         for key, result in self.results.items():
@@ -75,7 +75,7 @@ class GroupedResult:
                 parts.setdefault(name, []).extend(np.asarray(column).tolist())
         return new_frame(self.library, parts)
 
-    def summary(self):
+    def summary(self) -> Any:
         """One row per group: the key(s), the headline numbers of its result (``summary()``), and ``n`` where released."""
         rows = []
         for key, result in self.results.items():

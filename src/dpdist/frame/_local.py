@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+
 import numpy as np
 
 from .._rng import check_rng
@@ -10,10 +12,18 @@ from ..privacy import parallel
 from ._grouped import GroupedResult
 from ._tables import check_frame, column_values, group_rows, new_frame
 
+if TYPE_CHECKING:
+    from .._types import Seed
+    from ..budget import BudgetSession
+    from ..local import LocalProtocol
+
+#: a local protocol or its config
+ProtocolLike = Union["LocalProtocol", Mapping[str, Any]]
+
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
 
 
-def _protocol(owner: str, protocol):
+def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
     from ..local import LocalProtocol, from_config
 
     if isinstance(protocol, dict):
@@ -52,8 +62,8 @@ def _named(column: str, call, *args, **kwargs):
         raise type(error)(f"Column {column!r}: {error}") from None
 
 
-def privatize(frame, column: str, protocol, *, rng=None, secure: bool = False, session=None,
-              report_column: str = "report"):
+def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
+              session: BudgetSession | None = None, report_column: str = "report") -> Any:
     """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
 
     Parameters
@@ -122,7 +132,7 @@ def _reports_of(owner: str, frame, library: str, column: str, protocol) -> np.nd
     return np.frombuffer(packed.tobytes(), dtype=report_format.dtype).reshape((len(cells), *report_format.row_shape))
 
 
-def aggregate(frame, column: str, protocol, *, on_invalid: str = "count"):
+def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: str = "count") -> Any:
     """The :class:`~dpdist.local.Aggregator` of a column of reports (written by :func:`privatize`).
 
     ``on_invalid="count"`` (the default) rejects and counts reports outside the protocol's
@@ -135,7 +145,8 @@ def aggregate(frame, column: str, protocol, *, on_invalid: str = "count"):
     return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
 
 
-def estimate(frame, column: str, protocol, *, rng=None, session=None, **options):
+def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None,
+             session: BudgetSession | None = None, **options: Any) -> Any:
     """A one-shot local estimate of ``column``: each row one user's report, aggregated and estimated.
 
     ``protocol.estimate(protocol.simulate(values, rng), **options)`` (``simulate`` draws the
@@ -154,7 +165,9 @@ def estimate(frame, column: str, protocol, *, rng=None, session=None, **options)
     return _named(column, lambda: protocol.estimate(protocol.simulate(values, rng=rng), **options))
 
 
-def group_estimate(frame, column: str, by, protocol, *, groups=None, rng=None, session=None, **options) -> GroupedResult:
+def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
+                   groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
+                   **options: Any) -> GroupedResult:
     """One local estimate of ``column`` per group of ``by``: each user reports once, in the group of its key.
 
     Every user belongs to one group, so the groups compose in parallel: the whole is the
