@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidParameterError
 from .._bernoulli import mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
@@ -30,16 +29,7 @@ class LocalHashingOracle(FrequencyOracle):
 
     def _checked_prime(self) -> int:
         """The ``hash_prime`` parameter, checked prime and at least ``domain_size``."""
-        prime = self._params["hash_prime"]
-        owner = type(self).__name__
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of {owner} must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of {owner} must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
-        return prime
+        return _hashing.check_family_prime(self.display_name, self._params["hash_prime"], self.domain_size)
 
     def _setup_hashed_grr(self) -> None:
         """GRR over ``self._g`` values of hash ``self._prime``: ``_keep``, ``_p``, ``_collision`` and ``_q``."""
