@@ -50,6 +50,7 @@ __all__ = [
     "grid_floor",
     "odds_probability",
     "mixture_keep",
+    "keep_or_uniform",
     "realized",
 ]
 
@@ -88,6 +89,16 @@ def mixture_keep(epsilon: float, kept: Fraction | float | int, outputs: Fraction
     square wave are of this form.
     """
     return odds_probability((exp_lower(epsilon) - 1) * Fraction(kept) / Fraction(outputs))
+
+
+def keep_or_uniform(values: np.ndarray, keep: float, outputs: int, rng: np.random.Generator, dtype=np.int64) -> np.ndarray:
+    """Randomized response in the mixture form: each value kept with probability ``keep``, else uniform on ``[0, outputs)``.
+
+    ``keep`` is a grid value (:func:`mixture_keep`), so ``U < keep`` realizes it exactly; the uniform
+    values are drawn as ``dtype`` (the reports' own dtype), after the uniforms of the keep decisions.
+    """
+    kept = rng.random(values.size) < keep
+    return np.where(kept, values, rng.integers(0, outputs, size=values.size, dtype=dtype))
 
 
 def realized(threshold) -> np.ndarray | float:

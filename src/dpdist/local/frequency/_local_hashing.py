@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._bernoulli import mixture_keep
+from .._bernoulli import keep_or_uniform, mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
 
@@ -45,8 +45,7 @@ class LocalHashingOracle(FrequencyOracle):
 
     def _perturb(self, hashed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Each hash value kept with probability ``_keep``, else replaced by a uniform value of ``[0, g)``."""
-        keep = rng.random(hashed.size) < self._keep
-        return np.where(keep, hashed, rng.integers(0, self._g, size=hashed.size, dtype=np.int64))
+        return keep_or_uniform(hashed, self._keep, self._g, rng)
 
     def _grr_law(self, hashed: np.ndarray) -> np.ndarray:
         """``GRR_g(y | h)`` of each hash value of ``hashed`` and each ``y``: a trailing axis of length ``g``."""
