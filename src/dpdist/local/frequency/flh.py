@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ...errors import InvalidParameterError
 from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
@@ -116,15 +117,14 @@ def family_seeds(family_seed: int, hash_count: int, prime: int) -> np.ndarray:
 
 
 @register
+@shared_parameters
 class FLH(LocalHashingOracle):
     r"""Fast local hashing: OLH with a public family of ``hash_count`` functions.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d``, ``2 <= d <= hash_prime``.
+    {epsilon}
+    {hashed_domain_size}
     hash_count : int, optional
         Size :math:`S` of the public family; default
         :math:`\min(2^{16}, \lfloor 2^{22}/g \rfloor)` (a table of at most
@@ -135,10 +135,8 @@ class FLH(LocalHashingOracle):
         Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's), capped at
         :math:`2^{20}` and at the table's limit :math:`2^{24}/S` (:func:`default_hash_range`), so every
         :math:`\varepsilon` of the supported range works.
-    hash_prime : int
-        The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
-    family_seed : int
-        Public seed naming the family (default 0).
+    {family_prime}
+    {family_seed}
 
     Notes
     -----

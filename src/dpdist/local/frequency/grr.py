@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from .._bernoulli import keep_or_uniform, mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
@@ -37,13 +38,13 @@ __all__ = ["GRR"]
 
 
 @register
+@shared_parameters
 class GRR(FrequencyOracle):
     """k-ary randomized response over ``domain_size`` items.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     domain_size : int
         Number of items ``d >= 2``; values are ints in ``[0, d)``.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError
 from .._bernoulli import keep_or_uniform
@@ -27,15 +28,14 @@ __all__ = ["LGRR"]
 
 
 @register
+@shared_parameters
 class LGRR(LongitudinalProtocol, FrequencyOracle):
     """Longitudinal GRR (Arcolezi et al. 2022): GRR(:math:`\\varepsilon_\\infty`) memoized, then GRR(IRR).
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\\varepsilon_\\infty`, the bound for any number of reports of one value.
-    epsilon_1 : float
-        :math:`\\varepsilon_1 < \\varepsilon_\\infty`, the bound of one report.
+    {epsilon_longitudinal}
+    {epsilon_1}
     domain_size : int
     """
 

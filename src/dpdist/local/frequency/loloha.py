@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import EPSILON, Integer, Options
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._bernoulli import keep_or_uniform
@@ -82,15 +83,14 @@ def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
 
 
 @register
+@shared_parameters
 class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\\varepsilon_\\infty`, the bound for any number of reports of one value.
-    epsilon_1 : float
-        :math:`\\varepsilon_1 < \\varepsilon_\\infty`, the bound of one report.
+    {epsilon_longitudinal}
+    {epsilon_1}
     domain_size : int
     variant : {"optimal", "binary"}
         OLOLOHA (variance-optimal :math:`g`) or BiLOLOHA (:math:`g = 2`).

@@ -40,6 +40,7 @@ import math
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import Integer, Optional
 from .._protocol import ProtocolTags, register
 from . import _hashing
@@ -55,15 +56,14 @@ _MAX_CHANNEL_OUTPUTS = 1 << 20
 
 
 @register
+@shared_parameters
 class OLH(LocalHashingOracle):
     """Optimized local hashing.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d``, ``2 <= d <= hash_prime``.
+    {epsilon}
+    {hashed_domain_size}
     hash_range : int, optional
         Range :math:`g` of the hash functions; default
         :math:`\\operatorname{round}(e^\\varepsilon + 1)` (OLH).  ``2`` gives

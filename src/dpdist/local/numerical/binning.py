@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
@@ -46,19 +47,18 @@ def check_distribution_postprocess(protocol, postprocess: str) -> str:
 
 
 @register
+@shared_parameters
 class Binning(NumericalProtocol):
     """Categorical frequency oracle over equal-width bins of ``bounds``.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of bins ``c >= 2`` (paper 003 uses 16, 32, 64; paper 000 8 to 64).
     oracle : {"auto", "grr", "oue", "olh"}
         Inner oracle; "auto" picks GRR when ``bins < 3 e^eps + 2``, else OUE.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
 
     Reports are the inner oracle's reports of the bin index.
     """

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
@@ -83,17 +84,16 @@ def _hadamard_sign(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 
 @register
+@shared_parameters
 class HaarHRR(NumericalProtocol):
     """Haar wavelet coefficients estimated by Hadamard randomized response.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of leaves, a power of 2 (default 256).
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
     """
 
     statistic_signed = True  # signed sums of +-1 Haar-coefficient reports

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
@@ -46,21 +47,20 @@ __all__ = ["HierarchicalHistogram"]
 
 
 @register
+@shared_parameters
 class HierarchicalHistogram(NumericalProtocol):
     """Hierarchical histogram with users split uniformly over the levels.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of leaves; must be a power of ``branching`` (default 256 = 4^4).
     branching : int
         Branching factor :math:`\\beta \\ge 2` (default 4).
     oracle : {"auto", "grr", "oue", "olh"}
         Oracle of every level; "auto" chooses per level by variance.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
     """
 
     name = "hh"
