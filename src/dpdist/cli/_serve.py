@@ -197,6 +197,19 @@ def _redacted(url: str) -> str:
 
 
 # ---------------------------------------------------------------------- campaign
+def _campaign_command(actions, name: str, **texts):
+    """The parser of a campaign sub-command ``name`` (``help``, ``description``) that takes ``CAMPAIGN``."""
+    command = actions.add_parser(name, **texts)
+    command.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    return command
+
+
+def _admin_command(command, handler, **defaults) -> None:
+    """Close an admin sub-command's parser: the server options last, then what runs it."""
+    _server_options(command, admin=True)
+    command.set_defaults(handler=handler, **defaults)
+
+
 def _add_campaign(subparsers) -> None:
     campaign = subparsers.add_parser(
         "campaign",
@@ -211,16 +224,13 @@ def _add_campaign(subparsers) -> None:
         ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
         ("show", "print a campaign's state and counts as JSON"),
     ):
-        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+        action = _campaign_command(actions, name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == "open":
             _campaign_budget_options(action)
-        _server_options(action, admin=True)
-        action.set_defaults(handler=_run_simple, action_name=name)
+        _admin_command(action, _run_simple, action_name=name)
     _add_enroll_and_delete(actions)
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
-    _server_options(listing, admin=True)
-    listing.set_defaults(handler=_run_list)
+    _admin_command(listing, _run_list)
     _add_estimate_and_export(actions)
 
 
@@ -248,61 +258,56 @@ def _add_create(actions) -> None:
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
-    _server_options(create, admin=True)
-    create.set_defaults(handler=_run_create)
+    _admin_command(create, _run_create)
 
 
 def _add_enroll_and_delete(actions) -> None:
-    enroll = actions.add_parser(
+    enroll = _campaign_command(
+        actions,
         "enroll",
         help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
         description="Issue --count enrollment tokens for CAMPAIGN, each good for --reports reports to it; print them one "
         "per line (or write them to --out). The server keeps only their SHA-256: the tokens are shown this once.",
     )
-    enroll.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     enroll.add_argument("--count", type=int, required=True, help="number of tokens (devices), at most 10000 per call")
     enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
     enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
-    _server_options(enroll, admin=True)
-    enroll.set_defaults(handler=_run_enroll)
+    _admin_command(enroll, _run_enroll)
 
-    delete = actions.add_parser(
+    delete = _campaign_command(
+        actions,
         "delete",
         help="delete a campaign and everything stored for it (aggregate, batch records, raw reports, tokens)",
         description="Delete CAMPAIGN and everything the server stores for it. Needs --yes.",
     )
-    delete.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
-    _server_options(delete, admin=True)
-    delete.set_defaults(handler=_run_delete)
+    _admin_command(delete, _run_delete)
 
 
 def _add_estimate_and_export(actions) -> None:
-    estimate = actions.add_parser(
+    estimate = _campaign_command(
+        actions,
         "estimate",
         help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
         description="Fetch the campaign's current estimate. --option KEY=VALUE (repeatable) passes an option to the "
         "protocol's estimate(), e.g. --option postprocess=norm-sub.",
     )
-    estimate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     estimate.add_argument("--json", action="store_true", help="print the estimate document as JSON")
     estimate.add_argument("--plot", default=None, metavar="PNG", help="write the estimate's plot to this PNG file")
     estimate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="estimator option (repeatable)")
     estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the band (0.95)")
-    _server_options(estimate, admin=True)
-    estimate.set_defaults(handler=_run_estimate)
+    _admin_command(estimate, _run_estimate)
 
-    export = actions.add_parser(
+    export = _campaign_command(
+        actions,
         "export",
         help="download a campaign's kept raw reports to a report file",
         description="Write the raw reports kept by a campaign created with --keep-reports to --out (Parquet for "
         ".parquet/.pq, else dpdist binary records); the file carries the campaign's export file id, so "
         "'dpdist aggregate' refuses to count two exports of one campaign twice.",
     )
-    export.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     export.add_argument("--out", required=True, help="report file to write (replaced atomically)")
-    _server_options(export, admin=True)
-    export.set_defaults(handler=_run_export)
+    _admin_command(export, _run_export)
 
 
 def _client(args, *, admin: bool):
