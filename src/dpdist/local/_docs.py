@@ -42,6 +42,10 @@ PARAMETERS = {
     "family_prime": "hash_prime : int\n    The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.",
     "family_seed": "family_seed : int\n    Public seed naming the family (default 0).",
 }
+#: the four parameters of a count-mean sketch's public family (:class:`~dpdist.local.frequency._sketch.SketchOracle`)
+PARAMETERS["sketch_family"] = "\n".join(
+    PARAMETERS[name] for name in ("sketch_hash_count", "sketch_width", "family_prime", "family_seed")
+)
 
 _PLACEHOLDER = re.compile(r"^( *)\{(\w+)\}$", re.MULTILINE)
 

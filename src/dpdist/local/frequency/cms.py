@@ -80,10 +80,7 @@ class CMS(SketchOracle):
     domain_size : int
         Number of items ``d``, ``2 <= d <= hash_prime`` (the state is ``k(m + 1)``
         counts whatever ``d``).
-    {sketch_hash_count}
-    {sketch_width}
-    {family_prime}
-    {family_seed}
+    {sketch_family}
 
     Notes
     -----

@@ -80,10 +80,7 @@ class HCMS(SketchOracle):
     domain_size : int
         Number of items ``d``, ``2 <= d <= hash_prime`` (any size: the state is
         ``2 k m`` counts whatever ``d``).
-    {sketch_hash_count}
-    {sketch_width}
-    {family_prime}
-    {family_seed}
+    {sketch_family}
 
     Notes
     -----
