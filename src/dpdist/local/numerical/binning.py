@@ -25,7 +25,7 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
@@ -48,7 +48,7 @@ def check_distribution_postprocess(protocol, postprocess: str) -> str:
 
 @register
 @shared_parameters
-class Binning(NumericalProtocol):
+class Binning(BinnedProtocol):
     """Categorical frequency oracle over equal-width bins of ``bounds``.
 
     Parameters
@@ -85,10 +85,6 @@ class Binning(NumericalProtocol):
     def statistic_dtype(self) -> type:
         """The inner oracle's (counts, or float sums for some oracles)."""
         return self._oracle.statistic_dtype
-
-    @property
-    def bins(self) -> int:
-        return self._params["bins"]
 
     @property
     def oracle(self) -> FrequencyOracle:

@@ -34,7 +34,7 @@ from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from ...postprocess import hay_consistency
 from .._report_kinds import Field, RecordReports
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
@@ -48,7 +48,7 @@ __all__ = ["HierarchicalHistogram"]
 
 @register
 @shared_parameters
-class HierarchicalHistogram(NumericalProtocol):
+class HierarchicalHistogram(BinnedProtocol):
     """Hierarchical histogram with users split uniformly over the levels.
 
     Parameters
@@ -100,10 +100,6 @@ class HierarchicalHistogram(NumericalProtocol):
         return np.float64 if np.dtype(np.float64) in dtypes else np.int64
 
     # ------------------------------------------------------------------ structure
-    @property
-    def bins(self) -> int:
-        return self._params["bins"]
-
     @property
     def branching(self) -> int:
         return self._params["branching"]
