@@ -38,11 +38,6 @@ class LocalHashingOracle(FrequencyOracle):
         self._collision = _hashing.collision_probability(self._prime, self._g)
         self._q = self._p * self._collision + (1 - self._p) * (1 - self._collision) / (self._g - 1)
 
-    @property
-    def hash_range(self) -> int:
-        """The range :math:`g` actually used."""
-        return self._g
-
     def _perturb(self, hashed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Each hash value kept with probability ``_keep``, else replaced by a uniform value of ``[0, g)``."""
         return keep_or_uniform(hashed, self._keep, self._g, rng)

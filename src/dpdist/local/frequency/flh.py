@@ -177,6 +177,11 @@ class FLH(LocalHashingOracle):
         self._setup_hashed_grr()
 
     @property
+    def hash_range(self) -> int:
+        """The range :math:`g` actually used."""
+        return self._g
+
+    @property
     def hash_count(self) -> int:
         """The size :math:`S` of the public family."""
         return self._S

@@ -93,6 +93,11 @@ class OLH(LocalHashingOracle):
         self._n_seeds = _hashing.seed_count(self._prime)
         self._setup_hashed_grr()
 
+    @property
+    def hash_range(self) -> int:
+        """The range :math:`g` actually used."""
+        return self._g
+
     def support_probabilities(self) -> tuple[float, float]:
         r"""``(p*, q*)``.
 
