@@ -43,6 +43,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 __all__ = [
     "GRID",
@@ -91,8 +92,10 @@ def mixture_keep(epsilon: float, kept: Fraction | float | int, outputs: Fraction
     return odds_probability((exp_lower(epsilon) - 1) * Fraction(kept) / Fraction(outputs))
 
 
-def keep_or_uniform(values: np.ndarray, keep: float, outputs: int, rng: np.random.Generator, dtype=np.int64) -> np.ndarray:
-    """Randomized response in the mixture form: each value kept with probability ``keep``, else uniform on ``[0, outputs)``.
+def keep_or_uniform(
+    values: np.ndarray, keep: float, outputs: int, rng: np.random.Generator, dtype: DTypeLike = np.int64
+) -> np.ndarray:
+    """Randomized response in its mixture form: each value kept w.p. ``keep``, else uniform on ``[0, outputs)``.
 
     ``keep`` is a grid value (:func:`mixture_keep`), so ``U < keep`` realizes it exactly; the uniform
     values are drawn as ``dtype`` (the reports' own dtype), after the uniforms of the keep decisions.
