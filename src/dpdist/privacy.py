@@ -11,6 +11,9 @@ computed from what its steps spend:
 * :func:`sequential` -- basic sequential composition: steps on the same data
   add up, :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)` (Dwork & Roth 2014,
   Thm. 3.16);
+* :func:`shuffled` -- the central guarantee of ``n`` shuffled reports of a local protocol
+  (a relay between devices and collector), over one or more rounds: the accounting of
+  :mod:`dpdist.amplification` (its method and citations are there);
 * :func:`parallel` -- parallel composition over disjoint data (sites, batches of
   a stream, user groups, the nodes of one tree level):
   :math:`(\max_i \varepsilon_i, \max_i \delta_i)` (McSherry 2009, Thm. 4).  It
@@ -37,7 +40,7 @@ from typing import Iterable, Sequence
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "MODELS", "NEIGHBOURING"]
+__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "shuffled", "MODELS", "NEIGHBOURING"]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -217,3 +220,22 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         )
         for w in weights
     ]
+
+
+def shuffled(protocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
+    its citations and the assumptions (the shuffler does not collude with the collector; the
+    collector sees each batch of ``n`` as a multiset).  Rounds compose by the optimal composition
+    theorem.  Returns ``(epsilon, delta)`` under ``"replace"`` neighbours, ``model="central"``.
+
+    >>> from dpdist import local, privacy
+    >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
+    True
+    """
+    from .amplification._accounting import account
+
+    result = account(protocol, n, delta, method, rounds)
+    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
