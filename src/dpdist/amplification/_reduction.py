@@ -27,7 +27,7 @@ Blocks (each an upper bound, so the total is one):
 
 * over :math:`M`: :math:`\delta_M` does not increase with :math:`M` (one more unrevealed user
   adds an independent report: a post-processing), so a block of :math:`M` is charged
-  :math:`\delta` at its smallest :math:`M`; blocks are at most 0.4% of :math:`M` wide over
+  :math:`\delta` at its smallest :math:`M`; blocks are at most 0.4% of :math:`M` wide (at most 64 of them) over
   eight standard deviations, and the mass below them is charged 1;
 * over :math:`c`: writing :math:`D N_0 + B c = D(N_0 - s c) + \kappa c`,
   :math:`\kappa = D s + B`, the fluctuation :math:`D(N_0 - sc)` gains an independent
@@ -36,7 +36,7 @@ Blocks (each an upper bound, so the total is one):
   largest: each :math:`c` of a block :math:`[c_s, c_e]` is charged
   :math:`\mathbb E[(D(N - s c_e) + \max(\kappa c_s, \kappa c_e) + A_2 m)_+]`,
   :math:`N \sim \mathrm{Bin}(c_e, s)`.  Blocks are a tenth of a standard deviation of
-  :math:`c` wide (wider if the cells would exceed 4096) over eight standard deviations; the mass of :math:`c` outside them is charged
+  :math:`c` wide (wider if the cells would exceed 8192) over eight standard deviations; the mass of :math:`c` outside them is charged
   its probability under :math:`x_0`.
 """
 
@@ -55,10 +55,12 @@ __all__ = ["Reduction", "PairDivergence"]
 _WINDOW_SD = 8.0
 #: width of an M block, relative to M
 _M_RELATIVE_WIDTH = 0.004
+#: at most this many M blocks (the cells left go to c)
+_MAX_M_BLOCKS = 64
 #: width of a c block, in standard deviations of c
 _C_WIDTH_SD = 0.1
-#: at most this many (M block, c block) cells per evaluation (4x more moves epsilon by < 0.2%)
-_MAX_CELLS = 4096
+#: at most this many (M block, c block) cells per evaluation (2x more moves epsilon by < 0.2%)
+_MAX_CELLS = 8192
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,11 @@ def _windows(trials: int, p: float, relative: float | None, width_sd: float | No
     mean, sd = trials * p, math.sqrt(trials * p * (1 - p))
     low = max(0, int(math.floor(mean - _WINDOW_SD * sd)))
     high = min(trials, int(math.ceil(mean + _WINDOW_SD * sd)))
-    if relative is not None:  # widths proportional to the start
+    if relative is not None:  # widths proportional to the start, at most max_blocks of them
         starts = [low]
+        floor = max(1, -(-(high - low + 1) // max_blocks))
         while True:
-            width = max(1, int(relative * starts[-1]))
+            width = max(floor, int(relative * starts[-1]))
             if starts[-1] + width > high:
                 break
             starts.append(starts[-1] + width)
@@ -121,7 +124,7 @@ class PairDivergence:
             self.constant, self.m, self.c_start, self.c_end, self.weight = 0.0, *(np.zeros(0) for _ in range(4))
 
     def _blocks(self, trials: int) -> None:
-        m_starts, m_ends = _windows(trials, self.total, _M_RELATIVE_WIDTH, None)
+        m_starts, m_ends = _windows(trials, self.total, _M_RELATIVE_WIDTH, None, _MAX_M_BLOCKS)
         m_ends[-1] = trials  # the upper tail is charged at the last block's smallest M
         m_mass = _binomial.between(m_starts, m_ends, trials, self.total)
         self.constant = float(1.0 - _binomial.at_least(m_starts[:1], trials, self.total)[0])  # M below the window
