@@ -91,6 +91,7 @@ class Client:
         self.retries, self.backoff = retries, float(backoff)
         self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
+        self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
 
     def close(self) -> None:
         self._http.close()
@@ -139,14 +140,47 @@ class Client:
 
     # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
-        """The campaign's public config document (``campaign``, ``state``, ``config``, ...)."""
-        return self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
+        document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
+        return document
 
     def protocol(self, campaign: str):
         """The campaign's protocol, rebuilt from its public config."""
         from .local import from_config
 
         return from_config(self.config(campaign)["config"])
+
+    def relay(self, campaign: str) -> dict | None:
+        """The campaign's relay key (``config["relay"]``) if it is collected through a relay, else None.
+
+        Read from the campaign's config, fetched here once if no earlier call fetched it (``submit_values``
+        and ``protocol`` do). ``submit_reports`` and ``submit_body`` use what is known without fetching:
+        call this first when sending through a relay without them.
+        """
+        if campaign not in self._relays:
+            try:
+                self.config(campaign)
+            except ServiceRefusedError:  # no such campaign (yet): the submission itself will say so
+                return None
+        return self._relays[campaign]
+
+    def _submit_through_relay(self, campaign: str, relay: dict, protocol, reports, batch_id: str) -> dict:
+        """Each report sealed to the collector's key and sent alone to the relay (this client's server URL) under
+        ``<batch_id>.<row>``, with no batch id inside: the relay counts a report id once, even sealed again."""
+        from .io import encode_record
+        from .relay import _envelope
+
+        public_key = _envelope.decode_public_key(relay["public_key"])
+        duplicates = 0
+        for index in range(len(reports)):
+            sealed = _envelope.seal(public_key, campaign, encode_record(protocol, reports[index : index + 1]), "application/octet-stream")
+            response = self._request(
+                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}.{index}", content=sealed,
+                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
+            )
+            duplicates += bool(response.json().get("duplicate"))
+        return {"campaign": campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
 
     def submit_reports(self, campaign: str, protocol, reports, *, batch_id: str | None = None) -> dict:
         """Submit one batch of already randomized reports; return the server's acknowledgement.
@@ -158,7 +192,8 @@ class Client:
         of the values they came from.  With ``batch_id`` (resending a batch kept
         by the caller, whose bytes must be the same as the first time) they are
         sent in the order given: give them shuffled, e.g. as read from a file of
-        ``dpdist privatize``.
+        ``dpdist privatize``.  A campaign collected through a relay (:meth:`relay`) gets each
+        report sealed and sent alone, under ``<batch_id>.<row>``.
         """
         from .io import encode_record, new_file_id
 
@@ -168,12 +203,25 @@ class Client:
             batch_id = new_file_id()
             reports = np.asarray(reports)
             reports = reports[secure_generator().permutation(len(reports))]
+        relay = self._relays.get(campaign)
+        if relay is not None:
+            return self._submit_through_relay(campaign, relay, protocol, np.asarray(reports), batch_id)
         record_id = batch_id if _is_file_id(batch_id) else None
         body = encode_record(protocol, reports, record_id)
         return self.submit_body(campaign, batch_id, body)
 
     def submit_body(self, campaign: str, batch_id: str, body: bytes, content_type: str = "application/octet-stream") -> dict:
-        """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries."""
+        """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries (to a relayed
+        campaign: sealed, to the relay, as one report under ``batch_id``)."""
+        relay = self._relays.get(campaign)
+        if relay is not None:
+            from .relay import _envelope
+
+            sealed = _envelope.seal(_envelope.decode_public_key(relay["public_key"]), campaign, body, content_type)
+            return self._request(
+                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}", content=sealed,
+                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
+            ).json()
         response = self._request(
             "PUT",
             f"/api/campaigns/{campaign}/batches/{batch_id}",
@@ -222,6 +270,7 @@ class Client:
         from ._io._shuffle import rechunk_rows
         from .io import count_reports, file_identities, iter_report_batches, protocol_of_file
 
+        relayed = self.relay(campaign) is not None
         identity = file_identities(path)[0]
         batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
         protocol = protocol_of_file(path)
@@ -230,7 +279,7 @@ class Client:
         rows_per_part = max(1, FILE_PART_BYTES // max(row_bytes, 1))
         if count_reports(path) <= rows_per_part:
             if (file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1
-                    and _record_count(path) <= FILE_MAX_RECORDS):
+                    and _record_count(path) <= FILE_MAX_RECORDS and not relayed):
                 return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
             reports = [batch.reports for batch in iter_report_batches(path, protocol)]
             array = np.concatenate(reports) if reports else None

@@ -15,6 +15,7 @@ _COMMAND_MODULES = [
     "dpdist.cli._deploy",
     "dpdist.cli._release",
     "dpdist.cli._serve",
+    "dpdist.cli._relay",
 ]
 
 

@@ -3,11 +3,12 @@
 Routes
 ------
 ``PUT /relay/v1/campaigns/{campaign}/reports/{report_id}``
-    A device's sealed submission (:mod:`._envelope`), under a report id it chose at random (1-64
-    characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id and bytes).  202 once it is durable:
+    A device's sealed submission (:mod:`._envelope`), under a report id it chose at random (1-128
+    characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id, and a report sealed again under an
+    id already accepted is that report: ``duplicate``).  202 once it is durable:
     ``{"campaign", "report_id", "duplicate"}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
-    409 ``report_id_reused`` (same id, other bytes), 413 too large.
+    413 too large.
 ``GET /api/campaigns/{campaign}/config``
     The collector's public config of the campaign (its protocol, state and relay key), cached for a
     few seconds, so that a device needs only the relay's address.
@@ -27,11 +28,11 @@ import time
 
 from . import _envelope
 from ._forwarder import Forwarder
-from ._queue import Conflict, RelayQueue
+from ._queue import RelayQueue
 
 __all__ = ["create_app"]
 
-_REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CAMPAIGN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CONFIG_TTL_S = 5.0
 
@@ -102,17 +103,14 @@ def create_app(
     async def submit(request):
         campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
         if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
-            raise RelayError(400, "invalid_report_id", "A report id is 1-64 characters A-Z a-z 0-9 . _ - (and a campaign id 1-128).")
+            raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
         relay = await _relayed_campaign(state["configs"], campaign)
         body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
         try:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
         except Exception as error:
             raise RelayError(400, "not_sealed", str(error)) from None
-        try:
-            outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, body))
-        except Conflict:
-            raise RelayError(409, "report_id_reused", "This report id was used for other bytes: a retry sends the same bytes.") from None
+        outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, body))
         state["forwarder"].wake.set()
         return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
 

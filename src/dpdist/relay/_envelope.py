@@ -32,6 +32,7 @@ __all__ = [
     "KIND_OF_CONTENT_TYPE",
     "KeyPair",
     "MAX_SEALED_BYTES",
+    "SEALED_CONTENT_TYPE",
     "SUITE",
     "check_sealed",
     "frame",
@@ -43,6 +44,8 @@ __all__ = [
 ]
 
 VERSION = 1
+#: the content type of one sealed submission, device to relay
+SEALED_CONTENT_TYPE = "application/vnd.dpdist.sealed-report"
 SUITE = {"kem": "DHKEM(X25519, HKDF-SHA256)", "kdf": "HKDF-SHA256", "aead": "AES-128-GCM", "ids": [0x0020, 0x0001, 0x0001]}
 KIND_OF_CONTENT_TYPE = {"application/octet-stream": 1, "application/vnd.dpdist.reports": 1, "application/json": 2}
 CONTENT_TYPE_OF_KIND = {1: "application/octet-stream", 2: "application/json"}
@@ -145,10 +148,10 @@ def open_sealed(private_key: bytes, campaign: str, sealed: bytes) -> tuple[str, 
     """``(content type, body)`` of a sealed message; :class:`MalformedReportError` if it does not open."""
     check_sealed(sealed)
     suite = _suite()
-    public = suite.kem.deserialize_private_key(private_key)
+    key = suite.kem.deserialize_private_key(private_key)
     header, enc, ciphertext = sealed[: 1 + _KEY_ID_BYTES], sealed[1 + _KEY_ID_BYTES : _HEADER_BYTES], sealed[_HEADER_BYTES:]
     try:
-        plain = suite.create_recipient_context(enc, public, info=_info(campaign)).open(ciphertext, aad=header)
+        plain = suite.create_recipient_context(enc, key, info=_info(campaign)).open(ciphertext, aad=header)
     except Exception:  # pyhpke raises its own errors for a wrong key, tag or encapsulation
         raise MalformedReportError("A sealed report does not open with the campaign's key (wrong key, campaign or bytes).") from None
     kind, length = struct.unpack(">BI", plain[:5])

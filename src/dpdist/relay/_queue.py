@@ -7,8 +7,8 @@ transaction commits.
 
 ``reports``
     one row per accepted report: a 16-byte key (SHA-256 of campaign and the device's report id: a
-    retry with the same id is the same report), the SHA-256 of the sealed bytes (the same id with
-    other bytes is refused), and the sealed bytes while the report waits.  Forming a batch moves the
+    retry with the same id is the same report, even sealed again, as a device that restarts must),
+    and the sealed bytes while the report waits.  Forming a batch moves the
     bytes into the batch and clears them here; the key stays, so a late retry is still recognised.
     No address, no time.
 ``batches``
@@ -29,19 +29,15 @@ from dataclasses import dataclass
 
 from . import _envelope
 
-__all__ = ["RelayQueue", "Batch", "Conflict"]
+__all__ = ["RelayQueue", "Batch"]
 
 _GROUP = 512  # reports inserted in one transaction at most
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, body_sha256 BLOB NOT NULL, sealed BLOB)",
+    "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
     "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
     "body BLOB, state TEXT NOT NULL DEFAULT 'pending', detail TEXT)",
 )
-
-
-class Conflict(Exception):
-    """The report id was already used for other bytes."""
 
 
 @dataclass(frozen=True)
@@ -96,16 +92,11 @@ class RelayQueue:
         results = []
         try:
             self._connection.execute("BEGIN IMMEDIATE")
-            for _, (campaign, key, digest, sealed), _future in jobs:
+            for _, (campaign, key, sealed), _future in jobs:
                 inserted = self._connection.execute(
-                    "INSERT OR IGNORE INTO reports (key, campaign, body_sha256, sealed) VALUES (?, ?, ?, ?)",
-                    (key, campaign, digest, sealed),
+                    "INSERT OR IGNORE INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, sealed)
                 ).rowcount
-                if inserted:
-                    results.append("new")
-                    continue
-                (stored,) = self._connection.execute("SELECT body_sha256 FROM reports WHERE key = ?", (key,)).fetchone()
-                results.append("duplicate" if stored == digest else Conflict())
+                results.append("new" if inserted else "duplicate")
             self._connection.execute("COMMIT")
         except BaseException as error:  # the transaction is gone: every report of it is unanswered, not accepted
             self._rollback()
@@ -113,10 +104,7 @@ class RelayQueue:
                 future.set_exception(error)
             return
         for (_, _, future), result in zip(jobs, results):
-            if isinstance(result, Exception):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
+            future.set_result(result)
 
     def _run(self, job) -> None:
         _, (function, args), future = job
@@ -143,9 +131,8 @@ class RelayQueue:
 
     # ------------------------------------------------------------------ the API (futures)
     def accept(self, campaign: str, report_id: str, sealed: bytes) -> Future:
-        """A future of ``"new"`` or ``"duplicate"`` (or :class:`Conflict`), resolved once durable."""
-        digest = hashlib.sha256(sealed).digest()
-        return self._submit("accept", (campaign, report_key(campaign, report_id), digest, sealed))
+        """A future of ``"new"`` or ``"duplicate"`` (the id seen before), resolved once durable."""
+        return self._submit("accept", (campaign, report_key(campaign, report_id), sealed))
 
     def form_batch(self, campaign: str, min_size: int, max_size: int) -> Future:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
