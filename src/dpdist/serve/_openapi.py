@@ -87,6 +87,8 @@ def openapi_schema() -> dict:
                         "campaign": {"type": "string"},
                         "state": {"enum": ["created", "open", "closed"]},
                         "config": {"type": "object"},
+                        "client_view": {"type": "object", "description": "config, declared report format and design constants "
+                                        "(LocalProtocol.client_view); the JavaScript client checks them against epsilon"},
                         "submit_token_required": {"type": "boolean"},
                         "keep_reports": {"type": "boolean"},
                         "created_at": {"type": "string"},
