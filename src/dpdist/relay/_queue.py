@@ -81,6 +81,8 @@ class RelayQueue:
                     self._jobs.put(None)
                     break
                 jobs.append(job)
+            # a job whose caller gave up (its future cancelled) is not done: the caller never heard of it
+            jobs = [job for job in jobs if job[2].set_running_or_notify_cancel()]
             accepts = [job for job in jobs if job[0] == "accept"]
             if accepts:
                 self._accept_group(accepts)
