@@ -9,9 +9,10 @@ Routes
     ``{"campaign", "report_id", "duplicate"}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
     413 too large.
-``GET /api/campaigns/{campaign}/config``
-    The collector's public config of the campaign (its protocol, state and relay key), cached for a
-    few seconds, so that a device needs only the relay's address.
+``GET /api/campaigns/{campaign}/config``, ``/campaigns/{campaign}/participate``, ``/static/dpdist-client.js``, ``/static/dpdist-client/...``
+    The collector's public pages, passed on (with their content type and security headers) and
+    cached for a few seconds: the campaign's config (protocol, state, relay key), the participation
+    page and the JavaScript client, so that a device, a browser included, talks to the relay only.
 ``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state.
 
 The relay logs no client address and no per-report time (uvicorn's access log is off), trusts no
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import re
 import time
 
@@ -35,6 +37,8 @@ __all__ = ["create_app"]
 _REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CAMPAIGN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CONFIG_TTL_S = 5.0
+_KEPT_HEADERS = {"content-type", "content-security-policy", "cache-control", "x-content-type-options", "referrer-policy",
+                 "cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"}
 
 
 class RelayError(Exception):
@@ -43,24 +47,33 @@ class RelayError(Exception):
         self.status, self.code, self.detail = status, code, detail
 
 
-class _Configs:
-    """The collector's public campaign configs, each cached for a few seconds."""
+class _PublicPages:
+    """GETs of the collector's public pages, each answer (status, kept headers, body) cached for a few seconds."""
 
     def __init__(self, client):
         self.client, self.cache = client, {}
 
-    async def get(self, campaign: str) -> tuple[int, dict]:
-        hit = self.cache.get(campaign)
+    async def get(self, path: str) -> tuple[int, dict, bytes]:
+        hit = self.cache.get(path)
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
-            return hit[1], hit[2]
+            return hit[1:]
         try:
-            response = await self.client.get(f"/api/campaigns/{campaign}/config")
-            status, document = response.status_code, response.json()
+            response = await self.client.get(path)
         except Exception:
             raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
-        if status < 500:
-            self.cache[campaign] = (time.monotonic(), status, document)
-        return status, document
+        headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}
+        if response.status_code < 500:
+            if len(self.cache) > 4096:
+                self.cache.clear()
+            self.cache[path] = (time.monotonic(), response.status_code, headers, response.content)
+        return response.status_code, headers, response.content
+
+    async def config(self, campaign: str) -> tuple[int, dict]:
+        status, _, body = await self.get(f"/api/campaigns/{campaign}/config")
+        try:
+            return status, json.loads(body)
+        except ValueError:
+            raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
 
 
 def create_app(
@@ -79,7 +92,7 @@ def create_app(
     import httpx
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     state: dict = {}
@@ -89,7 +102,7 @@ def create_app(
         store = await run_in_threadpool(RelayQueue, db_path)
         client = httpx.AsyncClient(base_url=collector.rstrip("/"), transport=transport, timeout=60.0)
         forwarder = Forwarder(store, client, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch, interval=interval)
-        state.update(store=store, forwarder=forwarder, configs=_Configs(client))
+        state.update(store=store, forwarder=forwarder, pages=_PublicPages(client))
         task = asyncio.create_task(forwarder.run())
         try:
             yield
@@ -104,7 +117,7 @@ def create_app(
         campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
         if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
             raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
-        relay = await _relayed_campaign(state["configs"], campaign)
+        relay = await _relayed_campaign(state["pages"], campaign)
         body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
         try:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
@@ -114,9 +127,9 @@ def create_app(
         state["forwarder"].wake.set()
         return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
 
-    async def config(request):
-        status, document = await state["configs"].get(request.path_params["campaign"])
-        return JSONResponse(document, status_code=status)
+    async def public(request):
+        status, headers, body = await state["pages"].get(request.url.path)
+        return Response(body, status_code=status, headers=headers)
 
     async def health(request):
         return JSONResponse({"status": "ok", "service": "dpdist relay"})
@@ -132,15 +145,18 @@ def create_app(
 
     routes = [
         Route("/healthz", health),
-        Route("/api/campaigns/{campaign}/config", config, methods=["GET"]),
+        Route("/api/campaigns/{campaign}/config", public, methods=["GET"]),
+        Route("/campaigns/{campaign}/participate", public, methods=["GET"]),
+        Route("/static/dpdist-client.js", public, methods=["GET"]),
+        Route("/static/dpdist-client/{path:path}", public, methods=["GET"]),
         Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
         Route("/relay/v1/status", status, methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
 
 
-async def _relayed_campaign(configs: _Configs, campaign: str) -> dict:
-    status, document = await configs.get(campaign)
+async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
+    status, document = await pages.config(campaign)
     if status == 404:
         raise RelayError(404, "unknown_campaign", f"The collector has no campaign {campaign!r}.")
     if status != 200:
