@@ -44,10 +44,12 @@ class Forwarder:
                 delivered_all = False
             self._backoff = self.interval if delivered_all else min(_MAX_BACKOFF_S, self._backoff * 2)
             self.wake.clear()
-            try:
-                await asyncio.wait_for(self.wake.wait(), timeout=self._backoff)
-            except asyncio.TimeoutError:
-                pass
+            await asyncio.sleep(self.interval)  # at most one step per interval, however fast reports arrive
+            if self._backoff > self.interval:  # a failed delivery waits its backoff, or a new report
+                try:
+                    await asyncio.wait_for(self.wake.wait(), timeout=self._backoff - self.interval)
+                except asyncio.TimeoutError:
+                    pass
 
     async def step(self) -> bool:
         """Form what can be formed, deliver what is formed; whether every batch got a final answer."""
@@ -58,7 +60,8 @@ class Forwarder:
                     break
                 count -= batch.count
         settled = True
-        for batch in await asyncio.to_thread(self.store.pending_batches):
+        for batch_id in await asyncio.to_thread(self.store.pending_batch_ids):
+            batch = await asyncio.to_thread(self.store.batch, batch_id)
             settled = await self.deliver(batch) and settled
         return settled
 

@@ -157,10 +157,17 @@ class RelayQueue:
         rows = self._read().execute("SELECT campaign, COUNT(*) FROM reports WHERE sealed IS NOT NULL GROUP BY campaign")
         return dict(rows.fetchall())
 
-    def pending_batches(self) -> list[Batch]:
+    def pending_batch_ids(self) -> list[str]:
         """Batches formed and not yet acknowledged, oldest first."""
-        rows = self._read().execute("SELECT batch_id, campaign, count, body FROM batches WHERE state = 'pending' ORDER BY rowid")
-        return [Batch(batch_id, campaign, int(count), bytes(body)) for batch_id, campaign, count, body in rows.fetchall()]
+        rows = self._read().execute("SELECT batch_id FROM batches WHERE state = 'pending' ORDER BY rowid")
+        return [row[0] for row in rows.fetchall()]
+
+    def batch(self, batch_id: str) -> Batch:
+        """A formed batch, with its body."""
+        campaign, count, body = self._read().execute(
+            "SELECT campaign, count, body FROM batches WHERE batch_id = ?", (batch_id,)
+        ).fetchone()
+        return Batch(batch_id, campaign, int(count), bytes(body))
 
     def status(self) -> dict:
         read = self._read()
