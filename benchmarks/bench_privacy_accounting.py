@@ -16,15 +16,13 @@ Run: ``uv run python benchmarks/bench_privacy_accounting.py`` (writes ``results/
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 
 import numpy as np
 
 from dpdist import amplification, local, testing
-from dpdist.amplification import _accounting, _structured
-from dpdist.amplification._reduction import Reduction
+from dpdist.amplification._reference import variation_ratio_epsilon
 from dpdist.local.ledger import PrivacyLedger
 
 DELTA = 1e-8
@@ -36,16 +34,6 @@ def cpu(call, repeat: int = 1) -> float:
     for _ in range(repeat):
         call()
     return (time.process_time() - start) / repeat
-
-
-def variation_ratio_epsilon(protocol, n: int, delta: float) -> float:
-    """Wang et al.'s numerical bound, computed by dpdist's exact engine (see the module docstring)."""
-    first, second, _ = _structured.pair_classes(protocol)
-    e = math.exp(protocol.guarantee.epsilon)
-    alpha = float(np.maximum(first - second, 0).sum()) / (e - 1)
-    common = 1 - alpha - e * alpha
-    reduction = Reduction((e * alpha, alpha, common), (alpha, e * alpha, common), (alpha, alpha, 1 - 2 * alpha))
-    return _accounting._Bound([[reduction]], n).epsilon(delta)
 
 
 def amplification_table() -> list[dict]:
