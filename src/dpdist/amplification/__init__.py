@@ -50,7 +50,11 @@ n = 10^4 the exact loss meets the bound within 25%; the numerical bound reproduc
 by FMT21's and Balle et al.'s public code (table in the test, with sources).
 """
 
-from ..privacy import shuffled
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..privacy import PrivacyGuarantee, shuffled
 from ._accounting import (
     METHODS,
     ShuffledAccount,
@@ -65,6 +69,9 @@ from ._accounting import (
 from ._channel import channel_reductions, clone_probability
 from ._closed_form import closed_form_epsilon
 from ._reduction import PairDivergence, Reduction
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = [
     "METHODS",
@@ -85,7 +92,7 @@ __all__ = [
 ]
 
 
-def shuffled_guarantee(protocol, n: int, delta: float, method: str = "numerical", rounds: int = 1):
+def shuffled_guarantee(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
     """The central :class:`~dpdist.privacy.PrivacyGuarantee` of ``n`` shuffled reports of ``protocol`` per round.
 
     Parameters

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from .._types import ArrayLike
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
 from . import _channel, _closed_form, _structured
 from ._checks import check_delta, check_epsilon0, check_n
 from ._reduction import PairDivergence, Reduction
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = [
     "METHODS",
@@ -89,13 +93,13 @@ def numerical_epsilon(epsilon0: float, n: int, delta: float, clone: float | None
     return _Bound([[generic_reduction(epsilon0, clone)]], n).epsilon(delta)
 
 
-def channel_delta(channel, n: int, epsilon: float) -> float:
+def channel_delta(channel: ArrayLike, n: int, epsilon: float) -> float:
     r""":math:`\delta(\varepsilon)` of ``n`` shuffled reports through ``channel``: the largest over pair classes of the
     smallest over their candidate reductions (:mod:`._channel`)."""
     return _Bound(_channel.channel_reductions(channel), check_n(n))(float(epsilon))
 
 
-def channel_epsilon(channel, n: int, delta: float) -> float:
+def channel_epsilon(channel: ArrayLike, n: int, delta: float) -> float:
     """The central epsilon at ``delta`` of ``n`` shuffled reports, one per user, through ``channel`` (rows: inputs)."""
     n, delta = check_n(n), check_delta(delta)
     return _Bound(_channel.channel_reductions(channel), n).epsilon(delta)
@@ -160,7 +164,7 @@ class ShuffledAccount:
         }
 
 
-def account(protocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
+def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
     ``method``: ``"channel"`` (the reductions read from ``protocol.channel()``), ``"generic"`` (FMT21's
@@ -187,10 +191,10 @@ def account(protocol, n: int, delta: float, method: str = "numerical", rounds: i
 
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
     if method in ("channel", "numerical"):
-        classes = _structured.pair_classes(protocol)
-        if classes is not None:
+        structured = _structured.pair_classes(protocol)
+        if structured is not None:
             notes.append("one pair class by symmetry; its output classes computed in closed form")
-            return [_channel.pair_reductions(*classes)], "channel"
+            return [_channel.pair_reductions(*structured)], "channel"
         try:
             channel = _channel.check_channel(protocol.channel())
             classes = _channel.channel_reductions(channel)

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from .._types import ArrayLike
 from ..errors import InvalidParameterError
 from ._reduction import Reduction
 
@@ -77,7 +78,7 @@ def realized_epsilon(channel: np.ndarray) -> float:
     return float(np.max(logs.max(axis=0) - logs.min(axis=0)))
 
 
-def clone_probability(channel) -> float:
+def clone_probability(channel: ArrayLike) -> float:
     """The largest ``w`` with ``R(x) >= w/2 (R(x0) + R(x1))`` for every row ``x`` and pair ``x0 != x1``."""
     matrix = check_channel(channel)
     blanket = matrix.min(axis=0)
@@ -167,16 +168,16 @@ def _candidates_of(victim: np.ndarray, candidates: list[np.ndarray], row: int) -
     floors = (0.0, _RATE_FLOOR * (a0 + b0), _RATE_FLOOR * (a1 + b1))
     options = set()
     for candidate in candidates:
-        kept, *rates = (float(v) * _SHRINK for v in candidate[row])
-        if not all(math.isfinite(v) and v >= 0 for v in (kept, *rates)):
+        common, *raw_rates = (float(v) * _SHRINK for v in candidate[row])
+        if not all(math.isfinite(v) and v >= 0 for v in (common, *raw_rates)):
             continue
-        rates = [rate if rate > floor else 0.0 for rate, floor in zip(rates, floors[1:] + (_RATE_FLOOR * kept,))]
+        rates = [rate if rate > floor else 0.0 for rate, floor in zip(raw_rates, floors[1:] + (_RATE_FLOOR * common,))]
         if sum(rates) > 0:
-            options.add((kept, *rates))
+            options.add((common, *rates))
     # more of the victim's common mass kept and more of every rate is never worse
     kept = [o for o in options if not any(p != o and all(pv >= ov for pv, ov in zip(p, o)) for p in options)]
     key = tuple(float(f"{v:.12g}") for v in victim[row]) + tuple(sorted(tuple(float(f"{v:.12g}") for v in o) for o in kept))
-    return key, [Reduction((a0, a1, o[0]), (b0, b1, o[0]), o[1:]) for o in sorted(kept)]
+    return key, [Reduction((a0, a1, o[0]), (b0, b1, o[0]), (o[1], o[2], o[3])) for o in sorted(kept)]
 
 
 def pair_reductions(first, second, blanket) -> list[Reduction]:
@@ -186,7 +187,7 @@ def pair_reductions(first, second, blanket) -> list[Reduction]:
     return _candidates_of(victim, candidates, 0)[1]
 
 
-def channel_reductions(channel) -> list[list[Reduction]]:
+def channel_reductions(channel: ArrayLike) -> list[list[Reduction]]:
     """For each class of ordered pairs with distinct parameters, its candidate reductions (module docstring)."""
     matrix = check_channel(channel)
     rows, outputs = matrix.shape

@@ -89,15 +89,16 @@ def _windows(trials: int, p: float, relative: float | None, width_sd: float | No
     low = max(0, int(math.floor(mean - _WINDOW_SD * sd)))
     high = min(trials, int(math.ceil(mean + _WINDOW_SD * sd)))
     if relative is not None:  # widths proportional to the start, at most max_blocks of them
-        starts = [low]
+        grown = [low]
         floor = max(1, -(-(high - low + 1) // max_blocks))
         while True:
-            width = max(floor, int(relative * starts[-1]))
-            if starts[-1] + width > high:
+            width = max(floor, int(relative * grown[-1]))
+            if grown[-1] + width > high:
                 break
-            starts.append(starts[-1] + width)
-        starts = np.asarray(starts, dtype=np.float64)
+            grown.append(grown[-1] + width)
+        starts = np.asarray(grown, dtype=np.float64)
     else:
+        assert width_sd is not None  # one of the two widths is given
         width = max(1, int(width_sd * sd), -(-(high - low + 1) // max_blocks))
         starts = np.arange(low, high + 1, width, dtype=np.float64)
     ends = np.append(starts[1:] - 1, high)

@@ -17,13 +17,17 @@ import numpy as np
 from . import _structured
 from ._accounting import _Bound
 from ._reduction import Reduction
+from ..errors import InvalidParameterError
 
 __all__ = ["variation_ratio_epsilon"]
 
 
 def variation_ratio_epsilon(protocol, n: int, delta: float) -> float:
     """The variation-ratio bound's epsilon for ``n`` shuffled reports of a GRR, SS, OUE or SUE protocol."""
-    first, second, _ = _structured.pair_classes(protocol)
+    classes = _structured.pair_classes(protocol)
+    if classes is None:
+        raise InvalidParameterError(f"variation_ratio_epsilon: {protocol.display_name} is not GRR, SS, OUE or SUE.")
+    first, second, _ = classes
     e = math.exp(protocol.guarantee.epsilon)
     alpha = float(np.maximum(first - second, 0).sum()) / (e - 1)
     common = 1 - alpha - e * alpha

@@ -34,7 +34,7 @@ __all__ = ["pair_classes"]
 
 def pair_classes(protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(mu0, mu1, blanket)`` over the output classes of one ordered pair, or None for other protocols."""
-    builder = _BUILDERS.get(getattr(protocol, "name", None))
+    builder = _BUILDERS.get(str(getattr(protocol, "name", "")))
     if builder is None or protocol.domain_size < 2:
         return None
     table = np.asarray(builder(protocol), dtype=np.float64)
@@ -65,6 +65,7 @@ def _unary(protocol) -> list[tuple[float, float, float]]:
     true_bit, other_bit = (1 - p, p), (1 - q, q)  # probability of bit 0, bit 1
     ratio = (true_bit[0] / other_bit[0], true_bit[1] / other_bit[1])
     rest = d - 2
+    patterns: list[tuple[tuple[int, ...], float]]
     if rest == 0:
         patterns = [((), 1.0)]
     else:  # which bit values the other d - 2 bits show, with their probability

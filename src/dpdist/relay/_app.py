@@ -27,10 +27,14 @@ import hmac
 import json
 import re
 import time
+from typing import TYPE_CHECKING, Any
 
 from . import _envelope
 from ._forwarder import Forwarder
 from ._queue import RelayQueue
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 __all__ = ["create_app"]
 
@@ -85,8 +89,8 @@ def create_app(
     max_batch: int,
     admin_token: str | None = None,
     interval: float = 0.5,
-    transport=None,
-):
+    transport: Any = None,
+) -> Starlette:
     """The relay (module docstring): queue in ``db_path`` (SQLite), batches of ``min_batch`` to ``max_batch``
     reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests."""
     import httpx
@@ -140,7 +144,8 @@ def create_app(
             raise RelayError(401, "unauthorized", "GET /relay/v1/status needs 'Authorization: Bearer <admin token>'.")
         return JSONResponse({**await run_in_threadpool(state["store"].status), "min_batch": min_batch, "max_batch": max_batch})
 
-    async def refused(request, error: RelayError):
+    async def refused(request, error: Exception):
+        assert isinstance(error, RelayError)  # the one exception class this handler is registered for
         return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status)
 
     routes = [
