@@ -65,6 +65,11 @@ def _add_serve(subparsers) -> None:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--admin-token", default=None, help=_TOKEN_HELP + "; at least 16 characters")
     serve.add_argument(
+        "--relay-token", default=None,
+        help="the token of the relay (dpdist relay) that delivers to campaigns created with --relay; >= 16 characters; "
+        "prefer DPDIST_RELAY_TOKEN: options show in `ps`",
+    )
+    serve.add_argument(
         "--max-body-bytes",
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
@@ -163,10 +168,14 @@ def _run_serve(args) -> int:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
 
+    relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
+    if relay_token is not None and len(relay_token) < 16:
+        raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
+                         relay_token=relay_token)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
@@ -245,6 +254,11 @@ def _add_create(actions) -> None:
         action="store_true",
         help="each device submits with its own enrollment token, good for a stated number of reports "
         "('dpdist campaign enroll'); not with --submit-token",
+    )
+    create.add_argument(
+        "--relay", action="store_true",
+        help="collect through a relay (dpdist relay, with the service's --relay-token): the campaign gets an HPKE key, "
+        "refuses direct submissions and states its amplified central guarantee; not with --submit-token or --enrollment",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
@@ -395,6 +409,7 @@ def _run_create(args) -> int:
             keep_reports=args.keep_reports,
             max_reports=args.max_reports,
             enrollment=args.enrollment,
+            relay=args.relay,
         )
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
