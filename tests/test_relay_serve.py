@@ -28,6 +28,7 @@ import pytest
 from dpdist import io, local
 from dpdist.client import Client
 from relay_support import CollectorProcess, RelayProcess
+from test_js_participate import DRIVER, _required, chromium  # noqa: F401 - chromium is a fixture
 from serve_support import ADMIN_TOKEN, admin_headers
 
 pytest.importorskip("pyhpke")
@@ -90,8 +91,9 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
     assert statement["smallest_batch"] >= 20 and statement["local"]["epsilon"] == 1.0
     assert statement["central"]["model"] == "central" and statement["central"]["epsilon"] < 1.0
     assert any("collude" in assumption for assumption in statement["assumptions"])
-    public = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()
-    assert public["relay"]["key_id"] and public["anonymity"]["central"]["epsilon"] == statement["central"]["epsilon"]
+    public = httpx.get(f"{collector.url}/api/campaigns/anon/config", timeout=30).json()
+    passed_on = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()  # cached by the relay a few seconds
+    assert public["anonymity"] == statement and passed_on["relay"] == public["relay"] and public["relay"]["key_id"]
     # what the collector stored of the batches: the relay's random batch ids, no arrival time
     database = sqlite3.connect(tmp_path / "campaigns.sqlite")
     rows = database.execute("SELECT batch_id, received_ms FROM batches WHERE campaign_id = 'anon'").fetchall()
@@ -129,7 +131,8 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(pair, tmp_path
     assert node.returncode == 0, node.stderr
     assert sum(ack["relayed"] for ack in json.loads(node.stdout)) == 35
     status = _drained(relay, "cli")
-    assert _summary(collector, "cli")["n"] == 80 - status["waiting"].get("cli", 0)
+    summary = _summary(collector, "cli")
+    assert summary["n"] == 80 - status["waiting"].get("cli", 0) and summary["rejected"] == {}
 
 
 CLIENTS, REPORTS = 4, 150
@@ -188,3 +191,29 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
     extra = counted - real  # every real report once; the rest fillers
     assert np.all(extra[:15] == 0) and extra[15] == summary["n"] - CLIENTS * REPORTS
+
+
+def test_the_participate_page_in_chromium_sends_through_the_relay(pair, chromium):
+    """The page is served by the relay (which passes on the collector's page, config and client); the browser seals the
+    report with the bundled @hpke/core and sends it to the relay; with four more reports a batch of K = 5 reaches the
+    collector, which counts the browser's report among them."""
+    collector, relay = pair
+    _create(collector, "browser")
+    relay.stop()  # the same relay with K = 5: the browser's report and four from Python make one batch
+    small = RelayProcess(Path(relay.db_url), collector.url, min_batch=5, max_batch=5).start()
+    try:
+        result = subprocess.run(
+            [_required("node"), "--experimental-websocket", str(DRIVER), str(chromium), f"{small.url}/campaigns/browser/participate", "3"],
+            capture_output=True, text=True, timeout=180,
+        )
+        assert result.returncode == 0, result.stderr
+        page = json.loads(result.stdout.strip().splitlines()[-1])
+        assert page["status"].startswith("Sent. The relay accepted your report, sealed for the collector")
+        assert _relay_status(small)["waiting"].get("browser") == 1 and _summary(collector, "browser")["n"] == 0
+        with Client(small.url) as device:
+            device.submit_values("browser", np.array([1, 2, 3, 4]), batch_size=4)
+        _drained(small, "browser")
+        summary = _summary(collector, "browser")
+        assert summary["n"] == 5 and summary["rejected"] == {} and summary["anonymity"]["smallest_batch"] == 5
+    finally:
+        small.stop()

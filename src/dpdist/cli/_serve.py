@@ -603,7 +603,7 @@ def _run_submit(args) -> int:
             "when they were randomized ('dpdist privatize --budget-file')."
         )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
@@ -613,6 +613,10 @@ def _run_submit(args) -> int:
         try:
             for ack in acks:
                 batches += 1
+                if "relayed" in ack:  # a relayed campaign: the relay's acknowledgement of sealed reports
+                    relayed = (relayed or 0) + ack["relayed"] - ack["duplicates"]
+                    again_reports += ack["duplicates"]
+                    continue
                 if ack["duplicate"]:
                     duplicates += 1
                     again_reports += ack["accepted"]
@@ -633,6 +637,11 @@ def _run_submit(args) -> int:
     note = f"; rejected {rejected}" if rejected else ""
     again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
              if duplicates else "")
+    if relayed is not None:
+        print(f"submit: campaign {args.campaign}: {relayed} report(s) accepted by the relay, sealed for the collector, which "
+              f"counts them once the relay forwards a batch of its minimum size"
+              + (f"; {again_reports} report(s) the relay had already accepted" if again_reports else "") + ".")
+        return 0
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
 

@@ -220,16 +220,21 @@ class Client:
 
     def submit_body(self, campaign: str, batch_id: str, body: bytes, content_type: str = "application/octet-stream") -> dict:
         """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries (to a relayed
-        campaign: sealed, to the relay, as one report under ``batch_id``)."""
+        campaign: binary records' reports each sealed and sent alone, as :meth:`submit_reports` does; a JSON body
+        sealed as it is, one report)."""
         relay = self._relays.get(campaign)
+        if relay is not None and content_type.split(";")[0].strip() == "application/octet-stream":
+            protocol = self.protocol(campaign)
+            return self._submit_through_relay(campaign, relay, protocol, _record_reports(protocol, body), batch_id)
         if relay is not None:
             from ..relay import _envelope
 
             sealed = _envelope.seal(_envelope.decode_public_key(relay["public_key"]), campaign, body, content_type)
-            return self._request(
+            answer = self._request(
                 "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}", content=sealed,
                 headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
             ).json()
+            return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": int(bool(answer.get("duplicate")))}
         response = self._request(
             "PUT",
             f"/api/campaigns/{campaign}/batches/{batch_id}",
@@ -437,6 +442,20 @@ def json_rows(reports: ArrayLike) -> list:
     from ..local._json_rows import json_rows as rows
 
     return rows(reports)
+
+
+def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
+    """The reports of a body of dpdist binary records, in order."""
+    import io
+
+    from .._io._binary import decode_payload, read_header
+
+    stream, parts = io.BytesIO(body), []
+    while (header := read_header(stream, "batch")) is not None:
+        parts.append(decode_payload(protocol, header, stream.read(header["payload_bytes"]), "batch").reports)
+    if not parts:
+        raise InvalidParameterError("A batch body of dpdist binary records holds no record.")
+    return np.concatenate(parts)
 
 
 def _is_file_id(text: str) -> bool:
