@@ -114,7 +114,10 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
 
 def test_dpdist_submit_and_the_node_client_send_through_the_relay(pair, tmp_path):
     collector, relay = pair
-    _create(collector, "cli")
+    created = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
+                              "--config", json.dumps(CONFIG), "--relay", "--open"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+    assert created.returncode == 0 and "collected through a relay only" in created.stdout, created.stderr
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
     result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
@@ -186,7 +189,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     assert summary["rejected"] == {}
     assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + len(filler)
     with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
-        kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol)
+        kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
     counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
     real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
     extra = counted - real  # every real report once; the rest fillers

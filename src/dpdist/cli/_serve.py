@@ -414,6 +414,9 @@ def _run_create(args) -> int:
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    if summary.get("relayed"):
+        print(f"campaign {summary['campaign']}: collected through a relay only (direct submissions refused); its amplified "
+              "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0
