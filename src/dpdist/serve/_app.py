@@ -281,7 +281,7 @@ def create_app(
         document: Any = await _json_body(request, service)  # a JSON document, checked by the store
         changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
         campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
-        return JSONResponse(campaign.summary())
+        return JSONResponse(await _summary(campaign))
 
     async def delete_campaign(request):
         service.check_admin(request)
@@ -300,7 +300,7 @@ def create_app(
         async def handler(request):
             service.check_admin(request)
             campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
-            return JSONResponse(campaign.summary())
+            return JSONResponse(await _summary(campaign))
 
         return handler
 
