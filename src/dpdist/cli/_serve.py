@@ -65,6 +65,11 @@ def _add_serve(subparsers) -> None:
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--admin-token", default=None, help=_TOKEN_HELP + "; at least 16 characters")
     serve.add_argument(
+        "--relay-token", default=None,
+        help="the token of the relay (dpdist relay) that delivers to campaigns created with --relay; >= 16 characters; "
+        "prefer DPDIST_RELAY_TOKEN: options show in `ps`",
+    )
+    serve.add_argument(
         "--max-body-bytes",
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
@@ -163,10 +168,14 @@ def _run_serve(args) -> int:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
 
+    relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
+    if relay_token is not None and len(relay_token) < 16:
+        raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
+        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
+                         relay_token=relay_token)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
@@ -255,6 +264,11 @@ def _add_create(actions) -> None:
         action="store_true",
         help="each device submits with its own enrollment token, good for a stated number of reports "
         "('dpdist campaign enroll'); not with --submit-token",
+    )
+    create.add_argument(
+        "--relay", action="store_true",
+        help="collect through a relay (dpdist relay, with the service's --relay-token): the campaign gets an HPKE key, "
+        "refuses direct submissions and states its amplified central guarantee; not with --submit-token or --enrollment",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
@@ -408,10 +422,14 @@ def _run_create(args) -> int:
             keep_reports=args.keep_reports,
             max_reports=args.max_reports,
             enrollment=args.enrollment,
+            relay=args.relay,
         )
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    if summary.get("relayed"):
+        print(f"campaign {summary['campaign']}: collected through a relay only (direct submissions refused); its amplified "
+              "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0
@@ -592,7 +610,7 @@ def _run_submit(args) -> int:
             "when they were randomized ('dpdist privatize --budget-file')."
         )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
@@ -602,6 +620,10 @@ def _run_submit(args) -> int:
         try:
             for ack in acks:
                 batches += 1
+                if "relayed" in ack:  # a relayed campaign: the relay's acknowledgement of sealed reports
+                    relayed = (relayed or 0) + ack["relayed"] - ack["duplicates"]
+                    again_reports += ack["duplicates"]
+                    continue
                 if ack["duplicate"]:
                     duplicates += 1
                     again_reports += ack["accepted"]
@@ -622,6 +644,11 @@ def _run_submit(args) -> int:
     note = f"; rejected {rejected}" if rejected else ""
     again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
              if duplicates else "")
+    if relayed is not None:
+        print(f"submit: campaign {args.campaign}: {relayed} report(s) accepted by the relay, sealed for the collector, which "
+              f"counts them once the relay forwards a batch of its minimum size"
+              + (f"; {again_reports} report(s) the relay had already accepted" if again_reports else "") + ".")
+        return 0
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
 
