@@ -17,3 +17,7 @@ EXAMPLES = {
         {"epsilon": 1.0, "attributes": _MIXED},
     ],
 }
+EXAMPLES["smp"] = [
+    {"epsilon": 1.0, "attributes": _CATEGORICAL},
+    {"epsilon": 2.0, "attributes": _MIXED},
+]
