@@ -21,3 +21,18 @@ EXAMPLES["smp"] = [
     {"epsilon": 1.0, "attributes": _CATEGORICAL},
     {"epsilon": 2.0, "attributes": _MIXED},
 ]
+EXAMPLES["rsfd"] = [
+    {"epsilon": 1.0, "attributes": _CATEGORICAL},
+    {"epsilon": 2.0, "attributes": [{"name": "x", "domain_size": 2, "protocol": "grr"}, {"name": "y", "domain_size": 5, "protocol": "grr"}]},
+    {"epsilon": 1.5, "fake": "random", "attributes": [{"name": "x", "domain_size": 3, "protocol": "oue"}, {"name": "y", "domain_size": 2, "protocol": "sue"}]},
+]
+EXAMPLES["rsrfd"] = [
+    {"epsilon": 1.0, "attributes": _CATEGORICAL[:2], "priors": [[0.2, 0.3, 0.5], None]},
+    {
+        "epsilon": 2.0,
+        "attributes": [{"name": "x", "domain_size": 3, "protocol": "oue"}, {"name": "y", "domain_size": 2, "protocol": "grr"}],
+        "priors": [[0.6, 0.3, 0.1], [0.9, 0.1]],
+    },
+    {"epsilon": 0.5, "attributes": [{"name": "x", "domain_size": 3, "protocol": "grr"}, {"name": "y", "domain_size": 2}],
+     "priors": [[0.5, 0.5, 0.0], None]},
+]
