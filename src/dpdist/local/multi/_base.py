@@ -100,8 +100,9 @@ class MultiAttributeProtocol(LocalProtocol):
         attributes = [Attribute.from_dict(spec) for spec in self._params["attributes"]]
         resolved, inners = [], []
         for attribute, epsilon in zip(attributes, self._budgets(len(attributes))):
+            allowed = self._allowed(attribute)
             name = attribute.protocol or self._default_protocol(attribute, epsilon)
-            inner = build_inner(self.display_name, attribute, name, epsilon, self._allowed(attribute))
+            inner = build_inner(self.display_name, attribute, name, epsilon, allowed)
             inners.append(inner)
             resolved.append(attribute.with_protocol(inner.name, attribute.options))
         self._attributes = tuple(resolved)
