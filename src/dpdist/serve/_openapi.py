@@ -60,6 +60,7 @@ _BATCH_BODY = {
 
 def openapi_schema() -> dict:
     from .. import __version__
+    from ..estimates import JSON_SCHEMA
 
     campaign_ops = [_CAMPAIGN_PATH]
     return {
@@ -147,6 +148,7 @@ def openapi_schema() -> dict:
                         "duplicate": {"type": "boolean", "description": "true: this batch id was already counted"},
                     },
                 },
+                "EstimateResult": {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"},
                 "Estimate": {
                     "type": "object",
                     "properties": {
@@ -160,9 +162,8 @@ def openapi_schema() -> dict:
                         "batches": {"type": "integer"},
                         "options": {"type": "object"},
                         "estimate": {
-                            "type": ["object", "null"],
-                            "description": "null before the first report; kind frequency (frequencies, standard_error, "
-                            "band), distribution (edges, probabilities, cdf, mean, median), mean or mean_variance",
+                            "anyOf": [{"type": "null"}, {"$ref": "#/components/schemas/EstimateResult"}],
+                            "description": "null before the first report; else the estimate's JSON (docs/results.md)",
                         },
                         "diagnostics": {
                             "type": "object",
