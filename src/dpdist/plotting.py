@@ -35,6 +35,7 @@ __all__ = [
     "quantiles_figure",
     "small_multiples",
     "label_bottom_panels",
+    "panel_grid",
 ]
 
 #: At most this many bins in a plotted density: the truth and the estimate are drawn on the
@@ -265,6 +266,19 @@ def quantiles_figure(release, *, label: str | None = None, xlabel: str | None = 
 
 
 # ---------------------------------------------------------------------- small multiples
+def panel_grid(panels: int, columns: int = 3, *, width: float = 4.5, height: float = 3.4):
+    """A grid of ``panels`` independent panels (own axes each), ``columns`` wide; unused cells hidden.
+
+    Returns ``(figure, axes)``, axes flattened to the ``panels`` visible ones.
+    """
+    columns = max(1, min(columns, panels))
+    rows = -(-max(panels, 1) // columns)
+    figure, axes = _pyplot().subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
+    for axis in axes.flat[max(panels, 1):]:
+        axis.set_visible(False)
+    return figure, list(axes.flat[:panels])
+
+
 def small_multiples(panels: int, columns: int, *, width: float, height: float, extra: float, left: float,
                     bottom: float, top: float, hspace: float):
     """A grid for ``panels`` panels sharing their x and y axes, ``columns`` wide.

@@ -51,7 +51,7 @@ GUARANTEE: dict[str, Any] = {
     "properties": {
         "epsilon": {"type": "number"},
         "delta": {"type": "number"},
-        "neighbouring": {"enum": ["replace", "add-remove", "history", "stable"]},
+        "neighbouring": {"enum": ["replace", "add-remove", "history", "stable", "attribute"]},
         "model": {"enum": ["local", "central"]},
         "reports": {"type": "integer", "description": "neighbouring history: the reports of one device covered"},
     },
@@ -117,6 +117,14 @@ KINDS: dict[str, dict[str, Any]] = {
         "var_standard_error": _NUMBER,
         "center": _NUMBER,
         "band": _LEGACY_BAND,
+    },
+    "multi": {
+        "attributes": {
+            "type": "object",
+            "additionalProperties": {"$ref": "#"},
+            "description": "each attribute's estimate (an estimate of its own kind), by attribute name",
+        },
+        "attribute_guarantee": {**GUARANTEE, "description": "the guarantee for two records differing in one attribute"},
     },
     "quantiles": {
         "q": _NUMBERS,
