@@ -185,14 +185,15 @@ def test_an_attribute_no_user_sampled_has_no_interval():
     assert "no report sampled" in estimate[empty[0]].details["no_interval"]
 
 
-def test_the_estimate_table_has_a_row_per_item_bin_and_mean():
+def test_the_estimate_table_stacks_the_attributes_tables():
     attributes = [_THREE[0], {"name": "x", "bounds": [0, 1], "protocol": "binning", "options": {"bins": 5}},
                   {"name": "m", "bounds": [0, 1], "protocol": "pm"}]
     proto = local.make("spl", epsilon=3.0, attributes=attributes)
     estimate = proto.estimate(proto.simulate({"a": [0, 1] * 50, "x": [0.1, 0.9] * 50, "m": [0.5] * 100}, rng=0))
     table = estimate.table()
     assert list(table["attribute"]) == ["a"] * 4 + ["x"] * 5 + ["m"]
-    assert set(table) == {"attribute", "item", "label", "estimate", "standard_error", "low", "high"}
+    assert {"attribute", "frequency", "probability", "mean"} <= set(table)  # the attributes' own columns
+    assert np.isnan(table["mean"][:9]).all() and np.isfinite(table["mean"][9])
     assert "m: mean" in estimate.summary() and estimate.frequencies.shape == (4,)
 
 
