@@ -32,11 +32,9 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from .._protocol import register
-from .._report_kinds import Field, RecordReports
-from .._state_validation import exact_sum
-from ..numerical._composite import ReportCodec
 from ._base import MultiAttributeProtocol
-from ._sampling import inverse_count_mean, sample_groups
+from ._groups import SampledGroups
+from ._sampling import inverse_count_mean
 
 __all__ = ["SampleOne"]
 
@@ -67,82 +65,36 @@ class SampleOne(MultiAttributeProtocol):
 
     def _setup_reports(self):
         super()._setup_reports()
-        self._bytes = tuple(ReportCodec(inner) for inner in self._inner)
-        self._width = max(codec.width for codec in self._bytes)
+        self._groups = SampledGroups(self._inner, "attribute", self.attribute_names)
+
+    def _group_values(self, records, group):
+        return self._inner_values(records, group)
 
     # ------------------------------------------------------------------ client
     def _report_format(self):
-        k = len(self._attributes)
-        return RecordReports([
-            Field("attribute", np.uint8, low=0, high=k, reason="attribute_out_of_range"),
-            Field("payload", np.uint8, (self._width,)),
-        ])
+        return self._groups.report_format()
 
     def _privatize(self, values, rng):
-        n = values.shape[0]
-        chosen = sample_groups(n, len(self._attributes), rng)
-        reports = self.report_format.empty(n)
-        reports["attribute"] = chosen
-        for index, (inner, codec) in enumerate(zip(self._inner, self._bytes)):
-            rows = np.flatnonzero(chosen == index)
-            if rows.size:
-                inner_reports = inner._privatize(self._inner_values(values[rows], index), rng)
-                reports["payload"][rows] = codec.encode(inner_reports, self._width)
-        return reports
+        return self._groups.privatize(values, self._group_values, self.report_format.empty(values.shape[0]), rng)
 
     # ------------------------------------------------------------------ server
     def _check_reports(self, reports, invalid):
         """Each payload is its attribute's inner report (checked by that protocol), zero-padded."""
-        chosen = reports["attribute"]
-        padding = np.zeros(reports.shape[0], dtype=bool)
-        for index, (attribute, inner, codec) in enumerate(zip(self._attributes, self._inner, self._bytes)):
-            rows = np.flatnonzero(chosen == index)
-            if not rows.size:
-                continue
-            payload = reports["payload"][rows]
-            padding[rows] = codec.padding_set(payload)
-            _, inner_invalid = inner.report_format.check(codec.decode(payload))
-            for reason, mask in inner_invalid.items():
-                target = invalid.setdefault(f"{attribute.name}.{reason}", np.zeros(reports.shape[0], dtype=bool))
-                target[rows[mask]] = True
-        invalid["padding_bytes_set"] = padding
-        return invalid
+        return self._groups.check(reports, invalid)
 
     def _accumulate(self, reports):
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
-        chosen = reports["attribute"]
-        k = len(self._attributes)
-        statistic[:k] = np.bincount(chosen, minlength=k)[:k]
-        for index, (inner, codec) in enumerate(zip(self._inner, self._bytes)):
-            rows = chosen == index
-            if rows.any():
-                start, stop = self._offsets[index + 1], self._offsets[index + 2]
-                statistic[start:stop] = inner.report_format.statistic(codec.decode(reports["payload"][rows]))
-        return statistic
+        return self._groups.accumulate(reports)
 
     def _simulate(self, values, rng):
         """Exact: each user's attribute drawn as in ``privatize``, then each attribute's inner simulate."""
-        k = len(self._attributes)
-        chosen = sample_groups(values.shape[0], k, rng)
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
-        statistic[:k] = np.bincount(chosen, minlength=k)
-        for index, inner in enumerate(self._inner):
-            start, stop = self._offsets[index + 1], self._offsets[index + 2]
-            statistic[start:stop] = inner._simulate(self._inner_values(values[chosen == index], index), rng)
-        return statistic
+        return self._groups.simulate(values, self._group_values, rng)
 
     def attribute_counts(self, statistic: np.ndarray) -> np.ndarray:
         """How many reports sampled each attribute."""
-        return np.asarray(statistic[: len(self._attributes)], dtype=np.int64)
-
-    def _attribute_count(self, statistic, index, n):
-        return int(statistic[index])
+        return self._groups.counts(statistic)
 
     def _check_statistic(self, statistic, n):
-        counts = statistic[: len(self._attributes)]
-        if exact_sum(counts) != n:
-            return f"the attribute counts sum to {exact_sum(counts)}, not n={n}"
-        return super()._check_statistic(statistic, n)
+        return self._groups.statistic_problem(statistic, n)
 
     # ------------------------------------------------------------------ estimation
     def _attribute_estimate(self, index, statistic, n, postprocess):
@@ -199,12 +151,4 @@ class SampleOne(MultiAttributeProtocol):
 
     def report_index(self, reports):
         reports, _ = self.report_format.read(reports)
-        chosen = reports["attribute"]
-        index = np.full(reports.shape[0], -1, dtype=np.int64)
-        offset = 0
-        for position, (inner, codec, outputs) in enumerate(zip(self._inner, self._bytes, self._output_counts())):
-            rows = chosen == position
-            if rows.any():
-                index[rows] = offset + inner.report_index(codec.decode(reports["payload"][rows]))
-            offset += outputs
-        return index
+        return self._groups.report_index(reports, self._output_counts())
