@@ -6,41 +6,33 @@ A multi-attribute protocol holds a public schema (``attributes``, see
 (SPL: :math:`\varepsilon/k` each; SMP and RS+FD: :math:`\varepsilon`).  This base
 owns what they share:
 
-* the records: :meth:`privatize` and :meth:`simulate` take a batch of records in any
-  form :func:`~._records.record_columns` reads; each column is checked by its
-  attribute's protocol, numerical values outside the bounds are clipped like the
-  numerical protocols do (``clip=True``); the checked batch is an ``(n, k)`` float
-  array of items (categorical) and values rescaled to [0, 1] (numerical);
+* the records and the guarantees (from :class:`~._record.RecordProtocol`);
 * the aggregator statistic: the inner statistics, one after another
   (:attr:`statistic_offsets`), preceded by whatever the subclass counts first;
 * the estimate: a :class:`~._result.MultiAttributeEstimate` of one estimate per attribute;
 * the exact channel of small instances, over the product of the attributes' outputs.
 
-Guarantees.  ``guarantee`` is pure :math:`\varepsilon`-LDP under ``"replace"``: any two
-*records* of one user (every attribute may differ).  ``attribute_guarantee`` is the
-guarantee for two records that differ in one attribute (``"attribute"``), which each
-subclass states from its design.
+Each subclass states its ``attribute_guarantee`` from its design.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ... import postprocess as _postprocess
-from ..._validation import EPSILON, Boolean, Options, check_param, clip_real_values
-from ...errors import ClippedValuesWarning, DPDistError, InvalidParameterError, InvalidValueTypeError
+from ..._validation import Options
+from ...errors import InvalidParameterError
 from ...privacy import PrivacyGuarantee
-from ..._rng import check_rng
-from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags
+from .._protocol import ParameterDependentTags, ProtocolTags
 from .._state_validation import statistic_problem
 from ._inner import InnerCodec, build_inner
+from ._record import RecordProtocol
 from ._records import record_columns
 from ._result import MultiAttributeEstimate
-from ._schema import Attribute, Attributes
+from ._schema import Attribute
 
 __all__ = ["MultiAttributeProtocol", "categorical_protocols", "numerical_protocols"]
 
@@ -65,7 +57,7 @@ def _refine_tags(protocol, base: ProtocolTags) -> ProtocolTags:
     return dataclasses.replace(base, finite_channel=finite, unbiased=unbiased)
 
 
-class MultiAttributeProtocol(LocalProtocol):
+class MultiAttributeProtocol(RecordProtocol):
     """Base of protocols whose users each hold a record of several attributes (see the module docstring).
 
     Subclasses set :meth:`_budgets`, the report format and ``_privatize``,
@@ -76,7 +68,6 @@ class MultiAttributeProtocol(LocalProtocol):
     tags = ParameterDependentTags(
         ProtocolTags(kind="multi", finite_channel=True, exact_simulate=True, unbiased=True), _refine_tags
     )
-    _constraints = {"epsilon": EPSILON, "attributes": Attributes()}
     estimate_options = {"postprocess": Options(tuple(_postprocess.METHODS))}
     #: the statistic entries before the inner statistics (SMP: the count of each attribute's reports)
     _prefix_size: ClassVar[int] = 0
@@ -118,32 +109,9 @@ class MultiAttributeProtocol(LocalProtocol):
 
     # ------------------------------------------------------------------ identity
     @property
-    def params(self) -> dict[str, Any]:
-        params = dict(self._params)
-        params["attributes"] = [attribute.to_dict() for attribute in self._attributes]
-        return params
-
-    @property
-    def attributes(self) -> tuple[Attribute, ...]:
-        """The schema: each attribute with the protocol that randomizes it."""
-        return self._attributes
-
-    @property
-    def attribute_names(self) -> list[str]:
-        return [attribute.name for attribute in self._attributes]
-
-    @property
     def inner_protocols(self) -> tuple:
         """The protocol of each attribute (at the budget this protocol gives it)."""
         return self._inner
-
-    @property
-    def attribute_guarantee(self) -> PrivacyGuarantee:
-        """The guarantee for two records of one user that differ in one attribute (``"attribute"``)."""
-        return PrivacyGuarantee(self._attribute_epsilon(), 0.0, "attribute", "local")
-
-    def _attribute_epsilon(self) -> float:
-        return self.epsilon
 
     def _unbiased_inners(self) -> bool:
         return all(inner.tags.unbiased for inner, a in zip(self._inner, self._attributes) if a.categorical)
@@ -168,80 +136,6 @@ class MultiAttributeProtocol(LocalProtocol):
         return statistic[self._offsets[index + 1] : self._offsets[index + 2]]
 
     # ------------------------------------------------------------------ records
-    def _column(self, index: int, column: np.ndarray, owner: str) -> np.ndarray:
-        attribute, inner = self._attributes[index], self._inner[index]
-        if column.dtype == object:
-            try:
-                column = column.astype(np.float64)
-            except (TypeError, ValueError):
-                column = column.astype(np.str_) if attribute.labels is not None else column
-        try:
-            checked = inner._check_values(column)
-        except DPDistError as error:
-            raise type(error)(f"{owner}: attribute {attribute.name!r}: {error}") from None
-        return np.asarray(checked, dtype=np.float64)
-
-    def _records(self, values, *, clip: bool, owner: str) -> np.ndarray:
-        """The checked batch: an ``(n, k)`` float array (items; numerical values rescaled to [0, 1])."""
-        clip = check_param(owner, "clip", clip, Boolean())
-        columns = record_columns(values, self.attribute_names, owner)
-        moved = 0
-        if clip:
-            for index, attribute in enumerate(self._attributes):
-                if not attribute.categorical:
-                    columns[index], count = clip_real_values(columns[index], attribute.bounds, owner=owner)
-                    moved += count
-        if moved:
-            warnings.warn(
-                f"{owner}: {moved} numerical value(s) outside their attribute's bounds (or missing) were clipped to "
-                "them before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
-                ClippedValuesWarning,
-                stacklevel=3,
-            )
-        n = columns[0].shape[0] if columns else 0
-        records = np.empty((n, len(columns)), dtype=np.float64)
-        for index, column in enumerate(columns):
-            records[:, index] = self._column(index, column, owner)
-        return records
-
-    def _check_values(self, values) -> np.ndarray:
-        return self._records(values, clip=False, owner=f"{self.display_name}.privatize")
-
-    def _inner_values(self, records: np.ndarray, index: int) -> np.ndarray:
-        """Column ``index`` as its inner protocol's checked values (int64 items or unit reals)."""
-        column = records[:, index]
-        return column.astype(np.int64) if self._attributes[index].categorical else column
-
-    def privatize(self, values, rng=None, *, secure: bool = False, clip: bool = True):
-        """Randomize each user's record; one report per record.
-
-        Parameters
-        ----------
-        values : records
-            A 2-D array ``(n, k)`` (columns in the schema's order), a structured array, a dict of
-            columns or a DataFrame (columns by attribute name).  Categorical columns hold items
-            ``0 .. d-1`` or the attribute's labels; numerical columns reals.
-        rng : None, int or Generator
-            Randomness for simulation; ignored in favour of a CSPRNG when ``secure``.
-        secure : bool
-            Draw from AES-CTR keyed by the OS CSPRNG.
-        clip : bool
-            Numerical values outside their bounds (or missing) are randomized as the bound
-            they are clipped to, with a :class:`~dpdist.errors.ClippedValuesWarning` (default),
-            or refused with :class:`~dpdist.errors.OutOfDomainError` (``False``).
-        """
-        records = self._records(values, clip=clip, owner=f"{self.display_name}.privatize")
-        return self._privatize(records, check_rng(rng, secure=secure, owner=f"{self.display_name}.privatize"))
-
-    def simulate(self, values, rng=None, *, clip: bool = True):
-        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
-        records = self._records(values, clip=clip, owner=f"{self.display_name}.simulate")
-        generator = check_rng(rng, owner=f"{self.display_name}.simulate")
-        aggregator = self.aggregator()
-        aggregator._add_statistic(self._simulate(records, generator), records.shape[0])
-        return aggregator
-
-    # ------------------------------------------------------------------ reports
     def _check_fields(self, reports, rows: np.ndarray, invalid: dict[str, np.ndarray]) -> None:
         """Each attribute's field of ``reports[rows]`` checked by its inner format; reasons ``"<attribute>.<reason>"``."""
         for codec in self._codecs:
