@@ -36,6 +36,7 @@ __all__ = [
     "small_multiples",
     "label_bottom_panels",
     "panel_grid",
+    "draw_heatmap",
 ]
 
 #: At most this many bins in a plotted density: the truth and the estimate are drawn on the
@@ -263,6 +264,34 @@ def quantiles_figure(release, *, label: str | None = None, xlabel: str | None = 
     ax.set_xlabel(xlabel or "value")
     figure.tight_layout()
     return figure
+
+
+# ---------------------------------------------------------------------- two-way tables
+def draw_heatmap(table, error, ax=None, *, row_labels=None, column_labels=None, row_name: str = "",
+                 column_name: str = "", **kwargs: Any):
+    """A two-way table of frequencies as a heat map, each cell annotated ``f`` and ``+- se`` (when at most 144 cells).
+
+    ``error``: the standard error of each cell (``inf``: no interval, shown as ``n/a``).
+    """
+    table = np.asarray(table, dtype=np.float64)
+    error = np.asarray(error, dtype=np.float64)
+    rows, columns = table.shape
+    ax = _axes(ax, (min(12, 1.2 + 0.7 * columns), min(10, 1.0 + 0.5 * rows)))
+    image = ax.imshow(table, cmap=kwargs.pop("cmap", "viridis"), aspect="auto", **kwargs)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="frequency")
+    if rows * columns <= 144:
+        for row in range(rows):
+            for column in range(columns):
+                spread = "n/a" if not np.isfinite(error[row, column]) else f"{error[row, column]:.3f}"
+                ax.text(column, row, f"{table[row, column]:.3f}\n+-{spread}", ha="center", va="center", fontsize=6,
+                        color="w" if table[row, column] < np.nanmean(table) else "k")
+    if row_labels is not None and rows <= 40:
+        ax.set_yticks(np.arange(rows), row_labels, fontsize=7)
+    if column_labels is not None and columns <= 40:
+        ax.set_xticks(np.arange(columns), column_labels, fontsize=7, rotation=45 if columns > 8 else 0)
+    ax.set_ylabel(row_name)
+    ax.set_xlabel(column_name)
+    return ax
 
 
 # ---------------------------------------------------------------------- small multiples

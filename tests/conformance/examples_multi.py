@@ -36,3 +36,8 @@ EXAMPLES["rsrfd"] = [
     {"epsilon": 0.5, "attributes": [{"name": "x", "domain_size": 3, "protocol": "grr"}, {"name": "y", "domain_size": 2}],
      "priors": [[0.5, 0.5, 0.0], None]},
 ]
+EXAMPLES["calm"] = [
+    {"epsilon": 1.0, "attributes": [{"name": "a", "domain_size": 3}, {"name": "b", "domain_size": 2}, {"name": "c", "domain_size": 2}]},
+    {"epsilon": 2.0, "order": 1, "oracle": "oue", "attributes": [{"name": "a", "labels": ["x", "y", "z"]}, {"name": "b", "domain_size": 2}]},
+    {"epsilon": 0.5, "order": 3, "attributes": [{"name": "a", "domain_size": 2}, {"name": "b", "domain_size": 2}, {"name": "c", "domain_size": 2}]},
+]

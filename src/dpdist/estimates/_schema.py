@@ -126,6 +126,27 @@ KINDS: dict[str, dict[str, Any]] = {
         },
         "attribute_guarantee": {**GUARANTEE, "description": "the guarantee for two records differing in one attribute"},
     },
+    "marginals": {
+        "marginals": {
+            "type": "array",
+            "description": "each reported marginal: its attributes, shape, item labels, cell frequencies (C order) and limits",
+            "items": {
+                "type": "object",
+                "required": ["attributes", "shape", "frequencies", "standard_error"],
+                "properties": {
+                    "attributes": {"type": "array", "items": {"type": "string"}},
+                    "shape": {"type": "array", "items": {"type": "integer"}},
+                    "labels": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+                    "frequencies": _NUMBERS,
+                    "standard_error": _NUMBERS,
+                    "low": _NUMBERS,
+                    "high": _NUMBERS,
+                },
+            },
+        },
+        "postprocess": {"type": "string"},
+        "attribute_guarantee": GUARANTEE,
+    },
     "quantiles": {
         "q": _NUMBERS,
         "values": _NUMBERS,
