@@ -34,7 +34,9 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Consistency"]
+from ... import postprocess as _postprocess
+
+__all__ = ["Consistency", "nonnegative"]
 
 
 @dataclass(frozen=True)
@@ -125,3 +127,19 @@ class Consistency:
             projections = [self.project(i, tables[i], step.subset) for i in step.members]
             worst = max(worst, max(float(np.max(np.abs(p - projections[0]))) for p in projections))
         return worst
+
+
+def nonnegative(consistency: Consistency, tables, *, rounds: int = 100, tolerance: float = 1e-9):
+    """Norm-Sub of every table and consistency, in turn, until consistent within ``tolerance``; ends with Norm-Sub.
+
+    The non-negativity step of CALM (sec. 4.3) and HDG (sec. 5.2; the authors' code runs at most 100 rounds and
+    ends with Norm-Sub).  Returns the tables and the rounds used.
+    """
+    current = list(tables)
+    used = 0
+    for used in range(1, rounds + 1):
+        current = [_postprocess.apply("norm-sub", table.ravel()).reshape(table.shape) for table in current]
+        if consistency.violation(current) <= tolerance:
+            break
+        current = consistency.apply(current)
+    return current, used

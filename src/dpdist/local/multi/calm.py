@@ -35,12 +35,11 @@ import math
 
 import numpy as np
 
-from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import register
 from ..numerical._composite import inner_aggregator
-from ._consistency import Consistency
+from ._consistency import Consistency, nonnegative
 from ._groups import SampledGroups
 from ._marginals import GroupNoise, MarginalsEstimate
 from ._record import RecordProtocol
@@ -202,7 +201,7 @@ class ConsistentMarginals(RecordProtocol):
         linear = consistency.apply(tables)
         final, rounds = linear, 0
         if postprocess == "norm-sub":
-            final, rounds = _nonnegative(consistency, linear)
+            final, rounds = nonnegative(consistency, linear)
         return MarginalsEstimate(
             tuple(self._attributes), self._sets, tuple(final), tuple(linear), tuple(noise), consistency,
             aggregator.n, self.epsilon, self.name, self.guarantee,
@@ -229,14 +228,3 @@ class ConsistentMarginals(RecordProtocol):
         reports, _ = self.report_format.read(reports)
         return self._groups.report_index(reports, [inner.channel(None).shape[1] for inner in self._groups.inners])
 
-
-def _nonnegative(consistency: Consistency, tables, *, rounds: int = 100, tolerance: float = 1e-9):
-    """Norm-Sub of every table and consistency, in turn, until consistent within ``tolerance``; ends with Norm-Sub."""
-    current = list(tables)
-    used = 0
-    for used in range(1, rounds + 1):
-        current = [_postprocess.apply("norm-sub", table.ravel()).reshape(table.shape) for table in current]
-        if consistency.violation(current) <= tolerance:
-            break
-        current = consistency.apply(current)
-    return current, used
