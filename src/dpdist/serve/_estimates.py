@@ -91,7 +91,7 @@ def _estimate(campaign: Campaign, options: dict):
     import zlib
 
     statistic = np.ascontiguousarray(campaign.statistic)
-    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
+    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8).tobytes()),
            json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
     return ESTIMATES.get(key, lambda: _compute_estimate(campaign, options))
 

@@ -9,7 +9,14 @@ assume about a protocol's inputs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 import numpy as np
+
+from .._types import Seed
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["channel_inputs", "population", "true_frequencies"]
 
@@ -17,23 +24,39 @@ __all__ = ["channel_inputs", "population", "true_frequencies"]
 _RECORD_ITEMS = 8
 
 
-def channel_inputs(protocol, rng=None) -> np.ndarray:
+def domain_size(protocol: LocalProtocol) -> int:
+    """``protocol.domain_size``, which a protocol whose ``tags.takes_items`` has."""
+    return int(cast(Any, protocol).domain_size)
+
+
+def bounds(protocol: LocalProtocol) -> tuple[float, float]:
+    """``protocol.bounds``, which a ``"numerical"`` protocol has."""
+    low, high = cast(Any, protocol).bounds
+    return float(low), float(high)
+
+
+def record_attributes(protocol: LocalProtocol) -> tuple[Any, ...]:
+    """``protocol.attributes``, which a ``"multi"`` protocol has (:class:`dpdist.local.multi.Attribute` values)."""
+    return tuple(cast(Any, protocol).attributes)
+
+
+def channel_inputs(protocol: LocalProtocol, rng: Seed = None) -> np.ndarray:
     """The inputs whose channel rows the privacy checks compare.
 
     Every item for a frequency protocol; for a numerical one both bounds, the
     quartiles and three seeded uniform points in between.
     """
     if protocol.tags.takes_items:
-        return np.arange(protocol.domain_size)
+        return np.arange(domain_size(protocol))
     if protocol.tags.kind == "multi":
         return _record_grid(protocol)
-    lo, hi = protocol.bounds
+    lo, hi = bounds(protocol)
     generator = np.random.default_rng(12345 if rng is None else rng)
     fixed = lo + (hi - lo) * np.array([0.0, 0.25, 0.5, 0.75, 1.0])
     return np.concatenate([fixed, generator.uniform(lo, hi, 3)])
 
 
-def population(protocol, n: int, rng=0) -> np.ndarray:
+def population(protocol: LocalProtocol, n: int, rng: Seed = 0) -> np.ndarray:
     """A fixed, non-uniform population of ``n`` values for the protocol.
 
     Items get weights proportional to ``(v + 1)^2``; reals follow a Beta(5, 2)
@@ -41,25 +64,25 @@ def population(protocol, n: int, rng=0) -> np.ndarray:
     """
     generator = np.random.default_rng(rng)
     if protocol.tags.takes_items:
-        return _items(protocol.domain_size, n, generator)
+        return _items(domain_size(protocol), n, generator)
     if protocol.tags.kind == "multi":
         return _records(protocol, n, generator)
-    lo, hi = protocol.bounds
+    lo, hi = bounds(protocol)
     return lo + (hi - lo) * generator.beta(5, 2, size=n)
 
 
-def _items(d: int, n: int, generator) -> np.ndarray:
+def _items(d: int, n: int, generator: np.random.Generator) -> np.ndarray:
     weights = np.arange(1, d + 1, dtype=float) ** 2
     counts = np.floor(n * weights / weights.sum()).astype(int)
     counts[0] += n - counts.sum()
     return generator.permutation(np.repeat(np.arange(d), counts))
 
 
-def _records(protocol, n: int, generator) -> np.ndarray:
+def _records(protocol: LocalProtocol, n: int, generator: np.random.Generator) -> np.ndarray:
     """Records whose attributes are correlated: each follows a shared Beta(5, 2) latent half of the time."""
     latent = generator.beta(5, 2, size=n)
-    records = np.empty((n, len(protocol.attributes)))
-    for j, attribute in enumerate(protocol.attributes):
+    records = np.empty((n, len(record_attributes(protocol))))
+    for j, attribute in enumerate(record_attributes(protocol)):
         shared = generator.random(n) < 0.5
         if attribute.categorical:
             d = attribute.domain_size
@@ -71,10 +94,10 @@ def _records(protocol, n: int, generator) -> np.ndarray:
     return records
 
 
-def _record_grid(protocol) -> np.ndarray:
+def _record_grid(protocol: LocalProtocol) -> np.ndarray:
     """Every record of the first items of each categorical attribute and three points of each numerical one."""
     axes = []
-    for attribute in protocol.attributes:
+    for attribute in record_attributes(protocol):
         if attribute.categorical:
             axes.append(np.arange(min(attribute.domain_size, _RECORD_ITEMS), dtype=float))
         else:
@@ -84,15 +107,15 @@ def _record_grid(protocol) -> np.ndarray:
     return np.stack([grid.ravel() for grid in grids], axis=1)
 
 
-def true_frequencies(protocol, values) -> np.ndarray:
+def true_frequencies(protocol: LocalProtocol, values: np.ndarray) -> np.ndarray:
     """The frequencies an unbiased protocol estimates: the item histogram, or for a multi-attribute protocol
     the histograms of its categorical attributes one after another."""
     values = np.asarray(values)
     if protocol.tags.kind != "multi":
-        return np.bincount(values, minlength=protocol.domain_size) / values.size
+        return np.bincount(values, minlength=domain_size(protocol)) / values.size
     parts = [
         np.bincount(values[:, j].astype(np.int64), minlength=attribute.domain_size) / values.shape[0]
-        for j, attribute in enumerate(protocol.attributes)
+        for j, attribute in enumerate(record_attributes(protocol))
         if attribute.categorical
     ]
     return np.concatenate(parts)

@@ -18,13 +18,14 @@ Each subclass states its ``attribute_guarantee`` from its design.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ... import postprocess as _postprocess
 from ..._validation import Options
 from ...errors import InvalidParameterError
+from ..._types import ArrayLike
 from ...privacy import PrivacyGuarantee
 from .._protocol import ParameterDependentTags, ProtocolTags
 from .._state_validation import statistic_problem
@@ -41,7 +42,7 @@ def categorical_protocols() -> list[str]:
     """Registered frequency oracles an attribute may use: every one without a device memo."""
     from .._registry import available, registered_class
 
-    return [name for name in available("frequency") if not registered_class(name).tags.memoized]
+    return [name for name in available("frequency") if not getattr(registered_class(name), "tags").memoized]
 
 
 def numerical_protocols() -> list[str]:
@@ -70,7 +71,7 @@ class MultiAttributeProtocol(RecordProtocol):
     )
     estimate_options = {"postprocess": Options(tuple(_postprocess.METHODS))}
     #: the statistic entries before the inner statistics (SMP: the count of each attribute's reports)
-    _prefix_size: ClassVar[int] = 0
+    _prefix_size: int = 0
 
     # ------------------------------------------------------------------ set-up
     def _budgets(self, k: int) -> list[float]:
@@ -85,7 +86,7 @@ class MultiAttributeProtocol(RecordProtocol):
         """The inner protocol of an attribute given none: the GRR/OUE variance rule, or SW."""
         from ..frequency.auto import lower_variance_oracle
 
-        return lower_variance_oracle(epsilon, attribute.domain_size) if attribute.categorical else "sw"
+        return lower_variance_oracle(epsilon, attribute.size) if attribute.categorical else "sw"
 
     def _setup(self) -> None:
         attributes = [Attribute.from_dict(spec) for spec in self._params["attributes"]]
@@ -126,7 +127,7 @@ class MultiAttributeProtocol(RecordProtocol):
         return int(self._offsets[-1])
 
     @property
-    def statistic_dtype(self):
+    def statistic_dtype(self) -> type:
         """float64 if an inner statistic is float, else int64."""
         dtypes = {np.dtype(inner.statistic_dtype) for inner in self._inner}
         return np.float64 if np.dtype(np.float64) in dtypes else np.int64
@@ -193,7 +194,7 @@ class MultiAttributeProtocol(RecordProtocol):
         options = {"postprocess": postprocess} if self._attributes[index].categorical else {}
         return inner.estimate(inner_aggregator(inner, self.attribute_statistic(statistic, index), count), **options)
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of the categorical attributes' unbiased frequency estimates, one after another.
 
         ``frequencies``: the true frequencies in the same layout (``None``: 0 everywhere).
@@ -202,7 +203,7 @@ class MultiAttributeProtocol(RecordProtocol):
         frequencies = None if frequencies is None else np.asarray(frequencies, dtype=np.float64)
         for index, attribute in enumerate(self._attributes):
             if attribute.categorical:
-                size = attribute.domain_size
+                size = attribute.size
                 f = np.zeros(size) if frequencies is None else frequencies[start : start + size]
                 parts.append(self._categorical_variance(index, int(n), f))
                 start += size
@@ -221,7 +222,7 @@ class MultiAttributeProtocol(RecordProtocol):
                 raise InvalidParameterError(
                     f"{self.display_name}.channel needs the input records (it has numerical attributes)."
                 )
-            grids = np.meshgrid(*[np.arange(a.domain_size) for a in self._attributes], indexing="ij")
+            grids = np.meshgrid(*[np.arange(a.size) for a in self._attributes], indexing="ij")
             values = np.stack([grid.ravel() for grid in grids], axis=1)
         columns = record_columns(values, self.attribute_names, f"{self.display_name}.channel")
         rows = []
@@ -233,7 +234,7 @@ class MultiAttributeProtocol(RecordProtocol):
                 rows.append(inner.channel(inner.from_unit(column)))
         return rows
 
-    def channel(self, values=None) -> np.ndarray:
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y] = Pr[report y | record values[i]]`` for small instances (outputs as :meth:`report_index`)."""
         return self._combine_channel(self._channel_rows(values))
 
@@ -247,7 +248,7 @@ class MultiAttributeProtocol(RecordProtocol):
             if attribute.categorical:
                 counts.append(inner.channel(np.zeros(1, dtype=np.int64)).shape[1])
             else:
-                counts.append(inner.channel(np.array([attribute.bounds[0]])).shape[1])
+                counts.append(inner.channel(np.array([attribute.interval[0]])).shape[1])
         return counts
 
     def _inner_report_index(self, index: int, field_values) -> np.ndarray:

@@ -66,11 +66,10 @@ class InnerCodec:
         self.inner = inner
         self.name = field_name
         self.structured = report_format.dtype.names is not None
-        if self.structured:
-            self._bytes = ReportCodec(inner)
+        self._bytes: ReportCodec | None = ReportCodec(inner) if self.structured else None
+        if self._bytes is not None:
             self.dtype, self.row_shape = np.dtype(np.uint8), (self._bytes.width,)
         else:
-            self._bytes = None
             self.dtype, self.row_shape = report_format.dtype, tuple(report_format.row_shape)
 
     @property
@@ -84,8 +83,8 @@ class InnerCodec:
 
     def encode(self, reports) -> np.ndarray:
         """Inner reports as field values."""
-        return self._bytes.encode(reports, self._bytes.width) if self.structured else np.asarray(reports)
+        return self._bytes.encode(reports, self._bytes.width) if self._bytes is not None else np.asarray(reports)
 
     def decode(self, values) -> np.ndarray:
         """Field values as inner reports."""
-        return self._bytes.decode(np.asarray(values)) if self.structured else np.asarray(values)
+        return self._bytes.decode(np.asarray(values)) if self._bytes is not None else np.asarray(values)

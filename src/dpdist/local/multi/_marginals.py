@@ -124,7 +124,7 @@ class MarginalsEstimate(Presented):
     def _variance(self, group: int, wanted: Sequence[int], weights: np.ndarray) -> np.ndarray:
         """Variance of the linear queries ``weights`` of the consistent marginal of ``wanted`` (from ``group``)."""
         pulled = self.consistency.adjoint(self._query_weights(group, wanted, weights))
-        total = 0.0
+        total: float | np.ndarray = 0.0
         for index, (noise, u) in enumerate(zip(self.noise, pulled)):
             if not np.any(u):
                 continue
@@ -272,7 +272,7 @@ class MarginalsEstimate(Presented):
             "attribute_guarantee": None if guarantee is None else guarantee.to_dict(),
         }
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Each reported marginal's largest cells with their intervals (``truth``: ``{"a,b": true frequencies}``)."""
         blocks = []
         for estimate in self._reported():
@@ -288,7 +288,7 @@ class MarginalsEstimate(Presented):
         shape = tuple(estimate.details["shape"])
         return estimate.frequencies.reshape(shape), estimate.standard_error.reshape(shape)
 
-    def plot(self, ax=None, *, pair: Sequence[str] | None = None, **kwargs):
+    def plot(self, ax: Any = None, *, pair: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """The heat map of a two-way marginal (the first reported pair unless ``pair``), cells annotated ``f +- se``."""
         from ... import plotting
 
@@ -302,7 +302,7 @@ class MarginalsEstimate(Presented):
         return plotting.draw_heatmap(table, error, ax, row_labels=labels[0], column_labels=labels[1],
                                      row_name=pair[0], column_name=pair[1], **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """Heat maps of the reported two-way marginals (at most six)."""
         from ... import plotting
 
@@ -321,7 +321,7 @@ class MarginalsEstimate(Presented):
 
 
 def _item_names(attribute: Attribute) -> tuple[str, ...]:
-    return attribute.labels if attribute.labels is not None else tuple(str(i) for i in range(attribute.domain_size))
+    return attribute.labels if attribute.labels is not None else tuple(str(i) for i in range(attribute.size))
 
 
 def _items(attribute: Attribute, chosen) -> list[int]:
@@ -330,7 +330,7 @@ def _items(attribute: Attribute, chosen) -> list[int]:
     for value in values:
         if isinstance(value, str) and attribute.labels is not None and value in attribute.labels:
             out.append(attribute.labels.index(value))
-        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < attribute.domain_size:
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < attribute.size:
             out.append(int(value))
         else:
             raise InvalidParameterError(

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from ..._rng import check_rng
+from ..._types import ArrayLike, Seed
 from ..._validation import EPSILON, Boolean, check_param, clip_real_values
 from ...errors import ClippedValuesWarning, DPDistError
 from ...privacy import PrivacyGuarantee
-from .._protocol import LocalProtocol, ProtocolTags
+from .._protocol import Aggregator, LocalProtocol, ProtocolTags
 from ._records import record_columns
 from ._schema import Attribute, Attributes
 from ._values import check_column
@@ -83,7 +84,7 @@ class RecordProtocol(LocalProtocol):
         if clip:
             for index, attribute in enumerate(self._attributes):
                 if not attribute.categorical:
-                    columns[index], count = clip_real_values(columns[index], attribute.bounds, owner=owner)
+                    columns[index], count = clip_real_values(columns[index], attribute.interval, owner=owner)
                     moved += count
         if moved:
             warnings.warn(
@@ -106,7 +107,7 @@ class RecordProtocol(LocalProtocol):
         column = records[:, index]
         return column.astype(np.int64) if self._attributes[index].categorical else column
 
-    def privatize(self, values, rng=None, *, secure: bool = False, clip: bool = True):
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True) -> np.ndarray:
         """Randomize each user's record; one report per record.
 
         Parameters
@@ -127,7 +128,7 @@ class RecordProtocol(LocalProtocol):
         records = self._records(values, clip=clip, owner=f"{self.display_name}.privatize")
         return self._privatize(records, check_rng(rng, secure=secure, owner=f"{self.display_name}.privatize"))
 
-    def simulate(self, values, rng=None, *, clip: bool = True):
+    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> Aggregator:
         """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
         records = self._records(values, clip=clip, owner=f"{self.display_name}.simulate")
         generator = check_rng(rng, owner=f"{self.display_name}.simulate")

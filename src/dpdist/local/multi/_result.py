@@ -26,9 +26,9 @@ def _union_table(tables: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarr
         rows = len(next(iter(table.values()))) if table else 0
         columns["attribute"].extend([attribute] * rows)
         for name in names:
-            values = table.get(name)
-            columns.setdefault(name, []).extend(np.asarray(values).tolist() if values is not None else [np.nan] * rows)
-    out = {}
+            column = table.get(name)
+            columns.setdefault(name, []).extend(np.asarray(column).tolist() if column is not None else [np.nan] * rows)
+    out: dict[str, np.ndarray] = {}
     for name, values in columns.items():
         array = np.asarray(values, dtype=object)
         try:
@@ -140,7 +140,7 @@ class MultiAttributeEstimate(Presented):
             )
         return truth.get(name)
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Each attribute's description (its estimate's ``describe``), under its name."""
         blocks = []
         for name, estimate in self.attributes.items():
@@ -148,7 +148,7 @@ class MultiAttributeEstimate(Presented):
             blocks.append(f"  {name}:\n" + "\n".join("  " + line for line in inner.splitlines()))
         return "\n".join(blocks)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """One panel per attribute, each its estimate's own plot."""
         from ... import plotting
 
@@ -163,7 +163,7 @@ class MultiAttributeEstimate(Presented):
         figure.tight_layout()
         return figure
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The first attribute's plot on ``ax`` (:meth:`figure` draws them all)."""
         name = next(iter(self.attributes))
         axes = self.attributes[name].plot(ax, **kwargs)

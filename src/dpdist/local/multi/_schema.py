@@ -72,6 +72,20 @@ class Attribute:
         return self.bounds is None
 
     @property
+    def size(self) -> int:
+        """The number of items of a categorical attribute (its ``domain_size``)."""
+        if self.domain_size is None:
+            raise TypeError(f"attribute {self.name!r} is numerical: it has bounds, not items")
+        return self.domain_size
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The bounds of a numerical attribute."""
+        if self.bounds is None:
+            raise TypeError(f"attribute {self.name!r} is categorical: it has items, not bounds")
+        return self.bounds
+
+    @property
     def kind(self) -> str:
         """``"categorical"`` or ``"numerical"``."""
         return "categorical" if self.categorical else "numerical"
@@ -98,7 +112,7 @@ class Attribute:
             if self.labels is not None:
                 out["labels"] = list(self.labels)
         else:
-            out["bounds"] = [self.bounds[0], self.bounds[1]]
+            out["bounds"] = list(self.interval)
         out["protocol"] = self.protocol
         out["options"] = dict(self.options)
         return out
@@ -109,7 +123,7 @@ class Attribute:
     def domain_text(self) -> str:
         """``"5 items"``, ``"labels fr, de, ..."`` or ``"[0, 100]"`` (for messages and tables)."""
         if not self.categorical:
-            return f"[{self.bounds[0]:g}, {self.bounds[1]:g}]"
+            return f"[{self.interval[0]:g}, {self.interval[1]:g}]"
         if self.labels is not None:
             shown = ", ".join(self.labels[:3]) + (", ..." if len(self.labels) > 3 else "")
             return f"{self.domain_size} labels ({shown})"
@@ -136,7 +150,7 @@ def _entry(spec) -> dict[str, Any]:
     size = spec.get("domain_size", None if labels is None else len(labels))
     if isinstance(size, float) and size.is_integer():
         size = int(size)
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 2 <= size <= 2**31 - 1:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 2 <= int(size) <= 2**31 - 1:
         raise ValueError
     if labels is not None and len(labels) != size:
         raise ValueError
@@ -150,7 +164,7 @@ class Attributes(Constraint):
     low: int = 1
     high: int = MAX_ATTRIBUTES
 
-    def check(self, value):
+    def check(self, value: Any) -> tuple[dict[str, Any], ...]:
         if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
             raise ValueError
         entries = tuple(_entry(spec) for spec in value)
@@ -160,7 +174,7 @@ class Attributes(Constraint):
             raise ValueError
         return entries
 
-    def describe(self):
+    def describe(self) -> str:
         return (
             f"a list of {self.low} to {self.high} attributes with distinct names, each a dict with a 'name' "
             f"(1 to {MAX_NAME_LENGTH} printable characters, not {sorted(_RESERVED)}) and either 'domain_size' "
@@ -169,7 +183,7 @@ class Attributes(Constraint):
             "dict of its other parameters)"
         )
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         categorical = {"name": "a", "domain_size": 3}
         return [
             [],

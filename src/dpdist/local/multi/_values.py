@@ -39,7 +39,7 @@ def check_column(attribute: Attribute, column, owner: str) -> np.ndarray:
     if attribute.categorical:
         if attribute.labels is not None and column.dtype.kind in "US":
             return _labels_to_items(attribute, column.astype(np.str_), owner)
-        return check_integer_values(column, attribute.domain_size, owner=owner).astype(np.float64)
-    lo, hi = attribute.bounds
-    values = check_real_values(column, attribute.bounds, owner=owner)
+        return check_integer_values(column, attribute.size, owner=owner).astype(np.float64)
+    lo, hi = attribute.interval
+    values = check_real_values(column, attribute.interval, owner=owner)
     return np.clip((values - lo) / (hi - lo), 0.0, 1.0)

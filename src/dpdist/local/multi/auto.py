@@ -33,13 +33,14 @@ reason and the whole ranking, copied into every estimate's ``details["auto_choic
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..._validation import EPSILON, Integer, Interval, Optional, check_param, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
+from ._record import RecordProtocol
 from ._sampling import inverse_count_mean
 from ._schema import Attributes
 
@@ -70,17 +71,21 @@ def _check(params: dict[str, Any]) -> dict[str, Any]:
 
 def _rsfd_budget(attributes, epsilon: float, cap: float | None) -> float:
     """The largest budget <= epsilon whose RS+FD attribute-level loss is <= cap."""
-    build = registered_class("rsfd")
-    if cap is None or build(epsilon=epsilon, attributes=attributes).attribute_guarantee.epsilon <= cap:
+    if cap is None or _build("rsfd", epsilon=epsilon, attributes=attributes).attribute_guarantee.epsilon <= cap:
         return epsilon
     low, high = min(cap, epsilon), epsilon  # at budget cap the loss is at most cap (it never exceeds the budget)
     for _ in range(60):
         middle = 0.5 * (low + high)
-        if build(epsilon=middle, attributes=attributes).attribute_guarantee.epsilon <= cap:
+        if _build("rsfd", epsilon=middle, attributes=attributes).attribute_guarantee.epsilon <= cap:
             low = middle
         else:
             high = middle
     return low
+
+
+def _build(name: str, **params: Any) -> RecordProtocol:
+    """The registered multi-attribute protocol ``name`` with ``params``."""
+    return cast(RecordProtocol, cast(Any, registered_class(name))(**params))
 
 
 def _budget(name: str, attributes, epsilon: float, cap: float | None) -> float:
@@ -98,7 +103,7 @@ def _proxy(inner, attribute) -> tuple[Any, str | None]:
     if hasattr(inner, "oracle") and hasattr(inner, "bins"):  # binning: its own variance
         return inner, None
     bins = getattr(inner, "bins", 32)
-    proxy = registered_class("binning")(epsilon=inner.epsilon, bins=bins, bounds=attribute.bounds)
+    proxy = cast(Any, registered_class("binning"))(epsilon=inner.epsilon, bins=bins, bounds=attribute.interval)
     return proxy, f"{attribute.name!r}: {inner.name} has no analytic variance; scored as binning with {bins} bins"
 
 
@@ -106,7 +111,7 @@ def _per_report_variance(protocol, index: int, n: int) -> tuple[float, str | Non
     """Mean per-item variance of attribute ``index``'s estimate at uniform frequencies, and a note if a proxy."""
     attribute, inner = protocol.attributes[index], protocol.inner_protocols[index]
     if attribute.categorical:
-        size = attribute.domain_size
+        size = attribute.size
         return float(np.mean(protocol._categorical_variance(index, n, np.full(size, 1.0 / size)))), None
     scorer, note = _proxy(inner, attribute)
     size = scorer.bins
@@ -124,7 +129,7 @@ def _row(name: str, settings: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"protocol": name}
     try:
         budget = _budget(name, attributes, epsilon, cap)
-        protocol = registered_class(name)(epsilon=budget, attributes=attributes)
+        protocol = _build(name, epsilon=budget, attributes=attributes)
     except DPDistError as error:
         row.update(eligible=False, reason=f"not applicable: {error}")
         return row
@@ -176,13 +181,13 @@ def _public(rows):
     return [{key: value for key, value in row.items() if key != "protocol_object"} for row in rows]
 
 
-def compare_multi_protocols(**params) -> list[dict[str, Any]]:
+def compare_multi_protocols(**params: Any) -> list[dict[str, Any]]:
     """The table ``multi-auto`` ranks: one row per candidate (``protocol``, ``eligible``, ``reason``, ``epsilon``,
     ``attribute_epsilon``, ``variance``, ``attribute_variances``, ``notes``, ``report_bytes``)."""
     return _public(_rank(_check(params)))
 
 
-def choose_multi_protocol(**params) -> str:
+def choose_multi_protocol(**params: Any) -> str:
     """Registry name of the protocol ``local.make("multi-auto", **params)`` builds."""
     settings = _check(params)
     return _choose(_rank(settings), settings["expected_reports"] or EXPECTED_REPORTS)[0]

@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ..._validation import Integer, Options
+from ..._types import ArrayLike
 from ...errors import InvalidParameterError
 from .._protocol import register
 from ..numerical._composite import inner_aggregator
@@ -94,7 +95,7 @@ class ConsistentMarginals(RecordProtocol):
                 f"Got {order}."
             )
         self._sets = tuple(itertools.combinations(range(len(self._attributes)), order))
-        sizes = [attribute.domain_size for attribute in self._attributes]
+        sizes = [attribute.size for attribute in self._attributes]
         inners = []
         for attributes in self._sets:
             cells = int(np.prod([sizes[a] for a in attributes], dtype=np.int64))
@@ -146,11 +147,11 @@ class ConsistentMarginals(RecordProtocol):
         return self._groups.check(reports, invalid)
 
     @property
-    def statistic_size(self):
+    def statistic_size(self) -> int:
         return self._groups.statistic_size
 
     @property
-    def statistic_dtype(self):
+    def statistic_dtype(self) -> type:
         return self._groups.statistic_dtype
 
     def _accumulate(self, reports):
@@ -180,7 +181,7 @@ class ConsistentMarginals(RecordProtocol):
         return tables, noise
 
     def _consistency(self, noise: list[GroupNoise]) -> Consistency:
-        sizes = [attribute.domain_size for attribute in self._attributes]
+        sizes = [attribute.size for attribute in self._attributes]
         scales = [
             q * (1 - q) / (max(g.count, 1) * (p - q) ** 2) * (1.0 if g.count else 1e12)
             for g, (p, q) in zip(noise, [(g.p, g.q) for g in noise])
@@ -215,16 +216,16 @@ class ConsistentMarginals(RecordProtocol):
         )
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]`` for records ``values`` (every record when ``None``): the marginals' outputs in turn."""
         if values is None:
-            grids = np.meshgrid(*[np.arange(a.domain_size) for a in self._attributes], indexing="ij")
+            grids = np.meshgrid(*[np.arange(a.size) for a in self._attributes], indexing="ij")
             values = np.stack([grid.ravel() for grid in grids], axis=1)
         records = self._check_values(values)
         rows = [inner.channel(None)[self._group_values(records, group)] for group, inner in enumerate(self._groups.inners)]
         return np.concatenate(rows, axis=1) / len(rows)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return self._groups.report_index(reports, [inner.channel(None).shape[1] for inner in self._groups.inners])
 

@@ -48,6 +48,7 @@ most the paper's :math:`\varepsilon` when the attributes share a domain size.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def _variance_at_zero(name: str, fake: str, epsilon: float, size: int, k: int) -
     """RS+FD's per-item variance at f = 0 for n = 1 (ranks GRR against UE for an attribute given no oracle)."""
     from .._registry import make
 
-    inner = make(name, epsilon=epsilon, domain_size=size)
+    inner: Any = make(name, epsilon=epsilon, domain_size=size)
     p, q = inner.support_probabilities()
     phi = 1.0 / size if name == "grr" else q if fake == "zero" else q + (p - q) / size
     gamma = (q + (k - 1) * phi) / k
@@ -121,8 +122,8 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
     def _default_protocol(self, attribute, epsilon):
         k = len(self._params["attributes"])
         fake = "zero" if self._fake_mode == "auto" else self._fake_mode
-        ranked = {name: _variance_at_zero(name, fake, epsilon, attribute.domain_size, k) for name in ("grr", "oue")}
-        return min(ranked, key=ranked.get)
+        ranked = {name: _variance_at_zero(name, fake, epsilon, attribute.size, k) for name in ("grr", "oue")}
+        return min(ranked, key=lambda name: ranked[name])
 
     def _setup(self):
         super()._setup()
@@ -181,7 +182,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
         return invalid
 
     def _accumulate(self, reports):
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for index, codec in enumerate(self._codecs):
             start, stop = self._offsets[index + 1], self._offsets[index + 2]
             statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
@@ -191,7 +192,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
         """Exact: the sampled attribute drawn per user; real reports by each oracle's simulate, fake ones by the fake law."""
         n, k = values.shape[0], len(self._attributes)
         chosen = sample_groups(n, k, rng)
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for index, (inner, fake) in enumerate(zip(self._inner, self._fakes)):
             real = chosen == index
             start, stop = self._offsets[index + 1], self._offsets[index + 2]
@@ -236,7 +237,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
     # ------------------------------------------------------------------ channel
     def _combine_channel(self, rows):
         k = len(rows)
-        total = 0.0
+        total: float | np.ndarray = 0.0
         for index in range(k):
             parts = [
                 rows[index] if other == index else np.broadcast_to(self._fakes[other].row(), (rows[index].shape[0], rows[other].shape[1]))
@@ -245,7 +246,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
             total = total + _kron_rows(parts)
         return total / k
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         indices = [self._inner_report_index(index, reports[codec.name]) for index, codec in enumerate(self._codecs)]
         return _mixed_radix(indices, self._output_counts())

@@ -27,6 +27,7 @@ it is public and independent of the users.
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,15 +58,15 @@ def _prior(value):
 class Priors(Constraint):
     """One prior per attribute (``None``: uniform), each a list of non-negative floats summing to 1."""
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
             raise ValueError
         return tuple(_prior(entry) for entry in value)
 
-    def describe(self):
+    def describe(self) -> str:
         return "a list with one prior per attribute: None (uniform) or a list of non-negative floats summing to 1"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return ["uniform", [[0.5, 0.6]], [[-0.1, 1.1]], [[1.0]], [{"a": 1.0}]]
 
 

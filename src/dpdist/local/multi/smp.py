@@ -149,6 +149,6 @@ class SampleOne(MultiAttributeProtocol):
     def _combine_channel(self, rows):
         return np.concatenate(rows, axis=1) / len(rows)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return self._groups.report_index(reports, self._output_counts())

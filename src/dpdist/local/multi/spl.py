@@ -79,12 +79,12 @@ class SplitBudget(MultiAttributeProtocol):
         return invalid
 
     @property
-    def statistic_total_per_report(self):
+    def statistic_total_per_report(self) -> int | None:
         totals = [inner.statistic_total_per_report for inner in self._inner]
         return None if any(total is None for total in totals) else int(sum(totals))
 
     def _accumulate(self, reports):
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for index, codec in enumerate(self._codecs):
             start, stop = self._offsets[index + 1], self._offsets[index + 2]
             statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
@@ -92,7 +92,7 @@ class SplitBudget(MultiAttributeProtocol):
 
     def _simulate(self, values, rng):
         """Exact: the attributes' reports are independent given the records, so each inner simulate in turn."""
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for index, inner in enumerate(self._inner):
             start, stop = self._offsets[index + 1], self._offsets[index + 2]
             statistic[start:stop] = inner._simulate(self._inner_values(values, index), rng)
@@ -109,7 +109,7 @@ class SplitBudget(MultiAttributeProtocol):
     def _combine_channel(self, rows):
         return _kron_rows(rows)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         indices = [self._inner_report_index(index, reports[codec.name]) for index, codec in enumerate(self._codecs)]
         return _mixed_radix(indices, self._output_counts())
