@@ -41,3 +41,9 @@ EXAMPLES["calm"] = [
     {"epsilon": 2.0, "order": 1, "oracle": "oue", "attributes": [{"name": "a", "labels": ["x", "y", "z"]}, {"name": "b", "domain_size": 2}]},
     {"epsilon": 0.5, "order": 3, "attributes": [{"name": "a", "domain_size": 2}, {"name": "b", "domain_size": 2}, {"name": "c", "domain_size": 2}]},
 ]
+EXAMPLES["hdg"] = [
+    {"epsilon": 1.0, "resolution": 4, "g1": 2, "g2": 2,
+     "attributes": [{"name": "x", "bounds": [0.0, 1.0]}, {"name": "y", "bounds": [-5.0, 5.0]}]},
+    {"epsilon": 2.0, "resolution": 8, "g1": 2, "g2": 2, "hybrid": False,
+     "attributes": [{"name": "x", "bounds": [0.0, 1.0]}, {"name": "y", "bounds": [0.0, 2.0]}, {"name": "z", "bounds": [0.0, 3.0]}]},
+]

@@ -95,10 +95,10 @@ class ConsistentMarginals(RecordProtocol):
                 f"Got {order}."
             )
         self._sets = tuple(itertools.combinations(range(len(self._attributes)), order))
-        sizes = [attribute.size for attribute in self._attributes]
+        self._sizes = [attribute.size for attribute in self._attributes]
         inners = []
         for attributes in self._sets:
-            cells = int(np.prod([sizes[a] for a in attributes], dtype=np.int64))
+            cells = int(np.prod([self._sizes[a] for a in attributes], dtype=np.int64))
             if cells > MAX_CELLS:
                 names = [self._attributes[a].name for a in attributes]
                 raise InvalidParameterError(
@@ -118,7 +118,7 @@ class ConsistentMarginals(RecordProtocol):
         return make(name, epsilon=self.epsilon, domain_size=cells)
 
     def _mixed_radix_strides(self, attributes) -> np.ndarray:
-        sizes = [self._attributes[a].domain_size for a in attributes]
+        sizes = [self._sizes[a] for a in attributes]
         return np.array([int(np.prod(sizes[i + 1 :], dtype=np.int64)) for i in range(len(sizes))], dtype=np.int64)
 
     @property
@@ -169,7 +169,7 @@ class ConsistentMarginals(RecordProtocol):
         tables, noise = [], []
         counts = self._groups.counts(statistic)
         for group, (attributes, inner) in enumerate(zip(self._sets, self._groups.inners)):
-            shape = tuple(self._attributes[a].domain_size for a in attributes)
+            shape = tuple(self._sizes[a] for a in attributes)
             count = int(counts[group])
             p, q = inner.support_probabilities()
             noise.append(GroupNoise(inner.name != "grr", p, q, count))
@@ -181,12 +181,11 @@ class ConsistentMarginals(RecordProtocol):
         return tables, noise
 
     def _consistency(self, noise: list[GroupNoise]) -> Consistency:
-        sizes = [attribute.size for attribute in self._attributes]
         scales = [
             q * (1 - q) / (max(g.count, 1) * (p - q) ** 2) * (1.0 if g.count else 1e12)
             for g, (p, q) in zip(noise, [(g.p, g.q) for g in noise])
         ]
-        return Consistency(self._sets, sizes, scales)
+        return Consistency(self._sets, self._sizes, scales)
 
     def _estimate(self, aggregator, *, postprocess: str = "none") -> MarginalsEstimate:
         """Consistent marginals.
@@ -203,17 +202,21 @@ class ConsistentMarginals(RecordProtocol):
         final, rounds = linear, 0
         if postprocess == "norm-sub":
             final, rounds = nonnegative(consistency, linear)
-        return MarginalsEstimate(
-            tuple(self._attributes), self._sets, tuple(final), tuple(linear), tuple(noise), consistency,
-            aggregator.n, self.epsilon, self.name, self.guarantee,
-            {
-                "postprocess": postprocess,
-                "attribute_guarantee": self.attribute_guarantee,
-                "marginal_counts": dict(zip(self._groups.names, self._groups.counts(aggregator.statistic).tolist())),
-                "oracles": [inner.name for inner in self._groups.inners],
-                **({"norm_sub_rounds": rounds, "consistency_violation": consistency.violation(final)} if rounds else {}),
-            },
+        details = {
+            "postprocess": postprocess,
+            "attribute_guarantee": self.attribute_guarantee,
+            "marginal_counts": dict(zip(self._groups.names, self._groups.counts(aggregator.statistic).tolist())),
+            "oracles": [inner.name for inner in self._groups.inners],
+            **({"norm_sub_rounds": rounds, "consistency_violation": consistency.violation(final)} if rounds else {}),
+        }
+        return self._result(
+            (tuple(self._attributes), self._sets, tuple(final), tuple(linear), tuple(noise), consistency,
+             aggregator.n, self.epsilon, self.name, self.guarantee, details)
         )
+
+    def _result(self, fields: tuple) -> MarginalsEstimate:
+        """The estimate of the consistent marginals (``fields``: those of :class:`MarginalsEstimate`, in order)."""
+        return MarginalsEstimate(*fields)
 
     # ------------------------------------------------------------------ channel
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
