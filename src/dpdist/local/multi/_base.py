@@ -145,6 +145,14 @@ class MultiAttributeProtocol(RecordProtocol):
                 target = invalid.setdefault(f"{codec.name}.{reason}", np.zeros(reports.shape[0], dtype=bool))
                 target[rows[mask]] = True
 
+    def _accumulate(self, reports):
+        """Each attribute's field through its inner protocol's statistic (SMP, whose reports carry one, overrides)."""
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        for index, codec in enumerate(self._codecs):
+            start, stop = self._offsets[index + 1], self._offsets[index + 2]
+            statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
+        return statistic
+
     def _check_statistic(self, statistic, n):
         for index, inner in enumerate(self._inner):
             problem = statistic_problem(inner, self.attribute_statistic(statistic, index), self._attribute_count(statistic, index, n))

@@ -181,13 +181,6 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
         self._check_fields(reports, np.arange(reports.shape[0]), invalid)
         return invalid
 
-    def _accumulate(self, reports):
-        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
-        for index, codec in enumerate(self._codecs):
-            start, stop = self._offsets[index + 1], self._offsets[index + 2]
-            statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
-        return statistic
-
     def _simulate(self, values, rng):
         """Exact: the sampled attribute drawn per user; real reports by each oracle's simulate, fake ones by the fake law."""
         n, k = values.shape[0], len(self._attributes)

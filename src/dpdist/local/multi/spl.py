@@ -83,13 +83,6 @@ class SplitBudget(MultiAttributeProtocol):
         totals = [inner.statistic_total_per_report for inner in self._inner]
         return None if any(total is None for total in totals) else int(sum(totals))
 
-    def _accumulate(self, reports):
-        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
-        for index, codec in enumerate(self._codecs):
-            start, stop = self._offsets[index + 1], self._offsets[index + 2]
-            statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
-        return statistic
-
     def _simulate(self, values, rng):
         """Exact: the attributes' reports are independent given the records, so each inner simulate in turn."""
         statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
