@@ -17,7 +17,7 @@ numerical attributes from one report per user:
 3. *Consistency and non-negativity* (sec. 5.2): the grids are made consistent on what they
    share (a 1-D grid and a 2-D grid of the same attribute agree on its :math:`g_2` coarse
    cells, :mod:`._consistency`), then Norm-Sub and consistency in turn ending with Norm-Sub
-   (``postprocess="norm-sub"``, the default here as in the paper).
+   (``postprocess="norm-sub"``, as the paper does; the default ``"none"`` keeps the grids linear).
 4. *Answering* (sec. 4.2 and 5.3): a 1-D range from its attribute's 1-D grid (TDG: the 2-D
    grids' projection), a 2-D range from the pair's *response matrix* (the maximum-entropy
    fine table given the 2-D and both 1-D grids; TDG spreads each 2-D cell evenly), a bin
@@ -124,7 +124,6 @@ class HybridGrids(ConsistentMarginals):
         coarse, within, _ = self.geometry.digits
         self._sizes = [size for _ in range(k) for size in (coarse, within)]  # digits 2j (coarse), 2j + 1 (fine)
         pairs = list(itertools.combinations(range(k), 2))
-        self._pairs = tuple(pairs)
         self._sets = tuple([(2 * a, 2 * b) for a, b in pairs] + ([(2 * a, 2 * a + 1) for a in range(k)] if hybrid else []))
         names = [f"{self._attributes[a].name},{self._attributes[b].name}" for a, b in pairs]
         names += [attribute.name for attribute in self._attributes] if hybrid else []
@@ -177,9 +176,6 @@ class HybridGrids(ConsistentMarginals):
         if a != b:
             return self.geometry.two_way_cell(records[:, a], records[:, b])
         return self.geometry.one_way_cell(records[:, a])
-
-    def _attribute_epsilon(self) -> float:
-        return self.epsilon
 
     # ------------------------------------------------------------------ estimation
     def _result(self, fields: tuple) -> GridsEstimate:
