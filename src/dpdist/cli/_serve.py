@@ -288,7 +288,15 @@ def _add_estimate_and_export(actions) -> None:
     estimate.add_argument("--json", action="store_true", help="print the estimate document as JSON")
     estimate.add_argument("--plot", default=None, metavar="PNG", help="write the estimate's plot to this PNG file")
     estimate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="estimator option (repeatable)")
-    estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the band (0.95)")
+    estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the bands (0.95)")
+    estimate.add_argument(
+        "--width", type=float, default=None, metavar="W",
+        help="say whether the confidence sequence is narrower than W, or at about which n it will be",
+    )
+    estimate.add_argument(
+        "--replicates", type=int, default=None, metavar="B",
+        help="bootstrap replicates of a distribution's fixed-n band (service default 100; 0: none)",
+    )
     _server_options(estimate, admin=True)
     estimate.set_defaults(handler=_run_estimate)
 
@@ -474,8 +482,9 @@ def _run_estimate(args) -> int:
     from pathlib import Path
 
     options = _parse_options(args.option)
+    view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with _client(args, admin=True) as client:
-        document = client.estimate(args.campaign, level=args.level, **options)
+        document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
             Path(args.plot).write_bytes(client.estimate_png(args.campaign, **options))
     if args.json:
@@ -488,26 +497,16 @@ def _run_estimate(args) -> int:
 
 
 def _print_summary(document: dict) -> None:
+    """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
+    from ._estimate_text import estimate_lines
+
     rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
     print(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
           f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}")
-    estimate = document["estimate"]
-    if estimate is None:
-        print("  no report yet")
-    elif estimate["kind"] == "frequency":
-        band = estimate["band"]
-        top = sorted(range(len(estimate["frequencies"])), key=lambda i: -estimate["frequencies"][i])[:5]
-        for item in top:
-            print(f"  item {item:>6}  {estimate['frequencies'][item]:.6g}  [{band['low'][item]:.4g}, {band['high'][item]:.4g}]")
-    elif estimate["kind"] == "heavy_hitters":
-        band = estimate["band"]
-        for label, value, low, high in zip(estimate["labels"], estimate["frequencies"], band["low"], band["high"]):
-            print(f"  {label:>12}  {value:.6g}  [{low:.4g}, {high:.4g}]")
-    elif estimate["kind"] == "distribution":
-        print(f"  mean {estimate['mean']:.6g}  median {estimate['median']:.6g}  ({len(estimate['probabilities'])} bins)")
-    else:
-        band = estimate["band"]
-        print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
+    if document.get("guarantee"):
+        print(f"  privacy: {document['guarantee']}")
+    for line in estimate_lines(document["estimate"]):
+        print("  " + line)
     diagnostics = document.get("diagnostics") or {}
     if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
         from ..serve._diagnostics import describe

@@ -226,7 +226,9 @@ def openapi_schema() -> dict:
                                        {"name": "shape", "in": "query", "schema": {"type": "string",
                                         "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}}],
                         "responses": {"200": _json({"type": "object", "description": "Explanation.to_dict() with campaign, "
-                                                    "epsilon and n_requested"}), **_errors(400, 404)}},
+                                                    "epsilon, n_requested and plain (the same in sentences, "
+                                                    "as the dashboard and participate page show it)"}),
+                                      **_errors(400, 404)}},
             },
             "/api/campaigns/{campaign}/open": {
                 "post": {"summary": "Open a campaign: it accepts reports; its config is frozen", "security": _ADMIN,

@@ -179,6 +179,16 @@ class FrequencyOracle(LocalProtocol):
         """``(p_star, q_star)``: probability that a report supports the true item / another item."""
         raise NotImplementedError
 
+    def support_range(self) -> tuple[float, float]:
+        """Smallest and largest amount one report adds to an item's support count: ``(0, 1)`` for a pure oracle.
+
+        The support count is a sum of one bounded term per report, the statistic a
+        confidence sequence (:mod:`dpdist.confidence_sequences`) is built on; a
+        protocol whose support count is an affine correction of report counts
+        (dBitFlipPM) overrides this.
+        """
+        return 0.0, 1.0
+
     def _check_values(self, values) -> np.ndarray:
         if self.labels is not None:
             array = np.asarray(values)
