@@ -103,3 +103,21 @@ def test_a_service_campaign_estimates_what_the_reports_give_locally(name, tmp_pa
                 np.testing.assert_allclose(got["frequencies"], want["frequencies"], rtol=1e-12, atol=1e-15)
     picture = client.get(f"/api/campaigns/{name}/estimate.png", headers=admin)
     assert picture.status_code == 200 and picture.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name", ["spl", "calm", "hdg"])
+def test_dpdist_campaign_estimate_prints_every_attribute_or_marginal(name):
+    from dpdist.cli._estimate_text import estimate_lines
+    from dpdist.serve._uncertainty import served_estimate
+
+    protocol = local.from_config(CONFIGS[name])
+    aggregate = protocol.simulate(_records(protocol), rng=5)
+    document = served_estimate(protocol, aggregate, protocol.estimate(aggregate), level=0.95, width=None,
+                               replicates=0, target_n=10_000, options={})
+    lines = estimate_lines(document)
+    if name == "spl":
+        assert [line for line in lines if line.startswith("attribute ")] == ["attribute a:", "attribute b:", "attribute t:"]
+        assert any(line.split()[0] == "z" for line in lines)  # labels, not item numbers
+    else:
+        marginals = [line for line in lines if line.startswith("marginal ")]
+        assert len(marginals) == len(document["marginals"]) and "[" in lines[2]
