@@ -58,7 +58,23 @@ def _distribution_with_band():
     return cdf_band(protocol, protocol.simulate(X, rng=3), replicates=20, rng=4)
 
 
+def _multi_attribute():
+    attributes = [{"name": "colour", "labels": ["red", "green", "blue"]}, {"name": "age", "bounds": [0, 1], "protocol": "pm"},
+                  {"name": "x", "bounds": [0, 1], "protocol": "binning", "options": {"bins": 8}}]
+    protocol = local.make("spl", epsilon=3.0, attributes=attributes)
+    rng = np.random.default_rng(1)
+    return protocol.estimate(protocol.simulate({"colour": rng.integers(0, 3, 2000), "age": X, "x": X}, rng=2))
+
+
+def _marginals():
+    attributes = [{"name": "a", "domain_size": 3}, {"name": "b", "labels": ["x", "y"]}, {"name": "c", "domain_size": 2}]
+    protocol = local.make("calm", epsilon=2.0, attributes=attributes)
+    return protocol.estimate(protocol.simulate(np.random.default_rng(1).integers(0, 2, (3000, 3)), rng=2))
+
+
 RESULTS = {
+    "multi-attribute": _multi_attribute,
+    "marginals": _marginals,
     "frequency": lambda: _local_estimate("oue"),
     "frequency (labels, no intervals)": _labelled_frequencies,
     "heavy hitters": _heavy_hitters,
