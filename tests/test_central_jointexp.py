@@ -204,7 +204,7 @@ def test_sums_add_positive_terms_only_and_keep_relative_accuracy():
             else:
                 # relative accuracy, not accuracy relative to the array's largest term
                 assert abs(g - float(total.ln())) < 1e-9
-        cumulative = je._accumulate(values)
+        cumulative = je._cumulative_log_sum(values)
         running = decimal.Decimal(0)
         for index in range(0, 5000, 37):
             running = sum(exact[: index + 1], decimal.Decimal(0))

@@ -105,7 +105,7 @@ def joint_exp_beta(q: np.ndarray, epsilon: float) -> float:
     return beta
 
 
-def _accumulate(values: np.ndarray) -> np.ndarray:
+def _cumulative_log_sum(values: np.ndarray) -> np.ndarray:
     """Cumulative log-sum-exp along the last axis, in two levels when it is long (see the module docstring)."""
     length = values.shape[-1]
     if length <= _BLOCK:
@@ -141,8 +141,8 @@ def _range_logsumexp(values: np.ndarray, left: np.ndarray, right: np.ndarray) ->
     for level in np.unique(levels):
         half = 1 << int(level)
         blocks = table.reshape(-1, 2, half)
-        suffix = _accumulate(blocks[:, 0, ::-1])[:, ::-1].reshape(-1)  # sums from a point to the middle
-        prefix = _accumulate(blocks[:, 1, :]).reshape(-1)  # sums from the middle to a point
+        suffix = _cumulative_log_sum(blocks[:, 0, ::-1])[:, ::-1].reshape(-1)  # sums from a point to the middle
+        prefix = _cumulative_log_sum(blocks[:, 1, :]).reshape(-1)  # sums from the middle to a point
         chosen = pairs[levels == level]
         l, r = left[chosen], right[chosen]
         out[chosen] = np.logaddexp(suffix[(l // (2 * half)) * half + l % half],
@@ -224,7 +224,7 @@ class JointExpTables:
         index = np.arange(self.size)
         # the last i' < i with d >= n g_j (at n = 0 the target is 0 and i' = i would qualify: it is not summed)
         far = np.minimum(np.searchsorted(self.ranks, self.ranks - self.targets[j], side="right") - 1, index - 1)
-        rising = _accumulate(total + beta * ranks)
+        rising = _cumulative_log_sum(total + beta * ranks)
         with np.errstate(invalid="ignore"):
             part_far = np.where(far >= 0, rising[np.maximum(far, 0)], -np.inf) - beta * (ranks - target)
         part_near = _range_logsumexp(total - beta * ranks, far + 1, index - 1) + beta * (ranks - target)
@@ -407,7 +407,7 @@ def _log_sum(values: np.ndarray) -> np.floating:
     """``log sum exp(values)`` by scaling to the largest (``exp`` of non-positive numbers, a pairwise sum).
 
     Positive terms only: the result's error is a few units of :math:`u` times the largest magnitude
-    of ``values`` plus :math:`u \log_2 N`, inside the pooling bound of :func:`_race_scores`.
+    of ``values`` plus :math:`u \\log_2 N`, inside the pooling bound of :func:`_race_scores`.
     """
     top = np.max(values, initial=-np.inf)
     if not np.isfinite(top):
