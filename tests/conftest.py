@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import socket
+
+
+def _pin_blas_kernel() -> None:
+    """Load numpy's OpenBLAS with the kernel reproduction runs pin (dpdist.experiments._blas), before
+    anything imports numpy: run_spec then computes jobs=1 cells in this process (a worker process
+    would not see the methods a test registers) with the same numbers as its pinned workers."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or os.environ.get("OPENBLAS_CORETYPE"):
+        return
+    try:
+        with open("/proc/cpuinfo") as handle:
+            if any(line.startswith("flags") and " avx2" in line for line in handle):
+                os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    except OSError:
+        pass
+
+
+_pin_blas_kernel()
 
 import pytest
 

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DatasetUnavailableError, InvalidParameterError
+from ._blas import loaded_core, pinned_environment, target_core
 from ._methods import resolve_method
 from ._files import remove_stale_temporaries, write_text_atomically
 from ._spec import (
@@ -47,7 +48,7 @@ from ._spec import (
 )
 from ._table import ResultsTable, summarize
 
-__all__ = ["run_spec", "RunResult", "cell_key"]
+__all__ = ["run_spec", "RunResult", "cell_key", "cell_blas"]
 
 
 @dataclass
@@ -63,15 +64,18 @@ class RunResult:
     seconds: float = 0.0
     files: dict = field(default_factory=dict)
     claims: list = field(default_factory=list)  # set by reproduce: [{"text", "figure", "outcome", "explanation"}]
+    blas: dict = field(default_factory=dict)  # {BLAS kernel: number of cells it computed} (cell files record it)
 
 
-def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None) -> str:
+def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None, blas: str | None = None) -> str:
     """Hash of everything that determines a cell's numbers.
 
     That is the cell's content (numbers canonical, so ``1.0`` and ``1`` are one value), the
-    root seed, the metrics, the dpdist version and, for a dataset read from a file, the
-    SHA-256 of the file's bytes: ``file_digests`` maps the file to it (computed once per run
-    by :func:`run_spec`); without it the file is read here.
+    root seed, the metrics, the dpdist version, the BLAS kernel that computes it (``blas``,
+    default the one :func:`run_spec` uses, :func:`cell_blas`: kernels round differently, see
+    :mod:`~dpdist.experiments._blas`) and, for a dataset read from a file, the SHA-256 of the
+    file's bytes: ``file_digests`` maps the file to it (computed once per run by
+    :func:`run_spec`); without it the file is read here.
     """
     from .. import __version__
 
@@ -83,6 +87,7 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None)
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
         "dpdist": __version__,
+        "blas": blas if blas is not None else cell_blas(),
     }
     if cell.method.metrics:  # only when set, so the keys of existing runs do not change
         content["method_metrics"] = sorted(cell.method.metrics)
@@ -91,6 +96,13 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None)
         content["file_sha256"] = file_digests[file] if file_digests and file in file_digests else _file_digest(file)
     text = json.dumps(canonical_numbers(content), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def cell_blas(pin_blas: bool = True) -> str:
+    """The BLAS kernel the cells of a local run are computed with: the pinned one
+    (:func:`~dpdist.experiments._blas.target_core`) when ``pin_blas`` and there is one, else
+    the one this process loaded."""
+    return (target_core() if pin_blas else None) or loaded_core()
 
 
 def _file_digest(file: str) -> str | None:
@@ -233,7 +245,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
             continue
         metric_rng = np.random.default_rng(seeds["metric"] + [stable_id("metric", metric.key)])
         results.update(_metric_values(metric, estimate, truth, metric_rng, metric_options))
-    return {"metrics": results, "seconds": time.perf_counter() - start}
+    return {"metrics": results, "seconds": time.perf_counter() - start, "blas": loaded_core()}
 
 
 def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
@@ -255,6 +267,7 @@ def run_spec(
     progress: bool = True,
     cells: list[Cell] | None = None,
     scheduler=None,
+    pin_blas: bool = True,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 
@@ -274,6 +287,13 @@ def run_spec(
         scheduler (``"tcp://host:8786"``) or a connected client.  The cells and their
         seeds are the same, so the numbers are those of a local run; this process writes
         the cache as results arrive, so an interrupted run resumes on any machine.
+    pin_blas : bool
+        Compute the cells with the pinned BLAS kernel (:mod:`~dpdist.experiments._blas`;
+        docs/experiments.md, "Determinism"), so the numbers do not depend on the CPU: worker
+        processes start with it, and with ``jobs=1`` the cells run in one such worker unless
+        this process loaded that kernel already.  False runs ``jobs=1`` in this process
+        with the kernel it has (e.g. for methods defined in a notebook, which a worker cannot
+        import); the kernel is part of every cell's key either way.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
@@ -286,7 +306,10 @@ def run_spec(
     file_digests = {file: _file_digest(file) for file in files}
     if files:
         _forget_file_datasets()  # this process may hold an older content of a file
-    keys = [cell_key(cell, spec, file_digests) for cell in all_cells]
+    target = target_core() if pin_blas else None
+    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_core() != target))
+    blas = (target or loaded_core()) if isolate or scheduler is not None else loaded_core()
+    keys = [cell_key(cell, spec, file_digests, blas) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
@@ -310,12 +333,12 @@ def run_spec(
             if jobs != 1:
                 raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
             _run_on_dask(scheduler, pending, spec, finish)
-        elif jobs == 1 or len(pending) <= 1:
+        elif not isolate or not pending:
             for cell, key in pending:
                 finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
         else:
-            with ProcessPoolExecutor(
-                max_workers=jobs, mp_context=get_context("spawn"), initializer=_ignore_interrupts
+            with pinned_environment(), ProcessPoolExecutor(
+                max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"), initializer=_ignore_interrupts
             ) as pool:
                 # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
                 # spawned Python keeps an ignored SIGINT) and only this process handles it
@@ -343,7 +366,7 @@ def run_spec(
     finally:
         bar.close()
 
-    raw = _raw_table(spec, all_cells, keys, cache)
+    raw, kernels = _raw_table(spec, all_cells, keys, cache)
     group = ["dataset", "method", *spec.parameter_names(), "metric"]
     summary = summarize(raw, group)
     return RunResult(
@@ -354,6 +377,7 @@ def run_spec(
         reused=reused,
         failures=failures,
         seconds=time.perf_counter() - start,
+        blas=kernels,
     )
 
 
@@ -406,11 +430,14 @@ def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
     """One row per cell and metric; a failed cell gets a NaN row for each metric it would have
     given, which :func:`summarize` counts in the ``failed`` column."""
     parameters = spec.parameter_names()
-    stored = {}
+    stored, kernels = {}, {}
     for key in keys:
         path = cache / f"{key}.json"
         if path.exists():
-            stored[key] = json.loads(path.read_text())["metrics"]
+            payload = json.loads(path.read_text())
+            stored[key] = payload["metrics"]
+            kernel = payload.get("blas", "not recorded")
+            kernels[kernel] = kernels.get(kernel, 0) + 1
     produced: dict[tuple, list] = {}  # metric keys given by the finished cells of a dataset / method
     for cell, key in zip(cells, keys):
         for group in ((cell.dataset.key, cell.method.label), (cell.dataset.key,)):
@@ -425,7 +452,7 @@ def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
         metrics = stored[key] if key in stored else dict.fromkeys(_expected_metrics(cell, spec, produced), math.nan)
         for metric, value in metrics.items():
             rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
-    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"])
+    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), kernels
 
 
 def _expected_metrics(cell: Cell, spec: ExperimentSpec, produced: dict) -> list[str]:

@@ -15,17 +15,21 @@ from dataclasses import dataclass, field
 
 from ...errors import InvalidParameterError
 from ...experiments import (
-    z_value,
     ALPHA,
+    EFFECT,
+    Evidence,
+    comparison_power,
+    conclude,
+    linear_p_values,
+    log_ratio_p_values,
+    repeats_of,
     STAT_COLUMNS,
     INCONCLUSIVE,
-    decide,
     describe_setting,
     group_settings,
     holm_rejected,
     holm_rejections,
     minimum_in_p_values,
-    normal_p_values,
     sign_test,
     standard_error,
     welch_p_values,
@@ -68,19 +72,24 @@ class RankedCheck:
     where: dict = field(default_factory=dict)
     methods: tuple = ()
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
         sign = 1.0 if self.position == "worst" else -1.0
-        p_for, p_against, total, notes = [], [], 0, []
+        p_for, p_against, total, notes, powers, counts, agree, rivals = [], [], 0, [], [], [], 0, 1
         for setting, group in group_settings(rows, ("method",)).items():
             mine = [r for r in group if r["method"] == self.method]
             others = [r for r in group if r["method"] != self.method]
             if not mine or not others:
                 continue
             total += 1
+            rivals = max(rivals, len(others))
+            powers.append(min((comparison_power(mine[0], other, self.effect) for other in others), key=lambda p: p[0]))
+            counts.append(repeats_of(mine[0], *others))
+            agree += all(sign * (mine[0]["mean"] - other["mean"]) > 0 for other in others)
             # z > 0: the method is on the claimed side of the other method
             scores = [(sign * z_score(other, mine[0]), other) for other in others]
             tests = [welch_p_values(*((other, mine[0]) if sign > 0 else (mine[0], other))) for other in others]
@@ -96,9 +105,12 @@ class RankedCheck:
         text = (f"{self.method} is significantly the {self.position} (Welch t, one-sided alpha {self.alpha:g}) in "
                 f"{wins} of {total} settings; another method is significantly "
                 f"{'worse' if self.position == 'worst' else 'better'} (Holm) in {losses}")
+        text += f"; the {self.position} by the means in {agree}/{total} settings"
         if rejected:
             text += "; e.g. " + "; ".join(notes[i] for i in rejected[:3])
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, total,
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), rivals,
+                                 min((c for c in counts if c), default=None), self.effect), text)
 
 
 @dataclass(frozen=True)
@@ -124,13 +136,14 @@ class BestOrCloseCheck:
     methods: tuple = ()
     tolerance: float = 0.25
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
         factor = 1 + self.tolerance
-        p_for, p_against, ratios, notes, worst_ratio = [], [], [], [], (0.0, "")
+        p_for, p_against, ratios, notes, worst_ratio, powers, counts, rivals = [], [], [], [], (0.0, ""), [], [], 1
         for setting, group in group_settings(rows, ("method",)).items():
             mine = [r for r in group if r["method"] == self.method]
             others = [r for r in group if r["method"] != self.method]
@@ -138,6 +151,9 @@ class BestOrCloseCheck:
                 continue
             scaled = [{**o, "mean": factor * o["mean"], "se": factor * standard_error(o)} for o in others]
             tests = [welch_p_values(mine[0], s) for s in scaled]
+            rivals = max(rivals, len(others))
+            powers.append(min((comparison_power(mine[0], o, self.effect) for o in scaled), key=lambda p: p[0]))
+            counts.append(repeats_of(mine[0], *others))
             p_for.append(max(test[1] for test in tests))
             p_against.append(min(1.0, len(others) * min(test[2] for test in tests)))
             best = min(others, key=lambda r: r["mean"])
@@ -159,7 +175,9 @@ class BestOrCloseCheck:
                 f"({worst_ratio[1]})")
         if rejected:
             text += "; failing, e.g. " + "; ".join(notes[i] for i in rejected[:2])
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, total,
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), rivals,
+                                 min((c for c in counts if c), default=None), self.effect), text)
 
 
 @dataclass(frozen=True)
@@ -177,10 +195,11 @@ class GroupBeatsCheck:
     metric: tuple
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where)
-        p_for, p_against, pairs, reversals, weakest = [], [], 0, [], None
+        p_for, p_against, pairs, reversals, weakest, powers, counts, agree = [], [], 0, [], None, [], [], 0
         for setting, group in group_settings(rows, ("method",)).items():
             by_method = {r["method"]: r for r in group}
             for b in self.better:
@@ -189,6 +208,9 @@ class GroupBeatsCheck:
                         continue
                     pairs += 1
                     z, up, down = welch_p_values(by_method[b], by_method[w])
+                    powers.append(comparison_power(by_method[b], by_method[w], self.effect))
+                    counts.append(repeats_of(by_method[b], by_method[w]))
+                    agree += z > 0
                     p_for.append(up)
                     p_against.append(down)
                     item = (z, f"{describe_setting(setting)}: {b} {by_method[b]['mean']:.4g} vs {w} {by_method[w]['mean']:.4g}")
@@ -203,7 +225,9 @@ class GroupBeatsCheck:
                 f"weakest: {weakest[1]} (t = {weakest[0]:.1f})")
         if reversals:
             text += "; e.g. reversed: " + "; ".join(reversals[:2])
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, pairs,
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), 1,
+                                 min((c for c in counts if c), default=None), self.effect), text)
 
 
 def _curves(table, method, metric, x, where):
@@ -236,6 +260,7 @@ class TrendCheck:
     x: str
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         curves = _curves(table, self.method, self.metric, self.x, self.where)
@@ -263,7 +288,10 @@ class TrendCheck:
                 f"curves, {significant_rises} significant rise(s) (Holm over {len(rises)} comparisons); last below "
                 f"first on {agree} of {len(curves)} (sign test p = {sign_test(agree, len(curves)):.2g}); "
                 + "; ".join(notes[:4]))
-        return decide(falls, rises, self.alpha), text
+        powers = [comparison_power(points[-1][1], points[0][1], self.effect) for points in curves.values()]
+        return conclude(Evidence(tuple(falls), tuple(rises), self.alpha, None, 1, agree, len(curves),
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), 1,
+                                 repeats_of(*(r for points in curves.values() for _, r in points)), self.effect), text)
 
 
 @dataclass(frozen=True)
@@ -313,7 +341,7 @@ class MinimumWithinCheck:
                 f"{self.alpha:g}) on {sum(p < self.alpha for p in p_for)} of {len(curves)} curves, significantly "
                 f"outside (Holm) on {len(rejected)}; lowest point in the range on {agree} of {len(curves)} (sign test "
                 f"p = {sign_test(agree, len(curves)):.2g}); " + "; ".join(notes[:6]))
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=agree, total=len(curves)), text)
 
 
 @dataclass(frozen=True)
@@ -336,11 +364,12 @@ class GapShrinksCheck:
     fraction: float = 0.5
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         mine = _curves(table, self.private, self.metric, self.x, self.where)
         theirs = _curves(table, self.reference, self.metric, self.x, self.where)
-        p_for, p_against, agree, notes = [], [], 0, []
+        p_for, p_against, agree, notes, powers, counts = [], [], 0, [], [], []
         for setting, points in mine.items():
             reference = dict((xv, r) for xv, r in theirs.get(setting, []))
             (x0, first), (x1, last) = points[0], points[-1]
@@ -348,15 +377,21 @@ class GapShrinksCheck:
                 continue
             gap0 = first["mean"] - reference[x0]["mean"]
             gap1 = last["mean"] - reference[x1]["mean"]
-            var0 = standard_error(first) ** 2 + standard_error(reference[x0]) ** 2
-            var1 = standard_error(last) ** 2 + standard_error(reference[x1]) ** 2
-            shrink = z_value(self.fraction * gap0 - gap1, math.sqrt(self.fraction**2 * var0 + var1))
-            positive = z_value(gap0, math.sqrt(var0))
-            p_for.append(max(normal_p_values(shrink)[0], normal_p_values(positive)[0]))
-            p_against.append(normal_p_values(shrink)[1])
+            f = self.fraction
+            count = lambda row: row.get("count") or 2  # noqa: E731
+            terms0 = [(standard_error(first), count(first)), (standard_error(reference[x0]), count(reference[x0]))]
+            terms1 = [(standard_error(last), count(last)), (standard_error(reference[x1]), count(reference[x1]))]
+            shrink, df, shrink_for, shrink_against = linear_p_values(
+                f * gap0 - gap1, [(f * se, n) for se, n in terms0] + terms1)
+            positive_for = linear_p_values(gap0, terms0)[2]
+            p_for.append(max(shrink_for, positive_for))
+            p_against.append(shrink_against)
+            scale = math.sqrt(sum(se**2 for se, _ in [(f * se, n) for se, n in terms0] + terms1))
+            powers.append((self.effect * abs(gap0) * f / scale if scale > 0 else math.inf, df))
+            counts.append(repeats_of(first, last, reference[x0], reference[x1]))
             agree += gap0 > 0 and gap1 < self.fraction * gap0
             notes.append(f"{describe_setting(setting)}: gap {gap0:.3g} at {self.x}={x0:g} -> {gap1:.3g} at {x1:g} "
-                         f"(z = {shrink:.1f})")
+                         f"(t = {shrink:.1f})")
         if not p_for:
             return INCONCLUSIVE, f"no curve has both {self.private!r} and {self.reference!r}"
         total = len(p_for)
@@ -364,7 +399,9 @@ class GapShrinksCheck:
                 f"{sum(p < self.alpha for p in p_for)} of {total} curves, significantly not (Holm) on "
                 f"{holm_rejections(p_against, self.alpha)}; shrank so on {agree} of {total} (sign test p = "
                 f"{sign_test(agree, total):.2g}); " + "; ".join(notes[:4]))
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, total,
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), 1,
+                                 min((c for c in counts if c), default=None), self.effect), text)
 
 
 
@@ -396,6 +433,7 @@ class RelativeErrorCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
     unmatched: tuple = ()
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
@@ -411,7 +449,7 @@ class RelativeErrorCheck:
                     f"allowed: at most one value of the unmatched columns per dataset (narrow it with where=)"
                 )
             found[(row["dataset"], row["method"])] = row
-        p_for, p_against, deltas = [], [], []
+        p_for, p_against, deltas, powers, counts = [], [], [], [], []
         for key, found in cells.items():
             for hard in self.harder:
                 for easy in self.easier:
@@ -421,10 +459,11 @@ class RelativeErrorCheck:
                     mh, rh, me, re_ = four
                     delta = math.log(mh["mean"] / rh["mean"]) - math.log(me["mean"] / re_["mean"])
                     se = math.sqrt(sum((standard_error(r) / r["mean"]) ** 2 for r in four))
-                    z = z_value(delta, se)
-                    up, down = normal_p_values(z)
+                    z, df, up, down = log_ratio_p_values((mh, re_), (rh, me))
                     p_for.append(up)
                     p_against.append(down)
+                    powers.append((math.log1p(self.effect) / se if se > 0 else math.inf, df))
+                    counts.append(repeats_of(*four))
                     pair = f"{hard} vs {easy}"
                     if self.unmatched:
                         pair = (f"{hard} ({describe_setting((c, mh.get(c)) for c in self.unmatched)}) vs {easy} "
@@ -440,6 +479,8 @@ class RelativeErrorCheck:
             f"{sum(p < self.alpha for p in p_for)} of {len(deltas)} comparisons, below (Holm) in "
             f"{holm_rejections(p_against, self.alpha)}; above 1 in {agree} of {len(deltas)} (sign test p = "
             f"{sign_test(agree, len(deltas)):.2g}); factors {min(d[1] for d in deltas):.3g}.."
-            f"{max(d[1] for d in deltas):.3g}, weakest ({where}): {factor:.3g} (z = {z:.1f})"
+            f"{max(d[1] for d in deltas):.3g}, weakest ({where}): {factor:.3g} (t = {z:.1f})"
         )
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, len(deltas),
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), 1,
+                                 min((c for c in counts if c), default=None), self.effect), text)

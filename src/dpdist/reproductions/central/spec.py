@@ -63,7 +63,7 @@ The claims are checks of the summary table defined in ``checks.py`` (:class:`Ran
 
 from __future__ import annotations
 
-from ...experiments import Claim, ExperimentSpec, FigureSpec, better_than
+from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than
 from .checks import (
     BestOrCloseCheck,
     GapShrinksCheck,
@@ -214,6 +214,11 @@ def _claims():
         Claim("PP, DP: the error approaches the non-private error as n grows (gap at the largest n < half the gap "
               "at the smallest; Fig. 2d-f)",
               GapShrinksCheck(PP_DP, PP_NP, METRICS, "n", where={"degree": 6}), figure="fig2-n-ks"),
+        Claim("PP, non-private: the error is about constant in n (every n within 25% of the error at the "
+              f"smallest n, {min(_NS):,}; Fig. 2d-f: the non-private curve is flat)",
+              AllOf(tuple(RatioWithin(PP_NP, metric, (PP_NP,), metric, low=0.8, high=1.25, where={"degree": 6},
+                                      reference_where={"n": min(_NS)}, unmatched=("n",)) for metric in METRICS)),
+              figure="fig2-n-ks"),
         Claim("MP, non-private: the error decreases as s grows (Fig. 3a-c, 13)",
               TrendCheck(MP_NP, METRICS, "sparsity", where={"n": 10_000, "size": 40}), figure="fig3-s-ks"),
         Claim("MP, DP: the error decreases as n grows (Fig. 3g-i, 15)",

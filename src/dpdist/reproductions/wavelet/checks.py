@@ -15,12 +15,18 @@ import math
 
 from ...experiments import (
     ALPHA,
+    EFFECT,
     INCONCLUSIVE,
-    decide,
+    Evidence,
+    comparison_power,
+    conclude,
+    linear_p_values,
+    log_ratio_p_values,
+    repeats_of,
+    versus_all,
     holm_rejections,
     minimum_in_p_values,
     sign_test,
-    normal_p_values,
     welch_p_values,
     describe_setting,
     rows_by,
@@ -37,18 +43,21 @@ def _settings(table, metric, where, methods) -> dict:
 
 @dataclass(frozen=True)
 class BeatsBest:
-    """``method`` has a lower mean ``metric`` than the best of ``rivals`` in each setting.
+    """``method`` has a lower mean ``metric`` than every one of ``rivals`` (so than the best) in each setting.
 
-    Per setting the best rival is the one with the lowest mean, and Welch's one-sided
-    tests against it (:func:`~dpdist.experiments.welch_p_values`) give the p-values.
-    With ``k = ceil(share * S)`` of the S settings required,
-    :func:`~dpdist.experiments.decide` gives the verdict at family-wise level ``alpha``
-    (docs/experiments.md, "Verdicts"): holds when ``method`` is significantly lower in every
-    setting (``share = 1``, as :func:`~dpdist.experiments.better_than`) or Holm finds it so
-    in at least ``k``; does not hold when Holm finds it significantly worse in more than
-    ``S - k`` settings (so the claim fails whatever the undecided ones are).  (Against
-    the *best* rival the "worse" tests are chosen by the data; the lowest mean is biased
-    low, so a "does not hold" errs on the side of the rivals.)
+    Per setting, Welch's one-sided tests against *every* rival
+    (:func:`~dpdist.experiments.welch_p_values`) give ``p_for`` = the largest p of "lower"
+    (intersection-union: it must beat them all) and ``p_against`` = the smallest p of
+    "higher" times the number of rivals (Bonferroni within the setting;
+    :func:`~dpdist.experiments.versus_all`).  With ``k = ceil(share * S)`` of the S settings
+    required, :func:`~dpdist.experiments.decide` gives the verdict at family-wise level
+    ``alpha`` (docs/experiments.md, "Verdicts"): holds when ``method`` is significantly
+    lower than every rival in every setting (``share = 1``) or Holm finds it so in at least
+    ``k``; does not hold when Holm finds it significantly worse than some rival in more than
+    ``S - k`` settings.  (It used to test only against the rival with the lowest mean: a
+    rival chosen by the data, biased low, which with 4 tied rivals over 6 settings at 3
+    repeats gave 8 % false "does not hold".)  The explanation counts the settings where
+    ``method`` is below / above the best rival's mean.
     """
 
     metric: str
@@ -57,6 +66,7 @@ class BeatsBest:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
     share: float = 1.0
+    effect: float = EFFECT
 
     def __call__(self, table):
         settings = _settings(table, self.metric, self.where, (self.method, *self.rivals))
@@ -64,10 +74,15 @@ class BeatsBest:
         for setting, rows in settings.items():
             if self.method not in rows or len(rows) < 2:
                 continue
-            rival = min((r for r in rows if r != self.method), key=lambda r: rows[r]["mean"])
-            mine, theirs = rows[self.method], rows[rival]
-            t, p_for, p_against = welch_p_values(mine, theirs)
-            scores.append((t, setting, rival, mine["mean"], theirs["mean"], p_for, p_against))
+            mine = rows[self.method]
+            others = [r for r in rows if r != self.method]
+            rival = min(others, key=lambda r: rows[r]["mean"])
+            theirs = rows[rival]
+            t = welch_p_values(mine, theirs)[0]
+            p_for, p_against, count = versus_all([welch_p_values(mine, rows[r]) for r in others])
+            power = min((comparison_power(mine, rows[r], self.effect) for r in others), key=lambda p: p[0])
+            scores.append((t, setting, rival, mine["mean"], theirs["mean"], p_for, p_against, count, power,
+                           repeats_of(mine, *(rows[r] for r in others))))
         if not scores:
             return INCONCLUSIVE, f"no setting has {self.method!r} and a rival for {self.metric!r}"
         p_for, p_against = [s[5] for s in scores], [s[6] for s in scores]
@@ -76,27 +91,33 @@ class BeatsBest:
         wins = sum(p < self.alpha for p in p_for)
         n_losses = holm_rejections(p_against, self.alpha)
         losses = sorted(scores, key=lambda s: s[6])[:n_losses]
-        z, setting, rival, mine, theirs, _, _ = min(scores, key=lambda s: s[0])
+        below = sum(s[3] < s[4] for s in scores)
+        z, setting, rival, mine, theirs = min(scores, key=lambda s: s[0])[:5]
         text = (
-            f"{self.method} beats the best rival on {self.metric} significantly (Welch t, one-sided alpha "
-            f"{self.alpha:g}) in {wins} of {total} settings (needed {needed}), significantly worse (Holm) in "
-            f"{n_losses}; weakest ({describe_setting(setting)}): "
+            f"{self.method} beats every rival on {self.metric} significantly (Welch t, one-sided alpha "
+            f"{self.alpha:g}, against each) in {wins} of {total} settings (needed {needed}), significantly worse than "
+            f"some rival (Bonferroni over rivals, Holm over settings) in {n_losses}; below the best rival's mean in "
+            f"{below}/{total} settings, above it in {total - below}/{total}; weakest ({describe_setting(setting)}): "
             f"{mine:.4g} vs {rival} {theirs:.4g} (t = {z:.2f})"
         )
         if losses:
-            text += "; losses to: " + ", ".join(
-                sorted({f"{s[2]}" for s in losses})
-            )
+            text += "; losses to: " + ", ".join(sorted({f"{s[2]}" for s in losses}))
         min_wins = None if needed >= total else needed
-        return decide(p_for, p_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), text
+        evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, min_wins, total - needed + 1, below, total,
+                            tuple(s[8][0] for s in scores), tuple(s[8][1] for s in scores),
+                            against_factor=max(s[7] for s in scores),
+                            repeats=min((s[9] for s in scores if s[9] is not None), default=None), effect=self.effect)
+        return conclude(evidence, text)
 
 
 @dataclass(frozen=True)
 class BelowBound:
     """The mean ``empirical`` metric of ``method`` is below its ``bound`` metric in every setting.
 
-    The bound is computed, not sampled: per setting :math:`z = (bound - mean)/se` gives
-    one-sided normal p-values and :func:`~dpdist.experiments.decide` the verdict at
+    The bound is computed, not sampled: per setting :math:`t = (bound - mean)/se` on
+    ``count - 1`` degrees of freedom (:func:`~dpdist.experiments.linear_p_values`; the normal
+    p-values used before gave 40 % false "does not hold" at 3 repeats over 8 settings) gives
+    one-sided p-values and :func:`~dpdist.experiments.decide` the verdict at
     family-wise level ``alpha``: holds when the mean is significantly below the bound
     everywhere, does not hold when Holm finds it significantly above somewhere.
     """
@@ -105,6 +126,7 @@ class BelowBound:
     bound: str
     method: str
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         empirical = _settings(table, self.empirical, {}, (self.method,))
@@ -112,16 +134,27 @@ class BelowBound:
         pairs = [(s, empirical[s][self.method], bounds[s][self.method]) for s in empirical if s in bounds]
         if not pairs:
             return INCONCLUSIVE, f"no setting has both {self.empirical!r} and {self.bound!r} for {self.method!r}"
-        p_values = [normal_p_values(_slack(emp, bnd)) for _, emp, bnd in pairs]
-        p_below, p_above = [p[0] for p in p_values], [p[1] for p in p_values]
+        tests = [linear_p_values(bnd["mean"] - emp["mean"], [(standard_error(emp), emp.get("count") or 2)])
+                 for _, emp, bnd in pairs]
+        p_below, p_above = [t[2] for t in tests], [t[3] for t in tests]
         below, above = sum(p < self.alpha for p in p_below), holm_rejections(p_above, self.alpha)
+        agree = sum(emp["mean"] < bnd["mean"] for _, emp, bnd in pairs)
+        evidence = Evidence(tuple(p_below), tuple(p_above), self.alpha, agree=agree, total=len(pairs),
+                            noncentrality=tuple(_noncentrality(self.effect * bnd["mean"], standard_error(emp))
+                                                for _, emp, bnd in pairs),
+                            df=tuple(t[1] for t in tests), repeats=repeats_of(*(emp for _, emp, _ in pairs)),
+                            effect=self.effect)
         ratio, setting, emp, bnd = max((p[1]["mean"] / p[2]["mean"], p[0], p[1], p[2]) for p in pairs)
         text = (
             f"{self.empirical} significantly below the bound (one-sided alpha {self.alpha:g}) in {below} of "
             f"{len(pairs)} settings, significantly above (Holm) in {above}; "
             f"closest ({describe_setting(setting)}): {emp['mean']:.4g} vs bound {bnd['mean']:.4g} (ratio {ratio:.2f})"
         )
-        return decide(p_below, p_above, self.alpha), text
+        return conclude(evidence, text)
+
+
+def _noncentrality(effect: float, se: float) -> float:
+    return abs(effect) / se if se > 0 and math.isfinite(se) else (math.inf if se == 0 else 0.0)
 
 
 def _slack(empirical: dict, bound: dict) -> float:
@@ -154,9 +187,10 @@ class BestLevelNearBound:
     tolerance: int = 1
     level_column: str = "levels"
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
-        parts, p_for, p_against, agree = [], [], [], 0
+        parts, p_for, p_against, agree, powers, counts = [], [], [], 0, [], []
         for dataset in self.datasets:
             rows = table.select(dataset=dataset, method=self.method)
             for epsilon in sorted({r["epsilon"] for r in rows}):
@@ -170,6 +204,11 @@ class BestLevelNearBound:
                 near = [r for j, r in empirical.items() if abs(j - theory) <= self.tolerance]
                 far = [r for j, r in empirical.items() if abs(j - theory) > self.tolerance]
                 up, down = minimum_in_p_values(near, far)
+                near_best = min(near, key=lambda r: r["mean"]) if near else None
+                far_best = min(far, key=lambda r: r["mean"]) if far else None
+                if near_best is not None and far_best is not None:
+                    powers.append(comparison_power(near_best, far_best, self.effect))
+                counts += [r.get("count") for r in empirical.values()]
                 p_for.append(up)
                 p_against.append(down)
                 agree += abs(best - theory) <= self.tolerance
@@ -189,7 +228,11 @@ class BestLevelNearBound:
             f"{holm_rejections(p_against, self.alpha)}; by the means in {agree} of {count} (sign test p = "
             f"{sign_test(agree, count):.2g}): " + "; ".join(parts)
         )
-        return decide(p_for, p_against, self.alpha), text
+        evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=agree, total=count,
+                            noncentrality=tuple(p[0] for p in powers) if len(powers) == count else None,
+                            df=tuple(p[1] for p in powers) if len(powers) == count else None,
+                            repeats=int(min(c for c in counts if c)) if any(counts) else None, effect=self.effect)
+        return conclude(evidence, text)
 
 
 @dataclass(frozen=True)
@@ -210,6 +253,7 @@ class StaysAbove:
     where: dict = field(default_factory=dict)
     share: float = 0.9
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = table.select(metric=self.metric, method=self.method, **self.where)
@@ -225,7 +269,10 @@ class StaysAbove:
             f"{self.share:g} x floor {self.floor:.4g} = {target:.4g} (t = {t:.2f}, one-sided p above "
             f"{p_above:.2g}, below {p_below:.2g}; alpha {self.alpha:g})"
         )
-        return decide([p_above], [p_below], self.alpha), text
+        evidence = Evidence((p_above,), (p_below,), self.alpha, agree=int(mean > target), total=1,
+                            noncentrality=(_noncentrality(self.effect * target, se),),
+                            df=(max((row.get("count") or 2) - 1, 1),), repeats=repeats_of(row), effect=self.effect)
+        return conclude(evidence, text)
 
 
 @dataclass(frozen=True)
@@ -235,8 +282,10 @@ class FallsLess:
     "Does not converge on the spiky data (while it does on the smooth data)": for each
     method, epsilon pair and (flat, falling) dataset pair,
     :math:`\Delta = \log\frac{e(flat, high)}{e(flat, low)} - \log\frac{e(falling, high)}{e(falling, low)}`
-    with its delta-method standard error (four independent means) gives one-sided normal
-    p-values; :func:`~dpdist.experiments.decide` the verdict at family-wise level ``alpha``.
+    with its delta-method standard error (four independent means) gives one-sided p-values of
+    Student's t on Welch-Satterthwaite's degrees of freedom
+    (:func:`~dpdist.experiments.log_ratio_p_values`); :func:`~dpdist.experiments.decide` the
+    verdict at family-wise level ``alpha``.
     """
 
     metric: str
@@ -248,6 +297,7 @@ class FallsLess:
     x: str = "epsilon"
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = table.select(metric=self.metric, **self.where).select(**{self.x: [self.low, self.high]})
@@ -262,20 +312,23 @@ class FallsLess:
                     drop_flat = math.log(four[0]["mean"] / four[1]["mean"])
                     drop_falling = math.log(four[2]["mean"] / four[3]["mean"])
                     se = math.sqrt(sum((standard_error(r) / r["mean"]) ** 2 for r in four))
-                    delta = drop_flat - drop_falling
-                    z = delta / se if se > 0 else math.copysign(math.inf, delta)
-                    up, down = normal_p_values(z)
+                    z, df, up, down = log_ratio_p_values((four[0], four[3]), (four[1], four[2]))
                     p_for.append(up)
                     p_against.append(down)
-                    comparisons.append((z, math.exp(drop_flat), math.exp(drop_falling), f"{method}, {flat} vs {falling}"))
+                    comparisons.append((z, math.exp(drop_flat), math.exp(drop_falling), f"{method}, {flat} vs {falling}",
+                                        _noncentrality(math.log1p(self.effect), se), df, repeats_of(*four)))
         if not comparisons:
             return INCONCLUSIVE, f"no rows of {list(self.methods)} on both dataset groups at {self.x} = {self.low:g} and {self.high:g}"
-        z, flat_ratio, falling_ratio, where = min(comparisons)
+        z, flat_ratio, falling_ratio, where = min(comparisons)[:4]
         text = (
             f"{self.metric} at {self.x} = {self.high:g} / at {self.low:g}: higher on {'/'.join(self.flat)} than on "
             f"{'/'.join(self.falling)} significantly (one-sided alpha {self.alpha:g}) in "
             f"{sum(p < self.alpha for p in p_for)} of {len(comparisons)} comparisons, lower (Holm) in "
             f"{holm_rejections(p_against, self.alpha)}; weakest ({where}): {flat_ratio:.3g} vs {falling_ratio:.3g} "
-            f"(z = {z:.1f})"
+            f"(t = {z:.1f})"
         )
-        return decide(p_for, p_against, self.alpha), text
+        evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=sum(c[1] > c[2] for c in comparisons),
+                            total=len(comparisons), noncentrality=tuple(c[4] for c in comparisons),
+                            df=tuple(c[5] for c in comparisons),
+                            repeats=min((c[6] for c in comparisons if c[6]), default=None), effect=self.effect)
+        return conclude(evidence, text)

@@ -16,8 +16,13 @@ from typing import Callable
 from scipy import stats
 
 from ...experiments import (
-    z_value,
     ALPHA,
+    EFFECT,
+    Evidence,
+    conclude,
+    linear_p_values,
+    log_ratio_p_values,
+    repeats_of,
     DOES_NOT_HOLD,
     HOLDS,
     INCONCLUSIVE,
@@ -111,11 +116,11 @@ class Stuck:
     r"""Fig. 5: ``method``'s MSE after ``last`` iterations is within ``tolerance`` (relative) of
     its initial value (iteration 0) -- "KRR-IIW-G is stuck at the initial value".
 
-    One setting: the ratio :math:`r = \bar e_{last} / \bar e_0` with its delta-method
-    standard error (the two means taken as independent; they come from the same runs, so
-    it is conservative) and its distance inside the band :math:`[1 - tol, 1 + tol]`,
-    :math:`z = \min(r - 1 + tol, 1 + tol - r)/se_r`, give one-sided normal p-values ("not
-    inside", "not outside", as :class:`~dpdist.experiments.RatioWithin`), and
+    One setting: "inside the band :math:`[1 - tol, 1 + tol]`" is the two linear claims
+    :math:`\bar e_{last} - (1 - tol)\bar e_0 > 0` and :math:`(1 + tol)\bar e_0 - \bar e_{last} > 0`,
+    each with Welch's t (the two means taken as independent; they come from the same runs,
+    so it is conservative) on Welch-Satterthwaite's degrees of freedom; "inside" needs both,
+    "outside" either (Bonferroni over the two ends), as :class:`~dpdist.experiments.RatioWithin`; and
     :func:`~dpdist.experiments.decide` the verdict at level ``alpha``: holds when ``r`` is
     significantly inside the band, does not hold when significantly outside.
     """
@@ -125,6 +130,7 @@ class Stuck:
     last: int = 200
     tolerance: float = 0.1
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         first = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": 0})
@@ -135,13 +141,24 @@ class Stuck:
             return INCONCLUSIVE, f"{self.method}: MSE not positive ({first['mean']:.4g}, {final['mean']:.4g})"
         ratio = final["mean"] / first["mean"]
         se = ratio * math.hypot(standard_error(final) / final["mean"], standard_error(first) / first["mean"])
-        slack = min(ratio - (1 - self.tolerance), 1 + self.tolerance - ratio)
-        z = z_value(slack, se)
-        p_inside, p_outside = _normal_p_values(z)
+        low, high = 1 - self.tolerance, 1 + self.tolerance
+        count = lambda row: row.get("count") or 2  # noqa: E731
+        ends = []
+        for value, factor in ((final["mean"] - low * first["mean"], low), (high * first["mean"] - final["mean"], high)):
+            terms = [(standard_error(final), count(final)), (factor * standard_error(first), count(first))]
+            t, df, up, down = linear_p_values(value, terms)
+            scale = math.sqrt(sum(s**2 for s, _ in terms))
+            ends.append((t, df, up, down, self.effect * self.tolerance * first["mean"] / scale if scale > 0 else math.inf))
+        z = min(end[0] for end in ends)
+        p_inside, p_outside = max(end[2] for end in ends), min(1.0, 2 * min(end[3] for end in ends))
         text = (f"{self.method}: MSE {first['mean']:.4g} at iteration 0, {final['mean']:.4g} at {self.last} "
-                f"({ratio - 1:+.1%} +- {se:.1%}; 'stuck' means within {self.tolerance:.0%}): z = {z:.2f} inside the "
+                f"({ratio - 1:+.1%} +- {se:.1%}; 'stuck' means within {self.tolerance:.0%}): t = {z:.2f} inside the "
                 f"band, one-sided p inside {p_inside:.2g}, outside {p_outside:.2g} (alpha {self.alpha:g})")
-        return decide([p_inside], [p_outside], self.alpha), text
+        weakest = min(ends, key=lambda end: end[0])
+        evidence = Evidence((p_inside,), (p_outside,), self.alpha, agree=int(low <= ratio <= high), total=1,
+                            noncentrality=(min(end[4] for end in ends),), df=(weakest[1],), against_factor=2,
+                            repeats=repeats_of(first, final), effect=self.effect)
+        return conclude(evidence, text)
 
 
 @dataclass(frozen=True)
@@ -164,12 +181,13 @@ class DwHelpsLittle:
     epsilons: tuple
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
-        lines, p_for, p_against, agree = [], [], [], 0
+        lines, p_for, p_against, agree, powers, counts = [], [], [], 0, [], []
         for epsilon in self.epsilons:
             where = {**self.where, "epsilon": epsilon}
-            gains = {}
+            gains, rows = {}, {}
             for dataset in (self.smooth, self.permuted):
                 plain = _one(table, "mse", self.protocol, {**where, "dataset": dataset})
                 filtered = _one(table, "mse", f"{self.protocol}-DW", {**where, "dataset": dataset})
@@ -178,19 +196,25 @@ class DwHelpsLittle:
                 if not (plain["mean"] > 0 and filtered["mean"] > 0):
                     return INCONCLUSIVE, f"MSE not positive on {dataset} at eps={epsilon:g}"
                 gains[dataset] = _log_ratio(plain, filtered)
+                rows[dataset] = (plain, filtered)
             (smooth, var_smooth), (permuted, var_permuted) = gains[self.smooth], gains[self.permuted]
-            z = z_value(smooth - permuted, math.sqrt(var_smooth + var_permuted))
-            up, down = _normal_p_values(z)
+            (sp, sf), (pp, pf) = rows[self.smooth], rows[self.permuted]
+            z, df, up, down = log_ratio_p_values((sp, pf), (sf, pp))
+            se = math.sqrt(var_smooth + var_permuted)
+            powers.append((math.log1p(self.effect) / se if se > 0 else math.inf, df))
+            counts.append(repeats_of(sp, sf, pp, pf))
             p_for.append(up)
             p_against.append(down)
             agree += permuted < smooth
-            lines.append(f"eps={epsilon:g}: {math.exp(permuted):.2f}x vs {math.exp(smooth):.2f}x (z = {z:.1f})")
+            lines.append(f"eps={epsilon:g}: {math.exp(permuted):.2f}x vs {math.exp(smooth):.2f}x (t = {z:.1f})")
         total = len(p_for)
         text = (f"MSE {self.protocol} / {self.protocol}-DW on {self.permuted} vs {self.smooth}: smaller significantly "
                 f"(one-sided alpha {self.alpha:g}) at {sum(p < self.alpha for p in p_for)} of {total} epsilons, "
                 f"larger (Holm) at {holm_rejections(p_against, self.alpha)}; smaller at {agree} of {total} (sign test "
                 f"p = {sign_test(agree, total):.2g}); " + "; ".join(lines))
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1, agree, total,
+                                 tuple(p[0] for p in powers), tuple(p[1] for p in powers), 1,
+                                 min((c for c in counts if c), default=None), self.effect), text)
 
 
 
@@ -211,9 +235,9 @@ def _normal_p_values(z: float) -> tuple[float, float]:
 class Converged:
     r"""The iterates have converged by iteration ``at``: MSE(at) <= (1 + tolerance) MSE(final), every setting.
 
-    Per setting (dataset, epsilon, method) the log ratio of the two means and its
-    delta-method standard error give one-sided normal p-values for
-    :math:`\log r < \log(1 + tolerance)`, and :func:`~dpdist.experiments.decide` the verdict
+    Per setting (dataset, epsilon, method), :math:`(1 + tolerance)\bar e_{final} - \bar e_{at} > 0`
+    with Welch's t on Welch-Satterthwaite's degrees of freedom
+    (:func:`~dpdist.experiments.linear_p_values`) gives one-sided p-values, and :func:`~dpdist.experiments.decide` the verdict
     at family-wise level ``alpha``.  Both iterates come from the same runs, so their errors are
     positively correlated and the independent-means standard error is conservative.
     """
@@ -226,20 +250,25 @@ class Converged:
     column: str = "metric_iteration"
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
         rows = table.select(metric=self.metric, **self.where).select(method=list(self.method))
         rows = rows.select(**{self.column: [self.at, self.final]})
-        p_for, p_against, ratios = [], [], []
+        p_for, p_against, ratios, powers, counts = [], [], [], [], []
+        limit = 1 + self.tolerance
         for setting, pair in rows_by(rows, self.column).items():
             if self.at not in pair or self.final not in pair or not pair[self.final]["mean"] > 0:
                 continue
-            value, variance = _log_ratio(pair[self.at], pair[self.final])
-            z = (math.log1p(self.tolerance) - value) / math.sqrt(variance) if variance > 0 else math.inf
-            up, down = _normal_p_values(z)
+            at, final = pair[self.at], pair[self.final]
+            terms = [(standard_error(at), at.get("count") or 2), (limit * standard_error(final), final.get("count") or 2)]
+            _, df, up, down = linear_p_values(limit * final["mean"] - at["mean"], terms)
             p_for.append(up)
             p_against.append(down)
-            ratios.append((math.exp(value), describe_setting(setting)))
+            scale = math.sqrt(sum(s**2 for s, _ in terms))
+            powers.append((self.effect * limit * final["mean"] / scale if scale > 0 else math.inf, df))
+            counts.append(repeats_of(at, final))
+            ratios.append((at["mean"] / final["mean"], describe_setting(setting)))
         if not ratios:
             return INCONCLUSIVE, f"no setting has iterations {self.at} and {self.final} of {list(self.method)}"
         worst = max(ratios)
@@ -248,7 +277,10 @@ class Converged:
             f"{self.alpha:g}) in {sum(p < self.alpha for p in p_for)} of {len(ratios)} settings, above (Holm) in "
             f"{holm_rejections(p_against, self.alpha)}; largest ratio {worst[0]:.3g} ({worst[1]})"
         )
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1,
+                                 sum(r[0] <= limit for r in ratios), len(ratios), tuple(p[0] for p in powers),
+                                 tuple(p[1] for p in powers), 1, min((c for c in counts if c), default=None),
+                                 self.effect), text)
 
 
 @dataclass(frozen=True)
@@ -257,7 +289,8 @@ class GainGrows:
 
     For each (plain, filtered) pair and setting (dataset, epsilon), the difference of the log
     gains at the two values of ``x`` with its delta-method standard error (four independent
-    means) gives one-sided normal p-values; :func:`~dpdist.experiments.decide` the verdict.
+    means) gives one-sided p-values of Student's t on Welch-Satterthwaite's degrees of freedom
+    (:func:`~dpdist.experiments.log_ratio_p_values`); :func:`~dpdist.experiments.decide` the verdict.
     """
 
     pairs: tuple
@@ -267,9 +300,10 @@ class GainGrows:
     metric: str = "mse"
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
+    effect: float = EFFECT
 
     def __call__(self, table):
-        p_for, p_against, changes = [], [], []
+        p_for, p_against, changes, powers, counts = [], [], [], [], []
         for plain, filtered in self.pairs:
             rows = table.select(metric=self.metric, **self.where).select(method=[plain, filtered])
             rows = rows.select(**{self.x: [self.low, self.high]})
@@ -284,8 +318,9 @@ class GainGrows:
                 gain_high, var_high = _log_ratio(four[0], four[1])
                 gain_low, var_low = _log_ratio(four[2], four[3])
                 se = math.sqrt(var_high + var_low)
-                z = (gain_high - gain_low) / se if se > 0 else math.copysign(math.inf, gain_high - gain_low)
-                up, down = _normal_p_values(z)
+                z, df, up, down = log_ratio_p_values((four[0], four[3]), (four[1], four[2]))
+                powers.append((math.log1p(self.effect) / se if se > 0 else math.inf, df))
+                counts.append(repeats_of(*four))
                 p_for.append(up)
                 p_against.append(down)
                 changes.append((z, math.exp(gain_low), math.exp(gain_high), f"{filtered}, {describe_setting(key)}"))
@@ -295,6 +330,9 @@ class GainGrows:
         text = (
             f"gain at {self.x} = {self.high:g} above the gain at {self.low:g} significantly (one-sided alpha "
             f"{self.alpha:g}) in {sum(p < self.alpha for p in p_for)} of {len(changes)} settings, below (Holm) in "
-            f"{holm_rejections(p_against, self.alpha)}; weakest ({where}): {low:.3g}x -> {high:.3g}x (z = {z:.1f})"
+            f"{holm_rejections(p_against, self.alpha)}; weakest ({where}): {low:.3g}x -> {high:.3g}x (t = {z:.1f})"
         )
-        return decide(p_for, p_against, self.alpha), text
+        return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, None, 1,
+                                 sum(c[2] > c[1] for c in changes), len(changes), tuple(p[0] for p in powers),
+                                 tuple(p[1] for p in powers), 1, min((c for c in counts if c), default=None),
+                                 self.effect), text)
