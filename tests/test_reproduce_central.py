@@ -21,7 +21,7 @@ from dpdist.experiments import (
     welch_p_values,
 )
 
-from dpdist.experiments import UNDERPOWERED, linear_p_values
+from dpdist.experiments import OUTCOMES, UNDERPOWERED, linear_p_values
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.central import checks as paper_checks
@@ -258,7 +258,7 @@ def test_tiny_reproduction_writes_report_figures_and_claims(tmp_path):
     assert (tmp_path / "figures" / "fig5-ks.png").exists() and (tmp_path / "figures" / "fig7-w1.png").exists()
     assert (tmp_path / "results" / "summary.csv").exists()
     outcomes = {claim["outcome"] for claim in result.claims}
-    assert outcomes <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE} and len(result.claims) == len(spec.claims)
+    assert outcomes <= set(OUTCOMES) and len(result.claims) == len(spec.claims)
     crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
 

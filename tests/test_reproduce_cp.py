@@ -12,7 +12,7 @@ from dpdist.reproductions.cp import methods as paper_methods
 from dpdist.reproductions.cp import spec as paper
 from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
 
-from dpdist.experiments import UNDERPOWERED
+from dpdist.experiments import OUTCOMES, UNDERPOWERED
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.experiments._table import ResultsTable
@@ -119,7 +119,7 @@ def test_tiny_end_to_end_run(tmp_path):
     for figure in spec.figure_names():
         assert (tmp_path / "figures" / f"{figure}.png").exists()
     assert len(result.claims) == len(spec.claims)
-    assert {claim["outcome"] for claim in result.claims} <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    assert {claim["outcome"] for claim in result.claims} <= set(OUTCOMES)
     crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     assert all("ratio" in claim["explanation"] for claim in result.claims)

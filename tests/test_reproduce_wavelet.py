@@ -20,7 +20,7 @@ from dpdist.experiments import (
     welch_p_values,
 )
 
-from dpdist.experiments import UNDERPOWERED
+from dpdist.experiments import OUTCOMES, UNDERPOWERED
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.wavelet import checks as paper_checks
@@ -58,7 +58,7 @@ def test_tiny_run_writes_report_figures_tables_and_claims(tmp_path):
     with open(tmp_path / "results" / "claims.csv") as handle:
         claims = list(csv.DictReader(handle))
     assert len(claims) == len(tiny.claims) == len(paper.SPEC.claims)
-    assert {c["outcome"] for c in claims} <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    assert {c["outcome"] for c in claims} <= set(OUTCOMES)
     crashed = [c["text"] for c in claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     # the claims that have data in this cut are decided with numbers, not "no setting"

@@ -12,7 +12,7 @@ from dpdist.reproductions.wiener import methods as paper_methods
 from dpdist.reproductions.wiener import spec as paper
 from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
 
-from dpdist.experiments import UNDERPOWERED
+from dpdist.experiments import OUTCOMES, UNDERPOWERED
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.experiments._table import ResultsTable
@@ -107,7 +107,7 @@ def test_tiny_run_writes_report_figures_tables_and_claims(tmp_path):
         assert (tmp_path / "figures" / f"{figure}.png").exists()
     outcomes = {claim["text"]: claim["outcome"] for claim in result.claims}
     assert len(outcomes) == len(spec.claims)
-    assert set(outcomes.values()) <= {HOLDS, DOES_NOT_HOLD, INCONCLUSIVE}
+    assert set(outcomes.values()) <= set(OUTCOMES)
     crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
     report = (tmp_path / "report.md").read_text()

@@ -4,7 +4,7 @@ numpy's OpenBLAS is built with ``DYNAMIC_ARCH``: at load time it picks the kerne
 CPU it finds (``SkylakeX`` on a CPU with AVX-512, ``Haswell`` or ``Zen`` on one with AVX2,
 ...), and the kernels round differently (different blocking and FMA use).  Most cells do
 not notice, but an iterative estimator amplifies the last bits: SW-EMS's EM on 1024 buckets
-gives a decile error of 22.57 on one kernel and 22.09 on another for the same seed
+gives a decile error of 22.38 on the Haswell kernel and 22.63 on SkylakeX for the same cell and seed
 (docs/experiments.md, "Determinism"; issue 32 item 5: nine explanations of the sw-ems page
 differed in the 3rd-4th digit from an independent run of the same commit and seed, and the
 page's numbers are exactly those of the Haswell/Zen kernels, the re-run's those of SkylakeX).

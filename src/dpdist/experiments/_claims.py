@@ -892,7 +892,7 @@ class ScalesAs:
         if not p_in:
             return INCONCLUSIVE, f"no curve of {self.method!r} on {self.metric!r} with two values of {self.x!r}"
         worst = max(notes, key=lambda n: abs(math.log(n[0])) if n[0] > 0 else math.inf)
-        text = (f"{self.metric} of {self.method} / its value at the smallest {self.x}, over ({self.x}/{self.x}_0)^"
+        text = (f"ratio of {self.metric} of {self.method} to its value at the smallest {self.x}, over ({self.x}/{self.x}_0)^"
                 f"{self.exponent:g}: in [{self.low:g}, {self.high:g}] significantly (Welch t, one-sided alpha "
                 f"{self.alpha:g}) in {sum(p < self.alpha for p in p_in)} of {len(p_in)} points, significantly outside "
                 f"(Holm) in {holm_rejections(p_out, self.alpha)}; inside by the means in {agree}/{len(p_in)}; "
