@@ -118,7 +118,9 @@ _RANGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:/\d+)?)\s*-\s*(\d+(?:\.\d+)?(?:
 
 
 def _ratio_checks(check):
-    if isinstance(check, RatioWithin):
+    from dpdist.experiments import ScalesAs
+
+    if isinstance(check, (RatioWithin, ScalesAs)):  # a band of a ratio (ScalesAs: over the predicted scaling)
         yield check
     for part in getattr(check, "checks", ()):
         yield from _ratio_checks(part)
