@@ -191,11 +191,13 @@ def test_more_variable_decides_by_the_f_test_with_a_quorum():
     check = paper_checks.MoreVariable("w", "em", "ems")
     assert check(_table(rows(0.3, 0.1)))[0] == HOLDS  # F = 9 on (19, 19) df: p ~ 1e-5 in every setting
     assert check(_table(rows(0.1, 0.3)))[0] == DOES_NOT_HOLD
-    assert check(_table(rows(0.1, 0.1)))[0] == INCONCLUSIVE  # equal spread: no evidence either way
+    # equal spread: no evidence either way (and 20 repeats cannot show a 1.5x spread in 2 of 4 settings)
+    assert check(_table(rows(0.1, 0.1)))[0] in (INCONCLUSIVE, experiments.UNDERPOWERED)
     # quorum: twice the spread in 2 of 4 settings is "most" with quorum 0.5
     mixed = rows(0.3, 0.1, settings=2) + [_row(m, 1.0, epsilon=e, std=0.1, count=20) for e in (5.0, 6.0) for m in ("em", "ems")]
     assert check(_table(mixed))[0] == HOLDS
-    assert paper_checks.MoreVariable("w", "em", "ems", quorum=1.0)(_table(mixed))[0] == INCONCLUSIVE
+    assert paper_checks.MoreVariable("w", "em", "ems", quorum=1.0)(_table(mixed))[0] in (INCONCLUSIVE,
+                                                                                      experiments.UNDERPOWERED)
 
 
 def test_better_than_in_at_least_k_settings():

@@ -135,7 +135,7 @@ def test_best_level_near_bound_compares_the_two_minimizers():
     check = paper_checks.BestLevelNearBound("W1", "bound", "A", ("d",))
     assert check(_table(near))[0] == HOLDS
     outcome, text = check(_table(far))
-    assert outcome == DOES_NOT_HOLD and "empirical J=2" in text and "bound J=5" in text
+    assert outcome == DOES_NOT_HOLD and "at levels=2" in text and "range [4, 6]" in text
 
 
 def test_best_level_near_bound_is_inconclusive_on_ties_and_applies_holm():

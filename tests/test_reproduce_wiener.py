@@ -177,7 +177,7 @@ def test_stuck_is_a_band_around_the_initial_value():
     assert check(table(1.02))[0] == HOLDS  # +2%, inside 10% by many SE
     assert check(table(0.98))[0] == HOLDS
     outcome, text = check(table(0.5))
-    assert outcome == DOES_NOT_HOLD and "-50.0%" in text
+    assert outcome == DOES_NOT_HOLD and "ratio 0.5 " in text
     assert check(table(1.5))[0] == DOES_NOT_HOLD
     assert check(table(1.09, se=0.05))[0] in UNDECIDED
     assert check(_rows_table([]))[0] == INCONCLUSIVE
@@ -199,7 +199,7 @@ def test_dw_helps_little_compares_log_gains_per_epsilon_with_holm():
     both = DwHelpsLittle("K", "s", "p", (1.0, 2.0))
     assert both(table({1.0: (3.0, 1.2), 2.0: (2.5, 1.1)}))[0] == HOLDS
     outcome, text = both(table({1.0: (1.2, 3.0), 2.0: (2.5, 1.1)}))
-    assert outcome == DOES_NOT_HOLD and "3.00x vs 1.20x" in text
+    assert outcome == DOES_NOT_HOLD and "epsilon=1.0, s vs p: 1.2 vs 3): 0.4 " in text
     assert both(table({1.0: (2.0, 2.0), 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
     # the permuted gain 1.8 SE above the smooth one (SE of the log difference 2 x 0.01): p = 0.036 alone ...
     up = (2.0, 2.0 * math.exp(1.8 * 0.02))
@@ -207,4 +207,6 @@ def test_dw_helps_little_compares_log_gains_per_epsilon_with_holm():
     assert DwHelpsLittle("K", "s", "p", (1.0,))(table({1.0: up}))[0] == DOES_NOT_HOLD
     # ... and not significant after Holm over two epsilons (needs p < 0.025)
     assert both(table({1.0: up, 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
-    assert both(table({1.0: (3.0, 1.2)}))[0] == INCONCLUSIVE  # epsilon 2 missing
+    # like every check of the library, it judges the settings the run has (a partial run's missing
+    # cells are listed in its report): epsilon 2 missing, epsilon 1 decides
+    assert both(table({1.0: (3.0, 1.2)}))[0] == HOLDS

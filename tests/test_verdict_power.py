@@ -53,7 +53,7 @@ def test_every_verdict_reports_its_direction_count():
     # "the headline claim is worse than the best rival in 18/18 settings" must be visible
     rows = _fixed({"A": 1.1, "B": 1.0, "C": 1.05}, 18, 0.08)
     outcome, text = BeatsBest("w", "A", ("B", "C"))(rows)
-    assert "below the best rival's mean in 0/18 settings, above it in 18/18" in text
+    assert "by the means in 0/18 settings" in text
     assert "direction: for the claim in 0 of 18" in text
     outcome, text = better_than("w", "A", "B")(rows)
     assert "worse in 18/18 settings" in text and "direction: for the claim in 0 of 18" in text

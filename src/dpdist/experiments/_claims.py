@@ -1,33 +1,35 @@
 """Claims of a paper as data: checks ``table -> (outcome, explanation)`` on the summary table.
 
-The claims library every reproduction builds its checks on:
+The core of the claims library (its checks are in :mod:`._checks`):
 
-* outcomes :data:`HOLDS`, :data:`DOES_NOT_HOLD`, :data:`INCONCLUSIVE` and
+* outcomes :data:`HOLDS`, :data:`DOES_NOT_HOLD`, :data:`INCONCLUSIVE`, :data:`UNDERPOWERED` and
   :func:`combine_outcomes` (all hold: holds; one does not: does not hold);
 * the statistics of a summary row (:data:`STAT_COLUMNS`, :func:`standard_error`) and the
   one z-score, :func:`z_score` ``(better, worse)``;
 * settings: :func:`group_settings` (rows by every column but the statistics and the
   ones named), :func:`rows_by` (``{setting: {label: row}}``) and
   :func:`describe_setting` (``"dataset=beta-5-2, epsilon=1"``);
-* the common checks: :func:`better_than` ("method A has a lower error than method B"
-  over every matching setting, judged with the standard errors over repeats),
-  :func:`lowest_of`, :class:`AllOf` and :class:`RatioWithin`;
-* the one decision rule they share, :func:`decide` (docs/experiments.md, "Verdicts"): a
+* the one decision rule every check shares, :func:`decide` (docs/experiments.md, "Verdicts"): a
   claim over S settings **holds** when it is significant at level ``alpha`` in every
   setting (an intersection-union test: the chance of "holds" when the claim fails in some
   setting is at most ``alpha``), **does not hold** when Holm's step-down procedure finds at
   least one setting significantly against it (family-wise error at most ``alpha`` over the
   S settings), and is inconclusive otherwise; the explanation adds a sign test of the
-  direction across settings.  Its helpers: :func:`welch_p_values`, :func:`normal_p_values`,
+  direction across settings.  Its helpers: :func:`welch_p_values`, :func:`linear_p_values`,
+  :func:`log_ratio_p_values`, :func:`versus_all`, :func:`normal_p_values`,
   :func:`holm_rejections` / :func:`holm_rejected` (how many, which) and
-  :func:`minimum_in_p_values` ("the lowest point of a curve is among these").
+  :func:`minimum_in_p_values` ("the lowest point of a curve is among these");
+* what a verdict rests on, :class:`Evidence` (p-values, direction count, power), and
+  :func:`conclude`, which turns it into a :class:`Verdict` (undecided claims split into
+  :data:`UNDERPOWERED` and :data:`INCONCLUSIVE`);
+* :func:`evaluate_claims` over a table, and :func:`power_summary` for the report.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -37,13 +39,12 @@ from ._table import STAT_COLUMNS as _SUMMARY_COLUMNS
 from ._table import ResultsTable
 
 __all__ = [
-    "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS",
-    "better_than", "BetterThan", "lowest_of", "AllOf", "RatioWithin", "evaluate_claims",
+    "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS", "evaluate_claims",
     "combine_outcomes", "standard_error", "z_score", "z_value", "group_settings", "rows_by", "describe_setting",
     "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
     "minimum_in_p_values", "UNDERPOWERED", "OUTCOMES", "EFFECT", "POWER", "Evidence", "Verdict", "conclude",
     "linear_p_values", "log_ratio_p_values", "versus_all", "welch_df", "comparison_power", "repeats_of",
-    "split_undecided", "repeats_needed", "power_summary", "ScalesAs",
+    "split_undecided", "repeats_needed", "power_summary", "noncentrality",
 ]
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -513,7 +514,15 @@ def comparison_power(better: Mapping[str, Any], worse: Mapping[str, Any], effect
     se = math.hypot(standard_error(better), standard_error(worse))
     scale = effect * min(abs(better["mean"]), abs(worse["mean"]))
     df = welch_df([(standard_error(better), better.get("count") or 2), (standard_error(worse), worse.get("count") or 2)])
-    return (scale / se if se > 0 and math.isfinite(se) else (math.inf if se == 0 else 0.0)), df
+    return noncentrality(scale, se), df
+
+
+def noncentrality(amount: float, se: float) -> float:
+    """``|amount| / se``: the t-statistic a test would have on average if its quantity were ``amount``
+    (``inf`` without spread, 0 when ``se`` is unknown)."""
+    if not math.isfinite(se):
+        return 0.0
+    return abs(amount) / se if se > 0 else math.inf
 
 
 def repeats_of(*rows: Mapping[str, Any]) -> int | None:
@@ -553,358 +562,6 @@ def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], dro
     """``"column=value, ..."`` of a setting (pairs or a dict), leaving out unset values and ``drop``."""
     pairs = setting.items() if isinstance(setting, dict) else setting
     return ", ".join(f"{k}={v}" for k, v in pairs if v is not None and k not in drop)
-
-
-# ---------------------------------------------------------------------- common checks
-@dataclass(frozen=True)
-class BetterThan:
-    r"""``better`` has a lower mean ``metric`` than ``worse`` in every setting matched by ``where``.
-
-    In each setting (all columns but ``column`` and the statistics), Welch's
-    :math:`t = (\bar m_{worse} - \bar m_{better}) / \sqrt{se_{better}^2 + se_{worse}^2}`
-    gives one-sided p-values (:func:`welch_p_values`), and :func:`decide` gives the verdict
-    at family-wise level ``alpha`` (0.05): holds when ``better`` is significantly lower in
-    every setting, does not hold when Holm finds ``better`` significantly higher in at least
-    ``min_losses`` settings.  A claim about *some* or *most* settings gives ``min_wins = k``
-    ("in at least k of the S settings"): it holds when Holm rejects at least ``k`` of the
-    "for" p-values and does not hold when Holm rejects more than ``S - k`` "against" ones
-    (:func:`decide`).  The claim is also inconclusive when a compared setting has
-    failed cells, fewer than 2 repeats on either side or no finite standard error (one
-    repeat gives no spread to judge a difference by).
-    """
-
-    metric: str
-    better: str
-    worse: str
-    where: dict = field(default_factory=dict)
-    alpha: float = ALPHA
-    column: str = "method"
-    min_losses: int = 1
-    min_wins: int | None = None
-    effect: float = EFFECT
-
-    def __call__(self, table: ResultsTable) -> tuple[str, str]:
-        rows = table.select(metric=self.metric, **self.where).select(**{self.column: [self.better, self.worse]})
-        settings = rows_by(rows, self.column)
-        pairs = [(s, v[self.better], v[self.worse]) for s, v in settings.items() if len(v) == 2]
-        if not pairs:
-            return INCONCLUSIVE, f"no setting has both {self.better!r} and {self.worse!r} for {self.metric!r}"
-        for setting, b, w in pairs:
-            reason = _undecidable(b, self.better) or _undecidable(w, self.worse)
-            if reason:
-                return INCONCLUSIVE, (
-                    f"cannot compare {self.better} with {self.worse} on {self.metric} at "
-                    f"({describe_setting(setting)}): {reason}"
-                )
-        scores = [(*welch_p_values(b, w), setting, b["mean"], w["mean"]) for setting, b, w in pairs]
-        p_for, p_against = [score[1] for score in scores], [score[2] for score in scores]
-        powers = [comparison_power(b, w, self.effect) for _, b, w in pairs]
-        min_wins = self.min_wins
-        min_losses = self.min_losses if min_wins is None else len(pairs) - min_wins + 1
-        agree = sum(score[0] > 0 for score in scores)
-        evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, min_wins, min_losses, agree, len(pairs),
-                            tuple(p[0] for p in powers), tuple(p[1] for p in powers),
-                            repeats=repeats_of(*(r for _, b, w in pairs for r in (b, w))), effect=self.effect)
-        wins = sum(p < self.alpha for p in p_for) if self.min_wins is None else holm_rejections(p_for, self.alpha)
-        losses = holm_rejections(p_against, self.alpha)
-        t, _, _, setting, b_mean, w_mean = min(scores, key=lambda item: item[0])
-        needed = "" if self.min_wins is None else f" (Holm; at least {self.min_wins} needed)"
-        summary = (
-            f"{self.better} < {self.worse} on {self.metric} significant (Welch t, one-sided alpha {self.alpha:g}) "
-            f"in {wins} of {len(pairs)} settings{needed}, significantly worse (Holm) in {losses}; "
-            f"{'better' if agree * 2 >= len(pairs) else 'worse'} in {max(agree, len(pairs) - agree)}/{len(pairs)} "
-            f"settings; weakest setting "
-            f"({describe_setting(setting)}): {b_mean:.4g} vs {w_mean:.4g} (t = {t:.2f})"
-        )
-        return conclude(evidence, summary)
-
-
-def _undecidable(row: dict, label: str) -> str:
-    """Why a summary row cannot be compared with a standard error ("" when it can)."""
-    failed = row.get("failed") or 0
-    if failed > 0:
-        return f"{failed} failed cell(s) of {label}"
-    count = row.get("count")
-    if count is not None and count < 2:
-        return f"{count} repeat(s) of {label}; a standard error needs at least 2"
-    se = row.get("se")
-    if se is None or not math.isfinite(se):
-        return f"no finite standard error for {label} (se = {se})"
-    return ""
-
-
-def better_than(metric: str, better: str, worse: str, **options: Any) -> BetterThan:
-    """Claim check: ``better`` beats ``worse`` on ``metric`` (see :class:`BetterThan`)."""
-    return BetterThan(metric=metric, better=better, worse=worse, **options)
-
-
-def _leaves(verdicts) -> list:
-    """The checks' verdicts with every composite replaced by its parts (recursively)."""
-    out = []
-    for verdict in verdicts:
-        parts = getattr(verdict, "parts", ())
-        out += _leaves(parts) if parts else [verdict]
-    return out
-
-
-@dataclass(frozen=True)
-class AllOf:
-    r"""Holds when every check holds; does not hold when one does, at one family-wise level.
-
-    A composite claim ("A beats B, C and D"; "X and Y") is an intersection: it **holds**
-    when every part holds, each at level ``alpha`` (intersection-union: if one part is false,
-    "holds" has probability at most ``alpha``).  It **does not hold** when some part does
-    not hold at its share of ``alpha``: a part with :math:`N_i` "against" p-values of the
-    composite's :math:`N = \sum N_i` decides at :math:`\alpha N_i / N` (weighted Bonferroni
-    across parts, Holm within each; with one loss needed per part this is Bonferroni over
-    all :math:`N` comparisons), so if every part is true or tied a false "does not hold" has
-    probability at most ``alpha`` whatever the numbers of parts, rivals and settings.
-    (Combining the parts' verdicts, each at ``alpha``, as this class did before, gave
-    false "does not hold" about once per part: 8.5 % for 4 tied rivals over 6 settings at 3
-    repeats.)  Nested composites are flattened.  An undecided composite is
-    :data:`UNDERPOWERED` when the power to make all parts hold (product) or one fail
-    falls below :data:`POWER`.  The explanation gives each part's outcome at the
-    composite's levels, its explanation, and the direction count over all parts.
-    """
-
-    checks: tuple
-
-    def __call__(self, table: ResultsTable) -> tuple[str, str]:
-        leaves = _leaves([check(table) for check in self.checks])
-        evidences = [getattr(leaf, "evidence", None) for leaf in leaves]
-        sizes = [max(len(e.p_against), 1) if e is not None else 1 for e in evidences]
-        total = sum(sizes)
-        outcomes, labels, holds_power, miss_power, known, levels = [], [], 1.0, 1.0, True, []
-        for leaf, evidence, size in zip(leaves, evidences, sizes):
-            if evidence is None:  # no p-values (an early "no rows" answer): its own outcome
-                outcomes.append(leaf[0])
-                labels.append(leaf[0])
-                known = known and leaf[0] in (HOLDS, DOES_NOT_HOLD)
-                levels.append((None, None))
-                continue
-            level = evidence.alpha * size / total
-            levels.append((evidence, level))
-            power = evidence.power(level)
-            outcome = split_undecided(evidence.outcome(level), power)
-            label = outcome
-            if outcome != leaf[0] and leaf[0] == DOES_NOT_HOLD:
-                label = f"{outcome}: does not hold at alpha {evidence.alpha:g} alone, not at its share {level:.2g}"
-            outcomes.append(outcome)
-            labels.append(label)
-            if power is None:
-                known = False
-            else:
-                holds_power *= power[0]
-                miss_power *= 1 - power[1]
-        if outcomes and all(outcome == HOLDS for outcome in outcomes):
-            outcome = HOLDS
-        elif any(outcome == DOES_NOT_HOLD for outcome in outcomes):
-            outcome = DOES_NOT_HOLD
-        else:
-            outcome = split_undecided(INCONCLUSIVE, (holds_power, 1 - miss_power) if known else None)
-        lines = [f"[{label}] {leaf[1]}" for label, leaf in zip(labels, leaves)]
-        text = "; ".join(lines)
-        counted = [e for e in evidences if e is not None and e.total]
-        if len(leaves) > 1:
-            agree, count = sum(e.agree for e in counted), sum(e.total for e in counted)
-            head = f"all of {len(leaves)} parts ({total} comparisons; 'does not hold' at alpha shared by their sizes)"
-            if count:
-                head += f"; direction: for the claim in {agree} of {count} comparisons"
-            if known:
-                head += f"; power for the parts' effects: all hold {holds_power:.2f}, one fails {1 - miss_power:.2f}"
-                if min(holds_power, 1 - miss_power) < POWER:
-                    needed = repeats_needed(Verdict(outcome, "", None, leaves, levels))
-                    head += (f" (< {POWER:g}; {needed} repeats would reach it)" if needed
-                             else f" (< {POWER:g}; over 200 repeats needed)")
-            text = f"{head}: {text}"
-        return Verdict(outcome, text, None, leaves, levels)
-
-
-def lowest_of(
-    metric: str, best: str, others: Iterable[str], where: Mapping[str, Any] | None = None, alpha: float = ALPHA
-) -> AllOf:
-    """``best`` beats each of ``others`` on ``metric`` (a :func:`better_than` per pair)."""
-    return AllOf(tuple(better_than(metric, best, other, where=dict(where or {}), alpha=alpha) for other in others))
-
-
-@dataclass(frozen=True)
-class RatioWithin:
-    r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
-
-    **How a paper's range is read** (one rule for every reproduction; docs/experiments.md,
-    "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]`` and *both* ends are
-    checked; a bound stated on one side only ("at least 2x", "up to 10x") is a band open on the
-    other side (``high = inf`` or ``low = 0``).
-
-    For each setting matched by ``where`` and each method of ``others`` (scored by
-    ``metric``) against ``reference`` (scored by ``reference_metric``), "r >= low" is the linear
-    claim :math:`\bar e_o - low \cdot \bar e_{ref} > 0` and "r <= high" the claim
-    :math:`high \cdot \bar e_{ref} - \bar e_o > 0`, each with Welch's t on
-    Welch-Satterthwaite's degrees of freedom (:func:`linear_p_values`; no delta method, whose
-    normal tail at 3 repeats made a false "does not hold" 35-40 % likely on the edge of a
-    band).  "Inside" needs both (the larger p: intersection-union); "outside" either (the
-    smaller p times 2 when both ends are finite: Bonferroni).  :func:`decide` over the
-    comparisons gives the verdict at family-wise level ``alpha``: holds when every comparison
-    is significantly inside, does not hold when Holm finds one significantly outside, else
-    inconclusive or underpowered; settings where a mean is not positive are skipped.  The
-    explanation gives the number of comparisons inside the band, the range of :math:`r`, each
-    method's median ratio and the weakest comparison.
-
-    ``reference_where`` narrows the reference rows further and ``unmatched`` names columns left
-    out when a row is paired with its reference: e.g. a method against itself at the smallest n,
-    ``RatioWithin(m, "ks", (m,), "ks", 0.8, 1.25, reference_where={"n": 1000}, unmatched=("n",))``
-    ("the error is constant in n").
-    """
-
-    reference: str
-    reference_metric: str
-    others: tuple
-    metric: str
-    low: float = 0.0
-    high: float = math.inf
-    where: dict = field(default_factory=dict)
-    alpha: float = ALPHA
-    effect: float = EFFECT
-    reference_where: dict = field(default_factory=dict)
-    unmatched: tuple = ()
-
-    def _rows(self, table, method, metric, extra=None) -> dict[tuple, dict]:
-        rows = table.select(method=method, metric=metric, **{**self.where, **(extra or {})})
-        return {setting: labelled[method] for setting, labelled in rows_by(rows).items()}
-
-    def _matched(self, setting) -> tuple:
-        return tuple((c, v) for c, v in setting if c not in self.unmatched)
-
-    def __call__(self, table: ResultsTable) -> tuple[str, str]:
-        references = {self._matched(setting): row for setting, row in
-                      self._rows(table, self.reference, self.reference_metric, self.reference_where).items()}
-        comparisons = []  # (t inside, ratio, se, other, setting, other mean, ref mean, p_in, p_out, lam, df)
-        finite_high = math.isfinite(self.high)
-        effect = self.effect
-        if finite_high and self.low > 0:  # a band: at most the way from an edge to its (geometric) centre
-            effect = min(effect, math.sqrt(self.high / self.low) - 1)
-        for other in self.others:
-            for setting, row in self._rows(table, other, self.metric).items():
-                ref = references.get(self._matched(setting))
-                if (other == self.reference and self.metric == self.reference_metric and self.reference_where
-                        and all(dict(setting).get(k) == v for k, v in self.reference_where.items())):
-                    continue  # the reference row itself (a method against its own value elsewhere)
-                if ref is None or not (ref["mean"] > 0 and row["mean"] > 0):
-                    continue
-                ratio = row["mean"] / ref["mean"]
-                se = ratio * math.hypot(standard_error(row) / row["mean"], standard_error(ref) / ref["mean"])
-                n_o, n_r = row.get("count") or 2, ref.get("count") or 2
-                ends = []  # (t, df, p_inside, p_outside, noncentrality) of each finite end
-                if self.low > 0 or not finite_high:
-                    terms = [(standard_error(row), n_o), (self.low * standard_error(ref), n_r)]
-                    t, df, up, down = linear_p_values(row["mean"] - self.low * ref["mean"], terms)
-                    scale = math.sqrt(sum(s**2 for s, _ in terms))
-                    ends.append((t, df, up, down, _ratio_noncentrality(effect * max(self.low, 1e-12) * ref["mean"], scale)))
-                if finite_high:
-                    terms = [(standard_error(row), n_o), (self.high * standard_error(ref), n_r)]
-                    t, df, up, down = linear_p_values(self.high * ref["mean"] - row["mean"], terms)
-                    scale = math.sqrt(sum(s**2 for s, _ in terms))
-                    ends.append((t, df, up, down, _ratio_noncentrality(effect * self.high * ref["mean"], scale)))
-                weakest = min(ends, key=lambda end: end[0])
-                p_in = max(end[2] for end in ends)
-                p_out = min(1.0, len(ends) * min(end[3] for end in ends))
-                comparisons.append((weakest[0], ratio, se, other, setting, row["mean"], ref["mean"], p_in, p_out,
-                                    min(end[4] for end in ends), weakest[1], n_o, n_r))
-        if not comparisons:
-            return INCONCLUSIVE, f"no setting has both {self.reference!r} and any of {list(self.others)}"
-        p_inside = [c[7] for c in comparisons]
-        p_outside = [c[8] for c in comparisons]
-        inside = sum(p < self.alpha for p in p_inside)
-        outside = holm_rejections(p_outside, self.alpha)
-        agree = sum(self.low <= c[1] <= self.high for c in comparisons)
-        ratios = np.array([c[1] for c in comparisons])
-        medians = ", ".join(
-            f"{other} {np.median([c[1] for c in comparisons if c[3] == other]):.3g}"
-            for other in self.others
-            if any(c[3] == other for c in comparisons)
-        )
-        t, ratio, se, other, setting, other_mean, ref_mean = min(comparisons, key=lambda c: c[0])[:7]
-        band = f"[{self.low:g}, {self.high:g}]" if finite_high else f">= {self.low:g}"
-        evidence = Evidence(tuple(p_inside), tuple(p_outside), self.alpha, agree=agree, total=len(comparisons),
-                            noncentrality=tuple(c[9] for c in comparisons), df=tuple(c[10] for c in comparisons),
-                            against_factor=2 if (finite_high and self.low > 0) else 1,
-                            repeats=int(min(min(c[11], c[12]) for c in comparisons)), effect=effect)
-        summary = (
-            f"ratio {self.metric} of {'/'.join(self.others)} to {self.reference_metric} of {self.reference} "
-            f"{band} significantly (Welch t, one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} "
-            f"comparisons, significantly outside (Holm) in {outside}; inside the band in {agree}/{len(comparisons)}, "
-            f"below it in {int((ratios < self.low).sum())}, above it in {int((ratios > self.high).sum())}; ratios range "
-            f"{ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); "
-            f"weakest: {other} ({describe_setting(setting)}) {other_mean:.4g} vs {ref_mean:.4g}, "
-            f"ratio {ratio:.3g} +- {se:.2g} (t = {t:.2f})"
-        )
-        return conclude(evidence, summary)
-
-
-@dataclass(frozen=True)
-class ScalesAs:
-    r"""``method``'s mean ``metric`` scales as :math:`x^{exponent}` along ``x`` (e.g. an error
-    :math:`\propto n^{-1/2}`, a sample-complexity statement read at a fixed target), on every curve.
-
-    Per curve (the rows of ``where`` with every column but ``x`` fixed), each point against the
-    curve's smallest :math:`x_0`: the claim :math:`e(x)/e(x_0) \in [low, high] \cdot (x/x_0)^{exponent}`
-    is a band of a ratio, checked like :class:`RatioWithin` (both ends as linear claims with Welch's
-    t on Welch-Satterthwaite's degrees of freedom; "inside" needs both, "outside" either), and
-    :func:`decide` gives the verdict over all points at family-wise level ``alpha``.
-    """
-
-    method: str
-    metric: str
-    x: str = "n"
-    exponent: float = -0.5
-    low: float = 0.8
-    high: float = 1.25
-    where: dict = field(default_factory=dict)
-    alpha: float = ALPHA
-    effect: float = EFFECT
-
-    def __call__(self, table: ResultsTable) -> tuple[str, str]:
-        rows = table.select(method=self.method, metric=self.metric, **self.where)
-        effect = min(self.effect, math.sqrt(self.high / self.low) - 1)
-        p_in, p_out, lam, dfs, agree, notes, counts = [], [], [], [], 0, [], []
-        for setting, group in group_settings(rows, ("method", "metric", self.x)).items():
-            points = sorted((r for r in group if r.get(self.x) is not None and r["mean"] > 0), key=lambda r: r[self.x])
-            if len(points) < 2:
-                continue
-            first = points[0]
-            for row in points[1:]:
-                c = (row[self.x] / first[self.x]) ** self.exponent
-                ends = []
-                for value, factor in ((row["mean"] - self.low * c * first["mean"], self.low * c),
-                                      (self.high * c * first["mean"] - row["mean"], self.high * c)):
-                    terms = [(standard_error(row), row.get("count") or 2), (factor * standard_error(first), first.get("count") or 2)]
-                    t, df, up, down = linear_p_values(value, terms)
-                    scale = math.sqrt(sum(se**2 for se, _ in terms))
-                    ends.append((t, df, up, down, _ratio_noncentrality(effect * factor * first["mean"], scale)))
-                p_in.append(max(e[2] for e in ends))
-                p_out.append(min(1.0, 2 * min(e[3] for e in ends)))
-                lam.append(min(e[4] for e in ends))
-                dfs.append(min(ends, key=lambda e: e[0])[1])
-                counts.append(repeats_of(row, first))
-                ratio = row["mean"] / first["mean"] / c
-                agree += self.low <= ratio <= self.high
-                notes.append((ratio, f"{describe_setting(setting)}, {self.x}={row[self.x]:g}"))
-        if not p_in:
-            return INCONCLUSIVE, f"no curve of {self.method!r} on {self.metric!r} with two values of {self.x!r}"
-        worst = max(notes, key=lambda n: abs(math.log(n[0])) if n[0] > 0 else math.inf)
-        text = (f"ratio of {self.metric} of {self.method} to its value at the smallest {self.x}, over ({self.x}/{self.x}_0)^"
-                f"{self.exponent:g}: in [{self.low:g}, {self.high:g}] significantly (Welch t, one-sided alpha "
-                f"{self.alpha:g}) in {sum(p < self.alpha for p in p_in)} of {len(p_in)} points, significantly outside "
-                f"(Holm) in {holm_rejections(p_out, self.alpha)}; inside by the means in {agree}/{len(p_in)}; "
-                f"farthest: {worst[0]:.3g} ({worst[1]})")
-        evidence = Evidence(tuple(p_in), tuple(p_out), self.alpha, agree=agree, total=len(p_in), noncentrality=tuple(lam),
-                            df=tuple(dfs), against_factor=2, repeats=min((c for c in counts if c), default=None),
-                            effect=effect)
-        return conclude(evidence, text)
-
-
-def _ratio_noncentrality(effect: float, se: float) -> float:
-    return effect / se if se > 0 and math.isfinite(se) else (math.inf if se == 0 else 0.0)
 
 
 # ---------------------------------------------------------------------- evaluation

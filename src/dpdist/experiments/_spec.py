@@ -520,7 +520,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         import tomllib
     except ImportError:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    from ._claims import better_than
+    from ._checks import better_than
 
     path = Path(path)
     try:

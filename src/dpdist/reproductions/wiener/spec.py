@@ -43,16 +43,27 @@ is scored at every value, as a curve of the paper is.
 The custom pieces of this paper: in ``methods.py`` the method ``noise_probe`` (keeps the
 support vector) and the metrics ``noise_power_ratio``, ``mse_at_iteration``,
 ``top_k_mse`` and ``detections`` (they apply only to the cells that sweep their
-parameter and return ``None`` elsewhere); in ``checks.py`` the claim checks
-``SpectrumMatches``, ``Stuck`` and ``DwHelpsLittle``.  Ratios and rankings use the claims
-library (``RatioWithin``, ``lowest_of``, ``AllOf``).
+parameter and return ``None`` elsewhere), and ``noise_ratio_se``, the standard error Theorem 3
+gives Fig. 3's ratio.  The claims are checks of the claims library of :mod:`dpdist.experiments`
+(``MatchesKnown`` for Fig. 3, ``RatioWithin`` for "stuck", "converged" and the bands,
+``RatioContrast`` for "DW helps less on permuted data" and "the gain grows with d",
+``better_than``, ``lowest_of``, ``AllOf``).
 """
 
 from __future__ import annotations
 
-from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than, lowest_of
+from ...experiments import (
+    AllOf,
+    Claim,
+    ExperimentSpec,
+    FigureSpec,
+    MatchesKnown,
+    RatioContrast,
+    RatioWithin,
+    better_than,
+    lowest_of,
+)
 from . import methods
-from .checks import Converged, DwHelpsLittle, GainGrows, SpectrumMatches, Stuck
 from .methods import noise_probe, significance_threshold
 
 __all__ = ["SPEC"]
@@ -95,7 +106,7 @@ def _taxi_thresholds() -> list[float]:
 
 
 def _domain_size(dataset_key: str) -> int:
-    """The item count of a dataset of this spec (d = 1000 for the bucketized ones), for :class:`SpectrumMatches`."""
+    """The item count of a dataset of this spec (d = 1000 for the bucketized ones), for Fig. 3's known SE."""
     for ref in SPEC.datasets:
         if ref.key == dataset_key:
             return ref.bins if ref.bins is not None else ref.resolve().domain_size
@@ -249,11 +260,34 @@ def _figures() -> list[FigureSpec]:
     return out
 
 
+def _noise_ratio_exact(row) -> bool:
+    """KRR's noise power at frequency 0 is exactly 0 (P_0 = 0), so is its ratio."""
+    return row["method"] == "KRR noise" and int(row["metric_band"]) == 0
+
+
+def _noise_ratio_target(row) -> float:
+    """Fig. 3's claim per row: empirical / analytic noise power 1, except KRR's band 0 (0)."""
+    return 0.0 if _noise_ratio_exact(row) else 1.0
+
+
+def _noise_ratio_se(row) -> float:
+    """The standard error Theorem 3 gives a row's mean ratio (:func:`.methods.noise_ratio_se`; 0: known exactly)."""
+    if _noise_ratio_exact(row):
+        return 0.0
+    return methods.noise_ratio_se(_domain_size(row["dataset"]), row["metric_band"], row["count"])
+
+
+def _converged(path: str, at: int, final: int, datasets: list) -> RatioWithin:
+    """``path``'s MSE at iteration ``at`` within 10 % of its MSE at ``final`` (eps = 4)."""
+    return RatioWithin.along(path, "mse_iter", "metric_iteration", final, high=1.1,
+                             where={"epsilon": 4.0, "dataset": datasets, "metric_iteration": [at, final]})
+
+
 def _claims() -> list[Claim]:
     full = _only()
     claims = [
         Claim("The analytic noise power spectrum (Theorem 3, eq. 20) matches the empirical one; P_0 = 0 for KRR",
-              SpectrumMatches(_domain_size, zero_dc_methods=("KRR noise",)), figure="fig3"),
+              MatchesKnown("noise_ratio", _noise_ratio_se, _noise_ratio_target), figure="fig3"),
     ]
     others = tuple(m for m in _MAIN if m != "KRR-IIW-G" and "AMRP" not in m)
     for dataset in _FILTERED:
@@ -269,7 +303,9 @@ def _claims() -> list[Claim]:
                                      "method": ["KRR-IIW path", "OUE-IIW path"]}),
                   figure="fig4"),
             Claim(f"KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
-                  Stuck("KRR-IIW-G path", {"dataset": dataset, "epsilon": 1.0}), figure=f"fig5{tag}"),
+                  RatioWithin.along("KRR-IIW-G path", "mse_iter", "metric_iteration", 0, 0.9, 1.1,
+                                    where={"dataset": dataset, "epsilon": 1.0, "metric_iteration": [0, 200]}),
+                  figure=f"fig5{tag}"),
         ]
         for protocol in ("KRR", "OUE"):
             claims += [
@@ -329,7 +365,8 @@ def _claims() -> list[Claim]:
                   figure=f"fig6_{protocol.lower()}"),
             Claim(f"On randomly permuted data DW helps {protocol} less than on the smooth data (gain "
                   f"MSE({protocol}) / MSE({protocol}-DW) smaller on flights-RP than on flights at every eps)",
-                  DwHelpsLittle(protocol, SMOOTH, PERMUTED, tuple(EPSILONS), where=full), figure=f"fig6_{protocol.lower()}"),
+                  RatioContrast("mse", protocol, f"{protocol}-DW", (SMOOTH,), (PERMUTED,), where=full),
+                  figure=f"fig6_{protocol.lower()}"),
             Claim(f"DW hurts top-k accuracy of {protocol} on the skewed dataset (every k)",
                   better_than("mse_top_k", protocol, f"{protocol}-DW",
                               where={**_only(metric_k=_FREE), "dataset": SKEWED}),
@@ -339,10 +376,10 @@ def _claims() -> list[Claim]:
     claims += [
         Claim("IIW converges quickly (Fig. 4, eps = 4): KRR-IIW within 10% of its final MSE after 5 iterations, "
               "OUE-IIW after 30, on every dataset",
-              AllOf((Converged(("KRR-IIW path",), 5, max(ITERATIONS), where={"epsilon": 4.0, "dataset": [SMOOTH, MIXTURE, PERMUTED]}),
-                     Converged(("KRR-IIW path",), 5, SKEWED_ITERATIONS, where={"epsilon": 4.0, "dataset": SKEWED}),
-                     Converged(("OUE-IIW path",), 30, max(ITERATIONS), where={"epsilon": 4.0, "dataset": [SMOOTH, MIXTURE, PERMUTED]}),
-                     Converged(("OUE-IIW path",), 30, SKEWED_ITERATIONS, where={"epsilon": 4.0, "dataset": SKEWED}))),
+              AllOf(tuple(_converged(path, at, final, datasets)
+                          for path, at in (("KRR-IIW path", 5), ("OUE-IIW path", 30))
+                          for final, datasets in ((max(ITERATIONS), [SMOOTH, MIXTURE, PERMUTED]),
+                                                  (SKEWED_ITERATIONS, [SKEWED])))),
               figure="fig4"),
         Claim("On non-smooth data IIW is not always working and may even worsen DW: IIW (30 iterations) has a "
               "higher MSE than DW (iteration 0) in at least one (dataset, protocol) of flights-RP and wiki-words "
@@ -352,10 +389,10 @@ def _claims() -> list[Claim]:
               figure="fig4"),
         Claim("The noise reduction of DW and IIW improves with d, on smooth and non-smooth data: MSE(plain) / "
               "MSE(filtered) is larger at d = 1000 than at d = 100 (Fig. 7, eps = 4)",
-              AllOf((GainGrows((("KRR", "KRR-DW"), ("OUE", "OUE-DW")), "dataset_bins", 100, 1000,
-                               where={**_only(dataset_bins=_FREE), "dataset": [SMOOTH, MIXTURE, PERMUTED]}),
-                     GainGrows((("KRR", "KRR-IIW"), ("OUE", "OUE-IIW")), "dataset_bins", 100, 1000,
-                               where={**_only(dataset_bins=_FREE), "dataset": [SMOOTH, MIXTURE]}))),
+              AllOf(tuple(RatioContrast("mse", protocol, f"{protocol}-{kind}", (1000,), (100,), across="dataset_bins",
+                                        where={**_only(dataset_bins=_FREE), "dataset": datasets})
+                          for kind, datasets in (("DW", [SMOOTH, MIXTURE, PERMUTED]), ("IIW", [SMOOTH, MIXTURE]))
+                          for protocol in ("KRR", "OUE"))),
               figure="fig7_oue"),
         Claim("On randomly permuted data DW and DW-AMRP output more true positives and more false positives than "
               "the plain oracles (Fig. 9, every threshold)",
