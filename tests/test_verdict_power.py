@@ -63,6 +63,7 @@ def test_every_verdict_reports_its_direction_count():
     assert "inside the band in 0/18, below it in 0, above it in 18" in text
 
 
+@pytest.mark.slow  # 300 simulated tables at each of two repeat counts (~5 s)
 def test_the_power_calculation_predicts_the_simulated_rate_of_holds():
     # a true 50 % effect (A at 1, B at 1.5) in 4 settings, per-repeat sd 0.5: from a pilot at 3 repeats
     # the calculation says how many repeats give 80 % power; simulated, "holds" comes out at least
@@ -101,6 +102,7 @@ def test_a_composite_reports_the_repeats_that_would_power_it():
     assert repeats_needed(verdict) >= max(repeats_needed(part) for part in verdict.parts)
 
 
+@pytest.mark.slow  # an end-to-end run (~5-10 s)
 def test_the_report_counts_underpowered_claims(tmp_path):
     from dpdist.experiments import Claim, ExperimentSpec, reproduce
 

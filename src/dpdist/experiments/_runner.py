@@ -302,13 +302,8 @@ def run_spec(
     cache.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(cache)  # left by a run killed between writing and renaming a cell
     all_cells = spec.cells() if cells is None else list(cells)
-    files = sorted({cell.dataset.file for cell in all_cells if cell.dataset.file is not None})
-    file_digests = {file: _file_digest(file) for file in files}
-    if files:
-        _forget_file_datasets()  # this process may hold an older content of a file
-    target = target_core() if pin_blas else None
-    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_core() != target))
-    blas = (target or loaded_core()) if isolate or scheduler is not None else loaded_core()
+    file_digests = _file_digests(all_cells)
+    isolate, blas = _kernel_plan(pin_blas, jobs, scheduler)
     keys = [cell_key(cell, spec, file_digests, blas) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
@@ -329,56 +324,75 @@ def run_spec(
         bar.update(1)
 
     try:
-        if scheduler is not None:
-            if jobs != 1:
-                raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
-            _run_on_dask(scheduler, pending, spec, finish)
-        elif not isolate or not pending:
-            for cell, key in pending:
-                finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
-        else:
-            with pinned_environment(), ProcessPoolExecutor(
-                max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"), initializer=_ignore_interrupts
-            ) as pool:
-                # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
-                # spawned Python keeps an ignored SIGINT) and only this process handles it
-                in_main_thread = threading.current_thread() is threading.main_thread()
-                previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
-                try:
-                    futures = {
-                        pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key)
-                        for cell, key in pending
-                    }
-                finally:
-                    if in_main_thread:
-                        signal.signal(signal.SIGINT, previous)
-                try:
-                    for future in as_completed(futures):
-                        cell, key = futures[future]
-                        finish(cell, key, future.result())
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    # cells in flight would otherwise run to the end after Ctrl-C; their
-                    # results are not cached, so stopping them loses nothing
-                    for process in list((pool._processes or {}).values()):
-                        process.terminate()
-                    raise
+        _execute_pending(pending, spec, jobs, isolate, scheduler, finish)
     finally:
         bar.close()
 
     raw, kernels = _raw_table(spec, all_cells, keys, cache)
-    group = ["dataset", "method", *spec.parameter_names(), "metric"]
-    summary = summarize(raw, group)
-    return RunResult(
-        spec=spec,
-        raw=raw,
-        summary=summary,
-        computed=len(pending) - len(failures),
-        reused=reused,
-        failures=failures,
-        seconds=time.perf_counter() - start,
-        blas=kernels,
-    )
+    summary = summarize(raw, ["dataset", "method", *spec.parameter_names(), "metric"])
+    return RunResult(spec=spec, raw=raw, summary=summary, computed=len(pending) - len(failures), reused=reused,
+                     failures=failures, seconds=time.perf_counter() - start, blas=kernels)
+
+
+def _file_digests(cells: list[Cell]) -> dict:
+    """``{file: SHA-256}`` of the datasets read from files (part of their cells' keys); forgets the
+    file datasets this process loaded before, which may hold an older content of a file."""
+    files = sorted({cell.dataset.file for cell in cells if cell.dataset.file is not None})
+    if files:
+        _forget_file_datasets()
+    return {file: _file_digest(file) for file in files}
+
+
+def _kernel_plan(pin_blas: bool, jobs: int, scheduler) -> tuple[bool, str]:
+    """``(isolate, kernel)``: whether the cells run in worker processes (several jobs, or a pinned
+    kernel this process did not load) and the BLAS kernel that computes them (part of their keys)."""
+    target = target_core() if pin_blas else None
+    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_core() != target))
+    return isolate, (target or loaded_core()) if isolate or scheduler is not None else loaded_core()
+
+
+def _execute_pending(pending: list, spec: ExperimentSpec, jobs: int, isolate: bool, scheduler, finish) -> None:
+    """Compute the ``pending`` ``(cell, key)`` pairs on a Dask cluster, in this process or in ``jobs``
+    pinned worker processes (``isolate``), and ``finish`` each as it completes (see :func:`run_spec`)."""
+    if scheduler is not None:
+        if jobs != 1:
+            raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
+        _run_on_dask(scheduler, pending, spec, finish)
+    elif not isolate or not pending:
+        for cell, key in pending:
+            finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
+    else:
+        _run_in_workers(pending, spec, jobs, finish)
+
+
+def _run_in_workers(pending: list, spec: ExperimentSpec, jobs: int, finish) -> None:
+    """The pending cells in ``jobs`` spawned worker processes with the pinned BLAS kernel."""
+    with pinned_environment(), ProcessPoolExecutor(
+        max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"), initializer=_ignore_interrupts
+    ) as pool:
+        # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
+        # spawned Python keeps an ignored SIGINT) and only this process handles it
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
+        try:
+            futures = {
+                pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key)
+                for cell, key in pending
+            }
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGINT, previous)
+        try:
+            for future in as_completed(futures):
+                cell, key = futures[future]
+                finish(cell, key, future.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            # cells in flight would otherwise run to the end after Ctrl-C; their
+            # results are not cached, so stopping them loses nothing
+            for process in list((pool._processes or {}).values()):
+                process.terminate()
+            raise
 
 
 def _run_on_dask(scheduler, pending, spec, finish) -> None:

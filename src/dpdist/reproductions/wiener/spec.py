@@ -284,76 +284,89 @@ def _converged(path: str, at: int, final: int, datasets: list) -> RatioWithin:
 
 
 def _claims() -> list[Claim]:
-    full = _only()
     claims = [
         Claim("The analytic noise power spectrum (Theorem 3, eq. 20) matches the empirical one; P_0 = 0 for KRR",
               MatchesKnown("noise_ratio", _noise_ratio_se, _noise_ratio_target), figure="fig3"),
     ]
     others = tuple(m for m in _MAIN if m != "KRR-IIW-G" and "AMRP" not in m)
     for dataset in _FILTERED:
-        smooth_eps = {**full, "dataset": dataset}
-        top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
-        tag = "" if dataset == SMOOTH else "_mixture"
-        on = f"on {dataset}"
-        detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
-        claims += [] if dataset in _LARGE else [
-            Claim(f"IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
-                  better_than("mse_iter", 30, 0, column="metric_iteration",
-                              where={"dataset": dataset, "epsilon": 4.0,
-                                     "method": ["KRR-IIW path", "OUE-IIW path"]}),
-                  figure="fig4"),
-            Claim(f"KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
-                  RatioWithin.along("KRR-IIW-G path", "mse_iter", "metric_iteration", 0, 0.9, 1.1,
-                                    where={"dataset": dataset, "epsilon": 1.0, "metric_iteration": [0, 200]}),
-                  figure=f"fig5{tag}"),
-        ]
-        for protocol in ("KRR", "OUE"):
-            claims += [
-                Claim(f"IIW cuts the MSE of {protocol} {on} to 1/3-1/4 at eps = 5 (the paper's range, both ends: "
-                      f"MSE of {protocol} / MSE of {protocol}-IIW in [3, 4])",
-                      RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, high=4.0,
-                                  where={**smooth_eps, "epsilon": 5.0}),
-                      figure=f"fig6_{protocol.lower()}"),
-                Claim(f"Smoothing (eq. 25) performs about as well as DW for {protocol} {on} (MSE of "
-                      f"{protocol}-smooth within 25% of {protocol}-DW's, every eps)",
-                      RatioWithin(f"{protocol}-DW", "mse", (f"{protocol}-smooth",), "mse", low=0.8, high=1.25,
-                                  where=smooth_eps),
-                      figure=f"fig6_{protocol.lower()}"),
-                Claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {on} (every eps)",
-                      better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
-                      figure=f"fig6_{protocol.lower()}"),
-                Claim(f"GF3-DW beats GF3 and IIW for {protocol} {on} (every eps, d = {_EPS_SWEEP_BINS[dataset]})",
-                      lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
-                      figure=f"fig10a_{protocol.lower()}"),
-            ]
-        claims.append(
-            Claim(f"KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
-                  lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
-                  figure="fig6_krr"))
-        if dataset in _LARGE:  # the epsilon sweep only
-            continue
+        claims += _dataset_claims(dataset, others)
+    return claims + _general_claims(others)
+
+
+def _dataset_claims(dataset: str, others: tuple) -> list[Claim]:
+    """The claims checked on each filtered dataset (the large ones: the epsilon sweep only)."""
+    full = _only()
+    smooth_eps = {**full, "dataset": dataset}
+    top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
+    tag = "" if dataset == SMOOTH else "_mixture"
+    on = f"on {dataset}"
+    detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
+    claims = [] if dataset in _LARGE else [
+        Claim(f"IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
+              better_than("mse_iter", 30, 0, column="metric_iteration",
+                          where={"dataset": dataset, "epsilon": 4.0,
+                                 "method": ["KRR-IIW path", "OUE-IIW path"]}),
+              figure="fig4"),
+        Claim(f"KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
+              RatioWithin.along("KRR-IIW-G path", "mse_iter", "metric_iteration", 0, 0.9, 1.1,
+                                where={"dataset": dataset, "epsilon": 1.0, "metric_iteration": [0, 200]}),
+              figure=f"fig5{tag}"),
+    ]
+    for protocol in ("KRR", "OUE"):
         claims += [
-            Claim(f"KRR-IIW beats plain OUE {on} at d = 800, eps = 4",
-                  better_than("mse", "KRR-IIW", "OUE", where={**_only(dataset_bins=800), "dataset": dataset}),
-                  figure="fig7_krr"),
-            Claim(f"IIW is better than plain OUE / KRR on the top-k {on} (every k)",
-                  AllOf((better_than("mse_top_k", "KRR-IIW", "KRR", where=top_k_rows),
-                        better_than("mse_top_k", "OUE-IIW", "OUE", where=top_k_rows))),
-                  figure="fig8_oue"),
-            Claim(f"KRR-IIW-G even beats OUE-IIW {on} at d = 800, eps = 4 (Fig. 7)",
-                  better_than("mse", "KRR-IIW-G", "OUE-IIW", where={**_only(dataset_bins=800), "dataset": dataset}),
-                  figure="fig7_krr"),
-            Claim(f"Fig. 9 {on}: KRR outputs the fewest true positives and KRR-IIW-G the most (every threshold)",
-                  AllOf((lowest_of("detections.true_positives", "KRR", tuple(m for m in _DETECTORS if m != "KRR"),
-                                   where=detection_rows),
-                         AllOf(tuple(better_than("detections.true_positives", m, "KRR-IIW-G", where=detection_rows)
-                                     for m in _DETECTORS if m != "KRR-IIW-G")))),
-                  figure="fig9_true_positives"),
-            Claim(f"KRR-IIW-G outputs fewer false positives than KRR {on} (every threshold)",
-                  better_than("detections.false_positives", "KRR-IIW-G", "KRR",
-                              where={**_only(metric_threshold=_FREE), "dataset": dataset}),
-                  figure="fig9_false_positives"),
+            Claim(f"IIW cuts the MSE of {protocol} {on} to 1/3-1/4 at eps = 5 (the paper's range, both ends: "
+                  f"MSE of {protocol} / MSE of {protocol}-IIW in [3, 4])",
+                  RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, high=4.0,
+                              where={**smooth_eps, "epsilon": 5.0}),
+                  figure=f"fig6_{protocol.lower()}"),
+            Claim(f"Smoothing (eq. 25) performs about as well as DW for {protocol} {on} (MSE of "
+                  f"{protocol}-smooth within 25% of {protocol}-DW's, every eps)",
+                  RatioWithin(f"{protocol}-DW", "mse", (f"{protocol}-smooth",), "mse", low=0.8, high=1.25,
+                              where=smooth_eps),
+                  figure=f"fig6_{protocol.lower()}"),
+            Claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {on} (every eps)",
+                  better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
+                  figure=f"fig6_{protocol.lower()}"),
+            Claim(f"GF3-DW beats GF3 and IIW for {protocol} {on} (every eps, d = {_EPS_SWEEP_BINS[dataset]})",
+                  lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
+                  figure=f"fig10a_{protocol.lower()}"),
         ]
+    claims.append(
+        Claim(f"KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
+              lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
+              figure="fig6_krr"))
+    if dataset in _LARGE:  # the epsilon sweep only
+        return claims
+    claims += [
+        Claim(f"KRR-IIW beats plain OUE {on} at d = 800, eps = 4",
+              better_than("mse", "KRR-IIW", "OUE", where={**_only(dataset_bins=800), "dataset": dataset}),
+              figure="fig7_krr"),
+        Claim(f"IIW is better than plain OUE / KRR on the top-k {on} (every k)",
+              AllOf((better_than("mse_top_k", "KRR-IIW", "KRR", where=top_k_rows),
+                    better_than("mse_top_k", "OUE-IIW", "OUE", where=top_k_rows))),
+              figure="fig8_oue"),
+        Claim(f"KRR-IIW-G even beats OUE-IIW {on} at d = 800, eps = 4 (Fig. 7)",
+              better_than("mse", "KRR-IIW-G", "OUE-IIW", where={**_only(dataset_bins=800), "dataset": dataset}),
+              figure="fig7_krr"),
+        Claim(f"Fig. 9 {on}: KRR outputs the fewest true positives and KRR-IIW-G the most (every threshold)",
+              AllOf((lowest_of("detections.true_positives", "KRR", tuple(m for m in _DETECTORS if m != "KRR"),
+                               where=detection_rows),
+                     AllOf(tuple(better_than("detections.true_positives", m, "KRR-IIW-G", where=detection_rows)
+                                 for m in _DETECTORS if m != "KRR-IIW-G")))),
+              figure="fig9_true_positives"),
+        Claim(f"KRR-IIW-G outputs fewer false positives than KRR {on} (every threshold)",
+              better_than("detections.false_positives", "KRR-IIW-G", "KRR",
+                          where={**_only(metric_threshold=_FREE), "dataset": dataset}),
+              figure="fig9_false_positives"),
+    ]
+    return claims
+
+
+def _general_claims(others: tuple) -> list[Claim]:
+    """The claims across datasets: permuted and skewed data, convergence, d, detections."""
+    full = _only()
+    claims = []
     claims.append(Claim(
         "KRR-IIW-G is best on flights where the paper's validity condition d sqrt(Var*) < 1 holds "
         "(there eps = 5: 0.40; eps = 4 gives 1.05)",
