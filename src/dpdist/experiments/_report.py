@@ -77,8 +77,8 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         f"- cells: {result.computed + result.reused + len(result.failures)} "
         f"({result.computed} computed now, {result.reused} from the cache, {len(result.failures)} failed), "
         f"{result.seconds:.1f} s",
-        "- BLAS kernel (OpenBLAS core type) of the cells: "
-        + (", ".join(f"{kernel} ({count} cells)" for kernel, count in sorted(getattr(result, "blas", {}).items()))
+        "- numerics of the cells (OpenBLAS kernel + numpy SIMD target): "
+        + (", ".join(f"{used} ({count} cells)" for used, count in sorted(getattr(result, "numerics", {}).items()))
            or "none")
         + " (pinned so the numbers do not depend on the CPU: docs/experiments.md, \"Determinism\")",
         "",

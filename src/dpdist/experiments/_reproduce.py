@@ -30,15 +30,15 @@ __all__ = ["reproduce"]
 
 def reproduce(
     spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler=None,
-    pin_blas: bool = True,
+    pin_numerics: bool = True,
 ) -> RunResult:
     """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report.
 
-    ``jobs`` local worker processes, or ``scheduler`` a Dask cluster; ``pin_blas`` (see
+    ``jobs`` local worker processes, or ``scheduler`` a Dask cluster; ``pin_numerics`` (see
     :func:`run_spec`).
     """
     out = Path(out)
-    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler, pin_blas=pin_blas)
+    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler, pin_numerics=pin_numerics)
     results = out / "results"
     if results.is_dir():
         remove_stale_temporaries(results)

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DatasetUnavailableError, InvalidParameterError
-from ._blas import loaded_core, pinned_environment, target_core
+from ._blas import loaded_numerics, pinned_environment, target_numerics
 from ._methods import resolve_method
 from ._files import remove_stale_temporaries, write_text_atomically
 from ._spec import (
@@ -48,7 +48,7 @@ from ._spec import (
 )
 from ._table import ResultsTable, summarize
 
-__all__ = ["run_spec", "RunResult", "cell_key", "cell_blas"]
+__all__ = ["run_spec", "RunResult", "cell_key", "cell_numerics"]
 
 
 @dataclass
@@ -64,16 +64,18 @@ class RunResult:
     seconds: float = 0.0
     files: dict = field(default_factory=dict)
     claims: list = field(default_factory=list)  # set by reproduce: [{"text", "figure", "outcome", "explanation"}]
-    blas: dict = field(default_factory=dict)  # {BLAS kernel: number of cells it computed} (cell files record it)
+    # {"<BLAS kernel>+<numpy SIMD target>": cells computed with them} (each cell file records its own)
+    numerics: dict = field(default_factory=dict)
 
 
-def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None, blas: str | None = None) -> str:
+def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None, numerics: str | None = None) -> str:
     """Hash of everything that determines a cell's numbers.
 
     That is the cell's content (numbers canonical, so ``1.0`` and ``1`` are one value), the
-    root seed, the metrics, the dpdist version, the BLAS kernel that computes it (``blas``,
-    default the one :func:`run_spec` uses, :func:`cell_blas`: kernels round differently, see
-    :mod:`~dpdist.experiments._blas`) and, for a dataset read from a file, the SHA-256 of the
+    root seed, the metrics, the dpdist version, the numerics that compute it (``numerics``: the
+    BLAS kernel and numpy's SIMD target, default the ones :func:`run_spec` uses, :func:`cell_numerics`;
+    they round differently, see :mod:`~dpdist.experiments._blas`) and, for a dataset read from a
+    file, the SHA-256 of the
     file's bytes: ``file_digests`` maps the file to it (computed once per run by
     :func:`run_spec`); without it the file is read here.
     """
@@ -87,7 +89,7 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None,
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
         "dpdist": __version__,
-        "blas": blas if blas is not None else cell_blas(),
+        "numerics": numerics if numerics is not None else cell_numerics(),
     }
     if cell.method.metrics:  # only when set, so the keys of existing runs do not change
         content["method_metrics"] = sorted(cell.method.metrics)
@@ -98,11 +100,11 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None,
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def cell_blas(pin_blas: bool = True) -> str:
-    """The BLAS kernel the cells of a local run are computed with: the pinned one
-    (:func:`~dpdist.experiments._blas.target_core`) when ``pin_blas`` and there is one, else
-    the one this process loaded."""
-    return (target_core() if pin_blas else None) or loaded_core()
+def cell_numerics(pin_numerics: bool = True) -> str:
+    """The numerics the cells of a local run are computed with: the pinned ones
+    (:func:`~dpdist.experiments._blas.target_numerics`) when ``pin_numerics`` and there are, else
+    those of this process."""
+    return (target_numerics() if pin_numerics else None) or loaded_numerics()
 
 
 def _file_digest(file: str) -> str | None:
@@ -245,7 +247,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
             continue
         metric_rng = np.random.default_rng(seeds["metric"] + [stable_id("metric", metric.key)])
         results.update(_metric_values(metric, estimate, truth, metric_rng, metric_options))
-    return {"metrics": results, "seconds": time.perf_counter() - start, "blas": loaded_core()}
+    return {"metrics": results, "seconds": time.perf_counter() - start, "numerics": loaded_numerics()}
 
 
 def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
@@ -267,7 +269,7 @@ def run_spec(
     progress: bool = True,
     cells: list[Cell] | None = None,
     scheduler=None,
-    pin_blas: bool = True,
+    pin_numerics: bool = True,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 
@@ -287,13 +289,13 @@ def run_spec(
         scheduler (``"tcp://host:8786"``) or a connected client.  The cells and their
         seeds are the same, so the numbers are those of a local run; this process writes
         the cache as results arrive, so an interrupted run resumes on any machine.
-    pin_blas : bool
-        Compute the cells with the pinned BLAS kernel (:mod:`~dpdist.experiments._blas`;
-        docs/experiments.md, "Determinism"), so the numbers do not depend on the CPU: worker
-        processes start with it, and with ``jobs=1`` the cells run in one such worker unless
-        this process loaded that kernel already.  False runs ``jobs=1`` in this process
-        with the kernel it has (e.g. for methods defined in a notebook, which a worker cannot
-        import); the kernel is part of every cell's key either way.
+    pin_numerics : bool
+        Compute the cells with pinned numerics, the OpenBLAS kernel and numpy's SIMD dispatch
+        (:mod:`~dpdist.experiments._blas`; docs/experiments.md, "Determinism"), so the numbers do
+        not depend on the CPU: worker processes start with them, and with ``jobs=1`` the cells
+        run in one such worker unless this process has them already.  False runs ``jobs=1`` in
+        this process with the numerics it has (e.g. for methods defined in a notebook, which a
+        worker cannot import); the numerics are part of every cell's key either way.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
@@ -303,8 +305,8 @@ def run_spec(
     remove_stale_temporaries(cache)  # left by a run killed between writing and renaming a cell
     all_cells = spec.cells() if cells is None else list(cells)
     file_digests = _file_digests(all_cells)
-    isolate, blas = _kernel_plan(pin_blas, jobs, scheduler)
-    keys = [cell_key(cell, spec, file_digests, blas) for cell in all_cells]
+    isolate, numerics = _numerics_plan(pin_numerics, jobs, scheduler)
+    keys = [cell_key(cell, spec, file_digests, numerics) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
@@ -328,10 +330,10 @@ def run_spec(
     finally:
         bar.close()
 
-    raw, kernels = _raw_table(spec, all_cells, keys, cache)
+    raw, used = _raw_table(spec, all_cells, keys, cache)
     summary = summarize(raw, ["dataset", "method", *spec.parameter_names(), "metric"])
     return RunResult(spec=spec, raw=raw, summary=summary, computed=len(pending) - len(failures), reused=reused,
-                     failures=failures, seconds=time.perf_counter() - start, blas=kernels)
+                     failures=failures, seconds=time.perf_counter() - start, numerics=used)
 
 
 def _file_digests(cells: list[Cell]) -> dict:
@@ -343,12 +345,12 @@ def _file_digests(cells: list[Cell]) -> dict:
     return {file: _file_digest(file) for file in files}
 
 
-def _kernel_plan(pin_blas: bool, jobs: int, scheduler) -> tuple[bool, str]:
-    """``(isolate, kernel)``: whether the cells run in worker processes (several jobs, or a pinned
-    kernel this process did not load) and the BLAS kernel that computes them (part of their keys)."""
-    target = target_core() if pin_blas else None
-    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_core() != target))
-    return isolate, (target or loaded_core()) if isolate or scheduler is not None else loaded_core()
+def _numerics_plan(pin_numerics: bool, jobs: int, scheduler) -> tuple[bool, str]:
+    """``(isolate, numerics)``: whether the cells run in worker processes (several jobs, or pinned
+    numerics this process does not have) and the numerics that compute them (part of their keys)."""
+    target = target_numerics() if pin_numerics else None
+    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_numerics() != target))
+    return isolate, (target or loaded_numerics()) if isolate or scheduler is not None else loaded_numerics()
 
 
 def _execute_pending(pending: list, spec: ExperimentSpec, jobs: int, isolate: bool, scheduler, finish) -> None:
@@ -366,7 +368,7 @@ def _execute_pending(pending: list, spec: ExperimentSpec, jobs: int, isolate: bo
 
 
 def _run_in_workers(pending: list, spec: ExperimentSpec, jobs: int, finish) -> None:
-    """The pending cells in ``jobs`` spawned worker processes with the pinned BLAS kernel."""
+    """The pending cells in ``jobs`` spawned worker processes with the pinned numerics."""
     with pinned_environment(), ProcessPoolExecutor(
         max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"), initializer=_ignore_interrupts
     ) as pool:
@@ -444,14 +446,14 @@ def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
     """One row per cell and metric; a failed cell gets a NaN row for each metric it would have
     given, which :func:`summarize` counts in the ``failed`` column."""
     parameters = spec.parameter_names()
-    stored, kernels = {}, {}
+    stored, numerics = {}, {}
     for key in keys:
         path = cache / f"{key}.json"
         if path.exists():
             payload = json.loads(path.read_text())
             stored[key] = payload["metrics"]
-            kernel = payload.get("blas", "not recorded")
-            kernels[kernel] = kernels.get(kernel, 0) + 1
+            used = payload.get("numerics", "not recorded")
+            numerics[used] = numerics.get(used, 0) + 1
     produced: dict[tuple, list] = {}  # metric keys given by the finished cells of a dataset / method
     for cell, key in zip(cells, keys):
         for group in ((cell.dataset.key, cell.method.label), (cell.dataset.key,)):
@@ -466,7 +468,7 @@ def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
         metrics = stored[key] if key in stored else dict.fromkeys(_expected_metrics(cell, spec, produced), math.nan)
         for metric, value in metrics.items():
             rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
-    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), kernels
+    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), numerics
 
 
 def _expected_metrics(cell: Cell, spec: ExperimentSpec, produced: dict) -> list[str]:
