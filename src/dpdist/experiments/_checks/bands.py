@@ -11,19 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._claims import (
-    ALPHA,
-    EFFECT,
-    INCONCLUSIVE,
-    Evidence,
-    conclude,
-    describe_setting,
-    group_settings,
-    holm_rejections,
-    linear_p_values,
-    noncentrality,
-    repeats_of,
-    rows_by,
-    standard_error,
+    ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
+    linear_p_values, noncentrality, repeats_of, rows_by, standard_error,
 )
 from .._table import ResultsTable
 from ._rows import band_effect, band_test, count

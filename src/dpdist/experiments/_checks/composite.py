@@ -7,16 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._claims import (
-    ALPHA,
-    DOES_NOT_HOLD,
-    HOLDS,
-    INCONCLUSIVE,
-    POWER,
-    Verdict,
-    repeats_needed,
-    split_undecided,
-)
+from .._claims import ALPHA, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, POWER, Verdict, repeats_needed, split_undecided
 from .._table import ResultsTable
 from .pairs import better_than
 

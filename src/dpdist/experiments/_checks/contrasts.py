@@ -11,19 +11,8 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from .._claims import (
-    ALPHA,
-    EFFECT,
-    INCONCLUSIVE,
-    STAT_COLUMNS,
-    Evidence,
-    conclude,
-    describe_setting,
-    holm_rejections,
-    linear_p_values,
-    log_ratio_p_values,
-    noncentrality,
-    repeats_of,
-    standard_error,
+    ALPHA, EFFECT, INCONCLUSIVE, STAT_COLUMNS, Evidence, conclude, describe_setting, holm_rejections,
+    linear_p_values, log_ratio_p_values, noncentrality, repeats_of, standard_error,
 )
 from .._table import ResultsTable
 from ._rows import count, curves, metric_name, select_metrics

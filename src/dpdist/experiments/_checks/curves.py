@@ -8,17 +8,8 @@ import math
 from dataclasses import dataclass, field
 
 from .._claims import (
-    ALPHA,
-    EFFECT,
-    INCONCLUSIVE,
-    Evidence,
-    comparison_power,
-    conclude,
-    describe_setting,
-    holm_rejected,
-    minimum_in_p_values,
-    repeats_of,
-    welch_p_values,
+    ALPHA, EFFECT, INCONCLUSIVE, Evidence, comparison_power, conclude, describe_setting, holm_rejected,
+    minimum_in_p_values, repeats_of, welch_p_values,
 )
 from .._table import ResultsTable
 from ._rows import curves

@@ -8,19 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._claims import (
-    ALPHA,
-    EFFECT,
-    INCONCLUSIVE,
-    Evidence,
-    comparison_power,
-    conclude,
-    describe_setting,
-    group_settings,
-    holm_rejected,
-    holm_rejections,
-    repeats_of,
-    rows_by,
-    welch_p_values,
+    ALPHA, EFFECT, INCONCLUSIVE, Evidence, comparison_power, conclude, describe_setting, group_settings,
+    holm_rejected, holm_rejections, repeats_of, rows_by, welch_p_values,
 )
 from .._table import ResultsTable
 from ._rows import select_metrics

@@ -9,20 +9,8 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from .._claims import (
-    ALPHA,
-    EFFECT,
-    INCONCLUSIVE,
-    STAT_COLUMNS,
-    Evidence,
-    comparison_power,
-    conclude,
-    describe_setting,
-    group_settings,
-    holm_rejected,
-    linear_p_values,
-    repeats_of,
-    standard_error,
-    versus_all,
+    ALPHA, EFFECT, INCONCLUSIVE, STAT_COLUMNS, Evidence, comparison_power, conclude, describe_setting,
+    group_settings, holm_rejected, linear_p_values, repeats_of, standard_error, versus_all,
 )
 from .._table import ResultsTable
 from ._rows import count, metric_name, select_metrics

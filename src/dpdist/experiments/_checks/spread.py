@@ -12,20 +12,8 @@ from typing import Any
 from scipy import stats
 
 from .._claims import (
-    ALPHA,
-    DOES_NOT_HOLD,
-    EFFECT,
-    HOLDS,
-    INCONCLUSIVE,
-    STAT_COLUMNS,
-    Evidence,
-    Verdict,
-    conclude,
-    describe_setting,
-    holm_rejections,
-    repeats_of,
-    rows_by,
-    sign_test,
+    ALPHA, DOES_NOT_HOLD, EFFECT, HOLDS, INCONCLUSIVE, STAT_COLUMNS, Evidence, Verdict, conclude,
+    describe_setting, holm_rejections, repeats_of, rows_by, sign_test,
 )
 from .._table import ResultsTable
 
