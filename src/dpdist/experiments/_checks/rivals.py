@@ -61,8 +61,8 @@ class BeatsRivals:
         if self.match is None:
             return group_settings(rows, (self.column,))
         groups: dict[tuple, list] = {}
-        for row in rows:
-            groups.setdefault(tuple((c, row.get(c)) for c in self.match), []).append(row)
+        for row in rows:  # the metric too: several metrics are several settings
+            groups.setdefault(tuple((c, row.get(c)) for c in (*self.match, "metric")), []).append(row)
         return groups
 
     def _compare(self, mine: dict, rival: dict, effect: float) -> tuple:
