@@ -35,14 +35,14 @@ breakpoints both CDFs are 0 (left) or 1 (right).  The cost is one sort, :math:`O
 References
 ----------
 .. [000] Zhao et al., "Consistent Estimation of Numerical Distributions under LDP by
-   Wavelet Expansion", ``papers/000_bd8f15feb90ea8ed.txt``: eqs. (18)-(19) (W1, KS), the
+   Wavelet Expansion", paper 000: eqs. (18)-(19) (W1, KS), the
    256-point grid of sec. 6.1, range-query MAE eq. (93) with alpha = 0.2, 0.4.
 .. [001] Fang et al., "LDP Frequency Estimation Based on Convolution Framework",
-   ``papers/001_ed76e35ff6c3e233.txt``, sec. VI: MSE, top-k MSE, true/false positives.
+   paper 001, sec. VI: MSE, top-k MSE, true/false positives.
 .. [002] Tao & Sarwate, "Functional Approximation Methods for DP Distribution
-   Estimation", ``papers/002_31fdd3dbd792a51b.txt``: KS, EMD and energy distance.
+   Estimation", paper 002: KS, EMD and energy distance.
 .. [003] Li et al., "Estimating Numerical Distributions under LDP" (SIGMOD 2020),
-   ``papers/003_168e87404547aacd.txt``, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
+   paper 003, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
    sec. 7), mean, variance and decile errors (Fig. 4).
 """
 
@@ -57,8 +57,8 @@ from numpy.typing import ArrayLike
 
 from ._rng import check_rng
 from ._validation import Bounds, Integer, Interval, check_integer_values, check_param
-from .errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
-from .estimates import Distribution, FrequencyEstimate
+from .errors import DPDistError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .estimates import Distribution, Estimate, FrequencyEstimate
 
 #: A numerical estimate or raw samples: what the distribution metrics compare.
 DistributionLike = Union[Distribution, ArrayLike]
@@ -158,23 +158,24 @@ class _EmpiricalCDF:
 
 
 def _as_cdf(value, name: str, owner: str):
-    """Read a Distribution or 1-D finite real samples as a CDF representation."""
-    if isinstance(value, Distribution):
-        return _DistributionCDF(value)
-    if isinstance(value, FrequencyEstimate):
-        raise InvalidValueTypeError(
-            f"The {name!r} argument of {owner} must be a Distribution or a 1-D array of samples. "
-            "Got a FrequencyEstimate instead; use the frequency metrics (mse, l1, ...) for it."
-        )
+    """Read a result (its distribution: :meth:`Estimate.as_distribution`) or 1-D finite real samples as a CDF."""
+    if isinstance(value, Estimate):
+        try:
+            distribution, reason = value.as_distribution(), f"a {type(value).__name__}, which estimates no distribution"
+        except DPDistError as error:
+            distribution, reason = None, str(error)
+        if distribution is None:
+            raise InvalidValueTypeError(
+                f"The {name!r} argument of {owner} must be a Distribution or a 1-D array of samples. Got {reason}"
+            )
+        return _DistributionCDF(distribution)
     array = np.asarray(value)
     if array.ndim != 1 or array.size == 0:
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must be a Distribution or a non-empty 1-D array of "
             f"samples. Got an array of shape {array.shape} instead."
         )
-    if array.dtype == np.bool_ or not (
-        np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
-    ):
+    if not _holds_numbers(array):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must be a Distribution or an array of real numbers. "
             f"Got dtype {array.dtype} instead."
@@ -232,20 +233,21 @@ def _grid_values(first, second, grid, owner: str):
         points = np.linspace(lo, hi, cells + 1)
     else:
         try:
-            points = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
+            given = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
         except (TypeError, ValueError):
-            points = None
+            given = None
         if (
-            points is None
-            or points.ndim != 1
-            or points.size < 2
-            or not np.all(np.isfinite(points))
-            or np.any(np.diff(points) <= 0)
+            given is None
+            or given.ndim != 1
+            or given.size < 2
+            or not np.all(np.isfinite(given))
+            or np.any(np.diff(given) <= 0)
         ):
             raise InvalidParameterError(
                 f"The 'grid' parameter of {owner} must be None, an int >= 1 or a 1-D array of at "
                 f"least 2 finite, strictly increasing floats. Got {grid!r} instead."
             )
+        points = given
     difference = first.value(points[1:]) - second.value(points[1:])
     return difference, np.diff(points)
 
@@ -464,23 +466,20 @@ class DetectionCounts(NamedTuple):
     false_positives: int
 
 
+def _holds_numbers(array: np.ndarray) -> bool:
+    """Whether ``array`` holds real numbers (floats or integers, not booleans)."""
+    return array.dtype != np.bool_ and (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer))
+
+
 def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Estimated and true frequency vectors of equal length, float64."""
-    if isinstance(estimate, FrequencyEstimate):
-        estimated = np.asarray(estimate.frequencies, dtype=np.float64)
-    else:
-        estimated = np.asarray(estimate)
-        if (
-            estimated.ndim != 1
-            or estimated.size == 0
-            or estimated.dtype == np.bool_
-            or not (np.issubdtype(estimated.dtype, np.floating) or np.issubdtype(estimated.dtype, np.integer))
-        ):
-            raise InvalidValueTypeError(
-                f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
-                f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
-            )
-        estimated = estimated.astype(np.float64)
+    estimated = np.asarray(estimate)  # a FrequencyEstimate is its frequency vector
+    if estimated.ndim != 1 or estimated.size == 0 or not _holds_numbers(estimated):
+        raise InvalidValueTypeError(
+            f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
+            f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
+        )
+    estimated = estimated.astype(np.float64)
     if not np.all(np.isfinite(estimated)):
         raise OutOfDomainError(f"The 'estimate' argument of {owner} must hold finite frequencies.")
     d = estimated.size
@@ -496,11 +495,7 @@ def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarra
             raise InvalidValueTypeError(f"The 'truth' argument of {owner} must hold at least one item.")
         return estimated, np.bincount(items, minlength=d) / items.size
     true = np.asarray(truth)
-    if (
-        true.shape != (d,)
-        or true.dtype == np.bool_
-        or not (np.issubdtype(true.dtype, np.floating) or np.issubdtype(true.dtype, np.integer))
-    ):
+    if true.shape != (d,) or not _holds_numbers(true):
         raise InvalidValueTypeError(
             f"The 'truth' argument of {owner} must be a 1-D array of {d} true frequencies (or raw "
             f"items with 'domain_size'). Got an array of shape {true.shape} and dtype {true.dtype}."

@@ -1,6 +1,6 @@
 r"""Polynomial projection (Alg. 1 of Tao & Sarwate) and its decentralized / streaming form.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` — Theorem 1 (Legendre projection of the
+Paper 002 — Theorem 1 (Legendre projection of the
 empirical CDF from moments), Alg. 1 (noisy moments; the paper's analytic Gaussian
 mechanism of Balle & Wang 2018 is replaced by the exact discrete Gaussian on a
 public grid, calibrated through zCDP, see :mod:`dpdist.central.noise`), Lemma 6 (sensitivity), Prop. 1 (isotonic
@@ -11,6 +11,7 @@ release their noisy moments once; the server combines them weighted by n).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
@@ -28,9 +29,10 @@ from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_c
 from .noise import gaussian_mechanism, laplace_mechanism
 from .._validation import Bounds, Integer, check_param
 from ..errors import IncompatibleStateError, InvalidParameterError
-from ..estimates import Distribution
+from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["PolynomialMoments", "polynomial_projection", "MAX_DEGREE"]
 
@@ -39,7 +41,7 @@ MAX_DEGREE = {"monomial": 30, "legendre": 200}
 
 
 @dataclass(frozen=True, repr=False)
-class PolynomialMoments:
+class PolynomialMoments(ReleasedDistribution):
     r"""Noisy moment vector of one or more disjoint data sets: the mergeable state of polynomial projection.
 
     A site (or a batch of a stream) calls :meth:`release` once on its own data;
@@ -47,7 +49,8 @@ class PolynomialMoments:
     pooled moments :math:`\tilde\mu = \sum_s n_s\tilde\mu_s/\sum_s n_s`, and
     :meth:`to_distribution` turns any set of releases into a CDF without
     touching old data.  Each record is in one release only, so by parallel
-    composition the merged result is ``(max epsilon, max delta)``-DP.
+    composition the merged result is ``(max epsilon, max delta)``-DP.  It meets the
+    result contract (:class:`dpdist.estimates.Estimate`) through that CDF.
 
     Attributes
     ----------
@@ -100,16 +103,16 @@ class PolynomialMoments:
     @classmethod
     def release(
         cls,
-        x,
-        epsilon,
-        delta,
-        bounds,
-        degree,
-        rng=None,
-        clip=True,
-        secure=False,
+        x: ArrayLike,
+        epsilon: float,
+        delta: float,
+        bounds: FloatBounds,
+        degree: int,
+        rng: Seed = None,
+        clip: bool = True,
+        secure: bool = False,
         *,
-        basis="monomial",
+        basis: str = "monomial",
     ) -> "PolynomialMoments":
         r"""Steps 1-2 of Alg. 1: the data's moments plus noise, released once.
 
@@ -170,7 +173,7 @@ class PolynomialMoments:
     __add__ = merge
 
     @classmethod
-    def merge_all(cls, releases) -> "PolynomialMoments":
+    def merge_all(cls, releases: Iterable[PolynomialMoments]) -> "PolynomialMoments":
         """Pool any non-empty iterable of releases."""
         releases = list(releases)
         if not releases:
@@ -202,17 +205,23 @@ class PolynomialMoments:
         edges = grid_edges(self.bounds, grid_size)
         raw = evaluate_projection(self.coefficients(), np.linspace(-1.0, 1.0, grid_size + 1))
         cdf = isotonic_cdf(raw, pinned=True)
-        details = {
+        details = {**self.details, "grid_size": grid_size}
+        return cdf_distribution(edges, cdf, method=self.method, guarantee=self.guarantee, n=self.n, details=details)
+
+    @property
+    def method(self) -> str:
+        return "polynomial-projection"
+
+    @property
+    def details(self) -> dict:
+        """The degree, the moments released, the noisy coefficients and the releases behind them."""
+        return {
             "degree": self.degree,
             "moments": self.basis,
             "coefficients": self.coefficients().tolist(),
             "releases": [dict(r) for r in self.releases],
             "budget": {"moments": {"epsilon": self.epsilon, "delta": self.delta}},
-            "grid_size": grid_size,
         }
-        return cdf_distribution(
-            edges, cdf, method="polynomial-projection", guarantee=self.guarantee, n=self.n, details=details
-        )
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
@@ -238,17 +247,17 @@ class PolynomialMoments:
 
 
 def polynomial_projection(
-    x,
-    epsilon,
-    delta,
-    bounds,
-    degree=None,
-    rng=None,
-    clip=True,
-    secure=False,
+    x: ArrayLike,
+    epsilon: float,
+    delta: float,
+    bounds: FloatBounds,
+    degree: int | None = None,
+    rng: Seed = None,
+    clip: bool = True,
+    secure: bool = False,
     *,
-    moments="monomial",
-    grid_size=GRID_SIZE,
+    moments: str = "monomial",
+    grid_size: int = GRID_SIZE,
 ) -> Distribution:
     r"""Private CDF by Legendre projection of the empirical CDF (Alg. 1 + Prop. 1 of Tao & Sarwate).
 

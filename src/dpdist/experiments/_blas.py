@@ -73,7 +73,10 @@ def loaded_core() -> str:
 def _dispatch() -> tuple[list, dict]:
     """numpy's SIMD dispatch targets (lowest first) and which of them this process may use."""
     try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]
+            __cpu_dispatch__,
+            __cpu_features__,
+        )
     except ImportError:  # pragma: no cover - another numpy layout
         return [], {}
     return list(__cpu_dispatch__), dict(__cpu_features__)

@@ -379,12 +379,13 @@ class Evidence:
         """
         if self.repeats is None or self.power(alpha_against) is None:
             return None
-        return _fewest_repeats(lambda repeats: min(self.scaled(repeats).power(alpha_against)) >= target, most)
+        return _fewest_repeats(lambda repeats: min(self.scaled(repeats).power(alpha_against) or (0.0,)) >= target,
+                               most)
 
     def describe(self, alpha_against: float | None = None) -> str:
         """The direction count and, when known, the power (appended to every explanation)."""
         parts = []
-        if self.total:
+        if self.total and self.agree is not None:
             parts.append(f"direction: for the claim in {self.agree} of {self.total} "
                          f"(sign test p = {sign_test(self.agree, self.total):.2g})")
         power = self.power(alpha_against)
@@ -428,7 +429,7 @@ def _composite_power(parts: list, scale_to: int | None = None) -> tuple[float, f
     return holds, 1 - misses
 
 
-def repeats_needed(verdict, target: float = POWER, most: int = 200) -> int | None:
+def repeats_needed(verdict: tuple[str, str], target: float = POWER, most: int = 200) -> int | None:
     """The fewest repeats at which the design of a check's verdict (a :class:`Verdict`, simple
     or :class:`AllOf`) reaches ``target`` power both ways; None when more than ``most`` or unknown.
 
@@ -440,7 +441,7 @@ def repeats_needed(verdict, target: float = POWER, most: int = 200) -> int | Non
     parts = getattr(verdict, "levels", None)
     if not parts or _composite_power(parts) is None:
         return None
-    return _fewest_repeats(lambda repeats: min(_composite_power(parts, repeats)) >= target, most)
+    return _fewest_repeats(lambda repeats: min(_composite_power(parts, repeats) or (0.0,)) >= target, most)
 
 
 def _holds(p_for, alpha, min_wins) -> bool:
@@ -527,8 +528,9 @@ def noncentrality(amount: float, se: float) -> float:
 
 def repeats_of(*rows: Mapping[str, Any]) -> int | None:
     """The smallest repeat count of the rows (None when unknown)."""
-    counts = [r.get("count") for r in rows if r.get("count") is not None and math.isfinite(r.get("count"))]
-    return int(min(counts)) if counts else None
+    counts = [float(count) for count in (r.get("count") for r in rows) if count is not None]
+    finite = [count for count in counts if math.isfinite(count)]
+    return int(min(finite)) if finite else None
 
 
 # ---------------------------------------------------------------------- settings
@@ -560,7 +562,7 @@ def rows_by(rows: ResultsTable, column: str = "method", exclude: Iterable[str] =
 
 def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], drop: Iterable[str] = ()) -> str:
     """``"column=value, ..."`` of a setting (pairs or a dict), leaving out unset values and ``drop``."""
-    pairs = setting.items() if isinstance(setting, dict) else setting
+    pairs = setting.items() if isinstance(setting, Mapping) else setting
     return ", ".join(f"{k}={v}" for k, v in pairs if v is not None and k not in drop)
 
 

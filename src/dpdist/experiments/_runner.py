@@ -29,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -217,7 +218,7 @@ def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) 
     return {metric.key: float(result)}
 
 
-def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     """Run one cell; return ``{"metrics": {key: value}, "seconds": t}`` (top level: spawn-safe)."""
     start = time.perf_counter()
     seeds = cell_seeds(cell, root_seed)
@@ -250,7 +251,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
     return {"metrics": results, "seconds": time.perf_counter() - start, "numerics": loaded_numerics()}
 
 
-def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def _execute_safely(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     try:
         return execute_cell(cell, root_seed, metrics)
     except Exception as error:  # reported by the runner, never cached
@@ -268,7 +269,7 @@ def run_spec(
     jobs: int = 1,
     progress: bool = True,
     cells: list[Cell] | None = None,
-    scheduler=None,
+    scheduler: Any = None,
     pin_numerics: bool = True,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
@@ -442,11 +443,12 @@ def _describe(cell: Cell) -> dict:
     }
 
 
-def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
-    """One row per cell and metric; a failed cell gets a NaN row for each metric it would have
-    given, which :func:`summarize` counts in the ``failed`` column."""
+def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, int]]:
+    """One row per cell and metric (a failed cell gets a NaN row for each metric it would have
+    given, which :func:`summarize` counts in the ``failed`` column) and ``{numerics: cells}``."""
     parameters = spec.parameter_names()
-    stored, numerics = {}, {}
+    stored: dict[str, dict] = {}
+    numerics: dict[str, int] = {}
     for key in keys:
         path = cache / f"{key}.json"
         if path.exists():

@@ -13,13 +13,14 @@ import hashlib
 import hmac
 import logging
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import _json
@@ -30,8 +31,9 @@ from ._estimates import estimate_json, estimate_png
 from ._ingest import decode_body, record_file_ids
 from ._limits import BodyBudget, Limits, RateLimiter, receive_body
 from ._openapi import openapi_schema
-from ._operations import install as install_operations
+from ._operations import Operations, install as install_operations
 from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id, token_sha256
+from .._types import PathLike
 
 __all__ = ["create_app", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
@@ -77,7 +79,7 @@ class Service:
             raise ServiceError(
                 409, "campaign_full", f"Campaign {campaign_id!r} accepts at most {gate.max_reports} reports (max_reports); it is full."
             )
-        if gate.enrollment and gate.enrollment_left <= 0:
+        if gate.enrollment and (gate.enrollment_left or 0) <= 0:
             self.store.count_refused(campaign_id, "contribution_limit")
             raise ServiceError(
                 403, "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
@@ -129,6 +131,7 @@ class Service:
         """Apply ``--retention-days`` now (before the first request) and then every hour, in a daemon thread."""
         import threading
 
+        assert self.limits.retention_days is not None, "retention is on"
         period_ms = int(self.limits.retention_days * 86_400_000)
 
         def purge_forever():
@@ -165,7 +168,9 @@ def _batch_id_of_records(body: bytes, content_type: str, max_records: int | None
             "A batch needs a batch id: PUT it to /api/campaigns/{campaign}/batches/{batch_id}, or POST dpdist "
             "report records that all carry the same file id.",
         )
-    return ids.pop()
+    (batch_id,) = ids
+    assert batch_id is not None
+    return batch_id
 
 
 def _read_body(request: Request, service: Service, campaign_id: str | None):
@@ -194,8 +199,8 @@ def _json_document(body: bytes) -> dict:
 
 
 def create_app(
-    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None, limits: Limits | None = None,
-    operations=None,
+    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
+    limits: Limits | None = None, operations: Operations | None = None,
 ) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`); ``operations``: a
     :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers)."""
@@ -216,7 +221,7 @@ def create_app(
 
     async def create_campaign(request):
         service.check_admin(request)
-        document = await _json_body(request, service)
+        document: Any = await _json_body(request, service)  # a JSON document, checked by the store
         keep = document.get("keep_reports", False)
         if not isinstance(keep, bool):
             raise ServiceError(400, "invalid_keep_reports", f"'keep_reports' must be true or false. Got {keep!r}.")
@@ -248,6 +253,7 @@ def create_app(
                 "campaign": campaign.id,
                 "state": campaign.state,
                 "config": campaign.config,
+                "client_view": campaign.protocol.client_view(),
                 "submit_token_required": campaign.submit_token_sha256 is not None,
                 "enrollment_token_required": campaign.enrollment,
                 "max_body_bytes": service.max_body_bytes,
@@ -256,9 +262,16 @@ def create_app(
             }
         )
 
+    async def explain(request):
+        from ._explain import explain_json
+
+        campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+        query = request.query_params
+        return JSONResponse(await run_in_threadpool(explain_json, campaign, query.get("n"), query.get("shape")))
+
     async def set_config(request):
         service.check_admin(request)
-        document = await _json_body(request, service)
+        document: Any = await _json_body(request, service)  # a JSON document, checked by the store
         changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
         campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
         return JSONResponse(campaign.summary())
@@ -269,7 +282,7 @@ def create_app(
 
     async def enroll(request):
         service.check_admin(request)
-        document = await _json_body(request, service)
+        document: Any = await _json_body(request, service)  # a JSON document, checked by the store
         campaign_id = request.path_params["campaign"]
         tokens = await run_in_threadpool(service.store.enroll, campaign_id, document.get("count"), document.get("reports"))
         return JSONResponse({"campaign": campaign_id, "reports_per_token": document["reports"], "tokens": tokens}, status_code=201)
@@ -336,7 +349,7 @@ def create_app(
     async def client_module(request):
         return Response("export * from './dpdist-client/index.js';\n", media_type="text/javascript")
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", root),
         Route("/openapi.json", openapi),
         Route("/healthz", health),
@@ -347,6 +360,7 @@ def create_app(
         Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
         Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
         Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
+        Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
         Route("/api/campaigns/{campaign}/open", transition("open"), methods=["POST"]),
         Route("/api/campaigns/{campaign}/close", transition("closed"), methods=["POST"]),
         Route("/api/campaigns/{campaign}/batches", submit, methods=["POST"]),
@@ -374,9 +388,11 @@ def create_app(
         LOG.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
         return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
 
+    # Starlette types a handler as taking any Exception; each of these takes its own kind
+    handlers: dict[Any, Any] = {ServiceError: service_error, HTTPException: http_error, Exception: internal_error}
     app = Starlette(
         routes=routes,
-        exception_handlers={ServiceError: service_error, HTTPException: http_error, Exception: internal_error},
+        exception_handlers=handlers,
     )
     app.state.service = service
     install_defences(app, service)

@@ -31,8 +31,8 @@ def _errors(*codes):
 
 _CAMPAIGN_PATH = {"name": "campaign", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}}
 _BATCH_PATH = {"name": "batch_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$"}}
-_ADMIN = [{"admin": []}]
-_SUBMIT = [{}, {"submit": []}]
+_ADMIN: list[dict[str, list[str]]] = [{"admin": []}]
+_SUBMIT: list[dict[str, list[str]]] = [{}, {"submit": []}]
 _ESTIMATE_QUERY = [
     {"name": "level", "in": "query", "schema": {"type": "number", "default": 0.95}, "description": "confidence level of the band"},
     {
@@ -60,6 +60,7 @@ _BATCH_BODY = {
 
 def openapi_schema() -> dict:
     from .. import __version__
+    from ..estimates import JSON_SCHEMA
 
     campaign_ops = [_CAMPAIGN_PATH]
     return {
@@ -87,6 +88,8 @@ def openapi_schema() -> dict:
                         "campaign": {"type": "string"},
                         "state": {"enum": ["created", "open", "closed"]},
                         "config": {"type": "object"},
+                        "client_view": {"type": "object", "description": "config, declared report format and design constants "
+                                        "(LocalProtocol.client_view); the JavaScript client checks them against epsilon"},
                         "submit_token_required": {"type": "boolean"},
                         "keep_reports": {"type": "boolean"},
                         "created_at": {"type": "string"},
@@ -145,6 +148,7 @@ def openapi_schema() -> dict:
                         "duplicate": {"type": "boolean", "description": "true: this batch id was already counted"},
                     },
                 },
+                "EstimateResult": {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"},
                 "Estimate": {
                     "type": "object",
                     "properties": {
@@ -158,9 +162,8 @@ def openapi_schema() -> dict:
                         "batches": {"type": "integer"},
                         "options": {"type": "object"},
                         "estimate": {
-                            "type": ["object", "null"],
-                            "description": "null before the first report; kind frequency (frequencies, standard_error, "
-                            "band), distribution (edges, probabilities, cdf, mean, median), mean or mean_variance",
+                            "anyOf": [{"type": "null"}, {"$ref": "#/components/schemas/EstimateResult"}],
+                            "description": "null before the first report; else the estimate's JSON (docs/results.md)",
                         },
                         "diagnostics": {
                             "type": "object",
@@ -212,6 +215,18 @@ def openapi_schema() -> dict:
                         "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {
                             "config": {"type": "object"}, "max_reports": {"type": ["integer", "null"]}}}}}},
                         "responses": {"200": _json(_CAMPAIGN), **_errors(400, 401, 404, 409)}},
+            },
+            "/api/campaigns/{campaign}/explain": {
+                "get": {"summary": "What the campaign's epsilon buys: its expected errors at n and each epsilon, from its public "
+                                   "config only (dpdist.accuracy.explain; no token needed)",
+                        "parameters": [_CAMPAIGN_PATH,
+                                       {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
+                                        "description": "users (default: the campaign's max_reports, else its n, else 10000), "
+                                                       "rounded to 1-2-5; simulated protocols at most 20000"},
+                                       {"name": "shape", "in": "query", "schema": {"type": "string",
+                                        "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}}],
+                        "responses": {"200": _json({"type": "object", "description": "Explanation.to_dict() with campaign, "
+                                                    "epsilon and n_requested"}), **_errors(400, 404)}},
             },
             "/api/campaigns/{campaign}/open": {
                 "post": {"summary": "Open a campaign: it accepts reports; its config is frozen", "security": _ADMIN,

@@ -37,6 +37,7 @@ commit returned.
 
 from __future__ import annotations
 
+import builtins  # the Store.list method hides the list type inside the class
 import hashlib
 import hmac
 import json
@@ -576,7 +577,7 @@ class Store:
         return Gate(cid, state, token_hash, bool(enrollment), None if max_reports is None else int(max_reports), int(n), recorded, left)
 
     # ------------------------------------------------------------------ enrollment
-    def enroll(self, campaign_id: str, count, reports) -> list[str]:
+    def enroll(self, campaign_id: str, count, reports) -> builtins.list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to this campaign; store their SHA-256.
 
         The tokens are returned once (the server keeps only their hashes).
@@ -638,7 +639,7 @@ class Store:
             self.db.execute("UPDATE campaigns SET refused = ? WHERE id = ?", (json.dumps(refused, sort_keys=True), campaign_id))
 
     # ------------------------------------------------------------------ reading
-    def history(self, campaign_id: str, points: int = 200) -> list[dict]:
+    def history(self, campaign_id: str, points: int = 200) -> builtins.list[dict]:
         """Cumulative accepted reports over time, in at most ``points`` (+1) time buckets."""
         campaign = self.get(campaign_id)
         span = self.db.execute("SELECT MIN(received_ms), MAX(received_ms) FROM batches WHERE campaign_id = ?", (campaign_id,))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
@@ -29,6 +29,14 @@ from ..errors import (
 )
 from ..local import Aggregator, LocalProtocol
 from ..local._registry import registered_class
+
+if TYPE_CHECKING:
+    from ..local.frequency._memoized import MemoizedProtocol
+from ._declared import (
+    check_maximum_likelihood_is_the_maximum,
+    check_reports_support_a_fixed_number_of_items,
+    check_words_are_randomized_as_their_items,
+)
 from ._inputs import channel_inputs, population
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
@@ -51,6 +59,7 @@ __all__ = [
     "check_values_outside_the_bounds_are_clipped",
     "check_values_of_the_wrong_type_are_rejected",
     "check_unreadable_reports_are_rejected",
+    "check_reports_conform_to_the_declared_format",
     "check_empty_aggregator_is_refused",
     "check_estimate_options_are_declared",
     "check_estimate_states_the_guarantee",
@@ -63,6 +72,9 @@ __all__ = [
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
     "check_reports_over_time",
+    "check_reports_support_a_fixed_number_of_items",
+    "check_maximum_likelihood_is_the_maximum",
+    "check_words_are_randomized_as_their_items",
 ]
 
 Check = Callable[[LocalProtocol], None]
@@ -171,7 +183,7 @@ def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None
 
     from ..errors import ClippedValuesWarning
 
-    lo, hi = protocol.bounds
+    lo, hi = cast(Any, protocol).bounds  # a numerical protocol (tags.kind) has bounds
     inside = np.linspace(lo, hi, 7)
     outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
     clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
@@ -208,6 +220,33 @@ def check_unreadable_reports_are_rejected(protocol: LocalProtocol) -> None:
     """A batch that is not reports at all raises ``MalformedReportError``."""
     for reports in (np.zeros((2, 2, 2)), "reports"):
         _expect(MalformedReportError, f"add({reports!r})", lambda r=reports: protocol.aggregator().add(r))
+
+
+def check_reports_conform_to_the_declared_format(protocol: LocalProtocol) -> None:
+    """``privatize`` writes exactly the declared ``report_format``: its dtype and row shape, no row it rejects;
+    ``describe()`` is JSON that states them, and the reports survive the format's JSON rows unchanged."""
+    report_format = protocol.report_format
+    assert report_format.kind != "undeclared", (
+        "the protocol declares no report format (LocalProtocol._report_format): its reports have no wire format"
+    )
+    n = 300
+    reports = np.asarray(privatize_population(protocol, population(protocol, n), rng=17))
+    assert reports.dtype == report_format.dtype, f"privatize returns dtype {reports.dtype}, the format declares {report_format.dtype}"
+    assert reports.shape == (n, *report_format.row_shape), (
+        f"privatize returns shape {reports.shape}, the format declares rows of shape {report_format.row_shape}"
+    )
+    batch = report_format.validate(reports)
+    assert batch.n_valid == n, f"the declared format rejects {batch.n_rejected_rows} of {n} privatized reports: {batch.rejected}"
+    description = json.loads(json.dumps(report_format.describe()))
+    stated = (description["kind"], description["dtype"], tuple(description["row_shape"]))
+    descr = json.loads(json.dumps(np.lib.format.dtype_to_descr(reports.dtype)))  # JSON: tuples become lists
+    assert stated == (report_format.kind, descr, reports.shape[1:]), (
+        f"describe() states {stated}, not the reports' dtype and row shape"
+    )
+    rows = json.loads(json.dumps(report_format.to_json_rows(reports)))
+    array, invalid = report_format.from_json_rows(rows, booleans=False)
+    unread = {reason: int(mask.sum()) for reason, mask in invalid.items() if mask.any()}
+    assert not unread and np.array_equal(array, reports), f"the reports do not survive their JSON rows ({unread})"
 
 
 def check_estimate_states_the_guarantee(protocol: LocalProtocol) -> None:
@@ -333,6 +372,7 @@ def check_reports_over_time(protocol: LocalProtocol) -> None:
     without a second randomization (``epsilon_instantaneous`` infinite) must not claim a
     finite bound beyond one report.
     """
+    protocol = cast("MemoizedProtocol", protocol)  # tags.memoized: it states its guarantees over time
     stable = protocol.stable_guarantee.epsilon
     if math.isinf(protocol.epsilon_instantaneous):
         assert math.isinf(protocol.epsilon_over_changes(2)), (
@@ -396,6 +436,7 @@ _ALWAYS: tuple[Check, ...] = (
     check_values_outside_the_domain_are_rejected,
     check_values_of_the_wrong_type_are_rejected,
     check_unreadable_reports_are_rejected,
+    check_reports_conform_to_the_declared_format,
     check_empty_aggregator_is_refused,
     check_estimate_options_are_declared,
     check_estimate_states_the_guarantee,
@@ -419,7 +460,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
     one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
-    adds the clipping check.
+    adds the clipping check; ``fixed_support_size``, ``closed_form_mle`` and ``words`` add
+    a check that the protocol does what it declares (:mod:`dpdist.testing._declared`).
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -433,4 +475,10 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_reports_over_time)
     if tags.kind == "numerical" and _clips(protocol):
         checks.insert(checks.index(check_values_outside_the_domain_are_rejected) + 1, check_values_outside_the_bounds_are_clipped)
+    declared = (
+        (tags.fixed_support_size, check_reports_support_a_fixed_number_of_items),
+        (tags.closed_form_mle, check_maximum_likelihood_is_the_maximum),
+        (tags.words, check_words_are_randomized_as_their_items),
+    )
+    checks.extend(check for is_declared, check in declared if is_declared)
     return checks

@@ -89,11 +89,11 @@ class AllOf:
             if known:
                 head += f"; power for the parts' effects: all hold {holds_power:.2f}, one fails {1 - miss_power:.2f}"
                 if min(holds_power, 1 - miss_power) < POWER:
-                    needed = repeats_needed(Verdict(outcome, "", None, leaves, levels))
+                    needed = repeats_needed(Verdict(outcome, "", None, tuple(leaves), tuple(levels)))
                     head += (f" (< {POWER:g}; {needed} repeats would reach it)" if needed
                              else f" (< {POWER:g}; over 200 repeats needed)")
             text = f"{head}: {text}"
-        return Verdict(outcome, text, None, leaves, levels)
+        return Verdict(outcome, text, None, tuple(leaves), tuple(levels))
 
 
 def lowest_of(

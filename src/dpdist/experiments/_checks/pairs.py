@@ -94,7 +94,7 @@ def _undecidable(row: dict, label: str) -> str:
     return ""
 
 
-def better_than(metric: str, better: str, worse: str, **options: Any) -> BetterThan:
+def better_than(metric: str, better: Any, worse: Any, **options: Any) -> BetterThan:
     """Claim check: ``better`` beats ``worse`` on ``metric`` (see :class:`BetterThan`)."""
     return BetterThan(metric=metric, better=better, worse=worse, **options)
 
@@ -134,7 +134,7 @@ class GroupBeats:
                                f"{by_method[w]['mean']:.4g}")
                     weakest = item if weakest is None or t < weakest[0] else weakest
                     reversals.append(item[1])
-        if not p_for:
+        if not p_for or weakest is None:
             return INCONCLUSIVE, "no setting has methods of both groups"
         pairs = len(p_for)
         rejected = holm_rejected(p_against, self.alpha)

@@ -51,10 +51,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidParameterError, MalformedReportError
+from ...errors import InvalidParameterError
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
+from .._report_kinds import Column, IntegerRowReports
 from ._sketch import SketchOracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["CMS"]
 
@@ -124,23 +127,11 @@ class CMS(SketchOracle):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.shape[1] != 1 + self._words or array.dtype != np.uint64:
-            raise MalformedReportError(
-                f"CMS reports must be a uint64 array of shape (n, {1 + self._words}) (function index, then "
-                f"{self._m} bits). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        bad_function = array[:, 0] >= np.uint64(self._k)
-        spare = 64 * self._words - self._m
-        if spare:
-            bad_bits = (array[:, -1] >> np.uint64(64 - spare)) != 0
-        else:
-            bad_bits = np.zeros(array.shape[0], dtype=bool)
-        return array, {"function_out_of_range": bad_function, "bits_out_of_range": bad_bits & ~bad_function}
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        spare = 64 * self._words - self._m  # the unused high bits of the last word must be 0
+        words = [Column("bits", None, count=self._words - 1)] if self._words > 1 else []
+        last = Column("bits", 1 << (64 - spare) if spare else None)
+        return IntegerRowReports([Column("function", self._k, label="function index"), *words, last], np.uint64, exact_dtype=True)
 
     def _accumulate(self, reports):
         functions = reports[:, 0].astype(np.int64)
@@ -163,7 +154,7 @@ class CMS(SketchOracle):
             return f"row counts must be >= 0 and sum to n={n}, and each bit count must be <= its row's count"
         return None
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only, in :math:`O(k \\cdot |items|)`."""
         table = aggregator.statistic[: self._k * self._m].reshape(self._k, self._m)
         items = np.asarray(items, dtype=np.int64)
@@ -181,7 +172,7 @@ class CMS(SketchOracle):
         return np.concatenate([table.ravel(), rows]).astype(np.int64)
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, x)``, column ``j 2^m + x`` (x the bits as an integer)."""
         if self._k << self._m > _MAX_CHANNEL_COLUMNS:
             raise InvalidParameterError(
@@ -199,8 +190,8 @@ class CMS(SketchOracle):
         law = np.where(own_bit == 1, self._p, 1 - self._p) * others / self._k
         return law.reshape(items.size, self._k << self._m)
 
-    def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
         if self._m > 62:
             raise InvalidParameterError("CMS.report_index needs width <= 62 (small instances only).")
         return reports[:, 0].astype(np.int64) * (1 << self._m) + reports[:, 1].astype(np.int64)

@@ -86,8 +86,10 @@ from ...privacy import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
 from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
+from ...privacy import PrivacyGuarantee
 
 __all__ = ["CP"]
 
@@ -189,7 +191,6 @@ class CP(FrequencyOracle):
         self._inside_thresholds = self._inside_probabilities(self.column_counts, self.mechanism_epsilon)
         self._order = None
         self._measurement_matrix = None
-        self._report_dtype = smallest_unsigned_dtype(m)
 
     def _draw_matrix(self):
         """Boolean ``(m, k)`` matrix of the +1 entries, from the raw stream of ``matrix_seed``."""
@@ -336,8 +337,7 @@ class CP(FrequencyOracle):
     def _rows_by_sign(self) -> np.ndarray:
         """``(k, m)``: for each item, the rows of C_x first, then the others."""
         if self._order is None:
-            dtype = smallest_unsigned_dtype(self.measurements)
-            self._order = np.argsort(~self._plus.T, axis=1, kind="stable").astype(dtype)
+            self._order = np.argsort(~self._plus.T, axis=1, kind="stable").astype(self._report_dtype)
         return self._order
 
     def _privatize(self, values, rng):
@@ -353,11 +353,8 @@ class CP(FrequencyOracle):
     def statistic_size(self) -> int:
         return self.measurements
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.measurements)
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.measurements)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.measurements).astype(np.int64)
@@ -370,13 +367,13 @@ class CP(FrequencyOracle):
         rows = self.channel(active)  # (active, m)
         return rng.multinomial(counts[active], rows).sum(axis=0).astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         counts, inside = self.column_counts[items][:, None], self._inside_thresholds[items][:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self._plus[:, items].T, inside / counts, (1.0 - inside) / (self.measurements - counts))
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     # ------------------------------------------------------------------ estimation
@@ -517,11 +514,11 @@ class CP(FrequencyOracle):
         return variance, center
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> PrivacyGuarantee:
         """Pure LDP at the mechanism's exact privacy loss (at most ``epsilon`` unless ``on_privacy_excess='warn'``)."""
         return local_guarantee(self.effective_epsilon)
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of the unbiased least-squares inverse (module docstring) at ``frequencies``.
 
         ``frequencies=None`` takes the uniform distribution.  Raises ``NotImplementedError``

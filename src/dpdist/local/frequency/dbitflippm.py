@@ -63,17 +63,20 @@ Reports are ``uint32`` rows of :math:`2d` columns: the sorted sampled indices, t
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ..._rng import random_words
 from ..._validation import Integer, Optional, check_integer_values, check_param
-from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
+from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
-from ._bucket_client import BucketMemoClient
-from ._memoized import MemoizedProtocol
+from .._report_kinds import Column, IntegerRowReports
+from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
 from ._unary import _SCALE, _threshold
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["DBitFlipPM", "bucketize"]
 
@@ -81,9 +84,11 @@ __all__ = ["DBitFlipPM", "bucketize"]
 _MAX_CHANNEL_OUTPUTS = 1 << 20
 #: sampled bits per chunk of users when drawing and simulating reports (bounds the int64 temporaries)
 _CHUNK_BITS = 1 << 20
+#: the reasons a row is rejected: a bucket index out of range (or not increasing), a bit not 0 or 1
+_BAD_INDEX, _BAD_BIT = "index_out_of_range_or_unsorted", "bit_not_0_or_1"
 
 
-def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
+def bucketize(values: ArrayLike, domain_size: int, bucket_count: int) -> np.ndarray:
     r"""Bucket :math:`\lfloor v b / k \rfloor` of each item :math:`v \in [0, k)` (the paper's first step)."""
     k = check_param("bucketize", "domain_size", domain_size, Integer(low=2, high=2**31 - 1))
     b = check_param("bucketize", "bucket_count", bucket_count, Integer(low=2, high=k))
@@ -92,7 +97,7 @@ def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
 
 
 @register
-class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
+class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     """dBitFlipPM: d sampled buckets per user (once), SUE-style bits memoized per bucket.
 
     Parameters
@@ -166,18 +171,18 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         buckets = check_param("DBitFlipPM.epsilon_for_buckets", "buckets", buckets, Integer(low=1, high=self.domain_size))
         return buckets * self.epsilon_per_report
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         """``(d/b) p`` and ``(d/b) q``: a report supports bucket ``v`` when it samples ``v`` with bit 1."""
         share = self._d / self.domain_size
         return share * self._bit_p, share * self._bit_q
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v - qN_v + qnd/b`: the pure-oracle formula on it is the paper's estimator."""
         b = self.domain_size
         ones, sampled = aggregator.statistic[:b].astype(np.float64), aggregator.statistic[b:].astype(np.float64)
         return ones - self._bit_q * sampled + self._bit_q * aggregator.n * self._d / b
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of the paper's estimator (module docstring)."""
         p, q, ratio = self._bit_p, self._bit_q, self.domain_size / self._d
         f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)
@@ -193,7 +198,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return None
 
     # ------------------------------------------------------------------ client
-    def client(self, randomness=None, memo=None) -> BucketMemoClient:
+    def client(self, randomness: ArrayLike | None = None, memo: dict | None = None) -> BucketMemoClient:
         """A device's client: its d sampled buckets (drawn once) and the bits of each bucket, memoized."""
         return BucketMemoClient(self, randomness, memo)
 
@@ -213,7 +218,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
     def _bucket(self, randomness, items):
         return np.asarray(items, dtype=np.int64)
 
-    def permanent_response(self, buckets, rng, randomness) -> np.ndarray:
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any) -> np.ndarray:
         """The bits of each bucket at the user's sampled indices (what a device memoizes, per bucket)."""
         buckets = np.asarray(buckets, dtype=np.int64)
         bits = np.empty(randomness.shape, dtype=np.int64)
@@ -235,7 +240,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
             uniforms = random_words(rng, -(-size // 2)).view(np.uint32)[:size].reshape(block.shape)
             out[start : start + rows] = uniforms < threshold
 
-    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """No second round: the memoized bits are reported as they are."""
         return np.asarray(memoized, dtype=np.int64)
 
@@ -272,25 +277,22 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return max(1, _CHUNK_BITS // self._d)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        d, b = self._d, self.domain_size
-        if array.ndim != 2 or array.shape[1] != 2 * d or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-            raise MalformedReportError(
-                f"dBitFlipPM reports must be an integer array of shape (n, {2 * d}) ({d} increasing bucket "
-                f"indices in [0, {b}), then {d} bits). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        array = array.astype(np.int64)
-        indices, bits = array[:, :d], array[:, d:]
-        bad_index = (indices < 0).any(axis=1) | (indices >= b).any(axis=1) | (np.diff(indices, axis=1) <= 0).any(axis=1)
-        bad_bit = ((bits != 0) & (bits != 1)).any(axis=1)
-        return np.where((array < 0) | (array >= 2**32), 0, array).astype(np.uint32), {
-            "index_out_of_range_or_unsorted": bad_index,
-            "bit_not_0_or_1": bad_bit & ~bad_index,
-        }
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"d": self.sampled_bits, "pThreshold": self._p_threshold, "qThreshold": self._q_threshold}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        d, b = self._d, self.domain_size
+        return IntegerRowReports(
+            [Column("index", b, count=d, reason=_BAD_INDEX, label="increasing bucket index"),
+             Column("bit", 2, count=d, reason=_BAD_BIT)],
+            np.uint32,
+        )
+
+    def _check_reports(self, reports, invalid):
+        unsorted = (np.diff(reports[:, : self._d].astype(np.int64), axis=1) <= 0).any(axis=1)
+        bad_index = invalid[_BAD_INDEX] | unsorted
+        return {_BAD_INDEX: bad_index, _BAD_BIT: invalid[_BAD_BIT] & ~bad_index}
 
     def _accumulate(self, reports):
         d, b = self._d, self.domain_size
@@ -305,7 +307,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         table = np.array([[math.comb(j, s + 1) for s in range(self._d)] for j in range(self.domain_size)], dtype=np.int64)
         return table[indices, np.arange(self._d)[None, :]].sum(axis=1)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """One report's law, column ``rank(subset) * 2**d + sum_s bit_s 2**s``; small ``b`` only."""
         b, d = self.domain_size, self._d
         subsets = math.comb(b, d)
@@ -325,8 +327,8 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         matrix[:, columns.ravel()] = (law / subsets).reshape(items.size, -1)
         return matrix
 
-    def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
         d = self._d
         reports = reports.astype(np.int64)
         return self._subset_rank(reports[:, :d]) * 2**d + (reports[:, d:] << np.arange(d)).sum(axis=1)

@@ -22,13 +22,16 @@ Exact draws.  :math:`\lambda` is the largest multiple of :math:`2^{-53}` whose r
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._exact_channel import GRROperator, grr_maximum_likelihood
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["GRR"]
 
@@ -50,8 +53,9 @@ class GRR(FrequencyOracle):
     name = "grr"
     statistic_total_per_report = 1  # a histogram of the reported items
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
-    fixed_support_size = True
+    tags = ProtocolTags(
+        kind="frequency", finite_channel=True, exact_simulate=True, fixed_support_size=True, closed_form_mle=True
+    )
     output_histogram = True
 
     def _setup(self):
@@ -59,9 +63,8 @@ class GRR(FrequencyOracle):
         self._keep = mixture_keep(self.epsilon, 1, d)  # lambda = p - q, on the 2^-53 grid
         self._q = (1.0 - self._keep) / d
         self._p = self._keep + self._q
-        self._report_dtype = smallest_unsigned_dtype(d)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     def _privatize(self, values, rng):
@@ -69,11 +72,12 @@ class GRR(FrequencyOracle):
         uniform = rng.integers(0, self.domain_size, size=values.size, dtype=self._report_dtype)
         return np.where(keep, values.astype(self._report_dtype), uniform)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.domain_size)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep": self._keep}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.domain_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
@@ -84,18 +88,18 @@ class GRR(FrequencyOracle):
         rerolled = rng.multinomial(values.size - kept.sum(), np.full(self.domain_size, 1.0 / self.domain_size))
         return (kept + rerolled).astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         d = self.domain_size
         matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
         return matrix if values is None else matrix[self._check_values(values)]
 
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """:math:`Q^\\top f = q + (p - q) f` in O(d) (see :mod:`._exact_channel`)."""
         return GRROperator(self._p, self._q, self.domain_size)
 
-    def maximum_likelihood(self, counts) -> np.ndarray:
+    def maximum_likelihood(self, counts: np.ndarray) -> np.ndarray:
         """Closed-form MLE of the frequencies from the report counts (:func:`._exact_channel.grr_maximum_likelihood`)."""
         return grr_maximum_likelihood(counts, self._p, self._q)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)

@@ -37,18 +37,20 @@ about :math:`|C_i|^2/(2P) \approx 10^{-4}`, which only merges their counts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from statistics import NormalDist
 
 import numpy as np
 
 from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check_integer_values
-from ...errors import InvalidParameterError, InvalidValueTypeError, MalformedReportError, OutOfDomainError
-from .._protocol import LocalProtocol, ProtocolTags, register
-from .._reports import smallest_unsigned_dtype
+from ...errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, register
+from .._report_kinds import Column, IntegerRowReports
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
 from .flh import FLH, MAX_HASH_RANGE, default_hash_range
+from ..._types import ArrayLike
 
 __all__ = ["PEM", "prefix_lengths"]
 
@@ -113,7 +115,10 @@ class PEM(LocalProtocol):
     name = "pem"
     statistic_total_per_report = 1  # one cell of one group's table per report
     summary = "prefix extending method: heavy hitters of a huge or unknown domain (bit strings or words), FLH per group"
-    tags = ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False)
+    tags = ParameterDependentTags(
+        ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False),
+        lambda protocol, tags: dataclasses.replace(tags, words=protocol.codec is not None),
+    )
     _constraints = {
         "epsilon": EPSILON,
         "bits": Optional(Integer(low=1, high=MAX_BITS)),
@@ -166,7 +171,6 @@ class PEM(LocalProtocol):
         self._oracle = FLH(epsilon=self.epsilon, domain_size=_MERSENNE_31, hash_count=params["hash_count"],
                            hash_range=hash_range, family_seed=params["family_seed"])
         self._cells = self._oracle.statistic_size
-        self._report_dtype = smallest_unsigned_dtype(max(self._lengths.size, params["hash_count"], self._oracle.hash_range))
 
     # ------------------------------------------------------------------ identity
     @property
@@ -204,8 +208,8 @@ class PEM(LocalProtocol):
 
     @property
     def takes_strings(self) -> bool:
-        """Whether ``privatize`` reads words (a protocol with an ``alphabet``)."""
-        return self._codec is not None
+        """Whether ``privatize`` reads words (a protocol with an ``alphabet``): ``tags.words``."""
+        return self.tags.words
 
     # ------------------------------------------------------------------ client
     def _check_values(self, values):
@@ -241,25 +245,20 @@ class PEM(LocalProtocol):
         return np.column_stack([groups, reports]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.shape[1] != 3 or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-            raise MalformedReportError(
-                f"PEM reports must be an integer array of shape (n, 3) (group in [0, {self.groups}), function index "
-                f"in [0, {self._oracle.hash_count}), value in [0, {self._oracle.hash_range})). "
-                f"Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        negative = (array < 0).any(axis=1) if np.issubdtype(array.dtype, np.signedinteger) else np.zeros(len(array), bool)
-        bad_group = negative | (array[:, 0] >= self.groups)
-        bad_function = ~bad_group & (array[:, 1] >= self._oracle.hash_count)
-        bad_value = ~bad_group & ~bad_function & (array[:, 2] >= self._oracle.hash_range)
-        return array, {"group_out_of_range": bad_group, "function_out_of_range": bad_function, "value_out_of_range": bad_value}
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        oracle = self._oracle
+        return {"g": oracle.hash_range, "keep": oracle._keep, "lengths": self.prefix_lengths, "hashCount": oracle.hash_count,
+                "bits": self.bits}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        oracle = self._oracle
+        return IntegerRowReports(
+            [Column("group", self.groups), Column("function", oracle.hash_count, label="function index"), Column("value", oracle.hash_range)]
+        )
 
-    def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
         reports = reports.astype(np.int64)
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
 
@@ -280,7 +279,7 @@ class PEM(LocalProtocol):
             tables.append(oracle.sample_table(mixed, kept[held], int(members.sum() - kept.sum()), rng))
         return np.concatenate(tables)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """:math:`\\frac1G \\times` FLH's channel of each group's mixed prefix; column ``i S g + j g + y``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         blocks = [

@@ -54,8 +54,10 @@ import numpy as np
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
-from .._reports import check_packed_reports, count_packed_bits
+from .._report_kinds import PackedBitReports
+from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["SS"]
 
@@ -81,9 +83,9 @@ class SS(FrequencyOracle):
     """
 
     name = "ss"
-    fixed_support_size = True  # every report holds exactly k items
     summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    # every report holds exactly k items
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True)
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
@@ -103,7 +105,7 @@ class SS(FrequencyOracle):
         """Every report sets exactly ``k`` bits, so the support counts sum to ``k n``."""
         return self.subset_size
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     # ------------------------------------------------------------------ client
@@ -153,15 +155,12 @@ class SS(FrequencyOracle):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array, padding_set = check_packed_reports(
-            self, reports, self.domain_size, what=f", exactly k={self.subset_size} set"
-        )
-        wrong_size = np.bitwise_count(array).sum(axis=1, dtype=np.int64) != self.subset_size
-        return array, {"padding_bits_set": padding_set, "not_k_items": wrong_size & ~padding_set}
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"subsetSize": self.subset_size, "pIn": self._p_in}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return PackedBitReports(self.domain_size, weight=self.subset_size)
 
     def _accumulate(self, reports):
         return count_packed_bits(reports, self.domain_size)
@@ -174,7 +173,7 @@ class SS(FrequencyOracle):
         return statistic
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over all k-subsets, in colexicographic rank order (see :meth:`report_index`)."""
         d, k = self.domain_size, self.subset_size
         outputs = math.comb(d, k)
@@ -193,11 +192,11 @@ class SS(FrequencyOracle):
         matrix[:, columns] = np.where(member[:, items].T, inside, outside)
         return matrix
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Colexicographic rank :math:`\\sum_i \\binom{s_i}{i+1}` of each subset :math:`s_0 < s_1 < \\dots`."""
         from scipy import special  # lazy: only the conformance checks need ranks
 
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         bits = np.unpackbits(reports, axis=1, count=self.domain_size).astype(np.int64)
         order = np.cumsum(bits, axis=1)  # 1-based position of each chosen item within its subset
         ranks = special.comb(np.arange(self.domain_size)[None, :], order, exact=False) * bits

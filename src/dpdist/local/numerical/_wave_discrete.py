@@ -1,6 +1,6 @@
 r"""Discrete square wave: "bucketize before randomize" (B-R) over ``d`` input buckets (paper 003, sec. 5.4).
 
-Paper: ``003_168e87404547aacd.txt``, sec. 5.4.  The user first maps
+Paper 003, sec. 5.4.  The user first maps
 :math:`v \in [0, 1]` to its bucket :math:`i = \min(\lfloor vd \rfloor, d-1)`, then
 reports :math:`\tilde v \in \{0, \dots, d + 2m - 1\}` with
 
@@ -44,6 +44,10 @@ class DiscreteSquareWave:
         self.weight = mixture_keep(epsilon, self.window, self.buckets)
         self.q = (1.0 - self.weight) / self.buckets
         self.p = self.weight / self.window + self.q
+
+    def client_design(self) -> dict:
+        """The constants the JavaScript client's randomizer uses."""
+        return {"buckets": self.buckets, "weight": self.weight, "halfWidth": self.half_width}
 
     def input_bucket(self, values: np.ndarray) -> np.ndarray:
         return unit_bin_index(values, self.bins)

@@ -1,6 +1,6 @@
 r"""Public output grid of the wave mechanisms: bucket masses, transition matrices, sampling.
 
-Paper 003 (``003_168e87404547aacd.txt``), sec. 5.4-5.5.  The client reports
+Paper 003, sec. 5.4-5.5.  The client reports
 the *index* of the output bucket its randomized value falls in, never the
 value itself: the output domain :math:`[-b, 1+b]` is cut into
 :math:`\tilde d` equal buckets :math:`\tilde B_j = [e_j, e_{j+1})`, and every
@@ -48,6 +48,12 @@ class OutputGrid:
         self.edges[-1] = 1.0 + shape.b
         # output buckets as wide as the input bins: M[j, i] depends on j - i only
         self.toeplitz = abs(self.width * self.bins - 1.0) < 1e-12
+
+    def client_design(self) -> dict:
+        """The constants the JavaScript client's randomizer uses."""
+        shape = self.shape
+        return {"buckets": self.buckets, "weight": shape.weight, "b": shape.b, "width": self.width,
+                "halfWidths": list(shape.half_widths)}
 
     def point_masses(self, values: np.ndarray) -> np.ndarray:
         """``P[k, j] = Pr[bucket j | input values[k]]`` for inputs in [0, 1] (the exact channel)."""

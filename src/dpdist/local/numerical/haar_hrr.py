@@ -2,7 +2,7 @@ r"""HaarHRR, ``haar-hrr``: Haar coefficients by Hadamard randomized response.
 
 Cormode, Kulkarni, Srivastava, "Answering Range Queries Under Local
 Differential Privacy", PVLDB 12(10), 2019 (reference [18] of paper 003), as
-summarized in paper 003 (``003_168e87404547aacd.txt``) sec. 4.2.
+summarized in paper 003 sec. 4.2.
 
 The bounds are cut into ``bins = 2**h`` leaves of a binary tree.  An inner node
 :math:`a` of height :math:`t \in \{1, \dots, h\}` (leaves have height 0) holds
@@ -54,9 +54,11 @@ from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import NumericalProtocol, unit_bin_index
 from .._bernoulli import exp_lower, odds_probability
-from ._composite import check_structured_reports
+from .._report_kinds import Field, RecordReports
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HaarHRR", "inverse_haar"]
 
@@ -154,19 +156,19 @@ class HaarHRR(NumericalProtocol):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        reports = check_structured_reports(self, reports, REPORT_DTYPE)
-        levels = reports["level"].astype(np.int64)
-        bad_level = (levels < 1) | (levels > self._height)
-        sizes = np.asarray(self._sizes + [0])[np.where(bad_level, self._height, levels - 1)]
-        return reports, {
-            "level_out_of_range": bad_level,
-            "row_out_of_range": ~bad_level & (reports["row"] >= sizes),
-            "bit_not_binary": reports["bit"] > 1,
-        }
+    def _report_format(self):
+        return RecordReports([
+            Field("level", np.uint8, low=1, high=self._height + 1, reason="level_out_of_range"),
+            Field("row", np.uint32),
+            Field("bit", np.uint8, high=2, reason="bit_not_binary"),
+        ])
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _check_reports(self, reports, invalid):
+        """The row must exist at the report's level."""
+        bad_level = invalid["level_out_of_range"]
+        sizes = np.asarray(self._sizes + [0])[np.where(bad_level, self._height, reports["level"].astype(np.int64) - 1)]
+        row = {"row_out_of_range": ~bad_level & (reports["row"] >= sizes)}
+        return {"level_out_of_range": bad_level, **row, "bit_not_binary": invalid["bit_not_binary"]}
 
     def _accumulate(self, reports):
         statistic = np.zeros(self.statistic_size, dtype=np.int64)
@@ -200,7 +202,7 @@ class HaarHRR(NumericalProtocol):
         return statistic
 
     # ------------------------------------------------------------------ estimation
-    def coefficient_differences(self, aggregator) -> list[np.ndarray]:
+    def coefficient_differences(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Unbiased :math:`\\hat D_t` (left minus right frequency of each node), ``t = 1 .. h``."""
         aggregator._check_protocol(self)
         counts = aggregator.statistic[: self._height]
@@ -211,7 +213,7 @@ class HaarHRR(NumericalProtocol):
             out.append(self._scale * fast_walsh_hadamard(np.asarray(sums, dtype=np.float64)) / n_t if n_t else np.zeros(self._sizes[t - 1]))
         return out
 
-    def frequencies(self, aggregator) -> np.ndarray:
+    def frequencies(self, aggregator: Aggregator) -> np.ndarray:
         """Unbiased leaf frequencies by the inverse Haar transform (sum to 1, may be negative)."""
         return inverse_haar(self.coefficient_differences(aggregator))
 
@@ -240,7 +242,7 @@ class HaarHRR(NumericalProtocol):
         )
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, (t, r, b)]``; outputs ordered by level, then row, then bit (-1 before +1)."""
         if values is None:
             raise InvalidParameterError(
@@ -256,8 +258,8 @@ class HaarHRR(NumericalProtocol):
             blocks.append(np.stack([minus, plus], axis=2).reshape(leaves.size, 2 * size))
         return np.concatenate(blocks, axis=1)
 
-    def report_index(self, reports):
-        reports = check_structured_reports(self, reports, REPORT_DTYPE)
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
         levels = reports["level"].astype(np.int64)
         return 2 * (self._offsets[levels - 1] - self._height + reports["row"].astype(np.int64)) + reports[
             "bit"

@@ -13,7 +13,7 @@ drawn independently of the value, so revealing it costs no privacy; the report
 the channel below includes the level.
 
 Estimation: each level's unbiased frequencies, then the constrained inference
-of Hay et al. (PVLDB 2010; :func:`._tree.hay_consistency`) with the root fixed
+of Hay et al. (PVLDB 2010; :func:`dpdist.postprocess.hay_consistency`) with the root fixed
 at 1 (the total is known in LDP, sec. 4.3), then Norm-Sub on the leaves to get a
 valid distribution.  Paper 003 evaluates HH only on range queries because the
 consistent leaves can be negative (sec. 6.1); :meth:`HierarchicalHistogram.consistent_tree`
@@ -34,15 +34,13 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
 from ._base import NumericalProtocol, unit_bin_index
-from ._composite import (
-    ORACLES,
-    ReportCodec,
-    check_structured_reports,
-    inner_aggregator,
-    make_oracle,
-)
-from ._tree import hay_consistency, tree_height
+from ...postprocess import hay_consistency
+from .._report_kinds import Field, RecordReports
+from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
+from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HierarchicalHistogram"]
 
@@ -92,12 +90,11 @@ class HierarchicalHistogram(NumericalProtocol):
         ]
         self._codecs = [ReportCodec(oracle) for oracle in self._oracles]
         self._width = max(codec.width for codec in self._codecs)
-        self.report_dtype = np.dtype([("level", np.uint8), ("payload", np.uint8, (self._width,))])
         sizes = [height] + [oracle.statistic_size for oracle in self._oracles]
         self._stat_offsets = np.concatenate([[0], np.cumsum(sizes)])
 
     @property
-    def statistic_dtype(self):
+    def statistic_dtype(self) -> type:
         """float64 if any level's oracle sums floats, else int64 (the levels' statistics share one vector)."""
         dtypes = {np.dtype(oracle.statistic_dtype) for oracle in self._oracles}
         return np.float64 if np.dtype(np.float64) in dtypes else np.int64
@@ -132,7 +129,7 @@ class HierarchicalHistogram(NumericalProtocol):
     def _privatize(self, values, rng):
         leaves = unit_bin_index(values, self.bins)
         levels = rng.integers(1, self._height + 1, size=values.size)
-        reports = np.zeros(values.size, dtype=self.report_dtype)
+        reports = self.report_format.empty(values.size)
         reports["level"] = levels
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
             rows = np.flatnonzero(levels == depth)
@@ -142,10 +139,20 @@ class HierarchicalHistogram(NumericalProtocol):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        reports = check_structured_reports(self, reports, self.report_dtype)
+    @property
+    def report_dtype(self) -> np.dtype:
+        """``report_format.dtype``: fields ``level`` and ``payload``."""
+        return self.report_format.dtype
+
+    def _report_format(self):
+        return RecordReports([
+            Field("level", np.uint8, low=1, high=self._height + 1, reason="level_out_of_range"),
+            Field("payload", np.uint8, (self._width,)),
+        ])
+
+    def _check_reports(self, reports, invalid):
+        """Each level's payload is its oracle's report (checked by the oracle), zero-padded."""
         levels = reports["level"]
-        invalid = {"level_out_of_range": (levels < 1) | (levels > self._height)}
         padding = np.zeros(reports.size, dtype=bool)
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
             rows = np.flatnonzero(levels == depth)
@@ -157,13 +164,10 @@ class HierarchicalHistogram(NumericalProtocol):
             for reason, mask in inner_invalid.items():
                 invalid.setdefault(reason, np.zeros(reports.size, dtype=bool))[rows[mask]] = True
         invalid["padding_bytes_set"] = padding
-        return reports, invalid
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+        return invalid
 
     def _accumulate(self, reports):
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         levels = reports["level"]
         statistic[: self._height] = np.bincount(levels, minlength=self._height + 1)[1:]
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
@@ -178,7 +182,7 @@ class HierarchicalHistogram(NumericalProtocol):
         h = self._height
         leaf_counts = np.bincount(unit_bin_index(values, self.bins), minlength=self.bins)
         split = rng.multinomial(leaf_counts, np.full(h, 1.0 / h))  # (bins, h)
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         statistic[:h] = split.sum(axis=0)
         for depth, oracle in enumerate(self._oracles, start=1):
             node_counts = split[:, depth - 1].reshape(self.branching**depth, -1).sum(axis=1)
@@ -200,11 +204,11 @@ class HierarchicalHistogram(NumericalProtocol):
         return None
 
     # ------------------------------------------------------------------ estimation
-    def level_counts(self, aggregator) -> np.ndarray:
+    def level_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Number of reports of each level ``1 .. h``."""
         return np.asarray(aggregator.statistic[: self._height], dtype=np.int64)
 
-    def level_frequencies(self, aggregator) -> list[np.ndarray]:
+    def level_frequencies(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Each level's unbiased node frequencies (uniform for a level with no report)."""
         aggregator._check_protocol(self)
         out = []
@@ -217,7 +221,7 @@ class HierarchicalHistogram(NumericalProtocol):
             out.append(np.asarray(oracle.estimate(inner).frequencies))
         return out
 
-    def consistent_tree(self, aggregator) -> list[np.ndarray]:
+    def consistent_tree(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Hay et al.'s least-squares consistent tree (root = 1); levels ``0 .. h``, may be negative."""
         noisy = [np.ones(1)] + self.level_frequencies(aggregator)
         return hay_consistency(noisy, self.branching, root=1.0)
@@ -241,7 +245,7 @@ class HierarchicalHistogram(NumericalProtocol):
         )
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``; outputs are level 1's oracle outputs, then level 2's, ...
 
         ``P[i, (l, y)] = (1/h) * channel_l[ancestor_l(values[i]), y]``.
@@ -257,8 +261,8 @@ class HierarchicalHistogram(NumericalProtocol):
         ]
         return np.concatenate(blocks, axis=1)
 
-    def report_index(self, reports):
-        reports = check_structured_reports(self, reports, self.report_dtype)
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
         levels = reports["level"]
         offset = 0
         index = np.full(reports.size, -1, dtype=np.int64)

@@ -1,6 +1,6 @@
 r"""The ``wiener`` spec: Wiener-filter deconvolution of KRR and OUE (paper 001, sec. V and App. C).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally Differentially
+Paper 001 (Fang, Chen, Liu, Gao, "Locally Differentially
 Private Frequency Estimation Based on Convolution Framework", IEEE S&P 2023).
 
 Datasets (the paper's in brackets):
@@ -52,6 +52,7 @@ gives Fig. 3's ratio.  The claims are checks of the claims library of :mod:`dpdi
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import (
     AllOf,
     Claim,
@@ -115,7 +116,7 @@ def _domain_size(dataset_key: str) -> int:
 
 
 def _methods() -> list[dict]:
-    out = []
+    out: list[dict] = []
     for name, protocol in (("KRR", "grr"), ("OUE", "oue")):
         out += [
             {"label": name, "method": protocol},
@@ -428,7 +429,7 @@ def _general_claims(others: tuple) -> list[Claim]:
 SPEC = ExperimentSpec(
     name="wiener",
     title="Wiener-filter deconvolution of KRR and OUE (paper 001)",
-    paper="001_ed76e35ff6c3e233.txt",
+    paper=PAPER_FILES["001"],
     description=(
         "KRR and OUE with DW, IIW, IIW-G, smoothing, DW-AMRP and the Gaussian-filter baselines of App. C on "
         "flights-departure in d bins (the Taxi analog; spiky at d = 1000), a smooth bimodal normal mixture at "
