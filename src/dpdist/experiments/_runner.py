@@ -390,10 +390,11 @@ def _run_in_workers(pending: list, spec: ExperimentSpec, jobs: int, finish) -> N
                 cell, key = futures[future]
                 finish(cell, key, future.result())
         except BaseException:
+            # cells in flight would otherwise run to the end after Ctrl-C; their results are
+            # not cached, so stopping them loses nothing (taken before shutdown, which forgets them)
+            in_flight = list((pool._processes or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            # cells in flight would otherwise run to the end after Ctrl-C; their
-            # results are not cached, so stopping them loses nothing
-            for process in list((pool._processes or {}).values()):
+            for process in in_flight:
                 process.terminate()
             raise
 
