@@ -11,6 +11,9 @@ computed from what its steps spend:
 * :func:`sequential` -- basic sequential composition: steps on the same data
   add up, :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)` (Dwork & Roth 2014,
   Thm. 3.16);
+* :func:`shuffled` -- the central guarantee of ``n`` shuffled reports of a local protocol
+  (a relay between devices and collector), over one or more rounds: the accounting of
+  :mod:`dpdist.amplification` (its method and citations are there);
 * :func:`parallel` -- parallel composition over disjoint data (sites, batches of
   a stream, user groups, the nodes of one tree level):
   :math:`(\max_i \varepsilon_i, \max_i \delta_i)` (McSherry 2009, Thm. 4).  It
@@ -27,6 +30,9 @@ only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any t
 histories of values of one device over ``reports`` reports (changes included);
 ``"stable"`` -- two values of one device, each held unchanged over any number of
 reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
+And one for records of several attributes (local model only,
+:mod:`dpdist.local.multi`): ``"attribute"`` -- two records of one user that differ in
+the value of one attribute (the others equal); ``"replace"`` is then any two records.
 
 Guarantees of different relations or models compose only after :func:`convert`
 states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
@@ -40,20 +46,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Iterable, Sequence, cast
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
+if TYPE_CHECKING:
+    from .local import LocalProtocol
+
 __all__ = [
-    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
+    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "shuffled", "MODELS",
+    "NEIGHBOURING",
 ]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
 #: which data sets are neighbours
-NEIGHBOURING = ("replace", "add-remove", "history", "stable")
+NEIGHBOURING = ("replace", "add-remove", "history", "stable", "attribute")
 #: the relations that speak of one device's reports over time (local model only)
 OVER_TIME = ("history", "stable")
+#: the relations that exist in the local model only
+LOCAL_ONLY = (*OVER_TIME, "attribute")
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,7 @@ class PrivacyGuarantee:
         Finite and > 0.
     delta : float
         In ``[0, 1)``; 0 for pure DP.
-    neighbouring : {"replace", "add-remove", "history", "stable"}
+    neighbouring : {"replace", "add-remove", "history", "stable", "attribute"}
     model : {"local", "central"}
     reports : int, optional
         For ``"history"``: the number of reports of one device the guarantee covers.
@@ -97,7 +109,7 @@ class PrivacyGuarantee:
             raise InvalidParameterError(
                 f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
             )
-        if self.neighbouring in OVER_TIME and self.model != "local":
+        if self.neighbouring in LOCAL_ONLY and self.model != "local":
             raise InvalidParameterError(
                 f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
                 f"Got model={self.model!r}."
@@ -125,6 +137,8 @@ class PrivacyGuarantee:
             return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
         if self.neighbouring == "stable":
             return f"{budget}-LDP over any number of reports (local: two values of one device, each unchanged)"
+        if self.neighbouring == "attribute":
+            return f"{budget}-LDP per attribute (local: two records of one user differing in one attribute)"
         if self.model == "local":
             return f"{budget}-LDP (local: any two values of one user)"
         relation = "replace one record" if self.neighbouring == "replace" else "add or remove one record"
@@ -275,3 +289,22 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
     else:
         why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
     raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")
+
+
+def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
+    its citations and the assumptions (the shuffler does not collude with the collector; the
+    collector sees each batch of ``n`` as a multiset).  Rounds compose by the optimal composition
+    theorem.  Returns ``(epsilon, delta)`` under ``"replace"`` neighbours, ``model="central"``.
+
+    >>> from dpdist import local, privacy
+    >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
+    True
+    """
+    from .amplification._accounting import account
+
+    result = account(protocol, n, delta, method, rounds)
+    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")

@@ -32,6 +32,7 @@ from ._ingest import decode_body, record_file_ids
 from ._limits import BodyBudget, Limits, RateLimiter, receive_body
 from ._openapi import openapi_schema
 from ._operations import Operations, install as install_operations
+from ._relayed import RelayedCampaigns
 from ._store import DEFAULT_MAX_BODY_BYTES, ServiceError, Store, check_batch_id, check_campaign_id, token_sha256
 from .._types import PathLike
 
@@ -44,7 +45,10 @@ _CLIENTS_JS = clients_js_dir()  # package data of an installed wheel, else clien
 class Service:
     """The operations behind the routes (synchronous; the routes run them in a thread pool)."""
 
-    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None):
+    def __init__(
+        self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
+        relay_token: str | None = None,
+    ):
         if not isinstance(admin_token, str) or len(admin_token) < 16:
             raise InvalidParameterError(
                 "The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be set, at least 16 characters long."
@@ -57,6 +61,7 @@ class Service:
         self.budget = BodyBudget(self.limits.max_inflight_bytes)
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
+        self.relayed = RelayedCampaigns(self.store, relay_token)
 
     def admit(self, campaign_id: str, batch_id: str | None, token: str) -> None:
         """The checks made before a batch's body is read (its campaign, token, state and limits)."""
@@ -200,18 +205,23 @@ def _json_document(body: bytes) -> dict:
 
 def create_app(
     db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
-    limits: Limits | None = None, operations: Operations | None = None,
+    limits: Limits | None = None, operations: Operations | None = None, relay_token: str | None = None,
 ) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`); ``operations``: a
-    :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers)."""
-    service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits)
+    :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers); ``relay_token``: the token
+    of the relay that delivers to campaigns created with ``"relay"`` (:mod:`._relayed`)."""
+    service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits, relay_token=relay_token)
     clients_js = Path(static_dir) if static_dir is not None else _CLIENTS_JS
 
     async def root(request):
         from .. import __version__
+        from ._index_page import index_html, prefers_html
 
-        openapi_path = request.scope.get("root_path", "") + "/openapi.json"  # behind a path-prefixed proxy too
-        return JSONResponse({"service": "dpdist", "version": __version__, "openapi": openapi_path})
+        root_path = request.scope.get("root_path", "")  # behind a path-prefixed proxy too
+        if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns (issue 30)
+            return HTMLResponse(index_html(root_path, __version__), headers={"Vary": "Accept"})
+        return JSONResponse({"service": "dpdist", "version": __version__, "openapi": root_path + "/openapi.json"},
+                            headers={"Vary": "Accept"})
 
     async def openapi(request):
         return JSONResponse(openapi_schema())
@@ -225,26 +235,26 @@ def create_app(
         keep = document.get("keep_reports", False)
         if not isinstance(keep, bool):
             raise ServiceError(400, "invalid_keep_reports", f"'keep_reports' must be true or false. Got {keep!r}.")
-        campaign = await run_in_threadpool(
-            service.store.create,
-            document.get("campaign"),
-            document.get("config"),
-            submit_token=document.get("submit_token"),
-            keep_reports=keep,
-            max_reports=document.get("max_reports"),
-            enrollment=document.get("enrollment", False),
-        )
-        return JSONResponse(campaign.summary(), status_code=201)
+        options = {"submit_token": document.get("submit_token"), "keep_reports": keep,
+                   "max_reports": document.get("max_reports"), "enrollment": document.get("enrollment", False)}
+        if document.get("relay", False) is not False:
+            campaign = await run_in_threadpool(service.relayed.create, document, **options)
+        else:
+            campaign = await run_in_threadpool(service.store.create, document.get("campaign"), document.get("config"), **options)
+        return JSONResponse(await _summary(campaign), status_code=201)
+
+    async def _summary(campaign) -> dict:
+        return {**campaign.summary(), **await run_in_threadpool(service.relayed.summary_fields, campaign)}
 
     async def list_campaigns(request):
         service.check_admin(request)
         campaigns = await run_in_threadpool(service.store.list)
-        return JSONResponse({"campaigns": [campaign.summary() for campaign in campaigns]})
+        return JSONResponse({"campaigns": [await _summary(campaign) for campaign in campaigns]})
 
     async def show_campaign(request):
         service.check_admin(request)
         campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
-        return JSONResponse(campaign.summary())
+        return JSONResponse(await _summary(campaign))
 
     async def public_config(request):
         campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
@@ -259,6 +269,7 @@ def create_app(
                 "max_body_bytes": service.max_body_bytes,
                 "max_records": service.limits.max_records,
                 "max_json_rows": service.limits.max_json_rows,
+                **await run_in_threadpool(service.relayed.public_fields, campaign),
             }
         )
 
@@ -274,11 +285,13 @@ def create_app(
         document: Any = await _json_body(request, service)  # a JSON document, checked by the store
         changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
         campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
-        return JSONResponse(campaign.summary())
+        return JSONResponse(await _summary(campaign))
 
     async def delete_campaign(request):
         service.check_admin(request)
-        return JSONResponse(await run_in_threadpool(service.store.delete, request.path_params["campaign"]))
+        deleted = await run_in_threadpool(service.store.delete, request.path_params["campaign"])
+        await run_in_threadpool(service.relayed.forget, request.path_params["campaign"])  # its keys too
+        return JSONResponse(deleted)
 
     async def enroll(request):
         service.check_admin(request)
@@ -291,7 +304,7 @@ def create_app(
         async def handler(request):
             service.check_admin(request)
             campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
-            return JSONResponse(campaign.summary())
+            return JSONResponse(await _summary(campaign))
 
         return handler
 
@@ -301,11 +314,28 @@ def create_app(
             service.rate.check(request.client.host if request.client else None)
             await run_in_threadpool(service.admit, campaign_id, batch_id, token)
         except ServiceError as error:
+            if error.code == "unauthorized":  # a relayed campaign's submit token is known to no one: say why
+                refusal: ServiceError | None = await run_in_threadpool(service.relayed.direct_refusal, campaign_id)
+                error = refusal or error
+            error.close = True
+            raise error
+        async with _read_body(request, service, campaign_id) as body:
+            ack = await run_in_threadpool(
+                service.submit, campaign_id, batch_id, body, request.headers.get("content-type", ""), token
+            )
+        request.app.state.metrics.acknowledged(ack)
+        return JSONResponse(ack, status_code=200)
+
+    async def relayed(request):
+        campaign_id, batch_id = request.path_params["campaign"], request.path_params["batch_id"]
+        try:  # nothing of the body is read before the campaign and the relay's token pass
+            campaign, key = await run_in_threadpool(service.relayed.admit, campaign_id, _bearer(request))
+        except ServiceError as error:
             error.close = True
             raise
         async with _read_body(request, service, campaign_id) as body:
             ack = await run_in_threadpool(
-                service.submit, campaign_id, batch_id, body, request.headers.get("content-type", ""), token
+                service._counted, campaign_id, service.relayed.ingest, campaign, key, batch_id, body, service.limits
             )
         request.app.state.metrics.acknowledged(ack)
         return JSONResponse(ack, status_code=200)
@@ -365,6 +395,7 @@ def create_app(
         Route("/api/campaigns/{campaign}/close", transition("closed"), methods=["POST"]),
         Route("/api/campaigns/{campaign}/batches", submit, methods=["POST"]),
         Route("/api/campaigns/{campaign}/batches/{batch_id}", submit, methods=["PUT", "POST"]),
+        Route("/api/campaigns/{campaign}/relayed/{batch_id}", relayed, methods=["PUT"]),
         Route("/api/campaigns/{campaign}/estimate", estimate, methods=["GET"]),
         Route("/api/campaigns/{campaign}/estimate.png", estimate_plot, methods=["GET"]),
         Route("/api/campaigns/{campaign}/history", history, methods=["GET"]),

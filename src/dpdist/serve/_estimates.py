@@ -1,7 +1,10 @@
 """A campaign's estimate as JSON (the estimate's own ``to_dict``, ``docs/results.md``) and as a PNG (its ``figure``).
 
-Query parameters other than ``level`` (the confidence level of the band,
-default 0.95) are passed to the protocol's ``estimate`` as options, e.g.
+Query parameters other than ``level`` (the confidence level of the intervals,
+default 0.95), ``width`` (the target width of the "stop when narrower" readout of
+the confidence sequence) and ``replicates`` (bootstrap replicates of a distribution's
+fixed-n band, default 100, 0 for none; :mod:`._uncertainty`) are passed to the
+protocol's ``estimate`` as options, e.g.
 ``?postprocess=norm-sub`` for frequency oracles or ``?method=ems`` for the
 square wave; values are read as JSON when they parse (numbers, ``true``,
 ``null``) and as strings otherwise.  An option the protocol does not take, or a
@@ -21,7 +24,30 @@ from .. import _json
 from ..errors import DPDistError
 from ._store import Campaign, ServiceError
 
-__all__ = ["estimate_options", "estimate_json", "estimate_png"]
+__all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters"]
+
+#: Query parameters about what the document shows, not options of the estimator.
+VIEW_PARAMETERS = ("width", "replicates")
+#: Bootstrap replicates of a distribution's fixed-n band by default (the cost is that many estimates).
+DEFAULT_REPLICATES = 100
+
+
+def view_parameters(query) -> tuple[float | None, int]:
+    """``width`` (target width of the stop readout, or None) and ``replicates`` from the query string."""
+    width, replicates = None, DEFAULT_REPLICATES
+    if "width" in query:
+        try:
+            width = float(query["width"])
+        except ValueError:
+            width = math.nan
+        if not (math.isfinite(width) and width > 0):
+            raise ServiceError(400, "invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
+    if "replicates" in query:
+        text = query["replicates"]
+        if not text.isdigit() or not (int(text) == 0 or 20 <= int(text) <= 1000):
+            raise ServiceError(400, "invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
+        replicates = int(text)
+    return width, replicates
 
 
 def estimate_options(query) -> tuple[dict, float]:
@@ -29,6 +55,8 @@ def estimate_options(query) -> tuple[dict, float]:
     options = {}
     level = 0.95
     for key, text in query.items():
+        if key in VIEW_PARAMETERS:
+            continue
         if key == "level":
             try:
                 level = float(text)
@@ -85,15 +113,20 @@ class _EstimateCache:
 
 
 ESTIMATES = _EstimateCache()
+#: The estimates as served, with their fixed-n bands and confidence sequences (:mod:`._uncertainty`): once per change.
+UNCERTAINTIES = _EstimateCache()
 
 
-def _estimate(campaign: Campaign, options: dict):
+def _state_key(campaign: Campaign, options: dict) -> tuple:
     import zlib
 
     statistic = np.ascontiguousarray(campaign.statistic)
-    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8).tobytes()),
-           json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
-    return ESTIMATES.get(key, lambda: _compute_estimate(campaign, options))
+    return (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8).tobytes()),
+            json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
+
+
+def _estimate(campaign: Campaign, options: dict):
+    return ESTIMATES.get(_state_key(campaign, options), lambda: _compute_estimate(campaign, options))
 
 
 def _compute_estimate(campaign: Campaign, options: dict):
@@ -115,8 +148,10 @@ def estimate_json(campaign: Campaign, query) -> dict:
     """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
     from ._diagnostics import diagnostics
+    from ._uncertainty import guarantee_text
 
     options, level = estimate_options(query)
+    width, replicates = view_parameters(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
     return {
@@ -129,9 +164,22 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "refused_batches": dict(campaign.refused),
         "batches": campaign.batches,
         "options": options,
-        "estimate": None if estimate is None else estimate.to_dict(level),
+        "guarantee": guarantee_text(protocol),
+        "estimate": None if estimate is None else _served(campaign, estimate, options, level, width, replicates),
         "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
+
+
+def _served(campaign: Campaign, estimate, options: dict, level: float, width, replicates: int) -> dict:
+    """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`), once per change."""
+    from ..confidence_sequences import DEFAULT_TARGET_N
+    from ._uncertainty import served_estimate
+
+    key = ("served", *_state_key(campaign, options), level, width, replicates)
+    return UNCERTAINTIES.get(key, lambda: served_estimate(
+        campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
+        target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options,
+    ))
 
 
 def estimate_png(campaign: Campaign, query) -> bytes:

@@ -74,6 +74,7 @@ def openapi_schema() -> dict:
             "securitySchemes": {
                 "admin": {"type": "http", "scheme": "bearer", "description": "the server's admin token"},
                 "submit": {"type": "http", "scheme": "bearer", "description": "a campaign's optional submit token"},
+                "relay": {"type": "http", "scheme": "bearer", "description": "the relay's token (dpdist serve --relay-token)"},
             },
             "schemas": {
                 "Error": {
@@ -101,7 +102,17 @@ def openapi_schema() -> dict:
                         "batches": {"type": "integer"},
                         "max_reports": {"type": ["integer", "null"]},
                         "enrollment": {"type": "boolean"},
+                        "relayed": {"type": "boolean", "description": "collected through a relay (dpdist relay)"},
+                        "anonymity": {"$ref": "#/components/schemas/Anonymity"},
                     },
+                },
+                "Anonymity": {
+                    "type": "object",
+                    "description": "a relayed campaign's guarantees: the local one, the amplified central one at its smallest batch "
+                                   "so far (null before the first batch; or a reason), the delta it is stated at, the assumptions",
+                    "properties": {"local": {"type": "object"}, "central": {"type": ["object", "null"]}, "delta": {"type": "number"},
+                                   "reports": {"type": "integer"}, "smallest_batch": {"type": ["integer", "null"]},
+                                   "assumptions": {"type": "array", "items": {"type": "string"}}},
                 },
                 "NewCampaign": {
                     "type": "object",
@@ -114,6 +125,9 @@ def openapi_schema() -> dict:
                         "max_reports": {"type": ["integer", "null"], "minimum": 1, "description": "cap on accepted reports"},
                         "enrollment": {"type": "boolean", "default": False,
                                        "description": "devices submit with enrollment tokens (POST .../enrollments), not a submit token"},
+                        "relay": {"oneOf": [{"type": "boolean"}, {"type": "object", "properties": {"delta": {"type": "number"}}}],
+                                  "default": False, "description": "collected through a relay only (the service's relay token): an HPKE "
+                                  "key in its config, direct submissions refused, the amplified guarantee stated at delta (1e-8)"},
                     },
                 },
                 "PublicConfig": {
@@ -127,6 +141,8 @@ def openapi_schema() -> dict:
                         "max_body_bytes": {"type": "integer"},
                         "max_records": {"type": "integer"},
                         "max_json_rows": {"type": "integer"},
+                        "relay": {"type": "object", "description": "a relayed campaign's HPKE suite, public_key (base64url) and key_id"},
+                        "anonymity": {"$ref": "#/components/schemas/Anonymity"},
                     },
                 },
                 "JsonBatch": {
@@ -226,7 +242,9 @@ def openapi_schema() -> dict:
                                        {"name": "shape", "in": "query", "schema": {"type": "string",
                                         "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}}],
                         "responses": {"200": _json({"type": "object", "description": "Explanation.to_dict() with campaign, "
-                                                    "epsilon and n_requested"}), **_errors(400, 404)}},
+                                                    "epsilon, n_requested and plain (the same in sentences, "
+                                                    "as the dashboard and participate page show it)"}),
+                                      **_errors(400, 404)}},
             },
             "/api/campaigns/{campaign}/open": {
                 "post": {"summary": "Open a campaign: it accepts reports; its config is frozen", "security": _ADMIN,
@@ -244,6 +262,17 @@ def openapi_schema() -> dict:
                     "requestBody": _BATCH_BODY,
                     "responses": {"200": _json({"$ref": "#/components/schemas/Ack"}, "durably counted (or already counted: duplicate)"),
                                   **_errors(400, 401, 403, 404, 408, 409, 413, 415, 429, 503)},
+                },
+            },
+            "/api/campaigns/{campaign}/relayed/{batch_id}": {
+                "put": {
+                    "summary": "A relay delivers a shuffled batch of HPKE-sealed reports of a relayed campaign (idempotent by batch id)",
+                    "security": [{"relay": []}],
+                    "parameters": [_CAMPAIGN_PATH, _BATCH_PATH],
+                    "requestBody": {"required": True, "content": {"application/vnd.dpdist.relayed-batch": {
+                        "schema": {"type": "string", "format": "binary", "description": "sealed messages, each after its 4-byte length"}}}},
+                    "responses": {"200": _json({"$ref": "#/components/schemas/Ack"}, "durably counted (or already counted: duplicate)"),
+                                  **_errors(400, 401, 404, 408, 409, 413, 503)},
                 },
             },
             "/api/campaigns/{campaign}/batches": {

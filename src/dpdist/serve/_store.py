@@ -475,6 +475,7 @@ class Store:
         raw: np.ndarray | None,
         *,
         enrollment_sha256: str | None = None,
+        received_ms: int | None = None,
     ):
         """Add one batch's contribution (an Aggregator of its reports) exactly once; return the acknowledgement.
 
@@ -486,6 +487,7 @@ class Store:
         ``n_read`` reports or the batch is refused (403 ``contribution_limit``),
         and a batch id bound to the service (:data:`BOUND_BATCH_ID`) already
         counted by another campaign is refused (409 ``batch_of_another_campaign``).
+        ``received_ms`` replaces the arrival time stored (a relayed campaign stores one time for all batches).
         """
         with self.db.transaction():
             campaign = self.get(campaign_id, lock=True)
@@ -536,7 +538,7 @@ class Store:
             # alone contradicts (e.g. an n its counts cannot sum to) is refused, never extended
             merged = campaign.aggregator().merge(contribution)
             statistic, rejected = merged.statistic, merged.rejected
-            now = _arrival_ms()
+            now = _arrival_ms() if received_ms is None else received_ms
             self.db.execute(
                 "INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
