@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import socket
 
+from pinned_numerics import pin_numerics
+
+# before anything imports numpy: every test computes the same numbers on any AVX2 CPU, and run_spec
+# computes jobs=1 cells in this process (a worker would not see the methods a test registers) with
+# the numbers of its pinned workers
+pin_numerics()
+
 import pytest
 
 

@@ -34,7 +34,8 @@ def test_reproduce_toy_writes_tables_figures_and_report(tmp_path, capsys):
     # (n (e^eps - 1)^2); at eps = 0.5 and d = 10,000 GRR's MSE is ~1,500x OUE's, far beyond 2 SE
     assert oue_vs_grr["outcome"] == "holds" and "t = " in oue_vs_grr["explanation"]
     # on 32 bins at eps = 4 GRR is the better oracle; with 5 repeats it must at least not be reversed
-    assert grr_vs_oue["outcome"] in {"holds", "inconclusive"} and "t = " in grr_vs_oue["explanation"]
+    # (undecided is "inconclusive" or, when 5 repeats cannot decide a 50 % effect, "underpowered")
+    assert grr_vs_oue["outcome"] in {"holds", "inconclusive", "underpowered"} and "t = " in grr_vs_oue["explanation"]
     assert f"| {oue_vs_grr['text']} | mse | holds |" in report
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq

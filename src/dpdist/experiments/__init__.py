@@ -8,9 +8,11 @@
 A spec is data (:class:`ExperimentSpec`, or TOML read by :func:`load_spec`); every
 registered local protocol is a method; metrics are named functions of
 :mod:`dpdist.metrics`; claims are checks of the summary table, built on one claims
-library (:func:`better_than`, :func:`lowest_of`, :class:`RatioWithin`, :func:`z_score`,
-:func:`group_settings`, ...).  This package runs specs; the papers' specs live in
-:mod:`dpdist.reproductions`, one package each.  See ``docs/experiments.md``.
+library (its checks: :func:`better_than`, :func:`lowest_of`, :class:`BeatsRivals`,
+:class:`RatioWithin`, :class:`RatioContrast`, ... (:mod:`._checks` lists them); its rule:
+:func:`decide`, :class:`Evidence`, :func:`conclude`).  This package runs specs; the papers' specs
+live in :mod:`dpdist.reproductions`, one package each, as data: their claims are built from
+this library's checks.  See ``docs/experiments.md``.
 """
 
 from ._claims import (
@@ -20,10 +22,6 @@ from ._claims import (
     INCONCLUSIVE,
     STAT_COLUMNS,
     ALPHA,
-    AllOf,
-    BetterThan,
-    RatioWithin,
-    better_than,
     combine_outcomes,
     decide,
     describe_setting,
@@ -31,7 +29,6 @@ from ._claims import (
     group_settings,
     holm_rejected,
     holm_rejections,
-    lowest_of,
     minimum_in_p_values,
     normal_p_values,
     rows_by,
@@ -40,6 +37,40 @@ from ._claims import (
     welch_p_values,
     z_score,
     z_value,
+    UNDERPOWERED,
+    OUTCOMES,
+    EFFECT,
+    POWER,
+    Evidence,
+    Verdict,
+    conclude,
+    linear_p_values,
+    log_ratio_p_values,
+    versus_all,
+    welch_df,
+    comparison_power,
+    repeats_of,
+    split_undecided,
+    repeats_needed,
+    noncentrality,
+    power_summary,
+)
+from ._checks import (
+    AllOf,
+    BeatsRivals,
+    BetterThan,
+    Decreasing,
+    GapShrinks,
+    GroupBeats,
+    MatchesKnown,
+    MinimumWithin,
+    MoreVariable,
+    RatioContrast,
+    RatioWithin,
+    ScalesAs,
+    Threshold,
+    better_than,
+    lowest_of,
 )
 from ._methods import available_methods, register_method, resolve_method, run_local_protocol
 from ._registry import SPEC_MODULES, SpecNotWrittenError, available_specs, get_spec
@@ -88,6 +119,33 @@ __all__ = [
     "HOLDS",
     "DOES_NOT_HOLD",
     "INCONCLUSIVE",
+    "UNDERPOWERED",
+    "OUTCOMES",
+    "EFFECT",
+    "POWER",
+    "Evidence",
+    "Verdict",
+    "conclude",
+    "linear_p_values",
+    "log_ratio_p_values",
+    "versus_all",
+    "welch_df",
+    "comparison_power",
+    "repeats_of",
+    "split_undecided",
+    "repeats_needed",
+    "ScalesAs",
+    "BeatsRivals",
+    "GroupBeats",
+    "Threshold",
+    "RatioContrast",
+    "GapShrinks",
+    "Decreasing",
+    "MinimumWithin",
+    "MoreVariable",
+    "MatchesKnown",
+    "noncentrality",
+    "power_summary",
     "CHECK_CRASHED",
     "STAT_COLUMNS",
     "lowest_of",

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ._claims import power_summary
 from ._files import write_text_atomically
 
 __all__ = ["write_report"]
 
-_MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive"}
+_MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive",
+         "underpowered": "underpowered"}
 
 
 def write_report(path, result, claims: list[dict], figures: dict, command: str) -> Path:
@@ -44,8 +46,10 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
                 f"| {_escape(claim['explanation'])} |"
             )
         counts = {outcome: sum(c["outcome"] == outcome for c in claims) for outcome in _MARK}
+        power = power_summary([{"repeats_for_power": None, **c} for c in claims], spec.repeats)
         lines += ["", f"{counts['holds']} hold, {counts['does not hold']} do not hold, "
-                      f"{counts['inconclusive']} inconclusive.", ""]
+                      f"{counts['inconclusive']} inconclusive, {counts['underpowered']} underpowered "
+                      "(docs/experiments.md, \"Verdicts\").", "", f"Power: {power}", ""]
     else:
         lines += ["(this spec states no claim)", ""]
     lines += ["## Figures", ""]
@@ -73,6 +77,10 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         f"- cells: {result.computed + result.reused + len(result.failures)} "
         f"({result.computed} computed now, {result.reused} from the cache, {len(result.failures)} failed), "
         f"{result.seconds:.1f} s",
+        "- numerics of the cells (OpenBLAS kernel + numpy SIMD target): "
+        + (", ".join(f"{used} ({count} cells)" for used, count in sorted(getattr(result, "numerics", {}).items()))
+           or "none")
+        + " (pinned so the numbers do not depend on the CPU: docs/experiments.md, \"Determinism\")",
         "",
     ]
     if result.failures:

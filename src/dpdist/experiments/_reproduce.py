@@ -30,14 +30,16 @@ __all__ = ["reproduce"]
 
 
 def reproduce(
-    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler: Any = None
+    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler: Any = None,
+    pin_numerics: bool = True,
 ) -> RunResult:
     """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report.
 
-    ``jobs`` local worker processes, or ``scheduler`` a Dask cluster (see :func:`run_spec`).
+    ``jobs`` local worker processes, or ``scheduler`` a Dask cluster; ``pin_numerics`` (see
+    :func:`run_spec`).
     """
     out = Path(out)
-    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler)
+    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler, pin_numerics=pin_numerics)
     results = out / "results"
     if results.is_dir():
         remove_stale_temporaries(results)

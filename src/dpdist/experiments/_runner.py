@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DatasetUnavailableError, InvalidParameterError
+from ._blas import loaded_numerics, pinned_environment, target_numerics
 from ._methods import resolve_method
 from ._files import remove_stale_temporaries, write_text_atomically
 from ._spec import (
@@ -48,7 +49,7 @@ from ._spec import (
 )
 from ._table import ResultsTable, summarize
 
-__all__ = ["run_spec", "RunResult", "cell_key"]
+__all__ = ["run_spec", "RunResult", "cell_key", "cell_numerics"]
 
 
 @dataclass
@@ -64,15 +65,20 @@ class RunResult:
     seconds: float = 0.0
     files: dict = field(default_factory=dict)
     claims: list = field(default_factory=list)  # set by reproduce: [{"text", "figure", "outcome", "explanation"}]
+    # {"<BLAS kernel>+<numpy SIMD target>": cells computed with them} (each cell file records its own)
+    numerics: dict = field(default_factory=dict)
 
 
-def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None) -> str:
+def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None, numerics: str | None = None) -> str:
     """Hash of everything that determines a cell's numbers.
 
     That is the cell's content (numbers canonical, so ``1.0`` and ``1`` are one value), the
-    root seed, the metrics, the dpdist version and, for a dataset read from a file, the
-    SHA-256 of the file's bytes: ``file_digests`` maps the file to it (computed once per run
-    by :func:`run_spec`); without it the file is read here.
+    root seed, the metrics, the dpdist version, the numerics that compute it (``numerics``: the
+    BLAS kernel and numpy's SIMD target, default the ones :func:`run_spec` uses, :func:`cell_numerics`;
+    they round differently, see :mod:`~dpdist.experiments._blas`) and, for a dataset read from a
+    file, the SHA-256 of the
+    file's bytes: ``file_digests`` maps the file to it (computed once per run by
+    :func:`run_spec`); without it the file is read here.
     """
     from .. import __version__
 
@@ -84,6 +90,7 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None)
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
         "dpdist": __version__,
+        "numerics": numerics if numerics is not None else cell_numerics(),
     }
     if cell.method.metrics:  # only when set, so the keys of existing runs do not change
         content["method_metrics"] = sorted(cell.method.metrics)
@@ -92,6 +99,13 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None)
         content["file_sha256"] = file_digests[file] if file_digests and file in file_digests else _file_digest(file)
     text = json.dumps(canonical_numbers(content), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def cell_numerics(pin_numerics: bool = True) -> str:
+    """The numerics the cells of a local run are computed with: the pinned ones
+    (:func:`~dpdist.experiments._blas.target_numerics`) when ``pin_numerics`` and there are, else
+    those of this process."""
+    return (target_numerics() if pin_numerics else None) or loaded_numerics()
 
 
 def _file_digest(file: str) -> str | None:
@@ -234,7 +248,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
             continue
         metric_rng = np.random.default_rng(seeds["metric"] + [stable_id("metric", metric.key)])
         results.update(_metric_values(metric, estimate, truth, metric_rng, metric_options))
-    return {"metrics": results, "seconds": time.perf_counter() - start}
+    return {"metrics": results, "seconds": time.perf_counter() - start, "numerics": loaded_numerics()}
 
 
 def _execute_safely(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
@@ -256,6 +270,7 @@ def run_spec(
     progress: bool = True,
     cells: list[Cell] | None = None,
     scheduler: Any = None,
+    pin_numerics: bool = True,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 
@@ -275,6 +290,13 @@ def run_spec(
         scheduler (``"tcp://host:8786"``) or a connected client.  The cells and their
         seeds are the same, so the numbers are those of a local run; this process writes
         the cache as results arrive, so an interrupted run resumes on any machine.
+    pin_numerics : bool
+        Compute the cells with pinned numerics, the OpenBLAS kernel and numpy's SIMD dispatch
+        (:mod:`~dpdist.experiments._blas`; docs/experiments.md, "Determinism"), so the numbers do
+        not depend on the CPU: worker processes start with them, and with ``jobs=1`` the cells
+        run in one such worker unless this process has them already.  False runs ``jobs=1`` in
+        this process with the numerics it has (e.g. for methods defined in a notebook, which a
+        worker cannot import); the numerics are part of every cell's key either way.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
@@ -283,7 +305,9 @@ def run_spec(
     cache.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(cache)  # left by a run killed between writing and renaming a cell
     all_cells = spec.cells() if cells is None else list(cells)
-    keys = _cell_keys(spec, all_cells)
+    file_digests = _file_digests(all_cells)
+    isolate, numerics = _numerics_plan(pin_numerics, jobs, scheduler)
+    keys = [cell_key(cell, spec, file_digests, numerics) for cell in all_cells]
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
@@ -303,50 +327,61 @@ def run_spec(
         bar.update(1)
 
     try:
-        if scheduler is not None:
-            if jobs != 1:
-                raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
-            _run_on_dask(scheduler, pending, spec, finish)
-        elif jobs == 1 or len(pending) <= 1:
-            for cell, key in pending:
-                finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
-        else:
-            _run_in_processes(jobs, pending, spec, finish)
+        _execute_pending(pending, spec, jobs, isolate, scheduler, finish)
     finally:
         bar.close()
 
-    raw = _raw_table(spec, all_cells, keys, cache)
-    group = ["dataset", "method", *spec.parameter_names(), "metric"]
-    summary = summarize(raw, group)
-    return RunResult(
-        spec=spec,
-        raw=raw,
-        summary=summary,
-        computed=len(pending) - len(failures),
-        reused=reused,
-        failures=failures,
-        seconds=time.perf_counter() - start,
-    )
+    raw, used = _raw_table(spec, all_cells, keys, cache)
+    summary = summarize(raw, ["dataset", "method", *spec.parameter_names(), "metric"])
+    return RunResult(spec=spec, raw=raw, summary=summary, computed=len(pending) - len(failures), reused=reused,
+                     failures=failures, seconds=time.perf_counter() - start, numerics=used)
 
 
-def _cell_keys(spec: ExperimentSpec, cells: list[Cell]) -> list[str]:
-    """The cache key of each cell (over the content of the data files the cells read)."""
+def _file_digests(cells: list[Cell]) -> dict:
+    """``{file: SHA-256}`` of the datasets read from files (part of their cells' keys); forgets the
+    file datasets this process loaded before, which may hold an older content of a file."""
     files = sorted({cell.dataset.file for cell in cells if cell.dataset.file is not None})
-    file_digests = {file: _file_digest(file) for file in files}
     if files:
-        _forget_file_datasets()  # this process may hold an older content of a file
-    return [cell_key(cell, spec, file_digests) for cell in cells]
+        _forget_file_datasets()
+    return {file: _file_digest(file) for file in files}
 
 
-def _run_in_processes(jobs: int, pending, spec: ExperimentSpec, finish) -> None:
-    """Run the pending cells on ``jobs`` spawned worker processes; Ctrl-C stops them all."""
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_ignore_interrupts) as pool:
+def _numerics_plan(pin_numerics: bool, jobs: int, scheduler) -> tuple[bool, str]:
+    """``(isolate, numerics)``: whether the cells run in worker processes (several jobs, or pinned
+    numerics this process does not have) and the numerics that compute them (part of their keys)."""
+    target = target_numerics() if pin_numerics else None
+    isolate = scheduler is None and (jobs > 1 or (target is not None and loaded_numerics() != target))
+    return isolate, (target or loaded_numerics()) if isolate or scheduler is not None else loaded_numerics()
+
+
+def _execute_pending(pending: list, spec: ExperimentSpec, jobs: int, isolate: bool, scheduler, finish) -> None:
+    """Compute the ``pending`` ``(cell, key)`` pairs on a Dask cluster, in this process or in ``jobs``
+    pinned worker processes (``isolate``), and ``finish`` each as it completes (see :func:`run_spec`)."""
+    if scheduler is not None:
+        if jobs != 1:
+            raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
+        _run_on_dask(scheduler, pending, spec, finish)
+    elif not isolate or not pending:
+        for cell, key in pending:
+            finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
+    else:
+        _run_in_workers(pending, spec, jobs, finish)
+
+
+def _run_in_workers(pending: list, spec: ExperimentSpec, jobs: int, finish) -> None:
+    """The pending cells in ``jobs`` spawned worker processes with the pinned numerics."""
+    with pinned_environment(), ProcessPoolExecutor(
+        max_workers=min(jobs, len(pending)), mp_context=get_context("spawn"), initializer=_ignore_interrupts
+    ) as pool:
         # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
         # spawned Python keeps an ignored SIGINT) and only this process handles it
         in_main_thread = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
         try:
-            futures = {pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key) for cell, key in pending}
+            futures = {
+                pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key)
+                for cell, key in pending
+            }
         finally:
             if in_main_thread:
                 signal.signal(signal.SIGINT, previous)
@@ -355,10 +390,11 @@ def _run_in_processes(jobs: int, pending, spec: ExperimentSpec, finish) -> None:
                 cell, key = futures[future]
                 finish(cell, key, future.result())
         except BaseException:
+            # cells in flight would otherwise run to the end after Ctrl-C; their results are
+            # not cached, so stopping them loses nothing (taken before shutdown, which forgets them)
+            in_flight = list((pool._processes or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
-            # cells in flight would otherwise run to the end after Ctrl-C; their
-            # results are not cached, so stopping them loses nothing
-            for process in list((pool._processes or {}).values()):
+            for process in in_flight:
                 process.terminate()
             raise
 
@@ -408,15 +444,19 @@ def _describe(cell: Cell) -> dict:
     }
 
 
-def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
-    """One row per cell and metric; a failed cell gets a NaN row for each metric it would have
-    given, which :func:`summarize` counts in the ``failed`` column."""
+def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, int]]:
+    """One row per cell and metric (a failed cell gets a NaN row for each metric it would have
+    given, which :func:`summarize` counts in the ``failed`` column) and ``{numerics: cells}``."""
     parameters = spec.parameter_names()
-    stored = {}
+    stored: dict[str, dict] = {}
+    numerics: dict[str, int] = {}
     for key in keys:
         path = cache / f"{key}.json"
         if path.exists():
-            stored[key] = json.loads(path.read_text())["metrics"]
+            payload = json.loads(path.read_text())
+            stored[key] = payload["metrics"]
+            used = payload.get("numerics", "not recorded")
+            numerics[used] = numerics.get(used, 0) + 1
     produced: dict[tuple, list] = {}  # metric keys given by the finished cells of a dataset / method
     for cell, key in zip(cells, keys):
         for group in ((cell.dataset.key, cell.method.label), (cell.dataset.key,)):
@@ -431,7 +471,7 @@ def _raw_table(spec, cells, keys, cache: Path) -> ResultsTable:
         metrics = stored[key] if key in stored else dict.fromkeys(_expected_metrics(cell, spec, produced), math.nan)
         for metric, value in metrics.items():
             rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
-    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"])
+    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), numerics
 
 
 def _expected_metrics(cell: Cell, spec: ExperimentSpec, produced: dict) -> list[str]:

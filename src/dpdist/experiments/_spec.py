@@ -523,7 +523,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
-    from ._claims import better_than
+    from ._checks import better_than
 
     path = Path(path)
     try:

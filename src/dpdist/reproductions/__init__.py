@@ -10,11 +10,14 @@ and keeps the rest of the paper with it:
 ``methods.py``
     method adapters and metrics only this paper needs (runner methods
     ``(values, dataset, params, rng) -> estimate``, metrics ``(estimate, truth) -> float``);
-``checks.py``
-    claim checks only this paper needs, built on the claims library of
-    :mod:`dpdist.experiments` (:func:`~dpdist.experiments.better_than`,
-    :func:`~dpdist.experiments.lowest_of`, :class:`~dpdist.experiments.RatioWithin`,
-    :func:`~dpdist.experiments.z_score`, :func:`~dpdist.experiments.rows_by`, ...).
+
+The claims are data: each is a check of the claims library of :mod:`dpdist.experiments`
+(:func:`~dpdist.experiments.better_than`, :class:`~dpdist.experiments.BeatsRivals`,
+:class:`~dpdist.experiments.RatioWithin`, :class:`~dpdist.experiments.RatioContrast`, ...), so
+every paper's verdicts follow one rule; a claim no check of the library fits is a new check of
+the library (with its error-rate simulation in ``tests/test_verdict_error_rates.py``), not of the
+paper.  The ``checks.py`` of ``central``, ``sw_ems``, ``wavelet`` and ``wiener`` keep the names
+their checks had before they moved to the library.
 
 Adding a paper is adding one folder; nothing else is edited.  The matching page of the
 documentation is ``docs/reproductions/<name>.md``.

@@ -55,10 +55,10 @@ words, sec. VI-B):
   eps / parts, and the CDF after the last round is the method run on all the data
   with eps / parts.
 
-The claims are checks of the summary table defined in ``checks.py`` (:class:`RankedCheck`,
-:class:`BestOrCloseCheck`, :class:`GroupBeatsCheck`, :class:`TrendCheck`,
-:class:`MinimumWithinCheck`, :class:`GapShrinksCheck`) plus
-:func:`~dpdist.experiments.better_than`; each returns the numbers behind its outcome.
+The claims are checks of the claims library of :mod:`dpdist.experiments` (:class:`BeatsRivals` for
+"the best", "the worst" and "within 25 % of the best", :class:`GroupBeats`, :class:`Decreasing`,
+:class:`MinimumWithin`, :class:`GapShrinks`, :class:`RatioContrast`, :class:`RatioWithin`,
+:func:`better_than`); each returns the numbers behind its outcome.
 """
 
 from __future__ import annotations
@@ -66,15 +66,19 @@ from __future__ import annotations
 from typing import Any
 
 from .. import PAPER_FILES
-from ...experiments import Claim, ExperimentSpec, FigureSpec, better_than
-from .checks import (
-    BestOrCloseCheck,
-    GapShrinksCheck,
-    GroupBeatsCheck,
-    MinimumWithinCheck,
-    RankedCheck,
-    RelativeErrorCheck,
-    TrendCheck,
+from ...experiments import (
+    AllOf,
+    BeatsRivals,
+    Claim,
+    Decreasing,
+    ExperimentSpec,
+    FigureSpec,
+    GapShrinks,
+    GroupBeats,
+    MinimumWithin,
+    RatioContrast,
+    RatioWithin,
+    better_than,
 )
 from .methods import adaptive_quantiles_method, histogram_method, matching_pursuit_method, polynomial_method
 
@@ -205,77 +209,89 @@ def _figures() -> list[FigureSpec]:
     return figures
 
 
+def _others(method: str, methods: tuple) -> tuple:
+    """The rivals of ``method`` among ``methods``."""
+    return tuple(m for m in methods if m != method)
+
+
 def _claims():
     central = {"setting": "central"}
     return [
         Claim("PP, non-private: the error decreases as m grows (Fig. 2a-c, 11)",
-              TrendCheck(PP_NP, METRICS, "degree", where={"n": 10_000}), figure="fig2-m-ks"),
+              Decreasing(PP_NP, METRICS, "degree", where={"n": 10_000}), figure="fig2-m-ks"),
         Claim("PP, DP: the error first decreases then increases in m; m in 5..8 is best (Fig. 2a-c, 11)",
-              MinimumWithinCheck(PP_DP, METRICS, "degree", 5, 8, where={"n": 10_000}), figure="fig2-m-ks"),
+              MinimumWithin(PP_DP, METRICS, "degree", 5, 8, rise_after=True, where={"n": 10_000}), figure="fig2-m-ks"),
         Claim("PP, DP: the error decreases as n grows (Fig. 2d-f, 12)",
-              TrendCheck(PP_DP, METRICS, "n", where={"degree": 6}), figure="fig2-n-ks"),
+              Decreasing(PP_DP, METRICS, "n", where={"degree": 6}), figure="fig2-n-ks"),
         Claim("PP, DP: the error approaches the non-private error as n grows (gap at the largest n < half the gap "
               "at the smallest; Fig. 2d-f)",
-              GapShrinksCheck(PP_DP, PP_NP, METRICS, "n", where={"degree": 6}), figure="fig2-n-ks"),
+              GapShrinks(PP_DP, PP_NP, METRICS, "n", where={"degree": 6}), figure="fig2-n-ks"),
+        Claim("PP, non-private: the error is about constant in n (every n within 25% of the error at the "
+              f"smallest n, {min(_NS):,}; Fig. 2d-f: the non-private curve is flat)",
+              AllOf(tuple(RatioWithin.along(PP_NP, metric, "n", min(_NS), 0.8, 1.25, where={"degree": 6})
+                          for metric in METRICS)),
+              figure="fig2-n-ks"),
         Claim("MP, non-private: the error decreases as s grows (Fig. 3a-c, 13)",
-              TrendCheck(MP_NP, METRICS, "sparsity", where={"n": 10_000, "size": 40}), figure="fig3-s-ks"),
+              Decreasing(MP_NP, METRICS, "sparsity", where={"n": 10_000, "size": 40}), figure="fig3-s-ks"),
         Claim("MP, DP: the error decreases as n grows (Fig. 3g-i, 15)",
-              TrendCheck(MP_DP, METRICS, "n", where={"size": 40, "sparsity": 6}), figure="fig3-n-ks"),
+              Decreasing(MP_DP, METRICS, "n", where={"size": 40, "sparsity": 6}), figure="fig3-n-ks"),
         Claim("Histogram queries is the worst method, on every distribution and eps (Fig. 5, 18); HQ with "
               "dpdist's CDF (uniform density inside a bin)",
-              RankedCheck(HQ, METRICS, "worst", where={**central, "n": 10_000}, methods=PAPER_METHODS),
+              BeatsRivals(METRICS, HQ, _others(HQ, PAPER_METHODS), where={**central, "n": 10_000}, lower=False),
               figure="fig5-ks"),
         Claim("Histogram queries is the worst method, on every distribution and eps (Fig. 5, 18); HQ drawn as a "
               "staircase CDF",
-              RankedCheck(HQ_STEP, METRICS, "worst", where={**central, "n": 10_000}, methods=(HQ_STEP, AQ, PP, MP)),
+              BeatsRivals(METRICS, HQ_STEP, (AQ, PP, MP), where={**central, "n": 10_000}, lower=False),
               figure="fig5-ks"),
         Claim("Histogram queries is the worst method on the real datasets (Fig. 19; staircase CDF)",
-              RankedCheck(HQ_STEP, METRICS, "worst", where={**central, "n": REAL_N}, methods=(HQ_STEP, AQ, PP, MP)),
+              BeatsRivals(METRICS, HQ_STEP, (AQ, PP, MP), where={**central, "n": REAL_N}, lower=False),
               figure="fig5-ks"),
         Claim("Matching pursuit is the best or close to the best (within 25%) at every eps (Fig. 5, 18), against "
               "AQ, PP and the staircase HQ",
-              BestOrCloseCheck(MP, METRICS, where=central, methods=(HQ_STEP, AQ, PP, MP)), figure="fig5-ks"),
+              BeatsRivals(METRICS, MP, (HQ_STEP, AQ, PP), where=central, factor=1.25), figure="fig5-ks"),
         Claim("Matching pursuit is the best or close to the best (within 25%) at every eps, against AQ, PP and "
               "dpdist's HQ",
-              BestOrCloseCheck(MP, METRICS, where=central, methods=PAPER_METHODS), figure="fig5-ks"),
+              BeatsRivals(METRICS, MP, _others(MP, PAPER_METHODS), where=central, factor=1.25), figure="fig5-ks"),
         Claim("Matching pursuit with the paper's Delta/eps selection noise (Alg. 2 as printed, NOT eps-DP: "
               "dpdist's MP needs 2 Delta/eps) is the best or close to the best (within 25%) at every eps, against "
               "AQ, PP and the staircase HQ (Fig. 5, 18): tells whether 'MP is best' fails because of that correction",
-              BestOrCloseCheck(MP_PAPER, METRICS, where=central, methods=(HQ_STEP, AQ, PP, MP_PAPER)),
+              BeatsRivals(METRICS, MP_PAPER, (HQ_STEP, AQ, PP), where=central, factor=1.25),
               figure="fig5-ks"),
         Claim("MP (s atoms of a larger dictionary) beats PP (same number of functions) (sec. VI-B, Fig. 4)",
               better_than("ks", MP, PP, where=central), figure="fig5-ks"),
         Claim("AQ struggles on smooth unimodal distributions and does better on multimodal ones: its error "
               "relative to MP's is larger on normal and Beta(10, 2) than on the normal mixture (sec. VI-B, Fig. 5)",
-              RelativeErrorCheck(AQ, MP, METRICS, harder=("normal", "beta-10-2"), easier=(MIXTURE,),
-                                 where={**central, "n": 10_000}), figure="fig5-ks"),
+              RatioContrast(METRICS, AQ, MP, ("normal", "beta-10-2"), (MIXTURE,), where={**central, "n": 10_000}),
+              figure="fig5-ks"),
         Claim("AQ struggles on smooth unimodal distributions: its error relative to MP's is larger on normal and "
               "Beta(10, 2) than on the real datasets (sec. VI-B, Fig. 5, 19; synthetic at n = 10^4, real at their "
               "n = 22,603: the ratios are paired across n)",
-              RelativeErrorCheck(AQ, MP, METRICS, harder=("normal", "beta-10-2"), easier=REAL,
-                                 where=central, unmatched=("n",)), figure="fig5-ks"),
+              RatioContrast(METRICS, AQ, MP, ("normal", "beta-10-2"), REAL, where=central, unmatched=("n",)),
+              figure="fig5-ks"),
         Claim("PP beats AQ on Beta(10, 2) at eps = 0.1 (sec. VI-B)",
               better_than("ks", PP, AQ, where={**central, "dataset": "beta-10-2", "epsilon": 0.1}), figure="fig5-ks"),
         Claim("AQ slightly outperforms PP at eps = 1 (sec. VI-B)",
               better_than("ks", AQ, PP, where={**central, "epsilon": 1.0, "n": 10_000}), figure="fig5-ks"),
         Claim("Decentralized: PP and MP outperform HQ and AQ in the high-privacy regime, eps = 0.1 (Fig. 6)",
-              GroupBeatsCheck((PP, MP), (HQ, HQ_STEP, AQ), METRICS, where={"setting": "decentralized", "epsilon": 0.1}),
+              GroupBeats((PP, MP), (HQ, HQ_STEP, AQ), METRICS, where={"setting": "decentralized", "epsilon": 0.1}),
               figure="fig6-ks"),
         Claim("Decentralized: MP beats AQ (Fig. 6)",
               better_than("ks", MP, AQ, where={"setting": "decentralized"}), figure="fig6-ks"),
         Claim("Streaming: PP and MP outperform HQ and AQ at every eps (Fig. 7)",
-              GroupBeatsCheck((PP, MP), (HQ, HQ_STEP, AQ), METRICS, where={"setting": "streaming"}), figure="fig7-ks"),
+              GroupBeats((PP, MP), (HQ, HQ_STEP, AQ), METRICS, where={"setting": "streaming"}), figure="fig7-ks"),
         Claim("Streaming: polynomial projection is the best method at every eps (Fig. 7)",
-              RankedCheck(PP, METRICS, "best", where={"setting": "streaming"}, methods=(HQ_STEP, AQ, PP, MP)), figure="fig7-ks"),
+              BeatsRivals(METRICS, PP, (HQ_STEP, AQ, MP), where={"setting": "streaming"}), figure="fig7-ks"),
         Claim("Streaming: PP with Legendre moments (dpdist option, not the paper's Alg. 1) is the best at every eps",
-              RankedCheck(PP_LEGENDRE, METRICS, "best", where={"setting": "streaming"},
-                          methods=(HQ, HQ_STEP, AQ, MP, PP_LEGENDRE)), figure="fig7-ks"),
+              BeatsRivals(METRICS, PP_LEGENDRE, (HQ, HQ_STEP, AQ, MP), where={"setting": "streaming"}),
+              figure="fig7-ks"),
         Claim("Streaming: MP beats AQ (Fig. 7)",
               better_than("ks", MP, AQ, where={"setting": "streaming"}), figure="fig7-ks"),
         Claim("Dictionaries: B-splines are the best dictionary on multimodal data (sec. VI-C, Fig. 9, 27)",
-              RankedCheck(DICT_BSP, METRICS, "best", where={"dataset": list(MULTIMODAL)}, methods=DICTIONARIES), figure="fig9-ks"),
+              BeatsRivals(METRICS, DICT_BSP, _others(DICT_BSP, DICTIONARIES), where={"dataset": list(MULTIMODAL)}),
+              figure="fig9-ks"),
         Claim("Dictionaries: normal CDFs are the worst dictionary on multimodal data (sec. VI-C)",
-              RankedCheck(DICT_NOR, METRICS, "worst", where={"dataset": list(MULTIMODAL)}, methods=DICTIONARIES), figure="fig9-ks"),
+              BeatsRivals(METRICS, DICT_NOR, _others(DICT_NOR, DICTIONARIES), where={"dataset": list(MULTIMODAL)},
+                          lower=False), figure="fig9-ks"),
     ]
 
 

@@ -8,9 +8,8 @@ they return ``None`` elsewhere) and :func:`significance_threshold` (eq. 6).
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import numpy as np
 from scipy import fft, special
@@ -27,6 +26,7 @@ __all__ = [
     "top_k_mse",
     "detections",
     "significance_threshold",
+    "noise_ratio_se",
 ]
 
 
@@ -80,6 +80,19 @@ def noise_power_ratio(estimate: Any, truth: np.ndarray, band: int | None = None)
     if low >= high:
         return None
     return float(power[low:high].mean() / details["noise_spectrum"][1])
+
+
+def noise_ratio_se(domain_size: int, band: int, repeats: int) -> float:
+    r"""The standard error Theorem 3 gives the mean of :func:`noise_power_ratio` over ``repeats`` runs.
+
+    The noise is a sum of many independent reports, so :math:`N_k` is nearly Gaussian and
+    :math:`|N_k|^2 / P_k` is Exp(1) (sd 1) for :math:`0 < k < d/2` and :math:`\chi^2_1` (sd
+    :math:`\sqrt 2`) at 0 and :math:`d/2`: the mean over the :math:`m_b` frequencies of band ``b``
+    and ``repeats`` runs has sd at most :math:`\sqrt{2 / (m_b R)}`.
+    """
+    band = int(band)
+    frequencies = 1 if band == 0 else min(2 ** (band - 1), domain_size // 2 + 1 - 2 ** (band - 1))
+    return math.sqrt(2.0 / (frequencies * repeats))
 
 
 def mse_at_iteration(estimate: Any, truth: np.ndarray, iteration: int | None = None) -> float | None:

@@ -1,0 +1,36 @@
+"""The numerics the test suite pins before numpy loads, so that its numbers do not depend on the CPU.
+
+The same pins as the reproduction runs (``dpdist.experiments._blas``): the OpenBLAS kernel
+``Haswell`` and numpy's SIMD dispatch below AVX-512, on a Linux x86-64 CPU with AVX2 (variables
+already set win).  Used by ``tests/conftest.py`` and ``clients/js/test/make_fixture.py`` (whose
+fixture holds last bits of numpy's loops); it must run before anything imports numpy, so it
+imports nothing of dpdist's.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+
+def pin_numerics() -> None:
+    """Set ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` where they are not set (x86-64 with AVX2)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return
+    try:
+        with open("/proc/cpuinfo") as handle:
+            avx2 = any(line.startswith("flags") and " avx2" in line for line in handle)
+    except OSError:
+        return
+    if avx2 and not os.environ.get("OPENBLAS_CORETYPE"):
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    if avx2 and not os.environ.get("NPY_DISABLE_CPU_FEATURES") and _numpy_version() >= (2, 4):
+        # the AVX-512 dispatch targets of numpy >= 2.4 (the version uv.lock pins; a name numpy does
+        # not dispatch to stops its import, and older versions name them differently)
+        os.environ["NPY_DISABLE_CPU_FEATURES"] = "X86_V4 AVX512_ICL AVX512_SPR"
+
+
+def _numpy_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in version("numpy").split(".")[:2] if part.isdigit())
