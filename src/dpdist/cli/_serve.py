@@ -45,7 +45,7 @@ def _server_options(parser, *, admin: bool) -> None:
 
 # ---------------------------------------------------------------------- serve
 def _add_serve(subparsers) -> None:
-    from ..serve._store import DEFAULT_MAX_BODY_BYTES
+    from ..serve._limits import DEFAULT_MAX_BODY_BYTES
 
     serve = subparsers.add_parser(
         "serve",

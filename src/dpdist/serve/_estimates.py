@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _json
 from ..errors import DPDistError
-from ._store import Campaign, ServiceError
+from ._campaigns import Campaign
+from ._refusals import Conflict, Failure, InvalidRequest
 
 __all__ = ["estimate_options", "estimate_json", "estimate_png"]
 
@@ -37,7 +38,7 @@ def estimate_options(query) -> tuple[dict, float]:
             except ValueError:
                 level = math.nan
             if not 0 < level < 1:
-                raise ServiceError(400, "invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
+                raise InvalidRequest("invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
             continue
         try:
             options[key] = _json.loads(text)
@@ -106,11 +107,10 @@ def _compute_estimate(campaign: Campaign, options: dict):
     try:
         return protocol.estimate(aggregator, **options)
     except TypeError as error:
-        raise ServiceError(
-            400, "invalid_option", f"{protocol.display_name}.estimate does not take the given options {sorted(options)}: {error}"
+        raise InvalidRequest("invalid_option", f"{protocol.display_name}.estimate does not take the given options {sorted(options)}: {error}"
         ) from None
     except DPDistError as error:
-        raise ServiceError(400, "invalid_option", str(error)) from None
+        raise InvalidRequest("invalid_option", str(error)) from None
 
 
 def _floats(values) -> list:
@@ -182,7 +182,7 @@ def describe_estimate(estimate, level: float) -> dict:
             "var_standard_error": float(estimate.var_standard_error),
             "band": {"level": level, "low": float(interval.low), "high": float(interval.high)},
         }
-    raise ServiceError(500, "internal", f"An estimate of type {type(estimate).__name__} has no JSON form.")
+    raise Failure("internal", f"An estimate of type {type(estimate).__name__} has no JSON form.")
 
 
 def estimate_json(campaign: Campaign, query) -> dict:
@@ -215,12 +215,12 @@ def estimate_png(campaign: Campaign, query) -> bytes:
     options, _ = estimate_options(query)
     estimate = _estimate(campaign, options)
     if estimate is None:
-        raise ServiceError(409, "no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
+        raise Conflict("no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
     protocol = campaign.protocol
     buffer = io.BytesIO()
     with _PYPLOT:
         try:
             _plot_estimate(estimate, f"{campaign.id}: {protocol.name}, eps={protocol.epsilon:g}, n={campaign.n}", buffer)
         except DPDistError as error:
-            raise ServiceError(400, "invalid_option", str(error)) from None
+            raise InvalidRequest("invalid_option", str(error)) from None
     return buffer.getvalue()

@@ -39,10 +39,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields
 
 from ..errors import InvalidParameterError
-from ._store import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES, ServiceError
+from ._refusals import Busy, InvalidRequest, RateLimited, TooLarge, TooSlow
 
-__all__ = ["Limits", "BodyBudget", "RateLimiter", "receive_body", "uvicorn_options", "add_arguments", "from_args"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "Limits", "BodyBudget", "RateLimiter", "receive_body", "uvicorn_options", "add_arguments", "from_args"]
 
+#: largest request body the service reads (a batch of 10^4 OUE reports with d = 1024 is 1.3 MB)
+DEFAULT_MAX_BODY_BYTES = 16 << 20
+#: largest campaign statistic (the protocol's statistic_size x its dtype) accepted at creation
+DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
 #: seconds a body may take before the minimum rate applies
 BODY_GRACE_S = 5.0
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
@@ -128,15 +132,14 @@ class BodyBudget:
         self.in_flight -= size
 
 
-def _busy(budget: BodyBudget) -> ServiceError:
-    error = ServiceError(
-        503,
+def _busy(budget: BodyBudget) -> Busy:
+    return Busy(
         "busy",
         f"The server holds {budget.limit} bytes of request bodies at most (--max-inflight-bytes) and is full; "
         "retry the same batch later.",
+        retry_after=2,
+        close=True,
     )
-    error.retry_after, error.close = 2, True
-    return error
 
 
 @contextlib.asynccontextmanager
@@ -175,9 +178,9 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
             except asyncio.TimeoutError:
                 raise _too_slow(limits, held) from None
             except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing to log as an error
-                error = ServiceError(400, "client_disconnected", "The client closed the connection before its body was complete.")
-                error.close = True
-                raise error from None
+                raise InvalidRequest(
+                    "client_disconnected", "The client closed the connection before its body was complete.", close=True
+                ) from None
             if not chunk:
                 continue
             if held + len(chunk) > max_body_bytes:
@@ -195,21 +198,17 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
         budget.give_back(held)
 
 
-def _too_large(limit: int) -> ServiceError:
-    error = ServiceError(413, "too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.")
-    error.close = True
-    return error
+def _too_large(limit: int) -> TooLarge:
+    return TooLarge("too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.", close=True)
 
 
-def _too_slow(limits: Limits, held: int) -> ServiceError:
-    error = ServiceError(
-        408,
+def _too_slow(limits: Limits, held: int) -> TooSlow:
+    return TooSlow(
         "body_timeout",
         f"The request body arrived too slowly ({held} bytes received): a body must arrive within {limits.body_timeout:g} s, "
         f"at {limits.min_body_rate} bytes/s or more after its first {limits.body_grace:g} s.",
+        close=True,
     )
-    error.close = True
-    return error
 
 
 # ---------------------------------------------------------------------- rate
@@ -265,14 +264,13 @@ class RateLimiter:
     def check(self, host: str | None) -> None:
         wait = self.take(host)
         if wait > 0:
-            error = ServiceError(
-                429,
+            raise RateLimited(
                 "rate_limited",
                 f"This client sends batches faster than the server's limit of {self.rate:g} per second "
                 f"(bursts of {self.burst}); retry the same batch later.",
+                retry_after=max(1, math.ceil(wait)),
+                close=True,
             )
-            error.retry_after, error.close = max(1, math.ceil(wait)), True
-            raise error
 
 
 # ---------------------------------------------------------------------- uvicorn

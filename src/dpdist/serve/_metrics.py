@@ -121,7 +121,7 @@ class Metrics:
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:
         if self._token_sha256 is None and self._check_admin is not None:
-            self._check_admin(request)  # a 401 ServiceError unless the admin token
+            self._check_admin(request)  # refused (401) unless the admin token
         elif self._token_sha256 is not None:
             header = request.headers.get("authorization", "")
             scheme, _, offered = header.partition(" ")
