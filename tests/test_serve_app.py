@@ -267,8 +267,7 @@ def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
 
     from starlette.testclient import TestClient
 
-    from dpdist.serve._estimates import ESTIMATES
-
+    ESTIMATES = app.state.service.estimates
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     with TestClient(app) as client:
         client.post("/api/campaigns", headers=headers,

@@ -14,6 +14,7 @@ import json
 import random
 import threading
 import time
+import uuid
 
 import numpy as np
 import pytest
@@ -110,6 +111,69 @@ def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
         assert summary["n"] == expected.n == sum(ack["accepted"] for ack in acks.values())
         assert summary["rejected"] == {k: v for k, v in expected.rejected.items() if v}
         protocol = local.from_config(CONFIG)
+        one_process = protocol.estimate(expected, postprocess="none")
+        assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
+    finally:
+        server.stop()
+
+
+ONE_CONFIG = {"protocol": "grr", "epsilon": 1.0, "domain_size": 16}
+DEVICES, REPORTS_EACH = 16, 60
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(database, tmp_path, workers):
+    """Issue 28: 16 devices send one report per request (group commits of many requests; with 2 worker processes
+    too) while the whole server is SIGKILLed three times. Every report acknowledged before a kill is counted after
+    the restart, every report is finally acknowledged, and each is counted exactly once."""
+    protocol = local.from_config(ONE_CONFIG)
+    rng = np.random.default_rng(20261123)
+    plan = [[(uuid.uuid4().hex, protocol.privatize(rng.integers(0, 16, 1), rng=rng)) for _ in range(REPORTS_EACH)]
+            for _ in range(DEVICES)]
+    expected = protocol.aggregator()
+    for device in plan:
+        for _, report in device:
+            expected.add(report)
+    server = ServerProcess(database, log_path=tmp_path / "server.log", workers=workers, options=("--rate-limit", "0")).start()
+    try:
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            admin.create_campaign("one", ONE_CONFIG)
+            admin.open_campaign("one")
+        acks: dict[str, dict] = {}
+        failures: list[BaseException] = []
+
+        def device(batches):
+            try:
+                with Client(server.url, retries=400, backoff=0.05) as client:
+                    for batch_id, report in batches:  # a batch of one report, under its random file id
+                        acks[batch_id] = client.submit_reports("one", protocol, report, batch_id=batch_id)
+            except BaseException as error:  # reported below
+                failures.append(error)
+
+        threads = [threading.Thread(target=device, args=(batches,)) for batches in plan]
+        for thread in threads:
+            thread.start()
+        total, kills = DEVICES * REPORTS_EACH, 0
+        for mark in (0.15, 0.45, 0.75):
+            while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
+                time.sleep(0.002)
+            if not any(thread.is_alive() for thread in threads):
+                break
+            acknowledged = len(acks)  # every one of these was acknowledged before the kill
+            server.kill()
+            kills += 1
+            server.start()
+            with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                assert admin.campaign("one")["n"] >= acknowledged
+        for thread in threads:
+            thread.join(timeout=900)
+        assert not failures, failures
+        assert kills == 3
+        assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            summary = admin.campaign("one")
+            estimate = admin.estimate("one", postprocess="none")
+        assert summary["n"] == summary["batches"] == total == expected.n
         one_process = protocol.estimate(expected, postprocess="none")
         assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
     finally:

@@ -22,8 +22,8 @@ from ._limits import DEFAULT_MAX_STATISTIC_BYTES
 from ._refusals import InvalidRequest
 
 __all__ = [
+    "CampaignRow",
     "Campaign",
-    "Gate",
     "CAMPAIGN_ID",
     "BATCH_ID",
     "BOUND_BATCH_ID",
@@ -47,8 +47,8 @@ ARRIVAL_RESOLUTION_MS = 60_000
 
 
 @dataclass(frozen=True)
-class Campaign:
-    """One campaign: its row of ``campaigns`` and its aggregate (``n``, ``statistic``, ``rejected``, ...)."""
+class CampaignRow:
+    """A campaign's settings (its row of ``campaigns``): what admission and ingest need, no aggregate."""
 
     id: str
     config: dict
@@ -59,11 +59,7 @@ class Campaign:
     created_ms: int
     opened_ms: int | None
     closed_ms: int | None
-    n: int
-    statistic: np.ndarray = field(repr=False)
-    rejected: dict[str, int]
-    refused: dict[str, int]
-    batches: int
+    statistic_dtype: str
     max_reports: int | None = None
     enrollment: bool = False
 
@@ -71,19 +67,33 @@ class Campaign:
     def protocol(self):
         return protocol_of(self.config)
 
-    def aggregator(self):
-        """The campaign's aggregate as a validated :class:`~dpdist.local.Aggregator`."""
-        from ..local import Aggregator
-
-        return Aggregator.from_dict(
-            {"config": self.config, "n": self.n, "statistic": self.statistic, "rejected": self.rejected}, self.protocol
-        )
-
     def check_submit_token(self, token: str | None) -> bool:
         """Whether ``token`` opens this campaign for submission (constant-time compare)."""
         if self.submit_token_sha256 is None:
             return True
         return hmac.compare_digest(token_sha256(token), self.submit_token_sha256)
+
+
+@dataclass(frozen=True)
+class Campaign(CampaignRow):
+    """A campaign with its aggregate's counts (``n``, ``rejected``, ``refused``, ``batches``) and, when it was read,
+    its statistic."""
+
+    n: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    statistic: np.ndarray | None = field(default=None, repr=False)
+
+    def aggregator(self):
+        """The campaign's aggregate as a validated :class:`~dpdist.local.Aggregator` (read with its statistic)."""
+        from ..local import Aggregator
+
+        if self.statistic is None:
+            raise ValueError("internal: the campaign was read without its statistic")
+        return Aggregator.from_dict(
+            {"config": self.config, "n": self.n, "statistic": self.statistic, "rejected": self.rejected}, self.protocol
+        )
 
     def summary(self) -> dict[str, Any]:
         """Public fields for the admin API (never the token hash)."""
@@ -103,20 +113,6 @@ class Campaign:
             "max_reports": self.max_reports,
             "enrollment": self.enrollment,
         }
-
-
-@dataclass(frozen=True)
-class Gate:
-    """What the service checks before it reads a batch's body (a light row: no statistic)."""
-
-    id: str
-    state: str
-    submit_token_sha256: str | None
-    enrollment: bool
-    max_reports: int | None
-    n: int
-    batch_recorded: bool
-    enrollment_left: int | None  # reports the offered enrollment token may still send (None: not a token of it)
 
 
 _PROTOCOLS: dict[str, Any] = {}

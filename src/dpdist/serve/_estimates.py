@@ -11,7 +11,6 @@ value it refuses, is a 400 ``invalid_option`` naming it.
 from __future__ import annotations
 
 import io
-import json
 import math
 import threading
 
@@ -47,56 +46,10 @@ def estimate_options(query) -> tuple[dict, float]:
     return options, level
 
 
-class _EstimateCache:
-    """Estimates computed once per change of a campaign, not once per viewer (issue 28, item 4).
-
-    Keyed by the campaign's identity and state of its aggregate (id, creation time, n, batches,
-    CRC-32 of the statistic) and the options; a dashboard polled by many tabs asks for the same
-    key until a batch arrives. Concurrent requests for one key wait for one computation
-    (single flight). Bounded (:data:`SIZE` entries, least recently used dropped); one per
-    process, so each worker of a multi-worker server computes each estimate once.
-    """
-
-    SIZE = 256
-
-    def __init__(self):
-        from collections import OrderedDict
-
-        self._entries: "OrderedDict[tuple, object]" = OrderedDict()
-        self._locks: dict[tuple, threading.Lock] = {}
-        self._guard = threading.Lock()
-        self.computed = 0  # estimates actually computed (for tests and metrics)
-
-    def get(self, key: tuple, compute):
-        with self._guard:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._guard:
-                if key in self._entries:
-                    return self._entries[key]
-            value = compute()
-            with self._guard:
-                self.computed += 1
-                self._entries[key] = value
-                while len(self._entries) > self.SIZE:
-                    self._entries.popitem(last=False)
-                self._locks.pop(key, None)
-            return value
-
-
-ESTIMATES = _EstimateCache()
-
-
 def _estimate(campaign: Campaign, options: dict):
-    import zlib
-
-    statistic = np.ascontiguousarray(campaign.statistic)
-    key = (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8)),
-           json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
-    return ESTIMATES.get(key, lambda: _compute_estimate(campaign, options))
+    """The protocol's estimate of the campaign's aggregate (None before the first report); computed once per change
+    of the campaign and kept by :mod:`._estimate_cache`, in the estimator process."""
+    return _compute_estimate(campaign, options)
 
 
 def _compute_estimate(campaign: Campaign, options: dict):

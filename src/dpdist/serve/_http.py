@@ -110,15 +110,13 @@ def read_body(request: Request, campaign_id: str | None = None):
 
     A body over the size limit is counted against ``campaign_id``'s refused batches.
     """
-    from starlette.concurrency import run_in_threadpool
-
     from ._limits import receive_body
 
     service = request.app.state.service
 
     async def refuse_oversized():
         if campaign_id:
-            await run_in_threadpool(service.refuse_oversized, campaign_id)
+            await service.count_refused(campaign_id, "too_large")
 
     return receive_body(request, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
 

@@ -100,6 +100,7 @@ class Metrics:
             "dpdist_http_responses", "HTTP responses by route and status", ["method", "route", "status"], registry=registry
         )
         self.in_flight = Gauge("dpdist_requests_in_flight", "Requests being served now", registry=registry)
+        self._children: dict[tuple, tuple] = {}  # (method, route template, status): from small fixed sets
         registry.register(_ServiceCollector(db))
         for outcome in ("new", "duplicate"):
             self.batches.labels(outcome)
@@ -117,6 +118,15 @@ class Metrics:
 
     def refused_request(self, code: str) -> None:
         self.refused.labels(code).inc()
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One response: its latency and its status (the labelled children are looked up once per label set)."""
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.latency.labels(method, route), self.responses.labels(method, route, str(status)))
+        children[0].observe(seconds)
+        children[1].inc()
 
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:
@@ -165,6 +175,4 @@ class MetricsMiddleware:
         finally:
             metrics.in_flight.dec()
             method = scope.get("method", "") if scope.get("method", "") in _METHODS else "other"
-            route = route_label(scope)
-            metrics.latency.labels(method, route).observe(time.perf_counter() - start)
-            metrics.responses.labels(method, route, str(status[0])).inc()
+            metrics.observe(method, route_label(scope), status[0], time.perf_counter() - start)

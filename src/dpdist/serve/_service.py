@@ -1,22 +1,33 @@
-"""The operations behind the routes: who may do what, and a batch's way from its body to the database.
+"""The operations behind the routes: who may do what, and a batch's way from its body to a group commit.
 
-:class:`Service` is synchronous (the endpoints run its methods in a thread
-pool) and knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
+:class:`Service` knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
+A batch's way (issue 28): a bound on the batches being served (beyond it 503
+``busy`` with ``Retry-After`` at once, before the body is read), admission from a
+short-lived cache of open campaigns (no database read for a device of an open
+campaign), decoding on the event loop for small bodies (in a thread for
+large ones), then the group commit (:mod:`._committer`) whose answer comes only
+after the batch is durable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import threading
+import time
+
+from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
-from ._campaigns import check_batch_id, token_sha256
+from ._campaigns import CampaignRow, check_batch_id, token_sha256
+from ._committer import GroupCommitter
 from ._database import open_database
+from ._group import Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
-from ._refusals import Conflict, Forbidden, InvalidRequest, Refusal, Unauthorized
+from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
 __all__ = ["Service"]
@@ -24,12 +35,15 @@ __all__ = ["Service"]
 LOG = logging.getLogger("dpdist.serve")
 
 #: refusals of a whole batch counted under the campaign's ``refused_batches`` (besides every 400)
-_COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows", "campaign_full",
-                      "contribution_limit", "batch_of_another_campaign"})
+_COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
+#: bodies up to this size are decoded on the event loop (a thread's hand-off costs more than the work)
+INLINE_BODY_BYTES = 64 << 10
+#: seconds an open campaign's settings are reused by admission (the group commit checks them again)
+CACHE_S = 2.0
 
 
 class Service:
-    """The service of one database: its campaigns, limits and admission checks."""
+    """The service of one database: its campaigns, limits, admission and group commits."""
 
     def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None):
         if not isinstance(admin_token, str) or len(admin_token) < 16:
@@ -44,21 +58,30 @@ class Service:
         self.budget = BodyBudget(self.limits.max_inflight_bytes)
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
+        self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
+        self.queued = 0  # batches between their admission and their answer (event loop only)
+        self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._retention: threading.Event | None = None
+        from ._estimate_cache import EstimateCache
+
+        self.estimates = EstimateCache(self.store)
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
-        """Start the background work (the retention task, if ``--retention-days`` is set)."""
+        """Start the background work: group commits, the retention task (if ``--retention-days`` is set)."""
+        self.committer.start()
         if self.limits.retention_days is not None and self._retention is None:
             self._retention = threading.Event()
             self.store.purge(int(self.limits.retention_days * 86_400_000))  # before the first request
             threading.Thread(target=self._purge_forever, args=(self._retention,), name="dpdist-retention", daemon=True).start()
 
     def close(self) -> None:
-        """Stop the background work and close the database's connections."""
+        """Commit what waits, fold the log, stop the background work and close the database's connections."""
         if self._retention is not None:
             self._retention.set()
             self._retention = None
+        self.committer.stop()
+        self.estimates.close()
         self.store.db.close()
 
     def _purge_forever(self, stop: threading.Event, every_s: float = 3600.0) -> None:
@@ -76,69 +99,118 @@ class Service:
         if not hmac.compare_digest(offered, self._admin_sha256):
             raise Unauthorized("unauthorized", "This route needs the admin token (Authorization: Bearer ...).")
 
-    def admit(self, campaign_id: str, batch_id: str | None, token: str) -> None:
-        """The checks made before a batch's body is read (its campaign, token, state and limits)."""
-        gate = self.store.gate(campaign_id, batch_id, token)
-        if gate.enrollment:
-            if gate.enrollment_left is None:
+    def changed(self, campaign_id: str) -> None:
+        """An admin changed the campaign: admission reads it again."""
+        self._open.pop(campaign_id, None)
+
+    async def settings(self, campaign_id: str) -> CampaignRow:
+        """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
+        cached = self._open.get(campaign_id)
+        if cached is not None and time.monotonic() - cached[0] < CACHE_S:
+            return cached[1]
+        row = await run_in_threadpool(self.store.row, campaign_id)
+        if row.state == "open":
+            if len(self._open) > 4096:
+                self._open.clear()
+            self._open[campaign_id] = (time.monotonic(), row)
+        else:
+            self._open.pop(campaign_id, None)
+        return row
+
+    # ------------------------------------------------------------------ admission
+    @contextlib.contextmanager
+    def slot(self):
+        """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
+        once, before the body is read: the work waiting is bounded (``--max-queue``), its answers stay fast."""
+        if self.queued >= self.limits.max_queue:
+            raise Busy(
+                "busy",
+                f"The server is serving {self.queued} batches, its limit (--max-queue); retry the same batch later.",
+                retry_after=1,
+                close=True,
+            )
+        self.queued += 1
+        try:
+            yield
+        finally:
+            self.queued -= 1
+
+    async def admit(self, campaign_id: str, batch_id: str | None, token: str) -> CampaignRow:
+        """The checks made before a batch's body is read: campaign, token, state and limits."""
+        row = await self.settings(campaign_id)
+        left = None
+        if row.enrollment:
+            left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
+            if left is None:
                 raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
-        elif gate.submit_token_sha256 is not None and not hmac.compare_digest(token_sha256(token), gate.submit_token_sha256):
+        elif not row.check_submit_token(token):
             raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
-        if gate.batch_recorded or batch_id is None:
-            return  # a retry gets its acknowledgement (and a batch named by its records' file id is read first)
-        if gate.state == "created":
+        if batch_id is None or (row.state == "open" and row.max_reports is None and not (left is not None and left <= 0)):
+            return row  # a batch named by its records' file id is read first; the group commit checks the rest
+        if await run_in_threadpool(self._recorded, campaign_id, batch_id):
+            return row  # a retry gets its acknowledgement
+        if row.state == "created":
             raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
-        if gate.state == "closed":
+        if row.state == "closed":
             raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
-        if gate.max_reports is not None and gate.n >= gate.max_reports:
-            self.store.count_refused(campaign_id, "campaign_full")
-            raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {gate.max_reports} reports (max_reports); it is full.")
-        if gate.enrollment and gate.enrollment_left <= 0:
-            self.store.count_refused(campaign_id, "contribution_limit")
+        if row.max_reports is not None and (await run_in_threadpool(self.store.totals, campaign_id)).n >= row.max_reports:
+            await self.count_refused(campaign_id, "campaign_full")
+            raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
+        if left is not None and left <= 0:
+            await self.count_refused(campaign_id, "contribution_limit")
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
             )
+        return row
+
+    def _recorded(self, campaign_id: str, batch_id: str) -> bool:
+        from ._campaigns import BATCH_ID
+
+        return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
-    def submit(self, campaign_id: str, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
-        """Decode, validate and count one batch exactly once; its acknowledgement (after the commit)."""
-        campaign = self.store.get(campaign_id)
-        enrollment = token_sha256(token) if campaign.enrollment else None
-        if not campaign.enrollment and not campaign.check_submit_token(token):
-            raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
+    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
+        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
+        campaign_id = row.id
         if batch_id is None:
-            batch_id = self._counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records, count_400=False)
+            batch_id = await self._counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
+                                           count_400=False)
         check_batch_id(batch_id)
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
-        if campaign.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
-            return self.store.ingest(campaign_id, batch_id, digest, None, 0, None)
-        protocol = campaign.protocol
-        batch = self._counted(campaign_id, decode_body, protocol, body, content_type, batch_id, self.limits)
-        contribution = protocol.aggregator().add_batch(batch)
+        enrollment = token_sha256(token) if row.enrollment else None
+        if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
+            return await self.committer.commit(Arrival(campaign_id, batch_id, digest, None, 0, 0))
+        arrival = await self._counted(campaign_id, self._arrival, row, batch_id, digest, body, content_type, enrollment,
+                                      inline=len(body) <= INLINE_BODY_BYTES)
+        return await self.committer.commit(arrival)
+
+    def _arrival(self, row: CampaignRow, batch_id: str, digest: str, body: bytes, content_type: str, enrollment) -> Arrival:
+        """The batch, validated and aggregated, ready for its group commit."""
+        protocol = row.protocol
+        batch = decode_body(protocol, body, content_type, batch_id, self.limits)
         raw = None
-        if campaign.keep_reports:
+        if row.keep_reports:
             import numpy as np
 
-            raw = np.ascontiguousarray(batch.reports, dtype=protocol.report_format.dtype)
-        return self._counted(
-            campaign_id, self.store.ingest, campaign_id, batch_id, digest, contribution, batch.n_read, raw, enrollment_sha256=enrollment
-        )
+            raw = np.ascontiguousarray(batch.reports, dtype=protocol.report_format.dtype).tobytes()
+        return Arrival(row.id, batch_id, digest, batch, protocol.report_format.count(batch.reports), batch.n_read, raw, enrollment)
 
-    def _counted(self, campaign_id: str, step, *args, count_400: bool = True, **kwargs):
-        """Run ``step``; a refusal of the whole batch is counted under the campaign's ``refused_batches``."""
+    async def _counted(self, campaign_id: str, step, *args, count_400: bool = True, inline: bool = True):
+        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
+        campaign's ``refused_batches``."""
         try:
-            return step(*args, **kwargs)
+            return step(*args) if inline else await run_in_threadpool(step, *args)
         except Refusal as refusal:
             if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in _COUNTED:
-                self.store.count_refused(campaign_id, refusal.code)
+                await self.count_refused(campaign_id, refusal.code)
             raise
 
-    def refuse_oversized(self, campaign_id: str) -> None:
-        """Count a body over the size limit against its campaign (if there is one)."""
+    async def count_refused(self, campaign_id: str, reason: str) -> None:
+        """Count a batch refused as a whole against its campaign (in the next group commit)."""
         try:
-            self.store.count_refused(campaign_id, "too_large")
-        except Refusal:
+            await self.committer.commit(Refused(campaign_id, reason))
+        except NotFound:
             pass  # unknown campaign: nothing to count against
 
 

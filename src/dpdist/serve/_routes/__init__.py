@@ -12,4 +12,4 @@ from . import batches, campaigns, pages, results
 
 __all__ = ["ROUTES"]
 
-ROUTES = [*pages.ROUTES, *campaigns.ROUTES, *batches.ROUTES, *results.ROUTES]
+ROUTES = [*batches.ROUTES, *campaigns.ROUTES, *results.ROUTES, *pages.ROUTES]  # the devices' route first: most requests

@@ -7,7 +7,6 @@ then closes the connection); the body is read within the limits of
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -35,14 +34,15 @@ _RECORDS_BODY = {"required": True, "content": {"application/octet-stream": {"sch
 
 async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
     service, campaign_id, token = service_of(request), request.path_params["campaign"], bearer(request)
-    try:  # nothing of the body is read before the client, its campaign and its token pass
-        service.rate.check(request.client.host if request.client else None)
-        await run_in_threadpool(service.admit, campaign_id, batch_id, token)
-    except Refusal as refusal:
-        refusal.close = True
-        raise
-    async with read_body(request, campaign_id) as body:
-        ack = await run_in_threadpool(service.submit, campaign_id, batch_id, body, request.headers.get("content-type", ""), token)
+    service.rate.check(request.client.host if request.client else None)
+    with service.slot():
+        try:  # nothing of the body is read before the client, its campaign and its token pass
+            campaign = await service.admit(campaign_id, batch_id, token)
+        except Refusal as refusal:
+            refusal.close = True
+            raise
+        async with read_body(request, campaign_id) as body:
+            ack = await service.submit(campaign, batch_id, body, request.headers.get("content-type", ""), token)
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)

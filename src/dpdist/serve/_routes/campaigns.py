@@ -64,6 +64,7 @@ _DELETED = {"type": "object", "properties": {"campaign": {"type": "string"}, "de
             errors=(401, 404))
 async def delete_campaign(request: Request) -> JSONResponse:
     service = as_admin(request)
+    service.changed(request.path_params["campaign"])
     return JSONResponse(await run_in_threadpool(service.store.delete, request.path_params["campaign"]))
 
 
@@ -88,7 +89,7 @@ async def enroll(request: Request) -> JSONResponse:
             errors=(404,))
 async def public_config(request: Request) -> JSONResponse:
     service = service_of(request)
-    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+    campaign = await service.settings(request.path_params["campaign"])
     return JSONResponse(
         {
             "campaign": campaign.id,
@@ -113,12 +114,15 @@ async def set_config(request: Request) -> JSONResponse:
     document = await json_body(request)
     changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
     campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
+    service.changed(campaign.id)
     return JSONResponse(campaign.summary())
 
 
 async def _transition(request: Request, target: str) -> JSONResponse:
     service = as_admin(request)
+    service.changed(request.path_params["campaign"])
     campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
+    service.changed(campaign.id)
     return JSONResponse(campaign.summary())
 
 

@@ -7,7 +7,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .._estimates import estimate_json, estimate_png
 from .._openapi import content_answer, documented, json_answer, ref
 from .._refusals import Conflict
 from ._common import as_admin
@@ -32,19 +31,19 @@ _ESTIMATE_QUERY = (
             query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate"))}, errors=(400, 401, 404))
 async def estimate(request: Request) -> JSONResponse:
     service = as_admin(request)
-    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
-    return JSONResponse(await run_in_threadpool(estimate_json, campaign, request.query_params))
+    document = await run_in_threadpool(service.estimates.document, request.path_params["campaign"], dict(request.query_params))
+    return JSONResponse(document)
 
 
 @documented("The current estimate as a PNG plot", security="admin", query=_ESTIMATE_QUERY,
             answers={200: content_answer("image/png", "PNG")}, errors=(400, 401, 404, 409))
 async def estimate_plot(request: Request) -> Response:
     service = as_admin(request)
-    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
-    return Response(await run_in_threadpool(estimate_png, campaign, request.query_params), media_type="image/png")
+    png = await run_in_threadpool(service.estimates.png, request.path_params["campaign"], dict(request.query_params))
+    return Response(png, media_type="image/png")
 
 
-@documented("Accepted reports over time (cumulative, at most ~200 points)", security="admin",
+@documented("Accepted reports over time (cumulative, at most ~200 points; kept per minute as reports arrive)", security="admin",
             answers={200: json_answer(ref("History"))}, errors=(401, 404))
 async def history(request: Request) -> JSONResponse:
     service = as_admin(request)
@@ -56,7 +55,7 @@ async def history(request: Request) -> JSONResponse:
             answers={200: content_answer("application/octet-stream", "records")}, errors=(401, 404, 409))
 async def export(request: Request) -> StreamingResponse:
     service = as_admin(request)
-    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+    campaign = await run_in_threadpool(service.store.row, request.path_params["campaign"])
     if not campaign.keep_reports:
         raise Conflict("reports_not_kept", f"Campaign {campaign.id!r} keeps no raw reports (create it with keep_reports).")
     return StreamingResponse(_records(service.store, campaign), media_type="application/octet-stream")
