@@ -2,8 +2,8 @@
 
 An estimate document (:func:`~._estimates.estimate_json`) is kept per campaign
 and query, with the version of the aggregate it was computed from (creation
-time, state, reports, batches, refusals: :class:`~._aggregates.Totals`, one cheap
-query).  A request for an unchanged version gets the kept document; concurrent
+time, state, config, reports, batches, refusals: :class:`~._aggregates.Totals`,
+one cheap query).  A request for an unchanged version gets the kept document; concurrent
 requests for one key wait for one computation (single flight).
 
 A changed version is computed again, except that a key's computations start at
@@ -20,6 +20,7 @@ loop and the group commits never wait for the GIL of a long estimate.
 from __future__ import annotations
 
 import collections
+import json
 import threading
 import time
 
@@ -80,7 +81,7 @@ class EstimateCache:
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)
         totals = self.store.totals(campaign_id)
-        return (row.created_ms, row.state, totals.n, totals.batches, totals.refusals)
+        return (row.created_ms, row.state, json.dumps(row.config, sort_keys=True), totals.n, totals.batches, totals.refusals)
 
     def _entry(self, key: tuple) -> _Entry:
         with self._guard:
@@ -95,7 +96,8 @@ class EstimateCache:
 
 
 def _version_of(campaign) -> tuple:
-    return (campaign.created_ms, campaign.state, campaign.n, campaign.batches, sum(campaign.refused.values()))
+    return (campaign.created_ms, campaign.state, json.dumps(campaign.config, sort_keys=True), campaign.n, campaign.batches,
+            sum(campaign.refused.values()))
 
 
 # ---------------------------------------------------------------------- the estimator process

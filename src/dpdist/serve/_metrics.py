@@ -32,10 +32,10 @@ _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 
 
 class _ServiceCollector:
-    """Values read at scrape time: the database layer's error counts and the thread pool's queue."""
+    """Values read at scrape time: the database layer's error counts, the group commits and the thread pool's queue."""
 
-    def __init__(self, db):
-        self.db = db
+    def __init__(self, db, service=None):
+        self.db, self.service = db, service
 
     def collect(self):
         errors = CounterMetricFamily(
@@ -49,6 +49,13 @@ class _ServiceCollector:
             "dpdist_database_reconnects", "Connections the database server had dropped, replaced by a new one",
             value=self.db.outages.reconnects,
         )
+        if self.service is not None:
+            committer = self.service.committer
+            yield CounterMetricFamily("dpdist_group_commits", "Group commits (transactions of many batches)", value=committer.groups)
+            yield CounterMetricFamily("dpdist_group_commit_items", "Batches and refusals committed by group commits",
+                                      value=committer.items)
+            yield GaugeMetricFamily("dpdist_batches_in_progress", "Batches between their admission and their answer "
+                                    "(beyond --max-queue: 503 busy)", value=self.service.queued)
         try:  # the worker threads that run database work: busy, and requests waiting for one (the queue)
             import anyio.to_thread
 
@@ -69,7 +76,7 @@ class Metrics:
     decides (the admin token): counts of reports and refusals were the admins' to see before.
     """
 
-    def __init__(self, db, *, token: str | None = None, check_admin=None):
+    def __init__(self, db, *, token: str | None = None, check_admin=None, service=None):
         from .. import __version__
 
         self.registry = registry = CollectorRegistry(auto_describe=True)
@@ -101,7 +108,7 @@ class Metrics:
         )
         self.in_flight = Gauge("dpdist_requests_in_flight", "Requests being served now", registry=registry)
         self._children: dict[tuple, tuple] = {}  # (method, route template, status): from small fixed sets
-        registry.register(_ServiceCollector(db))
+        registry.register(_ServiceCollector(db, service))
         for outcome in ("new", "duplicate"):
             self.batches.labels(outcome)
 

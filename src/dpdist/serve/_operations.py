@@ -108,7 +108,8 @@ def install(app, service, operations: Operations | None = None) -> None:
     operations = operations or Operations()
     db = service.store.db
     readiness = Readiness(db, timeout_s=operations.ready_timeout_s, min_free_bytes=operations.min_free_bytes)
-    metrics = Metrics(db, token=operations.metrics_token, check_admin=lambda request: service.check_admin(bearer(request)))
+    metrics = Metrics(db, token=operations.metrics_token, check_admin=lambda request: service.check_admin(bearer(request)),
+                      service=service)
     app.state.metrics, app.state.readiness, app.state.operations = metrics, readiness, operations
     app.add_exception_handler(DatabaseUnavailableError, _database_unavailable)
     app.add_middleware(SecurityHeadersMiddleware)  # add_middleware wraps: the last one added is the outermost

@@ -19,6 +19,8 @@ __all__ = ["SETTINGS", "worker_app", "run_workers"]
 
 #: the environment variable that carries the settings of the workers (JSON)
 SETTINGS = "DPDIST_SERVE_WORKER_SETTINGS"
+#: seconds a worker may take to answer its supervisor's health check before it is replaced
+WORKER_HEALTHCHECK_S = 60
 
 
 def worker_app():
@@ -50,7 +52,9 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
         "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
     })
     uvicorn_options["http"] = protocol_class()  # importable by name: the workers unpickle the configuration
+    # a worker that does not answer the supervisor's ping in time is killed and replaced: give a worker starting on a
+    # busy machine (or holding the GIL with a large batch) a minute, not uvicorn's 5 s
     config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,
-                            **uvicorn_options)
+                            timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **uvicorn_options)
     config.dpdist_header_timeout = limits.header_timeout
     Multiprocess(config, sockets=[config.bind_socket()]).run()
