@@ -98,6 +98,28 @@ def database(kind: str):
             cluster.stop()
 
 
+def database_cpu_seconds(url: str) -> float:
+    """CPU seconds of the PostgreSQL server of ``url`` so far (its postmaster and every backend; 0 for SQLite, whose
+    work is done by the server's own processes)."""
+    import os
+
+    if not url.startswith("postgresql://"):
+        return 0.0
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    ticks, total = os.sysconf("SC_CLK_TCK"), 0
+    for pid_file in Path(tempfile.gettempdir()).glob("dpdist-pg-*/data/postmaster.pid"):
+        lines = pid_file.read_text().splitlines()
+        if len(lines) < 4 or lines[3].strip() != port:
+            continue
+        postmaster = int(lines[0])
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(stat.parent.name) == postmaster or int(fields[1]) == postmaster:
+                    total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
 @contextlib.contextmanager
 def server(url: str, *, workers: int = 1, options: tuple = ()):
     process = ServerProcess(url, cpu=0, workers=workers, options=SERVER_OPTIONS + tuple(options), max_body_bytes=64 << 20)
@@ -155,12 +177,23 @@ def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: 
         campaign = open_campaign(process.url, GRR)
         run_wrk(process.url, campaign, body_path, 1, 8)  # warm up
         before_n, cpu, wall = counted(process.url, campaign)["n"], process.cpu_seconds(), time.perf_counter()
+        db_cpu = database_cpu_seconds(url)
         result = run_wrk(process.url, campaign, body_path, seconds, connections)
-        cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
+        cpu, wall, db_cpu = process.cpu_seconds() - cpu, time.perf_counter() - wall, database_cpu_seconds(url) - db_cpu
         acknowledged = counted(process.url, campaign)["n"] - before_n
+        groups = _metric(process.url, "dpdist_group_commits_total")
     shutil.rmtree(body_path.parent)
     return {**result, "acknowledged": acknowledged, "server_cpu_s": cpu, "per_cpu_s": acknowledged / cpu,
-            "per_s": acknowledged / wall, "workers": workers, "connections": connections, "load": load_average()}
+            "per_s": acknowledged / wall, "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu else None,
+            "requests_per_group": acknowledged / groups if groups else None, "workers": workers,
+            "connections": connections, "load": load_average()}
+
+
+def _metric(url: str, name: str) -> float:
+    """A counter of the server's /metrics (one process: with workers, the one that answered)."""
+    text = httpx.get(f"{url}/metrics", headers=ADMIN, timeout=60).text
+    found = re.search(rf"^{name} ([0-9.e+]+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0
 
 
 # ---------------------------------------------------------------------- 1,000 devices honouring Retry-After

@@ -180,3 +180,21 @@ class PostgresCluster:
 
 def admin_headers() -> dict:
     return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@contextlib.contextmanager
+def database_url(kind: str, folder, name: str = "campaigns.sqlite"):
+    """A fresh database of ``kind`` ("sqlite": a file in ``folder``; "postgresql": a throwaway cluster, skipped where
+    PostgreSQL is not installed): its URL."""
+    if kind == "sqlite":
+        yield str(Path(folder) / name)
+        return
+    if not postgres_available():
+        import pytest
+
+        pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster.new_database()
+    finally:
+        cluster.stop()

@@ -5,7 +5,9 @@ invalid rows) with retries; a killer thread SIGKILLs the server at random
 (seeded) moments and restarts it.  Afterwards every batch has been
 acknowledged, and the campaign's n, rejected counts, batch count and estimate
 equal a one-process aggregation of the same reports: every acknowledged batch
-is counted exactly once.
+is counted exactly once.  The same under one report per request from 16 devices
+(group commits of many requests), with one and with two worker processes, each
+restart checked to count every report acknowledged before its kill (issue 28).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 
 from dpdist import io, local
 from dpdist.client import Client
-from serve_support import ADMIN_TOKEN, PostgresCluster, ServerProcess, postgres_available
+from serve_support import ADMIN_TOKEN, ServerProcess, database_url
 
 pytestmark = pytest.mark.slow
 
@@ -54,51 +56,67 @@ def make_batches(seed: int):
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "campaigns.sqlite")
-        return
-    if not postgres_available():
-        pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
-    cluster = PostgresCluster().start()
-    yield cluster.new_database()
-    cluster.stop()
+    with database_url(request.param, tmp_path) as url:
+        yield url
+
+
+def open_campaign(url: str, name: str, config: dict) -> None:
+    with Client(url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign(name, config)
+        admin.open_campaign(name)
+
+
+def start_clients(url: str, plan: list, send, *, retries: int):
+    """A thread per client of ``plan`` sending its batches in turn (``send(client, batch)``, retried with the same
+    bytes); returns the acknowledgements by batch id (filled as they come), the failures and the threads."""
+    acks: dict[str, dict] = {}
+    failures: list[BaseException] = []
+
+    def run(batches):
+        try:
+            with Client(url, retries=retries, backoff=0.05) as client:
+                for batch in batches:
+                    acks[batch[0]] = send(client, batch)
+        except BaseException as error:  # reported by the test
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(batches,)) for batches in plan]
+    for thread in threads:
+        thread.start()
+    return acks, failures, threads
+
+
+def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None, after_restart=None) -> int:
+    """SIGKILL and restart the server each time the acknowledged batches pass a mark (plus a random delay from
+    ``jitter``), so that the kills fall mid-load however fast this machine is; ``after_restart(acknowledged before the
+    kill)`` checks the restarted server. Returns the number of kills."""
+    kills = 0
+    for mark in marks:
+        while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
+            time.sleep(0.002)
+        if not any(thread.is_alive() for thread in threads):
+            break
+        if jitter is not None:
+            time.sleep(jitter.uniform(0.0, 0.05))
+        acknowledged = len(acks)
+        server.kill()
+        kills += 1
+        server.start()
+        if after_restart is not None:
+            after_restart(acknowledged)
+    return kills
 
 
 def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
     plan, expected = make_batches(seed=20261122)
     server = ServerProcess(database, log_path=tmp_path / "server.log").start()
     try:
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.create_campaign("crash", CONFIG)
-            admin.open_campaign("crash")
-        acks: dict[str, dict] = {}
-        failures: list[BaseException] = []
-
-        def submit(batches):
-            try:
-                with Client(server.url, retries=200, backoff=0.05) as client:
-                    for batch_id, body, kind in batches:
-                        acks[batch_id] = client.submit_body("crash", batch_id, body, kind)
-            except BaseException as error:  # reported below
-                failures.append(error)
-
-        threads = [threading.Thread(target=submit, args=(batches,)) for batches in plan]
-        for thread in threads:
-            thread.start()
-        # kill when the acknowledged batches pass each mark (plus a random delay), so that the kills
-        # fall mid-load however fast this machine is
-        killer_rng = random.Random(7)
-        total = CLIENTS * BATCHES
-        kills = 0
-        for mark in (0.1, 0.25, 0.4, 0.55, 0.7, 0.85):
-            while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
-                time.sleep(0.005)
-            if not any(thread.is_alive() for thread in threads):
-                break
-            time.sleep(killer_rng.uniform(0.0, 0.05))
-            server.kill()
-            kills += 1
-            server.start()
+        open_campaign(server.url, "crash", CONFIG)
+        acks, failures, threads = start_clients(
+            server.url, plan, lambda client, batch: client.submit_body("crash", *batch), retries=200
+        )
+        kills = kill_at_marks(server, threads, acks, CLIENTS * BATCHES, (0.1, 0.25, 0.4, 0.55, 0.7, 0.85),
+                              jitter=random.Random(7))
         for thread in threads:
             thread.join(timeout=600)
         assert not failures, failures
@@ -136,35 +154,18 @@ def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(datab
             expected.add(report)
     server = ServerProcess(database, log_path=tmp_path / "server.log", workers=workers, options=("--rate-limit", "0")).start()
     try:
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.create_campaign("one", ONE_CONFIG)
-            admin.open_campaign("one")
-        acks: dict[str, dict] = {}
-        failures: list[BaseException] = []
+        open_campaign(server.url, "one", ONE_CONFIG)
+        # a batch of one report, under its random file id
+        acks, failures, threads = start_clients(
+            server.url, plan, lambda client, batch: client.submit_reports("one", protocol, batch[1], batch_id=batch[0]), retries=400
+        )
+        total = DEVICES * REPORTS_EACH
 
-        def device(batches):
-            try:
-                with Client(server.url, retries=400, backoff=0.05) as client:
-                    for batch_id, report in batches:  # a batch of one report, under its random file id
-                        acks[batch_id] = client.submit_reports("one", protocol, report, batch_id=batch_id)
-            except BaseException as error:  # reported below
-                failures.append(error)
-
-        threads = [threading.Thread(target=device, args=(batches,)) for batches in plan]
-        for thread in threads:
-            thread.start()
-        total, kills = DEVICES * REPORTS_EACH, 0
-        for mark in (0.15, 0.45, 0.75):
-            while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
-                time.sleep(0.002)
-            if not any(thread.is_alive() for thread in threads):
-                break
-            acknowledged = len(acks)  # every one of these was acknowledged before the kill
-            server.kill()
-            kills += 1
-            server.start()
+        def counted_after_restart(acknowledged: int) -> None:  # every one acknowledged before the kill
             with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
                 assert admin.campaign("one")["n"] >= acknowledged
+
+        kills = kill_at_marks(server, threads, acks, total, (0.15, 0.45, 0.75), after_restart=counted_after_restart)
         for thread in threads:
             thread.join(timeout=900)
         assert not failures, failures

@@ -22,7 +22,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from dpdist import io, local
-from serve_support import ADMIN_TOKEN, PostgresCluster, postgres_available
+from serve_support import ADMIN_TOKEN, database_url
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
 MINUTE = 60_000
@@ -55,14 +55,8 @@ SCHEMA_2 = [
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "old.sqlite")
-        return
-    if not postgres_available():
-        pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
-    cluster = PostgresCluster().start()
-    yield cluster.new_database()
-    cluster.stop()
+    with database_url(request.param, tmp_path, name="old.sqlite") as url:
+        yield url
 
 
 def digest(body: bytes, kind: str = "application/octet-stream") -> str:

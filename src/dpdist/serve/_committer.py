@@ -111,14 +111,25 @@ class GroupCommitter:
             if group:
                 written |= self._commit(group)
             now = time.monotonic()
-            if written and (now - folded >= FOLD_EVERY_S or (self._stopping and not self._queue)):
-                written = self._fold(written)
+            finishing = self._stopping and not self._queue
+            if written and (now - folded >= FOLD_EVERY_S or finishing):
+                written = self._housekeeping(self._fold, written) or set()  # failures: the rows stay in the log and count
                 folded = now
             if now - swept >= SWEEP_EVERY_S:
-                self._fold(set(self.store.unfolded("orphans")), rows_of="orphans")
+                self._housekeeping(self._sweep)
                 swept = now
-            if self._stopping and not self._queue and not written:
+            if finishing:
                 return
+
+    def _housekeeping(self, step, *args):
+        """A fold or a sweep, whatever it raises logged (the thread that answers the requests must not die)."""
+        try:
+            return step(*args)
+        except DatabaseUnavailableError:
+            return None  # the database layer logged it; tried again later
+        except Exception as error:  # noqa: BLE001 - a bug, logged; the log rows stay and count
+            LOG.error("folding the ingest log failed", exc_info=error)
+            return None
 
     def _take(self, timeout: float) -> list[_Waiter]:
         with self._wake:
@@ -154,6 +165,10 @@ class GroupCommitter:
         self.items += len(group)
         _answer(group, outcomes)
         return {item.campaign_id for item in items}
+
+    def _sweep(self) -> None:
+        """Fold the log rows that processes which are gone left behind."""
+        self._fold(set(self.store.unfolded("orphans")), rows_of="orphans")
 
     def _fold(self, campaigns: set[str], rows_of=None) -> set[str]:
         """Fold the log rows of ``campaigns``; the campaigns whose fold must be tried again."""
