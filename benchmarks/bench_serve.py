@@ -12,9 +12,10 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     ``wrk`` with a Lua script, 64 connections: acknowledged requests per server
     CPU-second and per wall second, p50/p99; SQLite and PostgreSQL.
 ``workers``
-    the same with ``--workers 1`` and ``--workers 2`` (both pinned to CPU 0: the
-    comparison per CPU-second shows lock contention; wall throughput needs a core
-    per worker plus one for ``wrk``, which a 2-core machine does not have).
+    the same with ``--workers 1`` and ``--workers 2``, three times in turn (both
+    pinned to CPU 0: the comparison per CPU-second shows lock contention; wall
+    throughput needs a core per worker plus one for ``wrk``, which a 2-core machine
+    does not have).
 ``crowd``
     1,000 concurrent devices, each a keep-alive connection sending one report per
     request and honouring ``Retry-After`` (jittered, as the clients do): p50/p99
@@ -203,8 +204,8 @@ class Crowd:
 
     def __init__(self, port: int, campaign: str, body: bytes, devices: int, seconds: float):
         self.port, self.campaign, self.body, self.devices, self.seconds = port, campaign, body, devices, seconds
-        self.accepted: list[float] = []  # seconds, per acknowledged request
-        self.refused: list[float] = []  # seconds, per 429/503 answer
+        self.accepted: list[tuple[float, float]] = []  # (sent at, seconds) per acknowledged request
+        self.refused: list[tuple[float, float]] = []  # (sent at, seconds) per 429/503 answer
         self.without_retry_after = 0
         self.acknowledged: set[str] = set()
         self.others: dict[int, int] = {}
@@ -222,7 +223,7 @@ class Crowd:
             name, _, value = line.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
         await reader.readexactly(int(headers.get("content-length", 0)))
-        return int(status_line.split()[1]), headers, time.perf_counter() - start
+        return int(status_line.split()[1]), headers, (start, time.perf_counter() - start)
 
     async def device(self, rng) -> None:
         import asyncio
@@ -260,7 +261,10 @@ class Crowd:
 
 
 def crowd(url: str, seconds: float, devices: int = 1000) -> dict:
-    """1,000 devices for ``seconds``, the server SIGKILLed (and restarted) halfway; every acknowledged id counted."""
+    """1,000 devices for ``seconds``, the server SIGKILLed (and restarted) halfway; every acknowledged id counted.
+
+    Latencies are given for the steady state (from 3 s after the start and after the restart: the 1,000 first requests
+    of a crowd arrive at once, before any of them could be refused) and for the whole run."""
     import asyncio
     import threading
 
@@ -270,24 +274,36 @@ def crowd(url: str, seconds: float, devices: int = 1000) -> dict:
         campaign = open_campaign(process.url, GRR)
         load = Crowd(process.port, campaign, body, devices, seconds)
         runner = threading.Thread(target=lambda: _on_cpu_1(lambda: asyncio.run(load.run())))
+        start = time.perf_counter()
         runner.start()
         time.sleep(seconds / 2)
         acknowledged_before = len(load.acknowledged)
         process.kill()
         process.start(timeout=120)
+        restarted = time.perf_counter()
         runner.join(seconds * 4 + 120)
         rows = counted(process.url, campaign)
     recorded = _recorded_batch_ids(url, campaign)
-    accepted, refused = np.array(load.accepted), np.array(load.refused)
+    steady = [(start + 3, start + seconds / 2), (restarted + 3, start + seconds)]
     return {
         "devices": devices, "seconds": seconds, "acknowledged": len(load.acknowledged), "counted": rows["n"],
         "acknowledged_missing": len(load.acknowledged - recorded), "batches": rows["batches"],
-        "acknowledged_before_kill": acknowledged_before, "accepted_p50_ms": float(np.percentile(accepted, 50) * 1e3),
-        "accepted_p99_ms": float(np.percentile(accepted, 99) * 1e3), "refusals": int(refused.size),
-        "refusal_p99_ms": float(np.percentile(refused, 99) * 1e3) if refused.size else None,
-        "refusal_max_ms": float(refused.max() * 1e3) if refused.size else None,
+        "acknowledged_before_kill": acknowledged_before, "refusals": len(load.refused),
         "without_retry_after": load.without_retry_after, "other_statuses": load.others, "load": load_average(),
+        **_percentiles("accepted", load.accepted, steady), **_percentiles("refusal", load.refused, steady),
     }
+
+
+def _percentiles(name: str, samples: list, windows: list) -> dict:
+    """p50, p99 and max (ms) of ``samples`` (sent at, seconds): in the steady ``windows``, and over the whole run."""
+    out = {}
+    for label, chosen in (("steady", [took for at, took in samples if any(a <= at < b for a, b in windows)]),
+                          ("all", [took for _, took in samples])):
+        values = np.array(chosen) * 1e3
+        out[f"{name}_{label}"] = (None if not values.size else
+                                  {"n": int(values.size), "p50_ms": round(float(np.percentile(values, 50)), 1),
+                                   "p99_ms": round(float(np.percentile(values, 99)), 1), "max_ms": round(float(values.max()), 1)})
+    return out
 
 
 def _recorded_batch_ids(url: str, campaign: str) -> set[str]:
@@ -435,10 +451,11 @@ def _case(case: str, kind: str, seconds: float):
     with database(kind) as url:
         if case == "one":
             yield one_per_request(url, seconds)
-        elif case == "workers":
-            for workers in (1, 2):
-                with database(kind) as fresh:
-                    yield one_per_request(fresh, seconds, workers=workers)
+        elif case == "workers":  # alternating runs: the machine's load drifts between them
+            for repeat in range(3):
+                for workers in (1, 2):
+                    with database(kind) as fresh:
+                        yield {"repeat": repeat, **one_per_request(fresh, seconds, workers=workers)}
         elif case == "crowd":
             yield crowd(url, seconds)
         elif case == "batches":

@@ -21,6 +21,7 @@ import time
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
+from ._backpressure import Backpressure
 from ._campaigns import CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
@@ -40,6 +41,9 @@ _COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records"
 INLINE_BODY_BYTES = 64 << 10
 #: seconds an open campaign's settings are reused by admission (the group commit checks them again)
 CACHE_S = 2.0
+#: a lagging event loop refuses new batches only while it serves at least this many (a few requests on a busy
+#: machine are late because the machine is busy, and refusing them would not help)
+MIN_SHED = 16
 
 
 class Service:
@@ -60,6 +64,7 @@ class Service:
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)
+        self.pressure = Backpressure()
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._retention: threading.Event | None = None
         from ._estimate_cache import EstimateCache
@@ -121,17 +126,18 @@ class Service:
     @contextlib.contextmanager
     def slot(self):
         """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
-        once, before the body is read: the work waiting is bounded (``--max-queue``), its answers stay fast."""
-        if self.queued >= self.limits.max_queue:
-            raise Busy(
-                "busy",
-                f"The server is serving {self.queued} batches, its limit (--max-queue); retry the same batch later.",
-                retry_after=1,
-                close=True,
-            )
+        once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
+        waiting is bounded (``--max-queue``) and its answers stay fast."""
+        self.pressure.watch()
+        if self.queued >= self.limits.max_queue or (self.queued >= MIN_SHED and self.pressure.overloaded):
+            why = (f"is serving {self.queued} batches, its limit (--max-queue)" if self.queued >= self.limits.max_queue
+                   else "cannot answer more batches in time")
+            raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
+                       close=True)
         self.queued += 1
         try:
             yield
+            self.pressure.acknowledged()
         finally:
             self.queued -= 1
 
