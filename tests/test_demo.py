@@ -54,10 +54,10 @@ def test_every_bottom_panel_has_x_tick_labels():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dpdist.demo import _label_bottom_panels
+    from dpdist.plotting import label_bottom_panels
 
     figure, axes = plt.subplots(6, 4, sharex=True, squeeze=False)
-    _label_bottom_panels(axes, 21, "time of day")
+    label_bottom_panels(axes, 21, "time of day")
     figure.canvas.draw()
 
     def labelled(axis):

@@ -314,3 +314,47 @@ def test_node_cli_reads_pem_words_and_items_above_two_to_the_53(tmp_path):
     assert batch.n_valid == big.size and batch.rejected == {}
     counts = batch.add_to(items.aggregator()).statistic
     assert chi_square_pvalue(counts, items.channel(big).mean(axis=0)) > ALPHA
+
+
+VIEW_CHECK = """
+import { readFileSync } from 'node:fs';
+import { fromConfig } from './clients/js/src/index.js';
+const outcomes = JSON.parse(readFileSync(process.argv[1], 'utf8')).map((view) => {
+  try {
+    const protocol = fromConfig(view);
+    return { ok: true, descr: protocol.descr, shape: protocol.rowShape };
+  } catch (error) {
+    return { ok: false, message: error.message };
+  }
+});
+process.stdout.write(JSON.stringify(outcomes));
+"""
+
+
+def _weakened(view: dict) -> dict:
+    """The view with its first design constant changed (a probability raised, an integer grown)."""
+    name, value = next(iter(view["design"].items()))
+    changed = min(1.0, value * 1.25 + 1e-3) if isinstance(value, float) else (value + 1 if isinstance(value, int) else value[1:])
+    return {**view, "design": {**view["design"], name: changed}}
+
+
+def test_node_checks_the_client_views_python_publishes(tmp_path):
+    """Every client view Python publishes for a config the JS client implements is accepted, with the
+    format it states; the view with a changed design constant, or another dtype, is refused."""
+    supported = json.loads((CLIENT / "test" / "fixtures" / "python.json").read_text())["supported"]
+    protocols = [local.make(name, **params) for name, params in CASES if name in supported]
+    views = [protocol.client_view() for protocol in protocols]
+    tampered = [_weakened(view) for view in views] + [
+        {**view, "format": {**view["format"], "dtype": "<u2" if view["format"]["dtype"] != "<u2" else "<u4"}} for view in views
+    ]
+    path = tmp_path / "views.json"
+    path.write_text(json.dumps(views + tampered))
+    result = subprocess.run([_node(), "--input-type=module", "-e", VIEW_CHECK, str(path)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    outcomes = json.loads(result.stdout)
+    for protocol, outcome in zip(protocols, outcomes[: len(views)]):
+        layout = protocol.report_format
+        assert outcome == {"ok": True, "descr": np.lib.format.dtype_to_descr(layout.dtype), "shape": list(layout.row_shape)}
+    for view, outcome in zip(tampered, outcomes[len(views):]):
+        assert not outcome["ok"] and "The view is refused" in outcome["message"], (view, outcome)

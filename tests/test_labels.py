@@ -91,7 +91,8 @@ def test_cli_privatize_aggregate_estimate_with_a_label_file(tmp_path, capsys):
     assert main(["aggregate", str(tmp_path / "r.bin"), "--state", str(tmp_path / "s.bin"), "--no-progress"]) == 0
     assert main(["estimate", "--state", str(tmp_path / "s.bin"), "--out", str(tmp_path / "e.csv")]) == 0
     lines = (tmp_path / "e.csv").read_text().splitlines()
-    assert lines[0] == "item,label,frequency,standard_error"
+    # the table of any estimate (FrequencyEstimate.table(): its 95% interval too, as without labels)
+    assert lines[0] == "item,label,frequency,standard_error,low,high"
     assert [line.split(",")[1] for line in lines[1:]] == PAGES
     proto = local.make("oue", epsilon=1.0, labels=PAGES)
     state = local.Aggregator.load(tmp_path / "s.bin")

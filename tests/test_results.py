@@ -1,12 +1,24 @@
-"""The result contract: every estimate meets dpdist.estimates.Estimate, and protocols keep class settings."""
+"""The result contract: every estimate meets dpdist.estimates.Estimate (its numbers, intervals, JSON, text and
+figure), and protocols keep class settings."""
 
 from __future__ import annotations
 
+import ast
+import json
+from pathlib import Path
+
+import jsonschema
+import matplotlib
 import numpy as np
 import pytest
 
-from dpdist import central, local
-from dpdist.estimates import Distribution, Estimate, FrequencyEstimate, MeanEstimate, MeanVarianceEstimate
+import dpdist
+from dpdist import central, local, plotting
+from dpdist.errors import InvalidParameterError
+from dpdist.estimates import JSON_SCHEMA, Distribution, Estimate, Interval, MeanVarianceEstimate
+from dpdist.uncertainty import cdf_band
+
+matplotlib.use("Agg")
 from dpdist.local.numerical.binning import Binning
 from dpdist.local.numerical.sw import SquareWave
 
@@ -31,18 +43,43 @@ def _mean_variance():
     return MeanVarianceEstimate(mean.mean, deviation.mean, mean.mean, mean, deviation)
 
 
+def _labelled_frequencies():
+    protocol = local.make("cp", epsilon=2.0, labels=["snow", "rain", "sun", "fog", "wind", "hail"], measurements=4)
+    return protocol.estimate(protocol.simulate(np.random.default_rng(1).integers(0, 6, 2000), rng=2))
+
+
+def _heavy_hitters():
+    words = ["apple"] * 3000 + ["pear"] * 2000 + [f"w{'abcdefghij'[i % 10]}x" for i in range(3000)]
+    return local.heavy_hitters(words, 6.0, k=3, max_chars=6, alphabet="abcdefghijklmnopqrstuvwxyz", rng=2)
+
+
+def _distribution_with_band():
+    protocol = local.make("hh", epsilon=2.0, bins=16)
+    return cdf_band(protocol, protocol.simulate(X, rng=3), replicates=20, rng=4)
+
+
 RESULTS = {
     "frequency": lambda: _local_estimate("oue"),
+    "frequency (labels, no intervals)": _labelled_frequencies,
+    "heavy hitters": _heavy_hitters,
     "distribution (local)": lambda: _local_estimate("sw"),
+    "distribution (local, with a band)": _distribution_with_band,
     "mean": lambda: _local_estimate("pm"),
     "mean and variance": _mean_variance,
     "distribution (central)": lambda: central.histogram_queries(X, 1.0, (0.0, 1.0), 16, rng=0),
+    "quantiles (tree)": lambda: central.quantiles(X, [0.1, 0.5, 0.9], epsilon=1.0, bounds=(0.0, 1.0), rng=0),
+    "quantiles (aq)": lambda: central.quantiles(X, [0.5], epsilon=1.0, bounds=(0.0, 1.0), method="aq", rng=0),
+    "tree histogram": lambda: central.TreeHistogram.release(X, 1.0, (0.0, 1.0), height=2, rng=0),
+    "polynomial moments": lambda: central.PolynomialMoments.release(X, 1.0, 1e-6, (0.0, 1.0), 6, rng=0),
 }
 
 
-@pytest.mark.parametrize("kind", RESULTS)
-def test_every_estimate_meets_the_result_protocol(kind):
-    result = RESULTS[kind]()
+@pytest.fixture(scope="module", params=list(RESULTS))
+def result(request):
+    return RESULTS[request.param]()
+
+
+def test_every_estimate_meets_the_result_protocol(result):
     assert isinstance(result, Estimate)
     assert isinstance(result.method, str) and result.epsilon > 0 and isinstance(result.details, dict)
     assert result.guarantee is not None and result.guarantee.epsilon == pytest.approx(result.epsilon)
@@ -51,6 +88,156 @@ def test_every_estimate_meets_the_result_protocol(kind):
     columns = result.table()
     lengths = {np.asarray(c).shape for c in columns.values()}
     assert len(lengths) == 1 and len(next(iter(lengths))) == 1, lengths
+
+
+def test_every_estimate_writes_the_published_json(result):
+    """to_dict is plain JSON (no NaN: strict parsers refuse it) and valid under the schema the docs and the
+    service's OpenAPI publish; a level asked for reaches the intervals computed on request."""
+    document = result.to_dict(0.9)
+    jsonschema.Draft202012Validator(JSON_SCHEMA).validate(document)
+    assert json.loads(result.to_json(0.9, allow_nan=False)) == json.loads(json.dumps(document, allow_nan=False))
+    assert document["kind"] == result.kind and document["method"] == result.method
+    assert document["guarantee"] == result.guarantee.to_dict()
+    for entry, interval in zip(document["intervals"], result.intervals(0.9)):
+        assert entry == interval.to_dict() and entry["level"] in (0.9, getattr(result, "level", None), 0.95)
+    with pytest.raises(InvalidParameterError, match="'level'"):
+        result.to_dict(1.5)
+
+
+def test_every_estimate_describes_and_draws_itself(result, tmp_path):
+    text = result.describe()
+    assert text and all(line.startswith("  ") for line in text.splitlines())
+    plotting.save_estimate(result, tmp_path / "estimate.png", label="estimate")
+    assert (tmp_path / "estimate.png").read_bytes()[:4] == b"\x89PNG"
+    figure = result.figure(label="estimate")
+    assert figure.axes
+    plotting.save_figure(figure, tmp_path / "again.svg")
+    axes = result.plot()
+    assert isinstance(axes, matplotlib.axes.Axes)
+    matplotlib.pyplot.close("all")
+
+
+def test_the_service_publishes_the_schema_in_its_openapi_description():
+    from dpdist.serve import openapi_schema
+
+    schemas = openapi_schema()["components"]["schemas"]
+    assert schemas["EstimateResult"] == {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}
+    refs = [option.get("$ref") for option in schemas["Estimate"]["properties"]["estimate"]["anyOf"]]
+    assert "#/components/schemas/EstimateResult" in refs
+
+
+def test_the_json_keeps_the_fields_the_service_served():
+    """GET .../estimate returned these fields before the results wrote their own JSON; clients read them."""
+    fields = {
+        "frequency": {"kind", "items", "frequencies", "standard_error", "band", "postprocess"},
+        "heavy hitters": {"kind", "items", "labels", "frequencies", "standard_error", "band", "k", "threshold", "rounds"},
+        "distribution (local)": {"kind", "edges", "probabilities", "cdf", "mean", "median", "band", "method"},
+        "mean": {"kind", "mean", "standard_error", "band"},
+        "mean and variance": {"kind", "mean", "var", "mean_standard_error", "var_standard_error", "band"},
+    }
+    for name, keys in fields.items():
+        document = RESULTS[name]().to_dict(0.95)
+        assert keys <= set(document), (name, keys - set(document))
+    frequency = RESULTS["frequency"]()
+    low, high = frequency.confidence_interval(0.8)
+    band = frequency.to_dict(0.8)["band"]
+    assert band == {"level": 0.8, "low": low.tolist(), "high": high.tolist()}
+    assert RESULTS["distribution (local)"]().to_dict()["band"] is None
+    mean = RESULTS["mean"]()
+    assert mean.to_dict()["band"] == {"level": 0.95, **dict(zip(("low", "high"), mean.confidence_interval(0.95)))}
+
+
+def test_heavy_hitters_intervals_hold_for_every_candidate_at_once():
+    """The Bonferroni band over the last round's candidates, which the service drew in its HTTP layer before."""
+    from statistics import NormalDist
+
+    found = _heavy_hitters()
+    candidates = found.details["rounds"][-1]["candidates"]
+    assert found.candidates == candidates > 1
+    low, high = found.confidence_interval(0.95)
+    half = NormalDist().inv_cdf(1 - 0.05 / (2 * candidates)) * found.standard_error
+    np.testing.assert_allclose(high - low, 2 * half)
+    (interval,) = found.intervals(0.95)
+    assert interval.simultaneous and interval.quantity == "frequency"
+    np.testing.assert_array_equal(interval.at, found.items)
+    assert found.to_dict()["band"]["simultaneous_over"] == candidates
+    assert found.table()["low"].tolist() == low.tolist() and list(found.table())[:2] == ["item", "label"]
+
+
+def test_a_band_gives_the_intervals_of_the_cdf_its_quantiles_and_its_mean():
+    estimate = _distribution_with_band()
+    band = estimate.band
+    pointwise, simultaneous, quantiles, mean = estimate.intervals()
+    assert (pointwise.quantity, simultaneous.quantity, quantiles.quantity, mean.quantity) == (
+        "cdf", "cdf", "quantile", "mean")
+    assert simultaneous.simultaneous and not pointwise.simultaneous and {pointwise.level, mean.level} == {band.level}
+    np.testing.assert_array_equal(pointwise.low, band.lower)
+    np.testing.assert_array_equal(simultaneous.high, band.simultaneous_upper)
+    np.testing.assert_array_equal(np.array(quantiles.low), band.quantile_interval(quantiles.at)[0])
+    assert (mean.low, mean.high) == band.mean_interval() and mean.at is None
+    assert "95% [" in estimate.describe() and "bands" in estimate.describe()
+    again = Distribution.from_dict(json.loads(estimate.to_json()))
+    np.testing.assert_array_equal(again.band.simultaneous_lower, band.simultaneous_lower)
+    assert again.guarantee == estimate.guarantee
+
+
+def test_a_release_presents_the_distribution_it_releases():
+    tree = RESULTS["tree histogram"]()
+    document = tree.to_dict(0.9)
+    assert document["kind"] == "distribution" and document["band"]["level"] == 0.9 and document["method"] == "tree"
+    assert tree.summary() == tree.to_distribution().summary() and tree.as_distribution().bins == 256
+    moments = RESULTS["polynomial moments"]()
+    assert moments.to_dict()["band"] is None and moments.n == X.size and moments.intervals() == ()
+
+
+def test_an_interval_is_checked_and_missing_limits_are_null():
+    with pytest.raises(InvalidParameterError, match="'level'"):
+        Interval("mean", 0.5, 0.4, 0.6, 1.0, "test")
+    with pytest.raises(InvalidParameterError, match="shape"):
+        Interval("frequency", np.zeros(3), np.zeros(3), np.zeros(2), 0.9, "test", at=np.arange(3))
+    entry = Interval("frequency", np.zeros(2), np.array([-np.inf, 0.0]), np.array([np.inf, 1.0]), 0.9, "test",
+                     at=np.arange(2)).to_dict()
+    assert entry["low"] == [None, 0.0] and entry["high"] == [None, 1.0] and entry["at"] == [0, 1]
+    labelled = RESULTS["frequency (labels, no intervals)"]()  # CP with fewer measurements than items
+    assert not labelled.has_intervals
+    document = labelled.to_dict()  # why, instead of an interval
+    assert document["no_interval"] == labelled.details["no_interval"] and document["band"]["low"] == [None] * 6
+    assert document["labels"][:2] == ["snow", "rain"] and labelled.details["no_interval"] in labelled.describe()
+
+
+def test_the_views_of_an_estimate_as_a_distribution():
+    frequency = local.make("oue", epsilon=2.0, domain_size=4)
+    estimate = frequency.estimate(frequency.simulate(np.arange(400) % 4, rng=0), postprocess="norm-sub")
+    binned = estimate.as_distribution((0.0, 8.0))
+    np.testing.assert_array_equal(binned.edges, [0.0, 2.0, 4.0, 6.0, 8.0])
+    assert binned.method == "oue-binning" and binned.guarantee == estimate.guarantee
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        estimate.as_distribution()
+    distribution = RESULTS["distribution (central)"]()
+    assert distribution.as_distribution() is distribution and RESULTS["mean"]().as_distribution() is None
+    with pytest.raises(InvalidParameterError, match="'bounds'"):
+        distribution.as_distribution((0.0, 2.0))
+
+
+# ---------------------------------------------------------------------- no switch on result types
+#: The places that present estimates: none of them asks which result it holds.
+PRESENTATION = ("cli", "serve", "experiments", "demo.py", "metrics.py", "plotting.py")
+RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
+                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand"}
+
+
+def test_no_presentation_code_switches_on_the_type_of_a_result():
+    source = Path(dpdist.__file__).parent
+    found = []
+    for place in PRESENTATION:
+        paths = [source / place] if place.endswith(".py") else sorted((source / place).rglob("*.py"))
+        for path in paths:
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "issubclass"):
+                    names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node.args[1])}
+                    if names & RESULT_TYPES:
+                        found.append(f"{path.relative_to(source)}:{node.lineno}")
+    assert not found, found
 
 
 def test_summaries_hold_the_headline_numbers():

@@ -120,9 +120,7 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
     assert ack["accepted"] == 100 and ack["rejected"] == {}
     expected = one_process(protocol.config(), [binary, as_json])
     assert admin.campaign(campaign)["n"] == expected.n == 300
-    from dpdist.serve._estimates import describe_estimate
-
-    assert admin.estimate(campaign)["estimate"] == json.loads(json.dumps(describe_estimate(protocol.estimate(expected), 0.95)))
+    assert admin.estimate(campaign)["estimate"] == json.loads(protocol.estimate(expected).to_json(0.95))
 
 
 # ---------------------------------------------------------------------- exactly once

@@ -1,7 +1,7 @@
 // Type declarations of the one-protocol entry points 'dpdist-client/<name>' (src/entries/<name>.js):
 // the same functions as 'dpdist-client', for configs of that protocol only.
 
-import type { Protocol, ProtocolConfig, RandomSource, ReportBatch } from './index.js';
+import type { ClientView, Protocol, ProtocolConfig, RandomSource, ReportBatch } from './index.js';
 
 export {
   DPDistError,
@@ -17,8 +17,8 @@ export {
 /** The registry name of the protocol of this entry point ("grr", "oue", ...). */
 export const PROTOCOL: string;
 
-/** The protocol a config (object or JSON text) describes; a config of another protocol is refused. */
-export function fromConfig(config: ProtocolConfig | string): Protocol;
+/** The protocol a config (object, client view or JSON text) describes; a config of another protocol is refused. */
+export function fromConfig(config: ProtocolConfig | ClientView | string): Protocol;
 
 /** Randomize ``values``: one report per value (crypto.getRandomValues unless ``source``). */
 export function privatize(

@@ -50,9 +50,13 @@ export interface Protocol {
   readonly epsilon: number;
   /** The normalized config (defaults filled in), exactly as Python's ``proto.config()``. */
   readonly config: ProtocolConfig;
+  /** The declared report format (Python's ``report_format``): kind, NumPy descr, row shape. */
+  readonly format: { readonly kind: string; readonly dtype: string; readonly rowShape: number[]; describe(): ClientView['format'] };
   readonly descr: string;
   readonly rowShape: number[];
   readonly rowBytes: number;
+  /** Refuse a client view whose format or design constants differ from this client's own. */
+  checkView(view: ClientView): void;
   /** Frequency protocols: the public label of each item, or null. */
   readonly labels?: readonly string[] | null;
   /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw), words or integers (pem). */
@@ -72,8 +76,22 @@ export interface Protocol {
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS: readonly string[];
 
-/** The protocol a config (object or JSON text) describes; throws for unsupported protocols. */
-export function fromConfig(config: ProtocolConfig | string): Protocol;
+/**
+ * A collector's client view (Python's ``protocol.client_view()``, published by dpdist serve with each
+ * campaign): the config, the declared report format and the design constants of the randomizer.
+ */
+export interface ClientView {
+  config: ProtocolConfig;
+  format: { kind: string; dtype: string; row_shape: number[]; [parameter: string]: unknown };
+  design?: Record<string, unknown>;
+}
+
+/**
+ * The protocol a config (object or JSON text) describes; throws for unsupported protocols. A client
+ * view is accepted too, once its format and design constants equal this client's own derivation
+ * from the config (otherwise ``InvalidParameterError``: a collector cannot weaken the randomizer).
+ */
+export function fromConfig(config: ProtocolConfig | ClientView | string): Protocol;
 
 /** Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw). */
 export function privatize(
@@ -149,7 +167,7 @@ export class Client {
   /** Reports randomized but not yet acknowledged (queued or in failed batches). */
   readonly unsentReports: number;
   /** The campaign's public description (fetched once). */
-  campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; submit_token_required: boolean; max_body_bytes: number }>;
+  campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; client_view?: ClientView; submit_token_required: boolean; max_body_bytes: number }>;
   protocol(): Promise<Protocol>;
   /** The collector as the ledger names it: the server URL, or the page's origin. */
   readonly collector: string;

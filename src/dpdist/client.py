@@ -225,9 +225,7 @@ class Client:
         identity = file_identities(path)[0]
         batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
         protocol = protocol_of_file(path)
-        report_format = protocol.report_format
-        row_bytes = report_format.dtype.itemsize * int(np.prod(report_format.row_shape, dtype=np.int64))
-        rows_per_part = max(1, FILE_PART_BYTES // max(row_bytes, 1))
+        rows_per_part = max(1, FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1))
         if count_reports(path) <= rows_per_part:
             if (file_format(path) == "binary" and identity.startswith("id:") and len(file_identities(path)) == 1
                     and _record_count(path) <= FILE_MAX_RECORDS):
@@ -366,12 +364,11 @@ def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
 
 
 def json_rows(reports) -> list:
-    """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects."""
-    array = np.asarray(reports)
-    if array.dtype.names is None:
-        return array.tolist()
-    columns = {name: array[name].tolist() for name in array.dtype.names}
-    return [{name: columns[name][i] for name in array.dtype.names} for i in range(len(array))]
+    """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects
+    (what ``protocol.report_format.to_json_rows`` gives and ``from_json_rows`` reads)."""
+    from .local._json_rows import json_rows as rows
+
+    return rows(reports)
 
 
 def _export_file_id(path) -> str | None:

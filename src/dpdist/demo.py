@@ -25,7 +25,7 @@ from . import local, metrics
 from ._rng import named_generator
 from ._validation import EPSILON, Integer, check_param
 from .datasets._binning import bucketize
-from .estimates import Distribution, FrequencyEstimate
+from .estimates import Distribution
 
 BOUNDS = (0.0, 1440.0)
 ITEMS = 144  # ten-minute buckets for the categorical protocols
@@ -77,20 +77,12 @@ def _estimate_options(protocol) -> dict:
     return {"postprocess": "norm-sub"} if protocol.tags.kind == "frequency" else {}
 
 
-def _as_distribution(estimate) -> Distribution | None:
-    if isinstance(estimate, Distribution):
-        return estimate
-    if isinstance(estimate, FrequencyEstimate):
-        return Distribution.uniform_bins(estimate.frequencies, BOUNDS, method=estimate.protocol)
-    return None
-
-
 def _errors(name, epsilon, run, minutes, true_items, rng) -> tuple[DemoRun, Distribution | None]:
     protocol, estimate, seconds = _run_one(name, epsilon, minutes, rng)
-    distribution = _as_distribution(estimate)
+    distribution = estimate.as_distribution(BOUNDS)  # frequency protocols: the 144 items as bins of the day
     if distribution is None:  # a mean-only protocol (pm, sr)
         nan = float("nan")
-        mean_error = abs(estimate.mean - minutes.mean())
+        mean_error = abs(estimate.summary()["mean"] - minutes.mean())
         return DemoRun(name, protocol.tags.kind, epsilon, run, nan, nan, nan, mean_error, seconds), None
     items = np.diff(distribution.cdf(_ITEM_EDGES))  # every protocol compared on the same 144 items
     return DemoRun(
@@ -230,23 +222,15 @@ def _hours_axis(axis) -> None:
 
 
 def _plot_cdfs(distributions: dict[str, list[Distribution]], minutes: np.ndarray, epsilon: float, path: Path) -> None:
-    import matplotlib
+    from . import plotting
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    columns = 4
+    plotting.headless()
     panels = max(len(distributions), 1)
-    rows = -(-panels // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 2.8 * rows + 0.6), squeeze=False, sharex=True,
-                                sharey=True)
-    # fixed margins (a layout engine costs seconds): the title gets its own strip above the panels' titles
-    figure.subplots_adjust(left=0.06, right=0.99, bottom=0.5 / (2.8 * rows + 0.6), top=1 - 0.75 / (2.8 * rows + 0.6),
-                           wspace=0.08, hspace=0.35)
+    # the title gets its own strip above the panels' titles
+    figure, axes = plotting.small_multiples(panels, 4, width=4, height=2.8, extra=0.6, left=0.06, bottom=0.5,
+                                            top=0.75, hspace=0.35)
     grid = np.linspace(*BOUNDS, 721)
     truth = np.searchsorted(np.sort(minutes), grid, side="right") / minutes.size
-    for axis in axes.flat[panels:]:
-        axis.set_visible(False)
     for axis, (name, runs) in zip(axes.flat, distributions.items()):
         curves = np.array([run.cdf(grid) for run in runs])
         errors = [metrics.wasserstein(run, minutes) for run in runs]
@@ -259,22 +243,10 @@ def _plot_cdfs(distributions: dict[str, list[Distribution]], minutes: np.ndarray
         _hours_axis(axis)
     for axis in axes[:, 0]:
         axis.set_ylabel("fraction departed")
-    _label_bottom_panels(axes, panels, "time of day")
+    plotting.label_bottom_panels(axes, panels, "time of day")
     axes[0, 0].legend(fontsize=7, loc="upper left")
     figure.suptitle(f"CDF of departure time of day under {epsilon:g}-LDP, n = {minutes.size:,}", fontsize=12)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-
-
-def _label_bottom_panels(axes, panels: int, label: str) -> None:
-    """Tick labels and the x label on the lowest visible panel of every column (``sharex`` hides the rest)."""
-    rows, columns = axes.shape
-    for column in range(columns):
-        visible = [row for row in range(rows) if row * columns + column < panels]
-        if visible:
-            axis = axes[visible[-1], column]
-            axis.tick_params(axis="x", labelbottom=True)
-            axis.set_xlabel(label)
+    plotting.save_figure(figure, path, dpi=110)
 
 
 def _plot_errors(runs: list[DemoRun], path: Path) -> None:
@@ -282,9 +254,9 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     other protocols of its kind in grey behind it, so that 14 frequency protocols need no 14 colours."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from . import plotting
 
+    plotting.headless()
     curves = {}
     for kind in ("frequency", "numerical"):
         for name in sorted({run.protocol for run in runs if run.kind == kind and not _is_nan(run.wasserstein)}):
@@ -292,16 +264,9 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
             values = [[run.wasserstein for run in runs if run.protocol == name and run.epsilon == e] for e in epsilons]
             curves[name] = (kind, np.array(epsilons), np.array([np.median(v) for v in values]),
                             np.array([np.min(v) for v in values]), np.array([np.max(v) for v in values]))
-    columns = 7
     panels = max(len(curves), 1)
-    rows = -(-panels // columns)
-    height = 2.2 * rows + 0.8
-    figure, axes = plt.subplots(rows, columns, figsize=(2.3 * columns, height), squeeze=False, sharex=True,
-                                sharey=True)
-    figure.subplots_adjust(left=0.05, right=0.99, bottom=0.55 / height, top=1 - 0.7 / height, wspace=0.08,
-                           hspace=0.3)  # fixed margins: a layout engine costs seconds
-    for axis in axes.flat[panels:]:
-        axis.set_visible(False)
+    figure, axes = plotting.small_multiples(panels, 7, width=2.3, height=2.2, extra=0.8, left=0.05, bottom=0.55,
+                                            top=0.7, hspace=0.3)  # fixed margins: a layout engine costs seconds
     colours = {"frequency": "C0", "numerical": "C3"}
     for axis, (name, (kind, epsilons, medians, lows, highs)) in zip(axes.flat, curves.items()):
         for other, (other_kind, other_eps, other_medians, _, _) in curves.items():
@@ -321,8 +286,7 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     first.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     for axis in axes[:, 0]:
         axis.set_ylabel("W1 (minutes)")
-    _label_bottom_panels(axes, panels, "epsilon")
+    plotting.label_bottom_panels(axes, panels, "epsilon")
     figure.suptitle("Error against epsilon: median (line) and range (band) of the runs; grey: the other "
                     "protocols of the same kind", fontsize=11)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    plotting.save_figure(figure, path, dpi=110)

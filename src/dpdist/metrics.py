@@ -57,8 +57,8 @@ from numpy.typing import ArrayLike
 
 from ._rng import check_rng
 from ._validation import Bounds, Integer, Interval, check_integer_values, check_param
-from .errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
-from .estimates import Distribution, FrequencyEstimate
+from .errors import DPDistError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .estimates import Distribution, Estimate, FrequencyEstimate
 
 #: A numerical estimate or raw samples: what the distribution metrics compare.
 DistributionLike = Union[Distribution, ArrayLike]
@@ -158,23 +158,24 @@ class _EmpiricalCDF:
 
 
 def _as_cdf(value, name: str, owner: str):
-    """Read a Distribution or 1-D finite real samples as a CDF representation."""
-    if isinstance(value, Distribution):
-        return _DistributionCDF(value)
-    if isinstance(value, FrequencyEstimate):
-        raise InvalidValueTypeError(
-            f"The {name!r} argument of {owner} must be a Distribution or a 1-D array of samples. "
-            "Got a FrequencyEstimate instead; use the frequency metrics (mse, l1, ...) for it."
-        )
+    """Read a result (its distribution: :meth:`Estimate.as_distribution`) or 1-D finite real samples as a CDF."""
+    if isinstance(value, Estimate):
+        try:
+            distribution, reason = value.as_distribution(), f"a {type(value).__name__}, which estimates no distribution"
+        except DPDistError as error:
+            distribution, reason = None, str(error)
+        if distribution is None:
+            raise InvalidValueTypeError(
+                f"The {name!r} argument of {owner} must be a Distribution or a 1-D array of samples. Got {reason}"
+            )
+        return _DistributionCDF(distribution)
     array = np.asarray(value)
     if array.ndim != 1 or array.size == 0:
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must be a Distribution or a non-empty 1-D array of "
             f"samples. Got an array of shape {array.shape} instead."
         )
-    if array.dtype == np.bool_ or not (
-        np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
-    ):
+    if not _holds_numbers(array):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must be a Distribution or an array of real numbers. "
             f"Got dtype {array.dtype} instead."
@@ -464,23 +465,20 @@ class DetectionCounts(NamedTuple):
     false_positives: int
 
 
+def _holds_numbers(array: np.ndarray) -> bool:
+    """Whether ``array`` holds real numbers (floats or integers, not booleans)."""
+    return array.dtype != np.bool_ and (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer))
+
+
 def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Estimated and true frequency vectors of equal length, float64."""
-    if isinstance(estimate, FrequencyEstimate):
-        estimated = np.asarray(estimate.frequencies, dtype=np.float64)
-    else:
-        estimated = np.asarray(estimate)
-        if (
-            estimated.ndim != 1
-            or estimated.size == 0
-            or estimated.dtype == np.bool_
-            or not (np.issubdtype(estimated.dtype, np.floating) or np.issubdtype(estimated.dtype, np.integer))
-        ):
-            raise InvalidValueTypeError(
-                f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
-                f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
-            )
-        estimated = estimated.astype(np.float64)
+    estimated = np.asarray(estimate)  # a FrequencyEstimate is its frequency vector
+    if estimated.ndim != 1 or estimated.size == 0 or not _holds_numbers(estimated):
+        raise InvalidValueTypeError(
+            f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
+            f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
+        )
+    estimated = estimated.astype(np.float64)
     if not np.all(np.isfinite(estimated)):
         raise OutOfDomainError(f"The 'estimate' argument of {owner} must hold finite frequencies.")
     d = estimated.size
@@ -496,11 +494,7 @@ def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarra
             raise InvalidValueTypeError(f"The 'truth' argument of {owner} must hold at least one item.")
         return estimated, np.bincount(items, minlength=d) / items.size
     true = np.asarray(truth)
-    if (
-        true.shape != (d,)
-        or true.dtype == np.bool_
-        or not (np.issubdtype(true.dtype, np.floating) or np.issubdtype(true.dtype, np.integer))
-    ):
+    if true.shape != (d,) or not _holds_numbers(true):
         raise InvalidValueTypeError(
             f"The 'truth' argument of {owner} must be a 1-D array of {d} true frequencies (or raw "
             f"items with 'domain_size'). Got an array of shape {true.shape} and dtype {true.dtype}."

@@ -17,6 +17,7 @@ from dpdist.local.frequency.grr import GRR
 from dpdist.local.frequency.oue import OUE
 
 from dpdist import testing
+from dpdist.local import ItemReports, ReportFormat
 from dpdist.privacy import local_guarantee
 from dpdist.testing import (
     assert_epsilon_ldp,
@@ -246,3 +247,56 @@ class LGRRRedrawsItsMemo(LGRR):
 def test_over_time_check_rejects_claims_the_joint_law_breaks(protocol):
     with pytest.raises(AssertionError, match="lose"):
         testing.check_reports_over_time(protocol)
+
+
+class GRRDeclaresTooFewItems(GRR):
+    """Declares items below d - 1 although it reports all d items."""
+
+    def _report_format(self):
+        return ItemReports(self.domain_size - 1)
+
+
+class GRRReportsWideIntegers(GRR):
+    """Returns int64 items although it declares the narrowest dtype (uint8)."""
+
+    def _privatize(self, values, rng):
+        return super()._privatize(values, rng).astype(np.int64)
+
+
+class GRRDeclaresNoFormat(GRR):
+    """Reads its batches itself (the hooks of before declared formats) and declares nothing."""
+
+    def _report_format(self):
+        return ReportFormat()
+
+    def _validate_reports(self, reports):
+        reports = np.asarray(reports)
+        return reports, {"out_of_range": reports >= self.domain_size}
+
+
+class GRRWritesUnreadableJSON(GRR):
+    """Declares a format whose JSON rows do not read back (a row of one item becomes a list)."""
+
+    def _report_format(self):
+        report_format = super()._report_format()
+        report_format.to_json_rows = lambda reports: [[row] for row in np.asarray(reports).tolist()]
+        return report_format
+
+
+@pytest.mark.parametrize(
+    "protocol, message",
+    [
+        (GRRDeclaresTooFewItems(epsilon=1.0, domain_size=5), "rejects"),
+        (GRRReportsWideIntegers(epsilon=1.0, domain_size=5), "dtype int64"),
+        (GRRDeclaresNoFormat(epsilon=1.0, domain_size=5), "declares no report format"),
+        (GRRWritesUnreadableJSON(epsilon=1.0, domain_size=5), "do not survive their JSON rows"),
+    ],
+    ids=lambda value: getattr(value, "__name__", None) or type(value).__name__,
+)
+def test_format_check_rejects_reports_that_break_their_declaration(protocol, message):
+    with pytest.raises(AssertionError, match=message):
+        testing.check_reports_conform_to_the_declared_format(protocol)
+
+
+def test_format_check_passes_an_honest_declaration():
+    testing.check_reports_conform_to_the_declared_format(GRR(epsilon=1.0, domain_size=5))

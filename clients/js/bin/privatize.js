@@ -47,8 +47,9 @@ Input (stdin):
   Empty lines and cells are missing values: skipped and counted.
 
 Options:
-  --config PROTO.json|JSON  the protocol config as Python's proto.config() writes it: a JSON file, or
-                            the JSON object itself (e.g. '{"protocol": "grr", "epsilon": 1, "domain_size": 8}')
+  --config PROTO.json|JSON  the protocol config as Python's proto.config() writes it (or its client view,
+                            proto.client_view(): checked against this client's own constants): a JSON
+                            file, or the JSON object itself (e.g. '{"protocol": "grr", "epsilon": 1, "domain_size": 8}')
   --out REPORTS.bin         the report file to write (written to a temporary name, then renamed)
   --column NAME             stdin is a CSV (comma-separated, RFC 4180 quotes); randomize the column NAME
   --clip / --no-clip        numbers outside a numerical protocol's bounds are clipped to the nearest bound

@@ -124,7 +124,8 @@ export class Client {
     if (this._campaign === null) {
       const response = await this._request('GET', '/config', {});
       const document = await response.json();
-      this._protocol = fromConfig(document.config); // refuses unsupported protocols here
+      // the published client view, checked against this client's derivation (a server without one: the config)
+      this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
       this._ledger = this._loadLedger(this._protocol);
       this._campaign = document;
     }

@@ -7,12 +7,22 @@ import { CONFIG_VERSION } from './protocols/base.js';
 
 /**
  * The protocol ``config`` describes, built with the class ``table[config.protocol]``.
- * @param {object|string} config the config object or its JSON text
+ *
+ * ``config`` may also be a collector's client view (Python's ``protocol.client_view()``: ``{config,
+ * format, design}``, published by dpdist serve with each campaign): the protocol of its config,
+ * once the view's format and design constants are checked against this client's own derivation
+ * (``Protocol.checkView``; a view that differs is refused).
+ * @param {object|string} config the config object, a client view, or its JSON text
  * @param {Record<string, Function>} table protocol name -> class
  * @param {string} [where] the entry point, named when the protocol is not in ``table``
  */
 export function buildProtocol(config, table, where = 'dpdist-client') {
   const parsed = typeof config === 'string' ? parseConfigText(config) : config;
+  if (isClientView(parsed)) {
+    const protocol = buildProtocol(parsed.config, table, where);
+    protocol.checkView(parsed);
+    return protocol;
+  }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof parsed.protocol !== 'string') {
     throw new InvalidParameterError(
       `The 'config' argument must be an object with a 'protocol' key (as written by proto.config()). Got ${JSON.stringify(parsed)}.`,
@@ -44,4 +54,10 @@ function parseConfigText(text) {
   } catch (error) {
     throw new InvalidParameterError(`The 'config' argument is not valid JSON (${error.message}).`);
   }
+}
+
+/** Whether ``value`` is a client view ``{config, format, design}`` rather than a config. */
+export function isClientView(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !('protocol' in value) &&
+    typeof value.config === 'object' && typeof value.format === 'object';
 }

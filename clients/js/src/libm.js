@@ -11,6 +11,12 @@
 // returns except in rare hard cases.
 //
 // ceilLog2 reproduces Python's math.ceil(math.log2(x)) for x >= 1 without evaluating log2.
+//
+// A collector's client view (Python's protocol.client_view(), read by Client) states these constants,
+// but the client still derives them: a bare config (privatize(config), bin/privatize.js --config) has
+// no view, and a view is accepted only when it equals the derivation (Protocol.checkView).  A client
+// that only checked a view would still need a lower bound of e^eps that holds on every engine (the
+// grid's ratios are compared with it in exact rationals, grid.js): this exp, not Math.exp.
 
 const SPLIT = 134217729; // 2^27 + 1 (Dekker's splitter)
 const LN2_HI = 0.6931471805599453; // ln 2 as a double-double

@@ -5,7 +5,8 @@
 // floats with repr(): shortest round-trip digits (the same digits as JavaScript's), but "1.0"
 // rather than "1", and exponent notation "1e-05" / "1e+16" outside 1e-4 <= |x| < 1e16.
 // JavaScript numbers do not say whether they were floats, so the caller names the keys whose
-// numbers are floats (``floatKeys``); every other number must be an integer.
+// numbers are floats (``floatKeys``); every other number must be an integer.  The config in a record
+// header is the client's normalized config (the same bytes whether it came bare or in a client view).
 
 /** ``repr(x)`` of a Python float. */
 export function pythonFloatRepr(x) {

@@ -138,3 +138,24 @@ test("a 429/503 answer's Retry-After is honoured (never earlier, jittered later)
   assert.ok(Date.now() - started >= 1000, 'waited what Retry-After asked, not the 1 ms backoff');
   assert.equal(calls, 2);
 });
+
+test("the campaign's published client view is checked against the client's own derivation before anything is drawn", async () => {
+  const protocol = fromConfig(CONFIG);
+  const view = { config: CONFIG, format: protocol.format.describe(), design: { keep: protocol.keep } };
+  const honest = fakeServer();
+  const fetchHonest = async (url, options) =>
+    options.method === 'GET' ? Response.json({ campaign: 'c1', state: 'open', config: CONFIG, client_view: view }) : honest.fetch(url, options);
+  const ack = await new Client('', 'c1', { fetch: fetchHonest, source: deterministicSource(4) }).submit(2);
+  assert.equal(ack.accepted, 1);
+  for (const weakened of [
+    { ...view, design: { keep: Math.min(1, protocol.keep * 1.5) } }, // keeps the true item more often
+    { ...view, format: { ...view.format, dtype: '<u2' } },
+  ]) {
+    const server = fakeServer();
+    const fetch = async (url, options) =>
+      options.method === 'GET' ? Response.json({ campaign: 'c1', state: 'open', config: CONFIG, client_view: weakened }) : server.fetch(url, options);
+    const client = new Client('', 'c1', { fetch, source: deterministicSource(5) });
+    await assert.rejects(client.submit(2), /client view .* refused/);
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+  }
+});

@@ -96,50 +96,8 @@ NICE_EPSILONS = sorted(
 
 
 def derived(protocol) -> dict:
-    """The sampling constants the JS client derives itself (names as in the JS classes)."""
-    name = protocol.name
-    if name == "grr":
-        return {"keep": protocol._keep}
-    if name == "l-grr":
-        return {"keep1": protocol._keep1, "keep2": protocol._keep2,
-                "p1": protocol._p1, "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2}
-    if name == "loloha":
-        return {"g": protocol._g, "keep1": protocol._keep1, "keep2": protocol._keep2, "p1": protocol._p1,
-                "q1": protocol._q1, "p2": protocol._p2, "q2": protocol._q2, "p": protocol._p, "qOther": protocol._q_other}
-    if name in ("cms", "hcms"):
-        seeds = protocol._seeds
-        return {"p": protocol._p, "coefficients": [[int(s // protocol._prime) + 1, int(s % protocol._prime)] for s in seeds]}
-    if name == "dbitflippm":
-        return {"d": protocol.sampled_bits, "pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold}
-    if name == "l-osue":
-        return {"pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold,
-                "p2Threshold": protocol._p2_threshold, "q2Threshold": protocol._q2_threshold}
-    if name in ("oue", "sue"):
-        return {"pThreshold": protocol._p_threshold, "qThreshold": protocol._q_threshold}
-    if name == "olh":
-        return {"g": protocol._g, "keep": protocol._keep}
-    if name == "hr":
-        return {
-            "blocks": protocol.blocks,
-            "blockSize": protocol.block_size,
-            "outputSize": protocol.output_size,
-            "keep": protocol._keep,
-        }
-    if name == "ss":
-        return {"subsetSize": protocol.subset_size, "pIn": protocol._p_in}
-    if name == "pem":
-        return {"g": protocol.oracle.hash_range, "keep": protocol.oracle._keep, "lengths": protocol.prefix_lengths,
-                "hashCount": protocol.oracle.hash_count, "bits": protocol.bits}
-    mechanism = protocol._mechanism
-    if hasattr(mechanism, "shape"):  # R-B grid
-        return {
-            "buckets": mechanism.buckets,
-            "weight": mechanism.shape.weight,
-            "b": mechanism.shape.b,
-            "width": mechanism.width,
-            "halfWidths": list(mechanism.shape.half_widths),
-        }
-    return {"buckets": mechanism.buckets, "weight": mechanism.weight, "halfWidth": mechanism.half_width}
+    """The sampling constants the JS client derives itself: the ``design`` of the protocol's client view."""
+    return protocol.client_view()["design"]
 
 
 def channel_inputs(protocol):

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _json
 from ..errors import DatasetUnavailableError, MalformedReportError
 from ..local import ReportBatch, ReportFormat
+from ..local._report_format import fit_values
 from ._identity import check_file_id
 
 __all__ = [
@@ -46,16 +47,13 @@ def require_pyarrow(feature: str = "Arrow/Parquet report files"):
 
 def _fields(layout: ReportFormat):
     """``(column name, base dtype, values per row)`` of each column; 0 values per row means a scalar."""
-    if layout.dtype.names is None:
-        return [(_PLAIN_COLUMN, layout.dtype, int(np.prod(layout.row_shape)) if layout.row_shape else 0)]
-    if layout.row_shape:
+    if layout.dtype.names is not None and layout.row_shape:
         raise MalformedReportError(f"Structured reports with rows of shape {layout.row_shape} have no Arrow layout.")
     fields = []
-    for name in layout.dtype.names:
-        sub = layout.dtype.fields[name][0]
-        if sub.base.names is not None:
+    for name, base, shape in layout.value_columns():
+        if base.names is not None:
             raise MalformedReportError(f"The nested report field {name!r} has no Arrow layout.")
-        fields.append((name, sub.base, int(np.prod(sub.shape)) if sub.shape else 0))
+        fields.append((name or _PLAIN_COLUMN, base, int(np.prod(shape)) if shape else 0))
     return fields
 
 
@@ -186,7 +184,7 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
             raise MalformedReportError(f"{source}: expected numbers, got Arrow type {kind}.")
         raw = column.fill_null(0).to_numpy(zero_copy_only=False)
-        values, out_of_range = _fit(raw, base)
+        values, out_of_range = fit_values(raw, base)
         return values, {"missing": missing, "out_of_range": out_of_range & ~missing}
     if pa.types.is_fixed_size_binary(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         row_bytes = width * base.itemsize
@@ -215,7 +213,7 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type) or pa.types.is_boolean(flat.type)):
             raise MalformedReportError(f"{source}: expected lists of numbers, got Arrow type {kind}.")
         child_missing = np.asarray(flat.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        child, child_out = _fit(flat.fill_null(0).to_numpy(zero_copy_only=False), base)
+        child, child_out = fit_values(flat.fill_null(0).to_numpy(zero_copy_only=False), base)
         row_of_child = np.repeat(np.arange(n), lengths)
         missing = missing.copy()
         missing[row_of_child[child_missing]] = True
@@ -228,24 +226,3 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         wrong = (lengths != width) & ~missing
         return values, {"missing": missing, "wrong_shape": wrong, "out_of_range": out_of_range & good}
     raise MalformedReportError(f"{source}: expected binary or list rows of {width} values, got Arrow type {kind}.")
-
-
-def _fit(raw: np.ndarray, base: np.dtype):
-    """Cast numbers to ``base``; a mask of the entries that do not fit (out of range, not integral, NaN)."""
-    raw = np.asarray(raw)
-    if raw.dtype == base:
-        return raw, np.zeros(raw.shape[0], dtype=bool)
-    if np.issubdtype(base, np.integer):
-        info = np.iinfo(base)
-        if np.issubdtype(raw.dtype, np.floating):
-            with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(raw) | (raw != np.floor(raw)) | (raw < info.min) | (raw > info.max)
-        elif raw.dtype == np.uint64:
-            bad = raw > np.uint64(info.max)
-        elif np.issubdtype(raw.dtype, np.integer) or raw.dtype == np.bool_:
-            wide = raw.astype(np.int64)
-            bad = (wide < info.min) | (wide > info.max)
-        else:
-            raise MalformedReportError(f"Values of dtype {raw.dtype} cannot be read as {base}.")
-        return np.where(bad, 0, raw).astype(base), bad
-    return raw.astype(base), np.zeros(raw.shape[0], dtype=bool)

@@ -135,24 +135,15 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
         return protocol.report_format.rejected(n, "other_config")
     layout = protocol.report_format
     if tuple(header["shape"][1:]) != layout.row_shape:
-        return protocol.report_format.rejected(n, "wrong_shape")
+        return layout.rejected(n, "wrong_shape")
     array = np.frombuffer(payload, dtype=header["dtype"]).reshape(header["shape"])
     invalid = {}
     if array.dtype != layout.dtype:
-        array, invalid = _cast_integers(array, layout.dtype, source)
-    return protocol.report_format.validate(array, invalid=invalid)
-
-
-def _cast_integers(array: np.ndarray, dtype: np.dtype, source: str):
-    """Cast plain integer reports to the layout's integer dtype; unrepresentable rows are out of range."""
-    if not (np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer)):
-        raise MalformedReportError(f"{source}: reports of dtype {array.dtype} cannot be read as dtype {dtype}.")
-    info = np.iinfo(dtype)
-    wide = array.astype(np.int64) if array.dtype != np.uint64 else array
-    bad = (wide < info.min) | (wide > info.max) if array.dtype != np.uint64 else wide > np.uint64(info.max)
-    row_bad = bad.reshape(bad.shape[0], -1).any(axis=1)
-    cast = np.where(bad, 0, array).astype(dtype)
-    return cast, {"out_of_range": row_bad}
+        if not (np.issubdtype(array.dtype, np.integer) and np.issubdtype(layout.dtype, np.integer)):
+            raise MalformedReportError(f"{source}: reports of dtype {array.dtype} cannot be read as dtype {layout.dtype}.")
+        array, out_of_range = layout.fit(array)  # unrepresentable rows are out of range
+        invalid = {"out_of_range": out_of_range}
+    return layout.validate(array, invalid=invalid)
 
 
 def decode_record(data: bytes, protocol=None, source: str = "report record") -> ReportBatch:

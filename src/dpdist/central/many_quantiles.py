@@ -60,11 +60,13 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from ..estimates import Interval, Presented
+from ..estimates._intervals import check_level, check_samples, json_value, percent
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
@@ -78,8 +80,8 @@ _GRID_BITS = 32
 
 
 @dataclass(frozen=True)
-class QuantileRelease:
-    """Private quantiles with their intervals.
+class QuantileRelease(Presented):
+    """Private quantiles with their intervals (the result contract :class:`dpdist.estimates.Estimate`).
 
     Attributes
     ----------
@@ -95,6 +97,8 @@ class QuantileRelease:
     details : dict
     """
 
+    kind: ClassVar[str] = "quantiles"
+
     q: np.ndarray
     values: np.ndarray
     low: np.ndarray | None
@@ -105,26 +109,14 @@ class QuantileRelease:
     details: dict[str, Any] = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-safe form (plain floats)."""
-        return {
-            "method": self.method,
-            "epsilon": self.epsilon,
-            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
-            "level": self.level,
-            "q": self.q.tolist(),
-            "values": self.values.tolist(),
-            "low": None if self.low is None else self.low.tolist(),
-            "high": None if self.high is None else self.high.tolist(),
-        }
+    @property
+    def n(self) -> None:
+        """``None``: the count of records is not released (it is private under add/remove neighbours)."""
+        return None
 
-    to_dict = as_dict
-
-    def to_json(self, **kwargs) -> str:
-        """:meth:`as_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
-        import json
-
-        return json.dumps(self.as_dict(), **kwargs)
+    def summary(self) -> dict[str, float]:
+        """Each released quantile, named ``"<q> quantile"``."""
+        return {f"{probability:g} quantile": float(value) for probability, value in zip(self.q, self.values)}
 
     def table(self) -> dict[str, np.ndarray]:
         """Columns ``q``, ``value``, ``low``, ``high`` (NaN where the method gives no interval)."""
@@ -135,6 +127,52 @@ class QuantileRelease:
             "low": missing if self.low is None else self.low,
             "high": missing if self.high is None else self.high,
         }
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """The intervals released with the quantiles, at their own ``level`` (none for ``aq`` and ``jointexp``)."""
+        check_level(level, "QuantileRelease.intervals")
+        if self.low is None or self.high is None:
+            return ()
+        method = str(self.details.get("intervals", f"released by {self.method}"))
+        return (Interval("quantile", self.values, self.low, self.high, self.level, method, at=self.q),)
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "q": json_value(self.q),
+            "values": json_value(self.values),
+            "low": json_value(self.low),
+            "high": json_value(self.high),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` (JSON-safe, plain floats)."""
+        return self.to_dict()
+
+    def describe(self, truth=None, level: float = 0.95) -> str:
+        """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
+        quantile of the true values ``truth`` when given."""
+        truth = check_samples(truth, "QuantileRelease.describe")
+        true_values = None if truth is None else np.quantile(truth, self.q)
+        lines = []
+        for index, probability in enumerate(self.q):
+            interval = ("   no interval" if self.low is None
+                        else f"   {percent(self.level)} [{self.low[index]:.6g}, {self.high[index]:.6g}]")
+            true = "" if true_values is None else f"   (true {true_values[index]:.6g})"
+            lines.append(f"  {f'{probability:g} quantile':<18} {self.values[index]:.6g}{true}{interval}")
+        return "\n".join(lines)
+
+    def plot(self, ax=None, **kwargs):
+        """The quantiles as points at their probabilities, their intervals as segments."""
+        from .. import plotting
+
+        return plotting.draw_quantiles(self, ax, **kwargs)
+
+    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+        """:meth:`plot` on a figure of its own (``truth`` is not drawn)."""
+        from .. import plotting
+
+        return plotting.quantiles_figure(self, label=label, xlabel=xlabel)
 
 
 def _check_q(owner: str, q) -> np.ndarray:
@@ -325,7 +363,9 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     # the data may sit anywhere inside a leaf: the interval runs to the edges of the crossing leaves
     low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.bounds)
     high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.bounds)
-    details = {**distribution.details, "z": z}
+    details = {**distribution.details, "z": z, "intervals": (
+        "the pointwise band of the release's noise (z standard errors of its CDF) inverted, to the edges of the "
+        "leaves where it crosses q")}
     return QuantileRelease(
         q, values, np.minimum(low, values), np.maximum(high, values), level, "tree", tree.epsilon, details,
         tree.guarantee,

@@ -28,7 +28,7 @@ from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_c
 from .noise import gaussian_mechanism, laplace_mechanism
 from .._validation import Bounds, Integer, check_param
 from ..errors import IncompatibleStateError, InvalidParameterError
-from ..estimates import Distribution
+from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel
 
@@ -39,7 +39,7 @@ MAX_DEGREE = {"monomial": 30, "legendre": 200}
 
 
 @dataclass(frozen=True, repr=False)
-class PolynomialMoments:
+class PolynomialMoments(ReleasedDistribution):
     r"""Noisy moment vector of one or more disjoint data sets: the mergeable state of polynomial projection.
 
     A site (or a batch of a stream) calls :meth:`release` once on its own data;
@@ -47,7 +47,8 @@ class PolynomialMoments:
     pooled moments :math:`\tilde\mu = \sum_s n_s\tilde\mu_s/\sum_s n_s`, and
     :meth:`to_distribution` turns any set of releases into a CDF without
     touching old data.  Each record is in one release only, so by parallel
-    composition the merged result is ``(max epsilon, max delta)``-DP.
+    composition the merged result is ``(max epsilon, max delta)``-DP.  It meets the
+    result contract (:class:`dpdist.estimates.Estimate`) through that CDF.
 
     Attributes
     ----------
@@ -202,17 +203,23 @@ class PolynomialMoments:
         edges = grid_edges(self.bounds, grid_size)
         raw = evaluate_projection(self.coefficients(), np.linspace(-1.0, 1.0, grid_size + 1))
         cdf = isotonic_cdf(raw, pinned=True)
-        details = {
+        details = {**self.details, "grid_size": grid_size}
+        return cdf_distribution(edges, cdf, method=self.method, guarantee=self.guarantee, n=self.n, details=details)
+
+    @property
+    def method(self) -> str:
+        return "polynomial-projection"
+
+    @property
+    def details(self) -> dict:
+        """The degree, the moments released, the noisy coefficients and the releases behind them."""
+        return {
             "degree": self.degree,
             "moments": self.basis,
             "coefficients": self.coefficients().tolist(),
             "releases": [dict(r) for r in self.releases],
             "budget": {"moments": {"epsilon": self.epsilon, "delta": self.delta}},
-            "grid_size": grid_size,
         }
-        return cdf_distribution(
-            edges, cdf, method="polynomial-projection", guarantee=self.guarantee, n=self.n, details=details
-        )
 
     @property
     def guarantee(self) -> PrivacyGuarantee:

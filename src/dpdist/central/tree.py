@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError
-from ..estimates import Distribution
+from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel, sequential
 from ..local.numerical._tree import hay_consistency
@@ -98,8 +98,12 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
 
 
 @dataclass(frozen=True)
-class TreeHistogram:
+class TreeHistogram(ReleasedDistribution):
     """Noisy node counts of a b-ary tree over ``bounds``: the mergeable state of :func:`tree_cdf`.
+
+    It meets the result contract (:class:`dpdist.estimates.Estimate`) through its distribution
+    (:meth:`to_distribution`), whose intervals, JSON and figure carry the :meth:`cdf_band` at the
+    level asked for (post-processing: no privacy cost).
 
     Attributes
     ----------
@@ -254,6 +258,29 @@ class TreeHistogram:
         tree = hay_consistency(levels, self.branching, root=root)
         return tree[-1], float(tree[0][0])
 
+    @property
+    def method(self) -> str:
+        return "tree"
+
+    @property
+    def n(self) -> int | None:
+        """The public number of records under replacement neighbours; ``None`` under add/remove (it is private)."""
+        return int(self.levels[0][0]) if self.neighbouring == "replace" else None
+
+    @property
+    def details(self) -> dict:
+        """The tree's shape, its noise and the site releases behind it."""
+        return {
+            "branching": self.branching,
+            "height": self.height,
+            "leaves": int(self.branching**self.height),
+            "neighbouring": self.neighbouring,
+            "noise_variance_per_node": self.noise_variance,
+            "releases": [dict(release) for release in self.releases],
+            "budget": {"tree": [release["tree_epsilon"] for release in self.releases]},
+            "secure": all(release["secure"] for release in self.releases),
+        }
+
     def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
         """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf).
 
@@ -263,23 +290,17 @@ class TreeHistogram:
         edges = np.linspace(self.bounds[0], self.bounds[1], leaves.size + 1)
         cumulative = np.concatenate([[0.0], np.cumsum(leaves)]) / max(total, 1.0)
         cdf = isotonic_cdf(cumulative, pinned=True)
-        details = {
-            "branching": self.branching,
-            "height": self.height,
-            "leaves": int(leaves.size),
-            "neighbouring": self.neighbouring,
-            "noise_variance_per_node": self.noise_variance,
-            "releases": [dict(release) for release in self.releases],
-            "budget": {"tree": [release["tree_epsilon"] for release in self.releases]},
-            "secure": all(release["secure"] for release in self.releases),
-        }
-        n = int(self.levels[0][0]) if self.neighbouring == "replace" else None
-        distribution = cdf_distribution(edges, cdf, method="tree", guarantee=self.guarantee, n=n, details=details)
+        distribution = cdf_distribution(edges, cdf, method=self.method, guarantee=self.guarantee, n=self.n,
+                                        details=self.details)
         if level is not None:
             from dataclasses import replace
 
             distribution = replace(distribution, band=self.cdf_band(level))
         return distribution
+
+    def _presented(self, level: float | None) -> Distribution:
+        """The distribution with its band at ``level`` (``None``: without)."""
+        return self.to_distribution(level=level)
 
     def cdf_standard_error(self, draws: int = 200, rng=0) -> np.ndarray:
         """Standard error of the released CDF at the leaf edges, from the noise alone.

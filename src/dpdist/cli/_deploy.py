@@ -490,16 +490,15 @@ def run_estimate_from_state(args) -> int:
         options["postprocess"] = args.postprocess
     estimate = protocol.estimate(aggregator, **options)
     from ._arguments import check_replicates
-    from ..estimates import Distribution
 
     replicates = check_replicates(getattr(args, "replicates", 0))
-    if replicates and isinstance(estimate, Distribution):
+    if replicates and estimate.kind == "distribution":  # an estimate without analytic intervals: bootstrap its band
         from ..uncertainty import cdf_band
 
         estimate = cdf_band(protocol, aggregator, replicates=replicates, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
-    # any estimate meets the result protocol (dpdist.estimates.Estimate): no switch on its type
+    # any estimate meets the result contract (dpdist.estimates.Estimate): no switch on its type
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()}")
     if protocol.tags.memoized:  # one device's reports over time: both relations, stated as values
@@ -507,45 +506,32 @@ def run_estimate_from_state(args) -> int:
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:
-        if getattr(estimate, "labels", None) is not None:
-            _write_labelled_frequencies(args.out, estimate)
-        else:
-            _write_table(estimate.table(), args.out)
+        _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")
     if args.plot:
-        _plot_estimate(estimate, f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}", args.plot)
+        from .. import plotting
+
+        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}")
         print(f"  plot   {args.plot}")
     return 0
 
 
 def _write_table(columns: dict, path) -> None:
-    """Named columns as CSV: integers as such, floats with all 17 significant digits."""
-    formats = ["%d" if np.issubdtype(np.asarray(c).dtype, np.integer) else "%.17g" for c in columns.values()]
-    table = np.column_stack([np.asarray(c) for c in columns.values()])
-    np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt=formats)
-
-
-def _write_labelled_frequencies(path, estimate) -> None:
-    """CSV ``item,label,frequency,standard_error`` (labels quoted as CSV requires)."""
+    """Named columns as CSV: integers as such, floats with all 17 significant digits, text quoted as CSV requires."""
     import csv
 
+    def cell(value) -> str:
+        if isinstance(value, (int, np.integer)):
+            return str(int(value))
+        if isinstance(value, (float, np.floating)):
+            return format(float(value), ".17g")
+        return str(value)
+
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["item", "label", "frequency", "standard_error"])
-        table = estimate.table()
-        for item, label, share, error in zip(table["item"], estimate.labels, table["frequency"], table["standard_error"]):
-            writer.writerow([int(item), label, repr(float(share)), repr(float(error))])
-
-
-#: At most this many bins in a plotted density: the truth and the estimate are drawn on the
-#: same bins, coarse enough that a histogram of the data is not a forest of spikes.
-DISPLAY_BINS = 40
-
-
-def display_edges(distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
-    """Equal bins over the distribution's bounds for drawing it (never finer than its own bins)."""
-    low, high = distribution.bounds
-    return np.linspace(low, high, min(bins, distribution.bins) + 1)
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(list(columns))
+        for row in zip(*(np.asarray(column).tolist() for column in columns.values())):
+            writer.writerow([cell(value) for value in row])
 
 
 def check_plot_path(path, option: str = "--plot") -> None:
@@ -561,65 +547,3 @@ def check_plot_path(path, option: str = "--plot") -> None:
             f"The '{option}' option must name an image file ending in .png, .svg or .pdf (or {', '.join('.' + e for e in supported[3:])}). "
             f"Got {str(path)!r} instead."
         )
-
-
-def _plot_estimate(estimate, label: str, path, *, truth=None, xlabel: str | None = None) -> None:
-    """Plot a Distribution, a FrequencyEstimate or the HeavyHitters found to ``path``, with the truth when given.
-
-    A Distribution is drawn as a density on :func:`display_edges` (the true values'
-    histogram on the very same bins) next to its CDF (the empirical CDF of the truth);
-    a FrequencyEstimate as bars with 95% intervals, the true frequencies (``truth``)
-    as markers, and its labels on the x axis.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from ..errors import InvalidParameterError
-    from ..estimates import Distribution, FrequencyEstimate, HeavyHitters
-
-    if isinstance(estimate, Distribution):
-        fig, (density_ax, cdf_ax) = plt.subplots(1, 2, figsize=(10, 3.8))
-        edges = display_edges(estimate)
-        masses = np.diff(estimate.cdf(edges))
-        if truth is not None:
-            heights, _ = np.histogram(truth, bins=edges)
-            density_ax.stairs(heights / (truth.size * np.diff(edges)), edges, label="true", color="0.45", lw=1.6)
-            ordered = np.concatenate([[edges[0]], np.sort(truth), [edges[-1]]])
-            steps = np.concatenate([[0.0], np.arange(1, truth.size + 1) / truth.size, [1.0]])
-            cdf_ax.step(ordered, steps, where="post", color="0.45", label="true")
-        density_ax.stairs(masses / np.diff(edges), edges, label=label, color="C0", lw=1.6)
-        density_ax.set_ylabel(f"density (on {edges.size - 1} equal bins)")
-        cdf_ax.plot(estimate.edges, estimate.cumulative, color="C0", label=label)
-        if estimate.band is not None:
-            band = estimate.band
-            cdf_ax.fill_between(band.edges, band.simultaneous_lower, band.simultaneous_upper, color="C0", alpha=0.15,
-                                linewidth=0, label=f"{band.level:.0%} simultaneous band")
-            cdf_ax.fill_between(band.edges, band.lower, band.upper, color="C0", alpha=0.3, linewidth=0,
-                                label=f"{band.level:.0%} pointwise band")
-        cdf_ax.set_ylabel("CDF")
-        cdf_ax.set_ylim(-0.02, 1.02)
-        for ax in (density_ax, cdf_ax):
-            ax.set_xlim(*estimate.bounds)
-            ax.set_xlabel(xlabel or "value")
-            ax.legend(fontsize=8)
-    elif isinstance(estimate, FrequencyEstimate):
-        fig, ax = plt.subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
-        estimate.plot(ax, truth=truth, label=label)
-        ax.set_xlabel(xlabel or "item")
-    elif isinstance(estimate, HeavyHitters):
-        fig, ax = plt.subplots(figsize=(7, max(2.5, 0.3 * estimate.items.size + 1.2)))
-        rows = np.arange(estimate.items.size)[::-1]
-        errors = None if estimate.standard_error is None else 1.96 * estimate.standard_error
-        ax.barh(rows, estimate.frequencies, xerr=errors, color="C0", ecolor="0.3", label=f"{label} (95% interval)")
-        ax.set_yticks(rows, estimate.names)
-        ax.set_xlabel("estimated frequency")
-        ax.legend(fontsize=8)
-    else:
-        raise InvalidParameterError(
-            f"The '--plot' option needs a frequency, heavy-hitter or distribution estimate; got {type(estimate).__name__}."
-        )
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

@@ -233,14 +233,9 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    import numpy as np
-
-    from .. import local
     from ._deploy import check_plot_path
-    from ._arguments import check_replicates, parse_bounds
-    from ..estimates import Distribution
+    from ._arguments import check_replicates
     from ..errors import InvalidParameterError
-    from ..experiments._methods import run_local_protocol
 
     one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
     one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
@@ -272,6 +267,19 @@ def _run_estimate(args) -> int:
         return _run_estimate_heavy_hitters(args)
     if args.labels is not None:
         return _run_estimate_labels(args, extras)
+    return _run_estimate_numbers(args, kind, extras)
+
+
+def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
+    """One-shot mode on a column of numbers: a distribution (binned for a frequency protocol) or a mean."""
+    import numpy as np
+
+    from .. import local
+    from ._arguments import parse_bounds
+    from ..errors import InvalidParameterError
+    from ..experiments._methods import run_local_protocol
+
+    name = args.protocol
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
     if args.bins is not None and args.bins < 2:
@@ -293,8 +301,6 @@ def _run_estimate(args) -> int:
                 )
             params["bins"] = args.bins
     means_only = kind == "numerical" and _estimates_a_mean(name)
-    if means_only and args.plot:
-        raise InvalidParameterError(f"The '--plot' option needs a distribution; {name!r} estimates only the mean.")
     rng = np.random.default_rng(args.seed)
     if kind == "numerical" and args.replicates and not means_only:
         estimate = _numerical_with_band(name, values, data, params, rng, args.replicates)
@@ -311,31 +317,18 @@ def _run_estimate(args) -> int:
     if clipped:
         print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
               "never sent; --no-clip refuses them)")
-    if isinstance(estimate, Distribution):
-        levels = [0.1, 0.25, 0.5, 0.75, 0.9]
-        quantiles = estimate.quantile(levels)
-        band = estimate.band
-        mean_interval = "" if band is None else "   95% [{:.6g}, {:.6g}]".format(*band.mean_interval())
-        print(f"  estimated mean     {estimate.mean():.6g}   (true {values.mean():.6g}){mean_interval}")
-        print(f"  estimated std      {np.sqrt(estimate.var()):.6g}   (true {values.std():.6g})")
-        lows, highs = band.quantile_interval(levels) if band is not None else (None, None)
-        for i, (q, value, true) in enumerate(zip((10, 25, 50, 75, 90), quantiles, np.quantile(values, levels))):
-            interval = "" if band is None else f"   95% [{lows[i]:.6g}, {highs[i]:.6g}]"
-            print(f"  {q:>2}% quantile       {value:.6g}   (true {true:.6g}){interval}")
-        if band is not None:
-            print(f"  bands              95% pointwise and simultaneous, {band.method} ({band.replicates} replicates)")
-        print(f"  bins               {estimate.bins} over [{low:g}, {high:g}]")
-        if args.plot:
-            from ._deploy import _plot_estimate
-
-            label = f"{name}, eps={args.epsilon:g}"
-            _plot_estimate(estimate, label, args.plot, truth=values, xlabel=args.column)
-            print(f"  plot               {args.plot}")
-    else:  # a mean estimate (pm, sr)
-        low_ci, high_ci = estimate.confidence_interval(0.95)
-        print(f"  estimated mean     {estimate.mean:.6g}   (true {values.mean():.6g})")
-        print(f"  95% interval       [{low_ci:.6g}, {high_ci:.6g}]")
+    print(estimate.describe(values))  # any estimate describes itself: a distribution, or a mean (pm, sr)
+    _plot(args, estimate, f"{name}, eps={args.epsilon:g}", values)
     return 0
+
+
+def _plot(args, estimate, label: str, truth=None) -> None:
+    """``--plot``: the estimate's figure, the truth drawn beside it."""
+    if args.plot:
+        from .. import plotting
+
+        plotting.save_estimate(estimate, args.plot, label=label, truth=truth, xlabel=args.column)
+        print(f"  plot               {args.plot}")
 
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
@@ -434,19 +427,8 @@ def _run_estimate_labels(args, extras: dict) -> int:
     )
     if unknown or missing:
         print(f"  rejected           {unknown} value(s) outside the label domain; {missing} missing cell(s)")
-    width = max(len(label) for label in labels[:1000])
-    low, high = estimate.confidence_interval(0.95)
-    for label, share in estimate.top_labels(min(10, protocol.domain_size)):
-        item = labels.index(label)
-        interval = f"95% [{low[item]:.4f}, {high[item]:.4f}]" if np.isfinite(estimate.variance[item]) else "no interval"
-        print(f"  {label:<{width}}  {share:9.4f}  {interval}   (true {truth[item]:.4f})")
-    if not estimate.has_intervals:  # say why rather than print an interval that does not cover
-        print(f"  intervals          {estimate.details.get('no_interval', 'no interval: the estimator has no variance')}")
-    if args.plot:
-        from ._deploy import _plot_estimate
-
-        _plot_estimate(estimate, f"{protocol.name}, eps={args.epsilon:g}", args.plot, truth=truth, xlabel=args.column)
-        print(f"  plot               {args.plot}")
+    print(estimate.describe(truth))
+    _plot(args, estimate, f"{protocol.name}, eps={args.epsilon:g}", truth)
     return 0
 
 
@@ -514,14 +496,6 @@ def _run_estimate_heavy_hitters(args) -> int:
     print(f"pem with epsilon={args.epsilon:g} on {items.size} values of {args.column!r}: {note}")
     if skipped or missing:
         print(f"  rejected           {skipped} word(s) with a character outside the alphabet; {missing} missing cell(s)")
-    low, high = found.details["low"], found.details["high"]
-    width = max([len(name) for name in found.names] + [4])
-    for index, name in enumerate(found.names):
-        print(f"  {name:<{width}}  {found.frequencies[index]:9.4f}  95% [{low[index]:.4f}, {high[index]:.4f}]   "
-              f"(true {truth.get(name, 0.0):.4f})")
-    if args.plot:
-        from ._deploy import _plot_estimate
-
-        _plot_estimate(found, f"pem, eps={args.epsilon:g}", args.plot, xlabel=args.column)
-        print(f"  plot               {args.plot}")
+    print(found.describe(truth))
+    _plot(args, found, f"pem, eps={args.epsilon:g}")
     return 0

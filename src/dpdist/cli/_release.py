@@ -122,7 +122,7 @@ def _run_release(args) -> int:
         if band is not None:
             print(f"cdf: {band.edges.size} edges with 95% pointwise and simultaneous bands (--json or --out for the values)")
     if args.plot:
-        _plot(tree, se, release, args, bounds)
+        _plot(tree, band, release, args, bounds)
     return 0
 
 
@@ -212,32 +212,25 @@ def _write_release(path: str, table: dict, release, guarantee: str) -> None:
         handle.write(text.getvalue().encode("utf-8"))
 
 
-def _plot(tree, se, release, args, bounds) -> None:
-    import matplotlib
-    import numpy as np
+def _plot(tree, band, release, args, bounds) -> None:
+    """The released CDF with its bands and the quantiles with their intervals, each drawn by its result."""
+    from dataclasses import replace
 
-    matplotlib.use("Agg")
+    from .. import plotting
+
+    plotting.headless()
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7, 4))
-    if tree is not None:
-        distribution = tree.to_distribution()
-        axis.plot(distribution.edges, distribution.cumulative, color="C0", label="private CDF")
-        spread = 1.96 * se  # the noise's spread: post-processing, no budget
-        if spread.size == distribution.edges.size:
-            axis.fill_between(distribution.edges, np.clip(distribution.cumulative - spread, 0, 1),
-                              np.clip(distribution.cumulative + spread, 0, 1), color="C0", alpha=0.25, linewidth=0,
-                              label="95% pointwise band (noise)")
-    axis.scatter(release.values, release.q, color="C3", zorder=3, label="private quantiles")
-    if release.low is not None:
-        axis.hlines(release.q, release.low, release.high, color="C3", alpha=0.6, label="95% intervals")
+    if tree is not None:  # the band is post-processing of the release: no budget
+        replace(tree.to_distribution(), band=band).plot(axis, kind="cdf", label="private CDF", color="C0")
+    release.plot(axis, label="private quantiles")
     axis.set_xlim(*bounds)
     axis.set_ylim(0, 1)
     axis.set_xlabel(args.column)
     axis.set_ylabel("cumulative probability")
     axis.set_title(f"{args.column}: {release.method}, epsilon = {args.epsilon:g}")
-    axis.legend(loc="lower right")
+    axis.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
-    figure.savefig(args.plot, dpi=120)
-    plt.close(figure)
+    plotting.save_figure(figure, args.plot, dpi=120)
     print(f"release: plot written to {args.plot}", file=sys.stderr)

@@ -138,24 +138,4 @@ def run_local_protocol(protocol: str, values: np.ndarray, dataset: Any, params: 
     proto = local.make(protocol, domain_size=bins, **make_params)
     items = bucketize(values, dataset.bounds, bins)
     estimate = proto.estimate(proto.simulate(items, rng=rng), **estimate_params)
-    return frequencies_to_distribution(estimate, dataset.bounds)
-
-
-def frequencies_to_distribution(estimate, bounds):
-    """A :class:`~dpdist.Distribution` with the (valid) bin frequencies of ``estimate`` over ``bounds``."""
-    from ..estimates import Distribution
-
-    frequencies = np.asarray(estimate.frequencies, dtype=np.float64)
-    if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:
-        raise InvalidParameterError(
-            "Bin frequencies must be a probability vector to form a Distribution; use a postprocess "
-            f"such as 'norm-sub'. Got minimum {frequencies.min()!r} and sum {frequencies.sum()!r}."
-        )
-    return Distribution.uniform_bins(
-        frequencies,
-        bounds,
-        method=f"{estimate.protocol}-binning",
-        epsilon=estimate.epsilon,
-        n=estimate.n,
-        details={"postprocess": estimate.postprocess},
-    )
+    return estimate.as_distribution(dataset.bounds)  # the bins as a Distribution (refused unless a probability vector)

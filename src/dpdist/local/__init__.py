@@ -4,7 +4,8 @@
 >>> proto = local.make("grr", epsilon=1.0, domain_size=8)
 >>> estimate = proto.estimate(proto.simulate([0, 1, 1, 2] * 250, rng=0))
 
-Protocol authors subclass :class:`LocalProtocol`, declare :class:`ProtocolTags`,
+Protocol authors subclass :class:`LocalProtocol`, declare :class:`ProtocolTags` and
+their reports (``_report_format``: :class:`ItemReports`, :class:`PackedBitReports`, ...),
 :func:`register` the class, and prove it with :mod:`dpdist.testing`.
 """
 
@@ -24,6 +25,15 @@ from ._protocol import (
     register,
     parameter_names,
 )
+from ._report_kinds import (
+    Column,
+    EmbeddedReports,
+    Field,
+    IntegerRowReports,
+    ItemReports,
+    PackedBitReports,
+    RecordReports,
+)
 from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
 from .words import StringCodec, encode_strings
@@ -41,6 +51,13 @@ __all__ = [
     "ProtocolTags",
     "ReportFormat",
     "ReportBatch",
+    "ItemReports",
+    "PackedBitReports",
+    "IntegerRowReports",
+    "Column",
+    "RecordReports",
+    "Field",
+    "EmbeddedReports",
     "heavy_hitters",
     "encode_strings",
     "HeavyHitters",

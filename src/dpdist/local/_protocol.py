@@ -227,11 +227,42 @@ class LocalProtocol(ABC):
     # ------------------------------------------------------------------ server side
     @property
     def report_format(self) -> ReportFormat:
-        """The declared format of this protocol's reports (dtype, row shape, validate, select, count)."""
-        report_format = self.__dict__.get("_report_format")
+        """The declared format of this protocol's reports (:meth:`_report_format`, bound to the protocol):
+        dtype, row shape, ``describe()``, check, select, count, validate, JSON rows."""
+        report_format = self.__dict__.get("_bound_report_format")
         if report_format is None:
-            report_format = self.__dict__["_report_format"] = ReportFormat(self)
+            report_format = self.__dict__["_bound_report_format"] = self._report_format().bind(self)
         return report_format
+
+    def _report_format(self) -> ReportFormat:
+        """Declare the reports: a kind of :mod:`dpdist.local._report_kinds` (``ItemReports(d)``, ...).
+
+        Protocol authors implement this (from the parameters, after ``_setup``).
+        The base class declares none: such a protocol has no wire format and reads
+        its batches itself (``_validate_reports``).
+        """
+        return ReportFormat()
+
+    def client_view(self) -> dict[str, Any]:
+        """What a client of another language needs to randomize under this config, as JSON.
+
+        ``config``; ``format``, the declared report format (``report_format.describe()``);
+        and ``design``, the constants the randomizer of dpdist's JavaScript client uses,
+        derived from the config (``keep``, thresholds, hash ranges, ...).  The collection
+        service publishes it with each campaign's config; the JavaScript client checks
+        the format and every constant against its own derivation from epsilon and
+        refuses a view that differs, so a collector cannot weaken the randomizer.
+        """
+        return {"config": self.config(), "format": self.report_format.describe(), "design": self._client_design()}
+
+    def _client_design(self) -> dict[str, Any]:
+        """The named design constants of :meth:`client_view` (none unless a client implements the protocol)."""
+        return {}
+
+    @property
+    def _report_dtype(self) -> np.dtype:
+        """``report_format.dtype``, the dtype ``_privatize`` returns."""
+        return self.report_format.dtype
 
     def aggregator(self) -> "Aggregator":
         """An empty aggregator for reports of this protocol."""
@@ -250,18 +281,29 @@ class LocalProtocol(ABC):
     #: None.  A loaded or merged state whose statistic does not sum to this times ``n`` is refused.
     statistic_total_per_report: ClassVar[int | None] = None
 
-    # Report hooks: protocol authors implement these four; everyone else calls
-    # ``self.report_format`` (check, select, count, statistic, validate).
-    @abstractmethod
+    # Report hooks: the format calls these (everyone else calls ``self.report_format``: check,
+    # select, count, statistic, validate).  Protocol authors declare ``_report_format`` and
+    # implement ``_accumulate``; ``_check_reports`` adds checks the declared kind cannot state.
     def _validate_reports(self, reports) -> tuple[Any, dict[str, np.ndarray]]:
-        """Coerce a batch; return it and a dict reason -> boolean mask of invalid rows.
+        """Read a batch: the declared format's checks (``report_format.read``), then :meth:`_check_reports`.
 
-        Raises MalformedReportError when the batch as a whole cannot be read.
+        Returns the batch and a dict reason -> boolean mask of invalid rows; raises
+        MalformedReportError when the batch as a whole cannot be read.
         """
+        reports, invalid = self.report_format.read(reports)
+        return reports, self._check_reports(reports, invalid)
 
-    @abstractmethod
+    def _check_reports(self, reports, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The protocol's own checks of rows the declared kind read (``invalid``: its masks by reason).
+
+        Returns the masks by reason (``invalid`` with the protocol's reasons added);
+        the base class adds none.
+        """
+        return invalid
+
     def _select_reports(self, reports, keep: np.ndarray):
         """The reports at rows ``keep`` (boolean mask)."""
+        return reports[keep]
 
     @abstractmethod
     def _accumulate(self, reports) -> np.ndarray:

@@ -1,22 +1,28 @@
 """A protocol's declared report format, and the validated batch every ingest path adds.
 
-Every local protocol's reports are a NumPy array with one row per user: a 1-D
-integer array (GRR, SW, ...), a 2-D ``uint8`` array of bit-packed vectors (OUE,
-SUE, SS), a 2-D integer array (OLH: seed and hashed value) or a 1-D structured
-array (hierarchies, HaarHRR).  ``protocol.report_format`` states it as a value:
+Every local protocol's reports are a NumPy array with one row per user.  A
+protocol *declares* what its rows are, as a value of one of a few kinds
+(:mod:`dpdist.local._report_kinds`): items below a size (GRR, SW, ...), bit-packed
+vectors with an optional exact weight (OUE, SS), integer rows with a limit per
+column (OLH's seed and value, CMS's words), structured records (hierarchies,
+HaarHRR) or the reports of an inner protocol (binning).  The declaration is
+``protocol._report_format()``; ``protocol.report_format`` is that value bound
+to the protocol, and it is the one owner of the wire:
 
-* ``dtype`` and ``row_shape`` (a batch has shape ``(n, *row_shape)``), found
-  generically by privatizing one in-domain value, so a new protocol needs no
-  code here;
-* ``check`` (read a batch, flag each invalid row by reason), ``select`` (rows
-  of a batch), ``count`` (rows of a batch) and ``statistic`` (the sufficient
-  statistic of valid rows), which call the protocol's hooks
-  ``_validate_reports``, ``_select_reports``, ``_count_reports`` and
-  ``_accumulate`` -- protocol authors implement those, everyone else calls
-  the format;
+* ``dtype``, ``row_shape`` (a batch has shape ``(n, *row_shape)``), ``value_columns``
+  and ``describe()`` (the JSON description the file formats, the service and
+  the JavaScript client read);
+* ``read`` (the kind's own checks), ``check`` (``read``, then the protocol's
+  small extra checks, :meth:`LocalProtocol._check_reports
+  <dpdist.local.LocalProtocol._check_reports>`), ``select``, ``count`` and
+  ``statistic`` (the sufficient statistic of valid rows: the protocol's
+  ``_accumulate``);
 * ``validate``: the one way to turn reports into a :class:`ReportBatch` (the
   valid rows and the rejected counts by reason), which
-  :meth:`Aggregator.add_batch <dpdist.local.Aggregator.add_batch>` adds.
+  :meth:`Aggregator.add_batch <dpdist.local.Aggregator.add_batch>` adds;
+* JSON rows in and out (``from_json_rows``, ``to_json_rows``) and ``fit``
+  (values of another dtype, as read from a file, cast with their unrepresentable
+  rows flagged).
 
 ``Aggregator.add``, the report files (:mod:`dpdist.io`), Dask
 (:mod:`dpdist.distributed`) and the collection service all go through
@@ -26,22 +32,56 @@ whichever way it arrives.
 
 from __future__ import annotations
 
-import functools
+import copy
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 import numpy as np
 
 from ..errors import InvalidParameterError, MalformedReportError
 
 if TYPE_CHECKING:
+    from ._aggregator import Aggregator
     from ._protocol import LocalProtocol
 
-__all__ = ["ReportFormat", "ReportBatch", "ON_INVALID"]
+__all__ = ["ReportFormat", "ReportBatch", "ON_INVALID", "smallest_unsigned_dtype", "fit_values"]
 
 #: values of the ``on_invalid`` argument of ``validate`` and ``Aggregator.add``
 ON_INVALID = ("count", "raise")
+
+
+def smallest_unsigned_dtype(size: int) -> np.dtype:
+    """The narrowest unsigned integer dtype holding ``0 .. size - 1``."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size - 1 <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.uint64)
+
+
+def fit_values(raw: Any, base: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``raw`` cast to ``base`` entry by entry, and the mask of entries that do not fit.
+
+    An entry does not fit when it is outside ``base``'s range, not integral, or
+    NaN (for an integer ``base``); it is set to 0.  Used by every reader of
+    reports written with another dtype (binary records, Arrow columns, JSON rows).
+    """
+    raw = np.asarray(raw)
+    base = np.dtype(base)
+    if raw.dtype == base or not np.issubdtype(base, np.integer):
+        return raw.astype(base, copy=False), np.zeros(raw.shape, dtype=bool)
+    info = np.iinfo(base)
+    if np.issubdtype(raw.dtype, np.floating):
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(raw) | (raw != np.floor(raw)) | (raw < info.min) | (raw > info.max)
+    elif raw.dtype == np.uint64:
+        bad = raw > np.uint64(info.max)
+    elif np.issubdtype(raw.dtype, np.integer) or raw.dtype == np.bool_:
+        wide = raw.astype(np.int64)
+        bad = (wide < info.min) | (wide > info.max)
+    else:
+        raise MalformedReportError(f"Values of dtype {raw.dtype} cannot be read as {base}.")
+    return np.where(bad, 0, raw).astype(base), bad
 
 
 @dataclass(frozen=True)
@@ -79,7 +119,7 @@ class ReportBatch:
     def n_valid(self) -> int:
         return self.n_read - self.n_rejected_rows
 
-    def add_to(self, aggregator):
+    def add_to(self, aggregator: "Aggregator") -> "Aggregator":
         """``aggregator.add_batch(self)``; return the aggregator."""
         return aggregator.add_batch(self)
 
@@ -92,6 +132,8 @@ class ReportBatch:
             raise InvalidParameterError("ReportBatch.concatenate needs batches of the format's config.")
         if not batches:
             return cls(report_format.empty(0), config)
+        if len(batches) == 1:
+            return batches[0]
         rejected: dict[str, int] = {}
         first = None
         offset = 0
@@ -112,54 +154,134 @@ class ReportBatch:
 
 
 class ReportFormat:
-    """The report format of one protocol (see the module docstring).
+    """The declared format of one protocol's reports (see the module docstring).
 
-    Get it as ``protocol.report_format``; it is cached on the protocol.
+    Get it as ``protocol.report_format``.  This base class is the format of a
+    protocol that declares none: it has no wire format (``dtype`` raises
+    :class:`~dpdist.errors.MalformedReportError`), and such a protocol must read
+    its batches itself (``_validate_reports``).  The kinds of
+    :mod:`dpdist.local._report_kinds` are its subclasses.
     """
 
-    def __init__(self, protocol: "LocalProtocol"):
-        self.protocol = protocol
-        self._layout: tuple[np.dtype, tuple[int, ...]] | None = None
+    #: the kind's name in :meth:`describe`
+    kind: ClassVar[str] = "undeclared"
 
-    # ------------------------------------------------------------------ layout
+    def __init__(self, dtype: Any = None, row_shape: tuple[int, ...] = ()) -> None:
+        try:
+            self._dtype = None if dtype is None else np.dtype(dtype)
+        except TypeError:  # e.g. ReportFormat(protocol), which made a protocol's format before declarations
+            raise InvalidParameterError(
+                f"The 'dtype' of a ReportFormat must be a NumPy dtype (a protocol's format is protocol.report_format). "
+                f"Got {dtype!r}."
+            ) from None
+        self._row_shape = tuple(int(size) for size in row_shape)
+        self._protocol: LocalProtocol | None = None
+
+    # ------------------------------------------------------------------ the declared value
     @property
     def dtype(self) -> np.dtype:
         """The dtype of a batch of reports (as written to files)."""
-        return self._find_layout()[0]
+        if self._dtype is None:
+            raise MalformedReportError(
+                f"{self._owner} declares no report format (LocalProtocol._report_format); its reports have no wire format."
+            )
+        return self._dtype
 
     @property
     def row_shape(self) -> tuple[int, ...]:
         """The shape of one report: a batch of ``n`` has shape ``(n, *row_shape)``."""
-        return self._find_layout()[1]
+        self.dtype  # noqa: B018  (an undeclared format has no shape either)
+        return self._row_shape
 
-    def empty(self, n: int = 0) -> np.ndarray:
-        """``n`` zero rows of the format (placeholders; not necessarily valid reports)."""
-        return np.zeros((n, *self.row_shape), dtype=self.dtype)
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one report on the wire."""
+        return self.dtype.itemsize * int(np.prod(self.row_shape, dtype=np.int64))
 
-    def _find_layout(self) -> tuple[np.dtype, tuple[int, ...]]:
-        if self._layout is None:
-            config_key = json.dumps(self.protocol.config(), sort_keys=True)
-            self._layout = _layout_of_config(config_key, self.protocol)
-        return self._layout
+    def value_columns(self) -> list[tuple[str | None, np.dtype, tuple[int, ...]]]:
+        """``(field name, base dtype, per-row shape)`` of each column: one unnamed column for plain reports,
+        one per field for structured ones (Arrow columns and JSON objects follow them)."""
+        if self.dtype.names is None:
+            return [(None, self.dtype, self.row_shape)]
+        columns = []
+        for name in self.dtype.names:
+            sub = self.dtype.fields[name][0]
+            columns.append((name, sub.base, tuple(sub.shape)))
+        return columns
+
+    def describe(self) -> dict[str, Any]:
+        """The format as JSON-safe data: ``kind``, ``dtype`` (NumPy descr, as in record headers),
+        ``row_shape`` and the kind's parameters (what a client of another language reads)."""
+        return {
+            "kind": self.kind,
+            "dtype": np.lib.format.dtype_to_descr(self.dtype),
+            "row_shape": list(self.row_shape),
+            **self._parameters(),
+        }
+
+    def _parameters(self) -> dict[str, Any]:
+        return {}
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> str:
+        return json.dumps(self.describe() if self._dtype is not None else {"kind": self.kind}, sort_keys=True)
+
+    def __repr__(self) -> str:
+        if self._dtype is None:
+            return f"ReportFormat({self._owner!r}, undeclared)"
+        parameters = ", ".join(f"{key}={value!r}" for key, value in self._parameters().items())
+        return f"{type(self).__name__}({parameters}{', ' if parameters else ''}dtype={self.dtype}, row_shape={self.row_shape})"
+
+    # ------------------------------------------------------------------ the protocol it is bound to
+    def bind(self, protocol: "LocalProtocol") -> "ReportFormat":
+        """This format, bound to ``protocol`` (whose extra checks, statistic and config it uses)."""
+        bound = copy.copy(self)
+        bound._protocol = protocol
+        return bound
+
+    @property
+    def protocol(self) -> "LocalProtocol":
+        if self._protocol is None:
+            raise InvalidParameterError(f"{self!r} is not bound to a protocol: use protocol.report_format.")
+        return self._protocol
+
+    @property
+    def _owner(self) -> str:
+        return self._protocol.display_name if self._protocol is not None else type(self).__name__
 
     # ------------------------------------------------------------------ rows
-    def check(self, reports) -> tuple[Any, dict[str, np.ndarray]]:
-        """Read a batch: the batch in the protocol's format and, by reason, a mask of its invalid rows.
+    def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The kind's own checks: the batch as an array of the format and, by reason, the masks of its invalid rows.
+
+        Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
+        whole cannot be read (wrong type, number of dimensions, width or dtype).
+        """
+        self.dtype  # noqa: B018  (raises: an undeclared format reads nothing)
+        raise NotImplementedError  # pragma: no cover - every kind overrides read
+
+    def check(self, reports: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        """Read a batch: the batch in the protocol's format and, by reason, a mask of its invalid rows
+        (:meth:`read`, then the protocol's own checks).
 
         Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
         whole cannot be read (wrong type, number of dimensions, width or dtype).
         """
         return self.protocol._validate_reports(reports)
 
-    def count(self, reports) -> int:
+    def count(self, reports: Any) -> int:
         """Number of reports (rows) in a batch."""
         return int(self.protocol._count_reports(reports))
 
-    def select(self, reports, keep: np.ndarray):
+    def select(self, reports: Any, keep: np.ndarray) -> Any:
         """The reports at the rows where the boolean mask ``keep`` is true."""
         return self.protocol._select_reports(reports, keep)
 
-    def statistic(self, reports) -> np.ndarray:
+    def statistic(self, reports: Any) -> np.ndarray:
         """The sufficient statistic of a batch of *valid* reports (shape ``(statistic_size,)``).
 
         The reports are not checked: pass ``ReportBatch.reports`` or rows that
@@ -168,8 +290,48 @@ class ReportFormat:
         """
         return self.protocol._accumulate(reports)
 
+    def empty(self, n: int = 0) -> np.ndarray:
+        """``n`` zero rows of the format (placeholders; not necessarily valid reports)."""
+        return np.zeros((n, *self.row_shape), dtype=self.dtype)
+
+    def fit(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Plain reports of another numeric dtype as this format's dtype, and the mask of rows that do not fit."""
+        if self.dtype.names is not None:
+            raise MalformedReportError(f"{self._owner} reports are structured ({self.dtype}); got dtype {values.dtype}.")
+        cast, bad = fit_values(values, self.dtype)
+        return cast, bad.reshape(bad.shape[0], int(np.prod(bad.shape[1:], dtype=np.int64))).any(axis=1)
+
+    # ------------------------------------------------------------------ JSON rows
+    def to_json_rows(self, reports: Any) -> list:
+        """Reports as the rows of a JSON batch (``ndarray.tolist()``; structured rows as ``{field: value}``)."""
+        from ._json_rows import json_rows
+
+        return json_rows(reports)
+
+    def from_json_rows(
+        self, rows: list, *, booleans: bool = True, max_checked_rows: int | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """JSON rows as an array of the format, and the masks of the rows that could not be read.
+
+        Rows of the wrong shape are ``wrong_shape``, nulls ``missing``, non-integers
+        and unrepresentable integers ``out_of_range``; the rest is left to
+        :meth:`validate`.  ``booleans=False`` says the rows hold no JSON booleans
+        (which NumPy would read as 0 and 1): well-formed rows are then read in one
+        vectorized conversion.  At most ``max_checked_rows`` rows are classified one
+        by one (:class:`~dpdist.local._json_rows.TooManyRowsToCheck` otherwise).
+        """
+        from ._json_rows import rows_from_json
+
+        return rows_from_json(self, rows, booleans=booleans, max_checked_rows=max_checked_rows)
+
+    def json_values_per_row(self) -> int:
+        """JSON values and separators one well-formed row can hold, at most (bounds a body before parsing)."""
+        return sum(int(np.prod(shape, dtype=np.int64)) + 1 for _, _, shape in self.value_columns()) + (
+            1 if self.dtype.names is not None else 0
+        )
+
     # ------------------------------------------------------------------ batches
-    def validate(self, reports, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
+    def validate(self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
         """Check every row of ``reports``; keep the valid ones, count the others by reason.
 
         Parameters
@@ -216,22 +378,3 @@ class ReportFormat:
         """A batch whose ``n`` rows are all rejected for ``reason`` (e.g. written under another config)."""
         n = int(n)
         return ReportBatch(self.empty(0), self.protocol.config(), {reason: n} if n else {}, n, n, 0 if n else None)
-
-    def __repr__(self):
-        return f"ReportFormat({self.protocol.name!r}, dtype={self.dtype}, row_shape={self.row_shape})"
-
-
-@functools.lru_cache(maxsize=128)
-def _layout_of_config(config_key: str, protocol: "LocalProtocol") -> tuple[np.dtype, tuple[int, ...]]:
-    """Dtype and row shape of one privatized in-domain value (cached by config, as protocols
-    compare and hash by config: every file reader rebuilds the protocol from its config)."""
-    if protocol.tags.takes_items:
-        sample = np.zeros(1, dtype=np.int64)
-    else:
-        sample = np.array([float(getattr(protocol, "bounds", (0.0, 1.0))[0])])
-    # the randomizer itself (privatize would warn that a memoized protocol's values are new users)
-    reports, _ = protocol.report_format.check(protocol._privatize(protocol._check_values(sample), np.random.default_rng(0)))
-    reports = np.asarray(reports)
-    if reports.dtype.hasobject:
-        raise MalformedReportError(f"{protocol.display_name} reports hold Python objects; they have no wire format.")
-    return reports.dtype, tuple(reports.shape[1:])

@@ -13,9 +13,10 @@ Two encodings:
 ``application/json``
     ``{"reports": [row, ...], "config": {...} (optional)}`` for small clients.
     A row is what ``ndarray.tolist()`` gives for one report of the protocol's
-    layout (an integer; a list of integers; an object of fields for structured
-    layouts).  Rows of the wrong shape are rejected as ``wrong_shape``, nulls as
-    ``missing``, non-integers and unrepresentable integers as ``out_of_range``.
+    format (an integer; a list of integers; an object of fields for structured
+    formats), read by the format (``report_format.from_json_rows``): rows of the
+    wrong shape are rejected as ``wrong_shape``, nulls as ``missing``,
+    non-integers and unrepresentable integers as ``out_of_range``.
 
 Rows are then checked with the protocol's own validator
 (``protocol.report_format.validate``, the one ingest path): invalid rows are rejected and
@@ -35,12 +36,11 @@ from __future__ import annotations
 import io
 import json
 
-import numpy as np
-
 from .._io._binary import decode_payload, read_header
 from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
+from ..local._json_rows import TooManyRowsToCheck
 from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
 __all__ = ["decode_body", "record_file_ids"]
@@ -105,35 +105,7 @@ def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int
         batches.append(decode_payload(protocol, header, stream.read(header["payload_bytes"]), "batch"))
     if not batches:
         raise MalformedReportError("batch: empty body, expected dpdist report records.")
-    return _concatenate(protocol, batches)
-
-
-def _concatenate(protocol, batches: list[ReportBatch]) -> ReportBatch:
-    if len(batches) == 1:
-        return batches[0]
-    rejected: dict[str, int] = {}
-    for batch in batches:
-        for reason, count in batch.rejected.items():
-            rejected[reason] = rejected.get(reason, 0) + count
-    return ReportBatch(
-        np.concatenate([batch.reports for batch in batches]),
-        protocol.config(),
-        rejected,
-        sum(batch.n_read for batch in batches),
-        sum(batch.n_rejected_rows for batch in batches),
-    )
-
-
-def _values_per_row(protocol) -> int:
-    """JSON values and separators one well-formed row of the protocol's layout can hold, at most."""
-    layout = protocol.report_format
-    if not layout.dtype.names:
-        return int(np.prod(layout.row_shape, dtype=np.int64)) + 1
-    total = 1
-    for name in layout.dtype.names:
-        _, shape = _field_layout(layout.dtype.fields[name][0])
-        total += int(np.prod(shape, dtype=np.int64)) + 1
-    return total
+    return ReportBatch.concatenate(batches, protocol.report_format)
 
 
 def _too_many_rows(limit: int, what: str) -> TooLarge:
@@ -145,9 +117,10 @@ def _too_many_rows(limit: int, what: str) -> TooLarge:
 
 
 def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked_rows: int | None = None) -> ReportBatch:
+    layout = protocol.report_format
     if max_rows is not None:
         # every row adds at least one separator: far more separators than max_rows rows can hold is refused unparsed
-        separators = max_rows * _values_per_row(protocol) + json.dumps(protocol.config()).count(",") + 64
+        separators = max_rows * layout.json_values_per_row() + json.dumps(protocol.config()).count(",") + 64
         if body.count(b",") > separators:
             raise _too_many_rows(max_rows, "rows (--max-json-rows)")
     try:
@@ -160,97 +133,12 @@ def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked
     if max_rows is not None and len(rows) > max_rows:
         raise _too_many_rows(max_rows, "rows (--max-json-rows)")
     if "config" in document and document["config"] != protocol.config():
-        return protocol.report_format.rejected(len(rows), "other_config")
-    layout = protocol.report_format
-    if layout.dtype.names:
-        if max_checked_rows is not None and len(rows) > max_checked_rows:
-            raise _too_many_rows(max_checked_rows, f"rows of {protocol.name}'s structured reports (each checked on its own)")
-        array, invalid = _structured_rows(rows, layout)
-    else:
-        # JSON true/false become 1/0 in a NumPy integer array: a body holding either is classified row by row
-        array, invalid = _plain_rows(rows, layout, fast=b"true" not in body and b"false" not in body, max_slow=max_checked_rows)
-    return protocol.report_format.validate(array, invalid=invalid)
-
-
-def _plain_rows(rows: list, layout, fast: bool = True, max_slow: int | None = None):
-    """Rows of integers (scalars or nested lists): one vectorized conversion when every row is well formed.
-
-    ``fast=False`` skips the vectorized conversion (the caller knows the rows may hold
-    booleans, which NumPy would silently count as 0 and 1): every row is classified.
-    A batch that needs classifying row by row is refused (413) above ``max_slow`` rows.
-    """
-    n = len(rows)
-    info = np.iinfo(layout.dtype)
+        return layout.rejected(len(rows), "other_config")
     try:
-        wide = np.array(rows, dtype=object if n == 0 else None) if fast else None
-    except (ValueError, TypeError):
-        wide = None
-    if wide is not None and n and wide.dtype.kind in "iu" and wide.shape[1:] == layout.row_shape:
-        bad = ((wide < info.min) | (wide > info.max)).reshape(n, -1).any(axis=1)
-        array = np.where(bad.reshape((n,) + (1,) * len(layout.row_shape)), 0, wide).astype(layout.dtype)
-        return array, {"out_of_range": bad}
-    if max_slow is not None and n > max_slow:
-        raise _too_many_rows(
-            max_slow, "rows that need checking one by one (rows with booleans, nulls, non-integers or another shape)"
+        # JSON true/false become 1/0 in a NumPy integer array: a body holding either is read row by row
+        array, invalid = layout.from_json_rows(
+            rows, booleans=b"true" in body or b"false" in body, max_checked_rows=max_checked_rows
         )
-    # slow path, only for batches with malformed rows: classify each row
-    array = layout.empty(n)
-    masks = {reason: np.zeros(n, dtype=bool) for reason in ("missing", "wrong_shape", "out_of_range")}
-    for index, row in enumerate(rows):
-        reason = _row_problem(row, layout.row_shape, info)
-        if reason is None:
-            array[index] = row
-        else:
-            masks[reason][index] = True
-    return array, masks
-
-
-def _row_problem(row, row_shape: tuple, info) -> str | None:
-    if row is None:
-        return "missing"
-    if not row_shape:
-        if isinstance(row, list):
-            return "wrong_shape"
-        if isinstance(row, bool) or not isinstance(row, int):
-            return "out_of_range"
-        return None if info.min <= row <= info.max else "out_of_range"
-    if not isinstance(row, list) or len(row) != row_shape[0]:
-        return "wrong_shape"
-    problems = [_row_problem(item, row_shape[1:], info) for item in row]
-    for reason in ("missing", "wrong_shape", "out_of_range"):
-        if reason in problems:
-            return reason
-    return None
-
-
-def _structured_rows(rows: list, layout):
-    """Rows of objects ``{field: value}`` for structured layouts (hierarchies, HaarHRR)."""
-    n = len(rows)
-    array = layout.empty(n)
-    masks = {reason: np.zeros(n, dtype=bool) for reason in ("missing", "wrong_shape", "out_of_range")}
-    names = layout.dtype.names
-    for index, row in enumerate(rows):
-        if row is None:
-            masks["missing"][index] = True
-            continue
-        if not isinstance(row, dict) or set(row) != set(names):
-            masks["wrong_shape"][index] = True
-            continue
-        problem = None
-        for name in names:
-            base, shape = _field_layout(layout.dtype.fields[name][0])
-            problem = _row_problem(row[name], shape, np.iinfo(base))
-            if problem:
-                break
-        if problem:
-            masks[problem][index] = True
-        else:
-            array[index] = tuple(row[name] for name in names)
-    return array, masks
-
-
-def _field_layout(field_dtype: np.dtype):
-    """Base integer dtype and shape of one field of a structured layout."""
-    if field_dtype.subdtype is not None:
-        return field_dtype.subdtype[0], field_dtype.subdtype[1]
-    return field_dtype, ()
+    except TooManyRowsToCheck as error:
+        raise _too_many_rows(error.limit, error.what) from None
+    return layout.validate(array, invalid=invalid)

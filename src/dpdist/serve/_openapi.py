@@ -98,6 +98,8 @@ def schema_of(routes) -> dict:
     """The schema of ``routes`` (Starlette routes; those whose endpoints are :func:`documented` are described)."""
     from .. import __version__
 
+    from ..estimates import JSON_SCHEMA
+
     paths: dict[str, dict] = {}
     for route in routes:
         document = getattr(getattr(route, "endpoint", None), "openapi", None)
@@ -121,7 +123,7 @@ def schema_of(routes) -> dict:
                 "admin": {"type": "http", "scheme": "bearer", "description": "the server's admin token"},
                 "submit": {"type": "http", "scheme": "bearer", "description": "a campaign's optional submit token"},
             },
-            "schemas": SCHEMAS,
+            "schemas": {**SCHEMAS, "EstimateResult": {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}},
         },
         "paths": paths,
     }
@@ -163,6 +165,8 @@ SCHEMAS: dict[str, dict] = {
         "type": "object",
         "properties": {
             "campaign": {"type": "string"}, "state": _STATE, "config": {"type": "object"},
+            "client_view": {"type": "object", "description": "config, declared report format and design constants "
+                            "(LocalProtocol.client_view); the JavaScript client checks them against epsilon"},
             "submit_token_required": {"type": "boolean"}, "enrollment_token_required": {"type": "boolean"},
             "max_body_bytes": {"type": "integer"}, "max_records": {"type": "integer"}, "max_json_rows": {"type": "integer"},
         },
@@ -190,9 +194,8 @@ SCHEMAS: dict[str, dict] = {
             "epsilon": {"type": "number"}, "n": {"type": "integer"}, "rejected": _COUNTS, "refused_batches": _COUNTS,
             "batches": {"type": "integer"}, "options": {"type": "object"},
             "estimate": {
-                "type": ["object", "null"],
-                "description": "null before the first report; kind frequency (frequencies, standard_error, band), "
-                "distribution (edges, probabilities, cdf, mean, median), mean or mean_variance",
+                "anyOf": [{"type": "null"}, ref("EstimateResult")],
+                "description": "null before the first report; else the estimate's JSON (docs/results.md)",
             },
             "diagnostics": {
                 "type": "object",

@@ -51,6 +51,7 @@ __all__ = [
     "check_values_outside_the_bounds_are_clipped",
     "check_values_of_the_wrong_type_are_rejected",
     "check_unreadable_reports_are_rejected",
+    "check_reports_conform_to_the_declared_format",
     "check_empty_aggregator_is_refused",
     "check_estimate_options_are_declared",
     "check_estimate_states_the_guarantee",
@@ -208,6 +209,33 @@ def check_unreadable_reports_are_rejected(protocol: LocalProtocol) -> None:
     """A batch that is not reports at all raises ``MalformedReportError``."""
     for reports in (np.zeros((2, 2, 2)), "reports"):
         _expect(MalformedReportError, f"add({reports!r})", lambda r=reports: protocol.aggregator().add(r))
+
+
+def check_reports_conform_to_the_declared_format(protocol: LocalProtocol) -> None:
+    """``privatize`` writes exactly the declared ``report_format``: its dtype and row shape, no row it rejects;
+    ``describe()`` is JSON that states them, and the reports survive the format's JSON rows unchanged."""
+    report_format = protocol.report_format
+    assert report_format.kind != "undeclared", (
+        "the protocol declares no report format (LocalProtocol._report_format): its reports have no wire format"
+    )
+    n = 300
+    reports = np.asarray(privatize_population(protocol, population(protocol, n), rng=17))
+    assert reports.dtype == report_format.dtype, f"privatize returns dtype {reports.dtype}, the format declares {report_format.dtype}"
+    assert reports.shape == (n, *report_format.row_shape), (
+        f"privatize returns shape {reports.shape}, the format declares rows of shape {report_format.row_shape}"
+    )
+    batch = report_format.validate(reports)
+    assert batch.n_valid == n, f"the declared format rejects {batch.n_rejected_rows} of {n} privatized reports: {batch.rejected}"
+    description = json.loads(json.dumps(report_format.describe()))
+    stated = (description["kind"], description["dtype"], tuple(description["row_shape"]))
+    descr = json.loads(json.dumps(np.lib.format.dtype_to_descr(reports.dtype)))  # JSON: tuples become lists
+    assert stated == (report_format.kind, descr, reports.shape[1:]), (
+        f"describe() states {stated}, not the reports' dtype and row shape"
+    )
+    rows = json.loads(json.dumps(report_format.to_json_rows(reports)))
+    array, invalid = report_format.from_json_rows(rows, booleans=False)
+    unread = {reason: int(mask.sum()) for reason, mask in invalid.items() if mask.any()}
+    assert not unread and np.array_equal(array, reports), f"the reports do not survive their JSON rows ({unread})"
 
 
 def check_estimate_states_the_guarantee(protocol: LocalProtocol) -> None:
@@ -396,6 +424,7 @@ _ALWAYS: tuple[Check, ...] = (
     check_values_outside_the_domain_are_rejected,
     check_values_of_the_wrong_type_are_rejected,
     check_unreadable_reports_are_rejected,
+    check_reports_conform_to_the_declared_format,
     check_empty_aggregator_is_refused,
     check_estimate_options_are_declared,
     check_estimate_states_the_guarantee,

@@ -1,33 +1,11 @@
-// What every protocol of the client shares: the normalized config, the report layout on the
-// wire (NumPy dtype descr and row shape, as the Python aggregator's report_layout gives them),
-// value checks and the batch loop.
+// What every protocol of the client shares: the normalized config, the declared report format
+// (``this.format``, format.js: NumPy dtype descr and row shape, as Python's report_format declares
+// them), the check of a collector's client view, value checks and the batch loop.
 
-import { InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
 import { checkParams } from '../params.js';
 
 export const CONFIG_VERSION = 1;
-
-/** NumPy descr and byte size of the narrowest unsigned dtype holding 0 .. count - 1. */
-export function smallestUnsigned(count) {
-  if (count - 1 <= 0xff) return { descr: '|u1', bytes: 1 };
-  if (count - 1 <= 0xffff) return { descr: '<u2', bytes: 2 };
-  if (count - 1 <= 0xffffffff) return { descr: '<u4', bytes: 4 };
-  return { descr: '<u8', bytes: 8 };
-}
-
-/** Write an unsigned item index little-endian in ``bytes`` bytes. */
-export function writeItem(view, offset, bytes, item) {
-  if (bytes === 1) view.setUint8(offset, item);
-  else if (bytes === 2) view.setUint16(offset, item, true);
-  else view.setUint32(offset, item, true);
-}
-
-/** Read back an item written by writeItem. */
-export function readItem(view, offset, bytes) {
-  if (bytes === 1) return view.getUint8(offset);
-  if (bytes === 2) return view.getUint16(offset, true);
-  return view.getUint32(offset, true);
-}
 
 /**
  * A batch of reports ready for the wire: ``bytes`` is the C-order payload of an array of dtype
@@ -76,9 +54,43 @@ export class Protocol {
     return this.params.epsilon;
   }
 
+  /** NumPy descr of the reports (``this.format``, declared by each protocol). */
+  get descr() {
+    return this.format.dtype;
+  }
+
+  /** Shape of one report. */
+  get rowShape() {
+    return this.format.rowShape;
+  }
+
+  /** Bytes of one entry of a report. */
+  get itemBytes() {
+    return this.format.itemBytes;
+  }
+
   /** Bytes of one report (the product of the row shape times the item size). */
   get rowBytes() {
-    return this.itemBytes * this.rowShape.reduce((a, b) => a * b, 1);
+    return this.format.rowBytes;
+  }
+
+  /**
+   * Check a collector's published client view (Python's ``protocol.client_view()``) against this
+   * client's own reading of its config: the declared format (kind, dtype, row shape) and every design
+   * constant (``keep``, thresholds, hash ranges, ...) must be exactly what this client derives from
+   * epsilon, so a collector cannot weaken the randomizer by publishing other constants.
+   * @param {{config: object, format: object, design?: object}} view
+   */
+  checkView(view) {
+    this.format.check(view.format, this.display);
+    for (const [name, value] of Object.entries(view.design ?? {})) {
+      if (!(name in this) || JSON.stringify(this[name]) !== JSON.stringify(value)) {
+        throw new InvalidParameterError(
+          `The collector's client view states ${this.display}'s ${name} = ${JSON.stringify(value)}; this client derives ` +
+            `${JSON.stringify(this[name])} from the config (epsilon ${this.epsilon}). The view is refused.`,
+        );
+      }
+    }
   }
 
   /**

@@ -13,6 +13,7 @@
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
+import { integerRowReports } from '../format.js';
 import { FrequencyProtocol } from './base.js';
 import { comb } from './ss.js';
 
@@ -38,9 +39,7 @@ export class DBitFlipPM extends FrequencyProtocol {
     this.qThreshold = Math.ceil((1 / (half + 1)) * SCALE);
     this.p = this.pThreshold / SCALE;
     this.q = this.qThreshold / SCALE;
-    this.descr = '<u4';
-    this.itemBytes = 4;
-    this.rowShape = [2 * d];
+    this.format = integerRowReports(2 * d, '<u4'); // d increasing buckets, then d bits
   }
 
   get display() {

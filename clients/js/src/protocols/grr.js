@@ -7,20 +7,20 @@
 
 import { mixtureKeep } from '../grid.js';
 import { frequencyRules } from '../params.js';
-import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
+import { itemReports } from '../format.js';
+import { FrequencyProtocol } from './base.js';
 
 export class GRR extends FrequencyProtocol {
   constructor(config) {
     super('grr', config, frequencyRules(), { labels: null });
     const d = this.domainSize;
     this.keep = mixtureKeep(this.epsilon, 1, d);
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
-    this.rowShape = [];
+    this.format = itemReports(d);
   }
 
   writeReport(item, source, bytes, view, offset) {
     const output = source.bernoulli(this.keep) ? item : source.uniformInt(this.domainSize);
-    writeItem(view, offset, this.itemBytes, output);
+    this.format.write(view, offset, 0, output);
   }
 
   /** Exact law of the report for input ``item``, indexed by the reported item. */
@@ -33,7 +33,7 @@ export class GRR extends FrequencyProtocol {
 
   /** Pr[this report | each item]. */
   likelihood(row) {
-    const output = readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+    const output = this.format.readRow(row);
     return Float64Array.from(this.inputs(), (item) => this.channelRow(item)[output]);
   }
 
@@ -43,6 +43,6 @@ export class GRR extends FrequencyProtocol {
   }
 
   reportIndex(row) {
-    return readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+    return this.format.readRow(row);
   }
 }

@@ -9,7 +9,8 @@
 import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
-import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
+import { itemReports } from '../format.js';
+import { FrequencyProtocol } from './base.js';
 
 function popcount(x) {
   let count = 0;
@@ -47,8 +48,7 @@ export class HR extends FrequencyProtocol {
     this.keep = mixtureKeep(this.epsilon, b / 2, K);
     this.e = 1.0 + (2.0 * K * this.keep) / (b * (1.0 - this.keep));
     this.normalizer = K / (1.0 - this.keep);
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(this.outputSize));
-    this.rowShape = [];
+    this.format = itemReports(this.outputSize);
   }
 
   inSet(item, output) {
@@ -69,7 +69,7 @@ export class HR extends FrequencyProtocol {
     } else {
       output = source.uniformInt(this.outputSize);
     }
-    writeItem(view, offset, this.itemBytes, output);
+    this.format.write(view, offset, 0, output);
   }
 
   /** Exact law over the K outputs: lambda Unif(C_x) + (1 - lambda) Unif[K]. */
@@ -85,7 +85,7 @@ export class HR extends FrequencyProtocol {
   }
 
   reportIndex(row) {
-    return readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+    return this.format.readRow(row);
   }
 
   likelihood(row) {

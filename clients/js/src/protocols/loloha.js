@@ -12,6 +12,7 @@
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { EPSILON, frequencyRules, integer, options } from '../params.js';
+import { integerRowReports } from '../format.js';
 import { FrequencyProtocol } from './base.js';
 import { chain, checkBudgets, grrKeeps, grrProbabilities } from './longitudinal.js';
 import { decodeSeedReport, hashItem, isPrime, writeSeedReport } from './olh.js';
@@ -65,9 +66,7 @@ export class LOLOHA extends FrequencyProtocol {
     [this.p2, this.q2] = grrProbabilities(this.keep2, this.g);
     this.p = chain(this.p1, this.q1, this.p2, this.q2)[0];
     this.qOther = (1 - this.p) / (this.g - 1); // a report's probability of one given wrong hash value
-    this.descr = '<u8';
-    this.itemBytes = 8;
-    this.rowShape = [2];
+    this.format = integerRowReports(2, '<u8'); // (seed, value)
   }
 
   /** The device keeps its seed and memoizes per hashed value (g keys). */

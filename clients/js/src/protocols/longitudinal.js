@@ -17,7 +17,8 @@ import { expLower, fractionOf, gridFloor, mixtureKeep } from '../grid.js';
 import { exp } from '../libm.js';
 import { secureSource } from '../random.js';
 import { EPSILON, frequencyRules } from '../params.js';
-import { FrequencyProtocol, ReportBatch, readItem, smallestUnsigned, writeItem } from './base.js';
+import { itemReports } from '../format.js';
+import { FrequencyProtocol, ReportBatch } from './base.js';
 import { UnaryEncoding } from './unary.js';
 
 const SCALE = 4294967296; // 2^32
@@ -75,8 +76,7 @@ export class LGRR extends FrequencyProtocol {
     [this.p1, this.q1] = grrProbabilities(this.keep1, d);
     [this.p2, this.q2] = grrProbabilities(this.keep2, d);
     [this.p, this.q] = chain(this.p1, this.q1, this.p2, this.q2);
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(d));
-    this.rowShape = [];
+    this.format = itemReports(d);
   }
 
   /**
@@ -116,7 +116,7 @@ export class LGRR extends FrequencyProtocol {
   }
 
   writeMemoized(memoized, source, bytes, view, offset) {
-    writeItem(view, offset, this.itemBytes, this.instantaneousResponse(memoized, source));
+    this.format.write(view, offset, 0, this.instantaneousResponse(memoized, source));
   }
 
   /** Memo entries as Python's MemoizedClient.to_dict writes them (an int). */
@@ -155,7 +155,7 @@ export class LGRR extends FrequencyProtocol {
   }
 
   reportIndex(row) {
-    return readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+    return this.format.readRow(row);
   }
 }
 

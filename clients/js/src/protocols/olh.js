@@ -11,6 +11,7 @@ import { InvalidParameterError } from '../errors.js';
 import { mixtureKeep } from '../grid.js';
 import { exp, roundHalfEven } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
+import { integerRowReports } from '../format.js';
 import { FrequencyProtocol } from './base.js';
 
 const MERSENNE_31 = 2 ** 31 - 1;
@@ -83,9 +84,7 @@ export class OLH extends FrequencyProtocol {
     this.prime = prime;
     this.g = this.params.hash_range ?? Math.max(2, roundHalfEven(e + 1.0));
     this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
-    this.descr = '<u8';
-    this.itemBytes = 8;
-    this.rowShape = [2];
+    this.format = integerRowReports(2, '<u8'); // (seed, value)
   }
 
   /** h_seed(item) for the seed's coefficients a (>= 1) and b. */

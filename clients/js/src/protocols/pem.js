@@ -15,7 +15,8 @@ import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '
 import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
-import { Protocol, readItem, smallestUnsigned, writeItem } from './base.js';
+import { integerRowReports, smallestUnsigned } from '../format.js';
+import { Protocol } from './base.js';
 
 const P = 2 ** 31 - 1;
 const P_BIG = BigInt(P);
@@ -127,8 +128,8 @@ export class PEM extends Protocol {
     this.g = Math.max(2, Math.min(roundHalfEven(e + 1.0), MAX_HASH_RANGE, Math.floor(MAX_STATISTIC / tables)));
     this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.coefficients = familyCoefficients(params.family_seed, this.hashCount);
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.lengths.length, this.hashCount, this.g)));
-    this.rowShape = [3];
+    // (group, function, value), each below its limit
+    this.format = integerRowReports(3, smallestUnsigned(Math.max(this.lengths.length, this.hashCount, this.g)));
   }
 
   get kind() {
@@ -200,14 +201,11 @@ export class PEM extends Protocol {
     const j = source.uniformInt(this.hashCount);
     const hashed = hashItem(this.coefficients[j], this.prefixItem(item, group), this.g);
     const value = source.bernoulli(this.keep) ? hashed : source.uniformInt(this.g);
-    writeItem(view, offset, this.itemBytes, group);
-    writeItem(view, offset + this.itemBytes, this.itemBytes, j);
-    writeItem(view, offset + 2 * this.itemBytes, this.itemBytes, value);
+    [group, j, value].forEach((entry, column) => this.format.write(view, offset, column, entry));
   }
 
   decode(row) {
-    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-    const [group, j, value] = [0, 1, 2].map((column) => readItem(view, column * this.itemBytes, this.itemBytes));
+    const [group, j, value] = [0, 1, 2].map((column) => this.format.readRow(row, column));
     return { group, j, value };
   }
 

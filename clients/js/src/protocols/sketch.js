@@ -15,7 +15,8 @@
 import { InvalidParameterError } from '../errors.js';
 import { expLower, oddsProbability } from '../grid.js';
 import { frequencyRules, integer } from '../params.js';
-import { FrequencyProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
+import { integerRowReports, smallestUnsigned } from '../format.js';
+import { FrequencyProtocol } from './base.js';
 import { hashItem, isPrime } from './olh.js';
 import { familyCoefficients } from './pem.js';
 
@@ -75,9 +76,7 @@ export class CMS extends Sketch {
     // per coordinate the largest 2^-53 grid probability with p / (1 - p) <= e^(eps/2) (grid.js)
     this.p = oddsProbability(expLower(this.epsilon / 2.0));
     this.words = Math.ceil(this.m / 64);
-    this.descr = '<u8';
-    this.itemBytes = 8;
-    this.rowShape = [1 + this.words];
+    this.format = integerRowReports(1 + this.words, '<u8'); // function index, then the m bits in words
   }
 
   writeReport(item, source, bytes, view, offset) {
@@ -144,8 +143,7 @@ export class HCMS extends Sketch {
   constructor(config) {
     super('hcms', config, (k, m) => 2 * k * m);
     this.p = oddsProbability(expLower(this.epsilon)); // on the 2^-53 grid (grid.js)
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(Math.max(this.k, this.m)));
-    this.rowShape = [3];
+    this.format = integerRowReports(3, smallestUnsigned(Math.max(this.k, this.m, 2))); // (function, column, bit)
   }
 
   plus(j, l, item) {
@@ -157,15 +155,12 @@ export class HCMS extends Sketch {
     const l = source.uniformInt(this.m);
     const plus = this.plus(j, l, item);
     const bit = source.bernoulli(this.p) ? plus : !plus;
-    writeItem(view, offset, this.itemBytes, j);
-    writeItem(view, offset + this.itemBytes, this.itemBytes, l);
-    writeItem(view, offset + 2 * this.itemBytes, this.itemBytes, bit ? 1 : 0);
+    [j, l, bit ? 1 : 0].forEach((entry, column) => this.format.write(view, offset, column, entry));
   }
 
   decode(row) {
-    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-    const size = this.itemBytes;
-    return { j: readItem(view, 0, size), l: readItem(view, size, size), bit: readItem(view, 2 * size, size) };
+    const [j, l, bit] = [0, 1, 2].map((column) => this.format.readRow(row, column));
+    return { j, l, bit };
   }
 
   /** Python's column: (j m + l) 2 + bit. */

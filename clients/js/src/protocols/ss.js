@@ -10,6 +10,7 @@ import { expLower, oddsProbability, times } from '../grid.js';
 import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { InvalidParameterError } from '../errors.js';
+import { packedBitReports } from '../format.js';
 import { FrequencyProtocol } from './base.js';
 
 const MAX_CHANNEL_OUTPUTS = 1 << 16;
@@ -32,9 +33,7 @@ export class SS extends FrequencyProtocol {
     const k = this.subsetSize;
     // the largest 2^-53 grid probability with p_in / (1 - p_in) (d - k) / k <= e^eps (grid.js)
     this.pIn = oddsProbability(times(expLower(this.epsilon), [BigInt(k), BigInt(d - k)]));
-    this.descr = '|u1';
-    this.itemBytes = 1;
-    this.rowShape = [Math.ceil(d / 8)];
+    this.format = packedBitReports(d);
     this._chosen = new Uint8Array(d - 1);
   }
 

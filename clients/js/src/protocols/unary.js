@@ -10,6 +10,7 @@
 import { InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
+import { packedBitReports } from '../format.js';
 import { FrequencyProtocol } from './base.js';
 
 const SCALE = 4294967296; // 2^32
@@ -24,9 +25,7 @@ export class UnaryEncoding extends FrequencyProtocol {
     this.qThreshold = Math.ceil(q * SCALE);
     this.p = this.pThreshold / SCALE;
     this.q = this.qThreshold / SCALE;
-    this.descr = '|u1';
-    this.itemBytes = 1;
-    this.rowShape = [Math.ceil(this.domainSize / 8)];
+    this.format = packedBitReports(this.domainSize);
   }
 
   writeReport(item, source, bytes, view, offset) {

@@ -19,7 +19,8 @@ import { InvalidParameterError } from '../errors.js';
 import { mixtureKeep, times } from '../grid.js';
 import { exp, expm1 } from '../libm.js';
 import { EPSILON, boolean, bounds, integer, interval, optional, options } from '../params.js';
-import { NumericalProtocol, readItem, smallestUnsigned, writeItem } from './base.js';
+import { itemReports } from '../format.js';
+import { NumericalProtocol } from './base.js';
 
 const MAX_BINS = 4096;
 const GRID = 9007199254740992; // 2^53
@@ -69,8 +70,7 @@ class WaveProtocol extends NumericalProtocol {
   }
 
   setupLayout() {
-    ({ descr: this.descr, bytes: this.itemBytes } = smallestUnsigned(this.buckets));
-    this.rowShape = [];
+    this.format = itemReports(this.buckets);
   }
 
   /** The bump bucket of u for the 53-bit uniforms u1, u2 (Python's sample, op for op). */
@@ -100,7 +100,7 @@ class WaveProtocol extends NumericalProtocol {
     } else {
       output = source.uniformInt(this.buckets);
     }
-    writeItem(view, offset, this.itemBytes, output);
+    this.format.write(view, offset, 0, output);
   }
 
   /**
@@ -153,7 +153,7 @@ class WaveProtocol extends NumericalProtocol {
   }
 
   reportIndex(row) {
-    return readItem(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, this.itemBytes);
+    return this.format.readRow(row);
   }
 
   /** Inputs of the likelihood: the centres of the ``bins`` input bins (unit interval). */

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import MalformedReportError
+from .._report_kinds import Column, IntegerRowReports
 
-__all__ = ["is_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts"]
+__all__ = ["is_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
 
 #: elements per block when hashing a chunk of users against all items (bounds memory at ~32 MB)
 _BLOCK_ELEMENTS = 1 << 21
@@ -93,26 +93,9 @@ def support_counts(seeds: np.ndarray, values: np.ndarray, domain_size: int, prim
     return counts
 
 
-def check_seed_reports(owner: str, reports, n_seeds: int, hash_range: int):
-    """Read ``(seed, value)`` report rows (OLH, LOLOHA): the ``uint64`` array and the out-of-range masks.
-
-    A batch of the wrong type or shape raises ``MalformedReportError`` naming ``owner``;
-    rows with a negative entry, a seed outside ``[0, n_seeds)`` or a value outside
-    ``[0, hash_range)`` are flagged, to be counted and dropped.
-    """
-    array = np.asarray(reports)
-    if array.ndim != 2 or array.shape[1] != 2 or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-        raise MalformedReportError(
-            f"{owner} reports must be an integer array of shape (n, 2) (seed in [0, {n_seeds}), "
-            f"value in [0, {hash_range})). Got shape {array.shape} and dtype {array.dtype} instead."
-        )
-    if np.issubdtype(array.dtype, np.signedinteger):
-        negative = (array < 0).any(axis=1)
-        array = np.where(array < 0, 0, array).astype(np.uint64)
-    else:
-        negative = np.zeros(array.shape[0], dtype=bool)
-        array = array.astype(np.uint64, copy=False)
-    bad_seed = (array[:, 0] >= np.uint64(n_seeds)) | negative
-    bad_value = (array[:, 1] >= np.uint64(hash_range)) | negative
-    return array, {"seed_out_of_range": bad_seed, "value_out_of_range": bad_value & ~bad_seed}
+def seed_value_format(n_seeds: int, hash_range: int) -> IntegerRowReports:
+    """The reports of OLH and LOLOHA: ``uint64`` rows ``(seed, value)``, seed in ``[0, n_seeds)`` and
+    value in ``[0, hash_range)`` (out-of-range rows are counted as ``seed_out_of_range`` or
+    ``value_out_of_range``)."""
+    return IntegerRowReports([Column("seed", n_seeds), Column("value", hash_range)], dtype=np.uint64)
 

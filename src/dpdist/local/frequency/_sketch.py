@@ -78,6 +78,11 @@ class SketchOracle(FrequencyOracle):
     def support_probabilities(self):
         return self._p, self._q
 
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        prime = self._prime
+        return {"p": self._p, "coefficients": [[int(seed // prime) + 1, int(seed % prime)] for seed in self._seeds]}
+
     def _hashed(self, functions, items) -> np.ndarray:
         return _hashing.hash_items(self._seeds[functions], items, self._prime, self._m)
 

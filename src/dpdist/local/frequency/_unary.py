@@ -25,7 +25,8 @@ import numpy as np
 from ...errors import MalformedReportError
 from .._protocol import ProtocolTags
 from ..._rng import random_words
-from .._reports import check_packed_reports, count_packed_bits
+from .._report_kinds import PackedBitReports
+from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["UnaryEncoding"]
@@ -78,12 +79,12 @@ class UnaryEncoding(FrequencyOracle):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array, padding_set = check_packed_reports(self, reports, self.domain_size)
-        return array, {"padding_bits_set": padding_set}
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"pThreshold": self._p_threshold, "qThreshold": self._q_threshold}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return PackedBitReports(self.domain_size)
 
     def _accumulate(self, reports):
         return count_packed_bits(reports, self.domain_size)
@@ -107,7 +108,7 @@ class UnaryEncoding(FrequencyOracle):
 
     def unpack(self, reports) -> np.ndarray:
         """The ``(n, d)`` 0/1 ``uint8`` bits of a batch of reports."""
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         return np.unpackbits(reports, axis=1, count=self.domain_size)
 
     def channel(self, values=None):

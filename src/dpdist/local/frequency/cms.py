@@ -51,9 +51,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidParameterError, MalformedReportError
+from ...errors import InvalidParameterError
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
+from .._report_kinds import Column, IntegerRowReports
 from ._sketch import SketchOracle
 
 __all__ = ["CMS"]
@@ -124,23 +125,11 @@ class CMS(SketchOracle):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.shape[1] != 1 + self._words or array.dtype != np.uint64:
-            raise MalformedReportError(
-                f"CMS reports must be a uint64 array of shape (n, {1 + self._words}) (function index, then "
-                f"{self._m} bits). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        bad_function = array[:, 0] >= np.uint64(self._k)
-        spare = 64 * self._words - self._m
-        if spare:
-            bad_bits = (array[:, -1] >> np.uint64(64 - spare)) != 0
-        else:
-            bad_bits = np.zeros(array.shape[0], dtype=bool)
-        return array, {"function_out_of_range": bad_function, "bits_out_of_range": bad_bits & ~bad_function}
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        spare = 64 * self._words - self._m  # the unused high bits of the last word must be 0
+        words = [Column("bits", None, count=self._words - 1)] if self._words > 1 else []
+        last = Column("bits", 1 << (64 - spare) if spare else None)
+        return IntegerRowReports([Column("function", self._k, label="function index"), *words, last], np.uint64, exact_dtype=True)
 
     def _accumulate(self, reports):
         functions = reports[:, 0].astype(np.int64)
@@ -200,7 +189,7 @@ class CMS(SketchOracle):
         return law.reshape(items.size, self._k << self._m)
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         if self._m > 62:
             raise InvalidParameterError("CMS.report_index needs width <= 62 (small instances only).")
         return reports[:, 0].astype(np.int64) * (1 << self._m) + reports[:, 1].astype(np.int64)

@@ -86,7 +86,7 @@ from ...privacy import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
 from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 
 __all__ = ["CP"]
@@ -189,7 +189,6 @@ class CP(FrequencyOracle):
         self._inside_thresholds = self._inside_probabilities(self.column_counts, self.mechanism_epsilon)
         self._order = None
         self._measurement_matrix = None
-        self._report_dtype = smallest_unsigned_dtype(m)
 
     def _draw_matrix(self):
         """Boolean ``(m, k)`` matrix of the +1 entries, from the raw stream of ``matrix_seed``."""
@@ -336,8 +335,7 @@ class CP(FrequencyOracle):
     def _rows_by_sign(self) -> np.ndarray:
         """``(k, m)``: for each item, the rows of C_x first, then the others."""
         if self._order is None:
-            dtype = smallest_unsigned_dtype(self.measurements)
-            self._order = np.argsort(~self._plus.T, axis=1, kind="stable").astype(dtype)
+            self._order = np.argsort(~self._plus.T, axis=1, kind="stable").astype(self._report_dtype)
         return self._order
 
     def _privatize(self, values, rng):
@@ -353,11 +351,8 @@ class CP(FrequencyOracle):
     def statistic_size(self) -> int:
         return self.measurements
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.measurements)
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.measurements)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.measurements).astype(np.int64)

@@ -68,8 +68,9 @@ import numpy as np
 
 from ..._rng import random_words
 from ..._validation import Integer, Optional, check_integer_values, check_param
-from ...errors import IncompatibleStateError, InvalidParameterError, MalformedReportError
+from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
+from .._report_kinds import Column, IntegerRowReports
 from ._bucket_client import BucketMemoClient
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
@@ -81,6 +82,8 @@ __all__ = ["DBitFlipPM", "bucketize"]
 _MAX_CHANNEL_OUTPUTS = 1 << 20
 #: sampled bits per chunk of users when drawing and simulating reports (bounds the int64 temporaries)
 _CHUNK_BITS = 1 << 20
+#: the reasons a row is rejected: a bucket index out of range (or not increasing), a bit not 0 or 1
+_BAD_INDEX, _BAD_BIT = "index_out_of_range_or_unsorted", "bit_not_0_or_1"
 
 
 def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
@@ -272,25 +275,22 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return max(1, _CHUNK_BITS // self._d)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        d, b = self._d, self.domain_size
-        if array.ndim != 2 or array.shape[1] != 2 * d or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-            raise MalformedReportError(
-                f"dBitFlipPM reports must be an integer array of shape (n, {2 * d}) ({d} increasing bucket "
-                f"indices in [0, {b}), then {d} bits). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        array = array.astype(np.int64)
-        indices, bits = array[:, :d], array[:, d:]
-        bad_index = (indices < 0).any(axis=1) | (indices >= b).any(axis=1) | (np.diff(indices, axis=1) <= 0).any(axis=1)
-        bad_bit = ((bits != 0) & (bits != 1)).any(axis=1)
-        return np.where((array < 0) | (array >= 2**32), 0, array).astype(np.uint32), {
-            "index_out_of_range_or_unsorted": bad_index,
-            "bit_not_0_or_1": bad_bit & ~bad_index,
-        }
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"d": self.sampled_bits, "pThreshold": self._p_threshold, "qThreshold": self._q_threshold}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        d, b = self._d, self.domain_size
+        return IntegerRowReports(
+            [Column("index", b, count=d, reason=_BAD_INDEX, label="increasing bucket index"),
+             Column("bit", 2, count=d, reason=_BAD_BIT)],
+            np.uint32,
+        )
+
+    def _check_reports(self, reports, invalid):
+        unsorted = (np.diff(reports[:, : self._d].astype(np.int64), axis=1) <= 0).any(axis=1)
+        bad_index = invalid[_BAD_INDEX] | unsorted
+        return {_BAD_INDEX: bad_index, _BAD_BIT: invalid[_BAD_BIT] & ~bad_index}
 
     def _accumulate(self, reports):
         d, b = self._d, self.domain_size
@@ -326,7 +326,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return matrix
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         d = self._d
         reports = reports.astype(np.int64)
         return self._subset_rank(reports[:, :d]) * 2**d + (reports[:, d:] << np.arange(d)).sum(axis=1)

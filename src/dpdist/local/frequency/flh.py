@@ -64,10 +64,10 @@ import math
 
 import numpy as np
 
-from ...errors import InvalidParameterError, MalformedReportError
+from ...errors import InvalidParameterError
 from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
-from .._reports import smallest_unsigned_dtype
+from .._report_kinds import Column, IntegerRowReports
 from .._bernoulli import mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
@@ -187,7 +187,6 @@ class FLH(FrequencyOracle):
         collision = _hashing.collision_probability(prime, self._g)
         self._collision = collision
         self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
-        self._report_dtype = smallest_unsigned_dtype(max(self._S, self._g))
 
     @property
     def hash_range(self) -> int:
@@ -228,28 +227,8 @@ class FLH(FrequencyOracle):
         return np.column_stack([functions, perturbed]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if (
-            array.ndim != 2
-            or array.shape[1] != 2
-            or not np.issubdtype(array.dtype, np.integer)
-            or array.dtype == np.bool_
-        ):
-            raise MalformedReportError(
-                f"FLH reports must be an integer array of shape (n, 2) (function index in [0, {self._S}), "
-                f"value in [0, {self._g})). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        negative = (array < 0).any(axis=1) if np.issubdtype(array.dtype, np.signedinteger) else None
-        bad_function = array[:, 0] >= self._S
-        bad_value = array[:, 1] >= self._g
-        if negative is not None:
-            bad_function = bad_function | negative
-            bad_value = bad_value | negative
-        return array, {"function_out_of_range": bad_function, "value_out_of_range": bad_value & ~bad_function}
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return IntegerRowReports([Column("function", self._S, label="function index"), Column("value", self._g)])
 
     def _accumulate(self, reports):
         cells = reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
@@ -334,7 +313,7 @@ class FLH(FrequencyOracle):
         return _TableOperator(self)
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._exact_channel import GRROperator, grr_maximum_likelihood
 from ._oracle import FrequencyOracle
 
@@ -59,7 +59,6 @@ class GRR(FrequencyOracle):
         self._keep = mixture_keep(self.epsilon, 1, d)  # lambda = p - q, on the 2^-53 grid
         self._q = (1.0 - self._keep) / d
         self._p = self._keep + self._q
-        self._report_dtype = smallest_unsigned_dtype(d)
 
     def support_probabilities(self):
         return self._p, self._q
@@ -69,11 +68,12 @@ class GRR(FrequencyOracle):
         uniform = rng.integers(0, self.domain_size, size=values.size, dtype=self._report_dtype)
         return np.where(keep, values.astype(self._report_dtype), uniform)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.domain_size)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep": self._keep}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.domain_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.domain_size).astype(np.int64)

@@ -57,10 +57,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import MalformedReportError
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
-from .._reports import smallest_unsigned_dtype
+from .._report_kinds import Column, IntegerRowReports
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._sketch import SketchOracle
 
@@ -104,7 +103,6 @@ class HCMS(SketchOracle):
         # the largest grid probability with p / (1 - p) <= e^eps: U < p realizes it exactly (_bernoulli)
         self._p = odds_probability(exp_lower(self.epsilon))
         self._q = self._p * self._collision + (1.0 - self._collision) / 2.0
-        self._report_dtype = smallest_unsigned_dtype(max(k, m))
 
     @property
     def statistic_size(self) -> int:
@@ -120,33 +118,11 @@ class HCMS(SketchOracle):
         return np.column_stack([functions, columns, bits]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if (
-            array.ndim != 2
-            or array.shape[1] != 3
-            or not np.issubdtype(array.dtype, np.integer)
-            or array.dtype == np.bool_
-        ):
-            raise MalformedReportError(
-                f"HCMS reports must be an integer array of shape (n, 3) (function in [0, {self._k}), column in "
-                f"[0, {self._m}), bit in {{0, 1}}). Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        negative = (array < 0).any(axis=1) if np.issubdtype(array.dtype, np.signedinteger) else False
-        bad_function = (array[:, 0] >= self._k) | negative
-        bad_column = (array[:, 1] >= self._m) | negative
-        bad_bit = (array[:, 2] > 1) | negative
-        return array, {
-            "function_out_of_range": bad_function,
-            "column_out_of_range": bad_column & ~bad_function,
-            "bit_out_of_range": bad_bit & ~bad_function & ~bad_column,
-        }
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return IntegerRowReports([Column("function", self._k), Column("column", self._m), Column("bit", 2)])
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         j, l, bit = (reports[:, i].astype(np.int64) for i in range(3))
         return (j * self._m + l) * 2 + bit
 

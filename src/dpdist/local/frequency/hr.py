@@ -74,7 +74,7 @@ import numpy as np
 
 from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 
@@ -139,7 +139,6 @@ class HR(FrequencyOracle):
         items = np.arange(d)
         self._item_block = items // (b - 1)
         self._item_column = items % (b - 1) + 1
-        self._report_dtype = smallest_unsigned_dtype(K)
 
     def support_probabilities(self):
         """Pseudo-support probabilities (module docstring); exact supports when ``blocks == 1``."""
@@ -171,11 +170,12 @@ class HR(FrequencyOracle):
     def statistic_size(self) -> int:
         return self.output_size
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.output_size)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"blocks": self.blocks, "blockSize": self.block_size, "outputSize": self.output_size, "keep": self._keep}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.output_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.output_size).astype(np.int64)

@@ -204,11 +204,13 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         return self._report(randomness, self.instantaneous_response(memoized, rng))
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        return _hashing.check_seed_reports("LOLOHA", reports, self._n_seeds, self._g)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"g": self._g, "keep1": self._keep1, "keep2": self._keep2, "p1": self._p1, "q1": self._q1, "p2": self._p2,
+                "q2": self._q2, "p": self._p, "qOther": self._q_other}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return _hashing.seed_value_format(self._n_seeds, self._g)
 
     def _accumulate(self, reports):
         return _hashing.support_counts(
@@ -261,5 +263,5 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         return (law[hashed] / self._n_seeds).reshape(hashed.shape[0], -1)
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

@@ -47,7 +47,7 @@ from ..._validation import EPSILON
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from .._protocol import ProtocolTags, register
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._bucket_client import refuse_seeded_memo
 from ._memoized import MemoizedProtocol
 from ._oracle import FrequencyOracle
@@ -148,7 +148,6 @@ class LGRR(_Longitudinal, FrequencyOracle):
         self._p1, self._q1 = _grr_probabilities(self._keep1, d)
         self._p2, self._q2 = _grr_probabilities(self._keep2, d)
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
-        self._report_dtype = smallest_unsigned_dtype(d)
 
     def _prr_epsilon(self) -> float:
         return math.log(self._p1 / self._q1)
@@ -180,11 +179,12 @@ class LGRR(_Longitudinal, FrequencyOracle):
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self.domain_size)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep1": self._keep1, "keep2": self._keep2, "p1": self._p1, "q1": self._q1, "p2": self._p2, "q2": self._q2}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self.domain_size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.domain_size).astype(np.int64)
@@ -251,6 +251,11 @@ class LOSUE(_Longitudinal, UnaryEncoding):
         self._p2_threshold = int(round(self._p2 * _SCALE))
         self._q2_threshold = int(round(self._q2 * _SCALE))
         self._p, self._q = _chain(self._p1, self._q1, self._p2, self._q2)
+
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"pThreshold": self._p_threshold, "qThreshold": self._q_threshold,
+                "p2Threshold": self._p2_threshold, "q2Threshold": self._q2_threshold}
 
     @staticmethod
     def _irr_probabilities(epsilon_irr: float) -> tuple[float, float]:

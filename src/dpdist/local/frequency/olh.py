@@ -133,11 +133,12 @@ class OLH(FrequencyOracle):
         return np.column_stack([seeds, perturbed]).astype(np.uint64)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        return _hashing.check_seed_reports("OLH", reports, self._n_seeds, self._g)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"g": self._g, "keep": self._keep}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return _hashing.seed_value_format(self._n_seeds, self._g)
 
     def _accumulate(self, reports):
         return _hashing.support_counts(
@@ -161,5 +162,5 @@ class OLH(FrequencyOracle):
         return (grr / self._n_seeds).reshape(items.size, outputs)
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

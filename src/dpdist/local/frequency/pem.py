@@ -43,9 +43,9 @@ from statistics import NormalDist
 import numpy as np
 
 from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check_integer_values
-from ...errors import InvalidParameterError, InvalidValueTypeError, MalformedReportError, OutOfDomainError
+from ...errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from .._protocol import LocalProtocol, ProtocolTags, register
-from .._reports import smallest_unsigned_dtype
+from .._report_kinds import Column, IntegerRowReports
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
 from .flh import FLH, MAX_HASH_RANGE, default_hash_range
@@ -166,7 +166,6 @@ class PEM(LocalProtocol):
         self._oracle = FLH(epsilon=self.epsilon, domain_size=_MERSENNE_31, hash_count=params["hash_count"],
                            hash_range=hash_range, family_seed=params["family_seed"])
         self._cells = self._oracle.statistic_size
-        self._report_dtype = smallest_unsigned_dtype(max(self._lengths.size, params["hash_count"], self._oracle.hash_range))
 
     # ------------------------------------------------------------------ identity
     @property
@@ -241,25 +240,20 @@ class PEM(LocalProtocol):
         return np.column_stack([groups, reports]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.shape[1] != 3 or not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
-            raise MalformedReportError(
-                f"PEM reports must be an integer array of shape (n, 3) (group in [0, {self.groups}), function index "
-                f"in [0, {self._oracle.hash_count}), value in [0, {self._oracle.hash_range})). "
-                f"Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        negative = (array < 0).any(axis=1) if np.issubdtype(array.dtype, np.signedinteger) else np.zeros(len(array), bool)
-        bad_group = negative | (array[:, 0] >= self.groups)
-        bad_function = ~bad_group & (array[:, 1] >= self._oracle.hash_count)
-        bad_value = ~bad_group & ~bad_function & (array[:, 2] >= self._oracle.hash_range)
-        return array, {"group_out_of_range": bad_group, "function_out_of_range": bad_function, "value_out_of_range": bad_value}
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        oracle = self._oracle
+        return {"g": oracle.hash_range, "keep": oracle._keep, "lengths": self.prefix_lengths, "hashCount": oracle.hash_count,
+                "bits": self.bits}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        oracle = self._oracle
+        return IntegerRowReports(
+            [Column("group", self.groups), Column("function", oracle.hash_count, label="function index"), Column("value", oracle.hash_range)]
+        )
 
     def report_index(self, reports):
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         reports = reports.astype(np.int64)
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
 

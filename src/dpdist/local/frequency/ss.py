@@ -54,7 +54,8 @@ import numpy as np
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
-from .._reports import check_packed_reports, count_packed_bits
+from .._report_kinds import PackedBitReports
+from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 
 __all__ = ["SS"]
@@ -153,15 +154,12 @@ class SS(FrequencyOracle):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        array, padding_set = check_packed_reports(
-            self, reports, self.domain_size, what=f", exactly k={self.subset_size} set"
-        )
-        wrong_size = np.bitwise_count(array).sum(axis=1, dtype=np.int64) != self.subset_size
-        return array, {"padding_bits_set": padding_set, "not_k_items": wrong_size & ~padding_set}
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"subsetSize": self.subset_size, "pIn": self._p_in}
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return PackedBitReports(self.domain_size, weight=self.subset_size)
 
     def _accumulate(self, reports):
         return count_packed_bits(reports, self.domain_size)
@@ -197,7 +195,7 @@ class SS(FrequencyOracle):
         """Colexicographic rank :math:`\\sum_i \\binom{s_i}{i+1}` of each subset :math:`s_0 < s_1 < \\dots`."""
         from scipy import special  # lazy: only the conformance checks need ranks
 
-        reports, _ = self._validate_reports(reports)
+        reports, _ = self.report_format.read(reports)
         bits = np.unpackbits(reports, axis=1, count=self.domain_size).astype(np.int64)
         order = np.cumsum(bits, axis=1)  # 1-based position of each chosen item within its subset
         ranks = special.comb(np.arange(self.domain_size)[None, :], order, exact=False) * bits

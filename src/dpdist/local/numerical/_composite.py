@@ -21,7 +21,7 @@ from ...errors import InvalidParameterError, MalformedReportError
 from .._aggregator import Aggregator
 from ..frequency.auto import lower_variance_oracle
 
-__all__ = ["ORACLES", "choose_oracle", "make_oracle", "ReportCodec", "inner_aggregator", "check_structured_reports"]
+__all__ = ["ORACLES", "choose_oracle", "make_oracle", "ReportCodec", "inner_aggregator"]
 
 #: values of the ``oracle`` parameter
 ORACLES = ("auto", "grr", "oue", "olh")
@@ -94,13 +94,3 @@ class ReportCodec:
             return np.zeros(payload.shape[0], dtype=bool)
         return np.any(payload[:, self.width :] != 0, axis=1)
 
-
-def check_structured_reports(protocol, reports, dtype: np.dtype) -> np.ndarray:
-    """Read a 1-D structured batch of ``dtype``; raise MalformedReportError otherwise."""
-    array = np.asarray(reports) if not isinstance(reports, str) else np.asarray([reports])
-    if array.ndim != 1 or array.dtype != dtype:
-        raise MalformedReportError(
-            f"{protocol.display_name} reports must be a 1-D structured array of dtype {dtype}. "
-            f"Got shape {array.shape} and dtype {array.dtype} instead."
-        )
-    return array

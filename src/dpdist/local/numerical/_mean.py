@@ -30,7 +30,7 @@ from ..._validation import Interval, check_param, check_real_values
 from ...errors import InvalidParameterError
 from ...estimates import MeanEstimate, MeanVarianceEstimate
 from .._protocol import ProtocolTags
-from .._reports import check_item_reports
+from .._report_kinds import ItemReports
 from ._base import NumericalProtocol
 
 __all__ = ["MeanProtocol"]
@@ -43,7 +43,7 @@ class MeanProtocol(NumericalProtocol):
     """A numerical protocol whose reports are indices of public decoded values (unbiased mean).
 
     Subclasses set in ``_setup``: ``self._decoded`` (decoded value :math:`g_k` of
-    each output, on the [-1, 1] scale), ``self._report_dtype``, and implement
+    each output, on the [-1, 1] scale), and implement
     ``_unit_channel(v)`` (rows for inputs on [-1, 1]) and ``_sample(v, rng)``.
     """
 
@@ -72,11 +72,8 @@ class MeanProtocol(NumericalProtocol):
     def _privatize(self, values, rng):
         return self._sample(self._to_symmetric(values), rng)
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self._decoded.size)
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self._decoded.size)
 
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self._decoded.size).astype(np.int64)

@@ -45,6 +45,10 @@ class DiscreteSquareWave:
         self.q = (1.0 - self.weight) / self.buckets
         self.p = self.weight / self.window + self.q
 
+    def client_design(self) -> dict:
+        """The constants the JavaScript client's randomizer uses."""
+        return {"buckets": self.buckets, "weight": self.weight, "halfWidth": self.half_width}
+
     def input_bucket(self, values: np.ndarray) -> np.ndarray:
         return unit_bin_index(values, self.bins)
 

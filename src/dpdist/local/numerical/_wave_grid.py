@@ -49,6 +49,12 @@ class OutputGrid:
         # output buckets as wide as the input bins: M[j, i] depends on j - i only
         self.toeplitz = abs(self.width * self.bins - 1.0) < 1e-12
 
+    def client_design(self) -> dict:
+        """The constants the JavaScript client's randomizer uses."""
+        shape = self.shape
+        return {"buckets": self.buckets, "weight": shape.weight, "b": shape.b, "width": self.width,
+                "halfWidths": list(shape.half_widths)}
+
     def point_masses(self, values: np.ndarray) -> np.ndarray:
         """``P[k, j] = Pr[bucket j | input values[k]]`` for inputs in [0, 1] (the exact channel)."""
         values = np.asarray(values, dtype=np.float64)[:, None]

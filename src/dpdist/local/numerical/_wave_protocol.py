@@ -21,7 +21,7 @@ import numpy as np
 from ..._validation import Boolean, Integer, Interval, Optional, Options, check_param
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
-from .._reports import check_item_reports, smallest_unsigned_dtype
+from .._report_kinds import ItemReports
 from ._base import NumericalProtocol
 from ._wave_em import expectation_maximization, transition_operator
 
@@ -85,7 +85,6 @@ class WaveProtocol(NumericalProtocol):
     def _finish_setup(self, mechanism, half_width: float) -> None:
         self._mechanism = mechanism
         self._half_width = float(half_width)
-        self._report_dtype = smallest_unsigned_dtype(mechanism.buckets)
         self._operator = None
 
     # ------------------------------------------------------------------ server side
@@ -93,11 +92,12 @@ class WaveProtocol(NumericalProtocol):
     def statistic_size(self) -> int:
         return self._mechanism.buckets
 
-    def _validate_reports(self, reports):
-        return check_item_reports(self, reports, self._mechanism.buckets)
+    def _client_design(self):
+        """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return self._mechanism.client_design()
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _report_format(self):
+        return ItemReports(self._mechanism.buckets)
 
     def _accumulate(self, reports):
         return np.bincount(reports.astype(np.intp, copy=False), minlength=self._mechanism.buckets).astype(np.int64)

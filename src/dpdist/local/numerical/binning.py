@@ -20,6 +20,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
+from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle
@@ -103,15 +104,8 @@ class Binning(NumericalProtocol):
         return self._oracle.privatize(unit_bin_index(values, self.bins), rng=rng)
 
     # ------------------------------------------------------------------ server
-    # Reports are the oracle's: its declared format does the work.
-    def _validate_reports(self, reports):
-        return self._oracle.report_format.check(reports)
-
-    def _select_reports(self, reports, keep):
-        return self._oracle.report_format.select(reports, keep)
-
-    def _count_reports(self, reports):
-        return self._oracle.report_format.count(reports)
+    def _report_format(self):
+        return EmbeddedReports(self._oracle.report_format)  # the oracle's reports, checked by the oracle
 
     def _accumulate(self, reports):
         return self._oracle.report_format.statistic(reports)

@@ -54,7 +54,7 @@ from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import NumericalProtocol, unit_bin_index
 from .._bernoulli import exp_lower, odds_probability
-from ._composite import check_structured_reports
+from .._report_kinds import Field, RecordReports
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 
@@ -154,19 +154,19 @@ class HaarHRR(NumericalProtocol):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        reports = check_structured_reports(self, reports, REPORT_DTYPE)
-        levels = reports["level"].astype(np.int64)
-        bad_level = (levels < 1) | (levels > self._height)
-        sizes = np.asarray(self._sizes + [0])[np.where(bad_level, self._height, levels - 1)]
-        return reports, {
-            "level_out_of_range": bad_level,
-            "row_out_of_range": ~bad_level & (reports["row"] >= sizes),
-            "bit_not_binary": reports["bit"] > 1,
-        }
+    def _report_format(self):
+        return RecordReports([
+            Field("level", np.uint8, low=1, high=self._height + 1, reason="level_out_of_range"),
+            Field("row", np.uint32),
+            Field("bit", np.uint8, high=2, reason="bit_not_binary"),
+        ])
 
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+    def _check_reports(self, reports, invalid):
+        """The row must exist at the report's level."""
+        bad_level = invalid["level_out_of_range"]
+        sizes = np.asarray(self._sizes + [0])[np.where(bad_level, self._height, reports["level"].astype(np.int64) - 1)]
+        row = {"row_out_of_range": ~bad_level & (reports["row"] >= sizes)}
+        return {"level_out_of_range": bad_level, **row, "bit_not_binary": invalid["bit_not_binary"]}
 
     def _accumulate(self, reports):
         statistic = np.zeros(self.statistic_size, dtype=np.int64)
@@ -257,7 +257,7 @@ class HaarHRR(NumericalProtocol):
         return np.concatenate(blocks, axis=1)
 
     def report_index(self, reports):
-        reports = check_structured_reports(self, reports, REPORT_DTYPE)
+        reports, _ = self.report_format.read(reports)
         levels = reports["level"].astype(np.int64)
         return 2 * (self._offsets[levels - 1] - self._height + reports["row"].astype(np.int64)) + reports[
             "bit"

@@ -34,13 +34,8 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
 from ._base import NumericalProtocol, unit_bin_index
-from ._composite import (
-    ORACLES,
-    ReportCodec,
-    check_structured_reports,
-    inner_aggregator,
-    make_oracle,
-)
+from .._report_kinds import Field, RecordReports
+from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
 from ._tree import hay_consistency, tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 
@@ -92,7 +87,6 @@ class HierarchicalHistogram(NumericalProtocol):
         ]
         self._codecs = [ReportCodec(oracle) for oracle in self._oracles]
         self._width = max(codec.width for codec in self._codecs)
-        self.report_dtype = np.dtype([("level", np.uint8), ("payload", np.uint8, (self._width,))])
         sizes = [height] + [oracle.statistic_size for oracle in self._oracles]
         self._stat_offsets = np.concatenate([[0], np.cumsum(sizes)])
 
@@ -132,7 +126,7 @@ class HierarchicalHistogram(NumericalProtocol):
     def _privatize(self, values, rng):
         leaves = unit_bin_index(values, self.bins)
         levels = rng.integers(1, self._height + 1, size=values.size)
-        reports = np.zeros(values.size, dtype=self.report_dtype)
+        reports = self.report_format.empty(values.size)
         reports["level"] = levels
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
             rows = np.flatnonzero(levels == depth)
@@ -142,10 +136,20 @@ class HierarchicalHistogram(NumericalProtocol):
         return reports
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        reports = check_structured_reports(self, reports, self.report_dtype)
+    @property
+    def report_dtype(self) -> np.dtype:
+        """``report_format.dtype``: fields ``level`` and ``payload``."""
+        return self.report_format.dtype
+
+    def _report_format(self):
+        return RecordReports([
+            Field("level", np.uint8, low=1, high=self._height + 1, reason="level_out_of_range"),
+            Field("payload", np.uint8, (self._width,)),
+        ])
+
+    def _check_reports(self, reports, invalid):
+        """Each level's payload is its oracle's report (checked by the oracle), zero-padded."""
         levels = reports["level"]
-        invalid = {"level_out_of_range": (levels < 1) | (levels > self._height)}
         padding = np.zeros(reports.size, dtype=bool)
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
             rows = np.flatnonzero(levels == depth)
@@ -157,10 +161,7 @@ class HierarchicalHistogram(NumericalProtocol):
             for reason, mask in inner_invalid.items():
                 invalid.setdefault(reason, np.zeros(reports.size, dtype=bool))[rows[mask]] = True
         invalid["padding_bytes_set"] = padding
-        return reports, invalid
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
+        return invalid
 
     def _accumulate(self, reports):
         statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
@@ -258,7 +259,7 @@ class HierarchicalHistogram(NumericalProtocol):
         return np.concatenate(blocks, axis=1)
 
     def report_index(self, reports):
-        reports = check_structured_reports(self, reports, self.report_dtype)
+        reports, _ = self.report_format.read(reports)
         levels = reports["level"]
         offset = 0
         index = np.full(reports.size, -1, dtype=np.int64)

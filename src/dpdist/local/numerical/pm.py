@@ -51,7 +51,6 @@ import numpy as np
 from ..._validation import Integer
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import register
-from .._reports import smallest_unsigned_dtype
 from ._mean import MeanProtocol
 
 __all__ = ["PiecewiseMechanism"]
@@ -106,7 +105,6 @@ class PiecewiseMechanism(MeanProtocol):
         grid[-1] = self._s
         self._points = grid  # where the output is rounded to
         self._decoded = grid / self._gain  # unbiased at the realized inside probability
-        self._report_dtype = smallest_unsigned_dtype(self._grid + 1)
 
     @property
     def output_bound(self) -> float:

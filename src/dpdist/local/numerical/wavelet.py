@@ -61,6 +61,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Integer, Optional, Options
 from ...errors import InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
+from .._report_kinds import Column, IntegerRowReports
 from .._state_validation import level_sums_problem as _level_sums_problem
 from ._base import NumericalProtocol
 from ._haar import fine_bins, haar_encode, level_code, reconstruct_density
@@ -271,42 +272,40 @@ class Wavelet(NumericalProtocol):
                 yield j, rows[start : start + step]
 
     # ------------------------------------------------------------------ server
-    def _validate_reports(self, reports):
-        if isinstance(reports, str):
-            reports = np.asarray([reports])
-        array = np.asarray(reports)
-        if array.ndim != 2 or array.dtype != np.uint8 or array.shape[1] != self.report_width:
-            raise MalformedReportError(
-                f"{self.display_name} reports must be a 2-D uint8 array with {self.report_width} columns "
-                f"(level, {self._width} bytes of non-zero bitmap, {self._width} bytes of sign bitmap). "
-                f"Got shape {array.shape} and dtype {array.dtype} instead."
-            )
-        levels = array[:, 0].astype(np.int64)
-        bad_level = levels > self._levels
-        safe = np.where(bad_level, 0, levels)
-        padding = np.zeros(array.shape[0], dtype=bool)
-        orphan_sign = np.zeros(array.shape[0], dtype=bool)
-        count = np.zeros(array.shape[0], dtype=np.int64)
+    def _report_format(self):
+        width = self._width
+        return IntegerRowReports(
+            [Column("level", self._levels + 1, reason="level_out_of_range"),
+             Column("nonzero", None, count=width, label="byte of the bitmap of non-zero coordinates"),
+             Column("negative", None, count=width, label="byte of the sign bitmap")],
+            np.uint8,
+            exact_dtype=True,
+        )
+
+    def _check_reports(self, reports, invalid):
+        """Bitmaps of the report's level: no bit past its size, a sign only on a coordinate, its subset size."""
+        bad_level = invalid["level_out_of_range"]
+        safe = np.where(bad_level, 0, reports[:, 0].astype(np.int64))
+        padding = np.zeros(reports.shape[0], dtype=bool)
+        orphan_sign = np.zeros(reports.shape[0], dtype=bool)
+        count = np.zeros(reports.shape[0], dtype=np.int64)
         allowed = _as_words(self._allowed_bytes)
         step = max(1, (1 << 22) // (16 * self._width))  # small blocks: temporaries stay in cache
-        for start in range(0, array.shape[0], step):
+        for start in range(0, reports.shape[0], step):
             block = slice(start, start + step)
-            nonzero = _as_words(array[block, 1 : 1 + self._width])
-            negative = _as_words(array[block, 1 + self._width :])
+            nonzero = _as_words(reports[block, 1 : 1 + self._width])
+            negative = _as_words(reports[block, 1 + self._width :])
             padding[block] = np.any((nonzero | negative) & ~allowed[safe[block]], axis=1)
             orphan_sign[block] = np.any(negative & ~nonzero, axis=1)
             count[block] = np.bitwise_count(nonzero).sum(axis=1, dtype=np.int64)
         wrong_count = count != self._subset_sizes[safe]
         ok_level = ~bad_level
-        return array, {
+        return {
             "level_out_of_range": bad_level,
             "padding_set": ok_level & padding,
             "sign_without_coordinate": ok_level & ~padding & orphan_sign,
             "wrong_number_of_coordinates": ok_level & ~padding & ~orphan_sign & wrong_count,
         }
-
-    def _select_reports(self, reports, keep):
-        return reports[keep]
 
     def _check_statistic(self, statistic, n):
         """Level counts ``>= 0`` summing to ``n``; level ``j`` holds ``m_j`` +-1 coordinates per report of the level."""
@@ -394,7 +393,7 @@ class Wavelet(NumericalProtocol):
 
     def report_index(self, reports):
         """Column of :meth:`channel` of each (valid) report."""
-        reports, invalid = self._validate_reports(reports)
+        reports, invalid = self.report_format.check(reports)
         bad = np.zeros(reports.shape[0], dtype=bool)
         for mask in invalid.values():
             bad |= mask

@@ -95,6 +95,7 @@ async def public_config(request: Request) -> JSONResponse:
             "campaign": campaign.id,
             "state": campaign.state,
             "config": campaign.config,
+            "client_view": campaign.protocol.client_view(),
             "submit_token_required": campaign.submit_token_sha256 is not None,
             "enrollment_token_required": campaign.enrollment,
             "max_body_bytes": service.max_body_bytes,

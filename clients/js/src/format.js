@@ -1,0 +1,91 @@
+// The declared report format of a protocol: Python's ``protocol.report_format.describe()``.
+//
+// Every protocol declares its reports as one of a few kinds (dpdist/local/_report_kinds.py): items
+// below a size in the narrowest unsigned dtype, rows of bits packed by numpy.packbits, rows of
+// integers below a limit per column.  Each protocol of this client declares its format with the
+// same kinds, from the same parameters, so the dtype (NumPy descr) and the row shape of the record
+// header come from one place; a collector's published client view states the format too, and the
+// client refuses a view whose kind, dtype or row shape differs (Protocol.checkView).
+
+import { InvalidParameterError } from './errors.js';
+
+/** NumPy descr of the narrowest unsigned dtype holding 0 .. count - 1 (``smallest_unsigned_dtype``). */
+export function smallestUnsigned(count) {
+  if (count - 1 <= 0xff) return '|u1';
+  if (count - 1 <= 0xffff) return '<u2';
+  if (count - 1 <= 0xffffffff) return '<u4';
+  return '<u8';
+}
+
+const ITEM_BYTES = { '|u1': 1, '<u2': 2, '<u4': 4, '<u8': 8 };
+
+/** A declared format: ``kind``, the NumPy descr ``dtype`` and the shape of one report ``rowShape``. */
+export class ReportFormat {
+  constructor(kind, dtype, rowShape) {
+    this.kind = kind;
+    this.dtype = dtype;
+    this.rowShape = rowShape;
+    this.itemBytes = ITEM_BYTES[dtype];
+  }
+
+  /** Bytes of one report. */
+  get rowBytes() {
+    return this.itemBytes * this.rowShape.reduce((a, b) => a * b, 1);
+  }
+
+  /** What ``describe()`` states of the wire: kind, dtype and row shape. */
+  describe() {
+    return { kind: this.kind, dtype: this.dtype, row_shape: [...this.rowShape] };
+  }
+
+  /** Write the unsigned integer ``value`` (below 2^53) as entry ``index`` of the row at ``offset``, little-endian. */
+  write(view, offset, index, value) {
+    const at = offset + index * this.itemBytes;
+    if (this.itemBytes === 1) view.setUint8(at, value);
+    else if (this.itemBytes === 2) view.setUint16(at, value, true);
+    else if (this.itemBytes === 4) view.setUint32(at, value, true);
+    else view.setBigUint64(at, BigInt(value), true);
+  }
+
+  /** Entry ``index`` of the row at ``offset`` (a number; 8-byte entries must be below 2^53). */
+  read(view, offset, index) {
+    const at = offset + index * this.itemBytes;
+    if (this.itemBytes === 1) return view.getUint8(at);
+    if (this.itemBytes === 2) return view.getUint16(at, true);
+    if (this.itemBytes === 4) return view.getUint32(at, true);
+    return Number(view.getBigUint64(at, true));
+  }
+
+  /** Entry ``index`` of one report's bytes ``row`` (a Uint8Array). */
+  readRow(row, index = 0) {
+    return this.read(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, index);
+  }
+
+  /** Refuse a published format (``describe()`` of the collector's client view) that is not this one. */
+  check(published, owner) {
+    const expected = this.describe();
+    const got = published ?? {};
+    const same = got.kind === expected.kind && got.dtype === expected.dtype && JSON.stringify(got.row_shape) === JSON.stringify(expected.row_shape);
+    if (!same) {
+      throw new InvalidParameterError(
+        `The collector's client view declares ${owner} reports as ${JSON.stringify(got)}; this client writes ` +
+          `${JSON.stringify(expected)} for the config. The view is refused.`,
+      );
+    }
+  }
+}
+
+/** One item in [0, size) per report (``ItemReports``). */
+export function itemReports(size) {
+  return new ReportFormat('items', smallestUnsigned(size), []);
+}
+
+/** Rows of ``bits`` bits packed by numpy.packbits (``PackedBitReports``). */
+export function packedBitReports(bits) {
+  return new ReportFormat('packed_bits', '|u1', [Math.ceil(bits / 8)]);
+}
+
+/** Rows of ``width`` integers of NumPy descr ``dtype`` (``IntegerRowReports``; ``smallestUnsigned`` of the largest limit by default in Python). */
+export function integerRowReports(width, dtype) {
+  return new ReportFormat('integer_rows', dtype, [width]);
+}

@@ -1,0 +1,48 @@
+"""Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical, with an optional
+:class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate` and :class:`HeavyHitters`.
+
+All are immutable, carry what produced them (method, n, epsilon and the privacy
+guarantee) and meet one result contract, :class:`Estimate`, so a caller (the CLI,
+the service, a plot, the runner) reports any of them without asking which one it
+holds: its numbers (``summary``, ``table``), its :class:`Interval` values
+(``intervals``), its JSON (``to_dict``, ``to_json``: the schema :data:`JSON_SCHEMA`,
+described in ``docs/results.md``), its text (``describe``) and its figure
+(``figure``, ``plot``, drawn by :mod:`dpdist.plotting`).  The central releases
+(:class:`~dpdist.central.QuantileRelease`, :class:`~dpdist.central.TreeHistogram`,
+:class:`~dpdist.central.PolynomialMoments`) meet it too.
+"""
+
+from ._band import CDFBand
+from ._contract import SCHEMA, Estimate, Presented
+from ._distribution import QUANTILES, Distribution
+from ._frequency import FrequencyEstimate, TopK
+from ._heavy_hitters import HeavyHitters
+from ._intervals import ConfidenceInterval, Interval
+from ._means import MeanEstimate, MeanVarianceEstimate
+from ._released import ReleasedDistribution
+from ._schema import JSON_SCHEMA
+
+__all__ = [
+    "Estimate",
+    "FrequencyEstimate",
+    "Distribution",
+    "MeanEstimate",
+    "MeanVarianceEstimate",
+    "HeavyHitters",
+    "CDFBand",
+    "Interval",
+    "ConfidenceInterval",
+    "TopK",
+    "Presented",
+    "ReleasedDistribution",
+    "QUANTILES",
+    "SCHEMA",
+    "JSON_SCHEMA",
+]
+
+
+# One public name per class (docs, reprs, pickles): dpdist.estimates.X, not the private file it is written in.
+for _name in __all__:
+    if isinstance(globals()[_name], type):
+        globals()[_name].__module__ = __name__
+del _name

@@ -1,0 +1,318 @@
+""":class:`Distribution`: a probability distribution on numbers, uniform within each bin, with an optional CDF band."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._rng import check_rng
+from .._validation import Bounds, Integer, check_param
+from ..errors import InvalidParameterError
+from ..privacy import PrivacyGuarantee
+from ._band import CDFBand
+from ._contract import Presented
+from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
+
+__all__ = ["Distribution", "QUANTILES"]
+
+#: The quantiles a distribution reports (its JSON, :meth:`Distribution.describe`, its intervals).
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+@dataclass(frozen=True, repr=False)
+class Distribution(Presented):
+    """A probability distribution on ``bounds``, uniform within each bin.
+
+    The CDF is piecewise linear through ``(edges[i], cumulative[i])``; every
+    quantity below (cdf, quantile, mean, var, range queries) is exact for that
+    piecewise-uniform density.
+
+    Parameters
+    ----------
+    edges : array of shape (k + 1,)
+        Strictly increasing finite bin edges; ``bounds = (edges[0], edges[-1])``.
+    probabilities : array of shape (k,)
+        Non-negative bin masses summing to 1 (to 1e-6; renormalized exactly).
+    method, epsilon, n : optional
+        What produced the estimate.
+    details : dict
+        Method-specific extras (budget split, convergence trace, ...).
+    guarantee : PrivacyGuarantee, optional
+        The privacy guarantee of the release or of the reports behind it.
+    band : CDFBand, optional
+        Pointwise and simultaneous confidence bands of the CDF
+        (:func:`dpdist.uncertainty.cdf_band`); drawn by :meth:`plot`.
+    """
+
+    edges: np.ndarray
+    probabilities: np.ndarray
+    method: str | None = None
+    epsilon: float | None = None
+    n: int | None = None
+    details: dict = field(default_factory=dict)
+    guarantee: PrivacyGuarantee | None = None
+    band: Any = None
+
+    kind: ClassVar[str] = "distribution"
+
+    def __post_init__(self):
+        edges = np.asarray(self.edges, dtype=np.float64)
+        probabilities = np.asarray(self.probabilities, dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise InvalidParameterError(
+                "The 'edges' parameter of Distribution must be a 1-D array of at least 2 finite, "
+                f"strictly increasing floats. Got {edges!r} instead."
+            )
+        if probabilities.shape != (edges.size - 1,):
+            raise InvalidParameterError(
+                f"The 'probabilities' parameter of Distribution must have shape ({edges.size - 1},) "
+                f"to match 'edges'. Got shape {probabilities.shape} instead."
+            )
+        total = probabilities.sum()
+        if not np.all(np.isfinite(probabilities)) or probabilities.min() < -1e-12 or abs(total - 1) > 1e-6:
+            raise InvalidParameterError(
+                "The 'probabilities' parameter of Distribution must be non-negative and sum to 1. "
+                f"Got minimum {probabilities.min()!r} and sum {total!r} instead."
+            )
+        probabilities = np.clip(probabilities, 0, None)
+        probabilities = probabilities / probabilities.sum()
+        object.__setattr__(self, "edges", readonly(edges))
+        object.__setattr__(self, "probabilities", readonly(probabilities))
+        cumulative = np.concatenate([[0.0], np.cumsum(probabilities)])
+        cumulative[-1] = 1.0
+        object.__setattr__(self, "_cumulative", readonly(cumulative))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_cdf(cls, edges, cdf_values, **kwargs) -> "Distribution":
+        """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
+        cdf_values = np.asarray(cdf_values, dtype=np.float64)
+        if cdf_values.ndim != 1 or np.any(np.diff(cdf_values) < -1e-12):
+            raise InvalidParameterError(
+                "The 'cdf_values' parameter of Distribution.from_cdf must be a non-decreasing 1-D array "
+                f"(one value per edge). Got {cdf_values!r:.200} instead."
+            )
+        return cls(edges, np.diff(cdf_values), **kwargs)
+
+    @classmethod
+    def uniform_bins(cls, probabilities, bounds=(0.0, 1.0), **kwargs) -> "Distribution":
+        """Equal-width bins over ``bounds``."""
+        probabilities = np.asarray(probabilities, dtype=np.float64)
+        return cls(np.linspace(bounds[0], bounds[1], probabilities.size + 1), probabilities, **kwargs)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return float(self.edges[0]), float(self.edges[-1])
+
+    @property
+    def bins(self) -> int:
+        return self.probabilities.size
+
+    @property
+    def widths(self) -> np.ndarray:
+        return np.diff(self.edges)
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """CDF at the edges (length ``bins + 1``, from 0 to 1)."""
+        return self._cumulative
+
+    # ------------------------------------------------------------------ functions
+    def pdf(self, x) -> np.ndarray:
+        """Density at ``x`` (0 outside bounds; right-continuous at inner edges)."""
+        x = np.asarray(x, dtype=np.float64)
+        index = np.searchsorted(self.edges, x, side="right") - 1
+        inside = (x >= self.edges[0]) & (x <= self.edges[-1])
+        index = np.clip(index, 0, self.bins - 1)
+        return np.where(inside, self.probabilities[index] / self.widths[index], 0.0)
+
+    def cdf(self, x) -> np.ndarray:
+        """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
+        return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)
+
+    def quantile(self, q) -> np.ndarray:
+        """Smallest ``x`` with ``cdf(x) >= q`` (the generalized inverse), for ``q`` in [0, 1]."""
+        q = np.asarray(q, dtype=np.float64)
+        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise InvalidParameterError(
+                f"The 'q' parameter of Distribution.quantile must lie in [0, 1]. Got {q!r} instead."
+            )
+        cumulative = self._cumulative
+        index = np.clip(np.searchsorted(cumulative, q, side="left"), 1, self.bins)
+        lower = cumulative[index - 1]
+        mass = self.probabilities[index - 1]
+        fraction = np.divide(q - lower, mass, out=np.zeros_like(q), where=mass > 0)
+        return self.edges[index - 1] + np.clip(fraction, 0, 1) * self.widths[index - 1]
+
+    def mean(self) -> float:
+        midpoints = (self.edges[:-1] + self.edges[1:]) / 2
+        return float(np.dot(self.probabilities, midpoints))
+
+    def var(self) -> float:
+        """Variance of the piecewise-uniform density (includes the within-bin ``w^2/12``)."""
+        midpoints = (self.edges[:-1] + self.edges[1:]) / 2
+        second = np.dot(self.probabilities, midpoints**2 + self.widths**2 / 12)
+        return float(max(second - self.mean() ** 2, 0.0))
+
+    def summary(self) -> dict[str, float]:
+        """``mean``, ``std`` and ``median`` of the piecewise-uniform density."""
+        return {"mean": self.mean(), "std": math.sqrt(self.var()), "median": float(self.quantile(0.5))}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge).
+
+        With a :attr:`band` (on the same edges) also ``cdf_lower``, ``cdf_upper`` (pointwise)
+        and ``cdf_simultaneous_lower``, ``cdf_simultaneous_upper`` at the right edge.
+        """
+        table = {
+            "low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities, "cdf": self._cumulative[1:]
+        }
+        if self.band is not None and np.shape(self.band.edges) == self.edges.shape:
+            for column, name in (("cdf_lower", "lower"), ("cdf_upper", "upper"),
+                                 ("cdf_simultaneous_lower", "simultaneous_lower"),
+                                 ("cdf_simultaneous_upper", "simultaneous_upper")):
+                table[column] = np.asarray(getattr(self.band, name))[1:]
+        return table
+
+    def range_query(self, low, high) -> np.ndarray:
+        """Probability mass of ``[low, high]``."""
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        if np.any(high < low):
+            raise InvalidParameterError(
+                f"Distribution.range_query needs low <= high. Got low={low!r}, high={high!r}."
+            )
+        return self.cdf(high) - self.cdf(low)
+
+    def sample(self, size: int, rng=None) -> np.ndarray:
+        """Draw ``size`` i.i.d. values (bin by mass, then uniform within the bin).
+
+        The bins' counts are one multinomial draw and their order a uniform shuffle, which is
+        the law of ``size`` independent bin draws at a quarter of the cost of drawing them one
+        by one (the bootstrap of :mod:`dpdist.uncertainty` samples thousands of data sets).
+        """
+        size = check_param("Distribution.sample", "size", size, Integer(low=0))
+        generator = check_rng(rng, owner="Distribution.sample")
+        probabilities = self.probabilities / self.probabilities.sum()
+        bins = np.repeat(np.arange(self.bins), generator.multinomial(size, probabilities))
+        generator.shuffle(bins)
+        return self.edges[bins] + generator.random(size) * self.widths[bins]
+
+
+    # ------------------------------------------------------------------ presentation
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """The intervals of its :attr:`band` (none without one), at the band's own level.
+
+        The pointwise and the simultaneous CDF band at the band's edges, the intervals of the
+        :data:`QUANTILES` (the pointwise band inverted, :meth:`CDFBand.quantile_interval`) and of
+        the mean (the simultaneous band integrated, :meth:`CDFBand.mean_interval`).
+        """
+        check_level(level, "Distribution.intervals")
+        band = self.band
+        if band is None:
+            return ()
+        edges = np.asarray(band.edges, dtype=np.float64)
+        cdf, q = self.cdf(edges), np.array(QUANTILES)
+        method = f"{band.method}; {band.replicates} replicates"
+        low, high = band.quantile_interval(q)
+        mean_low, mean_high = band.mean_interval()
+        return (
+            Interval("cdf", cdf, band.lower, band.upper, band.level, method, at=edges),
+            Interval("cdf", cdf, band.simultaneous_lower, band.simultaneous_upper, band.level, method, at=edges,
+                     simultaneous=True),
+            Interval("quantile", self.quantile(q), low, high, band.level,
+                     "the pointwise CDF band inverted, to the edges of the bins where it crosses q", at=q),
+            Interval("mean", self.mean(), mean_low, mean_high, band.level, "the simultaneous CDF band integrated"),
+        )
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {
+            "edges": json_value(self.edges),
+            "probabilities": json_value(self.probabilities),
+            "cdf": json_value(self._cumulative[1:]),
+            "mean": json_value(self.mean()),
+            "median": json_value(self.quantile(0.5)),
+            "quantiles": {"q": list(QUANTILES), "values": json_value(self.quantile(np.array(QUANTILES)))},
+            "band": None if self.band is None else self.band.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, document: dict) -> "Distribution":
+        """The distribution whose :meth:`to_dict` is ``document`` (its guarantee and band as values again;
+        ``details`` are not in the JSON)."""
+        guarantee, band = document.get("guarantee"), document.get("band")
+        return cls(
+            document["edges"],
+            document["probabilities"],
+            method=document.get("method"),
+            epsilon=document.get("epsilon"),
+            n=document.get("n"),
+            guarantee=None if guarantee is None else PrivacyGuarantee(**guarantee),
+            band=None if band is None else CDFBand.from_dict(band),
+        )
+
+    def describe(self, truth=None, level: float = 0.95) -> str:
+        """Mean, standard deviation and the :data:`QUANTILES`, one per line, with the intervals of its band
+        when it has one (at the band's level: ``level`` is not used), each beside the value of the samples
+        ``truth`` when given; then the band's method and the bins."""
+        samples = check_samples(truth, "Distribution")
+        band, q = self.band, np.array(QUANTILES)
+        names = ["estimated mean", "estimated std", *(f"{round(100 * p):>2}% quantile" for p in QUANTILES)]
+        values = [self.mean(), math.sqrt(self.var()), *self.quantile(q)]
+        truths = [None] * len(names) if samples is None else [np.mean(samples), np.std(samples), *np.quantile(samples, q)]
+        intervals: list[Any] = [None] * len(names)
+        if band is not None:  # the mean's from the simultaneous band, the quantiles' from the pointwise one
+            intervals[0] = band.mean_interval()
+            intervals[2:] = zip(*band.quantile_interval(q))
+        lines = [
+            f"  {name:<18} {value:.6g}" + ("" if true is None else f"   (true {true:.6g})")
+            + ("" if interval is None else f"   {percent(band.level)} [{interval[0]:.6g}, {interval[1]:.6g}]")
+            for name, value, true, interval in zip(names, values, truths, intervals)
+        ]
+        if band is not None:
+            lines.append(f"  bands              {percent(band.level)} pointwise and simultaneous, {band.method} "
+                         f"({band.replicates} replicates)")
+        low, high = self.bounds
+        lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
+        return "\n".join(lines)
+
+    def plot(self, ax=None, *, kind: str = "pdf", **kwargs):
+        """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.
+
+        A CDF plot draws the confidence bands when the estimate has them
+        (:attr:`band`, from :func:`dpdist.uncertainty.cdf_band`).
+        """
+        from .. import plotting
+
+        if kind not in ("pdf", "cdf"):
+            raise InvalidParameterError(
+                f"The 'kind' parameter of Distribution.plot must be 'pdf' or 'cdf'. Got {kind!r} instead."
+            )
+        return plotting.draw_distribution(self, ax, kind=kind, **kwargs)
+
+    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+        """The density on at most :data:`dpdist.plotting.DISPLAY_BINS` equal bins beside the CDF with its band,
+        the samples ``truth`` as a histogram on the same bins and as their empirical CDF (``level``: the band's)."""
+        from .. import plotting
+
+        return plotting.distribution_figure(self, label=label, truth=check_samples(truth, "Distribution"), xlabel=xlabel)
+
+    def as_distribution(self, bounds: tuple[float, float] | None = None) -> "Distribution":
+        """Itself (``bounds``, if given, must be its own)."""
+        if bounds is not None and check_param("Distribution.as_distribution", "bounds", bounds, Bounds()) != self.bounds:
+            raise InvalidParameterError(
+                f"The 'bounds' parameter of Distribution.as_distribution must be its bounds {self.bounds} or None. "
+                f"Got {tuple(bounds)!r} instead."
+            )
+        return self
+
+    def __repr__(self):
+        lo, hi = self.bounds
+        return (
+            f"Distribution(method={self.method!r}, epsilon={self.epsilon!r}, n={self.n}, "
+            f"bounds=({lo:g}, {hi:g}), bins={self.bins})"
+        )

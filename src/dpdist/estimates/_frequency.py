@@ -1,0 +1,322 @@
+""":class:`FrequencyEstimate`: the estimated frequencies of the items of a categorical domain."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from .._validation import Bounds, Integer, Labels, check_param
+from ..errors import InvalidParameterError
+from ..privacy import PrivacyGuarantee
+from ._contract import Presented
+from ._distribution import Distribution, readonly
+from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+
+__all__ = ["FrequencyEstimate", "TopK"]
+
+
+class TopK(NamedTuple):
+    items: np.ndarray
+    frequencies: np.ndarray
+
+
+@dataclass(frozen=True, repr=False)
+class FrequencyEstimate(Presented):
+    """Estimated frequencies of the items ``0 .. d-1`` of a categorical domain.
+
+    Attributes
+    ----------
+    frequencies : ndarray of shape (d,)
+        Estimated frequency of each item (after any post-processing).
+    n : int
+        Number of reports the estimate is based on.
+    variance : ndarray of shape (d,)
+        Analytic variance of each item's plain unbiased estimator (before any
+        post-processing or deconvolution), with the estimated frequencies
+        plugged in.
+    epsilon : float or None
+        Privacy budget of the protocol that produced the reports.
+    protocol : str or None
+        Registry name of that protocol.
+    postprocess : str
+        Name of the post-processing applied (``"none"`` for the raw unbiased
+        estimate).
+    details : dict
+        Method-specific extras (e.g. a convergence trace).
+    guarantee : PrivacyGuarantee or None
+        The privacy guarantee of the reports (the protocol's ``guarantee``).
+    labels : tuple of str or None
+        The public label of each item, when the protocol has a label domain.
+    interval_center : ndarray of shape (d,) or None
+        The unbiased estimate that ``variance`` is the variance of, when the
+        point estimate ``frequencies`` is a biased decoding of it (CP's sparse
+        recovery): :meth:`confidence_interval` is centred on it.  ``None``: on
+        ``frequencies``.
+
+    Notes
+    -----
+    An infinite ``variance`` means no interval: the estimator has none that
+    covers (``details["no_interval"]`` says why, e.g. CP with fewer
+    measurements than items, whose frequencies are not identified without a
+    sparsity assumption).  Coverage of the intervals is measured in
+    ``docs/uncertainty.md``.
+    """
+
+    kind: ClassVar[str] = "frequency"
+
+    frequencies: np.ndarray
+    n: int
+    variance: np.ndarray
+    epsilon: float | None = None
+    protocol: str | None = None
+    postprocess: str = "none"
+    details: dict = field(default_factory=dict)
+    guarantee: PrivacyGuarantee | None = None
+    labels: tuple | None = None
+    interval_center: np.ndarray | None = None
+
+    def __post_init__(self):
+        frequencies = readonly(self.frequencies)
+        if frequencies.ndim != 1 or frequencies.size == 0 or not np.all(np.isfinite(frequencies)):
+            raise InvalidParameterError(
+                "The 'frequencies' parameter of FrequencyEstimate must be a non-empty 1-D array of "
+                f"finite floats. Got shape {frequencies.shape} instead."
+            )
+        try:
+            variance = np.broadcast_to(np.asarray(self.variance, dtype=np.float64), frequencies.shape)
+        except ValueError:
+            variance = None
+        if variance is None or not np.all(variance >= 0):
+            raise InvalidParameterError(
+                "The 'variance' parameter of FrequencyEstimate must be non-negative floats of the "
+                f"frequencies' shape {frequencies.shape}. Got {self.variance!r:.200} instead."
+            )
+        object.__setattr__(self, "frequencies", frequencies)
+        object.__setattr__(self, "variance", readonly(variance))
+        if self.interval_center is not None:
+            center = readonly(self.interval_center)
+            if center.shape != frequencies.shape or not np.all(np.isfinite(center)):
+                raise InvalidParameterError(
+                    "The 'interval_center' parameter of FrequencyEstimate must be finite floats of the "
+                    f"frequencies' shape {frequencies.shape}. Got {self.interval_center!r:.200} instead."
+                )
+            object.__setattr__(self, "interval_center", center)
+        object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
+        if self.labels is not None:
+            labels = check_param("FrequencyEstimate", "labels", self.labels, Labels())
+            if len(labels) != frequencies.size:
+                raise InvalidParameterError(
+                    f"The 'labels' parameter of FrequencyEstimate must hold one label per item "
+                    f"({frequencies.size}). Got {len(labels)} instead."
+                )
+            object.__setattr__(self, "labels", labels)
+
+    def with_labels(self, labels) -> "FrequencyEstimate":
+        """The same estimate with a label for each item."""
+        return dataclasses.replace(self, labels=tuple(labels))
+
+    @property
+    def domain_size(self) -> int:
+        return self.frequencies.shape[0]
+
+    def item_names(self) -> list[str]:
+        """The label of each item, or its number as a string when there are no labels."""
+        return list(self.labels) if self.labels is not None else [str(i) for i in range(self.domain_size)]
+
+    def by_label(self) -> dict[str, float]:
+        """``{label: frequency}`` for every item (item numbers as strings without labels)."""
+        return dict(zip(self.item_names(), self.frequencies.tolist()))
+
+    def top_labels(self, k: int) -> list[tuple[str, float]]:
+        """``[(label, frequency), ...]`` of the ``k`` most frequent items, largest first (see :meth:`top_k`)."""
+        items, frequencies = self.top_k(k)
+        names = self.item_names()
+        return [(names[item], float(share)) for item, share in zip(items, frequencies)]
+
+    @property
+    def method(self) -> str | None:
+        """The registry name of the protocol (the :class:`Estimate` name of ``protocol``)."""
+        return self.protocol
+
+    def summary(self, k: int = 5) -> dict[str, float]:
+        """The ``k`` most frequent items' estimates (largest first), named by label or ``"item <i>"``."""
+        pairs = self.top_labels(min(k, self.domain_size))
+        return {(name if self.labels is not None else f"item {name}"): share for name, share in pairs}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``item`` (and ``label`` with labels), ``frequency``, ``standard_error`` and the 95 % interval
+        ``low``, ``high``.
+
+        The interval is :meth:`confidence_interval` (centred on :attr:`interval_center` when
+        there is one, so not always ``frequency +- 1.96 standard_error``; infinite: no interval).
+        """
+        low, high = self.confidence_interval(0.95)
+        labels = {} if self.labels is None else {"label": np.array(self.labels)}
+        return {"item": np.arange(self.domain_size), **labels, "frequency": self.frequencies,
+                "standard_error": self.standard_error, "low": low, "high": high}
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        return np.sqrt(self.variance)
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether every item has a finite :meth:`confidence_interval` (see ``details["no_interval"]`` if not)."""
+        return bool(np.all(np.isfinite(self.variance)))
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Normal-approximation interval per item: ``c +- z * sqrt(variance)``.
+
+        ``c`` is :attr:`interval_center` when the estimate has one (the unbiased
+        estimate behind a biased decoding), else ``frequencies``.  Items with an
+        infinite variance get ``(-inf, inf)``: no interval.
+        """
+        level = check_level(level, "FrequencyEstimate.confidence_interval")
+        half = normal_quantile(level) * self.standard_error
+        center = self.frequencies if self.interval_center is None else self.interval_center
+        return ConfidenceInterval(center - half, center + half)
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """:meth:`confidence_interval` of every item, pointwise."""
+        low, high = self.confidence_interval(level)
+        method = "normal approximation with the estimator's analytic variance"
+        if self.interval_center is not None:
+            method += ", around the unbiased estimate behind the decoded one"
+        return (Interval("frequency", self.frequencies, low, high, level, method, at=np.arange(self.domain_size)),)
+
+    def top_k(self, k: int) -> TopK:
+        """The ``k`` items with the largest estimated frequency, largest first (ties by item)."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.domain_size:
+            raise InvalidParameterError(
+                f"The 'k' parameter of FrequencyEstimate.top_k must be an int in [1, {self.domain_size}]. "
+                f"Got {k!r} instead."
+            )
+        order = np.argsort(-self.frequencies, kind="stable")[:k]
+        return TopK(order, self.frequencies[order])
+
+    # ------------------------------------------------------------------ as an array of frequencies
+    def __len__(self) -> int:
+        """The number of items ``d`` (``len(estimate) == estimate.domain_size``)."""
+        return self.domain_size
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(estimate)`` is the (read-only) frequency vector."""
+        if copy:
+            return np.array(self.frequencies, dtype=dtype)
+        return self.frequencies if dtype is None else self.frequencies.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        """The frequency of an item: ``estimate[3]``, a slice or an index array, or a label (``estimate["home"]``)."""
+        if isinstance(key, str):
+            names = self.item_names() if self.labels is not None else None
+            if names is None or key not in names:
+                raise KeyError(
+                    f"{key!r} is not a label of this estimate"
+                    + ("" if self.labels is not None else " (it has no labels: index it by item number)")
+                )
+            return float(self.frequencies[names.index(key)])
+        value = self.frequencies[key]
+        return float(value) if np.ndim(value) == 0 else value
+
+    # ------------------------------------------------------------------ presentation
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        low, high = self.confidence_interval(level)
+        return {
+            "items": list(range(self.domain_size)),
+            "labels": None if self.labels is None else list(self.labels),
+            "frequencies": json_value(self.frequencies),
+            "standard_error": json_value(self.standard_error),
+            "postprocess": self.postprocess,
+            "no_interval": None if self.has_intervals else self._no_interval_reason(),
+            "band": {"level": level, "low": json_value(low), "high": json_value(high)},
+        }
+
+    def _no_interval_reason(self) -> str:
+        return str(self.details.get("no_interval", "no interval: the estimator has no variance"))
+
+    def describe(self, truth=None, level: float = 0.95, *, k: int = 10) -> str:
+        """The ``k`` most frequent items with their intervals at ``level``, one per line, beside their true
+        frequency when ``truth`` (the ``d`` true frequencies) is given; a last line says why when there are none."""
+        truth = self._check_truth(truth, "describe")
+        names = self.item_names()
+        width = max(len(name) for name in names[:1000])
+        items, shares = self.top_k(min(k, self.domain_size))
+        low, high = self.confidence_interval(level)
+        lines = []
+        for item, share in zip(items.tolist(), shares.tolist()):
+            interval = (f"{percent(level)} [{low[item]:.4f}, {high[item]:.4f}]" if np.isfinite(self.variance[item])
+                        else "no interval")
+            true = "" if truth is None else f"   (true {truth[item]:.4f})"
+            lines.append(f"  {names[item]:<{width}}  {share:9.4f}  {interval}{true}")
+        if not self.has_intervals:  # say why rather than print an interval that does not cover
+            lines.append(f"  intervals          {self._no_interval_reason()}")
+        return "\n".join(lines)
+
+    def _check_truth(self, truth, method: str) -> np.ndarray | None:
+        if truth is None:
+            return None
+        truth = np.asarray(truth, dtype=np.float64)
+        if truth.shape != (self.domain_size,):
+            raise InvalidParameterError(
+                f"The 'truth' parameter of FrequencyEstimate.{method} must hold one frequency per item "
+                f"({self.domain_size}). Got shape {truth.shape} instead."
+            )
+        return truth
+
+    def plot(self, ax=None, *, k: int | None = None, level: float = 0.95, truth=None, **kwargs):
+        """Bars of the estimated frequencies with their ``level`` intervals; returns the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Axes to draw on (default: a new figure).
+        k : int, optional
+            Only the ``k`` most frequent items, largest first (default: every item, in item order).
+        level : float
+            Confidence level of the error bars (normal approximation, :meth:`confidence_interval`).
+        truth : array_like, optional
+            True frequencies of the ``d`` items, drawn as markers.
+        """
+        from .. import plotting
+
+        items = np.arange(self.domain_size) if k is None else self.top_k(k).items
+        return plotting.draw_frequencies(self, ax, items=items, level=level, truth=self._check_truth(truth, "plot"),
+                                         **kwargs)
+
+    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+        """Bars of every item with its ``level`` interval, the true frequencies (``truth``) as markers."""
+        from .. import plotting
+
+        return plotting.frequency_figure(self, label=label, truth=self._check_truth(truth, "figure"), xlabel=xlabel,
+                                         level=level)
+
+    def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
+        """The items as equal bins over ``bounds`` (item ``i`` the ``i``-th bin), e.g. a numeric column binned
+        for a frequency protocol; the frequencies must form a probability vector (a postprocess such as
+        ``"norm-sub"``)."""
+        if bounds is None:
+            raise InvalidParameterError(
+                "A FrequencyEstimate holds frequencies of items, not a distribution of numbers: give "
+                "FrequencyEstimate.as_distribution the 'bounds' over which item i is the i-th of equal bins, or "
+                "compare it with the frequency metrics (mse, l1, ...)."
+            )
+        bounds = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
+        frequencies = self.frequencies
+        if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:
+            raise InvalidParameterError(
+                "Bin frequencies must be a probability vector to form a Distribution; use a postprocess "
+                f"such as 'norm-sub'. Got minimum {frequencies.min()!r} and sum {frequencies.sum()!r}."
+            )
+        return Distribution.uniform_bins(
+            frequencies, bounds, method=f"{self.protocol}-binning", epsilon=self.epsilon, n=self.n,
+            details={"postprocess": self.postprocess}, guarantee=self.guarantee,
+        )
+
+    def __repr__(self):
+        return (
+            f"FrequencyEstimate(protocol={self.protocol!r}, epsilon={self.epsilon!r}, n={self.n}, "
+            f"domain_size={self.domain_size}, postprocess={self.postprocess!r})"
+        )

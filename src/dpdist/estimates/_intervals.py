@@ -1,0 +1,160 @@
+"""Intervals as values: :class:`Interval` (one entry of an estimate's ``intervals``), and the small helpers
+every result uses for its levels and its JSON.
+
+Every result lists its intervals with :meth:`~dpdist.estimates.Estimate.intervals`; each
+:class:`Interval` says what it bounds (``quantity`` at the points ``at``), the point estimate
+and the limits, the confidence ``level``, the ``method`` that made it, and what kind of
+guarantee it has: at each point or at every point at once (``simultaneous``), at one fixed
+number of reports or at every number of reports of a collection watched as it grows
+(``anytime_valid``: a confidence sequence).  Its JSON form is what ``to_dict`` lists under
+``"intervals"`` (``docs/results.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+
+__all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples"]
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper limits (arrays, or floats for a scalar quantity)."""
+
+    low: Any
+    high: Any
+
+
+def check_level(level: float, owner: str) -> float:
+    """``level`` as a float in (0, 1), or an error naming ``owner``."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
+        raise InvalidParameterError(
+            f"The 'level' parameter of {owner} must be a float in (0, 1). Got {level!r} instead."
+        )
+    return float(level)
+
+
+def normal_quantile(level: float, comparisons: int = 1) -> float:
+    r"""The :math:`z` of a two-sided normal interval at ``level``, Bonferroni-corrected over ``comparisons``.
+
+    With :math:`m` comparisons each interval is taken at :math:`1 - (1 - \text{level})/m`, so all
+    :math:`m` hold at once with probability at least ``level`` (Bonferroni's inequality).
+    """
+    if comparisons == 1:
+        return NormalDist().inv_cdf(0.5 + level / 2)
+    return NormalDist().inv_cdf(1 - (1 - level) / (2 * comparisons))
+
+
+def check_samples(truth, owner: str) -> np.ndarray | None:
+    """The true values an estimate is compared with (``None`` stays ``None``): a non-empty 1-D array of finite numbers."""
+    if truth is None:
+        return None
+    samples = np.asarray(truth, dtype=np.float64)
+    if samples.ndim != 1 or samples.size == 0 or not np.all(np.isfinite(samples)):
+        raise InvalidParameterError(
+            f"The 'truth' parameter of {owner} must be a non-empty 1-D array of finite values (the true data). "
+            f"Got shape {samples.shape} instead."
+        )
+    return samples
+
+
+def readonly(values) -> np.ndarray:
+    """A read-only float64 copy of ``values`` (the arrays a frozen result holds)."""
+    array = np.array(values, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+def percent(level: float) -> str:
+    """``0.95`` as ``"95%"`` (``0.975`` as ``"97.5%"``)."""
+    return f"{round(level * 100, 6):g}%"
+
+
+def json_value(value) -> Any:
+    """JSON-safe form of a number or an array: lists of numbers, integers kept, non-finite floats as ``None``."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind == "f":
+        listed = array.astype(np.float64).tolist()
+        return _finite_or_none(listed)
+    return array.tolist()
+
+
+def _finite_or_none(listed):
+    if isinstance(listed, list):
+        return [_finite_or_none(item) for item in listed]
+    return listed if math.isfinite(listed) else None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Confidence limits of one quantity of an estimate, at one point or several.
+
+    Attributes
+    ----------
+    quantity : str
+        What is bounded: ``"frequency"`` (of each item of ``at``), ``"cdf"`` (at each value of
+        ``at``), ``"quantile"`` (at each probability of ``at``) or ``"mean"`` (a scalar:
+        ``at`` is ``None``).
+    estimate : ndarray or float
+        The point estimate at each point (a float for a scalar quantity).
+    low, high : ndarray or float
+        The limits, like ``estimate``.  An infinite limit means no interval at that point
+        (JSON: ``null``); a limit need not be on the same side of ``estimate`` as in a
+        symmetric interval (an interval centred on an unbiased estimate behind a biased
+        point estimate, a band around a bias-corrected centre).
+    level : float
+        Confidence level in (0, 1).
+    method : str
+        How the limits were computed, in one phrase (their measured coverage is in
+        ``docs/uncertainty.md``).
+    at : ndarray, optional
+        The points: items, values or probabilities; ``None`` for a scalar quantity.
+    simultaneous : bool
+        Whether the limits hold at every point of ``at`` at once (a band) rather than at
+        each point on its own.
+    anytime_valid : bool
+        Whether they hold at every number of reports of a collection watched as it grows
+        (a confidence sequence) rather than at one fixed number of reports.
+    """
+
+    quantity: str
+    estimate: Any
+    low: Any
+    high: Any
+    level: float
+    method: str
+    at: Any = None
+    simultaneous: bool = False
+    anytime_valid: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "level", check_level(self.level, "Interval"))
+        shapes = {np.shape(self.estimate), np.shape(self.low), np.shape(self.high)}
+        expected = () if self.at is None else np.shape(self.at)
+        if shapes != {expected}:
+            raise InvalidParameterError(
+                f"The 'estimate', 'low' and 'high' parameters of Interval must have the shape of 'at' ({expected}). "
+                f"Got shapes {sorted(shapes)} instead."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``docs/results.md``): numbers as lists, non-finite limits as ``None``."""
+        return {
+            "quantity": self.quantity,
+            "at": json_value(self.at),
+            "estimate": json_value(self.estimate),
+            "low": json_value(self.low),
+            "high": json_value(self.high),
+            "level": self.level,
+            "simultaneous": bool(self.simultaneous),
+            "anytime_valid": bool(self.anytime_valid),
+            "method": self.method,
+        }

@@ -1,0 +1,204 @@
+""":class:`MeanEstimate` (the mean of the users' values) and :class:`MeanVarianceEstimate` (mean and variance)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..privacy import PrivacyGuarantee, parallel
+from ._contract import Presented
+from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent
+
+__all__ = ["MeanEstimate", "MeanVarianceEstimate"]
+
+
+@dataclass(frozen=True)
+class MeanEstimate(Presented):
+    """An unbiased estimate of the mean of the users' values.
+
+    Attributes
+    ----------
+    mean : float
+        The estimate, in the units of ``bounds`` (not clipped into them).
+    variance : float
+        Estimated variance of ``mean`` (sample variance of the decoded reports / n).
+    n : int
+        Number of reports.
+    bounds : (float, float)
+        Range of the values.
+    epsilon : float
+    method : str
+        Registry name of the protocol.
+    guarantee : PrivacyGuarantee or None
+        The privacy guarantee of the reports (the protocol's ``guarantee``).
+    """
+
+    kind: ClassVar[str] = "mean"
+
+    mean: float
+    variance: float
+    n: int
+    bounds: tuple
+    epsilon: float
+    method: str
+    details: dict = field(default_factory=dict, repr=False)
+    guarantee: PrivacyGuarantee | None = None
+
+    @property
+    def standard_error(self) -> float:
+        return math.sqrt(self.variance)
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Normal-approximation interval ``mean +- z * standard_error``."""
+        level = check_level(level, "MeanEstimate.confidence_interval")
+        half = normal_quantile(level) * self.standard_error
+        return ConfidenceInterval(self.mean - half, self.mean + half)
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """:meth:`confidence_interval` of the mean."""
+        low, high = self.confidence_interval(level)
+        return (Interval("mean", float(self.mean), low, high, level,
+                         "normal approximation with the sample variance of the decoded reports"),)
+
+    def summary(self) -> dict[str, float]:
+        """``mean`` and its ``standard_error``."""
+        return {"mean": float(self.mean), "standard_error": self.standard_error}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """One row: ``mean``, ``standard_error``."""
+        return {name: np.array([value]) for name, value in self.summary().items()}
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        low, high = self.confidence_interval(level)
+        return {
+            "mean": json_value(self.mean),
+            "standard_error": json_value(self.standard_error),
+            "bounds": json_value(self.bounds),
+            "band": {"level": level, "low": json_value(low), "high": json_value(high)},
+        }
+
+    def describe(self, truth=None, level: float = 0.95) -> str:
+        """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
+        low, high = self.confidence_interval(level)
+        samples = check_samples(truth, "MeanEstimate")
+        true = "" if samples is None else f"   (true {np.mean(samples):.6g})"
+        return (f"  estimated mean     {self.mean:.6g}{true}\n"
+                f"  {percent(level) + ' interval':<18} [{low:.6g}, {high:.6g}]")
+
+    def plot(self, ax=None, *, level: float = 0.95, truth=None, **kwargs):
+        """The mean with its ``level`` interval on the axis of ``bounds``, the true values' mean as a line."""
+        from .. import plotting
+
+        return plotting.draw_mean(self, ax, level=level, truth=check_samples(truth, "MeanEstimate"), **kwargs)
+
+    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+        """:meth:`plot` on a figure of its own."""
+        from .. import plotting
+
+        return plotting.mean_figure(self, label=label, truth=check_samples(truth, "MeanEstimate"), xlabel=xlabel, level=level)
+
+
+@dataclass(frozen=True)
+class MeanVarianceEstimate(Presented):
+    r"""Mean and variance by the two-phase method of paper 003 sec. 6.3.
+
+    Attributes
+    ----------
+    mean : float
+        Phase-1 estimate of the mean (from ``mean_estimate.n`` users).
+    var : float
+        Phase-2 estimate of :math:`E[(x - c)^2]` around the broadcast centre
+        :math:`c` (the phase-1 mean clipped into bounds).  It estimates
+        :math:`\sigma^2 + (\mu - c)^2`: the paper's estimator, which is biased up by
+        the squared error of phase 1; it may be negative for small samples.
+    center : float
+        The centre :math:`c` broadcast to the phase-2 users.
+    mean_estimate, deviation_estimate : MeanEstimate
+        The two phases' estimates (the second over squared deviations, with
+        bounds ``(0, max(hi - c, c - lo)**2)``).
+    """
+
+    kind: ClassVar[str] = "mean_variance"
+
+    mean: float
+    var: float
+    center: float
+    mean_estimate: MeanEstimate
+    deviation_estimate: MeanEstimate
+
+    @property
+    def n(self) -> int:
+        return self.mean_estimate.n + self.deviation_estimate.n
+
+    @property
+    def epsilon(self) -> float:
+        return self.mean_estimate.epsilon
+
+    @property
+    def guarantee(self) -> PrivacyGuarantee | None:
+        """Parallel composition: the two phases ask disjoint groups of users."""
+        parts = [self.mean_estimate.guarantee, self.deviation_estimate.guarantee]
+        return None if None in parts else parallel(parts)
+
+    @property
+    def method(self) -> str:
+        return self.mean_estimate.method
+
+    @property
+    def mean_standard_error(self) -> float:
+        return self.mean_estimate.standard_error
+
+    @property
+    def var_standard_error(self) -> float:
+        """Standard error of ``var`` from phase-2 noise only (excludes the phase-1 bias term)."""
+        return self.deviation_estimate.standard_error
+
+    @property
+    def details(self) -> dict:
+        """The broadcast centre and the users of each phase."""
+        return {"center": self.center, "n_mean": self.mean_estimate.n, "n_deviation": self.deviation_estimate.n}
+
+    def summary(self) -> dict[str, float]:
+        """``mean``, ``var`` and their standard errors."""
+        return {
+            "mean": float(self.mean),
+            "var": float(self.var),
+            "mean_standard_error": self.mean_standard_error,
+            "var_standard_error": self.var_standard_error,
+        }
+
+    def table(self) -> dict[str, np.ndarray]:
+        """One row: the :meth:`summary`."""
+        return {name: np.array([value]) for name, value in self.summary().items()}
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """The mean's interval (phase 1); none for ``var``, whose estimator is biased up by phase 1's error."""
+        return self.mean_estimate.intervals(level)
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        low, high = self.mean_estimate.confidence_interval(level)
+        return {
+            "mean": json_value(self.mean),
+            "var": json_value(self.var),
+            "mean_standard_error": json_value(self.mean_standard_error),
+            "var_standard_error": json_value(self.var_standard_error),
+            "center": json_value(self.center),
+            "band": {"level": level, "low": json_value(low), "high": json_value(high)},
+        }
+
+    def describe(self, truth=None, level: float = 0.95) -> str:
+        """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""
+        samples = check_samples(truth, "MeanVarianceEstimate")
+        true = "" if samples is None else f"   (true {np.var(samples):.6g})"
+        return f"{self.mean_estimate.describe(truth, level)}\n  estimated var      {self.var:.6g}{true}"
+
+    def plot(self, ax=None, *, level: float = 0.95, truth=None, **kwargs):
+        """The mean with its interval (:meth:`MeanEstimate.plot`)."""
+        return self.mean_estimate.plot(ax, level=level, truth=truth, **kwargs)
+
+    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+        """The mean with its interval (:meth:`MeanEstimate.figure`)."""
+        return self.mean_estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)

@@ -1,0 +1,157 @@
+"""The JSON Schema (2020-12) of an estimate's JSON: what ``to_dict`` / ``to_json`` return and the service serves.
+
+``docs/results.md`` explains it field by field; the service's OpenAPI description embeds it
+(``components/schemas/EstimateResult``); ``tests/test_results.py`` validates every kind of
+result against it.  Readers ignore fields they do not know: within one ``schema`` version
+fields are added, never removed or given another meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._contract import SCHEMA
+
+__all__ = ["JSON_SCHEMA"]
+
+_NUMBER = {"type": ["number", "null"], "description": "null: missing or not finite (no limit there)"}
+_NUMBERS = {"type": "array", "items": _NUMBER}
+_NUMBER_OR_NUMBERS = {"type": ["number", "null", "array"], "items": _NUMBER}
+_LEVEL = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
+
+INTERVAL: dict[str, Any] = {
+    "type": "object",
+    "description": "Confidence limits of one quantity of the estimate (dpdist.estimates.Interval).",
+    "required": ["quantity", "at", "estimate", "low", "high", "level", "simultaneous", "anytime_valid", "method"],
+    "properties": {
+        "quantity": {"type": "string", "description": "what is bounded: frequency, cdf, quantile or mean"},
+        "at": {
+            "type": ["array", "null"],
+            "items": {"type": "number"},
+            "description": "the points: items (frequency), values (cdf), probabilities (quantile); null for a scalar",
+        },
+        "estimate": {**_NUMBER_OR_NUMBERS, "description": "the point estimate at each point (a number for a scalar)"},
+        "low": {**_NUMBER_OR_NUMBERS, "description": "lower limits, like estimate (null: no interval there)"},
+        "high": {**_NUMBER_OR_NUMBERS, "description": "upper limits, like estimate (null: no interval there)"},
+        "level": _LEVEL,
+        "simultaneous": {"type": "boolean", "description": "true: the limits hold at every point of at at once"},
+        "anytime_valid": {
+            "type": "boolean",
+            "description": "true: the limits hold at every number of reports of a collection watched as it grows "
+            "(a confidence sequence); false: at one fixed number of reports",
+        },
+        "method": {"type": "string", "description": "how the limits were computed"},
+    },
+}
+
+GUARANTEE: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "The privacy guarantee (dpdist.privacy.PrivacyGuarantee.to_dict); null when unknown.",
+    "required": ["epsilon", "delta", "neighbouring", "model"],
+    "properties": {
+        "epsilon": {"type": "number"},
+        "delta": {"type": "number"},
+        "neighbouring": {"enum": ["replace", "add-remove", "history", "stable"]},
+        "model": {"enum": ["local", "central"]},
+        "reports": {"type": "integer", "description": "neighbouring history: the reports of one device covered"},
+    },
+}
+
+_LEGACY_BAND: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "The estimate's main interval in the form the service served before 'intervals' (kept for its "
+    "clients; read 'intervals')",
+    "properties": {"level": _LEVEL, "low": _NUMBER_OR_NUMBERS, "high": _NUMBER_OR_NUMBERS},
+}
+
+_CDF_BAND = {
+    "type": ["object", "null"],
+    "description": "The CDF band (dpdist.estimates.CDFBand.to_dict), null without one",
+    "properties": {
+        "level": _LEVEL,
+        "replicates": {"type": "integer"},
+        "method": {"type": "string"},
+        **{name: _NUMBERS for name in ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")},
+    },
+}
+
+#: The fields of each kind, beside the envelope every estimate has.
+KINDS: dict[str, dict[str, Any]] = {
+    "frequency": {
+        "items": {"type": "array", "items": {"type": "integer"}},
+        "labels": {"type": ["array", "null"], "items": {"type": "string"}},
+        "frequencies": _NUMBERS,
+        "standard_error": _NUMBERS,
+        "postprocess": {"type": "string"},
+        "no_interval": {"type": ["string", "null"], "description": "why there are no intervals, if there are none"},
+        "band": _LEGACY_BAND,
+    },
+    "heavy_hitters": {
+        "items": {"type": "array", "items": {"type": "integer"}},
+        "labels": {"type": "array", "items": {"type": "string"}},
+        "frequencies": _NUMBERS,
+        "standard_error": {"type": ["array", "null"], "items": _NUMBER},
+        "k": {"type": ["integer", "null"]},
+        "threshold": {"type": ["number", "null"]},
+        "rounds": {"type": ["array", "null"], "items": {"type": "object"}},
+        "band": {**_LEGACY_BAND, "properties": {**_LEGACY_BAND["properties"], "simultaneous_over": {"type": "integer"}}},
+    },
+    "distribution": {
+        "edges": _NUMBERS,
+        "probabilities": _NUMBERS,
+        "cdf": {**_NUMBERS, "description": "the CDF at the right edge of each bin"},
+        "mean": _NUMBER,
+        "median": _NUMBER,
+        "quantiles": {
+            "type": "object",
+            "required": ["q", "values"],
+            "properties": {"q": _NUMBERS, "values": _NUMBERS},
+        },
+        "band": _CDF_BAND,
+    },
+    "mean": {"mean": _NUMBER, "standard_error": _NUMBER, "bounds": _NUMBERS, "band": _LEGACY_BAND},
+    "mean_variance": {
+        "mean": _NUMBER,
+        "var": _NUMBER,
+        "mean_standard_error": _NUMBER,
+        "var_standard_error": _NUMBER,
+        "center": _NUMBER,
+        "band": _LEGACY_BAND,
+    },
+    "quantiles": {
+        "q": _NUMBERS,
+        "values": _NUMBERS,
+        "low": {"type": ["array", "null"], "items": _NUMBER},
+        "high": {"type": ["array", "null"], "items": _NUMBER},
+        "level": _LEVEL,
+    },
+}
+
+JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "dpdist estimate",
+    "description": "An estimate as JSON: dpdist.estimates.Estimate.to_dict (docs/results.md).",
+    "type": "object",
+    "required": ["schema", "kind", "method", "n", "epsilon", "guarantee", "summary", "intervals"],
+    "properties": {
+        "schema": {"const": SCHEMA},
+        "kind": {"enum": list(KINDS)},
+        "method": {"type": ["string", "null"], "description": "the protocol's registry name or the central method"},
+        "n": {"type": ["integer", "null"], "description": "reports or records behind it (null where it is private)"},
+        "epsilon": {"type": ["number", "null"]},
+        "guarantee": GUARANTEE,
+        "summary": {
+            "type": "object",
+            "additionalProperties": _NUMBER,
+            "description": "the headline numbers, named (Estimate.summary)",
+        },
+        "intervals": {"type": "array", "items": INTERVAL},
+    },
+    "allOf": [
+        {
+            "if": {"properties": {"kind": {"const": kind}}},
+            "then": {"required": list(fields), "properties": fields},
+        }
+        for kind, fields in KINDS.items()
+    ],
+}
