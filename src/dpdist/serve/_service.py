@@ -25,6 +25,7 @@ from ._backpressure import Backpressure
 from ._campaigns import CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
+from ._estimate_cache import EstimateCache
 from ._group import Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
@@ -67,8 +68,6 @@ class Service:
         self.pressure = Backpressure()
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._retention: threading.Event | None = None
-        from ._estimate_cache import EstimateCache
-
         self.estimates = EstimateCache(self.store)
 
     # ------------------------------------------------------------------ life
