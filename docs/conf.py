@@ -38,6 +38,9 @@ napoleon_use_param = False
 napoleon_use_rtype = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
+# Annotations name a result by its short name (from __future__ import annotations); a result re-exported by
+# a second documented module (dpdist.local.HeavyHitters, dpdist.uncertainty.CDFBand) would be two targets
+autodoc_type_aliases = {"HeavyHitters": "dpdist.estimates.HeavyHitters", "CDFBand": "dpdist.estimates.CDFBand"}
 autodoc_default_options = {"members": True, "show-inheritance": True}
 # Optional extras are imported only where present; the reference is built with the dev group.
 autodoc_mock_imports: list[str] = []

@@ -164,7 +164,7 @@ def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
     leaves_small, total = small.consistent_leaves()
     scale = math.sqrt(small.noise_variance / 2.0)
     draws = []
-    from dpdist.local.numerical._tree import hay_consistency
+    from dpdist.postprocess import hay_consistency
 
     counts = np.concatenate([[0.0], np.cumsum(leaves_small)])
     for _ in range(50):

@@ -9,7 +9,7 @@ from dpdist import central
 from dpdist.central import _shape
 from dpdist.central.tree import TreeHistogram
 from dpdist.errors import InvalidParameterError
-from dpdist.local.numerical._tree import hay_consistency
+from dpdist.postprocess import hay_consistency
 from dpdist.privacy import PrivacyGuarantee, sequential
 
 

@@ -6,7 +6,7 @@ import time
 import httpx
 import pytest
 
-from dpdist import client as client_module
+from dpdist.serve import client as client_module
 from dpdist.client import Client, retry_after, retry_delay
 
 

@@ -10,6 +10,7 @@ import pytest
 from dpdist import local
 from dpdist.errors import InvalidParameterError, InvalidValueTypeError
 from dpdist.local.deconvolution import METHODS, deconvolve, noise_power_spectrum
+from dpdist.local import ProtocolTags
 
 
 def smooth_frequencies(domain_size: int) -> np.ndarray:
@@ -347,10 +348,19 @@ def test_bad_spectrum_shape_and_hook_errors():
 def test_fixed_support_size_is_read_from_any_protocol():
     class DeclaresFixedSupport:
         name = "some-future-protocol"
-        fixed_support_size = True
+        tags = ProtocolTags(kind="frequency", fixed_support_size=True)
+        domain_size = 8
 
     assert noise_power_spectrum(8, 0.5, 0.1, 10, protocol=DeclaresFixedSupport())[0] == 0.0
     assert noise_power_spectrum(8, 0.5, 0.1, 10, protocol=local.make("oue", epsilon=1.0, domain_size=8))[0] > 0
     assert noise_power_spectrum(8, 0.5, 0.1, 10, fixed_support_size=True)[0] == 0.0
     _, details = deconvolve(np.full(8, 3.0), 0.5, 0.1, 10, "dw", protocol=DeclaresFixedSupport())
     assert details["fixed_support_size"] is True
+
+
+def test_a_protocol_that_is_not_a_frequency_protocol_is_refused_by_name():
+    numerical = local.make("sw", epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="'protocol' argument"):
+        deconvolve(np.full(8, 3.0), 0.5, 0.1, 10, "dw", protocol=numerical)
+    with pytest.raises(InvalidParameterError, match="'protocol' argument"):
+        noise_power_spectrum(8, 0.5, 0.1, 10, protocol=object())

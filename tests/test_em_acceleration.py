@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpdist import local
-from dpdist.local.numerical._wave_em import expectation_maximization
+from dpdist.local._em import expectation_maximization
 
 
 @pytest.mark.parametrize("name, params, method, tolerance", [

@@ -8,7 +8,8 @@ from scipy import linalg, optimize
 
 from dpdist import local, metrics
 from dpdist.errors import InvalidParameterError
-from dpdist.local.numerical._tree import consistency_violation, hay_consistency, hh_admm
+from dpdist.local.numerical._tree import hh_admm
+from dpdist.postprocess import consistency_violation, hay_consistency
 
 
 def _aggregation_matrix(branching: int, height: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from dpdist import local
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, OutOfDomainError
 from dpdist.local.frequency._bucket_client import BucketMemoClient
 from dpdist.local.frequency.dbitflippm import bucketize
-from dpdist.local.frequency.longitudinal import _chain, _grr_keeps, _grr_probabilities
+from dpdist.local.frequency._longitudinal import _chain, _grr_keeps, _grr_probabilities
 from dpdist.local.frequency.loloha import optimal_hash_range
 
 LOLOHA = [

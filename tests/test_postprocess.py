@@ -220,3 +220,27 @@ def test_non_numeric_input_raises_a_dpdist_error():
 
     with pytest.raises(WrongType, match="'frequencies'"):
         postprocess.norm(["a"])
+
+
+@pytest.mark.parametrize(
+    "levels, branching",
+    [([np.ones(1), np.ones(3)], 2), ([np.ones(1), np.ones(2)], 1), ([np.ones(1), np.ones(2)], 2.0), ([], 2)],
+)
+def test_a_tree_of_the_wrong_shape_or_branching_is_refused_by_name(levels, branching):
+    with pytest.raises(DPDistError, match="'levels'|'branching'"):
+        postprocess.hay_consistency(levels, branching)
+    with pytest.raises(DPDistError, match="'levels'|'branching'"):
+        postprocess.consistency_violation(levels, branching)
+
+
+def test_hay_consistency_is_the_least_squares_consistent_tree():
+    """Against the projection onto {x : Ax = 0} computed by least squares (a binary tree of 3 levels)."""
+    rng = np.random.default_rng(3)
+    levels = [rng.normal(size=1), rng.normal(size=2), rng.normal(size=4)]
+    leaves_to_tree = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1], *np.eye(4)], dtype=float)
+    noisy = np.concatenate(levels)
+    leaves = np.linalg.lstsq(leaves_to_tree, noisy, rcond=None)[0]
+    consistent = postprocess.hay_consistency(levels, 2)
+    np.testing.assert_allclose(np.concatenate(consistent), leaves_to_tree @ leaves, atol=1e-12)
+    assert postprocess.consistency_violation(consistent, 2) < 1e-12
+    assert postprocess.consistency_violation([np.ones(1)], 2) == 0.0

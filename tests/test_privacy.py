@@ -154,3 +154,23 @@ def test_sites_compose_in_parallel():
     pooled = moments[0].merge(moments[1])
     assert pooled.guarantee == central_guarantee(2.0, 1e-6)
     assert pooled.to_distribution().guarantee == pooled.guarantee
+
+
+def test_convert_states_each_guarantee_in_one_central_relation():
+    from dpdist.privacy import PrivacyGuarantee, convert
+
+    local_one = PrivacyGuarantee(1.0, 0.0, "replace", "local")
+    assert convert(local_one, "replace") == PrivacyGuarantee(1.0, 0.0, "replace", "central")
+    history = PrivacyGuarantee(2.5, 0.0, "history", "local", reports=3)
+    assert convert(history, "replace") == PrivacyGuarantee(2.5, 0.0, "replace", "central")
+    removal = PrivacyGuarantee(0.5, 1e-6, "add-remove", "central")
+    assert convert(removal, "add-remove") is removal
+    # group privacy of two add/remove steps: e^eps (e^eps P + delta) + delta
+    doubled = convert(removal, "replace")
+    assert doubled.epsilon == 1.0 and doubled.delta == pytest.approx((1 + math.exp(0.5)) * 1e-6, rel=1e-15)
+    for refused in (PrivacyGuarantee(1.0, 0.0, "replace", "central"), local_one,
+                    PrivacyGuarantee(1.0, 0.0, "stable", "local")):
+        with pytest.raises(InvalidParameterError, match="states nothing under"):
+            convert(refused, "add-remove" if refused.neighbouring != "stable" else "replace")
+    with pytest.raises(InvalidParameterError, match="neighbouring"):
+        convert(removal, "history")

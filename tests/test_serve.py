@@ -427,9 +427,9 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
 def test_a_report_file_over_the_body_limit_is_sent_in_parts_each_counted_once(server, admin, tmp_path, monkeypatch, capsys, suffix):
     """A file larger than one request may carry (this server: 1 MiB) used to be refused with 413 and could not
     be submitted at all. Its parts are fixed by the file, so a re-run after a failure counts each part once."""
-    import dpdist.client
+    import dpdist.serve.client
 
-    monkeypatch.setattr(dpdist.client, "FILE_PART_BYTES", 256 << 10, raising=False)  # 2048 OUE reports per part
+    monkeypatch.setattr(dpdist.serve.client, "FILE_PART_BYTES", 256 << 10, raising=False)  # 2048 OUE reports per part
     config = {"protocol": "oue", "epsilon": 1.0, "domain_size": 1024, "version": 1}
     campaign = new_campaign(admin, config)
     protocol = local.from_config(config)

@@ -17,14 +17,8 @@ from dpdist.errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from dpdist.local.numerical._wave_em import (
-    BandedOperator,
-    DenseOperator,
-    ToeplitzOperator,
-    binomial_smoothing_matrix,
-    expectation_maximization,
-    smooth,
-)
+from dpdist.local._em import DenseOperator, binomial_smoothing_matrix, expectation_maximization, smooth
+from dpdist.local.numerical._wave_operators import BandedOperator, ToeplitzOperator
 from dpdist.local.numerical._wave_grid import OutputGrid
 from dpdist.local.numerical._wave_shape import WaveShape, mutual_information_b
 

@@ -6,13 +6,15 @@ from .estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarian
 __version__ = "0.1.0"
 
 #: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
-_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing")
+_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing", "accuracy", "budget", "frame")
 
 
 def __getattr__(name):
-    if name in _LAZY_SUBPACKAGES:
-        import importlib
+    import importlib
 
+    if name == "explain":  # dpdist.explain(...): what epsilon buys (dpdist.accuracy.explain)
+        return importlib.import_module(f"{__name__}.accuracy").explain
+    if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -25,6 +27,10 @@ __all__ = [
     "io",
     "distributed",
     "testing",
+    "accuracy",
+    "budget",
+    "frame",
+    "explain",
     "metrics",
     "postprocess",
     "errors",

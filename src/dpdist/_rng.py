@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
+from typing import Any
 
 import numpy as np
 from randomgen import AESCounter
@@ -144,7 +145,7 @@ def order_generator(root: np.random.SeedSequence) -> np.random.Generator:
 ORDER_STREAM = 0x4F524452
 
 
-def canonical_numbers(value):
+def canonical_numbers(value: Any) -> Any:
     """``value`` with every number in one form, so equal numbers hash alike: an integral float
     becomes an int (``1.0 -> 1``, also NumPy floats), a NumPy integer an int; other floats
     are unchanged (their JSON text, hence existing seeds, stays the same).  Lists, tuples
@@ -163,7 +164,7 @@ def canonical_numbers(value):
     return value
 
 
-def stable_id(*parts) -> int:
+def stable_id(*parts: Any) -> int:
     """A 32-bit integer from the canonical JSON of ``parts`` (BLAKE2b; same in every process).
 
     Numbers are made canonical first (:func:`canonical_numbers`): ``epsilon = 1`` and

@@ -17,11 +17,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import (
+    DPDistError,
     InvalidParameterError,
     InvalidPrivacyParameterError,
     InvalidValueTypeError,
     OutOfDomainError,
 )
+from ._types import ArrayLike
 
 __all__ = [
     "Interval",
@@ -52,7 +54,10 @@ __all__ = [
 class Constraint:
     """A rule a parameter value must satisfy."""
 
-    error = InvalidParameterError
+    @property
+    def error(self) -> type[DPDistError]:
+        """The exception a value that breaks the rule raises."""
+        return InvalidParameterError
 
     def check(self, value: Any) -> Any:  # pragma: no cover - interface
         """Return the (coerced) value, or raise ValueError with no message."""
@@ -76,10 +81,10 @@ class Interval(Constraint):
     privacy: bool = False
 
     @property
-    def error(self):
+    def error(self) -> type[DPDistError]:
         return InvalidPrivacyParameterError if self.privacy else InvalidParameterError
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError
         value = float(value)
@@ -91,7 +96,7 @@ class Interval(Constraint):
             raise ValueError
         return value
 
-    def describe(self):
+    def describe(self) -> str:
         parts = []
         if self.low != -math.inf:
             parts.append((">= " if self.closed in ("both", "left") else "> ") + f"{self.low:g}")
@@ -99,7 +104,7 @@ class Interval(Constraint):
             parts.append(("<= " if self.closed in ("both", "right") else "< ") + f"{self.high:g}")
         return "a finite float" + (" " + " and ".join(parts) if parts else "")
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         out = [math.nan, math.inf, -math.inf, "1.0", None]
         if self.low != -math.inf:
             out.append(self.low if self.closed in ("neither", "right") else self.low - 1.0)
@@ -116,7 +121,7 @@ class Integer(Constraint):
     low: int | None = None
     high: int | None = None
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -127,7 +132,7 @@ class Integer(Constraint):
             raise ValueError
         return value
 
-    def describe(self):
+    def describe(self) -> str:
         if self.low is not None and self.high is not None:
             return f"an int in [{self.low}, {self.high}]"
         if self.low is not None:
@@ -136,7 +141,7 @@ class Integer(Constraint):
             return f"an int <= {self.high}"
         return "an int"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         out = [1.5, "3", None]
         if self.low is not None:
             out.append(self.low - 1)
@@ -151,15 +156,15 @@ class Options(Constraint):
 
     values: tuple
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if value not in self.values:
             raise ValueError
         return value
 
-    def describe(self):
+    def describe(self) -> str:
         return "one of " + ", ".join(repr(v) for v in self.values)
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return ["not-an-option"]
 
 
@@ -167,31 +172,31 @@ class Options(Constraint):
 class RandomSource(Constraint):
     """Where randomness comes from: None (the CSPRNG), an int seed >= 0, a SeedSequence or a Generator."""
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if value is None or isinstance(value, (np.random.SeedSequence, np.random.Generator)):
             return value
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError
         return int(value)
 
-    def describe(self):
+    def describe(self) -> str:
         return "None, an int seed >= 0, a numpy SeedSequence or a numpy Generator"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return [-1, 1.5, "seed"]
 
 
 @dataclass(frozen=True)
 class Boolean(Constraint):
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError
         return bool(value)
 
-    def describe(self):
+    def describe(self) -> str:
         return "a bool"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return ["yes"]
 
 
@@ -199,7 +204,7 @@ class Boolean(Constraint):
 class Bounds(Constraint):
     """A pair ``(lo, hi)`` of finite floats with ``lo < hi``; stored as a tuple."""
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         try:
             lo, hi = value
             lo, hi = float(lo), float(hi)
@@ -210,10 +215,10 @@ class Bounds(Constraint):
             raise ValueError
         return (lo, hi)
 
-    def describe(self):
+    def describe(self) -> str:
         return "a pair (lo, hi) of finite floats with lo < hi and a finite width hi - lo"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308)]
 
 
@@ -224,16 +229,16 @@ class Optional(Constraint):
     inner: Constraint
 
     @property
-    def error(self):
+    def error(self) -> type[DPDistError]:
         return self.inner.error
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         return None if value is None else self.inner.check(value)
 
-    def describe(self):
+    def describe(self) -> str:
         return "None or " + self.inner.describe()
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return [v for v in self.inner.invalid_examples() if v is not None]
 
 
@@ -246,7 +251,7 @@ class Labels(Constraint):
 
     max_size: int = 2**31 - 1
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
             raise ValueError
         labels = tuple(value)
@@ -256,10 +261,10 @@ class Labels(Constraint):
             raise ValueError
         return labels
 
-    def describe(self):
+    def describe(self) -> str:
         return "a list of at least 2 distinct non-empty strings"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return [["only"], ["a", "a"], [1, 2], ["a", ""], "ab"]
 
 
@@ -269,15 +274,15 @@ class Alphabet(Constraint):
 
     max_size: int = 255
 
-    def check(self, value):
+    def check(self, value: Any) -> Any:
         if not isinstance(value, str) or not 1 <= len(value) <= self.max_size or len(set(value)) != len(value):
             raise ValueError
         return value
 
-    def describe(self):
+    def describe(self) -> str:
         return f"a string of 1 to {self.max_size} distinct characters"
 
-    def invalid_examples(self):
+    def invalid_examples(self) -> list:
         return ["", "aa", ["a", "b"], 3]
 
 
@@ -395,7 +400,7 @@ def check_options(owner: str, options: dict, table: dict[str, Constraint], deleg
         for name, value in options.items()
     }
 
-def check_integer_values(values, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
+def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
     """Coerce user values to a 1-D int64 array in ``[0, domain_size)``."""
     array = np.asarray(values)
     if array.ndim == 0:
@@ -434,7 +439,7 @@ def check_integer_values(values, domain_size: int, *, owner: str, name: str = "v
     return array.astype(np.int64, copy=False)
 
 
-def check_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> np.ndarray:
+def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str, name: str = "values") -> np.ndarray:
     """Coerce user values to a 1-D float64 array of finite values in ``[lo, hi]``."""
     array = np.asarray(values)
     if array.ndim == 0:

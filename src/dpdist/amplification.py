@@ -52,12 +52,16 @@ bound against the exact loss of the shuffled multiset on tiny n and d.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._validation import Integer, check_param
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 from .privacy import PrivacyGuarantee
+
+if TYPE_CHECKING:
+    from .local import LocalProtocol
 
 __all__ = [
     "clone_probability",
@@ -187,7 +191,7 @@ def numerical_epsilon(epsilon0: float, n: int, delta: float, clone: float | None
     return high
 
 
-def shuffled_guarantee(protocol, n: int, delta: float, method: str = "numerical") -> PrivacyGuarantee:
+def shuffled_guarantee(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical") -> PrivacyGuarantee:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` (one per user), as a value.
 
     Parameters

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def load_departure_minutes() -> np.ndarray:
 
 def _run_one(name: str, epsilon: float, minutes: np.ndarray, rng: np.random.Generator):
     if name in local.available("frequency"):
-        params = {"domain_size": ITEMS}
+        params: dict[str, Any] = {"domain_size": ITEMS}
         values = bucketize(minutes, BOUNDS, ITEMS)
     else:
         params = {"bounds": BOUNDS}
@@ -99,14 +100,14 @@ def _errors(name, epsilon, run, minutes, true_items, rng) -> tuple[DemoRun, Dist
 
 
 def _cell(values: list[float], digits: str) -> str:
-    values = np.asarray(values, dtype=np.float64)
-    if np.all(np.isnan(values)):
+    array = np.asarray(values, dtype=np.float64)
+    if np.all(np.isnan(array)):
         return "-"
-    median = format(float(np.median(values)), digits)
-    return median if values.size < 2 else f"{median} ±{format(float(np.std(values, ddof=1)), digits)}"
+    median = format(float(np.median(array)), digits)
+    return median if array.size < 2 else f"{median} ±{format(float(np.std(array, ddof=1)), digits)}"
 
 
-def run_demo(out: str = "dpdist-demo", epsilons=(0.5, 1.0, 2.0, 4.0), seed: int = 0, repeats: int = REPEATS) -> int:
+def run_demo(out: str = "dpdist-demo", epsilons: Sequence[float] = (0.5, 1.0, 2.0, 4.0), seed: int = 0, repeats: int = REPEATS) -> int:
     """Run every registered protocol ``repeats`` times at each epsilon; print and save tables and plots."""
     epsilons = [check_param("dpdist demo", "epsilon", epsilon, EPSILON) for epsilon in epsilons]
     repeats = check_param("dpdist demo", "repeats", repeats, Integer(low=1, high=1000))
@@ -257,12 +258,12 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     from . import plotting
 
     plotting.headless()
-    curves = {}
+    curves: dict[str, tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for kind in ("frequency", "numerical"):
         for name in sorted({run.protocol for run in runs if run.kind == kind and not _is_nan(run.wasserstein)}):
-            epsilons = sorted({run.epsilon for run in runs if run.protocol == name})
-            values = [[run.wasserstein for run in runs if run.protocol == name and run.epsilon == e] for e in epsilons]
-            curves[name] = (kind, np.array(epsilons), np.array([np.median(v) for v in values]),
+            run_epsilons = sorted({run.epsilon for run in runs if run.protocol == name})
+            values = [[run.wasserstein for run in runs if run.protocol == name and run.epsilon == e] for e in run_epsilons]
+            curves[name] = (kind, np.array(run_epsilons), np.array([np.median(v) for v in values]),
                             np.array([np.min(v) for v in values]), np.array([np.max(v) for v in values]))
     panels = max(len(curves), 1)
     figure, axes = plotting.small_multiples(panels, 7, width=2.3, height=2.2, extra=0.8, left=0.05, bottom=0.55,
@@ -279,9 +280,9 @@ def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     first = axes[0, 0]
     first.set_xscale("log", base=2)
     first.set_yscale("log")
-    epsilons = sorted({float(e) for curve in curves.values() for e in curve[1]})
-    if epsilons:
-        first.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
+    ticks = sorted({float(e) for curve in curves.values() for e in curve[1]})
+    if ticks:
+        first.set_xticks(ticks, [f"{e:g}" for e in ticks])
     first.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     first.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     for axis in axes[:, 0]:

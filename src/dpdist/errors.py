@@ -83,15 +83,17 @@ class ServiceUnavailableError(DPDistError, ConnectionError):
 
 
 class PrivacyBudgetError(DPDistError, ValueError):
-    """A device's privacy ledger refused a report: it would overspend the owner's budget, or a
-    collector changed the privacy parameters of a memo the device keeps.
+    """A budget refused a charge: a device's privacy ledger refused a report (it would overspend the
+    owner's budget, or a collector changed the privacy parameters of a memo the device keeps), or a
+    budget session (:mod:`dpdist.budget`) refused a release or campaign that would overspend it.
 
-    ``reason`` is the sentence to show the person; ``remaining`` the budget left (epsilon).
+    ``reason`` is the sentence to show the person; ``remaining`` the budget left (epsilon) and
+    ``remaining_delta`` its delta (0 for a ledger, which spends pure epsilon).
     """
 
-    def __init__(self, message: str, remaining: float = 0.0):
+    def __init__(self, message: str, remaining: float = 0.0, remaining_delta: float = 0.0):
         super().__init__(message)
-        self.reason, self.remaining = message, remaining
+        self.reason, self.remaining, self.remaining_delta = message, remaining, remaining_delta
 
 
 class DPDistWarning(UserWarning):

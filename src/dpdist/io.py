@@ -21,13 +21,13 @@ from ._io._dedupe import file_identities
 from ._io._identity import file_fingerprint, new_file_id
 from ._io._shuffle import ReportShuffler
 from ._io._state import SavedState, journal_path, load_state, record_ingested, save_state
-from .local import ReportBatch, ReportFormat
+from .local import LocalProtocol, ReportBatch, ReportFormat
 
 #: the old name of :class:`dpdist.local.ReportFormat` (``protocol.report_format``)
 ReportLayout = ReportFormat
 
 
-def report_layout(protocol) -> ReportFormat:
+def report_layout(protocol: LocalProtocol) -> ReportFormat:
     """``protocol.report_format`` (dtype, row shape, validate, select, count), the old way to get it."""
     return protocol.report_format
 

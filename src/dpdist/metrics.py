@@ -35,14 +35,14 @@ breakpoints both CDFs are 0 (left) or 1 (right).  The cost is one sort, :math:`O
 References
 ----------
 .. [000] Zhao et al., "Consistent Estimation of Numerical Distributions under LDP by
-   Wavelet Expansion", ``papers/000_bd8f15feb90ea8ed.txt``: eqs. (18)-(19) (W1, KS), the
+   Wavelet Expansion", paper 000: eqs. (18)-(19) (W1, KS), the
    256-point grid of sec. 6.1, range-query MAE eq. (93) with alpha = 0.2, 0.4.
 .. [001] Fang et al., "LDP Frequency Estimation Based on Convolution Framework",
-   ``papers/001_ed76e35ff6c3e233.txt``, sec. VI: MSE, top-k MSE, true/false positives.
+   paper 001, sec. VI: MSE, top-k MSE, true/false positives.
 .. [002] Tao & Sarwate, "Functional Approximation Methods for DP Distribution
-   Estimation", ``papers/002_31fdd3dbd792a51b.txt``: KS, EMD and energy distance.
+   Estimation", paper 002: KS, EMD and energy distance.
 .. [003] Li et al., "Estimating Numerical Distributions under LDP" (SIGMOD 2020),
-   ``papers/003_168e87404547aacd.txt``, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
+   paper 003, sec. 3: W1, KS, range queries (alpha = 0.1, 0.4,
    sec. 7), mean, variance and decile errors (Fig. 4).
 """
 
@@ -233,20 +233,21 @@ def _grid_values(first, second, grid, owner: str):
         points = np.linspace(lo, hi, cells + 1)
     else:
         try:
-            points = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
+            given = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
         except (TypeError, ValueError):
-            points = None
+            given = None
         if (
-            points is None
-            or points.ndim != 1
-            or points.size < 2
-            or not np.all(np.isfinite(points))
-            or np.any(np.diff(points) <= 0)
+            given is None
+            or given.ndim != 1
+            or given.size < 2
+            or not np.all(np.isfinite(given))
+            or np.any(np.diff(given) <= 0)
         ):
             raise InvalidParameterError(
                 f"The 'grid' parameter of {owner} must be None, an int >= 1 or a 1-D array of at "
                 f"least 2 finite, strictly increasing floats. Got {grid!r} instead."
             )
+        points = given
     difference = first.value(points[1:]) - second.value(points[1:])
     return difference, np.diff(points)
 

@@ -13,9 +13,21 @@ the result classes, which call in.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
+
+from ._types import ArrayLike, PathLike
+
+if TYPE_CHECKING:
+    from .central.many_quantiles import QuantileRelease
+    from .estimates import (
+        Distribution,
+        Estimate,
+        FrequencyEstimate,
+        HeavyHitters,
+        MeanEstimate,
+    )
 
 __all__ = [
     "DISPLAY_BINS",
@@ -61,13 +73,13 @@ def headless() -> None:
     matplotlib.use("Agg", force=False)
 
 
-def save_figure(figure, path, **kwargs: Any) -> None:
+def save_figure(figure: Any, path: PathLike | BinaryIO, **kwargs: Any) -> None:
     """Write ``figure`` to ``path`` (a file name or a binary stream; ``kwargs`` go to ``savefig``) and close it."""
     figure.savefig(path, **kwargs)
     _pyplot().close(figure)
 
 
-def save_estimate(estimate, path, *, label: str | None = None, truth=None, xlabel: str | None = None,
+def save_estimate(estimate: Estimate, path: PathLike | BinaryIO, *, label: str | None = None, truth: Any = None, xlabel: str | None = None,
                   level: float = 0.95) -> None:
     """Write ``estimate.figure(...)`` to ``path`` (a file name or a binary stream) without a display.
 
@@ -79,7 +91,7 @@ def save_estimate(estimate, path, *, label: str | None = None, truth=None, xlabe
         save_figure(estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level), path)
 
 
-def display_edges(distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
+def display_edges(distribution: Distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
     """Equal bins over the distribution's bounds for drawing it (never finer than its own bins)."""
     low, high = distribution.bounds
     return np.linspace(low, high, min(bins, distribution.bins) + 1)
@@ -92,7 +104,7 @@ def _axes(ax, figsize):
 
 
 # ---------------------------------------------------------------------- frequencies
-def draw_frequencies(estimate, ax=None, *, items=None, level: float = 0.95, truth=None, **kwargs: Any):
+def draw_frequencies(estimate: FrequencyEstimate, ax: Any = None, *, items: ArrayLike | None = None, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
     """Bars of ``estimate.frequencies[items]`` with their ``level`` intervals as segments, ``truth`` as markers.
 
     Segments, not error bars: an interval need not contain the point estimate (CP's is centred on
@@ -123,8 +135,8 @@ def draw_frequencies(estimate, ax=None, *, items=None, level: float = 0.95, trut
     return ax
 
 
-def frequency_figure(estimate, *, label: str | None = None, truth=None, xlabel: str | None = None,
-                     level: float = 0.95):
+def frequency_figure(estimate: FrequencyEstimate, *, label: str | None = None, truth: Any = None, xlabel: str | None = None,
+                     level: float = 0.95) -> Any:
     """Every item's bar and interval (:func:`draw_frequencies`) on a figure sized to the domain."""
     figure, ax = _pyplot().subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
     draw_frequencies(estimate, ax, level=level, truth=truth, label=label)
@@ -143,7 +155,7 @@ def _fill_band(ax, band, color) -> None:
                     label=f"{percent} pointwise band")
 
 
-def draw_distribution(distribution, ax=None, *, kind: str = "pdf", **kwargs: Any):
+def draw_distribution(distribution: Distribution, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
     """The density (``kind="pdf"``) on the distribution's own bins, or its CDF (``"cdf"``) with its band."""
     ax = _axes(ax, (6, 3.5))
     label = kwargs.pop("label", distribution.method)
@@ -161,7 +173,7 @@ def draw_distribution(distribution, ax=None, *, kind: str = "pdf", **kwargs: Any
     return ax
 
 
-def distribution_figure(distribution, *, label: str | None = None, truth=None, xlabel: str | None = None):
+def distribution_figure(distribution: Distribution, *, label: str | None = None, truth: Any = None, xlabel: str | None = None) -> Any:
     """The density on :func:`display_edges` beside the CDF with its band; the true values (``truth``) as a
     histogram on the very same bins and as their empirical CDF."""
     figure, (density_ax, cdf_ax) = _pyplot().subplots(1, 2, figsize=(10, 3.8))
@@ -188,7 +200,7 @@ def distribution_figure(distribution, *, label: str | None = None, truth=None, x
 
 
 # ---------------------------------------------------------------------- heavy hitters
-def draw_heavy_hitters(found, ax=None, *, level: float = 0.95, **kwargs: Any):
+def draw_heavy_hitters(found: HeavyHitters, ax: Any = None, *, level: float = 0.95, **kwargs: Any) -> Any:
     """Horizontal bars of the items found, most frequent on top, with their simultaneous intervals."""
     ax = _axes(ax, (7, max(2.5, 0.3 * found.items.size + 1.2)))
     rows = np.arange(found.items.size)[::-1]
@@ -206,7 +218,7 @@ def draw_heavy_hitters(found, ax=None, *, level: float = 0.95, **kwargs: Any):
     return ax
 
 
-def heavy_hitters_figure(found, *, label: str | None = None, level: float = 0.95):
+def heavy_hitters_figure(found: HeavyHitters, *, label: str | None = None, level: float = 0.95) -> Any:
     """:func:`draw_heavy_hitters` on a figure sized to the items found."""
     figure, ax = _pyplot().subplots(figsize=(7, max(2.5, 0.3 * found.items.size + 1.2)))
     draw_heavy_hitters(found, ax, level=level, label=label or found.method)
@@ -215,7 +227,7 @@ def heavy_hitters_figure(found, *, label: str | None = None, level: float = 0.95
 
 
 # ---------------------------------------------------------------------- means
-def draw_mean(estimate, ax=None, *, level: float = 0.95, truth=None, **kwargs: Any):
+def draw_mean(estimate: MeanEstimate, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
     """The mean as a point with its ``level`` interval on the axis of its bounds; the true values' mean as a line."""
     ax = _axes(ax, (6, 1.8))
     low, high = estimate.confidence_interval(level)
@@ -231,7 +243,9 @@ def draw_mean(estimate, ax=None, *, level: float = 0.95, truth=None, **kwargs: A
     return ax
 
 
-def mean_figure(estimate, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+def mean_figure(
+    estimate: MeanEstimate, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95
+) -> Any:
     """:func:`draw_mean` on a figure of its own."""
     figure, ax = _pyplot().subplots(figsize=(6, 1.8))
     draw_mean(estimate, ax, level=level, truth=truth, label=label or estimate.method)
@@ -241,7 +255,7 @@ def mean_figure(estimate, *, label: str | None = None, truth=None, xlabel: str |
 
 
 # ---------------------------------------------------------------------- quantiles
-def draw_quantiles(release, ax=None, **kwargs: Any):
+def draw_quantiles(release: QuantileRelease, ax: Any = None, **kwargs: Any) -> Any:
     """The released quantiles as points at their probabilities, their intervals (if any) as segments."""
     ax = _axes(ax, (7, 4))
     label = kwargs.pop("label", "private quantiles")
@@ -255,7 +269,7 @@ def draw_quantiles(release, ax=None, **kwargs: Any):
     return ax
 
 
-def quantiles_figure(release, *, label: str | None = None, xlabel: str | None = None):
+def quantiles_figure(release: QuantileRelease, *, label: str | None = None, xlabel: str | None = None) -> Any:
     """:func:`draw_quantiles` on a figure of its own."""
     figure, ax = _pyplot().subplots(figsize=(7, 4))
     draw_quantiles(release, ax, label=label or f"{release.method} quantiles")
@@ -266,7 +280,7 @@ def quantiles_figure(release, *, label: str | None = None, xlabel: str | None = 
 
 # ---------------------------------------------------------------------- small multiples
 def small_multiples(panels: int, columns: int, *, width: float, height: float, extra: float, left: float,
-                    bottom: float, top: float, hspace: float):
+                    bottom: float, top: float, hspace: float) -> Any:
     """A grid for ``panels`` panels sharing their x and y axes, ``columns`` wide.
 
     Each panel is about ``width`` x ``height`` inches, the figure ``extra`` inches taller, with
@@ -285,7 +299,7 @@ def small_multiples(panels: int, columns: int, *, width: float, height: float, e
     return figure, axes
 
 
-def label_bottom_panels(axes, panels: int, label: str) -> None:
+def label_bottom_panels(axes: Any, panels: int, label: str) -> None:
     """Tick labels and the x label on the lowest visible panel of every column (``sharex`` hides the rest)."""
     rows, columns = axes.shape
     for column in range(columns):

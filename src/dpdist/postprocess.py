@@ -9,12 +9,15 @@ References
    An efficient algorithm with a simple proof", arXiv:1309.1541 (2013).
 .. [3] P. Kairouz, K. Bonawitz, D. Ramage, "Discrete distribution estimation under
    local privacy", ICML 2016 (the projected decoder = simplex projection).
+.. [4] M. Hay, V. Rastogi, G. Miklau, D. Suciu, "Boosting the accuracy of differentially
+   private histograms through consistency", PVLDB 2010 (the consistent tree of noisy counts).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from .errors import InvalidParameterError, InvalidValueTypeError
+from ._types import ArrayLike
 
 __all__ = [
     "norm",
@@ -24,6 +27,8 @@ __all__ = [
     "clip_normalize",
     "project_simplex",
     "isotonic_cdf",
+    "hay_consistency",
+    "consistency_violation",
     "apply",
     "METHODS",
 ]
@@ -42,30 +47,30 @@ def _as_vector(frequencies, owner: str) -> np.ndarray:
     return array
 
 
-def norm(frequencies) -> np.ndarray:
+def norm(frequencies: ArrayLike) -> np.ndarray:
     """Shift every entry by the same constant so the vector sums to 1 (may stay negative)."""
     f = _as_vector(frequencies, "postprocess.norm")
     return f + (1.0 - f.sum()) / f.size
 
 
-def base_pos(frequencies) -> np.ndarray:
+def base_pos(frequencies: ArrayLike) -> np.ndarray:
     """Set negative entries to 0 (no normalization)."""
     return np.maximum(_as_vector(frequencies, "postprocess.base_pos"), 0.0)
 
 
-def clip(frequencies) -> np.ndarray:
+def clip(frequencies: ArrayLike) -> np.ndarray:
     """Clip every entry into [0, 1] (no normalization)."""
     return np.clip(_as_vector(frequencies, "postprocess.clip"), 0.0, 1.0)
 
 
-def clip_normalize(frequencies) -> np.ndarray:
+def clip_normalize(frequencies: ArrayLike) -> np.ndarray:
     """Set negatives to 0, then divide by the sum (uniform if nothing is positive)."""
     f = np.maximum(_as_vector(frequencies, "postprocess.clip_normalize"), 0.0)
     total = f.sum()
     return f / total if total > 0 else np.full(f.size, 1.0 / f.size)
 
 
-def norm_sub(frequencies, *, max_iterations: int | None = None) -> np.ndarray:
+def norm_sub(frequencies: ArrayLike, *, max_iterations: int | None = None) -> np.ndarray:
     """Norm-Sub of [1]: repeat {negatives -> 0; shift the positives equally} until sum is 1, all >= 0.
 
     Entries set to 0 stay 0.  Terminates in at most ``d`` rounds, since each
@@ -87,7 +92,7 @@ def norm_sub(frequencies, *, max_iterations: int | None = None) -> np.ndarray:
     return f / f.sum()
 
 
-def project_simplex(frequencies) -> np.ndarray:
+def project_simplex(frequencies: ArrayLike) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = 1}`` ([2]; the projected decoder of [3])."""
     f = _as_vector(frequencies, "postprocess.project_simplex")
     ordered = np.sort(f)[::-1]
@@ -98,7 +103,7 @@ def project_simplex(frequencies) -> np.ndarray:
     return np.maximum(f - threshold, 0.0)
 
 
-def isotonic_cdf(values, *, pinned: bool = False) -> np.ndarray:
+def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
     r"""Least-squares fit of CDF values by a non-decreasing sequence in ``[0, 1]``.
 
     Pool adjacent violators (``scipy.optimize.isotonic_regression``), then
@@ -135,6 +140,81 @@ def isotonic_cdf(values, *, pinned: bool = False) -> np.ndarray:
     return fitted
 
 
+def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
+    return level.reshape(-1, branching).sum(axis=1)
+
+
+def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
+    r"""Least-squares consistent tree closest to the noisy ``levels`` ([4], Thm. 3).
+
+    A tree over ``branching**h`` leaves is a list of levels, ``levels[0]`` the root;
+    the children of node ``j`` of level ``l`` are nodes ``branching*j .. branching*j +
+    branching - 1`` of level ``l + 1``.  This is the projection onto the consistent trees
+    :math:`\{x : Ax = 0\}` (every node the sum of its children; paper 003 sec. 4.3 defines
+    :math:`A`, and its eq. (13) uses the projection as :math:`\Pi_C`); the hierarchical
+    histograms, local (``hh``, ``hh-admm``) and central (:mod:`dpdist.central.tree`), use it.
+
+    Bottom-up, with the height :math:`i` of a node counted from 1 at the leaves,
+
+    .. math::
+
+        z_v = \frac{\beta^i - \beta^{i-1}}{\beta^i - 1}\,\tilde x_v
+              + \frac{\beta^{i-1} - 1}{\beta^i - 1} \sum_{u \in \mathrm{child}(v)} z_u ,
+
+    then top-down, :math:`\bar x_u = z_u + \frac{1}{\beta}(\bar x_{\mathrm{parent}}
+    - \sum_{w \in \mathrm{child}(\mathrm{parent})} z_w)`.  With equal noise
+    variance at every node, this is the orthogonal projection of the noisy tree
+    onto :math:`\{x: Ax = 0\}`.
+
+    Parameters
+    ----------
+    levels : list of arrays
+        ``levels[l]`` has ``branching**l`` entries, ``levels[0]`` the root.
+    branching : int
+        :math:`\beta`.
+    root : float, optional
+        A root value known exactly (e.g. 1 for frequencies, paper 003 sec. 4.3:
+        "the total true count is known").  The tree is then the least-squares
+        consistent tree *with that root*: the top-down pass starts from it and
+        ``levels[0]`` is ignored.
+    """
+    _check_tree(levels, branching, "postprocess.hay_consistency")
+    height = len(levels) - 1
+    z = [np.asarray(level, dtype=np.float64) for level in levels]
+    for depth in range(height - 1, -1 if root is None else 0, -1):
+        i = height - depth + 1  # height of this level's nodes; leaves have i = 1
+        own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
+        z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
+    result = [np.array([float(root)]) if root is not None else z[0].copy()]
+    for depth in range(1, height + 1):
+        parent = result[-1]
+        residual = parent - _children_sums(z[depth], branching)
+        result.append(z[depth] + np.repeat(residual / branching, branching))
+    return result
+
+
+def consistency_violation(levels: list[np.ndarray], branching: int) -> float:
+    """Largest ``|parent - sum(children)|`` over the tree (0 for a consistent tree)."""
+    _check_tree(levels, branching, "postprocess.consistency_violation")
+    if len(levels) == 1:
+        return 0.0
+    return max(
+        float(np.max(np.abs(levels[depth] - _children_sums(levels[depth + 1], branching))))
+        for depth in range(len(levels) - 1)
+    )
+
+
+def _check_tree(levels, branching, owner: str) -> None:
+    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
+        raise InvalidParameterError(f"The 'branching' argument of {owner} must be an int >= 2. Got {branching!r} instead.")
+    sizes = [np.size(level) for level in levels]
+    if not sizes or sizes != [branching**depth for depth in range(len(sizes))]:
+        raise InvalidValueTypeError(
+            f"The 'levels' argument of {owner} must be a list of levels of 1, branching, branching**2, ... "
+            f"entries (branching = {branching}). Got levels of {sizes} entries instead."
+        )
+
+
 METHODS = {
     "none": lambda f: _as_vector(f, "postprocess.apply"),
     "clip": clip,
@@ -146,7 +226,7 @@ METHODS = {
 }
 
 
-def apply(method: str, frequencies) -> np.ndarray:
+def apply(method: str, frequencies: ArrayLike) -> np.ndarray:
     """Apply the post-processing named ``method`` (one of :data:`METHODS`)."""
     if method not in METHODS:
         raise InvalidParameterError(

@@ -27,17 +27,26 @@ only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any t
 histories of values of one device over ``reports`` reports (changes included);
 ``"stable"`` -- two values of one device, each held unchanged over any number of
 reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
+
+Guarantees of different relations or models compose only after :func:`convert`
+states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
+an :math:`\varepsilon`-LDP randomizer run once by each user is
+:math:`\varepsilon`-DP in the central model under ``"replace"`` (the records are
+the users' values, or their histories for ``"history"``), and an add/remove
+guarantee is a replace guarantee at twice the cost (group privacy of size 2).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "MODELS", "NEIGHBOURING"]
+__all__ = [
+    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
+]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -166,7 +175,7 @@ def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
-    reports = sum(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
 
 
@@ -174,13 +183,13 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)
     neighbouring, model = _same_kind("privacy.parallel", guarantees)
-    reports = max(g.reports for g in guarantees) if neighbouring == "history" else None
+    reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(
         max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
     )
 
 
-def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
+def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
     Parameters
@@ -203,7 +212,7 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         weights = [1.0] * shares
     else:
         try:
-            weights = [float(w) for w in shares]
+            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
         except (TypeError, ValueError):
             weights = []
         if not weights or not all(0 < w < math.inf for w in weights):
@@ -217,3 +226,52 @@ def split(total: PrivacyGuarantee, shares) -> list[PrivacyGuarantee]:
         )
         for w in weights
     ]
+
+
+def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
+    r"""``guarantee`` stated as a central guarantee under ``neighbouring``, or an error when none follows.
+
+    * Same relation, central model: unchanged.
+    * Local ``"replace"`` (:math:`\varepsilon`-LDP, one report per user) or ``"history"`` (one device's
+      reports over time) to central ``"replace"``: the same :math:`(\varepsilon, \delta)`.  Each user's
+      reports depend on that user's record alone, through a randomizer that is
+      :math:`\varepsilon`-indistinguishable on any two records, so the whole collection is
+      :math:`\varepsilon`-DP for data sets differing in one record (Kasiviswanathan et al. 2011, sec. 3;
+      the record is the user's value, or the history of values the guarantee covers).
+    * Central ``"add-remove"`` to ``"replace"``: replacing a record is removing it and adding another, two
+      add/remove steps, so :math:`(\varepsilon, \delta)` becomes
+      :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)` (group privacy, Dwork & Roth 2014, Thm. 2.2, with the
+      :math:`\delta` of chaining the two steps).
+
+    Refused: ``"replace"`` to ``"add-remove"`` (a release under replace neighbours may publish the number of
+    records, which add/remove neighbours tell apart), local guarantees to ``"add-remove"`` (the number of
+    reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
+    value: state the reports' loss with ``guarantee_over``).
+    """
+    if not isinstance(guarantee, PrivacyGuarantee):
+        raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
+    if neighbouring not in ("replace", "add-remove"):
+        raise InvalidParameterError(
+            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation). "
+            f"Got {neighbouring!r} instead."
+        )
+    epsilon, delta = guarantee.epsilon, guarantee.delta
+    if guarantee.model == "central" and guarantee.neighbouring == neighbouring:
+        return guarantee
+    if neighbouring == "replace" and guarantee.model == "local" and guarantee.neighbouring in ("replace", "history"):
+        return PrivacyGuarantee(epsilon, delta, "replace", "central")
+    if neighbouring == "replace" and guarantee.model == "central" and guarantee.neighbouring == "add-remove":
+        doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
+        if not 2 * epsilon < math.inf or doubled_delta >= 1:
+            raise InvalidPrivacyParameterError(
+                f"privacy.convert: {guarantee.describe()} is no guarantee under 'replace' neighbours "
+                f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
+            )
+        return PrivacyGuarantee(2.0 * epsilon, doubled_delta, "replace", "central")
+    if guarantee.neighbouring == "stable":
+        why = "the 'stable' relation bounds nothing about a device whose value changes: convert guarantee_over(reports)"
+    elif guarantee.model == "local":
+        why = "the number of reports tells whether one user took part: local guarantees hold under 'replace' only"
+    else:
+        why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
+    raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")

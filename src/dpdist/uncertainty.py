@@ -68,18 +68,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._rng import check_rng
-from ._validation import Integer, Interval, check_param
+from ._validation import Integer, Interval, Options, check_param
 from .errors import InvalidParameterError
+from ._types import Seed
 from .estimates import CDFBand, Distribution
+
+if TYPE_CHECKING:
+    from .local import Aggregator, LocalProtocol
 
 __all__ = ["CDFBand", "cdf_band"]
 
 
-def cdf_band(protocol, aggregator, *, level: float = 0.95, replicates: int = 200, rng=None, **options):
+def cdf_band(
+    protocol: LocalProtocol, aggregator: Aggregator, *, level: float = 0.95, replicates: int = 200, rng: Seed = None,
+    **options: Any,
+) -> Distribution:
     """Estimate a distribution and attach pointwise and simultaneous CDF bands.
 
     Parameters
@@ -151,7 +159,7 @@ def _reference_estimator(protocol, options: dict) -> tuple[dict, bool]:
     put around the smoothed estimate, covers its bias (conservative bands).
     """
     method = protocol.estimate_options.get("method")
-    if method is not None and "em" in getattr(method, "values", ()) and options.get("method", "ems") != "em":
+    if isinstance(method, Options) and "em" in method.values and options.get("method", "ems") != "em":
         return {**options, "method": "em"}, True
     return dict(options), False
 

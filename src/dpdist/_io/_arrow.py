@@ -15,6 +15,7 @@ nulls (``missing``) and wider integer types (values that do not fit are
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,10 @@ from ..errors import DatasetUnavailableError, MalformedReportError
 from ..local import ReportBatch, ReportFormat
 from ..local._report_format import fit_values
 from ._identity import check_file_id
+from .._types import ArrayLike
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = [
     "arrow_to_array","ARROW_FORMAT", "ARROW_VERSION", "require_pyarrow", "reports_to_arrow", "reports_from_arrow"]
@@ -57,7 +62,7 @@ def _fields(layout: ReportFormat):
     return fields
 
 
-def reports_to_arrow(protocol, reports, file_id: str | None = None):
+def reports_to_arrow(protocol: LocalProtocol, reports: ArrayLike, file_id: str | None = None) -> Any:
     """An Arrow table of ``reports`` (validated; all must be valid) with the config in its metadata.
 
     ``file_id`` (32 hex digits, see :mod:`dpdist._io._identity`) is stored as
@@ -120,7 +125,7 @@ def config_of_schema(schema, source: str):
         raise MalformedReportError(f"{source}: unreadable config in the schema metadata ({error}).") from None
 
 
-def reports_from_arrow(table, protocol=None, source: str = "report table") -> ReportBatch:
+def reports_from_arrow(table: Any, protocol: LocalProtocol | None = None, source: str = "report table") -> ReportBatch:
     """Read an Arrow table (or record batch) of reports; invalid rows are rejected and counted.
 
     Parameters

@@ -75,21 +75,30 @@ def _fsync_directory(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path, owner: str):
-    """Hold an exclusive advisory lock on ``path + '.lock'``; fail at once if another process holds it."""
+def exclusive_lock(path, owner: str, *, wait: float = 0.0):
+    """Hold an exclusive advisory lock on ``path + '.lock'``.
+
+    If another process holds it, fail at once (``wait=0``, the default) or retry for up to
+    ``wait`` seconds (for short critical sections such as a budget charge).
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no advisory lock
         yield
         return
     lock_path = Path(f"{path}.lock")
+    deadline = time.monotonic() + wait
     with open(lock_path, "a+b") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DPDistError(
-                f"{owner}: the state {str(path)!r} is locked by another process (lock file {str(lock_path)!r})."
-            ) from None
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise DPDistError(
+                        f"{owner}: the state {str(path)!r} is locked by another process (lock file {str(lock_path)!r})."
+                    ) from None
+                time.sleep(0.01)
         try:
             yield
         finally:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
 
 import numpy as np
 
@@ -26,6 +26,10 @@ from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ._identity import check_file_id
+from .._types import ArrayLike
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["RECORD_MAGIC", "RECORD_VERSION", "encode_record", "decode_record", "iter_records", "count_record_rows"]
 
@@ -35,7 +39,7 @@ _PREFIX = struct.Struct("<8sHI")
 _MAX_HEADER_BYTES = 1 << 20
 
 
-def encode_record(protocol, reports, file_id: str | None = None) -> bytes:
+def encode_record(protocol: LocalProtocol, reports: ArrayLike, file_id: str | None = None) -> bytes:
     """One record holding ``reports`` (validated first: invalid reports are never written).
 
     ``file_id`` (see :func:`dpdist._io._identity.new_file_id`) names the file the
@@ -44,7 +48,7 @@ def encode_record(protocol, reports, file_id: str | None = None) -> bytes:
     """
     array = _checked_for_writing(protocol, reports)
     payload = np.ascontiguousarray(array).tobytes()
-    fields = {
+    fields: dict[str, Any] = {
         "config": protocol.config(),
         "dtype": np.lib.format.dtype_to_descr(array.dtype),
         "shape": list(array.shape),
@@ -146,7 +150,7 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
     return layout.validate(array, invalid=invalid)
 
 
-def decode_record(data: bytes, protocol=None, source: str = "report record") -> ReportBatch:
+def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: str = "report record") -> ReportBatch:
     """Decode one record; with ``protocol=None`` the record's own config is used."""
     import io
 

@@ -10,15 +10,14 @@ service all refuse a file whose identity they have already counted.
 from __future__ import annotations
 
 from ..errors import IncompatibleStateError
-from ._arrow import file_id_of_schema, require_pyarrow
-from ._binary import iter_headers
-from ._files import _parquet_call, file_format
+from ._files import FileSummary, summarize_file
 from ._identity import file_fingerprint
+from .._types import PathLike
 
-__all__ = ["file_identities", "check_distinct_files"]
+__all__ = ["file_identities", "identities_of", "check_distinct_files"]
 
 
-def file_identities(path) -> list[str]:
+def file_identities(path: PathLike) -> list[str]:
     """The identities of a report file: ``"id:<hex>"`` per distinct file id, in order of appearance.
 
     A binary file made by concatenating files carries each of their ids (so it
@@ -26,19 +25,15 @@ def file_identities(path) -> list[str]:
     (written by dpdist before file ids) is also identified by its content
     fingerprint ``"sha256:<hex>"``.
     """
-    source = str(path)
-    if file_format(path) == "binary":
-        with open(path, "rb") as handle:
-            ids = [header["file_id"] for header in iter_headers(handle, source)]
-    else:
-        require_pyarrow()
-        import pyarrow.parquet as pq
+    return identities_of(summarize_file(path))
 
-        schema = _parquet_call(pq.read_schema, path)
-        ids = [file_id_of_schema(schema, source)]
+
+def identities_of(summary: FileSummary) -> list[str]:
+    """:func:`file_identities` of a file already summarized."""
+    ids = summary.record_ids
     identities = list(dict.fromkeys(f"id:{file_id}" for file_id in ids if file_id is not None))
     if not ids or None in ids:
-        identities.append(file_fingerprint(path))
+        identities.append(file_fingerprint(summary.path))
     return identities
 
 

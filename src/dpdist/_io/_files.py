@@ -8,8 +8,9 @@ binary record stream (any other name, see :mod:`._binary`).
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
@@ -17,8 +18,13 @@ from ..errors import InvalidParameterError, MalformedReportError
 from ..local import ReportBatch
 from ._atomic import atomic_writer
 from ._identity import check_file_id, new_file_id
+from .._types import ArrayLike, PathLike, Seed
 
-__all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file"]
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
+
+__all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file",
+           "FileSummary", "summarize_file"]
 
 _PARQUET_MAGIC = b"PAR1"
 _PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -64,14 +70,14 @@ class ReportWriter:
     ...         writer.write(protocol.privatize(chunk))
     """
 
-    def __init__(self, path, protocol, *, format: str | None = None, file_id: str | None = None):
+    def __init__(self, path: PathLike, protocol: LocalProtocol, *, format: str | None = None, file_id: str | None = None):
         self.path = Path(path)
         self.protocol = protocol
         self.format = _format_for_writing(self.path, format)
         self.file_id = new_file_id() if file_id is None else check_file_id(file_id, "ReportWriter")
         self.n_written = 0
-        self._context = None
-        self._parquet = None
+        self._context: contextlib.AbstractContextManager[BinaryIO] | None = None  # the atomic write, while open
+        self._parquet: Any = None  # pyarrow.parquet.ParquetWriter, from the first row group on
         self._pending: list = []
         self._pending_rows = 0
         self._reports_crc32 = 0  # CRC-32 of every written report's canonical bytes (Parquet footer)
@@ -79,7 +85,7 @@ class ReportWriter:
         row_bytes = layout.dtype.itemsize * int(np.prod(layout.row_shape, dtype=np.int64))
         self._row_group_rows = max(1024, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES // row_bytes))
 
-    def __enter__(self):
+    def __enter__(self) -> ReportWriter:
         self._context = atomic_writer(self.path)
         self._handle = self._context.__enter__()
         if self.format == "parquet":
@@ -88,7 +94,7 @@ class ReportWriter:
             require_pyarrow()
         return self
 
-    def write(self, reports) -> None:
+    def write(self, reports: ArrayLike) -> None:
         """Append a batch (validated: every report must be valid)."""
         if self.format == "binary":
             from ._binary import encode_record
@@ -144,11 +150,12 @@ class ReportWriter:
         elif self._parquet is not None:  # failed run: close the writer before its temp file is removed
             with contextlib.suppress(Exception):
                 self._parquet.close()
+        assert self._context is not None, "ReportWriter is used as a context manager"
         return self._context.__exit__(kind, value, traceback)
 
 
-def write_reports(path, protocol, reports, *, format: str | None = None, file_id: str | None = None,
-                  shuffle: bool = True, rng=None) -> None:
+def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *, format: str | None = None,
+                  file_id: str | None = None, shuffle: bool = True, rng: Seed = None) -> None:
     """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
 
     The reports are validated first (all must be valid); the file embeds the
@@ -179,7 +186,7 @@ def write_reports(path, protocol, reports, *, format: str | None = None, file_id
 
 
 def iter_report_batches(
-    path, protocol=None, *, batch_rows: int = 1 << 18, skip_file_ids=frozenset()
+    path: PathLike, protocol: LocalProtocol | None = None, *, batch_rows: int = 1 << 18, skip_file_ids: Collection[str] = frozenset()
 ) -> Iterator[ReportBatch]:
     """Read a report file batch by batch (bounded memory), validating each batch.
 
@@ -282,46 +289,97 @@ def reports_checksum(protocol, reports, crc: int = 0, *, validate: bool = True) 
     return zlib.crc32(array.tobytes(), crc)
 
 
-def read_reports(path, protocol=None) -> ReportBatch:
+def read_reports(path: PathLike, protocol: LocalProtocol | None = None) -> ReportBatch:
     """The whole file as one :class:`ReportBatch` (valid reports concatenated, rejections summed)."""
     protocol = protocol if protocol is not None else protocol_of_file(path)
     return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format)
 
 
-def protocol_of_file(path):
-    """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
-    from ._binary import _protocol_of, read_header
+@dataclass(frozen=True)
+class FileSummary:
+    """What a report file says about itself, read in one pass over its record headers (binary) or its
+    Parquet footer; no report is read.  :func:`summarize_file` makes one.
 
+    Attributes
+    ----------
+    path : str
+    format : {"binary", "parquet"}
+    record_ids : tuple of (str or None)
+        The file id of each binary record, in order (one entry for a Parquet file); ``None`` for
+        a record written before file ids.
+    record_rows : tuple of int
+        The reports of each record (of the Parquet file).
+    """
+
+    path: str
+    format: str
+    record_ids: tuple[str | None, ...]
+    record_rows: tuple[int, ...]
+    first_config: dict | None = None
+    parquet_schema: Any = None
+
+    @property
+    def rows(self) -> int:
+        """All the file's reports."""
+        return sum(self.record_rows)
+
+    def rows_except(self, skip_file_ids: Collection[str] = frozenset()) -> int:
+        """The reports of the records whose file id is not in ``skip_file_ids``."""
+        return sum(rows for file_id, rows in zip(self.record_ids, self.record_rows) if file_id not in skip_file_ids)
+
+    def config(self) -> dict | None:
+        """The embedded config (the first record's, or the Parquet metadata's); ``None`` if there is none."""
+        if self.format == "binary":
+            return self.first_config
+        from ._arrow import config_of_schema
+
+        return config_of_schema(self.parquet_schema, self.path)
+
+    def protocol(self) -> LocalProtocol:
+        """The protocol whose config the file embeds."""
+        from ._binary import _protocol_of
+
+        config = self.config()
+        if config is None:
+            where = "empty report file, so no config" if self.format == "binary" else "no dpdist config in the Parquet metadata"
+            raise MalformedReportError(f"{self.path}: {where}; pass the protocol.")
+        return _protocol_of(config, self.path)
+
+
+def summarize_file(path: PathLike) -> FileSummary:
+    """Read a report file's record headers (binary) or footer (Parquet) once: ids, rows and config."""
     source = str(path)
     if file_format(path) == "binary":
+        from ._binary import iter_headers
+
+        ids, rows, first_config = [], [], None
         with open(path, "rb") as handle:
-            header = read_header(handle, source)
-        if header is None:
-            raise MalformedReportError(f"{source}: empty report file, so no config; pass the protocol.")
-        return _protocol_of(header["config"], source)
-    from ._arrow import config_of_schema, require_pyarrow
+            for header in iter_headers(handle, source):
+                ids.append(header["file_id"])
+                rows.append(header["shape"][0])
+                first_config = header["config"] if first_config is None else first_config
+        return FileSummary(source, "binary", tuple(ids), tuple(rows), first_config=first_config)
+    from ._arrow import file_id_of_schema, require_pyarrow
 
     require_pyarrow()
     import pyarrow.parquet as pq
 
-    config = config_of_schema(_parquet_call(pq.read_schema, path), source)
-    if config is None:
-        raise MalformedReportError(f"{source}: no dpdist config in the Parquet metadata; pass the protocol.")
-    return _protocol_of(config, source)
+    def footer(name):
+        with pq.ParquetFile(name) as parquet:
+            return parquet.schema_arrow, parquet.metadata.num_rows
+
+    schema, rows = _parquet_call(footer, path)
+    return FileSummary(source, "parquet", (file_id_of_schema(schema, source),), (rows,), parquet_schema=schema)
 
 
-def count_reports(path, *, skip_file_ids=frozenset()) -> int:
+def protocol_of_file(path: PathLike) -> LocalProtocol:
+    """The protocol whose config a report file embeds (its first record, or the Parquet metadata)."""
+    return summarize_file(path).protocol()
+
+
+def count_reports(path: PathLike, *, skip_file_ids: Collection[str] = frozenset()) -> int:
     """Rows in a report file (but those of ``skip_file_ids``), from its metadata or record headers."""
-    if file_format(path) == "binary":
-        from ._binary import count_record_rows
-
-        with open(path, "rb") as handle:
-            return count_record_rows(handle, str(path), skip_file_ids=skip_file_ids)
-    if skip_file_ids and _parquet_file_id(path) in skip_file_ids:
-        return 0
-    import pyarrow.parquet as pq
-
-    return _parquet_call(lambda name: pq.ParquetFile(name).metadata.num_rows, path)
+    return summarize_file(path).rows_except(skip_file_ids)
 
 
 def _parquet_call(function, path):

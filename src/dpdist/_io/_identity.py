@@ -19,6 +19,7 @@ import re
 import secrets
 
 from ..errors import MalformedReportError
+from .._types import PathLike
 
 __all__ = ["new_file_id", "check_file_id", "file_fingerprint"]
 
@@ -37,7 +38,7 @@ def check_file_id(file_id, source: str) -> str:
     return file_id
 
 
-def file_fingerprint(path, block_bytes: int = 1 << 20) -> str:
+def file_fingerprint(path: PathLike, block_bytes: int = 1 << 20) -> str:
     """``"sha256:<hex>"`` of a file's content (streamed; the name and timestamps do not matter)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

@@ -30,11 +30,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .._types import ArrayLike, PathLike, Seed
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["ReportShuffler", "SHUFFLE_MEMORY_BYTES", "SHUFFLE_BUCKETS", "rechunk_rows"]
 
@@ -71,7 +75,7 @@ class ReportShuffler:
     ...         writer.write(block)
     """
 
-    def __init__(self, protocol, rng=None, *, memory_bytes: int | None = None, directory=None,
+    def __init__(self, protocol: LocalProtocol, rng: Seed = None, *, memory_bytes: int | None = None, directory: PathLike | None = None,
                  buckets: int | None = None, _depth: int = 0, _shared: Path | None = None):
         layout = protocol.report_format
         self._protocol = protocol
@@ -92,8 +96,8 @@ class ReportShuffler:
         self._held_bytes = 0
         self._temporary: Path | None = _shared  # an inner shuffle writes in its parent's directory
         self._owns_temporary = _shared is None
-        self._files: list | None = None
-        self._bucket_rows: np.ndarray | None = None
+        self._files: list[BinaryIO] | None = None  # the buckets' files, once the reports outgrow memory
+        self._bucket_rows = np.zeros(0, dtype=np.int64)  # reports in each bucket's file
         self.n_added = 0
 
     # ------------------------------------------------------------------ context
@@ -115,7 +119,7 @@ class ReportShuffler:
         self._held, self._held_bytes = [], 0
 
     # ------------------------------------------------------------------ input
-    def add(self, reports) -> None:
+    def add(self, reports: ArrayLike) -> None:
         """Add a batch of reports (validated as the writers do: every report must be valid)."""
         from ._binary import _checked_for_writing
 
@@ -139,6 +143,7 @@ class ReportShuffler:
         self._bucket_rows = np.zeros(self.buckets, dtype=np.int64)
 
     def _spill(self, reports: np.ndarray) -> None:
+        assert self._files is not None, "the buckets are open"
         bucket = self._rng.integers(0, self.buckets, size=len(reports))
         counts = np.bincount(bucket, minlength=self.buckets)
         grouped = reports[np.argsort(bucket, kind="stable")]

@@ -8,11 +8,15 @@ state read is validated by :meth:`~dpdist.local.Aggregator.from_dict`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
 from ..local import Aggregator
 from ._state_file import EMPTY_JOURNAL, STATE_VERSION, append_ingested, journal_path, read_state, write_state
+from .._types import PathLike
+
+if TYPE_CHECKING:
+    from ..local import Aggregator, LocalProtocol
 
 __all__ = ["STATE_VERSION", "SavedState", "save_state", "load_state", "record_ingested", "journal_path"]
 
@@ -32,7 +36,7 @@ class SavedState:
     pending: dict[str, dict] = field(default_factory=dict)
 
 
-def save_state(path, aggregator, ingested: dict[str, dict] | None = None) -> None:
+def save_state(path: PathLike, aggregator: Aggregator, ingested: dict[str, dict] | None = None) -> None:
     """Write ``aggregator`` and the ingested-file identities to ``path`` in one atomic replacement.
 
     Parameters
@@ -50,7 +54,7 @@ def save_state(path, aggregator, ingested: dict[str, dict] | None = None) -> Non
     write_state(path, _fields(aggregator), ingested)
 
 
-def record_ingested(path, saved: SavedState, keys: list[str], record: dict) -> None:
+def record_ingested(path: PathLike, saved: SavedState, keys: list[str], record: dict) -> None:
     """Commit one more ingested file: ``saved.aggregator`` already holds its reports.
 
     Appends the file's journal line, then replaces the state atomically; cost
@@ -64,7 +68,7 @@ def record_ingested(path, saved: SavedState, keys: list[str], record: dict) -> N
         saved.ingested[key] = entry
 
 
-def load_state(path, protocol=None) -> SavedState:
+def load_state(path: PathLike, protocol: LocalProtocol | None = None) -> SavedState:
     """Read a state written by :func:`save_state`.
 
     With ``protocol``, the state's config must equal the protocol's, else

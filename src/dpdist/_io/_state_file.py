@@ -59,6 +59,7 @@ import numpy as np
 from .. import _json
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ._atomic import atomic_writer
+from .._types import PathLike
 
 __all__ = ["STATE_VERSION", "EMPTY_JOURNAL", "journal_path", "write_state", "append_ingested", "read_state"]
 
@@ -69,7 +70,7 @@ _PREFIX = struct.Struct("<8sHI")
 EMPTY_JOURNAL = {"bytes": 0, "crc32": 0, "entries": 0}
 
 
-def journal_path(path) -> Path:
+def journal_path(path: PathLike) -> Path:
     """The ingest journal beside a state file: ``<state>.ingested``."""
     path = Path(path)
     return path.with_name(path.name + ".ingested")

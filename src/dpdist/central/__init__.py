@@ -1,7 +1,7 @@
 """Central differential privacy: a trusted curator releases a private CDF of one numeric column.
 
 Methods of Tao & Sarwate, "Functional Approximation Methods for Differentially
-Private Distribution Estimation" (``002_31fdd3dbd792a51b.txt``): polynomial
+Private Distribution Estimation" (paper 002): polynomial
 projection (Alg. 1) with its mergeable :class:`PolynomialMoments` for
 decentralized and streaming data, matching pursuit over dictionaries (Alg. 2),
 and the baselines histogram queries and adaptive quantiles (sec. II-B).  Every

@@ -121,13 +121,14 @@ def expected_ks(branching: int, height: int, n: float, epsilon: float, concentra
 
 def best_shape(n: float, epsilon: float, concentration: float, *, branching: int | None = None, replace: bool = False) -> tuple[int, int]:
     """``(branching, height)`` minimising :func:`expected_ks` (ties: fewer leaves)."""
-    best = None
+    best: tuple[tuple[float, int], tuple[int, int]] | None = None
     for b, h in _candidates(branching):
         value = expected_ks(b, h, n, epsilon, concentration, replace=replace)
         key = (value, b**h)
         if best is None or key < best[0]:
             best = (key, (b, h))
     if best is None:  # a branching above MIN_LEAVES: one level
+        assert branching is not None, "every branching is a candidate when none is given"
         return branching, 1
     return best[1]
 

@@ -1,6 +1,6 @@
 r"""Dictionaries of atoms on [-1, 1] for matching pursuit (sec. V, VI-C and App. A of Tao & Sarwate).
 
-Paper: ``002_31fdd3dbd792a51b.txt``.  Families:
+Paper 002.  Families:
 
 ``legendre``
     Orthonormal Legendre polynomials :math:`e_i=\sqrt{(2i+1)/2}P_i`, i = 0..size-1.
@@ -51,7 +51,7 @@ once and cached:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -59,6 +59,7 @@ from numpy.polynomial import legendre
 from scipy import special
 
 from ..errors import InvalidParameterError
+from .._types import ArrayLike
 
 __all__ = ["Dictionary", "make_dictionary", "FAMILIES"]
 
@@ -81,6 +82,11 @@ def _dyadic_levels(count: int, level_size, level_atoms) -> tuple[np.ndarray, ...
     return tuple(np.concatenate(column) for column in zip(*parts))
 
 
+def _two_columns(columns: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    first, second = columns
+    return first, second
+
+
 def _uniform_intervals(count: int) -> tuple[np.ndarray, np.ndarray]:
     edges = np.linspace(-1, 1, count + 1)
     return edges[:-1], edges[1:]
@@ -91,7 +97,7 @@ def _dyadic_intervals(count: int) -> tuple[np.ndarray, np.ndarray]:
         edges = np.linspace(-1, 1, 2**level + 1)
         return edges[:-1], edges[1:]
 
-    return _dyadic_levels(count, lambda level: 2**level, level_atoms)
+    return _two_columns(_dyadic_levels(count, lambda level: 2**level, level_atoms))
 
 
 def _uniform_hats(count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +108,7 @@ def _dyadic_hats(count: int) -> tuple[np.ndarray, np.ndarray]:
     def level_atoms(level):
         return np.linspace(-1, 1, 2**level + 1), np.full(2**level + 1, 2.0 ** (1 - level))
 
-    return _dyadic_levels(count, lambda level: 2**level + 1, level_atoms)
+    return _two_columns(_dyadic_levels(count, lambda level: 2**level + 1, level_atoms))
 
 
 _INTERVALS = {"bspline0": _uniform_intervals, "bspline0-dyadic": _dyadic_intervals}
@@ -115,8 +121,15 @@ class _Family:
 
     name: str
     size: int
+    # the atoms' parameters, set in __post_init__ for the family's kind
+    _lo: np.ndarray = field(init=False, repr=False, compare=False)
+    _hi: np.ndarray = field(init=False, repr=False, compare=False)
+    _centres: np.ndarray = field(init=False, repr=False, compare=False)
+    _widths: np.ndarray = field(init=False, repr=False, compare=False)
+    _means: np.ndarray = field(init=False, repr=False, compare=False)
+    _scales: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.name in _INTERVALS:  # indicators of [lo, hi)
             lo, hi = _INTERVALS[self.name](self.size)
             object.__setattr__(self, "_lo", lo)
@@ -232,11 +245,11 @@ class Dictionary:
     def _raw_values(self, u):
         return np.concatenate([f.values(u) for f in self.families], axis=1)
 
-    def values(self, u) -> np.ndarray:
+    def values(self, u: ArrayLike) -> np.ndarray:
         """Unit-norm atoms at ``u``: shape ``(len(u), size)``."""
         return self._raw_values(np.asarray(u, dtype=np.float64)) * self.scale
 
-    def antiderivative(self, u) -> np.ndarray:
+    def antiderivative(self, u: ArrayLike) -> np.ndarray:
         r""":math:`\int_{-1}^u\phi_j` of the unit-norm atoms: shape ``(len(u), size)``."""
         u = np.asarray(u, dtype=np.float64)
         return np.concatenate([f.antiderivative(u) for f in self.families], axis=1) * self.scale

@@ -1,6 +1,6 @@
 r"""Histogram queries: the Laplace-noised histogram baseline of sec. II-B1 of Tao & Sarwate.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` (Tao & Sarwate, "Functional Approximation
+Paper 002 (Tao & Sarwate, "Functional Approximation
 Methods for Differentially Private Distribution Estimation"), sec. II-B1, after
 McKenna's note on private CDFs (their ref. [38]).
 """
@@ -15,6 +15,7 @@ from ._defaults import histogram_bins, size_for_rules
 from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf, norm_sub
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["histogram_queries", "HISTOGRAM_POSTPROCESS", "NEIGHBOURING"]
 
@@ -30,16 +31,16 @@ def _cumulative_isotonic(noisy_counts: np.ndarray) -> np.ndarray:
 
 
 def histogram_queries(
-    x,
-    epsilon,
-    bounds,
-    bins=None,
-    rng=None,
-    clip=True,
-    secure=False,
+    x: ArrayLike,
+    epsilon: float,
+    bounds: FloatBounds,
+    bins: int | None = None,
+    rng: Seed = None,
+    clip: bool = True,
+    secure: bool = False,
     *,
-    postprocess="clip",
-    neighbouring="replace",
+    postprocess: str = "clip",
+    neighbouring: str = "replace",
 ) -> Distribution:
     r"""Private CDF from a Laplace-noised equal-width histogram (sec. II-B1).
 

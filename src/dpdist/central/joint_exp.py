@@ -86,6 +86,7 @@ import math
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
+from .._types import ArrayLike
 
 __all__ = ["joint_exp_sensitivity", "JointExpTables", "joint_exp"]
 
@@ -211,7 +212,7 @@ class JointExpTables:
         """:math:`\\log \\phi` of gap ``gap`` (0-indexed: gap 0 lies below the first quantile) at a count difference."""
         return -self.beta * np.abs(difference - self.targets[gap])
 
-    def repeat_offset(self, j: int, k):
+    def repeat_offset(self, j: int, k: ArrayLike) -> np.ndarray:
         r""":math:`\log (\prod_{l=j-k+1}^{j} \phi_l(0) / (k+1)!)`, 0-indexed quantile ``j`` (``k`` may be an array)."""
         k = np.asarray(k)
         return -self.beta * (self.cumulative_targets[j + 1] - self.cumulative_targets[j - k + 1]) - gammaln(k + 2)
@@ -258,7 +259,8 @@ class JointExpTables:
 
 
 def joint_exp(
-    sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float, rng, *, distinct: bool = False
+    sorted_x: np.ndarray, bounds: tuple[float, float], q: np.ndarray, epsilon: float, rng: np.random.Generator, *,
+    distinct: bool = False,
 ) -> tuple[np.ndarray, JointExpTables]:
     """One JointExp draw: sorted outputs in ``bounds`` (unsnapped) and the tables used (``distinct``: see the tables)."""
     tables = JointExpTables(sorted_x, bounds, q, epsilon, distinct=distinct)

@@ -72,6 +72,7 @@ from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]
 
@@ -149,26 +150,26 @@ class QuantileRelease(Presented):
         """:meth:`to_dict` (JSON-safe, plain floats)."""
         return self.to_dict()
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
         quantile of the true values ``truth`` when given."""
         truth = check_samples(truth, "QuantileRelease.describe")
         true_values = None if truth is None else np.quantile(truth, self.q)
         lines = []
         for index, probability in enumerate(self.q):
-            interval = ("   no interval" if self.low is None
+            interval = ("   no interval" if self.low is None or self.high is None
                         else f"   {percent(self.level)} [{self.low[index]:.6g}, {self.high[index]:.6g}]")
             true = "" if true_values is None else f"   (true {true_values[index]:.6g})"
             lines.append(f"  {f'{probability:g} quantile':<18} {self.values[index]:.6g}{true}{interval}")
         return "\n".join(lines)
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The quantiles as points at their probabilities, their intervals as segments."""
         from .. import plotting
 
         return plotting.draw_quantiles(self, ax, **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own (``truth`` is not drawn)."""
         from .. import plotting
 
@@ -204,14 +205,14 @@ DEFAULT_Q = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def quantiles(
-    x,
-    *args,
-    q=None,
-    epsilon=None,
-    bounds=None,
+    x: ArrayLike,
+    *args: Any,
+    q: ArrayLike | None = None,
+    epsilon: float | None = None,
+    bounds: FloatBounds | None = None,
     method: str = "tree",
     level: float = 0.95,
-    rng=None,
+    rng: Seed = None,
     clip: bool = True,
     secure: bool = False,
 ) -> QuantileRelease:
@@ -432,7 +433,7 @@ def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease
 
 
 def unbounded_quantile(
-    x, epsilon, q=0.5, *, lower: float = 0.0, beta: float = 1.001, rng=None, secure: bool = False
+    x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None, secure: bool = False
 ) -> float:
     r"""One quantile with no upper bound (Durfee 2023; see the module docstring).
 

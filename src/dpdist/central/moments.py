@@ -1,6 +1,6 @@
 r"""Moment statistics of polynomial projection (Theorem 1, Lemma 6 of Tao & Sarwate) and their sensitivities.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` sec. IV and App. B.  With the data mapped
+Paper 002 sec. IV and App. B.  With the data mapped
 to :math:`[-1, 1]`, every Legendre coefficient of the empirical CDF is a linear
 function of the data's moments (eq. 6: :math:`\int_{-1}^1 F_n(x)x^j\,dx =
 (1-\mu_{j+1})/(j+1)`), so privatizing the moment vector privatizes the whole

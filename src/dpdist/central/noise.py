@@ -52,11 +52,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Iterable
 
 import numpy as np
 from scipy import optimize, special
 
 from ..errors import InvalidPrivacyParameterError
+from .._types import ArrayLike
 
 __all__ = [
     "analytic_gaussian_sigma",
@@ -398,7 +400,7 @@ def _on_grid(values: np.ndarray, step: float) -> np.ndarray:
 
 # ---------------------------------------------------------------- mechanisms
 def laplace_mechanism(
-    values,
+    values: ArrayLike,
     l1_sensitivity: float,
     epsilon: float,
     rng: np.random.Generator,
@@ -434,7 +436,7 @@ def laplace_mechanism(
 
 
 def gaussian_mechanism(
-    values, l2_sensitivity: float, epsilon: float, delta: float, rng: np.random.Generator
+    values: ArrayLike, l2_sensitivity: float, epsilon: float, delta: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, float]:
     r"""``values`` rounded to a public grid plus exact discrete Gaussian noise, :math:`(\varepsilon,\delta)`-DP.
 
@@ -455,7 +457,7 @@ def gaussian_mechanism(
 
 
 def report_noisy_max(
-    scores, sensitivity: float, epsilon: float, rng: np.random.Generator, *, paper_scale: bool = False
+    scores: ArrayLike, sensitivity: float, epsilon: float, rng: np.random.Generator, *, paper_scale: bool = False
 ) -> int:
     r"""Index of the largest noisy score, :math:`\varepsilon`-DP for scores of sensitivity ``sensitivity``.
 
@@ -485,7 +487,10 @@ def report_noisy_max(
     return int(np.lexsort((tie_break, noisy))[-1])
 
 
-def above_threshold(query_blocks, sensitivity: float, epsilon_threshold: float, epsilon_queries: float, rng) -> int | None:
+def above_threshold(
+    query_blocks: Iterable[np.ndarray], sensitivity: float, epsilon_threshold: float, epsilon_queries: float,
+    rng: np.random.Generator,
+) -> int | None:
     r"""Index of the first query whose noisy value reaches a noisy threshold of 0 (AboveThreshold), or ``None``.
 
     Dwork & Roth (2014), Alg. 1 and Thm. 3.23, on a public grid.  Every query value is rounded

@@ -1,6 +1,6 @@
 r"""Polynomial projection (Alg. 1 of Tao & Sarwate) and its decentralized / streaming form.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` — Theorem 1 (Legendre projection of the
+Paper 002 — Theorem 1 (Legendre projection of the
 empirical CDF from moments), Alg. 1 (noisy moments; the paper's analytic Gaussian
 mechanism of Balle & Wang 2018 is replaced by the exact discrete Gaussian on a
 public grid, calibrated through zCDP, see :mod:`dpdist.central.noise`), Lemma 6 (sensitivity), Prop. 1 (isotonic
@@ -11,6 +11,7 @@ release their noisy moments once; the server combines them weighted by n).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["PolynomialMoments", "polynomial_projection", "MAX_DEGREE"]
 
@@ -101,16 +103,16 @@ class PolynomialMoments(ReleasedDistribution):
     @classmethod
     def release(
         cls,
-        x,
-        epsilon,
-        delta,
-        bounds,
-        degree,
-        rng=None,
-        clip=True,
-        secure=False,
+        x: ArrayLike,
+        epsilon: float,
+        delta: float,
+        bounds: FloatBounds,
+        degree: int,
+        rng: Seed = None,
+        clip: bool = True,
+        secure: bool = False,
         *,
-        basis="monomial",
+        basis: str = "monomial",
     ) -> "PolynomialMoments":
         r"""Steps 1-2 of Alg. 1: the data's moments plus noise, released once.
 
@@ -171,7 +173,7 @@ class PolynomialMoments(ReleasedDistribution):
     __add__ = merge
 
     @classmethod
-    def merge_all(cls, releases) -> "PolynomialMoments":
+    def merge_all(cls, releases: Iterable[PolynomialMoments]) -> "PolynomialMoments":
         """Pool any non-empty iterable of releases."""
         releases = list(releases)
         if not releases:
@@ -245,17 +247,17 @@ class PolynomialMoments(ReleasedDistribution):
 
 
 def polynomial_projection(
-    x,
-    epsilon,
-    delta,
-    bounds,
-    degree=None,
-    rng=None,
-    clip=True,
-    secure=False,
+    x: ArrayLike,
+    epsilon: float,
+    delta: float,
+    bounds: FloatBounds,
+    degree: int | None = None,
+    rng: Seed = None,
+    clip: bool = True,
+    secure: bool = False,
     *,
-    moments="monomial",
-    grid_size=GRID_SIZE,
+    moments: str = "monomial",
+    grid_size: int = GRID_SIZE,
 ) -> Distribution:
     r"""Private CDF by Legendre projection of the empirical CDF (Alg. 1 + Prop. 1 of Tao & Sarwate).
 

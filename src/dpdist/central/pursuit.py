@@ -1,6 +1,6 @@
 r"""Sparse approximation of the empirical CDF by differentially private matching pursuit (Alg. 2 of Tao & Sarwate).
 
-Paper: ``002_31fdd3dbd792a51b.txt`` sec. V (Alg. 2, Lemma 3, Lemma 4,
+Paper 002 sec. V (Alg. 2, Lemma 3, Lemma 4,
 Theorem 4) and sec. VI-C (dictionaries).  Deviation from Alg. 2, for privacy:
 the report-noisy-max step uses Laplace noise of scale :math:`2\Delta/\varepsilon`,
 not :math:`\Delta/\varepsilon`.  The scores :math:`|\langle\tilde r_i,\phi\rangle|`
@@ -29,11 +29,13 @@ from ..errors import InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from ..privacy import sequential, split
+from .._types import ArrayLike, FloatBounds, Seed
+from .dictionaries import Dictionary
 
 __all__ = ["matching_pursuit", "atom_sensitivities"]
 
 
-def atom_sensitivities(dictionary, n: int) -> np.ndarray:
+def atom_sensitivities(dictionary: Dictionary, n: int) -> np.ndarray:
     r"""Lemma 3: the sensitivity of :math:`\langle\tilde r_i,\phi_j\rangle` is :math:`\frac1n\int|\phi_j|` (per atom).
 
     The residual's data-dependent part is the empirical CDF only (earlier
@@ -45,18 +47,18 @@ def atom_sensitivities(dictionary, n: int) -> np.ndarray:
 
 
 def matching_pursuit(
-    x,
-    epsilon,
-    bounds,
-    dictionary="legendre",
-    size=40,
-    sparsity=None,
-    rng=None,
-    clip=True,
-    secure=False,
+    x: ArrayLike,
+    epsilon: float,
+    bounds: FloatBounds,
+    dictionary: str = "legendre",
+    size: int = 40,
+    sparsity: int | None = None,
+    rng: Seed = None,
+    clip: bool = True,
+    secure: bool = False,
     *,
-    grid_size=GRID_SIZE,
-    selection_scale="dp",
+    grid_size: int = GRID_SIZE,
+    selection_scale: str = "dp",
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 

@@ -1,6 +1,6 @@
 r"""Adaptive quantiles: the iterative noisy-count baseline of sec. II-B2 of Tao & Sarwate.
 
-Paper: ``002_31fdd3dbd792a51b.txt`` sec. II-B2 (after McKenna's note, their ref. [38]).
+Paper 002 sec. II-B2 (after McKenna's note, their ref. [38]).
 Known points start as :math:`Q = \{0: a, 1: b\}` at the bounds; each iteration
 splits, at its midpoint, the interval between consecutive known points that
 holds the largest estimated mass (the paper: "the largest interval between known
@@ -25,12 +25,13 @@ from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from ..privacy import sequential, split
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["adaptive_quantiles"]
 
 
 def adaptive_quantiles(
-    x, epsilon, bounds, iterations=None, rng=None, clip=True, secure=False, *, grid_size=1024
+    x: ArrayLike, epsilon: float, bounds: FloatBounds, iterations: int | None = None, rng: Seed = None, clip: bool = True, secure: bool = False, *, grid_size: int = 1024
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 

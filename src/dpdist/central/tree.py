@@ -7,7 +7,7 @@ noise (the root is the sum of level 1, or the public ``n``).  One record touches
 one node per level, so under add/remove neighbours the :math:`\ell_1`
 sensitivity of the released tree is :math:`h` (under replacement, :math:`2h`).  The noisy tree is made
 consistent by the least-squares projection of Hay, Rastogi, Miklau & Suciu
-(PVLDB 2010, Thm. 3; :func:`dpdist.local.numerical._tree.hay_consistency`) and
+(PVLDB 2010, Thm. 3; :func:`dpdist.postprocess.hay_consistency`) and
 the cumulative leaf counts are projected onto monotone CDFs (isotonic
 regression, Prop. 1 of Tao & Sarwate), so any number of quantiles and range
 queries follow from one release at no further privacy cost.  A CDF value is a
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,11 +55,15 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel, sequential
-from ..local.numerical._tree import hay_consistency
+from ..postprocess import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
 from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
+from .._types import ArrayLike, FloatBounds, Seed
+
+if TYPE_CHECKING:
+    from ..estimates import CDFBand
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
@@ -131,14 +136,14 @@ class TreeHistogram(ReleasedDistribution):
     @classmethod
     def release(
         cls,
-        x,
-        epsilon,
-        bounds,
+        x: ArrayLike,
+        epsilon: float,
+        bounds: FloatBounds,
         *,
         branching: int | None = None,
         height: int | None = None,
         neighbouring: str = "add-remove",
-        rng=None,
+        rng: Seed = None,
         clip: bool = True,
         secure: bool = False,
         rule: str = "adaptive",
@@ -183,7 +188,7 @@ class TreeHistogram(ReleasedDistribution):
         exact.reverse()  # exact[0] is the root
         if neighbouring == "replace":
             sensitivity = 2.0 * height
-            noisy_levels = [np.array([data.x.size], dtype=np.int64)]
+            noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64)]
             to_noise = exact[1:]
         else:  # the root is not released: it would cost one more level of sensitivity
             sensitivity = float(height)
@@ -195,7 +200,7 @@ class TreeHistogram(ReleasedDistribution):
         offsets = np.cumsum([0] + [level.size for level in to_noise])
         noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]
         if noisy_levels[0] is None:
-            noisy_levels[0] = np.array([noisy_levels[1].sum()], dtype=np.int64)  # derived, not noised
+            noisy_levels[0] = np.array([noisy[offsets[0] : offsets[1]].sum()], dtype=np.int64)  # derived, not noised
         scale = sensitivity / tree_epsilon
         release = {
             "epsilon": sequential(spent).epsilon,
@@ -302,7 +307,7 @@ class TreeHistogram(ReleasedDistribution):
         """The distribution with its band at ``level`` (``None``: without)."""
         return self.to_distribution(level=level)
 
-    def cdf_standard_error(self, draws: int = 200, rng=0) -> np.ndarray:
+    def cdf_standard_error(self, draws: int = 200, rng: Seed = 0) -> np.ndarray:
         """Standard error of the released CDF at the leaf edges, from the noise alone.
 
         The consistent CDF is a fixed function of the public noise law, so its
@@ -343,7 +348,9 @@ class TreeHistogram(ReleasedDistribution):
             moved = counts + np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])])
             yield moved / max(moved[-1], 1.0) - released
 
-    def cdf_band(self, level: float = 0.95, *, draws: int = 200, standard_error=None, rng=0):
+    def cdf_band(
+        self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
+    ) -> CDFBand:
         r"""Pointwise and simultaneous bands of the released CDF at the leaf edges (post-processing).
 
         The pointwise band is :math:`\hat F \pm z\,\mathrm{se}` (:meth:`cdf_standard_error`,
@@ -410,14 +417,14 @@ class TreeHistogram(ReleasedDistribution):
 
 
 def tree_cdf(
-    x,
-    epsilon,
-    bounds,
+    x: ArrayLike,
+    epsilon: float,
+    bounds: FloatBounds,
     *,
     branching: int | None = None,
     height: int | None = None,
     neighbouring: str = "add-remove",
-    rng=None,
+    rng: Seed = None,
     clip: bool = True,
     secure: bool = False,
     rule: str = "adaptive",
@@ -470,7 +477,7 @@ def tree_cdf(
     return tree.to_distribution()
 
 
-def cdf(x, epsilon, bounds, *, rng=None, clip: bool = True, secure: bool = False) -> Distribution:
+def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, clip: bool = True, secure: bool = False) -> Distribution:
     """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
     A flat histogram or a shallow tree on smooth data, a deep tree on

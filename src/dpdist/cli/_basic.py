@@ -15,6 +15,18 @@ def add_commands(subparsers) -> None:
     )
     demo.add_argument("--seed", type=seed_argument, default=0)
     demo.add_argument("--repeats", type=int, default=5, help="independent runs per protocol and epsilon (default 5)")
+    campaign = demo.add_argument_group(
+        "campaign", "--campaign: the collection path instead (needs dpdist[serve]): a local 'dpdist serve' on a temporary "
+        "SQLite file, a population of devices each submitting one report per HTTP request (Python client, and the "
+        "JavaScript client under Node when node is installed), the dashboard and participate URLs and the live "
+        "estimate with its band; it stops after the devices or --seconds (in a terminal it then keeps the service up "
+        "until Ctrl-C), and cleanly on Ctrl-C",
+    )
+    campaign.add_argument("--campaign", action="store_true", help="run the collection demo")
+    campaign.add_argument("--devices", type=int, default=1000, help="devices, one report each (default 1000)")
+    campaign.add_argument("--js-devices", type=int, default=None,
+                          help="of which use the JavaScript client (default: a tenth when node is installed, else 0)")
+    campaign.add_argument("--seconds", type=float, default=120.0, help="stop submitting after this long (default 120)")
     demo.set_defaults(handler=_run_demo)
 
 
@@ -31,6 +43,18 @@ def _run_list(args) -> int:
 
 
 def _run_demo(args) -> int:
+    if args.campaign:
+        try:
+            import httpx  # noqa: F401 - the clients' transport
+            import uvicorn  # noqa: F401 - the service
+        except ImportError as error:
+            from ..errors import MissingDependencyError
+
+            raise MissingDependencyError(f"dpdist demo --campaign needs dpdist[serve] ({error.name} is missing): "
+                                         "pip install 'dpdist[serve]'") from None
+        from ..demo_campaign import run_campaign_demo
+
+        return run_campaign_demo(args.devices, args.js_devices, args.seconds, seed=args.seed if args.seed else None)
     from ..demo import run_demo
 
     return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed, repeats=args.repeats)

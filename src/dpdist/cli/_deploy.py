@@ -24,9 +24,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
+from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
 
 __all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
@@ -83,6 +85,7 @@ def add_commands(subparsers) -> None:
         "(created on first use, saved before the reports are written); without it each row is a different user",
     )
     add_ledger_arguments(privatize)
+    add_budget_file_argument(privatize)
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
@@ -200,6 +203,7 @@ def _run_privatize(args) -> int:
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
     prepare = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
+    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column} ({protocol.name})")
     missing = 0
 
     def values():
@@ -237,7 +241,25 @@ def _run_privatize(args) -> int:
     elif is_longitudinal(protocol):
         note += "; each row randomized as a different user (one device over rounds: --memo FILE)"
     print(f"privatize: {writer.n_written} report(s) of {protocol.name} written to {args.out}{note}.")
+    if charged:
+        print(f"privatize: {charged}.")
     return 0
+
+
+def charge_collection(args, protocol, label: str) -> str:
+    """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read); the line to print."""
+    from ._budget import charge_line, open_budget
+    from ..errors import InvalidParameterError
+
+    session = open_budget(args)
+    if session is None:
+        return ""
+    if args.memo is not None:
+        raise InvalidParameterError(
+            "The '--budget-file' option charges a collection in which each row is a different user; with '--memo' "
+            "the rows are one device's values, whose account is its ledger ('--budget')."
+        )
+    return charge_line(session, session.charge(protocol.guarantee, label))
 
 
 def _privatize_binning(protocol, args):
@@ -252,7 +274,7 @@ def _privatize_binning(protocol, args):
             f"The '--bins' and '--bounds' options bin a numeric column for a frequency protocol; the "
             f"{protocol.tags.kind} protocol {protocol.name!r} takes its bins and bounds from --config."
         )
-    if getattr(protocol, "labels", None) is not None or args.labels is not None:
+    if protocol.labels is not None or args.labels is not None:
         raise InvalidParameterError("The '--bins' and '--bounds' options cannot be used with labels (--labels).")
     if args.bounds is None:
         raise InvalidParameterError("The '--bins' option needs '--bounds LO,HI' (the public range of the column).")
@@ -280,11 +302,11 @@ class ColumnValues:
 
     def __call__(self, chunk: np.ndarray) -> np.ndarray:
         protocol = self.protocol
-        if getattr(protocol, "labels", None) is not None:
+        if protocol.labels is not None:
             items = protocol.encode(chunk, on_unknown="drop")
             self.unknown += chunk.size - items.size
             return items
-        if getattr(protocol, "takes_strings", False):
+        if protocol.tags.words:
             from ..local.words import words_in_alphabet
 
             known = words_in_alphabet(chunk, protocol.codec.alphabet)
@@ -335,7 +357,7 @@ class ColumnValues:
 
 def reads_text(protocol) -> bool:
     """Whether a data column is read as text for ``protocol``: labels, or words (a ``pem`` over an alphabet)."""
-    return getattr(protocol, "labels", None) is not None or getattr(protocol, "takes_strings", False)
+    return protocol.labels is not None or protocol.tags.words
 
 
 def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
@@ -349,8 +371,8 @@ def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- aggregate
 def _run_aggregate(args) -> int:
     from .._io._atomic import exclusive_lock
-    from ..errors import IncompatibleStateError, InvalidParameterError
-    from ..io import SavedState, count_reports, file_identities, iter_report_batches, load_state, protocol_of_file, record_ingested
+    from ..errors import InvalidParameterError
+    from ..io import SavedState, load_state, protocol_of_file
 
     state_path = Path(args.state)
     for name in args.files:
@@ -365,66 +387,8 @@ def _run_aggregate(args) -> int:
             protocol = protocol or protocol_of_file(args.files[0])
             saved = SavedState(protocol.aggregator(), {})
         protocol = saved.aggregator.protocol
-
-        todo, seen = [], {}
-        for name in args.files:
-            keys = file_identities(name)
-            known = [key for key in keys if key in saved.ingested or key in seen]
-            if not known:
-                seen.update({key: {"file": name} for key in keys})
-                todo.append((name, keys, frozenset()))
-                continue
-            earlier = saved.ingested.get(known[0]) or seen[known[0]]
-            # a binary file made by concatenating files carries each one's id: some parts may be new
-            new = [] if any(key.startswith("sha256:") for key in known) else [key for key in keys if key not in known]
-            without_id = any(key.startswith("sha256:") for key in keys)
-            if not args.skip_ingested:
-                raise IncompatibleStateError(
-                    f"The report file {name!r} was already ingested into {str(state_path)!r} as "
-                    f"{earlier['file']!r} (same file id, or same content for files without one)"
-                    + (f", in part ({len(known)} of the {len(keys)} files it joins)" if new else "")
-                    + "; refusing to count its reports twice (nothing was added). Use --skip-ingested to skip "
-                    + ("the parts already counted and add the others." if new and not without_id else "such files.")
-                )
-            if not new:
-                print(f"aggregate: skipping {name} (already ingested as {earlier['file']}).", file=sys.stderr)
-                continue
-            if without_id:
-                raise IncompatibleStateError(
-                    f"The report file {name!r} holds records of files already ingested into {str(state_path)!r} "
-                    f"(as {earlier['file']!r}) and records without a file id, of which dpdist cannot tell whether "
-                    "they were counted; refusing to skip it (its new reports would be lost) or to add it (the "
-                    "others would be counted twice). Nothing was added: split the file into the files it joins."
-                )
-            print(
-                f"aggregate: {name}: skipping the records of {len(known)} file id(s) already ingested "
-                f"(as {earlier['file']}); adding those of the other {len(new)}.",
-                file=sys.stderr,
-            )
-            seen.update({key: {"file": name} for key in new})
-            todo.append((name, new, frozenset(key.removeprefix("id:") for key in known)))
-
-        refused = 0
-        total = sum(count_reports(name, skip_file_ids=skip) for name, _, skip in todo)
-        with _progress(total, "report", args.no_progress) as bar:
-            for name, keys, skip in todo:
-                added = protocol.aggregator()
-                for batch in iter_report_batches(name, protocol, skip_file_ids=skip):
-                    added.add_batch(batch)
-                    bar.update(batch.n_read)
-                rejected = f", rejected {_plain_counts(added.rejected)}" if added.rejected else ""
-                if (added.n == 0 or "other_config" in added.rejected) and not args.allow_rejected:
-                    refused += 1
-                    print(
-                        f"aggregate: {name}: not added: {added.n} valid report(s){rejected}"
-                        f"{_config_difference(name, protocol) if 'other_config' in added.rejected else ''} "
-                        "(use --allow-rejected to count such a file's valid reports anyway).",
-                        file=sys.stderr,
-                    )
-                    continue
-                saved.aggregator.merge(added)
-                record_ingested(state_path, saved, keys, {"file": str(name), "n": added.n, "rejected": dict(added.rejected)})
-                print(f"aggregate: {name}: accepted {added.n} report(s){rejected}.", file=sys.stderr)
+        todo = _files_to_aggregate(args, saved, state_path)
+        refused = _aggregate_files(args, todo, saved, state_path)
     aggregator = saved.aggregator
     if not state_path.exists():  # every file refused or skipped, and no earlier state: nothing was written
         print(f"aggregate: no state written to {state_path}: no file was added.")
@@ -434,6 +398,87 @@ def _run_aggregate(args) -> int:
         f"{len({id(record) for record in saved.ingested.values()})} file(s); rejected {_plain_counts(aggregator.rejected) or 0}."
     )
     return 3 if refused else 0
+
+
+def _files_to_aggregate(args, saved, state_path: Path) -> list:
+    """``(name, summary, identities to record, file ids to skip)`` of each file (or part) not yet counted.
+
+    A file already ingested is refused, or skipped with ``--skip-ingested`` (a file joining
+    several files: the parts already counted are skipped, the others added).
+    """
+    from .._io._dedupe import identities_of
+    from .._io._files import summarize_file
+    from ..errors import IncompatibleStateError
+
+    todo: list[tuple[str, Any, list[str], frozenset[str]]] = []
+    seen: dict[str, dict[str, str]] = {}
+    for name in args.files:
+        summary = summarize_file(name)
+        keys = identities_of(summary)
+        known = [key for key in keys if key in saved.ingested or key in seen]
+        if not known:
+            seen.update({key: {"file": name} for key in keys})
+            todo.append((name, summary, keys, frozenset()))
+            continue
+        earlier = saved.ingested.get(known[0]) or seen[known[0]]
+        # a binary file made by concatenating files carries each one's id: some parts may be new
+        new = [] if any(key.startswith("sha256:") for key in known) else [key for key in keys if key not in known]
+        without_id = any(key.startswith("sha256:") for key in keys)
+        if not args.skip_ingested:
+            raise IncompatibleStateError(
+                f"The report file {name!r} was already ingested into {str(state_path)!r} as "
+                f"{earlier['file']!r} (same file id, or same content for files without one)"
+                + (f", in part ({len(known)} of the {len(keys)} files it joins)" if new else "")
+                + "; refusing to count its reports twice (nothing was added). Use --skip-ingested to skip "
+                + ("the parts already counted and add the others." if new and not without_id else "such files.")
+            )
+        if not new:
+            print(f"aggregate: skipping {name} (already ingested as {earlier['file']}).", file=sys.stderr)
+            continue
+        if without_id:
+            raise IncompatibleStateError(
+                f"The report file {name!r} holds records of files already ingested into {str(state_path)!r} "
+                f"(as {earlier['file']!r}) and records without a file id, of which dpdist cannot tell whether "
+                "they were counted; refusing to skip it (its new reports would be lost) or to add it (the "
+                "others would be counted twice). Nothing was added: split the file into the files it joins."
+            )
+        print(
+            f"aggregate: {name}: skipping the records of {len(known)} file id(s) already ingested "
+            f"(as {earlier['file']}); adding those of the other {len(new)}.",
+            file=sys.stderr,
+        )
+        seen.update({key: {"file": name} for key in new})
+        todo.append((name, summary, new, frozenset(key.removeprefix("id:") for key in known)))
+    return todo
+
+
+def _aggregate_files(args, todo: list, saved, state_path: Path) -> int:
+    """Add each file of ``todo`` to the saved state, recording it as ingested; the number of files refused."""
+    from ..io import iter_report_batches, record_ingested
+
+    protocol = saved.aggregator.protocol
+    refused = 0
+    total = sum(summary.rows_except(skip) for _, summary, _, skip in todo)
+    with _progress(total, "report", args.no_progress) as bar:
+        for name, _, keys, skip in todo:
+            added = protocol.aggregator()
+            for batch in iter_report_batches(name, protocol, skip_file_ids=skip):
+                added.add_batch(batch)
+                bar.update(batch.n_read)
+            rejected = f", rejected {_plain_counts(added.rejected)}" if added.rejected else ""
+            if (added.n == 0 or "other_config" in added.rejected) and not args.allow_rejected:
+                refused += 1
+                print(
+                    f"aggregate: {name}: not added: {added.n} valid report(s){rejected}"
+                    f"{_config_difference(name, protocol) if 'other_config' in added.rejected else ''} "
+                    "(use --allow-rejected to count such a file's valid reports anyway).",
+                    file=sys.stderr,
+                )
+                continue
+            saved.aggregator.merge(added)
+            record_ingested(state_path, saved, keys, {"file": str(name), "n": added.n, "rejected": dict(added.rejected)})
+            print(f"aggregate: {name}: accepted {added.n} report(s){rejected}.", file=sys.stderr)
+    return refused
 
 
 def _config_difference(name, protocol) -> str:
@@ -502,7 +547,7 @@ def run_estimate_from_state(args) -> int:
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()}")
     if protocol.tags.memoized:  # one device's reports over time: both relations, stated as values
-        print(f"  over time  {protocol.describe_over_time()}")
+        print(f"  over time  {cast(Any, protocol).describe_over_time()}")  # a memoized protocol (tags)
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     if args.out:

@@ -65,7 +65,7 @@ def environment_defaults(parser: argparse.ArgumentParser, environ=None) -> None:
                 action.default = _Bad(variable, option, text, "1, true, yes, on, 0, false, no or off")
             continue
         value = text
-        if action.type is not None:
+        if callable(action.type):
             try:
                 value = action.type(text)
             except (TypeError, ValueError, argparse.ArgumentTypeError):

@@ -9,6 +9,13 @@ from pathlib import Path
 
 
 def add_commands(subparsers) -> None:
+    _add_reproduce(subparsers)
+    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
+    listing.set_defaults(handler=_run_datasets)
+    _add_estimate(subparsers)
+
+
+def _add_reproduce(subparsers) -> None:
     from ._arguments import seed_argument
 
     reproduce = subparsers.add_parser(
@@ -35,8 +42,9 @@ def add_commands(subparsers) -> None:
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reproduce.set_defaults(handler=_run_reproduce)
 
-    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
-    listing.set_defaults(handler=_run_datasets)
+
+def _add_estimate(subparsers) -> None:
+    from ._arguments import seed_argument
 
     estimate = subparsers.add_parser(
         "estimate",
@@ -140,7 +148,7 @@ def _run_reproduce(args) -> int:
             file=sys.stderr,
         )
         return 130
-    outcomes = [claim["outcome"] for claim in getattr(result, "claims", [])]
+    outcomes = [claim["outcome"] for claim in result.claims]
     print(
         f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "
         f"in {result.seconds:.1f} s; claims: {outcomes.count('holds')} hold, "
@@ -233,31 +241,14 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    from ._deploy import check_plot_path
-    from ._arguments import check_replicates
     from ..errors import InvalidParameterError
 
-    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
-    one_shot_options = {"--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
-                        "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
     if args.state is not None:
-        given = [name for name, value in {**one_shot, **one_shot_options}.items() if value is not None]
-        if given:
-            raise InvalidParameterError(
-                f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
-            )
         from ._deploy import run_estimate_from_state
 
+        _check_state_mode(args)
         return run_estimate_from_state(args)
-    absent = [name for name, value in one_shot.items() if value is None]
-    if absent:
-        raise InvalidParameterError(
-            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
-        )
-    if args.out is not None:
-        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
-    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
-    check_replicates(args.replicates)
+    _check_one_shot_mode(args)
     name = args.protocol = _check_protocol_option(args)
     kind = _protocol_kind(name)
     extras = protocol_extras(name, args)
@@ -268,6 +259,38 @@ def _run_estimate(args) -> int:
     if args.labels is not None:
         return _run_estimate_labels(args, extras)
     return _run_estimate_numbers(args, kind, extras)
+
+
+def _check_state_mode(args) -> None:
+    """``dpdist estimate --state``: none of the one-shot mode's options."""
+    from ..errors import InvalidParameterError
+
+    options = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon,
+               "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
+               "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        raise InvalidParameterError(
+            f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
+        )
+
+
+def _check_one_shot_mode(args) -> None:
+    """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
+    from ._arguments import check_replicates
+    from ._deploy import check_plot_path
+    from ..errors import InvalidParameterError
+
+    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
+    absent = [name for name, value in one_shot.items() if value is None]
+    if absent:
+        raise InvalidParameterError(
+            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
+        )
+    if args.out is not None:
+        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
+    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
+    check_replicates(args.replicates)
 
 
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
@@ -348,7 +371,8 @@ def _estimates_a_mean(name: str) -> bool:
     from ..local._registry import registered_class
     from ..local.numerical._mean import MeanProtocol
 
-    return issubclass(registered_class(name), MeanProtocol)
+    cls = registered_class(name)
+    return cls is not None and issubclass(cls, MeanProtocol)
 
 
 def _numeric_column(args, bounds):
@@ -393,6 +417,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
     from ._deploy import read_labels
     from .._io._columns import iter_column
     from ..errors import InvalidParameterError
+    from ..local.frequency._oracle import FrequencyOracle
 
     kind = _protocol_kind(args.protocol)
     if kind != "frequency":
@@ -405,13 +430,14 @@ def _run_estimate_labels(args, extras: dict) -> int:
             raise InvalidParameterError(f"The '{option}' option applies to numbers; it cannot be used with '--labels'.")
     labels = read_labels(args.labels)
     protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels, **extras)
-    items, missing, unknown = [], 0, 0
+    assert isinstance(protocol, FrequencyOracle), "a frequency protocol (tags.kind)"
+    parts, missing, unknown = [], 0, 0
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         known = protocol.encode(chunk, on_unknown="drop")
-        items.append(known)
+        parts.append(known)
         missing += n_missing
         unknown += chunk.size - known.size
-    items = np.concatenate(items) if items else np.zeros(0, dtype=np.int64)
+    items = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     if items.size == 0:
         raise InvalidParameterError(
             f"The column {args.column!r} of {args.file!r} holds no value of the '--labels' domain "
@@ -446,6 +472,7 @@ def _run_estimate_heavy_hitters(args) -> int:
     from .. import local
     from .._io._columns import iter_column
     from ..errors import InvalidParameterError
+    from ..local.frequency.pem import PEM
     from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 
     for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
@@ -454,21 +481,21 @@ def _run_estimate_heavy_hitters(args) -> int:
             raise InvalidParameterError(f"The '{option}' option does not apply to 'pem' (heavy hitters of words or items).")
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    cells, missing = [], 0
+    chunks, missing = [], 0
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
-        cells.append(chunk)
+        chunks.append(chunk)
         missing += n_missing
-    cells = np.concatenate(cells) if cells else np.zeros(0, dtype=np.str_)
+    cells = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.str_)
     if cells.size == 0:
         raise InvalidParameterError(f"The column {args.column!r} of {args.file!r} holds no value.")
     numbers = args.alphabet is None and all(re.fullmatch(r"\d+", cell) for cell in np.unique(cells).tolist())
     note, skipped = "", 0
     if numbers:
-        items = np.array([int(cell) for cell in cells.tolist()], dtype=object)
-        bits = max(1, int(max(items).bit_length()))
+        integers = [int(cell) for cell in cells.tolist()]
+        bits = max(1, max(integers).bit_length())
         if bits > MAX_BITS:
             raise InvalidParameterError(f"The column {args.column!r} holds integers above 2**{MAX_BITS}; pem takes at most {MAX_BITS} bits.")
-        items = items.astype(np.int64)
+        items = np.array(integers, dtype=np.int64)
         protocol = local.make("pem", epsilon=args.epsilon, bits=bits)
         note = f"integer items of {bits} bits (from the largest: not private)"
         truth_names = [str(item) for item in items.tolist()]
@@ -486,6 +513,7 @@ def _run_estimate_heavy_hitters(args) -> int:
         if cells.size == 0:
             raise InvalidParameterError(f"No word of the column {args.column!r} uses only the '--alphabet' {alphabet!r}.")
         protocol = local.make("pem", epsilon=args.epsilon, alphabet=alphabet, max_chars=max_chars)
+        assert isinstance(protocol, PEM) and protocol.codec is not None, "pem over an alphabet"
         items = protocol.codec.encode(cells)
         source = "--alphabet" if args.alphabet is not None else "the column's characters: not private"
         note = f"words over {len(alphabet)} characters ({source}), cut to {max_chars}"

@@ -15,6 +15,8 @@ _COMMAND_MODULES = [
     "dpdist.cli._deploy",
     "dpdist.cli._release",
     "dpdist.cli._serve",
+    "dpdist.cli._budget",
+    "dpdist.cli._explain",
 ]
 
 
@@ -71,7 +73,7 @@ def _attach_negative_values(argv: list[str]) -> list[str]:
     """``--bounds -5,15`` as ``--bounds=-5,15``: argparse takes a value that starts with '-' for an option."""
     import re
 
-    out = []
+    out: list[str] = []
     for word in argv:
         if out and out[-1] == "--bounds" and re.fullmatch(r"-[0-9.][^ ]*,[^ ]*", word):
             out[-1] = f"--bounds={word}"

@@ -8,6 +8,7 @@ import sys
 
 def add_commands(subparsers) -> None:
     from ._arguments import seed_argument
+    from ._budget import add_budget_file_argument
 
     release = subparsers.add_parser(
         "release",
@@ -40,6 +41,7 @@ def add_commands(subparsers) -> None:
     release.add_argument(
         "--seed", type=seed_argument, default=None, help="seed for reproducible research (not for publishing)"
     )
+    add_budget_file_argument(release)
     release.set_defaults(handler=_run_release)
 
 
@@ -76,17 +78,20 @@ def _run_release(args) -> int:
     from ._deploy import check_plot_path
 
     bounds = parse_bounds(args.bounds)
+    assert bounds is not None, "--bounds is required"
     q = _parse_quantiles(args.quantiles)
     check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
+    if args.out is not None:
+        _check_out(args.out)
+    session, planned = _check_budget(args, bounds, q)  # refused here, before the data are read
     try:
         # infinities are clipped into --bounds like any value outside them, and a column with no
         # values is released too (noise alone): whether a release succeeds must not depend on the data
         values = read_column(args.file, args.column, infinite="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    if args.out is not None:
-        _check_out(args.out)
+    statement = None if session is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
         from ..central.many_quantiles import _tree_quantiles
@@ -97,6 +102,11 @@ def _run_release(args) -> int:
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
         release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True)
+    if statement is not None:
+        from ..budget import with_statement
+
+        release = with_statement(release, statement)
+    assert release.guarantee is not None, "a release states its guarantee"
     guarantee = (
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
@@ -116,7 +126,8 @@ def _run_release(args) -> int:
         print("q\tvalue\t95% interval")
         for index, probability in enumerate(release.q):
             interval = (
-                f"[{release.low[index]:.6g}, {release.high[index]:.6g}]" if release.low is not None else "(none for aq)"
+                f"[{release.low[index]:.6g}, {release.high[index]:.6g}]"
+                if release.low is not None and release.high is not None else "(none for aq)"
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
         if band is not None:
@@ -124,6 +135,27 @@ def _run_release(args) -> int:
     if args.plot:
         _plot(tree, band, release, args, bounds)
     return 0
+
+
+def _check_budget(args, bounds, q):
+    """The ``--budget-file`` session and what this release will charge it, refused now if it would overspend."""
+    from ._budget import open_budget
+
+    session = open_budget(args)
+    if session is None:
+        return None, None
+    import numpy as np
+
+    from .. import central
+    from ..budget import planned_guarantee
+
+    nothing = np.empty(0)
+    if args.method == "tree":
+        planned = planned_guarantee(central.TreeHistogram.release, (nothing, args.epsilon, bounds), {"clip": True})
+    else:
+        planned = planned_guarantee(central.quantiles, (nothing, q), {"epsilon": args.epsilon, "bounds": bounds, "method": "aq"})
+    session.check(planned, f"release {args.file}:{args.column} ({args.method})")
+    return session, planned
 
 
 def _cdf_json(cdf, band):

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ._env import check_environment, environment_defaults
+from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
 
 __all__ = ["add_commands"]
@@ -161,6 +162,7 @@ def _run_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = _admin_token(args)
+    assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
@@ -197,10 +199,10 @@ def _opened_app(args, token: str, limits, operations):
         return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
-        error = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
-        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
+        cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
+        if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        first = " ".join(str(error).split())
+        first = " ".join(str(cause).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
 
 
@@ -226,7 +228,26 @@ def _add_campaign(subparsers) -> None:
         "(DPDIST_ADMIN_TOKEN or --admin-token).",
     )
     actions = campaign.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_create(actions)
+    for name, help_text in (
+        ("open", "open a campaign: it accepts reports and its config is frozen"),
+        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
+        ("show", "print a campaign's state and counts as JSON"),
+    ):
+        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+        if name == "open":
+            _campaign_budget_options(action)
+        _server_options(action, admin=True)
+        action.set_defaults(handler=_run_simple, action_name=name)
+    _add_enroll_and_delete(actions)
+    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
+    _server_options(listing, admin=True)
+    listing.set_defaults(handler=_run_list)
+    _add_estimate_and_export(actions)
 
+
+def _add_create(actions) -> None:
     create = actions.add_parser(
         "create",
         help="create a campaign (state 'created'; its config can change until it is opened)",
@@ -249,19 +270,12 @@ def _add_campaign(subparsers) -> None:
         "('dpdist campaign enroll'); not with --submit-token",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
+    _campaign_budget_options(create)
     _server_options(create, admin=True)
     create.set_defaults(handler=_run_create)
 
-    for name, help_text in (
-        ("open", "open a campaign: it accepts reports and its config is frozen"),
-        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
-        ("show", "print a campaign's state and counts as JSON"),
-    ):
-        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
-        _server_options(action, admin=True)
-        action.set_defaults(handler=_run_simple, action_name=name)
 
+def _add_enroll_and_delete(actions) -> None:
     enroll = actions.add_parser(
         "enroll",
         help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
@@ -285,10 +299,8 @@ def _add_campaign(subparsers) -> None:
     _server_options(delete, admin=True)
     delete.set_defaults(handler=_run_delete)
 
-    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
-    _server_options(listing, admin=True)
-    listing.set_defaults(handler=_run_list)
 
+def _add_estimate_and_export(actions) -> None:
     estimate = actions.add_parser(
         "estimate",
         help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
@@ -322,7 +334,7 @@ def _client(args, *, admin: bool):
     try:
         import httpx  # noqa: F401 - the client's transport
 
-        from ..client import Client
+        from ..serve.client import Client
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
@@ -338,7 +350,7 @@ def _client(args, *, admin: bool):
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..client import retry_schedule
+    from ..serve.client import retry_schedule
 
     said = False
 
@@ -357,10 +369,47 @@ def _print_json(document) -> None:
     print(json.dumps(document, indent=2, sort_keys=True))
 
 
+def _campaign_budget_options(parser) -> None:
+    add_budget_file_argument(parser)
+    parser.add_argument(
+        "--reports-per-device", type=int, default=1, metavar="K",
+        help="with --budget-file: reports each device may send to the campaign (default 1); the charge is their "
+        "composition (guarantee_over(K) for a memoized protocol)",
+    )
+
+
+def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
+    """Open ``campaign``, charging ``--budget-file`` first; the campaign's summary and the line to print."""
+    from ._budget import charge_line, open_budget
+    from ..errors import InvalidParameterError, ServiceRefusedError
+
+    session = open_budget(args)
+    if session is None:
+        return client.open_campaign(campaign), ""
+    if args.reports_per_device < 1:
+        raise InvalidParameterError(f"The '--reports-per-device' option must be an int >= 1. Got {args.reports_per_device}.")
+    summary = client.campaign(campaign)
+    if summary["state"] != "created":
+        raise InvalidParameterError(f"Campaign {campaign!r} is {summary['state']}: only a created campaign opens (and is charged).")
+    statement = session.campaign(summary["config"], reports=args.reports_per_device,
+                                 label=f"campaign {campaign} at {args.server}")
+    try:
+        return client.open_campaign(campaign), charge_line(session, statement)
+    except ServiceRefusedError:
+        session._cancel(statement.charge)  # the service refused to open it: no report was collected, nothing spent
+        raise  # (a request lost in transit may have opened it: that charge stands)
+
+
 def _run_create(args) -> int:
     from ._deploy import load_config
+    from ..errors import InvalidParameterError
 
     protocol = load_config(args.config)
+    if args.budget_file is not None and not args.open:
+        raise InvalidParameterError(
+            "The '--budget-file' option charges a campaign when it opens: add '--open', or give it to 'campaign open'."
+        )
+    charged = ""
     with _client(args, admin=True) as client:
         summary = client.create_campaign(
             args.name,
@@ -371,21 +420,26 @@ def _run_create(args) -> int:
             enrollment=args.enrollment,
         )
         if args.open:
-            summary = client.open_campaign(args.name)
+            summary, charged = _open_charged(client, args, args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    if charged:
+        print(f"campaign {summary['campaign']}: {charged}.")
     return 0
 
 
 def _run_simple(args) -> int:
+    charged = ""
     with _client(args, admin=True) as client:
         if args.action_name == "open":
-            summary = client.open_campaign(args.campaign)
+            summary, charged = _open_charged(client, args, args.campaign)
         elif args.action_name == "close":
             summary = client.close_campaign(args.campaign)
         else:
             _print_json(client.campaign(args.campaign))
             return 0
     print(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}.")
+    if charged:
+        print(f"campaign {summary['campaign']}: {charged}.")
     return 0
 
 
@@ -523,6 +577,7 @@ def _add_submit(subparsers) -> None:
         "(created on first use, saved before any report is sent); without it each row is a different user",
     )
     add_ledger_arguments(submit)
+    add_budget_file_argument(submit)
     submit.add_argument(
         "--journal", default=None, metavar="FILE",
         help="with --column: where the randomized batches are kept before they are sent, so that running the same "
@@ -550,8 +605,14 @@ def _run_submit(args) -> int:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
     if args.memo is not None and args.reports:
         raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
+    if args.budget_file is not None and args.reports:
+        raise InvalidParameterError(
+            "The '--budget-file' option charges the randomization of '--column' values; report files were charged "
+            "when they were randomized ('dpdist privatize --budget-file')."
+        )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, rejected, duplicates, again_reports, batches = 0, {}, 0, 0, 0
+    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
             acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))
@@ -587,7 +648,8 @@ def _run_submit(args) -> int:
 def _submit_column(client, args):
     import warnings
 
-    from ._deploy import ColumnValues, reads_text
+    from ._budget import charge_line, open_budget
+    from ._deploy import ColumnValues, charge_collection, reads_text
     from ._memo import is_longitudinal, open_device_memo
     from .._io._blocks import rechunk
     from .._io._columns import iter_column
@@ -598,6 +660,12 @@ def _submit_column(client, args):
 
     protocol = client.protocol(args.campaign)
     text = reads_text(protocol)
+    session = open_budget(args)
+    label = f"submit {args.data[0]}:{args.column} to {args.campaign} ({protocol.name})"
+    if session is not None:
+        if args.memo is not None:
+            charge_collection(args, protocol, label)  # refuses the combination
+        session.check(protocol.guarantee, label)  # refused before the data are read
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
     # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
@@ -623,6 +691,8 @@ def _submit_column(client, args):
         print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
               "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)
     else:
+        if session is not None:  # charged once, when the values are randomized (a resumed journal is not)
+            print(f"submit: {charge_line(session, session.charge(protocol.guarantee, label))}.", file=sys.stderr)
         # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
         # and the rows within it say nothing about where a row was in the file; the batches are journaled
         # before the first is sent, so a re-run after a kill resends them instead of randomizing again

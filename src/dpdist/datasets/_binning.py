@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from .._types import ArrayLike, FloatBounds
 
 __all__ = ["bucketize", "bin_edges"]
 
 
-def bin_edges(bounds, bins: int) -> np.ndarray:
+def bin_edges(bounds: FloatBounds, bins: int) -> np.ndarray:
     """The ``bins + 1`` edges of equal bins over ``bounds``."""
     return np.linspace(float(bounds[0]), float(bounds[1]), int(bins) + 1)
 
 
-def bucketize(values, bounds, bins: int) -> np.ndarray:
+def bucketize(values: ArrayLike, bounds: FloatBounds, bins: int) -> np.ndarray:
     """Index in ``[0, bins)`` of the equal bin of ``bounds`` holding each value.
 
     Bin ``i`` is ``[lo + i w, lo + (i + 1) w)`` with ``w = (hi - lo) / bins``; the upper

@@ -17,6 +17,7 @@ from .._rng import check_rng
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
 from ._binning import bucketize
+from .._types import Seed
 
 __all__ = ["Dataset", "register", "get", "available", "describe"]
 
@@ -80,10 +81,11 @@ class Dataset:
     def domain(self) -> str:
         """Human-readable bounds or domain size."""
         if self.kind == "numerical":
+            assert self.bounds is not None, "a numerical dataset has bounds"
             return f"[{self.bounds[0]:g}, {self.bounds[1]:g}]"
         return f"{self.domain_size} items"
 
-    def load(self, n: int | None = None, rng=None) -> np.ndarray:
+    def load(self, n: int | None = None, rng: Seed = None) -> np.ndarray:
         """Values of the dataset: float64 in ``bounds`` or int64 items in ``[0, domain_size)``.
 
         Parameters
@@ -111,10 +113,11 @@ class Dataset:
                 f"Dataset.binned needs a numerical dataset; {self.name!r} is {self.kind}."
             )
         bins = check_param(f"Dataset.binned of {self.name!r}", "bins", bins, Integer(low=2, high=2**31 - 1))
-        parent = self
+        parent, bounds = self, self.bounds
+        assert bounds is not None, "a numerical dataset has bounds"
 
         def draw(n, rng):
-            return bucketize(parent.draw(n, rng), parent.bounds, bins)
+            return bucketize(parent.draw(n, rng), bounds, bins)
 
         return replace(
             self,
@@ -137,6 +140,7 @@ class Dataset:
                 f"Dataset.permuted needs a categorical dataset (use .binned(bins) first); {self.name!r} is {self.kind}."
             )
         seed = check_param(f"Dataset.permuted of {self.name!r}", "seed", seed, Integer(low=0))
+        assert self.domain_size is not None, "a categorical dataset has a domain size"
         permutation = np.random.default_rng(seed).permutation(self.domain_size)
         parent = self
 
@@ -165,7 +169,7 @@ def available(kind: str | None = None) -> list[str]:
     return sorted(name for name, data in _REGISTRY.items() if kind is None or data.kind == kind)
 
 
-def get(name, *, bins: int | None = None, permute: int | None = None) -> Dataset:
+def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = None) -> Dataset:
     """A registered dataset, optionally bucketized into ``bins`` and permuted with seed ``permute``.
 
     ``name`` may also be a :class:`Dataset` (returned with the same options applied).

@@ -19,13 +19,14 @@ from .._validation import Bounds, check_param
 from ..errors import DatasetUnavailableError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from .._io._read_errors import data_file_errors
 from ._dataset import Dataset
+from .._types import FloatBounds, PathLike
 
 __all__ = ["from_file", "read_column"]
 
 _MISSING = {"", "na", "nan", "null", "none"}
 
 
-def read_column(path, column: str, *, infinite: str = "raise") -> np.ndarray:
+def read_column(path: PathLike, column: str, *, infinite: str = "raise") -> np.ndarray:
     """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64.
 
     Empty cells are missing values and are dropped.  ``infinite="raise"`` refuses infinite
@@ -135,7 +136,7 @@ def _read_csv_stdlib(path, column, delimiter):
     return _as_float(cells, column, path)
 
 
-def from_file(path, column: str, *, bounds=None, name: str | None = None) -> Dataset:
+def from_file(path: PathLike, column: str, *, bounds: FloatBounds | None = None, name: str | None = None) -> Dataset:
     """A numerical dataset from one column of a CSV or Parquet file.
 
     Parameters

@@ -35,6 +35,7 @@ from scipy import stats
 from .._validation import Bounds, Integer, Interval, check_param
 from ..errors import InvalidParameterError
 from ._dataset import Dataset, register
+from .._types import ArrayLike, FloatBounds
 
 __all__ = ["beta", "normal", "lognormal", "normal_mixture", "step", "geometric", "sparse_uniform", "zipf"]
 
@@ -71,7 +72,7 @@ def beta(a: float, b: float, *, n: int = 100_000, name: str | None = None) -> Da
     )
 
 
-def normal(mean: float = 0.0, std: float = 1.0, *, bounds=(-4.0, 4.0), n: int = 100_000, name=None) -> Dataset:
+def normal(mean: float = 0.0, std: float = 1.0, *, bounds: FloatBounds = (-4.0, 4.0), n: int = 100_000, name: str | None = None) -> Dataset:
     """Normal(mean, std**2) truncated to ``bounds``."""
     owner = "datasets.synthetic.normal"
     mean = check_param(owner, "mean", mean, Interval())
@@ -91,7 +92,7 @@ def normal(mean: float = 0.0, std: float = 1.0, *, bounds=(-4.0, 4.0), n: int = 
     )
 
 
-def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds=(0.0, 5.0), n: int = 100_000, name=None) -> Dataset:
+def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds: FloatBounds = (0.0, 5.0), n: int = 100_000, name: str | None = None) -> Dataset:
     """Lognormal(mu, sigma) (of the underlying normal) truncated to ``bounds`` (paper 002)."""
     owner = "datasets.synthetic.lognormal"
     mu = check_param(owner, "mu", mu, Interval())
@@ -111,7 +112,7 @@ def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds=(0.0, 5.0), n: int 
     )
 
 
-def normal_mixture(weights, means, stds, *, bounds=(-4.0, 4.0), n: int = 100_000, name=None) -> Dataset:
+def normal_mixture(weights: ArrayLike, means: ArrayLike, stds: ArrayLike, *, bounds: FloatBounds = (-4.0, 4.0), n: int = 100_000, name: str | None = None) -> Dataset:
     """Mixture of normals truncated to ``bounds`` (component by weight, then truncated draw)."""
     owner = "datasets.synthetic.normal_mixture"
     weights = np.asarray(weights, dtype=np.float64)
@@ -155,7 +156,7 @@ def normal_mixture(weights, means, stds, *, bounds=(-4.0, 4.0), n: int = 100_000
     )
 
 
-def step(intervals: int, *, n: int = 100_000, name=None) -> Dataset:
+def step(intervals: int, *, n: int = 100_000, name: str | None = None) -> Dataset:
     """The step density of paper 000, eq. (92), with ``h = 1 / intervals`` (an even number)."""
     owner = "datasets.synthetic.step"
     intervals = check_param(owner, "intervals", intervals, Integer(low=2))
@@ -207,7 +208,7 @@ def _categorical(name, description, probabilities, n):
     )
 
 
-def geometric(lam: float, domain_size: int = 10_000, *, n: int = 100_000, name=None) -> Dataset:
+def geometric(lam: float, domain_size: int = 10_000, *, n: int = 100_000, name: str | None = None) -> Dataset:
     r"""Geo(lambda): :math:`p(i) \propto (1-\lambda)^i \lambda` on ``domain_size`` items (paper 004)."""
     owner = "datasets.synthetic.geometric"
     lam = check_param(owner, "lam", lam, Interval(0, 1))
@@ -222,7 +223,7 @@ def geometric(lam: float, domain_size: int = 10_000, *, n: int = 100_000, name=N
     )
 
 
-def sparse_uniform(support: int, domain_size: int = 10_000, *, n: int = 100_000, support_seed: int = 0, name=None):
+def sparse_uniform(support: int, domain_size: int = 10_000, *, n: int = 100_000, support_seed: int = 0, name: str | None = None) -> Dataset:
     """Unif(s): uniform on ``support`` items of ``domain_size`` (paper 004), fixed by ``support_seed``."""
     owner = "datasets.synthetic.sparse_uniform"
     domain_size = check_param(owner, "domain_size", domain_size, Integer(low=2))
@@ -238,7 +239,7 @@ def sparse_uniform(support: int, domain_size: int = 10_000, *, n: int = 100_000,
     )
 
 
-def zipf(a: float, domain_size: int = 10_000, *, n: int = 100_000, name=None) -> Dataset:
+def zipf(a: float, domain_size: int = 10_000, *, n: int = 100_000, name: str | None = None) -> Dataset:
     r"""Zipf: :math:`p(i) \propto (i + 1)^{-a}` on ``domain_size`` items."""
     owner = "datasets.synthetic.zipf"
     a = check_param(owner, "a", a, Interval(0, np.inf))

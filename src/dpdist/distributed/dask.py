@@ -9,13 +9,19 @@ aggregation exactly, whatever the cluster and the schedule.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from .._rng import root_seed_sequence
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from .blocks import simulate_block
+from .._types import PathLike
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = ["aggregate", "aggregate_files", "simulate"]
 
@@ -77,7 +83,7 @@ def _state_of_frame(protocol, frame):
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
 
 
-def aggregate(reports, protocol, *, split_every: int = 8, compute: bool = True):
+def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, compute: bool = True) -> Any:
     """Aggregate an in-memory Dask collection of reports.
 
     Parameters
@@ -107,7 +113,7 @@ def aggregate(reports, protocol, *, split_every: int = 8, compute: bool = True):
         try:
             import dask.dataframe as dd
         except ImportError:  # pragma: no cover
-            dd = None
+            dd = None  # type: ignore[assignment]  # dask without its dataframe part: reports cannot be a DataFrame
         if dd is None or not isinstance(reports, dd.DataFrame):
             raise InvalidParameterError(
                 "The 'reports' parameter of distributed.aggregate must be a dask.array.Array or a "
@@ -135,7 +141,9 @@ def _state_of_file_part(protocol, path: str, row_group):
     return aggregator.add_batch(reports_from_arrow(table, protocol, f"{path} row group {row_group}"))
 
 
-def aggregate_files(paths, protocol=None, *, split_every: int = 8, compute: bool = True):
+def aggregate_files(
+    paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, split_every: int = 8, compute: bool = True
+) -> Any:
     """Aggregate report files on the cluster: one task per Parquet row group (or binary file).
 
     Parameters
@@ -154,12 +162,12 @@ def aggregate_files(paths, protocol=None, *, split_every: int = 8, compute: bool
     from .._io._dedupe import check_distinct_files
 
     split_every = _check_split_every(split_every)
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not paths:
         raise InvalidParameterError("The 'paths' parameter of distributed.aggregate_files must name at least one file.")
     check_distinct_files(paths, "distributed.aggregate_files")  # one no-file-twice rule, as in `dpdist aggregate`
     protocol = protocol if protocol is not None else protocol_of_file(paths[0])
-    parts = []
+    parts: list[tuple[str, int | None]] = []
     for path in map(str, paths):
         if file_format(path) == "parquet":
             import pyarrow.parquet as pq
@@ -180,7 +188,9 @@ def _is_dask_series(values) -> bool:
     return isinstance(values, dd.Series)
 
 
-def simulate(protocol, values, seed, *, split_every: int = 8, compute: bool = True):
+def simulate(
+    protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, split_every: int = 8, compute: bool = True
+) -> Any:
     """Simulate the aggregate of a population held in a Dask array (10^8+ users).
 
     Block ``b`` of ``values`` is simulated with ``protocol.simulate`` and the

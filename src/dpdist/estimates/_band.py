@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .._types import ArrayLike
 
 __all__ = ["CDFBand"]
 
@@ -45,7 +46,7 @@ class CDFBand:
     replicates: int
     method: str = "parametric bootstrap"
 
-    def quantile_interval(self, q) -> tuple[np.ndarray, np.ndarray]:
+    def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
 
         The left end is the left edge of the bin in which the upper band first

@@ -15,6 +15,7 @@ from ..privacy import PrivacyGuarantee
 from ._band import CDFBand
 from ._contract import Presented
 from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
+from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["Distribution", "QUANTILES"]
 
@@ -55,10 +56,11 @@ class Distribution(Presented):
     details: dict = field(default_factory=dict)
     guarantee: PrivacyGuarantee | None = None
     band: Any = None
+    _cumulative: np.ndarray = field(init=False, repr=False, compare=False)  # CDF at the edges
 
     kind: ClassVar[str] = "distribution"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         edges = np.asarray(self.edges, dtype=np.float64)
         probabilities = np.asarray(self.probabilities, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
@@ -87,7 +89,7 @@ class Distribution(Presented):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_cdf(cls, edges, cdf_values, **kwargs) -> "Distribution":
+    def from_cdf(cls, edges: ArrayLike, cdf_values: ArrayLike, **kwargs: Any) -> "Distribution":
         """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
         cdf_values = np.asarray(cdf_values, dtype=np.float64)
         if cdf_values.ndim != 1 or np.any(np.diff(cdf_values) < -1e-12):
@@ -95,10 +97,10 @@ class Distribution(Presented):
                 "The 'cdf_values' parameter of Distribution.from_cdf must be a non-decreasing 1-D array "
                 f"(one value per edge). Got {cdf_values!r:.200} instead."
             )
-        return cls(edges, np.diff(cdf_values), **kwargs)
+        return cls(np.asarray(edges), np.diff(cdf_values), **kwargs)
 
     @classmethod
-    def uniform_bins(cls, probabilities, bounds=(0.0, 1.0), **kwargs) -> "Distribution":
+    def uniform_bins(cls, probabilities: ArrayLike, bounds: FloatBounds = (0.0, 1.0), **kwargs: Any) -> "Distribution":
         """Equal-width bins over ``bounds``."""
         probabilities = np.asarray(probabilities, dtype=np.float64)
         return cls(np.linspace(bounds[0], bounds[1], probabilities.size + 1), probabilities, **kwargs)
@@ -122,7 +124,7 @@ class Distribution(Presented):
         return self._cumulative
 
     # ------------------------------------------------------------------ functions
-    def pdf(self, x) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density at ``x`` (0 outside bounds; right-continuous at inner edges)."""
         x = np.asarray(x, dtype=np.float64)
         index = np.searchsorted(self.edges, x, side="right") - 1
@@ -130,11 +132,11 @@ class Distribution(Presented):
         index = np.clip(index, 0, self.bins - 1)
         return np.where(inside, self.probabilities[index] / self.widths[index], 0.0)
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
         return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)
 
-    def quantile(self, q) -> np.ndarray:
+    def quantile(self, q: ArrayLike) -> np.ndarray:
         """Smallest ``x`` with ``cdf(x) >= q`` (the generalized inverse), for ``q`` in [0, 1]."""
         q = np.asarray(q, dtype=np.float64)
         if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
@@ -178,7 +180,7 @@ class Distribution(Presented):
                 table[column] = np.asarray(getattr(self.band, name))[1:]
         return table
 
-    def range_query(self, low, high) -> np.ndarray:
+    def range_query(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
         """Probability mass of ``[low, high]``."""
         low = np.asarray(low, dtype=np.float64)
         high = np.asarray(high, dtype=np.float64)
@@ -188,7 +190,7 @@ class Distribution(Presented):
             )
         return self.cdf(high) - self.cdf(low)
 
-    def sample(self, size: int, rng=None) -> np.ndarray:
+    def sample(self, size: int, rng: Seed = None) -> np.ndarray:
         """Draw ``size`` i.i.d. values (bin by mass, then uniform within the bin).
 
         The bins' counts are one multinomial draw and their order a uniform shuffle, which is
@@ -255,7 +257,7 @@ class Distribution(Presented):
             band=None if band is None else CDFBand.from_dict(band),
         )
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Mean, standard deviation and the :data:`QUANTILES`, one per line, with the intervals of its band
         when it has one (at the band's level: ``level`` is not used), each beside the value of the samples
         ``truth`` when given; then the band's method and the bins."""
@@ -280,7 +282,7 @@ class Distribution(Presented):
         lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
         return "\n".join(lines)
 
-    def plot(self, ax=None, *, kind: str = "pdf", **kwargs):
+    def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
         """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.
 
         A CDF plot draws the confidence bands when the estimate has them
@@ -294,7 +296,7 @@ class Distribution(Presented):
             )
         return plotting.draw_distribution(self, ax, kind=kind, **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The density on at most :data:`dpdist.plotting.DISPLAY_BINS` equal bins beside the CDF with its band,
         the samples ``truth`` as a histogram on the same bins and as their empirical CDF (``level``: the band's)."""
         from .. import plotting

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Sequence
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class FrequencyEstimate(Presented):
                 )
             object.__setattr__(self, "labels", labels)
 
-    def with_labels(self, labels) -> "FrequencyEstimate":
+    def with_labels(self, labels: Sequence[str]) -> "FrequencyEstimate":
         """The same estimate with a label for each item."""
         return dataclasses.replace(self, labels=tuple(labels))
 
@@ -237,7 +237,7 @@ class FrequencyEstimate(Presented):
     def _no_interval_reason(self) -> str:
         return str(self.details.get("no_interval", "no interval: the estimator has no variance"))
 
-    def describe(self, truth=None, level: float = 0.95, *, k: int = 10) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95, *, k: int = 10) -> str:
         """The ``k`` most frequent items with their intervals at ``level``, one per line, beside their true
         frequency when ``truth`` (the ``d`` true frequencies) is given; a last line says why when there are none."""
         truth = self._check_truth(truth, "describe")
@@ -266,7 +266,7 @@ class FrequencyEstimate(Presented):
             )
         return truth
 
-    def plot(self, ax=None, *, k: int | None = None, level: float = 0.95, truth=None, **kwargs):
+    def plot(self, ax: Any = None, *, k: int | None = None, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """Bars of the estimated frequencies with their ``level`` intervals; returns the axes.
 
         Parameters
@@ -286,7 +286,7 @@ class FrequencyEstimate(Presented):
         return plotting.draw_frequencies(self, ax, items=items, level=level, truth=self._check_truth(truth, "plot"),
                                          **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """Bars of every item with its ``level`` interval, the true frequencies (``truth``) as markers."""
         from .. import plotting
 

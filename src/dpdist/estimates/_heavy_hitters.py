@@ -105,7 +105,7 @@ class HeavyHitters(Presented):
             "band": band,
         }
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per item found: its frequency and simultaneous interval at ``level``, beside its true frequency
         when ``truth`` (a dict from each name of :attr:`names` to its true frequency; 0 for a name not in it) is given."""
         if truth is not None and not isinstance(truth, dict):
@@ -122,13 +122,13 @@ class HeavyHitters(Presented):
                          f"[{low[index]:.4f}, {high[index]:.4f}]{true}")
         return "\n".join(lines)
 
-    def plot(self, ax=None, *, level: float = 0.95, **kwargs):
+    def plot(self, ax: Any = None, *, level: float = 0.95, **kwargs: Any) -> Any:
         """Horizontal bars of the items found, most frequent on top, with their simultaneous intervals."""
         from .. import plotting
 
         return plotting.draw_heavy_hitters(self, ax, level=level, **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own (``truth`` and ``xlabel`` are not drawn)."""
         from .. import plotting
 

@@ -80,7 +80,7 @@ class MeanEstimate(Presented):
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
         low, high = self.confidence_interval(level)
         samples = check_samples(truth, "MeanEstimate")
@@ -88,13 +88,13 @@ class MeanEstimate(Presented):
         return (f"  estimated mean     {self.mean:.6g}{true}\n"
                 f"  {percent(level) + ' interval':<18} [{low:.6g}, {high:.6g}]")
 
-    def plot(self, ax=None, *, level: float = 0.95, truth=None, **kwargs):
+    def plot(self, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """The mean with its ``level`` interval on the axis of ``bounds``, the true values' mean as a line."""
         from .. import plotting
 
         return plotting.draw_mean(self, ax, level=level, truth=check_samples(truth, "MeanEstimate"), **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own."""
         from .. import plotting
 
@@ -140,8 +140,8 @@ class MeanVarianceEstimate(Presented):
     @property
     def guarantee(self) -> PrivacyGuarantee | None:
         """Parallel composition: the two phases ask disjoint groups of users."""
-        parts = [self.mean_estimate.guarantee, self.deviation_estimate.guarantee]
-        return None if None in parts else parallel(parts)
+        first, second = self.mean_estimate.guarantee, self.deviation_estimate.guarantee
+        return None if first is None or second is None else parallel([first, second])
 
     @property
     def method(self) -> str:
@@ -189,16 +189,16 @@ class MeanVarianceEstimate(Presented):
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
 
-    def describe(self, truth=None, level: float = 0.95) -> str:
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""
         samples = check_samples(truth, "MeanVarianceEstimate")
         true = "" if samples is None else f"   (true {np.var(samples):.6g})"
         return f"{self.mean_estimate.describe(truth, level)}\n  estimated var      {self.var:.6g}{true}"
 
-    def plot(self, ax=None, *, level: float = 0.95, truth=None, **kwargs):
+    def plot(self, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """The mean with its interval (:meth:`MeanEstimate.plot`)."""
         return self.mean_estimate.plot(ax, level=level, truth=truth, **kwargs)
 
-    def figure(self, *, label: str | None = None, truth=None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The mean with its interval (:meth:`MeanEstimate.figure`)."""
         return self.mean_estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)

@@ -52,10 +52,10 @@ class ReleasedDistribution:
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         return self._presented(level).describe(truth, level)
 
-    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95):
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         return self._presented(level).figure(label=label, truth=truth, xlabel=xlabel, level=level)
 
-    def plot(self, ax: Any = None, *, level: float | None = None, **kwargs: Any):
+    def plot(self, ax: Any = None, *, level: float | None = None, **kwargs: Any) -> Any:
         """:meth:`Distribution.plot` of the distribution (with its band at ``level`` if given)."""
         return self._presented(level).plot(ax, **kwargs)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 from scipy import stats
@@ -230,7 +230,7 @@ def rows_by(rows: ResultsTable, column: str = "method", exclude: Iterable[str] =
 
 def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], drop: Iterable[str] = ()) -> str:
     """``"column=value, ..."`` of a setting (pairs or a dict), leaving out unset values and ``drop``."""
-    pairs = setting.items() if isinstance(setting, dict) else setting
+    pairs = setting.items() if isinstance(setting, Mapping) else setting
     return ", ".join(f"{k}={v}" for k, v in pairs if v is not None and k not in drop)
 
 
@@ -253,8 +253,8 @@ class BetterThan:
     """
 
     metric: str
-    better: str
-    worse: str
+    better: Any  # a value of ``column``: a method label by default
+    worse: Any
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
     column: str = "method"
@@ -308,7 +308,7 @@ def _undecidable(row: dict, label: str) -> str:
     return ""
 
 
-def better_than(metric: str, better: str, worse: str, **options: Any) -> BetterThan:
+def better_than(metric: str, better: Any, worse: Any, **options: Any) -> BetterThan:
     """Claim check: ``better`` beats ``worse`` on ``metric`` (see :class:`BetterThan`)."""
     return BetterThan(metric=metric, better=better, worse=worse, **options)
 

@@ -36,7 +36,7 @@ ESTIMATE_OPTIONS = frozenset({"postprocess", "significance", "deconvolve", "meth
 _METHODS: dict[str, Callable] = {}
 
 
-def register_method(name: str, function: Callable | None = None):
+def register_method(name: str, function: Callable | None = None) -> Callable:
     """Register ``function(values, dataset, params, rng)`` under ``name`` (usable as a decorator).
 
     The function must be defined at module top level so worker processes can import it.

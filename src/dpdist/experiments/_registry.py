@@ -33,7 +33,7 @@ def _discover() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-#: name -> package defining ``SPEC`` (papers in /work/shared/papers: 000 wavelet, 001 wiener,
+#: name -> package defining ``SPEC`` (papers 000 wavelet, 001 wiener,
 #: 002 central, 003 sw-ems, 004 cp; ``toy`` exercises the runner).
 SPEC_MODULES = _discover()
 

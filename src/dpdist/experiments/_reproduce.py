@@ -16,6 +16,7 @@ renamed), so a killed run leaves the previous version or the new one, never a tr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ._claims import evaluate_claims
 from ._files import remove_stale_temporaries
@@ -29,7 +30,7 @@ __all__ = ["reproduce"]
 
 
 def reproduce(
-    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler=None
+    spec: ExperimentSpec, out: str | Path, *, jobs: int = 1, progress: bool = True, command: str = "", scheduler: Any = None
 ) -> RunResult:
     """Run ``spec`` into ``out`` (resuming from its cache) and write tables, figures and report.
 
@@ -40,7 +41,7 @@ def reproduce(
     results = out / "results"
     if results.is_dir():
         remove_stale_temporaries(results)
-    files = {
+    files: dict[str, Any] = {
         "raw_csv": result.raw.to_csv(results / "raw.csv"),
         "summary_csv": result.summary.to_csv(results / "summary.csv"),
         "raw_parquet": result.raw.to_parquet(results / "raw.parquet"),

@@ -29,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -203,7 +204,7 @@ def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) 
     return {metric.key: float(result)}
 
 
-def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     """Run one cell; return ``{"metrics": {key: value}, "seconds": t}`` (top level: spawn-safe)."""
     start = time.perf_counter()
     seeds = cell_seeds(cell, root_seed)
@@ -236,7 +237,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: tuple) -> dict:
     return {"metrics": results, "seconds": time.perf_counter() - start}
 
 
-def _execute_safely(cell: Cell, root_seed: int, metrics: tuple) -> dict:
+def _execute_safely(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     try:
         return execute_cell(cell, root_seed, metrics)
     except Exception as error:  # reported by the runner, never cached
@@ -254,7 +255,7 @@ def run_spec(
     jobs: int = 1,
     progress: bool = True,
     cells: list[Cell] | None = None,
-    scheduler=None,
+    scheduler: Any = None,
 ) -> RunResult:
     """Run the cells of ``spec`` not yet cached under ``out`` and build the results tables.
 
@@ -282,11 +283,7 @@ def run_spec(
     cache.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(cache)  # left by a run killed between writing and renaming a cell
     all_cells = spec.cells() if cells is None else list(cells)
-    files = sorted({cell.dataset.file for cell in all_cells if cell.dataset.file is not None})
-    file_digests = {file: _file_digest(file) for file in files}
-    if files:
-        _forget_file_datasets()  # this process may hold an older content of a file
-    keys = [cell_key(cell, spec, file_digests) for cell in all_cells]
+    keys = _cell_keys(spec, all_cells)
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
@@ -314,32 +311,7 @@ def run_spec(
             for cell, key in pending:
                 finish(cell, key, _execute_safely(cell, spec.seed, spec.metrics))
         else:
-            with ProcessPoolExecutor(
-                max_workers=jobs, mp_context=get_context("spawn"), initializer=_ignore_interrupts
-            ) as pool:
-                # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
-                # spawned Python keeps an ignored SIGINT) and only this process handles it
-                in_main_thread = threading.current_thread() is threading.main_thread()
-                previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
-                try:
-                    futures = {
-                        pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key)
-                        for cell, key in pending
-                    }
-                finally:
-                    if in_main_thread:
-                        signal.signal(signal.SIGINT, previous)
-                try:
-                    for future in as_completed(futures):
-                        cell, key = futures[future]
-                        finish(cell, key, future.result())
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    # cells in flight would otherwise run to the end after Ctrl-C; their
-                    # results are not cached, so stopping them loses nothing
-                    for process in list((pool._processes or {}).values()):
-                        process.terminate()
-                    raise
+            _run_in_processes(jobs, pending, spec, finish)
     finally:
         bar.close()
 
@@ -355,6 +327,40 @@ def run_spec(
         failures=failures,
         seconds=time.perf_counter() - start,
     )
+
+
+def _cell_keys(spec: ExperimentSpec, cells: list[Cell]) -> list[str]:
+    """The cache key of each cell (over the content of the data files the cells read)."""
+    files = sorted({cell.dataset.file for cell in cells if cell.dataset.file is not None})
+    file_digests = {file: _file_digest(file) for file in files}
+    if files:
+        _forget_file_datasets()  # this process may hold an older content of a file
+    return [cell_key(cell, spec, file_digests) for cell in cells]
+
+
+def _run_in_processes(jobs: int, pending, spec: ExperimentSpec, finish) -> None:
+    """Run the pending cells on ``jobs`` spawned worker processes; Ctrl-C stops them all."""
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_ignore_interrupts) as pool:
+        # workers start while Ctrl-C is ignored, so they inherit SIGINT ignored (a
+        # spawned Python keeps an ignored SIGINT) and only this process handles it
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
+        try:
+            futures = {pool.submit(_execute_safely, cell, spec.seed, spec.metrics): (cell, key) for cell, key in pending}
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGINT, previous)
+        try:
+            for future in as_completed(futures):
+                cell, key = futures[future]
+                finish(cell, key, future.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            # cells in flight would otherwise run to the end after Ctrl-C; their
+            # results are not cached, so stopping them loses nothing
+            for process in list((pool._processes or {}).values()):
+                process.terminate()
+            raise
 
 
 def _run_on_dask(scheduler, pending, spec, finish) -> None:

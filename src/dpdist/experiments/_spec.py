@@ -10,13 +10,17 @@ adding a method, a dataset or a grid value never changes another cell's numbers.
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
 from ..errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from ..datasets import Dataset
 
 __all__ = [
     "DatasetRef",
@@ -49,7 +53,7 @@ def _normalize_sweep(sweep, name) -> dict:
             f"The 'grid' of ExperimentSpec {name!r} must be a dict of name -> list or a list of such dicts. "
             f"Got an entry {sweep!r} instead."
         )
-    out = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
+    out: dict[str, Any] = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
     for key in SWEEP_KEYS:
         if key in sweep:
             out[key] = tuple(sweep[key])
@@ -86,7 +90,7 @@ class DatasetRef:
     label: str | None = None
 
     @classmethod
-    def of(cls, value) -> "DatasetRef":
+    def of(cls, value: Any) -> "DatasetRef":
         if isinstance(value, DatasetRef):
             return value
         if isinstance(value, str):
@@ -109,21 +113,20 @@ class DatasetRef:
         """The name the results table uses."""
         if self.label:
             return self.label
-        base = self.name if self.file is None else f"{Path(self.file).name}:{self.column}"
+        base = str(self.name) if self.file is None else f"{Path(self.file).name}:{self.column}"
         if self.bins is not None:
             base += f"[bins={self.bins}]"
         if self.permute is not None:
             base += f"[permuted={self.permute}]"
         return base
 
-    def resolve(self):
+    def resolve(self) -> Dataset:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
         from .. import datasets
 
-        if self.file is not None:
-            base = datasets.from_file(self.file, self.column, bounds=self.bounds)
-        else:
-            base = self.name
+        if self.file is None:
+            return datasets.get(str(self.name), bins=self.bins, permute=self.permute)
+        base = datasets.from_file(self.file, str(self.column), bounds=self.bounds)
         return datasets.get(base, bins=self.bins, permute=self.permute)
 
 
@@ -143,7 +146,7 @@ class MethodSpec:
     metrics: tuple = ()
 
     @classmethod
-    def of(cls, value) -> "MethodSpec":
+    def of(cls, value: Any) -> "MethodSpec":
         if isinstance(value, MethodSpec):
             return value
         if isinstance(value, str):
@@ -200,7 +203,7 @@ class MetricSpec:
             )
 
     @classmethod
-    def of(cls, value) -> "MetricSpec":
+    def of(cls, value: Any) -> "MetricSpec":
         if isinstance(value, MetricSpec):
             return value
         if isinstance(value, str):
@@ -234,7 +237,7 @@ class FigureSpec:
     name: str
     title: str = ""
     x: str = "epsilon"
-    y: str = ""
+    y: str | tuple[str, ...] = ""  # a metric key, or several (one line each, series = "metric")
     series: str = "method"
     panels: str | None = "dataset"
     where: dict = field(default_factory=dict)
@@ -246,7 +249,7 @@ class FigureSpec:
     methods: tuple = ()
 
     @classmethod
-    def of(cls, value) -> "FigureSpec":
+    def of(cls, value: Any) -> "FigureSpec":
         if isinstance(value, FigureSpec):
             return value
         if isinstance(value, dict):
@@ -322,14 +325,14 @@ class ExperimentSpec:
     """
 
     name: str
-    datasets: tuple
-    methods: tuple
-    grid: dict
-    metrics: tuple
+    datasets: Sequence[Any]  # given as str, dict or DatasetRef; held as a tuple of DatasetRef
+    methods: Sequence[Any]  # str, dict or MethodSpec; held as MethodSpec
+    grid: Any  # a dict of name -> list, or a list of such dicts (normalized)
+    metrics: Sequence[Any]  # str, dict or MetricSpec; held as MetricSpec
     repeats: int = 10
     seed: int = 0
-    figures: tuple = ()
-    claims: tuple = ()
+    figures: Sequence[Any] = ()  # FigureSpec or dict; held as FigureSpec
+    claims: Sequence[Claim] = ()
     quick: dict = field(default_factory=dict)
     title: str = ""
     paper: str = ""
@@ -399,7 +402,7 @@ class ExperimentSpec:
                 )
 
     # ------------------------------------------------------------------ variants
-    def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None):
+    def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None) -> ExperimentSpec:
         """The spec with the ``quick`` overrides and/or another number of repeats or root seed."""
         spec = self
         if quick and self.quick:
@@ -516,9 +519,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     and ``[[claims]]`` (``text``, ``figure`` and a :func:`better_than` rule: ``metric``,
     ``better``, ``worse``, optional ``where`` and ``margin``).
     """
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
+    else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     from ._claims import better_than
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ._files import atomic_path
+from .._types import PathLike
 
 __all__ = ["ResultsTable", "summarize", "STAT_COLUMNS"]
 
@@ -56,7 +57,7 @@ class ResultsTable:
         return f"ResultsTable({len(self.rows)} rows, columns={self.columns})"
 
     # ------------------------------------------------------------------ queries
-    def select(self, **criteria) -> "ResultsTable":
+    def select(self, **criteria: Any) -> "ResultsTable":
         """Rows whose column equals the value (or is in it, for a list/tuple/set)."""
         def keep(row):
             for key, wanted in criteria.items():
@@ -83,7 +84,7 @@ class ResultsTable:
                 seen.append(row.get(name))
         return seen
 
-    def one(self, **criteria) -> dict:
+    def one(self, **criteria: Any) -> dict:
         """The single row matching ``criteria``."""
         rows = self.select(**criteria).rows
         if len(rows) != 1:
@@ -91,7 +92,7 @@ class ResultsTable:
         return rows[0]
 
     # ------------------------------------------------------------------ output
-    def to_csv(self, path) -> Path:
+    def to_csv(self, path: PathLike) -> Path:
         """Write CSV, replacing ``path`` whole (never left half-written)."""
         path = Path(path)
         with atomic_path(path) as temporary, temporary.open("w", newline="") as handle:
@@ -101,7 +102,7 @@ class ResultsTable:
                 writer.writerow([_cell_text(row.get(column)) for column in self.columns])
         return path
 
-    def to_parquet(self, path) -> Path | None:
+    def to_parquet(self, path: PathLike) -> Path | None:
         """Write Parquet (needs pyarrow); returns None when pyarrow is missing."""
         try:
             import pyarrow as pa
@@ -114,7 +115,7 @@ class ResultsTable:
             pq.write_table(pa.table(data), temporary)
         return path
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:
         import pandas
 
         return pandas.DataFrame(self.rows, columns=self.columns)
@@ -129,7 +130,7 @@ class ResultsTable:
         return "\n".join(lines)
 
     @classmethod
-    def read_csv(cls, path) -> "ResultsTable":
+    def read_csv(cls, path: PathLike) -> "ResultsTable":
         with Path(path).open(newline="") as handle:
             reader = csv.reader(handle)
             columns = next(reader)

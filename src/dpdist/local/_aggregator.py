@@ -17,6 +17,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ._registry import CONFIG_VERSION
 from ._report_format import ON_INVALID, ReportBatch
 from ._state_validation import MAX_REPORTS, STATE_FORMAT, check_count, check_counts, check_state, check_statistic
+from .._types import ArrayLike, PathLike
 
 if TYPE_CHECKING:
     from ._protocol import LocalProtocol
@@ -39,7 +40,7 @@ class Aggregator:
 
     def __init__(self, protocol: "LocalProtocol"):
         self.protocol = protocol
-        self.statistic = np.zeros(protocol.statistic_size, dtype=protocol.statistic_dtype)
+        self.statistic: np.ndarray = np.zeros(protocol.statistic_size, dtype=protocol.statistic_dtype)
         self.n = 0
         self.rejected: dict[str, int] = {}
 
@@ -47,7 +48,7 @@ class Aggregator:
     def config(self) -> dict[str, Any]:
         return self.protocol.config()
 
-    def add(self, reports, *, on_invalid: str = "count") -> "Aggregator":
+    def add(self, reports: ArrayLike, *, on_invalid: str = "count") -> "Aggregator":
         """Validate a batch of reports and add it; return ``self``.
 
         Parameters
@@ -161,7 +162,7 @@ class Aggregator:
         aggregator.rejected = rejected
         return aggregator
 
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         """Write the state to ``path`` in one atomic replacement (the state file of :func:`dpdist.io.save_state`).
 
         The file records no ingested report file (an ingest journal left beside
@@ -175,7 +176,7 @@ class Aggregator:
         write_state(path, {"config": self.config, "n": self.n, "statistic": self.statistic, "rejected": self.rejected})
 
     @classmethod
-    def load(cls, path, protocol: "LocalProtocol | None" = None) -> "Aggregator":
+    def load(cls, path: PathLike, protocol: "LocalProtocol | None" = None) -> "Aggregator":
         """Read a state written by :meth:`save`; with ``protocol``, the configs must agree.
 
         The state is validated as by :meth:`from_dict`.  Any state file loads,

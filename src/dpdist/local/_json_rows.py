@@ -90,8 +90,9 @@ def _record_rows(rows: list, layout: "ReportFormat") -> tuple[np.ndarray, dict[s
     array = layout.empty(n)
     masks = {reason: np.zeros(n, dtype=bool) for reason in ROW_PROBLEMS}
     fields = [(name, shape, np.iinfo(base)) for name, base, shape in layout.value_columns()]
-    names = set(layout.dtype.names)
+    names = set(layout.dtype.names or ())
     for index, row in enumerate(rows):
+        problem: str | None
         if row is None:
             problem = "missing"
         elif not isinstance(row, dict) or set(row) != names:

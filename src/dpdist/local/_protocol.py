@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from ._registry import (
     parameter_names,
     register,
 )
+from .._types import ArrayLike, Seed
 
 __all__ = [
     "LocalProtocol",
@@ -74,6 +75,16 @@ class ProtocolTags:
         A device reports through a memo of permanent responses (``client()``), and the
         protocol states its guarantees over time (``epsilon_over_changes``,
         ``stable_guarantee``; ``dpdist.local.frequency._memoized``).
+    fixed_support_size : bool
+        Every report supports the same number of items (``"frequency"`` oracles: GRR one,
+        subset selection ``k``), so the support counts sum to a constant and the support
+        noise has no power at frequency 0 (paper 001, Theorem 3).
+    closed_form_mle : bool
+        ``maximum_likelihood(counts)`` gives the maximum-likelihood frequencies in closed
+        form, so ``estimate(estimator="mle")`` applies.
+    words : bool
+        ``privatize`` also takes words (strings over the protocol's ``codec.alphabet``),
+        each randomized as the item it encodes to.
     """
 
     kind: str = "frequency"
@@ -81,6 +92,9 @@ class ProtocolTags:
     exact_simulate: bool = False
     unbiased: bool = True
     memoized: bool = False
+    fixed_support_size: bool = False
+    closed_form_mle: bool = False
+    words: bool = False
 
     @property
     def takes_items(self) -> bool:
@@ -96,10 +110,10 @@ class ParameterDependentTags:
     use it instead of overwriting ``tags`` in their constructor.
     """
 
-    def __init__(self, base: ProtocolTags, refine):
+    def __init__(self, base: ProtocolTags, refine: Callable[[Any, ProtocolTags], ProtocolTags]):
         self.base, self.refine = base, refine
 
-    def __get__(self, instance, owner=None) -> ProtocolTags:
+    def __get__(self, instance: Any, owner: type | None = None) -> ProtocolTags:
         return self.base if instance is None else self.refine(instance, self.base)
 
 
@@ -121,8 +135,11 @@ class LocalProtocol(ABC):
     estimate_options: ClassVar[dict[str, Constraint]] = {}
     #: An option of the table that, when given, takes the options outside it and checks them itself.
     estimate_delegate: ClassVar[str | None] = None
+    #: Why ``make("auto")`` chose this protocol (set on the protocol it builds; ``None`` otherwise);
+    #: :meth:`estimate` copies it into the estimate's ``details["auto_choice"]``.
+    auto_choice: dict[str, Any] | None = None
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any):
         merged = {**self._defaults, **params}
         unknown = set(params) - set(self._constraints)
         if unknown:  # before the missing ones: make("oue", eps=1) is a misspelt epsilon, not a missing one
@@ -160,6 +177,12 @@ class LocalProtocol(ABC):
     def params(self) -> dict[str, Any]:
         return dict(self._params)
 
+    @property
+    def labels(self) -> tuple[str, ...] | None:
+        """The public label of each item, for a protocol with a label domain (a frequency oracle made
+        with ``labels``); ``None`` otherwise."""
+        return None
+
     def config(self) -> dict[str, Any]:
         """JSON-safe description; ``local.from_config(proto.config())`` rebuilds the protocol."""
         return {"protocol": self.name, "version": CONFIG_VERSION, **_json_safe(self._params)}
@@ -185,7 +208,7 @@ class LocalProtocol(ABC):
         """
 
     # ------------------------------------------------------------------ client side
-    def privatize(self, values, rng=None, *, secure: bool = False):
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False) -> np.ndarray:
         """Randomize each user's value; one report per value.
 
         A longitudinal (memoized) protocol randomizes each value here as a different
@@ -273,13 +296,20 @@ class LocalProtocol(ABC):
     def statistic_size(self) -> int:
         """Length of the aggregator's sufficient-statistic vector."""
 
-    statistic_dtype: ClassVar[type] = np.int64
+    @property
+    def statistic_dtype(self) -> type:
+        """The type of the statistic's entries (counts: int64)."""
+        return np.int64
+
     #: Whether statistic entries may be negative (signed sums such as Haar coefficients).
     statistic_signed: ClassVar[bool] = False
-    #: What every report adds to the sum of the statistic's entries when that is the same for
-    #: all reports (1 for a histogram of one output per report, k for k-subset selection), else
-    #: None.  A loaded or merged state whose statistic does not sum to this times ``n`` is refused.
-    statistic_total_per_report: ClassVar[int | None] = None
+
+    @property
+    def statistic_total_per_report(self) -> int | None:
+        """What every report adds to the sum of the statistic's entries when that is the same for all
+        reports (1 for a histogram of one output per report, k for k-subset selection), else None.  A
+        loaded or merged state whose statistic does not sum to this times ``n`` is refused."""
+        return None
 
     # Report hooks: the format calls these (everyone else calls ``self.report_format``: check,
     # select, count, statistic, validate).  Protocol authors declare ``_report_format`` and
@@ -309,8 +339,7 @@ class LocalProtocol(ABC):
     def _accumulate(self, reports) -> np.ndarray:
         """Sufficient statistic of a batch of valid reports (shape ``(statistic_size,)``)."""
 
-    @staticmethod
-    def _count_reports(reports) -> int:
+    def _count_reports(self, reports: Any) -> int:
         return len(reports)
 
     def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None:
@@ -325,7 +354,7 @@ class LocalProtocol(ABC):
         """
         return None
 
-    def simulate(self, values, rng=None) -> "Aggregator":
+    def simulate(self, values: ArrayLike, rng: Seed = None) -> Aggregator:
         """An aggregator distributed exactly as one that added ``privatize(values)``.
 
         Protocols with an exact aggregate sampler override :meth:`_simulate`
@@ -342,14 +371,17 @@ class LocalProtocol(ABC):
         return len(values)
 
     def _simulate(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for start in range(0, len(values), self._simulate_chunk):
             statistic += self._accumulate(self._privatize(values[start : start + self._simulate_chunk], rng))
         return statistic
 
-    _simulate_chunk: ClassVar[int] = 1 << 16
+    @property
+    def _simulate_chunk(self) -> int:
+        """Users per privatized chunk of the default ``_simulate``."""
+        return 1 << 16
 
-    def estimate(self, data, **options):
+    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports.
 
         Options are protocol-specific (e.g. ``postprocess="norm-sub"``), declared in
@@ -366,19 +398,20 @@ class LocalProtocol(ABC):
                 f"{self.display_name}.estimate needs at least one report; the aggregator holds none."
             )
         estimate = self._estimate(aggregator, **options)
-        auto_choice = getattr(self, "auto_choice", None)
-        if auto_choice is not None:
-            estimate.details["auto_choice"] = auto_choice
+        if self.auto_choice is not None:
+            estimate.details["auto_choice"] = self.auto_choice
         return estimate
 
     @abstractmethod
-    def _estimate(self, aggregator: "Aggregator", **options): ...
+    def _estimate(self, aggregator: "Aggregator", *args: Any, **options: Any) -> Any:
+        """The estimate of an aggregator holding reports, under the options of :attr:`estimate_options`
+        (already checked; a protocol declares the ones it takes as keywords)."""
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of the unbiased estimator for ``n`` users."""
         raise NotImplementedError(f"{self.display_name} has no analytic variance.")
 
-    def channel(self, values=None) -> np.ndarray:
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact output probabilities ``P[i, y] = Pr[output y | input values[i]]``.
 
         Only for small instances with a finite output space; outputs are ordered
@@ -387,7 +420,7 @@ class LocalProtocol(ABC):
         """
         raise NotImplementedError(f"{self.display_name} has no finite channel.")
 
-    def report_index(self, reports) -> np.ndarray:
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Index of each report in the output order of :meth:`channel`."""
         raise NotImplementedError(f"{self.display_name} has no finite channel.")
 

@@ -8,9 +8,12 @@ protocol from its config without importing the aggregator.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..errors import IncompatibleStateError, InvalidParameterError
+
+if TYPE_CHECKING:  # for the annotations only: the registry imports nothing of the contract
+    from ._protocol import LocalProtocol
 
 __all__ = [
     "CONFIG_VERSION",
@@ -27,11 +30,13 @@ __all__ = [
 #: version of ``LocalProtocol.config()`` dicts and aggregator states
 CONFIG_VERSION = 1
 
-_REGISTRY: dict[str, type] = {}
-_CHOOSERS: dict[str, Any] = {}
+_REGISTRY: dict[str, type[LocalProtocol]] = {}
+_CHOOSERS: dict[str, Callable[..., LocalProtocol]] = {}
+
+ProtocolClass = TypeVar("ProtocolClass", bound="type[LocalProtocol]")
 
 
-def register(cls: type) -> type:
+def register(cls: ProtocolClass) -> ProtocolClass:
     """Class decorator: add a protocol to the registry under ``cls.name``."""
     if not cls.name or cls.name in _REGISTRY:
         raise ValueError(f"protocol name {cls.name!r} is empty or already registered")
@@ -61,7 +66,7 @@ def needs_population_size(name: str) -> bool:
     return name in _REGISTRY and "n_users" in _REGISTRY[name]._constraints
 
 
-def register_chooser(name: str, factory) -> None:
+def register_chooser(name: str, factory: Callable[..., LocalProtocol]) -> None:
     """Register ``factory(**params)`` as the builder of the pseudo-protocol ``name`` (e.g. ``"auto"``).
 
     A chooser returns an instance of a registered protocol; it is not listed by
@@ -70,7 +75,7 @@ def register_chooser(name: str, factory) -> None:
     _CHOOSERS[name] = factory
 
 
-def make(name: str, **params):
+def make(name: str, **params: Any) -> LocalProtocol:
     """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``.
 
     Names are case-insensitive (``"OUE"`` is ``"oue"``); the config keeps the registry's spelling.
@@ -93,7 +98,7 @@ def make(name: str, **params):
     return _REGISTRY[key](**params)
 
 
-def from_config(config: dict[str, Any]):
+def from_config(config: dict[str, Any]) -> LocalProtocol:
     """Rebuild a protocol from :meth:`LocalProtocol.config`."""
     if not isinstance(config, dict) or "protocol" not in config:
         raise InvalidParameterError(
@@ -114,6 +119,6 @@ def from_config(config: dict[str, Any]):
     return make(name, **params)
 
 
-def registered_class(name: str) -> type | None:
+def registered_class(name: str) -> type[LocalProtocol] | None:
     """The class registered under ``name`` (None if there is none)."""
     return _REGISTRY.get(name)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 import numpy as np
 
 from ..errors import InvalidParameterError, MalformedReportError
+from .._types import ArrayLike
 
 if TYPE_CHECKING:
     from ._aggregator import Aggregator
@@ -203,9 +204,9 @@ class ReportFormat:
         one per field for structured ones (Arrow columns and JSON objects follow them)."""
         if self.dtype.names is None:
             return [(None, self.dtype, self.row_shape)]
-        columns = []
+        columns: list[tuple[str | None, np.dtype, tuple[int, ...]]] = []
         for name in self.dtype.names:
-            sub = self.dtype.fields[name][0]
+            sub = self.dtype[name]
             columns.append((name, sub.base, tuple(sub.shape)))
         return columns
 
@@ -299,7 +300,7 @@ class ReportFormat:
         if self.dtype.names is not None:
             raise MalformedReportError(f"{self._owner} reports are structured ({self.dtype}); got dtype {values.dtype}.")
         cast, bad = fit_values(values, self.dtype)
-        return cast, bad.reshape(bad.shape[0], int(np.prod(bad.shape[1:], dtype=np.int64))).any(axis=1)
+        return cast, np.asarray(bad.reshape(bad.shape[0], int(np.prod(bad.shape[1:], dtype=np.int64))).any(axis=1))
 
     # ------------------------------------------------------------------ JSON rows
     def to_json_rows(self, reports: Any) -> list:

@@ -187,7 +187,7 @@ class IntegerRowReports(ReportFormat):
             if column.count == 1:
                 rows = _out_of_range(array[:, start], column.low, column.limit)
             else:
-                rows = _out_of_range(array[:, start : start + column.count], column.low, column.limit).any(axis=1)
+                rows = np.asarray(_out_of_range(array[:, start : start + column.count], column.low, column.limit).any(axis=1))
             start += column.count
             rows &= ~flagged
             if column.why in invalid:
@@ -244,11 +244,11 @@ class RecordReports(ReportFormat):
                 f"{self._owner} reports must be a 1-D structured array of dtype {self.dtype}. "
                 f"Got shape {array.shape} and dtype {array.dtype} instead."
             )
-        invalid = {}
+        invalid: dict[str, np.ndarray] = {}
         for f in self.fields:
             if f.bounded:
                 entries = _out_of_range(array[f.name], f.low, f.high)
-                invalid[f.why] = entries.reshape(array.shape[0], -1).any(axis=1) if f.shape else entries
+                invalid[f.why] = np.asarray(entries.reshape(array.shape[0], -1).any(axis=1)) if f.shape else entries
         return array, invalid
 
 

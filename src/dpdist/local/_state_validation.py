@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -172,7 +172,7 @@ def level_sums_problem(statistic: np.ndarray, n: int, offsets, per_report, *, fi
         return "a negative level count"
     if exact_sum(counts) != n:
         return f"the level counts sum to {exact_sum(counts)}, not n={n}"
-    suspects = range(levels)
+    suspects: Iterable[int] = range(levels)
     sums = statistic[offsets[0] : offsets[-1]]
     if float(n) * max(sums.size, 1) < 2.0**60:  # int64 sums per level are exact: find the bad levels at once
         count = counts.astype(np.int64)

@@ -1,6 +1,6 @@
 r"""Wiener-filter deconvolution of the support counts of any pure frequency oracle.
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally
+Paper 001 (Fang, Chen, Liu, Gao, "Locally
 Differentially Private Frequency Estimation Based on Convolution Framework",
 IEEE S&P 2023).
 
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 from scipy import fft
@@ -47,10 +48,12 @@ from scipy import fft
 from .._rng import check_rng
 from .._validation import DOMAIN_SIZE, Boolean, Integer, Interval, Optional, Options, check_param
 from ..errors import InvalidParameterError, InvalidValueTypeError
+from ._protocol import LocalProtocol, ProtocolTags
 from ._deconvolution.permutation import average_over_permutations
 from ._deconvolution.smoothing import BOUNDARIES, gaussian_smooth, smooth_adjacent
 from ._deconvolution.spectra import half_length, noise_power, transfer_spectrum
 from ._deconvolution.wiener import iterative_wiener, wiener_gain
+from .._types import ArrayLike, Seed
 
 __all__ = ["METHODS", "deconvolve", "has_fixed_support_size", "noise_power_spectrum"]
 
@@ -64,7 +67,7 @@ _BOUNDARY = Options(BOUNDARIES)
 _SIGMA = Interval(0.0, math.inf, closed="neither")
 
 #: The options each method accepts, with their constraints and defaults.
-_METHOD_OPTIONS = {
+_METHOD_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
     "inverse": {},
     "dw": {"signal_spectrum": (None, None)},
     "iiw": {"iterations": (_ITERATIONS, 30), "tolerance": (_TOLERANCE, None), "keep_path": (Boolean(), False)},
@@ -81,13 +84,13 @@ _METHOD_OPTIONS = {
 
 
 # ---------------------------------------------------------------------- noise spectrum
-def has_fixed_support_size(protocol) -> bool:
+def has_fixed_support_size(protocol: LocalProtocol) -> bool:
     """Whether every report of ``protocol`` supports the same number of items.
 
-    Read from the protocol's ``fixed_support_size`` attribute (GRR: each report
+    Declared by the protocol's tags, ``tags.fixed_support_size`` (GRR: each report
     supports exactly one item; subset selection: exactly k items).
     """
-    return bool(getattr(protocol, "fixed_support_size", False))
+    return _frequency_protocol(protocol, "has_fixed_support_size").tags.fixed_support_size
 
 
 def noise_power_spectrum(
@@ -97,7 +100,7 @@ def noise_power_spectrum(
     n: int,
     *,
     fixed_support_size: bool | None = None,
-    protocol=None,
+    protocol: LocalProtocol | None = None,
 ) -> np.ndarray:
     r"""Expected power spectrum :math:`E|N_k|^2` of the support noise (Theorem 3, eqs. 19-20).
 
@@ -142,7 +145,7 @@ def noise_power_spectrum(
     References
     ----------
     H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private Frequency Estimation
-    Based on Convolution Framework", IEEE S&P 2023 (``papers/001_ed76e35ff6c3e233.txt``),
+    Based on Convolution Framework", IEEE S&P 2023 (paper 001),
     Theorem 3.
     """
     owner = "noise_power_spectrum"
@@ -158,17 +161,17 @@ def noise_power_spectrum(
 
 # ---------------------------------------------------------------------- deconvolution
 def deconvolve(
-    support_counts,
+    support_counts: ArrayLike,
     p_star: float,
     q_star: float,
     n: int,
     method: str = "iiw",
     *,
-    protocol=None,
-    rng=None,
-    noise_spectrum=None,
+    protocol: LocalProtocol | None = None,
+    rng: Seed = None,
+    noise_spectrum: ArrayLike | float | None = None,
     fixed_support_size: bool | None = None,
-    **options,
+    **options: Any,
 ) -> tuple[np.ndarray, dict]:
     r"""Estimate item frequencies from support counts by Wiener deconvolution (paper 001).
 
@@ -238,7 +241,7 @@ def deconvolve(
     ----------
     .. [1] H. Fang, L. Chen, Y. Liu, Y. Gao, "Locally Differentially Private
        Frequency Estimation Based on Convolution Framework", IEEE S&P 2023
-       (``papers/001_ed76e35ff6c3e233.txt``), eqs. 7, 15-25, Algorithm 1, App. C.
+       (paper 001), eqs. 7, 15-25, Algorithm 1, App. C.
     .. [2] A. Hillery, R. T. Chin, "Iterative Wiener filters for image
        restoration", ICASSP 1990 (the correction term of Algorithm 1).
 
@@ -363,10 +366,23 @@ def _check_support_probabilities(p_star, q_star, owner):
     return p_star, q_star
 
 
+def _frequency_protocol(protocol, owner: str):
+    """``protocol``, checked to be a frequency protocol (declared by its tags)."""
+    tags = getattr(protocol, "tags", None)
+    if not isinstance(tags, ProtocolTags) or tags.kind != "frequency":
+        raise InvalidParameterError(
+            f"The 'protocol' argument of {owner} must be a frequency protocol (tags.kind 'frequency'). "
+            f"Got {protocol!r:.200} instead."
+        )
+    return protocol
+
+
 def _resolve_fixed_support(fixed_support_size, protocol, owner) -> bool:
     fixed = check_param(owner, "fixed_support_size", fixed_support_size, Optional(Boolean()))
+    if protocol is not None:
+        _frequency_protocol(protocol, owner)
     if fixed is None:
-        return protocol is not None and has_fixed_support_size(protocol)
+        return protocol is not None and protocol.tags.fixed_support_size
     return fixed
 
 
@@ -411,7 +427,7 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
         raise InvalidParameterError(
             f"The 'support_counts' argument of {_OWNER} must hold finite counts >= 0. Got {bad!r} among them."
         )
-    expected = getattr(protocol, "domain_size", None)
+    expected = None if protocol is None else _frequency_protocol(protocol, _OWNER).domain_size
     if expected is not None and expected != counts.size:
         raise InvalidParameterError(
             f"The 'support_counts' argument of {_OWNER} must have length domain_size = {expected} "

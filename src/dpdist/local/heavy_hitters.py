@@ -16,13 +16,14 @@ from ..errors import InvalidParameterError, InvalidValueTypeError
 from ..estimates import HeavyHitters
 from .frequency.pem import PEM
 from .words import StringCodec
+from .._types import ArrayLike, Seed
 
 __all__ = ["heavy_hitters"]
 
 
-def heavy_hitters(values, epsilon: float, *, k: int = 10, bits: int | None = None, step: int | None = None,
+def heavy_hitters(values: ArrayLike, epsilon: float, *, k: int = 10, bits: int | None = None, step: int | None = None,
                   alphabet: str | None = None, max_chars: int = 12, codec: StringCodec | None = None,
-                  hash_count: int = 4096, rng=None) -> HeavyHitters:
+                  hash_count: int = 4096, rng: Seed = None) -> HeavyHitters:
     r"""Find the ``k`` most frequent items with PEM under ``epsilon``-LDP (simulated collection).
 
     The same protocol a deployment runs (``local.make("pem", ...)``,

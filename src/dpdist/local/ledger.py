@@ -40,11 +40,14 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from ._protocol import LocalProtocol
+from .frequency._memoized import MemoizedProtocol
+from .._types import ArrayLike, PathLike, Seed
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -129,12 +132,12 @@ class PrivacyLedger:
         """Epsilon left within the window ending ``now``."""
         return max(0.0, self.budget - self.spent(now))
 
-    def reports_sent(self, protocol, collector: str = "local") -> int:
+    def reports_sent(self, protocol: LocalProtocol, collector: str = "local") -> int:
         """How many reports the device has sent through ``protocol``'s scope at ``collector``."""
         stream = self._streams.get(budget_scope(collector, protocol.config()))
         return 0 if stream is None else stream["reports"]
 
-    def cost(self, protocol, reports: int = 1, collector: str = "local") -> float:
+    def cost(self, protocol: LocalProtocol, reports: int = 1, collector: str = "local") -> float:
         """Epsilon the next ``reports`` reports of ``protocol`` at ``collector`` would be charged (public inputs only).
 
         ``"stable"`` charges :math:`\\varepsilon_\\infty` for each of a scope's first :math:`K` reports (a
@@ -146,6 +149,7 @@ class PrivacyLedger:
             return 0.0
         if not protocol.tags.memoized:
             return reports * protocol.guarantee.epsilon
+        protocol = cast(MemoizedProtocol, protocol)  # tags.memoized: it states its guarantees over time
         sent = self.reports_sent(protocol, collector)
         if self.accounting == "stable":
             fresh = max(0, min(sent + reports, protocol.memo_keys) - sent)
@@ -160,7 +164,9 @@ class PrivacyLedger:
         return [dict(charge) for charge in self._charges]
 
     # ------------------------------------------------------------------ reporting
-    def report(self, protocol, values, collector: str = "local", rng=None, now: float | None = None) -> np.ndarray:
+    def report(
+        self, protocol: LocalProtocol, values: ArrayLike, collector: str = "local", rng: Seed = None, now: float | None = None
+    ) -> np.ndarray:
         """Reports of ``values`` (all of this one device), charged first; refused whole if over budget.
 
         Memoized protocols report through the scope's memo (drawn on first use and kept);
@@ -249,7 +255,7 @@ class PrivacyLedger:
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") != 1:
             raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1): {str(state)[:200]}")
         try:
-            ledger = cls(state.get("budget"), state.get("window"), state.get("accounting"))
+            ledger = cls(**{key: state[key] for key in _SETTINGS if key in state})
         except InvalidParameterError as error:
             raise IncompatibleStateError(f"A privacy ledger's settings are damaged: {error}") from None
         streams, charges = state.get("streams"), state.get("charges")
@@ -262,7 +268,7 @@ class PrivacyLedger:
             if isinstance(reports, bool) or not isinstance(reports, int) or reports < 0:
                 raise IncompatibleStateError(f"Ledger stream {scope!r}: 'reports' must be an int >= 0. Got {reports!r}.")
             try:
-                protocol = from_config(stream.get("config"))
+                protocol = _memoized(from_config(stream["config"]))
                 client = type(protocol.client()).from_dict(
                     {key: value for key, value in stream.items() if key not in ("collector", "reports")}
                 )
@@ -278,7 +284,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def from_memo(cls, state: dict[str, Any], collector: str = "local", **settings) -> "PrivacyLedger":
+    def from_memo(cls, state: dict[str, Any], collector: str = "local", **settings: Any) -> "PrivacyLedger":
         """A ledger holding one memo of the earlier ``--memo`` format (a client's ``to_dict``).
 
         The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
@@ -288,7 +294,7 @@ class PrivacyLedger:
 
         ledger = cls(**settings)
         try:
-            protocol = from_config(state.get("config"))
+            protocol = _memoized(from_config(state["config"]))
             client = type(protocol.client()).from_dict(state)
         except (DPDistError, TypeError, KeyError, AttributeError) as error:
             raise IncompatibleStateError(f"Not a device memo: {error}") from None
@@ -299,7 +305,7 @@ class PrivacyLedger:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path, option: str = "--memo", **settings) -> Iterator["PrivacyLedger"]:
+    def open(cls, path: PathLike, option: str = "--memo", **settings: Any) -> Iterator["PrivacyLedger"]:
         """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved on success.
 
         ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
@@ -342,7 +348,7 @@ class PrivacyLedger:
             setattr(ledger, key, value)
         return ledger
 
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         """Write the ledger to ``path`` atomically, readable by its owner only (its memos hold true values)."""
         from .._io._atomic import atomic_writer
 
@@ -367,8 +373,17 @@ def _generator(rng):
     return check_rng(rng, owner="PrivacyLedger.report")
 
 
+def _memoized(protocol: LocalProtocol) -> MemoizedProtocol:
+    """``protocol``, which a device's memo must belong to: one that memoizes (``tags.memoized``)."""
+    if not isinstance(protocol, MemoizedProtocol):
+        raise IncompatibleStateError(f"A device memo needs a memoized protocol (tags.memoized). Got {protocol.name!r}.")
+    return protocol
+
+
 def _checked_charge(charge) -> dict[str, Any]:
-    fields = {"at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int}
+    fields: dict[str, type | tuple[type, ...]] = {
+        "at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int
+    }
     if not isinstance(charge, dict) or set(charge) != set(fields) or any(
         isinstance(charge[key], bool) or not isinstance(charge[key], kind) for key, kind in fields.items()
     ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1):

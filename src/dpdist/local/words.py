@@ -19,6 +19,7 @@ import numpy as np
 
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError, OutOfDomainError
+from .._types import ArrayLike
 
 __all__ = ["MAX_BITS", "StringCodec", "encode_strings", "mix_prefixes", "words_in_alphabet"]
 
@@ -42,7 +43,7 @@ class StringCodec:
     def bits(self) -> int:
         return self.bits_per_char * self.max_chars
 
-    def encode(self, words, *, owner: str = "StringCodec.encode") -> np.ndarray:
+    def encode(self, words: ArrayLike, *, owner: str = "StringCodec.encode") -> np.ndarray:
         """Integers of the words (cut to ``max_chars``); a character outside the alphabet raises.
 
         ``owner`` names the caller in the error (e.g. ``"PEM.privatize"``).
@@ -84,7 +85,7 @@ class StringCodec:
             valid &= ~(ended & ((prefixes & ((1 << rest) - 1)) != 0))
         return valid
 
-    def decode(self, items) -> list[str]:
+    def decode(self, items: ArrayLike) -> list[str]:
         """Words of the integers (the inverse of :meth:`encode` on words of at most ``max_chars``)."""
         width, mask = self.bits_per_char, (1 << self.bits_per_char) - 1
         words = []
@@ -99,7 +100,7 @@ class StringCodec:
         return words
 
 
-def encode_strings(words, *, alphabet: str = StringCodec.alphabet, max_chars: int = 12):
+def encode_strings(words: ArrayLike, *, alphabet: str = StringCodec.alphabet, max_chars: int = 12) -> tuple[np.ndarray, StringCodec]:
     """``(items, codec)``: the words as ``codec.bits``-bit integers, and the codec that decodes them."""
     max_chars = check_param("encode_strings", "max_chars", max_chars, Integer(low=1, high=MAX_BITS))
     if not isinstance(alphabet, str) or not alphabet or len(set(alphabet)) != len(alphabet):
@@ -116,7 +117,7 @@ def encode_strings(words, *, alphabet: str = StringCodec.alphabet, max_chars: in
     return codec.encode(words, owner="encode_strings"), codec
 
 
-def mix_prefixes(prefixes) -> np.ndarray:
+def mix_prefixes(prefixes: ArrayLike) -> np.ndarray:
     """SplitMix64 of each prefix, mod the Mersenne prime :math:`2^{31}-1`: its FLH item (public, fixed)."""
     with np.errstate(over="ignore"):
         state = np.asarray(prefixes, dtype=np.int64).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
@@ -126,7 +127,7 @@ def mix_prefixes(prefixes) -> np.ndarray:
     return (state % np.uint64(_MERSENNE_31)).astype(np.int64)
 
 
-def words_in_alphabet(words, alphabet: str) -> np.ndarray:
+def words_in_alphabet(words: ArrayLike, alphabet: str) -> np.ndarray:
     """Whether each word uses only characters of ``alphabet`` (the words ``pem`` can encode), vectorized."""
     array = np.asarray(words, dtype=np.str_)
     if array.size == 0:
@@ -134,4 +135,4 @@ def words_in_alphabet(words, alphabet: str) -> np.ndarray:
     width = max(array.dtype.itemsize // 4, 1)
     points = np.ascontiguousarray(array, dtype=f"<U{width}").view(np.uint32).reshape(-1, width)
     allowed = np.array(sorted({0, *map(ord, alphabet)}), dtype=np.uint32)
-    return np.isin(points, allowed).all(axis=1)
+    return np.asarray(np.isin(points, allowed).all(axis=1))

@@ -19,3 +19,13 @@ and keeps the rest of the paper with it:
 Adding a paper is adding one folder; nothing else is edited.  The matching page of the
 documentation is ``docs/reproductions/<name>.md``.
 """
+
+#: The source papers by number (the code cites "paper 000" .. "paper 004") and the name of each one's plain
+#: text in the project's papers folder (listed with titles in ``docs/design.md``, "Source papers").
+PAPER_FILES = {
+    "000": "000_bd8f15feb90ea8ed.txt",
+    "001": "001_ed76e35ff6c3e233.txt",
+    "002": "002_31fdd3dbd792a51b.txt",
+    "003": "003_168e87404547aacd.txt",
+    "004": "004_24ba050d2f0ebfab.txt",
+}

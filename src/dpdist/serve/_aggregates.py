@@ -64,7 +64,8 @@ def _piece(protocol, dtype: str, kind: int, n, statistic, rejected: str):
 def _merge_rows(protocol, dtype: str, rows) -> tuple:
     """The merged Aggregator, refused counts and batch count of stored rows ``(kind, n, statistic, rejected, refused,
     batches)``."""
-    aggregate, refused, batches = protocol.aggregator(), {}, 0
+    aggregate, batches = protocol.aggregator(), 0
+    refused: dict[str, int] = {}
     for kind, n, statistic, rejected, refused_text, count in rows:
         aggregate.merge(_piece(protocol, dtype, kind, n, statistic, rejected))
         for reason, number in json.loads(refused_text).items():

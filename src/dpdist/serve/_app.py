@@ -13,16 +13,17 @@ import contextlib
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from ._assets import clients_js_dir
 from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
 from ._operations import ROUTES as OPERATIONS_ROUTES
-from ._operations import install as install_operations
+from ._operations import Operations, install as install_operations
 from ._routes import ROUTES
 from ._service import Service
+from .._types import PathLike
 
 __all__ = ["create_app", "openapi_schema", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
@@ -48,8 +49,8 @@ async def lifespan(app: Starlette):
 
 
 def create_app(
-    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir=None, limits: Limits | None = None,
-    operations=None,
+    db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
+    limits: Limits | None = None, operations: Operations | None = None,
 ) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`).
 
@@ -60,7 +61,7 @@ def create_app(
     """
     service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits)
     clients_js = Path(static_dir) if static_dir is not None else clients_js_dir()
-    routes = [*ROUTES, *OPERATIONS_ROUTES]
+    routes: list[BaseRoute] = [*ROUTES, *OPERATIONS_ROUTES]
     if (clients_js / "src").is_dir():
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)

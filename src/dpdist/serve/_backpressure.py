@@ -49,7 +49,7 @@ class Backpressure:
             self._loop = loop
             loop.create_task(self._measure(loop))
 
-    async def _measure(self, loop) -> None:
+    async def _measure(self, loop: asyncio.AbstractEventLoop) -> None:
         while self._loop is loop:
             due = loop.time() + TICK_S
             await asyncio.sleep(TICK_S)

@@ -24,6 +24,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from typing import Any
 
 from ._database import DatabaseUnavailableError
 
@@ -43,9 +44,9 @@ class _Waiter:
 
     __slots__ = ("item", "loop", "future")
 
-    def __init__(self, item, loop=None):
+    def __init__(self, item, loop: asyncio.AbstractEventLoop | None = None):
         self.item, self.loop = item, loop
-        self.future = loop.create_future() if loop is not None else concurrent.futures.Future()
+        self.future: Any = loop.create_future() if loop is not None else concurrent.futures.Future()
 
 
 class GroupCommitter:

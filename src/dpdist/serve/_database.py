@@ -225,8 +225,9 @@ class Database:
             return connection
         import psycopg
 
-        options = {} if "connect_timeout" in self.url else {"connect_timeout": _PG_CONNECT_TIMEOUT_S}
-        return psycopg.connect(self.url, autocommit=True, **options)
+        if "connect_timeout" in self.url:
+            return psycopg.connect(self.url, autocommit=True)
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=_PG_CONNECT_TIMEOUT_S)
 
     def _discard(self) -> None:
         """Forget this thread's connection (closed): the next call opens a new one."""
@@ -357,12 +358,11 @@ class Database:
                 return
             import psycopg
 
-            options = {"connect_timeout": max(2, int(round(timeout_s)))}
-            with psycopg.connect(self.url, autocommit=True, **options) as connection:
-                connection.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
-                connection.execute("SELECT 1")
-                (read_only,) = connection.execute("SHOW transaction_read_only").fetchone()
-            if read_only == "on":
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(round(timeout_s)))) as server:
+                server.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+                server.execute("SELECT 1")
+                row = server.execute("SHOW transaction_read_only").fetchone()
+            if row is not None and row[0] == "on":
                 import psycopg.errors
 
                 raise psycopg.errors.ReadOnlySqlTransaction("the server accepts no writes (transaction_read_only = on)")

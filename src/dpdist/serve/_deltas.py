@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["statistic_bytes", "statistic_from_bytes", "encode_delta", "decode_delta"]
 
-_INTEGERS = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+_INTEGERS: tuple[np.dtype, ...] = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
 
 
 def statistic_bytes(statistic: np.ndarray) -> bytes:

@@ -54,7 +54,7 @@ class EstimateCache:
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, tuple(sorted(query.items()))))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
-            if entry.version == version:
+            if entry.version == version and entry.document is not None:
                 return entry.document
             if entry.document is not None and time.monotonic() - entry.started < SPACING * entry.cost:
                 return entry.document  # computed a moment ago from an older version: computing again would cost more

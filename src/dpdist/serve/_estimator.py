@@ -80,7 +80,8 @@ class Estimator:
             self._process.wait()
             for stream in (self._process.stdin, self._process.stdout):
                 try:
-                    stream.close()
+                    if stream is not None:
+                        stream.close()
                 except OSError:
                     pass
             self._process = None

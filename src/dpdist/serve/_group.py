@@ -260,7 +260,7 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
             "batch under its random id) is counted by one campaign only.",
         )
     incoming = item.accepted
-    if campaign.max_reports is not None and campaign.total + incoming > campaign.max_reports:
+    if campaign.max_reports is not None and (campaign.total or 0) + incoming > campaign.max_reports:
         return Conflict(
             "campaign_full",
             f"Campaign {campaign.id!r} accepts at most {campaign.max_reports} reports (max_reports); it holds "

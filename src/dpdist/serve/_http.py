@@ -9,6 +9,7 @@ the client.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -84,7 +85,8 @@ async def _internal_error(request: Request, error: Exception) -> JSONResponse:
     return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
 
 
-EXCEPTION_HANDLERS = {Refusal: _refused, HTTPException: _http_error, Exception: _internal_error}
+# Starlette types a handler as taking any Exception; each of these takes its own kind
+EXCEPTION_HANDLERS: dict[Any, Any] = {Refusal: _refused, HTTPException: _http_error, Exception: _internal_error}
 
 
 def bearer(request: Request) -> str:

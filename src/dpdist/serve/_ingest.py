@@ -93,7 +93,7 @@ def _check_records(count: int, max_records: int | None) -> None:
 
 def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int | None = None) -> ReportBatch:
     stream = io.BytesIO(body)
-    batches = []
+    batches: list[ReportBatch] = []
     while (header := read_header(stream, "batch")) is not None:
         _check_records(len(batches) + 1, max_records)
         if batch_id is not None and header["file_id"] is not None and header["file_id"] != batch_id:

@@ -39,6 +39,7 @@ import asyncio
 import contextlib
 import ipaddress
 import math
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, fields
@@ -151,7 +152,7 @@ def _busy(budget: BodyBudget) -> Busy:
     )
 
 
-if hasattr(asyncio, "timeout_at"):  # Python >= 3.11: a deadline without a task per receive
+if sys.version_info >= (3, 11):  # Python >= 3.11: a deadline without a task per receive
 
     async def _receive_by(receive, when: float):
         async with asyncio.timeout_at(when):

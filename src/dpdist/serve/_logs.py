@@ -19,6 +19,7 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
+from typing import Any
 
 __all__ = ["REQUEST_ID", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
@@ -34,7 +35,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line."""
 
     def format(self, record: logging.LogRecord) -> str:
-        document = {
+        document: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname.lower(),
             "logger": record.name,

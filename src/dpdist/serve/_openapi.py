@@ -42,7 +42,7 @@ _MEANING = {
     429: "this client address sends batches too fast (rate_limited; see Retry-After)",
     503: "the server is at capacity (busy) or its database cannot answer now; see Retry-After",
 }
-_SECURITY = {"admin": [{"admin": []}], "submit": [{}, {"submit": []}], None: None}
+_SECURITY: dict[str | None, list[dict[str, list[str]]] | None] = {"admin": [{"admin": []}], "submit": [{}, {"submit": []}], None: None}
 
 
 def documented(

@@ -51,6 +51,7 @@ class HeaderTimeoutH11Protocol(H11Protocol):
 
     def _arm_header_timer(self):
         self._disarm_header_timer()
+        assert self.header_timeout is not None, "set when the connection was made"
         self._header_timer = self.loop.call_later(self.header_timeout, self._header_timeout_expired)
 
     def _disarm_header_timer(self):

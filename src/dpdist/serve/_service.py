@@ -17,6 +17,7 @@ import hmac
 import logging
 import threading
 import time
+from typing import Iterator
 
 from starlette.concurrency import run_in_threadpool
 
@@ -89,6 +90,7 @@ class Service:
         self.store.db.close()
 
     def _purge_forever(self, stop: threading.Event, every_s: float = 3600.0) -> None:
+        assert self.limits.retention_days is not None, "retention is on"
         period_ms = int(self.limits.retention_days * 86_400_000)
         while not stop.wait(every_s):
             try:
@@ -123,7 +125,7 @@ class Service:
 
     # ------------------------------------------------------------------ admission
     @contextlib.contextmanager
-    def slot(self):
+    def slot(self) -> Iterator[None]:
         """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
         once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
         waiting is bounded (``--max-queue``) and its answers stay fast."""
@@ -229,4 +231,6 @@ def batch_id_of_records(body: bytes, content_type: str, max_records: int | None 
             "A batch needs a batch id: PUT it to /api/campaigns/{campaign}/batches/{batch_id}, or POST dpdist "
             "report records that all carry the same file id.",
         )
-    return ids.pop()
+    (batch_id,) = ids
+    assert batch_id is not None
+    return batch_id

@@ -36,9 +36,10 @@ refusal is a :class:`~._refusals.Refusal` (a domain error: the HTTP layer,
 
 from __future__ import annotations
 
+import builtins  # the Store.list method hides the list type inside the class
 import json
 import secrets
-from typing import Iterator
+from typing import Any, Iterator
 
 from ._aggregates import PARTS, fold, history, read_aggregate, read_totals, unfolded
 from ._campaigns import (
@@ -111,12 +112,12 @@ class Store:
                             statistic=aggregate.statistic)
         return self._with_counts([row])[0]
 
-    def list(self) -> list[Campaign]:
+    def list(self) -> builtins.list[Campaign]:
         return self._with_counts([_row(values) for values in self.db.execute(f"SELECT {_COLUMNS} FROM campaigns ORDER BY created_ms, id")])
 
-    def _with_counts(self, rows: list[CampaignRow]) -> list[Campaign]:
+    def _with_counts(self, rows: builtins.list[CampaignRow]) -> builtins.list[Campaign]:
         """Campaigns with their counts (the parts' and log's JSON counts, no statistic)."""
-        counts = {row.id: [0, {}, {}, 0] for row in rows}
+        counts: dict[str, builtins.list[Any]] = {row.id: [0, {}, {}, 0] for row in rows}
         for start in range(0, len(rows), 400):
             ids = [row.id for row in rows[start : start + 400]]
             marks = ", ".join("?" * len(ids))
@@ -137,7 +138,7 @@ class Store:
         """The counts of a campaign's aggregate, cheaply (:class:`~._aggregates.Totals`)."""
         return read_totals(self.db, [campaign_id])[campaign_id]
 
-    def history(self, campaign_id: str, points: int = 200) -> list[dict]:
+    def history(self, campaign_id: str, points: int = 200) -> builtins.list[dict]:
         """Cumulative accepted reports over time, in at most ``points`` (+1) time buckets."""
         return history(self.db, self.row(campaign_id).id, points)
 
@@ -242,7 +243,7 @@ class Store:
                 self.db.execute(f"UPDATE campaigns SET state = ?, {column} = ? WHERE id = ?", (target, now_ms(), campaign_id))
         return self.get(campaign_id)
 
-    def enroll(self, campaign_id: str, count, reports) -> list[str]:
+    def enroll(self, campaign_id: str, count, reports) -> builtins.list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to this campaign; store their SHA-256.
 
         The tokens are returned once (the server keeps only their hashes).
@@ -297,7 +298,7 @@ class Store:
         return {"kept_report_batches": int(reports), "batches": int(batches), "closed_campaigns": len(closed)}
 
     # ------------------------------------------------------------------ ingest
-    def commit(self, items: list) -> list:
+    def commit(self, items: builtins.list) -> builtins.list:
         """Commit a group of :class:`~._group.Arrival` and :class:`~._group.Refused` items in one transaction (run again
         if it lost a deadlock); per item its acknowledgement, None or its :class:`Refusal`."""
         for attempt in range(_CONFLICT_RETRIES + 1):
@@ -328,7 +329,7 @@ class Store:
         return fold(self.db, campaign_id, row.protocol, row.statistic_dtype, rows_of=self.writer if rows_of is None else rows_of,
                     part=self.writer % PARTS)
 
-    def unfolded(self, rows_of=None) -> list[str]:
+    def unfolded(self, rows_of=None) -> builtins.list[str]:
         """The campaigns with log rows of this writer (or ``"orphans"``, ``"all"``)."""
         return unfolded(self.db, self.writer if rows_of is None else rows_of)
 

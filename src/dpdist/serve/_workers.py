@@ -56,5 +56,5 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     # busy machine (or holding the GIL with a large batch) a minute, not uvicorn's 5 s
     config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,
                             timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **uvicorn_options)
-    config.dpdist_header_timeout = limits.header_timeout
+    setattr(config, "dpdist_header_timeout", limits.header_timeout)  # read by the workers' protocol class
     Multiprocess(config, sockets=[config.bind_socket()]).run()

@@ -31,12 +31,16 @@ The kit needs only numpy and scipy; pytest is imported by
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Iterable
 from ._checks import *  # noqa: F403
 from ._checks import __all__ as _check_names
 from ._checks import Check, checks_for
 from ._inputs import channel_inputs, population
 from ._statistics import *  # noqa: F403
 from ._statistics import __all__ as _statistics_names
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 __all__ = [
     "check_protocol",
@@ -50,7 +54,7 @@ __all__ = [
 ]
 
 
-def check_protocol(protocol) -> None:
+def check_protocol(protocol: LocalProtocol) -> None:
     """Run every check the protocol's tags call for; raise ``AssertionError`` at the first failure.
 
     Parameters
@@ -71,14 +75,14 @@ def check_protocol(protocol) -> None:
             raise AssertionError(f"{check.__name__} failed for {protocol!r}: {failure}") from failure
 
 
-def check_id(protocol, check: Check | None = None) -> str:
+def check_id(protocol: LocalProtocol, check: Check | None = None) -> str:
     """A readable test id: ``name[param=value,...]`` and the check's name."""
     params = ",".join(f"{key}={value}" for key, value in protocol.params.items())
     label = f"{protocol.name}[{params}]"
     return label if check is None else f"{label}-{check.__name__}"
 
 
-def parametrize_with_checks(protocols):
+def parametrize_with_checks(protocols: Iterable[LocalProtocol]) -> Any:
     """A ``pytest.mark.parametrize`` over ``(protocol, check)`` for every protocol and each of its checks.
 
     Parameters

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
@@ -29,6 +29,14 @@ from ..errors import (
 )
 from ..local import Aggregator, LocalProtocol
 from ..local._registry import registered_class
+
+if TYPE_CHECKING:
+    from ..local.frequency._memoized import MemoizedProtocol
+from ._declared import (
+    check_maximum_likelihood_is_the_maximum,
+    check_reports_support_a_fixed_number_of_items,
+    check_words_are_randomized_as_their_items,
+)
 from ._inputs import channel_inputs, population
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
@@ -64,6 +72,9 @@ __all__ = [
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
     "check_reports_over_time",
+    "check_reports_support_a_fixed_number_of_items",
+    "check_maximum_likelihood_is_the_maximum",
+    "check_words_are_randomized_as_their_items",
 ]
 
 Check = Callable[[LocalProtocol], None]
@@ -172,7 +183,7 @@ def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None
 
     from ..errors import ClippedValuesWarning
 
-    lo, hi = protocol.bounds
+    lo, hi = cast(Any, protocol).bounds  # a numerical protocol (tags.kind) has bounds
     inside = np.linspace(lo, hi, 7)
     outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
     clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
@@ -361,6 +372,7 @@ def check_reports_over_time(protocol: LocalProtocol) -> None:
     without a second randomization (``epsilon_instantaneous`` infinite) must not claim a
     finite bound beyond one report.
     """
+    protocol = cast("MemoizedProtocol", protocol)  # tags.memoized: it states its guarantees over time
     stable = protocol.stable_guarantee.epsilon
     if math.isinf(protocol.epsilon_instantaneous):
         assert math.isinf(protocol.epsilon_over_changes(2)), (
@@ -448,7 +460,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
     one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
-    adds the clipping check.
+    adds the clipping check; ``fixed_support_size``, ``closed_form_mle`` and ``words`` add
+    a check that the protocol does what it declares (:mod:`dpdist.testing._declared`).
     """
     tags = protocol.tags
     checks = list(_ALWAYS)
@@ -462,4 +475,10 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
         checks.append(check_reports_over_time)
     if tags.kind == "numerical" and _clips(protocol):
         checks.insert(checks.index(check_values_outside_the_domain_are_rejected) + 1, check_values_outside_the_bounds_are_clipped)
+    declared = (
+        (tags.fixed_support_size, check_reports_support_a_fixed_number_of_items),
+        (tags.closed_form_mle, check_maximum_likelihood_is_the_maximum),
+        (tags.words, check_words_are_randomized_as_their_items),
+    )
+    checks.extend(check for is_declared, check in declared if is_declared)
     return checks

@@ -9,11 +9,16 @@ vacuously.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from ._inputs import population
+from ._inputs import domain_size, population
+from .._types import ArrayLike, Seed
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
 
 
 def privatize_population(protocol, values, **options):
@@ -96,11 +101,12 @@ def chi_square_pvalue(observed: np.ndarray, expected_probabilities: np.ndarray) 
     return float(stats.chi2.sf(statistic, observed.size - 1))
 
 
-def assert_privatize_samples_channel(protocol, inputs, n_per_input: int, rng) -> None:
+def assert_privatize_samples_channel(protocol: LocalProtocol, inputs: ArrayLike, n_per_input: int, rng: Seed) -> None:
     """Privatize ``n_per_input`` copies of each input; chi-square against its channel row.
 
     Bonferroni over the inputs: each test at level ``ALPHA / len(inputs)``.
     """
+    inputs = np.asarray(inputs)
     channel = protocol.channel(inputs)
     generator = np.random.default_rng(rng)
     for row, value in zip(channel, inputs):
@@ -137,7 +143,9 @@ def _aggregate(protocol, values, rng):
     return protocol.aggregator().add(privatize_population(protocol, values, rng=rng), on_invalid="raise")
 
 
-def assert_unbiased_with_analytic_variance(protocol, rng, *, repeats=None, n=None) -> None:
+def assert_unbiased_with_analytic_variance(
+    protocol: LocalProtocol, rng: Seed, *, repeats: int | None = None, n: int | None = None
+) -> None:
     """Repeated estimates: per-item mean equals the truth, per-item variance equals ``protocol.variance``.
 
     Mean: ``|mean - f| <= z sqrt(Var / R)`` with ``z`` at ``ALPHA / (2d)`` two-sided
@@ -148,7 +156,8 @@ def assert_unbiased_with_analytic_variance(protocol, rng, *, repeats=None, n=Non
     repeats = repeats or (2000 if exact else 400)
     n = n or (2000 if exact else 1000)
     values = population(protocol, n)
-    truth = np.bincount(values, minlength=protocol.domain_size) / n
+    d = domain_size(protocol)
+    truth = np.bincount(values, minlength=d) / n
     generator = np.random.default_rng(rng)
     estimates = np.array(
         [
@@ -159,7 +168,6 @@ def assert_unbiased_with_analytic_variance(protocol, rng, *, repeats=None, n=Non
         ]
     )
     variance = protocol.variance(n, truth)
-    d = protocol.domain_size
     z = stats.norm.isf(ALPHA / (2 * d))
     bias = np.abs(estimates.mean(axis=0) - truth)
     limit = z * np.sqrt(variance / repeats)
@@ -170,7 +178,7 @@ def assert_unbiased_with_analytic_variance(protocol, rng, *, repeats=None, n=Non
     assert np.all((ratio > low) & (ratio < high)), f"variance ratio {ratio} outside [{low:.3f}, {high:.3f}]"
 
 
-def assert_simulate_matches_privatize(protocol, rng, *, repeats: int = 400, n: int = 400) -> None:
+def assert_simulate_matches_privatize(protocol: LocalProtocol, rng: Seed, *, repeats: int = 400, n: int = 400) -> None:
     """``simulate`` and privatize + aggregate give statistics with equal means and variances."""
     values = population(protocol, n)
     generator = np.random.default_rng(rng)

@@ -1,6 +1,6 @@
 r"""Average over Multiple Random Permutations, AMRP (paper 001, sec. IV-C).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang et al., IEEE S&P 2023).  A Wiener
+Paper 001 (Fang et al., IEEE S&P 2023).  A Wiener
 filter assumes a (weakly) stationary signal; on non-smooth data its result
 depends on the order of the items.  AMRP permutes the support vector at random,
 filters it, puts the estimate back in the original order, and averages over

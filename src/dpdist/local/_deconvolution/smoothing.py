@@ -1,6 +1,6 @@
 r"""Smoothing baselines of paper 001: the (1/4, 1/2, 1/4) filter and the Gaussian filter.
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang et al., IEEE S&P 2023).
+Paper 001 (Fang et al., IEEE S&P 2023).
 
 * Eq. 25 (after Nychka 1990, the smoothing step of EMS):
   :math:`\tilde f_i = \tfrac12 \hat f_i + \tfrac14 (\hat f_{i-1} + \hat f_{i+1})`.

@@ -1,6 +1,6 @@
 r"""Spectra of the convolution view :math:`g = f * h + n` of a pure protocol.
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang et al., IEEE S&P 2023), Theorem 1
+Paper 001 (Fang et al., IEEE S&P 2023), Theorem 1
 (eq. 7), Theorem 3 (eqs. 19-20).
 
 With :math:`g_j = C_j / n` the share of reports supporting item :math:`j`, the

@@ -1,6 +1,6 @@
 r"""Wiener deconvolution in the frequency domain: DW and IIW (paper 001, sec. IV).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang et al., IEEE S&P 2023).
+Paper 001 (Fang et al., IEEE S&P 2023).
 
 The Wiener filter (eq. 16) is
 
@@ -95,7 +95,7 @@ def iterative_wiener(
     transfer_power = transfer**2
     signal_power = initial_signal_power
     spectrum = wiener_gain(transfer, noise_power, signal_power) * support_spectrum
-    path = [spectrum] if keep_path else None
+    path = [spectrum]
     trace = []
     for _ in range(iterations):
         correction = _guarded_ratio(noise_power * signal_power, transfer_power * signal_power + noise_power, 0.0)
@@ -107,9 +107,8 @@ def iterative_wiener(
         change = np.sqrt(_guarded_ratio(change_sq, norm_sq, 0.0))
         trace.append(change)
         spectrum = updated
-        if keep_path:
-            path.append(spectrum)
+        path.append(spectrum)
         if tolerance is not None and np.all(change < tolerance):
             break
     trace = np.asarray(trace, dtype=np.float64).reshape((len(trace),) + np.shape(support_spectrum)[:-1])
-    return spectrum, trace, path
+    return spectrum, trace, path if keep_path else None

@@ -10,14 +10,19 @@ device whose value moves among values of one bucket reveals nothing more.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._rng import check_rng
 from ...errors import IncompatibleStateError, InvalidParameterError
+from ._memoized import MemoizedProtocol
 
-__all__ = ["BucketMemoClient"]
+if TYPE_CHECKING:
+    from .._protocol import LocalProtocol
+from ..._types import Seed
+
+__all__ = ["BucketMemoProtocol", "BucketMemoClient"]
 
 #: Integers above this are written as decimal strings: JSON readers that parse numbers as doubles
 #: (JavaScript's) would round them (a LOLOHA seed reaches 2^62).
@@ -53,6 +58,30 @@ def read_seeded(state: dict) -> bool:
     return seeded
 
 
+def memo_state(protocol: LocalProtocol, memo: dict[int, Any], seeded: bool, **fields: Any) -> dict[str, Any]:
+    """A device memo's JSON-safe state: the protocol's config, ``fields``, the memo by key and the seeded mark."""
+    state: dict[str, Any] = {
+        "config": protocol.config(),
+        **fields,
+        "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(memo.items())},
+    }
+    if seeded:
+        state["seeded"] = True
+    return state
+
+
+def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
+    """The protocol of a device memo's state, which must be a ``kind`` (``names`` says which protocols those are)."""
+    from .._protocol import from_config
+
+    if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
+        raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
+    protocol = from_config(state["config"])
+    if not isinstance(protocol, kind):
+        raise IncompatibleStateError(f"This client state's config is {protocol.name!r}; its kind of memo needs {names}.")
+    return protocol
+
+
 def refuse_seeded_memo(owner: str) -> None:
     """A memo drawn from a seed must not serve a report drawn from the CSPRNG (issue 27, item 5)."""
     raise IncompatibleStateError(
@@ -72,17 +101,48 @@ def _parse_integer(value) -> int:
     return value
 
 
+class BucketMemoProtocol(MemoizedProtocol):
+    """A protocol that memoizes per bucket (``dbitflippm``, ``loloha``); its device side is
+    :class:`BucketMemoClient`, which calls the methods below (a subclass supplies them)."""
+
+    def _draw_user_randomness(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The public randomness of ``n`` users, an integer array with one row per user."""
+        raise NotImplementedError
+
+    def _bucket(self, randomness: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """The bucket (memo key) of each item, under each user's randomness."""
+        raise NotImplementedError
+
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any) -> np.ndarray:
+        """The permanent (memoized) response of each bucket."""
+        raise NotImplementedError
+
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The instantaneous randomization of memoized responses (every report)."""
+        raise NotImplementedError
+
+    def _report(self, randomness: np.ndarray, responses: np.ndarray) -> np.ndarray:
+        """The reports of users with ``randomness`` sending ``responses``."""
+        raise NotImplementedError
+
+    def _check_user_randomness(self, randomness: np.ndarray) -> None:
+        """Refuse, with ``IncompatibleStateError``, a user randomness read back from a state that this protocol cannot draw."""
+        raise NotImplementedError
+
+    def _check_memo_entry(self, key: int, value: Any) -> Any:
+        """The memoized permanent response of bucket ``key`` read back from a state; ``IncompatibleStateError`` if malformed."""
+        raise NotImplementedError
+
+
 class BucketMemoClient:
     """A device's side of ``dbitflippm`` / ``loloha``: its user randomness and memo, serializable.
 
-    The protocol supplies ``_draw_user_randomness(n, rng)`` (an integer array,
-    one row per user), ``_bucket(randomness, items)``, ``permanent_response(buckets, rng)``,
-    ``instantaneous_response(memoized, rng)`` and ``_report(randomness, responses)``.
-    ``to_dict`` / ``from_dict`` give a JSON-safe state that must persist on the device.
+    The protocol is a :class:`BucketMemoProtocol`. ``to_dict`` / ``from_dict`` give a JSON-safe
+    state that must persist on the device.
     """
 
     def __init__(self, protocol, randomness=None, memo: dict | None = None, seeded: bool = False):
-        if not hasattr(protocol, "_draw_user_randomness"):
+        if not isinstance(protocol, BucketMemoProtocol):
             raise InvalidParameterError(
                 f"BucketMemoClient needs a dbitflippm or loloha protocol. Got {type(protocol).__name__} instead."
             )
@@ -102,7 +162,7 @@ class BucketMemoClient:
         """Bucket -> its memoized permanent response."""
         return dict(self._memo)
 
-    def report(self, value, rng=None):
+    def report(self, value: Any, rng: Seed = None) -> np.ndarray:
         """One report of ``value`` today; the user randomness and the bucket's permanent response are drawn once."""
         if rng is None and self.seeded:
             refuse_seeded_memo(self.protocol.display_name)
@@ -128,22 +188,12 @@ class BucketMemoClient:
         Randomness above :math:`2^{53}` is written as decimal strings, so that JavaScript (the
         device's client, ``clients/js``) reads it exactly.
         """
-        state = {
-            "config": self.protocol.config(),
-            "randomness": None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()],
-            "memo": {str(key): np.asarray(value).tolist() for key, value in sorted(self._memo.items())},
-        }
-        if self.seeded:
-            state["seeded"] = True
-        return state
+        randomness = None if self._randomness is None else [_json_integer(v) for v in self._randomness.tolist()]
+        return memo_state(self.protocol, self._memo, self.seeded, randomness=randomness)
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "BucketMemoClient":
-        from .._protocol import from_config
-
-        if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
-            raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
-        protocol = from_config(state["config"])
+        protocol: BucketMemoProtocol = protocol_of_memo_state(state, BucketMemoProtocol, "dbitflippm or loloha")
         randomness = state.get("randomness")
         if randomness is not None:
             if not isinstance(randomness, list):

@@ -13,7 +13,7 @@ so the exact log-likelihood of the aggregate is
 concave in :math:`f`.  *Iterative Bayesian update* (Agrawal & Aggarwal, PODS
 2001; ElSalamouny & Palamidessi, EuroS&P 2020) is the EM algorithm for it,
 :math:`f_v \leftarrow f_v \sum_y (N_y/n) Q[v,y]/(Q^\top f)_y`; it is run by the
-shared :func:`dpdist.local.numerical._wave_em.expectation_maximization` (the
+shared :func:`dpdist.local._em.expectation_maximization` (the
 same code as SW's EM, SQUAREM-accelerated).  Stopping rule: the first iterate
 whose duality gap :math:`\max_v g_v - n`, :math:`g = Q(N / Q^\top f)` the
 gradient of :math:`L`, is below ``tolerance``; as :math:`L` is concave this
@@ -73,7 +73,7 @@ import numpy as np
 from ..._rng import check_rng
 from ..._validation import Integer, Interval, check_param
 from ...errors import InvalidParameterError
-from ..numerical._wave_em import DenseOperator, expectation_maximization
+from .._em import DenseOperator, expectation_maximization
 
 __all__ = [
     "ESTIMATORS",
@@ -167,7 +167,7 @@ def check_estimator_options(protocol, estimator, options) -> dict:
             "channel outputs (grr, hr, flh, cp); the aggregate of "
             f"{protocol.name} holds support counts, whose exact likelihood is intractable. Use 'unbiased'."
         )
-    if estimator == "mle" and not hasattr(protocol, "maximum_likelihood"):
+    if estimator == "mle" and not protocol.tags.closed_form_mle:
         raise InvalidParameterError(
             f"{owner}: estimator='mle' is the closed-form maximum likelihood, which exists for grr only; "
             "estimator='ibu' computes the same maximum by EM for every protocol with an output histogram."

@@ -60,7 +60,7 @@ def orthogonal_matching_pursuit(matrix: np.ndarray, target: np.ndarray, sparsity
     coefficients are solved once at the end.
     """
     k = matrix.shape[1]
-    stop = tolerance * max(np.linalg.norm(target), 1e-300)
+    stop = tolerance * max(float(np.linalg.norm(target)), 1e-300)
     support: list[int] = []
     if np.linalg.norm(target) > stop:
         for support, residual in _omp_path(matrix, target, sparsity):
@@ -102,5 +102,4 @@ def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, 
             criterion.append(energy + penalty * len(support))
             if energy <= 0.5 * m * noise_variance:
                 break
-    criterion = np.asarray(criterion)
-    return max(int(np.argmin(criterion)), 1), criterion
+    return max(int(np.argmin(criterion)), 1), np.asarray(criterion)

@@ -53,10 +53,12 @@ relations on the exact joint law of every pair of key histories.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..._validation import Integer, check_param
 from ...errors import InvalidParameterError
 from ...privacy import PrivacyGuarantee
+from .._protocol import LocalProtocol
 
 __all__ = ["MemoizedProtocol", "history_epsilon"]
 
@@ -72,13 +74,27 @@ def history_epsilon(reports: int, epsilon_1: float, epsilon_inf: float, epsilon_
     return min(chain, relabelled)
 
 
-class MemoizedProtocol:
-    """Mixin: the over-time guarantees of a protocol that memoizes a permanent response per key.
+class MemoizedProtocol(LocalProtocol):
+    """The over-time guarantees of a protocol that memoizes a permanent response per key.
 
     A subclass supplies ``epsilon_per_report`` (:math:`\\varepsilon_1`),
     ``epsilon_longitudinal`` (:math:`\\varepsilon_\\infty`), ``epsilon_instantaneous``
     (:math:`\\varepsilon_I`) and ``memo_keys`` (:math:`K`).
     """
+
+    @property
+    def epsilon_per_report(self) -> float:
+        """:math:`\\varepsilon_1`: the loss of one report."""
+        raise NotImplementedError
+
+    @property
+    def epsilon_longitudinal(self) -> float:
+        """:math:`\\varepsilon_\\infty`: the loss of any number of reports of one value through one memo."""
+        raise NotImplementedError
+
+    def client(self, *args: Any, **kwargs: Any) -> Any:
+        """A device's client: its memo of permanent responses (``report``, ``to_dict`` / ``from_dict``)."""
+        raise NotImplementedError
 
     @property
     def memo_keys(self) -> int:

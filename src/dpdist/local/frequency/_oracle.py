@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
 from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["FrequencyOracle"]
 
@@ -61,9 +63,6 @@ class FrequencyOracle(LocalProtocol):
     """
 
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency")
-    #: Every report supports the same number of items (so the support counts sum
-    #: to a constant and the noise spectrum has no power at frequency 0, paper 001).
-    fixed_support_size: ClassVar[bool] = False
     #: The aggregator's statistic is the histogram of the channel's outputs (column order of
     #: ``channel()``), so the exact-channel estimators ``"ibu"`` and ``"mle"`` apply.
     output_histogram: ClassVar[bool] = False
@@ -86,9 +85,9 @@ class FrequencyOracle(LocalProtocol):
         "level": Interval(0.0, 1.0, closed="neither"),
         "rng": RandomSource(),
     }
-    estimate_delegate = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
+    estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any):
         params.setdefault("labels", None)
         labels = params["labels"]
         if "domain_size" not in params and isinstance(labels, (list, tuple)):
@@ -117,6 +116,11 @@ class FrequencyOracle(LocalProtocol):
         return self._params["domain_size"]
 
     @property
+    def fixed_support_size(self) -> bool:
+        """Every report supports the same number of items: ``tags.fixed_support_size``."""
+        return self.tags.fixed_support_size
+
+    @property
     def labels(self) -> tuple[str, ...] | None:
         """The public label of each item (``None``: the items are just ``0 .. d-1``).
 
@@ -124,7 +128,7 @@ class FrequencyOracle(LocalProtocol):
         """
         return self._params.get("labels")
 
-    def encode(self, values, *, on_unknown: str = "raise") -> np.ndarray:
+    def encode(self, values: ArrayLike, *, on_unknown: str = "raise") -> np.ndarray:
         """Items (int64) of labelled values: ``labels.index(value)``, vectorized.
 
         Parameters
@@ -182,7 +186,7 @@ class FrequencyOracle(LocalProtocol):
                 return self.encode(array)
         return check_integer_values(values, self.domain_size, owner=f"{self.display_name}.privatize")
 
-    def estimate(self, data, **options):
+    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports; carries the protocol's labels."""
         result = super().estimate(data, **options)
         if self.labels is not None and isinstance(result, FrequencyEstimate):
@@ -194,12 +198,16 @@ class FrequencyOracle(LocalProtocol):
             return f"support counts must lie in [0, n={n}]"
         return None
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def maximum_likelihood(self, counts: np.ndarray) -> np.ndarray:
+        """The maximum-likelihood frequencies in closed form, for a protocol declaring ``tags.closed_form_mle``."""
+        raise NotImplementedError(f"{self.display_name} has no closed-form maximum likelihood (tags.closed_form_mle).")
+
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Support count of every item (the vector :math:`g` of the convolution view)."""
         return aggregator.statistic.astype(np.float64)
 
     # ------------------------------------------------------------------ estimation
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """Products with the channel, :math:`f \\mapsto Q^\\top f` (``matvec``) and its adjoint.
 
         Dense by default; protocols override it with a structured operator.
@@ -294,7 +302,7 @@ class FrequencyOracle(LocalProtocol):
         n = aggregator.n
         if estimator == "mle":
             frequencies = self.maximum_likelihood(aggregator.statistic)
-            details = {"estimator": "mle"}
+            details: dict[str, Any] = {"estimator": "mle"}
 
             def refit(statistic):
                 return self.maximum_likelihood(statistic)
@@ -340,7 +348,7 @@ class FrequencyOracle(LocalProtocol):
             guarantee=self.guarantee,
         )
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of each item's unbiased estimator for ``n`` users.
 
         ``frequencies=None`` gives the variance at :math:`f_v = 0` for every item

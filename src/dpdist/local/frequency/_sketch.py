@@ -17,6 +17,8 @@ from ...errors import EmptyAggregateError, InvalidParameterError
 from . import _hashing
 from ._oracle import FrequencyOracle
 from .flh import family_seeds
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["MAX_ESTIMATED_ITEMS", "SketchOracle"]
 
@@ -40,6 +42,8 @@ class SketchOracle(FrequencyOracle):
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
+    _p: float  # support probabilities, set by the subclass's _setup
+    _q: float
     #: reports and the table do not grow with d; ``estimate`` ranks at most MAX_ESTIMATED_ITEMS items
     _bytes_per_item = 0
 
@@ -75,7 +79,7 @@ class SketchOracle(FrequencyOracle):
         """The sketch width :math:`m`."""
         return self._m
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     def _client_design(self):
@@ -93,10 +97,10 @@ class SketchOracle(FrequencyOracle):
             functions = np.arange(start, min(start + rows, self._k))
             yield functions, self._hashed(functions[:, None], items[None, :])
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:  # pragma: no cover - subclasses
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:  # pragma: no cover - subclasses
         raise NotImplementedError
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Support counts of every item (``d`` <= :data:`MAX_ESTIMATED_ITEMS`; see :meth:`frequencies_of`)."""
         if self.domain_size > MAX_ESTIMATED_ITEMS:
             raise InvalidParameterError(
@@ -106,7 +110,7 @@ class SketchOracle(FrequencyOracle):
             )
         return self.support_counts_of(aggregator, np.arange(self.domain_size, dtype=np.int64))
 
-    def frequencies_of(self, aggregator, items) -> np.ndarray:
+    def frequencies_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """Unbiased frequency estimates of the given ``items`` (any domain size: the sketch is queried)."""
         items = check_integer_values(items, self.domain_size, owner=f"{self.display_name}.frequencies_of")
         if aggregator.n == 0:

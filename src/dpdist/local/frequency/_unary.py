@@ -28,6 +28,7 @@ from ..._rng import random_words
 from .._report_kinds import PackedBitReports
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["UnaryEncoding"]
 
@@ -59,7 +60,7 @@ class UnaryEncoding(FrequencyOracle):
         self._q = self._q_threshold / _SCALE
         self._n_bytes = -(-self.domain_size // 8)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     # ------------------------------------------------------------------ client
@@ -96,7 +97,7 @@ class UnaryEncoding(FrequencyOracle):
         )
 
     # ------------------------------------------------------------------ helpers
-    def pack(self, bits) -> np.ndarray:
+    def pack(self, bits: ArrayLike) -> np.ndarray:
         """Pack an ``(n, d)`` 0/1 array into the report format."""
         bits = np.asarray(bits)
         if bits.ndim != 2 or bits.shape[1] != self.domain_size:
@@ -106,12 +107,12 @@ class UnaryEncoding(FrequencyOracle):
             )
         return np.packbits(bits.astype(bool), axis=1)
 
-    def unpack(self, reports) -> np.ndarray:
+    def unpack(self, reports: ArrayLike) -> np.ndarray:
         """The ``(n, d)`` 0/1 ``uint8`` bits of a batch of reports."""
-        reports, _ = self.report_format.read(reports)
-        return np.unpackbits(reports, axis=1, count=self.domain_size)
+        checked, _ = self.report_format.read(reports)
+        return np.unpackbits(checked, axis=1, count=self.domain_size)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         d = self.domain_size
         if d > self.max_channel_domain:
             raise NotImplementedError(
@@ -124,6 +125,6 @@ class UnaryEncoding(FrequencyOracle):
             matrix[item] = np.prod(np.where(outputs == 1, on, 1 - on), axis=1)
         return matrix if values is None else matrix[self._check_values(values)]
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         bits = self.unpack(reports).astype(np.int64)
         return bits @ (1 << np.arange(self.domain_size, dtype=np.int64))

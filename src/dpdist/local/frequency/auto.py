@@ -43,6 +43,7 @@ import numpy as np
 from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
+from .flh import FLH
 
 __all__ = [
     "CANDIDATES",
@@ -124,7 +125,7 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             owner, unknown, allowed, note=" (pass protocol-specific parameters to local.make('<protocol>', ...) instead)"
         )
     labels = params.get("labels")
-    protocol_params = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}
+    protocol_params: dict[str, Any] = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}
     if "domain_size" not in protocol_params and isinstance(labels, (list, tuple)):
         protocol_params["domain_size"] = len(labels)
     for key, constraint in _COMMON.items():
@@ -138,14 +139,16 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
     rows = []
     for name in CANDIDATES:
         row: dict[str, Any] = {"protocol": name}
+        oracle = registered_class(name)
+        assert oracle is not None, f"{name} is registered"
         try:
-            protocol = registered_class(name)(**protocol_params)
+            protocol = oracle(**protocol_params)
         except DPDistError as error:
             row.update(eligible=False, reason=f"not applicable: {error}")
             rows.append(row)
             continue
         variance = float(np.mean(protocol.variance(n)))
-        if name == "flh":
+        if isinstance(protocol, FLH):
             variance += 1.0 / (protocol.hash_count * (protocol.hash_range - 1))
         one_report = protocol.privatize(np.zeros(1, dtype=np.int64), rng=0)
         row.update(
@@ -200,7 +203,7 @@ def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in row.items() if key != "protocol_object"} for row in rows]
 
 
-def compare_protocols(**params) -> list[dict[str, Any]]:
+def compare_protocols(**params: Any) -> list[dict[str, Any]]:
     """The table ``auto`` ranks: one dict per candidate.
 
     Each row has ``protocol``, ``eligible`` and ``reason`` (why it is excluded),
@@ -213,7 +216,7 @@ def compare_protocols(**params) -> list[dict[str, Any]]:
     return _public(_rank(protocol_params, limits))
 
 
-def choose_protocol(**params) -> str:
+def choose_protocol(**params: Any) -> str:
     """Registry name of the oracle ``local.make("auto", **params)`` builds."""
     protocol_params, limits = _split(params)
     rows = _rank(protocol_params, limits)

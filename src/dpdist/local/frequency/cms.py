@@ -56,6 +56,8 @@ from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from ._sketch import SketchOracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["CMS"]
 
@@ -152,7 +154,7 @@ class CMS(SketchOracle):
             return f"row counts must be >= 0 and sum to n={n}, and each bit count must be <= its row's count"
         return None
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only, in :math:`O(k \\cdot |items|)`."""
         table = aggregator.statistic[: self._k * self._m].reshape(self._k, self._m)
         items = np.asarray(items, dtype=np.int64)
@@ -170,7 +172,7 @@ class CMS(SketchOracle):
         return np.concatenate([table.ravel(), rows]).astype(np.int64)
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, x)``, column ``j 2^m + x`` (x the bits as an integer)."""
         if self._k << self._m > _MAX_CHANNEL_COLUMNS:
             raise InvalidParameterError(
@@ -188,7 +190,7 @@ class CMS(SketchOracle):
         law = np.where(own_bit == 1, self._p, 1 - self._p) * others / self._k
         return law.reshape(items.size, self._k << self._m)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         if self._m > 62:
             raise InvalidParameterError("CMS.report_index needs width <= 62 (small instances only).")

@@ -88,6 +88,8 @@ from .._protocol import ProtocolTags, register
 from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
+from ...privacy import PrivacyGuarantee
 
 __all__ = ["CP"]
 
@@ -365,13 +367,13 @@ class CP(FrequencyOracle):
         rows = self.channel(active)  # (active, m)
         return rng.multinomial(counts[active], rows).sum(axis=0).astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         counts, inside = self.column_counts[items][:, None], self._inside_thresholds[items][:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self._plus[:, items].T, inside / counts, (1.0 - inside) / (self.measurements - counts))
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     # ------------------------------------------------------------------ estimation
@@ -512,11 +514,11 @@ class CP(FrequencyOracle):
         return variance, center
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> PrivacyGuarantee:
         """Pure LDP at the mechanism's exact privacy loss (at most ``epsilon`` unless ``on_privacy_excess='warn'``)."""
         return local_guarantee(self.effective_epsilon)
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of the unbiased least-squares inverse (module docstring) at ``frequencies``.
 
         ``frequencies=None`` takes the uniform distribution.  Raises ``NotImplementedError``

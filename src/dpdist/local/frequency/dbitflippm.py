@@ -63,6 +63,7 @@ Reports are ``uint32`` rows of :math:`2d` columns: the sorted sampled indices, t
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -71,10 +72,11 @@ from ..._validation import Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
-from ._bucket_client import BucketMemoClient
-from ._memoized import MemoizedProtocol
+from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
 from ._unary import _SCALE, _threshold
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["DBitFlipPM", "bucketize"]
 
@@ -86,7 +88,7 @@ _CHUNK_BITS = 1 << 20
 _BAD_INDEX, _BAD_BIT = "index_out_of_range_or_unsorted", "bit_not_0_or_1"
 
 
-def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
+def bucketize(values: ArrayLike, domain_size: int, bucket_count: int) -> np.ndarray:
     r"""Bucket :math:`\lfloor v b / k \rfloor` of each item :math:`v \in [0, k)` (the paper's first step)."""
     k = check_param("bucketize", "domain_size", domain_size, Integer(low=2, high=2**31 - 1))
     b = check_param("bucketize", "bucket_count", bucket_count, Integer(low=2, high=k))
@@ -95,7 +97,7 @@ def bucketize(values, domain_size: int, bucket_count: int) -> np.ndarray:
 
 
 @register
-class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
+class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     """dBitFlipPM: d sampled buckets per user (once), SUE-style bits memoized per bucket.
 
     Parameters
@@ -169,18 +171,18 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         buckets = check_param("DBitFlipPM.epsilon_for_buckets", "buckets", buckets, Integer(low=1, high=self.domain_size))
         return buckets * self.epsilon_per_report
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         """``(d/b) p`` and ``(d/b) q``: a report supports bucket ``v`` when it samples ``v`` with bit 1."""
         share = self._d / self.domain_size
         return share * self._bit_p, share * self._bit_q
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v - qN_v + qnd/b`: the pure-oracle formula on it is the paper's estimator."""
         b = self.domain_size
         ones, sampled = aggregator.statistic[:b].astype(np.float64), aggregator.statistic[b:].astype(np.float64)
         return ones - self._bit_q * sampled + self._bit_q * aggregator.n * self._d / b
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of the paper's estimator (module docstring)."""
         p, q, ratio = self._bit_p, self._bit_q, self.domain_size / self._d
         f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)
@@ -196,7 +198,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         return None
 
     # ------------------------------------------------------------------ client
-    def client(self, randomness=None, memo=None) -> BucketMemoClient:
+    def client(self, randomness: ArrayLike | None = None, memo: dict | None = None) -> BucketMemoClient:
         """A device's client: its d sampled buckets (drawn once) and the bits of each bucket, memoized."""
         return BucketMemoClient(self, randomness, memo)
 
@@ -216,7 +218,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
     def _bucket(self, randomness, items):
         return np.asarray(items, dtype=np.int64)
 
-    def permanent_response(self, buckets, rng, randomness) -> np.ndarray:
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any) -> np.ndarray:
         """The bits of each bucket at the user's sampled indices (what a device memoizes, per bucket)."""
         buckets = np.asarray(buckets, dtype=np.int64)
         bits = np.empty(randomness.shape, dtype=np.int64)
@@ -238,7 +240,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
             uniforms = random_words(rng, -(-size // 2)).view(np.uint32)[:size].reshape(block.shape)
             out[start : start + rows] = uniforms < threshold
 
-    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """No second round: the memoized bits are reported as they are."""
         return np.asarray(memoized, dtype=np.int64)
 
@@ -305,7 +307,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         table = np.array([[math.comb(j, s + 1) for s in range(self._d)] for j in range(self.domain_size)], dtype=np.int64)
         return table[indices, np.arange(self._d)[None, :]].sum(axis=1)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """One report's law, column ``rank(subset) * 2**d + sum_s bit_s 2**s``; small ``b`` only."""
         b, d = self.domain_size, self._d
         subsets = math.comb(b, d)
@@ -325,7 +327,7 @@ class DBitFlipPM(MemoizedProtocol, FrequencyOracle):
         matrix[:, columns.ravel()] = (law / subsets).reshape(items.size, -1)
         return matrix
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         d = self._d
         reports = reports.astype(np.int64)

@@ -61,6 +61,7 @@ over the cells :math:`(j, h_j(v))`.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,8 @@ from .._report_kinds import Column, IntegerRowReports
 from .._bernoulli import mixture_keep
 from . import _hashing
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["FLH"]
 
@@ -202,11 +205,11 @@ class FLH(FrequencyOracle):
     def statistic_size(self) -> int:
         return self._S * self._g
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         """``(p*, q*)`` averaged over the family draw (as OLH's, see the module docstring)."""
         return self._p, self._q
 
-    def hash_table(self, functions=None) -> np.ndarray:
+    def hash_table(self, functions: np.ndarray | None = None) -> np.ndarray:
         """``h_j(v)`` for the functions ``j`` (default all) and every item: shape ``(len(functions), d)``."""
         seeds = self._seeds if functions is None else self._seeds[functions]
         items = np.arange(self.domain_size, dtype=np.int64)
@@ -234,7 +237,7 @@ class FLH(FrequencyOracle):
         cells = reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
         return np.bincount(cells, minlength=self.statistic_size).astype(np.int64)
 
-    def support_counts(self, aggregator) -> np.ndarray:
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v = \\sum_j T[j, h_j(v)]`, in :math:`O(Sd)` (blocks of functions)."""
         table = aggregator.statistic.reshape(self._S, self._g)
         support = np.zeros(self.domain_size, dtype=np.float64)
@@ -242,11 +245,11 @@ class FLH(FrequencyOracle):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """Support counts of the given ``items`` only, in :math:`O(S m)` for :math:`m` items (for huge domains)."""
         return self.support_counts_in_table(aggregator.statistic, items)
 
-    def support_counts_in_table(self, statistic, items) -> np.ndarray:
+    def support_counts_in_table(self, statistic: np.ndarray, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` in a table of report counts (an aggregator's statistic)."""
         items = np.asarray(items, dtype=np.int64)
         table = np.asarray(statistic).reshape(self._S, self._g)
@@ -258,7 +261,7 @@ class FLH(FrequencyOracle):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
-    def estimate(self, data, **options):
+    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """As :meth:`FrequencyOracle.estimate`; refused when ``d`` floats exceed ``MAX_ALLOCATION_BYTES``."""
         check_allocation(
             f"{self.display_name}.estimate", "domain_size", self.domain_size, 8,
@@ -275,7 +278,7 @@ class FLH(FrequencyOracle):
         held = kept > 0
         return self.sample_table(items[held], kept[held], values.size - kept.sum(), rng)
 
-    def sample_table(self, items, kept, redrawn: int, rng) -> np.ndarray:
+    def sample_table(self, items: np.ndarray, kept: np.ndarray, redrawn: int, rng: np.random.Generator) -> np.ndarray:
         """The report table of ``kept[i]`` users who kept item ``items[i]``'s hash and ``redrawn`` who did not.
 
         Exact (module docstring): the redrawn users fill the table as one uniform
@@ -300,7 +303,7 @@ class FLH(FrequencyOracle):
         return table.astype(np.int64)
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, y)``, column ``j * g + y``: :math:`\\frac1S \\mathrm{GRR}_g(y \\mid h_j(v))`."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)  # (items, S)
@@ -308,11 +311,11 @@ class FLH(FrequencyOracle):
         grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
         return (grr / self._S).reshape(items.size, self.statistic_size)
 
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """:math:`Q^\\top f` over the :math:`S g` table cells and its adjoint, :math:`O(Sd)` each."""
         return _TableOperator(self)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
 

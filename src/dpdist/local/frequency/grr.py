@@ -22,6 +22,8 @@ Exact draws.  :math:`\lambda` is the largest multiple of :math:`2^{-53}` whose r
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._bernoulli import mixture_keep
@@ -29,6 +31,7 @@ from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._exact_channel import GRROperator, grr_maximum_likelihood
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["GRR"]
 
@@ -50,8 +53,9 @@ class GRR(FrequencyOracle):
     name = "grr"
     statistic_total_per_report = 1  # a histogram of the reported items
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
-    fixed_support_size = True
+    tags = ProtocolTags(
+        kind="frequency", finite_channel=True, exact_simulate=True, fixed_support_size=True, closed_form_mle=True
+    )
     output_histogram = True
 
     def _setup(self):
@@ -60,7 +64,7 @@ class GRR(FrequencyOracle):
         self._q = (1.0 - self._keep) / d
         self._p = self._keep + self._q
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     def _privatize(self, values, rng):
@@ -84,18 +88,18 @@ class GRR(FrequencyOracle):
         rerolled = rng.multinomial(values.size - kept.sum(), np.full(self.domain_size, 1.0 / self.domain_size))
         return (kept + rerolled).astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         d = self.domain_size
         matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
         return matrix if values is None else matrix[self._check_values(values)]
 
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """:math:`Q^\\top f = q + (p - q) f` in O(d) (see :mod:`._exact_channel`)."""
         return GRROperator(self._p, self._q, self.domain_size)
 
-    def maximum_likelihood(self, counts) -> np.ndarray:
+    def maximum_likelihood(self, counts: np.ndarray) -> np.ndarray:
         """Closed-form MLE of the frequencies from the report counts (:func:`._exact_channel.grr_maximum_likelihood`)."""
         return grr_maximum_likelihood(counts, self._p, self._q)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)

@@ -62,6 +62,8 @@ from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._sketch import SketchOracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HCMS"]
 
@@ -121,7 +123,7 @@ class HCMS(SketchOracle):
     def _report_format(self):
         return IntegerRowReports([Column("function", self._k), Column("column", self._m), Column("bit", 2)])
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         j, l, bit = (reports[:, i].astype(np.int64) for i in range(3))
         return (j * self._m + l) * 2 + bit
@@ -129,7 +131,7 @@ class HCMS(SketchOracle):
     def _accumulate(self, reports):
         return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
 
-    def support_counts_of(self, aggregator, items) -> np.ndarray:
+    def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""
         table = aggregator.statistic.reshape(self._k, self._m, 2).astype(np.float64)
         transformed = fast_walsh_hadamard(table[:, :, 1] - table[:, :, 0])  # row j: D_j H (H symmetric)
@@ -139,7 +141,7 @@ class HCMS(SketchOracle):
             support += 0.5 * np.take_along_axis(transformed[functions], hashed, axis=1).sum(axis=0)
         return support
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, l, bit)``, column ``(j m + l) 2 + bit``: :math:`\\frac{1}{km}(p \\text{ or } 1-p)`."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         functions = np.arange(self._k)

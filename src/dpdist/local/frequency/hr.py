@@ -69,6 +69,7 @@ use the realized ratio in place of :math:`e^\varepsilon` and :math:`Z = K/(1-\la
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +78,8 @@ from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HR"]
 
@@ -140,11 +143,11 @@ class HR(FrequencyOracle):
         self._item_block = items // (b - 1)
         self._item_column = items % (b - 1) + 1
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         """Pseudo-support probabilities (module docstring); exact supports when ``blocks == 1``."""
         return 0.5 + 0.5 / self._kappa, 0.5
 
-    def in_set(self, items, outputs) -> np.ndarray:
+    def in_set(self, items: ArrayLike, outputs: ArrayLike) -> np.ndarray:
         """``outputs ∈ C_items`` (broadcasting)."""
         items = np.asarray(items, dtype=np.int64)
         outputs = np.asarray(outputs, dtype=np.int64)
@@ -180,7 +183,7 @@ class HR(FrequencyOracle):
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.output_size).astype(np.int64)
 
-    def support_counts(self, aggregator):
+    def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Pseudo-supports :math:`(n + T_x)/2` from one FWHT per block."""
         coefficients = fast_walsh_hadamard(aggregator.statistic.reshape(self.blocks, self.block_size))
         transform = coefficients[self._item_block, self._item_column].astype(np.float64)
@@ -213,7 +216,7 @@ class HR(FrequencyOracle):
         return self._item_block[items][:, None] * self.block_size + rows
 
     # ------------------------------------------------------------------ analytics
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Exact variance of :math:`\\hat f_x` (module docstring).
 
         ``frequencies=None`` gives the variance at :math:`f_x = 0` with each
@@ -232,16 +235,16 @@ class HR(FrequencyOracle):
         in_block = (mass * b / 2 * (e + 1) + (1 - mass) * b) / Z
         return (self._kappa**2 * in_block - f) / n
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         member = self.in_set(items[:, None], np.arange(self.output_size)[None, :])
         return np.where(member, self._e, 1.0) / self._normalizer
 
-    def channel_operator(self):
+    def channel_operator(self) -> Any:
         """:math:`Q^\\top f` and :math:`Q w` by one fast Walsh–Hadamard transform per block."""
         return _HadamardOperator(self)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
 

@@ -50,6 +50,7 @@ are ``olh``'s: ``uint64`` rows ``(seed, y)``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -57,10 +58,10 @@ from ..._validation import EPSILON, Integer, Options
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._protocol import ProtocolTags, register
 from . import _hashing
-from ._bucket_client import BucketMemoClient
-from ._memoized import MemoizedProtocol
+from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
-from .longitudinal import _chain, _grr_keeps, _grr_probabilities
+from ._longitudinal import _chain, _grr_keeps, _grr_probabilities
+from ..._types import ArrayLike
 
 __all__ = ["LOLOHA", "optimal_hash_range"]
 
@@ -79,7 +80,7 @@ def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
 
 
 @register
-class LOLOHA(MemoizedProtocol, FrequencyOracle):
+class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
 
     Parameters
@@ -156,11 +157,11 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         """:math:`\\varepsilon_I = \\ln(p_2/q_2)`: the IRR's ratio between any two memoized hash values."""
         return math.log(self._p2 / self._q2)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     # ------------------------------------------------------------------ client
-    def client(self, randomness=None, memo=None) -> BucketMemoClient:
+    def client(self, randomness: ArrayLike | None = None, memo: dict | None = None) -> BucketMemoClient:
         """A device's client: its hash seed (drawn once) and the PRR of each hash value, memoized."""
         return BucketMemoClient(self, randomness, memo)
 
@@ -174,11 +175,11 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         kept = rng.random(x.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all g values
         return np.where(kept, x, rng.integers(0, self._g, size=x.size, dtype=np.int64))
 
-    def permanent_response(self, buckets, rng, randomness=None) -> np.ndarray:
+    def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any = None) -> np.ndarray:
         """PRR: GRR_g(:math:`\\varepsilon_\\infty`) of each hash value (what a device memoizes)."""
         return self._grr(np.asarray(buckets, dtype=np.int64), self._keep1, rng)
 
-    def instantaneous_response(self, memoized, rng) -> np.ndarray:
+    def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """IRR: GRR_g(:math:`p_2, q_2`) of memoized hash values."""
         return self._grr(np.asarray(memoized, dtype=np.int64), self._keep2, rng)
 
@@ -232,7 +233,7 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         seeds = np.arange(self._n_seeds, dtype=np.int64)
         return _hashing.hash_items(seeds[None, :], items[:, None], self._prime, self._g)  # (items, seeds)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """One report's law over ``(seed, y)``, column ``seed * g + y``; small ``hash_prime`` only."""
         hashed = self._hashed_inputs(values)
         rows = np.where(hashed[:, :, None] == np.arange(self._g), self._p, self._q_other)
@@ -248,7 +249,7 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         g = self._g
         return np.full((g, g), self._q2) + np.eye(g) * (self._p2 - self._q2)
 
-    def repeated_channel(self, reports: int, values=None) -> np.ndarray:
+    def repeated_channel(self, reports: int, values: ArrayLike | None = None) -> np.ndarray:
         """Law of ``reports`` reports of one value by one device (same seed, one memoized PRR).
 
         Columns: ``seed * g**reports + y_1 * g**(reports-1) + ... + y_T``.  The adversary who
@@ -262,6 +263,6 @@ class LOLOHA(MemoizedProtocol, FrequencyOracle):
         law = prr @ given_memo  # (hash value, sequence)
         return (law[hashed] / self._n_seeds).reshape(hashed.shape[0], -1)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

@@ -46,6 +46,7 @@ from .._protocol import ProtocolTags, register
 from . import _hashing
 from .._bernoulli import mixture_keep
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["OLH"]
 
@@ -112,7 +113,7 @@ class OLH(FrequencyOracle):
         """The range :math:`g` actually used."""
         return self._g
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         r"""``(p*, q*)``.
 
         :math:`p^* = \Pr[y = h(v)] = p`.  For :math:`v' \ne v`: if
@@ -146,7 +147,7 @@ class OLH(FrequencyOracle):
         )
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(seed, value)`` pairs, column ``seed * g + value``; small ``hash_prime`` only."""
         outputs = self._n_seeds * self._g
         if outputs > _MAX_CHANNEL_OUTPUTS:
@@ -161,6 +162,6 @@ class OLH(FrequencyOracle):
         grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
         return (grr / self._n_seeds).reshape(items.size, outputs)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

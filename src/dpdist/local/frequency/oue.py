@@ -35,5 +35,5 @@ class OUE(UnaryEncoding):
     name = "oue"
     summary = "optimized unary encoding: bit-packed d-bit reports, p=1/2, q=1/(e^eps+1)"
 
-    def target_probabilities(self):
+    def target_probabilities(self) -> tuple[float, float]:
         return 0.5, 1.0 / (math.exp(self.epsilon) + 1.0)

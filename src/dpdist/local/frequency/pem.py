@@ -37,6 +37,7 @@ about :math:`|C_i|^2/(2P) \approx 10^{-4}`, which only merges their counts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from statistics import NormalDist
 
@@ -44,11 +45,12 @@ import numpy as np
 
 from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check_integer_values
 from ...errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
-from .._protocol import LocalProtocol, ProtocolTags, register
+from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
 from .flh import FLH, MAX_HASH_RANGE, default_hash_range
+from ..._types import ArrayLike
 
 __all__ = ["PEM", "prefix_lengths"]
 
@@ -113,7 +115,10 @@ class PEM(LocalProtocol):
     name = "pem"
     statistic_total_per_report = 1  # one cell of one group's table per report
     summary = "prefix extending method: heavy hitters of a huge or unknown domain (bit strings or words), FLH per group"
-    tags = ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False)
+    tags = ParameterDependentTags(
+        ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False),
+        lambda protocol, tags: dataclasses.replace(tags, words=protocol.codec is not None),
+    )
     _constraints = {
         "epsilon": EPSILON,
         "bits": Optional(Integer(low=1, high=MAX_BITS)),
@@ -203,8 +208,8 @@ class PEM(LocalProtocol):
 
     @property
     def takes_strings(self) -> bool:
-        """Whether ``privatize`` reads words (a protocol with an ``alphabet``)."""
-        return self._codec is not None
+        """Whether ``privatize`` reads words (a protocol with an ``alphabet``): ``tags.words``."""
+        return self.tags.words
 
     # ------------------------------------------------------------------ client
     def _check_values(self, values):
@@ -252,7 +257,7 @@ class PEM(LocalProtocol):
             [Column("group", self.groups), Column("function", oracle.hash_count, label="function index"), Column("value", oracle.hash_range)]
         )
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         reports = reports.astype(np.int64)
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
@@ -274,7 +279,7 @@ class PEM(LocalProtocol):
             tables.append(oracle.sample_table(mixed, kept[held], int(members.sum() - kept.sum()), rng))
         return np.concatenate(tables)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """:math:`\\frac1G \\times` FLH's channel of each group's mixed prefix; column ``i S g + j g + y``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         blocks = [

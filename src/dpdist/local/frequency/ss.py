@@ -57,6 +57,7 @@ from ..._rng import random_words
 from .._report_kinds import PackedBitReports
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
+from ..._types import ArrayLike
 
 __all__ = ["SS"]
 
@@ -82,9 +83,9 @@ class SS(FrequencyOracle):
     """
 
     name = "ss"
-    fixed_support_size = True  # every report holds exactly k items
     summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    # every report holds exactly k items
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True)
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
@@ -104,7 +105,7 @@ class SS(FrequencyOracle):
         """Every report sets exactly ``k`` bits, so the support counts sum to ``k n``."""
         return self.subset_size
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
     # ------------------------------------------------------------------ client
@@ -172,7 +173,7 @@ class SS(FrequencyOracle):
         return statistic
 
     # ------------------------------------------------------------------ exact channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over all k-subsets, in colexicographic rank order (see :meth:`report_index`)."""
         d, k = self.domain_size, self.subset_size
         outputs = math.comb(d, k)
@@ -191,7 +192,7 @@ class SS(FrequencyOracle):
         matrix[:, columns] = np.where(member[:, items].T, inside, outside)
         return matrix
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Colexicographic rank :math:`\\sum_i \\binom{s_i}{i+1}` of each subset :math:`s_0 < s_1 < \\dots`."""
         from scipy import special  # lazy: only the conformance checks need ranks
 

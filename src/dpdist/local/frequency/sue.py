@@ -39,6 +39,6 @@ class SUE(UnaryEncoding):
     name = "sue"
     summary = "symmetric unary encoding (basic RAPPOR): each bit kept w.p. e^(eps/2)/(e^(eps/2)+1)"
 
-    def target_probabilities(self):
+    def target_probabilities(self) -> tuple[float, float]:
         half = math.exp(self.epsilon / 2.0)
         return half / (half + 1.0), 1.0 / (half + 1.0)

@@ -12,6 +12,8 @@ from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_val
 from ...errors import ClippedValuesWarning
 from ...estimates import Distribution
 from .._protocol import LocalProtocol, ProtocolTags
+from ..._types import ArrayLike, Seed
+from .._aggregator import Aggregator
 
 __all__ = ["NumericalProtocol", "unit_bin_index"]
 
@@ -41,16 +43,16 @@ class NumericalProtocol(LocalProtocol):
     def bounds(self) -> tuple[float, float]:
         return self._params["bounds"]
 
-    def to_unit(self, x) -> np.ndarray:
+    def to_unit(self, x: ArrayLike) -> np.ndarray:
         lo, hi = self.bounds
         return (np.asarray(x, dtype=np.float64) - lo) / (hi - lo)
 
-    def from_unit(self, u) -> np.ndarray:
+    def from_unit(self, u: ArrayLike) -> np.ndarray:
         lo, hi = self.bounds
         return lo + np.asarray(u, dtype=np.float64) * (hi - lo)
 
     # ------------------------------------------------------------------ clipping
-    def privatize(self, values, rng=None, *, secure: bool = False, clip: bool = True):
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True) -> np.ndarray:
         """Randomize each user's value; one report per value.
 
         Parameters
@@ -71,11 +73,11 @@ class NumericalProtocol(LocalProtocol):
         """
         return super().privatize(self._clip_for(values, clip, "privatize"), rng, secure=secure)
 
-    def simulate(self, values, rng=None, *, clip: bool = True):
+    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> Aggregator:
         """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
         return super().simulate(self._clip_for(values, clip, "simulate"), rng)
 
-    def clip_values(self, values) -> tuple[np.ndarray, int]:
+    def clip_values(self, values: ArrayLike) -> tuple[np.ndarray, int]:
         """``(clipped, count)``: ``values`` clipped into ``bounds`` as ``clip=True`` does, and how many moved.
 
         For callers that report the count themselves (the command line prints it);

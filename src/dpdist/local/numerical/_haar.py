@@ -1,6 +1,6 @@
 r"""Haar encoding (eq. 39) and reconstruction (eq. 67-69) of the wavelet paper.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` (Zhao et al., IEEE S&P 2026), sec. 2.2, 4.3, 4.7.
+Paper 000 (Zhao et al., IEEE S&P 2026), sec. 2.2, 4.3, 4.7.
 
 Cells are half-open, :math:`[k 2^{-j}, (k+1) 2^{-j})`, the last one closed at 1
 (eq. 15 as printed gives a point on a cell boundary two non-zero coefficients);
@@ -31,7 +31,7 @@ def level_code(bins: np.ndarray, level, levels: int) -> tuple[np.ndarray, np.nda
     return half >> 1, 1 - 2 * (half & 1)
 
 
-def haar_encode(unit_values, level: int) -> np.ndarray:
+def haar_encode(unit_values: np.ndarray, level: int) -> np.ndarray:
     r"""Eq. 39: :math:`\mathbf v = 2^{-j/2}(\psi_{j0}(x), \dots, \psi_{j,2^j-1}(x))`, a signed one-hot int8 row per value."""
     bins = fine_bins(unit_values, level)
     cells, signs = level_code(bins, level, level)

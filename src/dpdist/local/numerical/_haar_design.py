@@ -1,6 +1,6 @@
 r"""Design of the wavelet protocol: m per level, V_j, the allocation and the Wasserstein bound.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` (Zhao et al., IEEE S&P 2026), eq. 59-61,
+Paper 000 (Zhao et al., IEEE S&P 2026), eq. 59-61,
 75-77, 83, Lemma 5 and Theorem 1.  ``variance_rule="exact"`` uses the corrected
 variance :math:`\operatorname{Var}[Y(l)\mid v(l)=0] = 2q` (see
 :mod:`._signed_subset`), ``"paper"`` the printed :math:`q` (eq. 117).
@@ -102,7 +102,7 @@ def allocate_users(n: int, levels: int, epsilon: float, variance_rule: str = "ex
     return counts
 
 
-def wasserstein_bound(n: int, epsilon: float, levels: int, variance_rule: str = "exact", counts=None) -> float:
+def wasserstein_bound(n: int, epsilon: float, levels: int, variance_rule: str = "exact", counts: np.ndarray | None = None) -> float:
     r"""Theorem 1 in its explicit form: eq. 77 + Lemma 5 (eq. 72),
 
     .. math:: E[W(F_J, F)] \le \sqrt{\sum_{j=0}^{J} 2^{-(2j+2)} V_j / n_j} + 2^{-(J+1)}.

@@ -32,6 +32,7 @@ from ...estimates import MeanEstimate, MeanVarianceEstimate
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
 from ._base import NumericalProtocol
+from ..._types import ArrayLike, Seed
 
 __all__ = ["MeanProtocol"]
 
@@ -51,6 +52,15 @@ class MeanProtocol(NumericalProtocol):
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
     statistic_total_per_report = 1  # a histogram of the reported outputs
+    _decoded: np.ndarray  # set by the subclass's _setup
+
+    def _unit_channel(self, v: np.ndarray) -> np.ndarray:
+        """``P[i, k]`` for inputs ``v`` on [-1, 1]."""
+        raise NotImplementedError
+
+    def _sample(self, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One report (an output index) of each input of ``v`` on [-1, 1]."""
+        raise NotImplementedError
 
     @property
     def statistic_size(self) -> int:
@@ -78,7 +88,7 @@ class MeanProtocol(NumericalProtocol):
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self._decoded.size).astype(np.int64)
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, k] = Pr[output k | values[i]]`` (outputs ordered as ``decoded_values``)."""
         if values is None:
             raise InvalidParameterError(
@@ -86,7 +96,7 @@ class MeanProtocol(NumericalProtocol):
             )
         return self._unit_channel(self._to_symmetric(self._check_values(values)))
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     # ------------------------------------------------------------------ estimation
@@ -107,7 +117,7 @@ class MeanProtocol(NumericalProtocol):
             guarantee=self.guarantee,
         )
 
-    def report_variance(self, values) -> np.ndarray:
+    def report_variance(self, values: ArrayLike) -> np.ndarray:
         """Exact variance of one user's decoded report (in squared units of ``bounds``) for each value."""
         v = self._to_symmetric(self._check_values(values))
         out = np.empty(v.size)
@@ -119,7 +129,7 @@ class MeanProtocol(NumericalProtocol):
     def _unit_second_moment(self, v: np.ndarray) -> np.ndarray:
         return self._unit_channel(v) @ self._decoded**2
 
-    def mean_variance(self, values) -> float:
+    def mean_variance(self, values: ArrayLike) -> float:
         """Exact variance of the mean estimate over ``values`` (:math:`\\sum_i \\mathrm{Var}_i / n^2`)."""
         variance = self.report_variance(values)
         return float(variance.sum() / variance.size**2)
@@ -138,7 +148,7 @@ class MeanProtocol(NumericalProtocol):
         return type(self)(**{**self._params, "bounds": (0.0, radius**2)})
 
     def estimate_mean_variance(
-        self, values, rng=None, *, mean_fraction: float = 0.5, clip: bool = True
+        self, values: ArrayLike, rng: Seed = None, *, mean_fraction: float = 0.5, clip: bool = True
     ) -> MeanVarianceEstimate:
         """Run the two-phase protocol of paper 003 sec. 6.3 on a population.
 

@@ -1,6 +1,6 @@
 r"""Signed subset selection: the randomizer of the wavelet paper, eq. 41-46 and Algorithm 2.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` (Zhao et al., "Consistent Estimation of
+Paper 000 (Zhao et al., "Consistent Estimation of
 Numerical Distributions under LDP by Wavelet Expansion", IEEE S&P 2026),
 sec. 4.4-4.6 and appendices B-C.
 

@@ -1,19 +1,13 @@
-r"""Complete :math:`\beta`-ary trees over histogram bins: consistency projections and HH-ADMM.
+r"""Complete :math:`\beta`-ary trees over histogram bins: their height and HH-ADMM.
 
 A tree over ``bins = beta**h`` leaves is stored level by level as a list of
 arrays, ``levels[0]`` the root (one node), ``levels[h]`` the leaves; the
 children of node ``j`` of level ``l`` are nodes ``beta*j .. beta*j + beta-1``
 of level ``l + 1``.
 
-Two post-processing steps of paper 003 (``003_168e87404547aacd.txt``) live here:
-
-* :func:`hay_consistency` -- the constrained inference of Hay, Rastogi, Miklau,
-  Suciu, "Boosting the accuracy of differentially private histograms through
-  consistency" (PVLDB 2010), Theorem 3: weighted averaging bottom-up then mean
-  consistency top-down.  It is the least-squares projection onto the consistent
-  trees :math:`\{x : Ax = 0\}` (sec. 4.3 of paper 003 defines :math:`A`), which is
-  the projection :math:`\Pi_C` of eq. (13) of App. B.
-* :func:`hh_admm` -- Algorithm 2 of App. B (HH-ADMM).
+:func:`hh_admm` is Algorithm 2 of App. B of paper 003 (HH-ADMM); its projection
+:math:`\Pi_C` onto the consistent trees is Hay et al.'s constrained inference,
+:func:`dpdist.postprocess.hay_consistency`, shared with the central tree release.
 """
 
 from __future__ import annotations
@@ -23,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...postprocess import project_simplex
+from ...postprocess import hay_consistency, project_simplex
 
-__all__ = ["tree_height", "hay_consistency", "hh_admm", "AdmmResult", "consistency_violation"]
+__all__ = ["tree_height", "hh_admm", "AdmmResult"]
 
 
 def tree_height(bins: int, branching: int) -> int | None:
@@ -35,59 +29,6 @@ def tree_height(bins: int, branching: int) -> int | None:
         if candidate >= 1 and branching**candidate == bins:
             return candidate
     return None
-
-
-def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
-    return level.reshape(-1, branching).sum(axis=1)
-
-
-def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
-    r"""Least-squares consistent tree closest to the noisy ``levels`` (Hay et al. 2010, Thm. 3).
-
-    Bottom-up, with the height :math:`i` of a node counted from 1 at the leaves,
-
-    .. math::
-
-        z_v = \frac{\beta^i - \beta^{i-1}}{\beta^i - 1}\,\tilde x_v
-              + \frac{\beta^{i-1} - 1}{\beta^i - 1} \sum_{u \in \mathrm{child}(v)} z_u ,
-
-    then top-down, :math:`\bar x_u = z_u + \frac{1}{\beta}(\bar x_{\mathrm{parent}}
-    - \sum_{w \in \mathrm{child}(\mathrm{parent})} z_w)`.  With equal noise
-    variance at every node, this is the orthogonal projection of the noisy tree
-    onto :math:`\{x: Ax = 0\}`.
-
-    Parameters
-    ----------
-    levels : list of arrays
-        ``levels[l]`` has ``branching**l`` entries, ``levels[0]`` the root.
-    branching : int
-        :math:`\beta`.
-    root : float, optional
-        A root value known exactly (e.g. 1 for frequencies, paper 003 sec. 4.3:
-        "the total true count is known").  The tree is then the least-squares
-        consistent tree *with that root*: the top-down pass starts from it and
-        ``levels[0]`` is ignored.
-    """
-    height = len(levels) - 1
-    z = [np.asarray(level, dtype=np.float64) for level in levels]
-    for depth in range(height - 1, -1 if root is None else 0, -1):
-        i = height - depth + 1  # height of this level's nodes; leaves have i = 1
-        own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
-        z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
-    result = [np.array([float(root)]) if root is not None else z[0].copy()]
-    for depth in range(1, height + 1):
-        parent = result[-1]
-        residual = parent - _children_sums(z[depth], branching)
-        result.append(z[depth] + np.repeat(residual / branching, branching))
-    return result
-
-
-def consistency_violation(levels: list[np.ndarray], branching: int) -> float:
-    """Largest ``|parent - sum(children)|`` over the tree (0 for a consistent tree)."""
-    return max(
-        float(np.max(np.abs(levels[depth] - _children_sums(levels[depth + 1], branching))))
-        for depth in range(len(levels) - 1)
-    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 r"""Discrete square wave: "bucketize before randomize" (B-R) over ``d`` input buckets (paper 003, sec. 5.4).
 
-Paper: ``003_168e87404547aacd.txt``, sec. 5.4.  The user first maps
+Paper 003, sec. 5.4.  The user first maps
 :math:`v \in [0, 1]` to its bucket :math:`i = \min(\lfloor vd \rfloor, d-1)`, then
 reports :math:`\tilde v \in \{0, \dots, d + 2m - 1\}` with
 

@@ -1,6 +1,6 @@
 r"""Public output grid of the wave mechanisms: bucket masses, transition matrices, sampling.
 
-Paper 003 (``003_168e87404547aacd.txt``), sec. 5.4-5.5.  The client reports
+Paper 003, sec. 5.4-5.5.  The client reports
 the *index* of the output bucket its randomized value falls in, never the
 value itself: the output domain :math:`[-b, 1+b]` is cut into
 :math:`\tilde d` equal buckets :math:`\tilde B_j = [e_j, e_{j+1})`, and every

@@ -1,6 +1,6 @@
 r"""Shared client, aggregator and EM/EMS estimator of the wave protocols ``sw`` and ``gw`` (paper 003).
 
-Paper: ``003_168e87404547aacd.txt`` (Li et al., SIGMOD 2020), sec. 5.  A wave
+Paper 003 (Li et al., SIGMOD 2020), sec. 5.  A wave
 protocol holds a *mechanism* -- :class:`~._wave_grid.OutputGrid` (a wave over
 ``[-b, 1+b]`` cut into public output buckets, "randomize before bucketize") or
 :class:`~._wave_discrete.DiscreteSquareWave` ("bucketize before randomize") --
@@ -8,7 +8,7 @@ with the same four operations: ``sample`` (bucket index per user),
 ``point_masses`` (the exact channel), ``transition_matrix`` (input bins to
 output buckets) and ``buckets``.  Reports are output-bucket indices, the
 aggregator statistic is the count of each bucket, and the estimate is the
-EM or EMS reconstruction of Alg. 1 (:mod:`._wave_em`) on ``bins`` input bins.
+EM or EMS reconstruction of Alg. 1 (:mod:`dpdist.local._em`) on ``bins`` input bins.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
 from ._base import NumericalProtocol
-from ._wave_em import expectation_maximization, transition_operator
+from .._em import expectation_maximization
+from ._wave_operators import transition_operator
+from ..._types import ArrayLike
 
 __all__ = ["WaveProtocol", "MAX_BINS"]
 
@@ -102,7 +104,7 @@ class WaveProtocol(NumericalProtocol):
     def _accumulate(self, reports):
         return np.bincount(reports.astype(np.intp, copy=False), minlength=self._mechanism.buckets).astype(np.int64)
 
-    def channel(self, values=None) -> np.ndarray:
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """``P[k, j] = Pr[report j | input values[k]]`` for values in ``bounds`` (exact)."""
         if values is None:
             raise InvalidParameterError(
@@ -111,7 +113,7 @@ class WaveProtocol(NumericalProtocol):
             )
         return self._mechanism.point_masses(self._check_values(values))
 
-    def report_index(self, reports) -> np.ndarray:
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)
 
     def transition_matrix(self) -> np.ndarray:
@@ -143,7 +145,7 @@ class WaveProtocol(NumericalProtocol):
             the stopping rule or the cap ended the run.
         accelerate : bool
             SQUAREM acceleration of the same EM/EMS map with the same stopping rule
-            (default True; :func:`._wave_em.expectation_maximization`): same fixed
+            (default True; :func:`dpdist.local._em.expectation_maximization`): same fixed
             point, fewer iterations.
 
         Returns

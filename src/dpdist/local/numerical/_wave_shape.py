@@ -1,6 +1,6 @@
 r"""Wave shapes of the general wave mechanism (paper 003, Def. 5.1) and the MI choice of ``b``.
 
-Paper: ``003_168e87404547aacd.txt`` (Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić,
+Paper 003 (Li, Wang, Lopuhaä-Zwakenberg, Li, Škorić,
 Li, "Estimating Numerical Distributions under Local Differential Privacy",
 SIGMOD 2020), sec. 5.1-5.3.
 
@@ -50,7 +50,7 @@ cancellation far from the bump.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -116,8 +116,12 @@ class WaveShape:
     epsilon: float
     b: float
     ratio: float = 1.0
+    # derived in __post_init__
+    q: float = field(init=False, repr=False, compare=False)
+    weight: float = field(init=False, repr=False, compare=False)
+    half_widths: tuple[float, float] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         b, r = self.b, self.ratio
         half_widths = (b * (1.0 + r) / 2.0, b * (1.0 - r) / 2.0)
         # lambda is drawn as U < lambda with U on the 2^-53 grid: the largest grid value whose density

@@ -14,6 +14,8 @@ to the bin of each value, so the privacy guarantee is the oracle's.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ... import postprocess as _postprocess
@@ -24,6 +26,8 @@ from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
 from ._base import NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["Binning", "DISTRIBUTION_POSTPROCESS"]
 
@@ -78,7 +82,7 @@ class Binning(NumericalProtocol):
         self._oracle = make_oracle(self.display_name, self._params["oracle"], self.bins, self.epsilon)
 
     @property
-    def statistic_dtype(self):
+    def statistic_dtype(self) -> type:
         """The inner oracle's (counts, or float sums for some oracles)."""
         return self._oracle.statistic_dtype
 
@@ -87,7 +91,7 @@ class Binning(NumericalProtocol):
         return self._params["bins"]
 
     @property
-    def oracle(self):
+    def oracle(self) -> FrequencyOracle:
         """The inner categorical oracle (a registered frequency protocol over ``bins`` items)."""
         return self._oracle
 
@@ -95,7 +99,7 @@ class Binning(NumericalProtocol):
     def statistic_size(self) -> int:
         return self._oracle.statistic_size
 
-    def bin_of(self, values) -> np.ndarray:
+    def bin_of(self, values: ArrayLike) -> np.ndarray:
         """The bin index of each value (validated, in ``bounds``)."""
         return unit_bin_index(self._check_values(values), self.bins)
 
@@ -114,14 +118,14 @@ class Binning(NumericalProtocol):
         return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
 
     @property
-    def statistic_total_per_report(self):
+    def statistic_total_per_report(self) -> int | None:
         """The inner oracle's (the statistic is the oracle's)."""
         return self._oracle.statistic_total_per_report
 
     def _check_statistic(self, statistic, n):
         return self._oracle._check_statistic(statistic, n)
 
-    def frequencies(self, aggregator, **options):
+    def frequencies(self, aggregator: Aggregator, **options: Any) -> Any:
         """The inner oracle's bin-frequency estimate (a ``FrequencyEstimate``; unbiased by default).
 
         ``options`` go to the oracle's ``estimate`` (e.g. ``estimator="ibu"`` or ``"mle"``
@@ -158,12 +162,12 @@ class Binning(NumericalProtocol):
             **{key: raw.frequencies},
         )
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of each bin's unbiased frequency estimate (the inner oracle's, eq. 1 for GRR)."""
         return self._oracle.variance(n, frequencies)
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``: the oracle's channel row of the bin of ``values[i]``."""
         if values is None:
             raise InvalidParameterError(
@@ -171,5 +175,5 @@ class Binning(NumericalProtocol):
             )
         return self._oracle.channel(None)[self.bin_of(values)]
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         return self._oracle.report_index(reports)

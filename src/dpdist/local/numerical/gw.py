@@ -1,6 +1,6 @@
 r"""General wave mechanisms with trapezoid and triangle waves, ``gw`` (paper 003, Def. 5.1, sec. 6.4).
 
-Paper: ``003_168e87404547aacd.txt``, Def. 5.1 and the shape comparison of
+Paper 003, Def. 5.1 and the shape comparison of
 sec. 6.4 / Fig. 5 (trapezoids with top/bottom side ratio 0.2, 0.4, 0.6, 0.8
 and a triangle, against the square wave).  A value :math:`v \in [0, 1]` is
 reported as :math:`\tilde v \in [-b, 1+b]` with density :math:`W(\tilde v - v)`,

@@ -2,7 +2,7 @@ r"""HaarHRR, ``haar-hrr``: Haar coefficients by Hadamard randomized response.
 
 Cormode, Kulkarni, Srivastava, "Answering Range Queries Under Local
 Differential Privacy", PVLDB 12(10), 2019 (reference [18] of paper 003), as
-summarized in paper 003 (``003_168e87404547aacd.txt``) sec. 4.2.
+summarized in paper 003 sec. 4.2.
 
 The bounds are cut into ``bins = 2**h`` leaves of a binary tree.  An inner node
 :math:`a` of height :math:`t \in \{1, \dots, h\}` (leaves have height 0) holds
@@ -57,6 +57,8 @@ from .._bernoulli import exp_lower, odds_probability
 from .._report_kinds import Field, RecordReports
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HaarHRR", "inverse_haar"]
 
@@ -200,7 +202,7 @@ class HaarHRR(NumericalProtocol):
         return statistic
 
     # ------------------------------------------------------------------ estimation
-    def coefficient_differences(self, aggregator) -> list[np.ndarray]:
+    def coefficient_differences(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Unbiased :math:`\\hat D_t` (left minus right frequency of each node), ``t = 1 .. h``."""
         aggregator._check_protocol(self)
         counts = aggregator.statistic[: self._height]
@@ -211,7 +213,7 @@ class HaarHRR(NumericalProtocol):
             out.append(self._scale * fast_walsh_hadamard(np.asarray(sums, dtype=np.float64)) / n_t if n_t else np.zeros(self._sizes[t - 1]))
         return out
 
-    def frequencies(self, aggregator) -> np.ndarray:
+    def frequencies(self, aggregator: Aggregator) -> np.ndarray:
         """Unbiased leaf frequencies by the inverse Haar transform (sum to 1, may be negative)."""
         return inverse_haar(self.coefficient_differences(aggregator))
 
@@ -240,7 +242,7 @@ class HaarHRR(NumericalProtocol):
         )
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, (t, r, b)]``; outputs ordered by level, then row, then bit (-1 before +1)."""
         if values is None:
             raise InvalidParameterError(
@@ -256,7 +258,7 @@ class HaarHRR(NumericalProtocol):
             blocks.append(np.stack([minus, plus], axis=2).reshape(leaves.size, 2 * size))
         return np.concatenate(blocks, axis=1)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         levels = reports["level"].astype(np.int64)
         return 2 * (self._offsets[levels - 1] - self._height + reports["row"].astype(np.int64)) + reports[

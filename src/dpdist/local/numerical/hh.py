@@ -13,7 +13,7 @@ drawn independently of the value, so revealing it costs no privacy; the report
 the channel below includes the level.
 
 Estimation: each level's unbiased frequencies, then the constrained inference
-of Hay et al. (PVLDB 2010; :func:`._tree.hay_consistency`) with the root fixed
+of Hay et al. (PVLDB 2010; :func:`dpdist.postprocess.hay_consistency`) with the root fixed
 at 1 (the total is known in LDP, sec. 4.3), then Norm-Sub on the leaves to get a
 valid distribution.  Paper 003 evaluates HH only on range queries because the
 consistent leaves can be negative (sec. 6.1); :meth:`HierarchicalHistogram.consistent_tree`
@@ -34,10 +34,13 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
 from ._base import NumericalProtocol, unit_bin_index
+from ...postprocess import hay_consistency
 from .._report_kinds import Field, RecordReports
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
-from ._tree import hay_consistency, tree_height
+from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = ["HierarchicalHistogram"]
 
@@ -91,7 +94,7 @@ class HierarchicalHistogram(NumericalProtocol):
         self._stat_offsets = np.concatenate([[0], np.cumsum(sizes)])
 
     @property
-    def statistic_dtype(self):
+    def statistic_dtype(self) -> type:
         """float64 if any level's oracle sums floats, else int64 (the levels' statistics share one vector)."""
         dtypes = {np.dtype(oracle.statistic_dtype) for oracle in self._oracles}
         return np.float64 if np.dtype(np.float64) in dtypes else np.int64
@@ -164,7 +167,7 @@ class HierarchicalHistogram(NumericalProtocol):
         return invalid
 
     def _accumulate(self, reports):
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         levels = reports["level"]
         statistic[: self._height] = np.bincount(levels, minlength=self._height + 1)[1:]
         for depth, (oracle, codec) in enumerate(zip(self._oracles, self._codecs), start=1):
@@ -179,7 +182,7 @@ class HierarchicalHistogram(NumericalProtocol):
         h = self._height
         leaf_counts = np.bincount(unit_bin_index(values, self.bins), minlength=self.bins)
         split = rng.multinomial(leaf_counts, np.full(h, 1.0 / h))  # (bins, h)
-        statistic = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
+        statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         statistic[:h] = split.sum(axis=0)
         for depth, oracle in enumerate(self._oracles, start=1):
             node_counts = split[:, depth - 1].reshape(self.branching**depth, -1).sum(axis=1)
@@ -201,11 +204,11 @@ class HierarchicalHistogram(NumericalProtocol):
         return None
 
     # ------------------------------------------------------------------ estimation
-    def level_counts(self, aggregator) -> np.ndarray:
+    def level_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Number of reports of each level ``1 .. h``."""
         return np.asarray(aggregator.statistic[: self._height], dtype=np.int64)
 
-    def level_frequencies(self, aggregator) -> list[np.ndarray]:
+    def level_frequencies(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Each level's unbiased node frequencies (uniform for a level with no report)."""
         aggregator._check_protocol(self)
         out = []
@@ -218,7 +221,7 @@ class HierarchicalHistogram(NumericalProtocol):
             out.append(np.asarray(oracle.estimate(inner).frequencies))
         return out
 
-    def consistent_tree(self, aggregator) -> list[np.ndarray]:
+    def consistent_tree(self, aggregator: Aggregator) -> list[np.ndarray]:
         """Hay et al.'s least-squares consistent tree (root = 1); levels ``0 .. h``, may be negative."""
         noisy = [np.ones(1)] + self.level_frequencies(aggregator)
         return hay_consistency(noisy, self.branching, root=1.0)
@@ -242,7 +245,7 @@ class HierarchicalHistogram(NumericalProtocol):
         )
 
     # ------------------------------------------------------------------ channel
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``; outputs are level 1's oracle outputs, then level 2's, ...
 
         ``P[i, (l, y)] = (1/h) * channel_l[ancestor_l(values[i]), y]``.
@@ -258,7 +261,7 @@ class HierarchicalHistogram(NumericalProtocol):
         ]
         return np.concatenate(blocks, axis=1)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         levels = reports["level"]
         offset = 0

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..._validation import Integer, Interval, check_param
 from .._protocol import register
-from ._tree import consistency_violation, hh_admm
+from ...postprocess import consistency_violation
+from ._tree import hh_admm
 from .hh import HierarchicalHistogram
 
 __all__ = ["HierarchicalHistogramADMM"]
@@ -41,7 +42,8 @@ class HierarchicalHistogramADMM(HierarchicalHistogram):
     summary = "hierarchical histogram with the ADMM post-processing of Li et al. (App. B)"
     estimate_options = {"tolerance": Interval(0, 1, closed="neither"), "max_iterations": Integer(low=1)}
 
-    def _estimate(self, aggregator, *, tolerance: float = 1e-7, max_iterations: int = 10_000):
+    # its options replace hh's post-processing (estimate_options declares them): not hh's signature
+    def _estimate(self, aggregator, *, tolerance: float = 1e-7, max_iterations: int = 10_000):  # type: ignore[override]
         """Leaf masses from Algorithm 2 of paper 003.
 
         Parameters

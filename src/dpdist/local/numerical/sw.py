@@ -1,6 +1,6 @@
 r"""Square wave reporting with EM / EMS reconstruction, ``sw`` (paper 003, sec. 5).
 
-Paper: ``003_168e87404547aacd.txt`` -- Li, Wang, Lopuhaä-Zwakenberg, Li,
+Paper 003 -- Li, Wang, Lopuhaä-Zwakenberg, Li,
 Škorić, Li, "Estimating Numerical Distributions under Local Differential
 Privacy", SIGMOD 2020.
 
@@ -29,7 +29,7 @@ runs the discrete square wave on ``bins`` buckets
 
 Estimation (sec. 5.5, Alg. 1): EM or EMS (EM with binomial smoothing) over
 the transition matrix from ``bins`` input bins to the output buckets; see
-:mod:`._wave_em` for the stopping rule and tolerances.
+:mod:`dpdist.local._em` for the stopping rule and tolerances.
 """
 
 from __future__ import annotations

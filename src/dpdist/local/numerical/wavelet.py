@@ -1,6 +1,6 @@
 r"""Wavelet expansion, ``wavelet``: Haar coefficients by signed subset selection.
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` -- P. Zhao, Z. Zhang, B. Sun, L. Shen, L. Zhang,
+Paper 000 -- P. Zhao, Z. Zhang, B. Sun, L. Shen, L. Zhang,
 S. Wang, Z. Liu, "Consistent Estimation of Numerical Distributions under Local
 Differential Privacy by Wavelet Expansion", IEEE S&P 2026 (Algorithm 1).
 
@@ -84,6 +84,8 @@ from ._signed_subset import (
     signed_thresholds,
     support_probabilities,
 )
+from ..._types import ArrayLike
+from .._aggregator import Aggregator
 
 __all__ = [
     "Wavelet",
@@ -327,7 +329,7 @@ class Wavelet(NumericalProtocol):
         return statistic
 
     # ------------------------------------------------------------------ estimation
-    def coefficients(self, aggregator) -> list[np.ndarray]:
+    def coefficients(self, aggregator: Aggregator) -> list[np.ndarray]:
         r"""Unbiased :math:`a_{jk}` of eq. 57 for ``j = 0 .. J`` (zeros for a level with no report)."""
         aggregator._check_protocol(self)
         counts = aggregator.statistic[: self._levels + 1]
@@ -369,7 +371,7 @@ class Wavelet(NumericalProtocol):
     def _level_outputs(self):
         return [enumerate_outputs(int(d), int(m)) for d, m in zip(self._sizes, self._subset_sizes)]
 
-    def channel(self, values=None):
+    def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, (j, y)] = w_j p_Q(y | v_j(x_i))`` (eq. 45), levels in order, ``y`` by ternary code.
 
         The level is drawn with probability :math:`w_j` (``assignment="random"``; under
@@ -391,7 +393,7 @@ class Wavelet(NumericalProtocol):
             blocks.append(self._weights[j] * realized_output_probabilities(outputs, cells, signs, self.epsilon))
         return np.concatenate(blocks, axis=1)
 
-    def report_index(self, reports):
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Column of :meth:`channel` of each (valid) report."""
         reports, invalid = self.report_format.check(reports)
         bad = np.zeros(reports.shape[0], dtype=bool)

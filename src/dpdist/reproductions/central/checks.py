@@ -31,6 +31,7 @@ from ...experiments import (
     welch_p_values,
     z_score,
 )
+from ...experiments import ResultsTable
 
 __all__ = [
     "RankedCheck",
@@ -69,7 +70,7 @@ class RankedCheck:
     methods: tuple = ()
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
@@ -125,7 +126,7 @@ class BestOrCloseCheck:
     tolerance: float = 0.25
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
         if self.methods:
             rows = rows.select(method=list(self.methods))
@@ -178,9 +179,10 @@ class GroupBeatsCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where)
-        p_for, p_against, pairs, reversals, weakest = [], [], 0, [], None
+        p_for, p_against, pairs, reversals = [], [], 0, []
+        weakest: tuple[float, str] = (math.inf, "")
         for setting, group in group_settings(rows, ("method",)).items():
             by_method = {r["method"]: r for r in group}
             for b in self.better:
@@ -192,7 +194,7 @@ class GroupBeatsCheck:
                     p_for.append(up)
                     p_against.append(down)
                     item = (z, f"{describe_setting(setting)}: {b} {by_method[b]['mean']:.4g} vs {w} {by_method[w]['mean']:.4g}")
-                    weakest = item if weakest is None or z < weakest[0] else weakest
+                    weakest = item if z < weakest[0] else weakest
                     if down < self.alpha:
                         reversals.append(item[1])
         if pairs == 0:
@@ -237,7 +239,7 @@ class TrendCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         curves = _curves(table, self.method, self.metric, self.x, self.where)
         if not curves:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}"
@@ -289,7 +291,7 @@ class MinimumWithinCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         curves = _curves(table, self.method, self.metric, self.x, self.where)
         if not curves:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}"
@@ -337,7 +339,7 @@ class GapShrinksCheck:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         mine = _curves(table, self.private, self.metric, self.x, self.where)
         theirs = _curves(table, self.reference, self.metric, self.x, self.where)
         p_for, p_against, agree, notes = [], [], 0, []
@@ -397,10 +399,10 @@ class RelativeErrorCheck:
     alpha: float = ALPHA
     unmatched: tuple = ()
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = _select(table, self.metric, self.where).select(method=[self.method, self.reference])
         left_out = {"dataset", "method", *STAT_COLUMNS, *self.unmatched}
-        cells = {}
+        cells: dict = {}
         for row in rows:
             key = tuple((c, row[c]) for c in row if c not in left_out)
             found = cells.setdefault(key, {})

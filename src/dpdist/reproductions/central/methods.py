@@ -10,6 +10,8 @@ registered as ``central-hq``, ``central-aq``, ``central-pp`` and ``central-mp``,
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...central import PolynomialMoments, adaptive_quantiles, histogram_queries, matching_pursuit
@@ -68,7 +70,7 @@ def _weighted_average(distributions, weights, method: str, n: int) -> Distributi
     private = all(d.guarantee is not None for d in distributions)  # the paper-scale MP variant claims none
     guarantee = parallel(d.guarantee for d in distributions) if private else None
     return Distribution.from_cdf(
-        edges, cumulative, method=method, epsilon=guarantee.epsilon if private else None, n=n, details=details,
+        edges, cumulative, method=method, epsilon=guarantee.epsilon if guarantee is not None else None, n=n, details=details,
         guarantee=guarantee,
     )
 
@@ -110,7 +112,7 @@ def _step_cdf(distribution: Distribution) -> Distribution:
                         n=distribution.n, details=details)
 
 
-def histogram_method(values, dataset, params, rng) -> Distribution:
+def histogram_method(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Distribution:
     """Histogram queries (sec. II-B1): ``bins`` (40), ``postprocess`` ("clip"), ``neighbouring`` ("replace").
 
     ``cdf="linear"`` (default, dpdist's :class:`~dpdist.Distribution`: uniform density
@@ -152,7 +154,7 @@ def _histogram(owner, values, dataset, params, rng) -> Distribution:
     )
 
 
-def adaptive_quantiles_method(values, dataset, params, rng) -> Distribution:
+def adaptive_quantiles_method(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Distribution:
     """Adaptive quantiles (sec. II-B2) with ``iterations`` (80) noisy splits."""
     iterations = params.get("iterations", 80)
 
@@ -173,7 +175,7 @@ def _nonprivate_projection(values, bounds, degree) -> Distribution:
     )
 
 
-def polynomial_method(values, dataset, params, rng) -> Distribution:
+def polynomial_method(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Distribution:
     """Polynomial projection (Alg. 1): ``degree`` m (6), ``moments`` ("monomial"), ``private`` (True).
 
     With ``parts > 1`` every part releases its noisy moments once with
@@ -210,7 +212,7 @@ def _nonprivate_pursuit(values, bounds, dictionary, size, sparsity) -> Distribut
     )
 
 
-def matching_pursuit_method(values, dataset, params, rng) -> Distribution:
+def matching_pursuit_method(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Distribution:
     r"""Matching pursuit (Alg. 2): ``dictionary`` ("legendre"), ``size`` (40), ``sparsity`` (6), ``private`` (True).
 
     ``selection_scale`` ("dp"): "paper" runs Alg. 2's :math:`\Delta/\varepsilon` selection

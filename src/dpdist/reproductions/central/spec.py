@@ -1,6 +1,6 @@
 r"""The ``central`` spec: the experiments of Tao & Sarwate (paper 002) on the runner.
 
-Paper: ``002_31fdd3dbd792a51b.txt``, sec. VI and App. C.  Figures reproduced
+Paper 002, sec. VI and App. C.  Figures reproduced
 (one runner figure per paper figure and metric; panels are datasets):
 
 * Fig. 2 (a)-(c) and 11: polynomial projection (PP), effect of the number of basis
@@ -63,6 +63,9 @@ The claims are checks of the summary table defined in ``checks.py`` (:class:`Ran
 
 from __future__ import annotations
 
+from typing import Any
+
+from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, better_than
 from .checks import (
     BestOrCloseCheck,
@@ -168,9 +171,9 @@ _QUICK_GRID = _grid(
 )
 
 
-def _figures():
+def _figures() -> list[FigureSpec]:
     figures = []
-    studies = [
+    studies: list[tuple[str, str, str, bool, list[str], dict[str, Any], tuple[str, ...]]] = [
         ("fig2-m", "PP: effect of m (n = 1e4, eps = 0.5), Fig. 2(a-c), 11", "degree", False, [PP_DP, PP_NP, PP_LEG],
          {"n": 10_000}, SYNTHETIC),
         ("fig2-n", "PP: effect of n (m = 6, eps = 0.5), Fig. 2(d-f), 12", "n", True, [PP_DP, PP_NP, PP_LEG],
@@ -279,7 +282,7 @@ def _claims():
 SPEC = ExperimentSpec(
     name="central",
     title="Functional approximation for central-DP CDF estimation (Tao & Sarwate, paper 002)",
-    paper="002_31fdd3dbd792a51b.txt",
+    paper=PAPER_FILES["002"],
     description=(
         "Histogram queries (HQ, 40 bins), adaptive quantiles (AQ, 80 iterations), polynomial projection "
         "(PP, m = 6, monomial moments, analytic Gaussian, delta = n^-1.5) and matching pursuit (MP, 6 of 40 "

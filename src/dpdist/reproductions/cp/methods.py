@@ -8,6 +8,9 @@ epsilon of the run's randomizer).
 from __future__ import annotations
 
 import warnings
+from typing import Any
+
+import numpy as np
 
 from ... import local, metrics, postprocess
 from ..._rng import check_rng
@@ -25,7 +28,7 @@ MEASUREMENTS = 500
 SPARSITY = {"geo-0.8": 2, "geo-0.6": 3, "unif-10": 10, "unif-25": 25}
 
 
-def compressive_privatization(values, dataset, params, rng) -> FrequencyEstimate:
+def compressive_privatization(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> FrequencyEstimate:
     r"""One CP collection of ``values`` (paper 004, mechanism (2) and Algorithm 1 without its last step).
 
     Parameters
@@ -83,7 +86,7 @@ def compressive_privatization(values, dataset, params, rng) -> FrequencyEstimate
     return proto.estimate(proto.simulate(values, rng=rng), postprocess="none", sparsity=sparsity)
 
 
-def decoded_l1(estimate, truth, *, decoder: str) -> float:
+def decoded_l1(estimate: Any, truth: np.ndarray, *, decoder: str) -> float:
     r""":math:`\ell_1` error of ``estimate`` after the decoder ``decoder`` (a :data:`dpdist.postprocess.METHODS` name).
 
     Decoding the raw estimate here equals estimating with ``postprocess=decoder``: the
@@ -93,6 +96,6 @@ def decoded_l1(estimate, truth, *, decoder: str) -> float:
     return metrics.l1(postprocess.apply(decoder, frequencies), truth)
 
 
-def privacy_loss(estimate, truth) -> float:
+def privacy_loss(estimate: Any, truth: np.ndarray) -> float:
     """The epsilon the estimate's randomizer satisfies (for CP: the exact loss of its matrix)."""
     return float(estimate.epsilon)

@@ -1,6 +1,6 @@
 r"""The ``cp`` spec: compressive privatization against RR, RAPPOR, SS and HR (paper 004, sec. 5).
 
-Paper: ``004_24ba050d2f0ebfab.txt`` (Xiong et al., "Compressive Privatization: Sparse
+Paper 004 (Xiong et al., "Compressive Privatization: Sparse
 Distribution Estimation under Locally Differential Privacy", AAAI 2021), sec. 5, Figs. 2-3.
 
 Setting (the paper's): k = 10,000 items, m = 500 measurements, epsilon = 0.5; the
@@ -55,6 +55,9 @@ claims library (:class:`~dpdist.experiments.RatioWithin`).
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
+from .. import PAPER_FILES
 from ...experiments import Claim, ExperimentSpec, FigureSpec, RatioWithin
 from . import methods
 from .methods import SPARSITY, compressive_privatization
@@ -111,11 +114,11 @@ def _grid(n_values, epsilons, sweep_n) -> list[dict]:
 
 
 def _figures(sweep_n) -> list[FigureSpec]:
-    fig2 = {
+    fig2: dict[str, Any] = {
         "x": "n", "where": {"epsilon": DEFAULT_EPSILON}, "logx": True, "logy": True,
         "methods": (CP_PAPER, CP_EXACT, CP_LARGER_S, *BASELINES),
     }
-    fig3 = {"x": "epsilon", "where": {"n": sweep_n}, "logy": True}
+    fig3: dict[str, Any] = {"x": "epsilon", "where": {"n": sweep_n}, "logy": True}
     return [
         FigureSpec(
             name="fig2_projected",
@@ -185,10 +188,10 @@ def _claims(sweep_n) -> list[Claim]:
 
 def make_spec(
     *,
-    n_values=PAPER_N,
-    epsilons=PAPER_EPSILONS,
+    n_values: Sequence[int] = PAPER_N,
+    epsilons: Sequence[float] = PAPER_EPSILONS,
     sweep_n: int = SWEEP_N,
-    datasets=tuple(SPARSITY),
+    datasets: Sequence[str] = tuple(SPARSITY),
     repeats: int = 10,
     quick: dict | None = None,
 ) -> ExperimentSpec:
@@ -196,7 +199,7 @@ def make_spec(
     return ExperimentSpec(
         name="cp",
         title="Compressive privatization (paper 004)",
-        paper="004_24ba050d2f0ebfab.txt",
+        paper=PAPER_FILES["004"],
         description=(
             "CP (m = 500; as the paper runs it, eps0 = eps, and calibrated to exact eps-LDP) against RR, RAPPOR "
             "(SUE), SS and HR with the normalized (clip + normalize) and the projected (simplex) decoder, on "
@@ -216,7 +219,7 @@ def make_spec(
     )
 
 
-def quick_overrides(*, n_values, epsilons, sweep_n: int, repeats: int) -> dict:
+def quick_overrides(*, n_values: Sequence[int], epsilons: Sequence[float], sweep_n: int, repeats: int) -> dict:
     """``--quick`` overrides: a smaller grid, its Fig. 3 ``sweep_n`` in the figures and claims, fewer repeats."""
     return {
         "repeats": repeats,

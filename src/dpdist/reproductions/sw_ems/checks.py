@@ -25,6 +25,7 @@ from ...experiments import (
     standard_error,
     welch_p_values,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["WithinFactor", "ArgminIs", "MoreVariable"]
 
@@ -57,10 +58,10 @@ class WithinFactor:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where)
         mine = _by_match(rows.select(method=self.method), self.match)
-        reference = {}
+        reference: dict = {}
         for row in rows.select(method=list(self.reference)):
             key = tuple(row.get(column) for column in self.match)
             if key not in reference or row["mean"] < reference[key]["mean"]:
@@ -68,7 +69,8 @@ class WithinFactor:
         keys = [key for key in mine if key in reference]
         if not keys:
             return INCONCLUSIVE, f"no setting has both {self.method!r} and {list(self.reference)} for {self.metric!r}"
-        within, p_for, p_against, worst = 0, [], [], None
+        within, p_for, p_against = 0, [], []
+        worst: tuple | None = None
         for key in keys:
             m, best = mine[key], reference[key]
             se = math.sqrt(standard_error(m) ** 2 + (self.factor * standard_error(best)) ** 2)
@@ -80,6 +82,7 @@ class WithinFactor:
             ratio = m["mean"] / best["mean"] if best["mean"] > 0 else math.inf
             if worst is None or ratio > worst[0]:
                 worst = (ratio, key, m["mean"], best)
+        assert worst is not None, "keys is not empty"
         ratio, key, value, best = worst
         setting = ", ".join(f"{c}={v}" for c, v in zip(self.match, key))
         described = ", ".join(f"{c}={best.get(c)}" for c in ("method", "b", "bins") if best.get(c) is not None)
@@ -118,7 +121,7 @@ class ArgminIs:
     quorum: float = 1.0
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, method=self.method, **self.where)
         groups: dict[tuple, list] = {}
         for row in rows:
@@ -174,7 +177,7 @@ class MoreVariable:
     quorum: float = 0.5
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(method=[self.method, self.reference])
         pairs = [(s, v[self.method], v[self.reference]) for s, v in rows_by(rows).items() if len(v) == 2]
         pairs = [(s, a, b) for s, a, b in pairs if a["count"] > 1 and b["count"] > 1 and b["std"] > 0]

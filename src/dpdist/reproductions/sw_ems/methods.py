@@ -10,6 +10,8 @@ Metrics that take those estimates as well as a Distribution: :func:`mean_abs_err
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +20,8 @@ from ... import local
 from ... import metrics as _metrics
 from ..._rng import check_rng
 from ...experiments import run_local_protocol
+from ...local.numerical._mean import MeanProtocol
+from ..._types import ArrayLike, Seed
 
 __all__ = [
     "PAPER_BUCKETS",
@@ -37,7 +41,7 @@ PAPER_BUCKETS = {"beta-5-2": 256}
 DEFAULT_BUCKETS = 1024
 
 
-def at_paper_granularity(values, dataset, params, rng):
+def at_paper_granularity(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Any:
     """Run the local protocol ``params["protocol"]`` on the paper's histogram size.
 
     ``bins`` defaults to 256 for Beta(5, 2) and 1024 for the other datasets (sec. 6.1);
@@ -62,18 +66,19 @@ class SignedHistogram:
     masses: np.ndarray
     bounds: tuple
 
-    def mass(self, low, high) -> np.ndarray:
+    def mass(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
         """Signed mass of ``[low, high]`` (the cumulative masses interpolated linearly)."""
         edges = np.linspace(self.bounds[0], self.bounds[1], self.masses.size + 1)
         cumulative = np.concatenate(([0.0], np.cumsum(self.masses)))
-        return np.interp(high, edges, cumulative) - np.interp(low, edges, cumulative)
+        high_mass = np.interp(np.asarray(high, dtype=np.float64), edges, cumulative)
+        return high_mass - np.interp(np.asarray(low, dtype=np.float64), edges, cumulative)
 
 
 #: where the unbiased (signed) leaves are kept in the details of each protocol's estimate
 _SIGNED_LEAVES = {"hh": "consistent_leaves", "haar-hrr": "unbiased_frequencies"}
 
 
-def signed_leaves(values, dataset, params, rng):
+def signed_leaves(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Any:
     """HH or HaarHRR (``params["protocol"]``) on the paper's histogram size, before Norm-Sub.
 
     Paper 003 sec. 6.1: "HH and HaarHRR are only evaluated for range queries as they
@@ -95,7 +100,7 @@ class MomentEstimate:
     epsilon: float
 
 
-def mean_and_variance(values, dataset, params, rng):
+def mean_and_variance(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Any:
     """PM or SR (``params["protocol"]``): the mean of Fig. 4(a-d) and the variance of Fig. 4(e-h).
 
     Paper 003 sec. 6.3: "SR and PM devote all privacy budget to estimate mean", so the
@@ -106,19 +111,20 @@ def mean_and_variance(values, dataset, params, rng):
     params = dict(params)
     protocol = params.pop("protocol")
     proto = local.make(protocol, bounds=dataset.bounds, **params)
+    assert isinstance(proto, MeanProtocol), "sr and pm estimate means"
     mean = proto.estimate(proto.simulate(values, rng=rng)).mean
     two_phase = proto.estimate_mean_variance(values, rng=rng)
     return MomentEstimate(mean=float(mean), var=float(two_phase.var), method=protocol, epsilon=proto.epsilon)
 
 
-def mean_abs_error(estimate, truth) -> float:
+def mean_abs_error(estimate: Any, truth: np.ndarray) -> float:
     r""":math:`|\hat\mu - \mu|` (sec. 3.2) for a Distribution or a :class:`MomentEstimate`."""
     if isinstance(estimate, MomentEstimate):
         return abs(estimate.mean - float(np.mean(truth)))
     return _metrics.mean_error(estimate, truth)
 
 
-def variance_abs_error(estimate, truth) -> float:
+def variance_abs_error(estimate: Any, truth: np.ndarray) -> float:
     r""":math:`|\hat\sigma^2 - \sigma^2|` (sec. 3.2) for a Distribution or a :class:`MomentEstimate`.
 
     The true variance is that of the samples' empirical distribution (divisor n), as in
@@ -129,7 +135,7 @@ def variance_abs_error(estimate, truth) -> float:
     return _metrics.variance_error(estimate, truth)
 
 
-def range_query_error(estimate, truth, *, alpha, n_queries=200, rng=None) -> float:
+def range_query_error(estimate: Any, truth: np.ndarray, *, alpha: float, n_queries: int = 200, rng: Seed = None) -> float:
     r"""Range-query MAE (sec. 3.2) for a Distribution or a :class:`SignedHistogram`.
 
     A Distribution goes to :func:`dpdist.metrics.range_query_mae`.  For signed leaves the

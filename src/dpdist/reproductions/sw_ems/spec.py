@@ -1,6 +1,6 @@
 r"""The ``sw-ems`` spec: Figures 2-7 of paper 003 (Li et al., SIGMOD 2020), square wave with EM/EMS.
 
-Paper: ``/work/shared/papers/003_168e87404547aacd.txt``, sec. 6 ("Experiments"; the
+Paper 003, sec. 6 ("Experiments"; the
 numbering of the text file, sec. 7 in the brief) with the metrics of sec. 3.2.
 
 Datasets (sec. 6.1).  The synthetic Beta(5, 2) with 100,000 samples, reconstructed on
@@ -56,6 +56,7 @@ claims inconclusive.  ``--repeats 100`` runs the paper's count.
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than, lowest_of
 from . import methods
 from .checks import ArgminIs, MoreVariable, WithinFactor
@@ -279,7 +280,7 @@ CLAIMS = [
 SPEC = ExperimentSpec(
     name="sw-ems",
     title="Square wave with EM/EMS and its baselines (paper 003, Li et al. SIGMOD 2020), Figs. 2-7",
-    paper="003_168e87404547aacd.txt",
+    paper=PAPER_FILES["003"],
     description=(
         "Beta(5,2) (100,000 samples, 256 buckets) and three real datasets (all samples, 1024 buckets): "
         "flights-departure (the taxi pick-up time analog; flights3m-departure, 3,000,000 flights, at the taxi data's "

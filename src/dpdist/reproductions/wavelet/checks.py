@@ -26,6 +26,7 @@ from ...experiments import (
     rows_by,
     standard_error,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["BeatsBest", "BelowBound", "BestLevelNearBound", "StaysAbove", "FallsLess"]
 
@@ -58,7 +59,7 @@ class BeatsBest:
     alpha: float = ALPHA
     share: float = 1.0
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         settings = _settings(table, self.metric, self.where, (self.method, *self.rivals))
         scores = []
         for setting, rows in settings.items():
@@ -70,11 +71,11 @@ class BeatsBest:
             scores.append((t, setting, rival, mine["mean"], theirs["mean"], p_for, p_against))
         if not scores:
             return INCONCLUSIVE, f"no setting has {self.method!r} and a rival for {self.metric!r}"
-        p_for, p_against = [s[5] for s in scores], [s[6] for s in scores]
+        all_for, all_against = [s[5] for s in scores], [s[6] for s in scores]
         total = len(scores)
         needed = math.ceil(self.share * total)
-        wins = sum(p < self.alpha for p in p_for)
-        n_losses = holm_rejections(p_against, self.alpha)
+        wins = sum(p < self.alpha for p in all_for)
+        n_losses = holm_rejections(all_against, self.alpha)
         losses = sorted(scores, key=lambda s: s[6])[:n_losses]
         z, setting, rival, mine, theirs, _, _ = min(scores, key=lambda s: s[0])
         text = (
@@ -88,7 +89,7 @@ class BeatsBest:
                 sorted({f"{s[2]}" for s in losses})
             )
         min_wins = None if needed >= total else needed
-        return decide(p_for, p_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), text
+        return decide(all_for, all_against, self.alpha, min_losses=total - needed + 1, min_wins=min_wins), text
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class BelowBound:
     method: str
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         empirical = _settings(table, self.empirical, {}, (self.method,))
         bounds = _settings(table, self.bound, {}, (self.method,))
         pairs = [(s, empirical[s][self.method], bounds[s][self.method]) for s in empirical if s in bounds]
@@ -155,7 +156,7 @@ class BestLevelNearBound:
     level_column: str = "levels"
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         parts, p_for, p_against, agree = [], [], [], 0
         for dataset in self.datasets:
             rows = table.select(dataset=dataset, method=self.method)
@@ -166,7 +167,7 @@ class BestLevelNearBound:
                 if not empirical or not bound:
                     continue
                 best = min(empirical, key=lambda j: empirical[j]["mean"])
-                theory = min(bound, key=bound.get)
+                theory = min(bound, key=lambda j: bound[j])
                 near = [r for j, r in empirical.items() if abs(j - theory) <= self.tolerance]
                 far = [r for j, r in empirical.items() if abs(j - theory) > self.tolerance]
                 up, down = minimum_in_p_values(near, far)
@@ -211,7 +212,7 @@ class StaysAbove:
     share: float = 0.9
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, method=self.method, **self.where)
         if len(rows) == 0:
             return INCONCLUSIVE, f"no row of {self.method!r} for {self.metric!r}"
@@ -249,15 +250,16 @@ class FallsLess:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(**{self.x: [self.low, self.high]})
         means = {(r["method"], r["dataset"], r[self.x]): r for r in rows.select(method=list(self.methods))}
         p_for, p_against, comparisons = [], [], []
         for method in self.methods:
             for flat in self.flat:
                 for falling in self.falling:
-                    four = [means.get((method, d, x)) for d in (flat, falling) for x in (self.high, self.low)]
-                    if any(r is None or not r["mean"] > 0 for r in four):
+                    found = [means.get((method, d, x)) for d in (flat, falling) for x in (self.high, self.low)]
+                    four = [r for r in found if r is not None and r["mean"] > 0]
+                    if len(four) < 4:
                         continue
                     drop_flat = math.log(four[0]["mean"] / four[1]["mean"])
                     drop_falling = math.log(four[2]["mean"] / four[3]["mean"])

@@ -8,6 +8,8 @@ r"""Metrics and method adapters of the ``wavelet`` reproduction (paper 000, sec.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -23,7 +25,7 @@ __all__ = ["GRID_POINTS", "unit_wasserstein", "theorem1_bound", "wiener_binning"
 GRID_POINTS = 256
 
 
-def unit_wasserstein(estimate, truth, *, grid: int = GRID_POINTS) -> float:
+def unit_wasserstein(estimate: Any, truth: np.ndarray, *, grid: int = GRID_POINTS) -> float:
     """W1 on the ``grid``-point grid (sec. 6.1) with the bounds mapped to [0, 1], as in the paper.
 
     ``metrics.wasserstein(estimate, truth, grid=grid)`` divided by the width of the
@@ -33,7 +35,7 @@ def unit_wasserstein(estimate, truth, *, grid: int = GRID_POINTS) -> float:
     return _metrics.wasserstein(estimate, truth, grid=grid) / (hi - lo)
 
 
-def theorem1_bound(estimate, truth, *, variance_rule: str = "exact"):
+def theorem1_bound(estimate: Any, truth: np.ndarray, *, variance_rule: str = "exact") -> float | None:
     r"""The Theorem 1 bound (eq. 77 + 72) on :math:`E[W(F_J, F)]` for a wavelet estimate.
 
     :math:`\sqrt{\sum_j 2^{-(2j+2)} V_j / n_j} + 2^{-(J+1)}` with the eq. 83 shares of the
@@ -41,13 +43,13 @@ def theorem1_bound(estimate, truth, *, variance_rule: str = "exact"):
     (:func:`dpdist.local.numerical._haar_design.wasserstein_bound`); on [0, 1], like
     :func:`unit_wasserstein`.  ``None`` (not applicable) for any other estimate.
     """
-    if not isinstance(estimate, Distribution) or estimate.method != "wavelet":
+    if not isinstance(estimate, Distribution) or estimate.method != "wavelet" or estimate.epsilon is None:
         return None
     levels = int(estimate.details["levels"])
     return wasserstein_bound(int(np.asarray(truth).size), float(estimate.epsilon), levels, variance_rule)
 
 
-def wiener_binning(values, dataset, params, rng):
+def wiener_binning(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Any:
     r"""A Wiener filter of paper 001 (``deconvolve`` = "dw" or "iiw") on ``bins`` equal bins.
 
     The frequency oracle follows the rule of paper 000 sec. 6.1: kRR (``grr``) if
@@ -59,7 +61,7 @@ def wiener_binning(values, dataset, params, rng):
     return run_local_protocol(oracle, values, dataset, params, rng)
 
 
-def hierarchy_isotonic(values, dataset, params, rng):
+def hierarchy_isotonic(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Any:
     r"""HH (``hh``: 4-ary tree, Hay et al. consistency) read as a CDF by isotonic regression.
 
     The consistent leaves of the hierarchical histogram answer prefix (range) queries
@@ -70,9 +72,11 @@ def hierarchy_isotonic(values, dataset, params, rng):
     upper bound), the usual reading of a range-query structure as a distribution.
     """
     from ... import local, postprocess
+    from ...local.numerical.hh import HierarchicalHistogram
 
     params = dict(params)
     proto = local.make("hh", bounds=dataset.bounds, **params)
+    assert isinstance(proto, HierarchicalHistogram)
     aggregator = proto.simulate(values, rng=rng)
     cdf = postprocess.isotonic_cdf(np.cumsum(proto.consistent_tree(aggregator)[-1]))
     cdf[-1] = 1.0

@@ -1,6 +1,6 @@
 r"""The ``wavelet`` spec: reproduction of paper 000's figures 2-7 (Haar wavelet expansion).
 
-Paper: ``000_bd8f15feb90ea8ed.txt`` -- Zhao et al., "Consistent Estimation of
+Paper 000 -- Zhao et al., "Consistent Estimation of
 Numerical Distributions under Local Differential Privacy by Wavelet Expansion",
 IEEE S&P 2026, sec. 6.
 
@@ -44,7 +44,9 @@ we use 0.5 .. 4 in steps of 0.5 (the range of paper 003, whose setup it follows)
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Sequence
 
+from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than
 from ..sw_ems.checks import ArgminIs
 from . import methods
@@ -84,7 +86,9 @@ LARGE_N_METHODS = [WAVELET, "Binning-16", "Binning-32", "IIW-32", "SW-EM", "SW-E
 W1, KS, BOUND, RQ2, RQ4 = "W1", "KS", "Thm-1 bound", "rq-0.2", "rq-0.4"
 
 
-def build_grid(epsilons, level_epsilons, levels, large_n=(LARGE_N,)) -> list[dict]:
+def build_grid(
+    epsilons: Sequence[float], level_epsilons: Sequence[float], levels: Sequence[int], large_n: Sequence[int] = (LARGE_N,)
+) -> list[dict]:
     """Four sweeps: every method but the J sweep over ``epsilons`` (every user of each
     dataset, ``n`` unset) on every dataset but ``flights3m-departure``; on that one (3
     million users, where one wavelet cell takes about 3 s on an idle core: the signed-subset
@@ -297,7 +301,7 @@ _CLAIMS = [
 SPEC = ExperimentSpec(
     name="wavelet",
     title="Wavelet expansion under LDP (paper 000, Zhao et al., IEEE S&P 2026), figures 2-7",
-    paper="000_bd8f15feb90ea8ed.txt",
+    paper=PAPER_FILES["000"],
     description=(
         "W1 (on [0, 1]) and KS on the paper's 256-point grid and range-query MAE (alpha = 0.2, 0.4) of the "
         "Haar wavelet expansion against Binning-d (d = 8..64, kRR/OUE by the 3e^eps + 2 rule, Norm-Sub), HH, "

@@ -28,6 +28,7 @@ from ...experiments import (
     sign_test,
     standard_error,
 )
+from ...experiments import ResultsTable
 
 __all__ = ["SpectrumMatches", "Stuck", "DwHelpsLittle", "Converged", "GainGrows"]
 
@@ -77,11 +78,12 @@ class SpectrumMatches:
     zero_dc_methods: tuple = ()
     margin: float = 4.0
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric).rows
         if not rows:
             return INCONCLUSIVE, "no noise-spectrum rows"
-        worst, misses, zeros, checked = (-1.0, None), 0, [], 0
+        worst: tuple[float, dict | None, float] = (-1.0, None, math.nan)
+        misses, zeros, checked = 0, [], 0
         for row in rows:
             if row["method"] in self.zero_dc_methods and row["metric_band"] == 0:
                 zeros.append(abs(row["mean"]))
@@ -96,7 +98,10 @@ class SpectrumMatches:
             misses += z > self.margin
             if z > worst[0]:
                 worst = (z, row, se)
-        z, row, se = worst
+        z, largest, se = worst
+        if largest is None:
+            return INCONCLUSIVE, "no noise-spectrum row outside the zero bands"
+        row = largest
         text = (
             f"{len(rows) - misses} of {len(rows)} (dataset, protocol, band) cells match; largest deviation "
             f"{row['method']} on {row['dataset']} band {row['metric_band']}: ratio {row['mean']:.4f} "
@@ -126,7 +131,7 @@ class Stuck:
     tolerance: float = 0.1
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         first = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": 0})
         final = _one(table, "mse_iter", self.method, {**self.where, "metric_iteration": self.last})
         if first is None or final is None:
@@ -165,7 +170,7 @@ class DwHelpsLittle:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         lines, p_for, p_against, agree = [], [], [], 0
         for epsilon in self.epsilons:
             where = {**self.where, "epsilon": epsilon}
@@ -227,7 +232,7 @@ class Converged:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, **self.where).select(method=list(self.method))
         rows = rows.select(**{self.column: [self.at, self.final]})
         p_for, p_against, ratios = [], [], []
@@ -268,12 +273,12 @@ class GainGrows:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
 
-    def __call__(self, table):
+    def __call__(self, table: ResultsTable) -> tuple[str, str]:
         p_for, p_against, changes = [], [], []
         for plain, filtered in self.pairs:
             rows = table.select(metric=self.metric, **self.where).select(method=[plain, filtered])
             rows = rows.select(**{self.x: [self.low, self.high]})
-            cells = {}
+            cells: dict = {}
             for row in rows:
                 key = tuple((c, row[c]) for c in ("dataset", "epsilon") if c in row)
                 cells.setdefault(key, {})[(row["method"], row[self.x])] = row

@@ -8,6 +8,8 @@ they return ``None`` elsewhere) and :func:`significance_threshold` (eq. 6).
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -16,6 +18,7 @@ from scipy import fft, special
 from ... import local, metrics
 from ...estimates import FrequencyEstimate
 from ...local.deconvolution import noise_power_spectrum
+from ...local.frequency._oracle import FrequencyOracle
 
 __all__ = [
     "noise_probe",
@@ -34,7 +37,7 @@ def significance_threshold(protocol: str, epsilon: float, domain_size: int, n: i
 
 
 
-def noise_probe(values, dataset, params, rng) -> FrequencyEstimate:
+def noise_probe(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> FrequencyEstimate:
     """One collection with ``params["protocol"]`` that keeps the support vector for Fig. 3.
 
     Returns the plain estimate (eq. 1) with ``details``: ``support_share`` (the paper's
@@ -42,6 +45,7 @@ def noise_probe(values, dataset, params, rng) -> FrequencyEstimate:
     exception :math:`P_0 = 0`, from :func:`~dpdist.local.deconvolution.noise_power_spectrum`).
     """
     proto = local.make(params["protocol"], epsilon=params["epsilon"], domain_size=dataset.domain_size)
+    assert isinstance(proto, FrequencyOracle), "a support vector needs a frequency oracle"
     aggregator = proto.simulate(values, rng=rng)
     estimate = proto.estimate(aggregator)
     p_star, q_star = proto.support_probabilities()
@@ -54,7 +58,7 @@ def noise_probe(values, dataset, params, rng) -> FrequencyEstimate:
     return estimate
 
 
-def noise_power_ratio(estimate, truth, band=None):
+def noise_power_ratio(estimate: Any, truth: np.ndarray, band: int | None = None) -> float | None:
     r"""Empirical over analytic noise power in one octave of frequencies (Fig. 3), or ``None``.
 
     With :math:`N = G - F H` (eq. 15; :math:`F` from the true frequencies), the mean of
@@ -78,7 +82,7 @@ def noise_power_ratio(estimate, truth, band=None):
     return float(power[low:high].mean() / details["noise_spectrum"][1])
 
 
-def mse_at_iteration(estimate, truth, iteration=None):
+def mse_at_iteration(estimate: Any, truth: np.ndarray, iteration: int | None = None) -> float | None:
     """MSE of the IIW iterate ``iteration`` (0 is DW; Figs. 4, 5), or ``None``.
 
     Needs an estimate made with ``keep_path=True`` (``details["path"]``).
@@ -89,12 +93,12 @@ def mse_at_iteration(estimate, truth, iteration=None):
     return metrics.mse(path[int(iteration)], truth)
 
 
-def top_k_mse(estimate, truth, k=None):
+def top_k_mse(estimate: Any, truth: np.ndarray, k: int | None = None) -> float | None:
     """:func:`dpdist.metrics.mse_top_k` where the cell sweeps ``k`` (Figs. 8, 10c), else ``None``."""
     return None if k is None else metrics.mse_top_k(estimate, truth, int(k))
 
 
-def detections(estimate, truth, threshold=None):
+def detections(estimate: Any, truth: np.ndarray, threshold: float | None = None) -> Any:
     """:func:`dpdist.metrics.true_false_positives` where the cell sweeps ``threshold`` (Fig. 9), else ``None``."""
     return None if threshold is None else metrics.true_false_positives(estimate, truth, float(threshold))
 

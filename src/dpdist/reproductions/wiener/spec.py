@@ -1,6 +1,6 @@
 r"""The ``wiener`` spec: Wiener-filter deconvolution of KRR and OUE (paper 001, sec. V and App. C).
 
-Paper: ``001_ed76e35ff6c3e233.txt`` (Fang, Chen, Liu, Gao, "Locally Differentially
+Paper 001 (Fang, Chen, Liu, Gao, "Locally Differentially
 Private Frequency Estimation Based on Convolution Framework", IEEE S&P 2023).
 
 Datasets (the paper's in brackets):
@@ -50,6 +50,7 @@ library (``RatioWithin``, ``lowest_of``, ``AllOf``).
 
 from __future__ import annotations
 
+from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioWithin, better_than, lowest_of
 from . import methods
 from .checks import Converged, DwHelpsLittle, GainGrows, SpectrumMatches, Stuck
@@ -104,7 +105,7 @@ def _domain_size(dataset_key: str) -> int:
 
 
 def _methods() -> list[dict]:
-    out = []
+    out: list[dict] = []
     for name, protocol in (("KRR", "grr"), ("OUE", "oue")):
         out += [
             {"label": name, "method": protocol},
@@ -251,85 +252,107 @@ def _figures() -> list[FigureSpec]:
 
 def _claims() -> list[Claim]:
     full = _only()
+    others = tuple(m for m in _MAIN if m != "KRR-IIW-G" and "AMRP" not in m)
     claims = [
         Claim("The analytic noise power spectrum (Theorem 3, eq. 20) matches the empirical one; P_0 = 0 for KRR",
               SpectrumMatches(_domain_size, zero_dc_methods=("KRR noise",)), figure="fig3"),
     ]
-    others = tuple(m for m in _MAIN if m != "KRR-IIW-G" and "AMRP" not in m)
     for dataset in _FILTERED:
-        smooth_eps = {**full, "dataset": dataset}
-        top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
-        tag = "" if dataset == SMOOTH else "_mixture"
-        on = f"on {dataset}"
-        detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
-        claims += [] if dataset in _LARGE else [
-            Claim(f"IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
-                  better_than("mse_iter", 30, 0, column="metric_iteration",
-                              where={"dataset": dataset, "epsilon": 4.0,
-                                     "method": ["KRR-IIW path", "OUE-IIW path"]}),
-                  figure="fig4"),
-            Claim(f"KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
-                  Stuck("KRR-IIW-G path", {"dataset": dataset, "epsilon": 1.0}), figure=f"fig5{tag}"),
-        ]
-        for protocol in ("KRR", "OUE"):
-            claims += [
-                Claim(f"IIW cuts the MSE of {protocol} {on} to 1/3-1/4 at eps = 5 (at least 3x)",
-                      RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, where={**smooth_eps, "epsilon": 5.0}),
-                      figure=f"fig6_{protocol.lower()}"),
-                Claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {on} (every eps)",
-                      better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
-                      figure=f"fig6_{protocol.lower()}"),
-                Claim(f"GF3-DW beats GF3 and IIW for {protocol} {on} (every eps, d = {_EPS_SWEEP_BINS[dataset]})",
-                      lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
-                      figure=f"fig10a_{protocol.lower()}"),
-            ]
-        claims.append(
-            Claim(f"KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
-                  lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
-                  figure="fig6_krr"))
-        if dataset in _LARGE:  # the epsilon sweep only
-            continue
-        claims += [
-            Claim(f"KRR-IIW beats plain OUE {on} at d = 800, eps = 4",
-                  better_than("mse", "KRR-IIW", "OUE", where={**_only(dataset_bins=800), "dataset": dataset}),
-                  figure="fig7_krr"),
-            Claim(f"IIW is better than plain OUE / KRR on the top-k {on} (every k)",
-                  AllOf((better_than("mse_top_k", "KRR-IIW", "KRR", where=top_k_rows),
-                        better_than("mse_top_k", "OUE-IIW", "OUE", where=top_k_rows))),
-                  figure="fig8_oue"),
-            Claim(f"KRR-IIW-G even beats OUE-IIW {on} at d = 800, eps = 4 (Fig. 7)",
-                  better_than("mse", "KRR-IIW-G", "OUE-IIW", where={**_only(dataset_bins=800), "dataset": dataset}),
-                  figure="fig7_krr"),
-            Claim(f"Fig. 9 {on}: KRR outputs the fewest true positives and KRR-IIW-G the most (every threshold)",
-                  AllOf((lowest_of("detections.true_positives", "KRR", tuple(m for m in _DETECTORS if m != "KRR"),
-                                   where=detection_rows),
-                         AllOf(tuple(better_than("detections.true_positives", m, "KRR-IIW-G", where=detection_rows)
-                                     for m in _DETECTORS if m != "KRR-IIW-G")))),
-                  figure="fig9_true_positives"),
-            Claim(f"KRR-IIW-G outputs fewer false positives than KRR {on} (every threshold)",
-                  better_than("detections.false_positives", "KRR-IIW-G", "KRR",
-                              where={**_only(metric_threshold=_FREE), "dataset": dataset}),
-                  figure="fig9_false_positives"),
-        ]
+        claims += _filtered_dataset_claims(dataset, full, others)
     claims.append(Claim(
         "KRR-IIW-G is best on flights where the paper's validity condition d sqrt(Var*) < 1 holds "
         "(there eps = 5: 0.40; eps = 4 gives 1.05)",
         lowest_of("mse", "KRR-IIW-G", others, where={**full, "dataset": SMOOTH, "epsilon": 5.0}), figure="fig6_krr"))
     for protocol in ("KRR", "OUE"):
+        claims += _permuted_and_skewed_claims(protocol, full)
+    claims += _iteration_and_detection_claims()
+    claims.append(Claim(
+        "On the skewed dataset KRR-DW outputs far fewer false positives than KRR (every threshold)",
+        better_than("detections.false_positives", "KRR-DW", "KRR",
+                    where={**_only(metric_threshold=_FREE), "dataset": SKEWED}),
+        figure="fig9_false_positives"))
+    return claims
+
+
+def _filtered_dataset_claims(dataset: str, full: dict, others: tuple) -> list[Claim]:
+    """The claims of the smooth-data filters on one dataset of ``_FILTERED`` (Figs. 4-10)."""
+    smooth_eps = {**full, "dataset": dataset}
+    top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
+    tag = "" if dataset == SMOOTH else "_mixture"
+    on = f"on {dataset}"
+    detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
+    claims = [] if dataset in _LARGE else [
+        Claim(f"IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
+              better_than("mse_iter", 30, 0, column="metric_iteration",
+                          where={"dataset": dataset, "epsilon": 4.0,
+                                 "method": ["KRR-IIW path", "OUE-IIW path"]}),
+              figure="fig4"),
+        Claim(f"KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
+              Stuck("KRR-IIW-G path", {"dataset": dataset, "epsilon": 1.0}), figure=f"fig5{tag}"),
+    ]
+    for protocol in ("KRR", "OUE"):
         claims += [
-            Claim(f"On randomly permuted data DW-AMRP improves on {protocol}-DW (every eps)",
-                  better_than("mse", f"{protocol}-DW-AMRP", f"{protocol}-DW", where={**full, "dataset": PERMUTED}),
+            Claim(f"IIW cuts the MSE of {protocol} {on} to 1/3-1/4 at eps = 5 (at least 3x)",
+                  RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, where={**smooth_eps, "epsilon": 5.0}),
                   figure=f"fig6_{protocol.lower()}"),
-            Claim(f"On randomly permuted data DW helps {protocol} less than on the smooth data (gain "
-                  f"MSE({protocol}) / MSE({protocol}-DW) smaller on flights-RP than on flights at every eps)",
-                  DwHelpsLittle(protocol, SMOOTH, PERMUTED, tuple(EPSILONS), where=full), figure=f"fig6_{protocol.lower()}"),
-            Claim(f"DW hurts top-k accuracy of {protocol} on the skewed dataset (every k)",
-                  better_than("mse_top_k", protocol, f"{protocol}-DW",
-                              where={**_only(metric_k=_FREE), "dataset": SKEWED}),
-                  figure=f"fig8_{protocol.lower()}"),
+            Claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {on} (every eps)",
+                  better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
+                  figure=f"fig6_{protocol.lower()}"),
+            Claim(f"GF3-DW beats GF3 and IIW for {protocol} {on} (every eps, d = {_EPS_SWEEP_BINS[dataset]})",
+                  lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
+                  figure=f"fig10a_{protocol.lower()}"),
         ]
-    paths = ["KRR-IIW path", "OUE-IIW path"]
+    claims.append(
+        Claim(f"KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
+              lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
+              figure="fig6_krr"))
+    if dataset in _LARGE:  # the epsilon sweep only
+        return claims
     claims += [
+        Claim(f"KRR-IIW beats plain OUE {on} at d = 800, eps = 4",
+              better_than("mse", "KRR-IIW", "OUE", where={**_only(dataset_bins=800), "dataset": dataset}),
+              figure="fig7_krr"),
+        Claim(f"IIW is better than plain OUE / KRR on the top-k {on} (every k)",
+              AllOf((better_than("mse_top_k", "KRR-IIW", "KRR", where=top_k_rows),
+                    better_than("mse_top_k", "OUE-IIW", "OUE", where=top_k_rows))),
+              figure="fig8_oue"),
+        Claim(f"KRR-IIW-G even beats OUE-IIW {on} at d = 800, eps = 4 (Fig. 7)",
+              better_than("mse", "KRR-IIW-G", "OUE-IIW", where={**_only(dataset_bins=800), "dataset": dataset}),
+              figure="fig7_krr"),
+        Claim(f"Fig. 9 {on}: KRR outputs the fewest true positives and KRR-IIW-G the most (every threshold)",
+              AllOf((lowest_of("detections.true_positives", "KRR", tuple(m for m in _DETECTORS if m != "KRR"),
+                               where=detection_rows),
+                     AllOf(tuple(better_than("detections.true_positives", m, "KRR-IIW-G", where=detection_rows)
+                                 for m in _DETECTORS if m != "KRR-IIW-G")))),
+              figure="fig9_true_positives"),
+        Claim(f"KRR-IIW-G outputs fewer false positives than KRR {on} (every threshold)",
+              better_than("detections.false_positives", "KRR-IIW-G", "KRR",
+                          where={**_only(metric_threshold=_FREE), "dataset": dataset}),
+              figure="fig9_false_positives"),
+    ]
+    return claims
+
+
+def _permuted_and_skewed_claims(protocol: str, full: dict) -> list[Claim]:
+    """What DW does to ``protocol`` on the randomly permuted and the skewed data (Figs. 6, 8)."""
+    return [
+        Claim(f"On randomly permuted data DW-AMRP improves on {protocol}-DW (every eps)",
+              better_than("mse", f"{protocol}-DW-AMRP", f"{protocol}-DW", where={**full, "dataset": PERMUTED}),
+              figure=f"fig6_{protocol.lower()}"),
+        Claim(f"On randomly permuted data DW helps {protocol} less than on the smooth data (gain "
+              f"MSE({protocol}) / MSE({protocol}-DW) smaller on flights-RP than on flights at every eps)",
+              DwHelpsLittle(protocol, SMOOTH, PERMUTED, tuple(EPSILONS), where=full), figure=f"fig6_{protocol.lower()}"),
+        Claim(f"DW hurts top-k accuracy of {protocol} on the skewed dataset (every k)",
+              better_than("mse_top_k", protocol, f"{protocol}-DW",
+                          where={**_only(metric_k=_FREE), "dataset": SKEWED}),
+              figure=f"fig8_{protocol.lower()}"),
+    ]
+
+
+def _iteration_and_detection_claims() -> list[Claim]:
+    """IIW's convergence (Fig. 4), the gain growing with d (Fig. 7), detections on permuted data (Fig. 9)."""
+    paths = ["KRR-IIW path", "OUE-IIW path"]
+    return [
         Claim("IIW converges quickly (Fig. 4, eps = 4): KRR-IIW within 10% of its final MSE after 5 iterations, "
               "OUE-IIW after 30, on every dataset",
               AllOf((Converged(("KRR-IIW path",), 5, max(ITERATIONS), where={"epsilon": 4.0, "dataset": [SMOOTH, MIXTURE, PERMUTED]}),
@@ -360,18 +383,12 @@ def _claims() -> list[Claim]:
                                           where={**_only(metric_threshold=_FREE), "dataset": PERMUTED})))),
               figure="fig9_true_positives"),
     ]
-    claims.append(Claim(
-        "On the skewed dataset KRR-DW outputs far fewer false positives than KRR (every threshold)",
-        better_than("detections.false_positives", "KRR-DW", "KRR",
-                    where={**_only(metric_threshold=_FREE), "dataset": SKEWED}),
-        figure="fig9_false_positives"))
-    return claims
 
 
 SPEC = ExperimentSpec(
     name="wiener",
     title="Wiener-filter deconvolution of KRR and OUE (paper 001)",
-    paper="001_ed76e35ff6c3e233.txt",
+    paper=PAPER_FILES["001"],
     description=(
         "KRR and OUE with DW, IIW, IIW-G, smoothing, DW-AMRP and the Gaussian-filter baselines of App. C on "
         "flights-departure in d bins (the Taxi analog; spiky at d = 1000), a smooth bimodal normal mixture at "

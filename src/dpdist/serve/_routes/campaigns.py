@@ -105,6 +105,27 @@ async def public_config(request: Request) -> JSONResponse:
     )
 
 
+_EXPLAIN_QUERY = (
+    {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
+     "description": "users (default: the campaign's max_reports, else its n, else 10000), rounded to 1-2-5; simulated "
+                    "protocols at most 20000"},
+    {"name": "shape", "in": "query", "schema": {"type": "string", "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}},
+)
+
+
+@documented("What the campaign's epsilon buys: its expected errors at n and each epsilon, from its public config only "
+            "(dpdist.accuracy.explain; no token needed)", query=_EXPLAIN_QUERY,
+            answers={200: json_answer({"type": "object", "description": "Explanation.to_dict() with campaign, epsilon and "
+                                                                       "n_requested"})}, errors=(400, 404))
+async def explain(request: Request) -> JSONResponse:
+    from .._explain import explain_json
+
+    service = service_of(request)
+    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+    query = request.query_params
+    return JSONResponse(await run_in_threadpool(explain_json, campaign, query.get("n"), query.get("shape")))
+
+
 _NEW_CONFIG = {"type": "object", "properties": {"config": {"type": "object"}, "max_reports": {"type": ["integer", "null"]}}}
 
 
@@ -147,6 +168,7 @@ ROUTES = [
     Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
     Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
     Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
+    Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
     Route("/api/campaigns/{campaign}/open", open_campaign, methods=["POST"]),
     Route("/api/campaigns/{campaign}/close", close_campaign, methods=["POST"]),
 ]

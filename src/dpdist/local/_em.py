@@ -1,6 +1,6 @@
 r"""Expectation maximization (EM) and EM with smoothing (EMS) on bucket counts (paper 003, Alg. 1).
 
-Paper: ``003_168e87404547aacd.txt``, sec. 5.5 and App. (derivation of Alg. 1).
+Paper 003, sec. 5.5 and App. (derivation of Alg. 1).
 Given the counts :math:`n_j` of reports in output bucket :math:`j` and the
 transition matrix :math:`M_{j,i} = \Pr[\tilde v \in \tilde B_j \mid v \in B_i]`,
 EM maximizes the log-likelihood
@@ -28,12 +28,11 @@ log-likelihood of the :math:`n` reports (as in the paper), with the paper's
 tolerances :math:`\tau = 10^{-3} e^\varepsilon` for EM and :math:`\tau = 10^{-3}`
 for EMS, and an iteration cap.
 
-Both products :math:`Mx` and :math:`M^\top y` run through an operator that
-exploits :math:`M = c + B` (the wave's uniform part :math:`c = q\tilde w` plus a
-bump part :math:`B` that vanishes outside a band): BLAS products on column
-blocks of the band, or, when the output buckets have the width of the input
-bins so that :math:`M` is Toeplitz, a convolution by FFT in
-:math:`O((d + \tilde d)\log(d + \tilde d))`.
+Both products :math:`Mx` and :math:`M^\top y` run through an operator (an object with
+``shape``, ``matvec`` and ``rmatvec``): :class:`DenseOperator` here, the wave mechanisms'
+banded and Toeplitz operators in :mod:`dpdist.local.numerical._wave_operators`.  The
+solver is shared by the wave mechanisms (EM/EMS) and the frequency oracles' iterative
+Bayesian update and maximum likelihood (:mod:`dpdist.local.frequency._exact_channel`).
 """
 
 from __future__ import annotations
@@ -44,9 +43,6 @@ import numpy as np
 
 __all__ = [
     "DenseOperator",
-    "BandedOperator",
-    "ToeplitzOperator",
-    "transition_operator",
     "binomial_smoothing_matrix",
     "smooth",
     "expectation_maximization",
@@ -67,76 +63,6 @@ class DenseOperator:
 
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
         return self._transposed @ y
-
-
-class BandedOperator:
-    """Products with ``M = c + B``, ``B`` zero outside a band: dense BLAS on column blocks of the band.
-
-    The wave matrices are a constant (the uniform part of the wave) plus a bump
-    part whose nonzero rows move down with the column, so each block of
-    ``block`` columns only touches the rows its band spans; ``Mx = c * sum(x) + Bx``.
-    """
-
-    def __init__(self, constant: float, band: np.ndarray, block: int = 128):
-        self.constant = float(constant)
-        self.shape = band.shape
-        nonzero = band != 0
-        self._blocks = []
-        for start in range(0, self.shape[1], block):
-            stop = min(start + block, self.shape[1])
-            rows = np.flatnonzero(nonzero[:, start:stop].any(axis=1))
-            if rows.size:
-                low, high = int(rows[0]), int(rows[-1]) + 1
-                part = np.ascontiguousarray(band[low:high, start:stop])
-                self._blocks.append((start, stop, low, high, part, np.ascontiguousarray(part.T)))
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        out = np.full(self.shape[0], self.constant * x.sum())
-        for start, stop, low, high, part, _ in self._blocks:
-            out[low:high] += part @ x[start:stop]
-        return out
-
-    def rmatvec(self, y: np.ndarray) -> np.ndarray:
-        out = np.full(self.shape[1], self.constant * y.sum())
-        for start, stop, low, high, _, transposed in self._blocks:
-            out[start:stop] += transposed @ y[low:high]
-        return out
-
-
-class ToeplitzOperator:
-    """Products with a Toeplitz matrix ``T[j, i] = t[j - i]`` by real FFT convolution.
-
-    ``column`` is the first column ``T[:, 0]`` (length ``outputs``) and ``row``
-    the first row ``T[0, :]`` (length ``inputs``); ``row[0]`` must equal ``column[0]``.
-    """
-
-    def __init__(self, column: np.ndarray, row: np.ndarray):
-        outputs, inputs = len(column), len(row)
-        self.shape = (outputs, inputs)
-        # kernel k[m] = t[m - (inputs - 1)], m = 0 .. outputs + inputs - 2
-        kernel = np.concatenate([np.asarray(row, dtype=np.float64)[:0:-1], np.asarray(column, dtype=np.float64)])
-        self._length = 1 << (outputs + 2 * inputs - 3).bit_length()  # a power of two >= the linear length
-        self._kernel = np.fft.rfft(kernel, self._length)
-        self._kernel_reversed = np.fft.rfft(kernel[::-1], self._length)
-
-    def matvec(self, x: np.ndarray) -> np.ndarray:
-        outputs, inputs = self.shape
-        full = np.fft.irfft(np.fft.rfft(x, self._length) * self._kernel, self._length)
-        return full[inputs - 1 : inputs - 1 + outputs]
-
-    def rmatvec(self, y: np.ndarray) -> np.ndarray:
-        outputs, inputs = self.shape
-        # (T^T y)_i = sum_j t[j - i] y_j: correlation, a convolution with the reversed kernel
-        full = np.fft.irfft(np.fft.rfft(y, self._length) * self._kernel_reversed, self._length)
-        return full[outputs - 1 : outputs - 1 + inputs]
-
-
-def transition_operator(constant: float, band: np.ndarray, *, toeplitz: bool):
-    """The fastest exact operator for ``M = constant + band`` (Toeplitz by FFT when ``toeplitz``)."""
-    if toeplitz:
-        matrix_column, matrix_row = constant + band[:, 0], constant + band[0, :]
-        return ToeplitzOperator(matrix_column, matrix_row)
-    return BandedOperator(constant, band)
 
 
 def binomial_smoothing_matrix(size: int) -> np.ndarray:
@@ -210,7 +136,7 @@ def expectation_maximization(
     counts : ndarray of shape (outputs,)
         Reports per output bucket, :math:`n_j`.
     operator
-        :class:`BandedOperator`, :class:`ToeplitzOperator` or :class:`DenseOperator` for :math:`M`
+        :class:`DenseOperator`, or a wave mechanism's banded or Toeplitz operator, for :math:`M`
         (columns summing to 1, entries > 0), or any object with ``shape``, ``matvec``, ``rmatvec``.
     smoothing : bool
         EMS when True.
@@ -255,92 +181,104 @@ def expectation_maximization(
     """
     if stopping not in ("change", "gap") or (stopping == "gap" and smoothing):
         raise ValueError(f"stopping must be 'change', or 'gap' without smoothing; got {stopping!r}")
-    counts = np.asarray(counts, dtype=np.float64)
+    run = _Iterations(np.asarray(counts, dtype=np.float64), operator, smoothing, tolerance, max_iterations, stopping)
     bins = operator.shape[1]
-    if start is None:
-        x = np.full(bins, 1.0 / bins)
-    else:
-        x = np.array(start, dtype=np.float64)
+    x = np.full(bins, 1.0 / bins) if start is None else np.array(start, dtype=np.float64)
+    if start is not None:
         x /= x.sum()
-    predicted = operator.matvec(x)  # > 0: every entry of M is
-    trace = [_log_likelihood(counts, predicted)]
-    state = {"iterations": 0, "converged": False}
+    point = run.at(x)  # Mx > 0: every entry of M is
+    run.trace.append(point.loglikelihood)
+    while not run.finished():
+        point = run.squarem_cycle(point) if accelerate else run.plain_step(point)
+    return EMResult(
+        probabilities=point.x,
+        iterations=run.iterations,
+        converged=run.converged,
+        tolerance=float(tolerance),
+        loglikelihood=np.asarray(run.trace),
+        accelerated=accelerate,
+        extrapolations_accepted=run.accepted,
+    )
 
-    total = counts.sum()
 
-    def step(point, point_predicted, point_loglikelihood):
+@dataclass(frozen=True)
+class _Point:
+    """An iterate with its predicted output law :math:`Mx` and log-likelihood :math:`L(x)`."""
+
+    x: np.ndarray
+    predicted: np.ndarray
+    loglikelihood: float
+
+
+class _Iterations:
+    """One run of :func:`expectation_maximization`: the EM/EMS map :math:`F`, its stopping rule, the trace."""
+
+    def __init__(self, counts, operator, smoothing: bool, tolerance: float, max_iterations: int, stopping: str):
+        self.counts, self.operator, self.smoothing = counts, operator, smoothing
+        self.tolerance, self.max_iterations, self.stopping = tolerance, max_iterations, stopping
+        self.total = counts.sum()
+        self.iterations, self.converged, self.accepted = 0, False, 0
+        self.trace: list[float] = []  # L at the start and at every iterate the run moved to
+
+    def at(self, x: np.ndarray) -> _Point:
+        predicted = self.operator.matvec(x)
+        return _Point(x, predicted, _log_likelihood(self.counts, predicted))
+
+    def finished(self) -> bool:
+        return self.converged or self.iterations >= self.max_iterations
+
+    def step(self, point: _Point) -> _Point:
         """One EM/EMS step from ``point`` and the stopping rule (with "gap", ``point`` itself may stop)."""
-        gradient = operator.rmatvec(counts / point_predicted)
-        if stopping == "gap" and gradient.max() - total < tolerance:
-            state["converged"] = True
-            return point, point_predicted, point_loglikelihood
-        out = point * gradient  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
+        gradient = self.operator.rmatvec(self.counts / point.predicted)
+        if self.stopping == "gap" and gradient.max() - self.total < self.tolerance:
+            self.converged = True
+            return point
+        out = point.x * gradient  # E-step: P_i = x_i sum_j n_j M_ji / (Mx)_j
         np.maximum(out, 0.0, out=out)  # FFT round-off can leave -1e-17 where x is 0
         out /= out.sum()  # M-step
-        if smoothing:
+        if self.smoothing:
             out = smooth(out)
             out /= out.sum()
-        out_predicted = operator.matvec(out)
-        out_loglikelihood = _log_likelihood(counts, out_predicted)
-        state["iterations"] += 1
-        if stopping == "change" and abs(out_loglikelihood - point_loglikelihood) < tolerance:
-            state["converged"] = True
-        return out, out_predicted, out_loglikelihood
+        moved = self.at(out)
+        self.iterations += 1
+        if self.stopping == "change" and abs(moved.loglikelihood - point.loglikelihood) < self.tolerance:
+            self.converged = True
+        return moved
 
-    def finished():
-        return state["converged"] or state["iterations"] >= max_iterations
+    def plain_step(self, point: _Point) -> _Point:
+        moved = self.step(point)
+        if moved is not point:
+            self.trace.append(moved.loglikelihood)
+        return moved
 
-    loglikelihood = trace[0]
-    accepted = 0
-    while not finished():
-        if not accelerate:
-            moved = step(x, predicted, loglikelihood)
-            if moved[0] is not x:
-                x, predicted, loglikelihood = moved
-                trace.append(loglikelihood)
-            continue
-        x1, predicted1, loglikelihood1 = step(x, predicted, loglikelihood)
-        if x1 is x:
-            break
-        trace.append(loglikelihood1)
-        if finished():
-            x, predicted = x1, predicted1
-            break
-        x2, predicted2, loglikelihood2 = step(x1, predicted1, loglikelihood1)
-        if x2 is x1:
-            x, predicted = x1, predicted1
-            break
-        trace.append(loglikelihood2)
-        if finished():
-            x, predicted = x2, predicted2
-            break
-        r = x1 - x
-        v = x2 - x1 - r
+    def squarem_cycle(self, point: _Point) -> _Point:
+        """Two steps, then the extrapolation along them (Notes of :func:`expectation_maximization`).
+
+        A step that stops the run ends the cycle at once (at the point it reached).
+        """
+        first = self.plain_step(point)
+        if first is point or self.finished():
+            return first
+        second = self.plain_step(first)
+        if second is first or self.finished():
+            return second
+        return self._extrapolated(point, first, second)
+
+    def _extrapolated(self, start: _Point, first: _Point, second: _Point) -> _Point:
+        """SQUAREM's stabilized extrapolation if it does at least as well as ``second``, else ``second``."""
+        r = first.x - start.x
+        v = second.x - first.x - r
         norm_v = np.linalg.norm(v)
         alpha = -np.linalg.norm(r) / norm_v if norm_v > 0 else -1.0
         if alpha >= -1.0:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-            continue
-        extrapolated = _positive_extrapolation(x, r, v, alpha, x2 > 0)
+            return second
+        extrapolated = _positive_extrapolation(start.x, r, v, alpha, second.x > 0)
         if extrapolated is None:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-            continue
-        extrapolated_predicted = operator.matvec(extrapolated)
-        extrapolated_loglikelihood = _log_likelihood(counts, extrapolated_predicted)
-        x3, predicted3, loglikelihood3 = step(extrapolated, extrapolated_predicted, extrapolated_loglikelihood)
-        if loglikelihood3 >= loglikelihood2 or state["converged"]:
-            # (with "gap", a converged x3 is the extrapolated point itself, certified)
-            x, predicted, loglikelihood = x3, predicted3, loglikelihood3
-            trace.append(loglikelihood3)
-            accepted += 1
-        else:
-            x, predicted, loglikelihood = x2, predicted2, loglikelihood2
-    return EMResult(
-        probabilities=x,
-        iterations=state["iterations"],
-        converged=state["converged"],
-        tolerance=float(tolerance),
-        loglikelihood=np.asarray(trace),
-        accelerated=accelerate,
-        extrapolations_accepted=accepted,
-    )
+            return second
+        stabilized = self.step(self.at(extrapolated))
+        if stabilized.loglikelihood >= second.loglikelihood or self.converged:
+            # (with "gap", a converged point is the extrapolated point itself, certified)
+            self.trace.append(stabilized.loglikelihood)
+            self.accepted += 1
+            return stabilized
+        return second

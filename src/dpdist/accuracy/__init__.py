@@ -1,0 +1,230 @@
+"""What epsilon buys, before any data are touched: the expected error of a release at ``n`` and each epsilon.
+
+>>> from dpdist import local
+>>> from dpdist.accuracy import explain
+>>> table = explain(local.make("oue", epsilon=1.0, domain_size=64), n=10_000, epsilons=[0.5, 1, 2])
+>>> [round(x, 4) for x in table["interval"]]   # 95% half-width of one item's frequency
+[0.0401, 0.0211, 0.0121]
+
+``explain(method, n)`` takes a local protocol (an object, its config, or its name
+with parameters) or a central release (``dpdist.central.cdf`` or its name:
+``"cdf"``, ``"tree"``, ``"histogram"``, ``"adaptive-quantiles"``, ``"polynomial"``,
+``"pursuit"``, ``"quantiles"``, with ``bounds=`` and the release's other
+parameters), and returns an :class:`Explanation`: a table, a plot and JSON of the
+expected errors (:data:`METRICS`) at each epsilon.
+
+Where each number comes from is stated with it:
+
+* **analytic** -- frequency oracles' unbiased estimators (their variance at the data
+  shape's item frequencies) and the mean protocols ``pm``/``sr`` (the exact variance of
+  the mean): no simulation, any ``n``;
+* **simulation** -- everything else: ``repeats`` runs (default 20) on data drawn from a
+  stated public shape (:data:`SHAPES`, default ``"normal"``), seeded (``seed``, default 0),
+  each measured against its own data; the value is the mean over the runs with its
+  standard error.  Simulations take ``n`` up to 10^7.
+
+Results are cached: in memory for the process, and on disk when ``cache`` names a
+directory (``dpdist explain`` uses ``$DPDIST_CACHE_DIR/explain``, else
+``~/.cache/dpdist/explain``), keyed by everything that decides them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Integer, check_param
+from ..errors import InvalidParameterError
+from ._result import METRICS, Expected, Explanation, Prediction
+from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
+
+if TYPE_CHECKING:
+    from .._types import ArrayLike, PathLike
+    from ..local import LocalProtocol
+
+__all__ = ["explain", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
+
+#: The epsilons of "what epsilon buys" when none are given (the method's own is added).
+DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DEFAULT_REPEATS = 20
+#: Simulations draw n values per run: at most this many.
+MAX_SIMULATED_N = 10_000_000
+_MEMORY: OrderedDict = OrderedDict()
+_MEMORY_SIZE = 256
+
+from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
+
+
+def explain(method: str | LocalProtocol | Callable[..., Any], n: int, *,
+            epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
+            seed: int = 0, cache: PathLike | None = None, **params: Any) -> Explanation:
+    """The expected error of ``method`` at ``n`` users or records and each epsilon, before any data are touched.
+
+    Parameters
+    ----------
+    method : LocalProtocol, dict, str or callable
+        A local protocol, its config, a registered protocol name (``params`` are its parameters), or a
+        central release (a ``dpdist.central`` function or its name, ``params`` its arguments: ``bounds``
+        and, for ``"polynomial"``, ``delta``).
+    n : int
+        Users (local) or records (central).
+    epsilons : sequence of float, optional
+        Default: 0.25, 0.5, 1, 2, 4, 8 and the method's own epsilon.
+    shape : str
+        The public data shape of the prediction (:data:`SHAPES`).
+    repeats : int
+        Simulated runs per epsilon (2 to 10,000).
+    seed : int
+        Root seed of the simulation.
+    cache : path, optional
+        A directory for an on-disk cache of the results.
+    """
+    owner = "explain"
+    n = check_param(owner, "n", n, Integer(low=1))
+    repeats = check_param(owner, "repeats", repeats, Integer(low=2, high=10_000))
+    seed = check_param(owner, "seed", seed, Integer(low=0))
+    chosen = get_shape(owner, shape)
+    target = _target(method, params)
+    epsilons = _epsilons(owner, epsilons, target)
+    key = json.dumps({"target": target["key"], "n": n, "epsilons": epsilons, "shape": shape, "repeats": repeats,
+                      "seed": seed, "version": _version()}, sort_keys=True, default=str)
+    cached = _recall(key, cache)
+    if cached is not None:
+        return cached
+    if target["simulated"] and n > MAX_SIMULATED_N:
+        raise InvalidParameterError(
+            f"The 'n' parameter of explain must be at most {MAX_SIMULATED_N:,} for {target['name']}, whose errors are "
+            f"simulated (n values per run). Got {n!r}."
+        )
+    kind, predictions, notes = target["run"](n, epsilons, chosen, repeats, seed)
+    explanation = Explanation(target["name"], target["model"], kind, n, shape, tuple(predictions), target["parameters"],
+                              repeats if target["simulated"] else 0, seed, tuple(notes))
+    _remember(key, explanation, cache)
+    return explanation
+
+
+def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:
+    """Whether :func:`explain` simulates ``method`` (False: its errors are analytic, for any ``n``)."""
+    return _target(method, params)["simulated"]
+
+
+def _target(method, params: dict) -> dict:
+    """How to predict ``method``: its name, model, parameters, cache key, whether it simulates, and the runner."""
+    from .. import local
+    from ..local import LocalProtocol
+    from ._central import central_predictions, release_name, release_named
+    from ._local import _analytic_variance, local_predictions
+
+    if isinstance(method, str) and method.removeprefix("central.") in RELEASES:
+        method = release_named(method.removeprefix("central."))
+    elif isinstance(method, str) and method.lower() not in local.available() + ["auto"]:
+        raise InvalidParameterError(
+            f"The 'method' argument of explain must be a local protocol {local.available()} or a central release "
+            f"{list(RELEASES)}. Got {method!r} instead."
+        )
+    if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
+        name = release_name(method)
+        return {"name": f"central.{name}", "model": "central", "parameters": params, "simulated": True,
+                "key": {"release": name, "params": params}, "own_epsilon": None,
+                "run": lambda n, e, s, r, seed: central_predictions(method, n, e, s, r, seed, params)}
+    if isinstance(method, dict):
+        protocol = local.from_config(method)
+    elif isinstance(method, str):
+        protocol = local.make(method, **{"epsilon": 1.0, **params})
+    elif isinstance(method, LocalProtocol):
+        protocol = method
+    else:
+        raise InvalidParameterError(
+            "The 'method' argument of explain must be a local protocol, its config or name, or a central release. "
+            f"Got {type(method).__name__} instead."
+        )
+    if params and not isinstance(method, str):
+        raise InvalidParameterError(f"explain takes parameters by keyword with a protocol's name only. Got {sorted(params)}.")
+    config = protocol.config()
+    analytic = protocol.tags.kind == "frequency" and _analytic_variance(
+        protocol, 1000, get_shape("explain", "uniform").item_probabilities(int(config["domain_size"]))) is not None
+    analytic = analytic or hasattr(protocol, "mean_variance")
+    return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,
+            "parameters": {k: v for k, v in config.items() if k not in ("protocol", "version", "epsilon")},
+            "key": config, "run": lambda n, e, s, r, seed: local_predictions(protocol, n, e, s, r, seed)}
+
+
+def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
+    rule = LOCAL_EPSILON if target["model"] == "local" else CENTRAL_EPSILON
+    if epsilons is None:
+        chosen = set(DEFAULT_EPSILONS) | ({target["own_epsilon"]} if target["own_epsilon"] else set())
+    else:
+        if isinstance(epsilons, (int, float)):
+            epsilons = [epsilons]
+        chosen = {check_param(owner, "epsilons", float(e) if isinstance(e, (int, float)) else e, rule) for e in epsilons}
+        if not chosen:
+            raise InvalidParameterError(f"The 'epsilons' parameter of {owner} must hold at least one epsilon. Got none.")
+    return sorted(float(e) for e in chosen)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _recall(key: str, cache) -> Explanation | None:
+    if key in _MEMORY:
+        _MEMORY.move_to_end(key)
+        return _MEMORY[key]
+    if cache is None:
+        return None
+    path = _cache_path(key, cache)
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    explanation = _from_dict(document)
+    _MEMORY[key] = explanation
+    return explanation
+
+
+def _remember(key: str, explanation: Explanation, cache) -> None:
+    _MEMORY[key] = explanation
+    while len(_MEMORY) > _MEMORY_SIZE:
+        _MEMORY.popitem(last=False)
+    if cache is None:
+        return
+    from .._io._atomic import atomic_writer
+
+    path = _cache_path(key, cache)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path) as handle:
+        handle.write(json.dumps(explanation.to_dict()).encode())
+
+
+def _cache_path(key: str, cache) -> Path:
+    return Path(cache) / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def _from_dict(document: dict) -> Explanation:
+    import math
+
+    def number(value):
+        return math.nan if value is None else float(value)
+
+    predictions = tuple(
+        Prediction(p["epsilon"], p["n"], {name: Expected(number(e["value"]), number(e["standard_error"]), e["source"])
+                                          for name, e in p["errors"].items()})
+        for p in document["predictions"]
+    )
+    return Explanation(document["method"], document["model"], document["kind"], document["n"], document["shape"],
+                       predictions, document["parameters"], document["repeats"], document["seed"],
+                       tuple(document["notes"]))
+
+
+def default_cache_directory() -> Path:
+    """``$DPDIST_CACHE_DIR/explain``, else ``$XDG_CACHE_HOME/dpdist/explain``, else ``~/.cache/dpdist/explain``."""
+    import os
+
+    if os.environ.get("DPDIST_CACHE_DIR"):
+        return Path(os.environ["DPDIST_CACHE_DIR"]) / "explain"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpdist" / "explain"

@@ -1,0 +1,166 @@
+"""What ``explain`` returns: the expected errors of one method at each epsilon, with where each number comes from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["Expected", "Prediction", "Explanation", "METRICS"]
+
+#: The metrics, what each measures and in which unit.
+METRICS = {
+    "mse": "mean over the items of the squared error of each item's frequency (unbiased estimate, no post-processing)",
+    "w1": "1-Wasserstein distance between the estimated and the data's CDF, in the data's units",
+    "ks": "Kolmogorov-Smirnov distance between the estimated and the data's CDF (0 to 1)",
+    "mean_rmse": "root mean squared error of the estimated mean, in the data's units",
+    "quantile_mae": "mean absolute error of the released quantiles, in the data's units",
+    "interval": "half-width of the 95% interval of one item's frequency (frequency protocols), of the median "
+                "(distributions) or of the mean (mean estimates)",
+}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One expected error: its value, the standard error of that value (0 when analytic) and its source."""
+
+    value: float
+    standard_error: float
+    source: str  # "analytic" or "simulation"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": _finite(self.value), "standard_error": _finite(self.standard_error), "source": self.source}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The expected errors of one release at one epsilon."""
+
+    epsilon: float
+    n: int
+    errors: dict[str, Expected]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "n": self.n, "errors": {k: v.to_dict() for k, v in self.errors.items()}}
+
+
+@dataclass(frozen=True, repr=False)
+class Explanation:
+    """Expected errors of a release before any data are touched: one :class:`Prediction` per epsilon.
+
+    Attributes
+    ----------
+    method : str
+        The protocol (``"oue"``) or release (``"central.cdf"``).
+    model : {"local", "central"}
+    kind : {"frequency", "numerical", "mean"}
+    n : int
+    shape : str
+        The data shape of the simulations and of the analytic variances (:data:`dpdist.accuracy.SHAPES`).
+    predictions : tuple of Prediction
+        In increasing epsilon.
+    parameters : dict
+        The method's other parameters (a protocol's config without epsilon, a release's arguments).
+    repeats, seed : int
+        The simulation's runs per epsilon and root seed (stored so the numbers can be reproduced).
+    notes : tuple of str
+        How each number was obtained.
+    """
+
+    method: str
+    model: str
+    kind: str
+    n: int
+    shape: str
+    predictions: tuple
+    parameters: dict = field(default_factory=dict)
+    repeats: int = 0
+    seed: int = 0
+    notes: tuple = ()
+
+    @property
+    def epsilons(self) -> np.ndarray:
+        return np.array([p.epsilon for p in self.predictions])
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(dict.fromkeys(name for p in self.predictions for name in p.errors))
+
+    def __getitem__(self, metric: str) -> np.ndarray:
+        """The expected values of ``metric`` at each epsilon."""
+        return np.array([p.errors[metric].value if metric in p.errors else math.nan for p in self.predictions])
+
+    def table(self) -> dict[str, np.ndarray | list]:
+        """Named columns: ``epsilon``, ``n``, and per metric its value, ``<metric>_se`` and ``<metric>_source``."""
+        columns: dict[str, Any] = {"epsilon": self.epsilons, "n": np.array([p.n for p in self.predictions])}
+        for metric in self.metrics:
+            cells = [p.errors.get(metric) for p in self.predictions]
+            columns[metric] = np.array([c.value if c else math.nan for c in cells])
+            columns[f"{metric}_se"] = np.array([c.standard_error if c else math.nan for c in cells])
+            columns[f"{metric}_source"] = [c.source if c else "" for c in cells]
+        return columns
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (what ``dpdist explain --json`` prints and the service's explain endpoint returns)."""
+        return {
+            "method": self.method, "model": self.model, "kind": self.kind, "n": self.n, "shape": self.shape,
+            "parameters": self.parameters, "repeats": self.repeats, "seed": self.seed, "notes": list(self.notes),
+            "metrics": {name: METRICS[name] for name in self.metrics},
+            "predictions": [p.to_dict() for p in self.predictions],
+        }
+
+    def describe(self) -> str:
+        """A text table: epsilon, then each metric as ``value ±se`` (``±`` only for simulated values)."""
+        header = ["epsilon"] + self.metrics
+        rows = []
+        for p in self.predictions:
+            row = [f"{p.epsilon:g}"]
+            for metric in self.metrics:
+                cell = p.errors.get(metric)
+                row.append("-" if cell is None else _cell(cell))
+            rows.append(row)
+        widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+        lines = [f"{self.method} ({self.model}), n = {self.n:,}, data shape {self.shape!r}"]
+        lines += ["  ".join(text.rjust(width) for text, width in zip(row, widths)) for row in [header] + rows]
+        return "\n".join(lines + [f"  {note}" for note in self.notes])
+
+    def __repr__(self):
+        return f"Explanation(method={self.method!r}, n={self.n}, epsilons={self.epsilons.tolist()}, metrics={self.metrics})"
+
+    def plot(self, ax: Any = None, metrics: Sequence[str] | None = None) -> Any:
+        """Expected error against epsilon (log-log), one panel per metric, with the simulation's 2-se bars."""
+        import matplotlib.pyplot as plt
+
+        metrics = [m for m in (metrics or self.metrics) if m in self.metrics]
+        if ax is None:
+            figure, grid = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.2), squeeze=False)
+            axes = list(grid[0])
+        else:
+            axes, figure = [ax], ax.figure
+            metrics = metrics[:1]
+        for axis, metric in zip(axes, metrics):
+            values = self[metric]
+            errors = 2 * np.array([p.errors[metric].standard_error if metric in p.errors else 0 for p in self.predictions])
+            axis.errorbar(self.epsilons, values, yerr=errors, marker="o", ms=3, capsize=2)
+            axis.set_xscale("log", base=2)
+            axis.set_xticks(self.epsilons, [f"{e:g}" for e in self.epsilons])
+            axis.minorticks_off()
+            if np.all(values[np.isfinite(values)] > 0):
+                axis.set_yscale("log")
+            axis.set_xlabel("epsilon")
+            axis.set_title(metric, fontsize=9)
+        figure.suptitle(f"{self.method}: expected error at n = {self.n:,} ({self.shape} data)", fontsize=10)
+        figure.tight_layout()
+        return axes[0]
+
+
+def _cell(expected: Expected) -> str:
+    if expected.source == "analytic" or not expected.standard_error:
+        return f"{expected.value:.4g}"
+    return f"{expected.value:.4g} ±{expected.standard_error:.2g}"
+
+
+def _finite(value: float):
+    return float(value) if math.isfinite(value) else None

@@ -1,0 +1,95 @@
+"""``dpdist budget create|show`` and the ``--budget-file FILE`` option of the commands that spend a budget.
+
+A budget file holds a total (epsilon, delta, neighbouring relation) and every
+charge against it (:class:`dpdist.budget.BudgetSession`).  ``release``,
+``privatize``, ``submit`` and ``campaign open`` (or ``campaign create --open``)
+charge it before they spend anything, and refuse with what is left when the
+charge would overspend.  (``--budget EPSILON`` of ``privatize``/``submit`` is
+another account: a device's own ledger with ``--memo``.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_commands(subparsers) -> None:
+    budget = subparsers.add_parser(
+        "budget",
+        help="create or show a privacy budget file, charged by 'release', 'privatize', 'submit', 'campaign open'",
+        description="A budget file holds a total privacy budget and every charge against it. Commands given "
+        "'--budget-file FILE' charge it before they read any data, and refuse (with the budget left) the run "
+        "that would overspend it. Charges compose sequentially; each is stated in the file's neighbouring "
+        "relation (an add/remove release costs twice its epsilon under 'replace').",
+    )
+    actions = budget.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="create a budget file (never overwrites one)",
+                                description="Create the budget file FILE holding a total budget and no charge.")
+    create.add_argument("file", metavar="FILE", help="the budget file to create (JSON)")
+    create.add_argument("--epsilon", required=True, type=float, help="the total epsilon")
+    create.add_argument("--delta", type=float, default=0.0, help="the total delta (default 0: pure DP only)")
+    create.add_argument(
+        "--neighbouring", choices=("replace", "add-remove"), default="replace",
+        help="relation of the total (default replace: it can charge local campaigns and every release; "
+        "add-remove charges add/remove releases at their own epsilon and refuses the others)",
+    )
+    create.set_defaults(handler=_run_create)
+    show = actions.add_parser("show", help="print the total, the charges and what is left",
+                              description="Print the budget file's total, its charges and what is left.")
+    show.add_argument("file", metavar="FILE", help="a budget file")
+    show.add_argument("--json", action="store_true", help="print the whole account as JSON")
+    show.set_defaults(handler=_run_show)
+
+
+def add_budget_file_argument(parser) -> None:
+    """``--budget-file FILE``: the budget file a command charges before it spends anything."""
+    parser.add_argument(
+        "--budget-file", default=None, metavar="FILE",
+        help="a budget file ('dpdist budget create'): charged before any data are read; a run that would "
+        "overspend it is refused with the budget left",
+    )
+
+
+def open_budget(args):
+    """The :class:`~dpdist.budget.BudgetSession` of ``--budget-file`` (None when not given)."""
+    if getattr(args, "budget_file", None) is None:
+        return None
+    from ..budget import BudgetSession
+
+    return BudgetSession.open(args.budget_file)
+
+
+def charge_line(session, statement) -> str:
+    """The line a command prints after charging ``--budget-file``."""
+    return f"{statement.describe()} (budget file {session.path})"
+
+
+def _run_create(args) -> int:
+    from ..budget import BudgetSession
+
+    session = BudgetSession.create(args.file, args.epsilon, args.delta, neighbouring=args.neighbouring)
+    print(f"budget: created {args.file}: {session.total.describe()}.")
+    return 0
+
+
+def _run_show(args) -> int:
+    from ..budget import BudgetSession
+
+    session = BudgetSession.open(args.file)
+    charges = session.charges
+    if args.json:
+        left = session.remaining
+        print(json.dumps({
+            "total": session.total.to_dict(),
+            "spent": None if session.spent is None else session.spent.to_dict(),
+            "remaining": {"epsilon": left.epsilon, "delta": left.delta},
+            "charges": [charge.to_dict() for charge in charges],
+        }, indent=2))
+        return 0
+    print(session.describe())
+    for charge in charges:
+        parts = f" over {charge.parts} disjoint parts" if charge.parts > 1 else ""
+        cost = "" if charge.charged == charge.guarantee else f" -> charged {charge.charged.epsilon:.6g}"
+        print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe()}{parts}{cost}", file=sys.stdout)
+    return 0

@@ -1,0 +1,85 @@
+"""``dpdist explain``: the expected error of a campaign or release at n and each epsilon, before any data exist."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_commands(subparsers) -> None:
+    from ._arguments import seed_argument
+    from ..accuracy._central import RELEASES
+
+    explain = subparsers.add_parser(
+        "explain",
+        help="what epsilon buys: the expected error of a local protocol or central release at --n, before any data",
+        description="Print the expected error of a local protocol (--config) or a central release (--release) at --n "
+        "users or records, for each epsilon: analytic where the variance is known (frequency oracles, pm, sr), else "
+        "a seeded simulation on data of --shape (mean of --repeats runs with its standard error). Nothing is read: "
+        "the prediction uses public parameters only.",
+    )
+    target = explain.add_mutually_exclusive_group(required=True)
+    target.add_argument("--config", help="a local protocol's config: a JSON file or an inline JSON object")
+    target.add_argument("--release", choices=RELEASES, metavar="RELEASE",
+                        help="a central release: cdf, tree, histogram, adaptive-quantiles, polynomial, pursuit or "
+                        "quantiles (with --bounds)")
+    explain.add_argument("--n", required=True, type=int, help="users (local) or records (central)")
+    explain.add_argument("--epsilons", default=None,
+                         help="comma-separated epsilons (default 0.25,0.5,1,2,4,8 and the config's own)")
+    explain.add_argument("--bounds", default=None, help="--release: the public bounds LO,HI")
+    explain.add_argument("--delta", type=float, default=None, help="--release polynomial: its delta")
+    explain.add_argument("--shape", default="normal",
+                         help="the data shape of the prediction: uniform, normal (default), skewed, bimodal, zipf (items)")
+    explain.add_argument("--repeats", type=int, default=20, help="simulated runs per epsilon (default 20)")
+    explain.add_argument("--seed", type=seed_argument, default=0, help="root seed of the simulation (default 0)")
+    explain.add_argument("--json", action="store_true", help="print the predictions as JSON")
+    explain.add_argument("--plot", default=None, metavar="PNG", help="write the expected errors against epsilon")
+    explain.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk cache of results")
+    explain.set_defaults(handler=_run_explain)
+
+
+def _run_explain(args) -> int:
+    from ..accuracy import default_cache_directory, explain
+    from ._arguments import parse_bounds
+    from ._deploy import check_plot_path, load_config
+    from ..errors import InvalidParameterError
+
+    check_plot_path(args.plot)
+    epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
+    cache = None if args.no_cache else default_cache_directory()
+    options = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
+    if args.config is not None:
+        for option, value in (("--bounds", args.bounds), ("--delta", args.delta)):
+            if value is not None:
+                raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
+        explanation = explain(load_config(args.config).config(), args.n, **options)
+    else:
+        bounds = parse_bounds(args.bounds)
+        if bounds is None:
+            raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
+        params = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
+        explanation = explain(args.release, args.n, **options, **params)
+    if args.json:
+        print(json.dumps(explanation.to_dict(), indent=2))
+    else:
+        print(explanation.describe())
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        explanation.plot()
+        plt.gcf().savefig(args.plot, dpi=120)
+        plt.close("all")
+        print(f"explain: plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _epsilon_list(text: str) -> list[float]:
+    from ..errors import InvalidParameterError
+
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"The '--epsilons' option must be comma-separated numbers. Got {text!r} instead.") from None

@@ -1,0 +1,48 @@
+"""DataFrames in and out: pandas and Polars columns through dpdist's local and central methods.
+
+Install ``dpdist[pandas]`` or ``dpdist[polars]``; neither is imported until a frame
+of it is passed (``import dpdist.frame`` stays light).  Results are dpdist's own
+result objects (``FrequencyEstimate``, ``Distribution``, ``QuantileRelease``);
+:func:`table` turns any of them into a DataFrame of the input's library, and a
+group-by returns a :class:`GroupedResult` whose ``table()`` and ``summary()`` are
+DataFrames.
+
+Local DP (each row one user's value):
+
+* :func:`privatize` -- a frame of reports, in a uniformly random order;
+* :func:`aggregate` -- the aggregator of a column of reports;
+* :func:`estimate` -- a one-shot local estimate of a column;
+* :func:`group_estimate` -- one per group of a key (parallel composition).
+
+Central DP (a trusted curator releases the column):
+
+* :func:`release` -- any ``dpdist.central`` release of a column;
+* :func:`group_release` -- one per group of a public key (parallel composition).
+
+Every function takes ``session=`` (:class:`dpdist.budget.BudgetSession`), charged
+before the data are read.  Errors are the array API's, naming the column.  See
+``docs/frames.md``.
+"""
+
+from typing import Any
+
+from ._central import group_release, release
+from ._grouped import GroupedResult
+from ._local import aggregate, estimate, group_estimate, privatize
+from ._tables import library_of, new_frame
+
+__all__ = ["privatize", "aggregate", "estimate", "group_estimate", "release", "group_release", "GroupedResult", "table"]
+
+
+def table(result: Any, like: Any) -> Any:
+    """``result.table()`` as a DataFrame of the library of ``like`` (a pandas or Polars DataFrame).
+
+    A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.
+    """
+    from ._grouped import _table_of
+
+    library = library_of("frame.table", like)
+    if isinstance(result, GroupedResult):
+        return result.table()
+    return new_frame(library, {name: (list(column) if not hasattr(column, "dtype") else column)
+                               for name, column in _table_of(result).items()})

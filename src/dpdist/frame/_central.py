@@ -1,0 +1,129 @@
+"""Central DP on a DataFrame column: release it, or release it per group of a public key (parallel composition)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
+from ..privacy import PrivacyGuarantee, parallel
+from ._grouped import GroupedResult
+from ._local import check_groups, group_generators
+from ._tables import check_frame, column_values, group_rows
+
+if TYPE_CHECKING:
+    from ..budget import BudgetSession
+
+__all__ = ["release", "group_release"]
+
+
+def _release_function(owner: str, function) -> Callable:
+    if not callable(function):
+        raise InvalidParameterError(
+            f"The 'release' argument of {owner} must be a central release such as dpdist.central.cdf. "
+            f"Got {function!r} instead."
+        )
+    return function
+
+
+def _run(column: str, function, values, args, kwargs, session):
+    """One release of ``values``; its schema errors name the column (a string column is not numeric)."""
+    try:
+        if session is not None:
+            return session.release(function, values, *args, label=f"release column {column!r}", **kwargs)
+        return function(values, *args, **kwargs)
+    except InvalidValueTypeError as error:
+        raise InvalidValueTypeError(f"Column {column!r}: {error}") from None
+
+
+def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, session: BudgetSession | None = None,
+            **kwargs: Any) -> Any:
+    """``function(values of column, *args, **kwargs)``: a central release of one column.
+
+    >>> frame.release(df, "age", central.cdf, epsilon=1.0, bounds=(0, 100))   # doctest: +SKIP
+
+    Missing values (null, NaN) are what the array API makes of them: central releases clip, and a
+    missing value counts as the lowest (``dpdist.central``); how many there are is never released.
+    With ``session`` the release is charged first (:meth:`dpdist.budget.BudgetSession.release`).
+    """
+    owner = "frame.release"
+    library, column, _ = check_frame(owner, frame, column)
+    function = _release_function(owner, function)
+    return _run(column, function, column_values(frame, library, column), args, kwargs, session)
+
+
+def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
+                  groups: Sequence[Any] | None, session: BudgetSession | None = None, **kwargs: Any) -> GroupedResult:
+    """One central release of ``column`` per group of the public key ``by``, composed in parallel.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or polars.DataFrame
+    column : str
+        The numeric column to release.
+    by : str or list of str
+        The key column(s).
+    function : callable
+        A central release (``dpdist.central.cdf``, ``quantiles``, ``histogram_queries``, ...);
+        ``*args`` and ``**kwargs`` go to every group's release (``rng``: each group draws its own
+        stream from it).
+    groups : list
+        The public keys to release, known without looking at the data (values, or tuples of values
+        for several ``by`` columns).  Every listed group is released, an empty one too (a release of
+        no records), and rows of other keys are left out: which keys occur in the data is never
+        released.
+    session : BudgetSession, optional
+        Charged once, the parallel composition of the groups (their maximum), before any release.
+
+    Returns
+    -------
+    GroupedResult
+        ``guarantee`` is the parallel composition; ``covers`` says what it covers: under
+        add/remove neighbours (``central.cdf``, ``quantiles``, ``tree_cdf``) a record added or
+        removed changes one group, key included, and the groups' sizes are not released; under
+        replace neighbours (``histogram_queries``, ``adaptive_quantiles``, ...) the key is treated as
+        public and each group's number of records is released with its result.
+    """
+    from ..budget import planned_guarantee
+
+    owner = "frame.group_release"
+    library, column, by = check_frame(owner, frame, column, by)
+    function = _release_function(owner, function)
+    keys = check_groups(owner, groups, by)
+    values = column_values(frame, library, column)
+    planned = _planned(column, planned_guarantee, function, values, args, kwargs)
+    if session is not None:
+        session.charge_parallel([planned] * len(keys), f"group_release column {column!r} by {list(by)} ({len(keys)} groups)")
+    present = group_rows(frame, library, by)
+    generators = group_generators(kwargs.pop("rng", None), len(keys))
+    empty = values[:0]
+    results = {}
+    for key, generator in zip(keys, generators):
+        rows = present.get(key)
+        results[key] = _run(column, function, empty if rows is None else values[rows], args,
+                            {**kwargs, "rng": generator}, None)
+    guarantee = parallel([getattr(result, "guarantee", None) or planned for result in results.values()])
+    if not guarantee.covers(planned) or not planned.covers(guarantee):
+        raise DPDistError(f"{owner}: the groups spent {guarantee.describe()}, not the {planned.describe()} planned (a bug).")
+    return GroupedResult(by, results, guarantee, _covers(guarantee, by), library)
+
+
+def _planned(column, planned_guarantee, function, values, args, kwargs) -> PrivacyGuarantee:
+    try:
+        return planned_guarantee(function, (values, *args), kwargs)
+    except InvalidValueTypeError as error:
+        raise InvalidValueTypeError(f"Column {column!r}: {error}") from None
+
+
+def _covers(guarantee: PrivacyGuarantee, by: tuple[str, ...]) -> str:
+    key = ", ".join(by)
+    if guarantee.neighbouring == "add-remove":
+        return (
+            f"{guarantee.describe()} for the whole table, key ({key}) included: each record is in one group, so adding "
+            "or removing it changes one group's release (parallel composition); the groups are the public keys "
+            "listed, and their numbers of records are not released"
+        )
+    return (
+        f"{guarantee.describe()} for the values within each group: the key ({key}) is treated as public and each "
+        "group's number of records is released with its result (replace neighbours keep n public). If the key is "
+        "private, use a release under add/remove neighbours (a replaced record may move between two groups)"
+    )

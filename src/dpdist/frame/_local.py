@@ -1,0 +1,235 @@
+"""Local DP on a DataFrame column: randomize it, aggregate a column of reports, estimate, group by a public key."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+
+import numpy as np
+
+from .._rng import check_rng
+from ..errors import DPDistError, InvalidParameterError, MalformedReportError, OutOfDomainError
+from ..privacy import parallel
+from ._grouped import GroupedResult
+from ._tables import check_frame, column_values, group_rows, new_frame
+
+if TYPE_CHECKING:
+    from .._types import Seed
+    from ..budget import BudgetSession
+    from ..local import LocalProtocol
+
+#: a local protocol or its config
+ProtocolLike = Union["LocalProtocol", Mapping[str, Any]]
+
+__all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
+
+
+def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
+    from ..local import LocalProtocol, from_config
+
+    if isinstance(protocol, dict):
+        return from_config(protocol)
+    if not isinstance(protocol, LocalProtocol):
+        raise InvalidParameterError(
+            f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)) or its config. "
+            f"Got {type(protocol).__name__} instead."
+        )
+    return protocol
+
+
+def _user_values(owner: str, frame, library: str, column: str, protocol) -> np.ndarray:
+    """The column's values, one per user; a missing value is refused (a user without a value sends no report)."""
+    values = column_values(frame, library, column)
+    if values.dtype == object:
+        missing = sum(value is None for value in values)  # (object columns: strings, one Python value per row)
+    else:
+        missing = int(np.isnan(values).sum()) if values.dtype.kind == "f" else 0
+    if missing:
+        raise OutOfDomainError(
+            f"Column {column!r} given to {owner} has {missing} missing value(s) (null or NaN): each row is one user's "
+            f"value for {protocol.display_name}. Drop them first (pandas: frame.dropna(subset=[{column!r}]); "
+            f"Polars: frame.drop_nulls({column!r}))."
+        )
+    return values
+
+
+def _named(column: str, call, *args, **kwargs):
+    """``call(*args, **kwargs)``, its bad-input errors prefixed with the column they came from."""
+    try:
+        return call(*args, **kwargs)
+    except (OutOfDomainError, InvalidParameterError, TypeError) as error:
+        if not isinstance(error, DPDistError):
+            raise
+        raise type(error)(f"Column {column!r}: {error}") from None
+
+
+def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
+              session: BudgetSession | None = None, report_column: str = "report") -> Any:
+    """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or polars.DataFrame
+    column : str
+        The users' values: items, labels of the protocol's label domain, or numbers in its bounds.
+    protocol : LocalProtocol or dict
+        The protocol (or its config).
+    rng, secure
+        As for ``protocol.privatize``: no seed means the CSPRNG.  The order of the reports is drawn
+        from the same generator, so report ``i`` is not row ``i``'s (as every writer of reports does).
+    session : BudgetSession, optional
+        Charged the protocol's guarantee before any value is read.
+    report_column : str
+        Name of the output column.  Reports of one number per user (GRR, SW, ...) are integers;
+        rows of several numbers (bit-packed OUE rows, OLH's seed and value, ...) are the bytes of
+        the row in the protocol's ``report_format`` (:func:`aggregate` reads them back).
+
+    Returns
+    -------
+    DataFrame of the input's library, one column ``report_column``.
+    """
+    owner = "frame.privatize"
+    library, column, _ = check_frame(owner, frame, column)
+    protocol = _protocol(owner, protocol)
+    generator = check_rng(rng, secure=secure, owner=owner)
+    label = f"privatize column {column!r} ({protocol.name})"
+    if session is not None:
+        session.check(protocol.guarantee, label)  # refused before the column is read
+    values = _user_values(owner, frame, library, column, protocol)
+    if session is not None:  # charged once the column is known to hold one value per user
+        session.charge(protocol.guarantee, label)
+    reports = _named(column, protocol.privatize, values, rng=generator)
+    reports = reports[generator.permutation(len(reports))]
+    return new_frame(library, {report_column: _report_cells(reports)})
+
+
+def _report_cells(reports: np.ndarray):
+    """One cell per report: the integer itself, or the row's bytes (a ``void`` view, no Python loop)."""
+    if reports.ndim == 1 and reports.dtype.names is None:
+        return reports
+    if len(reports) == 0:
+        return []
+    rows = np.ascontiguousarray(reports).reshape(len(reports), -1).view(np.uint8)
+    return rows.view(f"V{rows.shape[1]}").ravel().tolist()
+
+
+def _reports_of(owner: str, frame, library: str, column: str, protocol) -> np.ndarray:
+    """The reports of a column written by :func:`privatize` (integers, or each row's bytes), as an array."""
+    cells = column_values(frame, library, column)
+    report_format = protocol.report_format
+    if cells.dtype != object:
+        if cells.dtype.kind == "f":
+            raise MalformedReportError(f"Column {column!r} given to {owner} holds missing or fractional reports.")
+        return cells
+    if any(cell is None for cell in cells):
+        raise MalformedReportError(f"Column {column!r} given to {owner} holds missing reports (null).")
+    width = np.dtype(report_format.dtype).itemsize * int(np.prod(report_format.row_shape, dtype=np.int64))
+    if not all(isinstance(cell, bytes) and len(cell) == width for cell in cells):
+        raise MalformedReportError(
+            f"Column {column!r} given to {owner} must hold {protocol.display_name} reports as frame.privatize writes "
+            f"them: integers, or rows of {width} bytes."
+        )
+    packed = np.array(cells, dtype=f"V{width}")
+    return np.frombuffer(packed.tobytes(), dtype=report_format.dtype).reshape((len(cells), *report_format.row_shape))
+
+
+def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: str = "count") -> Any:
+    """The :class:`~dpdist.local.Aggregator` of a column of reports (written by :func:`privatize`).
+
+    ``on_invalid="count"`` (the default) rejects and counts reports outside the protocol's
+    range, keeping the valid ones; ``"raise"`` refuses the column.
+    """
+    owner = "frame.aggregate"
+    library, column, _ = check_frame(owner, frame, column)
+    protocol = _protocol(owner, protocol)
+    reports = _reports_of(owner, frame, library, column, protocol)
+    return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
+
+
+def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None,
+             session: BudgetSession | None = None, **options: Any) -> Any:
+    """A one-shot local estimate of ``column``: each row one user's report, aggregated and estimated.
+
+    ``protocol.estimate(protocol.simulate(values, rng), **options)`` (``simulate`` draws the
+    aggregate exactly as randomizing every value would).  With ``session`` the protocol's
+    guarantee is charged first and the estimate's ``guarantee`` carries the session's account.
+    """
+    owner = "frame.estimate"
+    library, column, _ = check_frame(owner, frame, column)
+    protocol = _protocol(owner, protocol)
+    if session is not None:
+        session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
+    values = _user_values(owner, frame, library, column, protocol)
+    if session is not None:
+        return _named(column, session.estimate, protocol, values, rng=rng,
+                      label=f"estimate column {column!r} ({protocol.name})", **options)
+    return _named(column, lambda: protocol.estimate(protocol.simulate(values, rng=rng), **options))
+
+
+def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
+                   groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
+                   **options: Any) -> GroupedResult:
+    """One local estimate of ``column`` per group of ``by``: each user reports once, in the group of its key.
+
+    Every user belongs to one group, so the groups compose in parallel: the whole is the
+    protocol's guarantee, not its multiple.  In a local collection the key travels with the report
+    in the clear (the collector files each report under it), so the key and each group's number of
+    reports are public; the guarantee covers each user's value.  ``groups`` lists the keys to
+    estimate (default: the keys present); a listed key with no row has no estimate (``None``).
+    """
+    owner = "frame.group_estimate"
+    library, column, by = check_frame(owner, frame, column, by)
+    protocol = _protocol(owner, protocol)
+    present = group_rows(frame, library, by)
+    keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)
+    label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
+    if session is not None:
+        session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before the column is read
+    values = _user_values(owner, frame, library, column, protocol)
+    if session is not None:
+        session.charge_parallel([protocol.guarantee] * len(keys), label)
+    generators = group_generators(rng, len(keys))
+    results = {}
+    for key, generator in zip(keys, generators):
+        rows = present.get(key)
+        results[key] = None if rows is None else _named(
+            column, lambda rows=rows, generator=generator: protocol.estimate(
+                protocol.simulate(values[rows], rng=generator), **options))
+    covers = (
+        f"{protocol.guarantee.describe()} for each user's value; the key ({', '.join(by)}) is sent in the clear "
+        "with each report, so it and each group's number of reports are public (a user's key is not protected)"
+    )
+    return GroupedResult(by, results, parallel([protocol.guarantee] * len(keys)), covers, library)
+
+
+def _sorted_keys(present: dict) -> list:
+    """The keys present, sorted when they can be (so pandas and Polars list them alike)."""
+    try:
+        return sorted(present)
+    except TypeError:
+        return list(present)
+
+
+def check_groups(owner: str, groups, by: tuple[str, ...]) -> list:
+    """The public keys of a group-by: a non-empty list of distinct values (tuples of ``len(by)`` for several columns)."""
+    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
+        raise InvalidParameterError(f"The 'groups' argument of {owner} must be a list of the public keys. Got {groups!r}.")
+    keys = [tuple(key) if isinstance(key, list) else key for key in groups]
+    if not keys or len(set(keys)) != len(keys):
+        raise InvalidParameterError(
+            f"The 'groups' argument of {owner} must list distinct public keys, at least one. Got {groups!r}."
+        )
+    if len(by) > 1 and not all(isinstance(key, tuple) and len(key) == len(by) for key in keys):
+        raise InvalidParameterError(
+            f"The 'groups' argument of {owner} must hold tuples of {len(by)} values, one per column of 'by' {list(by)}. "
+            f"Got {groups!r}."
+        )
+    return keys
+
+
+def group_generators(rng, count: int) -> list:
+    """Independent generators, one per group (the same seed for every group would repeat the same noise)."""
+    if rng is None:
+        return [None] * count  # each draws from the CSPRNG
+    root = check_rng(rng, owner="group-by")
+    return [np.random.default_rng(child) for child in
+            np.random.SeedSequence(root.integers(0, 2**63, size=4).tolist()).spawn(count)]

@@ -1,0 +1,79 @@
+"""``GET /api/campaigns/{campaign}/explain``: what a campaign's epsilon buys (for the dashboard and participate page).
+
+The prediction reads the campaign's public config only (:func:`dpdist.accuracy.explain`),
+so the route is public like the config.  It is bounded like every public route: ``n``
+is rounded to the 1-2-5 grid (10 to 10^9; simulated protocols at most 2 x 10^4), the
+epsilons are the campaign's own times 1/4, 1/2, 1, 2 and 4, the simulation runs 10
+times per epsilon, one prediction is computed at a time, and every result is cached
+for the process, so a page load costs a lookup once the first one has run.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+from ..errors import InvalidParameterError
+from ._refusals import InvalidRequest
+
+__all__ = ["explain_json", "SERVICE_REPEATS", "SERVICE_MAX_SIMULATED_N"]
+
+#: Simulated runs per epsilon for the service's predictions (their standard errors say how precise).
+SERVICE_REPEATS = 10
+#: Largest n of a simulated prediction of the service (analytic ones take any n up to 10^9).
+SERVICE_MAX_SIMULATED_N = 20_000
+_DEFAULT_N = 10_000
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def grid_n(n: int) -> int:
+    """The nearest value of the 1-2-5 grid (10, 20, 50, 100, ...) to ``n`` on a log scale."""
+    exponent = math.floor(math.log10(n))
+    candidates = [m * 10**e for e in (exponent - 1, exponent, exponent + 1) for m in (1, 2, 5)]
+    return min(candidates, key=lambda c: abs(math.log(c) - math.log(n)))
+
+
+def _query_n(text: str | None, campaign) -> int:
+    if text is None:  # the campaign's cap when it has one, else its reports so far (at least 100), else 10,000
+        n = campaign.max_reports or (max(campaign.n, 100) if campaign.n else _DEFAULT_N)
+    else:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if not 10 <= n <= 10**9:
+            raise InvalidRequest("invalid_query", f"The 'n' query parameter must be an integer in [10, 10^9]. Got {text!r}.")
+    return grid_n(n)
+
+
+#: The epsilons of the service's predictions: the campaign's own times these factors.
+FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+def _epsilons(config: dict) -> list[float]:
+    from .._validation import LOCAL_EPSILON
+
+    own = float(config["epsilon"])
+    return [own * factor for factor in FACTORS if LOCAL_EPSILON.low <= own * factor <= LOCAL_EPSILON.high]
+
+
+def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, Any]:
+    """The campaign's predicted errors (:meth:`dpdist.accuracy.Explanation.to_dict`) with what was asked and used."""
+    from ..accuracy import SHAPES, explain, simulates
+
+    n = _query_n(n_text, campaign)
+    if shape is not None and shape not in SHAPES:
+        raise InvalidRequest("invalid_query", f"The 'shape' query parameter must be one of {list(SHAPES)}. Got {shape!r}.")
+    if simulates(campaign.config):
+        n = min(n, SERVICE_MAX_SIMULATED_N)
+    with _ONE_AT_A_TIME:
+        try:
+            explanation = explain(campaign.config, n, epsilons=_epsilons(campaign.config), shape=shape or "normal",
+                                  repeats=SERVICE_REPEATS)
+        except InvalidParameterError as error:  # a bad shape, or a protocol explain does not cover (pem)
+            raise InvalidRequest("invalid_query", str(error)) from None
+    document = explanation.to_dict()
+    document.update({"campaign": campaign.id, "epsilon": campaign.config.get("epsilon"),
+                     "n_requested": _query_n(n_text, campaign)})
+    return document

@@ -1,0 +1,410 @@
+"""A Python client of ``dpdist serve`` (on httpx; install ``dpdist[serve]``), public as :mod:`dpdist.client`.
+
+Devices fetch a campaign's public config, randomize their values locally with
+the CSPRNG, and submit the reports in batches, each under a fresh random batch
+id.  A batch is encoded once; every retry sends the same bytes under the same
+id, so the server counts it exactly once (and a retry never re-randomizes,
+which would spend privacy budget again).
+
+>>> from dpdist.client import Client
+>>> client = Client("http://127.0.0.1:8000")                       # doctest: +SKIP
+>>> acks = client.submit_values("commute", minutes, batch_size=1000)  # doctest: +SKIP
+
+Admin operations take the admin token::
+
+>>> admin = Client("http://127.0.0.1:8000", admin_token=token)       # doctest: +SKIP
+>>> admin.create_campaign("commute", proto.config()); admin.open_campaign("commute")  # doctest: +SKIP
+>>> admin.estimate("commute", postprocess="norm-sub")["estimate"]    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import numpy as np
+
+from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._types import ArrayLike, PathLike
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol, ReportBatch
+
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
+
+DEFAULT_BATCH_SIZE = 10_000
+#: Largest report payload of one batch when a report file is split (half the server's default body limit).
+#: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
+FILE_PART_BYTES = 8 << 20
+#: A binary report file of at most this many records is sent as it is (the server's --max-records is 1024 by
+#: default); one with more is re-encoded as one record per part. A constant, so a file's bytes are the same on every run.
+FILE_MAX_RECORDS = 64
+#: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
+#: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
+_RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+
+
+class Client:
+    """A connection to one dpdist collection service.
+
+    Parameters
+    ----------
+    server : str
+        Base URL, e.g. ``"http://127.0.0.1:8000"``.
+    admin_token : str, optional
+        Needed for creating, opening, closing campaigns, estimates and exports.
+    submit_token : str, optional
+        A campaign's submit token, if it has one.
+    retries : int
+        Attempts after the first for a request that failed in transit or got a
+        5xx answer (batches are idempotent by batch id, so retrying is safe).
+    backoff : float
+        First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
+        ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
+    timeout : float
+        Seconds per request.
+    transport : httpx transport, optional
+        For tests (e.g. ``httpx.ASGITransport(app)``).
+    on_retry : callable, optional
+        Called as ``on_retry(failure, attempt, wait, remaining)`` after each failed attempt that will be
+        retried (``attempt`` counts from 1, ``wait`` is the pause before the next one in seconds,
+        ``remaining`` the attempts left), e.g. to tell a person at once that the service is not answering.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        admin_token: str | None = None,
+        submit_token: str | None = None,
+        retries: int = 8,
+        backoff: float = 0.25,
+        timeout: float = 60.0,
+        transport: Any = None,
+        on_retry: Callable[[str, int, float, int], Any] | None = None,
+    ):
+        import httpx
+
+        if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+            raise InvalidParameterError(f"The 'server' parameter must be an http:// or https:// URL. Got {server!r}.")
+        if not isinstance(retries, int) or retries < 0:
+            raise InvalidParameterError(f"The 'retries' parameter must be an int >= 0. Got {retries!r}.")
+        self.server = server.rstrip("/")
+        self.admin_token, self.submit_token = admin_token, submit_token
+        self.retries, self.backoff = retries, float(backoff)
+        self.on_retry = on_retry
+        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------------ transport
+    def _request(self, method: str, path: str, *, token: str | None = None, **kwargs):
+        import httpx
+
+        headers = dict(kwargs.pop("headers", {}))
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        wait = self.backoff
+        for attempt in range(self.retries + 1):
+            asked = None
+            try:
+                response = self._http.request(method, path, headers=headers, **kwargs)
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+            else:
+                if response.status_code not in _RETRY_STATUSES:
+                    if response.status_code >= 400:
+                        raise _refusal(method, path, response)
+                    return response
+                failure = f"HTTP {response.status_code}"
+                asked = retry_after(response.headers.get("Retry-After"))
+            if attempt < self.retries:
+                delay = retry_delay(wait, asked)
+                if self.on_retry is not None:
+                    self.on_retry(failure, attempt + 1, delay, self.retries - attempt)
+                time.sleep(delay)
+                wait = min(10.0, wait * 2)
+        raise ServiceUnavailableError(
+            f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
+        )
+
+    def _admin(self) -> str:
+        if not self.admin_token:
+            raise InvalidParameterError("This operation needs the admin token: pass admin_token= (or DPDIST_ADMIN_TOKEN).")
+        return self.admin_token
+
+    # ------------------------------------------------------------------ devices
+    def config(self, campaign: str) -> dict[str, Any]:
+        """The campaign's public config document (``campaign``, ``state``, ``config``, ...)."""
+        return self._request("GET", f"/api/campaigns/{campaign}/config").json()
+
+    def protocol(self, campaign: str) -> LocalProtocol:
+        """The campaign's protocol, rebuilt from its public config."""
+        from ..local import from_config
+
+        return from_config(self.config(campaign)["config"])
+
+    def submit_reports(
+        self, campaign: str, protocol: LocalProtocol, reports: ArrayLike, *, batch_id: str | None = None
+    ) -> dict:
+        """Submit one batch of already randomized reports; return the server's acknowledgement.
+
+        The batch is encoded once as a dpdist binary record whose file id is the
+        batch id; retries resend the same bytes.  Without ``batch_id`` (a fresh
+        random id) the reports are first put in a uniformly random order drawn
+        from the CSPRNG, so their order in the batch says nothing about the order
+        of the values they came from.  With ``batch_id`` (resending a batch kept
+        by the caller, whose bytes must be the same as the first time) they are
+        sent in the order given: give them shuffled, e.g. as read from a file of
+        ``dpdist privatize``.
+        """
+        from ..io import encode_record, new_file_id
+
+        if batch_id is None:
+            from .._rng import secure_generator
+
+            batch_id = new_file_id()
+            reports = np.asarray(reports)
+            reports = reports[secure_generator().permutation(len(reports))]
+        record_id = batch_id if _is_file_id(batch_id) else None
+        body = encode_record(protocol, reports, record_id)
+        return self.submit_body(campaign, batch_id, body)
+
+    def submit_body(self, campaign: str, batch_id: str, body: bytes, content_type: str = "application/octet-stream") -> dict:
+        """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries."""
+        response = self._request(
+            "PUT",
+            f"/api/campaigns/{campaign}/batches/{batch_id}",
+            token=self.submit_token,
+            content=body,
+            headers={"Content-Type": content_type},
+        )
+        return response.json()
+
+    def submit_values(
+        self, campaign: str, values: ArrayLike, *, batch_size: int = DEFAULT_BATCH_SIZE, protocol: LocalProtocol | None = None
+    ) -> list[dict]:
+        """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
+
+        The values are taken in a uniformly random order (a CSPRNG permutation), so
+        which batch a report is in, and where in it, says nothing about the value's
+        position in ``values`` (a sorted array would otherwise give the values away).
+        Permuting the values before randomizing them independently is the same, in
+        law, as permuting the reports.  Each batch is randomized once, then sent (and
+        resent with the same bytes on failure) before the next batch is randomized.
+        If the service stays unreachable past the retries,
+        :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
+        values are not submitted; the acknowledged batches stay counted.
+        """
+        from .._rng import secure_generator
+
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
+        protocol = protocol if protocol is not None else self.protocol(campaign)
+        values = np.asarray(values)
+        order = secure_generator().permutation(len(values))
+        acks = []
+        for start in range(0, len(values), batch_size):
+            reports = protocol.privatize(values[order[start : start + batch_size]], secure=True)
+            acks.append(self.submit_reports(campaign, protocol, reports))
+        return acks
+
+    def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
+        """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
+
+        A file of at most :data:`FILE_PART_BYTES` of reports is one batch whose id is the file's id
+        (binary records are sent as they are). A larger file, which one request could not carry
+        past the server's body limit (16 MiB by default), is sent in parts of at most that many
+        bytes, part ``k`` under the batch id ``<file id>.part<k>``. The parts depend on the file
+        alone, so submitting the file again, after any failure, counts each part once.
+        """
+        from .._io._dedupe import identities_of
+        from .._io._files import summarize_file
+        from .._io._shuffle import rechunk_rows
+        from ..io import iter_report_batches
+
+        summary = summarize_file(path)  # the one reading of the file's headers; then its reports, once
+        identities = identities_of(summary)
+        identity = identities[0]
+        batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
+        protocol = summary.protocol()
+        rows_per_part = max(1, FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1))
+        if summary.rows <= rows_per_part:
+            if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1
+                    and len(summary.record_ids) <= FILE_MAX_RECORDS):
+                return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
+            reports = [batch.reports for batch in iter_report_batches(path, protocol)]
+            array: Any = np.concatenate(reports) if reports else None  # an empty file: no rows
+            return [self.submit_reports(campaign, protocol, array, batch_id=batch_id)]
+        batches = (batch.reports for batch in iter_report_batches(path, protocol, batch_rows=rows_per_part))
+        return [
+            self.submit_reports(campaign, protocol, part, batch_id=f"{batch_id}.part{index}")
+            for index, part in enumerate(rechunk_rows(batches, rows_per_part))
+        ]
+
+    # ------------------------------------------------------------------ admin
+    def create_campaign(
+        self,
+        campaign: str,
+        config: dict,
+        *,
+        submit_token: str | None = None,
+        keep_reports: bool = False,
+        max_reports: int | None = None,
+        enrollment: bool = False,
+    ) -> dict:
+        """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
+        every device submit with its own enrollment token (:meth:`enroll`)."""
+        document = {"campaign": campaign, "config": config, "keep_reports": keep_reports}
+        if submit_token is not None:
+            document["submit_token"] = submit_token
+        if max_reports is not None:
+            document["max_reports"] = max_reports
+        if enrollment:
+            document["enrollment"] = True
+        return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+
+    def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
+        """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
+        document = {"count": count, "reports": reports}
+        return self._request("POST", f"/api/campaigns/{campaign}/enrollments", token=self._admin(), json=document).json()["tokens"]
+
+    def delete_campaign(self, campaign: str) -> dict:
+        """Delete a campaign and everything the server stores for it."""
+        return self._request("DELETE", f"/api/campaigns/{campaign}", token=self._admin()).json()
+
+    def set_config(self, campaign: str, config: dict) -> dict:
+        return self._request("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config}).json()
+
+    def open_campaign(self, campaign: str) -> dict:
+        return self._request("POST", f"/api/campaigns/{campaign}/open", token=self._admin()).json()
+
+    def close_campaign(self, campaign: str) -> dict:
+        return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
+
+    def campaign(self, campaign: str) -> dict:
+        return self._request("GET", f"/api/campaigns/{campaign}", token=self._admin()).json()
+
+    def campaigns(self) -> list[dict]:
+        return self._request("GET", "/api/campaigns", token=self._admin()).json()["campaigns"]
+
+    def estimate(self, campaign: str, **options: Any) -> dict:
+        """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
+        return self._request("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options)).json()
+
+    def estimate_png(self, campaign: str, **options: Any) -> bytes:
+        return self._request("GET", f"/api/campaigns/{campaign}/estimate.png", token=self._admin(), params=_query(options)).content
+
+    def history(self, campaign: str) -> list[dict]:
+        return self._request("GET", f"/api/campaigns/{campaign}/history", token=self._admin()).json()["history"]
+
+    def export(self, campaign: str, out: PathLike) -> int:
+        """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
+        from .._io._files import summarize_file
+        from ..io import ReportWriter, iter_report_batches
+
+        out = Path(out)
+        partial = out.with_name(f".{out.name}.download")
+        with self._http.stream("GET", f"/api/campaigns/{campaign}/reports", headers={"Authorization": f"Bearer {self._admin()}"}) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise _refusal("GET", f"/api/campaigns/{campaign}/reports", response)
+            with open(partial, "wb") as handle:
+                for chunk in response.iter_bytes():
+                    handle.write(chunk)
+        try:
+            summary = summarize_file(partial)
+            batches: Iterable[ReportBatch] = ()
+            if not summary.record_ids:
+                protocol = self.protocol(campaign)
+            else:
+                protocol = summary.protocol()
+                batches = iter_report_batches(partial, protocol)
+            file_id = summary.record_ids[0] if summary.record_ids else None
+            with ReportWriter(out, protocol, file_id=file_id) as writer:
+                for batch in batches:
+                    writer.write(batch.reports)
+            return writer.n_written
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+#: the longest wait a server's Retry-After may ask of this client (seconds)
+MAX_RETRY_AFTER = 60.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), ``None`` if absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, moment.timestamp() - time.time()), MAX_RETRY_AFTER)
+
+
+def retry_delay(backoff: float, asked: float | None) -> float:
+    """The wait before a retry, jittered so that many clients refused together do not return together.
+
+    A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
+    backoff is spread over its upper half ("equal jitter").
+    """
+    import random
+
+    if asked is not None:
+        return asked * random.uniform(1.0, 1.5)
+    return backoff * random.uniform(0.5, 1.0)
+
+
+def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
+    """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
+    each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
+    return [min(10.0, backoff * 2**k) for k in range(retries)]
+
+
+def json_rows(reports: ArrayLike) -> list:
+    """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects
+    (what ``protocol.report_format.to_json_rows`` gives and ``from_json_rows`` reads)."""
+    from ..local._json_rows import json_rows as rows
+
+    return rows(reports)
+
+
+def _is_file_id(text: str) -> bool:
+    import re
+
+    return bool(re.fullmatch(r"[0-9a-f]{32}", text))
+
+
+def _query(options: dict) -> dict:
+    import json
+
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in options.items()}
+
+
+def _refusal(method: str, path: str, response) -> ServiceRefusedError:
+    try:
+        body = response.json()
+        code, detail = str(body.get("error", "")), str(body.get("detail", ""))
+    except ValueError:
+        code, detail = "", response.text[:200]
+    return ServiceRefusedError(
+        f"The server refused {method} {path}: HTTP {response.status_code} {code}: {detail}",
+        status=response.status_code,
+        code=code,
+    )
+

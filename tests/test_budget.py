@@ -1,0 +1,256 @@
+"""The privacy budget session (dpdist.budget): charges, refusals on public inputs only, files, concurrency."""
+
+from __future__ import annotations
+
+import functools
+import json
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+from dpdist import central, local, privacy
+from dpdist.budget import BudgetSession, SessionGuarantee, planned_guarantee
+from dpdist.cli import main
+from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+
+X = np.random.default_rng(0).uniform(0, 1, 500)
+BOUNDS = (0.0, 1.0)
+
+
+def test_charges_add_up_and_the_overspending_release_is_refused_with_what_is_left():
+    session = BudgetSession(1.0)
+    session.release(central.histogram_queries, X, epsilon=0.5, bounds=BOUNDS, rng=0)
+    session.release(central.adaptive_quantiles, X, epsilon=0.25, bounds=BOUNDS, rng=0)
+    assert session.remaining.epsilon == pytest.approx(0.25)
+    with pytest.raises(PrivacyBudgetError, match=r"0\.25 left") as refusal:
+        session.release(central.histogram_queries, X, epsilon=0.3, bounds=BOUNDS, rng=0)
+    assert refusal.value.remaining == pytest.approx(0.25)
+    assert refusal.value.remaining_delta == 0.0
+    assert len(session.charges) == 2  # the refused one charged nothing
+    session.release(central.histogram_queries, X, epsilon=0.25, bounds=BOUNDS, rng=0)  # exactly what is left
+    assert session.remaining.epsilon == pytest.approx(0.0, abs=1e-12)
+
+
+def test_shares_of_privacy_split_spend_the_whole_total():
+    session = BudgetSession(1.0)
+    for share in privacy.split(privacy.PrivacyGuarantee(1.0, 0.0, "replace", "central"), 7):
+        session.charge(share, "share")
+    assert session.spent.epsilon == pytest.approx(1.0)
+    with pytest.raises(PrivacyBudgetError):
+        session.charge(privacy.PrivacyGuarantee(1e-9, 0.0, "replace", "central"))
+
+
+def test_a_refused_release_never_runs_on_the_data():
+    calls = []
+
+    @functools.wraps(central.histogram_queries)
+    def spy(x, *args, **kwargs):
+        calls.append(len(x))
+        return central.histogram_queries(x, *args, **kwargs)
+
+    class Unreadable:
+        """The schema of a column whose values must not be read."""
+
+        dtype, ndim = np.dtype(np.float64), 1
+
+        def __getitem__(self, key):
+            assert key == slice(None, 0), "a value was read"
+            return np.empty(0)
+
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("the data were read")
+
+    session = BudgetSession(0.5)
+    with pytest.raises(PrivacyBudgetError):
+        session.release(spy, Unreadable(), epsilon=1.0, bounds=BOUNDS)
+    assert calls == [0]  # only the dry run on no records
+    session.release(spy, X, epsilon=0.5, bounds=BOUNDS, rng=0)
+    assert calls == [0, 0, X.size]
+
+
+def test_bad_public_arguments_are_refused_before_anything_is_charged():
+    session = BudgetSession(1.0)
+    with pytest.raises(InvalidParameterError, match="bounds"):
+        session.release(central.histogram_queries, X, epsilon=0.5, bounds=(1, 0))
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        session.release(central.cdf, X, epsilon=-1, bounds=BOUNDS)
+    assert session.charges == ()
+
+
+RELEASES = [
+    (central.histogram_queries, (X, 0.5, BOUNDS), {}),
+    (central.histogram_queries, (X, 0.5, BOUNDS), {"neighbouring": "add-remove"}),
+    (central.adaptive_quantiles, (X, 0.5, BOUNDS), {}),
+    (central.polynomial_projection, (X, 0.5, 1e-6, BOUNDS), {}),
+    (central.matching_pursuit, (X, 0.5, BOUNDS), {}),
+    (central.cdf, (X, 0.5, BOUNDS), {}),
+    (central.tree_cdf, (X, 0.5, BOUNDS), {"neighbouring": "replace"}),
+    (central.quantiles, (X, [0.5]), {"epsilon": 0.5, "bounds": BOUNDS}),
+    (central.quantiles, (X, [0.25, 0.75]), {"epsilon": 0.5, "bounds": BOUNDS, "method": "aq"}),
+    (central.quantiles, (X, [0.5]), {"epsilon": 0.5, "bounds": BOUNDS, "method": "jointexp"}),
+    (central.TreeHistogram.release, (X, 0.5, BOUNDS), {}),
+]
+
+
+@pytest.mark.parametrize("release, args, kwargs", RELEASES, ids=lambda v: getattr(v, "__qualname__", ""))
+def test_what_is_charged_is_what_every_central_release_spends(release, args, kwargs):
+    planned = planned_guarantee(release, args, kwargs)
+    realized = release(*args, rng=1, **kwargs).guarantee
+    assert planned == realized
+
+
+def test_replace_sessions_charge_add_remove_releases_by_group_privacy_and_add_remove_sessions_refuse_replace():
+    replace = BudgetSession(3.0, 1e-5)
+    statement = replace.charge(privacy.PrivacyGuarantee(0.5, 1e-7, "add-remove", "central"))
+    assert statement.charge.charged == privacy.PrivacyGuarantee(1.0, (1 + np.exp(0.5)) * 1e-7, "replace", "central")
+    removal = BudgetSession(3.0, neighbouring="add-remove")
+    removal.release(central.cdf, X, epsilon=0.5, bounds=BOUNDS, rng=0)
+    assert removal.spent.epsilon == 0.5
+    with pytest.raises(InvalidParameterError, match="cannot charge"):
+        removal.release(central.histogram_queries, X, epsilon=0.5, bounds=BOUNDS)
+    with pytest.raises(InvalidParameterError, match="cannot charge"):
+        removal.campaign(local.make("grr", epsilon=1.0, domain_size=4))
+
+
+def test_campaigns_are_charged_their_local_guarantee_per_report():
+    session = BudgetSession(10.0)
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    assert session.campaign(grr).charge.charged.epsilon == 1.0
+    assert session.campaign(grr.config(), reports=3).charge.charged.epsilon == pytest.approx(3.0)
+    memo = local.make("l-grr", epsilon=2.0, epsilon_1=1.0, domain_size=4)
+    assert session.campaign(memo, reports=3).charge.charged.epsilon == pytest.approx(memo.guarantee_over(3).epsilon)
+    with pytest.raises(InvalidParameterError, match="reports"):
+        session.campaign(grr, reports=0)
+
+
+def test_results_carry_the_session_in_their_guarantee():
+    session = BudgetSession(2.0)
+    cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    assert isinstance(cdf.guarantee, SessionGuarantee)
+    assert cdf.guarantee.epsilon == 0.5 and cdf.guarantee.neighbouring == "add-remove"
+    assert "budget session: charged 1 of 2-DP (replace)" in cdf.guarantee.describe()
+    assert cdf.guarantee.to_dict()["budget"]["remaining"] == {"epsilon": 1.0, "delta": 0.0}
+    estimate = session.estimate(local.make("oue", epsilon=0.5, domain_size=8), np.arange(800) % 8, rng=0)
+    assert estimate.guarantee.budget.spent.epsilon == pytest.approx(1.5)
+    json.dumps(cdf.to_dict())
+
+
+def test_estimate_options_are_checked_before_the_charge():
+    session = BudgetSession(1.0)
+    with pytest.raises(InvalidParameterError, match="postprocess"):
+        session.estimate(local.make("oue", epsilon=0.5, domain_size=8), [1, 2], postprocess="nope")
+    assert session.charges == ()
+
+
+def test_threads_never_spend_the_same_budget_twice():
+    session = BudgetSession(1.0)
+    outcomes = []
+
+    def charge():
+        try:
+            session.charge(privacy.PrivacyGuarantee(0.1, 0.0, "replace", "central"))
+            outcomes.append(True)
+        except PrivacyBudgetError:
+            outcomes.append(False)
+
+    threads = [threading.Thread(target=charge) for _ in range(25)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count(True) == 10 and len(session.charges) == 10
+
+
+def _charge_file(path: str, attempts: int) -> int:
+    session = BudgetSession.open(path)
+    granted = 0
+    for _ in range(attempts):
+        try:
+            session.charge(privacy.PrivacyGuarantee(0.1, 0.0, "replace", "central"), "worker")
+            granted += 1
+        except PrivacyBudgetError:
+            pass
+    return granted
+
+
+def test_processes_charging_one_file_never_double_spend(tmp_path):
+    path = tmp_path / "budget.json"
+    BudgetSession.create(path, 1.0)
+    with multiprocessing.get_context("fork").Pool(6) as pool:
+        granted = pool.starmap(_charge_file, [(str(path), 4)] * 6)
+    assert sum(granted) == 10  # 24 attempts of 0.1 against a total of 1
+    reopened = BudgetSession.open(path)
+    assert len(reopened.charges) == 10 and reopened.spent.epsilon == pytest.approx(1.0)
+
+
+def test_budget_files_are_never_reset_and_damage_is_refused(tmp_path):
+    path = tmp_path / "budget.json"
+    BudgetSession.create(path, 1.0).charge(privacy.PrivacyGuarantee(0.5, 0.0, "replace", "central"), "first")
+    with pytest.raises(InvalidParameterError, match="exists already"):
+        BudgetSession.create(path, 5.0)
+    assert BudgetSession.open(path).remaining.epsilon == pytest.approx(0.5)
+    path.write_text(path.read_text()[:-20])
+    with pytest.raises(IncompatibleStateError):
+        BudgetSession.open(path)
+    with pytest.raises(InvalidParameterError, match="does not exist"):
+        BudgetSession.open(tmp_path / "missing.json")
+
+
+def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tmp_path, capsys):
+    budget = tmp_path / "b.json"
+    data = tmp_path / "d.csv"
+    data.write_text("age\n" + "\n".join(str(v) for v in X * 90) + "\n")
+    assert main(["budget", "create", str(budget), "--epsilon", "1", "--neighbouring", "add-remove"]) == 0
+    args = ["release", str(data), "--column", "age", "--epsilon", "0.6", "--bounds", "0,90", "--seed", "1"]
+    assert main(args + ["--budget-file", str(budget)]) == 0
+    assert "budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left" in capsys.readouterr().out
+    missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
+    assert main(missing) == 2  # refused on the budget before the (absent) data are looked for
+    assert "0.4 left. Nothing was charged and no data were read." in capsys.readouterr().err
+    assert main(args[:2] + ["--column", "nope"] + args[4:] + ["--epsilon", "0.1", "--budget-file", str(budget)]) == 2
+    capsys.readouterr()
+    assert main(["budget", "show", str(budget), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert len(shown["charges"]) == 1 and shown["remaining"]["epsilon"] == pytest.approx(0.4)
+
+
+def test_cli_privatize_charges_one_report_per_user(tmp_path, capsys):
+    budget = tmp_path / "b.json"
+    data = tmp_path / "d.csv"
+    data.write_text("x\n" + "\n".join(str(i % 4) for i in range(100)) + "\n")
+    main(["budget", "create", str(budget), "--epsilon", "1.5"])
+    config = '{"protocol": "grr", "epsilon": 1, "domain_size": 4}'
+    run = ["privatize", str(data), "--config", config, "--column", "x", "--out", str(tmp_path / "r.bin"),
+           "--budget-file", str(budget)]
+    assert main(run) == 0
+    assert "charged 1 of 1.5-DP (replace)" in capsys.readouterr().out
+    assert main(run) == 2
+    assert "0.5 left" in capsys.readouterr().err
+    assert main(run[:-2] + ["--memo", str(tmp_path / "m.json"), "--budget-file", str(budget)]) == 2
+    assert "--memo" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_campaign_open_charges_the_campaign_and_refuses_past_the_budget(tmp_path, capsys, monkeypatch):
+    from serve_support import ADMIN_TOKEN, ServerProcess
+
+    server = ServerProcess(str(tmp_path / "c.sqlite")).start()
+    try:
+        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
+        budget = str(tmp_path / "b.json")
+        main(["budget", "create", budget, "--epsilon", "2.5"])
+        common = ["--server", server.url, "--budget-file", budget]
+        config = '{"protocol": "grr", "epsilon": 1, "domain_size": 4}'
+        assert main(["campaign", "create", "--name", "a", "--config", config, "--open"] + common) == 0
+        assert "charged 1 of 2.5-DP (replace)" in capsys.readouterr().out
+        assert main(["campaign", "create", "--name", "b", "--config", config, "--server", server.url]) == 0
+        assert main(["campaign", "open", "b", "--reports-per-device", "2"] + common) == 2  # 2 more: refused
+        assert "1.5 left" in capsys.readouterr().err
+        assert main(["campaign", "show", "b", "--server", server.url]) == 0
+        assert json.loads(capsys.readouterr().out)["state"] == "created"  # refused before it opened
+        assert main(["campaign", "open", "a"] + common) == 2  # already open: not charged twice
+        assert len(BudgetSession.open(budget).charges) == 1
+    finally:
+        server.stop()

@@ -1,0 +1,172 @@
+"""dpdist.frame: pandas and Polars columns in and out, group-by with parallel composition, the array API's errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpdist import central, frame, local, privacy
+from dpdist.budget import BudgetSession
+from dpdist.errors import (
+    InvalidParameterError,
+    InvalidValueTypeError,
+    MalformedReportError,
+    OutOfDomainError,
+    PrivacyBudgetError,
+)
+
+pd = pytest.importorskip("pandas")
+pl = pytest.importorskip("polars")
+
+N = 4000
+RNG = np.random.default_rng(5)
+COLUMNS = {
+    "age": RNG.uniform(18, 90, N),
+    "city": RNG.choice(["lyon", "oslo", "pune"], N),
+    "page": RNG.choice(["home", "cart", "pay"], N),
+    "item": RNG.integers(0, 8, N),
+}
+
+
+@pytest.fixture(params=["pandas", "polars"])
+def table(request):
+    return pd.DataFrame(COLUMNS) if request.param == "pandas" else pl.DataFrame(COLUMNS)
+
+
+def _library(result) -> str:
+    return type(result).__module__.split(".")[0]
+
+
+@pytest.mark.parametrize("protocol", [
+    local.make("grr", epsilon=1.0, domain_size=8),
+    local.make("oue", epsilon=1.0, domain_size=8),
+    local.make("olh", epsilon=1.0, domain_size=8),
+    local.make("hh", epsilon=1.0, bounds=(0, 8)),
+], ids=lambda p: p.name)
+def test_privatize_then_aggregate_equals_the_array_api(table, protocol):
+    reports = frame.privatize(table, "item", protocol, rng=3)
+    assert _library(reports) == _library(table) and reports.shape == (N, 1)
+    aggregate = frame.aggregate(reports, "report", protocol)
+    direct = protocol.aggregator().add(protocol.privatize(COLUMNS["item"], rng=np.random.default_rng(3)))
+    # the same draws (one generator), put in a random order: the aggregate is the same
+    assert aggregate.n == N and np.array_equal(aggregate.statistic, direct.statistic)
+
+
+def test_reports_leave_in_a_random_order_not_the_rows(table):
+    protocol = local.make("grr", epsilon=30.0, domain_size=8)  # nearly every report is the true item
+    reports = frame.privatize(table, "item", protocol, rng=0)
+    cells = np.asarray(reports["report"])
+    assert np.mean(cells == COLUMNS["item"]) < 0.3  # 1/8 matches by chance; in row order ~1.0
+
+
+def test_labels_and_estimates_come_back_as_frames_of_the_same_library(table):
+    protocol = local.make("oue", epsilon=2.0, labels=["home", "cart", "pay"])
+    estimate = frame.estimate(table, "page", protocol, rng=1)
+    truth = {label: float(np.mean(COLUMNS["page"] == label)) for label in ["home", "cart", "pay"]}
+    # unbiased, 4.5 standard errors at this n (a seeded draw)
+    for label, value in estimate.by_label().items():
+        assert abs(value - truth[label]) < 4.5 * np.sqrt(protocol.variance(N).max())
+    out = frame.table(estimate, like=table)
+    assert _library(out) == _library(table)
+    assert list(out.columns)[:2] == ["item", "label"] and list(out["label"]) == ["home", "cart", "pay"]
+
+
+def test_release_is_the_central_release_of_the_column(table):
+    released = frame.release(table, "age", central.cdf, epsilon=1.0, bounds=(0, 100), rng=4)
+    direct = central.cdf(COLUMNS["age"], epsilon=1.0, bounds=(0, 100), rng=4)
+    assert np.array_equal(released.cdf(np.linspace(0, 100, 11)), direct.cdf(np.linspace(0, 100, 11)))
+
+
+def test_group_release_composes_in_parallel_and_releases_every_listed_group(table):
+    session = BudgetSession(1.0, neighbouring="add-remove")
+    grouped = frame.group_release(table, "age", "city", central.quantiles, [0.5], epsilon=0.8, bounds=(0, 100),
+                                  groups=["lyon", "oslo", "pune", "rome"], rng=2, session=session)
+    assert grouped.guarantee == privacy.PrivacyGuarantee(0.8, 0.0, "add-remove", "central")
+    assert session.spent.epsilon == 0.8  # once, not 4 x 0.8
+    assert list(grouped.keys()) == ["lyon", "oslo", "pune", "rome"]  # rome: no row, released all the same
+    assert "numbers of records are not released" in grouped.covers
+    summary = grouped.summary()
+    assert _library(summary) == _library(table) and list(summary.columns) == ["city", "0.5 quantile"]
+    for city in ["lyon", "oslo", "pune"]:  # each group's median near its true one (the tree's interval)
+        release = grouped[city]
+        truth = np.median(COLUMNS["age"][COLUMNS["city"] == city])
+        assert release.low[0] - 1 <= truth <= release.high[0] + 1
+    with pytest.raises(PrivacyBudgetError, match="0.2 left"):  # refused before any group is released
+        frame.group_release(table, "age", "city", central.cdf, epsilon=0.5, bounds=(0, 100), groups=["lyon"],
+                            session=session)
+
+
+def test_groups_draw_independent_noise_from_one_seed(table):
+    grouped = frame.group_release(table, "age", "city", central.histogram_queries, epsilon=1.0, bounds=(0, 100),
+                                  bins=16, groups=["x", "y"], rng=7)  # two empty groups: noise alone
+    assert not np.array_equal(grouped["x"].probabilities, grouped["y"].probabilities)
+    assert grouped["x"].n == 0 and "treated as public" in grouped.covers
+
+
+def test_group_estimate_charges_the_protocol_once_and_names_keys_of_several_columns(table):
+    session = BudgetSession(1.0)
+    protocol = local.make("grr", epsilon=1.0, domain_size=8)
+    grouped = frame.group_estimate(table, "item", ["city", "page"], protocol, rng=0, session=session)
+    assert len(grouped) == 9 and ("lyon", "cart") in grouped.keys()
+    assert session.spent.epsilon == 1.0 and grouped.guarantee == protocol.guarantee
+    stacked = grouped.table()
+    assert stacked.shape == (9 * 8, 7) and list(stacked.columns)[:2] == ["city", "page"]
+    assert grouped.summary().shape[0] == 9
+
+
+def test_errors_are_the_array_apis_naming_the_column(table):
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    with pytest.raises(OutOfDomainError, match="Column 'item'"):
+        frame.privatize(table, "item", protocol)  # items 4..7 outside the domain of 4
+    with pytest.raises(InvalidParameterError, match="must name columns of the frame"):
+        frame.estimate(table, "nope", protocol)
+    with pytest.raises(InvalidValueTypeError, match="Column 'city'"):
+        frame.release(table, "city", central.cdf, epsilon=1.0, bounds=(0, 1))
+    with pytest.raises(InvalidValueTypeError, match="pandas or Polars DataFrame"):
+        frame.estimate(COLUMNS, "item", protocol)
+    with pytest.raises(InvalidParameterError, match="distinct public keys"):
+        frame.group_release(table, "age", "city", central.cdf, epsilon=1.0, bounds=(0, 100), groups=[])
+    with pytest.raises(InvalidParameterError, match="tuples of 2 values"):
+        frame.group_release(table, "age", ["city", "page"], central.cdf, epsilon=1.0, bounds=(0, 100),
+                            groups=["lyon"])
+
+
+def test_missing_values_are_refused_for_local_protocols_and_clipped_by_central_releases():
+    with_missing = pd.DataFrame({"x": pd.array([1, None, 3], dtype="Int64")})
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    with pytest.raises(OutOfDomainError, match="1 missing value"):
+        frame.estimate(with_missing, "x", protocol)
+    with pytest.raises(OutOfDomainError, match="drop_nulls"):
+        frame.privatize(pl.DataFrame({"x": [1.0, None]}), "x", protocol)
+    frame.release(with_missing, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # NaN counts as the lowest
+
+
+def test_malformed_report_columns_are_refused():
+    protocol = local.make("oue", epsilon=1.0, domain_size=8)
+    with pytest.raises(MalformedReportError, match="rows of 1 bytes"):
+        frame.aggregate(pd.DataFrame({"report": [b"\x01\x02"]}), "report", protocol)
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    aggregate = frame.aggregate(pd.DataFrame({"report": [0, 1, 9]}), "report", grr)  # 9 is out of range
+    assert aggregate.n == 2 and sum(aggregate.rejected.values()) == 1
+
+
+def test_importing_dpdist_frame_imports_neither_library():
+    code = "import sys, dpdist, dpdist.frame; print('pandas' in sys.modules, 'polars' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == [
+        "False", "False"]
+
+
+def test_a_session_is_charged_only_for_a_column_that_is_randomized():
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    session = BudgetSession(1.5)
+    with pytest.raises(OutOfDomainError):  # a missing value: nothing randomized, nothing charged
+        frame.privatize(pd.DataFrame({"x": [1.0, None]}), "x", protocol, session=session)
+    with pytest.raises(OutOfDomainError):
+        frame.group_estimate(pd.DataFrame({"x": [1.0, None], "g": ["a", "b"]}), "x", "g", protocol, session=session)
+    assert session.charges == ()
+    frame.privatize(pd.DataFrame({"x": [1, 2]}), "x", protocol, session=session)
+    with pytest.raises(PrivacyBudgetError, match="0.5 left"):
+        frame.privatize(pd.DataFrame({"x": [1, 2]}), "x", protocol, session=session)
