@@ -179,3 +179,67 @@ def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(datab
         assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
     finally:
         server.stop()
+
+
+def test_two_servers_on_one_postgresql_count_once_while_one_is_sigkilled(tmp_path):
+    """Issue 28, several hosts: two ``dpdist serve`` processes (as on two hosts behind a load balancer) share one
+    PostgreSQL; 16 devices send one report per request, half to each, to an open campaign and to one capped at 200.
+    One server is SIGKILLed three times: every report acknowledged before a kill is counted (read through the other
+    server: its parts and both servers' log rows, orphans included), every report of the open campaign is counted
+    once, and the capped campaign takes exactly 200 although both servers admit batches into it."""
+    protocol = local.from_config(ONE_CONFIG)
+    rng = np.random.default_rng(20261124)
+    plan = [[(uuid.uuid4().hex, protocol.privatize(rng.integers(0, 16, 1), rng=rng)) for _ in range(REPORTS_EACH // 2)]
+            for _ in range(DEVICES)]
+    expected = protocol.aggregator()
+    for device in plan:
+        for _, report in device:
+            expected.add(report)
+
+    def send(client, batch):
+        ack = client.submit_reports("one", protocol, batch[1], batch_id=batch[0])
+        try:
+            capped = client.submit_reports("capped", protocol, batch[1], batch_id=batch[0][::-1])["accepted"]
+        except Exception as error:  # noqa: BLE001 - refused once full
+            capped = getattr(error, "code", repr(error))
+        return {**ack, "capped": capped}
+
+    with database_url("postgresql", tmp_path) as url:
+        servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log", options=("--rate-limit", "0")).start()
+                   for k in range(2)]
+        try:
+            with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+                for name, cap in (("one", None), ("capped", 200)):
+                    admin.create_campaign(name, ONE_CONFIG, max_reports=cap)
+                    admin.open_campaign(name)
+            half = DEVICES // 2
+            killed = start_clients(servers[0].url, plan[:half], send, retries=400)
+            other = start_clients(servers[1].url, plan[half:], send, retries=400)
+
+            def counted_after_restart(acknowledged: int) -> None:  # the killed server's, and the other's so far
+                by_the_other = len(other[0])
+                with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+                    assert admin.campaign("one")["n"] >= acknowledged + by_the_other
+
+            kills = kill_at_marks(servers[0], killed[2], killed[0], half * len(plan[0]), (0.2, 0.5, 0.8),
+                                  after_restart=counted_after_restart)
+            for thread in killed[2] + other[2]:
+                thread.join(timeout=900)
+            assert not killed[1] and not other[1], killed[1] + other[1]
+            assert kills == 3
+            acks = {**killed[0], **other[0]}
+            total = DEVICES * len(plan[0])
+            assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
+            capped = [ack["capped"] for ack in acks.values()]
+            assert capped.count(1) == 200 and capped.count("campaign_full") == total - 200
+            for server in servers:  # both hosts read the same aggregate
+                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                    summary = admin.campaign("one")
+                    assert summary["n"] == summary["batches"] == total == expected.n
+                    assert admin.campaign("capped")["n"] == 200
+                    estimate = admin.estimate("one", postprocess="none")
+                    one_process = protocol.estimate(expected, postprocess="none")
+                    assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
+        finally:
+            for server in servers:
+                server.stop()

@@ -17,7 +17,7 @@ import hmac
 import logging
 import threading
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from starlette.concurrency import run_in_threadpool
 
@@ -32,6 +32,9 @@ from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
+
+if TYPE_CHECKING:
+    from ..local import ReportBatch
 
 __all__ = ["Service"]
 
@@ -188,20 +191,28 @@ class Service:
         enrollment = token_sha256(token) if row.enrollment else None
         if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
             return await self.committer.commit(Arrival(campaign_id, batch_id, digest, None, 0, 0))
-        arrival = await self._counted(campaign_id, self._arrival, row, batch_id, digest, body, content_type, enrollment,
-                                      inline=len(body) <= INLINE_BODY_BYTES)
-        return await self.committer.commit(arrival)
+        batch = await self._counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
+                                    inline=len(body) <= INLINE_BODY_BYTES)
+        return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
 
-    def _arrival(self, row: CampaignRow, batch_id: str, digest: str, body: bytes, content_type: str, enrollment) -> Arrival:
-        """The batch, validated and aggregated, ready for its group commit."""
-        protocol = row.protocol
-        batch = decode_body(protocol, body, content_type, batch_id, self.limits)
+    async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch, *,
+                    enrollment_sha256: str | None = None) -> dict:
+        """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
+        under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
+
+        The one way into the group commits, whatever carried the reports: :meth:`submit` after reading a request's body,
+        or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
+        same id is told apart from another batch reusing it).  The group commit checks the campaign again (open, its
+        cap, the enrollment token's reports left, a batch id counted by another campaign).
+        """
         raw = None
         if row.keep_reports:
             import numpy as np
 
-            raw = np.ascontiguousarray(batch.reports, dtype=protocol.report_format.dtype).tobytes()
-        return Arrival(row.id, batch_id, digest, batch, protocol.report_format.count(batch.reports), batch.n_read, raw, enrollment)
+            raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
+        accepted = row.protocol.report_format.count(batch.reports)
+        return await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
+                                                   enrollment_sha256))
 
     async def _counted(self, campaign_id: str, step, *args, count_400: bool = True, inline: bool = True):
         """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
