@@ -2,10 +2,12 @@
 //
 //   node --experimental-websocket tests/cdp_page.mjs DEVTOOLS_PORT PAGE_URL STEPS_JSON
 //
-// STEPS_JSON is a list of ["wait", EXPRESSION] (until it is truthy, 60 s at most) and ["eval", EXPRESSION]
-// (awaited; its value is kept).  Content-Security-Policy violations are recorded from before the page's
+// STEPS_JSON is a list of ["wait", EXPRESSION] (until it is truthy, 60 s at most), ["eval", EXPRESSION]
+// (awaited; its value is kept) and ["screenshot", PNG_PATH] (the whole page, 1000 CSS pixels wide, as a PNG file).  Content-Security-Policy violations are recorded from before the page's
 // first script.  Prints one JSON object: {"values": [...each eval's value], "csp": [...violated directives]}.
 // Used by tests/test_serve_operations.py; the protocol client is tests/devtools.mjs.
+
+import { writeFileSync } from 'node:fs';
 
 import { TIMEOUT_MS, connect, evaluate, openPage } from './devtools.mjs';
 
@@ -17,11 +19,19 @@ await page.call('Runtime.enable');
 await page.call('Page.addScriptToEvaluateOnNewDocument', {
   source: "window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective));",
 });
+await page.call('Emulation.setDeviceMetricsOverride', { width: 1000, height: 800, deviceScaleFactor: 1, mobile: false });
 await page.call('Page.navigate', { url });
 const values = [];
 for (const [kind, expression] of steps) {
   if (kind === 'eval') {
     values.push(await evaluate(page, expression));
+    continue;
+  }
+  if (kind === 'screenshot') {
+    const { cssContentSize: size } = await page.call('Page.getLayoutMetrics');
+    const clip = { x: 0, y: 0, width: Math.ceil(size.width), height: Math.ceil(size.height), scale: 1 };
+    const { data } = await page.call('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip });
+    writeFileSync(expression, Buffer.from(data, 'base64'));
     continue;
   }
   const deadline = Date.now() + TIMEOUT_MS;

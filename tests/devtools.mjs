@@ -42,10 +42,17 @@ export async function evaluate(page, expression) {
 
 export async function waitFor(page, expression, what) {
   const deadline = Date.now() + TIMEOUT_MS;
+  let lastError = null;
   while (Date.now() < deadline) {
-    if (await evaluate(page, expression)) return;
+    try {
+      if (await evaluate(page, expression)) return;
+      lastError = null;
+    } catch (error) {
+      lastError = error; // the new tab may still show about:blank (no element yet): not an answer
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const status = await evaluate(page, "document.getElementById('status')?.textContent");
-  throw new Error(`timed out waiting for ${what}; page status: ${JSON.stringify(status)}`);
+  const status = await evaluate(page, "document.getElementById('status')?.textContent").catch(() => null);
+  const cause = lastError === null ? '' : `; last ${lastError.message}`;
+  throw new Error(`timed out waiting for ${what}; page status: ${JSON.stringify(status)}${cause}`);
 }

@@ -16,6 +16,7 @@ import zlib
 
 import httpx
 import numpy as np
+from scipy.stats import beta as beta_law
 import pytest
 
 from dpdist import io, local
@@ -120,7 +121,12 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
     assert ack["accepted"] == 100 and ack["rejected"] == {}
     expected = one_process(protocol.config(), [binary, as_json])
     assert admin.campaign(campaign)["n"] == expected.n == 300
-    assert admin.estimate(campaign)["estimate"] == json.loads(protocol.estimate(expected).to_json(0.95))
+    served = admin.estimate(campaign, replicates=0)["estimate"]  # no bootstrap: a fixed-n CDF band is random
+    uncertainty = served.pop("uncertainty")
+    anytime = [interval for interval in served["intervals"] if interval["anytime_valid"]]
+    served["intervals"] = [interval for interval in served["intervals"] if not interval["anytime_valid"]]
+    assert served == json.loads(protocol.estimate(expected).to_json(0.95))
+    assert anytime and uncertainty["sequence_unavailable"] is None  # every layout here has a confidence sequence
 
 
 # ---------------------------------------------------------------------- exactly once
@@ -304,8 +310,18 @@ def test_numerical_estimate_json(server, admin):
     document = admin.estimate(campaign)
     assert document["n"] == 2000 and document["batches"] == 3
     estimate = document["estimate"]
-    assert estimate["kind"] == "distribution" and estimate["band"] is None
+    assert estimate["kind"] == "distribution"
     assert abs(sum(estimate["probabilities"]) - 1) < 1e-9 and len(estimate["edges"]) == 33
+    # issue 30: a band (it was null), and the confidence sequence with quantile and mean intervals
+    band = estimate["band"]
+    assert len(band["edges"]) == 33 and all(low <= high for low, high in zip(band["simultaneous_lower"], band["simultaneous_upper"]))
+    kinds = {(i["quantity"], i["simultaneous"], i["anytime_valid"]): i for i in estimate["intervals"]}
+    assert {("cdf", True, False), ("quantile", False, False), ("mean", False, False)} <= set(kinds)  # fixed-n
+    cdf, mean = kinds[("cdf", True, True)], kinds[("mean", True, True)]  # anytime
+    truth = beta_law(2, 5).cdf(np.array(cdf["at"]))
+    assert np.all((np.array(cdf["low"]) <= truth) & (truth <= np.array(cdf["high"])))
+    assert mean["low"] <= 2 / 7 <= mean["high"] and kinds[("quantile", True, True)]["at"] == [0.1, 0.25, 0.5, 0.75, 0.9]
+    assert estimate["uncertainty"]["sequence_unavailable"] is None
 
 
 def test_export_round_trips_the_kept_reports(server, admin, tmp_path):
@@ -590,8 +606,10 @@ def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
     assert submitted.returncode == 0 and "20000 report(s) accepted" in submitted.stdout, submitted.stderr
     estimated = run("campaign", "estimate", "--server", server.url, name)
     assert estimated.returncode == 0, estimated.stderr
-    printed = [line.split()[0] for line in estimated.stdout.splitlines()[1:]]
-    assert printed == ["apple", "banana"]
+    lines = estimated.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["value", "estimate"])
+    printed = [line.split()[0] for line in lines[header + 1:header + 3]]
+    assert printed == ["apple", "banana"] and "fixed-n intervals hold for all" in lines[header + 3]
 
 
 @pytest.mark.slow

@@ -267,7 +267,7 @@ def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
 
     from starlette.testclient import TestClient
 
-    ESTIMATES = app.state.service.estimates
+    ESTIMATES = app.state.service.estimates  # the whole document, bands and confidence sequence included (issue 30)
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     with TestClient(app) as client:
         client.post("/api/campaigns", headers=headers,

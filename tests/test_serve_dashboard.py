@@ -93,7 +93,7 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-sw")
-        bars = browser.find_elements("css selector", "#estimate-chart rect.bar")
+        bars = browser.find_elements("css selector", "#density-chart rect.bar")  # the CDF with its bands is above
         assert len(bars) == 32
         edges = np.array(api["estimate"]["edges"])
         density = np.array(api["estimate"]["probabilities"]) / np.diff(edges)

@@ -400,16 +400,22 @@ def check_options(owner: str, options: dict, table: dict[str, Constraint], deleg
         for name, value in options.items()
     }
 
-def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
-    """Coerce user values to a 1-D int64 array in ``[0, domain_size)``."""
+def _one_dimensional(values: ArrayLike, owner: str, name: str, elements: str) -> np.ndarray:
+    """``values`` as a 1-D array (a scalar is one value); ``elements`` names what it must hold in the error."""
     array = np.asarray(values)
     if array.ndim == 0:
         array = array.reshape(1)
     if array.ndim != 1:
         raise InvalidValueTypeError(
-            f"The {name!r} argument of {owner} must be a 1-D array of ints. "
+            f"The {name!r} argument of {owner} must be a 1-D array of {elements}. "
             f"Got an array of shape {array.shape} instead."
         )
+    return array
+
+
+def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
+    """Coerce user values to a 1-D int64 array in ``[0, domain_size)``."""
+    array = _one_dimensional(values, owner, name, "ints")
     if array.size == 0:
         return array.astype(np.int64)
     if np.issubdtype(array.dtype, np.floating):
@@ -441,14 +447,7 @@ def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, nam
 
 def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str, name: str = "values") -> np.ndarray:
     """Coerce user values to a 1-D float64 array of finite values in ``[lo, hi]``."""
-    array = np.asarray(values)
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.ndim != 1:
-        raise InvalidValueTypeError(
-            f"The {name!r} argument of {owner} must be a 1-D array of floats. "
-            f"Got an array of shape {array.shape} instead."
-        )
+    array = _one_dimensional(values, owner, name, "floats")
     if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must hold real numbers in [{bounds[0]}, {bounds[1]}]. "
@@ -480,14 +479,7 @@ def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
     counts as the lowest).  Only the schema is refused: a 2-D or non-numeric ``values``
     raises :class:`~dpdist.errors.InvalidValueTypeError` naming ``name``.
     """
-    array = np.asarray(values)
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.ndim != 1:
-        raise InvalidValueTypeError(
-            f"The {name!r} argument of {owner} must be a 1-D array of floats. "
-            f"Got an array of shape {array.shape} instead."
-        )
+    array = _one_dimensional(values, owner, name, "floats")
     if array.dtype == object and array.size:  # a Python list with None (missing) among the numbers
         try:
             array = np.array([np.nan if value is None else value for value in array.tolist()], dtype=np.float64)

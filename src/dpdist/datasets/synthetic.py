@@ -54,22 +54,33 @@ def _truncated(frozen, bounds, n, rng):
     return np.clip(values, bounds[0], bounds[1])
 
 
+def _numerical(name, description, n, bounds, draw) -> Dataset:
+    """A synthetic numerical dataset of default size ``n`` whose values ``draw(m, rng)`` draws in ``bounds``."""
+    return Dataset(
+        name=name, description=description, kind="numerical", size=n, bounds=bounds, draw=draw, license=_FREE,
+        source=_SYNTHETIC,
+    )
+
+
+def _truncated_law(owner, name, law_text, law, bounds, n, shape=""):
+    """The continuous ``law`` (written ``law_text``) truncated to the checked ``bounds``, ``n`` values by default."""
+    bounds = check_param(owner, "bounds", bounds, Bounds())
+    n = _size(n, owner)
+    description = f"{law_text} truncated to [{bounds[0]:g}, {bounds[1]:g}]{shape}"
+    return _numerical(name, description, n, bounds, lambda m, rng: _truncated(law, bounds, n if m is None else m, rng))
+
+
 def beta(a: float, b: float, *, n: int = 100_000, name: str | None = None) -> Dataset:
     """Beta(a, b) on [0, 1] (paper 000, eq. 89)."""
     owner = "datasets.synthetic.beta"
     a = check_param(owner, "a", a, Interval(0, np.inf))
     b = check_param(owner, "b", b, Interval(0, np.inf))
     n = _size(n, owner)
-    return Dataset(
-        name=name or f"beta-{a:g}-{b:g}",
-        description=f"Beta({a:g}, {b:g}) on [0, 1], smooth",
-        kind="numerical",
-        size=n,
-        bounds=(0.0, 1.0),
-        draw=lambda m, rng: rng.beta(a, b, size=n if m is None else m),
-        license=_FREE,
-        source=_SYNTHETIC,
-    )
+
+    def draw(m, rng):
+        return rng.beta(a, b, size=n if m is None else m)
+
+    return _numerical(name or f"beta-{a:g}-{b:g}", f"Beta({a:g}, {b:g}) on [0, 1], smooth", n, (0.0, 1.0), draw)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, *, bounds: FloatBounds = (-4.0, 4.0), n: int = 100_000, name: str | None = None) -> Dataset:
@@ -77,19 +88,8 @@ def normal(mean: float = 0.0, std: float = 1.0, *, bounds: FloatBounds = (-4.0, 
     owner = "datasets.synthetic.normal"
     mean = check_param(owner, "mean", mean, Interval())
     std = check_param(owner, "std", std, Interval(0, np.inf))
-    bounds = check_param(owner, "bounds", bounds, Bounds())
-    n = _size(n, owner)
     law = stats.norm(mean, std)
-    return Dataset(
-        name=name or f"normal-{mean:g}-{std:g}",
-        description=f"Normal({mean:g}, {std:g}^2) truncated to [{bounds[0]:g}, {bounds[1]:g}]",
-        kind="numerical",
-        size=n,
-        bounds=bounds,
-        draw=lambda m, rng: _truncated(law, bounds, n if m is None else m, rng),
-        license=_FREE,
-        source=_SYNTHETIC,
-    )
+    return _truncated_law(owner, name or f"normal-{mean:g}-{std:g}", f"Normal({mean:g}, {std:g}^2)", law, bounds, n)
 
 
 def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds: FloatBounds = (0.0, 5.0), n: int = 100_000, name: str | None = None) -> Dataset:
@@ -97,19 +97,9 @@ def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds: FloatBounds = (0.0
     owner = "datasets.synthetic.lognormal"
     mu = check_param(owner, "mu", mu, Interval())
     sigma = check_param(owner, "sigma", sigma, Interval(0, np.inf))
-    bounds = check_param(owner, "bounds", bounds, Bounds())
-    n = _size(n, owner)
     law = stats.lognorm(s=sigma, scale=np.exp(mu))
-    return Dataset(
-        name=name or f"lognormal-{mu:g}-{sigma:g}",
-        description=f"Lognormal({mu:g}, {sigma:g}) truncated to [{bounds[0]:g}, {bounds[1]:g}], right-skewed",
-        kind="numerical",
-        size=n,
-        bounds=bounds,
-        draw=lambda m, rng: _truncated(law, bounds, n if m is None else m, rng),
-        license=_FREE,
-        source=_SYNTHETIC,
-    )
+    law_text = f"Lognormal({mu:g}, {sigma:g})"
+    return _truncated_law(owner, name or f"lognormal-{mu:g}-{sigma:g}", law_text, law, bounds, n, ", right-skewed")
 
 
 def normal_mixture(weights: ArrayLike, means: ArrayLike, stds: ArrayLike, *, bounds: FloatBounds = (-4.0, 4.0), n: int = 100_000, name: str | None = None) -> Dataset:
@@ -144,16 +134,8 @@ def normal_mixture(weights: ArrayLike, means: ArrayLike, stds: ArrayLike, *, bou
         return np.clip(values, bounds[0], bounds[1])
 
     parts = " + ".join(f"{w:g} N({mu:g}, {s:g}^2)" for w, mu, s in zip(weights / weights.sum(), means, stds))
-    return Dataset(
-        name=name or "normal-mixture",
-        description=f"mixture {parts} truncated to [{bounds[0]:g}, {bounds[1]:g}], multimodal",
-        kind="numerical",
-        size=n,
-        bounds=bounds,
-        draw=draw,
-        license=_FREE,
-        source=_SYNTHETIC,
-    )
+    description = f"mixture {parts} truncated to [{bounds[0]:g}, {bounds[1]:g}], multimodal"
+    return _numerical(name or "normal-mixture", description, n, bounds, draw)
 
 
 def step(intervals: int, *, n: int = 100_000, name: str | None = None) -> Dataset:
@@ -175,16 +157,8 @@ def step(intervals: int, *, n: int = 100_000, name: str | None = None) -> Datase
         interval = 2 * rng.integers(0, half, size=m) + odd
         return (interval + rng.random(m)) * width
 
-    return Dataset(
-        name=name or f"step-{intervals}",
-        description=f"step density of paper 000 eq. 92, h = 1/{intervals}: 1.5 on odd, 0.5 on even intervals",
-        kind="numerical",
-        size=n,
-        bounds=(0.0, 1.0),
-        draw=draw,
-        license=_FREE,
-        source=_SYNTHETIC,
-    )
+    description = f"step density of paper 000 eq. 92, h = 1/{intervals}: 1.5 on odd, 0.5 on even intervals"
+    return _numerical(name or f"step-{intervals}", description, n, (0.0, 1.0), draw)
 
 
 def _categorical(name, description, probabilities, n):

@@ -43,6 +43,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 __all__ = [
     "GRID",
@@ -50,6 +51,7 @@ __all__ = [
     "grid_floor",
     "odds_probability",
     "mixture_keep",
+    "keep_or_uniform",
     "realized",
 ]
 
@@ -88,6 +90,18 @@ def mixture_keep(epsilon: float, kept: Fraction | float | int, outputs: Fraction
     square wave are of this form.
     """
     return odds_probability((exp_lower(epsilon) - 1) * Fraction(kept) / Fraction(outputs))
+
+
+def keep_or_uniform(
+    values: np.ndarray, keep: float, outputs: int, rng: np.random.Generator, dtype: DTypeLike = np.int64
+) -> np.ndarray:
+    """Randomized response in its mixture form: each value kept w.p. ``keep``, else uniform on ``[0, outputs)``.
+
+    ``keep`` is a grid value (:func:`mixture_keep`), so ``U < keep`` realizes it exactly; the uniform
+    values are drawn as ``dtype`` (the reports' own dtype), after the uniforms of the keep decisions.
+    """
+    kept = rng.random(values.size) < keep
+    return np.where(kept, values, rng.integers(0, outputs, size=values.size, dtype=dtype))
 
 
 def realized(threshold) -> np.ndarray | float:

@@ -27,6 +27,7 @@ from ._aggregator import Aggregator
 from ._report_format import ReportBatch, ReportFormat
 from ._registry import (
     CONFIG_VERSION,
+    PROTOCOL_FUNCTIONS,
     available,
     describe,
     from_config,
@@ -37,20 +38,7 @@ from ._registry import (
 )
 from .._types import ArrayLike, Seed
 
-__all__ = [
-    "LocalProtocol",
-    "Aggregator",
-    "ReportBatch",
-    "ReportFormat",
-    "ProtocolTags",
-    "register",
-    "make",
-    "available",
-    "from_config",
-    "describe",
-    "needs_population_size",
-    "parameter_names",
-]
+__all__ = ["LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags", *PROTOCOL_FUNCTIONS]
 
 
 @dataclass(frozen=True)

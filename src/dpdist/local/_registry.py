@@ -15,8 +15,8 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 if TYPE_CHECKING:  # for the annotations only: the registry imports nothing of the contract
     from ._protocol import LocalProtocol
 
-__all__ = [
-    "CONFIG_VERSION",
+#: the registry's functions that :mod:`dpdist.local._protocol` re-exports with the contract
+PROTOCOL_FUNCTIONS = [
     "register",
     "make",
     "available",
@@ -24,8 +24,8 @@ __all__ = [
     "describe",
     "needs_population_size",
     "parameter_names",
-    "registered_class",
 ]
+__all__ = ["CONFIG_VERSION", *PROTOCOL_FUNCTIONS, "registered_class"]
 
 #: version of ``LocalProtocol.config()`` dicts and aggregator states
 CONFIG_VERSION = 1

@@ -386,6 +386,13 @@ def _resolve_fixed_support(fixed_support_size, protocol, owner) -> bool:
     return fixed
 
 
+def _refuse_negative(array: np.ndarray, subject: str, entries: str, ending: str) -> None:
+    """Raise naming the first non-finite or negative entry of ``array`` ("{subject} must hold finite {entries} >= 0")."""
+    good = np.isfinite(array) & (array >= 0)
+    if not good.all():
+        raise InvalidParameterError(f"{subject} must hold finite {entries} >= 0. Got {array[~good][0]!r} among them{ending}.")
+
+
 def _check_spectrum(name: str, value, domain_size: int) -> np.ndarray:
     """A non-negative power spectrum: a scalar or shape (d,); returns its half spectrum."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
@@ -400,11 +407,7 @@ def _check_spectrum(name: str, value, domain_size: int) -> np.ndarray:
                 f"({domain_size},). Got {type(value).__name__} with shape {array.shape} and dtype {array.dtype} instead."
             )
         array = array.astype(np.float64)
-    if not np.all(np.isfinite(array)) or np.any(array < 0):
-        bad = array[~(np.isfinite(array) & (array >= 0))][0]
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {_OWNER} must hold finite values >= 0. Got {bad!r} among them instead."
-        )
+    _refuse_negative(array, f"The {name!r} parameter of {_OWNER}", "values", " instead")
     return array[: half_length(domain_size)]
 
 
@@ -422,11 +425,7 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
             f"Got shape {counts.shape} and dtype {counts.dtype} instead."
         )
     counts = counts.astype(np.float64)
-    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
-        bad = counts[~(np.isfinite(counts) & (counts >= 0))][0]
-        raise InvalidParameterError(
-            f"The 'support_counts' argument of {_OWNER} must hold finite counts >= 0. Got {bad!r} among them."
-        )
+    _refuse_negative(counts, f"The 'support_counts' argument of {_OWNER}", "counts", "")
     expected = None if protocol is None else _frequency_protocol(protocol, _OWNER).domain_size
     if expected is not None and expected != counts.size:
         raise InvalidParameterError(

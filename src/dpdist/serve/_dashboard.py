@@ -1,9 +1,24 @@
-"""The dashboard page of a campaign: estimate with its band, n over time, rejected reports by reason.
+"""The dashboard page of a campaign: estimate with both bands, a table of values, n over time, rejections.
 
 One self-contained HTML page (no script from elsewhere: nothing is downloaded);
 its script reads the admin token from the URL fragment (``#token=...``, which a
 browser never sends to a server, so it stays out of every log), fetches
-``/estimate`` and ``/history`` every few seconds and draws SVG charts.
+``/estimate`` and ``/history`` every few seconds and draws SVG charts with
+labelled axes and ticks:
+
+* every kind shows its estimate with the **fixed-n** 95 % interval or band (grey:
+  valid for one look at a number of reports fixed in advance) and the **anytime**
+  95 % confidence sequence (orange: valid however often the page is looked at,
+  :mod:`dpdist.confidence_sequences`), or why a protocol has none;
+* a frequency or heavy-hitters campaign: one bar per value, named by its label;
+  a distribution: its CDF with both bands and its density; a mean: both intervals
+  on the value's axis;
+* a table of the values with both intervals, the campaign's privacy guarantee, what
+  its epsilon buys in plain words (``GET .../explain``, :mod:`._explain_words`), and
+  a "stop when narrower than w" readout of the sequence.
+
+The script is in :data:`_SCRIPT`, the page around it in :data:`_PAGE`; the charts'
+drawing helpers are shared with nothing else (the participate page draws its own).
 """
 
 from __future__ import annotations
@@ -13,21 +28,40 @@ import json
 
 __all__ = ["dashboard_html"]
 
+_STYLE = r"""
+  body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 62rem; padding: 0 1rem; color: #222; }
+  h1 { font-size: 1.35rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
+  .facts span { margin-right: 1.4rem; white-space: nowrap; } .facts b { font-variant-numeric: tabular-nums; }
+  .guarantee { background: #f4f6f9; border-left: 4px solid #4a6fa5; padding: 0.4rem 0.7rem; }
+  svg { border: 1px solid #ddd; background: #fff; display: block; margin: 0.4rem 0; } svg[hidden] { display: none; }
+  svg text { font-size: 12px; fill: #333; } svg .title { font-size: 13px; font-weight: 600; }
+  .axis line, .axis path { stroke: #777; } .grid { stroke: #eee; }
+  .bar { fill: #8aa7cc; } .band { stroke: #222; stroke-width: 1.5; } .cap { stroke: #222; stroke-width: 1.5; }
+  .anytime { fill: #f28e2b; fill-opacity: 0.28; stroke: #d0680f; stroke-width: 1.2; }
+  .fixed { fill: #555; fill-opacity: 0.22; stroke: none; }
+  .cdf { fill: none; stroke: #1f4e8c; stroke-width: 2; } .line { fill: none; stroke: #1f4e8c; stroke-width: 2; }
+  .dot { fill: #1f4e8c; }
+  .legend { font-size: 0.9rem; color: #444; } .legend i { display: inline-block; width: 1.6rem; height: 0.7rem;
+    margin: 0 0.3rem 0 0.9rem; vertical-align: middle; }
+  .legend .l-est { background: #8aa7cc; } .legend .l-fixed { border-top: 2px solid #222; height: 0; }
+  .legend .l-fixed-area { background: rgba(85, 85, 85, 0.22); }
+  .legend .l-any { background: rgba(242, 142, 43, 0.28); border: 1px solid #d0680f; }
+  .legend .l-cdf { border-top: 2px solid #1f4e8c; height: 0; }
+  .legend .l-dot { width: 0.7rem; border-radius: 50%; background: #1f4e8c; }
+  .note { color: #555; font-size: 0.9rem; } #error { color: #b00; }
+  table { border-collapse: collapse; margin: 0.4rem 0; }
+  td, th { padding: 3px 12px; border-bottom: 1px solid #eee; text-align: left; font-variant-numeric: tabular-nums; }
+  th { background: #f6f6f6; } td.num { text-align: right; }
+  input { font-size: 0.95rem; width: 6rem; }
+"""
+
 _PAGE = r"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>dpdist campaign __TITLE__</title>
-<style>
-  body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
-  h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 1.5rem; }
-  .facts span { margin-right: 1.5rem; } .facts b { font-variant-numeric: tabular-nums; }
-  svg { border: 1px solid #ddd; background: #fff; }
-  .bar { fill: #4a7fb5; } .band { stroke: #333; stroke-width: 1; } .line { fill: none; stroke: #4a7fb5; stroke-width: 2; }
-  .axis { font-size: 10px; fill: #555; } #error { color: #b00; }
-  table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #eee; text-align: left; }
-</style>
+<style>__STYLE__</style>
 </head>
 <body>
 <h1>Campaign <code id="campaign">__TITLE__</code></h1>
@@ -35,34 +69,49 @@ _PAGE = r"""<!doctype html>
   <span>state <b id="state">-</b></span>
   <span>protocol <b id="protocol">-</b></span>
   <span>&epsilon; <b id="epsilon">-</b></span>
-  <span>n <b id="n">-</b></span>
+  <span>reports <b id="n">-</b></span>
   <span>batches <b id="batches">-</b></span>
   <span>updated <b id="updated">-</b></span>
 </p>
+<p class="guarantee">Privacy: <span id="guarantee">-</span></p>
+<p class="guarantee" id="buys" hidden>What &epsilon; buys: <span id="buys-text"></span></p>
 <p id="error"></p>
 <h2>Estimate <small id="band-note"></small></h2>
-<svg id="estimate-chart" width="760" height="280" role="img" aria-label="estimate"></svg>
+<p class="legend" id="legend"></p>
+<svg id="estimate-chart" width="900" height="340" role="img" aria-label="estimate with its bands"></svg>
+<svg id="density-chart" width="900" height="200" role="img" aria-label="density" hidden></svg>
 <p id="summary"></p>
+<table id="values"><thead></thead><tbody></tbody></table>
+<p class="note" id="meaning"></p>
+<p id="stop-row"><label for="width">Stop when the anytime band is narrower than </label><input id="width" type="number" min="0"
+  step="any" placeholder="e.g. 0.05"> <span id="stop" class="note"></span></p>
 <p id="diagnostics"></p>
 <h2>Reports over time</h2>
-<svg id="history-chart" width="760" height="160" role="img" aria-label="n over time"></svg>
+<svg id="history-chart" width="900" height="200" role="img" aria-label="n over time"></svg>
 <h2>Rejected reports by reason</h2>
 <table id="rejected"><thead><tr><th>reason</th><th>reports</th></tr></thead><tbody></tbody></table>
 <h2>Refused batches by reason</h2>
 <table id="refused"><thead><tr><th>reason</th><th>batches</th></tr></thead><tbody></tbody></table>
-<script>
+<script>__SCRIPT__</script>
+</body>
+</html>
+"""
+
+_SCRIPT = r"""
 "use strict";
 const CAMPAIGN = __CAMPAIGN__;
 const REFRESH_MS = 3000;
+const MAX_BARS = 40;
 const SVG = "http://www.w3.org/2000/svg";
 const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
 const search = new URLSearchParams(location.search);
 search.delete("token");  // a token in the URL is refused by the server and never forwarded
-const query = search.toString() ? "?" + search.toString() : "";
+const $ = (id) => document.getElementById(id);
 
-function el(name, attrs, parent) {
+function el(name, attrs, parent, text) {
   const node = document.createElementNS(SVG, name);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
   parent.appendChild(node);
   return node;
 }
@@ -72,6 +121,240 @@ async function getJson(path) {
   const body = await response.json();
   if (!response.ok) throw new Error(body.detail || response.statusText);
   return body;
+}
+
+function fmt(x, digits = 4) {
+  if (x === null || x === undefined || !Number.isFinite(x)) return "-";
+  return String(Number(x.toPrecision(digits)));
+}
+const interval = (low, high) => (low === null || low === undefined ? "-" : "[" + fmt(low) + ", " + fmt(high) + "]");
+
+/** About ``count`` round tick values covering [lo, hi]. */
+function ticks(lo, hi, count) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / count, power = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
+  const out = [];
+  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
+  return out;
+}
+
+/** Plot frame: scales, grid, y axis with ticks and title; returns {x, y, left, right, top, bottom}. */
+function frame(svg, yLo, yHi, yTitle, margins) {
+  const W = +svg.getAttribute("width"), H = +svg.getAttribute("height");
+  const m = Object.assign({ left: 62, right: 16, top: 14, bottom: 44 }, margins || {});
+  const y = (v) => H - m.bottom - (v - yLo) / (yHi - yLo) * (H - m.top - m.bottom);
+  const axis = el("g", { class: "axis" }, svg);
+  for (const t of ticks(yLo, yHi, 6)) {
+    el("line", { x1: m.left, x2: W - m.right, y1: y(t), y2: y(t), class: "grid" }, svg);
+    el("line", { x1: m.left - 4, x2: m.left, y1: y(t), y2: y(t) }, axis);
+    el("text", { x: m.left - 7, y: y(t) + 4, "text-anchor": "end" }, axis, fmt(t, 3));
+  }
+  el("line", { x1: m.left, x2: m.left, y1: m.top, y2: H - m.bottom }, axis);
+  el("line", { x1: m.left, x2: W - m.right, y1: H - m.bottom, y2: H - m.bottom }, axis);
+  el("text", { x: 14, y: (m.top + H - m.bottom) / 2, transform: `rotate(-90 14 ${(m.top + H - m.bottom) / 2})`,
+               "text-anchor": "middle", class: "title" }, svg, yTitle);
+  return { y, W, H, m };
+}
+
+function xAxis(svg, f, x, lo, hi, title) {
+  const axis = el("g", { class: "axis" }, svg);
+  for (const t of ticks(lo, hi, 8)) {
+    el("line", { x1: x(t), x2: x(t), y1: f.H - f.m.bottom, y2: f.H - f.m.bottom + 4 }, axis);
+    el("text", { x: x(t), y: f.H - f.m.bottom + 17, "text-anchor": "middle" }, axis, fmt(t, 4));
+  }
+  el("text", { x: (f.m.left + f.W - f.m.right) / 2, y: f.H - 6, "text-anchor": "middle", class: "title" }, svg, title);
+}
+
+/** One bar per value, its fixed-n interval as a whisker and its anytime interval as an orange box. */
+function drawCategories(svg, names, values, fixedLow, fixedHigh, seqLow, seqHigh, xTitle) {
+  const rotate = names.length > 10 || Math.max(...names.map((s) => s.length)) > 9;
+  svg.setAttribute("height", rotate ? 380 : 330);
+  const tops = [...values, ...(fixedHigh || []), ...(seqHigh || [])].filter(Number.isFinite);
+  const lows = [0, ...values, ...(fixedLow || []), ...(seqLow || [])].filter(Number.isFinite);
+  const f = frame(svg, Math.min(...lows), Math.max(1e-9, ...tops) * 1.05, "share of the population",
+                  { bottom: rotate ? 100 : 48 });
+  const slot = (f.W - f.m.left - f.m.right) / names.length;
+  const xc = (i) => f.m.left + slot * (i + 0.5);
+  names.forEach((name, i) => {
+    const v = values[i];
+    el("rect", { class: "bar", x: xc(i) - slot * 0.3, y: Math.min(f.y(v), f.y(0)), width: slot * 0.6,
+                 height: Math.abs(f.y(v) - f.y(0)), "data-value": v }, svg);
+    if (seqLow && Number.isFinite(seqLow[i])) {
+      el("rect", { class: "anytime", x: xc(i) - slot * 0.22, y: f.y(seqHigh[i]), width: slot * 0.44,
+                   height: Math.max(1, f.y(seqLow[i]) - f.y(seqHigh[i])), "data-low": seqLow[i], "data-high": seqHigh[i] }, svg);
+    }
+    if (fixedLow && Number.isFinite(fixedLow[i])) {
+      el("line", { class: "band", x1: xc(i), x2: xc(i), y1: f.y(fixedLow[i]), y2: f.y(fixedHigh[i]) }, svg);
+      for (const end of [fixedLow[i], fixedHigh[i]]) {
+        el("line", { class: "cap", x1: xc(i) - slot * 0.12, x2: xc(i) + slot * 0.12, y1: f.y(end), y2: f.y(end) }, svg);
+      }
+    }
+    const label = name.length > 16 ? name.slice(0, 15) + "…" : name;
+    const text = rotate
+      ? el("text", { x: xc(i), y: f.H - f.m.bottom + 12, "text-anchor": "end", class: "xlabel",
+                     transform: `rotate(-40 ${xc(i)} ${f.H - f.m.bottom + 12})` }, svg, label)
+      : el("text", { x: xc(i), y: f.H - f.m.bottom + 17, "text-anchor": "middle", class: "xlabel" }, svg, label);
+    el("title", {}, text, name);
+  });
+  el("text", { x: (f.m.left + f.W - f.m.right) / 2, y: f.H - 6, "text-anchor": "middle", class: "title" }, svg, xTitle);
+}
+
+/** A step path through (xs[i], ys[i]) held until the next point. */
+function steps(xs, ys, x, y) {
+  return xs.map((v, i) => (i ? "H" + x(v).toFixed(1) + "V" : "M" + x(v).toFixed(1) + ",") + y(ys[i]).toFixed(1)).join("");
+}
+
+/** A band between two step curves at xs. */
+function bandPath(xs, low, high, x, y) {
+  const upper = steps(xs, high, x, y);
+  const back = xs.map((_, k) => xs.length - 1 - k).map((i, k) =>
+    (k ? "H" + x(xs[i]).toFixed(1) + "V" : "L" + x(xs[i]).toFixed(1) + ",") + y(low[i]).toFixed(1)).join("");
+  return upper + back + "Z";
+}
+
+function drawCdf(svg, e, fixed, anytime) {
+  svg.setAttribute("height", 340);
+  const edges = e.edges, lo = edges[0], hi = edges[edges.length - 1];
+  const f = frame(svg, 0, 1, "share of the population below x");
+  const x = (v) => f.m.left + (v - lo) / (hi - lo) * (f.W - f.m.left - f.m.right);
+  if (fixed) el("path", { class: "fixed", d: bandPath(fixed.at, fixed.low, fixed.high, x, f.y) }, svg);
+  if (anytime) el("path", { class: "anytime", d: bandPath(anytime.at, anytime.low, anytime.high, x, f.y) }, svg);
+  el("path", { class: "cdf", d: steps(edges, [0, ...e.cdf], x, f.y) }, svg);
+  xAxis(svg, f, x, lo, hi, "value x");
+}
+
+function drawDensity(svg, e) {
+  svg.hidden = false;
+  svg.removeAttribute("hidden");
+  const lows = e.edges.slice(0, -1), highs = e.edges.slice(1), lo = lows[0], hi = highs[highs.length - 1];
+  const density = e.probabilities.map((p, i) => p / (highs[i] - lows[i]));
+  const f = frame(svg, 0, Math.max(1e-12, ...density) * 1.05, "density");
+  const x = (v) => f.m.left + (v - lo) / (hi - lo) * (f.W - f.m.left - f.m.right);
+  density.forEach((d, i) => el("rect", { class: "bar", x: x(lows[i]), y: f.y(d), width: Math.max(0.5, x(highs[i]) - x(lows[i]) - 0.5),
+                                           height: f.y(0) - f.y(d), "data-value": d }, svg));
+  xAxis(svg, f, x, lo, hi, "value");
+}
+
+function drawMean(svg, e, fixed, anytime, bounds) {
+  svg.setAttribute("height", 150);
+  const [lo, hi] = bounds;
+  const W = +svg.getAttribute("width"), H = 150, m = { left: 62, right: 16 };
+  const x = (v) => m.left + (v - lo) / (hi - lo) * (W - m.left - m.right);
+  const f = { W, H, m: { left: m.left, right: m.right, bottom: 44 } };
+  if (anytime) el("rect", { class: "anytime", x: x(anytime.low), y: 30, width: Math.max(1, x(anytime.high) - x(anytime.low)), height: 40 }, svg);
+  if (fixed) {
+    el("line", { class: "band", x1: x(fixed.low), x2: x(fixed.high), y1: 50, y2: 50 }, svg);
+    for (const end of [fixed.low, fixed.high]) el("line", { class: "cap", x1: x(end), x2: x(end), y1: 42, y2: 58 }, svg);
+  }
+  el("circle", { class: "dot", cx: x(e.mean), cy: 50, r: 5, "data-value": e.mean }, svg);
+  el("line", { x1: m.left, x2: W - m.right, y1: H - 44, y2: H - 44, stroke: "#777" }, svg);
+  xAxis(svg, f, x, lo, hi, "mean of the value");
+}
+
+/** The first interval of ``quantity`` that is (or is not) anytime-valid, and simultaneous if asked. */
+function pick(e, quantity, anytime, simultaneous) {
+  return (e.intervals || []).find((i) => i.quantity === quantity && i.anytime_valid === anytime
+                                       && (simultaneous === undefined || i.simultaneous === simultaneous)) || null;
+}
+
+function legend(kind, anytime) {
+  const parts = kind === "distribution"
+    ? ['<i class="l-cdf"></i>estimate', '<i class="l-fixed-area"></i>fixed-n band']
+    : kind === "mean" || kind === "mean_variance"
+      ? ['<i class="l-dot"></i>estimate', '<i class="l-fixed"></i>fixed-n interval']
+      : ['<i class="l-est"></i>estimate', '<i class="l-fixed"></i>fixed-n interval'];
+  if (anytime) parts.push('<i class="l-any"></i>anytime (confidence sequence)');
+  $("legend").innerHTML = parts.join(" ");
+}
+
+function fillValues(header, rows) {
+  const table = $("values");
+  table.tHead.innerHTML = "";
+  const head = table.tHead.insertRow();
+  for (const h of header) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
+  const body = table.tBodies[0];
+  body.textContent = "";
+  for (const row of rows) {
+    const tr = body.insertRow();
+    row.forEach((cell, i) => { const td = tr.insertCell(); td.textContent = cell; if (i > 0) td.className = "num"; });
+  }
+}
+
+function categoryView(e, level) {
+  const fixed = pick(e, "frequency", false), anytime = pick(e, "frequency", true, true);
+  const names = e.kind === "frequency" ? (e.labels || e.items.map(String)) : e.labels;
+  let order = names.map((_, i) => i);
+  if (names.length > MAX_BARS) order = order.sort((a, b) => e.frequencies[b] - e.frequencies[a]).slice(0, MAX_BARS);
+  const pickAll = (values) => (values ? order.map((i) => values[i]) : null);
+  drawCategories($("estimate-chart"), pickAll(names), pickAll(e.frequencies), fixed && pickAll(fixed.low),
+                 fixed && pickAll(fixed.high), anytime && pickAll(anytime.low), anytime && pickAll(anytime.high),
+                 e.kind === "frequency" ? "value" : "heavy hitter (most frequent first)");
+  fillValues(["value", "estimate", `fixed-n ${level}%`, `anytime ${level}% (all values at once)`],
+             order.map((i) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
+                               anytime ? interval(anytime.low[i], anytime.high[i]) : "-"]));
+  $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values. ` : "";
+  if (e.band && e.band.simultaneous_over) {
+    $("summary").textContent += `The fixed-n intervals hold for all ${e.band.simultaneous_over} candidates of the last round at once.`;
+  }
+}
+
+function distributionView(e, level) {
+  const fixed = pick(e, "cdf", false, true), anytime = pick(e, "cdf", true);
+  drawCdf($("estimate-chart"), e, fixed, anytime);
+  drawDensity($("density-chart"), e);
+  const meanFixed = pick(e, "mean", false), meanAny = pick(e, "mean", true);
+  const qFixed = pick(e, "quantile", false), qAny = pick(e, "quantile", true);
+  const rows = [["mean", fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
+                 meanAny ? interval(meanAny.low, meanAny.high) : "-"]];
+  (e.quantiles ? e.quantiles.q : []).forEach((q, i) => rows.push([
+    `quantile ${q}`, fmt(e.quantiles.values[i]), qFixed ? interval(qFixed.low[i], qFixed.high[i]) : "-",
+    qAny ? interval(qAny.low[i], qAny.high[i]) : "-"]));
+  fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`], rows);
+  $("summary").textContent = "mean " + fmt(e.mean) + ", median " + fmt(e.median)
+    + (fixed ? "; fixed-n band: " + fixed.method : "; no fixed-n band (?replicates=0)");
+}
+
+function meanView(e, level, config) {
+  const fixed = pick(e, "mean", false), anytime = pick(e, "mean", true);
+  const bounds = (config && config.bounds) || e.bounds || [Math.min(e.mean, fixed ? fixed.low : e.mean) - 1,
+                                                           Math.max(e.mean, fixed ? fixed.high : e.mean) + 1];
+  drawMean($("estimate-chart"), e, fixed, anytime, bounds);
+  fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`],
+             [["mean", fmt(e.mean), fixed ? interval(fixed.low, fixed.high) : "-", anytime ? interval(anytime.low, anytime.high) : "-"]]);
+  $("summary").textContent = "mean " + fmt(e.mean) + " " + (fixed ? interval(fixed.low, fixed.high) : "");
+}
+
+let CONFIG = null;
+
+function drawEstimate(data) {
+  const svg = $("estimate-chart");
+  svg.textContent = "";
+  $("density-chart").textContent = "";
+  $("density-chart").setAttribute("hidden", "");
+  const e = data.estimate;
+  if (!e) {
+    $("summary").textContent = "no report yet"; $("band-note").textContent = ""; $("legend").textContent = "";
+    fillValues([], []); $("meaning").textContent = ""; $("stop").textContent = "";
+    return;
+  }
+  const u = e.uncertainty || {};
+  const anytime = (e.intervals || []).some((i) => i.anytime_valid);
+  const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
+  legend(e.kind, anytime);
+  if (e.kind === "frequency" || e.kind === "heavy_hitters") categoryView(e, level);
+  else if (e.kind === "distribution") distributionView(e, level);
+  else meanView(e, level, CONFIG);
+  $("band-note").textContent = `(${level}% fixed-n and anytime)`;
+  $("meaning").textContent = (u.fixed_n_note ? u.fixed_n_note[0].toUpperCase() + u.fixed_n_note.slice(1) + ". " : "")
+    + (anytime ? "Anytime: holds at every number of reports at once, however often it is looked at ("
+                 + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
+  $("stop-row").hidden = !anytime;
+  const stop = u.stop;
+  $("stop").textContent = !stop ? "" : stop.reached
+    ? `narrower already (width ${fmt(stop.width, 3)})`
+    : stop.n === null ? `width ${fmt(stop.width, 3)}; not within 10^10 reports`
+      : `width ${fmt(stop.width, 3)}; at about n = ${stop.n.toLocaleString("en")} if the estimate stays where it is`;
 }
 
 function fillTable(id, counts) {
@@ -86,75 +369,30 @@ function fillTable(id, counts) {
   }
 }
 
-function drawBars(svg, lows, highs, values, lowBand, highBand, xLabels) {
-  const W = +svg.getAttribute("width"), H = +svg.getAttribute("height"), pad = 30;
-  const top = Math.max(1e-12, ...values, ...(highBand || []).filter(Number.isFinite));
-  const bottom = Math.min(0, ...values, ...(lowBand || []).filter(Number.isFinite));
-  const x0 = lows[0], x1 = highs[highs.length - 1];
-  const sx = x => pad + (x - x0) / (x1 - x0) * (W - 2 * pad);
-  const sy = y => H - pad - (y - bottom) / (top - bottom) * (H - 2 * pad);
-  el("line", { x1: pad, x2: W - pad, y1: sy(0), y2: sy(0), stroke: "#999" }, svg);
-  values.forEach((v, i) => {
-    const y = Math.min(sy(v), sy(0)), h = Math.abs(sy(v) - sy(0));
-    el("rect", { class: "bar", x: sx(lows[i]), y: y, width: Math.max(0.5, sx(highs[i]) - sx(lows[i]) - 0.5), height: h,
-                 "data-value": v }, svg);
-    if (lowBand && Number.isFinite(lowBand[i]) && Number.isFinite(highBand[i])) {
-      const xm = (sx(lows[i]) + sx(highs[i])) / 2;
-      el("line", { class: "band", x1: xm, x2: xm, y1: sy(lowBand[i]), y2: sy(highBand[i]) }, svg);
-    }
-  });
-  el("text", { class: "axis", x: pad, y: H - 8 }, svg).textContent = xLabels[0];
-  el("text", { class: "axis", x: W - pad, y: H - 8, "text-anchor": "end" }, svg).textContent = xLabels[1];
-  el("text", { class: "axis", x: 2, y: pad - 8 }, svg).textContent = top.toPrecision(3);
-}
-
-function drawEstimate(data) {
-  const svg = document.getElementById("estimate-chart");
-  svg.textContent = "";
-  const e = data.estimate;
-  const summary = document.getElementById("summary"), note = document.getElementById("band-note");
-  if (!e) { summary.textContent = "no report yet"; note.textContent = ""; return; }
-  if (e.kind === "frequency") {
-    const items = e.items;
-    drawBars(svg, items, items.map(i => i + 1), e.frequencies, e.band.low, e.band.high, ["item 0", "item " + (items.length - 1)]);
-    note.textContent = "(bars: frequency; lines: " + Math.round(e.band.level * 100) + "% confidence band)";
-    summary.textContent = "postprocess " + e.postprocess;
-  } else if (e.kind === "heavy_hitters") {
-    const ranks = e.items.map((_, i) => i);
-    drawBars(svg, ranks, ranks.map(i => i + 1), e.frequencies, e.band.low, e.band.high,
-             [e.labels[0] || "", e.labels[e.labels.length - 1] || ""]);
-    note.textContent = "(bars: the heavy hitters found, most frequent first; lines: " + Math.round(e.band.level * 100) + "% intervals)";
-    summary.textContent = e.labels.map((label, i) => label + " " + e.frequencies[i].toPrecision(3)).join(", ");
-  } else if (e.kind === "distribution") {
-    const lows = e.edges.slice(0, -1), highs = e.edges.slice(1);
-    const density = e.probabilities.map((p, i) => p / (highs[i] - lows[i]));
-    drawBars(svg, lows, highs, density, null, null, [String(lows[0]), String(highs[highs.length - 1])]);
-    note.textContent = "(density; this estimator has no confidence band)";
-    summary.textContent = "mean " + e.mean.toPrecision(4) + ", median " + e.median.toPrecision(4);
-  } else {
-    drawBars(svg, [0], [1], [e.mean], [e.band.low], [e.band.high], ["", ""]);
-    note.textContent = "(mean; line: " + Math.round(e.band.level * 100) + "% confidence band)";
-    summary.textContent = "mean " + e.mean.toPrecision(4) + " [" + e.band.low.toPrecision(4) + ", " + e.band.high.toPrecision(4) + "]";
-  }
-}
-
 function drawHistory(points) {
-  const svg = document.getElementById("history-chart");
+  const svg = $("history-chart");
   svg.textContent = "";
   if (!points.length) return;
-  const W = +svg.getAttribute("width"), H = +svg.getAttribute("height"), pad = 30;
-  const times = points.map(p => Date.parse(p.time)), n = points.map(p => p.n);
-  const t0 = times[0], t1 = Math.max(times[times.length - 1], t0 + 1), top = Math.max(1, ...n);
-  const path = points.map((p, i) => (i ? "L" : "M") + (pad + (times[i] - t0) / (t1 - t0) * (W - 2 * pad)).toFixed(1)
-      + "," + (H - pad - n[i] / top * (H - 2 * pad)).toFixed(1)).join(" ");
+  const times = points.map((p) => Date.parse(p.time)), n = points.map((p) => p.n);
+  const span = Math.max(times[times.length - 1] - times[0], 60000);  // at least a minute, so one batch shows
+  const t0 = times[0] - 0.05 * span, t1 = times[0] + 1.05 * span;
+  const f = frame(svg, 0, Math.max(1, ...n) * 1.05, "reports (n)", { right: 40 });
+  const x = (t) => f.m.left + (t - t0) / (t1 - t0) * (f.W - f.m.left - f.m.right);
+  const path = points.map((p, i) => (i ? "L" : "M") + x(times[i]).toFixed(1) + "," + f.y(n[i]).toFixed(1)).join(" ");
   el("path", { class: "line", d: path, "data-last-n": n[n.length - 1] }, svg);
-  el("text", { class: "axis", x: 2, y: pad - 8 }, svg).textContent = "n = " + top;
-  el("text", { class: "axis", x: pad, y: H - 8 }, svg).textContent = points[0].time;
-  el("text", { class: "axis", x: W - pad, y: H - 8, "text-anchor": "end" }, svg).textContent = points[points.length - 1].time;
+  if (points.length <= 50) points.forEach((p, i) => el("circle", { class: "dot", cx: x(times[i]), cy: f.y(n[i]), r: 3 }, svg));
+  const axis = el("g", { class: "axis" }, svg);
+  for (let k = 0; k <= 4; k++) {
+    const t = t0 + (k / 4) * (t1 - t0);
+    el("line", { x1: x(t), x2: x(t), y1: f.H - f.m.bottom, y2: f.H - f.m.bottom + 4 }, axis);
+    el("text", { x: x(t), y: f.H - f.m.bottom + 17, "text-anchor": "middle" }, axis, new Date(t).toISOString().slice(11, 19));
+  }
+  el("text", { x: (f.m.left + f.W - f.m.right) / 2, y: f.H - 6, "text-anchor": "middle", class: "title" }, svg,
+     "time (UTC) from " + new Date(t0).toISOString().slice(0, 10));
 }
 
 function drawDiagnostics(d) {
-  const node = document.getElementById("diagnostics");
+  const node = $("diagnostics");
   if (!d || d.test === null || d.test === undefined || d.detail) {
     node.textContent = "poisoning test: " + ((d && d.detail) || "none");
   } else if (!d.flagged) {
@@ -169,37 +407,65 @@ function drawDiagnostics(d) {
 // the page is {service}/campaigns/{id}/dashboard; {service} may carry a reverse proxy's path prefix
 const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campaigns/"));
 
+function estimateQuery() {
+  const params = new URLSearchParams(search);
+  const width = parseFloat($("width").value);
+  if (width > 0) params.set("width", String(width));
+  return params.toString() ? "?" + params.toString() : "";
+}
+
+// what epsilon buys (GET .../explain, in the service's plain words): at the campaign's n so far, asked again
+// when n has doubled (the service caches each prediction, and rounds n to 1-2-5)
+let explainedAt = null;
+
+async function showWhatEpsilonBuys(base, n) {
+  if (explainedAt !== null && n < 2 * explainedAt) return;
+  explainedAt = Math.max(n, 1);
+  let text;
+  try {
+    const response = await fetch(base + "/explain", { cache: "no-store" });
+    const body = await response.json();
+    text = response.ok ? body.plain.join(" ") : "no prediction for this protocol (" + body.detail + ")";
+  } catch (error) {
+    text = "no prediction now (" + String(error.message || error) + ")";
+  }
+  if (text === "") return;
+  $("buys-text").textContent = text;
+  $("buys").hidden = false;
+}
+
 async function refresh() {
   const base = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
   try {
-    const [data, history] = await Promise.all([getJson(base + "/estimate" + query), getJson(base + "/history")]);
-    for (const key of ["state", "protocol", "epsilon", "n", "batches"]) document.getElementById(key).textContent = String(data[key]);
+    if (CONFIG === null) CONFIG = (await getJson(base + "/config")).config;
+    const [data, history] = await Promise.all([getJson(base + "/estimate" + estimateQuery()), getJson(base + "/history")]);
+    for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
+    $("guarantee").textContent = data.guarantee || "-";
+    showWhatEpsilonBuys(base, data.n);  // not awaited: the estimate does not wait for a prediction
     fillTable("rejected", data.rejected);
     fillTable("refused", data.refused_batches);
     drawEstimate(data);
     drawDiagnostics(data.diagnostics);
     drawHistory(history.history);
-    document.getElementById("error").textContent = "";
-    document.getElementById("updated").textContent = new Date().toISOString();
+    $("error").textContent = "";
+    $("updated").textContent = new Date().toISOString().slice(11, 19) + " UTC";
     document.body.dataset.loaded = "true";
   } catch (error) {
-    document.getElementById("error").textContent = String(error.message || error);
+    $("error").textContent = String(error.message || error);
   }
 }
 
 refresh();
+$("width").addEventListener("change", refresh);
 // a hidden tab does not poll (issue 28, item 4): the server computes an estimate once per change anyway,
 // but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
 setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
-document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
-</script>
-</body>
-</html>
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
 """
 
 
 def dashboard_html(campaign_id: str) -> str:
     """The page for ``campaign_id`` (escaped: the id only ever appears as text or a JSON string)."""
-    return _PAGE.replace("__TITLE__", html.escape(campaign_id)).replace(
-        "__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c")
-    )
+    script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c"))
+    return (_PAGE.replace("__STYLE__", _STYLE).replace("__SCRIPT__", script)
+            .replace("__TITLE__", html.escape(campaign_id)))

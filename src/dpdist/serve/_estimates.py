@@ -1,7 +1,10 @@
 """A campaign's estimate as JSON (the estimate's own ``to_dict``, ``docs/results.md``) and as a PNG (its ``figure``).
 
-Query parameters other than ``level`` (the confidence level of the band,
-default 0.95) are passed to the protocol's ``estimate`` as options, e.g.
+Query parameters other than ``level`` (the confidence level of the intervals,
+default 0.95), ``width`` (the target width of the "stop when narrower" readout of
+the confidence sequence) and ``replicates`` (bootstrap replicates of a distribution's
+fixed-n band, default 100, 0 for none; :mod:`._uncertainty`) are passed to the
+protocol's ``estimate`` as options, e.g.
 ``?postprocess=norm-sub`` for frequency oracles or ``?method=ems`` for the
 square wave; values are read as JSON when they parse (numbers, ``true``,
 ``null``) and as strings otherwise.  An option the protocol does not take, or a
@@ -18,7 +21,30 @@ from ..errors import DPDistError
 from ._campaigns import Campaign
 from ._refusals import Conflict, InvalidRequest
 
-__all__ = ["estimate_options", "estimate_json", "estimate_png"]
+__all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters"]
+
+#: Query parameters about what the document shows, not options of the estimator.
+VIEW_PARAMETERS = ("width", "replicates")
+#: Bootstrap replicates of a distribution's fixed-n band by default (the cost is that many estimates).
+DEFAULT_REPLICATES = 100
+
+
+def view_parameters(query) -> tuple[float | None, int]:
+    """``width`` (target width of the stop readout, or None) and ``replicates`` from the query string."""
+    width, replicates = None, DEFAULT_REPLICATES
+    if "width" in query:
+        try:
+            width = float(query["width"])
+        except ValueError:
+            width = math.nan
+        if not (math.isfinite(width) and width > 0):
+            raise InvalidRequest("invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
+    if "replicates" in query:
+        text = query["replicates"]
+        if not text.isdigit() or not (int(text) == 0 or 20 <= int(text) <= 1000):
+            raise InvalidRequest("invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
+        replicates = int(text)
+    return width, replicates
 
 
 def estimate_options(query) -> tuple[dict, float]:
@@ -26,6 +52,8 @@ def estimate_options(query) -> tuple[dict, float]:
     options = {}
     level = 0.95
     for key, text in query.items():
+        if key in VIEW_PARAMETERS:
+            continue
         if key == "level":
             try:
                 level = float(text)
@@ -65,8 +93,10 @@ def estimate_json(campaign: Campaign, query) -> dict:
     """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
     from ._diagnostics import diagnostics
+    from ._uncertainty import guarantee_text
 
     options, level = estimate_options(query)
+    width, replicates = view_parameters(query)
     estimate = _estimate(campaign, options)
     protocol = campaign.protocol
     return {
@@ -79,9 +109,20 @@ def estimate_json(campaign: Campaign, query) -> dict:
         "refused_batches": dict(campaign.refused),
         "batches": campaign.batches,
         "options": options,
-        "estimate": None if estimate is None else estimate.to_dict(level),
+        "guarantee": guarantee_text(protocol),
+        "estimate": None if estimate is None else _served(campaign, estimate, options, level, width, replicates),
         "diagnostics": diagnostics(protocol, campaign.aggregator()),
     }
+
+
+def _served(campaign: Campaign, estimate, options: dict, level: float, width, replicates: int) -> dict:
+    """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`); the whole document
+    is computed once per change of the campaign (:mod:`._estimate_cache`)."""
+    from ..confidence_sequences import DEFAULT_TARGET_N
+    from ._uncertainty import served_estimate
+
+    return served_estimate(campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
+                           target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options)
 
 
 def estimate_png(campaign: Campaign, query) -> bytes:

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ._explain_words import plain_words
 from ._refusals import InvalidRequest
 
 __all__ = ["explain_json", "SERVICE_REPEATS", "SERVICE_MAX_SIMULATED_N"]
@@ -59,7 +60,8 @@ def _epsilons(config: dict) -> list[float]:
 
 
 def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, Any]:
-    """The campaign's predicted errors (:meth:`dpdist.accuracy.Explanation.to_dict`) with what was asked and used."""
+    """The campaign's predicted errors (:meth:`dpdist.accuracy.Explanation.to_dict`) with what was asked and used,
+    and ``plain``: the same in sentences for the pages (:func:`._explain_words.plain_words`)."""
     from ..accuracy import SHAPES, explain, simulates
 
     n = _query_n(n_text, campaign)
@@ -76,4 +78,5 @@ def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, A
     document = explanation.to_dict()
     document.update({"campaign": campaign.id, "epsilon": campaign.config.get("epsilon"),
                      "n_requested": _query_n(n_text, campaign)})
+    document["plain"] = plain_words(document)
     return document

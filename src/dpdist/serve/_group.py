@@ -58,6 +58,7 @@ class Arrival:
     n_read: int
     raw: bytes | None = None
     enrollment_sha256: str | None = None
+    received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
 
 
 @dataclass
@@ -79,6 +80,7 @@ class _Campaign:
     enrollment: bool
     keep_reports: bool
     total: int | None = None  # capped campaigns: reports counted before this group
+    minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
     admitted: list = field(default_factory=list)  # the ReportBatches this group counts
     refused: dict = field(default_factory=dict)
 
@@ -171,7 +173,8 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
         for index in chunk:
             item = items[index]
             rejected = json.dumps(item.batch.rejected, sort_keys=True)
-            rows += [item.campaign_id, item.batch_id, item.digest, minute, item.n_read, item.accepted, rejected]
+            received = minute if item.received_ms is None else item.received_ms
+            rows += [item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected]
         marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
         inserted.update(db.execute(
             "INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"
@@ -280,6 +283,8 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
             )
     if campaign.total is not None:
         campaign.total += incoming
+    if item.received_ms is not None:
+        campaign.minute = item.received_ms
     campaign.admitted.append(item.batch)
     return None
 
@@ -298,7 +303,7 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
         db.execute(
             "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (campaign.id, writer, minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
+            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
              json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
         )
     for index, item in enumerate(items):
@@ -306,7 +311,8 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
             if campaigns[item.campaign_id].keep_reports and item.raw is not None and item.accepted:
                 db.execute(
                     "INSERT INTO reports (campaign_id, batch_id, received_ms, n, payload) VALUES (?, ?, ?, ?, ?)",
-                    (item.campaign_id, item.batch_id, minute, item.accepted, item.raw),
+                    (item.campaign_id, item.batch_id, minute if item.received_ms is None else item.received_ms, item.accepted,
+                     item.raw),
                 )
 
 

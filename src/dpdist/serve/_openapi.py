@@ -42,7 +42,8 @@ _MEANING = {
     429: "this client address sends batches too fast (rate_limited; see Retry-After)",
     503: "the server is at capacity (busy) or its database cannot answer now; see Retry-After",
 }
-_SECURITY: dict[str | None, list[dict[str, list[str]]] | None] = {"admin": [{"admin": []}], "submit": [{}, {"submit": []}], None: None}
+_SECURITY: dict[str | None, list[dict[str, list[str]]] | None] = {"admin": [{"admin": []}], "submit": [{}, {"submit": []}],
+                                                                  "relay": [{"relay": []}], None: None}
 
 
 def documented(
@@ -56,7 +57,7 @@ def documented(
 ) -> Callable:
     """Attach an OpenAPI operation to an endpoint (read by :func:`openapi_schema` through the route table).
 
-    ``security``: ``"admin"``, ``"submit"`` (a submit token where the campaign has one) or None;
+    ``security``: ``"admin"``, ``"submit"`` (a submit token where the campaign has one), ``"relay"`` or None;
     ``body``: the request body object; ``answers``: status -> answer (default: a JSON object);
     ``errors``: the refusal statuses it can give; ``query``: query parameters.
     """
@@ -122,6 +123,7 @@ def schema_of(routes) -> dict:
             "securitySchemes": {
                 "admin": {"type": "http", "scheme": "bearer", "description": "the server's admin token"},
                 "submit": {"type": "http", "scheme": "bearer", "description": "a campaign's optional submit token"},
+                "relay": {"type": "http", "scheme": "bearer", "description": "the relay's token (dpdist serve --relay-token)"},
             },
             "schemas": {**SCHEMAS, "EstimateResult": {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}},
         },
@@ -146,7 +148,17 @@ SCHEMAS: dict[str, dict] = {
             "closed_at": {"type": ["string", "null"]}, "n": {"type": "integer"}, "rejected": _COUNTS,
             "refused_batches": _COUNTS, "batches": {"type": "integer"}, "max_reports": {"type": ["integer", "null"]},
             "enrollment": {"type": "boolean"},
+            "relayed": {"type": "boolean", "description": "collected through a relay (dpdist relay)"},
+            "anonymity": {"$ref": "#/components/schemas/Anonymity"},
         },
+    },
+    "Anonymity": {
+        "type": "object",
+        "description": "a relayed campaign's guarantees: the local one, the amplified central one at its smallest batch "
+                       "so far (null before the first batch; or a reason), the delta it is stated at, the assumptions",
+        "properties": {"local": {"type": "object"}, "central": {"type": ["object", "null"]}, "delta": {"type": "number"},
+                       "reports": {"type": "integer"}, "smallest_batch": {"type": ["integer", "null"]},
+                       "assumptions": {"type": "array", "items": {"type": "string"}}},
     },
     "NewCampaign": {
         "type": "object",
@@ -159,6 +171,9 @@ SCHEMAS: dict[str, dict] = {
             "max_reports": {"type": ["integer", "null"], "minimum": 1, "description": "cap on accepted reports"},
             "enrollment": {"type": "boolean", "default": False,
                            "description": "devices submit with enrollment tokens (POST .../enrollments), not a submit token"},
+            "relay": {"oneOf": [{"type": "boolean"}, {"type": "object", "properties": {"delta": {"type": "number"}}}],
+                      "default": False, "description": "collected through a relay only (the service's relay token): an HPKE "
+                      "key in its config, direct submissions refused, the amplified guarantee stated at delta (1e-8)"},
         },
     },
     "PublicConfig": {
@@ -169,6 +184,8 @@ SCHEMAS: dict[str, dict] = {
                             "(LocalProtocol.client_view); the JavaScript client checks them against epsilon"},
             "submit_token_required": {"type": "boolean"}, "enrollment_token_required": {"type": "boolean"},
             "max_body_bytes": {"type": "integer"}, "max_records": {"type": "integer"}, "max_json_rows": {"type": "integer"},
+            "relay": {"type": "object", "description": "a relayed campaign's HPKE suite, public_key (base64url) and key_id"},
+            "anonymity": {"$ref": "#/components/schemas/Anonymity"},
         },
     },
     "JsonBatch": {

@@ -17,7 +17,7 @@ import hmac
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from starlette.concurrency import run_in_threadpool
 
@@ -30,6 +30,7 @@ from ._estimate_cache import EstimateCache
 from ._group import Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
+from ._relayed import RelayedCampaigns
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
@@ -54,7 +55,8 @@ MIN_SHED = 16
 class Service:
     """The service of one database: its campaigns, limits, admission and group commits."""
 
-    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None):
+    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
+                 relay_token: str | None = None):
         if not isinstance(admin_token, str) or len(admin_token) < 16:
             raise InvalidParameterError(
                 "The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be set, at least 16 characters long."
@@ -73,6 +75,7 @@ class Service:
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
+        self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -183,28 +186,32 @@ class Service:
         """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
         campaign_id = row.id
         if batch_id is None:
-            batch_id = await self._counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
+            batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
                                            count_400=False)
         check_batch_id(batch_id)
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None
         if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
-            return await self.committer.commit(Arrival(campaign_id, batch_id, digest, None, 0, 0))
-        batch = await self._counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
+            return await self.count(row, batch_id, digest, None)
+        batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
                                     inline=len(body) <= INLINE_BODY_BYTES)
         return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
 
-    async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch, *,
-                    enrollment_sha256: str | None = None) -> dict:
+    async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
+                    enrollment_sha256: str | None = None, received_ms: int | None = None) -> dict:
         """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
         under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
 
         The one way into the group commits, whatever carried the reports: :meth:`submit` after reading a request's body,
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
-        same id is told apart from another batch reusing it).  The group commit checks the campaign again (open, its
-        cap, the enrollment token's reports left, a batch id counted by another campaign).
+        same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
+        group's minute, as for a relayed campaign).  The group commit checks the campaign again (open, its cap, the
+        enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
+        not open, only an acknowledgement already recorded answers.
         """
+        if batch is None:
+            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms))
         raw = None
         if row.keep_reports:
             import numpy as np
@@ -212,9 +219,10 @@ class Service:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         return await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                   enrollment_sha256))
+                                                   enrollment_sha256, received_ms))
 
-    async def _counted(self, campaign_id: str, step, *args, count_400: bool = True, inline: bool = True):
+    async def counted(self, campaign_id: str, step: Callable[..., Any], *args: Any, count_400: bool = True,
+                      inline: bool = True) -> Any:
         """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
         campaign's ``refused_batches``."""
         try:

@@ -36,11 +36,12 @@ def worker_app():
         max_body_bytes=settings["max_body_bytes"],
         limits=Limits(**settings["limits"]),
         operations=Operations(**settings["operations"]),
+        relay_token=settings["relay_token"],
     )
 
 
-def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations, host: str, port: int,
-                **uvicorn_options) -> None:
+def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations,
+                relay_token: str | None = None, host: str, port: int, **uvicorn_options) -> None:
     """Serve with ``workers`` processes until SIGTERM or SIGINT (uvicorn's supervisor)."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
@@ -48,7 +49,7 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     from ._limits import protocol_class
 
     os.environ[SETTINGS] = json.dumps({
-        "db": db, "admin_token": admin_token, "max_body_bytes": max_body_bytes,
+        "db": db, "admin_token": admin_token, "relay_token": relay_token, "max_body_bytes": max_body_bytes,
         "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
     })
     uvicorn_options["http"] = protocol_class()  # importable by name: the workers unpickle the configuration

@@ -95,6 +95,7 @@ class Client:
         self.retries, self.backoff = retries, float(backoff)
         self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
+        self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
 
     def close(self) -> None:
         self._http.close()
@@ -143,14 +144,49 @@ class Client:
 
     # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
-        """The campaign's public config document (``campaign``, ``state``, ``config``, ...)."""
-        return self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
+        document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
+        return document
 
     def protocol(self, campaign: str) -> LocalProtocol:
         """The campaign's protocol, rebuilt from its public config."""
         from ..local import from_config
 
         return from_config(self.config(campaign)["config"])
+
+    def relay(self, campaign: str) -> dict | None:
+        """The campaign's relay key (``config["relay"]``) if it is collected through a relay, else None.
+
+        Read from the campaign's config, fetched here once if no earlier call fetched it (``submit_values``
+        and ``protocol`` do). ``submit_reports`` and ``submit_body`` use what is known without fetching:
+        call this first when sending through a relay without them.
+        """
+        if campaign not in self._relays:
+            try:
+                self.config(campaign)
+            except ServiceRefusedError:  # no such campaign (yet): the submission itself will say so
+                return None
+        return self._relays[campaign]
+
+    def _submit_through_relay(
+        self, campaign: str, relay: dict, protocol: LocalProtocol, reports: np.ndarray, batch_id: str
+    ) -> dict:
+        """Each report sealed to the collector's key and sent alone to the relay (this client's server URL) under
+        ``<batch_id>.<row>``, with no batch id inside: the relay counts a report id once, even sealed again."""
+        from ..io import encode_record
+        from ..relay import _envelope
+
+        public_key = _envelope.decode_public_key(relay["public_key"])
+        duplicates = 0
+        for index in range(len(reports)):
+            sealed = _envelope.seal(public_key, campaign, encode_record(protocol, reports[index : index + 1]), "application/octet-stream")
+            response = self._request(
+                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}.{index}", content=sealed,
+                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
+            )
+            duplicates += bool(response.json().get("duplicate"))
+        return {"campaign": campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
 
     def submit_reports(
         self, campaign: str, protocol: LocalProtocol, reports: ArrayLike, *, batch_id: str | None = None
@@ -164,7 +200,8 @@ class Client:
         of the values they came from.  With ``batch_id`` (resending a batch kept
         by the caller, whose bytes must be the same as the first time) they are
         sent in the order given: give them shuffled, e.g. as read from a file of
-        ``dpdist privatize``.
+        ``dpdist privatize``.  A campaign collected through a relay (:meth:`relay`) gets each
+        report sealed and sent alone, under ``<batch_id>.<row>``.
         """
         from ..io import encode_record, new_file_id
 
@@ -174,12 +211,30 @@ class Client:
             batch_id = new_file_id()
             reports = np.asarray(reports)
             reports = reports[secure_generator().permutation(len(reports))]
+        relay = self._relays.get(campaign)
+        if relay is not None:
+            return self._submit_through_relay(campaign, relay, protocol, np.asarray(reports), batch_id)
         record_id = batch_id if _is_file_id(batch_id) else None
         body = encode_record(protocol, reports, record_id)
         return self.submit_body(campaign, batch_id, body)
 
     def submit_body(self, campaign: str, batch_id: str, body: bytes, content_type: str = "application/octet-stream") -> dict:
-        """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries."""
+        """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries (to a relayed
+        campaign: binary records' reports each sealed and sent alone, as :meth:`submit_reports` does; a JSON body
+        sealed as it is, one report)."""
+        relay = self._relays.get(campaign)
+        if relay is not None and content_type.split(";")[0].strip() == "application/octet-stream":
+            protocol = self.protocol(campaign)
+            return self._submit_through_relay(campaign, relay, protocol, _record_reports(protocol, body), batch_id)
+        if relay is not None:
+            from ..relay import _envelope
+
+            sealed = _envelope.seal(_envelope.decode_public_key(relay["public_key"]), campaign, body, content_type)
+            answer = self._request(
+                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}", content=sealed,
+                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
+            ).json()
+            return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": int(bool(answer.get("duplicate")))}
         response = self._request(
             "PUT",
             f"/api/campaigns/{campaign}/batches/{batch_id}",
@@ -231,6 +286,7 @@ class Client:
         from .._io._shuffle import rechunk_rows
         from ..io import iter_report_batches
 
+        relayed = self.relay(campaign) is not None
         summary = summarize_file(path)  # the one reading of the file's headers; then its reports, once
         identities = identities_of(summary)
         identity = identities[0]
@@ -239,7 +295,7 @@ class Client:
         rows_per_part = max(1, FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1))
         if summary.rows <= rows_per_part:
             if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1
-                    and len(summary.record_ids) <= FILE_MAX_RECORDS):
+                    and len(summary.record_ids) <= FILE_MAX_RECORDS and not relayed):
                 return [self.submit_body(campaign, batch_id, Path(path).read_bytes())]
             reports = [batch.reports for batch in iter_report_batches(path, protocol)]
             array: Any = np.concatenate(reports) if reports else None  # an empty file: no rows
@@ -260,9 +316,11 @@ class Client:
         keep_reports: bool = False,
         max_reports: int | None = None,
         enrollment: bool = False,
+        relay: bool | dict = False,
     ) -> dict:
         """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
-        every device submit with its own enrollment token (:meth:`enroll`)."""
+        every device submit with its own enrollment token (:meth:`enroll`), ``relay`` (True, or ``{"delta": d}``
+        for the stated central guarantee's delta) makes it collected through a relay only."""
         document = {"campaign": campaign, "config": config, "keep_reports": keep_reports}
         if submit_token is not None:
             document["submit_token"] = submit_token
@@ -270,6 +328,8 @@ class Client:
             document["max_reports"] = max_reports
         if enrollment:
             document["enrollment"] = True
+        if relay is not False:
+            document["relay"] = relay
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
 
     def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
@@ -382,6 +442,20 @@ def json_rows(reports: ArrayLike) -> list:
     from ..local._json_rows import json_rows as rows
 
     return rows(reports)
+
+
+def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
+    """The reports of a body of dpdist binary records, in order."""
+    import io
+
+    from .._io._binary import decode_payload, read_header
+
+    stream, parts = io.BytesIO(body), []
+    while (header := read_header(stream, "batch")) is not None:
+        parts.append(decode_payload(protocol, header, stream.read(header["payload_bytes"]), "batch").reports)
+    if not parts:
+        raise InvalidParameterError("A batch body of dpdist binary records holds no record.")
+    return np.concatenate(parts)
 
 
 def _is_file_id(text: str) -> bool:

@@ -78,6 +78,7 @@ from .._em import DenseOperator, expectation_maximization
 __all__ = [
     "ESTIMATORS",
     "GRROperator",
+    "grr_matrix",
     "iterative_bayesian_update",
     "grr_maximum_likelihood",
     "parametric_bootstrap",
@@ -89,6 +90,11 @@ ESTIMATORS = ("unbiased", "ibu", "mle")
 #: (a 95% likelihood-ratio region spans at least chi2_1(0.95)/2 = 1.92 nats)
 DEFAULT_TOLERANCE = 1.0
 DEFAULT_MAX_ITERATIONS = 10_000
+
+
+def grr_matrix(p: float, q: float, size: int) -> np.ndarray:
+    """The ``size x size`` channel of randomized response: ``p`` on the diagonal, ``q`` elsewhere."""
+    return np.full((size, size), q) + np.eye(size) * (p - q)
 
 
 class GRROperator:

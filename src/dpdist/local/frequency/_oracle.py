@@ -179,6 +179,16 @@ class FrequencyOracle(LocalProtocol):
         """``(p_star, q_star)``: probability that a report supports the true item / another item."""
         raise NotImplementedError
 
+    def support_range(self) -> tuple[float, float]:
+        """Smallest and largest amount one report adds to an item's support count: ``(0, 1)`` for a pure oracle.
+
+        The support count is a sum of one bounded term per report, the statistic a
+        confidence sequence (:mod:`dpdist.confidence_sequences`) is built on; a
+        protocol whose support count is an affine correction of report counts
+        (dBitFlipPM) overrides this.
+        """
+        return 0.0, 1.0
+
     def _check_values(self, values) -> np.ndarray:
         if self.labels is not None:
             array = np.asarray(values)
@@ -284,15 +294,19 @@ class FrequencyOracle(LocalProtocol):
             frequencies = np.where(frequencies >= threshold, frequencies, 0.0)
             details["significance_threshold"] = threshold
         frequencies = _postprocess.apply(postprocess, frequencies)
+        return self._frequency_estimate(frequencies, n, variance, postprocess, {"estimator": "unbiased", **details})
+
+    def _frequency_estimate(
+        self, frequencies, n, variance, postprocess, details, *, epsilon=None, interval_center=None
+    ) -> FrequencyEstimate:
+        """A :class:`FrequencyEstimate` stamped with this protocol's name, guarantee and ``epsilon`` (default its own).
+
+        CP states its exact epsilon and an ``interval_center``; the other oracles neither.
+        """
         return FrequencyEstimate(
-            frequencies=frequencies,
-            n=n,
-            variance=variance,
-            epsilon=self.epsilon,
-            protocol=self.name,
-            postprocess=postprocess,
-            details={"estimator": "unbiased", **details},
-            guarantee=self.guarantee,
+            frequencies=frequencies, n=n, variance=variance, epsilon=self.epsilon if epsilon is None else epsilon,
+            protocol=self.name, postprocess=postprocess, details=details, guarantee=self.guarantee,
+            interval_center=interval_center,
         )
 
     def _estimate_on_channel(self, aggregator, estimator, postprocess, settings) -> FrequencyEstimate:
@@ -337,16 +351,7 @@ class FrequencyOracle(LocalProtocol):
             except NotImplementedError:
                 variance = np.full(self.domain_size, np.inf)
                 details["variance"] = "unknown (no analytic variance): pass bootstrap=B for intervals"
-        return FrequencyEstimate(
-            frequencies=_postprocess.apply(postprocess, frequencies),
-            n=n,
-            variance=variance,
-            epsilon=self.epsilon,
-            protocol=self.name,
-            postprocess=postprocess,
-            details=details,
-            guarantee=self.guarantee,
-        )
+        return self._frequency_estimate(_postprocess.apply(postprocess, frequencies), n, variance, postprocess, details)
 
     def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Analytic variance of each item's unbiased estimator for ``n`` users.

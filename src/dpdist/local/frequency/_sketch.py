@@ -51,13 +51,7 @@ class SketchOracle(FrequencyOracle):
         """Validate the family and the table of ``table_cells`` counts; set ``_prime``, ``_k``, ``_m``, ``_seeds``."""
         prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
         owner = self.display_name
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of {owner} must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of {owner} must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
+        _hashing.check_family_prime(owner, prime, self.domain_size)
         if m & (m - 1):
             raise InvalidParameterError(f"The 'width' parameter of {owner} must be a power of two. Got {m!r} instead.")
         if table_cells > MAX_TABLE_CELLS:

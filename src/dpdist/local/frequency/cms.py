@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ...errors import InvalidParameterError
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
@@ -68,6 +69,7 @@ _MAX_CHANNEL_COLUMNS = 1 << 20
 
 
 @register
+@shared_parameters
 class CMS(SketchOracle):
     r"""Count-mean sketch: an ``width``-bit report per device, a ``hash_count`` x ``width`` sketch.
 
@@ -78,14 +80,7 @@ class CMS(SketchOracle):
     domain_size : int
         Number of items ``d``, ``2 <= d <= hash_prime`` (the state is ``k(m + 1)``
         counts whatever ``d``).
-    hash_count : int
-        Number :math:`k` of public hash functions (default 2048).
-    width : int
-        Sketch width :math:`m`, a power of two >= 2 (default 1024).
-    hash_prime : int
-        The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
-    family_seed : int
-        Public seed naming the family (default 0).
+    {sketch_family}
 
     Notes
     -----

@@ -81,7 +81,6 @@ import numpy as np
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options, check_param
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
-from ...estimates import FrequencyEstimate
 from ...privacy import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
@@ -463,16 +462,8 @@ class CP(FrequencyOracle):
         details = {"estimator": "omp", "sparsity": s, "sparsity_rule": rule, "support": support,
                    "support_variance": support_variance, **self.privacy_report()}
         variance, center = self._interval_parts(observed, n, details)
-        return FrequencyEstimate(
-            frequencies=frequencies,
-            n=n,
-            variance=variance,
-            epsilon=self.effective_epsilon,
-            protocol=self.name,
-            postprocess=postprocess,
-            details=details,
-            guarantee=self.guarantee,
-            interval_center=center,
+        return self._frequency_estimate(
+            frequencies, n, variance, postprocess, details, epsilon=self.effective_epsilon, interval_center=center
         )
 
     # ------------------------------------------------------------------ intervals

@@ -176,6 +176,11 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
         share = self._d / self.domain_size
         return share * self._bit_p, share * self._bit_q
 
+    def support_range(self) -> tuple[float, float]:
+        """One report adds :math:`qd/b` to every bucket's count, :math:`-q` more if it samples it, :math:`+1` if its bit is 1."""
+        base = self._bit_q * self._d / self.domain_size
+        return base - self._bit_q, base + 1.0 - self._bit_q
+
     def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v - qN_v + qnd/b`: the pure-oracle formula on it is the paper's estimator."""
         b = self.domain_size

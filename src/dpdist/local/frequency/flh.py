@@ -65,12 +65,13 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ...errors import InvalidParameterError
 from ..._validation import Integer, Optional, check_allocation
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
-from .._bernoulli import mixture_keep
 from . import _hashing
+from ._local_hashing import LocalHashingOracle
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
@@ -116,15 +117,14 @@ def family_seeds(family_seed: int, hash_count: int, prime: int) -> np.ndarray:
 
 
 @register
-class FLH(FrequencyOracle):
+@shared_parameters
+class FLH(LocalHashingOracle):
     r"""Fast local hashing: OLH with a public family of ``hash_count`` functions.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d``, ``2 <= d <= hash_prime``.
+    {epsilon}
+    {hashed_domain_size}
     hash_count : int, optional
         Size :math:`S` of the public family; default
         :math:`\min(2^{16}, \lfloor 2^{22}/g \rfloor)` (a table of at most
@@ -135,10 +135,8 @@ class FLH(FrequencyOracle):
         Range :math:`g`; default :math:`\operatorname{round}(e^\varepsilon + 1)` (OLH's), capped at
         :math:`2^{20}` and at the table's limit :math:`2^{24}/S` (:func:`default_hash_range`), so every
         :math:`\varepsilon` of the supported range works.
-    hash_prime : int
-        The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
-    family_seed : int
-        Public seed naming the family (default 0).
+    {family_prime}
+    {family_seed}
 
     Notes
     -----
@@ -164,15 +162,7 @@ class FLH(FrequencyOracle):
     _bytes_per_item = 0
 
     def _setup(self):
-        prime = self._params["hash_prime"]
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of FLH must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of FLH must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
-        self._prime = prime
+        self._prime = prime = self._checked_prime()
         given_count = self._params["hash_count"]
         self._g = self._params["hash_range"] or default_hash_range(
             self.epsilon, MAX_HASH_RANGE if given_count is None else min(MAX_HASH_RANGE, _MAX_TABLE_CELLS // given_count)
@@ -184,12 +174,7 @@ class FLH(FrequencyOracle):
                 f"the product must be <= {_MAX_TABLE_CELLS}. Lower 'hash_count' (or 'hash_range')."
             )
         self._seeds = family_seeds(self._params["family_seed"], self._S, prime)
-        # GRR over g as "keep, else uniform", lambda on the 2^-53 grid (realized exactly; _bernoulli)
-        self._keep = mixture_keep(self.epsilon, 1, self._g)
-        self._p = self._keep + (1.0 - self._keep) / self._g
-        collision = _hashing.collision_probability(prime, self._g)
-        self._collision = collision
-        self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
+        self._setup_hashed_grr()
 
     @property
     def hash_range(self) -> int:
@@ -224,9 +209,7 @@ class FLH(FrequencyOracle):
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
         functions = rng.integers(0, self._S, size=values.size, dtype=np.int64)
-        hashed = _hashing.hash_items(self._seeds[functions], values, self._prime, self._g)
-        keep = rng.random(values.size) < self._keep
-        perturbed = np.where(keep, hashed, rng.integers(0, self._g, size=values.size, dtype=np.int64))
+        perturbed = self._perturb(_hashing.hash_items(self._seeds[functions], values, self._prime, self._g), rng)
         return np.column_stack([functions, perturbed]).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
@@ -307,17 +290,11 @@ class FLH(FrequencyOracle):
         """Output law over ``(j, y)``, column ``j * g + y``: :math:`\\frac1S \\mathrm{GRR}_g(y \\mid h_j(v))`."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)  # (items, S)
-        other = (1 - self._p) / (self._g - 1)
-        grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
-        return (grr / self._S).reshape(items.size, self.statistic_size)
+        return (self._grr_law(hashed) / self._S).reshape(items.size, self.statistic_size)
 
     def channel_operator(self) -> Any:
         """:math:`Q^\\top f` over the :math:`S g` table cells and its adjoint, :math:`O(Sd)` each."""
         return _TableOperator(self)
-
-    def report_index(self, reports: np.ndarray) -> np.ndarray:
-        reports, _ = self.report_format.read(reports)
-        return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
 
 
 class _TableOperator:

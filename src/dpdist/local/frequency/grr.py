@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .._bernoulli import mixture_keep
+from .._docs import shared_parameters
+from .._bernoulli import keep_or_uniform, mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
-from ._exact_channel import GRROperator, grr_maximum_likelihood
+from ._exact_channel import GRROperator, grr_matrix, grr_maximum_likelihood
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
 
@@ -37,13 +38,13 @@ __all__ = ["GRR"]
 
 
 @register
+@shared_parameters
 class GRR(FrequencyOracle):
     """k-ary randomized response over ``domain_size`` items.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     domain_size : int
         Number of items ``d >= 2``; values are ints in ``[0, d)``.
 
@@ -68,9 +69,8 @@ class GRR(FrequencyOracle):
         return self._p, self._q
 
     def _privatize(self, values, rng):
-        keep = rng.random(values.size) < self._keep
-        uniform = rng.integers(0, self.domain_size, size=values.size, dtype=self._report_dtype)
-        return np.where(keep, values.astype(self._report_dtype), uniform)
+        dtype = self._report_dtype
+        return keep_or_uniform(values.astype(dtype), self._keep, self.domain_size, rng, dtype)
 
     def _client_design(self):
         """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
@@ -89,8 +89,7 @@ class GRR(FrequencyOracle):
         return (kept + rerolled).astype(np.int64)
 
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
-        d = self.domain_size
-        matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
+        matrix = grr_matrix(self._p, self._q, self.domain_size)
         return matrix if values is None else matrix[self._check_values(values)]
 
     def channel_operator(self) -> Any:

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
@@ -69,24 +70,17 @@ __all__ = ["HCMS"]
 
 
 @register
+@shared_parameters
 class HCMS(SketchOracle):
     r"""Hadamard count-mean sketch: one bit per report, a ``hash_count`` x ``width`` sketch.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     domain_size : int
         Number of items ``d``, ``2 <= d <= hash_prime`` (any size: the state is
         ``2 k m`` counts whatever ``d``).
-    hash_count : int
-        Number :math:`k` of public hash functions (default 2048).
-    width : int
-        Sketch width :math:`m`, a power of two >= 2 (default 1024).
-    hash_prime : int
-        The prime :math:`P` of the Carter–Wegman family; default :math:`2^{31}-1`.
-    family_seed : int
-        Public seed naming the family (default 0).
+    {sketch_family}
 
     Notes
     -----

@@ -73,6 +73,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
@@ -101,15 +102,14 @@ def _block_design(domain_size: int, e: float, blocks: int) -> tuple[int, int, fl
 
 
 @register
+@shared_parameters
 class HR(FrequencyOracle):
     """Hadamard response (block form; high-privacy form when :math:`e^\\varepsilon \\le 2`).
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d >= 2``.
+    {epsilon}
+    {domain_size}
 
     Notes
     -----

@@ -13,10 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError
+from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
+from ._exact_channel import grr_matrix
 from ._longitudinal import LongitudinalProtocol, _chain, _grr_keeps, _grr_probabilities
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -25,15 +28,14 @@ __all__ = ["LGRR"]
 
 
 @register
+@shared_parameters
 class LGRR(LongitudinalProtocol, FrequencyOracle):
     """Longitudinal GRR (Arcolezi et al. 2022): GRR(:math:`\\varepsilon_\\infty`) memoized, then GRR(IRR).
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\\varepsilon_\\infty`, the bound for any number of reports of one value.
-    epsilon_1 : float
-        :math:`\\varepsilon_1 < \\varepsilon_\\infty`, the bound of one report.
+    {epsilon_longitudinal}
+    {epsilon_1}
     domain_size : int
     """
 
@@ -65,18 +67,13 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
     def support_probabilities(self) -> tuple[float, float]:
         return self._p, self._q
 
-    @staticmethod
-    def _grr(items: np.ndarray, keep: float, d: int, dtype, rng) -> np.ndarray:
-        kept = rng.random(items.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all d
-        return np.where(kept, items.astype(dtype), rng.integers(0, d, size=items.size, dtype=dtype))
-
     def permanent_response(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The first round (PRR) of each value: what a device memoizes."""
-        return self._grr(values, self._keep1, self.domain_size, self._report_dtype, rng)
+        return keep_or_uniform(values.astype(self._report_dtype), self._keep1, self.domain_size, rng, self._report_dtype)
 
     def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The second round (IRR) of memoized outputs: one report each."""
-        return self._grr(memoized, self._keep2, self.domain_size, self._report_dtype, rng)
+        return keep_or_uniform(memoized.astype(self._report_dtype), self._keep2, self.domain_size, rng, self._report_dtype)
 
     def _privatize(self, values, rng):
         return self.instantaneous_response(self.permanent_response(values, rng), rng)
@@ -100,19 +97,16 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         return counts.astype(np.int64)
 
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
-        d = self.domain_size
-        matrix = np.full((d, d), self._q) + np.eye(d) * (self._p - self._q)
+        matrix = grr_matrix(self._p, self._q, self.domain_size)
         return matrix if values is None else matrix[self._check_values(values)]
 
     def permanent_channel(self) -> np.ndarray:
         """``P[x, s]`` of the first round."""
-        d = self.domain_size
-        return np.full((d, d), self._q1) + np.eye(d) * (self._p1 - self._q1)
+        return grr_matrix(self._p1, self._q1, self.domain_size)
 
     def instantaneous_channel(self) -> np.ndarray:
         """``P[s, y]`` of the second round."""
-        d = self.domain_size
-        return np.full((d, d), self._q2) + np.eye(d) * (self._p2 - self._q2)
+        return grr_matrix(self._p2, self._q2, self.domain_size)
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)

@@ -54,11 +54,14 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import EPSILON, Integer, Options
 from ...errors import IncompatibleStateError, InvalidParameterError
+from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._bucket_client import BucketMemoClient, BucketMemoProtocol
+from ._exact_channel import grr_matrix
 from ._oracle import FrequencyOracle
 from ._longitudinal import _chain, _grr_keeps, _grr_probabilities
 from ..._types import ArrayLike
@@ -80,15 +83,14 @@ def optimal_hash_range(epsilon: float, epsilon_1: float) -> int:
 
 
 @register
+@shared_parameters
 class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     """LOLOHA: hash once per user, GRR(:math:`\\varepsilon_\\infty`) memoized per hash value, then GRR(IRR).
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\\varepsilon_\\infty`, the bound for any number of reports of one value.
-    epsilon_1 : float
-        :math:`\\varepsilon_1 < \\varepsilon_\\infty`, the bound of one report.
+    {epsilon_longitudinal}
+    {epsilon_1}
     domain_size : int
     variant : {"optimal", "binary"}
         OLOLOHA (variance-optimal :math:`g`) or BiLOLOHA (:math:`g = 2`).
@@ -171,17 +173,13 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     def _bucket(self, randomness, items):
         return _hashing.hash_items(randomness[:, 0], items, self._prime, self._g)
 
-    def _grr(self, x, keep, rng):
-        kept = rng.random(x.size) < keep  # keep (a 2^-53 grid value: exact), else uniform over all g values
-        return np.where(kept, x, rng.integers(0, self._g, size=x.size, dtype=np.int64))
-
     def permanent_response(self, buckets: np.ndarray, rng: np.random.Generator, randomness: Any = None) -> np.ndarray:
         """PRR: GRR_g(:math:`\\varepsilon_\\infty`) of each hash value (what a device memoizes)."""
-        return self._grr(np.asarray(buckets, dtype=np.int64), self._keep1, rng)
+        return keep_or_uniform(np.asarray(buckets, dtype=np.int64), self._keep1, self._g, rng)
 
     def instantaneous_response(self, memoized: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """IRR: GRR_g(:math:`p_2, q_2`) of memoized hash values."""
-        return self._grr(np.asarray(memoized, dtype=np.int64), self._keep2, rng)
+        return keep_or_uniform(np.asarray(memoized, dtype=np.int64), self._keep2, self._g, rng)
 
     def _report(self, randomness, responses):
         return np.column_stack([randomness[:, 0], responses]).astype(np.uint64)
@@ -241,13 +239,11 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
 
     def permanent_channel(self) -> np.ndarray:
         """``P[x, s]`` of the first round over hash values (GRR_g with :math:`\\varepsilon_\\infty`)."""
-        g = self._g
-        return np.full((g, g), self._q1) + np.eye(g) * (self._p1 - self._q1)
+        return grr_matrix(self._p1, self._q1, self._g)
 
     def instantaneous_channel(self) -> np.ndarray:
         """``P[s, y]`` of the second round over hash values (GRR_g with :math:`p_2, q_2`)."""
-        g = self._g
-        return np.full((g, g), self._q2) + np.eye(g) * (self._p2 - self._q2)
+        return grr_matrix(self._p2, self._q2, self._g)
 
     def repeated_channel(self, reports: int, values: ArrayLike | None = None) -> np.ndarray:
         """Law of ``reports`` reports of one value by one device (same seed, one memoized PRR).

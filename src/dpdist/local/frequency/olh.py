@@ -40,11 +40,11 @@ import math
 
 import numpy as np
 
-from ...errors import InvalidParameterError
+from .._docs import shared_parameters
 from ..._validation import Integer, Optional
 from .._protocol import ProtocolTags, register
 from . import _hashing
-from .._bernoulli import mixture_keep
+from ._local_hashing import LocalHashingOracle
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
 
@@ -56,15 +56,14 @@ _MAX_CHANNEL_OUTPUTS = 1 << 20
 
 
 @register
-class OLH(FrequencyOracle):
+@shared_parameters
+class OLH(LocalHashingOracle):
     """Optimized local hashing.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d``, ``2 <= d <= hash_prime``.
+    {epsilon}
+    {hashed_domain_size}
     hash_range : int, optional
         Range :math:`g` of the hash functions; default
         :math:`\\operatorname{round}(e^\\varepsilon + 1)` (OLH).  ``2`` gives
@@ -89,24 +88,10 @@ class OLH(FrequencyOracle):
     _defaults = {"hash_range": None, "hash_prime": _MERSENNE_31}
 
     def _setup(self):
-        prime = self._params["hash_prime"]
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of OLH must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of OLH must be <= hash_prime = {prime} (items are hashed "
-                f"modulo that prime). Got {self.domain_size!r} instead."
-            )
-        e = math.exp(self.epsilon)
-        self._prime = prime
-        self._g = self._params["hash_range"] or max(2, int(round(e + 1.0)))
-        self._n_seeds = _hashing.seed_count(prime)
-        # GRR over g as "keep, else uniform over all g", lambda on the 2^-53 grid (realized exactly)
-        self._keep = mixture_keep(self.epsilon, 1, self._g)
-        self._p = self._keep + (1.0 - self._keep) / self._g
-        collision = _hashing.collision_probability(prime, self._g)
-        self._collision = collision
-        self._q = self._p * collision + (1 - self._p) * (1 - collision) / (self._g - 1)
+        self._prime = self._checked_prime()
+        self._g = self._params["hash_range"] or max(2, int(round(math.exp(self.epsilon) + 1.0)))
+        self._n_seeds = _hashing.seed_count(self._prime)
+        self._setup_hashed_grr()
 
     @property
     def hash_range(self) -> int:
@@ -128,9 +113,7 @@ class OLH(FrequencyOracle):
     # ------------------------------------------------------------------ client
     def _privatize(self, values, rng):
         seeds = rng.integers(0, self._n_seeds, size=values.size, dtype=np.int64)
-        hashed = _hashing.hash_items(seeds, values, self._prime, self._g)
-        keep = rng.random(values.size) < self._keep
-        perturbed = np.where(keep, hashed, rng.integers(0, self._g, size=values.size, dtype=np.int64))
+        perturbed = self._perturb(_hashing.hash_items(seeds, values, self._prime, self._g), rng)
         return np.column_stack([seeds, perturbed]).astype(np.uint64)
 
     # ------------------------------------------------------------------ server
@@ -158,10 +141,4 @@ class OLH(FrequencyOracle):
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         seeds = np.arange(self._n_seeds, dtype=np.int64)
         hashed = _hashing.hash_items(seeds[None, :], items[:, None], self._prime, self._g)  # (items, seeds)
-        other = (1 - self._p) / (self._g - 1)
-        grr = np.where(hashed[:, :, None] == np.arange(self._g)[None, None, :], self._p, other)
-        return (grr / self._n_seeds).reshape(items.size, outputs)
-
-    def report_index(self, reports: np.ndarray) -> np.ndarray:
-        reports, _ = self.report_format.read(reports)
-        return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
+        return (self._grr_law(hashed) / self._n_seeds).reshape(items.size, outputs)

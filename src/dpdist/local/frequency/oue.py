@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from .._docs import shared_parameters
 from .._protocol import register
 from ._unary import UnaryEncoding
 
@@ -19,15 +20,14 @@ __all__ = ["OUE"]
 
 
 @register
+@shared_parameters
 class OUE(UnaryEncoding):
     """Optimized unary encoding.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d >= 2``.
+    {epsilon}
+    {domain_size}
 
     Reports are bit-packed ``uint8`` rows of ``ceil(d/8)`` bytes.
     """

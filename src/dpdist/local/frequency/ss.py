@@ -51,6 +51,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
@@ -68,15 +69,14 @@ _MAX_CHANNEL_OUTPUTS = 1 << 16
 
 
 @register
+@shared_parameters
 class SS(FrequencyOracle):
     """Subset selection with subset size ``ceil(d / (e^eps + 1))``.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d >= 2``.
+    {epsilon}
+    {domain_size}
 
     Reports are bit-packed ``uint8`` rows of ``ceil(d/8)`` bytes with exactly
     ``k`` bits set (``subset_size`` gives ``k``).

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from .._docs import shared_parameters
 from .._protocol import register
 from ._unary import UnaryEncoding
 
@@ -23,15 +24,14 @@ __all__ = ["SUE"]
 
 
 @register
+@shared_parameters
 class SUE(UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR).
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    domain_size : int
-        Number of items ``d >= 2``.
+    {epsilon}
+    {domain_size}
 
     Reports are bit-packed ``uint8`` rows of ``ceil(d/8)`` bytes.
     """

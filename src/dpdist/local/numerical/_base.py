@@ -15,7 +15,7 @@ from .._protocol import LocalProtocol, ProtocolTags
 from ..._types import ArrayLike, Seed
 from .._aggregator import Aggregator
 
-__all__ = ["NumericalProtocol", "unit_bin_index"]
+__all__ = ["BinnedProtocol", "NumericalProtocol", "unit_bin_index"]
 
 
 def unit_bin_index(unit_values, bins: int) -> np.ndarray:
@@ -118,3 +118,12 @@ class NumericalProtocol(LocalProtocol):
             details=details,
             guarantee=self.guarantee,
         )
+
+
+class BinnedProtocol(NumericalProtocol):
+    """A numerical protocol whose estimate has ``bins`` equal bins over ``bounds`` (a ``"bins"`` parameter)."""
+
+    @property
+    def bins(self) -> int:
+        """Number of equal input bins over ``bounds`` (the estimate's resolution)."""
+        return self._params["bins"]

@@ -22,7 +22,7 @@ from ..._validation import Boolean, Integer, Interval, Optional, Options, check_
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
-from ._base import NumericalProtocol
+from ._base import BinnedProtocol, NumericalProtocol
 from .._em import expectation_maximization
 from ._wave_operators import transition_operator
 from ..._types import ArrayLike
@@ -37,7 +37,7 @@ MAX_BINS = 4096
 MAX_ITERATIONS = 10_000
 
 
-class WaveProtocol(NumericalProtocol):
+class WaveProtocol(BinnedProtocol):
     """Base of the wave protocols; subclasses build ``self._mechanism`` in :meth:`_setup`."""
 
     tags: ClassVar[ProtocolTags] = ProtocolTags(
@@ -59,11 +59,6 @@ class WaveProtocol(NumericalProtocol):
     }
 
     # ------------------------------------------------------------------ public parameters
-    @property
-    def bins(self) -> int:
-        """Number of equal input bins over ``bounds`` (the estimate's resolution)."""
-        return self._params["bins"]
-
     @property
     def output_bins(self) -> int:
         """Number of output buckets a report indexes."""

@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
@@ -46,19 +47,18 @@ def check_distribution_postprocess(protocol, postprocess: str) -> str:
 
 
 @register
-class Binning(NumericalProtocol):
+@shared_parameters
+class Binning(BinnedProtocol):
     """Categorical frequency oracle over equal-width bins of ``bounds``.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of bins ``c >= 2`` (paper 003 uses 16, 32, 64; paper 000 8 to 64).
     oracle : {"auto", "grr", "oue", "olh"}
         Inner oracle; "auto" picks GRR when ``bins < 3 e^eps + 2``, else OUE.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
 
     Reports are the inner oracle's reports of the bin index.
     """
@@ -85,10 +85,6 @@ class Binning(NumericalProtocol):
     def statistic_dtype(self) -> type:
         """The inner oracle's (counts, or float sums for some oracles)."""
         return self._oracle.statistic_dtype
-
-    @property
-    def bins(self) -> int:
-        return self._params["bins"]
 
     @property
     def oracle(self) -> FrequencyOracle:

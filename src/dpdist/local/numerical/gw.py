@@ -22,6 +22,7 @@ paper defines the discrete variant for the square wave only).
 
 from __future__ import annotations
 
+from .._docs import shared_parameters
 from ..._validation import Interval, Optional, Options
 from ...errors import InvalidParameterError
 from .._protocol import register
@@ -36,15 +37,14 @@ DEFAULT_RATIO = 0.5
 
 
 @register
+@shared_parameters
 class GeneralWave(WaveProtocol):
     """General wave (GW) mechanism with a trapezoid or triangle wave and EMS / EM estimation.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    bounds : (float, float)
-        Range of the users' values, default ``(0, 1)``.
+    {epsilon}
+    {wave_bounds}
     bins : int
         Number of equal input bins of the estimate (default 1024, at most 4096).
     output_bins : int, optional

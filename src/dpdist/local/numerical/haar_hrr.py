@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from .._bernoulli import exp_lower, odds_probability
 from .._report_kinds import Field, RecordReports
 from ._tree import tree_height
@@ -83,17 +84,16 @@ def _hadamard_sign(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 
 @register
-class HaarHRR(NumericalProtocol):
+@shared_parameters
+class HaarHRR(BinnedProtocol):
     """Haar wavelet coefficients estimated by Hadamard randomized response.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of leaves, a power of 2 (default 256).
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
     """
 
     statistic_signed = True  # signed sums of +-1 Haar-coefficient reports
@@ -119,10 +119,6 @@ class HaarHRR(NumericalProtocol):
         # level t has 2**(h - t) coefficient nodes; statistic: h level counts, then S_t for t = 1..h
         self._sizes = [2 ** (height - t) for t in range(1, height + 1)]
         self._offsets = np.concatenate([[height], height + np.cumsum(self._sizes)])
-
-    @property
-    def bins(self) -> int:
-        return self._params["bins"]
 
     @property
     def height(self) -> int:

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from ...postprocess import hay_consistency
 from .._report_kinds import Field, RecordReports
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
@@ -46,21 +47,20 @@ __all__ = ["HierarchicalHistogram"]
 
 
 @register
-class HierarchicalHistogram(NumericalProtocol):
+@shared_parameters
+class HierarchicalHistogram(BinnedProtocol):
     """Hierarchical histogram with users split uniformly over the levels.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     bins : int
         Number of leaves; must be a power of ``branching`` (default 256 = 4^4).
     branching : int
         Branching factor :math:`\\beta \\ge 2` (default 4).
     oracle : {"auto", "grr", "oue", "olh"}
         Oracle of every level; "auto" chooses per level by variance.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
     """
 
     name = "hh"
@@ -100,10 +100,6 @@ class HierarchicalHistogram(NumericalProtocol):
         return np.float64 if np.dtype(np.float64) in dtypes else np.int64
 
     # ------------------------------------------------------------------ structure
-    @property
-    def bins(self) -> int:
-        return self._params["bins"]
-
     @property
     def branching(self) -> int:
         return self._params["branching"]

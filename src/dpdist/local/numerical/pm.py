@@ -48,6 +48,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ..._validation import Integer
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import register
@@ -63,17 +64,16 @@ def _hat_integral(u: np.ndarray) -> np.ndarray:
 
 
 @register
+@shared_parameters
 class PiecewiseMechanism(MeanProtocol):
     """Piecewise mechanism with outputs on a public grid, for mean (and two-phase variance) estimation.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     grid : int
         Number ``G`` of grid intervals on ``[-s, s]`` (``G + 1`` public outputs; default 1024).
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
 
     Notes
     -----

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from .._bernoulli import exp_lower, odds_probability, realized
 from .._protocol import register
 from ._mean import MeanProtocol
@@ -25,15 +26,14 @@ __all__ = ["StochasticRounding"]
 
 
 @register
+@shared_parameters
 class StochasticRounding(MeanProtocol):
     """Stochastic rounding to the two extreme values, for mean (and two-phase variance) estimation.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {epsilon}
+    {bounds}
 
     Notes
     -----

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from .._docs import shared_parameters
 from ..._validation import Boolean
 from ...errors import InvalidParameterError
 from .._protocol import ParameterDependentTags, register
@@ -49,15 +50,14 @@ __all__ = ["SquareWave"]
 
 
 @register
+@shared_parameters
 class SquareWave(WaveProtocol):
     """Square wave (SW) mechanism with EMS / EM estimation.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
-    bounds : (float, float)
-        Range of the users' values, default ``(0, 1)``.
+    {epsilon}
+    {wave_bounds}
     bins : int
         Number of equal input bins of the estimate (``d``; default 1024, at most 4096).
         With ``discrete=True`` also the number of buckets users bucketize into.

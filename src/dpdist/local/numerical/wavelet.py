@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docs import shared_parameters
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Optional, Options
 from ...errors import InvalidParameterError, MalformedReportError
@@ -108,13 +109,13 @@ _CHANNEL_MAX_LEVELS = 3
 
 
 @register
+@shared_parameters
 class Wavelet(NumericalProtocol):
     """Haar wavelet expansion under LDP (Zhao et al., IEEE S&P 2026).
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget, finite and > 0.
+    {epsilon}
     levels : int or None
         :math:`J` (0 .. 20); the estimate has :math:`2^{J+1}` bins.  Overrides ``n_users``.
     n_users : int or None
@@ -125,8 +126,7 @@ class Wavelet(NumericalProtocol):
         Var[Y(l) | v(l)=0] = 2q (correct) or q (eq. 117 as printed); sets m_j, V_j and the allocation.
     assignment : {"random", "fixed"}
         Each client draws its level with the eq. 83 shares, or a batch is split into exact eq. 83 groups.
-    bounds : (float, float)
-        Range of the values, default (0, 1).
+    {bounds}
     """
 
     statistic_signed = True  # signed sums of +-1 Haar-coefficient reports

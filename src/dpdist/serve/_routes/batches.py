@@ -7,6 +7,7 @@ then closes the connection); the body is read within the limits of
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -29,6 +30,8 @@ _BATCH_BODY = {
         "application/json": {"schema": ref("JsonBatch")},
     },
 }
+_RELAYED_BODY = {"required": True, "content": {"application/vnd.dpdist.relayed-batch": {
+    "schema": {"type": "string", "format": "binary", "description": "sealed messages, each after its 4-byte length"}}}}
 _RECORDS_BODY = {"required": True, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 
@@ -39,8 +42,10 @@ async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
         try:  # nothing of the body is read before the client, its campaign and its token pass
             campaign = await service.admit(campaign_id, batch_id, token)
         except Refusal as refusal:
+            if refusal.code == "unauthorized":  # a relayed campaign's submit token is known to no one: say why
+                refusal = await run_in_threadpool(service.relayed.direct_refusal, campaign_id) or refusal
             refusal.close = True
-            raise
+            raise refusal from None
         async with read_body(request, campaign_id) as body:
             ack = await service.submit(campaign, batch_id, body, request.headers.get("content-type", ""), token)
     metrics = getattr(request.app.state, "metrics", None)
@@ -62,7 +67,34 @@ async def submit_records(request: Request) -> JSONResponse:
     return await _submit(request, None)
 
 
+@documented("A relay delivers a shuffled batch of HPKE-sealed reports of a relayed campaign (idempotent by batch id)",
+            security="relay", body=_RELAYED_BODY,
+            answers={200: json_answer(ref("Ack"), "durably counted (or already counted: duplicate)")},
+            errors=(400, 401, 404, 408, 409, 413, 503))
+async def relayed_batch(request: Request) -> JSONResponse:
+    """The relay's delivery (:mod:`.._relayed`): opened here, counted through the same group commits as any batch."""
+    service, campaign_id, batch_id = service_of(request), request.path_params["campaign"], request.path_params["batch_id"]
+    with service.slot():
+        try:  # nothing of the body is read before the campaign and the relay's token pass
+            campaign, key = await run_in_threadpool(service.relayed.admit, campaign_id, bearer(request))
+        except Refusal as refusal:
+            refusal.close = True
+            raise
+        async with read_body(request, campaign_id) as body:
+            digest, arrival = service.relayed.digest(body), service.relayed.arrival_ms(campaign)
+            batch = None  # not open: a redelivery of an acknowledged batch still gets its acknowledgement
+            if campaign.state == "open":
+                batch = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id, body, service.limits,
+                                              inline=False)
+            ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival)
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.acknowledged(ack)
+    return JSONResponse(ack, status_code=200)
+
+
 ROUTES = [
     Route("/api/campaigns/{campaign}/batches", submit_records, methods=["POST"]),
     Route("/api/campaigns/{campaign}/batches/{batch_id}", submit_batch, methods=["PUT", "POST"]),
+    Route("/api/campaigns/{campaign}/relayed/{batch_id}", relayed_batch, methods=["PUT"]),
 ]

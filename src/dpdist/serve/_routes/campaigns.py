@@ -29,16 +29,18 @@ async def create_campaign(request: Request) -> JSONResponse:
     keep = document.get("keep_reports", False)
     if not isinstance(keep, bool):
         raise InvalidRequest("invalid_keep_reports", f"'keep_reports' must be true or false. Got {keep!r}.")
-    campaign = await run_in_threadpool(
-        service.store.create,
-        document.get("campaign"),
-        document.get("config"),
-        submit_token=document.get("submit_token"),
-        keep_reports=keep,
-        max_reports=document.get("max_reports"),
-        enrollment=document.get("enrollment", False),
-    )
-    return JSONResponse(campaign.summary(), status_code=201)
+    options = {"submit_token": document.get("submit_token"), "keep_reports": keep,
+               "max_reports": document.get("max_reports"), "enrollment": document.get("enrollment", False)}
+    if document.get("relay", False) is not False:  # collected through a relay only (issue 34, :mod:`.._relayed`)
+        campaign = await run_in_threadpool(service.relayed.create, document, **options)
+    else:
+        campaign = await run_in_threadpool(service.store.create, document.get("campaign"), document.get("config"), **options)
+    return JSONResponse(await _summary(service, campaign), status_code=201)
+
+
+async def _summary(service, campaign) -> dict:
+    """The admin summary of a campaign, with whether it is relayed (and then its stated guarantees)."""
+    return {**campaign.summary(), **await run_in_threadpool(service.relayed.summary_fields, campaign)}
 
 
 @documented("List campaigns", security="admin", errors=(401,),
@@ -46,14 +48,14 @@ async def create_campaign(request: Request) -> JSONResponse:
 async def list_campaigns(request: Request) -> JSONResponse:
     service = as_admin(request)
     campaigns = await run_in_threadpool(service.store.list)
-    return JSONResponse({"campaigns": [campaign.summary() for campaign in campaigns]})
+    return JSONResponse({"campaigns": [await _summary(service, campaign) for campaign in campaigns]})
 
 
 @documented("A campaign's state and counts", security="admin", answers={200: json_answer(_CAMPAIGN)}, errors=(401, 404))
 async def show_campaign(request: Request) -> JSONResponse:
     service = as_admin(request)
     campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
-    return JSONResponse(campaign.summary())
+    return JSONResponse(await _summary(service, campaign))
 
 
 _DELETED = {"type": "object", "properties": {"campaign": {"type": "string"}, "deleted": {"type": "boolean"},
@@ -65,7 +67,9 @@ _DELETED = {"type": "object", "properties": {"campaign": {"type": "string"}, "de
 async def delete_campaign(request: Request) -> JSONResponse:
     service = as_admin(request)
     service.changed(request.path_params["campaign"])
-    return JSONResponse(await run_in_threadpool(service.store.delete, request.path_params["campaign"]))
+    deleted = await run_in_threadpool(service.store.delete, request.path_params["campaign"])
+    await run_in_threadpool(service.relayed.forget, request.path_params["campaign"])  # its keys too
+    return JSONResponse(deleted)
 
 
 _ENROLL = {"type": "object", "required": ["count", "reports"],
@@ -101,6 +105,7 @@ async def public_config(request: Request) -> JSONResponse:
             "max_body_bytes": service.max_body_bytes,
             "max_records": service.limits.max_records,
             "max_json_rows": service.limits.max_json_rows,
+            **await run_in_threadpool(service.relayed.public_fields, campaign),
         }
     )
 
@@ -137,7 +142,7 @@ async def set_config(request: Request) -> JSONResponse:
     changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
     campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
     service.changed(campaign.id)
-    return JSONResponse(campaign.summary())
+    return JSONResponse(await _summary(service, campaign))
 
 
 async def _transition(request: Request, target: str) -> JSONResponse:
@@ -145,7 +150,7 @@ async def _transition(request: Request, target: str) -> JSONResponse:
     service.changed(request.path_params["campaign"])
     campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
     service.changed(campaign.id)
-    return JSONResponse(campaign.summary())
+    return JSONResponse(await _summary(service, campaign))
 
 
 @documented("Open a campaign: it accepts reports; its config is frozen", security="admin",

@@ -14,11 +14,15 @@ from .._refusals import NotFound
 __all__ = ["ROUTES"]
 
 
-async def root(request: Request) -> JSONResponse:
+async def root(request: Request) -> Response:
     from ... import __version__
+    from .._index_page import index_html, prefers_html
 
-    openapi_path = request.scope.get("root_path", "") + "/openapi.json"  # behind a path-prefixed proxy too
-    return JSONResponse({"service": "dpdist", "version": __version__, "openapi": openapi_path})
+    root_path = request.scope.get("root_path", "")  # behind a path-prefixed proxy too
+    if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns (issue 30)
+        return HTMLResponse(index_html(root_path, __version__), headers={"Vary": "Accept"})
+    return JSONResponse({"service": "dpdist", "version": __version__, "openapi": root_path + "/openapi.json"},
+                        headers={"Vary": "Accept"})
 
 
 @documented("This schema")

@@ -1,0 +1,141 @@
+"""``dpdist relay`` against ``dpdist serve``: one-report requests per second, on the same machine (issue 34 target).
+
+Target: the relay takes one-report requests at >= 1/2 of the collector's own rate.  Both are real
+processes on 127.0.0.1, each pinned to CPU 0 with ``taskset`` while it is measured, the load generator
+(``wrk``, 2 threads, 32 keep-alive connections, a Lua script giving each request a fresh id) on CPU 1:
+
+``collector``
+    ``PUT /api/campaigns/c/batches/{id}``: one GRR report (d = 64) as a dpdist binary record, straight to
+    ``dpdist serve`` (its per-address rate limit off: every request comes from 127.0.0.1).
+``relay``
+    ``PUT /relay/v1/campaigns/c/reports/{id}``: the same report sealed for the collector (HPKE; sealed once
+    before the clock starts: the relay cannot tell), to ``dpdist relay``, which queues it and forwards
+    shuffled batches to a ``dpdist serve`` (on CPU 1) meanwhile.
+
+For each: acknowledged requests per wall second, per CPU-second of the measured process (its CPU time
+read from ``/proc``, so the figure does not depend on how much of the shared machine it got), and p50/p99
+latency.  Servers stop by themselves at the end of the run.
+
+Usage::
+
+    uv run python benchmarks/bench_relay.py [--seconds 10] [--out benchmarks/results/relay.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from relay_support import CollectorProcess, RelayProcess  # noqa: E402
+from serve_support import admin_headers  # noqa: E402
+
+from dpdist import io, local  # noqa: E402
+from dpdist.relay import _envelope  # noqa: E402
+
+CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 64}
+LUA = """
+local f = io.open("{body}", "rb"); local body = f:read("*all"); f:close()
+wrk.method = "PUT"
+wrk.body = body
+wrk.headers["Content-Type"] = "{content_type}"
+local counter = 0
+local made = 0
+setup = function(thread) made = made + 1; thread:set("prefix", "{run}" .. made .. "-") end
+init = function(args) counter = 0 end
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, "{path}" .. prefix .. counter)
+end
+"""
+
+
+class Collector(CollectorProcess):
+    """``dpdist serve`` without its per-address rate limit (every request of the load generator comes from 127.0.0.1)."""
+
+    def environment(self) -> dict:
+        return {**super().environment(), "DPDIST_RATE_LIMIT": "0"}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    import os
+
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_wrk(url: str, script: Path, seconds: int) -> dict:
+    output = subprocess.run(["taskset", "-c", "1", "wrk", "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", str(script), url],
+                            capture_output=True, text=True, timeout=seconds + 60).stdout
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    latency = dict(re.findall(r"\s+(50|99)%\s+([\d.]+\w+)", output))
+    return {"requests": requests, "non_2xx": int(errors.group(1)) if errors else 0, "p50": latency.get("50"), "p99": latency.get("99"), "raw": output}
+
+
+def measure(process, url: str, body: bytes, content_type: str, path: str, seconds: int, workdir: Path, run: str) -> dict:
+    body_path = workdir / f"{run}.bin"
+    body_path.write_bytes(body)
+    script = workdir / f"{run}.lua"
+    script.write_text(LUA.format(body=body_path, content_type=content_type, path=path, run=run))
+    before, start = cpu_seconds(process.process.pid), time.monotonic()
+    result = run_wrk(url, script, seconds)
+    wall, cpu = time.monotonic() - start, cpu_seconds(process.process.pid) - before
+    ok = result["requests"] - result["non_2xx"]
+    return {"case": run, "acknowledged": ok, "per_wall_s": ok / wall, "per_cpu_s": ok / max(cpu, 1e-9), "cpu_s": cpu,
+            "p50": result["p50"], "p99": result["p99"], "non_2xx": result["non_2xx"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    protocol = local.from_config(CONFIG)
+    record = io.encode_record(protocol, protocol.privatize([3], secure=True))
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        collector = Collector(str(workdir / "direct.sqlite"), cpu=0).start()
+        try:
+            with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
+                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG})
+                admin.post("/api/campaigns/c/open")
+            results.append(measure(collector, collector.url, record, "application/octet-stream", "/api/campaigns/c/batches/",
+                                   args.seconds, workdir, "collector"))
+        finally:
+            collector.stop()
+        collector = Collector(str(workdir / "relayed.sqlite"), cpu=1).start()
+        relay = RelayProcess(workdir / "queue.sqlite", collector.url, min_batch=1000, max_batch=10000, cpu=0).start()
+        try:
+            with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
+                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": True})
+                admin.post("/api/campaigns/c/open")
+            relay_key = httpx.get(f"{relay.url}/api/campaigns/c/config", timeout=30).json()["relay"]
+            sealed = _envelope.seal(_envelope.decode_public_key(relay_key["public_key"]), "c", record, "application/octet-stream")
+            results.append(measure(relay, relay.url, sealed, _envelope.SEALED_CONTENT_TYPE, "/relay/v1/campaigns/c/reports/",
+                                   args.seconds, workdir, "relay"))
+        finally:
+            relay.stop()
+            collector.stop()
+    ratio = {key: results[1][key] / results[0][key] for key in ("per_wall_s", "per_cpu_s")}
+    print("| case | acknowledged | per wall s | per CPU-s | p50 | p99 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in results:
+        print(f"| {row['case']} | {row['acknowledged']} | {row['per_wall_s']:.0f} | {row['per_cpu_s']:.0f} | {row['p50']} | {row['p99']} |")
+    print(f"relay / collector: {ratio['per_wall_s']:.2f} per wall second, {ratio['per_cpu_s']:.2f} per CPU-second (target >= 0.5)")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"results": results, "ratio": ratio}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

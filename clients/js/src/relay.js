@@ -1,0 +1,77 @@
+// Sending reports through a dpdist relay: each report sealed to the collector's key with HPKE (RFC 9180),
+// byte for byte as dpdist.relay._envelope seals it in Python, so that the relay holds ciphertexts only.
+//
+// Suite: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM, base mode (@hpke/core and @hpke/dhkem-x25519,
+// bundled in vendor/hpke.js: no install step). Sealed message: version (1) | key id (8) | enc (32) | ciphertext,
+// with info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is
+// kind (1: dpdist binary records, 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
+
+import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
+import { InvalidParameterError } from './errors.js';
+
+export const RELAY_CONTENT_TYPE = 'application/vnd.dpdist.sealed-report';
+const VERSION = 1;
+const PADDING = 256;
+const KINDS = { 'application/octet-stream': 1, 'application/json': 2 };
+const SUITE_IDS = [0x0020, 0x0001, 0x0001];
+
+let suite = null;
+function cipherSuite() {
+  suite ??= new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() });
+  return suite;
+}
+
+function base64UrlBytes(text) {
+  const standard = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
+  const binary = atob(standard);
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+function hexBytes(text) {
+  if (!/^([0-9a-f]{2})+$/.test(text)) throw new InvalidParameterError(`A relay key id is hexadecimal. Got ${JSON.stringify(text)}.`);
+  return Uint8Array.from(text.match(/../g), (pair) => parseInt(pair, 16));
+}
+
+function concat(...parts) {
+  const out = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/**
+ * Seal a submission body for the relay of a campaign whose public config carries ``relay``
+ * (``{public_key, key_id, ids}``); resolves to the sealed bytes (a retry sends these same bytes).
+ */
+export async function sealForRelay(relay, campaignId, body, contentType = 'application/octet-stream') {
+  if (!relay || JSON.stringify(relay.ids) !== JSON.stringify(SUITE_IDS)) {
+    throw new InvalidParameterError(`The campaign's relay uses HPKE suite ${JSON.stringify(relay?.ids)}; this client seals with ${JSON.stringify(SUITE_IDS)}.`);
+  }
+  const kind = KINDS[contentType];
+  if (kind === undefined) throw new InvalidParameterError(`A sealed body is dpdist binary records or JSON. Got ${JSON.stringify(contentType)}.`);
+  const publicKey = base64UrlBytes(relay.public_key);
+  const keyId = hexBytes(relay.key_id);
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', publicKey));
+  if (publicKey.length !== 32 || !keyId.every((byte, index) => byte === digest[index])) {
+    throw new InvalidParameterError("The campaign's relay key id does not match its public key.");
+  }
+  const length = new Uint8Array(4);
+  new DataView(length.buffer).setUint32(0, body.length);
+  const unpadded = 5 + body.length;
+  const plain = concat(Uint8Array.of(kind), length, body, new Uint8Array((PADDING - (unpadded % PADDING)) % PADDING));
+  const header = concat(Uint8Array.of(VERSION), keyId);
+  const hpke = cipherSuite();
+  const recipientPublicKey = await hpke.kem.deserializePublicKey(publicKey.buffer.slice(publicKey.byteOffset, publicKey.byteOffset + 32));
+  const info = new TextEncoder().encode(`dpdist relay v1\0${campaignId}`);
+  const sender = await hpke.createSenderContext({ recipientPublicKey, info });
+  const ciphertext = await sender.seal(plain, header);
+  return concat(header, new Uint8Array(sender.enc), new Uint8Array(ciphertext));
+}
+
+/** The relay's path for one report of a campaign under the report id the device chose. */
+export function relayReportPath(campaignId, reportId) {
+  return `/relay/v1/campaigns/${encodeURIComponent(campaignId)}/reports/${encodeURIComponent(reportId)}`;
+}

@@ -1,0 +1,221 @@
+"""From reductions to epsilon: the worst pair, the best candidate, bisection, rounds."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from .._types import ArrayLike
+from .._validation import Integer, check_param
+from ..errors import InvalidParameterError
+from . import _channel, _closed_form, _structured
+from ._checks import check_delta, check_epsilon0, check_n
+from ._reduction import PairDivergence, Reduction
+
+if TYPE_CHECKING:
+    from ..local import LocalProtocol
+
+__all__ = [
+    "METHODS",
+    "ShuffledAccount",
+    "account",
+    "generic_reduction",
+    "numerical_delta",
+    "numerical_epsilon",
+    "channel_delta",
+    "channel_epsilon",
+    "compose_rounds",
+]
+
+#: ``numerical``: the channel's reductions when the protocol has a small finite channel, else ``generic``
+METHODS = ("numerical", "channel", "generic", "closed-form")
+_RELATIVE_PRECISION = 1e-4  # bisection stops when the bracket is this narrow (relative)
+
+
+def generic_reduction(epsilon0: float, clone: float | None = None) -> Reduction:
+    """FMT21's clone reduction for any ``epsilon0``-LDP randomizer (clone probability ``e^-epsilon0`` unless given)."""
+    w = math.exp(-epsilon0) if clone is None else float(clone)
+    if not 0 < w <= 1:
+        raise InvalidParameterError(f"The 'clone' probability must be in (0, 1]. Got {clone!r} instead.")
+    e = math.exp(epsilon0)
+    return Reduction((e / (e + 1), 1 / (e + 1), 0.0), (1 / (e + 1), e / (e + 1), 0.0), (w / 2, w / 2, 0.0))
+
+
+class _Bound:
+    """``delta(t)``: the largest over pair classes of the smallest over their candidates."""
+
+    def __init__(self, classes: Sequence[Sequence[Reduction]], n: int):
+        self.classes = [[PairDivergence(reduction, n) for reduction in candidates] for candidates in classes]
+        self.t_max = max(math.log(reduction.ratio) for candidates in classes for reduction in candidates)
+
+    def __call__(self, t: float) -> float:
+        return max(min(candidate.delta(t) for candidate in candidates) for candidates in self.classes)
+
+    def within(self, t: float, delta: float) -> bool:
+        """Whether ``delta(t) <= delta``, evaluating candidates lazily (the last one that fit is tried first)."""
+        for candidates in self.classes:
+            for index, candidate in enumerate(candidates):
+                if candidate.delta(t) <= delta:
+                    candidates.insert(0, candidates.pop(index))
+                    break
+            else:
+                return False
+        return True
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ``t`` found (to 1e-4 relative) with ``delta(t) <= delta``; ``t_max`` at worst."""
+        return _bisect(lambda t: self.within(t, delta), self.t_max)
+
+
+def _bisect(feasible: Callable[[float], bool], high: float) -> float:
+    """The smallest ``t`` in ``[0, high]`` (to 1e-4 relative) with ``feasible(t)``, for a monotone ``feasible``."""
+    if feasible(0.0):
+        return 0.0
+    low = 0.0
+    while high - low > _RELATIVE_PRECISION * high:
+        middle = 0.5 * (low + high)
+        if feasible(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def numerical_delta(epsilon: float, epsilon0: float, n: int, clone: float | None = None) -> float:
+    """:math:`\\delta(\\varepsilon)` of FMT21's clone reduction (any ``epsilon0``-LDP randomizer, or the given clone probability)."""
+    return PairDivergence(generic_reduction(check_epsilon0(epsilon0), clone), check_n(n)).delta(epsilon)
+
+
+def numerical_epsilon(epsilon0: float, n: int, delta: float, clone: float | None = None) -> float:
+    """The smallest :math:`\\varepsilon` (to 1e-4 relative) with :func:`numerical_delta` at most ``delta``."""
+    epsilon0, n, delta = check_epsilon0(epsilon0), check_n(n), check_delta(delta)
+    return _Bound([[generic_reduction(epsilon0, clone)]], n).epsilon(delta)
+
+
+def channel_delta(channel: ArrayLike, n: int, epsilon: float) -> float:
+    r""":math:`\delta(\varepsilon)` of ``n`` shuffled reports through ``channel``: the largest over pair classes of the
+    smallest over their candidate reductions (:mod:`._channel`)."""
+    return _Bound(_channel.channel_reductions(channel), check_n(n))(float(epsilon))
+
+
+def channel_epsilon(channel: ArrayLike, n: int, delta: float) -> float:
+    """The central epsilon at ``delta`` of ``n`` shuffled reports, one per user, through ``channel`` (rows: inputs)."""
+    n, delta = check_n(n), check_delta(delta)
+    return _Bound(_channel.channel_reductions(channel), n).epsilon(delta)
+
+
+def compose_rounds(round_within: Callable[[float, float], bool], epsilon0: float, rounds: int, delta: float) -> float:
+    r"""The central epsilon at total ``delta`` of ``rounds`` rounds; ``round_within(t, d)``: whether one round's curve
+    has :math:`\delta(t) \le d`.
+
+    Each round is :math:`(\varepsilon_r, \delta_r)`-DP for every :math:`\delta_r`
+    (:math:`\varepsilon_r` read off its curve); ``rounds`` of them compose, adaptively, to
+    :math:`(\varepsilon', 1 - (1-\delta_r)^k (1 - \delta_k(\varepsilon_r, \varepsilon')))`-DP, the optimal
+    composition of Kairouz, Oh & Viswanath (ICML 2015, Thm. 3.3), with
+    :math:`\delta_k(\varepsilon, \varepsilon') = \mathbb E_{L \sim \mathrm{Bin}(k, 1/(1+e^\varepsilon))}
+    [(1 - e^{\varepsilon' - (k-2L)\varepsilon})_+]`.  The split :math:`\delta_r` is searched on a
+    grid; the result is never above ``rounds * epsilon0`` (pure sequential composition).
+    """
+    rounds = check_param("amplification", "rounds", rounds, Integer(low=1, high=10**6))
+    if rounds == 1:
+        return min(_bisect(lambda t: round_within(t, delta), epsilon0), epsilon0)
+    best = rounds * epsilon0
+    for share in (0.5, 0.2, 0.05, 0.01):
+        per_round = share * delta / rounds
+        epsilon_r = _bisect(lambda t: round_within(t, per_round), epsilon0)
+        if epsilon_r == 0.0:
+            continue
+        budget = 1 - (1 - delta) / (1 - per_round) ** rounds  # delta_k(eps_r, eps') must stay below this
+        if budget <= 0:
+            continue
+        best = min(best, _bisect(lambda e: _rr_composition(epsilon_r, rounds, e) <= budget, rounds * epsilon_r))
+    return best
+
+
+def _rr_composition(epsilon: float, rounds: int, target: float) -> float:
+    """Hockey-stick divergence at ``e^target`` of ``rounds``-fold binary randomized response with ``epsilon``."""
+    import numpy as np
+    from scipy import stats
+
+    ones = np.arange(rounds + 1)
+    weights = stats.binom.pmf(ones, rounds, 1 / (1 + math.exp(epsilon)))
+    return float(np.dot(weights, np.maximum(1 - np.exp(target - (rounds - 2 * ones) * epsilon), 0.0)))
+
+
+@dataclass(frozen=True)
+class ShuffledAccount:
+    """The central ``(epsilon, delta)`` of ``n`` shuffled reports (per round) of a protocol, and how it was derived
+    (:func:`dpdist.privacy.shuffled` states it as a :class:`~dpdist.privacy.PrivacyGuarantee`)."""
+
+    epsilon: float
+    delta: float
+    n: int
+    epsilon0: float
+    method: str
+    rounds: int = 1
+    pair_classes: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return {
+            "epsilon": self.epsilon, "delta": self.delta, "n": self.n, "epsilon0": self.epsilon0,
+            "method": self.method, "rounds": self.rounds, "pair_classes": self.pair_classes, "notes": list(self.notes),
+        }
+
+
+def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    ``method``: ``"channel"`` (the reductions read from ``protocol.channel()``), ``"generic"`` (FMT21's
+    clone reduction for any ``epsilon0``-LDP randomizer), ``"closed-form"`` (FMT21, Thm. 3.1; one round), or
+    ``"numerical"``: ``"channel"`` when the protocol has a finite channel small enough to enumerate its pairs,
+    ``"generic"`` otherwise.  Memoized protocols are refused (their rounds share a memo).
+    """
+    if method not in METHODS:
+        raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
+    n, delta = check_n(n), check_delta(delta)
+    _refuse_memoized(protocol)
+    epsilon0 = float(protocol.guarantee.epsilon)
+    notes: list[str] = []
+    if method == "closed-form":
+        if rounds != 1:
+            raise InvalidParameterError("method='closed-form' accounts for one round; use 'numerical' for rounds > 1.")
+        epsilon = min(_closed_form.closed_form_epsilon(epsilon0, n, delta), epsilon0)
+        return ShuffledAccount(epsilon, delta, n, epsilon0, method, notes=("FMT21 Theorem 3.1",))
+    classes, used = _reductions(protocol, epsilon0, method, notes)
+    bound = _Bound(classes, n)
+    epsilon = compose_rounds(bound.within, max(epsilon0, bound.t_max), rounds, delta)
+    return ShuffledAccount(min(epsilon, rounds * epsilon0), delta, n, epsilon0, used, rounds, len(classes), tuple(notes))
+
+
+def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
+    if method in ("channel", "numerical"):
+        structured = _structured.pair_classes(protocol)
+        if structured is not None:
+            notes.append("one pair class by symmetry; its output classes computed in closed form")
+            return [_channel.pair_reductions(*structured)], "channel"
+        try:
+            channel = _channel.check_channel(protocol.channel())
+            classes = _channel.channel_reductions(channel)
+        except (NotImplementedError, InvalidParameterError, MemoryError) as error:
+            if method == "channel":
+                raise InvalidParameterError(f"{protocol.display_name}: no usable finite channel ({error}).") from None
+            notes.append(f"no usable finite channel ({error}); the bound for any {epsilon0:g}-LDP randomizer is used")
+        else:
+            realized = _channel.realized_epsilon(channel)
+            if realized > epsilon0 * (1 + 1e-9):
+                raise InvalidParameterError(
+                    f"{protocol.display_name}'s channel loses {realized!r} per report, more than its stated epsilon {epsilon0!r}."
+                )
+            return classes, "channel"
+    return [[generic_reduction(epsilon0)]], "generic"
+
+
+def _refuse_memoized(protocol) -> None:
+    if protocol.tags.memoized:
+        raise InvalidParameterError(
+            f"{protocol.display_name} memoizes a permanent response per device: its rounds share the memo, so a "
+            "round's shuffled guarantee does not compose over rounds, and one round's channel is not what a device "
+            "reveals over time. Shuffling accounts for memoryless protocols."
+        )

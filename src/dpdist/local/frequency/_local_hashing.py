@@ -1,0 +1,52 @@
+r"""The shared machinery of local hashing (OLH and FLH): the prime check and GRR over the hash values.
+
+A user hashes the item into :math:`[0, g)` and reports the value with
+:math:`g`-ary randomized response in its "keep, else uniform over all
+:math:`g`" form: :math:`\lambda` is on the :math:`2^{-53}` grid
+(:func:`dpdist.local._bernoulli.mixture_keep`), so ``U < lambda`` realizes it
+exactly and :math:`p = \lambda + (1 - \lambda)/g`.  For another item hashed to
+the same value with probability :math:`c` (:func:`_hashing.collision_probability`)
+the report supports it with probability :math:`q = p c + (1 - p)(1 - c)/(g - 1)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._bernoulli import keep_or_uniform, mixture_keep
+from . import _hashing
+from ._oracle import FrequencyOracle
+
+__all__ = ["LocalHashingOracle"]
+
+
+class LocalHashingOracle(FrequencyOracle):
+    """Base of the local-hashing protocols: a ``(function, perturbed value)`` report over a prime family."""
+
+    #: the prime of the family and the range g of the hash values (set by the subclass's ``_setup``)
+    _prime: int
+    _g: int
+
+    def _checked_prime(self) -> int:
+        """The ``hash_prime`` parameter, checked prime and at least ``domain_size``."""
+        return _hashing.check_family_prime(self.display_name, self._params["hash_prime"], self.domain_size)
+
+    def _setup_hashed_grr(self) -> None:
+        """GRR over ``self._g`` values of hash ``self._prime``: ``_keep``, ``_p``, ``_collision`` and ``_q``."""
+        self._keep = mixture_keep(self.epsilon, 1, self._g)
+        self._p = self._keep + (1.0 - self._keep) / self._g
+        self._collision = _hashing.collision_probability(self._prime, self._g)
+        self._q = self._p * self._collision + (1 - self._p) * (1 - self._collision) / (self._g - 1)
+
+    def _perturb(self, hashed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Each hash value kept with probability ``_keep``, else replaced by a uniform value of ``[0, g)``."""
+        return keep_or_uniform(hashed, self._keep, self._g, rng)
+
+    def _grr_law(self, hashed: np.ndarray) -> np.ndarray:
+        """``GRR_g(y | h)`` of each hash value of ``hashed`` and each ``y``: a trailing axis of length ``g``."""
+        other = (1 - self._p) / (self._g - 1)
+        return np.where(hashed[..., None] == np.arange(self._g), self._p, other)
+
+    def report_index(self, reports: np.ndarray) -> np.ndarray:
+        reports, _ = self.report_format.read(reports)
+        return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

@@ -1,0 +1,187 @@
+"""The relay's ASGI application (Starlette): sealed reports in, nothing about their senders out.
+
+Routes
+------
+``PUT /relay/v1/campaigns/{campaign}/reports/{report_id}``
+    A device's sealed submission (:mod:`._envelope`), under a report id it chose at random (1-128
+    characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id, and a report sealed again under an
+    id already accepted is that report: ``duplicate``).  202 once it is durable:
+    ``{"campaign", "report_id", "duplicate"}``.  Refused: 404 unknown campaign, 409 campaign not
+    open or not collected through a relay, 400 not a sealed report for the campaign's current key,
+    413 too large.
+``GET /api/campaigns/{campaign}/config``, ``/campaigns/{campaign}/participate``, ``/static/dpdist-client.js``, ``/static/dpdist-client/...``
+    The collector's public pages, passed on (with their content type and security headers) and
+    cached for a few seconds: the campaign's config (protocol, state, relay key), the participation
+    page and the JavaScript client, so that a device, a browser included, talks to the relay only.
+``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state.
+
+The relay logs no client address and no per-report time (uvicorn's access log is off), trusts no
+forwarding header, and answers every device the same way whatever it sent: it cannot read it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from . import _envelope
+from ._forwarder import Forwarder
+from ._queue import RelayQueue
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["create_app"]
+
+_REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_CAMPAIGN = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_CONFIG_TTL_S = 5.0
+_KEPT_HEADERS = {"content-type", "content-security-policy", "cache-control", "x-content-type-options", "referrer-policy",
+                 "cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"}
+
+
+class RelayError(Exception):
+    def __init__(self, status: int, code: str, detail: str):
+        super().__init__(detail)
+        self.status, self.code, self.detail = status, code, detail
+
+
+class _PublicPages:
+    """GETs of the collector's public pages, each answer (status, kept headers, body) cached for a few seconds."""
+
+    def __init__(self, client):
+        self.client, self.cache = client, {}
+
+    async def get(self, path: str) -> tuple[int, dict, bytes]:
+        hit = self.cache.get(path)
+        if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
+            return hit[1:]
+        try:
+            response = await self.client.get(path)
+        except Exception:
+            raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
+        headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}
+        if response.status_code < 500:
+            if len(self.cache) > 4096:
+                self.cache.clear()
+            self.cache[path] = (time.monotonic(), response.status_code, headers, response.content)
+        return response.status_code, headers, response.content
+
+    async def config(self, campaign: str) -> tuple[int, dict]:
+        status, _, body = await self.get(f"/api/campaigns/{campaign}/config")
+        try:
+            return status, json.loads(body)
+        except ValueError:
+            raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
+
+
+def create_app(
+    db_path: str,
+    *,
+    collector: str,
+    relay_token: str,
+    min_batch: int,
+    max_batch: int,
+    admin_token: str | None = None,
+    interval: float = 0.5,
+    transport: Any = None,
+) -> Starlette:
+    """The relay (module docstring): queue in ``db_path`` (SQLite), batches of ``min_batch`` to ``max_batch``
+    reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests."""
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    state: dict = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        store = await run_in_threadpool(RelayQueue, db_path)
+        client = httpx.AsyncClient(base_url=collector.rstrip("/"), transport=transport, timeout=60.0)
+        forwarder = Forwarder(store, client, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch, interval=interval)
+        state.update(store=store, forwarder=forwarder, pages=_PublicPages(client))
+        task = asyncio.create_task(forwarder.run())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await client.aclose()
+            await run_in_threadpool(store.close)
+
+    async def submit(request):
+        campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
+        if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
+            raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
+        relay = await _relayed_campaign(state["pages"], campaign)
+        body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
+        try:
+            _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
+        except Exception as error:
+            raise RelayError(400, "not_sealed", str(error)) from None
+        outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, body))
+        state["forwarder"].wake.set()
+        return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
+
+    async def public(request):
+        status, headers, body = await state["pages"].get(request.url.path)
+        return Response(body, status_code=status, headers=headers)
+
+    async def health(request):
+        return JSONResponse({"status": "ok", "service": "dpdist relay"})
+
+    async def status(request):
+        header = request.headers.get("authorization", "")
+        if not admin_token or not hmac.compare_digest(header.encode(), f"Bearer {admin_token}".encode()):
+            raise RelayError(401, "unauthorized", "GET /relay/v1/status needs 'Authorization: Bearer <admin token>'.")
+        return JSONResponse({**await run_in_threadpool(state["store"].status), "min_batch": min_batch, "max_batch": max_batch})
+
+    async def refused(request, error: Exception):
+        assert isinstance(error, RelayError)  # the one exception class this handler is registered for
+        return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status)
+
+    routes = [
+        Route("/healthz", health),
+        Route("/api/campaigns/{campaign}/config", public, methods=["GET"]),
+        Route("/campaigns/{campaign}/participate", public, methods=["GET"]),
+        Route("/static/dpdist-client.js", public, methods=["GET"]),
+        Route("/static/dpdist-client/{path:path}", public, methods=["GET"]),
+        Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
+        Route("/relay/v1/status", status, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
+
+
+async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
+    status, document = await pages.config(campaign)
+    if status == 404:
+        raise RelayError(404, "unknown_campaign", f"The collector has no campaign {campaign!r}.")
+    if status != 200:
+        raise RelayError(503, "collector_unavailable", f"The collector answered {status} for the campaign's config.")
+    relay = document.get("relay")
+    if not isinstance(relay, dict) or "key_id" not in relay:
+        raise RelayError(409, "not_relayed", f"Campaign {campaign!r} is not collected through a relay: submit to the collector.")
+    if document.get("state") != "open":
+        raise RelayError(409, "campaign_not_open", f"Campaign {campaign!r} is {document.get('state')}, not open.")
+    return relay
+
+
+async def _read_body(request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RelayError(413, "too_large", f"A sealed submission is at most {limit} bytes.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RelayError(413, "too_large", f"A sealed submission is at most {limit} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,88 @@
+"""Forming shuffled batches of at least K reports and delivering them to the collector, exactly once.
+
+Every ``interval`` seconds (sooner after a report arrives) the forwarder forms a batch for each
+campaign with at least ``min_batch`` reports waiting (at most ``max_batch``, the oldest first, in
+an order drawn with the CSPRNG; :mod:`._queue`), then delivers every formed batch:
+``PUT {collector}/api/campaigns/{campaign}/relayed/{batch_id}`` with the relay's token.  The
+collector counts a batch id once, so a delivery is retried with the same id and bytes until it is
+acknowledged: after a network error, a 5xx, 408/425/429, and 401/403 (a wrong token is the
+operator's to fix; the reports wait).  A batch the collector refuses for good (404: no such
+campaign; 409: not open or not relayed; 400/413: it cannot read it) is marked refused, with the
+answer, and its reports are not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ._queue import Batch, RelayQueue
+
+__all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
+
+RELAYED_BATCH_CONTENT_TYPE = "application/vnd.dpdist.relayed-batch"
+_RETRY = {401, 403, 408, 425, 429}
+_MAX_BACKOFF_S = 30.0
+log = logging.getLogger("dpdist.relay")
+
+
+class Forwarder:
+    """The relay's delivery loop (module docstring)."""
+
+    def __init__(self, store: RelayQueue, client, *, relay_token: str, min_batch: int, max_batch: int, interval: float = 0.5):
+        self.store, self.client, self.relay_token = store, client, relay_token
+        self.min_batch, self.max_batch, self.interval = min_batch, max_batch, interval
+        self.wake = asyncio.Event()
+        self._backoff = interval
+
+    async def run(self) -> None:
+        while True:
+            try:
+                delivered_all = await self.step()
+            except Exception:  # the loop never dies: log and try again later
+                log.exception("relay forwarding step failed")
+                delivered_all = False
+            self._backoff = self.interval if delivered_all else min(_MAX_BACKOFF_S, self._backoff * 2)
+            self.wake.clear()
+            await asyncio.sleep(self.interval)  # at most one step per interval, however fast reports arrive
+            if self._backoff > self.interval:  # a failed delivery waits its backoff, or a new report
+                try:
+                    await asyncio.wait_for(self.wake.wait(), timeout=self._backoff - self.interval)
+                except asyncio.TimeoutError:
+                    pass
+
+    async def step(self) -> bool:
+        """Form what can be formed, deliver what is formed; whether every batch got a final answer."""
+        for campaign, count in (await asyncio.to_thread(self.store.waiting)).items():
+            while count >= self.min_batch:
+                batch = await asyncio.wrap_future(self.store.form_batch(campaign, self.min_batch, self.max_batch))
+                if batch is None:
+                    break
+                count -= batch.count
+        settled = True
+        for batch_id in await asyncio.to_thread(self.store.pending_batch_ids):
+            batch = await asyncio.to_thread(self.store.batch, batch_id)
+            settled = await self.deliver(batch) and settled
+        return settled
+
+    async def deliver(self, batch: Batch) -> bool:
+        """One attempt; whether the batch is settled (acknowledged or refused for good)."""
+        try:
+            response = await self.client.put(
+                f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
+                content=batch.body,
+                headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
+            )
+        except Exception as error:  # network: the collector may or may not have counted it; same id next time
+            log.warning("relay: batch %s of %s not delivered (%s); will retry", batch.batch_id, batch.campaign, error)
+            return False
+        if 200 <= response.status_code < 300:
+            await asyncio.wrap_future(self.store.settle(batch.batch_id, "delivered"))
+            return True
+        if response.status_code >= 500 or response.status_code in _RETRY:
+            log.warning("relay: collector answered %s to batch %s of %s; will retry", response.status_code, batch.batch_id, batch.campaign)
+            return False
+        detail = f"{response.status_code} {response.text[:500]}"
+        log.error("relay: collector refused batch %s of %s for good: %s", batch.batch_id, batch.campaign, detail)
+        await asyncio.wrap_future(self.store.settle(batch.batch_id, "refused", detail))
+        return True

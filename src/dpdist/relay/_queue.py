@@ -1,0 +1,199 @@
+"""The relay's durable queue: sealed reports in, shuffled batches out, every step committed before it is acknowledged.
+
+SQLite in WAL mode with ``synchronous=FULL`` (a commit survives a power cut, not only a killed
+process).  One writer thread owns the connection and commits every write; reports that arrive
+together are inserted in one transaction (group commit), and each request is answered after its
+transaction commits.
+
+``reports``
+    one row per accepted report: a 16-byte key (SHA-256 of campaign and the device's report id: a
+    retry with the same id is the same report, even sealed again, as a device that restarts must),
+    and the sealed bytes while the report waits.  Forming a batch moves the
+    bytes into the batch and clears them here; the key stays, so a late retry is still recognised.
+    No address, no time.
+``batches``
+    a formed batch: a random id, the campaign, its count and its body (the sealed reports in an order
+    drawn with the CSPRNG, framed), kept until the collector acknowledges it, so that a retry after a
+    crash sends the same id and the same bytes and the collector counts it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import secrets
+import sqlite3
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from . import _envelope
+
+__all__ = ["RelayQueue", "Batch"]
+
+_GROUP = 512  # reports inserted in one transaction at most
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
+    "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
+    "body BLOB, state TEXT NOT NULL DEFAULT 'pending', detail TEXT)",
+)
+
+
+@dataclass(frozen=True)
+class Batch:
+    batch_id: str
+    campaign: str
+    count: int
+    body: bytes
+
+
+def report_key(campaign: str, report_id: str) -> bytes:
+    return hashlib.sha256(campaign.encode() + b"\x00" + report_id.encode()).digest()[:16]
+
+
+class RelayQueue:
+    """The queue in one SQLite file (module docstring); thread-safe, one writer thread."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._jobs: queue.Queue = queue.Queue()
+        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", *_SCHEMA):
+            self._connection.execute(statement)
+        self._reader = threading.local()
+        self._thread = threading.Thread(target=self._write_loop, name="dpdist-relay-writer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ the writer
+    def _write_loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            jobs = [job]
+            while job[0] == "accept" and len(jobs) < _GROUP:  # group the reports that are already waiting
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is None:
+                    self._jobs.put(None)
+                    break
+                jobs.append(job)
+            # a job whose caller gave up (its future cancelled) is not done: the caller never heard of it
+            jobs = [job for job in jobs if job[2].set_running_or_notify_cancel()]
+            accepts = [job for job in jobs if job[0] == "accept"]
+            if accepts:
+                self._accept_group(accepts)
+            for job in jobs:
+                if job[0] != "accept":
+                    self._run(job)
+
+    def _accept_group(self, jobs) -> None:
+        results = []
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+            for _, (campaign, key, sealed), _future in jobs:
+                inserted = self._connection.execute(
+                    "INSERT OR IGNORE INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, sealed)
+                ).rowcount
+                results.append("new" if inserted else "duplicate")
+            self._connection.execute("COMMIT")
+        except BaseException as error:  # the transaction is gone: every report of it is unanswered, not accepted
+            self._rollback()
+            for _, _, future in jobs:
+                future.set_exception(error)
+            return
+        for (_, _, future), result in zip(jobs, results):
+            future.set_result(result)
+
+    def _run(self, job) -> None:
+        _, (function, args), future = job
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+            result = function(self._connection, *args)
+            self._connection.execute("COMMIT")
+        except BaseException as error:
+            self._rollback()
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def _rollback(self) -> None:
+        try:
+            self._connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _submit(self, kind: str, payload) -> Future:
+        future: Future = Future()
+        self._jobs.put((kind, payload, future))
+        return future
+
+    # ------------------------------------------------------------------ the API (futures)
+    def accept(self, campaign: str, report_id: str, sealed: bytes) -> Future:
+        """A future of ``"new"`` or ``"duplicate"`` (the id seen before), resolved once durable."""
+        return self._submit("accept", (campaign, report_key(campaign, report_id), sealed))
+
+    def form_batch(self, campaign: str, min_size: int, max_size: int) -> Future:
+        """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
+        return self._submit("job", (_form_batch, (campaign, min_size, max_size)))
+
+    def settle(self, batch_id: str, state: str, detail: str | None = None) -> Future:
+        """Mark a batch ``delivered`` or ``refused`` (its body dropped)."""
+        return self._submit("job", (_settle, (batch_id, state, detail)))
+
+    # ------------------------------------------------------------------ reads (any thread)
+    def _read(self):
+        connection = getattr(self._reader, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._reader.connection = connection
+        return connection
+
+    def waiting(self) -> dict[str, int]:
+        """Reports waiting per campaign."""
+        rows = self._read().execute("SELECT campaign, COUNT(*) FROM reports WHERE sealed IS NOT NULL GROUP BY campaign")
+        return dict(rows.fetchall())
+
+    def pending_batch_ids(self) -> list[str]:
+        """Batches formed and not yet acknowledged, oldest first."""
+        rows = self._read().execute("SELECT batch_id FROM batches WHERE state = 'pending' ORDER BY rowid")
+        return [row[0] for row in rows.fetchall()]
+
+    def batch(self, batch_id: str) -> Batch:
+        """A formed batch, with its body."""
+        campaign, count, body = self._read().execute(
+            "SELECT campaign, count, body FROM batches WHERE batch_id = ?", (batch_id,)
+        ).fetchone()
+        return Batch(batch_id, campaign, int(count), bytes(body))
+
+    def status(self) -> dict:
+        read = self._read()
+        batches = dict(read.execute("SELECT state, COUNT(*) FROM batches GROUP BY state").fetchall())
+        forwarded = dict(read.execute("SELECT state, COALESCE(SUM(count), 0) FROM batches GROUP BY state").fetchall())
+        return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded}
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(timeout=30)
+        self._connection.close()
+
+
+def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batch | None:
+    rows = connection.execute(
+        "SELECT rowid, sealed FROM reports WHERE campaign = ? AND sealed IS NOT NULL ORDER BY rowid LIMIT ?", (campaign, max_size)
+    ).fetchall()
+    if len(rows) < min_size:
+        return None
+    sealed = [bytes(row[1]) for row in rows]
+    secrets.SystemRandom().shuffle(sealed)  # the order the collector sees: drawn with the CSPRNG
+    batch = Batch(secrets.token_hex(16), campaign, len(sealed), _envelope.frame(sealed))
+    connection.execute("INSERT INTO batches (batch_id, campaign, count, body) VALUES (?, ?, ?, ?)", (batch.batch_id, campaign, batch.count, batch.body))
+    connection.executemany("UPDATE reports SET sealed = NULL WHERE rowid = ?", [(row[0],) for row in rows])
+    return batch
+
+
+def _settle(connection, batch_id: str, state: str, detail: str | None) -> None:
+    connection.execute("UPDATE batches SET state = ?, body = NULL, detail = ? WHERE batch_id = ?", (state, detail, batch_id))

@@ -1,0 +1,222 @@
+"""Issue 34, items 2-4 end to end: devices -> ``dpdist relay`` -> ``dpdist serve``, as real processes.
+
+- Reports sent through the relay (Python client, ``dpdist submit``, the JavaScript client in Node and
+  in headless Chromium) are counted once, in batches of at least K; the collector stores no device's
+  batch id and no arrival time; it refuses direct submissions to the campaign and states the local
+  and the amplified central guarantee.
+- SIGKILL of the relay and of the collector at random moments while devices submit with retries:
+  nothing lost, nothing counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from dpdist import io, local
+from dpdist.client import Client
+from relay_support import CollectorProcess, RelayProcess
+from test_js_participate import DRIVER, _required, chromium  # noqa: F401 - chromium is a fixture
+from serve_support import ADMIN_TOKEN, admin_headers
+
+pytest.importorskip("pyhpke")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 16}
+
+
+def _create(collector, name: str, config=CONFIG, keep_reports: bool = False) -> None:
+    with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
+        document = {"campaign": name, "config": config, "relay": True, "keep_reports": keep_reports}
+        assert admin.post("/api/campaigns", json=document).status_code == 201
+        assert admin.post(f"/api/campaigns/{name}/open").status_code == 200
+
+
+def _summary(collector, name) -> dict:
+    return httpx.get(f"{collector.url}/api/campaigns/{name}", headers=admin_headers(), timeout=30).json()
+
+
+def _relay_status(relay) -> dict:
+    return httpx.get(f"{relay.url}/relay/v1/status", headers=admin_headers(), timeout=30).json()
+
+
+def _drained(relay, campaign: str, timeout: float = 120.0) -> dict:
+    """The relay's status once nothing is pending and fewer than K reports of the campaign wait."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = _relay_status(relay)
+        if not status["batches"].get("pending") and status["waiting"].get(campaign, 0) < relay.min_batch:
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"the relay did not drain: {status}")
+
+
+@pytest.fixture
+def pair(tmp_path):
+    collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log").start()
+    relay = RelayProcess(tmp_path / "relay.sqlite", collector.url, min_batch=20, max_batch=60,
+                         log_path=tmp_path / "relay.log").start()
+    yield collector, relay
+    relay.stop()
+    collector.stop()
+
+
+def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(pair, tmp_path):
+    collector, relay = pair
+    _create(collector, "anon")
+    values = np.arange(130) % 16
+    with Client(relay.url) as device:
+        acks = device.submit_values("anon", values, batch_size=50)
+        assert sum(ack["relayed"] for ack in acks) == 130 and all(ack["duplicates"] == 0 for ack in acks)
+        again = device.submit_reports("anon", device.protocol("anon"), np.zeros(3, dtype=np.uint64), batch_id=acks[0]["batch_id"])
+        assert again["duplicates"] == 3  # a report id seen before is that report, even sealed again
+    status = _drained(relay, "anon")
+    summary = _summary(collector, "anon")
+    waiting = status["waiting"].get("anon", 0)
+    assert summary["n"] == 130 - waiting and waiting < 20 and summary["rejected"] == {}
+    statement = summary["anonymity"]
+    assert statement["smallest_batch"] >= 20 and statement["local"]["epsilon"] == 1.0
+    assert statement["central"]["model"] == "central" and statement["central"]["epsilon"] < 1.0
+    assert any("collude" in assumption for assumption in statement["assumptions"])
+    public = httpx.get(f"{collector.url}/api/campaigns/anon/config", timeout=30).json()
+    passed_on = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()  # cached by the relay a few seconds
+    assert public["anonymity"] == statement and passed_on["relay"] == public["relay"] and public["relay"]["key_id"]
+    # what the collector stored of the batches: the relay's random batch ids, no arrival time
+    database = sqlite3.connect(tmp_path / "campaigns.sqlite")
+    rows = database.execute("SELECT batch_id, received_ms FROM batches WHERE campaign_id = 'anon'").fetchall()
+    assert rows and all(len(batch_id) == 32 for batch_id, _ in rows) and len({received for _, received in rows}) == 1
+    device_ids = {ack["batch_id"] for ack in acks}
+    assert not device_ids & {batch_id for batch_id, _ in rows}
+    # a direct submission to the campaign is refused: it would show who sent it
+    protocol = local.from_config(CONFIG)
+    direct = httpx.put(f"{collector.url}/api/campaigns/anon/batches/{uuid.uuid4().hex}",
+                       content=io.encode_record(protocol, protocol.privatize([1], secure=True)),
+                       headers={"content-type": "application/octet-stream"}, timeout=30)
+    assert direct.status_code == 409 and direct.json()["error"] == "relayed_campaign"
+    # only the relay's token delivers relayed batches
+    forged = httpx.put(f"{collector.url}/api/campaigns/anon/relayed/{uuid.uuid4().hex}", content=b"", timeout=30,
+                       headers={"content-type": "application/vnd.dpdist.relayed-batch", "authorization": "Bearer nope"})
+    assert forged.status_code == 401
+
+
+def test_dpdist_submit_and_the_node_client_send_through_the_relay(pair, tmp_path):
+    collector, relay = pair
+    created = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
+                              "--config", json.dumps(CONFIG), "--relay", "--open"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+    assert created.returncode == 0 and "collected through a relay only" in created.stdout, created.stderr
+    data = tmp_path / "values.csv"
+    data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
+    result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
+                             str(data), "--column", "v"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    script = tmp_path / "submit.mjs"
+    script.write_text(
+        f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
+        f"const client = new Client({json.dumps(relay.url)}, 'cli', {{ batchSize: 10, memoStorage: null }});\n"
+        "const acks = await client.submitMany(Array.from({ length: 35 }, (_, i) => i % 16));\n"
+        "console.log(JSON.stringify(acks));\n"
+    )
+    node = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=300)
+    assert node.returncode == 0, node.stderr
+    assert sum(ack["relayed"] for ack in json.loads(node.stdout)) == 35
+    status = _drained(relay, "cli")
+    summary = _summary(collector, "cli")
+    assert summary["n"] == 80 - status["waiting"].get("cli", 0) and summary["rejected"] == {}
+
+
+CLIENTS, REPORTS = 4, 150
+
+
+def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(pair, tmp_path):
+    """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
+    (seeded) moments and restarted. Afterwards filler reports push every real report out of the relay (it forwards
+    the oldest first): the collector's counts are the real reports' counts plus fillers only."""
+    collector, relay = pair
+    _create(collector, "crash", keep_reports=True)
+    protocol = local.from_config(CONFIG)
+    rng = np.random.default_rng(20261123)
+    reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def device(index):
+        try:
+            with Client(relay.url, retries=400, backoff=0.05) as client:
+                client.config("crash")
+                for row in range(REPORTS):
+                    client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    def killer():
+        chaos = random.Random(7)
+        while not done.is_set():
+            time.sleep(chaos.uniform(0.5, 2.0))
+            target = relay if chaos.random() < 0.6 else collector
+            target.kill()
+            time.sleep(chaos.uniform(0.0, 0.3))
+            target.start()
+
+    threads = [threading.Thread(target=device, args=(i,)) for i in range(CLIENTS)]
+    chaos = threading.Thread(target=killer)
+    for thread in (*threads, chaos):
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=900)
+    done.set()
+    chaos.join(timeout=60)
+    assert not failures, failures
+    filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
+    with Client(relay.url, retries=50, backoff=0.05) as client:
+        client.config("crash")
+        client.submit_reports("crash", protocol, filler, batch_id="filler")
+    _drained(relay, "crash")
+    summary = _summary(collector, "crash")
+    assert summary["rejected"] == {}
+    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + len(filler)
+    with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
+        kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
+    counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
+    real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
+    extra = counted - real  # every real report once; the rest fillers
+    assert np.all(extra[:15] == 0) and extra[15] == summary["n"] - CLIENTS * REPORTS
+
+
+def test_the_participate_page_in_chromium_sends_through_the_relay(pair, chromium):
+    """The page is served by the relay (which passes on the collector's page, config and client); the browser seals the
+    report with the bundled @hpke/core and sends it to the relay; with four more reports a batch of K = 5 reaches the
+    collector, which counts the browser's report among them."""
+    collector, relay = pair
+    _create(collector, "browser")
+    relay.stop()  # the same relay with K = 5: the browser's report and four from Python make one batch
+    small = RelayProcess(Path(relay.db_url), collector.url, min_batch=5, max_batch=5).start()
+    try:
+        result = subprocess.run(
+            [_required("node"), "--experimental-websocket", str(DRIVER), str(chromium), f"{small.url}/campaigns/browser/participate", "3"],
+            capture_output=True, text=True, timeout=180,
+        )
+        assert result.returncode == 0, result.stderr
+        page = json.loads(result.stdout.strip().splitlines()[-1])
+        assert page["status"].startswith("Sent. The relay accepted your report, sealed for the collector")
+        assert _relay_status(small)["waiting"].get("browser") == 1 and _summary(collector, "browser")["n"] == 0
+        with Client(small.url) as device:
+            device.submit_values("browser", np.array([1, 2, 3, 4]), batch_size=4)
+        _drained(small, "browser")
+        summary = _summary(collector, "browser")
+        assert summary["n"] == 5 and summary["rejected"] == {} and summary["anonymity"]["smallest_batch"] == 5
+    finally:
+        small.stop()
