@@ -203,7 +203,7 @@ def test_cdf_standard_error_includes_the_noise_of_the_total():
     runs, edge = 200, 3  # F = 0.5 there
     se = TreeHistogram.release(x, 1.0, (0, 1), branching=16, height=2, rng=0).cdf_standard_error()[edge]
     errors = np.array([
-        TreeHistogram.release(x, 1.0, (0, 1), branching=16, height=2, rng=seed).to_distribution().cumulative[edge]
+        TreeHistogram.release(x, 1.0, (0, 1), branching=16, height=2, rng=seed).leaf_cdf()[1][edge]  # the leaf edges
         for seed in range(runs)
     ]) - truth[edge]
     bound = 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)

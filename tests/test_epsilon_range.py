@@ -14,6 +14,7 @@ import pytest
 
 from dpdist import local
 from dpdist._validation import EPSILON
+from dpdist.local._registry import registered_class
 from dpdist.testing import population
 from dpdist.testing._statistics import assert_epsilon_ldp
 
@@ -23,6 +24,11 @@ ENDS = (EPSILON.low, 2 * EPSILON.low, 8.5, 16.7, 25.0, EPSILON.high)
 
 
 def _at(name: str, params: dict, epsilon: float) -> dict:
+    # a protocol whose range is narrower names it in its constraint (SPL: each of up to 64 attributes gets
+    # epsilon / k, so it starts at 64 times the shared low end): its own ends stand in for the shared ones
+    rule = registered_class(name)._constraints["epsilon"]
+    if epsilon < 2.5 * EPSILON.low:  # the low ends (1 and 2 times the shared one): the protocol's own
+        epsilon *= rule.low / EPSILON.low
     params = {**params, "epsilon": epsilon}
     if "epsilon_1" in params:  # one report's budget must stay below the longitudinal one
         params["epsilon_1"] = max(EPSILON.low, epsilon / 2) if epsilon > EPSILON.low else None

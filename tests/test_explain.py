@@ -78,7 +78,7 @@ def test_simulated_errors_agree_with_independent_runs_within_the_stated_error(me
 
 def test_every_listed_protocol_and_release_explains():
     for name in local.available():
-        if name == "pem":
+        if name == "pem" or name in local.available("multi"):  # several attributes: multi-auto compares them
             continue
         params = {} if name in local.available("numerical") else {"domain_size": 8}
         if "epsilon_1" in local.parameter_names(name):
@@ -92,6 +92,12 @@ def test_every_listed_protocol_and_release_explains():
         extra = {"delta": 1e-6} if name == "polynomial" else {}
         explained = explain(name, 500, epsilons=[2.0], repeats=2, bounds=(0.0, 1.0), **extra)
         assert all(np.isfinite([e.value for e in explained.predictions[0].errors.values()])), name
+
+
+def test_a_multi_attribute_protocol_is_sent_to_multi_auto():
+    proto = local.make("spl", epsilon=1.0, attributes=[{"name": "a", "domain_size": 3}, {"name": "b", "domain_size": 2}])
+    with pytest.raises(InvalidParameterError, match="multi-auto"):
+        explain(proto, 1000)
 
 
 def test_more_epsilon_buys_less_error_and_the_defaults_add_the_methods_own():

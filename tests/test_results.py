@@ -58,7 +58,23 @@ def _distribution_with_band():
     return cdf_band(protocol, protocol.simulate(X, rng=3), replicates=20, rng=4)
 
 
+def _multi_attribute():
+    attributes = [{"name": "colour", "labels": ["red", "green", "blue"]}, {"name": "age", "bounds": [0, 1], "protocol": "pm"},
+                  {"name": "x", "bounds": [0, 1], "protocol": "binning", "options": {"bins": 8}}]
+    protocol = local.make("spl", epsilon=3.0, attributes=attributes)
+    rng = np.random.default_rng(1)
+    return protocol.estimate(protocol.simulate({"colour": rng.integers(0, 3, 2000), "age": X, "x": X}, rng=2))
+
+
+def _marginals():
+    attributes = [{"name": "a", "domain_size": 3}, {"name": "b", "labels": ["x", "y"]}, {"name": "c", "domain_size": 2}]
+    protocol = local.make("calm", epsilon=2.0, attributes=attributes)
+    return protocol.estimate(protocol.simulate(np.random.default_rng(1).integers(0, 2, (3000, 3)), rng=2))
+
+
 RESULTS = {
+    "multi-attribute": _multi_attribute,
+    "marginals": _marginals,
     "frequency": lambda: _local_estimate("oue"),
     "frequency (labels, no intervals)": _labelled_frequencies,
     "heavy hitters": _heavy_hitters,
@@ -185,7 +201,11 @@ def test_a_release_presents_the_distribution_it_releases():
     tree = RESULTS["tree histogram"]()
     document = tree.to_dict(0.9)
     assert document["kind"] == "distribution" and document["band"]["level"] == 0.9 and document["method"] == "tree"
-    assert tree.summary() == tree.to_distribution().summary() and tree.as_distribution().bins == 256
+    assert tree.summary() == tree.to_distribution().summary() and tree.leaf_cdf()[0].size == 257
+    # the 256 leaves' edges, and knots around the leaves read as holding an atom (central._atoms)
+    distribution = tree.as_distribution()
+    assert np.isin(tree.leaf_cdf()[0], distribution.edges).all()
+    assert 256 + 2 * distribution.details["atoms"] <= distribution.bins <= 256 + 3 * distribution.details["atoms"]
     moments = RESULTS["polynomial moments"]()
     assert moments.to_dict()["band"] is None and moments.n == X.size and moments.intervals() == ()
 

@@ -10,12 +10,17 @@ from dpdist.experiments import _spec
 from dpdist.local import _protocol
 from dpdist.local._registry import registered_class
 from dpdist.local.frequency import auto
+from dpdist.local.multi import MAX_ATTRIBUTES
 
 
 def test_every_epsilon_rule_is_the_shared_one():
     for name in local.available():
         cls = registered_class(name)
-        assert cls._constraints["epsilon"] is _validation.LOCAL_EPSILON, name
+        rule = cls._constraints["epsilon"]
+        if name == "spl":  # each of up to 64 attributes gets epsilon / k, itself within the shared rule
+            assert (rule.low, rule.high) == (_validation.LOCAL_EPSILON.low * MAX_ATTRIBUTES, _validation.LOCAL_EPSILON.high)
+            continue
+        assert rule is _validation.LOCAL_EPSILON, name
     assert _validation.EPSILON is _validation.LOCAL_EPSILON
     assert _common.EPSILON is _validation.CENTRAL_EPSILON and _common.DELTA is _validation.DELTA
     assert _protocol.EPSILON is _validation.EPSILON  # the old import still works

@@ -13,7 +13,7 @@ the result classes, which call in.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Sequence
 
 import numpy as np
 
@@ -47,6 +47,8 @@ __all__ = [
     "quantiles_figure",
     "small_multiples",
     "label_bottom_panels",
+    "panel_grid",
+    "draw_heatmap",
 ]
 
 #: At most this many bins in a plotted density: the truth and the estimate are drawn on the
@@ -278,7 +280,49 @@ def quantiles_figure(release: QuantileRelease, *, label: str | None = None, xlab
     return figure
 
 
+# ---------------------------------------------------------------------- two-way tables
+def draw_heatmap(table: ArrayLike, error: ArrayLike, ax: Any = None, *, row_labels: Sequence[str] | None = None,
+                 column_labels: Sequence[str] | None = None, row_name: str = "", column_name: str = "",
+                 **kwargs: Any) -> Any:
+    """A two-way table of frequencies as a heat map, each cell annotated ``f`` and ``+- se`` (when at most 144 cells).
+
+    ``error``: the standard error of each cell (``inf``: no interval, shown as ``n/a``).
+    """
+    table = np.asarray(table, dtype=np.float64)
+    error = np.asarray(error, dtype=np.float64)
+    rows, columns = table.shape
+    ax = _axes(ax, (min(12, 1.2 + 0.7 * columns), min(10, 1.0 + 0.5 * rows)))
+    image = ax.imshow(table, cmap=kwargs.pop("cmap", "viridis"), aspect="auto", **kwargs)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="frequency")
+    if rows * columns <= 144:
+        for row in range(rows):
+            for column in range(columns):
+                spread = "n/a" if not np.isfinite(error[row, column]) else f"{error[row, column]:.3f}"
+                ax.text(column, row, f"{table[row, column]:.3f}\n+-{spread}", ha="center", va="center", fontsize=6,
+                        color="w" if table[row, column] < np.nanmean(table) else "k")
+    if row_labels is not None and rows <= 40:
+        ax.set_yticks(np.arange(rows), row_labels, fontsize=7)
+    if column_labels is not None and columns <= 40:
+        ax.set_xticks(np.arange(columns), column_labels, fontsize=7, rotation=45 if columns > 8 else 0)
+    ax.set_ylabel(row_name)
+    ax.set_xlabel(column_name)
+    return ax
+
+
 # ---------------------------------------------------------------------- small multiples
+def panel_grid(panels: int, columns: int = 3, *, width: float = 4.5, height: float = 3.4) -> tuple[Any, list[Any]]:
+    """A grid of ``panels`` independent panels (own axes each), ``columns`` wide; unused cells hidden.
+
+    Returns ``(figure, axes)``, axes flattened to the ``panels`` visible ones.
+    """
+    columns = max(1, min(columns, panels))
+    rows = -(-max(panels, 1) // columns)
+    figure, axes = _pyplot().subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
+    for axis in axes.flat[max(panels, 1):]:
+        axis.set_visible(False)
+    return figure, list(axes.flat[:panels])
+
+
 def small_multiples(panels: int, columns: int, *, width: float, height: float, extra: float, left: float,
                     bottom: float, top: float, hspace: float) -> Any:
     """A grid for ``panels`` panels sharing their x and y axes, ``columns`` wide.

@@ -30,6 +30,9 @@ only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any t
 histories of values of one device over ``reports`` reports (changes included);
 ``"stable"`` -- two values of one device, each held unchanged over any number of
 reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
+And one for records of several attributes (local model only,
+:mod:`dpdist.local.multi`): ``"attribute"`` -- two records of one user that differ in
+the value of one attribute (the others equal); ``"replace"`` is then any two records.
 
 Guarantees of different relations or models compose only after :func:`convert`
 states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
@@ -58,9 +61,11 @@ __all__ = [
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
 #: which data sets are neighbours
-NEIGHBOURING = ("replace", "add-remove", "history", "stable")
+NEIGHBOURING = ("replace", "add-remove", "history", "stable", "attribute")
 #: the relations that speak of one device's reports over time (local model only)
 OVER_TIME = ("history", "stable")
+#: the relations that exist in the local model only
+LOCAL_ONLY = (*OVER_TIME, "attribute")
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ class PrivacyGuarantee:
         Finite and > 0.
     delta : float
         In ``[0, 1)``; 0 for pure DP.
-    neighbouring : {"replace", "add-remove", "history", "stable"}
+    neighbouring : {"replace", "add-remove", "history", "stable", "attribute"}
     model : {"local", "central"}
     reports : int, optional
         For ``"history"``: the number of reports of one device the guarantee covers.
@@ -104,7 +109,7 @@ class PrivacyGuarantee:
             raise InvalidParameterError(
                 f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
             )
-        if self.neighbouring in OVER_TIME and self.model != "local":
+        if self.neighbouring in LOCAL_ONLY and self.model != "local":
             raise InvalidParameterError(
                 f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
                 f"Got model={self.model!r}."
@@ -132,6 +137,8 @@ class PrivacyGuarantee:
             return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
         if self.neighbouring == "stable":
             return f"{budget}-LDP over any number of reports (local: two values of one device, each unchanged)"
+        if self.neighbouring == "attribute":
+            return f"{budget}-LDP per attribute (local: two records of one user differing in one attribute)"
         if self.model == "local":
             return f"{budget}-LDP (local: any two values of one user)"
         relation = "replace one record" if self.neighbouring == "replace" else "add or remove one record"

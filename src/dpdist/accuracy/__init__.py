@@ -143,6 +143,12 @@ def _target(method, params: dict) -> dict:
         )
     if params and not isinstance(method, str):
         raise InvalidParameterError(f"explain takes parameters by keyword with a protocol's name only. Got {sorted(params)}.")
+    if protocol.tags.kind == "multi":
+        raise InvalidParameterError(
+            f"explain predicts the errors of one-attribute methods; {protocol.display_name} collects records of several "
+            "attributes. Compare those analytically, spending no budget, with local.make('multi-auto', ...) or "
+            "dpdist.local.multi.auto.compare_multi_protocols."
+        )
     config = protocol.config()
     analytic = protocol.tags.kind == "frequency" and _analytic_variance(
         protocol, 1000, get_shape("explain", "uniform").item_probabilities(int(config["domain_size"]))) is not None

@@ -25,8 +25,26 @@ The tree's KS error to the data's CDF has two parts (measured in ``docs/central.
   (:math:`c\,n/L` records, :math:`c` the largest density times the range) adds about
   :math:`\sqrt{c/(Ln)}`.
 
-The rule minimises :math:`\alpha(b,h)\,s/n + D/(8L^2) + \sqrt{c/(Ln)}` over :math:`b = 2^j`,
-:math:`L = b^h \in [16, 2^{20}]` (:func:`expected_ks`, :func:`best_shape`).
+The rule minimises :math:`\alpha(b,h)\,s/n + D/(8L^2) + \sqrt{c/(Ln)}` over the level-uniform
+trees of Rameshwar, Tandon & Sharma ("Optimal Tree-Based Mechanisms for Differentially Private
+Approximate CDFs", COMSNETS 2025, arXiv 2409.18573): every branching factor :math:`b` from 2 to
+:data:`MAX_BRANCHING` and every height with :math:`L = b^h \in [16, 2^{20}]`, the flat histogram
+(:math:`h = 1`) at every :math:`L` of a 2% geometric grid (:func:`expected_ks`, :func:`best_shape`).
+Their Thm. IV.1 gives the squared :math:`\ell_2` error of a level-uniform tree with branching
+factors :math:`n_i` and level budgets :math:`\varepsilon_i` as :math:`\frac{4K}{N^2}\sum_i (n_i -
+1)/\varepsilon_i^2`; Thm. IV.3 shows that equal branching factors and equal level budgets are
+optimal (for :math:`n_i \ge 3`), with error :math:`\propto h^3 (b - 1)`, and Lemma IV.3 that the
+best common factor is :math:`\beta^\star \approx 16.79` (17 over the integers) whatever :math:`K`.
+dpdist's tree is such a tree (equal :math:`b`, one Laplace scale :math:`h/\varepsilon` on every
+level, i.e. equal budgets), and its noise term is theirs for the sup norm: :math:`(\alpha(b,h)\,s)^2
+\propto h^4 (b-1)\ln b = h^3 (b - 1)\,\ln L`, so for a given :math:`L` the rule picks the
+:math:`(b, h)` of their integer optimum (Sec. V, minimising :math:`h^3(b-1)` over :math:`b^h = L`)
+and :math:`L` itself from the KS model (the paper takes :math:`K` as given).  The fit of
+:math:`\alpha` holds within 7% for any integer :math:`b \le 64` (not only powers of two; checked in
+``tests/test_central_tree_shape.py``), so the candidates are every integer :math:`b \le 64`.
+Trees with unequal branching factors (their Lemma V.2: better for :math:`K = 2^t`, :math:`t` prime)
+are not needed: :math:`L` is free here, and an equal-branching :math:`L` lies within a few percent
+of any target resolution.
 
 :math:`c` and :math:`D` come from the data at a small privacy cost: a **coarse histogram** of
 :data:`PROFILE_BINS` equal bins, Laplace, :data:`PROFILE_BUDGET_SHARE` of the budget (the share
@@ -73,16 +91,24 @@ PROFILE_BINS = 16
 PROFILE_BUDGET_SHARE = 0.05
 #: The tree has at least this many and at most this many leaves.
 MIN_LEAVES, MAX_LEAVES = 16, 2**20
+#: Largest branching factor of a tree of two or more levels (the range where the noise model was checked).
+MAX_BRANCHING = 64
+#: Flat histograms compared: this many leaf counts, geometrically spaced over [MIN_LEAVES, MAX_LEAVES].
+FLAT_GRID = 500
 #: Reference models of the curvature interpolation: (concentration at 16 bins, curvature D).
 SMOOTH_REFERENCE = (3.06, 15.5)
 SKEWED_REFERENCE = (13.96, 9851.0)
 
 
-def noise_factor(branching: int, height: int) -> float:
-    r""":math:`\alpha(b, h)`: expected largest cumulative-count error of a consistent tree, in Laplace scales."""
-    if height == 1:
-        return 0.87 * math.sqrt(2.0 * branching)
-    return 0.72 * math.sqrt(height * (branching - 1) * height * math.log(branching))
+def noise_factor(branching, height):
+    r""":math:`\alpha(b, h)`: expected largest cumulative-count error of a consistent tree, in Laplace scales.
+
+    ``branching`` and ``height`` may be arrays (one value per shape).
+    """
+    b = np.asarray(branching, dtype=np.float64)
+    h = np.asarray(height, dtype=np.float64)
+    value = np.where(h == 1, 0.87 * np.sqrt(2.0 * b), 0.72 * np.sqrt(h * (b - 1) * h * np.log(b)))
+    return float(value) if value.ndim == 0 else value
 
 
 def curvature_from_concentration(concentration: float) -> float:
@@ -92,45 +118,51 @@ def curvature_from_concentration(concentration: float) -> float:
     return d0 * (max(concentration, 1.0) / c0) ** gamma
 
 
-def _candidates(branching: int | None):
-    for log_leaves in range(int(math.log2(MIN_LEAVES)), int(math.log2(MAX_LEAVES)) + 1):
-        for log_branching in range(1, log_leaves + 1):
-            if log_leaves % log_branching:
-                continue
-            b, h = 2**log_branching, log_leaves // log_branching
-            if branching is None or b == branching:
-                yield b, h
-    if branching is not None and branching & (branching - 1):  # not a power of two: its own powers
-        h = 1
-        while branching**h <= MAX_LEAVES:
-            if branching**h >= MIN_LEAVES:
-                yield branching, h
-            h += 1
+def _candidates(branching: int | None) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(branchings, heights)`` of the shapes the rule compares (all of them, or those of a given ``branching``).
+
+    Trees (:math:`h \ge 2`): every integer :math:`b \in [2,` :data:`MAX_BRANCHING` :math:`]` with
+    :math:`b^h` in [:data:`MIN_LEAVES`, :data:`MAX_LEAVES`]; flat histograms (:math:`h = 1`): the
+    leaf counts of a 2% geometric grid over that range.  A given ``branching`` keeps its own powers
+    in the range (and itself as a flat histogram), or one level if it is above the range.
+    """
+    if branching is not None:
+        heights = [h for h in range(1, 21) if MIN_LEAVES <= branching**h <= MAX_LEAVES]
+        return np.full(len(heights), branching, dtype=np.int64), np.array(heights, dtype=np.int64)
+    flat = np.unique(np.round(np.geomspace(MIN_LEAVES, MAX_LEAVES, FLAT_GRID)).astype(np.int64))
+    trees = [(b, h) for b in range(2, MAX_BRANCHING + 1) for h in range(2, 21) if MIN_LEAVES <= b**h <= MAX_LEAVES]
+    tree_branchings = np.array([b for b, _ in trees], dtype=np.int64)
+    tree_heights = np.array([h for _, h in trees], dtype=np.int64)
+    return (np.concatenate([flat, tree_branchings]),
+            np.concatenate([np.ones(flat.size, dtype=np.int64), tree_heights]))
 
 
-def expected_ks(branching: int, height: int, n: float, epsilon: float, concentration: float, *, replace: bool = False) -> float:
-    r"""Modelled KS of a ``branching**height``-leaf tree: :math:`\alpha(b,h)\,s/n + \hat D/(8L^2) + \sqrt{c/(Ln)}`."""
+def expected_ks(branching, height, n: float, epsilon: float, concentration: float, *, replace: bool = False):
+    r"""Modelled KS of a ``branching**height``-leaf tree: :math:`\alpha(b,h)\,s/n + \hat D/(8L^2) + \sqrt{c/(Ln)}`.
+
+    ``branching`` and ``height`` may be arrays of shapes (one value each).
+    """
+    b = np.asarray(branching, dtype=np.float64)
+    h = np.asarray(height, dtype=np.float64)
     n = max(n, 1.0)
-    leaves = float(branching) ** height
-    scale = (2.0 if replace else 1.0) * height / epsilon
-    noise = noise_factor(branching, height) * scale / n
+    leaves = b**h
+    scale = (2.0 if replace else 1.0) * h / epsilon
+    noise = noise_factor(b, h) * scale / n
     curvature = curvature_from_concentration(concentration) / (8.0 * leaves**2)
-    wobble = math.sqrt(max(concentration, 1.0) / (leaves * n))
-    return noise + curvature + wobble
+    wobble = np.sqrt(max(concentration, 1.0) / (leaves * n))
+    value = noise + curvature + wobble
+    return float(value) if value.ndim == 0 else value
 
 
 def best_shape(n: float, epsilon: float, concentration: float, *, branching: int | None = None, replace: bool = False) -> tuple[int, int]:
     """``(branching, height)`` minimising :func:`expected_ks` (ties: fewer leaves)."""
-    best: tuple[tuple[float, int], tuple[int, int]] | None = None
-    for b, h in _candidates(branching):
-        value = expected_ks(b, h, n, epsilon, concentration, replace=replace)
-        key = (value, b**h)
-        if best is None or key < best[0]:
-            best = (key, (b, h))
-    if best is None:  # a branching above MIN_LEAVES: one level
+    branchings, heights = _candidates(branching)
+    if branchings.size == 0:  # a branching above MAX_LEAVES is refused by the release; below MIN_LEAVES: one level
         assert branching is not None, "every branching is a candidate when none is given"
-        return branching, 1
-    return best[1]
+        return int(branching), 1
+    values = expected_ks(branchings, heights, n, epsilon, concentration, replace=replace)
+    best = np.lexsort((branchings.astype(np.float64) ** heights, values))[0]
+    return int(branchings[best]), int(heights[best])
 
 
 def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyGuarantee], dict]:

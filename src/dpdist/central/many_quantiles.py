@@ -16,10 +16,12 @@ r"""Many quantiles at once, and a quantile without bounds.
 ``"aq"``
     Approximate quantiles of Kaplan, Schnapp & Stemmer (ICML 2022, Alg. 1): the
     middle requested quantile is released by the exponential mechanism for one
-    quantile (Smith 2011: interval :math:`i` between consecutive sorted points
-    has weight :math:`w_i\exp(-\varepsilon'|i - qk|/2)`, the output uniform in
-    it), the data are split at it, and both halves recurse with the remaining
-    quantiles rescaled.  Each record takes part in one release per level of the
+    quantile (Smith 2011), the data are split at it, and both halves recurse with
+    the remaining quantiles rescaled.  The mechanism runs on the public grid of
+    :math:`2^{32}` cells (:mod:`dpdist.central._grid_quantile`): grid point :math:`k`
+    has weight :math:`\exp(-\varepsilon'|\#\{x < k\} - qK|/2)`, and the draw is exact
+    (certified Gumbel-max over the groups of points between data cells, then a
+    uniform point of the group; no float Gumbel).  Each record takes part in one release per level of the
     recursion, so with :math:`\lceil\log_2(m+1)\rceil` levels each release gets
     :math:`\varepsilon' = \varepsilon/\lceil\log_2(m+1)\rceil`, and the total is
     :math:`\varepsilon`-DP by parallel composition within a level and sequential
@@ -30,11 +32,11 @@ r"""Many quantiles at once, and a quantile without bounds.
     exponential mechanism over the sorted vector of all m outputs, utility
     :math:`-\sum_j |\#\{o_{j-1} \le x < o_j\} - n(q_j - q_{j-1})|`, add/remove
     sensitivity :math:`2(1 - \min_j (q_j - q_{j-1}))`, sampled exactly by the
-    paper's dynamic program over the intervals between sorted data points
-    (:mod:`dpdist.central.joint_exp`: time :math:`O(mn\log n + m^2 n)`), on the data
-    snapped to a public grid of :func:`joint_exp_grid` cells, so that its tables (one interval per
-    distinct value) hold at most :math:`2^{28}` numbers whatever the private :math:`n`.  No
-    intervals (``None``).
+    paper's dynamic program over the groups of grid points between the records' cells
+    (:mod:`dpdist.central.joint_exp`: time :math:`O(mD\log D + m^2 D)` for :math:`D` distinct
+    cells, no FFT), on a public grid of :func:`joint_exp_grid` cells, so that its tables hold at
+    most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
+    exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
 
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
@@ -70,6 +72,7 @@ from ..estimates._intervals import check_level, check_samples, json_value, perce
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
+from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
 from .tree import TreeHistogram
 from .._types import ArrayLike, FloatBounds, Seed
@@ -301,9 +304,9 @@ def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
     return (DEFAULT_Q if q is None else q), epsilon, bounds
 
 
-#: JointExp's tables hold m (D + 2) doubles for D distinct values; the data are snapped to a public grid of
-#: _JOINT_EXP_CELLS // m - 2 cells so that this stays within 2^28 (2 GiB) whatever the private n
-_JOINT_EXP_CELLS = 2**28
+#: JointExp's two tables hold m (D + 1) doubles each for D distinct cells; the data are mapped to a public grid of
+#: _JOINT_EXP_CELLS // m - 2 cells so that they stay within 2 x 2^27 doubles (2 GiB) whatever the private n
+_JOINT_EXP_CELLS = 2**27
 #: the coarsest grid JointExp runs on; fewer cells (more than _JOINT_EXP_CELLS / 1026 quantiles) is refused
 _JOINT_EXP_MIN_GRID = 1024
 
@@ -319,7 +322,7 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
         raise InvalidParameterError(
             f"The 'q' parameter of quantiles with method='jointexp' may hold at most "
             f"{_JOINT_EXP_CELLS // (_JOINT_EXP_MIN_GRID + 2)} probabilities (its tables hold len(q) times a grid of at "
-            f"least {_JOINT_EXP_MIN_GRID} cells, within {8 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
+            f"least {_JOINT_EXP_MIN_GRID} cells, within {16 * _JOINT_EXP_CELLS / 2**30:.1f} GiB). Got {m} instead; "
             "use method='tree' for this many."
         )
     return cells
@@ -327,21 +330,20 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
 
 def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     cells = joint_exp_grid(data.bounds, q.size)
-    low, high = data.bounds
-    # each record is moved to the nearest of cells + 1 public grid points (a per-record map: neighbours stay
-    # neighbours, and JointExp on the snapped data is epsilon-DP); at most cells + 1 distinct values remain
-    snapped = low + np.round((data.x - low) / (high - low) * cells) * ((high - low) / cells)
-    outputs, tables = joint_exp(np.sort(np.clip(snapped, low, high)), data.bounds, q, data.epsilon, data.rng, distinct=True)
-    values = np.maximum.accumulate(_snap(outputs, data.bounds))
+    # each record is mapped to its cell of the public grid (a per-record map: neighbours stay neighbours, and
+    # JointExp on the cells is epsilon-DP); at most `cells` distinct values remain, whatever the private n
+    points, tables = joint_exp(np.sort(to_cells(data.x, data.bounds, cells)), cells, q, data.epsilon, data.rng)
+    values = cell_points(points, data.bounds, cells)
     spent = data.guarantee("add-remove")
     details = {
         "sensitivity": tables.sensitivity,
         "beta": tables.beta,
+        "sampler": "exact: the dynamic program's weights with certified error bounds, certified Gumbel races "
+        "(central.joint_exp)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "max_j |rank_j - n q_j| <= -u <= (m + 1) + (2 sensitivity / eps) * (ln(1 / (m! prod_j w_j)) "
-            "+ ln(1 / (1 - level))), w_j the width (as a share of the bounds) of the interval between sorted "
-            "points at rank round(n q_j), these ranks distinct",
+            "ranks": "max_j |rank_j - n q_j| <= -u <= (m ln(G + 1) + ln(1 / (1 - level))) / beta, G the grid's cells "
+            "(the tuples' base measure totals (G + 1)^m / m!, the best tuple's is at least 1 / m!)",
         },
         "grid_cells": cells,
         "secure": data.secure,
@@ -354,8 +356,7 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     from scipy.special import ndtri
 
     distribution = tree.to_distribution()
-    edges = distribution.edges
-    cdf = distribution.cumulative
+    edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges
     z = float(ndtri(0.5 + level / 2))
     se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
@@ -380,50 +381,37 @@ def _crossing_leaf(edges: np.ndarray, band: np.ndarray, q: np.ndarray, *, side: 
     return edges[first - 1] if side == "left" else edges[first]
 
 
-def _single_quantile(sorted_x: np.ndarray, low: float, high: float, q: float, epsilon: float, rng) -> float:
-    """Exponential mechanism for one quantile (Smith 2011) on data in [low, high]; a point of [low, high]."""
-    k = sorted_x.size
-    points = np.concatenate([[low], np.clip(sorted_x, low, high), [high]])
-    widths = np.diff(points)
-    utility = -np.abs(np.arange(k + 1) - q * k)
-    with np.errstate(divide="ignore"):
-        scores = np.log(widths) + epsilon * utility / 2.0
-    if not np.any(np.isfinite(scores)):  # every point at one value: the interval has no width
-        return float(points[0])
-    gumbel = -np.log(-np.log(rng.random(scores.size)))
-    chosen = int(np.argmax(np.where(np.isfinite(scores), scores + gumbel, -np.inf)))
-    return float(points[chosen] + rng.random() * widths[chosen])
-
-
 def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     levels = math.ceil(math.log2(q.size + 1))
     # one release per level of the recursion, in sequence; within a level the intervals are
     # disjoint, so the releases of one level compose in parallel (value-dependent parts: add/remove)
     per_level = split(data.guarantee("add-remove"), levels)
     epsilon_each = per_level[0].epsilon
-    values = np.empty(q.size)
-    ordered = np.sort(data.x)
+    points = np.empty(q.size, dtype=np.int64)
+    cells = np.sort(to_cells(data.x, data.bounds))
 
-    def recurse(x: np.ndarray, low: float, high: float, targets: np.ndarray, positions: np.ndarray) -> None:
+    def recurse(inside: np.ndarray, lo: int, hi: int, targets: np.ndarray, positions: np.ndarray) -> None:
         if targets.size == 0:
             return
         middle = targets.size // 2
         target = targets[middle]
-        value = _single_quantile(x, low, high, target, epsilon_each, data.rng)
-        values[positions[middle]] = value
-        split = int(np.searchsorted(x, value, side="left"))
-        recurse(x[:split], low, value, targets[:middle] / target, positions[:middle])
-        recurse(x[split:], value, high, (targets[middle + 1 :] - target) / (1 - target), positions[middle + 1 :])
+        point = exponential_quantile(inside, lo, hi, float(target), epsilon_each, data.rng)
+        points[positions[middle]] = point
+        below = int(np.searchsorted(inside, point, side="left"))  # cells < point: the records below it
+        recurse(inside[:below], lo, point, targets[:middle] / target, positions[:middle])
+        recurse(inside[below:], point, hi, (targets[middle + 1 :] - target) / (1 - target), positions[middle + 1 :])
 
-    recurse(ordered, data.bounds[0], data.bounds[1], q, np.arange(q.size))
-    values = np.maximum.accumulate(_snap(values, data.bounds))
-    # Smith's EM: Pr[|rank - qk| > (2/eps')(ln((b - a)/w) + t)] <= e^-t for outputs in intervals of width >= w
+    recurse(cells, 0, GRID_CELLS, q, np.arange(q.size))
+    values = cell_points(points, data.bounds)
+    # Smith's EM: Pr[|rank - qk| > (2/eps')(ln(G + 1) + t)] <= e^-t on a grid of G + 1 points
     details = {
         "levels": levels,
         "epsilon_per_release": epsilon_each,
+        "grid_cells": GRID_CELLS,
+        "sampler": "exact: exponential mechanism on the public grid, certified Gumbel-max (central._exact_choice)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "2/eps' * (ln((high - low) / interval width) + ln(1 / (1 - level))) per release",
+            "ranks": "2/eps' * (ln(grid points) + ln(1 / (1 - level))) per release, added over the levels",
         },
         "budget": {"per_level": epsilon_each, "levels": levels},
         "secure": data.secure,

@@ -28,10 +28,20 @@ and its largest bin the concentration :math:`\hat c` (largest density times the 
 
 noise of the consistent tree plus the linear interpolation's error inside a leaf, with the
 curvature :math:`\hat D` interpolated from :math:`\hat c` between a smooth and a skewed
-reference model.  Smooth data get a flat histogram or a shallow tree, concentrated data a deep
-one.  ``rule="size"`` is the earlier rule (:func:`choose_shape`, from the noisy ``n`` only);
-a given ``height`` spends the whole budget on the tree.  The two releases compose
-sequentially (the guarantee is their sum).
+reference model.  The shapes compared are the level-uniform trees of Rameshwar, Tandon & Sharma
+(arXiv 2409.18573: equal branching factors and equal level budgets, optimal by their Thm. IV.3,
+any integer :math:`b \le 64`) and flat histograms of any size; for a given :math:`L` the noise term
+orders them as their :math:`\ell_2` error :math:`h^3(b-1)` does (Thm. IV.1), so the rule picks
+their integer optimum for the :math:`L` the KS model wants.  Smooth data get a flat histogram or a
+shallow tree, concentrated data a deep one.  ``rule="size"`` is the earlier rule
+(:func:`choose_shape`, from the noisy ``n`` only); a given ``height`` spends the whole budget on
+the tree.  The two releases compose sequentially (the guarantee is their sum).
+
+**Atoms.**  Inside a leaf the released CDF is linear, except that mass above both neighbouring
+leaves is read as an atom of unknown position and split between the leaf's edges, the minimax
+reading for the KS distance (:mod:`dpdist.central._atoms`, post-processing): on data with atoms
+(incomes, rounded times) the linear reading misses an atom by up to its whole mass depending on
+where the public grid falls, this one by half of it wherever it falls.
 
 **Floating-point safety.** Node counts are integers; the noisy counts are rounded
 to integers (post-processing), so the released values lie on a data-independent
@@ -58,6 +68,7 @@ from ..privacy import PrivacyGuarantee, parallel, sequential
 from ..postprocess import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
+from ._atoms import atom_aware_cdf, atom_masses
 from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
 from .._types import ArrayLike, FloatBounds, Seed
@@ -286,21 +297,37 @@ class TreeHistogram(ReleasedDistribution):
             "secure": all(release["secure"] for release in self.releases),
         }
 
-    def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
-        """The isotonic, consistent CDF on the leaf edges (piecewise linear inside a leaf).
+    def leaf_cdf(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(edges, cdf)``: the isotonic, consistent CDF at the leaf edges (where :meth:`cdf_band` and
+        :meth:`cdf_standard_error` hold)."""
+        edges, cdf, _ = self._leaf_cdf_and_total()
+        return edges, cdf
 
-        With ``level`` the distribution carries its :meth:`cdf_band` at that level as ``band``.
-        """
+    def _leaf_cdf_and_total(self) -> tuple[np.ndarray, np.ndarray, float]:
         leaves, total = self.consistent_leaves()
         edges = np.linspace(self.bounds[0], self.bounds[1], leaves.size + 1)
         cumulative = np.concatenate([[0.0], np.cumsum(leaves)]) / max(total, 1.0)
-        cdf = isotonic_cdf(cumulative, pinned=True)
-        distribution = cdf_distribution(edges, cdf, method=self.method, guarantee=self.guarantee, n=self.n,
-                                        details=self.details)
-        if level is not None:
+        return edges, isotonic_cdf(cumulative, pinned=True), max(total, 1.0)
+
+    def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
+        """The released distribution: :meth:`leaf_cdf` at the leaf edges, atom-aware inside the leaves.
+
+        Inside a leaf the CDF is linear, except that the part of a leaf's mass above both
+        neighbours (beyond the noise) is read as an atom of unknown position and split between the
+        leaf's two edges (:mod:`dpdist.central._atoms`; post-processing).  ``details["atoms"]``
+        counts the leaves read so.  With ``level`` the distribution carries its :meth:`cdf_band` at
+        that level as ``band`` (on the leaf edges).
+        """
+        edges, cdf, total = self._leaf_cdf_and_total()
+        atoms = atom_masses(np.diff(cdf) * total, math.sqrt(self.noise_variance)) / total
+        knots, values, held = atom_aware_cdf(edges, cdf, atoms)
+        details = {**self.details, "atoms": int(np.count_nonzero(atoms > 0)) if knots.size > edges.size else 0}
+        distribution = cdf_distribution(knots, values, method=self.method, guarantee=self.guarantee, n=self.n,
+                                        details=details)
+        if level is not None:  # the band is of the share below each leaf edge: where the CDF takes that value
             from dataclasses import replace
 
-            distribution = replace(distribution, band=self.cdf_band(level))
+            distribution = replace(distribution, band=replace(self.cdf_band(level), edges=held))
         return distribution
 
     def _presented(self, level: float | None) -> Distribution:
@@ -386,8 +413,7 @@ class TreeHistogram(ReleasedDistribution):
         if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
             raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
         draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
-        distribution = self.to_distribution()  # no band: it is being made
-        cdf = distribution.cumulative
+        edges, cdf = self.leaf_cdf()
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
         varying = se > 1e-12
         varying[[0, -1]] = False
@@ -405,7 +431,7 @@ class TreeHistogram(ReleasedDistribution):
 
         low, high = pinned(cdf - multiplier * se), pinned(cdf + multiplier * se)
         return CDFBand(
-            edges=distribution.edges,
+            edges=edges,
             lower=pinned(cdf - z * se),
             upper=pinned(cdf + z * se),
             simultaneous_lower=np.maximum.accumulate(low),

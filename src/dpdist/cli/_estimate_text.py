@@ -47,18 +47,48 @@ def estimate_lines(estimate: dict | None) -> list[str]:
     """The lines of the table and its notes (module docstring)."""
     if estimate is None:
         return ["no report yet"]
+    return _kind_lines(estimate) + _notes(estimate.get("uncertainty") or {})
+
+
+def _kind_lines(estimate: dict) -> list[str]:
     intervals = estimate.get("intervals") or []
     levels = {interval["level"] for interval in intervals}
     level = f"{round(100 * min(levels), 6):g}%" if levels else "95%"
     kind = estimate["kind"]
     if kind in ("frequency", "heavy_hitters"):
-        lines = _frequency_lines(estimate, intervals, level)
-    elif kind == "distribution":
-        lines = _distribution_lines(estimate, intervals, level)
-    else:
-        lines = _table([("mean", estimate["mean"], _limits(pick(intervals, "mean", False)),
-                         _limits(pick(intervals, "mean", True)))], level, "every look")
-    return lines + _notes(estimate.get("uncertainty") or {})
+        return _frequency_lines(estimate, intervals, level)
+    if kind == "distribution":
+        return _distribution_lines(estimate, intervals, level)
+    if kind == "multi":  # several attributes: each attribute's own table
+        lines = []
+        for name, attribute in estimate["attributes"].items():
+            lines.append(f"attribute {name}:")
+            lines.extend("  " + line for line in _kind_lines(attribute))
+        return lines
+    if kind == "marginals":
+        return _marginal_lines(estimate, level)
+    return _table([("mean", estimate["mean"], _limits(pick(intervals, "mean", False)),
+                    _limits(pick(intervals, "mean", True)))], level, "every look")
+
+
+def _marginal_lines(estimate: dict, level: str) -> list[str]:
+    """Each reported marginal's largest cells with their fixed-n intervals (marginals have no anytime ones)."""
+    import numpy as np
+
+    lines = []
+    for marginal in estimate["marginals"]:
+        values = marginal["frequencies"]
+        cells = np.unravel_index(np.arange(len(values)), marginal["shape"])
+        names = ["|".join(f"{a}={marginal['labels'][j][int(cells[j][i])]}" for j, a in enumerate(marginal["attributes"]))
+                 for i in range(len(values))]
+        order = sorted(range(len(values)), key=lambda i: -(values[i] if values[i] is not None else -1))
+        interval = {"low": marginal["low"], "high": marginal["high"]}
+        rows = [(names[i], values[i], _limits(interval, i), "-") for i in order[:MAX_ROWS]]
+        lines.append(f"marginal {','.join(marginal['attributes'])}:")
+        lines.extend("  " + line for line in _table(rows, level, "none"))
+        if len(order) > MAX_ROWS:
+            lines.append(f"  ... {len(order) - MAX_ROWS} more cell(s) in --json")
+    return lines
 
 
 def _notes(uncertainty: dict) -> list[str]:

@@ -111,7 +111,7 @@ def _run_release(args) -> int:
         f"{release.guarantee.describe()}, "
         + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
     )
-    cdf = None if tree is None else tree.to_distribution().cumulative
+    cdf = None if tree is None else tree.leaf_cdf()[1]  # at the leaf edges, where the band is
     if args.out is not None:
         _write_release(args.out, _release_table(release, cdf, band, guarantee), release, guarantee)
         print(f"release: table written to {args.out}", file=sys.stderr)

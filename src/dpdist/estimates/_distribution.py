@@ -167,18 +167,34 @@ class Distribution(Presented):
     def table(self) -> dict[str, np.ndarray]:
         """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge).
 
-        With a :attr:`band` (on the same edges) also ``cdf_lower``, ``cdf_upper`` (pointwise)
-        and ``cdf_simultaneous_lower``, ``cdf_simultaneous_upper`` at the right edge.
+        With a :attr:`band` (on these edges, or on some of them) also ``cdf_lower``, ``cdf_upper``
+        (pointwise) and ``cdf_simultaneous_lower``, ``cdf_simultaneous_upper`` at the right edge,
+        NaN at an edge the band does not hold at (the atom-aware tree CDF has knots between its
+        leaf edges, :mod:`dpdist.central._atoms`).
         """
         table = {
             "low": self.edges[:-1], "high": self.edges[1:], "probability": self.probabilities, "cdf": self._cumulative[1:]
         }
-        if self.band is not None and np.shape(self.band.edges) == self.edges.shape:
+        rows = self._band_rows()
+        if rows is not None and self.band is not None:
             for column, name in (("cdf_lower", "lower"), ("cdf_upper", "upper"),
                                  ("cdf_simultaneous_lower", "simultaneous_lower"),
                                  ("cdf_simultaneous_upper", "simultaneous_upper")):
-                table[column] = np.asarray(getattr(self.band, name))[1:]
+                values = np.full(self.edges.size, np.nan)
+                values[rows] = np.asarray(getattr(self.band, name), dtype=np.float64)
+                table[column] = values[1:]
         return table
+
+    def _band_rows(self) -> np.ndarray | None:
+        """The index in :attr:`edges` of each edge of the band (``None``: no band, or one on other edges)."""
+        if self.band is None:
+            return None
+        band_edges = np.asarray(self.band.edges, dtype=np.float64)
+        rows = np.searchsorted(self.edges, band_edges)
+        if np.any(rows >= self.edges.size) or not np.array_equal(self.edges[np.minimum(rows, self.edges.size - 1)],
+                                                                 band_edges):
+            return None
+        return rows
 
     def range_query(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
         """Probability mass of ``[low, high]``."""

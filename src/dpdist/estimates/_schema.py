@@ -51,7 +51,7 @@ GUARANTEE: dict[str, Any] = {
     "properties": {
         "epsilon": {"type": "number"},
         "delta": {"type": "number"},
-        "neighbouring": {"enum": ["replace", "add-remove", "history", "stable"]},
+        "neighbouring": {"enum": ["replace", "add-remove", "history", "stable", "attribute"]},
         "model": {"enum": ["local", "central"]},
         "reports": {"type": "integer", "description": "neighbouring history: the reports of one device covered"},
     },
@@ -117,6 +117,35 @@ KINDS: dict[str, dict[str, Any]] = {
         "var_standard_error": _NUMBER,
         "center": _NUMBER,
         "band": _LEGACY_BAND,
+    },
+    "multi": {
+        "attributes": {
+            "type": "object",
+            "additionalProperties": {"$ref": "#"},
+            "description": "each attribute's estimate (an estimate of its own kind), by attribute name",
+        },
+        "attribute_guarantee": {**GUARANTEE, "description": "the guarantee for two records differing in one attribute"},
+    },
+    "marginals": {
+        "marginals": {
+            "type": "array",
+            "description": "each reported marginal: its attributes, shape, item labels, cell frequencies (C order) and limits",
+            "items": {
+                "type": "object",
+                "required": ["attributes", "shape", "frequencies", "standard_error"],
+                "properties": {
+                    "attributes": {"type": "array", "items": {"type": "string"}},
+                    "shape": {"type": "array", "items": {"type": "integer"}},
+                    "labels": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+                    "frequencies": _NUMBERS,
+                    "standard_error": _NUMBERS,
+                    "low": _NUMBERS,
+                    "high": _NUMBERS,
+                },
+            },
+        },
+        "postprocess": {"type": "string"},
+        "attribute_guarantee": GUARANTEE,
     },
     "quantiles": {
         "q": _NUMBERS,

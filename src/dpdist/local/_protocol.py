@@ -47,11 +47,13 @@ class ProtocolTags:
 
     Attributes
     ----------
-    kind : {"frequency", "heavy_hitters", "numerical"}
+    kind : {"frequency", "heavy_hitters", "numerical", "multi"}
         ``"frequency"``: items 0..d-1, returns a FrequencyEstimate; ``"heavy_hitters"``:
         items 0..d-1 of a domain too large to enumerate (or words), returns the
         :class:`~dpdist.local.HeavyHitters` it finds; ``"numerical"``: reals in bounds,
-        returns a Distribution or a mean/variance estimate.
+        returns a Distribution or a mean/variance estimate; ``"multi"``: records of
+        several attributes (``protocol.attributes``, :mod:`dpdist.local.multi`), returns
+        one estimate per attribute (or marginals, range queries).
     finite_channel : bool
         ``channel()`` gives the exact output law for small instances.
     exact_simulate : bool
@@ -86,8 +88,8 @@ class ProtocolTags:
 
     @property
     def takes_items(self) -> bool:
-        """Whether the inputs are items ``0 .. domain_size - 1`` (every kind but ``"numerical"``)."""
-        return self.kind != "numerical"
+        """Whether the inputs are items ``0 .. domain_size - 1`` (``"frequency"`` and ``"heavy_hitters"``)."""
+        return self.kind in ("frequency", "heavy_hitters")
 
 
 class ParameterDependentTags:

@@ -37,7 +37,7 @@ from ._declared import (
     check_reports_support_a_fixed_number_of_items,
     check_words_are_randomized_as_their_items,
 )
-from ._inputs import channel_inputs, population
+from ._inputs import channel_inputs, population, record_attributes
 from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
 from ._statistics import (
     privatize_population,
@@ -72,6 +72,7 @@ __all__ = [
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
     "check_reports_over_time",
+    "check_attribute_guarantee",
     "check_reports_support_a_fixed_number_of_items",
     "check_maximum_likelihood_is_the_maximum",
     "check_words_are_randomized_as_their_items",
@@ -155,8 +156,26 @@ def check_invalid_parameters_are_rejected(protocol: LocalProtocol) -> None:
 def _values_outside_the_domain(protocol) -> list:
     if protocol.tags.takes_items:
         return [[protocol.domain_size], [-1], [0, 1, protocol.domain_size + 5]]
+    if protocol.tags.kind == "multi":
+        return _records_outside_the_domain(protocol)
     lo, hi = protocol.bounds
     return [[hi + 1.0], [lo - 1e-3], [math.nan], [math.inf]]
+
+
+def _records_outside_the_domain(protocol) -> list:
+    """Records with one attribute outside its domain (an item past the end, -1; a real outside the bounds, NaN)."""
+    out = []
+    for j, attribute in enumerate(protocol.attributes):
+        if attribute.categorical:
+            bad = [attribute.domain_size, -1]
+        else:
+            lo, hi = attribute.bounds
+            bad = [hi + 1.0, math.nan]
+        for value in bad:
+            records = np.array(population(protocol, 3), dtype=np.float64)
+            records[1, j] = value
+            out.append(records)
+    return out
 
 
 def _clips(protocol) -> bool:
@@ -205,8 +224,11 @@ def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None
 
 def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None:
     """Non-integral items, strings and 2-D arrays raise ``InvalidValueTypeError`` naming ``values``."""
-    bad = [np.array([0.5, 1.5])] if protocol.tags.takes_items else [np.array(["a", "b"])]
-    bad.append(np.zeros((2, 2), dtype=int))
+    if protocol.tags.kind == "multi":
+        bad = _records_of_the_wrong_type(protocol)
+    else:
+        bad = [np.array([0.5, 1.5])] if protocol.tags.takes_items else [np.array(["a", "b"])]
+        bad.append(np.zeros((2, 2), dtype=int))
     for values in bad:
         _expect(
             InvalidValueTypeError,
@@ -214,6 +236,19 @@ def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None
             lambda v=values: protocol.privatize(v, rng=0),
             match="values",
         )
+
+
+def _records_of_the_wrong_type(protocol) -> list:
+    """A 1-D array, a 3-D array, rows of one column too many, and a fraction in a categorical column."""
+    k = len(protocol.attributes)
+    records = np.array(population(protocol, 2), dtype=np.float64)
+    bad = [np.zeros(k + 1), np.zeros((2, k, 2)), np.zeros((2, k + 1))]
+    categorical = [j for j, attribute in enumerate(protocol.attributes) if attribute.categorical]
+    if categorical:
+        fraction = records.copy()
+        fraction[0, categorical[0]] = 0.5
+        bad.append(fraction)
+    return bad
 
 
 def check_unreadable_reports_are_rejected(protocol: LocalProtocol) -> None:
@@ -399,6 +434,35 @@ def check_reports_over_time(protocol: LocalProtocol) -> None:
         )
 
 
+def check_attribute_guarantee(protocol: LocalProtocol) -> None:
+    """Exact: records that differ in one attribute are within the stated ``attribute_guarantee``.
+
+    For a multi-attribute protocol (``tags.kind == "multi"``), the channel rows of every
+    pair of :func:`channel_inputs` records that differ in exactly one attribute have
+    probability ratios at most ``e ** attribute_guarantee.epsilon`` (``"attribute"``
+    relation), which must not exceed the record-level ``guarantee``.
+    """
+    stated = cast(Any, protocol).attribute_guarantee
+    assert stated.neighbouring == "attribute" and stated.model == "local" and stated.pure, (
+        f"the attribute-level guarantee must be pure local LDP under 'attribute', got {stated}"
+    )
+    assert stated.epsilon <= protocol.guarantee.epsilon * (1 + 1e-12), (
+        f"an attribute-level epsilon {stated.epsilon} above the record-level {protocol.guarantee.epsilon} is no guarantee"
+    )
+    inputs = channel_inputs(protocol)
+    log_channel = np.log(protocol.channel(inputs))
+    for j in range(inputs.shape[1]):
+        others = np.delete(inputs, j, axis=1)
+        _, group = np.unique(others, axis=0, return_inverse=True)
+        for label in np.unique(group):
+            rows = log_channel[group.ravel() == label]
+            loss = float(np.max(rows.max(axis=0) - rows.min(axis=0)))
+            assert loss <= stated.epsilon * (1 + 1e-9) + 1e-9, (
+                f"records differing in attribute {record_attributes(protocol)[j].name!r} lose {loss:.6g}, above the stated "
+                f"attribute-level epsilon {stated.epsilon:.6g}"
+            )
+
+
 def _reports_per_input(protocol, low: int, high: int, per_output: int) -> int:
     outputs = protocol.channel(channel_inputs(protocol)[:1]).shape[1]
     return min(high, max(low, per_output * outputs))
@@ -457,7 +521,8 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     Every protocol gets the round-trip, bad-input, reproducibility and merge
     checks; ``finite_channel`` adds the exact epsilon check and the chi-square
     tests of ``privatize`` (with a 64-bit and a 32-bit generator);
-    ``kind="frequency"`` with ``unbiased`` adds the bias and variance check;
+    ``kind="frequency"`` (or ``"multi"``) with ``unbiased`` adds the bias and variance check;
+    ``kind="multi"`` with a finite channel adds the exact check of the attribute-level guarantee;
     ``exact_simulate`` adds the ``simulate`` check; ``memoized`` adds the exact check of
     one device's reports over time; a numerical protocol whose ``privatize`` takes ``clip``
     adds the clipping check; ``fixed_support_size``, ``closed_form_mle`` and ``words`` add
@@ -467,7 +532,9 @@ def checks_for(protocol: LocalProtocol) -> list[Check]:
     checks = list(_ALWAYS)
     if tags.finite_channel:
         checks.extend(_FINITE_CHANNEL)
-    if tags.kind == "frequency" and tags.unbiased:
+    if tags.kind == "multi" and tags.finite_channel:
+        checks.insert(checks.index(check_channel_is_epsilon_ldp) + 1, check_attribute_guarantee)
+    if tags.kind in ("frequency", "multi") and tags.unbiased:
         checks.append(check_unbiased_with_the_analytic_variance)
     if tags.exact_simulate:
         checks.append(check_simulate_matches_privatize)

@@ -1,8 +1,10 @@
 """The inputs the conformance checks feed a protocol: fixed, seeded and kind-aware.
 
 A ``"frequency"`` or ``"heavy_hitters"`` protocol takes items ``0 .. domain_size - 1`` (``tags.takes_items``); a ``"numerical"``
-protocol takes reals in ``bounds``.  Those two attributes (and ``tags.kind``) are
-all the checks assume about a protocol's inputs.
+protocol takes reals in ``bounds``; a ``"multi"`` protocol takes records of its
+``attributes`` (each with ``categorical``, ``domain_size`` or ``bounds``), as an
+``(n, k)`` float array.  Those attributes (and ``tags.kind``) are all the checks
+assume about a protocol's inputs.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from .._types import Seed
 if TYPE_CHECKING:
     from ..local import LocalProtocol
 
-__all__ = ["channel_inputs", "population"]
+__all__ = ["channel_inputs", "population", "true_frequencies"]
+
+#: the most items per categorical attribute whose records the multi-attribute channel check enumerates
+_RECORD_ITEMS = 8
 
 
 def domain_size(protocol: LocalProtocol) -> int:
@@ -30,6 +35,11 @@ def bounds(protocol: LocalProtocol) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def record_attributes(protocol: LocalProtocol) -> tuple[Any, ...]:
+    """``protocol.attributes``, which a ``"multi"`` protocol has (:class:`dpdist.local.multi.Attribute` values)."""
+    return tuple(cast(Any, protocol).attributes)
+
+
 def channel_inputs(protocol: LocalProtocol, rng: Seed = None) -> np.ndarray:
     """The inputs whose channel rows the privacy checks compare.
 
@@ -38,6 +48,8 @@ def channel_inputs(protocol: LocalProtocol, rng: Seed = None) -> np.ndarray:
     """
     if protocol.tags.takes_items:
         return np.arange(domain_size(protocol))
+    if protocol.tags.kind == "multi":
+        return _record_grid(protocol)
     lo, hi = bounds(protocol)
     generator = np.random.default_rng(12345 if rng is None else rng)
     fixed = lo + (hi - lo) * np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -52,10 +64,58 @@ def population(protocol: LocalProtocol, n: int, rng: Seed = 0) -> np.ndarray:
     """
     generator = np.random.default_rng(rng)
     if protocol.tags.takes_items:
-        d = domain_size(protocol)
-        weights = np.arange(1, d + 1, dtype=float) ** 2
-        counts = np.floor(n * weights / weights.sum()).astype(int)
-        counts[0] += n - counts.sum()
-        return generator.permutation(np.repeat(np.arange(d), counts))
+        return _items(domain_size(protocol), n, generator)
+    if protocol.tags.kind == "multi":
+        return _records(protocol, n, generator)
     lo, hi = bounds(protocol)
     return lo + (hi - lo) * generator.beta(5, 2, size=n)
+
+
+def _items(d: int, n: int, generator: np.random.Generator) -> np.ndarray:
+    weights = np.arange(1, d + 1, dtype=float) ** 2
+    counts = np.floor(n * weights / weights.sum()).astype(int)
+    counts[0] += n - counts.sum()
+    return generator.permutation(np.repeat(np.arange(d), counts))
+
+
+def _records(protocol: LocalProtocol, n: int, generator: np.random.Generator) -> np.ndarray:
+    """Records whose attributes are correlated: each follows a shared Beta(5, 2) latent half of the time."""
+    latent = generator.beta(5, 2, size=n)
+    records = np.empty((n, len(record_attributes(protocol))))
+    for j, attribute in enumerate(record_attributes(protocol)):
+        shared = generator.random(n) < 0.5
+        if attribute.categorical:
+            d = attribute.domain_size
+            own = _items(d, n, generator)
+            records[:, j] = np.where(shared, np.minimum((latent * d).astype(int), d - 1), own)
+        else:
+            lo, hi = attribute.bounds
+            records[:, j] = lo + (hi - lo) * np.where(shared, latent, generator.beta(5, 2, size=n))
+    return records
+
+
+def _record_grid(protocol: LocalProtocol) -> np.ndarray:
+    """Every record of the first items of each categorical attribute and three points of each numerical one."""
+    axes = []
+    for attribute in record_attributes(protocol):
+        if attribute.categorical:
+            axes.append(np.arange(min(attribute.domain_size, _RECORD_ITEMS), dtype=float))
+        else:
+            lo, hi = attribute.bounds
+            axes.append(np.array([lo, (lo + hi) / 2, hi]))
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([grid.ravel() for grid in grids], axis=1)
+
+
+def true_frequencies(protocol: LocalProtocol, values: np.ndarray) -> np.ndarray:
+    """The frequencies an unbiased protocol estimates: the item histogram, or for a multi-attribute protocol
+    the histograms of its categorical attributes one after another."""
+    values = np.asarray(values)
+    if protocol.tags.kind != "multi":
+        return np.bincount(values, minlength=domain_size(protocol)) / values.size
+    parts = [
+        np.bincount(values[:, j].astype(np.int64), minlength=attribute.domain_size) / values.shape[0]
+        for j, attribute in enumerate(record_attributes(protocol))
+        if attribute.categorical
+    ]
+    return np.concatenate(parts)

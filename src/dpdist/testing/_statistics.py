@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from ._inputs import domain_size, population
+from ._inputs import population, true_frequencies
 from .._types import ArrayLike, Seed
 
 if TYPE_CHECKING:
@@ -110,7 +110,8 @@ def assert_privatize_samples_channel(protocol: LocalProtocol, inputs: ArrayLike,
     channel = protocol.channel(inputs)
     generator = np.random.default_rng(rng)
     for row, value in zip(channel, inputs):
-        reports = privatize_population(protocol, np.full(n_per_input, value), rng=generator)
+        copies = np.broadcast_to(np.asarray(value), (n_per_input, *np.shape(value))).copy()  # a record: rows of it
+        reports = privatize_population(protocol, copies, rng=generator)
         observed = np.bincount(protocol.report_index(reports), minlength=channel.shape[1])
         assert observed.size == channel.shape[1], "report_index out of the channel's range"
         pvalue = chi_square_pvalue(observed, row)
@@ -156,8 +157,7 @@ def assert_unbiased_with_analytic_variance(
     repeats = repeats or (2000 if exact else 400)
     n = n or (2000 if exact else 1000)
     values = population(protocol, n)
-    d = domain_size(protocol)
-    truth = np.bincount(values, minlength=d) / n
+    truth = true_frequencies(protocol, values)
     generator = np.random.default_rng(rng)
     estimates = np.array(
         [
@@ -168,6 +168,7 @@ def assert_unbiased_with_analytic_variance(
         ]
     )
     variance = protocol.variance(n, truth)
+    d = truth.size
     z = stats.norm.isf(ALPHA / (2 * d))
     bias = np.abs(estimates.mean(axis=0) - truth)
     limit = z * np.sqrt(variance / repeats)

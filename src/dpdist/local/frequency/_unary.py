@@ -79,6 +79,24 @@ class UnaryEncoding(FrequencyOracle):
             reports[start : start + items.size] = np.packbits(bits, axis=1)
         return reports
 
+    def privatize_zero(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` reports of the all-zero vector: every bit 1 with probability ``q`` (the "UE-z" fake data of
+        Arcolezi et al.'s RS+FD, :mod:`dpdist.local.multi.rsfd`)."""
+        d = self.domain_size
+        reports = np.empty((n, self._n_bytes), dtype=np.uint8)
+        chunk = max(1, _CHUNK_BITS // d)
+        for start in range(0, n, chunk):
+            rows = min(chunk, n - start)
+            uniforms = random_words(rng, -(-rows * d // 2)).view(np.uint32)[: rows * d].reshape(rows, d)
+            reports[start : start + rows] = np.packbits(uniforms < self._q_threshold, axis=1)
+        return reports
+
+    def zero_channel(self) -> np.ndarray:
+        """The law of :meth:`privatize_zero`'s report over the outputs of :meth:`channel` (small ``d`` only)."""
+        d = self.domain_size
+        outputs = (np.arange(2**d)[:, None] >> np.arange(d)[None, :]) & 1
+        return np.prod(np.where(outputs == 1, self._q, 1 - self._q), axis=1)
+
     # ------------------------------------------------------------------ server
     def _client_design(self):
         """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""

@@ -1,0 +1,171 @@
+"""The estimate of a multi-attribute protocol: one estimate per attribute, presented together."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...errors import InvalidParameterError
+from ...estimates import Interval, Presented
+from ...estimates._intervals import check_level
+from ...privacy import PrivacyGuarantee
+
+__all__ = ["MultiAttributeEstimate"]
+
+
+def _union_table(tables: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The attributes' tables one under another, with an ``attribute`` column; a column an attribute lacks is NaN."""
+    names: list[str] = []
+    for table in tables.values():
+        names.extend(name for name in table if name not in names)
+    columns: dict[str, list] = {"attribute": []}
+    for attribute, table in tables.items():
+        rows = len(next(iter(table.values()))) if table else 0
+        columns["attribute"].extend([attribute] * rows)
+        for name in names:
+            column = table.get(name)
+            columns.setdefault(name, []).extend(np.asarray(column).tolist() if column is not None else [np.nan] * rows)
+    out: dict[str, np.ndarray] = {}
+    for name, values in columns.items():
+        array = np.asarray(values, dtype=object)
+        try:
+            out[name] = array.astype(np.float64) if name != "attribute" else array
+        except (TypeError, ValueError):
+            out[name] = array
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class MultiAttributeEstimate(Presented):
+    """What a multi-attribute protocol estimates: each attribute's estimate, by name.
+
+    Attributes
+    ----------
+    attributes : dict[str, estimate]
+        Each attribute's estimate, in the schema's order: a
+        :class:`~dpdist.estimates.FrequencyEstimate` for a categorical attribute, whatever its
+        protocol returns for a numerical one (a :class:`~dpdist.estimates.Distribution` or
+        :class:`~dpdist.estimates.MeanEstimate`).  Each states the protocol's record-level
+        ``guarantee`` (its own budget is in ``details["attribute_epsilon"]``).
+    n : int
+        Reports behind the estimate (records).
+    epsilon : float
+    method : str
+        The protocol's registry name.
+    guarantee : PrivacyGuarantee
+        The record-level guarantee (``"replace"``: any two records of one user).
+    details : dict
+        ``attribute_guarantee`` (records differing in one attribute) and the protocol's extras.
+    """
+
+    kind: ClassVar[str] = "multi"
+
+    attributes: dict
+    n: int
+    epsilon: float
+    method: str
+    guarantee: PrivacyGuarantee
+    details: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str):
+        """The estimate of attribute ``name``."""
+        try:
+            return self.attributes[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not an attribute of this estimate (attributes: {list(self.attributes)})") from None
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{name}: {type(estimate).__name__}" for name, estimate in self.attributes.items())
+        return f"MultiAttributeEstimate({self.method}, n={self.n}, epsilon={self.epsilon:g}, {{{kinds}}})"
+
+    def _frequency_estimates(self) -> list:
+        return [estimate for estimate in self.attributes.values() if estimate.kind == "frequency"]
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """The frequency estimates of the categorical attributes, one after another (schema order)."""
+        parts = [estimate.frequencies for estimate in self._frequency_estimates()]
+        if not parts:
+            raise InvalidParameterError(f"{self.method} has no categorical attribute: it estimates no frequencies.")
+        return np.concatenate(parts)
+
+    @property
+    def variance(self) -> np.ndarray:
+        """The analytic variance of each entry of :attr:`frequencies`."""
+        parts = [estimate.variance for estimate in self._frequency_estimates()]
+        if not parts:
+            raise InvalidParameterError(f"{self.method} has no categorical attribute: it estimates no frequencies.")
+        return np.concatenate(parts)
+
+    def summary(self) -> dict[str, float]:
+        """Each attribute's headline numbers, named ``"<attribute>: <name>"``."""
+        return {
+            f"{name}: {key}": value
+            for name, estimate in self.attributes.items()
+            for key, value in estimate.summary().items()
+        }
+
+    def table(self) -> dict[str, np.ndarray]:
+        """The attributes' own tables one under another, with a first column ``attribute``."""
+        return _union_table({name: estimate.table() for name, estimate in self.attributes.items()})
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """Every attribute's intervals, each ``quantity`` named ``"<attribute>: <quantity>"``."""
+        check_level(level, "MultiAttributeEstimate.intervals")
+        out = []
+        for name, estimate in self.attributes.items():
+            for interval in estimate.intervals(level):
+                out.append(Interval(f"{name}: {interval.quantity}", interval.estimate, interval.low, interval.high,
+                                    interval.level, interval.method, interval.at, interval.simultaneous,
+                                    interval.anytime_valid))
+        return tuple(out)
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {
+            "attributes": {name: estimate.to_dict(level) for name, estimate in self.attributes.items()},
+            "attribute_guarantee": self.details["attribute_guarantee"].to_dict()
+            if "attribute_guarantee" in self.details else None,
+        }
+
+    def _truth(self, truth, name: str):
+        if truth is None:
+            return None
+        if not isinstance(truth, dict):
+            raise InvalidParameterError(
+                "The 'truth' parameter of MultiAttributeEstimate is a dict {attribute: the truth its estimate takes}. "
+                f"Got {type(truth).__name__} instead."
+            )
+        return truth.get(name)
+
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
+        """Each attribute's description (its estimate's ``describe``), under its name."""
+        blocks = []
+        for name, estimate in self.attributes.items():
+            inner = estimate.describe(self._truth(truth, name), level)
+            blocks.append(f"  {name}:\n" + "\n".join("  " + line for line in inner.splitlines()))
+        return "\n".join(blocks)
+
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
+        """One panel per attribute, each its estimate's own plot."""
+        from ... import plotting
+
+        names = list(self.attributes)
+        figure, axes = plotting.panel_grid(len(names))
+        for axis, name in zip(axes, names):
+            estimate = self.attributes[name]
+            accepted = inspect.signature(estimate.plot).parameters  # each kind's plot takes its own options
+            options = {"level": level, "truth": self._truth(truth, name)}
+            estimate.plot(axis, **{key: value for key, value in options.items() if key in accepted})
+            axis.set_title(name if label is None else f"{label}: {name}", fontsize=9)
+        figure.tight_layout()
+        return figure
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The first attribute's plot on ``ax`` (:meth:`figure` draws them all)."""
+        name = next(iter(self.attributes))
+        axes = self.attributes[name].plot(ax, **kwargs)
+        axes.set_title(name, fontsize=9)
+        return axes
