@@ -1,28 +1,54 @@
-"""``dpdist serve`` under load: reports per second over HTTP on one core, latency, server memory.
+"""``dpdist serve`` at population scale (issue 28): requests per server CPU-second, latency, backpressure, estimates.
 
-The server (one uvicorn process) is pinned to CPU 0 with ``taskset``; client
-threads on the other core send pre-encoded binary batches (randomized before
-the clock starts) under fresh batch ids, so the server is the bottleneck.  For
-each protocol (GRR d = 64, OUE d = 1024, SW with 1024 bins), batch size (10^3,
-10^4) and database (SQLite in WAL mode, a throwaway PostgreSQL), we report
-reports/s, the p50/p99 latency of one batch request, and the server's resident
-memory after 1/4, 1/2 and all of the batches (flat: the aggregate is a fixed-size
-statistic; nothing grows with n but the batch-id table, which lives in the database).
+Every server is a real ``dpdist serve`` pinned to CPU 0 with ``taskset`` (its
+workers too); the load generator runs on CPU 1.  Server CPU is read from
+``/proc`` for all of the server's processes (workers and the estimator
+included), so the figures per server CPU-second do not depend on how much of
+the shared machine the server got.  Every case is bounded in time (seconds),
+sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
+
+``one``
+    one report per request (GRR, d = 64, a fresh 32-hex batch id per request),
+    ``wrk`` with a Lua script, 64 connections: acknowledged requests per server
+    CPU-second and per wall second, p50/p99; SQLite and PostgreSQL.
+``workers``
+    the same with ``--workers 1`` and ``--workers 2``, three times in turn (both
+    pinned to CPU 0: the comparison per CPU-second shows lock contention; wall
+    throughput needs a core per worker plus one for ``wrk``, which a 2-core machine
+    does not have).
+``crowd``
+    1,000 concurrent devices, each a keep-alive connection sending one report per
+    request and honouring ``Retry-After`` (jittered, as the clients do): p50/p99
+    of accepted requests, the slowest refusal, and a SIGKILL of the server in the
+    middle (restarted): every acknowledged batch id is counted afterwards.
+``batches``
+    GRR batches of 10^4 reports: server CPU per batch against numpy's decode and
+    count of the same bytes (``np.frombuffer`` + ``np.bincount``).
+``dashboard``
+    a PEM campaign at n = 10^6; 1 and then 10 dashboards polling ``/estimate`` and
+    ``/history`` every 3 s while reports arrive: server CPU per second with each.
 
 Usage::
 
-    uv run python benchmarks/bench_serve.py [--reports 1000000] [--clients 4] [--markdown out.md]
+    uv run python benchmarks/bench_serve.py [--cases one,workers,crowd,batches,dashboard] [--seconds 6]
+        [--databases sqlite,postgresql] [--out results.jsonl]
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
+import contextlib
+import json
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
+import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -30,115 +56,414 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from serve_support import ADMIN_TOKEN, PostgresCluster, ServerProcess, postgres_available  # noqa: E402
 
 from dpdist import io, local  # noqa: E402
-from dpdist.client import Client  # noqa: E402
 
-PROTOCOLS = {
-    "GRR d=64": {"protocol": "grr", "epsilon": 1.0, "domain_size": 64},
-    "OUE d=1024": {"protocol": "oue", "epsilon": 1.0, "domain_size": 1024},
-    "SW 1024 bins": {"protocol": "sw", "epsilon": 1.0, "bins": 1024},
-}
+GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 64}
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+#: options of every benchmarked server: no per-address rate limit (all load comes from 127.0.0.1), room for 1,000
+#: connections, no access log line per request
+SERVER_OPTIONS = ("--rate-limit", "0", "--limit-concurrency", "4096", "--access-log", "off")
+
+LUA = r"""
+-- one report per request: PUT a one-report batch under a fresh 32-hex batch id (as dpdist's clients name batches)
+-- (args: the body's file, the campaign, a fresh 16-hex prefix per run: ids never repeat between runs)
+local counter, prefix, body, campaign = 0, "", nil, nil
+local headers = {["Content-Type"] = "application/octet-stream"}
+function init(args)
+  local file = io.open(args[1], "rb"); body = file:read("*all"); file:close()
+  campaign, prefix = args[2], args[3]
+end
+function request()
+  counter = counter + 1
+  return wrk.format("PUT", "/api/campaigns/" .. campaign .. "/batches/" .. prefix .. string.format("%016x", counter),
+                    headers, body)
+end
+function done(summary, latency, requests)
+  io.write(string.format("STATUS non2xx=%d errors=%d\n", summary.errors.status, summary.errors.connect
+    + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+"""
 
 
-def bodies(config: dict, batch: int, count: int, rng) -> list[bytes]:
-    """``count`` encoded batches; a few distinct ones reused (same bytes, new ids: each is counted)."""
-    protocol = local.from_config(config)
-    distinct = []
-    for _ in range(min(count, 8)):
-        values = rng.integers(0, 64, batch) if protocol.tags.kind == "frequency" else rng.beta(2, 5, batch)
-        distinct.append(io.encode_record(protocol, protocol.privatize(values, rng=rng)))
-    return [distinct[i % len(distinct)] for i in range(count)]
+# ---------------------------------------------------------------------- servers
+@contextlib.contextmanager
+def database(kind: str):
+    """A fresh database URL of ``kind`` ("sqlite" or "postgresql"); removed afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        if kind == "sqlite":
+            yield str(Path(folder) / "bench.sqlite")
+            return
+        cluster = PostgresCluster().start()
+        try:
+            yield cluster.new_database()
+        finally:
+            cluster.stop()
 
 
-def run_case(server: ServerProcess, name: str, config: dict, batch: int, total: int, clients: int, rng) -> dict:
-    campaign = f"bench-{abs(hash((name, batch, time.time_ns()))) % 10**9}"
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-        admin.create_campaign(campaign, config)
-        admin.open_campaign(campaign)
-    count = max(8, total // batch)
-    payloads = bodies(config, batch, count, rng)
-    latencies = np.zeros(count)
-    rss = {}
-    checkpoints = {count // 4: "1/4", count // 2: "1/2"}
-    done = 0
+def database_cpu_seconds(url: str) -> float:
+    """CPU seconds of the PostgreSQL server of ``url`` so far (its postmaster and every backend; 0 for SQLite, whose
+    work is done by the server's own processes)."""
+    import os
 
-    def send(index: int, client: Client):
+    if not url.startswith("postgresql://"):
+        return 0.0
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    ticks, total = os.sysconf("SC_CLK_TCK"), 0
+    for pid_file in Path(tempfile.gettempdir()).glob("dpdist-pg-*/data/postmaster.pid"):
+        lines = pid_file.read_text().splitlines()
+        if len(lines) < 4 or lines[3].strip() != port:
+            continue
+        postmaster = int(lines[0])
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(stat.parent.name) == postmaster or int(fields[1]) == postmaster:
+                    total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+@contextlib.contextmanager
+def server(url: str, *, workers: int = 1, options: tuple = ()):
+    process = ServerProcess(url, cpu=0, workers=workers, options=SERVER_OPTIONS + tuple(options), max_body_bytes=64 << 20)
+    process.start(timeout=120)
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def open_campaign(url: str, config: dict) -> str:
+    name = "bench-" + uuid.uuid4().hex[:8]
+    assert httpx.post(f"{url}/api/campaigns", json={"campaign": name, "config": config}, headers=ADMIN, timeout=60).status_code == 201
+    assert httpx.post(f"{url}/api/campaigns/{name}/open", headers=ADMIN, timeout=60).status_code == 200
+    return name
+
+
+def counted(url: str, campaign: str) -> dict:
+    return httpx.get(f"{url}/api/campaigns/{campaign}", headers=ADMIN, timeout=120).json()
+
+
+def load_average() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+# ---------------------------------------------------------------------- one report per request (wrk)
+def run_wrk(url: str, campaign: str, body_path: Path, seconds: float, connections: int) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(LUA)
+    command = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script.name,
+               url, "--", str(body_path), campaign, uuid.uuid4().hex[:16]]
+    output = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120).stdout
+    Path(script.name).unlink()
+
+    def number(pattern: str) -> float:
+        found = re.search(pattern, output)
+        return float(found.group(1)) if found else float("nan")
+
+    def ms(label: str) -> float:
+        found = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", output)
+        if not found:
+            return float("nan")
+        return float(found.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[found.group(2)]
+
+    return {"requests": int(number(r"(\d+) requests in")), "non_2xx": int(number(r"non2xx=(\d+)")),
+            "errors": int(number(r"errors=(\d+)")), "p50_ms": ms("50%"), "p99_ms": ms("99%")}
+
+
+def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: int = 64) -> dict:
+    """Acknowledged one-report requests per server CPU-second (and per second) under ``wrk``."""
+    protocol = local.from_config(GRR)
+    body_path = Path(tempfile.mkdtemp()) / "one.bin"
+    body_path.write_bytes(io.encode_record(protocol, protocol.privatize(np.array([3]), rng=1)))
+    with server(url, workers=workers) as process:
+        campaign = open_campaign(process.url, GRR)
+        run_wrk(process.url, campaign, body_path, 1, 8)  # warm up
+        before_n, cpu, wall = counted(process.url, campaign)["n"], process.cpu_seconds(), time.perf_counter()
+        db_cpu = database_cpu_seconds(url)
+        result = run_wrk(process.url, campaign, body_path, seconds, connections)
+        cpu, wall, db_cpu = process.cpu_seconds() - cpu, time.perf_counter() - wall, database_cpu_seconds(url) - db_cpu
+        acknowledged = counted(process.url, campaign)["n"] - before_n
+        groups = _metric(process.url, "dpdist_group_commits_total")
+    shutil.rmtree(body_path.parent)
+    return {**result, "acknowledged": acknowledged, "server_cpu_s": cpu, "per_cpu_s": acknowledged / cpu,
+            "per_s": acknowledged / wall, "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu else None,
+            "requests_per_group": acknowledged / groups if groups else None, "workers": workers,
+            "connections": connections, "load": load_average()}
+
+
+def _metric(url: str, name: str) -> float:
+    """A counter of the server's /metrics (one process: with workers, the one that answered)."""
+    text = httpx.get(f"{url}/metrics", headers=ADMIN, timeout=60).text
+    found = re.search(rf"^{name} ([0-9.e+]+)$", text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+# ---------------------------------------------------------------------- 1,000 devices honouring Retry-After
+class Crowd:
+    """``devices`` keep-alive connections, each sending one-report batches one after another until ``seconds`` pass;
+    a 429/503 is retried after its ``Retry-After`` (x U(1, 1.5)), a dropped connection after 0.5 s (same batch id)."""
+
+    def __init__(self, port: int, campaign: str, body: bytes, devices: int, seconds: float):
+        self.port, self.campaign, self.body, self.devices, self.seconds = port, campaign, body, devices, seconds
+        self.accepted: list[tuple[float, float]] = []  # (sent at, seconds) per acknowledged request
+        self.refused: list[tuple[float, float]] = []  # (sent at, seconds) per 429/503 answer
+        self.without_retry_after = 0
+        self.acknowledged: set[str] = set()
+        self.others: dict[int, int] = {}
+
+    async def _exchange(self, reader, writer, batch_id: str):
+        head = (f"PUT /api/campaigns/{self.campaign}/batches/{batch_id} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Content-Type: application/octet-stream\r\nContent-Length: {len(self.body)}\r\n\r\n").encode()
         start = time.perf_counter()
-        ack = client.submit_body(campaign, f"b{index}", payloads[index])
-        latencies[index] = time.perf_counter() - start
-        assert ack["accepted"] == batch and not ack["duplicate"]
+        writer.write(head + self.body)
+        status_line = await reader.readline()
+        if not status_line:
+            raise ConnectionError("closed")
+        headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        await reader.readexactly(int(headers.get("content-length", 0)))
+        return int(status_line.split()[1]), headers, (start, time.perf_counter() - start)
 
-    connections = [Client(server.url, retries=0) for _ in range(clients)]
-    start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-        futures = [pool.submit(send, index, connections[index % clients]) for index in range(count)]
-        for future in concurrent.futures.as_completed(futures):
-            future.result()
-            done += 1
-            if done in checkpoints:
-                rss[checkpoints[done]] = server.rss_bytes()
-    elapsed = time.perf_counter() - start
-    rss["all"] = server.rss_bytes()
-    for connection in connections:
-        connection.close()
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-        assert admin.campaign(campaign)["n"] == count * batch
+    async def device(self, rng) -> None:
+        import asyncio
+
+        deadline, connection, batch_id = time.perf_counter() + self.seconds, None, uuid.uuid4().hex
+        while time.perf_counter() < deadline:
+            try:
+                if connection is None:
+                    connection = await asyncio.open_connection("127.0.0.1", self.port)
+                status, headers, took = await self._exchange(*connection, batch_id)
+            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
+                connection = None
+                await asyncio.sleep(0.5)
+                continue
+            if status == 200:
+                self.accepted.append(took)
+                self.acknowledged.add(batch_id)
+                batch_id = uuid.uuid4().hex
+            elif status in (429, 503):
+                self.refused.append(took)
+                self.without_retry_after += "retry-after" not in headers
+                await asyncio.sleep(float(headers.get("retry-after", 1)) * rng.uniform(1.0, 1.5))
+            else:
+                self.others[status] = self.others.get(status, 0) + 1
+            if headers.get("connection", "").lower() == "close":
+                connection[1].close()
+                connection = None
+
+    async def run(self) -> None:
+        import asyncio
+        import random
+
+        rng = random.Random(28)
+        await asyncio.gather(*(self.device(rng) for _ in range(self.devices)))
+
+
+def crowd(url: str, seconds: float, devices: int = 1000) -> dict:
+    """1,000 devices for ``seconds``, the server SIGKILLed (and restarted) halfway; every acknowledged id counted.
+
+    Latencies are given for the steady state (from 3 s after the start and after the restart: the 1,000 first requests
+    of a crowd arrive at once, before any of them could be refused) and for the whole run."""
+    import asyncio
+    import threading
+
+    protocol = local.from_config(GRR)
+    body = io.encode_record(protocol, protocol.privatize(np.array([3]), rng=1))
+    with server(url) as process:
+        campaign = open_campaign(process.url, GRR)
+        load = Crowd(process.port, campaign, body, devices, seconds)
+        runner = threading.Thread(target=lambda: _on_cpu_1(lambda: asyncio.run(load.run())))
+        start = time.perf_counter()
+        runner.start()
+        time.sleep(seconds / 2)
+        acknowledged_before = len(load.acknowledged)
+        process.kill()
+        process.start(timeout=120)
+        restarted = time.perf_counter()
+        runner.join(seconds * 4 + 120)
+        rows = counted(process.url, campaign)
+    recorded = _recorded_batch_ids(url, campaign)
+    steady = [(start + 3, start + seconds / 2), (restarted + 3, start + seconds)]
     return {
-        "protocol": name,
-        "batch": batch,
-        "reports": count * batch,
-        "reports_per_s": count * batch / elapsed,
-        "p50_ms": float(np.percentile(latencies, 50) * 1e3),
-        "p99_ms": float(np.percentile(latencies, 99) * 1e3),
-        "rss_mib": {k: round(v / 2**20, 1) for k, v in rss.items()},
+        "devices": devices, "seconds": seconds, "acknowledged": len(load.acknowledged), "counted": rows["n"],
+        "acknowledged_missing": len(load.acknowledged - recorded), "batches": rows["batches"],
+        "acknowledged_before_kill": acknowledged_before, "refusals": len(load.refused),
+        "without_retry_after": load.without_retry_after, "other_statuses": load.others, "load": load_average(),
+        **_percentiles("accepted", load.accepted, steady), **_percentiles("refusal", load.refused, steady),
     }
 
 
+def _percentiles(name: str, samples: list, windows: list) -> dict:
+    """p50, p99 and max (ms) of ``samples`` (sent at, seconds): in the steady ``windows``, and over the whole run."""
+    out = {}
+    for label, chosen in (("steady", [took for at, took in samples if any(a <= at < b for a, b in windows)]),
+                          ("all", [took for _, took in samples])):
+        values = np.array(chosen) * 1e3
+        out[f"{name}_{label}"] = (None if not values.size else
+                                  {"n": int(values.size), "p50_ms": round(float(np.percentile(values, 50)), 1),
+                                   "p99_ms": round(float(np.percentile(values, 99)), 1), "max_ms": round(float(values.max()), 1)})
+    return out
+
+
+def _recorded_batch_ids(url: str, campaign: str) -> set[str]:
+    from dpdist.serve._database import open_database
+
+    db = open_database(url)
+    try:
+        return {row[0] for row in db.execute("SELECT batch_id FROM batches WHERE campaign_id = ?", (campaign,))}
+    finally:
+        db.close()
+
+
+def _on_cpu_1(function):
+    import os
+
+    os.sched_setaffinity(0, {1})  # this thread only (Linux: affinity is per thread)
+    return function()
+
+
+# ---------------------------------------------------------------------- batches of 10^4 against numpy
+def batches(url: str, count: int = 40, size: int = 10_000) -> dict:
+    """Server CPU per GRR batch of ``size`` reports against numpy's decode + count of the same bytes."""
+    protocol = local.from_config(GRR)
+    rng = np.random.default_rng(3)
+    reports = [protocol.privatize(rng.integers(0, 64, size), rng=rng) for _ in range(8)]
+    uploads = [(batch_id, io.encode_record(protocol, reports[index % 8], batch_id))
+               for index, batch_id in enumerate(uuid.uuid4().hex for _ in range(count + 2))]
+    payloads = [np.ascontiguousarray(batch).tobytes() for batch in reports]
+    numpy_s = min(_numpy_count(payloads, protocol.report_format.dtype) for _ in range(5))
+    headers = {"Content-Type": "application/octet-stream"}
+    with server(url) as process, httpx.Client(base_url=process.url, timeout=120) as client:
+        campaign = open_campaign(process.url, GRR)
+        for batch_id, body in uploads[:2]:  # warm up
+            client.put(f"/api/campaigns/{campaign}/batches/{batch_id}", content=body, headers=headers)
+        cpu, wall = process.cpu_seconds(), time.perf_counter()
+        for batch_id, body in uploads[2:]:
+            answer = client.put(f"/api/campaigns/{campaign}/batches/{batch_id}", content=body, headers=headers)
+            assert answer.json()["accepted"] == size
+        cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
+    per_batch = cpu / count
+    numpy_per_batch = numpy_s / len(payloads)
+    return {"batch": size, "batches": count, "server_cpu_ms_per_batch": per_batch * 1e3,
+            "numpy_ms_per_batch": numpy_per_batch * 1e3, "ratio": numpy_per_batch / per_batch,
+            "reports_per_cpu_s": size / per_batch, "reports_per_s": size * count / wall, "load": load_average()}
+
+
+def _numpy_count(payloads: list[bytes], dtype) -> float:
+    start = time.process_time()
+    for payload in payloads:
+        np.bincount(np.frombuffer(payload, dtype=dtype), minlength=64)
+    return time.process_time() - start
+
+
+# ---------------------------------------------------------------------- dashboards on a PEM campaign
+PEM = {"protocol": "pem", "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 12, "k": 20}
+
+
+def dashboard(url: str, seconds: float, n: int = 1_000_000) -> dict:
+    """Server CPU per second with 1 and then 10 dashboards on a PEM campaign of ``n`` reports, while reports arrive."""
+    import threading
+
+    protocol = local.from_config(PEM)
+    words = np.random.default_rng(0).choice(["apple", "banana", "cherry", "date", "elder", "fig"], size=n,
+                                            p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    with server(url) as process, httpx.Client(base_url=process.url, timeout=600) as client:
+        campaign = open_campaign(process.url, PEM)
+        for start in range(0, n, 100_000):
+            batch_id = uuid.uuid4().hex
+            body = io.encode_record(protocol, protocol.privatize(words[start : start + 100_000], rng=start), batch_id)
+            client.put(f"/api/campaigns/{campaign}/batches/{batch_id}", content=body,
+                       headers={"Content-Type": "application/octet-stream"})
+        client.get(f"/api/campaigns/{campaign}/estimate", headers=ADMIN)  # the first estimate (and the estimator's start)
+        trickle = protocol.privatize(words[:400], rng=1)
+        result = {"n": n, "seconds": seconds, "load": load_average()}
+        for tabs in (1, 10):
+            stop = threading.Event()
+            feeder = threading.Thread(target=_trickle, args=(process.url, campaign, protocol, trickle, stop))
+            viewers = [threading.Thread(target=_view, args=(process.url, campaign, stop, k * 3.0 / tabs)) for k in range(tabs)]
+            cpu = process.cpu_seconds()
+            for thread in [feeder, *viewers]:
+                thread.start()
+            time.sleep(seconds)
+            stop.set()
+            for thread in [feeder, *viewers]:
+                thread.join(120)
+            result[f"cpu_per_s_{tabs}_tabs"] = (process.cpu_seconds() - cpu) / seconds
+        result["estimate_s"] = _timed_estimate(client, campaign)
+    return result
+
+
+def _trickle(url: str, campaign: str, protocol, reports, stop) -> None:
+    """About 20 one-report batches a second: the aggregate keeps changing under the dashboards."""
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for report in reports:
+            if stop.wait(0.05):
+                return
+            batch_id = uuid.uuid4().hex
+            client.put(f"/api/campaigns/{campaign}/batches/{batch_id}", content=io.encode_record(protocol, report[None], batch_id),
+                       headers={"Content-Type": "application/octet-stream"})
+
+
+def _view(url: str, campaign: str, stop, offset: float) -> None:
+    """One open dashboard: /estimate and /history every 3 s (the page's REFRESH_MS)."""
+    if stop.wait(offset):
+        return
+    with httpx.Client(base_url=url, timeout=120, headers=ADMIN) as client:
+        while True:
+            client.get(f"/api/campaigns/{campaign}/estimate")
+            client.get(f"/api/campaigns/{campaign}/history")
+            if stop.wait(3.0):
+                return
+
+
+def _timed_estimate(client, campaign: str) -> float:
+    start = time.perf_counter()
+    client.get(f"/api/campaigns/{campaign}/estimate", params={"level": "0.9"}, headers=ADMIN)  # another key: computed
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------- main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reports", type=int, default=1_000_000, help="reports per case (batch 10^4); batch 10^3 sends a fifth")
-    parser.add_argument("--clients", type=int, default=4, help="concurrent client threads")
+    parser.add_argument("--cases", default="one,workers,crowd,batches,dashboard")
     parser.add_argument("--databases", default="sqlite,postgresql")
-    parser.add_argument("--markdown", default=None)
+    parser.add_argument("--seconds", type=float, default=6.0, help="seconds of load per measurement")
+    parser.add_argument("--out", default=None, help="also write the results to this file, one JSON object per line")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    rows = []
-    for database in args.databases.split(","):
-        cluster = None
-        with tempfile.TemporaryDirectory() as folder:
-            if database == "sqlite":
-                url = str(Path(folder) / "bench.sqlite")
-            elif postgres_available():
-                cluster = PostgresCluster().start()
-                url = cluster.new_database()
-            else:
-                print("PostgreSQL is not installed; skipped", file=sys.stderr)
-                continue
-            server = ServerProcess(url, cpu=0, max_body_bytes=64 << 20).start()
-            try:
-                for name, config in PROTOCOLS.items():
-                    for batch in (1_000, 10_000):
-                        total = args.reports if batch == 10_000 else args.reports // 5
-                        row = {"database": database, **run_case(server, name, config, batch, total, args.clients, rng)}
-                        rows.append(row)
-                        print(
-                            f"{database:10s} {name:13s} batch {batch:>6}: {row['reports_per_s']:>10,.0f} reports/s, "
-                            f"p50 {row['p50_ms']:.1f} ms, p99 {row['p99_ms']:.1f} ms, RSS MiB {row['rss_mib']}",
-                            flush=True,
-                        )
-            finally:
-                server.stop()
-                if cluster is not None:
-                    cluster.stop()
-    if args.markdown:
-        lines = ["| database | protocol | batch | reports | reports/s | p50 ms | p99 ms | server RSS MiB (1/4, 1/2, all) |",
-                 "|---|---|---|---|---|---|---|---|"]
-        for row in rows:
-            r = row["rss_mib"]
-            lines.append(
-                f"| {row['database']} | {row['protocol']} | {row['batch']:,} | {row['reports']:,} | {row['reports_per_s']:,.0f} | "
-                f"{row['p50_ms']:.1f} | {row['p99_ms']:.1f} | {r.get('1/4')}, {r.get('1/2')}, {r.get('all')} |"
-            )
-        Path(args.markdown).write_text("\n".join(lines) + "\n")
+    if shutil.which("wrk") is None and {"one", "workers"} & set(args.cases.split(",")):
+        sys.exit("wrk is not installed: apt-get install -y wrk")
+    results = []
+    for kind in args.databases.split(","):
+        if kind == "postgresql" and not postgres_available():
+            print("PostgreSQL is not installed; skipped", file=sys.stderr)
+            continue
+        for case in args.cases.split(","):
+            for row in _case(case, kind, args.seconds):
+                row = {"case": case, "database": kind, **row}
+                print(json.dumps(row), flush=True)
+                results.append(row)
+    if args.out:
+        Path(args.out).write_text("".join(json.dumps(row) + "\n" for row in results))
+
+
+def _case(case: str, kind: str, seconds: float):
+    with database(kind) as url:
+        if case == "one":
+            yield one_per_request(url, seconds)
+        elif case == "workers":  # alternating runs: the machine's load drifts between them
+            for repeat in range(3):
+                for workers in (1, 2):
+                    with database(kind) as fresh:
+                        yield {"repeat": repeat, **one_per_request(fresh, seconds, workers=workers)}
+        elif case == "crowd":
+            yield crowd(url, seconds)
+        elif case == "batches":
+            yield batches(url)
+        elif case == "dashboard":
+            yield dashboard(url, max(seconds, 15.0))
+        else:
+            raise SystemExit(f"unknown case {case!r}")
 
 
 if __name__ == "__main__":

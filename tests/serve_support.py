@@ -31,10 +31,14 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``dpdist serve`` in a subprocess; :meth:`kill` is SIGKILL, :meth:`start` (re)starts it on the same port."""
+    """``dpdist serve`` in a subprocess (its own process group: with ``workers`` > 1 a supervisor and its worker
+    processes); :meth:`kill` is SIGKILL to all of them, :meth:`start` (re)starts it on the same port."""
 
-    def __init__(self, db_url: str, *, max_body_bytes: int | None = None, log_path=None, cpu: int | None = None, log_level: str = "warning"):
+    def __init__(self, db_url: str, *, max_body_bytes: int | None = None, log_path=None, cpu: int | None = None, log_level: str = "warning",
+                 workers: int = 1, options: tuple = ()):
         self.db_url = db_url
+        self.workers = workers
+        self.options = tuple(options)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.max_body_bytes = max_body_bytes
@@ -48,6 +52,9 @@ class ServerProcess:
         command = [sys.executable, "-m", "dpdist.cli", "serve", "--db", self.db_url, "--port", str(self.port), "--log-level", self.log_level]
         if self.max_body_bytes is not None:
             command += ["--max-body-bytes", str(self.max_body_bytes)]
+        if self.workers != 1:
+            command += ["--workers", str(self.workers)]
+        command += list(self.options)
         if self.cpu is not None:
             command = ["taskset", "-c", str(self.cpu), *command]
         return command
@@ -58,7 +65,8 @@ class ServerProcess:
 
     def start(self, timeout: float = 60.0) -> "ServerProcess":
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(self.command(), env=self.environment(), stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(self.command(), env=self.environment(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)
         if log is not subprocess.DEVNULL:
             log.close()
         deadline = time.monotonic() + timeout
@@ -79,9 +87,31 @@ class ServerProcess:
                 return int(line.split()[1]) * 1024
         return 0
 
+    def pids(self) -> list[int]:
+        """The server's processes: the one started and the rest of its process group (workers, the estimator)."""
+        found = [self.process.pid]
+        for path in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = path.read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == self.process.pid and int(path.parent.name) != self.process.pid:  # fields: state, ppid, pgrp
+                    found.append(int(path.parent.name))
+        return found
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time of the server's processes so far (from /proc)."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        return total / ticks
+
     def kill(self) -> None:
+        """SIGKILL every process of the server at once (a power cut, as far as the server can tell)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
     def stop(self) -> None:
@@ -91,6 +121,9 @@ class ServerProcess:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):  # what may be left of its group (a worker, the estimator)
+                os.killpg(self.process.pid, signal.SIGKILL)
 
 
 def _initdb() -> str | None:
@@ -147,3 +180,21 @@ class PostgresCluster:
 
 def admin_headers() -> dict:
     return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@contextlib.contextmanager
+def database_url(kind: str, folder, name: str = "campaigns.sqlite"):
+    """A fresh database of ``kind`` ("sqlite": a file in ``folder``; "postgresql": a throwaway cluster, skipped where
+    PostgreSQL is not installed): its URL."""
+    if kind == "sqlite":
+        yield str(Path(folder) / name)
+        return
+    if not postgres_available():
+        import pytest
+
+        pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster.new_database()
+    finally:
+        cluster.stop()

@@ -367,7 +367,7 @@ def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
 
 
 def test_one_client_address_is_rate_limited(tmp_path):
-    limits = Limits(rate_limit=0.5, rate_burst=3)
+    limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with InProcessServer(str(tmp_path / "c.sqlite"), limits) as server:
         campaign = new_campaign(server.url)
         statuses = [put(server.url, campaign, f"r{k}", grr_body([k % 8])).status_code for k in range(5)]
@@ -476,30 +476,6 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
         # hand-chosen batch ids ("day1") stay per campaign
         assert put(server.url, first, "day1", grr_body([1])).status_code == 200
         assert put(server.url, second, "day1", grr_body([1])).status_code == 200
-
-
-def test_a_schema_1_database_is_migrated(tmp_path):
-    """A database written before issue 29 (schema 1) opens: campaigns gain max_reports and enrollment, and its
-    batch ids are bound to their campaigns."""
-    from dpdist.serve._database import open_database
-    from dpdist.serve._store import Store
-
-    path = tmp_path / "old.sqlite"
-    with InProcessServer(str(path)) as server:
-        campaign = new_campaign(server.url)
-        batch_id = uuid.uuid4().hex
-        assert put(server.url, campaign, batch_id, grr_body([1, 2], batch_id)).status_code == 200
-    connection = sqlite3.connect(path)  # back to schema 1
-    connection.executescript(
-        "DROP TABLE enrollments; DROP TABLE bound_batch_ids; ALTER TABLE campaigns DROP COLUMN max_reports;"
-        " ALTER TABLE campaigns DROP COLUMN enrollment; UPDATE dpdist_meta SET value = '1' WHERE key = 'schema_version';"
-    )
-    connection.close()
-    store = Store(open_database(str(path)))
-    assert store.get(campaign).n == 2 and store.get(campaign).max_reports is None
-    assert store.db.execute("SELECT value FROM dpdist_meta")[0][0] == "2"
-    assert store.db.execute("SELECT campaign_id FROM bound_batch_ids WHERE batch_id = ?", (batch_id,)) == [(campaign,)]
-    store.db.close()
 
 
 # ====================================================================== 3. CPU amplification

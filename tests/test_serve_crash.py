@@ -5,7 +5,9 @@ invalid rows) with retries; a killer thread SIGKILLs the server at random
 (seeded) moments and restarts it.  Afterwards every batch has been
 acknowledged, and the campaign's n, rejected counts, batch count and estimate
 equal a one-process aggregation of the same reports: every acknowledged batch
-is counted exactly once.
+is counted exactly once.  The same under one report per request from 16 devices
+(group commits of many requests), with one and with two worker processes, each
+restart checked to count every report acknowledged before its kill (issue 28).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import json
 import random
 import threading
 import time
+import uuid
 
 import numpy as np
 import pytest
 
 from dpdist import io, local
 from dpdist.client import Client
-from serve_support import ADMIN_TOKEN, PostgresCluster, ServerProcess, postgres_available
+from serve_support import ADMIN_TOKEN, ServerProcess, database_url
 
 pytestmark = pytest.mark.slow
 
@@ -53,51 +56,67 @@ def make_batches(seed: int):
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database(request, tmp_path):
-    if request.param == "sqlite":
-        yield str(tmp_path / "campaigns.sqlite")
-        return
-    if not postgres_available():
-        pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
-    cluster = PostgresCluster().start()
-    yield cluster.new_database()
-    cluster.stop()
+    with database_url(request.param, tmp_path) as url:
+        yield url
+
+
+def open_campaign(url: str, name: str, config: dict) -> None:
+    with Client(url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign(name, config)
+        admin.open_campaign(name)
+
+
+def start_clients(url: str, plan: list, send, *, retries: int):
+    """A thread per client of ``plan`` sending its batches in turn (``send(client, batch)``, retried with the same
+    bytes); returns the acknowledgements by batch id (filled as they come), the failures and the threads."""
+    acks: dict[str, dict] = {}
+    failures: list[BaseException] = []
+
+    def run(batches):
+        try:
+            with Client(url, retries=retries, backoff=0.05) as client:
+                for batch in batches:
+                    acks[batch[0]] = send(client, batch)
+        except BaseException as error:  # reported by the test
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(batches,)) for batches in plan]
+    for thread in threads:
+        thread.start()
+    return acks, failures, threads
+
+
+def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None, after_restart=None) -> int:
+    """SIGKILL and restart the server each time the acknowledged batches pass a mark (plus a random delay from
+    ``jitter``), so that the kills fall mid-load however fast this machine is; ``after_restart(acknowledged before the
+    kill)`` checks the restarted server. Returns the number of kills."""
+    kills = 0
+    for mark in marks:
+        while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
+            time.sleep(0.002)
+        if not any(thread.is_alive() for thread in threads):
+            break
+        if jitter is not None:
+            time.sleep(jitter.uniform(0.0, 0.05))
+        acknowledged = len(acks)
+        server.kill()
+        kills += 1
+        server.start()
+        if after_restart is not None:
+            after_restart(acknowledged)
+    return kills
 
 
 def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
     plan, expected = make_batches(seed=20261122)
     server = ServerProcess(database, log_path=tmp_path / "server.log").start()
     try:
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.create_campaign("crash", CONFIG)
-            admin.open_campaign("crash")
-        acks: dict[str, dict] = {}
-        failures: list[BaseException] = []
-
-        def submit(batches):
-            try:
-                with Client(server.url, retries=200, backoff=0.05) as client:
-                    for batch_id, body, kind in batches:
-                        acks[batch_id] = client.submit_body("crash", batch_id, body, kind)
-            except BaseException as error:  # reported below
-                failures.append(error)
-
-        threads = [threading.Thread(target=submit, args=(batches,)) for batches in plan]
-        for thread in threads:
-            thread.start()
-        # kill when the acknowledged batches pass each mark (plus a random delay), so that the kills
-        # fall mid-load however fast this machine is
-        killer_rng = random.Random(7)
-        total = CLIENTS * BATCHES
-        kills = 0
-        for mark in (0.1, 0.25, 0.4, 0.55, 0.7, 0.85):
-            while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
-                time.sleep(0.005)
-            if not any(thread.is_alive() for thread in threads):
-                break
-            time.sleep(killer_rng.uniform(0.0, 0.05))
-            server.kill()
-            kills += 1
-            server.start()
+        open_campaign(server.url, "crash", CONFIG)
+        acks, failures, threads = start_clients(
+            server.url, plan, lambda client, batch: client.submit_body("crash", *batch), retries=200
+        )
+        kills = kill_at_marks(server, threads, acks, CLIENTS * BATCHES, (0.1, 0.25, 0.4, 0.55, 0.7, 0.85),
+                              jitter=random.Random(7))
         for thread in threads:
             thread.join(timeout=600)
         assert not failures, failures
@@ -114,3 +133,113 @@ def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
         assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
     finally:
         server.stop()
+
+
+ONE_CONFIG = {"protocol": "grr", "epsilon": 1.0, "domain_size": 16}
+DEVICES, REPORTS_EACH = 16, 60
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(database, tmp_path, workers):
+    """Issue 28: 16 devices send one report per request (group commits of many requests; with 2 worker processes
+    too) while the whole server is SIGKILLed three times. Every report acknowledged before a kill is counted after
+    the restart, every report is finally acknowledged, and each is counted exactly once."""
+    protocol = local.from_config(ONE_CONFIG)
+    rng = np.random.default_rng(20261123)
+    plan = [[(uuid.uuid4().hex, protocol.privatize(rng.integers(0, 16, 1), rng=rng)) for _ in range(REPORTS_EACH)]
+            for _ in range(DEVICES)]
+    expected = protocol.aggregator()
+    for device in plan:
+        for _, report in device:
+            expected.add(report)
+    server = ServerProcess(database, log_path=tmp_path / "server.log", workers=workers, options=("--rate-limit", "0")).start()
+    try:
+        open_campaign(server.url, "one", ONE_CONFIG)
+        # a batch of one report, under its random file id
+        acks, failures, threads = start_clients(
+            server.url, plan, lambda client, batch: client.submit_reports("one", protocol, batch[1], batch_id=batch[0]), retries=400
+        )
+        total = DEVICES * REPORTS_EACH
+
+        def counted_after_restart(acknowledged: int) -> None:  # every one acknowledged before the kill
+            with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                assert admin.campaign("one")["n"] >= acknowledged
+
+        kills = kill_at_marks(server, threads, acks, total, (0.15, 0.45, 0.75), after_restart=counted_after_restart)
+        for thread in threads:
+            thread.join(timeout=900)
+        assert not failures, failures
+        assert kills == 3
+        assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            summary = admin.campaign("one")
+            estimate = admin.estimate("one", postprocess="none")
+        assert summary["n"] == summary["batches"] == total == expected.n
+        one_process = protocol.estimate(expected, postprocess="none")
+        assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
+    finally:
+        server.stop()
+
+
+def test_two_servers_on_one_postgresql_count_once_while_one_is_sigkilled(tmp_path):
+    """Issue 28, several hosts: two ``dpdist serve`` processes (as on two hosts behind a load balancer) share one
+    PostgreSQL; 16 devices send one report per request, half to each, to an open campaign and to one capped at 200.
+    One server is SIGKILLed three times: every report acknowledged before a kill is counted (read through the other
+    server: its parts and both servers' log rows, orphans included), every report of the open campaign is counted
+    once, and the capped campaign takes exactly 200 although both servers admit batches into it."""
+    protocol = local.from_config(ONE_CONFIG)
+    rng = np.random.default_rng(20261124)
+    plan = [[(uuid.uuid4().hex, protocol.privatize(rng.integers(0, 16, 1), rng=rng)) for _ in range(REPORTS_EACH // 2)]
+            for _ in range(DEVICES)]
+    expected = protocol.aggregator()
+    for device in plan:
+        for _, report in device:
+            expected.add(report)
+
+    def send(client, batch):
+        ack = client.submit_reports("one", protocol, batch[1], batch_id=batch[0])
+        try:
+            capped = client.submit_reports("capped", protocol, batch[1], batch_id=batch[0][::-1])["accepted"]
+        except Exception as error:  # noqa: BLE001 - refused once full
+            capped = getattr(error, "code", repr(error))
+        return {**ack, "capped": capped}
+
+    with database_url("postgresql", tmp_path) as url:
+        servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log", options=("--rate-limit", "0")).start()
+                   for k in range(2)]
+        try:
+            with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+                for name, cap in (("one", None), ("capped", 200)):
+                    admin.create_campaign(name, ONE_CONFIG, max_reports=cap)
+                    admin.open_campaign(name)
+            half = DEVICES // 2
+            killed = start_clients(servers[0].url, plan[:half], send, retries=400)
+            other = start_clients(servers[1].url, plan[half:], send, retries=400)
+
+            def counted_after_restart(acknowledged: int) -> None:  # the killed server's, and the other's so far
+                by_the_other = len(other[0])
+                with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+                    assert admin.campaign("one")["n"] >= acknowledged + by_the_other
+
+            kills = kill_at_marks(servers[0], killed[2], killed[0], half * len(plan[0]), (0.2, 0.5, 0.8),
+                                  after_restart=counted_after_restart)
+            for thread in killed[2] + other[2]:
+                thread.join(timeout=900)
+            assert not killed[1] and not other[1], killed[1] + other[1]
+            assert kills == 3
+            acks = {**killed[0], **other[0]}
+            total = DEVICES * len(plan[0])
+            assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
+            capped = [ack["capped"] for ack in acks.values()]
+            assert capped.count(1) == 200 and capped.count("campaign_full") == total - 200
+            for server in servers:  # both hosts read the same aggregate
+                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                    summary = admin.campaign("one")
+                    assert summary["n"] == summary["batches"] == total == expected.n
+                    assert admin.campaign("capped")["n"] == 200
+                    estimate = admin.estimate("one", postprocess="none")
+                    one_process = protocol.estimate(expected, postprocess="none")
+                    assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
+        finally:
+            for server in servers:
+                server.stop()

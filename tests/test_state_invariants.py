@@ -164,9 +164,12 @@ def test_dask_partial_states_are_checked_when_merged(case):
 
 @pytest.mark.parametrize("case", list({name: (name, p) for name, p in CASES}.values()), ids=lambda c: c[0])
 def test_the_services_stored_aggregate_is_checked_when_read_and_when_extended(case, tmp_path):
+    """The service's aggregate is its folded parts plus its ingest log: a forged part is refused when read and is
+    never extended by a fold (the batches counted meanwhile stay in the log)."""
     pytest.importorskip("starlette")
     from dpdist.serve._database import open_database
-    from dpdist.serve._store import Store, _statistic_bytes
+    from dpdist.serve._deltas import statistic_bytes
+    from dpdist.serve._store import Store
 
     protocol = make(case)
     exact = _has_exact_relation(protocol)
@@ -174,16 +177,24 @@ def test_the_services_stored_aggregate_is_checked_when_read_and_when_extended(ca
     store.create("c", protocol.config())
     store.transition("c", "open")
     good = _states(protocol)["add"]
-    store.ingest("c", "b1", "0" * 64, good, good.n, None)
-    assert store.get("c").aggregator() == good
+    batch = protocol.report_format.validate(protocol.privatize(population(protocol, 400, rng=5), rng=6))  # good's reports
+    store.ingest("c", "b1", "0" * 64, batch)
+    assert store.get("c", statistic=True).aggregator() == good  # from the log
+    assert store.fold("c") == 1
+    assert store.get("c", statistic=True).aggregator() == good  # from the part
+
+    def part():
+        return store.db.execute("SELECT n, statistic FROM campaign_parts WHERE campaign_id = 'c'")[0]
+
     for name, n, statistic, always in _forgeries(good):
         store.db.execute(
-            "UPDATE campaigns SET n = ?, statistic = ? WHERE id = ?",
-            (n, _statistic_bytes(np.asarray(statistic, dtype=protocol.statistic_dtype)), "c"),
+            "UPDATE campaign_parts SET n = ?, statistic = ? WHERE campaign_id = ?",
+            (n, statistic_bytes(np.asarray(statistic, dtype=protocol.statistic_dtype)), "c"),
         )
-        before = store.get("c")
-        _expect(always or exact, lambda: store.get("c").aggregator())
-        batch = f"b-{name.replace(' ', '-').replace('*', 'x')}"
-        _expect(always or exact, lambda: store.ingest("c", batch, "1" * 64, good, good.n, None))
-        if always or exact:  # refused: the corrupt row was not extended
-            assert store.get("c").n == before.n and np.array_equal(store.get("c").statistic, before.statistic)
+        before = part()
+        _expect(always or exact, lambda: store.get("c", statistic=True).aggregator())
+        batch_id = f"b-{name.replace(' ', '-').replace('*', 'x')}"
+        store.ingest("c", batch_id, "1" * 64, batch)  # into the log: the part is not touched
+        _expect(always or exact, lambda: store.fold("c"))
+        if always or exact:  # refused: the corrupt part was not extended
+            assert part() == before

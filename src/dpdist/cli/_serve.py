@@ -46,7 +46,7 @@ def _server_options(parser, *, admin: bool) -> None:
 
 # ---------------------------------------------------------------------- serve
 def _add_serve(subparsers) -> None:
-    from ..serve._store import DEFAULT_MAX_BODY_BYTES
+    from ..serve._limits import DEFAULT_MAX_BODY_BYTES
 
     serve = subparsers.add_parser(
         "serve",
@@ -63,6 +63,11 @@ def _add_serve(subparsers) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    serve.add_argument(
+        "--workers", type=int, default=1,
+        help="server processes on the one port (default 1); each commits batches on its own, all share the database "
+        "(a SQLite file on this machine, or PostgreSQL: then also any number of hosts)",
+    )
     serve.add_argument("--admin-token", default=None, help=_TOKEN_HELP + "; at least 16 characters")
     serve.add_argument(
         "--relay-token", default=None,
@@ -156,7 +161,6 @@ def _run_serve(args) -> int:
     try:
         import uvicorn
 
-        from ..serve import create_app
         from ..serve._operations import Operations
     except ImportError as error:
         raise _missing_extra("dpdist serve", error) from None
@@ -173,9 +177,35 @@ def _run_serve(args) -> int:
         raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
+    if not 1 <= args.workers <= 256:
+        raise InvalidParameterError(f"The '--workers' option must be an int in 1..256. Got {args.workers}.")
+    app = _opened_app(args, token, limits, operations, relay_token)
+    started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
+               f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"
+               + (f"; {args.workers} worker processes" if args.workers > 1 else ""))
+    if args.log_format == "json":  # every line of a JSON log is JSON
+        started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
+    print(started, file=sys.stderr, flush=True)
+    options = {"log_level": args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args)}
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, **options)
+        return 0
+    app.state.service.close()  # the database was opened to check it: each worker opens its own
+    from ..serve._workers import run_workers
+
+    run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
+                operations=operations, relay_token=relay_token, host=args.host, port=args.port, **options)
+    return 0
+
+
+def _opened_app(args, token: str, limits, operations, relay_token: str | None):
+    """The application, its database opened (and its schema migrated): a wrong ``--db`` is one line naming it."""
+    from ..errors import InvalidParameterError
+    from ..serve import create_app
+
     try:
-        app = create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
-                         relay_token=relay_token)
+        return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
+                          relay_token=relay_token)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
@@ -183,13 +213,6 @@ def _run_serve(args) -> int:
             raise
         first = " ".join(str(cause).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
-    started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
-               f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)")
-    if args.log_format == "json":  # every line of a JSON log is JSON
-        started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
-    print(started, file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args))
-    return 0
 
 
 def _redacted(url: str) -> str:

@@ -13,18 +13,14 @@ OpenAPI schema at ``/openapi.json``.
 >>> import uvicorn; uvicorn.run(app, host="127.0.0.1", port=8000)  # doctest: +SKIP
 """
 
-from ._store import DEFAULT_MAX_BODY_BYTES
+from ._limits import DEFAULT_MAX_BODY_BYTES
 
 __all__ = ["create_app", "Service", "openapi_schema", "DEFAULT_MAX_BODY_BYTES"]
 
 
 def __getattr__(name):  # Starlette is imported only when the service is built
-    if name in ("create_app", "Service"):
+    if name in ("create_app", "Service", "openapi_schema"):
         from . import _app
 
         return getattr(_app, name)
-    if name == "openapi_schema":
-        from ._openapi import openapi_schema
-
-        return openapi_schema
     raise AttributeError(name)

@@ -21,6 +21,7 @@ before a read outside a transaction.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import sqlite3
 import threading
@@ -37,7 +38,7 @@ _PG_CONNECT_TIMEOUT_S = 10
 LOG = logging.getLogger("dpdist.serve.database")
 
 #: Why the database could not answer (the values of ``DatabaseUnavailableError.reason``).
-REASONS = ("unreachable", "locked", "disk_full", "read_only", "timeout", "io_error", "other")
+REASONS = ("unreachable", "locked", "disk_full", "read_only", "timeout", "io_error", "conflict", "other")
 
 
 class DatabaseUnavailableError(DPDistError):
@@ -85,6 +86,8 @@ def _postgresql_reason(error: BaseException) -> str | None:
         return "read_only"
     if state in ("57014", "55P03"):  # statement timeout, lock not available
         return "timeout" if state == "57014" else "locked"
+    if state.startswith("40"):  # deadlock detected, serialization failure: the transaction may simply run again
+        return "conflict"
     return "other"
 
 
@@ -182,6 +185,15 @@ class Database:
     def for_update(self) -> str:
         """Row-lock clause of a SELECT in a write transaction (SQLite locks the whole file at BEGIN)."""
         return " FOR UPDATE" if self.dialect == "postgresql" else ""
+
+    def lock_name(self, name: str, *, shared: bool) -> None:
+        """In a transaction, lock ``name`` (a campaign id) until its end: ``shared`` locks coexist, an exclusive one
+        waits for them all and holds off new ones.  PostgreSQL: an advisory lock (no row is written); SQLite: nothing
+        to do, ``BEGIN IMMEDIATE`` holds the whole database."""
+        if self.dialect == "sqlite":
+            return
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        self.execute("SELECT pg_advisory_xact_lock_shared(?)" if shared else "SELECT pg_advisory_xact_lock(?)", (key,))
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self.dialect == "postgresql" else statement

@@ -14,15 +14,12 @@ value it refuses, is a 400 ``invalid_option`` naming it.
 from __future__ import annotations
 
 import io
-import json
 import math
-import threading
-
-import numpy as np
 
 from .. import _json
 from ..errors import DPDistError
-from ._store import Campaign, ServiceError
+from ._campaigns import Campaign
+from ._refusals import Conflict, InvalidRequest
 
 __all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters"]
 
@@ -41,11 +38,11 @@ def view_parameters(query) -> tuple[float | None, int]:
         except ValueError:
             width = math.nan
         if not (math.isfinite(width) and width > 0):
-            raise ServiceError(400, "invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
+            raise InvalidRequest("invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
     if "replicates" in query:
         text = query["replicates"]
         if not text.isdigit() or not (int(text) == 0 or 20 <= int(text) <= 1000):
-            raise ServiceError(400, "invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
+            raise InvalidRequest("invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
         replicates = int(text)
     return width, replicates
 
@@ -63,7 +60,7 @@ def estimate_options(query) -> tuple[dict, float]:
             except ValueError:
                 level = math.nan
             if not 0 < level < 1:
-                raise ServiceError(400, "invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
+                raise InvalidRequest("invalid_option", f"The 'level' parameter must be a number in (0, 1). Got {text!r}.")
             continue
         try:
             options[key] = _json.loads(text)
@@ -72,61 +69,10 @@ def estimate_options(query) -> tuple[dict, float]:
     return options, level
 
 
-class _EstimateCache:
-    """Estimates computed once per change of a campaign, not once per viewer (issue 28, item 4).
-
-    Keyed by the campaign's identity and state of its aggregate (id, creation time, n, batches,
-    CRC-32 of the statistic) and the options; a dashboard polled by many tabs asks for the same
-    key until a batch arrives. Concurrent requests for one key wait for one computation
-    (single flight). Bounded (:data:`SIZE` entries, least recently used dropped); one per
-    process, so each worker of a multi-worker server computes each estimate once.
-    """
-
-    SIZE = 256
-
-    def __init__(self):
-        from collections import OrderedDict
-
-        self._entries: "OrderedDict[tuple, object]" = OrderedDict()
-        self._locks: dict[tuple, threading.Lock] = {}
-        self._guard = threading.Lock()
-        self.computed = 0  # estimates actually computed (for tests and metrics)
-
-    def get(self, key: tuple, compute):
-        with self._guard:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._guard:
-                if key in self._entries:
-                    return self._entries[key]
-            value = compute()
-            with self._guard:
-                self.computed += 1
-                self._entries[key] = value
-                while len(self._entries) > self.SIZE:
-                    self._entries.popitem(last=False)
-                self._locks.pop(key, None)
-            return value
-
-
-ESTIMATES = _EstimateCache()
-#: The estimates as served, with their fixed-n bands and confidence sequences (:mod:`._uncertainty`): once per change.
-UNCERTAINTIES = _EstimateCache()
-
-
-def _state_key(campaign: Campaign, options: dict) -> tuple:
-    import zlib
-
-    statistic = np.ascontiguousarray(campaign.statistic)
-    return (campaign.id, campaign.created_ms, campaign.n, campaign.batches, zlib.crc32(statistic.view(np.uint8).tobytes()),
-            json.dumps(campaign.config, sort_keys=True), json.dumps(options, sort_keys=True, default=str))
-
-
 def _estimate(campaign: Campaign, options: dict):
-    return ESTIMATES.get(_state_key(campaign, options), lambda: _compute_estimate(campaign, options))
+    """The protocol's estimate of the campaign's aggregate (None before the first report); computed once per change
+    of the campaign and kept by :mod:`._estimate_cache`, in the estimator process."""
+    return _compute_estimate(campaign, options)
 
 
 def _compute_estimate(campaign: Campaign, options: dict):
@@ -137,11 +83,10 @@ def _compute_estimate(campaign: Campaign, options: dict):
     try:
         return protocol.estimate(aggregator, **options)
     except TypeError as error:
-        raise ServiceError(
-            400, "invalid_option", f"{protocol.display_name}.estimate does not take the given options {sorted(options)}: {error}"
+        raise InvalidRequest("invalid_option", f"{protocol.display_name}.estimate does not take the given options {sorted(options)}: {error}"
         ) from None
     except DPDistError as error:
-        raise ServiceError(400, "invalid_option", str(error)) from None
+        raise InvalidRequest("invalid_option", str(error)) from None
 
 
 def estimate_json(campaign: Campaign, query) -> dict:
@@ -171,15 +116,13 @@ def estimate_json(campaign: Campaign, query) -> dict:
 
 
 def _served(campaign: Campaign, estimate, options: dict, level: float, width, replicates: int) -> dict:
-    """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`), once per change."""
+    """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`); the whole document
+    is computed once per change of the campaign (:mod:`._estimate_cache`)."""
     from ..confidence_sequences import DEFAULT_TARGET_N
     from ._uncertainty import served_estimate
 
-    key = ("served", *_state_key(campaign, options), level, width, replicates)
-    return UNCERTAINTIES.get(key, lambda: served_estimate(
-        campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
-        target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options,
-    ))
+    return served_estimate(campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
+                           target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options)
 
 
 def estimate_png(campaign: Campaign, query) -> bytes:
@@ -189,12 +132,12 @@ def estimate_png(campaign: Campaign, query) -> bytes:
     options, level = estimate_options(query)
     estimate = _estimate(campaign, options)
     if estimate is None:
-        raise ServiceError(409, "no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
+        raise Conflict("no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
     protocol = campaign.protocol
     buffer = io.BytesIO()
     try:
         plotting.save_estimate(estimate, buffer, label=f"{campaign.id}: {protocol.name}, eps={protocol.epsilon:g}, "
                                f"n={campaign.n}", level=level)
     except DPDistError as error:
-        raise ServiceError(400, "invalid_option", str(error)) from None
+        raise InvalidRequest("invalid_option", str(error)) from None
     return buffer.getvalue()

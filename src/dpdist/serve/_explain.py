@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError
 from ._explain_words import plain_words
-from ._store import ServiceError
+from ._refusals import InvalidRequest
 
 __all__ = ["explain_json", "SERVICE_REPEATS", "SERVICE_MAX_SIMULATED_N"]
 
@@ -44,7 +44,7 @@ def _query_n(text: str | None, campaign) -> int:
         except ValueError:
             n = 0
         if not 10 <= n <= 10**9:
-            raise ServiceError(400, "invalid_query", f"The 'n' query parameter must be an integer in [10, 10^9]. Got {text!r}.")
+            raise InvalidRequest("invalid_query", f"The 'n' query parameter must be an integer in [10, 10^9]. Got {text!r}.")
     return grid_n(n)
 
 
@@ -66,7 +66,7 @@ def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, A
 
     n = _query_n(n_text, campaign)
     if shape is not None and shape not in SHAPES:
-        raise ServiceError(400, "invalid_query", f"The 'shape' query parameter must be one of {list(SHAPES)}. Got {shape!r}.")
+        raise InvalidRequest("invalid_query", f"The 'shape' query parameter must be one of {list(SHAPES)}. Got {shape!r}.")
     if simulates(campaign.config):
         n = min(n, SERVICE_MAX_SIMULATED_N)
     with _ONE_AT_A_TIME:
@@ -74,7 +74,7 @@ def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, A
             explanation = explain(campaign.config, n, epsilons=_epsilons(campaign.config), shape=shape or "normal",
                                   repeats=SERVICE_REPEATS)
         except InvalidParameterError as error:  # a bad shape, or a protocol explain does not cover (pem)
-            raise ServiceError(400, "invalid_query", str(error)) from None
+            raise InvalidRequest("invalid_query", str(error)) from None
     document = explanation.to_dict()
     document.update({"campaign": campaign.id, "epsilon": campaign.config.get("epsilon"),
                      "n_requested": _query_n(n_text, campaign)})

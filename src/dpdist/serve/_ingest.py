@@ -41,7 +41,7 @@ from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ..local._json_rows import TooManyRowsToCheck
-from ._store import ServiceError
+from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
 __all__ = ["decode_body", "record_file_ids"]
 
@@ -61,9 +61,8 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
         if kind == "application/json":
             return _decode_json(protocol, body, limits.max_json_rows, MAX_CHECKED_ROWS)
     except MalformedReportError as error:
-        raise ServiceError(400, "malformed_batch", str(error)) from None
-    raise ServiceError(
-        415,
+        raise InvalidRequest("malformed_batch", str(error)) from None
+    raise UnsupportedMediaType(
         "unsupported_media_type",
         f"A batch must be sent as application/octet-stream (dpdist report records) or application/json. Got {content_type!r}.",
     )
@@ -79,14 +78,13 @@ def record_file_ids(body: bytes, max_records: int | None = None) -> list[str | N
             _check_records(len(ids), max_records)
             stream.seek(header["payload_bytes"], 1)
     except MalformedReportError as error:
-        raise ServiceError(400, "malformed_batch", str(error)) from None
+        raise InvalidRequest("malformed_batch", str(error)) from None
     return ids
 
 
 def _check_records(count: int, max_records: int | None) -> None:
     if max_records is not None and count > max_records:
-        raise ServiceError(
-            413,
+        raise TooLarge(
             "too_many_records",
             f"A batch holds at most {max_records} report records (--max-records); this one holds more. Send the "
             "reports as one record per batch (io.encode_record of all of them), or in several batches.",
@@ -99,8 +97,7 @@ def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int
     while (header := read_header(stream, "batch")) is not None:
         _check_records(len(batches) + 1, max_records)
         if batch_id is not None and header["file_id"] is not None and header["file_id"] != batch_id:
-            raise ServiceError(
-                400,
+            raise InvalidRequest(
                 "batch_id_mismatch",
                 f"A record of the batch carries file id {header['file_id']!r}, not the batch id {batch_id!r}; "
                 "a report file is uploaded under its own file id.",
@@ -111,9 +108,8 @@ def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int
     return ReportBatch.concatenate(batches, protocol.report_format)
 
 
-def _too_many_rows(limit: int, what: str) -> ServiceError:
-    return ServiceError(
-        413,
+def _too_many_rows(limit: int, what: str) -> TooLarge:
+    return TooLarge(
         "too_many_rows",
         f"A JSON batch holds at most {limit} {what}; send fewer rows per batch, or send binary report records "
         "(application/octet-stream).",

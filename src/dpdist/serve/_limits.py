@@ -25,7 +25,12 @@ connections or CPU beyond stated bounds.  The bounds, all options of
   client address (IPv6: per /64), in memory, per process;
 * **size of work**: records per binary batch (``--max-records``), rows per JSON
   batch (``--max-json-rows``), rows classified one by one (:data:`MAX_CHECKED_ROWS`),
-  and a campaign's statistic (``--max-statistic-bytes``).
+  and a campaign's statistic (``--max-statistic-bytes``);
+* **work in progress** (``--max-queue``): batches being served, from their
+  admission to their answer; beyond it a batch is refused with 503 ``busy`` and
+  ``Retry-After`` before its body is read (issue 28: answers within milliseconds,
+  never minutes of silence); ``--commit-delay`` bounds how long a group commit
+  waits for more batches.
 """
 
 from __future__ import annotations
@@ -34,15 +39,20 @@ import asyncio
 import contextlib
 import ipaddress
 import math
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, fields
 
 from ..errors import InvalidParameterError
-from ._store import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES, ServiceError
+from ._refusals import Busy, InvalidRequest, RateLimited, TooLarge, TooSlow
 
-__all__ = ["Limits", "BodyBudget", "RateLimiter", "receive_body", "uvicorn_options", "add_arguments", "from_args"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "Limits", "BodyBudget", "RateLimiter", "receive_body", "uvicorn_options", "add_arguments", "from_args"]
 
+#: largest request body the service reads (a batch of 10^4 OUE reports with d = 1024 is 1.3 MB)
+DEFAULT_MAX_BODY_BYTES = 16 << 20
+#: largest campaign statistic (the protocol's statistic_size x its dtype) accepted at creation
+DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
 #: seconds a body may take before the minimum rate applies
 BODY_GRACE_S = 5.0
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
@@ -71,6 +81,8 @@ class Limits:
     max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES
     access_log: str = "anonymous"
     retention_days: float | None = None
+    max_queue: int = 256
+    commit_delay: float = 0.002
     body_grace: float = BODY_GRACE_S  # not an option: tests shorten it
 
     def check(self, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> "Limits":
@@ -89,8 +101,10 @@ class Limits:
         for name in ("header_timeout", "body_timeout"):
             positive(name)
         for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst",
-                     "max_records", "max_json_rows", "max_statistic_bytes"):
+                     "max_records", "max_json_rows", "max_statistic_bytes", "max_queue"):
             positive(name, int)
+        need(isinstance(self.commit_delay, (int, float)) and not isinstance(self.commit_delay, bool)
+             and 0 <= self.commit_delay <= 0.1, "commit_delay", "a number of seconds in [0, 0.1]")
         need(isinstance(self.max_inflight_bytes, int) and self.max_inflight_bytes >= max_body_bytes, "max_inflight_bytes",
              f"an int >= --max-body-bytes ({max_body_bytes})")
         need(isinstance(self.rate_limit, (int, float)) and math.isfinite(self.rate_limit) and self.rate_limit >= 0,
@@ -128,15 +142,26 @@ class BodyBudget:
         self.in_flight -= size
 
 
-def _busy(budget: BodyBudget) -> ServiceError:
-    error = ServiceError(
-        503,
+def _busy(budget: BodyBudget) -> Busy:
+    return Busy(
         "busy",
         f"The server holds {budget.limit} bytes of request bodies at most (--max-inflight-bytes) and is full; "
         "retry the same batch later.",
+        retry_after=2,
+        close=True,
     )
-    error.retry_after, error.close = 2, True
-    return error
+
+
+if sys.version_info >= (3, 11):  # Python >= 3.11: a deadline without a task per receive
+
+    async def _receive_by(receive, when: float):
+        async with asyncio.timeout_at(when):
+            return await receive()
+
+else:  # pragma: no cover - Python 3.10
+
+    async def _receive_by(receive, when: float):
+        return await asyncio.wait_for(receive(), when - asyncio.get_running_loop().time())
 
 
 @contextlib.asynccontextmanager
@@ -147,8 +172,6 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
     at once when Content-Length says so), 503 ``busy`` (the budget is full),
     408 ``body_timeout`` (past the deadline or below the minimum rate).
     """
-    from starlette.requests import ClientDisconnect
-
     length = request.headers.get("content-length")
     declared = int(length) if length is not None and length.isdigit() else None
     if declared is not None and declared > max_body_bytes:
@@ -157,27 +180,21 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
         raise _too_large(max_body_bytes)
     if declared is not None and not budget.fits(declared):
         raise _busy(budget)
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    held, chunks = 0, []
-    stream = request.stream().__aiter__()
+    start = asyncio.get_running_loop().time()
+    held, chunks, more = 0, [], True
     try:
-        while True:
-            elapsed = loop.time() - start
+        while more:
             # the moment this body falls behind: its deadline, or min_body_rate after the grace period
-            allowed = min(limits.body_timeout, limits.body_grace + held / limits.min_body_rate) - elapsed
+            when = start + min(limits.body_timeout, limits.body_grace + held / limits.min_body_rate)
             try:
-                if allowed <= 0:
-                    raise asyncio.TimeoutError
-                chunk = await asyncio.wait_for(stream.__anext__(), allowed)
-            except StopAsyncIteration:
-                break
-            except asyncio.TimeoutError:
+                message = await _receive_by(request.receive, when)
+            except (asyncio.TimeoutError, TimeoutError):
                 raise _too_slow(limits, held) from None
-            except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing to log as an error
-                error = ServiceError(400, "client_disconnected", "The client closed the connection before its body was complete.")
-                error.close = True
-                raise error from None
+            if message["type"] == "http.disconnect":  # the client went away mid-body: nothing to log as an error
+                raise InvalidRequest(
+                    "client_disconnected", "The client closed the connection before its body was complete.", close=True
+                )
+            chunk, more = message.get("body", b""), message.get("more_body", False)
             if not chunk:
                 continue
             if held + len(chunk) > max_body_bytes:
@@ -188,28 +205,24 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
                 raise _busy(budget)
             held += len(chunk)
             chunks.append(chunk)
-        body = b"".join(chunks)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.clear()
         yield body
     finally:
         budget.give_back(held)
 
 
-def _too_large(limit: int) -> ServiceError:
-    error = ServiceError(413, "too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.")
-    error.close = True
-    return error
+def _too_large(limit: int) -> TooLarge:
+    return TooLarge("too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.", close=True)
 
 
-def _too_slow(limits: Limits, held: int) -> ServiceError:
-    error = ServiceError(
-        408,
+def _too_slow(limits: Limits, held: int) -> TooSlow:
+    return TooSlow(
         "body_timeout",
         f"The request body arrived too slowly ({held} bytes received): a body must arrive within {limits.body_timeout:g} s, "
         f"at {limits.min_body_rate} bytes/s or more after its first {limits.body_grace:g} s.",
+        close=True,
     )
-    error.close = True
-    return error
 
 
 # ---------------------------------------------------------------------- rate
@@ -265,65 +278,28 @@ class RateLimiter:
     def check(self, host: str | None) -> None:
         wait = self.take(host)
         if wait > 0:
-            error = ServiceError(
-                429,
+            raise RateLimited(
                 "rate_limited",
                 f"This client sends batches faster than the server's limit of {self.rate:g} per second "
                 f"(bursts of {self.burst}); retry the same batch later.",
+                retry_after=max(1, math.ceil(wait)),
+                close=True,
             )
-            error.retry_after, error.close = max(1, math.ceil(wait)), True
-            raise error
 
 
 # ---------------------------------------------------------------------- uvicorn
-def protocol_class(header_timeout: float):
-    """uvicorn's h11 protocol with a header timeout, and without uvicorn's own access log line.
+def protocol_class(header_timeout: float | None = None):
+    """uvicorn's h11 protocol with a header timeout and without uvicorn's access line (:mod:`._protocol`).
 
-    uvicorn closes idle keep-alive connections but never ones whose request
-    headers trickle in (slowloris); this class closes a connection whose headers
-    are not complete ``header_timeout`` seconds after it opened or after the
-    first byte of its next request.  uvicorn's access line (client address and
-    full URL with its query string) is replaced by :mod:`._access`'s.
+    Without ``header_timeout``, the class reads it from its uvicorn ``Config``
+    (``config.dpdist_header_timeout``): the class of the worker processes of
+    ``dpdist serve --workers N``, importable by name.
     """
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from ._protocol import HeaderTimeoutH11Protocol
 
-    class HeaderTimeoutH11Protocol(H11Protocol):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.access_log = False
-            self._header_timer = None
-
-        def connection_made(self, transport):
-            super().connection_made(transport)
-            self._arm_header_timer()
-
-        def data_received(self, data: bytes) -> None:
-            if self._header_timer is None and self.conn.their_state is h11.IDLE:
-                self._arm_header_timer()  # the first bytes of a following request
-            super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm_header_timer()
-
-        def connection_lost(self, exc):
-            self._disarm_header_timer()
-            super().connection_lost(exc)
-
-        def _arm_header_timer(self):
-            self._disarm_header_timer()
-            self._header_timer = self.loop.call_later(header_timeout, self._header_timeout_expired)
-
-        def _disarm_header_timer(self):
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _header_timeout_expired(self):
-            self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
-
-    return HeaderTimeoutH11Protocol
+    if header_timeout is None:
+        return HeaderTimeoutH11Protocol
+    return type("HeaderTimeoutH11Protocol", (HeaderTimeoutH11Protocol,), {"header_timeout": float(header_timeout)})
 
 
 def uvicorn_options(limits: Limits) -> dict:
@@ -356,6 +332,9 @@ _HELP = {
     "(client address and batch id, no query string) or 'off' (default {})",
     "retention_days": "delete kept raw reports older than this, and the batch records of campaigns closed longer ago "
     "(aggregates stay; default: keep)",
+    "max_queue": "batches served at once (from their admission to their answer), per process; beyond it 503 with "
+    "Retry-After before the body is read (default {})",
+    "commit_delay": "seconds a group commit waits for more batches when fewer than 8 wait (default {})",
 }
 
 

@@ -32,10 +32,10 @@ _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 
 
 class _ServiceCollector:
-    """Values read at scrape time: the database layer's error counts and the thread pool's queue."""
+    """Values read at scrape time: the database layer's error counts, the group commits and the thread pool's queue."""
 
-    def __init__(self, db):
-        self.db = db
+    def __init__(self, db, service=None):
+        self.db, self.service = db, service
 
     def collect(self):
         errors = CounterMetricFamily(
@@ -49,6 +49,13 @@ class _ServiceCollector:
             "dpdist_database_reconnects", "Connections the database server had dropped, replaced by a new one",
             value=self.db.outages.reconnects,
         )
+        if self.service is not None:
+            committer = self.service.committer
+            yield CounterMetricFamily("dpdist_group_commits", "Group commits (transactions of many batches)", value=committer.groups)
+            yield CounterMetricFamily("dpdist_group_commit_items", "Batches and refusals committed by group commits",
+                                      value=committer.items)
+            yield GaugeMetricFamily("dpdist_batches_in_progress", "Batches between their admission and their answer "
+                                    "(beyond --max-queue: 503 busy)", value=self.service.queued)
         try:  # the worker threads that run database work: busy, and requests waiting for one (the queue)
             import anyio.to_thread
 
@@ -69,7 +76,7 @@ class Metrics:
     decides (the admin token): counts of reports and refusals were the admins' to see before.
     """
 
-    def __init__(self, db, *, token: str | None = None, check_admin=None):
+    def __init__(self, db, *, token: str | None = None, check_admin=None, service=None):
         from .. import __version__
 
         self.registry = registry = CollectorRegistry(auto_describe=True)
@@ -100,7 +107,8 @@ class Metrics:
             "dpdist_http_responses", "HTTP responses by route and status", ["method", "route", "status"], registry=registry
         )
         self.in_flight = Gauge("dpdist_requests_in_flight", "Requests being served now", registry=registry)
-        registry.register(_ServiceCollector(db))
+        self._children: dict[tuple, tuple] = {}  # (method, route template, status): from small fixed sets
+        registry.register(_ServiceCollector(db, service))
         for outcome in ("new", "duplicate"):
             self.batches.labels(outcome)
 
@@ -118,10 +126,19 @@ class Metrics:
     def refused_request(self, code: str) -> None:
         self.refused.labels(code).inc()
 
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One response: its latency and its status (the labelled children are looked up once per label set)."""
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.latency.labels(method, route), self.responses.labels(method, route, str(status)))
+        children[0].observe(seconds)
+        children[1].inc()
+
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:
         if self._token_sha256 is None and self._check_admin is not None:
-            self._check_admin(request)  # a 401 ServiceError unless the admin token
+            self._check_admin(request)  # refused (401) unless the admin token
         elif self._token_sha256 is not None:
             header = request.headers.get("authorization", "")
             scheme, _, offered = header.partition(" ")
@@ -165,6 +182,4 @@ class MetricsMiddleware:
         finally:
             metrics.in_flight.dec()
             method = scope.get("method", "") if scope.get("method", "") in _METHODS else "other"
-            route = route_label(scope)
-            metrics.latency.labels(method, route).observe(time.perf_counter() - start)
-            metrics.responses.labels(method, route, str(status[0])).inc()
+            metrics.observe(method, route_label(scope), status[0], time.perf_counter() - start)

@@ -14,16 +14,20 @@ import re
 from dataclasses import dataclass, field
 
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
+from ._http import bearer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
 from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
+from ._openapi import content_answer, documented, json_answer
 
-__all__ = ["Operations", "install"]
+__all__ = ["Operations", "install", "ROUTES"]
 
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
@@ -74,25 +78,40 @@ class Operations:
             raise InvalidParameterError(f"The '--min-free-bytes' option must be an int >= 0. Got {self.min_free_bytes!r}.")
 
 
+@documented("Readiness: the database could take a write now (503 with a reason if not)",
+            answers={200: json_answer({"type": "object"}), 503: json_answer({"type": "object"})})
+async def readyz(request: Request) -> Response:
+    return await request.app.state.readiness.endpoint(request)
+
+
+@documented("Prometheus metrics (Bearer metrics token; without one, the admin token)",
+            answers={200: content_answer("text/plain", "Prometheus text format")}, errors=(401,))
+async def metrics(request: Request) -> Response:
+    return await request.app.state.metrics.endpoint(request)
+
+
+ROUTES = [Route("/readyz", readyz, methods=["GET"]), Route("/metrics", metrics, methods=["GET"])]
+
+
+async def _database_unavailable(request: Request, error: DatabaseUnavailableError) -> JSONResponse:
+    # logged by the database layer (once per error class); the client retries the same batch later
+    request.app.state.metrics.refused_request("database_unavailable")
+    return JSONResponse(
+        {"error": "database_unavailable", "detail": f"The database cannot answer now ({error.reason}); retry later."},
+        status_code=503, headers={"Retry-After": "5"},
+    )
+
+
 def install(app, service, operations: Operations | None = None) -> None:
-    """Add readiness, metrics and the middleware of ``operations`` to ``app`` (a fresh :func:`create_app`)."""
+    """Add readiness, metrics and the middleware of ``operations`` to ``app`` (a fresh :func:`create_app`, whose
+    route table holds :data:`ROUTES`)."""
     operations = operations or Operations()
     db = service.store.db
     readiness = Readiness(db, timeout_s=operations.ready_timeout_s, min_free_bytes=operations.min_free_bytes)
-    metrics = Metrics(db, token=operations.metrics_token, check_admin=service.check_admin)
+    metrics = Metrics(db, token=operations.metrics_token, check_admin=lambda request: service.check_admin(bearer(request)),
+                      service=service)
     app.state.metrics, app.state.readiness, app.state.operations = metrics, readiness, operations
-
-    async def database_unavailable(request, error: DatabaseUnavailableError):
-        # logged by the database layer (once per error class); the client retries the same batch later
-        metrics.refused_request("database_unavailable")
-        return JSONResponse(
-            {"error": "database_unavailable", "detail": f"The database cannot answer now ({error.reason}); retry later."},
-            status_code=503, headers={"Retry-After": "5"},
-        )
-
-    app.add_route("/readyz", readiness.endpoint, methods=["GET"])
-    app.add_route("/metrics", metrics.endpoint, methods=["GET"])
-    app.add_exception_handler(DatabaseUnavailableError, database_unavailable)
+    app.add_exception_handler(DatabaseUnavailableError, _database_unavailable)
     app.add_middleware(SecurityHeadersMiddleware)  # add_middleware wraps: the last one added is the outermost
     if operations.cors_origins:
         app.add_middleware(

@@ -14,9 +14,10 @@ The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the sealed mes
 shuffled batch, framed (:func:`dpdist.relay._envelope.unframe`).  Each message is opened with the
 campaign's private key and must hold exactly one report (the amplification counts messages as
 users); a message that does not open, or holds another number of reports, is one rejected row.  The
-batch goes through the store's ordinary ingest, so it is counted once under the relay's random batch
-id, with its arrival time replaced by the campaign's creation minute: what is stored of a relayed
-batch is its relay batch id, its size and its counts, no device's id and no time.
+opened batch goes through the ordinary group commits (:meth:`~._service.Service.count`), so it is
+counted once under the relay's random batch id, with its arrival time replaced by the campaign's
+creation minute (:meth:`RelayedCampaigns.opened`): what is stored of a relayed batch is its relay
+batch id, its size and its counts, no device's id and no time.
 
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
 local one, and the amplified central one at the size of its smallest batch so far, with the assumptions.
@@ -32,7 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MalformedReportError
-from ._store import ARRIVAL_RESOLUTION_MS, Campaign, ServiceError, Store, check_batch_id, token_sha256
+from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, check_batch_id, token_sha256
+from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
+from ._store import Store
 
 __all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
 
@@ -71,10 +74,10 @@ class RelayedCampaigns:
 
         delta = _delta(document.get("relay"))
         if not self.relay_token:
-            raise ServiceError(409, "no_relay_token", "This service has no relay token (DPDIST_RELAY_TOKEN or --relay-token): "
+            raise Conflict("no_relay_token", "This service has no relay token (DPDIST_RELAY_TOKEN or --relay-token): "
                                "no relay could deliver to a relayed campaign.")
         if options.get("enrollment") or options.get("submit_token") is not None:
-            raise ServiceError(400, "invalid_relay", "A relayed campaign takes no submit or enrollment token: devices "
+            raise InvalidRequest("invalid_relay", "A relayed campaign takes no submit or enrollment token: devices "
                                "reach it through the relay only (a per-device token would identify the device).")
         pair = _envelope.generate_key()
         name: Any = document.get("campaign")  # checked by the store
@@ -88,7 +91,7 @@ class RelayedCampaigns:
         )
         return campaign
 
-    def key(self, campaign: Campaign) -> RelayKey | None:
+    def key(self, campaign: CampaignRow) -> RelayKey | None:
         """The campaign's relay row, or None for a campaign collected directly."""
         rows = self.store.db.execute(
             "SELECT relay_token_sha256, public_key, private_key, delta FROM relayed_campaigns"
@@ -102,15 +105,16 @@ class RelayedCampaigns:
         """Delete a deleted campaign's keys."""
         self.store.db.execute("DELETE FROM relayed_campaigns WHERE campaign_id = ?", (campaign_id,))
 
-    def statement(self, campaign: Campaign, key: RelayKey) -> dict:
+    def statement(self, campaign: CampaignRow, key: RelayKey) -> dict:
         """The campaign's local guarantee and its amplified central one at its smallest batch so far."""
         from ..amplification._statement import relayed_statement
 
         rows = self.store.db.execute("SELECT MIN(n_read) FROM batches WHERE campaign_id = ?", (campaign.id,))
         smallest = None if not rows or rows[0][0] is None else int(rows[0][0])
-        return {"delta": key.delta, **relayed_statement(campaign.protocol, smallest, campaign.n, key.delta)}
+        n = campaign.n if isinstance(campaign, Campaign) else self.store.totals(campaign.id).n
+        return {"delta": key.delta, **relayed_statement(campaign.protocol, smallest, n, key.delta)}
 
-    def public_fields(self, campaign: Campaign) -> dict:
+    def public_fields(self, campaign: CampaignRow) -> dict:
         """What the public config adds for a relayed campaign (nothing for a direct one)."""
         from ..relay import _envelope
 
@@ -120,55 +124,54 @@ class RelayedCampaigns:
         return {"relay": _envelope.public_key_config(key.public_key), "anonymity": self.statement(campaign, key),
                 "submit_token_required": False}
 
-    def summary_fields(self, campaign: Campaign) -> dict:
+    def summary_fields(self, campaign: CampaignRow) -> dict:
         """What the admin summary adds: whether the campaign is relayed, and its statement."""
         key = self.key(campaign)
         if key is None:
             return {"relayed": False}
         return {"relayed": True, "submit_token_required": False, "anonymity": self.statement(campaign, key)}
 
-    def direct_refusal(self, campaign_id: str) -> ServiceError | None:
+    def direct_refusal(self, campaign_id: str) -> Refusal | None:
         """The refusal of a direct submission to a relayed campaign (None if the campaign is not relayed)."""
         try:
-            relayed = self.key(self.store.get(campaign_id)) is not None
-        except ServiceError:
+            relayed = self.key(self.store.row(campaign_id)) is not None
+        except NotFound:
             return None
         if not relayed:
             return None
-        return ServiceError(409, "relayed_campaign", f"Campaign {campaign_id!r} is collected through a relay: send reports "
+        return Conflict("relayed_campaign", f"Campaign {campaign_id!r} is collected through a relay: send reports "
                             "to the relay (its URL is the one the campaign was announced with), not to the collector.")
 
     # ------------------------------------------------------------------ deliveries
-    def admit(self, campaign_id: str, token: str) -> tuple[Campaign, RelayKey]:
+    def admit(self, campaign_id: str, token: str) -> tuple[CampaignRow, RelayKey]:
         """The checks made before a relayed batch's body is read: a relayed campaign, the relay's token."""
-        campaign = self.store.get(campaign_id)
+        campaign = self.store.row(campaign_id)
         key = self.key(campaign)
         if key is None:
-            raise ServiceError(409, "not_relayed", f"Campaign {campaign_id!r} is not collected through a relay.")
+            raise Conflict("not_relayed", f"Campaign {campaign_id!r} is not collected through a relay.")
         if not hmac.compare_digest(token_sha256(token), key.relay_token_sha256):
-            raise ServiceError(401, "unauthorized", f"Relayed batches of campaign {campaign_id!r} need the relay's token.")
+            raise Unauthorized("unauthorized", f"Relayed batches of campaign {campaign_id!r} need the relay's token.")
         return campaign, key
 
-    def ingest(self, campaign: Campaign, key: RelayKey, batch_id: str, body: bytes, limits: Any) -> dict:
-        """Open, validate and count one relayed batch, exactly once (module docstring)."""
+    @staticmethod
+    def digest(body: bytes) -> str:
+        """What identifies a relayed batch's content (a redelivery under the same id is told apart from a reuse)."""
+        return hashlib.sha256(b"relayed\n" + body).hexdigest()
+
+    @staticmethod
+    def arrival_ms(campaign: CampaignRow) -> int:
+        """The one arrival time stored for every batch of a relayed campaign: its creation minute."""
+        return campaign.created_ms // ARRIVAL_RESOLUTION_MS * ARRIVAL_RESOLUTION_MS
+
+    def opened(self, campaign: CampaignRow, key: RelayKey, batch_id: str, body: bytes, limits: Any):
+        """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per sealed
+        message), ready for :meth:`~._service.Service.count` (module docstring)."""
         check_batch_id(batch_id)
-        digest = hashlib.sha256(b"relayed\n" + body).hexdigest()
-        arrival = campaign.created_ms // ARRIVAL_RESOLUTION_MS * ARRIVAL_RESOLUTION_MS  # one time for every batch
-        if campaign.state != "open":  # a redelivery of an acknowledged batch still gets its acknowledgement
-            return self.store.ingest(campaign.id, batch_id, digest, None, 0, None, received_ms=arrival)
         try:
             messages = _unframe(body, limits)
         except MalformedReportError as error:
-            raise ServiceError(400, "malformed_batch", str(error)) from None
-        batch = _open_batch(campaign, key, messages, limits)
-        protocol = campaign.protocol
-        raw = None
-        if campaign.keep_reports:
-            import numpy as np
-
-            raw = np.ascontiguousarray(batch.reports, dtype=protocol.report_format.dtype)
-        contribution = protocol.aggregator().add_batch(batch)
-        return self.store.ingest(campaign.id, batch_id, digest, contribution, len(messages), raw, received_ms=arrival)
+            raise InvalidRequest("malformed_batch", str(error)) from None
+        return _open_batch(campaign, key, messages, limits)
 
 
 def _delta(relay: Any) -> float:
@@ -177,7 +180,7 @@ def _delta(relay: Any) -> float:
         return DEFAULT_DELTA
     delta = relay.get("delta", DEFAULT_DELTA) if isinstance(relay, dict) and set(relay) <= {"delta"} else None
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ServiceError(400, "invalid_relay", f"'relay' must be true or {{\"delta\": d}} with 0 < d < 1. Got {json.dumps(relay)}.")
+        raise InvalidRequest("invalid_relay", f"'relay' must be true or {{\"delta\": d}} with 0 < d < 1. Got {json.dumps(relay)}.")
     return float(delta)
 
 
@@ -190,7 +193,7 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
     return messages
 
 
-def _open_batch(campaign: Campaign, key: RelayKey, messages: list[bytes], limits: Any):
+def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list[bytes], limits: Any):
     """The batch's reports, one row per sealed message: a message that does not open, or does not hold
     exactly one report, is one rejected row (``unopened``, ``not_one_report``)."""
     from ..local import ReportBatch
@@ -208,7 +211,7 @@ def _open_batch(campaign: Campaign, key: RelayKey, messages: list[bytes], limits
             continue
         try:
             report = decode_body(protocol, plain, content_type, None, limits)
-        except ServiceError:
+        except Refusal:
             rows.append(layout.rejected(1, "malformed_report"))
             continue
         rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report"))

@@ -1,0 +1,116 @@
+"""Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path (issue 28.4).
+
+An estimate document (:func:`~._estimates.estimate_json`) is kept per campaign
+and query, with the version of the aggregate it was computed from (creation
+time, state, config, reports, batches, refusals: :class:`~._aggregates.Totals`,
+one cheap query).  A request for an unchanged version gets the kept document; concurrent
+requests for one key wait for one computation (single flight).
+
+A changed version is computed again, except that a key's computations start at
+most every ``2 x`` the duration of its last one: a heavy estimate (PEM at
+n = 10^6 takes seconds) asked for by any number of open dashboards while reports
+keep arriving costs at most half a core, and the document served meanwhile is
+the last one computed (its ``n`` says which).
+
+The computation runs in a separate process (:mod:`._estimator`, one per server
+process, started with the first estimate, at a lower CPU priority): the event
+loop and the group commits never wait for the GIL of a long estimate.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+
+__all__ = ["EstimateCache"]
+
+#: documents kept (least recently used dropped)
+SIZE = 256
+#: a key's computations start at most every SPACING x the duration of its last one
+SPACING = 2.0
+
+
+class _Entry:
+    __slots__ = ("lock", "version", "document", "started", "cost")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.version, self.document, self.started, self.cost = None, None, 0.0, 0.0
+
+
+class EstimateCache:
+    """The estimates of one :class:`~._store.Store` (see the module); ``computed`` counts the computations."""
+
+    def __init__(self, store):
+        self.store = store
+        self._entries: collections.OrderedDict = collections.OrderedDict()
+        self._guard = threading.Lock()
+        self.computed = 0
+
+    def document(self, campaign_id: str, query: dict) -> dict:
+        """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate."""
+        version = self._version(campaign_id)
+        entry = self._entry((campaign_id, tuple(sorted(query.items()))))
+        with entry.lock:  # one computation per key at a time; the others wait for it and take its document
+            if entry.version == version and entry.document is not None:
+                return entry.document
+            if entry.document is not None and time.monotonic() - entry.started < SPACING * entry.cost:
+                return entry.document  # computed a moment ago from an older version: computing again would cost more
+            entry.started = time.monotonic()
+            campaign = self.store.get(campaign_id, statistic=True)
+            from ._estimates import estimate_json
+
+            document, entry.cost = _compute(estimate_json, campaign, query)
+            entry.version, entry.document = _version_of(campaign), document
+            with self._guard:
+                self.computed += 1
+            return document
+
+    def png(self, campaign_id: str, query: dict) -> bytes:
+        """``GET /api/campaigns/{id}/estimate.png`` (computed on every request: a download, not a dashboard's poll)."""
+        from ._estimates import estimate_png
+
+        return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query)[0]
+
+    def close(self) -> None:
+        with self._guard:
+            self._entries.clear()
+
+    def _version(self, campaign_id: str) -> tuple:
+        row = self.store.row(campaign_id)
+        totals = self.store.totals(campaign_id)
+        return (row.created_ms, row.state, json.dumps(row.config, sort_keys=True), totals.n, totals.batches, totals.refusals)
+
+    def _entry(self, key: tuple) -> _Entry:
+        with self._guard:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+                while len(self._entries) > SIZE:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+            return entry
+
+
+def _version_of(campaign) -> tuple:
+    return (campaign.created_ms, campaign.state, json.dumps(campaign.config, sort_keys=True), campaign.n, campaign.batches,
+            sum(campaign.refused.values()))
+
+
+# ---------------------------------------------------------------------- the estimator process
+_ESTIMATOR = None
+_ESTIMATOR_LOCK = threading.Lock()
+
+
+def _compute(function, campaign, query) -> tuple:
+    """``function(campaign, query)`` in the estimator process (one per server process), and the seconds it took there."""
+    global _ESTIMATOR
+    with _ESTIMATOR_LOCK:
+        if _ESTIMATOR is None:
+            from ._estimator import Estimator
+
+            _ESTIMATOR = Estimator()
+    return _ESTIMATOR.run(function, campaign, query)

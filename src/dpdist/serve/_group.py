@@ -1,0 +1,337 @@
+"""One group commit: many batches (and counted refusals) made durable in ONE transaction, each with its own answer.
+
+A group is what the committer (:mod:`._committer`) collected while the previous
+commit ran.  In its transaction, for every batch:
+
+1. its batch row is inserted (``ON CONFLICT DO NOTHING``): the primary key
+   (campaign, batch id) is the no-batch-twice rule, also between processes; a
+   batch id already recorded answers with the stored acknowledgement
+   (``duplicate``), or ``batch_id_reused`` if the body differs;
+2. the checks of the campaign that need the database run on the batches just
+   claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
+   the enrollment token's remaining reports; a batch refused there leaves nothing
+   behind (its rows are deleted in the same transaction) and is counted under the
+   campaign's ``refused_batches``;
+3. the accepted batches' reports enter one aggregator per campaign
+   (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
+   way reports enter an aggregator), whose statistic change is appended as ONE row of
+   ``ingest_log`` (with the group's minute of arrival) by this process (its
+   ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts.
+
+So after a crash the aggregate (parts + log) equals the sum of the batches
+recorded, and a batch is either counted and recorded or neither.  Nothing here
+reads or rewrites a campaign's whole statistic, and nothing writes a row shared
+by the processes of the service: each writes its own log rows and its own
+``arrivals`` rows.  PostgreSQL: each campaign of the group is locked by an
+advisory lock, shared (groups of many processes run together) unless the
+campaign has ``max_reports`` (its count must be exact: exclusive); opening,
+closing, reconfiguring and deleting take it exclusive, so a group never counts a
+batch into a campaign closed (or deleted) before the group committed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..errors import IncompatibleStateError
+from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
+from ._database import Database
+from ._deltas import encode_delta
+from ._refusals import Conflict, Forbidden, NotFound, Refusal
+
+__all__ = ["Arrival", "Refused", "commit_group", "acknowledgement"]
+
+_CHUNK = 400  # rows per multi-row statement (SQLite allows 32,766 parameters)
+
+
+@dataclass
+class Arrival:
+    """A batch waiting for its group commit: its validated reports (a :class:`~dpdist.local.ReportBatch`), or None
+    when the campaign was not open as it arrived (only an acknowledgement already recorded can answer it)."""
+
+    campaign_id: str
+    batch_id: str
+    digest: str
+    batch: object | None
+    accepted: int  # the reports of the batch that count (its valid ones)
+    n_read: int
+    raw: bytes | None = None
+    enrollment_sha256: str | None = None
+    received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
+
+
+@dataclass
+class Refused:
+    """A whole batch refused before its commit (malformed, too large, ...), counted under its campaign."""
+
+    campaign_id: str
+    reason: str
+
+
+@dataclass
+class _Campaign:
+    """What a group needs of a campaign's row, and what the group adds to it."""
+
+    id: str
+    config: dict
+    state: str
+    max_reports: int | None
+    enrollment: bool
+    keep_reports: bool
+    total: int | None = None  # capped campaigns: reports counted before this group
+    minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
+    admitted: list = field(default_factory=list)  # the ReportBatches this group counts
+    refused: dict = field(default_factory=dict)
+
+
+def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplicate) -> dict:
+    return {
+        "campaign": campaign_id,
+        "batch_id": batch_id,
+        "n_read": int(n_read),
+        "accepted": int(accepted),
+        "rejected": {str(k): int(v) for k, v in rejected.items()},
+        "duplicate": bool(duplicate),
+    }
+
+
+def commit_group(db: Database, writer: int, items: list) -> list:
+    """Commit ``items`` (:class:`Arrival` and :class:`Refused`) in one transaction, as the log's ``writer``; per item
+    its acknowledgement (a dict), None (a counted refusal) or the :class:`Refusal` it gets.  Raises only what fails
+    the whole transaction (the database's errors)."""
+    outcomes: list = [None] * len(items)
+    minute = arrival_ms()
+    with db.transaction():
+        campaigns = _lock_campaigns(db, {item.campaign_id for item in items})
+        claimed = _claim(db, items, campaigns, outcomes, minute)
+        _check_claimed(db, claimed, items, campaigns, outcomes)
+        for index, item in enumerate(items):
+            if isinstance(item, Refused) and not isinstance(outcomes[index], Refusal):
+                _count(campaigns[item.campaign_id], item.reason)
+        _append(db, writer, minute, items, campaigns, outcomes)
+    return outcomes
+
+
+def _lock_campaigns(db: Database, ids: set[str]) -> dict[str, _Campaign]:
+    """The group's campaigns, each locked (PostgreSQL) in a fixed order: shared, exclusive for capped ones."""
+    columns = "id, config, state, max_reports, enrollment, keep_reports"
+
+    def read() -> dict[str, _Campaign]:
+        found = {}
+        for chunk in _chunks(sorted(ids)):
+            marks = ", ".join("?" * len(chunk))
+            for cid, config, state, cap, enrollment, keep in db.execute(
+                f"SELECT {columns} FROM campaigns WHERE id IN ({marks})", tuple(chunk)
+            ):
+                found[cid] = _Campaign(cid, json.loads(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
+        return found
+
+    first = read()
+    if db.dialect == "sqlite":  # BEGIN IMMEDIATE holds the whole database
+        campaigns = first
+    else:
+        for campaign_id in sorted(ids):
+            capped = campaign_id in first and first[campaign_id].max_reports is not None
+            db.lock_name(campaign_id, shared=not capped)
+        campaigns = read()  # as of the locks (a change committed before them is seen)
+    for campaign in campaigns.values():
+        if campaign.max_reports is not None:
+            campaign.total = _total(db, campaign.id)
+    return campaigns
+
+
+def _total(db: Database, campaign_id: str) -> int:
+    rows = db.execute(
+        "SELECT SUM(n) FROM (SELECT n FROM campaign_parts WHERE campaign_id = ? UNION ALL"
+        " SELECT n FROM ingest_log WHERE campaign_id = ?) AS counted",
+        (campaign_id, campaign_id),
+    )
+    return int(rows[0][0] or 0)
+
+
+def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int) -> list[int]:
+    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown)."""
+    candidates, lookups = [], []
+    for index, item in enumerate(items):
+        if isinstance(item, Refused):
+            if item.campaign_id not in campaigns:
+                outcomes[index] = _unknown(item.campaign_id)
+            continue
+        campaign = campaigns.get(item.campaign_id)
+        if campaign is None:
+            outcomes[index] = _unknown(item.campaign_id)
+        elif campaign.state == "open" and item.batch is not None:
+            if item.batch.config != campaign.config:
+                raise IncompatibleStateError("internal: a batch was validated against another config")
+            candidates.append(index)
+        else:
+            lookups.append(index)
+    inserted = set()
+    for chunk in _chunks(candidates):
+        rows = []
+        for index in chunk:
+            item = items[index]
+            rejected = json.dumps(item.batch.rejected, sort_keys=True)
+            received = minute if item.received_ms is None else item.received_ms
+            rows += [item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected]
+        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+        inserted.update(db.execute(
+            "INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"
+            f" VALUES {marks} ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id",
+            tuple(rows),
+        ))
+    claimed = [index for index in candidates if (items[index].campaign_id, items[index].batch_id) in inserted]
+    taken = set(claimed)
+    _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
+    return claimed
+
+
+def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: dict, outcomes: list) -> None:
+    """Batches whose id is recorded get the stored acknowledgement (or batch_id_reused); the others, why not."""
+    stored = {}
+    for chunk in _chunks(indices):
+        pairs = ", ".join(["(?, ?)"] * len(chunk))
+        keys = tuple(value for index in chunk for value in (items[index].campaign_id, items[index].batch_id))
+        for row in db.execute(
+            "SELECT campaign_id, batch_id, body_sha256, n_read, accepted, rejected FROM batches"
+            f" WHERE (campaign_id, batch_id) IN (VALUES {pairs})", keys
+        ):
+            stored[(row[0], row[1])] = row[2:]
+    for index in indices:
+        item = items[index]
+        record = stored.get((item.campaign_id, item.batch_id))
+        if record is None:
+            outcomes[index] = _not_open(campaigns[item.campaign_id])
+        elif record[0] != item.digest:
+            outcomes[index] = Conflict(
+                "batch_id_reused",
+                f"Batch {item.batch_id!r} of campaign {item.campaign_id!r} was already received with different content; "
+                "a new batch needs a new batch id.",
+            )
+        else:
+            outcomes[index] = acknowledgement(item.campaign_id, item.batch_id, record[1], record[2], json.loads(record[3]),
+                                              duplicate=True)
+
+
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> None:
+    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind."""
+    bound = _bind(db, [items[index] for index in claimed])
+    undo = []
+    for index in claimed:
+        item, campaign = items[index], campaigns[items[index].campaign_id]
+        refusal = _refusal(db, item, campaign, bound)
+        if refusal is None:
+            outcomes[index] = acknowledgement(item.campaign_id, item.batch_id, item.n_read, item.accepted,
+                                              item.batch.rejected, duplicate=False)
+            continue
+        outcomes[index] = refusal
+        _count(campaign, refusal.code)
+        undo.append(item)
+    for item in undo:
+        db.execute("DELETE FROM batches WHERE campaign_id = ? AND batch_id = ?", (item.campaign_id, item.batch_id))
+        if bound.get(item.batch_id) == "ours":
+            db.execute("DELETE FROM bound_batch_ids WHERE batch_id = ? AND campaign_id = ?", (item.batch_id, item.campaign_id))
+
+
+def _bind(db: Database, items: list) -> dict[str, str]:
+    """Bind the batch ids of :data:`BOUND_BATCH_ID`'s form to their campaigns: id -> "ours" (bound now), "same"
+    (bound to this campaign before) or "other" (counted by another campaign)."""
+    wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
+    result = {}
+    for chunk in _chunks(wanted):
+        marks = ", ".join(["(?, ?)"] * len(chunk))
+        rows = db.execute(
+            f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
+            " RETURNING batch_id", tuple(value for pair in chunk for value in pair)
+        )
+        result.update({row[0]: "ours" for row in rows})
+        others = [pair for pair in chunk if pair[0] not in result]
+        if others:
+            marks = ", ".join("?" * len(others))
+            owners = dict(db.execute(f"SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})",
+                                     tuple(pair[0] for pair in others)))
+            result.update({batch_id: "same" if owners.get(batch_id) == campaign_id else "other" for batch_id, campaign_id in others})
+    return result
+
+
+def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> Refusal | None:
+    if bound.get(item.batch_id) == "other":
+        return Conflict(
+            "batch_of_another_campaign",
+            f"Batch {item.batch_id!r} was already counted by another campaign; a batch (a report file, or a client's "
+            "batch under its random id) is counted by one campaign only.",
+        )
+    incoming = item.accepted
+    if campaign.max_reports is not None and (campaign.total or 0) + incoming > campaign.max_reports:
+        return Conflict(
+            "campaign_full",
+            f"Campaign {campaign.id!r} accepts at most {campaign.max_reports} reports (max_reports); it holds "
+            f"{campaign.total}" + (f" and this batch has {incoming}." if incoming else "."),
+        )
+    if campaign.enrollment:
+        charged = db.rowcount(
+            "UPDATE enrollments SET reports_left = reports_left - ? WHERE token_sha256 = ? AND campaign_id = ?"
+            " AND reports_left >= ?",
+            (int(item.n_read), item.enrollment_sha256 or "", campaign.id, int(item.n_read)),
+        )
+        if charged != 1:
+            return Forbidden(
+                "contribution_limit",
+                f"This enrollment token of campaign {campaign.id!r} has fewer reports left than the batch's {item.n_read}; "
+                "a device sends at most the reports its token was issued for.",
+            )
+    if campaign.total is not None:
+        campaign.total += incoming
+    if item.received_ms is not None:
+        campaign.minute = item.received_ms
+    campaign.admitted.append(item.batch)
+    return None
+
+
+def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
+    """The group's one log row per campaign (its change, arrivals and refusals) and the raw reports kept."""
+    from ..local import ReportBatch
+
+    for campaign in campaigns.values():
+        if not campaign.admitted and not campaign.refused:
+            continue
+        protocol = protocol_of(campaign.config)
+        change = protocol.aggregator()  # the one way reports enter an aggregator: add_batch of the group's reports
+        if campaign.admitted:
+            change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format))
+        db.execute(
+            "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
+             json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
+        )
+    for index, item in enumerate(items):
+        if isinstance(item, Arrival) and isinstance(outcomes[index], dict) and not outcomes[index]["duplicate"]:
+            if campaigns[item.campaign_id].keep_reports and item.raw is not None and item.accepted:
+                db.execute(
+                    "INSERT INTO reports (campaign_id, batch_id, received_ms, n, payload) VALUES (?, ?, ?, ?, ?)",
+                    (item.campaign_id, item.batch_id, minute if item.received_ms is None else item.received_ms, item.accepted,
+                     item.raw),
+                )
+
+
+def _count(campaign: _Campaign, reason: str) -> None:
+    campaign.refused[reason] = campaign.refused.get(reason, 0) + 1
+
+
+def _unknown(campaign_id: str) -> NotFound:
+    return NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
+
+
+def _not_open(campaign: _Campaign) -> Conflict:
+    if campaign.state == "created":
+        return Conflict("campaign_not_open", f"Campaign {campaign.id!r} is not open yet; it accepts no reports.")
+    if campaign.state == "closed":
+        return Conflict("campaign_closed", f"Campaign {campaign.id!r} is closed; it accepts no more reports.")
+    return Conflict("campaign_not_open", f"Campaign {campaign.id!r} was not open; retry the batch.")
+
+
+def _chunks(values: list, size: int = _CHUNK):
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

@@ -1,0 +1,128 @@
+"""The one place where the service's refusals become HTTP answers, and what every endpoint reads from a request.
+
+Every refusal is a JSON body ``{"error": CODE, "detail": MESSAGE}`` with the
+status of its kind (:data:`STATUS`); an unexpected failure is a 500
+``{"error": "internal"}`` whose traceback goes to the server log only, never to
+the client.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from .. import _json
+from ._refusals import (
+    Busy,
+    Conflict,
+    Failure,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    RateLimited,
+    Refusal,
+    TooLarge,
+    TooSlow,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+
+__all__ = ["STATUS", "status_of", "EXCEPTION_HANDLERS", "bearer", "json_document", "read_body", "json_body"]
+
+LOG = logging.getLogger("dpdist.serve")
+
+#: The HTTP status of each kind of refusal.
+STATUS: dict[type, int] = {
+    InvalidRequest: 400,
+    Unauthorized: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    TooSlow: 408,
+    Conflict: 409,
+    TooLarge: 413,
+    UnsupportedMediaType: 415,
+    RateLimited: 429,
+    Failure: 500,
+    Busy: 503,
+}
+
+
+def status_of(refusal: Refusal) -> int:
+    for kind in type(refusal).__mro__:
+        if kind in STATUS:
+            return STATUS[kind]
+    return 500
+
+
+def refusal_headers(refusal: Refusal) -> dict:
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(refusal, Unauthorized) else {}
+    if refusal.close:  # the body was not read: do not read (or wait for) the rest of it
+        headers["Connection"] = "close"
+    if refusal.retry_after is not None:
+        headers["Retry-After"] = str(int(refusal.retry_after))
+    return headers
+
+
+async def _refused(request: Request, refusal: Refusal) -> JSONResponse:
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.refused_request(refusal.code)
+    return JSONResponse({"error": refusal.code, "detail": refusal.detail}, status_code=status_of(refusal),
+                        headers=refusal_headers(refusal))
+
+
+async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+    return JSONResponse({"error": code, "detail": str(error.detail)}, status_code=error.status_code)
+
+
+async def _internal_error(request: Request, error: Exception) -> JSONResponse:
+    LOG.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
+    return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
+
+
+# Starlette types a handler as taking any Exception; each of these takes its own kind
+EXCEPTION_HANDLERS: dict[Any, Any] = {Refusal: _refused, HTTPException: _http_error, Exception: _internal_error}
+
+
+def bearer(request: Request) -> str:
+    """The token of ``Authorization: Bearer <token>`` ('' without one)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def json_document(body: bytes) -> dict:
+    """A request body that must be one JSON object (400 ``invalid_json`` otherwise)."""
+    try:
+        document = _json.loads(body or b"{}")
+    except ValueError as error:
+        raise InvalidRequest("invalid_json", f"The request body is not valid JSON ({error}).") from None
+    if not isinstance(document, dict):
+        raise InvalidRequest("invalid_json", "The request body must be a JSON object.")
+    return document
+
+
+def read_body(request: Request, campaign_id: str | None = None):
+    """``async with read_body(request) as body``: the body, bounded in size, time and the server's in-flight bytes.
+
+    A body over the size limit is counted against ``campaign_id``'s refused batches.
+    """
+    from ._limits import receive_body
+
+    service = request.app.state.service
+
+    async def refuse_oversized():
+        if campaign_id:
+            await service.count_refused(campaign_id, "too_large")
+
+    return receive_body(request, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
+
+
+async def json_body(request: Request) -> dict:
+    async with read_body(request) as body:
+        return json_document(body)

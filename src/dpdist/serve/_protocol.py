@@ -1,0 +1,65 @@
+"""uvicorn's h11 protocol with a header timeout, and without uvicorn's own access log line (issue 29).
+
+uvicorn closes idle keep-alive connections but never ones whose request headers
+trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection
+whose headers are not complete ``header_timeout`` seconds after it opened or
+after the first byte of its next request.  uvicorn's access line (client address
+and full URL with its query string) is replaced by :mod:`._access`'s.
+
+The class lives at module level so that the worker processes of
+``dpdist serve --workers N`` (started by uvicorn's supervisor, which pickles its
+configuration) import it by name; its timeout then comes from the uvicorn
+``Config`` (``config.dpdist_header_timeout``).
+"""
+
+from __future__ import annotations
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
+
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+
+
+class HeaderTimeoutH11Protocol(H11Protocol):
+    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
+
+    header_timeout: float | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.access_log = False
+        self._header_timer = None
+        if self.header_timeout is None:
+            self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self._header_timer is None and self.conn.their_state is h11.IDLE:
+            self._arm_header_timer()  # the first bytes of a following request
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_header_timer()
+
+    def connection_lost(self, exc):
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self):
+        self._disarm_header_timer()
+        assert self.header_timeout is not None, "set when the connection was made"
+        self._header_timer = self.loop.call_later(self.header_timeout, self._header_timeout_expired)
+
+    def _disarm_header_timer(self):
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout_expired(self):
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()

@@ -1,0 +1,179 @@
+"""``/api/campaigns``: create, list, show, configure, open, close, enroll and delete campaigns (admin)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from .._http import json_body
+from .._openapi import documented, json_answer, ref
+from .._refusals import InvalidRequest
+from ._common import as_admin, service_of
+
+__all__ = ["ROUTES"]
+
+_CAMPAIGN = ref("Campaign")
+
+
+def _json_request(schema: dict) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+@documented("Create a campaign (state created)", security="admin", body=_json_request(ref("NewCampaign")),
+            answers={201: json_answer(_CAMPAIGN, "created")}, errors=(400, 401, 409))
+async def create_campaign(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    document = await json_body(request)
+    keep = document.get("keep_reports", False)
+    if not isinstance(keep, bool):
+        raise InvalidRequest("invalid_keep_reports", f"'keep_reports' must be true or false. Got {keep!r}.")
+    options = {"submit_token": document.get("submit_token"), "keep_reports": keep,
+               "max_reports": document.get("max_reports"), "enrollment": document.get("enrollment", False)}
+    if document.get("relay", False) is not False:  # collected through a relay only (issue 34, :mod:`.._relayed`)
+        campaign = await run_in_threadpool(service.relayed.create, document, **options)
+    else:
+        campaign = await run_in_threadpool(service.store.create, document.get("campaign"), document.get("config"), **options)
+    return JSONResponse(await _summary(service, campaign), status_code=201)
+
+
+async def _summary(service, campaign) -> dict:
+    """The admin summary of a campaign, with whether it is relayed (and then its stated guarantees)."""
+    return {**campaign.summary(), **await run_in_threadpool(service.relayed.summary_fields, campaign)}
+
+
+@documented("List campaigns", security="admin", errors=(401,),
+            answers={200: json_answer({"type": "object", "properties": {"campaigns": {"type": "array", "items": _CAMPAIGN}}})})
+async def list_campaigns(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    campaigns = await run_in_threadpool(service.store.list)
+    return JSONResponse({"campaigns": [await _summary(service, campaign) for campaign in campaigns]})
+
+
+@documented("A campaign's state and counts", security="admin", answers={200: json_answer(_CAMPAIGN)}, errors=(401, 404))
+async def show_campaign(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+    return JSONResponse(await _summary(service, campaign))
+
+
+_DELETED = {"type": "object", "properties": {"campaign": {"type": "string"}, "deleted": {"type": "boolean"},
+                                             "batches": {"type": "integer"}, "kept_report_batches": {"type": "integer"}}}
+
+
+@documented("Delete a campaign and everything stored for it", security="admin", answers={200: json_answer(_DELETED)},
+            errors=(401, 404))
+async def delete_campaign(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    service.changed(request.path_params["campaign"])
+    deleted = await run_in_threadpool(service.store.delete, request.path_params["campaign"])
+    await run_in_threadpool(service.relayed.forget, request.path_params["campaign"])  # its keys too
+    return JSONResponse(deleted)
+
+
+_ENROLL = {"type": "object", "required": ["count", "reports"],
+           "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 10000}, "reports": {"type": "integer", "minimum": 1}}}
+_TOKENS = {"type": "object", "properties": {"campaign": {"type": "string"}, "reports_per_token": {"type": "integer"},
+                                            "tokens": {"type": "array", "items": {"type": "string"}}}}
+
+
+@documented("Issue enrollment tokens (campaigns created with enrollment), each good for 'reports' reports",
+            security="admin", body=_json_request(_ENROLL), answers={201: json_answer(_TOKENS, "the tokens (shown once; stored hashed)")},
+            errors=(400, 401, 404, 409))
+async def enroll(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    document = await json_body(request)
+    campaign_id = request.path_params["campaign"]
+    tokens = await run_in_threadpool(service.store.enroll, campaign_id, document.get("count"), document.get("reports"))
+    return JSONResponse({"campaign": campaign_id, "reports_per_token": document["reports"], "tokens": tokens}, status_code=201)
+
+
+@documented("The campaign's public protocol config (no token needed)", answers={200: json_answer(ref("PublicConfig"))},
+            errors=(404,))
+async def public_config(request: Request) -> JSONResponse:
+    service = service_of(request)
+    campaign = await service.settings(request.path_params["campaign"])
+    return JSONResponse(
+        {
+            "campaign": campaign.id,
+            "state": campaign.state,
+            "config": campaign.config,
+            "client_view": campaign.protocol.client_view(),
+            "submit_token_required": campaign.submit_token_sha256 is not None,
+            "enrollment_token_required": campaign.enrollment,
+            "max_body_bytes": service.max_body_bytes,
+            "max_records": service.limits.max_records,
+            "max_json_rows": service.limits.max_json_rows,
+            **await run_in_threadpool(service.relayed.public_fields, campaign),
+        }
+    )
+
+
+_EXPLAIN_QUERY = (
+    {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
+     "description": "users (default: the campaign's max_reports, else its n, else 10000), rounded to 1-2-5; simulated "
+                    "protocols at most 20000"},
+    {"name": "shape", "in": "query", "schema": {"type": "string", "enum": ["uniform", "normal", "skewed", "bimodal", "zipf"]}},
+)
+
+
+@documented("What the campaign's epsilon buys: its expected errors at n and each epsilon, from its public config only "
+            "(dpdist.accuracy.explain; no token needed)", query=_EXPLAIN_QUERY,
+            answers={200: json_answer({"type": "object", "description": "Explanation.to_dict() with campaign, epsilon and "
+                                                                       "n_requested"})}, errors=(400, 404))
+async def explain(request: Request) -> JSONResponse:
+    from .._explain import explain_json
+
+    service = service_of(request)
+    campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
+    query = request.query_params
+    return JSONResponse(await run_in_threadpool(explain_json, campaign, query.get("n"), query.get("shape")))
+
+
+_NEW_CONFIG = {"type": "object", "properties": {"config": {"type": "object"}, "max_reports": {"type": ["integer", "null"]}}}
+
+
+@documented("Replace the config (and max_reports) of a campaign not yet open", security="admin",
+            body=_json_request(_NEW_CONFIG), answers={200: json_answer(_CAMPAIGN)}, errors=(400, 401, 404, 409))
+async def set_config(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    document = await json_body(request)
+    changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
+    campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
+    service.changed(campaign.id)
+    return JSONResponse(await _summary(service, campaign))
+
+
+async def _transition(request: Request, target: str) -> JSONResponse:
+    service = as_admin(request)
+    service.changed(request.path_params["campaign"])
+    campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
+    service.changed(campaign.id)
+    return JSONResponse(await _summary(service, campaign))
+
+
+@documented("Open a campaign: it accepts reports; its config is frozen", security="admin",
+            answers={200: json_answer(_CAMPAIGN)}, errors=(401, 404, 409))
+async def open_campaign(request: Request) -> JSONResponse:
+    return await _transition(request, "open")
+
+
+@documented("Close a campaign: it accepts no more reports", security="admin", answers={200: json_answer(_CAMPAIGN)},
+            errors=(401, 404, 409))
+async def close_campaign(request: Request) -> JSONResponse:
+    return await _transition(request, "closed")
+
+
+ROUTES = [
+    Route("/api/campaigns", create_campaign, methods=["POST"]),
+    Route("/api/campaigns", list_campaigns, methods=["GET"]),
+    Route("/api/campaigns/{campaign}", show_campaign, methods=["GET"]),
+    Route("/api/campaigns/{campaign}", delete_campaign, methods=["DELETE"]),
+    Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
+    Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
+    Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
+    Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
+    Route("/api/campaigns/{campaign}/open", open_campaign, methods=["POST"]),
+    Route("/api/campaigns/{campaign}/close", close_campaign, methods=["POST"]),
+]

@@ -1,0 +1,151 @@
+"""The tables of ``dpdist serve`` and their forward-only migrations (one DDL for SQLite and PostgreSQL).
+
+``dpdist_meta`` holds ``schema_version``.  A database of an older version is
+migrated forward, step by step, in one transaction when the service opens it; a
+database of a newer version is refused (this dpdist cannot know what it would break).
+
+Version history:
+
+1. the first service (campaigns, batches, reports);
+2. (issue 29) ``campaigns.max_reports`` and ``.enrollment``, tables ``enrollments``
+   and ``bound_batch_ids``;
+3. (issue 28) the aggregate leaves the campaign's row: it is the sum of the
+   campaign's ``campaign_parts`` (at most :data:`~._aggregates.PARTS`, folded) and of
+   the rows of ``ingest_log`` not folded yet (one per group commit of one process,
+   its ``writer``); ``arrivals`` keeps the accepted reports per minute (the
+   history), folded from the log as well (:mod:`._aggregates`).  The hot tables
+   (``batches``, ``ingest_log``, ``arrivals``) reference no campaign row: a foreign
+   key check would lock it (PostgreSQL ``FOR KEY SHARE``) in every ingest
+   transaction of every process; the ingest and deletion paths keep them
+   consistent under the campaign's lock instead.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import IncompatibleStateError
+from ._database import Database
+
+__all__ = ["SCHEMA_VERSION", "create_schema"]
+
+SCHEMA_VERSION = 3
+
+
+def _tables(db: Database) -> list[str]:
+    blob = db.blob
+    log_id = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY" if db.dialect == "postgresql" else "INTEGER PRIMARY KEY"
+    return [
+        "CREATE TABLE IF NOT EXISTS dpdist_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS campaigns ("
+        " id TEXT PRIMARY KEY, config TEXT NOT NULL, state TEXT NOT NULL, submit_token_sha256 TEXT,"
+        " keep_reports INTEGER NOT NULL, export_file_id TEXT NOT NULL, created_ms BIGINT NOT NULL,"
+        " opened_ms BIGINT, closed_ms BIGINT, statistic_dtype TEXT NOT NULL, max_reports BIGINT,"
+        " enrollment INTEGER NOT NULL DEFAULT 0)",
+        *_part_tables(blob, log_id),
+        "CREATE TABLE IF NOT EXISTS batches ("
+        " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, body_sha256 TEXT NOT NULL,"
+        " received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL, accepted BIGINT NOT NULL, rejected TEXT NOT NULL,"
+        " PRIMARY KEY (campaign_id, batch_id))",
+        "CREATE TABLE IF NOT EXISTS reports ("
+        " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, received_ms BIGINT NOT NULL, n BIGINT NOT NULL,"
+        f" payload {blob} NOT NULL, PRIMARY KEY (campaign_id, batch_id),"
+        " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
+        *_ENROLLMENTS,
+    ]
+
+
+def _part_tables(blob: str, log_id: str) -> list[str]:
+    return [
+        "CREATE TABLE IF NOT EXISTS campaign_parts ("
+        " campaign_id TEXT NOT NULL REFERENCES campaigns(id), part BIGINT NOT NULL, n BIGINT NOT NULL,"
+        f" statistic {blob}, rejected TEXT NOT NULL, refused TEXT NOT NULL, refusals BIGINT NOT NULL,"
+        " batches BIGINT NOT NULL, PRIMARY KEY (campaign_id, part))",
+        f"CREATE TABLE IF NOT EXISTS ingest_log (id {log_id}, campaign_id TEXT NOT NULL, writer BIGINT NOT NULL,"
+        f" minute_ms BIGINT NOT NULL, n BIGINT NOT NULL, statistic {blob}, rejected TEXT NOT NULL, refused TEXT NOT NULL,"
+        " refusals BIGINT NOT NULL, batches BIGINT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ingest_log_by_writer ON ingest_log (campaign_id, writer)",
+        "CREATE TABLE IF NOT EXISTS arrivals (campaign_id TEXT NOT NULL, minute_ms BIGINT NOT NULL, part BIGINT NOT NULL,"
+        " n BIGINT NOT NULL, batches BIGINT NOT NULL, PRIMARY KEY (campaign_id, minute_ms, part))",
+    ]
+
+
+_ENROLLMENTS = [
+    "CREATE TABLE IF NOT EXISTS enrollments ("
+    " token_sha256 TEXT PRIMARY KEY, campaign_id TEXT NOT NULL REFERENCES campaigns(id),"
+    " reports_left BIGINT NOT NULL, issued_ms BIGINT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS enrollments_by_campaign ON enrollments (campaign_id)",
+    "CREATE TABLE IF NOT EXISTS bound_batch_ids ("
+    " batch_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL REFERENCES campaigns(id))",
+    "CREATE INDEX IF NOT EXISTS bound_batch_ids_by_campaign ON bound_batch_ids (campaign_id)",
+]
+
+
+def _version(db: Database) -> int | None:
+    """The schema version of the database (None: a new, empty database)."""
+    if db.dialect == "sqlite":
+        query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'dpdist_meta'"
+    else:
+        query = "SELECT table_name FROM information_schema.tables WHERE table_name = 'dpdist_meta' AND table_schema = current_schema()"
+    if not db.execute(query):
+        return None
+    rows = db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'")
+    return int(rows[0][0]) if rows else None
+
+
+def _from_1(db: Database) -> None:
+    """1 -> 2: two columns of ``campaigns``, two tables, and the batch ids bound to the campaigns that counted them."""
+    db.execute("ALTER TABLE campaigns ADD COLUMN max_reports BIGINT")
+    db.execute("ALTER TABLE campaigns ADD COLUMN enrollment INTEGER NOT NULL DEFAULT 0")
+    for statement in _ENROLLMENTS:
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO bound_batch_ids (batch_id, campaign_id) SELECT batch_id, MIN(campaign_id) FROM batches"
+        " WHERE 1 = 1 GROUP BY batch_id ON CONFLICT (batch_id) DO NOTHING"
+    )
+
+
+def _from_2(db: Database) -> None:
+    """2 -> 3: each campaign's aggregate becomes its part 0; its batches' arrivals become the history."""
+    log_id = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY" if db.dialect == "postgresql" else "INTEGER PRIMARY KEY"
+    for statement in _part_tables(db.blob, log_id):
+        db.execute(statement)
+    for campaign_id, n, statistic, rejected, refused, batches in db.execute(
+        "SELECT id, n, statistic, rejected, refused, batches FROM campaigns"
+    ):
+        db.execute(
+            "INSERT INTO campaign_parts (campaign_id, part, n, statistic, rejected, refused, refusals, batches)"
+            " VALUES (?, 0, ?, ?, ?, ?, ?, ?)",
+            (campaign_id, n, statistic, rejected, refused, sum(json.loads(refused).values()), batches),
+        )
+    db.execute(
+        "INSERT INTO arrivals (campaign_id, minute_ms, part, n, batches) SELECT campaign_id, received_ms, 0, SUM(accepted),"
+        " COUNT(*) FROM batches GROUP BY campaign_id, received_ms"
+    )
+    db.execute("DROP INDEX IF EXISTS batches_by_time")  # the history reads arrivals now
+    for column in ("n", "statistic", "rejected", "refused", "batches"):
+        db.execute(f"ALTER TABLE campaigns DROP COLUMN {column}")
+    if db.dialect == "postgresql":  # a row lock on the campaign per ingest transaction: see the module
+        db.execute("ALTER TABLE batches DROP CONSTRAINT IF EXISTS batches_campaign_id_fkey")
+
+
+#: version -> the step that migrates a database of that version to the next one
+_MIGRATIONS = {1: _from_1, 2: _from_2}
+
+
+def create_schema(db: Database) -> None:
+    """Create the tables of a new database, or migrate an older one forward, in one transaction."""
+    with db.transaction():
+        version = _version(db)
+        if version is None:
+            for statement in _tables(db):
+                db.execute(statement)
+            db.execute("INSERT INTO dpdist_meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            return
+        if version > SCHEMA_VERSION or version not in (*_MIGRATIONS, SCHEMA_VERSION):
+            raise IncompatibleStateError(
+                f"The database {db.url!r} has dpdist schema version {version}; this dpdist uses {SCHEMA_VERSION}."
+            )
+        for step in range(version, SCHEMA_VERSION):
+            _MIGRATIONS[step](db)
+        db.execute("UPDATE dpdist_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))

@@ -1,0 +1,255 @@
+"""The operations behind the routes: who may do what, and a batch's way from its body to a group commit.
+
+:class:`Service` knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
+A batch's way (issue 28): a bound on the batches being served (beyond it 503
+``busy`` with ``Retry-After`` at once, before the body is read), admission from a
+short-lived cache of open campaigns (no database read for a device of an open
+campaign), decoding on the event loop for small bodies (in a thread for
+large ones), then the group commit (:mod:`._committer`) whose answer comes only
+after the batch is durable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import InvalidParameterError
+from ._backpressure import Backpressure
+from ._campaigns import CampaignRow, check_batch_id, token_sha256
+from ._committer import GroupCommitter
+from ._database import open_database
+from ._estimate_cache import EstimateCache
+from ._group import Arrival, Refused
+from ._ingest import decode_body, record_file_ids
+from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
+from ._relayed import RelayedCampaigns
+from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
+from ._store import Store
+
+if TYPE_CHECKING:
+    from ..local import ReportBatch
+
+__all__ = ["Service"]
+
+LOG = logging.getLogger("dpdist.serve")
+
+#: refusals of a whole batch counted under the campaign's ``refused_batches`` (besides every 400)
+_COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
+#: bodies up to this size are decoded on the event loop (a thread's hand-off costs more than the work)
+INLINE_BODY_BYTES = 64 << 10
+#: seconds an open campaign's settings are reused by admission (the group commit checks them again)
+CACHE_S = 2.0
+#: a lagging event loop refuses new batches only while it serves at least this many (a few requests on a busy
+#: machine are late because the machine is busy, and refusing them would not help)
+MIN_SHED = 16
+
+
+class Service:
+    """The service of one database: its campaigns, limits, admission and group commits."""
+
+    def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
+                 relay_token: str | None = None):
+        if not isinstance(admin_token, str) or len(admin_token) < 16:
+            raise InvalidParameterError(
+                "The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be set, at least 16 characters long."
+            )
+        if not isinstance(max_body_bytes, int) or max_body_bytes < 1024:
+            raise InvalidParameterError(f"The '--max-body-bytes' option must be an int >= 1024. Got {max_body_bytes!r}.")
+        self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
+        self.max_body_bytes = max_body_bytes
+        self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
+        self.budget = BodyBudget(self.limits.max_inflight_bytes)
+        self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
+        self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
+        self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
+        self.queued = 0  # batches between their admission and their answer (event loop only)
+        self.pressure = Backpressure()
+        self._open: dict[str, tuple[float, CampaignRow]] = {}
+        self._retention: threading.Event | None = None
+        self.estimates = EstimateCache(self.store)
+        self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
+
+    # ------------------------------------------------------------------ life
+    def start(self) -> None:
+        """Start the background work: group commits, the retention task (if ``--retention-days`` is set)."""
+        self.committer.start()
+        if self.limits.retention_days is not None and self._retention is None:
+            self._retention = threading.Event()
+            self.store.purge(int(self.limits.retention_days * 86_400_000))  # before the first request
+            threading.Thread(target=self._purge_forever, args=(self._retention,), name="dpdist-retention", daemon=True).start()
+
+    def close(self) -> None:
+        """Commit what waits, fold the log, stop the background work and close the database's connections."""
+        if self._retention is not None:
+            self._retention.set()
+            self._retention = None
+        self.committer.stop()
+        self.estimates.close()
+        self.store.db.close()
+
+    def _purge_forever(self, stop: threading.Event, every_s: float = 3600.0) -> None:
+        assert self.limits.retention_days is not None, "retention is on"
+        period_ms = int(self.limits.retention_days * 86_400_000)
+        while not stop.wait(every_s):
+            try:
+                self.store.purge(period_ms)
+            except Exception:  # a database outage: try again next time
+                LOG.warning("retention: deleting expired data failed; retrying in %.0f s", every_s, exc_info=True)
+
+    # ------------------------------------------------------------------ who
+    def check_admin(self, token: str) -> None:
+        """Refuse unless ``token`` is the admin token (constant-time compare)."""
+        offered = hashlib.sha256(token.encode()).digest()
+        if not hmac.compare_digest(offered, self._admin_sha256):
+            raise Unauthorized("unauthorized", "This route needs the admin token (Authorization: Bearer ...).")
+
+    def changed(self, campaign_id: str) -> None:
+        """An admin changed the campaign: admission reads it again."""
+        self._open.pop(campaign_id, None)
+
+    async def settings(self, campaign_id: str) -> CampaignRow:
+        """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
+        cached = self._open.get(campaign_id)
+        if cached is not None and time.monotonic() - cached[0] < CACHE_S:
+            return cached[1]
+        row = await run_in_threadpool(self.store.row, campaign_id)
+        if row.state == "open":
+            if len(self._open) > 4096:
+                self._open.clear()
+            self._open[campaign_id] = (time.monotonic(), row)
+        else:
+            self._open.pop(campaign_id, None)
+        return row
+
+    # ------------------------------------------------------------------ admission
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
+        once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
+        waiting is bounded (``--max-queue``) and its answers stay fast."""
+        self.pressure.watch()
+        if self.queued >= self.limits.max_queue or (self.queued >= MIN_SHED and self.pressure.overloaded):
+            why = (f"is serving {self.queued} batches, its limit (--max-queue)" if self.queued >= self.limits.max_queue
+                   else "cannot answer more batches in time")
+            raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
+                       close=True)
+        self.queued += 1
+        try:
+            yield
+            self.pressure.acknowledged()
+        finally:
+            self.queued -= 1
+
+    async def admit(self, campaign_id: str, batch_id: str | None, token: str) -> CampaignRow:
+        """The checks made before a batch's body is read: campaign, token, state and limits."""
+        row = await self.settings(campaign_id)
+        left = None
+        if row.enrollment:
+            left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
+            if left is None:
+                raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
+        elif not row.check_submit_token(token):
+            raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
+        if batch_id is None or (row.state == "open" and row.max_reports is None and not (left is not None and left <= 0)):
+            return row  # a batch named by its records' file id is read first; the group commit checks the rest
+        if await run_in_threadpool(self._recorded, campaign_id, batch_id):
+            return row  # a retry gets its acknowledgement
+        if row.state == "created":
+            raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
+        if row.state == "closed":
+            raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
+        if row.max_reports is not None and (await run_in_threadpool(self.store.totals, campaign_id)).n >= row.max_reports:
+            await self.count_refused(campaign_id, "campaign_full")
+            raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
+        if left is not None and left <= 0:
+            await self.count_refused(campaign_id, "contribution_limit")
+            raise Forbidden(
+                "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
+            )
+        return row
+
+    def _recorded(self, campaign_id: str, batch_id: str) -> bool:
+        from ._campaigns import BATCH_ID
+
+        return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
+
+    # ------------------------------------------------------------------ batches
+    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
+        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
+        campaign_id = row.id
+        if batch_id is None:
+            batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
+                                           count_400=False)
+        check_batch_id(batch_id)
+        kind = (content_type or "").split(";")[0].strip().lower()
+        digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+        enrollment = token_sha256(token) if row.enrollment else None
+        if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
+            return await self.count(row, batch_id, digest, None)
+        batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
+                                    inline=len(body) <= INLINE_BODY_BYTES)
+        return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
+
+    async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
+                    enrollment_sha256: str | None = None, received_ms: int | None = None) -> dict:
+        """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
+        under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
+
+        The one way into the group commits, whatever carried the reports: :meth:`submit` after reading a request's body,
+        or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
+        same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
+        group's minute, as for a relayed campaign).  The group commit checks the campaign again (open, its cap, the
+        enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
+        not open, only an acknowledgement already recorded answers.
+        """
+        if batch is None:
+            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms))
+        raw = None
+        if row.keep_reports:
+            import numpy as np
+
+            raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
+        accepted = row.protocol.report_format.count(batch.reports)
+        return await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
+                                                   enrollment_sha256, received_ms))
+
+    async def counted(self, campaign_id: str, step: Callable[..., Any], *args: Any, count_400: bool = True,
+                      inline: bool = True) -> Any:
+        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
+        campaign's ``refused_batches``."""
+        try:
+            return step(*args) if inline else await run_in_threadpool(step, *args)
+        except Refusal as refusal:
+            if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in _COUNTED:
+                await self.count_refused(campaign_id, refusal.code)
+            raise
+
+    async def count_refused(self, campaign_id: str, reason: str) -> None:
+        """Count a batch refused as a whole against its campaign (in the next group commit)."""
+        try:
+            await self.committer.commit(Refused(campaign_id, reason))
+        except NotFound:
+            pass  # unknown campaign: nothing to count against
+
+
+def batch_id_of_records(body: bytes, content_type: str, max_records: int | None = None) -> str:
+    """A binary batch without a batch id in the URL is identified by its records' file id."""
+    binary = (content_type or "").startswith("application/octet-stream")
+    ids = set(record_file_ids(body, max_records)) if binary else {None}
+    if len(ids) != 1 or None in ids:
+        raise InvalidRequest(
+            "batch_id_required",
+            "A batch needs a batch id: PUT it to /api/campaigns/{campaign}/batches/{batch_id}, or POST dpdist "
+            "report records that all carry the same file id.",
+        )
+    (batch_id,) = ids
+    assert batch_id is not None
+    return batch_id

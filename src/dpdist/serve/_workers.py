@@ -1,0 +1,61 @@
+"""``dpdist serve --workers N``: N processes on one listening socket, each its own event loop and group committer.
+
+uvicorn's supervisor binds the socket, starts the workers (spawned: each builds
+its application from :func:`worker_app`, reading its settings from the
+environment variable :data:`SETTINGS`), restarts a worker that dies, and stops
+them all on SIGTERM.  The workers share nothing but the database: each appends
+its own rows to the ingest log and folds them into its own part of each
+campaign (:mod:`._aggregates`), so they never wait for one another's rows (on
+SQLite, only for the database's one write lock, a group commit at a time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+__all__ = ["SETTINGS", "worker_app", "run_workers"]
+
+#: the environment variable that carries the settings of the workers (JSON)
+SETTINGS = "DPDIST_SERVE_WORKER_SETTINGS"
+#: seconds a worker may take to answer its supervisor's health check before it is replaced
+WORKER_HEALTHCHECK_S = 60
+
+
+def worker_app():
+    """The application of one worker process (uvicorn calls it: ``factory=True``)."""
+    from ._app import create_app
+    from ._limits import Limits
+    from ._operations import Operations
+
+    settings = json.loads(os.environ[SETTINGS])
+    return create_app(
+        settings["db"],
+        admin_token=settings["admin_token"],
+        max_body_bytes=settings["max_body_bytes"],
+        limits=Limits(**settings["limits"]),
+        operations=Operations(**settings["operations"]),
+        relay_token=settings["relay_token"],
+    )
+
+
+def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations,
+                relay_token: str | None = None, host: str, port: int, **uvicorn_options) -> None:
+    """Serve with ``workers`` processes until SIGTERM or SIGINT (uvicorn's supervisor)."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from ._limits import protocol_class
+
+    os.environ[SETTINGS] = json.dumps({
+        "db": db, "admin_token": admin_token, "relay_token": relay_token, "max_body_bytes": max_body_bytes,
+        "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
+    })
+    uvicorn_options["http"] = protocol_class()  # importable by name: the workers unpickle the configuration
+    # a worker that does not answer the supervisor's ping in time is killed and replaced: give a worker starting on a
+    # busy machine (or holding the GIL with a large batch) a minute, not uvicorn's 5 s
+    config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,
+                            timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **uvicorn_options)
+    setattr(config, "dpdist_header_timeout", limits.header_timeout)  # read by the workers' protocol class
+    Multiprocess(config, sockets=[config.bind_socket()]).run()

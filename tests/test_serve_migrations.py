@@ -1,0 +1,151 @@
+"""A database written by an earlier ``dpdist serve`` keeps working (issue 28: forward-only migrations).
+
+Each test writes a database exactly as an earlier schema had it (the DDL of that
+release, written out here, not derived from today's), with campaigns, batches and
+an aggregate, then opens it with today's service: the aggregate, the counts, the
+history, the no-batch-twice rule and the binding of batch ids survive, and new
+batches add to the old aggregate.  SQLite, and PostgreSQL (slow).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+import warnings
+
+import numpy as np
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from dpdist import io, local
+from serve_support import ADMIN_TOKEN, database_url
+
+GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
+MINUTE = 60_000
+
+SCHEMA_1 = [
+    "CREATE TABLE dpdist_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE campaigns (id TEXT PRIMARY KEY, config TEXT NOT NULL, state TEXT NOT NULL, submit_token_sha256 TEXT,"
+    " keep_reports INTEGER NOT NULL, export_file_id TEXT NOT NULL, created_ms BIGINT NOT NULL, opened_ms BIGINT,"
+    " closed_ms BIGINT, n BIGINT NOT NULL, statistic_dtype TEXT NOT NULL, statistic {blob} NOT NULL, rejected TEXT NOT NULL,"
+    " refused TEXT NOT NULL, batches BIGINT NOT NULL)",
+    "CREATE TABLE batches (campaign_id TEXT NOT NULL REFERENCES campaigns(id), batch_id TEXT NOT NULL,"
+    " body_sha256 TEXT NOT NULL, received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL, accepted BIGINT NOT NULL,"
+    " rejected TEXT NOT NULL, PRIMARY KEY (campaign_id, batch_id))",
+    "CREATE INDEX batches_by_time ON batches (campaign_id, received_ms)",
+    "CREATE TABLE reports (campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, received_ms BIGINT NOT NULL, n BIGINT NOT NULL,"
+    " payload {blob} NOT NULL, PRIMARY KEY (campaign_id, batch_id),"
+    " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
+]
+SCHEMA_2 = [
+    *SCHEMA_1,
+    "ALTER TABLE campaigns ADD COLUMN max_reports BIGINT",
+    "ALTER TABLE campaigns ADD COLUMN enrollment INTEGER NOT NULL DEFAULT 0",
+    "CREATE TABLE enrollments (token_sha256 TEXT PRIMARY KEY, campaign_id TEXT NOT NULL REFERENCES campaigns(id),"
+    " reports_left BIGINT NOT NULL, issued_ms BIGINT NOT NULL)",
+    "CREATE INDEX enrollments_by_campaign ON enrollments (campaign_id)",
+    "CREATE TABLE bound_batch_ids (batch_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL REFERENCES campaigns(id))",
+    "CREATE INDEX bound_batch_ids_by_campaign ON bound_batch_ids (campaign_id)",
+]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def db_url(request, tmp_path):
+    with database_url(request.param, tmp_path, name="old.sqlite") as url:
+        yield url
+
+
+def digest(body: bytes, kind: str = "application/octet-stream") -> str:
+    return hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+
+
+def write_old_database(url: str, version: int) -> dict:
+    """A database of schema ``version`` holding campaign "old" (open; three batches in two minutes, one refusal)."""
+    from dpdist.serve._database import open_database
+
+    protocol = local.from_config(GRR)
+    rng = np.random.default_rng(5)
+    batches = [(uuid.uuid4().hex, protocol.privatize(rng.integers(0, 8, size), rng=rng)) for size in (30, 20, 50)]
+    expected = protocol.aggregator()
+    db = open_database(url)
+    with db.transaction():
+        for statement in SCHEMA_1 if version == 1 else SCHEMA_2:
+            db.execute(statement.format(blob=db.blob))
+        for batch_id, reports in batches:
+            expected.add(reports)
+        t0 = 1_700_000_000_000 // MINUTE * MINUTE
+        values = ("old", json.dumps(protocol.config(), sort_keys=True), "open", None, 0, uuid.uuid4().hex, t0, t0, None,
+                  expected.n, "<i8", expected.statistic.astype("<i8").tobytes(), "{}", json.dumps({"malformed_batch": 1}),
+                  len(batches))
+        db.execute("INSERT INTO campaigns (id, config, state, submit_token_sha256, keep_reports, export_file_id, created_ms,"
+                   " opened_ms, closed_ms, n, statistic_dtype, statistic, rejected, refused, batches) VALUES"
+                   " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+        for minute, (batch_id, reports) in zip((0, 0, 3), batches):
+            body = io.encode_record(protocol, reports, batch_id)
+            db.execute("INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"
+                       " VALUES ('old', ?, ?, ?, ?, ?, '{}')", (batch_id, digest(body), t0 + minute * MINUTE, len(reports), len(reports)))
+            if version == 2:
+                db.execute("INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES (?, 'old')", (batch_id,))
+        db.execute("INSERT INTO dpdist_meta (key, value) VALUES ('schema_version', ?)", (str(version),))
+    db.close()
+    return {"batches": batches, "expected": expected, "t0": t0}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_database_of_an_earlier_schema_keeps_its_aggregate_history_and_batch_ids(db_url, version):
+    from dpdist.serve import create_app
+
+    old = write_old_database(db_url, version)
+    protocol, expected = local.from_config(GRR), old["expected"]
+    app = create_app(db_url, admin_token=ADMIN_TOKEN)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    octet = {"Content-Type": "application/octet-stream"}
+    try:
+        with TestClient(app) as client:
+            summary = client.get("/api/campaigns/old", headers=admin).json()
+            assert (summary["n"], summary["batches"], summary["refused_batches"]) == (100, 3, {"malformed_batch": 1})
+            history = client.get("/api/campaigns/old/history", headers=admin).json()["history"]
+            assert [(point["n"], point["batches"]) for point in history] == [(50, 2), (100, 3)]
+            estimate = client.get("/api/campaigns/old/estimate?postprocess=none", headers=admin).json()
+            assert np.array_equal(estimate["estimate"]["frequencies"], protocol.estimate(expected, postprocess="none").frequencies)
+            # a batch counted by the old server, sent again: acknowledged as a duplicate, not counted twice
+            batch_id, reports = old["batches"][0]
+            again = client.put(f"/api/campaigns/old/batches/{batch_id}", content=io.encode_record(protocol, reports, batch_id),
+                               headers=octet)
+            assert again.status_code == 200 and again.json()["duplicate"] is True
+            # its id stays bound to the old campaign (schema 1's batch ids are bound by the migration to 2)
+            client.post("/api/campaigns", json={"campaign": "new", "config": GRR}, headers=admin)
+            client.post("/api/campaigns/new/open", headers=admin)
+            replay = client.put(f"/api/campaigns/new/batches/{batch_id}", content=io.encode_record(protocol, reports, batch_id),
+                                headers=octet)
+            assert replay.status_code == 409 and replay.json()["error"] == "batch_of_another_campaign"
+            # new batches add to the old aggregate
+            fresh = protocol.privatize(np.arange(8).repeat(3), rng=9)
+            assert client.put("/api/campaigns/old/batches/fresh", content=io.encode_record(protocol, fresh),
+                              headers=octet).json()["accepted"] == 24
+            expected.add(fresh)
+            estimate = client.get("/api/campaigns/old/estimate?postprocess=none", headers=admin).json()
+            assert estimate["n"] == 124
+            assert np.array_equal(estimate["estimate"]["frequencies"], protocol.estimate(expected, postprocess="none").frequencies)
+        version_now = app.state.service.store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'")
+        assert version_now == [("3",)]
+    finally:
+        app.state.service.store.db.close()
+
+
+def test_a_database_of_a_later_schema_is_refused(tmp_path):
+    from dpdist.errors import IncompatibleStateError
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "future.sqlite")
+    create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE dpdist_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(IncompatibleStateError, match="schema version 99"):
+        create_app(path, admin_token=ADMIN_TOKEN)
