@@ -98,6 +98,7 @@ def write_old_database(url: str, version: int) -> dict:
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_database_of_an_earlier_schema_keeps_its_aggregate_history_and_batch_ids(db_url, version):
     from dpdist.serve import create_app
+    from dpdist.serve._schema import SCHEMA_VERSION
 
     old = write_old_database(db_url, version)
     protocol, expected = local.from_config(GRR), old["expected"]
@@ -132,7 +133,7 @@ def test_a_database_of_an_earlier_schema_keeps_its_aggregate_history_and_batch_i
             assert estimate["n"] == 124
             assert np.array_equal(estimate["estimate"]["frequencies"], protocol.estimate(expected, postprocess="none").frequencies)
         version_now = app.state.service.store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'")
-        assert version_now == [("3",)]
+        assert version_now == [(str(SCHEMA_VERSION),)]
     finally:
         app.state.service.store.db.close()
 
@@ -149,3 +150,48 @@ def test_a_database_of_a_later_schema_is_refused(tmp_path):
         connection.execute("UPDATE dpdist_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(IncompatibleStateError, match="schema version 99"):
         create_app(path, admin_token=ADMIN_TOKEN)
+
+
+def test_a_version_3_database_gains_the_relayed_campaigns_table(tmp_path):
+    """Version 3 made ``relayed_campaigns`` at a relay-aware service's start-up, or not at all: 3 -> 4 makes it once."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+    from dpdist.serve._schema import SCHEMA_VERSION
+
+    for had_the_table in (False, True):
+        path = str(tmp_path / f"v3-{had_the_table}.sqlite")
+        create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+        with sqlite3.connect(path) as connection:
+            if not had_the_table:
+                connection.execute("DROP TABLE relayed_campaigns")
+            connection.execute("UPDATE dpdist_meta SET value = '3' WHERE key = 'schema_version'")
+        app = create_app(path, admin_token=ADMIN_TOKEN)
+        db = app.state.service.store.db
+        try:
+            assert db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+            assert db.execute("SELECT COUNT(*) FROM relayed_campaigns") == [(0,)]
+        finally:
+            db.close()
+
+
+@pytest.mark.slow
+def test_services_starting_at_once_on_a_new_postgresql_create_one_schema(tmp_path):
+    """Four processes' first start on one empty PostgreSQL database: each finds one schema, none fails."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpdist.serve._database import open_database
+    from dpdist.serve._schema import SCHEMA_VERSION, create_schema
+
+    def start(url: str) -> list:
+        db = open_database(url)
+        try:
+            create_schema(db)
+            return db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'")
+        finally:
+            db.close()
+
+    with database_url("postgresql", tmp_path, name="new.sqlite") as url:
+        with ThreadPoolExecutor(4) as pool:
+            versions = list(pool.map(start, [url] * 4))
+    assert versions == [[(str(SCHEMA_VERSION),)]] * 4

@@ -41,12 +41,6 @@ __all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
 
 #: the delta of the stated central guarantee when the campaign does not set one
 DEFAULT_DELTA = 1e-8
-_TABLE = (
-    "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
-    " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
-    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL,"
-    " PRIMARY KEY (campaign_id, export_file_id))"
-)
 
 
 @dataclass(frozen=True)
@@ -64,8 +58,6 @@ class RelayedCampaigns:
 
     def __init__(self, store: Store, relay_token: str | None):
         self.store, self.relay_token = store, relay_token
-        with store.db.transaction():
-            store.db.execute(_TABLE)
 
     # ------------------------------------------------------------------ campaigns
     def create(self, document: dict, **options: Any) -> Campaign:

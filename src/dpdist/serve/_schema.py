@@ -29,7 +29,9 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
+_SCHEMA_LOCK = "dpdist schema"
 
 
 def _tables(db: Database) -> list[str]:
@@ -52,6 +54,7 @@ def _tables(db: Database) -> list[str]:
         f" payload {blob} NOT NULL, PRIMARY KEY (campaign_id, batch_id),"
         " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
         *_ENROLLMENTS,
+        _RELAYED_CAMPAIGNS,
     ]
 
 
@@ -79,6 +82,15 @@ _ENROLLMENTS = [
     " batch_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL REFERENCES campaigns(id))",
     "CREATE INDEX IF NOT EXISTS bound_batch_ids_by_campaign ON bound_batch_ids (campaign_id)",
 ]
+
+
+#: the key pair and relay of each campaign collected through a shuffling relay (serve/_relayed.py)
+_RELAYED_CAMPAIGNS = (
+    "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
+    " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
+    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (campaign_id, export_file_id))"
+)
 
 
 def _version(db: Database) -> int | None:
@@ -129,13 +141,23 @@ def _from_2(db: Database) -> None:
         db.execute("ALTER TABLE batches DROP CONSTRAINT IF EXISTS batches_campaign_id_fkey")
 
 
+def _from_3(db: Database) -> None:
+    """3 -> 4: the relayed campaigns' table (a version-3 service made it at start-up, hence IF NOT EXISTS)."""
+    db.execute(_RELAYED_CAMPAIGNS)
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3}
 
 
 def create_schema(db: Database) -> None:
-    """Create the tables of a new database, or migrate an older one forward, in one transaction."""
+    """Create the tables of a new database, or migrate an older one forward, in one transaction.
+
+    Services starting at once on one new PostgreSQL database take turns (an advisory lock): the
+    first creates the schema, the others find it made.
+    """
     with db.transaction():
+        db.lock_name(_SCHEMA_LOCK, shared=False)
         version = _version(db)
         if version is None:
             for statement in _tables(db):
