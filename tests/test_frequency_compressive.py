@@ -185,3 +185,38 @@ def test_the_table_exports_the_intervals_around_their_own_centre():
     np.testing.assert_array_equal(table["low"], low)
     np.testing.assert_array_equal(table["high"], high)
     np.testing.assert_allclose((table["low"] + table["high"]) / 2, estimate.interval_center)
+
+
+def test_with_no_item_above_the_noise_the_sparsity_is_zero_not_a_noise_spike():
+    # issue 35 item 4: uniform data over k = 2000 items hold no item that stands out of the noise
+    # (each item's decoded coefficient is 0.0013 against a noise sd of 0.022 at n = 10^4, eps = 1).
+    # The rule before kept s >= 1, the column with the largest noise; now the pre-test at the
+    # universal threshold sqrt(2 ln k) tau passes pure noise with probability at most
+    # 1 / sqrt(pi ln k) = 0.204 (Donoho & Johnstone 1994), so of 20 runs at most 4.1 are expected
+    # to keep an item; 10 is the 0.999 quantile of Binomial(20, 0.204).
+    proto = local.make("cp", epsilon=1.0, domain_size=2_000, measurements=300, matrix_seed=3)
+    rng = np.random.default_rng(35)
+    kept, before = 0, []
+    for _ in range(20):
+        aggregate = proto.simulate(rng.integers(0, 2_000, size=10_000), rng=rng)
+        estimate = proto.estimate(aggregate)
+        kept += estimate.details["sparsity"] > 0
+        before.append(proto.estimate(aggregate, sparsity_rule="risk").details["sparsity"])
+        if estimate.details["sparsity"] == 0:
+            assert estimate.details["support"].size == 0
+            np.testing.assert_allclose(estimate.frequencies, 1 / 2_000)  # the simplex projection of 0
+    assert kept <= 10
+    assert min(before) >= 1
+
+
+def test_risk_criterion_may_choose_the_empty_model():
+    from dpdist.local.frequency._matching_pursuit import omp_sparsity, stands_out_of_noise
+
+    rng = np.random.default_rng(4)
+    matrix = rng.standard_normal((200, 1_000)) / np.sqrt(200)
+    noise = rng.standard_normal(200)  # sigma^2 = 1
+    assert omp_sparsity(matrix, noise, 1.0, 50)[0] == 0  # each noise column lowers ||r||^2 by < 2 ln(k)
+    signal = noise + 12.0 * matrix[:, 7]  # 12 sigma, above sqrt(2 ln 1000) = 3.7 sigma
+    assert stands_out_of_noise(matrix, signal, 1.0)
+    assert omp_sparsity(matrix, signal, 1.0, 50)[0] >= 1
+    assert not stands_out_of_noise(matrix, noise, 1.0)

@@ -84,7 +84,7 @@ from ...errors import InvalidParameterError, InvalidPrivacyParameterError
 from ...privacy import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
-from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit
+from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit, stands_out_of_noise
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -140,6 +140,7 @@ class CP(FrequencyOracle):
         "estimator": Options(("omp", "ibu")),
         "postprocess": Options(tuple(_postprocess.METHODS)),
         "sparsity": Integer(low=1),
+        "sparsity_rule": Options(("pretest", "risk")),
         **{name: FrequencyOracle.estimate_options[name]
            for name in ("tolerance", "max_iterations", "accelerate", "bootstrap", "level", "rng")},
     }
@@ -398,7 +399,7 @@ class CP(FrequencyOracle):
 
     def _estimate(
         self, aggregator, *, estimator: str = "omp", postprocess: str = "simplex", sparsity: int | None = None,
-        **options,
+        sparsity_rule: str = "pretest", **options,
     ):
         """Algorithm 1: OMP at ``sparsity``, rescale by D'^{-1}, post-process.
 
@@ -406,12 +407,22 @@ class CP(FrequencyOracle):
         Algorithm 1's projection, "none" returns :math:`D'^{-1} f` itself.
 
         ``sparsity=None`` (the default) chooses :math:`s` from the aggregate, at no
-        privacy cost (it is post-processing): the risk inflation criterion
+        privacy cost (it is post-processing), with the noise variance of one measurement
+        known from the multinomial aggregate, :math:`\\sigma^2 = g^2 (1 - \\sum_y \\hat q_y^2) / (n m)`,
+        :math:`g` the gain of eq. (4).  ``sparsity_rule="pretest"`` (the default): first the
+        pre-test of the empty model,
+        :func:`~dpdist.local.frequency._matching_pursuit.stands_out_of_noise` (does any decoded
+        coefficient exceed the universal threshold :math:`\\sqrt{2\\ln k}\\,\\hat\\tau`, with the
+        noise level :math:`\\hat\\tau^2 = \\max(\\sigma^2, \\|y\\|^2/m)` that also holds a heavy tail's
+        small items?); if none does, :math:`s = 0`, else the risk inflation criterion
         :math:`\\|r_s\\|^2 + 2\\ln(k)\\,s\\,\\sigma^2` along the OMP path
-        (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`), with the
-        noise variance of one measurement known from the multinomial aggregate,
-        :math:`\\sigma^2 = g^2 (1 - \\sum_y \\hat q_y^2) / (n m)`, :math:`g` the
-        gain of eq. (4).  ``details["sparsity_rule"]`` says which rule set ``s``.
+        (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`, which may also choose
+        0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex
+        projection makes uniform: with no item above the noise, that is the estimate with the
+        lowest risk known, where a forced :math:`s = 1` kept the column with the largest noise
+        (on ``wiki-words`` 1.5x the squared error of the zero estimate; ``docs/frequency.md``).
+        ``sparsity_rule="risk"`` is the rule before issue 35: the criterion alone, at least 1.
+        ``details["sparsity_rule"]`` says which rule set ``s``.
 
         ``estimator="ibu"`` instead maximizes the exact likelihood of the row counts
         by EM (:mod:`dpdist.local.frequency._exact_channel`, with its options
@@ -443,8 +454,7 @@ class CP(FrequencyOracle):
         target = (observed - 1.0 / m) * gain
         if sparsity is None:
             noise_variance = gain**2 * max(1.0 - float(observed @ observed), 1e-12) / (n * m)
-            s, _ = omp_sparsity(self.measurement_matrix(), target, noise_variance, max(m // 2, 1))
-            rule = "risk inflation criterion"
+            s, rule = self._choose_sparsity(target, noise_variance, sparsity_rule)
         else:
             s = check_param("CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size))
             rule = "given"
@@ -465,6 +475,16 @@ class CP(FrequencyOracle):
         return self._frequency_estimate(
             frequencies, n, variance, postprocess, details, epsilon=self.effective_epsilon, interval_center=center
         )
+
+    def _choose_sparsity(self, target: np.ndarray, noise_variance: float, sparsity_rule: str) -> tuple[int, str]:
+        """``(s, the rule that set it)`` (``_estimate``'s docstring)."""
+        matrix = self.measurement_matrix()
+        by_risk, _ = omp_sparsity(matrix, target, noise_variance, max(self.measurements // 2, 1))
+        if sparsity_rule == "risk":
+            return max(by_risk, 1), "risk inflation criterion"
+        if by_risk and not stands_out_of_noise(matrix, target, noise_variance):
+            return 0, "universal threshold"
+        return by_risk, "risk inflation criterion"
 
     # ------------------------------------------------------------------ intervals
     def linear_inverse(self) -> np.ndarray | None:
