@@ -1,5 +1,6 @@
 """Compressive privatization (paper 004): matrix, privacy calibration, measurement model, recovery."""
 
+import importlib.util
 import math
 import warnings
 
@@ -191,9 +192,8 @@ def test_with_no_item_above_the_noise_the_sparsity_is_zero_not_a_noise_spike():
     # issue 35 item 4: uniform data over k = 2000 items hold no item that stands out of the noise
     # (each item's decoded coefficient is 0.0013 against a noise sd of 0.022 at n = 10^4, eps = 1).
     # The rule before kept s >= 1, the column with the largest noise; now the pre-test at the
-    # universal threshold sqrt(2 ln k) tau passes pure noise with probability at most
-    # 1 / sqrt(pi ln k) = 0.204 (Donoho & Johnstone 1994), so of 20 runs at most 4.1 are expected
-    # to keep an item; 10 is the 0.999 quantile of Binomial(20, 0.204).
+    # Bonferroni threshold passes pure noise with probability at most 0.05, so of 20 runs at most
+    # 1 is expected to keep an item; 5 is the 0.999 quantile of Binomial(20, 0.05).
     proto = local.make("cp", epsilon=1.0, domain_size=2_000, measurements=300, matrix_seed=3)
     rng = np.random.default_rng(35)
     kept, before = 0, []
@@ -205,7 +205,7 @@ def test_with_no_item_above_the_noise_the_sparsity_is_zero_not_a_noise_spike():
         if estimate.details["sparsity"] == 0:
             assert estimate.details["support"].size == 0
             np.testing.assert_allclose(estimate.frequencies, 1 / 2_000)  # the simplex projection of 0
-    assert kept <= 10
+    assert kept <= 5
     assert min(before) >= 1
 
 
@@ -216,7 +216,32 @@ def test_risk_criterion_may_choose_the_empty_model():
     matrix = rng.standard_normal((200, 1_000)) / np.sqrt(200)
     noise = rng.standard_normal(200)  # sigma^2 = 1
     assert omp_sparsity(matrix, noise, 1.0, 50)[0] == 0  # each noise column lowers ||r||^2 by < 2 ln(k)
-    signal = noise + 12.0 * matrix[:, 7]  # 12 sigma, above sqrt(2 ln 1000) = 3.7 sigma
+    signal = noise + 12.0 * matrix[:, 7]  # 12 sigma, above the Bonferroni threshold 4.06 sigma (k = 1000)
     assert stands_out_of_noise(matrix, signal, 1.0)
     assert omp_sparsity(matrix, signal, 1.0, 50)[0] >= 1
     assert not stands_out_of_noise(matrix, noise, 1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("wikiwords") is None, reason="wikiwords not installed")
+def test_on_heavy_tailed_words_cp_is_no_worse_than_the_zero_estimate():
+    # issue 35 item 4, on the top 10^4 words of wiki-words at eps = 1, n = 10^4 (the collapse cell
+    # of docs/frequency.md): the rule before kept the noisiest column (MSE 1.56 +- 0.27 times the
+    # zero estimate's in the benchmark); the pre-test returns the uniform (0.990) unless an item
+    # stands out.  Tolerances: 3 standard errors of the mean over the runs (new), and of the
+    # paired difference (before - new).
+    from dpdist.datasets import real
+
+    counts = np.asarray(real._word_counts()[:10_000], dtype=np.float64)
+    p = counts / counts.sum()
+    zero = float(p @ p) / p.size
+    proto = local.make("cp", epsilon=1.0, domain_size=10_000, measurements=500, matrix_seed=1)
+    rng = np.random.default_rng(2035)
+    new, before = [], []
+    for _ in range(24):  # the paired gain's sd is about 0.55 and its mean 0.4: 24 runs put it at ~3.5 SE
+        aggregate = proto.simulate(rng.choice(10_000, size=10_000, p=p), rng=rng)
+        new.append(np.mean((proto.estimate(aggregate).frequencies - p) ** 2) / zero)
+        before.append(np.mean((proto.estimate(aggregate, sparsity_rule="risk").frequencies - p) ** 2) / zero)
+    new, gain = np.array(new), np.array(before) - np.array(new)
+    assert new.mean() + 3 * new.std(ddof=1) / np.sqrt(new.size) < 1.0
+    assert gain.mean() > 3 * gain.std(ddof=1) / np.sqrt(gain.size)

@@ -15,10 +15,13 @@ where the pursuit starts fitting noise.  It assumes the measurement noise is the
 
 :func:`stands_out_of_noise` is a pre-test of the empty model against the noise level of
 the decoded coefficients themselves, for data that are compressible but not sparse (heavy
-tails): does any coefficient exceed the universal threshold of Donoho & Johnstone (1994)?
+tails): does any coefficient exceed the universal threshold of Donoho & Johnstone (1994), in
+its Bonferroni form at a stated false-alarm probability?
 """
 
 from __future__ import annotations
+
+from statistics import NormalDist
 
 import numpy as np
 
@@ -109,20 +112,23 @@ def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, 
     return int(np.argmin(criterion)), np.asarray(criterion)
 
 
-def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: float) -> bool:
-    r"""Whether the best column's decoded coefficient exceeds the universal threshold of the noise.
+def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05) -> bool:
+    r"""Whether the best column's decoded coefficient stands out of the noise at family-wise ``level``.
 
     The decoded coefficient of column :math:`j` is :math:`c_j = b_j^\top y / \|b_j\|`.  When
     :math:`y` holds no item that stands out, each :math:`c_j` of the random matrix of paper 004
     (entries i.i.d., variance :math:`1/m`, so :math:`\|b_j\| \approx 1`) is centred with variance
     :math:`\tau^2 = \|y\|^2/m`, whatever :math:`y` holds: the measurement noise (variance
     :math:`\sigma^2` per entry) *and* the many small items of a heavy tail, which a random matrix
-    spreads over every coefficient.  The test: :math:`\max_j c_j^2 > 2\ln(k)\,\hat\tau^2`,
-    :math:`\hat\tau^2 = \max(\sigma^2, \|y\|^2/m)`, the universal threshold of Donoho & Johnstone
-    (1994, "Ideal spatial adaptation by wavelet shrinkage", Biometrika 81, 425-455): the largest
-    of :math:`k` centred Gaussians of variance :math:`\tau^2` exceeds :math:`\tau\sqrt{2\ln k}`
-    with probability at most :math:`1/\sqrt{\pi\ln k}` (0.18 at :math:`k = 10^4`, falling in
-    :math:`k`), so a false detection is the exception, while an item well above the noise passes.
+    spreads over every coefficient.  The test: :math:`\max_j |c_j| > t\,\hat\tau`,
+    :math:`\hat\tau^2 = \max(\sigma^2, \|y\|^2/m)`, with the Bonferroni threshold
+    :math:`t = \Phi^{-1}(1 - \alpha / (2k))`: under the null each :math:`c_j/\tau` is standard
+    normal, so the largest of the :math:`k` exceeds :math:`t` with probability at most
+    :math:`\alpha` (``level``).  It is the universal threshold :math:`\sqrt{2\ln k}` of Donoho &
+    Johnstone (1994, "Ideal spatial adaptation by wavelet shrinkage", Biometrika 81, 425-455) with
+    its false-alarm probability made explicit: :math:`\sqrt{2\ln k}` itself is passed by noise with
+    probability up to :math:`1/\sqrt{\pi\ln k}` (0.18 at :math:`k = 10^4`); at
+    :math:`\alpha = 0.05`, :math:`k = 10^4`, :math:`t = 4.56` against 4.29.
 
     Parameters
     ----------
@@ -130,10 +136,13 @@ def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: 
     target : ndarray (m,)
     noise_variance : float
         Known variance :math:`\sigma^2` of the noise of one entry of ``target``.
+    level : float
+        Family-wise probability :math:`\alpha` that pure noise passes.
     """
     m, k = matrix.shape
     norms = np.linalg.norm(matrix, axis=0)
     norms[norms == 0] = np.inf
     target = target.astype(np.float64)
     largest = float(np.max(np.abs(matrix.T @ target) / norms))
-    return largest**2 > 2.0 * np.log(k) * max(noise_variance, float(target @ target) / m)
+    threshold = NormalDist().inv_cdf(1.0 - level / (2.0 * k))
+    return largest**2 > threshold**2 * max(noise_variance, float(target @ target) / m)

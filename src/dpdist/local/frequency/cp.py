@@ -412,9 +412,10 @@ class CP(FrequencyOracle):
         :math:`g` the gain of eq. (4).  ``sparsity_rule="pretest"`` (the default): first the
         pre-test of the empty model,
         :func:`~dpdist.local.frequency._matching_pursuit.stands_out_of_noise` (does any decoded
-        coefficient exceed the universal threshold :math:`\\sqrt{2\\ln k}\\,\\hat\\tau`, with the
-        noise level :math:`\\hat\\tau^2 = \\max(\\sigma^2, \\|y\\|^2/m)` that also holds a heavy tail's
-        small items?); if none does, :math:`s = 0`, else the risk inflation criterion
+        coefficient exceed the universal threshold, :math:`t\\,\\hat\\tau` with the Bonferroni
+        :math:`t = \\Phi^{-1}(1 - 0.05/(2k))`, so pure noise passes with probability at most 0.05,
+        and the noise level :math:`\\hat\\tau^2 = \\max(\\sigma^2, \\|y\\|^2/m)` that also holds a
+        heavy tail's small items?); if none does, :math:`s = 0`, else the risk inflation criterion
         :math:`\\|r_s\\|^2 + 2\\ln(k)\\,s\\,\\sigma^2` along the OMP path
         (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`, which may also choose
         0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex
