@@ -245,3 +245,15 @@ def test_on_heavy_tailed_words_cp_is_no_worse_than_the_zero_estimate():
     new, gain = np.array(new), np.array(before) - np.array(new)
     assert new.mean() + 3 * new.std(ddof=1) / np.sqrt(new.size) < 1.0
     assert gain.mean() > 3 * gain.std(ddof=1) / np.sqrt(gain.size)
+
+
+def test_sparsity_rule_is_checked():
+    from dpdist.errors import InvalidParameterError
+
+    proto = local.make("cp", epsilon=1.0, domain_size=50, measurements=40)
+    aggregate = proto.simulate(np.arange(50).repeat(4), rng=0)
+    with pytest.raises(InvalidParameterError, match="sparsity_rule"):
+        proto.estimate(aggregate, sparsity_rule="largest")
+    with pytest.raises(InvalidParameterError, match="'sparsity_rule' are options of estimator='omp'"):
+        proto.estimate(aggregate, estimator="ibu", sparsity_rule="risk")
+    assert proto.estimate(aggregate, sparsity_rule="risk").details["sparsity"] >= 1

@@ -399,7 +399,7 @@ class CP(FrequencyOracle):
 
     def _estimate(
         self, aggregator, *, estimator: str = "omp", postprocess: str = "simplex", sparsity: int | None = None,
-        sparsity_rule: str = "pretest", **options,
+        sparsity_rule: str | None = None, **options,
     ):
         """Algorithm 1: OMP at ``sparsity``, rescale by D'^{-1}, post-process.
 
@@ -409,7 +409,7 @@ class CP(FrequencyOracle):
         ``sparsity=None`` (the default) chooses :math:`s` from the aggregate, at no
         privacy cost (it is post-processing), with the noise variance of one measurement
         known from the multinomial aggregate, :math:`\\sigma^2 = g^2 (1 - \\sum_y \\hat q_y^2) / (n m)`,
-        :math:`g` the gain of eq. (4).  ``sparsity_rule="pretest"`` (the default): first the
+        :math:`g` the gain of eq. (4).  ``sparsity_rule="pretest"`` (the default, ``None``): first the
         pre-test of the empty model,
         :func:`~dpdist.local.frequency._matching_pursuit.stands_out_of_noise` (does any decoded
         coefficient exceed the universal threshold, :math:`t\\,\\hat\\tau` with the Bonferroni
@@ -418,31 +418,22 @@ class CP(FrequencyOracle):
         heavy tail's small items?); if none does, :math:`s = 0`, else the risk inflation criterion
         :math:`\\|r_s\\|^2 + 2\\ln(k)\\,s\\,\\sigma^2` along the OMP path
         (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`, which may also choose
-        0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex
-        projection makes uniform: with no item above the noise, that is the estimate with the
-        lowest risk known, where a forced :math:`s = 1` kept the column with the largest noise
-        (on ``wiki-words`` 1.5x the squared error of the zero estimate; ``docs/frequency.md``).
-        ``sparsity_rule="risk"`` is the rule before issue 35: the criterion alone, at least 1.
-        ``details["sparsity_rule"]`` says which rule set ``s``.
+        0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex projection
+        makes uniform; a forced :math:`s = 1` kept the noisiest column instead (on ``wiki-words``
+        1.5x the squared error of the zero estimate; ``docs/frequency.md``).  ``sparsity_rule="risk"``
+        is the rule before issue 35: the criterion alone, at least 1.  ``details["sparsity_rule"]``
+        says which rule set ``s``.
 
         ``estimator="ibu"`` instead maximizes the exact likelihood of the row counts
         by EM (:mod:`dpdist.local.frequency._exact_channel`, with its options
         ``tolerance``, ``max_iterations``, ``accelerate``, ``bootstrap``, ``level``, ``rng``).
         """
         if estimator == "ibu":
-            from ._exact_channel import check_estimator_options
-
-            if sparsity is not None:
-                raise InvalidParameterError("CP.estimate: 'sparsity' is an option of estimator='omp', not of 'ibu'.")
-            settings = check_estimator_options(self, "ibu", options)
-            estimate = self._estimate_on_channel(aggregator, "ibu", postprocess, settings)
-            estimate.details.update(self.privacy_report())
-            if settings["bootstrap"]:
-                return dataclasses.replace(estimate, epsilon=self.effective_epsilon)
-            variance, center = self._interval_parts(aggregator.statistic / aggregator.n, aggregator.n, estimate.details)
-            return dataclasses.replace(
-                estimate, epsilon=self.effective_epsilon, variance=variance, interval_center=center
-            )
+            if sparsity is not None or sparsity_rule is not None:
+                raise InvalidParameterError(
+                    "CP.estimate: 'sparsity' and 'sparsity_rule' are options of estimator='omp', not of 'ibu'."
+                )
+            return self._estimate_ibu(aggregator, postprocess, options)
         if options:
             raise InvalidParameterError(
                 f"CP.estimate got option(s) {sorted(options)} of estimator='ibu' with estimator='omp'."
@@ -455,7 +446,7 @@ class CP(FrequencyOracle):
         target = (observed - 1.0 / m) * gain
         if sparsity is None:
             noise_variance = gain**2 * max(1.0 - float(observed @ observed), 1e-12) / (n * m)
-            s, rule = self._choose_sparsity(target, noise_variance, sparsity_rule)
+            s, rule = self._choose_sparsity(target, noise_variance, sparsity_rule or "pretest")
         else:
             s = check_param("CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size))
             rule = "given"
@@ -476,6 +467,18 @@ class CP(FrequencyOracle):
         return self._frequency_estimate(
             frequencies, n, variance, postprocess, details, epsilon=self.effective_epsilon, interval_center=center
         )
+
+    def _estimate_ibu(self, aggregator, postprocess: str, options: dict):
+        """``estimator="ibu"``: EM on the exact channel, with the linear inverse's intervals."""
+        from ._exact_channel import check_estimator_options
+
+        settings = check_estimator_options(self, "ibu", options)
+        estimate = self._estimate_on_channel(aggregator, "ibu", postprocess, settings)
+        estimate.details.update(self.privacy_report())
+        if settings["bootstrap"]:
+            return dataclasses.replace(estimate, epsilon=self.effective_epsilon)
+        variance, center = self._interval_parts(aggregator.statistic / aggregator.n, aggregator.n, estimate.details)
+        return dataclasses.replace(estimate, epsilon=self.effective_epsilon, variance=variance, interval_center=center)
 
     def _choose_sparsity(self, target: np.ndarray, noise_variance: float, sparsity_rule: str) -> tuple[int, str]:
         """``(s, the rule that set it)`` (``_estimate``'s docstring)."""
