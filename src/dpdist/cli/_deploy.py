@@ -30,6 +30,7 @@ import numpy as np
 
 from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
+from ._records import check_columns_option
 
 __all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
 
@@ -52,7 +53,15 @@ def add_commands(subparsers) -> None:
     )
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
-    privatize.add_argument("--column", required=True, help="column holding the users' values")
+    privatize.add_argument("--column", default=None, help="column holding the users' values")
+    privatize.add_argument(
+        "--columns",
+        default=None,
+        metavar="C1,C2,...",
+        help="a multi-attribute protocol (docs/multi_attribute.md): the column of each attribute of the config, in "
+        "its order (or the attributes' own names in any order); one record per row, a row with a missing cell "
+        "or a label outside its attribute's labels skipped and counted",
+    )
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     privatize.add_argument(
         "--labels",
@@ -193,6 +202,7 @@ def _run_privatize(args) -> int:
     from ..io import ReportWriter
 
     protocol = load_config(args.config)
+    check_columns_option(protocol, args.column, args.columns)
     if args.labels is not None:
         protocol = with_labels(protocol, read_labels(args.labels))
     binning = _privatize_binning(protocol, args)
@@ -202,13 +212,13 @@ def _run_privatize(args) -> int:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
-    prepare = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
-    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column} ({protocol.name})")
+    prepare, read = _data_reader(args, protocol, binning)
+    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column or args.columns} ({protocol.name})")
     missing = 0
 
     def values():
         nonlocal missing
-        for chunk, n_missing in iter_column(args.data, args.column, text=reads_text(protocol)):
+        for chunk, n_missing in read():
             missing += n_missing
             yield prepare(chunk)
 
@@ -234,7 +244,7 @@ def _run_privatize(args) -> int:
             bar.update(block.size)
         for reports in shuffler.blocks(args.block_size):
             writer.write(reports)
-    note = f"; {missing} missing cell(s) skipped" if missing else ""
+    note = f"; {missing} {'row(s) with a missing cell' if args.columns else 'missing cell(s)'} skipped" if missing else ""
     note += "".join(f"; {phrase}" for phrase in prepare.notes())
     if memo is not None:
         note += f"; one device, its memo saved in {args.memo}"
@@ -244,6 +254,21 @@ def _run_privatize(args) -> int:
     if charged:
         print(f"privatize: {charged}.")
     return 0
+
+
+def _data_reader(args, protocol, binning):
+    """``(prepare, read)``: ``read()`` yields the data's chunks and missing counts, ``prepare`` makes them values.
+
+    One column (``--column``), or one record per row of the attributes' columns (``--columns``).
+    """
+    from ._records import RecordValues, attribute_columns
+    from .._io._columns import iter_column, iter_columns
+
+    if args.columns is None:
+        column = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
+        return column, lambda: iter_column(args.data, args.column, text=reads_text(protocol))
+    records = RecordValues(protocol, attribute_columns(protocol, args.columns), clip=args.clip)
+    return records, lambda: iter_columns(args.data, records.columns, text=records.text())
 
 
 def charge_collection(args, protocol, label: str) -> str:

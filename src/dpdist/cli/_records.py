@@ -1,0 +1,158 @@
+"""``--columns C1,C2,...``: the columns of a data file that hold the attributes of a multi-attribute protocol.
+
+``dpdist privatize --columns`` (and the one-shot ``dpdist estimate --columns``) read one
+record per row, each attribute of the protocol's schema from its column.
+:func:`attribute_columns` maps the attributes to the columns the user named;
+:class:`RecordValues` turns the aligned chunks of those columns into a batch of records,
+with the single-column rules of :class:`~dpdist.cli._deploy.ColumnValues`: a label
+outside its attribute's labels drops the row (counted), a number outside a numerical
+attribute's bounds is clipped to the nearest bound (counted) or refused with ``--no-clip``,
+an item outside a categorical attribute's domain is refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["attribute_columns", "RecordValues", "check_columns_option"]
+
+
+def check_columns_option(protocol, column, columns) -> None:
+    """``--column`` for a one-attribute protocol, ``--columns`` for a multi-attribute one: exactly one, the right one."""
+    from ..errors import InvalidParameterError
+
+    multi = protocol.tags.kind == "multi"
+    if column is not None and columns is not None:
+        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
+    if multi and columns is None:
+        raise InvalidParameterError(
+            f"The protocol {protocol.name!r} takes a record of {len(protocol.attributes)} attributes "
+            f"{protocol.attribute_names}: name their columns with '--columns C1,C2,...' (not '--column')."
+        )
+    if not multi and columns is not None:
+        raise InvalidParameterError(
+            f"The '--columns' option needs a multi-attribute protocol (see docs/multi_attribute.md); "
+            f"{protocol.name!r} takes one value per user: use '--column'."
+        )
+
+
+def attribute_columns(protocol, text: str) -> list[str]:
+    """The column of each attribute of ``protocol``, from ``--columns`` (its value ``text``).
+
+    The columns are given in the order of the config's attributes; when they are the
+    attributes' own names they may come in any order.  A column named like another
+    attribute than its own is refused (the records would silently swap attributes).
+    """
+    from ..errors import InvalidParameterError
+
+    names = protocol.attribute_names
+    columns = [part.strip() for part in text.split(",")]
+    if len(columns) != len(names) or "" in columns or len(set(columns)) != len(columns):
+        raise InvalidParameterError(
+            f"The '--columns' option must name {len(names)} distinct columns, one per attribute {names} of the "
+            f"config, comma-separated. Got {text!r} instead."
+        )
+    if set(columns) == set(names):
+        return columns if columns == names else names
+    swapped = [(column, names[j]) for j, column in enumerate(columns) if column in names and column != names[j]]
+    if swapped:
+        column, attribute = swapped[0]
+        raise InvalidParameterError(
+            f"The '--columns' option lists the columns in the order of the config's attributes {names}: the "
+            f"column {column!r} stands for the attribute {attribute!r} there, not for {column!r}. Got {text!r}."
+        )
+    return columns
+
+
+class RecordValues:
+    """Turns aligned chunks of the attributes' columns into records of ``protocol`` (a structured array).
+
+    The counts of what was dropped or clipped stay on this machine: :meth:`notes` words them.
+    """
+
+    def __init__(self, protocol, columns: list[str], *, clip: bool = True):
+        self.protocol, self.columns, self.clip = protocol, columns, clip
+        self.unknown = self.clipped = 0
+        self.dtype = np.dtype([
+            (attribute.name, np.int64 if attribute.categorical else np.float64) for attribute in protocol.attributes
+        ])
+
+    def text(self) -> list[bool]:
+        """Which columns are read as text: those of attributes with labels."""
+        return [attribute.labels is not None for attribute in self.protocol.attributes]
+
+    def __call__(self, chunks: list[np.ndarray]) -> np.ndarray:
+        keep = np.ones(chunks[0].size if chunks else 0, dtype=bool)
+        converted = []
+        for attribute, column, chunk in zip(self.protocol.attributes, self.columns, chunks):
+            if attribute.labels is not None:
+                items, known = _label_items(attribute.labels, chunk)
+                keep &= known
+                converted.append(items)
+            elif attribute.categorical:
+                converted.append(_items(chunk, attribute.size, column, attribute.name))
+            else:
+                converted.append(self._in_bounds(chunk, attribute.interval, column, attribute.name))
+        self.unknown += int(keep.size - np.count_nonzero(keep))
+        records = np.empty(int(np.count_nonzero(keep)), dtype=self.dtype)
+        for attribute, values in zip(self.protocol.attributes, converted):
+            records[attribute.name] = values[keep]
+        return records
+
+    def _in_bounds(self, chunk, bounds, column: str, name: str) -> np.ndarray:
+        from .._validation import clip_real_values
+        from ..errors import OutOfDomainError
+
+        values = np.asarray(chunk, dtype=np.float64)
+        if self.clip:
+            values, moved = clip_real_values(values, bounds, owner=f"the column {column!r}")
+            self.clipped += moved
+            return values
+        outside = ~((values >= bounds[0]) & (values <= bounds[1]))
+        if outside.any():
+            raise OutOfDomainError(
+                f"The column {column!r} (attribute {name!r}) must lie in its bounds [{bounds[0]:g}, {bounds[1]:g}] "
+                f"with --no-clip. Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
+                "(without --no-clip they are clipped to the nearest bound)."
+            )
+        return values
+
+    def notes(self) -> list[str]:
+        """What was dropped or clipped, one phrase each (empty when nothing was)."""
+        notes = []
+        if self.unknown:
+            notes.append(f"{self.unknown} row(s) with a label outside its attribute's labels rejected")
+        if self.clipped:
+            notes.append(
+                f"{self.clipped} value(s) outside their attribute's bounds clipped to the nearest bound "
+                "(counted here, never sent; --no-clip refuses them)"
+            )
+        return notes
+
+
+def _label_items(labels, chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The item of each label in ``chunk`` (0 where unknown) and which labels are known."""
+    domain = np.array(labels, dtype=np.str_)
+    order = np.argsort(domain, kind="stable")
+    chunk = np.asarray(chunk).astype(np.str_)
+    position = np.minimum(np.searchsorted(domain[order], chunk), domain.size - 1)
+    known = domain[order][position] == chunk
+    return np.where(known, order[position], 0).astype(np.int64), known
+
+
+def _items(chunk: np.ndarray, size: int, column: str, name: str) -> np.ndarray:
+    """The items ``0 .. size-1`` of a categorical attribute's column (integral floats of a CSV included)."""
+    from ..errors import OutOfDomainError
+
+    values = np.asarray(chunk)
+    if np.issubdtype(values.dtype, np.integer):
+        valid = (values >= 0) & (values < size)
+    else:
+        values = values.astype(np.float64)
+        valid = np.isfinite(values) & (values == np.floor(values)) & (values >= 0) & (values < size)
+    if not valid.all():
+        raise OutOfDomainError(
+            f"The column {column!r} (attribute {name!r}) must hold the items 0 .. {size - 1} of its domain. "
+            f"Got {int((~valid).sum())} value(s) outside, e.g. {values[~valid][0].item()!r}."
+        )
+    return values.astype(np.int64)
