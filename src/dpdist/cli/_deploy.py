@@ -32,7 +32,7 @@ from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
 from ._records import check_columns_option
 
-__all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
+__all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state", "data_reader"]
 
 _BLOCK_SIZE = 1 << 16
 
@@ -212,7 +212,7 @@ def _run_privatize(args) -> int:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
-    prepare, read = _data_reader(args, protocol, binning)
+    prepare, read = data_reader(protocol, args.data, args.column, args.columns, clip=args.clip, binning=binning)
     charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column or args.columns} ({protocol.name})")
     missing = 0
 
@@ -256,19 +256,20 @@ def _run_privatize(args) -> int:
     return 0
 
 
-def _data_reader(args, protocol, binning):
+def data_reader(protocol, path, column: str | None, columns: str | None, *, clip: bool, binning=None):
     """``(prepare, read)``: ``read()`` yields the data's chunks and missing counts, ``prepare`` makes them values.
 
-    One column (``--column``), or one record per row of the attributes' columns (``--columns``).
+    One column (``--column``), or one record per row of the attributes' columns (``--columns``,
+    a multi-attribute protocol; a row with a missing cell is skipped and counted).
     """
-    from ._records import RecordValues, attribute_columns
+    from ._records import RecordValues
     from .._io._columns import iter_column, iter_columns
 
-    if args.columns is None:
-        column = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
-        return column, lambda: iter_column(args.data, args.column, text=reads_text(protocol))
-    records = RecordValues(protocol, attribute_columns(protocol, args.columns), clip=args.clip)
-    return records, lambda: iter_columns(args.data, records.columns, text=records.text())
+    if columns is None:
+        prepare = ColumnValues(protocol, column, clip=clip, binning=binning)
+        return prepare, lambda: iter_column(path, column, text=reads_text(protocol))
+    records = RecordValues(protocol.attributes, columns, clip=clip)
+    return records, lambda: iter_columns(path, records.columns, text=records.text())
 
 
 def charge_collection(args, protocol, label: str) -> str:

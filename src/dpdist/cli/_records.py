@@ -12,6 +12,8 @@ an item outside a categorical attribute's domain is refused.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 __all__ = ["attribute_columns", "RecordValues", "check_columns_option"]
@@ -36,8 +38,8 @@ def check_columns_option(protocol, column, columns) -> None:
         )
 
 
-def attribute_columns(protocol, text: str) -> list[str]:
-    """The column of each attribute of ``protocol``, from ``--columns`` (its value ``text``).
+def attribute_columns(attributes, text: str) -> list[str]:
+    """The column of each of ``attributes`` (a protocol's schema), from ``--columns`` (its value ``text``).
 
     The columns are given in the order of the config's attributes; when they are the
     attributes' own names they may come in any order.  A column named like another
@@ -45,7 +47,7 @@ def attribute_columns(protocol, text: str) -> list[str]:
     """
     from ..errors import InvalidParameterError
 
-    names = protocol.attribute_names
+    names = [attribute.name for attribute in attributes]
     columns = [part.strip() for part in text.split(",")]
     if len(columns) != len(names) or "" in columns or len(set(columns)) != len(columns):
         raise InvalidParameterError(
@@ -65,26 +67,34 @@ def attribute_columns(protocol, text: str) -> list[str]:
 
 
 class RecordValues:
-    """Turns aligned chunks of the attributes' columns into records of ``protocol`` (a structured array).
+    """Turns aligned chunks of the columns of ``attributes`` into records (a structured array, a field per attribute).
 
-    The counts of what was dropped or clipped stay on this machine: :meth:`notes` words them.
+    ``text`` (``--columns``) names the columns (:func:`attribute_columns`).  The counts of
+    what was dropped or clipped stay on this machine: :meth:`notes` words them.
     """
 
-    def __init__(self, protocol, columns: list[str], *, clip: bool = True):
-        self.protocol, self.columns, self.clip = protocol, columns, clip
+    def __init__(self, attributes, text: str, *, clip: bool = True):
+        self.attributes, self.columns, self.clip = tuple(attributes), attribute_columns(attributes, text), clip
         self.unknown = self.clipped = 0
         self.dtype = np.dtype([
-            (attribute.name, np.int64 if attribute.categorical else np.float64) for attribute in protocol.attributes
+            (attribute.name, np.int64 if attribute.categorical else np.float64) for attribute in self.attributes
         ])
 
     def text(self) -> list[bool]:
         """Which columns are read as text: those of attributes with labels."""
-        return [attribute.labels is not None for attribute in self.protocol.attributes]
+        return [attribute.labels is not None for attribute in self.attributes]
+
+    def read(self, path) -> Iterator[tuple[np.ndarray, int]]:
+        """``(records, n_skipped)`` per chunk of the data file ``path`` (rows with a missing cell skipped)."""
+        from .._io._columns import iter_columns
+
+        for chunks, n_missing in iter_columns(path, self.columns, text=self.text()):
+            yield self(chunks), n_missing
 
     def __call__(self, chunks: list[np.ndarray]) -> np.ndarray:
         keep = np.ones(chunks[0].size if chunks else 0, dtype=bool)
         converted = []
-        for attribute, column, chunk in zip(self.protocol.attributes, self.columns, chunks):
+        for attribute, column, chunk in zip(self.attributes, self.columns, chunks):
             if attribute.labels is not None:
                 items, known = _label_items(attribute.labels, chunk)
                 keep &= known
@@ -95,7 +105,7 @@ class RecordValues:
                 converted.append(self._in_bounds(chunk, attribute.interval, column, attribute.name))
         self.unknown += int(keep.size - np.count_nonzero(keep))
         records = np.empty(int(np.count_nonzero(keep)), dtype=self.dtype)
-        for attribute, values in zip(self.protocol.attributes, converted):
+        for attribute, values in zip(self.attributes, converted):
             records[attribute.name] = values[keep]
         return records
 
