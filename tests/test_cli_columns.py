@@ -171,3 +171,34 @@ def test_a_row_of_fewer_cells_than_the_header_is_refused(pyarrow, config, tmp_pa
     err = capsys.readouterr().err
     assert "is not a readable CSV file" in err or "as many cells on every row as its header (4). Got 3 on line 22" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_one_shot_estimate_of_columns_equals_the_library_on_the_same_seed(tmp_path, capsys):
+    table = _table(4000, 8)
+    data = tmp_path / "data.csv"
+    _write_csv(data, table)
+    assert main(["estimate", str(data), "--columns", "c,d,a", "--attributes", json.dumps(SCHEMA),
+                 "--protocol", "smp", "--epsilon", "2", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    protocol = local.from_config(CONFIG)
+    records = {"country": table["c"], "device": table["d"], "age": table["a"]}
+    expected = protocol.estimate(protocol.simulate(records, rng=np.random.default_rng(3)))
+    truth = {"country": np.bincount(np.searchsorted(["de", "fr", "it"], table["c"]), minlength=3)[[1, 0, 2]] / 4000,
+             "device": np.bincount(table["d"], minlength=4) / 4000, "age": table["a"]}
+    assert "smp with epsilon=2 on 4000 records of the columns ['c', 'd', 'a']" in out
+    assert expected.describe(truth) in out
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--columns", "c,d,a", "--protocol", "smp"], "needs '--attributes SCHEMA'"),
+    (["--columns", "c,d,a", "--attributes", "[{\"name\": \"x\"}]", "--protocol", "smp"], "--attributes must be a list"),
+    (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "must be a multi-attribute"),
+    (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' and '--columns' options cannot"),
+    (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option is the schema"),
+])
+def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    _write_csv(data, _table(20, 9))
+    assert main(["estimate", str(data), "--epsilon", "1", *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
