@@ -202,3 +202,25 @@ def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp
     assert main(["estimate", str(data), "--epsilon", "1", *argv]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_the_command_line_section_of_the_docs_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/multi_attribute.md, "On the command line": its Python block writes the files, its commands run."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "multi_attribute.md").read_text()
+    section = page.split("## On the command line", 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    for code in re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL):
+        exec(compile(code, "multi_attribute.md", "exec"), {"__name__": "__doc_snippet__"})
+    (commands,) = re.findall(r"^```bash\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+    lines = [line for line in commands.splitlines() if line.startswith("dpdist ")]
+    assert len(lines) == 4
+    for line in lines:
+        assert main(shlex.split(line)[1:]) == 0, line
+    out = capsys.readouterr().out
+    assert "5000 report(s) of spl written to reports.parquet" in out
+    assert "smp with epsilon=2 on 5000 records of the columns ['sex', 'age', 'income']" in out
+    assert (tmp_path / "people-estimate.csv").read_text().startswith("attribute,")

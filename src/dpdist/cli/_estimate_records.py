@@ -31,7 +31,10 @@ def _protocol_name(text: str) -> str:
 
 
 def load_attributes(text: str | None) -> tuple:
-    """The schema of ``--attributes``: a JSON file or an inline JSON list of attributes (docs/multi_attribute.md)."""
+    """The schema of ``--attributes``: a JSON list of attributes (docs/multi_attribute.md), inline or in a file.
+
+    A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
+    """
     from .. import _json
     from .._validation import check_param
     from ..errors import InvalidParameterError
@@ -44,7 +47,7 @@ def load_attributes(text: str | None) -> tuple:
             '"bounds": [0, 100]}].'
         )
     source = text
-    if not text.lstrip().startswith("["):
+    if not text.lstrip().startswith(("[", "{")):
         try:
             text = Path(text).read_text()
         except OSError as error:
@@ -55,6 +58,8 @@ def load_attributes(text: str | None) -> tuple:
         schema = _json.loads(text)
     except ValueError as error:
         raise InvalidParameterError(f"The '--attributes' option {source!r} is not valid JSON ({error}).") from None
+    if isinstance(schema, dict) and "attributes" in schema:  # a protocol config (privatize's --config) names them too
+        schema = schema["attributes"]
     return tuple(Attribute.from_dict(spec) for spec in check_param("dpdist estimate", "attributes", schema, Attributes()))
 
 

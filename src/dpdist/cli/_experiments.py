@@ -67,7 +67,8 @@ def _add_estimate(subparsers) -> None:
         "--attributes",
         default=None,
         metavar="SCHEMA",
-        help="with --columns: the attributes' public schema, a JSON file or inline JSON list, e.g. "
+        help="with --columns: the attributes' public schema, a JSON file or inline JSON list (or a protocol config "
+        "naming them, as privatize's --config), e.g. "
         '[{"name": "sex", "labels": ["f", "m"]}, {"name": "age", "bounds": [0, 100]}]',
     )
     estimate.add_argument("--protocol", default=None, help="registered protocol name, see 'dpdist list' (one-shot mode)")
