@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
@@ -256,7 +256,9 @@ def _run_privatize(args) -> int:
     return 0
 
 
-def data_reader(protocol, path, column: str | None, columns: str | None, *, clip: bool, binning=None):
+def data_reader(
+    protocol, path, column: str | None, columns: str | None, *, clip: bool, binning=None
+) -> tuple[Any, Callable[[], Iterator[tuple[Any, int]]]]:
     """``(prepare, read)``: ``read()`` yields the data's chunks and missing counts, ``prepare`` makes them values.
 
     One column (``--column``), or one record per row of the attributes' columns (``--columns``,
@@ -265,11 +267,12 @@ def data_reader(protocol, path, column: str | None, columns: str | None, *, clip
     from ._records import RecordValues
     from .._io._columns import iter_column, iter_columns
 
-    if columns is None:
-        prepare = ColumnValues(protocol, column, clip=clip, binning=binning)
-        return prepare, lambda: iter_column(path, column, text=reads_text(protocol))
-    records = RecordValues(protocol.attributes, columns, clip=clip)
-    return records, lambda: iter_columns(path, records.columns, text=records.text())
+    if columns is not None:
+        records = RecordValues(protocol.attributes, columns, clip=clip)
+        return records, lambda: iter_columns(path, records.columns, text=records.text())
+    assert column is not None, "one of --column and --columns (check_columns_option)"
+    prepare = ColumnValues(protocol, column, clip=clip, binning=binning)
+    return prepare, lambda: iter_column(path, column, text=reads_text(protocol))
 
 
 def charge_collection(args, protocol, label: str) -> str:
