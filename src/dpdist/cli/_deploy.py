@@ -30,9 +30,9 @@ import numpy as np
 
 from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
-from ._records import check_columns_option
+from ._records import add_columns_argument, check_columns_option
 
-__all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state", "data_reader"]
+__all__ = ["add_commands", "load_config", "json_option", "read_labels", "run_estimate_from_state", "data_reader"]
 
 _BLOCK_SIZE = 1 << 16
 
@@ -54,14 +54,7 @@ def add_commands(subparsers) -> None:
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
     privatize.add_argument("--column", default=None, help="column holding the users' values")
-    privatize.add_argument(
-        "--columns",
-        default=None,
-        metavar="C1,C2,...",
-        help="a multi-attribute protocol (docs/multi_attribute.md): the column of each attribute of the config, in "
-        "its order (or the attributes' own names in any order); one record per row, a row with a missing cell "
-        "or a label outside its attribute's labels skipped and counted",
-    )
+    add_columns_argument(privatize, "a multi-attribute protocol of --config (docs/multi_attribute.md)")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     privatize.add_argument(
         "--labels",
@@ -127,22 +120,28 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from .. import _json, local
+    from .. import local
+
+    return local.from_config(json_option(text, option, "object"))
+
+
+def json_option(text: str, option: str, kind: str = "object") -> Any:
+    """The JSON value of an option: inline (an object or a list) or in the file ``text`` names."""
+    from .. import _json
     from ..errors import InvalidParameterError
 
     source = text
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("{", "[")):
         try:
             text = Path(text).read_text()
         except OSError as error:
             raise InvalidParameterError(
-                f"The '{option}' option must be a JSON file or an inline JSON object. Got {source!r} ({error.strerror})."
+                f"The '{option}' option must be a JSON file or an inline JSON {kind}. Got {source!r} ({error.strerror})."
             ) from None
     try:
-        config = _json.loads(text)
+        return _json.loads(text)
     except ValueError as error:
         raise InvalidParameterError(f"The '{option}' option {source!r} is not valid JSON ({error}).") from None
-    return local.from_config(config)
 
 
 def read_labels(path: str, option: str = "--labels") -> list[str]:
@@ -351,21 +350,10 @@ class ColumnValues:
         return _as_protocol_values(protocol, chunk)
 
     def _in_bounds(self, values, bounds, where: str) -> np.ndarray:
-        from .._validation import clip_real_values
-        from ..errors import OutOfDomainError
+        from ._bounds import values_in_bounds
 
-        if self.clip:
-            values, moved = clip_real_values(values, bounds, owner=f"the column {self.column!r}")
-            self.clipped += moved
-            return values
-        values = np.asarray(values, dtype=np.float64)
-        outside = ~((values >= bounds[0]) & (values <= bounds[1]))
-        if outside.any():
-            raise OutOfDomainError(
-                f"The column {self.column!r} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
-                f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-                "(without --no-clip they are clipped to the nearest bound)."
-            )
+        values, moved = values_in_bounds(values, bounds, clip=self.clip, column=f"{self.column!r}", where=where)
+        self.clipped += moved
         return values
 
     def notes(self) -> list[str]:

@@ -35,7 +35,7 @@ def load_attributes(text: str | None) -> tuple:
 
     A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
     """
-    from .. import _json
+    from ._deploy import json_option
     from .._validation import check_param
     from ..errors import InvalidParameterError
     from ..local.multi import Attribute, Attributes
@@ -46,18 +46,7 @@ def load_attributes(text: str | None) -> tuple:
             'of each attribute\'s name and domain, e.g. [{"name": "sex", "labels": ["f", "m"]}, {"name": "age", '
             '"bounds": [0, 100]}].'
         )
-    source = text
-    if not text.lstrip().startswith(("[", "{")):
-        try:
-            text = Path(text).read_text()
-        except OSError as error:
-            raise InvalidParameterError(
-                f"The '--attributes' option must be a JSON file or an inline JSON list. Got {source!r} ({error.strerror})."
-            ) from None
-    try:
-        schema = _json.loads(text)
-    except ValueError as error:
-        raise InvalidParameterError(f"The '--attributes' option {source!r} is not valid JSON ({error}).") from None
+    schema = json_option(text, "--attributes", "list")
     if isinstance(schema, dict) and "attributes" in schema:  # a protocol config (privatize's --config) names them too
         schema = schema["attributes"]
     return tuple(Attribute.from_dict(spec) for spec in check_param("dpdist estimate", "attributes", schema, Attributes()))

@@ -45,6 +45,7 @@ def _add_reproduce(subparsers) -> None:
 
 def _add_estimate(subparsers) -> None:
     from ._arguments import seed_argument
+    from ._records import add_columns_argument
 
     estimate = subparsers.add_parser(
         "estimate",
@@ -56,13 +57,7 @@ def _add_estimate(subparsers) -> None:
     )
     estimate.add_argument("file", metavar="FILE", nargs="?", default=None, help="data file (one-shot mode)")
     estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
-    estimate.add_argument(
-        "--columns",
-        default=None,
-        metavar="C1,C2,...",
-        help="a multi-attribute protocol (one-shot mode, docs/multi_attribute.md): the column of each attribute "
-        "of --attributes, in its order; one record per row",
-    )
+    add_columns_argument(estimate, "one-shot mode, a multi-attribute protocol of --attributes (docs/multi_attribute.md)")
     estimate.add_argument(
         "--attributes",
         default=None,

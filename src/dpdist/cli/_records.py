@@ -16,7 +16,19 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["attribute_columns", "RecordValues", "check_columns_option"]
+__all__ = ["attribute_columns", "RecordValues", "check_columns_option", "add_columns_argument"]
+
+
+def add_columns_argument(parser, what: str) -> None:
+    """The ``--columns C1,C2,...`` option of ``parser``; ``what`` says whose attributes the columns hold."""
+    parser.add_argument(
+        "--columns",
+        default=None,
+        metavar="C1,C2,...",
+        help=f"{what}: the column of each attribute, in the schema's order (or the attributes' own names in any "
+        "order); one record per row, a row with a missing cell or a label outside its attribute's labels "
+        "skipped and counted",
+    )
 
 
 def check_columns_option(protocol, column, columns) -> None:
@@ -110,21 +122,11 @@ class RecordValues:
         return records
 
     def _in_bounds(self, chunk, bounds, column: str, name: str) -> np.ndarray:
-        from .._validation import clip_real_values
-        from ..errors import OutOfDomainError
+        from ._bounds import values_in_bounds
 
-        values = np.asarray(chunk, dtype=np.float64)
-        if self.clip:
-            values, moved = clip_real_values(values, bounds, owner=f"the column {column!r}")
-            self.clipped += moved
-            return values
-        outside = ~((values >= bounds[0]) & (values <= bounds[1]))
-        if outside.any():
-            raise OutOfDomainError(
-                f"The column {column!r} (attribute {name!r}) must lie in its bounds [{bounds[0]:g}, {bounds[1]:g}] "
-                f"with --no-clip. Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-                "(without --no-clip they are clipped to the nearest bound)."
-            )
+        values, moved = values_in_bounds(chunk, bounds, clip=self.clip, column=f"{column!r} (attribute {name!r})",
+                                         where="its bounds")
+        self.clipped += moved
         return values
 
     def notes(self) -> list[str]:

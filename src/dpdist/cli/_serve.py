@@ -569,6 +569,8 @@ def _run_export(args) -> int:
 
 # ---------------------------------------------------------------------- submit
 def _add_submit(subparsers) -> None:
+    from ._records import add_columns_argument
+
     submit = subparsers.add_parser(
         "submit",
         help="randomize a column locally (CSPRNG) and submit it to a campaign, or submit report files",
@@ -582,13 +584,7 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
-    submit.add_argument(
-        "--columns",
-        default=None,
-        metavar="C1,C2,...",
-        help="a multi-attribute campaign: the column of each attribute of its config, in its order (or the "
-        "attributes' own names in any order); one record per row (not with --reports)",
-    )
+    add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
