@@ -157,6 +157,8 @@ def test_columns_needs_a_multi_attribute_protocol(tmp_path, capsys):
     assert main(["privatize", str(data), "--config", str(tmp_path / "grr.json"), "--columns", "d,a",
                  "--out", str(tmp_path / "r.bin")]) == 2
     assert "needs a multi-attribute protocol" in capsys.readouterr().err
+    assert main(["privatize", str(data), "--config", str(tmp_path / "grr.json"), "--out", str(tmp_path / "r.bin")]) == 2
+    assert "name its column with '--column'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("pyarrow", [True, False], ids=["pyarrow", "stdlib"])

@@ -43,7 +43,8 @@ def add_commands(subparsers) -> None:
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
-        description="Randomize each value of COLUMN with the protocol of --config and write one report per "
+        description="Randomize each value of COLUMN (--column; a multi-attribute protocol: each row's record of "
+        "--columns) with the protocol of --config and write one report per "
         "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format), in a uniformly random "
         "order: report i is not the report of row i (over 128 MiB of reports, the shuffle goes through temporary "
         "files of reports next to --out). Without --seed the randomness, and the order, come from the OS-keyed "

@@ -43,6 +43,8 @@ def check_columns_option(protocol, column, columns) -> None:
             f"The protocol {protocol.name!r} takes a record of {len(protocol.attributes)} attributes "
             f"{protocol.attribute_names}: name their columns with '--columns C1,C2,...' (not '--column')."
         )
+    if not multi and column is None and columns is None:
+        raise InvalidParameterError(f"The protocol {protocol.name!r} takes one value per user: name its column with '--column'.")
     if not multi and columns is not None:
         raise InvalidParameterError(
             f"The '--columns' option needs a multi-attribute protocol (see docs/multi_attribute.md); "
