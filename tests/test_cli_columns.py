@@ -197,6 +197,7 @@ def test_one_shot_estimate_of_columns_equals_the_library_on_the_same_seed(tmp_pa
     (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "must be a multi-attribute"),
     (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' and '--columns' options cannot"),
     (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option is the schema"),
+    (["--column", "c", "--protocol", "smp"], "name their columns with '--columns C1,C2,...'"),
 ])
 def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp_path, capsys):
     data = tmp_path / "data.csv"

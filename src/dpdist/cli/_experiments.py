@@ -206,12 +206,12 @@ _CHOOSERS = ("auto",)
 
 
 def _protocol_kind(name: str) -> str:
-    """``"frequency"``, ``"heavy_hitters"`` or ``"numerical"`` of a name ``dpdist list`` shows."""
+    """``"frequency"``, ``"heavy_hitters"``, ``"numerical"`` or ``"multi"`` of a name ``dpdist list`` shows."""
     from .. import local
 
     if name in _CHOOSERS:
         return "frequency"
-    return next(kind for kind in ("frequency", "heavy_hitters", "numerical") if name in local.available(kind))
+    return next(kind for kind in ("frequency", "heavy_hitters", "numerical", "multi") if name in local.available(kind))
 
 
 def _check_protocol_option(args) -> str:
@@ -266,6 +266,11 @@ def _run_estimate(args) -> int:
         return run_estimate_records(args)
     name = args.protocol = _check_protocol_option(args)
     kind = _protocol_kind(name)
+    if kind == "multi":
+        raise InvalidParameterError(
+            f"The protocol {name!r} takes a record of several attributes: name their columns with "
+            "'--columns C1,C2,...' and their schema with '--attributes' (not '--column')."
+        )
     extras = protocol_extras(name, args)
     if args.alphabet is not None and kind != "heavy_hitters":
         raise InvalidParameterError(f"The '--alphabet' option applies to 'pem' (words); {name!r} is {kind}.")
