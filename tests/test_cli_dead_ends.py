@@ -46,7 +46,11 @@ def test_estimate_runs_every_protocol_dpdist_list_shows(data, capsys):
     for name, kind in listed(capsys):
         common = ["estimate", data / "d.csv", "--protocol", name, "--epsilon", "2", "--seed", "1"]
         extra = ["--epsilon-1", "1"] if name in ("l-grr", "l-osue", "loloha") else []
-        if kind == "heavy_hitters":
+        if kind == "multi":  # a record per row: numbers for the grids of hdg, items and labels for the others
+            schema = ('[{"name": "x", "bounds": [-5, 15]}, {"name": "k", "bounds": [0, 10]}]' if name == "hdg" else
+                      '[{"name": "page", "labels": ["home", "cart", "checkout", "help"]}, {"name": "k", "domain_size": 10}]')
+            runs = [["--columns", "x,k" if name == "hdg" else "page,k", "--attributes", schema]]
+        elif kind == "heavy_hitters":
             runs = [["--column", "word"], ["--column", "k"]]
         elif kind == "frequency":
             runs = [["--column", "x", "--bounds", "-5,15"], ["--column", "page", "--labels", data / "pages.txt"]]

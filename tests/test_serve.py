@@ -570,6 +570,24 @@ def _has_reports(admin, campaign) -> bool:
         return False
 
 
+def test_cli_submit_columns_of_a_multi_attribute_campaign(server, admin, tmp_path, capsys):
+    """``dpdist submit --columns``: one record per row, rows with a missing cell or an unknown label skipped."""
+    from dpdist.cli import main
+
+    schema = [{"name": "sex", "labels": ["f", "m"]}, {"name": "age", "bounds": [0, 100]}]
+    campaign = new_campaign(admin, {"protocol": "smp", "epsilon": 2.0, "attributes": schema, "version": 1})
+    data = tmp_path / "people.csv"
+    rows = [f"{'fm'[i % 2]},{20 + i % 50}" for i in range(600)] + ["f,", "x,30", "m,130"]
+    data.write_text("s,a\n" + "\n".join(rows) + "\n")
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--columns", "s,a"]) == 0
+    captured = capsys.readouterr()
+    assert "601 report(s) accepted" in captured.out
+    assert "1 row(s) with a missing cell skipped" in captured.err and "label outside" in captured.err
+    assert admin.estimate(campaign)["n"] == 601
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "s"]) == 2
+    assert "name their columns with '--columns C1,C2,...'" in capsys.readouterr().err
+
+
 def test_cli_submit_reads_the_submit_token_from_the_environment(server, admin, tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 

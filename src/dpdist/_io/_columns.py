@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidValueTypeError
+from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedDataError
 from ._read_errors import data_file_errors
 
-__all__ = ["iter_column", "count_rows", "csv_rows", "missing_column_error"]
+__all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
 
 
 def _kind(path: Path) -> str:
@@ -48,17 +48,32 @@ def iter_column(path, column: str, *, text: bool = False, chunk_rows: int = 1 <<
     read with pyarrow when it is installed and with the standard library otherwise;
     Parquet needs pyarrow.
     """
-    with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", column):
-        yield from _iter_column(path, column, text, chunk_rows)
+    for (values,), n_missing in iter_columns(path, [column], text=[text], chunk_rows=chunk_rows):
+        yield values, n_missing
 
 
-def _iter_column(path, column, text, chunk_rows):
+def iter_columns(
+    path, columns: Sequence[str], *, text: Sequence[bool], chunk_rows: int = 1 << 20
+) -> Iterator[tuple[list[np.ndarray], int]]:
+    """Yield ``(values, n_skipped)`` per chunk: the cells of ``columns`` on the rows where none is missing.
+
+    The rows stay aligned: ``values[j][i]`` and ``values[m][i]`` are cells of one row, and a
+    row with a missing cell in any of the columns is dropped from all of them and counted in
+    ``n_skipped``.  ``text[j]`` reads column ``j`` as strings; the other columns are read
+    as in :func:`iter_column`.  In the standard-library CSV reader, a row of fewer cells than
+    the header is refused when several columns are read (pyarrow refuses it always).
+    """
+    with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", columns[0] if len(columns) == 1 else None):
+        yield from _iter_columns(path, list(columns), list(text), chunk_rows)
+
+
+def _iter_columns(path, columns, text, chunk_rows):
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"The data file must exist. Got {str(path)!r} instead.")
     kind = _kind(path)
     if kind == "csv" and not _has_pyarrow():
-        yield from _iter_csv_stdlib(path, column, text=text, chunk_rows=chunk_rows)
+        yield from _iter_csv_stdlib(path, columns, text=text, chunk_rows=chunk_rows)
         return
     from ._arrow import require_pyarrow
 
@@ -67,45 +82,76 @@ def _iter_column(path, column, text, chunk_rows):
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
-        if column not in parquet.schema_arrow.names:
-            raise missing_column_error(column, parquet.schema_arrow.names, path)
-        batches = (batch.column(0) for batch in parquet.iter_batches(batch_size=chunk_rows, columns=[column]))
+        for column in columns:
+            if column not in parquet.schema_arrow.names:
+                raise missing_column_error(column, parquet.schema_arrow.names, path)
+        batches = parquet.iter_batches(batch_size=chunk_rows, columns=columns)
     else:
-        import pyarrow.csv as csv
+        batches = _csv_batches(path, columns, text, pa)
+    for batch in batches:
+        arrays = [batch.column(batch.schema.get_field_index(column)) for column in columns]
+        yield _aligned_cells(arrays, columns, text, path, pa)
 
-        delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
-        parse = csv.ParseOptions(delimiter=delimiter)
-        try:
-            reader = csv.open_csv(
-                path,
-                read_options=csv.ReadOptions(block_size=1 << 24),
-                parse_options=parse,
-                # read as float64 whatever the first block looks like: pyarrow infers a column's
-                # type from its first block and would fail on a later decimal; integral chunks
-                # are turned back into items by the caller
-                convert_options=csv.ConvertOptions(
-                    include_columns=[column],
-                    column_types={column: pa.string() if text else pa.float64()},
-                    strings_can_be_null=True,
-                ),
-            )
-        except KeyError:  # pyarrow.ArrowKeyError: no such column
-            names = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 16), parse_options=parse).schema.names
-            raise missing_column_error(column, names, path) from None
-        batches = _csv_columns(reader, column, path, pa)
-    for array in batches:
+
+def _aligned_cells(arrays, columns, text, path, pa) -> tuple[list[np.ndarray], int]:
+    """The cells of the rows where no array is null, as NumPy arrays, and how many rows were dropped."""
+    keep = np.ones(len(arrays[0]) if arrays else 0, dtype=bool)
+    for array, column, as_text in zip(arrays, columns, text):
         kind = array.type
-        if text and not pa.types.is_null(kind):
-            array = array.cast(pa.string())
-        elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+        if not as_text and not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
             raise InvalidValueTypeError(
                 f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead."
             )
-        n_missing = array.null_count
-        values = array.drop_null().to_numpy(zero_copy_only=False)
-        if pa.types.is_null(kind):
-            values = np.zeros(0, dtype=np.str_ if text else np.float64)
-        yield values, n_missing
+        if array.null_count:
+            keep &= ~array.is_null().to_numpy(zero_copy_only=False)
+    mask = pa.array(keep)
+    values = []
+    for array, as_text in zip(arrays, text):
+        if pa.types.is_null(array.type):
+            values.append(np.zeros(0, dtype=np.str_ if as_text else np.float64))
+            continue
+        if as_text:
+            array = array.cast(pa.string())
+        values.append(array.filter(mask).to_numpy(zero_copy_only=False))
+    return values, int(keep.size - np.count_nonzero(keep))
+
+
+def _csv_batches(path, columns, text, pa):
+    """The record batches of ``columns`` of a CSV file, read with pyarrow (text columns as strings, others float64)."""
+    import pyarrow.csv as csv
+
+    delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
+    parse = csv.ParseOptions(delimiter=delimiter)
+    try:
+        reader = csv.open_csv(
+            path,
+            read_options=csv.ReadOptions(block_size=1 << 24),
+            parse_options=parse,
+            # read as float64 whatever the first block looks like: pyarrow infers a column's
+            # type from its first block and would fail on a later decimal; integral chunks
+            # are turned back into items by the caller
+            convert_options=csv.ConvertOptions(
+                include_columns=columns,
+                column_types={column: pa.string() if as_text else pa.float64() for column, as_text in zip(columns, text)},
+                strings_can_be_null=True,
+            ),
+        )
+    except KeyError:  # pyarrow.ArrowKeyError: no such column
+        names = csv.open_csv(path, read_options=csv.ReadOptions(block_size=1 << 16), parse_options=parse).schema.names
+        raise missing_column_error(next(c for c in columns if c not in names), names, path) from None
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except pa.ArrowInvalid as error:
+            if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
+                raise
+            named = f"The column {columns[0]!r}" if len(columns) == 1 else f"Each of the columns {columns}"
+            raise InvalidValueTypeError(
+                f"{named} of {str(path)!r} must hold numbers. Reading it failed: {error}"
+            ) from None
+        yield batch
 
 
 _MISSING_CELLS = {"", "na", "nan", "null", "none"}
@@ -125,6 +171,13 @@ def csv_rows(path: Path, column: str, delimiter: str) -> Iterator[tuple[Iterator
 
     A ``.gz`` file is read through gzip; a ``column`` the header lacks is refused.
     """
+    with _csv_table(path, [column], delimiter) as (reader, indices, _):
+        yield reader, indices[0]
+
+
+@contextmanager
+def _csv_table(path: Path, columns, delimiter: str) -> Iterator[tuple[Iterator[list[str]], list[int], int]]:
+    """The rows below the header, the index of each of ``columns`` and the header's width (standard library)."""
     import csv
     import gzip
 
@@ -132,32 +185,64 @@ def csv_rows(path: Path, column: str, delimiter: str) -> Iterator[tuple[Iterator
     with opener(path, "rt", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         header = next(reader, [])
-        if column not in header:
-            raise missing_column_error(column, header, path)
-        yield reader, header.index(column)
+        for column in columns:
+            if column not in header:
+                raise missing_column_error(column, header, path)
+        yield reader, [header.index(column) for column in columns], len(header)
 
 
-def _iter_csv_stdlib(path: Path, column: str, *, text: bool, chunk_rows: int):
-    """The pure-Python reader of a CSV column (no pyarrow), chunk by chunk."""
+def _iter_csv_stdlib(path: Path, columns: list[str], *, text: list[bool], chunk_rows: int):
+    """The pure-Python reader of CSV columns (no pyarrow), chunk by chunk, rows aligned as in :func:`iter_columns`."""
     delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
-    with csv_rows(path, column, delimiter) as (reader, index):
+    with _csv_table(path, columns, delimiter) as (reader, indices, width):
+        line = 1
         while True:
-            cells = [row[index] if len(row) > index else "" for _, row in zip(range(chunk_rows), reader)]
-            if not cells:
+            rows = [row for _, row in zip(range(chunk_rows), reader)]
+            if not rows:
                 return
-            if text:
-                kept = [cell for cell in cells if cell != ""]
-                yield np.array(kept, dtype=np.str_), len(cells) - len(kept)
-                continue
-            kept = [cell for cell in cells if cell.strip().lower() not in _MISSING_CELLS]
-            try:
-                values = np.array(kept, dtype=np.float64)
-            except ValueError:
-                bad = next(cell for cell in kept if not _is_number(cell))
-                raise InvalidValueTypeError(
-                    f"The column {column!r} of {str(path)!r} must hold numbers. Got the cell {bad!r}."
-                ) from None
-            yield values, len(cells) - len(kept)
+            read = len(rows)
+            if len(columns) > 1:
+                rows = _complete_rows(rows, width, line, path)
+            line += read
+            cells = [[row[index] if len(row) > index else "" for row in rows] for index in indices]
+            keep = np.ones(len(rows), dtype=bool)
+            for column_cells, as_text in zip(cells, text):
+                keep &= np.array([not _missing(cell, as_text) for cell in column_cells], dtype=bool)
+            values = [_csv_cells([cell for cell, kept in zip(column_cells, keep) if kept], column, as_text, path)
+                      for column_cells, column, as_text in zip(cells, columns, text)]
+            yield values, int(keep.size - np.count_nonzero(keep))
+
+
+def _missing(cell: str, as_text: bool) -> bool:
+    """A missing cell: empty (text), or empty, NA, NaN, null or none (numbers)."""
+    return cell == "" if as_text else cell.strip().lower() in _MISSING_CELLS
+
+
+def _complete_rows(rows: list[list[str]], width: int, line: int, path: Path) -> list[list[str]]:
+    """``rows`` without blank lines; a row of another width than the header is refused (its cells would not align)."""
+    kept = []
+    for offset, row in enumerate(rows, start=line + 1):
+        if not row:
+            continue
+        if len(row) != width:
+            raise MalformedDataError(
+                f"The data file {str(path)!r} must have as many cells on every row as its header ({width}). "
+                f"Got {len(row)} on line {offset}."
+            )
+        kept.append(row)
+    return kept
+
+
+def _csv_cells(cells: list[str], column: str, as_text: bool, path: Path) -> np.ndarray:
+    if as_text:
+        return np.array(cells, dtype=np.str_)
+    try:
+        return np.array(cells, dtype=np.float64)
+    except ValueError:
+        bad = next(cell for cell in cells if not _is_number(cell))
+        raise InvalidValueTypeError(
+            f"The column {column!r} of {str(path)!r} must hold numbers. Got the cell {bad!r}."
+        ) from None
 
 
 def _is_number(cell: str) -> bool:
@@ -166,22 +251,6 @@ def _is_number(cell: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _csv_columns(reader, column, path, pa):
-    """The column of each CSV block; a cell that is not a number raises a dpdist error."""
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except pa.ArrowInvalid as error:
-            if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
-                raise
-            raise InvalidValueTypeError(
-                f"The column {column!r} of {str(path)!r} must hold numbers. Reading it failed: {error}"
-            ) from None
-        yield batch.column(0)
 
 
 def missing_column_error(column, columns, path) -> InvalidParameterError:

@@ -24,14 +24,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
 from ._budget import add_budget_file_argument
 from ._memo import add_ledger_arguments
+from ._records import add_columns_argument, check_columns_option
 
-__all__ = ["add_commands", "load_config", "read_labels", "run_estimate_from_state"]
+__all__ = ["add_commands", "load_config", "json_option", "read_labels", "run_estimate_from_state", "data_reader"]
 
 _BLOCK_SIZE = 1 << 16
 
@@ -42,7 +43,8 @@ def add_commands(subparsers) -> None:
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
-        description="Randomize each value of COLUMN with the protocol of --config and write one report per "
+        description="Randomize each value of COLUMN (--column; a multi-attribute protocol: each row's record of "
+        "--columns) with the protocol of --config and write one report per "
         "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format), in a uniformly random "
         "order: report i is not the report of row i (over 128 MiB of reports, the shuffle goes through temporary "
         "files of reports next to --out). Without --seed the randomness, and the order, come from the OS-keyed "
@@ -52,7 +54,8 @@ def add_commands(subparsers) -> None:
     )
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
-    privatize.add_argument("--column", required=True, help="column holding the users' values")
+    privatize.add_argument("--column", default=None, help="column holding the users' values")
+    add_columns_argument(privatize, "a multi-attribute protocol of --config (docs/multi_attribute.md)")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     privatize.add_argument(
         "--labels",
@@ -118,22 +121,28 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from .. import _json, local
+    from .. import local
+
+    return local.from_config(json_option(text, option, "object"))
+
+
+def json_option(text: str, option: str, kind: str = "object") -> Any:
+    """The JSON value of an option: inline (an object or a list) or in the file ``text`` names."""
+    from .. import _json
     from ..errors import InvalidParameterError
 
     source = text
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("{", "[")):
         try:
             text = Path(text).read_text()
         except OSError as error:
             raise InvalidParameterError(
-                f"The '{option}' option must be a JSON file or an inline JSON object. Got {source!r} ({error.strerror})."
+                f"The '{option}' option must be a JSON file or an inline JSON {kind}. Got {source!r} ({error.strerror})."
             ) from None
     try:
-        config = _json.loads(text)
+        return _json.loads(text)
     except ValueError as error:
         raise InvalidParameterError(f"The '{option}' option {source!r} is not valid JSON ({error}).") from None
-    return local.from_config(config)
 
 
 def read_labels(path: str, option: str = "--labels") -> list[str]:
@@ -193,6 +202,7 @@ def _run_privatize(args) -> int:
     from ..io import ReportWriter
 
     protocol = load_config(args.config)
+    check_columns_option(protocol, args.column, args.columns)
     if args.labels is not None:
         protocol = with_labels(protocol, read_labels(args.labels))
     binning = _privatize_binning(protocol, args)
@@ -202,13 +212,13 @@ def _run_privatize(args) -> int:
         raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
-    prepare = ColumnValues(protocol, args.column, clip=args.clip, binning=binning)
-    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column} ({protocol.name})")
+    prepare, read = data_reader(protocol, args.data, args.column, args.columns, clip=args.clip, binning=binning)
+    charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column or args.columns} ({protocol.name})")
     missing = 0
 
     def values():
         nonlocal missing
-        for chunk, n_missing in iter_column(args.data, args.column, text=reads_text(protocol)):
+        for chunk, n_missing in read():
             missing += n_missing
             yield prepare(chunk)
 
@@ -234,7 +244,7 @@ def _run_privatize(args) -> int:
             bar.update(block.size)
         for reports in shuffler.blocks(args.block_size):
             writer.write(reports)
-    note = f"; {missing} missing cell(s) skipped" if missing else ""
+    note = f"; {missing} {'row(s) with a missing cell' if args.columns else 'missing cell(s)'} skipped" if missing else ""
     note += "".join(f"; {phrase}" for phrase in prepare.notes())
     if memo is not None:
         note += f"; one device, its memo saved in {args.memo}"
@@ -244,6 +254,25 @@ def _run_privatize(args) -> int:
     if charged:
         print(f"privatize: {charged}.")
     return 0
+
+
+def data_reader(
+    protocol, path, column: str | None, columns: str | None, *, clip: bool, binning=None
+) -> tuple[Any, Callable[[], Iterator[tuple[Any, int]]]]:
+    """``(prepare, read)``: ``read()`` yields the data's chunks and missing counts, ``prepare`` makes them values.
+
+    One column (``--column``), or one record per row of the attributes' columns (``--columns``,
+    a multi-attribute protocol; a row with a missing cell is skipped and counted).
+    """
+    from ._records import RecordValues
+    from .._io._columns import iter_column, iter_columns
+
+    if columns is not None:
+        records = RecordValues(protocol.attributes, columns, clip=clip)
+        return records, lambda: iter_columns(path, records.columns, text=records.text())
+    assert column is not None, "one of --column and --columns (check_columns_option)"
+    prepare = ColumnValues(protocol, column, clip=clip, binning=binning)
+    return prepare, lambda: iter_column(path, column, text=reads_text(protocol))
 
 
 def charge_collection(args, protocol, label: str) -> str:
@@ -322,21 +351,10 @@ class ColumnValues:
         return _as_protocol_values(protocol, chunk)
 
     def _in_bounds(self, values, bounds, where: str) -> np.ndarray:
-        from .._validation import clip_real_values
-        from ..errors import OutOfDomainError
+        from ._bounds import values_in_bounds
 
-        if self.clip:
-            values, moved = clip_real_values(values, bounds, owner=f"the column {self.column!r}")
-            self.clipped += moved
-            return values
-        values = np.asarray(values, dtype=np.float64)
-        outside = ~((values >= bounds[0]) & (values <= bounds[1]))
-        if outside.any():
-            raise OutOfDomainError(
-                f"The column {self.column!r} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
-                f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-                "(without --no-clip they are clipped to the nearest bound)."
-            )
+        values, moved = values_in_bounds(values, bounds, clip=self.clip, column=f"{self.column!r}", where=where)
+        self.clipped += moved
         return values
 
     def notes(self) -> list[str]:

@@ -28,8 +28,8 @@ def typed_options(argv) -> set[str]:
 #: error about its ``'path' argument`` names it so.
 _FILE_ARGUMENTS = {"estimate": "FILE", "release": "FILE", "privatize": "DATA", "submit": "DATA", "aggregate": "FILE"}
 
-#: Library parameters the command line sets from an option of another name.
-_OPTION_OF = {"domain_size": "--bins"}
+#: Library parameters the command line sets from options of other names (a column: several, with --columns).
+_OPTION_OF = {"domain_size": ("--bins",), "column": ("--columns",)}
 
 
 def user_message(error: Exception, argv) -> str:
@@ -38,14 +38,14 @@ def user_message(error: Exception, argv) -> str:
     ``"The 'column' argument must be one of ..."`` becomes ``"--column must be one of ..."``
     when ``--column`` is on the command line; ``"The 'path' argument ..."`` names the
     command's file argument (``FILE``, ``DATA``); ``domain_size`` is ``--bins`` when the user
-    gave ``--bins``.  Other messages are kept as they are.
+    gave ``--bins``, ``column`` is ``--columns`` when the user gave ``--columns``.  Other messages are kept as they are.
     """
     text = " ".join(str(error).split())
     match = _NAMED.match(text)
     if match:
         name = match.group("name")
         typed = typed_options(argv)
-        option = _OPTION_OF.get(name) if _OPTION_OF.get(name) in typed else "--" + name.replace("_", "-")
+        option = next((option for option in _OPTION_OF.get(name, ()) if option in typed), "--" + name.replace("_", "-"))
         if option in typed:
             return f"{option} must {text[match.end():]}"
         command = next((word for word in argv if not word.startswith("-")), None)

@@ -45,6 +45,7 @@ def _add_reproduce(subparsers) -> None:
 
 def _add_estimate(subparsers) -> None:
     from ._arguments import seed_argument
+    from ._records import add_columns_argument
 
     estimate = subparsers.add_parser(
         "estimate",
@@ -56,6 +57,15 @@ def _add_estimate(subparsers) -> None:
     )
     estimate.add_argument("file", metavar="FILE", nargs="?", default=None, help="data file (one-shot mode)")
     estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
+    add_columns_argument(estimate, "one-shot mode, a multi-attribute protocol of --attributes (docs/multi_attribute.md)")
+    estimate.add_argument(
+        "--attributes",
+        default=None,
+        metavar="SCHEMA",
+        help="with --columns: the attributes' public schema, a JSON file or inline JSON list (or a protocol config "
+        "naming them, as privatize's --config), e.g. "
+        '[{"name": "sex", "labels": ["f", "m"]}, {"name": "age", "bounds": [0, 100]}]',
+    )
     estimate.add_argument("--protocol", default=None, help="registered protocol name, see 'dpdist list' (one-shot mode)")
     estimate.add_argument("--epsilon", type=float, default=None, help="privacy budget (one-shot mode)")
     estimate.add_argument(
@@ -196,12 +206,12 @@ _CHOOSERS = ("auto",)
 
 
 def _protocol_kind(name: str) -> str:
-    """``"frequency"``, ``"heavy_hitters"`` or ``"numerical"`` of a name ``dpdist list`` shows."""
+    """``"frequency"``, ``"heavy_hitters"``, ``"numerical"`` or ``"multi"`` of a name ``dpdist list`` shows."""
     from .. import local
 
     if name in _CHOOSERS:
         return "frequency"
-    return next(kind for kind in ("frequency", "heavy_hitters", "numerical") if name in local.available(kind))
+    return next(kind for kind in ("frequency", "heavy_hitters", "numerical", "multi") if name in local.available(kind))
 
 
 def _check_protocol_option(args) -> str:
@@ -250,8 +260,17 @@ def _run_estimate(args) -> int:
         _check_state_mode(args)
         return run_estimate_from_state(args)
     _check_one_shot_mode(args)
+    if args.columns is not None:
+        from ._estimate_records import run_estimate_records
+
+        return run_estimate_records(args)
     name = args.protocol = _check_protocol_option(args)
     kind = _protocol_kind(name)
+    if kind == "multi":
+        raise InvalidParameterError(
+            f"The protocol {name!r} takes a record of several attributes: name their columns with "
+            "'--columns C1,C2,...' and their schema with '--attributes' (not '--column')."
+        )
     extras = protocol_extras(name, args)
     if args.alphabet is not None and kind != "heavy_hitters":
         raise InvalidParameterError(f"The '--alphabet' option applies to 'pem' (words); {name!r} is {kind}.")
@@ -266,8 +285,8 @@ def _check_state_mode(args) -> None:
     """``dpdist estimate --state``: none of the one-shot mode's options."""
     from ..errors import InvalidParameterError
 
-    options = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon,
-               "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
+    options = {"FILE": args.file, "--column": args.column, "--columns": args.columns, "--attributes": args.attributes,
+               "--protocol": args.protocol, "--epsilon": args.epsilon, "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
                "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
     given = [name for name, value in options.items() if value is not None]
     if given:
@@ -282,12 +301,19 @@ def _check_one_shot_mode(args) -> None:
     from ._deploy import check_plot_path
     from ..errors import InvalidParameterError
 
-    one_shot = {"FILE": args.file, "--column": args.column, "--protocol": args.protocol, "--epsilon": args.epsilon}
+    if args.column is not None and args.columns is not None:
+        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
+    column = "--columns" if args.columns is not None else "--column"
+    one_shot = {"FILE": args.file, column: args.column if args.columns is None else args.columns,
+                "--protocol": args.protocol, "--epsilon": args.epsilon}
     absent = [name for name, value in one_shot.items() if value is None]
     if absent:
         raise InvalidParameterError(
-            f"'dpdist estimate' needs FILE, --column, --protocol and --epsilon (or --state STATE). Missing: {absent}."
+            f"'dpdist estimate' needs FILE, --column (or --columns), --protocol and --epsilon (or --state STATE). "
+            f"Missing: {absent}."
         )
+    if args.attributes is not None and args.columns is None:
+        raise InvalidParameterError("The '--attributes' option is the schema of '--columns' (a multi-attribute protocol).")
     if args.out is not None:
         raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
     check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate

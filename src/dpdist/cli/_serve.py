@@ -569,6 +569,8 @@ def _run_export(args) -> int:
 
 # ---------------------------------------------------------------------- submit
 def _add_submit(subparsers) -> None:
+    from ._records import add_columns_argument
+
     submit = subparsers.add_parser(
         "submit",
         help="randomize a column locally (CSPRNG) and submit it to a campaign, or submit report files",
@@ -582,6 +584,7 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
+    add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
@@ -621,8 +624,12 @@ def _run_submit(args) -> int:
 
     if args.batch_size < 1:
         raise InvalidParameterError(f"The '--batch-size' option must be an int >= 1. Got {args.batch_size}.")
-    if args.reports == (args.column is not None):
-        raise InvalidParameterError("Give either '--column' (values to randomize) or '--reports' (report files), not both or neither.")
+    if args.column is not None and args.columns is not None:
+        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
+    if args.reports == (args.column is not None or args.columns is not None):
+        raise InvalidParameterError(
+            "Give either '--column' or '--columns' (values to randomize) or '--reports' (report files), not both or neither."
+        )
     if not args.reports and len(args.data) != 1:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
     if args.memo is not None and args.reports:
@@ -680,19 +687,20 @@ def _submit_column(client, args):
     import warnings
 
     from ._budget import charge_line, open_budget
-    from ._deploy import ColumnValues, charge_collection, reads_text
+    from ._deploy import charge_collection, data_reader
+    from ._records import check_columns_option
     from ._memo import is_longitudinal, open_device_memo
     from .._io._blocks import rechunk
-    from .._io._columns import iter_column
     from .._io._shuffle import ReportShuffler
     from .._rng import check_rng, secure_generator
     from ._submit_journal import journal_path, journal_records, write_journal
     from ..errors import EachValueANewUserWarning
 
     protocol = client.protocol(args.campaign)
-    text = reads_text(protocol)
+    check_columns_option(protocol, args.column, args.columns)
+    selected = args.column if args.columns is None else args.columns
     session = open_budget(args)
-    label = f"submit {args.data[0]}:{args.column} to {args.campaign} ({protocol.name})"
+    label = f"submit {args.data[0]}:{selected} to {args.campaign} ({protocol.name})"
     if session is not None:
         if args.memo is not None:
             charge_collection(args, protocol, label)  # refuses the combination
@@ -701,15 +709,15 @@ def _submit_column(client, args):
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
     # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
     # clipped and counted, as by 'dpdist privatize': the counts are printed here and never sent
-    missing, checked = 0, ColumnValues(protocol, args.column, clip=args.clip)
-    for chunk, n_missing in iter_column(args.data[0], args.column, text=text):
+    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
+    for chunk, n_missing in read():
         protocol._check_values(checked(chunk))
         missing += n_missing
-    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+    cells = f"missing cell(s) of {args.column!r}" if args.columns is None else "row(s) with a missing cell"
+    for note in ([f"{missing} {cells} skipped"] if missing else []) + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
-    chunks = iter_column(args.data[0], args.column, text=text)
-    prepare = ColumnValues(protocol, args.column, clip=args.clip)
-    values = (prepare(chunk) for chunk, _ in chunks)
+    prepare, read = data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
+    values = (prepare(chunk) for chunk, _ in read())
     if args.memo is None and is_longitudinal(protocol):
         print(
             f"submit: note: each row is randomized as a different user of {protocol.name}; "
@@ -717,7 +725,7 @@ def _submit_column(client, args):
             file=sys.stderr,
         )
     journal = (Path(args.journal) if args.journal else
-               journal_path(args.server, args.campaign, protocol.config(), args.column, args.data[0], args.memo))
+               journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo))
     if journal.exists():
         print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
               "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)

@@ -1,0 +1,28 @@
+"""Numbers of a data column within public bounds: clipped to them and counted, or refused (``--no-clip``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["values_in_bounds"]
+
+
+def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str) -> tuple[np.ndarray, int]:
+    """``(values, moved)``: numbers of ``column`` clipped into ``bounds`` (``clip``), or refused when one is outside.
+
+    ``column`` names the column in the message ("'age'"), ``where`` the bounds ("the bounds of the config").
+    """
+    from .._validation import clip_real_values
+    from ..errors import OutOfDomainError
+
+    if clip:
+        return clip_real_values(values, bounds, owner=f"the column {column}")
+    values = np.asarray(values, dtype=np.float64)
+    outside = ~((values >= bounds[0]) & (values <= bounds[1]))
+    if outside.any():
+        raise OutOfDomainError(
+            f"The column {column} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
+            f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
+            "(without --no-clip they are clipped to the nearest bound)."
+        )
+    return values, 0

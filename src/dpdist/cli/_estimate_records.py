@@ -1,0 +1,106 @@
+"""One-shot ``dpdist estimate FILE --columns C1,C2 --attributes SCHEMA --protocol P --epsilon E``.
+
+Simulates one collection of a multi-attribute protocol (docs/multi_attribute.md) on the
+records of a data file, one per row, and prints each attribute's estimate beside the truth.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["run_estimate_records", "MULTI_CHOOSERS"]
+
+#: Multi-attribute protocols made by name but not listed by ``local.available("multi")``.
+MULTI_CHOOSERS = ("multi-auto",)
+
+
+def _protocol_name(text: str) -> str:
+    from .. import local
+    from ..errors import InvalidParameterError
+
+    names = sorted([*local.available("multi"), *MULTI_CHOOSERS])
+    name = text.strip().lower().replace("_", "-")
+    if name not in names:
+        raise InvalidParameterError(
+            f"The '--protocol' option must be a multi-attribute protocol with '--columns': one of {names}. "
+            f"Got {text!r} instead."
+        )
+    return name
+
+
+def load_attributes(text: str | None) -> tuple:
+    """The schema of ``--attributes``: a JSON list of attributes (docs/multi_attribute.md), inline or in a file.
+
+    A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
+    """
+    from ._deploy import json_option
+    from .._validation import check_param
+    from ..errors import InvalidParameterError
+    from ..local.multi import Attribute, Attributes
+
+    if text is None:
+        raise InvalidParameterError(
+            "The '--columns' option of 'dpdist estimate' needs '--attributes SCHEMA': a JSON list (or a file of one) "
+            'of each attribute\'s name and domain, e.g. [{"name": "sex", "labels": ["f", "m"]}, {"name": "age", '
+            '"bounds": [0, 100]}].'
+        )
+    schema = json_option(text, "--attributes", "list")
+    if isinstance(schema, dict) and "attributes" in schema:  # a protocol config (privatize's --config) names them too
+        schema = schema["attributes"]
+    return tuple(Attribute.from_dict(spec) for spec in check_param("dpdist estimate", "attributes", schema, Attributes()))
+
+
+def run_estimate_records(args) -> int:
+    """The one-shot mode on several columns: read the records, simulate one collection, print the estimate."""
+    from .. import local
+    from ._records import RecordValues
+    from ..errors import InvalidParameterError
+    from ..local.multi import MultiAttributeEstimate
+
+    name = _protocol_name(args.protocol)
+    for option, value in {"--column": args.column, "--labels": args.labels, "--bounds": args.bounds,
+                          "--bins": args.bins, "--alphabet": args.alphabet, "--epsilon-1": args.epsilon_1}.items():
+        if value is not None:
+            raise InvalidParameterError(
+                f"The '{option}' option cannot be used with '--columns': each attribute's domain is in '--attributes'."
+            )
+    attributes = load_attributes(args.attributes)
+    if not Path(args.file).is_file():
+        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
+    prepare = RecordValues(attributes, args.columns, clip=args.clip)
+    parts, missing = [], 0
+    for records, n_missing in prepare.read(args.file):
+        parts.append(records)
+        missing += n_missing
+    records = np.concatenate(parts) if parts else np.zeros(0, dtype=prepare.dtype)
+    if records.size == 0:
+        raise InvalidParameterError(f"The columns {prepare.columns} of {args.file!r} hold no complete record.")
+    params = {"epsilon": args.epsilon, "attributes": [attribute.to_dict() for attribute in attributes]}
+    if name in MULTI_CHOOSERS or "expected_reports" in local.parameter_names(name):
+        params["expected_reports"] = int(records.size)  # a simulation: the number of users is the file's
+    protocol = local.make(name, **params)
+    options = {} if args.postprocess is None else {"postprocess": args.postprocess}
+    estimate = protocol.estimate(protocol.simulate(records, rng=np.random.default_rng(args.seed)), **options)
+    chosen = f" (chose {protocol.name})" if name in MULTI_CHOOSERS else ""
+    print(f"{name}{chosen} with epsilon={args.epsilon:g} on {records.size} records of the columns {prepare.columns}")
+    for note in ([f"{missing} row(s) with a missing cell skipped"] if missing else []) + prepare.notes():
+        print(f"  note  {note}")
+    per_attribute = isinstance(estimate, MultiAttributeEstimate)  # calm's marginals, hdg's grids: no truth shown
+    print(estimate.describe(_truth(protocol, records) if per_attribute else None))
+    if args.plot:
+        from .. import plotting
+
+        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}")
+        print(f"  plot  {args.plot}")
+    return 0
+
+
+def _truth(protocol, records: np.ndarray) -> dict:
+    """Each attribute's truth as its estimate takes it: the frequencies of its items, or its values."""
+    return {
+        attribute.name: np.bincount(records[attribute.name], minlength=attribute.size) / records.size
+        if attribute.categorical else records[attribute.name]
+        for attribute in protocol.attributes
+    }
