@@ -538,6 +538,9 @@ def test_a_campaign_statistic_over_the_limit_is_refused_at_creation(tmp_path, co
 def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces(tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 
+    # each estimate below must be of the aggregate of the moment: the cache's spacing rule may serve the
+    # document computed a moment ago (its n says so) when the last computation was slow, as under load
+    monkeypatch.setattr("dpdist.serve._estimate_cache.SPACING", 0.0)
     with InProcessServer(str(tmp_path / "c.sqlite")) as server:
         campaign = new_campaign(server.url)
         protocol = local.from_config(GRR)

@@ -7,7 +7,7 @@ one cheap query).  A request for an unchanged version gets the kept document; co
 requests for one key wait for one computation (single flight).
 
 A changed version is computed again, except that a key's computations start at
-most every ``2 x`` the duration of its last one: a heavy estimate (PEM at
+most every ``2 x`` the CPU time of its last one: a heavy estimate (PEM at
 n = 10^6 takes seconds) asked for by any number of open dashboards while reports
 keep arriving costs at most half a core, and the document served meanwhile is
 the last one computed (its ``n`` says which).
@@ -28,7 +28,7 @@ __all__ = ["EstimateCache"]
 
 #: documents kept (least recently used dropped)
 SIZE = 256
-#: a key's computations start at most every SPACING x the duration of its last one
+#: a key's computations start at most every SPACING x the CPU seconds of its last one
 SPACING = 2.0
 
 
@@ -106,7 +106,7 @@ _ESTIMATOR_LOCK = threading.Lock()
 
 
 def _compute(function, campaign, query) -> tuple:
-    """``function(campaign, query)`` in the estimator process (one per server process), and the seconds it took there."""
+    """``function(campaign, query)`` in the estimator process (one per server process), and the CPU seconds it took there."""
     global _ESTIMATOR
     with _ESTIMATOR_LOCK:
         if _ESTIMATOR is None:
