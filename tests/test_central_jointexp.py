@@ -232,7 +232,7 @@ def test_rank_error_within_the_exponential_mechanism_bound():
         beta = je.joint_exp_beta(q, epsilon)
         at_target = sizes[np.searchsorted(group_ranks, ranks)]
         s = (q.size * math.log(grid + 1) - gammaln(q.size + 1) - np.sum(np.log(at_target)) + math.log(1e6)) / beta
-        release = central.quantiles(x, epsilon, bounds, q, method="jointexp", rng=seed)
+        release = central.quantiles(x, q, epsilon=epsilon, bounds=bounds, method="jointexp", rng=seed)
         below = np.searchsorted(x, release.values, side="left")
         assert np.max(np.abs(below - n * q)) <= s + 1  # +1: the snap to the grid may cross one point
         assert np.all(np.diff(release.values) >= 0)
@@ -242,23 +242,23 @@ def test_rank_error_within_the_exponential_mechanism_bound():
 
 def test_release_fields_and_the_csprng():
     x = np.random.default_rng(6).lognormal(0, 1, 2000)
-    release = central.quantiles(x, 0.5, (0, 50), [0.1, 0.5, 0.9], method="jointexp", clip=True)  # rng=None
+    release = central.quantiles(x, [0.1, 0.5, 0.9], epsilon=0.5, bounds=(0, 50), method="jointexp", clip=True)  # rng=None
     assert release.method == "jointexp" and release.low is None and release.high is None
     assert release.guarantee.neighbouring == "add-remove" and release.guarantee.epsilon == 0.5
     assert release.details["sensitivity"] == pytest.approx(2 * (1 - 0.1))
     assert np.all((release.values >= 0) & (release.values <= 50)) and np.all(np.diff(release.values) >= 0)
     step = 50 / release.details["grid_cells"]  # the outputs are points of the public grid
     assert np.allclose(np.round(release.values / step) * step, release.values, rtol=0, atol=1e-12)
-    secure = central.quantiles(x, 0.5, (0, 50), [0.5], method="jointexp", clip=True, secure=True)
+    secure = central.quantiles(x, [0.5], epsilon=0.5, bounds=(0, 50), method="jointexp", clip=True, secure=True)
     assert secure.details["secure"]
     with pytest.raises(InvalidParameterError, match="rng"):
-        central.quantiles(x, 0.5, (0, 50), [0.5], method="jointexp", clip=True, secure=True, rng=1)
+        central.quantiles(x, [0.5], epsilon=0.5, bounds=(0, 50), method="jointexp", clip=True, secure=True, rng=1)
 
 
 def test_seeded_releases_repeat():
     x = np.random.default_rng(7).random(300)
-    a = central.quantiles(x, 1.0, BOUNDS, [0.2, 0.8], method="jointexp", rng=9)
-    b = central.quantiles(x, 1.0, BOUNDS, [0.2, 0.8], method="jointexp", rng=9)
+    a = central.quantiles(x, [0.2, 0.8], epsilon=1.0, bounds=BOUNDS, method="jointexp", rng=9)
+    b = central.quantiles(x, [0.2, 0.8], epsilon=1.0, bounds=BOUNDS, method="jointexp", rng=9)
     assert np.array_equal(a.values, b.values)
 
 
@@ -281,13 +281,13 @@ def test_the_memory_guard_reads_public_inputs_only(monkeypatch):
     monkeypatch.setattr(many_quantiles, "joint_exp", spy)
     rng = np.random.default_rng(2)
     for n in (0, 1, 101, 102, 5000):
-        release = central.quantiles(rng.random(n), 1.0, BOUNDS, q, method="jointexp", rng=n)
+        release = central.quantiles(rng.random(n), q, epsilon=1.0, bounds=BOUNDS, method="jointexp", rng=n)
         assert release.details["grid_cells"] == 1024 and np.all(np.diff(release.values) >= 0)
     assert all(t.start.size <= 9 * (1024 + 2) for t in tables) and tables[-1].n == 5000
     monkeypatch.setattr(many_quantiles, "_JOINT_EXP_CELLS", 1000)  # fewer than 1024 cells per quantile: refused,
     for n in (0, 200):  # whatever the data
         with pytest.raises(InvalidParameterError, match="'q'.*at most 0 probabilities"):
-            central.quantiles(np.linspace(0.1, 0.9, n), 1.0, BOUNDS, q, method="jointexp")
+            central.quantiles(np.linspace(0.1, 0.9, n), q, epsilon=1.0, bounds=BOUNDS, method="jointexp")
 
 
 @pytest.mark.parametrize(
