@@ -11,7 +11,9 @@ commit ran.  In its transaction, for every batch:
    claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
    the enrollment token's remaining reports; a batch refused there leaves nothing
    behind (its rows are deleted in the same transaction) and is counted under the
-   campaign's ``refused_batches``;
+   campaign's ``refused_batches``, once per batch id and reason (``refused_batch_ids``:
+   a client that lost the answer sends the batch again and is refused again, not
+   counted again), as is every :class:`Refused` that names its batch id;
 3. the accepted batches' reports enter one aggregator per campaign
    (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
    way reports enter an aggregator), whose statistic change is appended as ONE row of
@@ -63,10 +65,12 @@ class Arrival:
 
 @dataclass
 class Refused:
-    """A whole batch refused before its commit (malformed, too large, ...), counted under its campaign."""
+    """A whole batch refused before its commit (malformed, too large, ...), counted under its campaign: once per
+    ``batch_id`` and reason, or (no batch id known) each time."""
 
     campaign_id: str
     reason: str
+    batch_id: str | None = None
 
 
 @dataclass
@@ -105,10 +109,10 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     with db.transaction():
         campaigns = _lock_campaigns(db, {item.campaign_id for item in items})
         claimed = _claim(db, items, campaigns, outcomes, minute)
-        _check_claimed(db, claimed, items, campaigns, outcomes)
-        for index, item in enumerate(items):
-            if isinstance(item, Refused) and not isinstance(outcomes[index], Refusal):
-                _count(campaigns[item.campaign_id], item.reason)
+        refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
+        refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
+                     if isinstance(item, Refused) and not isinstance(outcomes[index], Refusal)]
+        _count_refusals(db, refusals, campaigns)
         _append(db, writer, minute, items, campaigns, outcomes)
     return outcomes
 
@@ -214,10 +218,11 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
                                               duplicate=True)
 
 
-def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> None:
-    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind."""
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> list[tuple]:
+    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind.  The
+    refusals to count: ``(campaign id, batch id, reason)``."""
     bound = _bind(db, [items[index] for index in claimed])
-    undo = []
+    undo, refusals = [], []
     for index in claimed:
         item, campaign = items[index], campaigns[items[index].campaign_id]
         refusal = _refusal(db, item, campaign, bound)
@@ -226,12 +231,31 @@ def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dic
                                               item.batch.rejected, duplicate=False)
             continue
         outcomes[index] = refusal
-        _count(campaign, refusal.code)
+        refusals.append((item.campaign_id, item.batch_id, refusal.code))
         undo.append(item)
     for item in undo:
         db.execute("DELETE FROM batches WHERE campaign_id = ? AND batch_id = ?", (item.campaign_id, item.batch_id))
         if bound.get(item.batch_id) == "ours":
             db.execute("DELETE FROM bound_batch_ids WHERE batch_id = ? AND campaign_id = ?", (item.batch_id, item.campaign_id))
+    return refusals
+
+
+def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> None:
+    """Count each refusal ``(campaign id, batch id or None, reason)`` under its campaign's ``refused_batches``: a batch
+    id once per reason (the first time it is recorded in ``refused_batch_ids``), a refusal without one each time."""
+    named = sorted({refusal for refusal in refusals if refusal[1] is not None})
+    first = set()
+    for chunk in _chunks(named):
+        marks = ", ".join(["(?, ?, ?)"] * len(chunk))
+        first.update(db.execute(
+            f"INSERT INTO refused_batch_ids (campaign_id, batch_id, reason) VALUES {marks}"
+            " ON CONFLICT (campaign_id, batch_id, reason) DO NOTHING RETURNING campaign_id, batch_id, reason",
+            tuple(value for refusal in chunk for value in refusal),
+        ))
+    for campaign_id, batch_id, reason in refusals:
+        if batch_id is None or (campaign_id, batch_id, reason) in first:
+            first.discard((campaign_id, batch_id, reason))  # the same batch twice in one group: counted once
+            _count(campaigns[campaign_id], reason)
 
 
 def _bind(db: Database, items: list) -> dict[str, str]:

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
 from ._backpressure import Backpressure
-from ._campaigns import CampaignRow, check_batch_id, token_sha256
+from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
@@ -167,18 +167,16 @@ class Service:
         if row.state == "closed":
             raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
         if row.max_reports is not None and (await run_in_threadpool(self.store.totals, campaign_id)).n >= row.max_reports:
-            await self.count_refused(campaign_id, "campaign_full")
+            await self.count_refused(campaign_id, "campaign_full", batch_id)
             raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
         if left is not None and left <= 0:
-            await self.count_refused(campaign_id, "contribution_limit")
+            await self.count_refused(campaign_id, "contribution_limit", batch_id)
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
             )
         return row
 
     def _recorded(self, campaign_id: str, batch_id: str) -> bool:
-        from ._campaigns import BATCH_ID
-
         return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
@@ -195,7 +193,7 @@ class Service:
         if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
             return await self.count(row, batch_id, digest, None)
         batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
-                                    inline=len(body) <= INLINE_BODY_BYTES)
+                                    inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
         return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
@@ -222,20 +220,23 @@ class Service:
                                                    enrollment_sha256, received_ms))
 
     async def counted(self, campaign_id: str, step: Callable[..., Any], *args: Any, count_400: bool = True,
-                      inline: bool = True) -> Any:
-        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
-        campaign's ``refused_batches``."""
+                      inline: bool = True, batch_id: str | None = None) -> Any:
+        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch (``batch_id``, if known) is
+        counted under the campaign's ``refused_batches``."""
         try:
             return step(*args) if inline else await run_in_threadpool(step, *args)
         except Refusal as refusal:
             if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in _COUNTED:
-                await self.count_refused(campaign_id, refusal.code)
+                await self.count_refused(campaign_id, refusal.code, batch_id)
             raise
 
-    async def count_refused(self, campaign_id: str, reason: str) -> None:
-        """Count a batch refused as a whole against its campaign (in the next group commit)."""
+    async def count_refused(self, campaign_id: str, reason: str, batch_id: str | None = None) -> None:
+        """Count a batch refused as a whole against its campaign (in the next group commit): once per batch id and
+        reason (a client that lost the answer and sends the batch again is not counted again), or each time if the
+        batch id is not known."""
+        named = batch_id if batch_id is not None and BATCH_ID.fullmatch(batch_id) else None
         try:
-            await self.committer.commit(Refused(campaign_id, reason))
+            await self.committer.commit(Refused(campaign_id, reason, named))
         except NotFound:
             pass  # unknown campaign: nothing to count against
 
