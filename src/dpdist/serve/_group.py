@@ -17,7 +17,7 @@ commit ran.  In its transaction, for every batch:
 3. the accepted batches' reports enter one aggregator per campaign
    (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
    way reports enter an aggregator), whose statistic change is appended as ONE row of
-   ``ingest_log`` (with the group's minute of arrival) by this process (its
+   ``ingest_log`` (and a relayed campaign's smallest batch so far is lowered if need be) (with the group's minute of arrival) by this process (its
    ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts.
 
 So after a crash the aggregate (parts + log) equals the sum of the batches
@@ -85,6 +85,7 @@ class _Campaign:
     keep_reports: bool
     total: int | None = None  # capped campaigns: reports counted before this group
     minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
+    smallest: int | None = None  # the smallest relayed batch this group counts (relayed_campaigns.smallest_batch)
     admitted: list = field(default_factory=list)  # the ReportBatches this group counts
     refused: dict = field(default_factory=dict)
 
@@ -307,8 +308,9 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
             )
     if campaign.total is not None:
         campaign.total += incoming
-    if item.received_ms is not None:
+    if item.received_ms is not None:  # a relayed batch
         campaign.minute = item.received_ms
+        campaign.smallest = int(item.n_read) if campaign.smallest is None else min(campaign.smallest, int(item.n_read))
     campaign.admitted.append(item.batch)
     return None
 
@@ -330,6 +332,11 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
             (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
              json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
         )
+        if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
+            db.execute(
+                "UPDATE relayed_campaigns SET smallest_batch = ? WHERE campaign_id = ?"
+                " AND (smallest_batch IS NULL OR smallest_batch > ?)", (campaign.smallest, campaign.id, campaign.smallest),
+            )
     for index, item in enumerate(items):
         if isinstance(item, Arrival) and isinstance(outcomes[index], dict) and not outcomes[index]["duplicate"]:
             if campaigns[item.campaign_id].keep_reports and item.raw is not None and item.accepted:
