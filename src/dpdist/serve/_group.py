@@ -42,7 +42,7 @@ from ._database import Database
 from ._deltas import encode_delta
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
 
-__all__ = ["Arrival", "Refused", "commit_group", "acknowledgement"]
+__all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement"]
 
 _CHUNK = 400  # rows per multi-row statement (SQLite allows 32,766 parameters)
 
@@ -71,6 +71,12 @@ class Refused:
     campaign_id: str
     reason: str
     batch_id: str | None = None
+    unless_recorded: bool = False  # admission's refusal: not if the batch id was counted before (its outcome RECORDED)
+
+
+#: the outcome of a :class:`Refused` with ``unless_recorded`` whose batch id is recorded: the batch goes on (a retry
+#: gets its acknowledgement), nothing is counted
+RECORDED = "recorded"
 
 
 @dataclass
@@ -111,8 +117,9 @@ def commit_group(db: Database, writer: int, items: list) -> list:
         campaigns = _lock_campaigns(db, {item.campaign_id for item in items})
         claimed = _claim(db, items, campaigns, outcomes, minute)
         refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
+        _pass_recorded(db, items, outcomes)
         refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
-                     if isinstance(item, Refused) and not isinstance(outcomes[index], Refusal)]
+                     if isinstance(item, Refused) and outcomes[index] is None]
         _count_refusals(db, refusals, campaigns)
         _append(db, writer, minute, items, campaigns, outcomes)
     return outcomes
@@ -192,17 +199,32 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
     return claimed
 
 
+def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
+    """The batch rows of ``items``' (campaign, batch id): (campaign, batch id) -> ``columns``."""
+    stored = {}
+    for chunk in _chunks(items):
+        pairs = ", ".join(["(?, ?)"] * len(chunk))
+        keys = tuple(value for item in chunk for value in (item.campaign_id, item.batch_id))
+        for row in db.execute(f"SELECT campaign_id, batch_id, {columns} FROM batches WHERE (campaign_id, batch_id) IN"
+                              f" (VALUES {pairs})", keys):
+            stored[(row[0], row[1])] = row[2:]
+    return stored
+
+
+def _pass_recorded(db: Database, items: list, outcomes: list) -> None:
+    """Admission's refusals (``unless_recorded``) of batch ids counted before: :data:`RECORDED`, not counted."""
+    asking = [index for index, item in enumerate(items)
+              if isinstance(item, Refused) and item.unless_recorded and item.batch_id is not None and outcomes[index] is None]
+    if asking:
+        stored = _stored(db, [items[index] for index in asking], "1")
+        for index in asking:
+            if (items[index].campaign_id, items[index].batch_id) in stored:
+                outcomes[index] = RECORDED
+
+
 def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: dict, outcomes: list) -> None:
     """Batches whose id is recorded get the stored acknowledgement (or batch_id_reused); the others, why not."""
-    stored = {}
-    for chunk in _chunks(indices):
-        pairs = ", ".join(["(?, ?)"] * len(chunk))
-        keys = tuple(value for index in chunk for value in (items[index].campaign_id, items[index].batch_id))
-        for row in db.execute(
-            "SELECT campaign_id, batch_id, body_sha256, n_read, accepted, rejected FROM batches"
-            f" WHERE (campaign_id, batch_id) IN (VALUES {pairs})", keys
-        ):
-            stored[(row[0], row[1])] = row[2:]
+    stored = _stored(db, [items[index] for index in indices])
     for index in indices:
         item = items[index]
         record = stored.get((item.campaign_id, item.batch_id))
