@@ -17,8 +17,10 @@ commit ran.  In its transaction, for every batch:
 3. the accepted batches' reports enter one aggregator per campaign
    (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
    way reports enter an aggregator), whose statistic change is appended as ONE row of
-   ``ingest_log`` (and a relayed campaign's smallest batch so far is lowered if need be) (with the group's minute of arrival) by this process (its
-   ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts.
+   ``ingest_log`` (with the group's minute of arrival) by this process (its
+   ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts; a
+   relayed campaign's smallest batch so far (``relayed_campaigns.smallest_batch``)
+   is lowered when the group counts a smaller one.
 
 So after a crash the aggregate (parts + log) equals the sum of the batches
 recorded, and a batch is either counted and recorded or neither.  Nothing here
