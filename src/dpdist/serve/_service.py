@@ -267,6 +267,8 @@ class Service:
         try:
             outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded))
         except NotFound:
+            if unless_recorded:
+                raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get
             return True  # unknown campaign: nothing to count against
         return outcome != RECORDED
 
