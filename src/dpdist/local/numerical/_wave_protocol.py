@@ -14,7 +14,7 @@ EM or EMS reconstruction of Alg. 1 (:mod:`dpdist.local._em`) on ``bins`` input b
 from __future__ import annotations
 
 import math
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class WaveProtocol(BinnedProtocol):
     def _finish_setup(self, mechanism, half_width: float) -> None:
         self._mechanism = mechanism
         self._half_width = float(half_width)
-        self._operator = None
+        self._operator: Any = None
 
     # ------------------------------------------------------------------ server side
     @property
@@ -115,9 +115,11 @@ class WaveProtocol(BinnedProtocol):
         """``M[j, i] = Pr[report j | input uniform on input bin i]``, shape ``(output_bins, bins)``."""
         return self._mechanism.transition_matrix()
 
-    #: EMS's smoothing step: True for the (1, 2, 1)/4 smoothing with renormalized boundary rows
-    #: (:func:`dpdist.local._em.smooth`), or a map (the circular protocol's wraps around)
-    _smoothing: ClassVar[bool | Callable[[np.ndarray], np.ndarray]] = True
+    @property
+    def _smoothing(self) -> bool | Callable[[np.ndarray], np.ndarray]:
+        """EMS's smoothing step: True for the (1, 2, 1)/4 smoothing with renormalized boundary rows
+        (:func:`dpdist.local._em.smooth`), or a map (the circular protocol's wraps around)."""
+        return True
 
     @property
     def _operator_name(self) -> str:

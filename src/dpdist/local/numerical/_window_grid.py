@@ -96,9 +96,16 @@ class _WindowGrid:
         """The constants the JavaScript client's randomizer uses."""
         return {"buckets": self.buckets, "weight": self.weight, "window": self.width_window}
 
+    def transition_parts(self) -> tuple[float, np.ndarray]:
+        raise NotImplementedError
+
     def transition_matrix(self) -> np.ndarray:
         constant, bump = self.transition_parts()
         return constant + bump
+
+    def _place(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Where the window's offsets put each value's report (wrapped, or from the clamped centre)."""
+        raise NotImplementedError
 
     def _bucket_of(self, position: np.ndarray) -> np.ndarray:
         bucket = np.floor(position * self.buckets).astype(np.int64)
@@ -129,16 +136,18 @@ class CircularWindowGrid(_WindowGrid):
     def point_masses(self, values: np.ndarray) -> np.ndarray:
         """``P[k, j] = Pr[bucket j | input values[k]]`` (exact; the window wrapped by the shifts -1, 0, 1)."""
         values = np.asarray(values, dtype=np.float64)[:, None]
-        bump = sum(np.diff(_window_cdf(self.edges[None, :] - values - shift, self.half), axis=1) for shift in (-1, 0, 1))
+        bump = np.zeros((values.shape[0], self.buckets))
+        for shift in (-1, 0, 1):
+            bump += np.diff(_window_cdf(self.edges[None, :] - values - shift, self.half), axis=1)
         return self.q * self.width + self.weight * bump
 
     def transition_column(self) -> np.ndarray:
         """``m`` with ``M[j, i] = m[(j - i) mod bins]``: the law of the bucket for an input uniform on bin 0."""
         h = self.width
-        per_bin = sum(
-            (_window_cdf_integral(self.edges - shift, self.half) - _window_cdf_integral(self.edges - h - shift, self.half)) / h
-            for shift in (-1, 0, 1)
-        )
+        per_bin = np.zeros(self.buckets + 1)
+        for shift in (-1, 0, 1):
+            per_bin += _window_cdf_integral(self.edges - shift, self.half) - _window_cdf_integral(self.edges - h - shift, self.half)
+        per_bin /= h
         return self.q * h + self.weight * np.diff(per_bin)
 
     def transition_parts(self) -> tuple[float, np.ndarray]:

@@ -33,11 +33,12 @@ the estimate's ``details["period"]`` says the domain is circular, and
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Callable, ClassVar
+
+import numpy as np
 
 from .._docs import shared_parameters
 from ..._validation import Interval, Optional
-from ...errors import InvalidParameterError
 from .._em import smooth_circular
 from .._protocol import register
 from ._wave_protocol import WaveProtocol
@@ -66,12 +67,7 @@ class _WindowProtocol(WaveProtocol):
 
     def _setup(self):
         window = self._params["window"]
-        window = optimal_window(self.epsilon) if window is None else window
-        if not window > 0:  # e^(-eps/2) underflows for eps > ~1490
-            raise InvalidParameterError(
-                f"The 'epsilon' parameter of {self.display_name} gives a window of width 0 by the optimal rule; "
-                f"pass window > 0 explicitly. Got epsilon={self.epsilon!r}."
-            )
+        window = optimal_window(self.epsilon) if window is None else window  # > 0 for every allowed epsilon
         self._finish_setup(self._grid(self.epsilon, window, self.bins), window / 2.0)
 
 
@@ -122,7 +118,10 @@ class CircularOptimalPiecewise(_WindowProtocol):
     name = "opm-circular"
     summary = "optimal piecewise mechanism on a circle (times of day, angles): the window wraps around; EMS/EM"
     _grid = CircularWindowGrid
-    _smoothing = staticmethod(smooth_circular)
+
+    @property
+    def _smoothing(self) -> Callable[[np.ndarray], np.ndarray]:
+        return smooth_circular
 
     @property
     def display_name(self) -> str:
