@@ -14,6 +14,7 @@ import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
+import { CircularOptimalPiecewise, OptimalPiecewise } from './protocols/window.js';
 
 const PROTOCOLS = {
   grr: GRR,
@@ -24,6 +25,8 @@ const PROTOCOLS = {
   ss: SS,
   sw: SquareWave,
   gw: GeneralWave,
+  opm: OptimalPiecewise,
+  'opm-circular': CircularOptimalPiecewise,
   pem: PEM,
   'l-grr': LGRR,
   'l-osue': LOSUE,

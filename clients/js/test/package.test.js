@@ -53,7 +53,7 @@ const HELPERS = {
   cms: ['olh', 'pem'], hcms: ['olh', 'pem'], dbitflippm: ['ss'], 'l-grr': ['unary'], 'l-osue': ['unary'],
   loloha: ['longitudinal', 'olh', 'unary'],
 };
-const MODULE = { oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+const MODULE = { oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
 
 test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
   const main = importGraph(join(ROOT, 'src', 'index.js'));
@@ -72,7 +72,7 @@ test('each entry point privatizes as the main one, and refuses another protocol 
     const entry = await import(`../src/entries/${config.protocol}.js`);
     assert.equal(entry.PROTOCOL, config.protocol);
     const values = [0, 1, 1];
-    const input = config.protocol === 'sw' || config.protocol === 'gw'
+    const input = config.bounds
       ? [config.bounds[0], config.bounds[1], config.bounds[0]]
       : config.protocol === 'pem'
         ? (config.alphabet ? ['a', 'b', 'a'] : values)
