@@ -10,7 +10,7 @@
 // bucket masses of channel() by ~2^-52 relative).  Its exact law is enumerable: the (unwrapped) bucket
 // is a non-decreasing function of the 53-bit integer k, so each bucket is a range of k (``channelRow``).
 
-import { mixtureKeep, times } from '../grid.js';
+import { addGridLaw, mixtureKeep, times } from '../grid.js';
 import { exp } from '../libm.js';
 import { EPSILON, bounds, integer, interval, optional } from '../params.js';
 import { itemReports } from '../format.js';
@@ -66,28 +66,12 @@ class WindowProtocol extends NumericalProtocol {
   channelRow(u) {
     const buckets = this.buckets;
     const row = new Float64Array(buckets).fill((1 - this.weight) / buckets);
+    // turns * buckets + bucket is non-decreasing in k, also across the wrap: each is a range of k (grid.js)
     const key = (k) => {
       const [turns, bucket] = this.place(u, k);
-      return turns * buckets + bucket; // non-decreasing in k, also across the wrap
+      return turns * buckets + bucket;
     };
-    const firstAtLeast = (j) => {
-      let low = 0;
-      let high = GRID;
-      while (low < high) {
-        const middle = low + Math.floor((high - low) / 2);
-        if (key(middle) >= j) high = middle;
-        else low = middle + 1;
-      }
-      return low;
-    };
-    const lowest = key(0);
-    const highest = key(GRID - 1);
-    let start = 0;
-    for (let j = lowest; j <= highest; j++) {
-      const stop = j === highest ? GRID : firstAtLeast(j + 1);
-      row[((j % buckets) + buckets) % buckets] += (this.weight * (stop - start)) / GRID;
-      start = stop;
-    }
+    addGridLaw(row, this.weight, key, (j) => ((j % buckets) + buckets) % buckets);
     return row;
   }
 
