@@ -130,12 +130,20 @@ function loadProtocol(config) {
       fail(`option --config: cannot read ${config} (${error.code ?? error.message}); give a JSON file or the JSON object itself`);
     }
   }
+  let protocol;
   try {
-    return fromConfig(text);
+    protocol = fromConfig(text);
   } catch (error) {
     if (error instanceof DPDistError) fail(`option --config${inline ? '' : `: ${config}`}: ${error.message}`);
     throw error;
   }
+  if (protocol.kind === 'multi') {
+    fail(
+      `option --config: protocol '${protocol.name}' takes a record of several attributes per user; this command reads one ` +
+        "value per line. Use privatize() of the module on records, or `dpdist privatize --columns`.",
+    );
+  }
+  return protocol;
 }
 
 /**
