@@ -426,3 +426,23 @@ def test_node_records_are_accepted_byte_identical_and_estimate_without_bias(tmp_
     found = np.concatenate([estimate[a.name].frequencies for a in protocol.attributes if a.categorical])
     limit = stats.norm.isf(ALPHA / (2 * truth.size)) * np.sqrt(protocol.variance(N_USERS, truth))
     assert np.all(np.abs(found - truth) < limit), (found - truth) / limit
+
+
+def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
+    """`privatize.js --columns` on a CSV of records: `dpdist aggregate` takes every report, each record is what
+    Python's writer makes of its rows, and the one-line summary counts the skipped and clipped cells."""
+    protocol = local.make("spl", epsilon=2.0, attributes=RECORD_CASES[0][1]["attributes"])
+    (tmp_path / "proto.json").write_text(json.dumps(protocol.config()))
+    rows = ["country,device,age", "fr,3,41.5", "de,11,120", "it,,30", "fr,0,7"] + [f"it,{i % 12},{i % 100}" for i in range(300)]
+    out = tmp_path / "reports.bin"
+    result = subprocess.run([_node(), str(CLI), "--config", str(tmp_path / "proto.json"), "--columns", "country,device,age",
+                             "--out", str(out)], input="\n".join(rows) + "\n", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "wrote 303 spl report(s)" in result.stderr and "1 row(s) with a missing cell skipped" in result.stderr
+    assert "1 value(s) outside their attribute's bounds clipped" in result.stderr
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out), "--state", str(state), "--no-progress"]) == 0
+    assert io.load_state(state).aggregator.n == 303 and io.load_state(state).aggregator.rejected == {}
+    [identity] = io.file_identities(out)
+    reports = io.read_reports(out, protocol).reports
+    assert io.encode_record(protocol, reports, identity.removeprefix("id:")) == out.read_bytes()
