@@ -320,3 +320,15 @@ def test_dashboard_of_a_marginals_campaign_draws_a_heat_map_with_intervals(serve
     assert shown["rows"][0][0] == "drizzle, phone" and shown["rows"][0][2].startswith("[")
     assert "half-width" in shown["legend"]
     assert shown["buys"].startswith("no prediction for this protocol (explain predicts the errors of one-attribute")  # was a 500
+
+
+def test_participate_says_a_multi_attribute_campaign_is_not_joined_from_the_page(server, devtools):
+    schema = [{"name": "weather", "labels": WEATHER}, {"name": "age", "bounds": [0, 100]}]
+    name = _campaign(server, {"protocol": "spl", "epsilon": 2.0, "attributes": schema})
+    steps = [["wait", f"{STATUS}.length > 0"],
+             ["eval", f"({{status: {STATUS}, form: document.getElementById('form').hidden}})"]]
+    page = run_page(devtools, f"{server.url}/campaigns/{name}/participate", steps)
+    shown = page["values"][-1]
+    assert shown["form"] and page["csp"] == []
+    assert shown["status"].startswith("This campaign cannot be joined from this page: it collects a record of several "
+                                      "attributes (weather, age)")
