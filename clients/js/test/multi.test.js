@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError, fromConfig, privatize } from '../src/index.js';
-import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
+import { CHANNEL_SLACK, checkSampledChannel, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
 
 const SAMPLES_PER_RECORD = 200_000;
 
@@ -48,15 +48,7 @@ for (const [index, { view, inputs, channel }] of fixture.multi.entries()) {
   });
 
   test(`sampled reports follow Python channel() (chi-square): ${name}`, () => {
-    const protocol = fromConfig(view);
-    const source = deterministicSource(3000 + index);
-    for (const [row, record] of inputs.entries()) {
-      const batch = protocol.privatize(new Array(SAMPLES_PER_RECORD).fill(record), source);
-      const counts = new Array(channel[row].length).fill(0);
-      for (let i = 0; i < batch.length; i++) counts[protocol.reportIndex(batch.row(i))] += 1;
-      const pValue = chiSquarePValue(counts, channel[row]);
-      assert.ok(pValue > ALPHA / inputs.length, `record ${JSON.stringify(record)}: chi-square p-value ${pValue}`);
-    }
+    checkSampledChannel(assert, fromConfig(view), inputs, channel, SAMPLES_PER_RECORD, 3000 + index);
   });
 
   test(`a view with another constant, budget or format is refused: ${name}`, () => {
