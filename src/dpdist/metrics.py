@@ -373,7 +373,9 @@ def _wrapped(cdf, lo: float, length: float):
 
 
 def _median_of_linear_pieces(a: np.ndarray, b: np.ndarray, widths: np.ndarray) -> float:
-    r"""A median :math:`c` of :math:`D` (linear from ``a`` to ``b`` on intervals of ``widths``): it minimises :math:`\int|D - c|`.
+    r"""A median :math:`c` of :math:`D` (linear from ``a`` to ``b`` on intervals of ``widths``).
+
+    It minimises :math:`\int|D - c|`.
 
     The measure of :math:`\{D < c\}` is :math:`\sum_k w_k\,\mathrm{clip}((c - l_k)/(u_k - l_k), 0, 1)`
     (:math:`l_k, u_k` the ends' min and max; a flat piece is a step at :math:`l_k`): piecewise linear

@@ -225,7 +225,15 @@ class _Point:
 class _Iterations:
     """One run of :func:`expectation_maximization`: the EM/EMS map :math:`F`, its stopping rule, the trace."""
 
-    def __init__(self, counts, operator, smoothing: bool | Callable[[np.ndarray], np.ndarray], tolerance: float, max_iterations: int, stopping: str):
+    def __init__(
+        self,
+        counts,
+        operator,
+        smoothing: bool | Callable[[np.ndarray], np.ndarray],
+        tolerance: float,
+        max_iterations: int,
+        stopping: str,
+    ):
         self.counts, self.operator, self.smoothing = counts, operator, smoothing
         self.tolerance, self.max_iterations, self.stopping = tolerance, max_iterations, stopping
         self.total = counts.sum()

@@ -146,7 +146,8 @@ class CircularWindowGrid(_WindowGrid):
         h = self.width
         per_bin = np.zeros(self.buckets + 1)
         for shift in (-1, 0, 1):
-            per_bin += _window_cdf_integral(self.edges - shift, self.half) - _window_cdf_integral(self.edges - h - shift, self.half)
+            ends = self.edges - shift
+            per_bin += _window_cdf_integral(ends, self.half) - _window_cdf_integral(ends - h, self.half)
         per_bin /= h
         return self.q * h + self.weight * np.diff(per_bin)
 
