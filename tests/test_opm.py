@@ -199,15 +199,18 @@ def test_circular_estimate_recovers_mass_across_midnight(method):
 
 
 def test_circular_protocol_beats_the_square_wave_across_midnight():
-    # data around midnight: the interval square wave splits the mass at the edges; 3 seeds each,
-    # the circular estimate's W1 on the circle is lower in every one (measured ~2x lower)
+    # data around midnight (a normal bump at 23:40, sd 40 min): the interval square wave splits the mass
+    # at the edges; the circular estimate's W1 on the circle was 0.82-0.97 of SW-EMS's over 6 seeds, so
+    # the mean over these 3 seeds is lower (deterministic: seeded)
     values = wrapped_normal(100_000, 8, scale=40.0)
     circular = local.make("opm-circular", epsilon=1.0, bins=288, bounds=(0.0, 1440.0))
     square = local.make("sw", epsilon=1.0, bins=288, bounds=(0.0, 1440.0))
+    ours, theirs = [], []
     for seed in range(3):
-        ours = metrics.circular_wasserstein(circular.estimate(circular.simulate(values, rng=seed)), values)
-        theirs = metrics.circular_wasserstein(square.estimate(square.simulate(values, rng=seed)), values, period=1440.0)
-        assert ours < theirs
+        ours.append(metrics.circular_wasserstein(circular.estimate(circular.simulate(values, rng=seed)), values))
+        square_estimate = square.estimate(square.simulate(values, rng=seed))
+        theirs.append(metrics.circular_wasserstein(square_estimate, values, period=1440.0))
+    assert np.mean(ours) < 0.97 * np.mean(theirs)
 
 
 # ---------------------------------------------------------------------- circular W1
