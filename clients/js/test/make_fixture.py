@@ -100,6 +100,10 @@ MULTI_CASES = [
     ("spl", {"epsilon": 1.0, "attributes": [{"name": "c", "domain_size": 2}, {"name": "d", "domain_size": 4}]},
      [[0, 0], [1, 3], [0, 2]]),
     ("smp", {"epsilon": 1.5, "attributes": _SCHEMA}, _RECORDS),
+    ("spl", {"epsilon": 2.0, "attributes": [
+        {"name": "hour", "bounds": [0.0, 1440.0], "protocol": "opm-circular", "options": {"bins": 6}},
+        {"name": "level", "bounds": [0.0, 1.0], "protocol": "opm", "options": {"bins": 4}},
+    ]}, [[0.0, 0.0], [1439.0, 1.0], [700.0, 0.3]]),
     ("smp", {"epsilon": 1.0, "attributes": [
         {"name": "c", "domain_size": 4, "protocol": "olh", "options": {"hash_prime": 5}},
         {"name": "d", "domain_size": 5, "protocol": "ss"},
