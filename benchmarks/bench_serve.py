@@ -16,6 +16,9 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     pinned to CPU 0: the comparison per CPU-second shows lock contention; wall
     throughput needs a core per worker plus one for ``wrk``, which a 2-core machine
     does not have).
+``parsers``
+    ``one`` with ``--http h11`` and ``--http httptools``, three alternating pairs
+    (the HTTP parser's share of a request's CPU).
 ``crowd``
     1,000 concurrent devices, each a keep-alive connection sending one report per
     request and honouring ``Retry-After`` (jittered, as the clients do): p50/p99
@@ -169,12 +172,12 @@ def run_wrk(url: str, campaign: str, body_path: Path, seconds: float, connection
             "errors": int(number(r"errors=(\d+)")), "p50_ms": ms("50%"), "p99_ms": ms("99%")}
 
 
-def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: int = 64) -> dict:
+def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: int = 64, http: str = "auto") -> dict:
     """Acknowledged one-report requests per server CPU-second (and per second) under ``wrk``."""
     protocol = local.from_config(GRR)
     body_path = Path(tempfile.mkdtemp()) / "one.bin"
     body_path.write_bytes(io.encode_record(protocol, protocol.privatize(np.array([3]), rng=1)))
-    with server(url, workers=workers) as process:
+    with server(url, workers=workers, options=("--http", http)) as process:
         campaign = open_campaign(process.url, GRR)
         run_wrk(process.url, campaign, body_path, 1, 8)  # warm up
         before_n, cpu, wall = counted(process.url, campaign)["n"], process.cpu_seconds(), time.perf_counter()
@@ -186,7 +189,7 @@ def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: 
     shutil.rmtree(body_path.parent)
     return {**result, "acknowledged": acknowledged, "server_cpu_s": cpu, "per_cpu_s": acknowledged / cpu,
             "per_s": acknowledged / wall, "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu else None,
-            "requests_per_group": acknowledged / groups if groups else None, "workers": workers,
+            "requests_per_group": acknowledged / groups if groups else None, "workers": workers, "http": http,
             "connections": connections, "load": load_average()}
 
 
@@ -456,6 +459,11 @@ def _case(case: str, kind: str, seconds: float):
                 for workers in (1, 2):
                     with database(kind) as fresh:
                         yield {"repeat": repeat, **one_per_request(fresh, seconds, workers=workers)}
+        elif case == "parsers":  # h11 against httptools, alternating pairs at the same load
+            for repeat in range(3):
+                for http in ("h11", "httptools"):
+                    with database(kind) as fresh:
+                        yield {"repeat": repeat, **one_per_request(fresh, seconds, http=http)}
         elif case == "crowd":
             yield crowd(url, seconds)
         elif case == "batches":

@@ -272,9 +272,10 @@ def test_uploads_cut_short_and_internal_errors_leave_no_traceback_and_no_address
     assert not any(re.search(r"127\.0\.0\.1|cut-", line) for line in access)
 
 
-def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path):
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, http):
     """20,200 connections trickling their headers were never closed; now each is closed after --header-timeout."""
-    limits = Limits(header_timeout=1.0)
+    limits = Limits(header_timeout=1.0, http=http)
     with InProcessServer(str(tmp_path / "c.sqlite"), limits) as server:
         started = time.monotonic()
         trickling = [raw_connection(server.port) for _ in range(40)]
@@ -307,8 +308,76 @@ def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path):
         assert httpx.get(server.url + "/healthz").status_code == 200  # the server still serves
 
 
-def test_limit_concurrency_refuses_connections_beyond_it(tmp_path):
-    limits = Limits(limit_concurrency=3, header_timeout=BOUND_S)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_header_timeout(tmp_path, http):
+    """The timer is armed again at the first byte of each following request, and disarmed when its headers end."""
+    with InProcessServer(str(tmp_path / "c.sqlite"), Limits(header_timeout=1.0, http=http)) as server:
+        sock = raw_connection(server.port)
+        for pause in (1.2, 0.0):  # complete requests, idle longer than the header timeout in between: not closed
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = b""
+            while not answer.endswith(b'"ok"}'):  # head and body may come in two reads
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200")
+            time.sleep(pause)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # then a request whose headers never end
+        started = time.monotonic()
+        closed = False
+        while not closed and time.monotonic() - started < BOUND_S:
+            with contextlib.suppress(OSError):
+                sock.sendall(b"X-Trickle: a\r\n")
+            sock.settimeout(0.2)
+            try:
+                closed = sock.recv(1) == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        sock.close()
+        assert closed and time.monotonic() - started < 1.0 + 5.0
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, http):
+    """Trickled past 16 KiB (and with httptools, also whole in one write): 400, connection closed; 15 KiB pass."""
+    with InProcessServer(str(tmp_path / "c.sqlite"), Limits(http=http)) as server:
+        head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        trickled = raw_connection(server.port)
+        trickled.sendall(head)
+        with contextlib.suppress(OSError):  # the server may close before the last lines
+            for line in range(40):
+                trickled.sendall(f"X-Filler-{line}: {'a' * 1000}\r\n".encode())
+                time.sleep(0.005)
+        status, headers, _ = read_response(trickled)
+        assert status == 400 and headers.get("connection") == "close"
+        whole = raw_connection(server.port)
+        whole.sendall(head + b"X-Filler: " + b"a" * (20 << 10) + b"\r\nConnection: close\r\n\r\n")
+        status, headers, _ = read_response(whole)
+        if http == "httptools":  # h11 bounds only what it buffers: a whole head in one read passes
+            assert status == 400 and headers.get("connection") == "close"
+        fits = raw_connection(server.port)
+        fits.sendall(head + b"X-Filler: " + b"a" * (15 << 10) + b"\r\nConnection: close\r\n\r\n")
+        assert read_response(fits)[0] == 200
+        for sock in (trickled, whole, fits):
+            sock.close()
+
+
+def test_http_falls_back_to_h11_without_httptools(monkeypatch):
+    from dpdist.errors import InvalidParameterError
+    from dpdist.serve._limits import protocol_class
+    from dpdist.serve._protocol import HeaderTimeoutH11Protocol
+
+    assert protocol_class(http="auto").__name__ == "HeaderTimeoutHttpToolsProtocol"
+    monkeypatch.setitem(sys.modules, "dpdist.serve._protocol_httptools", None)  # as if httptools were not installed
+    assert protocol_class(http="auto") is HeaderTimeoutH11Protocol
+    assert issubclass(uvicorn_options(Limits(header_timeout=2.0))["http"], HeaderTimeoutH11Protocol)
+    with pytest.raises(InvalidParameterError, match="--http"):
+        protocol_class(http="httptools")
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_limit_concurrency_refuses_connections_beyond_it(tmp_path, http):
+    limits = Limits(limit_concurrency=3, header_timeout=BOUND_S, http=http)
     with InProcessServer(str(tmp_path / "c.sqlite"), limits) as server:
         held = [raw_connection(server.port) for _ in range(3)]
         for sock in held:

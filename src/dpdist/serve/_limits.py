@@ -19,7 +19,7 @@ connections or CPU beyond stated bounds.  The bounds, all options of
   a following request) is closed: slowloris connections do not accumulate;
 * **idle keep-alive** (``--keep-alive-timeout``), **connections**
   (``--limit-concurrency``: beyond it uvicorn answers 503), request headers of at
-  most 16 KiB (h11's limit), and a **graceful-shutdown** deadline
+  most 16 KiB (h11's limit, and :mod:`._protocol_httptools`'s), and a **graceful-shutdown** deadline
   (``--graceful-timeout``) after which SIGTERM cancels requests still running;
 * **rate** (``--rate-limit``, ``--rate-burst``): a token bucket of batches per
   client address (IPv6: per /64), in memory, per process;
@@ -57,8 +57,10 @@ DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
 BODY_GRACE_S = 5.0
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
 MAX_CHECKED_ROWS = 10_000
-#: request line and headers, at most (h11's default limit, stated)
+#: request line and headers, at most (h11's default limit, stated; enforced on httptools by _protocol_httptools)
 MAX_HEADER_BYTES = 16 << 10
+#: HTTP parsers of ``--http``: httptools when installed (``auto``), else h11 (:mod:`._protocol`)
+HTTP_CHOICES = ("auto", "httptools", "h11")
 #: client addresses the rate limiter remembers (beyond: the idle ones, then the oldest, are forgotten)
 MAX_RATE_KEYS = 100_000
 
@@ -83,6 +85,7 @@ class Limits:
     retention_days: float | None = None
     max_queue: int = 256
     commit_delay: float = 0.002
+    http: str = "auto"
     body_grace: float = BODY_GRACE_S  # not an option: tests shorten it
 
     def check(self, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> "Limits":
@@ -110,6 +113,7 @@ class Limits:
         need(isinstance(self.rate_limit, (int, float)) and math.isfinite(self.rate_limit) and self.rate_limit >= 0,
              "rate_limit", "a number >= 0 (0: no rate limit)")
         need(self.access_log in ("anonymous", "full", "off"), "access_log", "one of 'anonymous', 'full', 'off'")
+        need(self.http in HTTP_CHOICES, "http", "one of " + ", ".join(repr(choice) for choice in HTTP_CHOICES))
         need(self.retention_days is None or (isinstance(self.retention_days, (int, float)) and self.retention_days > 0
                                              and math.isfinite(self.retention_days)), "retention_days", "a number of days > 0")
         return self
@@ -288,24 +292,36 @@ class RateLimiter:
 
 
 # ---------------------------------------------------------------------- uvicorn
-def protocol_class(header_timeout: float | None = None):
-    """uvicorn's h11 protocol with a header timeout and without uvicorn's access line (:mod:`._protocol`).
+def protocol_class(header_timeout: float | None = None, http: str = "auto"):
+    """uvicorn's HTTP protocol with a header timeout, a header-size limit and without uvicorn's access line.
 
+    ``http``: ``"httptools"`` (:mod:`._protocol_httptools`), ``"h11"``
+    (:mod:`._protocol`), or ``"auto"``: httptools when it is installed, else h11.
     Without ``header_timeout``, the class reads it from its uvicorn ``Config``
     (``config.dpdist_header_timeout``): the class of the worker processes of
     ``dpdist serve --workers N``, importable by name.
     """
     from ._protocol import HeaderTimeoutH11Protocol
 
+    base: type = HeaderTimeoutH11Protocol
+    if http != "h11":
+        try:
+            from ._protocol_httptools import HeaderTimeoutHttpToolsProtocol
+        except ImportError:
+            if http == "httptools":
+                raise InvalidParameterError("The '--http' option is 'httptools' but httptools is not installed "
+                                            "(pip install httptools, or --http h11).") from None
+        else:
+            base = HeaderTimeoutHttpToolsProtocol
     if header_timeout is None:
-        return HeaderTimeoutH11Protocol
-    return type("HeaderTimeoutH11Protocol", (HeaderTimeoutH11Protocol,), {"header_timeout": float(header_timeout)})
+        return base
+    return type(base.__name__, (base,), {"header_timeout": float(header_timeout)})
 
 
 def uvicorn_options(limits: Limits) -> dict:
     """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` that enforce ``limits``."""
     return {
-        "http": protocol_class(limits.header_timeout),
+        "http": protocol_class(limits.header_timeout, limits.http),
         "timeout_keep_alive": limits.keep_alive_timeout,
         "limit_concurrency": limits.limit_concurrency,
         "timeout_graceful_shutdown": limits.graceful_timeout,
@@ -334,6 +350,8 @@ _HELP = {
     "(aggregates stay; default: keep)",
     "max_queue": "batches served at once (from their admission to their answer), per process; beyond it 503 with "
     "Retry-After before the body is read (default {})",
+    "http": "HTTP parser: 'httptools' (C, the faster), 'h11' (pure Python), or 'auto': httptools when installed "
+    "(default {})",
     "commit_delay": "seconds a group commit waits for more batches when fewer than 8 wait (default {})",
 }
 
@@ -345,8 +363,9 @@ def add_arguments(parser) -> None:
         if field.name not in _HELP:
             continue
         default = getattr(defaults, field.name)
-        kind = {"access_log": str, "retention_days": float}.get(field.name, type(default))
-        options = {"choices": ["anonymous", "full", "off"]} if field.name == "access_log" else {}
+        kind = {"access_log": str, "http": str, "retention_days": float}.get(field.name, type(default))
+        choices = {"access_log": ["anonymous", "full", "off"], "http": list(HTTP_CHOICES)}.get(field.name)
+        options = {"choices": choices} if choices else {}
         parser.add_argument(
             "--" + field.name.replace("_", "-"),
             type=kind,

@@ -5,6 +5,8 @@ trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection
 whose headers are not complete ``header_timeout`` seconds after it opened or
 after the first byte of its next request.  uvicorn's access line (client address
 and full URL with its query string) is replaced by :mod:`._access`'s.
+:class:`HeaderTimer` holds the timer, shared with the httptools protocol of
+:mod:`._protocol_httptools` (the default when ``httptools`` is installed).
 
 The class lives at module level so that the worker processes of
 ``dpdist serve --workers N`` (started by uvicorn's supervisor, which pickles its
@@ -17,22 +19,53 @@ from __future__ import annotations
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
+__all__ = ["HeaderTimer", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 
 
-class HeaderTimeoutH11Protocol(H11Protocol):
-    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
+class HeaderTimer:
+    """A connection closed unless its request headers are complete within ``header_timeout`` seconds.
+
+    Mixed into a uvicorn protocol (which sets ``config``, ``loop`` and
+    ``transport``); the protocol arms the timer when it waits for a request's
+    headers, disarms it when they are complete, and says in
+    :meth:`_waiting_for_headers` whether it still waits when the timer expires.
+    """
 
     header_timeout: float | None = None
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.access_log = False
+    def _init_header_timer(self) -> None:
+        self.access_log = False  # the access line is _access's, without the client address and query string
         self._header_timer = None
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
+
+    def _waiting_for_headers(self) -> bool:
+        raise NotImplementedError
+
+    def _arm_header_timer(self):
+        self._disarm_header_timer()
+        assert self.header_timeout is not None, "set when the connection was made"
+        self._header_timer = self.loop.call_later(self.header_timeout, self._header_timeout_expired)
+
+    def _disarm_header_timer(self):
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout_expired(self):
+        self._header_timer = None
+        if self._waiting_for_headers() and not self.transport.is_closing():
+            self.transport.close()
+
+
+class HeaderTimeoutH11Protocol(HeaderTimer, H11Protocol):
+    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_header_timer()
 
     def connection_made(self, transport):
         super().connection_made(transport)
@@ -49,17 +82,5 @@ class HeaderTimeoutH11Protocol(H11Protocol):
         self._disarm_header_timer()
         super().connection_lost(exc)
 
-    def _arm_header_timer(self):
-        self._disarm_header_timer()
-        assert self.header_timeout is not None, "set when the connection was made"
-        self._header_timer = self.loop.call_later(self.header_timeout, self._header_timeout_expired)
-
-    def _disarm_header_timer(self):
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-
-    def _header_timeout_expired(self):
-        self._header_timer = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-            self.transport.close()
+    def _waiting_for_headers(self) -> bool:
+        return self.conn.their_state is h11.IDLE

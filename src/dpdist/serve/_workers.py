@@ -52,7 +52,7 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
         "db": db, "admin_token": admin_token, "relay_token": relay_token, "max_body_bytes": max_body_bytes,
         "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
     })
-    uvicorn_options["http"] = protocol_class()  # importable by name: the workers unpickle the configuration
+    uvicorn_options["http"] = protocol_class(http=limits.http)  # importable by name: the workers unpickle the configuration
     # a worker that does not answer the supervisor's ping in time is killed and replaced: give a worker starting on a
     # busy machine (or holding the GIL with a large batch) a minute, not uvicorn's 5 s
     config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,

@@ -1,0 +1,80 @@
+"""uvicorn's httptools protocol with a header timeout, a header-size limit and no access line of its own (issue 28).
+
+httptools (llhttp, in C) parses a request in a fraction of h11's CPU; this is
+the protocol of ``dpdist serve`` when it is installed (``--http auto``), with
+the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
+
+* **header time**: the timer of :class:`._protocol.HeaderTimer` is armed when the
+  connection opens and at the first byte of each following request
+  (``on_message_begin``), and disarmed when the request's headers are complete;
+* **header size**: llhttp sets no limit on a request's line and headers, so the
+  bytes received while a request's headers are incomplete are counted, and past
+  :data:`._limits.MAX_HEADER_BYTES` the request is answered 400 and the
+  connection closed, as h11 does past its ``max_incomplete_event_size``.  The
+  count is an upper bound: the read in which a request begins counts whole, also
+  the tail of a pipelined previous request it may hold.  A complete head read at
+  once is also refused past the limit (line, header names and values).
+
+Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
+then falls back to h11.
+"""
+
+from __future__ import annotations
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from ._limits import MAX_HEADER_BYTES
+from ._protocol import HeaderTimer
+
+__all__ = ["HeaderTimeoutHttpToolsProtocol"]
+
+#: bytes of a request head besides its line and header names and values, counted per header ("\r\n" and ": ")
+_HEADER_OVERHEAD = 4
+
+
+class HeadersTooLarge(Exception):
+    """Raised from a parser callback: httptools turns it into an ``HttpParserCallbackError``, uvicorn into a 400."""
+
+
+class HeaderTimeoutHttpToolsProtocol(HeaderTimer, HttpToolsProtocol):
+    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_header_timer()
+        self._head_complete = False  # False while the connection waits for, or reads, a request's headers
+        self._head_bytes = 0
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._head_complete or self.parser is None or self.transport.is_closing():
+            return
+        self._head_bytes += len(data)
+        if self._head_bytes > MAX_HEADER_BYTES:
+            self.logger.warning("Request headers too large.")
+            self.send_400_response("Request headers too large.")
+
+    def on_message_begin(self) -> None:
+        if self._head_complete:  # the first byte of a following request (its read counts whole: an upper bound)
+            self._head_complete, self._head_bytes = False, 0
+            self._arm_header_timer()
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self._head_complete = True
+        self._disarm_header_timer()
+        size = len(self.url) + sum(len(name) + len(value) + _HEADER_OVERHEAD for name, value in self.headers)
+        if size > MAX_HEADER_BYTES:
+            raise HeadersTooLarge(size)
+        super().on_headers_complete()
+
+    def connection_lost(self, exc):
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _waiting_for_headers(self) -> bool:
+        return not self._head_complete
