@@ -16,7 +16,10 @@ configuration) import it by name; its timeout then comes from the uvicorn
 
 from __future__ import annotations
 
+import asyncio
+
 import h11
+from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["HeaderTimer", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
@@ -34,10 +37,13 @@ class HeaderTimer:
     """
 
     header_timeout: float | None = None
+    config: Config  # set by the uvicorn protocol this is mixed into
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
 
     def _init_header_timer(self) -> None:
         self.access_log = False  # the access line is _access's, without the client address and query string
-        self._header_timer = None
+        self._header_timer: asyncio.TimerHandle | None = None
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
 
