@@ -308,9 +308,12 @@ def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, htt
         assert httpx.get(server.url + "/healthz").status_code == 200  # the server still serves
 
 
+@pytest.mark.parametrize("trickle", [(b"GET /healthz HTTP/1.1\r\n", b"X-Trickle: a\r\n"), (b"\r\n", b"\r\n")],
+                         ids=["headers", "blank-lines"])
 @pytest.mark.parametrize("http", ["h11", "httptools"])
-def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_header_timeout(tmp_path, http):
-    """The timer is armed again at the first byte of each following request, and disarmed when its headers end."""
+def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_header_timeout(tmp_path, http, trickle):
+    """The timer is armed again at the first byte after each answered request (even blank lines, which begin no
+    request), and disarmed when a request's headers end."""
     with InProcessServer(str(tmp_path / "c.sqlite"), Limits(header_timeout=1.0, http=http)) as server:
         sock = raw_connection(server.port)
         for pause in (1.2, 0.0):  # complete requests, idle longer than the header timeout in between: not closed
@@ -320,12 +323,12 @@ def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_
                 answer += sock.recv(65536)
             assert answer.startswith(b"HTTP/1.1 200")
             time.sleep(pause)
-        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # then a request whose headers never end
+        sock.sendall(trickle[0])  # then a request whose headers never end
         started = time.monotonic()
         closed = False
         while not closed and time.monotonic() - started < BOUND_S:
             with contextlib.suppress(OSError):
-                sock.sendall(b"X-Trickle: a\r\n")
+                sock.sendall(trickle[1])
             sock.settimeout(0.2)
             try:
                 closed = sock.recv(1) == b""

@@ -5,15 +5,16 @@ the protocol of ``dpdist serve`` when it is installed (``--http auto``), with
 the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
 
 * **header time**: the timer of :class:`._protocol.HeaderTimer` is armed when the
-  connection opens and at the first byte of each following request
-  (``on_message_begin``), and disarmed when the request's headers are complete;
+  connection opens and at the first bytes that follow a request once its answer
+  is sent (as the h11 protocol does), and disarmed when a request's headers are
+  complete; bytes that never begin a request (blank lines) keep it armed;
 * **header size**: llhttp sets no limit on a request's line and headers, so the
   bytes received while a request's headers are incomplete are counted, and past
   :data:`._limits.MAX_HEADER_BYTES` the request is answered 400 and the
-  connection closed, as h11 does past its ``max_incomplete_event_size``.  The
-  count is an upper bound: the read in which a request begins counts whole, also
-  the tail of a pipelined previous request it may hold.  A complete head read at
-  once is also refused past the limit (line, header names and values).
+  connection closed, as h11 does past its ``max_incomplete_event_size``.  A head
+  that begins in the middle of a read (pipelined behind the previous request) is
+  counted from the next read.  A complete head read at once is also refused
+  past the limit (its line, header names and values), which h11 lets through.
 
 Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
 then falls back to h11.
@@ -42,39 +43,42 @@ class HeaderTimeoutHttpToolsProtocol(HeaderTimer, HttpToolsProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_header_timer()
-        self._head_complete = False  # False while the connection waits for, or reads, a request's headers
+        self._awaiting_head = True  # before a request's headers are complete (from the end of the previous request)
         self._head_bytes = 0
+        self._completed_in_read = False
 
     def connection_made(self, transport):
         super().connection_made(transport)
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._header_timer is None and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
+            self._arm_header_timer()  # the first bytes of a following request
+        awaited, self._completed_in_read = self._awaiting_head, False
         super().data_received(data)
-        if self._head_complete or self.parser is None or self.transport.is_closing():
+        if not self._awaiting_head or self.parser is None or self.transport.is_closing():
             return
-        self._head_bytes += len(data)
+        if awaited and not self._completed_in_read:  # a head begun mid-read (pipelined) counts from the next read
+            self._head_bytes += len(data)
         if self._head_bytes > MAX_HEADER_BYTES:
             self.logger.warning("Request headers too large.")
             self.send_400_response("Request headers too large.")
 
-    def on_message_begin(self) -> None:
-        if self._head_complete:  # the first byte of a following request (its read counts whole: an upper bound)
-            self._head_complete, self._head_bytes = False, 0
-            self._arm_header_timer()
-        super().on_message_begin()
-
     def on_headers_complete(self) -> None:
-        self._head_complete = True
+        self._awaiting_head, self._head_bytes = False, 0
         self._disarm_header_timer()
         size = len(self.url) + sum(len(name) + len(value) + _HEADER_OVERHEAD for name, value in self.headers)
         if size > MAX_HEADER_BYTES:
             raise HeadersTooLarge(size)
         super().on_headers_complete()
 
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._awaiting_head, self._completed_in_read = True, True  # what follows is the next request's
+
     def connection_lost(self, exc):
         self._disarm_header_timer()
         super().connection_lost(exc)
 
     def _waiting_for_headers(self) -> bool:
-        return not self._head_complete
+        return self._awaiting_head
