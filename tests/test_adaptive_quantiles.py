@@ -59,7 +59,7 @@ def test_rounds_use_disjoint_groups_and_ask_inside_the_brackets():
     (a, b), = plan.brackets(history)
     assert a <= 128 <= b and b - a == 256 // 4  # the median sits on cut 128: either neighbour bracket
     second = plan.protocol(1, history)
-    assert second.round == 1 and set(second.cuts) <= set(range(a, b + 1)) and {a, b} <= set(second.cuts)
+    assert second.round == 2 and set(second.cuts) <= set(range(a, b + 1)) and {a, b} <= set(second.cuts)
     with pytest.raises(InvalidParameterError, match="round 2 needs the aggregates of the 2 round"):
         plan.protocol(2, history)
 

@@ -175,6 +175,28 @@ def test_a_version_3_database_gains_the_relayed_campaigns_table(tmp_path):
             db.close()
 
 
+def test_a_version_4_database_gains_the_round_campaigns_table(tmp_path):
+    """4 -> 5 (issue 35): the table of the campaigns that run in rounds; the campaigns already there stay."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v4.sqlite")
+    service = create_app(path, admin_token=ADMIN_TOKEN).state.service
+    service.store.create("old", GRR)
+    service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE round_campaigns")
+        connection.execute("UPDATE dpdist_meta SET value = '4' WHERE key = 'schema_version'")
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("5",)]
+        assert db.execute("SELECT COUNT(*) FROM round_campaigns") == [(0,)]
+        assert db.execute("SELECT id FROM campaigns") == [("old",)]
+    finally:
+        db.close()
+
+
 @pytest.mark.slow
 def test_services_starting_at_once_on_a_new_postgresql_create_one_schema(tmp_path):
     """Four processes' first start on one empty PostgreSQL database: each finds one schema, none fails."""

@@ -38,7 +38,7 @@ the collection service runs the same plan round by round (docs/adaptive_quantile
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from ..privacy import PrivacyGuarantee
 from .._types import ArrayLike, FloatBounds, Seed
 from ._aggregator import Aggregator
 from .numerical.threshold import MAX_CUTS, ThresholdRR, cut_fractions
+
+if TYPE_CHECKING:
+    from ..central.many_quantiles import QuantileRelease
 
 __all__ = ["AdaptiveQuantiles", "adaptive_quantiles"]
 
@@ -136,7 +139,7 @@ class AdaptiveQuantiles:
             raise InvalidParameterError(f"{_OWNER}: round {index} needs the aggregates of the {index} round(s) "
                                         f"before it. Got {len(history)}.")
         return ThresholdRR(epsilon=self.epsilon, bounds=self.bounds, grid_size=self.grid_size,
-                           cuts=self.next_cuts(history), round=index)
+                           cuts=self.next_cuts(history), round=index + 1)
 
     def next_cuts(self, history: Sequence[Aggregator]) -> list[int]:
         """The cuts the next round asks: each bracket's ends and ``splits`` cuts evenly inside it."""
@@ -191,7 +194,7 @@ class AdaptiveQuantiles:
         return [(int(cuts[u - 1]), int(cuts[u])) for u in upper]
 
     # ------------------------------------------------------------------ release
-    def estimate(self, history: Sequence[Aggregator]):
+    def estimate(self, history: Sequence[Aggregator]) -> "QuantileRelease":
         """The quantiles from the aggregates of the rounds so far, with their intervals (a ``QuantileRelease``)."""
         from scipy.stats import norm
 
@@ -204,7 +207,7 @@ class AdaptiveQuantiles:
         a, b = cuts[upper - 1], cuts[upper]
         share = np.clip((self.q - cdf[upper - 1]) / np.maximum(cdf[upper] - cdf[upper - 1], 1e-300), 0.0, 1.0)
         asked, fraction, variance = self.pooled(history)
-        grid_values = self._local_fit(history, asked, fraction, variance, a + share * (b - a))
+        grid_values = self._local_fit(history, asked, fraction, variance, a + share * (b - a), list(zip(a, b)))
         z = norm.ppf(1.0 - (1.0 - self.level) / (2.0 * max(asked.size, 1)))
         spread = z * np.sqrt(variance)
         low = np.array([max([0, *asked[fraction + spread < p]]) for p in self.q], dtype=np.float64)
@@ -220,17 +223,18 @@ class AdaptiveQuantiles:
             guarantee=self.guarantee,
         )
 
-    def _local_fit(self, history, asked, fraction, variance, interpolated: np.ndarray) -> np.ndarray:
-        """Each quantile where a weighted straight line through the pooled fractions inside the bracket the last
-        round searched crosses q (every answer near the quantile counts, not only the two bracket ends); the
-        isotonic interpolation where that window holds fewer than 3 cuts or the line does not rise."""
+    def _local_fit(self, history, asked, fraction, variance, interpolated: np.ndarray, final: list) -> np.ndarray:
+        """Each quantile where a weighted straight line through the pooled fractions inside the bracket searched
+        in the last rounds crosses q (every answer near the quantile counts, not only the two bracket ends); the
+        isotonic interpolation where that window does not hold the final bracket (the search moved since: the
+        window is stale), holds fewer than 3 cuts, or the line does not rise."""
         if len(history) < 2:
             return interpolated
         out = interpolated.copy()
         windows = self.brackets(history[: max(len(history) - WINDOW_ROUNDS, 1)])
-        for i, ((a, b), p) in enumerate(zip(windows, self.q)):
+        for i, ((a, b), p, (low, high)) in enumerate(zip(windows, self.q, final)):
             inside = (asked >= a) & (asked <= b)
-            if inside.sum() < 3:
+            if inside.sum() < 3 or not a <= low < high <= b:
                 continue
             t, y, w = asked[inside].astype(np.float64), fraction[inside], 1.0 / variance[inside]
             center = float(np.average(t, weights=w))
@@ -248,7 +252,7 @@ class AdaptiveQuantiles:
         return lo + np.asarray(grid, dtype=np.float64) * (hi - lo) / self.grid_size
 
     # ------------------------------------------------------------------ simulation
-    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True):
+    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> "QuantileRelease":
         """Simulate every round on ``values`` (one user each, split at random into the groups); the release."""
         generator = check_rng(rng, owner=_OWNER)
         x = check_real_values(self.protocol(0, [])._clip_for(values, clip, "simulate"), self.bounds, owner=_OWNER)
@@ -263,7 +267,7 @@ class AdaptiveQuantiles:
 
 def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
                        grid_size: int = 1024, splits: int | None = None, level: float = 0.95, rng: Seed = None,
-                       clip: bool = True):
+                       clip: bool = True) -> "QuantileRelease":
     """Quantiles of ``x`` under epsilon-LDP by an adaptive multi-round search, simulated end to end.
 
     Each value is one user; the users are split at random into ``rounds`` groups, group ``r``

@@ -18,6 +18,9 @@ Version history:
    key check would lock it (PostgreSQL ``FOR KEY SHARE``) in every ingest
    transaction of every process; the ingest and deletion paths keep them
    consistent under the campaign's lock instead.
+4. (issue 34) ``relayed_campaigns``: the key pair and relay of each campaign collected through a relay;
+5. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
+   in rounds (adaptive LDP quantiles, :mod:`._rounds`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -55,6 +58,7 @@ def _tables(db: Database) -> list[str]:
         " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
+        _ROUND_CAMPAIGNS,
     ]
 
 
@@ -89,6 +93,14 @@ _RELAYED_CAMPAIGNS = (
     "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
     " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
     " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (campaign_id, export_file_id))"
+)
+
+#: the plan, group sizes and current round (1-based) of each campaign that runs in rounds (serve/_rounds.py)
+_ROUND_CAMPAIGNS = (
+    "CREATE TABLE IF NOT EXISTS round_campaigns ("
+    " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, plan TEXT NOT NULL, sizes TEXT NOT NULL,"
+    " round BIGINT NOT NULL, submit_token_sha256 TEXT, keep_reports INTEGER NOT NULL,"
     " PRIMARY KEY (campaign_id, export_file_id))"
 )
 
@@ -146,8 +158,13 @@ def _from_3(db: Database) -> None:
     db.execute(_RELAYED_CAMPAIGNS)
 
 
+def _from_4(db: Database) -> None:
+    """4 -> 5: the rounds campaigns' table (adaptive LDP quantiles, serve/_rounds.py)."""
+    db.execute(_ROUND_CAMPAIGNS)
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
 
 
 def create_schema(db: Database) -> None:

@@ -31,6 +31,7 @@ from ._group import Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._relayed import RelayedCampaigns
+from ._rounds import RoundCampaigns
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
@@ -76,6 +77,7 @@ class Service:
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
         self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
+        self.rounds = RoundCampaigns(self.store, changed=self.changed)  # campaigns that run in rounds (issue 35)
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -165,8 +167,10 @@ class Service:
         if row.state == "created":
             raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
         if row.state == "closed":
-            raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
+            raise await self._closed(row)
         if row.max_reports is not None and (await run_in_threadpool(self.store.totals, campaign_id)).n >= row.max_reports:
+            if (await run_in_threadpool(self.store.row, campaign_id)).state == "closed":  # closed since it was cached
+                raise await self._closed(row)
             await self.count_refused(campaign_id, "campaign_full")
             raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
         if left is not None and left <= 0:
@@ -192,11 +196,24 @@ class Service:
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None
-        if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
-            return await self.count(row, batch_id, digest, None)
-        batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
-                                    inline=len(body) <= INLINE_BODY_BYTES)
-        return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
+        batch = None  # not open: a retry of an acknowledged batch still gets its acknowledgement
+        if row.state == "open":
+            batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
+                                        inline=len(body) <= INLINE_BODY_BYTES)
+        try:
+            return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
+        except Conflict as refusal:
+            if refusal.code != "campaign_closed":
+                raise
+            raise await self._closed(row) from None
+
+    async def _closed(self, row: CampaignRow) -> Refusal:
+        """The refusal of a new batch for a closed campaign: ``stale_round`` (counted) for a round that is over."""
+        stale = await run_in_threadpool(self.rounds.stale_refusal, row.id)
+        if stale is None:
+            return Conflict("campaign_closed", f"Campaign {row.id!r} is closed; it accepts no more reports.")
+        await self.count_refused(row.id, "stale_round")
+        return stale
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
                     enrollment_sha256: str | None = None, received_ms: int | None = None) -> dict:
