@@ -116,3 +116,22 @@ def test_bad_rounds_campaigns_are_refused_naming_the_field(tmp_path):
             return outcomes
 
     assert asyncio.run(work()) == [(400, "invalid_rounds")] * 5
+
+
+def test_the_python_client_submits_to_the_current_rounds_campaign():
+    from dpdist.client import Client
+
+    config = local.make("threshold", epsilon=1.0, cuts=[256, 512]).config()
+    paths = []
+
+    def handler(request):
+        paths.append((request.method, request.url.path))
+        if request.method == "GET":
+            return httpx.Response(200, json={"campaign": "med", "state": "open", "config": config, "submit_to": "med-r2"})
+        return httpx.Response(200, json={"campaign": "med-r2", "batch_id": request.url.path.rsplit("/", 1)[1],
+                                         "n_read": 3, "accepted": 3, "rejected": {}, "duplicate": False})
+
+    with Client("http://service.test", transport=httpx.MockTransport(handler)) as client:
+        client.submit_values("med", [0.1, 0.6, 0.9])
+    assert paths[0] == ("GET", "/api/campaigns/med/config")
+    assert [p for m, p in paths[1:]] and all(p.startswith("/api/campaigns/med-r2/batches/") for m, p in paths[1:])

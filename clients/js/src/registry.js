@@ -12,6 +12,7 @@ import { OLH } from './protocols/olh.js';
 import { PEM } from './protocols/pem.js';
 import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
+import { Threshold } from './protocols/threshold.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
 
@@ -31,6 +32,7 @@ const PROTOCOLS = {
   dbitflippm: DBitFlipPM,
   cms: CMS,
   hcms: HCMS,
+  threshold: Threshold,
 };
 
 /** Names of the protocols this client implements. */

@@ -37,6 +37,7 @@ the collection service runs the same plan round by round (docs/adaptive_quantile
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,7 @@ __all__ = ["AdaptiveQuantiles", "adaptive_quantiles"]
 _OWNER = "local.adaptive_quantiles"
 #: the final fit uses the answers inside the bracket found this many rounds before the last
 WINDOW_ROUNDS = 2
+VARIANT = 1
 
 
 class AdaptiveQuantiles:
@@ -99,6 +101,12 @@ class AdaptiveQuantiles:
             raise InvalidParameterError(
                 f"{_OWNER}: {self.q.size} quantiles x {self.splits + 2} cuts per round exceed {MAX_CUTS} cuts; "
                 "ask fewer quantiles or pass a smaller 'splits'.")
+
+    @property
+    def first_splits(self) -> int:
+        r"""Cuts of the first round's even split of the grid: enough that ``splits`` cuts per later round reach single
+        cells, :math:`\lceil B / (splits + 1)^{rounds - 1}\rceil - 1` (and at least ``splits`` per quantile)."""
+        return max(int(math.ceil(self.grid_size / (self.splits + 1) ** (self.rounds - 1))) - 1, self.splits)
 
     @property
     def guarantee(self) -> PrivacyGuarantee:
@@ -145,7 +153,7 @@ class AdaptiveQuantiles:
         """The cuts the next round asks: each bracket's ends and ``splits`` cuts evenly inside it."""
         if not history:  # first round: one bracket over the whole grid, split for every quantile at once
             brackets = [(0, self.grid_size)]
-            inside = max(self.splits, min(self.q.size * self.splits, MAX_CUTS - 2))
+            inside = min(max(self.q.size * self.splits, self.first_splits), MAX_CUTS - 2)
         else:
             brackets, inside = self.brackets(history), self.splits
         cuts: set[int] = set()
@@ -234,7 +242,10 @@ class AdaptiveQuantiles:
         windows = self.brackets(history[: max(len(history) - WINDOW_ROUNDS, 1)])
         for i, ((a, b), p, (low, high)) in enumerate(zip(windows, self.q, final)):
             inside = (asked >= a) & (asked <= b)
-            if inside.sum() < 3 or not a <= low < high <= b:
+            if VARIANT == 3:
+                a, b = min(a, low), max(b, high)
+                inside = (asked >= a) & (asked <= b)
+            if inside.sum() < 3 or (VARIANT == 1 and not a <= low < high <= b):
                 continue
             t, y, w = asked[inside].astype(np.float64), fraction[inside], 1.0 / variance[inside]
             center = float(np.average(t, weights=w))
@@ -244,7 +255,10 @@ class AdaptiveQuantiles:
                 continue
             slope = slope_num / slope_den
             crossing = center + (p - float(np.average(y, weights=w))) / slope
-            out[i] = min(max(crossing, a), b)
+            if VARIANT == 1:
+                out[i] = min(max(crossing, a), b)
+            elif a <= crossing <= b:
+                out[i] = crossing
         return out
 
     def _grid_to_value(self, grid: np.ndarray) -> np.ndarray:

@@ -96,6 +96,7 @@ class Client:
         self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
         self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
+        self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
 
     def close(self) -> None:
         self._http.close()
@@ -147,6 +148,8 @@ class Client:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
         document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
+        # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
+        self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
         return document
 
     def protocol(self, campaign: str) -> LocalProtocol:
@@ -237,7 +240,7 @@ class Client:
             return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": int(bool(answer.get("duplicate")))}
         response = self._request(
             "PUT",
-            f"/api/campaigns/{campaign}/batches/{batch_id}",
+            f"/api/campaigns/{self._rounds.get(campaign) or campaign}/batches/{batch_id}",
             token=self.submit_token,
             content=body,
             headers={"Content-Type": content_type},

@@ -173,6 +173,10 @@ class ThresholdRR(NumericalProtocol):
     def _report_format(self):
         return ItemReports(self.statistic_size)
 
+    def _client_design(self):
+        """The constant the JavaScript client's randomizer uses (``client_view()['design']``)."""
+        return {"keep": self._p}
+
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self.statistic_size).astype(np.int64)
 
