@@ -55,9 +55,10 @@ def test_rounds_use_disjoint_groups_and_ask_inside_the_brackets():
     assert sizes.sum() == 6001 and list(sizes) == sorted(sizes)
     x = np.random.default_rng(0).uniform(size=60_000)
     first = plan.protocol(0, [])
+    assert plan.first_splits == 15 and first.cuts == tuple(range(16, 256, 16))  # 16 x 4 x 4 = 256: single cells
     history = [first.simulate(x[:10_000], rng=1)]
     (a, b), = plan.brackets(history)
-    assert a <= 128 <= b and b - a == 256 // 4  # the median sits on cut 128: either neighbour bracket
+    assert a <= 128 <= b and b - a == 16  # the median sits on cut 128: either neighbour bracket
     second = plan.protocol(1, history)
     assert second.round == 2 and set(second.cuts) <= set(range(a, b + 1)) and {a, b} <= set(second.cuts)
     with pytest.raises(InvalidParameterError, match="round 2 needs the aggregates of the 2 round"):

@@ -74,9 +74,10 @@ class AdaptiveQuantiles:
     bounds : (float, float)
         Range of the values; the grid cuts it into ``grid_size`` equal cells.
     rounds : int, optional
-        Number of rounds (user groups). Default 4.
+        Number of rounds (user groups). Default 5 (with the default grid and splits: a first round of 15
+        cuts, then four 4-fold refinements down to single cells; benchmarks/bench_adaptive_quantiles.py).
     grid_size : int
-        :math:`B`, cells of the public grid (default 1024).
+        :math:`B`, cells of the public grid (default 4096).
     splits : int, optional
         Cuts asked inside each quantile's bracket per round (besides its two ends); default 3 (a bracket
         shrinks 4-fold per round; the final straight-line fit reads between the cuts).
@@ -85,7 +86,7 @@ class AdaptiveQuantiles:
     """
 
     def __init__(self, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
-                 grid_size: int = 1024, splits: int | None = None, level: float = 0.95):
+                 grid_size: int = 4096, splits: int | None = None, level: float = 0.95):
         from ..central.many_quantiles import _check_q
 
         self.q = np.sort(_check_q(_OWNER, q))
@@ -94,7 +95,7 @@ class AdaptiveQuantiles:
         self.epsilon = check_param(_OWNER, "epsilon", epsilon, EPSILON)
         self.bounds = check_param(_OWNER, "bounds", bounds, Bounds())
         self.grid_size = check_param(_OWNER, "grid_size", grid_size, Integer(low=2, high=2**30))
-        self.rounds = check_param(_OWNER, "rounds", 4 if rounds is None else rounds, Integer(low=1, high=64))
+        self.rounds = check_param(_OWNER, "rounds", 5 if rounds is None else rounds, Integer(low=1, high=64))
         self.level = check_param(_OWNER, "level", level, Interval(0, 1, closed="neither"))
         self.splits = check_param(_OWNER, "splits", 3 if splits is None else splits, Integer(low=1, high=MAX_CUTS))
         if self.q.size * (self.splits + 2) > MAX_CUTS:
@@ -280,7 +281,7 @@ class AdaptiveQuantiles:
 
 
 def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
-                       grid_size: int = 1024, splits: int | None = None, level: float = 0.95, rng: Seed = None,
+                       grid_size: int = 4096, splits: int | None = None, level: float = 0.95, rng: Seed = None,
                        clip: bool = True) -> "QuantileRelease":
     """Quantiles of ``x`` under epsilon-LDP by an adaptive multi-round search, simulated end to end.
 
