@@ -18,16 +18,19 @@ of its noisy binary search (the paper's batched variant, one batch of users per 
 * After round :math:`r` the collector pools the answers of every round by cut, debiases them
   (:func:`~dpdist.local.numerical.threshold.cut_fractions`) and fits a non-decreasing CDF to the
   pooled fractions (weighted isotonic regression, weights the inverse plug-in variances).  Each
-  quantile :math:`q` is then bracketed by the two consecutive asked cuts :math:`a < b` where the
-  fit crosses :math:`q` (:meth:`AdaptiveQuantiles.brackets`).
-* Round :math:`r + 1` asks, for every quantile, the two ends :math:`a, b` again (so a bracket that
-  noise put on the wrong side is corrected by the pooled answers: the search backtracks) and
-  ``splits`` cuts evenly inside :math:`(a, b)`: the k-ary search step.  Quantiles whose brackets
-  share cuts share their questions.
+  quantile :math:`q` gets a search bracket (:meth:`AdaptiveQuantiles.brackets`): from the last asked
+  cut whose pooled fraction is below :math:`q` by more than ``SEARCH_Z`` = 2 standard errors to the
+  first above it by as much (and at least the two consecutive cuts where the fit crosses :math:`q`).
+* Round :math:`r + 1` asks, for every quantile, the bracket's two ends again and ``splits`` cuts
+  evenly inside it: a k-ary search step where the answers allow one, and a new measurement of the
+  same region (by new users) where the cuts are already closer in rank than the noise, so the search
+  never zooms into noise, and a bracket noise misplaced is corrected by the pooled answers (the
+  search backtracks).  The first round splits the whole grid evenly, into enough pieces that the
+  later rounds can reach single cells.  Quantiles whose brackets share cuts share their questions.
 * The release (:meth:`AdaptiveQuantiles.estimate`) puts each quantile where a weighted straight line
-  through the pooled fractions inside the bracket searched in the last two rounds crosses :math:`q`
-  (every answer near the quantile counts), or interpolates the isotonic fit inside the final bracket
-  where that window is too small; the interval of each quantile is read off simultaneous normal bounds of the
+  through the pooled fractions inside the last round's search bracket crosses :math:`q` (every answer
+  near the quantile counts), or interpolates the isotonic fit between the two cuts around it where
+  that window is stale; the interval of each quantile is read off simultaneous normal bounds of the
   pooled per-cut fractions (Bonferroni over the asked cuts): the largest cut whose upper bound is
   below :math:`q` and the smallest whose lower bound reaches it.
 
@@ -57,9 +60,9 @@ if TYPE_CHECKING:
 __all__ = ["AdaptiveQuantiles", "adaptive_quantiles"]
 
 _OWNER = "local.adaptive_quantiles"
-#: the final fit uses the answers inside the bracket found this many rounds before the last
-WINDOW_ROUNDS = 2
-VARIANT = 1
+#: a search bracket reaches from the last cut confidently below q to the first confidently above it, at this many
+#: standard errors of the pooled fraction (pointwise: it steers the search; the released intervals are simultaneous)
+SEARCH_Z = 2.0
 
 
 class AdaptiveQuantiles:
@@ -197,7 +200,22 @@ class AdaptiveQuantiles:
         return np.concatenate([[0], cuts, [self.grid_size]]), np.concatenate([[0.0], fitted, [1.0]])
 
     def brackets(self, history: Sequence[Aggregator]) -> list[tuple[int, int]]:
-        """Each quantile's bracket ``(a, b)``: consecutive asked cuts with fit(a) < q <= fit(b)."""
+        """Each quantile's search bracket ``(a, b)``: from the last asked cut whose pooled fraction is below q by
+        more than ``SEARCH_Z`` standard errors to the first above it by as much, widened to hold the consecutive
+        asked cuts where the isotonic fit crosses q.  The search narrows as fast as the answers allow and no
+        faster: once the cuts are closer in rank than the noise, the next round asks the same region again
+        (with its new users) instead of zooming into noise."""
+        asked, fraction, variance = self.pooled(history)
+        spread = SEARCH_Z * np.sqrt(variance)
+        out = []
+        for (a, b), p in zip(self._point_brackets(history), self.q):
+            low = max([0, *asked[fraction + spread < p]])
+            high = min([self.grid_size, *asked[fraction - spread > p]])
+            out.append((int(min(low, a)), int(max(high, b))))
+        return out
+
+    def _point_brackets(self, history: Sequence[Aggregator]) -> list[tuple[int, int]]:
+        """The consecutive asked cuts ``(a, b)`` with fit(a) < q <= fit(b), per quantile."""
         cuts, cdf = self.fitted_cdf(history)
         upper = np.clip(np.searchsorted(cdf, self.q, side="left"), 1, cuts.size - 1)
         return [(int(cuts[u - 1]), int(cuts[u])) for u in upper]
@@ -233,33 +251,23 @@ class AdaptiveQuantiles:
         )
 
     def _local_fit(self, history, asked, fraction, variance, interpolated: np.ndarray, final: list) -> np.ndarray:
-        """Each quantile where a weighted straight line through the pooled fractions inside the bracket searched
-        in the last rounds crosses q (every answer near the quantile counts, not only the two bracket ends); the
-        isotonic interpolation where that window does not hold the final bracket (the search moved since: the
-        window is stale), holds fewer than 3 cuts, or the line does not rise."""
+        """Each quantile where a weighted straight line through the pooled fractions inside the search bracket
+        of the last round crosses q (every answer near the quantile counts, not only the two cuts around it);
+        the isotonic interpolation where that window does not hold the final crossing (the search moved
+        since), holds fewer than 2 cuts, or the line does not rise."""
         if len(history) < 2:
             return interpolated
         out = interpolated.copy()
-        windows = self.brackets(history[: max(len(history) - WINDOW_ROUNDS, 1)])
-        for i, ((a, b), p, (low, high)) in enumerate(zip(windows, self.q, final)):
+        for i, ((a, b), p, (low, high)) in enumerate(zip(self.brackets(history[:-1]), self.q, final)):
             inside = (asked >= a) & (asked <= b)
-            if VARIANT == 3:
-                a, b = min(a, low), max(b, high)
-                inside = (asked >= a) & (asked <= b)
-            if inside.sum() < 3 or (VARIANT == 1 and not a <= low < high <= b):
+            if inside.sum() < 2 or not a <= low < high <= b:
                 continue
             t, y, w = asked[inside].astype(np.float64), fraction[inside], 1.0 / variance[inside]
-            center = float(np.average(t, weights=w))
-            slope_num = float(np.sum(w * (t - center) * (y - np.average(y, weights=w))))
+            center, level = float(np.average(t, weights=w)), float(np.average(y, weights=w))
+            slope_num = float(np.sum(w * (t - center) * (y - level)))
             slope_den = float(np.sum(w * (t - center) ** 2))
-            if slope_num <= 0 or slope_den <= 0:
-                continue
-            slope = slope_num / slope_den
-            crossing = center + (p - float(np.average(y, weights=w))) / slope
-            if VARIANT == 1:
-                out[i] = min(max(crossing, a), b)
-            elif a <= crossing <= b:
-                out[i] = crossing
+            if slope_num > 0 and slope_den > 0:
+                out[i] = min(max(center + (p - level) * slope_den / slope_num, a), b)
         return out
 
     def _grid_to_value(self, grid: np.ndarray) -> np.ndarray:
@@ -297,3 +305,4 @@ def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: Fl
     plan = AdaptiveQuantiles(q, epsilon=epsilon, bounds=bounds, rounds=rounds, grid_size=grid_size, splits=splits,
                              level=level)
     return plan.run(x, rng, clip=clip)
+
