@@ -45,8 +45,15 @@ async def _answer(client, public, values, rng):
     return acks
 
 
-def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(tmp_path):
-    url = str(tmp_path / "campaigns.sqlite")
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def url(request, tmp_path):
+    from serve_support import database_url
+
+    with database_url(request.param, tmp_path) as found:
+        yield found
+
+
+def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
     rng = np.random.default_rng(1)
     values = rng.beta(2, 5, 600)
 
@@ -135,3 +142,33 @@ def test_the_python_client_submits_to_the_current_rounds_campaign():
         client.submit_values("med", [0.1, 0.6, 0.9])
     assert paths[0] == ("GET", "/api/campaigns/med/config")
     assert [p for m, p in paths[1:]] and all(p.startswith("/api/campaigns/med-r2/batches/") for m, p in paths[1:])
+
+
+def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
+    """Round 1 closed and round 2's campaign created but not opened, the round pointer not moved (a process killed
+    mid-advance): the next config fetch opens round 2 with the config the rounds before determine."""
+    url = str(tmp_path / "campaigns.sqlite")
+    values = np.random.default_rng(3).beta(2, 5, 100)
+
+    async def fill_round_one():
+        async with _client(url) as client:
+            await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN, "submit_token": TOKEN})
+            await client.post("/api/campaigns/med/open")
+            public = (await client.get("/api/campaigns/med/config")).json()
+            await _answer(client, public, values, np.random.default_rng(4))
+
+    asyncio.run(fill_round_one())
+    service = create_app(url, admin_token=ADMIN).state.service  # the killed process's last steps, by hand
+    rounds = service.rounds.of(service.store.row("med"))
+    service.store.transition("med-r1", "closed")
+    expected = rounds.plan.protocol(1, service.rounds.history(rounds, 1)).config()
+    service.store.create("med-r2", expected, max_reports=rounds.sizes[1])
+    assert service.rounds.of(service.store.row("med")).round == 1
+
+    async def fetch():
+        async with _client(url) as client:
+            return (await client.get("/api/campaigns/med/config")).json(), (await client.get("/api/campaigns/med-r2")).json()
+
+    public, round_two = asyncio.run(fetch())
+    assert public["rounds"]["round"] == 2 and public["submit_to"] == "med-r2" and public["config"] == expected
+    assert round_two["state"] == "open" and round_two["max_reports"] == 200 and round_two["submit_token_required"]

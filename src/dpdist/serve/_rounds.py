@@ -163,18 +163,15 @@ class RoundCampaigns:
     def _open_round(self, rounds: Rounds, k: int) -> None:
         """Create (if missing) and open round ``k``'s campaign, its config derived from rounds ``1..k-1``."""
         name = rounds.child(k)
-        try:
-            state = self.store.row(name).state
-        except NotFound:
+        if not self._exists(name):
             protocol = rounds.plan.protocol(k - 1, self.history(rounds, k - 1))
             try:
                 self.store.create(name, protocol.config(), keep_reports=rounds.keep_reports, max_reports=rounds.sizes[k - 1])
-                self.store.db.execute("UPDATE campaigns SET submit_token_sha256 = ? WHERE id = ? AND state = 'created'",
-                                      (rounds.submit_token_sha256, name))
             except Conflict:
                 pass  # another process created it (from the same closed rounds: the same config)
-            state = self.store.row(name).state
-        if state == "created":
+        if self.store.row(name).state == "created":  # the campaign's submit token before any device can reach it
+            self.store.db.execute("UPDATE campaigns SET submit_token_sha256 = ? WHERE id = ? AND state = 'created'",
+                                  (rounds.submit_token_sha256, name))
             self.store.transition(name, "open")
             self.changed(name)
 
