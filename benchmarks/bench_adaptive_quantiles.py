@@ -27,29 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_central_quantiles import data, rank_error  # normal, lognormal and the real columns, as issue 18's tables use them
 from dpdist import local
 
 ONE_ROUND = {"sw": {}, "wavelet": {"n_users": None}, "hh-admm": {}, "haar-hrr": {}, "binning": {"bins": 64}}
 QUANTILES = {"median": np.array([0.5]), "deciles": np.arange(1, 10) / 10}
-_POPULATION: dict = {}
-
-
-def data(name: str, n: int, rng: np.random.Generator):
-    if name == "normal":
-        return np.clip(rng.normal(size=n), -4, 4), (-4.0, 4.0)
-    if name == "lognormal":
-        return np.clip(rng.lognormal(0, 1, n), 0, 50), (0.0, 50.0)
-    if name not in _POPULATION:
-        from dpdist import datasets
-
-        dataset = datasets.get(name)
-        _POPULATION[name] = (np.asarray(dataset.load(), dtype=float), tuple(map(float, dataset.bounds)))
-    population, bounds = _POPULATION[name]
-    return rng.choice(population, n, replace=True), bounds
-
-
-def rank_error(sorted_x: np.ndarray, released: np.ndarray, q: np.ndarray) -> float:
-    return float(np.mean(np.abs(np.searchsorted(sorted_x, released, side="right") / sorted_x.size - q)))
 
 
 def one_cell(name: str, n: int, epsilon: float, runs: int) -> dict:
