@@ -97,6 +97,32 @@ def test_node_client_submits_batches_that_count_once(server, tmp_path):
     assert summary["n"] == 2000 and summary["rejected"] == {} and summary["batches"] == 3
 
 
+def test_node_client_submits_records_of_a_multi_attribute_campaign(server, tmp_path):
+    """A `Client` of an smp campaign reads its client view (each attribute's protocol, budget and constants
+    checked) and submits records, by name or in the schema's order: every report accepted, the served estimate's
+    attribute counts add up to n."""
+    config = {"protocol": "smp", "version": 1, "epsilon": 2.0, "attributes": [
+        {"name": "weather", "labels": ["rain", "sun", "fog"]}, {"name": "age", "bounds": [0.0, 100.0]}]}
+    name = _campaign(server, config)
+    script = tmp_path / "submit.mjs"
+    script.write_text(
+        f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
+        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ batchSize: 500 }});\n"
+        "const records = Array.from({ length: 1200 }, (_, i) => (i % 2 ? { weather: ['rain', 'sun', 'fog'][i % 3], age: i % 90 }"
+        " : [['rain', 'sun', 'fog'][i % 3], 20.5]));\n"
+        "const acks = await client.submitMany(records);\n"
+        "await client.submit({ weather: 'sun', age: 33 });\n"
+        "console.log(JSON.stringify(acks));\n"
+    )
+    result = subprocess.run([_required("node"), str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    acks = json.loads(result.stdout)
+    assert [ack["accepted"] for ack in acks] == [500, 500, 200] and all(ack["rejected"] == {} for ack in acks)
+    assert _summary(server, name)["n"] == 1201
+    served = httpx.get(f"{server.url}/api/campaigns/{name}/estimate", headers=admin_headers(), timeout=60).json()
+    assert sum(estimate["n"] for estimate in served["estimate"]["attributes"].values()) == 1201
+
+
 @pytest.fixture
 def chromium(tmp_path_factory):
     """A fresh headless Chromium per test: its own profile, so its own localStorage (the device's ledger)."""

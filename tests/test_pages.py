@@ -4,7 +4,7 @@
   the token before anything is drawn, and after a refused token sends the same report again;
   a numerical campaign shows what the report reveals in the order of the value;
 - the dashboard of a campaign of every kind (frequency with labels, heavy hitters, numerical
-  distribution, mean) shows its estimate with the fixed-n band and the confidence sequence,
+  distribution, mean, several attributes, marginals as heat maps) shows its estimate with the fixed-n band and the confidence sequence,
   labelled axes with ticks, a table of values with their intervals and the campaign's guarantee;
 - ``/`` is an HTML index of the campaigns for a browser, and JSON for a client that asks for it.
 
@@ -178,7 +178,8 @@ def _dashboard(server, devtools, name, shot, extra_steps=()):
     ]
     page = run_page(devtools, f"{server.url}/campaigns/{name}/dashboard#token={ADMIN_TOKEN}", steps)
     assert page["csp"] == []
-    return page["values"][-1]
+    earlier = [value for value in page["values"][:-1] if isinstance(value, dict)]  # what extra steps read
+    return {key: value for found in earlier + [page["values"][-1]] for key, value in found.items()}
 
 
 def _submit(server, name, values):
@@ -259,3 +260,75 @@ def test_the_root_is_an_html_index_for_a_browser_and_json_for_a_client(server, d
                                                  ["eval", "[document.getElementById('login').hidden,"
                                                           " document.getElementById('campaigns').hidden]"]])
     assert bare["values"][0] == [False, True]
+
+
+# ---------------------------------------------------------------------------- multi-attribute campaigns
+def _submit_records(server, name, records):
+    from dpdist import local
+
+    with httpx.Client(base_url=server.url, headers=admin_headers(), timeout=60) as admin:
+        protocol = local.from_config(admin.get(f"/api/campaigns/{name}/config").json()["config"])
+        reports = protocol.privatize(records, rng=5)
+        body = {"reports": protocol.report_format.to_json_rows(reports)}
+        answer = admin.put(f"/api/campaigns/{name}/batches/{uuid.uuid4().hex}", json=body)
+        assert answer.status_code == 200 and answer.json()["accepted"] == len(reports), answer.text
+
+
+MULTI_STEPS = [
+    ["eval", "({charts: [...document.querySelectorAll('#attributes svg')].map((s) => s.dataset.attribute),"
+             " headings: [...document.querySelectorAll('#attributes h3')].map((h) => h.textContent),"
+             " bars: [...document.querySelectorAll('#attributes svg')].map((s) => s.querySelectorAll('.bar').length),"
+             " whiskers: [...document.querySelectorAll('#attributes svg')].map((s) => s.querySelectorAll('.band').length),"
+             " cdf: document.querySelectorAll('#attributes .cdf').length,"
+             " cells: [...document.querySelectorAll('#attributes .cell rect')].map((r) => [+r.dataset.value, +r.dataset.halfWidth]),"
+             " cellText: [...document.querySelectorAll('#attributes .cell text')].map((t) => t.textContent),"
+             " estimateHidden: document.getElementById('estimate-chart').hasAttribute('hidden')})"],
+]
+
+
+def test_dashboard_of_a_multi_attribute_campaign_draws_every_attribute(server, devtools):
+    schema = [{"name": "weather", "labels": WEATHER}, {"name": "device", "domain_size": 3}, {"name": "age", "bounds": [0, 100]}]
+    name = _campaign(server, {"protocol": "smp", "epsilon": 2.0, "attributes": schema})
+    rng = np.random.default_rng(6)
+    records = {"weather": rng.choice(WEATHER, 6000, p=[0.1, 0.05, 0.3, 0.05, 0.5]), "device": rng.integers(0, 3, 6000),
+               "age": 100 * rng.beta(2, 5, 6000)}
+    _submit_records(server, name, records)
+    shown = _dashboard(server, devtools, name, "dashboard-multi-attribute", MULTI_STEPS)
+    assert shown["charts"] == ["weather", "device", "age"] and shown["estimateHidden"]
+    assert shown["headings"][0].startswith("weather (") and "reports)" in shown["headings"][0]
+    assert shown["bars"][:2] == [5, 3] and shown["whiskers"][:2] == [5, 3] and shown["cdf"] == 1
+    assert [row[0] for row in shown["rows"]][:5] == [f"weather: {w}" for w in WEATHER]
+    assert "age: mean" in [row[0] for row in shown["rows"]]
+    # categorical attributes carry their fixed-n intervals (the served numerical attribute has none: no bootstrap band)
+    assert all(row[2].startswith("[") for row in shown["rows"] if not row[0].startswith("age:"))
+
+
+def test_dashboard_of_a_marginals_campaign_draws_a_heat_map_with_intervals(server, devtools):
+    schema = [{"name": "weather", "labels": WEATHER}, {"name": "device", "labels": ["phone", "laptop", "tablet"]}]
+    name = _campaign(server, {"protocol": "calm", "epsilon": 2.0, "attributes": schema})
+    rng = np.random.default_rng(7)
+    weather = rng.choice(5, 8000, p=[0.1, 0.05, 0.3, 0.05, 0.5])
+    device = (weather + rng.integers(0, 2, 8000)) % 3
+    _submit_records(server, name, {"weather": np.array(WEATHER)[weather], "device": np.array(["phone", "laptop", "tablet"])[device]})
+    shown = _dashboard(server, devtools, name, "dashboard-marginals", [["wait", BUYS], *MULTI_STEPS])
+    assert shown["charts"] == ["weather,device"] and shown["estimateHidden"]
+    assert len(shown["cells"]) == 15 and all(half > 0 for _, half in shown["cells"])
+    served = httpx.get(f"{server.url}/api/campaigns/{name}/estimate", headers=admin_headers(), timeout=30).json()
+    [marginal] = served["estimate"]["marginals"]
+    np.testing.assert_allclose([value for value, _ in shown["cells"]], marginal["frequencies"], rtol=1e-12)
+    assert any(text.startswith("±") for text in shown["cellText"])
+    assert shown["rows"][0][0] == "drizzle, phone" and shown["rows"][0][2].startswith("[")
+    assert "half-width" in shown["legend"]
+    assert shown["buys"].startswith("no prediction for this protocol (explain predicts the errors of one-attribute")  # was a 500
+
+
+def test_participate_says_a_multi_attribute_campaign_is_not_joined_from_the_page(server, devtools):
+    schema = [{"name": "weather", "labels": WEATHER}, {"name": "age", "bounds": [0, 100]}]
+    name = _campaign(server, {"protocol": "spl", "epsilon": 2.0, "attributes": schema})
+    steps = [["wait", f"{STATUS}.length > 0"],
+             ["eval", f"({{status: {STATUS}, form: document.getElementById('form').hidden}})"]]
+    page = run_page(devtools, f"{server.url}/campaigns/{name}/participate", steps)
+    shown = page["values"][-1]
+    assert shown["form"] and page["csp"] == []
+    assert shown["status"].startswith("This campaign cannot be joined from this page: it collects a record of several "
+                                      "attributes (weather, age)")

@@ -1,7 +1,7 @@
 // Type declarations of the one-protocol entry points 'dpdist-client/<name>' (src/entries/<name>.js):
 // the same functions as 'dpdist-client', for configs of that protocol only.
 
-import type { ClientView, Protocol, ProtocolConfig, RandomSource, ReportBatch } from './index.js';
+import type { ClientView, Protocol, ProtocolConfig, RandomSource, RecordValue, ReportBatch } from './index.js';
 
 export {
   DPDistError,
@@ -23,13 +23,13 @@ export function fromConfig(config: ProtocolConfig | ClientView | string): Protoc
 /** Randomize ``values``: one report per value (crypto.getRandomValues unless ``source``). */
 export function privatize(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string | bigint>,
+  values: ArrayLike<number | string | bigint | RecordValue>,
   options?: { source?: RandomSource },
 ): ReportBatch;
 
 /** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
 export function privatizeRecord(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string | bigint>,
+  values: ArrayLike<number | string | bigint | RecordValue>,
   options?: { source?: RandomSource; fileId?: string | null },
 ): Uint8Array;

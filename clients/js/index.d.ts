@@ -51,8 +51,9 @@ export interface Protocol {
   /** The normalized config (defaults filled in), exactly as Python's ``proto.config()``. */
   readonly config: ProtocolConfig;
   /** The declared report format (Python's ``report_format``): kind, NumPy descr, row shape. */
-  readonly format: { readonly kind: string; readonly dtype: string; readonly rowShape: number[]; describe(): ClientView['format'] };
-  readonly descr: string;
+  readonly format: { readonly kind: string; readonly dtype: string | unknown[]; readonly rowShape: number[]; describe(): ClientView['format'] };
+  /** NumPy descr: a dtype string, or a list of fields for records (spl, smp, rsfd). */
+  readonly descr: string | unknown[];
   readonly rowShape: number[];
   readonly rowBytes: number;
   /** Refuse a client view whose format or design constants differ from this client's own. */
@@ -60,7 +61,7 @@ export interface Protocol {
   /** Frequency protocols: the public label of each item, or null. */
   readonly labels?: readonly string[] | null;
   /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw), words or integers (pem). */
-  privatize(values: ArrayLike<number | string | bigint>, source: RandomSource): ReportBatch;
+  privatize(values: ArrayLike<number | string | bigint | RecordValue>, source: RandomSource): ReportBatch;
   /** A short human-readable reading of one report. */
   describeReport(report: Uint8Array): string;
   /** The label of an item (its number when the config has no labels). */
@@ -73,6 +74,13 @@ export interface Protocol {
   reportBounds?(report: Uint8Array): { high: number; low: number };
 }
 
+/**
+ * One user's record for the multi-attribute protocols (spl, smp, rsfd): the attributes' values in the
+ * schema's order, or an object by attribute name (items or labels of categorical attributes, reals in
+ * the bounds of numerical ones).
+ */
+export type RecordValue = ReadonlyArray<number | string> | { readonly [attribute: string]: number | string };
+
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS: readonly string[];
 
@@ -82,7 +90,7 @@ export const SUPPORTED_PROTOCOLS: readonly string[];
  */
 export interface ClientView {
   config: ProtocolConfig;
-  format: { kind: string; dtype: string; row_shape: number[]; [parameter: string]: unknown };
+  format: { kind: string; dtype: string | unknown[]; row_shape: number[]; [parameter: string]: unknown };
   design?: Record<string, unknown>;
 }
 
@@ -96,14 +104,14 @@ export function fromConfig(config: ProtocolConfig | ClientView | string): Protoc
 /** Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw). */
 export function privatize(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string>,
+  values: ArrayLike<number | string | RecordValue>,
   options?: { source?: RandomSource },
 ): ReportBatch;
 
 /** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
 export function privatizeRecord(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string>,
+  values: ArrayLike<number | string | RecordValue>,
   options?: { source?: RandomSource; fileId?: string | null },
 ): Uint8Array;
 
@@ -174,15 +182,15 @@ export class Client {
   /** The device's privacy ledger (null without storage). */
   ledger(): Promise<Ledger | null>;
   /** Reports of ``values`` of this device, not sent (after ``campaign()``): charged to its ledger. */
-  randomize(values: ArrayLike<number | string>): ReportBatch;
+  randomize(values: ArrayLike<number | string | RecordValue>): ReportBatch;
   /** The device's memo of this longitudinal campaign, null before its first report or for other campaigns. */
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now. */
-  submit(value: number | string): Promise<Ack>;
+  submit(value: number | string | RecordValue): Promise<Ack>;
   /** Randomize values and submit them in batches of ``batchSize``. */
-  submitMany(values: ArrayLike<number | string>): Promise<Ack[]>;
+  submitMany(values: ArrayLike<number | string | RecordValue>): Promise<Ack[]>;
   /** Randomize a value now and queue its report; a full queue is flushed. */
-  add(value: number | string): Promise<Ack[]>;
+  add(value: number | string | RecordValue): Promise<Ack[]>;
   /** Send queued reports (and earlier failed batches, under their batch ids). */
   flush(): Promise<Ack[]>;
   /** Submit a batch under a batch id (fresh by default), retrying the same bytes. */
@@ -282,7 +290,7 @@ export class Ledger {
   cost(protocol: Protocol, reports?: number, collector?: string): number;
   memoOf(protocol: Protocol, collector?: string): Memo | null;
   /** Reports of ``values`` of this one device, charged first; throws PrivacyBudgetError past the budget. */
-  report(protocol: Protocol, values: ArrayLike<number | string>, options?: { collector?: string; source?: RandomSource; now?: number }): ReportBatch;
+  report(protocol: Protocol, values: ArrayLike<number | string | RecordValue>, options?: { collector?: string; source?: RandomSource; now?: number }): ReportBatch;
   toJSON(): LedgerState;
 }
 

@@ -14,6 +14,9 @@
 // shuffled (in memory up to 128 MiB of reports, beyond through temporary files of reports in a
 // private directory next to --out, removed at the end; see row-shuffler.js).
 //
+// With --columns A,B,C (multi-attribute configs: spl, smp, rsfd) each row of a CSV on stdin is one
+// user's record, a cell per attribute.
+//
 // With --memo FILE (longitudinal protocols: l-grr, l-osue, loloha, dbitflippm) every line is a value
 // of this one device, reported through its privacy ledger kept in FILE (the JSON of Python's
 // PrivacyLedger.to_dict, so `dpdist privatize --memo` can share it; a memo of the earlier format is
@@ -30,7 +33,7 @@ import { secureSource } from '../src/random.js';
 import { RowShuffler } from './row-shuffler.js';
 
 const USAGE =
-  'usage: node privatize.js --config PROTO.json|JSON --out REPORTS.bin [--column NAME] [--no-clip] [--batch-rows N] ' +
+  'usage: node privatize.js --config PROTO.json|JSON --out REPORTS.bin [--column NAME | --columns A,B,..] [--no-clip] [--batch-rows N] ' +
   '[--file-id HEX32] [--memo LEDGER.json [--budget EPSILON] [--accounting history|stable]] < values';
 
 const HELP = `${USAGE}
@@ -43,8 +46,9 @@ never in the order of the input.
 Input (stdin):
   one value per line: an integer item 0..d-1 (frequency protocols), a label (configs with "labels"),
   a number (sw, gw), a word (pem with an "alphabet") or an integer item (pem with "bits");
-  with --column, a CSV whose first line names the columns: the values are the cells of that column.
-  Empty lines and cells are missing values: skipped and counted.
+  with --column, a CSV whose first line names the columns: the values are the cells of that column;
+  with --columns (spl, smp, rsfd), such a CSV: each row is one user's record, a cell per attribute.
+  Empty lines and cells are missing values: skipped and counted (a row with one missing cell too).
 
 Options:
   --config PROTO.json|JSON  the protocol config as Python's proto.config() writes it (or its client view,
@@ -52,6 +56,8 @@ Options:
                             file, or the JSON object itself (e.g. '{"protocol": "grr", "epsilon": 1, "domain_size": 8}')
   --out REPORTS.bin         the report file to write (written to a temporary name, then renamed)
   --column NAME             stdin is a CSV (comma-separated, RFC 4180 quotes); randomize the column NAME
+  --columns A,B,..          multi-attribute configs: stdin is a CSV; the column of each attribute of the
+                            config's schema, in its order (or the attributes' own names, in any order)
   --clip / --no-clip        numbers outside a numerical protocol's bounds are clipped to the nearest bound
                             and counted (the default, as 'dpdist privatize'); --no-clip refuses them
   --batch-rows N            reports per record (default 65536)
@@ -76,7 +82,7 @@ function fail(message) {
 }
 
 function parseArguments(argv) {
-  const options = { batchRows: 65536, fileId: null, memo: null, column: null, clip: true, settings: {} };
+  const options = { batchRows: 65536, fileId: null, memo: null, column: null, columns: null, clip: true, settings: {} };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === '-h' || flag === '--help') {
@@ -88,7 +94,7 @@ function parseArguments(argv) {
       continue;
     }
     const [name, inline] = flag.includes('=') ? flag.split(/=(.*)/s) : [flag, undefined];
-    if (!['--config', '--out', '--column', '--batch-rows', '--file-id', '--memo', '--budget', '--accounting'].includes(name)) {
+    if (!['--config', '--out', '--column', '--columns', '--batch-rows', '--file-id', '--memo', '--budget', '--accounting'].includes(name)) {
       fail(`unknown option ${flag}; ${USAGE} (--help for more)`);
     }
     const value = inline ?? argv[++i];
@@ -96,6 +102,7 @@ function parseArguments(argv) {
     if (name === '--config') options.config = value;
     else if (name === '--out') options.out = value;
     else if (name === '--column') options.column = value;
+    else if (name === '--columns') options.columns = value.split(',').map((column) => column.trim());
     else if (name === '--memo') options.memo = value;
     else if (name === '--budget') {
       const budget = Number(value);
@@ -116,6 +123,10 @@ function parseArguments(argv) {
   }
   if (!options.config) fail(`option --config is required; ${USAGE} (--help for more)`);
   if (!options.out) fail(`option --out is required; ${USAGE} (--help for more)`);
+  if (options.column !== null && options.columns !== null) fail('options --column and --columns exclude each other (--columns: records of several attributes)');
+  if (options.columns !== null && (options.columns.some((column) => column === '') || new Set(options.columns).size !== options.columns.length)) {
+    fail(`option --columns must name distinct non-empty columns, got ${JSON.stringify(options.columns.join(','))}`);
+  }
   return options;
 }
 
@@ -130,12 +141,14 @@ function loadProtocol(config) {
       fail(`option --config: cannot read ${config} (${error.code ?? error.message}); give a JSON file or the JSON object itself`);
     }
   }
+  let protocol;
   try {
-    return fromConfig(text);
+    protocol = fromConfig(text);
   } catch (error) {
     if (error instanceof DPDistError) fail(`option --config${inline ? '' : `: ${config}`}: ${error.message}`);
     throw error;
   }
+  return protocol;
 }
 
 /**
@@ -167,12 +180,12 @@ function csvCells(text) {
 
 /**
  * The values of the input, with the input line each starts on: every non-empty line, or with
- * ``column`` the cells of that column of a CSV (its first record names the columns). Empty ones
- * are counted in ``counts.missing``.
+ * ``columns`` the cells of those columns of a CSV (its first record names the columns), one array
+ * per row. Empty ones (a row with an empty cell) are counted in ``counts.missing``.
  */
-async function* inputValues(lines, column, counts) {
+async function* inputValues(lines, columns, counts) {
   let lineNumber = 0;
-  if (column === null) {
+  if (columns === null) {
     for await (const line of lines) {
       lineNumber += 1;
       if (line === '') counts.missing += 1;
@@ -191,16 +204,19 @@ async function* inputValues(lines, column, counts) {
     if (cells === null) continue; // a quoted field goes on to the next line
     pending = null;
     if (index === null) {
-      index = cells.indexOf(column);
-      if (index < 0) fail(`option --column: the CSV on stdin has no column ${JSON.stringify(column)}; its columns: ${cells.map((c) => JSON.stringify(c)).join(', ')}`);
+      index = columns.map((column) => cells.indexOf(column));
+      const absent = columns.filter((_, at) => index[at] < 0);
+      if (absent.length) {
+        fail(`option ${OPTION}: the CSV on stdin has no column ${absent.map((c) => JSON.stringify(c)).join(', ')}; its columns: ${cells.map((c) => JSON.stringify(c)).join(', ')}`);
+      }
       continue;
     }
-    const cell = cells[index] ?? '';
-    if (cell === '') counts.missing += 1;
-    else yield [cell, start];
+    const row = index.map((at) => cells[at] ?? '');
+    if (row.some((cell) => cell === '')) counts.missing += 1;
+    else yield [row, start];
   }
   if (pending !== null) fail(`stdin line ${start}: a quoted CSV field is not closed`);
-  if (index === null) fail('option --column: stdin is empty (no CSV header)');
+  if (index === null) fail(`option ${OPTION}: stdin is empty (no CSV header)`);
 }
 
 /**
@@ -253,9 +269,9 @@ function openLedger(protocol, path, settings) {
  * The value on one input line: a label (protocols with labels), a word (``pem`` over an alphabet),
  * an integer item (a BigInt for ``pem``'s items of up to 62 bits) or a real number.
  */
-function parseValue(protocol, line, lineNumber, options, counts) {
+function parseValue(protocol, line, lineNumber, options, counts, column = options.column) {
   let value;
-  const where = options.column === null ? `stdin line ${lineNumber}` : `stdin line ${lineNumber} (column ${JSON.stringify(options.column)})`;
+  const where = column === null ? `stdin line ${lineNumber}` : `stdin line ${lineNumber} (column ${JSON.stringify(column)})`;
   if (protocol.labels) value = line; // the whole line is the label
   else if (protocol.kind === 'heavy_hitters' && protocol.symbols !== null) value = line; // the whole line is the word
   else if (protocol.kind === 'heavy_hitters') {
@@ -289,9 +305,37 @@ function parseValue(protocol, line, lineNumber, options, counts) {
   }
 }
 
+/** Which CSV column holds each attribute of a multi-attribute ``protocol`` (``--columns``, as `dpdist privatize --columns`). */
+function recordColumns(protocol, columns) {
+  if (protocol.kind !== 'multi') {
+    if (columns !== null) fail(`option --columns is for records of several attributes (spl, smp, rsfd); ${protocol.name} takes one value: use --column`);
+    return null;
+  }
+  const names = protocol.attributes.map((attribute) => attribute.name);
+  if (columns === null) {
+    fail(`option --columns is required: protocol '${protocol.name}' takes a record of attributes ${names.join(', ')} per user (a CSV on stdin)`);
+  }
+  if (columns.length === names.length && columns.every((column) => names.includes(column))) {
+    return names; // the attributes' own names, in any order
+  }
+  if (columns.length !== names.length) {
+    fail(`option --columns must name ${names.length} column(s), one per attribute of the schema (${names.join(', ')}); got ${columns.length}`);
+  }
+  return columns;
+}
+
+/** One user's record from the cells of its row (one per attribute, in the schema's order). */
+function parseRecord(protocol, cells, lineNumber, options, counts, columns) {
+  return cells.map((cell, at) => parseValue(protocol.inners[at], cell, lineNumber, options, counts, columns[at]));
+}
+
+let OPTION = '--column';
+
 async function main() {
   const options = parseArguments(process.argv.slice(2));
   const protocol = loadProtocol(options.config);
+  const columns = recordColumns(protocol, options.columns);
+  if (columns !== null) OPTION = '--columns';
   const ledger = options.memo === null ? null : openLedger(protocol, options.memo, options.settings);
   const source = secureSource();
   const fileId = options.fileId ?? newFileId();
@@ -356,9 +400,11 @@ async function main() {
   const counts = { missing: 0, clipped: 0 };
   try {
     const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-    for await (const [text, number] of inputValues(lines, options.column, counts)) {
+    const wanted = columns ?? (options.column === null ? null : [options.column]);
+    for await (const [text, number] of inputValues(lines, wanted, counts)) {
       lineNumber = number;
-      batch.push(parseValue(protocol, text, number, options, counts));
+      if (columns !== null) batch.push(parseRecord(protocol, text, number, options, counts, columns));
+      else batch.push(parseValue(protocol, options.column === null ? text : text[0], number, options, counts));
       if (batch.length === options.batchRows) draw();
     }
     draw();
@@ -382,10 +428,11 @@ async function main() {
       : isLongitudinal(protocol)
         ? '; each line randomized as a different user (one device over rounds: --memo FILE)'
         : '';
-  const missing = counts.missing ? `; ${counts.missing} missing value(s) skipped` : '';
+  const missing = counts.missing ? `; ${counts.missing} ${columns === null ? 'missing value(s)' : 'row(s) with a missing cell'} skipped` : '';
   const [lo, hi] = protocol.params.bounds ?? [];
+  const outside = protocol.kind === 'multi' ? 'outside their attribute\'s bounds' : `outside the bounds [${lo}, ${hi}]`;
   const clipped = counts.clipped
-    ? `; ${counts.clipped} value(s) outside the bounds [${lo}, ${hi}] clipped to the nearest bound (counted here, never sent; --no-clip refuses them)`
+    ? `; ${counts.clipped} value(s) ${outside} clipped to the nearest bound (counted here, never sent; --no-clip refuses them)`
     : '';
   process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${missing}${clipped}${who}\n`);
 }

@@ -89,3 +89,62 @@ export function packedBitReports(bits) {
 export function integerRowReports(width, dtype) {
   return new ReportFormat('integer_rows', dtype, [width]);
 }
+
+/** NumPy's descr of one field of a structured dtype: ``[name, dtype]`` or ``[name, dtype, shape]``. */
+function fieldDescr({ name, dtype, shape = [] }) {
+  return shape.length ? [name, dtype, [...shape]] : [name, dtype];
+}
+
+/**
+ * A 1-D structured array of fields, each of NumPy descr ``dtype`` and per-report ``shape``, packed one
+ * after another (``RecordReports``): the multi-attribute protocols' reports.  A field is bounded by
+ * ``[low, high)`` when the server checks it on its own (``high: null`` for none).
+ */
+export class RecordFormat extends ReportFormat {
+  constructor(fields) {
+    super('records', fields.map(fieldDescr), []);
+    this.fields = fields.map(({ name, dtype, shape = [], low = 0, high = null, reason = null }) => ({
+      name, dtype, shape: [...shape], low, high, reason: high === null && low === 0 ? null : (reason ?? `${name}_out_of_range`),
+    }));
+    let offset = 0;
+    this.offsets = this.fields.map((field) => {
+      const at = offset;
+      offset += ITEM_BYTES[field.dtype] * field.shape.reduce((a, b) => a * b, 1);
+      return at;
+    });
+    this._rowBytes = offset;
+  }
+
+  get rowBytes() {
+    return this._rowBytes;
+  }
+
+  /** The byte offset of field ``index`` in a report. */
+  offsetOf(index) {
+    return this.offsets[index];
+  }
+
+  describe() {
+    const fields = this.fields.map(({ name, low, high, reason }) => ({ name, low, high, reason }));
+    return { kind: this.kind, dtype: this.dtype.map((descr) => JSON.parse(JSON.stringify(descr))), row_shape: [], fields };
+  }
+
+  check(published, owner) {
+    const expected = this.describe();
+    const got = published ?? {};
+    const same = got.kind === expected.kind && JSON.stringify(got.dtype) === JSON.stringify(expected.dtype) &&
+      JSON.stringify(got.row_shape) === JSON.stringify(expected.row_shape) &&
+      JSON.stringify(got.fields) === JSON.stringify(expected.fields);
+    if (!same) {
+      throw new InvalidParameterError(
+        `The collector's client view declares ${owner} reports as ${JSON.stringify(got)}; this client writes ` +
+          `${JSON.stringify(expected)} for the config. The view is refused.`,
+      );
+    }
+  }
+}
+
+/** Records of the given fields (``RecordReports``). */
+export function recordReports(fields) {
+  return new RecordFormat(fields);
+}

@@ -3,37 +3,12 @@
 // instead ('dpdist-client/grr', src/entries/), so that its bundle holds that protocol only.
 
 import { buildProtocol } from './config.js';
-import { DBitFlipPM } from './protocols/dbitflippm.js';
-import { GRR } from './protocols/grr.js';
-import { HR } from './protocols/hr.js';
-import { LOLOHA } from './protocols/loloha.js';
-import { LGRR, LOSUE } from './protocols/longitudinal.js';
-import { OLH } from './protocols/olh.js';
-import { PEM } from './protocols/pem.js';
-import { CMS, HCMS } from './protocols/sketch.js';
-import { SS } from './protocols/ss.js';
-import { Threshold } from './protocols/threshold.js';
-import { OUE, SUE } from './protocols/unary.js';
-import { GeneralWave, SquareWave } from './protocols/wave.js';
+import { multiProtocols } from './protocols/multi.js';
+import { ATTRIBUTE_PROTOCOLS } from './attribute-protocols.js';
+import { SINGLE } from './single.js';
 
-const PROTOCOLS = {
-  grr: GRR,
-  oue: OUE,
-  sue: SUE,
-  olh: OLH,
-  hr: HR,
-  ss: SS,
-  sw: SquareWave,
-  gw: GeneralWave,
-  pem: PEM,
-  'l-grr': LGRR,
-  'l-osue': LOSUE,
-  loloha: LOLOHA,
-  dbitflippm: DBitFlipPM,
-  cms: CMS,
-  hcms: HCMS,
-  threshold: Threshold,
-};
+/** Every protocol: the 1-D ones and the multi-attribute ones over records of them ("spl", "smp", "rsfd"). */
+const PROTOCOLS = { ...SINGLE, ...multiProtocols(ATTRIBUTE_PROTOCOLS) };
 
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS = Object.freeze(Object.keys(PROTOCOLS).sort());

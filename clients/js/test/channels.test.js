@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromConfig } from '../src/index.js';
-import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
+import { ALPHA, CHANNEL_SLACK, checkSampledChannel, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
 
 const SAMPLES_PER_INPUT = 200_000;
 const label = (config) => JSON.stringify(config);
@@ -55,15 +55,7 @@ for (const [index, { config, inputs, channel }] of fixture.channels.entries()) {
   });
 
   test(`sampled reports follow Python channel() (chi-square): ${name}`, () => {
-    const protocol = fromConfig(config);
-    const source = deterministicSource(1000 + index);
-    for (const [row, value] of inputs.entries()) {
-      const batch = protocol.privatize(new Array(SAMPLES_PER_INPUT).fill(value), source);
-      const counts = new Array(channel[row].length).fill(0);
-      for (let i = 0; i < batch.length; i++) counts[protocol.reportIndex(batch.row(i))] += 1;
-      const pValue = chiSquarePValue(counts, channel[row]);
-      assert.ok(pValue > ALPHA / inputs.length, `input ${value}: chi-square p-value ${pValue}`);
-    }
+    checkSampledChannel(assert, fromConfig(config), inputs, channel, SAMPLES_PER_INPUT, 1000 + index);
   });
 }
 

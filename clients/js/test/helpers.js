@@ -171,3 +171,18 @@ export function positionalMatches(reports, guesses, d) {
   }
   return { matches, mean: n * grand, sd: Math.sqrt(variance), z: (matches - n * grand) / Math.sqrt(variance) };
 }
+
+/**
+ * Privatize ``samples`` copies of each input with a seeded source and check the counts of each
+ * report against its row of Python's ``channel`` (Pearson at ALPHA, Bonferroni over the inputs).
+ */
+export function checkSampledChannel(assert, protocol, inputs, channel, samples, seed) {
+  const source = deterministicSource(seed);
+  for (const [row, input] of inputs.entries()) {
+    const batch = protocol.privatize(new Array(samples).fill(input), source);
+    const counts = new Array(channel[row].length).fill(0);
+    for (let i = 0; i < batch.length; i++) counts[protocol.reportIndex(batch.row(i))] += 1;
+    const pValue = chiSquarePValue(counts, channel[row]);
+    assert.ok(pValue > ALPHA / inputs.length, `input ${JSON.stringify(input)}: chi-square p-value ${pValue}`);
+  }
+}

@@ -12,6 +12,8 @@ The fixture holds, from the Python implementation:
   ln 3, where a last-bit difference of exp would change an integer design parameter);
 - ``configs``: ``proto.config()`` of the conformance examples of every supported protocol (the
   pytest checks live that every other registered protocol is refused);
+- ``multi``: small multi-attribute instances (``spl``, ``smp``, ``rsfd``): the client view Python
+  publishes, input records and their exact ``channel()``;
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 """
 
@@ -33,8 +35,12 @@ if "numpy" not in sys.modules:  # the test suite's numerics: the channels' last 
 
 import numpy as np  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = ("grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
-             "threshold")
+SUPPORTED = (
+    "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
+    "threshold", "spl", "smp", "rsfd",
+)
+#: the multi-attribute protocols the client implements (records of attributes randomized by the 1-D ones)
+MULTI = ("spl", "smp", "rsfd")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -78,6 +84,38 @@ CHANNEL_CASES = [
     ("threshold", {"epsilon": 1.0, "grid_size": 8, "cuts": [2, 5, 7]}),
     ("threshold", {"epsilon": 2.5, "grid_size": 16, "cuts": [9], "bounds": (-2.0, 3.0), "round": 3}),
 ]
+
+_SCHEMA = [
+    {"name": "a", "labels": ["x", "y", "z"], "protocol": "grr"},
+    {"name": "b", "domain_size": 3, "protocol": "oue"},
+    {"name": "age", "bounds": [0.0, 10.0], "protocol": "sw", "options": {"bins": 4, "output_bins": 6}},
+]
+_RECORDS = [["x", 0, 0.0], ["y", 2, 10.0], ["z", 1, 3.7], ["x", 2, 6.180339887498949]]
+#: multi-attribute records: (protocol, params, input records); their exact channel() over those records
+MULTI_CASES = [
+    ("spl", {"epsilon": 2.0, "attributes": _SCHEMA}, _RECORDS),
+    ("spl", {"epsilon": 1.0, "attributes": [{"name": "c", "domain_size": 2}, {"name": "d", "domain_size": 4}]},
+     [[0, 0], [1, 3], [0, 2]]),
+    ("smp", {"epsilon": 1.5, "attributes": _SCHEMA}, _RECORDS),
+    ("smp", {"epsilon": 1.0, "attributes": [
+        {"name": "c", "domain_size": 4, "protocol": "olh", "options": {"hash_prime": 5}},
+        {"name": "d", "domain_size": 5, "protocol": "ss"},
+    ]}, [[0, 0], [3, 4], [1, 2]]),
+    ("rsfd", {"epsilon": 1.0, "attributes": [{"name": "c", "domain_size": 3}, {"name": "d", "domain_size": 3, "protocol": "oue"}]},
+     [[0, 0], [2, 1], [1, 2]]),
+    ("rsfd", {"epsilon": 1.5, "fake": "random", "attributes": [
+        {"name": "c", "domain_size": 3, "protocol": "oue"},
+        {"name": "d", "domain_size": 2, "protocol": "sue"},
+        {"name": "e", "domain_size": 4, "protocol": "ss"},
+    ]}, [[0, 0, 0], [2, 1, 3], [1, 0, 2]]),
+]
+
+
+def js_implements(protocol) -> bool:
+    """Whether the client implements ``protocol``: a supported name, and for a record every attribute's protocol."""
+    inners = getattr(protocol, "inner_protocols", ()) if protocol.name in MULTI else ()
+    return protocol.name in SUPPORTED and all(inner.name in SUPPORTED and inner.name not in MULTI for inner in inners)
+
 
 #: longitudinal memo cases: a Python device's memo after reporting VALUES, and round two's exact law
 MEMO_CASES = [
@@ -173,7 +211,15 @@ def build_fixture() -> dict:
         ):
             protocol = local.make(name, epsilon=epsilon, **extra)
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
-    configs = [local.make(name, **params).config() for name, params in CASES if name in SUPPORTED]
+    configs = [protocol.config() for protocol in (local.make(name, **params) for name, params in CASES) if js_implements(protocol)]
+    multi = []
+    for name, params, records in MULTI_CASES:
+        protocol = local.make(name, **params)
+        multi.append({
+            "view": protocol.client_view(),
+            "inputs": records,
+            "channel": protocol.channel(np.array(records, dtype=object)).tolist(),
+        })
     from dpdist.local.frequency.flh import family_seeds
     from dpdist.local.words import encode_strings, mix_prefixes
 
@@ -212,6 +258,7 @@ def build_fixture() -> dict:
         "channels": channels,
         "derived": derived_cases,
         "configs": configs,
+        "multi": multi,
         "pem": pem,
         "memos": memos,
         "exp": {

@@ -53,7 +53,10 @@ const HELPERS = {
   cms: ['olh', 'pem'], hcms: ['olh', 'pem'], dbitflippm: ['ss'], 'l-grr': ['unary'], 'l-osue': ['unary'],
   loloha: ['longitudinal', 'olh', 'unary'],
 };
-const MODULE = { oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+// a multi-attribute entry holds the protocols a record's attributes may use (src/attribute-protocols.js)
+const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'unary', 'wave', 'pem'];
+for (const name of ['spl', 'smp', 'rsfd']) HELPERS[name] = ATTRIBUTE_MODULES;
+const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
 
 test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
   const main = importGraph(join(ROOT, 'src', 'index.js'));
@@ -72,7 +75,9 @@ test('each entry point privatizes as the main one, and refuses another protocol 
     const entry = await import(`../src/entries/${config.protocol}.js`);
     assert.equal(entry.PROTOCOL, config.protocol);
     const values = [0, 1, 1];
-    const input = config.protocol === 'sw' || config.protocol === 'gw'
+    const record = () => config.attributes.map((a) => (a.bounds ? a.bounds[1] : a.labels ? a.labels[1] : 1));
+    const input = config.attributes ? [record(), record()]
+      : config.protocol === 'sw' || config.protocol === 'gw'
       ? [config.bounds[0], config.bounds[1], config.bounds[0]]
       : config.protocol === 'pem'
         ? (config.alphabet ? ['a', 'b', 'a'] : values)
@@ -143,4 +148,33 @@ test('empty input is refused and writes no file (it wrote an empty file and exit
     assert.match(run.stderr, /stdin held no value/);
     assert.equal(run.written, null);
   }
+});
+
+test('--columns reads a record per CSV row for a multi-attribute config, by position or by attribute name', () => {
+  const config = JSON.stringify({
+    protocol: 'smp', version: 1, epsilon: 2,
+    attributes: [{ name: 'sex', labels: ['f', 'm'] }, { name: 'age', bounds: [0, 100] }, { name: 'device', domain_size: 3 }],
+  });
+  const csv = 'id,s,age,d\n1,f,41.5,2\n2,m,120,0\n3,,30,1\n4,"f",-2,1\n';
+  const positional = runCli(['--config', config, '--columns', 's,age,d'], csv);
+  assert.equal(positional.status, 0, positional.stderr);
+  assert.match(positional.stderr, /wrote 3 smp report\(s\).*1 row\(s\) with a missing cell skipped; 2 value\(s\) outside their attribute's bounds clipped/);
+  const named = runCli(['--config', config, '--columns', 'device,sex,age'], 'device,sex,age\n2,m,50\n');
+  assert.equal(named.status, 0, named.stderr);
+  const refused = [
+    [['--columns', 's,age'], /--columns must name 3 column\(s\)/],
+    [['--columns', 's,age,nope'], /--columns: the CSV on stdin has no column "nope"/],
+    [[], /--columns is required: protocol 'smp' takes a record of attributes sex, age, device/],
+    [['--columns', 's,age,d', '--no-clip'], /stdin line 3 \(column "age"\): .*bounds \[0, 100\]/],
+    [['--columns', 's,age,d', '--column', 'd'], /--column and --columns exclude each other/],
+  ];
+  for (const [args, message] of refused) {
+    const run = runCli(['--config', config, ...args], csv);
+    assert.equal(run.status, 2, args.join(' '));
+    assert.match(run.stderr, message);
+    assert.equal(run.written, null);
+  }
+  const single = runCli(['--config', JSON.stringify({ protocol: 'grr', version: 1, epsilon: 1, domain_size: 3 }), '--columns', 'd'], csv);
+  assert.equal(single.status, 2);
+  assert.match(single.stderr, /--columns is for records of several attributes/);
 });

@@ -12,7 +12,8 @@ labelled axes and ticks:
   :mod:`dpdist.confidence_sequences`), or why a protocol has none;
 * a frequency or heavy-hitters campaign: one bar per value, named by its label;
   a distribution: its CDF with both bands and its density; a mean: both intervals
-  on the value's axis;
+  on the value's axis; a multi-attribute campaign: each attribute's estimate, or a
+  heat map of each 2-way marginal with its intervals (:mod:`._dashboard_multi`);
 * a table of the values with both intervals, the campaign's privacy guarantee, what
   its epsilon buys in plain words (``GET .../explain``, :mod:`._explain_words`), and
   a "stop when narrower than w" readout of the sequence.
@@ -80,6 +81,7 @@ _PAGE = r"""<!doctype html>
 <p class="legend" id="legend"></p>
 <svg id="estimate-chart" width="900" height="340" role="img" aria-label="estimate with its bands"></svg>
 <svg id="density-chart" width="900" height="200" role="img" aria-label="density" hidden></svg>
+<div id="attributes"></div>
 <p id="summary"></p>
 <table id="values"><thead></thead><tbody></tbody></table>
 <p class="note" id="meaning"></p>
@@ -259,6 +261,10 @@ function pick(e, quantity, anytime, simultaneous) {
 }
 
 function legend(kind, anytime) {
+  if (kind === "marginals") {
+    $("legend").textContent = "each cell: its estimated share (darker: larger) and ± the half-width of its fixed-n interval";
+    return;
+  }
   const parts = kind === "distribution"
     ? ['<i class="l-cdf"></i>estimate', '<i class="l-fixed-area"></i>fixed-n band']
     : kind === "mean" || kind === "mean_variance"
@@ -330,6 +336,7 @@ let CONFIG = null;
 function drawEstimate(data) {
   const svg = $("estimate-chart");
   svg.textContent = "";
+  $("attributes").textContent = "";
   $("density-chart").textContent = "";
   $("density-chart").setAttribute("hidden", "");
   const e = data.estimate;
@@ -342,8 +349,11 @@ function drawEstimate(data) {
   const anytime = (e.intervals || []).some((i) => i.anytime_valid);
   const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
   legend(e.kind, anytime);
+  svg.toggleAttribute("hidden", e.kind === "multi" || e.kind === "marginals");  // drawn per attribute or marginal
   if (e.kind === "frequency" || e.kind === "heavy_hitters") categoryView(e, level);
   else if (e.kind === "distribution") distributionView(e, level);
+  else if (e.kind === "multi") multiView(e, level);
+  else if (e.kind === "marginals") marginalsView(e, level);
   else meanView(e, level, CONFIG);
   $("band-note").textContent = `(${level}% fixed-n and anytime)`;
   $("meaning").textContent = (u.fixed_n_note ? u.fixed_n_note[0].toUpperCase() + u.fixed_n_note.slice(1) + ". " : "")
@@ -466,6 +476,8 @@ document.addEventListener("visibilitychange", () => { if (!document.hidden) refr
 
 def dashboard_html(campaign_id: str) -> str:
     """The page for ``campaign_id`` (escaped: the id only ever appears as text or a JSON string)."""
-    script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c"))
-    return (_PAGE.replace("__STYLE__", _STYLE).replace("__SCRIPT__", script)
+    from ._dashboard_multi import MULTI_SCRIPT, MULTI_STYLE
+
+    script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c")) + MULTI_SCRIPT
+    return (_PAGE.replace("__STYLE__", _STYLE + MULTI_STYLE).replace("__SCRIPT__", script)
             .replace("__TITLE__", html.escape(campaign_id)))

@@ -67,13 +67,13 @@ def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, A
     n = _query_n(n_text, campaign)
     if shape is not None and shape not in SHAPES:
         raise InvalidRequest("invalid_query", f"The 'shape' query parameter must be one of {list(SHAPES)}. Got {shape!r}.")
-    if simulates(campaign.config):
-        n = min(n, SERVICE_MAX_SIMULATED_N)
     with _ONE_AT_A_TIME:
         try:
+            if simulates(campaign.config):
+                n = min(n, SERVICE_MAX_SIMULATED_N)
             explanation = explain(campaign.config, n, epsilons=_epsilons(campaign.config), shape=shape or "normal",
                                   repeats=SERVICE_REPEATS)
-        except InvalidParameterError as error:  # a bad shape, or a protocol explain does not cover (pem)
+        except InvalidParameterError as error:  # a bad shape, or a protocol explain does not cover (pem, multi-attribute)
             raise InvalidRequest("invalid_query", str(error)) from None
     document = explanation.to_dict()
     document.update({"campaign": campaign.id, "epsilon": campaign.config.get("epsilon"),

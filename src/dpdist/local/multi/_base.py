@@ -114,6 +114,25 @@ class MultiAttributeProtocol(RecordProtocol):
         """The protocol of each attribute (at the budget this protocol gives it)."""
         return self._inner
 
+    def _client_design(self) -> dict[str, Any]:
+        """Each attribute's randomizer as a client derives it: name, protocol, budget, report format and design.
+
+        The JavaScript client builds each attribute's protocol from the config at the budget this
+        protocol gives it and refuses a view whose entry differs (``clients/js/src/protocols/multi.js``).
+        """
+        return {
+            "attributes": [
+                {
+                    "name": attribute.name,
+                    "protocol": inner.name,
+                    "epsilon": inner.epsilon,
+                    "format": inner.report_format.describe(),
+                    "design": inner._client_design(),
+                }
+                for attribute, inner in zip(self._attributes, self._inner)
+            ]
+        }
+
     def _unbiased_inners(self) -> bool:
         return all(inner.tags.unbiased for inner, a in zip(self._inner, self._attributes) if a.categorical)
 

@@ -3,7 +3,10 @@ r"""The estimate of ``hdg``: consistent grids of numerical attributes and range 
 A :class:`GridsEstimate` is a :class:`~._marginals.MarginalsEstimate` whose attributes are the
 *digits* of the numerical attributes (:mod:`._grids`: ``"age:coarse"``, the 2-D cell of a value,
 ``"age:fine"``, its 1-D cell within that), plus :meth:`GridsEstimate.range`, the share of records
-inside an axis-aligned range (HDG/TDG, Yang et al., PVLDB 2020, sec. 4.2 and 5.3).
+inside an axis-aligned range (HDG/TDG, Yang et al., PVLDB 2020, sec. 4.2 and 5.3), and
+:meth:`GridsEstimate.conditional` / :meth:`GridsEstimate.conditional_mean`, the distribution (mean,
+quantiles) of one attribute among the records inside a range of another, read from the pair's
+response matrix (the same fine table the 2-D ranges are answered from).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...errors import InvalidParameterError
-from ...estimates import Interval
+from ...estimates import Distribution, Interval
 from ...estimates._intervals import check_level, normal_quantile
 from ._grids import GridGeometry, coverage, range_from_answers
 from ._marginals import MarginalsEstimate
@@ -136,6 +139,84 @@ class GridsEstimate(MarginalsEstimate):
         center, half = self._linear(chosen, level)
         return Interval("probability", value, center - half, center + half, level,
                         "normal approximation with the exact variance of the linear estimate of the consistent grids")
+
+    # ------------------------------------------------------------------ conditional distributions
+    def _conditioning(self, attribute: str, given: Any) -> tuple[int, tuple[int, float, float]]:
+        """The index of ``attribute`` and the one range of ``given`` (another attribute), checked."""
+        names = [entry.name for entry in self.numerical]
+        if attribute not in names:
+            raise InvalidParameterError(
+                f"The 'attribute' argument of GridsEstimate.conditional must be one of {names}. Got {attribute!r} instead."
+            )
+        chosen = self._ranges(given)
+        if len(chosen) != 1 or chosen[0][0] == names.index(attribute):
+            raise InvalidParameterError(
+                "The 'given' argument of GridsEstimate.conditional must hold the range of exactly one other attribute "
+                f"(HDG's response matrices are 2-D: a pair's fine table). Got {given!r} for attribute {attribute!r}."
+            )
+        return names.index(attribute), chosen[0]
+
+    def conditional(self, attribute: str, given: dict[str, Any]) -> Distribution:
+        """The distribution of ``attribute`` among the records inside the range ``given`` of another attribute.
+
+        Read from the pair's response matrix (HDG: the maximum-entropy fine table matching the
+        2-D grid and both 1-D grids; TDG: the 2-D grid spread evenly), the fine bins the range
+        cuts counted in proportion: a :class:`~dpdist.estimates.Distribution` over the
+        attribute's ``resolution`` fine bins (``mean()``, ``quantile(q)``, ``cdf(x)``), with the
+        estimated share of records in the range in ``details["share"]``.  It has no band; see
+        :meth:`conditional_mean` for the mean's interval.
+        """
+        target, (other, low, high) = self._conditioning(attribute, given)
+        resolution = self.geometry.resolution
+        weights = coverage(low, high, resolution)
+        if other < target:
+            mass = weights @ self.response_matrix(other, target)
+        else:
+            mass = self.response_matrix(target, other) @ weights
+        share = float(mass.sum())
+        if not share > 0:
+            raise InvalidParameterError(
+                f"GridsEstimate.conditional: the estimated share of records in {given!r} is 0; no distribution of "
+                f"{attribute!r} among them."
+            )
+        return Distribution.uniform_bins(
+            mass / share, bounds=self.numerical[target].interval, method=self.method, epsilon=self.epsilon, n=self.n,
+            details={"given": dict(given), "share": share, "estimator": "response matrix"}, guarantee=self.guarantee,
+        )
+
+    def conditional_mean(self, attribute: str, given: dict[str, Any], level: float = 0.95) -> Interval:
+        r"""The mean of ``attribute`` among the records inside the range ``given`` of another, with an interval.
+
+        The estimate is :meth:`conditional`'s mean.  The interval is centred on it with the
+        delta-method half-width of the *linear* estimate of the same ratio
+        :math:`R = N/D` from the pair's consistent 2-D grid (before Norm-Sub, uniform within
+        the cells the range cuts, each cell of ``attribute`` at its centre):
+        :math:`z\,\sqrt{\operatorname{Var}(N - R D)}/D`, with the exact variance of that linear
+        query (noise and the split of users).  Like :meth:`range`'s, it is the noise's
+        interval: it leaves out the error of the within-cell assumptions.
+        """
+        level = check_level(level, "GridsEstimate.conditional_mean")
+        value = self.conditional(attribute, given).mean()
+        target, (other, low, high) = self._conditioning(attribute, given)
+        g2 = self.geometry.g2
+        lo, hi = self.numerical[target].interval
+        centres = lo + (np.arange(g2) + 0.5) / g2 * (hi - lo)
+        inside = coverage(low, high, g2)
+        first, second = sorted((target, other))
+        wanted = [2 * first, 2 * second]
+        group = self._container(wanted)
+        assert group is not None
+        table = self._project(self.linear, group, wanted)
+        numerator = np.outer(inside, centres) if other < target else np.outer(centres, inside)
+        denominator = np.outer(inside, np.ones(g2)) if other < target else np.outer(np.ones(g2), inside)
+        share = float((table * denominator).sum())
+        if not share > 0:
+            return Interval("mean", value, -np.inf, np.inf, level, "the linear estimate of the share in the range is not positive")
+        ratio = float((table * numerator).sum()) / share
+        variance = float(self._variance(group, wanted, (numerator - ratio * denominator)[..., None])[0])
+        half = normal_quantile(level) * float(np.sqrt(max(variance, 0.0))) / share
+        return Interval("mean", value, value - half, value + half, level,
+                        "delta method with the exact variance of the linear estimate of the consistent 2-D grid (noise only)")
 
 
 def _distribution(table: np.ndarray) -> np.ndarray:

@@ -1,0 +1,32 @@
+// 'dpdist-client/spl': the spl protocol over records, with the 1-D protocols its attributes may use
+// (src/attribute-protocols.js) and no other (the whole client is 'dpdist-client').  Same functions as the
+// main entry point, for spl configs only.
+
+import { ATTRIBUTE_PROTOCOLS } from '../attribute-protocols.js';
+import { buildProtocol } from '../config.js';
+import { privatizeRecordWith, privatizeWith } from '../privatize.js';
+import { multiProtocols } from '../protocols/multi.js';
+
+export { RandomSource } from '../random.js';
+export { ReportBatch } from '../protocols/base.js';
+export * from '../errors.js';
+
+/** The name of the protocol this entry point implements. */
+export const PROTOCOL = 'spl';
+
+const TABLE = { spl: multiProtocols(ATTRIBUTE_PROTOCOLS).spl };
+
+/** The spl protocol a config describes (a config of another protocol is refused). */
+export function fromConfig(config) {
+  return buildProtocol(config, TABLE, 'dpdist-client/spl');
+}
+
+/** Randomize ``records`` under a spl ``config``: one report per record (CSPRNG unless ``source``). */
+export function privatize(config, records, options) {
+  return privatizeWith(fromConfig, config, records, options);
+}
+
+/** ``privatize`` then ``encodeRecord``: one binary report record, its reports in a uniformly random order. */
+export function privatizeRecord(config, records, options) {
+  return privatizeRecordWith(fromConfig, config, records, options);
+}
