@@ -120,11 +120,11 @@ class ThresholdRR(NumericalProtocol):
     _defaults = {**NumericalProtocol._defaults, "cuts": None, "grid_size": 1024, "round": 0}
 
     def _check_memory(self) -> None:
-        if self._params["cuts"] is None:  # one question, at the middle of the grid
-            self._params["cuts"] = (max(self._params["grid_size"] // 2, 1),)
-        check_allocation(self.display_name, "cuts", len(self._params["cuts"]), 16, "counts")
+        check_allocation(self.display_name, "cuts", len(self._params["cuts"] or ()), 16, "counts")
 
     def _setup(self) -> None:
+        if self._params["cuts"] is None:  # one question, at the middle of the grid
+            self._params["cuts"] = (max(self.grid_size // 2, 1),)
         if self.cuts[-1] >= self.grid_size:
             raise InvalidParameterError(
                 f"The 'cuts' parameter of {self.display_name} must lie in [1, grid_size - 1] = [1, {self.grid_size - 1}]. "
