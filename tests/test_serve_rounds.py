@@ -172,3 +172,22 @@ def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path)
     public, round_two = asyncio.run(fetch())
     assert public["rounds"]["round"] == 2 and public["submit_to"] == "med-r2" and public["config"] == expected
     assert round_two["state"] == "open" and round_two["max_reports"] == 200 and round_two["submit_token_required"]
+
+
+def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_path):
+    import json
+
+    from dpdist.client import Client
+
+    sent = []
+
+    def handler(request):
+        sent.append((request.method, request.url.path, json.loads(request.content) if request.content else None))
+        return httpx.Response(201 if request.method == "POST" and request.url.path == "/api/campaigns" else 200, json={})
+
+    with Client("http://service.test", admin_token=ADMIN, transport=httpx.MockTransport(handler)) as client:
+        client.create_campaign("med", None, rounds=PLAN, submit_token=TOKEN)
+        client.rounds("med")
+        client.advance_round("med")
+    assert sent == [("POST", "/api/campaigns", {"campaign": "med", "keep_reports": False, "rounds": PLAN, "submit_token": TOKEN}),
+                    ("GET", "/api/campaigns/med/rounds", None), ("POST", "/api/campaigns/med/rounds/advance", None)]
