@@ -10,6 +10,7 @@ import { SS } from './protocols/ss.js';
 import { Threshold } from './protocols/threshold.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
+import { CircularOptimalPiecewise, OptimalPiecewise } from './protocols/window.js';
 
 export const ATTRIBUTE_PROTOCOLS = {
   grr: GRR,
@@ -22,5 +23,7 @@ export const ATTRIBUTE_PROTOCOLS = {
   hcms: HCMS,
   sw: SquareWave,
   gw: GeneralWave,
+  opm: OptimalPiecewise,
+  'opm-circular': CircularOptimalPiecewise,
   threshold: Threshold,
 };
