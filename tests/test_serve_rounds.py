@@ -125,6 +125,21 @@ def test_bad_rounds_campaigns_are_refused_naming_the_field(tmp_path):
     assert asyncio.run(work()) == [(400, "invalid_rounds")] * 5
 
 
+def test_a_rounds_campaign_and_its_rounds_names_are_not_shared(tmp_path):
+    """A round's name cannot be taken by another campaign, before or after the rounds campaign exists."""
+    grr = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 4}
+
+    async def work():
+        async with _client(str(tmp_path / "c.sqlite")) as client:
+            await client.post("/api/campaigns", json={"campaign": "old-r2", "config": grr})
+            clash = await client.post("/api/campaigns", json={"campaign": "old", "rounds": PLAN})
+            await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN})
+            taken = await client.post("/api/campaigns", json={"campaign": "med-r3", "config": grr})
+            return [(a.status_code, a.json()["error"]) for a in (clash, taken)]
+
+    assert asyncio.run(work()) == [(409, "campaign_exists")] * 2
+
+
 def test_the_python_client_submits_to_the_current_rounds_campaign():
     from dpdist.client import Client
 

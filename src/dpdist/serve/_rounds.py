@@ -79,6 +79,10 @@ class RoundCampaigns:
         if token is not None and (not isinstance(token, str) or len(token) < 16):
             raise InvalidRequest("invalid_submit_token", "A submit token must be a string of at least 16 characters.")
         sizes = [int(s) for s in plan.group_sizes(total)]
+        taken = [f"{name}-r{k}" for k in range(1, plan.rounds + 1) if isinstance(name, str) and self._exists(f"{name}-r{k}")]
+        if taken:
+            raise Conflict("campaign_exists", f"The rounds of a campaign {name!r} would be named {taken[0]!r}, a campaign "
+                           "that exists already; choose another id.")
         first = plan.protocol(0, [])
         campaign = self.store.create(name, first.config(), submit_token=secrets.token_urlsafe(32),
                                      keep_reports=bool(options.get("keep_reports")))
@@ -110,7 +114,7 @@ class RoundCampaigns:
             return None
         try:
             rounds = self.of(self.store.row(base))
-        except NotFound:
+        except (NotFound, InvalidRequest):
             return None
         k = int(number)
         return (rounds, k) if rounds is not None and 1 <= k <= rounds.plan.rounds else None
@@ -169,7 +173,11 @@ class RoundCampaigns:
                 self.store.create(name, protocol.config(), keep_reports=rounds.keep_reports, max_reports=rounds.sizes[k - 1])
             except Conflict:
                 pass  # another process created it (from the same closed rounds: the same config)
-        if self.store.row(name).state == "created":  # the campaign's submit token before any device can reach it
+        row = self.store.row(name)
+        if row.config.get("protocol") != "threshold" or row.config.get("round") != k:
+            raise Conflict("round_name_taken", f"Campaign {name!r} is not round {k} of {rounds.campaign_id!r}; the "
+                           "rounds campaign cannot go on (delete or rename the other campaign).")
+        if row.state == "created":  # the campaign's submit token before any device can reach it
             self.store.db.execute("UPDATE campaigns SET submit_token_sha256 = ? WHERE id = ? AND state = 'created'",
                                   (rounds.submit_token_sha256, name))
             self.store.transition(name, "open")
@@ -204,8 +212,17 @@ class RoundCampaigns:
         try:
             self.store.row(name)
             return True
-        except NotFound:
+        except (NotFound, InvalidRequest):
             return False
+
+    def reserved(self, campaign_id: Any) -> Refusal | None:
+        """The refusal of a new campaign named as a round of a rounds campaign (None: the name is free of that)."""
+        found = self.parent_of(campaign_id) if isinstance(campaign_id, str) else None
+        if found is None:
+            return None
+        rounds, k = found
+        return Conflict("campaign_exists", f"The id {campaign_id!r} is round {k} of campaign {rounds.campaign_id!r}; "
+                        "choose another id.")
 
     @staticmethod
     def _status(rounds: Rounds, protocol) -> dict:

@@ -36,6 +36,9 @@ async def create_campaign(request: Request) -> JSONResponse:
     elif document.get("rounds") is not None:  # runs in rounds: adaptive LDP quantiles (issue 35, :mod:`.._rounds`)
         campaign = await run_in_threadpool(service.rounds.create, document, **options)
     else:
+        reserved = await run_in_threadpool(service.rounds.reserved, document.get("campaign"))
+        if reserved is not None:
+            raise reserved
         campaign = await run_in_threadpool(service.store.create, document.get("campaign"), document.get("config"), **options)
     return JSONResponse(await _summary(service, campaign), status_code=201)
 
