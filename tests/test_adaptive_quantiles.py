@@ -107,3 +107,13 @@ def test_plan_config_round_trip_and_refusals():
     other = local.make("threshold", epsilon=1.0, bounds=(0.0, 5.0))
     with pytest.raises(InvalidParameterError, match="'threshold' protocol with this plan's"):
         plan.estimate([other.simulate([1.0, 2.0], rng=0)])
+
+
+def test_a_round_estimate_with_unanswered_cuts_is_json_safe():
+    import json
+
+    protocol = local.make("threshold", epsilon=1.0, grid_size=16, cuts=[2, 5, 9, 12])
+    estimate = protocol.estimate(protocol.simulate([0.1, 0.2, 0.7], rng=0))  # 3 users: some cuts get no report
+    assert None in estimate.details["cdf"] and len(estimate.details["reports"]) == 4
+    json.dumps(estimate.to_dict(), allow_nan=False)
+    assert np.isclose(estimate.probabilities.sum(), 1.0)

@@ -216,7 +216,12 @@ class ThresholdRR(NumericalProtocol):
         cdf = isotonic_cdf(np.concatenate([[0.0], fraction[answered], [1.0]]), pinned=True)
         return Distribution.from_cdf(
             self.from_unit(edges), cdf, method=self.name, epsilon=self.epsilon, n=aggregator.n,
-            details={"cuts": list(self.cuts), "round": self.round, "cdf": fraction.tolist(),
-                     "variance": variance.tolist(), "reports": reports.astype(int).tolist()},
+            details={"cuts": list(self.cuts), "round": self.round, "cdf": _json_floats(fraction),
+                     "variance": _json_floats(variance), "reports": reports.astype(int).tolist()},
             guarantee=self.guarantee,
         )
+
+
+def _json_floats(values: np.ndarray) -> list:
+    """The values as a JSON-safe list: None where a cut had no report (NaN)."""
+    return [None if np.isnan(value) else float(value) for value in values]
