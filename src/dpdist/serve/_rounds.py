@@ -27,6 +27,7 @@ guarantee is each round's, epsilon-LDP per user by parallel composition.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from dataclasses import dataclass
@@ -37,7 +38,10 @@ from ._campaigns import Campaign, CampaignRow, token_sha256
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal
 from ._store import Store
 
-__all__ = ["RoundCampaigns"]
+__all__ = ["RoundCampaigns", "ROUND_NAME"]
+
+#: how a round's campaign is named: ``{campaign}-r{k}``
+ROUND_NAME = re.compile(r"-r[0-9]+$")
 #: a round's campaign is named ``{campaign}-r{k}``: the campaign id leaves room for the suffix
 MAX_ID = 58
 

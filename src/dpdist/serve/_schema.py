@@ -18,8 +18,12 @@ Version history:
    key check would lock it (PostgreSQL ``FOR KEY SHARE``) in every ingest
    transaction of every process; the ingest and deletion paths keep them
    consistent under the campaign's lock instead.
-4. (issue 34) ``relayed_campaigns``: the key pair and relay of each campaign collected through a relay;
-5. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
+4. (issue 34) ``relayed_campaigns``;
+5. (issue 28) ``refused_batch_ids``: a batch id refused for a counted reason is counted once (a client that
+   did not get the answer and sends the batch again is refused again, not counted again);
+   ``relayed_campaigns.smallest_batch``: the running minimum of a relayed campaign's batch sizes (its
+   public config reads it instead of scanning its batches).
+6. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
    in rounds (adaptive LDP quantiles, :mod:`._rounds`).
 """
 
@@ -32,7 +36,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -58,6 +62,7 @@ def _tables(db: Database) -> list[str]:
         " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
+        _REFUSED_BATCH_IDS,
         _ROUND_CAMPAIGNS,
     ]
 
@@ -92,8 +97,14 @@ _ENROLLMENTS = [
 _RELAYED_CAMPAIGNS = (
     "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
     " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
-    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL,"
+    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL, smallest_batch BIGINT,"
     " PRIMARY KEY (campaign_id, export_file_id))"
+)
+
+#: the batch ids refused for each counted reason (serve/_group.py): each is counted once under refused_batches
+_REFUSED_BATCH_IDS = (
+    "CREATE TABLE IF NOT EXISTS refused_batch_ids ("
+    " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (campaign_id, batch_id, reason))"
 )
 
 #: the plan, group sizes and current round (1-based) of each campaign that runs in rounds (serve/_rounds.py)
@@ -155,16 +166,27 @@ def _from_2(db: Database) -> None:
 
 def _from_3(db: Database) -> None:
     """3 -> 4: the relayed campaigns' table (a version-3 service made it at start-up, hence IF NOT EXISTS)."""
-    db.execute(_RELAYED_CAMPAIGNS)
+    db.execute(_RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", ""))  # the table as version 4 had it
 
 
 def _from_4(db: Database) -> None:
-    """4 -> 5: the rounds campaigns' table (adaptive LDP quantiles, serve/_rounds.py)."""
+    """4 -> 5: the refused batch ids (none known: the refusals counted so far stay counted), and each relayed
+    campaign's smallest batch so far."""
+    db.execute(_REFUSED_BATCH_IDS)
+    db.execute("ALTER TABLE relayed_campaigns ADD COLUMN smallest_batch BIGINT")
+    db.execute(
+        "UPDATE relayed_campaigns SET smallest_batch = (SELECT MIN(n_read) FROM batches"
+        " WHERE batches.campaign_id = relayed_campaigns.campaign_id)"
+    )
+
+
+def _from_5(db: Database) -> None:
+    """5 -> 6: the rounds campaigns' table (adaptive LDP quantiles, serve/_rounds.py)."""
     db.execute(_ROUND_CAMPAIGNS)
 
 
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5}
 
 
 def create_schema(db: Database) -> None:
