@@ -32,7 +32,7 @@ import numpy as np
 from ._exact_choice import certified_gumbel_max
 from .noise import _dyadic_epsilon
 
-__all__ = ["GRID_CELLS", "to_cells", "cell_points", "rank_groups", "exponential_quantile"]
+__all__ = ["GRID_CELLS", "to_cells", "cell_points", "rank_groups", "exponential_quantile", "exponential_rank"]
 
 #: Cells of the public grid the quantile releases work on (outputs are its points).
 GRID_CELLS = 2**32
@@ -68,9 +68,18 @@ def exponential_quantile(sorted_cells: np.ndarray, lo: int, hi: int, q: float, e
     ``sorted_cells`` are the sorted cells of the records in ``[lo, hi)``; ``epsilon`` is the
     mechanism's :math:`\varepsilon'` (rounded down to a dyadic rational before use).
     """
+    return exponential_rank(sorted_cells, lo, hi, Fraction(q) * int(np.asarray(sorted_cells).size), epsilon, rng)
+
+
+def exponential_rank(sorted_cells: np.ndarray, lo: int, hi: int, target: Fraction, epsilon: float, rng) -> int:
+    r"""A grid point of ``[lo, hi]`` drawn with probability :math:`\propto \exp(-\varepsilon'|\#\{c < k\} - t|/2)`.
+
+    As :func:`exponential_quantile` with the target rank :math:`t` given as an exact rational
+    (any value; the records below ``lo`` are accounted for by lowering it by their number).
+    """
     starts, sizes, ranks = rank_groups(np.asarray(sorted_cells, dtype=np.int64), int(lo), int(hi))
     gamma = _dyadic_epsilon(epsilon) / 2
-    target = Fraction(q) * int(sorted_cells.size)
+    target = Fraction(target)
     gamma_float, target_float = float(gamma), float(target)
     distance = np.abs(ranks - target_float)
     scores = np.log(sizes.astype(np.float64)) - gamma_float * distance
