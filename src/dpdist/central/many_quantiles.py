@@ -383,7 +383,7 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "sampler": "exact: discrete Laplace tree noise, exponential mechanism on the public grid with certified "
         "Gumbel-max (central.slice_quantiles)",
         "rank_error_bound": {"probability": level, "ranks": error,
-                             "holds_when": "each exponential mechanism's error is at most the half-width"},
+                             "applies": bool(plan.exponential_error(1 - level) <= plan.half_width)},
         "secure": data.secure,
     }
     return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, details, plan.guarantee)

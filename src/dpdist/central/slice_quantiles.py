@@ -57,8 +57,11 @@ conditions above hold for the :math:`n - 1` records in between), so the release 
 \varepsilon/2`, of which a share ``split`` (default 1/2, the paper's code) goes to the counting
 noise, :math:`\ln(1 + 1/(2h+2))` to the ramp and the rest to the exponential mechanism;
 :math:`K` is the smallest integer with :math:`(1 + e^{\varepsilon/2})\,\delta_1 \le \delta`, and
-:math:`h` the paper's :math:`\lceil (2/\varepsilon_{em}) \ln(2 m G/\beta)\rceil` (grid points
-:math:`G`, :math:`\beta = 0.05`) capped by the largest :math:`h` the conditions allow.  Where no
+:math:`h` the paper's :math:`\lceil (2/\varepsilon_{em}) \ln(2 m G/\beta)\rceil` (:math:`G + 1` grid
+points; here :math:`\lceil (2/\varepsilon_{em})(\ln(G + 1) + \ln(2m/\beta))\rceil` with
+:math:`\beta = 10^{-3}`, the width within which each mechanism lands with probability
+:math:`1 - \beta/(2m)`) capped by the largest :math:`h` the conditions allow (a capped :math:`h` keeps
+the guarantee but not the error bound: ``details["rank_error_bound"]["applies"]``).  Where no
 :math:`h \ge 1` fits (quantiles too close for the noise at this :math:`n`, :math:`\varepsilon` and
 :math:`\delta`), the release is refused with :class:`~dpdist.errors.InvalidParameterError`; the
 refusal depends on public values only.
@@ -90,8 +93,8 @@ __all__ = ["CountingTree", "SlicePlan", "slice_plan", "slice_quantile_points", "
 DEFAULT_DELTA = 1e-10
 #: share of each step's budget for the counting noise (the paper's code: 1/2)
 SPLIT = 0.5
-#: failure probability in the paper's choice of h
-_BETA = 0.05
+#: failure probability in the choice of h (the paper's code: 0.05 in ln(2 m psi / beta))
+_BETA = 1e-3
 #: largest branching factor tried
 _MAX_BRANCHING = 1024
 
@@ -170,16 +173,17 @@ class CountingTree:
         """:math:`H`: the nodes a unit step in the prefix sums moves by one."""
         return self.height
 
-    def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """:math:`Z_1, \\dots, Z_m` (int64)."""
+    def sample(self, rng: np.random.Generator, draws: int | None = None) -> np.ndarray:
+        """:math:`Z_1, \\dots, Z_m` (int64), or ``draws`` independent rows of them."""
+        rows = 1 if draws is None else int(draws)
         i = np.arange(1, self.m + 1, dtype=np.int64)
-        z = np.zeros(self.m, dtype=np.int64)
+        z = np.zeros((rows, self.m), dtype=np.int64)
         for level in range(1, self.height + 1):
             size = self.k ** (self.height - level)
-            nodes = self.m // size
-            cumulative = np.concatenate([[0], np.cumsum(discrete_laplace(nodes, self.height, self.epsilon, rng))])
-            z += cumulative[i // size] - cumulative[self.k * (i // (size * self.k))]
-        return z
+            nodes = discrete_laplace(rows * (self.m // size), self.height, self.epsilon, rng).reshape(rows, -1)
+            cumulative = np.concatenate([np.zeros((rows, 1), dtype=np.int64), np.cumsum(nodes, axis=1)], axis=1)
+            z += cumulative[:, i // size] - cumulative[:, self.k * (i // (size * self.k))]
+        return z[0] if draws is None else z
 
     def matrix(self) -> np.ndarray:
         """The 0/1 matrix ``A`` with ``Z = A @ nodes`` (rows: prefixes; columns: nodes level by level)."""
@@ -241,12 +245,15 @@ class SlicePlan:
         """:math:`\\varepsilon_1`: the cost of one insertion or removal."""
         return self.epsilon_counting + self.epsilon_exponential + self.ramp
 
+    def exponential_error(self, beta: float) -> float:
+        """Ranks within which every exponential mechanism lands with probability ``1 - beta/2``."""
+        exponential = float(_dyadic_epsilon(self.epsilon_exponential))
+        return (2 / exponential) * (math.log(GRID_CELLS + 1) + math.log(2 * self.ranks.size / beta))
+
     def rank_error_bound(self, beta: float) -> float:
         r"""Ranks within which every output lies with probability :math:`1 - \beta` (module docstring):
         :math:`K_{\beta/2} + (2/\varepsilon_{em})(\ln(G + 1) + \ln(2m/\beta)) + 1`, when that EM term is at most h."""
-        exponential = float(_dyadic_epsilon(self.epsilon_exponential))
-        em_error = (2 / exponential) * (math.log(GRID_CELLS + 1) + math.log(2 * self.ranks.size / beta))
-        return self.tree.bound_for(beta / 2) + em_error + 1
+        return self.tree.bound_for(beta / 2) + self.exponential_error(beta) + 1
 
 
 def _refuse(n: int, q: np.ndarray, epsilon: float, delta: float, why: str) -> InvalidParameterError:
@@ -273,7 +280,10 @@ def slice_plan(n: int, q: np.ndarray, epsilon: float, delta: float, *, split: fl
         raise _refuse(n, q, epsilon, delta, f"the rank noise is at most K = {noise_bound} with probability "
                       f"1 - delta, which leaves room for a slice half-width h of {widest}")
     exponential_share = (1 - split) * step
-    wanted = math.ceil((2 / exponential_share) * math.log(2 * q.size * (GRID_CELLS + 1) / _BETA))
+    # h within which each mechanism lands with probability 1 - beta/(2m), after the ramp's share is taken
+    log_points = math.log(GRID_CELLS + 1) + math.log(2 * q.size / _BETA)
+    first = math.ceil((2 / exponential_share) * log_points)
+    wanted = math.ceil((2 / (exponential_share - math.log1p(1 / (2 * first + 2)))) * log_points)
     half_width = min(wanted, widest)
     ramp = math.log1p(1 / (2 * half_width + 2)) * (1 + 2.0**-40)
     epsilon_exponential = exponential_share - ramp
