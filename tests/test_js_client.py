@@ -116,6 +116,8 @@ WAVE_CASES = [
     ("sw", {"epsilon": 1.0, "bins": 32}),
     ("sw", {"epsilon": 2.0, "bins": 20, "discrete": True, "bounds": (-5.0, 5.0)}),
     ("gw", {"epsilon": 1.0, "bins": 16, "output_bins": 24, "shape": "triangle"}),
+    ("opm", {"epsilon": 1.0, "bins": 32}),
+    ("opm-circular", {"epsilon": 2.0, "bins": 24, "bounds": (0.0, 1440.0)}),
 ]
 
 

@@ -60,7 +60,7 @@ export interface Protocol {
   checkView(view: ClientView): void;
   /** Frequency protocols: the public label of each item, or null. */
   readonly labels?: readonly string[] | null;
-  /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw), words or integers (pem). */
+  /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw, opm, opm-circular), words or integers (pem). */
   privatize(values: ArrayLike<number | string | bigint | RecordValue>, source: RandomSource): ReportBatch;
   /** A short human-readable reading of one report. */
   describeReport(report: Uint8Array): string;
@@ -101,7 +101,7 @@ export interface ClientView {
  */
 export function fromConfig(config: ProtocolConfig | ClientView | string): Protocol;
 
-/** Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw). */
+/** Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw, opm, opm-circular). */
 export function privatize(
   config: ProtocolConfig | string | Protocol,
   values: ArrayLike<number | string | RecordValue>,

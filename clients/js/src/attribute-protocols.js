@@ -9,6 +9,7 @@ import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
+import { CircularOptimalPiecewise, OptimalPiecewise } from './protocols/window.js';
 
 export const ATTRIBUTE_PROTOCOLS = {
   grr: GRR,
@@ -21,4 +22,6 @@ export const ATTRIBUTE_PROTOCOLS = {
   hcms: HCMS,
   sw: SquareWave,
   gw: GeneralWave,
+  opm: OptimalPiecewise,
+  'opm-circular': CircularOptimalPiecewise,
 };

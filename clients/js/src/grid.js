@@ -73,3 +73,31 @@ export function mixtureKeep(epsilon, kept, outputs) {
 export function times(...values) {
   return values.map(rational).reduce(([an, ad], [bn, bd]) => [an * bn, ad * bd], [1n, 1n]);
 }
+
+/**
+ * The law over buckets of a draw that keeps "the bucket of k", k uniform on the 2^53 grid, with
+ * probability ``weight``: ``masses[j]`` added to ``row``.  ``keyOf(k)`` must be non-decreasing in k;
+ * ``bucketOf(key)`` maps a key to its bucket (the identity, or a key modulo the buckets on a circle).
+ * Each key's range of k is found by bisection (53 steps), so the law is exact, not sampled.
+ */
+export function addGridLaw(row, weight, keyOf, bucketOf = (key) => key) {
+  const firstAtLeast = (j) => {
+    let low = 0;
+    let high = GRID_NUMBER; // keyOf(high) treated as +infinity
+    while (low < high) {
+      const middle = low + Math.floor((high - low) / 2); // (low + high) could round above 2^53
+      if (keyOf(middle) >= j) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  };
+  const lowest = keyOf(0);
+  const highest = keyOf(GRID_NUMBER - 1);
+  let start = 0;
+  for (let j = lowest; j <= highest; j++) {
+    const stop = j === highest ? GRID_NUMBER : firstAtLeast(j + 1);
+    row[bucketOf(j)] += (weight * (stop - start)) / GRID_NUMBER;
+    start = stop;
+  }
+  return row;
+}

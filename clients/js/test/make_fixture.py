@@ -36,7 +36,7 @@ if "numpy" not in sys.modules:  # the test suite's numerics: the channels' last 
 import numpy as np  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
 SUPPORTED = (
-    "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
+    "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "opm", "opm-circular", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
     "spl", "smp", "rsfd",
 )
 #: the multi-attribute protocols the client implements (records of attributes randomized by the 1-D ones)
@@ -65,6 +65,11 @@ CHANNEL_CASES = [
     ("sw", {"epsilon": 4.0, "bins": 16}),
     ("gw", {"epsilon": 1.0, "bins": 4, "output_bins": 6, "shape": "trapezoid", "ratio": 0.4}),
     ("gw", {"epsilon": 1.5, "bins": 3, "output_bins": 5, "shape": "triangle", "bounds": (10.0, 20.0)}),
+    ("opm", {"epsilon": 1.0, "bins": 4}),
+    ("opm", {"epsilon": 2.0, "bins": 6, "window": 0.4, "bounds": (-2.0, 3.0)}),
+    ("opm-circular", {"epsilon": 1.0, "bins": 4}),
+    ("opm-circular", {"epsilon": 0.5, "bins": 6, "window": 0.7, "bounds": (0.0, 1440.0)}),
+    ("opm-circular", {"epsilon": 4.0, "bins": 16, "bounds": (-180.0, 180.0)}),
     ("pem", {"epsilon": 1.0, "bits": 4, "k": 2, "step": 1, "hash_count": 4}),
     ("pem", {"epsilon": 2.0, "alphabet": "ab", "max_chars": 2, "k": 1, "step": 2, "hash_count": 3, "family_seed": 5}),
     ("pem", {"epsilon": 0.5, "bits": 6, "k": 3, "hash_count": 5, "family_seed": 2**53 - 1}),
@@ -95,6 +100,10 @@ MULTI_CASES = [
     ("spl", {"epsilon": 1.0, "attributes": [{"name": "c", "domain_size": 2}, {"name": "d", "domain_size": 4}]},
      [[0, 0], [1, 3], [0, 2]]),
     ("smp", {"epsilon": 1.5, "attributes": _SCHEMA}, _RECORDS),
+    ("spl", {"epsilon": 2.0, "attributes": [
+        {"name": "hour", "bounds": [0.0, 1440.0], "protocol": "opm-circular", "options": {"bins": 6}},
+        {"name": "level", "bounds": [0.0, 1.0], "protocol": "opm", "options": {"bins": 4}},
+    ]}, [[0.0, 0.0], [1439.0, 1.0], [700.0, 0.3]]),
     ("smp", {"epsilon": 1.0, "attributes": [
         {"name": "c", "domain_size": 4, "protocol": "olh", "options": {"hash_prime": 5}},
         {"name": "d", "domain_size": 5, "protocol": "ss"},
@@ -178,6 +187,8 @@ def build_fixture() -> dict:
             ("sw", {}),
             ("sw", {"discrete": True, "bins": 256}),
             ("gw", {"bins": 64}),
+            ("opm", {}),
+            ("opm-circular", {"bins": 288}),
             ("pem", {"alphabet": "abcdefghijklmnopqrstuvwxyz", "k": 20}),
             ("l-grr", {"domain_size": 100, "epsilon_1": epsilon / 2}),
             ("l-osue", {"domain_size": 1024, "epsilon_1": epsilon / 3}),
@@ -205,6 +216,7 @@ def build_fixture() -> dict:
             ("cms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
             ("hcms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
             ("sw", {"bins": 64}),
+            ("opm-circular", {"bins": 64}),
         ):
             protocol = local.make(name, epsilon=epsilon, **extra)
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})

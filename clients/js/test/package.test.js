@@ -54,9 +54,9 @@ const HELPERS = {
   loloha: ['longitudinal', 'olh', 'unary'],
 };
 // a multi-attribute entry holds the protocols a record's attributes may use (src/attribute-protocols.js)
-const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'unary', 'wave', 'pem'];
+const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'unary', 'wave', 'window', 'pem'];
 for (const name of ['spl', 'smp', 'rsfd']) HELPERS[name] = ATTRIBUTE_MODULES;
-const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
 
 test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
   const main = importGraph(join(ROOT, 'src', 'index.js'));
@@ -77,7 +77,7 @@ test('each entry point privatizes as the main one, and refuses another protocol 
     const values = [0, 1, 1];
     const record = () => config.attributes.map((a) => (a.bounds ? a.bounds[1] : a.labels ? a.labels[1] : 1));
     const input = config.attributes ? [record(), record()]
-      : config.protocol === 'sw' || config.protocol === 'gw'
+      : config.bounds
       ? [config.bounds[0], config.bounds[1], config.bounds[0]]
       : config.protocol === 'pem'
         ? (config.alphabet ? ['a', 'b', 'a'] : values)

@@ -38,6 +38,7 @@ Bayesian update and maximum likelihood (:mod:`dpdist.local.frequency._exact_chan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -45,6 +46,7 @@ __all__ = [
     "DenseOperator",
     "binomial_smoothing_matrix",
     "smooth",
+    "smooth_circular",
     "expectation_maximization",
     "EMResult",
 ]
@@ -82,6 +84,15 @@ def smooth(x: np.ndarray) -> np.ndarray:
     out[0] = (2.0 * x[0] + x[1]) / 3.0
     out[-1] = (x[-2] + 2.0 * x[-1]) / 3.0
     return out
+
+
+def smooth_circular(x: np.ndarray) -> np.ndarray:
+    """The (1, 2, 1)/4 smoothing on a circle: the first and last bins are neighbours (no boundary rows).
+
+    For histograms of a circular domain (the circular optimal piecewise mechanism,
+    :mod:`dpdist.local.numerical.opm`); a constant vector is a fixed point and the sum is kept.
+    """
+    return 0.5 * x + 0.25 * (np.roll(x, 1) + np.roll(x, -1))
 
 
 @dataclass(frozen=True)
@@ -122,7 +133,7 @@ def expectation_maximization(
     counts: np.ndarray,
     operator,
     *,
-    smoothing: bool,
+    smoothing: bool | Callable[[np.ndarray], np.ndarray],
     tolerance: float,
     max_iterations: int,
     start: np.ndarray | None = None,
@@ -138,8 +149,9 @@ def expectation_maximization(
     operator
         :class:`DenseOperator`, or a wave mechanism's banded or Toeplitz operator, for :math:`M`
         (columns summing to 1, entries > 0), or any object with ``shape``, ``matvec``, ``rmatvec``.
-    smoothing : bool
-        EMS when True.
+    smoothing : bool or callable
+        EMS when True (the (1, 2, 1)/4 smoothing :func:`smooth`), or EMS with this smoothing
+        map (e.g. :func:`smooth_circular` on a circular domain); EM when False.
     tolerance : float
         :math:`\\tau`: stop after the first EM/EMS step that changes the total log-likelihood by less.
     max_iterations : int
@@ -213,7 +225,15 @@ class _Point:
 class _Iterations:
     """One run of :func:`expectation_maximization`: the EM/EMS map :math:`F`, its stopping rule, the trace."""
 
-    def __init__(self, counts, operator, smoothing: bool, tolerance: float, max_iterations: int, stopping: str):
+    def __init__(
+        self,
+        counts,
+        operator,
+        smoothing: bool | Callable[[np.ndarray], np.ndarray],
+        tolerance: float,
+        max_iterations: int,
+        stopping: str,
+    ):
         self.counts, self.operator, self.smoothing = counts, operator, smoothing
         self.tolerance, self.max_iterations, self.stopping = tolerance, max_iterations, stopping
         self.total = counts.sum()
@@ -237,7 +257,7 @@ class _Iterations:
         np.maximum(out, 0.0, out=out)  # FFT round-off can leave -1e-17 where x is 0
         out /= out.sum()  # M-step
         if self.smoothing:
-            out = smooth(out)
+            out = (self.smoothing if callable(self.smoothing) else smooth)(out)
             out /= out.sum()
         moved = self.at(out)
         self.iterations += 1

@@ -33,7 +33,7 @@ const ENTRY_KEYS = new Set(['name', 'domain_size', 'labels', 'bounds', 'protocol
 const SCHEMA_OPTIONS_TAKEN = ['epsilon', 'domain_size', 'labels', 'bounds'];
 /** The 1-D protocols of this client an attribute may use (Python's categorical_protocols / numerical_protocols). */
 const CATEGORICAL = new Set(['grr', 'oue', 'sue', 'olh', 'hr', 'ss', 'cms', 'hcms']);
-const NUMERICAL = new Set(['sw', 'gw']);
+const NUMERICAL = new Set(['sw', 'gw', 'opm', 'opm-circular']);
 /** RS+FD's oracles (pure oracles whose support of an item is one Bernoulli per report). */
 const RSFD_ORACLES = new Set(['grr', 'oue', 'sue', 'olh', 'ss']);
 

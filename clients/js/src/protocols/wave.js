@@ -16,7 +16,7 @@
 // lambda a uniform index of the window [i, i + 2m], else a uniform index of all bins + 2m.  Exact.
 
 import { InvalidParameterError } from '../errors.js';
-import { mixtureKeep, times } from '../grid.js';
+import { addGridLaw, mixtureKeep, times } from '../grid.js';
 import { exp, expm1 } from '../libm.js';
 import { EPSILON, boolean, bounds, integer, interval, optional, options } from '../params.js';
 import { itemReports } from '../format.js';
@@ -115,26 +115,8 @@ class WaveProtocol extends NumericalProtocol {
       return row;
     }
     if (this.halfWidths[1] > 0) throw new InvalidParameterError(`${this.display}.channelRow is only enumerable for the square wave.`);
-    // first[j] = smallest k whose bucket is >= j; bucket(k) is non-decreasing in k
-    const bucketOf = (k) => this.bumpBucket(u, k / GRID, 0);
-    const firstAtLeast = (j) => {
-      let low = 0;
-      let high = GRID; // bucketOf(high) treated as +infinity
-      while (low < high) {
-        const middle = low + Math.floor((high - low) / 2); // (low + high) could round above 2^53
-        if (bucketOf(middle) >= j) high = middle;
-        else low = middle + 1;
-      }
-      return low;
-    };
-    const lowest = bucketOf(0);
-    const highest = bucketOf(GRID - 1);
-    let start = 0;
-    for (let j = lowest; j <= highest; j++) {
-      const stop = j === highest ? GRID : firstAtLeast(j + 1);
-      row[j] += (this.weight * (stop - start)) / GRID;
-      start = stop;
-    }
+    // bucket(k) is non-decreasing in k: each bucket is a range of k (grid.js)
+    addGridLaw(row, this.weight, (k) => this.bumpBucket(u, k / GRID, 0));
     return row;
   }
 

@@ -14,7 +14,7 @@ EM or EMS reconstruction of Alg. 1 (:mod:`dpdist.local._em`) on ``bins`` input b
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class WaveProtocol(BinnedProtocol):
     def _finish_setup(self, mechanism, half_width: float) -> None:
         self._mechanism = mechanism
         self._half_width = float(half_width)
-        self._operator = None
+        self._operator: Any = None
 
     # ------------------------------------------------------------------ server side
     @property
@@ -114,6 +114,17 @@ class WaveProtocol(BinnedProtocol):
     def transition_matrix(self) -> np.ndarray:
         """``M[j, i] = Pr[report j | input uniform on input bin i]``, shape ``(output_bins, bins)``."""
         return self._mechanism.transition_matrix()
+
+    @property
+    def _smoothing(self) -> bool | Callable[[np.ndarray], np.ndarray]:
+        """EMS's smoothing step: True for the (1, 2, 1)/4 smoothing with renormalized boundary rows
+        (:func:`dpdist.local._em.smooth`), or a map (the circular protocol's wraps around)."""
+        return True
+
+    @property
+    def _operator_name(self) -> str:
+        """How EM multiplies by the transition matrix (``details["operator"]``)."""
+        return "toeplitz-fft" if self._mechanism.toeplitz else "banded"
 
     def _transition_operator(self):
         if self._operator is None:  # built once; the protocol is immutable
@@ -170,7 +181,7 @@ class WaveProtocol(BinnedProtocol):
         result = expectation_maximization(
             aggregator.statistic,
             operator,
-            smoothing=method == "ems",
+            smoothing=self._smoothing if method == "ems" else False,
             tolerance=tolerance,
             max_iterations=max_iterations,
             accelerate=accelerate,
@@ -186,5 +197,5 @@ class WaveProtocol(BinnedProtocol):
             accelerated=result.accelerated,
             b=self.b,
             output_bins=self.output_bins,
-            operator="toeplitz-fft" if self._mechanism.toeplitz else "banded",
+            operator=self._operator_name,
         )
