@@ -244,3 +244,14 @@ def test_refusal_reads_public_inputs_only():
         release = central.quantiles(x, q, epsilon=1.0, bounds=(0, 1), method="slice", rng=0)
         assert release.details["half_width"] == sq.slice_plan(3000, np.array(q), 1.0, sq.DEFAULT_DELTA).half_width
 
+
+
+def test_a_budget_session_charges_the_slice_release():
+    from dpdist.budget import BudgetSession
+
+    x = np.random.default_rng(3).normal(size=20_000)
+    session = BudgetSession(3.0, 1e-6)
+    release = session.release(central.quantiles, x, [0.25, 0.5, 0.75], epsilon=1.0, bounds=(-5, 5), method="slice")
+    assert session.spent.epsilon == pytest.approx(release.guarantee.epsilon)
+    assert session.spent.delta == pytest.approx(release.guarantee.delta)
+    assert release.guarantee.neighbouring == "replace"
