@@ -56,8 +56,15 @@ def _em_laws(window, grid, h, epsilon):
     """Row ``hi``: the exponential mechanism's law over the points ``0 .. hi`` for the slice ``window``."""
     gamma = float(_dyadic_epsilon(epsilon)) / 2
     points = np.arange(grid + 1)
-    weights = np.exp(-gamma * np.abs(np.searchsorted(np.sort(window), points, side="left") - (2 * h + 1) / 2))
-    laws = np.tril(np.broadcast_to(weights, (grid + 1, grid + 1)))
+    target = (2 * h + 1) / 2
+    # closed ranks: point k stands for the records of cell k, [#{c < k}, #{c <= k}]; the range's last point hi
+    # for none (the records from cell hi on lie outside the range [lo, hi))
+    below = np.searchsorted(np.sort(window), points, side="left")
+    through = np.searchsorted(np.sort(window), points, side="right")
+    inner = np.exp(-gamma * np.maximum(0, np.maximum(below - target, target - through)))
+    last = np.exp(-gamma * np.abs(below - target))
+    laws = np.tril(np.broadcast_to(inner, (grid + 1, grid + 1))).copy()
+    laws[points, points] = last
     return laws / laws.sum(axis=1, keepdims=True)
 
 

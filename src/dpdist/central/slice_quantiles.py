@@ -16,7 +16,10 @@ shift of the :math:`H` nodes above one leaf.  Slice :math:`i` holds the :math:`2
 conquer (the paper's recursion, as in Kaplan, Schnapp & Stemmer's AQ): the middle slice's median
 is drawn by Smith's exponential mechanism within the current bounds :math:`(a, b)` (exactly, on
 the grid: :func:`~dpdist.central._grid_quantile.exponential_rank`, records below :math:`a` lowering
-the target rank), giving :math:`z`; the slices to its left recurse within :math:`(a, z)`, those to
+the target rank; the utility is the distance from the target rank :math:`h + 1/2` to the ranks
+:math:`[\#\{c < k\}, \#\{c \le k\}]` of point :math:`k`, so that a slice inside one atom of tied
+values has its atom's point to choose, where the paper's open rank, which assumes distinct values,
+leaves only the two sides of the atom at equal utility and draws uniformly from the whole range), giving :math:`z`; the slices to its left recurse within :math:`(a, z)`, those to
 its right within :math:`(z, b)`.  Only the :math:`m` grid points are released; the noisy ranks
 and :math:`h` never leave (:math:`h` is a public function of :math:`n, m, \varepsilon, \delta`).
 
@@ -315,7 +318,7 @@ def slice_quantile_points(cells: np.ndarray, plan: SlicePlan, rng: np.random.Gen
         window = cells[int(centres[middle]) - h: int(centres[middle]) + h + 1]
         below = int(np.searchsorted(window, lo, side="left"))
         inside = window[below: int(np.searchsorted(window, hi, side="left"))]
-        point = exponential_rank(inside, lo, hi, target - below, plan.epsilon_exponential, rng)
+        point = exponential_rank(inside, lo, hi, target - below, plan.epsilon_exponential, rng, closed=True)
         points[middle] = point
         pending.append((first, middle, lo, point))
         pending.append((middle + 1, end, point, hi))

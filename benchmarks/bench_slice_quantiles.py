@@ -1,0 +1,119 @@
+"""Slice quantiles (Imola et al., NeurIPS 2025) beside AQ and JointExp on a real data set (issue 35 item 5).
+
+Data: ``flights-departure`` (departure minute of day of the 328,521 NYC flights of 2013, shipped by
+``dpdist[data]``; integers in [0, 1440], so heavy ties), the whole population, every run on the same
+data.  ``--dataset earnings-hourly --replicate 12`` repeats the data as the paper's experiments do
+(its Adult ages 12 times).  m = 9, 49, 99 equally spaced quantiles; epsilon = 0.5, 1, 5.
+
+Metric: rank error of each released value z against the target rank floor(q n), where z's rank is
+any rank it can take among ties, the interval [#{x < z}, #{x <= z}] (0 when the target lies in it);
+mean over the m quantiles and max over them, each averaged over the runs (standard errors given).
+
+Methods, all dpdist's exact samplers on the public 2^32 grid (JointExp: 2^27/m cells):
+
+* ``slice``: ``central.quantiles(method="slice")``, (eps, 1e-10)-DP under replace-one (n public);
+* ``aq``, ``jointexp``: eps-DP under add/remove, which is also (2 eps)-DP under replace-one; so they
+  are run twice, at eps (their own relation) and at 2 eps ("aq@replace": the same replace-one
+  epsilon as slice's, the fair comparison for slice's relation).
+
+``--reference DIR`` adds the authors' code (SliceQuantile of github.com/NynsenFaber/DP_CC_quantiles,
+float samplers, their own (eps, delta) accounting, swap=True, g = 1, delta 1e-10) from a checkout
+in DIR (e.g. ``git -C <mirror> archive HEAD | tar -x -C /tmp/dpcc``); it needs no network.
+
+Usage::
+
+    uv run --extra data python benchmarks/bench_slice_quantiles.py [--runs 20] [--reference /tmp/dpcc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dpdist import central, datasets
+from dpdist.errors import InvalidParameterError
+
+RESULTS = Path(__file__).parent / "results" / "slice_quantiles.json"
+DELTA = 1e-10
+
+
+def rank_errors(sorted_x: np.ndarray, released: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Distance from floor(q n) to the interval of ranks each released value can take among ties."""
+    low = np.searchsorted(sorted_x, released, side="left")
+    high = np.searchsorted(sorted_x, released, side="right")
+    target = np.floor(q * sorted_x.size)
+    return np.maximum(0, np.maximum(low - target, target - high)).astype(np.float64)
+
+
+def reference_release(directory: str, x: np.ndarray, q: np.ndarray, epsilon: float, bounds, seed: int):
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    from our_mechanism.slice_quantile import SliceQuantile  # the authors' code, outside this repository
+
+    np.random.seed(seed)
+    mechanism = SliceQuantile(bound=bounds, n=x.size, m=q.size, eps=epsilon, split=0.5, swap=True, g=1.0)
+    if not mechanism.is_delta_approximate_DP(delta=DELTA, q_list=list(q)):
+        raise InvalidParameterError("refused by its own delta check")
+    return np.sort(np.asarray(mechanism.approximate_mechanism(x, delta=DELTA, q_list=list(q), sort=False)))
+
+
+def run(method: str, x, q, epsilon, bounds, seed, reference):
+    if method == "reference":
+        return reference_release(reference, x, q, epsilon, bounds, seed)
+    name, _, relation = method.partition("@")
+    scale = 2.0 if relation == "replace" else 1.0  # add/remove eps-DP is replace-one (2 eps)-DP
+    kwargs = {"delta": DELTA} if name == "slice" else {}
+    release = central.quantiles(x, q, epsilon=epsilon / scale, bounds=bounds, method=name, rng=seed, **kwargs)
+    return release.values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--dataset", default="flights-departure")
+    parser.add_argument("--replicate", type=int, default=1)
+    parser.add_argument("--reference", default=None)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    dataset = datasets.get(args.dataset)
+    x = np.sort(np.tile(np.asarray(dataset.load(), dtype=np.float64), args.replicate))
+    bounds = tuple(map(float, dataset.bounds))
+    methods = ["slice", "aq", "jointexp", "aq@replace", "jointexp@replace"] + (["reference"] if args.reference else [])
+    rows = []
+    for m in (9, 49, 99):
+        q = np.arange(1, m + 1) / (m + 1)
+        for epsilon in (0.5, 1.0, 5.0):
+            for method in methods:
+                means, maxes, seconds, refused = [], [], [], None
+                for seed in range(2 if args.quick else args.runs):
+                    start = time.perf_counter()
+                    try:
+                        values = run(method, x, q, epsilon, bounds, seed, args.reference)
+                    except InvalidParameterError as error:
+                        refused = str(error)[:160]
+                        break
+                    seconds.append(time.perf_counter() - start)
+                    errors = rank_errors(x, values, q)
+                    means.append(errors.mean())
+                    maxes.append(errors.max())
+                row = {"m": m, "epsilon": epsilon, "method": method, "n": int(x.size), "runs": len(means)}
+                if refused:
+                    row["refused"] = refused
+                else:
+                    row.update(mean_error=float(np.mean(means)), mean_se=float(np.std(means, ddof=1) / np.sqrt(len(means))),
+                               max_error=float(np.mean(maxes)), max_se=float(np.std(maxes, ddof=1) / np.sqrt(len(maxes))),
+                               seconds=float(np.median(seconds)))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps({"dataset": args.dataset, "replicate": args.replicate, "delta": DELTA,
+                                   "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
