@@ -38,6 +38,15 @@ r"""Many quantiles at once, and a quantile without bounds.
     most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
     exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
 
+``"slice"``
+    Slice quantiles of Imola, Boninsegna, Keller, Aamand, Roy Chowdhury & Pagh (NeurIPS 2025,
+    arXiv 2505.13662): the target ranks get correlated noise from a k-ary tree for continual
+    counting, each noisy rank's slice of :math:`2h + 1` records has its median released by the
+    exact exponential mechanism within the bounds its neighbours' releases leave
+    (:mod:`dpdist.central.slice_quantiles`).  :math:`(\varepsilon, \delta)`-DP under **replace-one**
+    neighbours with :math:`n` public (``delta``, default :math:`10^{-10}`); refused where the
+    quantiles' ranks are too close for the noise at this :math:`n`.  No intervals (``None``).
+
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
 point :math:`\ell`; AboveThreshold (Dwork & Roth 2014, Alg. 1, with
