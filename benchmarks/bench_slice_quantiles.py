@@ -123,8 +123,9 @@ def main() -> None:
                 if refused:
                     row["refused"] = refused
                 else:
-                    row.update(mean_error=float(np.mean(means)), mean_se=float(np.std(means, ddof=1) / np.sqrt(len(means))),
-                               max_error=float(np.mean(maxes)), max_se=float(np.std(maxes, ddof=1) / np.sqrt(len(maxes))),
+                    root = np.sqrt(len(means))
+                    row.update(mean_error=float(np.mean(means)), mean_se=float(np.std(means, ddof=1) / root),
+                               max_error=float(np.mean(maxes)), max_se=float(np.std(maxes, ddof=1) / root),
                                seconds=float(np.median(seconds)))
                 rows.append(row)
                 print(json.dumps(row), flush=True)

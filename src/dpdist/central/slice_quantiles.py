@@ -16,15 +16,18 @@ shift of the :math:`H` nodes above one leaf.  Slice :math:`i` holds the :math:`2
 conquer (the paper's recursion, as in Kaplan, Schnapp & Stemmer's AQ): the middle slice's median
 is drawn by Smith's exponential mechanism within the current bounds :math:`(a, b)` (exactly, on
 the grid: :func:`~dpdist.central._grid_quantile.exponential_rank`, records below :math:`a` lowering
-the target rank; the utility is the distance from the target rank :math:`h + 1/2` to the ranks
-:math:`[\#\{c < k\}, \#\{c \le k\}]` of point :math:`k`, so that a slice inside one atom of tied
-values has its atom's point to choose, where the paper's open rank, which assumes distinct values,
-leaves only the two sides of the atom at equal utility and draws uniformly from the whole range), giving :math:`z`; the slices to its left recurse within :math:`(a, z)`, those to
-its right within :math:`(z, b)`.  Only the :math:`m` grid points are released; the noisy ranks
-and :math:`h` never leave (:math:`h` is a public function of :math:`n, m, \varepsilon, \delta`).
+the target rank), giving :math:`z`; the slices to its left recurse within :math:`(a, z)`, those
+to its right within :math:`(z, b)`.  The utility is the distance from the target rank
+:math:`h + 1/2` to the ranks :math:`[\#\{c < k\}, \#\{c \le k\}]` of point :math:`k` (``closed=True``):
+a slice inside one atom of tied values then has the atom's point to choose, where the paper's
+open rank :math:`\#\{c < k\}`, which assumes distinct values, leaves only the two sides of the
+atom, at equal utility, and draws uniformly from the whole range.  Only the :math:`m` grid points
+are released; the noisy ranks never leave (:math:`h` is a public function of :math:`n, m,
+\varepsilon, \delta`).
 
-**The guarantee** (derived here for this implementation; the paper's Thm. for the
-(epsilon, delta) variant has the same shape).  Neighbours: **replace one record, n public** (the
+**The guarantee** (derived here for this implementation, not copied from the paper; its
+(epsilon, delta) variant and its code bound delta the same way, by the probability that the
+noise moves the slices into each other).  Neighbours: **replace one record, n public** (the
 ranks :math:`\lfloor q_i n\rfloor` use :math:`n`).  Under add/remove neighbours the ranks of all
 quantiles move with :math:`n`, which the tree noise cannot hide at the cost of one step, so no
 add/remove guarantee is claimed: the release states ``neighbouring="replace"``.
