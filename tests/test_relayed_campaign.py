@@ -88,6 +88,7 @@ def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_
     rows = sqlite3.connect(tmp_path / "campaigns.sqlite").execute(
         "SELECT batch_id, received_ms, n_read FROM batches WHERE campaign_id = 'anon'").fetchall()
     assert len(rows) == 2 and len({received for _, received, _ in rows}) == 1  # one time for every batch: the creation minute
+    assert statement["smallest_batch"] == min(n_read for *_, n_read in rows)  # the running minimum is the batches' minimum
     assert summary["created_at"].startswith(time.strftime("%Y-%m-%dT%H:%M", time.gmtime(rows[0][1] / 1000)))
     assert all(len(batch_id) == 32 and not batch_id.startswith("device") for batch_id, _, _ in rows)
 
@@ -138,6 +139,35 @@ def test_direct_submissions_forged_deliveries_and_odd_messages_are_refused(tmp_p
     assert exported.status_code == 200 and io.read_reports(tmp_path / "kept.bin", protocol).n_read == 2
     assert deleted.status_code == 200
     assert sqlite3.connect(tmp_path / "campaigns.sqlite").execute("SELECT COUNT(*) FROM relayed_campaigns").fetchone() == (0,)
+
+
+def test_the_smallest_batch_is_kept_as_batches_arrive_and_survives_a_restart(tmp_path):
+    """The statement's smallest batch is a running minimum kept by the group commits (no scan of the batches per
+    request): it falls with a smaller delivery, not with a redelivery or a larger one, and a new service reads it."""
+    protocol = local.from_config(CONFIG)
+    one = io.encode_record(protocol, protocol.privatize([1], secure=True))
+    relay_headers = {"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}
+
+    batches: dict = {}
+
+    async def deliver(collector, public, batch_id, size):
+        batch = batches.setdefault(batch_id, _envelope.frame([_sealed(public, "anon", one) for _ in range(size)]))
+        answer = await collector.put(f"/api/campaigns/anon/relayed/{batch_id * 32}", content=batch, headers=relay_headers)
+        assert answer.status_code == 200, answer.text
+        return (await collector.get("/api/campaigns/anon/config")).json()["anonymity"]["smallest_batch"]
+
+    async def work():
+        _, collector = _collector(tmp_path)
+        await _create(collector, "anon")
+        public = (await collector.get("/api/campaigns/anon/config")).json()
+        assert public["anonymity"]["smallest_batch"] is None
+        smallest = [await deliver(collector, public, batch_id, size) for batch_id, size in (("a", 4), ("b", 6), ("c", 3))]
+        smallest.append(await deliver(collector, public, "b", 6))  # a redelivery
+        _, restarted = _collector(tmp_path)
+        return smallest, (await restarted.get("/api/campaigns/anon")).json()["anonymity"]["smallest_batch"]
+
+    smallest, after_restart = asyncio.run(work())
+    assert smallest == [4, 4, 3, 3] and after_restart == 3
 
 
 def test_a_relayed_campaign_needs_the_services_relay_token(tmp_path):

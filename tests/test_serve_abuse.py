@@ -366,6 +366,25 @@ def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
         assert summary["refused_batches"] == {"campaign_full": 2}
 
 
+def test_a_refused_batch_sent_again_is_refused_again_and_counted_once(db_url):
+    """A client that did not get its refusal (a connection reset: the two-workers test saw it) sends the same batch
+    again: it is refused again, and ``refused_batches`` counts each batch id once per reason, whichever step refused
+    it (the group commit, admission before the body, decoding)."""
+    with InProcessServer(db_url) as server:
+        campaign = new_campaign(server.url, max_reports=100)
+        assert put(server.url, campaign, "a", grr_body(np.zeros(60, int))).json()["accepted"] == 60
+        codes = [put(server.url, campaign, batch_id, grr_body(np.zeros(60, int))).json()["error"]
+                 for batch_id in ("b", "b", "c", "c")]  # refused by the group commit, then at admission
+        codes += [put(server.url, campaign, "m", b"not a record").json()["error"] for _ in range(2)]
+        assert put(server.url, campaign, "d", grr_body(np.zeros(40, int))).json()["accepted"] == 40
+        codes += [put(server.url, campaign, batch_id, grr_body([1])).json()["error"] for batch_id in ("b", "e", "e", "e")]
+        assert codes == ["campaign_full"] * 4 + ["malformed_batch"] * 2 + ["campaign_full"] * 4
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            assert admin.campaign(campaign)["refused_batches"] == {"campaign_full": 3, "malformed_batch": 1}
+            admin.delete_campaign(campaign)
+        assert server.service.store.db.execute("SELECT COUNT(*) FROM refused_batch_ids") == [(0,)]
+
+
 def test_one_client_address_is_rate_limited(tmp_path):
     limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with InProcessServer(str(tmp_path / "c.sqlite"), limits) as server:
@@ -472,7 +491,8 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
         assert posted.status_code == 409 and posted.json()["error"] == "batch_of_another_campaign"
         with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.campaign(first)["n"] == 40 and admin.campaign(second)["n"] == 0
-            assert admin.campaign(second)["refused_batches"] == {"batch_id_mismatch": 1, "batch_of_another_campaign": 2}
+            # the replay PUT and POSTed is one batch (one id) refused for one reason: counted once
+            assert admin.campaign(second)["refused_batches"] == {"batch_id_mismatch": 1, "batch_of_another_campaign": 1}
         # hand-chosen batch ids ("day1") stay per campaign
         assert put(server.url, first, "day1", grr_body([1])).status_code == 200
         assert put(server.url, second, "day1", grr_body([1])).status_code == 200

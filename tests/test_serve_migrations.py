@@ -152,6 +152,19 @@ def test_a_database_of_a_later_schema_is_refused(tmp_path):
         create_app(path, admin_token=ADMIN_TOKEN)
 
 
+#: the relayed campaigns' table of schema 4
+RELAYED_4 = ("CREATE TABLE relayed_campaigns (campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL,"
+             " relay_token_sha256 TEXT NOT NULL, public_key TEXT NOT NULL, private_key TEXT NOT NULL,"
+             " delta DOUBLE PRECISION NOT NULL, PRIMARY KEY (campaign_id, export_file_id))")
+
+
+def as_version_4(connection) -> None:
+    """Today's SQLite database back to schema 4 (what schema 5 added, removed)."""
+    connection.execute("DROP TABLE refused_batch_ids")
+    connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN smallest_batch")
+    connection.execute("UPDATE dpdist_meta SET value = '4' WHERE key = 'schema_version'")
+
+
 def test_a_version_3_database_gains_the_relayed_campaigns_table(tmp_path):
     """Version 3 made ``relayed_campaigns`` at a relay-aware service's start-up, or not at all: 3 -> 4 makes it once."""
     import sqlite3
@@ -163,8 +176,10 @@ def test_a_version_3_database_gains_the_relayed_campaigns_table(tmp_path):
         path = str(tmp_path / f"v3-{had_the_table}.sqlite")
         create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
         with sqlite3.connect(path) as connection:
-            if not had_the_table:
-                connection.execute("DROP TABLE relayed_campaigns")
+            as_version_4(connection)
+            connection.execute("DROP TABLE relayed_campaigns")
+            if had_the_table:
+                connection.execute(RELAYED_4)
             connection.execute("UPDATE dpdist_meta SET value = '3' WHERE key = 'schema_version'")
         app = create_app(path, admin_token=ADMIN_TOKEN)
         db = app.state.service.store.db
@@ -173,6 +188,30 @@ def test_a_version_3_database_gains_the_relayed_campaigns_table(tmp_path):
             assert db.execute("SELECT COUNT(*) FROM relayed_campaigns") == [(0,)]
         finally:
             db.close()
+
+
+def test_a_version_4_database_gains_refused_batch_ids_and_each_relayed_campaigns_smallest_batch(tmp_path):
+    """4 -> 5: the smallest batch of a relayed campaign is read from its batches once, by the migration."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v4.sqlite")
+    create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        as_version_4(connection)
+        for name in ("relayed", "empty"):
+            connection.execute("INSERT INTO relayed_campaigns VALUES (?, 'f', 'h', 'p', 'k', 1e-8)", (name,))
+        for batch_id, n_read in (("x", 70), ("y", 40), ("z", 90)):
+            connection.execute("INSERT INTO batches VALUES ('relayed', ?, 's', 0, ?, ?, '{}')", (batch_id, n_read, n_read))
+        connection.execute("INSERT INTO batches VALUES ('direct', 'w', 's', 0, 5, 5, '{}')")
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT campaign_id, smallest_batch FROM relayed_campaigns ORDER BY campaign_id") == [
+            ("empty", None), ("relayed", 40)]
+        assert db.execute("SELECT COUNT(*) FROM refused_batch_ids") == [(0,)]
+    finally:
+        db.close()
 
 
 @pytest.mark.slow

@@ -11,12 +11,16 @@ commit ran.  In its transaction, for every batch:
    claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
    the enrollment token's remaining reports; a batch refused there leaves nothing
    behind (its rows are deleted in the same transaction) and is counted under the
-   campaign's ``refused_batches``;
+   campaign's ``refused_batches``, once per batch id and reason (``refused_batch_ids``:
+   a client that lost the answer sends the batch again and is refused again, not
+   counted again), as is every :class:`Refused` that names its batch id;
 3. the accepted batches' reports enter one aggregator per campaign
    (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
    way reports enter an aggregator), whose statistic change is appended as ONE row of
    ``ingest_log`` (with the group's minute of arrival) by this process (its
-   ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts.
+   ``writer`` id); :mod:`._aggregates` folds the log into the campaign's parts; a
+   relayed campaign's smallest batch so far (``relayed_campaigns.smallest_batch``)
+   is lowered when the group counts a smaller one.
 
 So after a crash the aggregate (parts + log) equals the sum of the batches
 recorded, and a batch is either counted and recorded or neither.  Nothing here
@@ -40,7 +44,7 @@ from ._database import Database
 from ._deltas import encode_delta
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
 
-__all__ = ["Arrival", "Refused", "commit_group", "acknowledgement"]
+__all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement"]
 
 _CHUNK = 400  # rows per multi-row statement (SQLite allows 32,766 parameters)
 
@@ -63,10 +67,18 @@ class Arrival:
 
 @dataclass
 class Refused:
-    """A whole batch refused before its commit (malformed, too large, ...), counted under its campaign."""
+    """A whole batch refused before its commit (malformed, too large, ...), counted under its campaign: once per
+    ``batch_id`` and reason, or (no batch id known) each time."""
 
     campaign_id: str
     reason: str
+    batch_id: str | None = None
+    unless_recorded: bool = False  # admission's refusal: not if the batch id was counted before (its outcome RECORDED)
+
+
+#: the outcome of a :class:`Refused` with ``unless_recorded`` whose batch id is recorded: the batch goes on (a retry
+#: gets its acknowledgement), nothing is counted
+RECORDED = "recorded"
 
 
 @dataclass
@@ -81,6 +93,7 @@ class _Campaign:
     keep_reports: bool
     total: int | None = None  # capped campaigns: reports counted before this group
     minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
+    smallest: int | None = None  # the smallest relayed batch this group counts (relayed_campaigns.smallest_batch)
     admitted: list = field(default_factory=list)  # the ReportBatches this group counts
     refused: dict = field(default_factory=dict)
 
@@ -105,10 +118,11 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     with db.transaction():
         campaigns = _lock_campaigns(db, {item.campaign_id for item in items})
         claimed = _claim(db, items, campaigns, outcomes, minute)
-        _check_claimed(db, claimed, items, campaigns, outcomes)
-        for index, item in enumerate(items):
-            if isinstance(item, Refused) and not isinstance(outcomes[index], Refusal):
-                _count(campaigns[item.campaign_id], item.reason)
+        refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
+        _pass_recorded(db, items, outcomes)
+        refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
+                     if isinstance(item, Refused) and outcomes[index] is None]
+        _count_refusals(db, refusals, campaigns)
         _append(db, writer, minute, items, campaigns, outcomes)
     return outcomes
 
@@ -187,17 +201,32 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
     return claimed
 
 
+def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
+    """The batch rows of ``items``' (campaign, batch id): (campaign, batch id) -> ``columns``."""
+    stored = {}
+    for chunk in _chunks(items):
+        pairs = ", ".join(["(?, ?)"] * len(chunk))
+        keys = tuple(value for item in chunk for value in (item.campaign_id, item.batch_id))
+        for row in db.execute(f"SELECT campaign_id, batch_id, {columns} FROM batches WHERE (campaign_id, batch_id) IN"
+                              f" (VALUES {pairs})", keys):
+            stored[(row[0], row[1])] = row[2:]
+    return stored
+
+
+def _pass_recorded(db: Database, items: list, outcomes: list) -> None:
+    """Admission's refusals (``unless_recorded``) of batch ids counted before: :data:`RECORDED`, not counted."""
+    asking = [index for index, item in enumerate(items)
+              if isinstance(item, Refused) and item.unless_recorded and item.batch_id is not None and outcomes[index] is None]
+    if asking:
+        stored = _stored(db, [items[index] for index in asking], "1")
+        for index in asking:
+            if (items[index].campaign_id, items[index].batch_id) in stored:
+                outcomes[index] = RECORDED
+
+
 def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: dict, outcomes: list) -> None:
     """Batches whose id is recorded get the stored acknowledgement (or batch_id_reused); the others, why not."""
-    stored = {}
-    for chunk in _chunks(indices):
-        pairs = ", ".join(["(?, ?)"] * len(chunk))
-        keys = tuple(value for index in chunk for value in (items[index].campaign_id, items[index].batch_id))
-        for row in db.execute(
-            "SELECT campaign_id, batch_id, body_sha256, n_read, accepted, rejected FROM batches"
-            f" WHERE (campaign_id, batch_id) IN (VALUES {pairs})", keys
-        ):
-            stored[(row[0], row[1])] = row[2:]
+    stored = _stored(db, [items[index] for index in indices])
     for index in indices:
         item = items[index]
         record = stored.get((item.campaign_id, item.batch_id))
@@ -214,10 +243,11 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
                                               duplicate=True)
 
 
-def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> None:
-    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind."""
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> list[tuple]:
+    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind.  The
+    refusals to count: ``(campaign id, batch id, reason)``."""
     bound = _bind(db, [items[index] for index in claimed])
-    undo = []
+    undo, refusals = [], []
     for index in claimed:
         item, campaign = items[index], campaigns[items[index].campaign_id]
         refusal = _refusal(db, item, campaign, bound)
@@ -226,12 +256,31 @@ def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dic
                                               item.batch.rejected, duplicate=False)
             continue
         outcomes[index] = refusal
-        _count(campaign, refusal.code)
+        refusals.append((item.campaign_id, item.batch_id, refusal.code))
         undo.append(item)
     for item in undo:
         db.execute("DELETE FROM batches WHERE campaign_id = ? AND batch_id = ?", (item.campaign_id, item.batch_id))
         if bound.get(item.batch_id) == "ours":
             db.execute("DELETE FROM bound_batch_ids WHERE batch_id = ? AND campaign_id = ?", (item.batch_id, item.campaign_id))
+    return refusals
+
+
+def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> None:
+    """Count each refusal ``(campaign id, batch id or None, reason)`` under its campaign's ``refused_batches``: a batch
+    id once per reason (the first time it is recorded in ``refused_batch_ids``), a refusal without one each time."""
+    named = sorted({refusal for refusal in refusals if refusal[1] is not None})
+    first = set()
+    for chunk in _chunks(named):
+        marks = ", ".join(["(?, ?, ?)"] * len(chunk))
+        first.update(db.execute(
+            f"INSERT INTO refused_batch_ids (campaign_id, batch_id, reason) VALUES {marks}"
+            " ON CONFLICT (campaign_id, batch_id, reason) DO NOTHING RETURNING campaign_id, batch_id, reason",
+            tuple(value for refusal in chunk for value in refusal),
+        ))
+    for campaign_id, batch_id, reason in refusals:
+        if batch_id is None or (campaign_id, batch_id, reason) in first:
+            first.discard((campaign_id, batch_id, reason))  # the same batch twice in one group: counted once
+            _count(campaigns[campaign_id], reason)
 
 
 def _bind(db: Database, items: list) -> dict[str, str]:
@@ -283,8 +332,9 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
             )
     if campaign.total is not None:
         campaign.total += incoming
-    if item.received_ms is not None:
+    if item.received_ms is not None:  # a relayed batch
         campaign.minute = item.received_ms
+        campaign.smallest = int(item.n_read) if campaign.smallest is None else min(campaign.smallest, int(item.n_read))
     campaign.admitted.append(item.batch)
     return None
 
@@ -306,6 +356,11 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
             (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
              json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
         )
+        if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
+            db.execute(
+                "UPDATE relayed_campaigns SET smallest_batch = ? WHERE campaign_id = ?"
+                " AND (smallest_batch IS NULL OR smallest_batch > ?)", (campaign.smallest, campaign.id, campaign.smallest),
+            )
     for index, item in enumerate(items):
         if isinstance(item, Arrival) and isinstance(outcomes[index], dict) and not outcomes[index]["duplicate"]:
             if campaigns[item.campaign_id].keep_reports and item.raw is not None and item.accepted:

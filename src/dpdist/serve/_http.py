@@ -110,7 +110,7 @@ def json_document(body: bytes) -> dict:
 def read_body(request: Request, campaign_id: str | None = None):
     """``async with read_body(request) as body``: the body, bounded in size, time and the server's in-flight bytes.
 
-    A body over the size limit is counted against ``campaign_id``'s refused batches.
+    A body over the size limit is counted against ``campaign_id``'s refused batches (once per batch id of the path).
     """
     from ._limits import receive_body
 
@@ -118,7 +118,7 @@ def read_body(request: Request, campaign_id: str | None = None):
 
     async def refuse_oversized():
         if campaign_id:
-            await service.count_refused(campaign_id, "too_large")
+            await service.count_refused(campaign_id, "too_large", request.path_params.get("batch_id"))
 
     return receive_body(request, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
 

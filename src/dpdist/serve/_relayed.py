@@ -17,7 +17,9 @@ users); a message that does not open, or holds another number of reports, is one
 opened batch goes through the ordinary group commits (:meth:`~._service.Service.count`), so it is
 counted once under the relay's random batch id, with its arrival time replaced by the campaign's
 creation minute (:meth:`RelayedCampaigns.opened`): what is stored of a relayed batch is its relay
-batch id, its size and its counts, no device's id and no time.
+batch id, its size and its counts, no device's id and no time.  The group commit that counts a relayed
+batch also lowers the campaign's ``smallest_batch`` (the running minimum of its batches' sizes) in
+the same transaction, so the statement below reads one row.
 
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
 local one, and the amplified central one at the size of its smallest batch so far, with the assumptions.
@@ -45,12 +47,14 @@ DEFAULT_DELTA = 1e-8
 
 @dataclass(frozen=True)
 class RelayKey:
-    """One relayed campaign's row: the relay's token hash, the key pair (raw bytes), the stated delta."""
+    """One relayed campaign's row: the relay's token hash, the key pair (raw bytes), the stated delta, and the size
+    of its smallest batch so far (kept by the group commits that count its batches; None before the first)."""
 
     relay_token_sha256: str
     public_key: bytes
     private_key: bytes
     delta: float
+    smallest_batch: int | None = None
 
 
 class RelayedCampaigns:
@@ -86,25 +90,25 @@ class RelayedCampaigns:
     def key(self, campaign: CampaignRow) -> RelayKey | None:
         """The campaign's relay row, or None for a campaign collected directly."""
         rows = self.store.db.execute(
-            "SELECT relay_token_sha256, public_key, private_key, delta FROM relayed_campaigns"
+            "SELECT relay_token_sha256, public_key, private_key, delta, smallest_batch FROM relayed_campaigns"
             " WHERE campaign_id = ? AND export_file_id = ?", (campaign.id, campaign.export_file_id))
         if not rows:
             return None
-        token, public, private, delta = rows[0]
-        return RelayKey(token, bytes.fromhex(public), bytes.fromhex(private), float(delta))
+        token, public, private, delta, smallest = rows[0]
+        return RelayKey(token, bytes.fromhex(public), bytes.fromhex(private), float(delta),
+                        None if smallest is None else int(smallest))
 
     def forget(self, campaign_id: str) -> None:
         """Delete a deleted campaign's keys."""
         self.store.db.execute("DELETE FROM relayed_campaigns WHERE campaign_id = ?", (campaign_id,))
 
     def statement(self, campaign: CampaignRow, key: RelayKey) -> dict:
-        """The campaign's local guarantee and its amplified central one at its smallest batch so far."""
+        """The campaign's local guarantee and its amplified central one at its smallest batch so far (``key``'s running
+        minimum: no scan of the batches)."""
         from ..amplification._statement import relayed_statement
 
-        rows = self.store.db.execute("SELECT MIN(n_read) FROM batches WHERE campaign_id = ?", (campaign.id,))
-        smallest = None if not rows or rows[0][0] is None else int(rows[0][0])
         n = campaign.n if isinstance(campaign, Campaign) else self.store.totals(campaign.id).n
-        return {"delta": key.delta, **relayed_statement(campaign.protocol, smallest, n, key.delta)}
+        return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta)}
 
     def public_fields(self, campaign: CampaignRow) -> dict:
         """What the public config adds for a relayed campaign (nothing for a direct one)."""

@@ -18,6 +18,11 @@ Version history:
    key check would lock it (PostgreSQL ``FOR KEY SHARE``) in every ingest
    transaction of every process; the ingest and deletion paths keep them
    consistent under the campaign's lock instead.
+4. (issue 34) ``relayed_campaigns``;
+5. (issue 28) ``refused_batch_ids``: a batch id refused for a counted reason is counted once (a client that
+   did not get the answer and sends the batch again is refused again, not counted again);
+   ``relayed_campaigns.smallest_batch``: the running minimum of a relayed campaign's batch sizes (its
+   public config reads it instead of scanning its batches).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -55,6 +60,7 @@ def _tables(db: Database) -> list[str]:
         " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
+        _REFUSED_BATCH_IDS,
     ]
 
 
@@ -88,8 +94,14 @@ _ENROLLMENTS = [
 _RELAYED_CAMPAIGNS = (
     "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
     " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
-    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL,"
+    " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL, smallest_batch BIGINT,"
     " PRIMARY KEY (campaign_id, export_file_id))"
+)
+
+#: the batch ids refused for each counted reason (serve/_group.py): each is counted once under refused_batches
+_REFUSED_BATCH_IDS = (
+    "CREATE TABLE IF NOT EXISTS refused_batch_ids ("
+    " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (campaign_id, batch_id, reason))"
 )
 
 
@@ -143,11 +155,22 @@ def _from_2(db: Database) -> None:
 
 def _from_3(db: Database) -> None:
     """3 -> 4: the relayed campaigns' table (a version-3 service made it at start-up, hence IF NOT EXISTS)."""
-    db.execute(_RELAYED_CAMPAIGNS)
+    db.execute(_RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", ""))  # the table as version 4 had it
+
+
+def _from_4(db: Database) -> None:
+    """4 -> 5: the refused batch ids (none known: the refusals counted so far stay counted), and each relayed
+    campaign's smallest batch so far."""
+    db.execute(_REFUSED_BATCH_IDS)
+    db.execute("ALTER TABLE relayed_campaigns ADD COLUMN smallest_batch BIGINT")
+    db.execute(
+        "UPDATE relayed_campaigns SET smallest_batch = (SELECT MIN(n_read) FROM batches"
+        " WHERE batches.campaign_id = relayed_campaigns.campaign_id)"
+    )
 
 
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
 
 
 def create_schema(db: Database) -> None:

@@ -23,11 +23,11 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
 from ._backpressure import Backpressure
-from ._campaigns import CampaignRow, check_batch_id, token_sha256
+from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
-from ._group import Arrival, Refused
+from ._group import RECORDED, Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._relayed import RelayedCampaigns
@@ -73,6 +73,7 @@ class Service:
         self.queued = 0  # batches between their admission and their answer (event loop only)
         self.pressure = Backpressure()
         self._open: dict[str, tuple[float, CampaignRow]] = {}
+        self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
         self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
@@ -114,6 +115,7 @@ class Service:
     def changed(self, campaign_id: str) -> None:
         """An admin changed the campaign: admission reads it again."""
         self._open.pop(campaign_id, None)
+        self._counted.pop(campaign_id, None)
 
     async def settings(self, campaign_id: str) -> CampaignRow:
         """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
@@ -158,27 +160,47 @@ class Service:
                 raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
         elif not row.check_submit_token(token):
             raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
-        if batch_id is None or (row.state == "open" and row.max_reports is None and not (left is not None and left <= 0)):
+        spent = left is not None and left <= 0
+        if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
             return row  # a batch named by its records' file id is read first; the group commit checks the rest
-        if await run_in_threadpool(self._recorded, campaign_id, batch_id):
-            return row  # a retry gets its acknowledgement
-        if row.state == "created":
-            raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
-        if row.state == "closed":
+        if row.state != "open":
+            if await run_in_threadpool(self._recorded, campaign_id, batch_id):
+                return row  # a retry gets its acknowledgement
+            if row.state == "created":
+                raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
             raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
-        if row.max_reports is not None and (await run_in_threadpool(self.store.totals, campaign_id)).n >= row.max_reports:
-            await self.count_refused(campaign_id, "campaign_full")
-            raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
-        if left is not None and left <= 0:
-            await self.count_refused(campaign_id, "contribution_limit")
+        # full, or the token spent: refused and counted in the next group commit, unless the batch id was counted
+        # before (a retry then gets its acknowledgement): one item of a group, no read of its own
+        reason = "contribution_limit" if spent else "campaign_full"
+        if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True):
+            return row
+        if spent:
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
             )
-        return row
+        raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
+
+    async def _full(self, row: CampaignRow) -> bool:
+        """Whether a capped campaign is full as admission knows it: its count read at most :data:`CACHE_S` ago, plus what
+        this process counted since (a campaign found not full may have filled up since: the group commit checks the
+        cap exactly; a full one stays full until its cap changes)."""
+        if row.max_reports is None:
+            return False
+        cached = self._counted.get(row.id)
+        if cached is None or time.monotonic() - cached[0] >= CACHE_S:
+            n = (await run_in_threadpool(self.store.totals, row.id)).n
+            if len(self._counted) > 4096:
+                self._counted.clear()
+            cached = self._counted[row.id] = (time.monotonic(), n)
+        return cached[1] >= row.max_reports
+
+    def _counted_more(self, campaign_id: str, accepted: int) -> None:
+        """This process counted ``accepted`` more reports into a capped campaign (admission's count follows)."""
+        cached = self._counted.get(campaign_id)
+        if cached is not None:
+            self._counted[campaign_id] = (cached[0], cached[1] + accepted)
 
     def _recorded(self, campaign_id: str, batch_id: str) -> bool:
-        from ._campaigns import BATCH_ID
-
         return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
@@ -195,7 +217,7 @@ class Service:
         if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
             return await self.count(row, batch_id, digest, None)
         batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
-                                    inline=len(body) <= INLINE_BODY_BYTES)
+                                    inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
         return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
@@ -218,26 +240,37 @@ class Service:
 
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
-        return await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                   enrollment_sha256, received_ms))
+        ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
+                                                  enrollment_sha256, received_ms))
+        if row.max_reports is not None and not ack["duplicate"]:
+            self._counted_more(row.id, ack["accepted"])
+        return ack
 
     async def counted(self, campaign_id: str, step: Callable[..., Any], *args: Any, count_400: bool = True,
-                      inline: bool = True) -> Any:
-        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch is counted under the
-        campaign's ``refused_batches``."""
+                      inline: bool = True, batch_id: str | None = None) -> Any:
+        """Run ``step`` (on the event loop, or in a thread); a refusal of the whole batch (``batch_id``, if known) is
+        counted under the campaign's ``refused_batches``."""
         try:
             return step(*args) if inline else await run_in_threadpool(step, *args)
         except Refusal as refusal:
             if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in _COUNTED:
-                await self.count_refused(campaign_id, refusal.code)
+                await self.count_refused(campaign_id, refusal.code, batch_id)
             raise
 
-    async def count_refused(self, campaign_id: str, reason: str) -> None:
-        """Count a batch refused as a whole against its campaign (in the next group commit)."""
+    async def count_refused(self, campaign_id: str, reason: str, batch_id: str | None = None, *,
+                            unless_recorded: bool = False) -> bool:
+        """Count a batch refused as a whole against its campaign (in the next group commit): once per batch id and
+        reason (a client that lost the answer and sends the batch again is not counted again), or each time if the
+        batch id is not known.  ``unless_recorded``: not if the batch id was counted before (then False: the batch
+        is not refused, its retry gets its acknowledgement)."""
+        named = batch_id if batch_id is not None and BATCH_ID.fullmatch(batch_id) else None
         try:
-            await self.committer.commit(Refused(campaign_id, reason))
+            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded))
         except NotFound:
-            pass  # unknown campaign: nothing to count against
+            if unless_recorded:
+                raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get
+            return True  # unknown campaign: nothing to count against
+        return outcome != RECORDED
 
 
 def batch_id_of_records(body: bytes, content_type: str, max_records: int | None = None) -> str:

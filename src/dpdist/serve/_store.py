@@ -275,7 +275,7 @@ class Store:
             self.row(campaign_id, lock=True)
             reports = self.db.rowcount("DELETE FROM reports WHERE campaign_id = ?", (campaign_id,))
             batches = self.db.rowcount("DELETE FROM batches WHERE campaign_id = ?", (campaign_id,))
-            for table in ("ingest_log", "campaign_parts", "arrivals", "enrollments", "bound_batch_ids"):
+            for table in ("ingest_log", "campaign_parts", "arrivals", "enrollments", "bound_batch_ids", "refused_batch_ids"):
                 self.db.execute(f"DELETE FROM {table} WHERE campaign_id = ?", (campaign_id,))
             self.db.execute("DELETE FROM campaigns WHERE id = ?", (campaign_id,))
         return {"campaign": campaign_id, "deleted": True, "batches": int(batches), "kept_report_batches": int(reports)}
@@ -295,6 +295,7 @@ class Store:
                 batches += self.db.rowcount("DELETE FROM batches WHERE campaign_id = ?", (campaign_id,))
                 self.db.execute("DELETE FROM arrivals WHERE campaign_id = ?", (campaign_id,))
                 self.db.execute("DELETE FROM enrollments WHERE campaign_id = ?", (campaign_id,))
+                self.db.execute("DELETE FROM refused_batch_ids WHERE campaign_id = ?", (campaign_id,))
         return {"kept_report_batches": int(reports), "batches": int(batches), "closed_campaigns": len(closed)}
 
     # ------------------------------------------------------------------ ingest

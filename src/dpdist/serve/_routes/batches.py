@@ -85,7 +85,7 @@ async def relayed_batch(request: Request) -> JSONResponse:
             batch = None  # not open: a redelivery of an acknowledged batch still gets its acknowledgement
             if campaign.state == "open":
                 batch = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id, body, service.limits,
-                                              inline=False)
+                                              inline=False, batch_id=batch_id)
             ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival)
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
