@@ -14,15 +14,17 @@ mean over the m quantiles and max over them, each averaged over the runs (standa
 Methods, all dpdist's exact samplers on the public 2^32 grid (JointExp: 2^27/m cells):
 
 * ``slice``: ``central.quantiles(method="slice")``, (eps, 1e-10)-DP under replace-one (n public);
-* ``aq``, ``jointexp``: eps-DP under add/remove, which is also (2 eps)-DP under replace-one; so they
-  are run twice, at eps (their own relation) and at 2 eps ("aq@replace": the same replace-one
-  epsilon as slice's, the fair comparison for slice's relation).
+* ``aq``, ``jointexp``: eps-DP under add/remove (their own relation, "aq", "jointexp"), and again at the
+  add/remove epsilon that gives slice's replace-one epsilon ("aq@replace": eps/2, group privacy of two
+  steps, since a replaced record may move between AQ's halves; "jointexp@replace": eps (1 - min gap),
+  its utility's replace-one sensitivity 2 against its add/remove 2 (1 - min gap)).
 
 ``--jitter`` adds a fixed U[0, 1) to every value (continuous data, no ties: the paper's setting, a
 minimum gap between values) and widens the upper bound by one.
 
 ``--reference DIR`` adds the authors' code (SliceQuantile of github.com/NynsenFaber/DP_CC_quantiles,
-float samplers, their own (eps, delta) accounting, swap=True, g = 1, delta 1e-10) from a checkout
+float samplers, their own (eps, delta) accounting, swap=True, g = ``--reference-gap`` (default 1, the
+data's resolution; with ``--jitter`` the values are 1e-6 apart and less), delta 1e-10) from a checkout
 in DIR (e.g. ``git -C <mirror> archive HEAD | tar -x -C /tmp/dpcc``); it needs no network.
 
 Usage::
@@ -45,6 +47,8 @@ from dpdist.errors import InvalidParameterError
 
 RESULTS = Path(__file__).parent / "results" / "slice_quantiles.json"
 DELTA = 1e-10
+#: the reference code's g (its minimum gap between values; its h grows with log(width / g))
+REFERENCE_GAP = [1.0]
 
 
 def rank_errors(sorted_x: np.ndarray, released: np.ndarray, q: np.ndarray, tolerance: float) -> np.ndarray:
@@ -62,7 +66,8 @@ def reference_release(directory: str, x: np.ndarray, q: np.ndarray, epsilon: flo
     from our_mechanism.slice_quantile import SliceQuantile  # the authors' code, outside this repository
 
     np.random.seed(seed)
-    mechanism = SliceQuantile(bound=bounds, n=x.size, m=q.size, eps=epsilon, split=0.5, swap=True, g=1.0)
+    gap = REFERENCE_GAP[0]
+    mechanism = SliceQuantile(bound=bounds, n=x.size, m=q.size, eps=epsilon, split=0.5, swap=True, g=gap)
     if not mechanism.is_delta_approximate_DP(delta=DELTA, q_list=list(q)):
         raise InvalidParameterError("refused by its own delta check")
     return np.sort(np.asarray(mechanism.approximate_mechanism(x, delta=DELTA, q_list=list(q), sort=False)))
@@ -72,7 +77,11 @@ def run(method: str, x, q, epsilon, bounds, seed, reference):
     if method == "reference":
         return reference_release(reference, x, q, epsilon, bounds, seed)
     name, _, relation = method.partition("@")
-    scale = 2.0 if relation == "replace" else 1.0  # add/remove eps-DP is replace-one (2 eps)-DP
+    scale = 1.0
+    if relation == "replace" and name == "aq":  # add/remove eps-DP is replace-one (2 eps)-DP (group privacy)
+        scale = 2.0
+    if relation == "replace" and name == "jointexp":  # its utility moves by 2 under replacement: eps / (1 - min gap)
+        scale = 1.0 / (1.0 - float(np.min(np.diff(np.concatenate([[0.0], q, [1.0]])))))
     kwargs = {"delta": DELTA} if name == "slice" else {}
     release = central.quantiles(x, q, epsilon=epsilon / scale, bounds=bounds, method=name, rng=seed, **kwargs)
     return release.values
@@ -87,6 +96,8 @@ def main() -> None:
     parser.add_argument("--jitter", action="store_true", help="add U[0, 1) to every value (breaks the ties)")
     parser.add_argument("--jointexp-runs", type=int, default=None, help="runs of JointExp (default: --runs)")
     parser.add_argument("--jointexp-max-m", type=int, default=99, help="JointExp only up to this m (its m^2 D time)")
+    parser.add_argument("--reference-gap", type=float, default=1.0, help="the reference code's g")
+    parser.add_argument("--methods", default=None, help="comma-separated subset of the methods")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     dataset = datasets.get(args.dataset)
@@ -97,6 +108,9 @@ def main() -> None:
         bounds = (bounds[0], bounds[1] + 1.0)
     x = np.sort(x)
     methods = ["slice", "aq", "jointexp", "aq@replace", "jointexp@replace"] + (["reference"] if args.reference else [])
+    if args.methods:
+        methods = [method for method in methods if method in args.methods.split(",")]
+    REFERENCE_GAP[0] = args.reference_gap
     rows = []
     for m in (9, 49, 99):
         q = np.arange(1, m + 1) / (m + 1)
@@ -130,7 +144,8 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     RESULTS.parent.mkdir(exist_ok=True)
-    results = RESULTS.with_name(RESULTS.stem + ("_jitter" if args.jitter else "") + ".json")
+    suffix = ("_jitter" if args.jitter else "") + ("_" + args.methods.replace(",", "_") if args.methods else "")
+    results = RESULTS.with_name(RESULTS.stem + suffix + ".json")
     results.write_text(json.dumps({"dataset": args.dataset, "replicate": args.replicate, "jitter": args.jitter,
                                    "delta": DELTA, "rows": rows}, indent=1))
 
