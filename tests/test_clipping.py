@@ -22,7 +22,7 @@ from dpdist.errors import ClippedValuesWarning, OutOfDomainError
 NUMERICAL = {
     "sw": {"bins": 16}, "gw": {"bins": 16}, "binning": {"bins": 8}, "hh": {"bins": 16}, "hh-admm": {"bins": 16},
     "haar-hrr": {"bins": 16}, "wavelet": {"n_users": 1_000}, "pm": {}, "sr": {}, "opm": {"bins": 16},
-    "opm-circular": {"bins": 16},
+    "opm-circular": {"bins": 16}, "threshold": {"grid_size": 8, "cuts": [2, 5]},
 }
 
 

@@ -112,18 +112,19 @@ def test_node_reports_are_accepted_and_estimate_without_bias(tmp_path, name, par
     assert np.all(np.abs(estimate - truth) < limit), (estimate - truth) / limit
 
 
-WAVE_CASES = [
+NUMERICAL_CASES = [
     ("sw", {"epsilon": 1.0, "bins": 32}),
     ("sw", {"epsilon": 2.0, "bins": 20, "discrete": True, "bounds": (-5.0, 5.0)}),
     ("gw", {"epsilon": 1.0, "bins": 16, "output_bins": 24, "shape": "triangle"}),
     ("opm", {"epsilon": 1.0, "bins": 32}),
     ("opm-circular", {"epsilon": 2.0, "bins": 24, "bounds": (0.0, 1440.0)}),
+    ("threshold", {"epsilon": 1.0, "grid_size": 64, "cuts": [8, 20, 40, 60], "bounds": (-5.0, 5.0), "round": 2}),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, params", WAVE_CASES, ids=lambda v: v if isinstance(v, str) else "")
-def test_node_wave_reports_are_accepted_and_follow_the_channel(tmp_path, name, params):
+@pytest.mark.parametrize("name, params", NUMERICAL_CASES, ids=lambda v: v if isinstance(v, str) else "")
+def test_node_numerical_reports_are_accepted_and_follow_the_channel(tmp_path, name, params):
     """Bucket counts against the sum of the users' channel rows (Pearson, conservative for a
     sum of independent non-identical categorical draws)."""
     protocol = local.make(name, **params)
@@ -165,7 +166,7 @@ def test_dpdist_aggregate_accepts_the_node_file_and_records_are_byte_identical(t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, params", [*FREQUENCY_CASES, *WAVE_CASES], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("name, params", [*FREQUENCY_CASES, *NUMERICAL_CASES], ids=lambda v: v if isinstance(v, str) else "")
 def test_every_protocols_record_is_byte_identical_to_pythons(tmp_path, name, params):
     protocol = local.make(name, **params)
     values = population(protocol, 300, rng=5)

@@ -159,7 +159,8 @@ RELAYED_4 = ("CREATE TABLE relayed_campaigns (campaign_id TEXT NOT NULL, export_
 
 
 def as_version_4(connection) -> None:
-    """Today's SQLite database back to schema 4 (what schema 5 added, removed)."""
+    """Today's SQLite database back to schema 4 (what schemas 5 and 6 added, removed)."""
+    connection.execute("DROP TABLE round_campaigns")
     connection.execute("DROP TABLE refused_batch_ids")
     connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN smallest_batch")
     connection.execute("UPDATE dpdist_meta SET value = '4' WHERE key = 'schema_version'")
@@ -210,6 +211,28 @@ def test_a_version_4_database_gains_refused_batch_ids_and_each_relayed_campaigns
         assert db.execute("SELECT campaign_id, smallest_batch FROM relayed_campaigns ORDER BY campaign_id") == [
             ("empty", None), ("relayed", 40)]
         assert db.execute("SELECT COUNT(*) FROM refused_batch_ids") == [(0,)]
+    finally:
+        db.close()
+
+
+def test_a_version_5_database_gains_the_round_campaigns_table(tmp_path):
+    """5 -> 6 (issue 35): the table of the campaigns that run in rounds; the campaigns already there stay."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v5.sqlite")
+    service = create_app(path, admin_token=ADMIN_TOKEN).state.service
+    service.store.create("old", GRR)
+    service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE round_campaigns")
+        connection.execute("UPDATE dpdist_meta SET value = '5' WHERE key = 'schema_version'")
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("6",)]
+        assert db.execute("SELECT COUNT(*) FROM round_campaigns") == [(0,)]
+        assert db.execute("SELECT id FROM campaigns") == [("old",)]
     finally:
         db.close()
 

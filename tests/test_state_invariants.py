@@ -41,7 +41,7 @@ def test_every_protocol_is_classified():
     """A new protocol needs a decision here (and an invariant in its class if it has one)."""
     classified = NO_EXACT_RELATION | {
         "binning", "cms", "cp", "dbitflippm", "flh", "grr", "gw", "haar-hrr", "hcms", "hh", "hh-admm",
-        "hr", "l-grr", "opm", "opm-circular", "pem", "pm", "sr", "ss", "sw", "wavelet",
+        "hr", "l-grr", "opm", "opm-circular", "pem", "pm", "sr", "ss", "sw", "threshold", "wavelet",
         "spl", "smp", "rsfd", "rsrfd", "calm", "hdg",  # multi-attribute: classified by their attributes' protocols
     }
     assert set(local.available()) == classified

@@ -121,7 +121,8 @@ def run_demo(out: str = "dpdist-demo", epsilons: Sequence[float] = (0.5, 1.0, 2.
     runs: list[DemoRun] = []
     shown: dict[str, list[Distribution]] = {}
     plot_epsilon = sorted(epsilons)[len(epsilons) // 2]
-    names = sorted(local.available("frequency") + local.available("numerical"))  # heavy hitters: local.heavy_hitters
+    # heavy hitters: local.heavy_hitters; threshold: one round of local.adaptive_quantiles, not a distribution estimator
+    names = sorted(set(local.available("frequency") + local.available("numerical")) - {"threshold"})
     print(
         f"dpdist demo: {minutes.size:,} departure times of day (minutes), {len(names)} protocols, "
         f"{repeats} runs each: median ±sd over the runs\n"

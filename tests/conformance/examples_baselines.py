@@ -12,5 +12,6 @@ EXAMPLES = {
     "hh-admm": [{"epsilon": 1.0, "bins": 8, "branching": 2, "oracle": "oue"}],
     "haar-hrr": [{"epsilon": 1.0, "bins": 8}, {"epsilon": 0.5, "bins": 2, "bounds": (10.0, 20.0)}],
     "pm": [{"epsilon": 1.0, "grid": 16}, {"epsilon": 3.0, "grid": 7, "bounds": (-5.0, 5.0)}],
+    "threshold": [{"epsilon": 1.0, "grid_size": 16, "cuts": [3, 8, 12]}, {"epsilon": 2.5, "bounds": (-5.0, 5.0)}],
     "sr": [{"epsilon": 1.0}, {"epsilon": 0.25, "bounds": (-1.0, 4.0)}],
 }

@@ -7,6 +7,7 @@ import { GRR } from './protocols/grr.js';
 import { OLH } from './protocols/olh.js';
 import { CMS, HCMS } from './protocols/sketch.js';
 import { SS } from './protocols/ss.js';
+import { Threshold } from './protocols/threshold.js';
 import { OUE, SUE } from './protocols/unary.js';
 import { GeneralWave, SquareWave } from './protocols/wave.js';
 import { CircularOptimalPiecewise, OptimalPiecewise } from './protocols/window.js';
@@ -24,4 +25,5 @@ export const ATTRIBUTE_PROTOCOLS = {
   gw: GeneralWave,
   opm: OptimalPiecewise,
   'opm-circular': CircularOptimalPiecewise,
+  threshold: Threshold,
 };

@@ -277,13 +277,16 @@ export class Client {
    * through ``submitMany`` / ``add``, which shuffle.
    */
   async send(batch, { batchId = newFileId() } = {}) {
-    const relay = (await this.campaign()).relay;
+    const { relay, submit_to: round } = await this.campaign();
     if (relay) return this._sendThroughRelay(relay, batch, batchId);
     const body = encodeRecord(batch, { fileId: batchId });
+    // a campaign that runs in rounds (adaptive quantiles) counts the current round's reports in that round's campaign
+    const path = round ? `/api/campaigns/${encodeURIComponent(round)}/batches/${batchId}` : `/batches/${batchId}`;
     try {
-      const response = await this._request('PUT', `/batches/${batchId}`, {
+      const response = await this._request('PUT', path, {
         body,
         headers: { 'Content-Type': 'application/octet-stream' },
+        absolute: Boolean(round),
       });
       return await response.json();
     } catch (error) {

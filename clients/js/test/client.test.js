@@ -8,12 +8,12 @@ import { deterministicSource } from './helpers.js';
 const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
 
 /** A fake server: answers GET config and PUT batches; ``script`` gives failures per PUT attempt. */
-function fakeServer({ config = CONFIG, script = [] } = {}) {
+function fakeServer({ config = CONFIG, script = [], published = {} } = {}) {
   const requests = [];
   let puts = 0;
   const fetch = async (url, { method, headers, body }) => {
     requests.push({ url, method, headers, body: body ? new Uint8Array(body) : null });
-    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config });
+    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config, ...published });
     const step = script[puts++];
     if (step === 'network') throw new TypeError('fetch failed');
     if (typeof step === 'number') return Response.json({ error: step === 409 ? 'campaign_not_open' : 'oops', detail: 'scripted' }, { status: step });
@@ -158,4 +158,19 @@ test("the campaign's published client view is checked against the client's own d
     await assert.rejects(client.submit(2), /client view .* refused/);
     assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   }
+});
+
+test('a campaign that runs in rounds: one threshold answer, sent to the current round\'s campaign', async () => {
+  const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256, 512, 768], grid_size: 1024, round: 2 };
+  const server = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 4 } } });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: deterministicSource(3) });
+  const ack = await client.submit(4.2);
+  assert.equal(ack.accepted, 1);
+  const [get, put] = server.requests;
+  assert.equal(get.url, 'http://127.0.0.1:9/api/campaigns/c1/config');
+  assert.match(put.url, /^http:\/\/127\.0\.0\.1:9\/api\/campaigns\/c1-r2\/batches\/[0-9a-f]{32}$/);
+  const header = headerOf(put.body);
+  assert.deepEqual(header.config, fromConfig(round).config);
+  const output = put.body.at(-1); // one report: 2j + bit, the cut j and the randomized answer
+  assert.ok(output < 6);
 });

@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
 SUPPORTED = (
     "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "opm", "opm-circular", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
-    "spl", "smp", "rsfd",
+    "threshold", "spl", "smp", "rsfd",
 )
 #: the multi-attribute protocols the client implements (records of attributes randomized by the 1-D ones)
 MULTI = ("spl", "smp", "rsfd")
@@ -86,6 +86,8 @@ CHANNEL_CASES = [
     ("cms", {"epsilon": 1.0, "domain_size": 6, "hash_count": 2, "width": 8, "family_seed": 2**53 - 1}),
     ("hcms", {"epsilon": 1.0, "domain_size": 5, "hash_count": 3, "width": 4, "hash_prime": 7}),
     ("hcms", {"epsilon": 3.0, "domain_size": 9, "hash_count": 5, "width": 16, "family_seed": 12345}),
+    ("threshold", {"epsilon": 1.0, "grid_size": 8, "cuts": [2, 5, 7]}),
+    ("threshold", {"epsilon": 2.5, "grid_size": 16, "cuts": [9], "bounds": (-2.0, 3.0), "round": 3}),
 ]
 
 _SCHEMA = [
@@ -198,6 +200,7 @@ def build_fixture() -> dict:
             ("dbitflippm", {"domain_size": 64, "sampled_bits": 8}),
             ("cms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
             ("hcms", {"domain_size": 1000, "hash_count": 4, "width": 64}),
+            ("threshold", {"cuts": [100, 512, 900]}),
         ):
             try:
                 protocol = local.make(name, epsilon=epsilon, **extra)

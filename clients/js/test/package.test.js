@@ -54,7 +54,7 @@ const HELPERS = {
   loloha: ['longitudinal', 'olh', 'unary'],
 };
 // a multi-attribute entry holds the protocols a record's attributes may use (src/attribute-protocols.js)
-const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'unary', 'wave', 'window', 'pem'];
+const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'threshold', 'unary', 'wave', 'window', 'pem'];
 for (const name of ['spl', 'smp', 'rsfd']) HELPERS[name] = ATTRIBUTE_MODULES;
 const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
 

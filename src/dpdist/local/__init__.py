@@ -36,10 +36,13 @@ from ._report_kinds import (
 )
 from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
+from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
 from .words import StringCodec, encode_strings
 
 __all__ = [
     "make",
+    "adaptive_quantiles",
+    "AdaptiveQuantiles",
     "available",
     "from_config",
     "describe",

@@ -162,10 +162,11 @@ SCHEMAS: dict[str, dict] = {
     },
     "NewCampaign": {
         "type": "object",
-        "required": ["campaign", "config"],
+        "required": ["campaign"],
         "properties": {
             "campaign": {"type": "string"},
-            "config": {"type": "object", "description": "a protocol config, as LocalProtocol.config()"},
+            "config": {"type": "object", "description": "a protocol config, as LocalProtocol.config() (required unless "
+                       "'rounds' is given)"},
             "submit_token": {"type": "string", "minLength": 16},
             "keep_reports": {"type": "boolean", "default": False},
             "max_reports": {"type": ["integer", "null"], "minimum": 1, "description": "cap on accepted reports"},
@@ -174,6 +175,8 @@ SCHEMAS: dict[str, dict] = {
             "relay": {"oneOf": [{"type": "boolean"}, {"type": "object", "properties": {"delta": {"type": "number"}}}],
                       "default": False, "description": "collected through a relay only (the service's relay token): an HPKE "
                       "key in its config, direct submissions refused, the amplified guarantee stated at delta (1e-8)"},
+            "rounds": {"type": "object", "description": "runs in rounds (adaptive LDP quantiles): an AdaptiveQuantiles "
+                       "plan (q, epsilon, bounds, rounds, grid_size, splits, level) and 'reports', the users of all rounds"},
         },
     },
     "PublicConfig": {
@@ -185,6 +188,9 @@ SCHEMAS: dict[str, dict] = {
             "submit_token_required": {"type": "boolean"}, "enrollment_token_required": {"type": "boolean"},
             "max_body_bytes": {"type": "integer"}, "max_records": {"type": "integer"}, "max_json_rows": {"type": "integer"},
             "relay": {"type": "object", "description": "a relayed campaign's HPKE suite, public_key (base64url) and key_id"},
+            "submit_to": {"type": ["string", "null"], "description": "a rounds campaign: the current round's campaign, "
+                          "where devices submit"},
+            "rounds": {"type": "object", "description": "a rounds campaign: round, of, campaign, cuts, thresholds, plan"},
             "anonymity": {"$ref": "#/components/schemas/Anonymity"},
         },
     },

@@ -23,6 +23,8 @@ Version history:
    did not get the answer and sends the batch again is refused again, not counted again);
    ``relayed_campaigns.smallest_batch``: the running minimum of a relayed campaign's batch sizes (its
    public config reads it instead of scanning its batches).
+6. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
+   in rounds (adaptive LDP quantiles, :mod:`._rounds`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -61,6 +63,7 @@ def _tables(db: Database) -> list[str]:
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
         _REFUSED_BATCH_IDS,
+        _ROUND_CAMPAIGNS,
     ]
 
 
@@ -102,6 +105,14 @@ _RELAYED_CAMPAIGNS = (
 _REFUSED_BATCH_IDS = (
     "CREATE TABLE IF NOT EXISTS refused_batch_ids ("
     " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (campaign_id, batch_id, reason))"
+)
+
+#: the plan, group sizes and current round (1-based) of each campaign that runs in rounds (serve/_rounds.py)
+_ROUND_CAMPAIGNS = (
+    "CREATE TABLE IF NOT EXISTS round_campaigns ("
+    " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, plan TEXT NOT NULL, sizes TEXT NOT NULL,"
+    " round BIGINT NOT NULL, submit_token_sha256 TEXT, keep_reports INTEGER NOT NULL,"
+    " PRIMARY KEY (campaign_id, export_file_id))"
 )
 
 
@@ -169,8 +180,13 @@ def _from_4(db: Database) -> None:
     )
 
 
+def _from_5(db: Database) -> None:
+    """5 -> 6: the rounds campaigns' table (adaptive LDP quantiles, serve/_rounds.py)."""
+    db.execute(_ROUND_CAMPAIGNS)
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5}
 
 
 def create_schema(db: Database) -> None:

@@ -31,6 +31,7 @@ from ._group import RECORDED, Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._relayed import RelayedCampaigns
+from ._rounds import ROUND_NAME, RoundCampaigns
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
@@ -77,6 +78,7 @@ class Service:
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
         self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
+        self.rounds = RoundCampaigns(self.store, changed=self.changed)  # campaigns that run in rounds (issue 35)
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -168,7 +170,12 @@ class Service:
                 return row  # a retry gets its acknowledgement
             if row.state == "created":
                 raise Conflict("campaign_not_open", f"Campaign {campaign_id!r} is not open yet; it accepts no reports.")
-            raise Conflict("campaign_closed", f"Campaign {campaign_id!r} is closed; it accepts no more reports.")
+            raise await self._closed(row, batch_id)
+        if not spent and ROUND_NAME.search(campaign_id) and (await run_in_threadpool(self.store.row, campaign_id)).state == "closed":
+            # a round that filled up and closed since admission cached it: stale (other campaigns skip the read)
+            if await run_in_threadpool(self._recorded, campaign_id, batch_id):
+                return row
+            raise await self._closed(row, batch_id)
         # full, or the token spent: refused and counted in the next group commit, unless the batch id was counted
         # before (a retry then gets its acknowledgement): one item of a group, no read of its own
         reason = "contribution_limit" if spent else "campaign_full"
@@ -214,11 +221,25 @@ class Service:
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None
-        if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
-            return await self.count(row, batch_id, digest, None)
-        batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
-                                    inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
-        return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
+        batch = None  # not open: a retry of an acknowledged batch still gets its acknowledgement
+        if row.state == "open":
+            batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
+                                        inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
+        try:
+            return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
+        except Conflict as refusal:
+            if refusal.code != "campaign_closed":
+                raise
+            raise await self._closed(row, batch_id) from None
+
+    async def _closed(self, row: CampaignRow, batch_id: str | None) -> Refusal:
+        """The refusal of a new batch for a closed campaign: ``stale_round`` (counted once per batch id) for a round
+        that is over."""
+        stale = await run_in_threadpool(self.rounds.stale_refusal, row.id)
+        if stale is None:
+            return Conflict("campaign_closed", f"Campaign {row.id!r} is closed; it accepts no more reports.")
+        await self.count_refused(row.id, "stale_round", batch_id)
+        return stale
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
                     enrollment_sha256: str | None = None, received_ms: int | None = None) -> dict:

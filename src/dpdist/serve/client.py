@@ -96,6 +96,7 @@ class Client:
         self.on_retry = on_retry
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
         self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
+        self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
 
     def close(self) -> None:
         self._http.close()
@@ -147,6 +148,8 @@ class Client:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
         document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
+        # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
+        self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
         return document
 
     def protocol(self, campaign: str) -> LocalProtocol:
@@ -237,7 +240,7 @@ class Client:
             return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": int(bool(answer.get("duplicate")))}
         response = self._request(
             "PUT",
-            f"/api/campaigns/{campaign}/batches/{batch_id}",
+            f"/api/campaigns/{self._rounds.get(campaign) or campaign}/batches/{batch_id}",
             token=self.submit_token,
             content=body,
             headers={"Content-Type": content_type},
@@ -310,18 +313,25 @@ class Client:
     def create_campaign(
         self,
         campaign: str,
-        config: dict,
+        config: dict | None,
         *,
         submit_token: str | None = None,
         keep_reports: bool = False,
         max_reports: int | None = None,
         enrollment: bool = False,
         relay: bool | dict = False,
+        rounds: dict | None = None,
     ) -> dict:
         """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
         every device submit with its own enrollment token (:meth:`enroll`), ``relay`` (True, or ``{"delta": d}``
-        for the stated central guarantee's delta) makes it collected through a relay only."""
-        document = {"campaign": campaign, "config": config, "keep_reports": keep_reports}
+        for the stated central guarantee's delta) makes it collected through a relay only.  ``rounds`` (with
+        ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
+        with ``"reports"``, the users of all rounds (docs/adaptive_quantiles.md)."""
+        document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
+        if config is not None:
+            document["config"] = config
+        if rounds is not None:
+            document["rounds"] = rounds
         if submit_token is not None:
             document["submit_token"] = submit_token
         if max_reports is not None:
@@ -331,6 +341,14 @@ class Client:
         if relay is not False:
             document["relay"] = relay
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+
+    def rounds(self, campaign: str) -> dict:
+        """A campaign in rounds: every round's campaign with its counts, and the quantiles released so far."""
+        return self._request("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin()).json()
+
+    def advance_round(self, campaign: str) -> dict:
+        """Close a campaign's current round now and publish the next one; the campaign's rounds after it."""
+        return self._request("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin()).json()
 
     def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""

@@ -43,7 +43,8 @@ async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
             campaign = await service.admit(campaign_id, batch_id, token)
         except Refusal as refusal:
             if refusal.code == "unauthorized":  # a relayed campaign's submit token is known to no one: say why
-                refusal = await run_in_threadpool(service.relayed.direct_refusal, campaign_id) or refusal
+                refusal = (await run_in_threadpool(service.relayed.direct_refusal, campaign_id)
+                           or await run_in_threadpool(service.rounds.direct_refusal, campaign_id) or refusal)
             refusal.close = True
             raise refusal from None
         async with read_body(request, campaign_id) as body:

@@ -9,7 +9,7 @@ from starlette.routing import Route
 
 from .._http import json_body
 from .._openapi import documented, json_answer, ref
-from .._refusals import InvalidRequest
+from .._refusals import Conflict, InvalidRequest
 from ._common import as_admin, service_of
 
 __all__ = ["ROUTES"]
@@ -33,14 +33,20 @@ async def create_campaign(request: Request) -> JSONResponse:
                "max_reports": document.get("max_reports"), "enrollment": document.get("enrollment", False)}
     if document.get("relay", False) is not False:  # collected through a relay only (issue 34, :mod:`.._relayed`)
         campaign = await run_in_threadpool(service.relayed.create, document, **options)
+    elif document.get("rounds") is not None:  # runs in rounds: adaptive LDP quantiles (issue 35, :mod:`.._rounds`)
+        campaign = await run_in_threadpool(service.rounds.create, document, **options)
     else:
+        reserved = await run_in_threadpool(service.rounds.reserved, document.get("campaign"))
+        if reserved is not None:
+            raise reserved
         campaign = await run_in_threadpool(service.store.create, document.get("campaign"), document.get("config"), **options)
     return JSONResponse(await _summary(service, campaign), status_code=201)
 
 
 async def _summary(service, campaign) -> dict:
-    """The admin summary of a campaign, with whether it is relayed (and then its stated guarantees)."""
-    return {**campaign.summary(), **await run_in_threadpool(service.relayed.summary_fields, campaign)}
+    """The admin summary of a campaign, with whether it is relayed (and then its stated guarantees), and its rounds."""
+    return {**campaign.summary(), **await run_in_threadpool(service.relayed.summary_fields, campaign),
+            **await run_in_threadpool(service.rounds.summary_fields, campaign)}
 
 
 @documented("List campaigns", security="admin", errors=(401,),
@@ -69,6 +75,7 @@ async def delete_campaign(request: Request) -> JSONResponse:
     service.changed(request.path_params["campaign"])
     deleted = await run_in_threadpool(service.store.delete, request.path_params["campaign"])
     await run_in_threadpool(service.relayed.forget, request.path_params["campaign"])  # its keys too
+    await run_in_threadpool(service.rounds.forget, request.path_params["campaign"])  # its rounds' campaigns too
     return JSONResponse(deleted)
 
 
@@ -106,6 +113,7 @@ async def public_config(request: Request) -> JSONResponse:
             "max_records": service.limits.max_records,
             "max_json_rows": service.limits.max_json_rows,
             **await run_in_threadpool(service.relayed.public_fields, campaign),
+            **await run_in_threadpool(service.rounds.public_fields, campaign),
         }
     )
 
@@ -149,8 +157,31 @@ async def _transition(request: Request, target: str) -> JSONResponse:
     service = as_admin(request)
     service.changed(request.path_params["campaign"])
     campaign = await run_in_threadpool(service.store.transition, request.path_params["campaign"], target)
+    await run_in_threadpool(service.rounds.transitioned, campaign)  # a rounds campaign opens or closes its round
     service.changed(campaign.id)
     return JSONResponse(await _summary(service, campaign))
+
+
+_ROUNDS = {"type": "object", "description": "the plan, every round's campaign with its counts, and the quantiles "
+                                            "released from the rounds so far (QuantileRelease.to_dict(), or null)"}
+
+
+@documented("A rounds campaign's rounds and its current quantiles (adaptive LDP quantiles)", security="admin",
+            answers={200: json_answer(_ROUNDS)}, errors=(401, 404, 409))
+async def rounds(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    return JSONResponse(await run_in_threadpool(service.rounds.report, request.path_params["campaign"]))
+
+
+@documented("Close the current round now and publish the next one's config (derived from the rounds so far)",
+            security="admin", answers={200: json_answer(_ROUNDS)}, errors=(401, 404, 409))
+async def advance_round(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    campaign_id = request.path_params["campaign"]
+    found = await run_in_threadpool(service.rounds.advance, campaign_id, force=True)
+    if found is None:
+        raise Conflict("not_rounds", f"Campaign {campaign_id!r} does not run in rounds.")
+    return JSONResponse(await run_in_threadpool(service.rounds.report, campaign_id))
 
 
 @documented("Open a campaign: it accepts reports; its config is frozen", security="admin",
@@ -176,4 +207,6 @@ ROUTES = [
     Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
     Route("/api/campaigns/{campaign}/open", open_campaign, methods=["POST"]),
     Route("/api/campaigns/{campaign}/close", close_campaign, methods=["POST"]),
+    Route("/api/campaigns/{campaign}/rounds", rounds, methods=["GET"]),
+    Route("/api/campaigns/{campaign}/rounds/advance", advance_round, methods=["POST"]),
 ]

@@ -1,0 +1,208 @@
+"""Issue 35 item 2: a campaign that runs adaptive LDP quantile rounds in ``dpdist serve`` (in process).
+
+Round k's config is published in the campaign's public config; a round's reports are counted in its
+own campaign; a full round (or an admin) moves the campaign to the next round, whose cuts come from
+the rounds before; a batch for a round that is over is refused and counted; a restarted service
+continues where it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import httpx
+import numpy as np
+import pytest
+
+from dpdist import io, local
+
+pytest.importorskip("starlette")
+
+from dpdist.serve import create_app  # noqa: E402 - after the extra's check
+
+ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
+ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN}"}
+DEVICE_HEADERS = {"authorization": f"Bearer {TOKEN}", "content-type": "application/octet-stream"}
+PLAN = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
+
+
+def _client(url):
+    app = create_app(url, admin_token=ADMIN)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=ADMIN_HEADERS)
+
+
+async def _answer(client, public, values, rng):
+    """Each value one device: randomize under the published round's config, submit to ``submit_to``."""
+    protocol = local.from_config(public["config"])
+    acks = []
+    for start in range(0, len(values), 10):
+        body = io.encode_record(protocol, protocol.privatize(values[start:start + 10], rng=rng))
+        sent = await client.put(f"/api/campaigns/{public['submit_to']}/batches/{uuid.uuid4().hex}", content=body,
+                                headers=DEVICE_HEADERS)
+        assert sent.status_code == 200, sent.text
+        acks.append((sent.request.url.path, body))
+    return acks
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def url(request, tmp_path):
+    from serve_support import database_url
+
+    with database_url(request.param, tmp_path) as found:
+        yield found
+
+
+def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
+    rng = np.random.default_rng(1)
+    values = rng.beta(2, 5, 600)
+
+    async def first_service():
+        async with _client(url) as client:
+            created = await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN, "submit_token": TOKEN})
+            assert created.status_code == 201, created.text
+            assert created.json()["rounds"]["sizes"] == [100, 200, 300]
+            assert (await client.post("/api/campaigns/med/open")).status_code == 200
+            public = (await client.get("/api/campaigns/med/config")).json()
+            assert public["rounds"]["round"] == 1 and public["submit_to"] == "med-r1"
+            assert public["config"]["protocol"] == "threshold" and public["config"]["round"] == 1
+            assert public["client_view"]["config"] == public["config"] and public["submit_token_required"]
+            acks = await _answer(client, public, values[:100], rng)
+            moved = (await client.get("/api/campaigns/med/config")).json()  # round 1 is full: round 2 is published
+            assert moved["rounds"]["round"] == 2 and moved["submit_to"] == "med-r2" and moved["config"]["round"] == 2
+            assert moved["config"]["cuts"] != public["config"]["cuts"]
+            stale_body = io.encode_record(local.from_config(public["config"]), local.from_config(public["config"]).privatize([0.3], rng=2))
+            stale = await client.put(f"/api/campaigns/med-r1/batches/{uuid.uuid4().hex}", content=stale_body, headers=DEVICE_HEADERS)
+            assert stale.status_code == 409 and stale.json()["error"] == "stale_round", stale.text
+            retry = await client.put(acks[0][0], content=acks[0][1], headers=DEVICE_HEADERS)
+            assert retry.status_code == 200 and retry.json()["duplicate"]
+            direct = await client.put(f"/api/campaigns/med/batches/{uuid.uuid4().hex}", content=stale_body, headers=DEVICE_HEADERS)
+            assert direct.status_code == 409 and direct.json()["error"] == "rounds_campaign"
+            round_one = (await client.get("/api/campaigns/med-r1")).json()
+            assert round_one["state"] == "closed" and round_one["n"] == 100 and round_one["refused_batches"] == {"stale_round": 1}
+            await _answer(client, moved, values[100:250], rng)  # 150 of round 2's 200
+            return moved
+
+    moved = asyncio.run(first_service())
+
+    async def second_service():  # a new service on the same database: the same round, the same counts
+        async with _client(url) as client:
+            public = (await client.get("/api/campaigns/med/config")).json()
+            assert public["rounds"]["round"] == 2 and public["config"] == moved["config"]
+            report = (await client.get("/api/campaigns/med/rounds")).json()
+            assert [r["n"] for r in report["rounds"]] == [100, 150] and report["estimate"]["kind"] == "quantiles"
+            advanced = await client.post("/api/campaigns/med/rounds/advance")  # the admin closes round 2 early
+            assert advanced.status_code == 200 and advanced.json()["round"] == 3
+            last = (await client.get("/api/campaigns/med/config")).json()
+            assert last["submit_to"] == "med-r3"
+            await _answer(client, last, values[250:550], rng)
+            done = (await client.get("/api/campaigns/med/rounds")).json()
+            summary = (await client.get("/api/campaigns/med")).json()
+            return done, summary
+
+    done, summary = asyncio.run(second_service())
+    assert [r["n"] for r in done["rounds"]] == [100, 150, 300] and all(r["state"] == "closed" for r in done["rounds"])
+    assert summary["state"] == "closed"  # the last round's group filled: the campaign is over
+    released = done["estimate"]
+    assert released["guarantee"]["epsilon"] == 2.0
+    # 550 users at epsilon 2: the median's rank error stays below 4 standard errors of one cut's fraction in round 3
+    # (300 users over at most 2 x 5 cuts: 30 each; SD of a fraction 0.5 / (2p - 1) / sqrt(30) = 0.12)
+    median = released["values"][1] if "values" in released else released["quantiles"][1]["value"]
+    assert abs(np.mean(values[:550] <= median) - 0.5) < 4 * 0.5 / 0.762 / np.sqrt(30)
+
+
+def test_bad_rounds_campaigns_are_refused_naming_the_field(tmp_path):
+    async def work():
+        async with _client(str(tmp_path / "c.sqlite")) as client:
+            outcomes = []
+            for document in ({"rounds": {**PLAN, "q": [1.5]}}, {"rounds": {**PLAN, "reports": 0}},
+                             {"rounds": {"q": [0.5]}}, {"rounds": PLAN, "config": {"protocol": "grr"}},
+                             {"rounds": PLAN, "enrollment": True}):
+                answer = await client.post("/api/campaigns", json={"campaign": "bad", **document})
+                outcomes.append((answer.status_code, answer.json()["error"]))
+            return outcomes
+
+    assert asyncio.run(work()) == [(400, "invalid_rounds")] * 5
+
+
+def test_a_rounds_campaign_and_its_rounds_names_are_not_shared(tmp_path):
+    """A round's name cannot be taken by another campaign, before or after the rounds campaign exists."""
+    grr = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 4}
+
+    async def work():
+        async with _client(str(tmp_path / "c.sqlite")) as client:
+            await client.post("/api/campaigns", json={"campaign": "old-r2", "config": grr})
+            clash = await client.post("/api/campaigns", json={"campaign": "old", "rounds": PLAN})
+            await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN})
+            taken = await client.post("/api/campaigns", json={"campaign": "med-r3", "config": grr})
+            return [(a.status_code, a.json()["error"]) for a in (clash, taken)]
+
+    assert asyncio.run(work()) == [(409, "campaign_exists")] * 2
+
+
+def test_the_python_client_submits_to_the_current_rounds_campaign():
+    from dpdist.client import Client
+
+    config = local.make("threshold", epsilon=1.0, cuts=[256, 512]).config()
+    paths = []
+
+    def handler(request):
+        paths.append((request.method, request.url.path))
+        if request.method == "GET":
+            return httpx.Response(200, json={"campaign": "med", "state": "open", "config": config, "submit_to": "med-r2"})
+        return httpx.Response(200, json={"campaign": "med-r2", "batch_id": request.url.path.rsplit("/", 1)[1],
+                                         "n_read": 3, "accepted": 3, "rejected": {}, "duplicate": False})
+
+    with Client("http://service.test", transport=httpx.MockTransport(handler)) as client:
+        client.submit_values("med", [0.1, 0.6, 0.9])
+    assert paths[0] == ("GET", "/api/campaigns/med/config")
+    assert [p for m, p in paths[1:]] and all(p.startswith("/api/campaigns/med-r2/batches/") for m, p in paths[1:])
+
+
+def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
+    """Round 1 closed and round 2's campaign created but not opened, the round pointer not moved (a process killed
+    mid-advance): the next config fetch opens round 2 with the config the rounds before determine."""
+    url = str(tmp_path / "campaigns.sqlite")
+    values = np.random.default_rng(3).beta(2, 5, 100)
+
+    async def fill_round_one():
+        async with _client(url) as client:
+            await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN, "submit_token": TOKEN})
+            await client.post("/api/campaigns/med/open")
+            public = (await client.get("/api/campaigns/med/config")).json()
+            await _answer(client, public, values, np.random.default_rng(4))
+
+    asyncio.run(fill_round_one())
+    service = create_app(url, admin_token=ADMIN).state.service  # the killed process's last steps, by hand
+    rounds = service.rounds.of(service.store.row("med"))
+    service.store.transition("med-r1", "closed")
+    expected = rounds.plan.protocol(1, service.rounds.history(rounds, 1)).config()
+    service.store.create("med-r2", expected, max_reports=rounds.sizes[1])
+    assert service.rounds.of(service.store.row("med")).round == 1
+
+    async def fetch():
+        async with _client(url) as client:
+            return (await client.get("/api/campaigns/med/config")).json(), (await client.get("/api/campaigns/med-r2")).json()
+
+    public, round_two = asyncio.run(fetch())
+    assert public["rounds"]["round"] == 2 and public["submit_to"] == "med-r2" and public["config"] == expected
+    assert round_two["state"] == "open" and round_two["max_reports"] == 200 and round_two["submit_token_required"]
+
+
+def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_path):
+    import json
+
+    from dpdist.client import Client
+
+    sent = []
+
+    def handler(request):
+        sent.append((request.method, request.url.path, json.loads(request.content) if request.content else None))
+        return httpx.Response(201 if request.method == "POST" and request.url.path == "/api/campaigns" else 200, json={})
+
+    with Client("http://service.test", admin_token=ADMIN, transport=httpx.MockTransport(handler)) as client:
+        client.create_campaign("med", None, rounds=PLAN, submit_token=TOKEN)
+        client.rounds("med")
+        client.advance_round("med")
+    assert sent == [("POST", "/api/campaigns", {"campaign": "med", "keep_reports": False, "rounds": PLAN, "submit_token": TOKEN}),
+                    ("GET", "/api/campaigns/med/rounds", None), ("POST", "/api/campaigns/med/rounds/advance", None)]
