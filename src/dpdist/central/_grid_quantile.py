@@ -32,7 +32,7 @@ import numpy as np
 from ._exact_choice import certified_gumbel_max
 from .noise import _dyadic_epsilon
 
-__all__ = ["GRID_CELLS", "to_cells", "cell_points", "rank_groups", "exponential_quantile"]
+__all__ = ["GRID_CELLS", "to_cells", "cell_points", "rank_groups", "exponential_quantile", "exponential_rank"]
 
 #: Cells of the public grid the quantile releases work on (outputs are its points).
 GRID_CELLS = 2**32
@@ -68,17 +68,42 @@ def exponential_quantile(sorted_cells: np.ndarray, lo: int, hi: int, q: float, e
     ``sorted_cells`` are the sorted cells of the records in ``[lo, hi)``; ``epsilon`` is the
     mechanism's :math:`\varepsilon'` (rounded down to a dyadic rational before use).
     """
+    return exponential_rank(sorted_cells, lo, hi, Fraction(q) * int(np.asarray(sorted_cells).size), epsilon, rng)
+
+
+def exponential_rank(sorted_cells: np.ndarray, lo: int, hi: int, target: Fraction, epsilon: float, rng, *,
+                     closed: bool = False) -> int:
+    r"""A grid point of ``[lo, hi]`` drawn with probability :math:`\propto \exp(-\varepsilon' d_k/2)`.
+
+    :math:`d_k = |\#\{c < k\} - t|`, as :func:`exponential_quantile` with the target rank :math:`t`
+    given as an exact rational (any value; the records below ``lo`` are accounted for by lowering it
+    by their number).  ``closed=True``: :math:`d_k` is the distance from :math:`t` to the ranks
+    :math:`[\#\{c < k\}, \#\{c \le k\}]` a point takes among the records of the cell it opens (the
+    point at the lower edge of a cell stands for the cell's records), so that a slice of equal
+    values has a point of utility 0; both ends move by at most one with one record, so the
+    sensitivity stays 1.
+    """
     starts, sizes, ranks = rank_groups(np.asarray(sorted_cells, dtype=np.int64), int(lo), int(hi))
+    low_ranks, high_ranks = ranks, ranks
+    if closed and ranks.size > 1:  # each group but the last ends at a record's cell: that point stands apart
+        ends = starts + sizes - 1
+        starts = np.concatenate([starts[:-1], ends[:-1], starts[-1:]])
+        sizes = np.concatenate([sizes[:-1] - 1, np.ones(ranks.size - 1, dtype=sizes.dtype), sizes[-1:]])
+        low_ranks = np.concatenate([ranks[:-1], ranks[:-1], ranks[-1:]])
+        high_ranks = np.concatenate([ranks[:-1], ranks[1:], ranks[-1:]])
+        keep = sizes > 0
+        starts, sizes, low_ranks, high_ranks = starts[keep], sizes[keep], low_ranks[keep], high_ranks[keep]
     gamma = _dyadic_epsilon(epsilon) / 2
-    target = Fraction(q) * int(sorted_cells.size)
+    target = Fraction(target)
     gamma_float, target_float = float(gamma), float(target)
-    distance = np.abs(ranks - target_float)
+    distance = np.maximum(0.0, np.maximum(low_ranks - target_float, target_float - high_ranks))
     scores = np.log(sizes.astype(np.float64)) - gamma_float * distance
     # the doubles are a few roundings from the exact rationals: 2^-48 of their size is far above that
-    error = 2.0**-48 * (gamma_float * (ranks + abs(target_float) + 1.0) + np.abs(np.log(sizes.astype(np.float64))) + 1.0)
+    error = 2.0**-48 * (gamma_float * (high_ranks + abs(target_float) + 1.0) + np.abs(np.log(sizes.astype(np.float64)))
+                        + 1.0)
 
     def exact_score(group: int, context):
-        exponent = gamma * abs(int(ranks[group]) - target)
+        exponent = gamma * max(Fraction(0), int(low_ranks[group]) - target, target - int(high_ranks[group]))
         return context.ln(int(sizes[group])) - context.divide(exponent.numerator, exponent.denominator)
 
     group = certified_gumbel_max(scores, error, exact_score, rng)

@@ -38,6 +38,15 @@ r"""Many quantiles at once, and a quantile without bounds.
     most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
     exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
 
+``"slice"``
+    Slice quantiles of Imola, Boninsegna, Keller, Aamand, Roy Chowdhury & Pagh (NeurIPS 2025,
+    arXiv 2505.13662): the target ranks get correlated noise from a k-ary tree for continual
+    counting, each noisy rank's slice of :math:`2h + 1` records has its median released by the
+    exact exponential mechanism within the bounds its neighbours' releases leave
+    (:mod:`dpdist.central.slice_quantiles`).  :math:`(\varepsilon, \delta)`-DP under **replace-one**
+    neighbours with :math:`n` public (``delta``, default :math:`10^{-10}`); refused where the
+    quantiles' ranks are too close for the noise at this :math:`n`.  No intervals (``None``).
+
 :func:`unbounded_quantile` (Durfee, NeurIPS 2023): no upper bound needed.
 Candidates :math:`c_i = \ell + \beta^i - 1` grow geometrically from a lower
 point :math:`\ell`; AboveThreshold (Dwork & Roth 2014, Alg. 1, with
@@ -74,12 +83,13 @@ from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
+from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA, slice_plan, slice_quantile_points
 from .tree import TreeHistogram
 from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]
 
-QUANTILE_METHODS = ("tree", "aq", "jointexp")
+QUANTILE_METHODS = ("tree", "aq", "jointexp", "slice")
 _GRID_BITS = 32
 
 
@@ -218,8 +228,10 @@ def quantiles(
     rng: Seed = None,
     clip: bool = True,
     secure: bool = False,
+    delta: float | None = None,
 ) -> QuantileRelease:
-    """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours); see the module docstring.
+    """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours; ``"slice"``: (epsilon,
+    delta)-DP under replace-one neighbours, n public); see the module docstring.
 
     Called in numpy's order, ``quantiles(x, q, epsilon=..., bounds=...)`` (as
     ``np.quantile(a, q)``), or with every argument by keyword.  The older order
@@ -235,11 +247,13 @@ def quantiles(
     epsilon : float
     bounds : (float, float)
         Public range (use :func:`unbounded_quantile` to find one).
-    method : {"tree", "aq", "jointexp"}
+    method : {"tree", "aq", "jointexp", "slice"}
     level : float
         Confidence level of the intervals (``"tree"``).
     rng, clip, secure
         As in :func:`dpdist.central.histogram_queries`.
+    delta : float, optional
+        ``"slice"`` only: the release's delta (default 1e-10); the other methods are pure and refuse it.
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
@@ -250,6 +264,17 @@ def quantiles(
     if method == "tree":
         tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
         return _tree_quantiles(tree, probabilities, float(level))
+    if method == "slice":
+        if delta is None:
+            delta = SLICE_DEFAULT_DELTA
+        data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                                   delta=delta, needs_delta=True)
+        return _slice_quantiles(data, probabilities, float(level))
+    if delta is not None:
+        raise InvalidParameterError(
+            f"The 'delta' parameter of {owner} applies to method='slice' only (method={method!r} is pure "
+            f"epsilon-DP). Got delta={delta!r}; leave it out."
+        )
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
     if method == "jointexp":
         return _joint_quantiles(data, probabilities, float(level))
@@ -349,6 +374,28 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "secure": data.secure,
     }
     return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
+
+
+def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
+    plan = slice_plan(data.x.size, q, data.epsilon, data.delta)
+    cells = np.sort(to_cells(data.x, data.bounds))
+    values = cell_points(slice_quantile_points(cells, plan, data.rng), data.bounds)
+    error = plan.rank_error_bound(1 - level)
+    details = {
+        "half_width": plan.half_width,
+        "noise_bound": plan.noise_bound,
+        "branching": plan.tree.k,
+        "tree_height": plan.tree.height,
+        "budget": {"step": plan.epsilon_step, "counting": plan.epsilon_counting,
+                   "exponential": plan.epsilon_exponential, "ramp": plan.ramp, "delta_step": plan.delta_step},
+        "grid_cells": GRID_CELLS,
+        "sampler": "exact: discrete Laplace tree noise, exponential mechanism on the public grid with certified "
+        "Gumbel-max (central.slice_quantiles)",
+        "rank_error_bound": {"probability": level, "ranks": error,
+                             "applies": bool(plan.exponential_error(1 - level) <= plan.half_width)},
+        "secure": data.secure,
+    }
+    return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, details, plan.guarantee)
 
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
