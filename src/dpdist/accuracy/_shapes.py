@@ -71,17 +71,24 @@ class Shape:
         return np.interp(u, values, grid)
 
 
-def _truncated_normal_cdf(mean: float, std: float):
-    from scipy import stats
+def _truncated_normal_cdf(mean: float, std: float) -> Callable[[np.ndarray], np.ndarray]:
+    # scipy.stats is imported at the first call, not when SHAPES is built (it costs ~2 s of every CLI start)
+    def cdf(x) -> np.ndarray:
+        from scipy import stats
 
-    low, high = stats.norm.cdf(0.0, mean, std), stats.norm.cdf(1.0, mean, std)
-    return lambda x: (stats.norm.cdf(np.asarray(x, dtype=np.float64), mean, std) - low) / (high - low)
+        low, high = stats.norm.cdf(0.0, mean, std), stats.norm.cdf(1.0, mean, std)
+        return (stats.norm.cdf(np.asarray(x, dtype=np.float64), mean, std) - low) / (high - low)
+
+    return cdf
 
 
-def _beta_cdf(a: float, b: float):
-    from scipy import stats
+def _beta_cdf(a: float, b: float) -> Callable[[np.ndarray], np.ndarray]:
+    def cdf(x) -> np.ndarray:
+        from scipy import stats
 
-    return lambda x: stats.beta.cdf(np.asarray(x, dtype=np.float64), a, b)
+        return stats.beta.cdf(np.asarray(x, dtype=np.float64), a, b)
+
+    return cdf
 
 
 def _bimodal_cdf():
