@@ -10,7 +10,7 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
   complete; bytes that never begin a request (blank lines) keep it armed;
 * **header size**: llhttp sets no limit on a request's line and headers, so the
   bytes received while a request's headers are incomplete are counted, and past
-  :data:`._limits.MAX_HEADER_BYTES` the request is answered 400 and the
+  :data:`._limits.MAX_HEADER_BYTES` (passed as uvicorn's ``h11_max_incomplete_event_size``) the request is answered 400 and the
   connection closed, as h11 does past its ``max_incomplete_event_size``.  A head
   that begins in the middle of a read (pipelined behind the previous request) is
   counted from the next read.  A complete head read at once is also refused
@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ._limits import MAX_HEADER_BYTES
 from ._protocol import HeaderTimer
+
+#: uvicorn's own default for the option, should a config leave it unset
+MAX_HEADER_DEFAULT = 16 << 10
 
 __all__ = ["HeaderTimeoutHttpToolsProtocol"]
 
@@ -60,15 +62,20 @@ class HeaderTimeoutHttpToolsProtocol(HeaderTimer, HttpToolsProtocol):
             return
         if awaited and not self._completed_in_read:  # a head begun mid-read (pipelined) counts from the next read
             self._head_bytes += len(data)
-        if self._head_bytes > MAX_HEADER_BYTES:
+        if self._head_bytes > self._max_header_bytes:
             self.logger.warning("Request headers too large.")
             self.send_400_response("Request headers too large.")
+
+    @property
+    def _max_header_bytes(self) -> int:
+        # the uvicorn option dpdist sets to _limits.MAX_HEADER_BYTES for both parsers (h11 reads it itself)
+        return int(self.config.h11_max_incomplete_event_size or MAX_HEADER_DEFAULT)
 
     def on_headers_complete(self) -> None:
         self._awaiting_head, self._head_bytes = False, 0
         self._disarm_header_timer()
         size = len(self.url) + sum(len(name) + len(value) + _HEADER_OVERHEAD for name, value in self.headers)
-        if size > MAX_HEADER_BYTES:
+        if size > self._max_header_bytes:
             raise HeadersTooLarge(size)
         super().on_headers_complete()
 
