@@ -653,3 +653,25 @@ def test_tokens_never_reach_the_log(tmp_path):
     assert "PUT /api/campaigns/logged/batches/- " in text  # the access log is on (without batch ids: issue 29)
     for secret in (ADMIN_TOKEN, "device-secret-0123456789", "wrong-guess-of-a-token"):
         assert secret not in text
+
+
+def test_cli_creates_a_campaign_of_rounds_and_refuses_options_that_do_not_apply(server, admin, capsys, monkeypatch):
+    """``campaign create --rounds PLAN``: the service's campaign of adaptive quantile rounds from the command line."""
+    from dpdist.cli import main
+
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
+    name = "r-" + uuid.uuid4().hex[:8]
+    plan = {"q": [0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 2, "grid_size": 64, "reports": 200}
+    assert main(["campaign", "create", "--server", server.url, "--name", name, "--rounds", json.dumps(plan), "--open"]) == 0
+    assert f"campaign {name}: open, adaptive quantile rounds" in capsys.readouterr().out
+    rounds = admin.rounds(name)
+    assert rounds["round"] == 1 and rounds["rounds"][0]["campaign"] == f"{name}-r1", rounds
+
+    capsys.readouterr()
+    refused = main(["campaign", "create", "--server", server.url, "--name", name + "x", "--rounds", json.dumps(plan),
+                    "--max-reports", "10"])
+    err = capsys.readouterr().err
+    assert refused == 2 and err.count("\n") == 1 and "'--max-reports' option" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as both:  # argparse's own usage error: --rounds or --config, not both
+        main(["campaign", "create", "--server", server.url, "--name", name + "y", "--rounds", "{}", "--config", "{}"])
+    assert both.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

@@ -274,7 +274,13 @@ def _add_create(actions) -> None:
         "protocol config such as {\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 8}).",
     )
     create.add_argument("--name", required=True, help="the campaign's public id: 1-64 of a-z 0-9 _ -")
-    create.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
+    source = create.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="protocol config: a JSON file or an inline JSON object")
+    source.add_argument(
+        "--rounds",
+        help="instead of --config: a campaign of adaptive quantile rounds, the plan as a JSON file or inline object "
+        "({\"q\": [...], \"epsilon\": ..., \"bounds\": [lo, hi], \"reports\": N}; docs/adaptive_quantiles.md)",
+    )
     create.add_argument(
         "--submit-token",
         default=None,
@@ -431,6 +437,8 @@ def _run_create(args) -> int:
     from ._deploy import load_config
     from ..errors import InvalidParameterError
 
+    if args.rounds is not None:
+        return _create_rounds(args)
     protocol = load_config(args.config)
     if args.budget_file is not None and not args.open:
         raise InvalidParameterError(
@@ -455,6 +463,32 @@ def _run_create(args) -> int:
               "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
+    return 0
+
+
+def _create_rounds(args) -> int:
+    """``campaign create --rounds PLAN``: a campaign that runs adaptive quantile rounds (the service checks the plan)."""
+    from ._deploy import json_option
+    from ..errors import InvalidParameterError
+
+    plan = json_option(args.rounds, "--rounds", "object")
+    if not isinstance(plan, dict):
+        raise InvalidParameterError(f"The '--rounds' option must be a JSON object (the plan). Got {args.rounds!r}.")
+    for option, given in (("--budget-file", args.budget_file is not None), ("--relay", args.relay),
+                          ("--enrollment", args.enrollment), ("--max-reports", args.max_reports is not None)):
+        if given:
+            raise InvalidParameterError(
+                f"The '{option}' option does not apply to a campaign of rounds (--rounds): its rounds are capped by the "
+                "plan's \"reports\", and relays, enrollment tokens and budget files are not supported for rounds."
+            )
+    with _client(args, admin=True) as client:
+        summary = client.create_campaign(
+            args.name, None, rounds=plan, submit_token=args.submit_token, keep_reports=args.keep_reports
+        )
+        if args.open:
+            summary = client.open_campaign(args.name)
+    print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
+          f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
     return 0
 
 
