@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 
 from pinned_numerics import pin_numerics
@@ -29,3 +30,11 @@ def no_network(monkeypatch):
 def private_cache(tmp_path_factory, monkeypatch):
     """Each test's own cache directory: `dpdist submit --column` keeps its journals there (never in ~/.cache)."""
     monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def pytest_xdist_auto_num_workers(config):
+    """Workers of ``-n auto`` (pyproject's addopts): one per core this process may use, at most 4 (the servers,
+    PostgreSQL clusters and browsers of the end-to-end tests run beside them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    return max(1, min(len(os.sched_getaffinity(0)), 4))
