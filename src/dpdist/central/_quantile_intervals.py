@@ -1,0 +1,204 @@
+r"""Confidence intervals for the quantiles of an exponential-mechanism release (AQ, JointExp).
+
+AQ (Kaplan, Schnapp & Stemmer, ICML 2022) and JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)
+bound their error in *ranks*, relative to the best rank a point can take: the exponential
+mechanism's utility tail bound (McSherry & Talwar 2007; KSS22 Lemma 2.3, GJK21 Sec. 3),
+:math:`P[u(o) \le \mathrm{OPT} - (\ln|O| + t)/\beta] \le e^{-t}` for an output set :math:`O`.
+Neither turns into an interval for the data's quantile by itself: the data's density (to map
+ranks to values) is private, and with ties the best rank is far from the target (an atom around
+the target gives AQ and JointExp the "tie floor" of ``docs/central.md``, and AQ's rescaled
+sub-problems carry a parent's miss into its children), so no rank bound of theirs holds for every
+data set.  The intervals here hold for every data set and need nothing of the point release's
+accuracy; they cost a stated share of the budget.
+
+**Construction.**  After the point release :math:`v_1 \le \dots \le v_m` (grid points; :math:`v_0 =
+0`, :math:`v_{m+1} = G` the grid's ends), with the interval budget split in two halves
+:math:`\varepsilon_b` and :math:`\varepsilon_c`:
+
+1. *Brackets* (:math:`\varepsilon_b`).  In each segment of records with cells in :math:`[v_i,
+   v_{i+1})`, two exact exponential mechanisms with the closed rank of
+   :func:`~dpdist.central._grid_quantile.exponential_rank` (the distance from the target to
+   :math:`[\#\{c < k\}, \#\{c \le k\}]`, sensitivity 1 under add/remove, the atom's own point has
+   utility 0), each at :math:`\varepsilon_b/2`: the upper bracket :math:`U_i` of quantile :math:`i`
+   at :math:`R_i` records above :math:`v_i`, the lower bracket :math:`L_{i+1}` of quantile
+   :math:`i + 1` at :math:`R_{i+1}` records below :math:`v_{i+1}`.  The segments are disjoint and
+   fixed by released points, so the round is :math:`\varepsilon_b`-DP (parallel composition across
+   segments, sequential within one).  The offsets :math:`R_j` are public (functions of
+   :math:`q`, :math:`m`, the budget and the level: :func:`bracket_offsets`); they only set where the
+   brackets land, never whether the intervals cover.
+2. *Counts* (:math:`\varepsilon_c`).  The distinct brackets cut the grid into :math:`S \le 2m + 1`
+   segments; their record counts get exact discrete Laplace noise :math:`Z_k` of scale
+   :math:`1/\varepsilon_c` (a histogram: l1 sensitivity 1 under add/remove).
+
+The release is :math:`\varepsilon_v + \varepsilon_b + \varepsilon_c`-DP under add/remove
+(sequential composition; ``PrivacyGuarantee`` states the total).
+
+**The interval.**  At a bracket :math:`p` (a segment boundary with :math:`K_b` segments below it
+and :math:`K_a` above), :math:`S_p = \#\{c < p\} - q n` has the noisy value :math:`\hat S_p = S_p +
+N_p`, :math:`N_p = (1 - q)\sum_{\text{below}} Z_k - q \sum_{\text{above}} Z_k`, a function of the
+noisy counts alone.  :math:`N_p` is symmetric, and Chernoff's bound with the discrete Laplace
+moment generating function :math:`M(\lambda) = (1 - \rho)^2 / ((1 - \rho e^\lambda)(1 - \rho
+e^{-\lambda}))`, :math:`\rho = e^{-\varepsilon_c}`, gives for every :math:`\lambda \in (0,
+\varepsilon_c / \max(q, 1 - q))`
+
+.. math::
+
+    P[N_p \ge b] \le \exp\bigl(-\lambda b + K_b \ln M((1 - q)\lambda) + K_a \ln M(q\lambda)\bigr),
+
+so :math:`b_p` = the smallest right side's root at :math:`\alpha/2`, :math:`\alpha = 1 -
+\text{level}`, minimized over a grid of :math:`\lambda` (any :math:`\lambda` gives a valid bound:
+:func:`count_noise_bound`).  :math:`p` is *certified below* the quantile when :math:`\hat S_p +
+b_p < 0` and *certified above* when :math:`\hat S_p - b_p \ge 0`; the lower end of the interval is
+the largest bracket :math:`p` such that :math:`p` and every bracket below it are certified below
+(else the lower bound), the upper end the smallest :math:`p` such that it and every bracket above
+are certified above (else the upper bound).
+
+**Coverage.**  Let :math:`s = \lceil qn \rceil` and :math:`c^*` the cell of the data's
+:math:`s`-th smallest value :math:`x^*` (the empirical quantile, ``np.quantile(x, q,
+method="inverted_cdf")``).  A point :math:`p \le c^*` lies at or below :math:`x^*`, and
+:math:`\#\{c < p\} < s \Leftrightarrow p \le c^*`; :math:`S_p < 0` implies :math:`\#\{c < p\} < s`
+and :math:`S_p \ge 0` implies :math:`\#\{c < p\} \ge s`.  The lower end misses (lies above
+:math:`x^*`) only if the smallest bracket :math:`p^\circ` with :math:`S_{p^\circ} \ge 0` was
+certified below (it lies at or below the lower end, and every bracket up to it passed), i.e.
+:math:`N_{p^\circ} < -b_{p^\circ}`: probability at most :math:`\alpha/2`, the brackets being fixed
+before the counts' noise is drawn.  The same for the upper end, so each interval covers
+:math:`x^*` with probability at least the level, for every data set (ties, few records, the point
+release far off).  The point estimate may lie outside its interval (where AQ or JointExp missed:
+the contract allows it, ``dpdist.estimates.Interval``).  The end points are released grid points,
+so no float of a sampler is released.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ._grid_quantile import exponential_rank
+from .noise import _dyadic_epsilon, _sampler_scale, discrete_laplace
+
+__all__ = ["count_noise_bound", "bracket_offsets", "BracketIntervals", "bracket_intervals"]
+
+#: the lambda grid of the Chernoff bound: fractions of its largest admissible value
+_LAMBDA_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.05, 64), np.linspace(0.05, 0.999, 448)[1:]])
+
+
+def _count_noise_rho(epsilon: float) -> float:
+    r""":math:`\rho` of the discrete Laplace law :math:`P(z) \propto \rho^{|z|}` the counts' sampler draws (rounded up)."""
+    t, s = _sampler_scale(Fraction(1) / _dyadic_epsilon(epsilon))
+    return min(math.exp(-s / t) * (1 + 1e-12), 1 - 1e-15)
+
+
+def _log_mgf(lam: np.ndarray, rho: float) -> np.ndarray:
+    """Log moment generating function of the discrete Laplace law with parameter ``rho`` at ``lam`` (``|lam| < -ln rho``)."""
+    return 2 * math.log1p(-rho) - np.log1p(-rho * np.exp(lam)) - np.log1p(-rho * np.exp(-lam))
+
+
+def count_noise_bound(q: float, below: np.ndarray, above: np.ndarray, alpha: float, epsilon: float) -> np.ndarray:
+    r""":math:`b` with :math:`P[N \ge b] \le \alpha` for :math:`N = (1 - q)\sum_{k \le K_b} Z_k - q\sum_{k \le K_a} Z'_k`.
+
+    ``below`` and ``above`` are the numbers of segments :math:`K_b`, :math:`K_a` (arrays of one
+    shape), the :math:`Z` independent discrete Laplace draws of the counts' sampler at ``epsilon``;
+    Chernoff's bound minimized over a grid of :math:`\lambda` (see the module docstring).
+    """
+    rho = _count_noise_rho(epsilon)
+    below = np.asarray(below, dtype=np.float64)[..., None]
+    above = np.asarray(above, dtype=np.float64)[..., None]
+    largest = -math.log(rho) / max(q, 1 - q)
+    lam = _LAMBDA_FRACTIONS * largest
+    exponent = below * _log_mgf((1 - q) * lam, rho) + above * _log_mgf(q * lam, rho) + math.log(1 / alpha)
+    return np.min(exponent / lam, axis=-1)
+
+
+def bracket_offsets(q: np.ndarray, level: float, epsilon_brackets: float, epsilon_counts: float,
+                    point_spread: float) -> np.ndarray:
+    r"""The public offsets :math:`R_j` (records between a quantile's release and its brackets).
+
+    Where a bracket can be certified: beyond the counts' bound :math:`b` at the quantile (segments
+    split as :math:`q_j`), plus the spread of its own mechanism (:math:`(2/\varepsilon')
+    \ln(2/\alpha)` at :math:`\varepsilon' = \varepsilon_b/2`) and ``point_spread``, the typical
+    miss of the point release.  Only the intervals' width depends on them.
+    """
+    alpha = 1 - level
+    segments = 2 * q.size + 1
+    below = np.round(q * segments)
+    bound = np.array([count_noise_bound(float(p), k, segments - k, alpha / 2, epsilon_counts)
+                      for p, k in zip(q, below)])
+    own = 2 / (epsilon_brackets / 2) * math.log(2 / alpha)
+    return np.ceil(bound + own + point_spread)
+
+
+@dataclass(frozen=True)
+class BracketIntervals:
+    """The interval ends (grid points) of every quantile, and what was released to find them."""
+
+    low: np.ndarray
+    high: np.ndarray
+    lower_brackets: np.ndarray
+    upper_brackets: np.ndarray
+    boundaries: np.ndarray
+    noisy_counts: np.ndarray
+
+
+def _brackets(sorted_cells: np.ndarray, grid_cells: int, points: np.ndarray, offsets: np.ndarray, epsilon: float,
+              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper brackets of every quantile, two closed-rank mechanisms per segment at ``epsilon / 2``."""
+    m = points.size
+    edges = np.concatenate([[0], points, [grid_cells]])
+    cuts = np.searchsorted(sorted_cells, edges, side="left")
+    lower, upper = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    for i in range(m + 1):  # segment [v_i, v_{i+1}): the upper bracket of quantile i, the lower of i + 1
+        inside = sorted_cells[cuts[i]:cuts[i + 1]]
+        lo, hi = int(edges[i]), int(edges[i + 1])
+        if i >= 1:
+            upper[i - 1] = exponential_rank(inside, lo, hi, Fraction(int(offsets[i - 1])), epsilon / 2, rng,
+                                            closed=True)
+        if i < m:
+            target = Fraction(inside.size - int(offsets[i]))
+            lower[i] = exponential_rank(inside, lo, hi, target, epsilon / 2, rng, closed=True)
+    return lower, upper
+
+
+def _certified_ends(q: np.ndarray, boundaries: np.ndarray, noisy: np.ndarray, alpha: float,
+                    epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into ``boundaries`` of each quantile's interval ends (see the module docstring)."""
+    segments = noisy.size
+    below_noisy = np.concatenate([[0], np.cumsum(noisy)]).astype(np.float64)  # noisy #{c < boundary}
+    total = below_noisy[-1]
+    index = np.arange(boundaries.size)
+    margin = 1e-9 * (abs(total) + 1)  # the doubles' rounding of S-hat, far above it
+    low, high = np.empty(q.size, dtype=np.int64), np.empty(q.size, dtype=np.int64)
+    for j, p in enumerate(q.tolist()):
+        bound = count_noise_bound(p, index, segments - index, alpha / 2, epsilon) + margin
+        shat = below_noisy - p * total
+        below = shat + bound < 0
+        above = shat - bound >= 0
+        below[0], above[-1] = True, True  # the grid's ends: always at or below, above x*
+        failed = np.flatnonzero(~below)
+        low[j] = (failed[0] - 1) if failed.size else boundaries.size - 1
+        failed = np.flatnonzero(~above)
+        high[j] = (failed[-1] + 1) if failed.size else 0
+    return low, high
+
+
+def bracket_intervals(sorted_cells: np.ndarray, grid_cells: int, points: np.ndarray, q: np.ndarray, level: float,
+                      epsilon_brackets: float, epsilon_counts: float, point_spread: float,
+                      rng: np.random.Generator) -> BracketIntervals:
+    """Intervals of the quantiles ``q`` released at the grid ``points`` (sorted), at ``level`` (module docstring).
+
+    ``sorted_cells`` are the records' cells on the same grid of ``grid_cells`` cells.  Spends
+    ``epsilon_brackets`` on the brackets and ``epsilon_counts`` on the counts (add/remove).
+    """
+    points = np.asarray(points, dtype=np.int64)
+    offsets = bracket_offsets(q, level, epsilon_brackets, epsilon_counts, point_spread)
+    lower, upper = _brackets(sorted_cells, grid_cells, points, offsets, epsilon_brackets, rng)
+    boundaries = np.unique(np.concatenate([[0], lower, upper, [grid_cells]]))
+    counts = np.diff(np.searchsorted(sorted_cells, boundaries, side="left"))
+    noisy = counts + discrete_laplace(counts.size, 1, epsilon_counts, rng)
+    low, high = _certified_ends(q, boundaries, noisy, 1 - level, epsilon_counts)
+    low_points, high_points = boundaries[low], boundaries[high]
+    # both ends wrong at once (probability below the level's complement) can cross them: keep an interval
+    return BracketIntervals(np.minimum(low_points, high_points), np.maximum(low_points, high_points), lower, upper,
+                            boundaries, noisy)
