@@ -79,7 +79,7 @@ import numpy as np
 from ._grid_quantile import exponential_rank
 from .noise import _dyadic_epsilon, _sampler_scale, discrete_laplace
 
-__all__ = ["count_noise_bound", "bracket_offsets", "BracketIntervals", "bracket_intervals"]
+__all__ = ["count_noise_bound", "bracket_offsets", "split_interval_budget", "BracketIntervals", "bracket_intervals"]
 
 #: the lambda grid of the Chernoff bound: fractions of its largest admissible value
 _LAMBDA_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.05, 64), np.linspace(0.05, 0.999, 448)[1:]])
@@ -112,22 +112,43 @@ def count_noise_bound(q: float, below: np.ndarray, above: np.ndarray, alpha: flo
     return np.min(exponent / lam, axis=-1)
 
 
+#: the offsets' weight on the spread of the bracket's landing beyond the counts' bound (fitted: the intervals' mean
+#: width on normal data, 9 quantiles; 0.5 falls back to a neighbour's bracket 7% of the time, 1.0 is 10-20% wider)
+_SPREAD_WEIGHT = 0.7
+#: the brackets' candidate fractions of the intervals' budget (the counts get the rest)
+_BRACKET_FRACTIONS = np.linspace(0.2, 0.8, 13)
+
+
 def bracket_offsets(q: np.ndarray, level: float, epsilon_brackets: float, epsilon_counts: float,
-                    point_spread: float) -> np.ndarray:
+                    point_spread: float, quantiles: int | None = None) -> np.ndarray:
     r"""The public offsets :math:`R_j` (records between a quantile's release and its brackets).
 
-    Where a bracket can be certified: beyond the counts' bound :math:`b` at the quantile (segments
-    split as :math:`q_j`), plus the spread of its own mechanism (:math:`(2/\varepsilon')
-    \ln(2/\alpha)` at :math:`\varepsilon' = \varepsilon_b/2`) and ``point_spread``, the typical
-    miss of the point release.  Only the intervals' width depends on them.
+    A bracket is certified when its distance from the quantile exceeds the counts' bound
+    :math:`b` (segments split as :math:`q_j`) by the counts' noise, its own mechanism's miss
+    (:math:`(2/\varepsilon') \ln(2/\alpha)` at :math:`\varepsilon' = \varepsilon_b/2`) and the point
+    release's (``point_spread``), independent errors added in quadrature (``quantiles``: how many are
+    released, default ``q.size``; the counts have up to :math:`2m + 1` segments):
+    :math:`R_j = b + 0.7\sqrt{b^2 + \text{own}^2 + \text{spread}^2}`.  Only the intervals' width depends on them.
     """
     alpha = 1 - level
-    segments = 2 * q.size + 1
+    segments = 2 * (q.size if quantiles is None else quantiles) + 1
     below = np.round(q * segments)
     bound = np.array([count_noise_bound(float(p), k, segments - k, alpha / 2, epsilon_counts)
                       for p, k in zip(q, below)])
     own = 2 / (epsilon_brackets / 2) * math.log(2 / alpha)
-    return np.ceil(bound + own + point_spread)
+    return np.ceil(bound + _SPREAD_WEIGHT * np.sqrt(bound**2 + own**2 + point_spread**2))
+
+
+def split_interval_budget(q: np.ndarray, level: float, epsilon: float, point_spread: float) -> tuple[float, float]:
+    """``(epsilon_brackets, epsilon_counts)`` summing to ``epsilon`` with the smallest offset at the middle quantile.
+
+    Public inputs only: the counts' noise grows with the number of quantiles, the brackets' does not.
+    """
+    middle = q[[q.size // 2]]
+    widths = [float(bracket_offsets(middle, level, f * epsilon, (1 - f) * epsilon, point_spread, q.size)[0])
+              for f in _BRACKET_FRACTIONS]
+    best = float(_BRACKET_FRACTIONS[int(np.argmin(widths))])
+    return best * epsilon, (1 - best) * epsilon
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
-from ._quantile_intervals import bracket_intervals
+from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA, slice_plan, slice_quantile_points
 from .tree import TreeHistogram
 from .._types import ArrayLike, FloatBounds, Seed
@@ -407,12 +407,12 @@ def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = No
 
 
 def _budget(data, share: float | None):
-    """The quantiles' share of the budget and the intervals' two (brackets, counts), or none."""
+    """The quantiles' share of the budget and the intervals' (split between brackets and counts later), or none."""
     total = data.guarantee("add-remove")
     if share is None:
         return total, []
-    point, brackets, counts = split(total, [1 - share, share / 2, share / 2])
-    return point, [brackets, counts]
+    point, intervals = split(total, [1 - share, share])
+    return point, [intervals]
 
 
 def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values: np.ndarray, point_steps: list,
@@ -421,7 +421,8 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
     low = high = None
     if interval_budgets:
         sorted_cells, cells, points = grid
-        brackets, counts = interval_budgets
+        brackets, counts = split(interval_budgets[0], split_interval_budget(q, level, interval_budgets[0].epsilon, spread))
+        interval_budgets = [brackets, counts]
         found = bracket_intervals(sorted_cells, cells, points, q, level, brackets.epsilon, counts.epsilon, spread,
                                   data.rng)
         low, high = cell_points(found.low, data.bounds, cells), cell_points(found.high, data.bounds, cells)
