@@ -131,6 +131,18 @@ def test_without_a_share_there_are_no_intervals_and_the_whole_budget_goes_to_the
     assert release.details["epsilon_per_release"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("epsilon", [1e-6, 1e12])
+def test_both_ends_of_the_epsilon_range_give_intervals(epsilon):
+    x = np.random.default_rng(8).normal(size=500)
+    truth = np.quantile(x, [0.1, 0.5], method="inverted_cdf")
+    for method in ("aq", "jointexp"):
+        release = central.quantiles(x, [0.1, 0.5], epsilon=epsilon, bounds=(-4.0, 4.0), method=method, rng=1,
+                                    interval_share=0.3)
+        assert np.all((release.low <= truth) & (truth <= release.high))
+        if epsilon > 1:  # next to no noise: the brackets sit at their offsets, a few records from the quantile
+            assert np.all(release.high - release.low < 0.2)
+
+
 def test_empty_data_is_released_with_intervals():
     for method in ("aq", "jointexp"):
         release = central.quantiles([], [0.5], epsilon=1.0, bounds=(0.0, 1.0), method=method, rng=0,

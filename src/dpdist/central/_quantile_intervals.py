@@ -88,7 +88,8 @@ _LAMBDA_FRACTIONS = np.concatenate([np.geomspace(1e-4, 0.05, 64), np.linspace(0.
 def _count_noise_rho(epsilon: float) -> float:
     r""":math:`\rho` of the discrete Laplace law :math:`P(z) \propto \rho^{|z|}` the counts' sampler draws (rounded up)."""
     t, s = _sampler_scale(Fraction(1) / _dyadic_epsilon(epsilon))
-    return min(math.exp(-s / t) * (1 + 1e-12), 1 - 1e-15)
+    # rounded up (a larger rho is more noise: the bound stays valid), also where exp underflows (huge epsilon)
+    return min(max(math.exp(-s / t) * (1 + 1e-12), 1e-300), 1 - 1e-15)
 
 
 def _log_mgf(lam: np.ndarray, rho: float) -> np.ndarray:

@@ -25,8 +25,10 @@ r"""Many quantiles at once, and a quantile without bounds.
     recursion, so with :math:`\lceil\log_2(m+1)\rceil` levels each release gets
     :math:`\varepsilon' = \varepsilon/\lceil\log_2(m+1)\rceil`, and the total is
     :math:`\varepsilon`-DP by parallel composition within a level and sequential
-    composition across levels.  No intervals (``None``): the mechanism's error
-    bound is on ranks, and ``details["rank_error_bound"]`` states it.
+    composition across levels.  The mechanism's error bound is on ranks beyond
+    the best rank a point takes (``details["rank_error_bound"]``; with ties that best
+    is far from the target, and the rescaled halves pass a miss on), so it gives no
+    interval; ``interval_share`` buys intervals (below).
 ``"jointexp"``
     JointExp of Gillenwater, Joseph & Kulesza (ICML 2021, Alg. 1): one
     exponential mechanism over the sorted vector of all m outputs, utility
@@ -36,7 +38,16 @@ r"""Many quantiles at once, and a quantile without bounds.
     (:mod:`dpdist.central.joint_exp`: time :math:`O(mD\log D + m^2 D)` for :math:`D` distinct
     cells, no FFT), on a public grid of :func:`joint_exp_grid` cells, so that its tables hold at
     most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
-    exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
+    exactly (certified error bounds on every weight, certified Gumbel races).  Intervals with
+    ``interval_share`` (below).
+
+Intervals of ``"aq"`` and ``"jointexp"`` (``interval_share``, :mod:`dpdist.central._quantile_intervals`)
+    That share of ε buys brackets beside each released quantile (exact closed-rank exponential
+    mechanisms on the records between consecutive releases, in parallel) and noisy counts of the
+    segments they cut (discrete Laplace); a bracket whose noisy count certifies it below (above)
+    the quantile by the counts' Chernoff bound is an end.  Each interval covers the data's
+    empirical quantile with probability at least ``level`` for every data set, whatever the point
+    release did; the point estimate may lie outside it (where AQ or JointExp missed, on ties).
 
 ``"slice"``
     Slice quantiles of Imola, Boninsegna, Keller, Aamand, Roy Chowdhury & Pagh (NeurIPS 2025,
