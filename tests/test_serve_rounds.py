@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
+from dpdist.errors import InvalidParameterError, PrivacyBudgetError
 
 pytest.importorskip("starlette")
 
@@ -67,6 +68,8 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
             assert public["rounds"]["round"] == 1 and public["submit_to"] == "med-r1"
             assert public["config"]["protocol"] == "threshold" and public["config"]["round"] == 1
             assert public["client_view"]["config"] == public["config"] and public["submit_token_required"]
+            own = (await client.get("/api/campaigns/med-r1/config")).json()  # a round's own campaign names its campaign
+            assert own["round_of"] == "med" and "round_of" not in public
             acks = await _answer(client, public, values[:100], rng)
             moved = (await client.get("/api/campaigns/med/config")).json()  # round 1 is full: round 2 is published
             assert moved["rounds"]["round"] == 2 and moved["submit_to"] == "med-r2" and moved["config"]["round"] == 2
@@ -157,6 +160,50 @@ def test_the_python_client_submits_to_the_current_rounds_campaign():
         client.submit_values("med", [0.1, 0.6, 0.9])
     assert paths[0] == ("GET", "/api/campaigns/med/config")
     assert [p for m, p in paths[1:]] and all(p.startswith("/api/campaigns/med-r2/batches/") for m, p in paths[1:])
+
+
+def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
+    """The plan's epsilon per user holds by parallel composition only if each device answers one round: a device's
+    ledger refuses a later round, the same round again, and a round's own campaign, before anything is drawn."""
+    from dpdist.client import Client
+    from dpdist.local.ledger import PrivacyLedger
+
+    published = {"doc": {}}
+    puts = []
+
+    def handler(request):
+        if request.method == "GET":
+            return httpx.Response(200, json=published["doc"])
+        puts.append(request.url.path)
+        return httpx.Response(200, json={"campaign": "med-r1", "batch_id": request.url.path.rsplit("/", 1)[1],
+                                         "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False})
+
+    def round_document(k, **fields):
+        config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
+        return {"campaign": "med", "state": "open", "config": config, "submit_to": f"med-r{k}",
+                "rounds": {"round": k, "of": 3}, **fields}
+
+    path = tmp_path / "device.json"
+    with Client("http://service.test/", transport=httpx.MockTransport(handler)) as client:
+        published["doc"] = round_document(1)
+        with PrivacyLedger.open(path) as ledger:
+            client.submit_values("med", [0.4], ledger=ledger)
+            with pytest.raises(InvalidParameterError, match="takes one value"):
+                client.submit_values("med", [0.4, 0.5], ledger=ledger)
+        assert len(puts) == 1 and puts[0].startswith("/api/campaigns/med-r1/batches/")
+        for document in (round_document(2), round_document(1),
+                         {**round_document(2), "campaign": "med-r2", "rounds": None, "submit_to": None, "round_of": "med"}):
+            published["doc"] = document
+            with PrivacyLedger.open(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'med'"):
+                client.submit_values(document["campaign"], [0.4], ledger=ledger)
+        assert len(puts) == 1
+    with PrivacyLedger.open(path) as ledger:
+        assert ledger.answered("med", "http://service.test") and len(ledger.charges()) == 1
+    # without a ledger every value is another user's (a proxy, a simulation): nothing to remember
+    with Client("http://service.test", transport=httpx.MockTransport(handler)) as client:
+        published["doc"] = round_document(2)
+        client.submit_values("med", [0.1, 0.2])
+    assert len(puts) == 2
 
 
 def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
