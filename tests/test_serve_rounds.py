@@ -9,6 +9,7 @@ continues where it was.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import httpx
@@ -253,3 +254,50 @@ def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_p
         client.advance_round("med")
     assert sent == [("POST", "/api/campaigns", {"campaign": "med", "keep_reports": False, "rounds": PLAN, "submit_token": TOKEN}),
                     ("GET", "/api/campaigns/med/rounds", None), ("POST", "/api/campaigns/med/rounds/advance", None)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
+    """Two ``dpdist serve`` processes on one database see round 1 full at once: 16 concurrent config fetches, half to
+    each, advance it once. Round 2's campaign exists once, both publish its one config, round 1 keeps its 100 reports
+    (the second advance is a no-op: a conditional update of the round pointer, and round 2's config is a function of
+    the rounds before)."""
+    import threading
+
+    from dpdist.client import Client
+    from serve_support import ADMIN_TOKEN, ServerProcess, database_url
+
+    plan = {**PLAN, "rounds": 4, "reports": 1000}  # groups of 100, 200, 300, 400
+    with database_url(kind, tmp_path) as url:
+        servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log").start() for k in range(2)]
+        try:
+            with Client(servers[0].url, admin_token=ADMIN_TOKEN) as admin:
+                admin.create_campaign("med", None, rounds=plan)
+                admin.open_campaign("med")
+                admin.submit_values("med", np.random.default_rng(6).beta(2, 5, 100))  # round 1's group, full
+            start, published = threading.Barrier(16), []
+
+            def fetch(k: int) -> None:
+                with Client(servers[k % 2].url) as device:
+                    start.wait(timeout=60)
+                    published.append(device.config("med"))
+
+            threads = [threading.Thread(target=fetch, args=(k,)) for k in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            assert len(published) == 16
+            assert {document["submit_to"] for document in published} == {"med-r2"}
+            assert len({json.dumps(document["config"], sort_keys=True) for document in published}) == 1
+            for server in servers:
+                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                    report = admin.rounds("med")
+                    assert [(r["campaign"], r["state"], r["n"]) for r in report["rounds"]] == [
+                        ("med-r1", "closed", 100), ("med-r2", "open", 0)]
+                    assert report["round"] == 2 and admin.campaign("med")["rounds"]["round"] == 2
+                    assert [c["campaign"] for c in admin.campaigns() if c["campaign"].startswith("med-r")] == ["med-r1", "med-r2"]
+        finally:
+            for server in servers:
+                server.stop()
