@@ -392,7 +392,7 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
 
 def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = None) -> QuantileRelease:
     cells = joint_exp_grid(data.bounds, q.size)
-    point_budget, interval_budgets = _budget(data, share)
+    point_budget, interval_budget = _budget(data, share)
     # each record is mapped to its cell of the public grid (a per-record map: neighbours stay neighbours, and
     # JointExp on the cells is epsilon-DP); at most `cells` distinct values remain, whatever the private n
     sorted_cells = np.sort(to_cells(data.x, data.bounds, cells))
@@ -413,27 +413,32 @@ def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = No
         "secure": data.secure,
     }
     spread = math.log(2 / (1 - level)) / tables.beta  # a gap's typical miss, 1/beta per e-fold
-    return _release(data, q, level, "jointexp", (sorted_cells, cells, points), values, [point_budget], interval_budgets,
+    return _release(data, q, level, "jointexp", (sorted_cells, cells, points), values, [point_budget], interval_budget,
                     spread, details)
 
 
-def _budget(data, share: float | None):
-    """The quantiles' share of the budget and the intervals' (split between brackets and counts later), or none."""
+def _budget(data, share: float | None) -> tuple[PrivacyGuarantee, PrivacyGuarantee | None]:
+    """The quantiles' part of the budget and the intervals' (``None``: no intervals)."""
     total = data.guarantee("add-remove")
     if share is None:
-        return total, []
+        return total, None
     point, intervals = split(total, [1 - share, share])
-    return point, [intervals]
+    return point, intervals
 
 
 def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values: np.ndarray, point_steps: list,
-             interval_budgets: list, spread: float, details: dict) -> QuantileRelease:
-    """The :class:`QuantileRelease`, with the intervals of :mod:`._quantile_intervals` when they have a budget."""
+             interval_budget: PrivacyGuarantee | None, spread: float, details: dict) -> QuantileRelease:
+    """The :class:`QuantileRelease`, with the intervals of :mod:`._quantile_intervals` when they have a budget.
+
+    ``grid`` is ``(sorted cells, grid cells, released points)``; ``spread`` the point release's typical miss in
+    ranks (it places the brackets, :func:`~._quantile_intervals.bracket_offsets`).
+    """
     low = high = None
-    if interval_budgets:
+    steps = list(point_steps)
+    if interval_budget is not None:
         sorted_cells, cells, points = grid
-        brackets, counts = split(interval_budgets[0], split_interval_budget(q, level, interval_budgets[0].epsilon, spread))
-        interval_budgets = [brackets, counts]
+        brackets, counts = split(interval_budget, split_interval_budget(q, level, interval_budget.epsilon, spread))
+        steps += [brackets, counts]
         found = bracket_intervals(sorted_cells, cells, points, q, level, brackets.epsilon, counts.epsilon, spread,
                                   data.rng)
         low, high = cell_points(found.low, data.bounds, cells), cell_points(found.high, data.bounds, cells)
@@ -445,7 +450,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
             "brackets": {"lower": json_value(cell_points(found.lower_brackets, data.bounds, cells)),
                          "upper": json_value(cell_points(found.upper_brackets, data.bounds, cells)),
                          "noisy_counts": json_value(found.noisy_counts)}}
-    spent = sequential([*point_steps, *interval_budgets])
+    spent = sequential(steps)
     return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
 
 
@@ -503,7 +508,7 @@ def _crossing_leaf(edges: np.ndarray, band: np.ndarray, q: np.ndarray, *, side: 
 
 def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | None = None) -> QuantileRelease:
     levels = math.ceil(math.log2(q.size + 1))
-    point_budget, interval_budgets = _budget(data, share)
+    point_budget, interval_budget = _budget(data, share)
     # one release per level of the recursion, in sequence; within a level the intervals are
     # disjoint, so the releases of one level compose in parallel (value-dependent parts: add/remove)
     per_level = split(point_budget, levels)
@@ -533,14 +538,15 @@ def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | Non
         "rank_error_bound": {
             "probability": level,
             "ranks": "2/eps' * (ln(grid points) + ln(1 / (1 - level))) per release beyond its best rank (OPT: 1/2 on "
-            "distinct values, up to an atom's size with ties), added over the levels",
+            "distinct values, up to an atom's size with ties), added over the levels (a release's whole miss moves "
+            "its halves' targets)",
         },
         "budget": {"per_level": epsilon_each, "levels": levels},
         "secure": data.secure,
     }
     # a release's typical miss (2/eps' per e-fold), its ancestors' added in quadrature
     spread = math.sqrt(levels) * 2 / epsilon_each * math.log(2 / (1 - level))
-    return _release(data, q, level, "aq", (cells, GRID_CELLS, points), values, per_level, interval_budgets, spread,
+    return _release(data, q, level, "aq", (cells, GRID_CELLS, points), values, per_level, interval_budget, spread,
                     details)
 
 
