@@ -115,7 +115,8 @@ def test_the_ends_are_released_points_and_the_guarantee_states_the_total():
         assert release.guarantee.epsilon == pytest.approx(0.7) and release.epsilon == pytest.approx(0.7)
         assert budget["quantiles"] + budget["brackets"] + budget["counts"] == pytest.approx(0.7)
         assert budget["quantiles"] == pytest.approx(0.7 * 0.75)
-        released = {0.0, 20.0, *release.details["brackets"]["lower"], *release.details["brackets"]["upper"]}
+        brackets = release.details["brackets"]
+        released = {0.0, 20.0, *brackets["lower"], *brackets["upper"], *brackets["reserves"]}
         assert set(release.low.tolist()) <= released and set(release.high.tolist()) <= released
         assert np.all(release.low <= release.high)
         (interval,) = release.intervals()

@@ -26,14 +26,18 @@ accuracy; they cost a stated share of the budget.
    segments, sequential within one).  The offsets :math:`R_j` are public (functions of
    :math:`q`, :math:`m`, the budget and the level: :func:`bracket_offsets`); they only set where the
    brackets land, never whether the intervals cover.
-2. *Counts* (:math:`\varepsilon_c`).  The distinct brackets cut the grid into :math:`S \le 2m + 1`
-   segments; their record counts get exact discrete Laplace noise :math:`Z_k` of scale
+2. *Reserves* (free).  Two more grid points per quantile, :math:`v_j \mp 2\max(v_j - L_j, U_j -
+   v_j)` (clipped to the grid), post-processing of released points: where a bracket lands too
+   near the quantile to be certified, the interval ends at its reserve (about twice as far)
+   rather than at a neighbouring quantile's bracket, :math:`n/m` ranks away.
+3. *Counts* (:math:`\varepsilon_c`).  The distinct brackets and reserves cut the grid into
+   :math:`S \le 4m + 1` segments; their record counts get exact discrete Laplace noise :math:`Z_k` of scale
    :math:`1/\varepsilon_c` (a histogram: l1 sensitivity 1 under add/remove).
 
 The release is :math:`\varepsilon_v + \varepsilon_b + \varepsilon_c`-DP under add/remove
 (sequential composition; ``PrivacyGuarantee`` states the total).
 
-**The interval.**  At a bracket :math:`p` (a segment boundary with :math:`K_b` segments below it
+**The interval.**  At a bracket or reserve :math:`p` (a segment boundary with :math:`K_b` segments below it
 and :math:`K_a` above), :math:`S_p = \#\{c < p\} - q n` has the noisy value :math:`\hat S_p = S_p +
 N_p`, :math:`N_p = (1 - q)\sum_{\text{below}} Z_k - q \sum_{\text{above}} Z_k`, a function of the
 noisy counts alone.  :math:`N_p` is symmetric, and Chernoff's bound with the discrete Laplace
@@ -49,8 +53,8 @@ so :math:`b_p` = the smallest right side's root at :math:`\alpha/2`, :math:`\alp
 \text{level}`, minimized over a grid of :math:`\lambda` (any :math:`\lambda` gives a valid bound:
 :func:`count_noise_bound`).  :math:`p` is *certified below* the quantile when :math:`\hat S_p +
 b_p < 0` and *certified above* when :math:`\hat S_p - b_p \ge 0`; the lower end of the interval is
-the largest bracket :math:`p` such that :math:`p` and every bracket below it are certified below
-(else the lower bound), the upper end the smallest :math:`p` such that it and every bracket above
+the largest boundary :math:`p` such that :math:`p` and every boundary below it are certified below
+(else the lower bound), the upper end the smallest :math:`p` such that it and every boundary above
 are certified above (else the upper bound).
 
 **Coverage.**  Let :math:`s = \lceil qn \rceil` and :math:`c^*` the cell of the data's
@@ -58,14 +62,15 @@ are certified above (else the upper bound).
 method="inverted_cdf")``).  A point :math:`p \le c^*` lies at or below :math:`x^*`, and
 :math:`\#\{c < p\} < s \Leftrightarrow p \le c^*`; :math:`S_p < 0` implies :math:`\#\{c < p\} < s`
 and :math:`S_p \ge 0` implies :math:`\#\{c < p\} \ge s`.  The lower end misses (lies above
-:math:`x^*`) only if the smallest bracket :math:`p^\circ` with :math:`S_{p^\circ} \ge 0` was
-certified below (it lies at or below the lower end, and every bracket up to it passed), i.e.
-:math:`N_{p^\circ} < -b_{p^\circ}`: probability at most :math:`\alpha/2`, the brackets being fixed
+:math:`x^*`) only if the smallest boundary :math:`p^\circ` with :math:`S_{p^\circ} \ge 0` was
+certified below (it lies at or below the lower end, and every boundary up to it passed), i.e.
+:math:`N_{p^\circ} < -b_{p^\circ}`: probability at most :math:`\alpha/2`, the boundaries being fixed
 before the counts' noise is drawn.  The same for the upper end, so each interval covers
 :math:`x^*` with probability at least the level, for every data set (ties, few records, the point
 release far off).  The point estimate may lie outside its interval (where AQ or JointExp missed:
 the contract allows it, ``dpdist.estimates.Interval``).  The end points are released grid points,
-so no float of a sampler is released.
+so no float of a sampler is released.  (Where the boundaries lie, the offsets and reserves,
+changes only the width.)
 """
 
 from __future__ import annotations
@@ -114,10 +119,12 @@ def count_noise_bound(q: float, below: np.ndarray, above: np.ndarray, alpha: flo
 
 
 #: the offsets' weight on the spread of the bracket's landing beyond the counts' bound.  A bracket too near to be
-#: certified sends its end to the next certified one, a neighbouring quantile's (n/m ranks wider): 9 deciles of
-#: N(0, 1), n = 10^5, epsilon = 1, 20 runs: at 0.7 6.7% of the intervals did so (mean width 1068 ranks at a share
-#: of 0.2, median 432), at 1.0 none (517 and 529), at 1.4 none (677)
-_SPREAD_WEIGHT = 1.0
+#: certified sends its end to its reserve (twice as far), and where that fails too, to a neighbouring quantile's
+#: bracket (n/m ranks wider).  9 deciles of N(0, 1), epsilon = 1, 20 runs, mean (largest) width in ranks, AQ at a
+#: share of 0.2 and JointExp at 0.4, n = 10^4 and 10^5: weight 1.0: 541, 295, 613, 298; 0.7: 485, 248, 495, 240;
+#: 0.5: 428 (791), 211, 448 (1119), 231; 0.3: 382, 190, 458 (9785: a neighbour's), 191.  Without reserves, 0.7
+#: sent 6.7% of AQ's intervals at n = 10^5 to a neighbour's bracket (mean width 1068 ranks)
+_SPREAD_WEIGHT = 0.5
 #: the brackets' candidate fractions of the intervals' budget (the counts get the rest)
 _BRACKET_FRACTIONS = np.linspace(0.2, 0.8, 13)
 
@@ -130,11 +137,11 @@ def bracket_offsets(q: np.ndarray, level: float, epsilon_brackets: float, epsilo
     :math:`b` (segments split as :math:`q_j`) by the counts' noise, its own mechanism's miss
     (:math:`(2/\varepsilon') \ln(2/\alpha)` at :math:`\varepsilon' = \varepsilon_b/2`) and the point
     release's (``point_spread``), independent errors added in quadrature (``quantiles``: how many are
-    released, default ``q.size``; the counts have up to :math:`2m + 1` segments):
+    released, default ``q.size``; the counts have up to :math:`4m + 1` segments):
     :math:`R_j = b + \sqrt{b^2 + \text{own}^2 + \text{spread}^2}`.  Only the intervals' width depends on them.
     """
     alpha = 1 - level
-    segments = 2 * (q.size if quantiles is None else quantiles) + 1
+    segments = 4 * (q.size if quantiles is None else quantiles) + 1
     below = np.round(q * segments)
     bound = np.array([count_noise_bound(float(p), k, segments - k, alpha / 2, epsilon_counts)
                       for p, k in zip(q, below)])
@@ -162,6 +169,7 @@ class BracketIntervals:
     high: np.ndarray
     lower_brackets: np.ndarray
     upper_brackets: np.ndarray
+    reserves: np.ndarray
     boundaries: np.ndarray
     noisy_counts: np.ndarray
 
@@ -218,11 +226,13 @@ def bracket_intervals(sorted_cells: np.ndarray, grid_cells: int, points: np.ndar
     points = np.asarray(points, dtype=np.int64)
     offsets = bracket_offsets(q, level, epsilon_brackets, epsilon_counts, point_spread)
     lower, upper = _brackets(sorted_cells, grid_cells, points, offsets, epsilon_brackets, rng)
-    boundaries = np.unique(np.concatenate([[0], lower, upper, [grid_cells]]))
+    reach = 2 * np.maximum(points - lower, upper - points)  # released points only: post-processing
+    reserves = np.clip(np.concatenate([points - reach, points + reach]), 0, grid_cells)
+    boundaries = np.unique(np.concatenate([[0], lower, upper, reserves, [grid_cells]]))
     counts = np.diff(np.searchsorted(sorted_cells, boundaries, side="left"))
     noisy = counts + discrete_laplace(counts.size, 1, epsilon_counts, rng)
     low, high = _certified_ends(q, boundaries, noisy, 1 - level, epsilon_counts)
     low_points, high_points = boundaries[low], boundaries[high]
     # both ends wrong at once (probability below the level's complement) can cross them: keep an interval
     return BracketIntervals(np.minimum(low_points, high_points), np.maximum(low_points, high_points), lower, upper,
-                            boundaries, noisy)
+                            reserves, boundaries, noisy)

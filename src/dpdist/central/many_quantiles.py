@@ -449,6 +449,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
                                 "brackets": brackets.epsilon, "counts": counts.epsilon},
             "brackets": {"lower": json_value(cell_points(found.lower_brackets, data.bounds, cells)),
                          "upper": json_value(cell_points(found.upper_brackets, data.bounds, cells)),
+                         "reserves": json_value(cell_points(found.reserves, data.bounds, cells)),
                          "noisy_counts": json_value(found.noisy_counts)}}
     spent = sequential(steps)
     return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
