@@ -138,7 +138,8 @@ def bracket_offsets(q: np.ndarray, level: float, epsilon_brackets: float, epsilo
     (:math:`(2/\varepsilon') \ln(2/\alpha)` at :math:`\varepsilon' = \varepsilon_b/2`) and the point
     release's (``point_spread``), independent errors added in quadrature (``quantiles``: how many are
     released, default ``q.size``; the counts have up to :math:`4m + 1` segments):
-    :math:`R_j = b + \sqrt{b^2 + \text{own}^2 + \text{spread}^2}`.  Only the intervals' width depends on them.
+    :math:`R_j = b + w\sqrt{b^2 + \text{own}^2 + \text{spread}^2}`, :math:`w` = ``_SPREAD_WEIGHT`` (fitted to
+    the widths).  Only the intervals' width depends on them.
     """
     alpha = 1 - level
     segments = 4 * (q.size if quantiles is None else quantiles) + 1
