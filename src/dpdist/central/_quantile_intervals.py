@@ -2,7 +2,7 @@ r"""Confidence intervals for the quantiles of an exponential-mechanism release (
 
 AQ (Kaplan, Schnapp & Stemmer, ICML 2022) and JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)
 bound their error in *ranks*, relative to the best rank a point can take: the exponential
-mechanism's utility tail bound (McSherry & Talwar 2007; KSS22 Lemma 2.3, GJK21 Sec. 3),
+mechanism's utility tail bound (McSherry & Talwar 2007, as both papers use it),
 :math:`P[u(o) \le \mathrm{OPT} - (\ln|O| + t)/\beta] \le e^{-t}` for an output set :math:`O`.
 Neither turns into an interval for the data's quantile by itself: the data's density (to map
 ranks to values) is private, and with ties the best rank is far from the target (an atom around
