@@ -12,8 +12,8 @@ data set.  The intervals here hold for every data set and need nothing of the po
 accuracy; they cost a stated share of the budget.
 
 **Construction.**  After the point release :math:`v_1 \le \dots \le v_m` (grid points; :math:`v_0 =
-0`, :math:`v_{m+1} = G` the grid's ends), with the interval budget split in two halves
-:math:`\varepsilon_b` and :math:`\varepsilon_c`:
+0`, :math:`v_{m+1} = G` the grid's ends), with the interval budget split into :math:`\varepsilon_b`
+and :math:`\varepsilon_c` (:func:`split_interval_budget`, from public inputs):
 
 1. *Brackets* (:math:`\varepsilon_b`).  In each segment of records with cells in :math:`[v_i,
    v_{i+1})`, two exact exponential mechanisms with the closed rank of
