@@ -27,7 +27,19 @@ from .._state_validation import exact_sum, statistic_problem
 from ..numerical._composite import ReportCodec
 from ._sampling import sample_groups
 
-__all__ = ["SampledGroups"]
+__all__ = ["SampledGroups", "client_entry"]
+
+
+def client_entry(name: str, inner) -> dict:
+    """A part's randomizer as a client derives it (an attribute's or a group's): name, protocol, budget, report
+    format and design constants; the JavaScript client refuses a view whose entry differs from its own."""
+    return {
+        "name": name,
+        "protocol": inner.name,
+        "epsilon": inner.epsilon,
+        "format": inner.report_format.describe(),
+        "design": inner._client_design(),
+    }
 
 
 class SampledGroups:
@@ -51,6 +63,10 @@ class SampledGroups:
         self.width = max(codec.width for codec in self.codecs)
         sizes = [len(self.inners)] + [inner.statistic_size for inner in self.inners]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def client_design(self) -> list[dict]:
+        """Each group's entry of the client view's design (:func:`client_entry`), in report order."""
+        return [client_entry(name, inner) for name, inner in zip(self.names, self.inners)]
 
     @property
     def count(self) -> int:
