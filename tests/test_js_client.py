@@ -524,3 +524,19 @@ def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
     [identity] = io.file_identities(out)
     reports = io.read_reports(out, protocol).reports
     assert io.encode_record(protocol, reports, identity.removeprefix("id:")) == out.read_bytes()
+
+
+def test_node_cli_columns_writes_grid_records_dpdist_reads(tmp_path):
+    """`privatize.js --columns` on records of an hdg config (attributes without a protocol of their own): each
+    cell checked and clipped by its attribute's bounds, every report accepted by `dpdist aggregate`."""
+    protocol = local.make("hdg", epsilon=1.0, resolution=8, g1=4, g2=2, attributes=GROUP_CASES[2][1]["attributes"])
+    (tmp_path / "proto.json").write_text(json.dumps(protocol.config()))
+    rows = ["income,age", "3.5,41", "12,7", ",30"] + [f"{i % 20 - 10},{i % 100}" for i in range(200)]
+    out = tmp_path / "reports.bin"
+    result = subprocess.run([_node(), str(CLI), "--config", str(tmp_path / "proto.json"), "--columns", "age,income",
+                             "--out", str(out)], input="\n".join(rows) + "\n", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "wrote 202 hdg report(s)" in result.stderr and "1 value(s) outside their attribute's bounds clipped" in result.stderr
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out), "--state", str(state), "--no-progress"]) == 0
+    assert io.load_state(state).aggregator.n == 202 and io.load_state(state).aggregator.rejected == {}
