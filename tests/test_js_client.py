@@ -399,15 +399,19 @@ RECORD_CASES = [
 ]
 
 
-def _node_records(tmp_path, protocol, records: list) -> Path:
-    """The binary report file the JS client writes for ``records`` from ``protocol``'s client view."""
+def _node_records(tmp_path, protocol, records: list):
+    """The reports the JS client writes for ``records`` from ``protocol``'s client view, read back: every one valid, the
+    binary record byte for byte what Python's writer makes of its rows."""
     source = tmp_path / "records.json"
     source.write_text(json.dumps({"view": protocol.client_view(), "records": records}))
     out = tmp_path / "reports.bin"
     result = subprocess.run([_node(), "--input-type=module", "-e", RECORDS_SCRIPT, str(source), str(out)], cwd=ROOT,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    return out
+    batch = io.read_reports(out, protocol)
+    assert batch.n_read == batch.n_valid == len(records) and batch.rejected == {}
+    assert io.encode_record(protocol, batch.reports, "0123456789abcdef0123456789abcdef") == out.read_bytes()
+    return batch
 
 
 def _records(protocol, n: int, rng: np.random.Generator) -> tuple[list, dict[str, np.ndarray]]:
@@ -432,10 +436,7 @@ def test_node_records_are_accepted_byte_identical_and_estimate_without_bias(tmp_
     z sqrt(Var) of the truth (z at ALPHA, Bonferroni over the items; Var from the protocol's analytic variance)."""
     protocol = local.make(name, **params)
     records, items = _records(protocol, N_USERS, np.random.default_rng(21))
-    out = _node_records(tmp_path, protocol, records)
-    batch = io.read_reports(out, protocol)
-    assert batch.n_read == batch.n_valid == N_USERS and batch.rejected == {}
-    assert io.encode_record(protocol, batch.reports, "0123456789abcdef0123456789abcdef") == out.read_bytes()
+    batch = _node_records(tmp_path, protocol, records)
     estimate = protocol.estimate(batch.add_to(protocol.aggregator()))
     truth = np.concatenate([np.bincount(items[a.name], minlength=a.size) / N_USERS for a in protocol.attributes if a.categorical])
     found = np.concatenate([estimate[a.name].frequencies for a in protocol.attributes if a.categorical])
@@ -495,10 +496,7 @@ def test_node_marginal_and_grid_records_follow_the_channel_and_estimate_correctl
     (level 1 - ALPHA / cells or / pairs: Bonferroni)."""
     protocol = local.make(name, **params)
     records, _ = _records(protocol, N_USERS, np.random.default_rng(23))
-    out = _node_records(tmp_path, protocol, records)
-    batch = io.read_reports(out, protocol)
-    assert batch.n_read == batch.n_valid == N_USERS and batch.rejected == {}
-    assert io.encode_record(protocol, batch.reports, "0123456789abcdef0123456789abcdef") == out.read_bytes()
+    batch = _node_records(tmp_path, protocol, records)
     expected = protocol.channel(np.array([[record[n] for n in protocol.attribute_names] for record in records], dtype=object))
     counts = np.bincount(protocol.report_index(batch.reports), minlength=expected.shape[1])
     assert chi_square_pvalue(counts, expected.mean(axis=0)) > ALPHA
