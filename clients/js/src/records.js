@@ -5,6 +5,7 @@
 // (src/protocols/multi.js), calm and hdg (src/protocols/marginals.js).
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from './errors.js';
+import { EPSILON } from './params.js';
 import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/base.js';
 
 const MAX_ATTRIBUTES = 64;
@@ -85,7 +86,7 @@ export function attributeDomain(owner, attribute) {
  */
 export class RecordProtocol extends Protocol {
   constructor(name, config, rules, defaults = {}) {
-    super(name, config, { ...rules, attributes: attributesRule() }, defaults);
+    super(name, config, { epsilon: EPSILON, attributes: attributesRule(), ...rules }, defaults); // Python's order
     this.floatKeys.add('bounds');
   }
 

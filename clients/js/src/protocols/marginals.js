@@ -19,7 +19,7 @@
 import { InvalidParameterError } from '../errors.js';
 import { SampledGroups } from '../groups.js';
 import { exp, roundHalfEven } from '../libm.js';
-import { EPSILON, boolean, integer, optional, options } from '../params.js';
+import { boolean, integer, optional, options } from '../params.js';
 import { RecordProtocol, attributeDomain } from '../records.js';
 import { CONFIG_VERSION } from './base.js';
 
@@ -67,7 +67,7 @@ class GroupedCells extends RecordProtocol {
    * @param {object} defaults their defaults
    */
   constructor(name, config, table, rules, defaults) {
-    super(name, config, { epsilon: EPSILON, ...rules, oracle: options(ORACLES) }, { ...defaults, oracle: 'auto' });
+    super(name, config, { ...rules, oracle: options(ORACLES) }, { ...defaults, oracle: 'auto' });
     this.table = table;
     this.checkers = this.attributes.map((attribute) => attributeDomain(name, attribute));
   }

@@ -26,7 +26,7 @@ import { fakeData, quantizePrior } from '../fake.js';
 import { recordReports } from '../format.js';
 import { SampledGroups } from '../groups.js';
 import { exp } from '../libm.js';
-import { EPSILON, optional, options } from '../params.js';
+import { optional, options } from '../params.js';
 import { RecordProtocol } from '../records.js';
 import { CONFIG_VERSION } from './base.js';
 
@@ -56,7 +56,7 @@ class MultiAttribute extends RecordProtocol {
    * @param {object} [extraRules] further parameters (rsfd's ``fake``, rsrfd's ``priors``)
    */
   constructor(name, config, table, extraRules = {}, defaults = {}) {
-    super(name, config, { epsilon: EPSILON, ...extraRules }, defaults);
+    super(name, config, extraRules, defaults);
     const k = this.params.attributes.length;
     const budgets = this.budgets(k);
     this.inners = this.params.attributes.map((attribute, index) => this.buildInner(attribute, budgets[index], table));
