@@ -230,6 +230,7 @@ export class RandomSamplingFakeData extends MultiAttribute {
         "Python's proto.config() writes (every attribute's protocol chosen); name one of grr, oue, sue, olh, ss.",
     );
   }
+
   writeReport(record, source, bytes, view, offset) {
     const chosen = source.uniformInt(this.inners.length);
     for (const [index, inner] of this.inners.entries()) {
