@@ -350,4 +350,3 @@ def test_dashboard_of_a_marginals_campaign_draws_a_heat_map_with_intervals(serve
     assert shown["rows"][0][0] == "drizzle, phone" and shown["rows"][0][2].startswith("[")
     assert "half-width" in shown["legend"]
     assert shown["buys"].startswith("no prediction for this protocol (explain predicts the errors of one-attribute")  # was a 500
-
