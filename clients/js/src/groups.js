@@ -5,10 +5,10 @@
 // Each user draws a group uniformly at random, independently of their record, and reports the group's
 // index with their group value (an attribute's value, a marginal's cell, a grid's cell) randomized by
 // the group's protocol at the whole budget.  The report is a record of two fields: ``<field>`` (the
-// group, one byte, two past 256 groups) and ``payload`` (the group protocol's report as its
+// group in the narrowest unsigned integer: one byte up to 256 groups) and ``payload`` (the group protocol's report as its
 // little-endian bytes, zero-padded to the widest group).  Its law is M_g(y | value_g) / (groups).
 
-import { recordReports } from './format.js';
+import { recordReports, smallestUnsigned } from './format.js';
 
 export class SampledGroups {
   /**
@@ -23,11 +23,11 @@ export class SampledGroups {
     this.width = Math.max(...inners.map((inner) => inner.rowBytes));
     const count = inners.length;
     this.format = recordReports([
-      { name: field, dtype: count <= 256 ? '|u1' : '<u2', low: 0, high: count, reason: `${field}_out_of_range` },
+      { name: field, dtype: smallestUnsigned(count), low: 0, high: count, reason: `${field}_out_of_range` },
       { name: 'payload', dtype: '|u1', shape: [this.width] },
     ]);
     this.payloadOffset = this.format.offsetOf(1);
-    this.wide = count > 256;
+    this.indexBytes = this.payloadOffset; // 1, 2 or 4: the index field comes first
   }
 
   get count() {
@@ -42,8 +42,9 @@ export class SampledGroups {
   /** Write one report at ``offset``: a uniform group g, then ``valueOf(g)`` randomized by g's protocol. */
   writeReport(valueOf, source, bytes, view, offset) {
     const chosen = source.uniformInt(this.count);
-    if (this.wide) view.setUint16(offset, chosen, true);
-    else view.setUint8(offset, chosen);
+    if (this.indexBytes === 1) view.setUint8(offset, chosen);
+    else if (this.indexBytes === 2) view.setUint16(offset, chosen, true);
+    else view.setUint32(offset, chosen, true);
     const at = offset + this.payloadOffset;
     bytes.fill(0, at, at + this.width); // padding: zero
     this.inners[chosen].writeReport(valueOf(chosen), source, bytes, view, at);
@@ -63,7 +64,8 @@ export class SampledGroups {
 
   /** The group of a report and its payload's bytes (the group protocol's report). */
   split(row) {
-    const chosen = this.wide ? row[0] | (row[1] << 8) : row[0];
+    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
+    const chosen = this.indexBytes === 1 ? view.getUint8(0) : this.indexBytes === 2 ? view.getUint16(0, true) : view.getUint32(0, true);
     return [chosen, row.subarray(this.payloadOffset, this.payloadOffset + this.inners[chosen].rowBytes)];
   }
 

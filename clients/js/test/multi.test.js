@@ -191,3 +191,12 @@ test('calm and hdg records are checked per attribute; a report names its cell', 
   const reports = calm.privatize(new Array(100).fill(['z', 1, 0]), deterministicSource(4));
   assert.ok(Array.from({ length: 100 }, (_, i) => calm.describeReport(reports.row(i))).some((text) => /^marginal a,b: reports the cell a=[xyz], b=[01]$/.test(text)));
 });
+
+test('past 65,536 marginals the group index is a uint32, as in Python (it wrapped at uint16)', () => {
+  const calm = fromConfig({ protocol: 'calm', epsilon: 1, order: 4, attributes: Array.from({ length: 40 }, (_, i) => ({ name: `a${i}`, domain_size: 2 })) });
+  assert.equal(calm.groups.count, 91390);
+  assert.deepEqual(calm.descr, [['marginal', '<u4'], ['payload', '|u1', [2]]]);
+  const batch = calm.privatize(new Array(2000).fill(new Array(40).fill(1)), deterministicSource(6));
+  const groups = Array.from({ length: 2000 }, (_, i) => calm.groups.split(batch.row(i))[0]);
+  assert.ok(Math.max(...groups) > 65535 && groups.every((g) => g < 91390)); // P(all below 65,536) = (0.717)^2000: nil
+});

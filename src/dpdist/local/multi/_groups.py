@@ -6,7 +6,7 @@ independently of their record, and reports the group's index with their group va
 (an attribute's value, a marginal's cell, a grid's cell) randomized by the group's
 protocol at the whole budget.  :class:`SampledGroups` owns what follows from it:
 
-* the report format: records with fields ``<index field>`` (the group, one or two bytes)
+* the report format: records with fields ``<index field>`` (the group, in the narrowest unsigned integer)
   and ``payload`` (the group protocol's report as little-endian bytes, zero-padded to the
   widest group, :class:`~dpdist.local.numerical._composite.ReportCodec`);
 * privatize, check, accumulate, simulate (exact: the groups drawn, then each group
@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._report_format import smallest_unsigned_dtype
 from .._report_kinds import Field, RecordReports
 from .._state_validation import exact_sum, statistic_problem
 from ..numerical._composite import ReportCodec
@@ -90,7 +91,7 @@ class SampledGroups:
         return np.asarray(statistic[: self.count], dtype=np.int64)
 
     def report_format(self) -> RecordReports:
-        dtype = np.uint8 if self.count <= 256 else np.uint16
+        dtype = smallest_unsigned_dtype(self.count)  # past 65,536 groups (calm of many attributes): uint32, not a wrap
         return RecordReports([
             Field(self.field, dtype, low=0, high=self.count, reason=f"{self.field}_out_of_range"),
             Field("payload", np.uint8, (self.width,)),
