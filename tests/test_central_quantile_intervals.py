@@ -5,8 +5,9 @@ noisy counts (``dpdist.central._quantile_intervals``).  Coverage is checked agai
 empirical quantile (``np.quantile(x, q, method="inverted_cdf")``, the only randomness being the
 release's) over R seeded runs: at level 0.95 a check passes when the coverage is at least
 ``0.95 - 3 * sqrt(0.95 * 0.05 / R)`` (a one-sided binomial bound at about 0.1% error), on smooth
-data and on data with ties, where the point release itself misses.  The Chernoff bound of the
-counts' noise is checked against the sampler's draws, and shown necessary (half of it fails).
+data and on data with ties, where the point release itself misses; without the counts' noise
+bound the same runs cover 0.63-0.66 (the check can fail).  The Chernoff bound of the counts' noise
+is checked against the sampler's draws, and shown necessary (half of it fails).
 """
 
 import math
@@ -37,10 +38,15 @@ def _coverage(method: str, data, q, runs: int, epsilon: float, bounds) -> tuple[
 
 
 @pytest.mark.parametrize("method", ["aq", "jointexp"])
-def test_intervals_cover_the_empirical_quantiles_of_smooth_data(method):
+def test_intervals_cover_the_empirical_quantiles_of_smooth_data(method, monkeypatch):
     x = np.random.default_rng(3).normal(size=2000)
     coverage, total = _coverage(method, x, [0.1, 0.5, 0.9], 60, 1.0, (-4.0, 4.0))
     assert coverage >= _lower_bound(total), coverage
+    # the same runs certifying brackets by the noisy counts alone, with no allowance for their noise, miss
+    # (0.63 and 0.66): the check can fail
+    monkeypatch.setattr(qi, "count_noise_bound", lambda q, below, above, alpha, epsilon: np.zeros(np.shape(below)))
+    unguarded, _ = _coverage(method, x, [0.1, 0.5, 0.9], 60, 1.0, (-4.0, 4.0))
+    assert unguarded < 0.8, unguarded
 
 
 @pytest.mark.parametrize("method", ["aq", "jointexp"])
