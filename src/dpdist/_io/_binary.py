@@ -129,7 +129,7 @@ def _dtype_of(descr) -> np.dtype:
         return np.lib.format.descr_to_dtype(_as_descr(descr))
     dtype = _DTYPES.get(descr)
     if dtype is None:
-        dtype = np.lib.format.descr_to_dtype(descr)
+        dtype = np.lib.format.descr_to_dtype(_as_descr(descr))
         if len(_DTYPES) > 64:
             _DTYPES.clear()
         _DTYPES[descr] = dtype

@@ -372,7 +372,7 @@ class ReportFormat:
                     bad = np.zeros(n, dtype=bool)
                 bad |= mask
         n_bad = 0 if bad is None else int(np.count_nonzero(bad))
-        first = int(np.argmax(bad)) if n_bad else None
+        first = int(np.argmax(bad)) if bad is not None and n_bad else None
         if n_bad and on_invalid == "raise":
             raise MalformedReportError(
                 f"{self.protocol.display_name} reports: {n_bad} invalid report(s) ({rejected}); "
