@@ -218,3 +218,32 @@ def test_a_new_value_costs_the_same_work_as_a_known_one(monkeypatch):
     for value in (3, 3, 5, 3):
         client.report(value)
     assert len(calls) == 4 and sorted(client.memo) == [3, 5]
+
+
+def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_round_trip():
+    """Issue 35 item 2: a campaign in rounds holds its epsilon per user only if each device answers one round."""
+    ledger = PrivacyLedger()
+    round_one = local.make("threshold", epsilon=1.0, cuts=[512], round=1)
+    round_two = local.make("threshold", epsilon=1.0, cuts=[300, 700], round=2)
+    ledger.report(round_one, [0.3], collector="https://c.example/", once="med", rng=1)
+    assert ledger.answered("med", "https://c.example") and not ledger.answered("med", "https://other.example")
+    for protocol in (round_two, round_one):  # a later round, or the same round again: refused before any draw
+        with pytest.raises(PrivacyBudgetError, match="already answered 'med'") as refused:
+            ledger.report(protocol, [0.9], collector="https://c.example", once="med")
+        assert refused.value.remaining == pytest.approx(DEFAULT_BUDGET - 1.0)
+    assert len(ledger.charges()) == 1
+    ledger.report(round_two, [0.9], collector="https://other.example", once="med")  # another collector's question
+    with pytest.raises(InvalidParameterError, match="takes one value"):
+        ledger.report(round_one, [0.1, 0.2], collector="https://c.example", once="next")
+    with pytest.raises(InvalidParameterError, match="'once'"):
+        ledger.report(round_one, [0.1], once="")
+    state = json.loads(json.dumps(ledger.to_dict()))
+    assert sorted(state["answered"]) == ["https://c.example med", "https://other.example med"]
+    again = PrivacyLedger.from_dict(state)
+    assert again.to_dict() == state and again.answered("med", "https://c.example")
+    older = {key: value for key, value in state.items() if key != "answered"}  # written before rounds campaigns
+    assert PrivacyLedger.from_dict(older).to_dict()["answered"] == {}
+    for damaged in ({"med": {"at": 1.0, "protocol": "threshold"}}, {"c med": {"at": "x", "protocol": "threshold"}},
+                    {"c med": {"at": 1.0}}, []):
+        with pytest.raises(IncompatibleStateError, match="answer"):
+            PrivacyLedger.from_dict({**state, "answered": damaged})

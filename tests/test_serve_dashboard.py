@@ -103,3 +103,38 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
     browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token=wrong-token")
     browser.refresh()
     wait_for(browser, lambda d: "admin token" in d.find_element("id", "error").text)
+
+
+def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(browser, server):
+    """Issue 35 item 2: the parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
+    plan = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
+    values = np.random.default_rng(5).beta(2, 5, 150)
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-rounds", None, rounds=plan)
+        admin.open_campaign("dash-rounds")
+        admin.submit_values("dash-rounds", values[:100])  # round 1's group: full, so round 2 is published
+        admin.submit_values("dash-rounds", values[100:])  # each value another user's, in round 2
+        report = admin.rounds("dash-rounds")
+        assert [r["n"] for r in report["rounds"]] == [100, 50]
+        browser.get(f"{server.url}/campaigns/dash-rounds/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        page = browser.execute_script(
+            "return {n: document.getElementById('n').textContent,"
+            " protocol: document.getElementById('protocol').textContent,"
+            " dots: Array.from(document.querySelectorAll('#estimate-chart circle.quantile'),"
+            "   (c) => [+c.dataset.q, +c.dataset.value]),"
+            " bands: Array.from(document.querySelectorAll('#estimate-chart line.band'),"
+            "   (b) => [+b.dataset.low, +b.dataset.high]),"
+            " rounds: Array.from(document.querySelectorAll('#rounds tbody tr'),"
+            "   (r) => Array.from(r.cells, (c) => c.textContent)),"
+            " link: document.querySelector('#rounds a').getAttribute('href'),"
+            " history: document.querySelector('#history-chart path.line').dataset.lastN};"
+        )
+    release = report["estimate"]
+    assert page["n"] == "150" and "round 2 of 3" in page["protocol"]
+    assert np.allclose(page["dots"], np.column_stack([release["q"], release["values"]]))
+    assert np.allclose(page["bands"], np.column_stack([release["low"], release["high"]]))
+    assert page["rounds"] == [["1", "dash-rounds-r1", "closed", "100 of 100", str(len(report["rounds"][0]["cuts"]))],
+                              ["2", "dash-rounds-r2", "open", "50 of 200", str(len(report["rounds"][1]["cuts"]))]]
+    assert page["link"].startswith("/campaigns/dash-rounds-r1/dashboard#token=")
+    assert page["history"] == "150"

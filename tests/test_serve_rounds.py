@@ -9,6 +9,7 @@ continues where it was.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import httpx
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
+from dpdist.errors import InvalidParameterError, PrivacyBudgetError
 
 pytest.importorskip("starlette")
 
@@ -67,6 +69,8 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
             assert public["rounds"]["round"] == 1 and public["submit_to"] == "med-r1"
             assert public["config"]["protocol"] == "threshold" and public["config"]["round"] == 1
             assert public["client_view"]["config"] == public["config"] and public["submit_token_required"]
+            own = (await client.get("/api/campaigns/med-r1/config")).json()  # a round's own campaign names its campaign
+            assert own["round_of"] == "med" and "round_of" not in public
             acks = await _answer(client, public, values[:100], rng)
             moved = (await client.get("/api/campaigns/med/config")).json()  # round 1 is full: round 2 is published
             assert moved["rounds"]["round"] == 2 and moved["submit_to"] == "med-r2" and moved["config"]["round"] == 2
@@ -159,6 +163,50 @@ def test_the_python_client_submits_to_the_current_rounds_campaign():
     assert [p for m, p in paths[1:]] and all(p.startswith("/api/campaigns/med-r2/batches/") for m, p in paths[1:])
 
 
+def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
+    """The plan's epsilon per user holds by parallel composition only if each device answers one round: a device's
+    ledger refuses a later round, the same round again, and a round's own campaign, before anything is drawn."""
+    from dpdist.client import Client
+    from dpdist.local.ledger import PrivacyLedger
+
+    published = {"doc": {}}
+    puts = []
+
+    def handler(request):
+        if request.method == "GET":
+            return httpx.Response(200, json=published["doc"])
+        puts.append(request.url.path)
+        return httpx.Response(200, json={"campaign": "med-r1", "batch_id": request.url.path.rsplit("/", 1)[1],
+                                         "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False})
+
+    def round_document(k, **fields):
+        config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
+        return {"campaign": "med", "state": "open", "config": config, "submit_to": f"med-r{k}",
+                "rounds": {"round": k, "of": 3}, **fields}
+
+    path = tmp_path / "device.json"
+    with Client("http://service.test/", transport=httpx.MockTransport(handler)) as client:
+        published["doc"] = round_document(1)
+        with PrivacyLedger.open(path) as ledger:
+            client.submit_values("med", [0.4], ledger=ledger)
+            with pytest.raises(InvalidParameterError, match="takes one value"):
+                client.submit_values("med", [0.4, 0.5], ledger=ledger)
+        assert len(puts) == 1 and puts[0].startswith("/api/campaigns/med-r1/batches/")
+        for document in (round_document(2), round_document(1),
+                         {**round_document(2), "campaign": "med-r2", "rounds": None, "submit_to": None, "round_of": "med"}):
+            published["doc"] = document
+            with PrivacyLedger.open(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'med'"):
+                client.submit_values(document["campaign"], [0.4], ledger=ledger)
+        assert len(puts) == 1
+    with PrivacyLedger.open(path) as ledger:
+        assert ledger.answered("med", "http://service.test") and len(ledger.charges()) == 1
+    # without a ledger every value is another user's (a proxy, a simulation): nothing to remember
+    with Client("http://service.test", transport=httpx.MockTransport(handler)) as client:
+        published["doc"] = round_document(2)
+        client.submit_values("med", [0.1, 0.2])
+    assert len(puts) == 2
+
+
 def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
     """Round 1 closed and round 2's campaign created but not opened, the round pointer not moved (a process killed
     mid-advance): the next config fetch opens round 2 with the config the rounds before determine."""
@@ -206,3 +254,50 @@ def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_p
         client.advance_round("med")
     assert sent == [("POST", "/api/campaigns", {"campaign": "med", "keep_reports": False, "rounds": PLAN, "submit_token": TOKEN}),
                     ("GET", "/api/campaigns/med/rounds", None), ("POST", "/api/campaigns/med/rounds/advance", None)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
+    """Two ``dpdist serve`` processes on one database see round 1 full at once: 16 concurrent config fetches, half to
+    each, advance it once. Round 2's campaign exists once, both publish its one config, round 1 keeps its 100 reports
+    (the second advance is a no-op: a conditional update of the round pointer, and round 2's config is a function of
+    the rounds before)."""
+    import threading
+
+    from dpdist.client import Client
+    from serve_support import ADMIN_TOKEN, ServerProcess, database_url
+
+    plan = {**PLAN, "rounds": 4, "reports": 1000}  # groups of 100, 200, 300, 400
+    with database_url(kind, tmp_path) as url:
+        servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log").start() for k in range(2)]
+        try:
+            with Client(servers[0].url, admin_token=ADMIN_TOKEN) as admin:
+                admin.create_campaign("med", None, rounds=plan)
+                admin.open_campaign("med")
+                admin.submit_values("med", np.random.default_rng(6).beta(2, 5, 100))  # round 1's group, full
+            start, published = threading.Barrier(16), []
+
+            def fetch(k: int) -> None:
+                with Client(servers[k % 2].url) as device:
+                    start.wait(timeout=60)
+                    published.append(device.config("med"))
+
+            threads = [threading.Thread(target=fetch, args=(k,)) for k in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            assert len(published) == 16
+            assert {document["submit_to"] for document in published} == {"med-r2"}
+            assert len({json.dumps(document["config"], sort_keys=True) for document in published}) == 1
+            for server in servers:
+                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                    report = admin.rounds("med")
+                    assert [(r["campaign"], r["state"], r["n"]) for r in report["rounds"]] == [
+                        ("med-r1", "closed", 100), ("med-r2", "open", 0)]
+                    assert report["round"] == 2 and admin.campaign("med")["rounds"]["round"] == 2
+                    assert [c["campaign"] for c in admin.campaigns() if c["campaign"].startswith("med-r")] == ["med-r1", "med-r2"]
+        finally:
+            for server in servers:
+                server.stop()

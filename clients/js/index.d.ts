@@ -290,7 +290,10 @@ export class Ledger {
   cost(protocol: Protocol, reports?: number, collector?: string): number;
   memoOf(protocol: Protocol, collector?: string): Memo | null;
   /** Reports of ``values`` of this one device, charged first; throws PrivacyBudgetError past the budget. */
-  report(protocol: Protocol, values: ArrayLike<number | string | RecordValue>, options?: { collector?: string; source?: RandomSource; now?: number }): ReportBatch;
+  /** Whether the device has answered the question ``once`` of ``collector`` (a campaign in rounds: its id). */
+  answered(once: string, collector?: string): boolean;
+  /** ``once``: a question the device answers at most once at ``collector`` (one value; a second answer is refused). */
+  report(protocol: Protocol, values: ArrayLike<number | string | RecordValue>, options?: { collector?: string; source?: RandomSource; now?: number; once?: string | null }): ReportBatch;
   toJSON(): LedgerState;
 }
 

@@ -35,6 +35,15 @@ export class ServiceError extends DPDistError {
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
+/**
+ * The question a device of this campaign answers once (the ledger's ``once``): a campaign in rounds, any of its
+ * rounds (its id), or the campaign a round's own campaign is of (``round_of``); null for any other campaign.
+ */
+function answerOnce(document) {
+  if (document.round_of) return String(document.round_of);
+  return document.rounds ? String(document.campaign) : null;
+}
+
 /** The storage key of the device's privacy ledger. */
 export const LEDGER_KEY = 'dpdist-ledger';
 /** 409 refusals worth retrying: the campaign is between states (``campaign_not_open``). */
@@ -81,7 +90,8 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  *   ``dpdist-ledger``: its budget, what each collector spent, and the permanent responses of longitudinal
  *   campaigns per collector and config without budgets (ledger.js).  Every report is charged before it is
  *   drawn and refused (PrivacyBudgetError) past the budget.  null: no ledger, for simulations of many users
- *   (a longitudinal campaign is then refused: its device must keep its memo)
+ *   (a longitudinal campaign is then refused: its device must keep its memo; so is a campaign in rounds, whose
+ *   device answers one round only, which its ledger remembers)
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
@@ -127,8 +137,13 @@ export class Client {
       const document = await response.json();
       // the published client view, checked against this client's derivation (a server without one: the config)
       this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
-      this._ledger = this._loadLedger(this._protocol);
       this._campaign = document;
+      try {
+        this._ledger = this._loadLedger(this._protocol);
+      } catch (error) {
+        this._campaign = null;
+        throw error;
+      }
     }
     return this._campaign;
   }
@@ -159,6 +174,13 @@ export class Client {
   _loadLedger(protocol) {
     const storage = this._memoStorage;
     if (storage === null || typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
+      if (this._campaign !== null && answerOnce(this._campaign) !== null) {
+        throw new InvalidParameterError(
+          `Campaign '${this.campaignId}' runs in rounds: its epsilon per user holds only if a device answers one round, ` +
+            'which the device keeps in its ledger. Pass the memoStorage option (an object with getItem/setItem, such as ' +
+            'window.localStorage).',
+        );
+      }
       if (!isLongitudinal(protocol)) return null;
       throw new InvalidParameterError(
         `Campaign '${this.campaignId}' uses the longitudinal protocol '${protocol.name}': the device must keep its memo ` +
@@ -202,7 +224,7 @@ export class Client {
     if (this._ledger === null) return protocol.privatize(values, this._source);
     // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
     this._ledger = this._loadLedger(protocol);
-    return this._ledger.report(protocol, values, { collector: this.collector, source: this._source });
+    return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once: answerOnce(this._campaign) });
   }
 
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */

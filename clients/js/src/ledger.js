@@ -9,6 +9,9 @@
 //   the budget left) if it would spend more than the budget within the window.  Charges depend only on
 //   public quantities (the config and how many reports the scope has had), never on the values, so a
 //   refusal reveals nothing.
+// * A question asked once per device (report(..., {once})) is answered at most once: a campaign in rounds
+//   (adaptive quantiles) states epsilon per user by parallel composition, which holds only if each device answers
+//   one round; every round has its own config, so without this the device would answer again (Python's ``once``).
 // * accounting 'history' (default): against every other history of the device's values; the T-th report
 //   through a memo costs eps_T - eps_{T-1} (Python's epsilon_over_changes); 'stable': eps_inf for each of a
 //   memo's first K reports (K keys), nothing after.  A ledger's accounting cannot change once it has charges.
@@ -107,6 +110,30 @@ function checkCharge(charge) {
   return { ...charge };
 }
 
+function onceKey(collector, once) {
+  return `${normalCollector(collector)} ${once}`;
+}
+
+/** The ledger's ``answered`` map, checked: a damaged one is refused, never dropped (it holds refusals). */
+function checkAnswers(answered) {
+  if (answered === null || typeof answered !== 'object' || Array.isArray(answered)) {
+    throw new IncompatibleStateError(`A privacy ledger's 'answered' must be an object. Got ${JSON.stringify(answered)?.slice(0, 200)}`);
+  }
+  const checked = new Map();
+  for (const [key, answer] of Object.entries(answered)) {
+    const ok =
+      key.includes(' ') &&
+      answer !== null &&
+      typeof answer === 'object' &&
+      Object.keys(answer).sort().join(',') === 'at,protocol' &&
+      Number.isFinite(answer.at) &&
+      typeof answer.protocol === 'string';
+    if (!ok) throw new IncompatibleStateError(`A privacy ledger's answer ${JSON.stringify(key)} is damaged: ${JSON.stringify(answer)?.slice(0, 200)}`);
+    checked.set(key, { at: answer.at, protocol: answer.protocol });
+  }
+  return checked;
+}
+
 /** A device's budget, its memos per scope, and every charge made (Python's PrivacyLedger). */
 export class Ledger {
   /**
@@ -121,6 +148,7 @@ export class Ledger {
     this.onChange = onChange;
     this._streams = new Map(); // scope -> {collector, memo, reports}
     this._charges = [];
+    this._answered = new Map(); // "<collector> <once>" -> {at, protocol}
   }
 
   /** The ledger of ``toJSON()`` (or of Python's to_dict); a memo of the earlier format becomes one stream. */
@@ -167,6 +195,7 @@ export class Ledger {
       ledger._streams.set(scope, { collector: owner, memo, reports });
     }
     ledger._charges = state.charges.map(checkCharge);
+    ledger._answered = checkAnswers(state.answered ?? {}); // absent in ledgers written before rounds campaigns
     return ledger;
   }
 
@@ -210,6 +239,11 @@ export class Ledger {
     if (this.onChange) this.onChange(this);
   }
 
+  /** Whether the device has answered the question ``once`` of ``collector`` (see ``report``). */
+  answered(once, collector = 'local') {
+    return this._answered.has(onceKey(collector, once));
+  }
+
   /** Every charge ``{at, epsilon, collector, protocol, reports}``. */
   get charges() {
     return this._charges.map((charge) => ({ ...charge }));
@@ -217,10 +251,13 @@ export class Ledger {
 
   /**
    * Reports of ``values`` (all of this one device) as one ReportBatch, charged first and refused whole if
-   * over budget.  Memoized protocols report through the scope's memo; others draw fresh reports.
+   * over budget.  Memoized protocols report through the scope's memo; others draw fresh reports.  ``once``: the
+   * name of a question the device answers at most once at ``collector``, whatever config asks it (a campaign in
+   * rounds: its id, for every round); one value, and never a second time (PrivacyBudgetError).
    */
-  report(protocol, values, { collector: named = 'local', source = secureSource(), now = Date.now() / 1000 } = {}) {
+  report(protocol, values, { collector: named = 'local', source = secureSource(), now = Date.now() / 1000, once = null } = {}) {
     const collector = normalCollector(named);
+    if (once !== null) this._checkOnce(once, collector, values.length);
     const stream = isLongitudinal(protocol) ? this._stream(protocol, collector) : null;
     const cost = this.cost(protocol, values.length, collector);
     const left = this.budget - this.spent(now);
@@ -247,8 +284,25 @@ export class Ledger {
     if (values.length > 0) {
       this._charges.push({ at: now, epsilon: cost, collector, protocol: protocol.name, reports: values.length });
     }
+    if (once !== null) this._answered.set(onceKey(collector, once), { at: now, protocol: protocol.name });
     if (this.onChange) this.onChange(this); // persisted before the reports leave
     return batch;
+  }
+
+  _checkOnce(once, collector, size) {
+    if (typeof once !== 'string' || once.length === 0) {
+      throw new InvalidParameterError(`The 'once' option of Ledger.report must be a non-empty string. Got ${JSON.stringify(once)}.`);
+    }
+    if (size !== 1) throw new InvalidParameterError(`A question asked once per device ('once'=${JSON.stringify(once)}) takes one value. Got ${size} values.`);
+    const earlier = this._answered.get(onceKey(collector, once));
+    if (earlier !== undefined) {
+      throw new PrivacyBudgetError(
+        `Refused: this device already answered '${once}' of '${collector}' (with ${earlier.protocol}). Its guarantee holds ` +
+          'for one answer per device (a campaign in rounds: one round per user, by parallel composition); a second answer ' +
+          'would spend epsilon again. Nothing was sent.',
+        this.remaining(),
+      );
+    }
   }
 
   _stream(protocol, collector) {
@@ -289,6 +343,7 @@ export class Ledger {
       accounting: this.accounting,
       streams,
       charges: this.charges,
+      answered: Object.fromEntries([...this._answered.keys()].sort().map((key) => [key, { ...this._answered.get(key) }])),
     };
   }
 }

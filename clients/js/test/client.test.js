@@ -2,8 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Client, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
-import { deterministicSource } from './helpers.js';
+import { Client, InvalidParameterError, PrivacyBudgetError, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
+import { deterministicSource, memoryStorage } from './helpers.js';
 
 const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
 
@@ -163,7 +163,7 @@ test("the campaign's published client view is checked against the client's own d
 test('a campaign that runs in rounds: one threshold answer, sent to the current round\'s campaign', async () => {
   const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256, 512, 768], grid_size: 1024, round: 2 };
   const server = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 4 } } });
-  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: deterministicSource(3) });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, memoStorage: memoryStorage(), source: deterministicSource(3) });
   const ack = await client.submit(4.2);
   assert.equal(ack.accepted, 1);
   const [get, put] = server.requests;
@@ -173,4 +173,41 @@ test('a campaign that runs in rounds: one threshold answer, sent to the current 
   assert.deepEqual(header.config, fromConfig(round).config);
   const output = put.body.at(-1); // one report: 2j + bit, the cut j and the randomized answer
   assert.ok(output < 6);
+});
+
+test('a device answers one round of a campaign in rounds: a later round, or its own campaign, is refused', async () => {
+  // the plan's epsilon per user holds by parallel composition over disjoint groups: one answer per device
+  const round = (k) => ({ protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256 * k], grid_size: 1024, round: k });
+  const storage = memoryStorage();
+  const first = fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } } });
+  const device = new Client('http://127.0.0.1:9', 'c1', { fetch: first.fetch, memoStorage: storage, source: deterministicSource(4) });
+  assert.equal((await device.submit(4.2)).accepted, 1);
+  assert.equal((await device.ledger()).answered('c1', 'http://127.0.0.1:9'), true);
+  const askedAgain = [
+    fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3 } } }),
+    fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } } }), // the same round
+    fakeServer({ config: round(2), published: { round_of: 'c1' } }), // round 2's own campaign, asked directly
+  ];
+  for (const server of askedAgain) {
+    const again = new Client('http://127.0.0.1:9/', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(5) });
+    await assert.rejects(again.submit(4.2), (error) => error instanceof PrivacyBudgetError && /already answered 'c1'/.test(error.message));
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+  }
+  const charges = JSON.parse(storage.getItem('dpdist-ledger')).charges;
+  assert.equal(charges.length, 1); // one epsilon spent, not one per round
+  // another collector's campaign of the same name is another question
+  const elsewhere = fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3 } } });
+  const other = new Client('http://127.0.0.1:10', 'c1', { fetch: elsewhere.fetch, memoStorage: storage, source: deterministicSource(6) });
+  assert.equal((await other.submit(1.0)).accepted, 1);
+});
+
+test('a campaign in rounds needs the device ledger, and takes one value per device', async () => {
+  const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 1 };
+  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } };
+  const server = fakeServer({ config: round, published });
+  const bare = new Client('', 'c1', { fetch: server.fetch, memoStorage: null });
+  await assert.rejects(bare.submit(2), (error) => error instanceof InvalidParameterError && /runs in rounds.*memoStorage/.test(error.message));
+  const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: memoryStorage(), source: deterministicSource(7) });
+  await assert.rejects(device.submitMany([1, 2]), (error) => error instanceof InvalidParameterError && /takes one value/.test(error.message));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });

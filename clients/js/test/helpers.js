@@ -186,3 +186,9 @@ export function checkSampledChannel(assert, protocol, inputs, channel, samples, 
     assert.ok(pValue > ALPHA / inputs.length, `input ${JSON.stringify(input)}: chi-square p-value ${pValue}`);
   }
 }
+
+/** A storage of getItem/setItem in memory (a device's localStorage in tests); ``map`` shows what it keeps. */
+export function memoryStorage() {
+  const map = new Map();
+  return { getItem: (key) => (map.has(key) ? map.get(key) : null), setItem: (key, value) => map.set(key, String(value)), map };
+}

@@ -22,7 +22,7 @@ import {
   fromConfig,
   historyEpsilon,
 } from '../src/index.js';
-import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
+import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss, memoryStorage } from './helpers.js';
 
 const canonical = (config) => JSON.stringify(Object.fromEntries(Object.keys(config).sort().map((k) => [k, config[k]])));
 
@@ -206,11 +206,6 @@ test('a memo refuses a state of another config or a malformed entry', () => {
   assert.doesNotThrow(() => new Memo(bucketProtocol, bucketed));
   assert.throws(() => fromConfig({ protocol: 'l-grr', epsilon: 1, epsilon_1: 1, domain_size: 4 }), InvalidParameterError);
 });
-
-function memoryStorage() {
-  const map = new Map();
-  return { getItem: (key) => (map.has(key) ? map.get(key) : null), setItem: (key, value) => map.set(key, String(value)), map };
-}
 
 function fakeServer(config, { fail = false } = {}) {
   const puts = [];

@@ -15,7 +15,13 @@ model: "Learning with Privacy at Scale", Apple Differential Privacy Team, 2017)
   spend more than ``budget`` within ``window`` seconds (all time by default);
 * never lets the refusal depend on the device's values: every charge is a
   function of public quantities only (the config and how many reports the device
-  has sent through the scope), so whether a report is sent reveals nothing.
+  has sent through the scope), so whether a report is sent reveals nothing;
+* answers a question asked *once* per device at most once (``report(..., once=name)``):
+  a campaign in rounds (adaptive quantiles, :mod:`dpdist.local.adaptive_quantiles`)
+  states epsilon-LDP per user by parallel composition over disjoint groups, which holds
+  only if each device answers one round.  Each round has its own config, so without
+  this a device asked again in round ``k + 1`` would answer again and spend
+  :math:`k\varepsilon`; the ledger refuses the second answer before drawing it.
 
 Accounting.  ``"history"`` (default) charges the guarantee against *every* other
 history of the device's values (the ``"history"`` relation of
@@ -120,6 +126,7 @@ class PrivacyLedger:
         self.accounting = _check_accounting(accounting)
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
+        self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
 
     # ------------------------------------------------------------------ spending
     def spent(self, now: float | None = None) -> float:
@@ -163,28 +170,38 @@ class PrivacyLedger:
         """Every charge: ``{"at": unix seconds, "epsilon", "collector", "protocol", "reports"}``."""
         return [dict(charge) for charge in self._charges]
 
+    def answered(self, once: str, collector: str = "local") -> bool:
+        """Whether the device has answered the question ``once`` of ``collector`` (see :meth:`report`)."""
+        return _once_key(collector, once) in self._answered
+
     # ------------------------------------------------------------------ reporting
     def report(
-        self, protocol: LocalProtocol, values: ArrayLike, collector: str = "local", rng: Seed = None, now: float | None = None
+        self, protocol: LocalProtocol, values: ArrayLike, collector: str = "local", rng: Seed = None,
+        now: float | None = None, once: str | None = None,
     ) -> np.ndarray:
         """Reports of ``values`` (all of this one device), charged first; refused whole if over budget.
 
         Memoized protocols report through the scope's memo (drawn on first use and kept);
         others draw a fresh report per value.  ``rng``: a seed or generator for reproducible
         research (the memo is then marked seeded and refuses later CSPRNG reports); ``None``,
-        the default, draws from the CSPRNG.
+        the default, draws from the CSPRNG.  ``once``: the name of a question the device
+        answers at most once at ``collector``, whatever config asks it (a campaign in rounds:
+        its id, for every round); one value, and never a second time.
 
         Raises
         ------
         PrivacyBudgetError
-            The reports would spend more than the budget left, or the collector changed the
-            budgets of a scope whose memo the device keeps.
+            The reports would spend more than the budget left, the collector changed the
+            budgets of a scope whose memo the device keeps, or the device already answered
+            ``once``.
         """
         values = np.asarray(values)
         collector = normal_collector(collector)
         if values.ndim != 1:
             raise InvalidParameterError(f"The 'values' of PrivacyLedger.report must be one-dimensional. Got shape {values.shape}.")
         now = time.time() if now is None else now
+        if once is not None:
+            self._check_once(once, collector, values.size)
         stream = self._stream(protocol, collector) if protocol.tags.memoized else None
         cost = self.cost(protocol, values.size, collector)
         left = self.budget - self.spent(now)
@@ -209,7 +226,26 @@ class PrivacyLedger:
                 {"at": float(now), "epsilon": cost, "collector": collector, "protocol": protocol.name,
                  "reports": int(values.size)}
             )
+        if once is not None:
+            self._answered[_once_key(collector, once)] = {"at": float(now), "protocol": protocol.name}
         return reports
+
+    def _check_once(self, once: str, collector: str, size: int) -> None:
+        """Refuse a second answer to ``once``, or an answer of more than one value (public inputs only)."""
+        if not isinstance(once, str) or not once:
+            raise InvalidParameterError(f"The 'once' of PrivacyLedger.report must be a non-empty string. Got {once!r} instead.")
+        if size != 1:
+            raise InvalidParameterError(
+                f"A question asked once per device ('once'={once!r}) takes one value. Got {size} values."
+            )
+        earlier = self._answered.get(_once_key(collector, once))
+        if earlier is not None:
+            raise PrivacyBudgetError(
+                f"Refused: this device already answered {once!r} of {collector!r} (with {earlier['protocol']}). Its "
+                "guarantee holds for one answer per device (a campaign in rounds: one round per user, by parallel "
+                "composition); a second answer would spend epsilon again. Nothing was sent.",
+                remaining=self.remaining(),
+            )
 
     def _stream(self, protocol, collector: str) -> dict[str, Any]:
         config = protocol.config()
@@ -244,6 +280,7 @@ class PrivacyLedger:
                 for scope, stream in sorted(self._streams.items())
             },
             "charges": self.charges(),
+            "answered": {key: dict(answer) for key, answer in sorted(self._answered.items())},
         }
 
     @classmethod
@@ -281,6 +318,7 @@ class PrivacyLedger:
             }
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
+        ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers before issue 35's rounds
         return ledger
 
     @classmethod
@@ -378,6 +416,24 @@ def _memoized(protocol: LocalProtocol) -> MemoizedProtocol:
     if not isinstance(protocol, MemoizedProtocol):
         raise IncompatibleStateError(f"A device memo needs a memoized protocol (tags.memoized). Got {protocol.name!r}.")
     return protocol
+
+
+def _once_key(collector: str, once: str) -> str:
+    return f"{normal_collector(collector)} {once}"
+
+
+def _checked_answers(answered) -> dict[str, dict[str, Any]]:
+    """The ledger's ``answered`` map, checked: a damaged one is refused, never dropped (it holds refusals)."""
+    if not isinstance(answered, dict):
+        raise IncompatibleStateError(f"A privacy ledger's 'answered' must be an object. Got {str(answered)[:200]}")
+    checked = {}
+    for key, answer in answered.items():
+        if not (isinstance(key, str) and " " in key and isinstance(answer, dict) and set(answer) == {"at", "protocol"}
+                and isinstance(answer["protocol"], str) and not isinstance(answer["at"], bool)
+                and isinstance(answer["at"], (int, float)) and math.isfinite(answer["at"])):
+            raise IncompatibleStateError(f"A privacy ledger's answer {key!r} is damaged: {str(answer)[:200]}")
+        checked[key] = {"at": float(answer["at"]), "protocol": answer["protocol"]}
+    return checked
 
 
 def _checked_charge(charge) -> dict[str, Any]:

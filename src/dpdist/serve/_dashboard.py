@@ -13,7 +13,9 @@ labelled axes and ticks:
 * a frequency or heavy-hitters campaign: one bar per value, named by its label;
   a distribution: its CDF with both bands and its density; a mean: both intervals
   on the value's axis; a multi-attribute campaign: each attribute's estimate, or a
-  heat map of each 2-way marginal with its intervals (:mod:`._dashboard_multi`);
+  heat map of each 2-way marginal with its intervals (:mod:`._dashboard_multi`); a
+  campaign in rounds: the quantiles released so far with their intervals, and its rounds
+  (:mod:`._dashboard_rounds`);
 * a table of the values with both intervals, the campaign's privacy guarantee, what
   its epsilon buys in plain words (``GET .../explain``, :mod:`._explain_words`), and
   a "stop when narrower than w" readout of the sequence.
@@ -332,6 +334,7 @@ function meanView(e, level, config) {
 }
 
 let CONFIG = null;
+let IN_ROUNDS = false;  // a campaign in rounds: its view is refreshRounds (._dashboard_rounds)
 
 function drawEstimate(data) {
   const svg = $("estimate-chart");
@@ -444,10 +447,25 @@ async function showWhatEpsilonBuys(base, n) {
   $("buys").hidden = false;
 }
 
+function loaded() {
+  $("error").textContent = "";
+  $("updated").textContent = new Date().toISOString().slice(11, 19) + " UTC";
+  document.body.dataset.loaded = "true";
+}
+
 async function refresh() {
   const base = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
   try {
-    if (CONFIG === null) CONFIG = (await getJson(base + "/config")).config;
+    if (CONFIG === null) {
+      const published = await getJson(base + "/config");
+      CONFIG = published.config;
+      IN_ROUNDS = Boolean(published.rounds);
+    }
+    if (IN_ROUNDS) {  // the rounds' own campaigns count the reports (._dashboard_rounds)
+      await refreshRounds(base);
+      loaded();
+      return;
+    }
     const [data, history] = await Promise.all([getJson(base + "/estimate" + estimateQuery()), getJson(base + "/history")]);
     for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
     $("guarantee").textContent = data.guarantee || "-";
@@ -457,9 +475,7 @@ async function refresh() {
     drawEstimate(data);
     drawDiagnostics(data.diagnostics);
     drawHistory(history.history);
-    $("error").textContent = "";
-    $("updated").textContent = new Date().toISOString().slice(11, 19) + " UTC";
-    document.body.dataset.loaded = "true";
+    loaded();
   } catch (error) {
     $("error").textContent = String(error.message || error);
   }
@@ -477,7 +493,8 @@ document.addEventListener("visibilitychange", () => { if (!document.hidden) refr
 def dashboard_html(campaign_id: str) -> str:
     """The page for ``campaign_id`` (escaped: the id only ever appears as text or a JSON string)."""
     from ._dashboard_multi import MULTI_SCRIPT, MULTI_STYLE
+    from ._dashboard_rounds import ROUNDS_SCRIPT
 
-    script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c")) + MULTI_SCRIPT
+    script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c")) + MULTI_SCRIPT + ROUNDS_SCRIPT
     return (_PAGE.replace("__STYLE__", _STYLE + MULTI_STYLE).replace("__SCRIPT__", script)
             .replace("__TITLE__", html.escape(campaign_id)))

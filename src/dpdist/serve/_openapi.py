@@ -191,6 +191,8 @@ SCHEMAS: dict[str, dict] = {
             "submit_to": {"type": ["string", "null"], "description": "a rounds campaign: the current round's campaign, "
                           "where devices submit"},
             "rounds": {"type": "object", "description": "a rounds campaign: round, of, campaign, cuts, thresholds, plan"},
+            "round_of": {"type": "string", "description": "a round's own campaign: the rounds campaign it is a round of "
+                         "(a device answers one round of it)"},
             "anonymity": {"$ref": "#/components/schemas/Anonymity"},
         },
     },

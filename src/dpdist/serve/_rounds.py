@@ -201,10 +201,12 @@ class RoundCampaigns:
 
     # ------------------------------------------------------------------ what devices and admins see
     def public_fields(self, campaign: CampaignRow) -> dict:
-        """What the public config of a rounds campaign says instead (nothing for any other campaign)."""
+        """What the public config of a rounds campaign says instead; of a round's campaign, whose round it is
+        (``round_of``: devices answer one round of a campaign); nothing for any other campaign."""
         rounds = self.of(campaign)
         if rounds is None:
-            return {}
+            parent = self.parent_of(campaign.id) if ROUND_NAME.search(campaign.id) else None
+            return {} if parent is None else {"round_of": parent[0].campaign_id}
         rounds = self.advance(campaign.id) or rounds
         child = self.store.row(rounds.child(rounds.round)) if self._exists(rounds.child(rounds.round)) else None
         protocol = child.protocol if child is not None else rounds.plan.protocol(0, [])

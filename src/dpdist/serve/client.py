@@ -30,6 +30,7 @@ from .._types import ArrayLike, PathLike
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol, ReportBatch
+    from ..local.ledger import PrivacyLedger
 
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
 
@@ -97,6 +98,7 @@ class Client:
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
         self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
+        self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
 
     def close(self) -> None:
         self._http.close()
@@ -150,6 +152,9 @@ class Client:
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
         # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
         self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
+        # the question a device answers once: a rounds campaign (any of its rounds), or the campaign a round is of
+        if isinstance(document, dict) and (document.get("rounds") is not None or document.get("round_of")):
+            self._answer_once[campaign] = str(document.get("round_of") or campaign)
         return document
 
     def protocol(self, campaign: str) -> LocalProtocol:
@@ -248,9 +253,17 @@ class Client:
         return response.json()
 
     def submit_values(
-        self, campaign: str, values: ArrayLike, *, batch_size: int = DEFAULT_BATCH_SIZE, protocol: LocalProtocol | None = None
+        self, campaign: str, values: ArrayLike, *, batch_size: int = DEFAULT_BATCH_SIZE,
+        protocol: LocalProtocol | None = None, ledger: PrivacyLedger | None = None,
     ) -> list[dict]:
         """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
+
+        Without ``ledger`` every value is a different user's (a proxy for many devices, a simulation).
+        With ``ledger`` (a :class:`~dpdist.local.ledger.PrivacyLedger`, e.g. from ``PrivacyLedger.open``)
+        the values are this one device's: they are charged to its ledger (through its memo for a
+        longitudinal protocol), which refuses them past its budget, with this client's server as the
+        collector.  A campaign in rounds then takes one value, and refuses a device that answered any
+        earlier round of the same campaign (its epsilon per user holds for one round per user).
 
         The values are taken in a uniformly random order (a CSPRNG permutation), so
         which batch a report is in, and where in it, says nothing about the value's
@@ -268,12 +281,22 @@ class Client:
             raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
         protocol = protocol if protocol is not None else self.protocol(campaign)
         values = np.asarray(values)
+        if ledger is not None:
+            return self._submit_device_values(campaign, protocol, values, ledger)
         order = secure_generator().permutation(len(values))
         acks = []
         for start in range(0, len(values), batch_size):
             reports = protocol.privatize(values[order[start : start + batch_size]], secure=True)
             acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
+
+    def _submit_device_values(self, campaign: str, protocol: LocalProtocol, values: np.ndarray, ledger: PrivacyLedger) -> list[dict]:
+        """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`)."""
+        if campaign not in self._rounds:
+            self.config(campaign)  # whether the campaign runs in rounds: the device answers one of them
+        once = self._answer_once.get(campaign)
+        reports = ledger.report(protocol, values, self.server, once=once)
+        return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
 
     def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
         """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
