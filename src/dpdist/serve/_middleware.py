@@ -67,7 +67,7 @@ class RequestIdMiddleware:
 def request_id_of(offered: bytes) -> str:
     """The request id of a request whose ``X-Request-ID`` header is ``offered`` (b'' without one): the client's own if
     it is one, else a fresh random one."""
-    return offered.decode("ascii") if _REQUEST_ID.fullmatch(offered) else f"{_IDS.getrandbits(128):032x}"
+    return offered.decode("ascii") if offered and _REQUEST_ID.fullmatch(offered) else f"{_IDS.getrandbits(128):032x}"
 
 
 def security_headers(scope) -> list[tuple[bytes, bytes]]:
