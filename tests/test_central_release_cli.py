@@ -42,6 +42,24 @@ def test_aq_spends_epsilon_once_and_releases_no_tree(column, no_tree, capsys):
     assert release["quantiles"]["method"] == "aq" and release["quantiles"]["guarantee"]["epsilon"] == pytest.approx(1.0)
 
 
+def test_aq_interval_share_buys_intervals_within_the_same_epsilon(column, no_tree, capsys):
+    assert main([*column, "--method", "aq", "--interval-share", "0.3", "--seed", "1", "--json"]) == 0
+    quantiles = json.loads(capsys.readouterr().out)["quantiles"]
+    assert quantiles["guarantee"]["epsilon"] == pytest.approx(1.0)
+    assert all(low <= high for low, high in zip(quantiles["low"], quantiles["high"]))
+    assert quantiles["intervals"][0]["quantity"] == "quantile"
+    assert main([*column, "--method", "aq", "--interval-share", "0.3", "--seed", "1"]) == 0
+    assert "none" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra", [["--interval-share", "0.3"], ["--method", "aq", "--interval-share", "1"],
+                                   ["--method", "aq", "--interval-share", "abc"]])
+def test_bad_interval_share_names_the_option_before_any_budget_is_spent(column, no_tree, extra, capsys):
+    assert main([*column, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "'--interval-share' option" in err
+
+
 def test_negative_seed_is_a_usage_error_not_an_internal_error(column, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([*column, "--seed", "-3"])

@@ -15,6 +15,7 @@ check (``dpdist aggregate`` of a node-written file) and the fixture check.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -348,7 +349,7 @@ def test_node_checks_the_client_views_python_publishes(tmp_path):
     from make_fixture import js_implements  # noqa: E402
 
     protocols = [protocol for protocol in (local.make(name, **params) for name, params in CASES) if js_implements(protocol)]
-    assert {"spl", "smp", "rsfd"} <= {protocol.name for protocol in protocols}
+    assert {"spl", "smp", "rsfd", "rsrfd", "calm", "hdg"} <= {protocol.name for protocol in protocols}
     views = [protocol.client_view() for protocol in protocols]
     tampered = [_weakened(view) for view in views] + [
         {**view, "format": {**view["format"], "dtype": "<u2" if view["format"]["dtype"] != "<u2" else "<u4"}} for view in views
@@ -390,7 +391,27 @@ RECORD_CASES = [
         {"name": "device", "domain_size": 12, "protocol": "oue"},
         {"name": "browser", "domain_size": 4, "protocol": "ss"},
     ]}),
+    ("rsrfd", {"epsilon": 1.0, "priors": [[0.5, 0.3, 0.2], None, [0.4, 0.3, 0.2, 0.1]], "attributes": [
+        {"name": "country", "labels": ["fr", "de", "it"], "protocol": "grr"},
+        {"name": "device", "domain_size": 12, "protocol": "oue"},
+        {"name": "browser", "domain_size": 4, "protocol": "olh"},
+    ]}),
 ]
+
+
+def _node_records(tmp_path, protocol, records: list):
+    """The reports the JS client writes for ``records`` from ``protocol``'s client view, read back: every one valid, the
+    binary record byte for byte what Python's writer makes of its rows."""
+    source = tmp_path / "records.json"
+    source.write_text(json.dumps({"view": protocol.client_view(), "records": records}))
+    out = tmp_path / "reports.bin"
+    result = subprocess.run([_node(), "--input-type=module", "-e", RECORDS_SCRIPT, str(source), str(out)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    batch = io.read_reports(out, protocol)
+    assert batch.n_read == batch.n_valid == len(records) and batch.rejected == {}
+    assert io.encode_record(protocol, batch.reports, "0123456789abcdef0123456789abcdef") == out.read_bytes()
+    return batch
 
 
 def _records(protocol, n: int, rng: np.random.Generator) -> tuple[list, dict[str, np.ndarray]]:
@@ -415,20 +436,72 @@ def test_node_records_are_accepted_byte_identical_and_estimate_without_bias(tmp_
     z sqrt(Var) of the truth (z at ALPHA, Bonferroni over the items; Var from the protocol's analytic variance)."""
     protocol = local.make(name, **params)
     records, items = _records(protocol, N_USERS, np.random.default_rng(21))
-    source = tmp_path / "records.json"
-    source.write_text(json.dumps({"view": protocol.client_view(), "records": records}))
-    out = tmp_path / "reports.bin"
-    result = subprocess.run([_node(), "--input-type=module", "-e", RECORDS_SCRIPT, str(source), str(out)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    batch = io.read_reports(out, protocol)
-    assert batch.n_read == batch.n_valid == N_USERS and batch.rejected == {}
-    assert io.encode_record(protocol, batch.reports, "0123456789abcdef0123456789abcdef") == out.read_bytes()
+    batch = _node_records(tmp_path, protocol, records)
     estimate = protocol.estimate(batch.add_to(protocol.aggregator()))
     truth = np.concatenate([np.bincount(items[a.name], minlength=a.size) / N_USERS for a in protocol.attributes if a.categorical])
     found = np.concatenate([estimate[a.name].frequencies for a in protocol.attributes if a.categorical])
     limit = stats.norm.isf(ALPHA / (2 * truth.size)) * np.sqrt(protocol.variance(N_USERS, truth))
     assert np.all(np.abs(found - truth) < limit), (found - truth) / limit
+
+
+GROUP_CASES = [
+    ("calm", {"epsilon": 2.0, "attributes": [  # every marginal below 3 e^2 + 2 cells: GRR, a small channel
+        {"name": "country", "labels": ["fr", "de", "it"]}, {"name": "device", "domain_size": 4}, {"name": "plan", "domain_size": 2},
+    ]}),
+    ("calm", {"epsilon": 1.0, "order": 1, "oracle": "oue", "attributes": [
+        {"name": "country", "labels": ["fr", "de", "it"]}, {"name": "device", "domain_size": 5},
+    ]}),
+    ("hdg", {"epsilon": 2.0, "resolution": 16, "g1": 8, "g2": 4, "attributes": [
+        {"name": "age", "bounds": [0.0, 100.0]}, {"name": "income", "bounds": [-10.0, 10.0]},
+    ]}),
+    ("hdg", {"epsilon": 2.0, "resolution": 16, "g2": 2, "hybrid": False, "oracle": "sue", "attributes": [
+        {"name": "age", "bounds": [0.0, 100.0]}, {"name": "income", "bounds": [-10.0, 10.0]}, {"name": "hours", "bounds": [0.0, 60.0]},
+    ]}),
+]
+
+
+def _check_group_estimate(protocol, estimate, records: list) -> None:
+    """Every cell of calm's first reported marginal, or hdg's lower-left quarter of each pair (whole 2-D cells: no
+    uniformity error), within the estimate's own interval at level 1 - ALPHA / m, m the number of checks
+    (Bonferroni): the truth counted from the records."""
+    if protocol.name == "calm":
+        first = protocol.marginal_sets[0]
+        marginal = estimate.marginal(first)
+        sizes = [next(a.size for a in protocol.attributes if a.name == name) for name in first]
+        cells = np.zeros(sizes)
+        for record in records:
+            cells[tuple(_item(protocol, name, record[name]) for name in first)] += 1
+        z = stats.norm.isf(ALPHA / (2 * cells.size))
+        assert np.all(np.abs(marginal.frequencies - cells.ravel() / len(records)) <= z * np.sqrt(marginal.variance))
+        return
+    pairs = list(itertools.combinations(protocol.attributes, 2))
+    for first, second in pairs:
+        ranges = {a.name: (a.interval[0], (a.interval[0] + a.interval[1]) / 2) for a in (first, second)}
+        truth = np.mean([all(record[a] < ranges[a][1] for a in ranges) for record in records])
+        interval = estimate.range(ranges, level=1 - ALPHA / len(pairs))
+        assert interval.low <= truth <= interval.high, (first.name, second.name, truth, interval)
+
+
+def _item(protocol, name: str, value) -> int:
+    attribute = next(a for a in protocol.attributes if a.name == name)
+    return attribute.labels.index(value) if attribute.labels else int(value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, params", GROUP_CASES, ids=[f"{name}-{i}" for i, (name, _) in enumerate(GROUP_CASES)])
+def test_node_marginal_and_grid_records_follow_the_channel_and_estimate_correctly(tmp_path, name, params):
+    """calm and hdg records randomized by the JS client from the published client view: every report valid, the
+    record byte for byte what Python's writer makes of its rows, the reports' outputs (``report_index``) following
+    Python's ``channel()`` of the records (Pearson at ALPHA), and the served estimate's intervals covering the truth
+    (level 1 - ALPHA / cells or / pairs: Bonferroni)."""
+    protocol = local.make(name, **params)
+    records, _ = _records(protocol, N_USERS, np.random.default_rng(23))
+    batch = _node_records(tmp_path, protocol, records)
+    expected = protocol.channel(np.array([[record[n] for n in protocol.attribute_names] for record in records], dtype=object))
+    counts = np.bincount(protocol.report_index(batch.reports), minlength=expected.shape[1])
+    assert chi_square_pvalue(counts, expected.mean(axis=0)) > ALPHA
+    estimate = protocol.estimate(batch.add_to(protocol.aggregator()))
+    _check_group_estimate(protocol, estimate, records)
 
 
 def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
@@ -449,3 +522,19 @@ def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
     [identity] = io.file_identities(out)
     reports = io.read_reports(out, protocol).reports
     assert io.encode_record(protocol, reports, identity.removeprefix("id:")) == out.read_bytes()
+
+
+def test_node_cli_columns_writes_grid_records_dpdist_reads(tmp_path):
+    """`privatize.js --columns` on records of an hdg config (attributes without a protocol of their own): each
+    cell checked and clipped by its attribute's bounds, every report accepted by `dpdist aggregate`."""
+    protocol = local.make("hdg", epsilon=1.0, resolution=8, g1=4, g2=2, attributes=GROUP_CASES[2][1]["attributes"])
+    (tmp_path / "proto.json").write_text(json.dumps(protocol.config()))
+    rows = ["income,age", "3.5,41", "12,7", ",30"] + [f"{i % 20 - 10},{i % 100}" for i in range(200)]
+    out = tmp_path / "reports.bin"
+    result = subprocess.run([_node(), str(CLI), "--config", str(tmp_path / "proto.json"), "--columns", "age,income",
+                             "--out", str(out)], input="\n".join(rows) + "\n", capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "wrote 202 hdg report(s)" in result.stderr and "1 value(s) outside their attribute's bounds clipped" in result.stderr
+    state = tmp_path / "state.bin"
+    assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out), "--state", str(state), "--no-progress"]) == 0
+    assert io.load_state(state).aggregator.n == 202 and io.load_state(state).aggregator.rejected == {}

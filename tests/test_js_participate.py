@@ -6,6 +6,8 @@ headless Chromium.
 - ``/campaigns/<id>/participate`` in headless Chromium (driven over the DevTools protocol by
   ``tests/participate_driver.mjs``): a value typed there is randomized in the page, its report
   and posterior are shown, and after sending it the campaign's n is 1.
+- A campaign over records (calm, hdg, spl): one field per attribute, the record randomized in the page into
+  one report the server accepts.
 - The page draws one report per campaign and keeps it (``tests/participate_kept_driver.mjs``):
   no redraw control, 21 randomizations of a value and a reload show one report, another value is
   refused while it is unsent, and after sending the campaign is done on this browser.
@@ -153,17 +155,23 @@ def chromium(tmp_path_factory):
         process.wait()
 
 
-@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5"), (PEM, "pear"), (L_GRR, "3"), (LOLOHA, "5")],
-                         ids=["grr", "sw", "pem", "l-grr", "loloha"])
-def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium, config, value):
+def _drive(server, chromium: int, driver: Path, config: dict, *arguments: str) -> tuple[str, dict]:
+    """A new open campaign of ``config``, its participate page driven by ``driver`` with ``arguments`` in Chromium:
+    the campaign's name and the one JSON object the driver prints."""
     name = _campaign(server, config)
     url = f"{server.url}/campaigns/{name}/participate"
     result = subprocess.run(
-        [_required("node"), "--experimental-websocket", str(DRIVER), str(chromium), url, value],
+        [_required("node"), "--experimental-websocket", str(driver), str(chromium), url, *arguments],
         capture_output=True, text=True, timeout=180,
     )
     assert result.returncode == 0, result.stderr
-    page = json.loads(result.stdout.strip().splitlines()[-1])
+    return name, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("config, value", [(GRR, "3"), (SW, "42.5"), (PEM, "pear"), (L_GRR, "3"), (LOLOHA, "5")],
+                         ids=["grr", "sw", "pem", "l-grr", "loloha"])
+def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium, config, value):
+    name, page = _drive(server, chromium, DRIVER, config, value)
     assert page["about"].startswith(f"Protocol {config['protocol'].upper()}")
     assert page["status"].startswith("Sent. The server accepted 1 report")
     shares = [float(share.rstrip(" %")) for _, share in page["rows"]]
@@ -195,14 +203,7 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
 def test_the_participate_page_draws_one_report_per_campaign_and_keeps_it(server, chromium, config):
     """Issue 27 item 4: "Draw again" let a person redraw until they liked the report (twenty redraws
     gave 5 distinct GRR reports), which breaks eps-LDP and biases the estimate."""
-    name = _campaign(server, config)
-    url = f"{server.url}/campaigns/{name}/participate"
-    result = subprocess.run(
-        [_required("node"), "--experimental-websocket", str(KEPT_DRIVER), str(chromium), url, "3", "5"],
-        capture_output=True, text=True, timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
-    page = json.loads(result.stdout.strip().splitlines()[-1])
+    name, page = _drive(server, chromium, KEPT_DRIVER, config, "3", "5")
     assert not page["atStart"]["shown"]
     first = page["draws"][0]
     assert first and page["draws"] == [first] * 21, f"{len(set(page['draws']))} distinct reports in 21 draws"
@@ -220,3 +221,39 @@ def test_the_participate_page_draws_one_report_per_campaign_and_keeps_it(server,
         assert after["bytes"] == first and not after["sendable"] and "already sent" in after["status"]
     summary = _summary(server, name)
     assert summary["n"] == 1 and summary["batches"] == 1
+
+
+#: campaigns over records (issue 33): a marginal, a grid and a split budget, each with its record
+CALM = {"protocol": "calm", "version": 1, "epsilon": 2.0, "attributes": [
+    {"name": "weather", "labels": ["rain", "sun", "fog"]}, {"name": "transport", "labels": ["bus", "bike"]},
+    {"name": "floor", "domain_size": 6}]}
+HDG = {"protocol": "hdg", "version": 1, "epsilon": 1.0, "resolution": 16, "g1": 8, "g2": 4, "attributes": [
+    {"name": "age", "bounds": [0.0, 100.0]}, {"name": "commute", "bounds": [0.0, 120.0]}]}
+SPL = {"protocol": "spl", "version": 1, "epsilon": 3.0, "attributes": [
+    {"name": "weather", "labels": ["rain", "sun", "fog"]}, {"name": "age", "bounds": [0.0, 100.0]}]}
+
+
+@pytest.mark.parametrize("config, record", [
+    (CALM, {"weather": "fog", "transport": "bike", "floor": "4"}),
+    (HDG, {"age": "41.5", "commute": "35"}),
+    (SPL, {"weather": "sun", "age": "67"}),
+], ids=["calm", "hdg", "spl"])
+def test_the_participate_page_submits_a_record_of_a_multi_attribute_campaign(server, chromium, config, record):
+    """A person types one value per attribute (a list for labels, a number field otherwise); the record is randomized
+    in the page into one report of the campaign's record format, which the server accepts and estimates from."""
+    name, page = _drive(server, chromium, DRIVER, config, json.dumps(record))
+    attributes = [attribute["name"] for attribute in config["attributes"]]
+    assert page["fields"] == [[a["name"], "SELECT" if "labels" in a else "INPUT"] for a in config["attributes"]]
+    assert page["about"].startswith(f"Protocol {config['protocol'].upper()}: the report of your record ({len(attributes)} answers)")
+    assert f"covers your whole record ({', '.join(attributes)})" in page["summary"] and not page["table"]
+    assert page["status"].startswith("Sent. The server accepted 1 report")
+    from dpdist import local
+
+    protocol = local.from_config(config)
+    assert len(page["bytes"].split()) == protocol.report_format.dtype.itemsize  # one report of the record format
+    head = {"calm": "marginal ", "hdg": "grid ", "spl": "weather: "}[config["protocol"]]
+    assert page["report"].startswith(head), page["report"]
+    summary = _summary(server, name)
+    assert summary["n"] == 1 and summary["rejected"] == {}
+    served = httpx.get(f"{server.url}/api/campaigns/{name}/estimate", headers=admin_headers(), timeout=60)
+    assert served.status_code == 200 and served.json()["estimate"]["n"] == 1

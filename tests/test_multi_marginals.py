@@ -116,6 +116,32 @@ def test_a_marginal_no_group_reported_is_the_maximum_entropy_table():
     assert labelled.labels[0] == "b=x|a=0" and labelled.details["shape"] == [2, 3]
 
 
+def test_a_marginal_without_reports_has_infinite_variance_and_the_estimate_serializes():
+    """One report (a campaign's first): two of the three marginals have none. Their variance used to fail to
+    broadcast (the batch's shape was taken from the table's second axis), so the service answered 500."""
+    proto = local.make("calm", epsilon=2.0, attributes=SCHEMA)
+    aggregator = proto.aggregator().add(proto.privatize(np.array([[2, 1, 3]]), rng=1))
+    estimate = proto.estimate(aggregator)
+    counts = estimate.details["marginal_counts"]
+    assert sorted(counts.values()) == [0, 0, 1]
+    sizes = {"a": 3, "b": 2, "c": 4}
+    for names in proto.marginal_sets:
+        variance = estimate.marginal(names).variance
+        assert variance.shape == (sizes[names[0]] * sizes[names[1]],)
+        assert np.all(np.isinf(variance))  # no interval while a marginal it is made consistent with has no report
+    assert estimate.to_dict()["n"] == 1
+
+
+@pytest.mark.slow
+def test_more_than_65536_marginals_are_indexed_without_wrapping():
+    """Every 4-way marginal of 40 attributes is 91,390 groups: the index field was uint16, so a user drawn past
+    65,535 was written as another marginal's report (index mod 2^16)."""
+    proto = local.make("calm", epsilon=1.0, order=4, attributes=[{"name": f"a{i}", "domain_size": 2} for i in range(40)])
+    assert len(proto.marginal_sets) == 91_390 and proto.report_format.dtype["marginal"] == np.uint32
+    reports = proto.privatize(np.ones((20_000, 40), dtype=np.int64), rng=1)
+    assert reports["marginal"].max() > 65_535  # P(all 20,000 below) = (65536 / 91390)^20000: nil
+
+
 def test_calm_refuses_what_it_cannot_estimate():
     with pytest.raises(InvalidParameterError, match="categorical attributes"):
         local.make("calm", epsilon=1.0, attributes=[{"name": "x", "bounds": [0, 1]}, SCHEMA[0]])

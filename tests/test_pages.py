@@ -2,7 +2,8 @@
 
 - the participate page asks for a label, never an item number, in a campaign with labels; takes
   the token before anything is drawn, and after a refused token sends the same report again;
-  a numerical campaign shows what the report reveals in the order of the value;
+  a numerical campaign shows what the report reveals in the order of the value; a campaign over records asks
+  for one value per attribute;
 - the dashboard of a campaign of every kind (frequency with labels, heavy hitters, numerical
   distribution, mean, several attributes, marginals as heat maps) shows its estimate with the fixed-n band and the confidence sequence,
   labelled axes with ticks, a table of values with their intervals and the campaign's guarantee;
@@ -134,6 +135,35 @@ def test_participate_shows_a_numerical_report_in_the_order_of_the_value(server, 
     assert not chart["hidden"] and {"0", "25", "50", "75", "100", "value"} <= set(chart["ticks"])
     assert chart["marked"] == 1
     assert _n(server, name) == 1
+
+
+def test_participate_asks_for_a_record_one_field_per_attribute(server, devtools):
+    """A campaign over records (issue 33): a list for an attribute with labels, a number field for a numerical one;
+    the record is randomized in the page into one report, under the page's Content-Security-Policy."""
+    config = {"protocol": "smp", "epsilon": 2.0, "attributes": [
+        {"name": "weather", "labels": WEATHER}, {"name": "age", "bounds": [0.0, 100.0]}]}
+    name = _campaign(server, config)
+    steps = [
+        ["wait", FORM],
+        ["eval", "[...document.querySelectorAll('[data-attribute]')].map((f) => [f.dataset.attribute, f.tagName, f.type,"
+                 " f.min, f.max]).concat([[document.getElementById('value-field').hidden]])"],
+        ["eval", "document.querySelector('[data-attribute=\"weather\"]').value = 'fog';"
+                 " document.querySelector('[data-attribute=\"age\"]').value = '41.5';"
+                 " document.getElementById('form').requestSubmit(); true"],
+        ["wait", "!document.getElementById('result').hidden"],
+        ["eval", "({summary: document.getElementById('summary').textContent, table: document.getElementById('posterior-table').hidden,"
+                 " report: document.getElementById('report').textContent})"],
+        ["screenshot", _shot("participate-record-drawn")],
+        ["eval", "document.getElementById('send').click(); true"],
+        ["wait", f"{STATUS}.startsWith('Sent.')"],
+    ]
+    page = run_page(devtools, f"{server.url}/campaigns/{name}/participate", steps)
+    fields, shown = page["values"][0], page["values"][2]
+    assert fields == [["weather", "SELECT", "select-one", None, None], ["age", "INPUT", "number", "0", "100"], [True]]
+    assert "covers your whole record (weather, age)" in shown["summary"] and "says which one" in shown["summary"]
+    assert shown["table"] and shown["report"].startswith("attribute ")
+    assert _n(server, name) == 1
+    assert page["csp"] == []
 
 
 BUYS = "!document.getElementById('buys').hidden"
@@ -320,15 +350,3 @@ def test_dashboard_of_a_marginals_campaign_draws_a_heat_map_with_intervals(serve
     assert shown["rows"][0][0] == "drizzle, phone" and shown["rows"][0][2].startswith("[")
     assert "half-width" in shown["legend"]
     assert shown["buys"].startswith("no prediction for this protocol (explain predicts the errors of one-attribute")  # was a 500
-
-
-def test_participate_says_a_multi_attribute_campaign_is_not_joined_from_the_page(server, devtools):
-    schema = [{"name": "weather", "labels": WEATHER}, {"name": "age", "bounds": [0, 100]}]
-    name = _campaign(server, {"protocol": "spl", "epsilon": 2.0, "attributes": schema})
-    steps = [["wait", f"{STATUS}.length > 0"],
-             ["eval", f"({{status: {STATUS}, form: document.getElementById('form').hidden}})"]]
-    page = run_page(devtools, f"{server.url}/campaigns/{name}/participate", steps)
-    shown = page["values"][-1]
-    assert shown["form"] and page["csp"] == []
-    assert shown["status"].startswith("This campaign cannot be joined from this page: it collects a record of several "
-                                      "attributes (weather, age)")

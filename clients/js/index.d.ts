@@ -46,13 +46,18 @@ export class ReportBatch {
 /** A protocol built from a config. */
 export interface Protocol {
   readonly name: string;
-  readonly kind: 'frequency' | 'heavy_hitters' | 'numerical';
+  readonly kind: 'frequency' | 'heavy_hitters' | 'numerical' | 'multi';
+  /** Protocols over records ('multi'): the schema, each attribute with its domain or bounds (and its protocol, if any). */
+  readonly attributes?: ReadonlyArray<{
+    readonly name: string; readonly domain_size?: number; readonly labels?: readonly string[];
+    readonly bounds?: readonly [number, number]; readonly protocol: string | null;
+  }>;
   readonly epsilon: number;
   /** The normalized config (defaults filled in), exactly as Python's ``proto.config()``. */
   readonly config: ProtocolConfig;
   /** The declared report format (Python's ``report_format``): kind, NumPy descr, row shape. */
   readonly format: { readonly kind: string; readonly dtype: string | unknown[]; readonly rowShape: number[]; describe(): ClientView['format'] };
-  /** NumPy descr: a dtype string, or a list of fields for records (spl, smp, rsfd). */
+  /** NumPy descr: a dtype string, or a list of fields for records (spl, smp, rsfd, rsrfd, calm, hdg). */
   readonly descr: string | unknown[];
   readonly rowShape: number[];
   readonly rowBytes: number;
@@ -75,7 +80,7 @@ export interface Protocol {
 }
 
 /**
- * One user's record for the multi-attribute protocols (spl, smp, rsfd): the attributes' values in the
+ * One user's record for the multi-attribute protocols (spl, smp, rsfd, rsrfd, calm, hdg): the attributes' values in the
  * schema's order, or an object by attribute name (items or labels of categorical attributes, reals in
  * the bounds of numerical ones).
  */

@@ -14,7 +14,7 @@
 // shuffled (in memory up to 128 MiB of reports, beyond through temporary files of reports in a
 // private directory next to --out, removed at the end; see row-shuffler.js).
 //
-// With --columns A,B,C (multi-attribute configs: spl, smp, rsfd) each row of a CSV on stdin is one
+// With --columns A,B,C (configs over records: spl, smp, rsfd, rsrfd, calm, hdg) each row of a CSV on stdin is one
 // user's record, a cell per attribute.
 //
 // With --memo FILE (longitudinal protocols: l-grr, l-osue, loloha, dbitflippm) every line is a value
@@ -47,7 +47,7 @@ Input (stdin):
   one value per line: an integer item 0..d-1 (frequency protocols), a label (configs with "labels"),
   a number (sw, gw), a word (pem with an "alphabet") or an integer item (pem with "bits");
   with --column, a CSV whose first line names the columns: the values are the cells of that column;
-  with --columns (spl, smp, rsfd), such a CSV: each row is one user's record, a cell per attribute.
+  with --columns (records: spl, smp, rsfd, rsrfd, calm, hdg), such a CSV: each row is one user's record, a cell per attribute.
   Empty lines and cells are missing values: skipped and counted (a row with one missing cell too).
 
 Options:
@@ -308,7 +308,7 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
 /** Which CSV column holds each attribute of a multi-attribute ``protocol`` (``--columns``, as `dpdist privatize --columns`). */
 function recordColumns(protocol, columns) {
   if (protocol.kind !== 'multi') {
-    if (columns !== null) fail(`option --columns is for records of several attributes (spl, smp, rsfd); ${protocol.name} takes one value: use --column`);
+    if (columns !== null) fail(`option --columns is for records of several attributes (spl, smp, rsfd, rsrfd, calm, hdg); ${protocol.name} takes one value: use --column`);
     return null;
   }
   const names = protocol.attributes.map((attribute) => attribute.name);
@@ -326,7 +326,7 @@ function recordColumns(protocol, columns) {
 
 /** One user's record from the cells of its row (one per attribute, in the schema's order). */
 function parseRecord(protocol, cells, lineNumber, options, counts, columns) {
-  return cells.map((cell, at) => parseValue(protocol.inners[at], cell, lineNumber, options, counts, columns[at]));
+  return cells.map((cell, at) => parseValue(protocol.checkers[at], cell, lineNumber, options, counts, columns[at]));
 }
 
 let OPTION = '--column';

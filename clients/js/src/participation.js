@@ -34,8 +34,12 @@ export function participationKey(campaignId, protocol) {
   return `dpdist-participation:${campaignId}:${canonical(protocol.config)}`;
 }
 
-/** A value as compared between visits: the number, BigInt or word typed (not its spelling: 42.50 is 42.5). */
+/**
+ * A value as compared between visits: the number, BigInt or word typed (not its spelling: 42.50 is 42.5);
+ * a record (an array of them) as its values in order.
+ */
 export function valueKey(value) {
+  if (Array.isArray(value)) return `record:${JSON.stringify(value.map(valueKey))}`;
   return typeof value === 'bigint' ? `bigint:${value}` : `${typeof value}:${String(value)}`;
 }
 

@@ -34,7 +34,7 @@ test('configs of unsupported protocols are refused, naming the protocol and the 
     assert.throws(() => fromConfig(config), (error) => {
       assert.ok(error instanceof UnsupportedProtocolError);
       assert.match(error.message, new RegExp(`protocol '${config.protocol}'`));
-      assert.match(error.message, /cms, dbitflippm, grr, gw, hcms, hr, l-grr, l-osue, loloha, olh, opm, opm-circular, oue, pem, rsfd, smp, spl, ss, sue, sw/);
+      assert.match(error.message, /calm, cms, dbitflippm, grr, gw, hcms, hdg, hr, l-grr, l-osue, loloha, olh, opm, opm-circular, oue, pem, rsfd, rsrfd, smp, spl, ss, sue, sw/);
       return true;
     });
   }

@@ -12,8 +12,10 @@ The fixture holds, from the Python implementation:
   ln 3, where a last-bit difference of exp would change an integer design parameter);
 - ``configs``: ``proto.config()`` of the conformance examples of every supported protocol (the
   pytest checks live that every other registered protocol is refused);
-- ``multi``: small multi-attribute instances (``spl``, ``smp``, ``rsfd``): the client view Python
-  publishes, input records and their exact ``channel()``;
+- ``multi``: small instances of the protocols over records (``spl``, ``smp``, ``rsfd``, ``rsrfd``,
+  ``calm``, ``hdg``): the client view Python publishes, input records and their exact ``channel()``;
+- ``granularities``: HDG's guideline ``(g1, g2)`` over users, epsilons, attributes and resolutions;
+- ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 """
 
@@ -37,10 +39,10 @@ import numpy as np  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
 SUPPORTED = (
     "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "opm", "opm-circular", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
-    "threshold", "spl", "smp", "rsfd",
+    "threshold", "spl", "smp", "rsfd", "rsrfd", "calm", "hdg",
 )
 #: the multi-attribute protocols the client implements (records of attributes randomized by the 1-D ones)
-MULTI = ("spl", "smp", "rsfd")
+MULTI = ("spl", "smp", "rsfd", "rsrfd")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -117,6 +119,36 @@ MULTI_CASES = [
         {"name": "d", "domain_size": 2, "protocol": "sue"},
         {"name": "e", "domain_size": 4, "protocol": "ss"},
     ]}, [[0, 0, 0], [2, 1, 3], [1, 0, 2]]),
+    ("rsrfd", {"epsilon": 1.0, "priors": [[0.7, 0.2, 0.1], None], "attributes": [
+        {"name": "c", "labels": ["x", "y", "z"], "protocol": "grr"},
+        {"name": "d", "domain_size": 3, "protocol": "oue"},
+    ]}, [["x", 0], ["z", 1], ["y", 2]]),
+    ("rsrfd", {"epsilon": 1.5, "priors": [None, [0.0, 0.25, 0.75], [0.1, 0.2, 0.3, 0.4]], "attributes": [
+        {"name": "c", "domain_size": 2, "protocol": "grr"},
+        {"name": "d", "domain_size": 3, "protocol": "sue"},
+        {"name": "e", "domain_size": 4, "protocol": "ss"},
+    ]}, [[0, 0, 0], [1, 2, 3], [1, 1, 2]]),
+    ("calm", {"epsilon": 1.0, "attributes": [
+        {"name": "a", "labels": ["x", "y", "z"]}, {"name": "b", "domain_size": 2}, {"name": "c", "domain_size": 2},
+    ]}, [["x", 0, 0], ["z", 1, 1], ["y", 0, 1]]),
+    ("calm", {"epsilon": 2.0, "order": 1, "oracle": "oue", "attributes": [
+        {"name": "a", "domain_size": 4}, {"name": "b", "domain_size": 3},
+    ]}, [[0, 0], [3, 2], [1, 1]]),
+    ("calm", {"epsilon": 0.5, "order": 2, "oracle": "sue", "attributes": [
+        {"name": "a", "domain_size": 2}, {"name": "b", "domain_size": 2},
+    ]}, [[0, 0], [1, 1], [0, 1]]),
+    ("hdg", {"epsilon": 1.0, "resolution": 8, "g1": 4, "g2": 2, "attributes": [
+        {"name": "x", "bounds": [0.0, 10.0]}, {"name": "y", "bounds": [-1.0, 1.0]},
+    ]}, [[0.0, -1.0], [10.0, 1.0], [3.7, 0.1], [6.180339887498949, -0.5]]),
+    ("hdg", {"epsilon": 2.0, "resolution": 4, "g2": 2, "hybrid": False, "oracle": "oue", "attributes": [
+        {"name": "x", "bounds": [0.0, 1.0]}, {"name": "y", "bounds": [0.0, 1.0]}, {"name": "z", "bounds": [0.0, 1.0]},
+    ]}, [[0.0, 0.5, 1.0], [0.49, 0.5, 0.51], [0.99, 0.25, 0.0]]),
+]
+#: priors whose realized weights (quantize_prior) the JS client must reproduce: sums off 1, tiny and zero
+#: entries, long priors (numpy's pairwise summation past 8 and 128 entries)
+PRIORS = [
+    [0.5, 0.5], [1.0, 0.0], [0.7, 0.2, 0.1], [1.0 / 3] * 3, [0.1] * 10, [1e-12, 1.0 - 1e-12], [0.0, 0.25, 0.75],
+    [0.3, 0.3, 0.4000004], [1.0] * 7,
 ]
 
 
@@ -232,6 +264,18 @@ def build_fixture() -> dict:
             "inputs": records,
             "channel": protocol.channel(np.array(records, dtype=object)).tolist(),
         })
+    from dpdist.local.multi._fake import quantize_prior
+
+    generator = np.random.default_rng(20261124)
+    priors = PRIORS + [list(generator.dirichlet(np.full(size, 0.3))) for size in (9, 17, 129, 300, 1000)]
+    prior_weights = [{"prior": prior, "weights": quantize_prior(np.asarray(prior)).tolist()} for prior in priors]
+    from dpdist.local.multi._grids import guideline_granularities
+
+    granularities = [
+        [n, epsilon, k, hybrid, resolution, *guideline_granularities(n, epsilon, k, hybrid, resolution)]
+        for n in (10, 1000, 10**5, 10**6, 3 * 10**7) for epsilon in NICE_EPSILONS[::7] + LARGE_EPSILONS
+        for k in (2, 5) for hybrid in (True, False) for resolution in (4, 64, 1024)
+    ]
     from dpdist.local.frequency.flh import family_seeds
     from dpdist.local.words import encode_strings, mix_prefixes
 
@@ -271,6 +315,8 @@ def build_fixture() -> dict:
         "derived": derived_cases,
         "configs": configs,
         "multi": multi,
+        "priors": prior_weights,
+        "granularities": granularities,
         "pem": pem,
         "memos": memos,
         "exp": {

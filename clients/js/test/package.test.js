@@ -55,8 +55,10 @@ const HELPERS = {
 };
 // a multi-attribute entry holds the protocols a record's attributes may use (src/attribute-protocols.js)
 const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'threshold', 'unary', 'wave', 'window', 'pem'];
-for (const name of ['spl', 'smp', 'rsfd']) HELPERS[name] = ATTRIBUTE_MODULES;
-const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+for (const name of ['spl', 'smp', 'rsfd', 'rsrfd']) HELPERS[name] = ATTRIBUTE_MODULES;
+// the marginals and grids hold the oracles of their groups only
+for (const name of ['calm', 'hdg']) HELPERS[name] = ['grr', 'unary'];
+const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', rsrfd: 'multi', calm: 'marginals', hdg: 'marginals', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
 
 test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
   const main = importGraph(join(ROOT, 'src', 'index.js'));

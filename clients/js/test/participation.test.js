@@ -65,3 +65,17 @@ test('the key is the campaign and its config; a damaged record is refused, never
   assert.equal(storage.getItem(participationKey('c3', GRR)), '{not json');
   assert.throws(() => new Participation('c1', GRR, null), InvalidParameterError);
 });
+
+test('a record is drawn once too; records are compared value by value (labels with commas do not collide)', () => {
+  const spl = fromConfig({ protocol: 'spl', version: 1, epsilon: 2.0, attributes: [
+    { name: 'a', labels: ['x,y', 'x', 'z'] }, { name: 'b', labels: ['z', 'y,z', 'q'] }] });
+  const storage = memoryStorage();
+  const calls = [];
+  const draw = (record) => (calls.push(record), spl.privatize([record], deterministicSource(5)));
+  const participation = new Participation('records', spl, storage);
+  const first = participation.report(['x,y', 'z'], '["x,y","z"]', draw, newFileId);
+  assert.deepEqual(participation.report(['x,y', 'z'], '["x,y","z"]', draw, newFileId).batch.bytes, first.batch.bytes);
+  assert.throws(() => participation.report(['x', 'y,z'], '["x","y,z"]', draw, newFileId), ReportAlreadyDrawnError); // "x,y,z" both
+  assert.equal(new Participation('records', spl, storage).kept.value, '["x,y","z"]');
+  assert.deepEqual(calls, [['x,y', 'z']]);
+});

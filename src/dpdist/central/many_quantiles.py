@@ -25,8 +25,10 @@ r"""Many quantiles at once, and a quantile without bounds.
     recursion, so with :math:`\lceil\log_2(m+1)\rceil` levels each release gets
     :math:`\varepsilon' = \varepsilon/\lceil\log_2(m+1)\rceil`, and the total is
     :math:`\varepsilon`-DP by parallel composition within a level and sequential
-    composition across levels.  No intervals (``None``): the mechanism's error
-    bound is on ranks, and ``details["rank_error_bound"]`` states it.
+    composition across levels.  The mechanism's error bound is on ranks beyond
+    the best rank a point takes (``details["rank_error_bound"]``; with ties that best
+    is far from the target, and the rescaled halves pass a miss on), so it gives no
+    interval; ``interval_share`` buys intervals (below).
 ``"jointexp"``
     JointExp of Gillenwater, Joseph & Kulesza (ICML 2021, Alg. 1): one
     exponential mechanism over the sorted vector of all m outputs, utility
@@ -36,7 +38,16 @@ r"""Many quantiles at once, and a quantile without bounds.
     (:mod:`dpdist.central.joint_exp`: time :math:`O(mD\log D + m^2 D)` for :math:`D` distinct
     cells, no FFT), on a public grid of :func:`joint_exp_grid` cells, so that its tables hold at
     most :math:`2^{28}` numbers whatever the private :math:`n`; the outputs are grid points drawn
-    exactly (certified error bounds on every weight, certified Gumbel races).  No intervals (``None``).
+    exactly (certified error bounds on every weight, certified Gumbel races).  Intervals with
+    ``interval_share`` (below).
+
+Intervals of ``"aq"`` and ``"jointexp"`` (``interval_share``, :mod:`dpdist.central._quantile_intervals`)
+    That share of ε buys brackets beside each released quantile (exact closed-rank exponential
+    mechanisms on the records between consecutive releases, in parallel) and noisy counts of the
+    segments they cut (discrete Laplace); a bracket whose noisy count certifies it below (above)
+    the quantile by the counts' Chernoff bound is an end.  Each interval covers the data's
+    empirical quantile with probability at least ``level`` for every data set, whatever the point
+    release did; the point estimate may lie outside it (where AQ or JointExp missed, on ties).
 
 ``"slice"``
     Slice quantiles of Imola, Boninsegna, Keller, Aamand, Roy Chowdhury & Pagh (NeurIPS 2025,
@@ -83,6 +94,7 @@ from .noise import above_threshold
 from ..privacy import PrivacyGuarantee, sequential, split
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
+from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA, slice_plan, slice_quantile_points
 from .tree import TreeHistogram
 from .._types import ArrayLike, FloatBounds, Seed
@@ -229,6 +241,7 @@ def quantiles(
     clip: bool = True,
     secure: bool = False,
     delta: float | None = None,
+    interval_share: float | None = None,
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours; ``"slice"``: (epsilon,
     delta)-DP under replace-one neighbours, n public); see the module docstring.
@@ -249,11 +262,16 @@ def quantiles(
         Public range (use :func:`unbounded_quantile` to find one).
     method : {"tree", "aq", "jointexp", "slice"}
     level : float
-        Confidence level of the intervals (``"tree"``).
+        Confidence level of the intervals (``"tree"``; ``"aq"`` and ``"jointexp"`` with ``interval_share``).
     rng, clip, secure
         As in :func:`dpdist.central.histogram_queries`.
     delta : float, optional
         ``"slice"`` only: the release's delta (default 1e-10); the other methods are pure and refuse it.
+    interval_share : float, optional
+        ``"aq"`` and ``"jointexp"`` only: the share of ``epsilon``, in (0, 1), spent on intervals
+        (:mod:`dpdist.central._quantile_intervals`: brackets and noisy counts; the quantiles get the
+        rest, and the guarantee states the total).  Default: no intervals, the whole budget on the
+        quantiles.  The tree's intervals cost nothing; ``"slice"`` has none.
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
@@ -261,6 +279,7 @@ def quantiles(
     check_option(owner, "method", method, QUANTILE_METHODS)
     if not (_is_real(level) and 0 < float(level) < 1):
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
+    share = _check_interval_share(owner, method, interval_share)
     if method == "tree":
         tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
         return _tree_quantiles(tree, probabilities, float(level))
@@ -277,8 +296,26 @@ def quantiles(
         )
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
     if method == "jointexp":
-        return _joint_quantiles(data, probabilities, float(level))
-    return _approximate_quantiles(data, probabilities, float(level))
+        return _joint_quantiles(data, probabilities, float(level), share)
+    return _approximate_quantiles(data, probabilities, float(level), share)
+
+
+def _check_interval_share(owner: str, method: str, share) -> float | None:
+    """``interval_share`` as a float in (0, 1), or ``None``; refused for the methods it does not apply to."""
+    if share is None:
+        return None
+    if method not in ("aq", "jointexp"):
+        raise InvalidParameterError(
+            f"The 'interval_share' parameter of {owner} applies to method='aq' and method='jointexp' only "
+            f"(method={method!r} {'gives its intervals at no cost' if method == 'tree' else 'gives none'}). "
+            f"Got interval_share={share!r}; leave it out."
+        )
+    if not (_is_real(share) and 0 < float(share) < 1):
+        raise InvalidParameterError(
+            f"The 'interval_share' parameter of {owner} must be a float in (0, 1) (the share of epsilon spent on "
+            f"intervals). Got {share!r} instead."
+        )
+    return float(share)
 
 
 def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
@@ -353,13 +390,14 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
     return cells
 
 
-def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
+def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = None) -> QuantileRelease:
     cells = joint_exp_grid(data.bounds, q.size)
+    point_budget, interval_budget = _budget(data, share)
     # each record is mapped to its cell of the public grid (a per-record map: neighbours stay neighbours, and
     # JointExp on the cells is epsilon-DP); at most `cells` distinct values remain, whatever the private n
-    points, tables = joint_exp(np.sort(to_cells(data.x, data.bounds, cells)), cells, q, data.epsilon, data.rng)
+    sorted_cells = np.sort(to_cells(data.x, data.bounds, cells))
+    points, tables = joint_exp(sorted_cells, cells, q, point_budget.epsilon, data.rng)
     values = cell_points(points, data.bounds, cells)
-    spent = data.guarantee("add-remove")
     details = {
         "sensitivity": tables.sensitivity,
         "beta": tables.beta,
@@ -367,13 +405,54 @@ def _joint_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "(central.joint_exp)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "max_j |rank_j - n q_j| <= -u <= (m ln(G + 1) + ln(1 / (1 - level))) / beta, G the grid's cells "
-            "(the tuples' base measure totals (G + 1)^m / m!, the best tuple's is at least 1 / m!)",
+            "ranks": "max_j |rank_j - n q_j| <= -u <= -OPT + (m ln(G + 1) + ln(1 / (1 - level))) / beta, G the grid's "
+            "cells (the tuples' base measure totals (G + 1)^m / m!, the best tuple's is at least 1 / m!); OPT, the "
+            "best utility, is about -m on distinct values and far lower with ties (the tie floor)",
         },
         "grid_cells": cells,
         "secure": data.secure,
     }
-    return QuantileRelease(q, values, None, None, level, "jointexp", spent.epsilon, details, spent)
+    spread = math.log(2 / (1 - level)) / tables.beta  # a gap's typical miss, 1/beta per e-fold
+    return _release(data, q, level, "jointexp", (sorted_cells, cells, points), values, [point_budget], interval_budget,
+                    spread, details)
+
+
+def _budget(data, share: float | None) -> tuple[PrivacyGuarantee, PrivacyGuarantee | None]:
+    """The quantiles' part of the budget and the intervals' (``None``: no intervals)."""
+    total = data.guarantee("add-remove")
+    if share is None:
+        return total, None
+    point, intervals = split(total, [1 - share, share])
+    return point, intervals
+
+
+def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values: np.ndarray, point_steps: list,
+             interval_budget: PrivacyGuarantee | None, spread: float, details: dict) -> QuantileRelease:
+    """The :class:`QuantileRelease`, with the intervals of :mod:`._quantile_intervals` when they have a budget.
+
+    ``grid`` is ``(sorted cells, grid cells, released points)``; ``spread`` the point release's typical miss in
+    ranks (it places the brackets, :func:`~._quantile_intervals.bracket_offsets`).
+    """
+    low = high = None
+    steps = list(point_steps)
+    if interval_budget is not None:
+        sorted_cells, cells, points = grid
+        brackets, counts = split(interval_budget, split_interval_budget(q, level, interval_budget.epsilon, spread))
+        steps += [brackets, counts]
+        found = bracket_intervals(sorted_cells, cells, points, q, level, brackets.epsilon, counts.epsilon, spread,
+                                  data.rng)
+        low, high = cell_points(found.low, data.bounds, cells), cell_points(found.high, data.bounds, cells)
+        details = {**details, "intervals": (
+            "brackets released beside each quantile, certified below or above it by noisy counts "
+            "(central._quantile_intervals); they cover the data's empirical quantile"),
+            "interval_budget": {"quantiles": sum(step.epsilon for step in point_steps),
+                                "brackets": brackets.epsilon, "counts": counts.epsilon},
+            "brackets": {"lower": json_value(cell_points(found.lower_brackets, data.bounds, cells)),
+                         "upper": json_value(cell_points(found.upper_brackets, data.bounds, cells)),
+                         "reserves": json_value(cell_points(found.reserves, data.bounds, cells)),
+                         "noisy_counts": json_value(found.noisy_counts)}}
+    spent = sequential(steps)
+    return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
 
 
 def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
@@ -428,11 +507,12 @@ def _crossing_leaf(edges: np.ndarray, band: np.ndarray, q: np.ndarray, *, side: 
     return edges[first - 1] if side == "left" else edges[first]
 
 
-def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
+def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | None = None) -> QuantileRelease:
     levels = math.ceil(math.log2(q.size + 1))
+    point_budget, interval_budget = _budget(data, share)
     # one release per level of the recursion, in sequence; within a level the intervals are
     # disjoint, so the releases of one level compose in parallel (value-dependent parts: add/remove)
-    per_level = split(data.guarantee("add-remove"), levels)
+    per_level = split(point_budget, levels)
     epsilon_each = per_level[0].epsilon
     points = np.empty(q.size, dtype=np.int64)
     cells = np.sort(to_cells(data.x, data.bounds))
@@ -450,7 +530,7 @@ def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease
 
     recurse(cells, 0, GRID_CELLS, q, np.arange(q.size))
     values = cell_points(points, data.bounds)
-    # Smith's EM: Pr[|rank - qk| > (2/eps')(ln(G + 1) + t)] <= e^-t on a grid of G + 1 points
+    # Smith's EM: Pr[|rank - qk| > OPT + (2/eps')(ln(G + 1) + t)] <= e^-t on a grid of G + 1 points
     details = {
         "levels": levels,
         "epsilon_per_release": epsilon_each,
@@ -458,13 +538,17 @@ def _approximate_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease
         "sampler": "exact: exponential mechanism on the public grid, certified Gumbel-max (central._exact_choice)",
         "rank_error_bound": {
             "probability": level,
-            "ranks": "2/eps' * (ln(grid points) + ln(1 / (1 - level))) per release, added over the levels",
+            "ranks": "2/eps' * (ln(grid points) + ln(1 / (1 - level))) per release beyond its best rank (OPT: 1/2 on "
+            "distinct values, up to an atom's size with ties), added over the levels (a release's whole miss moves "
+            "its halves' targets)",
         },
         "budget": {"per_level": epsilon_each, "levels": levels},
         "secure": data.secure,
     }
-    spent = sequential(per_level)
-    return QuantileRelease(q, values, None, None, level, "aq", spent.epsilon, details, spent)
+    # a release's typical miss (2/eps' per e-fold), its ancestors' added in quadrature
+    spread = math.sqrt(levels) * 2 / epsilon_each * math.log(2 / (1 - level))
+    return _release(data, q, level, "aq", (cells, GRID_CELLS, points), values, per_level, interval_budget, spread,
+                    details)
 
 
 def unbounded_quantile(

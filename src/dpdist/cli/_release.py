@@ -27,6 +27,11 @@ def add_commands(subparsers) -> None:
         "--quantiles", default="0.1,0.25,0.5,0.75,0.9", help="probabilities to release (default 0.1,0.25,0.5,0.75,0.9)"
     )
     release.add_argument("--method", choices=("tree", "aq"), default="tree", help="quantile method (default tree)")
+    release.add_argument(
+        "--interval-share", default=None, metavar="S",
+        help="--method aq: spend this share of --epsilon, in (0, 1), on 95%% intervals of the quantiles "
+        "(default: none, the whole budget on the quantiles; the tree's intervals cost nothing)",
+    )
     release.add_argument("--plot", default=None, help="write the released CDF and quantiles to this PNG")
     release.add_argument(
         "--json", action="store_true",
@@ -67,6 +72,31 @@ def _parse_quantiles(text: str):
     return values
 
 
+def _parse_interval_share(text, method: str):
+    """``--interval-share``: ``None``, or a float in (0, 1) with ``--method aq``; checked before any release."""
+    import math
+
+    from ..errors import InvalidParameterError
+
+    if text is None:
+        return None
+    if method != "aq":
+        raise InvalidParameterError(
+            f"The '--interval-share' option applies to --method aq only (the tree's intervals cost nothing). "
+            f"Got --interval-share {text} with --method {method}; leave it out."
+        )
+    try:
+        share = float(text)
+    except ValueError:
+        share = math.nan
+    if not 0 < share < 1:
+        raise InvalidParameterError(
+            f"The '--interval-share' option must be a number strictly between 0 and 1 (the share of --epsilon spent "
+            f"on intervals). Got {text!r} instead."
+        )
+    return share
+
+
 def _run_release(args) -> int:
     import numpy as np
 
@@ -80,6 +110,7 @@ def _run_release(args) -> int:
     bounds = parse_bounds(args.bounds)
     assert bounds is not None, "--bounds is required"
     q = _parse_quantiles(args.quantiles)
+    args.interval_share = _parse_interval_share(args.interval_share, args.method)
     check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
     if args.out is not None:
@@ -101,7 +132,8 @@ def _run_release(args) -> int:
         band = tree.cdf_band(0.95, standard_error=se)
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
-        release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True)
+        release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True,
+                                    interval_share=args.interval_share)
     if statement is not None:
         from ..budget import with_statement
 
@@ -127,7 +159,7 @@ def _run_release(args) -> int:
         for index, probability in enumerate(release.q):
             interval = (
                 f"[{release.low[index]:.6g}, {release.high[index]:.6g}]"
-                if release.low is not None and release.high is not None else "(none for aq)"
+                if release.low is not None and release.high is not None else "(none: --interval-share buys them)"
             )
             print(f"{probability:g}\t{release.values[index]:.6g}\t{interval}")
         if band is not None:
@@ -153,7 +185,8 @@ def _check_budget(args, bounds, q):
     if args.method == "tree":
         planned = planned_guarantee(central.TreeHistogram.release, (nothing, args.epsilon, bounds), {"clip": True})
     else:
-        planned = planned_guarantee(central.quantiles, (nothing, q), {"epsilon": args.epsilon, "bounds": bounds, "method": "aq"})
+        planned = planned_guarantee(central.quantiles, (nothing, q), {"epsilon": args.epsilon, "bounds": bounds, "method": "aq",
+                                                                       "interval_share": args.interval_share})
     session.check(planned, f"release {args.file}:{args.column} ({args.method})")
     return session, planned
 

@@ -29,6 +29,7 @@ from ..._types import ArrayLike
 from ...privacy import PrivacyGuarantee
 from .._protocol import ParameterDependentTags, ProtocolTags
 from .._state_validation import statistic_problem
+from ._groups import client_entry
 from ._inner import InnerCodec, build_inner
 from ._record import RecordProtocol
 from ._records import record_columns
@@ -120,18 +121,7 @@ class MultiAttributeProtocol(RecordProtocol):
         The JavaScript client builds each attribute's protocol from the config at the budget this
         protocol gives it and refuses a view whose entry differs (``clients/js/src/protocols/multi.js``).
         """
-        return {
-            "attributes": [
-                {
-                    "name": attribute.name,
-                    "protocol": inner.name,
-                    "epsilon": inner.epsilon,
-                    "format": inner.report_format.describe(),
-                    "design": inner._client_design(),
-                }
-                for attribute, inner in zip(self._attributes, self._inner)
-            ]
-        }
+        return {"attributes": [client_entry(attribute.name, inner) for attribute, inner in zip(self._attributes, self._inner)]}
 
     def _unbiased_inners(self) -> bool:
         return all(inner.tags.unbiased for inner, a in zip(self._inner, self._attributes) if a.categorical)

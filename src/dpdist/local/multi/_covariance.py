@@ -24,10 +24,10 @@ __all__ = ["quadratic_form"]
 
 def quadratic_form(unary: bool, p: float, q: float, f: np.ndarray, u: np.ndarray, count: int, n: int) -> np.ndarray:
     """:math:`u^\\top \\Sigma u` for ``u`` of shape ``(cells, batch)`` (``inf`` without reports)."""
-    if count <= 0:
-        return np.full(u.shape[1:], np.inf)
     f = np.clip(np.asarray(f, dtype=np.float64).ravel(), 0.0, 1.0)[:, None]
     u = u.reshape(f.shape[0], -1)
+    if count <= 0:  # the batch's shape (the cells flattened first: a group's table may have several axes)
+        return np.full(u.shape[1:], np.inf)
     delta = p - q
     support = q + delta * f
     squares = u * u

@@ -6,7 +6,7 @@ independently of their record, and reports the group's index with their group va
 (an attribute's value, a marginal's cell, a grid's cell) randomized by the group's
 protocol at the whole budget.  :class:`SampledGroups` owns what follows from it:
 
-* the report format: records with fields ``<index field>`` (the group, one or two bytes)
+* the report format: records with fields ``<index field>`` (the group, in the narrowest unsigned integer)
   and ``payload`` (the group protocol's report as little-endian bytes, zero-padded to the
   widest group, :class:`~dpdist.local.numerical._composite.ReportCodec`);
 * privatize, check, accumulate, simulate (exact: the groups drawn, then each group
@@ -22,12 +22,25 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._report_format import smallest_unsigned_dtype
 from .._report_kinds import Field, RecordReports
 from .._state_validation import exact_sum, statistic_problem
 from ..numerical._composite import ReportCodec
 from ._sampling import sample_groups
 
-__all__ = ["SampledGroups"]
+__all__ = ["SampledGroups", "client_entry"]
+
+
+def client_entry(name: str, inner) -> dict:
+    """A part's randomizer as a client derives it (an attribute's or a group's): name, protocol, budget, report
+    format and design constants; the JavaScript client refuses a view whose entry differs from its own."""
+    return {
+        "name": name,
+        "protocol": inner.name,
+        "epsilon": inner.epsilon,
+        "format": inner.report_format.describe(),
+        "design": inner._client_design(),
+    }
 
 
 class SampledGroups:
@@ -52,6 +65,10 @@ class SampledGroups:
         sizes = [len(self.inners)] + [inner.statistic_size for inner in self.inners]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
+    def client_design(self) -> list[dict]:
+        """Each group's entry of the client view's design (:func:`client_entry`), in report order."""
+        return [client_entry(name, inner) for name, inner in zip(self.names, self.inners)]
+
     @property
     def count(self) -> int:
         return len(self.inners)
@@ -74,7 +91,7 @@ class SampledGroups:
         return np.asarray(statistic[: self.count], dtype=np.int64)
 
     def report_format(self) -> RecordReports:
-        dtype = np.uint8 if self.count <= 256 else np.uint16
+        dtype = smallest_unsigned_dtype(self.count)  # past 65,536 groups (calm of many attributes): uint32, not a wrap
         return RecordReports([
             Field(self.field, dtype, low=0, high=self.count, reason=f"{self.field}_out_of_range"),
             Field("payload", np.uint8, (self.width,)),

@@ -121,6 +121,11 @@ class ConsistentMarginals(RecordProtocol):
         sizes = [self._sizes[a] for a in attributes]
         return np.array([int(np.prod(sizes[i + 1 :], dtype=np.int64)) for i in range(len(sizes))], dtype=np.int64)
 
+    def _client_design(self) -> dict:
+        """Each marginal's oracle as a client derives it (``clients/js/src/protocols/marginals.js`` refuses a view
+        whose entry differs): name, protocol, budget, report format and design constants."""
+        return {"groups": self._groups.client_design()}
+
     @property
     def marginal_sets(self) -> list[list[str]]:
         """The attributes of each reported marginal."""

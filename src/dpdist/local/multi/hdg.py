@@ -164,6 +164,10 @@ class HybridGrids(ConsistentMarginals):
             raise InvalidParameterError(f"The 'g2' parameter of {owner}: a 2-D grid has at most {MAX_CELLS:,} cells. Got {g2}.")
         return GridGeometry(resolution, g1, g2)
 
+    def _client_design(self) -> dict:
+        """The grids' granularities and each grid's oracle, as a client derives them from the config."""
+        return {"g1": self.geometry.g1, "g2": self.geometry.g2, **super()._client_design()}
+
     @property
     def grid_names(self) -> list[str]:
         """Each grid's attributes (``"a,b"`` for a 2-D grid, ``"a"`` for a 1-D grid), in report order."""
