@@ -13,7 +13,7 @@ the same answers byte for byte:
   once durable);
 * the same answers: the acknowledgement as ``JSONResponse`` renders it, a refusal
   or an outage as the exception handlers answer it (:func:`._http.refusal_answer`,
-  :func:`._operations.database_unavailable_answer`), the security headers and
+  :func:`._http.database_unavailable_answer`), the security headers and
   ``X-Request-ID`` of :mod:`._middleware`; an unexpected error propagates to
   Starlette's outermost layer (500), as before;
 * the same records: metrics (latency, status, requests in flight, batches,
@@ -35,10 +35,9 @@ from starlette.routing import Match, Route
 
 from ._access import access_line
 from ._database import DatabaseUnavailableError
-from ._http import bearer_token, refusal_answer
+from ._http import bearer_token, database_unavailable_answer, refusal_answer
 from ._logs import REQUEST_ID, AccessLog
 from ._middleware import request_id_of, security_headers
-from ._operations import database_unavailable_answer
 from ._refusals import Refusal
 from ._routes.batches import Incoming, accept_batch, submit_batch
 

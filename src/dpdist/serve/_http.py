@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from .. import _json
+from ._database import DatabaseUnavailableError
 from ._refusals import (
     Busy,
     Conflict,
@@ -31,7 +32,7 @@ from ._refusals import (
     UnsupportedMediaType,
 )
 
-__all__ = ["STATUS", "status_of", "refusal_answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
+__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
 
 LOG = logging.getLogger("dpdist.serve")
 
@@ -70,6 +71,12 @@ def refusal_headers(refusal: Refusal) -> dict:
 def refusal_answer(refusal: Refusal) -> tuple[int, dict, dict]:
     """A refusal's HTTP answer: its status, JSON body and headers."""
     return status_of(refusal), {"error": refusal.code, "detail": refusal.detail}, refusal_headers(refusal)
+
+
+def database_unavailable_answer(error: DatabaseUnavailableError) -> tuple[int, dict, dict]:
+    """The HTTP answer to a database that cannot answer: its status, JSON body and headers."""
+    detail = f"The database cannot answer now ({error.reason}); retry later."
+    return 503, {"error": "database_unavailable", "detail": detail}, {"Retry-After": "5"}
 
 
 async def _refused(request: Request, refusal: Refusal) -> JSONResponse:

@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
-from ._http import bearer
+from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
 from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
@@ -92,12 +92,6 @@ async def metrics(request: Request) -> Response:
 
 
 ROUTES = [Route("/readyz", readyz, methods=["GET"]), Route("/metrics", metrics, methods=["GET"])]
-
-
-def database_unavailable_answer(error: DatabaseUnavailableError) -> tuple[int, dict, dict]:
-    """The HTTP answer to a database that cannot answer: its status, JSON body and headers."""
-    return 503, {"error": "database_unavailable", "detail": f"The database cannot answer now ({error.reason}); retry later."}, \
-        {"Retry-After": "5"}
 
 
 async def _database_unavailable(request: Request, error: DatabaseUnavailableError) -> JSONResponse:
