@@ -31,10 +31,15 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     a PEM campaign at n = 10^6; 1 and then 10 dashboards polling ``/estimate`` and
     ``/history`` every 3 s while reports arrive: server CPU per second with each.
 
+Before and after: ``--baseline SRC`` (the ``src`` folder of another version, e.g.
+``git archive main src | tar -x -C /tmp/main``) runs ``one`` and ``crowd``
+``--repeats`` times in alternating pairs, that version's server then this one's,
+each on a fresh database (the shared machine's load drifts between runs).
+
 Usage::
 
     uv run python benchmarks/bench_serve.py [--cases one,workers,crowd,batches,dashboard] [--seconds 6]
-        [--databases sqlite,postgresql] [--out results.jsonl]
+        [--databases sqlite,postgresql] [--connections 64] [--baseline /tmp/main/src --repeats 3] [--out results.jsonl]
 """
 
 from __future__ import annotations
@@ -433,6 +438,9 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of load per measurement")
     parser.add_argument("--out", default=None, help="also write the results to this file, one JSON object per line")
+    parser.add_argument("--connections", type=int, default=64, help="wrk's connections in 'one' (64)")
+    parser.add_argument("--baseline", default=None, help="src folder of another version: 'one' and 'crowd' in pairs")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs with --baseline (3)")
     args = parser.parse_args()
     if shutil.which("wrk") is None and {"one", "workers"} & set(args.cases.split(",")):
         sys.exit("wrk is not installed: apt-get install -y wrk")
@@ -442,7 +450,7 @@ def main() -> None:
             print("PostgreSQL is not installed; skipped", file=sys.stderr)
             continue
         for case in args.cases.split(","):
-            for row in _case(case, kind, args.seconds):
+            for row in _case(case, kind, args.seconds, args.connections, args.baseline, args.repeats):
                 row = {"case": case, "database": kind, **row}
                 print(json.dumps(row), flush=True)
                 results.append(row)
@@ -450,10 +458,13 @@ def main() -> None:
         Path(args.out).write_text("".join(json.dumps(row) + "\n" for row in results))
 
 
-def _case(case: str, kind: str, seconds: float):
+def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline: str | None = None, repeats: int = 3):
+    if baseline is not None and case in ("one", "crowd"):
+        yield from _pairs(case, kind, seconds, connections, baseline, repeats)
+        return
     with database(kind) as url:
         if case == "one":
-            yield one_per_request(url, seconds)
+            yield one_per_request(url, seconds, connections=connections)
         elif case == "workers":  # alternating runs: the machine's load drifts between them
             for repeat in range(3):
                 for workers in (1, 2):
@@ -472,6 +483,32 @@ def _case(case: str, kind: str, seconds: float):
             yield dashboard(url, max(seconds, 15.0))
         else:
             raise SystemExit(f"unknown case {case!r}")
+
+
+def _pairs(case: str, kind: str, seconds: float, connections: int, baseline: str, repeats: int):
+    """``case`` with the server of ``baseline`` (a src folder) and then with this one, ``repeats`` times."""
+    import os
+
+    for repeat in range(repeats):
+        for version, source in (("baseline", baseline), ("this", None)):
+            with _python_path(os, source), database(kind) as fresh:
+                row = one_per_request(fresh, seconds, connections=connections) if case == "one" else crowd(fresh, seconds)
+                yield {"repeat": repeat, "version": version, **row}
+
+
+@contextlib.contextmanager
+def _python_path(os, source: str | None):
+    """Servers started inside run the dpdist of ``source`` (None: this checkout's)."""
+    before = os.environ.get("PYTHONPATH")
+    if source is not None:
+        os.environ["PYTHONPATH"] = str(Path(source).resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 if __name__ == "__main__":

@@ -238,10 +238,11 @@ def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_rou
     with pytest.raises(InvalidParameterError, match="'once'"):
         ledger.report(round_one, [0.1], once="")
     state = json.loads(json.dumps(ledger.to_dict()))
+    assert state["version"] == 2 and PrivacyLedger().to_dict()["version"] == 1  # version 1 readers refuse, not erase
     assert sorted(state["answered"]) == ["https://c.example med", "https://other.example med"]
     again = PrivacyLedger.from_dict(state)
     assert again.to_dict() == state and again.answered("med", "https://c.example")
-    older = {key: value for key, value in state.items() if key != "answered"}  # written before rounds campaigns
+    older = {**{key: value for key, value in state.items() if key != "answered"}, "version": 1}  # before rounds
     assert PrivacyLedger.from_dict(older).to_dict()["answered"] == {}
     for damaged in ({"med": {"at": 1.0, "protocol": "threshold"}}, {"c med": {"at": "x", "protocol": "threshold"}},
                     {"c med": {"at": 1.0}}, []):

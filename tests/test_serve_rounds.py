@@ -207,6 +207,47 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
     assert len(puts) == 2
 
 
+def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without_an_open_round(tmp_path):
+    """The ledger file is written before the report leaves: a batch the service stored but could not acknowledge
+    (the answer lost, retries spent) still counts as the device's answer. No open round: nothing is drawn. The
+    question is the server's campaign id, however the device typed it."""
+    from dpdist.client import Client
+    from dpdist.errors import ServiceRefusedError, ServiceUnavailableError
+    from dpdist.local.ledger import PrivacyLedger
+
+    published, stored = {"doc": {}}, []
+
+    def handler(request):
+        if request.method == "GET":
+            return httpx.Response(200, json=published["doc"])
+        stored.append(request.url.path)  # stored, but the acknowledgement never arrives
+        raise httpx.ReadTimeout("the answer was lost", request=request)
+
+    def round_document(k, **rounds):
+        config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
+        return {"campaign": "q", "state": "open", "config": config, "submit_to": f"q-r{k}",
+                "rounds": {"round": k, "of": 3, "round_state": "open", **rounds}}
+
+    path = tmp_path / "device.json"
+    with Client("http://service.test", transport=httpx.MockTransport(handler), retries=0) as client:
+        for document in ({**round_document(1), "submit_to": None, "rounds": {"round": 1, "of": 3, "round_state": "created"}},
+                         round_document(1, round_state="closed")):
+            published["doc"] = document
+            with PrivacyLedger.open(path) as ledger, pytest.raises(ServiceRefusedError, match="no round is open") as refused:
+                client.submit_values("q", [0.4], ledger=ledger)
+            assert refused.value.code == "no_open_round" and ledger.charges() == []
+        published["doc"] = round_document(1)
+        with pytest.raises(ServiceUnavailableError), PrivacyLedger.open(path) as ledger:
+            client.submit_values("q", [0.4], ledger=ledger)
+        assert len(stored) == 1
+        state = json.loads(path.read_text())
+        assert state["version"] == 2 and list(state["answered"]) == ["http://service.test q"]
+        published["doc"] = round_document(2)
+        with PrivacyLedger.open(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'q'"):
+            client.submit_values("%71", [0.4], ledger=ledger)  # the service decodes %71 to q: the same campaign
+    assert len(stored) == 1
+
+
 def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
     """Round 1 closed and round 2's campaign created but not opened, the round pointer not moved (a process killed
     mid-advance): the next config fetch opens round 2 with the config the rounds before determine."""

@@ -35,6 +35,7 @@ export class ServiceError extends DPDistError {
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
+
 /**
  * The question a device of this campaign answers once (the ledger's ``once``): a campaign in rounds, any of its
  * rounds (its id), or the campaign a round's own campaign is of (``round_of``); null for any other campaign.
@@ -42,6 +43,21 @@ const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 function answerOnce(document) {
   if (document.round_of) return String(document.round_of);
   return document.rounds ? String(document.campaign) : null;
+}
+
+/**
+ * Refuse, before anything is drawn, an answer to a campaign in rounds whose round is not open now: the device's one
+ * answer would be spent on a batch the service must refuse (a public state, so the refusal reveals nothing).
+ */
+function checkRoundOpen(document) {
+  const state = document.rounds?.round_state ?? document.state;
+  if (state !== 'open' || (document.rounds && !document.submit_to)) {
+    throw new ServiceError(
+      `Campaign '${document.campaign}' runs in rounds and no round is open now (state ${state}); nothing was drawn, and the ` +
+        'device keeps its one answer for an open round.',
+      { status: 409, code: 'no_open_round' },
+    );
+  }
 }
 
 /** The storage key of the device's privacy ledger. */
@@ -222,9 +238,11 @@ export class Client {
   /** One report of each value: charged to the device's ledger (through its memo if longitudinal), else a fresh draw. */
   _privatize(protocol, values) {
     if (this._ledger === null) return protocol.privatize(values, this._source);
+    const once = answerOnce(this._campaign);
+    if (once !== null) checkRoundOpen(this._campaign);
     // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
     this._ledger = this._loadLedger(protocol);
-    return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once: answerOnce(this._campaign) });
+    return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once });
   }
 
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */

@@ -159,8 +159,8 @@ export class Ledger {
       ledger._streams.set(budgetScope(collector, protocol.config), { collector, memo: new Memo(protocol, state), reports: 0 });
       return ledger;
     }
-    if (state === null || typeof state !== 'object' || state.format !== LEDGER_FORMAT || state.version !== 1) {
-      throw new IncompatibleStateError(`Not a dpdist privacy ledger (format '${LEDGER_FORMAT}', version 1): ${JSON.stringify(state)?.slice(0, 200)}`);
+    if (state === null || typeof state !== 'object' || state.format !== LEDGER_FORMAT || (state.version !== 1 && state.version !== 2)) {
+      throw new IncompatibleStateError(`Not a dpdist privacy ledger (format '${LEDGER_FORMAT}', version 1 or 2): ${JSON.stringify(state)?.slice(0, 200)}`);
     }
     let ledger;
     try {
@@ -337,7 +337,9 @@ export class Ledger {
     }
     return {
       format: LEDGER_FORMAT,
-      version: 1,
+      // version 2 once the device answered a question asked once: readers of version 1 (before rounds campaigns)
+      // would drop "answered" and save the ledger without it; they refuse version 2 instead
+      version: this._answered.size > 0 ? 2 : 1,
       budget: this.budget,
       window: this.window,
       accounting: this.accounting,

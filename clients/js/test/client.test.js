@@ -211,3 +211,23 @@ test('a campaign in rounds needs the device ledger, and takes one value per devi
   await assert.rejects(device.submitMany([1, 2]), (error) => error instanceof InvalidParameterError && /takes one value/.test(error.message));
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });
+
+test('no round open: nothing drawn, nothing charged; a ledger that answered is version 2, which older clients refuse', async () => {
+  const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 2 };
+  const storage = memoryStorage();
+  for (const published of [
+    { submit_to: null, rounds: { round: 2, of: 3, round_state: 'created' } },
+    { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'closed' } },
+  ]) {
+    const server = fakeServer({ config: round, published });
+    const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(8) });
+    await assert.rejects(device.submit(3), (error) => error instanceof ServiceError && error.code === 'no_open_round');
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+  }
+  assert.equal(storage.getItem('dpdist-ledger'), null); // loaded, never charged
+  const open = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'open' } } });
+  await new Client('', 'c1', { fetch: open.fetch, memoStorage: storage, source: deterministicSource(9) }).submit(3);
+  const saved = JSON.parse(storage.getItem('dpdist-ledger'));
+  assert.equal(saved.version, 2);
+  assert.deepEqual(Object.keys(saved.answered), ['local c1']);
+});

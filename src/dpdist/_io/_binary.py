@@ -16,6 +16,7 @@ never unpickles: the dtype must be plain data (no Python objects).
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zlib
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
@@ -93,7 +94,7 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
     raw = stream.read(length)
     try:
         header = _json.loads(raw.decode())
-        dtype = np.lib.format.descr_to_dtype(_as_descr(header["dtype"]))
+        dtype = _dtype_of(header["dtype"])
         shape = tuple(int(s) for s in header["shape"])
         payload_bytes = int(header["payload_bytes"])
         config = header["config"]
@@ -104,7 +105,7 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         raise MalformedReportError(f"{source}: unreadable record header ({error}).") from None
     if dtype.hasobject or len(shape) < 1 or min(shape) < 0 or not isinstance(config, dict):
         raise MalformedReportError(f"{source}: record header has dtype {dtype}, shape {shape}: not a report batch.")
-    if payload_bytes != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+    if payload_bytes != _int64_product(shape) * dtype.itemsize:
         raise MalformedReportError(
             f"{source}: record payload of {payload_bytes} bytes does not match dtype {dtype} and shape {shape}."
         )
@@ -116,6 +117,32 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         "crc32": header.get("crc32"),
         "file_id": file_id,
     }
+
+
+_DTYPES: dict[str, np.dtype] = {}
+_INT64 = 1 << 63
+
+
+def _dtype_of(descr) -> np.dtype:
+    """``np.lib.format.descr_to_dtype`` of a header's descr (a plain one, such as ``"|u1"``, read once per process)."""
+    if not isinstance(descr, str):
+        return np.lib.format.descr_to_dtype(_as_descr(descr))
+    dtype = _DTYPES.get(descr)
+    if dtype is None:
+        dtype = np.lib.format.descr_to_dtype(_as_descr(descr))
+        if len(_DTYPES) > 64:
+            _DTYPES.clear()
+        _DTYPES[descr] = dtype
+    return dtype
+
+
+def _int64_product(shape: tuple) -> int:
+    """``int(np.prod(shape, dtype=np.int64))`` of a shape of non-negative ints (wrapping around as NumPy's int64 does),
+    without NumPy's cost per call."""
+    if not all(size < _INT64 for size in shape):
+        return int(np.prod(shape, dtype=np.int64))  # raises as before: a size that is no int64
+    product = math.prod(shape) % (1 << 64)
+    return product - (1 << 64) if product >= _INT64 else product
 
 
 def _as_descr(descr):

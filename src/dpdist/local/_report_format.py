@@ -353,25 +353,32 @@ class ReportFormat:
             )
         reports, protocol_invalid = self.check(reports)
         n = self.count(reports)
-        decoded_bad = np.zeros(n, dtype=bool)
-        for mask in (invalid or {}).values():
-            decoded_bad |= mask
+        invalid = invalid or {}
+        reasons = [*invalid.items()]
+        if invalid:  # rows found bad while decoding are not counted again under the protocol's reasons
+            decoded_bad = np.zeros(n, dtype=bool)
+            for mask in invalid.values():
+                decoded_bad |= mask
+            reasons += [(reason, mask & ~decoded_bad) for reason, mask in protocol_invalid.items()]
+        else:
+            reasons += protocol_invalid.items()
         rejected: dict[str, int] = {}
-        bad = decoded_bad.copy()
-        reasons = [*(invalid or {}).items(), *((reason, mask & ~decoded_bad) for reason, mask in protocol_invalid.items())]
+        bad = None  # made at the first invalid row (most batches have none)
         for reason, mask in reasons:
             number = int(np.count_nonzero(mask))
             if number:
                 rejected[reason] = rejected.get(reason, 0) + number
+                if bad is None:
+                    bad = np.zeros(n, dtype=bool)
                 bad |= mask
-        n_bad = int(np.count_nonzero(bad))
-        first = int(np.argmax(bad)) if n_bad else None
+        n_bad = 0 if bad is None else int(np.count_nonzero(bad))
+        first = int(np.argmax(bad)) if bad is not None and n_bad else None
         if n_bad and on_invalid == "raise":
             raise MalformedReportError(
                 f"{self.protocol.display_name} reports: {n_bad} invalid report(s) ({rejected}); "
                 f"the first is at row {first}."
             )
-        if n_bad:
+        if bad is not None and n_bad:
             reports = self.select(reports, ~bad)
         return ReportBatch(reports, self.protocol.config(), rejected, n, n_bad, first)
 

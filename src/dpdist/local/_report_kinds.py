@@ -21,6 +21,7 @@ checked one by one (a mask per reason, counted and dropped by ``validate``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -32,10 +33,18 @@ from ._report_format import ReportFormat, fit_values, smallest_unsigned_dtype
 __all__ = ["ItemReports", "PackedBitReports", "Column", "IntegerRowReports", "Field", "RecordReports", "EmbeddedReports"]
 
 
+@functools.lru_cache(maxsize=64)
+def _integer_kind(dtype: np.dtype) -> tuple[bool, bool, int]:
+    """Whether ``dtype`` holds integers (not booleans), whether signed ones, and its largest value (per dtype, once)."""
+    if not (np.issubdtype(dtype, np.integer) and dtype != np.bool_):
+        return False, False, 0
+    return True, bool(np.issubdtype(dtype, np.signedinteger)), int(np.iinfo(dtype).max)
+
+
 def _integer_array(reports) -> np.ndarray | None:
     """``reports`` as an array if it holds integers (not booleans), else None."""
     array = np.asarray(reports)
-    if np.issubdtype(array.dtype, np.integer) and array.dtype != np.bool_:
+    if _integer_kind(array.dtype)[0]:
         return array
     return None
 
@@ -47,8 +56,11 @@ def _cast(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _out_of_range(values: np.ndarray, low: int, high: int | None) -> np.ndarray:
     """Entries outside ``[low, high)`` (``high=None``: no upper limit), compared without overflow."""
-    below = low > 0 or np.issubdtype(values.dtype, np.signedinteger)
-    above = high is not None and high - 1 < np.iinfo(values.dtype).max
+    integer, signed, largest = _integer_kind(values.dtype)
+    if not integer:
+        largest = np.iinfo(values.dtype).max  # raises as it always did: no integers
+    below = low > 0 or signed
+    above = high is not None and high - 1 < largest
     if below and above:
         return (values < low) | (values >= high)
     if below or above:

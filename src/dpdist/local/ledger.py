@@ -127,6 +127,7 @@ class PrivacyLedger:
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
         self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
+        self._saved_to: Path | None = None  # opened from a file: report() saves there before returning
 
     # ------------------------------------------------------------------ spending
     def spent(self, now: float | None = None) -> float:
@@ -228,6 +229,8 @@ class PrivacyLedger:
             )
         if once is not None:
             self._answered[_once_key(collector, once)] = {"at": float(now), "protocol": protocol.name}
+        if self._saved_to is not None:  # persisted before the reports can leave (the JS client's onChange)
+            self.save(self._saved_to)
         return reports
 
     def _check_once(self, once: str, collector: str, size: int) -> None:
@@ -271,7 +274,9 @@ class PrivacyLedger:
         """JSON-safe state (the JavaScript client's ``localStorage`` entry, the ``--memo`` file)."""
         return {
             "format": LEDGER_FORMAT,
-            "version": 1,
+            # version 2 once the device answered a question asked once: readers of version 1 (before rounds
+            # campaigns) would drop "answered" and save the ledger without it; they refuse version 2 instead
+            "version": 2 if self._answered else 1,
             "budget": self.budget,
             "window": self.window,
             "accounting": self.accounting,
@@ -289,8 +294,8 @@ class PrivacyLedger:
         from ._registry import from_config
         from ..errors import DPDistError
 
-        if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") != 1:
-            raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1): {str(state)[:200]}")
+        if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") not in (1, 2):
+            raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1 or 2): {str(state)[:200]}")
         try:
             ledger = cls(**{key: state[key] for key in _SETTINGS if key in state})
         except InvalidParameterError as error:
@@ -344,7 +349,8 @@ class PrivacyLedger:
     @classmethod
     @contextlib.contextmanager
     def open(cls, path: PathLike, option: str = "--memo", **settings: Any) -> Iterator["PrivacyLedger"]:
-        """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved on success.
+        """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved by every
+        :meth:`report` before it returns its reports, and on success.
 
         ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
         given, replace those of an existing one (the owner's decision).
@@ -355,7 +361,11 @@ class PrivacyLedger:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with exclusive_lock(path, owner=option):
             ledger = cls._read(path, option, settings)
-            yield ledger
+            ledger._saved_to = path
+            try:
+                yield ledger
+            finally:
+                ledger._saved_to = None
             ledger.save(path)
 
     @classmethod

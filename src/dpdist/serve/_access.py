@@ -22,7 +22,7 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-__all__ = ["PrivacyMiddleware", "query_has_token"]
+__all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
 ACCESS = logging.getLogger("uvicorn.access")
 _BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/batches/)[^/]+$")
@@ -63,18 +63,20 @@ class PrivacyMiddleware:
             raise
         finally:
             if self.mode != "off" and status[0]:
-                self._log(scope, status[0])
+                access_line(scope, status[0], self.mode)
 
-    def _log(self, scope, status: int) -> None:
-        path = scope.get("path", "")
-        client = scope.get("client")
-        if self.mode == "full":
-            address = f"{client[0]}:{client[1]}" if client else "-"
-        else:
-            address = "-"
-            path = _BATCH_PATH.sub(r"\1-", path)
-        # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-        ACCESS.info('%s - "%s %s HTTP/%s" %d', address, scope.get("method", "-"), path, scope.get("http_version", "1.1"), status)
+
+def access_line(scope, status: int, mode: str) -> None:
+    """Write a request's access line (``mode``: anonymous or full)."""
+    path = scope.get("path", "")
+    client = scope.get("client")
+    if mode == "full":
+        address = f"{client[0]}:{client[1]}" if client else "-"
+    else:
+        address = "-"
+        path = _BATCH_PATH.sub(r"\1-", path)
+    # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, scope.get("method", "-"), path, scope.get("http_version", "1.1"), status)
 
 
 async def _refuse_token(send) -> None:

@@ -116,10 +116,23 @@ class Campaign(CampaignRow):
 
 
 _PROTOCOLS: dict[str, Any] = {}
+#: the same config object (a row admission reuses for many batches): its protocol without serializing the config
+_BY_OBJECT: dict[int, tuple[dict, Any]] = {}
 
 
 def protocol_of(config: dict):
     """The protocol of a stored config, built once per process (building one can be costly, e.g. a wavelet design)."""
+    seen = _BY_OBJECT.get(id(config))
+    if seen is not None and seen[0] is config:  # the entry holds the config: its id is not reused meanwhile
+        return seen[1]
+    protocol = _protocol_of_json(config)
+    if len(_BY_OBJECT) > 256:
+        _BY_OBJECT.clear()
+    _BY_OBJECT[id(config)] = (config, protocol)
+    return protocol
+
+
+def _protocol_of_json(config: dict):
     key = json.dumps(config, sort_keys=True)
     protocol = _PROTOCOLS.get(key)
     if protocol is None:

@@ -37,6 +37,8 @@ MAX_GROUP = 512
 FOLD_EVERY_S = 1.0
 #: seconds between two sweeps of the log rows of processes that are gone
 SWEEP_EVERY_S = 60.0
+#: a queue length never reached: the committer is not waiting, nobody wakes it
+_NO_WAKE = 1 << 62
 
 
 class _Waiter:
@@ -58,6 +60,7 @@ class GroupCommitter:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._wanted = 1  # items in the queue that wake the committer while it waits (_NO_WAKE: it does not wait)
         self.groups = 0  # groups committed (for tests and metrics)
         self.items = 0
 
@@ -82,7 +85,8 @@ class GroupCommitter:
         self.start()
         with self._wake:
             self._queue.append(waiter)
-            self._wake.notify()
+            if len(self._queue) >= self._wanted:  # the committer waits for this many: wake it (else no system call)
+                self._wake.notify()
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -135,11 +139,14 @@ class GroupCommitter:
     def _take(self, timeout: float) -> list[_Waiter]:
         with self._wake:
             if not self._queue and not self._stopping:
+                self._wanted = 1
                 self._wake.wait(timeout)
             if self.delay_s and 0 < len(self._queue) < self.min_group and not self._stopping:
+                self._wanted = self.min_group  # the arrivals before it do not wake this thread one by one
                 deadline = time.monotonic() + self.delay_s
                 while len(self._queue) < self.min_group and (left := deadline - time.monotonic()) > 0:
                     self._wake.wait(left)
+            self._wanted = _NO_WAKE  # committing: it looks at the queue again before it waits
             group, seen = [], set()
             for _ in range(min(len(self._queue), MAX_GROUP)):
                 waiter = self._queue[0]

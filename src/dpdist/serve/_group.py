@@ -188,17 +188,31 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
             item = items[index]
             rejected = json.dumps(item.batch.rejected, sort_keys=True)
             received = minute if item.received_ms is None else item.received_ms
-            rows += [item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected]
-        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
-        inserted.update(db.execute(
-            "INSERT INTO batches (campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected)"
-            f" VALUES {marks} ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id",
-            tuple(rows),
-        ))
+            rows.append((item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected))
+        inserted.update(_insert_batch_rows(db, rows))
     claimed = [index for index in candidates if (items[index].campaign_id, items[index].batch_id) in inserted]
     taken = set(claimed)
     _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
     return claimed
+
+
+_BATCH_COLUMNS = "campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
+_CLAIM = " ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id"
+
+
+def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
+    """Insert batch rows unless their (campaign, batch id) is recorded; the keys inserted.  PostgreSQL: one statement
+    text whatever the group's size, its columns as arrays (psycopg caches the conversion of a statement of at most 50
+    parameters only, and the server prepares a statement it sees again)."""
+    if db.dialect != "postgresql":
+        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
+                          tuple(value for row in rows for value in row))
+    columns = tuple(list(column) for column in zip(*rows))
+    return db.execute(
+        f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[],"
+        f" ?::bigint[], ?::bigint[], ?::text[]){_CLAIM}", columns,
+    )
 
 
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from .. import _json
+from ._database import DatabaseUnavailableError
 from ._refusals import (
     Busy,
     Conflict,
@@ -31,7 +32,7 @@ from ._refusals import (
     UnsupportedMediaType,
 )
 
-__all__ = ["STATUS", "status_of", "EXCEPTION_HANDLERS", "bearer", "json_document", "read_body", "json_body"]
+__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
 
 LOG = logging.getLogger("dpdist.serve")
 
@@ -67,12 +68,23 @@ def refusal_headers(refusal: Refusal) -> dict:
     return headers
 
 
+def refusal_answer(refusal: Refusal) -> tuple[int, dict, dict]:
+    """A refusal's HTTP answer: its status, JSON body and headers."""
+    return status_of(refusal), {"error": refusal.code, "detail": refusal.detail}, refusal_headers(refusal)
+
+
+def database_unavailable_answer(error: DatabaseUnavailableError) -> tuple[int, dict, dict]:
+    """The HTTP answer to a database that cannot answer: its status, JSON body and headers."""
+    detail = f"The database cannot answer now ({error.reason}); retry later."
+    return 503, {"error": "database_unavailable", "detail": detail}, {"Retry-After": "5"}
+
+
 async def _refused(request: Request, refusal: Refusal) -> JSONResponse:
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.refused_request(refusal.code)
-    return JSONResponse({"error": refusal.code, "detail": refusal.detail}, status_code=status_of(refusal),
-                        headers=refusal_headers(refusal))
+    status, body, headers = refusal_answer(refusal)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -91,7 +103,11 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {Refusal: _refused, HTTPException: _http_er
 
 def bearer(request: Request) -> str:
     """The token of ``Authorization: Bearer <token>`` ('' without one)."""
-    header = request.headers.get("authorization", "")
+    return bearer_token(request.headers.get("authorization", ""))
+
+
+def bearer_token(header: str) -> str:
+    """The token of an ``Authorization`` header's value ``Bearer <token>`` ('' otherwise)."""
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
@@ -112,15 +128,19 @@ def read_body(request: Request, campaign_id: str | None = None):
 
     A body over the size limit is counted against ``campaign_id``'s refused batches (once per batch id of the path).
     """
-    from ._limits import receive_body
+    return body_of(request.app.state.service, request.headers.get("content-length"), request.receive, campaign_id,
+                   request.path_params.get("batch_id"))
 
-    service = request.app.state.service
+
+def body_of(service, content_length: str | None, receive, campaign_id: str | None = None, batch_id: str | None = None):
+    """:func:`read_body` from a request's ``Content-Length`` header (None without one) and its ASGI ``receive``."""
+    from ._limits import receive_body
 
     async def refuse_oversized():
         if campaign_id:
-            await service.count_refused(campaign_id, "too_large", request.path_params.get("batch_id"))
+            await service.count_refused(campaign_id, "too_large", batch_id)
 
-    return receive_body(request, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
+    return receive_body(content_length, receive, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
 
 
 async def json_body(request: Request) -> dict:

@@ -105,6 +105,8 @@ def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int
         batches.append(decode_payload(protocol, header, stream.read(header["payload_bytes"]), "batch"))
     if not batches:
         raise MalformedReportError("batch: empty body, expected dpdist report records.")
+    if len(batches) == 1:  # decode_payload's batch is of the protocol's config: what concatenate returns for one
+        return batches[0]
     return ReportBatch.concatenate(batches, protocol.report_format)
 
 

@@ -169,14 +169,15 @@ else:  # pragma: no cover - Python 3.10
 
 
 @contextlib.asynccontextmanager
-async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_bytes: int, on_too_large=None):
-    """The request's body, held against ``budget`` until the ``async with`` block ends.
+async def receive_body(length: str | None, receive, limits: Limits, budget: BodyBudget, max_body_bytes: int,
+                       on_too_large=None):
+    """The request's body (its ``Content-Length`` header, None without one; its ASGI ``receive``), held against
+    ``budget`` until the ``async with`` block ends.
 
     Refusals close the connection: 413 ``too_large`` (over ``max_body_bytes``,
     at once when Content-Length says so), 503 ``busy`` (the budget is full),
     408 ``body_timeout`` (past the deadline or below the minimum rate).
     """
-    length = request.headers.get("content-length")
     declared = int(length) if length is not None and length.isdigit() else None
     if declared is not None and declared > max_body_bytes:
         if on_too_large is not None:
@@ -191,7 +192,7 @@ async def receive_body(request, limits: Limits, budget: BodyBudget, max_body_byt
             # the moment this body falls behind: its deadline, or min_body_rate after the grace period
             when = start + min(limits.body_timeout, limits.body_grace + held / limits.min_body_rate)
             try:
-                message = await _receive_by(request.receive, when)
+                message = await _receive_by(receive, when)
             except (asyncio.TimeoutError, TimeoutError):
                 raise _too_slow(limits, held) from None
             if message["type"] == "http.disconnect":  # the client went away mid-body: nothing to log as an error

@@ -109,16 +109,15 @@ class Metrics:
         self.in_flight = Gauge("dpdist_requests_in_flight", "Requests being served now", registry=registry)
         self._children: dict[tuple, tuple] = {}  # (method, route template, status): from small fixed sets
         registry.register(_ServiceCollector(db, service))
-        for outcome in ("new", "duplicate"):
-            self.batches.labels(outcome)
+        self._new, self._duplicate = self.batches.labels("new"), self.batches.labels("duplicate")  # every request's
 
     # ------------------------------------------------------------------ events
     def acknowledged(self, ack: dict) -> None:
         """A batch's acknowledgement went out."""
         if ack.get("duplicate"):
-            self.batches.labels("duplicate").inc()
+            self._duplicate.inc()
             return
-        self.batches.labels("new").inc()
+        self._new.inc()
         self.reports.inc(int(ack.get("accepted", 0)))
         for reason, count in (ack.get("rejected") or {}).items():
             self.rejected.labels(str(reason)).inc(int(count))

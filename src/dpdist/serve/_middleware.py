@@ -24,7 +24,7 @@ import time
 from ._logs import REQUEST_ID, AccessLog
 from ._metrics import route_label
 
-__all__ = ["RequestIdMiddleware", "SecurityHeadersMiddleware", "content_security_policy"]
+__all__ = ["RequestIdMiddleware", "SecurityHeadersMiddleware", "content_security_policy", "request_id_of", "security_headers"]
 
 _REQUEST_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
 _INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>", re.S | re.I)
@@ -47,8 +47,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        offered = next((value for name, value in scope["headers"] if name == b"x-request-id"), b"")
-        request_id = offered.decode("ascii") if _REQUEST_ID.fullmatch(offered) else f"{_IDS.getrandbits(128):032x}"
+        request_id = request_id_of(next((value for name, value in scope["headers"] if name == b"x-request-id"), b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         started, status = time.perf_counter(), [500]
 
@@ -63,6 +62,17 @@ class RequestIdMiddleware:
         finally:
             if self.access_log != "off":
                 AccessLog.write(scope, route_label(scope), status[0], started, full=self.access_log == "full")
+
+
+def request_id_of(offered: bytes) -> str:
+    """The request id of a request whose ``X-Request-ID`` header is ``offered`` (b'' without one): the client's own if
+    it is one, else a fresh random one."""
+    return offered.decode("ascii") if offered and _REQUEST_ID.fullmatch(offered) else f"{_IDS.getrandbits(128):032x}"
+
+
+def security_headers(scope) -> list[tuple[bytes, bytes]]:
+    """The security headers of every response but HTML pages' (which add their content security policy)."""
+    return [*_ALL_RESPONSES, _HSTS] if scope.get("scheme") == "https" else _ALL_RESPONSES
 
 
 def _sha256_sources(pattern: re.Pattern, page: str) -> str:
@@ -99,14 +109,11 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        https = scope.get("scheme") == "https"
         held: dict = {}
 
         async def sending(message):
             if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), *_ALL_RESPONSES]
-                if https:
-                    headers.append(_HSTS)
+                headers = [*message.get("headers", []), *security_headers(scope)]
                 message = {**message, "headers": headers}
                 content_type = next((value for name, value in headers if name.lower() == b"content-type"), b"")
                 if content_type.startswith(b"text/html"):

@@ -5,7 +5,8 @@ the ``/readyz`` and ``/metrics`` routes, the 503 answer to a database that
 cannot answer (logged once per error class by the database layer, not as a
 traceback per request), and the middleware, outermost first (outside the
 privacy middleware of :mod:`._access`): request id (and the JSON access line),
-metrics, CORS (only with ``cors_origins``), security headers.  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+metrics, CORS (only with ``cors_origins``), security headers; outside them all (without CORS), the devices'
+batch route served in one layer (:mod:`._fast_batches`).  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from starlette.routing import Route
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
-from ._http import bearer
+from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
 from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
@@ -96,10 +97,8 @@ ROUTES = [Route("/readyz", readyz, methods=["GET"]), Route("/metrics", metrics, 
 async def _database_unavailable(request: Request, error: DatabaseUnavailableError) -> JSONResponse:
     # logged by the database layer (once per error class); the client retries the same batch later
     request.app.state.metrics.refused_request("database_unavailable")
-    return JSONResponse(
-        {"error": "database_unavailable", "detail": f"The database cannot answer now ({error.reason}); retry later."},
-        status_code=503, headers={"Retry-After": "5"},
-    )
+    status, body, headers = database_unavailable_answer(error)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def install(app, service, operations: Operations | None = None) -> None:
@@ -127,4 +126,9 @@ def install(app, service, operations: Operations | None = None) -> None:
     # text logs keep the access line of the privacy middleware (uvicorn's format)
     access = getattr(getattr(service, "limits", None), "access_log", "anonymous") if operations.log_format == "json" else "off"
     app.add_middleware(RequestIdMiddleware, access_log=access)
+    if not operations.cors_origins:  # the devices' batches, served in one layer (with CORS: by the whole stack)
+        from ._fast_batches import BatchFastPath
+
+        app.add_middleware(BatchFastPath, service=service, metrics=metrics, routes=app.routes,
+                           privacy_log=getattr(getattr(service, "limits", None), "access_log", "anonymous"), json_access=access)
     db.outages.enabled = True

@@ -154,7 +154,8 @@ class Client:
         self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
         # the question a device answers once: a rounds campaign (any of its rounds), or the campaign a round is of
         if isinstance(document, dict) and (document.get("rounds") is not None or document.get("round_of")):
-            self._answer_once[campaign] = str(document.get("round_of") or campaign)
+            # the server's own id (a path's percent-escapes are decoded there): one question however the id is typed
+            self._answer_once[campaign] = str(document.get("round_of") or document.get("campaign") or campaign)
         return document
 
     def protocol(self, campaign: str) -> LocalProtocol:
@@ -291,10 +292,23 @@ class Client:
         return acks
 
     def _submit_device_values(self, campaign: str, protocol: LocalProtocol, values: np.ndarray, ledger: PrivacyLedger) -> list[dict]:
-        """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`)."""
-        if campaign not in self._rounds:
-            self.config(campaign)  # whether the campaign runs in rounds: the device answers one of them
+        """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`).
+
+        A ledger opened from a file (``PrivacyLedger.open``) is saved by ``report`` before the reports are
+        returned, hence before they are sent: a device killed or cut off mid-send keeps its charge and its
+        answer. A campaign in rounds whose round is not open now is refused before anything is drawn (its
+        one answer would be spent on a batch the service must refuse).
+        """
+        document = self.config(campaign)  # the round now, and whether the device answers once
         once = self._answer_once.get(campaign)
+        if once is not None:
+            rounds = document.get("rounds") or {}
+            state = rounds.get("round_state", document.get("state"))
+            if state != "open" or (document.get("rounds") is not None and not document.get("submit_to")):
+                raise ServiceRefusedError(
+                    f"Campaign {campaign!r} runs in rounds and no round is open now (state {state!r}); nothing was "
+                    "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
+                )
         reports = ledger.report(protocol, values, self.server, once=once)
         return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
 

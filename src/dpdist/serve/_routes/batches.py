@@ -7,17 +7,19 @@ then closes the connection); the body is read within the limits of
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .._http import bearer, read_body
+from .._http import bearer, body_of, read_body
 from .._openapi import documented, json_answer, ref
 from .._refusals import Refusal
 from ._common import service_of
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "Incoming", "accept_batch"]
 
 _BATCH_ERRORS = (400, 401, 403, 404, 408, 409, 413, 415, 429, 503)
 _BATCH_BODY = {
@@ -35,9 +37,22 @@ _RELAYED_BODY = {"required": True, "content": {"application/vnd.dpdist.relayed-b
 _RECORDS_BODY = {"required": True, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 
-async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
-    service, campaign_id, token = service_of(request), request.path_params["campaign"], bearer(request)
-    service.rate.check(request.client.host if request.client else None)
+class Incoming(NamedTuple):
+    """What a batch's request carries, whatever read it (Starlette's :class:`Request`, or :mod:`.._fast_batches`)."""
+
+    campaign_id: str
+    batch_id: str | None  # None: POSTed without one, named by its records' file id
+    token: str
+    host: str | None
+    content_type: str
+    content_length: str | None
+    receive: Any
+
+
+async def accept_batch(service, incoming: Incoming) -> dict:
+    """Admit, read, decode and count one batch; its acknowledgement once durable (or the :class:`Refusal` raised)."""
+    campaign_id, batch_id, token = incoming.campaign_id, incoming.batch_id, incoming.token
+    service.rate.check(incoming.host)
     with service.slot():
         try:  # nothing of the body is read before the client, its campaign and its token pass
             campaign = await service.admit(campaign_id, batch_id, token)
@@ -47,8 +62,15 @@ async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
                            or await run_in_threadpool(service.rounds.direct_refusal, campaign_id) or refusal)
             refusal.close = True
             raise refusal from None
-        async with read_body(request, campaign_id) as body:
-            ack = await service.submit(campaign, batch_id, body, request.headers.get("content-type", ""), token)
+        async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id) as body:
+            return await service.submit(campaign, batch_id, body, incoming.content_type, token)
+
+
+async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
+    headers = request.headers
+    ack = await accept_batch(service_of(request), Incoming(
+        request.path_params["campaign"], batch_id, bearer(request), request.client.host if request.client else None,
+        headers.get("content-type", ""), headers.get("content-length"), request.receive))
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)

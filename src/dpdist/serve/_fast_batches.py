@@ -1,0 +1,124 @@
+"""The devices' request, ``PUT``/``POST /api/campaigns/{campaign}/batches/{batch_id}``, served without Starlette's layers.
+
+At population scale every device sends one report per request (issue 28), and a
+request's CPU was mostly the framework's: five middleware layers, each with its
+closures and message copies, Starlette's routing and exception layers, its
+``Request``, its ``JSONResponse``.  :class:`BatchFastPath`, the outermost of the
+application's middleware, serves this one route itself, with the same steps and
+the same answers byte for byte:
+
+* the same route match (the Starlette route's own :meth:`~starlette.routing.Route.matches`);
+* the same work (:func:`._routes.batches.accept_batch`: rate, admission before the
+  body, the body's limits, decoding, the group commit, the acknowledgement only
+  once durable);
+* the same answers: the acknowledgement as ``JSONResponse`` renders it, a refusal
+  or an outage as the exception handlers answer it (:func:`._http.refusal_answer`,
+  :func:`._http.database_unavailable_answer`), the security headers and
+  ``X-Request-ID`` of :mod:`._middleware`; an unexpected error propagates to
+  Starlette's outermost layer (500), as before;
+* the same records: metrics (latency, status, requests in flight, batches,
+  reports, refusals), the access line of :mod:`._access` and the JSON access line
+  of :class:`._middleware.RequestIdMiddleware`, the request id of log records.
+
+Requests it does not take pass to the application unchanged: other routes, a
+query string (the privacy middleware refuses tokens in it), a ``root_path``
+(behind a proxy's prefix) and every request when CORS is on (its middleware adds
+``Vary`` and the CORS headers).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from starlette.routing import Match, Route
+
+from ._access import access_line
+from ._database import DatabaseUnavailableError
+from ._http import bearer_token, database_unavailable_answer, refusal_answer
+from ._logs import REQUEST_ID, AccessLog
+from ._middleware import request_id_of, security_headers
+from ._refusals import Refusal
+from ._routes.batches import Incoming, accept_batch, submit_batch
+
+__all__ = ["BatchFastPath"]
+
+#: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
+_RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
+_WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"x-request-id"})
+_JSON = (b"content-type", b"application/json")
+
+
+class BatchFastPath:
+    """Pure ASGI middleware serving the batch route of :data:`._routes.ROUTES` (see the module).
+
+    ``privacy_log``: the access-log mode of :class:`._access.PrivacyMiddleware`; ``json_access``: that of
+    :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).
+    """
+
+    def __init__(self, app, service, metrics, routes, *, privacy_log: str = "off", json_access: str = "off"):
+        self.app, self.service, self.metrics = app, service, metrics
+        self.route: Route = next(route for route in routes if getattr(route, "endpoint", None) is submit_batch)
+        self.privacy_log, self.json_access = privacy_log, json_access
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("query_string") or scope.get("root_path"):
+            await self.app(scope, receive, send)
+            return
+        match, child = self.route.matches(scope)
+        if match is not Match.FULL:
+            await self.app(scope, receive, send)
+            return
+        scope.update(child)
+        scope["route"] = self.route
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope, receive, send) -> None:
+        found: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:  # the first of each, as Starlette's Headers.get
+            if name in _WANTED and name not in found:
+                found[name] = value
+        request_id = request_id_of(found.get(b"x-request-id", b""))
+        REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
+        metrics, started, status, logged = self.metrics, time.perf_counter(), 500, 0
+        length = found.get(b"content-length")
+        client = scope.get("client")
+        incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
+                            bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
+                            found.get(b"content-type", b"").decode("latin-1"),
+                            length.decode("latin-1") if length is not None else None, receive)
+        metrics.in_flight.inc()
+        try:
+            status, body, headers = await self._answer(incoming)
+            headers += [(b"content-length", str(len(body)).encode()), _JSON, *security_headers(scope),
+                        (b"x-request-id", request_id.encode())]
+            logged = status
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        except Exception:
+            logged = logged or 500  # answered by Starlette's outermost error handler
+            raise
+        finally:
+            metrics.in_flight.dec()
+            if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
+                access_line(scope, logged, self.privacy_log)
+            metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
+            if self.json_access != "off":
+                AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
+
+    async def _answer(self, incoming: Incoming) -> tuple[int, bytes, list]:
+        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage)."""
+        metrics = self.metrics
+        try:
+            ack = await accept_batch(self.service, incoming)
+        except Refusal as refusal:
+            metrics.refused_request(refusal.code)
+            status, document, headers = refusal_answer(refusal)
+        except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
+            metrics.refused_request("database_unavailable")
+            status, document, headers = database_unavailable_answer(error)
+        else:
+            metrics.acknowledged(ack)
+            return 200, _RENDER(ack).encode("utf-8"), []
+        raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+        return status, _RENDER(document).encode("utf-8"), raw
