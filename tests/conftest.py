@@ -33,8 +33,8 @@ def private_cache(tmp_path_factory, monkeypatch):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """Workers of ``-n auto`` (pyproject's addopts): one per core this process may use, at most 4 (the servers,
-    PostgreSQL clusters and browsers of the end-to-end tests run beside them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""
+    """Workers of ``uv run pytest -n auto``: one per core this process may use, at most 4 (the servers, PostgreSQL
+    clusters and browsers of the end-to-end tests run beside them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
