@@ -280,10 +280,10 @@ class Client:
 
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
-        protocol = protocol if protocol is not None else self.protocol(campaign)
         values = np.asarray(values)
         if ledger is not None:
-            return self._submit_device_values(campaign, protocol, values, ledger)
+            return self._submit_device_values(campaign, values, ledger, protocol)
+        protocol = protocol if protocol is not None else self.protocol(campaign)
         order = secure_generator().permutation(len(values))
         acks = []
         for start in range(0, len(values), batch_size):
@@ -291,7 +291,9 @@ class Client:
             acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
 
-    def _submit_device_values(self, campaign: str, protocol: LocalProtocol, values: np.ndarray, ledger: PrivacyLedger) -> list[dict]:
+    def _submit_device_values(
+        self, campaign: str, values: np.ndarray, ledger: PrivacyLedger, protocol: LocalProtocol | None
+    ) -> list[dict]:
         """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`).
 
         A ledger opened from a file (``PrivacyLedger.open``) is saved by ``report`` before the reports are
@@ -299,7 +301,11 @@ class Client:
         answer. A campaign in rounds whose round is not open now is refused before anything is drawn (its
         one answer would be spent on a batch the service must refuse).
         """
+        from ..local import from_config
+
         document = self.config(campaign)  # the round now, and whether the device answers once
+        if protocol is None:  # the round's config from the same fetch as its submit_to
+            protocol = from_config(document["config"])
         once = self._answer_once.get(campaign)
         if once is not None:
             rounds = document.get("rounds") or {}
