@@ -136,6 +136,41 @@ def test_collectors_round_trip_and_trailing_slashes_are_one_collector():
         PrivacyLedger.from_dict(bad)
 
 
+#: spellings of collectors and how the ledger (Python and JavaScript alike) names them
+COLLECTORS = {
+    "https://C.Example:443/": "https://c.example", "http://c.example:80": "http://c.example",
+    "http://c.example:8080/x/": "http://c.example:8080/x", "https://[::1]:443/": "https://[::1]", "local": "local",
+    "HTTPS://c.example/p//": "https://c.example/p", "https://u@c.example/": "https://u@c.example",
+    "http://c.example?x=1": "http://c.example?x=1", "https://c.example:80/": "https://c.example:80",
+    "ftp://c.example/": "ftp://c.example", "http://C.EXAMPLE/A/": "http://c.example/A",
+}
+
+
+def test_spellings_of_one_collector_are_one_collector_and_older_keys_are_read_under_the_new_name():
+    """A device's budget and its one answer per campaign in rounds must not split over ``https://c.example`` and
+    ``https://C.example:443/`` (review of issue 35's rule, F4); the JavaScript client names them alike."""
+    from dpdist.local.ledger import normal_collector
+
+    assert {spelling: normal_collector(spelling) for spelling in COLLECTORS} == COLLECTORS
+    protocol = local.from_config(L_GRR)
+    ledger = PrivacyLedger(budget=100.0)
+    ledger.report(protocol, [3], collector="https://c.example")
+    ledger.report(protocol, [3], collector="https://C.EXAMPLE:443/")
+    threshold = local.make("threshold", epsilon=1.0, cuts=[512], round=1)
+    ledger.report(threshold, [0.3], collector="https://c.example", once="q")
+    with pytest.raises(PrivacyBudgetError, match="already answered"):
+        ledger.report(threshold, [0.3], collector="https://c.example:443", once="q")
+    state = json.loads(json.dumps(ledger.to_dict()))
+    assert [stream["reports"] for stream in state["streams"].values()] == [2]
+    # a ledger written under the earlier normalization (trailing slashes only): two spellings, read as one
+    scope, stream = next(iter(state["streams"].items()))
+    spelled = {**stream, "collector": "https://C.example:443", "reports": 1}
+    older = {**state, "streams": {scope: {**stream, "reports": 1}, "https://C.example:443" + scope[len("https://c.example"):]: spelled},
+             "answered": {"https://C.EXAMPLE q": state["answered"]["https://c.example q"]}}
+    read = PrivacyLedger.from_dict(older)
+    assert read.reports_sent(protocol, "https://c.example") == 2 and read.answered("q", "https://c.example:443/")
+
+
 def test_the_ledger_round_trips_and_damage_is_refused():
     ledger = PrivacyLedger(budget=50.0, window=3600.0)
     ledger.report(local.from_config(L_GRR), [3, 5], collector="https://c.example", rng=1)

@@ -304,6 +304,8 @@ export class Ledger {
 
 /** The scope a ledger keeps a memo under: the collector and the config without budgets. */
 export function budgetScope(collector: string, config: ProtocolConfig): string;
+/** A collector's name as the ledger keeps it: an http(s) URL's origin (lower case, no default port) and path. */
+export function normalCollector(collector: string): string;
 /** eps_T of T reports through one memo against every other history (Python's epsilon_over_changes). */
 export function historyEpsilon(
   reports: number,

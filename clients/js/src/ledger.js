@@ -46,10 +46,27 @@ function sortedJSON(value) {
   return JSON.stringify(value);
 }
 
-/** A collector's name as the ledger keeps it: trailing slashes dropped (Python's normal_collector). */
+/**
+ * A collector's name as the ledger keeps it (Python's normal_collector): an http(s) URL's origin (scheme and host in
+ * lower case, no default port) and its path without trailing slashes; any other name with its trailing slashes dropped.
+ */
 export function normalCollector(collector) {
   if (typeof collector !== 'string') throw new InvalidParameterError(`The 'collector' of a ledger report must be a string. Got ${typeof collector}.`);
-  return collector.replace(/\/+$/, '') || collector;
+  const plain = collector.replace(/\/+$/, '') || collector;
+  if (!/^https?:\/\/[^/@?#]+(\/[^?#]*)?$/i.test(collector)) return plain; // user info, a query or a fragment: as given
+  let url;
+  try {
+    url = new URL(collector);
+  } catch {
+    return plain;
+  }
+  return url.origin + url.pathname.replace(/\/+$/, '');
+}
+
+/** A ledger key ``"<collector> <rest>"`` written under an earlier normalization, under this one. */
+function renormalized(key) {
+  const space = key.indexOf(' ');
+  return space < 0 ? key : `${normalCollector(key.slice(0, space))}${key.slice(space)}`;
 }
 
 /** The memo scope of ``config`` at ``collector`` (Python's budget_scope: canonical JSON without budgets). */
@@ -129,7 +146,7 @@ function checkAnswers(answered) {
       Number.isFinite(answer.at) &&
       typeof answer.protocol === 'string';
     if (!ok) throw new IncompatibleStateError(`A privacy ledger's answer ${JSON.stringify(key)} is damaged: ${JSON.stringify(answer)?.slice(0, 200)}`);
-    checked.set(key, { at: answer.at, protocol: answer.protocol });
+    checked.set(renormalized(key), { at: answer.at, protocol: answer.protocol });
   }
   return checked;
 }
@@ -189,10 +206,16 @@ export class Ledger {
         if (error instanceof DPDistError) throw new IncompatibleStateError(`Ledger stream ${JSON.stringify(scope)}: ${error.message}`);
         throw error;
       }
-      if (budgetScope(owner, memo.protocol.config) !== scope) {
+      const current = budgetScope(owner, memo.protocol.config);
+      if (renormalized(scope) !== current) {
         throw new IncompatibleStateError(`Ledger stream ${JSON.stringify(scope)} holds a memo of another scope.`);
       }
-      ledger._streams.set(scope, { collector: owner, memo, reports });
+      const kept = ledger._streams.get(current); // two spellings of one collector (an earlier normalization)
+      if (kept !== undefined) {
+        kept.reports += reports; // keep one memo; every report through either counts
+        continue;
+      }
+      ledger._streams.set(current, { collector: normalCollector(owner), memo, reports });
     }
     ledger._charges = state.charges.map(checkCharge);
     ledger._answered = checkAnswers(state.answered ?? {}); // absent in ledgers written before rounds campaigns

@@ -21,6 +21,7 @@ import {
   budgetScope,
   fromConfig,
   historyEpsilon,
+  normalCollector,
 } from '../src/index.js';
 import { ALPHA, CHANNEL_SLACK, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss, memoryStorage } from './helpers.js';
 
@@ -359,4 +360,21 @@ test('stable accounting charges eps_inf for each of the first K reports; a NaN n
   assert.ok(Math.abs(stable.spent() - 8 * dbit.memoized.epsilonInf) < 1e-9);
   assert.equal(budgetScope('https://c.example/', { protocol: 'l-grr', labels: ['café', 'b'], epsilon: 1 }),
     'https://c.example {"labels":["café","b"],"protocol":"l-grr"}');
+});
+
+test('spellings of one collector are one collector, as Python names them (tests/test_ledger.py COLLECTORS)', () => {
+  const expected = {
+    'https://C.Example:443/': 'https://c.example', 'http://c.example:80': 'http://c.example',
+    'http://c.example:8080/x/': 'http://c.example:8080/x', 'https://[::1]:443/': 'https://[::1]', local: 'local',
+    'HTTPS://c.example/p//': 'https://c.example/p', 'https://u@c.example/': 'https://u@c.example',
+    'http://c.example?x=1': 'http://c.example?x=1', 'https://c.example:80/': 'https://c.example:80',
+    'ftp://c.example/': 'ftp://c.example', 'http://C.EXAMPLE/A/': 'http://c.example/A',
+  };
+  for (const [spelling, name] of Object.entries(expected)) assert.equal(normalCollector(spelling), name, spelling);
+  const ledger = new Ledger();
+  const round = fromConfig({ protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0, 1], cuts: [512], grid_size: 1024, round: 1 });
+  ledger.report(round, [0.3], { collector: 'https://c.example', once: 'q', source: deterministicSource(2) });
+  assert.throws(() => ledger.report(round, [0.3], { collector: 'https://C.example:443/', once: 'q' }), PrivacyBudgetError);
+  const older = { ...ledger.toJSON(), answered: { 'https://C.EXAMPLE q': { at: 1, protocol: 'threshold' } } };
+  assert.equal(Ledger.fromJSON(older).answered('q', 'https://c.example'), true);
 });

@@ -77,10 +77,34 @@ def budget_scope(collector: str, config: dict) -> str:
 
 
 def normal_collector(collector: str) -> str:
-    """A collector's name as the ledger keeps it: trailing slashes dropped (``https://c.org/`` is ``https://c.org``)."""
+    """A collector's name as the ledger keeps it: an http(s) URL's origin as a browser writes it (scheme and host
+    in lower case, no default port) and its path without trailing slashes, so ``https://C.org:443/`` is
+    ``https://c.org``; any other name with its trailing slashes dropped."""
     if not isinstance(collector, str):
         raise InvalidParameterError(f"The 'collector' of a ledger report must be a string. Got {collector!r} instead.")
-    return collector.rstrip("/") or collector
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(collector)
+        port = parts.port
+    except ValueError:
+        parts, port = None, None
+    if (parts is None or parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc
+            or "?" in collector or "#" in collector):  # user info, a query or a fragment: as given
+        return collector.rstrip("/") or collector
+    scheme, host = parts.scheme.lower(), parts.hostname
+    host = f"[{host}]" if ":" in host else host
+    origin = f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+    return origin + parts.path.rstrip("/")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _renormalized(key: str) -> str:
+    """A ledger key ``"<collector> <rest>"`` written under an earlier normalization, under this one."""
+    collector, _, rest = key.partition(" ")
+    return f"{normal_collector(collector)} {rest}"
 
 
 def _integral(value):
@@ -316,10 +340,16 @@ class PrivacyLedger:
                 )
             except (DPDistError, TypeError, KeyError) as error:
                 raise IncompatibleStateError(f"Ledger stream {scope!r}: {error}") from None
-            if budget_scope(stream["collector"], protocol.config()) != scope:
+            current = budget_scope(stream["collector"], protocol.config())
+            if _renormalized(scope) != current:
                 raise IncompatibleStateError(f"Ledger stream {scope!r} holds a memo of another scope.")
-            ledger._streams[scope] = {
-                "config": protocol.config(), "client": client, "reports": reports, "collector": stream["collector"],
+            kept = ledger._streams.get(current)  # two spellings of one collector (an earlier normalization)
+            if kept is not None:  # keep one memo; every report through either counts
+                kept["reports"] += reports
+                continue
+            ledger._streams[current] = {
+                "config": protocol.config(), "client": client, "reports": reports,
+                "collector": normal_collector(stream["collector"]),
             }
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
@@ -442,7 +472,7 @@ def _checked_answers(answered) -> dict[str, dict[str, Any]]:
                 and isinstance(answer["protocol"], str) and not isinstance(answer["at"], bool)
                 and isinstance(answer["at"], (int, float)) and math.isfinite(answer["at"])):
             raise IncompatibleStateError(f"A privacy ledger's answer {key!r} is damaged: {str(answer)[:200]}")
-        checked[key] = {"at": float(answer["at"]), "protocol": answer["protocol"]}
+        checked[_renormalized(key)] = {"at": float(answer["at"]), "protocol": answer["protocol"]}
     return checked
 
 
