@@ -48,7 +48,11 @@ class DeviceMemo:
         self.collector, self.seeded, self.option = collector, seeded, option
 
     def reports(self, values: np.ndarray, rng) -> np.ndarray:
-        """This device's reports of ``values`` (one per value), charged and saved before they are returned."""
+        """This device's reports of ``values`` (one per value), charged and saved before they are returned.
+
+        The ledger was opened from ``path`` (:meth:`PrivacyLedger.open`), so its ``report`` saves it there
+        before it returns the reports.
+        """
         from ..errors import IncompatibleStateError, PrivacyBudgetError
 
         where = f"The '{self.option}' file {str(self.path)!r}"
@@ -58,11 +62,7 @@ class DeviceMemo:
             raise PrivacyBudgetError(f"{where}: {error}", remaining=error.remaining) from None
         except IncompatibleStateError as error:
             raise IncompatibleStateError(f"{where}: {error}") from None
-        self.save()
         return reports
-
-    def save(self) -> None:
-        self.ledger.save(self.path)
 
 
 @contextlib.contextmanager
