@@ -173,6 +173,12 @@ export class Client {
        * users; a longitudinal campaign is then refused).
        */
       memoStorage?: MemoStorage | null;
+      /**
+       * The Web Locks (default globalThis.navigator.locks): ``submit``, ``submitMany`` and ``add`` read, draw
+       * from and save the ledger holding the lock ``dpdist-ledger``, so two tabs sharing localStorage cannot
+       * both spend or answer from the same ledger state.  null: no lock.
+       */
+      locks?: { request<T>(name: string, callback: () => T | Promise<T>): Promise<T> } | null;
       source?: RandomSource;
     },
   );

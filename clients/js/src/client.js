@@ -108,13 +108,17 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  *   drawn and refused (PrivacyBudgetError) past the budget.  null: no ledger, for simulations of many users
  *   (a longitudinal campaign is then refused: its device must keep its memo; so is a campaign in rounds, whose
  *   device answers one round only, which its ledger remembers)
+ * @param {{request: (name: string, callback: () => any) => Promise<any>}|null} [options.locks] the Web Locks
+ *   (default globalThis.navigator.locks, where the browser has them): every read-draw-save of the ledger holds
+ *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
+ *   the ledger before either saved what it spent or answered.  null: no lock (one writer of the storage)
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, source } = {},
+    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
@@ -131,6 +135,10 @@ export class Client {
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._source = source ?? secureSource();
     this._memoStorage = memoStorage === undefined ? (globalThis.localStorage ?? null) : memoStorage;
+    this._locks = locks === undefined ? (globalThis.navigator?.locks ?? null) : locks;
+    if (this._locks !== null && typeof this._locks.request !== 'function') {
+      throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
+    }
     this._ledger = null; // the device's privacy Ledger, when it has storage
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
@@ -229,6 +237,8 @@ export class Client {
   /**
    * Reports of ``values`` of this device as one ReportBatch (after ``campaign()``), not sent: charged to its
    * ledger (through its memo for a longitudinal campaign; PrivacyBudgetError past the budget), else fresh draws.
+   * Synchronous, so it cannot wait for the ledger's Web Lock: a page whose ledger other tabs share reports
+   * through ``submit``, ``submitMany`` or ``add``, which hold it.
    */
   randomize(values) {
     if (this._campaign === null) throw new InvalidParameterError('Client.randomize needs the campaign: await client.campaign() first.');
@@ -245,10 +255,19 @@ export class Client {
     return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once });
   }
 
+  /**
+   * ``_privatize`` holding the ledger's Web Lock (``locks``), when the device keeps a ledger: another tab's
+   * Client reads, draws and saves under the same lock, so each sees what the other spent and answered.
+   */
+  async _privatizeLocked(protocol, values) {
+    if (this._ledger === null || this._locks === null) return this._privatize(protocol, values);
+    return this._locks.request(LEDGER_KEY, () => this._privatize(protocol, values));
+  }
+
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */
   async submit(value) {
     const protocol = await this.protocol();
-    return this.send(this._privatize(protocol, [value]));
+    return this.send(await this._privatizeLocked(protocol, [value]));
   }
 
   /**
@@ -262,7 +281,7 @@ export class Client {
     const protocol = await this.protocol();
     const order = permutation(values.length, this._source);
     for (let start = 0; start < values.length; start += this.batchSize) {
-      const batch = this._privatize(protocol, Array.from(order.subarray(start, start + this.batchSize), (index) => values[index]));
+      const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + this.batchSize), (index) => values[index]));
       this._unsent.push({ batch, batchId: newFileId() });
     }
     return this.flush();
@@ -271,7 +290,7 @@ export class Client {
   /** Randomize a value now and queue its report; a full queue is flushed (resolves to its acks, or []). */
   async add(value) {
     const protocol = await this.protocol();
-    this._pending.push(this._privatize(protocol, [value]));
+    this._pending.push(await this._privatizeLocked(protocol, [value]));
     return this._pending.length >= this.batchSize ? this.flush() : [];
   }
 

@@ -231,3 +231,49 @@ test('no round open: nothing drawn, nothing charged; a ledger that answered is v
   assert.equal(saved.version, 2);
   assert.deepEqual(Object.keys(saved.answered), ['local c1']);
 });
+
+test('the ledger is read, drawn from and saved while holding its Web Lock, which another tab waits for', async () => {
+  const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 1 };
+  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } };
+  // navigator.locks of two tabs of one origin: one holder at a time, the next request waits for the release
+  let held = false;
+  let queue = Promise.resolve();
+  const names = [];
+  const locks = {
+    request(name, callback) {
+      names.push(name);
+      const run = queue.then(async () => {
+        held = true;
+        try {
+          return await callback();
+        } finally {
+          held = false;
+        }
+      });
+      queue = run.catch(() => {});
+      return run;
+    },
+  };
+  const shared = memoryStorage();
+  const storage = {
+    getItem: (key) => {
+      assert.ok(held, 'the ledger is read outside its lock');
+      return shared.getItem(key);
+    },
+    setItem: (key, value) => {
+      assert.ok(held, 'the ledger is saved outside its lock');
+      shared.setItem(key, value);
+    },
+  };
+  const tab = (seed) => new Client('', 'c1', { fetch: fakeServer({ config: round, published }).fetch, memoStorage: storage, locks, source: deterministicSource(seed) });
+  const [first, second] = [tab(1), tab(2)];
+  held = true; // the first load of the campaign reads the ledger too; here only the drawing is under test
+  await Promise.all([first.campaign(), second.campaign()]);
+  held = false;
+  const outcomes = await Promise.allSettled([first.submit(3), second.submit(4)]);
+  assert.deepEqual(names, ['dpdist-ledger', 'dpdist-ledger']);
+  assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']); // one answer, the other refused
+  const refused = outcomes.find((o) => o.status === 'rejected').reason;
+  assert.ok(refused instanceof PrivacyBudgetError && /already answered 'c1'/.test(refused.message));
+  assert.throws(() => new Client('', 'c1', { locks: {} }), /'locks' option of Client must have a request/);
+});
