@@ -95,6 +95,7 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
             assert public["rounds"]["round"] == 2 and public["config"] == moved["config"]
             report = (await client.get("/api/campaigns/med/rounds")).json()
             assert [r["n"] for r in report["rounds"]] == [100, 150] and report["estimate"]["kind"] == "quantiles"
+            assert report["history"][-1]["n"] == 250  # the rounds' histories one after another (the dashboard's)
             advanced = await client.post("/api/campaigns/med/rounds/advance")  # the admin closes round 2 early
             assert advanced.status_code == 200 and advanced.json()["round"] == 3
             last = (await client.get("/api/campaigns/med/config")).json()
@@ -107,6 +108,8 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
     done, summary = asyncio.run(second_service())
     assert [r["n"] for r in done["rounds"]] == [100, 150, 300] and all(r["state"] == "closed" for r in done["rounds"])
     assert summary["state"] == "closed"  # the last round's group filled: the campaign is over
+    counts = [point["n"] for point in done["history"]]
+    assert counts == sorted(counts) and counts[-1] == 550 and max(point["batches"] for point in done["history"]) >= 1
     released = done["estimate"]
     assert released["guarantee"]["epsilon"] == 2.0
     # 550 users at epsilon 2: the median's rank error stays below 4 standard errors of one cut's fraction in round 3

@@ -11,7 +11,8 @@ its own, ``{campaign}-r{k}``. The view reads ``GET .../rounds`` (admin) and show
   axis (the release's own interval, whose method the note names), and their table;
 * a table of the rounds: each round's campaign (a link to its own dashboard), state,
   reports of its group size, and how many cuts it asked;
-* reports over time: the rounds' histories one after the other, n summed.
+* reports over time: the rounds' histories one after the other, n summed (the ``history`` of
+  ``GET .../rounds``: one request per refresh, whatever the number of rounds).
 
 The drawing helpers (``el``, ``frame``, ``xAxis``, ``fmt``, ``interval``, ``fillValues``,
 ``fillTable``, ``drawHistory``, ``getJson``) are the page's own.
@@ -85,19 +86,6 @@ function summed(rounds, key) {
   return total;
 }
 
-/** The rounds' histories one after the other, each round's n added to the rounds' before it. */
-async function roundsHistory(report) {
-  const histories = await Promise.all(report.rounds.map(
-    (r) => getJson(SERVICE + "/api/campaigns/" + encodeURIComponent(r.campaign) + "/history")));
-  const points = [];
-  let before = 0;
-  histories.forEach((h, k) => {
-    for (const p of h.history) points.push({ time: p.time, n: before + p.n });
-    before += report.rounds[k].n;
-  });
-  return points;
-}
-
 async function refreshRounds(base) {
   const [data, report] = await Promise.all([getJson(base + "/estimate"), getJson(base + "/rounds")]);
   const n = report.rounds.reduce((total, r) => total + r.n, 0);
@@ -114,6 +102,6 @@ async function refreshRounds(base) {
   if (report.estimate) quantilesView(report.estimate, report.plan.bounds);
   roundsTable(report);
   $("diagnostics").textContent = "poisoning test: none for a campaign in rounds";
-  drawHistory(await roundsHistory(report));
+  drawHistory(report.history);
 }
 """

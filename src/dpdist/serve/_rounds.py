@@ -245,16 +245,21 @@ class RoundCampaigns:
                            "plan": rounds.plan.config(), "sizes": list(rounds.sizes)}}
 
     def report(self, campaign_id: str) -> dict:
-        """Every round's campaign with its counts, and the quantiles released from the rounds so far (admin)."""
+        """Every round's campaign with its counts, the quantiles released from the rounds so far, and the
+        rounds' histories one after another, each round's reports added to those of the rounds before it (admin).
+        """
         rounds = self.advance(campaign_id) or self.of(self.store.row(campaign_id))
         if rounds is None:
             raise Conflict("not_rounds", f"Campaign {campaign_id!r} does not run in rounds.")
-        listed, history = [], []
+        listed, history, arrivals = [], [], []
+        points = max(1, 200 // rounds.round)  # the whole history in about 200 points, as one campaign's
         for k in range(1, rounds.round + 1):
             if not self._exists(rounds.child(k)):
                 break
             campaign = self.store.get(rounds.child(k), statistic=True)
             history.append(campaign.aggregator())
+            before = sum(a.n for a in history[:-1])
+            arrivals += [{**point, "n": before + point["n"]} for point in self.store.history(campaign.id, points)]
             listed.append({"round": k, "campaign": campaign.id, "state": campaign.state, "n": campaign.n,
                            "size": rounds.sizes[k - 1], "cuts": list(campaign.protocol.cuts),
                            "rejected": dict(campaign.rejected), "refused_batches": dict(campaign.refused)})
@@ -262,7 +267,7 @@ class RoundCampaigns:
         if sum(a.n for a in history):
             estimate = rounds.plan.estimate(history).to_dict()
         return {"campaign": campaign_id, "round": rounds.round, "of": rounds.plan.rounds, "plan": rounds.plan.config(),
-                "rounds": listed, "estimate": estimate}
+                "rounds": listed, "estimate": estimate, "history": arrivals}
 
     # ------------------------------------------------------------------ refusals
     def stale_refusal(self, campaign_id: str) -> Refusal | None:

@@ -162,8 +162,10 @@ async def _transition(request: Request, target: str) -> JSONResponse:
     return JSONResponse(await _summary(service, campaign))
 
 
-_ROUNDS = {"type": "object", "description": "the plan, every round's campaign with its counts, and the quantiles "
-                                            "released from the rounds so far (QuantileRelease.to_dict(), or null)"}
+_ROUNDS = {"type": "object", "description": "the plan, every round's campaign with its counts, the quantiles "
+                                            "released from the rounds so far (QuantileRelease.to_dict(), or null), "
+                                            "and the rounds' history (as GET .../history, each round's n added to the "
+                                            "rounds' before it)"}
 
 
 @documented("A rounds campaign's rounds and its current quantiles (adaptive LDP quantiles)", security="admin",
