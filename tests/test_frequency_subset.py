@@ -54,3 +54,27 @@ def test_reports_with_the_wrong_number_of_items_are_counted():
     aggregator = protocol.aggregator().add(reports)
     assert aggregator.n == 10
     assert aggregator.rejected == {"not_k_items": 1, "padding_bits_set": 1}
+
+
+@pytest.mark.parametrize("threshold, batched_removals", [(0, False), (40, False), (128, False), (255, False),
+                                                      (128, True), (255, True)])
+def test_every_first_fill_gives_the_exact_channel(threshold, batched_removals, monkeypatch):
+    # the first fill's rate only changes how many additions or removals follow (0: additions only,
+    # 255: removals in almost every row, at d = 8, k = 3), and removals run one candidate per round
+    # or in batches; the law of the subsets must not change
+    from dpdist.local.frequency import ss
+    from dpdist.testing import assert_privatize_samples_channel, channel_inputs
+
+    monkeypatch.setattr(ss, "_FEW_MEMBERS", 256 if batched_removals else 0)
+    protocol = local.make("ss", epsilon=0.5, domain_size=8)
+    protocol._key_threshold = threshold
+    assert_privatize_samples_channel(protocol, channel_inputs(protocol), n_per_input=30_000, rng=threshold + 1)
+
+
+def test_small_subsets_skip_the_bernoulli_fill_and_large_ones_start_near_their_size():
+    from dpdist.local.frequency.ss import _key_threshold
+
+    assert _key_threshold(10_000, 67) == 0  # eps = 5: k additions beat 9,999 Bernoulli cells
+    # eps = 0.5, 2: a fill just below k/(d-1), so few additions and rarer removals follow
+    for k in (3776, 1193):
+        assert 0.9 * 256 * k / 9999 <= _key_threshold(10_000, k) <= 256 * k / 9999

@@ -27,13 +27,20 @@ Sampling (vectorized over users, chunked), exact.  Each user first decides to
 include the true item (probability :math:`p_{\mathrm{in}}`) and so needs
 :math:`t = k-1` or :math:`k` of the other :math:`d-1` items.  Every cell of a
 boolean row over the other items is set by an i.i.d. Bernoulli draw (8-bit
-uniforms against a threshold near :math:`k/(d-1)`); *given its count* :math:`c`
+uniforms against a threshold at or below :math:`k/(d-1)`, the cheapest by
+:func:`_key_threshold`; none at all when it is 0); *given its count* :math:`c`
 such a row is a uniform :math:`c`-subset, whatever the rate.  Rows are then
-moved to size :math:`t` one element at a time: a uniform :math:`c`-subset plus
-a uniform element of its complement is a uniform :math:`(c+1)`-subset, and
-minus a uniform member a uniform :math:`(c-1)`-subset (both drawn by
-rejection).  About :math:`\sqrt{k}` such steps replace the :math:`k` steps of
-Floyd's algorithm.
+moved to size :math:`t`: a uniform :math:`c`-subset plus a uniform element of
+its complement is a uniform :math:`(c+1)`-subset, and minus a uniform member a
+uniform :math:`(c-1)`-subset (both drawn by rejection: uniform cells until one
+is outside, or inside, the subset; each round draws one candidate per row).
+Removals hit with probability :math:`c/(d-1)` only, so for :math:`k \ll d` the
+threshold sits below :math:`k/(d-1)` (rows then mostly need additions) or is 0
+(about :math:`k` additions per row instead of :math:`d` Bernoulli cells), and
+the rare removals at a low rate draw many candidates per row at once and take
+the first distinct hits in draw order (:func:`_remove_members`: the same choices
+as one candidate per round).  The sampler's speed across :math:`\varepsilon`:
+``benchmarks/bench_ss_sampler.py``.
 
 Reports are the subsets' indicator vectors, bit-packed: ``uint8`` rows of
 :math:`\lceil d/8 \rceil` bytes (``numpy.packbits``) with exactly :math:`k` bits
@@ -68,6 +75,54 @@ _CHUNK_CELLS = 1 << 24
 _MAX_CHANNEL_OUTPUTS = 1 << 16
 
 
+#: measured cost of a Bernoulli cell of the first fill and of a candidate cell of the
+#: adjustment rounds (ns each; a cell is a random byte and a compare, a candidate a random
+#: integer, a sort and a lookup)
+_CELL_COST, _CANDIDATE_COST = 1.0, 70.0
+#: below this threshold (a rate of 1/8) a removal candidate rarely hits, and removals draw in batches
+_FEW_MEMBERS = 32
+
+
+def _key_threshold(d: int, k: int) -> int:
+    r"""The 8-bit Bernoulli threshold of the first fill, ``t`` in 0..255 (rate ``t/256``; 0: none drawn).
+
+    The cheapest by a cost model: ``d - 1`` cells when ``t > 0``, plus the expected candidates of the
+    adjustment, :math:`E[(k - c)^+] / (1 - r)` additions and :math:`E[(c - k)^+] / r` removals for a
+    row count :math:`c \sim N((d-1) r, (d-1) r (1-r))`.  Removals hit rarely when :math:`k \ll d`,
+    so the best rate sits below :math:`k/(d-1)`, or is 0.
+    """
+    rates = np.arange(256) / 256
+    mean = (d - 1) * rates
+    sd = np.sqrt(mean * (1 - rates)) + 1e-12
+    z = (k - mean) / sd
+    phi = np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+    below = sd * phi + (k - mean) * 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))  # E[(k - c)^+]
+    above = below - (k - mean)  # E[(c - k)^+]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        candidates = below / (1 - rates) + np.where(above > 0, above / rates, 0.0)
+    cost = _CELL_COST * (d - 1) * (rates > 0) + _CANDIDATE_COST * candidates
+    return int(np.nanargmin(cost))
+
+
+def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
+    """One removal round of ``rows`` (``chosen`` of each row's ``d - 1`` cells set, ``need`` too many):
+    each row draws about ``need / hit probability`` uniform candidate cells and unsets the first ``need``
+    distinct set ones, in draw order: exactly the choices of the one-at-a-time rejection sampler from
+    the same candidates, in a round or two instead of one round per hit.  Returns how many cells each
+    row unset (at most its ``need``)."""
+    draws = np.ceil((need + 2 * np.sqrt(need)) * (d - 1) / np.maximum(chosen, 1)).astype(np.int64)
+    if draws.sum() > _CHUNK_CELLS:  # memory stays that of a chunk's bitmap
+        draws = need
+    owner = np.repeat(np.arange(rows.size), draws)
+    drawn = offsets[rows][owner] + rng.integers(0, d - 1, size=owner.size, dtype=np.int64)
+    cells, first = np.unique(drawn, return_index=True)  # a cell drawn again is no new candidate
+    taken = np.sort(first[flat[cells]])  # the set cells' first draws, in draw order (rows contiguous)
+    row_of = owner[taken]
+    taken = taken[np.arange(taken.size) - np.searchsorted(row_of, row_of) < need[row_of]]
+    flat[drawn[taken]] = False
+    return np.bincount(owner[taken], minlength=rows.size)
+
+
 @register
 @shared_parameters
 class SS(FrequencyOracle):
@@ -97,8 +152,7 @@ class SS(FrequencyOracle):
         self._p = self._p_in
         self._q = self._p_in * (k - 1) / (d - 1) + (1 - self._p_in) * k / (d - 1)
         self._n_bytes = -(-d // 8)
-        # 8-bit threshold whose Bernoulli rate is closest to the target rate of others, k/(d-1)
-        self._key_threshold = np.uint8(min(255, max(1, round(256 * k / (d - 1)))))
+        self._key_threshold = _key_threshold(d, k)
 
     @property
     def statistic_total_per_report(self) -> int:
@@ -120,21 +174,28 @@ class SS(FrequencyOracle):
         include = rng.random(count) < self._p_in
         target = k - include.astype(np.int64)  # number of other items each user needs
         bitmap = np.zeros((count, d), dtype=bool)
-        # i.i.d. Bernoulli(t) cells: given its count c, a row is a uniform c-subset (any t works)
-        keys = random_words(rng, -(-count * (d - 1) // 8)).view(np.uint8)[: count * (d - 1)]
-        np.less(keys.reshape(count, d - 1), self._key_threshold, out=bitmap[:, : d - 1])
-        chosen = bitmap.sum(axis=1, dtype=np.int64)
+        if self._key_threshold:
+            # i.i.d. Bernoulli(t) cells: given its count c, a row is a uniform c-subset (any t works)
+            keys = random_words(rng, -(-count * (d - 1) // 8)).view(np.uint8)[: count * (d - 1)]
+            np.less(keys.reshape(count, d - 1), np.uint8(self._key_threshold), out=bitmap[:, : d - 1])
+            chosen = bitmap.sum(axis=1, dtype=np.int64)
+        else:
+            chosen = np.zeros(count, dtype=np.int64)
         flat = bitmap.reshape(-1)
         offsets = np.arange(count, dtype=np.int64) * d
         # a uniform c-subset plus a uniform unchosen element (minus a uniform chosen one) is a
-        # uniform (c+1)-subset ((c-1)-subset): add or drop by rejection until each row has its target
+        # uniform (c+1)-subset ((c-1)-subset): add (drop) by rejection until each row has its target
         for wanted, step in ((False, 1), (True, -1)):
-            pending = np.flatnonzero(chosen < target) if step == 1 else np.flatnonzero(chosen > target)
+            pending = np.flatnonzero((target - chosen) * step > 0)
             while pending.size:
-                cells = offsets[pending] + rng.integers(0, d - 1, size=pending.size, dtype=np.int64)
-                hit = flat[cells] == wanted
-                flat[cells[hit]] = not wanted
-                chosen[pending[hit]] += step
+                if wanted and self._key_threshold < _FEW_MEMBERS:  # removals rarely hit: many candidates at once
+                    chosen[pending] -= _remove_members(flat, offsets, pending, chosen[pending],
+                                                       chosen[pending] - target[pending], d, rng)
+                else:  # one candidate per row and round (no row can draw a cell twice in a round)
+                    cells = offsets[pending] + rng.integers(0, d - 1, size=pending.size, dtype=np.int64)
+                    hit = flat[cells] == wanted
+                    flat[cells[hit]] = not wanted
+                    chosen[pending[hit]] += step
                 pending = pending[chosen[pending] != target[pending]]
         bitmap[:, d - 1] = include
         rows = np.arange(count)
