@@ -253,13 +253,17 @@ class RoundCampaigns:
             raise Conflict("not_rounds", f"Campaign {campaign_id!r} does not run in rounds.")
         listed, history, arrivals = [], [], []
         points = max(1, 200 // rounds.round)  # the whole history in about 200 points, as one campaign's
+        before = {"n": 0, "batches": 0}  # the earlier rounds' totals
         for k in range(1, rounds.round + 1):
             if not self._exists(rounds.child(k)):
                 break
             campaign = self.store.get(rounds.child(k), statistic=True)
             history.append(campaign.aggregator())
-            before = sum(a.n for a in history[:-1])
-            arrivals += [{**point, "n": before + point["n"]} for point in self.store.history(campaign.id, points)]
+            own = self.store.history(campaign.id, points)
+            arrivals += [{**point, "n": before["n"] + point["n"], "batches": before["batches"] + point["batches"]}
+                         for point in own]
+            if own:
+                before = {"n": arrivals[-1]["n"], "batches": arrivals[-1]["batches"]}
             listed.append({"round": k, "campaign": campaign.id, "state": campaign.state, "n": campaign.n,
                            "size": rounds.sizes[k - 1], "cuts": list(campaign.protocol.cuts),
                            "rejected": dict(campaign.rejected), "refused_batches": dict(campaign.refused)})
