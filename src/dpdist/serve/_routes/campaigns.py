@@ -164,7 +164,7 @@ async def _transition(request: Request, target: str) -> JSONResponse:
 
 _ROUNDS = {"type": "object", "description": "the plan, every round's campaign with its counts, the quantiles "
                                             "released from the rounds so far (QuantileRelease.to_dict(), or null), "
-                                            "and the rounds' history (as GET .../history, each round's n added to the "
+                                            "and the rounds' history (as GET .../history, each round's n and batches added to the "
                                             "rounds' before it)"}
 
 
