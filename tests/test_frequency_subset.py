@@ -78,3 +78,22 @@ def test_small_subsets_skip_the_bernoulli_fill_and_large_ones_start_near_their_s
     # eps = 0.5, 2: a fill just below k/(d-1), so few additions and rarer removals follow
     for k in (3776, 1193):
         assert 0.9 * 256 * k / 9999 <= _key_threshold(10_000, k) <= 256 * k / 9999
+
+
+@pytest.mark.parametrize("epsilon, d, threshold", [(5.0, 20, None), (3.0, 60, None), (0.5, 40, None), (3.0, 60, 40)])
+def test_the_random_draws_do_not_depend_on_the_value_or_on_including_it(epsilon, d, threshold):
+    # a device's time is its work: with the same seed, the sampler consumes the same random stream
+    # whether the true item is included (p_in forced to 1) or not (forced to 0), and whatever the value
+    protocol = local.make("ss", epsilon=epsilon, domain_size=d)
+    if threshold is not None:
+        protocol._key_threshold = threshold  # a first fill that needs additions and removals
+    for seed in range(20):
+        states = set()
+        for p_in in (0.0, 1.0):
+            protocol._p_in = p_in
+            for value in (0, 3, d - 1):
+                rng = np.random.default_rng(seed)
+                bitmap = protocol._sample_bitmaps(np.array([value]), rng)
+                assert bitmap[0].sum() == protocol.subset_size and bitmap[0, value] == bool(p_in)
+                states.add(str(rng.bit_generator.state))
+        assert len(states) == 1

@@ -70,3 +70,32 @@ test('the chi-square check catches a randomizer that leaks (keeps the true item 
   const rows = protocol.inputs().map((item) => protocol.channelRow(item));
   assert.ok(maxPrivacyLoss(rows) > config.epsilon * (1 + CHANNEL_SLACK) + CHANNEL_SLACK);
 });
+
+test('ss draws the same random numbers whether or not the report holds the value, whatever the value', () => {
+  // a device's time is its work: the draws after the inclusion coin must not depend on it
+  for (const config of [{ protocol: 'ss', epsilon: 5, domain_size: 20 }, { protocol: 'ss', epsilon: 1, domain_size: 9 }]) {
+    const protocol = fromConfig(config);
+    for (let seed = 1; seed <= 20; seed++) {
+      const traces = new Set();
+      for (const include of [false, true]) {
+        for (const item of [0, 3, config.domain_size - 1]) {
+          const inner = deterministicSource(seed);
+          const drawn = [];
+          const source = new Proxy(inner, {
+            get(target, name) {
+              if (name === 'bernoulli') return () => include;
+              if (name === 'uniformInt') return (n) => { const x = target.uniformInt(n); drawn.push(`${n}:${x}`); return x; };
+              const value = target[name];
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          });
+          const row = protocol.privatize([item], source).bytes;
+          const holds = ((row[item >> 3] >> (7 - (item & 7))) & 1) === 1;
+          assert.equal(holds, include);
+          traces.add(drawn.join(' '));
+        }
+      }
+      assert.equal(traces.size, 1, `seed ${seed}: the draws differ with the inclusion or the value`);
+    }
+  }
+});

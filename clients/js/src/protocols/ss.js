@@ -3,8 +3,11 @@
 // k = min(d - 1, max(1, ceil(d / (e^eps + 1)))).  With probability
 // p_in = k e^eps / (k e^eps + d - k) (an exact Bernoulli draw) the subset is the true item plus
 // k - 1 items uniform among the other d - 1, otherwise k items uniform among the other d - 1.
-// The uniform t-subset of the d - 1 others is drawn by Floyd's algorithm (t uniform integers by
-// rejection, each exact).  Reports are numpy.packbits rows with exactly k bits set.
+// Every report first draws a uniform (k - 1)-subset of the d - 1 others by Floyd's algorithm (k - 1
+// uniform integers by rejection, each exact), then a uniform other not yet taken (by rejection),
+// which the true item replaces when it is included: the same draws either way, so the time taken
+// does not depend on the inclusion, nor so on the value (Python's sampler does the same).
+// Reports are numpy.packbits rows with exactly k bits set.
 
 import { expLower, oddsProbability, times } from '../grid.js';
 import { exp } from '../libm.js';
@@ -40,7 +43,7 @@ export class SS extends FrequencyProtocol {
   writeReport(item, source, bytes, view, offset) {
     const d = this.domainSize;
     const include = source.bernoulli(this.pIn);
-    const t = this.subsetSize - (include ? 1 : 0);
+    const t = this.subsetSize - 1;
     const chosen = this._chosen;
     chosen.fill(0);
     // Floyd: for j = n - t .. n - 1, pick r uniform in [0, j]; take r, or j if r is taken
@@ -49,6 +52,12 @@ export class SS extends FrequencyProtocol {
       const r = source.uniformInt(j + 1);
       chosen[chosen[r] ? j : r] = 1;
     }
+    // the k-th item: a uniform other not yet taken (by rejection), drawn whether or not the true item
+    // takes its place, so the work never tells whether the report holds the value
+    let extra;
+    do extra = source.uniformInt(n);
+    while (chosen[extra]);
+    if (!include) chosen[extra] = 1;
     const row = bytes.subarray(offset, offset + this.rowShape[0]);
     row.fill(0);
     for (let label = 0; label < n; label++) {

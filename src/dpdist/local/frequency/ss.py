@@ -23,14 +23,19 @@ paper 000 builds its signed variant on it) with
     p^* = p_{\mathrm{in}}, \qquad
     q^* = p_{\mathrm{in}} \frac{k-1}{d-1} + (1 - p_{\mathrm{in}}) \frac{k}{d-1}.
 
-Sampling (vectorized over users, chunked), exact.  Each user first decides to
-include the true item (probability :math:`p_{\mathrm{in}}`) and so needs
-:math:`t = k-1` or :math:`k` of the other :math:`d-1` items.  Every cell of a
+Sampling (vectorized over users, chunked), exact.  Each user decides to
+include the true item (probability :math:`p_{\mathrm{in}}`).  Every row first
+takes a uniform :math:`(k-1)`-subset of the other :math:`d-1` items, then one
+more item: a uniform other item not yet taken, drawn for every row, is kept
+unless the user includes the true item, which takes its place (a uniform
+:math:`(k-1)`-subset plus a uniform element of its complement is a uniform
+:math:`k`-subset).  So the work, and the time a device takes, never depends on
+the inclusion, nor so on the value.  For the :math:`(k-1)`-subset, every cell of a
 boolean row over the other items is set by an i.i.d. Bernoulli draw (8-bit
-uniforms against a threshold at or below :math:`k/(d-1)`, the cheapest by
+uniforms against a threshold at or below :math:`(k-1)/(d-1)`, the cheapest by
 :func:`_key_threshold`; none at all when it is 0); *given its count* :math:`c`
 such a row is a uniform :math:`c`-subset, whatever the rate.  Rows are then
-moved to size :math:`t`: a uniform :math:`c`-subset plus a uniform element of
+moved to size :math:`k-1`: a uniform :math:`c`-subset plus a uniform element of
 its complement is a uniform :math:`(c+1)`-subset, and minus a uniform member a
 uniform :math:`(c-1)`-subset (both drawn by rejection: uniform cells until one
 is outside, or inside, the subset; each round draws one candidate per row).
@@ -111,7 +116,7 @@ def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
     the same candidates, in a round or two instead of one round per hit.  Returns how many cells each
     row unset (at most its ``need``)."""
     draws = np.ceil((need + 2 * np.sqrt(need)) * (d - 1) / np.maximum(chosen, 1)).astype(np.int64)
-    if draws.sum() > _CHUNK_CELLS:  # memory stays that of a chunk's bitmap
+    if draws.sum() > _CHUNK_CELLS:  # at most as many candidates as a chunk has bitmap cells
         draws = need
     owner = np.repeat(np.arange(rows.size), draws)
     drawn = offsets[rows][owner] + rng.integers(0, d - 1, size=owner.size, dtype=np.int64)
@@ -121,6 +126,19 @@ def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
     taken = taken[np.arange(taken.size) - np.searchsorted(row_of, row_of) < need[row_of]]
     flat[drawn[taken]] = False
     return np.bincount(owner[taken], minlength=rows.size)
+
+
+def _one_unchosen(flat, offsets, d, rng) -> np.ndarray:
+    """A uniform unset cell among each row's first ``d - 1`` (by rejection: one candidate per row and round;
+    the rounds depend on the draws only).  Every row has one: it holds ``k - 1 <= d - 2`` set cells."""
+    found = np.empty(offsets.size, dtype=np.int64)
+    pending = np.arange(offsets.size)
+    while pending.size:
+        cells = offsets[pending] + rng.integers(0, d - 1, size=pending.size, dtype=np.int64)
+        free = ~flat[cells]
+        found[pending[free]] = cells[free]
+        pending = pending[~free]
+    return found
 
 
 @register
@@ -152,7 +170,7 @@ class SS(FrequencyOracle):
         self._p = self._p_in
         self._q = self._p_in * (k - 1) / (d - 1) + (1 - self._p_in) * k / (d - 1)
         self._n_bytes = -(-d // 8)
-        self._key_threshold = _key_threshold(d, k)
+        self._key_threshold = _key_threshold(d, k - 1)
 
     @property
     def statistic_total_per_report(self) -> int:
@@ -172,7 +190,8 @@ class SS(FrequencyOracle):
         """
         d, k, count = self.domain_size, self.subset_size, values.size
         include = rng.random(count) < self._p_in
-        target = k - include.astype(np.int64)  # number of other items each user needs
+        # every row first takes k - 1 of the other items, whatever `include` (the work must not tell it)
+        target = np.full(count, k - 1, dtype=np.int64)
         bitmap = np.zeros((count, d), dtype=bool)
         if self._key_threshold:
             # i.i.d. Bernoulli(t) cells: given its count c, a row is a uniform c-subset (any t works)
@@ -197,6 +216,8 @@ class SS(FrequencyOracle):
                     flat[cells[hit]] = not wanted
                     chosen[pending[hit]] += step
                 pending = pending[chosen[pending] != target[pending]]
+        # the k-th item: a uniform other not yet taken, drawn for every row, kept where the true item is not
+        flat[_one_unchosen(flat, offsets, d, rng)[~include]] = True
         bitmap[:, d - 1] = include
         rows = np.arange(count)
         own, last = bitmap[rows, values], bitmap[rows, d - 1]
