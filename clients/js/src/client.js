@@ -163,7 +163,8 @@ export class Client {
       this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
       this._campaign = document;
       try {
-        this._ledger = this._loadLedger(this._protocol);
+        // under the ledger's lock too: loading may save (a memo of an earlier client joins the ledger)
+        this._ledger = await this._withLedgerLock(() => this._loadLedger(this._protocol));
       } catch (error) {
         this._campaign = null;
         throw error;
@@ -260,8 +261,14 @@ export class Client {
    * Client reads, draws and saves under the same lock, so each sees what the other spent and answered.
    */
   async _privatizeLocked(protocol, values) {
-    if (this._ledger === null || this._locks === null) return this._privatize(protocol, values);
-    return this._locks.request(LEDGER_KEY, () => this._privatize(protocol, values));
+    if (this._ledger === null) return this._privatize(protocol, values);
+    return this._withLedgerLock(() => this._privatize(protocol, values));
+  }
+
+  /** ``action()`` holding the Web Lock ``dpdist-ledger`` (at once without ``locks`` or storage). */
+  async _withLedgerLock(action) {
+    if (this._locks === null || this._memoStorage === null) return action();
+    return this._locks.request(LEDGER_KEY, action);
   }
 
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */
@@ -290,7 +297,8 @@ export class Client {
   /** Randomize a value now and queue its report; a full queue is flushed (resolves to its acks, or []). */
   async add(value) {
     const protocol = await this.protocol();
-    this._pending.push(await this._privatizeLocked(protocol, [value]));
+    const report = await this._privatizeLocked(protocol, [value]);
+    this._pending.push(report); // after the await: a flush meanwhile replaced this._pending
     return this._pending.length >= this.batchSize ? this.flush() : [];
   }
 

@@ -267,13 +267,22 @@ test('the ledger is read, drawn from and saved while holding its Web Lock, which
   };
   const tab = (seed) => new Client('', 'c1', { fetch: fakeServer({ config: round, published }).fetch, memoStorage: storage, locks, source: deterministicSource(seed) });
   const [first, second] = [tab(1), tab(2)];
-  held = true; // the first load of the campaign reads the ledger too; here only the drawing is under test
-  await Promise.all([first.campaign(), second.campaign()]);
-  held = false;
+  await Promise.all([first.campaign(), second.campaign()]); // loading the ledger holds the lock too
   const outcomes = await Promise.allSettled([first.submit(3), second.submit(4)]);
-  assert.deepEqual(names, ['dpdist-ledger', 'dpdist-ledger']);
+  assert.deepEqual(names, ['dpdist-ledger', 'dpdist-ledger', 'dpdist-ledger', 'dpdist-ledger']); // 2 loads, 2 draws
   assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']); // one answer, the other refused
   const refused = outcomes.find((o) => o.status === 'rejected').reason;
   assert.ok(refused instanceof PrivacyBudgetError && /already answered 'c1'/.test(refused.message));
   assert.throws(() => new Client('', 'c1', { locks: {} }), /'locks' option of Client must have a request/);
+});
+
+test('concurrent add() calls lose no report when a flush swaps the queue meanwhile', async () => {
+  const server = fakeServer();
+  const client = new Client('', 'c1', { fetch: server.fetch, batchSize: 2, memoStorage: memoryStorage(), source: deterministicSource(11) });
+  await Promise.all([1, 2, 3, 4, 5].map((value) => client.add(value)));
+  await client.flush();
+  const rows = new Map(); // batch id -> reports in it (a batch sent twice counts once, as the server counts it)
+  for (const { method, url, body } of server.requests) if (method === 'PUT') rows.set(url.split('/').at(-1), headerOf(body).shape[0]);
+  assert.equal([...rows.values()].reduce((total, n) => total + n, 0), 5);
+  assert.equal(client.unsentReports, 0);
 });
