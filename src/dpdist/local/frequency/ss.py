@@ -89,7 +89,8 @@ _FEW_MEMBERS = 32
 
 
 def _key_threshold(d: int, k: int) -> int:
-    r"""The 8-bit Bernoulli threshold of the first fill, ``t`` in 0..255 (rate ``t/256``; 0: none drawn).
+    r"""The 8-bit Bernoulli threshold of the first fill of rows of ``d - 1`` cells that must end with
+    ``k`` set, ``t`` in 0..255 (rate ``t/256``; 0: none drawn).
 
     The cheapest by a cost model: ``d - 1`` cells when ``t > 0``, plus the expected candidates of the
     adjustment, :math:`E[(k - c)^+] / (1 - r)` additions and :math:`E[(c - k)^+] / r` removals for a
