@@ -75,3 +75,18 @@ def test_both_branches_of_the_exact_sampler_agree_with_privatize():
         # each output count: sum of independent Bernoullis; mean within 5 standard errors
         sd = np.sqrt((channel * (1 - channel)).sum(axis=0) / repeats)
         assert np.all(np.abs(sample.mean(axis=0) - expected) < 5 * sd), label
+
+
+def test_the_random_draws_do_not_depend_on_keeping_the_item_or_on_the_value():
+    # a device's time is its work: with one seed, the same random stream whether the item is kept or not
+    protocol = local.make("hr", epsilon=2.0, domain_size=20)
+    for seed in range(20):
+        states = set()
+        for keep in (0.0, 1.0):
+            protocol._keep = keep
+            for value in (0, 7, 19):
+                rng = np.random.default_rng(seed)
+                report = protocol.privatize([value], rng=rng)
+                assert bool(protocol.in_set(value, report.astype(np.int64))[0]) or keep == 0.0
+                states.add(str(rng.bit_generator.state))
+        assert len(states) == 1

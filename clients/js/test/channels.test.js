@@ -99,3 +99,40 @@ test('ss draws the same random numbers whether or not the report holds the value
     }
   }
 });
+
+// Randomizers whose every random draw (and so its work) is the same whatever their coin and the value:
+// forced either way, and for several inputs, a seeded source sees the same calls (ss has its own test above;
+// the longitudinal protocols' permanent and instantaneous draws are the same code as grr's and olh's).
+const SAME_DRAWS = new Set(['grr', 'olh', 'hr', 'pem', 'sw', 'gw', 'opm', 'opm-circular', 'oue', 'sue', 'cms', 'hcms', 'threshold']);
+
+test('keep-or-replace randomizers draw the same random numbers whether or not they keep, whatever the value', () => {
+  const perProtocol = new Map();
+  for (const { config, inputs } of fixture.channels) {
+    const done = perProtocol.get(config.protocol) ?? 0;
+    if (!SAME_DRAWS.has(config.protocol) || done >= 3) continue;
+    perProtocol.set(config.protocol, done + 1);
+    const protocol = fromConfig(config);
+    const values = [inputs[0], inputs[Math.floor(inputs.length / 2)], inputs.at(-1)];
+    for (let seed = 1; seed <= 10; seed++) {
+      const traces = new Set();
+      for (const coin of [false, true]) {
+        for (const value of values) {
+          const inner = deterministicSource(seed);
+          const drawn = [];
+          const source = new Proxy(inner, {
+            get(target, name) {
+              if (name === 'bernoulli') return () => coin;
+              const member = target[name];
+              if (typeof member !== 'function') return member;
+              return (...args) => { const x = member.apply(target, args); drawn.push(`${String(name)}(${args.join(',')})`); return x; };
+            },
+          });
+          protocol.privatize([value], source);
+          traces.add(drawn.join(' '));
+        }
+      }
+      assert.equal(traces.size, 1, `${label(config)} seed ${seed}: the draws differ with the coin or the value`);
+    }
+  }
+  assert.deepEqual([...perProtocol.keys()].sort(), [...SAME_DRAWS].sort());
+});

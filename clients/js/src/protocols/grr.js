@@ -19,7 +19,9 @@ export class GRR extends FrequencyProtocol {
   }
 
   writeReport(item, source, bytes, view, offset) {
-    const output = source.bernoulli(this.keep) ? item : source.uniformInt(this.domainSize);
+    const kept = source.bernoulli(this.keep);
+    const other = source.uniformInt(this.domainSize); // drawn either way: the draws must not tell whether it is kept
+    const output = kept ? item : other;
     this.format.write(view, offset, 0, output);
   }
 

@@ -59,17 +59,15 @@ export class HR extends FrequencyProtocol {
   }
 
   writeReport(item, source, bytes, view, offset) {
-    let output;
-    if (source.bernoulli(this.keep)) {
-      const b = this.blockSize;
-      const column = (item % (b - 1)) + 1;
-      let row = source.uniformInt(b);
-      if (popcount(row & column) % 2 !== 0) row ^= column & -column;
-      output = Math.floor(item / (b - 1)) * b + row;
-    } else {
-      output = source.uniformInt(this.outputSize);
-    }
-    this.format.write(view, offset, 0, output);
+    // both branches' draws and arithmetic happen either way: the work must not tell whether it kept the item
+    const kept = source.bernoulli(this.keep);
+    const b = this.blockSize;
+    const column = (item % (b - 1)) + 1;
+    let row = source.uniformInt(b);
+    if (popcount(row & column) % 2 !== 0) row ^= column & -column;
+    const near = Math.floor(item / (b - 1)) * b + row;
+    const other = source.uniformInt(this.outputSize);
+    this.format.write(view, offset, 0, kept ? near : other);
   }
 
   /** Exact law over the K outputs: lambda Unif(C_x) + (1 - lambda) Unif[K]. */

@@ -117,7 +117,9 @@ export class LOLOHA extends FrequencyProtocol {
   }
 
   _grr(x, keep, source) {
-    return source.bernoulli(keep) ? x : source.uniformInt(this.g); // keep, else uniform over all g values
+    const kept = source.bernoulli(keep);
+    const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
+    return kept ? x : other; // keep, else uniform over all g values
   }
 
   /** PRR: GRR_g(eps_inf) of a hashed value (what the device memoizes). */

@@ -108,7 +108,9 @@ export class LGRR extends FrequencyProtocol {
   }
 
   _grr(item, keep, source) {
-    return source.bernoulli(keep) ? item : source.uniformInt(this.domainSize); // keep, else uniform over all d
+    const kept = source.bernoulli(keep);
+    const other = source.uniformInt(this.domainSize); // drawn either way: the draws must not tell whether it is kept
+    return kept ? item : other; // keep, else uniform over all d
   }
 
   writeReport(item, source, bytes, view, offset) {

@@ -97,7 +97,9 @@ export class OLH extends FrequencyProtocol {
     const aMinusOne = source.uniformInt(P - 1);
     const b = source.uniformInt(P);
     const hashed = this.hash(aMinusOne + 1, b, item);
-    const value = source.bernoulli(this.keep) ? hashed : source.uniformInt(this.g);
+    const kept = source.bernoulli(this.keep);
+    const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
+    const value = kept ? hashed : other;
     writeSeedReport(view, offset, aMinusOne, b, P, value);
   }
 

@@ -200,7 +200,9 @@ export class PEM extends Protocol {
     const group = source.uniformInt(this.lengths.length);
     const j = source.uniformInt(this.hashCount);
     const hashed = hashItem(this.coefficients[j], this.prefixItem(item, group), this.g);
-    const value = source.bernoulli(this.keep) ? hashed : source.uniformInt(this.g);
+    const kept = source.bernoulli(this.keep);
+    const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
+    const value = kept ? hashed : other;
     [group, j, value].forEach((entry, column) => this.format.write(view, offset, column, entry));
   }
 

@@ -88,19 +88,18 @@ class WaveProtocol extends NumericalProtocol {
   }
 
   writeReport(u, source, bytes, view, offset) {
-    let output;
+    // both branches' draws and arithmetic happen either way: the work must not tell whether the wave kept u
+    const kept = source.bernoulli(this.weight);
+    let near;
     if (this.discrete) {
-      output = source.bernoulli(this.weight)
-        ? this.inputBucket(u) + source.uniformInt(this.window)
-        : source.uniformInt(this.buckets);
-    } else if (source.bernoulli(this.weight)) {
+      near = this.inputBucket(u) + source.uniformInt(this.window);
+    } else {
       const u1 = source.uniform53();
       const u2 = this.halfWidths[1] > 0 ? source.uniform53() : 0;
-      output = this.bumpBucket(u, u1, u2);
-    } else {
-      output = source.uniformInt(this.buckets);
+      near = this.bumpBucket(u, u1, u2);
     }
-    this.format.write(view, offset, 0, output);
+    const other = source.uniformInt(this.buckets);
+    this.format.write(view, offset, 0, kept ? near : other);
   }
 
   /**

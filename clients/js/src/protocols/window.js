@@ -56,10 +56,11 @@ class WindowProtocol extends NumericalProtocol {
   }
 
   writeReport(u, source, bytes, view, offset) {
-    const output = source.bernoulli(this.weight)
-      ? this.place(u, source.uniform53() * GRID)[1]
-      : source.uniformInt(this.buckets);
-    this.format.write(view, offset, 0, output);
+    // both branches' draws and arithmetic happen either way: the work must not tell whether u was kept
+    const kept = source.bernoulli(this.weight);
+    const near = this.place(u, source.uniform53() * GRID)[1];
+    const other = source.uniformInt(this.buckets);
+    this.format.write(view, offset, 0, kept ? near : other);
   }
 
   /** Exact law of the report for the unit-domain input u: bisection over the 2^53 uniform grid. */

@@ -165,8 +165,9 @@ class HR(FrequencyOracle):
     def _privatize(self, values, rng):
         keep = rng.random(values.size) < self._keep
         outputs = rng.integers(0, self.output_size, size=values.size, dtype=np.int64)
-        outputs[keep] = self._uniform_in_sets(values[keep], rng)
-        return outputs.astype(self._report_dtype)
+        # drawn for every user, kept or not: the draws must not tell which reports keep the item
+        near = self._uniform_in_sets(values, rng)
+        return np.where(keep, near, outputs).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
     @property
