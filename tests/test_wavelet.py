@@ -427,3 +427,21 @@ def test_fixed_assignment_refuses_batches_smaller_than_the_number_of_levels():
     protocol = local.make("wavelet", epsilon=1.0, levels=3, assignment="fixed")
     with pytest.raises(InvalidParameterError, match="assignment='random'"):
         protocol.privatize([0.5], rng=0)
+
+
+@pytest.mark.parametrize("d, m", [(2, 1), (8, 1), (32, 3), (16, 9), (6, 5)])
+def test_the_signed_subset_draws_do_not_depend_on_holding_the_coordinate_or_on_it(d, m, monkeypatch):
+    # a device's time is its work: with one seed, the same random stream whether the true coordinate is
+    # held (thresholds forced to 1) or not (forced to 0), and whatever the coordinate
+    from dpdist.local.numerical import _signed_subset
+
+    for seed in range(10):
+        states = set()
+        for threshold in (0.0, 1.0):
+            monkeypatch.setattr(_signed_subset, "signed_thresholds", lambda d, m, epsilon, t=threshold: (t, t))
+            for cell in (0, d // 2, d - 1):
+                rng = np.random.default_rng(seed)
+                nonzero, _ = sample_signed_subsets(np.array([cell]), np.array([1]), d, m, 1.0, rng)
+                assert nonzero[0].sum() == m and nonzero[0, cell] == bool(threshold)
+                states.add(str(rng.bit_generator.state))
+        assert len(states) == 1

@@ -218,7 +218,7 @@ class SS(FrequencyOracle):
                     chosen[pending[hit]] += step
                 pending = pending[chosen[pending] != target[pending]]
         # the k-th item: a uniform other not yet taken, drawn for every row, kept where the true item is not
-        flat[_one_unchosen(flat, offsets, d, rng)[~include]] = True
+        flat[_one_unchosen(flat, offsets, d, rng)] = ~include  # unset cells: one write per row either way
         bitmap[:, d - 1] = include
         rows = np.arange(count)
         own, last = bitmap[rows, values], bitmap[rows, d - 1]

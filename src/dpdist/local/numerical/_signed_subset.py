@@ -174,9 +174,13 @@ def sample_signed_subsets(cells, signs, d: int, m: int, epsilon: float, rng, *, 
     Notes
     -----
     The ``m`` or ``m - 1`` other coordinates are a uniform subset of the ``d - 1``
-    coordinates ``!= k``, drawn by Floyd's algorithm vectorized over users (one
-    NumPy pass per chosen element, no per-user loop); when more than half are
-    chosen, the complement (the zero coordinates) is drawn instead.
+    coordinates ``!= k``: ``m - 1`` drawn for every user by Floyd's algorithm
+    vectorized over users (one NumPy pass per chosen element, no per-user loop;
+    when more than half are chosen, the complement is drawn instead), then one
+    more uniform unchosen coordinate drawn for every user and kept where ``k`` is
+    not held (a uniform :math:`(m-1)`-subset plus a uniform element of its
+    complement is a uniform :math:`m`-subset).  The draws are the same whether
+    or not ``k`` is held, so the work does not tell it.
     """
     nonzero, negative = sample_signed_subsets_packed(cells, signs, d, m, epsilon, rng, random_signs=random_signs)
     return (
@@ -195,16 +199,21 @@ def sample_signed_subsets_packed(cells, signs, d: int, m: int, epsilon: float, r
     # eq. 66: Y(k) = v(k) w.p. p, -v(k) w.p. p e^-eps, 0 otherwise (grid thresholds: exact)
     state = np.where(u < t1, 1, np.where(u < t2, -1, 0))
     held = state != 0
-    others = m - held.astype(np.int64)  # chosen coordinates besides k
     slots = d - 1
+    rows = np.arange(n, dtype=np.int64)
     if slots > 0:
-        complement = 2 * m > slots + 1
+        # m - 1 other coordinates for every user, then an m-th drawn for every user and kept where k is not
+        # held: the same draws either way, so the work never tells whether the report holds k
+        others = np.full(n, m - 1, dtype=np.int64)
+        complement = 2 * (m - 1) > slots
         counts = slots - others if complement else others
         picked = _floyd_subsets(cells, counts, slots, d, rng)
         nonzero = ~picked if complement else picked
+        if m - 1 < slots:  # (m = d holds k always: every other coordinate is already chosen)
+            extra = _one_unchosen_other(nonzero, cells, slots, rng)
+            nonzero[rows, extra] = ~held  # unchosen cells: set where k is not held (one write per row either way)
     else:
         nonzero = np.ones((n, d), dtype=bool)
-    rows = np.arange(n, dtype=np.int64)
     nonzero[rows, cells] = held
     nonzero = np.packbits(nonzero, axis=1)
     if random_signs:
@@ -216,6 +225,20 @@ def sample_signed_subsets_packed(cells, signs, d: int, m: int, epsilon: float, r
     bit = (0x80 >> (cells & 7)).astype(np.uint8)
     negative[rows, byte] = (negative[rows, byte] & ~bit) | np.where(held & (state * signs < 0), bit, 0).astype(np.uint8)
     return nonzero, negative
+
+
+def _one_unchosen_other(nonzero: np.ndarray, cells: np.ndarray, slots: int, rng) -> np.ndarray:
+    """For each row a uniform column ``!= cells[i]`` not yet in ``nonzero`` (by rejection: one candidate per
+    row and round; the rounds depend on the draws only)."""
+    found = np.empty(cells.size, dtype=np.int64)
+    pending = np.arange(cells.size)
+    while pending.size:
+        r = rng.integers(0, slots, size=pending.size, dtype=np.int64)
+        column = r + (r >= cells[pending])
+        free = ~nonzero[pending, column]
+        found[pending[free]] = column[free]
+        pending = pending[~free]
+    return found
 
 
 def _floyd_subsets(cells: np.ndarray, counts: np.ndarray, slots: int, d: int, rng) -> np.ndarray:
