@@ -47,6 +47,7 @@ import math
 import time
 from pathlib import Path
 from typing import Any, Iterator, cast
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -76,14 +77,15 @@ def budget_scope(collector: str, config: dict) -> str:
     return f"{normal_collector(collector)} {text}"
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def normal_collector(collector: str) -> str:
     """A collector's name as the ledger keeps it: an http(s) URL's origin as a browser writes it (scheme and host
     in lower case, no default port) and its path without trailing slashes, so ``https://C.org:443/`` is
     ``https://c.org``; any other name with its trailing slashes dropped."""
     if not isinstance(collector, str):
         raise InvalidParameterError(f"The 'collector' of a ledger report must be a string. Got {collector!r} instead.")
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(collector)
         port = parts.port
@@ -96,9 +98,6 @@ def normal_collector(collector: str) -> str:
     host = f"[{host}]" if ":" in host else host
     origin = f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
     return origin + parts.path.rstrip("/")
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _renormalized(key: str) -> str:

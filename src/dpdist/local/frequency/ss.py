@@ -68,6 +68,7 @@ from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
 from ..._rng import random_words
 from .._report_kinds import PackedBitReports
+from .._unset_cell import uniform_unset_columns
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -127,19 +128,6 @@ def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
     taken = taken[np.arange(taken.size) - np.searchsorted(row_of, row_of) < need[row_of]]
     flat[drawn[taken]] = False
     return np.bincount(owner[taken], minlength=rows.size)
-
-
-def _one_unchosen(flat, offsets, d, rng) -> np.ndarray:
-    """A uniform unset cell among each row's first ``d - 1`` (by rejection: one candidate per row and round;
-    the rounds depend on the draws only).  Every row has one: it holds ``k - 1 <= d - 2`` set cells."""
-    found = np.empty(offsets.size, dtype=np.int64)
-    pending = np.arange(offsets.size)
-    while pending.size:
-        cells = offsets[pending] + rng.integers(0, d - 1, size=pending.size, dtype=np.int64)
-        free = ~flat[cells]
-        found[pending[free]] = cells[free]
-        pending = pending[~free]
-    return found
 
 
 @register
@@ -218,9 +206,9 @@ class SS(FrequencyOracle):
                     chosen[pending[hit]] += step
                 pending = pending[chosen[pending] != target[pending]]
         # the k-th item: a uniform other not yet taken, drawn for every row, kept where the true item is not
-        flat[_one_unchosen(flat, offsets, d, rng)] = ~include  # unset cells: one write per row either way
-        bitmap[:, d - 1] = include
         rows = np.arange(count)
+        bitmap[rows, uniform_unset_columns(bitmap, d - 1, rng)] = ~include  # one write per row either way
+        bitmap[:, d - 1] = include
         own, last = bitmap[rows, values], bitmap[rows, d - 1]
         bitmap[rows, d - 1] = own
         bitmap[rows, values] = last

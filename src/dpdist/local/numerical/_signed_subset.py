@@ -61,6 +61,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._unset_cell import uniform_unset_columns
+
 __all__ = [
     "coordinate_variances",
     "realized_output_probabilities",
@@ -210,8 +212,7 @@ def sample_signed_subsets_packed(cells, signs, d: int, m: int, epsilon: float, r
         picked = _floyd_subsets(cells, counts, slots, d, rng)
         nonzero = ~picked if complement else picked
         if m - 1 < slots:  # (m = d holds k always: every other coordinate is already chosen)
-            extra = _one_unchosen_other(nonzero, cells, slots, rng)
-            nonzero[rows, extra] = ~held  # unchosen cells: set where k is not held (one write per row either way)
+            nonzero[rows, uniform_unset_columns(nonzero, cells, rng)] = ~held  # one write per row either way
     else:
         nonzero = np.ones((n, d), dtype=bool)
     nonzero[rows, cells] = held
@@ -225,20 +226,6 @@ def sample_signed_subsets_packed(cells, signs, d: int, m: int, epsilon: float, r
     bit = (0x80 >> (cells & 7)).astype(np.uint8)
     negative[rows, byte] = (negative[rows, byte] & ~bit) | np.where(held & (state * signs < 0), bit, 0).astype(np.uint8)
     return nonzero, negative
-
-
-def _one_unchosen_other(nonzero: np.ndarray, cells: np.ndarray, slots: int, rng) -> np.ndarray:
-    """For each row a uniform column ``!= cells[i]`` not yet in ``nonzero`` (by rejection: one candidate per
-    row and round; the rounds depend on the draws only)."""
-    found = np.empty(cells.size, dtype=np.int64)
-    pending = np.arange(cells.size)
-    while pending.size:
-        r = rng.integers(0, slots, size=pending.size, dtype=np.int64)
-        column = r + (r >= cells[pending])
-        free = ~nonzero[pending, column]
-        found[pending[free]] = column[free]
-        pending = pending[~free]
-    return found
 
 
 def _floyd_subsets(cells: np.ndarray, counts: np.ndarray, slots: int, d: int, rng) -> np.ndarray:
