@@ -315,8 +315,9 @@ def test_fetch_token_gives_up_after_its_retries_and_checks_its_arguments(issuer)
                              (("http://x", "campaign", ""), "credential")):
         with pytest.raises(InvalidParameterError, match=named):
             pp.fetch_token(*arguments, CHALLENGE, issuer.token_key)
-    with pytest.raises(InvalidParameterError, match="retries"):
-        pp.fetch_token("http://x", "campaign", credential, CHALLENGE, issuer.token_key, retries=-1)
+    for option, value in (("retries", -1), ("retries", 1.5), ("backoff", 0), ("timeout", float("nan"))):
+        with pytest.raises(InvalidParameterError, match=option):
+            pp.fetch_token("http://x", "campaign", credential, CHALLENGE, issuer.token_key, **{option: value})
 
 
 def test_fetch_token_refuses_an_answer_signed_by_another_key(issuer):
