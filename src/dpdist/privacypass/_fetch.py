@@ -30,7 +30,7 @@ _RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 
-def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any) -> str:
+def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any, backoff: Any, timeout: Any) -> str:
     if not isinstance(issuer_url, str) or not issuer_url.startswith(("http://", "https://")):
         raise InvalidParameterError(f"The 'issuer_url' argument must be an http:// or https:// URL. Got {issuer_url!r}.")
     if not isinstance(key_name, str) or not _KEY_NAME.fullmatch(key_name):
@@ -39,6 +39,9 @@ def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any) -> str
         raise InvalidParameterError("The 'credential' argument must be the non-empty ASCII credential the issuer's operator gave.")
     if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 100:
         raise InvalidParameterError(f"The 'retries' argument must be an int in 0..100. Got {retries!r}.")
+    for name, value in (("backoff", backoff), ("timeout", timeout)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 600:
+            raise InvalidParameterError(f"The '{name}' argument must be a number of seconds in (0, 600]. Got {value!r}.")
     return f"{issuer_url.rstrip('/')}/issuer/v1/keys/{key_name}/token-request"
 
 
@@ -101,7 +104,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     """
     import httpx
 
-    url = _check(issuer_url, key_name, credential, retries)
+    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     with httpx.Client(timeout=timeout, transport=transport) as client:
@@ -125,7 +128,7 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx
 
-    url = _check(issuer_url, key_name, credential, retries)
+    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
