@@ -187,6 +187,20 @@ class RelayedCampaigns:
                  "pin": None if key.identity is None else pin_of(key.identity), "issuer": key.issuer}
         return {"relay": relay, "anonymity": self.statement(campaign, key), "submit_token_required": False}
 
+    def origins(self, campaign_id: str) -> list[str]:
+        """The origins a relayed campaign's participation page talks to besides the collector: its relay and issuer
+        (none for another campaign, or an unknown one)."""
+        from ..local.ledger import normal_collector
+
+        try:
+            key = self.key(self.store.row(campaign_id))
+        except (NotFound, InvalidRequest):
+            return []
+        if key is None:
+            return []
+        urls = [key.document["relay"].get("url"), (key.issuer or {}).get("url")]
+        return [normal_collector(url) for url in urls if url]
+
     def summary_fields(self, campaign: CampaignRow) -> dict:
         """What the admin summary adds: whether the campaign is relayed, and its statement."""
         key = self.key(campaign)
