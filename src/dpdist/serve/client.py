@@ -569,7 +569,8 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
     the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
-    collector.  The issuer's name in the campaign's token challenge is the one it states, else its URL's host."""
+    collector.  The issuer's name in the campaign's token challenge is the one its directory states
+    (``dpdist-issuer-name``), else its URL's host."""
     import httpx
     from urllib.parse import urlsplit
 
@@ -579,12 +580,14 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     try:
         with httpx.Client(timeout=30.0, transport=transport) as client:
             answer = client.get(address)
+            directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
         raise ServiceUnavailableError(f"GET {address} failed: {type(error).__name__}: {error}.") from None
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
-    name = document.get("issuer_name") or urlsplit(url).netloc
+    stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
+    name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent}
 
 
