@@ -52,13 +52,18 @@ SALT_LENGTH = 48
 _HASH_LENGTH = 48  # SHA-384
 
 
+def _python_invert(x: int, modulus: int) -> int:
+    return pow(x, -1, modulus)
+
+
 def _powmod():
-    """``(powmod, invert)``: GMP's constant-time ones when gmpy2 is installed, else Python's."""
+    """``(secret_powmod, invert, powmod)``: GMP's when gmpy2 is installed (``powmod_sec``, constant-time, for the
+    private exponents; ``powmod`` for the public one), else Python's ``pow`` for all three."""
     try:
         import gmpy2
     except ImportError:
-        return (lambda base, exponent, modulus: pow(base, exponent, modulus)), (lambda x, modulus: pow(x, -1, modulus))
-    return gmpy2.powmod_sec, gmpy2.invert
+        return pow, _python_invert, pow
+    return gmpy2.powmod_sec, gmpy2.invert, gmpy2.powmod
 
 
 # ---------------------------------------------------------------------- RFC 8017
@@ -173,18 +178,18 @@ def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     if m >= n:
         raise InvalidParameterError("The 'blinded_msg' argument must be an integer below the modulus n (RFC 8017 RSASP1: "
                                     "'message representative out of range').")
-    powmod, invert = _powmod()
+    secret_powmod, invert, powmod = _powmod()
     while True:  # RSA blinding (Kocher 1996, section 10): the exponentiations see m r^e, not m
         r = 1 + secrets.randbelow(n - 1)
         if math.gcd(r, n) == 1:
             break
-    blinded = (m * pow(r, e, n)) % n
+    blinded = (m * int(powmod(r, e, n))) % n
     p, q = numbers.p, numbers.q
-    s_p = int(powmod(blinded % p, numbers.dmp1, p))  # RSASP1 by CRT (RFC 8017, section 5.1.2, step 2.b)
-    s_q = int(powmod(blinded % q, numbers.dmq1, q))
+    s_p = int(secret_powmod(blinded % p, numbers.dmp1, p))  # RSASP1 by CRT (RFC 8017, section 5.1.2, step 2.b)
+    s_q = int(secret_powmod(blinded % q, numbers.dmq1, q))
     s = s_q + q * ((numbers.iqmp * (s_p - s_q)) % p)
     s = (s * int(invert(r, n))) % n
-    if pow(s, e, n) != m:  # RSAVP1 and compare (step 3-4)
+    if int(powmod(s, e, n)) != m:  # RSAVP1 and compare (step 3-4)
         raise SigningFailureError("The blind signature did not verify under the signer's own public key (RFC 9474 "
                                   "'signing failure'): nothing was returned.")
     return s.to_bytes(length, "big")
