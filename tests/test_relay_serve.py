@@ -1,7 +1,9 @@
-"""Issue 34, items 2-4 end to end: devices -> ``dpdist relay`` -> ``dpdist serve``, as real processes.
+"""Anonymous collection end to end: devices -> ``dpdist relay`` -> ``dpdist serve``, with ``dpdist issuer``, as real
+processes (docs/deployment.md, "Anonymous collection").
 
 - Reports sent through the relay (Python client, ``dpdist submit``, the JavaScript client in Node and
-  in headless Chromium) are counted once, in batches of at least K; the collector stores no device's
+  in headless Chromium), each with a Privacy Pass token from the issuer, are counted once, in batches
+  of at least K; devices take the campaign's key from the collector; the collector stores no device's
   batch id and no arrival time; it refuses direct submissions to the campaign and states the local
   and the amplified central guarantee.
 - SIGKILL of the relay and of the collector at random moments while devices submit with retries:
@@ -27,8 +29,10 @@ import pytest
 
 from dpdist import io, local
 from dpdist.client import Client
-from relay_support import CollectorProcess, RelayProcess
+from dpdist.errors import CampaignIdentityError
+from relay_support import CollectorProcess, IssuerProcess, RelayProcess
 from test_js_participate import DRIVER, _required, chromium  # noqa: F401 - chromium is a fixture
+from relay_support import ISSUER_ADMIN_TOKEN
 from serve_support import ADMIN_TOKEN, admin_headers
 
 pytest.importorskip("pyhpke")
@@ -38,9 +42,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 16}
 
 
-def _create(collector, name: str, config=CONFIG, keep_reports: bool = False) -> None:
+def _create(parties, name: str, config=CONFIG, keep_reports: bool = False) -> None:
+    """A campaign collected through the relay, admitting reports with tokens of the issuer's key ``name``."""
+    from dpdist.client import issuer_of
+
+    collector, relay, issuer = parties
+    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": name}, timeout=30,
+               headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
     with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
-        document = {"campaign": name, "config": config, "relay": True, "keep_reports": keep_reports}
+        relayed = {"url": relay.url, "issuer": issuer_of(issuer.url, name)}
+        document = {"campaign": name, "config": config, "relay": relayed, "keep_reports": keep_reports}
         assert admin.post("/api/campaigns", json=document).status_code == 201
         assert admin.post(f"/api/campaigns/{name}/open").status_code == 200
 
@@ -65,20 +76,26 @@ def _drained(relay, campaign: str, timeout: float = 120.0) -> dict:
 
 
 @pytest.fixture
-def pair(tmp_path):
+def parties(tmp_path):
     collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log").start()
     relay = RelayProcess(tmp_path / "relay.sqlite", collector.url, min_batch=20, max_batch=60,
                          log_path=tmp_path / "relay.log").start()
-    yield collector, relay
+    issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), log_path=tmp_path / "issuer.log").start()
+    yield collector, relay, issuer
+    issuer.stop()
     relay.stop()
     collector.stop()
 
 
-def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(pair, tmp_path):
-    collector, relay = pair
-    _create(collector, "anon")
+def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(parties, tmp_path):
+    collector, relay, issuer = parties
+    _create(parties, "anon")
     values = np.arange(130) % 16
-    with Client(relay.url) as device:
+    (credential,) = issuer.credentials("anon", 1, tokens_each=133)  # a proxy for 130 devices (and 3 resent reports)
+    with Client(relay.url) as device:  # the relay's URL without the campaign's pin: refused before anything is drawn
+        with pytest.raises(CampaignIdentityError):
+            device.submit_values("anon", values[:1])
+    with Client(collector.url, issuer_credential=credential) as device:
         acks = device.submit_values("anon", values, batch_size=50)
         assert sum(ack["relayed"] for ack in acks) == 130 and all(ack["duplicates"] == 0 for ack in acks)
         again = device.submit_reports("anon", device.protocol("anon"), np.zeros(3, dtype=np.uint64), batch_id=acks[0]["batch_id"])
@@ -90,6 +107,7 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
     statement = summary["anonymity"]
     assert statement["smallest_batch"] >= 20 and statement["local"]["epsilon"] == 1.0
     assert statement["central"]["model"] == "central" and statement["central"]["epsilon"] < 1.0
+    assert statement["central"]["n"] == statement["smallest_batch"] and statement["admission"]["issuer"] == issuer.url
     assert any("collude" in assumption for assumption in statement["assumptions"])
     public = httpx.get(f"{collector.url}/api/campaigns/anon/config", timeout=30).json()
     passed_on = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()  # cached by the relay a few seconds
@@ -141,12 +159,13 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(pair, tmp_path
 CLIENTS, REPORTS = 4, 150
 
 
-def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(pair, tmp_path):
+def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(parties, tmp_path):
     """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
     (seeded) moments and restarted. Afterwards filler reports push every real report out of the relay (it forwards
     the oldest first): the collector's counts are the real reports' counts plus fillers only."""
-    collector, relay = pair
-    _create(collector, "crash", keep_reports=True)
+    collector, relay, issuer = parties
+    _create(parties, "crash", keep_reports=True)
+    credentials = issuer.credentials("crash", CLIENTS + 1, tokens_each=2 * relay.max_batch + REPORTS)
     protocol = local.from_config(CONFIG)
     rng = np.random.default_rng(20261123)
     reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
@@ -155,7 +174,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
 
     def device(index):
         try:
-            with Client(relay.url, retries=400, backoff=0.05) as client:
+            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index]) as client:
                 client.config("crash")
                 for row in range(REPORTS):
                     client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
@@ -181,7 +200,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     chaos.join(timeout=60)
     assert not failures, failures
     filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
-    with Client(relay.url, retries=50, backoff=0.05) as client:
+    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1]) as client:
         client.config("crash")
         client.submit_reports("crash", protocol, filler, batch_id="filler")
     _drained(relay, "crash")
