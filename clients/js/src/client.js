@@ -12,7 +12,7 @@
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
 
-import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
+import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
 import { Ledger } from './ledger.js';
 import { isLongitudinal, memoKey } from './protocols/longitudinal.js';
@@ -22,17 +22,8 @@ import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { RELAY_CONTENT_TYPE, relayReportPath, sealForRelay } from './relay.js';
 
-/**
- * The server refused a request (or could not be reached after every retry).  From ``send``, it
- * carries the ``batch`` and ``batchId``: resend them together, never a fresh draw of the values.
- */
-export class ServiceError extends DPDistError {
-  constructor(message, { status = null, code = null } = {}) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
+export { ServiceError };
+
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
