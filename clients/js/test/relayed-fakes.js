@@ -14,6 +14,7 @@
 
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '../src/vendor/hpke.js';
 import { redemptionContext, tokenChallenge } from '../src/privacypass.js';
 import { blindSign, newIssuerKey, verifyToken } from './privacypass-helpers.js';
@@ -86,6 +87,66 @@ function stop(server) {
   server.close();
 }
 
+const CLIENT_DIR = new URL('..', import.meta.url); // clients/js/
+
+/**
+ * The Content-Security-Policy dpdist serve gives an HTML page (src/dpdist/serve/_middleware.py): inline scripts and
+ * styles by hash, everything else from its own origin, and ``connect`` the origins it may also fetch from.
+ */
+export function pageSecurityPolicy(page, connect = []) {
+  const hashes = (pattern) => [...page.matchAll(pattern)].map((match) => `'sha256-${createHash('sha256').update(match[1]).digest('base64')}'`).join(' ');
+  return [
+    "default-src 'none'", `script-src 'self' ${hashes(/<script\b(?![^>]*\bsrc\s*=)[^>]*>([\s\S]*?)<\/script\s*>/gi)}`,
+    `style-src ${hashes(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi)}`, `connect-src 'self' ${connect.join(' ')}`.trim(),
+    "img-src 'self' data:", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The participate page (with its CSP naming ``connect``) and the client's modules, as dpdist serve serves them. */
+async function servePage(request, response, connect) {
+  const path = new URL(request.url, 'http://x').pathname;
+  if (/^\/campaigns\/[^/]+\/participate$/.test(path)) {
+    const page = await readFile(new URL('participate.html', CLIENT_DIR), 'utf8');
+    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': pageSecurityPolicy(page, connect) });
+    response.end(page);
+    return true;
+  }
+  if (path === '/static/dpdist-client.js') {
+    response.writeHead(200, { 'Content-Type': 'text/javascript' });
+    response.end("export * from './dpdist-client/index.js';\n");
+    return true;
+  }
+  const module = path.match(/^\/static\/dpdist-client\/((?:[a-z0-9-]+\/)*[a-z0-9-]+\.js)$/);
+  if (module !== null) {
+    response.writeHead(200, { 'Content-Type': 'text/javascript' });
+    response.end(await readFile(new URL(`src/${module[1]}`, CLIENT_DIR)));
+    return true;
+  }
+  if (/^\/api\/campaigns\/[^/]+\/explain$/.test(path)) {
+    json(response, 200, { plain: [] });
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The CORS answers a relay or an issuer gives the page of the collector at ``origin`` (null: none): a preflight
+ * (OPTIONS) allows ``method`` with the Authorization and Content-Type headers; every answer names the origin and
+ * exposes Retry-After.  True if the request was a preflight (answered here).
+ */
+function cors(request, response, origin, method) {
+  if (origin === null || request.headers.origin !== origin) return request.method === 'OPTIONS' && (response.writeHead(403).end(), true);
+  response.setHeader('Access-Control-Allow-Origin', origin);
+  response.setHeader('Access-Control-Expose-Headers', 'Retry-After');
+  response.setHeader('Vary', 'Origin');
+  if (request.method !== 'OPTIONS') return false;
+  response.writeHead(204, {
+    'Access-Control-Allow-Methods': method, 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '600',
+  });
+  response.end();
+  return true;
+}
+
 /** Stop every server these helpers started. */
 export function stopAll() {
   for (const server of servers.splice(0)) stop(server);
@@ -97,7 +158,9 @@ export function stopAll() {
  * ``tokensEach``: tokens per credential; ``credentials``: the credentials the issuer gave.
  */
 export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, issuer: withIssuer = true, swap = false,
-  tamperIdentity = false, tokensEach = 10, credentials = ['device-credential-1'] } = {}) {
+  tamperIdentity = false, tokensEach = 10, credentials = ['device-credential-1'], page = null } = {}) {
+  // page: {connect: [origins], cors: bool} the collector serves the participate page, with that CSP (null: the relay's
+  // and the issuer's origins); the relay and the issuer answer its CORS requests if cors
   const collectorKey = await hpkeKey();
   const relayKey = await hpkeKey(); // the attacking relay's own
   const issuerKey = withIssuer ? (sharedIssuerKey ??= newIssuerKey()) : null; // one RSA key for all (0.5 s each to make)
@@ -141,14 +204,17 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     return false;
   };
 
+  const pageOrigin = () => (page !== null && page.cors !== false ? collectorUrl : null);
   collectorUrl = await listen(async (request, response) => {
     state.collectorRequests.push(`${request.method} ${request.url}`);
     if (request.method === 'GET' && serveCampaign(request, response, documents.collector)) return;
+    if (page !== null && request.method === 'GET' && await servePage(request, response, page.connect ?? [relayUrl, issuerUrl].filter(Boolean))) return;
     json(response, 404, { error: 'not_found', detail: request.url });
   });
 
   relayUrl = await listen(async (request, response) => {
     state.relayRequests.push(`${request.method} ${request.url}`);
+    if (cors(request, response, pageOrigin(), 'PUT')) return;
     if (request.method === 'GET') {
       const docs = swap ? { configDocument: documents.swapped.configDocument, identity: tamperIdentity ? documents.swapped.identity : documents.collector.identity } : documents.collector;
       if (serveCampaign(request, response, docs)) return;
@@ -187,6 +253,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
 
   issuerUrl = issuerKey === null ? null : await listen(async (request, response) => {
     const path = new URL(request.url, 'http://x').pathname;
+    if (cors(request, response, pageOrigin(), 'POST')) return;
     if (request.method === 'GET' && path === `/issuer/v1/keys/${campaign}`) {
       return json(response, 200, { name: campaign, token_type: 2, token_key: state.issuerServesKey ?? issuerKey.tokenKeyText });
     }
