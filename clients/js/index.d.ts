@@ -158,7 +158,7 @@ export interface Ack {
  * campaign's TokenChallenge is not the one its id, key id and issuer give), ``unsupported_token_type``,
  * ``credential_required`` (a token is needed and no credential was given), ``bad_token_response`` (the issuer's
  * answer does not unblind to a valid token).  The issuer's and the relay's refusals keep their codes
- * (``bad_credential``, ``tokens_exhausted``, ``bad_token``, ``token_spent``, ...).
+ * (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's, e.g. ``token_spent``).
  */
 export class ServiceError extends DPDistError {
   readonly status: number | null;

@@ -8,12 +8,13 @@
 //   TokenChallenge its key id gives) in the config and the identity; PUT /relay/v1/campaigns/{c}/reports/{id} takes a
 //   sealed report with a valid, fresh token (401 without, 403 token_spent with a token spent on another report id,
 //   a duplicate for the same id and token), keeps what it received, and tries to open it with its own key;
-// * issuer: GET /issuer/v1/keys/{name}, POST /issuer/v1/keys/{name}/token-request (Bearer credential, each credential
+// * issuer: GET /issuer/v1/keys/{name}, POST /issuer/v1/keys/{name}/token-request (Bearer credential; each credential
 //   ``tokensEach`` tokens, the count lowered before the answer, a repeated request answered from its store, whether
-//   the count is spent or not; ``loseAnswers`` answers are computed, stored and then lost with the connection).
+//   the count is spent or not; refusals with dpdist issuer's codes: 401 unauthorized, 403 exhausted; ``loseAnswers``
+//   answers are computed, stored and then lost with the connection), or another process's (dpdist issuer itself).
 
 import { createServer } from 'node:http';
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '../src/vendor/hpke.js';
 import { redemptionContext, tokenChallenge } from '../src/privacypass.js';
@@ -147,13 +148,20 @@ function cors(request, response, origin, method) {
   return true;
 }
 
+/** The public side of an issuer's token key (base64url SPKI with the id-RSASSA-PSS OID), for verifying tokens. */
+function externalKey(tokenKeyText) {
+  const tokenKey = new Uint8Array(Buffer.from(tokenKeyText, 'base64url'));
+  return { tokenKey, tokenKeyText, publicKey: createPublicKey({ key: Buffer.from(tokenKey), format: 'der', type: 'spki' }) };
+}
+
 /** Stop every server these helpers started. */
 export function stopAll() {
   for (const server of servers.splice(0)) stop(server);
 }
 
 /**
- * A relayed campaign's three parties.  ``issuer``: with an issuer (default) or none; ``swap``: the relay serves its own
+ * A relayed campaign's three parties.  ``issuer``: with an issuer (default), none (false), or another process's
+ * (``{url, name, key, tokenKey}``: ``dpdist issuer``, its name, the key's name and its base64url token key); ``swap``: the relay serves its own
  * HPKE key; ``tamperIdentity``: the relay serves the identity with its own key too (else the collector's bytes);
  * ``tokensEach``: tokens per credential; ``credentials``: the credentials the issuer gave.
  */
@@ -163,7 +171,12 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   // and the issuer's origins); the relay and the issuer answer its CORS requests if cors
   const collectorKey = await hpkeKey();
   const relayKey = await hpkeKey(); // the attacking relay's own
-  const issuerKey = withIssuer ? (sharedIssuerKey ??= newIssuerKey()) : null; // one RSA key for all (0.5 s each to make)
+  // an issuer of another process (``{url, name, key, tokenKey}``: dpdist issuer), or this one's own
+  const external = withIssuer !== null && typeof withIssuer === 'object' ? withIssuer : null;
+  const issuerKey = external !== null ? externalKey(external.tokenKey)
+    : withIssuer ? (sharedIssuerKey ??= newIssuerKey()) : null; // one RSA key for all (0.5 s each to make)
+  const issuerName = external?.name ?? 'issuer.test';
+  const keyName = external?.key ?? campaign;
   const state = {
     relayReceived: [], // {reportId, token, sealed, openedByRelay}
     spentNonces: new Map(), // nonce -> {reportId, token}
@@ -181,8 +194,8 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   let documents;
 
   const issuerDoc = async (key) => (issuerKey === null ? null : {
-    url: issuerUrl, name: 'issuer.test', key: campaign, token_type: 2, token_key: issuerKey.tokenKeyText,
-    challenge: Buffer.from(tokenChallenge('issuer.test', await redemptionContext(campaign, key.key_id))).toString('base64url'),
+    url: issuerUrl, name: issuerName, key: keyName, token_type: 2, token_key: issuerKey.tokenKeyText,
+    challenge: Buffer.from(tokenChallenge(issuerName, await redemptionContext(campaign, key.key_id))).toString('base64url'),
     independent: true,
   });
   const makeDocuments = async (key) => {
@@ -251,7 +264,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     json(response, 202, { campaign, report_id: reportId, duplicate });
   });
 
-  issuerUrl = issuerKey === null ? null : await listen(async (request, response) => {
+  issuerUrl = external !== null ? external.url.replace(/\/+$/, '') : issuerKey === null ? null : await listen(async (request, response) => {
     const path = new URL(request.url, 'http://x').pathname;
     if (cors(request, response, pageOrigin(), 'POST')) return;
     if (request.method === 'GET' && path === `/issuer/v1/keys/${campaign}`) {
@@ -262,7 +275,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     const credential = (request.headers.authorization ?? '').replace(/^Bearer /, '');
     const record = { credential, blinded: body.subarray(3).toString('hex') };
     state.issuerRequests.push(record);
-    if (!state.issuerLeft.has(credential)) return (record.answered = 'bad_credential'), json(response, 401, { error: 'bad_credential', detail: 'unknown credential' });
+    if (!state.issuerLeft.has(credential)) return (record.answered = 'unauthorized'), json(response, 401, { error: 'unauthorized', detail: 'unknown credential' });
     if (request.headers['content-type'] !== 'application/private-token-request' || body.length !== 259 || body.readUInt16BE(0) !== 2 ||
       body[2] !== issuerKey.tokenKeyId[31]) {
       return (record.answered = 'bad_request'), json(response, 422, { error: 'bad_token_request', detail: 'not a TokenRequest of this key' });
@@ -270,7 +283,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     const stored = `${credential} ${record.blinded}`;
     let answer = state.issuerAnswers.get(stored);
     if (answer === undefined) {
-      if (state.issuerLeft.get(credential) <= 0) return (record.answered = 'tokens_exhausted'), json(response, 403, { error: 'tokens_exhausted', detail: 'no token left' });
+      if (state.issuerLeft.get(credential) <= 0) return (record.answered = 'exhausted'), json(response, 403, { error: 'exhausted', detail: 'no token left' });
       state.issuerLeft.set(credential, state.issuerLeft.get(credential) - 1); // lowered before the answer
       answer = blindSign(issuerKey, body.subarray(3));
       state.issuerAnswers.set(stored, answer);

@@ -128,11 +128,11 @@ test('refusals about the issuer come before any draw: no credential, another iss
   const elsewhere = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: 'https://issuer.example.org/' } });
   await refusedBeforeAnyDraw(elsewhere.client.submit(1), 'issuer_mismatch', parties, elsewhere);
   const wrong = device(parties.collectorUrl, { issuer: { credential: 'not-a-credential' } });
-  await refusedBeforeAnyDraw(wrong.client.submit(1), 'bad_credential', parties, wrong);
+  await refusedBeforeAnyDraw(wrong.client.submit(1), 'unauthorized', parties, wrong);
   parties.state.issuerServesKey = (await import('./privacypass-helpers.js')).newIssuerKey().tokenKeyText;
   const rotated = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl } });
   await refusedBeforeAnyDraw(rotated.client.submit(1), 'issuer_key_mismatch', parties, rotated);
-  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['bad_credential']);
+  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['unauthorized']);
 });
 
 test("a campaign's TokenChallenge must be the one its id, key id and issuer name give", async () => {
@@ -172,7 +172,7 @@ test('a token request whose answer was lost is sent again, the same bytes; the i
 test('the issuer refuses the last tokens: nothing is drawn, the tokens obtained wait, and serve with another credential', async () => {
   const parties = await startRelayedCampaign({ tokensEach: 2, credentials: ['first', 'second'] });
   const { client, storage, counter } = device(parties.collectorUrl, { issuer: { credential: 'first' } });
-  await assert.rejects(client.submitMany([1, 2, 3]), (error) => error instanceof ServiceError && error.code === 'tokens_exhausted');
+  await assert.rejects(client.submitMany([1, 2, 3]), (error) => error instanceof ServiceError && error.code === 'exhausted');
   assert.equal(counter.fills, 1); // the values' order only (a uniform permutation, drawn first), no report
   assert.deepEqual(charges(storage), []);
   assert.equal(parties.state.relayReceived.length, 0);
@@ -184,7 +184,7 @@ test('the issuer refuses the last tokens: nothing is drawn, the tokens obtained 
   assert.deepEqual([parties.state.issuerLeft.get('first'), parties.state.issuerLeft.get('second')], [0, 1]);
   const requests = parties.state.issuerRequests;
   assert.deepEqual(requests.map((request) => [request.credential, request.answered]),
-    [['first', 'new'], ['first', 'new'], ['first', 'tokens_exhausted'], ['second', 'new']]);
+    [['first', 'new'], ['first', 'new'], ['first', 'exhausted'], ['second', 'new']]);
   assert.equal(requests[3].blinded, requests[2].blinded);
 });
 
