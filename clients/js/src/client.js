@@ -538,9 +538,18 @@ export class Client {
           }
           authorization = authorizationHeader(base64UrlDecode(token));
         }
-        const response = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
-          url: `${base}${relayReportPath(this.campaignId, reportId)}`, body: sealed, headers: { 'Content-Type': RELAY_CONTENT_TYPE }, authorization,
-        });
+        let response;
+        try {
+          response = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
+            url: `${base}${relayReportPath(this.campaignId, reportId)}`, body: sealed, headers: { 'Content-Type': RELAY_CONTENT_TYPE }, authorization,
+          });
+        } catch (error) {
+          // a token the relay does not admit (401) or saw spent on another report: never again; a resend takes another
+          if (info !== null && error instanceof ServiceError && (error.status === 401 || error.code === 'token_spent')) {
+            await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
+          }
+          throw error;
+        }
         acks.push(await response.json());
         if (info !== null) await this._withLedgerLock(() => this._wallet.release(info.scope, reportId)); // spent
       }

@@ -246,3 +246,22 @@ test('tests/relayed_submit_driver.mjs: a node command a Python test can run, pri
   assert.deepEqual([refused.result.error.name, refused.result.error.code], ['ServiceError', 'pin_required']);
   assert.equal(spawnSync(process.execPath, [driver, '{"values": 1}']).status, 2);
 });
+
+test('a token the relay saw spent on another report is dropped: the resend of the report takes a fresh one', async () => {
+  const parties = await startRelayedCampaign();
+  const { client, storage } = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL }, retries: 0 });
+  await client.prepareTokens(1);
+  const batch = client.randomize([2]);
+  // someone else spends this device's spare token first (as a copy of its storage would)
+  const [held] = Object.values(JSON.parse(storage.getItem(TOKENS_KEY)).campaigns);
+  const stolen = await fetch(`${parties.relayUrl}/relay/v1/campaigns/c1/reports/elsewhere.0`, {
+    method: 'PUT', headers: { Authorization: `PrivateToken token="${held.spare[0]}"` }, body: new Uint8Array(10),
+  });
+  assert.equal(stolen.status, 202);
+  const error = await client.send(batch).catch((caught) => caught);
+  assert.deepEqual([error.status, error.code], [403, 'token_spent']);
+  const ack = await client.send(error.batch, { batchId: error.batchId });
+  assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
+  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new', 'new']);
+  assert.deepEqual(JSON.parse(storage.getItem(TOKENS_KEY)).campaigns, {}); // nothing held: the second token is spent
+});
