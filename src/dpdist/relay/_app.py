@@ -177,7 +177,7 @@ def create_app(
     ]
     # a participation page served by the collector sends to the relay from its own origin: no cookies, no credentials
     middleware = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
-                             allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate"], max_age=600)]
+                             allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate", "retry-after"], max_age=600)]
     return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers={RelayError: refused})
 
 
