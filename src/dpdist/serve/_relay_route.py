@@ -57,18 +57,18 @@ class RelayRoute:
                 f"Campaign {self.campaign!r} names the issuer {issuer['url']}, not {issuer_url}, for which this device holds "
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
-        self._check_issuer_key(token_key, transport)
+        self._check_issuer_key(issuer, token_key, transport)
         return [fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
                 for _ in range(count)]
 
-    def _check_issuer_key(self, token_key: bytes, transport: Any) -> None:
+    def _check_issuer_key(self, issuer: dict, token_key: bytes, transport: Any) -> None:
         """The issuer's own key for the campaign must be the one the campaign names (else the collector, which wrote the
         campaign, could name a key of its own and mint tokens)."""
         import httpx
 
         from ..privacypass import b64url_decode
 
-        url = f"{self.issuer['url']}/issuer/v1/keys/{self.issuer['key']}"
+        url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:
             with httpx.Client(timeout=30.0, transport=transport) as client:
                 answer = client.get(url)
@@ -77,7 +77,7 @@ class RelayRoute:
             served = None
         if served != token_key:
             raise CampaignIdentityError(
-                f"The issuer's key {self.issuer['key']!r} at {self.issuer['url']} is not the key campaign {self.campaign!r} "
+                f"The issuer's key {issuer['key']!r} at {issuer['url']} is not the key campaign {self.campaign!r} "
                 "names (or the issuer did not say): its tokens would not be the issuer's. Nothing was randomized or sent.",
                 "issuer_key_mismatch")
 

@@ -308,7 +308,7 @@ def _issuer(issuer: Any) -> dict:
     return {**issuer, "url": issuer["url"].rstrip("/"), "token_key": b64url_encode(token_key)}
 
 
-def _spend_tokens(messages: list[bytes], issuer: dict, spent) -> tuple[list[bytes | None], list[str | None]]:
+def _spend_tokens(messages: list[bytes], issuer: dict, spent) -> tuple[list[bytes | str], list[str | None]]:
     """Each message's sealed report after a token that verifies and was never spent (None where not, with the reason
     in place of the report), and each message's nonce (hex; None without a valid token)."""
     from ..errors import InvalidTokenError
@@ -335,7 +335,7 @@ def _spend_tokens(messages: list[bytes], issuer: dict, spent) -> tuple[list[byte
             reasons[index], nonces[index] = "token_spent", None  # spent before, or twice in this batch: its second use
         elif nonce is not None:
             seen.add(nonce)
-    sealed = [message[TOKEN_LENGTH:] if reason is None else reason for message, reason in zip(messages, reasons)]
+    sealed: list[bytes | str] = [message[TOKEN_LENGTH:] if reason is None else reason for message, reason in zip(messages, reasons)]
     return sealed, nonces
 
 

@@ -359,7 +359,7 @@ class Client:
                 )
         tokens = self._tokens(route, len(values)) if route is not None else None  # before the ledger draws anything
         reports = ledger.report(protocol, values, self.server, once=once)
-        if route is not None and len(reports):
+        if route is not None and tokens is not None and len(reports):
             return [self._submit_through_relay(route, protocol, reports, _new_batch_id(), tokens[: len(reports)])]
         return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
 
