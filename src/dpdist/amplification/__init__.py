@@ -47,9 +47,9 @@ privacy loss distributions are convolved (as Koskela, Jälkö & Honkela, AISTATS
 of one concrete pair composed over the rounds, n = 10^3..10^7, :math:`\varepsilon_0` = 0.5..8, 1-100
 rounds (``docs/benchmarks.md``).  :func:`compose_rounds` is the optimal composition theorem of Kairouz,
 Oh & Viswanath (ICML 2015) applied to each round's :math:`(\varepsilon_r, \delta_r)`, which
-:func:`account` used before (4.7-16x looser at 30-100 rounds).  Memoized protocols are refused: their
-rounds share a memo (two shuffled rounds of l-grr lose exact :math:`\delta` 0.3 at the sum of the
-epsilons, n = 2).
+:func:`account` used before (up to 9.4x looser at 30 rounds and 16x at 100).  Memoized protocols
+are refused: their rounds share a memo (two shuffled rounds of l-grr lose exact :math:`\delta` 0.3 at
+the sum of the epsilons, n = 2).
 
 Checks (``tests/test_amplification.py``): on tiny n and d the exact loss of the shuffled multiset
 (every arrangement of the other users) lies below the bound; for binary randomized response at
