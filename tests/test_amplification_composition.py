@@ -133,7 +133,7 @@ def test_the_composed_bound_holds_for_random_channels(count):
         epsilons = np.linspace(0.0, rounds * _epsilon0(channel), 13)[:-1]
         exact = _exact_rounds(channel, n, rounds, epsilons)
         composed = _composed(channel, n, rounds)
-        for epsilon, value in zip(epsilons, exact):
+        for epsilon, value in zip(epsilons, exact, strict=True):
             assert value <= composed.delta(float(epsilon)) + 1e-12, (channel, n, rounds, epsilon)
 
 
