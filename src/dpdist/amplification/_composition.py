@@ -72,7 +72,7 @@ __all__ = [
 GRID_POINTS = 32
 #: share of delta the rounds' mass beyond the grid may cost (it is put at +infinity)
 TAIL_SHARE = 1e-3
-#: share of delta the truncations of the composed distributions' far tails may cost together (half of it)
+#: the truncations of the composed distributions' far tails cost at most twice this share of delta together
 _TRUNCATION_SHARE = 1e-4
 #: distributions longer than this are truncated after each convolution
 _TRUNCATE_ABOVE = 4096
