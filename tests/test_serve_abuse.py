@@ -35,6 +35,7 @@ from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
 from serve_support import ADMIN_TOKEN, PostgresCluster, admin_headers, free_port, postgres_available
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
+SUBMIT_TOKEN = "device-secret-0123456789"
 #: generous bound on any wait of these tests (they end far sooner unless the defence is missing)
 BOUND_S = 30.0
 
@@ -190,20 +191,22 @@ def test_a_slow_body_is_refused_before_it_is_read_when_campaign_or_token_is_wron
 
 
 def test_body_bytes_in_flight_are_bounded_and_beyond_the_budget_503_at_once(tmp_path):
-    limits = Limits(max_inflight_bytes=256 << 10)
+    # the whole pool (one address may hold all of it; a campaign with a token: its bodies are not anonymous)
+    limits = Limits(max_inflight_bytes=256 << 10, max_inflight_bytes_per_address=256 << 10)
     with InProcessServer(str(tmp_path / "c.sqlite"), limits, max_body_bytes=128 << 10) as server:
-        campaign = new_campaign(server.url)
+        campaign = new_campaign(server.url, submit_token=SUBMIT_TOKEN)
         body = grr_body(np.arange(8).repeat(12_000))  # 96,000 reports: ~96 KB
         slow = []
         for k in range(2):  # two uploads hold most of their bodies
             sock = raw_connection(server.port)
-            sock.sendall(request_head("PUT", f"/api/campaigns/{campaign}/batches/held-{k}", len(body)) + body[:90_000])
+            sock.sendall(request_head("PUT", f"/api/campaigns/{campaign}/batches/held-{k}", len(body),
+                                      f"Authorization: Bearer {SUBMIT_TOKEN}\r\n") + body[:90_000])
             slow.append(sock)
         deadline = time.monotonic() + BOUND_S
         while server.service.budget.in_flight < 180_000:
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        refused = put(server.url, campaign, "third", body)
+        refused = put(server.url, campaign, "third", body, token=SUBMIT_TOKEN)
         assert refused.status_code == 503 and refused.json()["error"] == "busy"
         assert int(refused.headers["retry-after"]) >= 1
         for sock in slow:  # the held uploads complete and are counted
@@ -211,7 +214,7 @@ def test_body_bytes_in_flight_are_bounded_and_beyond_the_budget_503_at_once(tmp_
             status, _, ack = read_response_keepalive(sock)
             sock.close()
             assert status == 200 and json.loads(ack)["accepted"] == 96_000
-        assert put(server.url, campaign, "third", body).status_code == 200  # the retry goes in
+        assert put(server.url, campaign, "third", body, token=SUBMIT_TOKEN).status_code == 200  # the retry goes in
         assert server.service.budget.peak <= 256 << 10 and server.service.budget.in_flight == 0
 
 
@@ -368,10 +371,10 @@ def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_p
 def test_http_falls_back_to_h11_without_httptools(monkeypatch):
     from dpdist.errors import InvalidParameterError
     from dpdist.serve._limits import protocol_class
-    from dpdist.serve._protocol import HeaderTimeoutH11Protocol
+    from dpdist._guard._protocol import HeaderTimeoutH11Protocol
 
     assert protocol_class(http="auto").__name__ == "HeaderTimeoutHttpToolsProtocol"
-    monkeypatch.setitem(sys.modules, "dpdist.serve._protocol_httptools", None)  # as if httptools were not installed
+    monkeypatch.setitem(sys.modules, "dpdist._guard._protocol_httptools", None)  # as if httptools were not installed
     assert protocol_class(http="auto") is HeaderTimeoutH11Protocol
     assert issubclass(uvicorn_options(Limits(header_timeout=2.0))["http"], HeaderTimeoutH11Protocol)
     with pytest.raises(InvalidParameterError, match="--http"):
