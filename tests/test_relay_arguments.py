@@ -85,3 +85,26 @@ def test_the_command_line_prints_one_line_naming_the_option(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert option in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "q.sqlite").exists()
+
+
+def test_the_relay_takes_the_limit_options_of_dpdist_serve_with_the_same_defaults_and_variables():
+    from dataclasses import fields
+
+    from dpdist._guard import Limits
+    from dpdist.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+
+    def options(name):
+        return {a.option_strings[-1]: a for a in commands[name]._actions if a.option_strings and a.dest != "help"}
+
+    serve, relay = options("serve"), options("relay")
+    shared = ["--" + field.name.replace("_", "-") for field in fields(Limits) if field.name != "body_grace"]
+    assert len(shared) == 11
+    for option in shared:
+        assert relay[option].default == serve[option].default, option
+        assert relay[option].type == serve[option].type and relay[option].choices == serve[option].choices, option
+        variable = "DPDIST_" + option[2:].upper().replace("-", "_")
+        assert variable in relay[option].help and variable in serve[option].help
+    assert relay["--max-body-bytes"].default == 1 << 20  # a sealed submission, at most (serve: a batch, 16 MiB)
