@@ -518,3 +518,28 @@ def test_a_server_of_one_process_gets_tcp_nodelay():
     """``uvicorn.run(app, host=..., port=...)`` (one dpdist serve process, dpdist relay): asyncio's own socket."""
     with uvicorn_thread(_healthz, ServerLimits(), lifespan="off") as server:
         assert _nodelay_of_accepted(server) != 0
+
+
+@pytest.mark.slow
+def test_dpdist_relay_on_the_command_line_closes_slowloris_and_caps_connections(tmp_path):
+    """The options reach uvicorn: `dpdist relay --header-timeout 1 --limit-concurrency 30` (a real process)."""
+    from relay_support import RelayProcess
+
+    relay = RelayProcess(tmp_path / "q.sqlite", f"http://127.0.0.1:{free_port()}", min_batch=10, max_batch=20,
+                         options=("--header-timeout", "1", "--limit-concurrency", "30")).start()
+    try:
+        started = time.monotonic()
+        trickling = [raw_connection(relay.port) for _ in range(29)]
+        for sock in trickling:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        refused = httpx.get(relay.url + "/healthz", timeout=BOUND_S)  # the 30th connection
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        for sock in trickling:
+            sock.settimeout(BOUND_S)
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(1) == b""  # closed by the relay
+            sock.close()
+        assert time.monotonic() - started < 1.0 + 5.0
+        assert httpx.get(relay.url + "/healthz", timeout=BOUND_S).status_code == 200
+    finally:
+        relay.stop()
