@@ -87,7 +87,7 @@ def test_the_command_line_prints_one_line_naming_the_option(tmp_path, monkeypatc
     assert not (tmp_path / "q.sqlite").exists()
 
 
-def test_the_relay_takes_the_limit_options_of_dpdist_serve_with_the_same_defaults_and_variables():
+def test_the_relay_and_the_issuer_take_the_limit_options_of_dpdist_serve_with_the_same_defaults_and_variables():
     from dataclasses import fields
 
     from dpdist._guard import Limits
@@ -100,11 +100,14 @@ def test_the_relay_takes_the_limit_options_of_dpdist_serve_with_the_same_default
         return {a.option_strings[-1]: a for a in commands[name]._actions if a.option_strings and a.dest != "help"}
 
     serve, relay = options("serve"), options("relay")
+    issuer_commands = next(a for a in commands["issuer"]._actions if a.__class__.__name__ == "_SubParsersAction")
+    issuer = {a.option_strings[-1]: a for a in issuer_commands.choices["serve"]._actions if a.option_strings}
     shared = ["--" + field.name.replace("_", "-") for field in fields(Limits) if field.name != "body_grace"]
     assert len(shared) == 11
-    for option in shared:
-        assert relay[option].default == serve[option].default, option
-        assert relay[option].type == serve[option].type and relay[option].choices == serve[option].choices, option
-        variable = "DPDIST_" + option[2:].upper().replace("-", "_")
-        assert variable in relay[option].help and variable in serve[option].help
+    for other in (relay, issuer):  # dpdist relay, dpdist issuer serve
+        for option in shared:
+            assert other[option].default == serve[option].default, option
+            assert other[option].type == serve[option].type and other[option].choices == serve[option].choices, option
+            variable = "DPDIST_" + option[2:].upper().replace("-", "_")
+            assert variable in other[option].help and variable in serve[option].help
     assert relay["--max-body-bytes"].default == 1 << 20  # a sealed submission, at most (serve: a batch, 16 MiB)
