@@ -24,14 +24,15 @@ class CollectorProcess(ServerProcess):
 class RelayProcess(ServerProcess):
     """``dpdist relay`` in a subprocess, its queue in ``queue_path``, delivering to ``collector_url``."""
 
-    def __init__(self, queue_path, collector_url: str, *, min_batch: int, max_batch: int, log_path=None, cpu: int | None = None):
-        super().__init__(str(queue_path), log_path=log_path, cpu=cpu)
+    def __init__(self, queue_path, collector_url: str, *, min_batch: int, max_batch: int, log_path=None, cpu: int | None = None,
+                 options: tuple = ()):
+        super().__init__(str(queue_path), log_path=log_path, cpu=cpu, options=options)
         self.collector_url, self.min_batch, self.max_batch = collector_url, min_batch, max_batch
 
     def command(self) -> list[str]:
         command = [sys.executable, "-m", "dpdist.cli", "relay", "--queue", self.db_url, "--collector", self.collector_url,
                    "--min-batch", str(self.min_batch), "--max-batch", str(self.max_batch), "--port", str(self.port),
-                   "--admin-token", ADMIN_TOKEN, "--log-level", self.log_level]
+                   "--admin-token", ADMIN_TOKEN, "--log-level", self.log_level, *self.options]
         return ["taskset", "-c", str(self.cpu), *command] if self.cpu is not None else command
 
     def environment(self) -> dict:

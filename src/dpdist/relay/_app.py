@@ -24,7 +24,10 @@ Routes
 ``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state.
 
 The relay logs no client address and no per-report time (uvicorn's access log is off), trusts no
-forwarding header, and answers every device the same way whatever it sent: it cannot read it.
+forwarding header, and answers every device the same way whatever it sent: it cannot read it.  It
+keeps the limits of ``dpdist serve`` (:mod:`dpdist._guard`): header and body time, minimum body rate,
+body size and memory (with a share per client address), concurrency, and a rate of submissions per
+address kept in memory only for its window.
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from .._guard import AUTHENTICATED, Limits, guard
 from . import _envelope
+from ._arguments import check_arguments
 from ._forwarder import Forwarder
 from ._queue import RelayQueue
 
@@ -98,14 +103,25 @@ def create_app(
     admin_token: str | None = None,
     interval: float = 0.5,
     transport: Any = None,
+    limits: Limits | None = None,
+    max_body_bytes: int = _envelope.MAX_SEALED_BYTES,
 ) -> Starlette:
     """The relay (module docstring): queue in ``db_path`` (SQLite), batches of ``min_batch`` to ``max_batch``
-    reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests."""
+    reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests.
+
+    ``limits`` (default :class:`dpdist._guard.Limits`): the bounds of ``dpdist serve`` that the relay keeps too,
+    request bodies of at most ``max_body_bytes`` (:func:`dpdist._guard.guard`; its state at ``app.state.guard``);
+    run the application with ``uvicorn.run(app, ..., **dpdist._guard.uvicorn_options(limits))``.  Arguments the
+    relay cannot run with raise :class:`~dpdist.errors.InvalidParameterError` (:mod:`._arguments`).
+    """
+    check_arguments(collector=collector, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch,
+                    admin_token=admin_token, interval=interval, max_body_bytes=max_body_bytes,
+                    largest_body=_envelope.MAX_SEALED_BYTES)
+    limits = (limits or Limits()).check(max_body_bytes)  # a bad limit is refused before anything is opened
     import httpx
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse, Response
-    from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
     from starlette.routing import Route
 
@@ -133,6 +149,8 @@ def create_app(
             raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
         relay = await _relayed_campaign(state["pages"], campaign)
         token, nonce = _admission(relay, request.headers.get("authorization"))  # before the body is read
+        if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
+            request.scope[AUTHENTICATED] = True
         body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
         try:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
@@ -175,10 +193,16 @@ def create_app(
         Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
         Route("/relay/v1/status", status, methods=["GET"]),
     ]
-    # a participation page served by the collector sends to the relay from its own origin: no cookies, no credentials
-    middleware = [Middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
-                             allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate", "retry-after"], max_age=600)]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers={RelayError: refused})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
+    # the service's limits: body size, time, memory (per address; a submission is anonymous until its token verifies),
+    # the rate of PUT/POST per address (in memory, never logged); header time and the concurrency cap are uvicorn's
+    guard(app, limits, max_body_bytes=max_body_bytes)
+    # outermost: a participation page served by the collector sends to the relay from its own origin (no cookies, no
+    # credentials), and sees every answer, the limits' refusals included
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
+                       allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate", "retry-after"],
+                       max_age=600)
+    return app
 
 
 async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:

@@ -67,7 +67,7 @@ class Service:
         self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
         self.max_body_bytes = max_body_bytes
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
-        self.budget = BodyBudget(self.limits.max_inflight_bytes)
+        self.budget: BodyBudget = self.limits.budget(max_body_bytes)  # the pool, a share per address, the anonymous half
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
