@@ -21,6 +21,8 @@ configuration) import it by name; its timeout then comes from the uvicorn
 
 from __future__ import annotations
 
+import logging
+
 import asyncio
 import json
 
@@ -59,6 +61,8 @@ class ConcurrencyCap:
 
     connections: set
     tasks: set
+    limit_concurrency: int | None  # uvicorn's protocols set both in __init__
+    logger: logging.Logger
     _cap: int | None = None
     _app = None
 
