@@ -1,4 +1,4 @@
-"""Real processes for the relay's end-to-end tests: ``dpdist relay`` and a ``dpdist serve`` that trusts it.
+"""Real processes for the relay's end-to-end tests: ``dpdist relay``, a ``dpdist serve`` that trusts it, and ``dpdist issuer``.
 
 Both listen on 127.0.0.1 only, on free ports, and are stopped by the tests that start them
 (``kill`` is SIGKILL, ``start`` restarts on the same port and files).
@@ -37,3 +37,28 @@ class RelayProcess(ServerProcess):
 
     def environment(self) -> dict:
         return {**os.environ, "DPDIST_RELAY_TOKEN": RELAY_TOKEN}
+
+
+ISSUER_ADMIN_TOKEN = "issuer-admin-token-0123456789"
+
+
+class IssuerProcess(ServerProcess):
+    """``dpdist issuer serve`` in a subprocess (its name in challenges: issuer.test)."""
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "dpdist.cli", "issuer", "serve", "--issuer-db", self.db_url, "--issuer-name", "issuer.test",
+                "--port", str(self.port), "--log-level", self.log_level, *self.options]
+
+    def environment(self) -> dict:
+        return {**os.environ, "DPDIST_ISSUER_ADMIN_TOKEN": ISSUER_ADMIN_TOKEN}
+
+    def credentials(self, key: str, count: int, tokens_each: int = 1) -> list[str]:
+        """A key ``key`` (made if missing) and ``count`` fresh credentials of ``tokens_each`` tokens each."""
+        import httpx
+
+        headers = {"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"}
+        httpx.post(f"{self.url}/issuer/v1/keys", json={"name": key}, headers=headers, timeout=30)
+        answer = httpx.post(f"{self.url}/issuer/v1/keys/{key}/credentials", json={"count": count, "tokens_each": tokens_each},
+                            headers=headers, timeout=30)
+        assert answer.status_code == 201, answer.text
+        return answer.json()["credentials"]
