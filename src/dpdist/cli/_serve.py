@@ -584,7 +584,8 @@ def _run_estimate(args) -> int:
     with _client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
-            Path(args.plot).write_bytes(client.estimate_png(args.campaign, **options))
+            # the same query as the document: the figure draws the band the text and the JSON give
+            Path(args.plot).write_bytes(client.estimate_png(args.campaign, level=args.level, **view, **options))
     if args.json:
         _print_json(document)
     else:
