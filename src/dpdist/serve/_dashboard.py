@@ -316,13 +316,14 @@ function distributionView(e, level) {
   drawDensity($("density-chart"), e);
   const meanFixed = pick(e, "mean", false), meanAny = pick(e, "mean", true);
   const qFixed = pick(e, "quantile", false), qAny = pick(e, "quantile", true);
-  const rows = [["mean", fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
+  const meanName = e.period != null ? "circular mean" : "mean";  // a circle (opm-circular): the mean direction
+  const rows = [[meanName, fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
                  meanAny ? interval(meanAny.low, meanAny.high) : "-"]];
   (e.quantiles ? e.quantiles.q : []).forEach((q, i) => rows.push([
     `quantile ${q}`, fmt(e.quantiles.values[i]), qFixed ? interval(qFixed.low[i], qFixed.high[i]) : "-",
     qAny ? interval(qAny.low[i], qAny.high[i]) : "-"]));
   fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`], rows);
-  $("summary").textContent = "mean " + fmt(e.mean) + ", median " + fmt(e.median)
+  $("summary").textContent = meanName + " " + fmt(e.mean) + ", median " + fmt(e.median)
     + (fixed ? "; fixed-n band: " + fixed.method : "; no fixed-n band (?replicates=0)");
 }
 
