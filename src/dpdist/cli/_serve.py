@@ -507,6 +507,10 @@ def _create_rounds(args) -> int:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
           f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
+    server, name = args.server.rstrip("/"), summary["campaign"]  # as 'campaign create --config' says them
+    print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
+          f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
+          f"'dpdist campaign rounds {name}'")
     return 0
 
 
