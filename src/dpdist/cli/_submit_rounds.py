@@ -32,7 +32,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Generator, Iterator
 
 import numpy as np
 
@@ -111,7 +111,7 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     _say_where(args.campaign, document, values.size, used, spent)
 
 
-def _send(client, campaign: str, batches) -> Iterator[dict]:
+def _send(client, campaign: str, batches) -> Generator[dict, None, tuple[int, int]]:
     """Send a part's batches to its round's campaign; ``(acknowledged, refused reports)`` (refused: see :data:`SPENT`)."""
     from ..errors import ServiceRefusedError
 
@@ -204,4 +204,5 @@ class _Journal:
 
         for batch_id, body in journal_records(self.directory / f"part-{index:05d}.bin"):
             header = read_header(io.BytesIO(body), str(self.directory))
+            assert header is not None, "the journal's records each hold a header"
             yield batch_id, body, int(header["shape"][0])
