@@ -35,6 +35,9 @@ def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
         return 0
     n = sum(row["n"] for row in report["rounds"])
     print(f"quantiles released from {n} report(s), each with its {round(100 * released['level'], 6):g}% interval:")
-    for q, value, low, high in zip(released["q"], released["values"], released["low"], released["high"], strict=True):
-        print(f"  q={q:<6g} {value:>12.6g}   [{low:.6g}, {high:.6g}]")
+    missing = [None] * len(released["q"])  # a release without intervals
+    for q, value, low, high in zip(released["q"], released["values"], released.get("low") or missing,
+                                   released.get("high") or missing, strict=True):
+        limits = "-" if low is None or high is None else f"[{low:.6g}, {high:.6g}]"
+        print(f"  q={q:<6g} {value:>12.6g}   {limits}")
     return 0
