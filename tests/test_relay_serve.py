@@ -211,6 +211,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
         try:
             with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url) as client:
                 client.config("crash")
+                client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
                 for row in range(REPORTS):
                     client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
         except BaseException as error:  # noqa: BLE001 - reported below

@@ -26,7 +26,7 @@ to the relay with ``Authorization: PrivateToken token="..."``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CampaignIdentityError
@@ -45,6 +45,7 @@ class RelayRoute:
     config: dict
     issuer: dict | None
     pin: str
+    _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None) -> list[bytes]:
         """``count`` tokens for this campaign from its issuer (``[b""] * count`` when it takes none), after the checks
@@ -72,7 +73,9 @@ class RelayRoute:
         from ..relay._identity import campaign_challenge
 
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], self.pin)
-        self._check_issuer_key(issuer, token_key, transport)
+        if not self._issuer_checked:
+            self._check_issuer_key(issuer, token_key, transport)
+            object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
         return [fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
                 for _ in range(count)]
 
