@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import uuid
+from urllib.parse import quote
 from pathlib import Path
 
 import httpx
@@ -263,7 +264,7 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
         (credential,) = issuer.credentials("browser", 1)
         result = subprocess.run(
             [_required("node"), "--experimental-websocket", str(ROOT / "tests" / "participate_relayed_driver.mjs"), str(chromium),
-             f"{collector.url}/campaigns/browser/participate#credential={credential}", "3"],
+             f"{collector.url}/campaigns/browser/participate#credential={credential}&issuer={quote(issuer.url, safe='')}", "3"],
             capture_output=True, text=True, timeout=180,
         )
         assert result.returncode == 0, result.stderr
