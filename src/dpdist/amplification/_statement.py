@@ -14,8 +14,8 @@ ASSUMPTIONS = (
     "the collector's key)",
     "issuer: does not mint tokens for the collector beyond its policy (it learns who got a token, never which: the "
     "signature is blind)",
-    "devices: at most `colluding` of the campaign's admitted reports come from devices whose values the collector "
-    "knows (a public campaign setting); each token admits one report",
+    "devices: at most `colluding` of a batch's admitted reports come from devices whose values the collector knows "
+    "(a public campaign setting); each token admits one report",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
 )
 

@@ -37,7 +37,9 @@ def add_commands(subparsers) -> None:
     relay.add_argument("--min-batch", type=int, default=1000,
                        help="K: a campaign's reports are forwarded only in batches of at least this many (public; default 1000)")
     relay.add_argument("--max-batch", type=int, default=10000, help="at most this many reports per forwarded batch (default 10000)")
-    relay.add_argument("--admin-token", default=None, help="token for GET /relay/v1/status (optional; >= 16 characters)")
+    relay.add_argument("--relay-admin-token", "--admin-token", dest="admin_token", default=None,
+                       help="the relay's own admin token, for GET /relay/v1/status (optional; >= 16 characters; never the "
+                       "collector's DPDIST_ADMIN_TOKEN)")
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     relay.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
     relay.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
@@ -85,7 +87,7 @@ def _run_relay(args) -> int:
 
 
 #: the options (and variables) of create_app's arguments
-_OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token": "--admin-token (or DPDIST_ADMIN_TOKEN)"}
+_OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token": "--relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN)"}
 
 
 def _as_option(message: str) -> str:

@@ -408,6 +408,11 @@ def _client(args, *, admin: bool):
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
         raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
+    credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
+    issuer = getattr(args, "issuer", None) if not admin else None
+    if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
+        raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
+                                    f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
     return Client(
         args.server,
         admin_token=_admin_token(args) if admin else None,
@@ -415,8 +420,8 @@ def _client(args, *, admin: bool):
         retries=args.retries,
         on_retry=_say_retrying(args.server),
         pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
-        issuer_credential=(getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None,
-        issuer=getattr(args, "issuer", None) if not admin else None,
+        issuer_credential=credential,
+        issuer=issuer,
     )
 
 
@@ -831,7 +836,8 @@ def _submit_column(client, args):
 
         yield from submit_rounds(client, args, document)
         return
-    protocol = from_config(document["config"])
+    relayed = document.get("relay") is not None
+    protocol = client.protocol(args.campaign) if relayed else from_config(document["config"])  # a relayed one's: its identity's
     check_columns_option(protocol, args.column, args.columns)
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)
@@ -844,10 +850,11 @@ def _submit_column(client, args):
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
     # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
     # clipped and counted, as by 'dpdist privatize': the counts are printed here and never sent
-    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
+    rows, missing, (checked, read) = 0, 0, data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
     for chunk, n_missing in read():
-        protocol._check_values(checked(chunk))
-        missing += n_missing
+        chunk_values = checked(chunk)
+        protocol._check_values(chunk_values)
+        rows, missing = rows + len(chunk_values), missing + n_missing
     cells = f"missing cell(s) of {args.column!r}" if args.columns is None else "row(s) with a missing cell"
     for note in ([f"{missing} {cells} skipped"] if missing else []) + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
@@ -860,11 +867,16 @@ def _submit_column(client, args):
             file=sys.stderr,
         )
     journal = (Path(args.journal) if args.journal else
-               journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo))
+               journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo,
+                            device=client.issuer_credential))
+    if relayed:  # the reports' tokens, kept beside the journal: a resend carries the token its report was sent with
+        client.keep_tokens(journal.with_name(journal.name + ".tokens"))
     if journal.exists():
         print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
               "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)
     else:
+        if relayed:  # every report's token before any value is randomized: a refusal never depends on a value
+            client.prepare_tokens(args.campaign, rows)
         if session is not None:  # charged once, when the values are randomized (a resumed journal is not)
             print(f"submit: {charge_line(session, session.charge(protocol.guarantee, label))}.", file=sys.stderr)
         # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k

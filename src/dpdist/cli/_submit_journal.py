@@ -34,8 +34,10 @@ def _default_directory() -> Path:
     return Path(cache) / "dpdist" / "submit"
 
 
-def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None) -> Path:
-    """Where the journal of this submission lives: keyed by everything that decides its reports."""
+def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None, *,
+                 device: str | None = None) -> Path:
+    """Where the journal of this submission lives: keyed by everything that decides its reports (``device``: what
+    tells two devices on one machine apart, their issuer credential: hashed, never stored)."""
     content = hashlib.sha256()
     with open(data, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -48,6 +50,7 @@ def journal_path(server: str, campaign: str, config: dict, column: str, data, me
             "column": column,
             "data": content.hexdigest(),
             "memo": None if memo is None else str(Path(memo).resolve()),
+            **({} if device is None else {"device": hashlib.sha256(device.encode()).hexdigest()}),
         },
         sort_keys=True,
         default=str,
