@@ -20,13 +20,13 @@ import numpy as np
 from ._types import ArrayLike, PathLike
 
 if TYPE_CHECKING:
-    from .central.many_quantiles import QuantileRelease
     from .estimates import (
         Distribution,
         Estimate,
         FrequencyEstimate,
         HeavyHitters,
         MeanEstimate,
+        QuantileRelease,
     )
 
 __all__ = [
