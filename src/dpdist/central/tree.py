@@ -57,12 +57,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError
-from ..estimates import Distribution, ReleasedDistribution
+from ..estimates import CDFBand, Distribution, ReleasedDistribution
+from ..estimates._band import upper_order_statistic
 from ..postprocess import isotonic_cdf
 from ..privacy import PrivacyGuarantee, parallel, sequential
 from ..postprocess import hay_consistency
@@ -72,9 +72,6 @@ from ._atoms import atom_aware_cdf, atom_masses
 from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
 from .._types import ArrayLike, FloatBounds, Seed
-
-if TYPE_CHECKING:
-    from ..estimates import CDFBand
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
@@ -408,8 +405,6 @@ class TreeHistogram(ReleasedDistribution):
         """
         from scipy.special import ndtri
 
-        from ..uncertainty import CDFBand, _upper_order_statistic
-
         if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
             raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
         draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
@@ -421,23 +416,10 @@ class TreeHistogram(ReleasedDistribution):
             np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
             for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
-        multiplier = float(_upper_order_statistic(sups, level))
+        multiplier = float(upper_order_statistic(sups, level))
         z = float(ndtri(0.5 + level / 2))
-
-        def pinned(values):
-            values = np.clip(values, 0.0, 1.0)
-            values[0], values[-1] = 0.0, 1.0
-            return values
-
-        low, high = pinned(cdf - multiplier * se), pinned(cdf + multiplier * se)
-        return CDFBand(
-            edges=edges,
-            lower=pinned(cdf - z * se),
-            upper=pinned(cdf + z * se),
-            simultaneous_lower=np.maximum.accumulate(low),
-            simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
-            level=float(level),
-            replicates=int(draws),
+        return CDFBand.around(
+            edges, cdf, z * se, multiplier * se, level=level, replicates=draws,
             method="Monte Carlo of the release's noise law through the same post-processing (covers the data's CDF)",
         )
 
