@@ -14,11 +14,15 @@ from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 from ._band import CDFBand
 from ._contract import Presented
+from ._drawing import axes, fill_band, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
 from .._types import ArrayLike, FloatBounds, Seed
 
-__all__ = ["Distribution", "QUANTILES"]
+__all__ = ["Distribution", "QUANTILES", "DISPLAY_BINS", "display_edges", "draw_distribution", "distribution_figure"]
 
+#: At most this many bins in a plotted density: the truth and the estimate are drawn on the
+#: same bins, coarse enough that a histogram of the data is not a forest of spikes.
+DISPLAY_BINS = 40
 #: The quantiles a distribution reports (its JSON, :meth:`Distribution.describe`, its intervals).
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
@@ -304,20 +308,16 @@ class Distribution(Presented):
         A CDF plot draws the confidence bands when the estimate has them
         (:attr:`band`, from :func:`dpdist.uncertainty.cdf_band`).
         """
-        from .. import plotting
-
         if kind not in ("pdf", "cdf"):
             raise InvalidParameterError(
                 f"The 'kind' parameter of Distribution.plot must be 'pdf' or 'cdf'. Got {kind!r} instead."
             )
-        return plotting.draw_distribution(self, ax, kind=kind, **kwargs)
+        return draw_distribution(self, ax, kind=kind, **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
-        """The density on at most :data:`dpdist.plotting.DISPLAY_BINS` equal bins beside the CDF with its band,
+        """The density on at most :data:`DISPLAY_BINS` equal bins beside the CDF with its band,
         the samples ``truth`` as a histogram on the same bins and as their empirical CDF (``level``: the band's)."""
-        from .. import plotting
-
-        return plotting.distribution_figure(self, label=label, truth=check_samples(truth, "Distribution"), xlabel=xlabel)
+        return distribution_figure(self, label=label, truth=check_samples(truth, "Distribution"), xlabel=xlabel)
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> "Distribution":
         """Itself (``bounds``, if given, must be its own)."""
@@ -334,3 +334,53 @@ class Distribution(Presented):
             f"Distribution(method={self.method!r}, epsilon={self.epsilon!r}, n={self.n}, "
             f"bounds=({lo:g}, {hi:g}), bins={self.bins})"
         )
+
+
+def display_edges(distribution: Distribution, bins: int = DISPLAY_BINS) -> np.ndarray:
+    """Equal bins over the distribution's bounds for drawing it (never finer than its own bins)."""
+    low, high = distribution.bounds
+    return np.linspace(low, high, min(bins, distribution.bins) + 1)
+
+
+def draw_distribution(distribution: Distribution, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
+    """The density (``kind="pdf"``) on the distribution's own bins, or its CDF (``"cdf"``) with its band."""
+    ax = axes(ax, (6, 3.5))
+    label = kwargs.pop("label", distribution.method)
+    if kind == "pdf":
+        ax.stairs(distribution.probabilities / distribution.widths, distribution.edges, label=label, **kwargs)
+        ax.set_ylabel("density")
+    else:
+        (line,) = ax.plot(distribution.edges, distribution.cumulative, label=label, **kwargs)
+        if distribution.band is not None:
+            fill_band(ax, distribution.band, line.get_color())
+        ax.set_ylabel("CDF")
+    ax.set_xlim(*distribution.bounds)
+    if label:
+        ax.legend()
+    return ax
+
+
+def distribution_figure(distribution: Distribution, *, label: str | None = None, truth: Any = None, xlabel: str | None = None) -> Any:
+    """The density on :func:`display_edges` beside the CDF with its band; the true values (``truth``) as a
+    histogram on the very same bins and as their empirical CDF."""
+    figure, (density_ax, cdf_ax) = pyplot().subplots(1, 2, figsize=(10, 3.8))
+    edges = display_edges(distribution)
+    if truth is not None:
+        heights, _ = np.histogram(truth, bins=edges)
+        density_ax.stairs(heights / (truth.size * np.diff(edges)), edges, label="true", color="0.45", lw=1.6)
+        ordered = np.concatenate([[edges[0]], np.sort(truth), [edges[-1]]])
+        steps = np.concatenate([[0.0], np.arange(1, truth.size + 1) / truth.size, [1.0]])
+        cdf_ax.step(ordered, steps, where="post", color="0.45", label="true")
+    density_ax.stairs(np.diff(distribution.cdf(edges)) / np.diff(edges), edges, label=label, color="C0", lw=1.6)
+    density_ax.set_ylabel(f"density (on {edges.size - 1} equal bins)")
+    cdf_ax.plot(distribution.edges, distribution.cumulative, color="C0", label=label)
+    if distribution.band is not None:
+        fill_band(cdf_ax, distribution.band, "C0")
+    cdf_ax.set_ylabel("CDF")
+    cdf_ax.set_ylim(-0.02, 1.02)
+    for ax in (density_ax, cdf_ax):
+        ax.set_xlim(*distribution.bounds)
+        ax.set_xlabel(xlabel or "value")
+        ax.legend(fontsize=8)
+    figure.tight_layout()
+    return figure

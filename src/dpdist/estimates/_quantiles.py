@@ -15,9 +15,10 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 from ._contract import Presented
+from ._drawing import axes, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent
 
-__all__ = ["QuantileRelease", "check_q"]
+__all__ = ["QuantileRelease", "check_q", "draw_quantiles", "quantiles_figure"]
 
 
 @dataclass(frozen=True)
@@ -105,15 +106,11 @@ class QuantileRelease(Presented):
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The quantiles as points at their probabilities, their intervals as segments."""
-        from .. import plotting
-
-        return plotting.draw_quantiles(self, ax, **kwargs)
+        return draw_quantiles(self, ax, **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own (``truth`` is not drawn)."""
-        from .. import plotting
-
-        return plotting.quantiles_figure(self, label=label, xlabel=xlabel)
+        return quantiles_figure(self, label=label, xlabel=xlabel)
 
 
 def check_q(owner: str, q) -> np.ndarray:
@@ -129,3 +126,26 @@ def check_q(owner: str, q) -> np.ndarray:
     if np.any(np.diff(array) <= 0):
         raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
     return array
+
+
+def draw_quantiles(release: QuantileRelease, ax: Any = None, **kwargs: Any) -> Any:
+    """The released quantiles as points at their probabilities, their intervals (if any) as segments."""
+    ax = axes(ax, (7, 4))
+    label = kwargs.pop("label", "private quantiles")
+    ax.scatter(release.values, release.q, color=kwargs.pop("color", "C3"), zorder=3, label=label, **kwargs)
+    if release.low is not None:
+        ax.hlines(release.q, release.low, release.high, color="C3", alpha=0.6,
+                  label=f"{percent(release.level)} intervals")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("cumulative probability")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def quantiles_figure(release: QuantileRelease, *, label: str | None = None, xlabel: str | None = None) -> Any:
+    """:func:`draw_quantiles` on a figure of its own."""
+    figure, ax = pyplot().subplots(figsize=(7, 4))
+    draw_quantiles(release, ax, label=label or f"{release.method} quantiles")
+    ax.set_xlabel(xlabel or "value")
+    figure.tight_layout()
+    return figure

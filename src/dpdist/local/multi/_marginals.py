@@ -28,6 +28,7 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
+from ...estimates._drawing import draw_heatmap, panel_grid
 from ...estimates._intervals import check_level, json_value, normal_quantile, percent
 from ...privacy import PrivacyGuarantee
 from ._consistency import Consistency
@@ -290,8 +291,6 @@ class MarginalsEstimate(Presented):
 
     def plot(self, ax: Any = None, *, pair: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """The heat map of a two-way marginal (the first reported pair unless ``pair``), cells annotated ``f +- se``."""
-        from ... import plotting
-
         if pair is None:
             two_way = [attributes for attributes in self.sets if len(attributes) >= 2]
             if not two_way:
@@ -299,15 +298,13 @@ class MarginalsEstimate(Presented):
             pair = [self.schema[a].name for a in two_way[0][:2]]
         table, error = self.heatmap(*pair)
         labels = [list(_item_names(self.schema[self._indices([name])[0]])) for name in pair]
-        return plotting.draw_heatmap(table, error, ax, row_labels=labels[0], column_labels=labels[1],
-                                     row_name=pair[0], column_name=pair[1], **kwargs)
+        return draw_heatmap(table, error, ax, row_labels=labels[0], column_labels=labels[1],
+                            row_name=pair[0], column_name=pair[1], **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """Heat maps of the reported two-way marginals (at most six)."""
-        from ... import plotting
-
         pairs = [attributes[:2] for attributes in self.sets if len(attributes) >= 2][:6] or [self.sets[0]]
-        figure, axes = plotting.panel_grid(len(pairs))
+        figure, axes = panel_grid(len(pairs))
         for axis, attributes in zip(axes, pairs):
             names = [self.schema[a].name for a in attributes]
             if len(names) == 1:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...estimates import Interval, Presented
+from ...estimates._drawing import panel_grid
 from ...estimates._intervals import check_level
 from ...privacy import PrivacyGuarantee
 
@@ -150,10 +151,8 @@ class MultiAttributeEstimate(Presented):
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """One panel per attribute, each its estimate's own plot."""
-        from ... import plotting
-
         names = list(self.attributes)
-        figure, axes = plotting.panel_grid(len(names))
+        figure, axes = panel_grid(len(names))
         for axis, name in zip(axes, names):
             estimate = self.attributes[name]
             accepted = inspect.signature(estimate.plot).parameters  # each kind's plot takes its own options
