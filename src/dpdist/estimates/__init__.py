@@ -14,12 +14,13 @@ too.  Producers (local protocols, central releases) import their results from he
 """
 
 from ._band import CDFBand
-from ._contract import SCHEMA, Estimate, Presented
+from ._contract import Estimate
 from ._distribution import QUANTILES, Distribution
 from ._frequency import FrequencyEstimate, TopK
 from ._heavy_hitters import HeavyHitters
 from ._intervals import ConfidenceInterval, Interval
 from ._means import MeanEstimate, MeanVarianceEstimate
+from ._presented import SCHEMA, Presented
 from ._quantiles import QuantileRelease
 from ._released import ReleasedDistribution
 from ._schema import JSON_SCHEMA

@@ -13,7 +13,7 @@ from .._validation import Bounds, Integer, check_param
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 from ._band import CDFBand
-from ._contract import Presented
+from ._presented import Presented
 from ._drawing import axes, fill_band, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
 from .._types import ArrayLike, FloatBounds, Seed

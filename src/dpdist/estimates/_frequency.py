@@ -12,7 +12,7 @@ from .._types import ArrayLike
 from .._validation import Bounds, Integer, Labels, check_param
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
-from ._contract import Presented
+from ._presented import Presented
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent

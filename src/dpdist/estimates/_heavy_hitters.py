@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
-from ._contract import Presented
+from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
 

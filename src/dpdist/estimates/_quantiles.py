@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
-from ._contract import Presented
+from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent
 
