@@ -314,7 +314,7 @@ class PrivacyLedger:
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "PrivacyLedger":
         """The ledger of :meth:`to_dict` (checked: a damaged ledger is an ``IncompatibleStateError``)."""
-        from ._registry import from_config
+        from ._protocol import from_config
         from ..errors import DPDistError
 
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") not in (1, 2):
@@ -361,7 +361,7 @@ class PrivacyLedger:
 
         The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
         """
-        from ._registry import from_config
+        from ._protocol import from_config
         from ..errors import DPDistError
 
         ledger = cls(**settings)

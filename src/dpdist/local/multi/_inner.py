@@ -37,7 +37,7 @@ def build_inner(owner: str, attribute: Attribute, name: str, epsilon: float, all
 
     Errors of the inner protocol's constructor are re-raised with the attribute named.
     """
-    from .._registry import make
+    from .._protocol import make
 
     key = name.strip().lower().replace("_", "-") if isinstance(name, str) else name
     if key != "auto" and key not in allowed:

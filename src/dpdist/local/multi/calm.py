@@ -110,7 +110,7 @@ class ConsistentMarginals(RecordProtocol):
         self._strides = [self._mixed_radix_strides(attributes) for attributes in self._sets]
 
     def _oracle(self, cells: int):
-        from .._registry import make
+        from .._protocol import make
 
         name = self._params["oracle"]
         if name == "auto":

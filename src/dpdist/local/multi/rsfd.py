@@ -76,7 +76,7 @@ def amplified_epsilon(epsilon: float, attributes: int) -> float:
 
 def _variance_at_zero(name: str, fake: str, epsilon: float, size: int, k: int) -> float:
     """RS+FD's per-item variance at f = 0 for n = 1 (ranks GRR against UE for an attribute given no oracle)."""
-    from .._registry import make
+    from .._protocol import make
 
     inner: Any = make(name, epsilon=epsilon, domain_size=size)
     p, q = inner.support_probabilities()
