@@ -537,10 +537,10 @@ def run_estimate_from_state(args) -> int:
     Only the state file is read: the ingest journal beside it (which ``aggregate``
     needs to refuse files counted before) plays no part in an estimate.
     """
-    from ..local import Aggregator
+    from ..io import load_state
 
     check_plot_path(args.plot)
-    aggregator = Aggregator.load(args.state)
+    aggregator = load_state(args.state, journal=False).aggregator
     protocol = aggregator.protocol
     options = {}
     if args.postprocess is not None:

@@ -50,7 +50,7 @@ class DeviceMemo:
     def reports(self, values: np.ndarray, rng) -> np.ndarray:
         """This device's reports of ``values`` (one per value), charged and saved before they are returned.
 
-        The ledger was opened from ``path`` (:meth:`PrivacyLedger.open`), so its ``report`` saves it there
+        The ledger was opened from ``path`` (:func:`dpdist.io.open_ledger`), so its ``report`` saves it there
         before it returns the reports.
         """
         from ..errors import IncompatibleStateError, PrivacyBudgetError
@@ -76,8 +76,8 @@ def open_device_memo(
     ``budget``, ``accounting``: the owner's total epsilon and accounting (``--budget``,
     ``--accounting``), replacing the ledger's when given.
     """
+    from .._io._ledger_file import open_ledger
     from ..errors import InvalidParameterError
-    from ..local.ledger import PrivacyLedger
 
     if path is None:
         yield None
@@ -87,7 +87,7 @@ def open_device_memo(
             f"The '{option}' option keeps a device's permanent responses for a longitudinal protocol "
             f"({', '.join(LONGITUDINAL)}). Got the protocol {protocol.name!r}, whose reports are not memoized."
         )
-    with PrivacyLedger.open(path, option=option, budget=budget, accounting=accounting) as ledger:
+    with open_ledger(path, option=option, budget=budget, accounting=accounting) as ledger:
         yield DeviceMemo(Path(path), protocol, ledger, collector, seeded, option)
 
 

@@ -3,8 +3,9 @@
 Aggregator state is a fixed-size vector of sufficient statistics (counts or
 sums) plus ``n`` and the rejected-report counts; ``merge`` adds them, so it is
 associative and commutative.  Every state that enters from outside
-(``from_dict``, ``load``, ``merge``) is checked by
-:mod:`dpdist.local._state_validation`.
+(``from_dict``, ``merge``, a state file read by :func:`dpdist.io.load_state`) is
+checked by :mod:`dpdist.local._state_validation`.  The aggregator knows no file:
+:func:`dpdist.io.save_state` and :func:`dpdist.io.load_state` keep its state on disk.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ._registry import CONFIG_VERSION
 from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 from ._state_validation import MAX_REPORTS, STATE_FORMAT, check_count, check_counts, check_state, check_statistic
-from .._types import ArrayLike, PathLike
+from .._types import ArrayLike
 
 __all__ = ["Aggregator", "StateOwner"]
 
@@ -192,32 +193,6 @@ class Aggregator(Generic[Owner]):
         aggregator.n = n
         aggregator.rejected = rejected
         return aggregator
-
-    def save(self, path: PathLike) -> None:
-        """Write the state to ``path`` in one atomic replacement (the state file of :func:`dpdist.io.save_state`).
-
-        The file records no ingested report file (an ingest journal left beside
-        ``path`` by ``dpdist aggregate`` is no longer part of it and is removed).
-
-        The file layer (:mod:`dpdist._io._state_file`) knows states only as their
-        fields, so this needs no import of :mod:`dpdist.io`.
-        """
-        from .._io._state_file import write_state
-
-        write_state(path, {"config": self.config, "n": self.n, "statistic": self.statistic, "rejected": self.rejected})
-
-    @classmethod
-    def load(cls, path: PathLike, protocol: Any = None) -> Aggregator[Any]:
-        """Read a state written by :meth:`save`; with ``protocol``, the configs must agree.
-
-        The state is validated as by :meth:`from_dict`.  Any state file loads,
-        also one that ``dpdist aggregate`` keeps; its ingest journal is not read
-        (nor needed): :func:`dpdist.io.load_state` reads it.
-        """
-        from .._io._state_file import read_state
-
-        fields = read_state(path, None if protocol is None else protocol.config(), journal=False)[0]
-        return cls.from_dict(fields, protocol)
 
     def __eq__(self, other):
         return (

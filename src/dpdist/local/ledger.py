@@ -41,12 +41,10 @@ The JSON form (``to_dict``) is the one the JavaScript client keeps in
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
-from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, Callable, cast
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -54,7 +52,7 @@ import numpy as np
 from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from ._protocol import LocalProtocol
 from .frequency._memoized import MemoizedProtocol
-from .._types import ArrayLike, PathLike, Seed
+from .._types import ArrayLike, Seed
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -150,7 +148,9 @@ class PrivacyLedger:
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
         self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
-        self._saved_to: Path | None = None  # opened from a file: report() saves there before returning
+        #: called with the ledger by :meth:`report` after its charges, before the reports are returned (the
+        #: JavaScript client's onChange): a ledger kept in a file (:func:`dpdist.io.open_ledger`) saves itself there
+        self.on_change: Callable[[PrivacyLedger], None] | None = None
 
     # ------------------------------------------------------------------ spending
     def spent(self, now: float | None = None) -> float:
@@ -252,8 +252,8 @@ class PrivacyLedger:
             )
         if once is not None:
             self._answered[_once_key(collector, once)] = {"at": float(now), "protocol": protocol.name}
-        if self._saved_to is not None:  # persisted before the reports can leave (the JS client's onChange)
-            self.save(self._saved_to)
+        if self.on_change is not None:  # persisted before the reports can leave
+            self.on_change(self)
         return reports
 
     def _check_once(self, once: str, collector: str, size: int) -> None:
@@ -376,61 +376,32 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: PathLike, option: str = "--memo", **settings: Any) -> Iterator["PrivacyLedger"]:
-        """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved by every
-        :meth:`report` before it returns its reports, and on success.
+    def restore(cls, state: dict[str, Any] | None, source: str, **settings: Any) -> "PrivacyLedger":
+        """The ledger of ``state`` (a ledger's or a device memo's JSON; ``None``: a new ledger), read from ``source``.
 
-        ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
-        given, replace those of an existing one (the owner's decision).
+        ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when given,
+        replace those of an existing one (the owner's decision); ``source`` names where the state
+        was kept in errors (``"The '--memo' file 'device.json'"``).
         """
-        from .._io._atomic import exclusive_lock
-
-        path = Path(path)
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with exclusive_lock(path, owner=option):
-            ledger = cls._read(path, option, settings)
-            ledger._saved_to = path
-            try:
-                yield ledger
-            finally:
-                ledger._saved_to = None
-            ledger.save(path)
-
-    @classmethod
-    def _read(cls, path: Path, option: str, settings: dict) -> "PrivacyLedger":
-        from .. import _json
-
         chosen = {key: value for key, value in settings.items() if value is not None}
-        if not path.exists():
+        if state is None:
             return cls(**chosen)
-        try:
-            state = _json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise IncompatibleStateError(f"The '{option}' file {str(path)!r} is not a device memo or privacy ledger (JSON): {error}.") from None
         try:
             if isinstance(state, dict) and state.get("format") == LEDGER_FORMAT:
                 ledger = cls.from_dict(state)
             else:
                 ledger = cls.from_memo(state)
         except IncompatibleStateError as error:
-            raise IncompatibleStateError(f"The '{option}' file {str(path)!r}: {error}") from None
+            raise IncompatibleStateError(f"{source}: {error}") from None
         for key, value in chosen.items():
             value = _SETTINGS[key](value)
             if key == "accounting" and value != ledger.accounting and ledger._charges:
                 raise IncompatibleStateError(
-                    f"The '{option}' file {str(path)!r} charges under {ledger.accounting!r} accounting; its charges cannot "
+                    f"{source} charges under {ledger.accounting!r} accounting; its charges cannot "
                     f"be re-read as {value!r} (they would under- or over-count). Keep the accounting, or start a new ledger."
                 )
             setattr(ledger, key, value)
         return ledger
-
-    def save(self, path: PathLike) -> None:
-        """Write the ledger to ``path`` atomically, readable by its owner only (its memos hold true values)."""
-        from .._io._atomic import atomic_writer
-
-        with atomic_writer(Path(path), private=True) as handle:
-            handle.write(json.dumps(self.to_dict(), sort_keys=True).encode() + b"\n")
 
 
 def _check_accounting(accounting) -> str:
