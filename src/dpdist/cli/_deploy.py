@@ -555,7 +555,7 @@ def run_estimate_from_state(args) -> int:
     from ._arguments import check_replicates
 
     replicates = check_replicates(getattr(args, "replicates", 0))
-    if replicates and estimate.kind == "distribution":  # an estimate without analytic intervals: bootstrap its band
+    if replicates and estimate.needs_band():  # a CDF without analytic intervals: bootstrap its band
         from ..uncertainty import cdf_band
 
         estimate = cdf_band(protocol, aggregator, replicates=replicates, **options)

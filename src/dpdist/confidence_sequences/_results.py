@@ -121,8 +121,15 @@ class FrequencySequence:
             raise InvalidParameterError("This FrequencySequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(np.max(band.widths(n))), "FrequencySequence.stop_readout")
 
-    def intervals(self) -> tuple:
-        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once."""
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the intervals beside an estimate made with ``options`` must know (None: nothing)."""
+        if options.get("postprocess", "none") != "none":
+            return "the anytime intervals are centred on the unbiased estimate, not on the post-processed one"
+        return None
+
+    def intervals(self, estimate: Any = None) -> tuple:
+        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once
+        (centred on the sequence's own unbiased estimate, whatever ``estimate`` the campaign shows)."""
         from ..estimates import Interval
 
         items = np.arange(self.estimate.size)
@@ -168,8 +175,13 @@ class MeanSequence:
             raise InvalidParameterError("This MeanSequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(mean.widths(n)[0]), "MeanSequence.stop_readout")
 
-    def intervals(self) -> tuple:
-        """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``)."""
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the interval beside the campaign's estimate must know (nothing: None)."""
+        return None
+
+    def intervals(self, estimate: Any = None) -> tuple:
+        """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``; centred on the sequence's own
+        estimate, whatever ``estimate`` the campaign shows)."""
         from ..estimates import Interval
 
         return (Interval("mean", self.estimate, self.low, self.high, self.level, self.method, anytime_valid=True),)
@@ -235,6 +247,10 @@ class CDFSequence:
             raise InvalidParameterError("This CDFSequence carries no projection (built without its statistics).")
         now = self.width
         return _readout(width, self.n, lambda n: now * shrink(n), "CDFSequence.stop_readout")
+
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the band beside the campaign's estimate must know (nothing: None)."""
+        return None
 
     def intervals(self, distribution: Distribution | None = None) -> tuple:
         """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``, all simultaneous: one event).

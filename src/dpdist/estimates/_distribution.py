@@ -16,6 +16,7 @@ from ._band import CDFBand
 from ._presented import Presented
 from ._drawing import axes, fill_band, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
+from ._text import limits, pick, text_table
 from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["Distribution", "QUANTILES", "DISPLAY_BINS", "display_edges", "draw_distribution", "distribution_figure"]
@@ -301,6 +302,28 @@ class Distribution(Presented):
         low, high = self.bounds
         lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
         return "\n".join(lines)
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The mean and the quantiles with their fixed-n and anytime intervals, then the widest point of each CDF band."""
+        rows = [("mean", document["mean"], limits(pick(intervals, "mean", False)), limits(pick(intervals, "mean", True)))]
+        fixed_q, anytime_q = pick(intervals, "quantile", False), pick(intervals, "quantile", True)
+        quantiles = document.get("quantiles") or {"q": [], "values": []}
+        for index, (q, value) in enumerate(zip(quantiles["q"], quantiles["values"])):
+            rows.append((f"quantile {q:g}", value, limits(fixed_q, index), limits(anytime_q, index)))
+        lines = text_table(rows, level, "every look")
+        widths = []
+        for name, band in (("fixed-n", pick(intervals, "cdf", False, simultaneous=True)), ("anytime", pick(intervals, "cdf", True))):
+            if band is not None:
+                widest = max(high - low for low, high in zip(band["low"], band["high"]) if low is not None and high is not None)
+                widths.append(f"{name} {widest:.3g} ({len(band['low'])} points)")
+        if widths:
+            lines.append("CDF band, widest: " + ", ".join(widths))
+        return lines
+
+    def needs_band(self) -> bool:
+        """Whether :attr:`band` is still missing (:func:`dpdist.uncertainty.cdf_band` adds one)."""
+        return self.band is None
 
     def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
         """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.

@@ -16,8 +16,12 @@ from ._presented import Presented
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._text import frequency_lines
 
 __all__ = ["FrequencyEstimate", "TopK", "draw_frequencies", "frequency_figure"]
+
+#: Frequency estimates of at most this many items show every item in a table of estimates (``summary_row``).
+_ALL_ITEMS = 64
 
 
 class TopK(NamedTuple):
@@ -235,6 +239,19 @@ class FrequencyEstimate(Presented):
             "no_interval": None if self.has_intervals else self._no_interval_reason(),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The most frequent values by label, each with its fixed-n and anytime interval."""
+        return frequency_lines(document, intervals, level)
+
+    def summary_row(self) -> dict[str, float]:
+        """Every item's frequency, by label or ``"item <i>"``, for a domain of at most 64 items (the same columns
+        in every row of a table); :meth:`summary` (the top items) for a larger one."""
+        if self.domain_size > _ALL_ITEMS:
+            return self.summary()
+        names = self.item_names() if self.labels is not None else [f"item {i}" for i in range(self.domain_size)]
+        return {str(name): float(value) for name, value in zip(names, self.frequencies)}
 
     def _no_interval_reason(self) -> str:
         return str(self.details.get("no_interval", "no interval: the estimator has no variance"))

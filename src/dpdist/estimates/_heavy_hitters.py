@@ -12,6 +12,7 @@ from ..privacy import PrivacyGuarantee
 from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._text import frequency_lines
 
 __all__ = ["HeavyHitters", "draw_heavy_hitters", "heavy_hitters_figure"]
 
@@ -105,6 +106,15 @@ class HeavyHitters(Presented):
             "rounds": self.details.get("rounds"),
             "band": band,
         }
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The items found, most frequent first, with their intervals and over how many candidates they hold."""
+        lines = frequency_lines(document, intervals, level)
+        over = (document.get("band") or {}).get("simultaneous_over")
+        if over:
+            lines.append(f"fixed-n intervals hold for all {over} candidates of the last round at once")
+        return lines
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per item found: its frequency and simultaneous interval at ``level``, beside its true frequency

@@ -12,6 +12,7 @@ from ..privacy import PrivacyGuarantee, parallel
 from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent
+from ._text import limits, pick, text_table
 
 __all__ = ["MeanEstimate", "MeanVarianceEstimate", "draw_mean", "mean_figure"]
 
@@ -80,6 +81,12 @@ class MeanEstimate(Presented):
             "bounds": json_value(self.bounds),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The mean with its fixed-n and anytime interval."""
+        return text_table([("mean", document["mean"], limits(pick(intervals, "mean", False)),
+                            limits(pick(intervals, "mean", True)))], level, "every look")
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
@@ -185,6 +192,13 @@ class MeanVarianceEstimate(Presented):
             "center": json_value(self.center),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The mean with its fixed-n and anytime interval, then the variance."""
+        return text_table([("mean", document["mean"], limits(pick(intervals, "mean", False)),
+                            limits(pick(intervals, "mean", True))), ("variance", document["var"], "-", "-")],
+                          level, "every look")
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""

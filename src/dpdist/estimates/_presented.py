@@ -1,7 +1,8 @@
 """:class:`Presented`: the part of the result contract (:class:`~dpdist.estimates.Estimate`) every result shares.
 
 Its JSON envelope (``to_dict`` / ``to_json``, the schema of ``docs/results.md``), no intervals
-and no distribution unless the result says otherwise.
+and no distribution unless the result says otherwise; and :func:`document_lines`, any estimate's
+JSON document as the text table its kind writes (what ``dpdist campaign estimate`` prints).
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from ..errors import InvalidParameterError
 from ._intervals import Interval, check_level, json_value
+from ._text import text_table
 
-__all__ = ["Presented", "SCHEMA"]
+__all__ = ["Presented", "SCHEMA", "document_lines"]
 
 #: The ``schema`` value of every estimate's JSON (bumped when a field changes meaning or goes).
 SCHEMA = "dpdist.estimate/1"
@@ -26,6 +29,33 @@ class Presented:
     """
 
     kind: ClassVar[str]
+
+    @classmethod
+    def for_kind(cls, kind: str) -> type[Presented]:
+        """The result class whose JSON has ``kind`` (the first defined, searching the subclasses breadth first)."""
+        found = list(cls.__subclasses__())
+        for subclass in found:
+            if subclass.__dict__.get("kind") == kind:
+                return subclass
+            found.extend(subclass.__subclasses__())
+        raise InvalidParameterError(f"No result has the kind {kind!r} (an estimate document of another dpdist?).")
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """This kind's JSON ``document`` as the rows of :func:`~dpdist.estimates._text.document_lines`: by
+        default the ``summary``, without intervals."""
+        rows = [(f"{name}", value, "-", "-") for name, value in document["summary"].items()]
+        return text_table(rows, level, "none")
+
+    def needs_band(self) -> bool:
+        """Whether this estimate is a CDF that carries no confidence band yet (a bootstrap,
+        :func:`dpdist.uncertainty.cdf_band`, can add one); a result that is no CDF needs none."""
+        return False
+
+    def summary_row(self) -> dict[str, float]:
+        """The headline numbers as one row of a table of estimates (a group-by's ``summary``): :meth:`summary`,
+        under names that every estimate of the same shape shares."""
+        return self.summary()  # type: ignore[attr-defined]
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         """Its confidence intervals and bands (``()``: the estimator has none)."""
@@ -64,3 +94,12 @@ class Presented:
         """``None``: this estimate is no distribution on numbers (a :class:`~dpdist.Distribution`, itself a
         ``Presented``, where it is one)."""
         return None
+
+
+def document_lines(document: dict[str, Any]) -> list[str]:
+    """The text table of an estimate's JSON ``document`` (``to_dict``, with the intervals a service adds),
+    written by the result class of its ``kind``: each value with its estimate, fixed-n and anytime interval."""
+    intervals = document.get("intervals") or []
+    levels = {interval["level"] for interval in intervals}
+    level = f"{round(100 * min(levels), 6):g}%" if levels else "95%"
+    return Presented.for_kind(document["kind"])._document_lines(document, intervals, level)

@@ -17,6 +17,7 @@ from ..privacy import PrivacyGuarantee
 from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent
+from ._text import limits, text_table
 
 __all__ = ["QuantileRelease", "check_q", "draw_quantiles", "quantiles_figure"]
 
@@ -90,6 +91,14 @@ class QuantileRelease(Presented):
     def as_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` (JSON-safe, plain floats)."""
         return self.to_dict()
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each released quantile with the interval released with it (none is anytime-valid)."""
+        interval = {"low": document["low"], "high": document["high"]} if document.get("low") is not None else None
+        rows = [(f"quantile {q:g}", value, limits(interval, index), "-")
+                for index, (q, value) in enumerate(zip(document["q"], document["values"]))]
+        return text_table(rows, level, "none")
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the

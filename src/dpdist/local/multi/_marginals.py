@@ -30,6 +30,7 @@ from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._drawing import draw_heatmap, panel_grid
 from ...estimates._intervals import check_level, json_value, normal_quantile, percent
+from ...estimates._text import MAX_ROWS, limits, text_table
 from ...privacy import PrivacyGuarantee
 from ._consistency import Consistency
 from ._covariance import quadratic_form
@@ -252,6 +253,24 @@ class MarginalsEstimate(Presented):
             out.append(Interval(f"frequency of {','.join(estimate.details['attributes'])}", interval.estimate,
                                 interval.low, interval.high, level, interval.method, interval.at))
         return tuple(out)
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each reported marginal's largest cells with their fixed-n intervals (marginals have no anytime ones)."""
+        lines = []
+        for marginal in document["marginals"]:
+            values = marginal["frequencies"]
+            cells = np.unravel_index(np.arange(len(values)), marginal["shape"])
+            names = ["|".join(f"{a}={marginal['labels'][j][int(cells[j][i])]}" for j, a in enumerate(marginal["attributes"]))
+                     for i in range(len(values))]
+            order = sorted(range(len(values)), key=lambda i: -(values[i] if values[i] is not None else -1))
+            interval = {"low": marginal["low"], "high": marginal["high"]}
+            rows = [(names[i], values[i], limits(interval, i), "-") for i in order[:MAX_ROWS]]
+            lines.append(f"marginal {','.join(marginal['attributes'])}:")
+            lines.extend("  " + line for line in text_table(rows, level, "none"))
+            if len(order) > MAX_ROWS:
+                lines.append(f"  ... {len(order) - MAX_ROWS} more cell(s) in --json")
+        return lines
 
     def _json_fields(self, level: float) -> dict[str, Any]:
         marginals = []

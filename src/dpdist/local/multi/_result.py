@@ -12,6 +12,7 @@ from ...errors import InvalidParameterError
 from ...estimates import Interval, Presented
 from ...estimates._drawing import panel_grid
 from ...estimates._intervals import check_level
+from ...estimates._presented import document_lines
 from ...privacy import PrivacyGuarantee
 
 __all__ = ["MultiAttributeEstimate"]
@@ -130,6 +131,15 @@ class MultiAttributeEstimate(Presented):
             "attribute_guarantee": self.details["attribute_guarantee"].to_dict()
             if "attribute_guarantee" in self.details else None,
         }
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each attribute's own table (its kind's), under its name."""
+        lines = []
+        for name, attribute in document["attributes"].items():
+            lines.append(f"attribute {name}:")
+            lines.extend("  " + line for line in document_lines(attribute))
+        return lines
 
     def _truth(self, truth, name: str):
         if truth is None:
