@@ -52,7 +52,7 @@ def _run_demo(args) -> int:
 
             raise MissingDependencyError(f"dpdist demo --campaign needs dpdist[serve] ({error.name} is missing): "
                                          "pip install 'dpdist[serve]'") from None
-        from ..demo_campaign import run_campaign_demo
+        from ..demo import run_campaign_demo
 
         return run_campaign_demo(args.devices, args.js_devices, args.seconds, seed=args.seed if args.seed else None)
     from ..demo import run_demo

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import Integer, Interval, check_param
+from .._validation import Integer, Interval, check_param
 
 __all__ = ["run_campaign_demo", "CAMPAIGN", "LABELS"]
 
@@ -90,8 +90,8 @@ def _terminate_as_interrupt():
 
 def _population(devices: int, seed: int | None) -> np.ndarray:
     """Each device's true value: a departure block of a flight drawn from the embedded data."""
-    from ._rng import check_rng
-    from .demo import load_departure_minutes
+    from .._rng import check_rng
+    from ._flights import load_departure_minutes
 
     minutes = load_departure_minutes()
     rng = check_rng(seed)
@@ -123,7 +123,7 @@ class _Service:
     def _wait_ready(self, timeout: float = 60.0) -> None:
         import httpx
 
-        from .errors import ServiceUnavailableError
+        from ..errors import ServiceUnavailableError
 
         deadline = time.monotonic() + timeout
         assert self.process is not None, "the service was started"
@@ -166,7 +166,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
 
 
 def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
-    from .client import Client
+    from ..client import Client
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
@@ -278,8 +278,8 @@ class _Population:
             return self._next - 1
 
     def _python_devices(self) -> None:
-        from .client import Client
-        from .errors import DPDistError
+        from ..client import Client
+        from ..errors import DPDistError
 
         with Client(self.url, retries=3, timeout=30.0) as client:
             protocol = client.protocol(CAMPAIGN)
@@ -295,7 +295,7 @@ class _Population:
                     self.acknowledged[index] = True
 
     def _start_node(self) -> None:
-        from .serve._assets import clients_js_dir
+        from ..serve._assets import clients_js_dir
 
         script = self.directory / "devices.mjs"
         script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))
