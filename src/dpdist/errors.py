@@ -27,6 +27,8 @@ __all__ = [
     "ClippedValuesWarning",
     "EachValueANewUserWarning",
     "MissingDependencyError",
+    "InvalidTokenError",
+    "SigningFailureError",
 ]
 
 
@@ -117,3 +119,21 @@ class EachValueANewUserWarning(DPDistWarning):
 
 class MissingDependencyError(DPDistError, ImportError):
     """An optional dependency is not installed; the message names the extra that installs it (``dpdist[serve]``)."""
+
+
+class InvalidTokenError(InvalidParameterError):
+    """A Privacy Pass token (RFC 9577, section 2.2), or the blind RSA signature under it (RFC 9474), does not verify.
+
+    ``reason`` says why, for a refusal's machine-readable code: ``"malformed"`` (not a token of its
+    length and layout), ``"wrong_token_type"`` (not type 0x0002), ``"wrong_challenge"`` (made for another
+    TokenChallenge), ``"wrong_key"`` (made for another issuer key) or ``"invalid_signature"`` (its
+    authenticator does not verify: forged, altered, or signed by another key).
+    """
+
+    def __init__(self, message: str, reason: str = "invalid_signature"):
+        super().__init__(message)
+        self.reason = reason
+
+
+class SigningFailureError(DPDistError, RuntimeError):
+    """A blind signature failed its own check before it left the signer (RFC 9474, section 4.3: a faulty computation)."""
