@@ -241,7 +241,7 @@ def test_the_views_of_an_estimate_as_a_distribution():
 
 # ---------------------------------------------------------------------- no switch on result types
 #: The places that present estimates: none of them asks which result it holds.
-PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics.py", "plotting.py")
+PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
 #: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
 RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals"}
 #: Fields of results whose presence would tell their kind apart.

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
+from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
+from ..local import LocalProtocol
 from . import _channel, _closed_form, _structured
 from ._checks import check_delta, check_epsilon0, check_n
 from ._reduction import PairDivergence, Reduction
-
-if TYPE_CHECKING:
-    from ..local import LocalProtocol
 
 __all__ = [
     "METHODS",
     "ShuffledAccount",
     "account",
+    "shuffled",
     "generic_reduction",
     "numerical_delta",
     "numerical_epsilon",
@@ -146,7 +146,7 @@ def _rr_composition(epsilon: float, rounds: int, target: float) -> float:
 @dataclass(frozen=True)
 class ShuffledAccount:
     """The central ``(epsilon, delta)`` of ``n`` shuffled reports (per round) of a protocol, and how it was derived
-    (:func:`dpdist.privacy.shuffled` states it as a :class:`~dpdist.privacy.PrivacyGuarantee`)."""
+    (:func:`shuffled` states it as a :class:`~dpdist.privacy.PrivacyGuarantee`)."""
 
     epsilon: float
     delta: float
@@ -187,6 +187,24 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     bound = _Bound(classes, n)
     epsilon = compose_rounds(bound.within, max(epsilon0, bound.t_max), rounds, delta)
     return ShuffledAccount(min(epsilon, rounds * epsilon0), delta, n, epsilon0, used, rounds, len(classes), tuple(notes))
+
+
+def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
+    its citations and the assumptions (the shuffler does not collude with the collector; the
+    collector sees each batch of ``n`` as a multiset).  Rounds compose by the optimal composition
+    theorem.  Returns :func:`account`'s ``(epsilon, delta)`` as a guarantee under ``"replace"``
+    neighbours, ``model="central"`` (public as :func:`dpdist.privacy.shuffled`).
+
+    >>> from dpdist import local, privacy
+    >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
+    True
+    """
+    result = account(protocol, n, delta, method, rounds)
+    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
 
 
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):

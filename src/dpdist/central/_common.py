@@ -12,7 +12,7 @@ from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 
 __all__ = ["CentralInput", "check_central_input", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee, split
+from .._guarantee import PrivacyGuarantee, split
 from .noise import laplace_mechanism
 
 __all__ = [

@@ -91,7 +91,7 @@ from ..estimates._intervals import json_value
 from ..estimates._quantiles import check_q
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
-from ..privacy import PrivacyGuarantee, sequential, split
+from .._guarantee import PrivacyGuarantee, sequential, split
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from .joint_exp import joint_exp
 from ._quantile_intervals import bracket_intervals, split_interval_budget

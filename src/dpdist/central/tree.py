@@ -64,7 +64,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
 from ..postprocess import isotonic_cdf
-from ..privacy import PrivacyGuarantee, parallel, sequential
+from .._guarantee import PrivacyGuarantee, parallel, sequential
 from ..postprocess import hay_consistency
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)

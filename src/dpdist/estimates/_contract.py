@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._distribution import Distribution
 from ._intervals import Interval
 

@@ -11,7 +11,7 @@ import numpy as np
 from .._rng import check_rng
 from .._validation import Bounds, Integer, check_param
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
 from ._presented import Presented
 from ._drawing import axes, fill_band, pyplot

@@ -11,7 +11,7 @@ import numpy as np
 from .._types import ArrayLike
 from .._validation import Bounds, Integer, Labels, check_param
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee, parallel
+from .._guarantee import PrivacyGuarantee, parallel
 from ._presented import Presented
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent

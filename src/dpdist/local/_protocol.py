@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from .._rng import check_rng
-from ..privacy import PrivacyGuarantee, local_guarantee
+from .._guarantee import PrivacyGuarantee, local_guarantee
 from .._validation import EPSILON, Constraint, check_options, check_params, unknown_names_error  # noqa: F401  (EPSILON: re-exported, it used to live here)
 from ..errors import EmptyAggregateError, InvalidParameterError
 from ._aggregator import Aggregator

@@ -51,7 +51,7 @@ from .._validation import Bounds, EPSILON, Integer, Interval, Optional, check_pa
 from ..errors import InvalidParameterError
 from ..estimates import QuantileRelease
 from ..estimates._quantiles import check_q
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike, FloatBounds, Seed
 from ._aggregator import Aggregator
 from .numerical.threshold import MAX_CUTS, ThresholdRR, cut_fractions

@@ -81,14 +81,14 @@ import numpy as np
 from ... import postprocess as _postprocess
 from ..._validation import Integer, Options, check_param
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
-from ...privacy import local_guarantee
+from ..._guarantee import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
 from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit, stands_out_of_noise
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["CP"]
 

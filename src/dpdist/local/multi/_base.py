@@ -26,7 +26,7 @@ from ... import postprocess as _postprocess
 from ..._validation import Options
 from ...errors import InvalidParameterError
 from ..._types import ArrayLike
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 from .._protocol import ParameterDependentTags, ProtocolTags
 from .._state_validation import statistic_problem
 from ._groups import client_entry

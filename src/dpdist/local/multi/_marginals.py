@@ -31,7 +31,7 @@ from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._drawing import draw_heatmap, panel_grid
 from ...estimates._intervals import check_level, json_value, normal_quantile, percent
 from ...estimates._text import MAX_ROWS, limits, text_table
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 from ._consistency import Consistency
 from ._covariance import quadratic_form
 from ._maxent import fit_table

@@ -13,7 +13,7 @@ from ...estimates import Interval, Presented
 from ...estimates._drawing import panel_grid
 from ...estimates._intervals import check_level
 from ...estimates._presented import document_lines
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["MultiAttributeEstimate"]
 
