@@ -82,7 +82,7 @@ def exclusive_lock(path, owner: str, *, wait: float = 0.0):
     ``wait`` seconds (for short critical sections such as a budget charge).
     """
     try:
-        import fcntl
+        import fcntl  # lazy: an optional dependency, tried
     except ImportError:  # pragma: no cover - Windows: no advisory lock
         yield
         return

@@ -15,6 +15,7 @@ never unpickles: the dtype must be plain data (no Python objects).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import struct
@@ -24,10 +25,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
 import numpy as np
 
 from .. import _json
-from ..errors import MalformedReportError
-from ..local import ReportBatch
-from ._identity import check_file_id
 from .._types import ArrayLike
+from ..errors import MalformedReportError
+from ..local import ReportBatch, from_config
+from ._identity import check_file_id
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -179,7 +180,6 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
 
 def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: str = "report record") -> ReportBatch:
     """Decode one record; with ``protocol=None`` the record's own config is used."""
-    import io
 
     stream = io.BytesIO(data)
     header = read_header(stream, source)
@@ -224,8 +224,6 @@ def iter_headers(stream: BinaryIO, source: str = "report stream") -> Iterator[di
 
 
 def _protocol_of(config, source):
-    from ..local import from_config
-
     try:
         return from_config(config)
     except Exception as error:  # a bad embedded config makes the record unreadable

@@ -4,6 +4,7 @@ statement attached to its guarantee."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -38,7 +39,6 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
     which is public), the generator by a fixed seed: every public argument is checked as the real
     call checks it, and no value of the data is read.
     """
-    import inspect
 
     if not callable(function):
         raise InvalidParameterError(f"BudgetSession.release needs a release function. Got {function!r} instead.")
@@ -49,8 +49,6 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
     first = next(iter(bound.arguments))
     bound.arguments[first] = _no_records(args[0])
     if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public
-        import numpy as np
-
         bound.arguments[first] = np.zeros(len(args[0]))
     for name, value in (("rng", 0), ("secure", False)):
         if name in signature.parameters:

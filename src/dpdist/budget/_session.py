@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -13,12 +14,17 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .. import local
 from .._io._atomic import exclusive_lock
 from .._io._budget_file import read_budget_file, write_budget_file
+from .._types import ArrayLike, PathLike, Seed
 from .._validation import check_options
-from ..errors import DPDistError, IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from ..errors import (
+    DPDistError,
+    IncompatibleStateError,
+    InvalidParameterError,
+    PrivacyBudgetError,
+)
 from ..local import LocalProtocol
 from ..local.frequency._memoized import MemoizedProtocol
 from ..privacy import PrivacyGuarantee, convert, parallel, sequential
-from .._types import ArrayLike, PathLike, Seed
 from ._planned import planned_guarantee, with_statement
 from ._statement import BudgetStatement, Charge, Remaining, _budget, _budget_pair, _left
 
@@ -165,7 +171,6 @@ class BudgetSession:
     def _add(self, stated: PrivacyGuarantee, cost: PrivacyGuarantee, parts: int, label: str) -> BudgetStatement:
         if not isinstance(label, str):
             raise InvalidParameterError(f"The 'label' of a budget charge must be a string. Got {label!r} instead.")
-        import secrets
 
         with self._transaction() as charges:
             if self._overspends(charges, cost):

@@ -81,23 +81,25 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee, sequential, split
+from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
 from ..estimates._intervals import json_value
 from ..estimates._quantiles import check_q
 from ._common import as_real_array, check_central_input, check_option
-from .noise import above_threshold
-from .._guarantee import PrivacyGuarantee, sequential, split
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
-from .joint_exp import joint_exp
 from ._quantile_intervals import bracket_intervals, split_interval_budget
-from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA, slice_plan, slice_quantile_points
+from .joint_exp import joint_exp
+from .noise import above_threshold
+from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA
+from .slice_quantiles import slice_plan, slice_quantile_points
 from .tree import TreeHistogram
-from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]  # QuantileRelease: re-exported
 
@@ -210,7 +212,6 @@ def _check_interval_share(owner: str, method: str, share) -> float | None:
 
 def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
     """``(q, epsilon, bounds)`` of either calling order of :func:`quantiles` (see its docstring)."""
-    import warnings
 
     if epsilon is not None:  # numpy's order: quantiles(x, q, epsilon=..., bounds=...)
         if len(args) > 1 or (args and q is not None):
@@ -369,7 +370,7 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
     """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
-    from scipy.special import ndtri
+    from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
 
     distribution = tree.to_distribution()
     edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges

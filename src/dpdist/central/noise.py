@@ -57,8 +57,8 @@ from typing import Iterable
 import numpy as np
 from scipy import optimize, special
 
-from ..errors import InvalidPrivacyParameterError
 from .._types import ArrayLike
+from ..errors import InvalidPrivacyParameterError
 
 __all__ = [
     "analytic_gaussian_sigma",
@@ -114,7 +114,7 @@ def _log_gaussian_delta_exact(sigma: float, epsilon: float, sensitivity: float, 
     ``25 + log10(1/delta)`` significant digits leave 25 digits of ``delta`` after cancellation.
     Returns an ``mpmath.mpf`` (``-inf`` when the difference is not positive).
     """
-    import mpmath
+    import mpmath  # lazy: mpmath loads only for the exact high-precision checks
 
     digits = 25 + math.ceil(max(0.0, -log_delta / math.log(10)))
     with mpmath.workdps(digits):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import clip_real_values
+from ..errors import OutOfDomainError
+
 __all__ = ["values_in_bounds"]
 
 
@@ -12,8 +15,6 @@ def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str) -> 
 
     ``column`` names the column in the message ("'age'"), ``where`` the bounds ("the bounds of the config").
     """
-    from .._validation import clip_real_values
-    from ..errors import OutOfDomainError
 
     if clip:
         return clip_real_values(values, bounds, owner=f"the column {column}")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
+from ..accuracy import default_cache_directory, explain
+from ..accuracy._central import RELEASES
+from ..errors import InvalidParameterError
+from ._arguments import parse_bounds, seed_argument
+from ._deploy import check_plot_path, load_config
+
 
 def add_commands(subparsers) -> None:
-    from ._arguments import seed_argument
-    from ..accuracy._central import RELEASES
-
     explain = subparsers.add_parser(
         "explain",
         help="what epsilon buys: the expected error of a local protocol or central release at --n, before any data",
@@ -39,11 +42,6 @@ def add_commands(subparsers) -> None:
 
 
 def _run_explain(args) -> int:
-    from ..accuracy import default_cache_directory, explain
-    from ._arguments import parse_bounds
-    from ._deploy import check_plot_path, load_config
-    from ..errors import InvalidParameterError
-
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
@@ -64,10 +62,10 @@ def _run_explain(args) -> int:
     else:
         print(explanation.describe())
     if args.plot:
-        import matplotlib
+        import matplotlib  # lazy: loads matplotlib (1-2 s)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         explanation.plot()
         plt.gcf().savefig(args.plot, dpi=120)
@@ -77,8 +75,6 @@ def _run_explain(args) -> int:
 
 
 def _epsilon_list(text: str) -> list[float]:
-    from ..errors import InvalidParameterError
-
     try:
         return [float(part) for part in text.split(",") if part.strip()]
     except ValueError:

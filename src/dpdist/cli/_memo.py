@@ -25,6 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io._ledger_file import open_ledger
+from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
+
 __all__ = ["is_longitudinal", "DeviceMemo", "open_device_memo"]
 
 LONGITUDINAL = ("l-grr", "l-osue", "loloha", "dbitflippm")
@@ -53,7 +57,6 @@ class DeviceMemo:
         The ledger was opened from ``path`` (:func:`dpdist.io.open_ledger`), so its ``report`` saves it there
         before it returns the reports.
         """
-        from ..errors import IncompatibleStateError, PrivacyBudgetError
 
         where = f"The '{self.option}' file {str(self.path)!r}"
         try:
@@ -76,8 +79,6 @@ def open_device_memo(
     ``budget``, ``accounting``: the owner's total epsilon and accounting (``--budget``,
     ``--accounting``), replacing the ledger's when given.
     """
-    from .._io._ledger_file import open_ledger
-    from ..errors import InvalidParameterError
 
     if path is None:
         yield None
@@ -93,7 +94,6 @@ def open_device_memo(
 
 def add_ledger_arguments(parser) -> None:
     """``--budget`` and ``--accounting``: the device owner's settings of the ledger in ``--memo FILE``."""
-    from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
 
     parser.add_argument(
         "--budget", type=float, default=None, metavar="EPSILON",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..errors import InvalidParameterError, MissingDependencyError
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
@@ -45,13 +46,11 @@ def add_commands(subparsers) -> None:
 
 
 def _run_relay(args) -> int:
-    from ..errors import InvalidParameterError, MissingDependencyError
-
     check_environment(args)
     try:
-        import uvicorn
+        import uvicorn  # lazy: optional extra dpdist[serve]
 
-        from ..relay import create_app
+        from ..relay import create_app  # lazy: optional extra dpdist[relay]
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist relay' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None

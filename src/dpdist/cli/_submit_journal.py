@@ -23,6 +23,10 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .._io._atomic import atomic_writer
+from .._io._binary import read_header
+from ..io import encode_record, new_file_id
+
 __all__ = ["journal_path", "write_journal", "journal_records"]
 
 
@@ -57,8 +61,6 @@ def journal_path(server: str, campaign: str, config: dict, column: str, data, me
 
 def write_journal(path: Path, protocol, batches: Iterable[np.ndarray]) -> int:
     """Encode each batch as one binary record under a fresh batch id, all written atomically; returns the count."""
-    from .._io._atomic import atomic_writer
-    from ..io import encode_record, new_file_id
 
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     written = 0
@@ -71,7 +73,6 @@ def write_journal(path: Path, protocol, batches: Iterable[np.ndarray]) -> int:
 
 def journal_records(path: Path) -> Iterator[tuple[str, bytes]]:
     """``(batch id, request body)`` of every batch in the journal, in order."""
-    from .._io._binary import read_header
 
     with open(path, "rb") as handle:
         while True:

@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
+from ..estimates import QUANTILES, Interval
+from ..estimates._band import _crossing_bin as crossing_bin
 from ._boundary import BoundedMeans, projected_n
 
 if TYPE_CHECKING:
@@ -130,7 +132,6 @@ class FrequencySequence:
     def intervals(self, estimate: Any = None) -> tuple:
         """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once
         (centred on the sequence's own unbiased estimate, whatever ``estimate`` the campaign shows)."""
-        from ..estimates import Interval
 
         items = np.arange(self.estimate.size)
         per_item = Interval("frequency", self.estimate, self.low, self.high, self.level, self.method, at=items,
@@ -182,7 +183,6 @@ class MeanSequence:
     def intervals(self, estimate: Any = None) -> tuple:
         """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``; centred on the sequence's own
         estimate, whatever ``estimate`` the campaign shows)."""
-        from ..estimates import Interval
 
         return (Interval("mean", self.estimate, self.low, self.high, self.level, self.method, anytime_valid=True),)
 
@@ -224,7 +224,6 @@ class CDFSequence:
 
     def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile :math:`\\inf\\{x: F(x) \\ge q\\}`, from the band (as :meth:`CDFBand.quantile_interval`)."""
-        from ..estimates._band import _crossing_bin as crossing_bin
 
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
@@ -259,7 +258,6 @@ class CDFSequence:
         :data:`~dpdist.estimates.QUANTILES` and of the mean; their point estimates are
         ``distribution``'s (the campaign's estimate), else the band's midpoints.
         """
-        from ..estimates import QUANTILES, Interval
 
         q = np.array(QUANTILES)
         low, high = self.quantile_interval(q)

@@ -21,6 +21,7 @@ with the demo if it is killed (Linux: the parent-death signal).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -36,7 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._rng import check_rng
 from .._validation import Integer, Interval, check_param
+from ..errors import DPDistError, ServiceUnavailableError
+from ._flights import load_departure_minutes
 
 __all__ = ["run_campaign_demo", "CAMPAIGN", "LABELS"]
 
@@ -90,8 +94,6 @@ def _terminate_as_interrupt():
 
 def _population(devices: int, seed: int | None) -> np.ndarray:
     """Each device's true value: a departure block of a flight drawn from the embedded data."""
-    from .._rng import check_rng
-    from ._flights import load_departure_minutes
 
     minutes = load_departure_minutes()
     rng = check_rng(seed)
@@ -121,9 +123,8 @@ class _Service:
         return self
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
-        from ..errors import ServiceUnavailableError
 
         deadline = time.monotonic() + timeout
         assert self.process is not None, "the service was started"
@@ -145,8 +146,6 @@ def _child_options() -> dict:
     options: dict = {"start_new_session": True}
     if sys.platform.startswith("linux"):
         def die_with_parent():  # prctl(PR_SET_PDEATHSIG, SIGTERM)
-            import ctypes
-
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
 
         options["preexec_fn"] = die_with_parent
@@ -166,7 +165,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
 
 
 def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
-    from ..client import Client
+    from ..client import Client  # lazy: optional extra dpdist[serve]
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
@@ -203,7 +202,7 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
     print(f"campaign {CAMPAIGN!r}: {CONFIG['protocol']} over {len(LABELS)} blocks of the day, epsilon = "
           f"{CONFIG['epsilon']:g}; {devices:,} devices, one report per request "
           f"({devices - js_devices:,} Python client, {js_devices:,} JavaScript client under Node)")
-    import httpx
+    import httpx  # lazy: optional extra dpdist[serve]
 
     with contextlib.suppress(Exception):  # what epsilon buys, from the service's public explain endpoint
         document = httpx.get(f"{service.url}/api/campaigns/{CAMPAIGN}/explain", params={"n": devices}, timeout=30).json()
@@ -278,8 +277,7 @@ class _Population:
             return self._next - 1
 
     def _python_devices(self) -> None:
-        from ..client import Client
-        from ..errors import DPDistError
+        from ..client import Client  # lazy: optional extra dpdist[serve]
 
         with Client(self.url, retries=3, timeout=30.0) as client:
             protocol = client.protocol(CAMPAIGN)
@@ -295,7 +293,7 @@ class _Population:
                     self.acknowledged[index] = True
 
     def _start_node(self) -> None:
-        from ..serve._assets import clients_js_dir
+        from ..serve._assets import clients_js_dir  # lazy: optional extra dpdist[serve]
 
         script = self.directory / "devices.mjs"
         script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from .._io._arrow import reports_from_arrow
+from .._io._dedupe import check_distinct_files
+from .._io._files import file_format, iter_report_batches, protocol_of_file
 from .._rng import root_seed_sequence
+from .._types import PathLike
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from .blocks import simulate_block
-from .._types import PathLike
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -28,8 +31,8 @@ __all__ = ["aggregate", "aggregate_files", "simulate"]
 
 def _require_dask():
     try:
-        import dask
-        import dask.array  # noqa: F401
+        import dask  # lazy: optional extra dpdist[dask]
+        import dask.array  # noqa: F401  # lazy: optional extra dpdist[dask]
     except ImportError:
         raise DatasetUnavailableError(
             "dpdist.distributed needs Dask: install dpdist[dask] (dask[array,dataframe] and distributed)."
@@ -75,9 +78,8 @@ def _state_of_block(protocol, block):
 
 
 def _state_of_frame(protocol, frame):
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
 
-    from .._io._arrow import reports_from_arrow
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
@@ -101,7 +103,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
         Dask ``Delayed`` that computes it.
     """
     dask = _require_dask()
-    import dask.array as da
+    import dask.array as da  # lazy: optional extra dpdist[dask]
 
     split_every = _check_split_every(split_every)
     if isinstance(reports, da.Array):
@@ -111,7 +113,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
         states = [dask.delayed(_state_of_block, pure=True)(protocol, part) for part in parts]
     else:
         try:
-            import dask.dataframe as dd
+            import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
         except ImportError:  # pragma: no cover
             dd = None  # type: ignore[assignment]  # dask without its dataframe part: reports cannot be a DataFrame
         if dd is None or not isinstance(reports, dd.DataFrame):
@@ -125,16 +127,14 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
 
 def _state_of_file_part(protocol, path: str, row_group):
     """State of one Parquet row group, or of a whole dpdist binary file (``row_group=None``)."""
-    from .._io._files import iter_report_batches
 
     aggregator = protocol.aggregator()
     if row_group is None:
         for batch in iter_report_batches(path, protocol):
             aggregator.add_batch(batch)
         return aggregator
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
-    from .._io._arrow import reports_from_arrow
 
     with pq.ParquetFile(path, pre_buffer=False) as parquet:
         table = parquet.read_row_group(row_group, use_threads=False).replace_schema_metadata(parquet.schema_arrow.metadata)
@@ -158,8 +158,6 @@ def aggregate_files(
         another config are rejected as ``"other_config"``.
     """
     dask = _require_dask()
-    from .._io._files import file_format, protocol_of_file
-    from .._io._dedupe import check_distinct_files
 
     split_every = _check_split_every(split_every)
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
@@ -170,7 +168,7 @@ def aggregate_files(
     parts: list[tuple[str, int | None]] = []
     for path in map(str, paths):
         if file_format(path) == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
             parts += [(path, group) for group in range(pq.ParquetFile(path).metadata.num_row_groups)]
         else:
@@ -182,7 +180,7 @@ def aggregate_files(
 # ---------------------------------------------------------------------- simulation
 def _is_dask_series(values) -> bool:
     try:
-        import dask.dataframe as dd
+        import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
     except ImportError:  # pragma: no cover - the dataframe part of dask is not installed
         return False
     return isinstance(values, dd.Series)
@@ -209,7 +207,7 @@ def simulate(
         Root seed (required: a distributed simulation must be reproducible).
     """
     dask = _require_dask()
-    import dask.array as da
+    import dask.array as da  # lazy: optional extra dpdist[dask]
 
     split_every = _check_split_every(split_every)
     if isinstance(values, da.Array) and values.ndim == 1:

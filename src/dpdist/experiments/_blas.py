@@ -48,7 +48,7 @@ def loaded_core() -> str:
     Read from the library itself (``*openblas_get_corename*``), found among the mapped
     libraries of this process (Linux); ``"unknown"`` elsewhere or for another BLAS.
     """
-    import numpy  # noqa: F401  (loads the BLAS)
+    import numpy  # noqa: F401  # lazy: loads the BLAS; this module is read before numpy, to pin its kernel
 
     try:
         with open("/proc/self/maps") as handle:
@@ -73,7 +73,7 @@ def loaded_core() -> str:
 def _dispatch() -> tuple[list, dict]:
     """numpy's SIMD dispatch targets (lowest first) and which of them this process may use."""
     try:
-        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]
+        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]  # lazy: numpy's private module, tried
             __cpu_dispatch__,
             __cpu_features__,
         )

@@ -13,6 +13,7 @@ import importlib.util
 import pkgutil
 from pathlib import Path
 
+from .. import reproductions
 from ..errors import InvalidParameterError
 from ._spec import ExperimentSpec, load_spec
 
@@ -23,7 +24,6 @@ _PACKAGE = "dpdist.reproductions"
 
 def _discover() -> dict[str, str]:
     """``{spec name: package}`` for every package of :mod:`dpdist.reproductions`, sorted by name."""
-    from .. import reproductions
 
     found = {
         info.name.replace("_", "-"): f"{_PACKAGE}.{info.name}"

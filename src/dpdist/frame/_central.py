@@ -83,7 +83,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         replace neighbours (``histogram_queries``, ``adaptive_quantiles``, ...) the key is treated as
         public and each group's number of records is released with its result.
     """
-    from ..budget import planned_guarantee
+    from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
     library, column, by = check_frame(owner, frame, column, by)

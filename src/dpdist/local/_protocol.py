@@ -16,18 +16,29 @@ business.
 from __future__ import annotations
 
 import json
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._rng import check_rng
 from .._guarantee import PrivacyGuarantee, local_guarantee
-from .._validation import EPSILON, Constraint, check_options, check_params, unknown_names_error  # noqa: F401  (EPSILON: re-exported, it used to live here)
-from ..errors import EmptyAggregateError, InvalidParameterError
+from .._rng import check_rng
+from .._types import ArrayLike, Seed
+from .._validation import (  # noqa: F401  (EPSILON: re-exported, it used to live here)
+    EPSILON,
+    Constraint,
+    check_options,
+    check_params,
+    unknown_names_error,
+)
+from ..errors import (
+    EachValueANewUserWarning,
+    EmptyAggregateError,
+    InvalidParameterError,
+)
 from ._aggregator import Aggregator
-from ._report_format import ReportBatch, ReportFormat
 from ._registry import (
     CONFIG_VERSION,
     available,
@@ -38,7 +49,7 @@ from ._registry import (
     rebuild,
     register,
 )
-from .._types import ArrayLike, Seed
+from ._report_format import ReportBatch, ReportFormat
 
 __all__ = [
     "LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags",
@@ -222,9 +233,7 @@ class LocalProtocol(ABC):
         """
         values = self._check_values(values)
         if self.tags.memoized and len(values):
-            import warnings
 
-            from ..errors import EachValueANewUserWarning
 
             warnings.warn(
                 f"{self.display_name}.privatize randomizes each value as a different user (a fresh permanent "

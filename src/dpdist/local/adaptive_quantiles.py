@@ -46,13 +46,21 @@ from typing import Any
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee
 from .._rng import check_rng
-from .._validation import Bounds, EPSILON, Integer, Interval, Optional, check_param, check_real_values
+from .._types import ArrayLike, FloatBounds, Seed
+from .._validation import (
+    EPSILON,
+    Bounds,
+    Integer,
+    Interval,
+    Optional,
+    check_param,
+    check_real_values,
+)
 from ..errors import InvalidParameterError
 from ..estimates import QuantileRelease
 from ..estimates._quantiles import check_q
-from .._guarantee import PrivacyGuarantee
-from .._types import ArrayLike, FloatBounds, Seed
 from ._aggregator import Aggregator
 from .numerical.threshold import MAX_CUTS, ThresholdRR, cut_fractions
 
@@ -190,7 +198,9 @@ class AdaptiveQuantiles:
 
     def fitted_cdf(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
         """``(cuts, cdf)``: the grid ends 0 and B with every asked cut, and the weighted isotonic fit there."""
-        from scipy.optimize import isotonic_regression  # lazy: scipy.optimize is heavy at import
+        from scipy.optimize import (
+            isotonic_regression,  # lazy: scipy.optimize is heavy at import
+        )
 
         cuts, fraction, variance = self.pooled(history)
         fitted = np.clip(isotonic_regression(fraction, weights=1.0 / variance).x, 0.0, 1.0) if cuts.size else fraction
@@ -220,7 +230,7 @@ class AdaptiveQuantiles:
     # ------------------------------------------------------------------ release
     def estimate(self, history: Sequence[Aggregator]) -> QuantileRelease:
         """The quantiles from the aggregates of the rounds so far, with their intervals (a ``QuantileRelease``)."""
-        from scipy.stats import norm
+        from scipy.stats import norm  # lazy: loads scipy (0.4-2 s)
 
         if not history or sum(a.n for a in history) == 0:
             raise InvalidParameterError(f"{_OWNER}: no round has reports yet; nothing to estimate.")

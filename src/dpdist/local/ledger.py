@@ -49,10 +49,16 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
-from ._protocol import LocalProtocol
-from .frequency._memoized import MemoizedProtocol
+from .._rng import check_rng
 from .._types import ArrayLike, Seed
+from ..errors import (
+    DPDistError,
+    IncompatibleStateError,
+    InvalidParameterError,
+    PrivacyBudgetError,
+)
+from ._protocol import LocalProtocol, from_config
+from .frequency._memoized import MemoizedProtocol
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -314,8 +320,6 @@ class PrivacyLedger:
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "PrivacyLedger":
         """The ledger of :meth:`to_dict` (checked: a damaged ledger is an ``IncompatibleStateError``)."""
-        from ._protocol import from_config
-        from ..errors import DPDistError
 
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") not in (1, 2):
             raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1 or 2): {str(state)[:200]}")
@@ -361,8 +365,6 @@ class PrivacyLedger:
 
         The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
         """
-        from ._protocol import from_config
-        from ..errors import DPDistError
 
         ledger = cls(**settings)
         try:
@@ -416,8 +418,6 @@ _SETTINGS = {"budget": _check_budget, "window": _check_window, "accounting": _ch
 
 
 def _generator(rng):
-    from .._rng import check_rng
-
     return check_rng(rng, owner="PrivacyLedger.report")
 
 

@@ -9,13 +9,15 @@ vacuously.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from ._inputs import population, true_frequencies
 from .._types import ArrayLike, Seed
+from ..errors import EachValueANewUserWarning
+from ._inputs import population, true_frequencies
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -27,9 +29,7 @@ def privatize_population(protocol, values, **options):
     The checks draw populations, so the warning of a longitudinal protocol that each
     value is a new user (:class:`~dpdist.errors.EachValueANewUserWarning`) is not shown.
     """
-    import warnings
 
-    from ..errors import EachValueANewUserWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EachValueANewUserWarning)

@@ -79,16 +79,20 @@ from typing import ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
+from ..._guarantee import PrivacyGuarantee, local_guarantee
+from ..._types import ArrayLike
 from ..._validation import Integer, Options, check_param
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
-from ..._guarantee import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
-from ._matching_pursuit import omp_sparsity, orthogonal_matching_pursuit, stands_out_of_noise
 from .._report_kinds import ItemReports
+from ._exact_channel import check_estimator_options
+from ._matching_pursuit import (
+    omp_sparsity,
+    orthogonal_matching_pursuit,
+    stands_out_of_noise,
+)
 from ._oracle import FrequencyOracle
-from ..._types import ArrayLike
-from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["CP"]
 
@@ -470,7 +474,6 @@ class CP(FrequencyOracle):
 
     def _estimate_ibu(self, aggregator, postprocess: str, options: dict):
         """``estimator="ibu"``: EM on the exact channel, with the linear inverse's intervals."""
-        from ._exact_channel import check_estimator_options
 
         settings = check_estimator_options(self, "ibu", options)
         estimate = self._estimate_on_channel(aggregator, "ibu", postprocess, settings)

@@ -52,11 +52,14 @@ from typing import Any
 
 import numpy as np
 
+from ... import postprocess as _postprocess
 from ..._validation import Options
 from ...errors import InvalidParameterError
-from .._protocol import register
+from ...estimates import FrequencyEstimate
+from .._protocol import make, register
 from .._report_kinds import RecordReports
 from ..frequency._unary import UnaryEncoding
+from ..numerical._composite import inner_aggregator
 from ._base import MultiAttributeProtocol, _kron_rows, _mixed_radix
 from ._fake import RandomizedItem, UniformItem, ZeroVector
 from ._sampling import sample_groups
@@ -76,7 +79,6 @@ def amplified_epsilon(epsilon: float, attributes: int) -> float:
 
 def _variance_at_zero(name: str, fake: str, epsilon: float, size: int, k: int) -> float:
     """RS+FD's per-item variance at f = 0 for n = 1 (ranks GRR against UE for an attribute given no oracle)."""
-    from .._protocol import make
 
     inner: Any = make(name, epsilon=epsilon, domain_size=size)
     p, q = inner.support_probabilities()
@@ -196,17 +198,12 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
 
     # ------------------------------------------------------------------ estimation
     def _unbiased(self, index: int, statistic: np.ndarray, n: int) -> np.ndarray:
-        from ..numerical._composite import inner_aggregator
-
         inner, k = self._inner[index], len(self._attributes)
         p, q = inner.support_probabilities()
         support = inner.support_counts(inner_aggregator(inner, self.attribute_statistic(statistic, index), n))
         return (k * support / n - q - (k - 1) * self._fakes[index].support()) / (p - q)
 
     def _attribute_estimate(self, index, statistic, n, postprocess):
-        from ... import postprocess as _postprocess
-        from ...estimates import FrequencyEstimate
-
         inner = self._inner[index]
         frequencies = self._unbiased(index, statistic, n)
         return FrequencyEstimate(

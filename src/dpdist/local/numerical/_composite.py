@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
+from .. import _protocol
 from .._aggregator import Aggregator
 from ..frequency.auto import lower_variance_oracle
 
@@ -36,7 +37,6 @@ def choose_oracle(oracle: str, domain_size: int, epsilon: float) -> str:
 
 def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float):
     """Build the inner oracle through the registry (so OLH works once it is registered)."""
-    from .. import _protocol
 
     name = choose_oracle(oracle, domain_size, epsilon)
     if name not in _protocol.available("frequency"):

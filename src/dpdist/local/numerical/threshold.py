@@ -29,15 +29,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._docs import shared_parameters
+from ..._types import ArrayLike
 from ..._validation import Constraint, Integer, Optional, check_allocation
 from ...errors import InvalidParameterError
 from ...estimates import Distribution
+from ...postprocess import isotonic_cdf
 from .._bernoulli import exp_lower, odds_probability
+from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._base import NumericalProtocol, unit_bin_index
-from ..._types import ArrayLike
 
 __all__ = ["ThresholdRR", "Cuts", "MAX_CUTS", "cut_fractions"]
 
@@ -208,8 +209,6 @@ class ThresholdRR(NumericalProtocol):
         return cut_fractions(np.asarray(statistic), self._p)
 
     def _estimate(self, aggregator) -> Distribution:
-        from ...postprocess import isotonic_cdf
-
         fraction, variance, reports = self.cut_estimates(aggregator.statistic)
         answered = reports > 0
         edges = np.concatenate([[0.0], self._cut_array[answered] / self.grid_size, [1.0]])
