@@ -185,10 +185,7 @@ def _run_serve(args) -> int:
     assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    from ..serve._limits import (  # lazy: optional extra dpdist[serve]
-        from_args as limits_from_args,
-    )
-    from ..serve._limits import uvicorn_options
+    from ..serve._limits import from_args as limits_from_args, uvicorn_options  # lazy: optional extra dpdist[serve]
 
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     if relay_token is not None and len(relay_token) < 16:

@@ -42,14 +42,14 @@ class Drawn(Protocol):
 
 def pyplot() -> Any:
     """``matplotlib.pyplot`` (the ``plot`` extra)."""
-    import matplotlib.pyplot as plt  # lazy: matplotlib is an optional extra, 1-2 s at import
+    import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
     return plt
 
 
 def headless() -> None:
     """Draw without a display (matplotlib's Agg backend), as the CLI, the service and the demo do."""
-    import matplotlib  # lazy: matplotlib is an optional extra
+    import matplotlib  # lazy: loads matplotlib (1-2 s)
 
     matplotlib.use("Agg", force=False)
 

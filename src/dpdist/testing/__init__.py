@@ -96,7 +96,7 @@ def parametrize_with_checks(protocols: Iterable[LocalProtocol]) -> Any:
     pytest.MarkDecorator
         For a test ``def test_x(protocol, check): check(protocol)``.
     """
-    import pytest  # only here: the kit itself does not need pytest  # lazy: third-party pytest
+    import pytest  # lazy: only parametrize_with_checks needs pytest; the kit itself does not
 
     cases = [
         pytest.param(protocol, check, id=check_id(protocol, check))
