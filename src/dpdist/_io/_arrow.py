@@ -192,7 +192,8 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         return values, {"missing": missing, "out_of_range": out_of_range & ~missing}
     if pa.types.is_fixed_size_binary(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         row_bytes = width * base.itemsize
-        lengths = pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        # pyarrow.compute makes its functions at import and its stubs lack them: pyright cannot see them
+        lengths = pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)  # pyright: ignore[reportAttributeAccessIssue]
         good = (lengths == row_bytes) & ~missing
         if pa.types.is_fixed_size_binary(kind):
             data = np.frombuffer(column.buffers()[1], dtype=np.uint8)
@@ -210,8 +211,9 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         values = gathered.view(base.newbyteorder("<")).astype(base).reshape(n, width)
         return values, {"missing": missing, "wrong_shape": (lengths != row_bytes) & ~missing}
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        flat = pc.list_flatten(column)
+        # (pyarrow.compute's functions again: made at import, missing from its stubs)
+        lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)  # pyright: ignore[reportAttributeAccessIssue]
+        flat = pc.list_flatten(column)  # pyright: ignore[reportAttributeAccessIssue]  (the same)
         if len(flat) != lengths.sum():
             raise MalformedReportError(f"{source}: list column with inconsistent lengths.")
         if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type) or pa.types.is_boolean(flat.type)):

@@ -20,7 +20,7 @@ import json
 import math
 import struct
 import zlib
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
@@ -146,7 +146,7 @@ def _int64_product(shape: tuple) -> int:
     return product - (1 << 64) if product >= _INT64 else product
 
 
-def _as_descr(descr):
+def _as_descr(descr: Any) -> Any:
     """JSON turned the descr's tuples into lists; turn them back."""
     if not isinstance(descr, list):
         return descr
@@ -193,7 +193,7 @@ def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: st
 
 
 def iter_records(
-    stream: BinaryIO, protocol=None, source: str = "report stream", *, skip_file_ids=frozenset()
+    stream: BinaryIO, protocol=None, source: str = "report stream", *, skip_file_ids: Collection[str] = frozenset()
 ) -> Iterator[ReportBatch]:
     """Decode every record of a stream, in order (bounded memory: one record at a time).
 

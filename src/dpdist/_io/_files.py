@@ -11,7 +11,7 @@ import contextlib
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class ReportWriter:
         self.format = _format_for_writing(self.path, format)
         self.file_id = new_file_id() if file_id is None else check_file_id(file_id, "ReportWriter")
         self.n_written = 0
-        self._context: contextlib.AbstractContextManager[BinaryIO] | None = None  # the atomic write, while open
+        self._context: contextlib.AbstractContextManager[IO[bytes]] | None = None  # the atomic write, while open
         self._parquet: Any = None  # pyarrow.parquet.ParquetWriter, from the first row group on
         self._pending: list = []
         self._pending_rows = 0
@@ -144,7 +144,7 @@ class ReportWriter:
                 self._handle,
                 table.schema,
                 compression="zstd",
-                use_dictionary=scalar_columns,
+                use_dictionary=scalar_columns,  # pyright: ignore[reportArgumentType]  (pyarrow takes column names too; its stubs say bool)
                 write_page_checksum=True,  # readers verify every page's CRC-32
             )
         self._parquet.write_table(table, row_group_size=self._row_group_rows)
@@ -153,10 +153,11 @@ class ReportWriter:
         if self.format == "parquet" and value is None:
             if self._pending or self._parquet is None:
                 self._flush_parquet()
-            self._parquet.add_key_value_metadata(
+            writer: Any = self._parquet  # made by the flush
+            writer.add_key_value_metadata(
                 {"dpdist.reports_crc32": str(self._reports_crc32), "dpdist.reports_rows": str(self.n_written)}
             )
-            self._parquet.close()
+            writer.close()
         elif self._parquet is not None:  # failed run: close the writer before its temp file is removed
             with contextlib.suppress(Exception):
                 self._parquet.close()

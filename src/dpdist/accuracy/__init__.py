@@ -65,7 +65,7 @@ _MEMORY_SIZE = 256
 from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
 
 
-def explain(method: str | LocalProtocol | Callable[..., Any], n: int, *,
+def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n: int, *,
             epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
             seed: int = 0, cache: PathLike | None = None, **params: Any) -> Explanation:
     """The expected error of ``method`` at ``n`` users or records and each epsilon, before any data are touched.

@@ -25,11 +25,12 @@ def with_statement(result: Any, statement: BudgetStatement) -> Any:
     is_record = dataclasses.is_dataclass(result) and not isinstance(result, type)
     if not is_record or "guarantee" not in {f.name for f in dataclasses.fields(result)}:
         return result
-    own = result.guarantee
+    record: Any = result  # a dataclass with a guarantee field (checked above)
+    own = record.guarantee
     if own is None:
         return result
     fields = {f.name: getattr(own, f.name) for f in dataclasses.fields(PrivacyGuarantee)}
-    return dataclasses.replace(result, guarantee=SessionGuarantee(**fields, budget=statement))
+    return dataclasses.replace(record, guarantee=SessionGuarantee(**fields, budget=statement))
 
 
 def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyGuarantee:

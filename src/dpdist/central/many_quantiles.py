@@ -210,7 +210,7 @@ def _check_interval_share(owner: str, method: str, share) -> float | None:
     return float(share)
 
 
-def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
+def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[Any, float, FloatBounds]:
     """``(q, epsilon, bounds)`` of either calling order of :func:`quantiles` (see its docstring)."""
 
     if epsilon is not None:  # numpy's order: quantiles(x, q, epsilon=..., bounds=...)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from ..accuracy import default_cache_directory, explain
 from ..accuracy._central import RELEASES
@@ -45,7 +46,7 @@ def _run_explain(args) -> int:
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
-    options = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
+    options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:
         for option, value in (("--bounds", args.bounds), ("--delta", args.delta)):
             if value is not None:
@@ -55,7 +56,7 @@ def _run_explain(args) -> int:
         bounds = parse_bounds(args.bounds)
         if bounds is None:
             raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
-        params = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
+        params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params)
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2))

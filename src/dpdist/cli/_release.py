@@ -124,7 +124,7 @@ def _run_release(args) -> int:
         values = read_column(args.file, args.column, infinite="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    statement = None if session is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
+    statement = None if session is None or planned is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
         from ..central.many_quantiles import (

@@ -126,8 +126,8 @@ def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, leve
         return frequency_sequence(protocol, aggregator, level, target_n)
     if isinstance(protocol, MeanProtocol):
         return mean_sequence(protocol, aggregator, level, target_n)
-    cells = DEFAULT_CELLS if cells is None else check_param("confidence_sequence", "cells", cells, Interval(2, 4096))
-    result = cdf_sequence(protocol, aggregator, level, target_n, cells=int(cells))
+    count = DEFAULT_CELLS if cells is None else int(check_param("confidence_sequence", "cells", cells, Interval(2, 4096)))
+    result = cdf_sequence(protocol, aggregator, level, target_n, cells=count)
     if isinstance(result, str):
         raise InvalidParameterError(f"confidence_sequence: {result}.")
     return result

@@ -152,8 +152,9 @@ def from_file(path: PathLike, column: str, *, bounds: FloatBounds | None = None,
             low, high = low - 0.5, high + 0.5
         bounds = (low, high)
     else:
-        bounds = check_param("datasets.from_file", "bounds", bounds, Bounds())
-        outside = (values < bounds[0]) | (values > bounds[1])
+        checked: tuple[float, float] = check_param("datasets.from_file", "bounds", bounds, Bounds())
+        bounds = checked
+        outside = (values < checked[0]) | (values > checked[1])
         if outside.any():
             raise OutOfDomainError(
                 f"The column {column!r} of {str(path)!r} must lie in bounds [{bounds[0]:g}, {bounds[1]:g}]. "

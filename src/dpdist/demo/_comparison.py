@@ -252,7 +252,7 @@ def _plot_cdfs(distributions: dict[str, list[Distribution]], minutes: np.ndarray
 def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     """Small multiples: one panel per protocol (W1 against epsilon, median and range of the runs), the
     other protocols of its kind in grey behind it, so that 14 frequency protocols need no 14 colours."""
-    import matplotlib  # lazy: loads matplotlib (1-2 s)
+    import matplotlib.ticker  # lazy: loads matplotlib (1-2 s)
 
     plotting.headless()
     curves: dict[str, tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}

@@ -18,5 +18,5 @@ BOUNDS = (0.0, 1440.0)
 
 def load_departure_minutes() -> np.ndarray:
     """The embedded dataset: 100,000 departure times of day in minutes (float64)."""
-    with resources.files(__package__).joinpath("_data").joinpath("departure_minutes.npz").open("rb") as handle:
+    with resources.files("dpdist.demo").joinpath("_data").joinpath("departure_minutes.npz").open("rb") as handle:
         return np.load(handle)["minutes"].astype(np.float64)

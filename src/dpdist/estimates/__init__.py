@@ -46,7 +46,11 @@ __all__ = [
 
 
 # One public name per class (docs, reprs, pickles): dpdist.estimates.X, not the private file it is written in.
-for _name in __all__:
-    if isinstance(globals()[_name], type):
-        globals()[_name].__module__ = __name__
-del _name
+def _name_publicly() -> None:
+    for value in map(globals().get, __all__):
+        if isinstance(value, type):
+            value.__module__ = __name__
+
+
+_name_publicly()
+del _name_publicly

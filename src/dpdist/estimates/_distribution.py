@@ -293,7 +293,7 @@ class Distribution(Presented):
             intervals[2:] = zip(*band.quantile_interval(q))
         lines = [
             f"  {name:<18} {value:.6g}" + ("" if true is None else f"   (true {true:.6g})")
-            + ("" if interval is None else f"   {percent(band.level)} [{interval[0]:.6g}, {interval[1]:.6g}]")
+            + ("" if interval is None or band is None else f"   {percent(band.level)} [{interval[0]:.6g}, {interval[1]:.6g}]")
             for name, value, true, interval in zip(names, values, truths, intervals)
         ]
         if band is not None:

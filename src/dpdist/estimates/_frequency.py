@@ -317,7 +317,7 @@ class FrequencyEstimate(Presented):
                 "FrequencyEstimate.as_distribution the 'bounds' over which item i is the i-th of equal bins, or "
                 "compare it with the frequency metrics (mse, l1, ...)."
             )
-        bounds = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
+        checked: tuple[float, float] = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
         frequencies = self.frequencies
         if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:
             raise InvalidParameterError(
@@ -325,7 +325,7 @@ class FrequencyEstimate(Presented):
                 f"such as 'norm-sub'. Got minimum {frequencies.min()!r} and sum {frequencies.sum()!r}."
             )
         return Distribution.uniform_bins(
-            frequencies, bounds, method=f"{self.protocol}-binning", epsilon=self.epsilon, n=self.n,
+            frequencies, checked, method=f"{self.protocol}-binning", epsilon=self.epsilon, n=self.n,
             details={"postprocess": self.postprocess}, guarantee=self.guarantee,
         )
 

@@ -211,7 +211,7 @@ def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) 
             kwargs[name] = value
     if "rng" in accepted and "rng" not in kwargs:
         kwargs["rng"] = rng
-    result = function(estimate, truth, **kwargs)
+    result: Any = function(estimate, truth, **kwargs)  # a float, a named tuple of counts, or None
     if result is None:  # the metric does not apply to this estimate
         return {}
     if hasattr(result, "_asdict"):  # a named tuple of counts, e.g. true/false positives

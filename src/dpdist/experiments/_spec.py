@@ -521,7 +521,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     if sys.version_info >= (3, 11):
         import tomllib  # lazy: which module is imported depends on this branch
     else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # lazy: tomli is the TOML reader before Python 3.11 only
+        import tomli as tomllib  # pyright: ignore[reportMissingImports]  # lazy: tomli is the TOML reader before Python 3.11 only (not installed on 3.11)
 
     path = Path(path)
     try:

@@ -97,7 +97,7 @@ def group_rows(frame, library: str, by: tuple[str, ...]) -> dict[Any, np.ndarray
     """The rows of each key present in ``frame``: ``{key: positions}`` (a key is a value for one ``by``
     column, a tuple for several); rows with a missing key belong to no group."""
     if library == "pandas":
-        grouped = frame.groupby(list(by) if len(by) > 1 else by[0], sort=False, dropna=True)
+        grouped = frame.groupby(by[0] if len(by) == 1 else list(by), sort=False, dropna=True)
         return {key: np.asarray(rows, dtype=np.int64) for key, rows in grouped.indices.items()}
     import polars as pl  # lazy: optional extra dpdist[polars]
 

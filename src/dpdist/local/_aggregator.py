@@ -26,10 +26,7 @@ __all__ = ["Aggregator", "StateOwner"]
 class StateOwner(Protocol):
     """What an aggregator reads of its protocol (:class:`~dpdist.local.LocalProtocol` is one): its config, its
     report format, and the shape and invariants of its sufficient statistic (checked by
-    :mod:`dpdist.local._state_validation`)."""
-
-    @property
-    def name(self) -> str: ...
+    :mod:`dpdist.local._state_validation`, which also reads the class's ``statistic_signed``)."""
 
     @property
     def display_name(self) -> str: ...
@@ -44,9 +41,6 @@ class StateOwner(Protocol):
 
     @property
     def statistic_dtype(self) -> type: ...
-
-    @property
-    def statistic_signed(self) -> bool: ...
 
     @property
     def statistic_total_per_report(self) -> int | None: ...
@@ -204,4 +198,4 @@ class Aggregator(Generic[Owner]):
         )
 
     def __repr__(self):
-        return f"Aggregator(protocol={self.protocol.name!r}, n={self.n}, rejected={self.rejected})"
+        return f"Aggregator(protocol={self.protocol.config()['protocol']!r}, n={self.n}, rejected={self.rejected})"

@@ -114,10 +114,10 @@ def _record_rows(rows: list, layout: RowLayout) -> tuple[np.ndarray, dict[str, n
             problem = "wrong_shape"
         else:
             problem = next(filter(None, (_row_problem(row[name], shape, info) for name, shape, info in fields)), None)
-        if problem:
-            masks[problem][index] = True
-        else:
-            array[index] = tuple(row[name] for name, _, _ in fields)
+            if problem is None:
+                array[index] = tuple(row[name] for name, _, _ in fields)
+                continue
+        masks[problem][index] = True
     return array, masks
 
 

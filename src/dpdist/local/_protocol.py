@@ -249,16 +249,17 @@ class LocalProtocol(ABC):
     def _check_values(self, values) -> np.ndarray: ...
 
     @abstractmethod
-    def _privatize(self, values: np.ndarray, rng: np.random.Generator): ...
+    def _privatize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
     # ------------------------------------------------------------------ server side
     @property
     def report_format(self) -> ReportFormat:
         """The declared format of this protocol's reports (:meth:`_report_format`, bound to the protocol):
         dtype, row shape, ``describe()``, check, select, count, validate, JSON rows."""
-        report_format = self.__dict__.get("_bound_report_format")
+        cached = vars(self)
+        report_format = cached.get("_bound_report_format")
         if report_format is None:
-            report_format = self.__dict__["_bound_report_format"] = self._report_format().bind(self)
+            report_format = cached["_bound_report_format"] = self._report_format().bind(self)
         return report_format
 
     def _report_format(self) -> ReportFormat:

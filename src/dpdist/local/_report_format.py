@@ -53,14 +53,11 @@ ON_INVALID = ("count", "raise")
 
 
 class ReportOwner(Protocol):
-    """What a protocol is to the format it declares: its name, its config and its report hooks.
+    """What a protocol is to the format it declares: its name to show, its config and its report hooks.
 
     :class:`~dpdist.local.LocalProtocol` implements these; the format is bound to one with
     :meth:`ReportFormat.bind` and calls them, never the other way round.
     """
-
-    @property
-    def name(self) -> str: ...
 
     @property
     def display_name(self) -> str: ...

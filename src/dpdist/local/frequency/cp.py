@@ -128,7 +128,10 @@ class CP(FrequencyOracle):
     """
 
     name = "cp"
-    statistic_total_per_report = 1  # a histogram of the reported measurements
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported measurements."""
+        return 1
     summary = "compressive privatization: m-ary report over a public Rademacher matrix; OMP + simplex decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
     output_histogram = True

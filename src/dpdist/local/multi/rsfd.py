@@ -62,6 +62,7 @@ from ..frequency._unary import UnaryEncoding
 from ..numerical._composite import inner_aggregator
 from ._base import MultiAttributeProtocol, _kron_rows, _mixed_radix
 from ._fake import RandomizedItem, UniformItem, ZeroVector
+from ._schema import Attribute
 from ._sampling import sample_groups
 
 __all__ = ["RandomSamplingFakeData", "amplified_epsilon", "FAKE", "ORACLES"]
@@ -112,7 +113,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
     def _budgets(self, k):
         return [self.epsilon] * k
 
-    def _allowed(self, attribute):
+    def _allowed(self, attribute: Attribute) -> list[str]:
         if not attribute.categorical:
             raise InvalidParameterError(
                 f"The 'attributes' parameter of {self.display_name} must hold categorical attributes (random sampling "
@@ -225,7 +226,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
         return k**2 * gamma * (1 - gamma) / (n * (p - q) ** 2)
 
     # ------------------------------------------------------------------ channel
-    def _combine_channel(self, rows):
+    def _combine_channel(self, rows: list[np.ndarray]) -> np.ndarray:
         k = len(rows)
         total: float | np.ndarray = 0.0
         for index in range(k):
@@ -234,7 +235,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
                 for other in range(k)
             ]
             total = total + _kron_rows(parts)
-        return total / k
+        return np.asarray(total) / k
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)

@@ -80,7 +80,7 @@ class SquareWave(WaveProtocol):
     _constraints = {**WaveProtocol._constraints, "discrete": Boolean()}
     _defaults = {**WaveProtocol._defaults, "discrete": False}
     # B-R (discrete=True) has an exact aggregate sampler (binomials and multinomials per input bucket)
-    tags = ParameterDependentTags(
+    tags = ParameterDependentTags(  # pyright: ignore[reportAssignmentType]  (a descriptor: ProtocolTags on the class and each instance)
         WaveProtocol.tags,
         lambda protocol, tags: dataclasses.replace(tags, exact_simulate=True) if protocol._params["discrete"] else tags,
     )

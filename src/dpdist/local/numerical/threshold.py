@@ -115,7 +115,10 @@ class ThresholdRR(NumericalProtocol):
     name = "threshold"
     summary = "one randomized-response bit on a public threshold per user (rounds of adaptive LDP quantiles)"
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
-    statistic_total_per_report = 1
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: each report adds one to the statistic."""
+        return 1
     _constraints = {**NumericalProtocol._constraints, "cuts": Optional(Cuts()), "grid_size": Integer(low=2, high=2**30),
                     "round": Integer(low=0, high=2**31 - 1)}
     _defaults = {**NumericalProtocol._defaults, "cuts": None, "grid_size": 1024, "round": 0}
