@@ -24,6 +24,7 @@ from ..errors import (
     ServiceRefusedError,
     ServiceUnavailableError,
 )
+from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
@@ -67,10 +68,6 @@ def add_commands(subparsers) -> None:
 
 
 def _add_serve(actions) -> None:
-    from ..issuer._limits import (
-        add_arguments as add_limit_arguments,  # lazy: optional extra dpdist[serve]
-    )
-
     serve = actions.add_parser(
         "serve", help="run the issuer (HTTP)",
         description="Serve the issuer directory (/.well-known/private-token-issuer-directory), the keys and token "
@@ -120,12 +117,8 @@ def _run_serve(args) -> int:
         import cryptography  # noqa: F401 - the keys  # lazy: optional extra (cryptography)
         import uvicorn  # lazy: optional extra dpdist[serve]
 
-        from ..issuer import create_app  # lazy: optional extra dpdist[serve]
-        from ..issuer._limits import (  # lazy: optional extra dpdist[serve]
-            from_args,
-            uvicorn_options,
-        )
-        from ..issuer._store import IssuerStore  # lazy: optional extra dpdist[serve]
+        from ..issuer import create_app  # lazy: the service's code loads only when it runs (dpdist[serve])
+        from ..issuer._store import IssuerStore  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist issuer' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None

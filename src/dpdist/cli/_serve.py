@@ -30,13 +30,16 @@ from ..errors import (
     ServiceRefusedError,
 )
 from ..local import from_config
+from ..serve._limits import DEFAULT_MAX_BODY_BYTES, add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
 from ._budget import add_budget_file_argument, charge_line, open_budget
+from ._campaign_rounds import show_rounds
 from ._deploy import charge_collection, data_reader, json_option, load_config
 from ._env import check_environment, environment_defaults
 from ._estimate_text import estimate_lines
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
 from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_rounds import submit_rounds
 
 __all__ = ["add_commands"]
 
@@ -63,10 +66,6 @@ def _server_options(parser, *, admin: bool) -> None:
 
 # ---------------------------------------------------------------------- serve
 def _add_serve(subparsers) -> None:
-    from ..serve._limits import (
-        DEFAULT_MAX_BODY_BYTES,  # lazy: optional extra dpdist[serve]
-    )
-
     serve = subparsers.add_parser(
         "serve",
         help="run the collection service (campaigns, report ingest, estimates, dashboard)",
@@ -100,10 +99,6 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
-    from ..serve._limits import (
-        add_arguments as add_limit_arguments,  # lazy: optional extra dpdist[serve]
-    )
-
     add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
@@ -112,7 +107,7 @@ def _add_serve(subparsers) -> None:
 
 def _add_operations(serve) -> None:
     """The operator's options of ``dpdist serve`` (docs/deployment.md: "Operating", "Metrics", "Behind a reverse proxy")."""
-    from ..serve._health import (  # lazy: optional extra dpdist[serve]
+    from ..serve._health import (  # lazy: the service's code loads only when it runs (dpdist[serve])
         DEFAULT_MIN_FREE_BYTES,
         DEFAULT_READY_TIMEOUT_S,
     )
@@ -148,7 +143,7 @@ def _operations(args, Operations):
 
 
 def _uvicorn_operations(args) -> dict:
-    from ..serve._logs import log_config  # lazy: optional extra dpdist[serve]
+    from ..serve._logs import log_config  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     return {
         "root_path": args.root_path,
@@ -186,7 +181,6 @@ def _run_serve(args) -> int:
     assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    from ..serve._limits import from_args as limits_from_args, uvicorn_options  # lazy: optional extra dpdist[serve]
 
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     if relay_token is not None and len(relay_token) < 16:
@@ -207,7 +201,7 @@ def _run_serve(args) -> int:
         uvicorn.run(app, host=args.host, port=args.port, **options)
         return 0
     app.state.service.close()  # the database was opened to check it: each worker opens its own
-    from ..serve._workers import run_workers  # lazy: optional extra dpdist[serve]
+    from ..serve._workers import run_workers  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
                 operations=operations, relay_token=relay_token, host=args.host, port=args.port, **options)
@@ -216,7 +210,7 @@ def _run_serve(args) -> int:
 
 def _opened_app(args, token: str, limits, operations, relay_token: str | None):
     """The application, its database opened (and its schema migrated): a wrong ``--db`` is one line naming it."""
-    from ..serve import create_app  # lazy: optional extra dpdist[serve]
+    from ..serve import create_app  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     try:
         return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
@@ -292,8 +286,6 @@ def _add_campaign(subparsers) -> None:
 
 
 def _run_rounds(args) -> int:
-    from ._campaign_rounds import show_rounds
-
     with _client(args, admin=True) as client:
         return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
 
@@ -415,7 +407,7 @@ def _client(args, *, admin: bool):
     try:
         import httpx  # noqa: F401 - the client's transport  # lazy: optional extra dpdist[serve]
 
-        from ..serve.client import Client  # lazy: optional extra dpdist[serve]
+        from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
@@ -434,7 +426,7 @@ def _client(args, *, admin: bool):
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..serve.client import retry_schedule  # lazy: optional extra dpdist[serve]
+    from ..serve.client import retry_schedule  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     said = False
 
@@ -523,7 +515,6 @@ def _run_create(args) -> int:
 def _relay_settings(args) -> dict | None:
     """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
     key for the campaign is read from the issuer itself."""
-    from ..errors import InvalidParameterError
 
     given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
                                           ("--issuer-run-by-collector", args.issuer_run_by_collector),
@@ -541,7 +532,7 @@ def _relay_settings(args) -> dict | None:
         raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
     issuer = None
     if args.issuer is not None:
-        from ..serve.client import issuer_of
+        from ..serve.client import issuer_of  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
     return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}
@@ -664,7 +655,7 @@ def _print_summary(document: dict) -> None:
         print("  " + line)
     diagnostics = document.get("diagnostics") or {}
     if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
-        from ..serve._diagnostics import describe  # lazy: optional extra dpdist[serve]
+        from ..serve._diagnostics import describe  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         print("  " + describe(document["diagnostics"]))
 
@@ -808,8 +799,6 @@ def _submit_column(client, args):
 
     document = client.config(args.campaign)
     if document.get("rounds") is not None:  # each row one device answering one round (docs/adaptive_quantiles.md)
-        from ._submit_rounds import submit_rounds
-
         yield from submit_rounds(client, args, document)
         return
     protocol = from_config(document["config"])

@@ -172,7 +172,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
 
 
 def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
-    from ..client import Client  # lazy: optional extra dpdist[serve]
+    from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
@@ -292,7 +292,7 @@ class _Population:
             return self._next - 1
 
     def _python_devices(self) -> None:
-        from ..client import Client  # lazy: optional extra dpdist[serve]
+        from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         with Client(self.url, retries=3, timeout=30.0) as client:
             protocol = client.protocol(CAMPAIGN)
@@ -308,7 +308,7 @@ class _Population:
                     self.acknowledged[index] = True
 
     def _start_node(self) -> None:
-        from ..serve._assets import clients_js_dir  # lazy: optional extra dpdist[serve]
+        from ..serve._assets import clients_js_dir  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         script = self.directory / "devices.mjs"
         script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))
