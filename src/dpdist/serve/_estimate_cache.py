@@ -37,7 +37,9 @@ class _Entry:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.version, self.document, self.started, self.cost = None, None, 0.0, 0.0
+        self.version: tuple | None = None
+        self.document: dict | None = None
+        self.started, self.cost = 0.0, 0.0
 
 
 class EstimateCache:

@@ -219,7 +219,7 @@ class Service:
         if batch_id is None:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
                                            count_400=False)
-        check_batch_id(batch_id)
+        batch_id = check_batch_id(batch_id)
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None

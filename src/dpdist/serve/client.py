@@ -143,6 +143,7 @@ class Client:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
+        attempt, refused, failure = 0, False, ""  # (retries >= 0: the loop runs at least once and sets them)
         for attempt in range(self.retries + 1):
             asked, refused = None, False
             try:
