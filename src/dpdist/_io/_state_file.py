@@ -41,8 +41,8 @@ that every write of the state is ONE atomic file replacement:
   already ingested (the journal is read once, when the state is loaded).
 
 A write never rewrites the committed prefix of a journal in place, which is
-what made ``save`` unsafe before (issue 27 item 8: it replaced the journal, then
-the state, and a kill between the two left a state that never loaded again).
+what made a save unsafe (replacing the journal, then the state: a kill between
+the two would leave a state that never loads again).
 """
 
 from __future__ import annotations

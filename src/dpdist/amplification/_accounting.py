@@ -229,8 +229,8 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
 
 
 def _why_no_channel(protocol, error: BaseException) -> str:
-    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (issue 45 item 7: a
-    relayed campaign's statement used to quote the exception, "The 'values' argument of ... Got None instead.")."""
+    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (a relayed campaign's
+    statement, docs/deployment.md "Amplification by shuffling (accounting)", does not quote the exception)."""
     if protocol.tags.kind == "numerical":
         return f"{protocol.display_name} randomizes real numbers: its inputs are no finite list"
     if isinstance(error, MemoryError):

@@ -502,9 +502,9 @@ def above_threshold(
     integers.  The proof of Thm. 3.23 shifts the threshold by :math:`\Delta_Z` (density ratio
     :math:`e^{\varepsilon_1}`) and the stopping query by at most :math:`2\Delta_Z`
     (:math:`e^{\varepsilon_2}`), so the release is :math:`(\varepsilon_1 + \varepsilon_2)`-DP exactly.
-    (Issue 27: the threshold and the queries were on grids of :math:`2^{-16}` and :math:`2^{-15}`
-    with :math:`2^{16} + 1` steps of sensitivity each, one step short of the shifts the proof
-    needs: a realized loss of :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
+    (Grids of :math:`2^{-16}` and :math:`2^{-15}` with :math:`2^{16} + 1` steps of sensitivity
+    each would be one step short of the shifts the proof needs: a realized loss of
+    :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
 
     Parameters
     ----------

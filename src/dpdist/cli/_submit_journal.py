@@ -2,7 +2,7 @@
 
 Randomized values have no identity of their own: a run killed after some batches
 were counted, then run again, used to randomize every row again and count the
-counted ones twice (issue 28, item 5: 38,000-50,000 of 50,000 reports doubled).
+counted ones twice (38,000-50,000 of 50,000 reports were doubled that way).
 Now every row is randomized once, the batches are encoded as the exact request
 bodies they will be, each under a fresh random batch id, and written to a
 journal file (atomically, owner-only) *before* the first one is sent. A re-run of

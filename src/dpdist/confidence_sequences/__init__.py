@@ -1,4 +1,4 @@
-r"""Confidence sequences: intervals and bands that hold at every number of reports at once (issue 30).
+r"""Confidence sequences: intervals and bands that hold at every number of reports at once (docs/uncertainty.md, "Live campaigns").
 
 A campaign's estimate is watched while reports arrive (its dashboard polls every
 3 s).  A fixed-n 95 % interval read at whatever moment looks good is not a 95 %

@@ -1,7 +1,7 @@
 r"""A device's privacy ledger: what each collector has spent on this device, its memos, and its budget.
 
 A collector decides a campaign's config; only the device can bound what the
-device spends.  The ledger (issue 27, item 2; Apple's per-device budgets are the
+device spends.  The ledger (Apple's per-device budgets are the
 model: "Learning with Privacy at Scale", Apple Differential Privacy Team, 2017)
 
 * keeps the device's memos (permanent responses of memoized protocols) keyed by a
@@ -356,7 +356,7 @@ class PrivacyLedger:
             }
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
-        ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers before issue 35's rounds
+        ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers written before campaigns in rounds
         return ledger
 
     @classmethod

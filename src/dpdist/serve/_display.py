@@ -1,4 +1,4 @@
-"""The density the dashboard draws for a distribution: the library's own, on the figure's display bins (issue 45 item 7).
+"""The density the dashboard draws for a distribution: the library's own, on the figure's display bins (plotting.display_edges).
 
 An estimate of a numerical protocol has ``bins`` equal bins (1024 by default for SW and
 OPM): finer than its reports can resolve at most ``n``.  Drawn bin by bin, the EMS

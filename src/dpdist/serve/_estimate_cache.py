@@ -1,4 +1,4 @@
-"""Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path (issue 28.4).
+"""Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path.
 
 An estimate document (:func:`~._estimates.estimate_json`) is kept per campaign
 and query, with the version of the aggregate it was computed from (creation

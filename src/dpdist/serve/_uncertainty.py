@@ -1,4 +1,4 @@
-"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (issue 30 item 2).
+"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (docs/uncertainty.md).
 
 The estimate's JSON (``Estimate.to_dict``, ``docs/results.md``) lists its intervals, each
 saying whether it is ``anytime_valid``.  The service adds, for every campaign kind:

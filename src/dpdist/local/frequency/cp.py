@@ -428,7 +428,7 @@ class CP(FrequencyOracle):
         0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex projection
         makes uniform; a forced :math:`s = 1` kept the noisiest column instead (on ``wiki-words``
         1.5x the squared error of the zero estimate; ``docs/frequency.md``).  ``sparsity_rule="risk"``
-        is the rule before issue 35: the criterion alone, at least 1.  ``details["sparsity_rule"]``
+        is the earlier rule: the criterion alone, at least 1.  ``details["sparsity_rule"]``
         says which rule set ``s``.
 
         ``estimator="ibu"`` instead maximizes the exact likelihood of the row counts
