@@ -363,6 +363,14 @@ class Distribution(Presented):
             lines.append("CDF band, widest: " + ", ".join(widths))
         return lines
 
+    def display_density(self) -> dict[str, Any]:
+        """The density of :meth:`figure` as JSON: on :func:`display_edges` (at most :data:`DISPLAY_BINS` equal bins),
+        each bin's mass from the CDF.  Bin by bin, 1024 bins of an EMS estimate of one peak showed 5-8 peaks at
+        n = 20,000 (SW, epsilon 1-2): every view of an estimate (its figure, the dashboard) draws this one."""
+        edges = display_edges(self)
+        density = np.diff(self.cdf(edges)) / np.diff(edges)
+        return {"edges": edges.tolist(), "density": density.tolist(), "bins": int(edges.size - 1)}
+
     def needs_band(self) -> bool:
         """Whether :attr:`band` is still missing (:func:`dpdist.uncertainty.cdf_band` adds one)."""
         return self.band is None

@@ -52,6 +52,11 @@ class Presented:
         :func:`dpdist.uncertainty.cdf_band`, can add one); a result that is no CDF needs none."""
         return False
 
+    def display_density(self) -> dict[str, Any] | None:
+        """The density its figure draws, as JSON (``{"edges", "density", "bins"}``), for a page that draws it
+        too (the dashboard); ``None``: the result draws no density."""
+        return None
+
     def summary_row(self) -> dict[str, float]:
         """The headline numbers as one row of a table of estimates (a group-by's ``summary``): :meth:`summary`,
         under names that every estimate of the same shape shares."""

@@ -44,10 +44,9 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
 
     estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
     document = estimate.to_dict(level)
-    if document["kind"] == "distribution":  # the density as its figure draws it (the dashboard's)
-        from ._display import display_density
-
-        document["display"] = display_density(estimate)
+    display = estimate.display_density()  # the density as its figure draws it (the dashboard's), if it draws one
+    if display is not None:
+        document["display"] = display
     sequence, reason = None, why_no_sequence(protocol)
     if reason is None:
         try:
