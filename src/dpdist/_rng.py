@@ -53,7 +53,7 @@ def secure_generator() -> np.random.Generator:
     every call returns an independent stream.  Nothing about it can be seeded,
     by design: a reproducible stream is not secret.
     """
-    return np.random.Generator(AESCounter())
+    return np.random.Generator(AESCounter())  # pyright: ignore[reportArgumentType]  (a numpy BitGenerator at run time; randomgen's stubs do not say so)
 
 
 def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.random.Generator:

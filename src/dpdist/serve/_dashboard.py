@@ -487,7 +487,7 @@ async function refresh() {
 
 refresh();
 $("width").addEventListener("change", refresh);
-// a hidden tab does not poll (issue 28, item 4): the server computes an estimate once per change anyway,
+// a hidden tab does not poll: the server computes an estimate once per change anyway,
 // but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
 setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
 document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });

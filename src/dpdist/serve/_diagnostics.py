@@ -1,4 +1,4 @@
-r"""Poisoning diagnostics: report distributions that no honest population can produce (issue 29, item 4).
+r"""Poisoning diagnostics: report distributions that no honest population can produce (docs/deployment.md, "Poisoning diagnostics").
 
 Local differential privacy cannot stop fake users: Cheu, Smith & Ullman
 ("Manipulation Attacks in Local Differential Privacy", IEEE S&P 2021) show that

@@ -155,6 +155,7 @@ class Client:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
+        attempt, refused, failure = 0, False, ""  # (retries >= 0: the loop runs at least once and sets them)
         for attempt in range(self.retries + 1):
             asked, refused = None, False
             try:
@@ -371,7 +372,7 @@ class Client:
         """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
 
         Without ``ledger`` every value is a different user's (a proxy for many devices, a simulation).
-        With ``ledger`` (a :class:`~dpdist.local.ledger.PrivacyLedger`, e.g. from ``PrivacyLedger.open``)
+        With ``ledger`` (a :class:`~dpdist.local.ledger.PrivacyLedger`, e.g. from ``dpdist.io.open_ledger``)
         the values are this one device's: they are charged to its ledger (through its memo for a
         longitudinal protocol), which refuses them past its budget, with this client's server as the
         collector.  A campaign in rounds then takes one value, and refuses a device that answered any
@@ -414,7 +415,7 @@ class Client:
     ) -> list[dict]:
         """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`).
 
-        A ledger opened from a file (``PrivacyLedger.open``) is saved by ``report`` before the reports are
+        A ledger opened from a file (``dpdist.io.open_ledger``) is saved by ``report`` before the reports are
         returned, hence before they are sent: a device killed or cut off mid-send keeps its charge and its
         answer. A campaign in rounds whose round is not open now is refused before anything is drawn (its
         one answer would be spent on a batch the service must refuse).
