@@ -86,7 +86,7 @@ def test_one_repeat_leaves_the_toy_claims_inconclusive(tmp_path, capsys):
     # one repeat has no spread: no standard error, so no z = +-inf verdict
     out = tmp_path / "toy"
     assert main(["reproduce", "toy", "--out", str(out), "--no-progress", "--repeats", "1"]) == 0
-    assert "0 hold, 0 do not hold, 2 inconclusive" in capsys.readouterr().out
+    assert "0 hold, 0 hold and are understated, 0 do not hold, 2 inconclusive" in capsys.readouterr().out
     claims = list(csv.DictReader((out / "results" / "claims.csv").open()))
     assert [row["outcome"] for row in claims] == ["inconclusive", "inconclusive"]
     assert all("1 repeat(s)" in row["explanation"] and "inf" not in row["explanation"] for row in claims)

@@ -129,6 +129,16 @@ def _rates(check, make_rows, seed, tables=TABLES):
     return outcomes.count("holds") / tables, outcomes.count("does not hold") / tables
 
 
+def _rates_understated(check, make_rows, seed, tables=TABLES):
+    """Share of "holds and understated" of ``check`` over ``tables`` simulated tables."""
+    rng = np.random.default_rng(seed)
+    return [check(_table(make_rows(rng)))[0] for _ in range(tables)].count("holds and understated") / tables
+
+
+def _assert_understated(rate):
+    assert rate <= BOUND, f"false 'holds and understated' {rate:.3f} > {BOUND:.3f}"
+
+
 def _methods(rng, labels, settings, repeats, mu=1.0, metric="w", scale=None, **extra):
     """Rows of every label in ``settings`` epsilons (``scale[label]`` multiplies a label's mean)."""
     scale = scale or {}
@@ -168,6 +178,12 @@ def test_ratio_within_on_the_edge_of_its_band(family):
     # a one-sided band ">= 1" with tied methods
     check = RatioWithin("A", "w", ("B",), "w", low=1.0)
     _assert_rates(_rates(check, lambda rng: _methods(rng, "AB", 8, 3), seed=5))
+    # a range with a favourable end ("2-10x lower"): on its lower edge either verdict is false; on its upper edge
+    # (exactly 10x) "holds and understated" is false (the claim holds, but not beyond its range)
+    check = RatioWithin("A", "w", ("B", "C"), "w", low=2.0, high=10.0, favourable="high")
+    _assert_rates(_rates(check, lambda rng: _methods(rng, "ABC", 6, 3, scale={"B": 2.0, "C": 2.0}), seed=40))
+    rng_edge = lambda rng: _methods(rng, "ABC", 6, 3, scale={"B": 10.0, "C": 10.0})  # noqa: E731
+    _assert_understated(_rates_understated(check, rng_edge, seed=41))
     # tied methods inside [0.8, 1.25]: the claim is true, "does not hold" is false
     check = RatioWithin("A", "w", ("B", "C"), "w", low=0.8, high=1.25)
     _assert_rates(_rates(check, lambda rng: _methods(rng, "ABC", 8, 3), seed=6), holds=False)

@@ -60,7 +60,7 @@ def test_every_verdict_reports_its_direction_count():
     outcome, text = lowest_of("w", "A", ["B", "C"])(rows)
     assert "direction: for the claim in 0 of 36 comparisons" in text
     outcome, text = RatioWithin("B", "w", ("A",), "w", low=1.0, high=1.05)(rows)
-    assert "inside the band in 0/18, below it in 0, above it in 18" in text
+    assert "inside [1, 1.05] in 0/18, below it in 0, above it in 18" in text
 
 
 @pytest.mark.slow  # 300 simulated tables at each of two repeat counts (~5 s)
@@ -204,3 +204,28 @@ def test_the_power_of_a_threshold_on_skewed_errors_is_what_the_calculation_predi
     at_pilot = [check(sampled(3))[0] for _ in range(tables)].count("holds") / tables
     assert at_needed >= POWER - 3 * math.sqrt(POWER * (1 - POWER) / tables), (needed, at_needed)
     assert at_pilot < POWER - 3 * math.sqrt(POWER * (1 - POWER) / tables)
+
+
+def test_a_range_with_a_favourable_end_holds_holds_and_understated_or_does_not_hold():
+    # docs/experiments.md, "Ranges": "2-10x lower" measured at 20x is the paper understating, not overclaiming
+    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, UNDERSTATED
+    from dpdist.errors import InvalidParameterError
+
+    check = RatioWithin("A", "w", ("B",), "w", low=2.0, high=10.0, favourable="high")
+    assert check(_fixed({"A": 1.0, "B": 5.0}, 4, 0.01))[0] == HOLDS
+    outcome, text = check(_fixed({"A": 1.0, "B": 20.0}, 4, 0.01))
+    assert outcome == UNDERSTATED and "beyond it significantly (Holm) in 4" in text
+    assert check(_fixed({"A": 1.0, "B": 1.5}, 4, 0.01))[0] == DOES_NOT_HOLD  # short of the range
+    assert check(_fixed({"A": 1.0, "B": 0.5}, 4, 0.01))[0] == DOES_NOT_HOLD  # against it
+    # "to 1/3-1/4": the favourable end of a cut is the large ratio too; a range "at most" the other way round
+    low_is_good = RatioWithin("A", "w", ("B",), "w", low=0.1, high=0.5, favourable="low")
+    assert low_is_good(_fixed({"A": 1.0, "B": 0.01}, 4, 0.0001))[0] == UNDERSTATED
+    assert low_is_good(_fixed({"A": 1.0, "B": 0.9}, 4, 0.001))[0] == DOES_NOT_HOLD
+    # a composite holds and is understated when one part is
+    both = AllOf((check, RatioWithin("A", "w", ("C",), "w", low=2.0, high=10.0, favourable="high")))
+    assert both(_fixed({"A": 1.0, "B": 20.0, "C": 5.0}, 4, 0.01))[0] == UNDERSTATED
+    assert both(_fixed({"A": 1.0, "B": 5.0, "C": 5.0}, 4, 0.01))[0] == HOLDS
+    with pytest.raises(InvalidParameterError, match="favourable"):
+        RatioWithin("A", "w", ("B",), "w", low=2.0, favourable="high")
+    # the power is the paper's own effect: a ratio at the range's geometric centre (sqrt(20) = 4.47 = 2 x 2.24)
+    assert "power for a 124% effect" in check(_fixed({"A": 1.0, "B": 5.0}, 4, 0.5))[1]

@@ -180,6 +180,7 @@ def _run_reproduce(args) -> int:
     print(
         f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "
         f"in {result.seconds:.1f} s; claims: {outcomes.count('holds')} hold, "
+        f"{outcomes.count('holds and understated')} hold and are understated, "
         f"{outcomes.count('does not hold')} do not hold, {outcomes.count('inconclusive')} inconclusive, "
         f"{outcomes.count('underpowered')} underpowered"
         + (f" (quick run: {spec.repeats} repeats, a smaller grid; verdicts are indicative)." if spec.run == "quick" else ".")

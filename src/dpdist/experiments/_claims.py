@@ -39,7 +39,7 @@ from ._table import STAT_COLUMNS as _SUMMARY_COLUMNS
 from ._table import ResultsTable
 
 __all__ = [
-    "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "STAT_COLUMNS", "evaluate_claims",
+    "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "CHECK_CRASHED", "UNDERSTATED", "HOLDING", "RULE_VERSION", "STAT_COLUMNS", "evaluate_claims",
     "combine_outcomes", "standard_error", "z_score", "z_value", "group_settings", "rows_by", "describe_setting",
     "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
     "minimum_in_p_values", "UNDERPOWERED", "OUTCOMES", "EFFECT", "POWER", "Evidence", "Verdict", "conclude",
@@ -51,7 +51,16 @@ __all__ = [
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: An undecided claim whose design could not have decided the effect it is about (see :class:`Evidence`).
 UNDERPOWERED = "underpowered"
-OUTCOMES = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, UNDERPOWERED)
+#: A claimed range that holds, with some comparison significantly beyond its favourable end ("2-10x
+#: lower" measured at 20x): the paper understated its result (docs/experiments.md, "Ranges").
+UNDERSTATED = "holds and understated"
+OUTCOMES = (HOLDS, UNDERSTATED, DOES_NOT_HOLD, INCONCLUSIVE, UNDERPOWERED)
+#: The outcomes that say the claim holds.
+HOLDING = (HOLDS, UNDERSTATED)
+#: Version of the verdict rule (docs/experiments.md, "Verdicts"); a page judged under another version is stale.
+#: 1: issue 32 (one rule, Holm / intersection-union, power); 2: issue 47 (ranges with a favourable end,
+#: "holds and understated"; a row against a constant on the geometric mean, log and raw t agreeing).
+RULE_VERSION = 2
 #: The statistics columns of a summary table (:func:`~dpdist.experiments.summarize`); every
 #: other column but ``metric`` and the compared label is part of a setting.
 STAT_COLUMNS = frozenset(_SUMMARY_COLUMNS)
@@ -104,15 +113,15 @@ def z_score(better: Mapping[str, Any], worse: Mapping[str, Any]) -> float:
 
 
 def combine_outcomes(outcomes: Iterable[str]) -> str:
-    """:data:`HOLDS` if every outcome holds, :data:`DOES_NOT_HOLD` if one does not, else
-    :data:`UNDERPOWERED` if one is, else :data:`INCONCLUSIVE`.
+    """:data:`HOLDS` if every outcome holds (:data:`UNDERSTATED` if one of them is), :data:`DOES_NOT_HOLD`
+    if one does not, else :data:`UNDERPOWERED` if one is, else :data:`INCONCLUSIVE`.
 
     (Outcomes only: it does not correct for multiplicity; :class:`AllOf` combines the
     checks' p-values instead.)
     """
     outcomes = list(outcomes)
-    if outcomes and all(outcome == HOLDS for outcome in outcomes):
-        return HOLDS
+    if outcomes and all(outcome in HOLDING for outcome in outcomes):
+        return UNDERSTATED if UNDERSTATED in outcomes else HOLDS
     if any(outcome == DOES_NOT_HOLD for outcome in outcomes):
         return DOES_NOT_HOLD
     if any(outcome == UNDERPOWERED for outcome in outcomes):
@@ -399,11 +408,15 @@ class Evidence:
     against_factor: int = 1
     repeats: int | None = None
     effect: float = EFFECT
+    beyond: tuple = ()  # p-values of "beyond the claimed range's favourable end", one per comparison
 
     def outcome(self, alpha_against: float | None = None) -> str:
-        """:func:`decide` on these p-values ("against" at ``alpha_against``, default ``alpha``)."""
+        """:func:`decide` on these p-values ("against" at ``alpha_against``, default ``alpha``); a claim
+        that holds is :data:`UNDERSTATED` when Holm at ``alpha`` rejects one of the ``beyond`` p-values."""
         alpha_against = self.alpha if alpha_against is None else alpha_against
         if _holds(self.p_for, self.alpha, self.min_wins):
+            if self.beyond and holm_rejections(self.beyond, self.alpha) >= 1:
+                return UNDERSTATED
             return HOLDS
         if holm_rejections(self.p_against, alpha_against) >= self.min_losses:
             return DOES_NOT_HOLD

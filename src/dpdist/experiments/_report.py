@@ -15,8 +15,8 @@ from ._files import write_text_atomically
 
 __all__ = ["write_report"]
 
-_MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive",
-         "underpowered": "underpowered"}
+_MARK = {"holds": "holds", "holds and understated": "holds and understated", "does not hold": "**does not hold**",
+         "inconclusive": "inconclusive", "underpowered": "underpowered"}
 
 
 def write_report(path, result, claims: list[dict], figures: dict, command: str) -> Path:
@@ -47,7 +47,8 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
             )
         counts = {outcome: sum(c["outcome"] == outcome for c in claims) for outcome in _MARK}
         power = power_summary([{"repeats_for_power": None, **c} for c in claims], spec.repeats)
-        lines += ["", f"{counts['holds']} hold, {counts['does not hold']} do not hold, "
+        lines += ["", f"{counts['holds']} hold, {counts['holds and understated']} hold and are understated, "
+                      f"{counts['does not hold']} do not hold, "
                       f"{counts['inconclusive']} inconclusive, {counts['underpowered']} underpowered "
                       "(docs/experiments.md, \"Verdicts\").", "", f"Power: {power}", ""]
     else:

@@ -14,6 +14,7 @@ from .._claims import (
     ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
     linear_p_values, log_statistics, noncentrality, one_sample_p_values, repeats_of, rows_by, standard_error,
 )
+from ...errors import InvalidParameterError
 from .._table import ResultsTable
 from ._rows import band_effect, band_test, count, is_computed_constant
 
@@ -25,9 +26,19 @@ class RatioWithin:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
 
     **How a paper's range is read** (one rule for every reproduction; docs/experiments.md,
-    "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]`` and *both* ends are
-    checked; a bound stated on one side only ("at least 2x", "up to 10x") is a band open on the
-    other side (``high = inf`` or ``low = 0``).
+    "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]``.  When the range states
+    how much *better* something is ("2-10 times lower", "cuts the MSE to 1/3-1/4"), one end is
+    **favourable** (``favourable="high"``: a larger ratio is a larger gain; ``"low"``: a smaller
+    one): the claim **holds** when every ratio is significantly on the
+    favourable side of the other end (``r >= low`` for ``"high"``), **holds and understated**
+    (:data:`~dpdist.experiments.UNDERSTATED`) when it holds and Holm finds a ratio significantly
+    beyond the favourable end (measuring more than the paper says is not the paper overclaiming),
+    and **does not hold** when Holm finds a ratio significantly short of the other end (or against
+    the claim); the power is that of a ratio at the range's geometric centre (the paper's own
+    effect, ``sqrt(high / low) - 1`` beyond ``low``).  A range without a favourable end ("similar:
+    0.8-1.25x", "only slightly better: within 1.5x") is the band with *both* ends checked; a bound
+    stated on one side only ("at least 2x", "up to 10x") is a band open on the other side
+    (``high = inf`` or ``low = 0``).
 
     For each setting matched by ``where`` and each method of ``others`` (scored by
     ``metric``) against ``reference`` (scored by ``reference_metric``), "r >= low" is the linear
@@ -61,6 +72,29 @@ class RatioWithin:
     effect: float = EFFECT
     reference_where: dict = field(default_factory=dict)
     unmatched: tuple = ()
+    favourable: str | None = None
+
+    def __post_init__(self):
+        if self.favourable not in (None, "high", "low"):
+            raise InvalidParameterError(
+                f"The 'favourable' parameter of RatioWithin must be None, 'high' or 'low'. Got {self.favourable!r} instead.")
+        if self.favourable is not None and not (self.low > 0 and math.isfinite(self.high)):
+            raise InvalidParameterError(
+                f"RatioWithin(favourable={self.favourable!r}) needs a range with both ends (0 < low, finite high). Got "
+                f"low={self.low!r}, high={self.high!r} instead.")
+
+    def _claimed(self) -> tuple[float, float]:
+        """The band the verdict tests: the range, open beyond its favourable end."""
+        if self.favourable == "high":
+            return self.low, math.inf
+        if self.favourable == "low":
+            return 0.0, self.high
+        return self.low, self.high
+
+    def _effect(self) -> float:
+        if self.favourable is not None:
+            return math.sqrt(self.high / self.low) - 1
+        return band_effect(self.effect, self.low, self.high)
 
     @classmethod
     def along(cls, method: str, metric: str, column: str, reference_value: Any, low: float = 0.0,
@@ -87,8 +121,9 @@ class RatioWithin:
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
         references = {self._matched(setting): row for setting, row in
                       self._rows(table, self.reference, self.reference_metric, self.reference_where).items()}
-        effect = band_effect(self.effect, self.low, self.high)
-        comparisons = []  # (t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df)
+        effect = self._effect()
+        low, high = self._claimed()
+        comparisons = []  # (t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df, p_beyond)
         for other in self.others:
             for setting, row in self._rows(table, other, self.metric).items():
                 ref = references.get(self._matched(setting))
@@ -100,37 +135,54 @@ class RatioWithin:
                                           "statistics (every repeat's value must be positive, at least 2 repeats)")
                 ratio = row["mean"] / ref["mean"]
                 se = ratio * math.hypot(standard_error(row) / row["mean"], standard_error(ref) / ref["mean"])
-                p_in, p_out, lam, df, t = band_test(row, ref, self.low, self.high, effect)
-                comparisons.append((t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df))
+                p_in, p_out, lam, df, t = band_test(row, ref, low, high, effect)
+                beyond = 1.0
+                if self.favourable == "high":  # "r > high": the inside p of the band [high, inf)
+                    beyond = band_test(row, ref, self.high, math.inf, effect)[0]
+                elif self.favourable == "low":  # "r < low": the inside p of the band [0, low]
+                    beyond = band_test(row, ref, 0.0, self.low, effect)[0]
+                comparisons.append((t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df, beyond))
         if not comparisons:
             return INCONCLUSIVE, f"no setting has {self.reference!r} and any of {list(self.others)}"
         return conclude(self._evidence(comparisons, effect), self._summary(comparisons))
 
     def _evidence(self, comparisons: list, effect: float) -> Evidence:
-        both_ends = math.isfinite(self.high) and self.low > 0
+        low, high = self._claimed()
+        both_ends = math.isfinite(high) and low > 0
         return Evidence(tuple(c[7] for c in comparisons), tuple(c[8] for c in comparisons), self.alpha,
-                        agree=sum(self.low <= c[1] <= self.high for c in comparisons), total=len(comparisons),
+                        agree=sum(low <= c[1] <= high for c in comparisons), total=len(comparisons),
                         noncentrality=tuple(c[9] for c in comparisons), df=tuple(c[10] for c in comparisons),
                         against_factor=2 if both_ends else 1,
-                        repeats=repeats_of(*(r for c in comparisons for r in (c[5], c[6]))), effect=effect)
+                        repeats=repeats_of(*(r for c in comparisons for r in (c[5], c[6]))), effect=effect,
+                        beyond=tuple(c[11] for c in comparisons) if self.favourable else ())
 
     def _summary(self, comparisons: list) -> str:
         ratios = np.array([c[1] for c in comparisons])
         medians = ", ".join(f"{other} {np.median([c[1] for c in comparisons if c[3] == other]):.3g}"
                             for other in self.others if any(c[3] == other for c in comparisons))
         t, ratio, se, other, setting, row, ref = min(comparisons, key=lambda c: c[0])[:7]
-        band = f"[{self.low:g}, {self.high:g}]" if math.isfinite(self.high) else f">= {self.low:g}"
+        low, high = self._claimed()
+        if math.isfinite(high) and low > 0:
+            band = f"[{low:g}, {high:g}]"
+        else:
+            band = f">= {low:g}" if low > 0 or not math.isfinite(high) else f"<= {high:g}"
         inside = sum(c[7] < self.alpha for c in comparisons)
         agree = sum(self.low <= c[1] <= self.high for c in comparisons)
+        beyond = ""
+        if self.favourable is not None:
+            end = self.high if self.favourable == "high" else self.low
+            beyond = (f" (the paper's range [{self.low:g}, {self.high:g}], favourable end {end:g}: beyond it "
+                      f"significantly (Holm) in {holm_rejections([c[11] for c in comparisons], self.alpha)})")
         return (
             f"ratio {self.metric} of {'/'.join(self.others)} to {self.reference_metric} of {self.reference} "
             + (f"({describe_setting(self.reference_where)}) " if self.reference_where else "")
-            + f"{band} significantly (Welch t, one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} "
+            + f"{band}{beyond} significantly (Welch t, one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} "
             f"comparisons, significantly outside (Holm) in {holm_rejections([c[8] for c in comparisons], self.alpha)}; "
-            f"inside the band in {agree}/{len(comparisons)}, below it in {int((ratios < self.low).sum())}, above it "
-            f"in {int((ratios > self.high).sum())}; ratios range {ratios.min():.3g}..{ratios.max():.3g} (median per "
-            f"method: {medians}); weakest: {other} ({describe_setting(setting)}) {row['mean']:.4g} vs "
-            f"{ref['mean']:.4g}, ratio {ratio:.3g} +- {se:.2g} (t = {t:.2f})"
+            f"inside [{self.low:g}, {self.high:g}] in {agree}/{len(comparisons)}, below it in "
+            f"{int((ratios < self.low).sum())}, above it in {int((ratios > self.high).sum())}; ratios range "
+            f"{ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); weakest: {other} "
+            f"({describe_setting(setting)}) {row['mean']:.4g} vs {ref['mean']:.4g}, ratio {ratio:.3g} +- {se:.2g} "
+            f"(t = {t:.2f})"
         )
 
 
