@@ -60,6 +60,7 @@ from ._claims import (
     repeats_needed,
     noncentrality,
     power_summary,
+    decidability,
 )
 from ._checks import (
     AllOf,
@@ -158,6 +159,7 @@ __all__ = [
     "MatchesKnown",
     "noncentrality",
     "power_summary",
+    "decidability",
     "CHECK_CRASHED",
     "STAT_COLUMNS",
     "lowest_of",

@@ -44,7 +44,7 @@ __all__ = [
     "ALPHA", "decide", "holm_rejections", "holm_rejected", "normal_p_values", "sign_test", "welch_p_values",
     "minimum_in_p_values", "UNDERPOWERED", "OUTCOMES", "EFFECT", "POWER", "Evidence", "Verdict", "conclude",
     "linear_p_values", "log_ratio_p_values", "versus_all", "welch_df", "comparison_power", "repeats_of",
-    "split_undecided", "repeats_needed", "power_summary", "noncentrality", "log_statistics",
+    "split_undecided", "repeats_needed", "power_summary", "decidability", "noncentrality", "log_statistics",
     "one_sample_p_values", "OneSample",
 ]
 
@@ -681,8 +681,30 @@ def evaluate_claims(claims: Iterable[Any], table: ResultsTable) -> list[dict]:
         if outcome not in OUTCOMES:
             outcome, explanation = INCONCLUSIVE, f"the check returned an unknown outcome {outcome!r}: {explanation}"
         results.append({"text": claim.text, "figure": claim.figure, "outcome": outcome, "explanation": explanation,
-                        "repeats_for_power": needed})
+                        "repeats_for_power": needed, "data": getattr(claim, "data", ""),
+                        "artefact": getattr(claim, "artefact", ""), "group": getattr(claim, "group", "")})
     return results
+
+
+def decidability(result: Mapping[str, Any], repeats: int, full_repeats: int | None = None) -> str:
+    """Whether a run at ``repeats`` decides a claim (a result of :func:`evaluate_claims`), and if not which
+    run can: the repeats its power calculation needs at this run's settings (docs/experiments.md, "Power")
+    against the full spec's ``full_repeats``."""
+    if result["outcome"] not in (INCONCLUSIVE, UNDERPOWERED):
+        return f"yes (decided at {repeats} repeats)"
+    needed = result.get("repeats_for_power")
+    if result["outcome"] == INCONCLUSIVE:
+        return f"yes (power >= {POWER:g} at {repeats} repeats; the data are mixed)"
+    if needed is None:
+        tail = "over 200 repeats needed, or no power computable"
+        if full_repeats:
+            return f"no; nor the full run ({full_repeats} repeats): {tail}"
+        return f"no: {tail}"
+    if full_repeats and needed <= full_repeats:
+        return f"no; the full run can ({full_repeats} repeats; {needed} needed)"
+    if full_repeats:
+        return f"no; nor the full run ({full_repeats} repeats): {needed} repeats needed (--repeats {needed})"
+    return f"no: {needed} repeats needed (--repeats {needed})"
 
 
 def power_summary(results: list[dict], repeats: int) -> str:

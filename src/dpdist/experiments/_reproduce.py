@@ -51,7 +51,8 @@ def reproduce(
     }
     figures = {figure.name: draw_figure(figure, result.summary, out / "figures") for figure in spec.figures}
     claims = evaluate_claims(spec.claims, result.summary)
-    files["claims_csv"] = ResultsTable(claims, ["text", "figure", "outcome", "explanation"]).to_csv(
+    files["claims_csv"] = ResultsTable(claims, ["text", "figure", "outcome", "explanation", "data", "artefact", "group",
+                                                "repeats_for_power"]).to_csv(
         results / "claims.csv"
     )
     command = command or f"dpdist reproduce {spec.name}"
