@@ -91,6 +91,7 @@ class DatasetRef:
     column: str | None = None
     bounds: tuple[float, float] | None = None
     label: str | None = None
+    spread: float | None = None
 
     @classmethod
     def of(cls, value: Any) -> "DatasetRef":
@@ -108,7 +109,7 @@ class DatasetRef:
                 pass
         raise InvalidParameterError(
             "A dataset of an experiment must be a name, a DatasetRef or a dict with keys among "
-            f"name, bins, permute, file, column, bounds, label. Got {value!r} instead."
+            f"name, bins, permute, file, column, bounds, label, spread. Got {value!r} instead."
         )
 
     @property
@@ -117,6 +118,8 @@ class DatasetRef:
         if self.label:
             return self.label
         base = str(self.name) if self.file is None else f"{Path(self.file).name}:{self.column}"
+        if self.spread is not None:
+            base += f"[spread={self.spread:g}]"
         if self.bins is not None:
             base += f"[bins={self.bins}]"
         if self.permute is not None:
@@ -127,9 +130,9 @@ class DatasetRef:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
 
         if self.file is None:
-            return datasets.get(str(self.name), bins=self.bins, permute=self.permute)
+            return datasets.get(str(self.name), bins=self.bins, permute=self.permute, spread=self.spread)
         base = datasets.from_file(self.file, str(self.column), bounds=self.bounds)
-        return datasets.get(base, bins=self.bins, permute=self.permute)
+        return datasets.get(base, bins=self.bins, permute=self.permute, spread=self.spread)
 
 
 @dataclass(frozen=True)
