@@ -21,7 +21,7 @@ from dpdist.experiments import (
     welch_p_values,
 )
 
-from dpdist.experiments import OUTCOMES, UNDERPOWERED
+from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.wavelet import checks as paper_checks
@@ -234,3 +234,22 @@ def test_falls_less_compares_the_drop_of_an_error_across_dataset_groups():
     assert check(table(0.9, 0.2))[0] == HOLDS  # the spiky KS barely falls, the smooth one falls 5x
     assert check(table(0.2, 0.9))[0] == DOES_NOT_HOLD
     assert check(table(0.5, 0.5, se=0.01))[0] in UNDECIDED
+
+
+def test_best_level_well_below_the_bound_reads_the_papers_point_not_j_equals_4():
+    # issue 47 item 2: "the optimal J from experiments is 4, significantly smaller than the theoretical 8": the
+    # point is "well below" (at least 2 levels), not "exactly 4"
+    check = MinimumWithin("A", "W1", "levels", near="bound", offsets=(-math.inf, -2))
+    bound = {j: 0.5 - 0.01 * j for j in range(1, 9)}  # the bound's best J is 8
+    def at(w1):
+        return _table([_row("A", "W1", v, levels=j) for j, v in w1.items()]
+                      + [_row("A", "bound", b, se=0, levels=j) for j, b in bound.items()])
+
+    best_at_5 = {j: 0.05 + 0.01 * abs(j - 5) for j in bound}  # J = 5: 3 below, not 4: the claim holds
+    assert check(at(best_at_5))[0] == HOLDS
+    best_at_7 = {j: 0.05 + 0.01 * abs(j - 7) for j in bound}  # 1 below the bound's J: not "well below"
+    outcome, text = check(at(best_at_7))
+    assert outcome == DOES_NOT_HOLD and "bound's best -2" in text
+    spec = paper.SPEC
+    taxi = [c for c in spec.claims if "well below" in c.text]
+    assert len(taxi) == 4 and sum(bool(c.artefact) for c in taxi) == 2 and len({c.group for c in taxi}) == 2
