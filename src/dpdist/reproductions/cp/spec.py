@@ -183,7 +183,7 @@ def _universe_claims() -> list[Claim]:
         for name, k in UNIVERSES.items() if k != k0))
     bounds = ", ".join(f"{1.25 * math.sqrt(math.log(k / 10) / math.log(k0 / 10)):.2f} at k = {k:,}"
                        for k in UNIVERSES.values() if k != k0)
-    largest = max(UNIVERSES, key=UNIVERSES.get)
+    largest = max(UNIVERSES, key=lambda name: UNIVERSES[name])
     return [
         Claim(
             f"CP's sample complexity only weakly depends on the size of the universe (abstract; Theorem 1.1's "
