@@ -94,6 +94,10 @@ def _marginal_lines(estimate: dict, level: str) -> list[str]:
 def _notes(uncertainty: dict) -> list[str]:
     lines = ["fixed-n: valid for one look at a number of reports fixed in advance; anytime: holds at every n, "
              "however often it is looked at"]
+    bootstrap = uncertainty.get("bootstrap")
+    if bootstrap:
+        lines.append(f"fixed-n band: {bootstrap['replicates']} parametric-bootstrap replicates at "
+                     f"{round(100 * bootstrap['level'], 6):g}%, {bootstrap['stream']}")
     if uncertainty.get("sequence_unavailable"):
         lines.append(f"anytime: none, {uncertainty['sequence_unavailable']}")
     if uncertainty.get("note"):

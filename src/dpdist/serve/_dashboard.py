@@ -360,6 +360,8 @@ function drawEstimate(data) {
   else meanView(e, level, CONFIG);
   $("band-note").textContent = `(${level}% fixed-n and anytime)`;
   $("meaning").textContent = (u.fixed_n_note ? u.fixed_n_note[0].toUpperCase() + u.fixed_n_note.slice(1) + ". " : "")
+    + (u.bootstrap ? `Fixed-n band: ${u.bootstrap.replicates} bootstrap replicates at ${fmt(100 * u.bootstrap.level)}%, `
+                     + u.bootstrap.stream + ". " : "")
     + (anytime ? "Anytime: holds at every number of reports at once, however often it is looked at ("
                  + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
   $("stop-row").hidden = !anytime;
