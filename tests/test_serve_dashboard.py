@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -100,6 +104,16 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         assert np.allclose([float(bar.get_attribute("data-value")) for bar in bars], density)
         summary = browser.find_element("id", "summary").text  # "mean 0.2857, median 0.2646"
         assert float(summary.split()[1].rstrip(",")) == pytest.approx(api["estimate"]["mean"], rel=1e-3)
+        # issue 45 item 5: the page's fixed-n interval of the mean is the CLI's and the API's (one state, one interval)
+        shown = browser.execute_script("return document.querySelector('#values tbody tr').cells[2].textContent;")
+        cli = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, "dash-sw",
+                              "--json"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+        assert cli.returncode == 0, cli.stderr
+        for document in (api, json.loads(cli.stdout)):
+            mean = next(i for i in document["estimate"]["intervals"] if i["quantity"] == "mean" and not i["anytime_valid"])
+            assert [float(x) for x in shown.strip("[]").split(",")] == pytest.approx(
+                [float(f"{mean['low']:.4g}"), float(f"{mean['high']:.4g}")], rel=1e-9)
     browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token=wrong-token")
     browser.refresh()
     wait_for(browser, lambda d: "admin token" in d.find_element("id", "error").text)
