@@ -21,25 +21,14 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("cryptography")
 
-from serve_support import ServerProcess  # noqa: E402
+from relay_support import ISSUER_ADMIN_TOKEN, IssuerProcess  # noqa: E402
 
 from dpdist import privacypass as pp  # noqa: E402
 from dpdist.errors import ServiceRefusedError  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-ADMIN = "issuer-admin-token-0123456789"
-
-
-class IssuerProcess(ServerProcess):
-    """``dpdist issuer serve`` in a subprocess."""
-
-    def command(self) -> list[str]:
-        return [sys.executable, "-m", "dpdist.cli", "issuer", "serve", "--issuer-db", self.db_url, "--issuer-name", "issuer.test",
-                "--port", str(self.port), "--log-level", self.log_level, *self.options]
-
-    def environment(self) -> dict:
-        return {**os.environ, "DPDIST_ISSUER_ADMIN_TOKEN": ADMIN}
+ADMIN = ISSUER_ADMIN_TOKEN
 
 
 def _dpdist(*arguments: str, token: str | None = ADMIN, timeout: float = 120) -> subprocess.CompletedProcess:

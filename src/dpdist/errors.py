@@ -23,6 +23,7 @@ __all__ = [
     "ServiceRefusedError",
     "ServiceUnavailableError",
     "PrivacyBudgetError",
+    "CampaignIdentityError",
     "DPDistWarning",
     "ClippedValuesWarning",
     "EachValueANewUserWarning",
@@ -82,6 +83,22 @@ class ServiceRefusedError(DPDistError):
 
 class ServiceUnavailableError(DPDistError, ConnectionError):
     """A dpdist collection service could not be reached (after the client's retries)."""
+
+
+class CampaignIdentityError(DPDistError, ValueError):
+    """A device refused to send to a campaign collected through a relay: it could not establish the campaign's
+    config, key and issuer from a source the relay does not control (docs/deployment.md, "Keys the relay cannot
+    swap"); nothing was randomized or sent.
+
+    ``code`` says why: ``"pin_mismatch"`` (the identity served does not hash to the pin the device was given),
+    ``"pin_required"`` (the device talks to the campaign's relay without a pin), ``"issuer_mismatch"`` (the
+    campaign names another issuer than the one the device holds a credential for), ``"issuer_key_mismatch"``
+    (the issuer's key is not the one the campaign names) or ``"credential_required"``.
+    """
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
 
 
 class PrivacyBudgetError(DPDistError, ValueError):

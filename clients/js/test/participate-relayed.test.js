@@ -55,8 +55,8 @@ function drive(port, url, value) {
   });
 }
 
-test('the page gets a token with the credential of its fragment, draws once, and sends the sealed report to the relay', { skip: CHROMIUM === null && 'no Chromium' }, async () => {
-  const parties = await startRelayedCampaign({ page: { cors: true } });
+test('the page gets a token with the credential of its fragment, draws once, and sends the sealed report to the relay, which cannot open it even serving its own key', { skip: CHROMIUM === null && 'no Chromium' }, async () => {
+  const parties = await startRelayedCampaign({ page: { cors: true }, swap: true }); // the relay serves its own key: the page never asks it
   const port = await devtoolsPort();
   const page = await drive(port, `${parties.collectorUrl}/campaigns/c1/participate#credential=${CREDENTIAL}`, '3');
   assert.ok(page.status.startsWith('Sent. The relay accepted your report'), JSON.stringify(page));

@@ -295,9 +295,27 @@ def _add_create(actions) -> None:
         "('dpdist campaign enroll'); not with --submit-token",
     )
     create.add_argument(
-        "--relay", action="store_true",
-        help="collect through a relay (dpdist relay, with the service's --relay-token): the campaign gets an HPKE key, "
-        "refuses direct submissions and states its amplified central guarantee; not with --submit-token or --enrollment",
+        "--relay", default=None, metavar="URL",
+        help="collect through the relay at URL (dpdist relay, with the service's --relay-token), the URL devices send "
+        "to: the campaign gets an HPKE key, refuses direct submissions and states its guarantees; not with "
+        "--submit-token or --enrollment (docs/deployment.md, 'Anonymous collection')",
+    )
+    create.add_argument(
+        "--issuer", default=None, metavar="URL",
+        help="with --relay: the issuer (dpdist issuer) whose Privacy Pass tokens admit one report each; without it anyone "
+        "can send reports through the relay and only the local guarantee holds against the collector",
+    )
+    create.add_argument("--issuer-key", default=None, metavar="NAME",
+                        help="with --issuer: the name of the issuer's key for this campaign ('dpdist issuer key NAME')")
+    create.add_argument(
+        "--issuer-run-by-collector", action="store_true",
+        help="with --issuer: say that the collector's operator also runs the issuer (it could mint tokens for itself: "
+        "the campaign then states no amplified guarantee against the collector)",
+    )
+    create.add_argument(
+        "--colluding", type=int, default=0, metavar="M",
+        help="with --relay: a public bound on admitted reports from devices whose values the collector knows; the "
+        "amplified guarantee is stated for batches of their size minus M (default 0)",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
@@ -378,6 +396,9 @@ def _client(args, *, admin: bool):
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
         on_retry=_say_retrying(args.server),
+        pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
+        issuer_credential=(getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None,
+        issuer=getattr(args, "issuer", None) if not admin else None,
     )
 
 
@@ -453,17 +474,52 @@ def _run_create(args) -> int:
             keep_reports=args.keep_reports,
             max_reports=args.max_reports,
             enrollment=args.enrollment,
-            relay=args.relay,
+            relay=_relay_settings(args),
         )
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
+        public = client.config(args.name) if summary.get("relayed") else None
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
-    if summary.get("relayed"):
-        print(f"campaign {summary['campaign']}: collected through a relay only (direct submissions refused); its amplified "
-              "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
+    server = args.server.rstrip("/")
+    print(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation page "
+          f"{server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard")
+    if public is not None:
+        relay = public["relay"]
+        central = (public.get("anonymity") or {}).get("central") or {}
+        print(f"campaign {summary['campaign']}: collected through the relay {relay['url']} only (direct submissions refused); "
+              f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
+              + (f"; {central['reason']}" if "reason" in central else
+                 "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0
+
+
+def _relay_settings(args) -> dict | None:
+    """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
+    key for the campaign is read from the issuer itself."""
+    from ..errors import InvalidParameterError
+
+    given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
+                                          ("--issuer-run-by-collector", args.issuer_run_by_collector),
+                                          ("--colluding", args.colluding)) if value]
+    if args.relay is None:
+        if given:
+            raise InvalidParameterError(f"The '{given[0]}' option needs '--relay URL'.")
+        return None
+    if args.colluding < 0:
+        raise InvalidParameterError(f"The '--colluding' option must be an int >= 0. Got {args.colluding}.")
+    if (args.issuer is None) != (args.issuer_key is None):
+        raise InvalidParameterError("The '--issuer' and '--issuer-key' options go together: the issuer's URL and the name "
+                                    "of its key for this campaign.")
+    if args.issuer_run_by_collector and args.issuer is None:
+        raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
+    issuer = None
+    if args.issuer is not None:
+        from ..serve.client import issuer_of
+
+        issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
+    return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}
 
 
 def _create_rounds(args) -> int:
@@ -649,6 +705,18 @@ def _add_submit(subparsers) -> None:
         help="the campaign's submit token, if it has one (default: the DPDIST_SUBMIT_TOKEN environment variable; "
         "prefer it: options show in `ps`)",
     )
+    submit.add_argument(
+        "--pin", default=None,
+        help="a relayed campaign's pin (printed by 'campaign create'): needed when --server is the campaign's relay; the "
+        "campaign's key and config served there must hash to it (docs/deployment.md, 'Keys the relay cannot swap')",
+    )
+    submit.add_argument(
+        "--issuer-credential", default=None,
+        help="this device's credential for the issuer of a relayed campaign that admits reports by token (default: the "
+        "DPDIST_ISSUER_CREDENTIAL environment variable; prefer it: options show in `ps`)",
+    )
+    submit.add_argument("--issuer", default=None, metavar="URL",
+                        help="the issuer the credential is for: a campaign naming another issuer is refused")
     _server_options(submit, admin=False)
     submit.set_defaults(handler=_run_submit)
 

@@ -99,8 +99,8 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
         The issuer's server name (host name, optional port), as TokenChallenges name it.
     admin_token : str
         The admin API's bearer token (>= 16 characters): whoever holds it mints credentials.
-    limits : dpdist.serve Limits, optional
-        Header and body times, body bytes, rate per address (the service's; :mod:`._limits`).
+    limits : dpdist._guard.Limits, optional
+        Header and body times, body bytes, rate per address (those of every dpdist server; :mod:`._limits`).
     cors_origins : str or sequence of str
         Origins (``https://example.org``, or ``"*"``) whose pages may request tokens from a browser.
     """
@@ -115,7 +115,7 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
 
     db_path, origins = _check_arguments(db_path, name, admin_token, cors_origins)
     limits = _limits.check_limits(limits)
-    budget = _limits.BodyBudget(limits.max_inflight_bytes)
+    budget = limits.budget(_limits.MAX_BODY_BYTES)  # a share per client address (dpdist._guard._body)
     rate = _limits.RateLimiter(limits.rate_limit, limits.rate_burst)
     state: dict[str, Any] = {"keys": {}}
 
@@ -145,7 +145,8 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
             given = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if given != media_type:
                 raise UnsupportedMediaType("unsupported_media_type", f"The body must be {media_type}. Got {given or 'none'!r}.", close=True)
-        async with _limits.receive_body(request.headers.get("content-length"), request.receive, limits, budget, _limits.MAX_BODY_BYTES) as data:
+        async with _limits.receive_body(request.headers.get("content-length"), request.receive, limits, budget, _limits.MAX_BODY_BYTES,
+                                        host=request.client.host if request.client else None) as data:
             return bytes(data)
 
     def admin(request) -> None:

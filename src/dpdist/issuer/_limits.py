@@ -1,20 +1,24 @@
-"""The issuer's limits: the collection service's machinery (:mod:`dpdist.serve._limits`), reused from this one place.
+"""The issuer's limits: those of every dpdist server (:mod:`dpdist._guard`), with the same option names and
+``DPDIST_*`` variables as ``dpdist serve`` and ``dpdist relay``.
 
-The same bounds as ``dpdist serve`` and with the same option names and ``DPDIST_*`` variables:
-header time (slowloris connections closed), body time and minimum rate, bytes of bodies held,
-connections at once, keep-alive and shutdown times, and a token bucket of requests per client
-address.  The issuer's bodies are small (a TokenRequest is 259 bytes, an admin request a few
+Header time (slowloris connections closed), body time and minimum rate, bytes of bodies held (with
+a share per client address), connections at once (503 with ``Retry-After`` beyond), keep-alive and
+shutdown times, and a token bucket of requests per client address, kept in memory only for its
+window.  The issuer's bodies are small (a TokenRequest is 259 bytes, an admin request a few
 hundred), so its body cap is :data:`MAX_BODY_BYTES`.  The options about batches and campaigns
 (``--max-records``, ``--max-json-rows``, ...) do not apply and are not offered.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields
 from typing import Any
 
+from .._guard import BodyBudget, Limits, RateLimiter, receive_body, uvicorn_options
+from .._guard import add_arguments as add_limit_arguments
+from .._guard import from_args as limits_from_args
+from .._guard._limits import HELP
 from ..errors import InvalidParameterError
-from ..serve._limits import _HELP, BodyBudget, Limits, RateLimiter, receive_body, uvicorn_options
 from ..serve._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, RateLimited, Refusal, TooLarge, TooSlow, Unauthorized, UnsupportedMediaType
 
 __all__ = [
@@ -44,9 +48,8 @@ __all__ = [
 
 #: the largest request body the issuer reads (a TokenRequest is 259 bytes; an admin request a few hundred)
 MAX_BODY_BYTES = 64 << 10
-#: the service's limit options the issuer takes
-OPTIONS = ("max_inflight_bytes", "header_timeout", "body_timeout", "min_body_rate", "keep_alive_timeout", "limit_concurrency",
-           "graceful_timeout", "rate_limit", "rate_burst", "http")
+#: the limit options the issuer takes: those of every dpdist server (:class:`dpdist._guard.Limits`)
+OPTIONS = tuple(field.name for field in fields(Limits) if field.name in HELP)
 _ISSUER_HELP = {"rate_limit": "token requests per second per client address (IPv6: per /64), per process; 0: no limit (default {})",
                 "rate_burst": "token requests a client address may send at once before --rate-limit applies (default {})"}
 
@@ -56,23 +59,20 @@ class Unprocessable(Refusal):
 
 
 def check_limits(limits: Any) -> Limits:
-    """``limits`` (a :class:`Limits`, None for the defaults) checked as ``dpdist serve`` checks its own."""
+    """``limits`` (a :class:`dpdist._guard.Limits`, ``dpdist.serve``'s included; None for the defaults) checked as
+    ``dpdist serve`` checks its own."""
     if limits is None:
         limits = Limits()
     if not isinstance(limits, Limits):
-        raise InvalidParameterError(f"The 'limits' argument must be a dpdist.serve Limits or None. Got {type(limits).__name__}.")
+        raise InvalidParameterError(f"The 'limits' argument must be a dpdist._guard.Limits (dpdist.serve's included) or "
+                                    f"None. Got {type(limits).__name__}.")
     return limits.check(MAX_BODY_BYTES)
 
 
 def add_arguments(parser) -> None:
     """The limit options of ``dpdist issuer serve`` (:data:`OPTIONS`), as ``dpdist serve`` has them."""
-    defaults = Limits()
-    for name in OPTIONS:
-        default = getattr(defaults, name)
-        options: dict[str, Any] = {"choices": ["auto", "httptools", "h11"]} if name == "http" else {}
-        parser.add_argument("--" + name.replace("_", "-"), type=str if name == "http" else type(default), default=default,
-                            help=_ISSUER_HELP.get(name, _HELP[name]).format(default), **options)
+    add_limit_arguments(parser, Limits, {**HELP, **_ISSUER_HELP})
 
 
 def from_args(args) -> Limits:
-    return replace(Limits(), **{name: getattr(args, name) for name in OPTIONS}).check(MAX_BODY_BYTES)
+    return limits_from_args(args, MAX_BODY_BYTES, Limits, {**HELP, **_ISSUER_HELP})
