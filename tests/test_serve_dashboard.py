@@ -119,6 +119,21 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
     wait_for(browser, lambda d: "admin token" in d.find_element("id", "error").text)
 
 
+def test_an_estimate_note_is_shown(browser, server):
+    """Issue 45 item 10: CP's uniform estimate of sparsity 0 says so on the page."""
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-cp", {"protocol": "cp", "epsilon": 1.0, "domain_size": 64})
+        admin.open_campaign("dash-cp")
+        protocol = admin.protocol("dash-cp")
+        admin.submit_reports("dash-cp", protocol, protocol.privatize(np.random.default_rng(0).integers(0, 64, 2000), rng=1))
+        browser.get(f"{server.url}/campaigns/dash-cp/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        api = admin.estimate("dash-cp")
+    shown = browser.execute_script("const e = document.getElementById('notes'); return [e.hidden, e.textContent];")
+    assert api["estimate"]["notes"] and shown == [False, " ".join(api["estimate"]["notes"])]
+    assert "no item stands out of the noise" in shown[1]
+
+
 def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(browser, server):
     """Issue 35 item 2: the parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
     plan = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}

@@ -47,7 +47,8 @@ def estimate_lines(estimate: dict | None) -> list[str]:
     """The lines of the table and its notes (module docstring)."""
     if estimate is None:
         return ["no report yet"]
-    return _kind_lines(estimate) + _notes(estimate.get("uncertainty") or {})
+    notes = [f"note: {note}" for note in estimate.get("notes") or ()]  # what the estimate says of itself (issue 45.10)
+    return _kind_lines(estimate) + notes + _notes(estimate.get("uncertainty") or {})
 
 
 def _kind_lines(estimate: dict) -> list[str]:

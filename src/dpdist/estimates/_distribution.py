@@ -296,6 +296,7 @@ class Distribution(Presented):
                          f"({band.replicates} replicates)")
         low, high = self.bounds
         lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
+        lines.extend(f"  note               {note}" for note in self.notes())
         return "\n".join(lines)
 
     def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:

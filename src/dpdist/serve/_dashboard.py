@@ -52,6 +52,7 @@ _STYLE = r"""
   .legend .l-cdf { border-top: 2px solid #1f4e8c; height: 0; }
   .legend .l-dot { width: 0.7rem; border-radius: 50%; background: #1f4e8c; }
   .note { color: #555; font-size: 0.9rem; } #error { color: #b00; }
+  .warning { background: #fff4e5; border-left: 4px solid #d0680f; padding: 0.4rem 0.7rem; }
   table { border-collapse: collapse; margin: 0.4rem 0; }
   td, th { padding: 3px 12px; border-bottom: 1px solid #eee; text-align: left; font-variant-numeric: tabular-nums; }
   th { background: #f6f6f6; } td.num { text-align: right; }
@@ -85,6 +86,7 @@ _PAGE = r"""<!doctype html>
 <svg id="density-chart" width="900" height="200" role="img" aria-label="density" hidden></svg>
 <div id="attributes"></div>
 <p id="summary"></p>
+<p class="warning" id="notes" hidden></p>
 <table id="values"><thead></thead><tbody></tbody></table>
 <p class="note" id="meaning"></p>
 <p id="stop-row"><label for="width">Stop when the anytime band is narrower than </label><input id="width" type="number" min="0"
@@ -346,8 +348,12 @@ function drawEstimate(data) {
   if (!e) {
     $("summary").textContent = "no report yet"; $("band-note").textContent = ""; $("legend").textContent = "";
     fillValues([], []); $("meaning").textContent = ""; $("stop").textContent = "";
+    $("notes").textContent = ""; $("notes").hidden = true;
     return;
   }
+  // what the estimate says of itself (issue 45 item 10: CP's uniform estimate when no item stands out of the noise)
+  $("notes").textContent = (e.notes || []).join(" ");
+  $("notes").hidden = !(e.notes && e.notes.length);
   const u = e.uncertainty || {};
   const anytime = (e.intervals || []).some((i) => i.anytime_valid);
   const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
