@@ -134,6 +134,24 @@ def test_an_estimate_note_is_shown(browser, server):
     assert "no item stands out of the noise" in shown[1]
 
 
+def test_the_poisoning_alarm_is_the_apis_line(browser, server):
+    """Issue 45 item 6: the page prints the service's diagnostics line (``summary``), the likelihood-ratio alarm
+    included, as dpdist campaign estimate does."""
+    rng = np.random.default_rng(48)
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-poison", {"protocol": "grr", "epsilon": 1.0, "domain_size": 16})
+        admin.open_campaign("dash-poison")
+        protocol = admin.protocol("dash-poison")
+        admin.submit_reports("dash-poison", protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
+        admin.submit_reports("dash-poison", protocol, rng.integers(0, 2, 3_000).astype(np.uint8))  # never randomized
+        browser.get(f"{server.url}/campaigns/dash-poison/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        diagnostics = admin.estimate("dash-poison")["diagnostics"]
+    assert diagnostics["constraint"]["flagged"] and diagnostics["flagged"]
+    assert browser.find_element("id", "diagnostics").text == diagnostics["summary"]
+    assert diagnostics["summary"].startswith("POISONING SUSPECTED: the counts fit no honest population")
+
+
 def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(browser, server):
     """Issue 35 item 2: the parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
     plan = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}

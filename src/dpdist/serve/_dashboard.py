@@ -412,16 +412,9 @@ function drawHistory(points) {
      "time (UTC) from " + new Date(t0).toISOString().slice(0, 10));
 }
 
-function drawDiagnostics(d) {
+function drawDiagnostics(d) {  // the service's own line (diagnostics.summary), as dpdist campaign estimate prints it
   const node = $("diagnostics");
-  if (!d || d.test === null || d.test === undefined || d.detail) {
-    node.textContent = "poisoning test: " + ((d && d.detail) || "none");
-  } else if (!d.flagged) {
-    node.textContent = "poisoning test: no sign (false-alarm rate <= " + d.alpha + ")";
-  } else {
-    node.textContent = "POISONING SUSPECTED: " + d.count_above + " item(s) supported more, " + d.count_below
-      + " less than any honest population can (adjusted p = " + d.min_p_value.toPrecision(2) + ")";
-  }
+  node.textContent = d ? d.summary || "poisoning test: " + (d.detail || "none") : "poisoning test: none";
   node.style.color = d && d.flagged ? "#b00" : "";
 }
 
