@@ -58,6 +58,10 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
         bootstrap = {"level": banded.band.level, "replicates": banded.band.replicates, "stream": BOOTSTRAP_STREAM}
     estimate = banded
     document = estimate.to_dict(level)
+    if document["kind"] == "distribution":  # the density as its figure draws it (the dashboard's)
+        from ._display import display_density
+
+        document["display"] = display_density(estimate)
     sequence, reason = None, why_no_sequence(protocol)
     if reason is None:
         try:
