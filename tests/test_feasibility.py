@@ -136,8 +136,8 @@ def test_the_bound_is_agrawals_chernoff_bound():
 
     grid = np.linspace(31, 300, 50)
     tails = [multinomial_lr_tail(x, 15) for x in grid]
-    assert all(a >= b for a, b in zip(tails, tails[1:]))
-    assert all(tail >= chi2.sf(x, 15) for x, tail in zip(grid, tails))
+    assert all(a >= b for a, b in zip(tails, tails[1:], strict=False))
+    assert all(tail >= chi2.sf(x, 15) for x, tail in zip(grid, tails, strict=True))
 
 
 def test_an_em_fit_is_certified_and_hr_cp_are_tested():

@@ -127,7 +127,7 @@ def test_intervals_of_ranges_that_cut_cells_cover_the_share_at_their_level(hybri
     hits = []
     for _ in range(200):
         estimate = proto.estimate(proto.simulate(records, rng=generator))
-        for ranges, true in zip(queries, truth):
+        for ranges, true in zip(queries, truth, strict=True):
             interval = estimate.range(ranges)
             assert "cells meeting it" in interval.method
             hits.append(interval.low <= true <= interval.high)

@@ -69,12 +69,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..._types import ArrayLike
 from ..._validation import Interval, check_param
 from ...errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from .._aggregator import Aggregator
+    from ._oracle import FrequencyOracle
+    from ._unary import UnaryEncoding
 
 __all__ = ["FeasibilityTest", "feasibility_test", "set_bits_test", "why_no_feasibility_test", "multinomial_lr_tail"]
 
@@ -155,7 +161,7 @@ def multinomial_lr_tail(statistic: float, degrees: int) -> float:
     return float(min(1.0, math.exp(-half + degrees * (1.0 + math.log(half / degrees)))))
 
 
-def why_no_feasibility_test(protocol) -> str | None:
+def why_no_feasibility_test(protocol: FrequencyOracle) -> str | None:
     """Why ``protocol``'s aggregate cannot be tested (None: it can)."""
     name = protocol.name
     if name in UNARY:
@@ -173,7 +179,7 @@ def why_no_feasibility_test(protocol) -> str | None:
             "independent per-item bits")
 
 
-def feasibility_test(protocol, aggregator, *, alpha: float = ALPHA) -> FeasibilityTest:
+def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha: float = ALPHA) -> FeasibilityTest:
     """Test a frequency oracle's aggregate against every honest population (module docstring).
 
     Parameters
@@ -296,7 +302,7 @@ def _per_bit(protocol, aggregator) -> tuple[float, np.ndarray, int, str]:
 
 
 # ---------------------------------------------------------------------- per report
-def set_bits_test(protocol, reports, *, alpha: float = ALPHA) -> FeasibilityTest:
+def set_bits_test(protocol: FrequencyOracle, reports: ArrayLike, *, alpha: float = ALPHA) -> FeasibilityTest:
     r"""Test unary-encoding reports by the number of bits each sets (what their aggregate cannot show).
 
     An honest report of ``oue`` or ``sue`` sets :math:`\mathrm{Bern}(p^*) +
@@ -329,7 +335,7 @@ def set_bits_test(protocol, reports, *, alpha: float = ALPHA) -> FeasibilityTest
     if rows.shape[0] == 0:
         raise InvalidParameterError("set_bits_test needs at least one valid report. Got none.")
     d = protocol.domain_size
-    set_bits = protocol.unpack(rows).sum(axis=1, dtype=np.int64)
+    set_bits = cast("UnaryEncoding", protocol).unpack(rows).sum(axis=1, dtype=np.int64)
     observed = np.bincount(set_bits, minlength=d + 1).astype(np.float64)
     p, q = protocol.support_probabilities()
     ones = np.arange(d + 1)

@@ -119,9 +119,9 @@ class GridsEstimate(MarginalsEstimate):
         table = self._project(self.linear, group, wanted)
         z = normal_quantile(level)
         limits = []
-        for sign, cells in ((-1.0, inner), (1.0, outer)):
-            variance = float(self._variance(group, wanted, cells[..., None])[0]) if cells.any() else 0.0
-            limits.append(float((table * cells).sum()) + sign * z * float(np.sqrt(max(variance, 0.0))))
+        for sign, counted in ((-1.0, inner), (1.0, outer)):
+            variance = float(self._variance(group, wanted, counted[..., None])[0]) if counted.any() else 0.0
+            limits.append(float((table * counted).sum()) + sign * z * float(np.sqrt(max(variance, 0.0))))
         return min(max(limits[0], 0.0), 1.0), min(max(limits[1], 0.0), 1.0), bool(np.any(inner != outer))
 
     def _answer(self, chosen: list[tuple[int, float, float]]) -> float:
