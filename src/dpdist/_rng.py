@@ -23,7 +23,7 @@ Every derived random stream comes from this module, in one of two ways:
   post-processing step is a function of (a protocol's config, an aggregate's
   statistic and count, the estimate's options), so a bootstrap interval is a
   function of the state it describes: the same in every view and every time it
-  is asked for (issue 45 item 5).  Nothing there is secret: the aggregate is
+  is asked for (docs/uncertainty.md, "What determines a band").  Nothing there is secret: the aggregate is
   already private and the bootstrap adds no privacy.
 """
 
@@ -60,7 +60,7 @@ def secure_generator() -> np.random.Generator:
     every call returns an independent stream.  Nothing about it can be seeded,
     by design: a reproducible stream is not secret.
     """
-    return np.random.Generator(AESCounter())
+    return np.random.Generator(AESCounter())  # pyright: ignore[reportArgumentType]  (a numpy BitGenerator at run time; randomgen's stubs do not say so)
 
 
 def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.random.Generator:

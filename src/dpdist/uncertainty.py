@@ -66,7 +66,6 @@ in the band gives a mean between the two integrals).
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +76,7 @@ from ._validation import Integer, Interval, Options, check_param
 from .errors import InvalidParameterError
 from ._types import Seed
 from .estimates import CDFBand, Distribution
+from .estimates._band import upper_order_statistic
 
 if TYPE_CHECKING:
     from .local import Aggregator, LocalProtocol
@@ -158,7 +158,7 @@ def band_generator(protocol: LocalProtocol, aggregator: Aggregator, options: dic
 
     The parametric bootstrap is post-processing of the aggregate: its randomness protects
     nothing, and drawing it afresh per request gave one campaign three different "95 %"
-    intervals of its mean in three views (issue 45 item 5).
+    intervals of its mean in three views (docs/uncertainty.md, "What determines a band").
     """
     return state_generator("cdf_band", protocol.config(), np.asarray(aggregator.statistic), int(aggregator.n), options)
 
@@ -190,25 +190,12 @@ def _reference_cdf(estimate) -> tuple[np.ndarray, bool]:
     return np.asarray(estimate.cumulative, dtype=np.float64), False
 
 
-def _upper_order_statistic(values: np.ndarray, level: float):
-    """The ``ceil((B + 1) level)``-th smallest of ``B`` values along axis 0 (the largest if that exceeds ``B``).
-
-    A new draw exchangeable with the ``B`` falls at or below it with probability at
-    least ``level`` (Davison & Hinkley 1997, sec. 2.4 and 5.2: bootstrap quantiles at
-    :math:`(B + 1)\alpha`); ``np.quantile``'s interpolated quantile is below that
-    (0.93 instead of 0.95 at ``B = 40``).
-    """
-    count = values.shape[0]
-    rank = min(math.ceil((count + 1) * level - 1e-9), count)
-    return np.partition(values, rank - 1, axis=0)[rank - 1]
-
-
 def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand:
     """The bands around ``center - bias`` from the replicates' ``deviations`` (module docstring)."""
     center = center - bias if bias is not None else center
     mean = deviations.mean(axis=0)
     centred = np.abs(deviations - mean)
-    radius = _upper_order_statistic(centred, level)
+    radius = upper_order_statistic(centred, level)
     spread = deviations.std(axis=0, ddof=1)
     count = deviations.shape[0]
     # leave-one-out spread of each replicate: SS_{-b} = SS - B/(B-1) (D_b - mean)^2 over B - 2 degrees of freedom
@@ -217,21 +204,5 @@ def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand
     varying = (spread > 1e-12) & np.all(held_out > 1e-12, axis=0)
     varying[[0, -1]] = False  # the end points are known exactly
     sup = np.max(np.where(varying, centred / np.where(varying, held_out, 1.0), 0.0), axis=1)
-    multiplier = _upper_order_statistic(sup, level)
-    low = np.clip(center - multiplier * spread, 0.0, 1.0)
-    high = np.clip(center + multiplier * spread, 0.0, 1.0)
-    for band in (low, high):  # F(lo) = 0 and F(hi) = 1 are known
-        band[0], band[-1] = 0.0, 1.0
-    pointwise_low, pointwise_high = np.clip(center - radius, 0.0, 1.0), np.clip(center + radius, 0.0, 1.0)
-    for band in (pointwise_low, pointwise_high):
-        band[0], band[-1] = 0.0, 1.0
-    return CDFBand(
-        edges=edges,
-        lower=pointwise_low,
-        upper=pointwise_high,
-        simultaneous_lower=np.maximum.accumulate(low),
-        simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
-        level=float(level),
-        replicates=int(replicates),
-        method=method,
-    )
+    multiplier = upper_order_statistic(sup, level)
+    return CDFBand.around(edges, center, radius, multiplier * spread, level=level, replicates=replicates, method=method)

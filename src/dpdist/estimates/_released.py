@@ -35,6 +35,14 @@ class ReleasedDistribution:
         """The distribution's ``mean``, ``std`` and ``median``."""
         return self.to_distribution().summary()
 
+    def summary_row(self) -> dict[str, float]:
+        """The distribution's :meth:`~Distribution.summary_row`."""
+        return self.to_distribution().summary_row()
+
+    def needs_band(self) -> bool:
+        """False: the release attaches its own band when presented at a level (:meth:`_presented`)."""
+        return False
+
     def table(self) -> dict[str, np.ndarray]:
         """The distribution's bins (:meth:`Distribution.table`)."""
         return self.to_distribution().table()

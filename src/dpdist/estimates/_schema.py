@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._contract import SCHEMA
+from ._presented import SCHEMA
 
 __all__ = ["JSON_SCHEMA"]
 

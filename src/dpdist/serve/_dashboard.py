@@ -355,7 +355,7 @@ function drawEstimate(data) {
     $("notes").textContent = ""; $("notes").hidden = true;
     return;
   }
-  // what the estimate says of itself (issue 45 item 10: CP's uniform estimate when no item stands out of the noise)
+  // what the estimate says of itself (CP's uniform estimate when no item stands out of the noise: docs/frequency.md)
   $("notes").textContent = (e.notes || []).join(" ");
   $("notes").hidden = !(e.notes && e.notes.length);
   const u = e.uncertainty || {};
@@ -488,7 +488,7 @@ async function refresh() {
 
 refresh();
 $("width").addEventListener("change", refresh);
-// a hidden tab does not poll (issue 28, item 4): the server computes an estimate once per change anyway,
+// a hidden tab does not poll: the server computes an estimate once per change anyway,
 // but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
 setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
 document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });

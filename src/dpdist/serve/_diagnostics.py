@@ -1,4 +1,4 @@
-r"""Poisoning diagnostics: report distributions that no honest population can produce (issue 29, item 4).
+r"""Poisoning diagnostics: report distributions that no honest population can produce (docs/deployment.md, "Poisoning diagnostics").
 
 Local differential privacy cannot stop fake users: Cheu, Smith & Ullman
 ("Manipulation Attacks in Local Differential Privacy", IEEE S&P 2021) show that
@@ -48,7 +48,7 @@ flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
 It applies to the protocols whose support of an item is exactly such a Bernoulli
 per report (:data:`TESTED`); other protocols get ``"test": null`` and the reason.
 
-The constraint test (issue 45 item 6).  Each support count inside its own region is not
+The constraint test (docs/deployment.md, "Poisoning diagnostics").  Each support count inside its own region is not
 enough: 10 % of GRR reports on one item (:math:`\varepsilon = 1`, :math:`d = 16`, uniform
 population) put that item's estimate at 1.03 and every other item's slightly below 0, each
 count within its region.  ``constraint`` holds the likelihood-ratio test of the aggregate

@@ -188,7 +188,7 @@ def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, r
     ``refit(statistic)`` returns the estimate from one redrawn aggregate.  Without ``rng`` the
     redraws come from a stream keyed by the protocol's config, the aggregate (``statistic``,
     ``n``) and the estimator's settings (:func:`dpdist._rng.state_generator`): one aggregate
-    gives one interval however often it is estimated (issue 45 item 5).
+    gives one interval however often it is estimated (docs/uncertainty.md).
     """
     replicates = settings["bootstrap"]
     if settings["rng"] is None:

@@ -79,16 +79,21 @@ from typing import ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
+from ..._guarantee import PrivacyGuarantee, local_guarantee
+from ..._types import ArrayLike
 from ..._validation import Integer, Options, check_param
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
-from ...privacy import local_guarantee
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
-from ._matching_pursuit import noise_ratio, omp_sparsity, orthogonal_matching_pursuit, stands_out_of_noise
 from .._report_kinds import ItemReports
+from ._exact_channel import check_estimator_options
+from ._matching_pursuit import (
+    noise_ratio,
+    omp_sparsity,
+    orthogonal_matching_pursuit,
+    stands_out_of_noise,
+)
 from ._oracle import FrequencyOracle
-from ..._types import ArrayLike
-from ...privacy import PrivacyGuarantee
 
 __all__ = ["CP"]
 
@@ -124,7 +129,10 @@ class CP(FrequencyOracle):
     """
 
     name = "cp"
-    statistic_total_per_report = 1  # a histogram of the reported measurements
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported measurements."""
+        return 1
     summary = "compressive privatization: m-ary report over a public Rademacher matrix; OMP + simplex decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
     output_histogram = True
@@ -421,7 +429,7 @@ class CP(FrequencyOracle):
         0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex projection
         makes uniform; a forced :math:`s = 1` kept the noisiest column instead (on ``wiki-words``
         1.5x the squared error of the zero estimate; ``docs/frequency.md``).  ``sparsity_rule="risk"``
-        is the rule before issue 35: the criterion alone, at least 1.  ``details["sparsity_rule"]``
+        is the earlier rule: the criterion alone, at least 1.  ``details["sparsity_rule"]``
         says which rule set ``s``.
 
         ``estimator="ibu"`` instead maximizes the exact likelihood of the row counts
@@ -473,7 +481,6 @@ class CP(FrequencyOracle):
 
     def _estimate_ibu(self, aggregator, postprocess: str, options: dict):
         """``estimator="ibu"``: EM on the exact channel, with the linear inverse's intervals."""
-        from ._exact_channel import check_estimator_options
 
         settings = check_estimator_options(self, "ibu", options)
         estimate = self._estimate_on_channel(aggregator, "ibu", postprocess, settings)
@@ -484,7 +491,7 @@ class CP(FrequencyOracle):
         return dataclasses.replace(estimate, epsilon=self.effective_epsilon, variance=variance, interval_center=center)
 
     def _empty_model_note(self, frequencies: np.ndarray, postprocess: str, rule: str, ratio: float, n: int) -> str:
-        """What an estimate of sparsity 0 is (issue 45 item 10: CP gave the uniform distribution without a word)."""
+        """What an estimate of sparsity 0 is (docs/frequency.md: CP's default when no item stands out)."""
         k = self.domain_size
         if np.allclose(frequencies, 1.0 / k):
             shown = f"the uniform distribution (1/{k} per item)"

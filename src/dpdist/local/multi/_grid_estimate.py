@@ -149,7 +149,7 @@ class GridsEstimate(MarginalsEstimate):
         each with its exact noise, so it holds the records of the cut cells wherever they lie;
         on cell edges it is the normal interval of the linear estimate.  (It used to be the
         linear estimate's interval only, which assumes uniformity in the cut cells: the guide's
-        example printed 0.0864 with "95 % interval 0.0543 .. 0.0629" and truth 0.0969, issue 45.)
+        example printed 0.0864 with "95 % interval 0.0543 .. 0.0629" and truth 0.0969.)
         Over three or more attributes there is no interval (infinite limits).
         """
         level = check_level(level, "GridsEstimate.range")
