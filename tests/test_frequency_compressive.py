@@ -286,6 +286,8 @@ def test_the_note_reaches_the_cli_from_a_state_file(tmp_path, capsys):
     from dpdist.cli import main
 
     protocol, aggregate = _cp_without_a_standout()
-    aggregate.save(tmp_path / "cp.state")
+    from dpdist import io
+
+    io.save_state(tmp_path / "cp.state", aggregate)
     assert main(["estimate", "--state", str(tmp_path / "cp.state")]) == 0
     assert "note       no item stands out of the noise" in capsys.readouterr().out

@@ -76,6 +76,7 @@ import numpy as np
 from ..._types import ArrayLike
 from ..._validation import Interval, check_param
 from ...errors import InvalidParameterError
+from .._em import expectation_maximization
 
 if TYPE_CHECKING:
     from .._aggregator import Aggregator
@@ -229,8 +230,6 @@ def _output_histogram(protocol, aggregator, alpha: float) -> tuple[float, np.nda
     or the certified lower bound already below ``alpha``'s p-value, or at the gap ``tolerance``
     (0.01 nats per output: a likelihood ratio below :math:`2(k - 1)` says nothing anyway).
     """
-    from .._em import expectation_maximization
-
     counts = np.asarray(aggregator.statistic, dtype=np.float64)
     n = counts.sum()
     saturated = _log_likelihood(counts, counts / n)
@@ -323,7 +322,7 @@ def set_bits_test(protocol: FrequencyOracle, reports: ArrayLike, *, alpha: float
     alpha : float
         False-alarm rate.
     """
-    from scipy.stats import binom
+    from scipy.stats import binom  # lazy: loads scipy (0.4-2 s); import dpdist stays light
 
     alpha = check_param("set_bits_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
     if protocol.name not in UNARY:
