@@ -493,6 +493,16 @@ def _general_claims(others: tuple) -> list[Claim]:
                                           where={**_only(metric_threshold=_FREE), "dataset": PERMUTED})))),
               figure="fig9_true_positives", data="non-smooth data (RP Taxi); stand-in flights-RP"),
     ]
+    by_d = {**_only(dataset_bins=_FREE), "dataset": [SMOOTH, FLIGHTS_SMOOTH, MIXTURE, PERMUTED]}
+    claims.append(Claim(
+        "Fig. 7: the greater the domain size d, the higher the MSE of KRR, while the MSE of OUE remains essentially "
+        "the same (eqs. 4, 5): KRR's MSE lower at d = 100 than at d = 1000, OUE's at d = 1000 within 25% of its MSE "
+        "at d = 100 (eps = 4)",
+        AllOf((better_than("mse", 100, 1000, column="dataset_bins", where={**by_d, "method": "KRR"}),
+               RatioWithin.along("OUE", "mse", "dataset_bins", 100, 0.8, 1.25,
+                                 where={**by_d, "dataset_bins": [100, 1000]}))),
+        figure="fig7_oue", data="the flights in d bins (Taxi, RP Taxi); stand-ins flights, flights-smooth, "
+                                "smooth-mixture, flights-RP (the formulas hold for any data)"))
     claims.append(Claim(
         "On the skewed dataset KRR-DW outputs far fewer false positives than KRR (every threshold)",
         better_than("detections.false_positives", "KRR-DW", "KRR",
