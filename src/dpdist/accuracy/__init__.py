@@ -80,9 +80,11 @@ def explain(method: str | LocalProtocol | Callable[..., Any], n: int, *,
     seed : int
         Root seed of the simulation.
     cache : path, optional
-        A directory for an on-disk cache of the results.
+        A directory for an on-disk cache of the results (created when missing); a path to anything
+        else (a file) is refused.
     """
     owner = "explain"
+    cache = _check_cache(owner, cache)
     n = check_param(owner, "n", n, Integer(low=1))
     repeats = check_param(owner, "repeats", repeats, Integer(low=2, high=10_000))
     seed = check_param(owner, "seed", seed, Integer(low=0))
@@ -115,7 +117,7 @@ def _target(method, params: dict) -> dict:
     """How to predict ``method``: its name, model, parameters, cache key, whether it simulates, and the runner."""
     from .. import local
     from ..local import LocalProtocol
-    from ._central import central_predictions, release_name, release_named
+    from ._central import central_predictions, check_release_parameters, release_name, release_named
     from ._local import _analytic_variance, local_predictions
 
     if isinstance(method, str) and method.removeprefix("central.") in RELEASES:
@@ -127,6 +129,7 @@ def _target(method, params: dict) -> dict:
         )
     if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
         name = release_name(method)
+        check_release_parameters(method, params)
         return {"name": f"central.{name}", "model": "central", "parameters": params, "simulated": True,
                 "key": {"release": name, "params": params}, "own_epsilon": None,
                 "run": lambda n, e, s, r, seed: central_predictions(method, n, e, s, r, seed, params)}
@@ -169,6 +172,26 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
         if not chosen:
             raise InvalidParameterError(f"The 'epsilons' parameter of {owner} must hold at least one epsilon. Got none.")
     return sorted(float(e) for e in chosen)
+
+
+def _check_cache(owner: str, cache) -> Path | None:
+    """``cache`` as a directory path (it may not exist yet), or ``None``."""
+    import os
+
+    if cache is None:
+        return None
+    if not isinstance(cache, (str, os.PathLike)) or not str(cache):
+        raise InvalidParameterError(
+            f"The 'cache' parameter of {owner} must be None or the path of a directory. Got {cache!r:.100} instead."
+        )
+    path = Path(cache)
+    existing = next((candidate for candidate in (path, *path.parents) if candidate.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise InvalidParameterError(
+            f"The 'cache' parameter of {owner} must be the path of a directory (created when missing). Got "
+            f"{str(cache)!r}, {'a file' if existing == path else f'under the file {str(existing)!r}'} instead."
+        )
+    return path
 
 
 def _version() -> str:

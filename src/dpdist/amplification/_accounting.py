@@ -12,7 +12,7 @@ from .._types import ArrayLike
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
 from . import _channel, _closed_form, _composition, _structured
-from ._checks import check_delta, check_epsilon0, check_n
+from ._checks import check_delta, check_epsilon0, check_n, check_protocol
 from ._reduction import PairDivergence, Reduction
 
 if TYPE_CHECKING:
@@ -204,8 +204,9 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     (:mod:`._composition`; stated in ``composition`` and ``notes``).  Memoized protocols are refused (their
     rounds share a memo).
     """
+    protocol = check_protocol("shuffled", protocol)
     if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
+        raise InvalidParameterError(f"The 'method' parameter of shuffled must be one of {METHODS}. Got {method!r} instead.")
     n, delta = check_n(n), check_delta(delta)
     _refuse_memoized(protocol)
     epsilon0 = float(protocol.guarantee.epsilon)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+import numpy as np
+
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
@@ -16,12 +18,43 @@ if TYPE_CHECKING:
 __all__ = ["release", "group_release"]
 
 
-def _release_function(owner: str, function) -> Callable:
-    if not callable(function):
+def _central_releases() -> dict[Any, str]:
+    """The functions ``frame.release`` and ``frame.group_release`` run, by their public name."""
+    from .. import central
+
+    return {
+        central.cdf: "central.cdf", central.tree_cdf: "central.tree_cdf", central.quantiles: "central.quantiles",
+        central.unbounded_quantile: "central.unbounded_quantile",
+        central.histogram_queries: "central.histogram_queries", central.adaptive_quantiles: "central.adaptive_quantiles",
+        central.polynomial_projection: "central.polynomial_projection",
+        central.matching_pursuit: "central.matching_pursuit",
+        central.TreeHistogram.release.__func__: "central.TreeHistogram.release",
+        central.PolynomialMoments.release.__func__: "central.PolynomialMoments.release",
+    }
+
+
+def _release_function(owner: str, function, args: tuple, kwargs: dict) -> Callable:
+    """``function`` if it is a ``dpdist.central`` release (or a ``functools.partial`` of one) and ``args`` and
+    ``kwargs`` are its arguments after the data; else :class:`InvalidParameterError` naming what is wrong."""
+    import functools
+    import inspect
+
+    releases = _central_releases()
+    inner = function.func if isinstance(function, functools.partial) else function
+    name = releases.get(getattr(inner, "__func__", inner)) if callable(inner) else None
+    if name is None:
         raise InvalidParameterError(
-            f"The 'release' argument of {owner} must be a central release such as dpdist.central.cdf. "
-            f"Got {function!r} instead."
+            f"The 'release' argument of {owner} must be a dpdist.central release: one of {sorted(set(releases.values()))} "
+            f"(or a functools.partial of one). Got {getattr(function, '__qualname__', function)!r:.100} instead."
         )
+    signature = inspect.signature(function)
+    try:
+        signature.bind(np.zeros(0), *args, **kwargs)
+    except TypeError as error:
+        parameters = [parameter for parameter in list(signature.parameters)[1:]]
+        raise InvalidParameterError(
+            f"The arguments of {owner} after the column are {name}'s after its data {parameters}: {error}."
+        ) from None
     return function
 
 
@@ -47,7 +80,7 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """
     owner = "frame.release"
     library, column, _ = check_frame(owner, frame, column)
-    function = _release_function(owner, function)
+    function = _release_function(owner, function, args, kwargs)
     return _run(column, function, column_values(frame, library, column), args, kwargs, session)
 
 
@@ -87,7 +120,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
 
     owner = "frame.group_release"
     library, column, by = check_frame(owner, frame, column, by)
-    function = _release_function(owner, function)
+    function = _release_function(owner, function, args, {**kwargs, "rng": None})
     keys = check_groups(owner, groups, by)
     values = column_values(frame, library, column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
