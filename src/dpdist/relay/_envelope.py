@@ -151,8 +151,8 @@ def _seal_iv(public_key, campaign, body, content_type) -> tuple[bytes, str, byte
     kind = KIND_OF_CONTENT_TYPE.get(content_type.split(";")[0].strip().lower()) if isinstance(content_type, str) else None
     if kind is None:
         raise InvalidParameterError(
-            f"The 'content_type' argument of {owner} must be one of {sorted(KIND_OF_CONTENT_TYPE)} (dpdist binary "
-            f"records or JSON). Got {content_type!r:.100} instead."
+            f"The 'content_type' argument of {owner} must be the content type of dpdist binary records or JSON, one "
+            f"of {sorted(KIND_OF_CONTENT_TYPE)}. Got {content_type!r:.100} instead."
         )
     return public_key, campaign, body, kind
 
