@@ -28,8 +28,8 @@ def _central_releases() -> dict[Any, str]:
         central.histogram_queries: "central.histogram_queries", central.adaptive_quantiles: "central.adaptive_quantiles",
         central.polynomial_projection: "central.polynomial_projection",
         central.matching_pursuit: "central.matching_pursuit",
-        central.TreeHistogram.release.__func__: "central.TreeHistogram.release",
-        central.PolynomialMoments.release.__func__: "central.PolynomialMoments.release",
+        vars(central.TreeHistogram)["release"].__func__: "central.TreeHistogram.release",
+        vars(central.PolynomialMoments)["release"].__func__: "central.PolynomialMoments.release",
     }
 
 
