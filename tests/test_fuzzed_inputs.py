@@ -263,3 +263,92 @@ def test_explain_checks_a_central_release_grid_size_by_its_own_rule():
 
     with pytest.raises(InvalidParameterError, match=r"The 'grid_size' parameter of .* Got 1"):
         explain("pursuit", 1000, bounds=(0, 1), grid_size=1, repeats=2, epsilons=[1.0])
+
+
+# ---------------------------------------------------------------------- found by fuzzing the newer entry points
+def _privacypass_calls():
+    pytest.importorskip("cryptography")
+    from dpdist import privacypass as pp
+
+    key = _issuer_key()
+    token_key = pp.encode_token_key(key.public_key())
+    challenge = pp.TokenChallenge("issuer.example", bytes(32))
+    return [
+        ("blind", lambda: pp.blind("key", b"message"), "public_key"),
+        ("blind_sign", lambda: pp.blind_sign(key.public_key(), bytes(256)), "private_key"),
+        ("finalize", lambda: pp.finalize(None, b"m", bytes(256), 3), "public_key"),
+        ("finalize inv", lambda: pp.finalize(key.public_key(), b"m", bytes(256), "3"), "inv"),
+        ("verify", lambda: pp.verify(b"key", b"m", bytes(256)), "public_key"),
+        ("b64url_encode", lambda: pp.b64url_encode(2**40), "data"),  # was bytes(2**40): a MemoryError
+        ("format_www_authenticate", lambda: pp.format_www_authenticate("challenge", token_key), "challenge"),
+        ("format_authorization", lambda: pp.format_authorization(None), "token"),
+        ("token_key_id", lambda: pp.token_key_id(2**40), "token_key"),  # was bytes(2**40)
+        ("verify_token challenge", lambda: pp.verify_token(bytes(354), token_key, {"issuer": 1}), "challenge"),
+        ("verify_token key", lambda: pp.verify_token(bytes(354), [1], challenge), "token_key"),
+    ]
+
+
+_KEY = []
+
+
+def _issuer_key():
+    if not _KEY:
+        from dpdist import privacypass as pp
+
+        _KEY.append(pp.generate_private_key())
+    return _KEY[0]
+
+
+def test_privacypass_functions_name_a_bad_argument():
+    for name, call, argument in _privacypass_calls():
+        with pytest.raises(InvalidParameterError, match=rf"'{argument}'"):
+            call()
+
+
+def _service_calls(tmp_path):
+    pytest.importorskip("starlette")
+    from dpdist import budget, client, issuer, relay
+    from dpdist.privacy import PrivacyGuarantee
+
+    session = budget.BudgetSession(epsilon=1.0)
+    return [
+        (lambda: client.Client("http://127.0.0.1:1", backoff="fast"), "backoff"),
+        (lambda: client.Client("http://127.0.0.1:1", pins=["c"]), "pins"),
+        (lambda: client.Client("http://127.0.0.1:1", retries=True), "retries"),
+        (lambda: client.Client("http://127.0.0.1:1", timeout=-1), "timeout"),
+        (lambda: client.Client("http://127.0.0.1:1", on_retry=3), "on_retry"),
+        (lambda: issuer.create_app(str(tmp_path / "i.sqlite"), name="issuer.example", admin_token="t" * 32,
+                                   cors_origins=3), "cors_origins"),
+        (lambda: relay.create_app(str(tmp_path / "r.sqlite"), collector="http://127.0.0.1:1", relay_token="t" * 32,
+                                  min_batch=2, max_batch=10, limits={"rate_limit": 1}), "limits"),
+        (lambda: session.charge_parallel(PrivacyGuarantee(0.1, 0.0, "replace", "central")), "guarantees"),
+        (lambda: budget.BudgetSession.create(None, epsilon=1.0), "path"),
+        (lambda: budget.BudgetSession.create(tmp_path / "missing" / "b.json", epsilon=1.0), "path"),
+        (lambda: budget.BudgetSession.open(tmp_path), "path"),
+    ]
+
+
+def test_client_servers_and_budget_files_name_a_bad_argument(tmp_path):
+    for call, argument in _service_calls(tmp_path):
+        with pytest.raises(InvalidParameterError, match=rf"'{argument}'"):
+            call()
+
+
+def test_frame_and_explain_name_a_bad_argument(table):
+    from dpdist import frame
+    from dpdist.accuracy import explain
+
+    oue = local.make("oue", epsilon=1.0, domain_size=2)
+    sw = local.make("sw", epsilon=1.0, bounds=(0, 100))
+    calls = [
+        (lambda: frame.estimate(table, "age", sw, session="budget"), "session"),
+        (lambda: frame.privatize(table, "group", oue, report_column=["r"]), "report_column"),
+        (lambda: frame.group_estimate(table, "group", None, oue), "by"),
+        (lambda: frame.release(table, "age", central.cdf, epsilon=1.0, bounds=(0, 100), session=1.0), "session"),
+        (lambda: frame.table(None, like=table), "result"),
+        (lambda: explain("cdf", 100, bounds=3, repeats=2), "bounds"),
+        (lambda: explain("cdf", 100, bounds=(0, 1), shape=["normal"], repeats=2), "shape"),
+    ]
+    for call, argument in calls:
+        with pytest.raises(InvalidParameterError, match=rf"'{argument}'"):
+            call()

@@ -212,7 +212,7 @@ class BudgetSession:
         from ._io._budget_file import write_budget_file
 
         session = cls(epsilon, delta, neighbouring=neighbouring)
-        path = Path(path)
+        path = _budget_path("BudgetSession.create", path)
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
             if path.exists():
                 raise InvalidParameterError(
@@ -230,7 +230,7 @@ class BudgetSession:
 
         from .errors import IncompatibleStateError
 
-        path = Path(path)
+        path = _budget_path("BudgetSession.open", path)
         document = read_budget_file(path)
         try:
             total = PrivacyGuarantee(**document["total"])
@@ -308,6 +308,11 @@ class BudgetSession:
         The parts must be disjoint sets of records, split by a rule that does not look at the data
         (a public key); see :func:`dpdist.privacy.parallel`.
         """
+        if isinstance(guarantees, PrivacyGuarantee) or not isinstance(guarantees, (list, tuple)):
+            raise InvalidParameterError(
+                "The 'guarantees' argument of BudgetSession.charge_parallel must be a list of PrivacyGuarantee, one per "
+                f"disjoint part. Got {guarantees!r:.100} instead."
+            )
         guarantees = list(guarantees)
         if not guarantees:
             raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
@@ -486,6 +491,22 @@ def with_statement(result: Any, statement: BudgetStatement) -> Any:
         return result
     fields = {f.name: getattr(own, f.name) for f in dataclasses.fields(PrivacyGuarantee)}
     return dataclasses.replace(result, guarantee=SessionGuarantee(**fields, budget=statement))
+
+
+def _budget_path(owner: str, path: Any) -> Path:
+    """``path`` as the Path of a budget file: a str or os.PathLike naming no directory."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or isinstance(os.fspath(path), bytes):
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file (a str or "
+                                    f"os.PathLike). Got {path!r:.100} instead.")
+    if Path(path).is_dir():
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file. Got "
+                                    f"{os.fspath(path)!r}, a directory.")
+    if not Path(path).absolute().parent.is_dir():
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be a file in an existing directory. Got "
+                                    f"{os.fspath(path)!r}: {str(Path(path).absolute().parent)!r} is not a directory.")
+    return Path(path)
 
 
 def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyGuarantee:

@@ -71,6 +71,10 @@ def check_release_parameters(function, params: dict) -> None:
             f"explain gives central.{function.__name__} ({name!r}) its data, epsilon and rng itself (epsilons= sets the "
             f"epsilons). Got {supplied} among its parameters; its others are {taken}."
         )
+    if "bounds" in params:
+        from .._validation import Bounds, check_param
+
+        params["bounds"] = check_param(f"explain ({name!r})", "bounds", params["bounds"], Bounds())
     try:
         signature.bind(None, epsilon=1.0, rng=0, **params)
     except TypeError as error:

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from ._local import check_groups, group_generators
+from ._local import check_by, check_groups, check_session, group_generators
 from ._tables import check_frame, column_values, group_rows
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """
     owner = "frame.release"
     library, column, _ = check_frame(owner, frame, column)
-    function = _release_function(owner, function, args, kwargs)
+    function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
     return _run(column, function, column_values(frame, library, column), args, kwargs, session)
 
 
@@ -119,8 +119,9 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     from ..budget import planned_guarantee
 
     owner = "frame.group_release"
-    library, column, by = check_frame(owner, frame, column, by)
+    library, column, by = check_frame(owner, frame, column, check_by(owner, by))
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
+    session = check_session(owner, session)
     keys = check_groups(owner, groups, by)
     values = column_values(frame, library, column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
