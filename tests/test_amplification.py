@@ -364,3 +364,14 @@ def test_bad_arguments_name_themselves():
         amplification.channel_epsilon(np.array([[0.5, 0.5], [1.0, 0.0]]), 100, 1e-6)
     with pytest.raises(InvalidParameterError, match="sum to 1"):
         amplification.channel_epsilon(np.array([[0.5, 0.6], [0.5, 0.5]]), 100, 1e-6)
+
+
+def test_a_continuous_protocols_guarantee_says_why_in_words_not_an_exception_message():
+    """Issue 45 item 7: a relayed time-of-day campaign's stated central guarantee (its notes are the account's) quoted
+    "The 'values' argument of OPM-CIRCULAR.channel must be ... Got None instead."."""
+    for name in ("opm-circular", "sw"):
+        account = amplification.account(local.make(name, epsilon=1.0, bounds=(0, 1440)), 500, 1e-6)
+        assert account.method == "generic"
+        (note,) = account.notes
+        assert note == (f"no usable finite channel ({name.upper()} randomizes real numbers: its inputs are no finite "
+                        "list); the bound for any 1-LDP randomizer is used")

@@ -229,6 +229,18 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
                            composition)
 
 
+def _why_no_channel(protocol, error: BaseException) -> str:
+    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (issue 45 item 7: a
+    relayed campaign's statement used to quote the exception, "The 'values' argument of ... Got None instead.")."""
+    if protocol.tags.kind == "numerical":
+        return f"{protocol.display_name} randomizes real numbers: its inputs are no finite list"
+    if isinstance(error, MemoryError):
+        return f"the channel of {protocol.display_name} is too large to hold in memory"
+    if isinstance(error, NotImplementedError):
+        return f"the channel of {protocol.display_name} has too many outputs to enumerate"
+    return str(error)  # the channel's own check (:mod:`._channel`), worded as a statement: too many pairs, not a law
+
+
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
     if method in ("channel", "numerical"):
         structured = _structured.pair_classes(protocol)
@@ -239,9 +251,10 @@ def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
             channel = _channel.check_channel(protocol.channel())
             classes = _channel.channel_reductions(channel)
         except (NotImplementedError, InvalidParameterError, MemoryError) as error:
+            why = _why_no_channel(protocol, error)  # words for a statement, not the exception's text
             if method == "channel":
-                raise InvalidParameterError(f"{protocol.display_name}: no usable finite channel ({error}).") from None
-            notes.append(f"no usable finite channel ({error}); the bound for any {epsilon0:g}-LDP randomizer is used")
+                raise InvalidParameterError(f"{protocol.display_name}: no usable finite channel ({why}).") from None
+            notes.append(f"no usable finite channel ({why}); the bound for any {epsilon0:g}-LDP randomizer is used")
         else:
             realized = _channel.realized_epsilon(channel)
             if realized > epsilon0 * (1 + 1e-9):

@@ -264,6 +264,24 @@ def _add_campaign(subparsers) -> None:
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
     _admin_command(listing, _run_list)
     _add_estimate_and_export(actions)
+    rounds = _campaign_command(
+        actions,
+        "rounds",
+        help="show a campaign of adaptive quantile rounds round by round, and the quantiles released so far",
+        description="Print every round of CAMPAIGN (created with --rounds) with its reports and size, then the quantiles "
+        "released from the rounds so far with their intervals. --advance first closes the current round now and "
+        "publishes the next (after the last round the campaign closes).",
+    )
+    rounds.add_argument("--advance", action="store_true", help="close the current round now and publish the next")
+    rounds.add_argument("--json", action="store_true", help="print the rounds document as JSON")
+    _admin_command(rounds, _run_rounds)
+
+
+def _run_rounds(args) -> int:
+    from ._campaign_rounds import show_rounds
+
+    with _client(args, admin=True) as client:
+        return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
 
 
 def _add_create(actions) -> None:
@@ -545,6 +563,10 @@ def _create_rounds(args) -> int:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
           f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
+    server, name = args.server.rstrip("/"), summary["campaign"]  # as 'campaign create --config' says them
+    print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
+          f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
+          f"'dpdist campaign rounds {name}'")
     return 0
 
 
@@ -622,7 +644,8 @@ def _run_estimate(args) -> int:
     with _client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
-            Path(args.plot).write_bytes(client.estimate_png(args.campaign, **options))
+            # the same query as the document: the figure draws the band the text and the JSON give
+            Path(args.plot).write_bytes(client.estimate_png(args.campaign, level=args.level, **view, **options))
     if args.json:
         _print_json(document)
     else:
@@ -669,7 +692,9 @@ def _add_submit(subparsers) -> None:
         "file's) in batches of --batch-size, each under a fresh "
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
         "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
-        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once.",
+        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once. "
+        "To a campaign in rounds (adaptive quantiles), each row is one device answering one round: the rows fill the "
+        "rounds one after the other, never more than a round's room (docs/adaptive_quantiles.md).",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -697,7 +722,8 @@ def _add_submit(subparsers) -> None:
         "--journal", default=None, metavar="FILE",
         help="with --column: where the randomized batches are kept before they are sent, so that running the same "
         "command again after a failure resends them instead of randomizing again (default: a file under "
-        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo)",
+        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo; a campaign in "
+        "rounds keeps a directory of parts)",
     )
     submit.add_argument(
         "--submit-token",
@@ -797,8 +823,15 @@ def _submit_column(client, args):
     from .._rng import check_rng, secure_generator
     from ._submit_journal import journal_path, journal_records, write_journal
     from ..errors import EachValueANewUserWarning
+    from ..local import from_config
 
-    protocol = client.protocol(args.campaign)
+    document = client.config(args.campaign)
+    if document.get("rounds") is not None:  # each row one device answering one round (docs/adaptive_quantiles.md)
+        from ._submit_rounds import submit_rounds
+
+        yield from submit_rounds(client, args, document)
+        return
+    protocol = from_config(document["config"])
     check_columns_option(protocol, args.column, args.columns)
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)

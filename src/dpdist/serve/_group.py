@@ -328,11 +328,7 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
         )
     incoming = item.accepted
     if campaign.max_reports is not None and (campaign.total or 0) + incoming > campaign.max_reports:
-        return Conflict(
-            "campaign_full",
-            f"Campaign {campaign.id!r} accepts at most {campaign.max_reports} reports (max_reports); it holds "
-            f"{campaign.total}" + (f" and this batch has {incoming}." if incoming else "."),
-        )
+        return _full(campaign, incoming)
     if campaign.enrollment:
         charged = db.rowcount(
             "UPDATE enrollments SET reports_left = reports_left - ? WHERE token_sha256 = ? AND campaign_id = ?"
@@ -406,6 +402,19 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
                     (item.campaign_id, item.batch_id, minute if item.received_ms is None else item.received_ms, item.accepted,
                      item.raw),
                 )
+
+
+def _full(campaign: _Campaign, incoming: int) -> Conflict:
+    """The refusal of a batch that does not fit under a capped campaign's ``max_reports``: the campaign is full, or the
+    batch is larger than the room left (then refused whole, and the campaign stays open for batches that fit)."""
+    held, cap = campaign.total or 0, int(campaign.max_reports or 0)
+    if held >= cap:
+        return Conflict("campaign_full", f"Campaign {campaign.id!r} is full: it accepts at most {cap} reports "
+                        f"(max_reports) and holds {held}.")
+    room = cap - held
+    return Conflict("campaign_full", f"This batch of {incoming} reports is larger than the room left in campaign "
+                    f"{campaign.id!r}: {room} report(s) (max_reports {cap}, it holds {held}). The batch is refused whole "
+                    f"and the campaign stays open; send at most {room} report(s).")
 
 
 def _count(campaign: _Campaign, reason: str) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
+from ._address_share import AddressShare
 from ._backpressure import Backpressure
 from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
@@ -69,6 +70,7 @@ class Service:
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
         self.budget: BodyBudget = self.limits.budget(max_body_bytes)  # the pool, a share per address, the anonymous half
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
+        self.address_share = AddressShare(self.limits.rate_limit, self.limits.rate_burst)  # warns once (issue 45.1)
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)

@@ -46,6 +46,9 @@ FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+#: Seconds of pauses, at most, before a server that refused every connection of this client so far (nothing
+#: listens: not started, a wrong port or host) is reported down, however many retries are left.
+DOWN_AFTER = 4.0
 
 
 def _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
@@ -93,7 +96,12 @@ class Client:
         A campaign's submit token, if it has one.
     retries : int
         Attempts after the first for a request that failed in transit or got a
-        5xx answer (batches are idempotent by batch id, so retrying is safe).
+        5xx answer (batches are idempotent by batch id, so retrying is safe).  A server
+        that has refused every connection of this client so far (nothing listens at
+        ``server``) is reported down, :class:`~dpdist.errors.ServiceUnavailableError`,
+        once the pauses would pass :data:`DOWN_AFTER` seconds (4 attempts after the
+        first with the default backoff, at most 3.75 s); once it has answered, a refused
+        connection (a restart) is retried ``retries`` times.
     backoff : float
         First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
         ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
@@ -146,6 +154,7 @@ class Client:
         self._routes: dict[str, RelayRoute] = {}  # campaign -> where and how its reports go (relayed campaigns)
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
+        self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
 
     def close(self) -> None:
         self._http.close()
@@ -163,29 +172,41 @@ class Client:
         headers = dict(kwargs.pop("headers", {}))
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        wait = self.backoff
+        wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
         for attempt in range(self.retries + 1):
-            asked = None
+            asked, refused = None, False
             try:
                 response = self._http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
+                refused = isinstance(error, httpx.ConnectError) and not self._answered
             else:
+                self._answered = True
                 if response.status_code not in _RETRY_STATUSES:
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     return response
                 failure = f"HTTP {response.status_code}"
                 asked = retry_after(response.headers.get("Retry-After"))
-            if attempt < self.retries:
-                delay = retry_delay(wait, asked)
-                if self.on_retry is not None:
-                    self.on_retry(failure, attempt + 1, delay, self.retries - attempt)
-                time.sleep(delay)
-                wait = min(10.0, wait * 2)
-        raise ServiceUnavailableError(
-            f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
-        )
+            last = self.retries
+            if refused:  # nothing listens (it never answered this client): a bounded wait, said in on_retry's count
+                if down_until is None:
+                    down_until = attempt + _attempts_within(DOWN_AFTER, wait)
+                last = min(last, down_until)
+            if attempt >= last:
+                break
+            delay = retry_delay(wait, asked)
+            if self.on_retry is not None:
+                self.on_retry(failure, attempt + 1, delay, last - attempt)
+            time.sleep(delay)
+            waited += delay
+            wait = min(10.0, wait * 2)
+        if refused:
+            raise ServiceUnavailableError(
+                f"{method} {self.server}{path} failed: could not connect to {self.server} ({failure}) in "
+                f"{attempt + 1} attempt(s) over {waited:.1f} s; is the server running there?"
+            )
+        raise ServiceUnavailableError(f"{method} {self.server}{path} failed after {attempt + 1} attempt(s): {failure}.")
 
     def _admin(self) -> str:
         if not self.admin_token:
@@ -566,6 +587,15 @@ def retry_delay(backoff: float, asked: float | None) -> float:
     if asked is not None:
         return asked * random.uniform(1.0, 1.5)
     return backoff * random.uniform(0.5, 1.0)
+
+
+def _attempts_within(seconds: float, backoff: float) -> int:
+    """How many more attempts the longest pauses of :func:`retry_schedule` from ``backoff`` allow within ``seconds``."""
+    attempts, total = 0, 0.0
+    while total + min(10.0, backoff * 2**attempts) <= seconds:
+        total += min(10.0, backoff * 2**attempts)
+        attempts += 1
+    return attempts
 
 
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:

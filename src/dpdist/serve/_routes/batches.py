@@ -51,6 +51,7 @@ class Incoming(NamedTuple):
 
 async def accept_batch(service, incoming: Incoming) -> dict:
     """Admit, read, decode and count one batch; its acknowledgement once durable (or the :class:`Refusal` raised)."""
+    service.address_share.saw(incoming.host)  # one address sending most batches: said once in the log
     campaign_id, batch_id, token = incoming.campaign_id, incoming.batch_id, incoming.token
     service.rate.check(incoming.host, "batches")
     with service.slot():
