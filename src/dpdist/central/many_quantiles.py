@@ -87,7 +87,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
-from ..estimates import Interval, Presented
+from ..estimates import Distribution, Interval, Presented
 from ..estimates._intervals import check_level, check_samples, json_value, percent
 from ._common import as_real_array, check_central_input, check_option
 from .noise import above_threshold
@@ -174,6 +174,19 @@ class QuantileRelease(Presented):
     def as_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` (JSON-safe, plain floats)."""
         return self.to_dict()
+
+    def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
+        """The distribution through the released quantiles (:meth:`Distribution.from_quantiles`): its CDF is ``q``
+        at each released value, linear in between and to the bounds (``bounds``: the release's own by default)."""
+        if bounds is None:
+            bounds = self.details.get("bounds")
+        if bounds is None:
+            raise InvalidParameterError(
+                "The 'bounds' parameter of QuantileRelease.as_distribution is needed: this release does not record "
+                "its bounds. Pass the public bounds (lo, hi) it was released on."
+            )
+        return Distribution.from_quantiles(self.q, self.values, tuple(bounds), method=self.method, epsilon=self.epsilon,
+                                           guarantee=self.guarantee, details={"from": "quantiles", "q": self.q.tolist()})
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
@@ -452,6 +465,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
                          "reserves": json_value(cell_points(found.reserves, data.bounds, cells)),
                          "noisy_counts": json_value(found.noisy_counts)}}
     spent = sequential(steps)
+    details = {**details, "bounds": list(data.bounds)}
     return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
 
 
@@ -473,6 +487,7 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "rank_error_bound": {"probability": level, "ranks": error,
                              "applies": bool(plan.exponential_error(1 - level) <= plan.half_width)},
         "secure": data.secure,
+        "bounds": list(data.bounds),
     }
     return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, details, plan.guarantee)
 
@@ -491,7 +506,7 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     # the data may sit anywhere inside a leaf: the interval runs to the edges of the crossing leaves
     low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.bounds)
     high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.bounds)
-    details = {**distribution.details, "z": z, "intervals": (
+    details = {**distribution.details, "bounds": list(tree.bounds), "z": z, "intervals": (
         "the pointwise band of the release's noise (z standard errors of its CDF) inverted, to the edges of the "
         "leaves where it crosses q")}
     return QuantileRelease(

@@ -76,7 +76,9 @@ class GroupedResult:
         return new_frame(self.library, parts)
 
     def summary(self) -> Any:
-        """One row per group: the key(s), the headline numbers of its result (``summary()``), and ``n`` where released."""
+        """One row per group: the key(s), the headline numbers of its result (``summary()``), each followed by its
+        pointwise interval (``"<name> low"``, ``"<name> high"``, and a ``level`` column) where the result has one,
+        and ``n`` where released."""
         rows = []
         for key, result in self.results.items():
             row: dict[str, Any] = {name: column[0] for name, column in self._key_columns(key, 1).items()}
@@ -105,8 +107,47 @@ _ALL_ITEMS = 64
 
 
 def _summary_of(result) -> dict[str, float]:
+    """The headline numbers of ``result``, each followed by its pointwise interval (``"<name> low"``,
+    ``"<name> high"``) where the result has one, and the intervals' ``level``."""
     frequencies = getattr(result, "frequencies", None)
     if frequencies is not None and len(frequencies) <= _ALL_ITEMS:
         names = result.item_names() if getattr(result, "labels", None) is not None else [f"item {i}" for i in range(len(frequencies))]
-        return {str(name): float(value) for name, value in zip(names, frequencies)}
-    return {str(name): value for name, value in result.summary().items()}
+        headline = {str(name): float(value) for name, value in zip(names, frequencies)}
+    else:
+        headline = {str(name): value for name, value in result.summary().items()}
+    limits, level = _interval_limits(result, headline)
+    row: dict[str, Any] = {}
+    for name, value in headline.items():
+        row[name] = value
+        if name in limits:
+            row[f"{name} low"], row[f"{name} high"] = limits[name]
+    if level is not None:
+        row["level"] = level
+    return row
+
+
+def _interval_limits(result, headline: dict) -> tuple[dict[str, tuple[float, float]], float | None]:
+    """``({headline name: (low, high)}, level)`` from the result's pointwise intervals of its headline numbers."""
+    limits, level = {}, None
+    for interval in result.intervals():
+        if getattr(interval, "simultaneous", False):
+            continue
+        lows, highs = np.atleast_1d(interval.low), np.atleast_1d(interval.high)
+        for name, low, high in zip(_point_names(result, interval), lows, highs):
+            if name in headline and np.isfinite(low) and np.isfinite(high):
+                limits[name], level = (float(low), float(high)), float(interval.level)
+    return limits, level
+
+
+def _point_names(result, interval) -> list[str]:
+    """The headline names of an interval's points: items (by label), ``"<q> quantile"`` (a median is ``"median"``
+    in a distribution's summary), or ``"mean"``."""
+    if interval.quantity == "mean":
+        return ["mean"]
+    at = np.atleast_1d(interval.at)
+    if interval.quantity == "frequency":
+        labels = getattr(result, "labels", None)
+        return [str(labels[int(item)]) if labels is not None else f"item {int(item)}" for item in at]
+    if interval.quantity == "quantile":
+        return ["median" if q == 0.5 and "median" in result.summary() else f"{q:g} quantile" for q in at]
+    return []
