@@ -294,7 +294,7 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
 def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
-    ``protocol`` is a local protocol or its config (a dict); a protocol's name alone is refused, since its
+    ``protocol`` is a local protocol (``dpdist.local.make(...)``); its name alone is refused, since its
     epsilon and domain decide the guarantee.  Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
     one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
     its citations and the assumptions (the shuffler does not collude with the collector; the

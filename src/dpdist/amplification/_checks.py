@@ -25,19 +25,21 @@ def check_n(n) -> int:
 
 
 def check_protocol(owner: str, protocol):
-    """The local protocol whose reports are shuffled: a protocol object, or its config (a dict, as ``config()`` gives).
+    """The local protocol whose reports are shuffled (an object of ``dpdist.local``; checked by what the accounting
+    reads, so that this module does not import the protocols' package).
 
-    A protocol's name alone is refused: its epsilon and domain decide the guarantee.
+    A protocol's name or config alone is refused: its epsilon and domain decide the guarantee, and
+    ``dpdist.local.make`` / ``from_config`` build it.
     """
-    from ..local import LocalProtocol, from_config
-
-    if isinstance(protocol, LocalProtocol):
+    if all(hasattr(protocol, name) for name in ("guarantee", "tags", "channel", "config")) and not isinstance(protocol, type):
         return protocol
-    if isinstance(protocol, dict):
-        return from_config(protocol)
-    hint = (f" A name is not enough (its epsilon and domain decide the guarantee): pass "
-            f"dpdist.local.make({protocol!r}, epsilon=..., ...)." if isinstance(protocol, str) else "")
+    hint = ""
+    if isinstance(protocol, str):
+        hint = (f" A name is not enough (its epsilon and domain decide the guarantee): pass "
+                f"dpdist.local.make({protocol!r}, epsilon=..., ...).")
+    elif isinstance(protocol, dict):
+        hint = " For a config, pass dpdist.local.from_config(config)."
     raise InvalidParameterError(
-        f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)) or its config (a dict). "
+        f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)). "
         f"Got {protocol!r:.100} instead.{hint}"
     )
