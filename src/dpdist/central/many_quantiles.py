@@ -185,7 +185,7 @@ class QuantileRelease(Presented):
                 "The 'bounds' parameter of QuantileRelease.as_distribution is needed: this release does not record "
                 "its bounds. Pass the public bounds (lo, hi) it was released on."
             )
-        return Distribution.from_quantiles(self.q, self.values, tuple(bounds), method=self.method, epsilon=self.epsilon,
+        return Distribution.from_quantiles(self.q, self.values, bounds, method=self.method, epsilon=self.epsilon,
                                            guarantee=self.guarantee, details={"from": "quantiles", "q": self.q.tolist()})
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
