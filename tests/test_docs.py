@@ -6,9 +6,12 @@ The build imports every public module and takes tens of seconds: out of the fast
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+
+import dpdist
 
 sphinx_cmd = pytest.importorskip("sphinx.cmd.build", reason="the docs extra (dpdist[docs]) is not installed")
 
@@ -45,3 +48,17 @@ def test_a_broken_internal_link_fails_the_build(tmp_path):
     (source / "index.md").write_text("# Home\n\nSee [the missing page](missing.md).\n")
     status = sphinx_cmd.build_main(["-W", "-q", "-b", "html", str(source), str(tmp_path / "html")])
     assert status != 0
+
+
+def test_the_source_cites_design_not_process():
+    """Comments and docstrings point at the design (a docs page and its section, a paper's equation),
+    not at the issue that asked for a change: process history lives in the commits."""
+    source = Path(dpdist.__file__).parent
+    found = [
+        f"{path.relative_to(source)}:{number}: {line.strip()}"
+        for path in sorted(source.rglob("*.py"))
+        if "_clients_js" not in path.parts
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if re.search(r"\b[Ii]ssues? \d+", line)
+    ]
+    assert not found, "\n".join(found)

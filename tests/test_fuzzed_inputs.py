@@ -65,8 +65,7 @@ def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
     with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled.*Got 3 instead"):
         privacy.shuffled(3, 1000, 1e-6)
     grr = local.make("grr", epsilon=2.0, domain_size=4)
-    with pytest.raises(InvalidParameterError, match=r"For a config, pass dpdist\.local\.from_config\(config\)"):
-        privacy.shuffled(grr.config(), 1000, 1e-6)
+    assert privacy.shuffled(grr.config(), 1000, 1e-6) == privacy.shuffled(grr, 1000, 1e-6)  # a config is a protocol
     assert privacy.shuffled(grr, 1000, 1e-6).epsilon < 2.0
 
 

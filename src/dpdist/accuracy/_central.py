@@ -8,18 +8,27 @@ the released quantiles and the 95% half-width of the median's error.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
+from .._validation import Bounds, check_param
 from ..errors import InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
-from ._simulation import data_generator, distribution_errors, interval_of, mean_of, run_generator
+from ._simulation import (
+    data_generator,
+    distribution_errors,
+    interval_of,
+    mean_of,
+    run_generator,
+)
 
 __all__ = ["RELEASES", "central_predictions", "check_release_parameters", "release_named"]
 
 
 def _releases() -> dict:
-    from .. import central
+    from .. import central  # lazy: loads scipy (0.4-2 s)
 
     return {
         "cdf": central.cdf,
@@ -58,8 +67,6 @@ _SUPPLIED = ("epsilon", "rng")
 
 def check_release_parameters(function, params: dict) -> None:
     """Refuse ``params`` that ``function(data, epsilon=..., rng=..., **params)`` would not take, before any run."""
-    import inspect
-
     name = release_name(function)
     signature = inspect.signature(function)
     data, *parameters = list(signature.parameters)
@@ -72,8 +79,6 @@ def check_release_parameters(function, params: dict) -> None:
             f"epsilons). Got {supplied} among its parameters; its others are {taken}."
         )
     if "bounds" in params:
-        from .._validation import Bounds, check_param
-
         params["bounds"] = check_param(f"explain ({name!r})", "bounds", params["bounds"], Bounds())
     try:
         signature.bind(None, epsilon=1.0, rng=0, **params)
@@ -89,7 +94,7 @@ def check_release_parameters(function, params: dict) -> None:
 
 def central_predictions(function, n: int, epsilons, shape: Shape, repeats: int, seed: int, params: dict):
     """``(kind, predictions, notes)`` of ``function(x, epsilon=e, **params)`` at each epsilon."""
-    from .. import central
+    from .. import central  # lazy: loads scipy (0.4-2 s)
 
     bounds = params.get("bounds")
     if bounds is None:

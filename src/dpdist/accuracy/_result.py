@@ -141,7 +141,7 @@ class Explanation:
 
         Each panel's legend says what its line and its bars are (:meth:`bar_label`); the y axis names the metric.
         """
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         metrics = [m for m in (metrics or self.metrics) if m in self.metrics]
         if ax is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from ..local import LocalProtocol, from_config
 
 __all__ = ["check_delta", "check_epsilon0", "check_n", "check_protocol"]
 
@@ -24,22 +25,18 @@ def check_n(n) -> int:
     return check_param("amplification", "n", n, Integer(low=2, high=10**12))
 
 
-def check_protocol(owner: str, protocol):
-    """The local protocol whose reports are shuffled (an object of ``dpdist.local``; checked by what the accounting
-    reads, so that this module does not import the protocols' package).
+def check_protocol(owner: str, protocol) -> LocalProtocol:
+    """The local protocol whose reports are shuffled: a protocol object, or its config (a dict, as ``config()`` gives).
 
-    A protocol's name or config alone is refused: its epsilon and domain decide the guarantee, and
-    ``dpdist.local.make`` / ``from_config`` build it.
+    A protocol's name alone is refused: its epsilon and domain decide the guarantee.
     """
-    if all(hasattr(protocol, name) for name in ("guarantee", "tags", "channel", "config")) and not isinstance(protocol, type):
+    if isinstance(protocol, LocalProtocol):
         return protocol
-    hint = ""
-    if isinstance(protocol, str):
-        hint = (f" A name is not enough (its epsilon and domain decide the guarantee): pass "
-                f"dpdist.local.make({protocol!r}, epsilon=..., ...).")
-    elif isinstance(protocol, dict):
-        hint = " For a config, pass dpdist.local.from_config(config)."
+    if isinstance(protocol, dict):
+        return from_config(protocol)
+    hint = (f" A name is not enough (its epsilon and domain decide the guarantee): pass "
+            f"dpdist.local.make({protocol!r}, epsilon=..., ...)." if isinstance(protocol, str) else "")
     raise InvalidParameterError(
-        f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)). "
+        f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)) or its config (a dict). "
         f"Got {protocol!r:.100} instead.{hint}"
     )

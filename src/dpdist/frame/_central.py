@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -20,7 +22,7 @@ __all__ = ["release", "group_release"]
 
 def _central_releases() -> dict[Any, str]:
     """The functions ``frame.release`` and ``frame.group_release`` run, by their public name."""
-    from .. import central
+    from .. import central  # lazy: loads scipy (0.4-2 s)
 
     return {
         central.cdf: "central.cdf", central.tree_cdf: "central.tree_cdf", central.quantiles: "central.quantiles",
@@ -36,9 +38,6 @@ def _central_releases() -> dict[Any, str]:
 def _release_function(owner: str, function, args: tuple, kwargs: dict) -> Callable:
     """``function`` if it is a ``dpdist.central`` release (or a ``functools.partial`` of one) and ``args`` and
     ``kwargs`` are its arguments after the data; else :class:`InvalidParameterError` naming what is wrong."""
-    import functools
-    import inspect
-
     releases = _central_releases()
     inner = function.func if isinstance(function, functools.partial) else function
     name = releases.get(getattr(inner, "__func__", inner)) if callable(inner) else None
@@ -116,7 +115,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         replace neighbours (``histogram_queries``, ``adaptive_quantiles``, ...) the key is treated as
         public and each group's number of records is released with its result.
     """
-    from ..budget import planned_guarantee
+    from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
     library, column, by = check_frame(owner, frame, column, check_by(owner, by))
@@ -135,7 +134,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         rows = present.get(key)
         results[key] = _run(column, function, empty if rows is None else values[rows], args,
                             {**kwargs, "rng": generator}, None)
-    guarantee = parallel([getattr(result, "guarantee", None) or planned for result in results.values()])
+    guarantee = parallel([result.guarantee or planned for result in results.values()])
     if not guarantee.covers(planned) or not planned.covers(guarantee):
         raise DPDistError(f"{owner}: the groups spent {guarantee.describe()}, not the {planned.describe()} planned (a bug).")
     return GroupedResult(by, results, guarantee, _covers(guarantee, by), library)

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 import numpy as np
 
 from .._rng import check_rng
-from ..errors import DPDistError, InvalidParameterError, MalformedReportError, OutOfDomainError
+from ..errors import (
+    DPDistError,
+    InvalidParameterError,
+    MalformedReportError,
+    OutOfDomainError,
+)
+from ..local import LocalProtocol, from_config
 from ..privacy import parallel
 from ._grouped import GroupedResult
 from ._tables import check_frame, column_values, group_rows, new_frame
@@ -24,8 +30,6 @@ __all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
 
 
 def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
-    from ..local import LocalProtocol, from_config
-
     if isinstance(protocol, dict):
         return from_config(protocol)
     if not isinstance(protocol, LocalProtocol):
@@ -38,9 +42,11 @@ def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
 
 def check_session(owner: str, session) -> BudgetSession | None:
     """``session``: None or a :class:`dpdist.budget.BudgetSession`."""
-    from ..budget import BudgetSession
+    if session is None:
+        return None
+    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
 
-    if session is not None and not isinstance(session, BudgetSession):
+    if not isinstance(session, BudgetSession):
         raise InvalidParameterError(
             f"The 'session' argument of {owner} must be None or a dpdist.budget.BudgetSession. Got {session!r:.100} instead."
         )
