@@ -6,7 +6,7 @@
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from './errors.js';
 import { EPSILON } from './params.js';
-import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/base.js';
+import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/_base.js';
 
 const MAX_ATTRIBUTES = 64;
 const MAX_NAME_LENGTH = 64;

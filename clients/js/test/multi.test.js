@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError, fromConfig, privatize } from '../src/index.js';
 import { quantizePrior } from '../src/fake.js';
-import { guidelineGranularities } from '../src/protocols/marginals.js';
+import { guidelineGranularities } from '../src/protocols/_marginals.js';
 import { CHANNEL_SLACK, checkSampledChannel, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
 
 const SAMPLES_PER_RECORD = 200_000;

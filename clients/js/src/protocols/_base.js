@@ -1,9 +1,13 @@
 // What every protocol of the client shares: the normalized config, the declared report format
 // (``this.format``, format.js: NumPy dtype descr and row shape, as Python's report_format declares
-// them), the check of a collector's client view, value checks and the batch loop.
+// them), the check of a collector's client view, value checks and the batch loop; and, on each
+// protocol's class, the functions of its entry point 'dpdist-client/<name>' (fromConfig, privatize,
+// privatizeRecord for that protocol's configs), so that a protocol module is its own entry point.
 
+import { buildProtocol } from '../config.js';
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
 import { checkParams } from '../params.js';
+import { privatizeRecordWith, privatizeWith } from '../privatize.js';
 
 export const CONFIG_VERSION = 1;
 
@@ -32,6 +36,27 @@ export class ReportBatch {
 }
 
 export class Protocol {
+  /** The registry name of the protocol ("grr", ...): each protocol's class states its own. */
+  static protocol = null;
+
+  /**
+   * The protocol of this class a config (object, client view or JSON text) describes; a config of another
+   * protocol is refused, naming this entry point ('dpdist-client/<name>').
+   */
+  static fromConfig(config) {
+    return buildProtocol(config, { [this.protocol]: this }, `dpdist-client/${this.protocol}`);
+  }
+
+  /** Randomize ``values`` under a config of this protocol: one report per value (CSPRNG unless ``source``). */
+  static privatize(config, values, options) {
+    return privatizeWith((text) => this.fromConfig(text), config, values, options);
+  }
+
+  /** ``privatize`` then ``encodeRecord``: one binary report record, its reports in a uniformly random order. */
+  static privatizeRecord(config, values, options) {
+    return privatizeRecordWith((text) => this.fromConfig(text), config, values, options);
+  }
+
   /**
    * @param {string} name registry name ("grr", ...)
    * @param {object} config the parsed JSON config

@@ -1,5 +1,6 @@
-// Marginals and grids over records: "calm" (Zhang, Wang, Li, He, Chen, CCS 2018) and "hdg" (Yang, Wang,
-// Li, Cheng, Su, PVLDB 2020), as dpdist.local.multi.calm and .hdg randomize on a device.
+// Marginals and grids over records, the base of "calm" (calm.js; Zhang, Wang, Li, He, Chen, CCS 2018) and
+// "hdg" (hdg.js; Yang, Wang, Li, Cheng, Su, PVLDB 2020), as dpdist.local.multi.calm and .hdg randomize on a
+// device.
 //
 // Both divide the users at random among groups (src/groups.js): a user draws one group uniformly,
 // independently of their record, and reports the group's index and the cell of their record in it
@@ -21,7 +22,7 @@ import { SampledGroups } from '../groups.js';
 import { exp, roundHalfEven } from '../libm.js';
 import { boolean, integer, optional, options } from '../params.js';
 import { RecordProtocol, attributeDomain } from '../records.js';
-import { CONFIG_VERSION } from './base.js';
+import { CONFIG_VERSION } from './_base.js';
 
 /** The most cells of one marginal or grid (Python's ``MAX_CELLS``). */
 const MAX_CELLS = 1 << 16;
@@ -264,12 +265,4 @@ export class HybridGrids extends GroupedCells {
   checkView(view) {
     super.checkView(view, { g1: this.g1, g2: this.g2 });
   }
-}
-
-/** The marginal and grid protocol classes over the oracles of ``table`` (registry name -> class: grr, oue, sue). */
-export function marginalProtocols(table) {
-  return {
-    calm: class extends ConsistentMarginals { constructor(config) { super(config, table); } },
-    hdg: class extends HybridGrids { constructor(config) { super(config, table); } },
-  };
 }

@@ -1,4 +1,5 @@
-// Records of several attributes per user: "spl", "smp", "rsfd" and "rsrfd" (dpdist.local.multi).
+// Records of several attributes per user, the base of "spl", "smp", "rsfd" and "rsrfd" (spl.js, smp.js,
+// rsfd.js, rsrfd.js; dpdist.local.multi), over the attribute protocols of the client (_index.js).
 //
 // Each attribute of the public schema (``attributes``: categorical with ``domain_size`` / ``labels``, or
 // numerical with ``bounds``) is randomized by its own protocol of this client (its *inner* protocol,
@@ -28,11 +29,8 @@ import { SampledGroups } from '../groups.js';
 import { exp } from '../libm.js';
 import { optional, options } from '../params.js';
 import { RecordProtocol } from '../records.js';
-import { CONFIG_VERSION } from './base.js';
+import { CONFIG_VERSION, FrequencyProtocol, NumericalProtocol } from './_base.js';
 
-/** The 1-D protocols of this client an attribute may use (Python's categorical_protocols / numerical_protocols). */
-const CATEGORICAL = new Set(['grr', 'oue', 'sue', 'olh', 'hr', 'ss', 'cms', 'hcms']);
-const NUMERICAL = new Set(['sw', 'gw', 'opm', 'opm-circular']);
 /** RS+FD's oracles (pure oracles whose support of an item is one Bernoulli per report). */
 const RSFD_ORACLES = new Set(['grr', 'oue', 'sue', 'olh', 'ss']);
 
@@ -77,12 +75,15 @@ class MultiAttribute extends RecordProtocol {
     return attribute.domain_size < 3.0 * exp(epsilon) + 2.0 ? 'grr' : 'oue';
   }
 
-  allowed(attribute) {
-    return 'bounds' in attribute ? NUMERICAL : CATEGORICAL;
+  /** The protocols of ``table`` (the attribute protocols: _index.js) an attribute may use: the numerical ones
+   * for an attribute with bounds, else the categorical ones (Python's numerical_protocols / categorical_protocols). */
+  allowed(attribute, table) {
+    const base = 'bounds' in attribute ? NumericalProtocol : FrequencyProtocol;
+    return new Set(Object.keys(table).filter((name) => table[name].prototype instanceof base));
   }
 
   buildInner(attribute, epsilon, table) {
-    const allowed = this.allowed(attribute);
+    const allowed = this.allowed(attribute, table);
     const name = attribute.protocol ?? this.defaultProtocol(attribute, epsilon);
     const where = `The 'attributes' parameter of ${this.display}: attribute '${attribute.name}'`;
     if (!allowed.has(name) || !Object.hasOwn(table, name)) {
@@ -323,14 +324,4 @@ export class RealisticFakeData extends RandomSamplingFakeData {
     if (inner.name === 'grr') return fakeData(inner, 'prior', weights);
     return fakeData(inner, 'randomized', prior === null ? null : weights);
   }
-}
-
-/** The multi-attribute protocol classes over the 1-D protocols of ``table`` (registry name -> class). */
-export function multiProtocols(table) {
-  return {
-    spl: class extends SplitBudget { constructor(config) { super(config, table); } },
-    smp: class extends SampleOne { constructor(config) { super(config, table); } },
-    rsfd: class extends RandomSamplingFakeData { constructor(config) { super(config, table); } },
-    rsrfd: class extends RealisticFakeData { constructor(config) { super(config, table); } },
-  };
 }

@@ -1,5 +1,5 @@
-// Unary encoding with bit-packed reports: "oue" (Wang et al. 2017, sec. 4.3) and "sue" (basic
-// one-time RAPPOR, Erlingsson et al. 2014), as dpdist.local.frequency._unary.
+// Unary encoding with bit-packed reports, the base of "oue" (oue.js), "sue" (sue.js) and "l-osue"
+// (l-osue.js), as dpdist.local.frequency._unary.
 //
 // Bit v of the one-hot vector is 1 with probability p, every other bit with probability q, all
 // independent.  As in Python, each bit compares a uniform 32-bit word with an integer threshold:
@@ -8,15 +8,15 @@
 // Reports are numpy.packbits rows: ceil(d/8) bytes, item j at bit 7 - (j mod 8) of byte j >> 3.
 
 import { InvalidParameterError } from '../errors.js';
-import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { packedBitReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 
 const SCALE = 4294967296; // 2^32
 /** Largest d for which channelRow enumerates the 2^d outputs. */
 const MAX_CHANNEL_DOMAIN = 16;
 
+/** Bits of the one-hot vector, each 1 w.p. p (the item's) or q (the others'); ``targetProbabilities(epsilon)`` gives [p, q]. */
 export class UnaryEncoding extends FrequencyProtocol {
   constructor(name, config, targetProbabilities, extraRules = {}) {
     super(name, config, frequencyRules(extraRules), { labels: null });
@@ -85,20 +85,5 @@ export class UnaryEncoding extends FrequencyProtocol {
   likelihood(row) {
     const { p, q } = this;
     return Float64Array.from(this.inputs(), (item) => (this.bit(row, item) ? p / q : (1 - p) / (1 - q)));
-  }
-}
-
-export class OUE extends UnaryEncoding {
-  constructor(config) {
-    super('oue', config, (epsilon) => [0.5, 1.0 / (exp(epsilon) + 1.0)]);
-  }
-}
-
-export class SUE extends UnaryEncoding {
-  constructor(config) {
-    super('sue', config, (epsilon) => {
-      const half = exp(epsilon / 2.0);
-      return [half / (half + 1.0), 1.0 / (half + 1.0)];
-    });
   }
 }

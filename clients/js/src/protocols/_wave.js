@@ -1,4 +1,5 @@
-// Square wave "sw" and general wave "gw" (paper 003, Li et al. SIGMOD 2020, sec. 5;
+// The wave mechanisms, the base of square wave "sw" (sw.js) and general wave "gw" (gw.js) (paper 003,
+// Li et al. SIGMOD 2020, sec. 5;
 // dpdist.local.numerical.square_wave, general_wave, _wave_shape, _wave_grid, _wave_discrete).
 //
 // R-B ("randomize before bucketize", the default): a value u in [0, 1] becomes the index of the
@@ -18,11 +19,11 @@
 import { InvalidParameterError } from '../errors.js';
 import { addGridLaw, mixtureKeep, times } from '../grid.js';
 import { exp, expm1 } from '../libm.js';
-import { EPSILON, boolean, bounds, integer, interval, optional, options } from '../params.js';
+import { EPSILON, bounds, integer, interval, optional } from '../params.js';
 import { itemReports } from '../format.js';
-import { NumericalProtocol } from './base.js';
+import { NumericalProtocol } from './_base.js';
 
-const MAX_BINS = 4096;
+export const MAX_BINS = 4096;
 const GRID = 9007199254740992; // 2^53
 
 /** ``mutual_information_b`` of _wave_shape.py (paper 003, sec. 5.3), operation for operation. */
@@ -44,16 +45,17 @@ export function mutualInformationB(epsilon) {
   return (epsilon - 1.0 + exp(-epsilon)) / (2.0 * (expm1(epsilon) - epsilon));
 }
 
-const WAVE_RULES = {
+export const WAVE_RULES = {
   epsilon: EPSILON,
   bounds: bounds(),
   bins: integer(2, MAX_BINS),
   output_bins: optional(integer(2, MAX_BINS)),
   b: optional(interval(0, Infinity)),
 };
-const WAVE_DEFAULTS = { bounds: [0.0, 1.0], bins: 1024, output_bins: null, b: null };
+export const WAVE_DEFAULTS = { bounds: [0.0, 1.0], bins: 1024, output_bins: null, b: null };
 
-class WaveProtocol extends NumericalProtocol {
+/** The wave mechanisms' base: the R-B grid of a trapezoid bump, the B-R window, their exact laws. */
+export class WaveProtocol extends NumericalProtocol {
   /** Set up the R-B grid for a trapezoid of half-width b and top/bottom ratio r (1: square). */
   setupGrid(b, ratio) {
     this.halfWidths = [(b * (1.0 + ratio)) / 2.0, (b * (1.0 - ratio)) / 2.0];
@@ -167,65 +169,5 @@ class WaveProtocol extends NumericalProtocol {
     if (a2 === 0) return (x + a1) / (2 * a1);
     const t2 = (y) => (y > 0 ? (y * y) / 2 : 0);
     return (t2(x + a1 + a2) - t2(x + a1 - a2) - t2(x - a1 + a2) + t2(x - a1 - a2)) / (4 * a1 * a2);
-  }
-}
-
-export class SquareWave extends WaveProtocol {
-  constructor(config) {
-    super('sw', config, { ...WAVE_RULES, discrete: boolean() }, { ...WAVE_DEFAULTS, discrete: false });
-    const { bins } = this.params;
-    let b = this.params.b;
-    b = b === null ? mutualInformationB(this.epsilon) : b;
-    if (this.params.discrete) {
-      if (this.params.output_bins !== null) {
-        throw new InvalidParameterError(
-          `The 'output_bins' parameter of SW must be None (null) when discrete=true (the discrete square wave has bins + 2*floor(b*bins) outputs). Got ${this.params.output_bins} instead.`,
-        );
-      }
-      const halfWidth = Math.floor(b * bins);
-      if (bins + 2 * halfWidth > MAX_BINS) {
-        throw new InvalidParameterError(
-          `The 'b' parameter of SW with discrete=true gives bins + 2*floor(b*bins) = ${bins + 2 * halfWidth} output buckets; at most ${MAX_BINS} are allowed. Got b=${b}.`,
-        );
-      }
-      this.discrete = true;
-      this.halfWidth = halfWidth;
-      this.window = 2 * halfWidth + 1;
-      this.buckets = bins + 2 * halfWidth;
-      this.weight = mixtureKeep(this.epsilon, this.window, this.buckets); // on the 2^-53 grid (grid.js)
-      this.setupLayout();
-      return;
-    }
-    if (!(b > 0)) {
-      throw new InvalidParameterError(
-        `The 'epsilon' parameter of SW gives b = 0 by the mutual-information rule; pass b > 0 explicitly. Got epsilon=${this.epsilon}.`,
-      );
-    }
-    this.setupGrid(b, 1.0);
-  }
-}
-
-export class GeneralWave extends WaveProtocol {
-  constructor(config) {
-    super(
-      'gw',
-      config,
-      { ...WAVE_RULES, shape: options(['trapezoid', 'triangle']), ratio: optional(interval(0, 1)) },
-      { ...WAVE_DEFAULTS, shape: 'trapezoid', ratio: null },
-    );
-    const { shape, ratio } = this.params;
-    if (shape === 'triangle' && ratio !== null) {
-      throw new InvalidParameterError(
-        `The 'ratio' parameter of GW must be None (null) when shape='triangle' (a triangle has ratio 0). Got ${ratio} instead.`,
-      );
-    }
-    const r = shape === 'triangle' ? 0.0 : ratio === null ? 0.5 : ratio;
-    const b = this.params.b === null ? mutualInformationB(this.epsilon) : this.params.b;
-    if (!(b > 0)) {
-      throw new InvalidParameterError(
-        `The 'epsilon' parameter of GW gives b = 0 by the mutual-information rule; pass b > 0 explicitly. Got epsilon=${this.epsilon}.`,
-      );
-    }
-    this.setupGrid(b, r);
   }
 }

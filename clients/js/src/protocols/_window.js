@@ -1,5 +1,5 @@
-// Optimal piecewise mechanism "opm" (interval) and "opm-circular" (circle) of Zheng, Mishra and Hu
-// (arXiv 2505.15483; dpdist.local.numerical.opm, _window_grid).
+// The optimal piecewise mechanism of Zheng, Mishra and Hu (arXiv 2505.15483; dpdist.local.numerical.opm,
+// _window_grid), the base of "opm" (opm.js, the interval) and "opm-circular" (opm-circular.js, the circle).
 //
 // A value u of the unit domain becomes the index of one of ``bins`` equal public buckets of the domain
 // itself.  Mixture sampling: with probability 1 - weight (exact Bernoulli) a uniform bucket (exact
@@ -14,7 +14,7 @@ import { addGridLaw, mixtureKeep, times } from '../grid.js';
 import { exp } from '../libm.js';
 import { EPSILON, bounds, integer, interval, optional } from '../params.js';
 import { itemReports } from '../format.js';
-import { NumericalProtocol } from './base.js';
+import { NumericalProtocol } from './_base.js';
 
 const MAX_BINS = 4096;
 const GRID = 9007199254740992; // 2^53
@@ -28,7 +28,8 @@ export function optimalWindow(epsilon) {
 const RULES = { epsilon: EPSILON, bounds: bounds(), bins: integer(2, MAX_BINS), window: optional(interval(0, 1)) };
 const DEFAULTS = { bounds: [0.0, 1.0], bins: 1024, window: null };
 
-class WindowProtocol extends NumericalProtocol {
+/** The optimal piecewise mechanism on the interval (``circular`` false) or on the circle. */
+export class WindowProtocol extends NumericalProtocol {
   constructor(name, config, circular) {
     super(name, config, RULES, DEFAULTS);
     this.circular = circular;
@@ -104,17 +105,5 @@ class WindowProtocol extends NumericalProtocol {
       const mass = shifts.reduce((total, s) => total + cdf(high - centre - s) - cdf(low - centre - s), 0);
       return (1 - this.weight) / this.buckets + this.weight * mass;
     });
-  }
-}
-
-export class OptimalPiecewise extends WindowProtocol {
-  constructor(config) {
-    super('opm', config, false);
-  }
-}
-
-export class CircularOptimalPiecewise extends WindowProtocol {
-  constructor(config) {
-    super('opm-circular', config, true);
   }
 }
