@@ -2,7 +2,7 @@
 // dpdist.local.multi._schema), a user's record checked against it, and the check of the per-part
 // entries a collector's client view publishes (each attribute's or group's protocol, budget, format
 // and design constants).  The base of every protocol over records: spl, smp, rsfd, rsrfd
-// (src/protocols/multi.js), calm and hdg (src/protocols/marginals.js).
+// (src/protocols/_multi.js), calm and hdg (src/protocols/_marginals.js).
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from './errors.js';
 import { EPSILON } from './params.js';
