@@ -14,6 +14,9 @@ pin_numerics()
 
 import pytest
 
+# the slowest tests in CPU-seconds at the end of every run (tests/cpu_time.py)
+pytest_plugins = ["cpu_time"]
+
 
 @pytest.fixture
 def no_network(monkeypatch):
