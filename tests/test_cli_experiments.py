@@ -146,6 +146,7 @@ def test_estimate_rejects_bad_bounds_and_protocols(tmp_path, capsys):
     assert "'--protocol'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a dpdist reproduce subprocess interrupted (2.5-6 CPU-s)
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_prints_one_line_that_says_how_to_resume(tmp_path, jobs):
     out = tmp_path / "toy"

@@ -531,6 +531,7 @@ def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server,
     assert admin.estimate(campaign)["n"] == 120
 
 
+@pytest.mark.slow  # three dpdist submit subprocesses, one SIGKILLed (6 CPU-s)
 def test_cli_submit_killed_midway_and_run_again_counts_every_row_once(server, admin, tmp_path):
     """Issue 28, item 5: a SIGKILL after some batches, then the same command: every row counted exactly once.
 

@@ -394,6 +394,7 @@ def test_limit_concurrency_refuses_connections_beyond_it(tmp_path, http):
             sock.close()
 
 
+@pytest.mark.slow  # dpdist serve as a subprocess
 def test_sigterm_with_a_stalled_upload_exits_within_the_graceful_timeout(tmp_path):
     """SIGTERM used to wait for a stalled upload as long as its client did (44 s in the issue's probe)."""
     with cli_server(str(tmp_path / "c.sqlite"), "--graceful-timeout", "1", "--body-timeout", "600",
@@ -692,6 +693,7 @@ def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_re
 
 
 # ====================================================================== 5. privacy at ingestion
+@pytest.mark.slow  # two dpdist serve subprocesses
 def test_the_access_log_holds_no_client_address_batch_id_or_token_by_default(tmp_path):
     log = tmp_path / "server.log"
     with cli_server(str(tmp_path / "c.sqlite"), log_path=log, log_level="info") as (process, url):
@@ -773,6 +775,7 @@ def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, 
             assert admin.create_campaign(gone, GRR)["n"] == 0
 
 
+@pytest.mark.slow  # dpdist serve as a subprocess
 def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_campaigns(tmp_path):
     path = tmp_path / "c.sqlite"
     with InProcessServer(str(path)) as server:
@@ -806,6 +809,7 @@ def _bash_block(section: str) -> str:
     return text[text.index("```bash\n", start) + len("```bash\n"): text.index("```", text.index("```bash\n", start) + 7)]
 
 
+@pytest.mark.slow  # dpdist serve and the guide's commands as subprocesses (7 CPU-s)
 def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
     """The `dpdist serve` line of "Limits" starts this server; the commands of "Reports a campaign accepts" run
     as written against it (a token good for 10 reports sends 10, then the campaign is deleted)."""
