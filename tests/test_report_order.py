@@ -215,6 +215,7 @@ def _n(server, name) -> int:
         return admin.campaign(name)["n"]
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_submit_column_sends_a_sorted_column_in_random_order(server, sent, tmp_path, capsys):
     name = _campaign(server)
     values = sorted_values()
@@ -228,6 +229,7 @@ def test_submit_column_sends_a_sorted_column_in_random_order(server, sent, tmp_p
     assert _n(server, name) == N
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_client_submit_values_and_reports_send_sorted_values_in_random_order(server, sent):
     from dpdist.client import Client
 

@@ -167,6 +167,7 @@ def put(url, campaign, batch_id, body, content_type="application/octet-stream", 
 
 
 # ====================================================================== 1. memory, time, connections
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_slow_body_is_refused_before_it_is_read_when_campaign_or_token_is_wrong(tmp_path):
     """Bodies used to be read (up to 16 MiB each, held as long as the client trickled) before the campaign was
     looked up: 40 such connections raised RSS 176 -> 746 MiB. Now the answer comes first and no byte is buffered."""
@@ -189,6 +190,7 @@ def test_a_slow_body_is_refused_before_it_is_read_when_campaign_or_token_is_wron
         assert server.service.budget.peak == 0  # bytes of request bodies the app ever held
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_body_bytes_in_flight_are_bounded_and_beyond_the_budget_503_at_once(tmp_path):
     limits = Limits(max_inflight_bytes=256 << 10)
     with InProcessServer(str(tmp_path / "c.sqlite"), limits, max_body_bytes=128 << 10) as server:
@@ -228,6 +230,7 @@ def read_response_keepalive(sock: socket.socket) -> tuple[int, dict, bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize("case", ["below_the_rate", "past_the_deadline"])
 def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, case):
     if case == "below_the_rate":  # 1 KiB, then nothing: behind 64 KiB/s once the 0.3 s grace is over
@@ -246,6 +249,7 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, case)
             assert admin.campaign(campaign)["n"] == 0
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_uploads_cut_short_and_internal_errors_leave_no_traceback_and_no_address(tmp_path, caplog):
     """A client that disconnects mid-body was an internal error with a traceback (a log flood for anyone
     opening and dropping uploads); an internal error still gets its access line, without the address."""
@@ -272,6 +276,7 @@ def test_uploads_cut_short_and_internal_errors_leave_no_traceback_and_no_address
     assert not any(re.search(r"127\.0\.0\.1|cut-", line) for line in access)
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize("http", ["h11", "httptools"])
 def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, http):
     """20,200 connections trickling their headers were never closed; now each is closed after --header-timeout."""
@@ -308,6 +313,7 @@ def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, htt
         assert httpx.get(server.url + "/healthz").status_code == 200  # the server still serves
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize("trickle", [(b"GET /healthz HTTP/1.1\r\n", b"X-Trickle: a\r\n"), (b"\r\n", b"\r\n")],
                          ids=["headers", "blank-lines"])
 @pytest.mark.parametrize("http", ["h11", "httptools"])
@@ -340,6 +346,7 @@ def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_
         assert closed and time.monotonic() - started < 1.0 + 5.0
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize("http", ["h11", "httptools"])
 def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, http):
     """Trickled past 16 KiB (and with httptools, also whole in one write): 400, connection closed; 15 KiB pass."""
@@ -378,6 +385,7 @@ def test_http_falls_back_to_h11_without_httptools(monkeypatch):
         protocol_class(http="httptools")
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize("http", ["h11", "httptools"])
 def test_limit_concurrency_refuses_connections_beyond_it(tmp_path, http):
     limits = Limits(limit_concurrency=3, header_timeout=BOUND_S, http=http)
@@ -423,6 +431,7 @@ def test_limits_are_options_of_dpdist_serve_with_one_line_errors(tmp_path, capsy
 
 
 # ====================================================================== 2. injected reports
+@pytest.mark.slow  # uvicorn on a socket
 def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
     with InProcessServer(db_url) as server:
         campaign = new_campaign(server.url, max_reports=100)
@@ -439,6 +448,7 @@ def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
         assert summary["refused_batches"] == {"campaign_full": 2}
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_refused_batch_sent_again_is_refused_again_and_counted_once(db_url):
     """A client that did not get its refusal (a connection reset: the two-workers test saw it) sends the same batch
     again: it is refused again, and ``refused_batches`` counts each batch id once per reason, whichever step refused
@@ -458,6 +468,7 @@ def test_a_refused_batch_sent_again_is_refused_again_and_counted_once(db_url):
         assert server.service.store.db.execute("SELECT COUNT(*) FROM refused_batch_ids") == [(0,)]
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_one_client_address_is_rate_limited(tmp_path):
     limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with InProcessServer(str(tmp_path / "c.sqlite"), limits) as server:
@@ -484,6 +495,7 @@ def test_the_rate_limiter_refills_keys_ipv6_by_64_and_bounds_its_memory():
     assert RateLimiter(rate=0, burst=1).take("x") == 0.0  # 0: no limit
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
     with InProcessServer(db_url) as server:
         campaign = new_campaign(server.url, enrollment=True)
@@ -519,6 +531,7 @@ def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
         assert first not in dump and second not in dump and shared not in dump  # stored as SHA-256 only
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_cli_enroll_issues_tokens_and_create_takes_max_reports_and_enrollment(tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 
@@ -544,6 +557,7 @@ def test_cli_enroll_issues_tokens_and_create_takes_max_reports_and_enrollment(tm
         assert both == 2 and "either a shared submit token or per-device enrollment tokens" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(db_url):
     """One request's bytes used to be counted again in any other campaign of the same config."""
     with InProcessServer(db_url) as server:
@@ -572,6 +586,7 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
 
 
 # ====================================================================== 3. CPU amplification
+@pytest.mark.slow  # uvicorn on a socket
 def test_many_small_records_and_large_json_batches_are_refused_before_the_work(tmp_path):
     """15 MiB of one-report records cost 3.4 s of CPU, a JSON batch of 7 M integers 1.0 s (4.8 s with one
     `true`, classified row by row): each is now refused with 413 before it is decoded."""
@@ -595,6 +610,7 @@ def test_many_small_records_and_large_json_batches_are_refused_before_the_work(t
         assert refused == {"too_many_records": 1, "too_many_rows": 2}
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_report_file_of_many_records_is_re_encoded_by_the_client(tmp_path):
     """A report file written in many small blocks would pass the server's --max-records: submit_file sends it
     as one record (the same bytes on every run, so a re-run is still counted once)."""
@@ -610,6 +626,7 @@ def test_a_report_file_of_many_records_is_re_encoded_by_the_client(tmp_path):
             assert device.submit_file(campaign, path)[0]["duplicate"] is True
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize(
     "config, error, named",
     [  # OUE d = 10^9 is past the library's own limit of 2 GiB per array (issue 27.9): refused as a config
@@ -628,6 +645,7 @@ def test_a_campaign_statistic_over_the_limit_is_refused_at_creation(tmp_path, co
 
 
 # ====================================================================== 4. poisoning diagnostics
+@pytest.mark.slow  # uvicorn on a socket
 def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces(tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 
@@ -728,6 +746,7 @@ def test_the_dashboard_never_forwards_a_token_from_its_query_string(tmp_path):
     assert "location.search" in page and 'delete("token")' in page
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_arrival_times_are_stored_to_the_minute(tmp_path):
     path = tmp_path / "c.sqlite"
     with InProcessServer(str(path)) as server:
@@ -742,6 +761,7 @@ def test_arrival_times_are_stored_to_the_minute(tmp_path):
     assert len(times) == 6 and all(ms % 60_000 == 0 for ms in times)
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, monkeypatch):
     from dpdist.cli import main
 
