@@ -6,7 +6,7 @@ processes on 127.0.0.1, each pinned to CPU 0 with ``taskset`` while it is measur
 
 ``collector``
     ``PUT /api/campaigns/c/batches/{id}``: one GRR report (d = 64) as a dpdist binary record, straight to
-    ``dpdist serve`` (its per-address rate limit off: every request comes from 127.0.0.1).
+    ``dpdist serve`` (its per-address rate limit off: every request comes from 127.0.0.1; the relay's too).
 ``relay``
     ``PUT /relay/v1/campaigns/c/reports/{id}``: the same report sealed for the collector (HPKE; sealed once
     before the clock starts: the relay cannot tell), to ``dpdist relay``, which queues it and forwards
@@ -115,7 +115,8 @@ def main() -> None:
         finally:
             collector.stop()
         collector = Collector(str(workdir / "relayed.sqlite"), cpu=1).start()
-        relay = RelayProcess(workdir / "queue.sqlite", collector.url, min_batch=1000, max_batch=10000, cpu=0).start()
+        relay = RelayProcess(workdir / "queue.sqlite", collector.url, min_batch=1000, max_batch=10000, cpu=0,
+                             options=("--rate-limit", "0", "--limit-concurrency", "4096")).start()
         try:
             with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
                 admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": True})

@@ -19,6 +19,12 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
 ``parsers``
     ``one`` with ``--http h11`` and ``--http httptools``, three alternating pairs
     (the HTTP parser's share of a request's CPU).
+``keepalive``
+    per-request latency on one keep-alive connection (``GET /healthz`` and a
+    one-report ``PUT``, one after the other) with ``--workers 1`` and
+    ``--workers 2``, three times in turn (issue 45.3: accepted sockets without
+    ``TCP_NODELAY`` made every answer on a reused connection wait ~40 ms for the
+    client's delayed ACK).
 ``crowd``
     1,000 concurrent devices, each a keep-alive connection sending one report per
     request and honouring ``Retry-After`` (jittered, as the clients do): p50/p99
@@ -196,6 +202,55 @@ def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: 
             "per_s": acknowledged / wall, "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu else None,
             "requests_per_group": acknowledged / groups if groups else None, "workers": workers, "http": http,
             "connections": connections, "load": load_average()}
+
+
+# ---------------------------------------------------------------------- latency on a reused connection
+def _exchange(sock, request: bytes) -> float:
+    """Send one request on a keep-alive connection and read its whole answer (Content-Length): seconds taken."""
+    started = time.perf_counter()
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    while len(body) < length:
+        body += sock.recv(65536)
+    assert head.startswith(b"HTTP/1.1 200"), head[:80]
+    return time.perf_counter() - started
+
+
+def keep_alive_latency(url: str, *, workers: int, requests: int = 200) -> dict:
+    """Per-request latency of ``GET /healthz`` and of a one-report ``PUT`` on one keep-alive connection (this process
+    on CPU 1, as a device's client or the relay's forwarder would send them one after the other)."""
+    import os
+    import socket
+
+    protocol = local.from_config(GRR)
+    body = io.encode_record(protocol, protocol.privatize(np.array([3]), rng=1))
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {1})  # the client on CPU 1 (the server is pinned to CPU 0)
+    with server(url, workers=workers) as process:
+        campaign = open_campaign(process.url, GRR)
+        results = {"workers": workers, "load": load_average()}
+        for name in ("healthz", "put"):
+            sock = socket.create_connection(("127.0.0.1", process.port))
+            times = []
+            for k in range(requests + 10):  # the first 10: warm-up
+                if name == "healthz":
+                    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                else:
+                    request = (f"PUT /api/campaigns/{campaign}/batches/{os.urandom(16).hex()} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               f"Content-Type: application/octet-stream\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+                elapsed = _exchange(sock, request)
+                if k >= 10:
+                    times.append(elapsed * 1e3)
+            sock.close()
+            results[f"{name}_p50_ms"] = float(np.percentile(times, 50))
+            results[f"{name}_p90_ms"] = float(np.percentile(times, 90))
+            results[f"{name}_mean_ms"] = float(np.mean(times))
+    os.sched_setaffinity(0, cpus)
+    return results
 
 
 def _metric(url: str, name: str) -> float:
@@ -475,6 +530,11 @@ def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline:
                 for http in ("h11", "httptools"):
                     with database(kind) as fresh:
                         yield {"repeat": repeat, **one_per_request(fresh, seconds, http=http)}
+        elif case == "keepalive":  # alternating runs: the machine's load drifts between them
+            for repeat in range(3):
+                for workers in (1, 2):
+                    with database(kind) as fresh:
+                        yield {"repeat": repeat, **keep_alive_latency(fresh, workers=workers)}
         elif case == "crowd":
             yield crowd(url, seconds)
         elif case == "batches":

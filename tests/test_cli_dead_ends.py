@@ -210,7 +210,7 @@ def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys)
     lines = err.strip().splitlines()
     assert status == 2 and len(lines) == 2
     assert "did not answer" in lines[0] and "retrying 2 more time(s)" in lines[0]
-    assert "failed after 3 attempt(s)" in lines[1]
+    assert "could not connect" in lines[1] and "in 3 attempt(s)" in lines[1] and "is the server running there?" in lines[1]
 
 
 def test_the_client_reports_each_retry_to_on_retry():

@@ -8,6 +8,7 @@ import pytest
 
 from dpdist.serve import client as client_module
 from dpdist.client import Client, retry_after, retry_delay
+from dpdist.errors import ServiceUnavailableError
 
 
 def _client_with(responses, monkeypatch):
@@ -39,3 +40,53 @@ def test_retry_after_forms():
     delays = {round(retry_delay(1.0, None), 6) for _ in range(50)}
     assert len(delays) > 40 and all(0.5 <= d <= 1.0 for d in delays)  # clients refused together spread out
     assert all(4.0 <= retry_delay(1.0, 4.0) <= 6.0 for _ in range(50))
+
+
+def _refusing(monkeypatch, answers=()):
+    """A client whose server answers ``answers`` first, then refuses every connection; the pauses it took."""
+    slept, calls = [], []
+    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    queue = list(answers)
+
+    def handler(request):
+        calls.append(request.url.path)
+        if queue:
+            return queue.pop(0)
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    return Client("http://127.0.0.1:9", retries=8, transport=httpx.MockTransport(handler)), slept, calls
+
+
+def test_a_server_that_never_answered_is_reported_down_within_a_stated_bound(monkeypatch):
+    """Issue 45 item 7: a down server took 33 s (9 attempts over the whole schedule) to be reported."""
+    client, slept, calls = _refusing(monkeypatch)
+    told = []
+    client.on_retry = lambda failure, attempt, wait, remaining: told.append((failure, attempt, remaining))
+    with pytest.raises(ServiceUnavailableError, match=r"could not connect to http://127.0.0.1:9 .*Connection refused.* "
+                                                      r"in 5 attempt\(s\) over \d\.\d s; is the server running there\?"):
+        client.config("c")
+    assert len(calls) == 5 and sum(slept) <= client_module.DOWN_AFTER
+    assert told[0] == ("ConnectError: [Errno 111] Connection refused", 1, 4)  # said at the first failure, with the bound
+    assert sum(client_module.retry_schedule(4)) <= client_module.DOWN_AFTER < sum(client_module.retry_schedule(5))
+
+
+def test_a_server_that_answered_before_is_retried_the_whole_schedule(monkeypatch):
+    client, slept, calls = _refusing(monkeypatch, [httpx.Response(200, json={"campaign": "c"})])
+    client.config("c")  # it answered: a refused connection now is a restart
+    with pytest.raises(ServiceUnavailableError, match=r"failed after 9 attempt\(s\): ConnectError"):
+        client.config("c")
+    assert len(calls) == 1 + 9 and len(slept) == 8
+
+
+def test_a_closed_port_is_a_refused_connection(monkeypatch):
+    import socket
+
+    slept = []
+    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    with Client(f"http://127.0.0.1:{port}", retries=8) as client, pytest.raises(ServiceUnavailableError, match="could not connect"):
+        client.config("c")
+    assert len(slept) == 4 and time.monotonic() - started < 2.0  # pauses not taken here (patched)

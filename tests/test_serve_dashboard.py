@@ -94,12 +94,21 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-sw")
         bars = browser.find_elements("css selector", "#density-chart rect.bar")  # the CDF with its bands is above
-        assert len(bars) == 32
-        edges = np.array(api["estimate"]["edges"])
-        density = np.array(api["estimate"]["probabilities"]) / np.diff(edges)
-        assert np.allclose([float(bar.get_attribute("data-value")) for bar in bars], density)
+        shown = api["estimate"]["display"]  # the density of the estimate's figure, on its display bins (issue 45.7)
+        assert len(bars) == shown["bins"] == 32  # (at most 40: here the estimate's own 32)
+        assert np.allclose([float(bar.get_attribute("data-value")) for bar in bars], shown["density"])
         summary = browser.find_element("id", "summary").text  # "mean 0.2857, median 0.2646"
         assert float(summary.split()[1].rstrip(",")) == pytest.approx(api["estimate"]["mean"], rel=1e-3)
+        # the default 1024 bins are drawn on the figure's 40, not bin by bin
+        admin.create_campaign("dash-sw-fine", {"protocol": "sw", "epsilon": 2.0})
+        admin.open_campaign("dash-sw-fine")
+        admin.submit_values("dash-sw-fine", np.random.default_rng(4).beta(2, 5, 3000))
+        browser.get(f"{server.url}/campaigns/dash-sw-fine/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        shown = admin.estimate("dash-sw-fine")["estimate"]["display"]
+        values = browser.execute_script("return Array.from(document.querySelectorAll('#density-chart rect.bar'),"
+                                        " (bar) => +bar.getAttribute('data-value'));")
+        assert len(values) == shown["bins"] == 40 and np.allclose(values, shown["density"])
     browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token=wrong-token")
     browser.refresh()
     wait_for(browser, lambda d: "admin token" in d.find_element("id", "error").text)

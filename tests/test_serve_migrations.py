@@ -158,8 +158,16 @@ RELAYED_4 = ("CREATE TABLE relayed_campaigns (campaign_id TEXT NOT NULL, export_
              " delta DOUBLE PRECISION NOT NULL, PRIMARY KEY (campaign_id, export_file_id))")
 
 
+def as_version_6(connection) -> None:
+    """Today's SQLite database back to schema 6 (what schema 7 added, removed)."""
+    connection.execute("DROP TABLE relayed_tokens")
+    connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN identity")
+    connection.execute("UPDATE dpdist_meta SET value = '6' WHERE key = 'schema_version'")
+
+
 def as_version_4(connection) -> None:
-    """Today's SQLite database back to schema 4 (what schemas 5 and 6 added, removed)."""
+    """Today's SQLite database back to schema 4 (what schemas 5, 6 and 7 added, removed)."""
+    as_version_6(connection)
     connection.execute("DROP TABLE round_campaigns")
     connection.execute("DROP TABLE refused_batch_ids")
     connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN smallest_batch")
@@ -220,19 +228,44 @@ def test_a_version_5_database_gains_the_round_campaigns_table(tmp_path):
     import sqlite3
 
     from dpdist.serve import create_app
+    from dpdist.serve._schema import SCHEMA_VERSION
 
     path = str(tmp_path / "v5.sqlite")
     service = create_app(path, admin_token=ADMIN_TOKEN).state.service
     service.store.create("old", GRR)
     service.store.db.close()
     with sqlite3.connect(path) as connection:
+        as_version_6(connection)
         connection.execute("DROP TABLE round_campaigns")
         connection.execute("UPDATE dpdist_meta SET value = '5' WHERE key = 'schema_version'")
     db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
     try:
-        assert db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("6",)]
+        assert db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
         assert db.execute("SELECT COUNT(*) FROM round_campaigns") == [(0,)]
         assert db.execute("SELECT id FROM campaigns") == [("old",)]
+    finally:
+        db.close()
+
+
+def test_a_version_6_database_counts_admitted_reports_and_has_no_identities(tmp_path):
+    """6 -> 7: relayed campaigns made before have no identity (no issuer: no central guarantee), a table of spent tokens
+    appears, and the smallest batch is recomputed from the reports the collector could read (``accepted``), not the
+    messages it was sent (``n_read``, which counted messages it could not open)."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v6.sqlite")
+    create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        as_version_6(connection)
+        connection.execute("INSERT INTO relayed_campaigns VALUES ('relayed', 'f', 'h', 'p', 'k', 1e-8, 100)")
+        for batch_id, n_read, accepted in (("x", 100, 1), ("y", 120, 120)):
+            connection.execute("INSERT INTO batches VALUES ('relayed', ?, 's', 0, ?, ?, '{}')", (batch_id, n_read, accepted))
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT smallest_batch, identity FROM relayed_campaigns") == [(1, None)]
+        assert db.execute("SELECT COUNT(*) FROM relayed_tokens") == [(0,)]
     finally:
         db.close()
 

@@ -119,6 +119,41 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
     assert abs(np.mean(values[:550] <= median) - 0.5) < 4 * 0.5 / 0.762 / np.sqrt(30)
 
 
+def test_a_batch_larger_than_the_room_left_is_refused_and_the_round_stays_open(tmp_path):
+    """Issue 45 item 2: a batch that does not fit is refused whole, saying its size and the room left; the round stays
+    open (it used to close with the reports it had and open the next: any submitter could end every round) and counts
+    the next batches until its count reaches its size."""
+    rng = np.random.default_rng(5)
+    values = rng.beta(2, 5, 160)
+
+    async def work():
+        async with _client(str(tmp_path / "c.sqlite")) as client:
+            await client.post("/api/campaigns", json={"campaign": "med", "rounds": PLAN, "submit_token": TOKEN})
+            await client.post("/api/campaigns/med/open")
+            public = (await client.get("/api/campaigns/med/config")).json()
+            assert public["rounds"]["room"] == 100
+            await _answer(client, public, values[:60], rng)
+            protocol = local.from_config(public["config"])
+            oversized = io.encode_record(protocol, protocol.privatize(values[60:110], rng=rng))  # 50 > the 40 left
+            refused = await client.put(f"/api/campaigns/med-r1/batches/{uuid.uuid4().hex}", content=oversized,
+                                       headers=DEVICE_HEADERS)
+            after = (await client.get("/api/campaigns/med/config")).json()
+            round_one = (await client.get("/api/campaigns/med-r1")).json()
+            await _answer(client, after, values[110:150], rng)  # the 40 that fit
+            full = (await client.get("/api/campaigns/med/config")).json()
+            round_one_full = (await client.get("/api/campaigns/med-r1")).json()
+            return refused, after, round_one, full, round_one_full
+
+    refused, after, round_one, full, round_one_full = asyncio.run(work())
+    assert refused.status_code == 409 and refused.json()["error"] == "campaign_full"
+    assert "batch of 50 reports is larger than the room left" in refused.json()["detail"]
+    assert "40 report(s)" in refused.json()["detail"] and "stays open" in refused.json()["detail"]
+    assert after["rounds"]["round"] == 1 and after["submit_to"] == "med-r1" and after["rounds"]["room"] == 40
+    assert round_one["state"] == "open" and round_one["n"] == 60 and round_one["refused_batches"] == {"campaign_full": 1}
+    assert full["rounds"]["round"] == 2 and full["submit_to"] == "med-r2" and full["rounds"]["room"] == 200
+    assert round_one_full["state"] == "closed" and round_one_full["n"] == 100
+
+
 def test_bad_rounds_campaigns_are_refused_naming_the_field(tmp_path):
     async def work():
         async with _client(str(tmp_path / "c.sqlite")) as client:

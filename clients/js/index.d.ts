@@ -148,12 +148,56 @@ export interface Ack {
   duplicate: boolean;
 }
 
-/** The server refused a request or could not be reached; from ``send`` it carries the batch to resend. */
+/**
+ * A server refused a request or could not be reached, or served something the device refuses; from ``send`` it carries
+ * the batch to resend.  ``code``: the server's error code (``status`` its HTTP status), or the device's own refusal
+ * (``status`` null) of a relayed campaign, each before anything is drawn or sent:
+ * ``pin_mismatch`` (the identity's SHA-256 is not the pin), ``pin_required`` (the server is the campaign's relay and
+ * no pin was given), ``issuer_mismatch`` (the campaign names another issuer than the ``issuer.url`` option),
+ * ``issuer_key_mismatch`` (the issuer signs with another key than the campaign's), ``challenge_mismatch`` (the
+ * campaign's TokenChallenge is not the one its id, key id and issuer give), ``unsupported_token_type``,
+ * ``credential_required`` (a token is needed and no credential was given), ``bad_token_response`` (the issuer's
+ * answer does not unblind to a valid token).  The issuer's and the relay's refusals keep their codes
+ * (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's, e.g. ``token_spent``).
+ */
 export class ServiceError extends DPDistError {
   readonly status: number | null;
   readonly code: string | null;
   readonly batch?: ReportBatch;
   readonly batchId?: string;
+}
+
+/** What a device is given to obtain Privacy Pass tokens of a relayed campaign's issuer. */
+export interface IssuerOptions {
+  /** What the issuer gave this device (sent to the issuer only, as ``Authorization: Bearer``). */
+  credential?: string | null;
+  /** The issuer this device expects: its origin must be the one the campaign names (else ``issuer_mismatch``). */
+  url?: string | null;
+}
+
+/** The storage key (in ``memoStorage``) of the device's Privacy Pass tokens: pending requests, spare and bound tokens. */
+export const TOKENS_KEY: string;
+
+/** A relayed campaign's relay and issuer, as its identity document (and its collector's config) describe them. */
+export interface RelayConfig {
+  url: string;
+  kem?: string;
+  kdf?: string;
+  aead?: string;
+  ids: number[];
+  public_key: string;
+  key_id: string;
+  pin?: string;
+  issuer: null | {
+    url: string; name: string; key: string; token_type: 2; token_key: string; challenge: string; independent?: boolean;
+  };
+}
+
+/** The relay's acknowledgement of the reports of one batch sent through it. */
+export interface RelayAck {
+  batch_id: string;
+  relayed: number;
+  duplicates: number;
 }
 
 /** A device-side client of one campaign of ``dpdist serve``: only reports leave the device. */
@@ -180,13 +224,35 @@ export class Client {
        */
       locks?: { request<T>(name: string, callback: () => T | Promise<T>): Promise<T> } | null;
       source?: RandomSource;
+      /**
+       * A relayed campaign's pin (64 hex digits, the SHA-256 of its identity document): config and keys are taken from
+       * the identity the server returns, refused (``pin_mismatch``) unless it hashes to the pin, so that any server,
+       * the relay included, may serve them.  Without it a relayed campaign must be read from its collector.
+       */
+      pin?: string | null;
+      /** For a relayed campaign whose reports need a Privacy Pass token of its issuer (one per report). */
+      issuer?: IssuerOptions | null;
     },
   );
   readonly source: RandomSource;
+  /** The pin given (lower case), or null. */
+  readonly pin: string | null;
+  /** The issuer options (settable: a page may ask for the credential after loading the campaign). */
+  issuer: IssuerOptions | null;
+  /**
+   * Hold Privacy Pass tokens for ``count`` reports of a relayed campaign with an issuer (resolves to how many the device
+   * holds; 0 for other campaigns), before drawing them: ``submit``, ``submitMany`` and ``add`` do it first.  A token
+   * request whose answer was lost is sent again unchanged; tokens are kept in ``memoStorage`` under ``TOKENS_KEY``.
+   */
+  prepareTokens(count?: number): Promise<number>;
   /** Reports randomized but not yet acknowledged (queued or in failed batches). */
   readonly unsentReports: number;
   /** The campaign's public description (fetched once). */
-  campaign(): Promise<{ campaign: string; state: string; config: ProtocolConfig; client_view?: ClientView; submit_token_required: boolean; max_body_bytes: number }>;
+  /** The campaign's public description (fetched once); a relayed campaign's ``relay`` is the one the device trusts. */
+  campaign(): Promise<{
+    campaign: string; state: string; config: ProtocolConfig; client_view?: ClientView; submit_token_required?: boolean; max_body_bytes?: number;
+    relay?: RelayConfig;
+  }>;
   protocol(): Promise<Protocol>;
   /** The collector as the ledger names it: the server URL, or the page's origin. */
   readonly collector: string;
@@ -196,16 +262,19 @@ export class Client {
   randomize(values: ArrayLike<number | string | RecordValue>): ReportBatch;
   /** The device's memo of this longitudinal campaign, null before its first report or for other campaigns. */
   memo(): Promise<Memo | null>;
-  /** Randomize one value and submit its report now. */
-  submit(value: number | string | RecordValue): Promise<Ack>;
-  /** Randomize values and submit them in batches of ``batchSize``. */
-  submitMany(values: ArrayLike<number | string | RecordValue>): Promise<Ack[]>;
+  /** Randomize one value and submit its report now (a relayed campaign: its token first). */
+  submit(value: number | string | RecordValue): Promise<Ack | RelayAck>;
+  /** Randomize values and submit them in batches of ``batchSize`` (a relayed campaign: each batch's tokens first). */
+  submitMany(values: ArrayLike<number | string | RecordValue>): Promise<Array<Ack | RelayAck>>;
   /** Randomize a value now and queue its report; a full queue is flushed. */
-  add(value: number | string | RecordValue): Promise<Ack[]>;
+  add(value: number | string | RecordValue): Promise<Array<Ack | RelayAck>>;
   /** Send queued reports (and earlier failed batches, under their batch ids). */
-  flush(): Promise<Ack[]>;
-  /** Submit a batch under a batch id (fresh by default), retrying the same bytes. */
-  send(batch: ReportBatch, options?: { batchId?: string }): Promise<Ack>;
+  flush(): Promise<Array<Ack | RelayAck>>;
+  /**
+   * Submit a batch under a batch id (fresh by default), retrying the same bytes.  A relayed campaign: each report
+   * sealed and sent alone to the relay under ``<batchId>.<row>``, with the token bound to that report id.
+   */
+  send(batch: ReportBatch, options?: { batchId?: string }): Promise<Ack | RelayAck>;
 }
 
 /** Web Storage's two methods: where a device keeps its memo (window.localStorage has them). */

@@ -470,6 +470,23 @@ def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str,
     return array
 
 
+def wrap_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> tuple[np.ndarray, int]:
+    """``(wrapped, moved)``: user values on a circle of one period ``[lo, hi]`` (``hi`` the same point as ``lo``), a
+    finite value outside it wrapped around (``lo + (x - lo) mod (hi - lo)``: 1500 minutes of a day is 60), and how many
+    moved; NaN and infinities as :func:`clip_real_values` (NaN to ``lo``), since they have no place on the circle."""
+    array, moved = clip_real_values(values, bounds, owner=owner, name=name)
+    if not moved:
+        return array, 0
+    raw = _one_dimensional(values, owner, name, "floats")
+    raw = np.asarray([np.nan if value is None else value for value in raw.tolist()] if raw.dtype == object else raw,
+                     dtype=np.float64)
+    low, high = float(bounds[0]), float(bounds[1])
+    outside = np.isfinite(raw) & ((raw < low) | (raw > high))
+    wrapped = array.copy()
+    wrapped[outside] = low + np.mod(raw[outside] - low, high - low)
+    return wrapped, moved
+
+
 def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str = "values") -> tuple[np.ndarray, int]:
     """``(clipped, moved)``: user values as a 1-D float64 array clipped into ``[lo, hi]``, and how many moved.
 

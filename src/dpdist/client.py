@@ -11,10 +11,11 @@ from .serve.client import (
     FILE_PART_BYTES,
     MAX_RETRY_AFTER,
     Client,
+    issuer_of,
     json_rows,
     retry_after,
     retry_delay,
     retry_schedule,
 )
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule", "retry_after", "retry_delay"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule", "retry_after", "retry_delay"]

@@ -10,9 +10,15 @@ dashboard and participation URLs, the live estimate with its 95% band as reports
 arrive, what the campaign's epsilon buys (``GET .../explain``), and at the end the
 estimate beside the devices' true shares.
 
-It stops by itself once every device has reported or ``seconds`` have passed; run
-interactively (a terminal), it then keeps the service up for the browser pages until
-Ctrl-C.  Ctrl-C stops it cleanly at any time: the devices stop, the service is shut
+Its simulated devices all send from one address (127.0.0.1), so its service runs with
+the rate settings of such a simulation, :data:`RATE_OPTIONS` (no per-address rate limit;
+it says so at the start): the default of ``dpdist serve``, 20 batches/s per address with
+bursts of 100, is for devices that each have their own address.
+
+It stops by itself once every device has reported (exit status 0; run interactively, a
+terminal, it then keeps the service up for the browser pages until Ctrl-C), or when it
+cannot finish: a device's submission failed, or ``seconds`` passed first (exit status 1,
+and one line naming what failed).  Ctrl-C stops it cleanly at any time: the devices stop, the service is shut
 down, the temporary directory is removed.  The service and Node run in their own
 process group (a Ctrl-C reaches the demo only, which stops them in order) and die
 with the demo if it is killed (Linux: the parent-death signal).
@@ -45,11 +51,13 @@ CAMPAIGN = "departures"
 LABELS = [f"{h:02d}-{h + 3:02d}h" for h in range(0, 24, 3)]
 CONFIG = {"protocol": "grr", "epsilon": 2.0, "labels": LABELS}
 _THREADS = 8  # Python devices submitting at once
+#: ``dpdist serve`` options for devices that all send from one address: no per-address rate limit
+RATE_OPTIONS = ("--rate-limit", "0")
 
 
 def run_campaign_demo(devices: int = 1000, js_devices: int | None = None, seconds: float = 120.0,
                       interactive: bool | None = None, seed: int | None = None) -> int:
-    """Run the campaign demo (see the module docstring); exit status 0, or 130 after Ctrl-C."""
+    """Run the campaign demo (see the module docstring); exit status 0, 1 when it could not finish, 130 after Ctrl-C."""
     devices = check_param("dpdist demo", "devices", devices, Integer(low=1, high=10**6))
     seconds = check_param("dpdist demo", "seconds", seconds, Interval(0, 86_400))
     if interactive is None:
@@ -113,7 +121,7 @@ class _Service:
             port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
         command = [sys.executable, "-m", "dpdist.cli", "serve", "--db", str(self.directory / "demo.sqlite"),
-                   "--port", str(port), "--log-level", "warning"]
+                   "--port", str(port), "--log-level", "warning", *RATE_OPTIONS]
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(command, env={**os.environ, "DPDIST_ADMIN_TOKEN": self.token},
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, **_child_options())
@@ -177,11 +185,16 @@ def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float,
         deadline = time.monotonic() + seconds
         try:
             while population.running() and time.monotonic() < deadline:
-                time.sleep(2.0)
+                time.sleep(min(2.0, max(0.0, deadline - time.monotonic())))
                 _print_progress(admin, population)
         finally:
             population.stop()
         _print_final(admin, population)
+        reported = population.sent_python + population.sent_js
+        if reported < len(values):  # one line naming what failed, and a non-zero status
+            why = population.errors[0] if population.errors else f"--seconds {seconds:g} passed first"
+            print(f"demo: failed: {reported:,} of {len(values):,} devices reported ({why}).", file=sys.stderr, flush=True)
+            return 1
         if interactive:
             print(f"\nThe service stays up for the pages above; Ctrl-C to stop.\n  dashboard   "
                   f"{_dashboard(service)}\n  participate {service.url}/campaigns/{CAMPAIGN}/participate", flush=True)
@@ -200,6 +213,9 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
     print(f"demo: dpdist serve at {service.url} (a temporary SQLite file; admin token {service.token})")
     print(f"  dashboard   {_dashboard(service)}")
     print(f"  participate {service.url}/campaigns/{CAMPAIGN}/participate")
+    print(f"  rate limit  off ({' '.join(RATE_OPTIONS)}): the {devices:,} simulated devices all send from 127.0.0.1, one "
+          "address; a deployment keeps the per-address default (20 batches/s, bursts of 100) and, behind a proxy, "
+          "sets --forwarded-allow-ips (docs/deployment.md)")
     print(f"campaign {CAMPAIGN!r}: {CONFIG['protocol']} over {len(LABELS)} blocks of the day, epsilon = "
           f"{CONFIG['epsilon']:g}; {devices:,} devices, one report per request "
           f"({devices - js_devices:,} Python client, {js_devices:,} JavaScript client under Node)")
@@ -287,7 +303,7 @@ class _Population:
                 try:  # one device: its value randomized with the CSPRNG, its one report in its own request
                     client.submit_values(CAMPAIGN, [LABELS[int(self.python_values[index])]], batch_size=1, protocol=protocol)
                 except DPDistError as error:
-                    self.errors.append(str(error))
+                    self.errors.append(f"a Python device could not submit: {error}")
                     self._stop.set()
                     return
                 with self._lock:
@@ -327,9 +343,9 @@ class _Population:
             thread.join(timeout=40)
         stop_process(self._node, timeout=5)
         if self._node is not None and self._node.returncode not in (0, None, -signal.SIGTERM) and self._node.stderr:
-            self.errors.append(self._node.stderr.read()[-1000:])
-        for error in self.errors[:1]:
-            print(f"demo: a device could not submit: {error}", flush=True)
+            lines = [line.strip() for line in self._node.stderr.read().splitlines() if line.strip()]
+            self.errors.append(f"a JavaScript device could not submit (node exited with status {self._node.returncode}): "
+                               + (lines[-1][:300] if lines else "no message"))
 
 
 #: The JavaScript devices: each value is one device (its own Client and in-memory ledger) sending one report.

@@ -23,10 +23,13 @@ __all__ = [
     "ServiceRefusedError",
     "ServiceUnavailableError",
     "PrivacyBudgetError",
+    "CampaignIdentityError",
     "DPDistWarning",
     "ClippedValuesWarning",
     "EachValueANewUserWarning",
     "MissingDependencyError",
+    "InvalidTokenError",
+    "SigningFailureError",
 ]
 
 
@@ -82,6 +85,22 @@ class ServiceUnavailableError(DPDistError, ConnectionError):
     """A dpdist collection service could not be reached (after the client's retries)."""
 
 
+class CampaignIdentityError(DPDistError, ValueError):
+    """A device refused to send to a campaign collected through a relay: it could not establish the campaign's
+    config, key and issuer from a source the relay does not control (docs/deployment.md, "Keys the relay cannot
+    swap"); nothing was randomized or sent.
+
+    ``code`` says why: ``"pin_mismatch"`` (the identity served does not hash to the pin the device was given),
+    ``"pin_required"`` (the device talks to the campaign's relay without a pin), ``"issuer_mismatch"`` (the
+    campaign names another issuer than the one the device holds a credential for), ``"issuer_key_mismatch"``
+    (the issuer's key is not the one the campaign names) or ``"credential_required"``.
+    """
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
 class PrivacyBudgetError(DPDistError, ValueError):
     """A budget refused a charge: a device's privacy ledger refused a report (it would overspend the
     owner's budget, or a collector changed the privacy parameters of a memo the device keeps), or a
@@ -117,3 +136,21 @@ class EachValueANewUserWarning(DPDistWarning):
 
 class MissingDependencyError(DPDistError, ImportError):
     """An optional dependency is not installed; the message names the extra that installs it (``dpdist[serve]``)."""
+
+
+class InvalidTokenError(InvalidParameterError):
+    """A Privacy Pass token (RFC 9577, section 2.2), or the blind RSA signature under it (RFC 9474), does not verify.
+
+    ``reason`` says why, for a refusal's machine-readable code: ``"malformed"`` (not a token of its
+    length and layout), ``"wrong_token_type"`` (not type 0x0002), ``"wrong_challenge"`` (made for another
+    TokenChallenge), ``"wrong_key"`` (made for another issuer key) or ``"invalid_signature"`` (its
+    authenticator does not verify: forged, altered, or signed by another key).
+    """
+
+    def __init__(self, message: str, reason: str = "invalid_signature"):
+        super().__init__(message)
+        self.reason = reason
+
+
+class SigningFailureError(DPDistError, RuntimeError):
+    """A blind signature failed its own check before it left the signer (RFC 9474, section 4.3: a faulty computation)."""

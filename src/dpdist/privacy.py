@@ -297,8 +297,8 @@ def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "nu
     Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
     one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
     its citations and the assumptions (the shuffler does not collude with the collector; the
-    collector sees each batch of ``n`` as a multiset).  Rounds compose by the optimal composition
-    theorem.  Returns ``(epsilon, delta)`` under ``"replace"`` neighbours, ``model="central"``.
+    collector sees each batch of ``n`` as a multiset).  Rounds compose through their privacy loss
+    distributions.  Returns ``(epsilon, delta)`` under ``"replace"`` neighbours, ``model="central"``.
 
     >>> from dpdist import local, privacy
     >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05

@@ -11,8 +11,13 @@
 // HTTP API (docs/deployment.md, /openapi.json):
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
+// A campaign collected through a relay (its config has ``relay``; issue 44 design, sections 3 and 4):
+//   GET  {server}/api/campaigns/{campaign}/identity            the identity document, checked against the pin
+//   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
+//   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -> TokenResponse
+//   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    PrivateToken token, one sealed report -> ack
 
-import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
+import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
 import { Ledger } from './ledger.js';
 import { isLongitudinal, memoKey } from './protocols/longitudinal.js';
@@ -21,18 +26,14 @@ import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { RELAY_CONTENT_TYPE, relayReportPath, sealForRelay } from './relay.js';
+import { IDENTITY_PATH, checkIssuerOrigin, checkNotTheRelay, checkPin, checkedIssuer, originOf, pinnedIdentity } from './identity.js';
+import { TokenWallet } from './tokens.js';
 
-/**
- * The server refused a request (or could not be reached after every retry).  From ``send``, it
- * carries the ``batch`` and ``batchId``: resend them together, never a fresh draw of the values.
- */
-export class ServiceError extends DPDistError {
-  constructor(message, { status = null, code = null } = {}) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
+/** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
+const privacyPass = () => import('./privacypass.js');
+
+export { ServiceError };
+
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -112,13 +113,23 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  *   (default globalThis.navigator.locks, where the browser has them): every read-draw-save of the ledger holds
  *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
  *   the ledger before either saved what it spent or answered.  null: no lock (one writer of the storage)
+ * @param {string|null} [options.pin] a relayed campaign's pin (64 hex digits: the SHA-256 of its identity document,
+ *   printed by ``dpdist campaign create``): the config and keys are then taken from the identity document the server
+ *   returns, refused (ServiceError ``pin_mismatch``) unless its SHA-256 is the pin, so that any server, the relay
+ *   included, may serve them.  Without it a relayed campaign's config must come from its collector (the relay
+ *   itself is refused: ``pin_required``)
+ * @param {{credential?: string|null, url?: string|null}|null} [options.issuer] for a relayed campaign whose reports
+ *   need a Privacy Pass token of its issuer: ``credential``, what the issuer gave this device (sent to the issuer
+ *   only, as ``Authorization: Bearer``), and optionally ``url``, the issuer this device expects (its origin must be the
+ *   one the campaign names: ``issuer_mismatch``).  Also a property (``client.issuer``), for a page that asks for
+ *   the credential after loading the campaign
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source } = {},
+    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
@@ -139,6 +150,15 @@ export class Client {
     if (this._locks !== null && typeof this._locks.request !== 'function') {
       throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
     }
+    if (issuer !== null && (typeof issuer !== 'object' || Array.isArray(issuer))) {
+      throw new TypeError(`The 'issuer' option of Client must be null or {credential, url}. Got ${JSON.stringify(issuer)}.`);
+    }
+    this.pin = checkPin(pin);
+    this.issuer = issuer;
+    const storage = this._memoStorage;
+    this._wallet = new TokenWallet(storage !== null && typeof storage?.getItem === 'function' && typeof storage?.setItem === 'function' ? storage : null);
+    this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
+    this._issuerKeyChecked = false; // the issuer's live token key was compared with the campaign's
     this._ledger = null; // the device's privacy Ledger, when it has storage
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
@@ -154,13 +174,19 @@ export class Client {
     return `${this.serverUrl}/api/campaigns/${encodeURIComponent(this.campaignId)}${path}`;
   }
 
-  /** The campaign's public description ``{campaign, state, config, ...}`` (fetched once). */
+  /**
+   * The campaign's public description ``{campaign, state, config, ...}`` (fetched once).  For a relayed campaign its
+   * ``relay`` (with the ``issuer``) is the one the device trusts: from the identity document matching the pin, else
+   * from the collector (a server whose config names itself as the relay is refused: ``pin_required``).
+   */
   async campaign() {
     if (this._campaign === null) {
       const response = await this._request('GET', '/config', {});
-      const document = await response.json();
+      const document = await this._trusted(await response.json());
       // the published client view, checked against this client's derivation (a server without one: the config)
       this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
+      const relay = document.relay;
+      this._issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay, this.campaignId, this.issuer?.url) : null;
       this._campaign = document;
       try {
         // under the ledger's lock too: loading may save (a memo of an earlier client joins the ledger)
@@ -177,6 +203,126 @@ export class Client {
   async protocol() {
     await this.campaign();
     return this._protocol;
+  }
+
+  /**
+   * The campaign ``document`` the server returned, as the device takes it (issue 44 design, section 4): with a pin, the
+   * campaign, config, relay and issuer of the identity document whose SHA-256 is the pin (``pin_mismatch`` else),
+   * whatever the server; without one, a relayed campaign's config from its collector only (``pin_required`` when
+   * the server is the relay the config names).  Any other campaign: as served.
+   */
+  async _trusted(document) {
+    if (this.pin !== null) {
+      const response = await this._request('GET', IDENTITY_PATH, {});
+      const identity = await pinnedIdentity(new Uint8Array(await response.arrayBuffer()), this.pin, this.campaignId);
+      // only what the pin covers, and the campaign's state (public, and only ever a reason to refuse)
+      return { campaign: identity.campaign, state: document?.state, config: identity.config, relay: { ...identity.relay, issuer: identity.issuer } };
+    }
+    if (document?.relay) checkNotTheRelay(document.relay, this._serverOrigin(), this.campaignId);
+    return document;
+  }
+
+  /** The origin of the server this client was given (the page's, for ''). */
+  _serverOrigin() {
+    return originOf(this.serverUrl || globalThis.location?.origin, "The 'serverUrl' argument of Client");
+  }
+
+  /**
+   * Hold tokens of the campaign's issuer for ``count`` reports (resolves to how many the device holds), before they
+   * are drawn: a relayed campaign with an issuer takes one token per report (issue 44 design, section 1), so that
+   * ``submit``, ``submitMany`` and ``add`` call this first and a refusal (no credential, the issuer's) never follows a
+   * draw.  A request whose answer was lost is sent again, the same bytes: the issuer answers it from its store.
+   * Tokens are kept (``memoStorage``, key ``dpdist-tokens``) until a report spends them.  Other campaigns: 0.
+   */
+  async prepareTokens(count = 1) {
+    if (!Number.isInteger(count) || count < 0) throw new TypeError(`The 'count' argument of prepareTokens must be an int >= 0. Got ${count}.`);
+    await this.campaign();
+    const info = this._issuerInfo;
+    if (info === null) return 0;
+    const { base64UrlEncode, createTokenRequest, finalizeToken } = await privacyPass();
+    for (;;) {
+      const { spare, pending } = await this._withLedgerLock(() => this._wallet.view(info.scope));
+      if (spare.length >= count) return spare.length;
+      const credential = this.issuer?.credential;
+      if (typeof credential !== 'string' || credential === '') {
+        throw new ServiceError(
+          `Campaign '${this.campaignId}' takes each report with a token of its issuer (${info.origin}): give this device's ` +
+            'credential from that issuer (the issuer option, {credential}). Nothing was drawn or sent.',
+          { code: 'credential_required' },
+        );
+      }
+      checkIssuerOrigin(info.origin, this.issuer?.url, this.campaignId); // the option may have been set after campaign()
+      await this._checkIssuerKey(info);
+      let entry = pending[0];
+      if (entry === undefined) {
+        entry = await createTokenRequest(info.tokenKey, info.challenge);
+        await this._withLedgerLock(() => this._wallet.addPending(info.scope, entry));
+      }
+      const response = await this._requestToken(info, entry.request, credential);
+      let token;
+      try {
+        token = await finalizeToken(info.tokenKey, entry, response);
+      } catch (error) {
+        // the issuer keeps its answer to this request: asking again would give the same bad one
+        await this._withLedgerLock(() => this._wallet.drop(info.scope, entry.request));
+        throw error;
+      }
+      await this._withLedgerLock(() => this._wallet.finish(info.scope, entry.request, base64UrlEncode(token)));
+    }
+  }
+
+  /**
+   * ``prepareTokens`` for ``reports`` new reports and every report drawn but not yet sent without a token bound to it
+   * (queued by ``add``, or in a batch not yet sent): the tokens they will take when sent.  Nothing for other campaigns.
+   */
+  async _prepareFor(reports) {
+    await this.campaign();
+    const info = this._issuerInfo;
+    if (info === null) return;
+    const { bound } = await this._withLedgerLock(() => this._wallet.view(info.scope));
+    let owed = this._pending.length;
+    for (const { batch, batchId } of this._unsent) {
+      for (let index = 0; index < batch.length; index++) if (!Object.hasOwn(bound, `${batchId}.${index}`)) owed += 1;
+    }
+    await this.prepareTokens(owed + reports);
+  }
+
+  /** The issuer's token key (``GET /issuer/v1/keys/{key}``) must be the campaign's, else ``issuer_key_mismatch`` (once). */
+  async _checkIssuerKey(info) {
+    if (this._issuerKeyChecked) return;
+    const response = await this._request('GET', '', { url: `${info.url}/issuer/v1/keys/${encodeURIComponent(info.key)}` });
+    const published = await response.json();
+    const { base64UrlDecode } = await privacyPass();
+    let key = null;
+    try {
+      key = base64UrlDecode(published?.token_key, 'token_key');
+    } catch {
+      // below
+    }
+    if (key === null || key.length !== info.tokenKey.length || !key.every((byte, index) => byte === info.tokenKey[index])) {
+      throw new ServiceError(
+        `The issuer ${info.origin} signs tokens of key '${info.key}' with another key than the one campaign '${this.campaignId}' ` +
+          'names: its tokens would not be admitted (or the issuer could tell devices apart by key). Nothing was drawn or sent.',
+        { code: 'issuer_key_mismatch' },
+      );
+    }
+    this._issuerKeyChecked = true;
+  }
+
+  /** The issuer's TokenResponse to the TokenRequest ``request`` (base64url), retried with the same bytes. */
+  async _requestToken(info, request, credential) {
+    const { TOKEN_REQUEST_TYPE, TOKEN_RESPONSE_TYPE, base64UrlDecode } = await privacyPass();
+    const response = await this._request('POST', '', {
+      url: `${info.url}/issuer/v1/keys/${encodeURIComponent(info.key)}/token-request`,
+      body: base64UrlDecode(request),
+      headers: { 'Content-Type': TOKEN_REQUEST_TYPE, Accept: TOKEN_RESPONSE_TYPE },
+      authorization: `Bearer ${credential}`,
+    });
+    const type = response.headers?.get?.('Content-Type') ?? '';
+    if (type.split(';')[0].trim().toLowerCase() !== TOKEN_RESPONSE_TYPE) {
+      throw new ServiceError(`The issuer answered a token request with ${JSON.stringify(type)}, not ${TOKEN_RESPONSE_TYPE}.`, { code: 'bad_token_response' });
+    }
+    return new Uint8Array(await response.arrayBuffer());
   }
 
   /** The collector this client reports to, as the device's ledger names it (the server's origin). */
@@ -274,6 +420,7 @@ export class Client {
   /** Randomize one user's value and submit its report now; resolves to the server's ack. */
   async submit(value) {
     const protocol = await this.protocol();
+    await this._prepareFor(1); // a relayed campaign's token first: no token, no draw
     return this.send(await this._privatizeLocked(protocol, [value]));
   }
 
@@ -288,6 +435,7 @@ export class Client {
     const protocol = await this.protocol();
     const order = permutation(values.length, this._source);
     for (let start = 0; start < values.length; start += this.batchSize) {
+      await this._prepareFor(Math.min(this.batchSize, values.length - start)); // the batch's tokens before its draws
       const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + this.batchSize), (index) => values[index]));
       this._unsent.push({ batch, batchId: newFileId() });
     }
@@ -297,6 +445,7 @@ export class Client {
   /** Randomize a value now and queue its report; a full queue is flushed (resolves to its acks, or []). */
   async add(value) {
     const protocol = await this.protocol();
+    await this._prepareFor(1); // this report's token before its draw
     const report = await this._privatizeLocked(protocol, [value]);
     this._pending.push(report); // after the await: a flush meanwhile replaced this._pending
     return this._pending.length >= this.batchSize ? this.flush() : [];
@@ -363,33 +512,63 @@ export class Client {
   }
 
   /**
-   * A campaign collected through a relay (its config has ``relay``): each report sealed to the collector's key
-   * and sent alone to the relay at this client's server URL, under ``<batchId>.<row>``, without a batch id inside
-   * (nothing per device reaches the collector); resolves to the relay's acks of the reports.
+   * A campaign collected through a relay (its config has ``relay``): each report sealed to the collector's key and
+   * sent alone to the relay the trusted config names (``relay.url``), under ``<batchId>.<row>``, without a batch id
+   * inside (nothing per device reaches the collector), with its own Privacy Pass token when the campaign has an issuer
+   * (the one bound to that report id, so that a resend carries the same token); resolves to the relay's acks.
    */
   async _sendThroughRelay(relay, batch, batchId) {
+    const base = String(relay.url ?? '').replace(/\/+$/, '');
+    originOf(base, `The relay URL of campaign '${this.campaignId}' (relay.url of its config)`);
+    const info = this._issuerInfo;
+    const { authorizationHeader, base64UrlDecode } = info === null ? {} : await privacyPass();
     const acks = [];
     const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
-    for (let index = 0; index < batch.length; index++) {
-      const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
-      const sealed = await sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream');
-      const reportId = `${batchId}.${index}`;
-      try {
-        const response = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
-          body: sealed, headers: { 'Content-Type': RELAY_CONTENT_TYPE }, absolute: true,
-        });
+    try {
+      for (let index = 0; index < batch.length; index++) {
+        const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
+        const sealed = await sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream');
+        const reportId = `${batchId}.${index}`;
+        let authorization;
+        if (info !== null) {
+          let token = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
+          if (token === null) {
+            await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
+            token = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
+          }
+          authorization = authorizationHeader(base64UrlDecode(token));
+        }
+        let response;
+        try {
+          response = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
+            url: `${base}${relayReportPath(this.campaignId, reportId)}`, body: sealed, headers: { 'Content-Type': RELAY_CONTENT_TYPE }, authorization,
+          });
+        } catch (error) {
+          // a token the relay does not admit (401) or saw spent on another report: never again; a resend takes another
+          if (info !== null && error instanceof ServiceError && (error.status === 401 || error.code === 'token_spent')) {
+            await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
+          }
+          throw error;
+        }
         acks.push(await response.json());
-      } catch (error) {
-        if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
-        throw error;
+        if (info !== null) await this._withLedgerLock(() => this._wallet.release(info.scope, reportId)); // spent
       }
+    } catch (error) {
+      if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
+      throw error;
     }
     return { batch_id: batchId, relayed: acks.length, duplicates: acks.filter((ack) => ack.duplicate).length };
   }
 
-  async _request(method, path, { body, headers = {}, absolute = false }) {
+  /**
+   * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
+   * gets ``authorization`` and never this client's submit token), retried as ``send`` describes.
+   */
+  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined }) {
     const allHeaders = { Accept: 'application/json', ...headers };
-    if (this.token) allHeaders.Authorization = `Bearer ${this.token}`;
+    if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
+    if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
+    const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
     let lastProblem = null;
     let asked = null; // seconds a 429/503 answer's Retry-After asked for
     for (let attempt = 0; attempt <= this.retries; attempt++) {
@@ -397,7 +576,7 @@ export class Client {
       asked = null;
       let response;
       try {
-        response = await this._fetch(absolute ? `${this.serverUrl}${path}` : this._url(path), { method, headers: allHeaders, body });
+        response = await this._fetch(target, { method, headers: allHeaders, body });
       } catch (error) {
         lastProblem = `cannot reach the server (${error.message})`;
         continue;
@@ -411,7 +590,7 @@ export class Client {
         // not a JSON refusal
       }
       asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
-      const problem = `${method} ${path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;
+      const problem = `${method} ${url ?? path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;
       const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(code));
       if (!retryable) throw new ServiceError(problem, { status: response.status, code });
       lastProblem = problem;

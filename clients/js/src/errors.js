@@ -22,3 +22,17 @@ export class InvalidValueTypeError extends DPDistError {}
 
 /** A saved state (a device's memo) does not fit the protocol it is loaded for, or is malformed. */
 export class IncompatibleStateError extends DPDistError {}
+
+/**
+ * A server refused a request (or could not be reached after every retry), or served something the device refuses
+ * (a relayed campaign's identity that does not match its pin, an issuer key other than the campaign's, ...): ``code``
+ * names the reason, ``status`` the HTTP status (null for the device's own refusals).  From ``Client.send`` it carries
+ * the ``batch`` and ``batchId``: resend them together, never a fresh draw of the values.
+ */
+export class ServiceError extends DPDistError {
+  constructor(message, { status = null, code = null } = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}

@@ -11,6 +11,7 @@ export { ReportBatch } from './protocols/base.js';
 export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, LEDGER_KEY, ServiceError } from './client.js';
+export { TOKENS_KEY } from './tokens.js';
 export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon, normalCollector } from './ledger.js';
 export { Memo, isLongitudinal } from './protocols/longitudinal.js';
 export { permutation, shuffleBatch, shuffled } from './shuffle.js';

@@ -51,15 +51,15 @@ test('a sealed report: version, key id, enc, ciphertext of a padded plaintext bo
   await assert.rejects(sealForRelay({ ...key.relay, ids: [0x0010, 1, 1] }, 'c1', body, 'application/json'), /suite/);
 });
 
-test('a client of a relayed campaign sends each report alone, sealed, to the relay, under <batch id>.<row>', async () => {
+test('a client of a relayed campaign sends each report alone, sealed, to the relay its collector names, under <batch id>.<row>', async () => {
   const key = await relayKey();
   const requests = [];
   const fetch = async (url, { method, headers, body }) => {
     requests.push({ url, method, headers, body: body ? new Uint8Array(body) : null });
-    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config: CONFIG, relay: key.relay });
+    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config: CONFIG, relay: { ...key.relay, url: 'http://relay.test/' } });
     return Response.json({ campaign: 'c1', report_id: url.split('/').at(-1), duplicate: false }, { status: 202 });
   };
-  const client = new Client('http://relay.test', 'c1', { fetch, batchSize: 3, memoStorage: null, source: deterministicSource(4) });
+  const client = new Client('http://collector.test', 'c1', { fetch, batchSize: 3, memoStorage: null, source: deterministicSource(4) });
   const acks = await client.submitMany([1, 2, 3, 4, 5]);
   assert.deepEqual(acks.map((ack) => ack.relayed), [3, 2]);
   const puts = requests.filter((r) => r.method === 'PUT');
@@ -69,6 +69,7 @@ test('a client of a relayed campaign sends each report alone, sealed, to the rel
     const [, batchId, row] = put.url.match(/^http:\/\/relay\.test\/relay\/v1\/campaigns\/c1\/reports\/([0-9a-f]{32})\.(\d)$/);
     ids.add(batchId);
     assert.equal(put.headers['Content-Type'], RELAY_CONTENT_TYPE);
+    assert.equal(put.headers.Authorization, undefined); // a campaign without an issuer: no token, and no submit token
     const opened = await open(key, 'c1', put.body);
     assert.equal(opened.kind, 1); // a dpdist binary record of one report, without a batch id inside
     const headerLength = new DataView(opened.body.buffer, opened.body.byteOffset).getUint32(10, true);

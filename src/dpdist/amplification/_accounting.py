@@ -1,4 +1,4 @@
-"""From reductions to epsilon: the worst pair, the best candidate, bisection, rounds."""
+"""From reductions to epsilon: the worst pair, the best candidate, bisection; rounds through :mod:`._composition`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+import numpy as np
+
 from .._types import ArrayLike
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
-from . import _channel, _closed_form, _structured
+from . import _channel, _closed_form, _composition, _structured
 from ._checks import check_delta, check_epsilon0, check_n
 from ._reduction import PairDivergence, Reduction
 
@@ -30,6 +32,12 @@ __all__ = [
 
 #: ``numerical``: the channel's reductions when the protocol has a small finite channel, else ``generic``
 METHODS = ("numerical", "channel", "generic", "closed-form")
+#: what an account over several rounds says of their composition
+COMPOSITION_NOTE = (
+    "rounds composed through the privacy loss distribution of a pair that dominates every round's neighbouring pairs "
+    "(connect-the-dots from the round's hockey-stick bound, Doroshenko et al. 2022; dominating pairs compose, Zhu, "
+    "Dathathri & Gopi 2022), convolved as in Koskela, Jalko & Honkela 2020"
+)
 _RELATIVE_PRECISION = 1e-4  # bisection stops when the bracket is this narrow (relative)
 
 
@@ -66,6 +74,22 @@ class _Bound:
     def epsilon(self, delta: float) -> float:
         """The smallest ``t`` found (to 1e-4 relative) with ``delta(t) <= delta``; ``t_max`` at worst."""
         return _bisect(lambda t: self.within(t, delta), self.t_max)
+
+    def curve(self, points) -> np.ndarray:
+        """Upper bounds on ``delta`` at each of ``points`` (increasing): per pair class, its candidate smallest at
+        the middle point, and on the upper half the smaller of it and the candidate smallest at the last point
+        (each candidate bounds its class's pairs, so any of them is valid; fewer evaluations than all of them)."""
+        points = np.asarray(points, dtype=np.float64)
+        middle, last, upper = float(points[points.size // 2]), float(points[-1]), points.size // 2
+        values = np.zeros(points.size)
+        for candidates in self.classes:
+            at_middle = min(candidates, key=lambda candidate: candidate.delta(middle))
+            at_last = min(candidates, key=lambda candidate: candidate.delta(last))
+            own = np.array([at_middle.delta(float(t)) for t in points])
+            if at_last is not at_middle:
+                own[upper:] = np.minimum(own[upper:], [at_last.delta(float(t)) for t in points[upper:]])
+            values = np.maximum(values, own)
+        return values
 
 
 def _bisect(feasible: Callable[[float], bool], high: float) -> float:
@@ -116,6 +140,9 @@ def compose_rounds(round_within: Callable[[float, float], bool], epsilon0: float
     :math:`\delta_k(\varepsilon, \varepsilon') = \mathbb E_{L \sim \mathrm{Bin}(k, 1/(1+e^\varepsilon))}
     [(1 - e^{\varepsilon' - (k-2L)\varepsilon})_+]`.  The split :math:`\delta_r` is searched on a
     grid; the result is never above ``rounds * epsilon0`` (pure sequential composition).
+
+    It needs only a curve's ``within`` test; :func:`account` composes rounds through their privacy loss
+    distributions instead (:mod:`._composition`; up to 9.4x tighter at 30 rounds of GRR, 16x at 100).
     """
     rounds = check_param("amplification", "rounds", rounds, Integer(low=1, high=10**6))
     if rounds == 1:
@@ -156,11 +183,14 @@ class ShuffledAccount:
     rounds: int = 1
     pair_classes: int = 0
     notes: tuple[str, ...] = field(default=())
+    #: how the rounds were composed: ``"none"`` (one round) or ``"privacy loss distribution"`` (:mod:`._composition`)
+    composition: str = "none"
 
     def to_dict(self) -> dict:
         return {
             "epsilon": self.epsilon, "delta": self.delta, "n": self.n, "epsilon0": self.epsilon0,
             "method": self.method, "rounds": self.rounds, "pair_classes": self.pair_classes, "notes": list(self.notes),
+            "composition": self.composition,
         }
 
 
@@ -170,7 +200,9 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     ``method``: ``"channel"`` (the reductions read from ``protocol.channel()``), ``"generic"`` (FMT21's
     clone reduction for any ``epsilon0``-LDP randomizer), ``"closed-form"`` (FMT21, Thm. 3.1; one round), or
     ``"numerical"``: ``"channel"`` when the protocol has a finite channel small enough to enumerate its pairs,
-    ``"generic"`` otherwise.  Memoized protocols are refused (their rounds share a memo).
+    ``"generic"`` otherwise.  ``rounds > 1`` compose through a dominating pair's privacy loss distribution
+    (:mod:`._composition`; stated in ``composition`` and ``notes``).  Memoized protocols are refused (their
+    rounds share a memo).
     """
     if method not in METHODS:
         raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
@@ -183,10 +215,29 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
             raise InvalidParameterError("method='closed-form' accounts for one round; use 'numerical' for rounds > 1.")
         epsilon = min(_closed_form.closed_form_epsilon(epsilon0, n, delta), epsilon0)
         return ShuffledAccount(epsilon, delta, n, epsilon0, method, notes=("FMT21 Theorem 3.1",))
+    rounds = check_param("amplification", "rounds", rounds, Integer(low=1, high=10**6))
     classes, used = _reductions(protocol, epsilon0, method, notes)
     bound = _Bound(classes, n)
-    epsilon = compose_rounds(bound.within, max(epsilon0, bound.t_max), rounds, delta)
-    return ShuffledAccount(min(epsilon, rounds * epsilon0), delta, n, epsilon0, used, rounds, len(classes), tuple(notes))
+    if rounds == 1:
+        epsilon, composition = compose_rounds(bound.within, max(epsilon0, bound.t_max), 1, delta), "none"
+    else:
+        epsilon = _composition.composed_epsilon(bound.curve, bound.within, bound.t_max, rounds, delta)
+        composition = "privacy loss distribution"
+        notes.append(COMPOSITION_NOTE)
+    return ShuffledAccount(min(epsilon, rounds * epsilon0), delta, n, epsilon0, used, rounds, len(classes), tuple(notes),
+                           composition)
+
+
+def _why_no_channel(protocol, error: BaseException) -> str:
+    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (issue 45 item 7: a
+    relayed campaign's statement used to quote the exception, "The 'values' argument of ... Got None instead.")."""
+    if protocol.tags.kind == "numerical":
+        return f"{protocol.display_name} randomizes real numbers: its inputs are no finite list"
+    if isinstance(error, MemoryError):
+        return f"the channel of {protocol.display_name} is too large to hold in memory"
+    if isinstance(error, NotImplementedError):
+        return f"the channel of {protocol.display_name} has too many outputs to enumerate"
+    return str(error)  # the channel's own check (:mod:`._channel`), worded as a statement: too many pairs, not a law
 
 
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
@@ -199,9 +250,10 @@ def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
             channel = _channel.check_channel(protocol.channel())
             classes = _channel.channel_reductions(channel)
         except (NotImplementedError, InvalidParameterError, MemoryError) as error:
+            why = _why_no_channel(protocol, error)  # words for a statement, not the exception's text
             if method == "channel":
-                raise InvalidParameterError(f"{protocol.display_name}: no usable finite channel ({error}).") from None
-            notes.append(f"no usable finite channel ({error}); the bound for any {epsilon0:g}-LDP randomizer is used")
+                raise InvalidParameterError(f"{protocol.display_name}: no usable finite channel ({why}).") from None
+            notes.append(f"no usable finite channel ({why}); the bound for any {epsilon0:g}-LDP randomizer is used")
         else:
             realized = _channel.realized_epsilon(channel)
             if realized > epsilon0 * (1 + 1e-9):

@@ -7,16 +7,17 @@ import numpy as np
 __all__ = ["values_in_bounds"]
 
 
-def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str) -> tuple[np.ndarray, int]:
-    """``(values, moved)``: numbers of ``column`` clipped into ``bounds`` (``clip``), or refused when one is outside.
+def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str, wrap: bool = False) -> tuple[np.ndarray, int]:
+    """``(values, moved)``: numbers of ``column`` clipped into ``bounds`` (``clip``; ``wrap``: wrapped around them, the
+    bounds being one period of a circle), or refused when one is outside.
 
     ``column`` names the column in the message ("'age'"), ``where`` the bounds ("the bounds of the config").
     """
-    from .._validation import clip_real_values
+    from .._validation import clip_real_values, wrap_real_values
     from ..errors import OutOfDomainError
 
     if clip:
-        return clip_real_values(values, bounds, owner=f"the column {column}")
+        return (wrap_real_values if wrap else clip_real_values)(values, bounds, owner=f"the column {column}")
     values = np.asarray(values, dtype=np.float64)
     outside = ~((values >= bounds[0]) & (values <= bounds[1]))
     if outside.any():

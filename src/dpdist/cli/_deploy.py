@@ -347,13 +347,17 @@ class ColumnValues:
 
             return bucketize(self._in_bounds(np.asarray(chunk, dtype=np.float64), (low, high), "'--bounds'"), (low, high), bins)
         if protocol.tags.kind == "numerical":
-            return self._in_bounds(chunk, protocol.bounds, "the bounds of the config")
+            return self._in_bounds(chunk, protocol.bounds, "the bounds of the config", wrap=self._wraps())
         return _as_protocol_values(protocol, chunk)
 
-    def _in_bounds(self, values, bounds, where: str) -> np.ndarray:
+    def _wraps(self) -> bool:
+        """The config's bounds are one period of a circle (opm-circular): values outside wrap around."""
+        return self.binning is None and bool(getattr(self.protocol, "circular", False))
+
+    def _in_bounds(self, values, bounds, where: str, wrap: bool = False) -> np.ndarray:
         from ._bounds import values_in_bounds
 
-        values, moved = values_in_bounds(values, bounds, clip=self.clip, column=f"{self.column!r}", where=where)
+        values, moved = values_in_bounds(values, bounds, clip=self.clip, column=f"{self.column!r}", where=where, wrap=wrap)
         self.clipped += moved
         return values
 
@@ -366,9 +370,10 @@ class ColumnValues:
             notes.append(f"{self.outside_alphabet} word(s) with a character outside the alphabet rejected")
         if self.clipped:
             bounds = self.binning[0] if self.binning is not None else self.protocol.bounds
+            how = "wrapped around the circle" if self._wraps() else "clipped to the nearest bound"
             notes.append(
-                f"{self.clipped} value(s) outside the bounds [{bounds[0]:g}, {bounds[1]:g}] clipped to the nearest "
-                "bound (counted here, never sent; --no-clip refuses them)"
+                f"{self.clipped} value(s) outside the bounds [{bounds[0]:g}, {bounds[1]:g}] {how} "
+                "(counted here, never sent; --no-clip refuses them)"
             )
         return notes
 

@@ -126,7 +126,8 @@ def _frequency_lines(estimate: dict, intervals: list[dict], level: str) -> list[
 
 
 def _distribution_lines(estimate: dict, intervals: list[dict], level: str) -> list[str]:
-    rows = [("mean", estimate["mean"], _limits(pick(intervals, "mean", False)), _limits(pick(intervals, "mean", True)))]
+    mean = "circular mean" if estimate.get("period") is not None else "mean"  # a circle (opm-circular): no interval
+    rows = [(mean, estimate["mean"], _limits(pick(intervals, "mean", False)), _limits(pick(intervals, "mean", True)))]
     fixed_q, anytime_q = pick(intervals, "quantile", False), pick(intervals, "quantile", True)
     quantiles = estimate.get("quantiles") or {"q": [], "values": []}
     for index, (q, value) in enumerate(zip(quantiles["q"], quantiles["values"])):

@@ -18,6 +18,7 @@ _COMMAND_MODULES = [
     "dpdist.cli._budget",
     "dpdist.cli._explain",
     "dpdist.cli._relay",
+    "dpdist.cli._issuer",
 ]
 
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from ._env import check_environment, environment_defaults
@@ -40,6 +41,13 @@ def add_commands(subparsers) -> None:
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     relay.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
     relay.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
+    from ..relay._envelope import MAX_SEALED_BYTES
+
+    relay.add_argument("--max-body-bytes", type=int, default=MAX_SEALED_BYTES,
+                       help=f"largest request body (one sealed submission) accepted; larger: HTTP 413 (default {MAX_SEALED_BYTES})")
+    from .._guard import add_arguments as add_limit_arguments
+
+    add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
     relay.set_defaults(handler=_run_relay)
     environment_defaults(relay)
 
@@ -55,24 +63,36 @@ def _run_relay(args) -> int:
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist relay' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
-    token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or ""
-    if len(token) < 16:
-        raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
-    if args.admin_token is not None and len(args.admin_token) < 16:
-        raise InvalidParameterError("The '--admin-token' option must be at least 16 characters.")
-    if not 1 <= args.min_batch <= args.max_batch:
-        raise InvalidParameterError(
-            f"The '--min-batch' option must be at least 1 and at most --max-batch ({args.max_batch}). Got {args.min_batch}."
-        )
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
-    if not args.collector.startswith(("http://", "https://")):
-        raise InvalidParameterError(f"The '--collector' option must be an http:// or https:// URL. Got {args.collector!r}.")
-    app = create_app(args.queue, collector=args.collector, relay_token=token, min_batch=args.min_batch,
-                     max_batch=args.max_batch, admin_token=args.admin_token)
+    from .._guard import from_args as limits_from_args, uvicorn_options
+
+    limits = limits_from_args(args, args.max_body_bytes)
+    token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or ""
+    try:  # the library checks the settings (batch bounds, tokens, collector URL); named here as options
+        app = create_app(args.queue, collector=args.collector, relay_token=token, min_batch=args.min_batch,
+                         max_batch=args.max_batch, admin_token=args.admin_token, limits=limits,
+                         max_body_bytes=args.max_body_bytes)
+    except InvalidParameterError as error:
+        raise InvalidParameterError(_as_option(str(error))) from None
     print(f"dpdist relay: queue {args.queue}; collector {args.collector}; batches of {args.min_batch}..{args.max_batch}; "
           f"http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
-    # no access log (it would hold addresses and times); no forwarded headers believed
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
-                server_header=False, date_header=False)
+    # no access log (it would hold addresses and times); no forwarded headers believed; the limits of dpdist serve
+    options = {**uvicorn_options(limits), "log_level": args.log_level, "access_log": False, "proxy_headers": False,
+               "date_header": False}
+    uvicorn.run(app, host=args.host, port=args.port, **options)
     return 0
+
+
+#: the options (and variables) of create_app's arguments
+_OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token": "--admin-token (or DPDIST_ADMIN_TOKEN)"}
+
+
+def _as_option(message: str) -> str:
+    """A :func:`dpdist.relay.create_app` refusal naming the option: "The 'min_batch' argument of ... must" -> "The
+    '--min-batch' option must"."""
+    match = re.match(r"The '([a-z_]+)' argument of dpdist\.relay\.create_app (must .*)", message, re.S)
+    if match is None:
+        return message
+    name, rest = match.groups()
+    return f"The {_OPTIONS.get(name, repr('--' + name.replace('_', '-')))} option {rest}"

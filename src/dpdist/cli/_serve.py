@@ -264,6 +264,24 @@ def _add_campaign(subparsers) -> None:
     listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
     _admin_command(listing, _run_list)
     _add_estimate_and_export(actions)
+    rounds = _campaign_command(
+        actions,
+        "rounds",
+        help="show a campaign of adaptive quantile rounds round by round, and the quantiles released so far",
+        description="Print every round of CAMPAIGN (created with --rounds) with its reports and size, then the quantiles "
+        "released from the rounds so far with their intervals. --advance first closes the current round now and "
+        "publishes the next (after the last round the campaign closes).",
+    )
+    rounds.add_argument("--advance", action="store_true", help="close the current round now and publish the next")
+    rounds.add_argument("--json", action="store_true", help="print the rounds document as JSON")
+    _admin_command(rounds, _run_rounds)
+
+
+def _run_rounds(args) -> int:
+    from ._campaign_rounds import show_rounds
+
+    with _client(args, admin=True) as client:
+        return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
 
 
 def _add_create(actions) -> None:
@@ -295,9 +313,27 @@ def _add_create(actions) -> None:
         "('dpdist campaign enroll'); not with --submit-token",
     )
     create.add_argument(
-        "--relay", action="store_true",
-        help="collect through a relay (dpdist relay, with the service's --relay-token): the campaign gets an HPKE key, "
-        "refuses direct submissions and states its amplified central guarantee; not with --submit-token or --enrollment",
+        "--relay", default=None, metavar="URL",
+        help="collect through the relay at URL (dpdist relay, with the service's --relay-token), the URL devices send "
+        "to: the campaign gets an HPKE key, refuses direct submissions and states its guarantees; not with "
+        "--submit-token or --enrollment (docs/deployment.md, 'Anonymous collection')",
+    )
+    create.add_argument(
+        "--issuer", default=None, metavar="URL",
+        help="with --relay: the issuer (dpdist issuer) whose Privacy Pass tokens admit one report each; without it anyone "
+        "can send reports through the relay and only the local guarantee holds against the collector",
+    )
+    create.add_argument("--issuer-key", default=None, metavar="NAME",
+                        help="with --issuer: the name of the issuer's key for this campaign ('dpdist issuer key NAME')")
+    create.add_argument(
+        "--issuer-run-by-collector", action="store_true",
+        help="with --issuer: say that the collector's operator also runs the issuer (it could mint tokens for itself: "
+        "the campaign then states no amplified guarantee against the collector)",
+    )
+    create.add_argument(
+        "--colluding", type=int, default=0, metavar="M",
+        help="with --relay: a public bound on admitted reports from devices whose values the collector knows; the "
+        "amplified guarantee is stated for batches of their size minus M (default 0)",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
@@ -378,6 +414,9 @@ def _client(args, *, admin: bool):
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
         on_retry=_say_retrying(args.server),
+        pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
+        issuer_credential=(getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None,
+        issuer=getattr(args, "issuer", None) if not admin else None,
     )
 
 
@@ -453,17 +492,52 @@ def _run_create(args) -> int:
             keep_reports=args.keep_reports,
             max_reports=args.max_reports,
             enrollment=args.enrollment,
-            relay=args.relay,
+            relay=_relay_settings(args),
         )
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
+        public = client.config(args.name) if summary.get("relayed") else None
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
-    if summary.get("relayed"):
-        print(f"campaign {summary['campaign']}: collected through a relay only (direct submissions refused); its amplified "
-              "central guarantee is stated as the relay's batches arrive ('anonymity' of the campaign's summary).")
+    server = args.server.rstrip("/")
+    print(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation page "
+          f"{server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard")
+    if public is not None:
+        relay = public["relay"]
+        central = (public.get("anonymity") or {}).get("central") or {}
+        print(f"campaign {summary['campaign']}: collected through the relay {relay['url']} only (direct submissions refused); "
+              f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
+              + (f"; {central['reason']}" if "reason" in central else
+                 "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0
+
+
+def _relay_settings(args) -> dict | None:
+    """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
+    key for the campaign is read from the issuer itself."""
+    from ..errors import InvalidParameterError
+
+    given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
+                                          ("--issuer-run-by-collector", args.issuer_run_by_collector),
+                                          ("--colluding", args.colluding)) if value]
+    if args.relay is None:
+        if given:
+            raise InvalidParameterError(f"The '{given[0]}' option needs '--relay URL'.")
+        return None
+    if args.colluding < 0:
+        raise InvalidParameterError(f"The '--colluding' option must be an int >= 0. Got {args.colluding}.")
+    if (args.issuer is None) != (args.issuer_key is None):
+        raise InvalidParameterError("The '--issuer' and '--issuer-key' options go together: the issuer's URL and the name "
+                                    "of its key for this campaign.")
+    if args.issuer_run_by_collector and args.issuer is None:
+        raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
+    issuer = None
+    if args.issuer is not None:
+        from ..serve.client import issuer_of
+
+        issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
+    return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}
 
 
 def _create_rounds(args) -> int:
@@ -489,6 +563,10 @@ def _create_rounds(args) -> int:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
           f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
+    server, name = args.server.rstrip("/"), summary["campaign"]  # as 'campaign create --config' says them
+    print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
+          f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
+          f"'dpdist campaign rounds {name}'")
     return 0
 
 
@@ -566,7 +644,8 @@ def _run_estimate(args) -> int:
     with _client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
-            Path(args.plot).write_bytes(client.estimate_png(args.campaign, **options))
+            # the same query as the document: the figure draws the band the text and the JSON give
+            Path(args.plot).write_bytes(client.estimate_png(args.campaign, level=args.level, **view, **options))
     if args.json:
         _print_json(document)
     else:
@@ -613,7 +692,9 @@ def _add_submit(subparsers) -> None:
         "file's) in batches of --batch-size, each under a fresh "
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
         "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
-        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once.",
+        "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once. "
+        "To a campaign in rounds (adaptive quantiles), each row is one device answering one round: the rows fill the "
+        "rounds one after the other, never more than a round's room (docs/adaptive_quantiles.md).",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -641,7 +722,8 @@ def _add_submit(subparsers) -> None:
         "--journal", default=None, metavar="FILE",
         help="with --column: where the randomized batches are kept before they are sent, so that running the same "
         "command again after a failure resends them instead of randomizing again (default: a file under "
-        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo)",
+        "~/.cache/dpdist/submit named by the server, campaign, config, column, file content and memo; a campaign in "
+        "rounds keeps a directory of parts)",
     )
     submit.add_argument(
         "--submit-token",
@@ -649,6 +731,18 @@ def _add_submit(subparsers) -> None:
         help="the campaign's submit token, if it has one (default: the DPDIST_SUBMIT_TOKEN environment variable; "
         "prefer it: options show in `ps`)",
     )
+    submit.add_argument(
+        "--pin", default=None,
+        help="a relayed campaign's pin (printed by 'campaign create'): needed when --server is the campaign's relay; the "
+        "campaign's key and config served there must hash to it (docs/deployment.md, 'Keys the relay cannot swap')",
+    )
+    submit.add_argument(
+        "--issuer-credential", default=None,
+        help="this device's credential for the issuer of a relayed campaign that admits reports by token (default: the "
+        "DPDIST_ISSUER_CREDENTIAL environment variable; prefer it: options show in `ps`)",
+    )
+    submit.add_argument("--issuer", default=None, metavar="URL",
+                        help="the issuer the credential is for: a campaign naming another issuer is refused")
     _server_options(submit, admin=False)
     submit.set_defaults(handler=_run_submit)
 
@@ -729,8 +823,15 @@ def _submit_column(client, args):
     from .._rng import check_rng, secure_generator
     from ._submit_journal import journal_path, journal_records, write_journal
     from ..errors import EachValueANewUserWarning
+    from ..local import from_config
 
-    protocol = client.protocol(args.campaign)
+    document = client.config(args.campaign)
+    if document.get("rounds") is not None:  # each row one device answering one round (docs/adaptive_quantiles.md)
+        from ._submit_rounds import submit_rounds
+
+        yield from submit_rounds(client, args, document)
+        return
+    protocol = from_config(document["config"])
     check_columns_option(protocol, args.column, args.columns)
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)

@@ -251,15 +251,17 @@ class CDFSequence:
             cdf, quantiles, mean = distribution.cdf(self.edges), distribution.quantile(q), distribution.mean()
         else:
             cdf, quantiles, mean = (self.low + self.high) / 2, (low + high) / 2, (self.mean_low + self.mean_high) / 2
-        return (
+        intervals = (
             Interval("cdf", cdf, self.low, self.high, self.level, self.method, at=self.edges, simultaneous=True,
                      anytime_valid=True),
             Interval("quantile", quantiles, low, high, self.level, "the anytime CDF band inverted, to the edges of "
                      "the cells where it crosses q", at=q, simultaneous=True, anytime_valid=True),
-            Interval("mean", float(mean), self.mean_low, self.mean_high, self.level,
-                     "the extremes of the mean over the masses the anytime band's statistics allow",
-                     simultaneous=True, anytime_valid=True),
         )
+        if distribution is not None and distribution.period is not None:  # its bounds are the linear mean's
+            return intervals
+        return (*intervals, Interval("mean", float(mean), self.mean_low, self.mean_high, self.level,
+                                     "the extremes of the mean over the masses the anytime band's statistics allow",
+                                     simultaneous=True, anytime_valid=True))
 
     def to_dict(self) -> dict[str, Any]:
         return {

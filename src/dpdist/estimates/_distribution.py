@@ -40,7 +40,10 @@ class Distribution(Presented):
     method, epsilon, n : optional
         What produced the estimate.
     details : dict
-        Method-specific extras (budget split, convergence trace, ...).
+        Method-specific extras (budget split, convergence trace, ...).  ``details["period"]``
+        (the circular protocol ``opm-circular`` sets it) says the bounds are one period of a
+        circle, ``hi`` the same point as ``lo``: the mean and the standard deviation are then
+        the circular ones (:attr:`period`).
     guarantee : PrivacyGuarantee, optional
         The privacy guarantee of the release or of the reports behind it.
     band : CDFBand, optional
@@ -119,6 +122,12 @@ class Distribution(Presented):
         return np.diff(self.edges)
 
     @property
+    def period(self) -> float | None:
+        """The circle's length when the bounds are one period of a circle (times of day, angles), else None."""
+        period = self.details.get("period")
+        return None if period is None else float(period)
+
+    @property
     def cumulative(self) -> np.ndarray:
         """CDF at the edges (length ``bins + 1``, from 0 to 1)."""
         return self._cumulative
@@ -151,11 +160,35 @@ class Distribution(Presented):
         return self.edges[index - 1] + np.clip(fraction, 0, 1) * self.widths[index - 1]
 
     def mean(self) -> float:
+        """The mean; on a circle (:attr:`period`) the circular mean, in ``[lo, lo + period)`` (NaN when the
+        resultant is 0: a uniform circle has no mean direction)."""
+        if self.period is not None:
+            angle, resultant = self._resultant()
+            if resultant < 1e-12:
+                return math.nan
+            return float(self.edges[0] + (angle % (2 * math.pi)) * self.period / (2 * math.pi))
         midpoints = (self.edges[:-1] + self.edges[1:]) / 2
         return float(np.dot(self.probabilities, midpoints))
 
+    def _resultant(self) -> tuple[float, float]:
+        r"""``(angle, R)`` of the mean resultant :math:`E[e^{i\theta}]`, :math:`\theta = 2\pi (x - lo) / P`, exact for the
+        piecewise-uniform density: over a bin :math:`[\alpha, \beta]` the mean of :math:`\cos\theta` is
+        :math:`(\sin\beta - \sin\alpha)/(\beta - \alpha)` and of :math:`\sin\theta`,
+        :math:`(\cos\alpha - \cos\beta)/(\beta - \alpha)` (Mardia & Jupp, *Directional Statistics*, 2000, sec. 2.2)."""
+        assert self.period is not None, "a circular distribution"
+        turns = 2 * math.pi * (self.edges - self.edges[0]) / self.period
+        low, high = turns[:-1], turns[1:]
+        cosine = np.dot(self.probabilities, (np.sin(high) - np.sin(low)) / (high - low))
+        sine = np.dot(self.probabilities, (np.cos(low) - np.cos(high)) / (high - low))
+        return math.atan2(sine, cosine), math.hypot(cosine, sine)
+
     def var(self) -> float:
-        """Variance of the piecewise-uniform density (includes the within-bin ``w^2/12``)."""
+        r"""Variance of the piecewise-uniform density (includes the within-bin ``w^2/12``); on a circle
+        (:attr:`period`) the square of the circular standard deviation :math:`\sqrt{-2 \ln R}\, P / 2\pi`
+        (Mardia & Jupp, sec. 2.3), in the squared units of the bounds."""
+        if self.period is not None:
+            resultant = max(self._resultant()[1], 1e-300)
+            return float(-2 * math.log(min(resultant, 1.0)) * (self.period / (2 * math.pi)) ** 2)
         midpoints = (self.edges[:-1] + self.edges[1:]) / 2
         second = np.dot(self.probabilities, midpoints**2 + self.widths**2 / 12)
         return float(max(second - self.mean() ** 2, 0.0))
@@ -237,15 +270,18 @@ class Distribution(Presented):
         cdf, q = self.cdf(edges), np.array(QUANTILES)
         method = f"{band.method}; {band.replicates} replicates"
         low, high = band.quantile_interval(q)
-        mean_low, mean_high = band.mean_interval()
-        return (
+        intervals = (
             Interval("cdf", cdf, band.lower, band.upper, band.level, method, at=edges),
             Interval("cdf", cdf, band.simultaneous_lower, band.simultaneous_upper, band.level, method, at=edges,
                      simultaneous=True),
             Interval("quantile", self.quantile(q), low, high, band.level,
                      "the pointwise CDF band inverted, to the edges of the bins where it crosses q", at=q),
-            Interval("mean", self.mean(), mean_low, mean_high, band.level, "the simultaneous CDF band integrated"),
         )
+        if self.period is not None:  # the band integrated bounds the linear mean, not the circular one
+            return intervals
+        mean_low, mean_high = band.mean_interval()
+        return (*intervals, Interval("mean", self.mean(), mean_low, mean_high, band.level,
+                                     "the simultaneous CDF band integrated"))
 
     def _json_fields(self, level: float) -> dict[str, Any]:
         return {
@@ -256,6 +292,7 @@ class Distribution(Presented):
             "median": json_value(self.quantile(0.5)),
             "quantiles": {"q": list(QUANTILES), "values": json_value(self.quantile(np.array(QUANTILES)))},
             "band": None if self.band is None else self.band.to_dict(),
+            **({} if self.period is None else {"period": self.period}),
         }
 
     @classmethod
@@ -269,6 +306,7 @@ class Distribution(Presented):
             method=document.get("method"),
             epsilon=document.get("epsilon"),
             n=document.get("n"),
+            details={} if document.get("period") is None else {"period": float(document["period"])},
             guarantee=None if guarantee is None else PrivacyGuarantee(**guarantee),
             band=None if band is None else CDFBand.from_dict(band),
         )
@@ -279,12 +317,14 @@ class Distribution(Presented):
         ``truth`` when given; then the band's method and the bins."""
         samples = check_samples(truth, "Distribution")
         band, q = self.band, np.array(QUANTILES)
-        names = ["estimated mean", "estimated std", *(f"{round(100 * p):>2}% quantile" for p in QUANTILES)]
+        circular = self.period is not None
+        names = ["circular mean" if circular else "estimated mean", "circular std" if circular else "estimated std",
+                 *(f"{round(100 * p):>2}% quantile" for p in QUANTILES)]
         values = [self.mean(), math.sqrt(self.var()), *self.quantile(q)]
-        truths = [None] * len(names) if samples is None else [np.mean(samples), np.std(samples), *np.quantile(samples, q)]
+        truths = [None] * len(names) if samples is None else [*_sample_moments(samples, self), *np.quantile(samples, q)]
         intervals: list[Any] = [None] * len(names)
-        if band is not None:  # the mean's from the simultaneous band, the quantiles' from the pointwise one
-            intervals[0] = band.mean_interval()
+        if band is not None:  # the mean's from the simultaneous band (not on a circle), the quantiles' from the pointwise one
+            intervals[0] = None if circular else band.mean_interval()
             intervals[2:] = zip(*band.quantile_interval(q))
         lines = [
             f"  {name:<18} {value:.6g}" + ("" if true is None else f"   (true {true:.6g})")
@@ -295,7 +335,8 @@ class Distribution(Presented):
             lines.append(f"  bands              {percent(band.level)} pointwise and simultaneous, {band.method} "
                          f"({band.replicates} replicates)")
         low, high = self.bounds
-        lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]")
+        lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]"
+                     + (f", a circle ({high:g} is {low:g}; quantiles from {low:g})" if circular else ""))
         return "\n".join(lines)
 
     def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
@@ -334,3 +375,14 @@ class Distribution(Presented):
             f"Distribution(method={self.method!r}, epsilon={self.epsilon!r}, n={self.n}, "
             f"bounds=({lo:g}, {hi:g}), bins={self.bins})"
         )
+
+
+def _sample_moments(samples: np.ndarray, distribution: Distribution) -> tuple[float, float]:
+    """The samples' mean and standard deviation, circular when ``distribution`` is on a circle (as it reports its own)."""
+    period = distribution.period
+    if period is None:
+        return float(np.mean(samples)), float(np.std(samples))
+    turns = 2 * np.pi * (samples - distribution.edges[0]) / period
+    resultant = np.mean(np.exp(1j * turns))
+    mean = distribution.edges[0] + (np.angle(resultant) % (2 * np.pi)) * period / (2 * np.pi)
+    return float(mean), float(np.sqrt(-2 * np.log(max(abs(resultant), 1e-300))) * period / (2 * np.pi))

@@ -108,6 +108,8 @@ KINDS: dict[str, dict[str, Any]] = {
             "properties": {"q": _NUMBERS, "values": _NUMBERS},
         },
         "band": _CDF_BAND,
+        "period": {**_NUMBER, "description": "present when the bounds are one period of a circle (opm-circular): "
+                   "mean is then the circular mean, and the quantiles are measured from the lower bound"},
     },
     "mean": {"mean": _NUMBER, "standard_error": _NUMBER, "bounds": _NUMBERS, "band": _LEGACY_BAND},
     "mean_variance": {
@@ -156,6 +158,9 @@ KINDS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: fields of a kind that only some estimates carry (a distribution on a circle: its ``period``)
+OPTIONAL = frozenset({"period"})
+
 JSON_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "dpdist estimate",
@@ -179,7 +184,7 @@ JSON_SCHEMA: dict[str, Any] = {
     "allOf": [
         {
             "if": {"properties": {"kind": {"const": kind}}},
-            "then": {"required": list(fields), "properties": fields},
+            "then": {"required": [name for name in fields if name not in OPTIONAL], "properties": fields},
         }
         for kind, fields in KINDS.items()
     ],

@@ -5,18 +5,29 @@ Routes
 ``PUT /relay/v1/campaigns/{campaign}/reports/{report_id}``
     A device's sealed submission (:mod:`._envelope`), under a report id it chose at random (1-128
     characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id, and a report sealed again under an
-    id already accepted is that report: ``duplicate``).  202 once it is durable:
+    id already accepted is that report: ``duplicate``).  A campaign that names an issuer admits a
+    report only with ``Authorization: PrivateToken token="..."`` (RFC 9577 section 2.2): a Privacy
+    Pass token of type 2 (RFC 9578) that verifies under the campaign's issuer key and challenge and
+    was never spent in the campaign; without one the answer is 401 with
+    ``WWW-Authenticate: PrivateToken challenge=..., token-key=...`` (RFC 9577 section 2.1), a token
+    already spent by another report 403 ``token_spent``.  202 once it is durable:
     ``{"campaign", "report_id", "duplicate"}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
     413 too large.
-``GET /api/campaigns/{campaign}/config``, ``/campaigns/{campaign}/participate``, ``/static/dpdist-client.js``, ``/static/dpdist-client/...``
-    The collector's public pages, passed on (with their content type and security headers) and
-    cached for a few seconds: the campaign's config (protocol, state, relay key), the participation
-    page and the JavaScript client, so that a device, a browser included, talks to the relay only.
+``GET /api/campaigns/{campaign}/config``, ``GET /api/campaigns/{campaign}/identity``
+    The collector's public config and the campaign's identity document (verbatim bytes), passed on
+    (with their content type and security headers) and cached for a few seconds.  A device does not
+    trust a config the relay serves unless it was given the campaign's pin and the identity hashes to
+    it (:mod:`._identity`); the relay serves no page and no script (a page the relay served would be
+    code the relay controls): devices load the participation page from the collector, which sends to
+    the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
 ``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state.
 
 The relay logs no client address and no per-report time (uvicorn's access log is off), trusts no
-forwarding header, and answers every device the same way whatever it sent: it cannot read it.
+forwarding header, and answers every device the same way whatever it sent: it cannot read it.  It
+keeps the limits of ``dpdist serve`` (:mod:`dpdist._guard`): header and body time, minimum body rate,
+body size and memory (with a share per client address), concurrency, and a rate of submissions per
+address kept in memory only for its window.
 """
 
 from __future__ import annotations
@@ -29,7 +40,9 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from .._guard import AUTHENTICATED, Limits, guard
 from . import _envelope
+from ._arguments import check_arguments
 from ._forwarder import Forwarder
 from ._queue import RelayQueue
 
@@ -46,9 +59,9 @@ _KEPT_HEADERS = {"content-type", "content-security-policy", "cache-control", "x-
 
 
 class RelayError(Exception):
-    def __init__(self, status: int, code: str, detail: str):
+    def __init__(self, status: int, code: str, detail: str, headers: dict | None = None):
         super().__init__(detail)
-        self.status, self.code, self.detail = status, code, detail
+        self.status, self.code, self.detail, self.headers = status, code, detail, headers
 
 
 class _PublicPages:
@@ -90,13 +103,26 @@ def create_app(
     admin_token: str | None = None,
     interval: float = 0.5,
     transport: Any = None,
+    limits: Limits | None = None,
+    max_body_bytes: int = _envelope.MAX_SEALED_BYTES,
 ) -> Starlette:
     """The relay (module docstring): queue in ``db_path`` (SQLite), batches of ``min_batch`` to ``max_batch``
-    reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests."""
+    reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests.
+
+    ``limits`` (default :class:`dpdist._guard.Limits`): the bounds of ``dpdist serve`` that the relay keeps too,
+    request bodies of at most ``max_body_bytes`` (:func:`dpdist._guard.guard`; its state at ``app.state.guard``);
+    run the application with ``uvicorn.run(app, ..., **dpdist._guard.uvicorn_options(limits))``.  Arguments the
+    relay cannot run with raise :class:`~dpdist.errors.InvalidParameterError` (:mod:`._arguments`).
+    """
+    check_arguments(collector=collector, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch,
+                    admin_token=admin_token, interval=interval, max_body_bytes=max_body_bytes,
+                    largest_body=_envelope.MAX_SEALED_BYTES)
+    limits = (limits or Limits()).check(max_body_bytes)  # a bad limit is refused before anything is opened
     import httpx
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse, Response
+    from starlette.middleware.cors import CORSMiddleware
     from starlette.routing import Route
 
     state: dict = {}
@@ -122,14 +148,24 @@ def create_app(
         if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
             raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
         relay = await _relayed_campaign(state["pages"], campaign)
+        token, nonce = _admission(relay, request.headers.get("authorization"))  # before the body is read
+        if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
+            request.scope[AUTHENTICATED] = True
         body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
         try:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
         except Exception as error:
             raise RelayError(400, "not_sealed", str(error)) from None
-        outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, body))
+        outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, token + body, nonce))
+        if outcome == "token_spent":
+            raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
+                                                 "report (get another from the campaign's issuer).")
         state["forwarder"].wake.set()
         return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
+
+    async def not_served(request):
+        raise RelayError(404, "not_served_by_relay", "The relay serves no pages or scripts (they would be code the relay "
+                                                     "controls): open the campaign's page at its collector.")
 
     async def public(request):
         status, headers, body = await state["pages"].get(request.url.path)
@@ -146,18 +182,27 @@ def create_app(
 
     async def refused(request, error: Exception):
         assert isinstance(error, RelayError)  # the one exception class this handler is registered for
-        return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status)
+        return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=error.headers)
 
     routes = [
         Route("/healthz", health),
         Route("/api/campaigns/{campaign}/config", public, methods=["GET"]),
-        Route("/campaigns/{campaign}/participate", public, methods=["GET"]),
-        Route("/static/dpdist-client.js", public, methods=["GET"]),
-        Route("/static/dpdist-client/{path:path}", public, methods=["GET"]),
+        Route("/api/campaigns/{campaign}/identity", public, methods=["GET"]),
+        Route("/campaigns/{campaign}/participate", not_served, methods=["GET"]),
+        Route("/static/{path:path}", not_served, methods=["GET"]),
         Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
         Route("/relay/v1/status", status, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
+    # the service's limits: body size, time, memory (per address; a submission is anonymous until its token verifies),
+    # the rate of PUT/POST per address (in memory, never logged); header time and the concurrency cap are uvicorn's
+    guard(app, limits, max_body_bytes=max_body_bytes)
+    # outermost: a participation page served by the collector sends to the relay from its own origin (no cookies, no
+    # credentials), and sees every answer, the limits' refusals included
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
+                       allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate", "retry-after"],
+                       max_age=600)
+    return app
 
 
 async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
@@ -172,6 +217,27 @@ async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
     if document.get("state") != "open":
         raise RelayError(409, "campaign_not_open", f"Campaign {campaign!r} is {document.get('state')}, not open.")
     return relay
+
+
+def _admission(relay: dict, authorization: str | None) -> tuple[bytes, bytes | None]:
+    """The token a report of the campaign must carry and its nonce (``b""``, None for a campaign without an issuer);
+    401 with the campaign's challenge when it carries none that verifies."""
+    issuer = relay.get("issuer")
+    if not issuer:
+        return b"", None
+    from ..errors import InvalidParameterError
+    from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
+
+    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
+    ask = {"www-authenticate": format_www_authenticate(challenge, token_key)}
+    if not authorization:
+        raise RelayError(401, "token_required", "This campaign admits a report only with a token from its issuer "
+                                                f"({issuer['url']}): 'Authorization: PrivateToken token=...'.", ask)
+    try:
+        token = parse_authorization(authorization)
+        return token, verify_token(token, token_key, challenge)
+    except InvalidParameterError as error:  # InvalidTokenError included
+        raise RelayError(401, "invalid_token", f"The report's token is not valid for this campaign: {error}", ask) from None
 
 
 async def _read_body(request, limit: int) -> bytes:

@@ -8,9 +8,14 @@ transaction commits.
 ``reports``
     one row per accepted report: a 16-byte key (SHA-256 of campaign and the device's report id: a
     retry with the same id is the same report, even sealed again, as a device that restarts must),
-    and the sealed bytes while the report waits.  Forming a batch moves the
+    and the message while the report waits (the device's token, if the campaign takes tokens, then the
+    sealed report).  Forming a batch moves the
     bytes into the batch and clears them here; the key stays, so a late retry is still recognised.
     No address, no time.
+``tokens``
+    the nonce of every Privacy Pass token spent (per campaign), with the key of the report it admitted: a
+    token admits one report, so the same token with another report id is refused (``token_spent``), and
+    the same report sent again with its token is that report (``duplicate``).  Kept after forwarding.
 ``batches``
     a formed batch: a random id, the campaign, its count and its body (the sealed reports in an order
     drawn with the CSPRNG, framed), kept until the collector acknowledges it, so that a retry after a
@@ -35,6 +40,7 @@ _GROUP = 512  # reports inserted in one transaction at most
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
     "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS tokens (campaign TEXT NOT NULL, nonce BLOB NOT NULL, key BLOB NOT NULL, PRIMARY KEY (campaign, nonce))",
     "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
     "body BLOB, state TEXT NOT NULL DEFAULT 'pending', detail TEXT)",
 )
@@ -94,11 +100,8 @@ class RelayQueue:
         results = []
         try:
             self._connection.execute("BEGIN IMMEDIATE")
-            for _, (campaign, key, sealed), _future in jobs:
-                inserted = self._connection.execute(
-                    "INSERT OR IGNORE INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, sealed)
-                ).rowcount
-                results.append("new" if inserted else "duplicate")
+            for _, (campaign, key, sealed, nonce), _future in jobs:
+                results.append(self._accept_one(campaign, key, sealed, nonce))
             self._connection.execute("COMMIT")
         except BaseException as error:  # the transaction is gone: every report of it is unanswered, not accepted
             self._rollback()
@@ -107,6 +110,19 @@ class RelayQueue:
             return
         for (_, _, future), result in zip(jobs, results):
             future.set_result(result)
+
+    def _accept_one(self, campaign: str, key: bytes, message: bytes, nonce: bytes | None) -> str:
+        """``"new"``, ``"duplicate"`` (this report id was accepted before) or ``"token_spent"`` (its token admitted
+        another report), inside the group's transaction."""
+        if self._connection.execute("SELECT 1 FROM reports WHERE key = ?", (key,)).fetchone() is not None:
+            return "duplicate"
+        if nonce is not None:
+            spent = self._connection.execute("INSERT OR IGNORE INTO tokens (campaign, nonce, key) VALUES (?, ?, ?)",
+                                             (campaign, nonce, key)).rowcount == 0
+            if spent:
+                return "token_spent"
+        self._connection.execute("INSERT INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, message))
+        return "new"
 
     def _run(self, job) -> None:
         _, (function, args), future = job
@@ -132,9 +148,10 @@ class RelayQueue:
         return future
 
     # ------------------------------------------------------------------ the API (futures)
-    def accept(self, campaign: str, report_id: str, sealed: bytes) -> Future:
-        """A future of ``"new"`` or ``"duplicate"`` (the id seen before), resolved once durable."""
-        return self._submit("accept", (campaign, report_key(campaign, report_id), sealed))
+    def accept(self, campaign: str, report_id: str, message: bytes, nonce: bytes | None = None) -> Future:
+        """A future of ``"new"``, ``"duplicate"`` (the id seen before) or ``"token_spent"`` (``nonce``, the token's,
+        admitted another report), resolved once durable."""
+        return self._submit("accept", (campaign, report_key(campaign, report_id), message, nonce))
 
     def form_batch(self, campaign: str, min_size: int, max_size: int) -> Future:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""

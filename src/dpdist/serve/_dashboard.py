@@ -231,13 +231,16 @@ function drawCdf(svg, e, fixed, anytime) {
 function drawDensity(svg, e) {
   svg.hidden = false;
   svg.removeAttribute("hidden");
-  const lows = e.edges.slice(0, -1), highs = e.edges.slice(1), lo = lows[0], hi = highs[highs.length - 1];
-  const density = e.probabilities.map((p, i) => p / (highs[i] - lows[i]));
+  // the density as the estimate's figure draws it: on its display bins (the service's "display"), not bin by bin
+  const shown = e.display || { edges: e.edges, density: e.probabilities.map((p, i) => p / (e.edges[i + 1] - e.edges[i])),
+                               bins: e.probabilities.length };
+  const lows = shown.edges.slice(0, -1), highs = shown.edges.slice(1), lo = lows[0], hi = highs[highs.length - 1];
+  const density = shown.density;
   const f = frame(svg, 0, Math.max(1e-12, ...density) * 1.05, "density");
   const x = (v) => f.m.left + (v - lo) / (hi - lo) * (f.W - f.m.left - f.m.right);
   density.forEach((d, i) => el("rect", { class: "bar", x: x(lows[i]), y: f.y(d), width: Math.max(0.5, x(highs[i]) - x(lows[i]) - 0.5),
                                            height: f.y(0) - f.y(d), "data-value": d }, svg));
-  xAxis(svg, f, x, lo, hi, "value");
+  xAxis(svg, f, x, lo, hi, "value (the density on " + shown.bins + " equal bins, as the estimate's figure draws it)");
 }
 
 function drawMean(svg, e, fixed, anytime, bounds) {
@@ -313,13 +316,14 @@ function distributionView(e, level) {
   drawDensity($("density-chart"), e);
   const meanFixed = pick(e, "mean", false), meanAny = pick(e, "mean", true);
   const qFixed = pick(e, "quantile", false), qAny = pick(e, "quantile", true);
-  const rows = [["mean", fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
+  const meanName = e.period != null ? "circular mean" : "mean";  // a circle (opm-circular): the mean direction
+  const rows = [[meanName, fmt(e.mean), meanFixed ? interval(meanFixed.low, meanFixed.high) : "-",
                  meanAny ? interval(meanAny.low, meanAny.high) : "-"]];
   (e.quantiles ? e.quantiles.q : []).forEach((q, i) => rows.push([
     `quantile ${q}`, fmt(e.quantiles.values[i]), qFixed ? interval(qFixed.low[i], qFixed.high[i]) : "-",
     qAny ? interval(qAny.low[i], qAny.high[i]) : "-"]));
   fillValues(["", "estimate", `fixed-n ${level}%`, `anytime ${level}%`], rows);
-  $("summary").textContent = "mean " + fmt(e.mean) + ", median " + fmt(e.median)
+  $("summary").textContent = meanName + " " + fmt(e.mean) + ", median " + fmt(e.median)
     + (fixed ? "; fixed-n band: " + fixed.method : "; no fixed-n band (?replicates=0)");
 }
 

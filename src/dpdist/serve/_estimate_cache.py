@@ -69,10 +69,12 @@ class EstimateCache:
             return document
 
     def png(self, campaign_id: str, query: dict) -> bytes:
-        """``GET /api/campaigns/{id}/estimate.png`` (computed on every request: a download, not a dashboard's poll)."""
+        """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from
+        the document of :meth:`document` for the same query: the figure draws the band the JSON serves."""
         from ._estimates import estimate_png
 
-        return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query)[0]
+        served = self.document(campaign_id, query)
+        return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
     def close(self) -> None:
         with self._guard:
@@ -105,12 +107,13 @@ _ESTIMATOR = None
 _ESTIMATOR_LOCK = threading.Lock()
 
 
-def _compute(function, campaign, query) -> tuple:
-    """``function(campaign, query)`` in the estimator process (one per server process), and the CPU seconds it took there."""
+def _compute(function, campaign, query, *more) -> tuple:
+    """``function(campaign, query, *more)`` in the estimator process (one per server process), and the CPU seconds it
+    took there."""
     global _ESTIMATOR
     with _ESTIMATOR_LOCK:
         if _ESTIMATOR is None:
             from ._estimator import Estimator
 
             _ESTIMATOR = Estimator()
-    return _ESTIMATOR.run(function, campaign, query)
+    return _ESTIMATOR.run(function, campaign, query, *more)

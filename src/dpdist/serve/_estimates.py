@@ -125,19 +125,30 @@ def _served(campaign: Campaign, estimate, options: dict, level: float, width, re
                            target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options)
 
 
-def estimate_png(campaign: Campaign, query) -> bytes:
-    """``GET /api/campaigns/{id}/estimate.png``: the estimate's figure (409 before the first report)."""
+def estimate_png(campaign: Campaign, query, served: dict | None = None) -> bytes:
+    """``GET /api/campaigns/{id}/estimate.png``: the estimate's figure (409 before the first report).
+
+    A distribution is drawn as ``served``, the estimate document of the same query (:func:`estimate_json`): with the
+    fixed-n CDF band the JSON, ``dpdist campaign estimate`` and the dashboard show (issue 45 item 7: the figure used
+    to be drawn from the bare estimate, without it).
+    """
     from .. import plotting
 
     options, level = estimate_options(query)
-    estimate = _estimate(campaign, options)
+    shown = (served or {}).get("estimate")
+    if shown is not None and shown.get("kind") == "distribution":
+        from ..estimates import Distribution
+
+        estimate, n = Distribution.from_dict(shown), served["n"]  # type: ignore[index]
+    else:
+        estimate, n = _estimate(campaign, options), campaign.n
     if estimate is None:
         raise Conflict("no_reports", f"Campaign {campaign.id!r} has no report yet; there is nothing to plot.")
     protocol = campaign.protocol
     buffer = io.BytesIO()
     try:
         plotting.save_estimate(estimate, buffer, label=f"{campaign.id}: {protocol.name}, eps={protocol.epsilon:g}, "
-                               f"n={campaign.n}", level=level)
+                               f"n={n}", level=level)
     except DPDistError as error:
         raise InvalidRequest("invalid_option", str(error)) from None
     return buffer.getvalue()

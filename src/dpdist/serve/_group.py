@@ -63,6 +63,7 @@ class Arrival:
     raw: bytes | None = None
     enrollment_sha256: str | None = None
     received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
+    tokens: list = field(default_factory=list)  # a relayed batch's token nonces (hex), spent when it counts
 
 
 @dataclass
@@ -327,11 +328,7 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
         )
     incoming = item.accepted
     if campaign.max_reports is not None and (campaign.total or 0) + incoming > campaign.max_reports:
-        return Conflict(
-            "campaign_full",
-            f"Campaign {campaign.id!r} accepts at most {campaign.max_reports} reports (max_reports); it holds "
-            f"{campaign.total}" + (f" and this batch has {incoming}." if incoming else "."),
-        )
+        return _full(campaign, incoming)
     if campaign.enrollment:
         charged = db.rowcount(
             "UPDATE enrollments SET reports_left = reports_left - ? WHERE token_sha256 = ? AND campaign_id = ?"
@@ -344,13 +341,35 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
                 f"This enrollment token of campaign {campaign.id!r} has fewer reports left than the batch's {item.n_read}; "
                 "a device sends at most the reports its token was issued for.",
             )
+    if item.tokens:
+        refusal = _spend(db, item)
+        if refusal is not None:
+            return refusal
     if campaign.total is not None:
         campaign.total += incoming
-    if item.received_ms is not None:  # a relayed batch
+    if item.received_ms is not None:  # a relayed batch: its size is its admitted reports (what the collector verified)
         campaign.minute = item.received_ms
-        campaign.smallest = int(item.n_read) if campaign.smallest is None else min(campaign.smallest, int(item.n_read))
+        campaign.smallest = int(item.accepted) if campaign.smallest is None else min(campaign.smallest, int(item.accepted))
     campaign.admitted.append(item.batch)
     return None
+
+
+def _spend(db: Database, item: Arrival) -> Refusal | None:
+    """Record a relayed batch's token nonces as spent, or refuse the batch (leaving none recorded) if another batch
+    spent one of them since it was opened: only a relay that sends one token twice makes two batches race."""
+    inserted = []
+    for chunk in _chunks(item.tokens):
+        marks = ", ".join(["(?, ?)"] * len(chunk))
+        inserted += [row[0] for row in db.execute(
+            f"INSERT INTO relayed_tokens (campaign_id, nonce) VALUES {marks} ON CONFLICT (campaign_id, nonce) DO NOTHING"
+            " RETURNING nonce", tuple(value for nonce in chunk for value in (item.campaign_id, nonce)))]
+    if len(inserted) == len(item.tokens):
+        return None
+    for chunk in _chunks(inserted):
+        db.execute(f"DELETE FROM relayed_tokens WHERE campaign_id = ? AND nonce IN ({', '.join('?' * len(chunk))})",
+                   (item.campaign_id, *chunk))
+    return Conflict("token_spent", f"A token of relayed batch {item.batch_id!r} was spent by another batch of campaign "
+                                   f"{item.campaign_id!r}: the relay sent it twice. Nothing of this batch was counted.")
 
 
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
@@ -383,6 +402,19 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
                     (item.campaign_id, item.batch_id, minute if item.received_ms is None else item.received_ms, item.accepted,
                      item.raw),
                 )
+
+
+def _full(campaign: _Campaign, incoming: int) -> Conflict:
+    """The refusal of a batch that does not fit under a capped campaign's ``max_reports``: the campaign is full, or the
+    batch is larger than the room left (then refused whole, and the campaign stays open for batches that fit)."""
+    held, cap = campaign.total or 0, int(campaign.max_reports or 0)
+    if held >= cap:
+        return Conflict("campaign_full", f"Campaign {campaign.id!r} is full: it accepts at most {cap} reports "
+                        f"(max_reports) and holds {held}.")
+    room = cap - held
+    return Conflict("campaign_full", f"This batch of {incoming} reports is larger than the room left in campaign "
+                    f"{campaign.id!r}: {room} report(s) (max_reports {cap}, it holds {held}). The batch is refused whole "
+                    f"and the campaign stays open; send at most {room} report(s).")
 
 
 def _count(campaign: _Campaign, reason: str) -> None:

@@ -123,26 +123,32 @@ def json_document(body: bytes) -> dict:
     return document
 
 
-def read_body(request: Request, campaign_id: str | None = None):
-    """``async with read_body(request) as body``: the body, bounded in size, time and the server's in-flight bytes.
+def read_body(request: Request, campaign_id: str | None = None, *, anonymous: bool = True):
+    """``async with read_body(request) as body``: the body, bounded in size, time and the server's in-flight bytes
+    (the client address's share of them, and if ``anonymous``, no credential checked, the anonymous half).
 
     A body over the size limit is counted against ``campaign_id``'s refused batches (once per batch id of the path).
     """
     return body_of(request.app.state.service, request.headers.get("content-length"), request.receive, campaign_id,
-                   request.path_params.get("batch_id"))
+                   request.path_params.get("batch_id"), host=request.client.host if request.client else None,
+                   anonymous=anonymous)
 
 
-def body_of(service, content_length: str | None, receive, campaign_id: str | None = None, batch_id: str | None = None):
-    """:func:`read_body` from a request's ``Content-Length`` header (None without one) and its ASGI ``receive``."""
+def body_of(service, content_length: str | None, receive, campaign_id: str | None = None, batch_id: str | None = None,
+            *, host: str | None = None, anonymous: bool = True):
+    """:func:`read_body` from a request's ``Content-Length`` header (None without one), its ASGI ``receive`` and its
+    client address ``host``."""
     from ._limits import receive_body
 
     async def refuse_oversized():
         if campaign_id:
             await service.count_refused(campaign_id, "too_large", batch_id)
 
-    return receive_body(content_length, receive, service.limits, service.budget, service.max_body_bytes, refuse_oversized)
+    return receive_body(content_length, receive, service.limits, service.budget, service.max_body_bytes, refuse_oversized,
+                        host=host, anonymous=anonymous)
 
 
 async def json_body(request: Request) -> dict:
-    async with read_body(request) as body:
+    """The JSON object of an admin request's body (read once its admin token was checked: not anonymous)."""
+    async with read_body(request, anonymous=False) as body:
         return json_document(body)

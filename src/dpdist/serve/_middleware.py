@@ -82,15 +82,21 @@ def _sha256_sources(pattern: re.Pattern, page: str) -> str:
     )
 
 
-def content_security_policy(page: str) -> str:
-    """The CSP of an HTML ``page``: its inline scripts and styles by hash, everything else from this origin only."""
+#: a response header by which a page names the other origins it talks to (a relayed campaign's relay and issuer);
+#: the middleware adds them to the page's ``connect-src`` and does not send the header
+CONNECT_HEADER = b"x-dpdist-connect-src"
+
+
+def content_security_policy(page: str, connect: str = "") -> str:
+    """The CSP of an HTML ``page``: its inline scripts and styles by hash, everything else from this origin only (and
+    ``connect``: more origins it may send requests to, separated by spaces)."""
     scripts, styles = _sha256_sources(_INLINE_SCRIPT, page), _sha256_sources(_INLINE_STYLE, page)
     return "; ".join(
         [
             "default-src 'none'",
             f"script-src 'self' {scripts}".rstrip(),
             f"style-src {styles}" if styles else "style-src 'none'",
-            "connect-src 'self'",
+            f"connect-src 'self' {connect}".rstrip(),
             "img-src 'self' data:",
             "base-uri 'none'",
             "form-action 'self'",
@@ -126,8 +132,9 @@ class SecurityHeadersMiddleware:
                     return
                 body = b"".join(held["body"])
                 start = held.pop("start")
-                policy = content_security_policy(body.decode("utf-8", "replace")).encode()
-                headers = list(start["headers"])
+                connect = next((value.decode("ascii") for name, value in start["headers"] if name.lower() == CONNECT_HEADER), "")
+                policy = content_security_policy(body.decode("utf-8", "replace"), connect).encode()
+                headers = [(name, value) for name, value in start["headers"] if name.lower() != CONNECT_HEADER]
                 if scope.get("method") != "HEAD":  # a HEAD answer keeps the length of the page it did not send
                     headers = [(name, value) for name, value in headers if name.lower() != b"content-length"]
                     headers.append((b"content-length", str(len(body)).encode()))

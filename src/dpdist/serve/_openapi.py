@@ -190,7 +190,8 @@ SCHEMAS: dict[str, dict] = {
             "relay": {"type": "object", "description": "a relayed campaign's HPKE suite, public_key (base64url) and key_id"},
             "submit_to": {"type": ["string", "null"], "description": "a rounds campaign: the current round's campaign, "
                           "where devices submit"},
-            "rounds": {"type": "object", "description": "a rounds campaign: round, of, campaign, cuts, thresholds, plan"},
+            "rounds": {"type": "object", "description": "a rounds campaign: round, of, campaign, cuts, thresholds, plan, "
+                       "sizes, round_state and room (the reports the open round still takes; null when none is open)"},
             "round_of": {"type": "string", "description": "a round's own campaign: the rounds campaign it is a round of "
                          "(a device answers one round of it)"},
             "anonymity": {"$ref": "#/components/schemas/Anonymity"},

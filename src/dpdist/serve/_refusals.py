@@ -6,14 +6,18 @@ campaign's state, ...) with a short machine-readable ``code`` and a sentence for
 people.  One place, :mod:`._http`, turns each kind into an HTTP status and a JSON
 body ``{"error": code, "detail": detail}``.
 
-Two hints travel with a refusal for the transport: ``close`` (the request's body
-was not read, so the connection should not be reused) and ``retry_after``
-(seconds after which the same request may succeed).
+The kinds the limits raise (:class:`InvalidRequest`, :class:`TooSlow`,
+:class:`TooLarge`, :class:`RateLimited`, :class:`Busy`) and their base
+:class:`Refusal` are those of every dpdist server (:mod:`dpdist._guard._refusals`);
+the service adds its own kinds here.  Two hints travel with a refusal for the
+transport: ``close`` (the request's body was not read, so the connection should
+not be reused) and ``retry_after`` (seconds after which the same request may
+succeed).
 """
 
 from __future__ import annotations
 
-from ..errors import DPDistError
+from .._guard._refusals import Busy, InvalidRequest, RateLimited, Refusal, TooLarge, TooSlow
 
 __all__ = [
     "Refusal",
@@ -31,38 +35,6 @@ __all__ = [
 ]
 
 
-class Refusal(DPDistError):
-    """A request the service does not carry out; ``code`` names why (``campaign_closed``, ``too_large``, ...).
-
-    Parameters
-    ----------
-    code : str
-        Short machine-readable reason.
-    detail : str
-        One sentence for people: what is wrong and what to do.
-    close : bool
-        The request's body was not read: the answer should close the connection.
-    retry_after : int, optional
-        Seconds after which the same request may succeed.
-    """
-
-    def __init__(self, code: str, detail: str, *, close: bool = False, retry_after: int | None = None):
-        super().__init__(detail)
-        self.code, self.detail = code, detail
-        self.close, self.retry_after = close, retry_after
-
-    def __reduce__(self):  # refusals cross process boundaries (estimates computed in another process)
-        return _rebuild, (type(self), self.code, self.detail, self.close, self.retry_after)
-
-
-def _rebuild(kind, code, detail, close, retry_after):
-    return kind(code, detail, close=close, retry_after=retry_after)
-
-
-class InvalidRequest(Refusal):
-    """The request itself is wrong: a malformed id, config, option, body or batch."""
-
-
 class Unauthorized(Refusal):
     """The request lacks the token it needs (admin, submit or enrollment token)."""
 
@@ -75,28 +47,12 @@ class NotFound(Refusal):
     """The campaign (or file) named does not exist."""
 
 
-class TooSlow(Refusal):
-    """The request's body did not arrive in time."""
-
-
 class Conflict(Refusal):
     """The request conflicts with the campaign's state: not open, closed, full, a batch id reused, ..."""
 
 
-class TooLarge(Refusal):
-    """The request's body, records or rows exceed the server's limits."""
-
-
 class UnsupportedMediaType(Refusal):
     """The body's content type is none the service reads."""
-
-
-class RateLimited(Refusal):
-    """This client sends faster than its rate limit; retry after ``retry_after`` seconds."""
-
-
-class Busy(Refusal):
-    """The server is at capacity now; retry the same request after ``retry_after`` seconds."""
 
 
 class Failure(Refusal):

@@ -1,40 +1,53 @@
-"""Campaigns collected through a relay (issue 34 item 3; docs/deployment.md, "Anonymous collection").
+"""Campaigns collected through a relay (docs/deployment.md, "Anonymous collection").
 
-A campaign created with ``"relay": true`` (or ``{"delta": ...}``) gets, in the same request:
+A campaign created with ``"relay": {"url": ..., "issuer": ..., "colluding": m, "delta": d}`` gets, in the
+same request:
 
 - an X25519 key pair (:mod:`dpdist.relay._envelope`) whose public half is in the campaign's public config
   (``"relay"``), so that devices seal their reports to it, and whose private half stays in the
   collector's database (table ``relayed_campaigns``, deleted with the campaign);
+- its **identity** (:mod:`dpdist.relay._identity`): the public document a device trusts (config, HPKE key,
+  the relay's URL, the issuer and its token key, ``colluding``, ``delta``), made once and served verbatim
+  (``GET /api/campaigns/{c}/identity``), and its pin (the SHA-256 of those bytes), so that a device never
+  takes the key from the relay;
 - the relay's identity: the SHA-256 of the relay token the service was started with
   (``DPDIST_RELAY_TOKEN``), the only credential that delivers batches to the campaign;
 - a random submit token that nobody is told, so that a direct (non-relayed) submission is refused
   even before the campaign's relay row is read (the refusal names the reason: 409 ``relayed_campaign``).
 
-The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the sealed messages of one
-shuffled batch, framed (:func:`dpdist.relay._envelope.unframe`).  Each message is opened with the
-campaign's private key and must hold exactly one report (the amplification counts messages as
-users); a message that does not open, or holds another number of reports, is one rejected row.  The
+The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the messages of one shuffled batch,
+framed (:func:`dpdist.relay._envelope.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
+when the campaign names an issuer) followed by its sealed report.  Each token is verified again here
+(publicly verifiable: the issuer's key and the campaign's challenge) and must never have been spent in
+the campaign (table ``relayed_tokens``, written by the group commit that counts the batch); each sealed
+report is opened with the campaign's private key and must hold exactly one report.  A message that
+fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_spent``, ``unopened``,
+``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.  The
 opened batch goes through the ordinary group commits (:meth:`~._service.Service.count`), so it is
 counted once under the relay's random batch id, with its arrival time replaced by the campaign's
-creation minute (:meth:`RelayedCampaigns.opened`): what is stored of a relayed batch is its relay
-batch id, its size and its counts, no device's id and no time.  The group commit that counts a relayed
-batch also lowers the campaign's ``smallest_batch`` (the running minimum of its batches' sizes) in
-the same transaction, so the statement below reads one row.
+creation minute (:meth:`RelayedCampaigns.arrival_ms`): what is stored of a relayed batch is its relay
+batch id, its size and its counts, the spent token nonces, no device's id and no time.  The group
+commit that counts a relayed batch also lowers the campaign's ``smallest_batch`` (the running minimum
+of its batches' admitted reports) in the same transaction, so the statement below reads one row.
 
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
-local one, and the amplified central one at the size of its smallest batch so far, with the assumptions.
+local one, and the amplified central one at its smallest batch minus ``colluding``, with the assumptions
+party by party; none against the collector when anyone may send reports (no issuer) or the collector
+runs the issuer.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MalformedReportError
+from ..errors import InvalidParameterError, MalformedReportError
 from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, check_batch_id, token_sha256
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
@@ -43,18 +56,42 @@ __all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
 
 #: the delta of the stated central guarantee when the campaign does not set one
 DEFAULT_DELTA = 1e-8
+_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+_KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_ISSUER_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?")
+_NONCES_PER_QUERY = 400
 
 
 @dataclass(frozen=True)
 class RelayKey:
-    """One relayed campaign's row: the relay's token hash, the key pair (raw bytes), the stated delta, and the size
-    of its smallest batch so far (kept by the group commits that count its batches; None before the first)."""
+    """One relayed campaign's row: the relay's token hash, the key pair (raw bytes), the stated delta, the number of
+    admitted reports of its smallest batch so far (kept by the group commits that count its batches; None before the
+    first), and its identity document's bytes (None for a campaign created before identities: no relay URL, no
+    issuer)."""
 
     relay_token_sha256: str
     public_key: bytes
     private_key: bytes
     delta: float
     smallest_batch: int | None = None
+    identity: bytes | None = None
+
+    @functools.cached_property
+    def document(self) -> dict:
+        """The identity document (module docstring)."""
+        return json.loads(self.identity) if self.identity is not None else {"issuer": None, "colluding": 0, "relay": {}}
+
+    @property
+    def issuer(self) -> dict | None:
+        """The campaign's issuer (``url``, ``name``, ``key``, ``token_key``, ``challenge``, ``independent``), or None."""
+        return self.document["issuer"]
+
+    def admission(self):
+        from ..amplification._statement import Admission
+
+        issuer = self.issuer
+        return Admission(None if issuer is None else issuer["url"], bool(issuer and issuer["independent"]),
+                         int(self.document["colluding"]))
 
 
 class RelayedCampaigns:
@@ -67,8 +104,9 @@ class RelayedCampaigns:
     def create(self, document: dict, **options: Any) -> Campaign:
         """Create the campaign ``document`` describes (``options``: the store's ``create`` keywords) as relayed."""
         from ..relay import _envelope
+        from ..relay._identity import identity_document
 
-        delta = _delta(document.get("relay"))
+        url, delta, colluding, issuer = _settings(document.get("relay"))
         if not self.relay_token:
             raise Conflict("no_relay_token", "This service has no relay token (DPDIST_RELAY_TOKEN or --relay-token): "
                                "no relay could deliver to a relayed campaign.")
@@ -80,27 +118,46 @@ class RelayedCampaigns:
         config: Any = document.get("config")
         campaign = self.store.create(name, config, **{
             **options, "submit_token": secrets.token_urlsafe(32)})  # known to no one: direct submissions refused
+        identity = identity_document(campaign.id, campaign.config, relay_url=url, public_key=pair.public_key,
+                                     issuer=issuer, colluding=colluding, delta=delta)
         self.store.db.execute(
-            "INSERT INTO relayed_campaigns (campaign_id, export_file_id, relay_token_sha256, public_key, private_key, delta)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (campaign.id, campaign.export_file_id, token_sha256(self.relay_token), pair.public_key.hex(), pair.private_key.hex(), delta),
+            "INSERT INTO relayed_campaigns (campaign_id, export_file_id, relay_token_sha256, public_key, private_key, delta,"
+            " identity) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (campaign.id, campaign.export_file_id, token_sha256(self.relay_token), pair.public_key.hex(), pair.private_key.hex(),
+             delta, identity.decode("ascii")),
         )
         return campaign
+
+    def reconfigured(self, campaign: CampaignRow) -> None:
+        """A relayed campaign's identity made again after its config changed (before it opened): a new pin."""
+        from ..relay._identity import identity_document
+
+        key = self.key(campaign)
+        if key is None or key.identity is None:
+            return
+        document = key.document
+        issuer = None if document["issuer"] is None else {name: document["issuer"][name] for name in
+                                                          ("url", "name", "key", "token_key", "independent")}
+        identity = identity_document(campaign.id, campaign.config, relay_url=document["relay"]["url"], public_key=key.public_key,
+                                     issuer=issuer, colluding=document["colluding"], delta=document["delta"])
+        self.store.db.execute("UPDATE relayed_campaigns SET identity = ? WHERE campaign_id = ? AND export_file_id = ?",
+                              (identity.decode("ascii"), campaign.id, campaign.export_file_id))
 
     def key(self, campaign: CampaignRow) -> RelayKey | None:
         """The campaign's relay row, or None for a campaign collected directly."""
         rows = self.store.db.execute(
-            "SELECT relay_token_sha256, public_key, private_key, delta, smallest_batch FROM relayed_campaigns"
+            "SELECT relay_token_sha256, public_key, private_key, delta, smallest_batch, identity FROM relayed_campaigns"
             " WHERE campaign_id = ? AND export_file_id = ?", (campaign.id, campaign.export_file_id))
         if not rows:
             return None
-        token, public, private, delta, smallest = rows[0]
+        token, public, private, delta, smallest, identity = rows[0]
         return RelayKey(token, bytes.fromhex(public), bytes.fromhex(private), float(delta),
-                        None if smallest is None else int(smallest))
+                        None if smallest is None else int(smallest), None if identity is None else identity.encode("ascii"))
 
     def forget(self, campaign_id: str) -> None:
-        """Delete a deleted campaign's keys."""
+        """Delete a deleted campaign's keys and spent tokens."""
         self.store.db.execute("DELETE FROM relayed_campaigns WHERE campaign_id = ?", (campaign_id,))
+        self.store.db.execute("DELETE FROM relayed_tokens WHERE campaign_id = ?", (campaign_id,))
 
     def statement(self, campaign: CampaignRow, key: RelayKey) -> dict:
         """The campaign's local guarantee and its amplified central one at its smallest batch so far (``key``'s running
@@ -108,17 +165,41 @@ class RelayedCampaigns:
         from ..amplification._statement import relayed_statement
 
         n = campaign.n if isinstance(campaign, Campaign) else self.store.totals(campaign.id).n
-        return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta)}
+        return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta, key.admission())}
+
+    def identity(self, campaign: CampaignRow) -> bytes:
+        """The identity document's bytes of a relayed campaign (:class:`NotFound` for another campaign)."""
+        key = self.key(campaign)
+        if key is None or key.identity is None:
+            raise NotFound("no_identity", f"Campaign {campaign.id!r} is not collected through a relay (or was created "
+                                          "before relayed campaigns had an identity): it has no identity document.")
+        return key.identity
 
     def public_fields(self, campaign: CampaignRow) -> dict:
         """What the public config adds for a relayed campaign (nothing for a direct one)."""
         from ..relay import _envelope
+        from ..relay._identity import pin_of
 
         key = self.key(campaign)
         if key is None:
             return {}
-        return {"relay": _envelope.public_key_config(key.public_key), "anonymity": self.statement(campaign, key),
-                "submit_token_required": False}
+        relay = {**_envelope.public_key_config(key.public_key), "url": key.document["relay"].get("url"),
+                 "pin": None if key.identity is None else pin_of(key.identity), "issuer": key.issuer}
+        return {"relay": relay, "anonymity": self.statement(campaign, key), "submit_token_required": False}
+
+    def origins(self, campaign_id: str) -> list[str]:
+        """The origins a relayed campaign's participation page talks to besides the collector: its relay and issuer
+        (none for another campaign, or an unknown one)."""
+        from ..local.ledger import normal_collector
+
+        try:
+            key = self.key(self.store.row(campaign_id))
+        except (NotFound, InvalidRequest):
+            return []
+        if key is None:
+            return []
+        urls = [key.document["relay"].get("url"), (key.issuer or {}).get("url")]
+        return [normal_collector(url) for url in urls if url]
 
     def summary_fields(self, campaign: CampaignRow) -> dict:
         """What the admin summary adds: whether the campaign is relayed, and its statement."""
@@ -160,24 +241,102 @@ class RelayedCampaigns:
         return campaign.created_ms // ARRIVAL_RESOLUTION_MS * ARRIVAL_RESOLUTION_MS
 
     def opened(self, campaign: CampaignRow, key: RelayKey, batch_id: str, body: bytes, limits: Any):
-        """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per sealed
-        message), ready for :meth:`~._service.Service.count` (module docstring)."""
+        """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per message),
+        and the nonces of the valid tokens it spends, ready for :meth:`~._service.Service.count` (module docstring)."""
         check_batch_id(batch_id)
         try:
             messages = _unframe(body, limits)
         except MalformedReportError as error:
             raise InvalidRequest("malformed_batch", str(error)) from None
-        return _open_batch(campaign, key, messages, limits)
+        if key.issuer is None:
+            return _open_batch(campaign, key, messages, limits), []
+        sealed, nonces = _spend_tokens(messages, key.issuer, lambda wanted: self._spent(campaign.id, wanted))
+        return _open_batch(campaign, key, sealed, limits), [nonce for nonce in nonces if nonce is not None]
+
+    def _spent(self, campaign_id: str, nonces: list[str]) -> set[str]:
+        """Which of ``nonces`` (hex) the campaign's counted batches spent already."""
+        spent: set[str] = set()
+        for start in range(0, len(nonces), _NONCES_PER_QUERY):
+            chunk = nonces[start : start + _NONCES_PER_QUERY]
+            marks = ", ".join("?" * len(chunk))
+            spent.update(row[0] for row in self.store.db.execute(
+                f"SELECT nonce FROM relayed_tokens WHERE campaign_id = ? AND nonce IN ({marks})", (campaign_id, *chunk)))
+        return spent
 
 
-def _delta(relay: Any) -> float:
-    """The delta a ``"relay"`` value of a campaign document asks for (true: :data:`DEFAULT_DELTA`)."""
-    if relay is True:
-        return DEFAULT_DELTA
-    delta = relay.get("delta", DEFAULT_DELTA) if isinstance(relay, dict) and set(relay) <= {"delta"} else None
+def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
+    """The relay URL, delta, colluding bound and issuer a campaign document's ``"relay"`` asks for."""
+    example = ('{"url": "https://relay.example", "issuer": {"url": "https://issuer.example", "name": "issuer.example", '
+               '"key": "commute", "token_key": "<base64url>", "independent": true}, "colluding": 0, "delta": 1e-8}')
+    if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer"} or "url" not in relay:
+        raise InvalidRequest("invalid_relay", f"'relay' must be an object naming the relay devices send to, such as {example} "
+                                              f"('issuer' null: no admission tokens). Got {json.dumps(relay)}.")
+    url = relay["url"]
+    if not isinstance(url, str) or len(url) > 2048 or not _URL.fullmatch(url):
+        raise InvalidRequest("invalid_relay", f"'relay.url' must be the relay's http:// or https:// base URL. Got {json.dumps(url)}.")
+    delta = relay.get("delta", DEFAULT_DELTA)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise InvalidRequest("invalid_relay", f"'relay' must be true or {{\"delta\": d}} with 0 < d < 1. Got {json.dumps(relay)}.")
-    return float(delta)
+        raise InvalidRequest("invalid_relay", f"'relay.delta' must be a number with 0 < delta < 1. Got {json.dumps(delta)}.")
+    colluding = relay.get("colluding", 0)
+    if isinstance(colluding, bool) or not isinstance(colluding, int) or not 0 <= colluding <= 10**9:
+        raise InvalidRequest("invalid_relay", "'relay.colluding' (the public bound on admitted reports from devices whose "
+                                              f"values the collector knows) must be an integer >= 0. Got {json.dumps(colluding)}.")
+    issuer = relay.get("issuer")
+    return url.rstrip("/"), float(delta), colluding, None if issuer is None else _issuer(issuer)
+
+
+def _issuer(issuer: Any) -> dict:
+    """The issuer of a campaign document's ``"relay"``, checked (its token key parses as an RFC 9578 type-2 key)."""
+    from ..privacypass import b64url_decode, b64url_encode, decode_token_key
+
+    fields = {"url", "name", "key", "token_key", "independent"}
+    if not isinstance(issuer, dict) or set(issuer) != fields:
+        raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null). "
+                                              f"Got {json.dumps(issuer)}.")
+    checks = (("url", lambda v: isinstance(v, str) and len(v) <= 2048 and _URL.fullmatch(v), "an http:// or https:// URL"),
+              ("name", lambda v: isinstance(v, str) and _ISSUER_NAME.fullmatch(v), "the issuer's host name (and port)"),
+              ("key", lambda v: isinstance(v, str) and _KEY_NAME.fullmatch(v), "1-128 characters A-Z a-z 0-9 . _ -"),
+              ("independent", lambda v: isinstance(v, bool), "true or false (false: the collector runs the issuer)"))
+    for name, check, allowed in checks:
+        if not check(issuer[name]):
+            raise InvalidRequest("invalid_relay", f"'relay.issuer.{name}' must be {allowed}. Got {json.dumps(issuer[name])}.")
+    try:
+        token_key = b64url_decode(issuer["token_key"], "token_key")
+        decode_token_key(token_key)
+    except InvalidParameterError as error:
+        raise InvalidRequest("invalid_relay", f"'relay.issuer.token_key' is not an issuer's token key: {error}") from None
+    return {**issuer, "url": issuer["url"].rstrip("/"), "token_key": b64url_encode(token_key)}
+
+
+def _spend_tokens(messages: list[bytes], issuer: dict, spent) -> tuple[list[bytes | str], list[str | None]]:
+    """Each message's sealed report after a token that verifies and was never spent (None where not, with the reason
+    in place of the report), and each message's nonce (hex; None without a valid token)."""
+    from ..errors import InvalidTokenError
+    from ..privacypass import TOKEN_LENGTH, b64url_decode, verify_token
+
+    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
+    nonces: list[str | None] = []
+    reasons: list[str | None] = []
+    for message in messages:
+        if len(message) <= TOKEN_LENGTH:
+            nonces.append(None)
+            reasons.append("no_token")
+            continue
+        try:
+            nonces.append(verify_token(message[:TOKEN_LENGTH], token_key, challenge).hex())
+            reasons.append(None)
+        except InvalidTokenError:
+            nonces.append(None)
+            reasons.append("bad_token")
+    before = spent([nonce for nonce in dict.fromkeys(nonces) if nonce is not None])
+    seen: set[str] = set()
+    for index, nonce in enumerate(nonces):
+        if nonce is not None and (nonce in before or nonce in seen):
+            reasons[index], nonces[index] = "token_spent", None  # spent before, or twice in this batch: its second use
+        elif nonce is not None:
+            seen.add(nonce)
+    sealed: list[bytes | str] = [message[TOKEN_LENGTH:] if reason is None else reason for message, reason in zip(messages, reasons)]
+    return sealed, nonces
 
 
 def _unframe(body: bytes, limits: Any) -> list[bytes]:
@@ -189,9 +348,9 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
     return messages
 
 
-def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list[bytes], limits: Any):
-    """The batch's reports, one row per sealed message: a message that does not open, or does not hold
-    exactly one report, is one rejected row (``unopened``, ``not_one_report``)."""
+def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any):
+    """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
+    open, or does not hold exactly one report, is one rejected row (``unopened``, ``not_one_report``, ...)."""
     from ..local import ReportBatch
     from ..relay import _envelope
     from ._ingest import decode_body
@@ -200,6 +359,9 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list[bytes], lim
     layout = protocol.report_format
     rows = []
     for message in messages:
+        if isinstance(message, str):
+            rows.append(layout.rejected(1, message))
+            continue
         try:
             content_type, plain = _envelope.open_sealed(key.private_key, campaign.id, message)
         except MalformedReportError:

@@ -10,7 +10,8 @@ A campaign created with ``"rounds": {plan}`` (an :class:`~dpdist.local.AdaptiveQ
 - Devices fetch the campaign's public config (``GET /api/campaigns/{campaign}/config``): it carries the
   current round's config and client view, ``"rounds"`` (the round number, the plan, the thresholds)
   and ``"submit_to"``, the round's campaign, where the device submits its one report.
-- When the round's group is full (or an admin closes it, ``POST .../rounds/advance``), the round's
+- When the round's group is full (its count of reports reached its size: a batch larger than the room
+  left is refused whole and leaves the round open; or an admin closes it, ``POST .../rounds/advance``), the round's
   campaign is closed (which waits for the commits in flight), round ``k + 1``'s cuts are derived from
   the aggregates of rounds ``1..k`` (:meth:`~dpdist.local.AdaptiveQuantiles.protocol`), and its
   campaign is created and opened; the round pointer in ``round_campaigns`` moves last, so a crash
@@ -155,7 +156,9 @@ class RoundCampaigns:
             k = rounds.round
             self._open_round(rounds, k)  # a crash between creating a round and opening it is finished here
             current = self.store.get(rounds.child(k))
-            full = current.n >= rounds.sizes[k - 1] or current.refused.get("campaign_full", 0) > 0
+            # full only when its count reached its size: a batch refused as larger than the room left (campaign_full)
+            # leaves the round open for the batches that fit (the group commit checks the cap under its lock)
+            full = current.n >= rounds.sizes[k - 1]
             if not force and current.state == "open" and not full:
                 return rounds
             self._close(rounds.child(k))
@@ -210,9 +213,13 @@ class RoundCampaigns:
         rounds = self.advance(campaign.id) or rounds
         child = self.store.row(rounds.child(rounds.round)) if self._exists(rounds.child(rounds.round)) else None
         protocol = child.protocol if child is not None else rounds.plan.protocol(0, [])
+        room = None  # reports the open round still takes: a client sends at most that many (one per device)
+        if child is not None and child.state == "open":
+            room = max(0, rounds.sizes[rounds.round - 1] - self.store.totals(child.id).n)
         return {"config": protocol.config(), "client_view": protocol.client_view(),
                 "submit_to": None if child is None else child.id, "submit_token_required": rounds.submit_token_sha256 is not None,
-                "rounds": {**self._status(rounds, protocol), "round_state": "created" if child is None else child.state}}
+                "rounds": {**self._status(rounds, protocol), "round_state": "created" if child is None else child.state,
+                           "room": room}}
 
     def _exists(self, name: str) -> bool:
         try:

@@ -25,6 +25,11 @@ Version history:
    public config reads it instead of scanning its batches).
 6. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
    in rounds (adaptive LDP quantiles, :mod:`._rounds`).
+7. ``relayed_campaigns.identity``: the identity document a device trusts (config, key, relay URL, issuer;
+   :mod:`dpdist.relay._identity`), NULL for relayed campaigns made before (they have no issuer: no
+   admission, no central guarantee); ``relayed_tokens``: the Privacy Pass token nonces each relayed
+   campaign's counted batches spent; ``smallest_batch`` becomes the smallest number of *admitted* reports
+   of a batch (messages the collector could not open no longer count toward it), recomputed.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -62,6 +67,7 @@ def _tables(db: Database) -> list[str]:
         " FOREIGN KEY (campaign_id, batch_id) REFERENCES batches(campaign_id, batch_id))",
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
+        _RELAYED_TOKENS,
         _REFUSED_BATCH_IDS,
         _ROUND_CAMPAIGNS,
     ]
@@ -98,8 +104,11 @@ _RELAYED_CAMPAIGNS = (
     "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
     " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
     " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL, smallest_batch BIGINT,"
-    " PRIMARY KEY (campaign_id, export_file_id))"
+    " identity TEXT, PRIMARY KEY (campaign_id, export_file_id))"
 )
+
+#: the Privacy Pass token nonces (hex) spent by each relayed campaign's counted batches (serve/_relayed.py)
+_RELAYED_TOKENS = "CREATE TABLE IF NOT EXISTS relayed_tokens (campaign_id TEXT NOT NULL, nonce TEXT NOT NULL, PRIMARY KEY (campaign_id, nonce))"
 
 #: the batch ids refused for each counted reason (serve/_group.py): each is counted once under refused_batches
 _REFUSED_BATCH_IDS = (
@@ -166,7 +175,7 @@ def _from_2(db: Database) -> None:
 
 def _from_3(db: Database) -> None:
     """3 -> 4: the relayed campaigns' table (a version-3 service made it at start-up, hence IF NOT EXISTS)."""
-    db.execute(_RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", ""))  # the table as version 4 had it
+    db.execute(_RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", "").replace(" identity TEXT,", ""))  # as version 4 had it
 
 
 def _from_4(db: Database) -> None:
@@ -185,8 +194,19 @@ def _from_5(db: Database) -> None:
     db.execute(_ROUND_CAMPAIGNS)
 
 
+def _from_6(db: Database) -> None:
+    """6 -> 7: relayed campaigns' identities (none for the campaigns made before) and spent tokens; the smallest batch
+    counts admitted reports only."""
+    db.execute("ALTER TABLE relayed_campaigns ADD COLUMN identity TEXT")
+    db.execute(_RELAYED_TOKENS)
+    db.execute(
+        "UPDATE relayed_campaigns SET smallest_batch = (SELECT MIN(accepted) FROM batches"
+        " WHERE batches.campaign_id = relayed_campaigns.campaign_id)"
+    )
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6}
 
 
 def create_schema(db: Database) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
+from ._address_share import AddressShare
 from ._backpressure import Backpressure
 from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
 from ._committer import GroupCommitter
@@ -67,8 +68,9 @@ class Service:
         self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
         self.max_body_bytes = max_body_bytes
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
-        self.budget = BodyBudget(self.limits.max_inflight_bytes)
+        self.budget: BodyBudget = self.limits.budget(max_body_bytes)  # the pool, a share per address, the anonymous half
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
+        self.address_share = AddressShare(self.limits.rate_limit, self.limits.rate_burst)  # warns once (issue 45.1)
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)
@@ -242,14 +244,14 @@ class Service:
         return stale
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
-                    enrollment_sha256: str | None = None, received_ms: int | None = None) -> dict:
+                    enrollment_sha256: str | None = None, received_ms: int | None = None, tokens: list | None = None) -> dict:
         """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
         under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
 
         The one way into the group commits, whatever carried the reports: :meth:`submit` after reading a request's body,
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
         same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
-        group's minute, as for a relayed campaign).  The group commit checks the campaign again (open, its cap, the
+        group's minute, as for a relayed campaign; ``tokens``: a relayed batch's token nonces, spent when it counts).  The group commit checks the campaign again (open, its cap, the
         enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
         not open, only an acknowledgement already recorded answers.
         """
@@ -262,7 +264,7 @@ class Service:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                  enrollment_sha256, received_ms))
+                                                  enrollment_sha256, received_ms, list(tokens or ())))
         if row.max_reports is not None and not ack["duplicate"]:
             self._counted_more(row.id, ack["accepted"])
         return ack

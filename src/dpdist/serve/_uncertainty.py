@@ -44,6 +44,10 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
 
     estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
     document = estimate.to_dict(level)
+    if document["kind"] == "distribution":  # the density as its figure draws it (the dashboard's)
+        from ._display import display_density
+
+        document["display"] = display_density(estimate)
     sequence, reason = None, why_no_sequence(protocol)
     if reason is None:
         try:

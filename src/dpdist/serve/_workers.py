@@ -1,8 +1,10 @@
 """``dpdist serve --workers N``: N processes on one listening socket, each its own event loop and group committer.
 
-uvicorn's supervisor binds the socket, starts the workers (spawned: each builds
-its application from :func:`worker_app`, reading its settings from the
-environment variable :data:`SETTINGS`), restarts a worker that dies, and stops
+uvicorn's supervisor binds the socket (marked TCP, so that the workers'
+connections get ``TCP_NODELAY``: :func:`dpdist._guard.listening_socket`),
+starts the workers (spawned: each builds its application from
+:func:`worker_app`, reading its settings from the environment variable
+:data:`SETTINGS`), restarts a worker that dies, and stops
 them all on SIGTERM.  The workers share nothing but the database: each appends
 its own rows to the ingest log and folds them into its own part of each
 campaign (:mod:`._aggregates`), so they never wait for one another's rows (on
@@ -46,6 +48,7 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from .._guard._sockets import listening_socket
     from ._limits import protocol_class
 
     os.environ[SETTINGS] = json.dumps({
@@ -58,4 +61,5 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,
                             timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **uvicorn_options)
     setattr(config, "dpdist_header_timeout", limits.header_timeout)  # read by the workers' protocol class
-    Multiprocess(config, sockets=[config.bind_socket()]).run()
+    # the listening socket marked TCP, so that every worker's connections get TCP_NODELAY (issue 45.3, _guard._sockets)
+    Multiprocess(config, sockets=[listening_socket(config)]).run()

@@ -28,11 +28,13 @@ import numpy as np
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 from .._types import ArrayLike, PathLike
 
+from ._relay_route import RelayRoute, resolve_route
+
 if TYPE_CHECKING:
     from ..local import LocalProtocol, ReportBatch
     from ..local.ledger import PrivacyLedger
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "json_rows", "retry_schedule"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule"]
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
@@ -44,6 +46,9 @@ FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+#: Seconds of pauses, at most, before a server that refused every connection of this client so far (nothing
+#: listens: not started, a wrong port or host) is reported down, however many retries are left.
+DOWN_AFTER = 4.0
 
 
 class Client:
@@ -59,7 +64,12 @@ class Client:
         A campaign's submit token, if it has one.
     retries : int
         Attempts after the first for a request that failed in transit or got a
-        5xx answer (batches are idempotent by batch id, so retrying is safe).
+        5xx answer (batches are idempotent by batch id, so retrying is safe).  A server
+        that has refused every connection of this client so far (nothing listens at
+        ``server``) is reported down, :class:`~dpdist.errors.ServiceUnavailableError`,
+        once the pauses would pass :data:`DOWN_AFTER` seconds (4 attempts after the
+        first with the default backoff, at most 3.75 s); once it has answered, a refused
+        connection (a restart) is retried ``retries`` times.
     backoff : float
         First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
         ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
@@ -71,6 +81,15 @@ class Client:
         Called as ``on_retry(failure, attempt, wait, remaining)`` after each failed attempt that will be
         retried (``attempt`` counts from 1, ``wait`` is the pause before the next one in seconds,
         ``remaining`` the attempts left), e.g. to tell a person at once that the service is not answering.
+    pins : dict, optional
+        ``{campaign: pin}``: the pins of relayed campaigns this device was given with ``server`` (which may
+        then be the relay itself): a campaign's identity served by ``server`` must hash to its pin.  Without a
+        pin, ``server`` must be the campaign's collector (docs/deployment.md, "Keys the relay cannot swap").
+    issuer_credential : str, optional
+        This device's credential for the issuer of relayed campaigns that admit reports by token (one token per
+        report, fetched before anything is randomized).
+    issuer : str, optional
+        The URL of the issuer the credential is for: a campaign that names another issuer is refused.
     """
 
     def __init__(
@@ -84,6 +103,9 @@ class Client:
         timeout: float = 60.0,
         transport: Any = None,
         on_retry: Callable[[str, int, float, int], Any] | None = None,
+        pins: dict[str, str] | None = None,
+        issuer_credential: str | None = None,
+        issuer: str | None = None,
     ):
         import httpx
 
@@ -95,10 +117,14 @@ class Client:
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff = retries, float(backoff)
         self.on_retry = on_retry
+        self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
+        self._transport = transport
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
-        self._relays: dict[str, dict | None] = {}  # campaign -> its relay key, or None: fetched once
+        self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
+        self._routes: dict[str, RelayRoute] = {}  # campaign -> where and how its reports go (relayed campaigns)
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
+        self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
 
     def close(self) -> None:
         self._http.close()
@@ -116,29 +142,41 @@ class Client:
         headers = dict(kwargs.pop("headers", {}))
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        wait = self.backoff
+        wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
         for attempt in range(self.retries + 1):
-            asked = None
+            asked, refused = None, False
             try:
                 response = self._http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
+                refused = isinstance(error, httpx.ConnectError) and not self._answered
             else:
+                self._answered = True
                 if response.status_code not in _RETRY_STATUSES:
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     return response
                 failure = f"HTTP {response.status_code}"
                 asked = retry_after(response.headers.get("Retry-After"))
-            if attempt < self.retries:
-                delay = retry_delay(wait, asked)
-                if self.on_retry is not None:
-                    self.on_retry(failure, attempt + 1, delay, self.retries - attempt)
-                time.sleep(delay)
-                wait = min(10.0, wait * 2)
-        raise ServiceUnavailableError(
-            f"{method} {self.server}{path} failed after {self.retries + 1} attempt(s): {failure}."
-        )
+            last = self.retries
+            if refused:  # nothing listens (it never answered this client): a bounded wait, said in on_retry's count
+                if down_until is None:
+                    down_until = attempt + _attempts_within(DOWN_AFTER, wait)
+                last = min(last, down_until)
+            if attempt >= last:
+                break
+            delay = retry_delay(wait, asked)
+            if self.on_retry is not None:
+                self.on_retry(failure, attempt + 1, delay, last - attempt)
+            time.sleep(delay)
+            waited += delay
+            wait = min(10.0, wait * 2)
+        if refused:
+            raise ServiceUnavailableError(
+                f"{method} {self.server}{path} failed: could not connect to {self.server} ({failure}) in "
+                f"{attempt + 1} attempt(s) over {waited:.1f} s; is the server running there?"
+            )
+        raise ServiceUnavailableError(f"{method} {self.server}{path} failed after {attempt + 1} attempt(s): {failure}.")
 
     def _admin(self) -> str:
         if not self.admin_token:
@@ -150,6 +188,10 @@ class Client:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
         document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
+        self._routes.pop(campaign, None)
+        if self._relays[campaign] is not None:
+            self._routes[campaign] = resolve_route(campaign, self.server, document, self.pins.get(campaign),
+                                                   lambda: self._request("GET", f"/api/campaigns/{campaign}/identity").content)
         # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
         self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
         # the question a device answers once: a rounds campaign (any of its rounds), or the campaign a round is of
@@ -162,10 +204,13 @@ class Client:
         """The campaign's protocol, rebuilt from its public config."""
         from ..local import from_config
 
-        return from_config(self.config(campaign)["config"])
+        document = self.config(campaign)
+        route = self._routes.get(campaign)
+        return from_config(route.config if route is not None else document["config"])
 
     def relay(self, campaign: str) -> dict | None:
-        """The campaign's relay key (``config["relay"]``) if it is collected through a relay, else None.
+        """The campaign's relay (``config["relay"]``: its URL, key, pin and issuer) if it is collected through a relay,
+        else None.
 
         Read from the campaign's config, fetched here once if no earlier call fetched it (``submit_values``
         and ``protocol`` do). ``submit_reports`` and ``submit_body`` use what is known without fetching:
@@ -178,24 +223,40 @@ class Client:
                 return None
         return self._relays[campaign]
 
-    def _submit_through_relay(
-        self, campaign: str, relay: dict, protocol: LocalProtocol, reports: np.ndarray, batch_id: str
-    ) -> dict:
-        """Each report sealed to the collector's key and sent alone to the relay (this client's server URL) under
-        ``<batch_id>.<row>``, with no batch id inside: the relay counts a report id once, even sealed again."""
-        from ..io import encode_record
-        from ..relay import _envelope
+    def _route(self, campaign: str) -> RelayRoute | None:
+        """The route of a relayed campaign whose config was fetched (None: not relayed, or not fetched)."""
+        return self._routes.get(campaign) if self._relays.get(campaign) is not None else None
 
-        public_key = _envelope.decode_public_key(relay["public_key"])
+    def _tokens(self, route: RelayRoute, count: int) -> list[bytes]:
+        return route.tokens(count, self.issuer_credential, self.issuer, transport=self._transport)
+
+    def _submit_through_relay(
+        self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str, tokens: list[bytes] | None = None
+    ) -> dict:
+        """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
+        with its token (fetched now if not given), no batch id inside: the relay counts a report id once, even sealed
+        again."""
+        from ..io import encode_record
+
+        tokens = self._tokens(route, len(reports)) if tokens is None else tokens
         duplicates = 0
         for index in range(len(reports)):
-            sealed = _envelope.seal(public_key, campaign, encode_record(protocol, reports[index : index + 1]), "application/octet-stream")
-            response = self._request(
-                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}.{index}", content=sealed,
-                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
-            )
-            duplicates += bool(response.json().get("duplicate"))
-        return {"campaign": campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
+            body = encode_record(protocol, reports[index : index + 1])
+            duplicates += self._send_sealed(route, f"{batch_id}.{index}", body, "application/octet-stream", tokens[index])
+        return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
+
+    def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str, token: bytes) -> int:
+        """PUT one sealed report to the relay (with its token); 1 if the relay had it already."""
+        from ..privacypass import format_authorization
+        from ..relay import _envelope
+
+        sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
+        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE}
+        if token:
+            headers["Authorization"] = format_authorization(token)
+        response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
+                                 content=sealed, headers=headers)
+        return int(bool(response.json().get("duplicate")))
 
     def submit_reports(
         self, campaign: str, protocol: LocalProtocol, reports: ArrayLike, *, batch_id: str | None = None
@@ -220,9 +281,9 @@ class Client:
             batch_id = new_file_id()
             reports = np.asarray(reports)
             reports = reports[secure_generator().permutation(len(reports))]
-        relay = self._relays.get(campaign)
-        if relay is not None:
-            return self._submit_through_relay(campaign, relay, protocol, np.asarray(reports), batch_id)
+        route = self._route(campaign)
+        if route is not None:
+            return self._submit_through_relay(route, protocol, np.asarray(reports), batch_id)
         record_id = batch_id if _is_file_id(batch_id) else None
         body = encode_record(protocol, reports, record_id)
         return self.submit_body(campaign, batch_id, body)
@@ -231,19 +292,14 @@ class Client:
         """PUT an encoded batch (binary records or JSON) under ``batch_id``, with retries (to a relayed
         campaign: binary records' reports each sealed and sent alone, as :meth:`submit_reports` does; a JSON body
         sealed as it is, one report)."""
-        relay = self._relays.get(campaign)
-        if relay is not None and content_type.split(";")[0].strip() == "application/octet-stream":
+        route = self._route(campaign)
+        if route is not None and content_type.split(";")[0].strip() == "application/octet-stream":
             protocol = self.protocol(campaign)
-            return self._submit_through_relay(campaign, relay, protocol, _record_reports(protocol, body), batch_id)
-        if relay is not None:
-            from ..relay import _envelope
-
-            sealed = _envelope.seal(_envelope.decode_public_key(relay["public_key"]), campaign, body, content_type)
-            answer = self._request(
-                "PUT", f"/relay/v1/campaigns/{campaign}/reports/{batch_id}", content=sealed,
-                headers={"Content-Type": _envelope.SEALED_CONTENT_TYPE},
-            ).json()
-            return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": int(bool(answer.get("duplicate")))}
+            return self._submit_through_relay(route, protocol, _record_reports(protocol, body), batch_id)
+        if route is not None:
+            (token,) = self._tokens(route, 1)
+            duplicates = self._send_sealed(route, batch_id, body, content_type, token)
+            return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": duplicates}
         response = self._request(
             "PUT",
             f"/api/campaigns/{self._rounds.get(campaign) or campaign}/batches/{batch_id}",
@@ -285,10 +341,16 @@ class Client:
             return self._submit_device_values(campaign, values, ledger, protocol)
         protocol = protocol if protocol is not None else self.protocol(campaign)
         order = secure_generator().permutation(len(values))
+        route = self._route(campaign)
         acks = []
         for start in range(0, len(values), batch_size):
-            reports = protocol.privatize(values[order[start : start + batch_size]], secure=True)
-            acks.append(self.submit_reports(campaign, protocol, reports))
+            chosen = values[order[start : start + batch_size]]
+            tokens = self._tokens(route, len(chosen)) if route is not None else None  # before anything is drawn
+            reports = protocol.privatize(chosen, secure=True)
+            if route is not None:
+                acks.append(self._submit_through_relay(route, protocol, reports, _new_batch_id(), tokens))
+            else:
+                acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
 
     def _submit_device_values(
@@ -304,8 +366,9 @@ class Client:
         from ..local import from_config
 
         document = self.config(campaign)  # the round now, and whether the device answers once
-        if protocol is None:  # the round's config from the same fetch as its submit_to
-            protocol = from_config(document["config"])
+        route = self._route(campaign)
+        if protocol is None:  # the round's config from the same fetch as its submit_to (a relayed one's trusted config)
+            protocol = from_config(route.config if route is not None else document["config"])
         once = self._answer_once.get(campaign)
         if once is not None:
             rounds = document.get("rounds") or {}
@@ -315,7 +378,10 @@ class Client:
                     f"Campaign {campaign!r} runs in rounds and no round is open now (state {state!r}); nothing was "
                     "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
                 )
+        tokens = self._tokens(route, len(values)) if route is not None else None  # before the ledger draws anything
         reports = ledger.report(protocol, values, self.server, once=once)
+        if route is not None and tokens is not None and len(reports):
+            return [self._submit_through_relay(route, protocol, reports, _new_batch_id(), tokens[: len(reports)])]
         return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
 
     def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
@@ -362,12 +428,14 @@ class Client:
         keep_reports: bool = False,
         max_reports: int | None = None,
         enrollment: bool = False,
-        relay: bool | dict = False,
+        relay: dict | None = None,
         rounds: dict | None = None,
     ) -> dict:
         """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
-        every device submit with its own enrollment token (:meth:`enroll`), ``relay`` (True, or ``{"delta": d}``
-        for the stated central guarantee's delta) makes it collected through a relay only.  ``rounds`` (with
+        every device submit with its own enrollment token (:meth:`enroll`), ``relay`` makes it collected through a
+        relay only: ``{"url": <the relay's URL>, "issuer": {...} or None, "colluding": m, "delta": d}`` (the issuer:
+        ``url``, ``name``, ``key``, ``token_key`` and ``independent``, as :func:`issuer_of` reads them from an issuer;
+        docs/deployment.md, "Anonymous collection").  ``rounds`` (with
         ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
         with ``"reports"``, the users of all rounds (docs/adaptive_quantiles.md)."""
         document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
@@ -381,7 +449,7 @@ class Client:
             document["max_reports"] = max_reports
         if enrollment:
             document["enrollment"] = True
-        if relay is not False:
+        if relay is not None:
             document["relay"] = relay
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
 
@@ -491,6 +559,15 @@ def retry_delay(backoff: float, asked: float | None) -> float:
     return backoff * random.uniform(0.5, 1.0)
 
 
+def _attempts_within(seconds: float, backoff: float) -> int:
+    """How many more attempts the longest pauses of :func:`retry_schedule` from ``backoff`` allow within ``seconds``."""
+    attempts, total = 0, 0.0
+    while total + min(10.0, backoff * 2**attempts) <= seconds:
+        total += min(10.0, backoff * 2**attempts)
+        attempts += 1
+    return attempts
+
+
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
     """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
     each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
@@ -517,6 +594,37 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     if not parts:
         raise InvalidParameterError("A batch body of dpdist binary records holds no record.")
     return np.concatenate(parts)
+
+
+def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
+    """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
+    the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
+    collector.  The issuer's name in the campaign's token challenge is the one its directory states
+    (``dpdist-issuer-name``), else its URL's host."""
+    import httpx
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
+    address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
+    try:
+        with httpx.Client(timeout=30.0, transport=transport) as client:
+            answer = client.get(address)
+            directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
+    except httpx.HTTPError as error:
+        raise ServiceUnavailableError(f"GET {address} failed: {type(error).__name__}: {error}.") from None
+    if answer.status_code != 200:
+        raise _refusal("GET", address, answer)
+    document = answer.json()
+    stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
+    name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
+    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent}
+
+
+def _new_batch_id() -> str:
+    from ..io import new_file_id
+
+    return new_file_id()
 
 
 def _is_file_id(text: str) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 
 import warnings
 
-from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_values, clip_real_values
+from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_values, clip_real_values, wrap_real_values
 from ...errors import ClippedValuesWarning
 from ...estimates import Distribution
 from .._protocol import LocalProtocol, ProtocolTags
@@ -38,6 +38,8 @@ class NumericalProtocol(LocalProtocol):
     )
     _constraints = {"epsilon": EPSILON, "bounds": Bounds()}
     _defaults = {"bounds": (0.0, 1.0)}
+    #: the bounds are one period of a circle (``opm-circular``): a value outside them is wrapped around, not clipped
+    circular: ClassVar[bool] = False
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -67,7 +69,8 @@ class NumericalProtocol(LocalProtocol):
             ``True`` (the default, as in every central release): a value below ``lo``
             (``-inf`` included) is randomized as ``lo``, one above ``hi`` as ``hi``, NaN as
             ``lo``, and a :class:`~dpdist.errors.ClippedValuesWarning` says how many were
-            clipped. The count stays where ``privatize`` runs (the device): no report
+            clipped; on a circle (:attr:`circular`) a finite value outside is wrapped around
+            instead (``lo + (x - lo) mod (hi - lo)``). The count stays where ``privatize`` runs (the device): no report
             carries it, and a clipped value's report is drawn exactly as the bound's.
             ``False``: such values raise :class:`~dpdist.errors.OutOfDomainError`.
         """
@@ -83,18 +86,25 @@ class NumericalProtocol(LocalProtocol):
         For callers that report the count themselves (the command line prints it);
         NaN counts as clipped (to ``lo``).
         """
-        return clip_real_values(values, self.bounds, owner=f"{self.display_name}.clip_values")
+        return self._into_bounds(values, f"{self.display_name}.clip_values")
+
+    def _into_bounds(self, values, owner: str) -> tuple[np.ndarray, int]:
+        """``(values, moved)``: clipped into ``bounds``, or wrapped around them on a circle (:attr:`circular`)."""
+        if self.circular:
+            return wrap_real_values(values, self.bounds, owner=owner)
+        return clip_real_values(values, self.bounds, owner=owner)
 
     def _clip_for(self, values, clip, method: str):
         owner = f"{self.display_name}.{method}"
         if not check_param(owner, "clip", clip, Boolean()):
             return values
-        clipped, moved = clip_real_values(values, self.bounds, owner=owner)
+        clipped, moved = self._into_bounds(values, owner)
         if moved:
             lo, hi = self.bounds
+            how = "wrapped around the circle" if self.circular else "clipped to them"
             warnings.warn(
                 f"{owner}: {moved} of {clipped.size} value(s) outside the bounds [{lo:g}, {hi:g}] (or missing) "
-                "were clipped to them before randomization (clip=True; the count is not sent). "
+                f"were {how} before randomization (clip=True; the count is not sent). "
                 "Pass clip=False to refuse them instead.",
                 ClippedValuesWarning,
                 stacklevel=3,

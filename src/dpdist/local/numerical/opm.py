@@ -117,6 +117,7 @@ class CircularOptimalPiecewise(_WindowProtocol):
 
     name = "opm-circular"
     summary = "optimal piecewise mechanism on a circle (times of day, angles): the window wraps around; EMS/EM"
+    circular = True  # a value outside one period is wrapped around (25:00 is 01:00), never clipped to 00:00
     _grid = CircularWindowGrid
 
     @property

@@ -51,8 +51,9 @@ class Incoming(NamedTuple):
 
 async def accept_batch(service, incoming: Incoming) -> dict:
     """Admit, read, decode and count one batch; its acknowledgement once durable (or the :class:`Refusal` raised)."""
+    service.address_share.saw(incoming.host)  # one address sending most batches: said once in the log
     campaign_id, batch_id, token = incoming.campaign_id, incoming.batch_id, incoming.token
-    service.rate.check(incoming.host)
+    service.rate.check(incoming.host, "batches")
     with service.slot():
         try:  # nothing of the body is read before the client, its campaign and its token pass
             campaign = await service.admit(campaign_id, batch_id, token)
@@ -62,7 +63,10 @@ async def accept_batch(service, incoming: Incoming) -> dict:
                            or await run_in_threadpool(service.rounds.direct_refusal, campaign_id) or refusal)
             refusal.close = True
             raise refusal from None
-        async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id) as body:
+        # a campaign that takes no token has its bodies held in the anonymous half of the body memory (issue 45.4)
+        anonymous = campaign.submit_token_sha256 is None and not campaign.enrollment
+        async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id, host=incoming.host,
+                           anonymous=anonymous) as body:
             return await service.submit(campaign, batch_id, body, incoming.content_type, token)
 
 
@@ -103,13 +107,13 @@ async def relayed_batch(request: Request) -> JSONResponse:
         except Refusal as refusal:
             refusal.close = True
             raise
-        async with read_body(request, campaign_id) as body:
+        async with read_body(request, campaign_id, anonymous=False) as body:  # the relay's token was checked
             digest, arrival = service.relayed.digest(body), service.relayed.arrival_ms(campaign)
-            batch = None  # not open: a redelivery of an acknowledged batch still gets its acknowledgement
+            batch, tokens = None, []  # not open: a redelivery of an acknowledged batch still gets its acknowledgement
             if campaign.state == "open":
-                batch = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id, body, service.limits,
-                                              inline=False, batch_id=batch_id)
-            ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival)
+                batch, tokens = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id, body,
+                                                      service.limits, inline=False, batch_id=batch_id)
+            ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival, tokens=tokens)
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._http import json_body
@@ -118,6 +118,17 @@ async def public_config(request: Request) -> JSONResponse:
     )
 
 
+@documented("A relayed campaign's identity document, byte for byte: its config, HPKE key, relay URL and issuer. Its "
+            "SHA-256 is the campaign's pin, which a device given the pin checks before it trusts a config served by "
+            "anyone else, the relay included (no token needed)",
+            answers={200: json_answer({"type": "object", "description": "campaign, config, relay, issuer, colluding, delta"})},
+            errors=(404,))
+async def identity(request: Request) -> Response:
+    service = service_of(request)
+    campaign = await run_in_threadpool(service.store.row, request.path_params["campaign"])
+    return Response(await run_in_threadpool(service.relayed.identity, campaign), media_type="application/json")
+
+
 _EXPLAIN_QUERY = (
     {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
      "description": "users (default: the campaign's max_reports, else its n, else 10000), rounded to 1-2-5; simulated "
@@ -149,6 +160,7 @@ async def set_config(request: Request) -> JSONResponse:
     document = await json_body(request)
     changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
     campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
+    await run_in_threadpool(service.relayed.reconfigured, campaign)  # a relayed campaign's identity names its config
     service.changed(campaign.id)
     return JSONResponse(await _summary(service, campaign))
 
@@ -206,6 +218,7 @@ ROUTES = [
     Route("/api/campaigns/{campaign}/enrollments", enroll, methods=["POST"]),
     Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
     Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
+    Route("/api/campaigns/{campaign}/identity", identity, methods=["GET"]),
     Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
     Route("/api/campaigns/{campaign}/open", open_campaign, methods=["POST"]),
     Route("/api/campaigns/{campaign}/close", close_campaign, methods=["POST"]),

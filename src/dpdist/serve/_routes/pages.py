@@ -3,13 +3,16 @@ participation page, and the JavaScript client (package data, :mod:`.._assets`)."
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .._campaigns import check_campaign_id
+from .._middleware import CONNECT_HEADER
 from .._openapi import content_answer, documented, schema_of
 from .._refusals import NotFound
+from ._common import service_of
 
 __all__ = ["ROUTES"]
 
@@ -50,7 +53,11 @@ async def participate(request: Request) -> FileResponse:
     page = request.app.state.clients_js / "participate.html"
     if not page.is_file():
         raise NotFound("not_installed", "The participation page (clients/js/participate.html) is not installed.")
-    return FileResponse(page, media_type="text/html")
+    headers = {}
+    origins = await run_in_threadpool(service_of(request).relayed.origins, request.path_params["campaign"])
+    if origins:  # a relayed campaign's page sends to its relay and asks its issuer for tokens: its CSP allows both
+        headers[CONNECT_HEADER.decode()] = " ".join(origins)
+    return FileResponse(page, media_type="text/html", headers=headers)
 
 
 @documented("The JavaScript client as an ES module (re-exports /static/dpdist-client/index.js)",

@@ -1,4 +1,5 @@
-"""uvicorn's httptools protocol with a header timeout, a header-size limit and no access line of its own (issue 28).
+"""uvicorn's httptools protocol with a header timeout, a header-size limit, the concurrency cap of
+:class:`._protocol.ConcurrencyCap` and no access line of its own (issue 28).
 
 httptools (llhttp, in C) parses a request in a fraction of h11's CPU; this is
 the protocol of ``dpdist serve`` when it is installed (``--http auto``), with
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ._protocol import HeaderTimer
+from ._protocol import ConcurrencyCap, HeaderTimer
 
 #: uvicorn's own default for the option, should a config leave it unset
 MAX_HEADER_DEFAULT = 16 << 10
@@ -39,12 +40,13 @@ class HeadersTooLarge(Exception):
     """Raised from a parser callback: httptools turns it into an ``HttpParserCallbackError``, uvicorn into a 400."""
 
 
-class HeaderTimeoutHttpToolsProtocol(HeaderTimer, HttpToolsProtocol):
+class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProtocol):
     """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_header_timer()
+        self._take_over_concurrency_cap()
         self._awaiting_head = True  # before a request's headers are complete (from the end of the previous request)
         self._head_bytes = 0
         self._completed_in_read = False

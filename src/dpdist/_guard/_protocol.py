@@ -1,12 +1,17 @@
-"""uvicorn's h11 protocol with a header timeout, and without uvicorn's own access log line (issue 29).
+"""uvicorn's h11 protocol with a header timeout, a concurrency cap that says when to come back, and without uvicorn's
+own access log line (issues 29, 44.4).
 
 uvicorn closes idle keep-alive connections but never ones whose request headers
 trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection
 whose headers are not complete ``header_timeout`` seconds after it opened or
-after the first byte of its next request.  uvicorn's access line (client address
-and full URL with its query string) is replaced by :mod:`._access`'s.
-:class:`HeaderTimer` holds the timer, shared with the httptools protocol of
-:mod:`._protocol_httptools` (the default when ``httptools`` is installed).
+after the first byte of its next request.  Beyond ``--limit-concurrency``
+(uvicorn's ``limit_concurrency``: connections, or requests being served) a
+request is answered 503 ``busy`` as uvicorn does, but in dpdist's JSON and with
+``Retry-After`` (:class:`ConcurrencyCap`).  uvicorn's access line (client address
+and full URL with its query string) is left out: a dpdist server writes its own
+without the address, or none.  :class:`HeaderTimer` and :class:`ConcurrencyCap`
+are shared with the httptools protocol of :mod:`._protocol_httptools` (the
+default when ``httptools`` is installed).
 
 The class lives at module level so that the worker processes of
 ``dpdist serve --workers N`` (started by uvicorn's supervisor, which pickles its
@@ -16,15 +21,65 @@ configuration) import it by name; its timeout then comes from the uvicorn
 
 from __future__ import annotations
 
+import logging
+
 import asyncio
+import json
 
 import h11
 from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HeaderTimer", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
+from ._body import RETRY_BUSY_S
+
+__all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
+
+_OVER_CAPACITY = json.dumps({
+    "error": "busy",
+    "detail": "The server serves as many connections and requests at once as it may (--limit-concurrency); retry the "
+              "same request later.",
+}, separators=(",", ":")).encode()
+
+
+async def over_capacity(scope, receive, send) -> None:
+    """The answer beyond the concurrency cap: 503 ``busy`` with ``Retry-After``, and the connection closed."""
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(_OVER_CAPACITY)).encode()),
+        (b"retry-after", str(RETRY_BUSY_S).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": _OVER_CAPACITY, "more_body": False})
+
+
+class ConcurrencyCap:
+    """uvicorn's ``limit_concurrency``, answered with :func:`over_capacity` instead of uvicorn's plain 503.
+
+    Mixed into a uvicorn protocol: uvicorn reads ``self.app`` for each request once its own cap check passed;
+    :meth:`_take_over_concurrency_cap` turns that check off and this ``app`` makes it, with the same condition
+    (connections of the server, or requests being served, at the cap).
+    """
+
+    connections: set
+    tasks: set
+    limit_concurrency: int | None  # uvicorn's protocols set both in __init__
+    logger: logging.Logger
+    _cap: int | None = None
+    _app = None
+
+    def _take_over_concurrency_cap(self) -> None:
+        self._cap, self.limit_concurrency = self.limit_concurrency, None
+
+    @property
+    def app(self):
+        cap = self._cap
+        if cap is not None and (len(self.connections) >= cap or len(self.tasks) >= cap):
+            self.logger.warning("Exceeded concurrency limit.")
+            return over_capacity
+        return self._app
+
+    @app.setter
+    def app(self, value) -> None:
+        self._app = value
 
 
 class HeaderTimer:
@@ -42,7 +97,7 @@ class HeaderTimer:
     transport: asyncio.Transport
 
     def _init_header_timer(self) -> None:
-        self.access_log = False  # the access line is _access's, without the client address and query string
+        self.access_log = False  # a dpdist server writes its own access line (dpdist serve: without the client address)
         self._header_timer: asyncio.TimerHandle | None = None
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
@@ -66,12 +121,13 @@ class HeaderTimer:
             self.transport.close()
 
 
-class HeaderTimeoutH11Protocol(HeaderTimer, H11Protocol):
+class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
     """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_header_timer()
+        self._take_over_concurrency_cap()
 
     def connection_made(self, transport):
         super().connection_made(transport)

@@ -1,0 +1,74 @@
+// The participate page of a relayed campaign with an issuer, in headless Chromium (skipped where there is none): served
+// by the collector with dpdist serve's CSP plus the relay's and the issuer's origins in connect-src, it takes the
+// credential from the URL's fragment (and takes it out of the address bar), gets a token from the issuer (CORS), draws
+// once, and sends the report sealed to the collector's key to the relay (CORS) with its token.
+// Driven by tests/participate_relayed_driver.mjs over the DevTools protocol.
+
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openSealed, startRelayedCampaign, stopAll } from './relayed-fakes.js';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path)) ?? null;
+const DRIVER = fileURLToPath(new URL('../../../tests/participate_relayed_driver.mjs', import.meta.url));
+const CREDENTIAL = 'device-credential-1';
+
+let browser = null;
+let profile = null;
+
+after(async () => {
+  stopAll();
+  if (browser !== null && browser.exitCode === null) {
+    const exited = new Promise((resolve) => browser.once('exit', resolve));
+    browser.kill('SIGKILL');
+    await exited;
+  }
+  if (profile !== null) rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+});
+
+/** Headless Chromium with a DevTools port on 127.0.0.1 (its own profile, killed after the tests); resolves to the port. */
+async function devtoolsPort() {
+  profile = mkdtempSync(join(tmpdir(), 'dpdist-chromium-'));
+  browser = spawn(CHROMIUM, ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0',
+    '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], { stdio: 'ignore' });
+  const portFile = join(profile, 'DevToolsActivePort');
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (existsSync(portFile)) {
+      const port = readFileSync(portFile, 'utf8').split('\n')[0];
+      if (/^\d+$/.test(port)) return port;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('headless Chromium did not open its DevTools port in 30 s');
+}
+
+function drive(port, url, value) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--experimental-websocket', DRIVER, port, url, value], { timeout: 90_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').at(-1)));
+    });
+  });
+}
+
+test('the page gets a token with the credential of its fragment, draws once, and sends the sealed report to the relay, which cannot open it even serving its own key', { skip: CHROMIUM === null && 'no Chromium' }, async () => {
+  const parties = await startRelayedCampaign({ page: { cors: true }, swap: true }); // the relay serves its own key: the page never asks it
+  const port = await devtoolsPort();
+  const page = await drive(port, `${parties.collectorUrl}/campaigns/c1/participate#credential=${CREDENTIAL}`, '3');
+  assert.ok(page.status.startsWith('Sent. The relay accepted your report'), JSON.stringify(page));
+  assert.deepEqual([page.credentialShown, page.credentialFilled, page.hash], [true, true, '']); // out of the address bar
+  assert.match(page.about, new RegExp(`goes to the relay ${parties.relayUrl}.*token of ${parties.issuerUrl}`));
+  assert.deepEqual(parties.state.issuerRequests.map((request) => [request.credential, request.answered]), [[CREDENTIAL, 'new']]);
+  assert.equal(parties.state.relayReceived.length, 1);
+  const [message] = parties.state.relayReceived;
+  assert.equal(message.openedByRelay, null);
+  assert.notEqual(await openSealed(parties.collectorKey, 'c1', message.sealed), null);
+  assert.equal(parties.state.spentNonces.size, 1); // the relay verified the token
+  // the browser asked the relay and the issuer first (CORS preflights: PUT and POST with Authorization)
+  assert.ok(parties.state.relayRequests.some((line) => line.startsWith('OPTIONS /relay/v1/campaigns/c1/reports/')));
+  assert.deepEqual(parties.state.collectorRequests.filter((line) => line.startsWith('PUT')), []);
+});

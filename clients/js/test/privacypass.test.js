@@ -1,0 +1,136 @@
+// Privacy Pass on the device against every test vector of RFC 9474 (Appendix A) and RFC 9578 (Appendix A.2), with the
+// vectors' fixed randomness; the tests' issuer and verifier (privacypass-helpers.js, node:crypto and BigInt) against
+// the same vectors; the encodings' refusals.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import {
+  TOKEN_BYTES,
+  authorizationHeader,
+  base64UrlDecode,
+  base64UrlEncode,
+  checkTokenKey,
+  createTokenRequest,
+  finalizeToken,
+  redemptionContext,
+  tokenChallenge,
+} from '../src/privacypass.js';
+import { RSABSSA } from '../src/vendor/privacypass.js';
+import { ServiceError } from '../src/errors.js';
+import {
+  bigFromBytes,
+  blindSign,
+  bytesFromBig,
+  hex,
+  modInverse,
+  newIssuerKey,
+  parseChallenge,
+  toHex,
+  vectorIssuerKey,
+  verifyToken,
+  withRandomness,
+} from './privacypass-helpers.js';
+
+const RFC9474 = JSON.parse(readFileSync(new URL('./fixtures/rfc9474.json', import.meta.url), 'utf8'));
+const RFC9578 = JSON.parse(readFileSync(new URL('./fixtures/rfc9578.json', import.meta.url), 'utf8'));
+
+const VARIANTS = {
+  'RSABSSA-SHA384-PSS-Randomized': () => RSABSSA.SHA384.PSS.Randomized(),
+  'RSABSSA-SHA384-PSSZERO-Randomized': () => RSABSSA.SHA384.PSSZero.Randomized(),
+  'RSABSSA-SHA384-PSS-Deterministic': () => RSABSSA.SHA384.PSS.Deterministic(),
+  'RSABSSA-SHA384-PSSZERO-Deterministic': () => RSABSSA.SHA384.PSSZero.Deterministic(),
+};
+
+function publicKeyOf(vector) {
+  const jwk = { kty: 'RSA', n: Buffer.from(vector.n, 'hex').toString('base64url'), e: Buffer.from(vector.e, 'hex').toString('base64url'), ext: true };
+  return crypto.subtle.importKey('jwk', jwk, { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
+}
+
+test('the fixtures hold every vector of RFC 9474 Appendix A and RFC 9578 Appendix A.2, with their source', () => {
+  assert.deepEqual(RFC9474.vectors.map((v) => v.name), Object.keys(VARIANTS));
+  assert.match(RFC9474.source, /RFC 9474 Appendix A.*draft-irtf-cfrg-rsa-blind-signatures-14/);
+  assert.equal(RFC9578.vectors.length, 5);
+  assert.match(RFC9578.source, /RFC 9578 Appendix A\.2.*draft-ietf-privacypass-protocol-16/);
+});
+
+for (const vector of RFC9474.vectors) {
+  test(`RFC 9474 ${vector.name}: Prepare, Blind and Finalize with the vector's randomness; BlindSign of the tests' issuer`, async () => {
+    const suite = VARIANTS[vector.name]();
+    const publicKey = await publicKeyOf(vector);
+    const n = BigInt(`0x${vector.n}`);
+    const kLen = vector.n.length / 2;
+    const prefix = hex(vector.msg_prefix);
+    // Prepare: the randomized variants prepend 32 random bytes, the deterministic ones nothing
+    const prepared = await withRandomness([prefix], () => suite.prepare(hex(vector.msg)));
+    assert.equal(toHex(prepared), vector.prepared_msg);
+    // Blind draws the PSS salt, then r (the inverse of the vector's inv)
+    const r = modInverse(BigInt(`0x${vector.inv}`), n);
+    const { blindedMsg, inv } = await withRandomness([hex(vector.salt), bytesFromBig(r, kLen)], () => suite.blind(publicKey, prepared));
+    assert.equal(toHex(blindedMsg), vector.blinded_msg);
+    assert.equal(bigFromBytes(inv), BigInt(`0x${vector.inv}`));
+    // the tests' issuer (BigInt) signs as the RFC does
+    const signer = { n, e: BigInt(`0x${vector.e}`), d: BigInt(`0x${vector.d}`), length: kLen };
+    assert.equal(toHex(blindSign(signer, blindedMsg)), vector.blind_sig);
+    const sig = await suite.finalize(publicKey, prepared, hex(vector.blind_sig), inv);
+    assert.equal(toHex(sig), vector.sig);
+    // Finalize checks the signature: another blind signature, or another message, is refused
+    const tampered = hex(vector.blind_sig);
+    tampered[kLen - 1] ^= 1;
+    await assert.rejects(suite.finalize(publicKey, prepared, tampered, inv), /invalid signature/);
+    await assert.rejects(suite.finalize(publicKey, hex(`${vector.prepared_msg}00`), hex(vector.blind_sig), inv), /invalid signature/);
+  });
+}
+
+for (const [index, vector] of RFC9578.vectors.entries()) {
+  test(`RFC 9578 A.2 vector ${index + 1}: TokenChallenge, TokenRequest, TokenResponse, Token, and the relay's check`, async () => {
+    const issuer = vectorIssuerKey(vector.skS);
+    assert.equal(toHex(issuer.tokenKey), vector.pkS); // the tests' SPKI with the id-RSASSA-PSS OID is the RFC's
+    const challenge = hex(vector.token_challenge);
+    const fields = parseChallenge(challenge);
+    assert.equal(toHex(tokenChallenge(fields.issuerName, fields.context, fields.originInfo)), vector.token_challenge);
+    const state = await withRandomness([hex(vector.nonce), hex(vector.salt), hex(vector.blind)], () => createTokenRequest(hex(vector.pkS), challenge));
+    assert.equal(toHex(base64UrlDecode(state.request)), vector.token_request);
+    const response = blindSign(issuer, base64UrlDecode(state.request).subarray(3));
+    assert.equal(toHex(response), vector.token_response);
+    // the state is JSON-safe: a device may keep it while the issuer's answer is on its way
+    const token = await finalizeToken(base64UrlEncode(hex(vector.pkS)), JSON.parse(JSON.stringify(state)), hex(vector.token_response));
+    assert.equal(token.length, TOKEN_BYTES);
+    assert.equal(toHex(token), vector.token);
+    assert.equal(verifyToken(token, { publicKey: issuer.publicKey, tokenKey: issuer.tokenKey, challenge }).nonce, vector.nonce);
+    assert.equal(authorizationHeader(token), `PrivateToken token="${Buffer.from(token).toString('base64url')}"`);
+  });
+}
+
+test('a token request is fresh each time, and a response that is not the signature of its own request is refused', async () => {
+  const issuer = newIssuerKey();
+  const challenge = tokenChallenge('issuer.test', await redemptionContext('c1', '0123456789abcdef'));
+  const first = await createTokenRequest(issuer.tokenKey, challenge);
+  const second = await createTokenRequest(base64UrlEncode(issuer.tokenKey), challenge);
+  assert.notEqual(first.request, second.request); // another nonce, salt and blind: the issuer cannot link them
+  const answer = (state) => blindSign(issuer, base64UrlDecode(state.request).subarray(3));
+  const token = await finalizeToken(issuer.tokenKey, first, answer(first));
+  assert.ok(verifyToken(token, { publicKey: issuer.publicKey, tokenKey: issuer.tokenKey, challenge }));
+  await assert.rejects(finalizeToken(issuer.tokenKey, first, answer(second)), (error) => error instanceof ServiceError && error.code === 'bad_token_response');
+  await assert.rejects(finalizeToken(issuer.tokenKey, first, answer(first).subarray(1)), (error) => error.code === 'bad_token_response');
+  const other = newIssuerKey(); // a signature under another key than the campaign's
+  await assert.rejects(finalizeToken(issuer.tokenKey, first, blindSign(other, base64UrlDecode(first.request).subarray(3))), /bad_token_response|does not unblind/);
+});
+
+test("the redemption context binds the campaign and its HPKE key id; a token key must be type 2's encoding", async () => {
+  const context = await redemptionContext('survey-7', '00112233445566ff');
+  const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.concat([
+    Buffer.from('dpdist campaign v1\0survey-7\0', 'utf8'), hex('00112233445566ff'),
+  ])));
+  assert.deepEqual(context, expected);
+  assert.notDeepEqual(await redemptionContext('survey-8', '00112233445566ff'), context);
+  assert.notDeepEqual(await redemptionContext('survey-7', '00112233445566fe'), context);
+  await assert.rejects(redemptionContext('survey-7', '0011'), /16 lower-case hexadecimal/);
+  const challenge = tokenChallenge('issuer.example', context);
+  assert.deepEqual(parseChallenge(challenge), { tokenType: 2, issuerName: 'issuer.example', context, originInfo: '' });
+  const issuer = newIssuerKey();
+  const rsaEncryption = issuer.publicKey.export({ type: 'spki', format: 'der' }); // the rsaEncryption OID, not type 2's
+  assert.throws(() => checkTokenKey(rsaEncryption), /id-RSASSA-PSS/);
+  assert.throws(() => checkTokenKey('not base64!'), /base64url/);
+  assert.deepEqual(checkTokenKey(issuer.tokenKeyText), issuer.tokenKey);
+});

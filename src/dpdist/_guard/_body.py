@@ -1,0 +1,183 @@
+"""Request bodies read within bounds of size, time and memory, and the memory shared fairly (issues 29, 45.4).
+
+:class:`BodyBudget` is the request-body bytes one process holds at once, over
+all requests (``--max-inflight-bytes``), with two shares inside it so that no
+one can take all of it:
+
+* **per client address** (``--max-inflight-bytes-per-address``; IPv6: per /64):
+  ten slow uploads from one address hold at most that address's share, and
+  every other address still gets its bodies read;
+* **anonymous bodies**: the bodies of requests that carry no credential the
+  server checked before reading them (a campaign open to anyone, a relay's
+  submission) hold at most half of the pool, so that requests whose token was
+  checked (an enrollment or submit token, the relay's delivery, an admin) always
+  find the other half, however many addresses the anonymous senders have.
+
+A body that would pass the pool or a share is refused at once with 503 ``busy``
+and ``Retry-After``; nothing of it is kept.  :func:`receive_body` reads one body
+within these bounds and the size and time limits (:class:`._limits.Limits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+
+from ._rate import address_key
+from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow
+
+__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "RETRY_BUSY_S"]
+
+#: seconds a client refused for want of body memory is asked to wait
+RETRY_BUSY_S = 2
+
+
+class BodyBudget:
+    """Request-body bytes held by this process at once, with a share per address and one for anonymous bodies
+    (module docstring; event loop only: no lock).
+
+    ``limit``: the pool; ``share``: what one client address may hold (default: the pool); ``anonymous``: what
+    bodies without a checked credential may hold together (default: half the pool, at least ``share``).
+    ``peak`` is the most ever held: what the tests read to see that a refused body was never buffered.
+    """
+
+    def __init__(self, limit: int, share: int | None = None, anonymous: int | None = None):
+        self.limit = int(limit)
+        self.share = min(self.limit, int(share) if share is not None else self.limit)
+        self.anonymous = min(self.limit, int(anonymous) if anonymous is not None else max(self.limit // 2, self.share))
+        self.in_flight = self.anonymous_in_flight = self.peak = 0
+        self._held: dict[str, int] = {}  # bytes held per address key, only while held
+
+    def held_by(self, host: str | None) -> int:
+        return self._held.get(address_key(host), 0)
+
+    def refusal(self, size: int, host: str | None = None, anonymous: bool = False) -> Busy | None:
+        """Why ``size`` more bytes of a body of ``host`` cannot be held now (a :class:`Busy`), or None if they can."""
+        if self.in_flight + size > self.limit:
+            why = f"The server holds {self.limit} bytes of request bodies at most (--max-inflight-bytes) and is full"
+        elif self._held.get(address_key(host), 0) + size > self.share:
+            why = (f"This client address holds the most request-body bytes one address may hold at once "
+                   f"({self.share}, --max-inflight-bytes-per-address)")
+        elif anonymous and self.anonymous_in_flight + size > self.anonymous:
+            why = (f"Requests without a checked token hold the most request-body bytes they may hold together "
+                   f"({self.anonymous}, half of --max-inflight-bytes)")
+        else:
+            return None
+        return Busy("busy", why + "; retry the same request later.", retry_after=RETRY_BUSY_S, close=True)
+
+    def fits(self, size: int, host: str | None = None, anonymous: bool = False) -> bool:
+        return self.refusal(size, host, anonymous) is None
+
+    def take(self, size: int, host: str | None = None, anonymous: bool = False) -> bool:
+        if not self.fits(size, host, anonymous):
+            return False
+        key = address_key(host)
+        self._held[key] = self._held.get(key, 0) + size
+        self.in_flight += size
+        if anonymous:
+            self.anonymous_in_flight += size
+        self.peak = max(self.peak, self.in_flight)
+        return True
+
+    def give_back(self, size: int, host: str | None = None, anonymous: bool = False) -> None:
+        if size <= 0:
+            return
+        key = address_key(host)
+        left = self._held.get(key, 0) - size
+        if left > 0:
+            self._held[key] = left
+        else:  # the address is forgotten as soon as it holds nothing
+            self._held.pop(key, None)
+        self.in_flight -= size
+        if anonymous:
+            self.anonymous_in_flight -= size
+
+    def addresses(self) -> int:
+        """How many client addresses hold body bytes now (the only addresses the budget remembers)."""
+        return len(self._held)
+
+
+if sys.version_info >= (3, 11):  # Python >= 3.11: a deadline without a task per receive
+
+    async def receive_by(receive, when: float):
+        """``await receive()``, or :class:`TimeoutError` at the event loop's time ``when``."""
+        async with asyncio.timeout_at(when):
+            return await receive()
+
+else:  # pragma: no cover - Python 3.10
+
+    async def receive_by(receive, when: float):
+        """``await receive()``, or :class:`TimeoutError` at the event loop's time ``when``."""
+        return await asyncio.wait_for(receive(), when - asyncio.get_running_loop().time())
+
+
+def body_deadline(limits, start: float, held: int) -> float:
+    """The event-loop time by which the next bytes of a body begun at ``start`` with ``held`` bytes must come: its
+    deadline, or ``min_body_rate`` after the grace period."""
+    return start + min(limits.body_timeout, limits.body_grace + held / limits.min_body_rate)
+
+
+@contextlib.asynccontextmanager
+async def receive_body(length: str | None, receive, limits, budget: BodyBudget, max_body_bytes: int,
+                       on_too_large=None, *, host: str | None = None, anonymous: bool = True):
+    """The request's body (its ``Content-Length`` header, None without one; its ASGI ``receive``), held against
+    ``budget`` (as client address ``host``'s, ``anonymous`` unless the request's credential was checked) until the
+    ``async with`` block ends.
+
+    Refusals close the connection: 413 ``too_large`` (over ``max_body_bytes``,
+    at once when Content-Length says so), 503 ``busy`` (the pool or a share is
+    full), 408 ``body_timeout`` (past the deadline or below the minimum rate).
+    """
+    declared = int(length) if length is not None and length.isdigit() else None
+    if declared is not None and declared > max_body_bytes:
+        if on_too_large is not None:
+            await on_too_large()
+        raise too_large(max_body_bytes)
+    if declared is not None:
+        refused = budget.refusal(declared, host, anonymous)
+        if refused is not None:
+            raise refused
+    start = asyncio.get_running_loop().time()
+    held, chunks, more = 0, [], True
+    try:
+        while more:
+            try:
+                message = await receive_by(receive, body_deadline(limits, start, held))
+            except (asyncio.TimeoutError, TimeoutError):
+                raise too_slow(limits, held) from None
+            if message["type"] == "http.disconnect":  # the client went away mid-body: nothing to log as an error
+                raise InvalidRequest(
+                    "client_disconnected", "The client closed the connection before its body was complete.", close=True
+                )
+            chunk, more = message.get("body", b""), message.get("more_body", False)
+            if not chunk:
+                continue
+            if held + len(chunk) > max_body_bytes:
+                if on_too_large is not None:
+                    await on_too_large()
+                raise too_large(max_body_bytes)
+            refused = budget.refusal(len(chunk), host, anonymous)
+            if refused is not None:
+                raise refused
+            budget.take(len(chunk), host, anonymous)
+            held += len(chunk)
+            chunks.append(chunk)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        yield body
+    finally:
+        budget.give_back(held, host, anonymous)
+
+
+def too_large(limit: int) -> TooLarge:
+    return TooLarge("too_large", f"The request body exceeds the server's limit of {limit} bytes; send smaller batches.", close=True)
+
+
+def too_slow(limits, held: int) -> TooSlow:
+    return TooSlow(
+        "body_timeout",
+        f"The request body arrived too slowly ({held} bytes received): a body must arrive within {limits.body_timeout:g} s, "
+        f"at {limits.min_body_rate} bytes/s or more after its first {limits.body_grace:g} s.",
+        close=True,
+    )

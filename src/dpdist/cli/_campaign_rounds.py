@@ -1,0 +1,43 @@
+"""``dpdist campaign rounds CAMPAIGN``: a campaign of adaptive quantile rounds, round by round, and its release.
+
+Reads ``GET /api/campaigns/{campaign}/rounds`` (admin; docs/adaptive_quantiles.md): every round's
+campaign with its reports and size, then the quantiles released from the rounds so far with their
+intervals.  ``--advance`` first closes the current round now (``POST .../rounds/advance``): the next
+round's cuts come from the rounds before, and after the last round the campaign closes.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["show_rounds"]
+
+
+def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
+    """Print the rounds of ``campaign`` (a :class:`dpdist.client.Client` with the admin token); exit status 0."""
+    if advance:
+        client.advance_round(campaign)
+    report = client.rounds(campaign)
+    if as_json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+        return 0
+    state = client.campaign(campaign)["state"]
+    plan = report["plan"]
+    print(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
+          f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})")
+    print(f"  {'round':<6} {'campaign':<24} {'state':<8} {'reports':>15}  refused")
+    for row in report["rounds"]:
+        refused = ", ".join(f"{reason} {count}" for reason, count in sorted(row["refused_batches"].items())) or "-"
+        print(f"  {row['round']:<6} {row['campaign']:<24} {row['state']:<8} {row['n']:>7} / {row['size']:<6} {refused}")
+    released = report["estimate"]
+    if released is None:
+        print("no report yet: nothing released")
+        return 0
+    n = sum(row["n"] for row in report["rounds"])
+    print(f"quantiles released from {n} report(s), each with its {round(100 * released['level'], 6):g}% interval:")
+    missing = [None] * len(released["q"])  # a release without intervals
+    for q, value, low, high in zip(released["q"], released["values"], released.get("low") or missing,
+                                   released.get("high") or missing, strict=True):
+        limits = "-" if low is None or high is None else f"[{low:.6g}, {high:.6g}]"
+        print(f"  q={q:<6g} {value:>12.6g}   {limits}")
+    return 0

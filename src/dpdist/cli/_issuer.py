@@ -1,0 +1,207 @@
+"""``dpdist issuer``: run the token issuer of relayed campaigns, create its keys, mint its credentials (docs/deployment.md, "The issuer").
+
+::
+
+    DPDIST_ISSUER_ADMIN_TOKEN=... dpdist issuer serve --issuer-db issuer.sqlite --issuer-name issuer.example.org
+    dpdist issuer key commute --issuer https://issuer.example.org            # one key per campaign
+    dpdist issuer credentials commute --count 1000 --tokens-each 1 --out credentials.txt
+    dpdist issuer status --issuer https://issuer.example.org
+
+The issuer's own variables are ``DPDIST_ISSUER_*`` (``DPDIST_ISSUER_ADMIN_TOKEN``, ``DPDIST_ISSUER_DB``,
+``DPDIST_ISSUER``): the issuer is meant to be another party than the collector, and its admin token
+mints tokens, so it is never taken from the collector's ``DPDIST_ADMIN_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ._env import check_environment, environment_defaults
+
+__all__ = ["add_commands"]
+
+_DEFAULT_ISSUER = "http://127.0.0.1:8002"
+_TOKEN_HELP = ("the issuer's admin token (default: $DPDIST_ISSUER_ADMIN_TOKEN; prefer it: options show in `ps`); "
+               "whoever holds it mints credentials, hence tokens")
+
+
+def add_commands(subparsers) -> None:
+    issuer = subparsers.add_parser(
+        "issuer",
+        help="run a Privacy Pass token issuer for relayed campaigns, create its keys, mint credentials",
+        description="An issuer of one-time Privacy Pass tokens (RFC 9578, type 0x0002: blind RSA): each credential it "
+        "mints gives at most --tokens-each tokens of one key (one key per campaign); the relay and the collector admit "
+        "a report only with a token of the campaign's key, spent once. The issuer signs blind: it learns who got a "
+        "token, not which token. Needs dpdist[relay].",
+    )
+    actions = issuer.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_serve(actions)
+    key = actions.add_parser("key", help="create a key NAME (one per campaign) and print its token key",
+                             description="Create the issuer key NAME (RSA-2048, in the issuer's database) and print it as "
+                             "JSON: name, token_type, token_key (base64url SubjectPublicKeyInfo), token_key_id. A name "
+                             "already taken prints the existing key (a key is never replaced).")
+    key.add_argument("name", metavar="NAME", help="the key's name: 1-128 of A-Z a-z 0-9 . _ - (the campaign's id is a good one)")
+    _admin_options(key, _run_key)
+    credentials = actions.add_parser(
+        "credentials", help="mint credentials for key NAME (each gives --tokens-each tokens); printed once",
+        description="Mint --count credentials for key NAME, each good for --tokens-each tokens, and print them one per "
+        "line (or write them to --out). The issuer keeps only their SHA-256: they are shown this once. Hand one to "
+        "each device you admit (an enrollment list, an account system).",
+    )
+    credentials.add_argument("name", metavar="NAME", help="the key's name")
+    credentials.add_argument("--count", type=int, required=True, help="credentials to mint, at most 10000 per call")
+    credentials.add_argument("--tokens-each", type=int, default=1, help="tokens each credential gives (default 1: one report per device)")
+    credentials.add_argument("--out", default=None, help="write the credentials to this file (created readable by its owner only)")
+    _admin_options(credentials, _run_credentials)
+    status = actions.add_parser("status", help="print each key's credentials and tokens issued, as JSON",
+                                description="Per key: credentials minted, tokens they allow, tokens issued, tokens left.")
+    _admin_options(status, _run_status)
+
+
+def _add_serve(actions) -> None:
+    from ..issuer._limits import add_arguments as add_limit_arguments
+
+    serve = actions.add_parser(
+        "serve", help="run the issuer (HTTP)",
+        description="Serve the issuer directory (/.well-known/private-token-issuer-directory), the keys and token "
+        "requests (POST /issuer/v1/keys/NAME/token-request with 'Authorization: Bearer <credential>'), and the admin "
+        "API (Bearer admin token). Keys (private keys included), hashed credentials and the answers given are kept in "
+        "--issuer-db. No client address is logged.",
+    )
+    serve.add_argument("--issuer-db", required=True,
+                       help="SQLite file of the issuer (created if missing; WAL mode). It holds the private keys: protect it")
+    serve.add_argument("--issuer-name", required=True,
+                       help="the issuer's server name as TokenChallenges name it (host name, optional :port), e.g. issuer.example.org")
+    serve.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP + "; at least 16 characters")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8002, help="TCP port (default 8002)")
+    serve.add_argument("--cors-origin", default="",
+                       help="comma-separated origins (https://example.org) whose pages may request tokens from a browser, "
+                       "or '*' (default: none)")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
+    add_limit_arguments(serve)
+    serve.set_defaults(handler=_run_serve)
+    environment_defaults(serve)
+
+
+#: the arguments of dpdist.issuer.create_app and the options that set them
+_OPTIONS = {"db_path": "--issuer-db", "name": "--issuer-name", "admin_token": "--issuer-admin-token", "cors_origins": "--cors-origin"}
+
+
+def _admin_options(parser, handler) -> None:
+    parser.add_argument("--issuer", default=os.environ.get("DPDIST_ISSUER", _DEFAULT_ISSUER),
+                        help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
+    parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
+    parser.set_defaults(handler=handler)
+
+
+def _admin_token(args) -> str:
+    from ..errors import InvalidParameterError
+
+    token = args.issuer_admin_token or os.environ.get("DPDIST_ISSUER_ADMIN_TOKEN") or ""
+    if len(token) < 16:
+        raise InvalidParameterError("The issuer's admin token (DPDIST_ISSUER_ADMIN_TOKEN or --issuer-admin-token) must be "
+                                    "at least 16 characters." if token else
+                                    "The issuer's admin token is missing: set DPDIST_ISSUER_ADMIN_TOKEN or pass --issuer-admin-token.")
+    return token
+
+
+def _run_serve(args) -> int:
+    from ..errors import InvalidParameterError, MissingDependencyError
+
+    check_environment(args)
+    try:
+        import cryptography  # noqa: F401 - the keys
+        import uvicorn
+
+        from ..issuer import create_app
+        from ..issuer._limits import from_args, uvicorn_options
+        from ..issuer._store import IssuerStore
+    except ImportError as error:
+        module = getattr(error, "name", None) or str(error)
+        raise MissingDependencyError(f"'dpdist issuer' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
+    if not 0 <= args.port <= 65535:
+        raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
+    token = _admin_token(args)
+    limits = from_args(args)
+    try:
+        app = create_app(args.issuer_db, name=args.issuer_name, admin_token=token, limits=limits, cors_origins=args.cors_origin)
+    except InvalidParameterError as error:  # named as the options the user typed
+        text = str(error)
+        for argument, option in _OPTIONS.items():
+            text = text.replace(f"The '{argument}' argument", f"The '{option}' option")
+        raise InvalidParameterError(text) from None
+    try:  # a wrong --issuer-db is one line naming it, before the server starts
+        IssuerStore(args.issuer_db).close()
+    except Exception as error:
+        raise InvalidParameterError(f"The '--issuer-db' option: {args.issuer_db} cannot be opened as the issuer's SQLite file ({error}).") from None
+    print(f"dpdist issuer {args.issuer_name}: database {args.issuer_db}; http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
+    # no access log (addresses and times of token requests), no forwarded headers believed
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
+                date_header=False, **uvicorn_options(limits))
+    return 0
+
+
+def _call(args, method: str, path: str, body: dict | None = None) -> dict:
+    """One admin request (not retried: minting again would mint more); a refusal is one line."""
+    from ..errors import InvalidParameterError, MissingDependencyError, ServiceRefusedError, ServiceUnavailableError
+
+    try:
+        import httpx
+    except ImportError:
+        raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
+    if not args.issuer.startswith(("http://", "https://")):
+        raise InvalidParameterError(f"The '--issuer' option must be an http:// or https:// URL. Got {args.issuer!r}.")
+    url = args.issuer.rstrip("/") + path
+    try:
+        response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
+    except httpx.TransportError as error:
+        raise ServiceUnavailableError(f"{method} {url} failed: {type(error).__name__}: {error}.") from None
+    try:
+        document = response.json()
+    except ValueError:
+        document = {}
+    if response.status_code >= 400:
+        code, detail = document.get("error", ""), document.get("detail", response.text[:200])
+        raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
+    return document
+
+
+def _run_key(args) -> int:
+    from ..errors import ServiceRefusedError
+
+    try:
+        document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name})
+    except ServiceRefusedError as error:
+        if error.code != "key_exists":
+            raise
+        document = _call(args, "GET", f"/issuer/v1/keys/{args.name}")
+        print(f"issuer key {args.name} exists already (a key is never replaced): printed as it is.", file=sys.stderr)
+    print(json.dumps(document, indent=2))
+    return 0
+
+
+def _run_credentials(args) -> int:
+    from ..errors import InvalidParameterError
+
+    for option, value, top in (("--count", args.count, 10_000), ("--tokens-each", args.tokens_each, 10_000)):
+        if not 1 <= value <= top:
+            raise InvalidParameterError(f"The '{option}' option must be an int in 1..{top}. Got {value}.")
+    document = _call(args, "POST", f"/issuer/v1/keys/{args.name}/credentials", {"count": args.count, "tokens_each": args.tokens_each})
+    text = "".join(credential + "\n" for credential in document["credentials"])
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)
+        print(f"issuer key {args.name}: {len(document['credentials'])} credential(s) of {args.tokens_each} token(s) each "
+              f"written to {args.out}.")
+    return 0
+
+
+def _run_status(args) -> int:
+    print(json.dumps(_call(args, "GET", "/issuer/v1/status"), indent=2))
+    return 0

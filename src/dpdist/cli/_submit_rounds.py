@@ -1,0 +1,208 @@
+"""``dpdist submit --column`` to a campaign that runs in rounds: each row is one device answering one round.
+
+A campaign created with ``--rounds`` (adaptive LDP quantiles, docs/adaptive_quantiles.md) asks each
+user one question in one round only: its epsilon per user holds by parallel composition over disjoint
+groups.  A CSV of one value per user runs the whole campaign:
+
+1. every value is read and checked before anything is drawn, and the rows are put in a uniformly
+   random order (a CSPRNG permutation): which round a row answers says nothing about where it was in
+   the file;
+2. round by round, the campaign's public config (``GET .../config``) gives the round's question, its
+   campaign (``submit_to``) and ``room``, the reports it still takes; the next ``room`` rows of the
+   order (fewer at the end of the file) are randomized once each under that round's config and sent
+   to that round only, in batches of ``--batch-size``: never more than the room, so no batch is
+   refused as larger than the room left;
+3. once the round is full the next config fetch publishes the next round (its cuts derived from the
+   rounds before), and the next rows answer it; the run stops when the rows are used up or the last
+   round is full (the campaign then closes).
+
+Each row is randomized once and sent to one round: a batch the service refuses (another submitter
+filled the round first, ``campaign_full``; an admin advanced it, ``stale_round``) is not sent again to
+another round, since the service may have read it: its rows count as answered.
+
+Like ``--column`` to an ordinary campaign, the randomized batches are kept in a journal before they
+are sent, here a directory of *parts* (the permutation, then per part its round, its rows and its
+batches): running the same command again after a failure resends every part as it is (the service
+counts a batch id once) and goes on with the rows no part holds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Generator, Iterator
+
+import numpy as np
+
+__all__ = ["submit_rounds"]
+
+#: refused batches whose rows count as answered (the service may have read them): not sent to another round
+SPENT = ("campaign_full", "stale_round")
+#: config fetches that find the open round without room before the run stops (another process is advancing it)
+FULL_FETCHES = 20
+
+
+def submit_rounds(client, args, document: dict) -> Iterator[dict]:
+    """The acknowledgements of ``args``'s column submitted to the rounds campaign ``document`` describes (its public
+    config); notes on standard error (module docstring)."""
+    from ..errors import InvalidParameterError
+    from ..local import from_config
+    from ._deploy import data_reader
+    from ._submit_journal import journal_path
+
+    for option, given in (("--columns", args.columns is not None), ("--memo", args.memo is not None),
+                          ("--budget-file", args.budget_file is not None)):
+        if given:
+            raise InvalidParameterError(
+                f"The '{option}' option does not apply to campaign {args.campaign!r}, which runs in rounds: each row is "
+                "one user answering one round (one value, one report; the plan's epsilon per user)."
+            )
+    protocol = from_config(document["config"])
+    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, None, clip=args.clip)
+    chunks = []
+    for chunk, n_missing in read():  # every value checked before anything is drawn (the bounds are every round's)
+        prepared = checked(chunk)
+        protocol._check_values(prepared)
+        chunks.append(np.asarray(prepared, dtype=np.float64))
+        missing += n_missing
+    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+        print(f"submit: note: {note}.", file=sys.stderr)
+    values = np.concatenate(chunks) if chunks else np.empty(0)
+    plan = document["rounds"]["plan"]
+    directory = (Path(args.journal) if args.journal else
+                 journal_path(args.server, args.campaign, plan, args.column, args.data[0], None).with_suffix(".rounds"))
+    journal = _Journal(directory)
+    order = journal.order(values.size)
+    print(f"submit: campaign {args.campaign} runs in {plan['rounds']} rounds: each of the {values.size} row(s) is one "
+          "device answering one round, in a uniformly random order (parts kept in the journal "
+          f"{directory}).", file=sys.stderr)
+    spent = 0
+    for part in journal.parts():  # a run cut short: its parts are sent again as they are (counted once)
+        sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
+        spent += refused
+    used, empty = journal.used(), 0
+    while True:
+        document = client.config(args.campaign)
+        rounds = document.get("rounds") or {}
+        if not rounds:
+            raise InvalidParameterError(f"Campaign {args.campaign!r} no longer runs in rounds; its rows were not sent.")
+        if used >= values.size or document.get("state") != "open" or rounds.get("round_state") != "open":
+            break
+        room = int(rounds.get("room") or 0)
+        if room == 0:  # full, and not yet advanced by the process that filled it
+            empty += 1
+            if empty > FULL_FETCHES:
+                break
+            time.sleep(0.25)
+            continue
+        empty = 0
+        stop = min(values.size, used + room)
+        round_protocol = from_config(document["config"])
+        reports = round_protocol.privatize(values[order[used:stop]], secure=True)  # rows in CSPRNG order: no shuffle
+        part = journal.add(rounds["round"], document["submit_to"], document["config"], used, stop, round_protocol, reports,
+                           args.batch_size)
+        print(f"submit: round {rounds['round']} of {rounds['of']} ({document['submit_to']}): {stop - used} row(s), one "
+              f"report each ({room} report(s) of room).", file=sys.stderr)
+        used = stop
+        sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
+        spent += refused
+    _say_where(args.campaign, document, values.size, used, spent)
+
+
+def _send(client, campaign: str, batches) -> Generator[dict, None, tuple[int, int]]:
+    """Send a part's batches to its round's campaign; ``(acknowledged, refused reports)`` (refused: see :data:`SPENT`)."""
+    from ..errors import ServiceRefusedError
+
+    acknowledged = refused = 0
+    for batch_id, body, count in batches:
+        try:
+            yield client.submit_body(campaign, batch_id, body)
+            acknowledged += 1
+        except ServiceRefusedError as error:
+            if error.code not in SPENT:
+                raise
+            refused += count
+            print(f"submit: note: {campaign} refused a batch of {count} report(s) ({error.code}): its rows count as "
+                  "answered and are not sent to another round.", file=sys.stderr)
+    return acknowledged, refused
+
+
+def _say_where(campaign: str, document: dict, rows: int, used: int, spent: int) -> None:
+    rounds = document.get("rounds") or {}
+    last_over = rounds.get("round") == rounds.get("of") and rounds.get("round_state") == "closed"
+    if document.get("state") == "closed" or last_over:
+        where = f"campaign {campaign} is closed (its last round, {rounds.get('of')}, is over)"
+    elif rounds.get("round_state") == "open":
+        where = (f"round {rounds.get('round')} of {rounds.get('of')} is open and takes {rounds.get('room')} more "
+                 "report(s) (other devices, or POST /api/campaigns/{id}/rounds/advance to close it now)")
+    else:
+        where = f"campaign {campaign} has no open round (state {document.get('state')!r})"
+    unused = f"; {rows - used} row(s) not used" if rows > used else ""
+    lost = f"; {spent} refused report(s) whose rows count as answered" if spent else ""
+    print(f"submit: {used} of {rows} row(s) answered a round{unused}{lost}; {where}.", file=sys.stderr)
+
+
+class _Journal:
+    """A directory of ``order.npy`` (the rows' CSPRNG permutation) and parts ``part-<i>.json`` (round, campaign, config,
+    rows ``order[start:stop]``) with their batches in ``part-<i>.bin`` (binary records, each under its batch id).
+
+    A part's batches are written before its description, and both before anything is sent: a part without its
+    description was never sent, and its rows are given to the next part.
+    """
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def order(self, rows: int) -> np.ndarray:
+        from .._io._atomic import atomic_writer
+        from .._rng import secure_generator
+        from ..errors import InvalidParameterError
+
+        path = self.directory / "order.npy"
+        if path.exists():
+            order = np.load(path)
+            if order.size != rows:
+                raise InvalidParameterError(f"The journal {self.directory} holds {order.size} rows, the data {rows}: "
+                                            "pass another --journal for other data.")
+            return order
+        order = secure_generator().permutation(rows)
+        with atomic_writer(path, private=True) as handle:
+            np.save(handle, order)
+        return order
+
+    def parts(self) -> list[dict]:
+        found = []
+        for path in sorted(self.directory.glob("part-*.json")):
+            found.append(json.loads(path.read_text()))
+        return found
+
+    def used(self) -> int:
+        return max((part["stop"] for part in self.parts()), default=0)
+
+    def add(self, round_number: int, campaign: str, config: dict, start: int, stop: int, protocol, reports: np.ndarray,
+            batch_size: int) -> dict:
+        from .._io._atomic import atomic_writer
+        from ._submit_journal import write_journal
+
+        index = len(self.parts())
+        write_journal(self.directory / f"part-{index:05d}.bin", protocol,
+                      (reports[at : at + batch_size] for at in range(0, len(reports), batch_size)))
+        part = {"index": index, "round": round_number, "campaign": campaign, "config": config, "start": start, "stop": stop}
+        with atomic_writer(self.directory / f"part-{index:05d}.json", private=True) as handle:
+            handle.write(json.dumps(part, sort_keys=True).encode())
+        return part
+
+    def batches(self, index: int) -> Iterator[tuple[str, bytes, int]]:
+        """``(batch id, body, reports)`` of a part's batches."""
+        import io
+
+        from .._io._binary import read_header
+        from ._submit_journal import journal_records
+
+        for batch_id, body in journal_records(self.directory / f"part-{index:05d}.bin"):
+            header = read_header(io.BytesIO(body), str(self.directory))
+            assert header is not None, "the journal's records each hold a header"
+            yield batch_id, body, int(header["shape"][0])

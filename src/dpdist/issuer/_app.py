@@ -1,0 +1,304 @@
+"""The issuer's ASGI application (Starlette): Privacy Pass tokens of type 0x0002 for credentials, a policy, an admin API.
+
+Routes
+------
+``GET /.well-known/private-token-issuer-directory``
+    The issuer directory (RFC 9578, section 4): ``issuer-request-uri`` and ``token-keys`` (every key,
+    ``token-type`` 2), plus ``dpdist-keys`` (``{name: token-key}``) and ``dpdist-issuer-name``.
+``GET /issuer/v1/keys/{name}``
+    ``{"name", "token_type": 2, "token_key", "token_key_id"}`` (token key: base64url DER SPKI; id: hex SHA-256).
+``POST /issuer/v1/keys/{name}/token-request`` (and ``POST /issuer/v1/token-request``: the key of the credential)
+    ``Authorization: Bearer <credential>``, ``Content-Type: application/private-token-request``, body a
+    TokenRequest (RFC 9578, section 6.1); 200 ``application/private-token-response``: the blind
+    signature (256 bytes).  Refused: 401 ``unauthorized`` (no or unknown credential), 403
+    ``wrong_key`` (the credential is for another key), 403 ``exhausted`` (its tokens are spent), 415,
+    422 ``invalid_token_request`` (size, token type, truncated key id or value out of range: RFC 9578
+    section 6.2), 429 ``rate_limited``, 408/413/503 (the service's limits).
+``POST /issuer/v1/keys`` (admin), body ``{"name"}``
+    A new RSA-2048 key of that name (one per campaign): 201 with the key as above; 409 ``key_exists``.
+``POST /issuer/v1/keys/{name}/credentials`` (admin), body ``{"count", "tokens_each"}``
+    ``count`` fresh credentials, each good for ``tokens_each`` tokens of the key: 201
+    ``{"key", "tokens_each", "credentials": [...]}``.  The credentials are in this answer only.
+``GET /issuer/v1/status`` (admin)
+    Per key: credentials, tokens allowed, issued, remaining.
+``GET /healthz``
+
+The policy: a credential gives at most ``tokens_each`` tokens of its key.  A token request is
+counted (the credential's count decremented and the answer stored, in one committed transaction)
+before it is answered; the same request again (same credential, same TokenRequest bytes) gets the
+stored answer and spends nothing, so a device whose answer was lost retries without losing a token.
+The issuer learns which credential obtained a token and when, never which token: it signs blinded
+messages (RFC 9474).  It logs no client address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidParameterError
+from ..privacypass import _blindrsa
+from ..privacypass._http_auth import b64url_encode
+from ..privacypass._messages import TOKEN_TYPE, TokenRequest
+from ..privacypass._token_key import encode_token_key, generate_private_key, token_key_id
+from . import _limits
+from ._limits import Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized, Unprocessable, UnsupportedMediaType
+from ._store import IssuerStore, credential_hash
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["create_app", "DIRECTORY_PATH", "KEY_NAME", "MAX_CREDENTIALS", "MAX_TOKENS_EACH"]
+
+DIRECTORY_PATH = "/.well-known/private-token-issuer-directory"
+DIRECTORY_MEDIA_TYPE = "application/private-token-issuer-directory"
+#: a key name: 1-128 characters A-Z a-z 0-9 . _ - (a campaign id is a good one)
+KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_SERVER_NAME = re.compile(r"(?=.{1,253}(:|$))[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?")
+#: credentials minted by one admin request, at most
+MAX_CREDENTIALS = 10_000
+#: tokens one credential may give, at most
+MAX_TOKENS_EACH = 10_000
+_STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, _limits.TooSlow: 408, Conflict: 409,
+           _limits.TooLarge: 413, UnsupportedMediaType: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
+
+
+def _check_arguments(db_path: Any, name: Any, admin_token: Any, cors_origins: Any) -> tuple[str, tuple[str, ...]]:
+    if not isinstance(db_path, (str, os.PathLike)) or not os.fspath(db_path):
+        raise InvalidParameterError(f"The 'db_path' argument must be the path of the issuer's SQLite file. Got {db_path!r}.")
+    if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name) or (":" in name and not 1 <= int(name.rsplit(":", 1)[1]) <= 65535):
+        raise InvalidParameterError(
+            f"The 'name' argument must be the issuer's server name: a host name with an optional port (RFC 9577, section "
+            f"2.1.1.1), e.g. 'issuer.example.org'. Got {name!r}."
+        )
+    if not isinstance(admin_token, str) or len(admin_token) < 16 or not admin_token.isascii() or not admin_token.isprintable():
+        raise InvalidParameterError("The 'admin_token' argument must be a string of at least 16 printable ASCII characters.")
+    if isinstance(cors_origins, str):
+        cors_origins = tuple(origin.strip() for origin in cors_origins.split(",") if origin.strip())
+    origins = tuple(cors_origins or ())
+    for origin in origins:
+        if not isinstance(origin, str) or not (origin == "*" or re.fullmatch(r"https?://[^/\s]+", origin)):
+            raise InvalidParameterError(f"The 'cors_origins' argument must hold origins such as 'https://example.org', or '*'. Got {origin!r}.")
+    return os.fspath(db_path), origins
+
+
+def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None, cors_origins: Any = ()) -> Starlette:
+    """The issuer (module docstring), its state in the SQLite file ``db_path``.
+
+    Parameters
+    ----------
+    db_path : str or path
+        The issuer's SQLite file (created if missing).  It holds the private keys: protect it.
+    name : str
+        The issuer's server name (host name, optional port), as TokenChallenges name it.
+    admin_token : str
+        The admin API's bearer token (>= 16 characters): whoever holds it mints credentials.
+    limits : dpdist._guard.Limits, optional
+        Header and body times, body bytes, rate per address (those of every dpdist server; :mod:`._limits`).
+    cors_origins : str or sequence of str
+        Origins (``https://example.org``, or ``"*"``) whose pages may request tokens from a browser.
+    """
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from ..serve._middleware import SecurityHeadersMiddleware
+
+    db_path, origins = _check_arguments(db_path, name, admin_token, cors_origins)
+    limits = _limits.check_limits(limits)
+    budget = limits.budget(_limits.MAX_BODY_BYTES)  # a share per client address (dpdist._guard._body)
+    rate = _limits.RateLimiter(limits.rate_limit, limits.rate_burst)
+    state: dict[str, Any] = {"keys": {}}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        state["store"] = await run_in_threadpool(IssuerStore, db_path)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state["store"].close)
+
+    def signing_key(key_name: str):
+        """The key's (private key, token key, key id), loaded once."""
+        cached = state["keys"].get(key_name)
+        if cached is None:
+            from cryptography.hazmat.primitives.serialization import load_der_private_key
+
+            record = state["store"].key(key_name)
+            if record is None:
+                return None
+            cached = (load_der_private_key(record.private_key, password=None), record.token_key, token_key_id(record.token_key))
+            state["keys"][key_name] = cached
+        return cached
+
+    async def body(request, media_type: str | None = None) -> bytes:
+        if media_type is not None:
+            given = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if given != media_type:
+                raise UnsupportedMediaType("unsupported_media_type", f"The body must be {media_type}. Got {given or 'none'!r}.", close=True)
+        async with _limits.receive_body(request.headers.get("content-length"), request.receive, limits, budget, _limits.MAX_BODY_BYTES,
+                                        host=request.client.host if request.client else None) as data:
+            return bytes(data)
+
+    def admin(request) -> None:
+        header = request.headers.get("authorization", "")
+        if not hmac.compare_digest(header.encode("latin-1"), f"Bearer {admin_token}".encode()):
+            raise Unauthorized("unauthorized", f"{request.url.path} needs 'Authorization: Bearer <admin token>'.", close=True)
+
+    async def json_body(request) -> dict:
+        try:
+            document = json.loads(await body(request, "application/json"))
+        except ValueError:
+            raise InvalidRequest("invalid_json", "The body must be a JSON object.") from None
+        if not isinstance(document, dict):
+            raise InvalidRequest("invalid_json", "The body must be a JSON object.")
+        return document
+
+    def key_document(key_name: str, token_key: bytes) -> dict:
+        return {"name": key_name, "token_type": TOKEN_TYPE, "token_key": b64url_encode(token_key),
+                "token_key_id": token_key_id(token_key).hex()}
+
+    # ------------------------------------------------------------------ public
+    async def directory(request):
+        keys = await run_in_threadpool(state["store"].token_keys)
+        document = {
+            "issuer-request-uri": "/issuer/v1/token-request",
+            "token-keys": [{"token-type": TOKEN_TYPE, "token-key": b64url_encode(token_key)} for _, token_key in keys],
+            "dpdist-issuer-name": name,
+            "dpdist-keys": {key_name: b64url_encode(token_key) for key_name, token_key in keys},
+        }
+        return Response(json.dumps(document), media_type=DIRECTORY_MEDIA_TYPE, headers={"Cache-Control": "max-age=60"})
+
+    async def key(request):
+        key_name = request.path_params["name"]
+        record = await run_in_threadpool(state["store"].key, key_name) if KEY_NAME.fullmatch(key_name) else None
+        if record is None:
+            raise NotFound("unknown_key", f"The issuer has no key {key_name!r}.")
+        return JSONResponse(key_document(key_name, record.token_key), headers={"Cache-Control": "max-age=60"})
+
+    async def token_request(request):
+        _limits_rate(request)
+        credential = _bearer(request)
+        holder = credential_hash(credential)
+        found = await run_in_threadpool(state["store"].credential, holder)
+        if found is None:
+            raise Unauthorized("unauthorized", "The credential is unknown to this issuer.", close=True)
+        key_name, remaining = found
+        asked = request.path_params.get("name")
+        if asked is not None and asked != key_name:
+            raise Forbidden("wrong_key", f"This credential gives tokens of another key than {asked!r}.", close=True)
+        data = await body(request, "application/private-token-request")
+        try:
+            parsed = TokenRequest.decode(data)
+        except InvalidParameterError as error:
+            raise Unprocessable("invalid_token_request", str(error)) from None
+        private_key, _, key_id = await run_in_threadpool(signing_key, key_name)
+        if parsed.truncated_token_key_id != key_id[-1]:
+            raise Unprocessable("invalid_token_request", f"The TokenRequest's truncated key id is not that of key {key_name!r}.")
+        request_hash = hashlib.sha256(data).digest()
+        stored = await run_in_threadpool(state["store"].answered, holder, request_hash)
+        if stored is None:
+            if remaining <= 0:
+                raise _exhausted(key_name)
+            try:
+                signed = await run_in_threadpool(_blindrsa.blind_sign, private_key, parsed.blinded_msg)
+            except InvalidParameterError as error:
+                raise Unprocessable("invalid_token_request", str(error)) from None
+            outcome, stored = await asyncio.wrap_future(state["store"].issue(holder, request_hash, signed))
+            if outcome == "exhausted":
+                raise _exhausted(key_name)
+        return Response(stored, media_type="application/private-token-response", headers={"Cache-Control": "no-store"})
+
+    def _limits_rate(request) -> None:
+        try:
+            rate.check(request.client.host if request.client else None)
+        except _limits.RateLimited as error:
+            raise _limits.RateLimited(
+                "rate_limited", f"This client sends token requests faster than the issuer's limit of {rate.rate:g} per second "
+                f"(bursts of {rate.burst}); retry the same request later.", retry_after=error.retry_after, close=True,
+            ) from None
+
+    # ------------------------------------------------------------------ admin
+    async def create_key(request):
+        admin(request)
+        document = await json_body(request)
+        key_name = document.get("name")
+        if not isinstance(key_name, str) or not KEY_NAME.fullmatch(key_name):
+            raise InvalidRequest("invalid_key_name", f"A key name is 1-128 characters A-Z a-z 0-9 . _ -. Got {key_name!r}.")
+        private_key = await run_in_threadpool(generate_private_key)
+        token_key = encode_token_key(private_key.public_key())
+        from cryptography.hazmat.primitives import serialization
+
+        pkcs8 = private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        if not await asyncio.wrap_future(state["store"].add_key(key_name, token_key, pkcs8)):
+            raise Conflict("key_exists", f"The issuer already has a key {key_name!r}; a key is never replaced.")
+        return JSONResponse(key_document(key_name, token_key), status_code=201)
+
+    async def mint(request):
+        admin(request)
+        key_name = request.path_params["name"]
+        document = await json_body(request)
+        count, each = document.get("count"), document.get("tokens_each")
+        for field, value, top in (("count", count, MAX_CREDENTIALS), ("tokens_each", each, MAX_TOKENS_EACH)):
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+                raise InvalidRequest(f"invalid_{field}", f"'{field}' must be an int in 1..{top}. Got {value!r}.")
+        credentials = await asyncio.wrap_future(state["store"].mint(key_name, count, each)) if KEY_NAME.fullmatch(key_name) else None
+        if credentials is None:
+            raise NotFound("unknown_key", f"The issuer has no key {key_name!r}.")
+        return JSONResponse({"key": key_name, "tokens_each": each, "credentials": credentials}, status_code=201,
+                            headers={"Cache-Control": "no-store"})
+
+    async def status(request):
+        admin(request)
+        return JSONResponse({"issuer_name": name, "keys": await run_in_threadpool(state["store"].status)})
+
+    async def health(request):
+        return JSONResponse({"status": "ok", "service": "dpdist issuer"})
+
+    async def refused(request, error: Exception):
+        assert isinstance(error, Refusal)  # the one exception class this handler is registered for
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else {}
+        if error.close:
+            headers["Connection"] = "close"
+        if error.retry_after is not None:
+            headers["Retry-After"] = str(int(error.retry_after))
+        status_code = next((code for kind, code in _STATUS.items() if isinstance(error, kind)), 500)
+        return JSONResponse({"error": error.code, "detail": error.detail}, status_code=status_code, headers=headers)
+
+    routes = [
+        Route("/healthz", health, methods=["GET"]),
+        Route(DIRECTORY_PATH, directory, methods=["GET"]),
+        Route("/issuer/v1/token-request", token_request, methods=["POST"]),
+        Route("/issuer/v1/keys", create_key, methods=["POST"]),
+        Route("/issuer/v1/keys/{name}", key, methods=["GET"]),
+        Route("/issuer/v1/keys/{name}/token-request", token_request, methods=["POST"]),
+        Route("/issuer/v1/keys/{name}/credentials", mint, methods=["POST"]),
+        Route("/issuer/v1/status", status, methods=["GET"]),
+    ]
+    middleware = [Middleware(SecurityHeadersMiddleware)]
+    if origins:
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["GET", "POST"],
+                                     allow_headers=["Authorization", "Content-Type"], max_age=600))
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers={Refusal: refused})
+
+
+def _bearer(request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() != "bearer" or not credential or not credential.isascii() or not credential.isprintable():
+        raise Unauthorized("unauthorized", "A token request needs 'Authorization: Bearer <credential>'.", close=True)
+    return credential
+
+
+def _exhausted(key_name: str) -> Forbidden:
+    return Forbidden("exhausted", f"This credential has given all its tokens of key {key_name!r}.")

@@ -1,0 +1,193 @@
+"""The issuer's state in one SQLite file: keys, credentials, and the answers it gave (every write committed before it is answered).
+
+SQLite in WAL mode with ``synchronous=FULL`` (a commit survives a power cut, not only a killed
+process); one writer thread owns the writing connection and runs each write in its own
+``BEGIN IMMEDIATE`` transaction; requests read through their own connections.  Schema version
+:data:`SCHEMA_VERSION` (``PRAGMA user_version``), migrated forward only.
+
+``keys``
+    one row per key name: the token key (DER SPKI, public) and the **private key (PKCS #8 DER, not
+    encrypted)**: whoever reads this file can mint tokens for every campaign; protect it (and its
+    backups) as the issuer's secret.
+``credentials``
+    one row per credential: SHA-256 of the credential (the credential itself is shown once, when
+    minted, and never stored), its key name, ``tokens_each`` and ``remaining``.
+``issued``
+    one row per token issued: the credential's hash, SHA-256 of the TokenRequest and the
+    TokenResponse sent, so that a retry of the same request gets the same answer and spends nothing.
+    The blinded message says nothing about the token it becomes (blind signatures): this table
+    links credentials to issuance events, not to tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import secrets
+import sqlite3
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["IssuerStore", "KeyRecord", "SCHEMA_VERSION", "credential_hash"]
+
+SCHEMA_VERSION = 1
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS keys (name TEXT PRIMARY KEY, token_key BLOB NOT NULL, private_key BLOB NOT NULL, "
+    "created REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS credentials (hash BLOB PRIMARY KEY, key_name TEXT NOT NULL REFERENCES keys (name), "
+    "tokens_each INTEGER NOT NULL, remaining INTEGER NOT NULL CHECK (remaining >= 0))",
+    "CREATE INDEX IF NOT EXISTS credentials_of_key ON credentials (key_name)",
+    "CREATE TABLE IF NOT EXISTS issued (credential BLOB NOT NULL, request BLOB NOT NULL, response BLOB NOT NULL, "
+    "PRIMARY KEY (credential, request)) WITHOUT ROWID",
+)
+
+
+def credential_hash(credential: str) -> bytes:
+    """What the store keeps of a credential: SHA-256 of its ASCII bytes (a credential has 256 random bits)."""
+    return hashlib.sha256(credential.encode("ascii")).digest()
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    name: str
+    token_key: bytes
+    private_key: bytes  # PKCS #8 DER
+
+
+class IssuerStore:
+    """The issuer's SQLite file (module docstring); thread-safe: one writer thread, a reading connection per thread."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._jobs: queue.Queue = queue.Queue()
+        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=FULL")
+        self._connection.execute("PRAGMA foreign_keys=ON")
+        version = self._connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            self._connection.close()
+            raise sqlite3.DatabaseError(f"{path} has issuer schema version {version}, newer than this dpdist's {SCHEMA_VERSION}")
+        for statement in _SCHEMA:
+            self._connection.execute(statement)
+        self._connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self._reader = threading.local()
+        self._thread = threading.Thread(target=self._write_loop, name="dpdist-issuer-writer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ the writer
+    def _write_loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            function, args, future = job
+            if not future.set_running_or_notify_cancel():  # its caller gave up before it ran: not done
+                continue
+            try:
+                self._connection.execute("BEGIN IMMEDIATE")
+                result = function(self._connection, *args)
+                self._connection.execute("COMMIT")
+            except BaseException as error:
+                try:
+                    self._connection.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    def _write(self, function: Callable, *args: Any) -> Future:
+        future: Future = Future()
+        self._jobs.put((function, args, future))
+        return future
+
+    # ------------------------------------------------------------------ writes (futures, resolved once committed)
+    def add_key(self, name: str, token_key: bytes, private_key: bytes) -> Future:
+        """A future of True (added) or False (a key of that name exists: nothing changed)."""
+        return self._write(_add_key, name, token_key, private_key)
+
+    def mint(self, name: str, count: int, tokens_each: int) -> Future:
+        """A future of ``count`` fresh credentials for key ``name``, each good for ``tokens_each`` tokens (None: no such key)."""
+        return self._write(_mint, name, count, tokens_each)
+
+    def issue(self, credential: bytes, request: bytes, response: bytes) -> Future:
+        """Record one token issued to ``credential`` (a hash) for ``request`` (a hash), if it has one left.
+
+        A future of ``("issued", response)``, ``("again", stored response)`` (this request was answered
+        before: the stored answer, nothing spent) or ``("exhausted", None)``.
+        """
+        return self._write(_issue, credential, request, response)
+
+    # ------------------------------------------------------------------ reads (any thread)
+    def _read(self) -> sqlite3.Connection:
+        connection = getattr(self._reader, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._reader.connection = connection
+        return connection
+
+    def key(self, name: str) -> KeyRecord | None:
+        row = self._read().execute("SELECT name, token_key, private_key FROM keys WHERE name = ?", (name,)).fetchone()
+        return None if row is None else KeyRecord(row[0], bytes(row[1]), bytes(row[2]))
+
+    def token_keys(self) -> list[tuple[str, bytes]]:
+        """Every key's name and token key, oldest first."""
+        rows = self._read().execute("SELECT name, token_key FROM keys ORDER BY created, name").fetchall()
+        return [(row[0], bytes(row[1])) for row in rows]
+
+    def credential(self, credential: bytes) -> tuple[str, int] | None:
+        """The key name and the tokens left of a credential (its hash), or None."""
+        row = self._read().execute("SELECT key_name, remaining FROM credentials WHERE hash = ?", (credential,)).fetchone()
+        return None if row is None else (row[0], int(row[1]))
+
+    def answered(self, credential: bytes, request: bytes) -> bytes | None:
+        """The response already given to this credential for this request, or None."""
+        row = self._read().execute("SELECT response FROM issued WHERE credential = ? AND request = ?", (credential, request)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def status(self) -> dict[str, dict[str, int]]:
+        """Per key: credentials minted, tokens they allow, tokens issued, tokens left."""
+        rows = self._read().execute(
+            "SELECT k.name, COUNT(c.hash), COALESCE(SUM(c.tokens_each), 0), COALESCE(SUM(c.remaining), 0) "
+            "FROM keys k LEFT JOIN credentials c ON c.key_name = k.name GROUP BY k.name ORDER BY k.created, k.name"
+        ).fetchall()
+        return {name: {"credentials": int(count), "tokens": int(tokens), "issued": int(tokens - left), "remaining": int(left)}
+                for name, count, tokens, left in rows}
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(timeout=30)
+        self._connection.close()
+
+
+def _add_key(connection: sqlite3.Connection, name: str, token_key: bytes, private_key: bytes) -> bool:
+    inserted = connection.execute(
+        "INSERT OR IGNORE INTO keys (name, token_key, private_key, created) VALUES (?, ?, ?, ?)", (name, token_key, private_key, time.time())
+    ).rowcount
+    return bool(inserted)
+
+
+def _mint(connection: sqlite3.Connection, name: str, count: int, tokens_each: int) -> list[str] | None:
+    if connection.execute("SELECT 1 FROM keys WHERE name = ?", (name,)).fetchone() is None:
+        return None
+    credentials = [secrets.token_urlsafe(32) for _ in range(count)]  # 256 bits each
+    connection.executemany(
+        "INSERT INTO credentials (hash, key_name, tokens_each, remaining) VALUES (?, ?, ?, ?)",
+        [(credential_hash(credential), name, tokens_each, tokens_each) for credential in credentials],
+    )
+    return credentials
+
+
+def _issue(connection: sqlite3.Connection, credential: bytes, request: bytes, response: bytes) -> tuple[str, bytes | None]:
+    stored = connection.execute("SELECT response FROM issued WHERE credential = ? AND request = ?", (credential, request)).fetchone()
+    if stored is not None:
+        return "again", bytes(stored[0])
+    spent = connection.execute("UPDATE credentials SET remaining = remaining - 1 WHERE hash = ? AND remaining > 0", (credential,)).rowcount
+    if not spent:
+        return "exhausted", None
+    connection.execute("INSERT INTO issued (credential, request, response) VALUES (?, ?, ?)", (credential, request, response))
+    return "issued", response

@@ -1,0 +1,147 @@
+"""One token from a dpdist issuer over HTTP (``dpdist issuer``; RFC 9578 section 6.1-6.3 over httpx).
+
+``POST {issuer_url}/issuer/v1/keys/{key_name}/token-request`` with ``Authorization: Bearer
+<credential>``, ``Content-Type: application/private-token-request`` and the TokenRequest as the body;
+200 ``application/private-token-response`` is the blind signature, finalized here into a token.
+
+A network error, 408, 425, 429 or 5xx is retried with **the same request** (the same blinded
+message): the issuer stores its answer to each (credential, request) and answers a retry with it,
+so a token whose answer was lost costs the credential nothing more.  A new request (a new blind)
+after a lost answer would spend a second token of the credential.  The waits between attempts are
+fixed by the attempt number and the issuer's ``Retry-After`` (jittered), never by the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from typing import Any
+
+from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from ._client import PendingToken, finalize_token, request_token
+
+__all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
+
+REQUEST_MEDIA_TYPE = "application/private-token-request"
+RESPONSE_MEDIA_TYPE = "application/private-token-response"
+_RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
+_KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+
+
+def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any, backoff: Any, timeout: Any) -> str:
+    if not isinstance(issuer_url, str) or not issuer_url.startswith(("http://", "https://")):
+        raise InvalidParameterError(f"The 'issuer_url' argument must be an http:// or https:// URL. Got {issuer_url!r}.")
+    if not isinstance(key_name, str) or not _KEY_NAME.fullmatch(key_name):
+        raise InvalidParameterError(f"The 'key_name' argument must be 1-128 characters A-Z a-z 0-9 . _ -. Got {key_name!r}.")
+    if not isinstance(credential, str) or not credential or not credential.isascii() or not credential.isprintable():
+        raise InvalidParameterError("The 'credential' argument must be the non-empty ASCII credential the issuer's operator gave.")
+    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 100:
+        raise InvalidParameterError(f"The 'retries' argument must be an int in 0..100. Got {retries!r}.")
+    for name, value in (("backoff", backoff), ("timeout", timeout)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 600:
+            raise InvalidParameterError(f"The '{name}' argument must be a number of seconds in (0, 600]. Got {value!r}.")
+    return f"{issuer_url.rstrip('/')}/issuer/v1/keys/{key_name}/token-request"
+
+
+def _headers(credential: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {credential}", "Content-Type": REQUEST_MEDIA_TYPE, "Accept": RESPONSE_MEDIA_TYPE}
+
+
+def _delay(attempt: int, backoff: float, response) -> float:
+    asked = response.headers.get("retry-after", "") if response is not None else ""
+    if asked.strip().isdigit():
+        return min(60.0, float(asked)) * random.uniform(1.0, 1.5)
+    return min(10.0, backoff * 2**attempt) * random.uniform(0.5, 1.0)
+
+
+def _answer(pending: PendingToken, url: str, response) -> bytes:
+    """The token from a final (non-retried) answer, or the issuer's refusal as ServiceRefusedError."""
+    if response.status_code == 200:
+        media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != RESPONSE_MEDIA_TYPE:
+            raise ServiceRefusedError(f"POST {url} answered 200 with {media_type!r}, not {RESPONSE_MEDIA_TYPE}.", 200, "bad_response")
+        return finalize_token(pending, response.content)
+    try:
+        body = response.json()
+        code, detail = str(body.get("error", "")), str(body.get("detail", ""))
+    except ValueError:
+        code, detail = "", response.text[:200]
+    raise ServiceRefusedError(f"The issuer refused the token request ({response.status_code} {code}): {detail}".rstrip(": "),
+                              response.status_code, code)
+
+
+def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *, retries: int = 6,
+                backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
+    """One token (354 bytes) for ``challenge`` under ``token_key``, issued by a dpdist issuer to ``credential``.
+
+    Parameters
+    ----------
+    issuer_url : str
+        The issuer's base URL (``dpdist issuer serve``).
+    key_name : str
+        The issuer key's name (one per campaign).
+    credential : str
+        What the issuer's operator gave this device (``Authorization: Bearer``).
+    challenge : TokenChallenge or bytes
+        The campaign's TokenChallenge.
+    token_key : bytes
+        The campaign's issuer key (from the campaign's config, not from the issuer).
+    retries : int
+        Attempts after the first on network errors, 408, 425, 429 and 5xx, each with the same request.
+    transport : httpx transport, optional
+        For tests.
+
+    Raises
+    ------
+    ServiceRefusedError
+        The issuer refused (``status``, ``code``: 401 ``unauthorized``, 403 ``exhausted``, 404 ``unknown_key``, ...).
+    ServiceUnavailableError
+        No answer after the retries.
+    InvalidTokenError
+        The issuer's answer is not a valid blind signature under ``token_key``.
+    """
+    import httpx
+
+    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
+    pending = request_token(challenge, token_key)
+    failure, response = "", None
+    with httpx.Client(timeout=timeout, transport=transport) as client:
+        for attempt in range(retries + 1):
+            response = None
+            try:
+                response = client.post(url, content=pending.request, headers=_headers(credential))
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+            else:
+                if response.status_code not in _RETRY_STATUSES:
+                    return _answer(pending, url, response)
+                failure = f"HTTP {response.status_code}"
+            if attempt < retries:
+                time.sleep(_delay(attempt, backoff, response))
+    raise ServiceUnavailableError(f"POST {url} failed after {retries + 1} attempt(s): {failure}.")
+
+
+async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
+                            retries: int = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
+    """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
+    import httpx
+
+    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
+    pending = request_token(challenge, token_key)
+    failure, response = "", None
+    async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
+        for attempt in range(retries + 1):
+            response = None
+            try:
+                response = await client.post(url, content=pending.request, headers=_headers(credential))
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+            else:
+                if response.status_code not in _RETRY_STATUSES:
+                    return _answer(pending, url, response)
+                failure = f"HTTP {response.status_code}"
+            if attempt < retries:
+                await asyncio.sleep(_delay(attempt, backoff, response))
+    raise ServiceUnavailableError(f"POST {url} failed after {retries + 1} attempt(s): {failure}.")

@@ -1,0 +1,84 @@
+"""A relayed campaign's identity: the public document a device trusts, its pin, and the campaign's token challenge.
+
+The relay passes the collector's pages on, so it could hand a device another HPKE key (and read what
+the device seals to it) or another protocol config (a larger epsilon with the same report format).
+A device therefore takes a relayed campaign's config, key and issuer from a source the relay does
+not control: the collector itself, or any server (the relay included) when the device was given
+the campaign's **pin**, the SHA-256 of the identity document's bytes (docs/deployment.md,
+"Anonymous collection", "Keys the relay cannot swap").
+
+The identity document is made once, when the campaign is created, and stored and served verbatim
+(``GET /api/campaigns/{c}/identity``), so that every device hashes the same bytes::
+
+    {"campaign", "colluding", "config", "delta",
+     "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "url", "challenge"},
+     "relay": {"aead", "ids", "kdf", "kem", "key_id", "public_key", "url"}}
+
+written with sorted keys, no spaces and ASCII escapes.  The campaign's Privacy Pass TokenChallenge
+(RFC 9577 section 2.1.1) binds tokens to the campaign and its key: token type 2, the issuer's name,
+``redemption_context = SHA-256("dpdist campaign v1\\0" | campaign id | "\\0" | HPKE key id)`` and no
+origin info (any relay).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from typing import Any
+
+from ..errors import CampaignIdentityError, InvalidParameterError
+from . import _envelope
+
+__all__ = ["campaign_challenge", "check_identity", "identity_document", "pin_of", "redemption_context"]
+
+_CONTEXT_LABEL = b"dpdist campaign v1\x00"
+_PIN = re.compile(r"[0-9a-f]{64}")
+
+
+def redemption_context(campaign: str, key_id: bytes) -> bytes:
+    """The 32-byte redemption context that binds a campaign's tokens to the campaign and its HPKE key."""
+    return hashlib.sha256(_CONTEXT_LABEL + campaign.encode("utf-8") + b"\x00" + key_id).digest()
+
+
+def campaign_challenge(issuer_name: str, campaign: str, key_id: bytes) -> bytes:
+    """The campaign's TokenChallenge, encoded (RFC 9577 section 2.1.1; module docstring)."""
+    from ..privacypass import TokenChallenge
+
+    return TokenChallenge(issuer_name, redemption_context(campaign, key_id)).encode()
+
+
+def identity_document(campaign: str, config: dict, *, relay_url: str, public_key: bytes, issuer: dict | None,
+                      colluding: int, delta: float) -> bytes:
+    """The identity document's bytes (module docstring).  ``issuer``: ``{"url", "name", "key", "token_key",
+    "independent"}`` (the token key base64url), or None for a campaign without admission tokens."""
+    from ..privacypass import b64url_encode
+
+    relay = {**_envelope.public_key_config(public_key), "url": relay_url}
+    issued = None
+    if issuer is not None:
+        challenge = campaign_challenge(issuer["name"], campaign, _envelope.key_id(public_key))
+        issued = {**issuer, "token_type": 2, "challenge": b64url_encode(challenge)}
+    document = {"campaign": campaign, "config": config, "relay": relay, "issuer": issued, "colluding": int(colluding),
+                "delta": float(delta)}
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def pin_of(identity: bytes) -> str:
+    """The campaign's pin: the lowercase hex SHA-256 of its identity document's bytes."""
+    return hashlib.sha256(identity).hexdigest()
+
+
+def check_identity(identity: bytes, pin: Any, campaign: str) -> dict:
+    """The identity document of ``campaign`` if its bytes hash to ``pin`` (:class:`CampaignIdentityError` if not)."""
+    if not isinstance(pin, str) or not _PIN.fullmatch(pin.lower()):
+        raise InvalidParameterError(f"The 'pin' argument is the campaign's pin: 64 hexadecimal digits. Got {pin!r}.")
+    if not hmac.compare_digest(pin_of(identity), pin.lower()):
+        raise CampaignIdentityError(
+            f"The identity of campaign {campaign!r} does not match the pin given: whoever served it changed the "
+            "campaign's key, config or issuer. Nothing was sent.", "pin_mismatch")
+    document = json.loads(identity)
+    if not isinstance(document, dict) or document.get("campaign") != campaign or not isinstance(document.get("relay"), dict):
+        raise CampaignIdentityError(f"The pinned identity is not campaign {campaign!r}'s. Nothing was sent.", "pin_mismatch")
+    return document

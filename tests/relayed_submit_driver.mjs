@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Submit values to a relayed campaign as one device, for tests driven from Python (or any other process):
+//
+//   node tests/relayed_submit_driver.mjs '{"server": URL, "campaign": ID, "values": [...], "pin": HEX?,
+//     "issuer": {"credential": TEXT, "url": URL?}?, "batchSize": N?, "retries": N?, "storage": PATH?}'
+//
+// ``server`` is the collector's URL (or any server's, with ``pin``); ``storage`` a JSON file holding the device's
+// memoStorage (its ledger and its tokens) across runs, created if missing.  The last line of stdout is JSON:
+// {"acks": [...]} (exit 0), or {"error": {"name", "code", "status", "message"}} for a refusal of the client
+// (exit 3: ServiceError, InvalidParameterError, PrivacyBudgetError, ...); exit 2 for a malformed request.
+
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { Client, DPDistError } from '../clients/js/src/index.js';
+
+function fail(message) {
+  process.stderr.write(`relayed-driver: ${message}\n`);
+  process.exit(2);
+}
+
+let request;
+try {
+  request = JSON.parse(process.argv[2] ?? '');
+} catch (error) {
+  fail(`the argument must be a JSON object (${error.message})`);
+}
+if (request === null || typeof request !== 'object' || typeof request.server !== 'string' || typeof request.campaign !== 'string' ||
+  !Array.isArray(request.values)) {
+  fail('the request needs "server" and "campaign" (strings) and "values" (an array)');
+}
+
+const map = new Map(request.storage && existsSync(request.storage) ? Object.entries(JSON.parse(readFileSync(request.storage, 'utf8'))) : []);
+const storage = {
+  getItem: (key) => (map.has(key) ? map.get(key) : null),
+  setItem: (key, value) => {
+    map.set(key, String(value));
+    if (request.storage) {
+      writeFileSync(`${request.storage}.tmp`, JSON.stringify(Object.fromEntries(map)));
+      renameSync(`${request.storage}.tmp`, request.storage);
+    }
+  },
+};
+const client = new Client(request.server, request.campaign, {
+  pin: request.pin ?? null, issuer: request.issuer ?? null, batchSize: request.batchSize ?? 1000, retries: request.retries ?? 5,
+  retryDelayMs: request.retryDelayMs ?? 200, memoStorage: storage, locks: null,
+});
+try {
+  const acks = await client.submitMany(request.values);
+  process.stdout.write(`${JSON.stringify({ acks })}\n`);
+} catch (error) {
+  if (!(error instanceof DPDistError)) throw error;
+  const { name, message } = error;
+  process.stdout.write(`${JSON.stringify({ error: { name, code: error.code ?? null, status: error.status ?? null, message } })}\n`);
+  process.exit(3);
+}

@@ -1,0 +1,106 @@
+"""Issue 45 item 2: the command line runs a campaign of adaptive quantile rounds from a CSV.
+
+``dpdist campaign create --rounds``, ``dpdist submit --column`` (each row one device answering one round,
+never more rows to a round than its room) and ``dpdist campaign rounds`` (the rounds and the release),
+against the service in process (its HTTP API through Starlette's test client).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+
+from starlette.testclient import TestClient  # noqa: E402 - after the extra's check
+
+from dpdist.cli import main  # noqa: E402
+from dpdist.serve import create_app  # noqa: E402
+
+ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
+PLAN = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
+SERVER = "http://collector.test"
+
+
+@pytest.fixture
+def service(tmp_path, monkeypatch):
+    """Every :class:`dpdist.client.Client` the command line makes talks to one in-process service."""
+    from dpdist.serve.client import Client
+
+    app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=ADMIN)
+    with TestClient(app, base_url=SERVER) as http:
+        original = Client.__init__
+
+        def through_the_app(self, server, **options):
+            original(self, server, **options)
+            self._http.close()
+            self._http = http
+
+        monkeypatch.setattr(Client, "__init__", through_the_app)
+        monkeypatch.setattr(Client, "close", lambda self: None)
+        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
+        monkeypatch.setenv("DPDIST_SUBMIT_TOKEN", TOKEN)
+        monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
+        yield http
+
+
+def _rounds(http) -> dict:
+    return http.get("/api/campaigns/med/rounds", headers={"authorization": f"Bearer {ADMIN}"}).json()
+
+
+def test_a_csv_runs_a_whole_rounds_campaign_from_the_command_line(service, tmp_path, capsys):
+    values = np.random.default_rng(11).beta(2, 5, 650)
+    data = tmp_path / "incomes.csv"
+    data.write_text("x\n" + "\n".join(f"{value:.6f}" for value in values) + "\n")
+    assert main(["campaign", "create", "--server", SERVER, "--name", "med", "--rounds", json.dumps(PLAN),
+                 "--submit-token", TOKEN, "--open"]) == 0
+    capsys.readouterr()
+    assert main(["submit", "--server", SERVER, "--campaign", "med", str(data), "--column", "x", "--batch-size", "64"]) == 0
+    out, err = capsys.readouterr()
+    assert "submit: campaign med: " in out and "600 report(s) accepted" in out
+    assert re.findall(r"round (\d) of 3 \(med-r\d\): (\d+) row\(s\)", err) == [("1", "100"), ("2", "200"), ("3", "300")]
+    assert "600 of 650 row(s) answered a round; 50 row(s) not used; campaign med is closed" in err
+    report = _rounds(service)
+    assert [(r["state"], r["n"], r["refused_batches"]) for r in report["rounds"]] == [("closed", 100, {}), ("closed", 200, {}),
+                                                                                     ("closed", 300, {})]
+    # every row answered one round: the rounds' cuts follow the earlier rounds, the release is the plan's
+    assert main(["campaign", "rounds", "--server", SERVER, "med"]) == 0
+    shown = capsys.readouterr().out
+    assert "campaign med (closed): adaptive quantile rounds, round 3 of 3" in shown
+    assert re.search(r"med-r3 +closed +300 / 300", shown)
+    median = float(re.search(r"q=0\.5 +(\S+)", shown).group(1))
+    # 600 users at epsilon 2: the median's rank error within 4 standard errors of one cut's fraction in round 3
+    # (300 users over at most 2 x 5 cuts: 30 each; SD of a fraction 0.5 / (2p - 1) / sqrt(30) = 0.12)
+    assert abs(np.mean(values <= median) - 0.5) < 4 * 0.5 / 0.762 / np.sqrt(30)
+    # the same command again resends the journaled parts (counted once) and randomizes nothing new
+    assert main(["submit", "--server", SERVER, "--campaign", "med", str(data), "--column", "x", "--batch-size", "64"]) == 0
+    out, err = capsys.readouterr()
+    assert "0 report(s) accepted" in out and "had already been counted" in out
+    assert [r["n"] for r in _rounds(service)["rounds"]] == [100, 200, 300]
+
+
+def test_fewer_rows_than_the_plan_leave_the_round_open_and_a_second_file_goes_on(service, tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("x\n" + "\n".join(f"{value:.6f}" for value in rng.beta(2, 5, 150)) + "\n")
+    second.write_text("x\n" + "\n".join(f"{value:.6f}" for value in rng.beta(2, 5, 80)) + "\n")
+    main(["campaign", "create", "--server", SERVER, "--name", "med", "--rounds", json.dumps(PLAN), "--submit-token", TOKEN,
+          "--open"])
+    assert main(["submit", "--server", SERVER, "--campaign", "med", str(first), "--column", "x"]) == 0
+    assert "round 2 of 3 is open and takes 150 more report(s)" in capsys.readouterr().err
+    assert main(["submit", "--server", SERVER, "--campaign", "med", str(second), "--column", "x"]) == 0
+    assert "round 2 of 3 is open and takes 70 more report(s)" in capsys.readouterr().err
+    assert [(r["state"], r["n"]) for r in _rounds(service)["rounds"]] == [("closed", 100), ("open", 130)]
+
+
+def test_options_of_one_device_or_of_other_campaigns_are_refused_naming_them(service, tmp_path, capsys):
+    data = tmp_path / "x.csv"
+    data.write_text("x\n0.5\n")
+    main(["campaign", "create", "--server", SERVER, "--name", "med", "--rounds", json.dumps(PLAN), "--open"])
+    capsys.readouterr()
+    assert main(["submit", "--server", SERVER, "--campaign", "med", str(data), "--column", "x", "--memo",
+                 str(tmp_path / "memo.json")]) == 2
+    assert "'--memo' option does not apply to campaign 'med', which runs in rounds" in capsys.readouterr().err
