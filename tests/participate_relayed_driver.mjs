@@ -1,11 +1,12 @@
 // Drive the participate page of a relayed campaign with an issuer in a running headless Chromium over the DevTools
-// protocol: the credential comes in the URL's fragment, the page gets a token from the issuer, draws, and sends the
-// sealed report to the relay.
+// protocol: the credential and its issuer come in the URL's fragment, the page gets a token from the issuer, draws,
+// and sends the sealed report to the relay (with the campaign's pin, Dpdist-Pin).
 //
-//   node --experimental-websocket tests/participate_relayed_driver.mjs DEVTOOLS_PORT PAGE_URL#credential=... VALUE
+//   node --experimental-websocket tests/participate_relayed_driver.mjs DEVTOOLS_PORT PAGE_URL#credential=...&issuer=... VALUE
 //
-// Prints one JSON object: the page's "about" text, whether the credential field was shown and filled, the fragment
-// left in the address bar, the report shown, and the final status ("Sent. ..." or the refusal).  Used by
+// Prints one JSON object: the page's "about" text, whether the credential field was shown and filled, the issuer
+// address it holds, the fragment left in the address bar, the report shown, and the final status ("Sent. ..." or the
+// refusal).  Used by
 // clients/js/test/participate-relayed.test.js (against in-process fakes) and usable against dpdist serve, relay and
 // issuer as they are.
 
@@ -23,6 +24,7 @@ const loaded = await evaluate(
   `({ about: document.getElementById('about').textContent,
       credentialShown: !document.getElementById('credential-field').hidden,
       credentialFilled: document.getElementById('credential').value !== '',
+      issuer: document.getElementById('issuer-url').value,
       hash: location.hash,
       status: document.getElementById('status').textContent })`,
 );

@@ -8,9 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import io, local
 from dpdist.cli import main
-from dpdist.local import Aggregator
 
 
 def test_one_shot_plot_draws_truth_and_estimate_on_the_same_coarse_bins(tmp_path, monkeypatch):
@@ -38,7 +37,7 @@ def test_one_shot_plot_draws_truth_and_estimate_on_the_same_coarse_bins(tmp_path
 
 def _state(tmp_path, protocol, values):
     path = tmp_path / "s.bin"
-    protocol.simulate(values, rng=0).save(path)
+    io.save_state(path, protocol.simulate(values, rng=0))
     return path
 
 
@@ -47,7 +46,7 @@ def test_estimate_postprocess_default_is_the_same_in_python_and_on_the_cli(tmp_p
     state = _state(tmp_path, protocol, np.repeat(np.arange(8), [400, 5, 5, 5, 5, 5, 5, 5]))
     assert main(["estimate", "--state", str(state), "--out", str(tmp_path / "e.csv")]) == 0
     table = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1)
-    python = protocol.estimate(Aggregator.load(state))
+    python = protocol.estimate(io.load_state(state, journal=False).aggregator)
     assert python.postprocess == "none"
     assert np.array_equal(table[:, 1], python.frequencies)  # unbiased, so negative entries show
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import io, local
 from dpdist.cli import build_parser, main
 
 
@@ -114,7 +114,7 @@ def test_a_plot_name_matplotlib_cannot_write_fails_before_the_work(data, capsys,
         status, out, err = run(capsys, *argv, "--plot", tmp_path / "x.txt")
         assert status == 2 and out == "" and "--plot" in err and "internal error" not in err
     proto = local.make("grr", epsilon=1.0, domain_size=4)
-    proto.simulate([0, 1, 2, 3] * 10, rng=0).save(tmp_path / "s.bin")
+    io.save_state(tmp_path / "s.bin", proto.simulate([0, 1, 2, 3] * 10, rng=0))
     status, out, err = run(capsys, "estimate", "--state", tmp_path / "s.bin", "--plot", tmp_path / "x.txt")
     assert status == 2 and out == "" and "--plot" in err
 

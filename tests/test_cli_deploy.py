@@ -14,7 +14,6 @@ import pytest
 
 from dpdist import io, local
 from dpdist.cli import main
-from dpdist.local import Aggregator
 
 pa = pytest.importorskip("pyarrow")
 import pyarrow.parquet as pq  # noqa: E402
@@ -68,7 +67,7 @@ def test_privatize_aggregate_in_three_runs_then_estimate_equals_the_in_memory_re
         expected.add(reports)
         assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out),
                      "--state", str(tmp_path / "state.bin"), "--no-progress"]) == 0
-    assert Aggregator.load(tmp_path / "state.bin") == expected
+    assert io.load_state(tmp_path / "state.bin", journal=False).aggregator == expected
     csv = tmp_path / "estimate.csv"
     assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--out", str(csv),
                  "--plot", str(tmp_path / "estimate.png")]) == 0
@@ -118,7 +117,7 @@ def test_reports_of_another_config_are_counted_as_rejected(tmp_path, capsys):
     state = tmp_path / "state.bin"
     # issue 12.5: a file that contributes nothing is not added and the run says so with its exit status
     assert main(["aggregate", str(own), str(foreign), "--state", str(state), "--no-progress"]) == 3
-    aggregator = Aggregator.load(state)
+    aggregator = io.load_state(state, journal=False).aggregator
     assert aggregator.n == 100 and aggregator.rejected == {}
     err = capsys.readouterr().err
     assert "own.parquet: accepted 100 report(s)" in err
@@ -127,13 +126,13 @@ def test_reports_of_another_config_are_counted_as_rejected(tmp_path, capsys):
     assert "its config differs from the state's (epsilon: file 3.0 vs state 1.0)" in err
     # not recorded as ingested: the user can opt in on a re-run
     assert main(["aggregate", str(foreign), "--state", str(state), "--no-progress", "--allow-rejected"]) == 0
-    aggregator = Aggregator.load(state)
+    aggregator = io.load_state(state, journal=False).aggregator
     assert aggregator.n == 100 and aggregator.rejected == {"other_config": 40}
 
 
 def test_a_state_of_another_config_is_refused(tmp_path, capsys):
     grr = local.make("grr", epsilon=1.0, domain_size=6)
-    grr.simulate([0, 1], rng=0).save(tmp_path / "state.bin")
+    io.save_state(tmp_path / "state.bin", grr.simulate([0, 1], rng=0))
     reports = _write_reports(tmp_path, "r.parquet", grr, 10, 1)
     other = json.dumps({"protocol": "grr", "epsilon": 2.0, "domain_size": 6})
     assert main(["aggregate", "--config", other, str(reports), "--state", str(tmp_path / "state.bin")]) == 2
@@ -165,16 +164,16 @@ def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
         process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
     assert state.read_bytes() == before
-    assert Aggregator.load(state).n == 200
+    assert io.load_state(state, journal=False).aggregator.n == 200
     # the run can simply be repeated: the killed file was not recorded, so it is added once
     assert main(["aggregate", str(second), "--state", str(state), "--no-progress"]) == 0
-    assert Aggregator.load(state).n == 500
+    assert io.load_state(state, journal=False).aggregator.n == 500
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # the killed run's temp file is gone
 
 
 def test_estimate_modes_are_exclusive(tmp_path, capsys):
     grr = local.make("grr", epsilon=1.0, domain_size=6)
-    grr.simulate(np.arange(60) % 6, rng=0).save(tmp_path / "state.bin")
+    io.save_state(tmp_path / "state.bin", grr.simulate(np.arange(60) % 6, rng=0))
     state = str(tmp_path / "state.bin")
     assert main(["estimate", "data.csv", "--state", state]) == 2
     assert main(["estimate", "--state", state, "--epsilon", "1"]) == 2

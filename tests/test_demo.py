@@ -73,7 +73,8 @@ def test_every_bottom_panel_has_x_tick_labels():
 
 
 def test_methods_whose_error_barely_falls_with_epsilon_are_explained():
-    from dpdist.demo import DemoRun, _explain_slow_fallers
+    from dpdist.demo import DemoRun
+    from dpdist.demo._comparison import _explain_slow_fallers
 
     def runs(name, first, last):
         return [DemoRun(name, "numerical", eps, run, w1, 0.0, 0.0, 0.0, 0.0)

@@ -7,18 +7,19 @@ check that it can fail.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+import dpdist
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
-# Sphinx and MyST warn each other about their own API deprecations: not about our docs.  Both tests run Sphinx
-# (1-21 CPU-s): slow.
+# Sphinx and MyST warn each other about their own API deprecations: not about our docs.
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.filterwarnings("ignore::PendingDeprecationWarning"),
-    pytest.mark.slow,
 ]
 
 
@@ -28,6 +29,7 @@ def sphinx_cmd():
     return pytest.importorskip("sphinx.cmd.build", reason="the docs extra (dpdist[docs]) is not installed")
 
 
+@pytest.mark.slow  # Sphinx over every page (21 CPU-s)
 def test_the_documentation_builds_without_warnings(tmp_path, sphinx_cmd):
     warnings = tmp_path / "warnings.txt"
     # -W: warnings are errors; -n: nitpicky about references to internal targets is too strict
@@ -43,6 +45,7 @@ def test_the_documentation_builds_without_warnings(tmp_path, sphinx_cmd):
     assert "z_score" in reference and "ExperimentSpec" in reference  # autodoc ran
 
 
+@pytest.mark.slow  # Sphinx (1 CPU-s), with the build it shows can fail
 def test_a_broken_internal_link_fails_the_build(tmp_path, sphinx_cmd):
     """The build test can fail: a Markdown link to a missing page is a warning, hence an error."""
     source = tmp_path / "src"
@@ -51,3 +54,17 @@ def test_a_broken_internal_link_fails_the_build(tmp_path, sphinx_cmd):
     (source / "index.md").write_text("# Home\n\nSee [the missing page](missing.md).\n")
     status = sphinx_cmd.build_main(["-W", "-q", "-b", "html", str(source), str(tmp_path / "html")])
     assert status != 0
+
+
+def test_the_source_cites_design_not_process():
+    """Comments and docstrings point at the design (a docs page and its section, a paper's equation),
+    not at the issue that asked for a change: process history lives in the commits."""
+    source = Path(dpdist.__file__).parent
+    found = [
+        f"{path.relative_to(source)}:{number}: {line.strip()}"
+        for path in sorted(source.rglob("*.py"))
+        if "_clients_js" not in path.parts
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if re.search(r"\b[Ii]ssues? \d+", line)
+    ]
+    assert not found, "\n".join(found)

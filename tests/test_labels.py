@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import io, local
 from dpdist.cli import main
 from dpdist.errors import InvalidParameterError, OutOfDomainError
 
@@ -95,7 +95,7 @@ def test_cli_privatize_aggregate_estimate_with_a_label_file(tmp_path, capsys):
     assert lines[0] == "item,label,frequency,standard_error,low,high"
     assert [line.split(",")[1] for line in lines[1:]] == PAGES
     proto = local.make("oue", epsilon=1.0, labels=PAGES)
-    state = local.Aggregator.load(tmp_path / "s.bin")
+    state = io.load_state(tmp_path / "s.bin", journal=False).aggregator
     assert state.protocol == proto and state.n == 2_970
 
 

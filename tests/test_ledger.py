@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import io, local
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from dpdist.local.frequency.longitudinal import MemoizedClient
 from dpdist.local.ledger import DEFAULT_BUDGET, PrivacyLedger, budget_scope
@@ -107,10 +107,10 @@ def test_the_accounting_cannot_change_under_existing_charges_and_a_nan_never_pas
     """Review finding: stable -> history on dBitFlipPM gave cost inf - inf = NaN, which passed every later check."""
     dbit = local.make("dbitflippm", epsilon=1.0, domain_size=8, sampled_bits=2)
     path = tmp_path / "ledger.json"
-    with PrivacyLedger.open(path, accounting="stable", budget=100.0) as ledger:
+    with io.open_ledger(path, accounting="stable", budget=100.0) as ledger:
         ledger.report(dbit, [3, 3])
     with pytest.raises(IncompatibleStateError, match="accounting"):
-        with PrivacyLedger.open(path, accounting="history"):
+        with io.open_ledger(path, accounting="history"):
             pass
     ledger = PrivacyLedger.from_dict(json.loads(path.read_text()))
     ledger.accounting = "history"  # forced by hand: the cost is infinite, never NaN, and is refused
@@ -210,7 +210,7 @@ def test_an_old_memo_file_is_read_as_a_ledger_holding_it(tmp_path):
     client.report(3)
     path = tmp_path / "memo.json"
     path.write_text(json.dumps(client.to_dict()))
-    with PrivacyLedger.open(path, budget=100.0) as ledger:
+    with io.open_ledger(path, budget=100.0) as ledger:
         before = ledger.to_dict()["streams"]
         ledger.report(protocol, [3])
     (stream,) = json.loads(path.read_text())["streams"].values()

@@ -75,6 +75,10 @@ class ServeTarget:
     def path(self, name: str) -> str:
         return f"/api/campaigns/{self.campaign}/batches/{name}"
 
+    def headers(self) -> dict:
+        """What a device's request carries besides its body (nothing, for a campaign that takes no token)."""
+        return {}
+
     def body(self, k: int = 0) -> bytes:
         return grr_body([k % 8], seed=k)
 
@@ -113,6 +117,12 @@ class RelayTarget:
     def path(self, name: str) -> str:
         return f"/relay/v1/campaigns/c/reports/{name}"
 
+    def headers(self) -> dict:
+        """The campaign's identity pin, which a device's report carries (docs/deployment.md, "Keys the relay cannot swap")."""
+        from dpdist.relay._identity import PIN_HEADER, pin_of
+
+        return {PIN_HEADER: pin_of(self.collector.identity("c"))}
+
     def body(self, k: int = 0) -> bytes:
         from dpdist.relay import _envelope
 
@@ -124,12 +134,17 @@ def target(kind: str, tmp_path, limits: Limits | None = None, **options):
 
 
 def put(server, name: str, body: bytes, *, local_address: str | None = None, token: str | None = None):
-    headers = {"Content-Type": "application/octet-stream"}
+    headers = {"Content-Type": "application/octet-stream", **server.headers()}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     transport = httpx.HTTPTransport(local_address=local_address) if local_address else None
     with httpx.Client(transport=transport, timeout=BOUND_S) as client:
         return client.put(server.url + server.path(name), content=body, headers=headers)
+
+
+def extra_headers(server) -> str:
+    """The target's device headers, as lines of a raw request head."""
+    return "".join(f"{name}: {value}\r\n" for name, value in server.headers().items())
 
 
 def wait_until(condition, what: str) -> None:
@@ -221,7 +236,7 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
     with target(kind, tmp_path, limits) as server:
         sock = raw_connection(server.port)
         started = time.monotonic()
-        sock.sendall(request_head("PUT", server.path("slow"), 512 << 10) + b"\0" * 1024)
+        sock.sendall(request_head("PUT", server.path("slow"), 512 << 10, extra_headers(server)) + b"\0" * 1024)
         status, headers, body = read_response(sock)  # returns once the server closed the connection
         sock.close()
         assert status == 408 and json.loads(body)["error"] == "body_timeout" and headers["connection"] == "close"
@@ -234,12 +249,13 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
 def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_path, kind):
     with target(kind, tmp_path, Limits(max_inflight_bytes=1 << 20), max_body_bytes=16 << 10) as server:
         declared = raw_connection(server.port)  # Content-Length says so: refused before a byte is read
-        declared.sendall(request_head("PUT", server.path("big"), 20 << 10))
+        declared.sendall(request_head("PUT", server.path("big"), 20 << 10, extra_headers(server)))
         status, headers, body = read_response(declared)
         declared.close()
         assert status == 413 and json.loads(body)["error"] == "too_large" and headers["connection"] == "close"
         chunked = raw_connection(server.port)  # no length: refused once it passes the limit
-        chunked.sendall(f"PUT {server.path('big2')} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+        chunked.sendall(f"PUT {server.path('big2')} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra_headers(server)}Transfer-Encoding: "
+                        "chunked\r\n\r\n".encode())
         with contextlib.suppress(OSError):  # the server may close before the last chunks
             for _ in range(20):
                 chunked.sendall(b"400\r\n" + b"\1" * 1024 + b"\r\n")
@@ -257,10 +273,10 @@ def test_one_address_holds_at_most_its_share_of_body_memory_and_the_others_are_s
     limits = Limits(max_inflight_bytes=256 << 10, max_inflight_bytes_per_address=64 << 10, body_timeout=BOUND_S)
     with target(kind, tmp_path, limits, max_body_bytes=64 << 10) as server:
         held = raw_connection(server.port)
-        held.sendall(request_head("PUT", server.path("held"), 60_000) + b"\1" * 50_000)  # then it stalls
+        held.sendall(request_head("PUT", server.path("held"), 60_000, extra_headers(server)) + b"\1" * 50_000)  # then it stalls
         wait_until(lambda: server.budget.in_flight >= 50_000, "the held upload's bytes are read")
         again = raw_connection(server.port)  # the same address, a second upload: over its share, 503 at once
-        again.sendall(request_head("PUT", server.path("again"), 30_000))
+        again.sendall(request_head("PUT", server.path("again"), 30_000, extra_headers(server)))
         status, headers, body = read_response(again)
         again.close()
         assert status == 503 and json.loads(body)["error"] == "busy" and int(headers["retry-after"]) >= 1
@@ -336,7 +352,7 @@ def test_the_relay_logs_no_client_address_while_it_refuses(tmp_path, caplog):
         for k in range(3):
             put(server, f"r{k}", server.body(k), local_address="127.0.0.3")
         sock = raw_connection(server.port)
-        sock.sendall(request_head("PUT", server.path("big"), 20 << 10))
+        sock.sendall(request_head("PUT", server.path("big"), 20 << 10, extra_headers(server)))
         read_response(sock)
         sock.close()
         sock = raw_connection(server.port)

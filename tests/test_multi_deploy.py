@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist.local import Aggregator
 
 with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
     warnings.simplefilter("ignore")
@@ -49,8 +48,8 @@ def test_files_states_and_merges_keep_every_report(name, tmp_path):
         assert io.protocol_of_file(path).config() == protocol.config()
         from_file = protocol.aggregator().add_batch(io.read_reports(path, protocol))
         assert from_file.n == 3000 and np.array_equal(from_file.statistic, direct.statistic)
-    direct.save(tmp_path / "state.bin")
-    loaded = Aggregator.load(tmp_path / "state.bin", protocol)
+    io.save_state(tmp_path / "state.bin", direct)
+    loaded = io.load_state(tmp_path / "state.bin", protocol, journal=False).aggregator
     merged = protocol.aggregator().add(reports[:1000]).merge(protocol.aggregator().add(reports[1000:]))
     assert np.array_equal(loaded.statistic, direct.statistic) and np.array_equal(merged.statistic, direct.statistic)
 

@@ -16,6 +16,7 @@ import pytest
 
 from dpdist.errors import InvalidParameterError, MalformedReportError
 from dpdist.relay import _envelope, create_app
+from dpdist.relay._identity import PIN_HEADER, identity_document, pin_of
 
 pytest.importorskip("pyhpke")
 pytest.importorskip("starlette")
@@ -29,7 +30,7 @@ class Collector:
 
     def __init__(self, campaigns: dict[str, str], fail: int = 0, refuse: bool = False):
         from starlette.applications import Starlette
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse, Response
         from starlette.routing import Route
 
         self.key = _envelope.generate_key()
@@ -43,8 +44,12 @@ class Collector:
                 return JSONResponse({"error": "unknown_campaign"}, status_code=404)
             document = {"campaign": campaign, "state": self.campaigns[campaign], "config": {"protocol": "grr"}}
             if campaign != "direct":
-                document["relay"] = _envelope.public_key_config(self.key.public_key)
+                document["relay"] = {**_envelope.public_key_config(self.key.public_key), "url": "http://relay",
+                                     "pin": pin_of(self.identity(campaign)), "issuer": None}
             return JSONResponse(document)
+
+        async def identity(request):
+            return Response(self.identity(request.path_params["campaign"]), media_type="application/json")
 
         async def relayed(request):
             assert request.headers["authorization"] == f"Bearer {RELAY_TOKEN}"
@@ -62,8 +67,13 @@ class Collector:
 
         self.app = Starlette(routes=[
             Route("/api/campaigns/{campaign}/config", config),
+            Route("/api/campaigns/{campaign}/identity", identity),
             Route("/api/campaigns/{campaign}/relayed/{batch_id}", relayed, methods=["PUT"]),
         ])
+
+    def identity(self, campaign: str) -> bytes:
+        return identity_document(campaign, {"protocol": "grr"}, relay_url="http://relay", public_key=self.key.public_key,
+                                 issuer=None, colluding=0, delta=1e-8)
 
     def counted(self) -> list[int]:
         return [json.loads(body)["reports"][0] for bodies in self.batches.values() for body in bodies]
@@ -85,7 +95,8 @@ async def _send(client, campaign, report_id, value):
     config = (await client.get(f"/api/campaigns/{campaign}/config")).json()
     sealed = _envelope.seal(_envelope.decode_public_key(config["relay"]["public_key"]), campaign,
                             json.dumps({"reports": [value]}).encode(), "application/json")
-    return await client.put(f"/relay/v1/campaigns/{campaign}/reports/{report_id}", content=sealed)
+    return await client.put(f"/relay/v1/campaigns/{campaign}/reports/{report_id}", content=sealed,
+                            headers={PIN_HEADER: config["relay"]["pin"]})
 
 
 async def _settled(client, want_batches: int, min_batch: int = 5):
@@ -183,14 +194,18 @@ def test_the_relay_refuses_what_it_cannot_forward(tmp_path):
     async def work(client):
         good = (await client.get("/api/campaigns/c/config")).json()
         sealed = _envelope.seal(_envelope.decode_public_key(good["relay"]["public_key"]), "c", b'{"reports": [1]}', "application/json")
+        pin = {PIN_HEADER: good["relay"]["pin"]}
         answers = {
-            "unknown": await client.put("/relay/v1/campaigns/nope/reports/a", content=sealed),
-            "closed": await client.put("/relay/v1/campaigns/shut/reports/a", content=sealed),
-            "direct": await client.put("/relay/v1/campaigns/direct/reports/a", content=sealed),
-            "bad id": await client.put("/relay/v1/campaigns/c/reports/a%20b", content=sealed),
-            "other key": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed[:1] + bytes(8) + sealed[9:]),
-            "garbage": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01hello"),
-            "too large": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01" * (_envelope.MAX_SEALED_BYTES + 1)),
+            "unknown": await client.put("/relay/v1/campaigns/nope/reports/a", content=sealed, headers=pin),
+            "closed": await client.put("/relay/v1/campaigns/shut/reports/a", content=sealed, headers=pin),
+            "direct": await client.put("/relay/v1/campaigns/direct/reports/a", content=sealed, headers=pin),
+            "bad id": await client.put("/relay/v1/campaigns/c/reports/a%20b", content=sealed, headers=pin),
+            "no pin": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed),
+            "other pin": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed, headers={PIN_HEADER: "0" * 64}),
+            "other key": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed[:1] + bytes(8) + sealed[9:], headers=pin),
+            "garbage": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01hello", headers=pin),
+            "too large": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01" * (_envelope.MAX_SEALED_BYTES + 1),
+                                          headers=pin),
             "status": await client.get("/relay/v1/status"),
         }
         return {name: (answer.status_code, answer.json()["error"]) for name, answer in answers.items()}
@@ -198,7 +213,8 @@ def test_the_relay_refuses_what_it_cannot_forward(tmp_path):
     answers = asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector), work))
     assert answers == {
         "unknown": (404, "unknown_campaign"), "closed": (409, "campaign_not_open"), "direct": (409, "not_relayed"),
-        "bad id": (400, "invalid_report_id"), "other key": (400, "not_sealed"), "garbage": (400, "not_sealed"),
+        "bad id": (400, "invalid_report_id"), "no pin": (409, "pin_mismatch"), "other pin": (409, "pin_mismatch"),
+        "other key": (400, "not_sealed"), "garbage": (400, "not_sealed"),
         "too large": (413, "too_large"), "status": (401, "unauthorized"),
     }
 

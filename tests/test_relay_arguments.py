@@ -67,7 +67,7 @@ def test_a_relay_built_in_python_with_good_arguments_has_the_limits(tmp_path):
     (["--min-batch", "20", "--max-batch", "10"], {}, "The '--max-batch' option must be an int >= min_batch (20)"),
     ([], {"DPDIST_MIN_BATCH": "0"}, "The '--min-batch' option must be an int >= 1"),
     ([], {"DPDIST_RELAY_TOKEN": "short"}, "The --relay-token (or DPDIST_RELAY_TOKEN) option must be a str of at least 16"),
-    (["--admin-token", "short"], {}, "The --admin-token (or DPDIST_ADMIN_TOKEN) option must be a str of at least 16"),
+    (["--admin-token", "short"], {}, "The --relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN) option must be a str of at least 16"),
     (["--collector", "collector.example"], {}, "The '--collector' option must be an http:// or https:// URL"),
     (["--header-timeout", "0"], {}, "The '--header-timeout' option must be a number > 0"),
     (["--max-body-bytes", "100"], {}, "The '--max-body-bytes' option must be an int from 1024 to 1048576"),

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import uuid
+from urllib.parse import quote
 from pathlib import Path
 
 import httpx
@@ -96,7 +97,7 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
     with Client(relay.url) as device:  # the relay's URL without the campaign's pin: refused before anything is drawn
         with pytest.raises(CampaignIdentityError):
             device.submit_values("anon", values[:1])
-    with Client(collector.url, issuer_credential=credential) as device:
+    with Client(collector.url, issuer_credential=credential, issuer=issuer.url) as device:
         acks = device.submit_values("anon", values, batch_size=50)
         assert sum(ack["relayed"] for ack in acks) == 130 and all(ack["duplicates"] == 0 for ack in acks)
         again = device.submit_reports("anon", device.protocol("anon"), np.zeros(3, dtype=np.uint64), batch_id=acks[0]["batch_id"])
@@ -147,7 +148,7 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
     # dpdist submit through the relay's own URL, with the pin: the identity the relay passes on must hash to it
     result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--pin", pin, "--campaign", "cli",
-                             str(data), "--column", "v"], capture_output=True, text=True, timeout=300,
+                             "--issuer", issuer.url, str(data), "--column", "v"], capture_output=True, text=True, timeout=300,
                             env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": proxy})
     assert result.returncode == 0, result.stderr
     unpinned = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
@@ -157,7 +158,7 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     acks = 0
     for index, credential in enumerate(issuer.credentials("cli", 35)):
         node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({
-            "server": collector.url, "campaign": "cli", "values": [index % 16], "issuer": {"credential": credential}})],
+            "server": collector.url, "campaign": "cli", "values": [index % 16], "issuer": {"credential": credential, "url": issuer.url}})],
             capture_output=True, text=True, timeout=300)
         assert node.returncode == 0, node.stdout + node.stderr
         acks += sum(ack["relayed"] for ack in json.loads(node.stdout.strip().splitlines()[-1])["acks"])
@@ -165,6 +166,30 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     status = _drained(relay, "cli")
     summary = _summary(collector, "cli")
     assert summary["n"] == 80 - status["waiting"].get("cli", 0) and summary["rejected"] == {}
+
+
+def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path):
+    """The outside attack's A44-4, live: with the relay down, `dpdist submit` gets its tokens (before it randomizes) and
+    fails to send; run again once the relay is back, it resends the journal's reports with the same tokens, and a
+    credential of exactly one token per row is enough."""
+    collector, relay, issuer = parties
+    _create(parties, "outage")
+    (credential,) = issuer.credentials("outage", 1, tokens_each=20)
+    data = tmp_path / "values.csv"
+    data.write_text("v\n" + "\n".join(str(i % 16) for i in range(20)) + "\n")
+    command = [sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer", issuer.url,
+               "--campaign", "outage", str(data), "--column", "v", "--retries", "1"]
+    environment = {**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
+    relay.stop()
+    try:
+        failed = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    finally:
+        relay.start()
+    assert failed.returncode != 0 and len(failed.stderr.strip().splitlines()) <= 3, failed.stderr
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    assert again.returncode == 0, again.stderr
+    _drained(relay, "outage")
+    assert _summary(collector, "outage")["n"] == 20
 
 
 CLIENTS, REPORTS = 4, 150
@@ -185,8 +210,9 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
 
     def device(index):
         try:
-            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index]) as client:
+            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url) as client:
                 client.config("crash")
+                client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
                 for row in range(REPORTS):
                     client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
         except BaseException as error:  # noqa: BLE001 - reported below
@@ -211,7 +237,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     chaos.join(timeout=60)
     assert not failures, failures
     filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
-    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1]) as client:
+    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1], issuer=issuer.url) as client:
         client.config("crash")
         client.submit_reports("crash", protocol, filler, batch_id="filler")
     _drained(relay, "crash")
@@ -238,7 +264,7 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
         (credential,) = issuer.credentials("browser", 1)
         result = subprocess.run(
             [_required("node"), "--experimental-websocket", str(ROOT / "tests" / "participate_relayed_driver.mjs"), str(chromium),
-             f"{collector.url}/campaigns/browser/participate#credential={credential}", "3"],
+             f"{collector.url}/campaigns/browser/participate#credential={credential}&issuer={quote(issuer.url, safe='')}", "3"],
             capture_output=True, text=True, timeout=180,
         )
         assert result.returncode == 0, result.stderr
@@ -247,7 +273,7 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
         assert credential not in page["hash"]  # the credential left the address bar
         assert _relay_status(small)["waiting"].get("browser") == 1 and _summary(collector, "browser")["n"] == 0
         (proxy,) = issuer.credentials("browser", 1, tokens_each=4)
-        with Client(collector.url, issuer_credential=proxy) as device:
+        with Client(collector.url, issuer_credential=proxy, issuer=issuer.url) as device:
             device.submit_values("browser", np.array([1, 2, 3, 4]), batch_size=4)
         _drained(small, "browser")
         summary = _summary(collector, "browser")

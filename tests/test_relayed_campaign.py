@@ -19,6 +19,7 @@ import pytest
 
 from dpdist import io, local
 from dpdist.relay import _envelope
+from dpdist.relay._identity import PIN_HEADER
 from dpdist.relay import create_app as create_relay
 
 pytest.importorskip("pyhpke")
@@ -67,7 +68,8 @@ def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_
                 assert public["relay"]["key_id"] and public["submit_token_required"] is False
                 for index, value in enumerate(values):
                     body = io.encode_record(protocol, protocol.privatize([value], secure=True))
-                    sent = await device.put(f"/relay/v1/campaigns/anon/reports/device{index}", content=_sealed(public, "anon", body))
+                    sent = await device.put(f"/relay/v1/campaigns/anon/reports/device{index}", content=_sealed(public, "anon", body),
+                                            headers={PIN_HEADER: public["relay"]["pin"]})
                     assert sent.status_code == 202, sent.text
                 for _ in range(500):  # 13 reports, batches of 5..6: two batches delivered, one to three reports wait
                     status = (await device.get("/relay/v1/status", headers=ADMIN_HEADERS)).json()

@@ -20,7 +20,7 @@ from conformance._examples import EXAMPLES, make, population
 
 #: one small instance of every registered protocol
 FIRST_CASES = [(name, EXAMPLES[name][0]) for name in local.available() if EXAMPLES.get(name)]
-HOOKS = {"_validate_reports", "_select_reports", "_count_reports", "_accumulate"}
+HOOKS = {"_check_reports", "_select_reports", "_count_reports", "_accumulate"}
 
 
 def _ids(case):
@@ -103,7 +103,7 @@ def test_composite_protocols_use_their_oracle_format():
 
 
 def _hook_calls_on_other_objects(path: Path) -> list[str]:
-    """``x._validate_reports(...)`` and the like where ``x`` is not ``self`` or ``super()``."""
+    """``x._check_reports(...)`` and the like where ``x`` is not ``self`` or ``super()``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Attribute) and node.attr in HOOKS:

@@ -241,7 +241,13 @@ def test_the_views_of_an_estimate_as_a_distribution():
 
 # ---------------------------------------------------------------------- no switch on result types
 #: The places that present estimates: none of them asks which result it holds.
-PRESENTATION = ("cli", "serve", "experiments", "demo.py", "metrics.py", "plotting.py")
+PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
+#: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
+RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals"}
+#: Fields of results whose presence would tell their kind apart.
+RESULT_FIELDS = {"kind", "labels", "frequencies", "band", "n", "guarantee", "item_names", "edges", "probabilities", "mean"}
+#: Where a ``kind`` is compared that is not a result's: an accuracy explanation's (a protocol's kind).
+OTHER_KINDS = {"serve/_explain_words.py"}
 RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
                 "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand"}
 
@@ -296,3 +302,49 @@ def test_instances_do_not_overwrite_class_level_settings():
     hierarchy = local.make("hh", epsilon=1.0, bins=8, branching=2)
     assert "statistic_dtype" not in vars(hierarchy) and hierarchy.statistic_dtype in (np.int64, np.float64)
     assert local.available("numerical").count("sw") == 1
+
+
+def _presentation_files():
+    source = Path(dpdist.__file__).parent
+    for place in PRESENTATION:
+        paths = [source / place] if place.endswith(".py") else sorted((source / place).rglob("*.py"))
+        for path in paths:
+            if path.exists():
+                yield str(path.relative_to(source)), ast.parse(path.read_text())
+
+
+def _is_kind(node) -> bool:
+    """``x["kind"]``, ``x.kind`` (not ``tags.kind``) or ``getattr(x, "kind", ...)``."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "kind"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "kind" and getattr(node.value, "attr", None) != "tags"
+    return (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "kind")
+
+
+def _kind_switches(tree) -> list[int]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(_is_kind(side) for side in [node.left, *node.comparators]):
+            constants = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)}
+            if constants & RESULT_KINDS:
+                found.append(node.lineno)
+        probe = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr")
+        if probe and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value in RESULT_FIELDS:
+            found.append(node.lineno)
+    return found
+
+
+def test_no_presentation_code_switches_on_the_kind_of_a_result():
+    """Nor on its ``kind`` (of the object or of its JSON), nor by probing its attributes: results carry the
+    methods their callers need (``summary_row``, ``needs_band``, their text table, ...)."""
+    found = [f"{name}:{line}" for name, tree in _presentation_files() if name not in OTHER_KINDS
+             for line in _kind_switches(tree)]
+    assert not found, found
+
+
+def test_the_kind_switch_finder_can_fail():
+    tree = ast.parse('if estimate["kind"] == "frequency": pass\nif getattr(result, "labels", None): pass\n'
+                     'if protocol.tags.kind == "frequency": pass\n')
+    assert _kind_switches(tree) == [1, 2]

@@ -206,7 +206,6 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
     """The plan's epsilon per user holds by parallel composition only if each device answers one round: a device's
     ledger refuses a later round, the same round again, and a round's own campaign, before anything is drawn."""
     from dpdist.client import Client
-    from dpdist.local.ledger import PrivacyLedger
 
     published = {"doc": {}}
     puts = []
@@ -226,7 +225,7 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
     path = tmp_path / "device.json"
     with Client("http://service.test/", transport=httpx.MockTransport(handler)) as client:
         published["doc"] = round_document(1)
-        with PrivacyLedger.open(path) as ledger:
+        with io.open_ledger(path) as ledger:
             client.submit_values("med", [0.4], ledger=ledger)
             with pytest.raises(InvalidParameterError, match="takes one value"):
                 client.submit_values("med", [0.4, 0.5], ledger=ledger)
@@ -234,10 +233,10 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
         for document in (round_document(2), round_document(1),
                          {**round_document(2), "campaign": "med-r2", "rounds": None, "submit_to": None, "round_of": "med"}):
             published["doc"] = document
-            with PrivacyLedger.open(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'med'"):
+            with io.open_ledger(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'med'"):
                 client.submit_values(document["campaign"], [0.4], ledger=ledger)
         assert len(puts) == 1
-    with PrivacyLedger.open(path) as ledger:
+    with io.open_ledger(path) as ledger:
         assert ledger.answered("med", "http://service.test") and len(ledger.charges()) == 1
     # without a ledger every value is another user's (a proxy, a simulation): nothing to remember
     with Client("http://service.test", transport=httpx.MockTransport(handler)) as client:
@@ -252,7 +251,6 @@ def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without
     question is the server's campaign id, however the device typed it."""
     from dpdist.client import Client
     from dpdist.errors import ServiceRefusedError, ServiceUnavailableError
-    from dpdist.local.ledger import PrivacyLedger
 
     published, stored = {"doc": {}}, []
 
@@ -272,17 +270,17 @@ def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without
         for document in ({**round_document(1), "submit_to": None, "rounds": {"round": 1, "of": 3, "round_state": "created"}},
                          round_document(1, round_state="closed")):
             published["doc"] = document
-            with PrivacyLedger.open(path) as ledger, pytest.raises(ServiceRefusedError, match="no round is open") as refused:
+            with io.open_ledger(path) as ledger, pytest.raises(ServiceRefusedError, match="no round is open") as refused:
                 client.submit_values("q", [0.4], ledger=ledger)
             assert refused.value.code == "no_open_round" and ledger.charges() == []
         published["doc"] = round_document(1)
-        with pytest.raises(ServiceUnavailableError), PrivacyLedger.open(path) as ledger:
+        with pytest.raises(ServiceUnavailableError), io.open_ledger(path) as ledger:
             client.submit_values("q", [0.4], ledger=ledger)
         assert len(stored) == 1
         state = json.loads(path.read_text())
         assert state["version"] == 2 and list(state["answered"]) == ["http://service.test q"]
         published["doc"] = round_document(2)
-        with PrivacyLedger.open(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'q'"):
+        with io.open_ledger(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'q'"):
             client.submit_values("%71", [0.4], ledger=ledger)  # the service decodes %71 to q: the same campaign
     assert len(stored) == 1
 

@@ -11,7 +11,6 @@ from conformance._examples import CASES, case_id, make, population
 from dpdist import io, local
 from dpdist._io._atomic import atomic_writer
 from dpdist.errors import IncompatibleStateError
-from dpdist.local import Aggregator
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
@@ -20,9 +19,9 @@ def test_every_protocol_state_round_trips(case, tmp_path):
     aggregator = protocol.simulate(population(protocol, 300, rng=2), rng=2)
     aggregator.rejected = {"out_of_range": 3}
     path = tmp_path / "state.bin"
-    aggregator.save(path)
-    assert Aggregator.load(path) == aggregator
-    assert Aggregator.load(path, protocol) == aggregator
+    io.save_state(path, aggregator)
+    assert io.load_state(path, journal=False).aggregator == aggregator
+    assert io.load_state(path, protocol, journal=False).aggregator == aggregator
 
 
 def test_ingested_fingerprints_are_kept(tmp_path):
@@ -35,11 +34,11 @@ def test_ingested_fingerprints_are_kept(tmp_path):
 def test_a_state_of_another_config_is_refused_naming_both(tmp_path):
     saved = local.make("oue", epsilon=1.0, domain_size=8)
     other = local.make("oue", epsilon=2.0, domain_size=8)
-    saved.simulate([1, 2, 3], rng=0).save(tmp_path / "state.bin")
+    io.save_state(tmp_path / "state.bin", saved.simulate([1, 2, 3], rng=0))
     with pytest.raises(IncompatibleStateError) as error:
-        Aggregator.load(tmp_path / "state.bin", other)
+        io.load_state(tmp_path / "state.bin", other, journal=False).aggregator
     assert "'epsilon': 1.0" in str(error.value) and "'epsilon': 2.0" in str(error.value)
-    loaded = Aggregator.load(tmp_path / "state.bin")
+    loaded = io.load_state(tmp_path / "state.bin", journal=False).aggregator
     with pytest.raises(IncompatibleStateError) as error:
         other.aggregator().merge(loaded)
     assert "'epsilon': 1.0" in str(error.value) and "'epsilon': 2.0" in str(error.value)
@@ -47,7 +46,7 @@ def test_a_state_of_another_config_is_refused_naming_both(tmp_path):
 
 def test_corrupted_or_foreign_files_are_refused(tmp_path):
     path = tmp_path / "state.bin"
-    local.make("grr", epsilon=1.0, domain_size=5).simulate(np.arange(50) % 5, rng=0).save(path)
+    io.save_state(path, local.make("grr", epsilon=1.0, domain_size=5).simulate(np.arange(50) % 5, rng=0))
     data = path.read_bytes()
     cases = {
         "truncated": data[:-3],
@@ -59,14 +58,14 @@ def test_corrupted_or_foreign_files_are_refused(tmp_path):
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(IncompatibleStateError):
-            Aggregator.load(tmp_path / name)
+            io.load_state(tmp_path / name, journal=False).aggregator
 
 
 def test_a_failed_save_keeps_the_previous_state_and_leaves_no_temp_file(tmp_path, monkeypatch):
     path = tmp_path / "state.bin"
     grr = local.make("grr", epsilon=1.0, domain_size=5)
     first = grr.simulate(np.arange(50) % 5, rng=0)
-    first.save(path)
+    io.save_state(path, first)
     before = path.read_bytes()
 
     def failing_replace(source, destination):
@@ -74,9 +73,9 @@ def test_a_failed_save_keeps_the_previous_state_and_leaves_no_temp_file(tmp_path
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
-        grr.simulate(np.arange(80) % 5, rng=1).save(path)
+        io.save_state(path, grr.simulate(np.arange(80) % 5, rng=1))
     monkeypatch.undo()
-    assert path.read_bytes() == before and Aggregator.load(path) == first
+    assert path.read_bytes() == before and io.load_state(path, journal=False).aggregator == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.bin"]
 
 
@@ -104,7 +103,7 @@ def test_a_state_whose_header_was_altered_is_refused(tmp_path):
 
     protocol = local.make("grr", epsilon=1.0, domain_size=4)
     path = tmp_path / "state.bin"
-    protocol.simulate(np.arange(40) % 4, rng=0).save(path)
+    io.save_state(path, protocol.simulate(np.arange(40) % 4, rng=0))
     data = path.read_bytes()
     tampered = data.replace(b'"n": 40', b'"n": 90')
     assert tampered != data

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdist import local
+from dpdist import io, local
 from dpdist.errors import InvalidParameterError
 from dpdist.uncertainty import CDFBand, cdf_band
 
@@ -144,7 +144,7 @@ def test_the_state_mode_draws_bands_of_a_numerical_state(tmp_path, capsys, monke
 
     protocol = local.make("hh", epsilon=2.0, bounds=(0.0, 1.0))
     state = tmp_path / "state.bin"
-    protocol.simulate(np.random.default_rng(0).beta(5, 2, 3000), rng=1).save(state)
+    io.save_state(state, protocol.simulate(np.random.default_rng(0).beta(5, 2, 3000), rng=1))
     calls = []
     real = uncertainty.cdf_band
     monkeypatch.setattr(uncertainty, "cdf_band", lambda *a, **k: calls.append(k) or real(*a, **k))

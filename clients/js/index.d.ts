@@ -152,13 +152,15 @@ export interface Ack {
  * A server refused a request or could not be reached, or served something the device refuses; from ``send`` it carries
  * the batch to resend.  ``code``: the server's error code (``status`` its HTTP status), or the device's own refusal
  * (``status`` null) of a relayed campaign, each before anything is drawn or sent:
- * ``pin_mismatch`` (the identity's SHA-256 is not the pin), ``pin_required`` (the server is the campaign's relay and
- * no pin was given), ``issuer_mismatch`` (the campaign names another issuer than the ``issuer.url`` option),
- * ``issuer_key_mismatch`` (the issuer signs with another key than the campaign's), ``challenge_mismatch`` (the
- * campaign's TokenChallenge is not the one its id, key id and issuer give), ``unsupported_token_type``,
- * ``credential_required`` (a token is needed and no credential was given), ``bad_token_response`` (the issuer's
- * answer does not unblind to a valid token).  The issuer's and the relay's refusals keep their codes
- * (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's, e.g. ``token_spent``).
+ * ``pin_mismatch`` (the identity's SHA-256 is not the given pin or the pin the config names), ``pin_required`` (the
+ * server is the campaign's relay and no pin was given), ``issuer_mismatch`` (the device was given an issuer, the
+ * ``issuer.url`` option, and the campaign names none or another), ``issuer_key_mismatch`` (the issuer signs with
+ * another key than the campaign's), ``challenge_mismatch`` (the TokenChallenge the config publishes is not the one the
+ * pin and the issuer's name give), ``unsupported_token_type``, ``credential_required`` (a token is needed and no
+ * credential was given), ``bad_token_response`` (the issuer's answer does not unblind to a valid token).  The issuer's
+ * and the relay's refusals keep their codes (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's,
+ * e.g. ``token_spent``, and 409 ``pin_mismatch`` or ``identity_changed``: the relay holds another identity of the
+ * campaign than the one the report was made under).
  */
 export class ServiceError extends DPDistError {
   readonly status: number | null;
@@ -167,18 +169,27 @@ export class ServiceError extends DPDistError {
   readonly batchId?: string;
 }
 
-/** What a device is given to obtain Privacy Pass tokens of a relayed campaign's issuer. */
+/**
+ * What a device is given to obtain Privacy Pass tokens of a relayed campaign's issuer: a credential and the URL of the
+ * issuer it is of (required with a credential: InvalidParameterError otherwise).
+ */
 export interface IssuerOptions {
   /** What the issuer gave this device (sent to the issuer only, as ``Authorization: Bearer``). */
   credential?: string | null;
-  /** The issuer this device expects: its origin must be the one the campaign names (else ``issuer_mismatch``). */
+  /**
+   * The issuer this device expects: a relayed campaign that names no issuer or another issuer's origin is refused
+   * (``issuer_mismatch``) before anything is drawn or the credential sent.
+   */
   url?: string | null;
 }
 
 /** The storage key (in ``memoStorage``) of the device's Privacy Pass tokens: pending requests, spare and bound tokens. */
 export const TOKENS_KEY: string;
 
-/** A relayed campaign's relay and issuer, as its identity document (and its collector's config) describe them. */
+/**
+ * A relayed campaign's relay and issuer as the device takes them: from its identity document, whose SHA-256 is ``pin``
+ * (the identity names no TokenChallenge: the device derives it from the pin).
+ */
 export interface RelayConfig {
   url: string;
   kem?: string;
@@ -187,9 +198,10 @@ export interface RelayConfig {
   ids: number[];
   public_key: string;
   key_id: string;
-  pin?: string;
+  /** The lower-case hex SHA-256 of the identity document; sent with every report as ``Dpdist-Pin``. */
+  pin: string;
   issuer: null | {
-    url: string; name: string; key: string; token_type: 2; token_key: string; challenge: string; independent?: boolean;
+    url: string; name: string; key: string; token_type: 2; token_key: string; independent?: boolean;
   };
 }
 
@@ -225,9 +237,10 @@ export class Client {
       locks?: { request<T>(name: string, callback: () => T | Promise<T>): Promise<T> } | null;
       source?: RandomSource;
       /**
-       * A relayed campaign's pin (64 hex digits, the SHA-256 of its identity document): config and keys are taken from
-       * the identity the server returns, refused (``pin_mismatch``) unless it hashes to the pin, so that any server,
-       * the relay included, may serve them.  Without it a relayed campaign must be read from its collector.
+       * A relayed campaign's pin (64 hex digits, the SHA-256 of its identity document).  A relayed campaign's config,
+       * relay and issuer are always taken from the identity the server returns, refused (``pin_mismatch``) unless it
+       * hashes to the pin its config names and to this pin, if given: with it any server, the relay included, may
+       * serve them.  Without it a relayed campaign must be read from its collector (``pin_required``).
        */
       pin?: string | null;
       /** For a relayed campaign whose reports need a Privacy Pass token of its issuer (one per report). */
@@ -237,8 +250,12 @@ export class Client {
   readonly source: RandomSource;
   /** The pin given (lower case), or null. */
   readonly pin: string | null;
-  /** The issuer options (settable: a page may ask for the credential after loading the campaign). */
-  issuer: IssuerOptions | null;
+  /**
+   * The issuer options, as checked (``{credential, url}`` or null; settable: a page may ask for the credential after
+   * loading the campaign; InvalidParameterError for a credential without its issuer's URL).
+   */
+  get issuer(): { credential: string | null; url: string | null } | null;
+  set issuer(issuer: IssuerOptions | null);
   /**
    * Hold Privacy Pass tokens for ``count`` reports of a relayed campaign with an issuer (resolves to how many the device
    * holds; 0 for other campaigns), before drawing them: ``submit``, ``submitMany`` and ``add`` do it first.  A token
@@ -247,8 +264,10 @@ export class Client {
   prepareTokens(count?: number): Promise<number>;
   /** Reports randomized but not yet acknowledged (queued or in failed batches). */
   readonly unsentReports: number;
-  /** The campaign's public description (fetched once). */
-  /** The campaign's public description (fetched once); a relayed campaign's ``relay`` is the one the device trusts. */
+  /**
+   * The campaign's public description (fetched once).  A relayed campaign's is its identity's: ``campaign``,
+   * ``config`` and ``relay`` (with its ``pin`` and ``issuer``) from the identity document, ``state`` from the server.
+   */
   campaign(): Promise<{
     campaign: string; state: string; config: ProtocolConfig; client_view?: ClientView; submit_token_required?: boolean; max_body_bytes?: number;
     relay?: RelayConfig;

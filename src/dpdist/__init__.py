@@ -1,7 +1,14 @@
 """dpdist: estimate distributions under local and central differential privacy."""
 
+import importlib
+
 from . import errors, local, metrics, postprocess
-from .estimates import Distribution, FrequencyEstimate, MeanEstimate, MeanVarianceEstimate
+from .estimates import (
+    Distribution,
+    FrequencyEstimate,
+    MeanEstimate,
+    MeanVarianceEstimate,
+)
 
 __version__ = "0.1.0"
 
@@ -10,8 +17,6 @@ _LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", 
 
 
 def __getattr__(name):
-    import importlib
-
     if name == "explain":  # dpdist.explain(...): what epsilon buys (dpdist.accuracy.explain)
         return importlib.import_module(f"{__name__}.accuracy").explain
     if name in _LAZY_SUBPACKAGES:

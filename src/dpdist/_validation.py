@@ -9,6 +9,7 @@ The same table drives the conformance suite's bad-input tests
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._types import ArrayLike
 from .errors import (
     DPDistError,
     InvalidParameterError,
@@ -23,7 +25,6 @@ from .errors import (
     InvalidValueTypeError,
     OutOfDomainError,
 )
-from ._types import ArrayLike
 
 __all__ = [
     "Interval",
@@ -354,7 +355,6 @@ _ALIASES = {"eps": "epsilon", "e": "epsilon", "d": "domain_size", "domain": "dom
 
 def did_you_mean(name: str, allowed) -> str | None:
     """The allowed name ``name`` was probably meant to be (an alias or a close spelling), or None."""
-    import difflib
 
     allowed = list(allowed)
     alias = _ALIASES.get(str(name).lower())

@@ -151,9 +151,8 @@ class GRRForgetsAParameter(GRR):
 
 
 class GRRLosesRejectedCounts(GRR):
-    def _validate_reports(self, reports):
-        reports, invalid = super()._validate_reports(reports)
-        return reports, {}
+    def _check_reports(self, reports, invalid):
+        return {}
 
 
 class GRRAcceptsAnyValue(GRR):
@@ -264,14 +263,10 @@ class GRRReportsWideIntegers(GRR):
 
 
 class GRRDeclaresNoFormat(GRR):
-    """Reads its batches itself (the hooks of before declared formats) and declares nothing."""
+    """Declares no report format (as protocols did before declared formats)."""
 
     def _report_format(self):
         return ReportFormat()
-
-    def _validate_reports(self, reports):
-        reports = np.asarray(reports)
-        return reports, {"out_of_range": reports >= self.domain_size}
 
 
 class GRRWritesUnreadableJSON(GRR):

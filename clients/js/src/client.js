@@ -11,11 +11,11 @@
 // HTTP API (docs/deployment.md, /openapi.json):
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
-// A campaign collected through a relay (its config has ``relay``; issue 44 design, sections 3 and 4):
-//   GET  {server}/api/campaigns/{campaign}/identity            the identity document, checked against the pin
+// A campaign collected through a relay (its config has ``relay``; issue 44 design, sections 3 to 5):
+//   GET  {server}/api/campaigns/{campaign}/identity            the identity document: its SHA-256 is the pin
 //   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
 //   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -> TokenResponse
-//   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    PrivateToken token, one sealed report -> ack
+//   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    Dpdist-Pin, PrivateToken token, one sealed report -> ack
 
 import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
 import { ReportBatch } from './protocols/base.js';
@@ -26,7 +26,9 @@ import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { RELAY_CONTENT_TYPE, relayReportPath, sealForRelay } from './relay.js';
-import { IDENTITY_PATH, checkIssuerOrigin, checkNotTheRelay, checkPin, checkedIssuer, originOf, pinnedIdentity } from './identity.js';
+import {
+  IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
+} from './identity.js';
 import { TokenWallet } from './tokens.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -114,15 +116,16 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
  *   the ledger before either saved what it spent or answered.  null: no lock (one writer of the storage)
  * @param {string|null} [options.pin] a relayed campaign's pin (64 hex digits: the SHA-256 of its identity document,
- *   printed by ``dpdist campaign create``): the config and keys are then taken from the identity document the server
- *   returns, refused (ServiceError ``pin_mismatch``) unless its SHA-256 is the pin, so that any server, the relay
- *   included, may serve them.  Without it a relayed campaign's config must come from its collector (the relay
- *   itself is refused: ``pin_required``)
+ *   printed by ``dpdist campaign create``).  A relayed campaign's config, relay and issuer are always taken from the
+ *   identity document the server returns, refused (ServiceError ``pin_mismatch``) unless its SHA-256 is the pin the
+ *   server's config names and this pin, if given; with it any server, the relay included, may serve them.  Without it
+ *   a relayed campaign must come from its collector (the relay itself is refused: ``pin_required``)
  * @param {{credential?: string|null, url?: string|null}|null} [options.issuer] for a relayed campaign whose reports
  *   need a Privacy Pass token of its issuer: ``credential``, what the issuer gave this device (sent to the issuer
- *   only, as ``Authorization: Bearer``), and optionally ``url``, the issuer this device expects (its origin must be the
- *   one the campaign names: ``issuer_mismatch``).  Also a property (``client.issuer``), for a page that asks for
- *   the credential after loading the campaign
+ *   only, as ``Authorization: Bearer``), and ``url``, that issuer's URL, required with a credential
+ *   (InvalidParameterError): a device given it refuses a relayed campaign that names no issuer or another issuer's
+ *   origin (``issuer_mismatch``), before anything is drawn.  Also a property (``client.issuer``, checked when set),
+ *   for a page that asks for the credential after loading the campaign
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
@@ -150,11 +153,8 @@ export class Client {
     if (this._locks !== null && typeof this._locks.request !== 'function') {
       throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
     }
-    if (issuer !== null && (typeof issuer !== 'object' || Array.isArray(issuer))) {
-      throw new TypeError(`The 'issuer' option of Client must be null or {credential, url}. Got ${JSON.stringify(issuer)}.`);
-    }
     this.pin = checkPin(pin);
-    this.issuer = issuer;
+    this.issuer = issuer; // checked by the setter
     const storage = this._memoStorage;
     this._wallet = new TokenWallet(storage !== null && typeof storage?.getItem === 'function' && typeof storage?.setItem === 'function' ? storage : null);
     this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
@@ -163,6 +163,15 @@ export class Client {
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
     this._unsent = []; // batches not yet acknowledged: {batch, batchId}, always sent under that id
+  }
+
+  /** The ``issuer`` option: null or ``{credential, url}`` (``url`` required with a credential). */
+  get issuer() {
+    return this._issuer;
+  }
+
+  set issuer(issuer) {
+    this._issuer = checkIssuerOption(issuer);
   }
 
   /** The random source privatize draws from (crypto.getRandomValues unless a test injected one). */
@@ -175,18 +184,18 @@ export class Client {
   }
 
   /**
-   * The campaign's public description ``{campaign, state, config, ...}`` (fetched once).  For a relayed campaign its
-   * ``relay`` (with the ``issuer``) is the one the device trusts: from the identity document matching the pin, else
-   * from the collector (a server whose config names itself as the relay is refused: ``pin_required``).
+   * The campaign's public description ``{campaign, state, config, ...}`` (fetched once).  A relayed campaign's is its
+   * identity's: ``{campaign, state, config, relay: {...relay, pin, issuer}}``, with config, relay and issuer from the
+   * identity document whose SHA-256 is the pin (``_trusted``).
    */
   async campaign() {
     if (this._campaign === null) {
       const response = await this._request('GET', '/config', {});
-      const document = await this._trusted(await response.json());
+      const { document, published } = await this._trusted(await response.json());
       // the published client view, checked against this client's derivation (a server without one: the config)
       this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
       const relay = document.relay;
-      this._issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay, this.campaignId, this.issuer?.url) : null;
+      this._issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay.pin, this.campaignId, published) : null;
       this._campaign = document;
       try {
         // under the ledger's lock too: loading may save (a memo of an earlier client joins the ledger)
@@ -206,20 +215,36 @@ export class Client {
   }
 
   /**
-   * The campaign ``document`` the server returned, as the device takes it (issue 44 design, section 4): with a pin, the
-   * campaign, config, relay and issuer of the identity document whose SHA-256 is the pin (``pin_mismatch`` else),
-   * whatever the server; without one, a relayed campaign's config from its collector only (``pin_required`` when
-   * the server is the relay the config names).  Any other campaign: as served.
+   * The campaign document ``served`` as the device takes it (issue 44 design, section 5), and the TokenChallenge the
+   * server publishes (``published``, base64url, null if none).  A relayed campaign (its config has ``relay``, or a pin
+   * was given): the identity document's bytes are fetched from the same server and hashed, refused (``pin_mismatch``)
+   * unless the hash is the given pin and the config's ``relay.pin``; config, relay and issuer are the identity's only.
+   * Without a pin, a server the identity names as the relay is refused (``pin_required``); a device given an issuer
+   * refuses an identity that names no issuer or another one (``issuer_mismatch``).  Any other campaign: as served.
    */
-  async _trusted(document) {
-    if (this.pin !== null) {
-      const response = await this._request('GET', IDENTITY_PATH, {});
-      const identity = await pinnedIdentity(new Uint8Array(await response.arrayBuffer()), this.pin, this.campaignId);
-      // only what the pin covers, and the campaign's state (public, and only ever a reason to refuse)
-      return { campaign: identity.campaign, state: document?.state, config: identity.config, relay: { ...identity.relay, issuer: identity.issuer } };
-    }
-    if (document?.relay) checkNotTheRelay(document.relay, this._serverOrigin(), this.campaignId);
-    return document;
+  async _trusted(served) {
+    if (this.pin === null && !served?.relay) return { document: served, published: null };
+    const response = await this._request('GET', IDENTITY_PATH, {});
+    const identity = await identityOf(new Uint8Array(await response.arrayBuffer()), this.campaignId, {
+      pin: this.pin, configPin: served?.relay?.pin ?? null,
+    });
+    if (this.pin === null) checkNotTheRelay(identity.relay, this._serverOrigin(), this.campaignId);
+    checkExpectedIssuer(identity.issuer, this.issuer?.url, this.campaignId);
+    // only what the pin covers, and the campaign's state (public, and only ever a reason to refuse)
+    const document = {
+      campaign: identity.campaign, state: served?.state, config: identity.config,
+      relay: { ...identity.relay, pin: identity.pin, issuer: identity.issuer },
+    };
+    return { document, published: served?.relay?.issuer?.challenge ?? null };
+  }
+
+  /**
+   * A relayed campaign, loaded: refuse it if this device was given an issuer (the ``issuer`` option, perhaps set after
+   * ``campaign()``) and the campaign names none or another (``issuer_mismatch``).  Nothing for other campaigns.
+   */
+  _checkExpectedIssuer() {
+    const relay = this._campaign?.relay;
+    if (relay) checkExpectedIssuer(relay.issuer, this.issuer?.url, this.campaignId);
   }
 
   /** The origin of the server this client was given (the page's, for ''). */
@@ -237,6 +262,7 @@ export class Client {
   async prepareTokens(count = 1) {
     if (!Number.isInteger(count) || count < 0) throw new TypeError(`The 'count' argument of prepareTokens must be an int >= 0. Got ${count}.`);
     await this.campaign();
+    this._checkExpectedIssuer(); // the option may have been set after campaign()
     const info = this._issuerInfo;
     if (info === null) return 0;
     const { base64UrlEncode, createTokenRequest, finalizeToken } = await privacyPass();
@@ -247,11 +273,10 @@ export class Client {
       if (typeof credential !== 'string' || credential === '') {
         throw new ServiceError(
           `Campaign '${this.campaignId}' takes each report with a token of its issuer (${info.origin}): give this device's ` +
-            'credential from that issuer (the issuer option, {credential}). Nothing was drawn or sent.',
+            'credential from that issuer (the issuer option, {credential, url}). Nothing was drawn or sent.',
           { code: 'credential_required' },
         );
       }
-      checkIssuerOrigin(info.origin, this.issuer?.url, this.campaignId); // the option may have been set after campaign()
       await this._checkIssuerKey(info);
       let entry = pending[0];
       if (entry === undefined) {
@@ -277,6 +302,7 @@ export class Client {
    */
   async _prepareFor(reports) {
     await this.campaign();
+    this._checkExpectedIssuer();
     const info = this._issuerInfo;
     if (info === null) return;
     const { bound } = await this._withLedgerLock(() => this._wallet.view(info.scope));
@@ -389,6 +415,7 @@ export class Client {
    */
   randomize(values) {
     if (this._campaign === null) throw new InvalidParameterError('Client.randomize needs the campaign: await client.campaign() first.');
+    this._checkExpectedIssuer();
     return this._privatize(this._protocol, values);
   }
 
@@ -513,13 +540,18 @@ export class Client {
 
   /**
    * A campaign collected through a relay (its config has ``relay``): each report sealed to the collector's key and
-   * sent alone to the relay the trusted config names (``relay.url``), under ``<batchId>.<row>``, without a batch id
-   * inside (nothing per device reaches the collector), with its own Privacy Pass token when the campaign has an issuer
-   * (the one bound to that report id, so that a resend carries the same token); resolves to the relay's acks.
+   * sent alone to the relay the identity names (``relay.url``), under ``<batchId>.<row>``, without a batch id inside
+   * (nothing per device reaches the collector), with the identity's pin (``Dpdist-Pin``: the relay refuses a report
+   * made under another identity of the campaign than the one it holds) and, when the campaign has an issuer, its own
+   * Privacy Pass token: the one bound to that report id, so that a resend carries the same token.  The tokens of a
+   * batch stay bound until the relay has acknowledged every report of it: a resend after a failure (the relay down,
+   * an answer lost) sends the reports already acknowledged again with their own tokens (duplicates), never new ones.
+   * Resolves to the relay's acks.
    */
   async _sendThroughRelay(relay, batch, batchId) {
     const base = String(relay.url ?? '').replace(/\/+$/, '');
-    originOf(base, `The relay URL of campaign '${this.campaignId}' (relay.url of its config)`);
+    originOf(base, `The relay URL of campaign '${this.campaignId}' (relay.url of its identity)`);
+    this._checkExpectedIssuer(); // the option may have been set after campaign()
     const info = this._issuerInfo;
     const { authorizationHeader, base64UrlDecode } = info === null ? {} : await privacyPass();
     const acks = [];
@@ -541,7 +573,10 @@ export class Client {
         let response;
         try {
           response = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
-            url: `${base}${relayReportPath(this.campaignId, reportId)}`, body: sealed, headers: { 'Content-Type': RELAY_CONTENT_TYPE }, authorization,
+            url: `${base}${relayReportPath(this.campaignId, reportId)}`,
+            body: sealed,
+            headers: { 'Content-Type': RELAY_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
+            authorization,
           });
         } catch (error) {
           // a token the relay does not admit (401) or saw spent on another report: never again; a resend takes another
@@ -551,11 +586,14 @@ export class Client {
           throw error;
         }
         acks.push(await response.json());
-        if (info !== null) await this._withLedgerLock(() => this._wallet.release(info.scope, reportId)); // spent
       }
     } catch (error) {
       if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
       throw error;
+    }
+    if (info !== null) { // every report of the batch acknowledged: their tokens are spent, and forgotten
+      const ids = Array.from({ length: batch.length }, (_, index) => `${batchId}.${index}`);
+      await this._withLedgerLock(() => this._wallet.release(info.scope, ...ids));
     }
     return { batch_id: batchId, relayed: acks.length, duplicates: acks.filter((ack) => ack.duplicate).length };
   }

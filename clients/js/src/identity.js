@@ -1,19 +1,23 @@
-// Where a device takes a relayed campaign's config and keys from, so that the relay cannot swap them (issue 44 design,
-// sections 3 and 4; docs/deployment.md, "Anonymous collection").
+// Where a device takes a relayed campaign's config and keys from, so that neither the relay nor the collector can give it
+// a campaign of its own (issue 44 design, sections 3 to 5; docs/deployment.md, "Anonymous collection").
 //
 // A relay that served the collector's HPKE key could serve its own and open the reports; it could also serve another
-// protocol config (a larger epsilon with the same report format).  So a device takes the whole campaign from a source
-// the relay does not control:
+// protocol config (a larger epsilon with the same report format).  A collector that served one device a config of its
+// own (a tag: epsilon 4.0000001) would find that device's report in the shuffled batch.  So a relayed campaign has one
+// identity: a document the collector made once, at creation, and serves verbatim (``GET /api/campaigns/{c}/identity``,
+// passed on by a relay), and its pin, the lower-case hex SHA-256 of those bytes.  A device
 //
-// * the collector: the device is given the collector's URL, and sends sealed reports to the relay its config names
-//   (``relay.url``);
-// * or a pin: the lower-case hex SHA-256 of the campaign's identity document (the bytes the collector made at
-//   creation and serves at ``/api/campaigns/{c}/identity``, which a relay passes on verbatim), given to the device with
-//   any server's URL: the device hashes the bytes it received (no canonicalization on its side) and refuses others.
+// * always fetches the identity's bytes, hashes them (no canonicalization on its side), and refuses them
+//   (``pin_mismatch``) unless the hash is the pin it was given (if any) and the pin the server's config names
+//   (``relay.pin``);
+// * takes config, relay and issuer from the identity only;
+// * binds its Privacy Pass tokens to the pin (redemption context v2, privacypass.js) and names the pin with every report
+//   (``Dpdist-Pin``): the relay pins each campaign's identity and refuses reports made under another, so a device served
+//   another identity never reaches a batch.
 //
-// A device given the relay's own URL without a pin refuses (``pin_required``).  The issuer named by the campaign is
-// checked against what the device was told (``issuer_mismatch``) and its TokenChallenge re-derived
-// (``challenge_mismatch``).
+// A device given the relay's own URL without a pin refuses (``pin_required``).  A device given a credential is given its
+// issuer's URL too, and refuses a campaign that names no issuer or another one (``issuer_mismatch``); the TokenChallenge
+// the config publishes is re-derived from the pin (``challenge_mismatch``).
 
 import { InvalidParameterError, ServiceError } from './errors.js';
 
@@ -27,6 +31,8 @@ async function sha256Hex(bytes) {
 
 /** The path of a campaign's identity document, under ``/api/campaigns/{c}``. */
 export const IDENTITY_PATH = '/identity';
+/** The header that names a report's pin to the relay (issue 44 design, section 5). */
+export const PIN_HEADER = 'Dpdist-Pin';
 
 /** ``pin`` as the device keeps it (64 lower-case hex digits), or a TypeError naming the option. */
 export function checkPin(pin) {
@@ -56,16 +62,55 @@ function isObject(value) {
 }
 
 /**
- * The campaign described by the identity ``bytes`` the server returned, if their SHA-256 is ``pin``; else ServiceError
- * ``pin_mismatch`` (a relay that swapped a key or the config cannot make bytes with the same hash).
- * @returns {Promise<{campaign: string, config: object, relay: object, issuer: object|null}>}
+ * The ``issuer`` option of Client as the device keeps it: null, or ``{credential, url}`` where ``credential`` is null or
+ * a non-empty string and ``url`` null or an absolute http(s) URL, required with a credential (a credential is tied to
+ * its issuer: a device that sent it to whatever issuer a campaign names would hand it to the collector's own issuer).
+ * InvalidParameterError naming the option otherwise.
  */
-export async function pinnedIdentity(bytes, pin, campaignId) {
+export function checkIssuerOption(issuer) {
+  if (issuer === null || issuer === undefined) return null;
+  const shown = JSON.stringify(issuer, (key, value) => (key === 'credential' && typeof value === 'string' ? '…' : value));
+  if (!isObject(issuer)) throw new InvalidParameterError(`The 'issuer' option of Client must be null or {credential, url}. Got ${shown}.`);
+  const unknown = Object.keys(issuer).filter((key) => key !== 'credential' && key !== 'url');
+  if (unknown.length > 0) {
+    throw new InvalidParameterError(`The 'issuer' option of Client takes 'credential' and 'url' only. Got ${JSON.stringify(unknown)}.`);
+  }
+  const credential = issuer.credential ?? null;
+  const url = issuer.url ?? null;
+  if (credential !== null && (typeof credential !== 'string' || credential === '')) {
+    throw new InvalidParameterError(`The 'issuer.credential' option of Client must be a non-empty string or null. Got a ${typeof credential}${credential === '' ? ' (empty)' : ''}.`);
+  }
+  if (url !== null) originOf(url, "The 'issuer.url' option of Client");
+  if (credential !== null && url === null) {
+    throw new InvalidParameterError(
+      "The 'issuer.url' option of Client is required with 'issuer.credential': a credential is tied to its issuer, and " +
+        'the device sends it to that issuer only (give the issuer URL received with the credential).',
+    );
+  }
+  return { credential, url };
+}
+
+/**
+ * The identity of relayed campaign ``campaignId`` in the ``bytes`` the server returned, with its ``pin`` (their SHA-256),
+ * if that pin is the one the device was given (``pin``, null if none) and the one the server's config names
+ * (``configPin``, its ``relay.pin``); else ServiceError ``pin_mismatch``: a relay that swapped a key or the config, or
+ * a collector that served this device an identity of its own, cannot make bytes with the same hash.
+ * @returns {Promise<{pin: string, campaign: string, config: object, relay: object, issuer: object|null}>}
+ */
+export async function identityOf(bytes, campaignId, { pin = null, configPin = null } = {}) {
   const digest = await sha256Hex(bytes);
-  if (digest !== pin) {
+  if (pin !== null && digest !== pin) {
     throw new ServiceError(
       `The identity of campaign '${campaignId}' this server returned has SHA-256 ${digest}, not the campaign's pin ${pin}: ` +
         'its config or keys are not the ones the collector published (a relay that swapped them?). Nothing was drawn or sent.',
+      { code: 'pin_mismatch' },
+    );
+  }
+  const named = typeof configPin === 'string' ? configPin.toLowerCase() : configPin;
+  if (named !== digest) {
+    throw new ServiceError(
+      `The config of campaign '${campaignId}' this server returned names the pin ${JSON.stringify(named ?? null)}, and the identity ` +
+        `it returned has SHA-256 ${digest}: the device takes a relayed campaign from one identity only. Nothing was drawn or sent.`,
       { code: 'pin_mismatch' },
     );
   }
@@ -75,21 +120,22 @@ export async function pinnedIdentity(bytes, pin, campaignId) {
   } catch (error) {
     throw new ServiceError(`The identity matching the pin is not JSON (${error.message}).`, { code: 'pin_mismatch' });
   }
-  if (!isObject(identity) || identity.campaign !== campaignId || !isObject(identity.config) || !isObject(identity.relay)) {
+  if (!isObject(identity) || identity.campaign !== campaignId || !isObject(identity.config) || !isObject(identity.relay) ||
+    !(identity.issuer === null || isObject(identity.issuer))) {
     throw new ServiceError(
       `The identity matching the pin is not that of relayed campaign '${campaignId}' (it names ${JSON.stringify(identity?.campaign)}).`,
       { code: 'pin_mismatch' },
     );
   }
-  return { campaign: identity.campaign, config: identity.config, relay: identity.relay, issuer: identity.issuer ?? null };
+  return { pin: digest, campaign: identity.campaign, config: identity.config, relay: identity.relay, issuer: identity.issuer };
 }
 
 /**
- * Refuse to take a relayed campaign's config from its own relay without a pin: ``relay`` is the config's relay (from
- * the server at ``serverOrigin``), and when its ``url`` is that server, the server is the relay (``pin_required``).
+ * Refuse to take a relayed campaign from its own relay without a pin: ``relay`` is the identity's relay (from the server
+ * at ``serverOrigin``), and when its ``url`` is that server, the server is the relay (``pin_required``).
  */
 export function checkNotTheRelay(relay, serverOrigin, campaignId) {
-  const relayOrigin = originOf(relay.url, `The relay URL of campaign '${campaignId}' (relay.url of its config)`);
+  const relayOrigin = originOf(relay.url, `The relay URL of campaign '${campaignId}' (relay.url of its identity)`);
   if (relayOrigin === serverOrigin) {
     throw new ServiceError(
       `${serverOrigin} is the relay of campaign '${campaignId}': this is the campaign's relay; give the collector's URL ` +
@@ -100,10 +146,23 @@ export function checkNotTheRelay(relay, serverOrigin, campaignId) {
   }
 }
 
-/** The issuer ``origin`` a campaign names must be the one the device was given (``expectedUrl``, if any). */
-export function checkIssuerOrigin(origin, expectedUrl, campaignId) {
+/**
+ * A device given an issuer (``expectedUrl``: the ``issuer.url`` option, null if none) refuses a relayed campaign whose
+ * identity names no issuer (``issuer`` null: anyone, the collector included, may fill its batches) or another issuer's
+ * origin (``issuer_mismatch``), before anything is drawn or any credential sent.
+ */
+export function checkExpectedIssuer(issuer, expectedUrl, campaignId) {
   if (expectedUrl === null || expectedUrl === undefined) return;
   const expected = originOf(expectedUrl, "The 'issuer.url' option of Client");
+  if (!isObject(issuer)) {
+    throw new ServiceError(
+      `Campaign '${campaignId}' names no issuer: this campaign admits anyone (its relay takes reports without a token, so ` +
+        `the collector could fill a batch with reports of its own), and this device was given the issuer ${expected}. ` +
+        'Nothing was drawn or sent.',
+      { code: 'issuer_mismatch' },
+    );
+  }
+  const origin = originOf(issuer.url, `The issuer URL of campaign '${campaignId}' (issuer.url)`);
   if (expected !== origin) {
     throw new ServiceError(
       `Campaign '${campaignId}' names the issuer ${origin}; this device was given ${expected}. Nothing was drawn or sent.`,
@@ -113,14 +172,14 @@ export function checkIssuerOrigin(origin, expectedUrl, campaignId) {
 }
 
 /**
- * What a device needs of a relayed campaign's issuer (issue 44 design, section 4, step 5), checked: the token type,
- * the issuer's URL against the one the device was given (``expectedUrl``, its origin; ``issuer_mismatch``), the token
- * key's encoding, and the TokenChallenge, re-derived from the campaign id, the HPKE key id and the issuer's name
- * (``challenge_mismatch``).
+ * What a device needs of a relayed campaign's issuer (issue 44 design, sections 4 and 5), checked: the token type, the
+ * issuer's URL, the token key's encoding, and the TokenChallenge, derived from the issuer's name and the campaign's
+ * ``pin`` (redemption context v2), which must be the one the server's config publishes (``published``: its
+ * ``relay.issuer.challenge``, base64url; null if it publishes none), else ``challenge_mismatch``.
  * @returns {Promise<{url: string, origin: string, name: string, key: string, tokenKey: Uint8Array, tokenKeyText: string,
  *   challenge: Uint8Array, scope: string}>} ``scope``: the challenge in base64url, the campaign's key in the token store
  */
-export async function checkedIssuer(issuer, relay, campaignId, expectedUrl = null) {
+export async function checkedIssuer(issuer, pin, campaignId, published = null) {
   if (!isObject(issuer)) throw new InvalidParameterError(`The issuer of campaign '${campaignId}' must be an object. Got ${JSON.stringify(issuer)}.`);
   if (issuer.token_type !== TOKEN_TYPE) {
     throw new ServiceError(
@@ -129,22 +188,29 @@ export async function checkedIssuer(issuer, relay, campaignId, expectedUrl = nul
     );
   }
   const origin = originOf(issuer.url, `The issuer URL of campaign '${campaignId}' (issuer.url)`);
-  checkIssuerOrigin(origin, expectedUrl, campaignId);
-  for (const field of ['name', 'key', 'token_key', 'challenge']) {
+  for (const field of ['name', 'key', 'token_key']) {
     if (typeof issuer[field] !== 'string' || issuer[field] === '') {
       throw new InvalidParameterError(`The issuer of campaign '${campaignId}' must have a non-empty string '${field}'. Got ${JSON.stringify(issuer[field])}.`);
     }
   }
   const { base64UrlDecode, base64UrlEncode, checkTokenKey, redemptionContext, tokenChallenge } = await import('./privacypass.js');
   const tokenKey = checkTokenKey(issuer.token_key);
-  const challenge = tokenChallenge(issuer.name, await redemptionContext(campaignId, relay.key_id));
-  const published = base64UrlDecode(issuer.challenge, `The TokenChallenge of campaign '${campaignId}' (issuer.challenge)`);
-  if (published.length !== challenge.length || !published.every((byte, index) => byte === challenge[index])) {
-    throw new ServiceError(
-      `The TokenChallenge campaign '${campaignId}' publishes is not the one its id, its key id and its issuer's name give ` +
-        '(RFC 9577 section 2.1.1, redemption context of the dpdist design): tokens for it would not be this campaign\'s.',
-      { code: 'challenge_mismatch' },
-    );
+  const challenge = tokenChallenge(issuer.name, await redemptionContext(pin));
+  if (published !== null && published !== undefined) {
+    let given = null;
+    try {
+      given = base64UrlDecode(published, `The TokenChallenge of campaign '${campaignId}' (relay.issuer.challenge)`);
+    } catch {
+      // below
+    }
+    if (given === null || given.length !== challenge.length || !given.every((byte, index) => byte === challenge[index])) {
+      throw new ServiceError(
+        `The TokenChallenge campaign '${campaignId}' publishes is not the one its issuer's name and its pin give (RFC 9577 ` +
+          'section 2.1.1, redemption context v2 of the dpdist design): tokens for it would not be this campaign\'s. ' +
+          'Nothing was drawn or sent.',
+        { code: 'challenge_mismatch' },
+      );
+    }
   }
   return {
     url: String(issuer.url).replace(/\/+$/, ''), origin, name: issuer.name, key: issuer.key, tokenKey,

@@ -1,6 +1,6 @@
 // Privacy Pass on the device: the client side of token type 2 (RFC 9578 section 6: publicly verifiable, blind RSA 2048,
 // RSABSSA-SHA384-PSS-Deterministic of RFC 9474) and the PrivateToken authorization of RFC 9577, for the relayed
-// campaigns of docs/deployment.md ("Anonymous collection"; issue 44 design sections 1 and 4).
+// campaigns of docs/deployment.md ("Anonymous collection"; issue 44 design sections 1, 4 and 5).
 //
 // The cryptography and the encodings are @cloudflare/privacypass-ts and @cloudflare/blindrsa-ts, bundled in
 // vendor/privacypass.js (no install step); this module composes them into the two steps a device runs, with state
@@ -40,7 +40,8 @@ const NK = 256; // bytes of the modulus and of a blind signature (RFC 9578 secti
 const PSS_ALGORITHM = hexBytes(
   '303d06092a864886f70d01010a3030a00d300b0609608648016503040202a11a301806092a864886f70d010108300b0609608648016503040202a203020130',
 );
-const CAMPAIGN_CONTEXT = 'dpdist campaign v1\0';
+/** The label of the redemption context (issue 44 design, section 5): ASCII, then one zero byte. */
+export const CAMPAIGN_CONTEXT = 'dpdist campaign v2\0';
 
 function hexBytes(text) {
   return Uint8Array.from(text.match(/../g), (pair) => parseInt(pair, 16));
@@ -88,17 +89,16 @@ function equalBytes(a, b) {
 }
 
 /**
- * The redemption context of a relayed campaign's TokenChallenge (issue 44 design, section 4):
- * SHA-256("dpdist campaign v1\0" || campaign id (UTF-8) || "\0" || the 8-byte HPKE key id).
- * @param {string} campaignId
- * @param {string} keyId the campaign's HPKE key id, 16 hexadecimal digits (``relay.key_id``)
+ * The redemption context of a relayed campaign's TokenChallenge (issue 44 design, section 5):
+ * SHA-256("dpdist campaign v2\0" || the pin's 32 bytes), where the pin is the SHA-256 of the campaign's identity
+ * document, so that a token is bound to the exact identity (config, HPKE key, relay, issuer) the device trusted.
+ * @param {string} pin the campaign's pin, 64 lower-case hexadecimal digits
  */
-export async function redemptionContext(campaignId, keyId) {
-  if (typeof keyId !== 'string' || !/^[0-9a-f]{16}$/.test(keyId)) {
-    throw new InvalidParameterError(`A relayed campaign's key id must be 16 lower-case hexadecimal digits. Got ${JSON.stringify(keyId)}.`);
+export async function redemptionContext(pin) {
+  if (typeof pin !== 'string' || !/^[0-9a-f]{64}$/.test(pin)) {
+    throw new InvalidParameterError(`A relayed campaign's pin must be 64 lower-case hexadecimal digits. Got ${JSON.stringify(pin)}.`);
   }
-  const text = new TextEncoder();
-  return sha256(concat(text.encode(CAMPAIGN_CONTEXT), text.encode(campaignId), Uint8Array.of(0), hexBytes(keyId)));
+  return sha256(concat(new TextEncoder().encode(CAMPAIGN_CONTEXT), hexBytes(pin)));
 }
 
 /**

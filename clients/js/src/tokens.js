@@ -6,7 +6,8 @@
 // * pending: a token request sent to the issuer whose answer has not arrived; it is sent again, the same bytes, until
 //   it is answered (the issuer answers a repeated request from its store, without counting another token);
 // * spare: tokens not yet bound to a report (one obtained for a value the ledger then refused waits for the next);
-// * bound: report id -> its token, until the relay acknowledges the report.
+// * bound: report id -> its token, until the relay acknowledges every report of its batch (a resend of the batch carries
+//   the same tokens, also for the reports acknowledged before the failure: the relay calls them duplicates).
 //
 // Kept per campaign under its TokenChallenge (base64url), in the Client's storage (``memoStorage``) under the key
 // ``dpdist-tokens`` when it has one (a page reloaded keeps them), else in memory.  Every change reads the storage
@@ -107,10 +108,10 @@ export class TokenWallet {
     });
   }
 
-  /** Report ``reportId`` was acknowledged: its token is spent, and forgotten. */
-  release(scope, reportId) {
+  /** Reports ``reportIds`` were acknowledged (or their tokens refused for good): their tokens are spent, and forgotten. */
+  release(scope, ...reportIds) {
     this._update(scope, (campaign) => {
-      delete campaign.bound[reportId];
+      for (const reportId of reportIds) delete campaign.bound[reportId];
     });
   }
 }

@@ -1,7 +1,8 @@
 // The participate page of a relayed campaign with an issuer, in headless Chromium (skipped where there is none): served
 // by the collector with dpdist serve's CSP plus the relay's and the issuer's origins in connect-src, it takes the
-// credential from the URL's fragment (and takes it out of the address bar), gets a token from the issuer (CORS), draws
-// once, and sends the report sealed to the collector's key to the relay (CORS) with its token.
+// credential and its issuer from the URL's fragment (and takes the credential out of the address bar), gets a token from
+// the issuer (CORS), draws once, and sends the report sealed to the collector's key to the relay (CORS, with the
+// Dpdist-Pin header) with its token; it refuses a campaign whose issuer is not the invitation's.
 // Driven by tests/participate_relayed_driver.mjs over the DevTools protocol.
 
 import assert from 'node:assert/strict';
@@ -30,8 +31,15 @@ after(async () => {
   if (profile !== null) rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
 });
 
+let devtools = null;
+
 /** Headless Chromium with a DevTools port on 127.0.0.1 (its own profile, killed after the tests); resolves to the port. */
-async function devtoolsPort() {
+function devtoolsPort() {
+  devtools ??= startBrowser(); // one browser for the tests of this file
+  return devtools;
+}
+
+async function startBrowser() {
   profile = mkdtempSync(join(tmpdir(), 'dpdist-chromium-'));
   browser = spawn(CHROMIUM, ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0',
     '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], { stdio: 'ignore' });
@@ -55,20 +63,38 @@ function drive(port, url, value) {
   });
 }
 
-test('the page gets a token with the credential of its fragment, draws once, and sends the sealed report to the relay, which cannot open it even serving its own key', { skip: CHROMIUM === null && 'no Chromium' }, async () => {
+test('the page gets a token with the credential and issuer of its fragment, draws once, and sends the sealed report to the relay, which cannot open it even serving its own key', { skip: CHROMIUM === null && 'no Chromium' }, async () => {
   const parties = await startRelayedCampaign({ page: { cors: true }, swap: true }); // the relay serves its own key: the page never asks it
   const port = await devtoolsPort();
-  const page = await drive(port, `${parties.collectorUrl}/campaigns/c1/participate#credential=${CREDENTIAL}`, '3');
+  const issuer = new URLSearchParams({ issuer: parties.issuerUrl }).toString();
+  const page = await drive(port, `${parties.collectorUrl}/campaigns/c1/participate#credential=${CREDENTIAL}&${issuer}`, '3');
   assert.ok(page.status.startsWith('Sent. The relay accepted your report'), JSON.stringify(page));
-  assert.deepEqual([page.credentialShown, page.credentialFilled, page.hash], [true, true, '']); // out of the address bar
+  // the credential out of the address bar, its issuer kept
+  assert.deepEqual([page.credentialShown, page.credentialFilled, page.issuer, page.hash], [true, true, parties.issuerUrl, `#${issuer}`]);
   assert.match(page.about, new RegExp(`goes to the relay ${parties.relayUrl}.*token of ${parties.issuerUrl}`));
+  // the page says what it is: the collector's code, whose promises hold as far as the collector is honest
+  assert.match(page.about, new RegExp(`This page is code that the collector serves: .*only as far as the collector is honest.*` +
+    `dpdist submit.*JavaScript client it got elsewhere, given this campaign's pin ${parties.pin}\.`));
   assert.deepEqual(parties.state.issuerRequests.map((request) => [request.credential, request.answered]), [[CREDENTIAL, 'new']]);
   assert.equal(parties.state.relayReceived.length, 1);
   const [message] = parties.state.relayReceived;
   assert.equal(message.openedByRelay, null);
   assert.notEqual(await openSealed(parties.collectorKey, 'c1', message.sealed), null);
   assert.equal(parties.state.spentNonces.size, 1); // the relay verified the token
+  assert.equal(parties.state.relayPinned.pin, parties.pin); // and the pin the page named (Dpdist-Pin, allowed by CORS)
   // the browser asked the relay and the issuer first (CORS preflights: PUT and POST with Authorization)
   assert.ok(parties.state.relayRequests.some((line) => line.startsWith('OPTIONS /relay/v1/campaigns/c1/reports/')));
   assert.deepEqual(parties.state.collectorRequests.filter((line) => line.startsWith('PUT')), []);
+});
+
+test("the page refuses a campaign whose issuer is not the invitation's: nothing drawn, the credential sent nowhere", { skip: CHROMIUM === null && 'no Chromium' }, async () => {
+  const parties = await startRelayedCampaign({ page: { cors: true } });
+  const port = await devtoolsPort();
+  const issuer = new URLSearchParams({ issuer: 'https://issuer.example.org' }).toString();
+  const page = await drive(port, `${parties.collectorUrl}/campaigns/c1/participate#credential=${CREDENTIAL}&${issuer}`, '3');
+  assert.match(page.status, /^This campaign cannot be joined from this page: Campaign 'c1' names the issuer .*; this device was given https:\/\/issuer\.example\.org/);
+  assert.equal(page.report, null);
+  assert.equal(page.hash, `#${issuer}`); // the credential out of the address bar all the same
+  assert.deepEqual(parties.state.issuerRequests, []);
+  assert.deepEqual(parties.state.relayRequests, []);
 });

@@ -3,9 +3,11 @@
 // the same vectors; the encodings' refusals.
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
+  CAMPAIGN_CONTEXT,
   TOKEN_BYTES,
   authorizationHeader,
   base64UrlDecode,
@@ -104,7 +106,7 @@ for (const [index, vector] of RFC9578.vectors.entries()) {
 
 test('a token request is fresh each time, and a response that is not the signature of its own request is refused', async () => {
   const issuer = newIssuerKey();
-  const challenge = tokenChallenge('issuer.test', await redemptionContext('c1', '0123456789abcdef'));
+  const challenge = tokenChallenge('issuer.test', await redemptionContext('01'.repeat(32)));
   const first = await createTokenRequest(issuer.tokenKey, challenge);
   const second = await createTokenRequest(base64UrlEncode(issuer.tokenKey), challenge);
   assert.notEqual(first.request, second.request); // another nonce, salt and blind: the issuer cannot link them
@@ -117,15 +119,23 @@ test('a token request is fresh each time, and a response that is not the signatu
   await assert.rejects(finalizeToken(issuer.tokenKey, first, blindSign(other, base64UrlDecode(first.request).subarray(3))), /bad_token_response|does not unblind/);
 });
 
-test("the redemption context binds the campaign and its HPKE key id; a token key must be type 2's encoding", async () => {
-  const context = await redemptionContext('survey-7', '00112233445566ff');
-  const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.concat([
-    Buffer.from('dpdist campaign v1\0survey-7\0', 'utf8'), hex('00112233445566ff'),
-  ])));
+test("the redemption context (v2) binds the campaign's identity through its pin; a token key must be type 2's encoding", async () => {
+  const pin = 'c0ffee'.padEnd(64, '5');
+  const context = await redemptionContext(pin);
+  // SHA-256("dpdist campaign v2" || 0x00 || the pin's 32 bytes), the label's bytes written out
+  const label = Uint8Array.of(0x64, 0x70, 0x64, 0x69, 0x73, 0x74, 0x20, 0x63, 0x61, 0x6d, 0x70, 0x61, 0x69, 0x67, 0x6e, 0x20, 0x76, 0x32, 0x00);
+  assert.equal(CAMPAIGN_CONTEXT, 'dpdist campaign v2\0');
+  const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.concat([label, hex(pin)])));
   assert.deepEqual(context, expected);
-  assert.notDeepEqual(await redemptionContext('survey-8', '00112233445566ff'), context);
-  assert.notDeepEqual(await redemptionContext('survey-7', '00112233445566fe'), context);
-  await assert.rejects(redemptionContext('survey-7', '0011'), /16 lower-case hexadecimal/);
+  assert.equal(toHex(context), createHash('sha256').update(Buffer.concat([Buffer.from('dpdist campaign v2\x00', 'ascii'), Buffer.from(pin, 'hex')])).digest('hex'));
+  assert.notDeepEqual(await redemptionContext(pin.replace(/5$/, '4')), context); // another identity: another context
+  // a known answer, from Python's hashlib (the wire the Python device, relay and collector compute; design, section 5)
+  const zero = await redemptionContext('00'.repeat(32));
+  assert.equal(toHex(zero), '6f482df052e2700f53733ef22c82c7c1044cde0b739ea9b2b64d7a39bcefac8e');
+  assert.equal(toHex(tokenChallenge('issuer.example', zero)),
+    '0002000e6973737565722e6578616d706c6520' + '6f482df052e2700f53733ef22c82c7c1044cde0b739ea9b2b64d7a39bcefac8e' + '0000');
+  await assert.rejects(redemptionContext('0011'), /64 lower-case hexadecimal/);
+  await assert.rejects(redemptionContext(pin.toUpperCase()), /64 lower-case hexadecimal/);
   const challenge = tokenChallenge('issuer.example', context);
   assert.deepEqual(parseChallenge(challenge), { tokenType: 2, issuerName: 'issuer.example', context, originInfo: '' });
   const issuer = newIssuerKey();

@@ -51,17 +51,25 @@ test('a sealed report: version, key id, enc, ciphertext of a padded plaintext bo
   await assert.rejects(sealForRelay({ ...key.relay, ids: [0x0010, 1, 1] }, 'c1', body, 'application/json'), /suite/);
 });
 
-test('a client of a relayed campaign sends each report alone, sealed, to the relay its collector names, under <batch id>.<row>', async () => {
+test('a client of a relayed campaign sends each report alone, sealed, to the relay its identity names, under <batch id>.<row>, with its pin', async () => {
   const key = await relayKey();
+  const relay = { ...key.relay, url: 'http://relay.test/' };
+  const identity = new TextEncoder().encode(JSON.stringify({ campaign: 'c1', config: CONFIG, relay, issuer: null, colluding: 0, delta: 1e-8 }));
+  const pin = Buffer.from(await crypto.subtle.digest('SHA-256', identity)).toString('hex');
   const requests = [];
   const fetch = async (url, { method, headers, body }) => {
     requests.push({ url, method, headers, body: body ? new Uint8Array(body) : null });
-    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config: CONFIG, relay: { ...key.relay, url: 'http://relay.test/' } });
+    if (method === 'GET' && url.endsWith('/identity')) return new Response(identity, { headers: { 'Content-Type': 'application/json' } });
+    // the config names the pin; its own config (epsilon) and relay are not what the device uses
+    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config: { ...CONFIG, epsilon: 8 }, relay: { ...relay, url: 'http://elsewhere.test', pin } });
     return Response.json({ campaign: 'c1', report_id: url.split('/').at(-1), duplicate: false }, { status: 202 });
   };
   const client = new Client('http://collector.test', 'c1', { fetch, batchSize: 3, memoStorage: null, source: deterministicSource(4) });
   const acks = await client.submitMany([1, 2, 3, 4, 5]);
   assert.deepEqual(acks.map((ack) => ack.relayed), [3, 2]);
+  assert.deepEqual(requests.filter((r) => r.method === 'GET').map((r) => r.url),
+    ['http://collector.test/api/campaigns/c1/config', 'http://collector.test/api/campaigns/c1/identity']);
+  assert.equal((await client.protocol()).epsilon, 1); // the identity's config
   const puts = requests.filter((r) => r.method === 'PUT');
   assert.equal(puts.length, 5);
   const ids = new Set();
@@ -69,6 +77,7 @@ test('a client of a relayed campaign sends each report alone, sealed, to the rel
     const [, batchId, row] = put.url.match(/^http:\/\/relay\.test\/relay\/v1\/campaigns\/c1\/reports\/([0-9a-f]{32})\.(\d)$/);
     ids.add(batchId);
     assert.equal(put.headers['Content-Type'], RELAY_CONTENT_TYPE);
+    assert.equal(put.headers['Dpdist-Pin'], pin); // the identity the report was made under, for the relay to compare
     assert.equal(put.headers.Authorization, undefined); // a campaign without an issuer: no token, and no submit token
     const opened = await open(key, 'c1', put.body);
     assert.equal(opened.kind, 1); // a dpdist binary record of one report, without a batch id inside

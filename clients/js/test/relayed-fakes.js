@@ -1,13 +1,18 @@
 // A collector, a relay and a Privacy Pass issuer in-process, as node http servers on 127.0.0.1 (port 0), for the tests
-// of the device algorithm of a relayed campaign (issue 44 design, sections 1, 3 and 4).  Each server stops by itself
+// of the device algorithm of a relayed campaign (issue 44 design, sections 1, 3, 4 and 5).  Each server stops by itself
 // after LIFETIME_MS (an unref'd timer) and is stopped by stopAll().
 //
-// * collector: GET /api/campaigns/{c}/config (relay: {url, kem, kdf, aead, ids, public_key, key_id, pin, issuer}) and
-//   GET /api/campaigns/{c}/identity (the identity document's bytes, made once);
+// * collector: GET /api/campaigns/{c}/config (relay: {url, kem, kdf, aead, ids, public_key, key_id, pin, issuer}, the
+//   issuer with its ``challenge``) and GET /api/campaigns/{c}/identity (the identity document's bytes, made once; its
+//   issuer without the challenge); as an attacker, a config and identity of its own to the devices it tags (``tag``), or
+//   another identity for everyone (``changeIdentity``);
 // * relay: passes both GETs on from the collector, or, as an attacker (``swap``), serves its own HPKE key (and the
-//   TokenChallenge its key id gives) in the config and the identity; PUT /relay/v1/campaigns/{c}/reports/{id} takes a
-//   sealed report with a valid, fresh token (401 without, 403 token_spent with a token spent on another report id,
-//   a duplicate for the same id and token), keeps what it received, and tries to open it with its own key;
+//   pin and TokenChallenge it gives) in the config and the identity; PUT /relay/v1/campaigns/{c}/reports/{id} pins the
+//   campaign's identity (the collector's, at the first report it admits) and takes a sealed report whose
+//   ``Dpdist-Pin`` is that pin (409 pin_mismatch else; 409 identity_changed once the collector names another pin) with
+//   a valid, fresh token of the pinned identity's challenge (401 without, 403 token_spent with a token spent on another
+//   report id, a duplicate for the same id and token), keeps what it received, and tries to open it with its own key;
+//   ``relayDown``: the relay drops every report's connection unread (a relay outage);
 // * issuer: GET /issuer/v1/keys/{name}, POST /issuer/v1/keys/{name}/token-request (Bearer credential; each credential
 //   ``tokensEach`` tokens, the count lowered before the answer, a repeated request answered from its store, whether
 //   the count is spent or not; refusals with dpdist issuer's codes: 401 unauthorized, 403 exhausted; ``loseAnswers``
@@ -132,17 +137,18 @@ async function servePage(request, response, connect) {
 
 /**
  * The CORS answers a relay or an issuer gives the page of the collector at ``origin`` (null: none): a preflight
- * (OPTIONS) allows ``method`` with the Authorization and Content-Type headers; every answer names the origin and
- * exposes Retry-After.  True if the request was a preflight (answered here).
+ * (OPTIONS) allows ``method`` with the ``headers`` (the relay: Authorization, Content-Type and Dpdist-Pin; the issuer:
+ * Authorization and Content-Type); every answer names the origin and exposes Retry-After.  True if the request was a
+ * preflight (answered here).
  */
-function cors(request, response, origin, method) {
+function cors(request, response, origin, method, headers = 'Authorization, Content-Type') {
   if (origin === null || request.headers.origin !== origin) return request.method === 'OPTIONS' && (response.writeHead(403).end(), true);
   response.setHeader('Access-Control-Allow-Origin', origin);
   response.setHeader('Access-Control-Expose-Headers', 'Retry-After');
   response.setHeader('Vary', 'Origin');
   if (request.method !== 'OPTIONS') return false;
   response.writeHead(204, {
-    'Access-Control-Allow-Methods': method, 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Max-Age': '600',
+    'Access-Control-Allow-Methods': method, 'Access-Control-Allow-Headers': headers, 'Access-Control-Max-Age': '600',
   });
   response.end();
   return true;
@@ -186,6 +192,10 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     loseAnswers: 0,
     collectorRequests: [],
     relayRequests: [],
+    relayPinned: null, // {pin, challenge}: the identity the relay pinned at the first report it admitted
+    relayRefusals: [], // {reportId, pin, code}: reports the relay refused for their pin
+    relayDown: false, // the relay drops every report's connection unread
+    tag: null, // the collector's own documents (``tagged``), served while set instead of the campaign's
   };
   // the servers' origins are known once they listen; the documents are made after
   let collectorUrl;
@@ -193,18 +203,21 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   let issuerUrl;
   let documents;
 
-  const issuerDoc = async (key) => (issuerKey === null ? null : {
-    url: issuerUrl, name: issuerName, key: keyName, token_type: 2, token_key: issuerKey.tokenKeyText,
-    challenge: Buffer.from(tokenChallenge(issuerName, await redemptionContext(campaign, key.key_id))).toString('base64url'),
-    independent: true,
+  // the identity names the issuer without a challenge; the config adds the challenge its pin gives (design, section 5)
+  const issuerDoc = () => (issuerKey === null ? null : {
+    url: issuerUrl, name: issuerName, key: keyName, token_type: 2, token_key: issuerKey.tokenKeyText, independent: true,
   });
-  const makeDocuments = async (key) => {
+  const makeDocuments = async (key, documentConfig = config) => {
     const relay = { url: relayUrl, kem: 'X25519', kdf: 'HKDF-SHA256', aead: 'AES-128-GCM', ids: SUITE_IDS, public_key: key.public_key, key_id: key.key_id };
-    const issuer = await issuerDoc(key);
-    const identity = Buffer.from(sortedJson({ campaign, config, relay, issuer, colluding: 0, delta: 1e-8 }), 'ascii');
+    const issuer = issuerDoc();
+    const identity = Buffer.from(sortedJson({ campaign, config: documentConfig, relay, issuer, colluding: 0, delta: 1e-8 }), 'ascii');
     const pin = sha256(identity).toString('hex');
-    const configDocument = { campaign, state: 'open', config, relay: { ...relay, pin, issuer }, submit_token_required: false };
-    return { identity, pin, configDocument };
+    const challenge = issuer === null ? null : Buffer.from(tokenChallenge(issuerName, await redemptionContext(pin)));
+    const configDocument = {
+      campaign, state: 'open', config: documentConfig,
+      relay: { ...relay, pin, issuer: issuer === null ? null : { ...issuer, challenge: challenge.toString('base64url') } }, submit_token_required: false,
+    };
+    return { identity, pin, challenge, configDocument };
   };
   const serveCampaign = (request, response, docs) => {
     const path = new URL(request.url, 'http://x').pathname;
@@ -220,14 +233,14 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   const pageOrigin = () => (page !== null && page.cors !== false ? collectorUrl : null);
   collectorUrl = await listen(async (request, response) => {
     state.collectorRequests.push(`${request.method} ${request.url}`);
-    if (request.method === 'GET' && serveCampaign(request, response, documents.collector)) return;
+    if (request.method === 'GET' && serveCampaign(request, response, state.tag ?? documents.collector)) return;
     if (page !== null && request.method === 'GET' && await servePage(request, response, page.connect ?? [relayUrl, issuerUrl].filter(Boolean))) return;
     json(response, 404, { error: 'not_found', detail: request.url });
   });
 
   relayUrl = await listen(async (request, response) => {
     state.relayRequests.push(`${request.method} ${request.url}`);
-    if (cors(request, response, pageOrigin(), 'PUT')) return;
+    if (cors(request, response, pageOrigin(), 'PUT', 'Authorization, Content-Type, Dpdist-Pin')) return;
     if (request.method === 'GET') {
       const docs = swap ? { configDocument: documents.swapped.configDocument, identity: tamperIdentity ? documents.swapped.identity : documents.collector.identity } : documents.collector;
       if (serveCampaign(request, response, docs)) return;
@@ -235,12 +248,24 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     const match = new URL(request.url, 'http://x').pathname.match(/^\/relay\/v1\/campaigns\/([^/]+)\/reports\/([^/]+)$/);
     if (request.method !== 'PUT' || match === null || decodeURIComponent(match[1]) !== campaign) return json(response, 404, { error: 'not_found' });
     const reportId = decodeURIComponent(match[2]);
+    if (state.relayDown) {
+      request.socket.destroy(); // the relay is down: nothing read, nothing stored
+      return undefined;
+    }
     const sealed = new Uint8Array(await readBody(request));
+    // the identity the relay holds: pinned at the first report it admitted, from the collector (design, section 5)
+    const held = state.relayPinned ?? { pin: documents.collector.pin, challenge: documents.collector.challenge };
+    const pin = request.headers['dpdist-pin'] ?? null;
+    const refuse = (code, detail) => (state.relayRefusals.push({ reportId, pin, code }), json(response, 409, { error: code, detail }));
+    if (state.relayPinned !== null && documents.collector.pin !== state.relayPinned.pin) {
+      return refuse('identity_changed', "the collector's config names another identity than the one this relay pinned");
+    }
+    if (pin !== held.pin) return refuse('pin_mismatch', 'the device was given another identity of the campaign than the relay holds');
     let token = null;
     if (issuerKey !== null) {
       const header = request.headers.authorization ?? '';
       const found = header.match(/^PrivateToken token="([A-Za-z0-9_-]+={0,2})"$/);
-      const challenge = Buffer.from(documents.collector.configDocument.relay.issuer.challenge, 'base64url');
+      const { challenge } = held;
       const unauthorized = (code) => json(response, 401, { error: code, detail: 'a report needs a token' }, {
         'WWW-Authenticate': `PrivateToken challenge="${challenge.toString('base64url')}", token-key="${issuerKey.tokenKeyText}"`,
       });
@@ -259,6 +284,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
       }
       state.spentNonces.set(nonce, { reportId, token });
     }
+    state.relayPinned ??= held;
     const duplicate = state.relayReceived.some((entry) => entry.reportId === reportId);
     state.relayReceived.push({ reportId, token, sealed, openedByRelay: await openSealed(relayKey, campaign, sealed) });
     json(response, 202, { campaign, report_id: reportId, duplicate });
@@ -306,5 +332,13 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   return {
     campaign, config, collectorUrl, relayUrl, issuerUrl, collectorKey, relayKey, issuerKey, state,
     pin: documents.collector.pin, swappedPin: documents.swapped.pin, identity: documents.collector.identity,
+    challenge: documents.collector.challenge,
+    /** The collector's documents of the campaign with ``other`` as its config (its key): a tag, or a changed identity. */
+    tagged: (other) => makeDocuments(collectorKey, other),
+    /** The collector now serves the campaign with ``other`` as its config to everyone (its identity changed). */
+    changeIdentity: async (other) => {
+      documents.collector = await makeDocuments(collectorKey, other);
+      return documents.collector.pin;
+    },
   };
 }

@@ -1,4 +1,4 @@
-"""What every dpdist server on the internet runs behind: limits, refusals, sockets (issues 29, 44.4, 45.3-4).
+"""What every dpdist server on the internet runs behind: limits, refusals, sockets (docs/deployment.md, "Limits").
 
 One place for the defences that ``dpdist serve``, ``dpdist relay`` and any other
 dpdist ASGI application share, with the same option names and ``DPDIST_*``

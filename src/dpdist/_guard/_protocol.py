@@ -1,5 +1,5 @@
 """uvicorn's h11 protocol with a header timeout, a concurrency cap that says when to come back, and without uvicorn's
-own access log line (issues 29, 44.4).
+own access log line (docs/deployment.md, "Limits").
 
 uvicorn closes idle keep-alive connections but never ones whose request headers
 trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection

@@ -1,5 +1,5 @@
 """uvicorn's httptools protocol with a header timeout, a header-size limit, the concurrency cap of
-:class:`._protocol.ConcurrencyCap` and no access line of its own (issue 28).
+:class:`._protocol.ConcurrencyCap` and no access line of its own.
 
 httptools (llhttp, in C) parses a request in a fraction of h11's CPU; this is
 the protocol of ``dpdist serve`` when it is installed (``--http auto``), with

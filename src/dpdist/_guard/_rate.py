@@ -1,4 +1,4 @@
-"""A token bucket per client address, kept in memory only as long as its window (issue 29; issue 44 item 4).
+"""A token bucket per client address, kept in memory only as long as its window (docs/deployment.md, "Limits").
 
 ``rate`` requests per second, bursts of ``burst``: a client address (IPv6: its
 /64, which one host usually holds whole) may send ``burst`` requests at once,

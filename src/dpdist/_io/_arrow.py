@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _json
+from .._types import ArrayLike
 from ..errors import DatasetUnavailableError, MalformedReportError
 from ..local import ReportBatch, ReportFormat
 from ..local._report_format import fit_values
+from ._binary import _checked_for_writing, _protocol_of
 from ._identity import check_file_id
-from .._types import ArrayLike
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -40,9 +41,9 @@ _PLAIN_COLUMN = "report"
 def require_pyarrow(feature: str = "Arrow/Parquet report files"):
     """Import pyarrow or raise :class:`~dpdist.errors.DatasetUnavailableError` saying how to install it."""
     try:
-        import pyarrow
-        import pyarrow.compute  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+        import pyarrow  # lazy: optional extra (pyarrow)
+        import pyarrow.compute  # noqa: F401  # lazy: optional extra (pyarrow)
+        import pyarrow.parquet  # noqa: F401  # lazy: optional extra (pyarrow)
     except ImportError:
         raise DatasetUnavailableError(
             f"{feature} need the 'pyarrow' package: install dpdist[deploy] (or dpdist[data])."
@@ -69,7 +70,6 @@ def reports_to_arrow(protocol: LocalProtocol, reports: ArrayLike, file_id: str |
     ``dpdist.file_id`` in the schema metadata when given.
     """
     pa = require_pyarrow()
-    from ._binary import _checked_for_writing
 
     array = _checked_for_writing(protocol, reports)
     layout = protocol.report_format
@@ -144,7 +144,6 @@ def reports_from_arrow(table: Any, protocol: LocalProtocol | None = None, source
     if protocol is None:
         if config is None:
             raise MalformedReportError(f"{source}: no dpdist config in the schema metadata; pass the protocol.")
-        from ._binary import _protocol_of
 
         protocol = _protocol_of(config, source)
     n = table.num_rows
@@ -181,7 +180,7 @@ def arrow_to_array(table, protocol, source: str):
 def _column_values(column, base: np.dtype, width: int, n: int, source: str):
     """Column as an array of ``base`` (``(n,)`` or ``(n, width)``) and its bad-row masks."""
     pa = require_pyarrow()
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # lazy: optional extra (pyarrow)
 
     kind = column.type
     missing = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool) if n else np.zeros(0, bool)
@@ -193,7 +192,8 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         return values, {"missing": missing, "out_of_range": out_of_range & ~missing}
     if pa.types.is_fixed_size_binary(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         row_bytes = width * base.itemsize
-        lengths = pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        # pyarrow.compute makes its functions at import and its stubs lack them: pyright cannot see them
+        lengths = pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)  # pyright: ignore[reportAttributeAccessIssue]
         good = (lengths == row_bytes) & ~missing
         if pa.types.is_fixed_size_binary(kind):
             data = np.frombuffer(column.buffers()[1], dtype=np.uint8)
@@ -211,8 +211,9 @@ def _column_values(column, base: np.dtype, width: int, n: int, source: str):
         values = gathered.view(base.newbyteorder("<")).astype(base).reshape(n, width)
         return values, {"missing": missing, "wrong_shape": (lengths != row_bytes) & ~missing}
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        flat = pc.list_flatten(column)
+        # (pyarrow.compute's functions again: made at import, missing from its stubs)
+        lengths = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)  # pyright: ignore[reportAttributeAccessIssue]
+        flat = pc.list_flatten(column)  # pyright: ignore[reportAttributeAccessIssue]  (the same)
         if len(flat) != lengths.sum():
             raise MalformedReportError(f"{source}: list column with inconsistent lengths.")
         if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type) or pa.types.is_boolean(flat.type)):

@@ -16,7 +16,9 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import IO, Iterator
 
+from .._types import PathLike
 from ..errors import DPDistError
 
 __all__ = ["atomic_writer", "exclusive_lock", "SLEEP_BEFORE_RENAME_ENV"]
@@ -25,7 +27,7 @@ SLEEP_BEFORE_RENAME_ENV = "DPDIST_TEST_SLEEP_BEFORE_RENAME"
 
 
 @contextlib.contextmanager
-def atomic_writer(path, private: bool = False):
+def atomic_writer(path: PathLike, private: bool = False) -> Iterator[IO[bytes]]:
     """Context manager yielding a binary file; on success it atomically replaces ``path``.
 
     The new file keeps the mode of the file it replaces (else the umask's default); with
@@ -82,7 +84,7 @@ def exclusive_lock(path, owner: str, *, wait: float = 0.0):
     ``wait`` seconds (for short critical sections such as a budget charge).
     """
     try:
-        import fcntl
+        import fcntl  # lazy: an optional dependency, tried
     except ImportError:  # pragma: no cover - Windows: no advisory lock
         yield
         return

@@ -15,19 +15,20 @@ never unpickles: the dtype must be plain data (no Python objects).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import struct
 import zlib
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
 from .. import _json
-from ..errors import MalformedReportError
-from ..local import ReportBatch
-from ._identity import check_file_id
 from .._types import ArrayLike
+from ..errors import MalformedReportError
+from ..local import ReportBatch, from_config
+from ._identity import check_file_id
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -145,7 +146,7 @@ def _int64_product(shape: tuple) -> int:
     return product - (1 << 64) if product >= _INT64 else product
 
 
-def _as_descr(descr):
+def _as_descr(descr: Any) -> Any:
     """JSON turned the descr's tuples into lists; turn them back."""
     if not isinstance(descr, list):
         return descr
@@ -179,7 +180,6 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
 
 def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: str = "report record") -> ReportBatch:
     """Decode one record; with ``protocol=None`` the record's own config is used."""
-    import io
 
     stream = io.BytesIO(data)
     header = read_header(stream, source)
@@ -193,7 +193,7 @@ def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: st
 
 
 def iter_records(
-    stream: BinaryIO, protocol=None, source: str = "report stream", *, skip_file_ids=frozenset()
+    stream: BinaryIO, protocol=None, source: str = "report stream", *, skip_file_ids: Collection[str] = frozenset()
 ) -> Iterator[ReportBatch]:
     """Decode every record of a stream, in order (bounded memory: one record at a time).
 
@@ -224,8 +224,6 @@ def iter_headers(stream: BinaryIO, source: str = "report stream") -> Iterator[di
 
 
 def _protocol_of(config, source):
-    from ..local import from_config
-
     try:
         return from_config(config)
     except Exception as error:  # a bad embedded config makes the record unreadable

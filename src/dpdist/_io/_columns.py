@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -9,6 +11,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedDataError
+from ._arrow import require_pyarrow
 from ._read_errors import data_file_errors
 
 __all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
@@ -28,10 +31,9 @@ def count_rows(path) -> int | None:
     path = Path(path)
     if _kind(path) != "parquet":
         return None
-    from ._arrow import require_pyarrow
 
     require_pyarrow("Reading Parquet files")
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
     with data_file_errors(path, "Parquet"):
         return pq.ParquetFile(path).metadata.num_rows
@@ -75,11 +77,10 @@ def _iter_columns(path, columns, text, chunk_rows):
     if kind == "csv" and not _has_pyarrow():
         yield from _iter_csv_stdlib(path, columns, text=text, chunk_rows=chunk_rows)
         return
-    from ._arrow import require_pyarrow
 
     pa = require_pyarrow("Reading CSV/Parquet data files")
     if kind == "parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
         parquet = pq.ParquetFile(path)
         for column in columns:
@@ -118,7 +119,7 @@ def _aligned_cells(arrays, columns, text, path, pa) -> tuple[list[np.ndarray], i
 
 def _csv_batches(path, columns, text, pa):
     """The record batches of ``columns`` of a CSV file, read with pyarrow (text columns as strings, others float64)."""
-    import pyarrow.csv as csv
+    import pyarrow.csv as csv  # lazy: optional extra (pyarrow)
 
     delimiter = "\t" if ".tsv" in "".join(path.suffixes).lower() else ","
     parse = csv.ParseOptions(delimiter=delimiter)
@@ -159,7 +160,7 @@ _MISSING_CELLS = {"", "na", "nan", "null", "none"}
 
 def _has_pyarrow() -> bool:
     try:
-        import pyarrow.csv  # noqa: F401
+        import pyarrow.csv  # noqa: F401  # lazy: optional extra (pyarrow)
     except ImportError:
         return False
     return True
@@ -178,8 +179,6 @@ def csv_rows(path: Path, column: str, delimiter: str) -> Iterator[tuple[Iterator
 @contextmanager
 def _csv_table(path: Path, columns, delimiter: str) -> Iterator[tuple[Iterator[list[str]], list[int], int]]:
     """The rows below the header, the index of each of ``columns`` and the header's width (standard library)."""
-    import csv
-    import gzip
 
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "rt", newline="") as handle:

@@ -8,17 +8,34 @@ binary record stream (any other name, see :mod:`._binary`).
 from __future__ import annotations
 
 import contextlib
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
 
 import numpy as np
 
+from .._rng import check_rng
+from .._types import ArrayLike, PathLike, Seed
 from ..errors import InvalidParameterError, MalformedReportError
 from ..local import ReportBatch
+from ._arrow import (
+    arrow_to_array,
+    config_of_schema,
+    file_id_of_schema,
+    reports_to_arrow,
+    require_pyarrow,
+)
 from ._atomic import atomic_writer
+from ._binary import (
+    RECORD_MAGIC,
+    _checked_for_writing,
+    _protocol_of,
+    encode_record,
+    iter_headers,
+    iter_records,
+)
 from ._identity import check_file_id, new_file_id
-from .._types import ArrayLike, PathLike, Seed
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -42,7 +59,6 @@ def _format_for_writing(path: Path, format: str | None) -> str:
 
 def file_format(path) -> str:
     """``"parquet"`` or ``"binary"``, from the file's leading bytes."""
-    from ._binary import RECORD_MAGIC
 
     try:
         with open(path, "rb") as handle:
@@ -76,7 +92,7 @@ class ReportWriter:
         self.format = _format_for_writing(self.path, format)
         self.file_id = new_file_id() if file_id is None else check_file_id(file_id, "ReportWriter")
         self.n_written = 0
-        self._context: contextlib.AbstractContextManager[BinaryIO] | None = None  # the atomic write, while open
+        self._context: contextlib.AbstractContextManager[IO[bytes]] | None = None  # the atomic write, while open
         self._parquet: Any = None  # pyarrow.parquet.ParquetWriter, from the first row group on
         self._pending: list = []
         self._pending_rows = 0
@@ -89,16 +105,12 @@ class ReportWriter:
         self._context = atomic_writer(self.path)
         self._handle = self._context.__enter__()
         if self.format == "parquet":
-            from ._arrow import require_pyarrow
-
             require_pyarrow()
         return self
 
     def write(self, reports: ArrayLike) -> None:
         """Append a batch (validated: every report must be valid)."""
         if self.format == "binary":
-            from ._binary import encode_record
-
             reports = np.asarray(reports)
             for start in range(0, max(1, reports.shape[0]), self._row_group_rows):  # bounded records
                 self._handle.write(
@@ -106,7 +118,6 @@ class ReportWriter:
                 )
             self.n_written += int(reports.shape[0])
             return
-        from ._arrow import reports_to_arrow
 
         table = reports_to_arrow(self.protocol, reports, self.file_id)
         self._reports_crc32 = reports_checksum(self.protocol, reports, self._reports_crc32)
@@ -118,10 +129,9 @@ class ReportWriter:
 
     def _flush_parquet(self) -> None:
         """Write the buffered tables as one row group (large row groups keep Parquet's overhead small)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # lazy: optional extra (pyarrow)
+        import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
-        from ._arrow import reports_to_arrow
 
         if not self._pending:  # no batch: an empty table still carries the schema and config
             self._pending = [reports_to_arrow(self.protocol, self.protocol.report_format.empty(0), self.file_id)]
@@ -134,7 +144,7 @@ class ReportWriter:
                 self._handle,
                 table.schema,
                 compression="zstd",
-                use_dictionary=scalar_columns,
+                use_dictionary=scalar_columns,  # pyright: ignore[reportArgumentType]  (pyarrow takes column names too; its stubs say bool)
                 write_page_checksum=True,  # readers verify every page's CRC-32
             )
         self._parquet.write_table(table, row_group_size=self._row_group_rows)
@@ -143,10 +153,11 @@ class ReportWriter:
         if self.format == "parquet" and value is None:
             if self._pending or self._parquet is None:
                 self._flush_parquet()
-            self._parquet.add_key_value_metadata(
+            writer: Any = self._parquet  # made by the flush
+            writer.add_key_value_metadata(
                 {"dpdist.reports_crc32": str(self._reports_crc32), "dpdist.reports_rows": str(self.n_written)}
             )
-            self._parquet.close()
+            writer.close()
         elif self._parquet is not None:  # failed run: close the writer before its temp file is removed
             with contextlib.suppress(Exception):
                 self._parquet.close()
@@ -175,9 +186,6 @@ def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *
     if not isinstance(shuffle, (bool, np.bool_)):
         raise InvalidParameterError(f"The 'shuffle' parameter of write_reports must be a bool. Got {shuffle!r}.")
     if shuffle:
-        from .._rng import check_rng
-        from ._binary import _checked_for_writing
-
         order = check_rng(rng, owner="write_reports")
         reports = _checked_for_writing(protocol, reports)  # first: an invalid row is named by its given position
         reports = reports[order.permutation(len(reports))]
@@ -205,8 +213,6 @@ def iter_report_batches(
     """
     source = str(path)
     if file_format(path) == "binary":
-        from ._binary import iter_records
-
         with open(path, "rb") as handle:
             yield from iter_records(handle, protocol, source, skip_file_ids=skip_file_ids)
         return
@@ -216,10 +222,8 @@ def iter_report_batches(
 
 
 def _parquet_file_id(path) -> str | None:
-    from ._arrow import file_id_of_schema, require_pyarrow
-
     require_pyarrow()
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
     return file_id_of_schema(_parquet_call(pq.read_schema, path), str(path))
 
@@ -229,11 +233,9 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
 
     Any failure of pyarrow on a damaged file becomes :class:`MalformedReportError`.
     """
-    from ._arrow import arrow_to_array, config_of_schema, require_pyarrow
-    from ._binary import _protocol_of
 
     pa = require_pyarrow()
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
     try:
         # no pre-buffering (it reads ahead over the whole file) and one thread: memory stays at about
@@ -279,11 +281,8 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
 
 def reports_checksum(protocol, reports, crc: int = 0, *, validate: bool = True) -> int:
     """Running CRC-32 of reports in the protocol's canonical layout (C order, the layout's dtype)."""
-    import zlib
 
     if validate:
-        from ._binary import _checked_for_writing
-
         reports = _checked_for_writing(protocol, reports)
     array = np.ascontiguousarray(reports, dtype=protocol.report_format.dtype)
     return zlib.crc32(array.tobytes(), crc)
@@ -331,13 +330,11 @@ class FileSummary:
         """The embedded config (the first record's, or the Parquet metadata's); ``None`` if there is none."""
         if self.format == "binary":
             return self.first_config
-        from ._arrow import config_of_schema
 
         return config_of_schema(self.parquet_schema, self.path)
 
     def protocol(self) -> LocalProtocol:
         """The protocol whose config the file embeds."""
-        from ._binary import _protocol_of
 
         config = self.config()
         if config is None:
@@ -350,8 +347,6 @@ def summarize_file(path: PathLike) -> FileSummary:
     """Read a report file's record headers (binary) or footer (Parquet) once: ids, rows and config."""
     source = str(path)
     if file_format(path) == "binary":
-        from ._binary import iter_headers
-
         ids, rows, first_config = [], [], None
         with open(path, "rb") as handle:
             for header in iter_headers(handle, source):
@@ -359,10 +354,9 @@ def summarize_file(path: PathLike) -> FileSummary:
                 rows.append(header["shape"][0])
                 first_config = header["config"] if first_config is None else first_config
         return FileSummary(source, "binary", tuple(ids), tuple(rows), first_config=first_config)
-    from ._arrow import file_id_of_schema, require_pyarrow
 
     require_pyarrow()
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
     def footer(name):
         with pq.ParquetFile(name) as parquet:
@@ -384,7 +378,7 @@ def count_reports(path: PathLike, *, skip_file_ids: Collection[str] = frozenset(
 
 def _parquet_call(function, path):
     """``function(path)``, with pyarrow's failures on a damaged file turned into :class:`MalformedReportError`."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
 
     try:
         return function(path)

@@ -14,7 +14,7 @@ __all__ = ["data_file_errors"]
 def _reader_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [csv.Error, UnicodeDecodeError, EOFError]
     try:
-        import pyarrow
+        import pyarrow  # lazy: optional extra (pyarrow)
 
         errors.append(pyarrow.ArrowException)
     except ImportError:

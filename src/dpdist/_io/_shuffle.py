@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from .._rng import check_rng
 from .._types import ArrayLike, PathLike, Seed
+from ..errors import InvalidParameterError
+from ._binary import _checked_for_writing
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -81,7 +83,6 @@ class ReportShuffler:
         self._protocol = protocol
         self.dtype, self.row_shape = layout.dtype, tuple(layout.row_shape)
         self.row_bytes = max(1, self.dtype.itemsize * int(np.prod(self.row_shape, dtype=np.int64)))
-        from .._rng import check_rng
 
         self._rng = check_rng(rng, owner="ReportShuffler")
         self.memory_bytes = int(SHUFFLE_MEMORY_BYTES if memory_bytes is None else memory_bytes)
@@ -121,7 +122,6 @@ class ReportShuffler:
     # ------------------------------------------------------------------ input
     def add(self, reports: ArrayLike) -> None:
         """Add a batch of reports (validated as the writers do: every report must be valid)."""
-        from ._binary import _checked_for_writing
 
         reports = np.ascontiguousarray(_checked_for_writing(self._protocol, reports))
         self.n_added += len(reports)

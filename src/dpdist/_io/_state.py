@@ -8,15 +8,12 @@ state read is validated by :meth:`~dpdist.local.Aggregator.from_dict`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidParameterError
-from ..local import Aggregator
+from ..local import Aggregator, LocalProtocol
 from ._state_file import EMPTY_JOURNAL, STATE_VERSION, append_ingested, journal_path, read_state, write_state
 from .._types import PathLike
-
-if TYPE_CHECKING:
-    from ..local import Aggregator, LocalProtocol
 
 __all__ = ["STATE_VERSION", "SavedState", "save_state", "load_state", "record_ingested", "journal_path"]
 
@@ -68,14 +65,19 @@ def record_ingested(path: PathLike, saved: SavedState, keys: list[str], record: 
         saved.ingested[key] = entry
 
 
-def load_state(path: PathLike, protocol: LocalProtocol | None = None) -> SavedState:
-    """Read a state written by :func:`save_state`.
+def load_state(path: PathLike, protocol: LocalProtocol | None = None, *, journal: bool = True) -> SavedState:
+    """Read a state written by :func:`save_state` (or kept by ``dpdist aggregate``).
 
     With ``protocol``, the state's config must equal the protocol's, else
-    :class:`~dpdist.errors.IncompatibleStateError` names both configs.
+    :class:`~dpdist.errors.IncompatibleStateError` names both configs.  ``journal=False``
+    reads the state file alone: its ingest journal (which ``dpdist aggregate`` needs to refuse
+    files counted before) plays no part in an estimate, so ``dpdist estimate --state`` does not
+    read it (nor need it); ``ingested`` then holds the header's records only.
     """
-    fields, ingested, journal, pending = read_state(path, None if protocol is None else protocol.config())
-    return SavedState(Aggregator.from_dict(fields, protocol), ingested, journal, pending)
+    fields, ingested, committed, pending = read_state(
+        path, None if protocol is None else protocol.config(), journal=journal
+    )
+    return SavedState(Aggregator.from_dict(fields, protocol), ingested, committed, pending)
 
 
 def _fields(aggregator) -> dict:

@@ -1,8 +1,7 @@
 """The state file format: a versioned binary file written atomically, and its ingest journal.
 
 This module knows states only as their fields (config, n, statistic, rejected
-counts), never as :class:`~dpdist.local.Aggregator` objects, so that
-``Aggregator.save``/``load`` can use it without an import cycle:
+counts), never as :class:`~dpdist.local.Aggregator` objects:
 :mod:`dpdist._io._state` builds aggregators on top of it.
 
 Layout::
@@ -17,12 +16,12 @@ Layout::
 The report files a state has ingested are recorded in one of two places, so
 that every write of the state is ONE atomic file replacement:
 
-* :func:`write_state` (``Aggregator.save``, :func:`dpdist.io.save_state`) puts
+* :func:`write_state` (:func:`dpdist.io.save_state`) puts
   them in the header (``"ingested"``: identity -> record) and commits an empty
   journal.  The state file is then self-contained: a writer killed at any
   moment leaves the old state or the new one, each with its own records, and
-  :func:`read_state` with ``journal=False`` (``Aggregator.load``,
-  ``dpdist estimate --state``) never needs a journal.
+  :func:`read_state` with ``journal=False`` (``dpdist estimate --state``)
+  never needs a journal.
 * ``dpdist aggregate`` commits files one at a time in the *ingest journal*
   ``<state>.ingested``, one JSON line each: ``{"keys": [identities], "file",
   "n", "rejected"}`` (identities from :func:`dpdist._io._dedupe.file_identities`).
@@ -42,8 +41,8 @@ that every write of the state is ONE atomic file replacement:
   already ingested (the journal is read once, when the state is loaded).
 
 A write never rewrites the committed prefix of a journal in place, which is
-what made ``save`` unsafe before (issue 27 item 8: it replaced the journal, then
-the state, and a kill between the two left a state that never loaded again).
+what made a save unsafe (replacing the journal, then the state: a kill between
+the two would leave a state that never loads again).
 """
 
 from __future__ import annotations

@@ -32,12 +32,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from .. import __version__, local
+from .._io._atomic import atomic_writer
 from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Integer, check_param
 from ..errors import InvalidParameterError
+from ..local import LocalProtocol
+from ._central import central_predictions, release_name, release_named
+from ._local import _analytic_variance, local_predictions
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
 
@@ -58,7 +65,7 @@ _MEMORY_SIZE = 256
 from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
 
 
-def explain(method: str | LocalProtocol | Callable[..., Any], n: int, *,
+def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n: int, *,
             epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
             seed: int = 0, cache: PathLike | None = None, **params: Any) -> Explanation:
     """The expected error of ``method`` at ``n`` users or records and each epsilon, before any data are touched.
@@ -113,10 +120,6 @@ def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -
 
 def _target(method, params: dict) -> dict:
     """How to predict ``method``: its name, model, parameters, cache key, whether it simulates, and the runner."""
-    from .. import local
-    from ..local import LocalProtocol
-    from ._central import central_predictions, release_name, release_named
-    from ._local import _analytic_variance, local_predictions
 
     if isinstance(method, str) and method.removeprefix("central.") in RELEASES:
         method = release_named(method.removeprefix("central."))
@@ -172,8 +175,6 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
 
 
 def _version() -> str:
-    from .. import __version__
-
     return __version__
 
 
@@ -199,7 +200,6 @@ def _remember(key: str, explanation: Explanation, cache) -> None:
         _MEMORY.popitem(last=False)
     if cache is None:
         return
-    from .._io._atomic import atomic_writer
 
     path = _cache_path(key, cache)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,8 +212,6 @@ def _cache_path(key: str, cache) -> Path:
 
 
 def _from_dict(document: dict) -> Explanation:
-    import math
-
     def number(value):
         return math.nan if value is None else float(value)
 
@@ -229,7 +227,6 @@ def _from_dict(document: dict) -> Explanation:
 
 def default_cache_directory() -> Path:
     """``$DPDIST_CACHE_DIR/explain``, else ``$XDG_CACHE_HOME/dpdist/explain``, else ``~/.cache/dpdist/explain``."""
-    import os
 
     if os.environ.get("DPDIST_CACHE_DIR"):
         return Path(os.environ["DPDIST_CACHE_DIR"]) / "explain"

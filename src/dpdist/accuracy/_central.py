@@ -13,13 +13,19 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
-from ._simulation import data_generator, distribution_errors, interval_of, mean_of, run_generator
+from ._simulation import (
+    data_generator,
+    distribution_errors,
+    interval_of,
+    mean_of,
+    run_generator,
+)
 
 __all__ = ["RELEASES", "central_predictions", "release_named"]
 
 
 def _releases() -> dict:
-    from .. import central
+    from .. import central  # lazy: loads scipy (0.4-2 s)
 
     return {
         "cdf": central.cdf,
@@ -54,7 +60,7 @@ def release_name(function) -> str:
 
 def central_predictions(function, n: int, epsilons, shape: Shape, repeats: int, seed: int, params: dict):
     """``(kind, predictions, notes)`` of ``function(x, epsilon=e, **params)`` at each epsilon."""
-    from .. import central
+    from .. import central  # lazy: loads scipy (0.4-2 s)
 
     bounds = params.get("bounds")
     if bounds is None:

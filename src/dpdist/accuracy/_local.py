@@ -19,11 +19,19 @@ import math
 
 import numpy as np
 
+from .. import local
 from ..errors import InvalidParameterError
 from ..estimates import Distribution, MeanEstimate
 from ._result import Expected, Prediction
 from ._shapes import Shape
-from ._simulation import Z95, data_generator, distribution_errors, interval_of, mean_of, run_generator
+from ._simulation import (
+    Z95,
+    data_generator,
+    distribution_errors,
+    interval_of,
+    mean_of,
+    run_generator,
+)
 
 __all__ = ["protocol_at", "local_predictions"]
 
@@ -35,7 +43,6 @@ _MEAN_POINTS = 1024
 def protocol_at(protocol, epsilon: float, n: int):
     """``protocol`` with budget ``epsilon`` (a longitudinal protocol's ``epsilon_1`` scaled alike) and, for a
     protocol sized by its population, ``n_users = n``."""
-    from .. import local
 
     params = {key: value for key, value in protocol.config().items() if key not in ("protocol", "version")}
     if "epsilon_1" in params:

@@ -131,7 +131,7 @@ class Explanation:
 
     def plot(self, ax: Any = None, metrics: Sequence[str] | None = None) -> Any:
         """Expected error against epsilon (log-log), one panel per metric, with the simulation's 2-se bars."""
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         metrics = [m for m in (metrics or self.metrics) if m in self.metrics]
         if ax is None:

@@ -74,7 +74,7 @@ class Shape:
 def _truncated_normal_cdf(mean: float, std: float) -> Callable[[np.ndarray], np.ndarray]:
     # scipy.stats is imported at the first call, not when SHAPES is built (it costs ~2 s of every CLI start)
     def cdf(x) -> np.ndarray:
-        from scipy import stats
+        from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
         low, high = stats.norm.cdf(0.0, mean, std), stats.norm.cdf(1.0, mean, std)
         return (stats.norm.cdf(np.asarray(x, dtype=np.float64), mean, std) - low) / (high - low)
@@ -84,7 +84,7 @@ def _truncated_normal_cdf(mean: float, std: float) -> Callable[[np.ndarray], np.
 
 def _beta_cdf(a: float, b: float) -> Callable[[np.ndarray], np.ndarray]:
     def cdf(x) -> np.ndarray:
-        from scipy import stats
+        from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
         return stats.beta.cdf(np.asarray(x, dtype=np.float64), a, b)
 

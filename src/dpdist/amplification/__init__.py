@@ -62,9 +62,8 @@ concrete pair's exact composed loss (:mod:`._lower_bound`) lies below it, within
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..privacy import PrivacyGuarantee, shuffled
+from .._guarantee import PrivacyGuarantee
+from ..local import LocalProtocol
 from ._accounting import (
     METHODS,
     ShuffledAccount,
@@ -75,18 +74,17 @@ from ._accounting import (
     generic_reduction,
     numerical_delta,
     numerical_epsilon,
+    shuffled,
 )
 from ._channel import channel_reductions, clone_probability
 from ._closed_form import closed_form_epsilon
 from ._reduction import PairDivergence, Reduction
 
-if TYPE_CHECKING:
-    from ..local import LocalProtocol
-
 __all__ = [
     "METHODS",
     "ShuffledAccount",
     "account",
+    "shuffled",
     "shuffled_guarantee",
     "channel_delta",
     "channel_epsilon",
@@ -103,7 +101,8 @@ __all__ = [
 
 
 def shuffled_guarantee(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
-    """The central :class:`~dpdist.privacy.PrivacyGuarantee` of ``n`` shuffled reports of ``protocol`` per round.
+    """:func:`shuffled` with ``method`` and ``rounds`` by position: the central
+    :class:`~dpdist.privacy.PrivacyGuarantee` of ``n`` shuffled reports of ``protocol`` per round.
 
     Parameters
     ----------

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike
 from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
+from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
 from ._checks import check_delta, check_epsilon0, check_n
 from ._reduction import PairDivergence, Reduction
-
-if TYPE_CHECKING:
-    from ..local import LocalProtocol
 
 __all__ = [
     "METHODS",
     "ShuffledAccount",
     "account",
+    "shuffled",
     "generic_reduction",
     "numerical_delta",
     "numerical_epsilon",
@@ -173,7 +173,7 @@ def _rr_composition(epsilon: float, rounds: int, target: float) -> float:
 @dataclass(frozen=True)
 class ShuffledAccount:
     """The central ``(epsilon, delta)`` of ``n`` shuffled reports (per round) of a protocol, and how it was derived
-    (:func:`dpdist.privacy.shuffled` states it as a :class:`~dpdist.privacy.PrivacyGuarantee`)."""
+    (:func:`shuffled` states it as a :class:`~dpdist.privacy.PrivacyGuarantee`)."""
 
     epsilon: float
     delta: float
@@ -229,8 +229,8 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
 
 
 def _why_no_channel(protocol, error: BaseException) -> str:
-    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (issue 45 item 7: a
-    relayed campaign's statement used to quote the exception, "The 'values' argument of ... Got None instead.")."""
+    """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (a relayed campaign's
+    statement, docs/deployment.md "Amplification by shuffling (accounting)", does not quote the exception)."""
     if protocol.tags.kind == "numerical":
         return f"{protocol.display_name} randomizes real numbers: its inputs are no finite list"
     if isinstance(error, MemoryError):
@@ -238,6 +238,24 @@ def _why_no_channel(protocol, error: BaseException) -> str:
     if isinstance(error, NotImplementedError):
         return f"the channel of {protocol.display_name} has too many outputs to enumerate"
     return str(error)  # the channel's own check (:mod:`._channel`), worded as a statement: too many pairs, not a law
+
+
+def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+    """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
+
+    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
+    its citations and the assumptions (the shuffler does not collude with the collector; the
+    collector sees each batch of ``n`` as a multiset).  Rounds compose through their privacy loss
+    distributions.  Returns :func:`account`'s ``(epsilon, delta)`` as a guarantee under ``"replace"``
+    neighbours, ``model="central"`` (public as :func:`dpdist.privacy.shuffled`).
+
+    >>> from dpdist import local, privacy
+    >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
+    True
+    """
+    result = account(protocol, n, delta, method, rounds)
+    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
 
 
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):

@@ -6,6 +6,10 @@ import functools
 import json
 from dataclasses import dataclass
 
+from .._guarantee import PrivacyGuarantee
+from ..local import from_config
+from ._accounting import account
+
 __all__ = ["ASSUMPTIONS", "Admission", "relayed_statement"]
 
 #: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model")
@@ -14,8 +18,8 @@ ASSUMPTIONS = (
     "the collector's key)",
     "issuer: does not mint tokens for the collector beyond its policy (it learns who got a token, never which: the "
     "signature is blind)",
-    "devices: at most `colluding` of the campaign's admitted reports come from devices whose values the collector "
-    "knows (a public campaign setting); each token admits one report",
+    "devices: at most `colluding` of a batch's admitted reports come from devices whose values the collector knows "
+    "(a public campaign setting); each token admits one report",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
 )
 
@@ -74,10 +78,6 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
 
 @functools.lru_cache(maxsize=256)
 def _central(config: str, n: int, delta: float) -> tuple:
-    from ..local import from_config
-    from ..privacy import PrivacyGuarantee
-    from ._accounting import account
-
     result = account(from_config(json.loads(config)), n, delta)
     guarantee = PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
     return tuple({**guarantee.to_dict(), "describe": guarantee.describe(), "n": n, "method": result.method,

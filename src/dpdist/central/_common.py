@@ -12,7 +12,7 @@ from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 
 __all__ = ["CentralInput", "check_central_input", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
 
@@ -53,7 +53,7 @@ def check_central_input(
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
-    Only public arguments are refused (issue 27): whether a release succeeds must not depend
+    Only public arguments are refused (docs/central.md, "Refusals are public"): whether a release succeeds must not depend
     on the data, since a refusal for one data set and not for its neighbour tells them apart.
 
     * ``x`` may be empty: every release is then the mechanism run on no records (noisy counts

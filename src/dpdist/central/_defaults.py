@@ -1,4 +1,4 @@
-r"""Hyperparameters of the central releases chosen from n and epsilon (issue 18 item 4).
+r"""Hyperparameters of the central releases chosen from n and epsilon (docs/central.md, "Defaults").
 
 Every rule is a function of :math:`\varepsilon n`, the quantity that sets the
 balance between noise (which falls like :math:`1/(\varepsilon n)` per query) and
@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee, split
+from .._guarantee import PrivacyGuarantee, split
 from .noise import laplace_mechanism
 
 __all__ = [

@@ -72,7 +72,7 @@ import math
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee, split
+from .._guarantee import PrivacyGuarantee, split
 from .noise import laplace_mechanism
 
 __all__ = [
@@ -161,7 +161,7 @@ def best_shape(n: float, epsilon: float, concentration: float, *, branching: int
         assert branching is not None, "every branching is a candidate when none is given"
         return int(branching), 1
     values = expected_ks(branchings, heights, n, epsilon, concentration, replace=replace)
-    best = np.lexsort((branchings.astype(np.float64) ** heights, values))[0]
+    best = np.lexsort((branchings.astype(np.float64) ** heights, np.asarray(values)))[0]
     return int(branchings[best]), int(heights[best])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy import sequential
+from .._guarantee import sequential
 from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
 from ._defaults import histogram_bins, size_for_rules
 from .noise import laplace_mechanism

@@ -45,8 +45,8 @@ so the sum over :math:`i' < i` splits at :math:`d = n g_j`: the terms with :math
 :math:`e^{-\beta(R_i - n g_j)}` times a prefix sum of :math:`e^{\beta R_{i'}} \sum_k\alpha` (a
 cumulative log-sum-exp), those with :math:`d < n g_j` are :math:`e^{\beta(R_i - n g_j)}` times a
 window sum of :math:`e^{-\beta R_{i'}} \sum_k \alpha` (a disjoint sparse table of log-sum-exps).
-Both add positive terms only, so every entry is computed to a small *relative* error (the FFT of
-issue 18 lost every weight below :math:`2^{-52}` of its row's largest), in
+Both add positive terms only, so every entry is computed to a small *relative* error (an FFT would
+lose every weight below :math:`2^{-52}` of its row's largest), in
 :math:`O(m D \log D + m^2 D)`.
 
 **Exact sampling.**  Every backward step is a race of certified Gumbels

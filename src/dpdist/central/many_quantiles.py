@@ -81,138 +81,30 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+import warnings
+from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidPrivacyParameterError
-from ..estimates import Interval, Presented
-from ..estimates._intervals import check_level, check_samples, json_value, percent
-from ._common import as_real_array, check_central_input, check_option
-from .noise import above_threshold
-from ..privacy import PrivacyGuarantee, sequential, split
-from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
-from .joint_exp import joint_exp
-from ._quantile_intervals import bracket_intervals, split_interval_budget
-from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA, slice_plan, slice_quantile_points
-from .tree import TreeHistogram
+from .._guarantee import PrivacyGuarantee, sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
+from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from ..estimates import QuantileRelease
+from ..estimates._intervals import json_value
+from ..estimates._quantiles import check_q
+from ._common import as_real_array, check_central_input, check_option
+from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
+from ._quantile_intervals import bracket_intervals, split_interval_budget
+from .joint_exp import joint_exp
+from .noise import above_threshold
+from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA
+from .slice_quantiles import slice_plan, slice_quantile_points
+from .tree import TreeHistogram
 
-__all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]
+__all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]  # QuantileRelease: re-exported
 
 QUANTILE_METHODS = ("tree", "aq", "jointexp", "slice")
 _GRID_BITS = 32
-
-
-@dataclass(frozen=True)
-class QuantileRelease(Presented):
-    """Private quantiles with their intervals (the result contract :class:`dpdist.estimates.Estimate`).
-
-    Attributes
-    ----------
-    q : ndarray
-        The requested probabilities.
-    values : ndarray
-        The released quantiles, non-decreasing in ``q``.
-    low, high : ndarray or None
-        Interval of each quantile at ``level`` (``None`` where the method gives none).
-    level : float
-    method : str
-    epsilon : float
-    details : dict
-    """
-
-    kind: ClassVar[str] = "quantiles"
-
-    q: np.ndarray
-    values: np.ndarray
-    low: np.ndarray | None
-    high: np.ndarray | None
-    level: float
-    method: str
-    epsilon: float
-    details: dict[str, Any] = field(default_factory=dict)
-    guarantee: PrivacyGuarantee | None = None
-
-    @property
-    def n(self) -> None:
-        """``None``: the count of records is not released (it is private under add/remove neighbours)."""
-        return None
-
-    def summary(self) -> dict[str, float]:
-        """Each released quantile, named ``"<q> quantile"``."""
-        return {f"{probability:g} quantile": float(value) for probability, value in zip(self.q, self.values)}
-
-    def table(self) -> dict[str, np.ndarray]:
-        """Columns ``q``, ``value``, ``low``, ``high`` (NaN where the method gives no interval)."""
-        missing = np.full(self.q.shape, np.nan)
-        return {
-            "q": self.q,
-            "value": self.values,
-            "low": missing if self.low is None else self.low,
-            "high": missing if self.high is None else self.high,
-        }
-
-    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
-        """The intervals released with the quantiles, at their own ``level`` (none for ``aq`` and ``jointexp``)."""
-        check_level(level, "QuantileRelease.intervals")
-        if self.low is None or self.high is None:
-            return ()
-        method = str(self.details.get("intervals", f"released by {self.method}"))
-        return (Interval("quantile", self.values, self.low, self.high, self.level, method, at=self.q),)
-
-    def _json_fields(self, level: float) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "q": json_value(self.q),
-            "values": json_value(self.values),
-            "low": json_value(self.low),
-            "high": json_value(self.high),
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        """:meth:`to_dict` (JSON-safe, plain floats)."""
-        return self.to_dict()
-
-    def describe(self, truth: Any = None, level: float = 0.95) -> str:
-        """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
-        quantile of the true values ``truth`` when given."""
-        truth = check_samples(truth, "QuantileRelease.describe")
-        true_values = None if truth is None else np.quantile(truth, self.q)
-        lines = []
-        for index, probability in enumerate(self.q):
-            interval = ("   no interval" if self.low is None or self.high is None
-                        else f"   {percent(self.level)} [{self.low[index]:.6g}, {self.high[index]:.6g}]")
-            true = "" if true_values is None else f"   (true {true_values[index]:.6g})"
-            lines.append(f"  {f'{probability:g} quantile':<18} {self.values[index]:.6g}{true}{interval}")
-        return "\n".join(lines)
-
-    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """The quantiles as points at their probabilities, their intervals as segments."""
-        from .. import plotting
-
-        return plotting.draw_quantiles(self, ax, **kwargs)
-
-    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
-        """:meth:`plot` on a figure of its own (``truth`` is not drawn)."""
-        from .. import plotting
-
-        return plotting.quantiles_figure(self, label=label, xlabel=xlabel)
-
-
-def _check_q(owner: str, q) -> np.ndarray:
-    try:
-        array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
-    except (TypeError, ValueError):
-        array = np.array([np.nan])
-    if array.ndim != 1 or array.size == 0 or not np.all((array > 0) & (array < 1)):
-        raise InvalidParameterError(
-            f"The 'q' parameter of {owner} must be one or more probabilities strictly between 0 and 1. Got {q!r} instead."
-        )
-    if np.any(np.diff(array) <= 0):
-        raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
-    return array
 
 
 def _is_real(value) -> bool:
@@ -275,7 +167,7 @@ def quantiles(
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
-    probabilities = _check_q(owner, q)
+    probabilities = check_q(owner, q)
     check_option(owner, "method", method, QUANTILE_METHODS)
     if not (_is_real(level) and 0 < float(level) < 1):
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
@@ -318,9 +210,8 @@ def _check_interval_share(owner: str, method: str, share) -> float | None:
     return float(share)
 
 
-def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds):
+def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[Any, float, FloatBounds]:
     """``(q, epsilon, bounds)`` of either calling order of :func:`quantiles` (see its docstring)."""
-    import warnings
 
     if epsilon is not None:  # numpy's order: quantiles(x, q, epsilon=..., bounds=...)
         if len(args) > 1 or (args and q is not None):
@@ -479,7 +370,7 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
     """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
-    from scipy.special import ndtri
+    from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
 
     distribution = tree.to_distribution()
     edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges
@@ -571,7 +462,7 @@ def unbounded_quantile(
         within a factor :math:`\beta` of a point of the right rank).
     """
     owner = "unbounded_quantile"
-    probability = float(_check_q(owner, q)[0])
+    probability = float(check_q(owner, q)[0])
     if not (_is_real(beta) and 1 < beta <= 2):
         raise InvalidParameterError(f"The 'beta' parameter of {owner} must lie in (1, 2]. Got {beta!r} instead.")
     if not (_is_real(lower) and math.isfinite(lower)):

@@ -57,8 +57,8 @@ from typing import Iterable
 import numpy as np
 from scipy import optimize, special
 
-from ..errors import InvalidPrivacyParameterError
 from .._types import ArrayLike
+from ..errors import InvalidPrivacyParameterError
 
 __all__ = [
     "analytic_gaussian_sigma",
@@ -114,7 +114,7 @@ def _log_gaussian_delta_exact(sigma: float, epsilon: float, sensitivity: float, 
     ``25 + log10(1/delta)`` significant digits leave 25 digits of ``delta`` after cancellation.
     Returns an ``mpmath.mpf`` (``-inf`` when the difference is not positive).
     """
-    import mpmath
+    import mpmath  # lazy: mpmath loads only for the exact high-precision checks
 
     digits = 25 + math.ceil(max(0.0, -log_delta / math.log(10)))
     with mpmath.workdps(digits):
@@ -502,9 +502,9 @@ def above_threshold(
     integers.  The proof of Thm. 3.23 shifts the threshold by :math:`\Delta_Z` (density ratio
     :math:`e^{\varepsilon_1}`) and the stopping query by at most :math:`2\Delta_Z`
     (:math:`e^{\varepsilon_2}`), so the release is :math:`(\varepsilon_1 + \varepsilon_2)`-DP exactly.
-    (Issue 27: the threshold and the queries were on grids of :math:`2^{-16}` and :math:`2^{-15}`
-    with :math:`2^{16} + 1` steps of sensitivity each, one step short of the shifts the proof
-    needs: a realized loss of :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
+    (Grids of :math:`2^{-16}` and :math:`2^{-15}` with :math:`2^{16} + 1` steps of sensitivity
+    each would be one step short of the shifts the proof needs: a realized loss of
+    :math:`\varepsilon (2^{16} + 2)/(2^{16} + 1)`.)
 
     Parameters
     ----------

@@ -31,7 +31,7 @@ from .._validation import Bounds, Integer, check_param
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
-from ..privacy import PrivacyGuarantee, parallel
+from .._guarantee import PrivacyGuarantee, parallel
 from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["PolynomialMoments", "polynomial_projection", "MAX_DEGREE"]

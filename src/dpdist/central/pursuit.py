@@ -28,7 +28,7 @@ from .noise import laplace_mechanism, report_noisy_max
 from ..errors import InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
-from ..privacy import sequential, split
+from .._guarantee import sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
 from .dictionaries import Dictionary
 

@@ -24,7 +24,7 @@ from ._defaults import quantile_iterations
 from .noise import laplace_mechanism
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
-from ..privacy import sequential, split
+from .._guarantee import sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
 
 __all__ = ["adaptive_quantiles"]

@@ -89,7 +89,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_rank, to_cells
 from .noise import _dyadic_epsilon, discrete_laplace
 

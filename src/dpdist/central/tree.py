@@ -56,25 +56,26 @@ disjoint data with the same tree shape add (:meth:`TreeHistogram.merge` or
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee, parallel, sequential
+from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError, InvalidParameterError
-from ..estimates import Distribution, ReleasedDistribution
-from ..postprocess import isotonic_cdf
-from ..privacy import PrivacyGuarantee, parallel, sequential
-from ..postprocess import hay_consistency
-from ._common import cdf_distribution, check_central_input, check_option, check_positive_int
-from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
+from ..estimates import CDFBand, Distribution, ReleasedDistribution
+from ..estimates._band import upper_order_statistic
+from ..postprocess import hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
+from ._common import (
+    cdf_distribution,
+    check_central_input,
+    check_option,
+    check_positive_int,
+)
+from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
 from ._shape import best_shape, coarse_profile
 from .noise import laplace_mechanism
-from .._types import ArrayLike, FloatBounds, Seed
-
-if TYPE_CHECKING:
-    from ..estimates import CDFBand
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
@@ -325,8 +326,6 @@ class TreeHistogram(ReleasedDistribution):
         distribution = cdf_distribution(knots, values, method=self.method, guarantee=self.guarantee, n=self.n,
                                         details=details)
         if level is not None:  # the band is of the share below each leaf edge: where the CDF takes that value
-            from dataclasses import replace
-
             distribution = replace(distribution, band=replace(self.cdf_band(level), edges=held))
         return distribution
 
@@ -406,9 +405,7 @@ class TreeHistogram(ReleasedDistribution):
         -------
         CDFBand
         """
-        from scipy.special import ndtri
-
-        from ..uncertainty import CDFBand, _upper_order_statistic
+        from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
 
         if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
             raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
@@ -421,23 +418,10 @@ class TreeHistogram(ReleasedDistribution):
             np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
             for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
-        multiplier = float(_upper_order_statistic(sups, level))
+        multiplier = float(upper_order_statistic(sups, level))
         z = float(ndtri(0.5 + level / 2))
-
-        def pinned(values):
-            values = np.clip(values, 0.0, 1.0)
-            values[0], values[-1] = 0.0, 1.0
-            return values
-
-        low, high = pinned(cdf - multiplier * se), pinned(cdf + multiplier * se)
-        return CDFBand(
-            edges=edges,
-            lower=pinned(cdf - z * se),
-            upper=pinned(cdf + z * se),
-            simultaneous_lower=np.maximum.accumulate(low),
-            simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
-            level=float(level),
-            replicates=int(draws),
+        return CDFBand.around(
+            edges, cdf, z * se, multiplier * se, level=level, replicates=draws,
             method="Monte Carlo of the release's noise law through the same post-processing (covers the data's CDF)",
         )
 

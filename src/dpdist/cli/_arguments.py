@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
+
+from ..errors import InvalidParameterError
 
 
 def seed_argument(text: str) -> int:
@@ -18,7 +21,6 @@ def seed_argument(text: str) -> int:
 
 def check_replicates(replicates: int) -> int:
     """The value of ``--replicates``: 0 (no CDF bands) or the bootstrap replicates, at least 20."""
-    from ..errors import InvalidParameterError
 
     if replicates < 0 or 0 < replicates < 20:
         raise InvalidParameterError(
@@ -29,9 +31,7 @@ def check_replicates(replicates: int) -> int:
 
 def parse_bounds(text: str | None) -> tuple[float, float] | None:
     """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
-    import math
 
-    from ..errors import InvalidParameterError
 
     if text is None:
         return None

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+
+from .. import local
+from ..local.frequency.auto import SUMMARY as auto_summary
+from ._arguments import seed_argument
+
 
 def add_commands(subparsers) -> None:
-    from ._arguments import seed_argument
-
     listing = subparsers.add_parser("list", help="list the registered local protocols")
     listing.set_defaults(handler=_run_list)
     demo = subparsers.add_parser("demo", help="estimate an embedded dataset with every protocol")
@@ -31,9 +35,7 @@ def add_commands(subparsers) -> None:
 
 
 def _run_list(args) -> int:
-    from .. import local
 
-    from ..local.frequency.auto import SUMMARY as auto_summary
 
     rows = sorted(local.describe() + [("auto", "frequency", auto_summary)])
     width = max(len(name) for name, _, _ in rows)
@@ -45,24 +47,24 @@ def _run_list(args) -> int:
 def _run_demo(args) -> int:
     if args.campaign:
         try:
-            import httpx  # noqa: F401 - the clients' transport
-            import uvicorn  # noqa: F401 - the service
+            import httpx  # noqa: F401 - the clients' transport  # lazy: optional extra dpdist[serve]
+            import uvicorn  # noqa: F401 - the service  # lazy: optional extra dpdist[serve]
         except ImportError as error:
-            from ..errors import MissingDependencyError
+            from ..errors import (
+                MissingDependencyError,  # lazy: an optional dependency, tried
+            )
 
             raise MissingDependencyError(f"dpdist demo --campaign needs dpdist[serve] ({error.name} is missing): "
                                          "pip install 'dpdist[serve]'") from None
-        from ..demo_campaign import run_campaign_demo
+        from ..demo import run_campaign_demo  # lazy: loads scipy (0.4-2 s)
 
         return run_campaign_demo(args.devices, args.js_devices, args.seconds, seed=args.seed if args.seed else None)
-    from ..demo import run_demo
+    from ..demo import run_demo  # lazy: loads scipy (0.4-2 s)
 
     return run_demo(out=args.out, epsilons=args.epsilons, seed=args.seed, repeats=args.repeats)
 
 
 def _float_list(text: str) -> list[float]:
-    import argparse
-
     try:
         return [float(part) for part in text.split(",")]
     except ValueError:

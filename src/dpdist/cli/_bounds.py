@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import clip_real_values, wrap_real_values
+from ..errors import OutOfDomainError
+
 __all__ = ["values_in_bounds"]
 
 
@@ -13,8 +16,6 @@ def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str, wra
 
     ``column`` names the column in the message ("'age'"), ``where`` the bounds ("the bounds of the config").
     """
-    from .._validation import clip_real_values, wrap_real_values
-    from ..errors import OutOfDomainError
 
     if clip:
         return (wrap_real_values if wrap else clip_real_values)(values, bounds, owner=f"the column {column}")

@@ -55,7 +55,7 @@ def open_budget(args):
     """The :class:`~dpdist.budget.BudgetSession` of ``--budget-file`` (None when not given)."""
     if getattr(args, "budget_file", None) is None:
         return None
-    from ..budget import BudgetSession
+    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
 
     return BudgetSession.open(args.budget_file)
 
@@ -66,7 +66,7 @@ def charge_line(session, statement) -> str:
 
 
 def _run_create(args) -> int:
-    from ..budget import BudgetSession
+    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
 
     session = BudgetSession.create(args.file, args.epsilon, args.delta, neighbouring=args.neighbouring)
     print(f"budget: created {args.file}: {session.total.describe()}.")
@@ -74,7 +74,7 @@ def _run_create(args) -> int:
 
 
 def _run_show(args) -> int:
-    from ..budget import BudgetSession
+    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
 
     session = BudgetSession.open(args.file)
     charges = session.charges

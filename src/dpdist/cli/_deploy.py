@@ -21,16 +21,48 @@ files are both counted.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
-from ._budget import add_budget_file_argument
-from ._memo import add_ledger_arguments
-from ._records import add_columns_argument, check_columns_option
+from .. import _json, _rng, local, plotting, uncertainty
+from .._io._atomic import exclusive_lock
+from .._io._blocks import rechunk
+from .._io._columns import count_rows, iter_column, iter_columns
+from .._io._dedupe import identities_of
+from .._io._files import summarize_file
+from .._io._shuffle import ReportShuffler
+from .._rng import (
+    block_generator,
+    check_rng,
+    order_generator,
+    root_seed_sequence,
+)
+from ..errors import (
+    DPDistError,
+    EachValueANewUserWarning,
+    IncompatibleStateError,
+    InvalidParameterError,
+)
+from ..io import (
+    ReportWriter,
+    SavedState,
+    iter_report_batches,
+    load_state,
+    protocol_of_file,
+    record_ingested,
+)
+from ..local.words import words_in_alphabet
+from ._arguments import check_replicates, parse_bounds, seed_argument
+from ._bounds import values_in_bounds
+from ._budget import add_budget_file_argument, charge_line, open_budget
+from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
+from ._records import RecordValues, add_columns_argument, check_columns_option
 
 __all__ = ["add_commands", "load_config", "json_option", "read_labels", "run_estimate_from_state", "data_reader"]
 
@@ -38,8 +70,6 @@ _BLOCK_SIZE = 1 << 16
 
 
 def add_commands(subparsers) -> None:
-    from ._arguments import seed_argument
-
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
@@ -121,15 +151,12 @@ def add_commands(subparsers) -> None:
 
 def load_config(text: str, option: str = "--config"):
     """A protocol from a JSON file path or an inline JSON object."""
-    from .. import local
 
     return local.from_config(json_option(text, option, "object"))
 
 
 def json_option(text: str, option: str, kind: str = "object") -> Any:
     """The JSON value of an option: inline (an object or a list) or in the file ``text`` names."""
-    from .. import _json
-    from ..errors import InvalidParameterError
 
     source = text
     if not text.lstrip().startswith(("{", "[")):
@@ -147,7 +174,6 @@ def json_option(text: str, option: str, kind: str = "object") -> Any:
 
 def read_labels(path: str, option: str = "--labels") -> list[str]:
     """The label domain in a text file: one label per line (surrounding spaces and empty lines ignored)."""
-    from ..errors import InvalidParameterError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -168,8 +194,6 @@ def read_labels(path: str, option: str = "--labels") -> list[str]:
 
 def with_labels(protocol, labels: list[str], option: str = "--labels"):
     """``protocol`` with the label domain ``labels`` (its domain_size must match, if it states one)."""
-    from .. import local
-    from ..errors import InvalidParameterError
 
     if protocol.tags.kind != "frequency":
         raise InvalidParameterError(
@@ -184,22 +208,14 @@ def with_labels(protocol, labels: list[str], option: str = "--labels"):
 
 
 def _progress(total, unit, disable):
-    from tqdm import tqdm
+    from tqdm import tqdm  # lazy: tqdm loads when a progress bar is shown
 
     return tqdm(total=total, unit=unit, unit_scale=True, disable=True if disable else None, file=sys.stderr)
 
 
 # ---------------------------------------------------------------------- privatize
 def _run_privatize(args) -> int:
-    import warnings
 
-    from ._memo import is_longitudinal, open_device_memo
-    from .._io._blocks import rechunk
-    from .._io._columns import count_rows, iter_column
-    from .._io._shuffle import ReportShuffler
-    from .._rng import block_generator, check_rng, order_generator, root_seed_sequence, secure_generator
-    from ..errors import EachValueANewUserWarning, InvalidParameterError
-    from ..io import ReportWriter
 
     protocol = load_config(args.config)
     check_columns_option(protocol, args.column, args.columns)
@@ -224,7 +240,7 @@ def _run_privatize(args) -> int:
 
     # the file's order must say nothing about the rows': every report is drawn, then all are written in a
     # uniformly random order (the CSPRNG's; a seed's own stream with --seed, so a seeded run stays reproducible)
-    order = secure_generator() if root is None else order_generator(root)
+    order = _rng.secure_generator() if root is None else order_generator(root)
     with (
         open_device_memo(
             args.memo, protocol, seeded=args.seed is not None, budget=args.budget, accounting=args.accounting
@@ -264,8 +280,6 @@ def data_reader(
     One column (``--column``), or one record per row of the attributes' columns (``--columns``,
     a multi-attribute protocol; a row with a missing cell is skipped and counted).
     """
-    from ._records import RecordValues
-    from .._io._columns import iter_column, iter_columns
 
     if columns is not None:
         records = RecordValues(protocol.attributes, columns, clip=clip)
@@ -277,8 +291,6 @@ def data_reader(
 
 def charge_collection(args, protocol, label: str) -> str:
     """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read); the line to print."""
-    from ._budget import charge_line, open_budget
-    from ..errors import InvalidParameterError
 
     session = open_budget(args)
     if session is None:
@@ -293,8 +305,6 @@ def charge_collection(args, protocol, label: str) -> str:
 
 def _privatize_binning(protocol, args):
     """``(bounds, bins)`` when a frequency protocol privatizes a numeric column binned over --bounds, else None."""
-    from ._arguments import parse_bounds
-    from ..errors import InvalidParameterError
 
     if args.bins is None and args.bounds is None:
         return None
@@ -336,14 +346,12 @@ class ColumnValues:
             self.unknown += chunk.size - items.size
             return items
         if protocol.tags.words:
-            from ..local.words import words_in_alphabet
-
             known = words_in_alphabet(chunk, protocol.codec.alphabet)
             self.outside_alphabet += int(known.size - np.count_nonzero(known))
             return chunk[known]
         if self.binning is not None:
             (low, high), bins = self.binning
-            from ..datasets import bucketize
+            from ..datasets import bucketize  # lazy: loads scipy (0.4-2 s)
 
             return bucketize(self._in_bounds(np.asarray(chunk, dtype=np.float64), (low, high), "'--bounds'"), (low, high), bins)
         if protocol.tags.kind == "numerical":
@@ -355,8 +363,6 @@ class ColumnValues:
         return self.binning is None and bool(getattr(self.protocol, "circular", False))
 
     def _in_bounds(self, values, bounds, where: str, wrap: bool = False) -> np.ndarray:
-        from ._bounds import values_in_bounds
-
         values, moved = values_in_bounds(values, bounds, clip=self.clip, column=f"{self.column!r}", where=where, wrap=wrap)
         self.clipped += moved
         return values
@@ -393,10 +399,6 @@ def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- aggregate
 def _run_aggregate(args) -> int:
-    from .._io._atomic import exclusive_lock
-    from ..errors import InvalidParameterError
-    from ..io import SavedState, load_state, protocol_of_file
-
     state_path = Path(args.state)
     for name in args.files:
         if not Path(name).is_file():
@@ -429,9 +431,6 @@ def _files_to_aggregate(args, saved, state_path: Path) -> list:
     A file already ingested is refused, or skipped with ``--skip-ingested`` (a file joining
     several files: the parts already counted are skipped, the others added).
     """
-    from .._io._dedupe import identities_of
-    from .._io._files import summarize_file
-    from ..errors import IncompatibleStateError
 
     todo: list[tuple[str, Any, list[str], frozenset[str]]] = []
     seen: dict[str, dict[str, str]] = {}
@@ -477,7 +476,6 @@ def _files_to_aggregate(args, saved, state_path: Path) -> list:
 
 def _aggregate_files(args, todo: list, saved, state_path: Path) -> int:
     """Add each file of ``todo`` to the saved state, recording it as ingested; the number of files refused."""
-    from ..io import iter_report_batches, record_ingested
 
     protocol = saved.aggregator.protocol
     refused = 0
@@ -506,8 +504,6 @@ def _aggregate_files(args, todo: list, saved, state_path: Path) -> int:
 
 def _config_difference(name, protocol) -> str:
     """Which config entries of the file ``name`` differ from ``protocol``'s (e.g. labels given to privatize only)."""
-    from ..errors import DPDistError
-    from ..io import protocol_of_file
 
     try:
         theirs = protocol_of_file(name).config()
@@ -542,28 +538,22 @@ def run_estimate_from_state(args) -> int:
     Only the state file is read: the ingest journal beside it (which ``aggregate``
     needs to refuse files counted before) plays no part in an estimate.
     """
-    from ..local import Aggregator
 
     check_plot_path(args.plot)
-    aggregator = Aggregator.load(args.state)
+    aggregator = load_state(args.state, journal=False).aggregator
     protocol = aggregator.protocol
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":
-            from ..errors import InvalidParameterError
-
             raise InvalidParameterError(
                 f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
             )
         options["postprocess"] = args.postprocess
     estimate = protocol.estimate(aggregator, **options)
-    from ._arguments import check_replicates
 
     replicates = check_replicates(getattr(args, "replicates", 0))
-    if replicates and estimate.kind == "distribution":  # an estimate without analytic intervals: bootstrap its band
-        from ..uncertainty import cdf_band
-
-        estimate = cdf_band(protocol, aggregator, replicates=replicates, **options)
+    if replicates and estimate.needs_band():  # a CDF without analytic intervals: bootstrap its band
+        estimate = uncertainty.cdf_band(protocol, aggregator, replicates=replicates, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"
           + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
     # any estimate meets the result contract (dpdist.estimates.Estimate): no switch on its type
@@ -573,12 +563,12 @@ def run_estimate_from_state(args) -> int:
         print(f"  over time  {cast(Any, protocol).describe_over_time()}")  # a memoized protocol (tags)
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
+    for note in estimate.notes():  # what the estimate says of itself (docs/results.md)
+        print(f"  note       {note}")
     if args.out:
         _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")
     if args.plot:
-        from .. import plotting
-
         plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}")
         print(f"  plot   {args.plot}")
     return 0
@@ -586,7 +576,6 @@ def run_estimate_from_state(args) -> int:
 
 def _write_table(columns: dict, path) -> None:
     """Named columns as CSV: integers as such, floats with all 17 significant digits, text quoted as CSV requires."""
-    import csv
 
     def cell(value) -> str:
         if isinstance(value, (int, np.integer)):
@@ -606,7 +595,6 @@ def check_plot_path(path, option: str = "--plot") -> None:
     """Refuse a plot file whose extension matplotlib cannot write, before any work is done."""
     if path is None:
         return
-    from ..errors import InvalidParameterError
 
     supported = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
     extension = Path(path).suffix.lower().lstrip(".")

@@ -10,6 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import local, plotting
+from .._validation import check_param
+from ..errors import InvalidParameterError
+from ..local.multi import Attribute, Attributes, MultiAttributeEstimate
+from ._deploy import json_option
+from ._records import RecordValues
+
 __all__ = ["run_estimate_records", "MULTI_CHOOSERS"]
 
 #: Multi-attribute protocols made by name but not listed by ``local.available("multi")``.
@@ -17,9 +24,6 @@ MULTI_CHOOSERS = ("multi-auto",)
 
 
 def _protocol_name(text: str) -> str:
-    from .. import local
-    from ..errors import InvalidParameterError
-
     names = sorted([*local.available("multi"), *MULTI_CHOOSERS])
     name = text.strip().lower().replace("_", "-")
     if name not in names:
@@ -35,10 +39,6 @@ def load_attributes(text: str | None) -> tuple:
 
     A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
     """
-    from ._deploy import json_option
-    from .._validation import check_param
-    from ..errors import InvalidParameterError
-    from ..local.multi import Attribute, Attributes
 
     if text is None:
         raise InvalidParameterError(
@@ -54,10 +54,6 @@ def load_attributes(text: str | None) -> tuple:
 
 def run_estimate_records(args) -> int:
     """The one-shot mode on several columns: read the records, simulate one collection, print the estimate."""
-    from .. import local
-    from ._records import RecordValues
-    from ..errors import InvalidParameterError
-    from ..local.multi import MultiAttributeEstimate
 
     name = _protocol_name(args.protocol)
     for option, value in {"--column": args.column, "--labels": args.labels, "--bounds": args.bounds,
@@ -90,8 +86,6 @@ def run_estimate_records(args) -> int:
     per_attribute = isinstance(estimate, MultiAttributeEstimate)  # calm's marginals, hdg's grids: no truth shown
     print(estimate.describe(_truth(protocol, records) if per_attribute else None))
     if args.plot:
-        from .. import plotting
-
         plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}")
         print(f"  plot  {args.plot}")
     return 0

@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from .. import local, plotting, uncertainty
+from .._io._columns import iter_column
+from .._validation import clip_real_values
+from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from ..local._registry import registered_class
+from ..local.frequency._oracle import FrequencyOracle
+from ..local.frequency.auto import choose_protocol
+from ..local.frequency.pem import PEM
+from ..local.numerical._mean import MeanProtocol
+from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
+from ._arguments import check_replicates, parse_bounds, seed_argument
+from ._deploy import check_plot_path, read_labels, run_estimate_from_state
+from ._estimate_records import run_estimate_records
+from ._records import add_columns_argument
 
 
 def add_commands(subparsers) -> None:
@@ -16,8 +36,6 @@ def add_commands(subparsers) -> None:
 
 
 def _add_reproduce(subparsers) -> None:
-    from ._arguments import seed_argument
-
     reproduce = subparsers.add_parser(
         "reproduce",
         help="run a paper's experiments (or one figure, or a TOML spec): tables, figures, report.md",
@@ -44,9 +62,6 @@ def _add_reproduce(subparsers) -> None:
 
 
 def _add_estimate(subparsers) -> None:
-    from ._arguments import seed_argument
-    from ._records import add_columns_argument
-
     estimate = subparsers.add_parser(
         "estimate",
         help="summarize an estimate: a one-shot LDP run on a column of a CSV/Parquet file, or a saved state",
@@ -120,8 +135,11 @@ def _add_estimate(subparsers) -> None:
 
 
 def _run_reproduce(args) -> int:
-    from ..errors import InvalidParameterError
-    from ..experiments import SpecNotWrittenError, get_spec, reproduce
+    from ..experiments import (  # lazy: loads scipy (0.4-2 s)
+        SpecNotWrittenError,
+        get_spec,
+        reproduce,
+    )
 
     try:
         spec = get_spec(args.name)
@@ -137,7 +155,7 @@ def _run_reproduce(args) -> int:
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
     if args.plan:
-        from ..experiments import plan_run
+        from ..experiments import plan_run  # lazy: loads scipy (0.4-2 s)
 
         if args.jobs < 1:
             raise InvalidParameterError(f"The '--jobs' option must be an int >= 1. Got {args.jobs!r} instead.")
@@ -189,7 +207,7 @@ def _command(args) -> str:
 
 
 def _run_datasets(args) -> int:
-    from .. import datasets
+    from .. import datasets  # lazy: loads scipy (0.4-2 s)
 
     rows = datasets.describe()
     header = ("name", "kind", "size", "bounds/domain", "description")
@@ -207,7 +225,6 @@ _CHOOSERS = ("auto",)
 
 def _protocol_kind(name: str) -> str:
     """``"frequency"``, ``"heavy_hitters"``, ``"numerical"`` or ``"multi"`` of a name ``dpdist list`` shows."""
-    from .. import local
 
     if name in _CHOOSERS:
         return "frequency"
@@ -216,10 +233,7 @@ def _protocol_kind(name: str) -> str:
 
 def _check_protocol_option(args) -> str:
     """The ``--protocol`` name (case-insensitive), one of those ``dpdist list`` shows."""
-    import difflib
 
-    from .. import local
-    from ..errors import InvalidParameterError
 
     names = sorted([*local.available(), *_CHOOSERS])
     name = args.protocol.strip().lower().replace("_", "-")
@@ -234,8 +248,6 @@ def _check_protocol_option(args) -> str:
 
 def protocol_extras(name: str, args) -> dict:
     """Parameters of protocol ``name`` given by their own options: ``--epsilon-1`` (longitudinal protocols)."""
-    from .. import local
-    from ..errors import InvalidParameterError
 
     takes = name not in _CHOOSERS and "epsilon_1" in local.parameter_names(name)
     if takes and args.epsilon_1 is None:
@@ -252,17 +264,11 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    from ..errors import InvalidParameterError
-
     if args.state is not None:
-        from ._deploy import run_estimate_from_state
-
         _check_state_mode(args)
         return run_estimate_from_state(args)
     _check_one_shot_mode(args)
     if args.columns is not None:
-        from ._estimate_records import run_estimate_records
-
         return run_estimate_records(args)
     name = args.protocol = _check_protocol_option(args)
     kind = _protocol_kind(name)
@@ -283,7 +289,6 @@ def _run_estimate(args) -> int:
 
 def _check_state_mode(args) -> None:
     """``dpdist estimate --state``: none of the one-shot mode's options."""
-    from ..errors import InvalidParameterError
 
     options = {"FILE": args.file, "--column": args.column, "--columns": args.columns, "--attributes": args.attributes,
                "--protocol": args.protocol, "--epsilon": args.epsilon, "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
@@ -297,9 +302,6 @@ def _check_state_mode(args) -> None:
 
 def _check_one_shot_mode(args) -> None:
     """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
-    from ._arguments import check_replicates
-    from ._deploy import check_plot_path
-    from ..errors import InvalidParameterError
 
     if args.column is not None and args.columns is not None:
         raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
@@ -322,12 +324,8 @@ def _check_one_shot_mode(args) -> None:
 
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     """One-shot mode on a column of numbers: a distribution (binned for a frequency protocol) or a mean."""
-    import numpy as np
 
-    from .. import local
-    from ._arguments import parse_bounds
-    from ..errors import InvalidParameterError
-    from ..experiments._methods import run_local_protocol
+    from ..experiments._methods import run_local_protocol  # lazy: loads scipy (0.4-2 s)
 
     name = args.protocol
     if not Path(args.file).is_file():
@@ -359,8 +357,6 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     low, high = data.bounds
     chosen = ""
     if name in _CHOOSERS:
-        from ..local.frequency.auto import choose_protocol
-
         chosen = f" (chose {choose_protocol(epsilon=args.epsilon, domain_size=params['bins'])})"
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
@@ -375,28 +371,22 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
 def _plot(args, estimate, label: str, truth=None) -> None:
     """``--plot``: the estimate's figure, the truth drawn beside it."""
     if args.plot:
-        from .. import plotting
-
         plotting.save_estimate(estimate, args.plot, label=label, truth=truth, xlabel=args.column)
         print(f"  plot               {args.plot}")
 
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
     """One simulated collection of ``values`` and its estimate with 95% CDF bands."""
-    from .. import local
-    from ..uncertainty import cdf_band
 
     make_params = dict(params)
     if local.needs_population_size(protocol):
         make_params.setdefault("n_users", int(values.size))
     proto = local.make(protocol, bounds=data.bounds, **make_params)
-    return cdf_band(proto, proto.simulate(values, rng=rng), replicates=replicates, rng=rng)
+    return uncertainty.cdf_band(proto, proto.simulate(values, rng=rng), replicates=replicates, rng=rng)
 
 
 def _estimates_a_mean(name: str) -> bool:
     """Whether the numerical protocol ``name`` estimates a mean (``pm``, ``sr``) rather than a distribution."""
-    from ..local._registry import registered_class
-    from ..local.numerical._mean import MeanProtocol
 
     cls = registered_class(name)
     return cls is not None and issubclass(cls, MeanProtocol)
@@ -409,11 +399,8 @@ def _numeric_column(args, bounds):
     numerical protocol's ``clip=True``) or refused (--no-clip); without, the bounds are the data's
     minimum and maximum (not private).
     """
-    from types import SimpleNamespace
 
-    from .._validation import clip_real_values
-    from ..datasets.files import read_column
-    from ..errors import InvalidValueTypeError, OutOfDomainError
+    from ..datasets.files import read_column  # lazy: loads scipy (0.4-2 s)
 
     values = read_column(args.file, args.column, infinite="keep" if bounds is not None and args.clip else "raise")
     if values.size == 0:
@@ -438,13 +425,7 @@ def _numeric_column(args, bounds):
 
 def _run_estimate_labels(args, extras: dict) -> int:
     """One-shot mode on a column of labels: ``--labels FILE`` gives the public label domain."""
-    import numpy as np
 
-    from .. import local
-    from ._deploy import read_labels
-    from .._io._columns import iter_column
-    from ..errors import InvalidParameterError
-    from ..local.frequency._oracle import FrequencyOracle
 
     kind = _protocol_kind(args.protocol)
     if kind != "frequency":
@@ -492,15 +473,8 @@ def _run_estimate_heavy_hitters(args) -> int:
     like bounds from the data); words with another character are skipped and counted.  Integer
     items get the bits of the largest one (not private either).
     """
-    import re
 
-    import numpy as np
 
-    from .. import local
-    from .._io._columns import iter_column
-    from ..errors import InvalidParameterError
-    from ..local.frequency.pem import PEM
-    from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 
     for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
                           "--postprocess": args.postprocess}.items():

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
+
+from ..accuracy import default_cache_directory, explain
+from ..accuracy._central import RELEASES
+from ..errors import InvalidParameterError
+from ._arguments import parse_bounds, seed_argument
+from ._deploy import check_plot_path, load_config
 
 
 def add_commands(subparsers) -> None:
-    from ._arguments import seed_argument
-    from ..accuracy._central import RELEASES
-
     explain = subparsers.add_parser(
         "explain",
         help="what epsilon buys: the expected error of a local protocol or central release at --n, before any data",
@@ -39,15 +43,10 @@ def add_commands(subparsers) -> None:
 
 
 def _run_explain(args) -> int:
-    from ..accuracy import default_cache_directory, explain
-    from ._arguments import parse_bounds
-    from ._deploy import check_plot_path, load_config
-    from ..errors import InvalidParameterError
-
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
-    options = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
+    options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:
         for option, value in (("--bounds", args.bounds), ("--delta", args.delta)):
             if value is not None:
@@ -57,17 +56,17 @@ def _run_explain(args) -> int:
         bounds = parse_bounds(args.bounds)
         if bounds is None:
             raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
-        params = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
+        params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params)
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
         print(explanation.describe())
     if args.plot:
-        import matplotlib
+        import matplotlib  # lazy: loads matplotlib (1-2 s)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         explanation.plot()
         plt.gcf().savefig(args.plot, dpi=120)
@@ -77,8 +76,6 @@ def _run_explain(args) -> int:
 
 
 def _epsilon_list(text: str) -> list[float]:
-    from ..errors import InvalidParameterError
-
     try:
         return [float(part) for part in text.split(",") if part.strip()]
     except ValueError:

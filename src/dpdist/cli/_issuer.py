@@ -18,6 +18,13 @@ import json
 import os
 import sys
 
+from ..errors import (
+    InvalidParameterError,
+    MissingDependencyError,
+    ServiceRefusedError,
+    ServiceUnavailableError,
+)
+from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
@@ -61,8 +68,6 @@ def add_commands(subparsers) -> None:
 
 
 def _add_serve(actions) -> None:
-    from ..issuer._limits import add_arguments as add_limit_arguments
-
     serve = actions.add_parser(
         "serve", help="run the issuer (HTTP)",
         description="Serve the issuer directory (/.well-known/private-token-issuer-directory), the keys and token "
@@ -98,8 +103,6 @@ def _admin_options(parser, handler) -> None:
 
 
 def _admin_token(args) -> str:
-    from ..errors import InvalidParameterError
-
     token = args.issuer_admin_token or os.environ.get("DPDIST_ISSUER_ADMIN_TOKEN") or ""
     if len(token) < 16:
         raise InvalidParameterError("The issuer's admin token (DPDIST_ISSUER_ADMIN_TOKEN or --issuer-admin-token) must be "
@@ -109,16 +112,13 @@ def _admin_token(args) -> str:
 
 
 def _run_serve(args) -> int:
-    from ..errors import InvalidParameterError, MissingDependencyError
-
     check_environment(args)
     try:
-        import cryptography  # noqa: F401 - the keys
-        import uvicorn
+        import cryptography  # noqa: F401 - the keys  # lazy: optional extra (cryptography)
+        import uvicorn  # lazy: optional extra dpdist[serve]
 
-        from ..issuer import create_app
-        from ..issuer._limits import from_args, uvicorn_options
-        from ..issuer._store import IssuerStore
+        from ..issuer import create_app  # lazy: the service's code loads only when it runs (dpdist[serve])
+        from ..issuer._store import IssuerStore  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist issuer' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
@@ -146,10 +146,9 @@ def _run_serve(args) -> int:
 
 def _call(args, method: str, path: str, body: dict | None = None) -> dict:
     """One admin request (not retried: minting again would mint more); a refusal is one line."""
-    from ..errors import InvalidParameterError, MissingDependencyError, ServiceRefusedError, ServiceUnavailableError
 
     try:
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
     if not args.issuer.startswith(("http://", "https://")):
@@ -170,8 +169,6 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
 
 
 def _run_key(args) -> int:
-    from ..errors import ServiceRefusedError
-
     try:
         document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name})
     except ServiceRefusedError as error:
@@ -184,8 +181,6 @@ def _run_key(args) -> int:
 
 
 def _run_credentials(args) -> int:
-    from ..errors import InvalidParameterError
-
     for option, value, top in (("--count", args.count, 10_000), ("--tokens-each", args.tokens_each, 10_000)):
         if not 1 <= value <= top:
             raise InvalidParameterError(f"The '{option}' option must be an int in 1..{top}. Got {value}.")

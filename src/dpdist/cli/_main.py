@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
+import numpy as np
+
 from .. import __version__
+from ..errors import DPDistError
+from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
 
 _COMMAND_MODULES = [
     "dpdist.cli._basic",
@@ -41,10 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
-    import numpy as np
 
-    from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
-    from ..errors import DPDistError
 
     printing = np.get_printoptions()
     np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)
@@ -73,7 +75,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _attach_negative_values(argv: list[str]) -> list[str]:
     """``--bounds -5,15`` as ``--bounds=-5,15``: argparse takes a value that starts with '-' for an option."""
-    import re
 
     out: list[str] = []
     for word in argv:

@@ -25,6 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io._ledger_file import open_ledger
+from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
+from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
+
 __all__ = ["is_longitudinal", "DeviceMemo", "open_device_memo"]
 
 LONGITUDINAL = ("l-grr", "l-osue", "loloha", "dbitflippm")
@@ -50,10 +54,9 @@ class DeviceMemo:
     def reports(self, values: np.ndarray, rng) -> np.ndarray:
         """This device's reports of ``values`` (one per value), charged and saved before they are returned.
 
-        The ledger was opened from ``path`` (:meth:`PrivacyLedger.open`), so its ``report`` saves it there
+        The ledger was opened from ``path`` (:func:`dpdist.io.open_ledger`), so its ``report`` saves it there
         before it returns the reports.
         """
-        from ..errors import IncompatibleStateError, PrivacyBudgetError
 
         where = f"The '{self.option}' file {str(self.path)!r}"
         try:
@@ -76,8 +79,6 @@ def open_device_memo(
     ``budget``, ``accounting``: the owner's total epsilon and accounting (``--budget``,
     ``--accounting``), replacing the ledger's when given.
     """
-    from ..errors import InvalidParameterError
-    from ..local.ledger import PrivacyLedger
 
     if path is None:
         yield None
@@ -87,13 +88,12 @@ def open_device_memo(
             f"The '{option}' option keeps a device's permanent responses for a longitudinal protocol "
             f"({', '.join(LONGITUDINAL)}). Got the protocol {protocol.name!r}, whose reports are not memoized."
         )
-    with PrivacyLedger.open(path, option=option, budget=budget, accounting=accounting) as ledger:
+    with open_ledger(path, option=option, budget=budget, accounting=accounting) as ledger:
         yield DeviceMemo(Path(path), protocol, ledger, collector, seeded, option)
 
 
 def add_ledger_arguments(parser) -> None:
     """``--budget`` and ``--accounting``: the device owner's settings of the ledger in ``--memo FILE``."""
-    from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
 
     parser.add_argument(
         "--budget", type=float, default=None, metavar="EPSILON",

@@ -16,6 +16,10 @@ from typing import Iterator
 
 import numpy as np
 
+from .._io._columns import iter_columns
+from ..errors import InvalidParameterError, OutOfDomainError
+from ._bounds import values_in_bounds
+
 __all__ = ["attribute_columns", "RecordValues", "check_columns_option", "add_columns_argument"]
 
 
@@ -33,7 +37,6 @@ def add_columns_argument(parser, what: str) -> None:
 
 def check_columns_option(protocol, column, columns) -> None:
     """``--column`` for a one-attribute protocol, ``--columns`` for a multi-attribute one: exactly one, the right one."""
-    from ..errors import InvalidParameterError
 
     multi = protocol.tags.kind == "multi"
     if column is not None and columns is not None:
@@ -59,7 +62,6 @@ def attribute_columns(attributes, text: str) -> list[str]:
     attributes' own names they may come in any order.  A column named like another
     attribute than its own is refused (the records would silently swap attributes).
     """
-    from ..errors import InvalidParameterError
 
     names = [attribute.name for attribute in attributes]
     columns = [part.strip() for part in text.split(",")]
@@ -100,7 +102,6 @@ class RecordValues:
 
     def read(self, path) -> Iterator[tuple[np.ndarray, int]]:
         """``(records, n_skipped)`` per chunk of the data file ``path`` (rows with a missing cell skipped)."""
-        from .._io._columns import iter_columns
 
         for chunks, n_missing in iter_columns(path, self.columns, text=self.text()):
             yield self(chunks), n_missing
@@ -124,8 +125,6 @@ class RecordValues:
         return records
 
     def _in_bounds(self, chunk, bounds, column: str, name: str) -> np.ndarray:
-        from ._bounds import values_in_bounds
-
         values, moved = values_in_bounds(chunk, bounds, clip=self.clip, column=f"{column!r} (attribute {name!r})",
                                          where="its bounds")
         self.clipped += moved
@@ -156,7 +155,6 @@ def _label_items(labels, chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _items(chunk: np.ndarray, size: int, column: str, name: str) -> np.ndarray:
     """The items ``0 .. size-1`` of a categorical attribute's column (integral floats of a CSV included)."""
-    from ..errors import OutOfDomainError
 
     values = np.asarray(chunk)
     if np.issubdtype(values.dtype, np.integer):

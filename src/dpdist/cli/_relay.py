@@ -11,6 +11,9 @@ import os
 import re
 import sys
 
+from .._guard import add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
+from ..errors import InvalidParameterError, MissingDependencyError
+from ..relay._envelope import MAX_SEALED_BYTES
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
@@ -37,36 +40,32 @@ def add_commands(subparsers) -> None:
     relay.add_argument("--min-batch", type=int, default=1000,
                        help="K: a campaign's reports are forwarded only in batches of at least this many (public; default 1000)")
     relay.add_argument("--max-batch", type=int, default=10000, help="at most this many reports per forwarded batch (default 10000)")
-    relay.add_argument("--admin-token", default=None, help="token for GET /relay/v1/status (optional; >= 16 characters)")
+    relay.add_argument("--relay-admin-token", "--admin-token", dest="admin_token", default=None,
+                       help="the relay's own admin token, for GET /relay/v1/status (optional; >= 16 characters; never the "
+                       "collector's DPDIST_ADMIN_TOKEN)")
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     relay.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
     relay.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
-    from ..relay._envelope import MAX_SEALED_BYTES
-
     relay.add_argument("--max-body-bytes", type=int, default=MAX_SEALED_BYTES,
                        help=f"largest request body (one sealed submission) accepted; larger: HTTP 413 (default {MAX_SEALED_BYTES})")
-    from .._guard import add_arguments as add_limit_arguments
-
     add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
     relay.set_defaults(handler=_run_relay)
     environment_defaults(relay)
 
 
 def _run_relay(args) -> int:
-    from ..errors import InvalidParameterError, MissingDependencyError
-
     check_environment(args)
     try:
-        import uvicorn
+        import uvicorn  # lazy: optional extra dpdist[serve]
 
-        from ..relay import create_app
+        from ..relay import (
+            create_app,  # lazy: the relay's code loads only when it runs (dpdist[relay])
+        )
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist relay' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
     if not 0 <= args.port <= 65535:
         raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
-    from .._guard import from_args as limits_from_args, uvicorn_options
-
     limits = limits_from_args(args, args.max_body_bytes)
     token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or ""
     try:  # the library checks the settings (batch bounds, tokens, collector URL); named here as options
@@ -85,7 +84,7 @@ def _run_relay(args) -> int:
 
 
 #: the options (and variables) of create_app's arguments
-_OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token": "--admin-token (or DPDIST_ADMIN_TOKEN)"}
+_OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token": "--relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN)"}
 
 
 def _as_option(message: str) -> str:

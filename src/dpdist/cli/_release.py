@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 import sys
+from dataclasses import replace
+
+import numpy as np
+
+from .. import plotting
+from .._io._arrow import require_pyarrow
+from .._io._atomic import atomic_writer
+from ..errors import DPDistError, InvalidParameterError
+from ._arguments import parse_bounds, seed_argument
+from ._budget import add_budget_file_argument, open_budget
+from ._deploy import check_plot_path
 
 
 def add_commands(subparsers) -> None:
-    from ._arguments import seed_argument
-    from ._budget import add_budget_file_argument
-
     release = subparsers.add_parser(
         "release",
         help="central DP: release a private CDF and quantiles of one column (trusted curator)",
@@ -55,9 +66,7 @@ def _parse_quantiles(text: str):
 
     Checked before any release, so that a typo never spends budget and the message names the option.
     """
-    import math
 
-    from ..errors import InvalidParameterError
 
     try:
         values = [float(part) for part in text.split(",") if part.strip()]
@@ -74,9 +83,7 @@ def _parse_quantiles(text: str):
 
 def _parse_interval_share(text, method: str):
     """``--interval-share``: ``None``, or a float in (0, 1) with ``--method aq``; checked before any release."""
-    import math
 
-    from ..errors import InvalidParameterError
 
     if text is None:
         return None
@@ -98,14 +105,9 @@ def _parse_interval_share(text, method: str):
 
 
 def _run_release(args) -> int:
-    import numpy as np
+    from .. import central  # lazy: loads scipy (0.4-2 s)
+    from ..datasets.files import read_column  # lazy: loads scipy (0.4-2 s)
 
-    from .. import central
-    from ._arguments import parse_bounds
-    from ..datasets.files import read_column
-    from ..errors import DPDistError, InvalidParameterError
-
-    from ._deploy import check_plot_path
 
     bounds = parse_bounds(args.bounds)
     assert bounds is not None, "--bounds is required"
@@ -122,10 +124,12 @@ def _run_release(args) -> int:
         values = read_column(args.file, args.column, infinite="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
-    statement = None if session is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
+    statement = None if session is None or planned is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
-        from ..central.many_quantiles import _tree_quantiles
+        from ..central.many_quantiles import (
+            _tree_quantiles,  # lazy: loads scipy (0.4-2 s)
+        )
 
         tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
@@ -135,7 +139,7 @@ def _run_release(args) -> int:
         release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True,
                                     interval_share=args.interval_share)
     if statement is not None:
-        from ..budget import with_statement
+        from ..budget import with_statement  # lazy: loads scipy (0.4-2 s)
 
         release = with_statement(release, statement)
     assert release.guarantee is not None, "a release states its guarantee"
@@ -171,15 +175,13 @@ def _run_release(args) -> int:
 
 def _check_budget(args, bounds, q):
     """The ``--budget-file`` session and what this release will charge it, refused now if it would overspend."""
-    from ._budget import open_budget
 
     session = open_budget(args)
     if session is None:
         return None, None
-    import numpy as np
 
-    from .. import central
-    from ..budget import planned_guarantee
+    from .. import central  # lazy: loads scipy (0.4-2 s)
+    from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     nothing = np.empty(0)
     if args.method == "tree":
@@ -218,7 +220,6 @@ def _release_table(release, cdf, band, guarantee: str) -> dict:
     """One table: a row per CDF edge (``kind=cdf``: ``x``, ``cdf`` and its bands) and per quantile
     (``kind=quantile``: ``q``, the value ``x`` and its interval ``x_low``, ``x_high``); each column has
     one meaning, empty (NaN) where it does not apply, and every row carries the guarantee."""
-    import numpy as np
 
     nan = float("nan")
     rows = []
@@ -245,21 +246,14 @@ def _is_parquet(path: str) -> bool:
 def _check_out(path: str) -> None:
     """Refuse a table format that cannot be written before any budget is spent."""
     if _is_parquet(path):
-        from .._io._arrow import require_pyarrow
-
         require_pyarrow("Parquet release tables")
 
 
 def _write_release(path: str, table: dict, release, guarantee: str) -> None:
     """Write ``table`` atomically: Parquet (the guarantee also in the schema's metadata) or CSV."""
-    import csv
-    import io
 
-    from .._io._atomic import atomic_writer
 
     if _is_parquet(path):
-        from .._io._arrow import require_pyarrow
-
         pa = require_pyarrow("Parquet release tables")
         metadata = {"dpdist.guarantee": guarantee,
                     "dpdist.guarantee_json": json.dumps(None if release.guarantee is None else release.guarantee.to_dict())}
@@ -279,12 +273,10 @@ def _write_release(path: str, table: dict, release, guarantee: str) -> None:
 
 def _plot(tree, band, release, args, bounds) -> None:
     """The released CDF with its bands and the quantiles with their intervals, each drawn by its result."""
-    from dataclasses import replace
 
-    from .. import plotting
 
     plotting.headless()
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
     figure, axis = plt.subplots(figsize=(7, 4))
     if tree is not None:  # the band is post-processing of the release: no budget

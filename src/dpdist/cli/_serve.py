@@ -15,11 +15,31 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+from .. import _rng
+from .._io._blocks import rechunk
+from .._io._shuffle import ReportShuffler
+from .._rng import check_rng
+from ..errors import (
+    EachValueANewUserWarning,
+    InvalidParameterError,
+    MissingDependencyError,
+    ServiceRefusedError,
+)
+from ..local import from_config
+from ..serve._limits import DEFAULT_MAX_BODY_BYTES, add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
+from ._budget import add_budget_file_argument, charge_line, open_budget
+from ._campaign_rounds import show_rounds
+from ._deploy import charge_collection, data_reader, json_option, load_config
 from ._env import check_environment, environment_defaults
-from ._budget import add_budget_file_argument
-from ._memo import add_ledger_arguments
+from ._estimate_text import estimate_lines
+from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
+from ._records import add_columns_argument, check_columns_option
+from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_rounds import submit_rounds
 
 __all__ = ["add_commands"]
 
@@ -46,8 +66,6 @@ def _server_options(parser, *, admin: bool) -> None:
 
 # ---------------------------------------------------------------------- serve
 def _add_serve(subparsers) -> None:
-    from ..serve._limits import DEFAULT_MAX_BODY_BYTES
-
     serve = subparsers.add_parser(
         "serve",
         help="run the collection service (campaigns, report ingest, estimates, dashboard)",
@@ -81,8 +99,6 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
-    from ..serve._limits import add_arguments as add_limit_arguments
-
     add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
@@ -91,7 +107,10 @@ def _add_serve(subparsers) -> None:
 
 def _add_operations(serve) -> None:
     """The operator's options of ``dpdist serve`` (docs/deployment.md: "Operating", "Metrics", "Behind a reverse proxy")."""
-    from ..serve._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S
+    from ..serve._health import (  # lazy: the service's code loads only when it runs (dpdist[serve])
+        DEFAULT_MIN_FREE_BYTES,
+        DEFAULT_READY_TIMEOUT_S,
+    )
 
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
                        help="server log: uvicorn's text lines, or one JSON object per line with request ids (default text)")
@@ -114,8 +133,6 @@ def _add_operations(serve) -> None:
 
 
 def _operations(args, Operations):
-    from ..errors import InvalidParameterError
-
     root = args.root_path.rstrip("/")
     if root and (not root.startswith("/") or any(c in root for c in " ?#%\\")):
         raise InvalidParameterError(f"The '--root-path' option must be a URL path such as /dpdist. Got {args.root_path!r}.")
@@ -126,7 +143,7 @@ def _operations(args, Operations):
 
 
 def _uvicorn_operations(args) -> dict:
-    from ..serve._logs import log_config
+    from ..serve._logs import log_config  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     return {
         "root_path": args.root_path,
@@ -137,8 +154,6 @@ def _uvicorn_operations(args) -> dict:
 
 
 def _missing_extra(command: str, error: ImportError):
-    from ..errors import MissingDependencyError
-
     module = getattr(error, "name", None) or str(error)
     return MissingDependencyError(
         f"'{command}' needs the serve extra ({module} is not installed): pip install 'dpdist[serve]'."
@@ -146,8 +161,6 @@ def _missing_extra(command: str, error: ImportError):
 
 
 def _admin_token(args, *, required: bool = True) -> str | None:
-    from ..errors import InvalidParameterError
-
     token = args.admin_token or os.environ.get("DPDIST_ADMIN_TOKEN")
     if required and not token:
         raise InvalidParameterError("The admin token is missing: set DPDIST_ADMIN_TOKEN or pass --admin-token.")
@@ -155,13 +168,11 @@ def _admin_token(args, *, required: bool = True) -> str | None:
 
 
 def _run_serve(args) -> int:
-    from ..errors import InvalidParameterError
-
     check_environment(args)
     try:
-        import uvicorn
+        import uvicorn  # lazy: optional extra dpdist[serve]
 
-        from ..serve._operations import Operations
+        from ..serve._operations import Operations  # lazy: optional extra dpdist[serve]
     except ImportError as error:
         raise _missing_extra("dpdist serve", error) from None
     if not 0 <= args.port <= 65535:
@@ -170,7 +181,6 @@ def _run_serve(args) -> int:
     assert token is not None, "required"
     if len(token) < 16:
         raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-    from ..serve._limits import from_args as limits_from_args, uvicorn_options
 
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     if relay_token is not None and len(relay_token) < 16:
@@ -191,7 +201,7 @@ def _run_serve(args) -> int:
         uvicorn.run(app, host=args.host, port=args.port, **options)
         return 0
     app.state.service.close()  # the database was opened to check it: each worker opens its own
-    from ..serve._workers import run_workers
+    from ..serve._workers import run_workers  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
                 operations=operations, relay_token=relay_token, host=args.host, port=args.port, **options)
@@ -200,8 +210,7 @@ def _run_serve(args) -> int:
 
 def _opened_app(args, token: str, limits, operations, relay_token: str | None):
     """The application, its database opened (and its schema migrated): a wrong ``--db`` is one line naming it."""
-    from ..errors import InvalidParameterError
-    from ..serve import create_app
+    from ..serve import create_app  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     try:
         return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
@@ -217,7 +226,6 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
 
 def _redacted(url: str) -> str:
     """A database URL without its password (never print credentials)."""
-    from urllib.parse import urlsplit, urlunsplit
 
     if "://" not in url:
         return url
@@ -278,8 +286,6 @@ def _add_campaign(subparsers) -> None:
 
 
 def _run_rounds(args) -> int:
-    from ._campaign_rounds import show_rounds
-
     with _client(args, admin=True) as client:
         return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
 
@@ -398,16 +404,19 @@ def _add_estimate_and_export(actions) -> None:
 
 
 def _client(args, *, admin: bool):
-    from ..errors import InvalidParameterError
-
     try:
-        import httpx  # noqa: F401 - the client's transport
+        import httpx  # noqa: F401 - the client's transport  # lazy: optional extra dpdist[serve]
 
-        from ..serve.client import Client
+        from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise _missing_extra(f"dpdist {args.command}", error) from None
     if args.retries < 0:
         raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
+    credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
+    issuer = getattr(args, "issuer", None) if not admin else None
+    if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
+        raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
+                                    f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
     return Client(
         args.server,
         admin_token=_admin_token(args) if admin else None,
@@ -415,14 +424,14 @@ def _client(args, *, admin: bool):
         retries=args.retries,
         on_retry=_say_retrying(args.server),
         pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
-        issuer_credential=(getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None,
-        issuer=getattr(args, "issuer", None) if not admin else None,
+        issuer_credential=credential,
+        issuer=issuer,
     )
 
 
 def _say_retrying(server: str):
     """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..serve.client import retry_schedule
+    from ..serve.client import retry_schedule  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     said = False
 
@@ -452,8 +461,6 @@ def _campaign_budget_options(parser) -> None:
 
 def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
     """Open ``campaign``, charging ``--budget-file`` first; the campaign's summary and the line to print."""
-    from ._budget import charge_line, open_budget
-    from ..errors import InvalidParameterError, ServiceRefusedError
 
     session = open_budget(args)
     if session is None:
@@ -473,9 +480,6 @@ def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
 
 
 def _run_create(args) -> int:
-    from ._deploy import load_config
-    from ..errors import InvalidParameterError
-
     if args.rounds is not None:
         return _create_rounds(args)
     protocol = load_config(args.config)
@@ -516,7 +520,6 @@ def _run_create(args) -> int:
 def _relay_settings(args) -> dict | None:
     """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
     key for the campaign is read from the issuer itself."""
-    from ..errors import InvalidParameterError
 
     given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
                                           ("--issuer-run-by-collector", args.issuer_run_by_collector),
@@ -534,7 +537,7 @@ def _relay_settings(args) -> dict | None:
         raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
     issuer = None
     if args.issuer is not None:
-        from ..serve.client import issuer_of
+        from ..serve.client import issuer_of  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
     return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}
@@ -542,8 +545,6 @@ def _relay_settings(args) -> dict | None:
 
 def _create_rounds(args) -> int:
     """``campaign create --rounds PLAN``: a campaign that runs adaptive quantile rounds (the service checks the plan)."""
-    from ._deploy import json_option
-    from ..errors import InvalidParameterError
 
     plan = json_option(args.rounds, "--rounds", "object")
     if not isinstance(plan, dict):
@@ -587,8 +588,6 @@ def _run_simple(args) -> int:
 
 
 def _run_enroll(args) -> int:
-    from ..errors import InvalidParameterError
-
     for option, value in (("--count", args.count), ("--reports", args.reports)):
         if value < 1:
             raise InvalidParameterError(f"The '{option}' option must be an int >= 1. Got {value}.")
@@ -606,8 +605,6 @@ def _run_enroll(args) -> int:
 
 
 def _run_delete(args) -> int:
-    from ..errors import InvalidParameterError
-
     if not args.yes:
         raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
     with _client(args, admin=True) as client:
@@ -625,8 +622,6 @@ def _run_list(args) -> int:
 
 
 def _parse_options(pairs: list[str]) -> dict:
-    from ..errors import InvalidParameterError
-
     options = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -637,8 +632,6 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def _run_estimate(args) -> int:
-    from pathlib import Path
-
     options = _parse_options(args.option)
     view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with _client(args, admin=True) as client:
@@ -657,7 +650,6 @@ def _run_estimate(args) -> int:
 
 def _print_summary(document: dict) -> None:
     """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
-    from ._estimate_text import estimate_lines
 
     rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
     print(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
@@ -667,10 +659,9 @@ def _print_summary(document: dict) -> None:
     for line in estimate_lines(document["estimate"]):
         print("  " + line)
     diagnostics = document.get("diagnostics") or {}
-    if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
-        from ..serve._diagnostics import describe
-
-        print("  " + describe(document["diagnostics"]))
+    ran = (diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
+    if ran:  # protocols without a test: no line
+        print("  " + diagnostics["summary"])
 
 
 def _run_export(args) -> int:
@@ -682,8 +673,6 @@ def _run_export(args) -> int:
 
 # ---------------------------------------------------------------------- submit
 def _add_submit(subparsers) -> None:
-    from ._records import add_columns_argument
-
     submit = subparsers.add_parser(
         "submit",
         help="randomize a column locally (CSPRNG) and submit it to a campaign, or submit report files",
@@ -748,8 +737,6 @@ def _add_submit(subparsers) -> None:
 
 
 def _run_submit(args) -> int:
-    from ..errors import InvalidParameterError
-
     if args.batch_size < 1:
         raise InvalidParameterError(f"The '--batch-size' option must be an int >= 1. Got {args.batch_size}.")
     if args.column is not None and args.columns is not None:
@@ -812,26 +799,14 @@ def _run_submit(args) -> int:
 
 
 def _submit_column(client, args):
-    import warnings
 
-    from ._budget import charge_line, open_budget
-    from ._deploy import charge_collection, data_reader
-    from ._records import check_columns_option
-    from ._memo import is_longitudinal, open_device_memo
-    from .._io._blocks import rechunk
-    from .._io._shuffle import ReportShuffler
-    from .._rng import check_rng, secure_generator
-    from ._submit_journal import journal_path, journal_records, write_journal
-    from ..errors import EachValueANewUserWarning
-    from ..local import from_config
 
     document = client.config(args.campaign)
     if document.get("rounds") is not None:  # each row one device answering one round (docs/adaptive_quantiles.md)
-        from ._submit_rounds import submit_rounds
-
         yield from submit_rounds(client, args, document)
         return
-    protocol = from_config(document["config"])
+    relayed = document.get("relay") is not None
+    protocol = client.protocol(args.campaign) if relayed else from_config(document["config"])  # a relayed one's: its identity's
     check_columns_option(protocol, args.column, args.columns)
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)
@@ -844,10 +819,11 @@ def _submit_column(client, args):
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.
     # Unknown labels (and words outside a pem alphabet) are skipped and counted, numbers outside the bounds
     # clipped and counted, as by 'dpdist privatize': the counts are printed here and never sent
-    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
+    rows, missing, (checked, read) = 0, 0, data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
     for chunk, n_missing in read():
-        protocol._check_values(checked(chunk))
-        missing += n_missing
+        chunk_values = checked(chunk)
+        protocol._check_values(chunk_values)
+        rows, missing = rows + len(chunk_values), missing + n_missing
     cells = f"missing cell(s) of {args.column!r}" if args.columns is None else "row(s) with a missing cell"
     for note in ([f"{missing} {cells} skipped"] if missing else []) + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
@@ -860,11 +836,16 @@ def _submit_column(client, args):
             file=sys.stderr,
         )
     journal = (Path(args.journal) if args.journal else
-               journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo))
+               journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo,
+                            device=client.issuer_credential))
+    if relayed:  # the reports' tokens, kept beside the journal: a resend carries the token its report was sent with
+        client.keep_tokens(journal.with_name(journal.name + ".tokens"))
     if journal.exists():
         print(f"submit: note: resuming from the journal {journal}: its batches were randomized by an earlier run and "
               "are sent again as they are; batches the campaign already counted are not counted twice.", file=sys.stderr)
     else:
+        if relayed:  # every report's token before any value is randomized: a refusal never depends on a value
+            client.prepare_tokens(args.campaign, rows)
         if session is not None:  # charged once, when the values are randomized (a resumed journal is not)
             print(f"submit: {charge_line(session, session.charge(protocol.guarantee, label))}.", file=sys.stderr)
         # every row is randomized first, then the reports leave in a uniformly random order (CSPRNG): batch k
@@ -874,7 +855,7 @@ def _submit_column(client, args):
             open_device_memo(
                 args.memo, protocol, collector=args.server, budget=args.budget, accounting=args.accounting
             ) as memo,
-            ReportShuffler(protocol, secure_generator()) as shuffler,
+            ReportShuffler(protocol, _rng.secure_generator()) as shuffler,
         ):
             for block in rechunk(values, args.batch_size):
                 if memo is None:

@@ -2,7 +2,7 @@
 
 Randomized values have no identity of their own: a run killed after some batches
 were counted, then run again, used to randomize every row again and count the
-counted ones twice (issue 28, item 5: 38,000-50,000 of 50,000 reports doubled).
+counted ones twice (38,000-50,000 of 50,000 reports were doubled that way).
 Now every row is randomized once, the batches are encoded as the exact request
 bodies they will be, each under a fresh random batch id, and written to a
 journal file (atomically, owner-only) *before* the first one is sent. A re-run of
@@ -23,6 +23,10 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .._io._atomic import atomic_writer
+from .._io._binary import read_header
+from ..io import encode_record, new_file_id
+
 __all__ = ["journal_path", "write_journal", "journal_records"]
 
 
@@ -34,8 +38,10 @@ def _default_directory() -> Path:
     return Path(cache) / "dpdist" / "submit"
 
 
-def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None) -> Path:
-    """Where the journal of this submission lives: keyed by everything that decides its reports."""
+def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None, *,
+                 device: str | None = None) -> Path:
+    """Where the journal of this submission lives: keyed by everything that decides its reports (``device``: what
+    tells two devices on one machine apart, their issuer credential: hashed, never stored)."""
     content = hashlib.sha256()
     with open(data, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -48,6 +54,7 @@ def journal_path(server: str, campaign: str, config: dict, column: str, data, me
             "column": column,
             "data": content.hexdigest(),
             "memo": None if memo is None else str(Path(memo).resolve()),
+            **({} if device is None else {"device": hashlib.sha256(device.encode()).hexdigest()}),
         },
         sort_keys=True,
         default=str,
@@ -57,8 +64,6 @@ def journal_path(server: str, campaign: str, config: dict, column: str, data, me
 
 def write_journal(path: Path, protocol, batches: Iterable[np.ndarray]) -> int:
     """Encode each batch as one binary record under a fresh batch id, all written atomically; returns the count."""
-    from .._io._atomic import atomic_writer
-    from ..io import encode_record, new_file_id
 
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     written = 0
@@ -71,7 +76,6 @@ def write_journal(path: Path, protocol, batches: Iterable[np.ndarray]) -> int:
 
 def journal_records(path: Path) -> Iterator[tuple[str, bytes]]:
     """``(batch id, request body)`` of every batch in the journal, in order."""
-    from .._io._binary import read_header
 
     with open(path, "rb") as handle:
         while True:

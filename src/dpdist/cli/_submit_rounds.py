@@ -28,6 +28,7 @@ counts a batch id once) and goes on with the rows no part holds.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
@@ -35,6 +36,14 @@ from pathlib import Path
 from typing import Generator, Iterator
 
 import numpy as np
+
+from .._io._atomic import atomic_writer
+from .._io._binary import read_header
+from .._rng import secure_generator
+from ..errors import InvalidParameterError, ServiceRefusedError
+from ..local import from_config
+from ._deploy import data_reader
+from ._submit_journal import journal_path, journal_records, write_journal
 
 __all__ = ["submit_rounds"]
 
@@ -47,10 +56,6 @@ FULL_FETCHES = 20
 def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     """The acknowledgements of ``args``'s column submitted to the rounds campaign ``document`` describes (its public
     config); notes on standard error (module docstring)."""
-    from ..errors import InvalidParameterError
-    from ..local import from_config
-    from ._deploy import data_reader
-    from ._submit_journal import journal_path
 
     for option, given in (("--columns", args.columns is not None), ("--memo", args.memo is not None),
                           ("--budget-file", args.budget_file is not None)):
@@ -113,7 +118,6 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
 
 def _send(client, campaign: str, batches) -> Generator[dict, None, tuple[int, int]]:
     """Send a part's batches to its round's campaign; ``(acknowledged, refused reports)`` (refused: see :data:`SPENT`)."""
-    from ..errors import ServiceRefusedError
 
     acknowledged = refused = 0
     for batch_id, body, count in batches:
@@ -157,10 +161,6 @@ class _Journal:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def order(self, rows: int) -> np.ndarray:
-        from .._io._atomic import atomic_writer
-        from .._rng import secure_generator
-        from ..errors import InvalidParameterError
-
         path = self.directory / "order.npy"
         if path.exists():
             order = np.load(path)
@@ -184,8 +184,6 @@ class _Journal:
 
     def add(self, round_number: int, campaign: str, config: dict, start: int, stop: int, protocol, reports: np.ndarray,
             batch_size: int) -> dict:
-        from .._io._atomic import atomic_writer
-        from ._submit_journal import write_journal
 
         index = len(self.parts())
         write_journal(self.directory / f"part-{index:05d}.bin", protocol,
@@ -197,10 +195,7 @@ class _Journal:
 
     def batches(self, index: int) -> Iterator[tuple[str, bytes, int]]:
         """``(batch id, body, reports)`` of a part's batches."""
-        import io
 
-        from .._io._binary import read_header
-        from ._submit_journal import journal_records
 
         for batch_id, body in journal_records(self.directory / f"part-{index:05d}.bin"):
             header = read_header(io.BytesIO(body), str(self.directory))

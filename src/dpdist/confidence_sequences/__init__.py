@@ -1,4 +1,4 @@
-r"""Confidence sequences: intervals and bands that hold at every number of reports at once (issue 30).
+r"""Confidence sequences: intervals and bands that hold at every number of reports at once (docs/uncertainty.md, "Live campaigns").
 
 A campaign's estimate is watched while reports arrive (its dashboard polls every
 3 s).  A fixed-n 95 % interval read at whatever moment looks good is not a 95 %
@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING
 
 from .._validation import Interval, check_param
 from ..errors import InvalidParameterError
+from ..local.frequency._oracle import FrequencyOracle
+from ..local.numerical._mean import MeanProtocol
+from ..local.numerical._wave_protocol import WaveProtocol
+from ..local.numerical.binning import Binning
+from ..local.numerical.hh import HierarchicalHistogram
 from ._boundary import DEFAULT_TARGET_N, mixture_interval
+from ._distribution import DEFAULT_CELLS, cdf_sequence
+from ._frequency import frequency_sequence, mean_sequence
 from ._results import CDFSequence, FrequencySequence, MeanSequence, StopReadout
 
 if TYPE_CHECKING:
@@ -58,11 +65,6 @@ __all__ = [
 
 def why_no_sequence(protocol: LocalProtocol) -> str | None:
     """Why ``protocol`` has no confidence sequence (``None`` when it has one)."""
-    from ..local.frequency._oracle import FrequencyOracle
-    from ..local.numerical._mean import MeanProtocol
-    from ..local.numerical._wave_protocol import WaveProtocol
-    from ..local.numerical.binning import Binning
-    from ..local.numerical.hh import HierarchicalHistogram
 
     if isinstance(protocol, FrequencyOracle):
         if not protocol.tags.unbiased:
@@ -113,10 +115,6 @@ def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, leve
         When the protocol has none (:func:`why_no_sequence` says why), or its
         reports contradict its channel at this level.
     """
-    from ..local.frequency._oracle import FrequencyOracle
-    from ..local.numerical._mean import MeanProtocol
-    from ._distribution import DEFAULT_CELLS, cdf_sequence
-    from ._frequency import frequency_sequence, mean_sequence
 
     level = check_param("confidence_sequence", "level", level, Interval(0.0, 1.0, closed="neither"))
     target_n = check_param("confidence_sequence", "target_n", target_n, Interval(1.0, 1e15))
@@ -128,8 +126,8 @@ def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, leve
         return frequency_sequence(protocol, aggregator, level, target_n)
     if isinstance(protocol, MeanProtocol):
         return mean_sequence(protocol, aggregator, level, target_n)
-    cells = DEFAULT_CELLS if cells is None else check_param("confidence_sequence", "cells", cells, Interval(2, 4096))
-    result = cdf_sequence(protocol, aggregator, level, target_n, cells=int(cells))
+    count = DEFAULT_CELLS if cells is None else int(check_param("confidence_sequence", "cells", cells, Interval(2, 4096)))
+    result = cdf_sequence(protocol, aggregator, level, target_n, cells=count)
     if isinstance(result, str):
         raise InvalidParameterError(f"confidence_sequence: {result}.")
     return result

@@ -59,8 +59,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..local.frequency._unary import UnaryEncoding
+from ..local.frequency.grr import GRR
+from ..local.numerical._composite import inner_aggregator
+from ..local.numerical.binning import Binning
+from ..local.numerical.hh import HierarchicalHistogram
 from ._boundary import BoundedMeans
-from ._frequency import sequence_stamp, oracle_means
+from ._frequency import oracle_means, sequence_stamp
 from ._results import CDFSequence
 from ._unary import UnaryPrefixes
 
@@ -127,7 +132,6 @@ def prefix_means(oracle, support_counts, n: int, alpha_each: float, target_n: fl
     ``support_counts`` may have leading axes (independent aggregates): the result
     is elementwise over them.
     """
-    from ..local.frequency.grr import GRR
 
     p, q = oracle.support_probabilities()
     counts = np.asarray(support_counts, dtype=np.float64)
@@ -141,8 +145,6 @@ def prefix_means(oracle, support_counts, n: int, alpha_each: float, target_n: fl
 
 def _prefixes(oracle) -> bool:
     """Whether ``oracle``'s prefix sums have a sequence of their own (GRR: binary; unary encoding: exact CGF)."""
-    from ..local.frequency._unary import UnaryEncoding
-    from ..local.frequency.grr import GRR
 
     return isinstance(oracle, (GRR, UnaryEncoding))
 
@@ -160,7 +162,7 @@ def _shared_edges(item_edges, cell_edges) -> np.ndarray:
 
 def _solve(constraints: _Constraints, objectives: np.ndarray, maximize: bool) -> np.ndarray | None:
     """Extremes of each objective row over the feasible masses (``None`` when infeasible)."""
-    from scipy.optimize import linprog
+    from scipy.optimize import linprog  # lazy: loads scipy (0.4-2 s)
 
     cells = constraints.a_low.shape[1]
     a_ub = np.vstack([constraints.a_low, -constraints.a_high])
@@ -179,8 +181,6 @@ def _solve(constraints: _Constraints, objectives: np.ndarray, maximize: bool) ->
 
 def cdf_sequence(protocol, aggregator, level: float, target_n: float, *, cells: int = DEFAULT_CELLS) -> CDFSequence | str:
     """The band (module docstring), or the reason there is none."""
-    from ..local.numerical.binning import Binning
-    from ..local.numerical.hh import HierarchicalHistogram
 
     alpha = 1.0 - level
     if isinstance(protocol, Binning):
@@ -255,8 +255,6 @@ def _band(protocol, n, level, target_n, unit_edges, constraints: _Constraints, m
 
 
 def _binning_constraints(protocol, aggregator, alpha, target_n, edges) -> _Constraints:
-    from ..local.numerical._composite import inner_aggregator
-
     oracle = protocol.oracle
     counts = oracle.support_counts(inner_aggregator(oracle, aggregator.statistic, aggregator.n))
     parts = [(oracle, counts, aggregator.n, np.arange(protocol.bins + 1))]
@@ -264,8 +262,6 @@ def _binning_constraints(protocol, aggregator, alpha, target_n, edges) -> _Const
 
 
 def _tree_constraints(protocol, aggregator, alpha, target_n, edges) -> _Constraints:
-    from ..local.numerical._composite import inner_aggregator
-
     offsets = protocol._stat_offsets
     parts = []
     for depth, (oracle, count) in enumerate(zip(protocol.oracles, protocol.level_counts(aggregator)), start=1):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._bennett import BennettMean, largest_second_moment
 from ._boundary import BoundedMeans
 from ._results import FrequencySequence, MeanSequence
 
@@ -117,7 +118,6 @@ def mean_source(protocol, output_counts, n: int, alpha: float, target_n: float):
 
     The choice depends on the protocol's constants only, never on the reports.
     """
-    from ._bennett import BennettMean, largest_second_moment
 
     decoded = protocol.decoded_values
     bound = float(np.max(np.abs(decoded)))
@@ -132,7 +132,6 @@ def mean_source(protocol, output_counts, n: int, alpha: float, target_n: float):
 
 def mean_sequence(protocol, aggregator, level: float, target_n: float) -> MeanSequence:
     """Sequence of the population's mean from a PM or SR aggregate (histogram of decoded outputs)."""
-    from ._bennett import BennettMean
 
     counts = np.asarray(aggregator.statistic, dtype=np.float64)
     n = aggregator.n

@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
+from ..estimates import QUANTILES, Interval
+from ..estimates._band import _crossing_bin as crossing_bin
 from ._boundary import BoundedMeans, projected_n
 
 if TYPE_CHECKING:
@@ -121,9 +123,15 @@ class FrequencySequence:
             raise InvalidParameterError("This FrequencySequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(np.max(band.widths(n))), "FrequencySequence.stop_readout")
 
-    def intervals(self) -> tuple:
-        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once."""
-        from ..estimates import Interval
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the intervals beside an estimate made with ``options`` must know (None: nothing)."""
+        if options.get("postprocess", "none") != "none":
+            return "the anytime intervals are centred on the unbiased estimate, not on the post-processed one"
+        return None
+
+    def intervals(self, estimate: Any = None) -> tuple:
+        """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once
+        (centred on the sequence's own unbiased estimate, whatever ``estimate`` the campaign shows)."""
 
         items = np.arange(self.estimate.size)
         per_item = Interval("frequency", self.estimate, self.low, self.high, self.level, self.method, at=items,
@@ -168,9 +176,13 @@ class MeanSequence:
             raise InvalidParameterError("This MeanSequence carries no projection (built without its statistics).")
         return _readout(width, self.n, lambda n: float(mean.widths(n)[0]), "MeanSequence.stop_readout")
 
-    def intervals(self) -> tuple:
-        """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``)."""
-        from ..estimates import Interval
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the interval beside the campaign's estimate must know (nothing: None)."""
+        return None
+
+    def intervals(self, estimate: Any = None) -> tuple:
+        """As an :class:`~dpdist.estimates.Interval` value (``anytime_valid=True``; centred on the sequence's own
+        estimate, whatever ``estimate`` the campaign shows)."""
 
         return (Interval("mean", self.estimate, self.low, self.high, self.level, self.method, anytime_valid=True),)
 
@@ -212,7 +224,6 @@ class CDFSequence:
 
     def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile :math:`\\inf\\{x: F(x) \\ge q\\}`, from the band (as :meth:`CDFBand.quantile_interval`)."""
-        from ..estimates._band import _crossing_bin as crossing_bin
 
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
@@ -236,6 +247,10 @@ class CDFSequence:
         now = self.width
         return _readout(width, self.n, lambda n: now * shrink(n), "CDFSequence.stop_readout")
 
+    def centring_note(self, options: dict[str, Any]) -> str | None:
+        """What a reader of the band beside the campaign's estimate must know (nothing: None)."""
+        return None
+
     def intervals(self, distribution: Distribution | None = None) -> tuple:
         """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``, all simultaneous: one event).
 
@@ -243,7 +258,6 @@ class CDFSequence:
         :data:`~dpdist.estimates.QUANTILES` and of the mean; their point estimates are
         ``distribution``'s (the campaign's estimate), else the band's midpoints.
         """
-        from ..estimates import QUANTILES, Interval
 
         q = np.array(QUANTILES)
         low, high = self.quantile_interval(q)

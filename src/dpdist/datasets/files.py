@@ -14,12 +14,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import Bounds, check_param
-from ..errors import DatasetUnavailableError, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
-from .._io._columns import csv_rows, missing_column_error as _missing_column
+from .._io._columns import csv_rows
+from .._io._columns import missing_column_error as _missing_column
 from .._io._read_errors import data_file_errors
-from ._dataset import Dataset
 from .._types import FloatBounds, PathLike
+from .._validation import Bounds, check_param
+from ..errors import (
+    DatasetUnavailableError,
+    InvalidParameterError,
+    InvalidValueTypeError,
+    OutOfDomainError,
+)
+from ._dataset import Dataset
 
 __all__ = ["from_file", "read_column"]
 
@@ -78,7 +84,7 @@ def _is_number(value) -> bool:
 
 def _read_parquet(path, column):
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
     except ImportError:
         raise DatasetUnavailableError(
             "Reading Parquet files needs the package 'pyarrow'. Install it with: pip install 'dpdist[data]'."
@@ -92,10 +98,10 @@ def _read_parquet(path, column):
 
 def _read_csv(path, column, delimiter):
     try:
-        import pyarrow.csv as pa_csv
+        import pyarrow.csv as pa_csv  # lazy: optional extra (pyarrow)
     except ImportError:
         return _read_csv_stdlib(path, column, delimiter)
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
 
     with pa_csv.open_csv(path, parse_options=pa_csv.ParseOptions(delimiter=delimiter)) as reader:
         names = reader.schema.names
@@ -146,8 +152,9 @@ def from_file(path: PathLike, column: str, *, bounds: FloatBounds | None = None,
             low, high = low - 0.5, high + 0.5
         bounds = (low, high)
     else:
-        bounds = check_param("datasets.from_file", "bounds", bounds, Bounds())
-        outside = (values < bounds[0]) | (values > bounds[1])
+        checked: tuple[float, float] = check_param("datasets.from_file", "bounds", bounds, Bounds())
+        bounds = checked
+        outside = (values < checked[0]) | (values > checked[1])
         if outside.any():
             raise OutOfDomainError(
                 f"The column {column!r} of {str(path)!r} must lie in bounds [{bounds[0]:g}, {bounds[1]:g}]. "

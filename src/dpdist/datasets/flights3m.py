@@ -57,7 +57,7 @@ _LICENSE = (
 
 def _read_column(path: Path, column: str):
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
     except ImportError:  # pragma: no cover - pyarrow is part of the data extra
         raise DatasetUnavailableError(
             "Reading flights-3m.parquet needs the package 'pyarrow'. Install it with: pip install 'dpdist[data]'."
@@ -67,7 +67,7 @@ def _read_column(path: Path, column: str):
 
 def _parse_departure(path: Path) -> np.ndarray:
     """Minutes after midnight (int16, 0 .. 1439) of the ``date`` column (timestamp[us])."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
 
     micros = _read_column(path, "date").cast(pa.int64()).to_numpy()
     return ((micros // _MINUTE_US) % 1440).astype(np.int16)

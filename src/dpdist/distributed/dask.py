@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 
+from .._io._arrow import reports_from_arrow
+from .._io._dedupe import check_distinct_files
+from .._io._files import file_format, iter_report_batches, protocol_of_file
 from .._rng import root_seed_sequence
+from .._types import PathLike
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from .blocks import simulate_block
-from .._types import PathLike
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -26,15 +29,16 @@ if TYPE_CHECKING:
 __all__ = ["aggregate", "aggregate_files", "simulate"]
 
 
-def _require_dask():
+def _require_dask() -> Any:
+    """``dask.delayed``, or a refusal naming the extra to install."""
     try:
-        import dask
-        import dask.array  # noqa: F401
+        import dask.array  # noqa: F401  # lazy: optional extra dpdist[dask]
+        from dask.delayed import delayed  # lazy: optional extra dpdist[dask]
     except ImportError:
         raise DatasetUnavailableError(
             "dpdist.distributed needs Dask: install dpdist[dask] (dask[array,dataframe] and distributed)."
         ) from None
-    return dask
+    return delayed
 
 
 def _check_split_every(split_every) -> int:
@@ -54,12 +58,12 @@ def _merge_states(*states):
 
 def _tree_merge(states: list, protocol, split_every: int):
     """Merge delayed states level by level, ``split_every`` at a time; one delayed state at the top."""
-    dask = _require_dask()
+    delayed = _require_dask()
     if not states:
-        return dask.delayed(protocol.aggregator)()
+        return delayed(protocol.aggregator)()
     while len(states) > 1:
         states = [
-            dask.delayed(_merge_states, pure=True)(*states[i : i + split_every])
+            delayed(_merge_states, pure=True)(*states[i : i + split_every])
             for i in range(0, len(states), split_every)
         ]
     return states[0]
@@ -75,9 +79,8 @@ def _state_of_block(protocol, block):
 
 
 def _state_of_frame(protocol, frame):
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
 
-    from .._io._arrow import reports_from_arrow
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
@@ -100,18 +103,19 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
         Return the merged :class:`~dpdist.local.Aggregator` (default) or the
         Dask ``Delayed`` that computes it.
     """
-    dask = _require_dask()
-    import dask.array as da
+    delayed = _require_dask()
+    import dask.array as da  # lazy: optional extra dpdist[dask]
 
     split_every = _check_split_every(split_every)
     if isinstance(reports, da.Array):
+        reports = cast(Any, reports)  # dask's stubs lack to_delayed and take rechunk's chunks as a string
         if any(len(chunks) > 1 for chunks in reports.chunks[1:]):
             reports = reports.rechunk({axis: -1 for axis in range(1, reports.ndim)})
         parts = reports.to_delayed().reshape(-1)
-        states = [dask.delayed(_state_of_block, pure=True)(protocol, part) for part in parts]
+        states = [delayed(_state_of_block, pure=True)(protocol, part) for part in parts]
     else:
         try:
-            import dask.dataframe as dd
+            import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
         except ImportError:  # pragma: no cover
             dd = None  # type: ignore[assignment]  # dask without its dataframe part: reports cannot be a DataFrame
         if dd is None or not isinstance(reports, dd.DataFrame):
@@ -119,22 +123,20 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
                 "The 'reports' parameter of distributed.aggregate must be a dask.array.Array or a "
                 f"dask.dataframe.DataFrame. Got {type(reports).__name__} instead (use aggregate_files for paths)."
             )
-        states = [dask.delayed(_state_of_frame, pure=True)(protocol, part) for part in reports.to_delayed()]
+        states = [delayed(_state_of_frame, pure=True)(protocol, part) for part in reports.to_delayed()]
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
 def _state_of_file_part(protocol, path: str, row_group):
     """State of one Parquet row group, or of a whole dpdist binary file (``row_group=None``)."""
-    from .._io._files import iter_report_batches
 
     aggregator = protocol.aggregator()
     if row_group is None:
         for batch in iter_report_batches(path, protocol):
             aggregator.add_batch(batch)
         return aggregator
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
-    from .._io._arrow import reports_from_arrow
 
     with pq.ParquetFile(path, pre_buffer=False) as parquet:
         table = parquet.read_row_group(row_group, use_threads=False).replace_schema_metadata(parquet.schema_arrow.metadata)
@@ -157,9 +159,7 @@ def aggregate_files(
         Default: the config embedded in the first file.  Rows written under
         another config are rejected as ``"other_config"``.
     """
-    dask = _require_dask()
-    from .._io._files import file_format, protocol_of_file
-    from .._io._dedupe import check_distinct_files
+    delayed = _require_dask()
 
     split_every = _check_split_every(split_every)
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
@@ -170,19 +170,19 @@ def aggregate_files(
     parts: list[tuple[str, int | None]] = []
     for path in map(str, paths):
         if file_format(path) == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
 
             parts += [(path, group) for group in range(pq.ParquetFile(path).metadata.num_row_groups)]
         else:
             parts.append((path, None))
-    states = [dask.delayed(_state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
+    states = [delayed(_state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
 # ---------------------------------------------------------------------- simulation
 def _is_dask_series(values) -> bool:
     try:
-        import dask.dataframe as dd
+        import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
     except ImportError:  # pragma: no cover - the dataframe part of dask is not installed
         return False
     return isinstance(values, dd.Series)
@@ -208,14 +208,14 @@ def simulate(
     seed : int or numpy.random.SeedSequence
         Root seed (required: a distributed simulation must be reproducible).
     """
-    dask = _require_dask()
-    import dask.array as da
+    delayed = _require_dask()
+    import dask.array as da  # lazy: optional extra dpdist[dask]
 
     split_every = _check_split_every(split_every)
     if isinstance(values, da.Array) and values.ndim == 1:
-        blocks = values.to_delayed().reshape(-1)
+        blocks = cast(Any, values).to_delayed().reshape(-1)  # dask's stubs lack to_delayed
     elif _is_dask_series(values):
-        blocks = values.to_delayed()  # one pandas Series per partition
+        blocks = cast(Any, values).to_delayed()  # one pandas Series per partition
     else:
         shape = f" of shape {values.shape}" if isinstance(values, da.Array) else ""
         # the type only: the repr of a collection can be its whole (private) content
@@ -226,5 +226,5 @@ def simulate(
     if seed is None:
         raise InvalidParameterError("The 'seed' parameter of distributed.simulate must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
-    states = [dask.delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
+    states = [delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)

@@ -1,5 +1,6 @@
 """Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical, with an optional
-:class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate` and :class:`HeavyHitters`.
+:class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate`, :class:`HeavyHitters` and
+:class:`QuantileRelease`.
 
 All are immutable, carry what produced them (method, n, epsilon and the privacy
 guarantee) and meet one result contract, :class:`Estimate`, so a caller (the CLI,
@@ -8,17 +9,19 @@ holds: its numbers (``summary``, ``table``), its :class:`Interval` values
 (``intervals``), its JSON (``to_dict``, ``to_json``: the schema :data:`JSON_SCHEMA`,
 described in ``docs/results.md``), its text (``describe``) and its figure
 (``figure``, ``plot``, drawn by :mod:`dpdist.plotting`).  The central releases
-(:class:`~dpdist.central.QuantileRelease`, :class:`~dpdist.central.TreeHistogram`,
-:class:`~dpdist.central.PolynomialMoments`) meet it too.
+(:class:`~dpdist.central.TreeHistogram`, :class:`~dpdist.central.PolynomialMoments`) meet it
+too.  Producers (local protocols, central releases) import their results from here, never the reverse.
 """
 
 from ._band import CDFBand
-from ._contract import SCHEMA, Estimate, Presented
+from ._contract import Estimate
 from ._distribution import QUANTILES, Distribution
 from ._frequency import FrequencyEstimate, TopK
 from ._heavy_hitters import HeavyHitters
 from ._intervals import ConfidenceInterval, Interval
 from ._means import MeanEstimate, MeanVarianceEstimate
+from ._presented import SCHEMA, Presented
+from ._quantiles import QuantileRelease
 from ._released import ReleasedDistribution
 from ._schema import JSON_SCHEMA
 
@@ -29,6 +32,7 @@ __all__ = [
     "MeanEstimate",
     "MeanVarianceEstimate",
     "HeavyHitters",
+    "QuantileRelease",
     "CDFBand",
     "Interval",
     "ConfidenceInterval",
@@ -42,7 +46,11 @@ __all__ = [
 
 
 # One public name per class (docs, reprs, pickles): dpdist.estimates.X, not the private file it is written in.
-for _name in __all__:
-    if isinstance(globals()[_name], type):
-        globals()[_name].__module__ = __name__
-del _name
+def _name_publicly() -> None:
+    for value in map(globals().get, __all__):
+        if isinstance(value, type):
+            value.__module__ = __name__
+
+
+_name_publicly()
+del _name_publicly

@@ -1,12 +1,14 @@
 """:class:`CDFBand`: pointwise and simultaneous confidence bands of a CDF, and the intervals they give.
 
 Made by :func:`dpdist.uncertainty.cdf_band` (a parametric bootstrap of a local protocol) and
-:meth:`dpdist.central.TreeHistogram.cdf_band` (a Monte Carlo of a release's noise law); a
+:meth:`dpdist.central.TreeHistogram.cdf_band` (a Monte Carlo of a release's noise law), both
+through :meth:`CDFBand.around` with radii from :func:`upper_order_statistic`; a
 :class:`~dpdist.Distribution` carries one as ``band``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +16,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from .._types import ArrayLike
 
-__all__ = ["CDFBand"]
+__all__ = ["CDFBand", "upper_order_statistic"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,32 @@ class CDFBand:
     level: float
     replicates: int
     method: str = "parametric bootstrap"
+
+    @classmethod
+    def around(cls, edges: np.ndarray, center: np.ndarray, pointwise: ArrayLike, simultaneous: ArrayLike, *,
+               level: float, replicates: int, method: str) -> "CDFBand":
+        """The bands ``center +- pointwise`` and ``center +- simultaneous`` (radii at each edge, or one number).
+
+        Both are clipped to [0, 1] and pinned to the known :math:`F = 0` and :math:`1` at the
+        bounds; the simultaneous band is then made monotone, which keeps every CDF it contained.
+        """
+
+        def pinned(values: np.ndarray) -> np.ndarray:
+            values = np.clip(values, 0.0, 1.0)
+            values[0], values[-1] = 0.0, 1.0
+            return values
+
+        low, high = pinned(center - simultaneous), pinned(center + simultaneous)
+        return cls(
+            edges=edges,
+            lower=pinned(center - pointwise),
+            upper=pinned(center + pointwise),
+            simultaneous_lower=np.maximum.accumulate(low),
+            simultaneous_upper=np.minimum.accumulate(high[::-1])[::-1],
+            level=float(level),
+            replicates=int(replicates),
+            method=method,
+        )
 
     def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
@@ -90,6 +118,19 @@ class CDFBand:
                   for name in ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")}
         return cls(**arrays, level=float(document["level"]), replicates=int(document["replicates"]),
                    method=str(document["method"]))
+
+
+def upper_order_statistic(values: np.ndarray, level: float) -> np.ndarray:
+    r"""The ``ceil((B + 1) level)``-th smallest of ``B`` values along axis 0 (the largest if that exceeds ``B``).
+
+    A new draw exchangeable with the ``B`` falls at or below it with probability at
+    least ``level`` (Davison & Hinkley 1997, sec. 2.4 and 5.2: bootstrap quantiles at
+    :math:`(B + 1)\alpha`); ``np.quantile``'s interpolated quantile is below that
+    (0.93 instead of 0.95 at ``B = 40``).
+    """
+    count = values.shape[0]
+    rank = min(math.ceil((count + 1) * level - 1e-9), count)
+    return np.partition(values, rank - 1, axis=0)[rank - 1]
 
 
 def _crossing_bin(edges: np.ndarray, cdf: np.ndarray, q: np.ndarray, side: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The result contract :class:`Estimate`, and :class:`Presented`, the part of it every result shares.
+"""The result contract :class:`Estimate` (the part every result shares is :class:`~._presented.Presented`).
 
 A caller (the CLI, the service, the demo, a notebook) reports any result through this
 contract without asking which one it holds: its headline numbers (``summary``), its
@@ -8,21 +8,15 @@ columns (``table``), its intervals, its JSON (``to_dict`` / ``to_json``, the sch
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee
-from ._intervals import Interval, check_level, json_value
+from .._guarantee import PrivacyGuarantee
+from ._distribution import Distribution
+from ._intervals import Interval
 
-if TYPE_CHECKING:
-    from ._distribution import Distribution
-
-__all__ = ["Estimate", "Presented", "SCHEMA"]
-
-#: The ``schema`` value of every estimate's JSON (bumped when a field changes meaning or goes).
-SCHEMA = "dpdist.estimate/1"
+__all__ = ["Estimate"]
 
 
 @runtime_checkable
@@ -51,6 +45,9 @@ class Estimate(Protocol):
         estimator has them (what a one-screen report prints).
     table() -> dict[str, ndarray]
         The whole estimate as named, equal-length columns (what a CSV holds).
+    notes() -> list of str
+        What a reader must know to read it, in sentences (usually none), e.g. CP's
+        estimate of an aggregate in which no item stands out of the noise.
     intervals(level) -> tuple of Interval
         Its confidence intervals and bands (none where the estimator has none);
         ``level`` sets those computed on request, those made with the estimate
@@ -95,6 +92,8 @@ class Estimate(Protocol):
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]: ...
 
+    def notes(self) -> list[str]: ...
+
     def to_dict(self, level: float = 0.95) -> dict[str, Any]: ...
 
     def to_json(self, level: float = 0.95, **kwargs: Any) -> str: ...
@@ -107,51 +106,3 @@ class Estimate(Protocol):
     def plot(self, ax: Any = None, **kwargs: Any) -> Any: ...
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution | None: ...
-
-
-class Presented:
-    """The JSON every result shares: the envelope of ``docs/results.md`` around its own fields.
-
-    A result class sets ``kind``, implements ``intervals(level)`` (default: none) and
-    ``_json_fields(level)`` (its point estimate and whatever else its JSON holds), and
-    inherits :meth:`to_dict`, :meth:`to_json` and :meth:`as_distribution` (``None``).
-    """
-
-    kind: ClassVar[str]
-
-    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
-        """Its confidence intervals and bands (``()``: the estimator has none)."""
-        check_level(level, f"{type(self).__name__}.intervals")
-        return ()
-
-    def _json_fields(self, level: float) -> dict[str, Any]:
-        return {}
-
-    def to_dict(self, level: float = 0.95) -> dict[str, Any]:
-        """The JSON form (``docs/results.md``): ``schema``, ``kind``, what produced it, its guarantee,
-        ``summary``, ``intervals`` (at ``level`` where they are computed on request) and the fields of its kind.
-
-        JSON-safe: plain numbers and lists, ``null`` for a missing or non-finite value.
-        """
-        level = check_level(level, f"{type(self).__name__}.to_dict")
-        guarantee = self.guarantee  # type: ignore[attr-defined]
-        document = {
-            "schema": SCHEMA,
-            "kind": self.kind,
-            "method": self.method,  # type: ignore[attr-defined]
-            "n": json_value(self.n),  # type: ignore[attr-defined]
-            "epsilon": json_value(self.epsilon),  # type: ignore[attr-defined]
-            "guarantee": None if guarantee is None else guarantee.to_dict(),
-            "summary": {name: json_value(value) for name, value in self.summary().items()},  # type: ignore[attr-defined]
-            "intervals": [interval.to_dict() for interval in self.intervals(level)],
-        }
-        document.update(self._json_fields(level))
-        return document
-
-    def to_json(self, level: float = 0.95, **kwargs: Any) -> str:
-        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""
-        return json.dumps(self.to_dict(level), **kwargs)
-
-    def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution | None:
-        """``None``: this estimate is no distribution on numbers."""
-        return None

@@ -8,14 +8,20 @@ from typing import Any, ClassVar, NamedTuple, Sequence
 
 import numpy as np
 
+from .._types import ArrayLike
 from .._validation import Bounds, Integer, Labels, check_param
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
-from ._contract import Presented
+from .._guarantee import PrivacyGuarantee
+from ._presented import Presented
 from ._distribution import Distribution, readonly
+from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._text import frequency_lines
 
-__all__ = ["FrequencyEstimate", "TopK"]
+__all__ = ["FrequencyEstimate", "TopK", "draw_frequencies", "frequency_figure"]
+
+#: Frequency estimates of at most this many items show every item in a table of estimates (``summary_row``).
+_ALL_ITEMS = 64
 
 
 class TopK(NamedTuple):
@@ -234,6 +240,19 @@ class FrequencyEstimate(Presented):
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The most frequent values by label, each with its fixed-n and anytime interval."""
+        return frequency_lines(document, intervals, level)
+
+    def summary_row(self) -> dict[str, float]:
+        """Every item's frequency, by label or ``"item <i>"``, for a domain of at most 64 items (the same columns
+        in every row of a table); :meth:`summary` (the top items) for a larger one."""
+        if self.domain_size > _ALL_ITEMS:
+            return self.summary()
+        names = self.item_names() if self.labels is not None else [f"item {i}" for i in range(self.domain_size)]
+        return {str(name): float(value) for name, value in zip(names, self.frequencies)}
+
     def _no_interval_reason(self) -> str:
         return str(self.details.get("no_interval", "no interval: the estimator has no variance"))
 
@@ -253,6 +272,7 @@ class FrequencyEstimate(Presented):
             lines.append(f"  {names[item]:<{width}}  {share:9.4f}  {interval}{true}")
         if not self.has_intervals:  # say why rather than print an interval that does not cover
             lines.append(f"  intervals          {self._no_interval_reason()}")
+        lines.extend(f"  note               {note}" for note in self.notes())
         return "\n".join(lines)
 
     def _check_truth(self, truth, method: str) -> np.ndarray | None:
@@ -280,18 +300,13 @@ class FrequencyEstimate(Presented):
         truth : array_like, optional
             True frequencies of the ``d`` items, drawn as markers.
         """
-        from .. import plotting
-
         items = np.arange(self.domain_size) if k is None else self.top_k(k).items
-        return plotting.draw_frequencies(self, ax, items=items, level=level, truth=self._check_truth(truth, "plot"),
-                                         **kwargs)
+        return draw_frequencies(self, ax, items=items, level=level, truth=self._check_truth(truth, "plot"),
+                                **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """Bars of every item with its ``level`` interval, the true frequencies (``truth``) as markers."""
-        from .. import plotting
-
-        return plotting.frequency_figure(self, label=label, truth=self._check_truth(truth, "figure"), xlabel=xlabel,
-                                         level=level)
+        return frequency_figure(self, label=label, truth=self._check_truth(truth, "figure"), xlabel=xlabel, level=level)
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
         """The items as equal bins over ``bounds`` (item ``i`` the ``i``-th bin), e.g. a numeric column binned
@@ -303,7 +318,7 @@ class FrequencyEstimate(Presented):
                 "FrequencyEstimate.as_distribution the 'bounds' over which item i is the i-th of equal bins, or "
                 "compare it with the frequency metrics (mse, l1, ...)."
             )
-        bounds = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
+        checked: tuple[float, float] = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
         frequencies = self.frequencies
         if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:
             raise InvalidParameterError(
@@ -311,7 +326,7 @@ class FrequencyEstimate(Presented):
                 f"such as 'norm-sub'. Got minimum {frequencies.min()!r} and sum {frequencies.sum()!r}."
             )
         return Distribution.uniform_bins(
-            frequencies, bounds, method=f"{self.protocol}-binning", epsilon=self.epsilon, n=self.n,
+            frequencies, checked, method=f"{self.protocol}-binning", epsilon=self.epsilon, n=self.n,
             details={"postprocess": self.postprocess}, guarantee=self.guarantee,
         )
 
@@ -320,3 +335,44 @@ class FrequencyEstimate(Presented):
             f"FrequencyEstimate(protocol={self.protocol!r}, epsilon={self.epsilon!r}, n={self.n}, "
             f"domain_size={self.domain_size}, postprocess={self.postprocess!r})"
         )
+
+
+def draw_frequencies(estimate: FrequencyEstimate, ax: Any = None, *, items: ArrayLike | None = None, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
+    """Bars of ``estimate.frequencies[items]`` with their ``level`` intervals as segments, ``truth`` as markers.
+
+    Segments, not error bars: an interval need not contain the point estimate (CP's is centred on
+    the unbiased estimate behind its decoding).  Without intervals the title says why.
+    """
+    items = np.arange(estimate.domain_size) if items is None else np.asarray(items)
+    ax = axes(ax, (max(6, min(16, 0.35 * items.size + 2)), 3.8))
+    positions = np.arange(items.size)
+    label = kwargs.pop("label", estimate.protocol)
+    color, interval_color = kwargs.pop("color", "C0"), kwargs.pop("ecolor", "0.3")
+    ax.bar(positions, estimate.frequencies[items], label=label or None, color=color, **kwargs)
+    if estimate.has_intervals:
+        low, high = estimate.confidence_interval(level)
+        ax.vlines(positions, low[items], high[items], color=interval_color, label=f"{percent(level)} interval")
+    else:
+        reason = estimate.details.get("no_interval", "the estimator has no variance")
+        ax.set_title(f"no interval: {reason}", fontsize=8)
+    if truth is not None:
+        ax.plot(positions, truth[items], "_", color="k", markersize=14, mew=2, label="true")
+    if items.size <= 60:
+        names = [estimate.item_names()[item] for item in items]
+        rotate = items.size > 8
+        ax.set_xticks(positions, names, rotation=45 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_xlabel("item")
+    ax.set_ylabel("frequency")
+    if label or truth is not None:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def frequency_figure(estimate: FrequencyEstimate, *, label: str | None = None, truth: Any = None, xlabel: str | None = None,
+                     level: float = 0.95) -> Any:
+    """Every item's bar and interval (:func:`draw_frequencies`) on a figure sized to the domain."""
+    figure, ax = pyplot().subplots(figsize=(max(6, min(16, 0.35 * estimate.domain_size + 2)), 3.8))
+    draw_frequencies(estimate, ax, level=level, truth=truth, label=label)
+    ax.set_xlabel(xlabel or "item")
+    figure.tight_layout()
+    return figure

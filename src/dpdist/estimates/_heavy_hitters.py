@@ -8,11 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
-from ._contract import Presented
+from .._guarantee import PrivacyGuarantee
+from ._presented import Presented
+from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._text import frequency_lines
 
-__all__ = ["HeavyHitters"]
+__all__ = ["HeavyHitters", "draw_heavy_hitters", "heavy_hitters_figure"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,15 @@ class HeavyHitters(Presented):
             "band": band,
         }
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The items found, most frequent first, with their intervals and over how many candidates they hold."""
+        lines = frequency_lines(document, intervals, level)
+        over = (document.get("band") or {}).get("simultaneous_over")
+        if over:
+            lines.append(f"fixed-n intervals hold for all {over} candidates of the last round at once")
+        return lines
+
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per item found: its frequency and simultaneous interval at ``level``, beside its true frequency
         when ``truth`` (a dict from each name of :attr:`names` to its true frequency; 0 for a name not in it) is given."""
@@ -124,12 +135,34 @@ class HeavyHitters(Presented):
 
     def plot(self, ax: Any = None, *, level: float = 0.95, **kwargs: Any) -> Any:
         """Horizontal bars of the items found, most frequent on top, with their simultaneous intervals."""
-        from .. import plotting
-
-        return plotting.draw_heavy_hitters(self, ax, level=level, **kwargs)
+        return draw_heavy_hitters(self, ax, level=level, **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own (``truth`` and ``xlabel`` are not drawn)."""
-        from .. import plotting
+        return heavy_hitters_figure(self, label=label, level=level)
 
-        return plotting.heavy_hitters_figure(self, label=label, level=level)
+
+def draw_heavy_hitters(found: HeavyHitters, ax: Any = None, *, level: float = 0.95, **kwargs: Any) -> Any:
+    """Horizontal bars of the items found, most frequent on top, with their simultaneous intervals."""
+    ax = axes(ax, (7, max(2.5, 0.3 * found.items.size + 1.2)))
+    rows = np.arange(found.items.size)[::-1]
+    frequencies = np.asarray(found.frequencies, dtype=np.float64)
+    errors = None
+    if found.standard_error is not None:
+        low, high = found.confidence_interval(level)
+        errors = np.vstack([frequencies - low, high - frequencies])
+    label = kwargs.pop("label", found.method)
+    ax.barh(rows, frequencies, xerr=errors, color=kwargs.pop("color", "C0"), ecolor="0.3",
+            label=f"{label} ({percent(level)} simultaneous interval)", **kwargs)
+    ax.set_yticks(rows, found.names)
+    ax.set_xlabel("estimated frequency")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def heavy_hitters_figure(found: HeavyHitters, *, label: str | None = None, level: float = 0.95) -> Any:
+    """:func:`draw_heavy_hitters` on a figure sized to the items found."""
+    figure, ax = pyplot().subplots(figsize=(7, max(2.5, 0.3 * found.items.size + 1.2)))
+    draw_heavy_hitters(found, ax, level=level, label=label or found.method)
+    figure.tight_layout()
+    return figure

@@ -8,11 +8,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee, parallel
-from ._contract import Presented
+from .._guarantee import PrivacyGuarantee, parallel
+from ._presented import Presented
+from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent
+from ._text import limits, pick, text_table
 
-__all__ = ["MeanEstimate", "MeanVarianceEstimate"]
+__all__ = ["MeanEstimate", "MeanVarianceEstimate", "draw_mean", "mean_figure"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,12 @@ class MeanEstimate(Presented):
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The mean with its fixed-n and anytime interval."""
+        return text_table([("mean", document["mean"], limits(pick(intervals, "mean", False)),
+                            limits(pick(intervals, "mean", True)))], level, "every look")
+
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
         low, high = self.confidence_interval(level)
@@ -90,15 +98,11 @@ class MeanEstimate(Presented):
 
     def plot(self, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """The mean with its ``level`` interval on the axis of ``bounds``, the true values' mean as a line."""
-        from .. import plotting
-
-        return plotting.draw_mean(self, ax, level=level, truth=check_samples(truth, "MeanEstimate"), **kwargs)
+        return draw_mean(self, ax, level=level, truth=check_samples(truth, "MeanEstimate"), **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own."""
-        from .. import plotting
-
-        return plotting.mean_figure(self, label=label, truth=check_samples(truth, "MeanEstimate"), xlabel=xlabel, level=level)
+        return mean_figure(self, label=label, truth=check_samples(truth, "MeanEstimate"), xlabel=xlabel, level=level)
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,13 @@ class MeanVarianceEstimate(Presented):
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The mean with its fixed-n and anytime interval, then the variance."""
+        return text_table([("mean", document["mean"], limits(pick(intervals, "mean", False)),
+                            limits(pick(intervals, "mean", True))), ("variance", document["var"], "-", "-")],
+                          level, "every look")
+
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""
         samples = check_samples(truth, "MeanVarianceEstimate")
@@ -202,3 +213,30 @@ class MeanVarianceEstimate(Presented):
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The mean with its interval (:meth:`MeanEstimate.figure`)."""
         return self.mean_estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)
+
+
+def draw_mean(estimate: MeanEstimate, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
+    """The mean as a point with its ``level`` interval on the axis of its bounds; the true values' mean as a line."""
+    ax = axes(ax, (6, 1.8))
+    low, high = estimate.confidence_interval(level)
+    label = kwargs.pop("label", estimate.method)
+    ax.errorbar([estimate.mean], [0.0], xerr=[[estimate.mean - low], [high - estimate.mean]], fmt="o", capsize=4,
+                color=kwargs.pop("color", "C0"), label=f"{label}: mean, {percent(level)} interval", **kwargs)
+    if truth is not None:
+        ax.axvline(float(np.mean(truth)), color="0.3", ls="--", label="true mean")
+    lo, hi = estimate.bounds
+    ax.set_xlim(min(lo, low), max(hi, high))
+    ax.set_yticks([])
+    ax.legend(fontsize=8)
+    return ax
+
+
+def mean_figure(
+    estimate: MeanEstimate, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95
+) -> Any:
+    """:func:`draw_mean` on a figure of its own."""
+    figure, ax = pyplot().subplots(figsize=(6, 1.8))
+    draw_mean(estimate, ax, level=level, truth=truth, label=label or estimate.method)
+    ax.set_xlabel(xlabel or "value")
+    figure.tight_layout()
+    return figure

@@ -35,12 +35,24 @@ class ReleasedDistribution:
         """The distribution's ``mean``, ``std`` and ``median``."""
         return self.to_distribution().summary()
 
+    def summary_row(self) -> dict[str, float]:
+        """The distribution's :meth:`~Distribution.summary_row`."""
+        return self.to_distribution().summary_row()
+
+    def needs_band(self) -> bool:
+        """False: the release attaches its own band when presented at a level (:meth:`_presented`)."""
+        return False
+
     def table(self) -> dict[str, np.ndarray]:
         """The distribution's bins (:meth:`Distribution.table`)."""
         return self.to_distribution().table()
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         return self._presented(level).intervals(level)
+
+    def notes(self) -> list[str]:
+        """The distribution's notes (:meth:`Distribution.notes`)."""
+        return self.to_distribution().notes()
 
     def to_dict(self, level: float = 0.95) -> dict[str, Any]:
         """The JSON of the distribution (``docs/results.md``), with its band at ``level`` when the release has one."""

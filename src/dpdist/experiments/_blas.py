@@ -6,7 +6,7 @@ Two libraries pick their code for the CPU at load time, and the choices round di
   (``SkylakeX`` on a CPU with AVX-512, ``Haswell`` or ``Zen`` on one with AVX2, ...), which
   differ in blocking and FMA use.  An iterative estimator amplifies the last bits: SW-EMS's EM on
   1024 buckets gives a decile error of 22.38 on the Haswell kernel and 22.63 on SkylakeX for the
-  same cell and seed (docs/experiments.md, "Determinism"; issue 32 item 5: nine explanations of
+  same cell and seed (docs/experiments.md, "Determinism": nine explanations of
   the sw-ems page differed in the 3rd-4th digit from an independent run of the same commit and
   seed; the page's numbers were those of the Haswell/Zen kernels, the re-run's those of SkylakeX).
 * numpy dispatches its own ufunc loops to the highest SIMD level the CPU has (``X86_V3``, i.e.
@@ -48,7 +48,7 @@ def loaded_core() -> str:
     Read from the library itself (``*openblas_get_corename*``), found among the mapped
     libraries of this process (Linux); ``"unknown"`` elsewhere or for another BLAS.
     """
-    import numpy  # noqa: F401  (loads the BLAS)
+    import numpy  # noqa: F401  # lazy: loads the BLAS; this module is read before numpy, to pin its kernel
 
     try:
         with open("/proc/self/maps") as handle:
@@ -73,7 +73,7 @@ def loaded_core() -> str:
 def _dispatch() -> tuple[list, dict]:
     """numpy's SIMD dispatch targets (lowest first) and which of them this process may use."""
     try:
-        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]
+        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]  # lazy: numpy's private module, tried
             __cpu_dispatch__,
             __cpu_features__,
         )

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special, stats
@@ -562,7 +562,9 @@ def rows_by(rows: ResultsTable, column: str = "method", exclude: Iterable[str] =
 
 def describe_setting(setting: Iterable[tuple[str, Any]] | Mapping[str, Any], drop: Iterable[str] = ()) -> str:
     """``"column=value, ..."`` of a setting (pairs or a dict), leaving out unset values and ``drop``."""
-    pairs = setting.items() if isinstance(setting, Mapping) else setting
+    pairs: Iterable[tuple[str, Any]] = (
+        cast(Mapping[str, Any], setting).items() if isinstance(setting, Mapping) else setting
+    )
     return ", ".join(f"{k}={v}" for k, v in pairs if v is not None and k not in drop)
 
 

@@ -19,11 +19,11 @@ __all__ = ["draw_figure"]
 
 def draw_figure(figure, summary: ResultsTable, folder) -> list[Path]:
     """Draw ``figure`` from ``summary``; return the written paths (empty if no row matches)."""
-    import matplotlib
+    import matplotlib  # lazy: loads matplotlib (1-2 s)
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.lines
-    import matplotlib.pyplot as plt
+    import matplotlib.lines  # lazy: loads matplotlib (1-2 s)
+    import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
     rows = summary.select(metric=figure.y, **figure.where)
     if figure.datasets:

@@ -22,12 +22,16 @@ _PACKAGE = "dpdist.reproductions"
 
 
 def _discover() -> dict[str, str]:
-    """``{spec name: package}`` for every package of :mod:`dpdist.reproductions`, sorted by name."""
-    from .. import reproductions
+    """``{spec name: package}`` for every package of :mod:`dpdist.reproductions`, sorted by name.
 
+    The folder is listed, not imported: the reproductions sit above the runner (each imports its
+    claims library), and a spec's package is imported only when it is asked for.
+    """
+    spec = importlib.util.find_spec(_PACKAGE)
+    folders = [] if spec is None or spec.submodule_search_locations is None else list(spec.submodule_search_locations)
     found = {
         info.name.replace("_", "-"): f"{_PACKAGE}.{info.name}"
-        for info in pkgutil.iter_modules(reproductions.__path__)
+        for info in pkgutil.iter_modules(folders)
         if info.ispkg and not info.name.startswith("_")
     }
     return dict(sorted(found.items()))

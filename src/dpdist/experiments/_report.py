@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import __version__
 from ._claims import power_summary
 from ._files import write_text_atomically
 
@@ -20,7 +21,6 @@ _MARK = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive":
 
 def write_report(path, result, claims: list[dict], figures: dict, command: str) -> Path:
     """Write the Markdown report of a run (``result`` from :func:`run_spec`)."""
-    from .. import __version__
 
     spec = result.spec
     lines = [f"# {spec.title or spec.name}", ""]

@@ -33,10 +33,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import dpdist
+
+from .. import metrics as metric_module
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._blas import loaded_numerics, pinned_environment, target_numerics
-from ._methods import resolve_method
 from ._files import remove_stale_temporaries, write_text_atomically
+from ._methods import resolve_method
 from ._spec import (
     DATASET_PREFIX,
     METRIC_PREFIX,
@@ -80,7 +83,6 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None,
     file's bytes: ``file_digests`` maps the file to it (computed once per run by
     :func:`run_spec`); without it the file is read here.
     """
-    from .. import __version__
 
     content = {
         "dataset": asdict(cell.dataset),
@@ -89,7 +91,7 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None,
         "repeat": cell.repeat,
         "seed": spec.seed,
         "metrics": [[m.name, sorted(m.params.items()), m.key, m.kind] for m in spec.metrics],
-        "dpdist": __version__,
+        "dpdist": dpdist.__version__,  # read at each call: the version of the code that runs
         "numerics": numerics if numerics is not None else cell_numerics(),
     }
     if cell.method.metrics:  # only when set, so the keys of existing runs do not change
@@ -181,7 +183,6 @@ def _forget_file_datasets() -> None:
 
 def _metric_function(name: str):
     """A function of :mod:`dpdist.metrics` by name, or any top-level function as ``"module:function"``."""
-    from .. import metrics as metric_module
 
     if ":" in name:
         module_name, _, function_name = name.partition(":")
@@ -210,7 +211,7 @@ def _metric_values(metric: MetricSpec, estimate, truth, rng, grid_options=None) 
             kwargs[name] = value
     if "rng" in accepted and "rng" not in kwargs:
         kwargs["rng"] = rng
-    result = function(estimate, truth, **kwargs)
+    result: Any = function(estimate, truth, **kwargs)  # a float, a named tuple of counts, or None
     if result is None:  # the metric does not apply to this estimate
         return {}
     if hasattr(result, "_asdict"):  # a named tuple of counts, e.g. true/false positives
@@ -314,7 +315,7 @@ def run_spec(
     failures = []
     start = time.perf_counter()
 
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # lazy: tqdm loads when a progress bar is shown
 
     bar = tqdm(total=len(all_cells), initial=reused, disable=not progress, desc=spec.name, unit="cell", smoothing=0.05)
 
@@ -402,7 +403,7 @@ def _run_in_workers(pending: list, spec: ExperimentSpec, jobs: int, finish) -> N
 def _run_on_dask(scheduler, pending, spec, finish) -> None:
     """Submit every pending cell to a Dask cluster; ``finish`` each as it completes (see :func:`run_spec`)."""
     try:
-        import distributed
+        import distributed  # lazy: optional extra dpdist[dask]
     except ImportError:  # pragma: no cover - the dask extra is installed in the test environment
         raise InvalidParameterError(
             "Running cells on a Dask cluster needs the 'distributed' package: pip install 'dpdist[dask]'."

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-
+from .. import datasets
+from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
 from ..errors import InvalidParameterError
+from ._checks import better_than
+from ._methods import available_methods
 
 if TYPE_CHECKING:
     from ..datasets import Dataset
@@ -122,7 +125,6 @@ class DatasetRef:
 
     def resolve(self) -> Dataset:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
-        from .. import datasets
 
         if self.file is None:
             return datasets.get(str(self.name), bins=self.bins, permute=self.permute)
@@ -369,9 +371,6 @@ class ExperimentSpec:
 
     def _check_names(self) -> None:
         """Fail now, not in every cell: datasets, methods and metrics must exist, claims be Claims."""
-        from .. import datasets
-        from .. import metrics as metric_module
-        from ._methods import available_methods
 
         known = datasets.available()
         for dataset in self.datasets:
@@ -520,10 +519,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     ``better``, ``worse``, optional ``where`` and ``margin``).
     """
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # lazy: which module is imported depends on this branch
     else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    from ._checks import better_than
+        import tomli as tomllib  # pyright: ignore[reportMissingImports]  # lazy: tomli is the TOML reader before Python 3.11 only (not installed on 3.11)
 
     path = Path(path)
     try:

@@ -16,9 +16,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .._types import PathLike
 from ..errors import InvalidParameterError
 from ._files import atomic_path
-from .._types import PathLike
 
 __all__ = ["ResultsTable", "summarize", "STAT_COLUMNS"]
 
@@ -105,8 +105,8 @@ class ResultsTable:
     def to_parquet(self, path: PathLike) -> Path | None:
         """Write Parquet (needs pyarrow); returns None when pyarrow is missing."""
         try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+            import pyarrow as pa  # lazy: optional extra (pyarrow)
+            import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
         except ImportError:
             return None
         path = Path(path)
@@ -116,7 +116,7 @@ class ResultsTable:
         return path
 
     def to_pandas(self) -> Any:
-        import pandas
+        import pandas  # lazy: optional extra dpdist[pandas]
 
         return pandas.DataFrame(self.rows, columns=self.columns)
 

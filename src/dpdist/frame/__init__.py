@@ -39,10 +39,8 @@ def table(result: Any, like: Any) -> Any:
 
     A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.
     """
-    from ._grouped import _table_of
-
     library = library_of("frame.table", like)
     if isinstance(result, GroupedResult):
         return result.table()
     return new_frame(library, {name: (list(column) if not hasattr(column, "dtype") else column)
-                               for name, column in _table_of(result).items()})
+                               for name, column in result.table().items()})

@@ -83,7 +83,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         replace neighbours (``histogram_queries``, ``adaptive_quantiles``, ...) the key is treated as
         public and each group's number of records is released with its result.
     """
-    from ..budget import planned_guarantee
+    from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
     library, column, by = check_frame(owner, frame, column, by)
@@ -101,7 +101,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         rows = present.get(key)
         results[key] = _run(column, function, empty if rows is None else values[rows], args,
                             {**kwargs, "rng": generator}, None)
-    guarantee = parallel([getattr(result, "guarantee", None) or planned for result in results.values()])
+    guarantee = parallel([result.guarantee or planned for result in results.values()])
     if not guarantee.covers(planned) or not planned.covers(guarantee):
         raise DPDistError(f"{owner}: the groups spent {guarantee.describe()}, not the {planned.describe()} planned (a bug).")
     return GroupedResult(by, results, guarantee, _covers(guarantee, by), library)

@@ -69,7 +69,7 @@ class GroupedResult:
         for key, result in self.results.items():
             if result is None:
                 continue
-            table = _table_of(result)
+            table = result.table()
             rows = len(next(iter(table.values()))) if table else 0
             for name, column in {**self._key_columns(key, rows), **table}.items():
                 parts.setdefault(name, []).extend(np.asarray(column).tolist())
@@ -81,32 +81,9 @@ class GroupedResult:
         for key, result in self.results.items():
             row: dict[str, Any] = {name: column[0] for name, column in self._key_columns(key, 1).items()}
             if result is not None:
-                row.update(_summary_of(result))
-                released_n = getattr(result, "n", None)
-                if released_n is not None:
-                    row["n"] = released_n
+                row.update({str(name): value for name, value in result.summary_row().items()})
+                if result.n is not None:  # a count is shown where the release made it public
+                    row["n"] = result.n
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
         return new_frame(self.library, {name: [row.get(name) for row in rows] for name in names})
-
-
-def _table_of(result) -> dict:
-    table = dict(result.table())
-    labels = getattr(result, "labels", None)
-    if labels is not None and "item" in table:
-        table = {"item": table.pop("item"), "label": [labels[int(i)] for i in np.asarray(result.table()["item"])],
-                 **table}
-    return table
-
-
-#: Frequency estimates of at most this many items are summarized by every item's frequency (the same columns in
-#: every group); larger domains by their summary() (the top items).
-_ALL_ITEMS = 64
-
-
-def _summary_of(result) -> dict[str, float]:
-    frequencies = getattr(result, "frequencies", None)
-    if frequencies is not None and len(frequencies) <= _ALL_ITEMS:
-        names = result.item_names() if getattr(result, "labels", None) is not None else [f"item {i}" for i in range(len(frequencies))]
-        return {str(name): float(value) for name, value in zip(names, frequencies)}
-    return {str(name): value for name, value in result.summary().items()}

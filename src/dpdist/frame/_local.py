@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 import numpy as np
 
 from .._rng import check_rng
-from ..errors import DPDistError, InvalidParameterError, MalformedReportError, OutOfDomainError
+from ..errors import (
+    DPDistError,
+    InvalidParameterError,
+    MalformedReportError,
+    OutOfDomainError,
+)
+from ..local import LocalProtocol, from_config
 from ..privacy import parallel
 from ._grouped import GroupedResult
 from ._tables import check_frame, column_values, group_rows, new_frame
@@ -24,8 +30,6 @@ __all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
 
 
 def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
-    from ..local import LocalProtocol, from_config
-
     if isinstance(protocol, dict):
         return from_config(protocol)
     if not isinstance(protocol, LocalProtocol):

@@ -10,7 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidValueTypeError, MissingDependencyError
+from ..errors import (
+    InvalidParameterError,
+    InvalidValueTypeError,
+    MissingDependencyError,
+)
 
 __all__ = ["library_of", "column_values", "group_rows", "new_frame", "check_columns", "check_frame"]
 
@@ -63,7 +67,7 @@ def column_values(frame, library: str, column: str) -> np.ndarray:
 
 
 def _pandas_values(series) -> np.ndarray:
-    import pandas as pd
+    import pandas as pd  # lazy: optional extra dpdist[pandas]
 
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
@@ -76,7 +80,7 @@ def _pandas_values(series) -> np.ndarray:
 
 
 def _polars_values(series) -> np.ndarray:
-    import polars as pl
+    import polars as pl  # lazy: optional extra dpdist[polars]
 
     dtype = series.dtype
     if dtype.is_integer() or dtype == pl.Boolean:
@@ -93,9 +97,9 @@ def group_rows(frame, library: str, by: tuple[str, ...]) -> dict[Any, np.ndarray
     """The rows of each key present in ``frame``: ``{key: positions}`` (a key is a value for one ``by``
     column, a tuple for several); rows with a missing key belong to no group."""
     if library == "pandas":
-        grouped = frame.groupby(list(by) if len(by) > 1 else by[0], sort=False, dropna=True)
+        grouped = frame.groupby(by[0] if len(by) == 1 else list(by), sort=False, dropna=True)
         return {key: np.asarray(rows, dtype=np.int64) for key, rows in grouped.indices.items()}
-    import polars as pl
+    import polars as pl  # lazy: optional extra dpdist[polars]
 
     index = "__dpdist_row__"
     grouped = frame.with_row_index(index).drop_nulls(list(by)).group_by(list(by)).agg(pl.col(index))
@@ -108,11 +112,11 @@ def new_frame(library: str, columns: dict[str, Any]):
     """A DataFrame of ``library`` from named columns (arrays, or lists of Python values)."""
     if library == "pandas":
         try:
-            import pandas as pd
+            import pandas as pd  # lazy: optional extra dpdist[pandas]
         except ImportError as error:  # pragma: no cover - a pandas frame came in, so pandas is there
             raise MissingDependencyError("dpdist.frame needs pandas: pip install 'dpdist[pandas]'") from error
         return pd.DataFrame(columns)
-    import polars as pl
+    import polars as pl  # lazy: optional extra dpdist[polars]
 
     return pl.DataFrame({name: (list(value) if isinstance(value, np.ndarray) and value.dtype == object else value)
                          for name, value in columns.items()})

@@ -40,7 +40,7 @@ import hmac
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidParameterError
 from ..privacypass import _blindrsa
@@ -201,7 +201,10 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
             parsed = TokenRequest.decode(data)
         except InvalidParameterError as error:
             raise Unprocessable("invalid_token_request", str(error)) from None
-        private_key, _, key_id = await run_in_threadpool(signing_key, key_name)
+        signing = await run_in_threadpool(signing_key, key_name)
+        if signing is None:  # the credential's key is no longer on the issuer
+            raise Forbidden("wrong_key", f"The key {key_name!r} of this credential is not on this issuer.", close=True)
+        private_key, _, key_id = signing
         if parsed.truncated_token_key_id != key_id[-1]:
             raise Unprocessable("invalid_token_request", f"The TokenRequest's truncated key id is not that of key {key_name!r}.")
         request_hash = hashlib.sha256(data).digest()
@@ -210,7 +213,7 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
             if remaining <= 0:
                 raise _exhausted(key_name)
             try:
-                signed = await run_in_threadpool(_blindrsa.blind_sign, private_key, parsed.blinded_msg)
+                signed = await run_in_threadpool(_blindrsa.blind_sign, cast(Any, private_key), parsed.blinded_msg)  # an RSA key: the issuer makes no other
             except InvalidParameterError as error:
                 raise Unprocessable("invalid_token_request", str(error)) from None
             outcome, stored = await asyncio.wrap_future(state["store"].issue(holder, request_hash, signed))

@@ -3,29 +3,55 @@
 Aggregator state is a fixed-size vector of sufficient statistics (counts or
 sums) plus ``n`` and the rejected-report counts; ``merge`` adds them, so it is
 associative and commutative.  Every state that enters from outside
-(``from_dict``, ``load``, ``merge``) is checked by
-:mod:`dpdist.local._state_validation`.
+(``from_dict``, ``merge``, a state file read by :func:`dpdist.io.load_state`) is
+checked by :mod:`dpdist.local._state_validation`.  The aggregator knows no file:
+:func:`dpdist.io.save_state` and :func:`dpdist.io.load_state` keep its state on disk.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ._registry import CONFIG_VERSION
-from ._report_format import ON_INVALID, ReportBatch
+from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 from ._state_validation import MAX_REPORTS, STATE_FORMAT, check_count, check_counts, check_state, check_statistic
-from .._types import ArrayLike, PathLike
+from .._types import ArrayLike
 
-if TYPE_CHECKING:
-    from ._protocol import LocalProtocol
-
-__all__ = ["Aggregator"]
+__all__ = ["Aggregator", "StateOwner"]
 
 
-class Aggregator:
+class StateOwner(Protocol):
+    """What an aggregator reads of its protocol (:class:`~dpdist.local.LocalProtocol` is one): its config, its
+    report format, and the shape and invariants of its sufficient statistic (checked by
+    :mod:`dpdist.local._state_validation`, which also reads the class's ``statistic_signed``)."""
+
+    @property
+    def display_name(self) -> str: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+    @property
+    def report_format(self) -> ReportFormat: ...
+
+    @property
+    def statistic_size(self) -> int: ...
+
+    @property
+    def statistic_dtype(self) -> type: ...
+
+    @property
+    def statistic_total_per_report(self) -> int | None: ...
+
+    def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None: ...
+
+
+Owner = TypeVar("Owner", bound=StateOwner)
+
+
+class Aggregator(Generic[Owner]):
     """Mergeable server-side state: sufficient statistics of the reports added so far.
 
     Attributes
@@ -38,7 +64,7 @@ class Aggregator:
         Number of reports rejected, by reason.
     """
 
-    def __init__(self, protocol: "LocalProtocol"):
+    def __init__(self, protocol: Owner):
         self.protocol = protocol
         self.statistic: np.ndarray = np.zeros(protocol.statistic_size, dtype=protocol.statistic_dtype)
         self.n = 0
@@ -48,7 +74,7 @@ class Aggregator:
     def config(self) -> dict[str, Any]:
         return self.protocol.config()
 
-    def add(self, reports: ArrayLike, *, on_invalid: str = "count") -> "Aggregator":
+    def add(self, reports: ArrayLike, *, on_invalid: str = "count") -> Aggregator[Owner]:
         """Validate a batch of reports and add it; return ``self``.
 
         Parameters
@@ -69,7 +95,7 @@ class Aggregator:
             )
         return self.add_batch(self.protocol.report_format.validate(reports, on_invalid=on_invalid))
 
-    def add_batch(self, batch: ReportBatch) -> "Aggregator":
+    def add_batch(self, batch: ReportBatch) -> Aggregator[Owner]:
         """Add a validated batch (:meth:`ReportFormat.validate`): its reports and its rejected counts.
 
         This is the one way reports enter an aggregator: :meth:`add`, the
@@ -96,14 +122,14 @@ class Aggregator:
         self.statistic = self.statistic + statistic
         self.n += int(n)
 
-    def _check_protocol(self, protocol: "LocalProtocol") -> None:
+    def _check_protocol(self, protocol: StateOwner) -> None:
         if protocol.config() != self.protocol.config():
             raise IncompatibleStateError(
                 f"The aggregator's config {self.protocol.config()} differs from the protocol's "
                 f"config {protocol.config()}."
             )
 
-    def merge(self, other: "Aggregator") -> "Aggregator":
+    def merge(self, other: Aggregator[Any]) -> Aggregator[Owner]:
         """Add another aggregator's state (same config) into this one; return ``self``."""
         if not isinstance(other, Aggregator):
             raise IncompatibleStateError(
@@ -125,13 +151,13 @@ class Aggregator:
             self.rejected[reason] = self.rejected.get(reason, 0) + count
         return self
 
-    def __add__(self, other: "Aggregator") -> "Aggregator":
+    def __add__(self, other: Aggregator[Any]) -> Aggregator[Owner]:
         """A new aggregator holding both states (``a + b``); neither operand changes."""
         if not isinstance(other, Aggregator):
             return NotImplemented
         return self.copy().merge(other)
 
-    def copy(self) -> "Aggregator":
+    def copy(self) -> Aggregator[Owner]:
         clone = Aggregator(self.protocol)
         clone.merge(self)
         return clone
@@ -148,7 +174,7 @@ class Aggregator:
         }
 
     @classmethod
-    def from_dict(cls, state: dict[str, Any], protocol: "LocalProtocol | None" = None) -> "Aggregator":
+    def from_dict(cls, state: dict[str, Any], protocol: Any = None) -> Aggregator[Any]:
         """Rebuild from :meth:`to_dict`; with ``protocol``, the configs must agree.
 
         The state is validated by :func:`dpdist.local._state_validation.check_state`:
@@ -162,32 +188,6 @@ class Aggregator:
         aggregator.rejected = rejected
         return aggregator
 
-    def save(self, path: PathLike) -> None:
-        """Write the state to ``path`` in one atomic replacement (the state file of :func:`dpdist.io.save_state`).
-
-        The file records no ingested report file (an ingest journal left beside
-        ``path`` by ``dpdist aggregate`` is no longer part of it and is removed).
-
-        The file layer (:mod:`dpdist._io._state_file`) knows states only as their
-        fields, so this needs no import of :mod:`dpdist.io`.
-        """
-        from .._io._state_file import write_state
-
-        write_state(path, {"config": self.config, "n": self.n, "statistic": self.statistic, "rejected": self.rejected})
-
-    @classmethod
-    def load(cls, path: PathLike, protocol: "LocalProtocol | None" = None) -> "Aggregator":
-        """Read a state written by :meth:`save`; with ``protocol``, the configs must agree.
-
-        The state is validated as by :meth:`from_dict`.  Any state file loads,
-        also one that ``dpdist aggregate`` keeps; its ingest journal is not read
-        (nor needed): :func:`dpdist.io.load_state` reads it.
-        """
-        from .._io._state_file import read_state
-
-        fields = read_state(path, None if protocol is None else protocol.config(), journal=False)[0]
-        return cls.from_dict(fields, protocol)
-
     def __eq__(self, other):
         return (
             isinstance(other, Aggregator)
@@ -198,4 +198,4 @@ class Aggregator:
         )
 
     def __repr__(self):
-        return f"Aggregator(protocol={self.protocol.name!r}, n={self.n}, rejected={self.rejected})"
+        return f"Aggregator(protocol={self.protocol.config()['protocol']!r}, n={self.n}, rejected={self.rejected})"

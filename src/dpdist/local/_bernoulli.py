@@ -11,8 +11,8 @@ NumPy's ``Generator.random()`` returns :math:`U = k\,2^{-53}` with :math:`k` uni
 which exceeds :math:`t` unless :math:`t` is a multiple of :math:`2^{-53}`.  A randomizer that
 keeps the true value when ``U < p`` with :math:`p` computed in floating point therefore
 realizes a probability up to :math:`2^{-53}` above :math:`p`, and a likelihood ratio up to
-about :math:`10^{-14}` above :math:`e^\varepsilon` (the audit of issue 27 found such
-excesses in 42 of 126 cases).  The JavaScript client's Bernoulli draw is exact for any
+about :math:`10^{-14}` above :math:`e^\varepsilon` (an audit of the randomizers found
+such excesses in 42 of 126 cases).  The JavaScript client's Bernoulli draw is exact for any
 double, so there the realized probability was the double itself, again computed in
 floating point.
 

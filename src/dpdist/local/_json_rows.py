@@ -9,14 +9,11 @@ dtype cannot hold ``out_of_range``; their places hold zeros.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import MalformedReportError
-
-if TYPE_CHECKING:
-    from ._report_format import ReportFormat
 
 __all__ = ["json_rows", "rows_from_json", "TooManyRowsToCheck", "ROW_PROBLEMS"]
 
@@ -32,7 +29,26 @@ class TooManyRowsToCheck(MalformedReportError):
         self.limit, self.what = limit, what
 
 
-def json_rows(reports) -> list:
+class RowLayout(Protocol):
+    """What reading JSON rows needs of a format (:class:`~dpdist.local.ReportFormat` is one)."""
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+    @property
+    def row_shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def _owner(self) -> str: ...
+
+    def value_columns(self) -> list[tuple[str | None, np.dtype, tuple[int, ...]]]: ...
+
+    def empty(self, n: int = 0) -> np.ndarray: ...
+
+    def fit(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def json_rows(reports: Any) -> list:
     """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects."""
     array = np.asarray(reports)
     if array.dtype.names is None:
@@ -42,18 +58,17 @@ def json_rows(reports) -> list:
 
 
 def rows_from_json(
-    layout: "ReportFormat", rows: list, *, booleans: bool = True, max_checked_rows: int | None = None
+    layout: RowLayout, rows: list, *, booleans: bool = True, max_checked_rows: int | None = None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The rows as an array of ``layout`` and the masks of the unreadable ones (see the module docstring)."""
     if layout.dtype.names is not None:
         if max_checked_rows is not None and len(rows) > max_checked_rows:
-            owner = layout.protocol.name if layout._protocol is not None else "structured"
-            raise TooManyRowsToCheck(max_checked_rows, f"rows of {owner}'s structured reports (each checked on its own)")
+            raise TooManyRowsToCheck(max_checked_rows, f"rows of {layout._owner}'s structured reports (each checked on its own)")
         return _record_rows(rows, layout)
     return _plain_rows(rows, layout, fast=not booleans, max_checked_rows=max_checked_rows)
 
 
-def _plain_rows(rows: list, layout: "ReportFormat", fast: bool, max_checked_rows: int | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _plain_rows(rows: list, layout: RowLayout, fast: bool, max_checked_rows: int | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Rows of integers (scalars or nested lists): one vectorized conversion when every row is well formed.
 
     ``fast=False`` skips the vectorized conversion (the rows may hold booleans,
@@ -84,7 +99,7 @@ def _plain_rows(rows: list, layout: "ReportFormat", fast: bool, max_checked_rows
     return array, masks
 
 
-def _record_rows(rows: list, layout: "ReportFormat") -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _record_rows(rows: list, layout: RowLayout) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Rows of objects ``{field: value}`` for structured formats, each checked on its own."""
     n = len(rows)
     array = layout.empty(n)
@@ -99,10 +114,10 @@ def _record_rows(rows: list, layout: "ReportFormat") -> tuple[np.ndarray, dict[s
             problem = "wrong_shape"
         else:
             problem = next(filter(None, (_row_problem(row[name], shape, info) for name, shape, info in fields)), None)
-        if problem:
-            masks[problem][index] = True
-        else:
-            array[index] = tuple(row[name] for name, _, _ in fields)
+            if problem is None:
+                array[index] = tuple(row[name] for name, _, _ in fields)
+                continue
+        masks[problem][index] = True
     return array, masks
 
 

@@ -5,40 +5,56 @@ A protocol object is immutable and holds the public parameters that the client
 parameters are validated once, in the constructor, against the class's
 ``_constraints`` table.
 
-The server side is :class:`~dpdist.local._aggregator.Aggregator`, the registry
-is :mod:`dpdist.local._registry` (both re-exported here).  This module does no
-file I/O: report files and saved states are :mod:`dpdist.io`'s business.
+The server side is :class:`~dpdist.local._aggregator.Aggregator` and the
+registry :mod:`dpdist.local._registry`, both below the contract (they know a
+protocol only by what they read of it) and re-exported here, with the registry's
+builders under their typed names :func:`make` and :func:`from_config`.  This
+module does no file I/O: report files and saved states are :mod:`dpdist.io`'s
+business.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee, local_guarantee
 from .._rng import check_rng
-from ..privacy import PrivacyGuarantee, local_guarantee
-from .._validation import EPSILON, Constraint, check_options, check_params, unknown_names_error  # noqa: F401  (EPSILON: re-exported, it used to live here)
-from ..errors import EmptyAggregateError, InvalidParameterError
+from .._types import ArrayLike, Seed
+from .._validation import (  # noqa: F401  (EPSILON: re-exported, it used to live here)
+    EPSILON,
+    Constraint,
+    check_options,
+    check_params,
+    unknown_names_error,
+)
+from ..errors import (
+    EachValueANewUserWarning,
+    EmptyAggregateError,
+    InvalidParameterError,
+)
 from ._aggregator import Aggregator
-from ._report_format import ReportBatch, ReportFormat
 from ._registry import (
     CONFIG_VERSION,
-    PROTOCOL_FUNCTIONS,
     available,
+    build,
     describe,
-    from_config,
-    make,
     needs_population_size,
     parameter_names,
+    rebuild,
     register,
 )
-from .._types import ArrayLike, Seed
+from ._report_format import ReportBatch, ReportFormat
 
-__all__ = ["LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags", *PROTOCOL_FUNCTIONS]
+__all__ = [
+    "LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags",
+    "register", "make", "available", "from_config", "describe", "needs_population_size", "parameter_names",
+]
 
 
 @dataclass(frozen=True)
@@ -217,9 +233,7 @@ class LocalProtocol(ABC):
         """
         values = self._check_values(values)
         if self.tags.memoized and len(values):
-            import warnings
 
-            from ..errors import EachValueANewUserWarning
 
             warnings.warn(
                 f"{self.display_name}.privatize randomizes each value as a different user (a fresh permanent "
@@ -235,24 +249,24 @@ class LocalProtocol(ABC):
     def _check_values(self, values) -> np.ndarray: ...
 
     @abstractmethod
-    def _privatize(self, values: np.ndarray, rng: np.random.Generator): ...
+    def _privatize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
     # ------------------------------------------------------------------ server side
     @property
     def report_format(self) -> ReportFormat:
         """The declared format of this protocol's reports (:meth:`_report_format`, bound to the protocol):
         dtype, row shape, ``describe()``, check, select, count, validate, JSON rows."""
-        report_format = self.__dict__.get("_bound_report_format")
+        cached = vars(self)
+        report_format = cached.get("_bound_report_format")
         if report_format is None:
-            report_format = self.__dict__["_bound_report_format"] = self._report_format().bind(self)
+            report_format = cached["_bound_report_format"] = self._report_format().bind(self)
         return report_format
 
     def _report_format(self) -> ReportFormat:
         """Declare the reports: a kind of :mod:`dpdist.local._report_kinds` (``ItemReports(d)``, ...).
 
         Protocol authors implement this (from the parameters, after ``_setup``).
-        The base class declares none: such a protocol has no wire format and reads
-        its batches itself (``_validate_reports``).
+        The base class declares none: such a protocol has no wire format and reads no batch.
         """
         return ReportFormat()
 
@@ -277,7 +291,7 @@ class LocalProtocol(ABC):
         """``report_format.dtype``, the dtype ``_privatize`` returns."""
         return self.report_format.dtype
 
-    def aggregator(self) -> "Aggregator":
+    def aggregator(self) -> Aggregator[LocalProtocol]:
         """An empty aggregator for reports of this protocol."""
         return Aggregator(self)
 
@@ -301,19 +315,11 @@ class LocalProtocol(ABC):
         loaded or merged state whose statistic does not sum to this times ``n`` is refused."""
         return None
 
-    # Report hooks: the format calls these (everyone else calls ``self.report_format``: check,
-    # select, count, statistic, validate).  Protocol authors declare ``_report_format`` and
-    # implement ``_accumulate``; ``_check_reports`` adds checks the declared kind cannot state.
-    def _validate_reports(self, reports) -> tuple[Any, dict[str, np.ndarray]]:
-        """Read a batch: the declared format's checks (``report_format.read``), then :meth:`_check_reports`.
-
-        Returns the batch and a dict reason -> boolean mask of invalid rows; raises
-        MalformedReportError when the batch as a whole cannot be read.
-        """
-        reports, invalid = self.report_format.read(reports)
-        return reports, self._check_reports(reports, invalid)
-
-    def _check_reports(self, reports, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    # Report hooks (:class:`~dpdist.local._report_format.ReportOwner`): the format calls these, one
+    # way (everyone else calls ``self.report_format``: check, select, count, statistic, validate).
+    # Protocol authors declare ``_report_format`` and implement ``_accumulate``; ``_check_reports``
+    # adds checks the declared kind cannot state.
+    def _check_reports(self, reports: Any, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The protocol's own checks of rows the declared kind read (``invalid``: its masks by reason).
 
         Returns the masks by reason (``invalid`` with the protocol's reasons added);
@@ -344,7 +350,7 @@ class LocalProtocol(ABC):
         """
         return None
 
-    def simulate(self, values: ArrayLike, rng: Seed = None) -> Aggregator:
+    def simulate(self, values: ArrayLike, rng: Seed = None) -> Aggregator[LocalProtocol]:
         """An aggregator distributed exactly as one that added ``privatize(values)``.
 
         Protocols with an exact aggregate sampler override :meth:`_simulate`
@@ -371,7 +377,7 @@ class LocalProtocol(ABC):
         """Users per privatized chunk of the default ``_simulate``."""
         return 1 << 16
 
-    def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
+    def estimate(self, data: Aggregator[Any] | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports.
 
         Options are protocol-specific (e.g. ``postprocess="norm-sub"``), declared in
@@ -424,3 +430,17 @@ def _json_safe(params: dict[str, Any]) -> dict[str, Any]:
             value = value.item()
         out[key] = value
     return out
+
+
+def make(name: str, **params: Any) -> LocalProtocol:
+    """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``.
+
+    Names are case-insensitive (``"OUE"`` is ``"oue"``); the config keeps the registry's spelling.
+    ``"auto"`` chooses a protocol for the parameters (:mod:`dpdist.local.frequency.auto`).
+    """
+    return build(name, **params)
+
+
+def from_config(config: dict[str, Any]) -> LocalProtocol:
+    """Rebuild a protocol from :meth:`LocalProtocol.config`."""
+    return rebuild(config)

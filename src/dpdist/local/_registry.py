@@ -1,46 +1,48 @@
-"""The registry of local protocols: ``register``, ``make``, ``available``, ``from_config``.
+"""The registry of local protocols: ``register``, ``available``, and building a registered protocol.
 
-It knows protocols only as classes with a ``name``, ``tags.kind`` and a
-``_constraints`` table, so it imports nothing of the contract
-(:mod:`dpdist.local._protocol`), and the state validator can rebuild a
-protocol from its config without importing the aggregator.
+It knows protocols only as classes with a ``name``, ``summary``, ``tags.kind``
+and a ``_constraints`` table, so it imports nothing of the contract: the state validator and the aggregator rebuild a protocol from its
+config through it (:func:`rebuild`), and the contract
+(:mod:`dpdist.local._protocol`) gives :func:`build` and :func:`rebuild` their
+public, typed names ``make`` and ``from_config``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+import difflib
+from typing import Any, Callable, TypeVar
 
 from ..errors import IncompatibleStateError, InvalidParameterError
 
-if TYPE_CHECKING:  # for the annotations only: the registry imports nothing of the contract
-    from ._protocol import LocalProtocol
-
-#: the registry's functions that :mod:`dpdist.local._protocol` re-exports with the contract
-PROTOCOL_FUNCTIONS = [
+__all__ = [
+    "CONFIG_VERSION",
     "register",
-    "make",
+    "register_chooser",
     "available",
-    "from_config",
     "describe",
-    "needs_population_size",
     "parameter_names",
+    "needs_population_size",
+    "build",
+    "rebuild",
+    "registered_class",
 ]
-__all__ = ["CONFIG_VERSION", *PROTOCOL_FUNCTIONS, "registered_class"]
+
 
 #: version of ``LocalProtocol.config()`` dicts and aggregator states
 CONFIG_VERSION = 1
 
-_REGISTRY: dict[str, type[LocalProtocol]] = {}
-_CHOOSERS: dict[str, Callable[..., LocalProtocol]] = {}
+_REGISTRY: dict[str, Any] = {}  # name -> a Registrable class (called with the parameters to build one)
+_CHOOSERS: dict[str, Callable[..., Any]] = {}
 
-ProtocolClass = TypeVar("ProtocolClass", bound="type[LocalProtocol]")
+ProtocolClass = TypeVar("ProtocolClass", bound=type)
 
 
 def register(cls: ProtocolClass) -> ProtocolClass:
     """Class decorator: add a protocol to the registry under ``cls.name``."""
-    if not cls.name or cls.name in _REGISTRY:
-        raise ValueError(f"protocol name {cls.name!r} is empty or already registered")
-    _REGISTRY[cls.name] = cls
+    name = getattr(cls, "name", "")
+    if not name or name in _REGISTRY:
+        raise ValueError(f"protocol name {name!r} is empty or already registered")
+    _REGISTRY[name] = cls
     return cls
 
 
@@ -66,7 +68,7 @@ def needs_population_size(name: str) -> bool:
     return name in _REGISTRY and "n_users" in _REGISTRY[name]._constraints
 
 
-def register_chooser(name: str, factory: Callable[..., LocalProtocol]) -> None:
+def register_chooser(name: str, factory: Callable[..., Any]) -> None:
     """Register ``factory(**params)`` as the builder of the pseudo-protocol ``name`` (e.g. ``"auto"``).
 
     A chooser returns an instance of a registered protocol; it is not listed by
@@ -75,8 +77,8 @@ def register_chooser(name: str, factory: Callable[..., LocalProtocol]) -> None:
     _CHOOSERS[name] = factory
 
 
-def make(name: str, **params: Any) -> LocalProtocol:
-    """Build a registered protocol, e.g. ``make("oue", epsilon=1.0, domain_size=1024)``.
+def build(name: str, **params: Any) -> Any:
+    """Build a registered protocol (``local.make``, its typed face), e.g. ``build("oue", epsilon=1.0, domain_size=1024)``.
 
     Names are case-insensitive (``"OUE"`` is ``"oue"``); the config keeps the registry's spelling.
     """
@@ -88,8 +90,6 @@ def make(name: str, **params: Any) -> LocalProtocol:
     if key in _CHOOSERS:
         return _CHOOSERS[key](**params)
     if key not in _REGISTRY:
-        import difflib
-
         close = difflib.get_close_matches(key, [*available(), *_CHOOSERS], n=1, cutoff=0.6)
         raise InvalidParameterError(
             f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead"
@@ -98,8 +98,8 @@ def make(name: str, **params: Any) -> LocalProtocol:
     return _REGISTRY[key](**params)
 
 
-def from_config(config: dict[str, Any]) -> LocalProtocol:
-    """Rebuild a protocol from :meth:`LocalProtocol.config`."""
+def rebuild(config: dict[str, Any]) -> Any:
+    """Rebuild a protocol from :meth:`LocalProtocol.config` (``local.from_config``, its typed face)."""
     if not isinstance(config, dict) or "protocol" not in config:
         raise InvalidParameterError(
             f"The 'config' parameter of local.from_config must be a dict with a 'protocol' key. Got {config!r}."
@@ -116,9 +116,9 @@ def from_config(config: dict[str, Any]) -> LocalProtocol:
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )
-    return make(name, **params)
+    return build(name, **params)
 
 
-def registered_class(name: str) -> type[LocalProtocol] | None:
-    """The class registered under ``name`` (None if there is none)."""
+def registered_class(name: str) -> Any:
+    """The class registered under ``name`` (a LocalProtocol subclass; None if there is none)."""
     return _REGISTRY.get(name)

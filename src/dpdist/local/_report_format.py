@@ -17,6 +17,10 @@ to the protocol, and it is the one owner of the wire:
   <dpdist.local.LocalProtocol._check_reports>`), ``select``, ``count`` and
   ``statistic`` (the sufficient statistic of valid rows: the protocol's
   ``_accumulate``);
+
+The calls run one way: the format calls its protocol's report hooks
+(:class:`ReportOwner`, what a protocol is to its format), and no hook calls the
+format back within ``check``.
 * ``validate``: the one way to turn reports into a :class:`ReportBatch` (the
   valid rows and the rejected counts by reason), which
   :meth:`Aggregator.add_batch <dpdist.local.Aggregator.add_batch>` adds;
@@ -35,21 +39,45 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, Protocol, TypeVar
 
 import numpy as np
 
 from ..errors import InvalidParameterError, MalformedReportError
-from .._types import ArrayLike
+from ._json_rows import json_rows, rows_from_json
 
-if TYPE_CHECKING:
-    from ._aggregator import Aggregator
-    from ._protocol import LocalProtocol
-
-__all__ = ["ReportFormat", "ReportBatch", "ON_INVALID", "smallest_unsigned_dtype", "fit_values"]
+__all__ = ["ReportFormat", "ReportBatch", "ReportOwner", "ON_INVALID", "smallest_unsigned_dtype", "fit_values"]
 
 #: values of the ``on_invalid`` argument of ``validate`` and ``Aggregator.add``
 ON_INVALID = ("count", "raise")
+
+
+class ReportOwner(Protocol):
+    """What a protocol is to the format it declares: its name to show, its config and its report hooks.
+
+    :class:`~dpdist.local.LocalProtocol` implements these; the format is bound to one with
+    :meth:`ReportFormat.bind` and calls them, never the other way round.
+    """
+
+    @property
+    def display_name(self) -> str: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+    def _check_reports(self, reports: Any, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+
+    def _select_reports(self, reports: Any, keep: np.ndarray) -> Any: ...
+
+    def _count_reports(self, reports: Any) -> int: ...
+
+    def _accumulate(self, reports: Any) -> np.ndarray: ...
+
+
+class _TakesBatches(Protocol):
+    def add_batch(self, batch: ReportBatch) -> Any: ...
+
+
+Sink = TypeVar("Sink", bound=_TakesBatches)
 
 
 def smallest_unsigned_dtype(size: int) -> np.dtype:
@@ -120,9 +148,10 @@ class ReportBatch:
     def n_valid(self) -> int:
         return self.n_read - self.n_rejected_rows
 
-    def add_to(self, aggregator: "Aggregator") -> "Aggregator":
+    def add_to(self, aggregator: Sink) -> Sink:
         """``aggregator.add_batch(self)``; return the aggregator."""
-        return aggregator.add_batch(self)
+        aggregator.add_batch(self)
+        return aggregator
 
     @classmethod
     def concatenate(cls, batches: Iterable["ReportBatch"], report_format: "ReportFormat") -> "ReportBatch":
@@ -159,8 +188,7 @@ class ReportFormat:
 
     Get it as ``protocol.report_format``.  This base class is the format of a
     protocol that declares none: it has no wire format (``dtype`` raises
-    :class:`~dpdist.errors.MalformedReportError`), and such a protocol must read
-    its batches itself (``_validate_reports``).  The kinds of
+    :class:`~dpdist.errors.MalformedReportError`) and reads no batch.  The kinds of
     :mod:`dpdist.local._report_kinds` are its subclasses.
     """
 
@@ -176,7 +204,7 @@ class ReportFormat:
                 f"Got {dtype!r}."
             ) from None
         self._row_shape = tuple(int(size) for size in row_shape)
-        self._protocol: LocalProtocol | None = None
+        self._protocol: ReportOwner | None = None
 
     # ------------------------------------------------------------------ the declared value
     @property
@@ -239,14 +267,14 @@ class ReportFormat:
         return f"{type(self).__name__}({parameters}{', ' if parameters else ''}dtype={self.dtype}, row_shape={self.row_shape})"
 
     # ------------------------------------------------------------------ the protocol it is bound to
-    def bind(self, protocol: "LocalProtocol") -> "ReportFormat":
+    def bind(self, protocol: ReportOwner) -> "ReportFormat":
         """This format, bound to ``protocol`` (whose extra checks, statistic and config it uses)."""
         bound = copy.copy(self)
         bound._protocol = protocol
         return bound
 
     @property
-    def protocol(self) -> "LocalProtocol":
+    def protocol(self) -> ReportOwner:
         if self._protocol is None:
             raise InvalidParameterError(f"{self!r} is not bound to a protocol: use protocol.report_format.")
         return self._protocol
@@ -272,7 +300,8 @@ class ReportFormat:
         Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
         whole cannot be read (wrong type, number of dimensions, width or dtype).
         """
-        return self.protocol._validate_reports(reports)
+        reports, invalid = self.read(reports)
+        return reports, self.protocol._check_reports(reports, invalid)
 
     def count(self, reports: Any) -> int:
         """Number of reports (rows) in a batch."""
@@ -305,8 +334,6 @@ class ReportFormat:
     # ------------------------------------------------------------------ JSON rows
     def to_json_rows(self, reports: Any) -> list:
         """Reports as the rows of a JSON batch (``ndarray.tolist()``; structured rows as ``{field: value}``)."""
-        from ._json_rows import json_rows
-
         return json_rows(reports)
 
     def from_json_rows(
@@ -321,8 +348,6 @@ class ReportFormat:
         vectorized conversion.  At most ``max_checked_rows`` rows are classified one
         by one (:class:`~dpdist.local._json_rows.TooManyRowsToCheck` otherwise).
         """
-        from ._json_rows import rows_from_json
-
         return rows_from_json(self, rows, booleans=booleans, max_checked_rows=max_checked_rows)
 
     def json_values_per_row(self) -> int:

@@ -275,7 +275,7 @@ class EmbeddedReports(ReportFormat):
 
     def _parameters(self) -> dict[str, Any]:
         inner = self.inner
-        return {"protocol": inner.protocol.name if inner._protocol is not None else None, "inner": inner.describe()}
+        return {"protocol": inner.protocol.config()["protocol"] if inner._protocol is not None else None, "inner": inner.describe()}
 
     def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         return self.inner.check(reports)

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import IncompatibleStateError
-from ._registry import CONFIG_VERSION, from_config
+from ._registry import CONFIG_VERSION, rebuild
 
 __all__ = [
     "STATE_FORMAT",
@@ -250,7 +250,7 @@ def check_state(state, protocol=None) -> tuple[Any, np.ndarray, int, dict[str, i
         )
     if protocol is None:
         try:
-            protocol = from_config(config)
+            protocol = rebuild(config)
         except (ValueError, TypeError) as error:
             raise IncompatibleStateError(f"The state's config cannot be rebuilt: {error}") from None
     n = check_count(state["n"], "'n'")

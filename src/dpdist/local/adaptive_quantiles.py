@@ -42,20 +42,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .._guarantee import PrivacyGuarantee
 from .._rng import check_rng
-from .._validation import Bounds, EPSILON, Integer, Interval, Optional, check_param, check_real_values
-from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
 from .._types import ArrayLike, FloatBounds, Seed
+from .._validation import (
+    EPSILON,
+    Bounds,
+    Integer,
+    Interval,
+    Optional,
+    check_param,
+    check_real_values,
+)
+from ..errors import InvalidParameterError
+from ..estimates import QuantileRelease
+from ..estimates._quantiles import check_q
 from ._aggregator import Aggregator
 from .numerical.threshold import MAX_CUTS, ThresholdRR, cut_fractions
-
-if TYPE_CHECKING:
-    from ..central.many_quantiles import QuantileRelease
 
 __all__ = ["AdaptiveQuantiles", "adaptive_quantiles"]
 
@@ -90,9 +97,7 @@ class AdaptiveQuantiles:
 
     def __init__(self, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
                  grid_size: int = 4096, splits: int | None = None, level: float = 0.95):
-        from ..central.many_quantiles import _check_q
-
-        self.q = np.sort(_check_q(_OWNER, q))
+        self.q = np.sort(check_q(_OWNER, q))
         if self.q.size == 0 or np.any((self.q <= 0) | (self.q >= 1)):
             raise InvalidParameterError(f"The 'q' argument of {_OWNER} must hold probabilities in (0, 1). Got {self.q.tolist()}.")
         self.epsilon = check_param(_OWNER, "epsilon", epsilon, EPSILON)
@@ -193,7 +198,9 @@ class AdaptiveQuantiles:
 
     def fitted_cdf(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
         """``(cuts, cdf)``: the grid ends 0 and B with every asked cut, and the weighted isotonic fit there."""
-        from scipy.optimize import isotonic_regression  # lazy: scipy.optimize is heavy at import
+        from scipy.optimize import (
+            isotonic_regression,  # lazy: scipy.optimize is heavy at import
+        )
 
         cuts, fraction, variance = self.pooled(history)
         fitted = np.clip(isotonic_regression(fraction, weights=1.0 / variance).x, 0.0, 1.0) if cuts.size else fraction
@@ -221,11 +228,9 @@ class AdaptiveQuantiles:
         return [(int(cuts[u - 1]), int(cuts[u])) for u in upper]
 
     # ------------------------------------------------------------------ release
-    def estimate(self, history: Sequence[Aggregator]) -> "QuantileRelease":
+    def estimate(self, history: Sequence[Aggregator]) -> QuantileRelease:
         """The quantiles from the aggregates of the rounds so far, with their intervals (a ``QuantileRelease``)."""
-        from scipy.stats import norm
-
-        from ..central.many_quantiles import QuantileRelease
+        from scipy.stats import norm  # lazy: loads scipy (0.4-2 s)
 
         if not history or sum(a.n for a in history) == 0:
             raise InvalidParameterError(f"{_OWNER}: no round has reports yet; nothing to estimate.")
@@ -275,7 +280,7 @@ class AdaptiveQuantiles:
         return lo + np.asarray(grid, dtype=np.float64) * (hi - lo) / self.grid_size
 
     # ------------------------------------------------------------------ simulation
-    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> "QuantileRelease":
+    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> QuantileRelease:
         """Simulate every round on ``values`` (one user each, split at random into the groups); the release."""
         generator = check_rng(rng, owner=_OWNER)
         x = check_real_values(self.protocol(0, [])._clip_for(values, clip, "simulate"), self.bounds, owner=_OWNER)
@@ -290,7 +295,7 @@ class AdaptiveQuantiles:
 
 def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
                        grid_size: int = 4096, splits: int | None = None, level: float = 0.95, rng: Seed = None,
-                       clip: bool = True) -> "QuantileRelease":
+                       clip: bool = True) -> QuantileRelease:
     """Quantiles of ``x`` under epsilon-LDP by an adaptive multi-round search, simulated end to end.
 
     Each value is one user; the users are split at random into ``rounds`` groups, group ``r``

@@ -293,9 +293,9 @@ def deconvolve(
 def _wiener(share, transfer, noise, method, settings, details) -> np.ndarray:
     """Inverse filter, DW, IIW or IIW-G of one support vector; fills ``details``."""
     d = share.size
-    support_spectrum = fft.rfft(share)
+    support_spectrum = _rfft(share)
     if method == "inverse":
-        return fft.irfft(support_spectrum / transfer, n=d)
+        return _irfft(support_spectrum / transfer, n=d)
     if method == "dw":
         prior = settings["signal_spectrum"]
         initial = _power(support_spectrum / transfer) if prior is None else prior  # eq. 21
@@ -316,15 +316,15 @@ def _wiener(share, transfer, noise, method, settings, details) -> np.ndarray:
     if method != "dw":
         details["iterations"] = int(trace.shape[0])
         details["convergence"] = trace
-        if keep_path:
-            details["path"] = fft.irfft(np.stack(path), n=d, axis=-1)
-    return fft.irfft(spectrum, n=d)
+        if path is not None:  # kept with keep_path
+            details["path"] = _irfft(np.stack(path), n=d, axis=-1)
+    return _irfft(spectrum, n=d)
 
 
 def _wiener_batch(shares, transfer, noise, base: str, iterations: int) -> np.ndarray:
     """DW / IIW / IIW-G of every row of ``shares`` (one 2-D FFT each way), for AMRP."""
     d = shares.shape[-1]
-    support_spectrum = fft.rfft(shares, axis=-1)
+    support_spectrum = _rfft(shares, axis=-1)
     start = support_spectrum if base == "iiw-g" else support_spectrum / transfer
     spectrum, _, _ = iterative_wiener(
         support_spectrum,
@@ -334,7 +334,7 @@ def _wiener_batch(shares, transfer, noise, base: str, iterations: int) -> np.nda
         domain_size=d,
         iterations=0 if base == "dw" else iterations,
     )
-    return fft.irfft(spectrum, n=d, axis=-1)
+    return _irfft(spectrum, n=d, axis=-1)
 
 
 def _smoothed(plain, share, transfer, noise, method, settings) -> np.ndarray:
@@ -345,12 +345,22 @@ def _smoothed(plain, share, transfer, noise, method, settings) -> np.ndarray:
     if method == "gf":
         return smoothed
     # gf-dw: the spectrum of the Gaussian-filtered estimate is DW's signal spectrum
-    gain = wiener_gain(transfer, noise, _power(fft.rfft(smoothed)))
-    return fft.irfft(gain * fft.rfft(share), n=share.size)
+    gain = wiener_gain(transfer, noise, _power(_rfft(smoothed)))
+    return _irfft(gain * _rfft(share), n=share.size)
+
+
+def _rfft(values: Any, **options: Any) -> np.ndarray:
+    """``scipy.fft.rfft`` as an array (its stubs type the dispatched result as a tuple)."""
+    return np.asarray(fft.rfft(values, **options))
+
+
+def _irfft(spectrum: Any, **options: Any) -> np.ndarray:
+    """``scipy.fft.irfft`` as an array."""
+    return np.asarray(fft.irfft(spectrum, **options))
 
 
 def _power(spectrum: np.ndarray) -> np.ndarray:
-    return spectrum.real**2 + spectrum.imag**2
+    return np.real(spectrum) ** 2 + np.imag(spectrum) ** 2
 
 
 # ---------------------------------------------------------------------- validation

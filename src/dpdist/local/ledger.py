@@ -1,7 +1,7 @@
 r"""A device's privacy ledger: what each collector has spent on this device, its memos, and its budget.
 
 A collector decides a campaign's config; only the device can bound what the
-device spends.  The ledger (issue 27, item 2; Apple's per-device budgets are the
+device spends.  The ledger (Apple's per-device budgets are the
 model: "Learning with Privacy at Scale", Apple Differential Privacy Team, 2017)
 
 * keeps the device's memos (permanent responses of memoized protocols) keyed by a
@@ -41,20 +41,24 @@ The JSON form (``to_dict``) is the one the JavaScript client keeps in
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
-from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, Callable, cast
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
-from ._protocol import LocalProtocol
+from .._rng import check_rng
+from .._types import ArrayLike, Seed
+from ..errors import (
+    DPDistError,
+    IncompatibleStateError,
+    InvalidParameterError,
+    PrivacyBudgetError,
+)
+from ._protocol import LocalProtocol, from_config
 from .frequency._memoized import MemoizedProtocol
-from .._types import ArrayLike, PathLike, Seed
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
 
@@ -150,7 +154,9 @@ class PrivacyLedger:
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
         self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
-        self._saved_to: Path | None = None  # opened from a file: report() saves there before returning
+        #: called with the ledger by :meth:`report` after its charges, before the reports are returned (the
+        #: JavaScript client's onChange): a ledger kept in a file (:func:`dpdist.io.open_ledger`) saves itself there
+        self.on_change: Callable[[PrivacyLedger], None] | None = None
 
     # ------------------------------------------------------------------ spending
     def spent(self, now: float | None = None) -> float:
@@ -252,8 +258,8 @@ class PrivacyLedger:
             )
         if once is not None:
             self._answered[_once_key(collector, once)] = {"at": float(now), "protocol": protocol.name}
-        if self._saved_to is not None:  # persisted before the reports can leave (the JS client's onChange)
-            self.save(self._saved_to)
+        if self.on_change is not None:  # persisted before the reports can leave
+            self.on_change(self)
         return reports
 
     def _check_once(self, once: str, collector: str, size: int) -> None:
@@ -314,8 +320,6 @@ class PrivacyLedger:
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "PrivacyLedger":
         """The ledger of :meth:`to_dict` (checked: a damaged ledger is an ``IncompatibleStateError``)."""
-        from ._registry import from_config
-        from ..errors import DPDistError
 
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") not in (1, 2):
             raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1 or 2): {str(state)[:200]}")
@@ -352,7 +356,7 @@ class PrivacyLedger:
             }
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
-        ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers before issue 35's rounds
+        ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers written before campaigns in rounds
         return ledger
 
     @classmethod
@@ -361,8 +365,6 @@ class PrivacyLedger:
 
         The reports sent before are not known: the stream starts at 0 reports, and the docs say so.
         """
-        from ._registry import from_config
-        from ..errors import DPDistError
 
         ledger = cls(**settings)
         try:
@@ -376,61 +378,32 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: PathLike, option: str = "--memo", **settings: Any) -> Iterator["PrivacyLedger"]:
-        """The ledger kept in ``path`` (created on first use, owner-only), locked while open, saved by every
-        :meth:`report` before it returns its reports, and on success.
+    def restore(cls, state: dict[str, Any] | None, source: str, **settings: Any) -> "PrivacyLedger":
+        """The ledger of ``state`` (a ledger's or a device memo's JSON; ``None``: a new ledger), read from ``source``.
 
-        ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when
-        given, replace those of an existing one (the owner's decision).
+        ``settings`` (``budget``, ``window``, ``accounting``) apply to a new ledger and, when given,
+        replace those of an existing one (the owner's decision); ``source`` names where the state
+        was kept in errors (``"The '--memo' file 'device.json'"``).
         """
-        from .._io._atomic import exclusive_lock
-
-        path = Path(path)
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with exclusive_lock(path, owner=option):
-            ledger = cls._read(path, option, settings)
-            ledger._saved_to = path
-            try:
-                yield ledger
-            finally:
-                ledger._saved_to = None
-            ledger.save(path)
-
-    @classmethod
-    def _read(cls, path: Path, option: str, settings: dict) -> "PrivacyLedger":
-        from .. import _json
-
         chosen = {key: value for key, value in settings.items() if value is not None}
-        if not path.exists():
+        if state is None:
             return cls(**chosen)
-        try:
-            state = _json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise IncompatibleStateError(f"The '{option}' file {str(path)!r} is not a device memo or privacy ledger (JSON): {error}.") from None
         try:
             if isinstance(state, dict) and state.get("format") == LEDGER_FORMAT:
                 ledger = cls.from_dict(state)
             else:
                 ledger = cls.from_memo(state)
         except IncompatibleStateError as error:
-            raise IncompatibleStateError(f"The '{option}' file {str(path)!r}: {error}") from None
+            raise IncompatibleStateError(f"{source}: {error}") from None
         for key, value in chosen.items():
             value = _SETTINGS[key](value)
             if key == "accounting" and value != ledger.accounting and ledger._charges:
                 raise IncompatibleStateError(
-                    f"The '{option}' file {str(path)!r} charges under {ledger.accounting!r} accounting; its charges cannot "
+                    f"{source} charges under {ledger.accounting!r} accounting; its charges cannot "
                     f"be re-read as {value!r} (they would under- or over-count). Keep the accounting, or start a new ledger."
                 )
             setattr(ledger, key, value)
         return ledger
-
-    def save(self, path: PathLike) -> None:
-        """Write the ledger to ``path`` atomically, readable by its owner only (its memos hold true values)."""
-        from .._io._atomic import atomic_writer
-
-        with atomic_writer(Path(path), private=True) as handle:
-            handle.write(json.dumps(self.to_dict(), sort_keys=True).encode() + b"\n")
 
 
 def _check_accounting(accounting) -> str:
@@ -445,8 +418,6 @@ _SETTINGS = {"budget": _check_budget, "window": _check_window, "accounting": _ch
 
 
 def _generator(rng):
-    from .._rng import check_rng
-
     return check_rng(rng, owner="PrivacyLedger.report")
 
 

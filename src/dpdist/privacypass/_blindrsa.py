@@ -63,7 +63,7 @@ def _powmod():
         import gmpy2
     except ImportError:
         return pow, _python_invert, pow
-    return gmpy2.powmod_sec, gmpy2.invert, gmpy2.powmod
+    return gmpy2.powmod_sec, gmpy2.invert, gmpy2.powmod  # pyright: ignore[reportAttributeAccessIssue]  (gmpy2's stubs lack them)
 
 
 # ---------------------------------------------------------------------- RFC 8017

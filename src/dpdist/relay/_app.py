@@ -33,6 +33,7 @@ address kept in memory only for its window.
 from __future__ import annotations
 
 import asyncio
+import logging
 import contextlib
 import hmac
 import json
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._guard import AUTHENTICATED, Limits, guard
 from . import _envelope
+from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._arguments import check_arguments
 from ._forwarder import Forwarder
 from ._queue import RelayQueue
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["create_app"]
 
+log = logging.getLogger("dpdist.relay")
 _REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CAMPAIGN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CONFIG_TTL_S = 5.0
@@ -148,7 +151,8 @@ def create_app(
         if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
             raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
         relay = await _relayed_campaign(state["pages"], campaign)
-        token, nonce = _admission(relay, request.headers.get("authorization"))  # before the body is read
+        pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
+        token, nonce = _admission(identity, pin, request.headers.get("authorization"))  # before the body is read
         if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
             request.scope[AUTHENTICATED] = True
         body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
@@ -174,6 +178,9 @@ def create_app(
     async def health(request):
         return JSONResponse({"status": "ok", "service": "dpdist relay"})
 
+    async def settings(request):  # K is public: a device (or anyone) may read the batch sizes the relay forms
+        return JSONResponse({"min_batch": min_batch, "max_batch": max_batch})
+
     async def status(request):
         header = request.headers.get("authorization", "")
         if not admin_token or not hmac.compare_digest(header.encode(), f"Bearer {admin_token}".encode()):
@@ -192,6 +199,7 @@ def create_app(
         Route("/static/{path:path}", not_served, methods=["GET"]),
         Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
         Route("/relay/v1/status", status, methods=["GET"]),
+        Route("/relay/v1/settings", settings, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
     # the service's limits: body size, time, memory (per address; a submission is anonymous until its token verifies),
@@ -200,7 +208,7 @@ def create_app(
     # outermost: a participation page served by the collector sends to the relay from its own origin (no cookies, no
     # credentials), and sees every answer, the limits' refusals included
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
-                       allow_headers=["authorization", "content-type"], expose_headers=["www-authenticate", "retry-after"],
+                       allow_headers=["authorization", "content-type", PIN_HEADER.lower()], expose_headers=["www-authenticate", "retry-after"],
                        max_age=600)
     return app
 
@@ -219,16 +227,41 @@ async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
     return relay
 
 
-def _admission(relay: dict, authorization: str | None) -> tuple[bytes, bytes | None]:
+async def _pinned_identity(state: dict, campaign: str, relay: dict, said: str | None) -> tuple[str, dict]:
+    """The pin and identity the campaign is pinned to (pinned now, from the collector, if it was not), after the checks:
+    the report was made under it (``said``: the device's pin header; 409 ``pin_mismatch``), and the collector still
+    states it (409 ``identity_changed``)."""
+    store = state["store"]
+    pinned = await asyncio.to_thread(store.pinned, campaign)
+    if pinned is None:
+        status, _, identity = await state["pages"].get(f"/api/campaigns/{campaign}/identity")
+        if status != 200 or not relay.get("pin") or pin_of(identity) != relay["pin"]:
+            raise RelayError(503, "collector_unavailable", f"The collector did not serve campaign {campaign!r}'s identity "
+                                                           "as its config states it; try again later.")
+        pinned = await asyncio.wrap_future(store.pin_identity(campaign, relay["pin"], identity))
+    pin, identity = pinned
+    if relay.get("pin") != pin:
+        log.error("relay: campaign %s's collector now states another identity than the one the relay pinned", campaign)
+        raise RelayError(409, "identity_changed", f"Campaign {campaign!r}'s collector states another identity (key, config "
+                                                  "or issuer) than the one this relay pinned for it; the relay takes no more "
+                                                  "of its reports.")
+    if said is None or not hmac.compare_digest(said.strip().lower().encode(), pin.encode()):
+        raise RelayError(409, "pin_mismatch", f"A report of campaign {campaign!r} is sent under its identity's pin (header "
+                                              f"{PIN_HEADER}), and this relay holds another identity than the one the "
+                                              "device was given. Fetch the campaign's identity from its collector again.")
+    return pin, json.loads(identity)
+
+
+def _admission(identity: dict, pin: str, authorization: str | None) -> tuple[bytes, bytes | None]:
     """The token a report of the campaign must carry and its nonce (``b""``, None for a campaign without an issuer);
     401 with the campaign's challenge when it carries none that verifies."""
-    issuer = relay.get("issuer")
+    issuer = identity.get("issuer")
     if not issuer:
         return b"", None
     from ..errors import InvalidParameterError
     from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 
-    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
+    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], pin)
     ask = {"www-authenticate": format_www_authenticate(challenge, token_key)}
     if not authorization:
         raise RelayError(401, "token_required", "This campaign admits a report only with a token from its issuer "

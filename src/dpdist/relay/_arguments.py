@@ -1,4 +1,4 @@
-"""What :func:`dpdist.relay.create_app` accepts, checked before anything is opened (issue 44 item 5).
+"""What :func:`dpdist.relay.create_app` accepts, checked before anything is opened.
 
 The library checks what ``dpdist relay`` checks, so that a relay built in
 Python cannot run with settings that defeat it: ``min_batch = 0`` formed empty

@@ -1,23 +1,25 @@
 """A relayed campaign's identity: the public document a device trusts, its pin, and the campaign's token challenge.
 
 The relay passes the collector's pages on, so it could hand a device another HPKE key (and read what
-the device seals to it) or another protocol config (a larger epsilon with the same report format).
-A device therefore takes a relayed campaign's config, key and issuer from a source the relay does
-not control: the collector itself, or any server (the relay included) when the device was given
-the campaign's **pin**, the SHA-256 of the identity document's bytes (docs/deployment.md,
-"Anonymous collection", "Keys the relay cannot swap").
-
-The identity document is made once, when the campaign is created, and stored and served verbatim
-(``GET /api/campaigns/{c}/identity``), so that every device hashes the same bytes::
+the device seals to it) or another protocol config (a larger epsilon with the same report format);
+and the collector writes the config, so it could hand one device a config of its own (a tag that
+finds its report in the shuffled batch).  A relayed campaign therefore has one **identity**: a
+document made once, when the campaign is created, stored and served verbatim
+(``GET /api/campaigns/{c}/identity``), and its **pin**, the SHA-256 of its bytes.  A device takes
+config, key and issuer from the identity only, from a source the relay does not control (the
+collector, or anyone when the device was given the pin), and sends the pin with every report; the
+relay pins the identity of each campaign the first time it admits a report and refuses any other,
+so every admitted report of a campaign was made under the same identity (docs/deployment.md,
+"Anonymous collection", "Keys the relay cannot swap")::
 
     {"campaign", "colluding", "config", "delta",
-     "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "url", "challenge"},
+     "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "url"},
      "relay": {"aead", "ids", "kdf", "kem", "key_id", "public_key", "url"}}
 
 written with sorted keys, no spaces and ASCII escapes.  The campaign's Privacy Pass TokenChallenge
-(RFC 9577 section 2.1.1) binds tokens to the campaign and its key: token type 2, the issuer's name,
-``redemption_context = SHA-256("dpdist campaign v1\\0" | campaign id | "\\0" | HPKE key id)`` and no
-origin info (any relay).
+(RFC 9577 section 2.1.1) binds its tokens to that identity: token type 2, the issuer's name,
+``redemption_context = SHA-256("dpdist campaign v2\0" | pin)`` (the pin's 32 bytes) and no origin
+info (any relay).
 """
 
 from __future__ import annotations
@@ -31,35 +33,32 @@ from typing import Any
 from ..errors import CampaignIdentityError, InvalidParameterError
 from . import _envelope
 
-__all__ = ["campaign_challenge", "check_identity", "identity_document", "pin_of", "redemption_context"]
+__all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "identity_document", "pin_of", "redemption_context"]
 
-_CONTEXT_LABEL = b"dpdist campaign v1\x00"
+_CONTEXT_LABEL = b"dpdist campaign v2\x00"
 _PIN = re.compile(r"[0-9a-f]{64}")
+#: the header that carries a report's pin to the relay
+PIN_HEADER = "Dpdist-Pin"
 
 
-def redemption_context(campaign: str, key_id: bytes) -> bytes:
-    """The 32-byte redemption context that binds a campaign's tokens to the campaign and its HPKE key."""
-    return hashlib.sha256(_CONTEXT_LABEL + campaign.encode("utf-8") + b"\x00" + key_id).digest()
+def redemption_context(pin: str) -> bytes:
+    """The 32-byte redemption context that binds a campaign's tokens to its identity (its pin)."""
+    return hashlib.sha256(_CONTEXT_LABEL + bytes.fromhex(pin)).digest()
 
 
-def campaign_challenge(issuer_name: str, campaign: str, key_id: bytes) -> bytes:
-    """The campaign's TokenChallenge, encoded (RFC 9577 section 2.1.1; module docstring)."""
+def campaign_challenge(issuer_name: str, pin: str) -> bytes:
+    """The TokenChallenge of the campaign whose identity has ``pin``, encoded (RFC 9577 section 2.1.1)."""
     from ..privacypass import TokenChallenge
 
-    return TokenChallenge(issuer_name, redemption_context(campaign, key_id)).encode()
+    return TokenChallenge(issuer_name, redemption_context(pin)).encode()
 
 
 def identity_document(campaign: str, config: dict, *, relay_url: str, public_key: bytes, issuer: dict | None,
                       colluding: int, delta: float) -> bytes:
     """The identity document's bytes (module docstring).  ``issuer``: ``{"url", "name", "key", "token_key",
     "independent"}`` (the token key base64url), or None for a campaign without admission tokens."""
-    from ..privacypass import b64url_encode
-
     relay = {**_envelope.public_key_config(public_key), "url": relay_url}
-    issued = None
-    if issuer is not None:
-        challenge = campaign_challenge(issuer["name"], campaign, _envelope.key_id(public_key))
-        issued = {**issuer, "token_type": 2, "challenge": b64url_encode(challenge)}
+    issued = None if issuer is None else {**issuer, "token_type": 2}
     document = {"campaign": campaign, "config": config, "relay": relay, "issuer": issued, "colluding": int(colluding),
                 "delta": float(delta)}
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")

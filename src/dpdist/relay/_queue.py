@@ -16,6 +16,10 @@ transaction commits.
     the nonce of every Privacy Pass token spent (per campaign), with the key of the report it admitted: a
     token admits one report, so the same token with another report id is refused (``token_spent``), and
     the same report sent again with its token is that report (``duplicate``).  Kept after forwarding.
+``identities``
+    the identity document (:mod:`._identity`) of each campaign, and its pin, as the collector served it when
+    the relay first admitted a report of the campaign: every report of the campaign must be made under it
+    (the device says its pin), and its tokens must be bound to it.  Kept for good.
 ``batches``
     a formed batch: a random id, the campaign, its count and its body (the sealed reports in an order
     drawn with the CSPRNG, framed), kept until the collector acknowledges it, so that a retry after a
@@ -41,6 +45,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
     "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS tokens (campaign TEXT NOT NULL, nonce BLOB NOT NULL, key BLOB NOT NULL, PRIMARY KEY (campaign, nonce))",
+    "CREATE TABLE IF NOT EXISTS identities (campaign TEXT PRIMARY KEY, pin TEXT NOT NULL, identity BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
     "body BLOB, state TEXT NOT NULL DEFAULT 'pending', detail TEXT)",
 )
@@ -157,6 +162,10 @@ class RelayQueue:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
         return self._submit("job", (_form_batch, (campaign, min_size, max_size)))
 
+    def pin_identity(self, campaign: str, pin: str, identity: bytes) -> Future:
+        """A future of the ``(pin, identity)`` the campaign is pinned to: these, if it had none, else the earlier."""
+        return self._submit("job", (_pin_identity, (campaign, pin, identity)))
+
     def settle(self, batch_id: str, state: str, detail: str | None = None) -> Future:
         """Mark a batch ``delivered`` or ``refused`` (its body dropped)."""
         return self._submit("job", (_settle, (batch_id, state, detail)))
@@ -168,6 +177,11 @@ class RelayQueue:
             connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             self._reader.connection = connection
         return connection
+
+    def pinned(self, campaign: str) -> tuple[str, bytes] | None:
+        """The ``(pin, identity)`` the campaign is pinned to, or None."""
+        row = self._read().execute("SELECT pin, identity FROM identities WHERE campaign = ?", (campaign,)).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
 
     def waiting(self) -> dict[str, int]:
         """Reports waiting per campaign."""
@@ -210,6 +224,12 @@ def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batc
     connection.execute("INSERT INTO batches (batch_id, campaign, count, body) VALUES (?, ?, ?, ?)", (batch.batch_id, campaign, batch.count, batch.body))
     connection.executemany("UPDATE reports SET sealed = NULL WHERE rowid = ?", [(row[0],) for row in rows])
     return batch
+
+
+def _pin_identity(connection, campaign: str, pin: str, identity: bytes) -> tuple[str, bytes]:
+    connection.execute("INSERT OR IGNORE INTO identities (campaign, pin, identity) VALUES (?, ?, ?)", (campaign, pin, identity))
+    row = connection.execute("SELECT pin, identity FROM identities WHERE campaign = ?", (campaign,)).fetchone()
+    return row[0], bytes(row[1])
 
 
 def _settle(connection, batch_id: str, state: str, detail: str | None) -> None:

@@ -1,4 +1,4 @@
-"""Privacy at ingestion: the access log, and tokens refused in URLs (issue 29, item 5).
+"""Privacy at ingestion: the access log, and tokens refused in URLs (docs/deployment.md, "Privacy at ingestion").
 
 An ASGI middleware in front of every route:
 

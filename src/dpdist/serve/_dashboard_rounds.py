@@ -1,4 +1,4 @@
-"""The dashboard's view of a campaign in rounds (adaptive LDP quantiles, issue 35 item 2).
+"""The dashboard's view of a campaign in rounds (adaptive LDP quantiles, docs/adaptive_quantiles.md).
 
 Part of the dashboard page's script (:mod:`._dashboard` appends :data:`ROUNDS_SCRIPT` and
 calls ``refreshRounds`` instead of its own refresh when the campaign's public config has

@@ -110,6 +110,7 @@ class OutageLog:
     def failed(self, error: DatabaseUnavailableError) -> None:
         now = time.monotonic()
         key = (error.reason, error.error_class)
+        count, since = 0, 0.0  # (set below for a repeated error)
         with self._lock:
             self.errors[error.reason] = self.errors.get(error.reason, 0) + 1
             if not self.enabled:
@@ -305,7 +306,7 @@ class Database:
     def rowcount(self, statement: str, parameters: tuple = ()) -> int:
         """Run one write statement; return how many rows it changed."""
         try:
-            return self.connection().execute(self._sql(statement), parameters).rowcount
+            return self.connection().execute(self._sql(statement), parameters).rowcount  # pyright: ignore[reportArgumentType]  (psycopg's stubs take literal SQL only; these statements are dpdist's own)
         except DatabaseUnavailableError:
             raise
         except Exception as error:
@@ -359,7 +360,7 @@ class Database:
             import psycopg
 
             with psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(round(timeout_s)))) as server:
-                server.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+                server.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")  # pyright: ignore[reportArgumentType, reportCallIssue]  (an int the service computed; psycopg's stubs want literal SQL)
                 server.execute("SELECT 1")
                 row = server.execute("SHOW transaction_read_only").fetchone()
             if row is not None and row[0] == "on":

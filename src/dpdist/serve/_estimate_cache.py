@@ -1,4 +1,4 @@
-"""Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path (issue 28.4).
+"""Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path.
 
 An estimate document (:func:`~._estimates.estimate_json`) is kept per campaign
 and query, with the version of the aggregate it was computed from (creation
@@ -37,7 +37,9 @@ class _Entry:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.version, self.document, self.started, self.cost = None, None, 0.0, 0.0
+        self.version: tuple | None = None
+        self.document: dict | None = None
+        self.started, self.cost = 0.0, 0.0
 
 
 class EstimateCache:

@@ -129,8 +129,8 @@ def estimate_png(campaign: Campaign, query, served: dict | None = None) -> bytes
     """``GET /api/campaigns/{id}/estimate.png``: the estimate's figure (409 before the first report).
 
     A distribution is drawn as ``served``, the estimate document of the same query (:func:`estimate_json`): with the
-    fixed-n CDF band the JSON, ``dpdist campaign estimate`` and the dashboard show (issue 45 item 7: the figure used
-    to be drawn from the bare estimate, without it).
+    fixed-n CDF band the JSON, ``dpdist campaign estimate`` and the dashboard show (the figure is not drawn from
+    the bare estimate, without it).
     """
     from .. import plotting
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any, cast
 
 __all__ = ["Estimator"]
 
@@ -50,6 +51,7 @@ class Estimator:
         self._process: subprocess.Popen | None = None
 
     def run(self, function, *arguments):
+        ok, value, seconds = False, cast(Any, None), 0.0  # (set by the read that succeeds; a failed second one raises)
         with self._lock:
             for attempt in range(2):
                 process = self._started()

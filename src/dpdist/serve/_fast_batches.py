@@ -1,6 +1,6 @@
 """The devices' request, ``PUT``/``POST /api/campaigns/{campaign}/batches/{batch_id}``, served without Starlette's layers.
 
-At population scale every device sends one report per request (issue 28), and a
+At population scale every device sends one report per request, and a
 request's CPU was mostly the framework's: five middleware layers, each with its
 closures and message copies, Starlette's routing and exception layers, its
 ``Request``, its ``JSONResponse``.  :class:`BatchFastPath`, the outermost of the

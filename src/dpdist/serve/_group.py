@@ -349,7 +349,8 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
         campaign.total += incoming
     if item.received_ms is not None:  # a relayed batch: its size is its admitted reports (what the collector verified)
         campaign.minute = item.received_ms
-        campaign.smallest = int(item.accepted) if campaign.smallest is None else min(campaign.smallest, int(item.accepted))
+        if item.accepted > 0:  # a batch of no admitted report held no device's report: it hides no one, exposes no one
+            campaign.smallest = int(item.accepted) if campaign.smallest is None else min(campaign.smallest, int(item.accepted))
     campaign.admitted.append(item.batch)
     return None
 

@@ -1,4 +1,4 @@
-"""What bounds a client of ``dpdist serve``: memory, time, connections, rate and size (issue 29).
+"""What bounds a client of ``dpdist serve``: memory, time, connections, rate and size (docs/deployment.md, "Limits").
 
 An unauthenticated client must not be able to make the server hold memory,
 connections or CPU beyond stated bounds.  The bounds every dpdist server shares
@@ -12,7 +12,7 @@ service's own work, all options of ``dpdist serve`` (``docs/deployment.md``,
 * **in-flight body bytes** (``--max-inflight-bytes``): the bytes of request
   bodies held by the process at once, over all requests, with a share per client
   address (``--max-inflight-bytes-per-address``) and half for the bodies of
-  campaigns that take no token (issue 45.4, :mod:`dpdist._guard._body`); a body
+  campaigns that take no token (:mod:`dpdist._guard._body`); a body
   that would pass one is refused at once with 503 and ``Retry-After``;
 * **body time** (``--body-timeout``, ``--min-body-rate``): a body must arrive
   within the deadline, and by ``t`` seconds after its headers have delivered at
@@ -32,7 +32,7 @@ service's own work, all options of ``dpdist serve`` (``docs/deployment.md``,
   and a campaign's statistic (``--max-statistic-bytes``);
 * **work in progress** (``--max-queue``): batches being served, from their
   admission to their answer; beyond it a batch is refused with 503 ``busy`` and
-  ``Retry-After`` before its body is read (issue 28: answers within milliseconds,
+  ``Retry-After`` before its body is read (answers within milliseconds,
   never minutes of silence); ``--commit-delay`` bounds how long a group commit
   waits for more batches.
 """

@@ -2,24 +2,31 @@
 
 A relayed campaign's config names its relay, its HPKE key and its issuer.  The relay could change all
 three in what it passes on (and read what a device sealed to a key of its own, or have the device
-randomize with a larger epsilon), so a device takes them from a source the relay does not control
-(docs/deployment.md, "Keys the relay cannot swap"; :mod:`dpdist.relay._identity`):
+randomize with a larger epsilon), and the collector could give one device a config of its own (a tag),
+so a device takes them from the campaign's **identity** (:mod:`dpdist.relay._identity`), from a source
+the relay does not control, and sends the identity's pin with every report (docs/deployment.md, "Keys
+the relay cannot swap"):
 
-- the **collector**: the device was given the collector's URL, fetched the config there, and sends to
-  the relay the config names;
+- the **collector**: the device was given the collector's URL; the identity it serves must hash to the
+  pin its config states;
 - or any server, the relay included, when the device was given the campaign's **pin**: the identity
-  document the server passes on must hash to it;
-- a device that talks to the campaign's relay itself without a pin refuses (``pin_required``).
+  the server passes on must hash to it;
+- a device that talks to the campaign's relay itself without a pin refuses (``pin_required``).  (A
+  device trusts the URL it is given: given a relay's URL without the pin, it cannot tell a relay that
+  calls itself by another name from the collector.)
 
-When the campaign names an issuer, each report needs one Privacy Pass token (RFC 9578 type 2): the
-device checks that the issuer's key is the one the campaign names, gets one token per report with its
-credential, *before* anything is randomized (a refusal depends on the credential, never on the value),
-and sends each sealed report to the relay with ``Authorization: PrivateToken token="..."``.
+The relay pins the identity of each campaign and refuses reports made under another, so a tagged
+device's report never reaches a batch.  When the campaign names an issuer, each report needs one
+Privacy Pass token (RFC 9578 type 2) bound to the identity: a device holding a credential for an
+issuer refuses a campaign that names another issuer or none (anyone could fill its batches), checks
+that the issuer's key is the one the campaign names, and gets one token per report *before* anything
+is randomized (a refusal depends on the credential, never on the value), then sends each sealed report
+to the relay with ``Authorization: PrivateToken token="..."``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CampaignIdentityError
@@ -30,34 +37,45 @@ __all__ = ["RelayRoute", "resolve_route"]
 @dataclass(frozen=True)
 class RelayRoute:
     """Where and how a device sends a relayed campaign's reports: the relay's URL, the key to seal to, the protocol
-    config to randomize with, and the issuer (None: the campaign takes no tokens)."""
+    config to randomize with, the issuer (None: the campaign takes no tokens), and the identity's pin."""
 
     campaign: str
     url: str
     public_key: bytes
     config: dict
     issuer: dict | None
+    pin: str
+    _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None) -> list[bytes]:
-        """``count`` tokens for this campaign from its issuer (``[b""] * count`` when it takes none)."""
-        if self.issuer is None:
-            return [b""] * count
-        if count == 0:
-            return []
-        from ..privacypass import b64url_decode, fetch_token
-
+        """``count`` tokens for this campaign from its issuer (``[b""] * count`` when it takes none), after the checks
+        of the module docstring."""
         issuer = self.issuer
+        if issuer is None:
+            if credential:
+                raise CampaignIdentityError(
+                    f"Campaign {self.campaign!r} names no issuer: anyone, its collector included, can fill its batches, "
+                    f"while this device holds a credential of {issuer_url} for a campaign that admits reports by token. "
+                    "Nothing was randomized or sent.", "issuer_mismatch")
+            return [b""] * count
         if not credential:
             raise CampaignIdentityError(
                 f"Campaign {self.campaign!r} admits a report only with a token from its issuer ({issuer['url']}): give "
-                "the device's credential for that issuer (issuer_credential=, --issuer-credential or "
-                "DPDIST_ISSUER_CREDENTIAL). Nothing was randomized or sent.", "credential_required")
-        if issuer_url is not None and _origin(issuer_url) != _origin(issuer["url"]):
+                "the device's credential for that issuer and the issuer's URL (issuer_credential= and issuer=, "
+                "--issuer-credential and --issuer). Nothing was randomized or sent.", "credential_required")
+        if issuer_url is None or _origin(issuer_url) != _origin(issuer["url"]):
             raise CampaignIdentityError(
                 f"Campaign {self.campaign!r} names the issuer {issuer['url']}, not {issuer_url}, for which this device holds "
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
-        token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
-        self._check_issuer_key(issuer, token_key, transport)
+        if count == 0:
+            return []
+        from ..privacypass import b64url_decode, fetch_token
+        from ..relay._identity import campaign_challenge
+
+        token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], self.pin)
+        if not self._issuer_checked:
+            self._check_issuer_key(issuer, token_key, transport)
+            object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
         return [fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
                 for _ in range(count)]
 
@@ -86,24 +104,33 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
     """The route of a relayed campaign whose config ``document`` came from ``server`` (module docstring);
     ``fetch_identity()`` returns the identity document's bytes as ``server`` serves them."""
     from ..relay._envelope import decode_public_key
-    from ..relay._identity import check_identity
+    from ..relay._identity import check_identity, pin_of
 
     relay = document["relay"]
-    if pin is not None:
-        identity = check_identity(fetch_identity(), pin, campaign)
-        relay, config, issuer = identity["relay"], identity["config"], identity["issuer"]
-    else:
-        config, issuer = document["config"], relay.get("issuer")
-        if not relay.get("url"):
+    if pin is None:
+        if not relay.get("url") or not relay.get("pin"):
             raise CampaignIdentityError(
-                f"Campaign {campaign!r} names no relay URL (it was created before relayed campaigns named their relay): "
-                "its collector must create it again. Nothing was sent.", "no_relay_url")
+                f"Campaign {campaign!r} names no relay URL or identity (it was created before relayed campaigns had "
+                "them): its collector must create it again. Nothing was sent.", "no_relay_url")
         if _origin(relay["url"]) == _origin(server):
             raise CampaignIdentityError(
                 f"{server} is campaign {campaign!r}'s relay, which must not be trusted with the campaign's key and config: "
                 "give the device the collector's URL, or the campaign's pin (pin=, --pin; printed by `dpdist campaign "
                 "create` and in the collector's config). Nothing was sent.", "pin_required")
-    return RelayRoute(campaign, relay["url"].rstrip("/"), decode_public_key(relay["public_key"]), config, issuer)
+    identity_bytes = fetch_identity()
+    identity = check_identity(identity_bytes, relay.get("pin") if pin is None else pin, campaign)
+    served = (relay.get("issuer") or {}).get("challenge")
+    issuer = identity["issuer"]
+    if served is not None and issuer is not None:
+        from ..privacypass import b64url_decode
+        from ..relay._identity import campaign_challenge
+
+        if b64url_decode(served, "challenge") != campaign_challenge(issuer["name"], pin_of(identity_bytes)):
+            raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
+                                        "identity's. Nothing was sent.", "challenge_mismatch")
+    relayed = identity["relay"]
+    return RelayRoute(campaign, relayed["url"].rstrip("/"), decode_public_key(relayed["public_key"]), identity["config"],
+                      issuer, pin_of(identity_bytes))
 
 
 def _origin(url: str) -> str:

@@ -83,8 +83,17 @@ class RelayKey:
 
     @property
     def issuer(self) -> dict | None:
-        """The campaign's issuer (``url``, ``name``, ``key``, ``token_key``, ``challenge``, ``independent``), or None."""
+        """The campaign's issuer (``url``, ``name``, ``key``, ``token_type``, ``token_key``, ``independent``), or None."""
         return self.document["issuer"]
+
+    @functools.cached_property
+    def challenge(self) -> bytes | None:
+        """The campaign's TokenChallenge, bound to its identity (None without an issuer or an identity)."""
+        from ..relay._identity import campaign_challenge, pin_of
+
+        if self.issuer is None or self.identity is None:
+            return None
+        return campaign_challenge(self.issuer["name"], pin_of(self.identity))
 
     def admission(self):
         from ..amplification._statement import Admission
@@ -183,8 +192,13 @@ class RelayedCampaigns:
         key = self.key(campaign)
         if key is None:
             return {}
+        from ..privacypass import b64url_encode
+
+        issuer = key.issuer
+        if issuer is not None and key.challenge is not None:  # derived from the identity, for a device to compare
+            issuer = {**issuer, "challenge": b64url_encode(key.challenge)}
         relay = {**_envelope.public_key_config(key.public_key), "url": key.document["relay"].get("url"),
-                 "pin": None if key.identity is None else pin_of(key.identity), "issuer": key.issuer}
+                 "pin": None if key.identity is None else pin_of(key.identity), "issuer": issuer}
         return {"relay": relay, "anonymity": self.statement(campaign, key), "submit_token_required": False}
 
     def origins(self, campaign_id: str) -> list[str]:
@@ -248,9 +262,9 @@ class RelayedCampaigns:
             messages = _unframe(body, limits)
         except MalformedReportError as error:
             raise InvalidRequest("malformed_batch", str(error)) from None
-        if key.issuer is None:
+        if key.issuer is None or key.challenge is None:
             return _open_batch(campaign, key, messages, limits), []
-        sealed, nonces = _spend_tokens(messages, key.issuer, lambda wanted: self._spent(campaign.id, wanted))
+        sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge, lambda wanted: self._spent(campaign.id, wanted))
         return _open_batch(campaign, key, sealed, limits), [nonce for nonce in nonces if nonce is not None]
 
     def _spent(self, campaign_id: str, nonces: list[str]) -> set[str]:
@@ -308,13 +322,13 @@ def _issuer(issuer: Any) -> dict:
     return {**issuer, "url": issuer["url"].rstrip("/"), "token_key": b64url_encode(token_key)}
 
 
-def _spend_tokens(messages: list[bytes], issuer: dict, spent) -> tuple[list[bytes | str], list[str | None]]:
+def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) -> tuple[list[bytes | str], list[str | None]]:
     """Each message's sealed report after a token that verifies and was never spent (None where not, with the reason
     in place of the report), and each message's nonce (hex; None without a valid token)."""
     from ..errors import InvalidTokenError
     from ..privacypass import TOKEN_LENGTH, b64url_decode, verify_token
 
-    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), b64url_decode(issuer["challenge"], "challenge")
+    token_key = b64url_decode(issuer["token_key"], "token_key")
     nonces: list[str | None] = []
     reasons: list[str | None] = []
     for message in messages:

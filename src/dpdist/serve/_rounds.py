@@ -1,4 +1,4 @@
-"""Campaigns that run in rounds: adaptive LDP quantiles (issue 35 item 2; docs/adaptive_quantiles.md).
+"""Campaigns that run in rounds: adaptive LDP quantiles (docs/adaptive_quantiles.md).
 
 A campaign created with ``"rounds": {plan}`` (an :class:`~dpdist.local.AdaptiveQuantiles` config and
 ``"reports"``, the users of all rounds) runs the plan's rounds one after the other:
@@ -32,7 +32,7 @@ import re
 import secrets
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..errors import DPDistError
 from ._campaigns import Campaign, CampaignRow, token_sha256
@@ -272,7 +272,7 @@ class RoundCampaigns:
             if own:
                 before = {"n": arrivals[-1]["n"], "batches": arrivals[-1]["batches"]}
             listed.append({"round": k, "campaign": campaign.id, "state": campaign.state, "n": campaign.n,
-                           "size": rounds.sizes[k - 1], "cuts": list(campaign.protocol.cuts),
+                           "size": rounds.sizes[k - 1], "cuts": list(cast(Any, campaign.protocol).cuts),  # a round's protocol: ThresholdRR
                            "rejected": dict(campaign.rejected), "refused_batches": dict(campaign.refused)})
         estimate = None
         if sum(a.n for a in history):

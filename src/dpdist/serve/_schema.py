@@ -7,9 +7,9 @@ database of a newer version is refused (this dpdist cannot know what it would br
 Version history:
 
 1. the first service (campaigns, batches, reports);
-2. (issue 29) ``campaigns.max_reports`` and ``.enrollment``, tables ``enrollments``
+2. (reports a campaign accepts, docs/deployment.md) ``campaigns.max_reports`` and ``.enrollment``, tables ``enrollments``
    and ``bound_batch_ids``;
-3. (issue 28) the aggregate leaves the campaign's row: it is the sum of the
+3. (population scale) the aggregate leaves the campaign's row: it is the sum of the
    campaign's ``campaign_parts`` (at most :data:`~._aggregates.PARTS`, folded) and of
    the rows of ``ingest_log`` not folded yet (one per group commit of one process,
    its ``writer``); ``arrivals`` keeps the accepted reports per minute (the
@@ -18,12 +18,12 @@ Version history:
    key check would lock it (PostgreSQL ``FOR KEY SHARE``) in every ingest
    transaction of every process; the ingest and deletion paths keep them
    consistent under the campaign's lock instead.
-4. (issue 34) ``relayed_campaigns``;
-5. (issue 28) ``refused_batch_ids``: a batch id refused for a counted reason is counted once (a client that
+4. (anonymous collection) ``relayed_campaigns``;
+5. (population scale) ``refused_batch_ids``: a batch id refused for a counted reason is counted once (a client that
    did not get the answer and sends the batch again is refused again, not counted again);
    ``relayed_campaigns.smallest_batch``: the running minimum of a relayed campaign's batch sizes (its
    public config reads it instead of scanning its batches).
-6. (issue 35) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
+6. (campaigns in rounds) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
    in rounds (adaptive LDP quantiles, :mod:`._rounds`).
 7. ``relayed_campaigns.identity``: the identity document a device trusts (config, key, relay URL, issuer;
    :mod:`dpdist.relay._identity`), NULL for relayed campaigns made before (they have no issuer: no

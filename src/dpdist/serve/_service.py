@@ -1,7 +1,7 @@
 """The operations behind the routes: who may do what, and a batch's way from its body to a group commit.
 
 :class:`Service` knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
-A batch's way (issue 28): a bound on the batches being served (beyond it 503
+A batch's way (docs/deployment.md, "Population scale"): a bound on the batches being served (beyond it 503
 ``busy`` with ``Retry-After`` at once, before the body is read), admission from a
 short-lived cache of open campaigns (no database read for a device of an open
 campaign), decoding on the event loop for small bodies (in a thread for
@@ -70,7 +70,7 @@ class Service:
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
         self.budget: BodyBudget = self.limits.budget(max_body_bytes)  # the pool, a share per address, the anonymous half
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
-        self.address_share = AddressShare(self.limits.rate_limit, self.limits.rate_burst)  # warns once (issue 45.1)
+        self.address_share = AddressShare(self.limits.rate_limit, self.limits.rate_burst)  # warns once
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)
@@ -79,8 +79,8 @@ class Service:
         self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
-        self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay (issue 34)
-        self.rounds = RoundCampaigns(self.store, changed=self.changed)  # campaigns that run in rounds (issue 35)
+        self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay
+        self.rounds = RoundCampaigns(self.store, changed=self.changed)  # campaigns that run in rounds
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
@@ -219,7 +219,7 @@ class Service:
         if batch_id is None:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
                                            count_400=False)
-        check_batch_id(batch_id)
+        batch_id = check_batch_id(batch_id)
         kind = (content_type or "").split(";")[0].strip().lower()
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None

@@ -1,4 +1,4 @@
-"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (issue 30 item 2).
+"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (docs/uncertainty.md).
 
 The estimate's JSON (``Estimate.to_dict``, ``docs/results.md``) lists its intervals, each
 saying whether it is ``anytime_valid``.  The service adds, for every campaign kind:
@@ -15,8 +15,13 @@ saying whether it is ``anytime_valid``.  The service adds, for every campaign ki
   or, in ``uncertainty.sequence_unavailable``, why the protocol has none.
 
 ``uncertainty`` also holds the sequence's tuning (``target_n``: the campaign's
-``max_reports`` when it states one, else 10,000, fixed before the first report) and,
-with ``?width=w``, the "stop when narrower than w" readout.
+``max_reports`` when it states one, else 10,000, fixed before the first report),
+with ``?width=w``, the "stop when narrower than w" readout, and ``bootstrap``: the
+level and number of replicates of the fixed-n band of a distribution, whose stream is
+keyed by the campaign's state (:func:`dpdist.uncertainty.band_generator`: config,
+aggregate, estimate options), so the API, the dashboard, ``dpdist campaign estimate``
+and the Python client show one interval for one state (docs/uncertainty.md, "What determines a band": they showed
+three, each drawn afresh).
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ FIXED_N_NOTE = ("fixed-n intervals are valid for one look at a number of reports
                 "while reports arrive needs the anytime ones")
 
 
+#: How the fixed-n band's replicates are drawn, in every document that has one.
+BOOTSTRAP_STREAM = ("keyed by the campaign's config, aggregate (statistic and n) and estimate options: one campaign state "
+                    "gives one interval in every view")
+
+
 def guarantee_text(protocol) -> str:
     """The campaign's privacy guarantee in words, with its neighbouring relation (over time for a memo)."""
     if protocol.tags.memoized and hasattr(protocol, "describe_over_time"):
@@ -40,14 +50,17 @@ def guarantee_text(protocol) -> str:
 def served_estimate(protocol, aggregator, estimate, *, level: float, width: float | None, replicates: int,
                     target_n: float, options: dict) -> dict:
     """The estimate's JSON with the fixed-n band of a distribution and the anytime intervals (module docstring)."""
-    from ..confidence_sequences import CDFSequence, confidence_sequence, why_no_sequence
+    from ..confidence_sequences import confidence_sequence, why_no_sequence
 
-    estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
+    banded = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
+    bootstrap = None
+    if banded is not estimate:
+        bootstrap = {"level": banded.band.level, "replicates": banded.band.replicates, "stream": BOOTSTRAP_STREAM}
+    estimate = banded
     document = estimate.to_dict(level)
-    if document["kind"] == "distribution":  # the density as its figure draws it (the dashboard's)
-        from ._display import display_density
-
-        document["display"] = display_density(estimate)
+    display = estimate.display_density()  # the density as its figure draws it (the dashboard's), if it draws one
+    if display is not None:
+        document["display"] = display
     sequence, reason = None, why_no_sequence(protocol)
     if reason is None:
         try:
@@ -55,11 +68,8 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
         except DPDistError as error:
             reason = str(error)
     if sequence is not None:
-        anytime = sequence.intervals(estimate) if isinstance(sequence, CDFSequence) else sequence.intervals()
-        document["intervals"] = [*document["intervals"], *(interval.to_dict() for interval in anytime)]
-    note = None
-    if sequence is not None and document["kind"] == "frequency" and options.get("postprocess", "none") != "none":
-        note = "the anytime intervals are centred on the unbiased estimate, not on the post-processed one"
+        document["intervals"] = [*document["intervals"], *(interval.to_dict() for interval in sequence.intervals(estimate))]
+    note = None if sequence is None else sequence.centring_note(options)
     document["uncertainty"] = {
         "fixed_n_note": FIXED_N_NOTE,
         "sequence_method": None if sequence is None else sequence.method,
@@ -67,13 +77,14 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
         "target_n": target_n,
         "stop": None if sequence is None or width is None else sequence.stop_readout(width).to_dict(),
         "note": note,
+        "bootstrap": bootstrap,
     }
     return document
 
 
 def _with_fixed_band(protocol, aggregator, estimate, level: float, replicates: int, options: dict):
     """A distribution with its bootstrap CDF band (``replicates`` of them; 0: as it is); other kinds as they are."""
-    if getattr(estimate, "kind", None) != "distribution" or replicates == 0 or estimate.band is not None:
+    if replicates == 0 or not estimate.needs_band():
         return estimate
     from ..uncertainty import cdf_band
 

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 from .._types import ArrayLike, PathLike
 
 from ._relay_route import RelayRoute, resolve_route
+from ._token_store import TokenStore
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol, ReportBatch
@@ -89,7 +90,12 @@ class Client:
         This device's credential for the issuer of relayed campaigns that admit reports by token (one token per
         report, fetched before anything is randomized).
     issuer : str, optional
-        The URL of the issuer the credential is for: a campaign that names another issuer is refused.
+        The URL of the issuer the credential is for (required with ``issuer_credential``): a campaign that names
+        another issuer, or none, is refused.
+    token_file : path, optional
+        Where this device keeps the tokens it got and has not spent yet, and the token of each report it sent, so that
+        a report resent after a failure (or by another run) carries the same token (:mod:`._token_store`); default: in
+        memory.
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class Client:
         pins: dict[str, str] | None = None,
         issuer_credential: str | None = None,
         issuer: str | None = None,
+        token_file: PathLike | None = None,
     ):
         import httpx
 
@@ -117,11 +124,16 @@ class Client:
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff = retries, float(backoff)
         self.on_retry = on_retry
+        if issuer_credential is not None and (not isinstance(issuer, str) or not issuer.startswith(("http://", "https://"))):
+            raise InvalidParameterError(
+                "The 'issuer' parameter must be the http:// or https:// URL of the issuer the 'issuer_credential' is for "
+                f"(a credential is sent to that issuer only). Got {issuer!r}.")
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
+        self._store = TokenStore(token_file)
         self._transport = transport
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
-        self._routes: dict[str, RelayRoute] = {}  # campaign -> where and how its reports go (relayed campaigns)
+        self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
@@ -143,6 +155,7 @@ class Client:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
+        attempt, refused, failure = 0, False, ""  # (retries >= 0: the loop runs at least once and sets them)
         for attempt in range(self.retries + 1):
             asked, refused = None, False
             try:
@@ -171,12 +184,13 @@ class Client:
             time.sleep(delay)
             waited += delay
             wait = min(10.0, wait * 2)
+        url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
         if refused:
             raise ServiceUnavailableError(
-                f"{method} {self.server}{path} failed: could not connect to {self.server} ({failure}) in "
+                f"{method} {url} failed: could not connect to {_origin_of(url)} ({failure}) in "
                 f"{attempt + 1} attempt(s) over {waited:.1f} s; is the server running there?"
             )
-        raise ServiceUnavailableError(f"{method} {self.server}{path} failed after {attempt + 1} attempt(s): {failure}.")
+        raise ServiceUnavailableError(f"{method} {url} failed after {attempt + 1} attempt(s): {failure}.")
 
     def _admin(self) -> str:
         if not self.admin_token:
@@ -189,9 +203,13 @@ class Client:
         document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
         self._routes.pop(campaign, None)
-        if self._relays[campaign] is not None:
-            self._routes[campaign] = resolve_route(campaign, self.server, document, self.pins.get(campaign),
-                                                   lambda: self._request("GET", f"/api/campaigns/{campaign}/identity").content)
+        if self._relays[campaign] is not None:  # a device sends only under the identity it trusts (said when it sends)
+            try:
+                self._routes[campaign] = resolve_route(
+                    campaign, self.server, document, self.pins.get(campaign),
+                    lambda: self._request("GET", f"/api/campaigns/{campaign}/identity").content)
+            except CampaignIdentityError as refusal:
+                self._routes[campaign] = refusal
         # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
         self._rounds[campaign] = document.get("submit_to") if isinstance(document, dict) else None
         # the question a device answers once: a rounds campaign (any of its rounds), or the campaign a round is of
@@ -205,7 +223,7 @@ class Client:
         from ..local import from_config
 
         document = self.config(campaign)
-        route = self._routes.get(campaign)
+        route = self._route(campaign)
         return from_config(route.config if route is not None else document["config"])
 
     def relay(self, campaign: str) -> dict | None:
@@ -224,38 +242,73 @@ class Client:
         return self._relays[campaign]
 
     def _route(self, campaign: str) -> RelayRoute | None:
-        """The route of a relayed campaign whose config was fetched (None: not relayed, or not fetched)."""
-        return self._routes.get(campaign) if self._relays.get(campaign) is not None else None
+        """The route of a relayed campaign whose config was fetched (None: not relayed, or not fetched); the
+        :class:`~dpdist.errors.CampaignIdentityError` of a campaign this device must not send to."""
+        route = self._routes.get(campaign) if self._relays.get(campaign) is not None else None
+        if isinstance(route, CampaignIdentityError):
+            raise route
+        return route
 
-    def _tokens(self, route: RelayRoute, count: int) -> list[bytes]:
-        return route.tokens(count, self.issuer_credential, self.issuer, transport=self._transport)
+    def keep_tokens(self, path: PathLike) -> None:
+        """Keep this device's tokens in the file ``path`` from now on (read if it exists; see ``token_file``)."""
+        self._store = TokenStore(path)
 
-    def _submit_through_relay(
-        self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str, tokens: list[bytes] | None = None
-    ) -> dict:
+    def prepare_tokens(self, campaign: str, count: int) -> int:
+        """Get now, from the issuer of the relayed ``campaign``, the tokens of ``count`` more reports (kept until they
+        are sent, in ``token_file`` if given): a device that gets its tokens well before it sends keeps the issuer from
+        matching the time of issuance to the time a report reaches the relay.  Returns the spare tokens held."""
+        if self._relays.get(campaign) is None:
+            self.config(campaign)
+        route = self._route(campaign)
+        if route is None:
+            raise InvalidParameterError(f"Campaign {campaign!r} is not collected through a relay: it takes no tokens.")
+        self._prepare(route, count)
+        return self._store.spare(route.pin)
+
+    def _prepare(self, route: RelayRoute, count: int) -> None:
+        """At least ``count`` spare tokens for ``route`` (none for a campaign without an issuer), after the route's checks
+        (a credential for another issuer, or for a campaign that takes none, is refused here: before anything is drawn)."""
+        missing = max(0, count - self._store.spare(route.pin)) if route.issuer is not None else 0
+        tokens = route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport)
+        if tokens and route.issuer is not None:
+            self._store.add(route.pin, tokens)
+
+    def _submit_through_relay(self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str) -> dict:
         """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
-        with its token (fetched now if not given), no batch id inside: the relay counts a report id once, even sealed
-        again."""
+        with its token (the one bound to the report if it was sent before, else a spare one, else one fetched now), no
+        batch id inside: the relay counts a report id once, even sealed again, and a token once."""
         from ..io import encode_record
 
-        tokens = self._tokens(route, len(reports)) if tokens is None else tokens
+        ids = [f"{batch_id}.{index}" for index in range(len(reports))]
+        unbound = sum(self._store.bound(route.pin, report_id) is None for report_id in ids) if route.issuer else 0
+        self._prepare(route, unbound)  # every report's token before the first is sent
         duplicates = 0
-        for index in range(len(reports)):
-            body = encode_record(protocol, reports[index : index + 1])
-            duplicates += self._send_sealed(route, f"{batch_id}.{index}", body, "application/octet-stream", tokens[index])
+        try:
+            for index, report_id in enumerate(ids):
+                body = encode_record(protocol, reports[index : index + 1])
+                duplicates += self._send_sealed(route, report_id, body, "application/octet-stream")
+        finally:
+            self._store.save()
         return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
 
-    def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str, token: bytes) -> int:
-        """PUT one sealed report to the relay (with its token); 1 if the relay had it already."""
+    def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str) -> int:
+        """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
+        it already.  A token the relay refuses is forgotten, so that a resend takes another."""
         from ..privacypass import format_authorization
         from ..relay import _envelope
+        from ..relay._identity import PIN_HEADER
 
         sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
-        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE}
-        if token:
-            headers["Authorization"] = format_authorization(token)
-        response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
-                                 content=sealed, headers=headers)
+        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
+        if route.issuer is not None:
+            headers["Authorization"] = format_authorization(self._store.take(route.pin, report_id))
+        try:
+            response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
+                                     content=sealed, headers=headers)
+        except ServiceRefusedError as refusal:
+            if refusal.code in ("token_required", "invalid_token", "token_spent"):
+                self._store.drop(route.pin, report_id)
+            raise
         return int(bool(response.json().get("duplicate")))
 
     def submit_reports(
@@ -297,8 +350,11 @@ class Client:
             protocol = self.protocol(campaign)
             return self._submit_through_relay(route, protocol, _record_reports(protocol, body), batch_id)
         if route is not None:
-            (token,) = self._tokens(route, 1)
-            duplicates = self._send_sealed(route, batch_id, body, content_type, token)
+            self._prepare(route, 0 if self._store.bound(route.pin, batch_id) is not None else 1)
+            try:
+                duplicates = self._send_sealed(route, batch_id, body, content_type)
+            finally:
+                self._store.save()
             return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": duplicates}
         response = self._request(
             "PUT",
@@ -316,7 +372,7 @@ class Client:
         """Randomize ``values`` with the campaign's protocol (CSPRNG) and submit them in batches.
 
         Without ``ledger`` every value is a different user's (a proxy for many devices, a simulation).
-        With ``ledger`` (a :class:`~dpdist.local.ledger.PrivacyLedger`, e.g. from ``PrivacyLedger.open``)
+        With ``ledger`` (a :class:`~dpdist.local.ledger.PrivacyLedger`, e.g. from ``dpdist.io.open_ledger``)
         the values are this one device's: they are charged to its ledger (through its memo for a
         longitudinal protocol), which refuses them past its budget, with this client's server as the
         collector.  A campaign in rounds then takes one value, and refuses a device that answered any
@@ -345,10 +401,11 @@ class Client:
         acks = []
         for start in range(0, len(values), batch_size):
             chosen = values[order[start : start + batch_size]]
-            tokens = self._tokens(route, len(chosen)) if route is not None else None  # before anything is drawn
+            if route is not None:
+                self._prepare(route, len(chosen))  # the batch's tokens before anything is drawn
             reports = protocol.privatize(chosen, secure=True)
             if route is not None:
-                acks.append(self._submit_through_relay(route, protocol, reports, _new_batch_id(), tokens))
+                acks.append(self._submit_through_relay(route, protocol, reports, _new_batch_id()))
             else:
                 acks.append(self.submit_reports(campaign, protocol, reports))
         return acks
@@ -358,7 +415,7 @@ class Client:
     ) -> list[dict]:
         """One device's ``values``, charged to its ``ledger`` and sent as one batch (see :meth:`submit_values`).
 
-        A ledger opened from a file (``PrivacyLedger.open``) is saved by ``report`` before the reports are
+        A ledger opened from a file (``dpdist.io.open_ledger``) is saved by ``report`` before the reports are
         returned, hence before they are sent: a device killed or cut off mid-send keeps its charge and its
         answer. A campaign in rounds whose round is not open now is refused before anything is drawn (its
         one answer would be spent on a batch the service must refuse).
@@ -378,10 +435,11 @@ class Client:
                     f"Campaign {campaign!r} runs in rounds and no round is open now (state {state!r}); nothing was "
                     "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
                 )
-        tokens = self._tokens(route, len(values)) if route is not None else None  # before the ledger draws anything
+        if route is not None:
+            self._prepare(route, len(values))  # the tokens before the ledger draws anything
         reports = ledger.report(protocol, values, self.server, once=once)
-        if route is not None and tokens is not None and len(reports):
-            return [self._submit_through_relay(route, protocol, reports, _new_batch_id(), tokens[: len(reports)])]
+        if route is not None and len(reports):
+            return [self._submit_through_relay(route, protocol, reports, _new_batch_id())]
         return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
 
     def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
@@ -619,6 +677,13 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent}
+
+
+def _origin_of(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _new_batch_id() -> str:

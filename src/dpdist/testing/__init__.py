@@ -32,9 +32,10 @@ The kit needs only numpy and scipy; pytest is imported by
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
+
 from ._checks import *  # noqa: F403
-from ._checks import __all__ as _check_names
 from ._checks import Check, checks_for
+from ._checks import __all__ as _check_names
 from ._inputs import channel_inputs, population
 from ._statistics import *  # noqa: F403
 from ._statistics import __all__ as _statistics_names
@@ -95,7 +96,7 @@ def parametrize_with_checks(protocols: Iterable[LocalProtocol]) -> Any:
     pytest.MarkDecorator
         For a test ``def test_x(protocol, check): check(protocol)``.
     """
-    import pytest  # only here: the kit itself does not need pytest
+    import pytest  # lazy: only parametrize_with_checks needs pytest; the kit itself does not
 
     cases = [
         pytest.param(protocol, check, id=check_id(protocol, check))

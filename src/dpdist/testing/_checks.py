@@ -14,11 +14,13 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
 from ..errors import (
+    ClippedValuesWarning,
     DPDistError,
     EmptyAggregateError,
     IncompatibleStateError,
@@ -27,7 +29,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from ..local import Aggregator, LocalProtocol
+from ..local import Aggregator, LocalProtocol, from_config
 from ..local._registry import registered_class
 
 if TYPE_CHECKING:
@@ -38,14 +40,20 @@ from ._declared import (
     check_words_are_randomized_as_their_items,
 )
 from ._inputs import channel_inputs, population, record_attributes
-from ._over_time import all_histories, history_log_laws, largest_loss, largest_reports, memo_channels
+from ._over_time import (
+    all_histories,
+    history_log_laws,
+    largest_loss,
+    largest_reports,
+    memo_channels,
+)
 from ._statistics import (
-    privatize_population,
     assert_channel_is_stochastic,
     assert_epsilon_ldp,
     assert_privatize_samples_channel,
     assert_simulate_matches_privatize,
     assert_unbiased_with_analytic_variance,
+    privatize_population,
 )
 
 __all__ = [
@@ -116,8 +124,6 @@ def check_config_round_trip(protocol: LocalProtocol) -> None:
     assert rebuilt == protocol, f"{type(protocol).__name__}(**config) gives {rebuilt!r}, not {protocol!r}"
     assert rebuilt.config() == protocol.config(), "config of the rebuilt protocol differs"
     if _is_registered(protocol):
-        from ..local import from_config
-
         assert from_config(config) == protocol, "local.from_config(config) does not rebuild the protocol"
 
 
@@ -198,9 +204,7 @@ def check_values_outside_the_domain_are_rejected(protocol: LocalProtocol) -> Non
 def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None:
     """With ``clip=True`` (the default) a value outside the bounds is randomized exactly as the bound it is
     clipped to (NaN as ``lo``), and a ``ClippedValuesWarning`` gives the count; nothing else changes."""
-    import warnings
 
-    from ..errors import ClippedValuesWarning
 
     lo, hi = cast(Any, protocol).bounds  # a numerical protocol (tags.kind) has bounds
     inside = np.linspace(lo, hi, 7)

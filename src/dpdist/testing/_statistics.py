@@ -9,13 +9,15 @@ vacuously.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from ._inputs import population, true_frequencies
 from .._types import ArrayLike, Seed
+from ..errors import EachValueANewUserWarning
+from ._inputs import population, true_frequencies
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
@@ -27,9 +29,7 @@ def privatize_population(protocol, values, **options):
     The checks draw populations, so the warning of a longitudinal protocol that each
     value is a new user (:class:`~dpdist.errors.EachValueANewUserWarning`) is not shown.
     """
-    import warnings
 
-    from ..errors import EachValueANewUserWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EachValueANewUserWarning)
@@ -135,7 +135,7 @@ def two_sample_agreement(first: np.ndarray, second: np.ndarray) -> tuple[float, 
             if a.mean() != b.mean():
                 return 0.0, 0.0
             continue
-        mean_p = min(mean_p, stats.ttest_ind(a, b, equal_var=False).pvalue)
+        mean_p = min(mean_p, stats.ttest_ind(a, b, equal_var=False).pvalue)  # pyright: ignore[reportAttributeAccessIssue]  (scipy's stubs lack TtestResult.pvalue)
         var_p = min(var_p, stats.levene(a, b).pvalue)
     return float(mean_p), float(var_p)
 

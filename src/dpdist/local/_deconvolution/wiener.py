@@ -61,7 +61,7 @@ def iterative_wiener(
     iterations: int,
     tolerance: float | None = None,
     keep_path: bool = False,
-):
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray] | None]:
     r"""Algorithm 1 (IIW) of paper 001; ``iterations=0`` is Direct Wiener.
 
     Parameters
@@ -96,7 +96,7 @@ def iterative_wiener(
     signal_power = initial_signal_power
     spectrum = wiener_gain(transfer, noise_power, signal_power) * support_spectrum
     path = [spectrum]
-    trace = []
+    changes = []
     for _ in range(iterations):
         correction = _guarded_ratio(noise_power * signal_power, transfer_power * signal_power + noise_power, 0.0)
         signal_power = spectrum.real**2 + spectrum.imag**2 + correction
@@ -105,10 +105,10 @@ def iterative_wiener(
         change_sq = (difference.real**2 + difference.imag**2) @ weights
         norm_sq = (updated.real**2 + updated.imag**2) @ weights
         change = np.sqrt(_guarded_ratio(change_sq, norm_sq, 0.0))
-        trace.append(change)
+        changes.append(change)
         spectrum = updated
         path.append(spectrum)
         if tolerance is not None and np.all(change < tolerance):
             break
-    trace = np.asarray(trace, dtype=np.float64).reshape((len(trace),) + np.shape(support_spectrum)[:-1])
+    trace = np.asarray(changes, dtype=np.float64).reshape((len(changes),) + np.shape(support_spectrum)[:-1])
     return spectrum, trace, path if keep_path else None

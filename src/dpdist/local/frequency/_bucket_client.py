@@ -16,6 +16,7 @@ import numpy as np
 
 from ..._rng import check_rng
 from ...errors import IncompatibleStateError, InvalidParameterError
+from .._protocol import from_config
 from ._memoized import MemoizedProtocol
 
 if TYPE_CHECKING:
@@ -72,7 +73,6 @@ def memo_state(protocol: LocalProtocol, memo: dict[int, Any], seeded: bool, **fi
 
 def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
     """The protocol of a device memo's state, which must be a ``kind`` (``names`` says which protocols those are)."""
-    from .._protocol import from_config
 
     if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
         raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
@@ -83,7 +83,7 @@ def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
 
 
 def refuse_seeded_memo(owner: str) -> None:
-    """A memo drawn from a seed must not serve a report drawn from the CSPRNG (issue 27, item 5)."""
+    """A memo drawn from a seed must not serve a report drawn from the CSPRNG (docs/design.md, "Randomness")."""
     raise IncompatibleStateError(
         f"This {owner} memo was drawn from a seeded generator: anyone who knows the seed can re-draw its permanent "
         "responses, so they protect nothing. A device reporting for real needs a memo drawn from the CSPRNG "

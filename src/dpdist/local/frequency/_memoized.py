@@ -57,7 +57,7 @@ from typing import Any
 
 from ..._validation import Integer, check_param
 from ...errors import InvalidParameterError
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 from .._protocol import LocalProtocol
 
 __all__ = ["MemoizedProtocol", "history_epsilon"]

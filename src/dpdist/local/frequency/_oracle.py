@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import postprocess as _postprocess
+from ..._types import ArrayLike
 from ..._validation import (
     DOMAIN_SIZE,
     EPSILON,
@@ -32,18 +33,19 @@ from ..._validation import (
     Interval,
     Labels,
     Optional,
-    check_allocation,
     Options,
     RandomSource,
+    check_allocation,
     check_integer_values,
     check_param,
 )
 from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
+from .._aggregator import Aggregator
 from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
+from . import _exact_channel
+from ._exact_channel import dense_operator
 
 __all__ = ["FrequencyOracle"]
 
@@ -222,7 +224,6 @@ class FrequencyOracle(LocalProtocol):
 
         Dense by default; protocols override it with a structured operator.
         """
-        from ._exact_channel import dense_operator
 
         return dense_operator(self)
 
@@ -261,7 +262,6 @@ class FrequencyOracle(LocalProtocol):
             A Wiener-filter deconvolution of the support vector (paper 001), see
             :mod:`dpdist.local.deconvolution`; further keyword options go to it.
         """
-        from . import _exact_channel
 
         deconvolve = options.pop("deconvolve", None)
         settings = _exact_channel.check_estimator_options(self, estimator, options)
@@ -276,7 +276,9 @@ class FrequencyOracle(LocalProtocol):
         p_star, q_star = self.support_probabilities()
         support = self.support_counts(aggregator)
         if deconvolve is not None:
-            from ..deconvolution import deconvolve as run_deconvolution
+            from ..deconvolution import (
+                deconvolve as run_deconvolution,  # lazy: loads scipy (0.4-2 s)
+            )
 
             frequencies, details = run_deconvolution(
                 support, p_star, q_star, n, method=deconvolve, protocol=self, **options
@@ -311,7 +313,6 @@ class FrequencyOracle(LocalProtocol):
 
     def _estimate_on_channel(self, aggregator, estimator, postprocess, settings) -> FrequencyEstimate:
         """The "ibu" / "mle" estimates, with optional parametric-bootstrap intervals."""
-        from . import _exact_channel
 
         n = aggregator.n
         if estimator == "mle":
@@ -341,7 +342,7 @@ class FrequencyOracle(LocalProtocol):
                     accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
                 ).probabilities
         if settings["bootstrap"]:
-            variance, extra = _exact_channel.parametric_bootstrap(self, n, frequencies, refit, settings)
+            variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings)
             details.update(extra)
             details["variance"] = "parametric bootstrap variance of this estimator"
         else:
@@ -365,8 +366,6 @@ class FrequencyOracle(LocalProtocol):
 
 
 def _unknown_options(protocol, options, estimator: str = "unbiased"):
-    from ...errors import InvalidParameterError
-
     allowed = ["estimator", "postprocess"]
     if estimator == "unbiased":
         allowed += ["significance", "deconvolve"]

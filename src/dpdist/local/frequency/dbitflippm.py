@@ -63,20 +63,21 @@ Reports are ``uint32`` rows of :math:`2d` columns: the sorted sampled indices, t
 from __future__ import annotations
 
 import math
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from ..._rng import random_words
+from ..._types import ArrayLike
 from ..._validation import Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
+from .._aggregator import Aggregator
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._oracle import FrequencyOracle
 from ._unary import _SCALE, _threshold
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = ["DBitFlipPM", "bucketize"]
 
@@ -321,7 +322,6 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
                 f"dBitFlipPM.channel enumerates C(b, d) x 2^d = {subsets * 2**d} outputs; only for at most {_MAX_CHANNEL_OUTPUTS}."
             )
         items = np.arange(b) if values is None else self._check_values(values)
-        from itertools import combinations
 
         sets = np.array(list(combinations(range(b), d)), dtype=np.int64)  # (subsets, d)
         bits = (np.arange(2**d)[:, None] >> np.arange(d)[None, :]) & 1  # (2^d, d)

@@ -145,7 +145,10 @@ class FLH(LocalHashingOracle):
     """
 
     name = "flh"
-    statistic_total_per_report = 1  # one (function, hash value) cell per report
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: one (function, hash value) cell per report."""
+        return 1
     summary = "fast local hashing: OLH over a public family of S hash functions; aggregation O(n + S d)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
     output_histogram = True

@@ -52,7 +52,10 @@ class GRR(FrequencyOracle):
     """
 
     name = "grr"
-    statistic_total_per_report = 1  # a histogram of the reported items
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported items."""
+        return 1
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
     tags = ProtocolTags(
         kind="frequency", finite_channel=True, exact_simulate=True, fixed_support_size=True, closed_form_mle=True

@@ -89,7 +89,10 @@ class HCMS(SketchOracle):
     """
 
     name = "hcms"
-    statistic_total_per_report = 1  # one (function, coefficient, bit) cell per report
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: one (function, coefficient, bit) cell per report."""
+        return 1
     summary = "Hadamard count-mean sketch (Apple 2017): one bit of H[h_j(v), l] per report, a k x m sketch"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, unbiased=False)
 

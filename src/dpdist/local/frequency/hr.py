@@ -119,7 +119,10 @@ class HR(FrequencyOracle):
     """
 
     name = "hr"
-    statistic_total_per_report = 1  # a histogram of the reported outputs
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported outputs."""
+        return 1
     summary = "Hadamard response: output in the Hadamard set of the item w.p. boosted by e^eps; FWHT decoding"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
     output_histogram = True

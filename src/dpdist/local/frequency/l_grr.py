@@ -40,7 +40,10 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
     """
 
     name = "l-grr"
-    statistic_total_per_report = 1  # a histogram of the reported items
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported items."""
+        return 1
     summary = "longitudinal GRR: memoized GRR(eps_inf), then GRR with the IRR budget of eps_1 per report"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True)
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}

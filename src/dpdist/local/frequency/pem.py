@@ -113,9 +113,12 @@ class PEM(LocalProtocol):
     """
 
     name = "pem"
-    statistic_total_per_report = 1  # one cell of one group's table per report
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: one cell of one group's table per report."""
+        return 1
     summary = "prefix extending method: heavy hitters of a huge or unknown domain (bit strings or words), FLH per group"
-    tags = ParameterDependentTags(
+    tags = ParameterDependentTags(  # pyright: ignore[reportAssignmentType]  (a descriptor: ProtocolTags on the class and each instance)
         ProtocolTags(kind="heavy_hitters", finite_channel=True, exact_simulate=True, unbiased=False),
         lambda protocol, tags: dataclasses.replace(tags, words=protocol.codec is not None),
     )
@@ -304,6 +307,7 @@ class PEM(LocalProtocol):
         first = int(self._lengths[0])
         candidates = np.arange(1 << first, dtype=np.int64)
         rounds, previous, users = [], first, 0
+        frequencies = np.zeros(0)  # (set by the first group: there is at least one)
         for group, length in enumerate(self._lengths.tolist()):
             if group > 0:
                 extra = length - previous

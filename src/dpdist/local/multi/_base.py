@@ -23,12 +23,15 @@ from typing import Any
 import numpy as np
 
 from ... import postprocess as _postprocess
+from ..._guarantee import PrivacyGuarantee
+from ..._types import ArrayLike
 from ..._validation import Options
 from ...errors import InvalidParameterError
-from ..._types import ArrayLike
-from ...privacy import PrivacyGuarantee
 from .._protocol import ParameterDependentTags, ProtocolTags
+from .._registry import available, registered_class
 from .._state_validation import statistic_problem
+from ..frequency.auto import lower_variance_oracle
+from ..numerical._composite import inner_aggregator
 from ._groups import client_entry
 from ._inner import InnerCodec, build_inner
 from ._record import RecordProtocol
@@ -41,14 +44,11 @@ __all__ = ["MultiAttributeProtocol", "categorical_protocols", "numerical_protoco
 
 def categorical_protocols() -> list[str]:
     """Registered frequency oracles an attribute may use: every one without a device memo."""
-    from .._registry import available, registered_class
 
     return [name for name in available("frequency") if not getattr(registered_class(name), "tags").memoized]
 
 
 def numerical_protocols() -> list[str]:
-    from .._registry import available
-
     return available("numerical")
 
 
@@ -85,7 +85,6 @@ class MultiAttributeProtocol(RecordProtocol):
 
     def _default_protocol(self, attribute: Attribute, epsilon: float) -> str:
         """The inner protocol of an attribute given none: the GRR/OUE variance rule, or SW."""
-        from ..frequency.auto import lower_variance_oracle
 
         return lower_variance_oracle(epsilon, attribute.size) if attribute.categorical else "sw"
 
@@ -205,7 +204,6 @@ class MultiAttributeProtocol(RecordProtocol):
 
     def _inner_estimate(self, index: int, statistic: np.ndarray, count: int, postprocess: str):
         """The inner protocol's own estimate from its part of the statistic (``count`` reports)."""
-        from ..numerical._composite import inner_aggregator
 
         inner = self._inner[index]
         options = {"postprocess": postprocess} if self._attributes[index].categorical else {}

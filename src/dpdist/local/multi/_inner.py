@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from ...errors import DPDistError, InvalidParameterError
+from .._protocol import make
 from .._report_kinds import Field
+from ..numerical._composite import ReportCodec
 from ._schema import Attribute
 
 __all__ = ["build_inner", "InnerCodec"]
@@ -37,7 +39,6 @@ def build_inner(owner: str, attribute: Attribute, name: str, epsilon: float, all
 
     Errors of the inner protocol's constructor are re-raised with the attribute named.
     """
-    from .._registry import make
 
     key = name.strip().lower().replace("_", "-") if isinstance(name, str) else name
     if key != "auto" and key not in allowed:
@@ -60,8 +61,6 @@ class InnerCodec:
     """One attribute's inner reports as a field of the outer record, and back."""
 
     def __init__(self, inner: Any, field_name: str):
-        from ..numerical._composite import ReportCodec
-
         report_format = inner.report_format
         self.inner = inner
         self.name = field_name

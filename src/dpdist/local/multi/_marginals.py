@@ -28,8 +28,10 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
+from ...estimates._drawing import draw_heatmap, panel_grid
 from ...estimates._intervals import check_level, json_value, normal_quantile, percent
-from ...privacy import PrivacyGuarantee
+from ...estimates._text import MAX_ROWS, limits, text_table
+from ..._guarantee import PrivacyGuarantee
 from ._consistency import Consistency
 from ._covariance import quadratic_form
 from ._maxent import fit_table
@@ -252,6 +254,24 @@ class MarginalsEstimate(Presented):
                                 interval.low, interval.high, level, interval.method, interval.at))
         return tuple(out)
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each reported marginal's largest cells with their fixed-n intervals (marginals have no anytime ones)."""
+        lines = []
+        for marginal in document["marginals"]:
+            values = marginal["frequencies"]
+            cells = np.unravel_index(np.arange(len(values)), marginal["shape"])
+            names = ["|".join(f"{a}={marginal['labels'][j][int(cells[j][i])]}" for j, a in enumerate(marginal["attributes"]))
+                     for i in range(len(values))]
+            order = sorted(range(len(values)), key=lambda i: -(values[i] if values[i] is not None else -1))
+            interval = {"low": marginal["low"], "high": marginal["high"]}
+            rows = [(names[i], values[i], limits(interval, i), "-") for i in order[:MAX_ROWS]]
+            lines.append(f"marginal {','.join(marginal['attributes'])}:")
+            lines.extend("  " + line for line in text_table(rows, level, "none"))
+            if len(order) > MAX_ROWS:
+                lines.append(f"  ... {len(order) - MAX_ROWS} more cell(s) in --json")
+        return lines
+
     def _json_fields(self, level: float) -> dict[str, Any]:
         marginals = []
         for estimate in self._reported():
@@ -290,8 +310,6 @@ class MarginalsEstimate(Presented):
 
     def plot(self, ax: Any = None, *, pair: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """The heat map of a two-way marginal (the first reported pair unless ``pair``), cells annotated ``f +- se``."""
-        from ... import plotting
-
         if pair is None:
             two_way = [attributes for attributes in self.sets if len(attributes) >= 2]
             if not two_way:
@@ -299,15 +317,13 @@ class MarginalsEstimate(Presented):
             pair = [self.schema[a].name for a in two_way[0][:2]]
         table, error = self.heatmap(*pair)
         labels = [list(_item_names(self.schema[self._indices([name])[0]])) for name in pair]
-        return plotting.draw_heatmap(table, error, ax, row_labels=labels[0], column_labels=labels[1],
-                                     row_name=pair[0], column_name=pair[1], **kwargs)
+        return draw_heatmap(table, error, ax, row_labels=labels[0], column_labels=labels[1],
+                            row_name=pair[0], column_name=pair[1], **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """Heat maps of the reported two-way marginals (at most six)."""
-        from ... import plotting
-
         pairs = [attributes[:2] for attributes in self.sets if len(attributes) >= 2][:6] or [self.sets[0]]
-        figure, axes = plotting.panel_grid(len(pairs))
+        figure, axes = panel_grid(len(pairs))
         for axis, attributes in zip(axes, pairs):
             names = [self.schema[a].name for a in attributes]
             if len(names) == 1:

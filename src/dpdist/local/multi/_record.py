@@ -22,7 +22,7 @@ from ..._rng import check_rng
 from ..._types import ArrayLike, Seed
 from ..._validation import EPSILON, Boolean, check_param, clip_real_values
 from ...errors import ClippedValuesWarning, DPDistError
-from ...privacy import PrivacyGuarantee
+from ..._guarantee import PrivacyGuarantee
 from .._protocol import Aggregator, LocalProtocol, ProtocolTags
 from ._records import record_columns
 from ._schema import Attribute, Attributes

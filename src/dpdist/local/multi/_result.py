@@ -10,8 +10,10 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...estimates import Interval, Presented
+from ...estimates._drawing import panel_grid
 from ...estimates._intervals import check_level
-from ...privacy import PrivacyGuarantee
+from ...estimates._presented import document_lines
+from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["MultiAttributeEstimate"]
 
@@ -130,6 +132,15 @@ class MultiAttributeEstimate(Presented):
             if "attribute_guarantee" in self.details else None,
         }
 
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each attribute's own table (its kind's), under its name."""
+        lines = []
+        for name, attribute in document["attributes"].items():
+            lines.append(f"attribute {name}:")
+            lines.extend("  " + line for line in document_lines(attribute))
+        return lines
+
     def _truth(self, truth, name: str):
         if truth is None:
             return None
@@ -150,10 +161,8 @@ class MultiAttributeEstimate(Presented):
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """One panel per attribute, each its estimate's own plot."""
-        from ... import plotting
-
         names = list(self.attributes)
-        figure, axes = plotting.panel_grid(len(names))
+        figure, axes = panel_grid(len(names))
         for axis, name in zip(axes, names):
             estimate = self.attributes[name]
             accepted = inspect.signature(estimate.plot).parameters  # each kind's plot takes its own options

@@ -32,7 +32,9 @@ def inverse_count_mean(n: int, groups: int) -> float:
     mean, spread = n * p, math.sqrt(n * p * (1 - p))
     low, high = max(1, int(mean - 40 * spread)), min(n, int(math.ceil(mean + 40 * spread)))
     counts = np.arange(low, high + 1)
-    from scipy import stats  # here, not at import: scipy.stats costs ~1.8 s of every `import dpdist`
+    from scipy import (
+        stats,  # here, not at import: scipy.stats costs ~1.8 s of every `import dpdist`  # lazy: loads scipy (0.4-2 s)
+    )
 
     mass = stats.binom.pmf(counts, n, p)
     return float(np.sum(mass / counts) / np.sum(mass))

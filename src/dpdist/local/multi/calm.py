@@ -35,10 +35,10 @@ import math
 
 import numpy as np
 
-from ..._validation import Integer, Options
 from ..._types import ArrayLike
+from ..._validation import Integer, Options
 from ...errors import InvalidParameterError
-from .._protocol import register
+from .._protocol import make, register
 from ..numerical._composite import inner_aggregator
 from ._consistency import Consistency, nonnegative
 from ._groups import SampledGroups
@@ -110,8 +110,6 @@ class ConsistentMarginals(RecordProtocol):
         self._strides = [self._mixed_radix_strides(attributes) for attributes in self._sets]
 
     def _oracle(self, cells: int):
-        from .._registry import make
-
         name = self._params["oracle"]
         if name == "auto":
             name = "grr" if cells < 3.0 * math.exp(self.epsilon) + 2.0 else "oue"

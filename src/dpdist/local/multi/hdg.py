@@ -188,7 +188,7 @@ class HybridGrids(ConsistentMarginals):
             for attribute in self._attributes
             for part, size in zip(("coarse", "fine"), self.geometry.digits[:2])
         )
-        named = dict(zip([entry.name for entry in dataclasses.fields(MarginalsEstimate)], (digits, *fields[1:])))
+        named: dict[str, Any] = dict(zip([entry.name for entry in dataclasses.fields(MarginalsEstimate)], (digits, *fields[1:])))
         return GridsEstimate(**named, numerical=tuple(self._attributes), geometry=self.geometry,
                              hybrid=bool(self._params["hybrid"]))
 

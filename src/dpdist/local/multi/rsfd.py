@@ -52,13 +52,17 @@ from typing import Any
 
 import numpy as np
 
+from ... import postprocess as _postprocess
 from ..._validation import Options
 from ...errors import InvalidParameterError
-from .._protocol import register
+from ...estimates import FrequencyEstimate
+from .._protocol import make, register
 from .._report_kinds import RecordReports
 from ..frequency._unary import UnaryEncoding
+from ..numerical._composite import inner_aggregator
 from ._base import MultiAttributeProtocol, _kron_rows, _mixed_radix
 from ._fake import RandomizedItem, UniformItem, ZeroVector
+from ._schema import Attribute
 from ._sampling import sample_groups
 
 __all__ = ["RandomSamplingFakeData", "amplified_epsilon", "FAKE", "ORACLES"]
@@ -76,7 +80,6 @@ def amplified_epsilon(epsilon: float, attributes: int) -> float:
 
 def _variance_at_zero(name: str, fake: str, epsilon: float, size: int, k: int) -> float:
     """RS+FD's per-item variance at f = 0 for n = 1 (ranks GRR against UE for an attribute given no oracle)."""
-    from .._registry import make
 
     inner: Any = make(name, epsilon=epsilon, domain_size=size)
     p, q = inner.support_probabilities()
@@ -110,7 +113,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
     def _budgets(self, k):
         return [self.epsilon] * k
 
-    def _allowed(self, attribute):
+    def _allowed(self, attribute: Attribute) -> list[str]:
         if not attribute.categorical:
             raise InvalidParameterError(
                 f"The 'attributes' parameter of {self.display_name} must hold categorical attributes (random sampling "
@@ -196,17 +199,12 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
 
     # ------------------------------------------------------------------ estimation
     def _unbiased(self, index: int, statistic: np.ndarray, n: int) -> np.ndarray:
-        from ..numerical._composite import inner_aggregator
-
         inner, k = self._inner[index], len(self._attributes)
         p, q = inner.support_probabilities()
         support = inner.support_counts(inner_aggregator(inner, self.attribute_statistic(statistic, index), n))
         return (k * support / n - q - (k - 1) * self._fakes[index].support()) / (p - q)
 
     def _attribute_estimate(self, index, statistic, n, postprocess):
-        from ... import postprocess as _postprocess
-        from ...estimates import FrequencyEstimate
-
         inner = self._inner[index]
         frequencies = self._unbiased(index, statistic, n)
         return FrequencyEstimate(
@@ -228,7 +226,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
         return k**2 * gamma * (1 - gamma) / (n * (p - q) ** 2)
 
     # ------------------------------------------------------------------ channel
-    def _combine_channel(self, rows):
+    def _combine_channel(self, rows: list[np.ndarray]) -> np.ndarray:
         k = len(rows)
         total: float | np.ndarray = 0.0
         for index in range(k):
@@ -237,7 +235,7 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
                 for other in range(k)
             ]
             total = total + _kron_rows(parts)
-        return total / k
+        return np.asarray(total) / k
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)

@@ -27,7 +27,7 @@ it is public and independent of the users.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +95,10 @@ class RealisticFakeData(RandomSamplingFakeData):
     }
     _defaults = {"priors": None}
 
-    _fake_mode = "random"  # the oracles' own randomizer on a prior item (UE-r); GRR sends the prior item as it is
+    @property
+    def _fake_mode(self) -> str:
+        """The oracles' own randomizer on a prior item (UE-r); GRR sends the prior item as it is."""
+        return "random"
 
     def _fake_data(self, index):
         attribute, inner = self._attributes[index], self._inner[index]
@@ -119,4 +122,4 @@ class RealisticFakeData(RandomSamplingFakeData):
     @property
     def realized_priors(self) -> list[np.ndarray]:
         """Each attribute's prior as sampled (multiples of 2^-32)."""
-        return [fake.prior.copy() for fake in self._fakes]
+        return [cast("PriorItem | RandomizedItem", fake).prior.copy() for fake in self._fakes]  # what _fake_data makes

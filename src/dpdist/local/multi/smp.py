@@ -31,6 +31,7 @@ import dataclasses
 import numpy as np
 
 from ...errors import InvalidParameterError
+from ...estimates import FrequencyEstimate
 from .._protocol import register
 from ._base import MultiAttributeProtocol
 from ._groups import SampledGroups
@@ -112,7 +113,6 @@ class SampleOne(MultiAttributeProtocol):
 
     def _without_reports(self, index, n):
         """An attribute no user sampled: a uniform estimate with no interval (says so in ``details``)."""
-        from ...estimates import FrequencyEstimate
 
         attribute, inner = self._attributes[index], self._inner[index]
         if not attribute.categorical:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...privacy import local_guarantee, split
+from ..._guarantee import local_guarantee, split
 from ..._validation import Interval
 from .._protocol import register
 from .._report_kinds import RecordReports

@@ -15,10 +15,14 @@ Helpers shared by ``binning`` and ``hh``/``hh-admm``:
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ...errors import InvalidParameterError, MalformedReportError
+from .. import _protocol
 from .._aggregator import Aggregator
+from ..frequency._oracle import FrequencyOracle
 from ..frequency.auto import lower_variance_oracle
 
 __all__ = ["ORACLES", "choose_oracle", "make_oracle", "ReportCodec", "inner_aggregator"]
@@ -34,10 +38,9 @@ def choose_oracle(oracle: str, domain_size: int, epsilon: float) -> str:
     return lower_variance_oracle(epsilon, domain_size)
 
 
-def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float):
-    """Build the inner oracle through the registry (so OLH works once it is registered)."""
-    from .. import _protocol
-
+def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float) -> FrequencyOracle:
+    """Build the inner oracle through the registry (so OLH works once it is registered); every registered
+    ``"frequency"`` protocol is a :class:`FrequencyOracle`."""
     name = choose_oracle(oracle, domain_size, epsilon)
     if name not in _protocol.available("frequency"):
         raise InvalidParameterError(
@@ -45,7 +48,7 @@ def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float):
             f"({[o for o in ORACLES if o == 'auto' or o in _protocol.available('frequency')]}). "
             f"Got {oracle!r} instead."
         )
-    return _protocol.make(name, epsilon=epsilon, domain_size=domain_size)
+    return cast(FrequencyOracle, _protocol.make(name, epsilon=epsilon, domain_size=domain_size))
 
 
 def inner_aggregator(oracle, statistic: np.ndarray, n: int):

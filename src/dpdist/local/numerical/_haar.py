@@ -5,8 +5,8 @@ Paper 000 (Zhao et al., IEEE S&P 2026), sec. 2.2, 4.3, 4.7.
 Cells are half-open, :math:`[k 2^{-j}, (k+1) 2^{-j})`, the last one closed at 1
 (eq. 15 as printed gives a point on a cell boundary two non-zero coefficients);
 with this convention :math:`\psi_{jk}(x) = \pm 2^{j/2}` for exactly one ``k``.
-Values are first put on the public grid of :math:`2^{J+1}` fine bins (issue 5:
-reports depend on the value only through its bin), and every level's code is
+Values are first put on the public grid of :math:`2^{J+1}` fine bins (floating-point
+safety: reports depend on the value only through its bin), and every level's code is
 read from the fine bin ``b``: the half-cell of level ``j`` is
 ``h = b >> (J - j)``, the cell ``k = h >> 1`` and the sign ``+1`` if ``h`` is even.
 """

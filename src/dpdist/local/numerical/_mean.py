@@ -51,7 +51,10 @@ class MeanProtocol(NumericalProtocol):
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
-    statistic_total_per_report = 1  # a histogram of the reported outputs
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported outputs."""
+        return 1
     _decoded: np.ndarray  # set by the subclass's _setup
 
     def _unit_channel(self, v: np.ndarray) -> np.ndarray:

@@ -61,6 +61,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._bernoulli import GRID, exp_lower, odds_probability
 from .._unset_cell import uniform_unset_columns
 
 __all__ = [
@@ -106,7 +107,6 @@ def signed_thresholds(d: int, m: int, epsilon: float) -> tuple[float, float]:
     of the three values is at most :math:`e^\varepsilon` times the smallest, checked in exact
     arithmetic against :func:`~dpdist.local._bernoulli.exp_lower` (``m = d``: :math:`P_0 = 0`).
     """
-    from .._bernoulli import GRID, exp_lower, odds_probability
 
     bound = exp_lower(epsilon)
     if m >= d:  # every output holds the user's coordinate: P0 = 0, P+ / P- <= e^eps

@@ -43,7 +43,10 @@ class WaveProtocol(BinnedProtocol):
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )
-    statistic_total_per_report = 1  # a histogram of the reported output buckets
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported output buckets."""
+        return 1
     _constraints = {
         **NumericalProtocol._constraints,
         "bins": Integer(low=2, high=MAX_BINS),

@@ -17,7 +17,7 @@ the upper bound on the mutual information (sec. 5.3),
 :math:`b = \frac{\varepsilon e^\varepsilon - e^\varepsilon + 1}{2e^\varepsilon(e^\varepsilon - 1 - \varepsilon)}`
 (:func:`~._wave_shape.mutual_information_b`).
 
-Reports (floating-point safety, issue 5): the client sends the index of the
+Reports (floating-point safety, docs/design.md "Privacy model"): the client sends the index of the
 public output bucket of :math:`\tilde v` ("randomize before bucketize", R-B,
 sec. 5.4: ``output_bins`` equal buckets of :math:`[-b, 1+b]`), sampled from the
 exact bucket masses of its wave; every index has probability at least
@@ -80,7 +80,7 @@ class SquareWave(WaveProtocol):
     _constraints = {**WaveProtocol._constraints, "discrete": Boolean()}
     _defaults = {**WaveProtocol._defaults, "discrete": False}
     # B-R (discrete=True) has an exact aggregate sampler (binomials and multinomials per input bucket)
-    tags = ParameterDependentTags(
+    tags = ParameterDependentTags(  # pyright: ignore[reportAssignmentType]  (a descriptor: ProtocolTags on the class and each instance)
         WaveProtocol.tags,
         lambda protocol, tags: dataclasses.replace(tags, exact_simulate=True) if protocol._params["discrete"] else tags,
     )

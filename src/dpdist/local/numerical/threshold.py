@@ -29,15 +29,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._docs import shared_parameters
+from ..._types import ArrayLike
 from ..._validation import Constraint, Integer, Optional, check_allocation
 from ...errors import InvalidParameterError
 from ...estimates import Distribution
+from ...postprocess import isotonic_cdf
 from .._bernoulli import exp_lower, odds_probability
+from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._base import NumericalProtocol, unit_bin_index
-from ..._types import ArrayLike
 
 __all__ = ["ThresholdRR", "Cuts", "MAX_CUTS", "cut_fractions"]
 
@@ -114,7 +115,10 @@ class ThresholdRR(NumericalProtocol):
     name = "threshold"
     summary = "one randomized-response bit on a public threshold per user (rounds of adaptive LDP quantiles)"
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
-    statistic_total_per_report = 1
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: each report adds one to the statistic."""
+        return 1
     _constraints = {**NumericalProtocol._constraints, "cuts": Optional(Cuts()), "grid_size": Integer(low=2, high=2**30),
                     "round": Integer(low=0, high=2**31 - 1)}
     _defaults = {**NumericalProtocol._defaults, "cuts": None, "grid_size": 1024, "round": 0}
@@ -208,8 +212,6 @@ class ThresholdRR(NumericalProtocol):
         return cut_fractions(np.asarray(statistic), self._p)
 
     def _estimate(self, aggregator) -> Distribution:
-        from ...postprocess import isotonic_cdf
-
         fraction, variance, reports = self.cut_estimates(aggregator.statistic)
         answered = reports > 0
         edges = np.concatenate([[0.0], self._cut_array[answered] / self.grid_size, [1.0]])

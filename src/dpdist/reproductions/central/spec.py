@@ -13,7 +13,7 @@ Paper 002, sec. VI and App. C.  Figures reproduced
 * Fig. 6: decentralized, 10 sites x 2000; Fig. 7: streaming, 10 rounds x 1000.
 * Fig. 9 and 26: MP with s = 30 over 200 Legendre polynomials, 109 B-splines of degree
   0 and 1, and 400 normal CDFs.  The B-splines are judged on dyadic knots
-  (``bspline0-dyadic+bspline1-dyadic``, issue 19 item 3): on the 55 + 54 uniform knots
+  (``bspline0-dyadic+bspline1-dyadic``, docs/reproductions/central.md): on the 55 + 54 uniform knots
   the paper's size suggests, s = 30 atoms cannot cover an empirical CDF even without noise
   (KS 0.27-0.31); that reading still runs, labelled "uniform knots", for the figure only.
 
@@ -97,7 +97,7 @@ REAL_N = 22_603
 HQ, HQ_STEP, AQ, PP, MP = "HQ", "HQ (step CDF)", "AQ", "PP", "MP"
 PP_LEGENDRE = "PP (Legendre moments)"  # dpdist option, not in the paper
 PAPER_METHODS = (HQ, AQ, PP, MP)
-#: MP with Alg. 2's selection noise Delta/eps as printed (not eps-DP): for the comparison only (issue 19 item 3).
+#: MP with Alg. 2's selection noise Delta/eps as printed (not eps-DP): for the comparison only (docs/reproductions/central.md).
 MP_PAPER = "MP (paper's Delta/eps selection, not eps-DP)"
 COMPARED = (HQ, HQ_STEP, AQ, PP, MP, PP_LEGENDRE, MP_PAPER)
 PP_DP, PP_NP, PP_LEG = "PP (DP)", "PP (non-private)", "PP (DP, Legendre moments)"

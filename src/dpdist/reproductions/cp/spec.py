@@ -22,7 +22,7 @@ Methods.
   the geometric data (:data:`LARGER_SPARSITY`: 5 for Geo(0.8), tail 0.0003; 6 for Geo(0.6),
   tail 0.004; the uniform data keep theirs).  The paper's rule (s, 0.1)-sparse gives
   s = 2/3, with which CP loses to the projected baselines on Geo; with s = 5/6 it wins about
-  2x (issue 19 item 3), so the verdict depends on s and the report shows both.
+  2x (docs/reproductions/cp.md), so the verdict depends on s and the report shows both.
 
   The CP methods use the high-privacy regime (sec. 2, :math:`\Pr[A_{ij}=1]=1/2`) for
   :math:`\varepsilon < 1` and the medium regime (sec. 4, eq. 6, :math:`\Pr[A_{ij}=1] =
@@ -241,7 +241,7 @@ def quick_overrides(*, n_values: Sequence[int], epsilons: Sequence[float], sweep
 
 
 # --quick: SS has no exact aggregate sampler at k = 10^4 (17-38 us of CPU per user), so the
-# quick grid takes Fig. 2's first points and its far end, n = 10^6 (issue 19: the size-sensitive
+# quick grid takes Fig. 2's first points and its far end, n = 10^6 (the size-sensitive
 # end in the main grid): about 9 CPU-minutes in all (the full grid: about 3 CPU-hours).
 SPEC = make_spec(
     quick=quick_overrides(

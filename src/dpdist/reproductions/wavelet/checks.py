@@ -1,5 +1,5 @@
 """The names the claim checks of the ``wavelet`` reproduction had before they moved to the claims
-library of :mod:`dpdist.experiments` (issue 31): each builds the library's check.  The spec uses the
+library of :mod:`dpdist.experiments`: each builds the library's check.  The spec uses the
 library directly (docs/experiments.md, "Writing a spec")."""
 
 from __future__ import annotations

@@ -8,16 +8,17 @@ r"""Metrics and method adapters of the ``wavelet`` reproduction (paper 000, sec.
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import numpy as np
 
+from ... import local, postprocess
 from ... import metrics as _metrics
 from ...estimates import Distribution
 from ...experiments import run_local_protocol
 from ...local.numerical._haar_design import wasserstein_bound
+from ...local.numerical.hh import HierarchicalHistogram
 
 __all__ = ["GRID_POINTS", "unit_wasserstein", "theorem1_bound", "wiener_binning", "hierarchy_isotonic"]
 
@@ -71,8 +72,6 @@ def hierarchy_isotonic(values: np.ndarray, dataset: Any, params: dict[str, Any],
     non-decreasing fit (:func:`dpdist.postprocess.isotonic_cdf`, pinned to 1 at the
     upper bound), the usual reading of a range-query structure as a distribution.
     """
-    from ... import local, postprocess
-    from ...local.numerical.hh import HierarchicalHistogram
 
     params = dict(params)
     proto = local.make("hh", bounds=dataset.bounds, **params)

@@ -340,7 +340,7 @@ SPEC = ExperimentSpec(
     repeats=30,  # the paper: 100; 30 fit in an hour on 2 cores (docs/experiments.md, "Wall times")
     seed=0,
     # 6 repeats: the power calculation of docs/experiments.md ("Power") on the 3-repeat quick run puts
-    # the median claim's repeats for 80 % power at 6 (issue 32 item 2)
+    # the median claim's repeats for 80 % power at 6 (docs/experiments.md, "Power")
     quick={"repeats": 6, "grid": build_grid(QUICK_EPSILONS, LEVEL_EPSILONS, LEVEL_SWEEP)},
     figures=[
         _versus_figure("fig2", "Fig. 2: Wasserstein distance", W1, OVERALL, "W1 on [0, 1]"),

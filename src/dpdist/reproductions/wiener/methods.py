@@ -73,8 +73,8 @@ def noise_power_ratio(estimate: Any, truth: np.ndarray, band: int | None = None)
     d = share.size
     transfer = np.full(d // 2 + 1, details["p_star"] - details["q_star"])
     transfer[0] = details["p_star"] + (d - 1) * details["q_star"]
-    noise = fft.rfft(share) - fft.rfft(np.asarray(truth, dtype=np.float64)) * transfer
-    power = noise.real**2 + noise.imag**2
+    noise = np.asarray(fft.rfft(share)) - np.asarray(fft.rfft(np.asarray(truth, dtype=np.float64))) * transfer
+    power = np.real(noise) ** 2 + np.imag(noise) ** 2
     band = int(band)
     low, high = (0, 1) if band == 0 else (2 ** (band - 1), min(2**band, d // 2 + 1))
     if low >= high:

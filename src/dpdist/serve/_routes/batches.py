@@ -63,7 +63,7 @@ async def accept_batch(service, incoming: Incoming) -> dict:
                            or await run_in_threadpool(service.rounds.direct_refusal, campaign_id) or refusal)
             refusal.close = True
             raise refusal from None
-        # a campaign that takes no token has its bodies held in the anonymous half of the body memory (issue 45.4)
+        # a campaign that takes no token has its bodies held in the anonymous half of the body memory (docs/deployment.md, "Limits")
         anonymous = campaign.submit_token_sha256 is None and not campaign.enrollment
         async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id, host=incoming.host,
                            anonymous=anonymous) as body:

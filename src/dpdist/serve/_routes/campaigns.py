@@ -31,9 +31,9 @@ async def create_campaign(request: Request) -> JSONResponse:
         raise InvalidRequest("invalid_keep_reports", f"'keep_reports' must be true or false. Got {keep!r}.")
     options = {"submit_token": document.get("submit_token"), "keep_reports": keep,
                "max_reports": document.get("max_reports"), "enrollment": document.get("enrollment", False)}
-    if document.get("relay", False) is not False:  # collected through a relay only (issue 34, :mod:`.._relayed`)
+    if document.get("relay", False) is not False:  # collected through a relay only (:mod:`.._relayed`)
         campaign = await run_in_threadpool(service.relayed.create, document, **options)
-    elif document.get("rounds") is not None:  # runs in rounds: adaptive LDP quantiles (issue 35, :mod:`.._rounds`)
+    elif document.get("rounds") is not None:  # runs in rounds: adaptive LDP quantiles (:mod:`.._rounds`)
         campaign = await run_in_threadpool(service.rounds.create, document, **options)
     else:
         reserved = await run_in_threadpool(service.rounds.reserved, document.get("campaign"))

@@ -22,7 +22,7 @@ async def root(request: Request) -> Response:
     from .._index_page import index_html, prefers_html
 
     root_path = request.scope.get("root_path", "")  # behind a path-prefixed proxy too
-    if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns (issue 30)
+    if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns
         return HTMLResponse(index_html(root_path, __version__), headers={"Vary": "Accept"})
     return JSONResponse({"service": "dpdist", "version": __version__, "openapi": root_path + "/openapi.json"},
                         headers={"Vary": "Accept"})

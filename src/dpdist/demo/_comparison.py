@@ -1,7 +1,7 @@
 """``dpdist demo``: every registered protocol on an embedded dataset, repeated, with tables and plots.
 
 The data are the departure times of day (minutes after midnight) of 100,000
-flights from New York City in 2013 (``_data/README.md``).  Categorical protocols
+flights from New York City in 2013 (:mod:`._flights`, ``_data/README.md``).  Categorical protocols
 see them as 144 ten-minute items; numerical protocols see the minutes in bounds
 (0, 1440).  Each protocol's aggregate is drawn with ``simulate`` (exact and fast
 where the protocol has an exact aggregate sampler, otherwise privatize + aggregate).
@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
-from importlib import resources
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import local, metrics
-from ._rng import named_generator
-from ._validation import EPSILON, Integer, check_param
-from .datasets._binning import bucketize
-from .estimates import Distribution
+from .. import local, metrics, plotting
+from .._rng import named_generator
+from .._validation import EPSILON, Integer, check_param
+from ..datasets._binning import bucketize
+from ..estimates import Distribution
+from ._flights import BOUNDS, load_departure_minutes
 
-BOUNDS = (0.0, 1440.0)
 ITEMS = 144  # ten-minute buckets for the categorical protocols
 REPEATS = 5
 _ITEM_EDGES = np.linspace(*BOUNDS, ITEMS + 1)
@@ -49,12 +48,6 @@ class DemoRun:
     seconds: float
     #: W1 on the circle of the day (23:59 next to 00:00; :func:`dpdist.metrics.circular_wasserstein`)
     circular_wasserstein: float = float("nan")
-
-
-def load_departure_minutes() -> np.ndarray:
-    """The embedded dataset: 100,000 departure times of day in minutes (float64)."""
-    with resources.files("dpdist._data").joinpath("departure_minutes.npz").open("rb") as handle:
-        return np.load(handle)["minutes"].astype(np.float64)
 
 
 def _run_one(name: str, epsilon: float, minutes: np.ndarray, rng: np.random.Generator):
@@ -229,8 +222,6 @@ def _hours_axis(axis) -> None:
 
 
 def _plot_cdfs(distributions: dict[str, list[Distribution]], minutes: np.ndarray, epsilon: float, path: Path) -> None:
-    from . import plotting
-
     plotting.headless()
     panels = max(len(distributions), 1)
     # the title gets its own strip above the panels' titles
@@ -261,9 +252,7 @@ def _plot_cdfs(distributions: dict[str, list[Distribution]], minutes: np.ndarray
 def _plot_errors(runs: list[DemoRun], path: Path) -> None:
     """Small multiples: one panel per protocol (W1 against epsilon, median and range of the runs), the
     other protocols of its kind in grey behind it, so that 14 frequency protocols need no 14 colours."""
-    import matplotlib
-
-    from . import plotting
+    import matplotlib.ticker  # lazy: loads matplotlib (1-2 s)
 
     plotting.headless()
     curves: dict[str, tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}

@@ -27,6 +27,7 @@ with the demo if it is killed (Linux: the parent-death signal).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -42,7 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import Integer, Interval, check_param
+from .._rng import check_rng
+from .._validation import Integer, Interval, check_param
+from ..errors import DPDistError, ServiceUnavailableError
+from ._flights import load_departure_minutes
 
 __all__ = ["run_campaign_demo", "CAMPAIGN", "LABELS"]
 
@@ -60,20 +64,19 @@ def run_campaign_demo(devices: int = 1000, js_devices: int | None = None, second
     """Run the campaign demo (see the module docstring); exit status 0, 1 when it could not finish, 130 after Ctrl-C."""
     devices = check_param("dpdist demo", "devices", devices, Integer(low=1, high=10**6))
     seconds = check_param("dpdist demo", "seconds", seconds, Interval(0, 86_400))
-    if interactive is None:
-        interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    shown = sys.stdin.isatty() and sys.stdout.isatty() if interactive is None else bool(interactive)
     node = shutil.which("node")
     if js_devices is None:
         js_devices = devices // 10 if node else 0
-    js_devices = check_param("dpdist demo", "js_devices", js_devices, Integer(low=0, high=devices))
-    if js_devices and not node:
+    js_count: int = check_param("dpdist demo", "js_devices", js_devices, Integer(low=0, high=devices))
+    if js_count and not node:
         print("demo: node is not installed: every device uses the Python client.", flush=True)
-        js_devices = 0
+        js_count = 0
     values = _population(devices, seed)
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="dpdist-demo-") as directory:
         try:
             with _Service(Path(directory)) as service:
-                return _run(service, values, js_devices, seconds, interactive, Path(directory))
+                return _run(service, values, js_count, seconds, shown, Path(directory))
         except KeyboardInterrupt:
             print("\ndemo: interrupted; the devices and the service are stopped.", flush=True)
             return 130
@@ -98,8 +101,6 @@ def _terminate_as_interrupt():
 
 def _population(devices: int, seed: int | None) -> np.ndarray:
     """Each device's true value: a departure block of a flight drawn from the embedded data."""
-    from ._rng import check_rng
-    from .demo import load_departure_minutes
 
     minutes = load_departure_minutes()
     rng = check_rng(seed)
@@ -129,9 +130,8 @@ class _Service:
         return self
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
-        from .errors import ServiceUnavailableError
 
         deadline = time.monotonic() + timeout
         assert self.process is not None, "the service was started"
@@ -153,8 +153,6 @@ def _child_options() -> dict:
     options: dict = {"start_new_session": True}
     if sys.platform.startswith("linux"):
         def die_with_parent():  # prctl(PR_SET_PDEATHSIG, SIGTERM)
-            import ctypes
-
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
 
         options["preexec_fn"] = die_with_parent
@@ -174,7 +172,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
 
 
 def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
-    from .client import Client
+    from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
@@ -219,7 +217,7 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
     print(f"campaign {CAMPAIGN!r}: {CONFIG['protocol']} over {len(LABELS)} blocks of the day, epsilon = "
           f"{CONFIG['epsilon']:g}; {devices:,} devices, one report per request "
           f"({devices - js_devices:,} Python client, {js_devices:,} JavaScript client under Node)")
-    import httpx
+    import httpx  # lazy: optional extra dpdist[serve]
 
     with contextlib.suppress(Exception):  # what epsilon buys, from the service's public explain endpoint
         document = httpx.get(f"{service.url}/api/campaigns/{CAMPAIGN}/explain", params={"n": devices}, timeout=30).json()
@@ -241,7 +239,7 @@ def _band(document: dict):
 def _print_progress(admin, population: "_Population") -> None:
     n, frequencies, low, high = _band(admin.estimate(CAMPAIGN))
     line = f"  n = {n:>7,}  ({population.rate():.0f} reports/s)"
-    if frequencies is not None and low is not None:
+    if frequencies is not None and low is not None and high is not None:
         top = int(np.argmax(frequencies))
         line += f"  most common block {LABELS[top]}: {frequencies[top]:.3f} [{low[top]:.3f}, {high[top]:.3f}]"
     print(line, flush=True)
@@ -257,7 +255,7 @@ def _print_final(admin, population: "_Population") -> None:
     for item, label in enumerate(LABELS):
         if frequencies is None:
             break
-        band = f"[{low[item]:.3f}, {high[item]:.3f}]" if low is not None else "-"
+        band = f"[{low[item]:.3f}, {high[item]:.3f}]" if low is not None and high is not None else "-"
         print(f"  {label:<8} {frequencies[item]:>9.3f} {band:>18} {truth[item]:>7.3f}")
     print(flush=True)
 
@@ -294,8 +292,7 @@ class _Population:
             return self._next - 1
 
     def _python_devices(self) -> None:
-        from .client import Client
-        from .errors import DPDistError
+        from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         with Client(self.url, retries=3, timeout=30.0) as client:
             protocol = client.protocol(CAMPAIGN)
@@ -311,7 +308,7 @@ class _Population:
                     self.acknowledged[index] = True
 
     def _start_node(self) -> None:
-        from .serve._assets import clients_js_dir
+        from ..serve._assets import clients_js_dir  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         script = self.directory / "devices.mjs"
         script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))

@@ -1,181 +1,40 @@
-r"""A privacy budget session: one total budget that every release and every campaign is charged against.
-
-An analyst who releases several statistics of the same people spends the sum of
-their budgets (basic sequential composition, :func:`dpdist.privacy.sequential`).
-A :class:`BudgetSession` holds that total and keeps the account: each release or
-campaign is **charged before it runs**, and the one that would overspend is
-refused with :class:`~dpdist.errors.PrivacyBudgetError` stating what is left.
-The model is that of OpenDP's compositors, Tumult Analytics' sessions and
-diffprivlib's ``BudgetAccountant``.
-
->>> import numpy as np
->>> from dpdist import central
->>> from dpdist.budget import BudgetSession
->>> session = BudgetSession(epsilon=1.0)
->>> x = np.random.default_rng(0).uniform(size=1000)
->>> cdf = session.release(central.histogram_queries, x, epsilon=0.5, bounds=(0, 1), rng=0)
->>> session.remaining.epsilon
-0.5
-
-What the session promises, and how:
-
-* **One relation.**  The total is a central :class:`~dpdist.privacy.PrivacyGuarantee`
-  under ``"replace"`` (the default) or ``"add-remove"`` neighbours.  Each charge is
-  stated in that relation by :func:`dpdist.privacy.convert` before it is added: an
-  :math:`\varepsilon`-LDP campaign costs :math:`\varepsilon` of a replace budget; a
-  release under add/remove neighbours costs :math:`2\varepsilon` of a replace budget
-  (group privacy); a release under replace neighbours cannot be charged to an
-  add/remove budget (it may publish the number of records), nor can a local
-  campaign.  The charges compose sequentially (the session assumes they all touch
-  the same people); a charge over disjoint parts of the data (a group-by on a
-  public key, :func:`dpdist.frame.group_release`) is their parallel composition.
-* **Refusal on public inputs only.**  What a release costs is computed from its
-  public arguments, never from the data: :meth:`BudgetSession.release` runs the
-  release once on no records (every central release accepts none, and its
-  guarantee does not depend on the data), which also checks every public argument,
-  so a typo is refused before anything is charged.  A refused release never reads
-  its data.  Once charged, a release that fails keeps its charge (its failure may
-  depend on the data).
-* **Reported in every result.**  A result's ``guarantee`` becomes a
-  :class:`SessionGuarantee`: the release's own guarantee plus a
-  :class:`BudgetStatement` (the total, what this release charged, what is spent
-  and left after it); ``describe()`` and ``to_dict()`` include it.
-* **A file for the command line.**  :meth:`BudgetSession.create` and
-  :meth:`BudgetSession.open` keep the account in a JSON file
-  (``dpdist budget create FILE``; ``--budget FILE`` on ``release``, ``estimate``,
-  ``privatize``, ``submit`` and ``campaign open``).  Each charge is one
-  read-check-write under an exclusive lock of the file, so concurrent processes
-  never spend the same budget twice.
-"""
+"""The :class:`BudgetSession`: one total budget, charged by every release and campaign before it runs (see
+:mod:`dpdist.budget`), in memory or in a locked file."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
+import secrets
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from .errors import InvalidParameterError, PrivacyBudgetError
-from .privacy import PrivacyGuarantee, convert, parallel
+from .. import local
+from .._io._atomic import exclusive_lock
+from .._io._budget_file import read_budget_file, write_budget_file
+from .._types import ArrayLike, PathLike, Seed
+from .._validation import check_options
+from ..errors import (
+    DPDistError,
+    IncompatibleStateError,
+    InvalidParameterError,
+    PrivacyBudgetError,
+)
+from ..local import LocalProtocol
+from ..local.frequency._memoized import MemoizedProtocol
+from ..privacy import PrivacyGuarantee, convert, parallel, sequential
+from ._planned import planned_guarantee, with_statement
+from ._statement import BudgetStatement, Charge, Remaining, _budget, _budget_pair, _left
 
-if TYPE_CHECKING:
-    from ._types import ArrayLike, PathLike, Seed
-    from .local import LocalProtocol
-
-__all__ = ["BudgetSession", "BudgetStatement", "Charge", "SessionGuarantee", "Remaining"]
+__all__ = ["BudgetSession"]
 
 #: Relative slack of the overspending test: shares from :func:`dpdist.privacy.split` add up to their
 #: total up to rounding (at most 1e-12 relative), and spending all of them must not be refused.
 _RTOL = 1e-12
 #: Seconds a charge waits for another process's charge of the same file.
 _LOCK_WAIT = 30.0
-
-
-class Remaining(NamedTuple):
-    """The budget left: ``epsilon`` and ``delta``."""
-
-    epsilon: float
-    delta: float
-
-
-@dataclass(frozen=True)
-class Charge:
-    """One entry of the account.
-
-    Attributes
-    ----------
-    label : str
-        What was charged (``"histogram_queries"``, ``"campaign commute"``, ...).
-    guarantee : PrivacyGuarantee
-        What the release or campaign states (for ``parts > 1``, the parallel composition of its parts).
-    charged : PrivacyGuarantee
-        The same in the session's relation (:func:`dpdist.privacy.convert`): what it costs.
-    parts : int
-        1, or the number of disjoint parts composed in parallel.
-    time : str
-        When, in UTC to the second.
-    id : str
-        A random id (to tell two equal charges apart).
-    """
-
-    label: str
-    guarantee: PrivacyGuarantee
-    charged: PrivacyGuarantee
-    parts: int = 1
-    time: str = ""
-    id: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "guarantee": self.guarantee.to_dict(), "charged": self.charged.to_dict(),
-                "parts": self.parts, "time": self.time, "id": self.id}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Charge":
-        return cls(str(data["label"]), PrivacyGuarantee(**data["guarantee"]), PrivacyGuarantee(**data["charged"]),
-                   int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")))
-
-
-@dataclass(frozen=True)
-class BudgetStatement:
-    """Where a session stands after one charge: what it holds, what the charge cost, what is spent and left."""
-
-    total: PrivacyGuarantee
-    charge: Charge
-    spent: PrivacyGuarantee
-    charges: int
-
-    @property
-    def remaining(self) -> Remaining:
-        return _left(self.total, self.spent)
-
-    def describe(self) -> str:
-        """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``."""
-        return (
-            f"budget session: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
-            f"({self.total.neighbouring}); {_budget(self.spent)} spent in {self.charges} charge(s), "
-            f"{_budget_pair(*self.remaining)} left"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        left = self.remaining
-        return {"total": self.total.to_dict(), "charge": self.charge.to_dict(), "spent": self.spent.to_dict(),
-                "charges": self.charges, "remaining": {"epsilon": left.epsilon, "delta": left.delta}}
-
-
-@dataclass(frozen=True)
-class SessionGuarantee(PrivacyGuarantee):
-    """A result's guarantee when a budget session charged it: the release's own guarantee and the
-    session's account after it (``budget``)."""
-
-    budget: BudgetStatement | None = None
-
-    def describe(self) -> str:
-        own = super().describe()
-        return own if self.budget is None else f"{own}; {self.budget.describe()}"
-
-    def to_dict(self) -> dict:
-        data = super().to_dict()
-        if self.budget is not None:
-            data["budget"] = self.budget.to_dict()
-        return data
-
-
-def _left(total: PrivacyGuarantee, spent: PrivacyGuarantee | None) -> Remaining:
-    if spent is None:
-        return Remaining(total.epsilon, total.delta)
-    return Remaining(max(total.epsilon - spent.epsilon, 0.0), max(total.delta - spent.delta, 0.0))
-
-
-def _budget(guarantee: PrivacyGuarantee) -> str:
-    return _budget_pair(guarantee.epsilon, guarantee.delta)
-
-
-def _budget_pair(epsilon: float, delta: float) -> str:
-    return f"{epsilon:.6g}" if delta == 0 else f"({epsilon:.6g}, {delta:.3g})"
 
 
 class BudgetSession:
@@ -208,9 +67,6 @@ class BudgetSession:
     @classmethod
     def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
-        from ._io._atomic import exclusive_lock
-        from ._io._budget_file import write_budget_file
-
         session = cls(epsilon, delta, neighbouring=neighbouring)
         path = Path(path)
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
@@ -226,9 +82,6 @@ class BudgetSession:
     @classmethod
     def open(cls, path: PathLike) -> "BudgetSession":
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
-        from ._io._budget_file import read_budget_file
-
-        from .errors import IncompatibleStateError
 
         path = Path(path)
         document = read_budget_file(path)
@@ -318,7 +171,6 @@ class BudgetSession:
     def _add(self, stated: PrivacyGuarantee, cost: PrivacyGuarantee, parts: int, label: str) -> BudgetStatement:
         if not isinstance(label, str):
             raise InvalidParameterError(f"The 'label' of a budget charge must be a string. Got {label!r} instead.")
-        import secrets
 
         with self._transaction() as charges:
             if self._overspends(charges, cost):
@@ -363,8 +215,6 @@ class BudgetSession:
                 yield charges
                 self._charges = charges
                 return
-            from ._io._atomic import exclusive_lock
-            from ._io._budget_file import read_budget_file, write_budget_file
 
             with exclusive_lock(self._path, "budget session", wait=_LOCK_WAIT):
                 charges = self._charges_of(read_budget_file(self._path))
@@ -376,13 +226,10 @@ class BudgetSession:
     def _read_charges(self) -> list[Charge]:
         if self._path is None:
             return list(self._charges)
-        from ._io._budget_file import read_budget_file
 
         return self._charges_of(read_budget_file(self._path))
 
     def _charges_of(self, document: dict) -> list[Charge]:
-        from .errors import IncompatibleStateError
-
         if PrivacyGuarantee(**document["total"]) != self._total:
             raise IncompatibleStateError(
                 f"The budget file {str(self._path)!r} now holds another total than the one this session opened."
@@ -408,8 +255,6 @@ class BudgetSession:
         result = function(*args, **kwargs)
         realized = getattr(result, "guarantee", None)
         if realized is not None and not realized.covers(planned):
-            from .errors import DPDistError
-
             raise DPDistError(
                 f"{name} spent {realized.describe()}, more than the {planned.describe()} it was charged (a bug of "
                 "dpdist or of the release: please report it). The charge stands."
@@ -429,8 +274,6 @@ class BudgetSession:
         ``protocol.estimate(protocol.simulate(values, rng), **options)``: ``simulate`` draws the
         aggregate exactly as randomizing every value would.  The options are checked first.
         """
-        from ._validation import check_options
-
         check_options(f"{protocol.display_name}.estimate", options, protocol.estimate_options, protocol.estimate_delegate)
         statement = self.charge(protocol.guarantee, label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
@@ -441,10 +284,6 @@ class BudgetSession:
         One report costs the protocol's ``guarantee``; several cost their sequential composition, or
         ``guarantee_over(reports)`` for a memoized protocol (the loss over a device's history).
         """
-        from . import local
-        from .local.frequency._memoized import MemoizedProtocol
-        from .privacy import sequential
-
         if not isinstance(protocol, local.LocalProtocol):
             protocol = local.from_config(dict(protocol))
         if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
@@ -471,77 +310,3 @@ def _sum(total: PrivacyGuarantee, charges: list[Charge]) -> PrivacyGuarantee:
         total.neighbouring,
         "central",
     )
-
-
-def with_statement(result: Any, statement: BudgetStatement) -> Any:
-    """``result`` with its ``guarantee`` replaced by a :class:`SessionGuarantee` carrying ``statement``.
-
-    Results that are not dataclasses with a ``guarantee`` field (a bare float) are returned unchanged.
-    """
-    is_record = dataclasses.is_dataclass(result) and not isinstance(result, type)
-    if not is_record or "guarantee" not in {f.name for f in dataclasses.fields(result)}:
-        return result
-    own = result.guarantee
-    if own is None:
-        return result
-    fields = {f.name: getattr(own, f.name) for f in dataclasses.fields(PrivacyGuarantee)}
-    return dataclasses.replace(result, guarantee=SessionGuarantee(**fields, budget=statement))
-
-
-def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyGuarantee:
-    """The guarantee ``function(*args, **kwargs)`` states, found by running it on no records.
-
-    The data (the first argument) are replaced by an empty array of the same dtype (its schema,
-    which is public), the generator by a fixed seed: every public argument is checked as the real
-    call checks it, and no value of the data is read.
-    """
-    import inspect
-
-    if not callable(function):
-        raise InvalidParameterError(f"BudgetSession.release needs a release function. Got {function!r} instead.")
-    if not args:
-        raise InvalidParameterError("BudgetSession.release needs the data as the first positional argument after the function.")
-    signature = inspect.signature(function)
-    bound = signature.bind(*args, **kwargs)
-    first = next(iter(bound.arguments))
-    bound.arguments[first] = _no_records(args[0])
-    if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public
-        import numpy as np
-
-        bound.arguments[first] = np.zeros(len(args[0]))
-    for name, value in (("rng", 0), ("secure", False)):
-        if name in signature.parameters:
-            bound.arguments[name] = value
-    dry = function(*bound.args, **bound.kwargs)
-    guarantee = getattr(dry, "guarantee", None)
-    if guarantee is None and function is _unbounded_quantile():
-        guarantee = PrivacyGuarantee(float(bound.arguments["epsilon"]), 0.0, "add-remove", "central")
-    if not isinstance(guarantee, PrivacyGuarantee):
-        raise InvalidParameterError(
-            f"BudgetSession.release charges releases whose result states its guarantee; "
-            f"{getattr(function, '__qualname__', function)!r} does not. Charge it with session.charge(guarantee)."
-        )
-    return guarantee
-
-
-def _is_slice_quantiles(function: Callable, arguments: dict) -> bool:
-    """Whether the call is ``central.quantiles(..., method="slice")``, whose plan reads the public n."""
-    from .central import quantiles
-
-    return function is quantiles and arguments.get("method") == "slice"
-
-
-def _no_records(data):
-    """An empty array with the schema (dtype) of ``data``: arrays and Series are sliced, so no value is read."""
-    import numpy as np
-
-    if hasattr(data, "dtype") and hasattr(data, "__getitem__") and getattr(data, "ndim", 1) == 1:
-        return np.asarray(data[:0])
-    array = np.asarray(data)
-    return array.reshape(-1)[:0] if array.ndim == 0 else array[:0]
-
-
-def _unbounded_quantile():
-    from .central import unbounded_quantile
-
-    return unbounded_quantile

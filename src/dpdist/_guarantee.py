@@ -1,0 +1,284 @@
+r"""The privacy guarantee as a value, and the basic accountant that composes guarantees (public as :mod:`dpdist.privacy`).
+
+Every local protocol (``protocol.guarantee``) and every central release states
+what it promises as a :class:`PrivacyGuarantee`: :math:`(\varepsilon, \delta)`,
+the neighbouring relation and the model.  Budget splits go through the three
+functions below instead of being written by hand, so what a release claims is
+computed from what its steps spend (the amplification accountant, which states the central
+guarantee of shuffled reports, :func:`dpdist.amplification.shuffled`, sits above the protocols it
+accounts for; :mod:`dpdist.privacy` is the face of both):
+
+* :func:`split` -- shares of a total budget for steps run one after another on
+  the same data (they compose back to the total by :func:`sequential`);
+* :func:`sequential` -- basic sequential composition: steps on the same data
+  add up, :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)` (Dwork & Roth 2014,
+  Thm. 3.16);
+* :func:`parallel` -- parallel composition over disjoint data (sites, batches of
+  a stream, user groups, the nodes of one tree level):
+  :math:`(\max_i \varepsilon_i, \max_i \delta_i)` (McSherry 2009, Thm. 4).  It
+  needs each record (each user, in the local model) to be in one part only; under
+  ``"replace"`` neighbours the parts must also not depend on the records' values
+  (a replaced value moving between parts would touch two), so value-dependent
+  partitions are composed under ``"add-remove"``.
+
+Neighbouring relations: ``"replace"`` -- data sets differing in the value of
+one record (in the local model: any two inputs of one user, the definition of
+:math:`\varepsilon`-LDP); ``"add-remove"`` -- one record added or removed.
+Two more, for a device that reports many times through a memo (local model
+only; ``dpdist.local.frequency._memoized`` derives them): ``"history"`` -- any two
+histories of values of one device over ``reports`` reports (changes included);
+``"stable"`` -- two values of one device, each held unchanged over any number of
+reports (RAPPOR's longitudinal relation; it says nothing of when a value changes).
+And one for records of several attributes (local model only,
+:mod:`dpdist.local.multi`): ``"attribute"`` -- two records of one user that differ in
+the value of one attribute (the others equal); ``"replace"`` is then any two records.
+
+Guarantees of different relations or models compose only after :func:`convert`
+states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
+an :math:`\varepsilon`-LDP randomizer run once by each user is
+:math:`\varepsilon`-DP in the central model under ``"replace"`` (the records are
+the users' values, or their histories for ``"history"``), and an add/remove
+guarantee is a replace guarantee at twice the cost (group privacy of size 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence, cast
+
+from .errors import InvalidParameterError, InvalidPrivacyParameterError
+
+__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING"]
+
+#: where the randomness is added: by each user ("local") or by the curator ("central")
+MODELS = ("local", "central")
+#: which data sets are neighbours
+NEIGHBOURING = ("replace", "add-remove", "history", "stable", "attribute")
+#: the relations that speak of one device's reports over time (local model only)
+OVER_TIME = ("history", "stable")
+#: the relations that exist in the local model only
+LOCAL_ONLY = (*OVER_TIME, "attribute")
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantee:
+    r"""An :math:`(\varepsilon, \delta)`-DP guarantee under a neighbouring relation, local or central.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In ``[0, 1)``; 0 for pure DP.
+    neighbouring : {"replace", "add-remove", "history", "stable", "attribute"}
+    model : {"local", "central"}
+    reports : int, optional
+        For ``"history"``: the number of reports of one device the guarantee covers.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    neighbouring: str = "replace"
+    model: str = "local"
+    reports: int | None = None
+
+    def __post_init__(self):
+        epsilon, delta = self.epsilon, self.delta
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < math.inf:
+            raise InvalidPrivacyParameterError(
+                f"The 'epsilon' parameter of PrivacyGuarantee must be a finite float > 0. Got {epsilon!r} instead."
+            )
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise InvalidPrivacyParameterError(
+                f"The 'delta' parameter of PrivacyGuarantee must be a float in [0, 1). Got {delta!r} instead."
+            )
+        if self.neighbouring not in NEIGHBOURING:
+            raise InvalidParameterError(
+                f"The 'neighbouring' parameter of PrivacyGuarantee must be one of {NEIGHBOURING}. "
+                f"Got {self.neighbouring!r} instead."
+            )
+        if self.model not in MODELS:
+            raise InvalidParameterError(
+                f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
+            )
+        if self.neighbouring in LOCAL_ONLY and self.model != "local":
+            raise InvalidParameterError(
+                f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
+                f"Got model={self.model!r}."
+            )
+        reports = self.reports
+        if (self.neighbouring == "history") != (reports is not None) or (
+            reports is not None and (isinstance(reports, bool) or not isinstance(reports, int) or reports < 1)
+        ):
+            raise InvalidParameterError(
+                "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
+                f"otherwise. Got reports={reports!r} with neighbouring={self.neighbouring!r}."
+            )
+        object.__setattr__(self, "epsilon", float(epsilon))
+        object.__setattr__(self, "delta", float(delta))
+
+    @property
+    def pure(self) -> bool:
+        """Whether this is pure :math:`\\varepsilon`-DP (``delta == 0``)."""
+        return self.delta == 0.0
+
+    def describe(self) -> str:
+        """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``."""
+        budget = f"{self.epsilon:g}" if self.pure else f"({self.epsilon:g}, {self.delta:g})"
+        if self.neighbouring == "history":
+            return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
+        if self.neighbouring == "stable":
+            return f"{budget}-LDP over any number of reports (local: two values of one device, each unchanged)"
+        if self.neighbouring == "attribute":
+            return f"{budget}-LDP per attribute (local: two records of one user differing in one attribute)"
+        if self.model == "local":
+            return f"{budget}-LDP (local: any two values of one user)"
+        relation = "replace one record" if self.neighbouring == "replace" else "add or remove one record"
+        return f"{budget}-differential privacy (central, {relation})"
+
+    def to_dict(self) -> dict:
+        data = {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring, "model": self.model}
+        if self.reports is not None:
+            data["reports"] = self.reports
+        return data
+
+    def covers(self, other: "PrivacyGuarantee", *, rtol: float = 1e-9) -> bool:
+        """Whether this guarantee is at least as strong as ``other`` (same relation and model)."""
+        return (
+            self.neighbouring == other.neighbouring
+            and self.model == other.model
+            and self.reports == other.reports
+            and self.epsilon <= other.epsilon * (1 + rtol)
+            and self.delta <= other.delta * (1 + rtol)
+        )
+
+
+def local_guarantee(epsilon: float) -> PrivacyGuarantee:
+    r"""Pure :math:`\varepsilon`-LDP: every output is at most :math:`e^\varepsilon` times likelier under one input than another."""
+    return PrivacyGuarantee(epsilon, 0.0, "replace", "local")
+
+
+def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str, str]:
+    if not guarantees:
+        raise InvalidParameterError(f"{owner} needs at least one guarantee. Got none.")
+    for guarantee in guarantees:
+        if not isinstance(guarantee, PrivacyGuarantee):
+            raise InvalidParameterError(
+                f"{owner} composes PrivacyGuarantee values. Got {type(guarantee).__name__} instead."
+            )
+    kinds = {(g.neighbouring, g.model) for g in guarantees}
+    if len(kinds) > 1:
+        raise InvalidParameterError(
+            f"{owner} composes guarantees of one neighbouring relation and model. Got {sorted(kinds)}."
+        )
+    return kinds.pop()
+
+
+def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
+    r"""Basic composition of steps on the same data: :math:`(\sum \varepsilon_i, \sum \delta_i)`."""
+    guarantees = list(guarantees)
+    neighbouring, model = _same_kind("privacy.sequential", guarantees)
+    delta = math.fsum(g.delta for g in guarantees)
+    if delta >= 1:
+        raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
+    reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
+    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
+
+
+def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
+    r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
+    guarantees = list(guarantees)
+    neighbouring, model = _same_kind("privacy.parallel", guarantees)
+    reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
+    return PrivacyGuarantee(
+        max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
+    )
+
+
+def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
+    """Divide ``total`` among steps on the same data, in proportion to ``shares``.
+
+    Parameters
+    ----------
+    total : PrivacyGuarantee
+    shares : int or sequence of float
+        ``k`` equal parts, or positive weights (normalized to sum to one).
+
+    Returns
+    -------
+    list of PrivacyGuarantee
+        One per share; their :func:`sequential` composition is ``total`` (up to
+        floating-point rounding, never above it by more than 1e-12 relative).
+    """
+    if not isinstance(total, PrivacyGuarantee):
+        raise InvalidParameterError(f"privacy.split needs a PrivacyGuarantee total. Got {type(total).__name__}.")
+    if isinstance(shares, (int,)) and not isinstance(shares, bool):
+        if shares < 1:
+            raise InvalidParameterError(f"The 'shares' parameter of privacy.split must be >= 1. Got {shares!r}.")
+        weights = [1.0] * shares
+    else:
+        try:
+            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
+        except (TypeError, ValueError):
+            weights = []
+        if not weights or not all(0 < w < math.inf for w in weights):
+            raise InvalidParameterError(
+                f"The 'shares' parameter of privacy.split must be an int >= 1 or positive weights. Got {shares!r}."
+            )
+    scale = math.fsum(weights)
+    return [
+        PrivacyGuarantee(
+            total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model, total.reports
+        )
+        for w in weights
+    ]
+
+
+def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
+    r"""``guarantee`` stated as a central guarantee under ``neighbouring``, or an error when none follows.
+
+    * Same relation, central model: unchanged.
+    * Local ``"replace"`` (:math:`\varepsilon`-LDP, one report per user) or ``"history"`` (one device's
+      reports over time) to central ``"replace"``: the same :math:`(\varepsilon, \delta)`.  Each user's
+      reports depend on that user's record alone, through a randomizer that is
+      :math:`\varepsilon`-indistinguishable on any two records, so the whole collection is
+      :math:`\varepsilon`-DP for data sets differing in one record (Kasiviswanathan et al. 2011, sec. 3;
+      the record is the user's value, or the history of values the guarantee covers).
+    * Central ``"add-remove"`` to ``"replace"``: replacing a record is removing it and adding another, two
+      add/remove steps, so :math:`(\varepsilon, \delta)` becomes
+      :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)` (group privacy, Dwork & Roth 2014, Thm. 2.2, with the
+      :math:`\delta` of chaining the two steps).
+
+    Refused: ``"replace"`` to ``"add-remove"`` (a release under replace neighbours may publish the number of
+    records, which add/remove neighbours tell apart), local guarantees to ``"add-remove"`` (the number of
+    reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
+    value: state the reports' loss with ``guarantee_over``).
+    """
+    if not isinstance(guarantee, PrivacyGuarantee):
+        raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
+    if neighbouring not in ("replace", "add-remove"):
+        raise InvalidParameterError(
+            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation). "
+            f"Got {neighbouring!r} instead."
+        )
+    epsilon, delta = guarantee.epsilon, guarantee.delta
+    if guarantee.model == "central" and guarantee.neighbouring == neighbouring:
+        return guarantee
+    if neighbouring == "replace" and guarantee.model == "local" and guarantee.neighbouring in ("replace", "history"):
+        return PrivacyGuarantee(epsilon, delta, "replace", "central")
+    if neighbouring == "replace" and guarantee.model == "central" and guarantee.neighbouring == "add-remove":
+        doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
+        if not 2 * epsilon < math.inf or doubled_delta >= 1:
+            raise InvalidPrivacyParameterError(
+                f"privacy.convert: {guarantee.describe()} is no guarantee under 'replace' neighbours "
+                f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
+            )
+        return PrivacyGuarantee(2.0 * epsilon, doubled_delta, "replace", "central")
+    if guarantee.neighbouring == "stable":
+        why = "the 'stable' relation bounds nothing about a device whose value changes: convert guarantee_over(reports)"
+    elif guarantee.model == "local":
+        why = "the number of reports tells whether one user took part: local guarantees hold under 'replace' only"
+    else:
+        why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
+    raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")

@@ -1,0 +1,160 @@
+""":class:`QuantileRelease`: private quantiles with their intervals, as every quantile method releases them.
+
+Made by :func:`dpdist.central.quantiles` (tree, AQ, JointExp, slice) and by the local adaptive
+quantile search (:meth:`dpdist.local.adaptive_quantiles.AdaptiveQuantiles.estimate`);
+:func:`check_q` is the one check of the probabilities both ask for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from .._guarantee import PrivacyGuarantee
+from ._presented import Presented
+from ._drawing import axes, pyplot
+from ._intervals import Interval, check_level, check_samples, json_value, percent
+from ._text import limits, text_table
+
+__all__ = ["QuantileRelease", "check_q", "draw_quantiles", "quantiles_figure"]
+
+
+@dataclass(frozen=True)
+class QuantileRelease(Presented):
+    """Private quantiles with their intervals (the result contract :class:`dpdist.estimates.Estimate`).
+
+    Attributes
+    ----------
+    q : ndarray
+        The requested probabilities.
+    values : ndarray
+        The released quantiles, non-decreasing in ``q``.
+    low, high : ndarray or None
+        Interval of each quantile at ``level`` (``None`` where the method gives none).
+    level : float
+    method : str
+    epsilon : float
+    details : dict
+    """
+
+    kind: ClassVar[str] = "quantiles"
+
+    q: np.ndarray
+    values: np.ndarray
+    low: np.ndarray | None
+    high: np.ndarray | None
+    level: float
+    method: str
+    epsilon: float
+    details: dict[str, Any] = field(default_factory=dict)
+    guarantee: PrivacyGuarantee | None = None
+
+    @property
+    def n(self) -> None:
+        """``None``: the count of records is not released (it is private under add/remove neighbours)."""
+        return None
+
+    def summary(self) -> dict[str, float]:
+        """Each released quantile, named ``"<q> quantile"``."""
+        return {f"{probability:g} quantile": float(value) for probability, value in zip(self.q, self.values)}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Columns ``q``, ``value``, ``low``, ``high`` (NaN where the method gives no interval)."""
+        missing = np.full(self.q.shape, np.nan)
+        return {
+            "q": self.q,
+            "value": self.values,
+            "low": missing if self.low is None else self.low,
+            "high": missing if self.high is None else self.high,
+        }
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """The intervals released with the quantiles, at their own ``level`` (none for ``aq`` and ``jointexp``)."""
+        check_level(level, "QuantileRelease.intervals")
+        if self.low is None or self.high is None:
+            return ()
+        method = str(self.details.get("intervals", f"released by {self.method}"))
+        return (Interval("quantile", self.values, self.low, self.high, self.level, method, at=self.q),)
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "q": json_value(self.q),
+            "values": json_value(self.values),
+            "low": json_value(self.low),
+            "high": json_value(self.high),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` (JSON-safe, plain floats)."""
+        return self.to_dict()
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """Each released quantile with the interval released with it (none is anytime-valid)."""
+        interval = {"low": document["low"], "high": document["high"]} if document.get("low") is not None else None
+        rows = [(f"quantile {q:g}", value, limits(interval, index), "-")
+                for index, (q, value) in enumerate(zip(document["q"], document["values"]))]
+        return text_table(rows, level, "none")
+
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
+        """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
+        quantile of the true values ``truth`` when given."""
+        truth = check_samples(truth, "QuantileRelease.describe")
+        true_values = None if truth is None else np.quantile(truth, self.q)
+        lines = []
+        for index, probability in enumerate(self.q):
+            interval = ("   no interval" if self.low is None or self.high is None
+                        else f"   {percent(self.level)} [{self.low[index]:.6g}, {self.high[index]:.6g}]")
+            true = "" if true_values is None else f"   (true {true_values[index]:.6g})"
+            lines.append(f"  {f'{probability:g} quantile':<18} {self.values[index]:.6g}{true}{interval}")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The quantiles as points at their probabilities, their intervals as segments."""
+        return draw_quantiles(self, ax, **kwargs)
+
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
+        """:meth:`plot` on a figure of its own (``truth`` is not drawn)."""
+        return quantiles_figure(self, label=label, xlabel=xlabel)
+
+
+def check_q(owner: str, q) -> np.ndarray:
+    """``q`` as a strictly increasing float array of probabilities in (0, 1), or an error naming ``owner``."""
+    try:
+        array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
+    except (TypeError, ValueError):
+        array = np.array([np.nan])
+    if array.ndim != 1 or array.size == 0 or not np.all((array > 0) & (array < 1)):
+        raise InvalidParameterError(
+            f"The 'q' parameter of {owner} must be one or more probabilities strictly between 0 and 1. Got {q!r} instead."
+        )
+    if np.any(np.diff(array) <= 0):
+        raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
+    return array
+
+
+def draw_quantiles(release: QuantileRelease, ax: Any = None, **kwargs: Any) -> Any:
+    """The released quantiles as points at their probabilities, their intervals (if any) as segments."""
+    ax = axes(ax, (7, 4))
+    label = kwargs.pop("label", "private quantiles")
+    ax.scatter(release.values, release.q, color=kwargs.pop("color", "C3"), zorder=3, label=label, **kwargs)
+    if release.low is not None:
+        ax.hlines(release.q, release.low, release.high, color="C3", alpha=0.6,
+                  label=f"{percent(release.level)} intervals")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("cumulative probability")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def quantiles_figure(release: QuantileRelease, *, label: str | None = None, xlabel: str | None = None) -> Any:
+    """:func:`draw_quantiles` on a figure of its own."""
+    figure, ax = pyplot().subplots(figsize=(7, 4))
+    draw_quantiles(release, ax, label=label or f"{release.method} quantiles")
+    ax.set_xlabel(xlabel or "value")
+    figure.tight_layout()
+    return figure
