@@ -89,7 +89,11 @@ def test_group_release_composes_in_parallel_and_releases_every_listed_group(tabl
     assert list(grouped.keys()) == ["lyon", "oslo", "pune", "rome"]  # rome: no row, released all the same
     assert "numbers of records are not released" in grouped.covers
     summary = grouped.summary()
-    assert _library(summary) == _library(table) and list(summary.columns) == ["city", "0.5 quantile"]
+    # the summary keeps each quantile's interval (issue 45, item 11: it showed the quantiles alone)
+    assert _library(summary) == _library(table)
+    assert list(summary.columns) == ["city", "0.5 quantile", "0.5 quantile low", "0.5 quantile high", "level"]
+    lows = summary["0.5 quantile low"].to_list()
+    assert lows == [float(grouped[city].low[0]) for city in ["lyon", "oslo", "pune", "rome"]]
     for city in ["lyon", "oslo", "pune"]:  # each group's median near its true one (the tree's interval)
         release = grouped[city]
         truth = np.median(COLUMNS["age"][COLUMNS["city"] == city])
@@ -114,7 +118,8 @@ def test_group_estimate_charges_the_protocol_once_and_names_keys_of_several_colu
     assert session.spent.epsilon == 1.0 and grouped.guarantee == protocol.guarantee
     stacked = grouped.table()
     assert stacked.shape == (9 * 8, 7) and list(stacked.columns)[:2] == ["city", "page"]
-    assert grouped.summary().shape[0] == 9
+    summary = grouped.summary()
+    assert summary.shape[0] == 9 and {"item 0 low", "item 0 high", "level", "n"} <= set(summary.columns)
 
 
 def test_errors_are_the_array_apis_naming_the_column(table):
