@@ -119,6 +119,7 @@ def server(tmp_path_factory):
     process.stop()
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_cli_submit_clips_and_counts_on_this_machine_only(server, column, capsys):
     from dpdist.client import Client
     from serve_support import ADMIN_TOKEN

@@ -186,6 +186,7 @@ def test_node_refuses_every_registered_protocol_it_does_not_implement(tmp_path):
         assert f"does not implement protocol '{name}'" in result.stderr
 
 
+@pytest.mark.slow  # eight node runs each
 @pytest.mark.parametrize("config", [
     {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
     {"protocol": "loloha", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8},
@@ -252,6 +253,7 @@ def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, 
     assert seeded.read_text() == before
 
 
+@pytest.mark.slow
 def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp_path):
     """Issue 27, item 2: the ledger in --memo FILE refuses a run that overspends, and a changed epsilon_1."""
     config = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
@@ -272,6 +274,7 @@ def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp
     assert json.loads(memo.read_text())["charges"] == json.loads(before)["charges"]
 
 
+@pytest.mark.slow
 def test_node_cli_refuses_bad_input_in_one_line_and_leaves_no_file(tmp_path):
 
     grr = local.make("grr", epsilon=1.0, domain_size=5)
@@ -333,6 +336,7 @@ def _weakened(view: dict) -> dict:
     return {**view, "design": {**view["design"], name: changed}}
 
 
+@pytest.mark.slow
 def test_node_checks_the_client_views_python_publishes(tmp_path):
     """Every client view Python publishes for a config the JS client implements is accepted, with the
     format it states; the view with a changed design constant, or another dtype, is refused."""
@@ -492,6 +496,7 @@ def test_node_marginal_and_grid_records_follow_the_channel_and_estimate_correctl
     _check_group_estimate(protocol, estimate, records)
 
 
+@pytest.mark.slow
 def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
     """`privatize.js --columns` on a CSV of records: `dpdist aggregate` takes every report, each record is what
     Python's writer makes of its rows, and the one-line summary counts the skipped and clipped cells."""
@@ -512,6 +517,7 @@ def test_node_cli_columns_records_are_read_by_dpdist_byte_for_byte(tmp_path):
     assert io.encode_record(protocol, reports, identity.removeprefix("id:")) == out.read_bytes()
 
 
+@pytest.mark.slow
 def test_node_cli_columns_writes_grid_records_dpdist_reads(tmp_path):
     """`privatize.js --columns` on records of an hdg config (attributes without a protocol of their own): each
     cell checked and clipped by its attribute's bounds, every report accepted by `dpdist aggregate`."""
