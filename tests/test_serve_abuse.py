@@ -575,12 +575,18 @@ def test_the_constraint_test_raises_its_alarm_in_the_api_and_the_cli(tmp_path, c
         assert poisoned["summary"].startswith("POISONING SUSPECTED: the counts fit no honest population")
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "ss", "l-grr", "l-osue"])
+def _poisoning_tested() -> list[str]:
+    from dpdist.serve._diagnostics import TESTED
+
+    return sorted(TESTED)
+
+
+@pytest.mark.parametrize("name", _poisoning_tested())
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is
     Bin(n, p*), every other item's Bin(n, q*)), so a flag at alpha/(2d) is a false alarm with probability
     <= alpha. 400 seeded campaigns; tolerance 4 binomial standard deviations (21 rates are checked)."""
-    from dpdist.serve._diagnostics import diagnostics
+    from dpdist.serve._diagnostics import UNARY, diagnostics
 
     params = {"epsilon": 1.0, "domain_size": 6}
     if name in ("l-grr", "l-osue"):
@@ -588,7 +594,7 @@ def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_re
     protocol = local.make(name, **params)
     rng = np.random.default_rng(29)
     t, runs, n = 0.1, 400, 400
-    tests = 2 * protocol.domain_size + (name in ("oue", "sue", "l-osue"))
+    tests = 2 * protocol.domain_size + (name in UNARY)
     low_hits = high_hits = total_hits = 0
     for _ in range(runs):
         aggregator = protocol.simulate(np.zeros(n, dtype=np.int64), rng=rng)
