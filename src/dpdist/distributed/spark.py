@@ -78,7 +78,7 @@ def _reduce(states: Any, protocol: LocalProtocol, depth: int) -> Aggregator:
 
 
 # ---------------------------------------------------------------------- report files
-def _states_of_parts(protocol: LocalProtocol, parts: Iterator[tuple[str, int | None]]) -> Iterator[Aggregator]:
+def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | None]]) -> Iterator[Aggregator]:
     """One state per partition: the parts it holds, read and added one after the other."""
     state = protocol.aggregator()
     for path, row_group in parts:
@@ -119,7 +119,7 @@ def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtoco
 
 # ---------------------------------------------------------------------- simulation
 def _states_of_blocks(protocol: LocalProtocol, root: np.random.SeedSequence,
-                      blocks: Iterator[tuple[int, Any]]) -> Iterator[Aggregator]:
+                      blocks: Iterable[tuple[int, Any]]) -> Iterator[Aggregator]:
     """One state per partition: each ``(index, values)`` block simulated with its own stream, merged."""
     state = protocol.aggregator()
     for index, values in blocks:
@@ -135,7 +135,9 @@ def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
         import pyarrow as pa  # lazy: runs on the executors (pyspark[sql] brings pyarrow)
         from pyspark import TaskContext  # lazy: optional extra dpdist[spark]
 
-        index = TaskContext.get().partitionId()
+        task = TaskContext.get()
+        assert task is not None  # (mapInArrow's function runs in a task)
+        index = task.partitionId()
         columns = [batch.column(0).to_numpy(zero_copy_only=False) for batch in batches]
         values = np.concatenate(columns) if columns else np.zeros(0)
         state = simulate_block(protocol, values, root, index)

@@ -111,7 +111,7 @@ def _staging_backend() -> str:
 
 def _dask_frame(data: dict[str, Any]) -> Any:
     """A one-partition Dask DataFrame; byte cells stay bytes (Dask would otherwise turn object columns to strings)."""
-    import dask  # lazy: the caller's engine (a Dask frame came in)
+    import dask.config  # lazy: the caller's engine (a Dask frame came in)
     import dask.dataframe as dd  # lazy: the caller's engine
     import pandas as pd  # lazy: Dask's partitions are pandas frames
 
