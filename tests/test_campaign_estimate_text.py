@@ -53,3 +53,12 @@ def test_a_protocol_without_a_sequence_says_why():
     lines = estimate_lines(_document(protocol, aggregate))
     assert any(line.startswith("anytime: none, CMS") and "hash family" in line for line in lines)
     assert estimate_lines(None) == ["no report yet"]
+
+
+def test_an_estimate_note_is_printed_and_served():
+    # issue 45 item 10: CP's uniform estimate of sparsity 0 says so in the service's document and the CLI's text
+    protocol = local.make("cp", epsilon=1.0, domain_size=64)
+    aggregate = protocol.simulate(np.random.default_rng(0).integers(0, 64, 2000), rng=1)
+    document = _document(protocol, aggregate)
+    assert len(document["notes"]) == 1 and "no item stands out of the noise" in document["notes"][0]
+    assert any(line.startswith("note: no item stands out of the noise") for line in estimate_lines(document))

@@ -257,3 +257,37 @@ def test_sparsity_rule_is_checked():
     with pytest.raises(InvalidParameterError, match="'sparsity_rule' are options of estimator='omp'"):
         proto.estimate(aggregate, estimator="ibu", sparsity_rule="risk")
     assert proto.estimate(aggregate, sparsity_rule="risk").details["sparsity"] >= 1
+
+
+def _cp_without_a_standout(n=2_000):
+    protocol = local.make("cp", epsilon=1.0, domain_size=64)
+    return protocol, protocol.simulate(np.random.default_rng(0).integers(0, 64, n), rng=1)
+
+
+def test_an_estimate_of_sparsity_zero_says_it_is_the_uniform_default():
+    # issue 45 item 10: with no item above the noise CP returned exactly the uniform distribution without a word
+    protocol, aggregate = _cp_without_a_standout()
+    estimate = protocol.estimate(aggregate)
+    assert estimate.details["sparsity"] == 0
+    np.testing.assert_allclose(estimate.frequencies, 1 / 64)
+    (note,) = estimate.notes()
+    assert "no item stands out of the noise" in note and "uniform distribution (1/64 per item)" in note
+    assert 0 < estimate.details["noise_ratio"] <= 1 and f"{estimate.details['noise_ratio']:.2g} of the" in note
+    assert estimate.to_dict()["notes"] == [note] and estimate.to_json().count("no item stands out") == 1
+    assert "note               no item stands out" in estimate.describe()
+    none = protocol.estimate(aggregate, postprocess="none")  # the empty model itself
+    assert "all zeros" in none.notes()[0]
+    sparse = protocol.simulate(np.random.default_rng(0).choice(64, 20_000, p=np.r_[0.5, 0.3, np.full(62, 0.2 / 62)]), rng=1)
+    found = protocol.estimate(sparse)
+    assert found.details["sparsity"] >= 1 and found.notes() == [] and found.to_dict()["notes"] == []
+
+
+def test_the_note_reaches_the_cli_from_a_state_file(tmp_path, capsys):
+    from dpdist.cli import main
+
+    protocol, aggregate = _cp_without_a_standout()
+    from dpdist import io
+
+    io.save_state(tmp_path / "cp.state", aggregate)
+    assert main(["estimate", "--state", str(tmp_path / "cp.state")]) == 0
+    assert "note       no item stands out of the noise" in capsys.readouterr().out

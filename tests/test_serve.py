@@ -324,6 +324,34 @@ def test_numerical_estimate_json(server, admin):
     assert estimate["uncertainty"]["sequence_unavailable"] is None
 
 
+@pytest.mark.slow
+def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin):
+    """Issue 45 item 5 against a real server: ``dpdist campaign estimate`` (text and --json), the API without a query
+    (the dashboard's request) and the Python client give the same fixed-n interval of the mean."""
+    import os
+
+    campaign = new_campaign(admin, {"protocol": "sw", "epsilon": 2.0, "bins": 32, "bounds": [0.0, 200_000.0]})
+    admin.submit_values(campaign, np.clip(np.random.default_rng(12).lognormal(11.0, 0.6, 3000), 0, 200_000))
+    env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+
+    def cli(*args):
+        done = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, campaign,
+                               *args], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def mean_interval(document):
+        mean = next(i for i in document["estimate"]["intervals"] if i["quantity"] == "mean" and not i["anytime_valid"])
+        return mean["low"], mean["high"]
+
+    api = httpx.get(f"{server.url}/api/campaigns/{campaign}/estimate", headers=admin_headers(), timeout=60).json()
+    views = [mean_interval(api), mean_interval(admin.estimate(campaign)), mean_interval(json.loads(cli("--json")))]
+    assert len(set(views)) == 1, views
+    low, high = views[0]
+    row = next(line.split() for line in cli().splitlines() if line.split()[:1] == ["mean"])
+    assert " ".join(row[2:4]) == f"[{low:.4g}, {high:.4g}]"
+
+
 def test_export_round_trips_the_kept_reports(server, admin, tmp_path):
     campaign = new_campaign(admin, keep_reports=True)
     protocol = admin.protocol(campaign)

@@ -534,6 +534,34 @@ def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces
             assert admin.estimate(untested)["diagnostics"]["test"] is None
 
 
+@pytest.mark.slow
+def test_the_constraint_test_raises_its_alarm_in_the_api_and_the_cli(tmp_path, capsys, monkeypatch):
+    """Issue 45 item 6, end to end: fake GRR reports that never name the rare items (6 % of 5 x 10^4, each of 14
+    items' counts inside its region) are flagged by the likelihood ratio against every input distribution; the
+    API's diagnostics carry it as ``constraint`` and its line as ``summary``, which dpdist campaign estimate prints."""
+    from dpdist.cli import main
+
+    monkeypatch.setattr("dpdist.serve._estimate_cache.SPACING", 0.0)
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 16}
+    protocol = local.from_config(config)
+    rng = np.random.default_rng(48)
+    with InProcessServer(str(tmp_path / "c.sqlite")) as server:
+        campaign = new_campaign(server.url, config)
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            admin.submit_reports(campaign, protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
+            honest = admin.estimate(campaign)["diagnostics"]
+            assert honest["flagged"] is False and honest["constraint"]["test"] == "likelihood_ratio"
+            assert honest["summary"].startswith("poisoning test: no sign") and "2e-06" in honest["summary"]
+            admin.submit_reports(campaign, protocol, rng.integers(0, 2, 3_000).astype(np.uint8))
+            poisoned = admin.estimate(campaign)["diagnostics"]
+        assert poisoned["flagged"] is True and poisoned["count_above"] == poisoned["count_below"] == 0
+        assert poisoned["constraint"]["flagged"] is True and poisoned["constraint"]["p_value"] < 1e-6
+        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
+        assert main(["campaign", "estimate", "--server", server.url, campaign]) == 0
+        assert "  " + poisoned["summary"] in capsys.readouterr().out.splitlines()
+        assert poisoned["summary"].startswith("POISONING SUSPECTED: the counts fit no honest population")
+
+
 @pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "ss", "l-grr", "l-osue"])
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is

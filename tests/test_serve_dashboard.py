@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -99,6 +103,16 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         assert np.allclose([float(bar.get_attribute("data-value")) for bar in bars], shown["density"])
         summary = browser.find_element("id", "summary").text  # "mean 0.2857, median 0.2646"
         assert float(summary.split()[1].rstrip(",")) == pytest.approx(api["estimate"]["mean"], rel=1e-3)
+        # issue 45 item 5: the page's fixed-n interval of the mean is the CLI's and the API's (one state, one interval)
+        row = browser.execute_script("return document.querySelector('#values tbody tr').cells[2].textContent;")
+        cli = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, "dash-sw",
+                              "--json"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+        assert cli.returncode == 0, cli.stderr
+        for document in (api, json.loads(cli.stdout)):
+            mean = next(i for i in document["estimate"]["intervals"] if i["quantity"] == "mean" and not i["anytime_valid"])
+            assert [float(x) for x in row.strip("[]").split(",")] == pytest.approx(
+                [float(f"{mean['low']:.4g}"), float(f"{mean['high']:.4g}")], rel=1e-9)
         # the default 1024 bins are drawn on the figure's 40, not bin by bin
         admin.create_campaign("dash-sw-fine", {"protocol": "sw", "epsilon": 2.0})
         admin.open_campaign("dash-sw-fine")
@@ -112,6 +126,39 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
     browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token=wrong-token")
     browser.refresh()
     wait_for(browser, lambda d: "admin token" in d.find_element("id", "error").text)
+
+
+def test_an_estimate_note_is_shown(browser, server):
+    """Issue 45 item 10: CP's uniform estimate of sparsity 0 says so on the page."""
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-cp", {"protocol": "cp", "epsilon": 1.0, "domain_size": 64})
+        admin.open_campaign("dash-cp")
+        protocol = admin.protocol("dash-cp")
+        admin.submit_reports("dash-cp", protocol, protocol.privatize(np.random.default_rng(0).integers(0, 64, 2000), rng=1))
+        browser.get(f"{server.url}/campaigns/dash-cp/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        api = admin.estimate("dash-cp")
+    shown = browser.execute_script("const e = document.getElementById('notes'); return [e.hidden, e.textContent];")
+    assert api["estimate"]["notes"] and shown == [False, " ".join(api["estimate"]["notes"])]
+    assert "no item stands out of the noise" in shown[1]
+
+
+def test_the_poisoning_alarm_is_the_apis_line(browser, server):
+    """Issue 45 item 6: the page prints the service's diagnostics line (``summary``), the likelihood-ratio alarm
+    included, as dpdist campaign estimate does."""
+    rng = np.random.default_rng(48)
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-poison", {"protocol": "grr", "epsilon": 1.0, "domain_size": 16})
+        admin.open_campaign("dash-poison")
+        protocol = admin.protocol("dash-poison")
+        admin.submit_reports("dash-poison", protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
+        admin.submit_reports("dash-poison", protocol, rng.integers(0, 2, 3_000).astype(np.uint8))  # never randomized
+        browser.get(f"{server.url}/campaigns/dash-poison/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        diagnostics = admin.estimate("dash-poison")["diagnostics"]
+    assert diagnostics["constraint"]["flagged"] and diagnostics["flagged"]
+    assert browser.find_element("id", "diagnostics").text == diagnostics["summary"]
+    assert diagnostics["summary"].startswith("POISONING SUSPECTED: the counts fit no honest population")
 
 
 def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(browser, server):

@@ -18,7 +18,13 @@ Every derived random stream comes from this module, in one of two ways:
   :func:`order_generator` the stream that shuffles the run's reports;
 * by name: :func:`named_generator` keys a stream by :func:`stable_id` of names
   and numbers (the experiment runner's cells, the demo), so adding a method or
-  a dataset never changes another's numbers.
+  a dataset never changes another's numbers;
+* by state: :func:`state_generator` keys a stream by the bytes of what a
+  post-processing step is a function of (a protocol's config, an aggregate's
+  statistic and count, the estimate's options), so a bootstrap interval is a
+  function of the state it describes: the same in every view and every time it
+  is asked for (docs/uncertainty.md, "What determines a band").  Nothing there is secret: the aggregate is
+  already private and the bootstrap adds no privacy.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ __all__ = [
     "canonical_numbers",
     "stable_id",
     "named_generator",
+    "state_generator",
 ]
 
 
@@ -177,3 +184,32 @@ def named_generator(seed: int, *names) -> np.random.Generator:
     """The stream of ``seed`` keyed by ``names``: ``default_rng([seed, stable_id(name) ...])``."""
     return np.random.default_rng([int(seed), *(stable_id(name) for name in names)])
 
+
+
+def _state_bytes(part: Any) -> bytes:
+    """One part of a state in bytes that identify it: an array by dtype, shape and contents, anything else
+    by its canonical JSON (:func:`canonical_numbers`, sorted keys)."""
+    if isinstance(part, np.ndarray):
+        array = np.ascontiguousarray(part)
+        return b"array:" + array.dtype.str.encode() + repr(array.shape).encode() + b":" + array.tobytes()
+    text = json.dumps(canonical_numbers(part), sort_keys=True, default=repr, separators=(",", ":"))
+    return b"json:" + text.encode()
+
+
+def state_generator(purpose: str, *parts: Any) -> np.random.Generator:
+    """A PCG64 stream keyed by the BLAKE2b-256 hash of ``purpose`` and ``parts`` (arrays by their bytes).
+
+    The stream of a post-processing step that must be a function of its inputs: the
+    parametric bootstrap of :func:`dpdist.uncertainty.cdf_band` and of ``estimator="ibu"``
+    intervals, keyed by the protocol's config, the aggregate's statistic and ``n`` and the
+    estimate options, so that one campaign state gives one interval wherever and however
+    often it is asked for.  Each part is hashed with its length, so parts cannot run into
+    each other.  Deterministic and public by design: never for randomness that protects
+    anyone (privatization uses :func:`check_rng`'s CSPRNG).
+    """
+    digest = hashlib.blake2b(digest_size=32, person=b"dpdist-state")
+    for part in (purpose, *parts):
+        encoded = _state_bytes(part)
+        digest.update(len(encoded).to_bytes(8, "little"))
+        digest.update(encoded)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest.digest(), "little")))

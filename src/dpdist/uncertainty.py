@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._rng import check_rng
+from ._rng import check_rng, state_generator
 from ._validation import Integer, Interval, Options, check_param
 from .errors import InvalidParameterError
 from ._types import Seed
@@ -81,7 +81,7 @@ from .estimates._band import upper_order_statistic
 if TYPE_CHECKING:
     from .local import Aggregator, LocalProtocol
 
-__all__ = ["CDFBand", "cdf_band"]
+__all__ = ["CDFBand", "band_generator", "cdf_band"]
 
 
 def cdf_band(
@@ -102,7 +102,13 @@ def cdf_band(
         Bootstrap replicates ``B`` (>= 20; the cost is ``B`` estimates).  The
         simultaneous band's quantile needs a few hundred for two-digit accuracy.
     rng : seed or Generator, optional
-        Randomness of the replicates; default the CSPRNG-seeded generator.
+        Randomness of the replicates.  By default (``None``) a stream keyed by the state the
+        band describes (:func:`band_generator`): the protocol's config, the aggregate's
+        statistic and ``n`` and ``options``, so one aggregate gives one band however often and
+        wherever it is asked for (the service's API, its dashboard, ``dpdist campaign
+        estimate`` and ``dpdist estimate --state`` agree); ``level`` and ``replicates`` are not
+        in the key, so a 90 % band lies inside the 95 % one and ``B = 200`` extends the
+        replicates of ``B = 100``.  A seed or a generator for independent bands (coverage studies).
     **options
         Estimate options, passed to every estimate (e.g. ``postprocess``).
 
@@ -113,7 +119,7 @@ def cdf_band(
     """
     level = check_param("cdf_band", "level", level, Interval(0.0, 1.0, closed="neither"))
     replicates = check_param("cdf_band", "replicates", replicates, Integer(low=20, high=100_000))
-    generator = check_rng(rng, owner="cdf_band")
+    generator = band_generator(protocol, aggregator, options) if rng is None else check_rng(rng, owner="cdf_band")
     estimate = protocol.estimate(aggregator, **options)
     if not isinstance(estimate, Distribution):
         raise InvalidParameterError(
@@ -144,6 +150,17 @@ def cdf_band(
         method = "parametric bootstrap of the estimate, bias-corrected"
     band = _band(estimate.edges, center, deviations, bias, level, replicates, method)
     return replace(estimate, band=band)
+
+
+def band_generator(protocol: LocalProtocol, aggregator: Aggregator, options: dict) -> np.random.Generator:
+    """The bootstrap's stream when no ``rng`` is given: keyed by the protocol's config, the aggregate's
+    statistic and ``n``, and the estimate options (:func:`dpdist._rng.state_generator`; public, deterministic).
+
+    The parametric bootstrap is post-processing of the aggregate: its randomness protects
+    nothing, and drawing it afresh per request gave one campaign three different "95 %"
+    intervals of its mean in three views (docs/uncertainty.md, "What determines a band").
+    """
+    return state_generator("cdf_band", protocol.config(), np.asarray(aggregator.statistic), int(aggregator.n), options)
 
 
 #: Keys of ``details`` holding an estimate's unbiased bin masses before projection.

@@ -563,6 +563,8 @@ def run_estimate_from_state(args) -> int:
         print(f"  over time  {cast(Any, protocol).describe_over_time()}")  # a memoized protocol (tags)
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
+    for note in estimate.notes():  # what the estimate says of itself (docs/results.md)
+        print(f"  note       {note}")
     if args.out:
         _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")

@@ -20,12 +20,17 @@ def estimate_lines(estimate: dict | None) -> list[str]:
     """The lines of the table (written by the estimate's own kind) and the notes on its uncertainty."""
     if estimate is None:
         return ["no report yet"]
-    return document_lines(estimate) + _notes(estimate.get("uncertainty") or {})
+    notes = [f"note: {note}" for note in estimate.get("notes") or ()]  # what the estimate says of itself
+    return document_lines(estimate) + notes + _notes(estimate.get("uncertainty") or {})
 
 
 def _notes(uncertainty: dict) -> list[str]:
     lines = ["fixed-n: valid for one look at a number of reports fixed in advance; anytime: holds at every n, "
              "however often it is looked at"]
+    bootstrap = uncertainty.get("bootstrap")
+    if bootstrap:
+        lines.append(f"fixed-n band: {bootstrap['replicates']} parametric-bootstrap replicates at "
+                     f"{round(100 * bootstrap['level'], 6):g}%, {bootstrap['stream']}")
     if uncertainty.get("sequence_unavailable"):
         lines.append(f"anytime: none, {uncertainty['sequence_unavailable']}")
     if uncertainty.get("note"):

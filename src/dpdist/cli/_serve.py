@@ -659,10 +659,9 @@ def _print_summary(document: dict) -> None:
     for line in estimate_lines(document["estimate"]):
         print("  " + line)
     diagnostics = document.get("diagnostics") or {}
-    if diagnostics.get("test") and not diagnostics.get("detail"):  # protocols without a test: no line
-        from ..serve._diagnostics import describe  # lazy: the service's code loads only when it runs (dpdist[serve])
-
-        print("  " + describe(document["diagnostics"]))
+    ran = (diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
+    if ran:  # protocols without a test: no line
+        print("  " + diagnostics["summary"])
 
 
 def _run_export(args) -> int:

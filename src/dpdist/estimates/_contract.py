@@ -45,6 +45,9 @@ class Estimate(Protocol):
         estimator has them (what a one-screen report prints).
     table() -> dict[str, ndarray]
         The whole estimate as named, equal-length columns (what a CSV holds).
+    notes() -> list of str
+        What a reader must know to read it, in sentences (usually none), e.g. CP's
+        estimate of an aggregate in which no item stands out of the noise.
     intervals(level) -> tuple of Interval
         Its confidence intervals and bands (none where the estimator has none);
         ``level`` sets those computed on request, those made with the estimate
@@ -88,6 +91,8 @@ class Estimate(Protocol):
     def table(self) -> dict[str, np.ndarray]: ...
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]: ...
+
+    def notes(self) -> list[str]: ...
 
     def to_dict(self, level: float = 0.95) -> dict[str, Any]: ...
 

@@ -342,6 +342,7 @@ class Distribution(Presented):
         low, high = self.bounds
         lines.append(f"  bins               {self.bins} over [{low:g}, {high:g}]"
                      + (f", a circle ({high:g} is {low:g}; quantiles from {low:g})" if circular else ""))
+        lines.extend(f"  note               {note}" for note in self.notes())
         return "\n".join(lines)
 
     @classmethod

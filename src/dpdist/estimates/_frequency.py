@@ -272,6 +272,7 @@ class FrequencyEstimate(Presented):
             lines.append(f"  {names[item]:<{width}}  {share:9.4f}  {interval}{true}")
         if not self.has_intervals:  # say why rather than print an interval that does not cover
             lines.append(f"  intervals          {self._no_interval_reason()}")
+        lines.extend(f"  note               {note}" for note in self.notes())
         return "\n".join(lines)
 
     def _check_truth(self, truth, method: str) -> np.ndarray | None:

@@ -72,7 +72,8 @@ class Presented:
 
     def to_dict(self, level: float = 0.95) -> dict[str, Any]:
         """The JSON form (``docs/results.md``): ``schema``, ``kind``, what produced it, its guarantee,
-        ``summary``, ``intervals`` (at ``level`` where they are computed on request) and the fields of its kind.
+        ``summary``, ``intervals`` (at ``level`` where they are computed on request), ``notes`` (:meth:`notes`) and
+        the fields of its kind.
 
         JSON-safe: plain numbers and lists, ``null`` for a missing or non-finite value.
         """
@@ -87,9 +88,16 @@ class Presented:
             "guarantee": None if guarantee is None else guarantee.to_dict(),
             "summary": {name: json_value(value) for name, value in self.summary().items()},  # type: ignore[attr-defined]
             "intervals": [interval.to_dict() for interval in self.intervals(level)],
+            "notes": self.notes(),
         }
         document.update(self._json_fields(level))
         return document
+
+    def notes(self) -> list[str]:
+        """What a reader must know to read the estimate, in sentences (``details["notes"]``; ``[]`` mostly): e.g.
+        that CP found no item above the noise and its estimate is the uniform distribution (docs/frequency.md)."""
+        details = getattr(self, "details", None) or {}
+        return [str(note) for note in details.get("notes", ())]
 
     def to_json(self, level: float = 0.95, **kwargs: Any) -> str:
         """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`, e.g. ``indent=2``)."""

@@ -50,6 +50,10 @@ class ReleasedDistribution:
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         return self._presented(level).intervals(level)
 
+    def notes(self) -> list[str]:
+        """The distribution's notes (:meth:`Distribution.notes`)."""
+        return self.to_distribution().notes()
+
     def to_dict(self, level: float = 0.95) -> dict[str, Any]:
         """The JSON of the distribution (``docs/results.md``), with its band at ``level`` when the release has one."""
         return self._presented(level).to_dict(level)

@@ -180,6 +180,12 @@ JSON_SCHEMA: dict[str, Any] = {
             "description": "the headline numbers, named (Estimate.summary)",
         },
         "intervals": {"type": "array", "items": INTERVAL},
+        "notes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "what a reader must know to read the estimate, in sentences (e.g. CP found no item above "
+            "the noise: its estimate is the uniform distribution); usually empty",
+        },
     },
     "allOf": [
         {

@@ -36,6 +36,7 @@ from ._report_kinds import (
 )
 from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
+from .frequency._feasibility import FeasibilityTest, feasibility_test, set_bits_test
 from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
 from .words import StringCodec, encode_strings
 
@@ -62,6 +63,9 @@ __all__ = [
     "Field",
     "EmbeddedReports",
     "heavy_hitters",
+    "feasibility_test",
+    "set_bits_test",
+    "FeasibilityTest",
     "encode_strings",
     "HeavyHitters",
     "StringCodec",

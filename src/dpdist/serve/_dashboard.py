@@ -52,6 +52,7 @@ _STYLE = r"""
   .legend .l-cdf { border-top: 2px solid #1f4e8c; height: 0; }
   .legend .l-dot { width: 0.7rem; border-radius: 50%; background: #1f4e8c; }
   .note { color: #555; font-size: 0.9rem; } #error { color: #b00; }
+  .warning { background: #fff4e5; border-left: 4px solid #d0680f; padding: 0.4rem 0.7rem; }
   table { border-collapse: collapse; margin: 0.4rem 0; }
   td, th { padding: 3px 12px; border-bottom: 1px solid #eee; text-align: left; font-variant-numeric: tabular-nums; }
   th { background: #f6f6f6; } td.num { text-align: right; }
@@ -85,6 +86,7 @@ _PAGE = r"""<!doctype html>
 <svg id="density-chart" width="900" height="200" role="img" aria-label="density" hidden></svg>
 <div id="attributes"></div>
 <p id="summary"></p>
+<p class="warning" id="notes" hidden></p>
 <table id="values"><thead></thead><tbody></tbody></table>
 <p class="note" id="meaning"></p>
 <p id="stop-row"><label for="width">Stop when the anytime band is narrower than </label><input id="width" type="number" min="0"
@@ -350,8 +352,12 @@ function drawEstimate(data) {
   if (!e) {
     $("summary").textContent = "no report yet"; $("band-note").textContent = ""; $("legend").textContent = "";
     fillValues([], []); $("meaning").textContent = ""; $("stop").textContent = "";
+    $("notes").textContent = ""; $("notes").hidden = true;
     return;
   }
+  // what the estimate says of itself (CP's uniform estimate when no item stands out of the noise: docs/frequency.md)
+  $("notes").textContent = (e.notes || []).join(" ");
+  $("notes").hidden = !(e.notes && e.notes.length);
   const u = e.uncertainty || {};
   const anytime = (e.intervals || []).some((i) => i.anytime_valid);
   const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
@@ -364,6 +370,8 @@ function drawEstimate(data) {
   else meanView(e, level, CONFIG);
   $("band-note").textContent = `(${level}% fixed-n and anytime)`;
   $("meaning").textContent = (u.fixed_n_note ? u.fixed_n_note[0].toUpperCase() + u.fixed_n_note.slice(1) + ". " : "")
+    + (u.bootstrap ? `Fixed-n band: ${u.bootstrap.replicates} bootstrap replicates at ${fmt(100 * u.bootstrap.level)}%, `
+                     + u.bootstrap.stream + ". " : "")
     + (anytime ? "Anytime: holds at every number of reports at once, however often it is looked at ("
                  + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
   $("stop-row").hidden = !anytime;
@@ -408,16 +416,9 @@ function drawHistory(points) {
      "time (UTC) from " + new Date(t0).toISOString().slice(0, 10));
 }
 
-function drawDiagnostics(d) {
+function drawDiagnostics(d) {  // the service's own line (diagnostics.summary), as dpdist campaign estimate prints it
   const node = $("diagnostics");
-  if (!d || d.test === null || d.test === undefined || d.detail) {
-    node.textContent = "poisoning test: " + ((d && d.detail) || "none");
-  } else if (!d.flagged) {
-    node.textContent = "poisoning test: no sign (false-alarm rate <= " + d.alpha + ")";
-  } else {
-    node.textContent = "POISONING SUSPECTED: " + d.count_above + " item(s) supported more, " + d.count_below
-      + " less than any honest population can (adjusted p = " + d.min_p_value.toPrecision(2) + ")";
-  }
+  node.textContent = d ? d.summary || "poisoning test: " + (d.detail || "none") : "poisoning test: none";
   node.style.color = d && d.flagged ? "#b00" : "";
 }
 

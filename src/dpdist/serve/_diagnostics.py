@@ -47,6 +47,18 @@ flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
 
 It applies to the protocols whose support of an item is exactly such a Bernoulli
 per report (:data:`TESTED`); other protocols get ``"test": null`` and the reason.
+
+The constraint test (docs/deployment.md, "Poisoning diagnostics").  Each support count inside its own region is not
+enough: 10 % of GRR reports on one item (:math:`\varepsilon = 1`, :math:`d = 16`, uniform
+population) put that item's estimate at 1.03 and every other item's slightly below 0, each
+count within its region.  ``constraint`` holds the likelihood-ratio test of the aggregate
+against the set of all input distributions, the fit on the simplex against the saturated
+fit on the protocol's exact channel
+(:func:`dpdist.local.frequency._feasibility.feasibility_test`: output histograms of ``grr``,
+``hr``, ``cp``, ``flh``; per-bit counts of ``oue``, ``sue``), with a p-value bound valid for
+every n (its false-alarm rate is at most :data:`ALPHA` too); the campaign is flagged when
+either test flags, so **at most** :math:`2\alpha` per evaluation.  ``summary`` is the one
+line the dashboard and ``dpdist campaign estimate`` print.
 """
 
 from __future__ import annotations
@@ -68,20 +80,41 @@ REFERENCE = (
 )
 
 
-def diagnostics(protocol, aggregator, alpha: float = ALPHA) -> dict:
-    """The poisoning test of a campaign's aggregate (JSON-ready).
+def diagnostics(protocol, aggregator, alpha: float = ALPHA, constraint_alpha: float = ALPHA) -> dict:
+    """The poisoning tests of a campaign's aggregate (JSON-ready), with ``summary``, their line of text.
 
     Returns ``{"test", "alpha", "flagged", "items_below", "items_above", "count_below", "count_above",
-    "min_p_value", "method"}``: items whose support count is below (above) what any honest population
-    produces, at most 20 of each listed (most significant first); ``min_p_value`` is the smallest
-    Bonferroni-adjusted p-value.  Unary encodings add ``"bits_per_report": {"observed", "expected",
-    "flagged"}``, the total support test.
+    "min_p_value", "method", "constraint", "summary"}``: items whose support count is below (above) what any
+    honest population produces, at most 20 of each listed (most significant first); ``min_p_value`` is the
+    smallest Bonferroni-adjusted p-value.  Unary encodings add ``"bits_per_report": {"observed", "expected",
+    "flagged"}``, the total support test.  ``constraint`` is the likelihood-ratio test against every input
+    distribution (:meth:`FeasibilityTest.to_dict <dpdist.local.frequency._feasibility.FeasibilityTest.to_dict>`),
+    or ``{"test": null, "detail"}``; ``flagged`` is either test's flag.
     """
+    document = _support_counts(protocol, aggregator, alpha)
+    if int(aggregator.n) > 0:
+        document["constraint"] = _constraint(protocol, aggregator, constraint_alpha)
+        document["flagged"] = bool(document["flagged"] or document["constraint"]["flagged"])
+    document["summary"] = describe(document)
+    return document
+
+
+def _constraint(protocol, aggregator, alpha: float) -> dict:
+    from ..local.frequency._feasibility import feasibility_test, why_no_feasibility_test
+
+    reason = why_no_feasibility_test(protocol)
+    if reason is not None:
+        return {"test": None, "flagged": False, "detail": reason}
+    return feasibility_test(protocol, aggregator, alpha=alpha).to_dict()
+
+
+def _support_counts(protocol, aggregator, alpha: float) -> dict:
+    """The support-count test (module docstring), without ``constraint`` and ``summary``."""
     name = protocol.name
     if name not in TESTED:
         return {"test": None, "flagged": False,
-                "detail": f"no poisoning test for {name}: its support counts are not sums of independent Bernoulli(p*), "
-                "Bernoulli(q*) per report"}
+                "detail": f"no support-count test for {name}: its support counts are not sums of independent "
+                "Bernoulli(p*), Bernoulli(q*) per report"}
     n = int(aggregator.n)
     if n == 0:
         return {"test": "support_counts", "alpha": alpha, "flagged": False, "detail": "no report yet"}
@@ -119,20 +152,30 @@ def diagnostics(protocol, aggregator, alpha: float = ALPHA) -> dict:
 
 
 def describe(document: dict) -> str:
-    """One line for ``dpdist campaign estimate`` and the dashboard."""
-    if document.get("test") is None or document.get("detail"):
+    """One line for ``dpdist campaign estimate`` and the dashboard (``summary`` of :func:`diagnostics`)."""
+    constraint = document.get("constraint") or {}
+    counts_ran = document.get("test") is not None and not document.get("detail")
+    constraint_ran = constraint.get("test") is not None
+    if not counts_ran and not constraint_ran:
         return "poisoning test: " + document.get("detail", "none")
+    rate = (document["alpha"] if counts_ran else 0.0) + (constraint["alpha"] if constraint_ran else 0.0)
     if not document["flagged"]:
-        return (f"poisoning test: no sign (no support count outside what honest reports produce; "
-                f"false-alarm rate <= {document['alpha']:g})")
+        tested = [what for what, ran in (("no support count outside what honest reports produce", counts_ran),
+                                         ("the counts fit an honest population", constraint_ran)) if ran]
+        return f"poisoning test: no sign ({'; '.join(tested)}; false-alarm rate <= {rate:g})"
     parts = []
-    bits = document.get("bits_per_report")
-    if bits and bits["flagged"]:
-        parts.append(f"reports set {bits['observed']:.3g} bits on average where honest ones set {bits['expected']:.3g}")
-    if document["count_above"]:
-        parts.append(f"{document['count_above']} item(s) supported more than any honest population can "
-                     f"(e.g. {document['items_above'][:5]})")
-    if document["count_below"]:
-        parts.append(f"{document['count_below']} item(s) supported less (e.g. {document['items_below'][:5]})")
-    return ("POISONING SUSPECTED: " + "; ".join(parts) + f" (adjusted p = {document['min_p_value']:.2g}; "
-            f"false-alarm rate <= {document['alpha']:g})")
+    if counts_ran:
+        bits = document.get("bits_per_report")
+        if bits and bits["flagged"]:
+            parts.append(f"reports set {bits['observed']:.3g} bits on average where honest ones set {bits['expected']:.3g}")
+        if document["count_above"]:
+            parts.append(f"{document['count_above']} item(s) supported more than any honest population can "
+                         f"(e.g. {document['items_above'][:5]})")
+        if document["count_below"]:
+            parts.append(f"{document['count_below']} item(s) supported less (e.g. {document['items_below'][:5]})")
+    if parts:
+        parts[-1] += f" (adjusted p = {document['min_p_value']:.2g})"
+    if constraint.get("flagged"):
+        parts.append(f"the counts fit no honest population (likelihood ratio {constraint['statistic']:.4g} against every "
+                     f"input distribution, p <= {constraint['p_value']:.2g})")
+    return "POISONING SUSPECTED: " + "; ".join(parts) + f"; false-alarm rate <= {rate:g}"

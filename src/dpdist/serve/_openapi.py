@@ -225,8 +225,9 @@ SCHEMAS: dict[str, dict] = {
             },
             "diagnostics": {
                 "type": "object",
-                "description": "poisoning test of the aggregate: test, alpha, flagged, items_below, items_above, "
-                "count_below, count_above, min_p_value, method (docs/deployment.md, 'Threat model')",
+                "description": "poisoning tests of the aggregate: test, alpha, flagged, items_below, items_above, "
+                "count_below, count_above, min_p_value, method, constraint (the likelihood-ratio test against every "
+                "input distribution), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
             },
         },
     },

@@ -15,8 +15,13 @@ saying whether it is ``anytime_valid``.  The service adds, for every campaign ki
   or, in ``uncertainty.sequence_unavailable``, why the protocol has none.
 
 ``uncertainty`` also holds the sequence's tuning (``target_n``: the campaign's
-``max_reports`` when it states one, else 10,000, fixed before the first report) and,
-with ``?width=w``, the "stop when narrower than w" readout.
+``max_reports`` when it states one, else 10,000, fixed before the first report),
+with ``?width=w``, the "stop when narrower than w" readout, and ``bootstrap``: the
+level and number of replicates of the fixed-n band of a distribution, whose stream is
+keyed by the campaign's state (:func:`dpdist.uncertainty.band_generator`: config,
+aggregate, estimate options), so the API, the dashboard, ``dpdist campaign estimate``
+and the Python client show one interval for one state (docs/uncertainty.md, "What determines a band": they showed
+three, each drawn afresh).
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ __all__ = ["guarantee_text", "served_estimate"]
 #: What the fixed-n intervals are, in every document.
 FIXED_N_NOTE = ("fixed-n intervals are valid for one look at a number of reports fixed in advance; a page watched "
                 "while reports arrive needs the anytime ones")
+
+
+#: How the fixed-n band's replicates are drawn, in every document that has one.
+BOOTSTRAP_STREAM = ("keyed by the campaign's config, aggregate (statistic and n) and estimate options: one campaign state "
+                    "gives one interval in every view")
 
 
 def guarantee_text(protocol) -> str:
@@ -42,7 +52,11 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
     """The estimate's JSON with the fixed-n band of a distribution and the anytime intervals (module docstring)."""
     from ..confidence_sequences import confidence_sequence, why_no_sequence
 
-    estimate = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
+    banded = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
+    bootstrap = None
+    if banded is not estimate:
+        bootstrap = {"level": banded.band.level, "replicates": banded.band.replicates, "stream": BOOTSTRAP_STREAM}
+    estimate = banded
     document = estimate.to_dict(level)
     display = estimate.display_density()  # the density as its figure draws it (the dashboard's), if it draws one
     if display is not None:
@@ -63,6 +77,7 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
         "target_n": target_n,
         "stop": None if sequence is None or width is None else sequence.stop_readout(width).to_dict(),
         "note": note,
+        "bootstrap": bootstrap,
     }
     return document
 

@@ -55,7 +55,8 @@ them by a constant: ``postprocess="simplex"``).
 
 Intervals: parametric bootstrap.  ``bootstrap=B`` redraws :math:`B` aggregates
 from the fitted model :math:`\mathrm{Multinomial}(n, Q^\top \hat f)` (the exact
-law of the aggregate at :math:`\hat f`, one multinomial draw each), re-runs the
+law of the aggregate at :math:`\hat f`, one multinomial draw each; without ``rng``
+from a stream keyed by the aggregate, so the interval is a function of it), re-runs the
 estimator (EM warm-started at :math:`\hat f`), and reports the bootstrap
 variance and the percentile interval at ``level`` (Efron & Tibshirani 1993,
 ch. 6 and 13).  For a smooth estimator at an interior :math:`f` the percentile
@@ -70,7 +71,7 @@ import math
 
 import numpy as np
 
-from ..._rng import check_rng
+from ..._rng import check_rng, state_generator
 from ..._validation import Integer, Interval, check_param
 from ...errors import InvalidParameterError
 from .._em import DenseOperator, expectation_maximization
@@ -181,13 +182,20 @@ def check_estimator_options(protocol, estimator, options) -> dict:
     return settings
 
 
-def parametric_bootstrap(protocol, n: int, frequencies: np.ndarray, refit, settings) -> tuple[np.ndarray, dict]:
+def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, refit, settings) -> tuple[np.ndarray, dict]:
     """Bootstrap variance and percentile interval of an estimator at its estimate (module docstring).
 
-    ``refit(statistic)`` returns the estimate from one redrawn aggregate.
+    ``refit(statistic)`` returns the estimate from one redrawn aggregate.  Without ``rng`` the
+    redraws come from a stream keyed by the protocol's config, the aggregate (``statistic``,
+    ``n``) and the estimator's settings (:func:`dpdist._rng.state_generator`): one aggregate
+    gives one interval however often it is estimated (docs/uncertainty.md).
     """
     replicates = settings["bootstrap"]
-    rng = check_rng(settings["rng"], owner=f"{protocol.display_name}.estimate")
+    if settings["rng"] is None:
+        keyed = {key: value for key, value in settings.items() if key not in ("rng", "level")}  # levels nest
+        rng = state_generator("parametric_bootstrap", protocol.config(), np.asarray(statistic), int(n), keyed)
+    else:
+        rng = check_rng(settings["rng"], owner=f"{protocol.display_name}.estimate")
     probabilities = protocol.channel_operator().matvec(np.asarray(frequencies, dtype=np.float64))
     probabilities = np.maximum(probabilities, 0.0)
     probabilities /= probabilities.sum()

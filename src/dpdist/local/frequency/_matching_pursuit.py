@@ -25,7 +25,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["orthogonal_matching_pursuit", "omp_sparsity", "stands_out_of_noise"]
+__all__ = ["orthogonal_matching_pursuit", "omp_sparsity", "stands_out_of_noise", "noise_ratio"]
 
 
 def _omp_path(matrix: np.ndarray, target: np.ndarray, steps: int):
@@ -139,10 +139,17 @@ def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: 
     level : float
         Family-wise probability :math:`\alpha` that pure noise passes.
     """
+    return noise_ratio(matrix, target, noise_variance, level) > 1.0
+
+
+def noise_ratio(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05) -> float:
+    r"""The largest decoded coefficient over the threshold :math:`t\,\hat\tau` of :func:`stands_out_of_noise`
+    (above 1: an item stands out of the noise); what an estimate of sparsity 0 reports."""
     m, k = matrix.shape
     norms = np.linalg.norm(matrix, axis=0)
     norms[norms == 0] = np.inf
     target = target.astype(np.float64)
     largest = float(np.max(np.abs(matrix.T @ target) / norms))
     threshold = NormalDist().inv_cdf(1.0 - level / (2.0 * k))
-    return largest**2 > threshold**2 * max(noise_variance, float(target @ target) / m)
+    scale = threshold * np.sqrt(max(noise_variance, float(target @ target) / m))
+    return largest / scale if scale > 0 else (np.inf if largest > 0 else 0.0)

@@ -342,7 +342,7 @@ class FrequencyOracle(LocalProtocol):
                     accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
                 ).probabilities
         if settings["bootstrap"]:
-            variance, extra = _exact_channel.parametric_bootstrap(self, n, frequencies, refit, settings)
+            variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings)
             details.update(extra)
             details["variance"] = "parametric bootstrap variance of this estimator"
         else:

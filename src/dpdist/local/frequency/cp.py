@@ -88,6 +88,7 @@ from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._exact_channel import check_estimator_options
 from ._matching_pursuit import (
+    noise_ratio,
     omp_sparsity,
     orthogonal_matching_pursuit,
     stands_out_of_noise,
@@ -451,8 +452,8 @@ class CP(FrequencyOracle):
         gain = 2 * mean_denominator * math.sqrt(m) / ((e - 1) * sigma)
         observed = aggregator.statistic / n
         target = (observed - 1.0 / m) * gain
+        noise_variance = gain**2 * max(1.0 - float(observed @ observed), 1e-12) / (n * m)
         if sparsity is None:
-            noise_variance = gain**2 * max(1.0 - float(observed @ observed), 1e-12) / (n * m)
             s, rule = self._choose_sparsity(target, noise_variance, sparsity_rule or "pretest")
         else:
             s = check_param("CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size))
@@ -470,6 +471,9 @@ class CP(FrequencyOracle):
             support_variance[support] = np.maximum(np.diag(covariance), 0.0) / scale[support] ** 2
         details = {"estimator": "omp", "sparsity": s, "sparsity_rule": rule, "support": support,
                    "support_variance": support_variance, **self.privacy_report()}
+        if s == 0:  # the empty model: say so rather than hand out a uniform vector as if it were measured
+            details["noise_ratio"] = noise_ratio(self.measurement_matrix(), target, noise_variance)
+            details["notes"] = [self._empty_model_note(frequencies, postprocess, rule, details["noise_ratio"], n)]
         variance, center = self._interval_parts(observed, n, details)
         return self._frequency_estimate(
             frequencies, n, variance, postprocess, details, epsilon=self.effective_epsilon, interval_center=center
@@ -485,6 +489,21 @@ class CP(FrequencyOracle):
             return dataclasses.replace(estimate, epsilon=self.effective_epsilon)
         variance, center = self._interval_parts(aggregator.statistic / aggregator.n, aggregator.n, estimate.details)
         return dataclasses.replace(estimate, epsilon=self.effective_epsilon, variance=variance, interval_center=center)
+
+    def _empty_model_note(self, frequencies: np.ndarray, postprocess: str, rule: str, ratio: float, n: int) -> str:
+        """What an estimate of sparsity 0 is (docs/frequency.md: CP's default when no item stands out)."""
+        k = self.domain_size
+        if np.allclose(frequencies, 1.0 / k):
+            shown = f"the uniform distribution (1/{k} per item)"
+        elif not np.any(frequencies):
+            shown = "all zeros"
+        else:
+            shown = f"what postprocess={postprocess!r} makes of it"
+        return (f"no item stands out of the noise (sparsity 0, set by the {rule}; the largest decoded coefficient is "
+                f"{ratio:.2g} of the universal threshold at n = {n}): OMP decodes the empty model, the zero vector, "
+                f"and the estimate is {shown}, a default, not a measured shape: it says nothing about which items "
+                "are frequent. More reports or a larger epsilon let frequent items stand out; estimator='ibu' "
+                "estimates every item without the sparsity assumption.")
 
     def _choose_sparsity(self, target: np.ndarray, noise_variance: float, sparsity_rule: str) -> tuple[int, str]:
         """``(s, the rule that set it)`` (``_estimate``'s docstring)."""
