@@ -36,18 +36,28 @@ def _block(index: int, size: int) -> np.ndarray:
     return (generator.zipf(1.1, size).clip(1, DOMAIN) - 1).astype(np.int64)
 
 
-def _tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of the processes below ``pid`` (the JVM and its Python workers) so far."""
+def _tree_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """``{pid: (kind, CPU seconds so far)}`` of the processes below ``pid``: the JVM (``"jvm"``) and Spark's Python
+    daemon and workers (``"python"``)."""
     import psutil
 
-    total = 0.0
+    found = {}
     for process in psutil.Process(pid).children(recursive=True):
         try:
             times = process.cpu_times()
-            total += times.user + times.system
+            kind = "jvm" if "java" in process.name() else "python"
+            found[process.pid] = (kind, times.user + times.system)
         except psutil.Error:
             pass
-    return total
+    return found
+
+
+def _cpu_used(before: dict, after: dict) -> tuple[float, float, list[float]]:
+    """JVM CPU seconds, Python workers' total, and each Python process's share above 0.5 s (sorted)."""
+    used = {pid: (kind, seconds - before.get(pid, (kind, 0.0))[1]) for pid, (kind, seconds) in after.items()}
+    jvm = sum(seconds for kind, seconds in used.values() if kind == "jvm")
+    python = [seconds for kind, seconds in used.values() if kind == "python"]
+    return jvm, sum(python), sorted(round(seconds, 1) for seconds in python if seconds > 0.5)
 
 
 def run_on_spark(cores: int, n_users: int, chunk: int, check: bool) -> list[dict]:
@@ -73,17 +83,18 @@ def run_on_spark(cores: int, n_users: int, chunk: int, check: bool) -> list[dict
             protocol = local.make(name, epsilon=1.0, domain_size=DOMAIN)
             blocks = context.range(n_blocks, numSlices=n_blocks).map(lambda b: (b, _block(b, chunk)))
             load = os.getloadavg()[0]
-            cpu_before = _tree_cpu_seconds(os.getpid())
+            cpu_before = _tree_cpu(os.getpid())
             start = time.perf_counter()
             result = on_spark.simulate(protocol, blocks, seed=7)
             seconds = time.perf_counter() - start
-            cpu = _tree_cpu_seconds(os.getpid()) - cpu_before
+            jvm, python, workers = _cpu_used(cpu_before, _tree_cpu(os.getpid()))
             assert result.n == n_users
             equal = None
             if check:
                 equal = result == distributed.simulate_blocks(protocol, (_block(b, chunk) for b in range(n_blocks)), 7)
             rows.append({"engine": "spark", "protocol": name, "cores": cores, "n_users": n_users, "chunk": chunk,
-                         "seconds": seconds, "users_per_s": n_users / seconds, "cpu_seconds_jvm_and_workers": cpu,
+                         "seconds": seconds, "users_per_s": n_users / seconds, "cpu_seconds_jvm": jvm,
+                         "cpu_seconds_python": python, "cpu_seconds_per_python_process": workers,
                          "load_average_before": load, "equals_one_process": equal})
     finally:
         session.stop()
@@ -110,7 +121,8 @@ def main() -> None:
         results["runs"] += rows
         for row in rows:
             print(f"spark {row['protocol']:4} local[{cores}] n={n_users:.0e}: {row['seconds']:6.1f} s wall "
-                  f"({row['users_per_s'] / 1e6:5.1f} M users/s), CPU s {row['cpu_seconds_jvm_and_workers']:5.1f}, "
+                  f"({row['users_per_s'] / 1e6:5.1f} M users/s), CPU s: JVM {row['cpu_seconds_jvm']:4.1f}, Python "
+                  f"{row['cpu_seconds_python']:5.1f} {row['cpu_seconds_per_python_process']}, "
                   f"load avg {row['load_average_before']:.1f}"
                   + ("" if row["equals_one_process"] is None else f", equals one process: {row['equals_one_process']}"),
                   flush=True)

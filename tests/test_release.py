@@ -235,7 +235,8 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
                    "--bounds", "0,100", "--plot", "age.png")
     assert "mean" in estimate.stdout and (work / "age.png").stat().st_size > 0
     release = run("release", "people.csv", "--column", "age", "--epsilon", "1", "--bounds", "0,100", "--json")
-    assert json.loads(release.stdout)["guarantee"]["epsilon"] == 1.0
+    released = json.loads(release.stdout)
+    assert released["quantiles"]["guarantee"]["epsilon"] == 1.0 and "1-differential privacy" in released["guarantee"]
 
     # serve, a campaign created then opened, a CSV submitted, its estimate; the page and client from the wheel
     port = _free_port()
@@ -260,7 +261,7 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
         relay_url = f"http://127.0.0.1:{relay_port}"
         with _server([dpdist_, "relay", "--queue", work / "q.sqlite", "--collector", url, "--port", relay_port,
                       "--log-level", "warning"], env, relay_url, tmp_path / "relay.log"):
-            assert httpx.get(relay_url + "/healthz", timeout=10).json()
+            assert httpx.get(relay_url + "/healthz", timeout=10).json() == {"status": "ok", "service": "dpdist relay"}
     print(f"\ninstall with {len(extras)} extras: {installed:.0f} s; whole test: {time.monotonic() - started:.0f} s")
 
 
