@@ -156,18 +156,20 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _server(command, env, url: str, log: Path):
-    """A server of the installed wheel, in its own process group; yields when ``url/healthz`` answers 200."""
+    """A server of the installed wheel, in its own process group; yields when ``url/healthz`` answers 200.  It is
+    stopped when the block ends, and by ``timeout`` after 10 minutes whatever happens to this test."""
+    command = [shutil.which("timeout") or "timeout", "600", *command]
     with open(log, "wb") as output:
         process = subprocess.Popen([str(part) for part in command], env=env, stdout=output, stderr=output,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 90
         while True:
-            assert process.poll() is None, f"{command[1]} exited {process.returncode}: {log.read_text()[-2000:]}"
+            assert process.poll() is None, f"{command[3]} exited {process.returncode}: {log.read_text()[-2000:]}"
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(url + "/healthz", timeout=2).status_code == 200:
                     break
-            assert time.monotonic() < deadline, f"{command[1]} did not answer /healthz in 90 s"
+            assert time.monotonic() < deadline, f"{command[3]} did not answer /healthz in 90 s"
             time.sleep(0.2)
         yield process
     finally:
