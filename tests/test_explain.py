@@ -184,3 +184,19 @@ def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):
     assert client.get("/api/campaigns/c/explain", params={"shape": "lumpy"}).status_code == 400
     assert client.get("/api/campaigns/none/explain").status_code == 404
     assert [grid_n(v) for v in (12, 140, 3100, 7600, 10**9)] == [10, 100, 2000, 10_000, 10**9]
+
+
+def test_the_plot_labels_its_error_bars():
+    # the bars had no label (issue 45, item 11): each panel's legend says what the line and the bars are
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    simulated = explain("cdf", 500, bounds=(0, 1), epsilons=[0.5, 1], repeats=3)
+    axis = simulated.plot()
+    labels = [text.get_text() for text in axis.get_legend().get_texts()]
+    assert labels == ["mean of 3 runs;\nbars ±2 se of it (≈95%)"] and axis.get_ylabel() == "expected w1"
+    analytic = explain(local.make("oue", epsilon=1.0, domain_size=8), 1000)
+    assert [text.get_text() for text in analytic.plot().get_legend().get_texts()] == ["analytic: exact, no bars"]
+    plt.close("all")

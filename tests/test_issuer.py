@@ -322,10 +322,17 @@ def test_fetch_token_gives_up_after_its_retries_and_checks_its_arguments(issuer)
 
 def test_fetch_token_refuses_an_answer_signed_by_another_key(issuer):
     """An issuer that signs with another key than the campaign's (to tag its clients) gives no token."""
-    other = issuer.create_key("other")
-    credential = issuer.mint("other")[0]
+    def modulus(token_key: bytes) -> int:
+        return pp.decode_token_key(token_key).public_numbers().n
+
+    for attempt in range(64):  # a key whose modulus is above the campaign's, so that it can sign any blinded message
+        name = f"other{attempt}"
+        other = issuer.create_key(name)
+        if modulus(other) > modulus(issuer.token_key):
+            break
+    credential = issuer.mint(name)[0]
     with pytest.raises(InvalidTokenError) as caught:  # the device asks with the campaign's key, the issuer signs with 'other'
-        pp.fetch_token("http://issuer", "other", credential, CHALLENGE, issuer.token_key, transport=_RewritingTransport(issuer.client, other))
+        pp.fetch_token("http://issuer", name, credential, CHALLENGE, issuer.token_key, transport=_RewritingTransport(issuer.client, other))
     assert caught.value.reason == "invalid_signature"
 
 

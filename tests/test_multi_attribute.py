@@ -136,11 +136,16 @@ def test_every_form_of_records_gives_the_same_reports():
     structured = np.array(list(zip(colours, ages)), dtype=[("colour", "U5"), ("age", float)])
     for form in (
         {"colour": colours, "age": ages},
-        pandas.DataFrame({"age": ages, "colour": colours, "other": [1, 2, 3]}),
+        pandas.DataFrame({"age": ages, "colour": colours}),
         structured,
         np.array([["red", 10.0], ["green", 55.5], ["green", 99.0]], dtype=object),
     ):
         np.testing.assert_array_equal(proto.privatize(form, rng=7), rows)
+    # a column the schema does not name is refused, not left out (issue 45, item 8): select the schema's columns
+    whole = pandas.DataFrame({"age": ages, "colour": colours, "other": [1, 2, 3]})
+    with pytest.raises(InvalidValueTypeError, match=r"unknown column\(s\) \['other'\]"):
+        proto.privatize(whole, rng=7)
+    np.testing.assert_array_equal(proto.privatize(whole[proto.attribute_names], rng=7), rows)
 
 
 def test_numerical_values_are_clipped_or_refused():

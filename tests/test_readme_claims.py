@@ -44,3 +44,13 @@ def test_the_demo_time_in_the_readme_is_the_measured_cpu_time():
     demo = next(line for line in readme.splitlines() if line.startswith("uv run dpdist demo"))
     assert "~30 s" not in demo and "~50 s of CPU" in demo
     assert "48 s of CPU" in (ROOT / "docs" / "benchmarks.md").read_text()
+
+
+def test_the_readme_points_to_the_quickstart_the_relay_and_records_of_several_attributes():
+    """It never mentioned the relay, its extra or several attributes (issue 45, item 11)."""
+    readme = (ROOT / "README.md").read_text()
+    install = readme.split("## Install as a library", 1)[1].split("##", 1)[0]
+    assert "`relay` (" in install and "dpdist issuer" in install
+    assert "docs/quickstart.md" in readme.split("## Set up and run", 1)[0]
+    for words in ("`dpdist relay`", "Privacy Pass", "docs/multi_attribute.md", "several\nattributes per person"):
+        assert words in readme, words

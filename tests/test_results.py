@@ -4,6 +4,7 @@ figure), and protocols keep class settings."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 
@@ -237,6 +238,28 @@ def test_the_views_of_an_estimate_as_a_distribution():
     assert distribution.as_distribution() is distribution and RESULTS["mean"]().as_distribution() is None
     with pytest.raises(InvalidParameterError, match="'bounds'"):
         distribution.as_distribution((0.0, 2.0))
+
+
+def test_released_quantiles_as_a_distribution_have_those_quantiles():
+    # it returned None (issue 45, item 11): the CDF through the released quantiles, linear between them
+    x = np.random.default_rng(3).gamma(2.0, 10.0, 4000)
+    q = np.array([0.1, 0.5, 0.9])
+    releases = [central.quantiles(x, q, epsilon=1.0, bounds=(0, 200), method=method, rng=1)
+                for method in ("tree", "aq", "jointexp", "slice")]
+    releases.append(local.adaptive_quantiles(x, q, epsilon=2.0, bounds=(0, 200), rng=1))
+    for release in releases:
+        distribution = release.as_distribution()
+        assert isinstance(distribution, Distribution) and distribution.bounds == (0.0, 200.0), release.method
+        np.testing.assert_allclose(distribution.quantile(q), release.values, atol=1e-9)
+        np.testing.assert_allclose(distribution.cdf(release.values), q, atol=1e-9)
+        assert distribution.guarantee == release.guarantee and distribution.method == release.method
+    assert releases[0].as_distribution((0, 400)).bounds == (0.0, 400.0)
+    tied = Distribution.from_quantiles([0.2, 0.5, 0.8], [0.0, 3.0, 3.0], (0, 10))  # ties and a value at a bound
+    np.testing.assert_array_equal(tied.edges, [0.0, 3.0, 10.0])
+    np.testing.assert_allclose(tied.cdf([3.0, 10.0]), [0.8, 1.0])
+    bare = dataclasses.replace(releases[0], details={})  # a release that does not record its bounds
+    with pytest.raises(InvalidParameterError, match="'bounds' parameter of QuantileRelease.as_distribution"):
+        bare.as_distribution()
 
 
 # ---------------------------------------------------------------------- no switch on result types

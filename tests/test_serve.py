@@ -123,6 +123,8 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
     assert admin.campaign(campaign)["n"] == expected.n == 300
     served = admin.estimate(campaign, replicates=0)["estimate"]  # no bootstrap: a fixed-n CDF band is random
     uncertainty = served.pop("uncertainty")
+    display = served.pop("display", None)  # what the dashboard draws of a distribution: its figure's density
+    assert (display is not None) == (served["kind"] == "distribution")
     anytime = [interval for interval in served["intervals"] if interval["anytime_valid"]]
     served["intervals"] = [interval for interval in served["intervals"] if not interval["anytime_valid"]]
     assert served == json.loads(protocol.estimate(expected).to_json(0.95))

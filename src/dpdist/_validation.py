@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -50,6 +51,11 @@ __all__ = [
     "check_real_values",
     "clip_real_values",
 ]
+
+
+#: Bounds must hold this many cells of distinct floats (the finest grid dpdist builds by default is 2^20
+#: leaves of a central tree; 4 floats per leaf keep every edge distinct after rounding).
+BOUNDS_CELLS = 2**22
 
 
 class Constraint:
@@ -203,7 +209,13 @@ class Boolean(Constraint):
 
 @dataclass(frozen=True)
 class Bounds(Constraint):
-    """A pair ``(lo, hi)`` of finite floats with ``lo < hi``; stored as a tuple."""
+    """A pair ``(lo, hi)`` of finite floats with ``lo < hi``; stored as a tuple.
+
+    The width must be finite and hold :data:`BOUNDS_CELLS` cells of distinct floats: at least that many times
+    the spacing of floats at the bounds (``math.ulp``) and that many smallest normal floats.  Narrower bounds
+    (``(0, 1e-320)``, ``(1e15, 1e15 + 1)``) have grids whose edges coincide or underflow, and every method on
+    them would divide by a width of a few representable steps.
+    """
 
     def check(self, value: Any) -> Any:
         try:
@@ -214,13 +226,17 @@ class Bounds(Constraint):
         # the width must be finite too: (-1e308, 1e308) would overflow every rescaling to inf
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
             raise ValueError
+        if hi - lo < BOUNDS_CELLS * max(math.ulp(max(abs(lo), abs(hi))), sys.float_info.min):
+            raise ValueError
         return (lo, hi)
 
     def describe(self) -> str:
-        return "a pair (lo, hi) of finite floats with lo < hi and a finite width hi - lo"
+        return (f"a pair (lo, hi) of finite floats with lo < hi, a finite width hi - lo, and room for 2**{BOUNDS_CELLS.bit_length() - 1} "
+                "distinct grid steps (hi - lo at least that many times the float spacing math.ulp at the bounds, "
+                "and that many times 2.2e-308)")
 
     def invalid_examples(self) -> list:
-        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308)]
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308), (0.0, 1e-320), (1e15, 1e15 + 1)]
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from .._io._atomic import atomic_writer
 from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Integer, check_param
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
-from ._central import central_predictions, release_name, release_named
+from ._central import central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
@@ -87,9 +87,11 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
     seed : int
         Root seed of the simulation.
     cache : path, optional
-        A directory for an on-disk cache of the results.
+        A directory for an on-disk cache of the results (created when missing); a path to anything
+        else (a file) is refused.
     """
     owner = "explain"
+    cache = _check_cache(owner, cache)
     n = check_param(owner, "n", n, Integer(low=1))
     repeats = check_param(owner, "repeats", repeats, Integer(low=2, high=10_000))
     seed = check_param(owner, "seed", seed, Integer(low=0))
@@ -130,6 +132,7 @@ def _target(method, params: dict) -> dict:
         )
     if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
         name = release_name(method)
+        check_release_parameters(method, params)
         return {"name": f"central.{name}", "model": "central", "parameters": params, "simulated": True,
                 "key": {"release": name, "params": params}, "own_epsilon": None,
                 "run": lambda n, e, s, r, seed: central_predictions(method, n, e, s, r, seed, params)}
@@ -172,6 +175,24 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
         if not chosen:
             raise InvalidParameterError(f"The 'epsilons' parameter of {owner} must hold at least one epsilon. Got none.")
     return sorted(float(e) for e in chosen)
+
+
+def _check_cache(owner: str, cache) -> Path | None:
+    """``cache`` as a directory path (it may not exist yet), or ``None``."""
+    if cache is None:
+        return None
+    if not isinstance(cache, (str, os.PathLike)) or not str(cache):
+        raise InvalidParameterError(
+            f"The 'cache' parameter of {owner} must be None or the path of a directory. Got {cache!r:.100} instead."
+        )
+    path = Path(cache)
+    existing = next((candidate for candidate in (path, *path.parents) if candidate.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise InvalidParameterError(
+            f"The 'cache' parameter of {owner} must be the path of a directory (created when missing). Got "
+            f"{str(cache)!r}, {'a file' if existing == path else f'under the file {str(existing)!r}'} instead."
+        )
+    return path
 
 
 def _version() -> str:

@@ -8,8 +8,11 @@ the released quantiles and the 95% half-width of the median's error.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
+from .._validation import Bounds, check_param
 from ..errors import InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
@@ -21,7 +24,7 @@ from ._simulation import (
     run_generator,
 )
 
-__all__ = ["RELEASES", "central_predictions", "release_named"]
+__all__ = ["RELEASES", "central_predictions", "check_release_parameters", "release_named"]
 
 
 def _releases() -> dict:
@@ -56,6 +59,37 @@ def release_name(function) -> str:
     raise InvalidParameterError(
         f"explain knows the central releases {list(_releases())}. Got {getattr(function, '__qualname__', function)!r}."
     )
+
+
+#: the arguments explain gives every run of a central release itself
+_SUPPLIED = ("epsilon", "rng")
+
+
+def check_release_parameters(function, params: dict) -> None:
+    """Refuse ``params`` that ``function(data, epsilon=..., rng=..., **params)`` would not take, before any run."""
+    name = release_name(function)
+    signature = inspect.signature(function)
+    data, *parameters = list(signature.parameters)
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    taken = [name for name in parameters if name not in _SUPPLIED and signature.parameters[name].kind not in variadic]
+    supplied = sorted(set(params) & {data, *_SUPPLIED})
+    if supplied:
+        raise InvalidParameterError(
+            f"explain gives central.{function.__name__} ({name!r}) its data, epsilon and rng itself (epsilons= sets the "
+            f"epsilons). Got {supplied} among its parameters; its others are {taken}."
+        )
+    if "bounds" in params:
+        params["bounds"] = check_param(f"explain ({name!r})", "bounds", params["bounds"], Bounds())
+    try:
+        signature.bind(None, epsilon=1.0, rng=0, **params)
+    except TypeError as error:
+        unknown = sorted(set(params) - set(taken))
+        what = f"unknown parameter(s) {unknown}" if unknown else str(error)
+        required = [name for name in taken if signature.parameters[name].default is inspect.Parameter.empty]
+        raise InvalidParameterError(
+            f"The parameters of explain for the central release {name!r} are central.{function.__name__}'s {taken} "
+            f"({', '.join(map(repr, required))} required). Got {what}."
+        ) from None
 
 
 def central_predictions(function, n: int, epsilons, shape: Shape, repeats: int, seed: int, params: dict):

@@ -129,8 +129,18 @@ class Explanation:
     def __repr__(self):
         return f"Explanation(method={self.method!r}, n={self.n}, epsilons={self.epsilons.tolist()}, metrics={self.metrics})"
 
+    def bar_label(self, metric: str) -> str:
+        """What a panel's line and bars are: a simulated mean with bars of 2 standard errors, or an analytic value."""
+        sources = {p.errors[metric].source for p in self.predictions if metric in p.errors}
+        if sources == {"analytic"}:
+            return "analytic: exact, no bars"
+        return f"mean of {self.repeats} runs;\nbars ±2 se of it (≈95%)"
+
     def plot(self, ax: Any = None, metrics: Sequence[str] | None = None) -> Any:
-        """Expected error against epsilon (log-log), one panel per metric, with the simulation's 2-se bars."""
+        """Expected error against epsilon (log-log), one panel per metric, with the simulation's 2-se bars.
+
+        Each panel's legend says what its line and its bars are (:meth:`bar_label`); the y axis names the metric.
+        """
         import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         metrics = [m for m in (metrics or self.metrics) if m in self.metrics]
@@ -143,7 +153,9 @@ class Explanation:
         for axis, metric in zip(axes, metrics):
             values = self[metric]
             errors = 2 * np.array([p.errors[metric].standard_error if metric in p.errors else 0 for p in self.predictions])
-            axis.errorbar(self.epsilons, values, yerr=errors, marker="o", ms=3, capsize=2)
+            axis.errorbar(self.epsilons, values, yerr=errors, marker="o", ms=3, capsize=2, label=self.bar_label(metric))
+            axis.legend(fontsize=6, loc="best")
+            axis.set_ylabel(f"expected {metric}", fontsize=8)
             axis.set_xscale("log", base=2)
             axis.set_xticks(self.epsilons, [f"{e:g}" for e in self.epsilons])
             axis.minorticks_off()

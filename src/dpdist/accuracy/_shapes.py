@@ -106,7 +106,7 @@ SHAPES: dict[str, Shape] = {
 
 
 def get_shape(owner: str, name) -> Shape:
-    if name not in SHAPES:
+    if not isinstance(name, str) or name not in SHAPES:
         raise InvalidParameterError(
             f"The 'shape' parameter of {owner} must be one of {list(SHAPES)}. Got {name!r} instead."
         )

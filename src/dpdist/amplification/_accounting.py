@@ -14,7 +14,7 @@ from .._validation import Integer, check_param
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
-from ._checks import check_delta, check_epsilon0, check_n
+from ._checks import check_delta, check_epsilon0, check_n, check_protocol
 from ._reduction import PairDivergence, Reduction
 
 __all__ = [
@@ -204,8 +204,9 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     (:mod:`._composition`; stated in ``composition`` and ``notes``).  Memoized protocols are refused (their
     rounds share a memo).
     """
+    protocol = check_protocol("shuffled", protocol)
     if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
+        raise InvalidParameterError(f"The 'method' parameter of shuffled must be one of {METHODS}. Got {method!r} instead.")
     n, delta = check_n(n), check_delta(delta)
     _refuse_memoized(protocol)
     epsilon0 = float(protocol.guarantee.epsilon)
@@ -243,7 +244,8 @@ def _why_no_channel(protocol, error: BaseException) -> str:
 def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
-    Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
+    ``protocol`` is a local protocol or its config (a dict); its name alone is refused, since its epsilon and
+    domain decide the guarantee.  Amplification by shuffling, computed from the protocol's exact channel (or, without a usable
     one, for any randomizer with its epsilon): see :mod:`dpdist.amplification` for the method,
     its citations and the assumptions (the shuffler does not collude with the collector; the
     collector sees each batch of ``n`` as a multiset).  Rounds compose through their privacy loss

@@ -45,8 +45,14 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
         raise InvalidParameterError(f"BudgetSession.release needs a release function. Got {function!r} instead.")
     if not args:
         raise InvalidParameterError("BudgetSession.release needs the data as the first positional argument after the function.")
-    signature = inspect.signature(function)
-    bound = signature.bind(*args, **kwargs)
+    try:
+        signature = inspect.signature(function)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError) as error:  # no signature, or arguments that do not fit it
+        raise InvalidParameterError(
+            f"BudgetSession.release calls {getattr(function, '__qualname__', function)!r:.100} with the data and the "
+            f"arguments given, which do not fit its parameters: {error}."
+        ) from None
     first = next(iter(bound.arguments))
     bound.arguments[first] = _no_records(args[0])
     if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import math
 import secrets
 import threading
@@ -68,7 +69,7 @@ class BudgetSession:
     def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
         session = cls(epsilon, delta, neighbouring=neighbouring)
-        path = Path(path)
+        path = _budget_path("BudgetSession.create", path)
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
             if path.exists():
                 raise InvalidParameterError(
@@ -83,7 +84,7 @@ class BudgetSession:
     def open(cls, path: PathLike) -> "BudgetSession":
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
 
-        path = Path(path)
+        path = _budget_path("BudgetSession.open", path)
         document = read_budget_file(path)
         try:
             total = PrivacyGuarantee(**document["total"])
@@ -161,6 +162,11 @@ class BudgetSession:
         The parts must be disjoint sets of records, split by a rule that does not look at the data
         (a public key); see :func:`dpdist.privacy.parallel`.
         """
+        if isinstance(guarantees, PrivacyGuarantee) or not isinstance(guarantees, (list, tuple)):
+            raise InvalidParameterError(
+                "The 'guarantees' argument of BudgetSession.charge_parallel must be a list of PrivacyGuarantee, one per "
+                f"disjoint part. Got {guarantees!r:.100} instead."
+            )
         guarantees = list(guarantees)
         if not guarantees:
             raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
@@ -310,3 +316,17 @@ def _sum(total: PrivacyGuarantee, charges: list[Charge]) -> PrivacyGuarantee:
         total.neighbouring,
         "central",
     )
+
+
+def _budget_path(owner: str, path: Any) -> Path:
+    """``path`` as the Path of a budget file: a str or os.PathLike naming no directory, in an existing directory."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or isinstance(os.fspath(path), bytes):
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file (a str or "
+                                    f"os.PathLike). Got {path!r:.100} instead.")
+    if Path(path).is_dir():
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file. Got "
+                                    f"{os.fspath(path)!r}, a directory.")
+    if not Path(path).absolute().parent.is_dir():
+        raise InvalidParameterError(f"The 'path' argument of {owner} must be a file in an existing directory. Got "
+                                    f"{os.fspath(path)!r}: {str(Path(path).absolute().parent)!r} is not a directory.")
+    return Path(path)

@@ -343,6 +343,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
                          "reserves": json_value(cell_points(found.reserves, data.bounds, cells)),
                          "noisy_counts": json_value(found.noisy_counts)}}
     spent = sequential(steps)
+    details = {**details, "bounds": list(data.bounds)}
     return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
 
 
@@ -364,6 +365,7 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "rank_error_bound": {"probability": level, "ranks": error,
                              "applies": bool(plan.exponential_error(1 - level) <= plan.half_width)},
         "secure": data.secure,
+        "bounds": list(data.bounds),
     }
     return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, details, plan.guarantee)
 
@@ -382,7 +384,7 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     # the data may sit anywhere inside a leaf: the interval runs to the edges of the crossing leaves
     low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.bounds)
     high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.bounds)
-    details = {**distribution.details, "z": z, "intervals": (
+    details = {**distribution.details, "bounds": list(tree.bounds), "z": z, "intervals": (
         "the pointwise band of the release's noise (z standard errors of its CDF) inverted, to the edges of the "
         "leaves where it crosses q")}
     return QuantileRelease(

@@ -15,7 +15,7 @@ from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
 from ._presented import Presented
 from ._drawing import axes, fill_band, pyplot
-from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly
+from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly, row_with_limits
 from ._text import limits, pick, text_table
 from .._types import ArrayLike, FloatBounds, Seed
 
@@ -106,6 +106,32 @@ class Distribution(Presented):
                 f"(one value per edge). Got {cdf_values!r:.200} instead."
             )
         return cls(np.asarray(edges), np.diff(cdf_values), **kwargs)
+
+    @classmethod
+    def from_quantiles(cls, q: ArrayLike, values: ArrayLike, bounds: FloatBounds, **kwargs: Any) -> "Distribution":
+        """The distribution whose CDF runs linearly through ``(values[i], q[i])``, from 0 at ``bounds[0]`` to 1 at
+        ``bounds[1]``: quantiles at ``q`` are ``values`` exactly, and in between the mass is spread evenly.
+
+        Values are clipped to the bounds.  Tied values (and a value at a bound) are one edge, the CDF there the
+        largest of theirs: the mass between the tied quantiles is spread over the bin below that edge.
+        """
+        owner = "Distribution.from_quantiles"
+        lo, hi = check_param(owner, "bounds", bounds, Bounds())
+        probabilities = np.asarray(q, dtype=np.float64).ravel()
+        points = np.asarray(values, dtype=np.float64).ravel()
+        if (probabilities.size == 0 or probabilities.shape != points.shape or not np.all(np.isfinite(points))
+                or not np.all((probabilities > 0) & (probabilities < 1)) or np.any(np.diff(probabilities) <= 0)
+                or np.any(np.diff(points) < 0)):
+            raise InvalidParameterError(
+                f"{owner} needs strictly increasing probabilities 'q' in (0, 1) and as many finite, non-decreasing "
+                f"'values'. Got q={probabilities.tolist()!r:.100} and values={points.tolist()!r:.100}."
+            )
+        x = np.concatenate([[lo], np.clip(points, lo, hi), [hi]])
+        cdf = np.concatenate([[0.0], probabilities, [1.0]])
+        edges, last = np.unique(x[::-1], return_index=True)  # the last point of each tie: its largest CDF value
+        heights = cdf[::-1][last]
+        heights[0] = 0.0  # the CDF is 0 at the lower bound
+        return cls.from_cdf(edges, heights, **kwargs)
 
     @classmethod
     def uniform_bins(cls, probabilities: ArrayLike, bounds: FloatBounds = (0.0, 1.0), **kwargs: Any) -> "Distribution":
@@ -201,6 +227,20 @@ class Distribution(Presented):
     def summary(self) -> dict[str, float]:
         """``mean``, ``std`` and ``median`` of the piecewise-uniform density."""
         return {"mean": self.mean(), "std": math.sqrt(self.var()), "median": float(self.quantile(0.5))}
+
+    def summary_row(self) -> dict[str, float]:
+        """:meth:`summary`, the mean and the median followed by their intervals from the :attr:`band` (at its
+        level) when it has one."""
+        if self.band is None:
+            return self.summary()
+        limits: dict[str, tuple[float, float]] = {}
+        for interval in self.intervals(self.band.level):
+            if interval.quantity == "mean":
+                limits["mean"] = (interval.low, interval.high)
+            elif interval.quantity == "quantile":
+                middle = int(np.flatnonzero(np.asarray(interval.at) == 0.5)[0])
+                limits["median"] = (interval.low[middle], interval.high[middle])
+        return row_with_limits(self.summary(), limits, self.band.level)
 
     def table(self) -> dict[str, np.ndarray]:
         """Columns ``low``, ``high``, ``probability`` (of each bin) and ``cdf`` (at its right edge).

@@ -15,7 +15,7 @@ from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot
-from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent, row_with_limits
 from ._text import frequency_lines
 
 __all__ = ["FrequencyEstimate", "TopK", "draw_frequencies", "frequency_figure"]
@@ -246,12 +246,15 @@ class FrequencyEstimate(Presented):
         return frequency_lines(document, intervals, level)
 
     def summary_row(self) -> dict[str, float]:
-        """Every item's frequency, by label or ``"item <i>"``, for a domain of at most 64 items (the same columns
-        in every row of a table); :meth:`summary` (the top items) for a larger one."""
+        """Every item's frequency, by label or ``"item <i>"``, each followed by its 95% interval (``"<item> low"``,
+        ``"<item> high"``, and a ``level`` column), for a domain of at most 64 items (the same columns in every row
+        of a table); :meth:`summary` (the top items) for a larger one."""
         if self.domain_size > _ALL_ITEMS:
             return self.summary()
-        names = self.item_names() if self.labels is not None else [f"item {i}" for i in range(self.domain_size)]
-        return {str(name): float(value) for name, value in zip(names, self.frequencies)}
+        names = [str(name) for name in (self.item_names() if self.labels is not None
+                                         else [f"item {i}" for i in range(self.domain_size)])]
+        low, high = self.confidence_interval(0.95)  # each followed by its 95% interval (none where infinite)
+        return row_with_limits(dict(zip(names, map(float, self.frequencies))), dict(zip(names, zip(low, high))), 0.95)
 
     def _no_interval_reason(self) -> str:
         return str(self.details.get("no_interval", "no interval: the estimator has no variance"))

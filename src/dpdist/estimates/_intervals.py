@@ -21,7 +21,8 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples"]
+__all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples",
+           "row_with_limits"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -158,3 +159,17 @@ class Interval:
             "anytime_valid": bool(self.anytime_valid),
             "method": self.method,
         }
+
+
+def row_with_limits(headline: dict[str, float], limits: dict[str, tuple[float, float]], level: float) -> dict[str, float]:
+    """A table row: each headline number followed by its interval (``"<name> low"``, ``"<name> high"``) where
+    ``limits`` has a finite one, and the intervals' ``level`` when any is there (a group-by's ``summary``)."""
+    row: dict[str, float] = {}
+    for name, value in headline.items():
+        row[name] = value
+        low, high = limits.get(name, (math.inf, math.inf))
+        if math.isfinite(low) and math.isfinite(high):
+            row[f"{name} low"], row[f"{name} high"] = float(low), float(high)
+    if len(row) > len(headline):
+        row["level"] = float(level)
+    return row

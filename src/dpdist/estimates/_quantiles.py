@@ -14,9 +14,10 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
+from ._distribution import Distribution
 from ._presented import Presented
 from ._drawing import axes, pyplot
-from ._intervals import Interval, check_level, check_samples, json_value, percent
+from ._intervals import Interval, check_level, check_samples, json_value, percent, row_with_limits
 from ._text import limits, text_table
 
 __all__ = ["QuantileRelease", "check_q", "draw_quantiles", "quantiles_figure"]
@@ -61,6 +62,13 @@ class QuantileRelease(Presented):
         """Each released quantile, named ``"<q> quantile"``."""
         return {f"{probability:g} quantile": float(value) for probability, value in zip(self.q, self.values)}
 
+    def summary_row(self) -> dict[str, float]:
+        """Each released quantile followed by its interval (``"<q> quantile low"``, ``"... high"``) and the
+        intervals' ``level``, where the method releases intervals."""
+        limits = {} if self.low is None or self.high is None else {
+            f"{probability:g} quantile": (low, high) for probability, low, high in zip(self.q, self.low, self.high)}
+        return row_with_limits(self.summary(), limits, self.level)
+
     def table(self) -> dict[str, np.ndarray]:
         """Columns ``q``, ``value``, ``low``, ``high`` (NaN where the method gives no interval)."""
         missing = np.full(self.q.shape, np.nan)
@@ -91,6 +99,20 @@ class QuantileRelease(Presented):
     def as_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` (JSON-safe, plain floats)."""
         return self.to_dict()
+
+    def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
+        """The distribution through the released quantiles (:meth:`Distribution.from_quantiles`): its CDF is ``q``
+        at each released value, linear in between and to the bounds (``bounds``: the release's own by default,
+        which every quantile method records in ``details["bounds"]``)."""
+        if bounds is None:
+            bounds = self.details.get("bounds")
+        if bounds is None:
+            raise InvalidParameterError(
+                "The 'bounds' parameter of QuantileRelease.as_distribution is needed: this release does not record "
+                "its bounds. Pass the public bounds (lo, hi) it was released on."
+            )
+        return Distribution.from_quantiles(self.q, self.values, bounds, method=self.method, epsilon=self.epsilon,
+                                           guarantee=self.guarantee, details={"from": "quantiles", "q": self.q.tolist()})
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

@@ -28,6 +28,8 @@ before the data are read.  Errors are the array API's, naming the column.  See
 
 from typing import Any
 
+from ..errors import InvalidParameterError
+
 from ._central import group_release, release
 from ._grouped import GroupedResult
 from ._local import aggregate, estimate, group_estimate, privatize
@@ -43,6 +45,11 @@ def table(result: Any, like: Any) -> Any:
     A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.
     """
     engine, _ = engine_of("frame.table", like, argument="like")
+    if not callable(getattr(result, "table", None)):
+        raise InvalidParameterError(
+            "The 'result' argument of frame.table must be a dpdist result with a table() (an estimate, a release, a "
+            f"GroupedResult). Got {type(result).__name__} instead."
+        )
     if isinstance(result, GroupedResult):
         return result.table()
     return engine.frame({name: (list(column) if not hasattr(column, "dtype") else column)

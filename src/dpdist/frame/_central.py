@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from ._local import check_groups, group_generators
+from ._local import check_by, check_groups, check_session, group_generators
 from ._tables import check_frame
 
 if TYPE_CHECKING:
@@ -16,12 +20,40 @@ if TYPE_CHECKING:
 __all__ = ["release", "group_release"]
 
 
-def _release_function(owner: str, function) -> Callable:
-    if not callable(function):
+def _central_releases() -> dict[Any, str]:
+    """The functions ``frame.release`` and ``frame.group_release`` run, by their public name."""
+    from .. import central  # lazy: loads scipy (0.4-2 s)
+
+    return {
+        central.cdf: "central.cdf", central.tree_cdf: "central.tree_cdf", central.quantiles: "central.quantiles",
+        central.unbounded_quantile: "central.unbounded_quantile",
+        central.histogram_queries: "central.histogram_queries", central.adaptive_quantiles: "central.adaptive_quantiles",
+        central.polynomial_projection: "central.polynomial_projection",
+        central.matching_pursuit: "central.matching_pursuit",
+        vars(central.TreeHistogram)["release"].__func__: "central.TreeHistogram.release",
+        vars(central.PolynomialMoments)["release"].__func__: "central.PolynomialMoments.release",
+    }
+
+
+def _release_function(owner: str, function, args: tuple, kwargs: dict) -> Callable:
+    """``function`` if it is a ``dpdist.central`` release (or a ``functools.partial`` of one) and ``args`` and
+    ``kwargs`` are its arguments after the data; else :class:`InvalidParameterError` naming what is wrong."""
+    releases = _central_releases()
+    inner = function.func if isinstance(function, functools.partial) else function
+    name = releases.get(getattr(inner, "__func__", inner)) if callable(inner) else None
+    if name is None:
         raise InvalidParameterError(
-            f"The 'release' argument of {owner} must be a central release such as dpdist.central.cdf. "
-            f"Got {function!r} instead."
+            f"The 'release' argument of {owner} must be a dpdist.central release: one of {sorted(set(releases.values()))} "
+            f"(or a functools.partial of one). Got {getattr(function, '__qualname__', function)!r:.100} instead."
         )
+    signature = inspect.signature(function)
+    try:
+        signature.bind(np.zeros(0), *args, **kwargs)
+    except TypeError as error:
+        parameters = [parameter for parameter in list(signature.parameters)[1:]]
+        raise InvalidParameterError(
+            f"The arguments of {owner} after the column are {name}'s after its data {parameters}: {error}."
+        ) from None
     return function
 
 
@@ -47,7 +79,7 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
-    function = _release_function(owner, function)
+    function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
     return _run(column, function, table.values(column), args, kwargs, session)
 
 
@@ -88,8 +120,9 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
-    table, column, by = check_frame(owner, frame, column, by)
-    function = _release_function(owner, function)
+    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
+    function = _release_function(owner, function, args, {**kwargs, "rng": None})
+    session = check_session(owner, session)
     keys = check_groups(owner, groups, by)
     values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)

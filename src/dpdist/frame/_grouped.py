@@ -82,7 +82,9 @@ class GroupedResult:
         return self.engine.frame(parts)
 
     def summary(self) -> Any:
-        """One row per group: the key(s), the headline numbers of its result (``summary()``), and ``n`` where released."""
+        """One row per group: the key(s), the headline numbers of its result (``summary_row()``), each followed by its
+        interval (``"<name> low"``, ``"<name> high"``, and a ``level`` column) where the result has one, and ``n``
+        where released."""
         rows = []
         for key, result in self.results.items():
             row: dict[str, Any] = {name: column[0] for name, column in self._key_columns(key, 1).items()}

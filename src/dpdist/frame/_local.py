@@ -40,6 +40,26 @@ def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
     return protocol
 
 
+def check_session(owner: str, session) -> BudgetSession | None:
+    """``session``: None or a :class:`dpdist.budget.BudgetSession`."""
+    if session is None:
+        return None
+    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
+
+    if not isinstance(session, BudgetSession):
+        raise InvalidParameterError(
+            f"The 'session' argument of {owner} must be None or a dpdist.budget.BudgetSession. Got {session!r:.100} instead."
+        )
+    return session
+
+
+def check_by(owner: str, by) -> Any:
+    """A group-by's ``by``: one column name or a list of them (None is refused: a group-by needs its key)."""
+    if by is None:
+        raise InvalidParameterError(f"The 'by' argument of {owner} must name the key column(s) of the groups. Got None.")
+    return by
+
+
 def _user_values(owner: str, table: Table, column: str, protocol) -> np.ndarray:
     """The column's values, one per user; a missing value is refused (a user without a value sends no report)."""
     values = table.values(column)
@@ -96,7 +116,11 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     """
     owner = "frame.privatize"
     table, column, _ = check_frame(owner, frame, column)
-    protocol = _protocol(owner, protocol)
+    protocol, session = _protocol(owner, protocol), check_session(owner, session)
+    if not isinstance(report_column, str) or not report_column:
+        raise InvalidParameterError(
+            f"The 'report_column' argument of {owner} must be a non-empty column name. Got {report_column!r:.100} instead."
+        )
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
@@ -162,7 +186,7 @@ def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = Non
     """
     owner = "frame.estimate"
     table, column, _ = check_frame(owner, frame, column)
-    protocol = _protocol(owner, protocol)
+    protocol, session = _protocol(owner, protocol), check_session(owner, session)
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
     values = _user_values(owner, table, column, protocol)
@@ -184,8 +208,8 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     estimate (default: the keys present); a listed key with no row has no estimate (``None``).
     """
     owner = "frame.group_estimate"
-    table, column, by = check_frame(owner, frame, column, by)
-    protocol = _protocol(owner, protocol)
+    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
+    protocol, session = _protocol(owner, protocol), check_session(owner, session)
     present = table.groups(by)
     keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"

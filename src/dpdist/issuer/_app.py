@@ -81,6 +81,9 @@ def _check_arguments(db_path: Any, name: Any, admin_token: Any, cors_origins: An
         raise InvalidParameterError("The 'admin_token' argument must be a string of at least 16 printable ASCII characters.")
     if isinstance(cors_origins, str):
         cors_origins = tuple(origin.strip() for origin in cors_origins.split(",") if origin.strip())
+    if cors_origins is not None and not isinstance(cors_origins, (tuple, list, set, frozenset)):
+        raise InvalidParameterError(f"The 'cors_origins' argument must be a list of origins such as 'https://example.org', "
+                                    f"a comma-separated string of them, or '*'. Got {cors_origins!r:.100}.")
     origins = tuple(cors_origins or ())
     for origin in origins:
         if not isinstance(origin, str) or not (origin == "*" or re.fullmatch(r"https?://[^/\s]+", origin)):

@@ -249,6 +249,7 @@ class AdaptiveQuantiles:
             q=self.q, values=to_value(grid_values), low=to_value(np.minimum(low, grid_values)),
             high=to_value(np.maximum(high, grid_values)), level=self.level, method="adaptive", epsilon=self.epsilon,
             details={"rounds": len(history), "planned_rounds": self.rounds, "grid_size": self.grid_size,
+                     "bounds": list(self.bounds),
                      "reports": [int(agg.n) for agg in history], "brackets": [[int(x), int(y)] for x, y in zip(a, b)],
                      "intervals": "simultaneous normal bounds of the pooled per-cut fractions (Bonferroni over "
                                   f"{asked.size} cuts)"},

@@ -90,8 +90,26 @@ def emsa_pss_encode(message: bytes, em_bits: int, salt: bytes) -> bytes:
 
 
 # ---------------------------------------------------------------------- keys
+def _rsa_key(key: Any, name: str, private: bool = False) -> Any:
+    """``key`` if it is a ``cryptography`` RSA key (a private one when ``private``); InvalidParameterError otherwise."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    kinds: tuple[type, ...] = (rsa.RSAPrivateKey,) if private else (rsa.RSAPublicKey, rsa.RSAPrivateKey)
+    if not isinstance(key, kinds):
+        what = "an RSA private key (cryptography RSAPrivateKey, e.g. generate_private_key())" if private else (
+            "an RSA public key (cryptography RSAPublicKey, e.g. decode_token_key(token_key))")
+        raise InvalidParameterError(f"The '{name}' argument must be {what}. Got {type(key).__name__} instead.")
+    return key
+
+
+def _public_key(key: Any) -> Any:
+    """The RSAPublicKey of a public or private ``key`` (checked)."""
+    key = _rsa_key(key, "public_key")
+    return key.public_key() if hasattr(key, "private_numbers") else key
+
+
 def _public_numbers(key: Any) -> tuple[int, int]:
-    numbers = (key.public_key() if hasattr(key, "private_numbers") else key).public_numbers()
+    numbers = _public_key(key).public_numbers()
     return numbers.n, numbers.e
 
 
@@ -171,7 +189,7 @@ def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     SigningFailureError
         ``s^e != m (mod n)``: the computation was faulty; nothing is returned (RFC 9474, section 4.3, step 4).
     """
-    numbers = private_key.private_numbers()
+    numbers = _rsa_key(private_key, "private_key", private=True).private_numbers()
     n, e = numbers.public_numbers.n, numbers.public_numbers.e
     length = (n.bit_length() + 7) // 8
     m = int.from_bytes(_check_bytes(blinded_msg, "blinded_msg", length), "big")
@@ -206,6 +224,8 @@ def finalize(public_key: RSAPublicKey, message: bytes, blind_sig: bytes, inv: in
     n, _ = _public_numbers(public_key)
     length = (n.bit_length() + 7) // 8
     z = int.from_bytes(_check_bytes(blind_sig, "blind_sig", length), "big")  # steps 1-2
+    if not isinstance(inv, int) or isinstance(inv, bool) or not 0 < inv < n:
+        raise InvalidParameterError(f"The 'inv' argument must be the int in [1, n) that blind returned. Got {inv!r:.60}.")
     signature = ((z * inv) % n).to_bytes(length, "big")  # steps 3-4
     verify(public_key, message, signature, salt_length=salt_length)  # steps 5-6
     return signature
@@ -221,6 +241,7 @@ def verify(public_key: RSAPublicKey, message: bytes, signature: bytes, *, salt_l
     from cryptography.hazmat.primitives.asymmetric import padding
 
     pss = padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=_check_salt_length(salt_length))
+    public_key = _public_key(public_key)
     try:
         public_key.verify(_check_bytes(signature, "signature"), _check_bytes(message, "message"), pss, hashes.SHA384())
     except InvalidSignature:

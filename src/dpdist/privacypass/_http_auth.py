@@ -43,8 +43,10 @@ _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _B64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 
 
-def b64url_encode(data: bytes) -> str:
-    """base64url with padding (RFC 4648, section 5)."""
+def b64url_encode(data: bytes, name: str = "data") -> str:
+    """base64url with padding (RFC 4648, section 5); InvalidParameterError naming ``name`` unless ``data`` is bytes."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InvalidParameterError(f"The '{name}' argument must be bytes. Got {type(data).__name__} instead.")
     return base64.urlsafe_b64encode(bytes(data)).decode("ascii")
 
 
@@ -70,7 +72,7 @@ class PrivateTokenChallenge:
 
 def format_www_authenticate(challenge: bytes, token_key: bytes, max_age: int | None = None) -> str:
     """The value of ``WWW-Authenticate`` for one challenge (RFC 9577, section 2.1)."""
-    value = f'{SCHEME} challenge="{b64url_encode(challenge)}", token-key="{b64url_encode(token_key)}"'
+    value = f'{SCHEME} challenge="{b64url_encode(challenge, "challenge")}", token-key="{b64url_encode(token_key, "token_key")}"'
     if max_age is not None:
         if not isinstance(max_age, int) or isinstance(max_age, bool) or max_age < 0:
             raise InvalidParameterError(f"The 'max_age' argument must be an int >= 0 (seconds). Got {max_age!r}.")
@@ -80,7 +82,7 @@ def format_www_authenticate(challenge: bytes, token_key: bytes, max_age: int | N
 
 def format_authorization(token: bytes) -> str:
     """The value of ``Authorization`` that presents ``token`` (RFC 9577, section 2.2.1)."""
-    return f'{SCHEME} token="{b64url_encode(token)}"'
+    return f'{SCHEME} token="{b64url_encode(token, "token")}"'
 
 
 def _lex(header: str) -> list[tuple[str, str]]:

@@ -152,6 +152,8 @@ def decode_token_key(token_key: Any) -> RSAPublicKey:
 
 def token_key_id(token_key: bytes) -> bytes:
     """``SHA-256(token_key)`` (RFC 9578, section 6.5): 32 bytes."""
+    if not isinstance(token_key, (bytes, bytearray, memoryview)):
+        raise InvalidParameterError(f"The 'token_key' argument must be bytes (DER). Got {type(token_key).__name__} instead.")
     return hashlib.sha256(bytes(token_key)).digest()
 
 

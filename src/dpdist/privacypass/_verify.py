@@ -17,8 +17,8 @@ import functools
 import hashlib
 from typing import Any
 
-from ..errors import InvalidTokenError
-from ._client import challenge_bytes, public_key_of
+from ..errors import InvalidParameterError, InvalidTokenError
+from ._client import _token_key_bytes, challenge_bytes, public_key_of
 from ._messages import TOKEN_LENGTH, TOKEN_TYPE, TokenChallenge
 
 __all__ = ["verify_token"]
@@ -62,7 +62,11 @@ def verify_token(token: Any, token_key: bytes, challenge: TokenChallenge | bytes
 
     if not isinstance(token, (bytes, bytearray, memoryview)):
         raise InvalidTokenError(f"The 'token' argument must be bytes. Got {type(token).__name__}.", reason="malformed")
-    public_key, key_id = public_key_of(bytes(token_key) if isinstance(token_key, (bytearray, memoryview)) else token_key)
+    public_key, key_id = public_key_of(_token_key_bytes(token_key))
+    if not isinstance(challenge, (TokenChallenge, bytes, bytearray, memoryview)):
+        raise InvalidParameterError(
+            f"The 'challenge' argument must be a TokenChallenge or its encoding (bytes). Got {type(challenge).__name__} instead."
+        )
     digest = _challenge_digest(challenge.encode() if isinstance(challenge, TokenChallenge) else bytes(challenge))
     token = bytes(token)
     if len(token) != TOKEN_LENGTH:

@@ -42,6 +42,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._guard import AUTHENTICATED, Limits, guard
+from ..errors import InvalidParameterError
 from . import _envelope
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._arguments import check_arguments
@@ -120,6 +121,9 @@ def create_app(
     check_arguments(collector=collector, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch,
                     admin_token=admin_token, interval=interval, max_body_bytes=max_body_bytes,
                     largest_body=_envelope.MAX_SEALED_BYTES)
+    if limits is not None and not isinstance(limits, Limits):
+        raise InvalidParameterError(f"The 'limits' argument of the relay must be a dpdist._guard.Limits (dpdist.serve's "
+                                    f"included) or None. Got {type(limits).__name__} instead.")
     limits = (limits or Limits()).check(max_body_bytes)  # a bad limit is refused before anything is opened
     import httpx
     from starlette.applications import Starlette

@@ -52,7 +52,7 @@ CONTENT_TYPE_OF_KIND = {1: "application/octet-stream", 2: "application/json"}
 PADDING = 256
 #: largest sealed message a relay accepts (one device's submission; bodies larger than this go in several)
 MAX_SEALED_BYTES = 1 << 20
-_KEY_ID_BYTES, _ENC_BYTES, _TAG_BYTES = 8, 32, 16
+_KEY_ID_BYTES, _ENC_BYTES, _TAG_BYTES, _KEY_BYTES = 8, 32, 16, 32
 _HEADER_BYTES = 1 + _KEY_ID_BYTES + _ENC_BYTES
 _INFO = b"dpdist relay v1\x00"
 
@@ -69,7 +69,7 @@ def _suite():
 
 def key_id(public_key: bytes) -> bytes:
     """The 8-byte id of an X25519 public key: the first bytes of its SHA-256."""
-    return hashlib.sha256(public_key).digest()[:_KEY_ID_BYTES]
+    return hashlib.sha256(_check_key("key_id", "public_key", public_key, "public")).digest()[:_KEY_ID_BYTES]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ def generate_key() -> KeyPair:
 
 def public_key_config(public_key: bytes) -> dict:
     """What a device needs to seal reports: the suite, the public key (base64url, no padding) and its id (hex)."""
+    public_key = _check_key("public_key_config", "public_key", public_key, "public")
     return {**SUITE, "public_key": _b64(public_key), "key_id": key_id(public_key).hex()}
 
 
@@ -102,14 +103,58 @@ def _b64(data: bytes) -> str:
 
 
 def decode_public_key(text: str) -> bytes:
-    """The raw public key of a config's ``public_key`` (base64url)."""
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (ValueError, TypeError):
-        raw = b""
-    if len(raw) != 32:
-        raise InvalidParameterError(f"A relay public key is 32 bytes in base64url. Got {text!r}.")
+    """The raw public key of a config's ``public_key`` (base64url, no padding, of 32 bytes)."""
+    raw = b""
+    if isinstance(text, str):
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        except ValueError:  # binascii.Error, and non-ASCII text
+            raw = b""
+    if len(raw) != _KEY_BYTES:
+        raise InvalidParameterError(
+            f"The 'public_key' of a relayed campaign must be a {_KEY_BYTES}-byte X25519 key in base64url "
+            f"(43 characters, no padding). Got {text!r:.100} instead."
+        )
     return raw
+
+
+def _check_key(owner: str, name: str, key, kind: str) -> bytes:
+    """``key`` as raw bytes, refused unless it is an X25519 key of 32 bytes (RFC 7748, section 5)."""
+    if not isinstance(key, (bytes, bytearray, memoryview)) or len(key) != _KEY_BYTES:
+        described = f"{len(key)} bytes" if isinstance(key, (bytes, bytearray, memoryview)) else type(key).__name__
+        raise InvalidParameterError(
+            f"The {name!r} argument of {owner} must be a raw {_KEY_BYTES}-byte X25519 {kind} key (bytes; "
+            f"decode_public_key reads a config's base64url). Got {described} instead."
+        )
+    return bytes(key)
+
+
+def _check_campaign(owner: str, campaign) -> str:
+    if not isinstance(campaign, str) or not campaign:
+        raise InvalidParameterError(
+            f"The 'campaign' argument of {owner} must be the campaign id, a non-empty string. Got {campaign!r:.100} instead."
+        )
+    return campaign
+
+
+def _check_bytes(owner: str, name: str, value) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidParameterError(f"The {name!r} argument of {owner} must be bytes. Got {type(value).__name__} instead.")
+    return bytes(value)
+
+
+def _seal_iv(public_key, campaign, body, content_type) -> tuple[bytes, str, bytes, int]:
+    """:func:`seal`'s arguments checked: the key, the campaign, the body and the kind of its content type."""
+    owner = "seal"
+    public_key = _check_key(owner, "public_key", public_key, "public")
+    campaign, body = _check_campaign(owner, campaign), _check_bytes(owner, "body", body)
+    kind = KIND_OF_CONTENT_TYPE.get(content_type.split(";")[0].strip().lower()) if isinstance(content_type, str) else None
+    if kind is None:
+        raise InvalidParameterError(
+            f"The 'content_type' argument of {owner} must be the content type of dpdist binary records or JSON, one "
+            f"of {sorted(KIND_OF_CONTENT_TYPE)}. Got {content_type!r:.100} instead."
+        )
+    return public_key, campaign, body, kind
 
 
 def _info(campaign: str) -> bytes:
@@ -117,25 +162,37 @@ def _info(campaign: str) -> bytes:
 
 
 def seal(public_key: bytes, campaign: str, body: bytes, content_type: str) -> bytes:
-    """A device's batch body sealed to the campaign's key (module docstring)."""
-    kind = KIND_OF_CONTENT_TYPE.get((content_type or "").split(";")[0].strip().lower())
-    if kind is None:
-        raise InvalidParameterError(f"A sealed body is dpdist binary records or JSON. Got content type {content_type!r}.")
+    """A device's batch body sealed to the campaign's key (module docstring).
+
+    Raises :class:`~dpdist.errors.InvalidParameterError` naming the argument for a key that is not 32 bytes or
+    not a usable X25519 public key (a low-order point), a campaign that is not an id, a body that is not bytes, a
+    content type other than binary records or JSON, or a body too large for one sealed message.
+    """
+    public_key, campaign, body, kind = _seal_iv(public_key, campaign, body, content_type)
     plain = struct.pack(">BI", kind, len(body)) + body
     plain += bytes(-len(plain) % PADDING)
     suite = _suite()
     header = bytes([VERSION]) + key_id(public_key)
-    enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(public_key), info=_info(campaign))
+    try:
+        enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(public_key), info=_info(campaign))
+    except ValueError:  # pyhpke: an all-zero shared secret, the key is a low-order point (RFC 7748, section 6.1)
+        raise InvalidParameterError(
+            "The 'public_key' argument of seal is not a usable X25519 public key: it is a low-order point, whose "
+            f"shared secret is all zeros (RFC 7748, section 6.1). Got {_b64(public_key)!r}."
+        ) from None
     sealed = header + enc + sender.seal(plain, aad=header)
     if len(sealed) > MAX_SEALED_BYTES:
         raise InvalidParameterError(
-            f"A sealed submission is at most {MAX_SEALED_BYTES} bytes; this body makes {len(sealed)}. Send fewer reports at once."
+            f"The 'body' argument of seal is at most {MAX_SEALED_BYTES} bytes once sealed; this body makes "
+            f"{len(sealed)}. Send fewer reports at once."
         )
     return sealed
 
 
 def check_sealed(sealed: bytes, expected_key_id: bytes | None = None) -> None:
     """What a relay can check without the key: version, key id, length (raises :class:`MalformedReportError`)."""
+    if not isinstance(sealed, (bytes, bytearray, memoryview)):
+        raise MalformedReportError(f"A sealed report is bytes. Got {type(sealed).__name__}.")
     if len(sealed) < _HEADER_BYTES + _TAG_BYTES + 5 or len(sealed) > MAX_SEALED_BYTES:
         raise MalformedReportError(f"A sealed report is {_HEADER_BYTES + _TAG_BYTES + 5} to {MAX_SEALED_BYTES} bytes. Got {len(sealed)}.")
     if sealed[0] != VERSION:
@@ -146,6 +203,9 @@ def check_sealed(sealed: bytes, expected_key_id: bytes | None = None) -> None:
 
 def open_sealed(private_key: bytes, campaign: str, sealed: bytes) -> tuple[str, bytes]:
     """``(content type, body)`` of a sealed message; :class:`MalformedReportError` if it does not open."""
+    owner = "open_sealed"
+    private_key = _check_key(owner, "private_key", private_key, "private")
+    campaign, sealed = _check_campaign(owner, campaign), _check_bytes(owner, "sealed", sealed)
     check_sealed(sealed)
     suite = _suite()
     key = suite.kem.deserialize_private_key(private_key)

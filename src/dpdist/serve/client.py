@@ -52,6 +52,38 @@ _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 DOWN_AFTER = 4.0
 
 
+def _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
+                            issuer_credential, issuer) -> None:
+    """Refuse :class:`Client` arguments it cannot run with, naming the argument, its value and what is allowed."""
+    import math
+
+    import httpx
+
+    def refuse(name: str, allowed: str, value) -> None:
+        raise InvalidParameterError(f"The '{name}' parameter of Client must be {allowed}. Got {value!r:.100} instead.")
+
+    def number(value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+    if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+        refuse("server", "an http:// or https:// URL", server)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        refuse("retries", "an int >= 0", retries)
+    if not number(backoff) or backoff < 0:
+        refuse("backoff", "a finite number of seconds >= 0", backoff)
+    if timeout is not None and not isinstance(timeout, httpx.Timeout) and not (number(timeout) and timeout > 0):
+        refuse("timeout", "a number of seconds > 0, an httpx.Timeout or None (no limit)", timeout)
+    for name, value in (("admin_token", admin_token), ("submit_token", submit_token),
+                        ("issuer_credential", issuer_credential), ("issuer", issuer)):
+        if value is not None and not isinstance(value, str):
+            refuse(name, "a string or None", value)
+    if on_retry is not None and not callable(on_retry):
+        refuse("on_retry", "None or a function on_retry(method, status, delay, attempt)", on_retry)
+    if pins is not None and (not isinstance(pins, dict) or not all(isinstance(key, str) and isinstance(pin, str)
+                                                                    for key, pin in pins.items())):
+        refuse("pins", "None or a dict {campaign id: pin}, strings both", pins)
+
+
 class Client:
     """A connection to one dpdist collection service.
 
@@ -116,10 +148,8 @@ class Client:
     ):
         import httpx
 
-        if not isinstance(server, str) or not server.startswith(("http://", "https://")):
-            raise InvalidParameterError(f"The 'server' parameter must be an http:// or https:// URL. Got {server!r}.")
-        if not isinstance(retries, int) or retries < 0:
-            raise InvalidParameterError(f"The 'retries' parameter must be an int >= 0. Got {retries!r}.")
+        _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
+                                issuer_credential, issuer)
         self.server = server.rstrip("/")
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff = retries, float(backoff)

@@ -242,6 +242,7 @@ def _output_histogram(protocol, aggregator, alpha: float) -> tuple[float, np.nda
     tolerance = max(TOLERANCE, 0.01 * (outputs - 1))
     projected = protocol.estimate(aggregator, postprocess="simplex").frequencies
     fit = 0.9 * np.asarray(projected, dtype=np.float64) + 0.1 / d
+    upper, gap = math.inf, 0.0  # STAGES is never empty: the loop sets both
     for budget in STAGES:
         result = expectation_maximization(counts, operator, smoothing=False, tolerance=tolerance, max_iterations=budget,
                                           start=fit, accelerate=True, stopping="gap")

@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from ..._rng import random_words
+from ... import _validation
 from ..._types import ArrayLike
 from ..._validation import Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
@@ -208,18 +209,24 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
         """A device's client: its d sampled buckets (drawn once) and the bits of each bucket, memoized."""
         return BucketMemoClient(self, randomness, memo)
 
-    def _draw_user_randomness(self, n, rng):
-        """``d`` distinct sorted bucket indices per user (uniform subsets: the first d of a random permutation)."""
+    def _draw_user_randomness(self, n, rng, out=None):
+        """``d`` distinct sorted bucket indices per user (uniform subsets: the first d of a random permutation).
+
+        Written into ``out`` (an ``(n, d)`` integer array) when given, else returned as int64.  With
+        ``d = b`` nothing is drawn: every user samples every bucket.
+        """
         b, d = self.domain_size, self._d
+        if out is None:
+            out = np.empty((n, d), dtype=np.int64)
         if d == b:  # every bucket: nothing to draw
-            return np.broadcast_to(np.arange(b, dtype=np.int64), (n, b)).copy()
+            out[...] = np.arange(b)
+            return out
         chunk = max(1, (1 << 20) // b)
         # the d smallest of b uniforms are a uniform d-subset; argpartition finds them in O(b)
-        parts = [
-            np.sort(np.argpartition(rng.random((min(chunk, n - start), b)), d - 1, axis=1)[:, :d], axis=1)
-            for start in range(0, n, chunk)
-        ]
-        return np.concatenate(parts).astype(np.int64) if parts else np.zeros((0, d), dtype=np.int64)
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            out[start:stop] = np.sort(np.argpartition(rng.random((stop - start, b)), d - 1, axis=1)[:, :d], axis=1)
+        return out
 
     def _bucket(self, randomness, items):
         return np.asarray(items, dtype=np.int64)
@@ -235,9 +242,20 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
         """Write the bits of ``permanent_response`` into ``out``, an even number of cells at a time.
 
         The 32-bit uniforms are halves of 64-bit words, so chunks of an even number of
-        cells draw exactly the words (and bits) of one draw of all cells at once.
+        cells draw exactly the words (and bits) of one draw of all cells at once.  A chunk
+        is about ``_CHUNK_BITS`` cells: whole rows while a row is at most half of it, else
+        pieces of the row-major cells (rows of millions of buckets), so the temporaries stay
+        bounded whatever ``d``.
         """
         d = randomness.shape[1] if randomness.ndim == 2 else 1
+        if randomness.ndim == 2 and 2 * d > _CHUNK_BITS:
+            total = randomness.shape[0] * d
+            for start in range(0, total, _CHUNK_BITS):  # _CHUNK_BITS is even
+                row, column = np.divmod(np.arange(start, min(start + _CHUNK_BITS, total)), d)
+                threshold = np.where(randomness[row, column] == buckets[row], self._p_threshold, self._q_threshold)
+                uniforms = random_words(rng, -(-row.size // 2)).view(np.uint32)[: row.size]
+                out[row, column] = uniforms < threshold
+            return
         rows = max(2, _CHUNK_BITS // max(d, 1)) // 2 * 2  # an even number of rows: an even number of cells
         for start in range(0, randomness.shape[0], rows):
             block = randomness[start : start + rows]
@@ -271,16 +289,39 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
         return array.astype(np.int64)
 
     def _privatize(self, values, rng):
-        randomness = self._draw_user_randomness(values.size, rng)
-        reports = np.empty((values.size, 2 * self._d), dtype=np.uint32)
-        reports[:, : self._d] = randomness
-        self._draw_bits(values, rng, randomness, reports[:, self._d :])
+        d = self._d
+        need = values.size * 8 * d
+        if need > _validation.MAX_ALLOCATION_BYTES:
+            largest = _validation.MAX_ALLOCATION_BYTES // (8 * d)
+            raise InvalidParameterError(
+                f"The 'values' argument of {self.display_name}.privatize holds {values.size:,} values: their reports "
+                f"(2 x sampled_bits = {2 * d:,} uint32 each) would need {need / 2**30:.1f} GiB in one array, over "
+                f"dpdist's limit of {_validation.MAX_ALLOCATION_BYTES / 2**30:.1f} GiB per allocation "
+                f"(dpdist.local.MAX_ALLOCATION_BYTES). Privatize at most {largest:,} values at a time, or choose a "
+                "smaller 'sampled_bits' (simulate() draws the aggregate of any number of values)."
+            )
+        reports = np.empty((values.size, 2 * d), dtype=np.uint32)
+        randomness = self._draw_user_randomness(values.size, rng, reports[:, :d])
+        self._draw_bits(values, rng, randomness, reports[:, d:])
         return reports
 
     @property
     def _simulate_chunk(self) -> int:
         """Users per privatized chunk in ``simulate``: about 2^20 sampled bits (reports grow with d)."""
         return max(1, _CHUNK_BITS // self._d)
+
+    def _simulate(self, values, rng):
+        """With ``d = b`` (every user samples every bucket) the aggregate exactly, in O(b): bucket ``v``'s ones
+        are Binomial(c_v, p) + Binomial(n - c_v, q) and every bucket is sampled n times; else reports by chunks."""
+        if self._d < self.domain_size:
+            return super()._simulate(values, rng)
+        b = self.domain_size
+        statistic = np.empty(2 * b, dtype=np.int64)
+        statistic[b:] = values.size
+        counts = np.bincount(values, minlength=b)
+        statistic[:b] = rng.binomial(counts, self._bit_p)
+        statistic[:b] += rng.binomial(np.subtract(values.size, counts, out=counts), self._bit_q)
+        return statistic
 
     # ------------------------------------------------------------------ server
     def _client_design(self):

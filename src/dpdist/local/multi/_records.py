@@ -3,8 +3,9 @@
 A batch of ``n`` records of ``k`` attributes may be
 
 * a 2-D array (or list of rows) of shape ``(n, k)``, columns in the schema's order;
-* a NumPy structured array, a dict of columns or a pandas DataFrame, columns by attribute name
-  (extra columns are ignored, so a whole table can be passed).
+* a NumPy structured array, a dict of columns or a pandas DataFrame, columns by attribute name:
+  exactly the schema's, so that a misspelt or unplanned attribute is refused, not silently left out
+  (select a table's columns first: ``df[protocol.attribute_names]``).
 
 :func:`record_columns` returns the ``k`` raw columns; each attribute's protocol
 then checks its own column (items or labels, reals in bounds).
@@ -28,6 +29,13 @@ def _by_name(table: Any, names: Sequence[str], available: Sequence[str], owner: 
         raise InvalidValueTypeError(
             f"The 'values' argument of {owner} must hold a column for every attribute {list(names)}. "
             f"Got no column {missing} (columns: {list(available)[:20]})."
+        )
+    unknown = [name for name in available if name not in names]
+    if unknown:
+        raise InvalidValueTypeError(
+            f"The 'values' argument of {owner} must hold the columns of the schema's attributes {list(names)} only. "
+            f"Got unknown column(s) {unknown[:20]!r}: add them to the schema, or select the schema's columns "
+            f"(df[protocol.attribute_names])."
         )
     columns = []
     for name in names:
