@@ -91,23 +91,23 @@ def test_the_tarball_holds_the_sources_types_and_license_and_no_tests(tarball):
     assert path.name == f"dpdist-client-{dpdist.__version__}.tgz"
     sources = {f"src/{p.relative_to(CLIENT / 'src').as_posix()}" for p in (CLIENT / "src").rglob("*.js")}
     assert sources <= files
-    assert {"package.json", "README.md", "LICENSE", "index.d.ts", "entry.d.ts", "bin/privatize.js"} <= files
+    assert {"package.json", "README.md", "LICENSE", "index.d.ts", "protocol.d.ts", "bin/privatize.js"} <= files
     assert not any(name.startswith("test/") for name in files)
 
 
 _SCRIPT = """
 import { writeFileSync } from 'node:fs';
 import { SUPPORTED_PROTOCOLS, fromConfig, privatize, privatizeRecord } from 'dpdist-client';
-import * as grr from 'dpdist-client/grr';
+import GRR from 'dpdist-client/grr';
 import pkg from 'dpdist-client/package.json' with { type: 'json' };
 
 const oue = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 16 };
 const values = Array.from({ length: 1000 }, (_, i) => i % 16);
 writeFileSync('oue.bin', privatizeRecord(oue, values));
-const batch = grr.privatize({ protocol: 'grr', version: 1, epsilon: 2.0, domain_size: 4 }, [0, 1, 2, 3]);
+const batch = GRR.privatize({ protocol: 'grr', version: 1, epsilon: 2.0, domain_size: 4 }, [0, 1, 2, 3]);
 console.log(JSON.stringify({
   version: pkg.version, protocols: SUPPORTED_PROTOCOLS.length, oue: fromConfig(oue).config,
-  grr: { descr: batch.descr, shape: batch.shape, entry: grr.PROTOCOL },
+  grr: { descr: batch.descr, shape: batch.shape, entry: GRR.protocol },
 }));
 """
 
@@ -126,12 +126,12 @@ def test_a_node_script_imports_the_installed_package_and_python_reads_its_record
 
 _GOOD_TS = """
 import { RandomSource, ReportBatch, fromConfig, privatize } from 'dpdist-client';
-import { PROTOCOL, privatize as privatizeGrr } from 'dpdist-client/grr';
+import GRR from 'dpdist-client/grr';
 
 const config = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
 const batch: ReportBatch = privatize(config, [1, 2, 3], { source: new RandomSource() });
-const rows: number = batch.length + privatizeGrr(config, [4]).shape[0];
-const name: string = fromConfig(config).name + PROTOCOL;
+const rows: number = batch.length + GRR.privatize(config, [4]).shape[0];
+const name: string = fromConfig(config).name + GRR.protocol;
 export { rows, name };
 """
 
@@ -158,14 +158,14 @@ def test_tsc_checks_a_typescript_file_against_the_declarations(installed, tools)
 
 _PAGE_JS = """
 import { Client, privatize, privatizeRecord } from 'dpdist-client';
-import { privatize as privatizeOue } from 'dpdist-client/oue';
+import OUE from 'dpdist-client/oue';
 
 const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 32 };
 const values = Array.from({ length: 500 }, (_, i) => i % 32);
 const batch = privatize(config, values);
 const record = privatizeRecord(config, values);
 document.body.dataset.result = JSON.stringify({
-  shape: batch.shape, oue: privatizeOue(config, [1, 2]).shape, record: record.length,
+  shape: batch.shape, oue: OUE.privatize(config, [1, 2]).shape, record: record.length,
   magic: String.fromCharCode(...record.slice(0, 6)), client: typeof Client,
 });
 """
