@@ -166,3 +166,35 @@ def test_a45_3_rounds_filled_in_arrival_order_give_an_interval_that_misses_the_m
                                       f"[{low:.1f}, {high:.1f}]; the median of every device's value is {truth:.1f}")
     finally:
         server.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="A45-4: feasibility_test tests an aggregate of another config (epsilon 4) "
+                                       "against the protocol's channel (epsilon 1) and gives a verdict")
+def test_a45_4_feasibility_test_refuses_an_aggregate_of_another_config():
+    from dpdist import local
+    from dpdist.errors import DPDistError
+
+    rng = np.random.default_rng(0)
+    honest_at_4 = local.make("grr", epsilon=4.0, domain_size=4)
+    aggregate = honest_at_4.aggregator().add(honest_at_4.privatize(np.zeros(20_000, dtype=np.int64), rng=rng))
+    assert not local.feasibility_test(honest_at_4, aggregate).flagged  # honest reports of its own protocol
+    claimed = local.make("grr", epsilon=1.0, domain_size=4)
+    with pytest.raises(DPDistError):  # as claimed.estimate(aggregate) does (IncompatibleStateError)
+        claimed.estimate(aggregate)
+    with pytest.raises(DPDistError, match="config"):  # found: flagged=True, 'POISONING' of honest reports
+        local.feasibility_test(claimed, aggregate)
+
+
+@pytest.mark.xfail(strict=True, reason="A45-5: feasibility_test(proto, reports) and AdaptiveQuantiles.protocol(k, "
+                                       "[not an aggregator]) raise AttributeError, not a dpdist.errors exception")
+def test_a45_5_wrong_types_raise_dpdist_errors_naming_the_argument():
+    from dpdist import local
+    from dpdist.errors import DPDistError
+
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    reports = grr.privatize(np.array([0, 1, 2, 3]), rng=0)
+    with pytest.raises(DPDistError, match="aggregator"):
+        local.feasibility_test(grr, reports)  # the reports instead of their aggregate
+    plan = local.AdaptiveQuantiles([0.5], epsilon=1.0, bounds=(0, 1))
+    with pytest.raises(DPDistError, match="history"):
+        plan.protocol(1, ["round 1"])
