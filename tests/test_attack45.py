@@ -198,3 +198,34 @@ def test_a45_5_wrong_types_raise_dpdist_errors_naming_the_argument():
     plan = local.AdaptiveQuantiles([0.5], epsilon=1.0, bounds=(0, 1))
     with pytest.raises(DPDistError, match="history"):
         plan.protocol(1, ["round 1"])
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="A45-6: a bad --journal gives 'No such file or directory: ...' / 'Is a directory' "
+                                       "without naming --journal, after claiming to resume from a directory")
+def test_a45_6_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite")).start()
+    try:
+        answer = httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                            json={"campaign": "modes", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}})
+        assert answer.status_code == 201, answer.text
+        assert httpx.post(f"{server.url}/api/campaigns/modes/open", headers=admin_headers()).status_code == 200
+        data = tmp_path / "modes.csv"
+        data.write_text("mode\n0\n1\n2\n3\n")
+        env = {**os.environ, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
+        (tmp_path / "a-directory").mkdir()
+        (tmp_path / "a-file").write_text("")
+        for journal in (tmp_path / "a-file" / "j.bin", tmp_path / "a-directory"):
+            run = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign", "modes",
+                                  str(data), "--column", "mode", "--journal", str(journal)],
+                                 env=env, capture_output=True, text=True, timeout=120)
+            errors = [line for line in run.stderr.splitlines() if line.startswith("dpdist: error")]
+            assert run.returncode == 2 and len(errors) == 1, run.stderr
+            assert "--journal" in errors[0], errors[0]
+            assert "resuming" not in run.stderr, run.stderr  # nothing was journaled there
+    finally:
+        server.stop()
