@@ -229,3 +229,29 @@ def test_a45_6_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
             assert "resuming" not in run.stderr, run.stderr  # nothing was journaled there
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="A45-7: a round filled by one batch of unrandomized 'below every cut' answers "
+                                       "(1,000 of 1,000 where honest devices give at most 73%) is not flagged")
+def test_a45_7_a_round_of_impossible_answers_is_flagged(tmp_path):
+    import secrets
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite")).start()
+    try:
+        plan = {"q": [0.5], "epsilon": 1.0, "bounds": [0, 1000], "reports": 15_000}
+        assert httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                          json={"campaign": "income", "rounds": plan}).status_code == 201
+        assert httpx.post(f"{server.url}/api/campaigns/income/open", headers=admin_headers()).status_code == 200
+        config = httpx.get(f"{server.url}/api/campaigns/income/config").json()
+        round_1, room, cuts = config["submit_to"], config["rounds"]["room"], len(config["rounds"]["cuts"])
+        # one anonymous request: the round's whole room, each answer "my value is below this cut", not randomized
+        answers = [2 * (i % cuts) + 1 for i in range(room)]
+        sent = httpx.put(f"{server.url}/api/campaigns/{round_1}/batches/{secrets.token_hex(16)}", json={"reports": answers})
+        assert sent.status_code == 200 and sent.json()["accepted"] == room
+        assert httpx.get(f"{server.url}/api/campaigns/income/config").json()["rounds"]["round"] == 2  # it ended round 1
+        estimate = httpx.get(f"{server.url}/api/campaigns/{round_1}/estimate", headers=admin_headers(), timeout=60).json()
+        # an honest device answers 'below' with probability at most e/(1+e) = 0.73: 1,000 of 1,000 has p < 1e-130
+        assert estimate["diagnostics"]["flagged"], estimate["diagnostics"]
+    finally:
+        server.stop()
