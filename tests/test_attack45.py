@@ -31,8 +31,6 @@ def _pids_alive(pids) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A45-1: one estimate with a huge max_iterations holds the single estimator "
-                                       "process with no time bound: every other campaign's estimate hangs")
 def test_a45_1_one_long_estimate_blocks_every_other_campaigns_estimate(tmp_path):
     from dpdist.client import Client
 
@@ -67,13 +65,37 @@ def test_a45_1_one_long_estimate_blocks_every_other_campaigns_estimate(tmp_path)
             status = None
         assert status is not None, f"the estimate of another campaign did not answer in {time.monotonic() - start:.0f} s"
         assert status in (200, 503), status
+        refused = httpx.get(f"{server.url}/api/campaigns/ages/estimate", params={"max_iterations": 10**8},
+                            headers=admin_headers(), timeout=30)
+        assert refused.status_code == 400 and "'max_iterations'" in refused.json()["detail"], refused.text
+        refused = httpx.get(f"{server.url}/api/campaigns/ages/estimate", params={"tolerance": 1e-300},
+                            headers=admin_headers(), timeout=30)
+        assert refused.status_code == 400 and "'tolerance'" in refused.json()["detail"], refused.text
     finally:
         server.stop()
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A45-1: the estimator process outlives a stopped server, still computing "
-                                       "(restarted with the same request when the server kills it at shutdown)")
+def test_a45_1c_an_estimate_past_its_time_limit_is_stopped_and_the_next_one_runs():
+    from dpdist.serve._estimator import Estimator
+    from dpdist.serve._refusals import Busy
+
+    estimator = Estimator(time_limit=2.0)
+    try:
+        assert estimator.run(abs, -3)[0] == 3  # started (its imports take a few seconds on a loaded machine)
+        start = time.monotonic()
+        with pytest.raises(Busy) as refused:
+            estimator.run(time.sleep, 30)
+        assert refused.value.code == "estimate_timeout" and time.monotonic() - start < 10
+        assert estimator.run(abs, -4)[0] == 4  # a new process
+    finally:
+        estimator.close()
+    with pytest.raises(Busy) as refused:  # closed (the server stopping): nothing goes to a new process
+        estimator.run(abs, -5)
+    assert refused.value.code == "shutting_down"
+
+
+@pytest.mark.slow
 def test_a45_1b_estimator_does_not_outlive_the_server(tmp_path):
     import subprocess
     import sys
@@ -89,8 +111,9 @@ def test_a45_1b_estimator_does_not_outlive_the_server(tmp_path):
             admin.open_campaign("ages")
         with Client(server.url) as device:
             device.submit_values("ages", np.clip(np.random.default_rng(1).normal(40, 12, 2000), 0, 100))
+        # within the bounds of the options, still long: 1,000 bootstrap replicates of EMS at its tightest tolerance
         thread = threading.Thread(target=lambda: httpx.get(
-            f"{server.url}/api/campaigns/ages/estimate", params={"max_iterations": 10**8, "tolerance": 1e-300},
+            f"{server.url}/api/campaigns/ages/estimate", params={"replicates": 1000, "tolerance": 1e-12},
             headers=admin_headers(), timeout=60), daemon=True)
         thread.start()
         time.sleep(4.0)
