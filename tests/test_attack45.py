@@ -267,8 +267,6 @@ def test_a45_6_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A45-7: a round filled by one batch of unrandomized 'below every cut' answers "
-                                       "(1,000 of 1,000 where honest devices give at most 73%) is not flagged")
 def test_a45_7_a_round_of_impossible_answers_is_flagged(tmp_path):
     import secrets
 

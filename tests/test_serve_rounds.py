@@ -434,3 +434,30 @@ def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
         finally:
             for server in servers:
                 server.stop()
+
+
+def test_a_threshold_rounds_below_answers_are_tested_against_every_population():
+    """Issue 45 A45-7: a round's 'below' answers, per cut and in total, lie in [n (1-p), n p] for every population
+    (module docstring of dpdist.serve._diagnostics): 200 honest rounds of 1,000 reports from populations at the
+    edges of that range (all below every cut, none below, half) raise no flag at alpha = 1e-6; a round of 1,000
+    unrandomized 'below' answers, and 2,000 'below' answers added to one cut of 4,000 honest reports, are flagged."""
+    from dpdist.serve._diagnostics import diagnostics
+
+    protocol = local.make("threshold", epsilon=1.0, bounds=[0.0, 1000.0], cuts=[256, 512, 768, 1024, 1280], grid_size=2048)
+    rng = np.random.default_rng(45)
+    flags = 0
+    for run in range(200):
+        values = (np.zeros(1000), np.full(1000, 999.0), rng.uniform(0, 1000, 1000))[run % 3]
+        aggregator = protocol.aggregator().add(protocol.privatize(values, rng=rng))
+        document = diagnostics(protocol, aggregator)
+        assert document["test"] == "below_fractions"
+        flags += document["flagged"]
+    assert flags == 0
+    crafted = protocol.aggregator().add(np.array([2 * (i % 5) + 1 for i in range(1000)]))
+    document = diagnostics(protocol, crafted)
+    assert document["flagged"] and document["below_fraction"]["observed"] == 1.0 and document["min_p_value"] < 1e-100
+    assert document["summary"].startswith("POISONING SUSPECTED: 1 of the answers say 'below'")
+    honest = protocol.privatize(rng.uniform(0, 1000, 4000), rng=rng)
+    one_cut = protocol.aggregator().add(np.concatenate([honest, np.full(2000, 2 * 4 + 1)]))  # cut 4: "below" x 2,000
+    document = diagnostics(protocol, one_cut)
+    assert document["flagged"] and document["items_above"] == [4] and not document["below_fraction"]["flagged"]
