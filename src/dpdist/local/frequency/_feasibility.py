@@ -197,6 +197,16 @@ def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha
     FeasibilityTest
     """
     alpha = check_param("feasibility_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
+    from .._aggregator import Aggregator as _Aggregator
+    from .._protocol import LocalProtocol
+
+    if not isinstance(protocol, LocalProtocol):
+        raise InvalidParameterError(f"The 'protocol' of feasibility_test must be a dpdist local protocol (local.make). "
+                                    f"Got {type(protocol).__name__}.")
+    if not isinstance(aggregator, _Aggregator):
+        raise InvalidParameterError(f"The 'aggregator' of feasibility_test must be the protocol's aggregator "
+                                    f"(protocol.aggregator().add(reports)), not the reports. Got {type(aggregator).__name__}.")
+    aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
     reason = why_no_feasibility_test(protocol)
     if reason is not None:
         raise InvalidParameterError(f"feasibility_test: {reason}.")
