@@ -232,8 +232,6 @@ def test_a45_5_wrong_types_raise_dpdist_errors_naming_the_argument():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A45-6: a bad --journal gives 'No such file or directory: ...' / 'Is a directory' "
-                                       "without naming --journal, after claiming to resume from a directory")
 def test_a45_6_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
     import os
     import subprocess

@@ -39,7 +39,7 @@ from ._env import check_environment, environment_defaults
 from ._estimate_text import estimate_lines
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
-from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
 
 __all__ = ["add_commands"]
@@ -852,6 +852,8 @@ def _submit_column(client, args):
     journal = (Path(args.journal) if args.journal else
                journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo,
                             device=client.issuer_credential))
+    if args.journal:
+        check_journal_option(journal, directory=False)
     if relayed:  # the reports' tokens, kept beside the journal: a resend carries the token its report was sent with
         client.keep_tokens(journal.with_name(journal.name + ".tokens"))
     if journal.exists():

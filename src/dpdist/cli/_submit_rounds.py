@@ -47,7 +47,7 @@ from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
 from ._deploy import data_reader
-from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 
 __all__ = ["submit_rounds"]
 
@@ -84,6 +84,8 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     plan, sizes = document["rounds"]["plan"], [int(size) for size in document["rounds"]["sizes"]]
     directory = (Path(args.journal) if args.journal else
                  journal_path(args.server, args.campaign, plan, args.column, args.data[0], None).with_suffix(".rounds"))
+    if args.journal:
+        check_journal_option(directory, directory=True)
     journal = _Journal(directory)
     order, shares = journal.split(values.size, sizes, getattr(args, "split_seed", None))
     offsets = np.concatenate([[0], np.cumsum(shares)]).astype(int)
