@@ -130,8 +130,6 @@ def test_a45_1b_estimator_does_not_outlive_the_server(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A45-2: a device thread that cannot fetch the campaign's config dies with a "
-                                       "traceback, and the demo blames '--seconds passed first'")
 def test_a45_2_demo_names_a_device_that_could_not_fetch_the_config(monkeypatch, capsys):
     from dpdist import client as client_module
     from dpdist.demo import run_campaign_demo
@@ -282,3 +280,46 @@ def test_a45_7_a_round_of_impossible_answers_is_flagged(tmp_path):
         assert estimate["diagnostics"]["flagged"], estimate["diagnostics"]
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a45_2b_demo_never_talks_to_a_stand_in_on_its_port(monkeypatch, tmp_path):
+    """A45-2: the demo probes a free port, closes it and starts its service there; a process that takes the port in
+    between (here: before) and answers /healthz must get an error, not the demo's admin token."""
+    import http.server
+    import socket
+    import threading
+
+    from dpdist.demo import _campaign
+    from dpdist.errors import ServiceUnavailableError
+
+    seen: list[dict] = []
+
+    class StandIn(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the stdlib's name)
+            seen.append(dict(self.headers))
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    stand_in = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    port = stand_in.server_address[1]
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+
+    class Probe(socket.socket):  # the free-port probe "finds" the stand-in's port
+        def getsockname(self):
+            return ("127.0.0.1", port)
+
+    monkeypatch.setattr(_campaign.socket, "socket", Probe)
+    try:
+        with pytest.raises(ServiceUnavailableError), _campaign._Service(tmp_path):
+            pass
+    finally:
+        stand_in.shutdown()
+        stand_in.server_close()
+    assert seen, "the stand-in was asked (it answers /healthz)"
+    assert not any("authorization" in {k.lower() for k in headers} for headers in seen), seen
