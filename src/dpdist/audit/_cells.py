@@ -1,0 +1,123 @@
+"""Outputs as finite cells: the output events the auditor certifies are sets of cells.
+
+Any randomizer's outputs become rows of numbers (:func:`as_columns`); a *pilot* sample
+then fixes how rows become cells, two ways:
+
+* **rows**: each distinct row of the pilot is a cell (and every row the pilot never saw
+  one more), when the pilot has at most ``max_cells`` distinct rows: exact for small
+  finite output spaces (GRR, a dpdist protocol's ``report_index``, short bit vectors);
+* **columns**: each column is cut into at most ``bins`` levels (its distinct values when
+  it has few, else quantiles of the pilot), and a pair of inputs looks at the joint
+  levels of the few columns that tell them apart best (large bit vectors, reals).
+
+Either map is a post-processing fixed before the certifying samples are drawn, so a
+bound certified on cells holds for the randomizer itself (post-processing cannot raise
+the privacy loss: Dwork & Roth 2014, Proposition 2.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib import recfunctions
+
+from ..errors import InvalidParameterError
+
+__all__ = ["as_columns", "CellMap"]
+
+
+def as_columns(outputs, owner: str = "audit") -> np.ndarray:
+    """A randomizer's outputs as an ``(n, k)`` array of numbers, one row per output.
+
+    1-D numbers are one column; booleans count as 0/1; a structured array gives its
+    fields' entries as columns; more dimensions are flattened per output.
+    """
+    array = np.asarray(outputs)
+    if array.dtype.names is not None:
+        array = recfunctions.structured_to_unstructured(array, dtype=np.float64)
+    if array.dtype == bool:
+        array = array.astype(np.uint8)
+    if array.dtype.kind not in "biuf":
+        raise InvalidParameterError(
+            f"The 'outputs' of the randomizer given to {owner} must be numbers, booleans or a structured array of "
+            f"numbers (give a 'features' function for other outputs). Got dtype {array.dtype}."
+        )
+    if array.ndim == 0:
+        raise InvalidParameterError(f"The 'outputs' of the randomizer given to {owner} must have one row per input.")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise InvalidParameterError(f"The 'outputs' of the randomizer given to {owner} must be finite numbers.")
+    return array.reshape(array.shape[0], -1)
+
+
+@dataclass(frozen=True)
+class CellMap:
+    """How rows of outputs become cells, fixed from a pilot sample (:meth:`fit`)."""
+
+    codebook: np.ndarray | None  # distinct pilot rows (rows mode), or None
+    levels: tuple[np.ndarray, ...]  # per column: its values (few) or interior quantile edges (many)
+    discrete: tuple[bool, ...]  # per column: levels are values (True) or edges (False)
+
+    @classmethod
+    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int) -> CellMap:
+        """The map of a pilot ``(n, k)`` (every input's rows pooled)."""
+        distinct = np.unique(pilot, axis=0)
+        codebook = distinct if len(distinct) <= max_cells else None
+        levels, discrete = [], []
+        for column in pilot.T:
+            values = np.unique(column)
+            if values.size <= bins:
+                levels.append(values)
+                discrete.append(True)
+            else:
+                edges = np.unique(np.quantile(column, np.linspace(0, 1, bins + 1)[1:-1]))
+                levels.append(edges)
+                discrete.append(False)
+        return cls(codebook, tuple(levels), tuple(discrete))
+
+    @property
+    def columns(self) -> int:
+        return len(self.levels)
+
+    def row_cells(self) -> int:
+        """Cells of the rows mode: the pilot's distinct rows and one for any other row."""
+        return 0 if self.codebook is None else len(self.codebook) + 1
+
+    def row_codes(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's index in the codebook; ``len(codebook)`` for a row the pilot never saw."""
+        assert self.codebook is not None
+        known = len(self.codebook)
+        _, inverse = np.unique(np.concatenate([self.codebook, rows]), axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        table = np.full(inverse.max() + 1, known, dtype=np.int64)
+        table[inverse[:known]] = np.arange(known)
+        return table[inverse[known:]]
+
+    def level_counts(self) -> np.ndarray:
+        """How many levels each column has (a discrete column: its values and one for any other)."""
+        return np.array([lv.size + 1 for lv in self.levels], dtype=np.int64)
+
+    def column_levels(self, rows: np.ndarray, columns) -> np.ndarray:
+        """The level of each row in each of ``columns``: ``(n, len(columns))`` integers."""
+        out = np.empty((rows.shape[0], len(columns)), dtype=np.int32)
+        for position, column in enumerate(columns):
+            values, levels = rows[:, column], self.levels[column]
+            if self.discrete[column]:
+                index = np.searchsorted(levels, values)
+                clipped = np.minimum(index, levels.size - 1)
+                out[:, position] = np.where(levels[clipped] == values, clipped, levels.size)
+            else:
+                out[:, position] = np.searchsorted(levels, values, side="right")
+        return out
+
+    def joint_codes(self, rows: np.ndarray, columns) -> np.ndarray:
+        """The joint level of ``columns`` as one integer per row (mixed radix)."""
+        levels = self.column_levels(rows, columns)
+        radix = self.level_counts()[list(columns)]
+        code = np.zeros(rows.shape[0], dtype=np.int64)
+        for position in range(len(columns)):
+            code = code * radix[position] + levels[:, position]
+        return code
+
+    def joint_cells(self, columns) -> int:
+        return int(np.prod(self.level_counts()[list(columns)]))
