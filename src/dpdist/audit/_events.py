@@ -60,17 +60,42 @@ def _row_text(row: np.ndarray) -> str:
     return values[0] if len(values) == 1 else "(" + ",".join(values) + ")"
 
 
-def _best_prefix(counts_in: np.ndarray, counts_out: np.ndarray, n_pilot: tuple[int, int], n_certify: int, a: float):
-    """The best level-set event for one direction: (score, cell mask)."""
-    ratio = (counts_in + 0.5) / n_pilot[0] / ((counts_out + 0.5) / n_pilot[1])
+def _best_prefix(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarray, score_out: np.ndarray,
+                 n_certify: int, a: float):
+    """The best level-set event for one direction: (score, cell mask).
+
+    The cells are ordered by the ratio of one half of the pilot (``order_*``: counts per cell) and each prefix
+    scored on the other half (``score_*``), so an event is not preferred for fitting noise (many small cells
+    sorted by their own noisy ratios look better than they are).
+    """
+    n_order = (order_in.sum(), order_out.sum())
+    ratio = (order_in + 0.5) / n_order[0] / ((order_out + 0.5) / n_order[1])
     order = np.argsort(-ratio, kind="stable")
-    p_in = np.cumsum(counts_in[order]) / n_pilot[0]
-    p_out = (np.cumsum(counts_out[order]) + 0.5) / (n_pilot[1] + 1.0)  # a pilot zero is not a certified zero
+    p_in = np.cumsum(score_in[order]) / score_in.sum()
+    p_out = (np.cumsum(score_out[order]) + 0.5) / (score_out.sum() + 1.0)  # a pilot zero is not a certified zero
     scores = score_events(p_in, p_out, n_certify, a)
     best = int(np.argmax(scores))
-    mask = np.zeros(counts_in.size, dtype=bool)
+    mask = np.zeros(order_in.size, dtype=bool)
     mask[order[: best + 1]] = True
     return float(scores[best]), mask
+
+
+def _directions(first: int, second: int, halves: list[np.ndarray], n_certify: int, a: float, columns):
+    """Both directions of one pair, each with both halves' roles (order on one, score on the other): the best of
+    each direction as an Event.  ``halves[input]`` is a (2, cells) array of counts."""
+    events = []
+    for x, y in ((first, second), (second, first)):
+        options = [
+            _best_prefix(halves[x][h], halves[y][h], halves[x][1 - h], halves[y][1 - h], n_certify, a) for h in (0, 1)
+        ]
+        score, mask = max(options, key=lambda option: option[0])
+        events.append(Event(int(x), int(y), columns, mask, score))
+    return events
+
+
+def _halves(codes: np.ndarray, cells: int) -> np.ndarray:
+    """Counts per cell of the even and of the odd rows."""
+    return np.stack([np.bincount(codes[h::2], minlength=cells) for h in (0, 1)]).astype(np.float64)
 
 
 def choose_events(
@@ -91,15 +116,12 @@ def choose_events(
     joint_columns : int
         The most columns a columns-mode event looks at jointly.
     """
-    sizes = [len(rows) for rows in pilot]
     found: list[Event] = []
     if cell_map.codebook is not None:
         cells = cell_map.row_cells()
-        counts = np.stack([np.bincount(cell_map.row_codes(rows), minlength=cells) for rows in pilot]).astype(np.float64)
+        halves = [_halves(cell_map.row_codes(rows), cells) for rows in pilot]
         for i, j in pairs:
-            for first, second in ((i, j), (j, i)):
-                score, mask = _best_prefix(counts[first], counts[second], (sizes[first], sizes[second]), n_certify, a)
-                found.append(Event(int(first), int(second), None, mask, score))
+            found.extend(_directions(int(i), int(j), halves, n_certify, a, None))
     if cell_map.columns > 1 or cell_map.codebook is None:
         found.extend(_column_events(pilot, cell_map, pairs, n_certify, a, joint_columns))
     found.sort(key=lambda event: -event.score)
@@ -118,8 +140,7 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
             columns, width) / len(lv)
         for lv in levels
     ])  # (inputs, columns, levels)
-    sizes = [len(rows) for rows in pilot]
-    found = []
+    found: list[Event] = []
     for i, j in pairs:
         distance = 0.5 * np.abs(marginals[i] - marginals[j]).sum(axis=1)
         ranked = np.argsort(-distance, kind="stable")
@@ -131,14 +152,8 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
                 chosen.append(int(column))
         chosen_columns = tuple(sorted(chosen))
         cells = cell_map.joint_cells(chosen_columns)
-        counts = [
-            np.bincount(_joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), minlength=cells)
-            .astype(np.float64)
-            for k in (i, j)
-        ]
-        for (first, c_first), (second, c_second) in (((i, counts[0]), (j, counts[1])), ((j, counts[1]), (i, counts[0]))):
-            score, mask = _best_prefix(c_first, c_second, (sizes[first], sizes[second]), n_certify, a)
-            found.append(Event(int(first), int(second), chosen_columns, mask, score))
+        halves = {k: _halves(_joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells) for k in (i, j)}
+        found.extend(_directions(int(i), int(j), halves, n_certify, a, chosen_columns))
     return found
 
 

@@ -29,7 +29,8 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     Its domain is its items, its bounds or (several attributes) the conformance kit's grid of
     records; its claim ``protocol.epsilon``.  When its channel is finite and small (at most
     65,536 outputs on the audited inputs), outputs are placed by ``report_index`` and the
-    audit is white box too; bit-packed reports are otherwise unpacked into bits.
+    audit is white box too; bit-packed reports are unpacked into bits for the black box (its
+    columns mode then finds the two bits that tell two items apart).
 
     ``reports=T`` (a memoized protocol: ``l-grr``, ``l-osue``, ``loloha``) audits one device
     holding one value over ``T`` reports: its memo drawn once, ``T`` instantaneous responses
@@ -55,13 +56,13 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
             return protocol.privatize(values, rng=rng)
 
     features = None
-    if finite:
-        features = protocol.report_index
-    elif isinstance(protocol.report_format, PackedBitReports):
+    if isinstance(protocol.report_format, PackedBitReports):  # bits: the columns mode finds the bits that tell
         bits = protocol.report_format.bits
 
-        def features(reports):  # noqa: F811 - one of two definitions
+        def features(reports):
             return np.unpackbits(np.asarray(reports, dtype=np.uint8), axis=1)[:, :bits]
+    elif finite:
+        features = protocol.report_index
 
     return Randomizer(
         sample=sample,
