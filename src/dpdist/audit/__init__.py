@@ -199,9 +199,10 @@ def audit(
         fit_pvalue=fit,
         inputs=chosen_inputs,
         method=(
-            f"{len(found.stages)} stage(s) of fresh outputs after a pilot of {params['pilot']}; {params['keep']} "
+            f"{len(found.stages)} of {found.planned} stage(s) of fresh outputs after a pilot of {params['pilot']}; "
+            f"{params['keep']} "
             f"event(s) per stage chosen on earlier outputs; one-sided Clopper-Pearson bounds at level "
-            f"{found.level:.3g} each (alpha {params['alpha']:g} / 2 / stages / events)"
+            f"{found.level:.3g} each (alpha {params['alpha']:g} / 2 / planned stages / events)"
         ),
         notes=tuple(notes),
         seed=rng if isinstance(rng, (int, np.integer)) else None,

@@ -56,6 +56,7 @@ class BlackBox:
     samples_per_input: int
     level: float
     detectable: float
+    planned: int
 
 
 def stage_sizes(samples: int, pilot: int, sequential: bool) -> list[int]:
@@ -148,7 +149,7 @@ def run_black_box(
             break
     certified, witness, p_in, size = best
     detectable = detectable_epsilon(p_in, size, level, claim) if p_in > 0 else math.inf
-    return BlackBox(certified, witness, tuple(stages), drawn, level, detectable)
+    return BlackBox(certified, witness, tuple(stages), drawn, level, detectable, len(sizes))
 
 
 def _witness(event: Event, cell_map: CellMap, inputs: np.ndarray, counts: np.ndarray, size: int, level: float) -> dict:
