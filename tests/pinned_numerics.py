@@ -13,8 +13,21 @@ import os
 import platform
 
 
+#: one BLAS thread, as the reproduction workers have (``dpdist.experiments._blas.worker_environment``)
+THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def pin_numerics() -> None:
-    """Set ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` where they are not set (x86-64 with AVX2)."""
+    """Set one BLAS thread, ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` where they are not set (the
+    last two on x86-64 with AVX2).
+
+    One thread: the tests' matrices are small, and OpenBLAS's threads wait for work by spinning, so on 2 busy
+    cores a threaded least-squares step cost 30 times the CPU of one thread (CP's matching pursuit: 2.4 CPU-s
+    against 0.08; docs/benchmarks.md, "The test suite").  Subprocesses (servers, CLI runs) inherit it.
+    """
+    for name in THREADS:
+        if not os.environ.get(name):
+            os.environ[name] = "1"
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return
     try:

@@ -121,13 +121,19 @@ def _chi_square_of_draws(cells, grid, q, epsilon, draws, seed):
     assert observed[~keep].sum() <= expected[~keep].sum() + 6 * math.sqrt(expected[~keep].sum() + 1)
 
 
-def test_draws_follow_the_law():
-    """Monte Carlo: the drawn tuples of groups have the exact frequencies (chi-square, 4000 draws)."""
-    _chi_square_of_draws([1, 3, 6, 8], 10, [0.3, 0.6], 1.0, 4000, 11)
+# the fast loop draws a quarter as many (the same chi-square bound, at its own draws); the full suite all of them
+FULL = pytest.mark.slow
 
 
+@pytest.mark.parametrize("draws", [1000, pytest.param(4000, marks=FULL)])
+def test_draws_follow_the_law(draws):
+    """Monte Carlo: the drawn tuples of groups have the exact frequencies (chi-square)."""
+    _chi_square_of_draws([1, 3, 6, 8], 10, [0.3, 0.6], 1.0, draws, 11)
+
+
+@pytest.mark.parametrize("share", [0.25, pytest.param(1.0, marks=FULL)], ids=["quarter", "full"])
 @pytest.mark.parametrize("path", ["long double", "decimal"])
-def test_draws_follow_the_law_on_the_refinement_paths(path, monkeypatch):
+def test_draws_follow_the_law_on_the_refinement_paths(path, share, monkeypatch):
     """Every race goes past the doubles: to the long-double tables, or also to the decimal ones."""
     original = je.JointExpTables.step_error
 
@@ -137,7 +143,7 @@ def test_draws_follow_the_law_on_the_refinement_paths(path, monkeypatch):
     monkeypatch.setattr(je.JointExpTables, "step_error", loose)
     if path == "decimal":
         monkeypatch.setattr(_exact_choice, "FLOAT_MARGIN", 1e6)
-    _chi_square_of_draws([1, 3, 6, 8], 10, [0.3, 0.6], 1.0, 600 if path == "decimal" else 1500, 12)
+    _chi_square_of_draws([1, 3, 6, 8], 10, [0.3, 0.6], 1.0, int(share * (600 if path == "decimal" else 1500)), 12)
 
 
 def _worst_log_ratio(q, epsilon):

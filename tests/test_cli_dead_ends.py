@@ -185,6 +185,7 @@ def _campaign(server, config: dict) -> str:
     return name
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_submit_skips_and_counts_unknown_labels_as_privatize_does(server, data, capsys):
     """`submit` aborted a whole file on one unknown label where `privatize` skipped and counted it."""
     from dpdist.client import Client

@@ -146,6 +146,7 @@ def test_estimate_rejects_bad_bounds_and_protocols(tmp_path, capsys):
     assert "'--protocol'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a dpdist reproduce subprocess interrupted (2.5-6 CPU-s)
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_prints_one_line_that_says_how_to_resume(tmp_path, jobs):
     out = tmp_path / "toy"
@@ -188,6 +189,7 @@ def test_a_dataset_that_cannot_load_stops_the_run_before_any_cell(tmp_path, caps
     assert not list((tmp_path / "run" / "cells").glob("*.json"))
 
 
+@pytest.mark.slow  # two reproduce runs of the toy study through the CLI (1.7 CPU-s)
 def test_quick_runs_are_marked_as_quick_in_the_report_and_the_summary(tmp_path, capsys):
     out = tmp_path / "toy"
     assert main(["reproduce", "toy", "--quick", "--out", str(out), "--no-progress"]) == 0

@@ -108,6 +108,7 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "dpdist.cli", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # seven dpdist CLI subprocesses (6 CPU-s)
 def test_bad_memos_are_refused_in_one_line_naming_the_option(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("value\n3\n")

@@ -5,20 +5,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed")
-da = pytest.importorskip("dask.array")
-dd = pytest.importorskip("dask.dataframe")
+from dpdist import distributed as dpdist_distributed
+from dpdist import io, local
+from dpdist.errors import InvalidParameterError
 
 #: a two-process cluster per module: end to end, out of the fast inner loop
 pytestmark = pytest.mark.slow
 
-from dpdist import distributed as dpdist_distributed  # noqa: E402
-from dpdist import io, local  # noqa: E402
-from dpdist.errors import InvalidParameterError  # noqa: E402
+distributed = da = dd = None  # Dask's modules, imported by the fixture below
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dask_modules():
+    """Import Dask when the tests run, not when ``-m "not slow"`` collects this slow module (1-2 CPU-s)."""
+    global distributed, da, dd
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
 
 
 @pytest.fixture(scope="module")
-def client():
+def client(dask_modules):
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, memory_limit="400MiB",
         dashboard_address=None, silence_logs=50,

@@ -44,7 +44,16 @@ def restored_registries():
         registry.update(before)
 
 
-@pytest.mark.parametrize("page", PAGES_WITH_SNIPPETS, ids=lambda p: str(p.relative_to(ROOT)))
+#: pages whose snippets take 0.9-2.5 CPU-s (simulations and estimates of 10^4-10^6 users): the full suite runs them,
+#: the fast loop the others (docs/benchmarks.md, "The test suite")
+SLOW_PAGES = {"docs/explain.md", "docs/frequency.md", "docs/uncertainty.md", "docs/deployment.md"}
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(page, id=str(page.relative_to(ROOT)),
+                 marks=[pytest.mark.slow] if str(page.relative_to(ROOT)) in SLOW_PAGES else [])
+    for page in PAGES_WITH_SNIPPETS
+])
 def test_snippets_run_as_written(page, tmp_path, monkeypatch, restored_registries):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)

@@ -1,7 +1,8 @@
 """The documentation site (docs/, Sphinx + MyST) builds with no warning: no broken internal link,
 no docstring that renders wrong, every page in a table of contents.  Offline: no intersphinx.
 
-The build imports every public module and takes tens of seconds: out of the fast inner loop.
+The build imports every public module and takes tens of seconds: out of the fast inner loop, with the
+check that it can fail.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import pytest
 
 import dpdist
 
-sphinx_cmd = pytest.importorskip("sphinx.cmd.build", reason="the docs extra (dpdist[docs]) is not installed")
-
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 # Sphinx and MyST warn each other about their own API deprecations: not about our docs.
@@ -24,8 +23,14 @@ pytestmark = [
 ]
 
 
-@pytest.mark.slow
-def test_the_documentation_builds_without_warnings(tmp_path):
+@pytest.fixture(scope="module")
+def sphinx_cmd():
+    """Sphinx, imported when a test runs, not when ``-m "not slow"`` collects this module."""
+    return pytest.importorskip("sphinx.cmd.build", reason="the docs extra (dpdist[docs]) is not installed")
+
+
+@pytest.mark.slow  # Sphinx over every page (21 CPU-s)
+def test_the_documentation_builds_without_warnings(tmp_path, sphinx_cmd):
     warnings = tmp_path / "warnings.txt"
     # -W: warnings are errors; -n: nitpicky about references to internal targets is too strict
     # for prose cross-references, so broken links are caught as MyST/docutils warnings instead.
@@ -40,7 +45,8 @@ def test_the_documentation_builds_without_warnings(tmp_path):
     assert "z_score" in reference and "ExperimentSpec" in reference  # autodoc ran
 
 
-def test_a_broken_internal_link_fails_the_build(tmp_path):
+@pytest.mark.slow  # Sphinx (1 CPU-s), with the build it shows can fail
+def test_a_broken_internal_link_fails_the_build(tmp_path, sphinx_cmd):
     """The build test can fail: a Markdown link to a missing page is a warning, hence an error."""
     source = tmp_path / "src"
     source.mkdir()

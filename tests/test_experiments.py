@@ -503,12 +503,14 @@ def _null_claim_verdicts(rng, settings: int, repeats: int, shift: float):
     return decide(p_for, p_against)
 
 
+# 1,500 claims are 0.7 CPU-s per shift (the full suite); the fast loop's 500 bound the false alarms at 7.9 %,
+# still far below the old rule's 48 %
+@pytest.mark.parametrize("claims", [500, pytest.param(1500, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("shift", [0.0, 0.3])
-def test_false_does_not_hold_is_at_most_alpha_over_sixteen_settings(shift):
+def test_false_does_not_hold_is_at_most_alpha_over_sixteen_settings(shift, claims):
     # the claim "A is lower than B" is true (shift 0.3) or on the boundary (0) in all 16 settings:
     # "does not hold" is then a false alarm, which Holm keeps at <= 5 % (binomial bound, 3 SE)
     rng = np.random.default_rng(7)
-    claims = 1500
     verdicts = [_null_claim_verdicts(rng, 16, 5, shift) for _ in range(claims)]
     false_alarms = verdicts.count("does not hold") / claims
     assert false_alarms <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / claims)

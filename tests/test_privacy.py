@@ -93,8 +93,10 @@ def test_split_refuses_bad_shares(shares):
 
 
 # ---------------------------------------------------------------------- local protocols
-@pytest.mark.parametrize("name", ["grr", "oue", "sw", "binning", "pm", "hh"])
+@pytest.mark.parametrize("name", ["grr", "sw", "binning", "pm", "hh"])  # an oracle, EMS, a wrapped oracle, a mean, a tree
 def test_local_estimates_state_the_protocols_guarantee(name):
+    """A sample of estimate types; every registered protocol is checked by the conformance kit
+    (``check_estimate_states_the_guarantee``)."""
     params = {"epsilon": 1.5, "domain_size": 6} if name in local.available("frequency") else {"epsilon": 1.5}
     protocol = local.make(name, **params)
     values = np.arange(6).repeat(20) if "domain_size" in params else np.linspace(0.0, 1.0, 120)

@@ -128,7 +128,12 @@ def test_write_reports_shuffles_unless_told_not_to(tmp_path):
 
 
 # ---------------------------------------------------------------------- the shuffle itself
-@pytest.mark.parametrize("memory, buckets, trials", [(None, None, 4800), (1, 2, 1200)], ids=["in-memory", "through-files"])
+# through files 1,200 trials are 1.8 CPU-s (the full suite); the fast loop's 300 expect 12.5 per order
+@pytest.mark.parametrize("memory, buckets, trials", [
+    pytest.param(None, None, 4800, id="in-memory"),
+    pytest.param(1, 2, 300, id="through-files"),
+    pytest.param(1, 2, 1200, id="through-files-1200", marks=pytest.mark.slow),
+])
 def test_the_shuffle_draws_every_order_equally_often(tmp_path, memory, buckets, trials):
     """All 24 orders of 4 reports added in two batches; through files every report spills and buckets
     of two or more reports are split again (recursion), so every path of the algorithm is drawn."""
@@ -215,6 +220,7 @@ def _n(server, name) -> int:
         return admin.campaign(name)["n"]
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_submit_column_sends_a_sorted_column_in_random_order(server, sent, tmp_path, capsys):
     name = _campaign(server)
     values = sorted_values()
@@ -228,6 +234,7 @@ def test_submit_column_sends_a_sorted_column_in_random_order(server, sent, tmp_p
     assert _n(server, name) == N
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_client_submit_values_and_reports_send_sorted_values_in_random_order(server, sent):
     from dpdist.client import Client
 

@@ -37,7 +37,10 @@ def postgres():
     cluster.stop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+# a dpdist serve subprocess per database: end to end, so every test that takes it is slow (the app in-process is
+# tested in the fast loop by test_serve_app.py and its neighbours, through Starlette's TestClient)
+@pytest.fixture(scope="module", params=[pytest.param("sqlite", marks=pytest.mark.slow),
+                                        pytest.param("postgresql", marks=pytest.mark.slow)])
 def server(request, tmp_path_factory):
     if request.param == "sqlite":
         url = str(tmp_path_factory.mktemp("serve") / "campaigns.sqlite")
@@ -561,6 +564,7 @@ def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server,
     assert admin.estimate(campaign)["n"] == 120
 
 
+@pytest.mark.slow  # three dpdist submit subprocesses, one SIGKILLed (6 CPU-s)
 def test_cli_submit_killed_midway_and_run_again_counts_every_row_once(server, admin, tmp_path):
     """Issue 28, item 5: a SIGKILL after some batches, then the same command: every row counted exactly once.
 

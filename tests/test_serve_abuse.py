@@ -171,6 +171,7 @@ def put(url, campaign, batch_id, body, content_type="application/octet-stream", 
 
 
 # ====================================================================== 1. memory, time, connections
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_slow_body_is_refused_before_it_is_read_when_campaign_or_token_is_wrong(tmp_path):
     """Bodies used to be read (up to 16 MiB each, held as long as the client trickled) before the campaign was
     looked up: 40 such connections raised RSS 176 -> 746 MiB. Now the answer comes first and no byte is buffered."""
@@ -193,6 +194,7 @@ def test_a_slow_body_is_refused_before_it_is_read_when_campaign_or_token_is_wron
         assert server.service.budget.peak == 0  # bytes of request bodies the app ever held
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_body_bytes_in_flight_are_bounded_and_beyond_the_budget_503_at_once(tmp_path):
     # the whole pool (one address may hold all of it; a campaign with a token: its bodies are not anonymous)
     limits = Limits(max_inflight_bytes=256 << 10, max_inflight_bytes_per_address=256 << 10)
@@ -234,6 +236,7 @@ def read_response_keepalive(sock: socket.socket) -> tuple[int, dict, bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_uploads_cut_short_and_internal_errors_leave_no_traceback_and_no_address(tmp_path, caplog):
     """A client that disconnects mid-body was an internal error with a traceback (a log flood for anyone
     opening and dropping uploads); an internal error still gets its access line, without the address."""
@@ -273,6 +276,7 @@ def test_http_falls_back_to_h11_without_httptools(monkeypatch):
         protocol_class(http="httptools")
 
 
+@pytest.mark.slow  # dpdist serve as a subprocess
 def test_sigterm_with_a_stalled_upload_exits_within_the_graceful_timeout(tmp_path):
     """SIGTERM used to wait for a stalled upload as long as its client did (44 s in the issue's probe)."""
     with cli_server(str(tmp_path / "c.sqlite"), "--graceful-timeout", "1", "--body-timeout", "600",
@@ -301,6 +305,7 @@ def test_limits_are_options_of_dpdist_serve_with_one_line_errors(tmp_path, capsy
 
 
 # ====================================================================== 2. injected reports
+@pytest.mark.slow  # uvicorn on a socket
 def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
     with InProcessServer(db_url) as server:
         campaign = new_campaign(server.url, max_reports=100)
@@ -317,6 +322,7 @@ def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
         assert summary["refused_batches"] == {"campaign_full": 2}
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_refused_batch_sent_again_is_refused_again_and_counted_once(db_url):
     """A client that did not get its refusal (a connection reset: the two-workers test saw it) sends the same batch
     again: it is refused again, and ``refused_batches`` counts each batch id once per reason, whichever step refused
@@ -352,6 +358,7 @@ def test_the_rate_limiter_refills_keys_ipv6_by_64_and_bounds_its_memory():
     assert RateLimiter(rate=0, burst=1).take("x") == 0.0  # 0: no limit
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
     with InProcessServer(db_url) as server:
         campaign = new_campaign(server.url, enrollment=True)
@@ -387,6 +394,7 @@ def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
         assert first not in dump and second not in dump and shared not in dump  # stored as SHA-256 only
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_cli_enroll_issues_tokens_and_create_takes_max_reports_and_enrollment(tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 
@@ -412,6 +420,7 @@ def test_cli_enroll_issues_tokens_and_create_takes_max_reports_and_enrollment(tm
         assert both == 2 and "either a shared submit token or per-device enrollment tokens" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(db_url):
     """One request's bytes used to be counted again in any other campaign of the same config."""
     with InProcessServer(db_url) as server:
@@ -440,6 +449,7 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
 
 
 # ====================================================================== 3. CPU amplification
+@pytest.mark.slow  # uvicorn on a socket
 def test_many_small_records_and_large_json_batches_are_refused_before_the_work(tmp_path):
     """15 MiB of one-report records cost 3.4 s of CPU, a JSON batch of 7 M integers 1.0 s (4.8 s with one
     `true`, classified row by row): each is now refused with 413 before it is decoded."""
@@ -463,6 +473,7 @@ def test_many_small_records_and_large_json_batches_are_refused_before_the_work(t
         assert refused == {"too_many_records": 1, "too_many_rows": 2}
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_a_report_file_of_many_records_is_re_encoded_by_the_client(tmp_path):
     """A report file written in many small blocks would pass the server's --max-records: submit_file sends it
     as one record (the same bytes on every run, so a re-run is still counted once)."""
@@ -478,6 +489,7 @@ def test_a_report_file_of_many_records_is_re_encoded_by_the_client(tmp_path):
             assert device.submit_file(campaign, path)[0]["duplicate"] is True
 
 
+@pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize(
     "config, error, named",
     [  # OUE d = 10^9 is past the library's own limit of 2 GiB per array (issue 27.9): refused as a config
@@ -496,6 +508,7 @@ def test_a_campaign_statistic_over_the_limit_is_refused_at_creation(tmp_path, co
 
 
 # ====================================================================== 4. poisoning diagnostics
+@pytest.mark.slow  # uvicorn on a socket
 def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces(tmp_path, capsys, monkeypatch):
     from dpdist.cli import main
 
@@ -562,12 +575,18 @@ def test_the_constraint_test_raises_its_alarm_in_the_api_and_the_cli(tmp_path, c
         assert poisoned["summary"].startswith("POISONING SUSPECTED: the counts fit no honest population")
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh", "ss", "l-grr", "l-osue"])
+def _poisoning_tested() -> list[str]:
+    from dpdist.serve._diagnostics import TESTED
+
+    return sorted(TESTED)
+
+
+@pytest.mark.parametrize("name", _poisoning_tested())
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is
     Bin(n, p*), every other item's Bin(n, q*)), so a flag at alpha/(2d) is a false alarm with probability
     <= alpha. 400 seeded campaigns; tolerance 4 binomial standard deviations (21 rates are checked)."""
-    from dpdist.serve._diagnostics import diagnostics
+    from dpdist.serve._diagnostics import UNARY, diagnostics
 
     params = {"epsilon": 1.0, "domain_size": 6}
     if name in ("l-grr", "l-osue"):
@@ -575,7 +594,7 @@ def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_re
     protocol = local.make(name, **params)
     rng = np.random.default_rng(29)
     t, runs, n = 0.1, 400, 400
-    tests = 2 * protocol.domain_size + (name in ("oue", "sue", "l-osue"))
+    tests = 2 * protocol.domain_size + (name in UNARY)
     low_hits = high_hits = total_hits = 0
     for _ in range(runs):
         aggregator = protocol.simulate(np.zeros(n, dtype=np.int64), rng=rng)
@@ -589,6 +608,7 @@ def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_re
 
 
 # ====================================================================== 5. privacy at ingestion
+@pytest.mark.slow  # dpdist serve as a subprocess
 def test_the_access_log_holds_no_client_address_batch_id_or_token_by_default(tmp_path):
     log = tmp_path / "server.log"
     with cli_server(str(tmp_path / "c.sqlite"), log_path=log, log_level="info") as (process, url):
@@ -623,6 +643,7 @@ def test_the_dashboard_never_forwards_a_token_from_its_query_string(tmp_path):
     assert "location.search" in page and 'delete("token")' in page
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_arrival_times_are_stored_to_the_minute(tmp_path):
     path = tmp_path / "c.sqlite"
     with InProcessServer(str(path)) as server:
@@ -637,6 +658,7 @@ def test_arrival_times_are_stored_to_the_minute(tmp_path):
     assert len(times) == 6 and all(ms % 60_000 == 0 for ms in times)
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, monkeypatch):
     from dpdist.cli import main
 
@@ -670,6 +692,7 @@ def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, 
             assert admin.create_campaign(gone, GRR)["n"] == 0
 
 
+@pytest.mark.slow  # dpdist serve as a subprocess
 def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_campaigns(tmp_path):
     path = tmp_path / "c.sqlite"
     with InProcessServer(str(path)) as server:
@@ -703,6 +726,7 @@ def _bash_block(section: str) -> str:
     return text[text.index("```bash\n", start) + len("```bash\n"): text.index("```", text.index("```bash\n", start) + 7)]
 
 
+@pytest.mark.slow  # dpdist serve and the guide's commands as subprocesses (7 CPU-s)
 def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
     """The `dpdist serve` line of "Limits" starts this server; the commands of "Reports a campaign accepts" run
     as written against it (a token good for 10 reports sends 10, then the campaign is deleted)."""

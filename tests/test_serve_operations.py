@@ -77,6 +77,7 @@ def sqlite_url(tmp_path):
 
 
 # ---------------------------------------------------------------------- 6. liveness and readiness
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_readyz_is_503_while_sqlite_is_locked_and_healthz_stays_200(sqlite_url, tmp_path):
     """/healthz answered 200 whatever the database did, and there was no readiness endpoint (404)."""
     with OpsServer(sqlite_url, args=["--ready-timeout", "0.3"]) as server:
@@ -96,6 +97,7 @@ def test_readyz_is_503_while_sqlite_is_locked_and_healthz_stays_200(sqlite_url, 
         wait_until(lambda: httpx.get(server.url + "/readyz", timeout=10).status_code == 200, "readiness after the lock")
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_readyz_says_disk_full_below_min_free_bytes(sqlite_url):
     with OpsServer(sqlite_url, args=["--min-free-bytes", str(1 << 62)]) as server:
         answer = httpx.get(server.url + "/readyz", timeout=10)
@@ -160,6 +162,7 @@ def test_a_postgresql_outage_is_503_a_few_log_lines_and_heals_by_itself(postgres
 
 
 # ---------------------------------------------------------------------- 7. metrics
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_metrics_count_batches_reports_refusals_and_latency(sqlite_url):
     with OpsServer(sqlite_url, args=["--max-body-bytes", "4096", "--metrics-token", METRICS_TOKEN]) as server:
         assert httpx.get(server.url + "/metrics", timeout=10).status_code == 401
@@ -228,6 +231,7 @@ def test_database_outage_in_process_logs_one_line_per_error_class(tmp_path, capl
     holder.close()
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_metrics_without_a_metrics_token_need_the_admin_token(sqlite_url):
     with OpsServer(sqlite_url) as server:
         refused = httpx.get(server.url + "/metrics", timeout=10)
@@ -235,6 +239,7 @@ def test_metrics_without_a_metrics_token_need_the_admin_token(sqlite_url):
         assert scrape(server.url, ADMIN_TOKEN)[("dpdist_requests_refused_total", (("reason", "unauthorized"),))] == 1
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_json_logs_carry_request_ids_and_routes_not_addresses_or_ids(sqlite_url, tmp_path):
     log = tmp_path / "server.log"
     with OpsServer(sqlite_url, args=["--log-format", "json"], log_path=log, log_level="info") as server:
@@ -259,6 +264,7 @@ def test_json_logs_carry_request_ids_and_routes_not_addresses_or_ids(sqlite_url,
     assert {"time", "level", "logger", "message"} <= set(documents[-1])
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 @pytest.mark.parametrize("mode", ["full", "off"])
 def test_json_access_lines_follow_access_log(sqlite_url, tmp_path, mode):
     """--access-log (issue 29.5) holds in JSON logs too: full adds the address and the path, off writes none."""
@@ -304,6 +310,7 @@ def test_every_serve_option_has_an_environment_variable(monkeypatch):
     assert parser.parse_args(["serve", "--db", "d", "--port", "9002"]).port == 9002  # the command line wins
 
 
+@pytest.mark.slow  # a dpdist serve subprocess each (the fast loop parses every variable: above)
 @pytest.mark.parametrize("variable, value, message", [
     ("DPDIST_MAX_BODY_BYTES", "lots", "'DPDIST_MAX_BODY_BYTES' environment variable (for --max-body-bytes) must be an int. Got 'lots'."),
     ("DPDIST_LOG_FORMAT", "xml", "'DPDIST_LOG_FORMAT' environment variable (for --log-format) must be one of text, json."),
@@ -319,6 +326,7 @@ def test_a_bad_environment_variable_is_one_line_naming_it(tmp_path, variable, va
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # a dpdist serve subprocess
 def test_the_server_takes_every_setting_from_the_environment(tmp_path):
     """DPDIST_DB keeps the database URL (and a PostgreSQL password) out of the process list."""
     port = free_port()
@@ -379,6 +387,7 @@ def _inline_hashes(page: str, tag: str) -> set[str]:
     return {"'sha256-" + base64.b64encode(hashlib.sha256(b.encode()).digest()).decode() + "'" for b in blocks}
 
 
+@pytest.mark.slow  # two dpdist serve subprocesses
 def test_security_headers_on_html_and_hsts_only_through_a_trusted_proxy(sqlite_url, tmp_path):
     with OpsServer(sqlite_url) as server:
         campaign = new_campaign(server.url)

@@ -40,6 +40,7 @@ def test_a_statistic_change_is_stored_compactly_and_read_back_exactly(values):
         assert payload is None
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_concurrent_requests_share_group_commits_and_each_is_answered_after_its_commit(tmp_path):
     protocol = local.from_config(GRR)
     with InProcessServer(str(tmp_path / "c.sqlite")) as server:
@@ -65,6 +66,7 @@ def test_concurrent_requests_share_group_commits_and_each_is_answered_after_its_
             batch_id for batch_id, _ in bodies}
 
 
+@pytest.mark.slow  # uvicorn on a socket
 def test_beyond_max_queue_a_batch_is_refused_at_once_with_retry_after_before_its_body(tmp_path):
     from dpdist.serve._limits import Limits
 

@@ -18,9 +18,9 @@
 //   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    Dpdist-Pin, PrivateToken token, one sealed report -> ack
 
 import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
-import { ReportBatch } from './protocols/base.js';
+import { ReportBatch } from './protocols/_base.js';
 import { Ledger } from './ledger.js';
-import { isLongitudinal, memoKey } from './protocols/longitudinal.js';
+import { isLongitudinal, memoKey } from './protocols/_longitudinal.js';
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';

@@ -1,9 +1,9 @@
 // Protocols from their JSON config (as Python's proto.config() writes it), against a table of
 // the protocol classes an entry point offers: the whole registry (src/registry.js) or one protocol
-// (src/entries/<name>.js), so that a bundle holds only the protocols it imports.
+// (its class's fromConfig, src/protocols/_base.js), so that a bundle holds only the protocols it imports.
 
 import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
-import { CONFIG_VERSION } from './protocols/base.js';
+import { CONFIG_VERSION } from './protocols/_base.js';
 
 /**
  * The protocol ``config`` describes, built with the class ``table[config.protocol]``.

@@ -1,19 +1,19 @@
 // dpdist client: randomize on the user's device with the same mechanisms, config and wire format
 // as the Python aggregator of dpdist.  This entry point holds every protocol; 'dpdist-client/<name>'
-// (src/entries/) holds one, for bundles that need one.
+// (src/protocols/<name>.js, the protocol's class) holds one, for bundles that need one.
 
 import { privatizeRecordWith, privatizeWith } from './privatize.js';
 import { fromConfig } from './registry.js';
 
 export * from './errors.js';
 export { RandomSource } from './random.js';
-export { ReportBatch } from './protocols/base.js';
+export { ReportBatch } from './protocols/_base.js';
 export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, LEDGER_KEY, ServiceError } from './client.js';
 export { TOKENS_KEY } from './tokens.js';
 export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon, normalCollector } from './ledger.js';
-export { Memo, isLongitudinal } from './protocols/longitudinal.js';
+export { Memo, isLongitudinal } from './protocols/_longitudinal.js';
 export { permutation, shuffleBatch, shuffled } from './shuffle.js';
 export { Participation, ReportAlreadyDrawnError, participationKey } from './participation.js';
 

@@ -17,8 +17,8 @@
 //   memo's first K reports (K keys), nothing after.  A ledger's accounting cannot change once it has charges.
 
 import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
-import { ReportBatch } from './protocols/base.js';
-import { Memo, isLongitudinal } from './protocols/longitudinal.js';
+import { ReportBatch } from './protocols/_base.js';
+import { Memo, isLongitudinal } from './protocols/_longitudinal.js';
 import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 

@@ -16,8 +16,8 @@
 // can stop a person who does that, but the page never offers a second draw itself.
 
 import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
-import { ReportBatch } from './protocols/base.js';
-import { canonical } from './protocols/longitudinal.js';
+import { ReportBatch } from './protocols/_base.js';
+import { canonical } from './protocols/_longitudinal.js';
 
 const RECORD_VERSION = 1;
 
@@ -56,7 +56,7 @@ function fromHex(text) {
  * The one report of a campaign on this device.
  *
  * @param {string} campaignId
- * @param {import('./protocols/base.js').Protocol} protocol the campaign's protocol
+ * @param {import('./protocols/_base.js').Protocol} protocol the campaign's protocol
  * @param {{getItem: (key: string) => string|null, setItem: (key: string, value: string) => void}} storage
  *   where the report is kept (the page passes window.localStorage)
  */

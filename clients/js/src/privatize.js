@@ -1,5 +1,5 @@
 // privatize and privatizeRecord over a ``fromConfig``: the registry's (src/index.js) or one
-// protocol's (src/entries/<name>.js).  Two functions, so that a bundle that uses privatize alone
+// protocol's class (Protocol.fromConfig, src/protocols/_base.js).  Two functions, so that a bundle that uses privatize alone
 // leaves out the record encoder and the shuffle.
 
 import { secureSource } from './random.js';

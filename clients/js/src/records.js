@@ -2,11 +2,11 @@
 // dpdist.local.multi._schema), a user's record checked against it, and the check of the per-part
 // entries a collector's client view publishes (each attribute's or group's protocol, budget, format
 // and design constants).  The base of every protocol over records: spl, smp, rsfd, rsrfd
-// (src/protocols/multi.js), calm and hdg (src/protocols/marginals.js).
+// (src/protocols/_multi.js), calm and hdg (src/protocols/_marginals.js).
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from './errors.js';
 import { EPSILON } from './params.js';
-import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/base.js';
+import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/_base.js';
 
 const MAX_ATTRIBUTES = 64;
 const MAX_NAME_LENGTH = 64;

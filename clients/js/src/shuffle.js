@@ -6,7 +6,7 @@
 // from the CSPRNG (the same source the reports are drawn from). Permuting the values before
 // randomizing each independently is the same, in law, as permuting the reports.
 
-import { ReportBatch } from './protocols/base.js';
+import { ReportBatch } from './protocols/_base.js';
 
 /**
  * A uniformly random permutation of 0 .. n-1 (Fisher-Yates; n < 2^32) drawn from ``source``.

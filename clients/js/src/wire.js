@@ -63,7 +63,7 @@ export function recordHeader(batch, { fileId = null } = {}) {
 
 /**
  * One binary record holding ``batch``.
- * @param {import('./protocols/base.js').ReportBatch} batch
+ * @param {import('./protocols/_base.js').ReportBatch} batch
  * @param {{fileId?: string|null}} [options] the file id of the file the record belongs to
  *   (give every record of a file the same one, from newFileId(); null writes none)
  * @returns {Uint8Array}

@@ -100,16 +100,15 @@ test('ss draws the same random numbers whether or not the report holds the value
   }
 });
 
-// Randomizers whose every random draw (and so its work) is the same whatever their coin and the value:
-// forced either way, and for several inputs, a seeded source sees the same calls (ss has its own test above;
-// the longitudinal protocols' permanent and instantaneous draws are the same code as grr's and olh's).
-const SAME_DRAWS = new Set(['grr', 'olh', 'hr', 'pem', 'sw', 'gw', 'opm', 'opm-circular', 'oue', 'sue', 'cms', 'hcms', 'threshold']);
+// Every randomizer's random draws (and so its work) are the same whatever its coins and the value: forced either
+// way, and for several inputs, a seeded source sees the same calls (every protocol of the fixture's channels, up to
+// three configs each; tests/test_js_conformance.py checks the same for every protocol of the client).
 
-test('keep-or-replace randomizers draw the same random numbers whether or not they keep, whatever the value', () => {
+test('randomizers draw the same random numbers whether or not they keep, whatever the value', () => {
   const perProtocol = new Map();
   for (const { config, inputs } of fixture.channels) {
     const done = perProtocol.get(config.protocol) ?? 0;
-    if (!SAME_DRAWS.has(config.protocol) || done >= 3) continue;
+    if (done >= 3) continue;
     perProtocol.set(config.protocol, done + 1);
     const protocol = fromConfig(config);
     const values = [inputs[0], inputs[Math.floor(inputs.length / 2)], inputs.at(-1)];
@@ -134,5 +133,5 @@ test('keep-or-replace randomizers draw the same random numbers whether or not th
       assert.equal(traces.size, 1, `${label(config)} seed ${seed}: the draws differ with the coin or the value`);
     }
   }
-  assert.deepEqual([...perProtocol.keys()].sort(), [...SAME_DRAWS].sort());
+  assert.ok(perProtocol.size >= 10 && perProtocol.has('grr'), [...perProtocol.keys()].join(' '));
 });

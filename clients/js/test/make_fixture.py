@@ -5,18 +5,23 @@ Run from the repository root: ``uv run python clients/js/test/make_fixture.py``.
 
 The fixture holds, from the Python implementation:
 
-- ``channels``: small instances of every supported protocol with their exact ``channel()``
+- ``channels``: small instances of the client's protocols with their exact ``channel()``
   (frequency: every item; numerical: the conformance suite's inputs) and their derived sampling
   constants, which the JS client must reproduce exactly;
 - ``derived``: the derived constants for many more configs (epsilon on "nice" values such as
   ln 3, where a last-bit difference of exp would change an integer design parameter);
-- ``configs``: ``proto.config()`` of the conformance examples of every supported protocol (the
-  pytest checks live that every other registered protocol is refused);
+- ``configs``: ``proto.config()`` of the cases here and of label domains, which the client must read
+  back as they are;
 - ``multi``: small instances of the protocols over records (``spl``, ``smp``, ``rsfd``, ``rsrfd``,
   ``calm``, ``hdg``): the client view Python publishes, input records and their exact ``channel()``;
 - ``granularities``: HDG's guideline ``(g1, g2)`` over users, epsilons, attributes and resolutions;
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
+
+These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
+tests run on their own; nothing here lists which protocols the client implements.  Every protocol
+of the client, one added later included, is compared with Python live, over the registry and its
+conformance examples, by ``tests/test_js_conformance.py`` (which asks node what the client implements).
 """
 
 from __future__ import annotations
@@ -37,12 +42,6 @@ if "numpy" not in sys.modules:  # the test suite's numerics: the channels' last 
 
 import numpy as np  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "python.json"
-SUPPORTED = (
-    "grr", "oue", "sue", "olh", "hr", "ss", "sw", "gw", "opm", "opm-circular", "pem", "l-grr", "l-osue", "loloha", "dbitflippm", "cms", "hcms",
-    "threshold", "spl", "smp", "rsfd", "rsrfd", "calm", "hdg",
-)
-#: the multi-attribute protocols the client implements (records of attributes randomized by the 1-D ones)
-MULTI = ("spl", "smp", "rsfd", "rsrfd")
 
 CHANNEL_CASES = [
     ("grr", {"epsilon": 1.0, "domain_size": 5}),
@@ -152,10 +151,11 @@ PRIORS = [
 ]
 
 
-def js_implements(protocol) -> bool:
-    """Whether the client implements ``protocol``: a supported name, and for a record every attribute's protocol."""
-    inners = getattr(protocol, "inner_protocols", ()) if protocol.name in MULTI else ()
-    return protocol.name in SUPPORTED and all(inner.name in SUPPORTED and inner.name not in MULTI for inner in inners)
+#: configs with a public label domain (the client maps labels to items as Python's encode does)
+LABEL_CASES = [
+    ("grr", {"epsilon": 1.0, "labels": ["home", "cart", "checkout", "help"]}),
+    ("oue", {"epsilon": 2.5, "labels": ["a", "b", "c"]}),
+]
 
 
 #: longitudinal memo cases: a Python device's memo after reporting VALUES, and round two's exact law
@@ -195,9 +195,6 @@ def channel_inputs(protocol):
 
 
 def build_fixture() -> dict:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from conformance._examples import CASES  # noqa: E402
-
     from dpdist import local
 
     channels = []
@@ -255,7 +252,7 @@ def build_fixture() -> dict:
         ):
             protocol = local.make(name, epsilon=epsilon, **extra)
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
-    configs = [protocol.config() for protocol in (local.make(name, **params) for name, params in CASES) if js_implements(protocol)]
+    configs = [case["config"] for case in channels] + [local.make(name, **params).config() for name, params in LABEL_CASES]
     multi = []
     for name, params, records in MULTI_CASES:
         protocol = local.make(name, **params)
@@ -264,6 +261,7 @@ def build_fixture() -> dict:
             "inputs": records,
             "channel": protocol.channel(np.array(records, dtype=object)).tolist(),
         })
+        configs.append(protocol.config())
     from dpdist.local.multi._fake import quantize_prior
 
     generator = np.random.default_rng(20261124)
@@ -310,7 +308,6 @@ def build_fixture() -> dict:
     xs = NICE_EPSILONS + [generator.uniform(-30.0, 30.0) for _ in range(1000)] + [generator.uniform(0.0, 1.0) for _ in range(300)]
     return {
         "generated_by": "clients/js/test/make_fixture.py",
-        "supported": list(SUPPORTED),
         "channels": channels,
         "derived": derived_cases,
         "configs": configs,

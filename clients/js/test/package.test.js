@@ -1,15 +1,18 @@
-// The package as published (issue 36 item 6): engines, repository, one entry point per protocol that
-// reaches no other protocol (so a bundler drops them), and the node command's --help, --column,
-// inline --config, clipping and empty input.
+// The package as published: engines, repository, each protocol module its own entry point
+// ('dpdist-client/<name>', one exports pattern) reaching no other protocol (so a bundler drops them), the
+// registry generated from the protocol modules, and the node command's --help, --column, inline --config,
+// clipping and empty input.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { INDEX, protocolModules, renderIndex } from '../scripts/protocol-index.mjs';
 import { SUPPORTED_PROTOCOLS, UnsupportedProtocolError, privatize, privatizeRecord } from '../src/index.js';
+import { RecordProtocol } from '../src/records.js';
 import { deterministicSource, fixture } from './helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,15 +23,30 @@ test('engines asks for a Node with a global crypto (Node 18 has none), and the p
   assert.equal(PACKAGE.engines.node, '>=20');
   assert.equal(PACKAGE.repository.type, 'git');
   assert.equal(PACKAGE.repository.directory, 'clients/js');
-  assert.ok(PACKAGE.files.includes('entry.d.ts') && PACKAGE.files.includes('src'));
+  assert.ok(PACKAGE.files.includes('protocol.d.ts') && PACKAGE.files.includes('src'));
 });
 
-test('exports has one entry point per supported protocol, and only those', () => {
-  const entries = Object.keys(PACKAGE.exports).filter((key) => key !== '.' && key !== './package.json');
-  assert.deepEqual(entries.map((key) => key.slice(2)).sort(), [...SUPPORTED_PROTOCOLS].sort());
-  for (const key of entries) {
-    assert.equal(PACKAGE.exports[key].types, './entry.d.ts');
-    assert.ok(existsSync(join(ROOT, PACKAGE.exports[key].default)), key);
+test('exports: the whole client, and each protocol module as dpdist-client/<name> through one pattern, shared modules (_*) not', async () => {
+  assert.deepEqual(PACKAGE.exports['./*'], { types: './protocol.d.ts', default: './src/protocols/*.js' });
+  assert.deepEqual(Object.keys(PACKAGE.exports).sort(), ['.', './*', './_*', './package.json']);
+  for (const name of SUPPORTED_PROTOCOLS) {
+    const { default: Protocol } = await import(`dpdist-client/${name}`);
+    assert.equal(Protocol.protocol, name);
+  }
+  for (const hidden of ['dpdist-client/_base', 'dpdist-client/_index']) {
+    await assert.rejects(import(hidden), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+  }
+});
+
+test('the registry is the protocol modules: src/protocols/_index.js is what the script writes from them now', async () => {
+  assert.equal(readFileSync(INDEX, 'utf8'), await renderIndex(), 'stale: run `node clients/js/scripts/protocol-index.mjs`');
+  assert.deepEqual([...SUPPORTED_PROTOCOLS], protocolModules().map((module) => module.name).sort());
+  const directory = mkdtempSync(join(tmpdir(), 'dpdist-protocols-'));
+  try {
+    writeFileSync(join(directory, 'krr.js'), "export default class KRR extends GRR {\n  static protocol = 'grr';\n}\n");
+    assert.throws(() => protocolModules(directory), /src\/protocols\/krr\.js must be the protocol 'krr'/);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
   }
 });
 
@@ -47,35 +65,35 @@ function importGraph(start) {
   return [...seen].map((file) => file.slice(ROOT.length + 1)).sort();
 }
 
-/** Protocol modules an entry may reach besides its own: those it takes helper functions from (the
- * bundler keeps the helpers and drops those modules' protocol classes: docs/benchmarks.md). */
-const HELPERS = {
-  cms: ['olh', 'pem'], hcms: ['olh', 'pem'], dbitflippm: ['ss'], 'l-grr': ['unary'], 'l-osue': ['unary'],
-  loloha: ['longitudinal', 'olh', 'unary'],
-};
-// a multi-attribute entry holds the protocols a record's attributes may use (src/attribute-protocols.js)
-const ATTRIBUTE_MODULES = ['grr', 'hr', 'olh', 'sketch', 'ss', 'threshold', 'unary', 'wave', 'window', 'pem'];
-for (const name of ['spl', 'smp', 'rsfd', 'rsrfd']) HELPERS[name] = ATTRIBUTE_MODULES;
-// the marginals and grids hold the oracles of their groups only
-for (const name of ['calm', 'hdg']) HELPERS[name] = ['grr', 'unary'];
-const MODULE = { spl: 'multi', smp: 'multi', rsfd: 'multi', rsrfd: 'multi', calm: 'marginals', hdg: 'marginals', oue: 'unary', sue: 'unary', sw: 'wave', gw: 'wave', opm: 'window', 'opm-circular': 'window', cms: 'sketch', hcms: 'sketch', 'l-grr': 'longitudinal', 'l-osue': 'longitudinal' };
+const PROTOCOL_MODULE = /^src\/protocols\/[a-z0-9][a-z0-9-]*\.js$/;
 
-test('an entry point reaches no registry and no protocol module but its own and its helpers\'', () => {
+test("a protocol module reaches no registry, and no other protocol's class unless it is a protocol over records", async () => {
   const main = importGraph(join(ROOT, 'src', 'index.js'));
   assert.ok(main.includes('src/registry.js') && main.includes('src/protocols/pem.js'));
   for (const name of SUPPORTED_PROTOCOLS) {
-    const graph = importGraph(join(ROOT, 'src', 'entries', `${name}.js`));
-    const reached = graph.filter((file) => file.startsWith('src/protocols/') && file !== 'src/protocols/base.js');
-    const allowed = [MODULE[name] ?? name, ...(HELPERS[name] ?? [])].map((module) => `src/protocols/${module}.js`).sort();
-    assert.ok(!graph.includes('src/registry.js') && !graph.includes('src/client.js'), `${name}: ${graph}`);
-    assert.deepEqual(reached, allowed, name);
+    const own = `src/protocols/${name}.js`;
+    const graph = importGraph(join(ROOT, own));
+    assert.ok(!graph.includes('src/registry.js') && !graph.includes('src/client.js') && !graph.includes('src/index.js'), `${name}: ${graph}`);
+    const { default: Protocol } = await import(`dpdist-client/${name}`);
+    if (Protocol.prototype instanceof RecordProtocol) continue; // its attributes' or groups' protocols are its parts
+    assert.ok(!graph.includes('src/protocols/_index.js'), `${name} reaches the registry`);
+    // a 1-D protocol may borrow helper functions from another protocol's module (the bundler drops that module's
+    // class, sideEffects: false: docs/benchmarks.md), never its class (the default export)
+    for (const file of graph) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/^import\s+([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {
+        const target = resolve(dirname(join(ROOT, file)), match[2]).slice(ROOT.length + 1);
+        if (!PROTOCOL_MODULE.test(target) || target === own) continue;
+        assert.match(match[1], /^\{[^}]*\}$/, `${file} imports the class of ${target} (${name} must hold one protocol)`);
+      }
+    }
   }
 });
 
-test('each entry point privatizes as the main one, and refuses another protocol naming itself', async () => {
+test('each protocol module privatizes as the main entry point, and refuses another protocol naming itself', async () => {
   for (const config of fixture.configs) {
-    const entry = await import(`../src/entries/${config.protocol}.js`);
-    assert.equal(entry.PROTOCOL, config.protocol);
+    const { default: Protocol } = await import(`dpdist-client/${config.protocol}`);
+    assert.equal(Protocol.protocol, config.protocol);
     const values = [0, 1, 1];
     const record = () => config.attributes.map((a) => (a.bounds ? a.bounds[1] : a.labels ? a.labels[1] : 1));
     const input = config.attributes ? [record(), record()]
@@ -84,16 +102,16 @@ test('each entry point privatizes as the main one, and refuses another protocol 
       : config.protocol === 'pem'
         ? (config.alphabet ? ['a', 'b', 'a'] : values)
         : config.labels ? config.labels.slice(0, 3) : values;
-    const mine = entry.privatize(config, input, { source: deterministicSource(7) });
+    const mine = Protocol.privatize(config, input, { source: deterministicSource(7) });
     const theirs = privatize(config, input, { source: deterministicSource(7) });
     assert.deepEqual(mine.bytes, theirs.bytes);
     assert.deepEqual(
-      entry.privatizeRecord(config, input, { source: deterministicSource(8), fileId: '0'.repeat(32) }),
+      Protocol.privatizeRecord(config, input, { source: deterministicSource(8), fileId: '0'.repeat(32) }),
       privatizeRecord(config, input, { source: deterministicSource(8), fileId: '0'.repeat(32) }),
     );
     const other = config.protocol === 'grr' ? { protocol: 'oue', version: 1, epsilon: 1, domain_size: 4 } : { protocol: 'grr', version: 1, epsilon: 1, domain_size: 4 };
-    assert.throws(() => entry.fromConfig(other), (error) => {
-      assert.ok(error instanceof entry.UnsupportedProtocolError && error instanceof UnsupportedProtocolError);
+    assert.throws(() => Protocol.fromConfig(other), (error) => {
+      assert.ok(error instanceof UnsupportedProtocolError);
       assert.match(error.message, new RegExp(`'dpdist-client/${config.protocol}' implements only ${config.protocol};`));
       return true;
     });

@@ -122,7 +122,7 @@ async function servePage(request, response, connect) {
     response.end("export * from './dpdist-client/index.js';\n");
     return true;
   }
-  const module = path.match(/^\/static\/dpdist-client\/((?:[a-z0-9-]+\/)*[a-z0-9-]+\.js)$/);
+  const module = path.match(/^\/static\/dpdist-client\/((?:[a-z0-9_-]+\/)*[a-z0-9_-]+\.js)$/);
   if (module !== null) {
     response.writeHead(200, { 'Content-Type': 'text/javascript' });
     response.end(await readFile(new URL(`src/${module[1]}`, CLIENT_DIR)));

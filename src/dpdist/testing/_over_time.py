@@ -35,24 +35,43 @@ def memo_channels(protocol) -> tuple[np.ndarray, np.ndarray]:
 def history_log_laws(permanent: np.ndarray, instantaneous: np.ndarray, histories: np.ndarray) -> np.ndarray:
     """``log P(outputs | history)``: rows are ``histories`` (key sequences), columns every output sequence.
 
-    Output sequence ``j`` is the base-``Y`` digits of ``j``, first report most significant.
+    Output sequence ``j`` is the base-``Y`` digits of ``j``, first report most significant.  A key's factor
+    (the module docstring) depends only on the key and the set of reports it keyed, so each (key, set of
+    reports) pair is mixed once for every history that has it (the sets are bit masks over the ``T``
+    reports, a block of sets at a time), and a history's row is the sum of its keys' factors (a key it
+    never has contributes ``log sum_s P_PRR[c, s] = 0``).
     """
     histories = np.asarray(histories, dtype=np.int64)
-    reports = histories.shape[1]
+    rows, reports = histories.shape
+    keys, memos = permanent.shape
     outputs = instantaneous.shape[1]
-    sequences = np.array(list(itertools.product(range(outputs), repeat=reports)), dtype=np.int64)
+    count = outputs**reports
+    # sequences[j, t]: the t-th base-Y digit of j, most significant first
+    sequences = (np.arange(count)[:, None] // outputs ** np.arange(reports - 1, -1, -1)) % outputs
     log_irr = np.log(instantaneous)  # (memo, output)
-    laws = np.empty((histories.shape[0], sequences.shape[0]))
-    for row, history in enumerate(histories):
-        total = np.zeros(sequences.shape[0])
-        for key in np.unique(history):
-            positions = np.flatnonzero(history == key)
-            # log prod_t P_IRR[s, y_t] for every memo s and output sequence, then mix over the memo's law
-            given_memo = log_irr[:, sequences[:, positions]].sum(axis=2)  # (memo, sequence)
-            peak = given_memo.max(axis=0)
-            total += peak + np.log(permanent[key] @ np.exp(given_memo - peak))
-        laws[row] = total
+    per_report = np.ascontiguousarray(log_irr[:, sequences.T].transpose(1, 0, 2)).reshape(reports, memos * count)
+    bits = np.int64(1) << np.arange(reports, dtype=np.int64)
+    masks = ((histories[:, :, None] == np.arange(keys)) * bits[None, :, None]).sum(axis=1)  # (history, key)
+    needed = np.unique(masks[masks > 0])
+    laws = np.zeros((rows, count))
+    block = max(1, _BLOCK_CELLS // (memos * count))
+    for start in range(0, needed.size, block):
+        sets = needed[start : start + block]
+        given_memo = np.zeros((sets.size, memos * count))  # log prod_{t in set} P_IRR[s, y_t], t in report order
+        for t in range(reports):  # adding, not multiplying by 0/1: a zero of P_IRR is -inf, and 0 * -inf is nan
+            given_memo[(sets & bits[t]) > 0] += per_report[t]
+        given_memo = given_memo.reshape(sets.size, memos, count)
+        peak = given_memo.max(axis=1)  # (set, sequence)
+        mixed = peak + np.log(np.einsum("km,pms->kps", permanent, np.exp(given_memo - peak[:, None, :])))
+        for key in range(keys):
+            mask = masks[:, key]
+            here = (mask >= sets[0]) & (mask <= sets[-1])
+            laws[here] += mixed[key, np.searchsorted(sets, mask[here])]
     return laws
+
+
+#: cells of one block of (set of reports, memo, output sequence) in :func:`history_log_laws` (32 MiB of doubles)
+_BLOCK_CELLS = 1 << 22
 
 
 def largest_loss(log_laws: np.ndarray) -> float:

@@ -14,13 +14,15 @@ import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { integerRowReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 import { comb } from './ss.js';
 
 const SCALE = 4294967296; // 2^32
 const MAX_CHANNEL_OUTPUTS = 1 << 20;
 
-export class DBitFlipPM extends FrequencyProtocol {
+export default class DBitFlipPM extends FrequencyProtocol {
+  static protocol = 'dbitflippm';
+
   constructor(config) {
     super('dbitflippm', config, frequencyRules({ sampled_bits: optional(integer(1, 2 ** 31 - 1)) }), {
       labels: null,

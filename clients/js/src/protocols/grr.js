@@ -8,9 +8,11 @@
 import { mixtureKeep } from '../grid.js';
 import { frequencyRules } from '../params.js';
 import { itemReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 
-export class GRR extends FrequencyProtocol {
+export default class GRR extends FrequencyProtocol {
+  static protocol = 'grr';
+
   constructor(config) {
     super('grr', config, frequencyRules(), { labels: null });
     const d = this.domainSize;

@@ -10,7 +10,7 @@ import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { itemReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 
 function popcount(x) {
   let count = 0;
@@ -29,7 +29,9 @@ function blockDesign(d, e, blocks) {
   return [used, blockSize, kappa * kappa * inBlock];
 }
 
-export class HR extends FrequencyProtocol {
+export default class HR extends FrequencyProtocol {
+  static protocol = 'hr';
+
   constructor(config) {
     super('hr', config, frequencyRules(), { labels: null });
     const d = this.domainSize;

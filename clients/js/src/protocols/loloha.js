@@ -13,8 +13,8 @@ import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
 import { exp } from '../libm.js';
 import { EPSILON, frequencyRules, integer, options } from '../params.js';
 import { integerRowReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
-import { chain, checkBudgets, grrKeeps, grrProbabilities } from './longitudinal.js';
+import { FrequencyProtocol } from './_base.js';
+import { chain, checkBudgets, grrKeeps, grrProbabilities } from './_longitudinal.js';
 import { decodeSeedReport, hashItem, isPrime, writeSeedReport } from './olh.js';
 
 const MERSENNE_31 = 2 ** 31 - 1;
@@ -39,7 +39,9 @@ function roundHalfEvenInt(x) {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-export class LOLOHA extends FrequencyProtocol {
+export default class LOLOHA extends FrequencyProtocol {
+  static protocol = 'loloha';
+
   constructor(config) {
     super(
       'loloha',

@@ -12,7 +12,7 @@ import { mixtureKeep } from '../grid.js';
 import { exp, roundHalfEven } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { integerRowReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 
 const MERSENNE_31 = 2 ** 31 - 1;
 const MAX_CHANNEL_OUTPUTS = 1 << 20;
@@ -65,7 +65,9 @@ export function mulMod(a, x, prime) {
   return (((a * high) % prime) * 65536 + a * low) % prime;
 }
 
-export class OLH extends FrequencyProtocol {
+export default class OLH extends FrequencyProtocol {
+  static protocol = 'olh';
+
   constructor(config) {
     super(
       'olh',

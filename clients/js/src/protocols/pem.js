@@ -16,7 +16,7 @@ import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
 import { integerRowReports, smallestUnsigned } from '../format.js';
-import { Protocol } from './base.js';
+import { Protocol } from './_base.js';
 
 const P = 2 ** 31 - 1;
 const P_BIG = BigInt(P);
@@ -70,7 +70,9 @@ function alphabet() {
   };
 }
 
-export class PEM extends Protocol {
+export default class PEM extends Protocol {
+  static protocol = 'pem';
+
   constructor(config) {
     super(
       'pem',

@@ -14,7 +14,7 @@ import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
 import { InvalidParameterError } from '../errors.js';
 import { packedBitReports } from '../format.js';
-import { FrequencyProtocol } from './base.js';
+import { FrequencyProtocol } from './_base.js';
 
 const MAX_CHANNEL_OUTPUTS = 1 << 16;
 
@@ -26,7 +26,9 @@ export function comb(n, k) {
   return Math.round(result);
 }
 
-export class SS extends FrequencyProtocol {
+export default class SS extends FrequencyProtocol {
+  static protocol = 'ss';
+
   constructor(config) {
     super('ss', config, frequencyRules(), { labels: null });
     const d = this.domainSize;

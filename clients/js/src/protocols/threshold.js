@@ -10,7 +10,7 @@ import { InvalidParameterError } from '../errors.js';
 import { expLower, oddsProbability } from '../grid.js';
 import { EPSILON, bounds, integer, optional } from '../params.js';
 import { itemReports } from '../format.js';
-import { NumericalProtocol } from './base.js';
+import { NumericalProtocol } from './_base.js';
 
 const MAX_CUTS = 4096;
 
@@ -27,7 +27,9 @@ function cuts() {
   };
 }
 
-export class Threshold extends NumericalProtocol {
+export default class Threshold extends NumericalProtocol {
+  static protocol = 'threshold';
+
   constructor(config) {
     super(
       'threshold',

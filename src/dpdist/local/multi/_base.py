@@ -118,7 +118,7 @@ class MultiAttributeProtocol(RecordProtocol):
         """Each attribute's randomizer as a client derives it: name, protocol, budget, report format and design.
 
         The JavaScript client builds each attribute's protocol from the config at the budget this
-        protocol gives it and refuses a view whose entry differs (``clients/js/src/protocols/multi.js``).
+        protocol gives it and refuses a view whose entry differs (``clients/js/src/protocols/_multi.js``).
         """
         return {"attributes": [client_entry(attribute.name, inner) for attribute, inner in zip(self._attributes, self._inner)]}
 

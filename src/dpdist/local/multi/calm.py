@@ -120,7 +120,7 @@ class ConsistentMarginals(RecordProtocol):
         return np.array([int(np.prod(sizes[i + 1 :], dtype=np.int64)) for i in range(len(sizes))], dtype=np.int64)
 
     def _client_design(self) -> dict:
-        """Each marginal's oracle as a client derives it (``clients/js/src/protocols/marginals.js`` refuses a view
+        """Each marginal's oracle as a client derives it (``clients/js/src/protocols/_marginals.js`` refuses a view
         whose entry differs): name, protocol, budget, report format and design constants."""
         return {"groups": self._groups.client_design()}
 
