@@ -118,7 +118,7 @@ def test_a_wrong_probability_that_keeps_epsilon_is_a_channel_mismatch():
     d, keep = 4, math.e / (math.e + 3)
     randomizer = Randomizer(grr(d, keep * 0.9), name="grr keeping less", epsilon=1.0, domain=d,
                             channel=grr_channel(d, keep), output_index=lambda out: np.asarray(out))
-    result = audit.audit(randomizer, samples=40_000, rng=2)
+    result = audit.audit(randomizer, samples=12_000, rng=2)
     assert result.verdict == "channel mismatch" and result.fit_pvalue < 1e-3
     assert result.channel_epsilon == pytest.approx(1.0)
 
@@ -144,21 +144,36 @@ def test_a_memo_redrawn_at_every_report_is_caught_over_time():
 
 
 # ---------------------------------------------------------------------- correct randomizers are not flagged
-@pytest.mark.parametrize("name, params", [
+ALL_PROTOCOLS = [
     ("grr", {"domain_size": 4}), ("oue", {"domain_size": 8}), ("sue", {"domain_size": 6}), ("ss", {"domain_size": 8}),
     ("hr", {"domain_size": 8}), ("sw", {}), ("pm", {}), ("sr", {}), ("threshold", {}),
-])
-def test_dpdist_protocols_hold_and_the_bound_stays_below_the_exact_epsilon(name, params):
+]
+#: One of each kind of output for the fast loop: an item, a bit vector, a real.
+FAST_PROTOCOLS = [("grr", {"domain_size": 4}), ("oue", {"domain_size": 4}), ("sw", {})]
+
+
+def _holds(name, params, samples, seed):
     protocol = local.make(name, epsilon=1.0, **params)
-    result = audit.audit(protocol, samples=20_000, rng=5)
+    result = audit.audit(protocol, samples=samples, rng=seed)
     assert result.verdict == "no violation found", result.text()
     assert result.channel_epsilon == pytest.approx(1.0, abs=1e-6) and result.fit_pvalue > 1e-3
     assert 0.5 < result.certified_epsilon <= 1.0
 
 
+@pytest.mark.parametrize("name, params", FAST_PROTOCOLS)
+def test_dpdist_protocols_hold_and_the_bound_stays_below_the_exact_epsilon(name, params):
+    _holds(name, params, 8000, 5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, params", ALL_PROTOCOLS)
+def test_every_dpdist_protocol_holds_and_the_bound_stays_below_the_exact_epsilon(name, params):
+    _holds(name, params, 20_000, 5)
+
+
 def test_longitudinal_dpdist_protocol_over_reports_holds():
     protocol = local.make("l-grr", epsilon=2.0, epsilon_1=1.0, domain_size=4)
-    result = audit.audit(audit.protocol_randomizer(protocol, reports=4), samples=20_000, rng=6)
+    result = audit.audit(audit.protocol_randomizer(protocol, reports=4), samples=8000, rng=6)
     assert result.verdict == "no violation found" and result.claimed_epsilon == pytest.approx(protocol.epsilon_longitudinal)
     assert result.certified_epsilon > 0.5
 

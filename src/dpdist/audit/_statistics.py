@@ -100,30 +100,34 @@ def _wilson(p: np.ndarray, n: float, z: float, sign: float) -> np.ndarray:
     return np.clip((centre + sign * spread) / (1 + z * z / n), 0.0, 1.0)
 
 
-def detectable_epsilon(
-    p_in: float, n: int, a: float, claim: float, power: float = 0.8, draws: int = 2000
-) -> float:
+def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float = 0.8, grid: int = 512) -> float:
     r"""The smallest loss :math:`D` this certificate detects with probability ``power``.
 
     The event has probability ``p_in`` under :math:`x` and :math:`p_{in} e^{-D}` under
     :math:`x'`, ``n`` samples of each, bounds at level ``a``: the smallest :math:`D` for which
     the certified lower bound exceeds ``claim`` with probability at least ``power`` (``inf``
-    when even :math:`\Pr[M(x') \in E] = 0` would not be enough).  Computed on ``draws``
-    binomial pairs of a fixed seed (a property of the design, not of the data), by bisection.
+    when even :math:`\Pr[M(x') \in E] = p_{in} e^{-60}` would not be enough).
+
+    For a count :math:`k` under :math:`x`, the bound exceeds the claim exactly when the count
+    :math:`k'` under :math:`x'` is at most :math:`K(k)`, the largest count whose upper
+    Clopper-Pearson bound is below :math:`p_-(k) e^{-\text{claim}}` (the upper bound grows with
+    :math:`k'`); so the power at loss :math:`D` is :math:`E_k[F(K(k); n, p_{in} e^{-D})]` with
+    :math:`F` the binomial CDF, the expectation taken over ``grid`` equally likely quantiles of
+    :math:`k` (a property of the design, not of the data), and :math:`D` is found by bisection.
     """
     if not 0 < p_in <= 1 or n < 1:
         return math.inf
-    generator = np.random.default_rng(0)
-    k_in = generator.binomial(n, p_in, draws)
-    uniforms = generator.random((draws,))
-    low = clopper_pearson_lower(k_in, n, a)
+    k_in = stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in)
+    threshold = clopper_pearson_lower(k_in, n, a) * math.exp(-claim)
+    below, above = np.full(grid, -1.0), np.full(grid, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
+    while np.any(above - below > 1):
+        middle = np.floor((below + above) / 2)
+        inside = clopper_pearson_upper(middle, n, a) < threshold
+        below, above = np.where(inside, middle, below), np.where(inside, above, middle)
+    largest = below  # K(k): -1 where no count of x' would do
 
     def caught(loss: float) -> float:
-        q = p_in * math.exp(-loss)
-        k_out = stats.binom.ppf(uniforms, n, q)  # the same uniforms at every loss: monotone in the loss
-        high = clopper_pearson_upper(k_out, n, a)
-        with np.errstate(divide="ignore"):
-            return float(np.mean(np.log(low) - np.log(high) > claim))
+        return float(np.mean(stats.binom.cdf(largest, n, p_in * math.exp(-loss))))
 
     if caught(60.0) < power:
         return math.inf
