@@ -61,7 +61,7 @@ class CellMap:
     @classmethod
     def fit(cls, pilot: np.ndarray, bins: int, max_cells: int) -> CellMap:
         """The map of a pilot ``(n, k)`` (every input's rows pooled)."""
-        distinct = np.unique(pilot, axis=0)
+        distinct = _distinct_rows(pilot)
         codebook = distinct if len(distinct) <= max_cells else None
         levels, discrete = [], []
         for column in pilot.T:
@@ -84,9 +84,32 @@ class CellMap:
         return 0 if self.codebook is None else len(self.codebook) + 1
 
     def row_codes(self, rows: np.ndarray) -> np.ndarray:
-        """Each row's index in the codebook; ``len(codebook)`` for a row the pilot never saw."""
+        """Each row's index in the codebook; ``len(codebook)`` for a row the pilot never saw.
+
+        Each column's value becomes its rank among the codebook's values of that column, and a row the
+        mixed-radix number of its ranks (first column most significant: the codebook's lexicographic order),
+        looked up with a binary search; rows of too many columns for one int64 go through ``np.unique``.
+        """
         assert self.codebook is not None
         known = len(self.codebook)
+        if rows.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        ranks, radix = [], []
+        for column in range(self.codebook.shape[1]):
+            values = np.unique(self.codebook[:, column])
+            ranks.append(values)
+            radix.append(values.size)
+        if float(np.prod(np.asarray(radix, dtype=np.float64))) < 2.0**62:
+            book = np.zeros(known, dtype=np.int64)
+            code = np.zeros(rows.shape[0], dtype=np.int64)
+            seen = np.ones(rows.shape[0], dtype=bool)
+            for column, values in enumerate(ranks):
+                position = np.minimum(np.searchsorted(values, rows[:, column]), values.size - 1)
+                seen &= values[position] == rows[:, column]
+                code = code * values.size + position
+                book = book * values.size + np.searchsorted(values, self.codebook[:, column])
+            index = np.minimum(np.searchsorted(book, code), known - 1)
+            return np.where(seen & (book[index] == code), index, known)
         _, inverse = np.unique(np.concatenate([self.codebook, rows]), axis=0, return_inverse=True)
         inverse = inverse.ravel()
         table = np.full(inverse.max() + 1, known, dtype=np.int64)
@@ -121,3 +144,21 @@ class CellMap:
 
     def joint_cells(self, columns) -> int:
         return int(np.prod(self.level_counts()[list(columns)]))
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """``np.unique(rows, axis=0)`` (distinct rows in lexicographic order), through one int64 per row when the
+    columns' distinct values allow it (a 1-D unique is far cheaper than one over rows)."""
+    columns = [np.unique(column, return_inverse=True) for column in rows.T]
+    if not columns or float(np.prod([float(values.size) for values, _ in columns])) >= 2.0**62:
+        return np.unique(rows, axis=0)
+    code = np.zeros(rows.shape[0], dtype=np.int64)
+    for values, inverse in columns:
+        code = code * values.size + inverse.ravel()
+    distinct = np.unique(code)
+    out = np.empty((distinct.size, rows.shape[1]), dtype=rows.dtype)
+    for position in range(rows.shape[1] - 1, -1, -1):
+        values = columns[position][0]
+        distinct, digit = np.divmod(distinct, values.size)
+        out[:, position] = values[digit]
+    return out
