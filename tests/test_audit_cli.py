@@ -53,3 +53,12 @@ def test_bad_options_are_one_line_naming_the_option(argv, named, capsys):
     assert main(["audit", *argv]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and named in error and "Traceback" not in error
+
+
+def test_a_randomizer_that_raises_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    (tmp_path / "raising_rr.py").write_text("def f(values, rng):\n    raise RuntimeError('no key')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert main(["audit", "--callable", "raising_rr:f", "--epsilon", "1", "--domain", "4", "--samples", "400"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "'randomizer' f raised RuntimeError" in error and "no key" in error

@@ -106,7 +106,7 @@ def audit(
     samples : int
         Outputs drawn per input at most (pilot and stages; at least 200).
     pilot : int, optional
-        Outputs per input that choose the first events (default ``min(samples // 8, 2000)``).
+        Outputs per input that choose the first events (default ``min(samples // 8, 2000)``, at least 100).
     sequential : bool
         Certify in stages doubling from ``pilot`` and stop at the first certified violation
         (each stage pays its share of ``alpha``); ``False``: one stage after the pilot.
@@ -154,7 +154,7 @@ def audit(
     epsilon = chosen.epsilon if epsilon is None else epsilon
     if epsilon is None:
         raise InvalidParameterError(f"The 'epsilon' argument of {owner} is needed: the epsilon the randomizer claims.")
-    pilot = min(samples // 8, 2000) if pilot is None and isinstance(samples, int) else pilot
+    pilot = max(100, min(samples // 8, 2000)) if pilot is None and isinstance(samples, int) else pilot
     params = check_params(owner, {"epsilon": epsilon, "alpha": alpha, "samples": samples, "pilot": pilot,
                                   "sequential": sequential, "keep": keep, "bins": bins, "max_cells": max_cells},
                           _CONSTRAINTS)

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ._cells import CellMap, as_columns
+from ._cells import CellMap
+from ._draws import OutputLayout, draw_mixed
 from ._events import Event, choose_events
 from ._randomizer import Randomizer
 from ._result import Stage
@@ -38,8 +39,6 @@ from ._statistics import clopper_pearson_lower, clopper_pearson_upper, detectabl
 
 __all__ = ["BlackBox", "stage_sizes", "run_black_box"]
 
-#: Rows of outputs drawn per call of the randomizer (and per input and chunk).
-CHUNK = 1 << 16
 #: Entries of outputs (rows x columns, all inputs) kept for choosing events.
 KEPT_ENTRIES = 1 << 25
 #: Rows pooled to fit the cell map.
@@ -78,26 +77,22 @@ def stage_sizes(samples: int, pilot: int, sequential: bool) -> list[int]:
     return sizes
 
 
-def _draw(randomizer: Randomizer, value: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` outputs of one input, as rows of numbers, drawn in chunks."""
-    parts = []
-    for start in range(0, count, CHUNK):
-        size = min(CHUNK, count - start)
-        values = np.repeat(value[None, ...], size, axis=0)
-        outputs = randomizer.sample(values, rng)
-        rows = randomizer.features(outputs) if randomizer.features is not None else outputs
-        rows = as_columns(rows, randomizer.name)
-        if rows.shape[0] != size:
-            raise _count_error(randomizer, size, rows.shape[0])
+def _pilot(randomizer: Randomizer, inputs: np.ndarray, pilot: int, rng, layout: OutputLayout) -> list[np.ndarray]:
+    """``pilot`` outputs of each input (mixed calls), grouped by input; refused when they would not fit in memory."""
+    labels, parts = [], []
+    for call_labels, rows in draw_mixed(randomizer, inputs, pilot, rng, layout):
+        if pilot * len(inputs) * rows.shape[1] > KEPT_ENTRIES:
+            raise InvalidParameterError(
+                f"The 'randomizer' {randomizer.name} returns outputs of {rows.shape[1]} numbers each: a pilot of "
+                f"{pilot} outputs of each of {len(inputs)} inputs would keep {pilot * len(inputs) * rows.shape[1]:,} "
+                f"numbers, above {KEPT_ENTRIES:,}. Give a 'features' function (fewer numbers per output) or a "
+                f"smaller 'pilot'."
+            )
+        labels.append(call_labels)
         parts.append(rows)
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
-def _count_error(randomizer, expected, got):
-    return InvalidParameterError(
-        f"The 'randomizer' {randomizer.name} must return one output per input value: given {expected} values, "
-        f"it returned {got} outputs."
-    )
+    every, rows = np.concatenate(labels), np.concatenate(parts)
+    order = np.argsort(every, kind="stable")
+    return np.split(rows[order], np.cumsum(np.bincount(every, minlength=len(inputs)))[:-1])
 
 
 def run_black_box(
@@ -117,7 +112,8 @@ def run_black_box(
     """Run the staged audit (module docstring); ``samples`` outputs per input at most, pilot included."""
     sizes = stage_sizes(samples, pilot, sequential)
     level = alpha / (2 * len(sizes) * keep)
-    kept: list[np.ndarray] = [_draw(randomizer, value, pilot, rng) for value in inputs]
+    layout = OutputLayout()
+    kept = _pilot(randomizer, inputs, pilot, rng, layout)
     columns = kept[0].shape[1]
     cap = max(pilot, KEPT_ENTRIES // max(1, len(inputs) * columns))
     drawn = pilot
@@ -129,14 +125,21 @@ def run_black_box(
         cell_map = CellMap.fit(fit_rows, bins, max_cells)
         events = choose_events(kept, cell_map, pairs, size, level, keep, joint_columns=3)
         counts = np.zeros((len(events), 2), dtype=np.int64)
-        for index, value in enumerate(inputs):
-            fresh = _draw(randomizer, value, size, rng)
+        more: list[list[np.ndarray]] = [[] for _ in inputs]
+        room = [cap - len(rows) for rows in kept]
+        for labels, rows in draw_mixed(randomizer, inputs, size, rng, layout):
             for e, event in enumerate(events):
-                if index in (event.first, event.second):
-                    inside = int(np.count_nonzero(event.contains(cell_map, fresh)))
-                    counts[e, 0 if index == event.first else 1] += inside
-            if len(kept[index]) < cap:
-                kept[index] = np.concatenate([kept[index], fresh[: cap - len(kept[index])]])
+                first, second = labels == event.first, labels == event.second
+                either = first | second
+                inside = event.contains(cell_map, rows[either])
+                counts[e, 0] += int(np.count_nonzero(inside & first[either]))
+                counts[e, 1] += int(np.count_nonzero(inside & second[either]))
+            for index in range(len(inputs)):
+                if room[index] > 0:
+                    taken = rows[labels == index][: room[index]]
+                    more[index].append(taken)
+                    room[index] -= len(taken)
+        kept = [np.concatenate([rows, *extra]) if extra else rows for rows, extra in zip(kept, more)]
         drawn += size
         bounds = epsilon_lower_bound(counts[:, 0], size, counts[:, 1], size, level)
         top = int(np.argmax(bounds))

@@ -1,6 +1,6 @@
 """Outputs as finite cells: the output events the auditor certifies are sets of cells.
 
-Any randomizer's outputs become rows of numbers (:func:`as_columns`); a *pilot* sample
+Any randomizer's outputs become rows of numbers (:func:`~dpdist.audit._draws.as_columns`); a *pilot* sample
 then fixes how rows become cells, two ways:
 
 * **rows**: each distinct row of the pilot is a cell (and every row the pilot never saw
@@ -20,34 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib import recfunctions
 
-from ..errors import InvalidParameterError
-
-__all__ = ["as_columns", "CellMap"]
-
-
-def as_columns(outputs, owner: str = "audit") -> np.ndarray:
-    """A randomizer's outputs as an ``(n, k)`` array of numbers, one row per output.
-
-    1-D numbers are one column; booleans count as 0/1; a structured array gives its
-    fields' entries as columns; more dimensions are flattened per output.
-    """
-    array = np.asarray(outputs)
-    if array.dtype.names is not None:
-        array = recfunctions.structured_to_unstructured(array, dtype=np.float64)
-    if array.dtype == bool:
-        array = array.astype(np.uint8)
-    if array.dtype.kind not in "biuf":
-        raise InvalidParameterError(
-            f"The 'outputs' of the randomizer given to {owner} must be numbers, booleans or a structured array of "
-            f"numbers (give a 'features' function for other outputs). Got dtype {array.dtype}."
-        )
-    if array.ndim == 0:
-        raise InvalidParameterError(f"The 'outputs' of the randomizer given to {owner} must have one row per input.")
-    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
-        raise InvalidParameterError(f"The 'outputs' of the randomizer given to {owner} must be finite numbers.")
-    return array.reshape(array.shape[0], -1)
+__all__ = ["CellMap"]
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,15 @@ def audit_inputs(domain: Any, owner: str = "audit") -> tuple[np.ndarray, str]:
     if inputs.dtype.kind not in "biuf" or inputs.ndim not in (1, 2) or not 2 <= len(inputs) <= MAX_INPUTS:
         raise InvalidParameterError(
             f"The 'domain' argument of {owner} must be d items (an int >= 2), bounds (low, high) or 2 to "
-            f"{MAX_INPUTS} inputs (numbers, or rows of numbers). Got {domain!r} instead."
+            f"{MAX_INPUTS} inputs (numbers, or rows of numbers). Got {_shown(domain, inputs)} instead."
         )
     return inputs, f"{len(inputs)} given inputs"
+
+
+def _shown(domain: Any, inputs: np.ndarray) -> str:
+    """The refused domain in a line: itself when short, else its type and shape."""
+    text = repr(domain)
+    return text if len(text) <= 80 and "\n" not in text else f"{type(domain).__name__} of shape {inputs.shape} ({inputs.dtype})"
 
 
 def _designed_items(d: int) -> np.ndarray:

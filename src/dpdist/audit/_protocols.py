@@ -48,7 +48,8 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     if reports is not None:
         return _longitudinal(protocol, int(reports), domain)
     inputs = channel_inputs(protocol) if not isinstance(domain, int) or domain <= 16 else np.arange(2)
-    finite = _finite_channel(protocol, inputs)
+    # a frequency oracle has at least d outputs: past the cap its channel is not even built (d = 10^9 would be GBs)
+    finite = not (isinstance(domain, int) and domain > MAX_CHANNEL_OUTPUTS) and _finite_channel(protocol, inputs)
 
     def sample(values, rng):
         with warnings.catch_warnings():
