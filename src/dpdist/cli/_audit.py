@@ -89,7 +89,7 @@ def _run_audit(args) -> int:
         from ..estimates._drawing import pyplot, save_figure  # lazy: matplotlib, only for --plot
 
         axis = result.plot()
-        save_figure(axis.figure, args.plot)
+        save_figure(axis.figure, args.plot, bbox_inches="tight")  # the x label inside the image
         pyplot().close(axis.figure)
     print(result.to_json(indent=2) if args.json else result.text())
     return EXIT_STATUS[result.verdict]
