@@ -58,8 +58,8 @@ OUTCOMES = (HOLDS, UNDERSTATED, DOES_NOT_HOLD, INCONCLUSIVE, UNDERPOWERED)
 #: The outcomes that say the claim holds.
 HOLDING = (HOLDS, UNDERSTATED)
 #: Version of the verdict rule (docs/experiments.md, "Verdicts"); a page judged under another version is stale.
-#: 1: issue 32 (one rule, Holm / intersection-union, power); 2: issue 47 (ranges with a favourable end,
-#: "holds and understated"; a row against a constant on the geometric mean, log and raw t agreeing).
+#: 1: one rule (Holm / intersection-union, power); 2: ranges with a favourable end ("holds and understated"),
+#: a row against a constant read on the geometric mean (log and raw t agreeing); docs/experiments.md, "Verdicts".
 RULE_VERSION = 2
 #: The statistics columns of a summary table (:func:`~dpdist.experiments.summarize`); every
 #: other column but ``metric`` and the compared label is part of a setting.

@@ -62,7 +62,8 @@ def choose_sample(out: str | Path, cells: int = SAMPLE_CELLS, seconds: float = S
         if current is None or rank < current["_rank"]:
             best[cell["method"]] = {**cell, "metrics": payload["metrics"], "seconds": payload.get("seconds", 0.0),
                                     "_rank": rank}
-    chosen, total = [], 0.0
+    chosen: list[dict] = []
+    total = 0.0
     for method in sorted(best, key=_hash):
         entry = best[method]
         if len(chosen) >= cells or total + entry["seconds"] > seconds:
@@ -138,7 +139,7 @@ def write_page(page: str | Path, result, claims: list[dict], out: str | Path, co
     wall = sum(run.get("seconds", 0.0) for run in computing)
     commits = sorted({str(run.get("commit")) for run in computing}) or ["(none recorded)"]
     lines = [
-        BEGIN, "",
+        BEGIN, "", "## This run", "",
         "```", command, "```", "",
         f"**Generated** by `dpdist reproduce ... --page` on {utc_now()} from the run in `{out}`: "
         f"{'quick run' if quick else 'full run'}, {spec.repeats} repeats, root seed {spec.seed}, {cells} cells "

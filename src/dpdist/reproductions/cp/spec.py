@@ -256,12 +256,16 @@ def _claims(sweep_n) -> list[Claim]:
     return claims + _universe_claims()
 
 
+#: The datasets of the spec: the paper's, then the universes of the k-scaling claims.
+_SPEC_DATASETS: tuple[str, ...] = (*PAPER_DATASETS, *[u for u in UNIVERSES if u not in PAPER_DATASETS])
+
+
 def make_spec(
     *,
     n_values: Sequence[int] = PAPER_N,
     epsilons: Sequence[float] = PAPER_EPSILONS,
     sweep_n: int = SWEEP_N,
-    datasets: Sequence[str] = (*PAPER_DATASETS, *(name for name in UNIVERSES if name not in PAPER_DATASETS)),
+    datasets: Sequence[str] = _SPEC_DATASETS,
     repeats: int = 10,
     quick: dict | None = None,
 ) -> ExperimentSpec:
