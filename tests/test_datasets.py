@@ -170,3 +170,31 @@ def test_parquet_column(tmp_path):
     path = tmp_path / "data.parquet"
     pq.write_table(pa.table({"x": [0.5, 1.5, None, 3.0]}), path)
     assert datasets.from_file(path, "x", bounds=(0, 4)).load().tolist() == [0.5, 1.5, 3.0]
+
+
+def test_spread_makes_data_recorded_on_a_grid_smooth_inside_each_block():
+    # departures recorded to the minute, spread uniformly over 5-minute blocks: the same 5-minute profile, no
+    # heaping inside a block (docs/experiments.md, "Scope of a claim")
+    base = datasets.get("flights-departure")
+    spread = datasets.get("flights-departure", spread=5)
+    x, y = base.load(50_000, rng=3), spread.load(50_000, rng=3)
+    assert spread.name == "flights-departure[spread=5]" and spread.bounds == base.bounds
+    assert np.array_equal(np.floor(x / 5), np.floor(y / 5))  # each value stays in its block
+    assert np.all(x == np.round(x)) and np.mean(y == np.round(y)) < 0.001  # no longer on the minute grid
+    assert 0.19 < np.mean((y % 5) < 1) < 0.21  # uniform inside the block
+    with pytest.raises(InvalidParameterError, match="width"):
+        base.spread(0)
+    with pytest.raises(InvalidParameterError, match="numerical"):
+        datasets.get("geo-0.8").spread(5)
+
+
+def test_a_spread_dataset_is_a_reference_of_an_experiment():
+    from dpdist.experiments import DatasetRef, ExperimentSpec, cell_key
+
+    plain = ExperimentSpec(name="t", datasets=["flights-departure"], methods=["oue"], metrics=["ks"],
+                           grid={"epsilon": [1.0]}, repeats=1)
+    smooth = ExperimentSpec(name="t", datasets=[{"name": "flights-departure", "spread": 5, "label": "smooth"}],
+                            methods=["oue"], metrics=["ks"], grid={"epsilon": [1.0]}, repeats=1)
+    assert smooth.datasets[0] == DatasetRef(name="flights-departure", spread=5, label="smooth")
+    assert smooth.datasets[0].resolve().name == "flights-departure[spread=5]"
+    assert cell_key(plain.cells()[0], plain) != cell_key(smooth.cells()[0], smooth)

@@ -1,4 +1,9 @@
-"""dpdist.frame: pandas and Polars columns in and out, group-by with parallel composition, the array API's errors."""
+"""dpdist.frame: columns of every DataFrame engine narwhals reads in and out, group-by with parallel composition,
+the array API's errors.
+
+Each test runs on pandas, Polars (eager and lazy), PyArrow, DuckDB, Dask, Ibis and PySpark (``local[2]``; marked
+slow: a JVM starts), and checks that frames come back in the engine that went in.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +23,10 @@ from dpdist.errors import (
     PrivacyBudgetError,
 )
 
+nw = pytest.importorskip("narwhals.stable.v2")
 pd = pytest.importorskip("pandas")
 pl = pytest.importorskip("polars")
+pa = pytest.importorskip("pyarrow")
 
 N = 4000
 RNG = np.random.default_rng(5)
@@ -30,14 +37,57 @@ COLUMNS = {
     "item": RNG.integers(0, 8, N),
 }
 
+ENGINES = ["pandas", "polars", "polars-lazy", "pyarrow", "duckdb", "dask", "ibis",
+           pytest.param("pyspark", marks=pytest.mark.slow)]
 
-@pytest.fixture(params=["pandas", "polars"])
+
+def make_frame(engine: str, columns: dict):
+    """A frame of ``engine`` holding ``columns`` (several partitions where the engine has them)."""
+    arrow = pa.table(columns)
+    if engine == "pandas":
+        return pd.DataFrame(columns)
+    if engine == "polars":
+        return pl.DataFrame(columns)
+    if engine == "polars-lazy":
+        return pl.LazyFrame(columns)
+    if engine == "pyarrow":
+        return arrow
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        return duckdb.from_arrow(arrow)
+    if engine == "dask":
+        dd = pytest.importorskip("dask.dataframe")
+        return dd.from_pandas(pd.DataFrame(columns), npartitions=3)
+    if engine == "ibis":
+        ibis = pytest.importorskip("ibis")
+        return ibis.memtable(arrow)
+    assert engine == "pyspark"
+    from spark_support import spark_session
+
+    return spark_session().createDataFrame(arrow)
+
+
+def engine_of(native) -> tuple[str, bool]:
+    """narwhals' name of a frame's engine, and whether it is lazy."""
+    wrapped = nw.from_native(native)
+    return str(wrapped.implementation.value), isinstance(wrapped, nw.LazyFrame)
+
+
+def to_pandas(native):
+    """Any frame's content as a pandas DataFrame (collected from a lazy engine)."""
+    wrapped = nw.from_native(native)
+    if isinstance(wrapped, nw.LazyFrame):
+        wrapped = wrapped.collect()
+    return wrapped.to_pandas()
+
+
+@pytest.fixture(params=ENGINES)
 def table(request):
-    return pd.DataFrame(COLUMNS) if request.param == "pandas" else pl.DataFrame(COLUMNS)
+    return make_frame(request.param, COLUMNS)
 
 
-def _library(result) -> str:
-    return type(result).__module__.split(".")[0]
+def _library(result) -> tuple[str, bool]:
+    return engine_of(result)
 
 
 @pytest.mark.parametrize("protocol", [
@@ -48,7 +98,7 @@ def _library(result) -> str:
 ], ids=lambda p: p.name)
 def test_privatize_then_aggregate_equals_the_array_api(table, protocol):
     reports = frame.privatize(table, "item", protocol, rng=3)
-    assert _library(reports) == _library(table) and reports.shape == (N, 1)
+    assert _library(reports) == _library(table) and to_pandas(reports).shape == (N, 1)
     aggregate = frame.aggregate(reports, "report", protocol)
     direct = protocol.aggregator().add(protocol.privatize(COLUMNS["item"], rng=np.random.default_rng(3)))
     # the same draws (one generator), put in a random order: the aggregate is the same
@@ -58,7 +108,7 @@ def test_privatize_then_aggregate_equals_the_array_api(table, protocol):
 def test_reports_leave_in_a_random_order_not_the_rows(table):
     protocol = local.make("grr", epsilon=30.0, domain_size=8)  # nearly every report is the true item
     reports = frame.privatize(table, "item", protocol, rng=0)
-    cells = np.asarray(reports["report"])
+    cells = to_pandas(reports)["report"].to_numpy()
     assert np.mean(cells == COLUMNS["item"]) < 0.3  # 1/8 matches by chance; in row order ~1.0
 
 
@@ -71,6 +121,7 @@ def test_labels_and_estimates_come_back_as_frames_of_the_same_library(table):
         assert abs(value - truth[label]) < 4.5 * np.sqrt(protocol.variance(N).max())
     out = frame.table(estimate, like=table)
     assert _library(out) == _library(table)
+    out = to_pandas(out)
     assert list(out.columns)[:2] == ["item", "label"] and list(out["label"]) == ["home", "cart", "pay"]
 
 
@@ -89,8 +140,9 @@ def test_group_release_composes_in_parallel_and_releases_every_listed_group(tabl
     assert list(grouped.keys()) == ["lyon", "oslo", "pune", "rome"]  # rome: no row, released all the same
     assert "numbers of records are not released" in grouped.covers
     summary = grouped.summary()
-    # the summary keeps each quantile's interval (issue 45, item 11: it showed the quantiles alone)
+    # the summary keeps each quantile's interval (it showed the quantiles alone)
     assert _library(summary) == _library(table)
+    summary = to_pandas(summary)
     assert list(summary.columns) == ["city", "0.5 quantile", "0.5 quantile low", "0.5 quantile high", "level"]
     lows = summary["0.5 quantile low"].to_list()
     assert lows == [float(grouped[city].low[0]) for city in ["lyon", "oslo", "pune", "rome"]]
@@ -117,9 +169,12 @@ def test_group_estimate_charges_the_protocol_once_and_names_keys_of_several_colu
     assert len(grouped) == 9 and ("lyon", "cart") in grouped.keys()
     assert session.spent.epsilon == 1.0 and grouped.guarantee == protocol.guarantee
     stacked = grouped.table()
+    assert _library(stacked) == _library(table)
+    stacked = to_pandas(stacked)
     assert stacked.shape == (9 * 8, 7) and list(stacked.columns)[:2] == ["city", "page"]
-    summary = grouped.summary()
+    summary = to_pandas(grouped.summary())
     assert summary.shape[0] == 9 and {"item 0 low", "item 0 high", "level", "n"} <= set(summary.columns)
+    assert grouped.library == _library(table)[0]
 
 
 def test_errors_are_the_array_apis_naming_the_column(table):
@@ -130,13 +185,29 @@ def test_errors_are_the_array_apis_naming_the_column(table):
         frame.estimate(table, "nope", protocol)
     with pytest.raises(InvalidValueTypeError, match="Column 'city'"):
         frame.release(table, "city", central.cdf, epsilon=1.0, bounds=(0, 1))
-    with pytest.raises(InvalidValueTypeError, match="pandas or Polars DataFrame"):
+    with pytest.raises(InvalidValueTypeError, match=r"a DataFrame of an engine narwhals reads .* Got builtins.dict"):
         frame.estimate(COLUMNS, "item", protocol)
+    with pytest.raises(InvalidValueTypeError, match="pass the DataFrame and the column's name"):
+        frame.estimate(pd.Series([1, 2]), "item", protocol)
     with pytest.raises(InvalidParameterError, match="distinct public keys"):
         frame.group_release(table, "age", "city", central.cdf, epsilon=1.0, bounds=(0, 100), groups=[])
     with pytest.raises(InvalidParameterError, match="tuples of 2 values"):
         frame.group_release(table, "age", ["city", "page"], central.cdf, epsilon=1.0, bounds=(0, 100),
                             groups=["lyon"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_missing_values_and_missing_keys_in_every_engine(engine):
+    protocol = local.make("grr", epsilon=1.0, domain_size=4)
+    table = make_frame(engine, {"x": [1.0, None, 3.0, 2.0], "key": ["a", "b", None, "a"]})
+    with pytest.raises(OutOfDomainError, match="1 missing value"):
+        frame.estimate(table, "x", protocol)
+    released = frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # NaN counts as the lowest
+    assert released.guarantee.epsilon == 1.0
+    # a row whose key is missing belongs to no group; keys come back as the values typed, sorted
+    grouped = frame.group_estimate(make_frame(engine, {"x": [1, 0, 3, 2], "key": ["b", "a", None, "b"]}), "x", "key",
+                                   protocol, rng=1)
+    assert list(grouped.keys()) == ["a", "b"] and grouped["a"].n == 1 and grouped["b"].n == 2
 
 
 def test_missing_values_are_refused_for_local_protocols_and_clipped_by_central_releases():
@@ -158,10 +229,11 @@ def test_malformed_report_columns_are_refused():
     assert aggregate.n == 2 and sum(aggregate.rejected.values()) == 1
 
 
-def test_importing_dpdist_frame_imports_neither_library():
-    code = "import sys, dpdist, dpdist.frame; print('pandas' in sys.modules, 'polars' in sys.modules)"
+def test_importing_dpdist_frame_imports_no_engine_and_not_narwhals():
+    code = ("import sys, dpdist, dpdist.frame; "
+            "print(*(name in sys.modules for name in ('narwhals', 'pandas', 'polars', 'pyarrow', 'duckdb', 'pyspark')))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() == [
-        "False", "False"]
+        "False"] * 6
 
 
 def test_a_session_is_charged_only_for_a_column_that_is_randomized():

@@ -26,7 +26,8 @@ DESIGN = Path(__file__).resolve().parents[1] / "docs" / "design.md"
 #: required to state a reason (the floors and the no-circle rule hold for them all the same).
 NOT_YET_SWEPT = {"serve", "relay", "issuer", "privacypass", "amplification", "_guard"}
 #: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
-HEAVY = ("scipy", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg")
+HEAVY = ("scipy", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
+         "narwhals", "duckdb", "pyspark", "ibis")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -268,3 +268,25 @@ def test_mp_with_the_papers_selection_scale_is_a_labelled_comparison_only_varian
     (method,) = [method for method in spec.methods if method.label == paper.MP_PAPER]
     assert "not eps-DP" in method.label and method.params["selection_scale"] == "paper"
     assert [claim for claim in spec.claims if getattr(claim.check, "focal", None) == paper.MP_PAPER]
+
+
+def test_a_larger_dictionary_need_not_help_reads_the_m_sweep():
+    # paper 002, sec. VI-A: "enlarging m does not necessarily reduce the error in the differentially private
+    # setting": holds when m = 100 is significantly worse than m = 10 somewhere, refuted only if it helps everywhere
+    from dpdist.experiments import BeatsRivals, get_spec
+
+    spec = get_spec("central")
+    assert all(claim.data for claim in spec.claims)
+    (claim,) = [c for c in spec.claims if "larger dictionary need not help" in c.text]
+    assert isinstance(claim.check, BeatsRivals) and claim.check.column == "size"
+
+    def rows(m100):
+        return ResultsTable([{"dataset": d, "method": "MP (DP)", "epsilon": 0.5, "n": 10_000, "size": m,
+                              "sparsity": 6, "metric": "ks", "mean": mean, "std": 0.01, "se": 0.003, "count": 10,
+                              "failed": 0}
+                             for d in ("normal", "lognormal") for m, mean in ((10, 0.05), (100, m100[d]))],
+                            ["dataset", "method", "epsilon", "n", "size", "sparsity", "metric", "mean", "std", "se",
+                             "count", "failed"])
+
+    assert claim.check(rows({"normal": 0.08, "lognormal": 0.05}))[0] == "holds"  # worse on one distribution
+    assert claim.check(rows({"normal": 0.02, "lognormal": 0.02}))[0] == "does not hold"  # helps everywhere

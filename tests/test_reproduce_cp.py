@@ -21,13 +21,18 @@ from dpdist.experiments._table import ResultsTable
 def test_spec_is_registered_with_the_paper_settings():
     spec = experiments.get_spec("cp")
     assert spec.name == "cp" and spec.repeats == 10
-    assert [d.key for d in spec.datasets] == ["geo-0.8", "geo-0.6", "unif-10", "unif-25"]
-    fig2, fig3 = spec.grid
+    assert [d.key for d in spec.datasets] == ["geo-0.8", "geo-0.6", "unif-10", "unif-25", "unif-10-k1000",
+                                              "unif-10-k50000"]
+    fig2, fig3, universes = spec.grid
     assert fig2["epsilon"] == [0.5] and fig2["n"] == list(range(50_000, 1_000_001, 50_000))
+    assert fig2["datasets"] == fig3["datasets"] == paper.PAPER_DATASETS  # the paper's k = 10,000
     assert paper.CP_HIGH not in fig2["methods"]  # the Rademacher-at-every-eps line is Fig. 3 only
+    # the universe size: Unif(10) at k = 1,000, 10,000, 50,000
+    assert [get_dataset(name).domain_size for name in universes["datasets"]] == [1_000, 10_000, 50_000]
     names = set(spec.figure_names())
     assert {"fig2_projected", "fig2_normalized", "fig3_normalized", "fig3_projected"} <= names
-    assert spec.claims and all(claim.figure in names for claim in spec.claims)
+    assert spec.claims and all(claim.figure in names or claim.figure is None for claim in spec.claims)
+    assert all(claim.data for claim in spec.claims)  # every claim states the data it is about
     # Fig. 3's n is one of Fig. 2's, so that point is one cell shared by both sweeps (full and quick)
     quick = spec.with_options(quick=True)
     for variant in (spec, quick):
@@ -37,7 +42,23 @@ def test_spec_is_registered_with_the_paper_settings():
         assert sweep_n in variant.grid[0]["n"]
         assert all(figure.where.get("n", sweep_n) == sweep_n for figure in variant.figures)
         checks = [part for claim in variant.claims for part in getattr(claim.check, "checks", (claim.check,))]
-        assert all(check.where.get("n", sweep_n) == sweep_n for check in checks)
+        assert all(check.where.get("n", sweep_n) in (sweep_n, paper.K_SWEEP_N) for check in checks)
+
+
+def test_theorem_1_1_is_read_as_a_bound_on_the_exactly_sparse_data():
+    # an upper bound: falling faster than n^(-1/2) is consistent with it, a plateau on approximately sparse data
+    # is outside its scope (Theorem 3.6)
+    (claim,) = [c for c in experiments.get_spec("cp").claims if c.text.startswith("Theorem 1.1")]
+    assert claim.check.low == 0.0 and claim.check.high == 1.25
+    assert claim.check.where["dataset"] == ["unif-10", "unif-25"] and "approximately sparse" in claim.data
+
+    def rows(errors):
+        return ResultsTable([{"dataset": "unif-10", "method": paper.CP_PAPER, "metric": paper.PROJECTED,
+                              "epsilon": 0.5, "n": n, "mean": e, "std": 0.001, "se": 0.0005, "count": 4, "failed": 0}
+                             for n, e in errors.items()])
+
+    assert claim.check(rows({50_000: 0.3, 200_000: 0.05}))[0] == HOLDS  # 0.33x the n^(-1/2) prediction: within the bound
+    assert claim.check(rows({50_000: 0.3, 200_000: 0.3}))[0] == DOES_NOT_HOLD  # flat: above it
 
 
 def test_sparsity_makes_geometric_data_0_1_sparse():
@@ -122,7 +143,10 @@ def test_tiny_end_to_end_run(tmp_path):
     assert {claim["outcome"] for claim in result.claims} <= set(OUTCOMES)
     crashed = [c["text"] for c in result.claims if c["explanation"].startswith(CHECK_CRASHED)]
     assert crashed == []  # evaluate_claims turns a crashing check into "inconclusive"
-    assert all("ratio" in claim["explanation"] for claim in result.claims)
+    # every claim reads a ratio, except those about data this tiny spec lacks (the universes, the sparse Unif)
+    assert all("ratio" in claim["explanation"] or "no s" in claim["explanation"] or "no c" in claim["explanation"]
+               for claim in result.claims)
+    assert sum("ratio" in claim["explanation"] for claim in result.claims) >= len(result.claims) - 3
     as_printed = result.summary.select(method=paper.CP_PAPER, metric=paper.PRIVACY, epsilon=0.5)
     assert len(as_printed) and all(row["mean"] > 0.5 for row in as_printed)  # eps0 = eps is not 0.5-LDP
     exact = result.summary.select(method=paper.CP_EXACT, metric=paper.PRIVACY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -20,7 +21,7 @@ from dpdist.experiments import (
     welch_p_values,
 )
 
-from dpdist.experiments import OUTCOMES, UNDERPOWERED
+from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.wavelet import checks as paper_checks
@@ -91,12 +92,16 @@ def test_theorem1_bound_metric_reads_the_wavelet_estimate():
 
 
 def _table(rows):
-    return ResultsTable(rows, ["dataset", "method", "epsilon", "levels", "metric", "mean", "std", "se", "count"])
+    return ResultsTable(rows, ["dataset", "method", "epsilon", "levels", "metric", "mean", "std", "se", "count",
+                               "log_mean", "log_std"])
 
 
-def _row(method, metric, mean, se=0.001, epsilon=1.0, levels=None, dataset="d"):
+def _row(method, metric, mean, se=0.001, epsilon=1.0, levels=None, dataset="d", count=10):
+    """A summary row; its log statistics are those of errors with this mean and standard error (delta method:
+    the log errors' standard error is ``se / mean``)."""
     return {"dataset": dataset, "method": method, "epsilon": epsilon, "levels": levels, "metric": metric,
-            "mean": mean, "std": se, "se": se, "count": 10}
+            "mean": mean, "std": se * count**0.5, "se": se, "count": count, "log_mean": math.log(mean),
+            "log_std": se * count**0.5 / mean}
 
 
 def test_beats_best_compares_with_every_rival_in_each_setting():
@@ -169,12 +174,27 @@ def test_stays_above_uses_the_largest_epsilon():
 
 def test_stays_above_uses_t_with_the_repeats_degrees_of_freedom():
     check = paper_checks.StaysAbove("W1", "A", floor=1.0, share=1.0)
-    # t = 2.5 above the floor: one-sided p = 0.017 on 9 degrees of freedom, 0.065 on 2 (normal: 0.006)
-    ten = {**_row("A", "W1", 1.0025, epsilon=4.0), "count": 10}
-    three = {**ten, "count": 3}
+    # t = 2.5 above the floor on both scales: one-sided p = 0.017 on 9 degrees of freedom, 0.065 on 2 (normal: 0.006)
+    ten = _row("A", "W1", 1.0025, epsilon=4.0, count=10)
+    three = _row("A", "W1", 1.0025, epsilon=4.0, count=3)
     assert check(_table([ten]))[0] == HOLDS
     outcome, text = check(_table([three]))
-    assert outcome == INCONCLUSIVE and "t = 2.50" in text
+    assert outcome == INCONCLUSIVE and "2.50 raw" in text
+
+
+def test_stays_above_needs_the_log_and_the_raw_t_to_agree():
+    # skewed errors: one large repeat lifts the mean (raw t = 2.7 above the floor) but the geometric mean is
+    # below it; the claim is about the geometric mean, so it is not significant
+    check = paper_checks.StaysAbove("W1", "A", floor=1.0, share=1.0)
+    draws = np.array([0.8, 0.85, 0.9, 0.95, 3.5, 3.6, 3.7])
+    logs = np.log(draws)
+    row = {"dataset": "d", "method": "A", "epsilon": 4.0, "levels": None, "metric": "W1", "mean": float(draws.mean()),
+           "std": float(draws.std(ddof=1)), "se": float(draws.std(ddof=1)) / 7**0.5, "count": 7,
+           "log_mean": float(logs.mean()), "log_std": float(logs.std(ddof=1))}
+    outcome, text = check(_table([row]))
+    assert outcome != HOLDS and "raw" in text
+    # without log statistics (a value that is not positive) the check cannot decide
+    assert check(_table([{**row, "log_mean": float("nan")}]))[0] == INCONCLUSIVE
 
 
 def test_binning_8_floor_on_step_16_is_h_over_4():
@@ -214,3 +234,22 @@ def test_falls_less_compares_the_drop_of_an_error_across_dataset_groups():
     assert check(table(0.9, 0.2))[0] == HOLDS  # the spiky KS barely falls, the smooth one falls 5x
     assert check(table(0.2, 0.9))[0] == DOES_NOT_HOLD
     assert check(table(0.5, 0.5, se=0.01))[0] in UNDECIDED
+
+
+def test_best_level_well_below_the_bound_reads_the_papers_point_not_j_equals_4():
+    # issue 47 item 2: "the optimal J from experiments is 4, significantly smaller than the theoretical 8": the
+    # point is "well below" (at least 2 levels), not "exactly 4"
+    check = MinimumWithin("A", "W1", "levels", near="bound", offsets=(-math.inf, -2))
+    bound = {j: 0.5 - 0.01 * j for j in range(1, 9)}  # the bound's best J is 8
+    def at(w1):
+        return _table([_row("A", "W1", v, levels=j) for j, v in w1.items()]
+                      + [_row("A", "bound", b, se=0, levels=j) for j, b in bound.items()])
+
+    best_at_5 = {j: 0.05 + 0.01 * abs(j - 5) for j in bound}  # J = 5: 3 below, not 4: the claim holds
+    assert check(at(best_at_5))[0] == HOLDS
+    best_at_7 = {j: 0.05 + 0.01 * abs(j - 7) for j in bound}  # 1 below the bound's J: not "well below"
+    outcome, text = check(at(best_at_7))
+    assert outcome == DOES_NOT_HOLD and "bound's best -2" in text
+    spec = paper.SPEC
+    taxi = [c for c in spec.claims if "well below" in c.text]
+    assert len(taxi) == 4 and sum(bool(c.artefact) for c in taxi) == 2 and len({c.group for c in taxi}) == 2

@@ -58,6 +58,11 @@ def _add_reproduce(subparsers) -> None:
     reproduce.add_argument("--seed", type=seed_argument, default=None, help="root seed (overrides the spec)")
     reproduce.add_argument("--out", default=None, help="output folder (default: results/NAME)")
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
+    reproduce.add_argument(
+        "--page", default=None, metavar="PAGE",
+        help="also write the generated part of a reproduction page (Markdown): run, verdicts, claims table, "
+        "staleness sample (docs/experiments.md, 'Pages')",
+    )
     reproduce.set_defaults(handler=_run_reproduce)
 
 
@@ -176,10 +181,18 @@ def _run_reproduce(args) -> int:
             file=sys.stderr,
         )
         return 130
+    if args.page is not None:
+        from ..experiments._pages import write_page  # lazy: loads scipy (0.4-2 s)
+
+        page = Path(args.page)
+        if page.exists() and not page.is_file():
+            raise InvalidParameterError(f"The '--page' option must name a Markdown file. Got {args.page!r} instead.")
+        print(f"page: {write_page(page, result, result.claims, out, command)}")
     outcomes = [claim["outcome"] for claim in result.claims]
     print(
         f"{spec.name}: {result.computed} cells computed, {result.reused} reused, {len(result.failures)} failed "
         f"in {result.seconds:.1f} s; claims: {outcomes.count('holds')} hold, "
+        f"{outcomes.count('holds and understated')} hold and are understated, "
         f"{outcomes.count('does not hold')} do not hold, {outcomes.count('inconclusive')} inconclusive, "
         f"{outcomes.count('underpowered')} underpowered"
         + (f" (quick run: {spec.repeats} repeats, a smaller grid; verdicts are indicative)." if spec.run == "quick" else ".")
@@ -199,7 +212,7 @@ def _command(args) -> str:
     parts = ["dpdist", "reproduce", shlex.quote(args.name)]
     if args.quick:
         parts.append("--quick")
-    for option in ("repeats", "jobs", "scheduler", "seed", "out"):
+    for option in ("repeats", "jobs", "scheduler", "seed", "out", "page"):
         value = getattr(args, option)
         if value is not None:
             parts += [f"--{option}", shlex.quote(str(value))]

@@ -129,6 +129,37 @@ class Dataset:
             draw=draw,
         )
 
+    def spread(self, width: float) -> "Dataset":
+        """Each value spread uniformly over its block of ``width`` (blocks from the lower bound): a
+        smooth version of data recorded on a grid.
+
+        E.g. departure times recorded to the minute and heaped on multiples of 5 minutes become,
+        with ``width=5``, a density with the same profile at 5-minute resolution and no spikes
+        inside a block, so equal bins of any width do not alias the recording grid (docs/experiments.md,
+        "Scope of a claim").  The offsets come from the same ``rng`` as the values.
+        """
+        if self.kind != "numerical":
+            raise InvalidParameterError(f"Dataset.spread needs a numerical dataset; {self.name!r} is {self.kind}.")
+        assert self.bounds is not None, "a numerical dataset has bounds"
+        low, high = self.bounds
+        if not (isinstance(width, (int, float)) and not isinstance(width, bool) and 0 < width <= high - low):
+            raise InvalidParameterError(
+                f"The 'width' parameter of Dataset.spread of {self.name!r} must be a number in (0, {high - low:g}]. "
+                f"Got {width!r} instead.")
+        parent = self
+
+        def draw(n, rng):
+            values = np.asarray(parent.draw(n, rng), dtype=np.float64)
+            blocks = np.floor((values - low) / width)
+            return np.clip(low + (blocks + rng.random(values.size)) * width, low, high)
+
+        return replace(
+            self,
+            name=f"{self.name}[spread={width:g}]",
+            description=f"{self.description} (each value spread uniformly over its {width:g}-wide block)",
+            draw=draw,
+        )
+
     def permuted(self, seed: int = 0) -> "Dataset":
         """Items relabelled by a fixed random permutation (e.g. paper 001's "RP Taxi").
 
@@ -169,8 +200,10 @@ def available(kind: str | None = None) -> list[str]:
     return sorted(name for name, data in _REGISTRY.items() if kind is None or data.kind == kind)
 
 
-def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = None) -> Dataset:
-    """A registered dataset, optionally bucketized into ``bins`` and permuted with seed ``permute``.
+def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = None,
+        spread: float | None = None) -> Dataset:
+    """A registered dataset, optionally spread over blocks of width ``spread`` (:meth:`Dataset.spread`),
+    bucketized into ``bins`` and permuted with seed ``permute``.
 
     ``name`` may also be a :class:`Dataset` (returned with the same options applied).
     """
@@ -182,6 +215,8 @@ def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = N
         raise InvalidParameterError(
             f"The 'name' parameter of datasets.get must be one of {available()}. Got {name!r} instead."
         )
+    if spread is not None:
+        dataset = dataset.spread(spread)
     if bins is not None:
         dataset = dataset.binned(bins)
     if permute is not None:

@@ -235,6 +235,9 @@ def _register_defaults() -> None:
     register(geometric(0.6))
     register(sparse_uniform(10))
     register(sparse_uniform(25))
+    # paper 004's "weakly depends on the universe size": Unif(10) in smaller and larger universes
+    register(sparse_uniform(10, domain_size=1_000, name="unif-10-k1000"))
+    register(sparse_uniform(10, domain_size=50_000, name="unif-10-k50000"))
     register(zipf(1.1))
 
 

@@ -9,18 +9,15 @@ aggregation exactly, whatever the cluster and the schedule.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 
 from .._io._arrow import reports_from_arrow
-from .._io._dedupe import check_distinct_files
-from .._io._files import file_format, iter_report_batches, protocol_of_file
 from .._rng import root_seed_sequence
 from .._types import PathLike
 from ..errors import DatasetUnavailableError, InvalidParameterError
+from ._parts import file_parts, merge_states, state_of_file_part
 from .blocks import simulate_block
 
 if TYPE_CHECKING:
@@ -49,13 +46,6 @@ def _check_split_every(split_every) -> int:
     return int(split_every)
 
 
-def _merge_states(*states):
-    merged = states[0].copy()
-    for state in states[1:]:
-        merged.merge(state)
-    return merged
-
-
 def _tree_merge(states: list, protocol, split_every: int):
     """Merge delayed states level by level, ``split_every`` at a time; one delayed state at the top."""
     delayed = _require_dask()
@@ -63,7 +53,7 @@ def _tree_merge(states: list, protocol, split_every: int):
         return delayed(protocol.aggregator)()
     while len(states) > 1:
         states = [
-            delayed(_merge_states, pure=True)(*states[i : i + split_every])
+            delayed(merge_states, pure=True)(*states[i : i + split_every])
             for i in range(0, len(states), split_every)
         ]
     return states[0]
@@ -127,22 +117,6 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
-def _state_of_file_part(protocol, path: str, row_group):
-    """State of one Parquet row group, or of a whole dpdist binary file (``row_group=None``)."""
-
-    aggregator = protocol.aggregator()
-    if row_group is None:
-        for batch in iter_report_batches(path, protocol):
-            aggregator.add_batch(batch)
-        return aggregator
-    import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
-
-
-    with pq.ParquetFile(path, pre_buffer=False) as parquet:
-        table = parquet.read_row_group(row_group, use_threads=False).replace_schema_metadata(parquet.schema_arrow.metadata)
-    return aggregator.add_batch(reports_from_arrow(table, protocol, f"{path} row group {row_group}"))
-
-
 def aggregate_files(
     paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -162,20 +136,8 @@ def aggregate_files(
     delayed = _require_dask()
 
     split_every = _check_split_every(split_every)
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if not paths:
-        raise InvalidParameterError("The 'paths' parameter of distributed.aggregate_files must name at least one file.")
-    check_distinct_files(paths, "distributed.aggregate_files")  # one no-file-twice rule, as in `dpdist aggregate`
-    protocol = protocol if protocol is not None else protocol_of_file(paths[0])
-    parts: list[tuple[str, int | None]] = []
-    for path in map(str, paths):
-        if file_format(path) == "parquet":
-            import pyarrow.parquet as pq  # lazy: optional extra (pyarrow)
-
-            parts += [(path, group) for group in range(pq.ParquetFile(path).metadata.num_row_groups)]
-        else:
-            parts.append((path, None))
-    states = [delayed(_state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
+    protocol, parts = file_parts(paths, protocol, "distributed.aggregate_files")
+    states = [delayed(state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 

@@ -8,6 +8,7 @@ Layout of the output folder::
     OUT/results/claims.csv        outcome of each claim
     OUT/figures/<figure>.png|svg
     OUT/report.md
+    OUT/runs.jsonl                one line per invocation: wall time, cells, load, commit (:mod:`._runlog`)
 
 Cells, tables and ``report.md`` are replaced whole (written to a temporary file, then
 renamed), so a killed run leaves the previous version or the new one, never a truncated file.
@@ -15,6 +16,7 @@ renamed), so a killed run leaves the previous version or the new one, never a tr
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from ._claims import evaluate_claims
 from ._files import remove_stale_temporaries
 from ._plots import draw_figure
 from ._report import write_report
+from ._runlog import LoadSampler, append_run, source_commit, timer, utc_now
 from ._runner import RunResult, run_spec
 from ._spec import ExperimentSpec
 from ._table import ResultsTable
@@ -39,7 +42,16 @@ def reproduce(
     :func:`run_spec`).
     """
     out = Path(out)
-    result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler, pin_numerics=pin_numerics)
+    started, clock = utc_now(), timer()
+    with LoadSampler() as load:
+        result = run_spec(spec, out, jobs=jobs, progress=progress, scheduler=scheduler, pin_numerics=pin_numerics)
+    append_run(out, {
+        "started": started, "finished": utc_now(), "seconds": round(timer() - clock, 1),
+        "computed": result.computed, "reused": result.reused, "failed": len(result.failures),
+        "load": load.summary(), "cpus": os.cpu_count(), "commit": source_commit(), "jobs": jobs,
+        "command": command or f"dpdist reproduce {spec.name}", "repeats": spec.repeats, "run": spec.run,
+        "spec": spec.name,
+    })
     results = out / "results"
     if results.is_dir():
         remove_stale_temporaries(results)
@@ -51,7 +63,8 @@ def reproduce(
     }
     figures = {figure.name: draw_figure(figure, result.summary, out / "figures") for figure in spec.figures}
     claims = evaluate_claims(spec.claims, result.summary)
-    files["claims_csv"] = ResultsTable(claims, ["text", "figure", "outcome", "explanation"]).to_csv(
+    files["claims_csv"] = ResultsTable(claims, ["text", "figure", "outcome", "explanation", "data", "artefact", "group",
+                                                "repeats_for_power"]).to_csv(
         results / "claims.csv"
     )
     command = command or f"dpdist reproduce {spec.name}"

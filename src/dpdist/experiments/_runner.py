@@ -84,8 +84,11 @@ def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None,
     :func:`run_spec`); without it the file is read here.
     """
 
+    dataset = asdict(cell.dataset)
+    if dataset.get("spread") is None:  # only when set, so the keys of existing runs do not change
+        dataset.pop("spread", None)
     content = {
-        "dataset": asdict(cell.dataset),
+        "dataset": dataset,
         "method": [cell.method.label, cell.method.reference, sorted(cell.method.params.items())],
         "params": list(cell.params),
         "repeat": cell.repeat,

@@ -91,6 +91,7 @@ class DatasetRef:
     column: str | None = None
     bounds: tuple[float, float] | None = None
     label: str | None = None
+    spread: float | None = None
 
     @classmethod
     def of(cls, value: Any) -> "DatasetRef":
@@ -108,7 +109,7 @@ class DatasetRef:
                 pass
         raise InvalidParameterError(
             "A dataset of an experiment must be a name, a DatasetRef or a dict with keys among "
-            f"name, bins, permute, file, column, bounds, label. Got {value!r} instead."
+            f"name, bins, permute, file, column, bounds, label, spread. Got {value!r} instead."
         )
 
     @property
@@ -117,6 +118,8 @@ class DatasetRef:
         if self.label:
             return self.label
         base = str(self.name) if self.file is None else f"{Path(self.file).name}:{self.column}"
+        if self.spread is not None:
+            base += f"[spread={self.spread:g}]"
         if self.bins is not None:
             base += f"[bins={self.bins}]"
         if self.permute is not None:
@@ -127,9 +130,9 @@ class DatasetRef:
         """The :class:`~dpdist.datasets.Dataset` (loaded lazily by the caller)."""
 
         if self.file is None:
-            return datasets.get(str(self.name), bins=self.bins, permute=self.permute)
+            return datasets.get(str(self.name), bins=self.bins, permute=self.permute, spread=self.spread)
         base = datasets.from_file(self.file, str(self.column), bounds=self.bounds)
-        return datasets.get(base, bins=self.bins, permute=self.permute)
+        return datasets.get(base, bins=self.bins, permute=self.permute, spread=self.spread)
 
 
 @dataclass(frozen=True)
@@ -267,14 +270,29 @@ class FigureSpec:
 class Claim:
     """A claim of the paper: ``check(table) -> (outcome, explanation)``.
 
-    ``outcome`` is "holds", "does not hold" or "inconclusive"; ``table`` is the summary
+    ``outcome`` is one of :data:`~dpdist.experiments.OUTCOMES`; ``table`` is the summary
     :class:`~dpdist.experiments.ResultsTable`.  ``check`` must be picklable data-like
     (e.g. :func:`~dpdist.experiments.better_than`) or a top-level function.
+
+    What the claim is about, for the report (docs/experiments.md, "Scope of a claim"):
+
+    ``data``
+        The data the paper states the claim for, in its words, and the stand-in the check reads
+        ("smooth data (Taxi pickup times); stand-in: flights-departure in 1000 bins").
+    ``artefact``
+        A known artefact of that stand-in that bears on the claim, with its reason (empty: none
+        known); such a claim is reported beside the same claim on a stand-in without it.
+    ``group``
+        A key shared by the claims that check one paper claim on different stand-ins; the report
+        shows them side by side.
     """
 
     text: str
     check: Callable
     figure: str | None = None
+    data: str = ""
+    artefact: str = ""
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -324,6 +342,9 @@ class ExperimentSpec:
         ``"full"``, or ``"quick"`` once :meth:`with_options` applied the ``--quick``
         overrides (reports mark quick runs: their verdicts rest on fewer repeats and a
         smaller grid than the paper's).
+    full_repeats : int, optional
+        The full spec's repeats, set by :meth:`with_options` on a quick spec (the report says which
+        claims the quick run cannot decide and whether the full run can).
     """
 
     name: str
@@ -340,6 +361,7 @@ class ExperimentSpec:
     paper: str = ""
     description: str = ""
     run: str = "full"
+    full_repeats: int | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "datasets", tuple(DatasetRef.of(d) for d in self.datasets))
@@ -410,7 +432,7 @@ class ExperimentSpec:
                 overrides["grid"] = _merge_grids(self.grid, overrides["grid"])
             spec = replace(spec, **overrides)
         if quick:
-            spec = replace(spec, run="quick")
+            spec = replace(spec, run="quick", full_repeats=self.full_repeats or self.repeats)
         if repeats is not None:
             spec = replace(spec, repeats=repeats)
         if seed is not None:

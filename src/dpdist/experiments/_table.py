@@ -22,8 +22,12 @@ from ._files import atomic_path
 
 __all__ = ["ResultsTable", "summarize", "STAT_COLUMNS"]
 
-#: The statistics columns :func:`summarize` appends to the setting columns, in this order.
-STAT_COLUMNS = ("mean", "std", "se", "count", "failed")
+#: The statistics columns :func:`summarize` appends to the setting columns, in this order:
+#: the mean, standard deviation (ddof 1) and standard error of the values, their count, the
+#: failed cells, and the mean and standard deviation (ddof 1) of the values' natural logarithms
+#: (``log_mean``, ``log_std``; NaN unless every value is positive), which the one-sample checks
+#: against a computed constant test (:func:`~dpdist.experiments.one_sample_p_values`).
+STAT_COLUMNS = ("mean", "std", "se", "count", "failed", "log_mean", "log_std")
 
 
 class ResultsTable:
@@ -178,10 +182,12 @@ def _short(value, digits) -> str:
 
 
 def summarize(raw: ResultsTable, group_columns: list[str]) -> ResultsTable:
-    """Mean, standard deviation (ddof 1), standard error and count of ``value`` per group.
+    """Mean, standard deviation (ddof 1), standard error and count of ``value`` per group, and
+    the mean and standard deviation of its logarithm (``log_mean``, ``log_std``).
 
     Groups keep the order of their first row; NaN values (a failed metric) are counted in
-    ``failed`` and left out of the statistics.
+    ``failed`` and left out of the statistics.  The log statistics are NaN when a value is not
+    positive (``log_std`` also with fewer than 2 values).
     """
     groups: dict[tuple, list[float]] = {}
     for row in raw.rows:
@@ -194,7 +200,12 @@ def summarize(raw: ResultsTable, group_columns: list[str]) -> ResultsTable:
         mean = float(finite.mean()) if count else math.nan
         std = float(finite.std(ddof=1)) if count > 1 else math.nan
         se = std / math.sqrt(count) if count > 1 else math.nan
+        positive = count > 0 and bool((finite > 0).all())
+        logs = np.log(finite) if positive else None
+        log_mean = float(logs.mean()) if logs is not None else math.nan
+        log_std = float(logs.std(ddof=1)) if logs is not None and count > 1 else math.nan
         row = dict(zip(group_columns, key))
-        row.update(mean=mean, std=std, se=se, count=count, failed=int(array.size - count))
+        row.update(mean=mean, std=std, se=se, count=count, failed=int(array.size - count), log_mean=log_mean,
+                   log_std=log_std)
         rows.append(row)
     return ResultsTable(rows, group_columns + list(STAT_COLUMNS))

@@ -1,11 +1,13 @@
-"""DataFrames in and out: pandas and Polars columns through dpdist's local and central methods.
+"""DataFrames in and out: columns of any engine narwhals reads through dpdist's local and central methods.
 
-Install ``dpdist[pandas]`` or ``dpdist[polars]``; neither is imported until a frame
-of it is passed (``import dpdist.frame`` stays light).  Results are dpdist's own
-result objects (``FrequencyEstimate``, ``Distribution``, ``QuantileRelease``);
-:func:`table` turns any of them into a DataFrame of the input's library, and a
-group-by returns a :class:`GroupedResult` whose ``table()`` and ``summary()`` are
-DataFrames.
+pandas, Polars (eager and lazy), PyArrow, DuckDB relations, PySpark and Dask DataFrames,
+Ibis tables, ...: one layer (narwhals) reads them all.  Install ``dpdist[frame]``
+(narwhals; ``dpdist[pandas]`` and ``dpdist[polars]`` bring that library too); neither
+narwhals nor an engine is imported until a frame is passed (``import dpdist.frame``
+stays light).  Results are dpdist's own result objects (``FrequencyEstimate``,
+``Distribution``, ``QuantileRelease``); :func:`table` turns any of them into a
+DataFrame of the input's engine, and a group-by returns a :class:`GroupedResult` whose
+``table()`` and ``summary()`` are DataFrames of that engine.
 
 Local DP (each row one user's value):
 
@@ -31,17 +33,18 @@ from ..errors import InvalidParameterError
 from ._central import group_release, release
 from ._grouped import GroupedResult
 from ._local import aggregate, estimate, group_estimate, privatize
-from ._tables import library_of, new_frame
+from ._tables import engine_of
 
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate", "release", "group_release", "GroupedResult", "table"]
 
 
 def table(result: Any, like: Any) -> Any:
-    """``result.table()`` as a DataFrame of the library of ``like`` (a pandas or Polars DataFrame).
+    """``result.table()`` as a DataFrame of the engine of ``like`` (any frame :mod:`dpdist.frame` takes; lazy for a
+    lazy ``like``: a Polars LazyFrame, a DuckDB relation, a Spark DataFrame of its session, ...).
 
     A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.
     """
-    library = library_of("frame.table", like)
+    engine, _ = engine_of("frame.table", like, argument="like")
     if not callable(getattr(result, "table", None)):
         raise InvalidParameterError(
             "The 'result' argument of frame.table must be a dpdist result with a table() (an estimate, a release, a "
@@ -49,5 +52,5 @@ def table(result: Any, like: Any) -> Any:
         )
     if isinstance(result, GroupedResult):
         return result.table()
-    return new_frame(library, {name: (list(column) if not hasattr(column, "dtype") else column)
-                               for name, column in result.table().items()})
+    return engine.frame({name: (list(column) if not hasattr(column, "dtype") else column)
+                         for name, column in result.table().items()})

@@ -12,7 +12,7 @@ from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from ._local import check_by, check_groups, check_session, group_generators
-from ._tables import check_frame, column_values, group_rows
+from ._tables import check_frame
 
 if TYPE_CHECKING:
     from ..budget import BudgetSession
@@ -78,9 +78,9 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     With ``session`` the release is charged first (:meth:`dpdist.budget.BudgetSession.release`).
     """
     owner = "frame.release"
-    library, column, _ = check_frame(owner, frame, column)
+    table, column, _ = check_frame(owner, frame, column)
     function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
-    return _run(column, function, column_values(frame, library, column), args, kwargs, session)
+    return _run(column, function, table.values(column), args, kwargs, session)
 
 
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
@@ -89,7 +89,9 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
 
     Parameters
     ----------
-    frame : pandas.DataFrame or polars.DataFrame
+    frame : DataFrame
+        A frame of any engine narwhals reads (pandas, Polars eager or lazy, PyArrow, DuckDB, PySpark, Dask,
+        Ibis, ...); the column and the keys are collected into this process.
     column : str
         The numeric column to release.
     by : str or list of str
@@ -118,15 +120,15 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
-    library, column, by = check_frame(owner, frame, column, check_by(owner, by))
+    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
     keys = check_groups(owner, groups, by)
-    values = column_values(frame, library, column)
+    values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
     if session is not None:
         session.charge_parallel([planned] * len(keys), f"group_release column {column!r} by {list(by)} ({len(keys)} groups)")
-    present = group_rows(frame, library, by)
+    present = table.groups(by)
     generators = group_generators(kwargs.pop("rng", None), len(keys))
     empty = values[:0]
     results = {}
@@ -137,7 +139,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     guarantee = parallel([result.guarantee or planned for result in results.values()])
     if not guarantee.covers(planned) or not planned.covers(guarantee):
         raise DPDistError(f"{owner}: the groups spent {guarantee.describe()}, not the {planned.describe()} planned (a bug).")
-    return GroupedResult(by, results, guarantee, _covers(guarantee, by), library)
+    return GroupedResult(by, results, guarantee, _covers(guarantee, by), table.engine)
 
 
 def _planned(column, planned_guarantee, function, values, args, kwargs) -> PrivacyGuarantee:

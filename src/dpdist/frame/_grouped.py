@@ -8,7 +8,7 @@ from typing import Any, ItemsView, Iterator, KeysView
 import numpy as np
 
 from ..privacy import PrivacyGuarantee
-from ._tables import new_frame
+from ._tables import Engine
 
 __all__ = ["GroupedResult"]
 
@@ -29,16 +29,22 @@ class GroupedResult:
         groups hold disjoint records, so a record's presence or value touches one group's result.
     covers : str
         What the guarantee covers and what it does not (the key, the groups' sizes).
-    library : {"pandas", "polars"}
-        The library of the frame the data came from, used by :meth:`table` and :meth:`summary`.
+    engine : Engine
+        The engine of the frame the data came from (``engine.name``: ``"pandas"``, ``"polars"``, ``"pyspark"``,
+        ...), in which :meth:`table` and :meth:`summary` make their frames.
     """
 
     by: tuple[str, ...]
     results: dict[Any, Any]
     guarantee: PrivacyGuarantee
     covers: str
-    library: str
+    engine: Engine
     details: dict = field(default_factory=dict)
+
+    @property
+    def library(self) -> str:
+        """The name of the input's engine (``engine.name``)."""
+        return self.engine.name
 
     def __getitem__(self, key):
         return self.results[key]
@@ -64,7 +70,7 @@ class GroupedResult:
         return {name: [value] * rows for name, value in zip(self.by, values)}
 
     def table(self) -> Any:
-        """Every group's ``table()`` stacked, with the key column(s) first: a DataFrame of the input's library."""
+        """Every group's ``table()`` stacked, with the key column(s) first: a DataFrame of the input's engine."""
         parts: dict[str, list] = {}
         for key, result in self.results.items():
             if result is None:
@@ -73,7 +79,7 @@ class GroupedResult:
             rows = len(next(iter(table.values()))) if table else 0
             for name, column in {**self._key_columns(key, rows), **table}.items():
                 parts.setdefault(name, []).extend(np.asarray(column).tolist())
-        return new_frame(self.library, parts)
+        return self.engine.frame(parts)
 
     def summary(self) -> Any:
         """One row per group: the key(s), the headline numbers of its result (``summary_row()``), each followed by its
@@ -88,4 +94,4 @@ class GroupedResult:
                     row["n"] = result.n
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
-        return new_frame(self.library, {name: [row.get(name) for row in rows] for name in names})
+        return self.engine.frame({name: [row.get(name) for row in rows] for name in names})

@@ -16,7 +16,7 @@ from ..errors import (
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
 from ._grouped import GroupedResult
-from ._tables import check_frame, column_values, group_rows, new_frame
+from ._tables import Table, check_frame
 
 if TYPE_CHECKING:
     from .._types import Seed
@@ -60,9 +60,9 @@ def check_by(owner: str, by) -> Any:
     return by
 
 
-def _user_values(owner: str, frame, library: str, column: str, protocol) -> np.ndarray:
+def _user_values(owner: str, table: Table, column: str, protocol) -> np.ndarray:
     """The column's values, one per user; a missing value is refused (a user without a value sends no report)."""
-    values = column_values(frame, library, column)
+    values = table.values(column)
     if values.dtype == object:
         missing = sum(value is None for value in values)  # (object columns: strings, one Python value per row)
     else:
@@ -71,7 +71,7 @@ def _user_values(owner: str, frame, library: str, column: str, protocol) -> np.n
         raise OutOfDomainError(
             f"Column {column!r} given to {owner} has {missing} missing value(s) (null or NaN): each row is one user's "
             f"value for {protocol.display_name}. Drop them first (pandas: frame.dropna(subset=[{column!r}]); "
-            f"Polars: frame.drop_nulls({column!r}))."
+            f"Polars: frame.drop_nulls({column!r}); Spark: frame.dropna(subset=[{column!r}]))."
         )
     return values
 
@@ -92,7 +92,9 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
 
     Parameters
     ----------
-    frame : pandas.DataFrame or polars.DataFrame
+    frame : DataFrame
+        A frame of any engine narwhals reads (pandas, Polars eager or lazy, PyArrow, DuckDB, PySpark, Dask,
+        Ibis, ...); a lazy frame computes the column, which is collected into this process.
     column : str
         The users' values: items, labels of the protocol's label domain, or numbers in its bounds.
     protocol : LocalProtocol or dict
@@ -109,10 +111,11 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
 
     Returns
     -------
-    DataFrame of the input's library, one column ``report_column``.
+    DataFrame of the input's engine (lazy for a lazy input: a Polars LazyFrame, a DuckDB relation, a Spark
+    DataFrame of the same session, ...), one column ``report_column``.
     """
     owner = "frame.privatize"
-    library, column, _ = check_frame(owner, frame, column)
+    table, column, _ = check_frame(owner, frame, column)
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
     if not isinstance(report_column, str) or not report_column:
         raise InvalidParameterError(
@@ -122,12 +125,12 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
         session.check(protocol.guarantee, label)  # refused before the column is read
-    values = _user_values(owner, frame, library, column, protocol)
+    values = _user_values(owner, table, column, protocol)
     if session is not None:  # charged once the column is known to hold one value per user
         session.charge(protocol.guarantee, label)
     reports = _named(column, protocol.privatize, values, rng=generator)
     reports = reports[generator.permutation(len(reports))]
-    return new_frame(library, {report_column: _report_cells(reports)})
+    return table.engine.frame({report_column: _report_cells(reports)})
 
 
 def _report_cells(reports: np.ndarray):
@@ -140,9 +143,9 @@ def _report_cells(reports: np.ndarray):
     return rows.view(f"V{rows.shape[1]}").ravel().tolist()
 
 
-def _reports_of(owner: str, frame, library: str, column: str, protocol) -> np.ndarray:
+def _reports_of(owner: str, table: Table, column: str, protocol) -> np.ndarray:
     """The reports of a column written by :func:`privatize` (integers, or each row's bytes), as an array."""
-    cells = column_values(frame, library, column)
+    cells = table.values(column)
     report_format = protocol.report_format
     if cells.dtype != object:
         if cells.dtype.kind == "f":
@@ -167,9 +170,9 @@ def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: st
     range, keeping the valid ones; ``"raise"`` refuses the column.
     """
     owner = "frame.aggregate"
-    library, column, _ = check_frame(owner, frame, column)
+    table, column, _ = check_frame(owner, frame, column)
     protocol = _protocol(owner, protocol)
-    reports = _reports_of(owner, frame, library, column, protocol)
+    reports = _reports_of(owner, table, column, protocol)
     return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
 
 
@@ -182,11 +185,11 @@ def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = Non
     guarantee is charged first and the estimate's ``guarantee`` carries the session's account.
     """
     owner = "frame.estimate"
-    library, column, _ = check_frame(owner, frame, column)
+    table, column, _ = check_frame(owner, frame, column)
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
-    values = _user_values(owner, frame, library, column, protocol)
+    values = _user_values(owner, table, column, protocol)
     if session is not None:
         return _named(column, session.estimate, protocol, values, rng=rng,
                       label=f"estimate column {column!r} ({protocol.name})", **options)
@@ -205,14 +208,14 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     estimate (default: the keys present); a listed key with no row has no estimate (``None``).
     """
     owner = "frame.group_estimate"
-    library, column, by = check_frame(owner, frame, column, check_by(owner, by))
+    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
-    present = group_rows(frame, library, by)
+    present = table.groups(by)
     keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
     if session is not None:
         session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before the column is read
-    values = _user_values(owner, frame, library, column, protocol)
+    values = _user_values(owner, table, column, protocol)
     if session is not None:
         session.charge_parallel([protocol.guarantee] * len(keys), label)
     generators = group_generators(rng, len(keys))
@@ -226,11 +229,11 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
         f"{protocol.guarantee.describe()} for each user's value; the key ({', '.join(by)}) is sent in the clear "
         "with each report, so it and each group's number of reports are public (a user's key is not protected)"
     )
-    return GroupedResult(by, results, parallel([protocol.guarantee] * len(keys)), covers, library)
+    return GroupedResult(by, results, parallel([protocol.guarantee] * len(keys)), covers, table.engine)
 
 
 def _sorted_keys(present: dict) -> list:
-    """The keys present, sorted when they can be (so pandas and Polars list them alike)."""
+    """The keys present, sorted when they can be (so every engine lists them alike)."""
     try:
         return sorted(present)
     except TypeError:

@@ -1,122 +1,267 @@
-"""pandas and Polars behind one small interface: which library a frame is, its columns, its groups, new frames.
+"""Every DataFrame engine behind one layer, narwhals: which engine a frame is, its columns, its groups, new frames.
 
-Neither library is imported unless the caller passes one of its frames (``import
-dpdist`` and ``import dpdist.frame`` import neither; tests/test_import_graph.py).
+A frame is anything ``narwhals.from_native`` accepts: pandas, Polars (eager and lazy),
+PyArrow, DuckDB relations, PySpark and Dask DataFrames, Ibis tables, Modin, cuDF,
+SQLFrame.  Its columns are read by one path for all of them: the columns a function
+needs are selected (for a lazy frame the engine computes only those) and collected into
+this process, then turned into NumPy arrays.  New frames (reports, result tables) are
+made in the caller's engine: an eager frame of the same library, or for a lazy input a
+lazy frame of the same engine (a Polars LazyFrame, a DuckDB relation, a Spark DataFrame
+of the same session, a Dask DataFrame, an Ibis table).
+
+narwhals and the engines load only when a frame is passed (``import dpdist`` and
+``import dpdist.frame`` load none of them; tests/test_import_graph.py, tests/test_frame.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import (
-    InvalidParameterError,
-    InvalidValueTypeError,
-    MissingDependencyError,
-)
+from ..errors import InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
-__all__ = ["library_of", "column_values", "group_rows", "new_frame", "check_columns", "check_frame"]
+__all__ = ["Engine", "Table", "open_frame", "check_columns", "check_frame", "engine_of", "group_rows"]
 
-LIBRARIES = ("pandas", "polars")
-
-
-def library_of(owner: str, frame) -> str:
-    """``"pandas"`` or ``"polars"``; anything else (a Series, a LazyFrame, a dict) is refused by name."""
-    module = type(frame).__module__.split(".")[0]
-    name = type(frame).__name__
-    if module in LIBRARIES and name == "DataFrame":
-        return module
-    hint = ""
-    if module == "polars" and name == "LazyFrame":
-        hint = " (collect() a LazyFrame first)"
-    elif name == "Series":
-        hint = " (pass the DataFrame and the column's name)"
-    raise InvalidValueTypeError(
-        f"The 'frame' argument of {owner} must be a pandas or Polars DataFrame{hint}. Got {module}.{name} instead."
-    )
+def narwhals() -> Any:
+    """``narwhals.stable.v2`` (the API narwhals keeps stable for libraries), or a refusal naming the extra."""
+    try:
+        import narwhals.stable.v2 as nw  # lazy: optional extra dpdist[frame]
+    except ImportError:
+        raise MissingDependencyError(
+            "dpdist.frame needs narwhals: pip install 'dpdist[frame]' (or the 'pandas' or 'polars' extra)"
+        ) from None
+    return nw
 
 
-def check_columns(owner: str, frame, library: str, names, argument: str = "column") -> tuple[str, ...]:
-    """``names`` (one name or a list of names) as a tuple, each a column of ``frame``."""
+@contextlib.contextmanager
+def _calls(engine: str):
+    """Around our narwhals calls on a frame of ``engine``: narwhals 2.x warns on every Dask frame that its Dask
+    support will move to a separate package (not published when this was written), nothing a caller can act on."""
+    with warnings.catch_warnings():
+        if engine == "dask":
+            warnings.filterwarnings("ignore", message="Dask support is moving out of Narwhals", category=FutureWarning)
+        yield
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The engine a frame came from, and how a new frame is made in it.
+
+    Attributes
+    ----------
+    name : str
+        narwhals' name of the implementation: ``"pandas"``, ``"polars"``, ``"pyarrow"``, ``"duckdb"``,
+        ``"pyspark"``, ``"dask"``, ``"ibis"``, ...
+    lazy : bool
+        Whether the input was a lazy frame (a new frame is then a lazy frame of the same engine).
+    session : object
+        The Spark session of a Spark-like frame (new frames are made in it), else None.
+    """
+
+    name: str
+    lazy: bool
+    session: Any = field(default=None, compare=False, repr=False)
+
+    def frame(self, columns: dict[str, Any]) -> Any:
+        """A frame of this engine from named columns (NumPy arrays, or lists of Python values)."""
+        nw = narwhals()
+        data = {name: (value.tolist() if isinstance(value, np.ndarray) and value.dtype == object else value)
+                for name, value in columns.items()}
+        if self.name in _SPARK_LIKE:
+            data = {name: _signed(value) for name, value in data.items()}
+        if self.name == "dask":
+            return _dask_frame(data)
+        if not self.lazy:
+            return nw.from_dict(data, backend=self.name).to_native()
+        staged = nw.from_dict(data, backend="polars" if self.name == "polars" else _staging_backend())
+        with _calls(self.name):
+            return staged.lazy(backend=self.name, session=self.session).to_native()
+
+
+#: engines of Spark's SQL types, which have no unsigned integers
+_SPARK_LIKE = ("pyspark", "pyspark[connect]", "sqlframe")
+
+
+def _signed(value):
+    """An unsigned integer array as the narrowest signed type that holds it (Spark has no unsigned types)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "u":
+        return value
+    if value.dtype.itemsize < 8:
+        return value.astype(np.dtype(f"i{2 * value.dtype.itemsize}"))
+    if len(value) and value.max() > np.iinfo(np.int64).max:
+        raise InvalidParameterError("A column of unsigned 64-bit integers above 2**63 - 1 cannot go to Spark (no "
+                                    "unsigned types); write the reports to a file instead (dpdist.io.write_reports).")
+    return value.astype(np.int64)
+
+
+def _staging_backend() -> str:
+    """An eager library to build a frame in before it goes to a lazy engine (pyarrow, which they all read)."""
+    for name in ("pyarrow", "pandas", "polars"):
+        try:
+            __import__(name)  # lazy: optional engines, whichever is installed
+        except ImportError:
+            continue
+        return name
+    raise MissingDependencyError("dpdist.frame needs pyarrow, pandas or polars to make a frame of a lazy engine")
+
+
+def _dask_frame(data: dict[str, Any]) -> Any:
+    """A one-partition Dask DataFrame; byte cells stay bytes (Dask would otherwise turn object columns to strings)."""
+    import dask.config  # lazy: the caller's engine (a Dask frame came in)
+    import dask.dataframe as dd  # lazy: the caller's engine
+    import pandas as pd  # lazy: Dask's partitions are pandas frames
+
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_pandas(pd.DataFrame(data), npartitions=1)
+
+
+@dataclass
+class Table:
+    """A frame given to dpdist.frame: its engine, and its columns read once into NumPy on first use."""
+
+    engine: Engine
+    frame: Any  # the narwhals DataFrame or LazyFrame
+    names: list[str]
+    _read: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def read(self, columns: tuple[str, ...]) -> None:
+        """Collect ``columns`` (only those) into this process, as NumPy arrays."""
+        needed = [name for name in dict.fromkeys(columns) if name not in self._read]
+        if not needed:
+            return
+        with _calls(self.engine.name):
+            data = self.frame.select(needed)
+            if self.engine.lazy:
+                data = data.collect()
+            for name in needed:
+                self._read[name] = _values(data.get_column(name))
+
+    def values(self, column: str) -> np.ndarray:
+        """The column as a NumPy array: numbers as int64 (no missing value) or float64 (missing as NaN), anything
+        else (strings, categories, bytes) as an object array of Python values (missing as None)."""
+        self.read((column,))
+        return self._read[column]
+
+    def groups(self, by: tuple[str, ...]) -> dict[Any, np.ndarray]:
+        """The rows of each key present: ``{key: positions}`` (a key is a value for one ``by`` column, a tuple for
+        several; positions ascending); rows with a missing key belong to no group."""
+        self.read(by)
+        return group_rows([self._read[name] for name in by])
+
+
+def _values(series) -> np.ndarray:
+    nw = narwhals()
+    dtype = series.dtype
+    if dtype.is_integer() or dtype == nw.Boolean:
+        if series.null_count() == 0:
+            return np.asarray(series.cast(nw.Int64).to_numpy(), dtype=np.int64)
+        return np.asarray(series.cast(nw.Float64).to_numpy(), dtype=np.float64)
+    if dtype.is_float():
+        return np.asarray(series.cast(nw.Float64).to_numpy(), dtype=np.float64)
+    if dtype in (nw.Categorical, nw.Enum):
+        series = series.cast(nw.String)
+    values = series.to_list()
+    cells = np.fromiter(values, dtype=object, count=len(values))  # one cell per row, tuples and bytes included
+    if series.null_count():  # missing as None, whatever the engine writes (pandas' strings: NaN)
+        cells[np.asarray(series.is_null().to_numpy(), dtype=bool)] = None
+    return cells
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    if values.dtype == object:
+        return values == None  # noqa: E711  (elementwise on an object array)
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    return np.zeros(len(values), dtype=bool)
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct values, each row's index among them)`` of present values (sorted when they can be)."""
+    try:
+        return np.unique(values, return_inverse=True)
+    except TypeError:  # values of several types that do not sort together: first-seen order
+        index: dict[Any, int] = {}
+        inverse = np.fromiter((index.setdefault(value, len(index)) for value in values), dtype=np.int64, count=len(values))
+        distinct = np.empty(len(index), dtype=object)
+        distinct[:] = list(index)
+        return distinct, inverse
+
+
+def group_rows(columns: list[np.ndarray]) -> dict[Any, np.ndarray]:
+    """``{key: row positions}`` of the key columns ``columns`` (NumPy arrays of one frame), keys with a missing
+    value left out: each column is factorized, the rows' codes grouped (vectorized; no loop over rows)."""
+    rows = len(columns[0])
+    present = np.ones(rows, dtype=bool)
+    for values in columns:
+        present &= ~_missing(values)
+    kept = np.flatnonzero(present)
+    if not len(kept):
+        return {}
+    distinct, codes = zip(*(_codes(values[kept]) for values in columns))
+    keys, group = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    order = np.argsort(group, kind="stable")
+    bounds = np.cumsum(np.bincount(group, minlength=len(keys)))[:-1]
+    positions = np.split(kept[order], bounds)
+    found = {}
+    for key_codes, where in zip(keys, positions):
+        key = tuple(_python(values[code]) for values, code in zip(distinct, key_codes))
+        found[key if len(columns) > 1 else key[0]] = where.astype(np.int64)
+    return found
+
+
+def _python(value):
+    """A NumPy scalar as the Python value (keys print and compare as the user typed them)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def engine_of(owner: str, frame: Any, argument: str = "frame") -> tuple[Engine, Any]:
+    """``(engine, narwhals frame)`` of a native frame; anything narwhals does not take as a frame is refused by name."""
+    nw = narwhals()
+    module, name = type(frame).__module__.split(".")[0], type(frame).__name__
+    try:
+        with _calls(module):
+            wrapped = nw.from_native(frame)
+    except TypeError:
+        hint = " (pass the DataFrame and the column's name)" if name == "Series" else ""
+        raise InvalidValueTypeError(
+            f"The {argument!r} argument of {owner} must be a DataFrame of an engine narwhals reads (pandas, Polars, "
+            f"PyArrow, DuckDB, PySpark, Dask, Ibis, ...){hint}. Got {module}.{name} instead."
+        ) from None
+    lazy = isinstance(wrapped, nw.LazyFrame)
+    # a Spark-like frame's session (PySpark: sparkSession; SQLFrame: session): new frames are made in it
+    session = (getattr(frame, "sparkSession", None) or getattr(frame, "session", None)) if lazy else None
+    return Engine(str(wrapped.implementation.value), lazy, session), wrapped
+
+
+def open_frame(owner: str, frame: Any) -> Table:
+    """The :class:`Table` of a native frame (its columns' names read from its schema, no data yet)."""
+    engine, wrapped = engine_of(owner, frame)
+    with _calls(engine.name):
+        names = list(wrapped.collect_schema().names())
+    return Table(engine, wrapped, names)
+
+
+def check_columns(owner: str, table: Table, names, argument: str = "column") -> tuple[str, ...]:
+    """``names`` (one name or a list of names) as a tuple, each a column of the frame."""
     names = (names,) if isinstance(names, str) else tuple(names) if isinstance(names, (list, tuple)) else (names,)
-    columns = list(frame.columns)
     for name in names:
-        if not isinstance(name, str) or name not in columns:
+        if not isinstance(name, str) or name not in table.names:
             raise InvalidParameterError(
-                f"The {argument!r} argument of {owner} must name columns of the frame: {columns}. Got {name!r} instead."
+                f"The {argument!r} argument of {owner} must name columns of the frame: {table.names}. "
+                f"Got {name!r} instead."
             )
     if not names:
         raise InvalidParameterError(f"The {argument!r} argument of {owner} must name at least one column. Got none.")
     return names
 
 
-def check_frame(owner: str, frame, column: str, by=None) -> tuple[str, str, tuple[str, ...]]:
-    """The checks every function of :mod:`dpdist.frame` starts with: ``(library, column, by columns)``."""
-    library = library_of(owner, frame)
-    (column,) = check_columns(owner, frame, library, column)
-    return library, column, (() if by is None else check_columns(owner, frame, library, by, "by"))
-
-
-def column_values(frame, library: str, column: str) -> np.ndarray:
-    """The column as a NumPy array: numbers as int64 (no missing value) or float64 (missing as NaN), anything
-    else (strings, categories) as an object array of Python values (missing as None)."""
-    if library == "pandas":
-        return _pandas_values(frame[column])
-    return _polars_values(frame.get_column(column))
-
-
-def _pandas_values(series) -> np.ndarray:
-    import pandas as pd  # lazy: optional extra dpdist[pandas]
-
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
-        if not series.isna().any():
-            return series.to_numpy(dtype=np.int64)
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    if pd.api.types.is_float_dtype(dtype):
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    return series.astype(object).where(series.notna(), None).to_numpy(dtype=object)
-
-
-def _polars_values(series) -> np.ndarray:
-    import polars as pl  # lazy: optional extra dpdist[polars]
-
-    dtype = series.dtype
-    if dtype.is_integer() or dtype == pl.Boolean:
-        if series.null_count() == 0:
-            return series.cast(pl.Int64).to_numpy()
-        return series.cast(pl.Float64).to_numpy()
-    if dtype.is_float():
-        return series.cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    return np.array(series.cast(pl.String).to_list() if dtype in (pl.Categorical, pl.Enum) else series.to_list(),
-                    dtype=object)
-
-
-def group_rows(frame, library: str, by: tuple[str, ...]) -> dict[Any, np.ndarray]:
-    """The rows of each key present in ``frame``: ``{key: positions}`` (a key is a value for one ``by``
-    column, a tuple for several); rows with a missing key belong to no group."""
-    if library == "pandas":
-        grouped = frame.groupby(by[0] if len(by) == 1 else list(by), sort=False, dropna=True)
-        return {key: np.asarray(rows, dtype=np.int64) for key, rows in grouped.indices.items()}
-    import polars as pl  # lazy: optional extra dpdist[polars]
-
-    index = "__dpdist_row__"
-    grouped = frame.with_row_index(index).drop_nulls(list(by)).group_by(list(by)).agg(pl.col(index))
-    keys = grouped.select(list(by)).rows()
-    rows = grouped.get_column(index).to_list()
-    return {(key if len(by) > 1 else key[0]): np.asarray(positions, dtype=np.int64) for key, positions in zip(keys, rows)}
-
-
-def new_frame(library: str, columns: dict[str, Any]):
-    """A DataFrame of ``library`` from named columns (arrays, or lists of Python values)."""
-    if library == "pandas":
-        try:
-            import pandas as pd  # lazy: optional extra dpdist[pandas]
-        except ImportError as error:  # pragma: no cover - a pandas frame came in, so pandas is there
-            raise MissingDependencyError("dpdist.frame needs pandas: pip install 'dpdist[pandas]'") from error
-        return pd.DataFrame(columns)
-    import polars as pl  # lazy: optional extra dpdist[polars]
-
-    return pl.DataFrame({name: (list(value) if isinstance(value, np.ndarray) and value.dtype == object else value)
-                         for name, value in columns.items()})
+def check_frame(owner: str, frame, column: str, by=None) -> tuple[Table, str, tuple[str, ...]]:
+    """The checks every function of :mod:`dpdist.frame` starts with: ``(table, column, by columns)``."""
+    table = open_frame(owner, frame)
+    (column,) = check_columns(owner, table, column)
+    return table, column, (() if by is None else check_columns(owner, table, by, "by"))

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .._claims import group_settings, linear_p_values, noncentrality, standard_error
+from .._claims import group_settings, linear_p_values, noncentrality, one_sample_p_values, standard_error
 from .._table import ResultsTable
 
 
@@ -49,11 +49,27 @@ def band_test(row: Mapping[str, Any], reference: Mapping[str, Any], low: float, 
     "outside" either (the smaller p times the number of ends: Bonferroni).  The noncentrality is
     the weaker end's t if the ratio were ``effect`` (relative) beyond that end; ``df`` and ``t``
     are the weaker end's.
+
+    A ``reference`` without spread is a computed constant (a bound): each end is then a one-sample
+    claim about the geometric mean of ``row``'s repeats against ``factor`` times the constant,
+    significant only when Student's t on the log errors and on the raw errors agree
+    (:func:`~dpdist.experiments.one_sample_p_values`: t on the raw values alone is not valid
+    against a constant on skewed errors); the row must have log statistics (the callers check it
+    with :func:`is_computed_constant`).
     """
     ends = []
     finite_high = math.isfinite(high)
+    constant = is_computed_constant(reference)
     for factor, sign in ((low, 1.0), (high, -1.0)):
         if (sign > 0 and not (low > 0 or not finite_high)) or (sign < 0 and not finite_high):
+            continue
+        if constant and factor > 0:
+            test = one_sample_p_values(row, factor * reference["mean"])
+            if test is None:
+                raise ValueError("a row compared with a computed constant needs its log statistics")
+            t = sign * min(test.t_log, test.t_raw, key=lambda value: sign * value)  # the weaker scale's
+            up, down = (test.p_above, test.p_below) if sign > 0 else (test.p_below, test.p_above)
+            ends.append((t, test.df, up, down, test.noncentrality(effect)))
             continue
         terms = [(standard_error(row), count(row)), (factor * standard_error(reference), count(reference))]
         t, df, up, down = linear_p_values(sign * (row["mean"] - factor * reference["mean"]), terms)
@@ -70,3 +86,11 @@ def band_effect(effect: float, low: float, high: float) -> float:
     if math.isfinite(high) and low > 0:
         return min(effect, math.sqrt(high / low) - 1)
     return effect
+
+
+def is_computed_constant(row: Mapping[str, Any]) -> bool:
+    """A summary row without spread over at least 2 repeats and with a positive mean: a computed
+    constant (a bound), not a sampled error."""
+    count = row.get("count")
+    return (count is not None and count >= 2 and row.get("se") == 0 and (row.get("std") or 0) == 0
+            and row["mean"] > 0)

@@ -12,10 +12,11 @@ import numpy as np
 
 from .._claims import (
     ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
-    linear_p_values, noncentrality, repeats_of, rows_by, standard_error,
+    linear_p_values, log_statistics, noncentrality, one_sample_p_values, repeats_of, rows_by, standard_error,
 )
+from ...errors import InvalidParameterError
 from .._table import ResultsTable
-from ._rows import band_effect, band_test, count
+from ._rows import band_effect, band_test, count, is_computed_constant
 
 __all__ = ["RatioWithin", "ScalesAs", "Threshold"]
 
@@ -25,9 +26,19 @@ class RatioWithin:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
 
     **How a paper's range is read** (one rule for every reproduction; docs/experiments.md,
-    "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]`` and *both* ends are
-    checked; a bound stated on one side only ("at least 2x", "up to 10x") is a band open on the
-    other side (``high = inf`` or ``low = 0``).
+    "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]``.  When the range states
+    how much *better* something is ("2-10 times lower", "cuts the MSE to 1/3-1/4"), one end is
+    **favourable** (``favourable="high"``: a larger ratio is a larger gain; ``"low"``: a smaller
+    one): the claim **holds** when every ratio is significantly on the
+    favourable side of the other end (``r >= low`` for ``"high"``), **holds and understated**
+    (:data:`~dpdist.experiments.UNDERSTATED`) when it holds and Holm finds a ratio significantly
+    beyond the favourable end (measuring more than the paper says is not the paper overclaiming),
+    and **does not hold** when Holm finds a ratio significantly short of the other end (or against
+    the claim); the power is that of a ratio at the range's geometric centre (the paper's own
+    effect, ``sqrt(high / low) - 1`` beyond ``low``).  A range without a favourable end ("similar:
+    0.8-1.25x", "only slightly better: within 1.5x") is the band with *both* ends checked; a bound
+    stated on one side only ("at least 2x", "up to 10x") is a band open on the other side
+    (``high = inf`` or ``low = 0``).
 
     For each setting matched by ``where`` and each method of ``others`` (scored by
     ``metric``) against ``reference`` (scored by ``reference_metric``), "r >= low" is the linear
@@ -46,7 +57,8 @@ class RatioWithin:
     ``reference_where`` narrows the reference rows further and ``unmatched`` names columns left
     out when a row is paired with its reference: e.g. a method against itself at the smallest n
     (:meth:`along` builds these).  A computed reference (a bound: a row without spread) makes
-    ``high = 1`` the claim "below the bound".
+    ``high = 1`` the claim "below the bound"; against it the check is one-sample and multiplicative,
+    the geometric mean of the row's repeats against the bound (:func:`~._rows.band_test`).
     """
 
     reference: str
@@ -60,6 +72,29 @@ class RatioWithin:
     effect: float = EFFECT
     reference_where: dict = field(default_factory=dict)
     unmatched: tuple = ()
+    favourable: str | None = None
+
+    def __post_init__(self):
+        if self.favourable not in (None, "high", "low"):
+            raise InvalidParameterError(
+                f"The 'favourable' parameter of RatioWithin must be None, 'high' or 'low'. Got {self.favourable!r} instead.")
+        if self.favourable is not None and not (self.low > 0 and math.isfinite(self.high)):
+            raise InvalidParameterError(
+                f"RatioWithin(favourable={self.favourable!r}) needs a range with both ends (0 < low, finite high). Got "
+                f"low={self.low!r}, high={self.high!r} instead.")
+
+    def _claimed(self) -> tuple[float, float]:
+        """The band the verdict tests: the range, open beyond its favourable end."""
+        if self.favourable == "high":
+            return self.low, math.inf
+        if self.favourable == "low":
+            return 0.0, self.high
+        return self.low, self.high
+
+    def _effect(self) -> float:
+        if self.favourable is not None:
+            return math.sqrt(self.high / self.low) - 1
+        return band_effect(self.effect, self.low, self.high)
 
     @classmethod
     def along(cls, method: str, metric: str, column: str, reference_value: Any, low: float = 0.0,
@@ -86,46 +121,68 @@ class RatioWithin:
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
         references = {self._matched(setting): row for setting, row in
                       self._rows(table, self.reference, self.reference_metric, self.reference_where).items()}
-        effect = band_effect(self.effect, self.low, self.high)
-        comparisons = []  # (t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df)
+        effect = self._effect()
+        low, high = self._claimed()
+        comparisons = []  # (t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df, p_beyond)
         for other in self.others:
             for setting, row in self._rows(table, other, self.metric).items():
                 ref = references.get(self._matched(setting))
                 if self._is_reference(other, setting) or ref is None or not (ref["mean"] > 0 and row["mean"] > 0):
                     continue
+                if is_computed_constant(ref) and log_statistics(row) is None:
+                    return INCONCLUSIVE, (f"{other} ({describe_setting(setting)}) is compared with a computed "
+                                          f"constant ({self.reference} {self.reference_metric}) but has no log "
+                                          "statistics (every repeat's value must be positive, at least 2 repeats)")
                 ratio = row["mean"] / ref["mean"]
                 se = ratio * math.hypot(standard_error(row) / row["mean"], standard_error(ref) / ref["mean"])
-                p_in, p_out, lam, df, t = band_test(row, ref, self.low, self.high, effect)
-                comparisons.append((t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df))
+                p_in, p_out, lam, df, t = band_test(row, ref, low, high, effect)
+                beyond = 1.0
+                if self.favourable == "high":  # "r > high": the inside p of the band [high, inf)
+                    beyond = band_test(row, ref, self.high, math.inf, effect)[0]
+                elif self.favourable == "low":  # "r < low": the inside p of the band [0, low]
+                    beyond = band_test(row, ref, 0.0, self.low, effect)[0]
+                comparisons.append((t, ratio, se, other, setting, row, ref, p_in, p_out, lam, df, beyond))
         if not comparisons:
             return INCONCLUSIVE, f"no setting has {self.reference!r} and any of {list(self.others)}"
         return conclude(self._evidence(comparisons, effect), self._summary(comparisons))
 
     def _evidence(self, comparisons: list, effect: float) -> Evidence:
-        both_ends = math.isfinite(self.high) and self.low > 0
+        low, high = self._claimed()
+        both_ends = math.isfinite(high) and low > 0
         return Evidence(tuple(c[7] for c in comparisons), tuple(c[8] for c in comparisons), self.alpha,
-                        agree=sum(self.low <= c[1] <= self.high for c in comparisons), total=len(comparisons),
+                        agree=sum(low <= c[1] <= high for c in comparisons), total=len(comparisons),
                         noncentrality=tuple(c[9] for c in comparisons), df=tuple(c[10] for c in comparisons),
                         against_factor=2 if both_ends else 1,
-                        repeats=repeats_of(*(r for c in comparisons for r in (c[5], c[6]))), effect=effect)
+                        repeats=repeats_of(*(r for c in comparisons for r in (c[5], c[6]))), effect=effect,
+                        beyond=tuple(c[11] for c in comparisons) if self.favourable else ())
 
     def _summary(self, comparisons: list) -> str:
         ratios = np.array([c[1] for c in comparisons])
         medians = ", ".join(f"{other} {np.median([c[1] for c in comparisons if c[3] == other]):.3g}"
                             for other in self.others if any(c[3] == other for c in comparisons))
         t, ratio, se, other, setting, row, ref = min(comparisons, key=lambda c: c[0])[:7]
-        band = f"[{self.low:g}, {self.high:g}]" if math.isfinite(self.high) else f">= {self.low:g}"
+        low, high = self._claimed()
+        if math.isfinite(high) and low > 0:
+            band = f"[{low:g}, {high:g}]"
+        else:
+            band = f">= {low:g}" if low > 0 or not math.isfinite(high) else f"<= {high:g}"
         inside = sum(c[7] < self.alpha for c in comparisons)
         agree = sum(self.low <= c[1] <= self.high for c in comparisons)
+        beyond = ""
+        if self.favourable is not None:
+            end = self.high if self.favourable == "high" else self.low
+            beyond = (f" (the paper's range [{self.low:g}, {self.high:g}], favourable end {end:g}: beyond it "
+                      f"significantly (Holm) in {holm_rejections([c[11] for c in comparisons], self.alpha)})")
         return (
             f"ratio {self.metric} of {'/'.join(self.others)} to {self.reference_metric} of {self.reference} "
             + (f"({describe_setting(self.reference_where)}) " if self.reference_where else "")
-            + f"{band} significantly (Welch t, one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} "
+            + f"{band}{beyond} significantly (Welch t, one-sided alpha {self.alpha:g}) in {inside} of {len(comparisons)} "
             f"comparisons, significantly outside (Holm) in {holm_rejections([c[8] for c in comparisons], self.alpha)}; "
-            f"inside the band in {agree}/{len(comparisons)}, below it in {int((ratios < self.low).sum())}, above it "
-            f"in {int((ratios > self.high).sum())}; ratios range {ratios.min():.3g}..{ratios.max():.3g} (median per "
-            f"method: {medians}); weakest: {other} ({describe_setting(setting)}) {row['mean']:.4g} vs "
-            f"{ref['mean']:.4g}, ratio {ratio:.3g} +- {se:.2g} (t = {t:.2f})"
+            f"inside [{self.low:g}, {self.high:g}] in {agree}/{len(comparisons)}, below it in "
+            f"{int((ratios < self.low).sum())}, above it in {int((ratios > self.high).sum())}; ratios range "
+            f"{ratios.min():.3g}..{ratios.max():.3g} (median per method: {medians}); weakest: {other} "
+            f"({describe_setting(setting)}) {row['mean']:.4g} vs {ref['mean']:.4g}, ratio {ratio:.3g} +- {se:.2g} "
+            f"(t = {t:.2f})"
         )
 
 
@@ -181,12 +238,17 @@ class ScalesAs:
 
 @dataclass(frozen=True)
 class Threshold:
-    r"""``method``'s mean ``metric`` is above ``value`` (``above=True``) or below it, in every setting.
+    r"""The geometric mean over repeats of ``method``'s ``metric`` is above ``value`` (``above=True``)
+    or below it, in every setting.
 
-    ``value`` is a computed constant (e.g. a bias no budget removes: "at least 90 % of 1/64").
-    Per setting :math:`t = \pm(\bar m - value)/se` on ``count - 1`` degrees of freedom
-    (:func:`~dpdist.experiments.linear_p_values`) gives one-sided p-values, and :func:`decide` the
-    verdict at family-wise level ``alpha``.
+    ``value`` is a computed constant (e.g. a bias no budget removes: "at least 90 % of 1/64"), so the
+    claim is multiplicative.  Per setting, :func:`~dpdist.experiments.one_sample_p_values` gives the
+    one-sided p-values, each significant only when Student's t on the log errors and on the raw
+    errors agree (on ``count - 1`` degrees of freedom; it says why: t on the raw values alone gave
+    15 % false verdicts on lognormal errors), and :func:`decide` the verdict at family-wise level
+    ``alpha``.  The effect is a geometric mean ``1 + effect`` times the value (or that much below).
+    A setting whose row has no log statistics (a value not positive, fewer than 2 repeats) makes
+    the claim inconclusive.
     """
 
     metric: str
@@ -202,20 +264,29 @@ class Threshold:
         if len(rows) == 0:
             return INCONCLUSIVE, f"no row of {self.method!r} for {self.metric!r}"
         sign = 1.0 if self.above else -1.0
-        settings = list(group_settings(rows, ("method", "metric")).items())
-        tests = [linear_p_values(sign * (row["mean"] - self.value), [(standard_error(row), count(row))])
-                 for _, (row, *_) in settings]
-        p_for, p_against = [t[2] for t in tests], [t[3] for t in tests]
-        agree = sum(sign * (row["mean"] - self.value) > 0 for _, (row, *_) in settings)
-        t, setting, row = min(((t[0], s, group[0]) for t, (s, group) in zip(tests, settings)), key=lambda item: item[0])
+        settings = [(setting, group[0]) for setting, group in group_settings(rows, ("method", "metric")).items()]
+        tests = []
+        for setting, row in settings:
+            test = one_sample_p_values(row, self.value)
+            if test is None:
+                return INCONCLUSIVE, (f"{self.method}: no log statistics for {self.metric} at "
+                                      f"({describe_setting(setting)}) (every repeat's value must be positive, at least "
+                                      f"2 repeats) or a threshold {self.value!r} <= 0; the test needs the log errors")
+            tests.append(test)
+        p_for = [t.p_above if self.above else t.p_below for t in tests]
+        p_against = [t.p_below if self.above else t.p_above for t in tests]
+        geometric = [math.exp(row["log_mean"]) for _, row in settings]
+        agree = sum(sign * (g - self.value) > 0 for g in geometric)
+        index = min(range(len(tests)), key=lambda i: sign * min(tests[i].t_log, tests[i].t_raw, key=lambda t: sign * t))
+        test, (setting, row) = tests[index], settings[index]
         side = "above" if self.above else "below"
-        text = (f"{self.method}: {self.metric} {side} {self.value:.4g} significantly (one-sided alpha {self.alpha:g}) "
-                f"in {sum(p < self.alpha for p in p_for)} of {len(tests)} settings, significantly not (Holm) in "
-                f"{holm_rejections(p_against, self.alpha)}; weakest ({describe_setting(setting)}): {row['mean']:.4g} "
-                f"(se {standard_error(row):.2g}, t = {t:.2f})")
+        text = (f"{self.method}: geometric mean of {self.metric} over repeats {side} {self.value:.4g} significantly "
+                f"(Student's t on the log and on the raw errors, both one-sided at alpha {self.alpha:g}) in "
+                f"{sum(p < self.alpha for p in p_for)} of {len(tests)} settings, significantly not (Holm) in "
+                f"{holm_rejections(p_against, self.alpha)}; weakest ({describe_setting(setting)}): geometric mean "
+                f"{geometric[index]:.4g}, mean {row['mean']:.4g} (t = {test.t_log:.2f} on logs, {test.t_raw:.2f} raw)")
         evidence = Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=agree, total=len(tests),
-                            noncentrality=tuple(noncentrality(self.effect * self.value, standard_error(group[0]))
-                                                for _, group in settings),
-                            df=tuple(t[1] for t in tests), repeats=repeats_of(*(g[0] for _, g in settings)),
+                            noncentrality=tuple(test.noncentrality(self.effect) for test in tests),
+                            df=tuple(test.df for test in tests), repeats=repeats_of(*(row for _, row in settings)),
                             effect=self.effect)
         return conclude(evidence, text)

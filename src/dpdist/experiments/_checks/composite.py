@@ -7,7 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._claims import ALPHA, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, POWER, Verdict, repeats_needed, split_undecided
+from .._claims import (
+    ALPHA, DOES_NOT_HOLD, HOLDING, HOLDS, INCONCLUSIVE, POWER, UNDERSTATED, Verdict, repeats_needed, split_undecided,
+)
 from .._table import ResultsTable
 from .pairs import better_than
 
@@ -29,7 +31,8 @@ class AllOf:
 
     A composite claim ("A beats B, C and D"; "X and Y") is an intersection: it **holds**
     when every part holds, each at level ``alpha`` (intersection-union: if one part is false,
-    "holds" has probability at most ``alpha``).  It **does not hold** when some part does
+    "holds" has probability at most ``alpha``), and **holds and understated** when one of them
+    is (a range measured beyond its favourable end).  It **does not hold** when some part does
     not hold at its share of ``alpha``: a part with :math:`N_i` "against" p-values of the
     composite's :math:`N = \sum N_i` decides at :math:`\alpha N_i / N` (weighted Bonferroni
     across parts, Holm within each; with one loss needed per part this is Bonferroni over
@@ -55,7 +58,7 @@ class AllOf:
             if evidence is None:  # no p-values (an early "no rows" answer): its own outcome
                 outcomes.append(leaf[0])
                 labels.append(leaf[0])
-                known = known and leaf[0] in (HOLDS, DOES_NOT_HOLD)
+                known = known and leaf[0] in (*HOLDING, DOES_NOT_HOLD)
                 levels.append((None, None))
                 continue
             level = evidence.alpha * size / total
@@ -72,8 +75,8 @@ class AllOf:
             else:
                 holds_power *= power[0]
                 miss_power *= 1 - power[1]
-        if outcomes and all(outcome == HOLDS for outcome in outcomes):
-            outcome = HOLDS
+        if outcomes and all(outcome in HOLDING for outcome in outcomes):
+            outcome = UNDERSTATED if UNDERSTATED in outcomes else HOLDS
         elif any(outcome == DOES_NOT_HOLD for outcome in outcomes):
             outcome = DOES_NOT_HOLD
         else:

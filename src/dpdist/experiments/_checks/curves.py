@@ -70,8 +70,9 @@ class MinimumWithin:
     """The mean of ``method`` over ``x`` is smallest at an ``x`` in ``[low, high]``, on every curve.
 
     The range is given (``low``, ``high``) or, with ``near`` (a metric of the same method, e.g. a
-    computed bound), centred on the ``x`` that minimizes ``near``'s curve in the same setting:
-    ``[x_near - tolerance, x_near + tolerance]``.  Per curve, :func:`~dpdist.experiments.minimum_in_p_values`
+    computed bound), placed at the ``x`` that minimizes ``near``'s curve in the same setting:
+    ``[x_near - tolerance, x_near + tolerance]``, or ``[x_near + offsets[0], x_near + offsets[1]]``
+    (e.g. ``offsets=(-inf, -2)``: "the best J is well below the bound's J", at least 2 below).  Per curve, :func:`~dpdist.experiments.minimum_in_p_values`
     with the points in the range as ``inside`` and the others as ``outside`` gives ``p_for`` (some
     point in the range is significantly below every point outside it, by Welch's one-sided t) and
     ``p_against`` (some point outside is significantly below every point in the range); with
@@ -93,6 +94,7 @@ class MinimumWithin:
     where: dict = field(default_factory=dict)
     alpha: float = ALPHA
     effect: float = EFFECT
+    offsets: tuple | None = None
 
     def _ranges(self, table: ResultsTable, settings) -> dict:
         """``{setting: (low, high)}``: the given range, or the one around ``near``'s minimizer."""
@@ -105,7 +107,8 @@ class MinimumWithin:
         for setting in settings:
             centre = centres.get(tuple(item for item in setting if item[0] != "metric"))
             if centre is not None:
-                out[setting] = (centre - self.tolerance, centre + self.tolerance)
+                below, above = self.offsets if self.offsets is not None else (-self.tolerance, self.tolerance)
+                out[setting] = (centre + below, centre + above)
         return out
 
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
@@ -134,7 +137,12 @@ class MinimumWithin:
             notes.append(f"{describe_setting(setting)}: min {best['mean']:.3g} at {self.x}={best_x:g}, range "
                          f"[{low:g}, {high:g}] (p for {up:.2g}, against {down:.2g})")
         rejected = holm_rejected(p_against, self.alpha)
-        where = f"[{self.low:g}, {self.high:g}]" if self.near is None else f"{self.near}'s best +- {self.tolerance:g}"
+        if self.near is None:
+            where = f"[{self.low:g}, {self.high:g}]"
+        elif self.offsets is not None:
+            where = f"[{self.near}'s best {self.offsets[0]:+g}, {self.near}'s best {self.offsets[1]:+g}]"
+        else:
+            where = f"{self.near}'s best +- {self.tolerance:g}"
         text = (f"minimum in {self.x} in {where} significantly (Welch t, one-sided alpha {self.alpha:g}) on "
                 f"{sum(p < self.alpha for p in p_for)} of {len(p_for)} curves, significantly outside (Holm) on "
                 f"{len(rejected)}; " + "; ".join(notes[:6]))

@@ -25,7 +25,7 @@ MEASUREMENTS = 500
 #: OMP sparsity per dataset.  Geo(lambda) has the tail :math:`\|p - [p]_s\|_1 = (1-\lambda)^s`,
 #: so the smallest s making it (s, 0.1)-sparse is :math:`\lceil \log 0.1 / \log(1-\lambda) \rceil`:
 #: 2 for Geo(0.8) (tail 0.04), 3 for Geo(0.6) (tail 0.064).  Unif(s) is exactly s-sparse.
-SPARSITY = {"geo-0.8": 2, "geo-0.6": 3, "unif-10": 10, "unif-25": 25}
+SPARSITY = {"geo-0.8": 2, "geo-0.6": 3, "unif-10": 10, "unif-25": 25, "unif-10-k1000": 10, "unif-10-k50000": 10}
 
 
 def compressive_privatization(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> FrequencyEstimate:

@@ -1,0 +1,190 @@
+"""Aggregation and simulation on Spark: the counterpart of :mod:`dpdist.distributed.dask`.
+
+Each partition of a Spark RDD (a list of report-file parts, a list of blocks of users) becomes one
+aggregator state in one task (``mapPartitions``; a DataFrame's partitions through ``mapInArrow``),
+and the states are merged on the executors by ``treeReduce`` (``depth`` levels), so the driver only
+ever receives a few small states.  Merging adds integer statistics, so the result equals the
+one-process aggregation, and :func:`dpdist.distributed.aggregate_files` and
+:func:`dpdist.distributed.simulate` on Dask, exactly, whatever the cluster and the schedule.
+Install with ``pip install dpdist[spark]`` (PySpark; Spark needs Java 17 or later).
+
+>>> from dpdist import local                                       # doctest: +SKIP
+>>> from dpdist.distributed import spark
+>>> agg = spark.aggregate_files(["r1.parquet", "r2.parquet"], proto, spark=session)
+>>> blocks = session.sparkContext.range(100, numSlices=100).map(lambda b: (b, make_block(b)))
+>>> agg = spark.simulate(proto, blocks, seed=7)     # == distributed.simulate_blocks(proto, all blocks, 7)
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+import numpy as np
+
+from .._rng import root_seed_sequence
+from .._types import PathLike
+from ..errors import DatasetUnavailableError, InvalidParameterError
+from ._parts import file_parts, merge_states, state_of_file_part
+from .blocks import simulate_block
+
+if TYPE_CHECKING:
+    from ..local import Aggregator, LocalProtocol
+
+__all__ = ["aggregate_files", "simulate"]
+
+
+def _require_pyspark() -> Any:
+    """The ``pyspark`` module, or a refusal naming the extra to install."""
+    try:
+        import pyspark  # lazy: optional extra dpdist[spark]
+    except ImportError:
+        raise DatasetUnavailableError("dpdist.distributed.spark needs PySpark: install dpdist[spark] (and Java 17+).") from None
+    return pyspark
+
+
+def _context(spark: Any, owner: str) -> Any:
+    """The SparkContext of ``spark`` (a SparkSession or a SparkContext), or of the active session."""
+    pyspark = _require_pyspark()
+    from pyspark.sql import SparkSession  # lazy: optional extra dpdist[spark]
+
+    if spark is None:
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise InvalidParameterError(
+                f"The 'spark' parameter of {owner} must be a SparkSession or a SparkContext: none was given and no "
+                "session is active (SparkSession.builder.getOrCreate() first)."
+            )
+    if isinstance(spark, SparkSession):
+        return spark.sparkContext
+    if isinstance(spark, pyspark.SparkContext):
+        return spark
+    raise InvalidParameterError(
+        f"The 'spark' parameter of {owner} must be a SparkSession or a SparkContext. Got {type(spark).__name__} instead."
+    )
+
+
+def _check_depth(depth) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise InvalidParameterError(f"The 'depth' parameter must be an int >= 1 (levels of treeReduce). Got {depth!r} instead.")
+    return int(depth)
+
+
+def _reduce(states: Any, protocol: LocalProtocol, depth: int) -> Aggregator:
+    """``treeReduce`` of an RDD of one state per partition (an RDD of no partition: the empty state)."""
+    if states.getNumPartitions() == 0:
+        return protocol.aggregator()
+    return states.treeReduce(merge_states, depth=depth)
+
+
+# ---------------------------------------------------------------------- report files
+def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | None]]) -> Iterator[Aggregator]:
+    """One state per partition: the parts it holds, read and added one after the other."""
+    state = protocol.aggregator()
+    for path, row_group in parts:
+        state.merge(state_of_file_part(protocol, path, row_group))
+    yield state
+
+
+def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, spark: Any = None,
+                    depth: int = 2) -> Aggregator:
+    """Aggregate report files on a Spark cluster: one task per Parquet row group (or binary file).
+
+    Parameters
+    ----------
+    paths : str, Path or list of them
+        Report files written by :func:`dpdist.io.write_reports` / ``dpdist privatize`` (Parquet or dpdist
+        binary); the executors must see the same paths (a shared file system).  A file given twice (same file
+        id, or same content for files without one) raises :class:`~dpdist.errors.IncompatibleStateError`.
+    protocol : LocalProtocol, optional
+        Default: the config embedded in the first file.  Rows written under another config are rejected as
+        ``"other_config"``.
+    spark : SparkSession or SparkContext, optional
+        Default: the active session.
+    depth : int
+        Levels of ``treeReduce`` merging the parts' states.
+
+    Returns
+    -------
+    Aggregator
+        Equal to :func:`dpdist.distributed.aggregate_files` (Dask) and to ``dpdist aggregate`` on the same files.
+    """
+    owner = "distributed.spark.aggregate_files"
+    context = _context(spark, owner)
+    depth = _check_depth(depth)
+    protocol, parts = file_parts(paths, protocol, owner)
+    states = context.parallelize(parts, len(parts)).mapPartitions(lambda part: _states_of_parts(protocol, part))
+    return _reduce(states, protocol, depth)
+
+
+# ---------------------------------------------------------------------- simulation
+def _states_of_blocks(protocol: LocalProtocol, root: np.random.SeedSequence,
+                      blocks: Iterable[tuple[int, Any]]) -> Iterator[Aggregator]:
+    """One state per partition: each ``(index, values)`` block simulated with its own stream, merged."""
+    state = protocol.aggregator()
+    for index, values in blocks:
+        state.merge(simulate_block(protocol, np.asarray(values), root, int(index)))
+    yield state
+
+
+def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
+    """The ``mapInArrow`` function of a one-column DataFrame: its partition ``p`` is block ``p`` (its values in
+    order), simulated with the ``p``-th stream; one row out per partition, the pickled state."""
+
+    def states(batches):
+        import pyarrow as pa  # lazy: runs on the executors (pyspark[sql] brings pyarrow)
+        from pyspark import TaskContext  # lazy: optional extra dpdist[spark]
+
+        task = TaskContext.get()
+        assert task is not None  # (mapInArrow's function runs in a task)
+        index = task.partitionId()
+        columns = [batch.column(0).to_numpy(zero_copy_only=False) for batch in batches]
+        values = np.concatenate(columns) if columns else np.zeros(0)
+        state = simulate_block(protocol, values, root, index)
+        yield pa.RecordBatch.from_pydict({"state": [pickle.dumps(state)]}, schema=pa.schema([("state", pa.binary())]))
+
+    return states
+
+
+def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, depth: int = 2) -> Aggregator:
+    """Simulate the aggregate of a population held on a Spark cluster (10^8+ users).
+
+    Block ``b`` is simulated with ``protocol.simulate`` and the generator of the ``b``-th child of
+    ``SeedSequence(seed)``, so the result equals :func:`dpdist.distributed.simulate_blocks` over the same
+    blocks (and Dask's :func:`dpdist.distributed.simulate`), whatever the number of executors.
+
+    Parameters
+    ----------
+    protocol : LocalProtocol
+    values : pyspark.RDD or pyspark.sql.DataFrame
+        An RDD of ``(block index, 1-D array of values)`` pairs (blocks made on the executors, e.g.
+        ``sc.range(n_blocks, numSlices=n_blocks).map(lambda b: (b, make_block(b)))``; the indices are
+        ``0, 1, ...``), or a DataFrame of one numeric column whose partition ``p`` is block ``p``
+        (``frame.select("age")``; its values in the partition's order).
+    seed : int or numpy.random.SeedSequence
+        Root seed (required: a distributed simulation must be reproducible).
+    depth : int
+        Levels of ``treeReduce``.
+    """
+    owner = "distributed.spark.simulate"
+    _require_pyspark()
+    from pyspark import RDD  # lazy: optional extra dpdist[spark]
+    from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
+
+    depth = _check_depth(depth)
+    if seed is None:
+        raise InvalidParameterError(f"The 'seed' parameter of {owner} must be an int or a SeedSequence. Got None.")
+    root = root_seed_sequence(seed)
+    if isinstance(values, RDD):
+        states = values.mapPartitions(lambda blocks: _states_of_blocks(protocol, root, blocks))
+    elif isinstance(values, DataFrame) and len(values.columns) == 1:
+        states = values.mapInArrow(_frame_states(protocol, root), "state binary").rdd.map(
+            lambda row: pickle.loads(row[0]))
+    else:
+        columns = f" with columns {values.columns}" if isinstance(values, DataFrame) else ""
+        # the type only: the repr of a collection can be its whole (private) content
+        raise InvalidParameterError(
+            f"The 'values' parameter of {owner} must be an RDD of (block index, values) pairs or a Spark DataFrame of "
+            f"one column. Got {type(values).__module__}.{type(values).__name__}{columns} instead."
+        )
+    return _reduce(states, protocol, depth)
