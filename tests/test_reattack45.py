@@ -61,7 +61,6 @@ def _sorted_file(tmp_path, rows: int = 400):
     return data, np.array([float(f"{value:.6f}") for value in values])
 
 
-@pytest.mark.xfail(strict=True, reason="R45-1: with --split-seed a round's reports leave in the seeded permutation's order: linked to file rows")
 def test_r45_1_a_known_split_seed_does_not_link_a_report_to_its_row(service, tmp_path, capsys):
     """R45-1: with ``--split-seed S`` the split is public to whoever knows or guesses S (seeds 0, 1, 42 ...); the
     rounds it gives each row say nothing about the values, but a round's reports must still leave in an order of
@@ -92,7 +91,6 @@ def test_r45_1_a_known_split_seed_does_not_link_a_report_to_its_row(service, tmp
     assert matched < 0.9, f"{matched:.3f} of the reports match the seed's rows: linked"
 
 
-@pytest.mark.xfail(strict=True, reason="R45-2: a rounds journal of another campaign is adopted; nothing reaches the campaign")
 def test_r45_2_a_journal_of_another_campaign_is_refused_naming_journal(service, tmp_path, capsys):
     """R45-2: ``--journal`` of a run for campaign A given to a run for campaign B: B's rounds got nothing while the
     command said every row answered a round (A's parts were resent to A's rounds). Expected: one line naming
@@ -111,7 +109,6 @@ def test_r45_2_a_journal_of_another_campaign_is_refused_naming_journal(service, 
     assert (code == 2 and "--journal" in err and "Traceback" not in err) or sent == 400, (code, sent, err[-400:])
 
 
-@pytest.mark.xfail(strict=True, reason="R45-2: a rounds journal of other data of the same length is adopted")
 def test_r45_2b_a_journal_of_other_data_of_the_same_length_is_refused(service, tmp_path, capsys):
     """R45-2: a journal written for one file, given with another file of as many rows: the old file's reports were
     resent and the new file's values never, under 'N of N row(s) answered a round'."""
@@ -129,7 +126,6 @@ def test_r45_2b_a_journal_of_other_data_of_the_same_length_is_refused(service, t
     assert code == 2 and "--journal" in err and "Traceback" not in err, (code, err[-400:])
 
 
-@pytest.mark.xfail(strict=True, reason="R45-4: a damaged rounds journal is an internal error, not a line naming --journal")
 @pytest.mark.parametrize("damage", ["split", "part"])
 def test_r45_4_a_damaged_journal_is_one_line_naming_journal(service, tmp_path, capsys, damage):
     """R45-4: a rounds journal whose split.json or a part's description is not JSON (a disk full, an editor) was
@@ -147,7 +143,6 @@ def test_r45_4_a_damaged_journal_is_one_line_naming_journal(service, tmp_path, c
     assert code == 2 and "--journal" in err and "internal error" not in err, err[-400:]
 
 
-@pytest.mark.xfail(strict=True, reason="R45-3: keep_path and bootstrap grow the estimator's memory without bound")
 @pytest.mark.parametrize("option, value", [("keep_path", "true"), ("bootstrap", "100000")])
 def test_r45_3_options_that_grow_the_estimators_memory_are_refused(option, value):
     """R45-3: the estimator process has a time limit but no memory bound. ``keep_path=true`` keeps every iterate
