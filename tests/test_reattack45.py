@@ -154,3 +154,33 @@ def test_r45_3_options_that_grow_the_estimators_memory_are_refused(option, value
 
     with pytest.raises(InvalidRequest, match=option):
         estimate_options({option: value})
+
+
+@pytest.mark.slow
+def test_r45_6_estimates_waiting_for_the_estimator_are_bounded(monkeypatch):
+    """R45 (left open by the re-attack): 60 estimate requests queued behind the one estimator held the server's
+    thread pool and a device's config fetch waited 14-22 s. Past MAX_WAITING waiters an estimate is refused at once
+    (503 estimates_busy) instead of holding a thread."""
+    import threading
+    import time
+
+    from dpdist.serve import _estimator
+    from dpdist.serve._refusals import Busy
+
+    monkeypatch.setattr(_estimator, "MAX_WAITING", 1)
+    estimator = _estimator.Estimator()
+    try:
+        estimator.run(time.sleep, 0.0)  # started (its imports done) before the race
+        threads = [threading.Thread(target=estimator.run, args=(time.sleep, 2.0)) for _ in range(2)]
+        for thread in threads:  # one running, one waiting
+            thread.start()
+        time.sleep(0.5)
+        start = time.monotonic()
+        with pytest.raises(Busy) as refused:
+            estimator.run(time.sleep, 0.0)
+        assert time.monotonic() - start < 0.5 and refused.value.code == "estimates_busy"
+        for thread in threads:
+            thread.join(timeout=30)
+        estimator.run(time.sleep, 0.0)  # the queue drained: answered again
+    finally:
+        estimator.close()
