@@ -549,10 +549,10 @@ def _holds(p_for, alpha, min_wins) -> bool:
     return bool(p_for) and holm_rejections(p_for, alpha) >= min_wins
 
 
-def _reject_probability(noncentrality: np.ndarray, df: np.ndarray, level: float) -> np.ndarray:
+def _reject_probability(noncentrality: np.ndarray, df: np.ndarray, level: float | np.ndarray) -> np.ndarray:
     """P(a one-sided t test at ``level`` rejects) when its statistic is t on ``df`` shifted by
-    ``noncentrality`` (the shifted-t approximation of the noncentral t: close to it for the
-    effects that matter, and fast enough to evaluate for every claim)."""
+    ``noncentrality`` (``level``: one, or one per test; the shifted-t approximation of the noncentral t:
+    close to it for the effects that matter, and fast enough to evaluate for every claim)."""
     critical = special.stdtrit(df, 1.0 - level)
     return np.clip(special.stdtr(df, noncentrality - critical), 0.0, 1.0)
 
