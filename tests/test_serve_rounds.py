@@ -220,12 +220,13 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
     def round_document(k, **fields):
         config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
         return {"campaign": "med", "state": "open", "config": config, "submit_to": f"med-r{k}",
-                "rounds": {"round": k, "of": 3}, **fields}
+                "rounds": {"round": k, "of": 3, "sizes": [100, 200, 300]}, **fields}
 
     path = tmp_path / "device.json"
     with Client("http://service.test/", transport=httpx.MockTransport(handler)) as client:
         published["doc"] = round_document(1)
         with io.open_ledger(path) as ledger:
+            assert ledger.round_for("med", "http://service.test", [100, 200, 300], rng=3) == 1  # seeded: round 1
             client.submit_values("med", [0.4], ledger=ledger)
             with pytest.raises(InvalidParameterError, match="takes one value"):
                 client.submit_values("med", [0.4, 0.5], ledger=ledger)
@@ -263,9 +264,11 @@ def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without
     def round_document(k, **rounds):
         config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
         return {"campaign": "q", "state": "open", "config": config, "submit_to": f"q-r{k}",
-                "rounds": {"round": k, "of": 3, "round_state": "open", **rounds}}
+                "rounds": {"round": k, "of": 3, "round_state": "open", "sizes": [100, 200, 300], **rounds}}
 
     path = tmp_path / "device.json"
+    with io.open_ledger(path) as ledger:
+        assert ledger.round_for("q", "http://service.test", [100, 200, 300], rng=3) == 1  # seeded: round 1
     with Client("http://service.test", transport=httpx.MockTransport(handler), retries=0) as client:
         for document in ({**round_document(1), "submit_to": None, "rounds": {"round": 1, "of": 3, "round_state": "created"}},
                          round_document(1, round_state="closed")):
@@ -283,6 +286,58 @@ def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without
         with io.open_ledger(path) as ledger, pytest.raises(PrivacyBudgetError, match="already answered 'q'"):
             client.submit_values("%71", [0.4], ledger=ledger)  # the service decodes %71 to q: the same campaign
     assert len(stored) == 1
+
+
+def test_a_device_answers_the_round_it_drew_at_random_waiting_for_it(tmp_path):
+    """Issue 45 A45-3: a device's round is drawn once, in proportion to the rounds' sizes, and kept in its ledger (saved
+    before any refusal): an earlier round open is 'wait_for_round', a later one 'round_over', both before anything
+    is drawn; the device answers when its own round is open. The draws of many devices follow the sizes."""
+    from dpdist.client import Client
+    from dpdist.errors import ServiceRefusedError
+    from dpdist.local.ledger import PrivacyLedger
+
+    published, puts = {"doc": {}}, []
+
+    def handler(request):
+        if request.method == "GET":
+            return httpx.Response(200, json=published["doc"])
+        puts.append(request.url.path)
+        return httpx.Response(200, json={"campaign": "q-r2", "batch_id": request.url.path.rsplit("/", 1)[1],
+                                         "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False})
+
+    def round_document(k):
+        config = local.make("threshold", epsilon=1.0, cuts=[100 * k], round=k).config()
+        return {"campaign": "q", "state": "open", "config": config, "submit_to": f"q-r{k}",
+                "rounds": {"round": k, "of": 3, "round_state": "open", "sizes": [100, 200, 300]}}
+
+    path = tmp_path / "device.json"
+    with io.open_ledger(path) as ledger:
+        assert ledger.round_for("q", "http://service.test", [100, 200, 300], rng=2) == 2  # seeded: round 2
+    assert json.loads(path.read_text())["rounds"] == {"http://service.test q": 2}
+    with Client("http://service.test", transport=httpx.MockTransport(handler), retries=0) as client:
+        published["doc"] = round_document(1)
+        with io.open_ledger(path) as ledger, pytest.raises(ServiceRefusedError, match="answers round 2") as refused:
+            client.submit_values("q", [0.4], ledger=ledger)
+        assert refused.value.code == "wait_for_round" and ledger.charges() == [] and puts == []
+        published["doc"] = round_document(2)
+        with io.open_ledger(path) as ledger:
+            client.submit_values("q", [0.4], ledger=ledger)
+        assert len(puts) == 1 and puts[0].startswith("/api/campaigns/q-r2/")
+        other = tmp_path / "other.json"
+        with io.open_ledger(other) as ledger:
+            assert ledger.round_for("q", "http://service.test", [100, 200, 300], rng=3) == 1
+        published["doc"] = round_document(3)
+        with io.open_ledger(other) as ledger, pytest.raises(ServiceRefusedError, match="which is over") as refused:
+            client.submit_values("q", [0.4], ledger=ledger)
+        assert refused.value.code == "round_over" and ledger.charges() == [] and len(puts) == 1
+    # a fresh device's draw (CSPRNG) is kept: asking again gives the same round; 6,000 devices follow the sizes
+    ledger = PrivacyLedger()
+    assert len({ledger.round_for("q", "http://c.test", [100, 200, 300]) for _ in range(20)}) == 1
+    draws = np.array([PrivacyLedger().round_for("q", "http://c.test", [100, 200, 300]) for _ in range(6000)])
+    for k, share in ((1, 1 / 6), (2, 2 / 6), (3, 3 / 6)):  # binomial SD of a share of 6,000
+        assert abs(np.mean(draws == k) - share) < 4 * np.sqrt(share * (1 - share) / 6000), (k, np.mean(draws == k))
+    with pytest.raises(InvalidParameterError, match="sizes"):
+        PrivacyLedger().round_for("q", "http://c.test", [0, 0])
 
 
 def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path):
@@ -379,3 +434,30 @@ def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
         finally:
             for server in servers:
                 server.stop()
+
+
+def test_a_threshold_rounds_below_answers_are_tested_against_every_population():
+    """Issue 45 A45-7: a round's 'below' answers, per cut and in total, lie in [n (1-p), n p] for every population
+    (module docstring of dpdist.serve._diagnostics): 200 honest rounds of 1,000 reports from populations at the
+    edges of that range (all below every cut, none below, half) raise no flag at alpha = 1e-6; a round of 1,000
+    unrandomized 'below' answers, and 2,000 'below' answers added to one cut of 4,000 honest reports, are flagged."""
+    from dpdist.serve._diagnostics import diagnostics
+
+    protocol = local.make("threshold", epsilon=1.0, bounds=[0.0, 1000.0], cuts=[256, 512, 768, 1024, 1280], grid_size=2048)
+    rng = np.random.default_rng(45)
+    flags = 0
+    for run in range(200):
+        values = (np.zeros(1000), np.full(1000, 999.0), rng.uniform(0, 1000, 1000))[run % 3]
+        aggregator = protocol.aggregator().add(protocol.privatize(values, rng=rng))
+        document = diagnostics(protocol, aggregator)
+        assert document["test"] == "below_fractions"
+        flags += document["flagged"]
+    assert flags == 0
+    crafted = protocol.aggregator().add(np.array([2 * (i % 5) + 1 for i in range(1000)]))
+    document = diagnostics(protocol, crafted)
+    assert document["flagged"] and document["below_fraction"]["observed"] == 1.0 and document["min_p_value"] < 1e-100
+    assert document["summary"].startswith("POISONING SUSPECTED: 1 of the answers say 'below'")
+    honest = protocol.privatize(rng.uniform(0, 1000, 4000), rng=rng)
+    one_cut = protocol.aggregator().add(np.concatenate([honest, np.full(2000, 2 * 4 + 1)]))  # cut 4: "below" x 2,000
+    document = diagnostics(protocol, one_cut)
+    assert document["flagged"] and document["items_above"] == [4] and not document["below_fraction"]["flagged"]

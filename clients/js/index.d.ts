@@ -357,12 +357,16 @@ export interface LedgerCharge {
 /** JSON form of a ledger, as Python's ``PrivacyLedger.to_dict`` writes it. */
 export interface LedgerState {
   format: 'dpdist-ledger';
-  version: 1;
+  version: 1 | 2;
   budget: number;
   window: number | null;
   accounting: 'history' | 'stable';
   streams: Record<string, MemoState & { collector: string; reports: number }>;
   charges: LedgerCharge[];
+  /** "<collector> <once>" -> the question answered once (a campaign in rounds) */
+  answered?: Record<string, { at: number; protocol: string }>;
+  /** "<collector> <once>" -> the round this device drew for a campaign in rounds */
+  rounds?: Record<string, number>;
 }
 
 /**
@@ -391,6 +395,8 @@ export class Ledger {
   /** Reports of ``values`` of this one device, charged first; throws PrivacyBudgetError past the budget. */
   /** Whether the device has answered the question ``once`` of ``collector`` (a campaign in rounds: its id). */
   answered(once: string, collector?: string): boolean;
+  /** The round (1-based) this device answers of the campaign in rounds `once`: drawn once in proportion to `sizes`, kept. */
+  roundFor(once: string, collector: string, sizes: number[], source?: RandomSource): number;
   /** ``once``: a question the device answers at most once at ``collector`` (one value; a second answer is refused). */
   report(protocol: Protocol, values: ArrayLike<number | string | RecordValue>, options?: { collector?: string; source?: RandomSource; now?: number; once?: string | null }): ReportBatch;
   toJSON(): LedgerState;

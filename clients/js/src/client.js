@@ -63,6 +63,39 @@ function checkRoundOpen(document) {
   }
 }
 
+/**
+ * Refuse, before anything is drawn, an answer outside the round this device drew (``Ledger.roundFor``, kept in its
+ * ledger): an earlier round open is ``wait_for_round`` (submit again later), a later one ``round_over`` (the device
+ * answers no other round). A device answering the round open when it arrives would fill each round with whoever
+ * answers first (issue 45, A45-3). Both refusals depend on the draw and the public round only, never on the value.
+ */
+function checkOwnRound(document, ledger, collector, once, source) {
+  if (ledger.answered(once, collector)) return; // the ledger refuses the second answer, saying so
+  const sizes = document.rounds?.sizes ?? document.round_sizes;
+  if (!Array.isArray(sizes)) {
+    throw new ServiceError(
+      `Campaign '${document.campaign}' runs in rounds but its config gives no rounds' sizes (a server before dpdist's ` +
+        'random split of devices into rounds); nothing was drawn.',
+      { status: 409, code: 'no_round_sizes' },
+    );
+  }
+  const own = ledger.roundFor(once, collector, sizes, source);
+  const asked = document.config?.round ?? document.rounds?.round;
+  if (asked === own) return;
+  if (Number.isInteger(asked) && asked < own) {
+    throw new ServiceError(
+      `This device answers round ${own} of campaign '${once}' (drawn at random, in proportion to the rounds' sizes); ` +
+        `round ${asked} is open now. Nothing was drawn: submit again once round ${own} is open.`,
+      { status: 409, code: 'wait_for_round' },
+    );
+  }
+  throw new ServiceError(
+    `This device answers round ${own} of campaign '${once}' (drawn at random), which is over (round ${asked} is open ` +
+      'now); it answers no other round, so its one answer is not given. Nothing was drawn.',
+    { status: 409, code: 'round_over' },
+  );
+}
+
 /** The storage key of the device's privacy ledger. */
 export const LEDGER_KEY = 'dpdist-ledger';
 /** 409 refusals worth retrying: the campaign is between states (``campaign_not_open``). */
@@ -426,6 +459,7 @@ export class Client {
     if (once !== null) checkRoundOpen(this._campaign);
     // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
     this._ledger = this._loadLedger(protocol);
+    if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
     return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once });
   }
 

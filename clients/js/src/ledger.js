@@ -131,6 +131,15 @@ function onceKey(collector, once) {
   return `${normalCollector(collector)} ${once}`;
 }
 
+/** The ledger's ``rounds`` map (the round each campaign in rounds is answered in), checked: never dropped. */
+function checkRounds(rounds) {
+  if (rounds === null || typeof rounds !== 'object' || Array.isArray(rounds) ||
+      !Object.entries(rounds).every(([key, round]) => key.includes(' ') && Number.isSafeInteger(round) && round >= 1)) {
+    throw new IncompatibleStateError(`A privacy ledger's 'rounds' is damaged: ${JSON.stringify(rounds)?.slice(0, 200)}`);
+  }
+  return new Map(Object.entries(rounds).map(([key, round]) => [renormalized(key), round]));
+}
+
 /** The ledger's ``answered`` map, checked: a damaged one is refused, never dropped (it holds refusals). */
 function checkAnswers(answered) {
   if (answered === null || typeof answered !== 'object' || Array.isArray(answered)) {
@@ -166,6 +175,7 @@ export class Ledger {
     this._streams = new Map(); // scope -> {collector, memo, reports}
     this._charges = [];
     this._answered = new Map(); // "<collector> <once>" -> {at, protocol}
+    this._rounds = new Map(); // "<collector> <once>" -> the round (1-based) this device answers
   }
 
   /** The ledger of ``toJSON()`` (or of Python's to_dict); a memo of the earlier format becomes one stream. */
@@ -219,6 +229,7 @@ export class Ledger {
     }
     ledger._charges = state.charges.map(checkCharge);
     ledger._answered = checkAnswers(state.answered ?? {}); // absent in ledgers written before rounds campaigns
+    ledger._rounds = checkRounds(state.rounds ?? {}); // absent before devices drew their round
     return ledger;
   }
 
@@ -265,6 +276,36 @@ export class Ledger {
   /** Whether the device has answered the question ``once`` of ``collector`` (see ``report``). */
   answered(once, collector = 'local') {
     return this._answered.has(onceKey(collector, once));
+  }
+
+  /**
+   * The round (1-based) this device answers of the campaign in rounds ``once`` at ``collector`` (Python's
+   * PrivacyLedger.round_for): drawn on first call, round k with probability sizes[k-1] / sum(sizes) (the rounds'
+   * public group sizes), and kept (``onChange``) before it is returned. It depends on nothing private and on
+   * nothing about when the device arrives: the rounds' groups are a random split of the devices.
+   */
+  roundFor(once, collector, sizes, source = secureSource()) {
+    if (typeof once !== 'string' || once.length === 0) {
+      throw new InvalidParameterError(`The 'once' of Ledger.roundFor must be a non-empty string. Got ${JSON.stringify(once)}.`);
+    }
+    const key = onceKey(collector, once);
+    const kept = this._rounds.get(key);
+    if (kept !== undefined) return kept;
+    const total = Array.isArray(sizes) ? sizes.reduce((sum, size) => sum + size, 0) : NaN;
+    if (!Array.isArray(sizes) || sizes.length === 0 || !sizes.every((size) => Number.isSafeInteger(size) && size >= 0) ||
+        !(total > 0) || !Number.isSafeInteger(total)) {
+      throw new InvalidParameterError(`The 'sizes' of Ledger.roundFor must be the rounds' group sizes, integers >= 0 with a ` +
+        `positive sum. Got ${JSON.stringify(sizes)?.slice(0, 200)}.`);
+    }
+    let draw = source.uniformInt(total);
+    let round = 1;
+    while (draw >= sizes[round - 1]) {
+      draw -= sizes[round - 1];
+      round += 1;
+    }
+    this._rounds.set(key, round);
+    if (this.onChange) this.onChange(this); // kept before anyone learns whether its round is open
+    return round;
   }
 
   /** Every charge ``{at, epsilon, collector, protocol, reports}``. */
@@ -362,13 +403,14 @@ export class Ledger {
       format: LEDGER_FORMAT,
       // version 2 once the device answered a question asked once: readers of version 1 (before rounds campaigns)
       // would drop "answered" and save the ledger without it; they refuse version 2 instead
-      version: this._answered.size > 0 ? 2 : 1,
+      version: this._answered.size > 0 || this._rounds.size > 0 ? 2 : 1,
       budget: this.budget,
       window: this.window,
       accounting: this.accounting,
       streams,
       charges: this.charges,
       answered: Object.fromEntries([...this._answered.keys()].sort().map((key) => [key, { ...this._answered.get(key) }])),
+      ...(this._rounds.size > 0 ? { rounds: Object.fromEntries([...this._rounds.keys()].sort().map((key) => [key, this._rounds.get(key)])) } : {}),
     };
   }
 }

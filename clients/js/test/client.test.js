@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Client, InvalidParameterError, PrivacyBudgetError, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
+import { Client, InvalidParameterError, Ledger, PrivacyBudgetError, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
 import { deterministicSource, memoryStorage } from './helpers.js';
 
 const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
@@ -22,6 +22,11 @@ function fakeServer({ config = CONFIG, script = [], published = {} } = {}) {
     return Response.json({ campaign: 'c1', batch_id: batchId, n_read: 1, accepted: 1, rejected: {}, duplicate: false });
   };
   return { fetch, requests };
+}
+
+/** Rounds' sizes that leave a device one round to draw: round ``k`` of ``of`` (a test's device answers it). */
+function only(k, of) {
+  return Array.from({ length: of }, (_, index) => (index === k - 1 ? 1 : 0));
 }
 
 function headerOf(body) {
@@ -162,7 +167,7 @@ test("the campaign's published client view is checked against the client's own d
 
 test('a campaign that runs in rounds: one threshold answer, sent to the current round\'s campaign', async () => {
   const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256, 512, 768], grid_size: 1024, round: 2 };
-  const server = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 4 } } });
+  const server = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 4, sizes: only(2, 4) } } });
   const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, memoStorage: memoryStorage(), source: deterministicSource(3) });
   const ack = await client.submit(4.2);
   assert.equal(ack.accepted, 1);
@@ -179,13 +184,13 @@ test('a device answers one round of a campaign in rounds: a later round, or its 
   // the plan's epsilon per user holds by parallel composition over disjoint groups: one answer per device
   const round = (k) => ({ protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256 * k], grid_size: 1024, round: k });
   const storage = memoryStorage();
-  const first = fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } } });
+  const first = fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3, sizes: only(1, 3) } } });
   const device = new Client('http://127.0.0.1:9', 'c1', { fetch: first.fetch, memoStorage: storage, source: deterministicSource(4) });
   assert.equal((await device.submit(4.2)).accepted, 1);
   assert.equal((await device.ledger()).answered('c1', 'http://127.0.0.1:9'), true);
   const askedAgain = [
-    fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3 } } }),
-    fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } } }), // the same round
+    fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3, sizes: only(2, 3) } } }),
+    fakeServer({ config: round(1), published: { submit_to: 'c1-r1', rounds: { round: 1, of: 3, sizes: only(1, 3) } } }), // the same round
     fakeServer({ config: round(2), published: { round_of: 'c1' } }), // round 2's own campaign, asked directly
   ];
   for (const server of askedAgain) {
@@ -196,14 +201,53 @@ test('a device answers one round of a campaign in rounds: a later round, or its 
   const charges = JSON.parse(storage.getItem('dpdist-ledger')).charges;
   assert.equal(charges.length, 1); // one epsilon spent, not one per round
   // another collector's campaign of the same name is another question
-  const elsewhere = fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3 } } });
+  const elsewhere = fakeServer({ config: round(2), published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3, sizes: only(2, 3) } } });
   const other = new Client('http://127.0.0.1:10', 'c1', { fetch: elsewhere.fetch, memoStorage: storage, source: deterministicSource(6) });
   assert.equal((await other.submit(1.0)).accepted, 1);
 });
 
+test('a device answers the round it drew at random in proportion to the sizes, and waits for it (issue 45, A45-3)', async () => {
+  const round = (k) => ({ protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256 * k], grid_size: 1024, round: k });
+  const published = (k) => ({ submit_to: `c1-r${k}`, rounds: { round: k, of: 3, round_state: 'open', sizes: [100, 200, 300] } });
+  const storage = memoryStorage();
+  const drawn = new Ledger();
+  assert.equal(drawn.roundFor('c1', 'local', [100, 200, 300], { uniformInt: () => 150 }), 2); // 150 of 600: round 2
+  storage.setItem('dpdist-ledger', JSON.stringify(drawn.toJSON()));
+  assert.deepEqual(JSON.parse(storage.getItem('dpdist-ledger')).rounds, { 'local c1': 2 });
+  const early = fakeServer({ config: round(1), published: published(1) });
+  const device = (server) => new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(12) });
+  await assert.rejects(device(early).submit(3), (error) => error instanceof ServiceError && error.code === 'wait_for_round');
+  assert.equal(early.requests.filter((r) => r.method === 'PUT').length, 0);
+  assert.equal(JSON.parse(storage.getItem('dpdist-ledger')).charges.length, 0);
+  const own = fakeServer({ config: round(2), published: published(2) });
+  assert.equal((await device(own).submit(3)).accepted, 1);
+  assert.match(own.requests.find((r) => r.method === 'PUT').url, /\/api\/campaigns\/c1-r2\/batches\//);
+  const late = new Ledger();
+  assert.equal(late.roundFor('c1', 'local', [100, 200, 300], { uniformInt: () => 99 }), 1);
+  const other = memoryStorage();
+  other.setItem('dpdist-ledger', JSON.stringify(late.toJSON()));
+  const over = fakeServer({ config: round(3), published: published(3) });
+  const lateDevice = new Client('', 'c1', { fetch: over.fetch, memoStorage: other, source: deterministicSource(13) });
+  await assert.rejects(lateDevice.submit(3), (error) => error instanceof ServiceError && error.code === 'round_over');
+  // a fresh device draws from its source once and keeps the draw; 6,000 devices follow the sizes (4 binomial SDs)
+  const counts = [0, 0, 0];
+  const source = deterministicSource(14);
+  for (let i = 0; i < 6000; i += 1) {
+    const ledger = new Ledger();
+    const k = ledger.roundFor('c1', 'local', [100, 200, 300], source);
+    assert.equal(ledger.roundFor('c1', 'local', [100, 200, 300], source), k);
+    counts[k - 1] += 1;
+  }
+  counts.forEach((count, index) => {
+    const share = (index + 1) / 6;
+    assert.ok(Math.abs(count / 6000 - share) < 4 * Math.sqrt((share * (1 - share)) / 6000), `round ${index + 1}: ${count}`);
+  });
+  assert.throws(() => new Ledger().roundFor('c1', 'local', [0, 0]), (error) => error instanceof InvalidParameterError && /sizes/.test(error.message));
+});
+
 test('a campaign in rounds needs the device ledger, and takes one value per device', async () => {
   const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 1 };
-  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } };
+  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3, sizes: only(1, 3) } };
   const server = fakeServer({ config: round, published });
   const bare = new Client('', 'c1', { fetch: server.fetch, memoStorage: null });
   await assert.rejects(bare.submit(2), (error) => error instanceof InvalidParameterError && /runs in rounds.*memoStorage/.test(error.message));
@@ -216,8 +260,8 @@ test('no round open: nothing drawn, nothing charged; a ledger that answered is v
   const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 2 };
   const storage = memoryStorage();
   for (const published of [
-    { submit_to: null, rounds: { round: 2, of: 3, round_state: 'created' } },
-    { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'closed' } },
+    { submit_to: null, rounds: { round: 2, of: 3, round_state: 'created', sizes: only(2, 3) } },
+    { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'closed', sizes: only(2, 3) } },
   ]) {
     const server = fakeServer({ config: round, published });
     const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(8) });
@@ -225,7 +269,7 @@ test('no round open: nothing drawn, nothing charged; a ledger that answered is v
     assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   }
   assert.equal(storage.getItem('dpdist-ledger'), null); // loaded, never charged
-  const open = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'open' } } });
+  const open = fakeServer({ config: round, published: { submit_to: 'c1-r2', rounds: { round: 2, of: 3, round_state: 'open', sizes: only(2, 3) } } });
   await new Client('', 'c1', { fetch: open.fetch, memoStorage: storage, source: deterministicSource(9) }).submit(3);
   const saved = JSON.parse(storage.getItem('dpdist-ledger'));
   assert.equal(saved.version, 2);
@@ -234,7 +278,7 @@ test('no round open: nothing drawn, nothing charged; a ledger that answered is v
 
 test('the ledger is read, drawn from and saved while holding its Web Lock, which another tab waits for', async () => {
   const round = { protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [512], grid_size: 1024, round: 1 };
-  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3 } };
+  const published = { submit_to: 'c1-r1', rounds: { round: 1, of: 3, sizes: only(1, 3) } };
   // navigator.locks of two tabs of one origin: one holder at a time, the next request waits for the release
   let held = false;
   let queue = Promise.resolve();

@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     "dpdist.cli._explain",
     "dpdist.cli._relay",
     "dpdist.cli._issuer",
+    "dpdist.cli._audit",
 ]
 
 

@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..local import from_config
 from ..serve._limits import DEFAULT_MAX_BODY_BYTES, add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
+from ._arguments import seed_argument
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import charge_collection, data_reader, json_option, load_config
@@ -38,7 +39,7 @@ from ._env import check_environment, environment_defaults
 from ._estimate_text import estimate_lines
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
-from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
 
 __all__ = ["add_commands"]
@@ -682,8 +683,9 @@ def _add_submit(subparsers) -> None:
         "random batch id and retried with the same bytes until acknowledged. With --reports, DATA are report "
         "files written by 'dpdist privatize', each submitted as one batch under its own file id (a file of over 8 MiB "
         "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once. "
-        "To a campaign in rounds (adaptive quantiles), each row is one device answering one round: the rows fill the "
-        "rounds one after the other, never more than a round's room (docs/adaptive_quantiles.md).",
+        "To a campaign in rounds (adaptive quantiles), each row is one device answering one round: the rows are split "
+        "at random (CSPRNG) into the rounds in proportion to their sizes, and each round's share is sent once the round "
+        "is open, never more than its room (docs/adaptive_quantiles.md).",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -715,6 +717,16 @@ def _add_submit(subparsers) -> None:
         "rounds keeps a directory of parts)",
     )
     submit.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="a campaign in rounds: how long rows wait for their round to open (other devices filling the rounds "
+        "before it) before the command stops; running it again sends them (default 0: stop at once)",
+    )
+    submit.add_argument(
+        "--split-seed", type=seed_argument, default=None, metavar="SEED",
+        help="a campaign in rounds, for tests: split the rows into rounds from this seed instead of the CSPRNG (the "
+        "reports are still drawn from the CSPRNG)",
+    )
+    submit.add_argument(
         "--submit-token",
         default=None,
         help="the campaign's submit token, if it has one (default: the DPDIST_SUBMIT_TOKEN environment variable; "
@@ -739,6 +751,8 @@ def _add_submit(subparsers) -> None:
 def _run_submit(args) -> int:
     if args.batch_size < 1:
         raise InvalidParameterError(f"The '--batch-size' option must be an int >= 1. Got {args.batch_size}.")
+    if not 0 <= args.wait < float("inf"):
+        raise InvalidParameterError(f"The '--wait' option must be a number of seconds >= 0. Got {args.wait}.")
     if args.column is not None and args.columns is not None:
         raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
     if args.reports == (args.column is not None or args.columns is not None):
@@ -838,6 +852,8 @@ def _submit_column(client, args):
     journal = (Path(args.journal) if args.journal else
                journal_path(args.server, args.campaign, protocol.config(), selected, args.data[0], args.memo,
                             device=client.issuer_credential))
+    if args.journal:
+        check_journal_option(journal, directory=False)
     if relayed:  # the reports' tokens, kept beside the journal: a resend carries the token its report was sent with
         client.keep_tokens(journal.with_name(journal.name + ".tokens"))
     if journal.exists():

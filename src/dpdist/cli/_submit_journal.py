@@ -25,9 +25,10 @@ import numpy as np
 
 from .._io._atomic import atomic_writer
 from .._io._binary import read_header
+from ..errors import InvalidParameterError
 from ..io import encode_record, new_file_id
 
-__all__ = ["journal_path", "write_journal", "journal_records"]
+__all__ = ["journal_path", "write_journal", "journal_records", "check_journal_option"]
 
 
 def _default_directory() -> Path:
@@ -87,3 +88,17 @@ def journal_records(path: Path) -> Iterator[tuple[str, bytes]]:
             end = handle.tell()
             handle.seek(start)
             yield header["file_id"], handle.read(end - start)
+
+
+def check_journal_option(path: Path, *, directory: bool) -> None:
+    """Refuse a ``--journal`` that cannot hold a journal, naming the option (before anything is read or drawn)."""
+    kind = "a directory (a campaign in rounds keeps one)" if directory else "a file"
+    if path.exists() and path.is_dir() != directory:
+        raise InvalidParameterError(f"The '--journal' option must name {kind}; {str(path)!r} is "
+                                    f"{'a directory' if path.is_dir() else 'a file'}.")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidParameterError(f"The '--journal' option names {str(path)!r}, under {str(parent)!r}, which is not a "
+                                    "directory.")

@@ -4,26 +4,30 @@ A campaign created with ``--rounds`` (adaptive LDP quantiles, docs/adaptive_quan
 user one question in one round only: its epsilon per user holds by parallel composition over disjoint
 groups.  A CSV of one value per user runs the whole campaign:
 
-1. every value is read and checked before anything is drawn, and the rows are put in a uniformly
-   random order (a CSPRNG permutation): which round a row answers says nothing about where it was in
-   the file;
-2. round by round, the campaign's public config (``GET .../config``) gives the round's question, its
-   campaign (``submit_to``) and ``room``, the reports it still takes; the next ``room`` rows of the
-   order (fewer at the end of the file) are randomized once each under that round's config and sent
-   to that round only, in batches of ``--batch-size``: never more than the room, so no batch is
-   refused as larger than the room left;
-3. once the round is full the next config fetch publishes the next round (its cuts derived from the
-   rounds before), and the next rows answer it; the run stops when the rows are used up or the last
-   round is full (the campaign then closes).
+1. every value is read and checked before anything is drawn, and the rows are split at random
+   into the rounds in proportion to the rounds' sizes (:func:`split_rows`: a CSPRNG permutation cut
+   into proportional shares): which round a row answers depends neither on its value nor on where
+   it is in the file, nor on when this party submits.  One party's rows answering first cannot fill
+   a round: each round gets its share of them, and waits for the other parties' shares (the split
+   of the users "at random into rounds groups" the plan's guarantee and intervals assume);
+2. the rounds are answered in order: when a row's round is open, the campaign's public config
+   (``GET .../config``) gives the round's question, its campaign (``submit_to``) and ``room``, the
+   reports it still takes; the round's share (at most ``room`` of it) is randomized once each under
+   that round's config and sent to that round only, in batches of ``--batch-size``: never more than
+   the room, so no batch is refused as larger than the room left;
+3. rows whose round is not open yet wait for it (``--wait SECONDS``; without it the command stops and
+   says which rows wait: running it again sends them once their round opens); rows whose round
+   ended before they were sent answer no round (never another one); the run stops when every round's
+   share is sent or over, or the campaign closes.
 
 Each row is randomized once and sent to one round: a batch the service refuses (another submitter
 filled the round first, ``campaign_full``; an admin advanced it, ``stale_round``) is not sent again to
 another round, since the service may have read it: its rows count as answered.
 
 Like ``--column`` to an ordinary campaign, the randomized batches are kept in a journal before they
-are sent, here a directory of *parts* (the permutation, then per part its round, its rows and its
+are sent, here a directory of *parts* (the permutation and each round's share, then per part its round, its rows and its
 batches): running the same command again after a failure resends every part as it is (the service
-counts a batch id once) and goes on with the rows no part holds.
+counts a batch id once) and goes on with the rounds no part answered.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
 from ._deploy import data_reader
-from ._submit_journal import journal_path, journal_records, write_journal
+from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 
 __all__ = ["submit_rounds"]
 
@@ -51,6 +55,8 @@ __all__ = ["submit_rounds"]
 SPENT = ("campaign_full", "stale_round")
 #: config fetches that find the open round without room before the run stops (another process is advancing it)
 FULL_FETCHES = 20
+#: seconds between config fetches while rows wait for their round (--wait)
+WAIT_POLL = 0.5
 
 
 def submit_rounds(client, args, document: dict) -> Iterator[dict]:
@@ -75,26 +81,48 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
     values = np.concatenate(chunks) if chunks else np.empty(0)
-    plan = document["rounds"]["plan"]
+    plan, sizes = document["rounds"]["plan"], [int(size) for size in document["rounds"]["sizes"]]
     directory = (Path(args.journal) if args.journal else
                  journal_path(args.server, args.campaign, plan, args.column, args.data[0], None).with_suffix(".rounds"))
+    if args.journal:
+        check_journal_option(directory, directory=True)
     journal = _Journal(directory)
-    order = journal.order(values.size)
+    order, shares = journal.split(values.size, sizes, getattr(args, "split_seed", None))
+    offsets = np.concatenate([[0], np.cumsum(shares)]).astype(int)
     print(f"submit: campaign {args.campaign} runs in {plan['rounds']} rounds: each of the {values.size} row(s) is one "
-          "device answering one round, in a uniformly random order (parts kept in the journal "
-          f"{directory}).", file=sys.stderr)
+          f"device answering one round, the rows split at random (CSPRNG) into the rounds in proportion to their sizes "
+          f"{sizes}: {shares.tolist()} (parts kept in the journal {directory}).", file=sys.stderr)
     spent = 0
     for part in journal.parts():  # a run cut short: its parts are sent again as they are (counted once)
         sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
         spent += refused
-    used, empty = journal.used(), 0
+    done = {int(part["round"]) for part in journal.parts()}
+    used, over, empty = sum(part["stop"] - part["start"] for part in journal.parts()), 0, 0
+    deadline, waited = time.monotonic() + max(0.0, float(getattr(args, "wait", 0) or 0)), False
     while True:
+        pending = [k for k in range(1, len(sizes) + 1) if k not in done and shares[k - 1] > 0]
+        if not pending:
+            break
         document = client.config(args.campaign)
         rounds = document.get("rounds") or {}
         if not rounds:
             raise InvalidParameterError(f"Campaign {args.campaign!r} no longer runs in rounds; its rows were not sent.")
-        if used >= values.size or document.get("state") != "open" or rounds.get("round_state") != "open":
+        if document.get("state") != "open" or rounds.get("round_state") not in ("open", "created"):
             break
+        current, k = int(rounds["round"]), pending[0]
+        if k < current:  # its round ended before these rows were sent: they answer no round (never another one)
+            over += int(shares[k - 1])
+            done.add(k)
+            continue
+        if k > current or rounds.get("round_state") != "open":  # their round is not open yet: wait for it
+            if time.monotonic() >= deadline:
+                break
+            if not waited:
+                print(f"submit: waiting for round {k} (round {current} is open with {rounds.get('room')} report(s) of "
+                      f"room, for other devices) until --wait runs out.", file=sys.stderr)
+                waited = True
+            time.sleep(WAIT_POLL)
+            continue
         room = int(rounds.get("room") or 0)
         if room == 0:  # full, and not yet advanced by the process that filled it
             empty += 1
@@ -103,17 +131,42 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
             time.sleep(0.25)
             continue
         empty = 0
-        stop = min(values.size, used + room)
+        start = int(offsets[k - 1])
+        stop = start + min(int(shares[k - 1]), room)
         round_protocol = from_config(document["config"])
-        reports = round_protocol.privatize(values[order[used:stop]], secure=True)  # rows in CSPRNG order: no shuffle
-        part = journal.add(rounds["round"], document["submit_to"], document["config"], used, stop, round_protocol, reports,
+        reports = round_protocol.privatize(values[order[start:stop]], secure=True)  # rows in CSPRNG order: no shuffle
+        part = journal.add(k, document["submit_to"], document["config"], start, stop, round_protocol, reports,
                            args.batch_size)
-        print(f"submit: round {rounds['round']} of {rounds['of']} ({document['submit_to']}): {stop - used} row(s), one "
+        print(f"submit: round {k} of {rounds['of']} ({document['submit_to']}): {stop - start} row(s), one "
               f"report each ({room} report(s) of room).", file=sys.stderr)
-        used = stop
+        done.add(k)
+        used += stop - start
         sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
         spent += refused
-    _say_where(args.campaign, document, values.size, used, spent)
+    document = client.config(args.campaign)
+    waiting = {k: int(shares[k - 1]) for k in range(1, len(sizes) + 1) if k not in done and shares[k - 1] > 0}
+    _say_where(args.campaign, document, values.size, used, spent, over, waiting)
+
+
+def split_rows(rows: int, sizes: list[int], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A uniformly random split of ``rows`` rows into the rounds, in proportion to the rounds' ``sizes``.
+
+    Returns ``(order, shares)``: round ``k`` (1-based) takes the rows ``order[o_k : o_k + shares[k-1]]``
+    with ``o_k = sum(shares[:k-1])``.  ``shares`` are the rows' proportional shares ``rows * size_k / sum(sizes)``
+    rounded by largest remainders (ties to the earlier round), and ``order`` a uniformly random permutation: every
+    subset of the file of a round's share is equally likely to be that round's, whatever the values and
+    wherever the rows are in the file.  A party holding many users' values thus gives every round a simple
+    random sample of its users; over several parties each round's group is a stratified random sample of all
+    of them (proportional allocation, Cochran 1977, Sampling Techniques, section 5.3), as the split of the
+    users "at random into rounds groups" the protocol assumes (docs/adaptive_quantiles.md, "Disjoint groups").
+    """
+    sizes_array = np.asarray(sizes, dtype=np.int64)
+    exact = rows * sizes_array / sizes_array.sum()
+    shares = np.floor(exact).astype(np.int64)
+    short = rows - int(shares.sum())
+    if short:
+        shares[np.argsort(-(exact - shares), kind="stable")[:short]] += 1
+    return rng.permutation(rows), shares
 
 
 def _send(client, campaign: str, batches) -> Generator[dict, None, tuple[int, int]]:
@@ -133,7 +186,8 @@ def _send(client, campaign: str, batches) -> Generator[dict, None, tuple[int, in
     return acknowledged, refused
 
 
-def _say_where(campaign: str, document: dict, rows: int, used: int, spent: int) -> None:
+def _say_where(campaign: str, document: dict, rows: int, used: int, spent: int, over: int,
+               waiting: dict[int, int]) -> None:
     rounds = document.get("rounds") or {}
     last_over = rounds.get("round") == rounds.get("of") and rounds.get("round_state") == "closed"
     if document.get("state") == "closed" or last_over:
@@ -144,8 +198,13 @@ def _say_where(campaign: str, document: dict, rows: int, used: int, spent: int) 
     else:
         where = f"campaign {campaign} has no open round (state {document.get('state')!r})"
     unused = f"; {rows - used} row(s) not used" if rows > used else ""
+    late = f" ({over} of them drawn for rounds that ended before they were sent)" if over else ""
     lost = f"; {spent} refused report(s) whose rows count as answered" if spent else ""
-    print(f"submit: {used} of {rows} row(s) answered a round{unused}{lost}; {where}.", file=sys.stderr)
+    print(f"submit: {used} of {rows} row(s) answered a round{unused}{late}{lost}; {where}.", file=sys.stderr)
+    if waiting and document.get("state") == "open":
+        listed = ", ".join(f"{count} for round {k}" for k, count in waiting.items())
+        print(f"submit: {sum(waiting.values())} row(s) wait for their round ({listed}): run the same command again "
+              "(or with --wait SECONDS) once it is open; the journal keeps which round each row answers.", file=sys.stderr)
 
 
 class _Journal:
@@ -160,27 +219,30 @@ class _Journal:
         self.directory = directory
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
 
-    def order(self, rows: int) -> np.ndarray:
-        path = self.directory / "order.npy"
+    def split(self, rows: int, sizes: list[int], seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' permutation and how many of them each round takes (:func:`split_rows`), kept in the journal."""
+        path, shares_path = self.directory / "order.npy", self.directory / "split.json"
         if path.exists():
             order = np.load(path)
             if order.size != rows:
                 raise InvalidParameterError(f"The journal {self.directory} holds {order.size} rows, the data {rows}: "
                                             "pass another --journal for other data.")
-            return order
-        order = secure_generator().permutation(rows)
-        with atomic_writer(path, private=True) as handle:
+            if not shares_path.exists():
+                raise InvalidParameterError(f"The journal {self.directory} was written by an earlier dpdist (rows in "
+                                            "file order, not split at random into rounds): pass another --journal.")
+            return order, np.asarray(json.loads(shares_path.read_text())["shares"], dtype=np.int64)
+        order, shares = split_rows(rows, sizes, secure_generator() if seed is None else np.random.default_rng(seed))
+        with atomic_writer(shares_path, private=True) as handle:
+            handle.write(json.dumps({"sizes": sizes, "shares": shares.tolist()}).encode())
+        with atomic_writer(path, private=True) as handle:  # last: a journal with an order has its split
             np.save(handle, order)
-        return order
+        return order, shares
 
     def parts(self) -> list[dict]:
         found = []
         for path in sorted(self.directory.glob("part-*.json")):
             found.append(json.loads(path.read_text()))
         return found
-
-    def used(self) -> int:
-        return max((part["stop"] for part in self.parts()), default=0)
 
     def add(self, round_number: int, campaign: str, config: dict, start: int, stop: int, protocol, reports: np.ndarray,
             batch_size: int) -> dict:

@@ -140,9 +140,38 @@ class _Service:
                 raise ServiceUnavailableError(f"dpdist serve exited at start-up: {self.log.read_text()[-2000:]}")
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                    self._check_owner()
                     return
             time.sleep(0.1)
         raise ServiceUnavailableError(f"dpdist serve did not answer within {timeout:g} s.")
+
+    def _check_owner(self) -> None:
+        """Refuse a port another process took between the free-port probe and the service's bind.
+
+        The demo sends its admin token to whatever answers on the port, so on Linux it first checks that the
+        listening socket is one of its own child's file descriptors (``/proc``); elsewhere it has no such check.
+        """
+        assert self.process is not None, "the service was started"
+        port = int(self.url.rsplit(":", 1)[1])
+        tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+        if not sys.platform.startswith("linux") or not tables[0].is_file():
+            return
+        listening = set()
+        for table in (t for t in tables if t.is_file()):
+            for row in table.read_text().splitlines()[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                    listening.add(fields[9])  # the socket's inode
+        owned = set()
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{self.process.pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target.startswith("socket:["):
+                        owned.add(target[len("socket:["):-1])
+        if not listening & owned:
+            raise ServiceUnavailableError(f"port {port} of 127.0.0.1 is held by another process, not the demo's "
+                                          "service; run the demo again.")
 
     def __exit__(self, *exc) -> None:
         stop_process(self.process)
@@ -295,7 +324,12 @@ class _Population:
         from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
         with Client(self.url, retries=3, timeout=30.0) as client:
-            protocol = client.protocol(CAMPAIGN)
+            try:  # the campaign's config, fetched once per thread: a device that cannot get it names why
+                protocol = client.protocol(CAMPAIGN)
+            except DPDistError as error:
+                self.errors.append(f"a Python device could not fetch the campaign's config: {error}")
+                self._stop.set()
+                return
             while (index := self._take()) is not None:
                 try:  # one device: its value randomized with the CSPRNG, its one report in its own request
                     client.submit_values(CAMPAIGN, [LABELS[int(self.python_values[index])]], batch_size=1, protocol=protocol)

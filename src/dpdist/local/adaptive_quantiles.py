@@ -152,6 +152,7 @@ class AdaptiveQuantiles:
     def protocol(self, round_index: int, history: Sequence[Aggregator]) -> ThresholdRR:
         """The randomizer of round ``round_index`` (0-based), given the aggregates of the rounds before it."""
         index = check_param(_OWNER, "round_index", round_index, Integer(low=0, high=self.rounds - 1))
+        _check_history(history)
         if len(history) != index:
             raise InvalidParameterError(f"{_OWNER}: round {index} needs the aggregates of the {index} round(s) "
                                         f"before it. Got {len(history)}.")
@@ -173,6 +174,7 @@ class AdaptiveQuantiles:
 
     def pooled(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(cuts, fraction, variance)``: every asked cut with its answers pooled over the rounds."""
+        _check_history(history)
         index: dict[int, int] = {}
         counts: list[np.ndarray] = []
         for aggregator in history:
@@ -312,3 +314,14 @@ def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: Fl
                              level=level)
     return plan.run(x, rng, clip=clip)
 
+
+
+def _check_history(history: Any) -> None:
+    """Refuse a ``history`` that is not a sequence of the rounds' ``threshold`` aggregators, naming what it holds."""
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise InvalidParameterError(f"{_OWNER}: 'history' must be a list of the earlier rounds' aggregators "
+                                    f"(ThresholdRR.aggregator()). Got {type(history).__name__}.")
+    for k, aggregator in enumerate(history):
+        if not isinstance(aggregator, Aggregator) or getattr(aggregator.protocol, "name", None) != "threshold":
+            raise InvalidParameterError(f"{_OWNER}: 'history' item {k} must be a round's aggregator (a threshold "
+                                        f"protocol's aggregator()). Got {type(aggregator).__name__} {aggregator!r:.80}.")

@@ -21,7 +21,10 @@ model: "Learning with Privacy at Scale", Apple Differential Privacy Team, 2017)
   states epsilon-LDP per user by parallel composition over disjoint groups, which holds
   only if each device answers one round.  Each round has its own config, so without
   this a device asked again in round ``k + 1`` would answer again and spend
-  :math:`k\varepsilon`; the ledger refuses the second answer before drawing it.
+  :math:`k\varepsilon`; the ledger refuses the second answer before drawing it;
+* keeps the round a device of a campaign in rounds answers (:meth:`PrivacyLedger.round_for`): drawn
+  once, at random in proportion to the rounds' sizes and independently of the device's value and of
+  when it arrives, so the rounds' groups are the random split the protocol assumes.
 
 Accounting.  ``"history"`` (default) charges the guarantee against *every* other
 history of the device's values (the ``"history"`` relation of
@@ -154,6 +157,7 @@ class PrivacyLedger:
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
         self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
+        self._rounds: dict[str, int] = {}  # "<collector> <once>" -> the round (1-based) this device answers
         #: called with the ledger by :meth:`report` after its charges, before the reports are returned (the
         #: JavaScript client's onChange): a ledger kept in a file (:func:`dpdist.io.open_ledger`) saves itself there
         self.on_change: Callable[[PrivacyLedger], None] | None = None
@@ -203,6 +207,37 @@ class PrivacyLedger:
     def answered(self, once: str, collector: str = "local") -> bool:
         """Whether the device has answered the question ``once`` of ``collector`` (see :meth:`report`)."""
         return _once_key(collector, once) in self._answered
+
+    def round_for(self, once: str, collector: str, sizes: Any, rng: Seed = None) -> int:
+        """The round (1-based) this device answers of the campaign in rounds ``once`` at ``collector``.
+
+        Drawn on first call, round :math:`k` with probability :math:`n_k / \\sum_j n_j` (``sizes``: the
+        rounds' group sizes, public), from the CSPRNG (``rng``: a seed, for tests), and kept: saved
+        (``on_change``) before it is returned, so the device learns nothing by asking again.  The draw
+        depends on nothing private and on nothing about *when* the device arrives, so the rounds'
+        groups are a random split of the devices (docs/adaptive_quantiles.md, "Disjoint groups"),
+        whatever order they answer in.
+        """
+        if not isinstance(once, str) or not once:
+            raise InvalidParameterError(f"The 'once' of PrivacyLedger.round_for must be a non-empty string. Got {once!r}.")
+        key = _once_key(collector, once)
+        kept = self._rounds.get(key)
+        if kept is not None:
+            return kept
+        try:
+            weights = np.asarray(sizes, dtype=np.float64)
+        except (TypeError, ValueError):
+            weights = np.empty(0)
+        if weights.ndim != 1 or weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
+                or weights.sum() <= 0:
+            raise InvalidParameterError(f"The 'sizes' of PrivacyLedger.round_for must be the rounds' group sizes, "
+                                        f"non-negative numbers with a positive sum. Got {sizes!r:.200}.")
+        generator = check_rng(rng, owner="PrivacyLedger.round_for")  # None: the CSPRNG
+        drawn = int(generator.choice(weights.size, p=weights / weights.sum())) + 1
+        self._rounds[key] = drawn
+        if self.on_change is not None:  # kept before anyone learns whether its round is open
+            self.on_change(self)
+        return drawn
 
     # ------------------------------------------------------------------ reporting
     def report(
@@ -305,7 +340,7 @@ class PrivacyLedger:
             "format": LEDGER_FORMAT,
             # version 2 once the device answered a question asked once: readers of version 1 (before rounds
             # campaigns) would drop "answered" and save the ledger without it; they refuse version 2 instead
-            "version": 2 if self._answered else 1,
+            "version": 2 if self._answered or self._rounds else 1,
             "budget": self.budget,
             "window": self.window,
             "accounting": self.accounting,
@@ -315,6 +350,7 @@ class PrivacyLedger:
             },
             "charges": self.charges(),
             "answered": {key: dict(answer) for key, answer in sorted(self._answered.items())},
+            **({"rounds": dict(sorted(self._rounds.items()))} if self._rounds else {}),
         }
 
     @classmethod
@@ -357,6 +393,7 @@ class PrivacyLedger:
         for charge in charges:
             ledger._charges.append(_checked_charge(charge))
         ledger._answered = _checked_answers(state.get("answered", {}))  # absent in ledgers written before campaigns in rounds
+        ledger._rounds = _checked_rounds(state.get("rounds", {}))  # absent before devices drew their round
         return ledger
 
     @classmethod
@@ -444,6 +481,16 @@ def _checked_answers(answered) -> dict[str, dict[str, Any]]:
             raise IncompatibleStateError(f"A privacy ledger's answer {key!r} is damaged: {str(answer)[:200]}")
         checked[_renormalized(key)] = {"at": float(answer["at"]), "protocol": answer["protocol"]}
     return checked
+
+
+def _checked_rounds(rounds) -> dict[str, int]:
+    """The ledger's ``rounds`` map (the round each campaign in rounds is answered in), checked: never dropped."""
+    if not isinstance(rounds, dict) or not all(
+        isinstance(key, str) and " " in key and isinstance(k, int) and not isinstance(k, bool) and k >= 1
+        for key, k in rounds.items()
+    ):
+        raise IncompatibleStateError(f"A privacy ledger's 'rounds' is damaged: {str(rounds)[:200]}")
+    return {_renormalized(key): int(k) for key, k in rounds.items()}
 
 
 def _checked_charge(charge) -> dict[str, Any]:

@@ -48,6 +48,18 @@ flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
 It applies to the protocols whose support of an item is exactly such a Bernoulli
 per report (:data:`TESTED`); other protocols get ``"test": null`` and the reason.
 
+A round of a campaign in rounds (``threshold``, :mod:`dpdist.local.numerical.threshold`) has the
+same structure per cut: an honest report picks its cut :math:`j` by a public coin, independent
+of its value, and answers "below" with probability :math:`p` (its value is below the cut) or
+:math:`1-p` (it is not), so given the :math:`n_j` reports on cut :math:`j` the count :math:`Y_j`
+of "below" answers lies between :math:`\mathrm{Bin}(n_j, 1-p)` and :math:`\mathrm{Bin}(n_j, p)`
+whatever the population, and so does the total :math:`Y = \sum_j Y_j` between
+:math:`\mathrm{Bin}(n, 1-p)` and :math:`\mathrm{Bin}(n, p)`.  The round is flagged when any of
+the :math:`2T + 2` one-sided exact p-values is below :math:`\alpha / (2T + 2)`
+(``"test": "below_fractions"``; ``items_*`` are cut indices): 1,000 answers all "below" at
+:math:`\varepsilon = 1` have :math:`p^{1000} < 10^{-130}` (docs/deployment.md, "Poisoning diagnostics").  Answers that stay
+inside :math:`[1-p, p]` (a plausible other population) are not detected.
+
 The constraint test (docs/deployment.md, "Poisoning diagnostics").  Each support count inside its own region is not
 enough: 10 % of GRR reports on one item (:math:`\varepsilon = 1`, :math:`d = 16`, uniform
 population) put that item's estimate at 1.03 and every other item's slightly below 0, each
@@ -111,6 +123,8 @@ def _constraint(protocol, aggregator, alpha: float) -> dict:
 def _support_counts(protocol, aggregator, alpha: float) -> dict:
     """The support-count test (module docstring), without ``constraint`` and ``summary``."""
     name = protocol.name
+    if name == "threshold":
+        return _below_fractions(protocol, aggregator, alpha)
     if name not in TESTED:
         return {"test": None, "flagged": False,
                 "detail": f"no support-count test for {name}: its support counts are not sums of independent "
@@ -151,6 +165,39 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
     return document
 
 
+def _below_fractions(protocol, aggregator, alpha: float) -> dict:
+    """The test of a threshold round's "below" answers per cut and in total against :math:`[1-p, p]` (module docstring)."""
+    n = int(aggregator.n)
+    if n == 0:
+        return {"test": "below_fractions", "alpha": alpha, "flagged": False, "detail": "no report yet"}
+    from scipy.stats import binom
+
+    p = float(protocol.keep_probability)
+    counts = np.asarray(aggregator.statistic, dtype=np.float64).reshape(-1, 2)  # per cut: (not below, below)
+    below, reports = np.rint(counts[:, 1]), np.rint(counts.sum(axis=1))
+    total, tests = float(below.sum()), 2 * below.size + 2
+    low = binom.cdf(below, reports, 1.0 - p)  # P[Bin(n_j, 1-p) <= Y_j]
+    high = binom.sf(below - 1, reports, p)  # P[Bin(n_j, p) >= Y_j]
+    total_low, total_high = float(binom.cdf(total, n, 1.0 - p)), float(binom.sf(total - 1, n, p))
+    threshold = alpha / tests
+    cuts_low, cuts_high = np.flatnonzero(low < threshold), np.flatnonzero(high < threshold)
+    flagged_total = min(total_low, total_high) < threshold
+    smallest = min(float(low.min()), float(high.min()), total_low, total_high)
+    return {
+        "test": "below_fractions",
+        "alpha": alpha,
+        "flagged": bool(cuts_low.size or cuts_high.size or flagged_total),
+        "items_below": [int(i) for i in cuts_low[np.argsort(low[cuts_low], kind="stable")][:_SHOWN]],
+        "items_above": [int(i) for i in cuts_high[np.argsort(high[cuts_high], kind="stable")][:_SHOWN]],
+        "count_below": int(cuts_low.size),
+        "count_above": int(cuts_high.size),
+        "below_fraction": {"observed": total / n, "honest_range": [1.0 - p, p], "flagged": bool(flagged_total)},
+        "min_p_value": float(min(1.0, tests * smallest)),
+        "method": ("exact binomial test of each cut's 'below' answers, and of their total, against [n (1-p), n p] "
+                   f"(Bonferroni over {tests} tests)"),
+    }
+
+
 def describe(document: dict) -> str:
     """One line for ``dpdist campaign estimate`` and the dashboard (``summary`` of :func:`diagnostics`)."""
     constraint = document.get("constraint") or {}
@@ -160,11 +207,21 @@ def describe(document: dict) -> str:
         return "poisoning test: " + document.get("detail", "none")
     rate = (document["alpha"] if counts_ran else 0.0) + (constraint["alpha"] if constraint_ran else 0.0)
     if not document["flagged"]:
-        tested = [what for what, ran in (("no support count outside what honest reports produce", counts_ran),
+        what = ("no cut's 'below' answers outside what honest reports produce" if document.get("test") == "below_fractions"
+                else "no support count outside what honest reports produce")
+        tested = [what for what, ran in ((what, counts_ran),
                                          ("the counts fit an honest population", constraint_ran)) if ran]
         return f"poisoning test: no sign ({'; '.join(tested)}; false-alarm rate <= {rate:g})"
     parts = []
-    if counts_ran:
+    if counts_ran and document["test"] == "below_fractions":
+        fraction = document["below_fraction"]
+        if fraction["flagged"]:
+            parts.append(f"{fraction['observed']:.3g} of the answers say 'below' where honest ones give "
+                         f"{fraction['honest_range'][0]:.3g} to {fraction['honest_range'][1]:.3g}")
+        if document["count_above"] or document["count_below"]:
+            parts.append(f"{document['count_above'] + document['count_below']} cut(s) answered 'below' outside what any "
+                         f"honest population gives (e.g. {(document['items_above'] + document['items_below'])[:5]})")
+    elif counts_ran:
         bits = document.get("bits_per_report")
         if bits and bits["flagged"]:
             parts.append(f"reports set {bits['observed']:.3g} bits on average where honest ones set {bits['expected']:.3g}")

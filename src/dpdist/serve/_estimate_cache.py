@@ -79,8 +79,14 @@ class EstimateCache:
         return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
     def close(self) -> None:
+        """Forget the entries and stop the estimator process (it must not outlive the server, nor take new work)."""
+        global _ESTIMATOR
         with self._guard:
             self._entries.clear()
+        with _ESTIMATOR_LOCK:
+            estimator, _ESTIMATOR = _ESTIMATOR, None
+        if estimator is not None:
+            estimator.close()
 
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)

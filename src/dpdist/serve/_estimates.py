@@ -8,7 +8,10 @@ protocol's ``estimate`` as options, e.g.
 ``?postprocess=norm-sub`` for frequency oracles or ``?method=ems`` for the
 square wave; values are read as JSON when they parse (numbers, ``true``,
 ``null``) and as strings otherwise.  An option the protocol does not take, or a
-value it refuses, is a 400 ``invalid_option`` naming it.
+value it refuses, is a 400 ``invalid_option`` naming it; so is an iteration count
+above :data:`MAX_ITERATIONS` or a tolerance below :data:`MIN_TOLERANCE` (one
+estimator process serves every campaign; each estimate also has a time limit,
+:data:`dpdist.serve._estimator.TIME_LIMIT_S`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,13 @@ __all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters
 VIEW_PARAMETERS = ("width", "replicates")
 #: Bootstrap replicates of a distribution's fixed-n band by default (the cost is that many estimates).
 DEFAULT_REPLICATES = 100
+#: The most iterations an estimate query may ask for (``max_iterations``, any ``*iterations`` option): 10x the largest
+#: default of dpdist's iterative estimators (EM, EMS: 10,000). One estimator process serves every campaign of a
+#: server, one estimate at a time (:mod:`._estimator`): a query asking 10^8 would hold it for every campaign.
+MAX_ITERATIONS = 100_000
+#: The smallest convergence tolerance an estimate query may ask for (``tolerance``, any ``*tolerance`` option): the
+#: smallest default of dpdist's estimators (1e-12); below it the iterations run to ``max_iterations``.
+MIN_TOLERANCE = 1e-12
 
 
 def view_parameters(query) -> tuple[float | None, int]:
@@ -66,7 +76,19 @@ def estimate_options(query) -> tuple[dict, float]:
             options[key] = _json.loads(text)
         except ValueError:
             options[key] = text
+        _check_cost(key, options[key], text)
     return options, level
+
+
+def _check_cost(key: str, value, text: str) -> None:
+    """Refuse an option that would hold the server's one estimator process unboundedly (400 ``invalid_option``)."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if key.endswith("iterations") and number is not None and not number <= MAX_ITERATIONS:
+        raise InvalidRequest("invalid_option", f"The '{key}' option must be at most {MAX_ITERATIONS} on the service (one "
+                             f"estimator serves every campaign). Got {text!r}.")
+    if key.endswith("tolerance") and number is not None and not number >= MIN_TOLERANCE:
+        raise InvalidRequest("invalid_option", f"The '{key}' option must be at least {MIN_TOLERANCE:g} on the service (one "
+                             f"estimator serves every campaign). Got {text!r}.")
 
 
 def _estimate(campaign: Campaign, options: dict):

@@ -194,6 +194,8 @@ SCHEMAS: dict[str, dict] = {
                        "sizes, round_state and room (the reports the open round still takes; null when none is open)"},
             "round_of": {"type": "string", "description": "a round's own campaign: the rounds campaign it is a round of "
                          "(a device answers one round of it)"},
+            "round_sizes": {"type": "array", "items": {"type": "integer"}, "description": "a round's own campaign: the "
+                            "rounds' group sizes (a device answers the round it drew in proportion to them)"},
             "anonymity": {"$ref": "#/components/schemas/Anonymity"},
         },
     },

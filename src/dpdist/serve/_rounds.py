@@ -209,7 +209,8 @@ class RoundCampaigns:
         rounds = self.of(campaign)
         if rounds is None:
             parent = self.parent_of(campaign.id) if ROUND_NAME.search(campaign.id) else None
-            return {} if parent is None else {"round_of": parent[0].campaign_id}
+            # the rounds' sizes: a device draws its round in proportion to them (dpdist.local.ledger, round_for)
+            return {} if parent is None else {"round_of": parent[0].campaign_id, "round_sizes": list(parent[0].sizes)}
         rounds = self.advance(campaign.id) or rounds
         child = self.store.row(rounds.child(rounds.round)) if self._exists(rounds.child(rounds.round)) else None
         protocol = child.protocol if child is not None else rounds.plan.protocol(0, [])

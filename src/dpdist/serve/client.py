@@ -465,12 +465,45 @@ class Client:
                     f"Campaign {campaign!r} runs in rounds and no round is open now (state {state!r}); nothing was "
                     "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
                 )
+            self._check_own_round(campaign, document, once, ledger)
         if route is not None:
             self._prepare(route, len(values))  # the tokens before the ledger draws anything
         reports = ledger.report(protocol, values, self.server, once=once)
         if route is not None and len(reports):
             return [self._submit_through_relay(route, protocol, reports, _new_batch_id())]
         return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
+
+    def _check_own_round(self, campaign: str, document: dict, once: str, ledger: PrivacyLedger) -> None:
+        """Refuse, before anything is drawn, an answer outside the round this device drew (``ledger.round_for``).
+
+        The device answers the round it drew once, at random in proportion to the rounds' sizes: not the round
+        open when it arrives, which would fill each round with whoever answers first (docs/deployment.md, "Campaigns in rounds").  A round
+        before it still open: ``wait_for_round`` (submit again later); its round over: ``round_over`` (it
+        answers no other round).  Both depend on the draw and the public round only, never on the value.
+        """
+        if ledger.answered(once, self.server):
+            return  # the ledger refuses the second answer, saying so
+        status = document.get("rounds") or {}
+        sizes = status.get("sizes", document.get("round_sizes"))  # a round's own campaign: "round_sizes"
+        if not sizes:
+            raise ServiceRefusedError(f"Campaign {campaign!r} runs in rounds but its config gives no rounds' sizes "
+                                      "(a server before dpdist's random split of devices into rounds); nothing was drawn.",
+                                      status=409, code="no_round_sizes")
+        own = ledger.round_for(once, self.server, sizes)
+        asked = (document.get("config") or {}).get("round", status.get("round"))
+        if asked == own:
+            return
+        if isinstance(asked, int) and asked < own:
+            raise ServiceRefusedError(
+                f"This device answers round {own} of campaign {once!r} (drawn at random, in proportion to the rounds' "
+                f"sizes); round {asked} is open now. Nothing was drawn: submit again once round {own} is open.",
+                status=409, code="wait_for_round",
+            )
+        raise ServiceRefusedError(
+            f"This device answers round {own} of campaign {once!r} (drawn at random), which is over (round {asked} is "
+            "open now); it answers no other round, so its one answer is not given. Nothing was drawn.",
+            status=409, code="round_over",
+        )
 
     def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
         """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.

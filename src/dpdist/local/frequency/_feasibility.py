@@ -76,10 +76,11 @@ import numpy as np
 from ..._types import ArrayLike
 from ..._validation import Interval, check_param
 from ...errors import InvalidParameterError
+from .._aggregator import Aggregator
 from .._em import expectation_maximization
+from .._protocol import LocalProtocol
 
 if TYPE_CHECKING:
-    from .._aggregator import Aggregator
     from ._oracle import FrequencyOracle
     from ._unary import UnaryEncoding
 
@@ -197,6 +198,13 @@ def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha
     FeasibilityTest
     """
     alpha = check_param("feasibility_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
+    if not isinstance(protocol, LocalProtocol):
+        raise InvalidParameterError(f"The 'protocol' of feasibility_test must be a dpdist local protocol (local.make). "
+                                    f"Got {type(protocol).__name__}.")
+    if not isinstance(aggregator, Aggregator):
+        raise InvalidParameterError(f"The 'aggregator' of feasibility_test must be the protocol's aggregator "
+                                    f"(protocol.aggregator().add(reports)), not the reports. Got {type(aggregator).__name__}.")
+    aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
     reason = why_no_feasibility_test(protocol)
     if reason is not None:
         raise InvalidParameterError(f"feasibility_test: {reason}.")

@@ -1,0 +1,209 @@
+r"""Audit a local randomizer's epsilon: a certified lower bound from its samples, the exact channel where stated.
+
+Give :func:`audit` a randomizer (a function of input values, a :class:`Randomizer`, or a dpdist
+protocol) and the epsilon it claims; it returns an :class:`AuditResult`:
+
+* **black box**: output events chosen on one part of the samples and certified on fresh ones
+  with exact Clopper-Pearson bounds (Clopper & Pearson 1934), the multiple comparisons over
+  events and stages paid for by a union bound, give a lower bound on the realized epsilon that
+  holds with probability ``1 - alpha`` whatever the randomizer is (the approach of Arcolezi &
+  Gambs 2023, arXiv:2309.01597, LDP-Auditor, with events found from data);
+* **white box** (a dpdist protocol with a small finite channel, or an adapter stating its
+  channel): the exact epsilon of the stated channel and a chi-square test that the samples
+  follow it;
+* a **verdict**: ``"violates"`` only when the certified lower bound (or the stated channel's
+  exact epsilon) exceeds the claim; ``"channel mismatch"`` when the samples do not follow the
+  stated channel; otherwise ``"no violation found"``, with the bound and the audit's power.
+
+>>> from dpdist import audit, local
+>>> result = audit.audit(local.make("grr", epsilon=1.0, domain_size=4), samples=20_000, rng=0)
+>>> result.verdict
+'no violation found'
+
+Adapters for other libraries (OpenDP, pure-LDP, multi-freq-ldpy) are in :mod:`dpdist.audit.peers`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._rng import check_rng
+from .._types import Seed
+from .._validation import Boolean, Integer, Interval, check_params
+from ..errors import InvalidParameterError
+from ._black_box import run_black_box
+from ._inputs import audit_inputs, input_pairs
+from ._protocols import protocol_randomizer
+from ._given import as_randomizer
+from ._randomizer import Randomizer
+from ._result import AuditResult, Stage, table
+from ._statistics import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
+from ._white_box import run_white_box
+
+__all__ = [
+    "audit",
+    "AuditResult",
+    "Randomizer",
+    "Stage",
+    "protocol_randomizer",
+    "table",
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "epsilon_lower_bound",
+]
+
+_CONSTRAINTS = {
+    "epsilon": Interval(0, math.inf, closed="left"),
+    "alpha": Interval(0, 0.5, closed="neither"),
+    "samples": Integer(low=200, high=10**9),
+    "pilot": Integer(low=100, high=10**8),
+    "sequential": Boolean(),
+    "keep": Integer(low=1, high=64),
+    "bins": Integer(low=2, high=256),
+    "max_cells": Integer(low=4, high=1 << 16),
+}
+
+
+def audit(
+    randomizer: Any,
+    epsilon: float | None = None,
+    domain: Any = None,
+    *,
+    alpha: float = 1e-3,
+    samples: int = 100_000,
+    pilot: int | None = None,
+    sequential: bool = True,
+    keep: int = 4,
+    bins: int = 16,
+    max_cells: int = 4096,
+    white_box: bool = True,
+    rng: Seed = None,
+) -> AuditResult:
+    r"""Certify a lower bound on a local randomizer's epsilon and compare it with the claim.
+
+    Parameters
+    ----------
+    randomizer : callable, Randomizer or dpdist LocalProtocol
+        ``f(values) -> outputs`` (its own randomness), ``f(values, rng) -> outputs``, a
+        :class:`Randomizer` (with its claim, domain, features or stated channel), or a
+        dpdist protocol (claim, domain and channel taken from it).  Outputs are numbers,
+        rows of numbers, booleans or a structured array; anything else needs a
+        :class:`Randomizer` with ``features``.
+    epsilon : float, optional
+        The claimed epsilon (default: the randomizer's own).
+    domain : int, (low, high) or array, optional
+        ``d`` items ``0..d-1`` (every pair when ``d <= 16``, else a designed set of 16),
+        real bounds (7 points), or the inputs to compare (numbers, or rows: a device's
+        history).  Default: the randomizer's own.
+    alpha : float
+        The audit's error rate: every certified bound holds at once with probability
+        ``>= 1 - alpha``, so a randomizer that keeps its claim is called ``"violates"`` with
+        probability at most ``alpha``.
+    samples : int
+        Outputs drawn per input at most (pilot and stages; at least 200).
+    pilot : int, optional
+        Outputs per input that choose the first events (default ``min(samples // 8, 2000)``, at least 100).
+    sequential : bool
+        Certify in stages doubling from ``pilot`` and stop at the first certified violation
+        (each stage pays its share of ``alpha``); ``False``: one stage after the pilot.
+    keep : int
+        Events certified per stage (Bonferroni over them).
+    bins : int
+        Levels per output column (real outputs are cut at quantiles of earlier samples).
+    max_cells : int
+        The most distinct outputs treated one by one.
+    white_box : bool
+        Also compute the stated channel's exact epsilon and fit, where there is one.
+    rng : None, int or Generator
+        ``None``: the CSPRNG (the default, an audit nobody can steer); a seed repeats the
+        audit exactly when the randomizer draws from ``rng``.
+
+    Returns
+    -------
+    AuditResult
+
+    Notes
+    -----
+    The certificate, for an output event :math:`E` and inputs :math:`x, x'` with :math:`k` of
+    :math:`n` fresh outputs of :math:`x` in :math:`E` and :math:`k'` of :math:`n` of :math:`x'`:
+
+    .. math::
+
+        \varepsilon \ge \ln \frac{B^{-1}(a;\, k,\, n-k+1)}{B^{-1}(1-a;\, k'+1,\, n-k')},
+        \qquad a = \frac{\alpha}{2 L K},
+
+    the one-sided Clopper-Pearson bounds (Clopper & Pearson 1934) for :math:`L` stages of
+    :math:`K` events; events are chosen on outputs drawn before those they are certified on
+    (:mod:`dpdist.audit._black_box`).
+
+    References
+    ----------
+    C. J. Clopper, E. S. Pearson (1934). The use of confidence or fiducial limits illustrated in
+    the case of the binomial. Biometrika 26(4), 404-413.
+
+    H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Auditing
+    Perspective. arXiv:2309.01597.
+    """
+    started = time.perf_counter()
+    owner = "dpdist.audit.audit"
+    chosen = as_randomizer(randomizer, owner)
+    epsilon = chosen.epsilon if epsilon is None else epsilon
+    if epsilon is None:
+        raise InvalidParameterError(f"The 'epsilon' argument of {owner} is needed: the epsilon the randomizer claims.")
+    pilot = max(100, min(samples // 8, 2000)) if pilot is None and isinstance(samples, int) else pilot
+    params = check_params(owner, {"epsilon": epsilon, "alpha": alpha, "samples": samples, "pilot": pilot,
+                                  "sequential": sequential, "keep": keep, "bins": bins, "max_cells": max_cells},
+                          _CONSTRAINTS)
+    if params["pilot"] * 2 > params["samples"]:
+        raise InvalidParameterError(
+            f"The 'pilot' argument of {owner} must be at most half of 'samples' ({params['samples']}). Got {pilot!r}."
+        )
+    inputs, chosen_inputs = audit_inputs(chosen.domain if domain is None else domain, owner)
+    generator = check_rng(rng, owner=owner)
+    found = run_black_box(
+        chosen, inputs, input_pairs(len(inputs)), params["epsilon"], params["alpha"], params["samples"],
+        params["pilot"], params["sequential"], params["keep"], params["bins"], params["max_cells"], generator,
+    )
+    channel_epsilon = fit = None
+    extra_samples = 0
+    if white_box and chosen.white_box:
+        fitted = run_white_box(chosen, inputs, min(params["samples"], 20_000), generator)
+        channel_epsilon, fit, extra_samples = fitted.channel_epsilon, fitted.fit_pvalue, fitted.samples_per_input
+    claim = params["epsilon"]
+    if found.certified > claim or (channel_epsilon is not None and channel_epsilon > claim * (1 + 1e-9) + 1e-12):
+        verdict = "violates"
+    elif fit is not None and fit < params["alpha"]:
+        verdict = "channel mismatch"
+    else:
+        verdict = "no violation found"
+    notes = list(chosen.notes)
+    if not chosen.seeded:
+        notes.append("the randomizer draws its own randomness: a seed does not repeat the audit")
+    return AuditResult(
+        name=chosen.name,
+        claimed_epsilon=claim,
+        confidence=1.0 - params["alpha"],
+        certified_epsilon=found.certified,
+        verdict=verdict,
+        detectable_epsilon=found.detectable,
+        samples_per_input=found.samples_per_input,
+        samples=(found.samples_per_input + extra_samples) * len(inputs),
+        seconds=time.perf_counter() - started,
+        witness=found.witness,
+        stages=found.stages,
+        channel_epsilon=channel_epsilon,
+        fit_pvalue=fit,
+        inputs=chosen_inputs,
+        method=(
+            f"{len(found.stages)} of {found.planned} stage(s) of fresh outputs after a pilot of {params['pilot']}; "
+            f"{params['keep']} "
+            f"event(s) per stage chosen on earlier outputs; one-sided Clopper-Pearson bounds at level "
+            f"{found.level:.3g} each (alpha {params['alpha']:g} / 2 / planned stages / events)"
+        ),
+        notes=tuple(notes),
+        seed=rng if isinstance(rng, (int, np.integer)) else None,
+    )

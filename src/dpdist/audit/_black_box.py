@@ -1,0 +1,169 @@
+r"""The black-box certificate: a lower bound on a randomizer's realized epsilon from its samples alone.
+
+The design (every number in it is fixed before the samples it governs are drawn):
+
+1. a **pilot** of ``pilot`` outputs per audited input chooses how outputs become cells
+   (:class:`~dpdist.audit._cells.CellMap`) and the ``keep`` most promising output events over all
+   pairs of inputs and both directions (:func:`~dpdist.audit._events.choose_events`);
+2. **stages** of fresh outputs, doubling in size, certify those events: for an event :math:`E` with
+   :math:`k` of :math:`n` outputs of input :math:`x` in it and :math:`k'` of :math:`n` of :math:`x'`,
+   :math:`\varepsilon \ge \ln(p_-/q_+)` with one-sided Clopper-Pearson bounds (Clopper & Pearson 1934);
+   each later stage chooses its events again from every output drawn before it (independent of
+   its own fresh outputs, so the choice costs nothing);
+3. every bound of every stage is at level :math:`a = \alpha / (2 L K)` for :math:`L` stages of
+   :math:`K` events (a union bound: all :math:`2LK` one-sided bounds hold at once with probability
+   :math:`\ge 1 - \alpha`), so the largest bound of the audit, and the verdict, are valid at
+   confidence :math:`1 - \alpha` however early the audit stops;
+4. the audit **stops** at the first stage whose bound exceeds the claim (a violation is certified:
+   a broken randomizer costs a few stages), else after the last (a bounded budget).
+
+This is the distinguishability audit of Arcolezi & Gambs (2023, arXiv:2309.01597, Sec. 4) with the
+event found from data rather than from each protocol's attack, and with the multiple comparisons
+paid for explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ._cells import CellMap
+from ._draws import OutputLayout, draw_mixed
+from ._events import Event, choose_events
+from ._randomizer import Randomizer
+from ._result import Stage
+from ._statistics import clopper_pearson_lower, clopper_pearson_upper, detectable_epsilon, epsilon_lower_bound
+
+__all__ = ["BlackBox", "stage_sizes", "run_black_box"]
+
+#: Entries of outputs (rows x columns, all inputs) kept for choosing events.
+KEPT_ENTRIES = 1 << 25
+#: Rows pooled to fit the cell map.
+FIT_ROWS = 1 << 15
+
+
+@dataclass(frozen=True)
+class BlackBox:
+    """What the black-box audit found."""
+
+    certified: float
+    witness: dict
+    stages: tuple[Stage, ...]
+    samples_per_input: int
+    level: float
+    detectable: float
+    planned: int
+
+
+def stage_sizes(samples: int, pilot: int, sequential: bool) -> list[int]:
+    """Fresh outputs per input of each stage: doubling from ``pilot`` while the budget lasts (the remainder
+    joins the last stage); one stage of everything after the pilot when not ``sequential``."""
+    remaining = samples - pilot
+    if not sequential:
+        return [remaining]
+    sizes: list[int] = []
+    size = pilot
+    while remaining >= size:
+        sizes.append(size)
+        remaining -= size
+        size *= 2
+    if sizes:
+        sizes[-1] += remaining
+    else:
+        sizes = [remaining]
+    return sizes
+
+
+def _pilot(randomizer: Randomizer, inputs: np.ndarray, pilot: int, rng, layout: OutputLayout) -> list[np.ndarray]:
+    """``pilot`` outputs of each input (mixed calls), grouped by input; refused when they would not fit in memory."""
+    labels, parts = [], []
+    for call_labels, rows in draw_mixed(randomizer, inputs, pilot, rng, layout):
+        if pilot * len(inputs) * rows.shape[1] > KEPT_ENTRIES:
+            raise InvalidParameterError(
+                f"The 'randomizer' {randomizer.name} returns outputs of {rows.shape[1]} numbers each: a pilot of "
+                f"{pilot} outputs of each of {len(inputs)} inputs would keep {pilot * len(inputs) * rows.shape[1]:,} "
+                f"numbers, above {KEPT_ENTRIES:,}. Give a 'features' function (fewer numbers per output) or a "
+                f"smaller 'pilot'."
+            )
+        labels.append(call_labels)
+        parts.append(rows)
+    every, rows = np.concatenate(labels), np.concatenate(parts)
+    order = np.argsort(every, kind="stable")
+    return np.split(rows[order], np.cumsum(np.bincount(every, minlength=len(inputs)))[:-1])
+
+
+def run_black_box(
+    randomizer: Randomizer,
+    inputs: np.ndarray,
+    pairs: np.ndarray,
+    claim: float,
+    alpha: float,
+    samples: int,
+    pilot: int,
+    sequential: bool,
+    keep: int,
+    bins: int,
+    max_cells: int,
+    rng: np.random.Generator,
+) -> BlackBox:
+    """Run the staged audit (module docstring); ``samples`` outputs per input at most, pilot included."""
+    sizes = stage_sizes(samples, pilot, sequential)
+    level = alpha / (2 * len(sizes) * keep)
+    layout = OutputLayout()
+    kept = _pilot(randomizer, inputs, pilot, rng, layout)
+    columns = kept[0].shape[1]
+    cap = max(pilot, KEPT_ENTRIES // max(1, len(inputs) * columns))
+    drawn = pilot
+    stages: list[Stage] = []
+    best: tuple[float, dict, float, int] = (0.0, {}, 0.0, 0)
+    for size in sizes:
+        pooled = np.concatenate(kept)
+        fit_rows = pooled if len(pooled) <= FIT_ROWS else pooled[rng.choice(len(pooled), FIT_ROWS, replace=False)]
+        cell_map = CellMap.fit(fit_rows, bins, max_cells)
+        events = choose_events(kept, cell_map, pairs, size, level, keep, joint_columns=3)
+        counts = np.zeros((len(events), 2), dtype=np.int64)
+        more: list[list[np.ndarray]] = [[] for _ in inputs]
+        room = [cap - len(rows) for rows in kept]
+        for labels, rows in draw_mixed(randomizer, inputs, size, rng, layout):
+            for e, event in enumerate(events):
+                first, second = labels == event.first, labels == event.second
+                either = first | second
+                inside = event.contains(cell_map, rows[either])
+                counts[e, 0] += int(np.count_nonzero(inside & first[either]))
+                counts[e, 1] += int(np.count_nonzero(inside & second[either]))
+            for index in range(len(inputs)):
+                if room[index] > 0:
+                    taken = rows[labels == index][: room[index]]
+                    more[index].append(taken)
+                    room[index] -= len(taken)
+        kept = [np.concatenate([rows, *extra]) if extra else rows for rows, extra in zip(kept, more)]
+        drawn += size
+        bounds = epsilon_lower_bound(counts[:, 0], size, counts[:, 1], size, level)
+        top = int(np.argmax(bounds))
+        stage_bound = float(bounds[top])
+        stages.append(Stage(drawn, stage_bound))
+        if stage_bound >= best[0] or not best[1]:
+            witness = _witness(events[top], cell_map, inputs, counts[top], size, level)
+            best = (stage_bound, witness, counts[top, 0] / size, size)
+        if stage_bound > claim:
+            break
+    certified, witness, p_in, size = best
+    detectable = detectable_epsilon(p_in, size, level, claim) if p_in > 0 else math.inf
+    return BlackBox(certified, witness, tuple(stages), drawn, level, detectable, len(sizes))
+
+
+def _witness(event: Event, cell_map: CellMap, inputs: np.ndarray, counts: np.ndarray, size: int, level: float) -> dict:
+    return {
+        "input": inputs[event.first].tolist(),
+        "other_input": inputs[event.second].tolist(),
+        "event": event.describe(cell_map),
+        "count": int(counts[0]),
+        "other_count": int(counts[1]),
+        "samples": int(size),
+        "probability_low": float(clopper_pearson_lower(counts[0], size, level)),
+        "other_probability_high": float(clopper_pearson_upper(counts[1], size, level)),
+        "level": float(level),
+    }

@@ -1,0 +1,138 @@
+"""Outputs as finite cells: the output events the auditor certifies are sets of cells.
+
+Any randomizer's outputs become rows of numbers (:func:`~dpdist.audit._draws.as_columns`); a *pilot* sample
+then fixes how rows become cells, two ways:
+
+* **rows**: each distinct row of the pilot is a cell (and every row the pilot never saw
+  one more), when the pilot has at most ``max_cells`` distinct rows: exact for small
+  finite output spaces (GRR, a dpdist protocol's ``report_index``, short bit vectors);
+* **columns**: each column is cut into at most ``bins`` levels (its distinct values when
+  it has few, else quantiles of the pilot), and a pair of inputs looks at the joint
+  levels of the few columns that tell them apart best (large bit vectors, reals).
+
+Either map is a post-processing fixed before the certifying samples are drawn, so a
+bound certified on cells holds for the randomizer itself (post-processing cannot raise
+the privacy loss: Dwork & Roth 2014, Proposition 2.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CellMap"]
+
+
+@dataclass(frozen=True)
+class CellMap:
+    """How rows of outputs become cells, fixed from a pilot sample (:meth:`fit`)."""
+
+    codebook: np.ndarray | None  # distinct pilot rows (rows mode), or None
+    levels: tuple[np.ndarray, ...]  # per column: its values (few) or interior quantile edges (many)
+    discrete: tuple[bool, ...]  # per column: levels are values (True) or edges (False)
+
+    @classmethod
+    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int) -> CellMap:
+        """The map of a pilot ``(n, k)`` (every input's rows pooled)."""
+        distinct = _distinct_rows(pilot)
+        codebook = distinct if len(distinct) <= max_cells else None
+        levels, discrete = [], []
+        for column in pilot.T:
+            values = np.unique(column)
+            if values.size <= bins:
+                levels.append(values)
+                discrete.append(True)
+            else:
+                edges = np.unique(np.quantile(column, np.linspace(0, 1, bins + 1)[1:-1]))
+                levels.append(edges)
+                discrete.append(False)
+        return cls(codebook, tuple(levels), tuple(discrete))
+
+    @property
+    def columns(self) -> int:
+        return len(self.levels)
+
+    def row_cells(self) -> int:
+        """Cells of the rows mode: the pilot's distinct rows and one for any other row."""
+        return 0 if self.codebook is None else len(self.codebook) + 1
+
+    def row_codes(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's index in the codebook; ``len(codebook)`` for a row the pilot never saw.
+
+        Each column's value becomes its rank among the codebook's values of that column, and a row the
+        mixed-radix number of its ranks (first column most significant: the codebook's lexicographic order),
+        looked up with a binary search; rows of too many columns for one int64 go through ``np.unique``.
+        """
+        assert self.codebook is not None
+        known = len(self.codebook)
+        if rows.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        ranks, radix = [], []
+        for column in range(self.codebook.shape[1]):
+            values = np.unique(self.codebook[:, column])
+            ranks.append(values)
+            radix.append(values.size)
+        if float(np.prod(np.asarray(radix, dtype=np.float64))) < 2.0**62:
+            book = np.zeros(known, dtype=np.int64)
+            code = np.zeros(rows.shape[0], dtype=np.int64)
+            seen = np.ones(rows.shape[0], dtype=bool)
+            for column, values in enumerate(ranks):
+                position = np.minimum(np.searchsorted(values, rows[:, column]), values.size - 1)
+                seen &= values[position] == rows[:, column]
+                code = code * values.size + position
+                book = book * values.size + np.searchsorted(values, self.codebook[:, column])
+            index = np.minimum(np.searchsorted(book, code), known - 1)
+            return np.where(seen & (book[index] == code), index, known)
+        _, inverse = np.unique(np.concatenate([self.codebook, rows]), axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        table = np.full(inverse.max() + 1, known, dtype=np.int64)
+        table[inverse[:known]] = np.arange(known)
+        return table[inverse[known:]]
+
+    def level_counts(self) -> np.ndarray:
+        """How many levels each column has (a discrete column: its values and one for any other)."""
+        return np.array([lv.size + 1 for lv in self.levels], dtype=np.int64)
+
+    def column_levels(self, rows: np.ndarray, columns) -> np.ndarray:
+        """The level of each row in each of ``columns``: ``(n, len(columns))`` integers."""
+        out = np.empty((rows.shape[0], len(columns)), dtype=np.int32)
+        for position, column in enumerate(columns):
+            values, levels = rows[:, column], self.levels[column]
+            if self.discrete[column]:
+                index = np.searchsorted(levels, values)
+                clipped = np.minimum(index, levels.size - 1)
+                out[:, position] = np.where(levels[clipped] == values, clipped, levels.size)
+            else:
+                out[:, position] = np.searchsorted(levels, values, side="right")
+        return out
+
+    def joint_codes(self, rows: np.ndarray, columns) -> np.ndarray:
+        """The joint level of ``columns`` as one integer per row (mixed radix)."""
+        levels = self.column_levels(rows, columns)
+        radix = self.level_counts()[list(columns)]
+        code = np.zeros(rows.shape[0], dtype=np.int64)
+        for position in range(len(columns)):
+            code = code * radix[position] + levels[:, position]
+        return code
+
+    def joint_cells(self, columns) -> int:
+        return int(np.prod(self.level_counts()[list(columns)]))
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """``np.unique(rows, axis=0)`` (distinct rows in lexicographic order), through one int64 per row when the
+    columns' distinct values allow it (a 1-D unique is far cheaper than one over rows)."""
+    columns = [np.unique(column, return_inverse=True) for column in rows.T]
+    if not columns or float(np.prod([float(values.size) for values, _ in columns])) >= 2.0**62:
+        return np.unique(rows, axis=0)
+    code = np.zeros(rows.shape[0], dtype=np.int64)
+    for values, inverse in columns:
+        code = code * values.size + inverse.ravel()
+    distinct = np.unique(code)
+    out = np.empty((distinct.size, rows.shape[1]), dtype=rows.dtype)
+    for position in range(rows.shape[1] - 1, -1, -1):
+        values = columns[position][0]
+        distinct, digit = np.divmod(distinct, values.size)
+        out[:, position] = values[digit]
+    return out

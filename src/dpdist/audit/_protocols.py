@@ -1,0 +1,134 @@
+"""dpdist's own protocols as randomizers: black box on their reports, white box on their exact channel."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..errors import DPDistError, EachValueANewUserWarning, InvalidParameterError
+from ..local import LocalProtocol
+from ..local._report_kinds import PackedBitReports
+from ..testing import channel_inputs
+from ._randomizer import Randomizer
+
+__all__ = ["is_protocol", "protocol_randomizer"]
+
+#: The most outputs of a channel the white-box audit enumerates.
+MAX_CHANNEL_OUTPUTS = 1 << 16
+
+
+def is_protocol(value: Any) -> bool:
+    return isinstance(value, LocalProtocol)
+
+
+def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> Randomizer:
+    """A dpdist protocol as a :class:`Randomizer` (``privatize``, seeded by the audit's generator).
+
+    Its domain is its items, its bounds or (several attributes) the conformance kit's grid of
+    records; its claim ``protocol.epsilon``.  When its channel is finite and small (at most
+    65,536 outputs on the audited inputs), outputs are placed by ``report_index`` and the
+    audit is white box too; bit-packed reports are unpacked into bits for the black box (its
+    columns mode then finds the two bits that tell two items apart).
+
+    ``reports=T`` (a memoized protocol: ``l-grr``, ``l-osue``, ``loloha``) audits one device
+    holding one value over ``T`` reports: its memo drawn once, ``T`` instantaneous responses
+    of it; the claim is then the protocol's guarantee for any number of reports of one value
+    (``epsilon_longitudinal``: Arcolezi et al. 2022, the memo's budget).
+    """
+    kind = protocol.tags.kind
+    if kind in ("frequency", "heavy_hitters"):
+        domain: Any = int(getattr(protocol, "domain_size"))
+    elif kind == "numerical":
+        low, high = getattr(protocol, "bounds")
+        domain = (float(low), float(high))
+    else:
+        domain = channel_inputs(protocol)
+    if reports is not None:
+        return _longitudinal(protocol, int(reports), domain)
+    inputs = channel_inputs(protocol) if not isinstance(domain, int) or domain <= 16 else np.arange(2)
+    # a frequency oracle has at least d outputs: past the cap its channel is not even built (d = 10^9 would be GBs)
+    finite = not (isinstance(domain, int) and domain > MAX_CHANNEL_OUTPUTS) and _finite_channel(protocol, inputs)
+
+    def sample(values, rng):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EachValueANewUserWarning)
+            return protocol.privatize(values, rng=rng)
+
+    features = None
+    if isinstance(protocol.report_format, PackedBitReports):  # bits: the columns mode finds the bits that tell
+        bits = protocol.report_format.bits
+
+        def features(reports):
+            return np.unpackbits(np.asarray(reports, dtype=np.uint8), axis=1)[:, :bits]
+    elif finite:
+        features = protocol.report_index
+
+    return Randomizer(
+        sample=sample,
+        name=f"dpdist {protocol.name}",
+        epsilon=float(protocol.epsilon),
+        domain=domain,
+        features=features,
+        channel=protocol.channel if finite else None,
+        output_index=protocol.report_index if finite else None,
+        notes=() if finite else (f"{protocol.name}: no small finite channel here, black box only",),
+    )
+
+
+def _finite_channel(protocol: LocalProtocol, inputs: np.ndarray) -> bool:
+    if not protocol.tags.finite_channel:
+        return False
+    try:
+        channel = protocol.channel(inputs[:2])
+        if channel.shape[1] > MAX_CHANNEL_OUTPUTS:
+            return False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EachValueANewUserWarning)
+            protocol.report_index(protocol.privatize(inputs[:2], rng=0))
+    except (NotImplementedError, DPDistError, MemoryError):
+        return False
+    return True
+
+
+def _longitudinal(protocol: LocalProtocol, reports: int, domain: Any) -> Randomizer:
+    if not protocol.tags.memoized or not hasattr(protocol, "instantaneous_response"):
+        raise InvalidParameterError(
+            f"The 'reports' argument is for memoized protocols whose memo is one permanent response (l-grr, l-osue, "
+            f"loloha). Got {reports!r} for {protocol.name}."
+        )
+    if reports < 1:
+        raise InvalidParameterError(f"The 'reports' argument must be an int >= 1. Got {reports!r} instead.")
+    p: Any = protocol
+    hashed = hasattr(p, "_bucket")
+    if hashed and not hasattr(p, "_report"):
+        raise InvalidParameterError(f"The 'reports' argument is not supported for {protocol.name} (its memo is per bucket).")
+
+    def sample(values, rng):
+        values = p._check_values(values)
+        if hashed:
+            randomness = p._draw_user_randomness(values.size, rng)
+            memo = p.permanent_response(p._bucket(randomness, values), rng)
+            rows = [p._report(randomness, p.instantaneous_response(memo, rng)) for _ in range(reports)]
+        else:
+            memo = p.permanent_response(values, rng)
+            rows = [p.instantaneous_response(memo, rng) for _ in range(reports)]
+        return np.stack([np.asarray(row).reshape(values.size, -1) for row in rows], axis=1)
+
+    features = None
+    if isinstance(protocol.report_format, PackedBitReports):
+        bits = protocol.report_format.bits  # type: ignore[attr-defined]
+
+        def features(outputs):
+            packed = np.asarray(outputs, dtype=np.uint8)
+            return np.unpackbits(packed, axis=2)[:, :, :bits].reshape(len(packed), -1)
+
+    return Randomizer(
+        sample=sample,
+        name=f"dpdist {protocol.name} x{reports} reports",
+        epsilon=float(p.epsilon_longitudinal),
+        domain=domain,
+        features=features,
+        notes=(f"one device holding one value over {reports} reports (its memo drawn once)",),
+    )
