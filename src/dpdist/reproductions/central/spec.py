@@ -333,7 +333,7 @@ def _paper_claims():
               BeatsRivals(METRICS, 6, (20,), column="sparsity", share=1e-9,
                           where={"method": MP_DP, "n": 10_000, "size": 40}),
               figure="fig3-s-ks"),
-        # (added for issue 47, last so the earlier claims keep their numbers) sec. VI-B on Fig. 6: "our methods
+        # (last, so the earlier claims keep their numbers) sec. VI-B on Fig. 6: "our methods
         # outperform histogram queries and adaptive quantiles in the high privacy regime and achieve competitive performance in the low privacy regime"; "competitive" read as the paper
         # uses "close to the best" elsewhere (Fig. 5's "best or close to the best"): each of PP and MP within 25 %
         # of the best of HQ, the staircase HQ and AQ, at the paper's low-privacy end eps = 1

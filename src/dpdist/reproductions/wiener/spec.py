@@ -541,7 +541,7 @@ def _general_claims(others: tuple) -> list[Claim]:
 
 
 def _fig9_claims() -> list[Claim]:
-    """Sec. V-E's Fig. 9 statements checked after the others (added for issue 47; the earlier claims keep their
+    """Sec. V-E's Fig. 9 statements checked after the others (last, so the earlier claims keep their
     numbers): false positives on the smooth stand-ins, AMRP against DW on the non-smooth ones."""
     claims = []
     # "For this smooth dataset, KRR outputs the least true positives and the most false positives. In contrast,
