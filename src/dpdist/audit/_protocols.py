@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -56,12 +57,14 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
             warnings.simplefilter("ignore", EachValueANewUserWarning)
             return protocol.privatize(values, rng=rng)
 
-    features = None
+    features: Callable[[Any], np.ndarray] | None = None
     if isinstance(protocol.report_format, PackedBitReports):  # bits: the columns mode finds the bits that tell
         bits = protocol.report_format.bits
 
-        def features(reports):
+        def unpacked(reports: Any) -> np.ndarray:
             return np.unpackbits(np.asarray(reports, dtype=np.uint8), axis=1)[:, :bits]
+
+        features = unpacked
     elif finite:
         features = protocol.report_index
 
@@ -116,13 +119,15 @@ def _longitudinal(protocol: LocalProtocol, reports: int, domain: Any) -> Randomi
             rows = [p.instantaneous_response(memo, rng) for _ in range(reports)]
         return np.stack([np.asarray(row).reshape(values.size, -1) for row in rows], axis=1)
 
-    features = None
+    features: Callable[[Any], np.ndarray] | None = None
     if isinstance(protocol.report_format, PackedBitReports):
         bits = protocol.report_format.bits
 
-        def features(outputs):
+        def unpacked_histories(outputs: Any) -> np.ndarray:
             packed = np.asarray(outputs, dtype=np.uint8)
             return np.unpackbits(packed, axis=2)[:, :, :bits].reshape(len(packed), -1)
+
+        features = unpacked_histories
 
     return Randomizer(
         sample=sample,

@@ -201,13 +201,14 @@ def _number(value) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def _safe(value):
+def _safe(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_safe(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        return _safe(value.item())
+    item = getattr(value, "item", None)  # a NumPy scalar or 0-d array
+    if item is not None and not isinstance(value, (str, bytes)):
+        return _safe(item())
     return value
