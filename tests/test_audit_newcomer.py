@@ -52,7 +52,6 @@ def _laplace(scale):
     return randomize
 
 
-@pytest.mark.xfail(strict=True, reason="N49-2: real outputs on few inputs become exact-float cells: no power")
 @pytest.mark.parametrize("domain, samples", [((0.0, 1.0), 1000), (2, 4000), (8, 1000)])
 def test_real_outputs_on_few_inputs_are_binned(domain, samples):
     result = audit.audit(_laplace(1 / 3), epsilon=1.0, domain=domain, samples=samples, rng=0)  # true epsilon 3
