@@ -1,8 +1,9 @@
 """A pytest plugin that shows where the suite spends CPU: the slowest tests in CPU-seconds, not wall seconds.
 
 The fast loop (``uv run pytest -m "not slow"``) has a budget of 2 CPU-minutes on 2 cores (docs/benchmarks.md,
-"The test suite").  Wall durations (``--durations``) move 2-5x with the machine's load; CPU-seconds do not, so the
-budget and its drift are read in CPU-seconds.  Each test's figure is the user + system time of the pytest process
+"The test suite").  Wall durations (``--durations``) move 2-5x with the machine's load; CPU-seconds move much less
+(10-15 % between load 0.5 and 5 on 2 shared cores), so the budget and its drift are read in CPU-seconds, with the
+load beside them.  Each test's figure is the user + system time of the pytest process
 *and of the children it reaped* (servers, CLI subprocesses, node) over its setup, call and teardown, so a module
 fixture's start is charged to the first test that uses it and its stop to the last.
 

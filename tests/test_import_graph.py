@@ -12,6 +12,7 @@ for a measured cost or an optional extra, and says so (``# lazy: <reason>``).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -65,6 +66,16 @@ def _targets(node: ast.AST, package: str, modules: dict) -> set[str]:
     return found
 
 
+@functools.cache
+def _source_imports(path: Path) -> tuple[list[str], list[tuple[ast.AST, bool, bool]]]:
+    """The lines of a file of the package and its imports (:func:`imports`): read and parsed once per session.
+
+    Three tests read the whole package (the circle, the floors, the lazy imports); parsing it is most of their
+    cost, so they share one parse."""
+    lines = path.read_text().splitlines()
+    return lines, list(imports(ast.parse("\n".join(lines))))
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the modules of the package it imports, every kind of import included."""
     modules = _modules()
@@ -72,7 +83,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, (path, is_package) in modules.items():
         package = name if is_package else name.rsplit(".", 1)[0]
         targets: set[str] = set()
-        for node, _, _ in imports(ast.parse(path.read_text())):
+        for node, _, _ in _source_imports(path)[1]:
             targets |= _targets(node, package, modules)
         graph[name] = {target for target in targets if target in modules and target != name}
     return graph
@@ -139,8 +150,8 @@ def unexplained_lazy_imports() -> list[str]:
         relative = path.relative_to(SOURCE)
         if "_clients_js" in relative.parts or relative.parts[0].removesuffix(".py") in NOT_YET_SWEPT:
             continue
-        lines = path.read_text().splitlines()
-        for node, in_function, type_only in imports(ast.parse("\n".join(lines))):
+        lines, found_imports = _source_imports(path)
+        for node, in_function, type_only in found_imports:
             if not in_function or type_only:
                 continue
             said = " ".join(lines[node.lineno - 2 : node.end_lineno])

@@ -62,7 +62,9 @@ def test_one_version_for_the_wheel_the_command_line_the_js_client_and_the_change
 def test_the_metadata_states_what_twine_and_pypi_show():
     project = _pyproject()["project"]
     assert project["license"] == "BSD-3-Clause" and (ROOT / "LICENSE").is_file()
-    assert project["readme"] == {"file": "README.md", "content-type": "text/markdown"}
+    assert "readme" in project["dynamic"]  # the README with absolute links (hatch-fancy-pypi-readme)
+    hook = _pyproject()["tool"]["hatch"]["metadata"]["hooks"]["fancy-pypi-readme"]
+    assert hook["content-type"] == "text/markdown" and hook["fragments"] == [{"path": "README.md"}]
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(project["urls"])
     # the Python classifiers start at requires-python's floor
     floor = re.fullmatch(r">=3\.(\d+)", project["requires-python"]).group(1)
@@ -129,6 +131,7 @@ def test_the_wheel_is_pure_python_and_carries_what_the_package_reads_at_run_time
     metadata = zipfile.ZipFile(wheel).read(f"dpdist-{dpdist.__version__}.dist-info/METADATA").decode()
     assert "Metadata-Version: 2.4" in metadata and "License-Expression: BSD-3-Clause" in metadata
     assert "Description-Content-Type: text/markdown" in metadata
+    assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in metadata  # absolute links on PyPI
 
 
 def _extras(wheel: Path) -> list[str]:

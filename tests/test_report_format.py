@@ -103,9 +103,15 @@ def test_composite_protocols_use_their_oracle_format():
 
 
 def _hook_calls_on_other_objects(path: Path) -> list[str]:
-    """``x._check_reports(...)`` and the like where ``x`` is not ``self`` or ``super()``."""
+    """``x._check_reports(...)`` and the like where ``x`` is not ``self`` or ``super()``.
+
+    A file whose text names no hook holds no such attribute: only the files that name one are parsed (the others
+    were 1.3 of this test's 1.5 CPU-s)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    text = path.read_text()
+    if not any(hook in text for hook in HOOKS):
+        return found
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Attribute) and node.attr in HOOKS:
             owner = node.value
             is_self = isinstance(owner, ast.Name) and owner.id == "self"

@@ -83,3 +83,34 @@ def test_a_page_whose_numbers_moved_is_reported_stale(tmp_path):
     assert reasons and metric in reasons[0] and "on the page" in reasons[0]
     page.write_text(text.replace(f'"rule_version": {RULE_VERSION}', '"rule_version": 1'))
     assert any("rule version 1" in reason for reason in stale_reasons("toy", page))
+
+
+def test_the_page_names_every_commit_that_computed_cells_with_counts(tmp_path):
+    # issue 47: a page whose cells came from two invocations at two commits names both, with their counts (from
+    # the commit each cell records); cells written before cells recorded it are counted apart
+    import json
+
+    from dpdist.experiments import reproduce
+    from dpdist.experiments._pages import write_page
+
+    spec = get_spec("toy")
+    out, page = tmp_path / "out", tmp_path / "toy.md"
+    page.write_text("# Reproduction: toy\n")
+    reproduce(spec, out, progress=False)
+    cells = sorted((out / "cells").glob("*.json"))
+    assert len(cells) >= 3 and all("commit" in json.loads(path.read_text()) for path in cells)
+    for index, path in enumerate(cells):  # as if an earlier commit computed some and an old run others
+        payload = json.loads(path.read_text())
+        if index < 2:
+            payload["commit"] = "aaaaaaa"
+        elif index == 2:
+            del payload["commit"]
+        path.write_text(json.dumps(payload))
+    result = reproduce(spec, out, progress=False)
+    assert result.computed == 0 and result.commits["aaaaaaa"] == 2 and result.commits[None] == 1
+    write_page(page, result, result.claims, out, "dpdist reproduce toy")
+    header = next(line for line in page.read_text().splitlines() if line.startswith("**Generated**"))
+    assert "Cells computed at commits " in header and "`aaaaaaa` (2 cells)" in header
+    assert "1 cells without a recorded commit" in header
+    others = len(cells) - 3
+    assert f"({others} cells)" in header

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -276,16 +277,13 @@ RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarian
 
 
 def test_no_presentation_code_switches_on_the_type_of_a_result():
-    source = Path(dpdist.__file__).parent
     found = []
-    for place in PRESENTATION:
-        paths = [source / place] if place.endswith(".py") else sorted((source / place).rglob("*.py"))
-        for path in paths:
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "issubclass"):
-                    names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node.args[1])}
-                    if names & RESULT_TYPES:
-                        found.append(f"{path.relative_to(source)}:{node.lineno}")
+    for name, tree in _presentation_files():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "issubclass"):
+                names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node.args[1])}
+                if names & RESULT_TYPES:
+                    found.append(f"{name}:{node.lineno}")
     assert not found, found
 
 
@@ -327,13 +325,16 @@ def test_instances_do_not_overwrite_class_level_settings():
     assert local.available("numerical").count("sw") == 1
 
 
-def _presentation_files():
+@functools.cache
+def _presentation_files() -> tuple[tuple[str, ast.Module], ...]:
+    """(path under the package, parsed tree) of every presentation file: parsed once for the two switch tests."""
     source = Path(dpdist.__file__).parent
-    for place in PRESENTATION:
-        paths = [source / place] if place.endswith(".py") else sorted((source / place).rglob("*.py"))
-        for path in paths:
-            if path.exists():
-                yield str(path.relative_to(source)), ast.parse(path.read_text())
+    return tuple(
+        (str(path.relative_to(source)), ast.parse(path.read_text()))
+        for place in PRESENTATION
+        for path in ([source / place] if place.endswith(".py") else sorted((source / place).rglob("*.py")))
+        if path.exists()
+    )
 
 
 def _is_kind(node) -> bool:

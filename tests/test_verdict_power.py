@@ -230,3 +230,32 @@ def test_a_range_with_a_favourable_end_holds_holds_and_understated_or_does_not_h
         RatioWithin("A", "w", ("B",), "w", low=2.0, favourable="high")
     # the power is the paper's own effect: a ratio at the range's geometric centre (sqrt(20) = 4.47 = 2 x 2.24)
     assert "power for a 124% effect" in check(_fixed({"A": 1.0, "B": 5.0}, 4, 0.5))[1]
+
+
+def test_the_power_of_a_minimum_in_a_range_uses_the_tests_bonferroni_factor():
+    # issue 47: "the best J is well below the bound's J" (offsets=(-inf, -2)) tests p_for at alpha / (points in
+    # the range); its power must use the same level, so a wider range (more points) has less power
+    from dpdist.experiments import MinimumWithin
+    from dpdist.experiments._claims import Evidence, _reject_probability
+
+    lam, df = 2.0, 10.0
+    plain = Evidence((0.5,), (0.5,), noncentrality=(lam,), df=(df,)).power()
+    corrected = Evidence((0.5,), (0.5,), noncentrality=(lam,), df=(df,), for_factors=(6,), against_factors=(2,)).power()
+    assert plain[0] == pytest.approx(float(_reject_probability(np.array(lam), np.array(df), 0.05)))
+    assert corrected[0] == pytest.approx(float(_reject_probability(np.array(lam), np.array(df), 0.05 / 6)))
+    assert corrected[1] == pytest.approx(float(_reject_probability(np.array(lam), np.array(df), 0.05 / 2)))
+    assert corrected[0] < plain[0]
+
+    def curve(levels):  # the best point inside at J = 1, the best outside 20 % higher; the rest far above
+        rows = [{"dataset": "d", "method": "A", "metric": "W1", "levels": j, "mean": 1.0 if j == 1 else
+                 (1.2 if j == levels - 1 else 3.0), "std": 0.3, "se": 0.3 / 2, "count": 4, "failed": 0}
+                for j in range(1, levels + 1)]
+        rows += [{"dataset": "d", "method": "A", "metric": "bound", "levels": j, "mean": 10.0 - j, "std": 0.0,
+                  "se": 0.0, "count": 4, "failed": 0} for j in range(1, levels + 1)]
+        return _table(rows)
+
+    check = MinimumWithin("A", "W1", "levels", near="bound", offsets=(-math.inf, -2))
+    power = re.compile(r"power for a [\d.]+% effect at 4 repeats: holds ([\d.]+)")
+    narrow = float(power.search(check(curve(4))[1]).group(1))  # inside: J = 1, 2
+    wide = float(power.search(check(curve(10))[1]).group(1))  # inside: J = 1 .. 8
+    assert wide < narrow

@@ -456,10 +456,17 @@ export class Client {
   _privatize(protocol, values) {
     if (this._ledger === null) return protocol.privatize(values, this._source);
     const once = answerOnce(this._campaign);
-    if (once !== null) checkRoundOpen(this._campaign);
-    // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
-    this._ledger = this._loadLedger(protocol);
-    if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
+    try {
+      if (once !== null) checkRoundOpen(this._campaign);
+      // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
+      this._ledger = this._loadLedger(protocol);
+      if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
+    } catch (error) {
+      // the round open now is not this device's: the next submit fetches the campaign again (its round may be open
+      // then), not this document, which would refuse it forever (issue 45 re-attack, R45-5)
+      if (error instanceof ServiceError && ['no_open_round', 'wait_for_round'].includes(error.code)) this._campaign = null;
+      throw error;
+    }
     return this._ledger.report(protocol, values, { collector: this.collector, source: this._source, once });
   }
 

@@ -80,7 +80,7 @@ def _best_prefix(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarr
     return float(scores[best]), mask
 
 
-def _directions(first: int, second: int, halves: list[np.ndarray], n_certify: int, a: float, columns):
+def _directions(first: int, second: int, halves: dict[int, np.ndarray] | list[np.ndarray], n_certify: int, a: float, columns):
     """Both directions of one pair, each with both halves' roles (order on one, score on the other): the best of
     each direction as an Event.  ``halves[input]`` is a (2, cells) array of counts."""
     events = []

@@ -118,7 +118,7 @@ def _longitudinal(protocol: LocalProtocol, reports: int, domain: Any) -> Randomi
 
     features = None
     if isinstance(protocol.report_format, PackedBitReports):
-        bits = protocol.report_format.bits  # type: ignore[attr-defined]
+        bits = protocol.report_format.bits
 
         def features(outputs):
             packed = np.asarray(outputs, dtype=np.uint8)

@@ -170,7 +170,7 @@ class AuditResult:
         lines += [f"note: {note}" for note in self.notes]
         return lines
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """The certified bound at each look against fresh samples per input, with the claim (matplotlib)."""
         ax = axes(ax, (5.0, 3.4))
         ax.plot([s.samples for s in self.stages], [s.bound for s in self.stages], marker="o", label="certified lower bound")

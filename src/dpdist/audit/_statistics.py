@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 
-def clopper_pearson_lower(k, n, a: float) -> np.ndarray:
+def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     """One-sided lower Clopper-Pearson bound on a binomial probability: ``Pr[p >= bound] >= 1 - a``.
 
     ``B^{-1}(a; k, n - k + 1)``, and 0 where ``k = 0`` (Clopper & Pearson 1934).
@@ -54,7 +55,7 @@ def clopper_pearson_lower(k, n, a: float) -> np.ndarray:
     return np.where(k > 0, bound, 0.0)
 
 
-def clopper_pearson_upper(k, n, a: float) -> np.ndarray:
+def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     """One-sided upper Clopper-Pearson bound: ``Pr[p <= bound] >= 1 - a``; 1 where ``k = n``."""
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
@@ -63,7 +64,7 @@ def clopper_pearson_upper(k, n, a: float) -> np.ndarray:
     return np.where(k < n, bound, 1.0)
 
 
-def epsilon_lower_bound(k_in, n_in, k_out, n_out, a: float) -> np.ndarray:
+def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_out: ArrayLike, a: float) -> np.ndarray:
     r"""``max(0, ln(p_- / q_+))``: a lower bound on epsilon holding with probability ``>= 1 - 2a``.
 
     Parameters

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+from collections.abc import Callable
 
 import numpy as np
 
@@ -66,11 +67,11 @@ def _global_streams(rng: np.random.Generator):
         random.setstate(python_state)
 
 
-def grr_channel(d: int, keep: float):
+def grr_channel(d: int, keep: float) -> Callable[[np.ndarray], np.ndarray]:
     """The channel of generalized randomized response over ``d`` items keeping the item w.p. ``keep``:
     ``P[x, y] = keep`` if ``y = x`` else ``(1 - keep) / (d - 1)`` (Kairouz et al. 2016)."""
 
-    def channel(inputs):
+    def channel(inputs: np.ndarray) -> np.ndarray:
         inputs = np.asarray(inputs, dtype=np.int64)
         matrix = np.full((inputs.size, d), (1 - keep) / (d - 1))
         matrix[np.arange(inputs.size), inputs] = keep

@@ -28,7 +28,7 @@ from .._io._binary import read_header
 from ..errors import InvalidParameterError
 from ..io import encode_record, new_file_id
 
-__all__ = ["journal_path", "write_journal", "journal_records", "check_journal_option"]
+__all__ = ["journal_path", "write_journal", "journal_records", "check_journal_option", "data_digest"]
 
 
 def _default_directory() -> Path:
@@ -39,21 +39,26 @@ def _default_directory() -> Path:
     return Path(cache) / "dpdist" / "submit"
 
 
-def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None, *,
-                 device: str | None = None) -> Path:
-    """Where the journal of this submission lives: keyed by everything that decides its reports (``device``: what
-    tells two devices on one machine apart, their issuer credential: hashed, never stored)."""
+def data_digest(data) -> str:
+    """The SHA-256 of a data file's bytes (hex): what tells a journal of this file from one of another."""
     content = hashlib.sha256()
     with open(data, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             content.update(block)
+    return content.hexdigest()
+
+
+def journal_path(server: str, campaign: str, config: dict, column: str, data, memo: str | None, *,
+                 device: str | None = None) -> Path:
+    """Where the journal of this submission lives: keyed by everything that decides its reports (``device``: what
+    tells two devices on one machine apart, their issuer credential: hashed, never stored)."""
     key = json.dumps(
         {
             "server": server.rstrip("/"),
             "campaign": campaign,
             "config": config,
             "column": column,
-            "data": content.hexdigest(),
+            "data": data_digest(data),
             "memo": None if memo is None else str(Path(memo).resolve()),
             **({} if device is None else {"device": hashlib.sha256(device.encode()).hexdigest()}),
         },

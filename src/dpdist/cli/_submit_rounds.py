@@ -27,7 +27,9 @@ another round, since the service may have read it: its rows count as answered.
 Like ``--column`` to an ordinary campaign, the randomized batches are kept in a journal before they
 are sent, here a directory of *parts* (the permutation and each round's share, then per part its round, its rows and its
 batches): running the same command again after a failure resends every part as it is (the service
-counts a batch id once) and goes on with the rounds no part answered.
+counts a batch id once) and goes on with the rounds no part answered.  The split keeps whose run it is (server,
+campaign, plan, column, the data's SHA-256): a ``--journal`` of another run, or a damaged one, is refused naming the
+option before anything is sent.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
 from ._deploy import data_reader
-from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
+from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal
 
 __all__ = ["submit_rounds"]
 
@@ -87,7 +89,9 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     if args.journal:
         check_journal_option(directory, directory=True)
     journal = _Journal(directory)
-    order, shares = journal.split(values.size, sizes, getattr(args, "split_seed", None))
+    identity = {"server": args.server.rstrip("/"), "campaign": args.campaign, "plan": plan, "column": args.column,
+                "data": data_digest(args.data[0])}  # a journal answers for this run only (R45-2)
+    order, shares = journal.split(values.size, sizes, getattr(args, "split_seed", None), identity)
     offsets = np.concatenate([[0], np.cumsum(shares)]).astype(int)
     print(f"submit: campaign {args.campaign} runs in {plan['rounds']} rounds: each of the {values.size} row(s) is one "
           f"device answering one round, the rows split at random (CSPRNG) into the rounds in proportion to their sizes "
@@ -134,7 +138,10 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
         start = int(offsets[k - 1])
         stop = start + min(int(shares[k - 1]), room)
         round_protocol = from_config(document["config"])
-        reports = round_protocol.privatize(values[order[start:stop]], secure=True)  # rows in CSPRNG order: no shuffle
+        # the share's rows leave in an order of their own (CSPRNG), never the split's: with --split-seed the split is
+        # known to whoever knows the seed, and report i would be file row order[start + i] (its rank, in a sorted file)
+        rows = secure_generator().permutation(order[start:stop])
+        reports = round_protocol.privatize(values[rows], secure=True)
         part = journal.add(k, document["submit_to"], document["config"], start, stop, round_protocol, reports,
                            args.batch_size)
         print(f"submit: round {k} of {rounds['of']} ({document['submit_to']}): {stop - start} row(s), one "
@@ -219,21 +226,40 @@ class _Journal:
         self.directory = directory
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
 
-    def split(self, rows: int, sizes: list[int], seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The rows' permutation and how many of them each round takes (:func:`split_rows`), kept in the journal."""
+    def split(self, rows: int, sizes: list[int], seed: int | None = None,
+              identity: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' permutation and how many of them each round takes (:func:`split_rows`), kept in the journal.
+
+        ``identity`` (server, campaign, plan, column, the data's digest) is kept with the split: a journal of another
+        run (another campaign, other data of as many rows) is refused, naming ``--journal``, before anything is sent.
+        """
         path, shares_path = self.directory / "order.npy", self.directory / "split.json"
         if path.exists():
-            order = np.load(path)
-            if order.size != rows:
-                raise InvalidParameterError(f"The journal {self.directory} holds {order.size} rows, the data {rows}: "
-                                            "pass another --journal for other data.")
+            order = self._load(lambda: np.load(path), path)
+            if order.ndim != 1 or order.size != rows or not np.array_equal(np.sort(order), np.arange(rows)):
+                raise InvalidParameterError(f"The '--journal' option names {str(self.directory)!r}, whose split is of "
+                                            f"{order.size} rows, not a permutation of the data's {rows}: pass another "
+                                            "--journal for other data.")
             if not shares_path.exists():
                 raise InvalidParameterError(f"The journal {self.directory} was written by an earlier dpdist (rows in "
                                             "file order, not split at random into rounds): pass another --journal.")
-            return order, np.asarray(json.loads(shares_path.read_text())["shares"], dtype=np.int64)
+            kept = self._load(lambda: json.loads(shares_path.read_text()), shares_path)
+            shares = self._load(lambda: np.asarray(kept["shares"], dtype=np.int64), shares_path)
+            if shares.ndim != 1 or shares.size != len(sizes) or np.any(shares < 0) or int(shares.sum()) != rows:
+                raise InvalidParameterError(f"The '--journal' option names {str(self.directory)!r}, whose split "
+                                            f"{kept.get('shares')!r:.100} is not one of {rows} rows into {len(sizes)} "
+                                            "rounds: pass another --journal.")
+            if identity is not None and kept.get("identity", identity) != identity:  # kept: none before R45-2
+                theirs = kept["identity"]
+                differs = [key for key in identity if theirs.get(key) != identity[key]]
+                raise InvalidParameterError(f"The '--journal' option names {str(self.directory)!r}, the journal of "
+                                            f"another run (its {', '.join(differs)} differ: campaign "
+                                            f"{theirs.get('campaign')!r}); nothing was sent: pass another --journal.")
+            return order, shares
         order, shares = split_rows(rows, sizes, secure_generator() if seed is None else np.random.default_rng(seed))
         with atomic_writer(shares_path, private=True) as handle:
-            handle.write(json.dumps({"sizes": sizes, "shares": shares.tolist()}).encode())
+            handle.write(json.dumps({"sizes": sizes, "shares": shares.tolist(),
+                                     **({} if identity is None else {"identity": identity})}, sort_keys=True).encode())
         with atomic_writer(path, private=True) as handle:  # last: a journal with an order has its split
             np.save(handle, order)
         return order, shares
@@ -241,8 +267,21 @@ class _Journal:
     def parts(self) -> list[dict]:
         found = []
         for path in sorted(self.directory.glob("part-*.json")):
-            found.append(json.loads(path.read_text()))
+            part = self._load(lambda: json.loads(path.read_text()), path)
+            if not (isinstance(part, dict) and {"index", "round", "campaign", "start", "stop"} <= part.keys()):
+                raise InvalidParameterError(f"The '--journal' option names {str(self.directory)!r}, whose {path.name} "
+                                            "is not a part's description: pass another --journal.")
+            found.append(part)
         return found
+
+    def _load(self, read, path: Path):
+        """``read()``, a damaged file of the journal refused naming ``--journal`` (R45-4), not an internal error."""
+        try:
+            return read()
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as error:
+            raise InvalidParameterError(f"The '--journal' option names {str(self.directory)!r}, whose {path.name} "
+                                        f"cannot be read ({type(error).__name__}: {error!s:.100}): pass another "
+                                        "--journal.") from None
 
     def add(self, round_number: int, campaign: str, config: dict, start: int, stop: int, protocol, reports: np.ndarray,
             batch_size: int) -> dict:

@@ -392,7 +392,10 @@ class Evidence:
     exactly ``effect`` (e.g. the 20 % difference of :data:`EFFECT` divided by the comparison's
     standard error), on ``df`` degrees of freedom; ``against_factor`` is the Bonferroni factor
     already in each ``p_against`` (the rivals of a setting, :func:`versus_all`) and
-    ``repeats`` the repeats behind the standard errors.  Without ``noncentrality`` the check
+    ``repeats`` the repeats behind the standard errors.  ``for_factors`` / ``against_factors``
+    (one per comparison, empty: 1) are Bonferroni factors already in each ``p_for`` / ``p_against``
+    (e.g. the grid points a minimum may be at, :func:`minimum_in_p_values`): the power is computed
+    at the same corrected levels, so it is not overstated.  Without ``noncentrality`` the check
     states no power and an undecided claim stays :data:`INCONCLUSIVE`.
     """
 
@@ -409,6 +412,8 @@ class Evidence:
     repeats: int | None = None
     effect: float = EFFECT
     beyond: tuple = ()  # p-values of "beyond the claimed range's favourable end", one per comparison
+    for_factors: tuple = ()
+    against_factors: tuple = ()
 
     def outcome(self, alpha_against: float | None = None) -> str:
         """:func:`decide` on these p-values ("against" at ``alpha_against``, default ``alpha``); a claim
@@ -440,11 +445,13 @@ class Evidence:
         df = np.asarray(self.df if self.df is not None else [math.inf] * lam.size, float)
         df = np.where(np.isfinite(df), np.maximum(df, 1.0), 1e6)
         count = lam.size
+        for_factor = np.asarray(self.for_factors, float) if len(self.for_factors) else np.ones(count)
+        against = np.asarray(self.against_factors, float) if len(self.against_factors) else np.ones(count)
         if self.min_wins is None:
-            holds = float(np.prod(_reject_probability(lam, df, self.alpha)))
+            holds = float(np.prod(_reject_probability(lam, df, self.alpha / for_factor)))
         else:
-            holds = _at_least(_reject_probability(lam, df, self.alpha / count), self.min_wins)
-        fails = _at_least(_reject_probability(lam, df, alpha_against / (count * self.against_factor)),
+            holds = _at_least(_reject_probability(lam, df, self.alpha / (count * for_factor)), self.min_wins)
+        fails = _at_least(_reject_probability(lam, df, alpha_against / (count * self.against_factor * against)),
                           self.min_losses)
         return holds, fails
 
@@ -542,10 +549,10 @@ def _holds(p_for, alpha, min_wins) -> bool:
     return bool(p_for) and holm_rejections(p_for, alpha) >= min_wins
 
 
-def _reject_probability(noncentrality: np.ndarray, df: np.ndarray, level: float) -> np.ndarray:
+def _reject_probability(noncentrality: np.ndarray, df: np.ndarray, level: float | np.ndarray) -> np.ndarray:
     """P(a one-sided t test at ``level`` rejects) when its statistic is t on ``df`` shifted by
-    ``noncentrality`` (the shifted-t approximation of the noncentral t: close to it for the
-    effects that matter, and fast enough to evaluate for every claim)."""
+    ``noncentrality`` (``level``: one, or one per test; the shifted-t approximation of the noncentral t:
+    close to it for the effects that matter, and fast enough to evaluate for every claim)."""
     critical = special.stdtrit(df, 1.0 - level)
     return np.clip(special.stdtr(df, noncentrality - critical), 0.0, 1.0)
 

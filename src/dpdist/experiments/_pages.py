@@ -4,7 +4,8 @@
 run in ``OUT`` (computing any missing cell, reusing the cache) and replaces the part of the page between
 :data:`BEGIN` and :data:`END` (inserted after the title on a page without it) with:
 
-* the run: command, the commits that computed its cells and the one that judged its claims, the verdict
+* the run: command, every commit that computed its cells (with its count of cells, from the commit each
+  cell records) and the one that judged its claims, the verdict
   rule's version (:data:`~dpdist.experiments.RULE_VERSION`), wall time, cells and the machine's load, from
   ``OUT/runs.jsonl`` (:mod:`._runlog`);
 * what changed against the previous version of the page (claim by claim, old -> new);
@@ -109,6 +110,24 @@ def _run_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
+def _commit_text(commits: dict, computing: list[dict]) -> str:
+    """The text "Cells computed at commit `a` (n cells), `b` (m cells)": every commit that computed the run's cells,
+    from the commit each cell records; cells written before cells recorded it are counted apart, with the
+    commits of the invocations in ``runs.jsonl`` that computed cells."""
+    known = sorted(((commit, cells) for commit, cells in commits.items() if commit is not None),
+                   key=lambda item: (-item[1], item[0]))
+    parts = [f"`{commit}` ({cells} cells)" for commit, cells in known]
+    unrecorded = commits.get(None, 0)
+    if unrecorded:
+        invocations = sorted({str(run.get("commit")) for run in computing})
+        parts.append(f"{unrecorded} cells without a recorded commit (written before cells recorded it; the "
+                     "invocations of runs.jsonl that computed cells ran at "
+                     + (", ".join(f"`{c}`" for c in invocations) or "no recorded commit") + ")")
+    if not parts:
+        return "Cells computed at: (none recorded)"
+    return f"Cells computed at commit{'s' if len(parts) > 1 else ''} " + ", ".join(parts)
+
+
 def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
@@ -137,7 +156,6 @@ def write_page(page: str | Path, result, claims: list[dict], out: str | Path, co
               for outcome in ("holds", "holds and understated", "does not hold", "inconclusive", "underpowered")}
     cells = result.computed + result.reused + len(result.failures)
     wall = sum(run.get("seconds", 0.0) for run in computing)
-    commits = sorted({str(run.get("commit")) for run in computing}) or ["(none recorded)"]
     lines = [
         BEGIN, "", "## This run", "",
         "```", command, "```", "",
@@ -145,7 +163,7 @@ def write_page(page: str | Path, result, claims: list[dict], out: str | Path, co
         f"{'quick run' if quick else 'full run'}, {spec.repeats} repeats, root seed {spec.seed}, {cells} cells "
         f"({len(result.failures)} failed); numerics "
         + (", ".join(f"{k} ({v} cells)" for k, v in sorted(getattr(result, "numerics", {}).items())) or "not recorded")
-        + f". Cells computed at commit {', '.join(f'`{c}`' for c in commits)}; claims judged at commit "
+        + f". {_commit_text(getattr(result, 'commits', {}), computing)}; claims judged at commit "
         f"`{source_commit()}` under **verdict rule version {RULE_VERSION}** (docs/experiments.md, \"Verdicts\"). "
         f"Wall time of the invocations that computed cells: **{_duration(wall)}** (`--jobs` and load below; the "
         "machine is shared, so these are upper figures).",

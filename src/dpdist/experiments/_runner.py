@@ -40,6 +40,7 @@ from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._blas import loaded_numerics, pinned_environment, target_numerics
 from ._files import remove_stale_temporaries, write_text_atomically
 from ._methods import resolve_method
+from ._runlog import source_commit
 from ._spec import (
     DATASET_PREFIX,
     METRIC_PREFIX,
@@ -70,6 +71,7 @@ class RunResult:
     claims: list = field(default_factory=list)  # set by reproduce: [{"text", "figure", "outcome", "explanation"}]
     # {"<BLAS kernel>+<numpy SIMD target>": cells computed with them} (each cell file records its own)
     numerics: dict = field(default_factory=dict)
+    commits: dict = field(default_factory=dict)  # {commit that computed the cells (None: not recorded): cells}
 
 
 def cell_key(cell: Cell, spec: ExperimentSpec, file_digests: dict | None = None, numerics: str | None = None) -> str:
@@ -315,6 +317,7 @@ def run_spec(
     pending = [(cell, key) for cell, key in zip(all_cells, keys) if not (cache / f"{key}.json").exists()]
     check_datasets(spec.name, [cell for cell, _ in pending])
     reused = len(all_cells) - len(pending)
+    commit = source_commit()  # recorded in each cell this run computes (a page names every commit of its cells)
     failures = []
     start = time.perf_counter()
 
@@ -326,7 +329,7 @@ def run_spec(
         if "error" in result:
             failures.append({"cell": _describe(cell), "error": result["error"], "traceback": result["traceback"]})
         else:
-            payload = {"key": key, "cell": _describe(cell), **result}
+            payload = {"key": key, "cell": _describe(cell), **result, "commit": commit}
             _write_atomically(cache / f"{key}.json", payload)
         bar.update(1)
 
@@ -335,10 +338,10 @@ def run_spec(
     finally:
         bar.close()
 
-    raw, used = _raw_table(spec, all_cells, keys, cache)
+    raw, used, commits = _raw_table(spec, all_cells, keys, cache)
     summary = summarize(raw, ["dataset", "method", *spec.parameter_names(), "metric"])
     return RunResult(spec=spec, raw=raw, summary=summary, computed=len(pending) - len(failures), reused=reused,
-                     failures=failures, seconds=time.perf_counter() - start, numerics=used)
+                     failures=failures, seconds=time.perf_counter() - start, numerics=used, commits=commits)
 
 
 def _file_digests(cells: list[Cell]) -> dict:
@@ -448,12 +451,14 @@ def _describe(cell: Cell) -> dict:
     }
 
 
-def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, int]]:
+def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, int], dict[str | None, int]]:
     """One row per cell and metric (a failed cell gets a NaN row for each metric it would have
-    given, which :func:`summarize` counts in the ``failed`` column) and ``{numerics: cells}``."""
+    given, which :func:`summarize` counts in the ``failed`` column), ``{numerics: cells}`` and
+    ``{commit that computed them: cells}`` (None: a cell written before cells recorded their commit)."""
     parameters = spec.parameter_names()
     stored: dict[str, dict] = {}
     numerics: dict[str, int] = {}
+    commits: dict[str | None, int] = {}
     for key in keys:
         path = cache / f"{key}.json"
         if path.exists():
@@ -461,6 +466,7 @@ def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, 
             stored[key] = payload["metrics"]
             used = payload.get("numerics", "not recorded")
             numerics[used] = numerics.get(used, 0) + 1
+            commits[payload.get("commit")] = commits.get(payload.get("commit"), 0) + 1
     produced: dict[tuple, list] = {}  # metric keys given by the finished cells of a dataset / method
     for cell, key in zip(cells, keys):
         for group in ((cell.dataset.key, cell.method.label), (cell.dataset.key,)):
@@ -475,7 +481,7 @@ def _raw_table(spec, cells, keys, cache: Path) -> tuple[ResultsTable, dict[str, 
         metrics = stored[key] if key in stored else dict.fromkeys(_expected_metrics(cell, spec, produced), math.nan)
         for metric, value in metrics.items():
             rows.append({**base, "metric": metric, "value": float(value) if value is not None else math.nan})
-    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), numerics
+    return ResultsTable(rows, ["dataset", "method", *parameters, "repeat", "metric", "value"]), numerics, commits
 
 
 def _expected_metrics(cell: Cell, spec: ExperimentSpec, produced: dict) -> list[str]:

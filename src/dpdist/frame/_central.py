@@ -124,6 +124,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
     keys = check_groups(owner, groups, by)
+    table.read((column, *by))  # one query, before any charge: a key stays with its row's value (tables.Table.read)
     values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
     if session is not None:

@@ -9,6 +9,7 @@ import numpy as np
 from .._rng import check_rng
 from ..errors import (
     DPDistError,
+    EmptyAggregateError,
     InvalidParameterError,
     MalformedReportError,
     OutOfDomainError,
@@ -210,11 +211,18 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     owner = "frame.group_estimate"
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
+    listed = None if groups is None else check_groups(owner, groups, by)
+    table.read((column, *by))  # one query: a key stays with its row's value (tables.Table.read)
     present = table.groups(by)
-    keys = _sorted_keys(present) if groups is None else check_groups(owner, groups, by)
+    keys = _sorted_keys(present) if listed is None else listed
+    if not keys:
+        raise EmptyAggregateError(
+            f"The 'frame' argument of {owner} has no row with a key in {list(by)} (the frame is empty, or every key "
+            "is missing: a row with a missing key is in no group): there is no group to estimate."
+        )
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
     if session is not None:
-        session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before the column is read
+        session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before anything is drawn
     values = _user_values(owner, table, column, protocol)
     if session is not None:
         session.charge_parallel([protocol.guarantee] * len(keys), label)
@@ -245,6 +253,11 @@ def check_groups(owner: str, groups, by: tuple[str, ...]) -> list:
     if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
         raise InvalidParameterError(f"The 'groups' argument of {owner} must be a list of the public keys. Got {groups!r}.")
     keys = [tuple(key) if isinstance(key, list) else key for key in groups]
+    if any(_missing_key(part) for key in keys for part in (key if isinstance(key, tuple) else (key,))):
+        raise InvalidParameterError(
+            f"The 'groups' argument of {owner} must list keys that are values: a row whose key is missing (null, "
+            f"NaN) is in no group, so a missing key would be released as an empty group. Got {groups!r:.200}."
+        )
     if not keys or len(set(keys)) != len(keys):
         raise InvalidParameterError(
             f"The 'groups' argument of {owner} must list distinct public keys, at least one. Got {groups!r}."
@@ -255,6 +268,16 @@ def check_groups(owner: str, groups, by: tuple[str, ...]) -> list:
             f"Got {groups!r}."
         )
     return keys
+
+
+def _missing_key(value) -> bool:
+    """Whether a listed key is a missing value: None, NaN (a value unequal to itself), pandas' NA."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:  # pandas' NA: its comparisons are missing too
+        return True
 
 
 def group_generators(rng, count: int) -> list:

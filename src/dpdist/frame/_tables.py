@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidValueTypeError, MissingDependencyError
+from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
 __all__ = ["Engine", "Table", "open_frame", "check_columns", "check_frame", "engine_of", "group_rows"]
 
@@ -126,19 +126,25 @@ class Table:
     engine: Engine
     frame: Any  # the narwhals DataFrame or LazyFrame
     names: list[str]
+    owner: str = "dpdist.frame"  # the function the frame was given to, for its errors
     _read: dict[str, np.ndarray] = field(default_factory=dict)
 
     def read(self, columns: tuple[str, ...]) -> None:
-        """Collect ``columns`` (only those) into this process, as NumPy arrays."""
+        """Collect ``columns`` (only those) into this process, as NumPy arrays, in one query.
+
+        The columns a function needs are read together: a lazy engine need not return rows in the same order
+        (or, for a sample, the same rows) at each execution, so a key column read by one query and the value
+        column by another could pair values with other rows' keys.
+        """
         needed = [name for name in dict.fromkeys(columns) if name not in self._read]
         if not needed:
             return
-        with _calls(self.engine.name):
+        with _calls(self.engine.name), _computing(self.owner, self.engine, needed):
             data = self.frame.select(needed)
             if self.engine.lazy:
                 data = data.collect()
-            for name in needed:
-                self._read[name] = _values(data.get_column(name))
+            read = {name: _values(data.get_column(name)) for name in needed}
+        self._read.update(read)
 
     def values(self, column: str) -> np.ndarray:
         """The column as a NumPy array: numbers as int64 (no missing value) or float64 (missing as NaN), anything
@@ -241,9 +247,27 @@ def engine_of(owner: str, frame: Any, argument: str = "frame") -> tuple[Engine, 
 def open_frame(owner: str, frame: Any) -> Table:
     """The :class:`Table` of a native frame (its columns' names read from its schema, no data yet)."""
     engine, wrapped = engine_of(owner, frame)
-    with _calls(engine.name):
+    with _calls(engine.name), _computing(owner, engine, None):
         names = list(wrapped.collect_schema().names())
-    return Table(engine, wrapped, names)
+    return Table(engine, wrapped, names, owner)
+
+
+@contextlib.contextmanager
+def _computing(owner: str, engine: Engine, columns: list[str] | None):
+    """Around the engine's computing of a frame (its schema, its columns): an error of the engine (a lazy frame's
+    failing cast, a file gone, a query that does not run) is refused as the ``frame`` argument, the engine's error
+    chained as its cause; dpdist's own errors and a lack of memory go through as they are."""
+    try:
+        yield
+    except (DPDistError, MemoryError):
+        raise
+    except Exception as error:
+        what = "its schema" if columns is None else f"the column(s) {columns}"
+        detail = (str(error).strip().splitlines() or [""])[0][:300]
+        raise InvalidParameterError(
+            f"The 'frame' argument of {owner} could not be computed by its engine ({engine.name}) to read {what}: "
+            f"{type(error).__name__}: {detail}"
+        ) from error
 
 
 def check_columns(owner: str, table: Table, names, argument: str = "column") -> tuple[str, ...]:

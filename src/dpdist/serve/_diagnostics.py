@@ -57,7 +57,7 @@ whatever the population, and so does the total :math:`Y = \sum_j Y_j` between
 :math:`\mathrm{Bin}(n, 1-p)` and :math:`\mathrm{Bin}(n, p)`.  The round is flagged when any of
 the :math:`2T + 2` one-sided exact p-values is below :math:`\alpha / (2T + 2)`
 (``"test": "below_fractions"``; ``items_*`` are cut indices): 1,000 answers all "below" at
-:math:`\varepsilon = 1` have :math:`p^{1000} < 10^{-130}` (issue 45, A45-7).  Answers that stay
+:math:`\varepsilon = 1` have :math:`p^{1000} < 10^{-130}` (docs/deployment.md, "Poisoning diagnostics").  Answers that stay
 inside :math:`[1-p, p]` (a plausible other population) are not detected.
 
 The constraint test (docs/deployment.md, "Poisoning diagnostics").  Each support count inside its own region is not

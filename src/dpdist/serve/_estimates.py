@@ -11,13 +11,17 @@ square wave; values are read as JSON when they parse (numbers, ``true``,
 value it refuses, is a 400 ``invalid_option`` naming it; so is an iteration count
 above :data:`MAX_ITERATIONS` or a tolerance below :data:`MIN_TOLERANCE` (one
 estimator process serves every campaign; each estimate also has a time limit,
-:data:`dpdist.serve._estimator.TIME_LIMIT_S`).
+:data:`dpdist.serve._estimator.TIME_LIMIT_S`), and so is what would grow the estimator's memory
+without bound within that time: ``keep_path`` (every iterate kept, never served) and ``bootstrap``
+above :data:`MAX_BOOTSTRAP` replicates or :data:`MAX_BOOTSTRAP_VALUES` kept values (issue 45 re-attack, R45-3).
 """
 
 from __future__ import annotations
 
 import io
 import math
+
+import numpy as np
 
 from .. import _json
 from ..errors import DPDistError
@@ -37,6 +41,11 @@ MAX_ITERATIONS = 100_000
 #: The smallest convergence tolerance an estimate query may ask for (``tolerance``, any ``*tolerance`` option): the
 #: smallest default of dpdist's estimators (1e-12); below it the iterations run to ``max_iterations``.
 MIN_TOLERANCE = 1e-12
+#: The most replicates of an estimator's own bootstrap (``bootstrap``) a query may ask for, as ``replicates``: each
+#: replicate's estimate is kept until the interval is read (100,000 x 1,024 items held 1.3 GB at 40,000, R45-3).
+MAX_BOOTSTRAP = 1000
+#: The most values the replicates of ``bootstrap`` may keep (replicates x the aggregate's size): 256 MB of float64.
+MAX_BOOTSTRAP_VALUES = 2**25
 
 
 def view_parameters(query) -> tuple[float | None, int]:
@@ -89,6 +98,12 @@ def _check_cost(key: str, value, text: str) -> None:
     if key.endswith("tolerance") and number is not None and not number >= MIN_TOLERANCE:
         raise InvalidRequest("invalid_option", f"The '{key}' option must be at least {MIN_TOLERANCE:g} on the service (one "
                              f"estimator serves every campaign). Got {text!r}.")
+    if key.endswith("keep_path") and value not in (False, None, 0):  # iterations x d floats, never served
+        raise InvalidRequest("invalid_option", f"The '{key}' option is not taken on the service: it keeps every iterate "
+                             f"in the estimator's memory and the served estimate does not show them. Got {text!r}.")
+    if key == "bootstrap" and number is not None and not number <= MAX_BOOTSTRAP:
+        raise InvalidRequest("invalid_option", f"The 'bootstrap' option must be at most {MAX_BOOTSTRAP} on the service "
+                             f"(each replicate is kept in the estimator's memory). Got {text!r}.")
 
 
 def _estimate(campaign: Campaign, options: dict):
@@ -102,6 +117,12 @@ def _compute_estimate(campaign: Campaign, options: dict):
     aggregator = campaign.aggregator()
     if aggregator.n == 0:
         return None
+    replicates = options.get("bootstrap")
+    size = int(np.size(aggregator.statistic))
+    if isinstance(replicates, int) and not isinstance(replicates, bool) and replicates * size > MAX_BOOTSTRAP_VALUES:
+        raise InvalidRequest("invalid_option", f"The 'bootstrap' option must be at most {MAX_BOOTSTRAP_VALUES // size} "
+                             f"for campaign {campaign.id!r} (replicates x its {size} counts kept in the estimator's memory "
+                             f"at most {MAX_BOOTSTRAP_VALUES}). Got {replicates!r}.")
     try:
         return protocol.estimate(aggregator, **options)
     except TypeError as error:

@@ -35,6 +35,9 @@ __all__ = ["Estimator", "TIME_LIMIT_S"]
 _FRAME = struct.Struct("<Q")
 #: Wall seconds one estimate may hold the estimator process (``DPDIST_ESTIMATE_TIME_LIMIT`` overrides).
 TIME_LIMIT_S = 120.0
+#: estimates that may wait for the one running; more get 503 ``estimates_busy`` instead of holding the server's
+#: threads (which its devices' requests need too)
+MAX_WAITING = 8
 #: Seconds between the child's checks that its parent (the server) is alive.
 PARENT_POLL_S = 0.5
 
@@ -62,12 +65,22 @@ class Estimator:
 
     def __init__(self, time_limit: float | None = None):
         self._lock = threading.Lock()
+        self._queue = threading.BoundedSemaphore(MAX_WAITING + 1)  # the one running and those waiting for it
         self._process: subprocess.Popen | None = None
         self._closed = False
         limit = time_limit if time_limit is not None else float(os.environ.get("DPDIST_ESTIMATE_TIME_LIMIT", TIME_LIMIT_S))
         self.time_limit = limit
 
     def run(self, function, *arguments):
+        if not self._queue.acquire(blocking=False):  # each waiter holds one of the server's threads
+            raise Busy("estimates_busy", f"{MAX_WAITING} estimates are already waiting for the estimator; ask again "
+                       "later.", retry_after=5)
+        try:
+            return self._run(function, *arguments)
+        finally:
+            self._queue.release()
+
+    def _run(self, function, *arguments):
         ok, value, seconds = False, cast(Any, None), 0.0  # (set by the read that succeeds; a failed second one raises)
         with self._lock:
             for attempt in range(2):

@@ -477,7 +477,7 @@ class Client:
         """Refuse, before anything is drawn, an answer outside the round this device drew (``ledger.round_for``).
 
         The device answers the round it drew once, at random in proportion to the rounds' sizes: not the round
-        open when it arrives, which would fill each round with whoever answers first (issue 45, A45-3).  A round
+        open when it arrives, which would fill each round with whoever answers first (docs/deployment.md, "Campaigns in rounds").  A round
         before it still open: ``wait_for_round`` (submit again later); its round over: ``round_over`` (it
         answers no other round).  Both depend on the draw and the public round only, never on the value.
         """

@@ -80,7 +80,10 @@ class MinimumWithin:
     of the others ("first decreases, then increases": the error must rise again).
     :func:`~dpdist.experiments.decide` gives the verdict at family-wise level ``alpha``: holds when
     every curve is significant, does not hold when Holm finds a curve whose minimum is
-    significantly outside the range.  The power compares the best point inside with the best outside.
+    significantly outside the range.  The power compares the best point inside with the best outside,
+    at the levels the test uses: alpha divided by the number of points inside (for) or outside (against),
+    the Bonferroni factors of :func:`~dpdist.experiments.minimum_in_p_values` (without them the power of
+    a wide range, e.g. ``offsets=(-inf, -2)``, is overstated).
     """
 
     method: str
@@ -118,6 +121,7 @@ class MinimumWithin:
             return INCONCLUSIVE, f"no curve of {self.method!r} over {self.x!r}" + (
                 f" with a curve of {self.near!r}" if self.near else "")
         p_for, p_against, agree, notes, powers, counts = [], [], 0, [], [], []
+        factors: list[tuple[int, int]] = []  # the Bonferroni factors in p_for / p_against per curve
         for setting, (low, high) in ranges.items():
             points = found[setting]
             best_x, best = min(points, key=lambda item: item[1]["mean"])
@@ -132,6 +136,7 @@ class MinimumWithin:
             if inside and outside:
                 powers.append(comparison_power(min(inside, key=lambda r: r["mean"]),
                                                min(outside, key=lambda r: r["mean"]), self.effect))
+                factors.append((len(inside), len(outside)))
             counts += [r.get("count") for _, r in points]
             agree += low <= best_x <= high
             notes.append(f"{describe_setting(setting)}: min {best['mean']:.3g} at {self.x}={best_x:g}, range "
@@ -150,5 +155,7 @@ class MinimumWithin:
         return conclude(Evidence(tuple(p_for), tuple(p_against), self.alpha, agree=agree, total=len(p_for),
                                  noncentrality=tuple(p[0] for p in powers) if complete else None,
                                  df=tuple(p[1] for p in powers) if complete else None,
+                                 for_factors=tuple(f[0] for f in factors) if complete else (),
+                                 against_factors=tuple(f[1] for f in factors) if complete else (),
                                  repeats=int(min(c for c in counts if c)) if any(counts) else None,
                                  effect=self.effect), text)
