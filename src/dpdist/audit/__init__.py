@@ -154,7 +154,8 @@ def audit(
     epsilon = chosen.epsilon if epsilon is None else epsilon
     if epsilon is None:
         raise InvalidParameterError(f"The 'epsilon' argument of {owner} is needed: the epsilon the randomizer claims.")
-    pilot = max(100, min(samples // 8, 2000)) if pilot is None and isinstance(samples, int) else pilot
+    samples = check_params(owner, {"samples": samples}, _CONSTRAINTS)["samples"]  # first: the pilot's default needs it
+    pilot = max(100, min(samples // 8, 2000)) if pilot is None else pilot
     params = check_params(owner, {"epsilon": epsilon, "alpha": alpha, "samples": samples, "pilot": pilot,
                                   "sequential": sequential, "keep": keep, "bins": bins, "max_cells": max_cells},
                           _CONSTRAINTS)

@@ -4,8 +4,10 @@ Any randomizer's outputs become rows of numbers (:func:`~dpdist.audit._draws.as_
 then fixes how rows become cells, two ways:
 
 * **rows**: each distinct row of the pilot is a cell (and every row the pilot never saw
-  one more), when the pilot has at most ``max_cells`` distinct rows: exact for small
-  finite output spaces (GRR, a dpdist protocol's ``report_index``, short bit vectors);
+  one more), when the pilot has at most ``max_cells`` distinct rows and at most
+  :data:`UNSEEN_MASS` of fresh rows are expected to be unseen (Good-Turing: the share of
+  pilot rows seen once): exact for small finite output spaces (GRR, a dpdist protocol's
+  ``report_index``, short bit vectors), never for reals;
 * **columns**: each column is cut into at most ``bins`` levels (its distinct values when
   it has few, else quantiles of the pilot), and a pair of inputs looks at the joint
   levels of the few columns that tell them apart best (large bit vectors, reals).
@@ -21,7 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CellMap"]
+__all__ = ["CellMap", "UNSEEN_MASS"]
+
+#: The rows mode is used only when the pilot says fresh rows are mostly rows it saw: at most this share
+#: unseen (Good-Turing).  Distinct reals never recur, so events on them certify nothing on fresh outputs.
+UNSEEN_MASS = 0.25
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class CellMap:
         """The map of a pilot ``(n, k)`` (every input's rows pooled)."""
         distinct = _distinct_rows(pilot)
         codebook = distinct if len(distinct) <= max_cells else None
+        if codebook is not None and len(pilot) and _unseen_mass(cls(codebook, (), ()), pilot) > UNSEEN_MASS:
+            codebook = None  # most fresh rows would be rows the pilot never saw (reals): columns mode only
         levels, discrete = [], []
         for column in pilot.T:
             values = np.unique(column)
@@ -118,6 +126,13 @@ class CellMap:
 
     def joint_cells(self, columns) -> int:
         return int(np.prod(self.level_counts()[list(columns)]))
+
+
+def _unseen_mass(rows_map: CellMap, pilot: np.ndarray) -> float:
+    """Good-Turing estimate of the probability that a fresh row is none of the pilot's: the share of the
+    pilot's rows seen exactly once (Good 1953)."""
+    counts = np.bincount(rows_map.row_codes(pilot), minlength=len(rows_map.codebook) + 1)
+    return float(np.count_nonzero(counts == 1)) / len(pilot)
 
 
 def _distinct_rows(rows: np.ndarray) -> np.ndarray:

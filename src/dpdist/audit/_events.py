@@ -122,7 +122,8 @@ def choose_events(
         halves = [_halves(cell_map.row_codes(rows), cells) for rows in pilot]
         for i, j in pairs:
             found.extend(_directions(int(i), int(j), halves, n_certify, a, None))
-    if cell_map.columns > 1 or cell_map.codebook is None:
+    if cell_map.columns > 1 or cell_map.codebook is None or not all(cell_map.discrete):
+        # a column of many reals: its quantile levels too (distinct reals as cells never recur)
         found.extend(_column_events(pilot, cell_map, pairs, n_certify, a, joint_columns))
     found.sort(key=lambda event: -event.score)
     return found[:keep]

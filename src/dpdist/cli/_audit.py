@@ -82,6 +82,8 @@ def _run_audit(args) -> int:
             raise InvalidParameterError("The '--epsilon' option is needed with --callable: the epsilon it claims.")
         if domain is None:
             raise InvalidParameterError("The '--domain' option is needed with --callable: D items or bounds LO,HI.")
+    if args.claim is not None and not (math.isfinite(args.claim) and args.claim >= 0):
+        raise InvalidParameterError(f"The '--claim' option must be a finite number >= 0. Got {args.claim!r} instead.")
     claim = args.claim if args.claim is not None else (args.epsilon if args.callable is not None else None)
     result = audit.audit(randomizer, claim, domain if args.callable is not None else None, alpha=_alpha(args.alpha),
                          samples=_samples(args.samples), rng=args.seed)
@@ -111,7 +113,13 @@ def _domain(text: str | None) -> Any:
     if text is None:
         return None
     if "," in text:
-        return parse_bounds(text)
+        try:
+            return parse_bounds(text)
+        except InvalidParameterError:
+            raise InvalidParameterError(
+                f"The '--domain' option must be an int >= 2 or bounds LO,HI (two finite numbers, LO < HI). "
+                f"Got {text!r} instead."
+            ) from None
     try:
         d = int(text)
     except ValueError:

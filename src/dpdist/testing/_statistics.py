@@ -84,16 +84,25 @@ def assert_epsilon_ldp(channel: np.ndarray, epsilon: float) -> None:
 
 
 def chi_square_pvalue(observed: np.ndarray, expected_probabilities: np.ndarray) -> float:
-    """Pearson chi-square p-value, pooling outputs with expected count < 5 into one cell."""
+    """Pearson chi-square p-value, pooling outputs with expected count < 5 into one cell.
+
+    An output of probability 0 that was observed gives 0.  When the pooled cell still expects
+    fewer than 5 outputs it is merged into the smallest other cell, so every cell of the test
+    expects at least 5 (Cochran 1954's rule for the chi-square approximation): a pooled cell
+    expecting 0.02 outputs that sees one would otherwise alone give p ~ 1e-11.
+    """
     observed = np.asarray(observed, dtype=np.float64)
     expected = np.asarray(expected_probabilities, dtype=np.float64) * observed.sum()
+    if np.any((expected == 0) & (observed > 0)):
+        return 0.0
     small = expected < 5
     if small.any():
         observed = np.append(observed[~small], observed[small].sum())
         expected = np.append(expected[~small], expected[small].sum())
-        if expected[-1] == 0:
-            if observed[-1] > 0:
-                return 0.0
+        if expected[-1] < 5 and observed.size > 1:
+            smallest = int(np.argmin(expected[:-1]))
+            observed[smallest] += observed[-1]
+            expected[smallest] += expected[-1]
             observed, expected = observed[:-1], expected[:-1]
     if observed.size < 2:
         return 1.0
