@@ -202,7 +202,7 @@ class PEM(LocalProtocol):
 
     @property
     def oracle(self) -> FLH:
-        """The FLH oracle every group uses (domain: the mixed prefixes)."""
+        """The FLH oracle every group uses, whose items are the mixed prefixes."""
         return self._oracle
 
     @property
