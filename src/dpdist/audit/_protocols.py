@@ -38,6 +38,9 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     of it; the claim is then the protocol's guarantee for any number of reports of one value
     (``epsilon_longitudinal``: Arcolezi et al. 2022, the memo's budget).
     """
+    if not isinstance(protocol, LocalProtocol):
+        raise InvalidParameterError(f"protocol must be a dpdist local protocol (dpdist.local.make(...)); got "
+                                    f"{type(protocol).__name__} {protocol!r:.60}.")
     kind = protocol.tags.kind
     if kind in ("frequency", "heavy_hitters"):
         domain: Any = int(getattr(protocol, "domain_size"))

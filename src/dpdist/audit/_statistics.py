@@ -34,6 +34,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from ..errors import InvalidParameterError
+
 __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
@@ -48,17 +50,26 @@ def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
 
     ``B^{-1}(a; k, n - k + 1)``, and 0 where ``k = 0`` (Clopper & Pearson 1934).
     """
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
+    k, n = _counts_and_level(k, n, a)
     with np.errstate(invalid="ignore"):
         bound = special.betaincinv(np.maximum(k, 1), np.maximum(n - k + 1, 1), a)
     return np.where(k > 0, bound, 0.0)
 
 
+def _counts_and_level(k: ArrayLike, n: ArrayLike, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` and ``n`` as float arrays, refused unless ``0 <= k <= n`` are whole counts and ``0 < a < 1``."""
+    k_array, n_array = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    if not (0.0 < float(a) < 1.0):
+        raise InvalidParameterError(f"a must be a probability in (0, 1); got {a!r}.")
+    if not (np.all(np.isfinite(k_array)) and np.all(k_array >= 0) and np.all(k_array <= n_array)
+            and np.all(k_array == np.round(k_array)) and np.all(n_array == np.round(n_array))):
+        raise InvalidParameterError(f"k must be whole counts with 0 <= k <= n; got k={k!r}, n={n!r}.")
+    return k_array, n_array
+
+
 def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     """One-sided upper Clopper-Pearson bound: ``Pr[p <= bound] >= 1 - a``; 1 where ``k = n``."""
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
+    k, n = _counts_and_level(k, n, a)
     with np.errstate(invalid="ignore"):
         bound = special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - a)
     return np.where(k < n, bound, 1.0)

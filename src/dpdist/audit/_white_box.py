@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidParameterError
 from ..testing import chi_square_pvalue, max_privacy_loss
 from ._randomizer import Randomizer
 
@@ -32,6 +33,11 @@ def run_white_box(randomizer: Randomizer, inputs: np.ndarray, samples: int, rng:
     """The stated channel's exact epsilon on ``inputs`` and the fit of ``samples`` outputs per input to it."""
     assert randomizer.channel is not None and randomizer.output_index is not None
     channel = np.asarray(randomizer.channel(inputs), dtype=np.float64)
+    if channel.ndim != 2 or len(channel) != len(inputs) or not np.all(np.isfinite(channel)) or np.any(channel < 0) \
+            or not np.allclose(channel.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise InvalidParameterError(f"channel of {randomizer.name!r} must give one row of output probabilities per "
+                                    f"input (non-negative, each row summing to 1); got shape {channel.shape} with row "
+                                    f"sums in [{np.nanmin(channel.sum(axis=-1)):.4g}, {np.nanmax(channel.sum(axis=-1)):.4g}].")
     pvalues = []
     for value, row in zip(inputs, channel):
         outputs = randomizer.sample(np.repeat(np.asarray(value)[None, ...], samples, axis=0), rng)
