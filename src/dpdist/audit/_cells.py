@@ -131,6 +131,7 @@ class CellMap:
 def _unseen_mass(rows_map: CellMap, pilot: np.ndarray) -> float:
     """Good-Turing estimate of the probability that a fresh row is none of the pilot's: the share of the
     pilot's rows seen exactly once (Good 1953)."""
+    assert rows_map.codebook is not None, "a map of whole rows has its codebook"
     counts = np.bincount(rows_map.row_codes(pilot), minlength=len(rows_map.codebook) + 1)
     return float(np.count_nonzero(counts == 1)) / len(pilot)
 
