@@ -3,7 +3,9 @@
 // (its class's fromConfig, src/protocols/_base.js), so that a bundle holds only the protocols it imports.
 
 import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
-import { CONFIG_VERSION } from './protocols/_base.js';
+
+/** The version of the protocol configs this client reads and writes (Python's ``CONFIG_VERSION``). */
+export const CONFIG_VERSION = 1;
 
 /**
  * The protocol ``config`` describes, built with the class ``table[config.protocol]``.

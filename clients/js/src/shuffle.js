@@ -6,8 +6,6 @@
 // from the CSPRNG (the same source the reports are drawn from). Permuting the values before
 // randomizing each independently is the same, in law, as permuting the reports.
 
-import { ReportBatch } from './protocols/_base.js';
-
 /**
  * A uniformly random permutation of 0 .. n-1 (Fisher-Yates; n < 2^32) drawn from ``source``.
  * @param {number} n
@@ -42,10 +40,10 @@ export function permuteRows(bytes, rowBytes, order) {
   return out;
 }
 
-/** ``batch`` (a ReportBatch) with its rows in a uniformly random order. */
+/** ``batch`` (a ReportBatch) with its rows in a uniformly random order: a new batch of its own class. */
 export function shuffleBatch(batch, source) {
   const n = batch.length;
   if (n < 2) return batch;
   const rowBytes = batch.bytes.length / n;
-  return new ReportBatch(batch.config, batch.floatKeys, batch.descr, batch.shape, permuteRows(batch.bytes, rowBytes, permutation(n, source)));
+  return new batch.constructor(batch.config, batch.floatKeys, batch.descr, batch.shape, permuteRows(batch.bytes, rowBytes, permutation(n, source)));
 }

@@ -4,12 +4,12 @@
 // protocol's class, the functions of its entry point 'dpdist-client/<name>' (fromConfig, privatize,
 // privatizeRecord for that protocol's configs), so that a protocol module is its own entry point.
 
-import { buildProtocol } from '../config.js';
+import { CONFIG_VERSION, buildProtocol } from '../config.js';
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
 import { checkParams } from '../params.js';
 import { privatizeRecordWith, privatizeWith } from '../privatize.js';
 
-export const CONFIG_VERSION = 1;
+export { CONFIG_VERSION };
 
 /**
  * A batch of reports ready for the wire: ``bytes`` is the C-order payload of an array of dtype
