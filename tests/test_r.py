@@ -40,5 +40,5 @@ def test_the_r_code_of_docs_r_runs_through_reticulate(tmp_path):
     assert 45 < median < 63, out  # uniform(18, 90): true median 54; the tree CDF at epsilon 1, n = 5000
     rows = re.findall(r"^\d (lyon|oslo|pune) +(\S+) +(\S+) +(\S+)$", out, flags=re.MULTILINE)
     assert [row[0] for row in rows] == ["lyon", "oslo", "pune"], out
-    assert all(35 < float(row[2]) < 73 for row in rows), out
+    assert all(35 < float(row[1]) < 73 and float(row[2]) <= float(row[1]) <= float(row[3]) for row in rows), out
     assert "numbers of records are not released" in out
