@@ -28,7 +28,8 @@ after(async () => {
     browser.kill('SIGKILL');
     await exited;
   }
-  if (profile !== null) rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+  // its helper processes (renderer, zygote) end a moment after it and may still write to the profile: retry the removal for a few seconds
+  if (profile !== null) rmSync(profile, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
 });
 
 let devtools = null;
