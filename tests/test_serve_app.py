@@ -261,6 +261,7 @@ def test_the_python_client_retries_a_proxys_429_and_408_with_the_same_bytes():
     assert ack["accepted"] == 1 and len(seen) == 3 and len(set(seen)) == 1
 
 
+@pytest.mark.slow  # the estimator process started and ten viewers polling: 3.6 CPU-s
 def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
     """Issue 28, item 4: ten dashboards polling one campaign cost one estimate per new batch, not ten."""
     import concurrent.futures
