@@ -198,3 +198,29 @@ def database_url(kind: str, folder, name: str = "campaigns.sqlite"):
         yield cluster.new_database()
     finally:
         cluster.stop()
+
+
+@contextlib.contextmanager
+def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: str):
+    """Every :class:`dpdist.serve.client.Client` the command line makes talks to one in-process service
+    (``create_app`` on ``tmp_path``, through Starlette's test client at ``server``); yields that test client."""
+    from starlette.testclient import TestClient
+
+    from dpdist.serve import create_app
+    from dpdist.serve.client import Client
+
+    app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=admin)
+    with TestClient(app, base_url=server) as http:
+        original = Client.__init__
+
+        def through_the_app(self, url, **options):
+            original(self, url, **options)
+            self._http.close()
+            self._http = http
+
+        monkeypatch.setattr(Client, "__init__", through_the_app)
+        monkeypatch.setattr(Client, "close", lambda self: None)
+        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", admin)
+        monkeypatch.setenv("DPDIST_SUBMIT_TOKEN", submit)
+        monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
+        yield http

@@ -13,10 +13,9 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from starlette.testclient import TestClient  # noqa: E402 - after the extra's check
 
 from dpdist.cli import main  # noqa: E402
-from dpdist.serve import create_app  # noqa: E402
+from serve_support import cli_against_app  # noqa: E402
 
 ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
 SERVER = "http://collector.test"
@@ -27,21 +26,7 @@ PLAN = {"q": [0.5], "epsilon": 4.0, "bounds": [0.0, 1.0], "rounds": 2, "grid_siz
 @pytest.fixture
 def service(tmp_path, monkeypatch):
     """Every :class:`dpdist.client.Client` the command line makes talks to one in-process service."""
-    from dpdist.serve.client import Client
-
-    app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=ADMIN)
-    with TestClient(app, base_url=SERVER) as http:
-        original = Client.__init__
-
-        def through_the_app(self, server, **options):
-            original(self, server, **options)
-            self._http.close()
-            self._http = http
-
-        monkeypatch.setattr(Client, "__init__", through_the_app)
-        monkeypatch.setattr(Client, "close", lambda self: None)
-        monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
-        monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
+    with cli_against_app(tmp_path, monkeypatch, admin=ADMIN, submit=TOKEN, server=SERVER) as http:
         yield http
 
 
