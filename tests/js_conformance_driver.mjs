@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { SUPPORTED_PROTOCOLS, encodeRecord, fromConfig, privatize } from '../clients/js/src/index.js';
 import { attributeProtocols } from '../clients/js/src/protocols/_index.js';
-import { deterministicSource } from '../clients/js/test/helpers.js';
+import { deterministicSource, drawTraces } from '../clients/js/test/helpers.js';
 
 /** The input as the protocol's channelRow reads it: items as they are, else checked (reals rescaled to [0, 1], records). */
 function channelInput(protocol, value) {
@@ -34,24 +34,7 @@ function exactLaw(protocol, inputs) {
 function drawsAlike(protocol, inputs) {
   const values = [inputs[0], inputs[Math.floor(inputs.length / 2)], inputs.at(-1)];
   for (let seed = 1; seed <= 3; seed++) {
-    const traces = new Set();
-    for (const coin of [false, true]) {
-      for (const value of values) {
-        const inner = deterministicSource(seed);
-        const drawn = [];
-        const source = new Proxy(inner, {
-          get(target, name) {
-            if (name === 'bernoulli') return () => coin;
-            const member = target[name];
-            if (typeof member !== 'function') return member;
-            return (...args) => { const x = member.apply(target, args); drawn.push(`${String(name)}(${args.join(',')})`); return x; };
-          },
-        });
-        protocol.privatize([value], source);
-        traces.add(drawn.join(' '));
-      }
-    }
-    if (traces.size !== 1) return false;
+    if (drawTraces(protocol, values, seed).size !== 1) return false;
   }
   return true;
 }

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromConfig } from '../src/index.js';
-import { ALPHA, CHANNEL_SLACK, checkSampledChannel, chiSquarePValue, deterministicSource, fixture, maxPrivacyLoss } from './helpers.js';
+import { ALPHA, CHANNEL_SLACK, checkSampledChannel, chiSquarePValue, deterministicSource, drawTraces, fixture, maxPrivacyLoss } from './helpers.js';
 
 const SAMPLES_PER_INPUT = 200_000;
 const label = (config) => JSON.stringify(config);
@@ -113,24 +113,7 @@ test('randomizers draw the same random numbers whether or not they keep, whateve
     const protocol = fromConfig(config);
     const values = [inputs[0], inputs[Math.floor(inputs.length / 2)], inputs.at(-1)];
     for (let seed = 1; seed <= 10; seed++) {
-      const traces = new Set();
-      for (const coin of [false, true]) {
-        for (const value of values) {
-          const inner = deterministicSource(seed);
-          const drawn = [];
-          const source = new Proxy(inner, {
-            get(target, name) {
-              if (name === 'bernoulli') return () => coin;
-              const member = target[name];
-              if (typeof member !== 'function') return member;
-              return (...args) => { const x = member.apply(target, args); drawn.push(`${String(name)}(${args.join(',')})`); return x; };
-            },
-          });
-          protocol.privatize([value], source);
-          traces.add(drawn.join(' '));
-        }
-      }
-      assert.equal(traces.size, 1, `${label(config)} seed ${seed}: the draws differ with the coin or the value`);
+      assert.equal(drawTraces(protocol, values, seed).size, 1, `${label(config)} seed ${seed}: the draws differ with the coin or the value`);
     }
   }
   assert.ok(perProtocol.size >= 10 && perProtocol.has('grr'), [...perProtocol.keys()].join(' '));

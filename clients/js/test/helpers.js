@@ -192,3 +192,30 @@ export function memoryStorage() {
   const map = new Map();
   return { getItem: (key) => (map.has(key) ? map.get(key) : null), setItem: (key, value) => map.set(key, String(value)), map };
 }
+
+
+/**
+ * The calls a seeded source sees while ``protocol`` privatizes each of ``values`` once, with every coin
+ * (``bernoulli``) forced to ``false`` and then to ``true``: one trace per (coin, value). A randomizer whose draws
+ * do not depend on its coins or the value gives one distinct trace.
+ */
+export function drawTraces(protocol, values, seed) {
+  const traces = new Set();
+  for (const coin of [false, true]) {
+    for (const value of values) {
+      const inner = deterministicSource(seed);
+      const drawn = [];
+      const source = new Proxy(inner, {
+        get(target, name) {
+          if (name === 'bernoulli') return () => coin;
+          const member = target[name];
+          if (typeof member !== 'function') return member;
+          return (...args) => { const x = member.apply(target, args); drawn.push(`${String(name)}(${args.join(',')})`); return x; };
+        },
+      });
+      protocol.privatize([value], source);
+      traces.add(drawn.join(' '));
+    }
+  }
+  return traces;
+}
