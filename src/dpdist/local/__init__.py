@@ -9,7 +9,7 @@ their reports (``_report_format``: :class:`ItemReports`, :class:`PackedBitReport
 :func:`register` the class, and prove it with :mod:`dpdist.testing`.
 """
 
-from . import frequency, multi, numerical  # noqa: F401  (registers the protocols)
+from . import frequency, keyvalue, multi, numerical  # noqa: F401  (registers the protocols)
 from .._validation import MAX_ALLOCATION_BYTES
 from ._protocol import (
     Aggregator,

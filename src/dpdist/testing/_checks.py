@@ -31,6 +31,7 @@ from ..errors import (
 )
 from ..local import Aggregator, LocalProtocol, from_config
 from ..local._registry import registered_class
+from ..local.keyvalue import KeyValueSets
 
 if TYPE_CHECKING:
     from ..local.frequency._memoized import MemoizedProtocol
@@ -164,6 +165,8 @@ def _values_outside_the_domain(protocol) -> list:
         return [[protocol.domain_size], [-1], [0, 1, protocol.domain_size + 5]]
     if protocol.tags.kind == "multi":
         return _records_outside_the_domain(protocol)
+    if protocol.tags.kind == "key_value":
+        return _sets_outside_the_domain(protocol)
     lo, hi = protocol.bounds
     return [[hi + 1.0], [lo - 1e-3], [math.nan], [math.inf]]
 
@@ -181,6 +184,17 @@ def _records_outside_the_domain(protocol) -> list:
             records = np.array(population(protocol, 3), dtype=np.float64)
             records[1, j] = value
             out.append(records)
+    return out
+
+
+def _sets_outside_the_domain(protocol) -> list:
+    """Sets with a value above 1, below -1 or infinite, and a key past the domain (a :class:`KeyValueSets`)."""
+    out = []
+    for value in (1.5, -1.0 - 1e-9, math.inf):
+        sets = np.array(population(protocol, 3), dtype=np.float64)
+        sets[1, 0] = value
+        out.append(sets)
+    out.append(KeyValueSets(np.array([0, protocol.domain_size]), np.array([0.5, 0.5]), np.array([1, 1])))
     return out
 
 
@@ -230,6 +244,9 @@ def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None
     """Non-integral items, strings and 2-D arrays raise ``InvalidValueTypeError`` naming ``values``."""
     if protocol.tags.kind == "multi":
         bad = _records_of_the_wrong_type(protocol)
+    elif protocol.tags.kind == "key_value":  # a row of one key too many, a 3-D array, strings
+        d = protocol.domain_size
+        bad = [np.zeros((2, d + 1)), np.zeros((2, d, 2)), np.full((2, d), "a")]
     else:
         bad = [np.array([0.5, 1.5])] if protocol.tags.takes_items else [np.array(["a", "b"])]
         bad.append(np.zeros((2, 2), dtype=int))

@@ -3,8 +3,9 @@
 A ``"frequency"`` or ``"heavy_hitters"`` protocol takes items ``0 .. domain_size - 1`` (``tags.takes_items``); a ``"numerical"``
 protocol takes reals in ``bounds``; a ``"multi"`` protocol takes records of its
 ``attributes`` (each with ``categorical``, ``domain_size`` or ``bounds``), as an
-``(n, k)`` float array.  Those attributes (and ``tags.kind``) are all the checks
-assume about a protocol's inputs.
+``(n, k)`` float array; a ``"key_value"`` protocol takes sets of (key, value) pairs of its
+``domain_size`` keys, as an ``(n, d)`` float array of values in [-1, 1], NaN where a key is not held.
+Those attributes (and ``tags.kind``) are all the checks assume about a protocol's inputs.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def channel_inputs(protocol: LocalProtocol, rng: Seed = None) -> np.ndarray:
         return np.arange(domain_size(protocol))
     if protocol.tags.kind == "multi":
         return _record_grid(protocol)
+    if protocol.tags.kind == "key_value":
+        return _key_value_grid(domain_size(protocol))
     lo, hi = bounds(protocol)
     generator = np.random.default_rng(12345 if rng is None else rng)
     fixed = lo + (hi - lo) * np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -67,6 +70,8 @@ def population(protocol: LocalProtocol, n: int, rng: Seed = 0) -> np.ndarray:
         return _items(domain_size(protocol), n, generator)
     if protocol.tags.kind == "multi":
         return _records(protocol, n, generator)
+    if protocol.tags.kind == "key_value":
+        return _key_value_sets(domain_size(protocol), n, generator)
     lo, hi = bounds(protocol)
     return lo + (hi - lo) * generator.beta(5, 2, size=n)
 
@@ -105,6 +110,25 @@ def _record_grid(protocol: LocalProtocol) -> np.ndarray:
             axes.append(np.array([lo, (lo + hi) / 2, hi]))
     grids = np.meshgrid(*axes, indexing="ij")
     return np.stack([grid.ravel() for grid in grids], axis=1)
+
+
+#: the most keys whose every set the key-value channel check enumerates (4 states a key)
+_SET_KEYS = 4
+
+
+def _key_value_grid(d: int) -> np.ndarray:
+    """Every set of the first keys, each absent (NaN) or held at -1, 0.25 or 1 (the law is linear in a value)."""
+    keys = min(d, _SET_KEYS)
+    grids = np.meshgrid(*[np.array([np.nan, -1.0, 0.25, 1.0])] * keys, indexing="ij")
+    grid = np.full((4**keys, d), np.nan)
+    grid[:, :keys] = np.stack([g.ravel() for g in grids], axis=1)
+    return grid
+
+
+def _key_value_sets(d: int, n: int, generator: np.random.Generator) -> np.ndarray:
+    """Sets whose keys are held more often the higher the key (key ``k`` w.p. ``(k+1)/(d+1)``), values Beta(5, 2) on [-1, 1]."""
+    held = generator.random((n, d)) < (np.arange(1, d + 1) / (d + 1))
+    return np.where(held, 2.0 * generator.beta(5, 2, size=(n, d)) - 1.0, np.nan)
 
 
 def true_frequencies(protocol: LocalProtocol, values: np.ndarray) -> np.ndarray:

@@ -1,0 +1,92 @@
+r"""Base of the key-value protocols: sets of pairs in, one report per user, a :class:`KeyValueEstimate` out.
+
+Owns the input (:func:`~._sets.check_sets`: a :class:`~._sets.KeyValueSets` or a dense ``(n, d)``
+array, NaN where a key is not held), the public parameters every such protocol shares
+(``epsilon``, ``domain_size``), the estimate's wrapping and the exact channel over *sets*: a
+report's law given a user's whole set is finite (one key, a sign), so ``channel(values)`` gives
+``Pr[report | set]`` for each set of ``values`` and the conformance kit checks the stated epsilon on
+it exactly, for every set of a small domain with values at -1, 1 and between (the law is linear
+in each value, so the extreme ratios are at the ends).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._types import ArrayLike
+from ..._validation import DOMAIN_SIZE, EPSILON
+from ...errors import InvalidParameterError
+from ...estimates import FrequencyEstimate
+from .._protocol import LocalProtocol, ProtocolTags
+from ._result import KeyValueEstimate
+from ._sets import KeyValueSets, check_sets
+
+__all__ = ["KeyValueProtocol", "every_set"]
+
+#: the largest domain whose every set ``channel(None)`` enumerates (4 states a key: 4^8 sets)
+_ENUMERATED_KEYS = 8
+
+
+def every_set(domain_size: int) -> np.ndarray:
+    """Every set of a small domain, each key absent (NaN) or held with value -1, 0.25 or 1: ``(4^d, d)``."""
+    if domain_size > _ENUMERATED_KEYS:
+        raise InvalidParameterError(
+            f"channel(None) enumerates every set only for domain_size <= {_ENUMERATED_KEYS}. Got {domain_size}: "
+            "pass the sets whose rows you want."
+        )
+    states = np.array([np.nan, -1.0, 0.25, 1.0])
+    grids = np.meshgrid(*[states] * domain_size, indexing="ij")
+    return np.stack([grid.ravel() for grid in grids], axis=1)
+
+
+class KeyValueProtocol(LocalProtocol):
+    """Base of protocols whose users each hold a set of (key, value) pairs (see the module docstring).
+
+    Subclasses implement ``_privatize(sets, rng)``, the report format, ``_accumulate``,
+    :meth:`_channel_of_sets` and :meth:`_estimate_parts`.
+    """
+
+    tags = ProtocolTags(kind="key_value", finite_channel=True, exact_simulate=False, unbiased=True)
+    _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
+
+    @property
+    def domain_size(self) -> int:
+        """The number of keys ``d``; keys are ints in ``[0, d)``."""
+        return int(self._params["domain_size"])
+
+    # ------------------------------------------------------------------ input
+    def _check_values(self, values) -> KeyValueSets:
+        return check_sets(values, self.domain_size, f"{self.display_name}.privatize")
+
+    def simulate(self, values: ArrayLike | KeyValueSets, rng=None):  # type: ignore[override]
+        """An aggregator distributed exactly as one that added ``privatize(values)``."""
+        sets = check_sets(values, self.domain_size, f"{self.display_name}.simulate")
+        return super().simulate(sets, rng)
+
+    # ------------------------------------------------------------------ estimation
+    def _estimate(self, aggregator) -> KeyValueEstimate:
+        n = aggregator.n
+        frequencies, means, details = self._estimate_parts(aggregator.statistic, n)
+        variance = self.variance(n, np.clip(frequencies, 0.0, 1.0))
+        frequency = FrequencyEstimate(
+            frequencies, n, variance, self.epsilon, self.name, "none", dict(details), self.guarantee
+        )
+        return KeyValueEstimate(frequency, means, n, self.epsilon, self.name, self.guarantee, details)
+
+    def _estimate_parts(self, statistic: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ channel
+    def channel(self, values: ArrayLike | KeyValueSets | None = None) -> np.ndarray:
+        """Exact ``P[i, y] = Pr[report y | set values[i]]`` (outputs as :meth:`report_index`).
+
+        ``values``: sets as :meth:`privatize` takes them; ``None``: :func:`every_set` of a small domain.
+        """
+        sets = check_sets(every_set(self.domain_size) if values is None else values, self.domain_size,
+                          f"{self.display_name}.channel")
+        return self._channel_of_sets(sets)
+
+    def _channel_of_sets(self, sets: KeyValueSets) -> np.ndarray:
+        raise NotImplementedError

@@ -1,0 +1,104 @@
+"""The estimate of a key-value protocol: each key's frequency (with its analytic variance) and mean value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._guarantee import PrivacyGuarantee
+from ...estimates import FrequencyEstimate, Interval, Presented
+from ...estimates._intervals import json_value
+from ...estimates._presented import document_lines
+
+__all__ = ["KeyValueEstimate"]
+
+
+@dataclass(frozen=True, repr=False)
+class KeyValueEstimate(Presented):
+    """What a key-value protocol estimates: the frequency of each key and the mean value of its holders.
+
+    Attributes
+    ----------
+    frequency : FrequencyEstimate
+        Each key's frequency (the share of users holding it), unbiased where every user holds at
+        most ``padding_length`` pairs (PCKV) or always (PrivKV), with its analytic variance and
+        intervals.
+    means : ndarray
+        Each key's estimated mean value, in [-1, 1] (the protocol's corrected estimator; ``details``
+        says which).
+    n : int
+        Reports behind the estimate (users).
+    epsilon : float
+    method : str
+        The protocol's registry name.
+    guarantee : PrivacyGuarantee
+        Pure epsilon-LDP for any two sets of one user.
+    details : dict
+    """
+
+    kind: ClassVar[str] = "key_value"
+
+    frequency: FrequencyEstimate
+    means: np.ndarray
+    n: int
+    epsilon: float
+    method: str
+    guarantee: PrivacyGuarantee
+    details: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"KeyValueEstimate({self.method}, n={self.n}, epsilon={self.epsilon:g}, keys={self.means.size})"
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """Each key's estimated frequency."""
+        return self.frequency.frequencies
+
+    @property
+    def variance(self) -> np.ndarray:
+        """The analytic variance of each entry of :attr:`frequencies`."""
+        return self.frequency.variance
+
+    def summary(self) -> dict[str, float]:
+        """The most frequent key, its frequency and its mean."""
+        top = int(np.argmax(self.frequencies))
+        return {"top key": float(top), "top key frequency": float(self.frequencies[top]), "top key mean": float(self.means[top])}
+
+    def table(self) -> dict[str, np.ndarray]:
+        """``key``, ``frequency``, ``standard_error`` and ``mean`` of every key."""
+        return {
+            "key": np.arange(self.means.size),
+            "frequency": self.frequencies,
+            "standard_error": np.sqrt(self.variance),
+            "mean": self.means,
+        }
+
+    def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
+        """The frequencies' pointwise normal intervals (the means have none)."""
+        return self.frequency.intervals(level)
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {"frequency": self.frequency.to_dict(level), "means": [json_value(value) for value in self.means]}
+
+    @classmethod
+    def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
+        """The frequencies' own table, then each key's mean."""
+        lines = ["key frequencies:"]
+        lines.extend("  " + line for line in document_lines(document["frequency"]))
+        lines.append("key means: " + ", ".join("-" if m is None else f"{m:.4g}" for m in document["means"]))
+        return lines
+
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
+        """The frequencies' description, then the means."""
+        means = ", ".join(f"{m:.3f}" for m in self.means[:20]) + (" ..." if self.means.size > 20 else "")
+        return self.frequency.describe(truth, level) + f"\n  means of the keys: {means}"
+
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
+        """The frequencies' figure (the means are in :meth:`table`)."""
+        return self.frequency.figure(label=label, truth=truth, xlabel=xlabel or "key", level=level)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The frequencies' plot on ``ax``."""
+        return self.frequency.plot(ax, **kwargs)
