@@ -51,7 +51,7 @@ def test_available_and_describe_list_every_protocol():
     names = local.available()
     assert {"grr", "oue"} <= set(names)
     assert [row[0] for row in local.describe()] == names
-    kinds = ("frequency", "heavy_hitters", "numerical", "multi")
+    kinds = ("frequency", "heavy_hitters", "numerical", "multi", "key_value")
     assert set().union(*(local.available(kind) for kind in kinds)) == set(names)
     assert local.available("heavy_hitters") == ["pem"]
 

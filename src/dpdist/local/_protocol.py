@@ -63,13 +63,15 @@ class ProtocolTags:
 
     Attributes
     ----------
-    kind : {"frequency", "heavy_hitters", "numerical", "multi"}
+    kind : {"frequency", "heavy_hitters", "numerical", "multi", "key_value"}
         ``"frequency"``: items 0..d-1, returns a FrequencyEstimate; ``"heavy_hitters"``:
         items 0..d-1 of a domain too large to enumerate (or words), returns the
         :class:`~dpdist.local.HeavyHitters` it finds; ``"numerical"``: reals in bounds,
         returns a Distribution or a mean/variance estimate; ``"multi"``: records of
         several attributes (``protocol.attributes``, :mod:`dpdist.local.multi`), returns
-        one estimate per attribute (or marginals, range queries).
+        one estimate per attribute (or marginals, range queries); ``"key_value"``: sets of
+        (key, value) pairs of ``domain_size`` keys (:mod:`dpdist.local.keyvalue`), returns each
+        key's frequency and mean.
     finite_channel : bool
         ``channel()`` gives the exact output law for small instances.
     exact_simulate : bool

@@ -40,6 +40,16 @@ class KeyValueSets:
     def __len__(self) -> int:
         return int(np.asarray(self.lengths).shape[0])
 
+    def __getitem__(self, users: slice) -> "KeyValueSets":
+        """The sets of a contiguous range of users (``sets[start:stop]``)."""
+        if not isinstance(users, slice) or users.step not in (None, 1):
+            raise InvalidValueTypeError(f"KeyValueSets takes a slice of users with step 1. Got {users!r}.")
+        start, stop, _ = users.indices(len(self))
+        stop = max(start, stop)
+        ends = np.concatenate([[0], np.cumsum(self.lengths)])
+        first, last = int(ends[start]), int(ends[stop])
+        return KeyValueSets(self.keys[first:last], self.values[first:last], self.lengths[start:stop])
+
     def __repr__(self) -> str:
         return f"KeyValueSets(users={len(self)}, pairs={int(np.asarray(self.keys).shape[0])})"
 
