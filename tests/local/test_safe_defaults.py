@@ -93,7 +93,7 @@ def test_local_epsilon_at_the_ends_of_the_range_gives_finite_estimates(name, eps
         return
     if proto.tags.takes_items:
         values = np.arange(300) % proto.domain_size
-    elif proto.tags.kind == "multi":
+    elif proto.tags.kind in ("multi", "key_value"):  # records, sets of pairs
         values = population(proto, 300)
     else:
         low, high = proto.params.get("bounds", (0.0, 1.0))

@@ -156,7 +156,7 @@ def _target(method, params: dict) -> dict:
             "dpdist.local.multi.auto.compare_multi_protocols."
         )
     config = protocol.config()
-    analytic = protocol.tags.kind == "frequency" and _analytic_variance(
+    analytic = protocol.tags.kind in ("frequency", "key_value") and _analytic_variance(
         protocol, 1000, get_shape("explain", "uniform").item_probabilities(int(config["domain_size"]))) is not None
     analytic = analytic or hasattr(protocol, "mean_variance")
     return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,

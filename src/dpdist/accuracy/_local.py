@@ -5,6 +5,9 @@ r"""Expected errors of a local protocol at ``n`` users: analytic where the varia
   per-item MSE is the mean of the variances and the 95% half-width
   :math:`1.96\sqrt{\overline{\mathrm{Var}}}`.  Other frequency protocols (sketches, CP's
   decoder): simulated, the unbiased estimate against the data's frequencies.
+* Key-value protocols (``privkv``, ``pckv-ue``, ``pckv-grr``): the same analytic variance of the keys'
+  frequencies, each user holding one pair whose key is drawn from the shape (frequencies = the shape's
+  item probabilities); the means of the keys are not predicted.
 * Mean protocols (``pm``, ``sr``): the exact variance of the mean estimate,
   :math:`\overline{\mathrm{Var}_1(x)}/n` with the per-report variance averaged over
   the shape (at 1,024 of its quantiles, ``(k + 1/2)/1024``).
@@ -70,6 +73,8 @@ def _frequency_prediction(protocol, n, shape: Shape, repeats: int, seed: int) ->
         mean_variance = float(variance.mean())
         return {"mse": Expected(mean_variance, 0.0, "analytic"),
                 "interval": Expected(Z95 * math.sqrt(mean_variance), 0.0, "analytic")}
+    if protocol.tags.kind == "key_value":
+        raise InvalidParameterError(f"explain: {protocol.display_name} states no analytic variance of its key frequencies.")
     squared, errors = [], []
     for run in range(repeats):
         items = shape.draw_items(n, d, data_generator(seed, run))
@@ -108,7 +113,7 @@ def local_predictions(protocol, n: int, epsilons, shape: Shape, repeats: int, se
     predictions = []
     for epsilon in epsilons:
         at = protocol_at(protocol, epsilon, n)
-        if kind == "frequency":
+        if kind in ("frequency", "key_value"):
             errors = _frequency_prediction(at, n, shape, repeats, seed)
         else:
             errors = _numerical_prediction(at, n, shape, repeats, seed)
@@ -121,6 +126,8 @@ def local_predictions(protocol, n: int, epsilons, shape: Shape, repeats: int, se
 
 _NOTES = {
     ("frequency", "analytic"): "analytic: the unbiased estimator's variance at the shape's item frequencies",
+    ("key_value", "analytic"): "analytic: the key frequencies' unbiased estimator variance, each user holding one key "
+    "drawn from the shape (the keys' means are not predicted)",
     ("frequency", "simulation"): "simulated: the estimate against the data's item frequencies, mean of the runs ± se",
     ("mean", "analytic"): "analytic: the exact variance of the mean estimate, averaged over the shape",
     ("numerical", "simulation"): "simulated: the default estimate against each run's data, mean of the runs ± se",

@@ -55,7 +55,8 @@ class Explanation:
     method : str
         The protocol (``"oue"``) or release (``"central.cdf"``).
     model : {"local", "central"}
-    kind : {"frequency", "numerical", "mean"}
+    kind : {"frequency", "numerical", "mean", "key_value"}
+        ``"key_value"``: the errors of the keys' frequencies.
     n : int
     shape : str
         The data shape of the simulations and of the analytic variances (:data:`dpdist.accuracy.SHAPES`).
