@@ -41,13 +41,20 @@ SLACK = 1e-9  # relative rounding allowed in the epsilon bound of the JS law (th
 pytestmark = pytest.mark.slow  # one node run over every example (about half a minute)
 
 
+def _as_json(protocol, inputs: np.ndarray) -> list:
+    """The inputs as JSON: a key-value protocol's sets (rows NaN where a key is not held) as lists of [key, value]."""
+    if protocol.tags.kind != "key_value":
+        return inputs.tolist()
+    return [[[int(key), float(row[key])] for key in np.flatnonzero(~np.isnan(row))] for row in inputs]
+
+
 def _case(index: int, name: str, params: dict) -> dict:
     protocol = local.make(name, **params)
     inputs = channel_inputs(protocol)
     return {
         "config": protocol.config(),
         "view": protocol.client_view() if js_implements(protocol) else None,
-        "inputs": inputs.tolist(),
+        "inputs": _as_json(protocol, inputs),
         "samples": SAMPLES,
         "seed": 7 + index,
     }
@@ -88,7 +95,7 @@ def test_the_client_randomizes_as_python_or_refuses(case, node_results, tmp_path
     assert outcome["moduleAsMain"], f"dpdist-client/{protocol.name} privatizes otherwise than dpdist-client"
     assert outcome["drawsAlike"], "the client's draws depend on its coins or the value (a timing channel)"
 
-    inputs = np.array(spec["inputs"]) if protocol.tags.kind != "multi" else np.array(spec["inputs"], dtype=float)
+    inputs = channel_inputs(protocol)  # as _case sent them (a key-value protocol's sets as pairs)
     path = tmp_path / "reports.bin"
     path.write_bytes(base64.b64decode(outcome["record"]))
     batch = io.read_reports(path, protocol)

@@ -19,7 +19,10 @@ import OLH from './olh.js';
 import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
 import OUE from './oue.js';
+import PCKVGRR from './pckv-grr.js';
+import PCKVUE from './pckv-ue.js';
 import PEM from './pem.js';
+import PrivKV from './privkv.js';
 import RSFD from './rsfd.js';
 import RSRFD from './rsrfd.js';
 import SMP from './smp.js';
@@ -50,7 +53,10 @@ export function protocols() {
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
+    'pckv-grr': PCKVGRR,
+    'pckv-ue': PCKVUE,
     pem: PEM,
+    privkv: PrivKV,
     rsfd: RSFD,
     rsrfd: RSRFD,
     smp: SMP,

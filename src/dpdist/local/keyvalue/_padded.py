@@ -85,6 +85,10 @@ class PaddedKeyValue(KeyValueProtocol):
     def statistic_size(self) -> int:
         return 2 * self.extended_size
 
+    def _client_design(self):
+        """``a``, ``b``, ``p`` as realized: the JavaScript client derives the same from epsilon (clients/js/src/protocols/_padded.js)."""
+        return {"a": self._a, "b": self._b, "p": self._p}
+
     # ------------------------------------------------------------------ sampling, as a law over (key, sign)
     def _sample_law(self, sets: KeyValueSets) -> np.ndarray:
         r"""``W[u, k, s]``: the probability that user ``u`` samples key ``k`` of :math:`d'` with :math:`v^* = \pm 1`

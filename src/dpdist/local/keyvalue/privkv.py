@@ -79,6 +79,10 @@ class PrivKV(KeyValueProtocol):
         """``(p1, p2)`` as realized: the key's and the value's probability of being reported truthfully."""
         return self._p1, self._p2
 
+    def _client_design(self):
+        """``p1``, ``p2`` as realized: the JavaScript client derives the same from epsilon (clients/js/src/protocols/privkv.js)."""
+        return {"p1": self._p1, "p2": self._p2}
+
     # ------------------------------------------------------------------ client
     def _report_format(self):
         return ItemReports(3 * self.domain_size)
