@@ -46,7 +46,7 @@ export class ReportBatch {
 /** A protocol built from a config. */
 export interface Protocol {
   readonly name: string;
-  readonly kind: 'frequency' | 'heavy_hitters' | 'numerical' | 'multi';
+  readonly kind: 'frequency' | 'heavy_hitters' | 'numerical' | 'multi' | 'key_value';
   /** Protocols over records ('multi'): the schema, each attribute with its domain or bounds (and its protocol, if any). */
   readonly attributes?: ReadonlyArray<{
     readonly name: string; readonly domain_size?: number; readonly labels?: readonly string[];
@@ -66,7 +66,7 @@ export interface Protocol {
   /** Frequency protocols: the public label of each item, or null. */
   readonly labels?: readonly string[] | null;
   /** Values: items 0..d-1 or labels (frequency protocols), reals in bounds (sw, gw, opm, opm-circular), words or integers (pem). */
-  privatize(values: ArrayLike<number | string | bigint | RecordValue>, source: RandomSource): ReportBatch;
+  privatize(values: ArrayLike<number | string | bigint | RecordValue | KeyValueSet>, source: RandomSource): ReportBatch;
   /** A short human-readable reading of one report. */
   describeReport(report: Uint8Array): string;
   /** The label of an item (its number when the config has no labels). */
@@ -85,6 +85,15 @@ export interface Protocol {
  * the bounds of numerical ones).
  */
 export type RecordValue = ReadonlyArray<number | string> | { readonly [attribute: string]: number | string };
+
+/**
+ * One user's set of (key, value) pairs for the key-value protocols (privkv, pckv-ue, pckv-grr): keys in
+ * [0, domain_size), each at most once, values in [-1, 1]; an object {key: value}, a Map or an array of [key, value].
+ */
+export type KeyValueSet =
+  | ReadonlyArray<readonly [number, number]>
+  | { readonly [key: number]: number }
+  | ReadonlyMap<number, number>;
 
 /** Names of the protocols this client implements. */
 export const SUPPORTED_PROTOCOLS: readonly string[];
@@ -106,17 +115,20 @@ export interface ClientView {
  */
 export function fromConfig(config: ProtocolConfig | ClientView | string): Protocol;
 
-/** Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw, opm, opm-circular). */
+/**
+ * Randomize ``values``: items 0..d-1 or labels (frequency protocols), reals in ``bounds`` (sw, gw, opm, opm-circular),
+ * records (multi-attribute protocols), sets of (key, value) pairs (privkv, pckv-ue, pckv-grr).
+ */
 export function privatize(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string | RecordValue>,
+  values: ArrayLike<number | string | RecordValue | KeyValueSet>,
   options?: { source?: RandomSource },
 ): ReportBatch;
 
 /** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
 export function privatizeRecord(
   config: ProtocolConfig | string | Protocol,
-  values: ArrayLike<number | string | RecordValue>,
+  values: ArrayLike<number | string | RecordValue | KeyValueSet>,
   options?: { source?: RandomSource; fileId?: string | null },
 ): Uint8Array;
 
@@ -278,15 +290,15 @@ export class Client {
   /** The device's privacy ledger (null without storage). */
   ledger(): Promise<Ledger | null>;
   /** Reports of ``values`` of this device, not sent (after ``campaign()``): charged to its ledger. */
-  randomize(values: ArrayLike<number | string | RecordValue>): ReportBatch;
+  randomize(values: ArrayLike<number | string | RecordValue | KeyValueSet>): ReportBatch;
   /** The device's memo of this longitudinal campaign, null before its first report or for other campaigns. */
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now (a relayed campaign: its token first). */
-  submit(value: number | string | RecordValue): Promise<Ack | RelayAck>;
+  submit(value: number | string | RecordValue | KeyValueSet): Promise<Ack | RelayAck>;
   /** Randomize values and submit them in batches of ``batchSize`` (a relayed campaign: each batch's tokens first). */
-  submitMany(values: ArrayLike<number | string | RecordValue>): Promise<Array<Ack | RelayAck>>;
+  submitMany(values: ArrayLike<number | string | RecordValue | KeyValueSet>): Promise<Array<Ack | RelayAck>>;
   /** Randomize a value now and queue its report; a full queue is flushed. */
-  add(value: number | string | RecordValue): Promise<Array<Ack | RelayAck>>;
+  add(value: number | string | RecordValue | KeyValueSet): Promise<Array<Ack | RelayAck>>;
   /** Send queued reports (and earlier failed batches, under their batch ids). */
   flush(): Promise<Array<Ack | RelayAck>>;
   /**
@@ -398,7 +410,7 @@ export class Ledger {
   /** The round (1-based) this device answers of the campaign in rounds `once`: drawn once in proportion to `sizes`, kept. */
   roundFor(once: string, collector: string, sizes: number[], source?: RandomSource): number;
   /** ``once``: a question the device answers at most once at ``collector`` (one value; a second answer is refused). */
-  report(protocol: Protocol, values: ArrayLike<number | string | RecordValue>, options?: { collector?: string; source?: RandomSource; now?: number; once?: string | null }): ReportBatch;
+  report(protocol: Protocol, values: ArrayLike<number | string | RecordValue | KeyValueSet>, options?: { collector?: string; source?: RandomSource; now?: number; once?: string | null }): ReportBatch;
   toJSON(): LedgerState;
 }
 

@@ -1,7 +1,7 @@
 // Type declarations of a protocol module 'dpdist-client/<name>' (src/protocols/<name>.js): its default export is
 // the protocol's class, with the functions of the main entry point for that protocol's configs only.
 
-import type { ClientView, Protocol, ProtocolConfig, RandomSource, RecordValue, ReportBatch } from './index.js';
+import type { ClientView, KeyValueSet, Protocol, ProtocolConfig, RandomSource, RecordValue, ReportBatch } from './index.js';
 
 /** A protocol's class: ``new`` from a parsed config, or the entry point's functions on it. */
 export interface ProtocolClass {
@@ -13,13 +13,13 @@ export interface ProtocolClass {
   /** Randomize ``values``: one report per value (crypto.getRandomValues unless ``source``). */
   privatize(
     config: ProtocolConfig | string | Protocol,
-    values: ArrayLike<number | string | bigint | RecordValue>,
+    values: ArrayLike<number | string | bigint | RecordValue | KeyValueSet>,
     options?: { source?: RandomSource },
   ): ReportBatch;
   /** ``privatize`` then ``encodeRecord``, the record's reports in a uniformly random order. */
   privatizeRecord(
     config: ProtocolConfig | string | Protocol,
-    values: ArrayLike<number | string | bigint | RecordValue>,
+    values: ArrayLike<number | string | bigint | RecordValue | KeyValueSet>,
     options?: { source?: RandomSource; fileId?: string | null },
   ): Uint8Array;
 }

@@ -36,6 +36,7 @@ from browser_support import chromium, required as _required  # noqa: E402,F401 -
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parents[1] / "participate_driver.mjs"
 KEPT_DRIVER = Path(__file__).resolve().parents[1] / "participate_kept_driver.mjs"
+REFUSED_DRIVER = Path(__file__).resolve().parents[1] / "participate_refused_driver.mjs"
 GRR = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 8}
 SW = {"protocol": "sw", "version": 1, "epsilon": 2.0, "bounds": [0.0, 100.0], "bins": 64}
 L_GRR = {"protocol": "l-grr", "version": 1, "epsilon": 3.0, "epsilon_1": 1.0, "domain_size": 8}
@@ -111,6 +112,40 @@ def test_node_client_submits_records_of_a_multi_attribute_campaign(server, tmp_p
     assert _summary(server, name)["n"] == 1201
     served = httpx.get(f"{server.url}/api/campaigns/{name}/estimate", headers=admin_headers(), timeout=60).json()
     assert sum(estimate["n"] for estimate in served["estimate"]["attributes"].values()) == 1201
+
+
+def test_node_client_submits_key_value_sets(server, tmp_path):
+    """A `Client` of a pckv-grr campaign (its client view's a, b, p checked) submits sets as objects and as pairs:
+    every report accepted, and the served estimate's key frequencies and means are the sets' within 5 SE / 0.15."""
+    config = {"protocol": "pckv-grr", "version": 1, "epsilon": 4.0, "domain_size": 4, "padding_length": 2}
+    name = _campaign(server, config)
+    script = tmp_path / "submit.mjs"
+    script.write_text(
+        f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
+        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ batchSize: 10000 }});\n"
+        "const sets = Array.from({ length: 30000 }, (_, i) => (i % 2 ? { 0: 0.5, [1 + (i % 3)]: -0.5 } : [[0, 0.5]]));\n"
+        "const acks = await client.submitMany(sets);\n"
+        "console.log(JSON.stringify(acks));\n"
+    )
+    result = subprocess.run([_required("node"), str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    acks = json.loads(result.stdout)
+    assert [ack["accepted"] for ack in acks] == [10000] * 3 and all(ack["rejected"] == {} for ack in acks)
+    served = httpx.get(f"{server.url}/api/campaigns/{name}/estimate", headers=admin_headers(), timeout=60).json()
+    estimate = served["estimate"]
+    assert served["n"] == 30000 and estimate["kind"] == "key_value"
+    truth = np.array([1.0, 1 / 6, 1 / 6, 1 / 6])  # key 0 held by all, keys 1..3 by a third of the odd users each
+    frequency = estimate["frequency"]
+    assert np.all(np.abs(np.array(frequency["frequencies"]) - truth) < 5 * np.array(frequency["standard_error"]))
+    assert np.all(np.abs(np.array(estimate["means"]) - [0.5, -0.5, -0.5, -0.5]) < 0.15), estimate["means"]
+
+
+def test_the_participate_page_refuses_a_key_value_campaign_saying_why(server, chromium):
+    """The page has no form for a set of pairs: it says so, and how to send them, and shows no form."""
+    config = {"protocol": "privkv", "version": 1, "epsilon": 2.0, "domain_size": 5}
+    _, page = _drive(server, chromium, REFUSED_DRIVER, config)
+    assert page["formHidden"] and page["status"].startswith("This campaign cannot be joined from this page")
+    assert "(key, value) pairs" in page["status"] and "dpdist submit" in page["status"]
 
 
 def _drive(server, chromium: int, driver: Path, config: dict, *arguments: str) -> tuple[str, dict]:

@@ -74,8 +74,18 @@ def _marginals():
     return protocol.estimate(protocol.simulate(np.random.default_rng(1).integers(0, 2, (3000, 3)), rng=2))
 
 
+def _key_value():
+    from dpdist.local.keyvalue import KeyValueSets
+
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 5, 3000)
+    protocol = local.make("pckv-ue", epsilon=2.0, domain_size=5)
+    return protocol.estimate(protocol.simulate(KeyValueSets(keys, rng.uniform(-1, 1, 3000), np.ones(3000, int)), rng=2))
+
+
 RESULTS = {
     "multi-attribute": _multi_attribute,
+    "key-value": _key_value,
     "marginals": _marginals,
     "frequency": lambda: _local_estimate("oue"),
     "frequency (labels, no intervals)": _labelled_frequencies,
@@ -267,13 +277,14 @@ def test_released_quantiles_as_a_distribution_have_those_quantiles():
 #: The places that present estimates: none of them asks which result it holds.
 PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
 #: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
-RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals"}
+RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals",
+                "key_value"}
 #: Fields of results whose presence would tell their kind apart.
 RESULT_FIELDS = {"kind", "labels", "frequencies", "band", "n", "guarantee", "item_names", "edges", "probabilities", "mean"}
 #: Where a ``kind`` is compared that is not a result's: an accuracy explanation's (a protocol's kind).
 OTHER_KINDS = {"serve/_explain_words.py"}
 RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
-                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand"}
+                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "KeyValueEstimate"}
 
 
 def test_no_presentation_code_switches_on_the_type_of_a_result():

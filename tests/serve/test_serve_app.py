@@ -291,3 +291,53 @@ def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
         # other options are another estimate
         assert client.get("/api/campaigns/viewed/estimate?postprocess=none", headers=headers).status_code == 200
         assert ESTIMATES.computed - before == 3
+
+
+@pytest.mark.parametrize("name", ["pckv-ue", "pckv-grr", "privkv"])
+def test_a_key_value_campaign_takes_binary_and_json_batches_and_serves_frequencies_and_means(app, name):
+    """A key-value campaign end to end in process: created from its config, a binary batch from the Python client
+    (sets as a dense array) and a JSON batch of the same protocol; the served estimate is the key-value document
+    (frequencies with standard errors and intervals, each key's mean) and its figure is drawn."""
+    import httpx
+
+    from dpdist import local
+    from dpdist.serve.client import Client
+
+    config = {"protocol": name, "epsilon": 4.0, "domain_size": 4}
+    test_client, admin = TestClient(app), {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    def forward(request: httpx.Request) -> httpx.Response:  # the Python client's requests, to the app in process
+        return test_client.request(request.method, request.url.raw_path.decode(), content=request.content,
+                                   headers={k: v for k, v in request.headers.items() if k.lower() != "host"})
+
+    rng = np.random.default_rng(0)
+    n = 30_000
+    keys = rng.choice(4, size=n, p=[0.4, 0.3, 0.2, 0.1])
+    true_means = np.array([0.6, -0.5, 0.2, 0.9])
+    dense = np.full((n, 4), np.nan)
+    dense[np.arange(n), keys] = true_means[keys]
+    with Client("http://collector", admin_token=ADMIN_TOKEN, transport=httpx.MockTransport(forward), retries=0) as client:
+        client.create_campaign("kv", config)
+        client.open_campaign("kv")
+        protocol = client.protocol("kv")
+        assert protocol.tags.kind == "key_value"
+        acks = client.submit_values("kv", dense[:20_000], batch_size=20_000)  # binary records
+        assert [ack["accepted"] for ack in acks] == [20_000] and acks[0]["rejected"] == {}
+    body = {"reports": local.from_config(config).privatize(dense[20_000:], rng=1).tolist()}
+    answer = test_client.put("/api/campaigns/kv/batches/json1", json=body)
+    assert answer.status_code == 200 and answer.json()["accepted"] == 10_000, answer.text
+    served = test_client.get("/api/campaigns/kv/estimate", headers=admin).json()
+    estimate = served["estimate"]
+    assert served["n"] == n and estimate["kind"] == "key_value" and estimate["items"] == [0, 1, 2, 3]
+    truth = np.bincount(keys, minlength=4) / n
+    frequencies, errors = np.array(estimate["frequencies"]), np.array(estimate["standard_error"])
+    assert np.all(np.abs(frequencies - truth) < 5 * errors), (frequencies, truth, errors)
+    interval = next(i for i in estimate["intervals"] if i["quantity"] == "frequency")
+    assert np.all(np.array(interval["low"]) < frequencies) and np.all(frequencies < np.array(interval["high"]))
+    means = np.array(estimate["means"])
+    if name == "privkv":  # its means count the fake values of non-holders: shrunk toward 0
+        assert np.all(np.abs(means[:2]) < np.abs(true_means[:2])) and np.all(np.sign(means[:2]) == np.sign(true_means[:2]))
+    else:
+        assert np.all(np.abs(means[:3] - true_means[:3]) < 0.1), means
+    plot = test_client.get("/api/campaigns/kv/estimate.png", headers=admin)
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"

@@ -241,7 +241,7 @@ def _protocol_kind(name: str) -> str:
 
     if name in _CHOOSERS:
         return "frequency"
-    return next(kind for kind in ("frequency", "heavy_hitters", "numerical", "multi") if name in local.available(kind))
+    return next(kind for kind in ("frequency", "heavy_hitters", "numerical", "multi", "key_value") if name in local.available(kind))
 
 
 def _check_protocol_option(args) -> str:
@@ -289,6 +289,12 @@ def _run_estimate(args) -> int:
         raise InvalidParameterError(
             f"The protocol {name!r} takes a record of several attributes: name their columns with "
             "'--columns C1,C2,...' and their schema with '--attributes' (not '--column')."
+        )
+    if kind == "key_value":
+        raise InvalidParameterError(
+            f"The protocol {name!r} takes each user's set of (key, value) pairs, which 'dpdist estimate' does not read "
+            "from a column: estimate it with the Python API (dpdist.local.keyvalue.KeyValueSets, docs/key_value.md) or "
+            "collect it with 'dpdist serve'."
         )
     extras = protocol_extras(name, args)
     if args.alphabet is not None and kind != "heavy_hitters":

@@ -149,6 +149,14 @@ KINDS: dict[str, dict[str, Any]] = {
         "postprocess": {"type": "string"},
         "attribute_guarantee": GUARANTEE,
     },
+    "key_value": {
+        "items": {"type": "array", "items": {"type": "integer"}, "description": "the keys 0 .. d-1"},
+        "labels": {"type": "null"},
+        "frequencies": {**_NUMBERS, "description": "each key's share of the users holding it"},
+        "standard_error": _NUMBERS,
+        "means": {**_NUMBERS, "description": "each key's mean value over the users holding it, in [-1, 1]"},
+        "frequency": {"$ref": "#", "description": "the keys' frequencies as a frequency estimate of their own"},
+    },
     "quantiles": {
         "q": _NUMBERS,
         "values": _NUMBERS,

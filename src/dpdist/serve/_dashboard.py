@@ -10,7 +10,8 @@ labelled axes and ticks:
   valid for one look at a number of reports fixed in advance) and the **anytime**
   95 % confidence sequence (orange: valid however often the page is looked at,
   :mod:`dpdist.confidence_sequences`), or why a protocol has none;
-* a frequency or heavy-hitters campaign: one bar per value, named by its label;
+* a frequency or heavy-hitters campaign: one bar per value, named by its label; a key-value campaign: one bar
+  per key (its frequency) and each key's mean value in the table;
   a distribution: its CDF with both bands and its density; a mean: both intervals
   on the value's axis; a multi-attribute campaign: each attribute's estimate, or a
   heat map of each 2-way marginal with its intervals (:mod:`._dashboard_multi`); a
@@ -296,16 +297,19 @@ function fillValues(header, rows) {
 
 function categoryView(e, level) {
   const fixed = pick(e, "frequency", false), anytime = pick(e, "frequency", true, true);
-  const names = e.kind === "frequency" ? (e.labels || e.items.map(String)) : e.labels;
+  const names = e.kind === "heavy_hitters" ? e.labels : (e.labels || e.items.map(String));  // items: frequency, key-value
   let order = names.map((_, i) => i);
   if (names.length > MAX_BARS) order = order.sort((a, b) => e.frequencies[b] - e.frequencies[a]).slice(0, MAX_BARS);
   const pickAll = (values) => (values ? order.map((i) => values[i]) : null);
   drawCategories($("estimate-chart"), pickAll(names), pickAll(e.frequencies), fixed && pickAll(fixed.low),
                  fixed && pickAll(fixed.high), anytime && pickAll(anytime.low), anytime && pickAll(anytime.high),
-                 e.kind === "frequency" ? "value" : "heavy hitter (most frequent first)");
-  fillValues(["value", "estimate", `fixed-n ${level}%`, `anytime ${level}% (all values at once)`],
+                 e.kind === "heavy_hitters" ? "heavy hitter (most frequent first)" : e.means ? "key" : "value");
+  const means = e.means || null;  // a key-value estimate: each key's mean value beside its frequency
+  fillValues([means ? "key" : "value", "estimate", `fixed-n ${level}%`, `anytime ${level}% (all values at once)`,
+              ...(means ? ["mean value"] : [])],
              order.map((i) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
-                               anytime ? interval(anytime.low[i], anytime.high[i]) : "-"]));
+                               anytime ? interval(anytime.low[i], anytime.high[i]) : "-",
+                               ...(means ? [means[i] === null ? "-" : fmt(means[i])] : [])]));
   $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values. ` : "";
   if (e.band && e.band.simultaneous_over) {
     $("summary").textContent += `The fixed-n intervals hold for all ${e.band.simultaneous_over} candidates of the last round at once.`;
@@ -363,7 +367,7 @@ function drawEstimate(data) {
   const level = Math.round(100 * ((e.intervals && e.intervals.length) ? e.intervals[0].level : 0.95));
   legend(e.kind, anytime);
   svg.toggleAttribute("hidden", e.kind === "multi" || e.kind === "marginals");  // drawn per attribute or marginal
-  if (e.kind === "frequency" || e.kind === "heavy_hitters") categoryView(e, level);
+  if (e.kind === "frequency" || e.kind === "heavy_hitters" || e.kind === "key_value") categoryView(e, level);
   else if (e.kind === "distribution") distributionView(e, level);
   else if (e.kind === "multi") multiView(e, level);
   else if (e.kind === "marginals") marginalsView(e, level);

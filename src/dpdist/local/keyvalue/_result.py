@@ -80,7 +80,16 @@ class KeyValueEstimate(Presented):
         return self.frequency.intervals(level)
 
     def _json_fields(self, level: float) -> dict[str, Any]:
-        return {"frequency": self.frequency.to_dict(level), "means": [json_value(value) for value in self.means]}
+        """The keys as the categories of a frequency document (``items``, ``frequencies``, ``standard_error``: what a
+        page draws bars of) with each key's ``means`` alongside, and the whole frequency document."""
+        return {
+            "items": list(range(self.means.size)),
+            "labels": None,
+            "frequencies": [json_value(value) for value in self.frequencies],
+            "standard_error": [json_value(value) for value in np.sqrt(self.variance)],
+            "means": [json_value(value) for value in self.means],
+            "frequency": self.frequency.to_dict(level),
+        }
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
