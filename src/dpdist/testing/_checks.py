@@ -40,7 +40,7 @@ from ._declared import (
     check_reports_support_a_fixed_number_of_items,
     check_words_are_randomized_as_their_items,
 )
-from ._inputs import channel_inputs, population, record_attributes
+from ._inputs import channel_inputs, domain_size, population, record_attributes
 from ._over_time import (
     all_histories,
     history_log_laws,
@@ -189,12 +189,12 @@ def _records_outside_the_domain(protocol) -> list:
 
 def _sets_outside_the_domain(protocol) -> list:
     """Sets with a value above 1, below -1 or infinite, and a key past the domain (a :class:`KeyValueSets`)."""
-    out = []
+    out: list[Any] = []
     for value in (1.5, -1.0 - 1e-9, math.inf):
         sets = np.array(population(protocol, 3), dtype=np.float64)
         sets[1, 0] = value
         out.append(sets)
-    out.append(KeyValueSets(np.array([0, protocol.domain_size]), np.array([0.5, 0.5]), np.array([1, 1])))
+    out.append(KeyValueSets(np.array([0, domain_size(protocol)]), np.array([0.5, 0.5]), np.array([1, 1])))
     return out
 
 
@@ -245,7 +245,7 @@ def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None
     if protocol.tags.kind == "multi":
         bad = _records_of_the_wrong_type(protocol)
     elif protocol.tags.kind == "key_value":  # a row of one key too many, a 3-D array, strings
-        d = protocol.domain_size
+        d = domain_size(protocol)
         bad = [np.zeros((2, d + 1)), np.zeros((2, d, 2)), np.full((2, d), "a")]
     else:
         bad = [np.array([0.5, 1.5])] if protocol.tags.takes_items else [np.array(["a", "b"])]

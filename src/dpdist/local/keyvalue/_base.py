@@ -11,14 +11,15 @@ in each value, so the extreme ratios are at the ends).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from ..._types import ArrayLike
+from ..._types import ArrayLike, Seed
 from ..._validation import DOMAIN_SIZE, EPSILON
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate
+from .._aggregator import Aggregator
 from .._protocol import LocalProtocol, ProtocolTags
 from ._result import KeyValueEstimate
 from ._sets import KeyValueSets, check_sets
@@ -57,13 +58,13 @@ class KeyValueProtocol(LocalProtocol):
         return int(self._params["domain_size"])
 
     # ------------------------------------------------------------------ input
-    def _check_values(self, values) -> KeyValueSets:
+    def _check_values(self, values) -> KeyValueSets:  # type: ignore[override]  # sets of pairs, not an array
         return check_sets(values, self.domain_size, f"{self.display_name}.privatize")
 
-    def simulate(self, values: ArrayLike | KeyValueSets, rng=None):  # type: ignore[override]
+    def simulate(self, values: ArrayLike | KeyValueSets, rng: Seed = None) -> Aggregator[LocalProtocol]:
         """An aggregator distributed exactly as one that added ``privatize(values)``."""
         sets = check_sets(values, self.domain_size, f"{self.display_name}.simulate")
-        return super().simulate(sets, rng)
+        return super().simulate(cast(Any, sets), rng)  # checked again as sets by _check_values
 
     # ------------------------------------------------------------------ estimation
     def _estimate(self, aggregator) -> KeyValueEstimate:

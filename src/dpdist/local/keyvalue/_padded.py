@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from ..._types import ArrayLike
 from ..._validation import DOMAIN_SIZE, EPSILON, Integer
 from .._bernoulli import GRID, realized
 from ._base import KeyValueProtocol
@@ -67,6 +68,10 @@ class PaddedKeyValue(KeyValueProtocol):
 
     _constraints = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE, "padding_length": Integer(low=1, high=2**20)}
     _defaults = {"padding_length": 1}
+    #: the realized probabilities (set by each protocol's ``_setup``)
+    _a: float
+    _b: float
+    _p: float
 
     @property
     def padding_length(self) -> int:
@@ -112,8 +117,9 @@ class PaddedKeyValue(KeyValueProtocol):
         """``Pr[output | sampled key k, sign s]``, rows ``2k + s``."""
         raise NotImplementedError
 
-    def _sample(self, sets: KeyValueSets, rng: np.random.Generator):
-        return pad_and_sample(sets, self.domain_size, self.padding_length, rng)
+    def _sample(self, values: object, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Algorithm 1 on ``values``, the :class:`KeyValueSets` that ``_check_values`` made of the input."""
+        return pad_and_sample(cast(KeyValueSets, values), self.domain_size, self.padding_length, rng)
 
     # ------------------------------------------------------------------ estimation (Algorithm 4)
     def _estimate_parts(self, statistic, n):
@@ -140,7 +146,7 @@ class PaddedKeyValue(KeyValueProtocol):
         }
         return frequencies, means, details
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Exact variance of the unbiased frequency estimate when every user holds at most ``padding_length`` pairs."""
         a, b, ell = self._a, self._b, self.padding_length
         f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)

@@ -33,16 +33,18 @@ Reports: the item :math:`3j + o`, :math:`o = 0` for :math:`\langle 0, 0\rangle`,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from ..._types import ArrayLike
 from .._bernoulli import exp_lower, odds_probability, realized
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ..multi._sampling import inverse_count_mean
 from ._base import KeyValueProtocol
 from ._sampling import sample_domain_key
+from ._sets import KeyValueSets
 
 __all__ = ["PrivKV"]
 
@@ -88,7 +90,7 @@ class PrivKV(KeyValueProtocol):
         return ItemReports(3 * self.domain_size)
 
     def _privatize(self, values, rng):
-        keys, held, signs = sample_domain_key(values, self.domain_size, rng)
+        keys, held, signs = sample_domain_key(cast(KeyValueSets, values), self.domain_size, rng)  # _check_values made them
         n = len(values)
         value_kept = rng.random(n) < self._p2
         truthful = rng.random(n) < self._p1
@@ -117,7 +119,7 @@ class PrivKV(KeyValueProtocol):
         }
         return frequencies, means, details
 
-    def variance(self, n: int, frequencies=None) -> np.ndarray:
+    def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         r"""Variance of :math:`\hat f_j` given at least one report about :math:`j`.
 
         Given the :math:`N` users who drew :math:`j`, :math:`\hat f_j` is unbiased for their frequency with
