@@ -131,6 +131,11 @@ class RWS(FrequencyOracle):
         self._q = self._p_position * overlap + self._q_position * (k - overlap)
         self._inverse = None
 
+    @property
+    def statistic_total_per_report(self) -> int | None:
+        """``k`` when ``d`` is prime (every position holds an item: a report supports exactly ``k``), else ``None``."""
+        return self.subset_size if self.positions == self.domain_size else None
+
     def support_probabilities(self) -> tuple[float, float]:
         r"""``(p*, q*)``: :math:`p^* = k p`, :math:`q^* = p\,k(k-1)/(m-1) + q\,(k - k(k-1)/(m-1))`."""
         return self._p, self._q
