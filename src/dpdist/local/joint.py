@@ -76,7 +76,7 @@ from ._em import expectation_maximization
 from .frequency._joint_blocks import CampaignBlock, StackedOperator
 from .frequency._oracle import FrequencyOracle
 
-__all__ = ["estimate_jointly", "JOINT_METHODS"]
+__all__ = ["estimate_jointly", "check_campaigns", "JOINT_METHODS"]
 
 #: the ``method=`` choices of :func:`estimate_jointly`
 JOINT_METHODS = ("likelihood", "inverse-variance")
@@ -156,7 +156,7 @@ def estimate_jointly(
     >>> round(float(estimate.frequencies.sum()), 6)
     1.0
     """
-    aggregators = _check_campaigns(campaigns)
+    aggregators = check_campaigns(campaigns)
     method = check_param(_OWNER, "method", method, Options(JOINT_METHODS))
     settings = {
         "tolerance": check_param(_OWNER, "tolerance", tolerance, Interval(0.0, math.inf, "neither")),
@@ -184,25 +184,41 @@ def estimate_jointly(
 
 
 # ---------------------------------------------------------------------- input
-def _check_campaigns(campaigns) -> list[Aggregator]:
-    """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain."""
+def check_campaigns(campaigns, *, owner: str = _OWNER, argument: str = "campaigns",
+                    names: Sequence[str] | None = None) -> list[Aggregator]:
+    """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain.
+
+    The errors name ``argument`` of ``owner`` and each campaign by its position, or by ``names``
+    (the command line passes ``argument="state"`` and the state files' names).
+    """
     if isinstance(campaigns, (Aggregator, dict)) or not isinstance(campaigns, Sequence) or len(campaigns) == 0:
         raise InvalidParameterError(
-            f"The 'campaigns' parameter of {_OWNER} must be a non-empty list of aggregators or aggregator states. "
+            f"The {argument!r} parameter of {owner} must be a non-empty list of aggregators or aggregator states. "
             f"Got {type(campaigns).__name__} instead."
         )
+
+    def called(index: int) -> str:
+        return f"campaign {index}" if names is None else str(names[index])
+
     aggregators = []
     for index, campaign in enumerate(campaigns):
         if isinstance(campaign, dict):
             campaign = Aggregator.from_dict(campaign)
         if not isinstance(campaign, Aggregator):
             raise InvalidParameterError(
-                f"The 'campaigns' parameter of {_OWNER} must hold aggregators or aggregator states (dicts). "
-                f"Got {type(campaign).__name__} at position {index} instead."
+                f"The {argument!r} parameter of {owner} must hold aggregators or aggregator states (dicts). "
+                f"Got {type(campaign).__name__} as {called(index)} instead."
             )
-        _check_protocol(campaign.protocol, index)
+        protocol = campaign.protocol
+        if not _has_channel_likelihood(protocol):
+            raise InvalidParameterError(
+                f"The {argument!r} parameter of {owner} must hold campaigns of frequency oracles whose aggregate is "
+                f"the histogram of channel outputs (grr, hr, flh, cp) or one support count per item (oue, sue, olh, "
+                f"ss). Got protocol {protocol.name!r} in {called(index)} instead."
+            )
         if campaign.n == 0:
-            raise EmptyAggregateError(f"Campaign {index} given to {_OWNER} holds no report: leave it out.")
+            raise EmptyAggregateError(f"The {argument!r} parameter of {owner} holds {called(index)}, with no report: "
+                                      "leave it out.")
         aggregators.append(campaign)
     first = aggregators[0].protocol
     for index, aggregator in enumerate(aggregators[1:], start=1):
@@ -210,31 +226,27 @@ def _check_campaigns(campaigns) -> list[Aggregator]:
         if protocol.domain_size != first.domain_size or protocol.labels != first.labels:
             shown = "domain_size" if protocol.domain_size != first.domain_size else "labels"
             raise IncompatibleStateError(
-                f"The 'campaigns' parameter of {_OWNER} must hold campaigns of one domain: campaign {index} has "
-                f"{shown}={getattr(protocol, shown)!r}; allowed is campaign 0's {shown}={getattr(first, shown)!r}."
+                f"The {argument!r} parameter of {owner} must hold campaigns of one domain: {called(index)} has "
+                f"{shown}={getattr(protocol, shown)!r}; allowed is {called(0)}'s {shown}={getattr(first, shown)!r}."
             )
     size = first.domain_size
     if 3 * 8 * size * size > MAX_ALLOCATION_BYTES:  # the d x d information, its basis and the sandwich
         raise InvalidParameterError(
-            f"{_OWNER} handles domains whose d x d information matrix fits in dpdist's allocation limit: "
-            f"domain_size={size} is over the largest allowed, {math.isqrt(MAX_ALLOCATION_BYTES // 24)}."
+            f"The {argument!r} parameter of {owner} must hold campaigns whose d x d information matrix fits in "
+            f"dpdist's allocation limit: the largest domain_size allowed is "
+            f"{math.isqrt(MAX_ALLOCATION_BYTES // 24)}. Got domain_size={size} instead."
         )
     return aggregators
 
 
-def _check_protocol(protocol, index: int) -> None:
-    usable = (
+def _has_channel_likelihood(protocol) -> bool:
+    """A non-memoized frequency oracle whose aggregate is its output histogram or one support count per item."""
+    return (
         isinstance(protocol, FrequencyOracle)
         and not protocol.tags.memoized
         and (protocol.output_histogram
              or (protocol.statistic_size == protocol.domain_size and protocol.support_range() == (0.0, 1.0)))
     )
-    if not usable:
-        raise InvalidParameterError(
-            f"The 'campaigns' parameter of {_OWNER} must hold campaigns of frequency oracles whose aggregate is "
-            f"the histogram of channel outputs (grr, hr, flh, cp) or one support count per item (oue, sue, olh, "
-            f"ss). Got protocol {protocol.name!r} at position {index} instead."
-        )
 
 
 # ---------------------------------------------------------------------- the joint likelihood
