@@ -184,7 +184,7 @@ def estimate_jointly(
 
 
 # ---------------------------------------------------------------------- input
-def check_campaigns(campaigns, *, owner: str = _OWNER, argument: str = "campaigns",
+def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWNER, argument: str = "campaigns",
                     names: Sequence[str] | None = None) -> list[Aggregator]:
     """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain.
 

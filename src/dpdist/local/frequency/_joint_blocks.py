@@ -97,8 +97,10 @@ class StackedOperator:
         return np.concatenate([operator.matvec(f) for operator in self.operators])
 
     def rmatvec(self, w: np.ndarray) -> np.ndarray:
-        return sum(operator.rmatvec(w[start:stop])
-                   for operator, start, stop in zip(self.operators, self.bounds[:-1], self.bounds[1:]))
+        total = np.zeros(self.shape[1])
+        for operator, start, stop in zip(self.operators, self.bounds[:-1], self.bounds[1:]):
+            total += operator.rmatvec(w[start:stop])
+        return total
 
 
 class CampaignBlock:
