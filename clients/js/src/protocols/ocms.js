@@ -18,10 +18,11 @@ import { exp } from '../libm.js';
 import { frequencyRules, integer, options } from '../params.js';
 import { integerRowReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
-import OLH, { isPrime } from './olh.js';
+import { decodeSeedReport, hashItem, isPrime, writeSeedReport } from './olh.js';
 
 const MERSENNE_31 = 2 ** 31 - 1;
 const MAX_WIDTH = 2 ** 20;
+const MAX_CHANNEL_OUTPUTS = 1 << 20;
 
 /** A finite float in [0, 1] (Python's Interval(0, 1, closed="both")). */
 function unitInterval() {
@@ -88,9 +89,54 @@ export default class OCMS extends FrequencyProtocol {
     this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
     this.format = integerRowReports(2, '<u8'); // (seed, value)
   }
-}
 
-// The report, its reading and its exact law are OLH's for the same (prime, g, keep): the methods are shared.
-for (const method of ['hash', 'writeReport', 'decode', 'channelRow', 'describeReport', 'reportIndex', 'likelihood']) {
-  OCMS.prototype[method] = OLH.prototype[method];
+  /** h_seed(item) for the seed's coefficients a (>= 1) and b. */
+  hash(a, b, item) {
+    return hashItem(a, b, item, this.prime, this.g);
+  }
+
+  writeReport(item, source, bytes, view, offset) {
+    const P = this.prime;
+    const aMinusOne = source.uniformInt(P - 1);
+    const b = source.uniformInt(P);
+    const hashed = this.hash(aMinusOne + 1, b, item);
+    const kept = source.bernoulli(this.keep);
+    const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
+    writeSeedReport(view, offset, aMinusOne, b, P, kept ? hashed : other);
+  }
+
+  /** The seed's coefficients (a, b) and the reported value of a row. */
+  decode(row) {
+    return decodeSeedReport(row, this.prime);
+  }
+
+  /** Exact law over (seed, value), column seed * m + value; small hash_prime only. */
+  channelRow(item) {
+    const P = this.prime;
+    const seeds = (P - 1) * P;
+    if (seeds * this.g > MAX_CHANNEL_OUTPUTS) throw new InvalidParameterError(`OCMS.channelRow enumerates (P-1)P m outputs; only up to ${MAX_CHANNEL_OUTPUTS}.`);
+    const row = new Float64Array(seeds * this.g);
+    const other = (1 - this.keep) / this.g;
+    for (let s = 0; s < seeds; s++) {
+      const hashed = this.hash(Math.floor(s / P) + 1, s % P, item);
+      for (let y = 0; y < this.g; y++) row[s * this.g + y] = ((y === hashed ? this.keep : 0) + other) / seeds;
+    }
+    return row;
+  }
+
+  describeReport(row) {
+    const { a, b, value } = this.decode(row);
+    return `hash function h(x) = ((${a} x + ${b}) mod ${this.prime}) mod ${this.g}, value ${value}`;
+  }
+
+  reportIndex(row) {
+    const { seed, value } = this.decode(row);
+    return seed * this.g + value;
+  }
+
+  likelihood(row) {
+    const { a, b, value } = this.decode(row);
+    const other = (1 - this.keep) / this.g;
+    return Float64Array.from(this.inputs(), (item) => (this.hash(a, b, item) === value ? this.keep : 0) + other);
+  }
 }
