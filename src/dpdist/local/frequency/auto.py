@@ -5,10 +5,13 @@ r"""Choice of a categorical frequency oracle without spending budget: ``local.ma
 report arrives:
 
 1. **Variance.**  The mean over items of the analytic variance of the unbiased
-   estimator at :math:`f_v = 0` for :math:`n` reports (Wang et al., USENIX
-   Security 2017, eq. 6 for pure protocols,
-   :math:`\operatorname{Var}^* = q^*(1-q^*)/(n(p^*-q^*)^2)`; HR's and CP's own
-   formulas where they differ), plus, for ``flh``, the bound
+   estimator for :math:`n` reports, evaluated at the uniform frequencies
+   :math:`f_v = 1/d`: every per-item variance is linear in :math:`f_v`, so this is
+   the exact mean over items for *any* data whose frequencies sum to one (Fang, Chen
+   & Liu, USENIX Security 2025, the accuracy measure behind RUE, RLH and RWS; for
+   pure protocols :math:`q^*(1-q^*)/(n(p^*-q^*)^2) + (1-p^*-q^*)/(n d (p^*-q^*))`,
+   the term at :math:`f_v = 0` of Wang et al., USENIX Security 2017, eq. 6, plus the
+   data's share; HR's own formula where it differs), plus, for ``flh``, the bound
    :math:`1/(S(g-1))` on the mean square bias of its fixed public family of
    :math:`S` hash functions (Cormode, Maddock & Maple, VLDB 2021; the bias is
    :math:`\lVert f\rVert_2^2/(S(g-1))` and :math:`\lVert f\rVert_2 \le 1`).
@@ -19,9 +22,9 @@ report arrives:
    in :math:`[0, f^*]` (Pan, CSF 2025, eq. 1): the larger of the mean at
    :math:`f = 0` and the variance of an item at :math:`f^*` when the remaining
    mass is on one other item (for HR, whose variance grows with its block's mass,
-   that item shares the block).  A candidate that takes ``max_frequency``
-   (``ocms``) is built for the same :math:`f^*` (0 without the option: the
-   width for :math:`f = 0`).
+   that item shares the block).  ``ocms`` is built for what is ranked: for that
+   :math:`f^*` with the option, else with ``objective="l2"`` (its width minimizes
+   the sum of the items' variances, :math:`d` times the mean ranked without it).
 2. **Deployment limits**, each optional: ``max_report_bits`` (bits one report
    occupies in dpdist's report encoding, measured by privatizing one value),
    ``max_client_ops`` and ``max_server_ops`` (element operations per report on
@@ -70,7 +73,7 @@ SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optiona
 
 #: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity;
 #: ``cms`` and ``hcms`` too: their point is a state independent of d, at a higher variance than OLH's).
-CANDIDATES = ("grr", "oue", "sue", "olh", "ocms", "flh", "hr", "ss")
+CANDIDATES = ("grr", "oue", "sue", "olh", "ocms", "flh", "hr", "ss", "rue", "rlh", "rws")
 
 #: Relative variance difference under which two candidates count as equally accurate.
 TIE = 0.02
@@ -114,6 +117,9 @@ COSTS = {
     "flh": Cost("1", "1 + S d / n", lambda p, n: 1.0, lambda p, n: 1.0 + p.hash_count * p.domain_size / n),
     "hr": Cost("1", "1 + K log2 K / n", lambda p, n: 1.0, _hadamard_server),  # one Hadamard entry (a popcount)
     "ss": Cost("k", "k", lambda p, n: float(p.subset_size), lambda p, n: float(p.subset_size)),  # a k-subset
+    "rue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
+    "rlh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # as OLH
+    "rws": Cost("1", "k", lambda p, n: 1.0, lambda p, n: float(p.subset_size)),  # one spin; k positions
 }
 
 
@@ -145,10 +151,11 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _ranked_variance(protocol, n: int, max_frequency: float | None) -> float:
-    """Mean variance at f = 0, or the worst case over items of frequency at most ``max_frequency`` (module docstring)."""
-    variance = float(np.mean(protocol.variance(n)))
+    """The mean variance for any data, or the worst case over items of frequency at most ``max_frequency`` (module docstring)."""
+    d = protocol.domain_size
     if max_frequency is None:
-        return variance
+        return float(np.mean(protocol.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
+    variance = float(np.mean(protocol.variance(n)))  # every item at f = 0
     frequencies = np.zeros(protocol.domain_size)
     frequencies[0] = max_frequency
     frequencies[1] += 1.0 - max_frequency  # items 0 and 1 share HR's first block
@@ -163,8 +170,11 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
         oracle = registered_class(name)
         assert oracle is not None, f"{name} is registered"
         params = dict(protocol_params)
-        if "max_frequency" in oracle._constraints:
-            params["max_frequency"] = limits["max_frequency"] or 0.0
+        if "max_frequency" in oracle._constraints:  # ocms: its width for the loss ranked
+            if limits["max_frequency"] is None:
+                params["objective"] = "l2"
+            else:
+                params["max_frequency"] = limits["max_frequency"]
         try:
             protocol = oracle(**params)
         except DPDistError as error:
