@@ -13,7 +13,8 @@ description):
 * ``gauss``: N(0, 1) marginals with covariance 0.6 between every two attributes (the paper's Gaussian
   with Cov = 0.6), bounds [-4, 4].
 
-Methods: ``pripl`` (dpdist ``local.multi.pripl``, OUE oracles as in the paper), ``hdg`` (dpdist ``hdg`` at
+Methods: ``pripl`` (dpdist ``local.multi.pripl``, OUE oracles as in the paper), ``pripl-auto`` (the same with
+``oracle="auto"``: GRR for partitions of fewer than 3e^eps + 2 intervals), ``hdg`` (dpdist ``hdg`` at
 resolution 256, its granularity guideline at the true N, Norm-Sub), and ``authors`` (the authors'
 code, github.com/LeixiaWang/PriPLT, unmodified, run in its own environment by
 ``--authors-python PY --authors-runner run_authors.py``: a separate checkout, never part of dpdist;
@@ -40,7 +41,7 @@ from dpdist import local
 from dpdist.local.multi.pripl import PriPLTrees
 
 ROOT_SEED = 50
-METHODS = {"pripl": 1, "hdg": 2, "authors": 3}
+METHODS = {"pripl": 1, "hdg": 2, "authors": 3, "pripl-auto": 4}
 DATA = {"mixgauss": 1, "gauss": 2}
 DOMAIN = 256
 ATTRIBUTES = 5
@@ -92,9 +93,9 @@ def answer_with(matrix_of, pairs: np.ndarray, ranges: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_pripl(data, bounds, epsilon, rng):
+def run_pripl(data, bounds, epsilon, rng, oracle="oue"):
     attributes = [{"name": f"a{j}", "bounds": list(bounds)} for j in range(ATTRIBUTES)]
-    plan = PriPLTrees(epsilon=epsilon, attributes=attributes, resolution=DOMAIN)
+    plan = PriPLTrees(epsilon=epsilon, attributes=attributes, resolution=DOMAIN, oracle=oracle)
     estimate = plan.run(data, rng)
     return lambda a, b: estimate.response_matrix(f"a{a}", f"a{b}")
 
@@ -122,7 +123,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data", nargs="+", default=list(DATA))
-    parser.add_argument("--methods", nargs="+", default=["pripl", "hdg"])
+    parser.add_argument("--methods", nargs="+", default=["pripl", "pripl-auto", "hdg"])
     parser.add_argument("--authors-python", default=None)
     parser.add_argument("--authors-runner", default=None)
     parser.add_argument("--quick", action="store_true")
@@ -152,8 +153,9 @@ def main() -> None:
                         answers = run_authors(bins, epsilon, int(rng.integers(2**31)), pairs, ranges,
                                               args.authors_python, args.authors_runner)
                     else:
-                        runner = run_pripl if method == "pripl" else run_hdg
-                        answers = answer_with(runner(centred, bounds, epsilon, rng), pairs, ranges)
+                        matrices = (run_hdg(centred, bounds, epsilon, rng) if method == "hdg" else
+                                    run_pripl(centred, bounds, epsilon, rng, "auto" if method == "pripl-auto" else "oue"))
+                        answers = answer_with(matrices, pairs, ranges)
                     seconds = time.perf_counter() - start
                     cells[method].append((float(np.mean((answers - truth) ** 2)), float(np.mean(np.abs(answers - truth))),
                                           seconds))
