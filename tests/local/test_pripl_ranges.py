@@ -190,6 +190,7 @@ def test_grid_partition_splits_dense_cells_merges_sparse_ones_and_forms_blocks()
     coarse = adaptive_partition((density, density), (leaves, leaves), noise_variance=1.0, eta=0.04)
     assert fine[0].size > leaves.size  # little noise: the dense leaf 16..23 is split
     assert coarse[0].size < leaves.size  # a lot of noise: sparse leaves merged
+    assert coarse[0].size * coarse[1].size >= 2  # but a grid keeps two cells (an oracle needs two items)
     for cells in (*fine, *coarse):
         assert cells[0] == 0 and np.all(np.diff(cells) > 0)
         leaf_block, cell_block = blocks(leaves, cells)
@@ -296,6 +297,13 @@ def test_release_is_close_to_the_truth_where_the_oracle_noise_is_small():
 def test_bad_parameters_raise_naming_the_argument(kwargs, named):
     with pytest.raises(DPDistError, match=named):
         PriPLTrees(**{"epsilon": 1.0, "attributes": TWO, **kwargs})
+
+
+def test_a_tiny_population_still_gets_a_grid_of_two_cells():
+    rng = np.random.default_rng(2)
+    release = pripl_ranges({"x": rng.uniform(0, 1, 40), "y": rng.uniform(-1, 1, 40)}, epsilon=1.0, attributes=TWO, rng=3)
+    cells = release.details["grids"]["x,y"]
+    assert len(cells[0]) * len(cells[1]) >= 2 and release.n == 40
 
 
 def test_bad_rounds_and_queries_raise_naming_the_argument():

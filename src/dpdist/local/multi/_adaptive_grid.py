@@ -13,7 +13,8 @@ lowers
 the noise of the cells a query covers plus the within-cell error of the cells it cuts (the factor
 :math:`r` of sec. 4.2 is common to both sides); a cell that is not split is set aside, and the unsplit
 ones among them are then merged with an adjacent set-aside neighbour, smallest first, when the merged
-frequency is at most :math:`\bar\sigma` or the merge lowers :math:`Err_G` (lines 10-17).  Here
+frequency is at most :math:`\bar\sigma` or the merge lowers :math:`Err_G` (lines 10-17), as long as the grid
+keeps two cells (an oracle needs two items; a one-cell grid would carry no information).  Here
 :math:`\sigma^2 = 4e^\varepsilon / (N (e^\varepsilon - 1)^2)` and :math:`\bar\sigma = \sqrt{2\sigma^2\binom{m}{2}}`,
 the standard deviation of an OUE cell frequency from the :math:`N / (2\binom{m}{2})` users of one grid.
 
@@ -101,7 +102,7 @@ def adaptive_partition(densities: tuple[np.ndarray, np.ndarray], leaves: tuple[n
         a, b = min(i, j), max(i, j)
         merged = row[a][2] + row[b][2]
         gain = noise_variance * len(cells[other]) - eta * 2 * row[a][2] * row[b][2] * squares(other)
-        if merged <= floor or gain > 0:
+        if (merged <= floor or gain > 0) and (len(row) - 1) * len(cells[other]) >= 2:  # a grid keeps 2 cells
             row[a: b + 1] = [[row[a][0], row[b][1], merged, -1]]
         else:
             row[a][3] = row[b][3] = 0
