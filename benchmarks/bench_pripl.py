@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--volume", type=float, default=0.5)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--first-repeat", type=int, default=0, help="index of the first collection (to add more later)")
     parser.add_argument("--data", nargs="+", default=list(DATA))
     parser.add_argument("--methods", nargs="+", default=["pripl", "pripl-auto", "hdg"])
     parser.add_argument("--authors-python", default=None)
@@ -138,7 +139,7 @@ def main() -> None:
     for data_name in args.data:
         for e_index, epsilon in enumerate(args.epsilons):
             cells: dict[str, list] = {m: [] for m in methods}
-            for repeat in range(args.repeats):
+            for repeat in range(args.first_repeat, args.first_repeat + args.repeats):
                 shared = np.random.default_rng([0, DATA[data_name], repeat, ROOT_SEED])
                 data, bounds = records(data_name, args.n, shared)
                 bins = to_bins(data, bounds)
