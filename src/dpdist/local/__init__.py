@@ -38,12 +38,14 @@ from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
 from .frequency._feasibility import FeasibilityTest, feasibility_test, set_bits_test
 from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
+from .joint import estimate_jointly
 from .words import StringCodec, encode_strings
 
 __all__ = [
     "make",
     "adaptive_quantiles",
     "AdaptiveQuantiles",
+    "estimate_jointly",
     "available",
     "from_config",
     "describe",

@@ -20,8 +20,11 @@ import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
 import OUE from './oue.js';
 import PEM from './pem.js';
+import RLH from './rlh.js';
 import RSFD from './rsfd.js';
 import RSRFD from './rsrfd.js';
+import RUE from './rue.js';
+import RWS from './rws.js';
 import SMP from './smp.js';
 import SPL from './spl.js';
 import SS from './ss.js';
@@ -51,8 +54,11 @@ export function protocols() {
     opm: OptimalPiecewise,
     oue: OUE,
     pem: PEM,
+    rlh: RLH,
     rsfd: RSFD,
     rsrfd: RSRFD,
+    rue: RUE,
+    rws: RWS,
     smp: SMP,
     spl: SPL,
     ss: SS,
@@ -75,6 +81,9 @@ export function attributeProtocols() {
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
+    rlh: RLH,
+    rue: RUE,
+    rws: RWS,
     ss: SS,
     sue: SUE,
     sw: SquareWave,

@@ -5,10 +5,13 @@ r"""Choice of a categorical frequency oracle without spending budget: ``local.ma
 report arrives:
 
 1. **Variance.**  The mean over items of the analytic variance of the unbiased
-   estimator at :math:`f_v = 0` for :math:`n` reports (Wang et al., USENIX
-   Security 2017, eq. 6 for pure protocols,
-   :math:`\operatorname{Var}^* = q^*(1-q^*)/(n(p^*-q^*)^2)`; HR's and CP's own
-   formulas where they differ), plus, for ``flh``, the bound
+   estimator for :math:`n` reports, evaluated at the uniform frequencies
+   :math:`f_v = 1/d`: every per-item variance is linear in :math:`f_v`, so this is
+   the exact mean over items for *any* data whose frequencies sum to one (Fang, Chen
+   & Liu, USENIX Security 2025, the accuracy measure behind RUE, RLH and RWS; for
+   pure protocols :math:`q^*(1-q^*)/(n(p^*-q^*)^2) + (1-p^*-q^*)/(n d (p^*-q^*))`,
+   the term at :math:`f_v = 0` of Wang et al., USENIX Security 2017, eq. 6, plus the
+   data's share; HR's own formula where it differs), plus, for ``flh``, the bound
    :math:`1/(S(g-1))` on the mean square bias of its fixed public family of
    :math:`S` hash functions (Cormode, Maddock & Maple, VLDB 2021; the bias is
    :math:`\lVert f\rVert_2^2/(S(g-1))` and :math:`\lVert f\rVert_2 \le 1`).
@@ -62,7 +65,7 @@ SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optiona
 
 #: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity;
 #: ``cms`` and ``hcms`` too: their point is a state independent of d, at a higher variance than OLH's).
-CANDIDATES = ("grr", "oue", "sue", "olh", "flh", "hr", "ss")
+CANDIDATES = ("grr", "oue", "sue", "olh", "flh", "hr", "ss", "rue", "rlh", "rws")
 
 #: Relative variance difference under which two candidates count as equally accurate.
 TIE = 0.02
@@ -104,6 +107,9 @@ COSTS = {
     "flh": Cost("1", "1 + S d / n", lambda p, n: 1.0, lambda p, n: 1.0 + p.hash_count * p.domain_size / n),
     "hr": Cost("1", "1 + K log2 K / n", lambda p, n: 1.0, _hadamard_server),  # one Hadamard entry (a popcount)
     "ss": Cost("k", "k", lambda p, n: float(p.subset_size), lambda p, n: float(p.subset_size)),  # a k-subset
+    "rue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
+    "rlh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # as OLH
+    "rws": Cost("1", "k", lambda p, n: 1.0, lambda p, n: float(p.subset_size)),  # one spin; k positions
 }
 
 
@@ -147,7 +153,8 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
             row.update(eligible=False, reason=f"not applicable: {error}")
             rows.append(row)
             continue
-        variance = float(np.mean(protocol.variance(n)))
+        d = protocol.domain_size
+        variance = float(np.mean(protocol.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
         if isinstance(protocol, FLH):
             variance += 1.0 / (protocol.hash_count * (protocol.hash_range - 1))
         one_report = protocol.privatize(np.zeros(1, dtype=np.int64), rng=0)

@@ -1,0 +1,561 @@
+"""The limits every dpdist server keeps (issue 29; issue 44 item 4; issue 45 items 3-4), against ``dpdist serve`` and
+``dpdist relay`` alike.
+
+Each probe runs against a real server on 127.0.0.1: uvicorn in a thread of this process with the options the command
+line gives it (:func:`dpdist._guard.uvicorn_options`), so that a test can read the request-body bytes the server holds.
+The relay delivers to a stand-in collector in process (``relay_stand_in.Collector``).  Every probe is bounded in requests
+and time and stops by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+from dpdist._guard import Limits as ServerLimits
+from dpdist._guard import uvicorn_options
+from dpdist.serve._limits import Limits
+from serve_support import ADMIN_TOKEN, free_port
+from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
+                              request_head)
+
+pytest.importorskip("pyhpke")
+
+SERVERS = ["serve", "relay"]
+
+
+# ---------------------------------------------------------------------- the servers under test
+@contextlib.contextmanager
+def uvicorn_thread(app, limits, *, lifespan: str = "on", sockets=None, port: int | None = None):
+    """``app`` served by uvicorn with ``limits``' options in a thread of this process; the ``uvicorn.Server``."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=port or free_port(), log_config=None, log_level="warning",
+                            lifespan=lifespan, access_log=False, **uvicorn_options(limits))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + BOUND_S
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(BOUND_S)
+
+
+class ServeTarget:
+    """``dpdist serve`` with an open campaign that takes no token: where a device PUTs a batch."""
+
+    kind, accepted = "serve", 200
+
+    def __init__(self, tmp_path, limits: Limits, max_body_bytes: int | None = None):
+        options = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
+        self.inner = InProcessServer(str(tmp_path / "c.sqlite"), limits, **options)
+
+    def __enter__(self):
+        self.inner.__enter__()
+        self.port, self.url, self.server = self.inner.port, self.inner.url, self.inner.server
+        self.budget, self.rate = self.inner.service.budget, self.inner.service.rate
+        self.campaign = new_campaign(self.url)
+        return self
+
+    def __exit__(self, *exc):
+        self.inner.__exit__(*exc)
+
+    def path(self, name: str) -> str:
+        return f"/api/campaigns/{self.campaign}/batches/{name}"
+
+    def headers(self) -> dict:
+        """What a device's request carries besides its body (nothing, for a campaign that takes no token)."""
+        return {}
+
+    def body(self, k: int = 0) -> bytes:
+        return grr_body([k % 8], seed=k)
+
+
+class RelayTarget:
+    """``dpdist relay`` with an open relayed campaign ``c`` at a stand-in collector: where a device PUTs a report."""
+
+    kind, accepted = "relay", 202
+
+    def __init__(self, tmp_path, limits, max_body_bytes: int | None = None):
+        from dpdist._guard import Limits as GuardLimits
+        from dpdist.relay import create_app
+        from relay_stand_in import ADMIN, RELAY_TOKEN, Collector
+
+        # the same bounds as the service's, without the service's own fields
+        shared = {name: getattr(limits, name) for name in GuardLimits.__dataclass_fields__}
+        self.limits = GuardLimits(**shared)
+        self.collector = Collector({"c": "open"})
+        options = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
+        self.app = create_app(str(tmp_path / "q.sqlite"), collector="http://collector", relay_token=RELAY_TOKEN,
+                              min_batch=1000, max_batch=2000, admin_token=ADMIN, interval=0.05, limits=self.limits,
+                              transport=httpx.ASGITransport(self.collector.app), **options)
+        self.campaign = "c"
+
+    def __enter__(self):
+        self._running = uvicorn_thread(self.app, self.limits)
+        self.server = self._running.__enter__()
+        self.port = self.server.config.port
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.budget, self.rate = self.app.state.guard.budget, self.app.state.guard.rate
+        return self
+
+    def __exit__(self, *exc):
+        self._running.__exit__(*exc)
+
+    def path(self, name: str) -> str:
+        return f"/relay/v1/campaigns/c/reports/{name}"
+
+    def headers(self) -> dict:
+        """The campaign's identity pin, which a device's report carries (docs/deployment.md, "Keys the relay cannot swap")."""
+        from dpdist.relay._identity import PIN_HEADER, pin_of
+
+        return {PIN_HEADER: pin_of(self.collector.identity("c"))}
+
+    def body(self, k: int = 0) -> bytes:
+        from dpdist.relay import _envelope
+
+        return _envelope.seal(self.collector.key.public_key, "c", json.dumps({"reports": [k % 8]}).encode(), "application/json")
+
+
+def target(kind: str, tmp_path, limits: Limits | None = None, **options):
+    return (ServeTarget if kind == "serve" else RelayTarget)(tmp_path, limits or Limits(), **options)
+
+
+def put(server, name: str, body: bytes, *, local_address: str | None = None, token: str | None = None):
+    headers = {"Content-Type": "application/octet-stream", **server.headers()}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    transport = httpx.HTTPTransport(local_address=local_address) if local_address else None
+    with httpx.Client(transport=transport, timeout=BOUND_S) as client:
+        return client.put(server.url + server.path(name), content=body, headers=headers)
+
+
+def extra_headers(server) -> str:
+    """The target's device headers, as lines of a raw request head."""
+    return "".join(f"{name}: {value}\r\n" for name, value in server.headers().items())
+
+
+def wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + BOUND_S
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+# ====================================================================== time
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, kind, http):
+    """20,200 connections trickling their headers were never closed (the relay: 200 still open after 30 s); now each is
+    closed after --header-timeout."""
+    with target(kind, tmp_path, Limits(header_timeout=1.0, http=http)) as server:
+        started = time.monotonic()
+        trickling = [raw_connection(server.port) for _ in range(40)]
+        silent = [raw_connection(server.port) for _ in range(10)]  # connect and send nothing
+        for sock in trickling:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        open_ = set(range(len(trickling))) | {100 + i for i in range(len(silent))}
+        deadline = started + BOUND_S
+        line = 0
+        while open_ and time.monotonic() < deadline:
+            line += 1
+            for index in sorted(open_):
+                sock = trickling[index] if index < 100 else silent[index - 100]
+                try:
+                    if index < 100:
+                        sock.sendall(f"X-Trickle-{line}: a\r\n".encode())  # one more header line, never the end
+                    sock.settimeout(0.01)
+                    if sock.recv(1) == b"":
+                        open_.discard(index)
+                except (BlockingIOError, socket.timeout):
+                    pass
+                except OSError:  # reset or broken pipe: closed by the server
+                    open_.discard(index)
+            time.sleep(0.2)
+        closed_after = time.monotonic() - started
+        for sock in trickling + silent:
+            sock.close()
+        assert not open_, f"{len(open_)} connection(s) still open after {BOUND_S} s"
+        print(f"{kind}: 50 slowloris connections closed after {closed_after:.1f} s (header timeout 1 s)")
+        assert closed_after < 1.0 + 5.0
+        assert httpx.get(server.url + "/healthz").status_code == 200  # the server still serves
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("trickle", [(b"GET /healthz HTTP/1.1\r\n", b"X-Trickle: a\r\n"), (b"\r\n", b"\r\n")],
+                         ids=["headers", "blank-lines"])
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_header_timeout(tmp_path, kind, http, trickle):
+    """The timer is armed again at the first byte after each answered request (even blank lines, which begin no
+    request), and disarmed when a request's headers end."""
+    with target(kind, tmp_path, Limits(header_timeout=1.0, http=http)) as server:
+        sock = raw_connection(server.port)
+        for pause in (1.2, 0.0):  # complete requests, idle longer than the header timeout in between: not closed
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = b""
+            while not answer.endswith(b"}"):  # head and body may come in two reads
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200")
+            time.sleep(pause)
+        sock.sendall(trickle[0])  # then a request whose headers never end
+        started = time.monotonic()
+        closed = False
+        while not closed and time.monotonic() - started < BOUND_S:
+            with contextlib.suppress(OSError):
+                sock.sendall(trickle[1])
+            sock.settimeout(0.2)
+            try:
+                closed = sock.recv(1) == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        sock.close()
+        assert closed and time.monotonic() - started < 1.0 + 5.0
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("case", ["below_the_rate", "past_the_deadline"])
+def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind, case):
+    if case == "below_the_rate":  # 1 KiB, then nothing: behind 64 KiB/s once the 0.3 s grace is over
+        limits = Limits(min_body_rate=64 << 10, body_grace=0.3, body_timeout=BOUND_S)
+    else:  # fast enough, but the whole body is not there after 1 s
+        limits = Limits(min_body_rate=1, body_grace=0.3, body_timeout=1.0)
+    with target(kind, tmp_path, limits) as server:
+        sock = raw_connection(server.port)
+        started = time.monotonic()
+        sock.sendall(request_head("PUT", server.path("slow"), 512 << 10, extra_headers(server)) + b"\0" * 1024)
+        status, headers, body = read_response(sock)  # returns once the server closed the connection
+        sock.close()
+        assert status == 408 and json.loads(body)["error"] == "body_timeout" and headers["connection"] == "close"
+        assert time.monotonic() - started < BOUND_S / 2
+        wait_until(lambda: server.budget.in_flight == 0, "the slow body's bytes are given back")
+
+
+# ====================================================================== size, memory
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_path, kind):
+    with target(kind, tmp_path, Limits(max_inflight_bytes=1 << 20), max_body_bytes=16 << 10) as server:
+        declared = raw_connection(server.port)  # Content-Length says so: refused before a byte is read
+        declared.sendall(request_head("PUT", server.path("big"), 20 << 10, extra_headers(server)))
+        status, headers, body = read_response(declared)
+        declared.close()
+        assert status == 413 and json.loads(body)["error"] == "too_large" and headers["connection"] == "close"
+        chunked = raw_connection(server.port)  # no length: refused once it passes the limit
+        chunked.sendall(f"PUT {server.path('big2')} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra_headers(server)}Transfer-Encoding: "
+                        "chunked\r\n\r\n".encode())
+        with contextlib.suppress(OSError):  # the server may close before the last chunks
+            for _ in range(20):
+                chunked.sendall(b"400\r\n" + b"\1" * 1024 + b"\r\n")
+        status, headers, body = read_response(chunked)
+        chunked.close()
+        assert status == 413 and json.loads(body)["error"] == "too_large"
+        assert server.budget.peak <= 16 << 10
+        assert put(server, "fits", server.body()).status_code == server.accepted
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_one_address_holds_at_most_its_share_of_body_memory_and_the_others_are_served(tmp_path, kind):
+    """Slow uploads from one address used to take the whole pool (--max-inflight-bytes): every other device got 503.
+    Now an address holds at most --max-inflight-bytes-per-address; another address's body is read."""
+    limits = Limits(max_inflight_bytes=256 << 10, max_inflight_bytes_per_address=64 << 10, body_timeout=BOUND_S)
+    with target(kind, tmp_path, limits, max_body_bytes=64 << 10) as server:
+        held = raw_connection(server.port)
+        held.sendall(request_head("PUT", server.path("held"), 60_000, extra_headers(server)) + b"\1" * 50_000)  # then it stalls
+        wait_until(lambda: server.budget.in_flight >= 50_000, "the held upload's bytes are read")
+        again = raw_connection(server.port)  # the same address, a second upload: over its share, 503 at once
+        again.sendall(request_head("PUT", server.path("again"), 30_000, extra_headers(server)))
+        status, headers, body = read_response(again)
+        again.close()
+        assert status == 503 and json.loads(body)["error"] == "busy" and int(headers["retry-after"]) >= 1
+        assert "--max-inflight-bytes-per-address" in json.loads(body)["detail"]
+        other = put(server, "other", server.body(3), local_address="127.0.0.2")  # another address is served
+        assert other.status_code == server.accepted
+        held.close()
+        wait_until(lambda: server.budget.in_flight == 0 and server.budget.addresses() == 0, "the bytes are given back")
+        assert server.budget.peak <= (64 << 10) + len(server.body(3))
+
+
+# ====================================================================== connections, rate
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_limit_concurrency_refuses_connections_beyond_it_with_retry_after(tmp_path, kind, http):
+    with target(kind, tmp_path, Limits(limit_concurrency=3, header_timeout=BOUND_S, http=http)) as server:
+        held = [raw_connection(server.port) for _ in range(3)]
+        for sock in held:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # open, headers incomplete
+        wait_until(lambda: len(server.server.server_state.connections) >= 3, "three connections held")
+        refused = httpx.get(server.url + "/healthz", timeout=BOUND_S)
+        assert refused.status_code == 503 and refused.json()["error"] == "busy"
+        assert int(refused.headers["retry-after"]) >= 1 and refused.headers["connection"] == "close"
+        for sock in held:
+            sock.close()
+        wait_until(lambda: len(server.server.server_state.connections) == 0, "the held connections are gone")
+        assert httpx.get(server.url + "/healthz", timeout=BOUND_S).status_code == 200
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_one_client_address_is_rate_limited(tmp_path, kind):
+    limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
+    with target(kind, tmp_path, limits) as server:
+        statuses = [put(server, f"r{k}", server.body(k)).status_code for k in range(5)]
+        assert statuses == [server.accepted] * 3 + [429, 429]
+        limited = put(server, "r9", server.body(9))
+        assert limited.json()["error"] == "rate_limited" and int(limited.headers["retry-after"]) >= 1
+        assert put(server, "r10", server.body(10), local_address="127.0.0.2").status_code == server.accepted
+        assert httpx.get(server.url + "/healthz").status_code == 200  # reading is not limited
+        assert server.rate.remembered() == 2
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
+    """Trickled past 16 KiB (and with httptools, also whole in one write): 400, connection closed; 15 KiB pass."""
+    with target(kind, tmp_path, Limits(http=http)) as server:
+        head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        trickled = raw_connection(server.port)
+        trickled.sendall(head)
+        with contextlib.suppress(OSError):  # the server may close before the last lines
+            for line in range(40):
+                trickled.sendall(f"X-Filler-{line}: {'a' * 1000}\r\n".encode())
+                time.sleep(0.005)
+        status, headers, _ = read_response(trickled)
+        assert status == 400 and headers.get("connection") == "close"
+        whole = raw_connection(server.port)
+        whole.sendall(head + b"X-Filler: " + b"a" * (20 << 10) + b"\r\nConnection: close\r\n\r\n")
+        status, headers, _ = read_response(whole)
+        if http == "httptools":  # h11 bounds only what it buffers: a whole head in one read passes
+            assert status == 400 and headers.get("connection") == "close"
+        fits = raw_connection(server.port)
+        fits.sendall(head + b"X-Filler: " + b"a" * (15 << 10) + b"\r\nConnection: close\r\n\r\n")
+        assert read_response(fits)[0] == 200
+        for sock in (trickled, whole, fits):
+            sock.close()
+
+
+def test_the_relay_logs_no_client_address_while_it_refuses(tmp_path, caplog):
+    caplog.set_level("DEBUG")
+    limits = Limits(rate_limit=0.1, rate_burst=1, header_timeout=0.5, max_inflight_bytes_per_address=16 << 10)
+    with target("relay", tmp_path, limits, max_body_bytes=16 << 10) as server:
+        for k in range(3):
+            put(server, f"r{k}", server.body(k), local_address="127.0.0.3")
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("big"), 20 << 10, extra_headers(server)))
+        read_response(sock)
+        sock.close()
+        sock = raw_connection(server.port)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+        read_response_closed = sock.recv(1) == b""
+        sock.close()
+        assert read_response_closed
+    server_side = [record for record in caplog.records if record.name.split(".")[0] in ("uvicorn", "dpdist", "starlette")]
+    assert not any("127.0.0" in record.getMessage() for record in server_side)
+    assert not any(record.levelname in ("ERROR", "CRITICAL") for record in server_side)  # no traceback for a refusal
+
+
+# ====================================================================== the rate buckets and the body budget
+def test_the_rate_limiter_forgets_an_address_once_its_bucket_is_full_again():
+    from dpdist._guard import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(rate=2.0, burst=4, clock=lambda: now[0])  # a window of 2 s
+    assert limiter.window == 2.0
+    for _ in range(4):
+        assert limiter.take("198.51.100.7") == 0.0
+    assert limiter.take("198.51.100.7") == 0.5 and limiter.remembered() == 1
+    now[0] = 1.5
+    limiter.take("198.51.100.8")
+    limiter.forget(now[0])
+    assert limiter.remembered() == 2  # the first seen 1.5 s ago: its bucket is not full yet
+    now[0] = 2.0
+    limiter.forget(now[0])
+    assert limiter.remembered() == 1 and "198.51.100.7" not in limiter._buckets
+    assert limiter.take("198.51.100.7") == 0.0  # a forgotten address has a full bucket, as before
+
+
+def test_the_rate_limiter_forgets_on_its_own_on_an_idle_event_loop():
+    import asyncio
+
+    from dpdist._guard import RateLimiter
+
+    async def idle():
+        limiter = RateLimiter(rate=50.0, burst=5)  # a window of 0.1 s
+        limiter.take("198.51.100.9")
+        assert limiter.remembered() == 1
+        await asyncio.sleep(0.5)  # no request comes
+        return limiter.remembered()
+
+    assert asyncio.run(idle()) == 0
+
+
+def test_the_body_budget_keeps_a_share_per_address_and_half_for_anonymous_bodies():
+    from dpdist._guard import BodyBudget
+
+    budget = BodyBudget(1000, share=300)  # anonymous: half the pool
+    assert budget.anonymous == 500
+    assert budget.take(300, "10.0.0.1", anonymous=True)
+    assert not budget.take(1, "10.0.0.1") and "per-address" in budget.refusal(1, "10.0.0.1").detail
+    assert budget.take(200, "10.0.0.2", anonymous=True)
+    assert not budget.take(1, "10.0.0.3", anonymous=True) and "half" in budget.refusal(1, "10.0.0.3", True).detail
+    assert budget.take(300, "10.0.0.3") and budget.take(200, "2001:db8::1")  # with a checked token: the other half
+    assert not budget.take(1, "2001:db8::2") or budget.in_flight <= 1000
+    assert budget.refusal(1, "10.0.0.4") is not None and "--max-inflight-bytes)" in budget.refusal(1, "10.0.0.4").detail
+    assert budget.held_by("2001:db8::ffff") == 200  # IPv6 by its /64
+    for size, host, anonymous in ((300, "10.0.0.1", True), (200, "10.0.0.2", True), (300, "10.0.0.3", False),
+                                  (200, "2001:db8::1", False)):
+        budget.give_back(size, host, anonymous)
+    assert budget.in_flight == budget.anonymous_in_flight == 0 and budget.addresses() == 0
+    assert ServerLimits().address_share(16 << 20) == 16 << 20 and ServerLimits().address_share(1 << 20) == 16 << 20
+
+
+# ====================================================================== issue 45.4: ten slow anonymous bodies
+def _hold(server, path: str, source: str) -> tuple[socket.socket, bool]:
+    """An upload from ``source`` declaring 110,000 bytes that sends 100,000 and stalls: its socket, and whether the
+    server holds its bytes (else it was refused at once: 503 with Retry-After)."""
+    budget = server.service.budget
+    before = budget.in_flight
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=BOUND_S, source_address=(source, 0))
+    sock.sendall(request_head("PUT", path, 110_000) + b"\1" * 100_000)
+    deadline = time.monotonic() + BOUND_S
+    while budget.in_flight < before + 100_000:
+        assert time.monotonic() < deadline, "neither held nor refused"
+        sock.settimeout(0.01)
+        try:
+            answered = sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, socket.timeout):
+            continue
+        sock.settimeout(BOUND_S)
+        status, headers, _ = read_response(sock)
+        assert answered and status == 503 and int(headers["retry-after"]) >= 1
+        return sock, False
+    return sock, True
+
+
+def test_ten_slow_anonymous_bodies_do_not_keep_honest_batches_out(tmp_path):
+    """Ten unauthenticated connections holding the shared pool gave every honest batch 503 for 40 s. Now: from one
+    address they hold its share, and the batches of every other address are acknowledged; from ten addresses they
+    hold at most the anonymous half, and batches whose token was checked are acknowledged (an anonymous batch from a
+    new address then waits: a reverse proxy that buffers bodies is the defence, docs/deployment.md)."""
+    limits = Limits(max_inflight_bytes=1 << 20, body_timeout=BOUND_S, min_body_rate=1)  # share 128 KiB, half 512 KiB
+    with InProcessServer(str(tmp_path / "c.sqlite"), limits, max_body_bytes=128 << 10) as server:
+        service = server.service
+        open_to_all = new_campaign(server.url)
+        with_token = new_campaign(server.url, submit_token=SUBMIT_TOKEN)
+        honest = grr_body(np.arange(8).repeat(7_000))  # 56,000 reports, about 56 KB: past what ten bodies leave free
+
+        def acknowledged(name, campaign, source, token=None):
+            headers = {"Content-Type": "application/octet-stream", **({"Authorization": f"Bearer {token}"} if token else {})}
+            with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=BOUND_S) as client:
+                return client.put(f"{server.url}/api/campaigns/{campaign}/batches/{name}", content=honest, headers=headers)
+
+        # ten slow bodies from one address: 100 KB each, 1 MB in all (the pool, before): one is held, nine refused
+        path = f"/api/campaigns/{open_to_all}/batches/slow"
+        slow = [_hold(server, f"{path}-{k}", "127.0.0.1") for k in range(10)]
+        print([held for _, held in slow])
+        for k in range(3):
+            answer = acknowledged(f"honest-{k}", open_to_all, f"127.0.0.{20 + k}")
+            assert answer.status_code == 200 and answer.json()["accepted"] == 56_000
+        assert acknowledged("token-0", with_token, "127.0.0.30", SUBMIT_TOKEN).status_code == 200
+        for sock, _ in slow:
+            sock.close()
+        wait_until(lambda: service.budget.in_flight == 0, "the slow bodies are given back")
+
+        # ten slow bodies from ten addresses: they hold at most the anonymous half (five of them)
+        slow = [_hold(server, f"{path}-many-{k}", f"127.0.0.{100 + k}") for k in range(10)]
+        assert [held for _, held in slow] == [True] * 5 + [False] * 5
+        assert service.budget.anonymous_in_flight == 500_000
+        for k in range(3):  # a device with its campaign's token is acknowledged
+            assert acknowledged(f"token-{k + 1}", with_token, f"127.0.0.{40 + k}", SUBMIT_TOKEN).status_code == 200
+        waits = acknowledged("anonymous-new", open_to_all, "127.0.0.50")
+        assert waits.status_code == 503 and "half of --max-inflight-bytes" in waits.json()["detail"]
+        assert int(waits.headers["retry-after"]) >= 1
+        for sock, _ in slow:
+            sock.close()
+        wait_until(lambda: service.budget.in_flight == 0 and service.budget.addresses() == 0, "all given back")
+        assert acknowledged("anonymous-new", open_to_all, "127.0.0.50").status_code == 200  # its retry goes in
+
+
+# ====================================================================== issue 45.3: TCP_NODELAY
+def _nodelay_of_accepted(server) -> int:
+    with socket.create_connection(("127.0.0.1", server.config.port), timeout=BOUND_S) as client:
+        client.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert client.recv(65536).startswith(b"HTTP/1.1 200")
+        (protocol,) = list(server.server_state.connections)
+        return protocol.transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+async def _healthz(scope, receive, send):
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def test_the_workers_connections_get_tcp_nodelay(monkeypatch):
+    """--workers 2 answered each request on a reused connection ~40 ms late: the socket handed to the workers was
+    created with protocol 0, so asyncio left Nagle's algorithm on every accepted connection. The socket
+    run_workers hands to uvicorn's supervisor is served here as a worker serves it."""
+    import uvicorn.supervisors
+
+    from dpdist.serve._operations import Operations
+    from dpdist.serve._workers import run_workers
+
+    handed = []
+
+    class Supervisor:  # uvicorn's Multiprocess, without the processes: what run_workers hands it
+        def __init__(self, config, sockets):
+            handed.extend(sockets)
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr(uvicorn.supervisors, "Multiprocess", Supervisor)
+    monkeypatch.setenv("DPDIST_SERVE_WORKER_SETTINGS", "{}")  # restored after the test
+    port = free_port()
+    run_workers(2, db="unused.sqlite", admin_token=ADMIN_TOKEN, max_body_bytes=1 << 20, limits=Limits(),
+                operations=Operations(), host="127.0.0.1", port=port)
+    (listener,) = handed
+    with uvicorn_thread(_healthz, ServerLimits(), lifespan="off", sockets=[listener], port=port) as server:
+        assert _nodelay_of_accepted(server) != 0
+
+
+def test_a_server_of_one_process_gets_tcp_nodelay():
+    """``uvicorn.run(app, host=..., port=...)`` (one dpdist serve process, dpdist relay): asyncio's own socket."""
+    with uvicorn_thread(_healthz, ServerLimits(), lifespan="off") as server:
+        assert _nodelay_of_accepted(server) != 0
+
+
+@pytest.mark.slow
+def test_dpdist_relay_on_the_command_line_closes_slowloris_and_caps_connections(tmp_path):
+    """The options reach uvicorn: `dpdist relay --header-timeout 1 --limit-concurrency 30` (a real process)."""
+    from relay_support import RelayProcess
+
+    relay = RelayProcess(tmp_path / "q.sqlite", f"http://127.0.0.1:{free_port()}", min_batch=10, max_batch=20,
+                         options=("--header-timeout", "1", "--limit-concurrency", "30")).start()
+    try:
+        started = time.monotonic()
+        trickling = [raw_connection(relay.port) for _ in range(29)]
+        for sock in trickling:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        refused = httpx.get(relay.url + "/healthz", timeout=BOUND_S)  # the 30th connection
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        for sock in trickling:
+            sock.settimeout(BOUND_S)
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(1) == b""  # closed by the relay
+            sock.close()
+        assert time.monotonic() - started < 1.0 + 5.0
+        assert httpx.get(relay.url + "/healthz", timeout=BOUND_S).status_code == 200
+    finally:
+        relay.stop()
