@@ -115,6 +115,26 @@ def run_authors(bins, epsilon, seed, pairs, ranges, python, runner):
         return np.load(target)["answers"]
 
 
+def combine(paths: list[str]) -> None:
+    """Print one table from the JSON files of several runs: each cell's MSE averaged over all their collections."""
+    cells: dict[tuple, dict[str, list]] = {}
+    for path in paths:
+        with open(path) as handle:
+            for row in json.load(handle):
+                cell = cells.setdefault((row["data"], row["epsilon"]), {}).setdefault(row["method"], [0.0, 0.0, 0.0, 0])
+                for k, key in enumerate(("mse", "mae", "cpu_seconds")):
+                    cell[k] += row[key] * row["repeats"]
+                cell[3] += row["repeats"]
+    print("| data | eps | pripl | pripl-auto | hdg | authors' code | pripl / hdg | s per collection (pripl, hdg, authors) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (data, epsilon), methods in sorted(cells.items(), key=lambda item: (list(DATA).index(item[0][0]), item[0][1])):
+        mean = {m: (v[0] / v[3], v[2] / v[3], v[3]) for m, v in methods.items()}
+        text = [f"{mean[m][0]:.2e} ({mean[m][2]})" if m in mean else "-" for m in ("pripl", "pripl-auto", "hdg", "authors")]
+        ratio = f"{mean['pripl'][0] / mean['hdg'][0]:.2f}" if "pripl" in mean and "hdg" in mean else "-"
+        seconds = ", ".join(f"{mean[m][1]:.0f}" if m in mean else "-" for m in ("pripl", "hdg", "authors"))
+        print(f"| {data} | {epsilon:g} | {' | '.join(text)} | {ratio} | {seconds} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10**6)
@@ -129,7 +149,11 @@ def main() -> None:
     parser.add_argument("--authors-runner", default=None)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", default=None, help="write every cell's numbers here")
+    parser.add_argument("--combine", nargs="+", default=None, help="print one table from these --json files")
     args = parser.parse_args()
+    if args.combine:
+        combine(args.combine)
+        return
     if args.quick:
         args.n, args.epsilons, args.repeats = 10**5, [0.8, 1.6], 1
     methods = list(args.methods) + (["authors"] if args.authors_python and "authors" not in args.methods else [])

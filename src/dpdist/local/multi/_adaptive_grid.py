@@ -80,7 +80,7 @@ def adaptive_partition(densities: tuple[np.ndarray, np.ndarray], leaves: tuple[n
         frequency, axis, i = max(open_cells)
         other = 1 - axis
         cell = cells[axis][i]
-        split = _balanced_split(cumulative[axis], cell[0], cell[1], floor) if frequency > floor else None
+        split = _balanced_split(cumulative[axis], int(cell[0]), int(cell[1]), floor) if frequency > floor else None
         if split is not None:
             s, f1, f2 = split
             gain = eta * (frequency**2 - f1**2 - f2**2) * squares(other) - noise_variance * len(cells[other])

@@ -274,9 +274,11 @@ class PriPLTrees:
     def _grid_cells(self, trees: list[_Tree], a: int, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         e = math.exp(self.epsilon)
         sigma2 = 4 * e / (n * (e - 1) ** 2)
-        densities = (trees[a].refined.density(), trees[b].refined.density())  # type: ignore[union-attr]
-        leaves = tuple(t.shape.lefts[t.shape.leaves] for t in (trees[a], trees[b]))
-        return adaptive_partition(densities, leaves, 2 * sigma2 * len(self.pairs), self.eta)  # type: ignore[arg-type]
+        first, second = trees[a], trees[b]
+        assert first.refined is not None and second.refined is not None  # round 1 is in the history
+        densities = (first.refined.density(), second.refined.density())
+        leaves = (first.shape.lefts[first.shape.leaves], second.shape.lefts[second.shape.leaves])
+        return adaptive_partition(densities, leaves, 2 * sigma2 * len(self.pairs), self.eta)
 
     # ------------------------------------------------------------------ release
     def estimate(self, history: Sequence[Mapping[str, Aggregator]], n: int | None = None) -> PriPLRangeEstimate:
