@@ -168,6 +168,21 @@ def test_refinement_is_consistent_non_negative_and_its_slopes_keep_the_pl_functi
     assert np.all(refined.variances > 0) and np.all(refined.variances < 1e-3 * shape.lefts.size)
 
 
+def test_algorithm_4_gives_the_variance_of_the_refined_leaves():
+    # two leaves under the root: each leaf averages its oracle frequency with the SW mass (variance of SW by line 4),
+    # then eq. 9 sets leaf i to (f_i - f_j) / 2 + 1/2, whose variance is (v_1 + v_2) / 4
+    fit = PLFit(np.array([0.0, 31.5, 63.0]), np.zeros(2), 0.0)
+    shape = build_tree(fit, 64)
+    oracle, oracle_var = np.array([0.3, 0.7]), np.array([1e-3, 2e-3])
+    refined = refine_tree(shape, oracle, oracle_var, np.full(64, 1 / 64), fit)
+    sw_var = 0.2**2 - oracle_var
+    averaged_var = sw_var * oracle_var / (sw_var + oracle_var)
+    theta = oracle_var / (sw_var + oracle_var)
+    averaged = theta * 0.5 + (1 - theta) * oracle
+    np.testing.assert_allclose(refined.leaf_frequencies, averaged - (averaged.sum() - 1) / 2)
+    np.testing.assert_allclose(refined.leaf_variances, averaged_var.sum() / 4)
+
+
 def test_eq_1_sums_a_leaf_to_its_frequency_and_tilts_it_by_its_slope():
     density = leaf_density(np.array([0, 4]), np.array([3, 9]), np.array([0.4, 0.6]), np.array([0.02, -0.01]), 10)
     assert density[:4].sum() == pytest.approx(0.4) and density[4:].sum() == pytest.approx(0.6)
