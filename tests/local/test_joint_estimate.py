@@ -309,3 +309,17 @@ def test_the_refusal_and_the_docs_list_every_protocol_the_joint_estimate_takes()
     page = (Path(__file__).parents[2] / "docs" / "frequency.md").read_text()
     likelihood = page[page.index("* **The likelihood.**"):page.index("* **Intervals.**")]
     assert all(f"`{name}`" in likelihood for name in histograms + supports)
+
+
+def test_a_campaign_passed_twice_is_refused():
+    """The same aggregator twice, its state (dict) beside it, or an identical copy would count its reports twice."""
+    rws = local.make("rws", epsilon=1.0, domain_size=8)
+    aggregate = rws.simulate(np.arange(800) % 8, rng=1)
+    other = local.make("grr", epsilon=1.0, domain_size=8).simulate(np.arange(800) % 8, rng=2)
+    with pytest.raises(IncompatibleStateError, match=r"'campaigns' parameter of estimate_jointly holds campaign 2, the "
+                                                     r"same object as campaign 0 \(rws, n=800\)"):
+        local.estimate_jointly([aggregate, other, aggregate])
+    with pytest.raises(IncompatibleStateError, match="holds campaign 1, a state identical to campaign 0"):
+        local.estimate_jointly([aggregate, aggregate.to_dict()])
+    with pytest.raises(IncompatibleStateError, match="holds campaign 1, a state identical to campaign 0"):
+        local.estimate_jointly([aggregate.to_dict(), aggregate.to_dict()])

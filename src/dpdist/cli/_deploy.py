@@ -46,6 +46,7 @@ from .._rng import (
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
+    EmptyAggregateError,
     IncompatibleStateError,
     InvalidParameterError,
 )
@@ -542,6 +543,9 @@ def run_estimate_from_state(args) -> int:
     check_plot_path(args.plot)
     aggregator = load_state(args.state, journal=False).aggregator
     protocol = aggregator.protocol
+    if aggregator.n == 0:
+        raise EmptyAggregateError(f"--state {args.state} holds no report yet: add report files to it with "
+                                  "'dpdist aggregate' first.")
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":

@@ -196,9 +196,10 @@ def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWN
     """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain.
 
     The errors name ``argument`` of ``owner`` and each campaign by its position, or by ``names``
-    (the command line passes ``argument="--state"``, named as its option, and the state files' names).
+    (the command line passes ``argument="--state"``, which then opens the messages as the option, and the state
+    files' names).
     """
-    subject = f"The {argument!r} {'option' if argument.startswith('--') else 'parameter'} of {owner}"
+    subject = argument if argument.startswith("--") else f"The {argument!r} parameter of {owner}"
     if isinstance(campaigns, (Aggregator, dict)) or not isinstance(campaigns, Sequence) or len(campaigns) == 0:
         raise InvalidParameterError(
             f"{subject} must be a non-empty list of aggregators or aggregator states. "
