@@ -323,3 +323,31 @@ def test_a_campaign_passed_twice_is_refused():
         local.estimate_jointly([aggregate, aggregate.to_dict()])
     with pytest.raises(IncompatibleStateError, match="holds campaign 1, a state identical to campaign 0"):
         local.estimate_jointly([aggregate.to_dict(), aggregate.to_dict()])
+
+
+@pytest.mark.parametrize("name", ["rws", "rlh", "rue"])
+def test_a_bootstrap_too_large_to_redraw_is_refused_before_any_draw(name):
+    """n = 2^53 (a valid state) with bootstrap=20 raised numpy's MemoryError; now a dpdist error naming bootstrap and n.
+    Output histograms (one multinomial per redraw) are not limited."""
+    import time
+
+    protocol = local.make(name, epsilon=1.0, domain_size=8)
+    sample = protocol.simulate(np.arange(80_000) % 8, rng=1)
+
+    def scaled(n):
+        statistic = np.round(np.asarray(sample.statistic, dtype=np.float64) / sample.n * n).astype(np.int64)
+        return {**sample.to_dict(), "n": n, "statistic": statistic.tolist()}
+
+    small = protocol.simulate(np.arange(2_000) % 8, rng=2)
+    start = time.process_time()
+    with pytest.raises(InvalidParameterError, match=r"'bootstrap' parameter of estimate_jointly .* bootstrap=20 with "
+                                                    rf"n={2**53} in campaign 0 \({name}\)"):
+        local.estimate_jointly([scaled(2**53), small], bootstrap=20, rng=1)
+    with pytest.raises(InvalidParameterError, match=r"bootstrap=100 with n=3000000 in campaign 0"):  # time: 3e8 users
+        local.estimate_jointly([scaled(3_000_000), small], bootstrap=100, rng=1)
+    assert time.process_time() - start < 30
+    grr = local.make("grr", epsilon=1.0, domain_size=8)
+    counts = {**grr.simulate(np.arange(8_000) % 8, rng=1).to_dict()}
+    counts["statistic"] = (np.asarray(counts["statistic"]) * 2**40).tolist()
+    counts["n"] = 8_000 * 2**40
+    assert local.estimate_jointly([counts, grr.simulate(np.arange(800) % 8, rng=2)], bootstrap=5, rng=1).n > 2**40

@@ -180,6 +180,8 @@ def estimate_jointly(
             )
         return _inverse_variance(aggregators)
     blocks = [CampaignBlock(aggregator.protocol, aggregator) for aggregator in aggregators]
+    if settings["bootstrap"]:
+        _check_bootstrap_size(blocks, settings["bootstrap"])
     frequencies, details = _maximize(blocks, settings)
     if settings["bootstrap"]:
         variance = _bootstrap_variance(aggregators, blocks, frequencies, settings, rng)
@@ -349,6 +351,30 @@ def _tangent_basis(size: int) -> np.ndarray:
     seed = np.column_stack([np.ones(size), np.eye(size)[:, : size - 1]])
     orthonormal, _ = np.linalg.qr(seed)
     return orthonormal[:, 1:]
+
+
+#: bytes per user of one support-count redraw (the items, int64, and their privatized report, at most 8 more)
+_BOOTSTRAP_BYTES_PER_USER = 16
+#: most users privatized over all of a bootstrap's redraws (its time: about 10^7 users a second)
+_MAX_BOOTSTRAP_USERS = 1 << 28
+
+
+def _check_bootstrap_size(blocks: list[CampaignBlock], replicates: int) -> None:
+    """Refuse, before any draw, a bootstrap whose support-count redraws (user by user, ``CampaignBlock.redraw``)
+    exceed dpdist's allocation limit in one draw or :data:`_MAX_BOOTSTRAP_USERS` in all; output histograms are
+    redrawn as one multinomial, whatever ``n``."""
+    for index, block in enumerate(blocks):
+        if block.exact:
+            continue
+        needed = block.n * _BOOTSTRAP_BYTES_PER_USER
+        if needed > MAX_ALLOCATION_BYTES or replicates * block.n > _MAX_BOOTSTRAP_USERS:
+            raise InvalidParameterError(
+                f"The 'bootstrap' parameter of {_OWNER} redraws each support-count campaign user by user: bootstrap="
+                f"{replicates} with n={block.n} in campaign {index} ({block.protocol.name}) needs {needed:,} bytes per "
+                f"draw and {replicates * block.n:,} users in all; allowed are at most {MAX_ALLOCATION_BYTES:,} bytes "
+                f"(dpdist's allocation limit) and {_MAX_BOOTSTRAP_USERS:,} users. Use bootstrap=0 (the sandwich "
+                "variance) or fewer refits."
+            )
 
 
 def _bootstrap_variance(aggregators, blocks, frequencies, settings, rng) -> np.ndarray:
