@@ -59,6 +59,7 @@ from .._bernoulli import mixture_keep
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
+from .._state_validation import exact_sum
 from ._hashing import is_prime
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -136,6 +137,20 @@ class RWS(FrequencyOracle):
     def statistic_total_per_report(self) -> int | None:
         """``k`` when ``d`` is prime (every position holds an item: a report supports exactly ``k``), else ``None``."""
         return self.subset_size if self.positions == self.domain_size else None
+
+    def _check_statistic(self, statistic, n):
+        """A report supports its ``k`` distinct positions, of which at most ``m - d`` hold no item: the support counts
+        sum to between ``n max(0, k - (m - d))`` and ``n k`` (exactly ``n k`` when ``m = d``, checked as SS's total)."""
+        problem = super()._check_statistic(statistic, n)
+        if problem is not None:
+            return problem
+        k, empty = self.subset_size, self.positions - self.domain_size
+        total, low = exact_sum(statistic), max(0, k - empty) * n
+        if not low <= total <= k * n:
+            return (f"the support counts must sum to between n x {max(0, k - empty)} = {low} and n x {k} = {k * n} "
+                    f"(each report supports its {k} positions, at most {empty} of them holding no item), but they sum "
+                    f"to {total}")
+        return None
 
     def support_probabilities(self) -> tuple[float, float]:
         r"""``(p*, q*)``: :math:`p^* = k p`, :math:`q^* = p\,k(k-1)/(m-1) + q\,(k - k(k-1)/(m-1))`."""
