@@ -80,6 +80,8 @@ from ..estimates import FrequencyEstimate
 from .._types import Seed
 from ._aggregator import Aggregator
 from ._em import expectation_maximization
+from ._protocol import make
+from ._registry import available
 from .frequency._joint_blocks import CampaignBlock, StackedOperator
 from .frequency._oracle import FrequencyOracle
 
@@ -280,9 +282,6 @@ def joint_protocols() -> tuple[tuple[str, ...], tuple[str, ...]]:
     Read from the registry (each frequency oracle built at its defaults, eps = 1, d = 8, and asked
     :func:`_has_channel_likelihood`), so the refusal message and the docs list what the code accepts.
     """
-    from ._protocol import make
-    from ._registry import available
-
     histograms, supports = [], []
     for name in available("frequency"):
         try:
