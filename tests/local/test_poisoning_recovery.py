@@ -127,7 +127,7 @@ def test_bad_input_is_refused_with_the_argument_its_value_and_what_is_allowed():
         protocol.estimate(aggregator, fake_fraction=0.1)
     with pytest.raises(InvalidParameterError, match=r"'recover'.*only 'fake_fraction'.*postprocess"):
         protocol.estimate(aggregator, recover="ldprecover", postprocess="norm-sub")
-    with pytest.raises(InvalidParameterError, match=r"'protocol'.*frequency oracle"):
+    with pytest.raises(InvalidParameterError, match=r"'protocol'.*pure frequency oracle.*support probabilities"):
         local.recover_frequencies(local.make("sw", epsilon=1.0), aggregator)
     with pytest.raises(InvalidParameterError, match=r"'protocol'.*\['grr', 'oue', 'sue', 'olh'\]"):
         testing.maximal_gain_attack(local.make("hr", epsilon=1.0, domain_size=8), 5, [1])

@@ -162,8 +162,8 @@ def recover_frequencies(
         protocol, "support_probabilities"
     ):
         raise InvalidParameterError(
-            f"The 'protocol' argument of recover_frequencies must be a frequency oracle (grr, oue, sue, olh, ...). "
-            f"Got {protocol!r} instead."
+            f"The 'protocol' argument of recover_frequencies must be a pure frequency oracle, one with support "
+            f"probabilities (grr, oue, sue, olh, ss, hr, flh, ...). Got {protocol!r} instead."
         )
     if fake_fraction is not None:
         fake_fraction = check_param(
