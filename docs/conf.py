@@ -1,6 +1,6 @@
 """Sphinx configuration: the guides of docs/ (Markdown, MyST) and the API reference (autodoc).
 
-Build: ``uv run sphinx-build -W -b html docs docs/_build/html`` (``tests/test_docs.py`` builds
+Build: ``uv run sphinx-build -W -b html docs docs/_build/html`` (``tests/docs/test_docs.py`` builds
 it with warnings as errors).  Nothing is downloaded: no intersphinx, the default theme.
 """
 

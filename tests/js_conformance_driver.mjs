@@ -1,4 +1,4 @@
-// The JavaScript side of tests/test_js_conformance.py: what the client does with configs Python writes.
+// The JavaScript side of tests/clients/test_js_conformance.py: what the client does with configs Python writes.
 //
 //   node tests/js_conformance_driver.mjs registry        {"supported": [...], "attributes": [...]}: the protocols the
 //                                                         client implements and those a record's attribute may use

@@ -4,7 +4,7 @@
 //
 // Opens the page, types VALUE (a JSON object of a record: each attribute's value in its field), randomizes,
 // reads the report, its summary and its posterior table, sends it,
-// waits for the acknowledgement and prints one JSON object.  Used by tests/test_js_participate.py.
+// waits for the acknowledgement and prints one JSON object.  Used by tests/clients/test_js_participate.py.
 
 import { connect, evaluate, openPage, waitFor } from './devtools.mjs';
 

@@ -4,7 +4,7 @@
 //
 // Lists the page's buttons; types VALUE and randomizes 21 times, reads the report each time; reloads
 // and reads what the page shows; randomizes VALUE again, then OTHER; sends; reloads again and types
-// OTHER. Prints one JSON object. Used by tests/test_js_participate.py.
+// OTHER. Prints one JSON object. Used by tests/clients/test_js_participate.py.
 
 import { connect, evaluate, openPage, waitFor } from './devtools.mjs';
 

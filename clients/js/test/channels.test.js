@@ -102,7 +102,7 @@ test('ss draws the same random numbers whether or not the report holds the value
 
 // Every randomizer's random draws (and so its work) are the same whatever its coins and the value: forced either
 // way, and for several inputs, a seeded source sees the same calls (every protocol of the fixture's channels, up to
-// three configs each; tests/test_js_conformance.py checks the same for every protocol of the client).
+// three configs each; tests/clients/test_js_conformance.py checks the same for every protocol of the client).
 
 test('randomizers draw the same random numbers whether or not they keep, whatever the value', () => {
   const perProtocol = new Map();

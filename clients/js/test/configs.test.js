@@ -26,7 +26,7 @@ test('every Python-written config of a supported protocol parses to the same con
 
 test('configs of unsupported protocols are refused, naming the protocol and the supported ones', () => {
   // every registered Python protocol outside SUPPORTED_PROTOCOLS, and every one inside, is checked live by
-  // tests/test_js_client.py (the supported protocols are the modules of src/protocols: test/package.test.js)
+  // tests/clients/test_js_client.py (the supported protocols are the modules of src/protocols: test/package.test.js)
   for (const config of [{ protocol: 'cp', version: 1, epsilon: 1, domain_size: 6 }, { protocol: 'toString', epsilon: 1 }]) {
     assert.throws(() => fromConfig(config), (error) => {
       assert.ok(error instanceof UnsupportedProtocolError);

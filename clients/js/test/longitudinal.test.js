@@ -362,7 +362,7 @@ test('stable accounting charges eps_inf for each of the first K reports; a NaN n
     'https://c.example {"labels":["café","b"],"protocol":"l-grr"}');
 });
 
-test('spellings of one collector are one collector, as Python names them (tests/test_ledger.py COLLECTORS)', () => {
+test('spellings of one collector are one collector, as Python names them (tests/local/test_ledger.py COLLECTORS)', () => {
   const expected = {
     'https://C.Example:443/': 'https://c.example', 'http://c.example:80': 'http://c.example',
     'http://c.example:8080/x/': 'http://c.example:8080/x', 'https://[::1]:443/': 'https://[::1]', local: 'local',

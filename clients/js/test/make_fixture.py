@@ -1,7 +1,7 @@
 """Write ``fixtures/python.json``: what the JavaScript client's tests compare against.
 
 Run from the repository root: ``uv run python clients/js/test/make_fixture.py``.
-``tests/test_js_client.py`` rebuilds it and fails if the committed file is stale.
+``tests/clients/test_js_client.py`` rebuilds it and fails if the committed file is stale.
 
 The fixture holds, from the Python implementation:
 
@@ -21,7 +21,7 @@ The fixture holds, from the Python implementation:
 These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
 tests run on their own; nothing here lists which protocols the client implements.  Every protocol
 of the client, one added later included, is compared with Python live, over the registry and its
-conformance examples, by ``tests/test_js_conformance.py`` (which asks node what the client implements).
+conformance examples, by ``tests/clients/test_js_conformance.py`` (which asks node what the client implements).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ const SAMPLES_PER_RECORD = 200_000;
 
 test("the fixture's record cases are the client's protocols over records, of several kinds", () => {
   // every record protocol of the client is compared with Python over its conformance examples by
-  // tests/test_js_conformance.py; these hand-picked cases add attribute and oracle mixes
+  // tests/clients/test_js_conformance.py; these hand-picked cases add attribute and oracle mixes
   const kinds = new Set(fixture.multi.map(({ view }) => view.config.protocol));
   for (const name of kinds) assert.ok(fromConfig(fixture.multi.find(({ view }) => view.config.protocol === name).view) instanceof RecordProtocol, name);
   assert.ok(kinds.size >= 4, [...kinds].join(' '));

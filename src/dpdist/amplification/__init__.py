@@ -51,11 +51,11 @@ Oh & Viswanath (ICML 2015) applied to each round's :math:`(\varepsilon_r, \delta
 are refused: their rounds share a memo (two shuffled rounds of l-grr lose exact :math:`\delta` 0.3 at
 the sum of the epsilons, n = 2).
 
-Checks (``tests/test_amplification.py``): on tiny n and d the exact loss of the shuffled multiset
+Checks (``tests/amplification/test_amplification.py``): on tiny n and d the exact loss of the shuffled multiset
 (every arrangement of the other users) lies below the bound; for binary randomized response at
 n = 10^4 the exact loss meets the bound within 25%; the numerical bound reproduces values printed
 by FMT21's and Balle et al.'s public code (table in the test, with sources).  Rounds
-(``tests/test_amplification_composition.py``): on tiny n the exact loss of 2-4 rounds, every
+(``tests/amplification/test_amplification_composition.py``): on tiny n the exact loss of 2-4 rounds, every
 combination of per-round neighbouring pairs, lies below the composed bound; at n = 10^3..10^6 a
 concrete pair's exact composed loss (:mod:`._lower_bound`) lies below it, within 1-4%.
 """

@@ -6,7 +6,7 @@ already at n = 10^7.  The amplification bounds evaluate tails exactly there, so 
 here goes through ``scipy.special.betainc`` (Boost's regularized incomplete beta),
 :math:`P[\\mathrm{Bin}(n, p) \\ge k] = I_p(k, n - k + 1)` for :math:`1 \\le k \\le n`, which
 agrees with a direct log-space summation to 1e-9 relative over the same range
-(``tests/test_amplification.py``).
+(``tests/amplification/test_amplification.py``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ stands for all.  Relative to the pair :math:`(x_0, x_1)`, the outputs fall into 
 which :math:`\mu_0`, :math:`\mu_1` and the blanket :math:`\min_x R(x)` are proportional to each
 other; every quantity of :mod:`._channel` (ratios, total variation, the minima that set the
 candidates' rates) is the same on the class totals as on the outputs, so the pair's reductions are
-computed from a "channel" whose outputs are the classes.  ``tests/test_amplification.py`` checks
+computed from a "channel" whose outputs are the classes.  ``tests/amplification/test_amplification.py`` checks
 that these tables give the reductions the enumerated channel gives, at small domains.
 
 Class totals (:math:`\mu_0`, :math:`\mu_1`, blanket) with the protocols' own probabilities:

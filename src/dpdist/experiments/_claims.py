@@ -263,7 +263,7 @@ def one_sample_p_values(row: Mapping[str, Any], value: float) -> OneSample | Non
     valid for the errors' law (normal: the raw t; lognormal: the log t); simulated on the geometric
     mean's boundary, false verdicts stay at or below 0.067 for normal errors (coefficient of
     variation 0.2), lognormal ones (0.31 to 1.0) and gamma ones (0.31, 0.66), one setting at
-    3 repeats (``tests/test_verdict_error_rates.py``; docs/experiments.md, "Verdicts").  A sign
+    3 repeats (``tests/experiments/test_verdict_error_rates.py``; docs/experiments.md, "Verdicts").  A sign
     test would be exact for any continuous law, but cannot reach p < 0.05 below 5 repeats (its
     smallest p-value is :math:`2^{-r}`), which is where quick runs are.
 

@@ -12,7 +12,7 @@ run in ``OUT`` (computing any missing cell, reusing the cache) and replaces the 
 * the claims table (:func:`._report.claims_table`: the data each claim is about, whether the run decides
   it and which run can) and the claims that are one paper claim on several stand-ins side by side;
 * the **staleness sample**: a few cells of the run with every metric value, which
-  ``tests/test_reproduction_pages.py`` recomputes at the current commit; a value that moved beyond the
+  ``tests/experiments/test_reproduction_pages.py`` recomputes at the current commit; a value that moved beyond the
   stated relative tolerance fails it with "page stale: regenerate NAME".
 
 The prose outside the markers is written by hand; it quotes numbers of this run or says where they come from.
@@ -187,7 +187,7 @@ def write_page(page: str | Path, result, claims: list[dict], out: str | Path, co
               "rule_version": RULE_VERSION, "relative_tolerance": SAMPLE_TOLERANCE,
               "cells": choose_sample(out, avoid_datasets=avoid_datasets)}
     lines += ["### Staleness sample", "",
-              f"{len(sample['cells'])} cells of this run, every metric; `tests/test_reproduction_pages.py` (slow) "
+              f"{len(sample['cells'])} cells of this run, every metric; `tests/experiments/test_reproduction_pages.py` (slow) "
               f"recomputes them at the current commit and fails with \"page stale: regenerate {spec.name}\" when a "
               f"value moved by more than a relative {SAMPLE_TOLERANCE:g}, or when the verdict rule's version is not "
               f"{RULE_VERSION}.", "",

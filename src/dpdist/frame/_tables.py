@@ -10,7 +10,7 @@ lazy frame of the same engine (a Polars LazyFrame, a DuckDB relation, a Spark Da
 of the same session, a Dask DataFrame, an Ibis table).
 
 narwhals and the engines load only when a frame is passed (``import dpdist`` and
-``import dpdist.frame`` load none of them; tests/test_import_graph.py, tests/test_frame.py).
+``import dpdist.frame`` load none of them; tests/package/test_import_graph.py, tests/frame/test_frame.py).
 """
 
 from __future__ import annotations
