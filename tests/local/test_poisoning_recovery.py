@@ -136,27 +136,3 @@ def test_bad_input_is_refused_with_the_argument_its_value_and_what_is_allowed():
     with pytest.raises(InvalidParameterError, match=r"'n_fake'.*-3"):
         testing.maximal_gain_attack(protocol, -3, [1])
 
-
-def test_the_estimate_command_recovers_a_saved_campaign_and_refuses_misplaced_options(tmp_path, capsys):
-    from dpdist import io
-    from dpdist.cli import main
-
-    targets = [97]
-    protocol, aggregator, genuine = _campaign("grr", targets, seed=6)
-    io.save_state(tmp_path / "state.bin", aggregator)
-    assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--recover", "ldprecover",
-                 "--out", str(tmp_path / "recovered.csv")]) == 0
-    table = np.genfromtxt(tmp_path / "recovered.csv", delimiter=",", names=True, dtype=None, encoding=None)
-    column = [name for name in table.dtype.names if "freq" in name][0]
-    expected = local.recover_frequencies(protocol, aggregator).frequencies
-    np.testing.assert_allclose(np.asarray(table[column], dtype=float), expected, atol=1e-6)
-    capsys.readouterr()
-    assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--fake-fraction", "0.1"]) != 0
-    assert "'fake_fraction'" in capsys.readouterr().err
-    assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--recover", "magic"]) != 0
-    error = capsys.readouterr().err
-    assert "--recover" in error and "ldprecover" in error and "magic" in error and "Traceback" not in error and len(error.strip().splitlines()) == 1
-    (tmp_path / "data.csv").write_text("x\n" + "\n".join(["1", "2"] * 20) + "\n")
-    assert main(["estimate", str(tmp_path / "data.csv"), "--column", "x", "--protocol", "grr", "--epsilon", "1",
-                 "--labels", "1,2", "--recover", "ldprecover"]) != 0
-    assert "'--recover' option applies to a campaign's saved state" in capsys.readouterr().err

@@ -180,7 +180,7 @@ def recover_frequencies(
     # with phi_0 = 0); about 0 for padded reports (phi_0 ~ q), where it is not identifiable
     floor = -q / (p - q) if one_item else 0.0
     learned = fake_fraction is None
-    if learned:
+    if fake_fraction is None:
         beta = _learned_fake_fraction(poisoned, sigma, floor) if one_item else 0.0
     else:
         beta = float(fake_fraction)
