@@ -7,13 +7,14 @@ Tolerances come from the known variance of the unbiased estimator (``protocol.va
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 
 from dpdist import local, postprocess, testing
 from dpdist.errors import InvalidParameterError, OutOfDomainError
-from dpdist.local.frequency import _hashing
+from dpdist.local.frequency import _hashing, _recovery
 
 D = 128
 EPSILON = 1.0
@@ -27,15 +28,15 @@ def _zipf(d: int) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE):
+def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
     """A Zipf population's reports plus ``n_fake`` MGA reports: (protocol, aggregator, genuine frequencies)."""
     rng = np.random.default_rng([seed, 50])
-    protocol = local.make(name, epsilon=EPSILON, domain_size=D)
-    values = rng.choice(D, N_GENUINE, p=_zipf(D))
+    protocol = local.make(name, epsilon=EPSILON, domain_size=d)
+    values = rng.choice(d, N_GENUINE, p=_zipf(d))
     aggregator = protocol.aggregator().add(protocol.privatize(values, rng=rng))
     if n_fake:
         aggregator.add(testing.maximal_gain_attack(protocol, n_fake, targets, rng=rng))
-    return protocol, aggregator, np.bincount(values, minlength=D) / values.size
+    return protocol, aggregator, np.bincount(values, minlength=d) / values.size
 
 
 @pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh"])
@@ -68,24 +69,35 @@ def test_fake_reports_are_built_as_the_paper_says():
     assert np.unique(reports[:, 0]).size == 200
 
 
-@pytest.mark.parametrize("targets", [[97], [5, 60, 111]])
-def test_grr_recovery_learns_the_fake_fraction_and_halves_the_target_error(targets):
-    protocol, aggregator, genuine = _campaign("grr", targets, seed=2)
-    plain = protocol.estimate(aggregator)
-    recovered = local.recover_frequencies(protocol, aggregator)
-    beta = N_FAKE / aggregator.n
-    # the floor's quantile: its standard error ~ 0.15 sigma0, in beta units x (p-q)/q; genuine mass biases it low
-    p, q = protocol.support_probabilities()
-    sigma = math.sqrt(q * (1 - q) / (aggregator.n * (p - q) ** 2))
-    assert recovered.details["fake_fraction_learned"]
-    assert beta - 6 * 0.15 * sigma * (p - q) / q - 0.01 < recovered.details["fake_fraction"] < beta + 0.005
-    error = np.abs(recovered.frequencies[targets] - genuine[targets]).sum()
-    assert error <= 0.5 * np.abs(plain.frequencies[targets] - genuine[targets]).sum()
-    # the simplex projection alone already cuts GRR's huge gain (to about one unit of frequency): recovery does more
-    # (its error is not half of the projection's at r = 1, docs/frequency.md "Poisoned campaigns")
-    assert error <= 0.75 * np.abs(postprocess.project_simplex(plain.frequencies)[targets] - genuine[targets]).sum()
-    assert set(targets) <= set(recovered.details["targets"])
-    assert np.isclose(recovered.frequencies.sum(), 1.0) and (recovered.frequencies >= 0).all()
+def test_grr_recovery_learns_the_fake_fraction_and_halves_the_target_error():
+    """20 seeded campaigns (10 seeds x r = 1, 3): each within the floor's error, each below half the unprotected error."""
+    ratios = []
+    for seed in range(10):
+        for targets in ([97], [5, 60, 111]):
+            protocol, aggregator, genuine = _campaign("grr", targets, seed=100 + seed)
+            plain = protocol.estimate(aggregator)
+            recovered = local.recover_frequencies(protocol, aggregator)
+            beta = N_FAKE / aggregator.n
+            # the floor is the lower quartile of d estimates of sd sigma0: standard error
+            # sigma0 sqrt(a(1-a))/(phi(z_a) sqrt(d)), times (p-q)/q in units of beta; genuine mass only lowers it
+            p, q = protocol.support_probabilities()
+            sigma = math.sqrt(q * (1 - q) / (aggregator.n * (p - q) ** 2))
+            alpha = _recovery.FLOOR_QUANTILE
+            z = NormalDist().inv_cdf(1 - alpha)
+            standard_error = sigma * math.sqrt(alpha * (1 - alpha)) / (NormalDist().pdf(z) * math.sqrt(D)) * (p - q) / q
+            assert recovered.details["fake_fraction_learned"]
+            assert beta - 4 * standard_error - 0.01 < recovered.details["fake_fraction"] < beta + 4 * standard_error
+            error = np.abs(recovered.frequencies[targets] - genuine[targets]).sum()
+            assert error <= 0.5 * np.abs(plain.frequencies[targets] - genuine[targets]).sum()
+            projected = np.abs(postprocess.project_simplex(plain.frequencies)[targets] - genuine[targets]).sum()
+            assert error <= projected + 1e-9  # never worse than post-processing alone
+            ratios.append(error / projected)
+            assert set(targets) <= set(recovered.details["targets"])
+            assert np.isclose(recovered.frequencies.sum(), 1.0) and (recovered.frequencies >= 0).all()
+    # the simplex projection alone already cuts GRR's huge gain to about one unit of frequency; recovery does more
+    # on average (0.58 over these runs, per-run sd 0.24: 0.75 is 3.2 standard errors of the mean above it),
+    # not half (docs/frequency.md, "Poisoned campaigns")
+    assert np.mean(ratios) <= 0.75
 
 
 @pytest.mark.parametrize("name", ["grr", "oue", "olh"])
