@@ -31,10 +31,12 @@ of the protocol identify them from the aggregate alone when every report support
   estimate is pulled down by the same :math:`s = -\beta q / (p - q)`.  Genuine frequencies are
   non-negative and the items of a categorical domain mostly rare, so the bulk of the estimates sits
   at :math:`s` plus noise of standard deviation :math:`\sigma_0 = \sqrt{q(1-q)/(N (p-q)^2)}`: the
-  lower quantile :math:`Q_\alpha` of :math:`\tilde f_Z` estimates it,
-  :math:`\hat s = \min(0, Q_\alpha + z_{1-\alpha}\sigma_0)` (conservative: genuine mass in the
-  lower quantile only raises it), and :math:`\hat\beta = -\hat s (p - q)/q`.  A shift within
-  ``3`` standard errors of the quantile (:math:`\sigma_0\sqrt{\alpha(1-\alpha)}/(\varphi(z_{1-\alpha})\sqrt d)`)
+  lower quartile :math:`Q_\alpha` of :math:`\tilde f_Z` estimates it,
+  :math:`\hat s = \min(0, Q_\alpha + z_{1-\alpha}\sigma_0)`, then again over the items below
+  :math:`\hat s + 3\sigma_0` only (the frequent items, clearly above the floor, would move the quantile's level
+  among the floor's items); it is conservative: genuine mass in the lower quartile only raises it.
+  :math:`\hat\beta = -\hat s (p - q)/q`.  A shift within ``3`` standard errors of the quantile
+  (:math:`\sigma_0\sqrt{\alpha(1-\alpha)}/(\varphi(z_{1-\alpha})\sqrt{d'})` over the :math:`d'` items kept)
   is taken for noise: :math:`\hat\beta = 0`, and a clean campaign is left as it is;
 * the estimates of one-item reports sum to exactly 1, so after the correction of the non-targets,
   :math:`g = (\tilde f_Z - \hat s)/(1 - \hat\beta)`, the mass in excess of 1,
@@ -224,7 +226,9 @@ def _learned_fake_fraction(poisoned: np.ndarray, sigma: float, floor: float) -> 
     normal = NormalDist()
     z = normal.inv_cdf(1 - alpha)
     shift = min(0.0, float(np.quantile(poisoned, alpha)) + z * sigma)
-    standard_error = sigma * math.sqrt(alpha * (1 - alpha)) / (normal.pdf(z) * math.sqrt(poisoned.size))
+    floor_items = poisoned[poisoned <= shift + SIGNIFICANCE_Z * sigma]  # without the items clearly above the floor
+    shift = min(0.0, float(np.quantile(floor_items, alpha)) + z * sigma)
+    standard_error = sigma * math.sqrt(alpha * (1 - alpha)) / (normal.pdf(z) * math.sqrt(floor_items.size))
     if shift > -SIGNIFICANCE_Z * standard_error:
         return 0.0
     return min(shift / floor, MAX_FAKE_FRACTION - 1e-9)
