@@ -64,7 +64,7 @@ def test_fake_reports_are_built_as_the_paper_says():
     assert set(np.unique(reports)) == set(targets)
     olh = local.make("olh", epsilon=EPSILON, domain_size=D)
     reports = testing.maximal_gain_attack(olh, 200, targets, rng=0).astype(np.int64)
-    hashed = _hashing.hash_items(reports[:, :1], targets[None, :], olh._prime, olh.hash_range)
+    hashed = _hashing.hash_items(reports[:, :1], targets[None, :], olh.params["hash_prime"], olh.hash_range)
     assert (hashed == reports[:, 1:]).all()  # every fake report supports all three targets
     assert np.unique(reports[:, 0]).size == 200
 

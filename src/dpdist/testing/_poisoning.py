@@ -108,7 +108,7 @@ def maximal_gain_attack(
     generator = check_rng(rng, owner=owner)
     proto: Any = protocol
     if protocol.name == "grr":  # one uniformly drawn target per fake report (Theorem 1)
-        return items[generator.integers(0, items.size, size=n_fake)].astype(proto._report_dtype)
+        return items[generator.integers(0, items.size, size=n_fake)].astype(protocol.report_format.dtype)
     if protocol.name == "olh":
         return _hash_reports(proto, n_fake, items, generator, hash_candidates)
     return _unary_reports(proto, n_fake, items, generator)
@@ -133,7 +133,7 @@ def _hash_reports(
     protocol: Any, n_fake: int, items: np.ndarray, generator: np.random.Generator, candidates: int
 ) -> np.ndarray:
     """Per fake user: the seed (of ``candidates``) hashing the most targets to one value, and that value."""
-    prime, g = protocol._prime, protocol.hash_range
+    prime, g = int(protocol.params["hash_prime"]), protocol.hash_range
     reports = np.empty((n_fake, 2), dtype=np.uint64)
     chunk = max(1, _CHUNK_CELLS // (candidates * items.size))
     for start in range(0, n_fake, chunk):
