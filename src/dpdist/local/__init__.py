@@ -39,12 +39,14 @@ from .heavy_hitters import heavy_hitters
 from .frequency._feasibility import FeasibilityTest, feasibility_test, set_bits_test
 from .frequency._recovery import recover_frequencies
 from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
+from .joint import estimate_jointly
 from .words import StringCodec, encode_strings
 
 __all__ = [
     "make",
     "adaptive_quantiles",
     "AdaptiveQuantiles",
+    "estimate_jointly",
     "available",
     "from_config",
     "describe",

@@ -139,7 +139,7 @@ def _lock_campaigns(db: Database, ids: set[str]) -> dict[str, _Campaign]:
             for cid, config, state, cap, enrollment, keep in db.execute(
                 f"SELECT {columns} FROM campaigns WHERE id IN ({marks})", tuple(chunk)
             ):
-                found[cid] = _Campaign(cid, json.loads(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
+                found[cid] = _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
         return found
 
     first = read()
@@ -154,6 +154,25 @@ def _lock_campaigns(db: Database, ids: set[str]) -> dict[str, _Campaign]:
         if campaign.max_reports is not None:
             campaign.total = _total(db, campaign.id)
     return campaigns
+
+
+_CONFIGS: dict[str, dict] = {}
+
+
+def _config_of(text: str) -> dict:
+    """A stored config read once per process: the same object each group (never changed: :func:`protocol_of` finds
+    its protocol by it, with no JSON per group)."""
+    config = _CONFIGS.get(text)
+    if config is None:
+        if len(_CONFIGS) > 256:
+            _CONFIGS.clear()
+        config = _CONFIGS[text] = json.loads(text)
+    return config
+
+
+def _rejected_json(rejected: dict) -> str:
+    """A batch's rejected counts as stored (most batches reject nothing)."""
+    return json.dumps(rejected, sort_keys=True) if rejected else "{}"
 
 
 def _total(db: Database, campaign_id: str) -> int:
@@ -187,7 +206,7 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
         rows = []
         for index in chunk:
             item = items[index]
-            rejected = json.dumps(item.batch.rejected, sort_keys=True)
+            rejected = _rejected_json(item.batch.rejected)
             received = minute if item.received_ms is None else item.received_ms
             rows.append((item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected))
         inserted.update(_insert_batch_rows(db, rows))
