@@ -36,3 +36,6 @@ def test_the_estimate_command_recovers_a_saved_campaign_and_refuses_misplaced_op
     assert main(["estimate", str(tmp_path / "data.csv"), "--column", "x", "--protocol", "grr", "--epsilon", "1",
                  "--labels", "1,2", "--recover", "ldprecover"]) != 0
     assert "'--recover' option applies to a campaign's saved state" in capsys.readouterr().err
+    assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--state", str(tmp_path / "state.bin"),
+                 "--recover", "ldprecover"]) != 0
+    assert "'--recover' option of 'dpdist estimate' applies to one --state" in capsys.readouterr().err

@@ -310,6 +310,10 @@ def _run_estimate(args) -> int:
     if args.state is not None:
         _check_state_mode(args)
         if len(args.state) > 1:
+            if args.recover is not None or args.fake_fraction is not None:
+                raise InvalidParameterError(
+                    f"The '--recover' option of 'dpdist estimate' applies to one --state. Got {len(args.state)} --state files."
+                )
             return run_estimate_joint(args)
         if args.joint_method is not None:
             raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")
