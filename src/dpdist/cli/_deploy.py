@@ -553,6 +553,14 @@ def run_estimate_from_state(args) -> int:
                 f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
             )
         options["postprocess"] = args.postprocess
+    recovery = {"recover": getattr(args, "recover", None), "fake_fraction": getattr(args, "fake_fraction", None)}
+    if any(value is not None for value in recovery.values()):
+        if protocol.tags.kind != "frequency":
+            raise InvalidParameterError(
+                f"The '--recover' option applies to frequency protocols; the state's {protocol.name!r} is "
+                f"{protocol.tags.kind}."
+            )
+        options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
 
     replicates = check_replicates(getattr(args, "replicates", 0))
