@@ -45,7 +45,7 @@ information and :math:`J = \sum_c J_c` the covariance of the score (the campaign
 independent), both at the estimate; :math:`J_c = H_c` for an exact likelihood.  For support
 counts :math:`J_c` comes from the covariance of one report's support indicators: exact for OUE,
 SUE, RUE (independent bits), SS (exactly :math:`k` items per report, exchangeable) and RWS (from its
-exact channel, :meth:`~dpdist.local.frequency.rws.RWS.support_pair_probabilities`); for OLH and RLH
+exact channel, :meth:`~dpdist.local.frequency.rws.RWS.support_pair_probabilities`); for OLH, RLH and OCMS
 the value of an ideal (3-wise independent) hash, an approximation for their linear family
 (:mod:`dpdist.local.frequency._joint_blocks`).  The estimate's
 ``variance`` is :math:`\operatorname{diag} V`, so every view of one estimate (``table``,
