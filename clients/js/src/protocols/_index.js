@@ -15,6 +15,7 @@ import HR from './hr.js';
 import LGRR from './l-grr.js';
 import LOSUE from './l-osue.js';
 import LOLOHA from './loloha.js';
+import OCMS from './ocms.js';
 import OLH from './olh.js';
 import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
@@ -49,6 +50,7 @@ export function protocols() {
     'l-grr': LGRR,
     'l-osue': LOSUE,
     loloha: LOLOHA,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
@@ -77,6 +79,7 @@ export function attributeProtocols() {
     gw: GeneralWave,
     hcms: HCMS,
     hr: HR,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
