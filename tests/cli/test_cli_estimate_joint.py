@@ -61,3 +61,53 @@ def test_states_of_different_domains_are_refused_naming_the_option_and_the_files
 def test_joint_method_needs_several_states(tmp_path, capsys):
     assert main(["estimate", "--state", _state(tmp_path, "grr", 1.0, 8, 1), "--joint-method", "likelihood"]) == 2
     assert "needs several --state files" in capsys.readouterr().err
+
+
+def _one_line(capsys) -> str:
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "Traceback" not in error, error
+    return error.removeprefix("dpdist: error: ")
+
+
+def test_one_state_given_twice_is_refused_naming_the_option(tmp_path, capsys, monkeypatch):
+    """The same path twice, two paths of one file, and a copy (identical contents) are the same campaign counted twice."""
+    import shutil
+
+    state = _state(tmp_path, "rws", 1.0, 8, 1)
+    assert main(["estimate", "--state", state, "--state", state]) == 2
+    assert _one_line(capsys).startswith(f"--state names {state} twice")
+    monkeypatch.chdir(tmp_path)
+    relative = "./" + state.rsplit("/", 1)[1]
+    assert main(["estimate", "--state", state, "--state", relative]) == 2
+    assert _one_line(capsys).startswith(f"--state names {relative} twice")
+    copy = shutil.copy(state, tmp_path / "copy.bin")
+    assert main(["estimate", "--state", state, "--state", str(copy)]) == 2
+    assert _one_line(capsys).startswith(f"--state holds {copy}, a state identical to {state} (rws, n=4000)")
+
+
+def test_two_states_that_ingested_one_report_file_are_refused(tmp_path, capsys):
+    """States built by ``dpdist aggregate`` record the report files they ingested: one file in both is refused."""
+    import json
+
+    rws = local.make("rws", epsilon=1.0, domain_size=8)
+    config = json.dumps(rws.config())
+    shared, other = tmp_path / "shared.bin", tmp_path / "other.bin"
+    io.write_reports(shared, rws, rws.privatize(np.arange(400) % 8, rng=1))
+    io.write_reports(other, rws, rws.privatize(np.arange(300) % 8, rng=2))
+    first, second = tmp_path / "first.bin", tmp_path / "second.bin"
+    assert main(["aggregate", "--config", config, str(shared), "--state", str(first), "--no-progress"]) == 0
+    assert main(["aggregate", "--config", config, str(shared), str(other), "--state", str(second), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["estimate", "--state", str(first), "--state", str(second)]) == 2
+    assert _one_line(capsys).startswith(f"--state names {first} and {second}, which both ingested the report file "
+                                        f"'{shared}'")
+
+
+def test_an_empty_state_is_a_one_line_error_naming_the_option(tmp_path, capsys):
+    empty = tmp_path / "empty.bin"
+    io.save_state(empty, local.make("rws", epsilon=1.0, domain_size=8).aggregator())
+    assert main(["estimate", "--state", str(empty)]) == 2
+    assert _one_line(capsys).startswith(f"--state {empty} holds no report yet")
+    state = _state(tmp_path, "grr", 1.0, 8, 1)
+    assert main(["estimate", "--state", state, "--state", str(empty)]) == 2
+    assert _one_line(capsys) == f"--state holds {empty}, with no report: leave it out."

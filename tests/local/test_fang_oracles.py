@@ -148,3 +148,21 @@ def test_rws_reports_out_of_range_are_counted_not_added():
     reports = np.array([[0, 0], [6, 0], [0, 7], [5, 6]], dtype=np.uint32)
     aggregator = protocol.aggregator().add(reports)
     assert aggregator.n == 2 and sum(aggregator.rejected.values()) == 2
+
+
+@pytest.mark.parametrize("domain_size", [8, 11])
+def test_an_rws_state_whose_counts_no_reports_can_sum_to_is_refused(domain_size):
+    """Each RWS report supports k distinct positions, at most m - d of them empty: counts summing above k n (or below
+    max(0, k - (m - d)) n) are refused as SS's k n rule is; a state of real reports loads."""
+    from dpdist.errors import IncompatibleStateError
+
+    protocol = local.make("rws", epsilon=1.0, domain_size=domain_size)
+    k, empty, n = protocol.subset_size, protocol.positions - domain_size, 1000
+    good = protocol.simulate(np.arange(n) % domain_size, rng=1).to_dict()
+    assert type(protocol.aggregator()).from_dict(good).n == n
+    for statistic in ([n] * domain_size, [0] * domain_size):
+        if statistic[0] == 0 and k <= empty:
+            continue  # a report may then support no item
+        with pytest.raises(IncompatibleStateError, match=r"sum to between n x \d+ = \d+ and n x "
+                                                          rf"{k} = {k * n}|must sum to n x {k}"):
+            type(protocol.aggregator()).from_dict({**good, "statistic": statistic})

@@ -139,6 +139,18 @@ def _add_estimate(subparsers) -> None:
         help="post-processing of frequencies, as in Python's proto.estimate (default: none, the unbiased "
         "estimate; norm-sub for bins turned into a distribution)",
     )
+    estimate.add_argument(
+        "--recover",
+        default=None,
+        help="with --state, a frequency campaign fake users may have poisoned: 'ldprecover' estimates the genuine "
+        "users' frequencies (docs/frequency.md, 'Poisoned campaigns')",
+    )
+    estimate.add_argument(
+        "--fake-fraction",
+        type=float,
+        default=None,
+        help="with --recover: the known fraction of fake reports, in [0, 0.5) (default: learned for grr, 0 otherwise)",
+    )
     estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
     estimate.add_argument(
@@ -289,9 +301,19 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
+    for option, value in {"--recover": args.recover, "--fake-fraction": args.fake_fraction}.items():
+        if value is not None and args.state is None:
+            raise InvalidParameterError(
+                f"The '{option}' option applies to a campaign's saved state (--state STATE). Got {option} {value} "
+                "without --state."
+            )
     if args.state is not None:
         _check_state_mode(args)
         if len(args.state) > 1:
+            if args.recover is not None or args.fake_fraction is not None:
+                raise InvalidParameterError(
+                    f"The '--recover' option of 'dpdist estimate' applies to one --state. Got {len(args.state)} --state files."
+                )
             return run_estimate_joint(args)
         if args.joint_method is not None:
             raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")

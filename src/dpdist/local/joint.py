@@ -12,9 +12,10 @@ channel applied to the same :math:`f`,
     \ell(f) = \sum_c \ell_c(f), \qquad f \in \Delta_{d-1},
 
 exact for output histograms (``grr``, ``hr``, ``flh``, ``cp``) and the product of exact
-per-item binomial marginals for support counts (``oue``, ``sue``, ``olh``, ``ss``), whose
-joint law is intractable (a composite likelihood;
-:mod:`dpdist.local.frequency._joint_blocks` derives both).  Every block is a product of
+per-item binomial marginals for support counts (``oue``, ``sue``, ``rue``, ``olh``, ``rlh``, ``ss``,
+``rws``), whose joint law is intractable (a composite likelihood;
+:mod:`dpdist.local.frequency._joint_blocks` derives both; :func:`joint_protocols` lists both kinds
+from the registry).  Every block is a product of
 multinomials through a known channel, so the EM for mixtures of multinomials through known
 channels, the iterative Bayesian update (IBU: Agrawal & Aggarwal, PODS 2001, sec. 3; its use
 for LDP frequency oracles: Wang et al., "Locally differentially private frequency estimation"
@@ -41,7 +42,12 @@ sec. 2.3, for the sandwich):
 
 with :math:`Z` an orthonormal basis of :math:`\{x : \sum x = 0\}`, :math:`H = \sum_c H_c` the
 information and :math:`J = \sum_c J_c` the covariance of the score (the campaigns are
-independent), both at the estimate; :math:`J_c = H_c` for an exact likelihood.  The estimate's
+independent), both at the estimate; :math:`J_c = H_c` for an exact likelihood.  For support
+counts :math:`J_c` comes from the covariance of one report's support indicators: exact for OUE,
+SUE, RUE (independent bits), SS (exactly :math:`k` items per report, exchangeable) and RWS (from its
+exact channel, :meth:`~dpdist.local.frequency.rws.RWS.support_pair_probabilities`); for OLH, RLH and OCMS
+the value of an ideal (3-wise independent) hash, an approximation for their linear family
+(:mod:`dpdist.local.frequency._joint_blocks`).  The estimate's
 ``variance`` is :math:`\operatorname{diag} V`, so every view of one estimate (``table``,
 ``to_dict``, ``describe``, the plot) shows the same normal interval
 :math:`\hat f_v \pm z \sqrt{V_{vv}}`.  ``bootstrap=B`` replaces :math:`V_{vv}` by the variance
@@ -60,6 +66,7 @@ analytic variance.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
@@ -68,15 +75,17 @@ import numpy as np
 from .._guarantee import parallel
 from .._rng import check_rng, state_generator
 from .._validation import MAX_ALLOCATION_BYTES, Boolean, Integer, Interval, Options, check_param
-from ..errors import EmptyAggregateError, IncompatibleStateError, InvalidParameterError
+from ..errors import DPDistError, EmptyAggregateError, IncompatibleStateError, InvalidParameterError
 from ..estimates import FrequencyEstimate
 from .._types import Seed
 from ._aggregator import Aggregator
 from ._em import expectation_maximization
+from ._protocol import make
+from ._registry import available
 from .frequency._joint_blocks import CampaignBlock, StackedOperator
 from .frequency._oracle import FrequencyOracle
 
-__all__ = ["estimate_jointly", "check_campaigns", "JOINT_METHODS"]
+__all__ = ["estimate_jointly", "check_campaigns", "joint_protocols", "JOINT_METHODS"]
 
 #: the ``method=`` choices of :func:`estimate_jointly`
 JOINT_METHODS = ("likelihood", "inverse-variance")
@@ -173,6 +182,8 @@ def estimate_jointly(
             )
         return _inverse_variance(aggregators)
     blocks = [CampaignBlock(aggregator.protocol, aggregator) for aggregator in aggregators]
+    if settings["bootstrap"]:
+        _check_bootstrap_size(blocks, settings["bootstrap"])
     frequencies, details = _maximize(blocks, settings)
     if settings["bootstrap"]:
         variance = _bootstrap_variance(aggregators, blocks, frequencies, settings, rng)
@@ -189,11 +200,13 @@ def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWN
     """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain.
 
     The errors name ``argument`` of ``owner`` and each campaign by its position, or by ``names``
-    (the command line passes ``argument="state"`` and the state files' names).
+    (the command line passes ``argument="--state"``, which then opens the messages as the option, and the state
+    files' names).
     """
+    subject = argument if argument.startswith("--") else f"The {argument!r} parameter of {owner}"
     if isinstance(campaigns, (Aggregator, dict)) or not isinstance(campaigns, Sequence) or len(campaigns) == 0:
         raise InvalidParameterError(
-            f"The {argument!r} parameter of {owner} must be a non-empty list of aggregators or aggregator states. "
+            f"{subject} must be a non-empty list of aggregators or aggregator states. "
             f"Got {type(campaigns).__name__} instead."
         )
 
@@ -206,37 +219,78 @@ def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWN
             campaign = Aggregator.from_dict(campaign)
         if not isinstance(campaign, Aggregator):
             raise InvalidParameterError(
-                f"The {argument!r} parameter of {owner} must hold aggregators or aggregator states (dicts). "
+                f"{subject} must hold aggregators or aggregator states (dicts). "
                 f"Got {type(campaign).__name__} as {called(index)} instead."
             )
         protocol = campaign.protocol
         if not _has_channel_likelihood(protocol):
+            histograms, supports = joint_protocols()
             raise InvalidParameterError(
-                f"The {argument!r} parameter of {owner} must hold campaigns of frequency oracles whose aggregate is "
-                f"the histogram of channel outputs (grr, hr, flh, cp) or one support count per item (oue, sue, olh, "
-                f"ss). Got protocol {protocol.name!r} in {called(index)} instead."
+                f"{subject} must hold campaigns of frequency oracles whose aggregate is "
+                f"the histogram of channel outputs ({', '.join(histograms)}) or one support count per item "
+                f"({', '.join(supports)}). Got protocol {protocol.name!r} in {called(index)} instead."
             )
         if campaign.n == 0:
-            raise EmptyAggregateError(f"The {argument!r} parameter of {owner} holds {called(index)}, with no report: "
+            raise EmptyAggregateError(f"{subject} holds {called(index)}, with no report: "
                                       "leave it out.")
         aggregators.append(campaign)
+    _refuse_repeats(campaigns, aggregators, subject, called)
     first = aggregators[0].protocol
     for index, aggregator in enumerate(aggregators[1:], start=1):
         protocol = aggregator.protocol
         if protocol.domain_size != first.domain_size or protocol.labels != first.labels:
             shown = "domain_size" if protocol.domain_size != first.domain_size else "labels"
             raise IncompatibleStateError(
-                f"The {argument!r} parameter of {owner} must hold campaigns of one domain: {called(index)} has "
+                f"{subject} must hold campaigns of one domain: {called(index)} has "
                 f"{shown}={getattr(protocol, shown)!r}; allowed is {called(0)}'s {shown}={getattr(first, shown)!r}."
             )
     size = first.domain_size
     if 3 * 8 * size * size > MAX_ALLOCATION_BYTES:  # the d x d information, its basis and the sandwich
         raise InvalidParameterError(
-            f"The {argument!r} parameter of {owner} must hold campaigns whose d x d information matrix fits in "
+            f"{subject} must hold campaigns whose d x d information matrix fits in "
             f"dpdist's allocation limit: the largest domain_size allowed is "
             f"{math.isqrt(MAX_ALLOCATION_BYTES // 24)}. Got domain_size={size} instead."
         )
     return aggregators
+
+
+def _refuse_repeats(campaigns, aggregators: list[Aggregator], subject: str, called) -> None:
+    """Refuse a campaign passed twice: the same object, or a state of identical contents (config, n, statistic),
+    which independent campaigns all but never share and a copy always does; counted twice, it would
+    halve the variance of its part of the estimate."""
+    seen: dict = {}
+    for index, (campaign, aggregator) in enumerate(zip(campaigns, aggregators)):
+        statistic = np.asarray(aggregator.statistic)
+        key = (repr(aggregator.protocol.config()), int(aggregator.n), statistic.dtype.str, statistic.tobytes())
+        earlier = next((other for other in range(index) if campaigns[other] is campaign), None)
+        if earlier is None:
+            earlier = seen.get(key)
+        if earlier is not None:
+            what = "the same object as" if campaigns[earlier] is campaign else "a state identical to"
+            raise IncompatibleStateError(
+                f"{subject} holds {called(index)}, {what} {called(earlier)} "
+                f"({aggregator.protocol.name}, n={int(aggregator.n)}): the same campaign counted twice. Allowed are "
+                "independent campaigns, each once."
+            )
+        seen[key] = index
+
+
+@functools.lru_cache(maxsize=1)
+def joint_protocols() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The registered protocols a joint estimate takes: ``(output histograms, support counts)``, each sorted.
+
+    Read from the registry (each frequency oracle built at its defaults, eps = 1, d = 8, and asked
+    :func:`_has_channel_likelihood`), so the refusal message and the docs list what the code accepts.
+    """
+    histograms, supports = [], []
+    for name in available("frequency"):
+        try:
+            protocol = make(name, epsilon=1.0, domain_size=8)
+        except DPDistError:  # needs more than eps and d (the memoized ones: refused anyway)
+            continue
+        if _has_channel_likelihood(protocol):
+            (histograms if protocol.output_histogram else supports).append(name)
+    return tuple(histograms), tuple(supports)
 
 
 def _has_channel_likelihood(protocol) -> bool:
@@ -296,6 +350,30 @@ def _tangent_basis(size: int) -> np.ndarray:
     seed = np.column_stack([np.ones(size), np.eye(size)[:, : size - 1]])
     orthonormal, _ = np.linalg.qr(seed)
     return orthonormal[:, 1:]
+
+
+#: bytes per user of one support-count redraw (the items, int64, and their privatized report, at most 8 more)
+_BOOTSTRAP_BYTES_PER_USER = 16
+#: most users privatized over all of a bootstrap's redraws (its time: about 10^7 users a second)
+_MAX_BOOTSTRAP_USERS = 1 << 28
+
+
+def _check_bootstrap_size(blocks: list[CampaignBlock], replicates: int) -> None:
+    """Refuse, before any draw, a bootstrap whose support-count redraws (user by user, ``CampaignBlock.redraw``)
+    exceed dpdist's allocation limit in one draw or :data:`_MAX_BOOTSTRAP_USERS` in all; output histograms are
+    redrawn as one multinomial, whatever ``n``."""
+    for index, block in enumerate(blocks):
+        if block.exact:
+            continue
+        needed = block.n * _BOOTSTRAP_BYTES_PER_USER
+        if needed > MAX_ALLOCATION_BYTES or replicates * block.n > _MAX_BOOTSTRAP_USERS:
+            raise InvalidParameterError(
+                f"The 'bootstrap' parameter of {_OWNER} redraws each support-count campaign user by user: bootstrap="
+                f"{replicates} with n={block.n} in campaign {index} ({block.protocol.name}) needs {needed:,} bytes per "
+                f"draw and {replicates * block.n:,} users in all; allowed are at most {MAX_ALLOCATION_BYTES:,} bytes "
+                f"(dpdist's allocation limit) and {_MAX_BOOTSTRAP_USERS:,} users. Use bootstrap=0 (the sandwich "
+                "variance) or fewer refits."
+            )
 
 
 def _bootstrap_variance(aggregators, blocks, frequencies, settings, rng) -> np.ndarray:

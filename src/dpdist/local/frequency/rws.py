@@ -59,6 +59,7 @@ from .._bernoulli import mixture_keep
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
+from .._state_validation import exact_sum
 from ._hashing import is_prime
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
@@ -137,6 +138,20 @@ class RWS(FrequencyOracle):
         """``k`` when ``d`` is prime (every position holds an item: a report supports exactly ``k``), else ``None``."""
         return self.subset_size if self.positions == self.domain_size else None
 
+    def _check_statistic(self, statistic, n):
+        """A report supports its ``k`` distinct positions, of which at most ``m - d`` hold no item: the support counts
+        sum to between ``n max(0, k - (m - d))`` and ``n k`` (exactly ``n k`` when ``m = d``, checked as SS's total)."""
+        problem = super()._check_statistic(statistic, n)
+        if problem is not None:
+            return problem
+        k, empty = self.subset_size, self.positions - self.domain_size
+        total, low = exact_sum(statistic), max(0, k - empty) * n
+        if not low <= total <= k * n:
+            return (f"the support counts must sum to between n x {max(0, k - empty)} = {low} and n x {k} = {k * n} "
+                    f"(each report supports its {k} positions, at most {empty} of them holding no item), but they sum "
+                    f"to {total}")
+        return None
+
     def support_probabilities(self) -> tuple[float, float]:
         r"""``(p*, q*)``: :math:`p^* = k p`, :math:`q^* = p\,k(k-1)/(m-1) + q\,(k - k(k-1)/(m-1))`."""
         return self._p, self._q
@@ -198,3 +213,73 @@ class RWS(FrequencyOracle):
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self.positions + reports[:, 1].astype(np.int64)
+
+    # ------------------------------------------------------------------ support covariance
+    def support_pair_probabilities(self, frequencies: ArrayLike) -> np.ndarray:
+        r"""``P[j, l]``: the probability that one report, of a user whose item is drawn from ``frequencies``,
+        supports both items ``j`` and ``l`` (diagonal: :math:`\pi_j = q^* + (p^*-q^*) f_j`); exact.
+
+        Derivation.  Given the multiplier :math:`a`, substitute :math:`x = -a^{-1} y`,
+        :math:`J = a^{-1} j`, :math:`L = a^{-1} l`, :math:`V = a^{-1} v` (mod :math:`m`): the report
+        supports :math:`j` iff :math:`J + x \in A = \{0, \dots, k-1\}`, and :math:`x` has probability
+        :math:`p` if :math:`V + x \in A`, else :math:`q` (the position probabilities), so
+
+        .. math::
+
+            \Pr[s_j = s_l = 1 \mid v, a] = q\,|(A - J) \cap (A - L)| + (p - q)\,|(A - J) \cap (A - L) \cap (A - V)|.
+
+        Averaged over :math:`a` uniform on :math:`[1, m)`, the pair term is :math:`o = k(k-1)/(m-1)` (module
+        docstring) and the triple term is :math:`T(r) = \frac{1}{m-1} \#\{(x, y, z) \in A^3 : x \ne y,\;
+        x - z \equiv r (x - y)\}` with :math:`r = (j - v)/(j - l) \bmod m` (:func:`_triple_overlaps`;
+        :math:`T(0) = T(1) = o` for :math:`v \in \{j, l\}`).  Unlike SS's, the covariance depends on the
+        triple through :math:`r`, not only on whether :math:`v \in \{j, l\}`.  Summed over :math:`v \sim f`,
+        :math:`K[j, j - \delta] = \sum_w f_{j-w} T(w \delta^{-1})` is, for each :math:`\delta \ne 0`, a cyclic
+        convolution over :math:`\mathbb{Z}_m` (FFT, :math:`O(m^2 \log m)` in all).
+        """
+        f = np.asarray(frequencies, dtype=np.float64)
+        m, k, d = self.positions, self.subset_size, self.domain_size
+        p_position, q_position = self._p_position, self._q_position
+        overlap = k * (k - 1) / (m - 1)
+        triple = _triple_overlaps(m, k)
+        padded = np.zeros(m)
+        padded[:d] = f
+        spectrum = np.fft.rfft(padded)
+        shifts = np.arange(1, m, dtype=np.int64)
+        inverses = np.array([pow(int(delta), -1, m) for delta in shifts], dtype=np.int64)
+        w = np.arange(m, dtype=np.int64)
+        columns = np.arange(d, dtype=np.int64)
+        mixed = np.zeros((d, d))
+        chunk = max(1, (1 << 22) // m)
+        for start in range(0, m - 1, chunk):
+            deltas, inverse = shifts[start : start + chunk], inverses[start : start + chunk]
+            kernels = triple[(w[None, :] * inverse[:, None]) % m]  # T(w / delta)
+            convolved = np.fft.irfft(np.fft.rfft(kernels, axis=1) * spectrum[None, :], n=m, axis=1)[:, :d]
+            partners = (columns[None, :] - deltas[:, None]) % m  # l = j - delta
+            rows, cols = np.nonzero(partners < d)
+            mixed[cols, partners[rows, cols]] = convolved[rows, cols]
+        pairs = q_position * overlap * f.sum() + (p_position - q_position) * mixed
+        np.fill_diagonal(pairs, self._q * f.sum() + (self._p - self._q) * f)
+        return pairs
+
+
+def _triple_overlaps(m: int, k: int) -> np.ndarray:
+    r""":math:`T(r)` for :math:`r \in \mathbb{Z}_m` (:meth:`RWS.support_pair_probabilities`): the mean over
+    :math:`t \ne 0` of :math:`|A \cap (A + t) \cap (A + r t)|`, :math:`A = \{0, \dots, k-1\}`.
+
+    Counted over the differences :math:`\delta = x - y \ne 0` and :math:`e = x - z`, both in :math:`(-k, k)`:
+    the triples with these differences number :math:`\max(0, k - (\max(0, \delta, e) - \min(0, \delta, e)))`
+    and have :math:`r = e \delta^{-1}`; :math:`O(k^2)`.
+    """
+    counts = np.zeros(m)
+    differences = np.arange(-(k - 1), k, dtype=np.int64)
+    chunk = max(1, (1 << 20) // max(1, differences.size))
+    nonzero = differences[differences != 0]
+    for start in range(0, nonzero.size, chunk):
+        delta = nonzero[start : start + chunk, None]
+        e = differences[None, :]
+        spread = np.maximum(np.maximum(0, delta), e) - np.minimum(np.minimum(0, delta), e)
+        number = np.maximum(0, k - spread)
+        inverse = np.array([pow(int(value) % m, -1, m) for value in delta[:, 0]], dtype=np.int64)[:, None]
+        ratio = (e % m) * inverse % m
+        counts += np.bincount(ratio.ravel(), weights=number.ravel().astype(np.float64), minlength=m)
+    return counts / (m - 1)
