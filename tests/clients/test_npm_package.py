@@ -230,3 +230,24 @@ def test_a_page_bundled_with_esbuild_runs_in_chromium(installed, tools):
     assert result["shape"] == [500, 4] and result["oue"] == [2, 4]  # 32 bits packed in 4 bytes per report
     assert result["magic"].startswith("DPD") and result["record"] > 500 * 4 and result["client"] == "function"
     assert 0 < size < 400_000, size  # the whole client bundled (every protocol: the main entry keeps them all)
+
+
+def test_the_readme_and_the_package_description_name_every_frequency_oracle_of_the_client():
+    """clients/js's README protocol list and package.json description name each frequency oracle the client
+    registers (rue, rlh, rws were missing)."""
+    import json as _json
+    import re as _re
+    from pathlib import Path as _Path
+
+    from dpdist import local as _local
+
+    root = _Path(__file__).parents[2] / "clients" / "js"
+    index = (root / "src" / "protocols" / "_index.js").read_text()
+    registered = set(_re.findall(r"^\s+'?([a-z][a-z-]*)'?: [A-Z]", index, flags=_re.M))
+    oracles = sorted(registered & set(_local.available("frequency")))
+    assert {"rue", "rlh", "rws"} <= set(oracles)
+    readme = (root / "README.md").read_text()
+    listed = readme[readme.index("Protocols: "):readme.index("\n\n", readme.index("Protocols: "))]
+    description = _json.loads((root / "package.json").read_text())["description"]
+    assert [name for name in oracles if f"`{name}`" not in listed] == []
+    assert [name for name in oracles if name.upper() not in description.upper()] == []

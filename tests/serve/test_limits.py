@@ -3,7 +3,7 @@
 
 Each probe runs against a real server on 127.0.0.1: uvicorn in a thread of this process with the options the command
 line gives it (:func:`dpdist._guard.uvicorn_options`), so that a test can read the request-body bytes the server holds.
-The relay delivers to a stand-in collector in process (``test_relay.Collector``).  Every probe is bounded in requests
+The relay delivers to a stand-in collector in process (``relay_stand_in.Collector``).  Every probe is bounded in requests
 and time and stops by itself.
 """
 
@@ -91,7 +91,7 @@ class RelayTarget:
     def __init__(self, tmp_path, limits, max_body_bytes: int | None = None):
         from dpdist._guard import Limits as GuardLimits
         from dpdist.relay import create_app
-        from test_relay import ADMIN, RELAY_TOKEN, Collector
+        from relay_stand_in import ADMIN, RELAY_TOKEN, Collector
 
         # the same bounds as the service's, without the service's own fields
         shared = {name: getattr(limits, name) for name in GuardLimits.__dataclass_fields__}
@@ -225,6 +225,31 @@ def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_
         sock.close()
         assert closed and time.monotonic() - started < 1.0 + 5.0
 
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_request_pipelined_behind_another_with_headers_that_never_end_is_closed_after_the_header_timeout(
+        tmp_path, kind, http):
+    """The beginning of request 2 sent in the same write as request 1: no later read arms the timer, so the timer is
+    armed when request 1 is answered (it held the connection until the keep-alive timeout, here 30 s)."""
+    with target(kind, tmp_path, Limits(header_timeout=1.0, keep_alive_timeout=30, http=http)) as server:
+        sock = raw_connection(server.port)
+        started = time.monotonic()
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nX-Slow: ")
+        closed, answer = False, b""
+        while not closed and time.monotonic() - started < BOUND_S:
+            sock.settimeout(0.2)
+            try:
+                data = sock.recv(65536)
+                answer += data
+                closed = data == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1") == 1  # request 1 answered, 2 not
+        assert closed and time.monotonic() - started < 1.0 + 5.0
 
 @pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("case", ["below_the_rate", "past_the_deadline"])

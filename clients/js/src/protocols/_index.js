@@ -15,6 +15,7 @@ import HR from './hr.js';
 import LGRR from './l-grr.js';
 import LOSUE from './l-osue.js';
 import LOLOHA from './loloha.js';
+import OCMS from './ocms.js';
 import OLH from './olh.js';
 import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
@@ -23,8 +24,11 @@ import PCKVGRR from './pckv-grr.js';
 import PCKVUE from './pckv-ue.js';
 import PEM from './pem.js';
 import PrivKV from './privkv.js';
+import RLH from './rlh.js';
 import RSFD from './rsfd.js';
 import RSRFD from './rsrfd.js';
+import RUE from './rue.js';
+import RWS from './rws.js';
 import SMP from './smp.js';
 import SPL from './spl.js';
 import SS from './ss.js';
@@ -49,6 +53,7 @@ export function protocols() {
     'l-grr': LGRR,
     'l-osue': LOSUE,
     loloha: LOLOHA,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
@@ -57,8 +62,11 @@ export function protocols() {
     'pckv-ue': PCKVUE,
     pem: PEM,
     privkv: PrivKV,
+    rlh: RLH,
     rsfd: RSFD,
     rsrfd: RSRFD,
+    rue: RUE,
+    rws: RWS,
     smp: SMP,
     spl: SPL,
     ss: SS,
@@ -77,10 +85,14 @@ export function attributeProtocols() {
     gw: GeneralWave,
     hcms: HCMS,
     hr: HR,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
+    rlh: RLH,
+    rue: RUE,
+    rws: RWS,
     ss: SS,
     sue: SUE,
     sw: SquareWave,
