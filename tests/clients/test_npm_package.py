@@ -251,3 +251,6 @@ def test_the_readme_and_the_package_description_name_every_frequency_oracle_of_t
     description = _json.loads((root / "package.json").read_text())["description"]
     assert [name for name in oracles if f"`{name}`" not in listed] == []
     assert [name for name in oracles if name.upper() not in description.upper()] == []
+    key_value = sorted(registered & set(_local.available("key_value")))  # sets of pairs: named in both too
+    assert key_value == ["pckv-grr", "pckv-ue", "privkv"]
+    assert [name for name in key_value if f"`{name}`" not in listed or name.upper() not in description.upper()] == []
