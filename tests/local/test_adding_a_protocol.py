@@ -174,8 +174,10 @@ def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_e
     )
     assert "tests/conformance/test_conformance.py" in driven and "tests/local/test_protocol_membership.py" in driven
     report = tmp_path / "fast.xml"
+    # the JS README's protocol list documents the shipped client: the walk-through's krr is not shipped, so not listed
+    shipped_list = "tests/clients/test_npm_package.py::test_the_readme_and_the_package_description_name_every_frequency_oracle_of_the_client"
     _run(copy, [sys.executable, "-m", "pytest", "-q", "-p", "krr_only", "-m", "not slow", "-p", "no:cacheprovider",
-                f"--junitxml={report}", *driven], environment)
+                f"--junitxml={report}", "--deselect", shipped_list, *driven], environment)
     cases = [case.get("name") for case in ElementTree.parse(report).iter("testcase")]
     assert len([name for name in cases if "krr" in name]) >= 20, cases  # state invariants, limits, labels, ranges...
     conformance = tmp_path / "conformance.xml"
