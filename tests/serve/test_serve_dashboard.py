@@ -89,6 +89,33 @@ def test_frequency_dashboard_matches_the_api_and_refreshes(browser, server):
         assert admin.estimate("dash-grr")["n"] == 500
 
 
+def test_key_value_dashboard_draws_the_keys_frequencies_and_lists_their_means(browser, server):
+    """A pckv-ue campaign: one bar per key at the API's frequency with its interval, and the table's mean column
+    is the API's means."""
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign("dash-kv", {"protocol": "pckv-ue", "epsilon": 3.0, "domain_size": 5})
+        admin.open_campaign("dash-kv")
+        protocol = admin.protocol("dash-kv")
+        rng = np.random.default_rng(0)
+        keys = rng.integers(0, 5, 3000)
+        dense = np.full((3000, 5), np.nan)
+        dense[np.arange(3000), keys] = np.linspace(-0.8, 0.8, 5)[keys]
+        admin.submit_reports("dash-kv", protocol, protocol.privatize(dense, rng=1))
+        browser.get(f"{server.url}/campaigns/dash-kv/dashboard#token={ADMIN_TOKEN}")
+        wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
+        api = admin.estimate("dash-kv")["estimate"]
+        assert api["kind"] == "key_value"
+        shown = browser.execute_script(
+            "return {bars: Array.from(document.querySelectorAll('#estimate-chart rect.bar'), (bar) => bar.getAttribute('data-value')),"
+            " bands: document.querySelectorAll('#estimate-chart line.band').length,"
+            " header: Array.from(document.querySelectorAll('#values thead th'), (th) => th.textContent),"
+            " means: Array.from(document.querySelectorAll('#values tbody tr'), (tr) => tr.lastElementChild.textContent)};"
+        )
+        assert np.allclose([float(value) for value in shown["bars"]], api["frequencies"]) and shown["bands"] == 5
+        assert shown["header"][0] == "key" and shown["header"][-1] == "mean value"
+        assert np.allclose([float(mean) for mean in shown["means"]], api["means"], atol=5e-3), shown["means"]
+
+
 def test_distribution_dashboard_and_a_wrong_token(browser, server):
     with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign("dash-sw", {"protocol": "sw", "epsilon": 2.0, "bins": 32})
