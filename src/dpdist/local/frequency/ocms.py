@@ -160,7 +160,7 @@ class OCMS(OLH):
 
     name = "ocms"
     summary = "optimized count-mean sketch + RR (Pan, CSF 2025): OLH's report with the width m minimizing the worst-case MSE or the l2 loss"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, bernoulli_support=True)
     _constraints = {
         **FrequencyOracle._constraints,
         "objective": Options(OBJECTIVES),
