@@ -40,6 +40,11 @@ INTERVAL: dict[str, Any] = {
             "description": "true: the limits hold at every number of reports of a collection watched as it grows "
             "(a confidence sequence); false: at one fixed number of reports",
         },
+        "empty": {
+            "type": "boolean",
+            "description": "true: the confidence set is empty (no value is consistent with the data at this level, "
+            "e.g. support counts that fit no distribution: a poisoning signal); low and high are null",
+        },
         "method": {"type": "string", "description": "how the limits were computed"},
     },
 }

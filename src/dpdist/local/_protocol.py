@@ -93,12 +93,11 @@ class ProtocolTags:
         each randomized as the item it encodes to.
     bernoulli_support : bool
         Each report supports each item independently of the other reports, with
-        probability exactly ``support_probabilities()[0]`` (:math:`p^*`) if it is its
-        user's item and ``[1]`` (:math:`q^*`) otherwise, whatever the population
+        probability exactly ``support_probabilities()[0]`` (p*) if it is its user's
+        item and ``[1]`` (q*) otherwise, whatever the population
         (``"frequency"`` oracles: GRR, the unary encodings, local hashing and its
         count-mean-sketch variant OCMS, SS, RWS, L-GRR, L-OSUE), so an item's support
-        count lies between :math:`\mathrm{Bin}(n, q^*)` and :math:`\mathrm{Bin}(n, p^*)`
-        in the stochastic order: the service's poisoning test (``dpdist.serve._diagnostics``).
+        count lies between Bin(n, q*) and Bin(n, p*) in the stochastic order: the service's poisoning test (``dpdist.serve._diagnostics``).
     independent_bits : bool
         A report is one independent Bernoulli bit per item (unary encodings), so the
         number of bits it sets does not depend on its user's item.
