@@ -81,9 +81,15 @@ __all__ = ["recover_frequencies", "RECOVERY_METHODS"]
 
 #: the recovery estimators ``estimate(..., recover=...)`` takes
 RECOVERY_METHODS = ("none", "ldprecover")
-#: lower quantile of the estimates that locates the non-targets' floor (one-item protocols)
+#: the protocols whose fake-report model is derived (module docstring): GRR's one-item reports; unary
+#: encodings (independent bits: OUE, SUE, RUE) and local hashing (a hash then GRR: OLH, RLH), padded
+SUPPORTED_PROTOCOLS = ("grr", "oue", "sue", "rue", "olh", "rlh")
+#: lower quantile of the counts whose law tests the non-targets' floor (one-item protocols)
 FLOOR_QUANTILE = 0.25
-#: standard errors a learned shift (or an excess) must exceed to count as an attack
+#: probability that a campaign without fake reports learns a positive fake share (one-item protocols), any genuine
+#: distribution, any n and d (the Chernoff bound of the module docstring)
+FALSE_ALARM_RATE = 1e-3
+#: standard errors an item must come within of a fully supported target's excess to be cut (padded protocols)
 SIGNIFICANCE_Z = 3.0
 #: largest fake fraction the estimator accepts or learns (beyond it the "genuine" users are not a majority)
 MAX_FAKE_FRACTION = 0.5
@@ -160,12 +166,12 @@ def recover_frequencies(
     USENIX Security 2021.
     """
     owner = f"{getattr(protocol, 'display_name', type(protocol).__name__)} recovery"
-    if getattr(getattr(protocol, "tags", None), "kind", None) != "frequency" or not hasattr(
-        protocol, "support_probabilities"
-    ):
+    name = getattr(protocol, "name", type(protocol).__name__)
+    if getattr(getattr(protocol, "tags", None), "kind", None) != "frequency" or name not in SUPPORTED_PROTOCOLS:
         raise InvalidParameterError(
-            f"The 'protocol' argument of recover_frequencies must be a pure frequency oracle, one with support "
-            f"probabilities (grr, oue, sue, olh, ss, hr, flh, ...). Got {protocol!r} instead."
+            f"The 'protocol' argument of recover_frequencies (recover='ldprecover') must be one whose poisoning model "
+            f"is derived, one of {list(SUPPORTED_PROTOCOLS)} (one-item reports, unary encoding or local hashing); "
+            f"for the others the fake reports' effect on the estimate is not modelled. Got {name!r} instead."
         )
     if fake_fraction is not None:
         fake_fraction = check_param(
@@ -183,7 +189,8 @@ def recover_frequencies(
     floor = -q / (p - q) if one_item else 0.0
     learned = fake_fraction is None
     if fake_fraction is None:
-        beta = _learned_fake_fraction(poisoned, sigma, floor) if one_item else 0.0
+        counts = np.rint(n * (q + poisoned * (p - q)))  # GRR's histogram, read back from its unbiased estimate
+        beta = _learned_fake_fraction(counts, n, q) if one_item else 0.0
     else:
         beta = float(fake_fraction)
     shift = beta * floor
@@ -220,15 +227,44 @@ def recover_frequencies(
     )
 
 
-def _learned_fake_fraction(poisoned: np.ndarray, sigma: float, floor: float) -> float:
-    """:math:`\\hat\\beta = \\hat s / \\tilde f_Y^0` from the lower quantile of the estimates, 0 unless significant."""
-    alpha = FLOOR_QUANTILE
-    normal = NormalDist()
-    z = normal.inv_cdf(1 - alpha)
-    shift = min(0.0, float(np.quantile(poisoned, alpha)) + z * sigma)
-    floor_items = poisoned[poisoned <= shift + SIGNIFICANCE_Z * sigma]  # without the items clearly above the floor
-    shift = min(0.0, float(np.quantile(floor_items, alpha)) + z * sigma)
-    standard_error = sigma * math.sqrt(alpha * (1 - alpha)) / (normal.pdf(z) * math.sqrt(floor_items.size))
-    if shift > -SIGNIFICANCE_Z * standard_error:
+def _learned_fake_fraction(counts: np.ndarray, n: int, q: float) -> float:
+    """The one-sided lower confidence bound :math:`\\underline\\beta` of the fake share (module docstring).
+
+    ``counts`` are the items' report counts (GRR's histogram), ``n`` the number of reports, ``q`` the
+    probability that a report lands on a given other item.  0 unless the :math:`k`-th lowest count is
+    below what :math:`H_0(0)` (no fake report) allows at :data:`FALSE_ALARM_RATE`.
+    """
+    from scipy import special  # lazy: scipy loads in 0.4-2 s
+
+    d = counts.size
+    k = max(1, math.ceil(FLOOR_QUANTILE * d))
+    c = float(np.sort(counts)[k - 1])
+    if c >= n:  # every report on one item and k = d: no item is below anything
         return 0.0
-    return min(shift / floor, MAX_FAKE_FRACTION - 1e-9)
+    # the rate pi with P(Bin(n, pi) <= c) = F: P(Bin(n, pi) <= c) = I_{1 - pi}(n - c, c + 1)
+    def share(level: float) -> float:
+        return max(0.0, 1.0 - (1.0 - float(special.betaincinv(n - c, c + 1, level))) / q)
+
+    lower = share(_binomial_level(k / d, d, math.log(1 / FALSE_ALARM_RATE)))  # H_0(beta) rejected below it
+    point = share(k / d)  # the k-th lowest of d counts at its expected rank
+    return float(min(point, 2 * lower, MAX_FAKE_FRACTION - 1e-9))
+
+
+def _binomial_level(a: float, d: int, log_inverse_alpha: float) -> float:
+    """The :math:`F \\in (0, a)` with :math:`d\\,\\mathrm{KL}(a \\| F) = \\log(1/\\alpha)` (Chernoff's bound), by bisection.
+
+    :math:`\\mathrm{KL}(a \\| F)` decreases from :math:`+\\infty` to 0 as :math:`F` rises from 0 to :math:`a`.
+    """
+
+    def divergence(f: float) -> float:
+        tail = (1 - a) * math.log((1 - a) / (1 - f)) if a < 1 else 0.0
+        return a * math.log(a / f) + tail
+
+    low, high = 0.0, a
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle <= 0 or d * divergence(middle) > log_inverse_alpha:
+            low = middle
+        else:
+            high = middle
+    return low
