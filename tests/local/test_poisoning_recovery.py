@@ -7,13 +7,14 @@ Tolerances come from the known variance of the unbiased estimator (``protocol.va
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import NormalDist
 
 import numpy as np
 import pytest
 
 from dpdist import local, postprocess, testing
-from dpdist.errors import InvalidParameterError, OutOfDomainError
+from dpdist.errors import EachValueANewUserWarning, InvalidParameterError, OutOfDomainError
 from dpdist.local.frequency import _hashing, _recovery
 
 D = 128
@@ -39,7 +40,7 @@ def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
     return protocol, aggregator, np.bincount(values, minlength=d) / values.size
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "olh"])
+@pytest.mark.parametrize("name", ["grr", "oue", "sue", "rue", "olh", "rlh"])
 @pytest.mark.parametrize("targets", [[97], [5, 60, 111]])
 def test_the_attack_gains_what_cao_et_al_theorems_say(name, targets):
     protocol, aggregator, genuine = _campaign(name, targets, seed=1)
@@ -142,7 +143,7 @@ def test_bad_input_is_refused_with_the_argument_its_value_and_what_is_allowed():
         protocol.estimate(aggregator, recover="ldprecover", postprocess="norm-sub")
     with pytest.raises(InvalidParameterError, match=r"'protocol'.*recover='ldprecover'.*'grr', 'oue'.*'sw'"):
         local.recover_frequencies(local.make("sw", epsilon=1.0), aggregator)
-    with pytest.raises(InvalidParameterError, match=r"'protocol'.*\['grr', 'oue', 'sue', 'olh'\]"):
+    with pytest.raises(InvalidParameterError, match=r"'protocol'.*\['grr', 'oue', 'sue', 'rue', 'olh', 'rlh'\]"):
         testing.maximal_gain_attack(local.make("hr", epsilon=1.0, domain_size=8), 5, [1])
     with pytest.raises(OutOfDomainError, match=r"'targets'.*distinct.*\[0, 128\)"):
         testing.maximal_gain_attack(protocol, 5, [1, 1])
@@ -206,7 +207,9 @@ def test_the_learned_share_moves_by_about_one_report_when_one_fake_report_is_add
 def test_protocols_outside_the_derived_model_are_refused(name, params):
     """HR, FLH, HCMS ran GRR's one-item path silently, CP raised a bare NotImplementedError: all refused now."""
     protocol = local.make(name, **{"epsilon": 1.0, "domain_size": 8, **params})
-    aggregator = protocol.aggregator().add(protocol.privatize(np.arange(800) % 8, rng=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EachValueANewUserWarning)  # l-grr: one user per value, as meant here
+        aggregator = protocol.aggregator().add(protocol.privatize(np.arange(800) % 8, rng=1))
     for fake_fraction in (None, 0.1):
         with pytest.raises(InvalidParameterError, match=rf"recover='ldprecover'.*'grr', 'oue'.*'rlh'.*{name!r}"):
             local.recover_frequencies(protocol, aggregator, fake_fraction=fake_fraction)
