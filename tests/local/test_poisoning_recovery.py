@@ -191,15 +191,19 @@ def test_the_learned_share_moves_by_about_one_report_when_one_fake_report_is_add
     base = protocol.aggregator().add(protocol.privatize(rng.choice(128, 100_000, p=_zipf(128)), rng=rng))
     fakes = testing.maximal_gain_attack(protocol, 6_000, targets=np.arange(100, 116), rng=rng)
     p, q = protocol.support_probabilities()
-    previous = None
-    for k in range(0, 6_000, 150):  # through the first positive share; then one report at a time around it
-        for m in (k, k + 1):
-            estimate = local.recover_frequencies(protocol, base.copy().add(fakes[:m]))
-            if m == k + 1:
-                influence = 1 / (estimate.n * (p - q))
-                assert np.abs(estimate.frequencies - previous.frequencies).max() <= 3 * influence, m
-            previous = estimate
-    assert previous.details["fake_fraction"] > 0.02
+
+    def recovered(m):
+        return local.recover_frequencies(protocol, base.copy().add(fakes[:m]))
+
+    assert recovered(6_000).details["fake_fraction"] > 0.02 and recovered(0).details["fake_fraction"] == 0
+    low, high = 0, 6_000  # the first fake report that makes the learned share positive, by bisection
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if recovered(middle).details["fake_fraction"] == 0 else (low, middle)
+    before, after = recovered(low), recovered(high)
+    influence = 1 / (after.n * (p - q))
+    assert after.details["fake_fraction"] < 1e-3  # was a jump to the full share
+    assert np.abs(after.frequencies - before.frequencies).max() <= 3 * influence
 
 
 @pytest.mark.parametrize("name, params", [("hr", {}), ("flh", {}), ("hcms", {}), ("cms", {}), ("ss", {}), ("rws", {}),
