@@ -33,6 +33,16 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
 ``batches``
     GRR batches of 10^4 reports: server CPU per batch against numpy's decode and
     count of the same bytes (``np.frombuffer`` + ``np.bincount``).
+``ratio``
+    dpdist against the Python stack's ceiling (issue 48): ``dpdist serve`` and a bare
+    uvicorn + Starlette app answering 204 to the same PUT (``benchmarks/bare_app.py``,
+    both pinned to CPU 0, started once and measured one after the other, ``--repeats``
+    alternating pairs), under ``wrk`` with the same requests: one report per request
+    and GRR batches of 10^4 one-byte reports, ``--connections`` (default 16 and 64).
+    Per server CPU-second: acknowledged requests against the bare app's answered
+    requests (the ratio), and for batches reports against the in-process decode +
+    count of the same bytes (``np.frombuffer`` + ``np.bincount``); ``wrk``'s own CPU
+    and PostgreSQL's are reported beside them.
 ``dashboard``
     a PEM campaign at n = 10^6; 1 and then 10 dashboards polling ``/estimate`` and
     ``/history`` every 3 s while reports arrive: server CPU per second with each.
@@ -44,7 +54,7 @@ each on a fresh database (the shared machine's load drifts between runs).
 
 Usage::
 
-    uv run python benchmarks/bench_serve.py [--cases one,workers,crowd,batches,dashboard] [--seconds 6]
+    uv run python benchmarks/bench_serve.py [--cases one,workers,crowd,batches,ratio,dashboard] [--seconds 6]
         [--databases sqlite,postgresql] [--connections 64] [--baseline /tmp/main/src --repeats 3] [--out results.jsonl]
 """
 
@@ -153,7 +163,14 @@ def open_campaign(url: str, config: dict) -> str:
 
 
 def counted(url: str, campaign: str) -> dict:
-    return httpx.get(f"{url}/api/campaigns/{campaign}", headers=ADMIN, timeout=120).json()
+    """The campaign's document (asked again after a 503: a loaded machine's server may answer busy)."""
+    for _ in range(20):
+        answer = httpx.get(f"{url}/api/campaigns/{campaign}", headers=ADMIN, timeout=120)
+        if answer.status_code == 200:
+            return answer.json()
+        time.sleep(float(answer.headers.get("retry-after", 1)))
+    answer.raise_for_status()
+    return answer.json()
 
 
 def load_average() -> str:
@@ -164,9 +181,16 @@ def load_average() -> str:
 def run_wrk(url: str, campaign: str, body_path: Path, seconds: float, connections: int) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(LUA)
+    import os
+
     command = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-s", script.name,
                url, "--", str(body_path), campaign, uuid.uuid4().hex[:16]]
-    output = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120).stdout
+    with tempfile.TemporaryFile("w+") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, text=True)
+        _, _, usage = os.wait4(process.pid, 0)  # wrk's own CPU (the load generator's cost, reported beside)
+        process.returncode = 0
+        out.seek(0)
+        output = out.read()
     Path(script.name).unlink()
 
     def number(pattern: str) -> float:
@@ -180,7 +204,8 @@ def run_wrk(url: str, campaign: str, body_path: Path, seconds: float, connection
         return float(found.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[found.group(2)]
 
     return {"requests": int(number(r"(\d+) requests in")), "non_2xx": int(number(r"non2xx=(\d+)")),
-            "errors": int(number(r"errors=(\d+)")), "p50_ms": ms("50%"), "p99_ms": ms("99%")}
+            "errors": int(number(r"errors=(\d+)")), "p50_ms": ms("50%"), "p99_ms": ms("99%"),
+            "wrk_cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: int = 64, http: str = "auto") -> dict:
@@ -420,6 +445,123 @@ def _numpy_count(payloads: list[bytes], dtype) -> float:
     return time.process_time() - start
 
 
+# ---------------------------------------------------------------------- dpdist against the bare app (issue 48)
+class BareProcess(ServerProcess):
+    """``benchmarks/bare_app.py`` under uvicorn (httptools, no access log), pinned to ``cpu`` like the server."""
+
+    def command(self) -> list[str]:
+        command = [sys.executable, "-m", "uvicorn", "bare_app:app", "--app-dir", str(Path(__file__).resolve().parent),
+                   "--http", "httptools", "--no-access-log", "--log-level", "warning", "--host", "127.0.0.1",
+                   "--port", str(self.port), "--limit-concurrency", "4096"]
+        return ["taskset", "-c", str(self.cpu), *command] if self.cpu is not None else command
+
+
+@contextlib.contextmanager
+def bare_server():
+    process = BareProcess("", cpu=0).start(timeout=60)
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def _bodies(kind: str, size: int = 10_000) -> tuple[bytes, int]:
+    """The body every request of ``kind`` sends ("one": one GRR report; "batch": ``size`` of them, one record without a
+    file id: every request names a fresh batch id) and its reports."""
+    protocol = local.from_config(GRR)
+    rng = np.random.default_rng(48)
+    count = 1 if kind == "one" else size
+    return io.encode_record(protocol, protocol.privatize(rng.integers(0, 64, count), rng=rng)), count
+
+
+def _in_process_rate(body: bytes, reports: int) -> dict:
+    """Reports per CPU-second of numpy's decode + count of ``body``'s payload, and of dpdist's own ``decode_body``."""
+    from dpdist.serve._ingest import decode_body
+
+    protocol = local.from_config(GRR)
+    payload = np.ascontiguousarray(decode_body(protocol, body, "application/octet-stream", None).reports).tobytes()
+
+    def rate(function, repeat: int) -> float:
+        best = float("inf")
+        for _ in range(5):
+            start = time.process_time()
+            for _ in range(repeat):
+                function()
+            best = min(best, (time.process_time() - start) / repeat)
+        return reports / best
+
+    repeat = 2000 if reports > 1 else 20000
+    return {"numpy_reports_per_cpu_s": rate(lambda: np.bincount(np.frombuffer(payload, np.uint8), minlength=64), repeat),
+            "decode_body_reports_per_cpu_s": rate(lambda: decode_body(protocol, body, "application/octet-stream", None),
+                                                  repeat // 4)}
+
+
+def _measure(process, url: str, campaign: str, body_path: Path, seconds: float, connections: int, reports: int,
+             db_url: str | None) -> dict:
+    """One ``wrk`` run against ``process``: answered (bare) or acknowledged (dpdist) requests per server CPU-second."""
+    before = counted(url, campaign) if db_url is not None else None
+    cpu, db_cpu, wall = process.cpu_seconds(), database_cpu_seconds(db_url or ""), time.perf_counter()
+    result = run_wrk(url, campaign, body_path, seconds, connections)
+    cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
+    db_cpu = database_cpu_seconds(db_url or "") - db_cpu
+    if before is not None:  # dpdist: what the campaign counted
+        acknowledged = (counted(url, campaign)["n"] - before["n"]) // reports
+    else:
+        acknowledged = result["requests"] - result["non_2xx"]
+    return {"acknowledged": acknowledged, "server_cpu_s": round(cpu, 3), "per_cpu_s": acknowledged / cpu,
+            "reports_per_cpu_s": acknowledged * reports / cpu, "per_s": acknowledged / wall,
+            "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu and acknowledged else None,
+            "wrk_cpu_s": round(result["wrk_cpu_s"], 3), "non_2xx": result["non_2xx"], "errors": result["errors"],
+            "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"], "load": load_average()}
+
+
+def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int = 3, bodies=("one", "batch"),
+          baseline: str | None = None):
+    """dpdist and the bare app, started once, measured alternately on the same requests (see the module); with
+    ``baseline`` (another version's src folder) that version's server too, on its own database, before each pair."""
+    import os
+
+    folder = Path(tempfile.mkdtemp())
+    try:
+        with contextlib.ExitStack() as stack:
+            db_url = stack.enter_context(database(kind))
+            dpdist = stack.enter_context(server(db_url))
+            bare = stack.enter_context(bare_server())
+            campaign = open_campaign(dpdist.url, GRR)
+            before = None
+            if baseline is not None:
+                before_url = stack.enter_context(database(kind))
+                with _python_path(os, baseline):
+                    before = stack.enter_context(server(before_url))
+                before_campaign = open_campaign(before.url, GRR)
+            for body_kind in bodies:
+                body, reports = _bodies(body_kind)
+                body_path = folder / f"{body_kind}.bin"
+                body_path.write_bytes(body)
+                in_process = _in_process_rate(body, reports)
+                for count in connections:
+                    run_wrk(dpdist.url, campaign, body_path, 1, count)  # warm up each
+                    run_wrk(bare.url, campaign, body_path, 1, count)
+                    if before is not None:
+                        run_wrk(before.url, before_campaign, body_path, 1, count)
+                    for repeat in range(repeats):
+                        row = {"body": body_kind, "reports": reports, "connections": count, "repeat": repeat}
+                        if before is not None:
+                            row["baseline"] = _measure(before, before.url, before_campaign, body_path, seconds, count,
+                                                       reports, before_url)
+                        mine = _measure(dpdist, dpdist.url, campaign, body_path, seconds, count, reports, db_url)
+                        theirs = _measure(bare, bare.url, campaign, body_path, seconds, count, reports, None)
+                        row.update({"ratio": mine["per_cpu_s"] / theirs["per_cpu_s"], "dpdist": mine, "bare": theirs})
+                        if before is not None:
+                            row["baseline_ratio"] = row["baseline"]["per_cpu_s"] / theirs["per_cpu_s"]
+                        if reports > 1:
+                            row.update(in_process)
+                            row["of_numpy"] = mine["reports_per_cpu_s"] / in_process["numpy_reports_per_cpu_s"]
+                        yield row
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---------------------------------------------------------------------- dashboards on a PEM campaign
 PEM = {"protocol": "pem", "epsilon": 2.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 12, "k": 20}
 
@@ -493,11 +635,12 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of load per measurement")
     parser.add_argument("--out", default=None, help="also write the results to this file, one JSON object per line")
-    parser.add_argument("--connections", type=int, default=64, help="wrk's connections in 'one' (64)")
+    parser.add_argument("--connections", type=int, default=None, help="wrk's connections in 'one' (64) and 'ratio' (16 and 64)")
+    parser.add_argument("--bodies", default="one,batch", help="what each request sends in 'ratio': one report, a batch of 10^4")
     parser.add_argument("--baseline", default=None, help="src folder of another version: 'one' and 'crowd' in pairs")
     parser.add_argument("--repeats", type=int, default=3, help="pairs with --baseline (3)")
     args = parser.parse_args()
-    if shutil.which("wrk") is None and {"one", "workers"} & set(args.cases.split(",")):
+    if shutil.which("wrk") is None and {"one", "workers", "parsers", "ratio"} & set(args.cases.split(",")):
         sys.exit("wrk is not installed: apt-get install -y wrk")
     results = []
     for kind in args.databases.split(","):
@@ -505,7 +648,8 @@ def main() -> None:
             print("PostgreSQL is not installed; skipped", file=sys.stderr)
             continue
         for case in args.cases.split(","):
-            for row in _case(case, kind, args.seconds, args.connections, args.baseline, args.repeats):
+            for row in _case(case, kind, args.seconds, args.connections or 64, args.baseline, args.repeats,
+                             args.connections is not None, args.bodies):
                 row = {"case": case, "database": kind, **row}
                 print(json.dumps(row), flush=True)
                 results.append(row)
@@ -513,7 +657,12 @@ def main() -> None:
         Path(args.out).write_text("".join(json.dumps(row) + "\n" for row in results))
 
 
-def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline: str | None = None, repeats: int = 3):
+def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline: str | None = None, repeats: int = 3,
+          connections_given: bool = False, bodies: str = "one,batch"):
+    if case == "ratio":  # its own servers, one database for all its runs
+        counts = (connections,) if connections_given else (16, 64)
+        yield from ratio(kind, seconds, counts, repeats, tuple(bodies.split(",")), baseline)
+        return
     if baseline is not None and case in ("one", "crowd"):
         yield from _pairs(case, kind, seconds, connections, baseline, repeats)
         return

@@ -156,6 +156,46 @@ def test_tsc_checks_a_typescript_file_against_the_declarations(installed, tools)
     assert "'source'" in bad.stdout or "RandomSource" in bad.stdout
 
 
+
+def _readme_blocks() -> list[str]:
+    return re.findall(r"^```js\n(.*?)^```", (CLIENT / "README.md").read_text(), flags=re.S | re.M)
+
+
+def _tsc_errors(tools, cwd, files, options) -> str:
+    return subprocess.run([str(tools / "tsc"), *options, *files], cwd=cwd, capture_output=True, text=True,
+                          timeout=300).stdout
+
+
+@pytest.mark.slow
+def test_every_readme_example_type_checks_under_strict(installed, tools):
+    """The client README's JavaScript blocks are TypeScript-clean under ``--strict`` against the declarations.
+
+    A block uses names the text around it introduces (``config``, ``values``, a credential): names the package
+    exports are imported from it (so they keep their declared types), any other free name is declared ``any``;
+    then the blocks must have no error at all (say, a method called on a result that may be null)."""
+    options = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target",
+               "es2022", "--lib", "es2022,dom", "--skipLibCheck", "false"]
+    blocks = _readme_blocks()
+    assert len(blocks) >= 6
+    exported = set(re.findall(r"^export (?:declare )?(?:class|function|const|interface|type) (\w+)",
+                              (CLIENT / "index.d.ts").read_text(), flags=re.M))
+    files = []
+    for number, block in enumerate(blocks):
+        files.append(f"readme_{number}.mts")  # an ES module: top-level await
+        (installed / files[-1]).write_text(block + "\nexport {};\n")
+    missing = re.findall(r"^(readme_\d+\.mts)\(\d+,\d+\): error TS(?:2304|2552): Cannot find name '(\w+)'",
+                         _tsc_errors(tools, installed, files, options), flags=re.M)
+    free: dict[str, set[str]] = {}
+    for file, name in missing:
+        free.setdefault(file, set()).add(name)
+    for file, names in free.items():
+        imports = sorted(names & exported)
+        others = sorted(names - exported)
+        head = f"import {{ {', '.join(imports)} }} from 'dpdist-client';\n" if imports else ""
+        head += "".join(f"declare const {name}: any;\n" for name in others)
+        (installed / file).write_text(head + (installed / file).read_text())
+    assert _tsc_errors(tools, installed, files, options) == ""
+
 _PAGE_JS = """
 import { Client, privatize, privatizeRecord } from 'dpdist-client';
 import OUE from 'dpdist-client/oue';
@@ -190,3 +230,24 @@ def test_a_page_bundled_with_esbuild_runs_in_chromium(installed, tools):
     assert result["shape"] == [500, 4] and result["oue"] == [2, 4]  # 32 bits packed in 4 bytes per report
     assert result["magic"].startswith("DPD") and result["record"] > 500 * 4 and result["client"] == "function"
     assert 0 < size < 400_000, size  # the whole client bundled (every protocol: the main entry keeps them all)
+
+
+def test_the_readme_and_the_package_description_name_every_frequency_oracle_of_the_client():
+    """clients/js's README protocol list and package.json description name each frequency oracle the client
+    registers (rue, rlh, rws were missing)."""
+    import json as _json
+    import re as _re
+    from pathlib import Path as _Path
+
+    from dpdist import local as _local
+
+    root = _Path(__file__).parents[2] / "clients" / "js"
+    index = (root / "src" / "protocols" / "_index.js").read_text()
+    registered = set(_re.findall(r"^\s+'?([a-z][a-z-]*)'?: [A-Z]", index, flags=_re.M))
+    oracles = sorted(registered & set(_local.available("frequency")))
+    assert {"rue", "rlh", "rws"} <= set(oracles)
+    readme = (root / "README.md").read_text()
+    listed = readme[readme.index("Protocols: "):readme.index("\n\n", readme.index("Protocols: "))]
+    description = _json.loads((root / "package.json").read_text())["description"]
+    assert [name for name in oracles if f"`{name}`" not in listed] == []
+    assert [name for name in oracles if name.upper() not in description.upper()] == []

@@ -183,7 +183,7 @@ def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_e
                 "tests/conformance", "tests/clients/test_js_conformance.py", "-k", "krr"], environment)
     cases = [case.get("classname") for case in ElementTree.parse(conformance).iter("testcase")]
     assert cases.count("tests.conformance.test_conformance") >= 2 * 18, cases  # two examples, every check of the kit
-    assert cases.count("tests.test_js_conformance") == 2, cases  # node against Python, on each example
+    assert cases.count("tests.clients.test_js_conformance") == 2, cases  # node against Python, on each example
     _run(copy, [node, "--test", "clients/js/test/package.test.js", "clients/js/test/configs.test.js"], environment)
 
     # the service and the JavaScript client

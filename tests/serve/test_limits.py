@@ -3,7 +3,7 @@
 
 Each probe runs against a real server on 127.0.0.1: uvicorn in a thread of this process with the options the command
 line gives it (:func:`dpdist._guard.uvicorn_options`), so that a test can read the request-body bytes the server holds.
-The relay delivers to a stand-in collector in process (``test_relay.Collector``).  Every probe is bounded in requests
+The relay delivers to a stand-in collector in process (``relay_stand_in.Collector``).  Every probe is bounded in requests
 and time and stops by itself.
 """
 
@@ -91,7 +91,7 @@ class RelayTarget:
     def __init__(self, tmp_path, limits, max_body_bytes: int | None = None):
         from dpdist._guard import Limits as GuardLimits
         from dpdist.relay import create_app
-        from test_relay import ADMIN, RELAY_TOKEN, Collector
+        from relay_stand_in import ADMIN, RELAY_TOKEN, Collector
 
         # the same bounds as the service's, without the service's own fields
         shared = {name: getattr(limits, name) for name in GuardLimits.__dataclass_fields__}

@@ -746,3 +746,35 @@ def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
         assert done.returncode == 0, done.stderr
         assert "10 report(s) accepted" in done.stdout and "n=10" in done.stdout and "campaign survey: deleted" in done.stdout
         assert len((tmp_path / "tokens.txt").read_text().split()) == 1000
+
+
+def test_the_docs_list_every_protocol_with_a_support_count_test():
+    """docs/deployment.md's list of protocols with a poisoning test is the code's (``TESTED``), rue/rlh/rws included."""
+    from pathlib import Path
+
+    from dpdist.serve._diagnostics import TESTED
+
+    assert {"rue", "rlh", "rws"} <= TESTED
+    page = (Path(__file__).parents[2] / "docs" / "deployment.md").read_text()
+    listed = page[page.index("**Which protocols have a test.** Support counts:"):page.index("below-fractions: `threshold`")]
+    assert set(re.findall(r"`([a-z-]+)`", listed)) == set(TESTED)
+
+
+@pytest.mark.parametrize("name", ["rue", "rlh", "rws"])
+def test_the_fang_oracles_get_the_support_count_test_and_fakes_on_one_item_are_flagged(name):
+    """2,000 honest reports and 2,000 copies of one report supporting item 0 (all bits set for RUE): item 0's count
+    is above Bin(n, p*)'s range (and RUE's bits per report above the honest mean); the honest reports alone are not."""
+    from dpdist.serve._diagnostics import diagnostics
+
+    protocol = local.make(name, epsilon=1.0, domain_size=16)
+    honest = protocol.privatize(np.arange(2000) % 16, rng=1)
+    if name == "rue":
+        fake = np.full((2000, honest.shape[1]), 255, dtype=honest.dtype)
+    else:
+        candidates = protocol.privatize(np.zeros(50, dtype=np.int64), rng=3)
+        supports = np.array([protocol.aggregator().add(row[None, :]).statistic[0] for row in candidates])
+        fake = np.repeat(candidates[np.flatnonzero(supports)[:1]], 2000, axis=0)
+    clean = diagnostics(protocol, protocol.aggregator().add(honest))
+    assert clean["test"] == "support_counts" and clean["flagged"] is False
+    poisoned = diagnostics(protocol, protocol.aggregator().add(np.concatenate([honest, fake])))
+    assert poisoned["flagged"] is True and (0 in poisoned["items_above"] or poisoned["bits_per_report"]["flagged"])

@@ -98,25 +98,45 @@ class HeaderTimer:
 
     def _init_header_timer(self) -> None:
         self.access_log = False  # a dpdist server writes its own access line (dpdist serve: without the client address)
-        self._header_timer: asyncio.TimerHandle | None = None
+        self._header_timer: asyncio.TimerHandle | None = None  # scheduled at or before the deadline (or None)
+        self._header_deadline: float | None = None  # the event loop's time by which the headers must be complete
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
 
     def _waiting_for_headers(self) -> bool:
         raise NotImplementedError
 
+    @property
+    def _header_timer_armed(self) -> bool:
+        return self._header_deadline is not None
+
     def _arm_header_timer(self):
-        self._disarm_header_timer()
+        """The headers must be complete within ``header_timeout`` from now.  A connection keeps one timer: a request
+        moves its deadline, and the timer, when it fires before the deadline, waits again for the rest (a timer made
+        and cancelled per request cost about 3 us of the event loop's thread)."""
         assert self.header_timeout is not None, "set when the connection was made"
-        self._header_timer = self.loop.call_later(self.header_timeout, self._header_timeout_expired)
+        self._header_deadline = deadline = self.loop.time() + self.header_timeout
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_at(deadline, self._header_timeout_expired)
 
     def _disarm_header_timer(self):
+        self._header_deadline = None  # the timer, if it fires, finds no deadline and goes (no cancel per request)
+
+    def _close_header_timer(self):
+        self._header_deadline = None
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
     def _header_timeout_expired(self):
         self._header_timer = None
+        deadline = self._header_deadline
+        if deadline is None:
+            return
+        if self.loop.time() < deadline:  # moved by a later request: wait for the rest
+            self._header_timer = self.loop.call_at(deadline, self._header_timeout_expired)
+            return
+        self._header_deadline = None
         if self._waiting_for_headers() and not self.transport.is_closing():
             self.transport.close()
 
@@ -134,14 +154,14 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
-        if self._header_timer is None and self.conn.their_state is h11.IDLE:
+        if not self._header_timer_armed and self.conn.their_state is h11.IDLE:
             self._arm_header_timer()  # the first bytes of a following request
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_timer()
 
     def connection_lost(self, exc):
-        self._disarm_header_timer()
+        self._close_header_timer()
         super().connection_lost(exc)
 
     def _waiting_for_headers(self) -> bool:

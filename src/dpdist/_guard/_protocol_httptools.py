@@ -56,7 +56,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
-        if self._header_timer is None and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
+        if not self._header_timer_armed and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
             self._arm_header_timer()  # the first bytes of a following request
         awaited, self._completed_in_read = self._awaiting_head, False
         super().data_received(data)
@@ -86,7 +86,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._awaiting_head, self._completed_in_read = True, True  # what follows is the next request's
 
     def connection_lost(self, exc):
-        self._disarm_header_timer()
+        self._close_header_timer()
         super().connection_lost(exc)
 
     def _waiting_for_headers(self) -> bool:

@@ -156,6 +156,22 @@ def _as_descr(descr: Any) -> Any:
     return fields
 
 
+_CONFIGS: dict[int, tuple] = {}
+
+
+def _config_of(protocol) -> dict:
+    """``protocol.config()``, built once per protocol object (a service decodes every request's record against the
+    same protocol object; building its config dict each time cost a few microseconds a request)."""
+    seen = _CONFIGS.get(id(protocol))
+    if seen is not None and seen[0] is protocol:  # the entry holds the protocol: its id is not reused meanwhile
+        return seen[1]
+    config = protocol.config()
+    if len(_CONFIGS) > 256:
+        _CONFIGS.clear()
+    _CONFIGS[id(protocol)] = (protocol, config)
+    return config
+
+
 def decode_payload(protocol, header: dict, payload: bytes, source: str) -> ReportBatch:
     """Check a record's payload against ``protocol``; reject its rows by reason when they do not fit."""
     if len(payload) != header["payload_bytes"]:
@@ -163,7 +179,7 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
     if header["crc32"] is not None and zlib.crc32(payload) != header["crc32"]:
         raise MalformedReportError(f"{source}: record payload fails its CRC-32 check (corrupted).")
     n = header["shape"][0]
-    if header["config"] != protocol.config():
+    if header["config"] != _config_of(protocol):
         return protocol.report_format.rejected(n, "other_config")
     layout = protocol.report_format
     if tuple(header["shape"][1:]) != layout.row_shape:

@@ -46,6 +46,7 @@ from .._rng import (
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
+    EmptyAggregateError,
     IncompatibleStateError,
     InvalidParameterError,
 )
@@ -542,6 +543,9 @@ def run_estimate_from_state(args) -> int:
     check_plot_path(args.plot)
     aggregator = load_state(args.state, journal=False).aggregator
     protocol = aggregator.protocol
+    if aggregator.n == 0:
+        raise EmptyAggregateError(f"--state {args.state} holds no report yet: add report files to it with "
+                                  "'dpdist aggregate' first.")
     options = {}
     if args.postprocess is not None:
         if protocol.tags.kind != "frequency":
@@ -549,6 +553,14 @@ def run_estimate_from_state(args) -> int:
                 f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
             )
         options["postprocess"] = args.postprocess
+    recovery = {"recover": getattr(args, "recover", None), "fake_fraction": getattr(args, "fake_fraction", None)}
+    if any(value is not None for value in recovery.values()):
+        if protocol.tags.kind != "frequency":
+            raise InvalidParameterError(
+                f"The '--recover' option applies to frequency protocols; the state's {protocol.name!r} is "
+                f"{protocol.tags.kind}."
+            )
+        options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
 
     replicates = check_replicates(getattr(args, "replicates", 0))

@@ -24,6 +24,7 @@ from ..local.numerical._mean import MeanProtocol
 from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 from ._arguments import check_replicates, parse_bounds, seed_argument
 from ._deploy import check_plot_path, read_labels, run_estimate_from_state
+from ._estimate_joint import run_estimate_joint
 from ._estimate_records import run_estimate_records
 from ._records import add_columns_argument
 
@@ -95,7 +96,18 @@ def _add_estimate(subparsers) -> None:
         help="longitudinal protocols (l-grr, l-osue, loloha): the budget of one report; --epsilon is then the "
         "bound for any number of reports of one value (one-shot mode)",
     )
-    estimate.add_argument("--state", default=None, help="aggregator state from 'dpdist aggregate' (state mode)")
+    estimate.add_argument(
+        "--state",
+        action="append",
+        default=None,
+        help="aggregator state from 'dpdist aggregate' (state mode); repeat it for one joint estimate of several "
+        "campaigns on one domain (dpdist.local.estimate_jointly)",
+    )
+    estimate.add_argument(
+        "--joint-method",
+        default=None,
+        help="with several --state: 'likelihood' (default: EM on the joint likelihood) or 'inverse-variance'",
+    )
     estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
     estimate.add_argument(
         "--bins",
@@ -126,6 +138,18 @@ def _add_estimate(subparsers) -> None:
         default=None,
         help="post-processing of frequencies, as in Python's proto.estimate (default: none, the unbiased "
         "estimate; norm-sub for bins turned into a distribution)",
+    )
+    estimate.add_argument(
+        "--recover",
+        default=None,
+        help="with --state, a frequency campaign fake users may have poisoned: 'ldprecover' estimates the genuine "
+        "users' frequencies (docs/frequency.md, 'Poisoned campaigns')",
+    )
+    estimate.add_argument(
+        "--fake-fraction",
+        type=float,
+        default=None,
+        help="with --recover: the known fraction of fake reports, in [0, 0.5) (default: learned for grr, 0 otherwise)",
     )
     estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
@@ -277,8 +301,23 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
+    for option, value in {"--recover": args.recover, "--fake-fraction": args.fake_fraction}.items():
+        if value is not None and args.state is None:
+            raise InvalidParameterError(
+                f"The '{option}' option applies to a campaign's saved state (--state STATE). Got {option} {value} "
+                "without --state."
+            )
     if args.state is not None:
         _check_state_mode(args)
+        if len(args.state) > 1:
+            if args.recover is not None or args.fake_fraction is not None:
+                raise InvalidParameterError(
+                    f"The '--recover' option of 'dpdist estimate' applies to one --state. Got {len(args.state)} --state files."
+                )
+            return run_estimate_joint(args)
+        if args.joint_method is not None:
+            raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")
+        args.state = args.state[0]
         return run_estimate_from_state(args)
     _check_one_shot_mode(args)
     if args.columns is not None:
@@ -331,6 +370,8 @@ def _check_one_shot_mode(args) -> None:
         raise InvalidParameterError("The '--attributes' option is the schema of '--columns' (a multi-attribute protocol).")
     if args.out is not None:
         raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
+    if args.joint_method is not None:
+        raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")
     check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
     check_replicates(args.replicates)
 

@@ -37,13 +37,16 @@ from ._report_kinds import (
 from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
 from .frequency._feasibility import FeasibilityTest, feasibility_test, set_bits_test
+from .frequency._recovery import recover_frequencies
 from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
+from .joint import estimate_jointly
 from .words import StringCodec, encode_strings
 
 __all__ = [
     "make",
     "adaptive_quantiles",
     "AdaptiveQuantiles",
+    "estimate_jointly",
     "available",
     "from_config",
     "describe",
@@ -66,6 +69,7 @@ __all__ = [
     "feasibility_test",
     "set_bits_test",
     "FeasibilityTest",
+    "recover_frequencies",
     "encode_strings",
     "HeavyHitters",
     "StringCodec",

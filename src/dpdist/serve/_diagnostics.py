@@ -33,7 +33,7 @@ beyond sampling error.  Attacks that stay inside the region are not detected
 (Cheu et al.: no test can detect them all); a flag means the reports of the
 campaign cannot all be honest reports of this protocol.
 
-Unary encodings (OUE, SUE, L-OSUE) send one independent bit per item, so the
+Unary encodings (OUE, SUE, RUE, L-OSUE) send one independent bit per item, so the
 number of bits a report sets, :math:`\mathrm{Bern}(p^*) + \mathrm{Bin}(d-1, q^*)`,
 does not depend on the user's item: the total support :math:`S = \sum_v C_v` of
 :math:`n` honest reports has mean :math:`n(p^* + (d-1)q^*)` and variance
@@ -46,7 +46,13 @@ total long before any single item leaves its region.  With it the campaign is
 flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
 
 It applies to the protocols whose support of an item is exactly such a Bernoulli
-per report (:data:`TESTED`); other protocols get ``"test": null`` and the reason.
+per report (:data:`TESTED`), each with its own :math:`(p^*, q^*)` (``support_probabilities``): GRR,
+the unary encodings OUE, SUE and RUE (RUE is OUE's structure with other :math:`p, q`), local hashing
+OLH and RLH (RLH is OLH with another range :math:`g`; :math:`q^*` holds the hash family's exact
+collision probability), subset selection SS, and RWS (a report supports an item with probability
+:math:`p^*` if it is its user's, :math:`q^*` exactly otherwise: :mod:`dpdist.local.frequency.rws`; the
+supports of different items are dependent, which the per-item test does not need), and the memoized
+L-GRR and L-OSUE; other protocols get ``"test": null`` and the reason.
 
 A round of a campaign in rounds (``threshold``, :mod:`dpdist.local.numerical.threshold`) has the
 same structure per cut: an honest report picks its cut :math:`j` by a public coin, independent
@@ -82,9 +88,9 @@ __all__ = ["ALPHA", "TESTED", "diagnostics"]
 #: false-alarm rate of one evaluation on honest reports, at most (Bonferroni over the 2d one-sided tests)
 ALPHA = 1e-6
 #: protocols whose support counts are sums of independent Bernoulli(p*) / Bernoulli(q*) per report
-TESTED = frozenset({"grr", "oue", "sue", "olh", "ss", "l-grr", "l-osue"})
+TESTED = frozenset({"grr", "oue", "sue", "rue", "olh", "rlh", "ss", "rws", "l-grr", "l-osue"})
 #: protocols with one independent Bernoulli bit per item (the total support test)
-UNARY = frozenset({"oue", "sue", "l-osue"})
+UNARY = frozenset({"oue", "sue", "rue", "l-osue"})
 _SHOWN = 20
 REFERENCE = (
     "exact binomial test of each item's support count against the feasible region [n q*, n p*] (Bonferroni over 2d "

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 
 from .. import _json
 from ._database import DatabaseUnavailableError
+from ._limits import receive_body
 from ._refusals import (
     Busy,
     Conflict,
@@ -138,8 +139,6 @@ def body_of(service, content_length: str | None, receive, campaign_id: str | Non
             *, host: str | None = None, anonymous: bool = True):
     """:func:`read_body` from a request's ``Content-Length`` header (None without one), its ASGI ``receive`` and its
     client address ``host``."""
-    from ._limits import receive_body
-
     async def refuse_oversized():
         if campaign_id:
             await service.count_refused(campaign_id, "too_large", batch_id)

@@ -41,6 +41,7 @@ from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ..local._json_rows import TooManyRowsToCheck
+from ._limits import MAX_CHECKED_ROWS, Limits
 from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
 __all__ = ["decode_body", "record_file_ids"]
@@ -51,9 +52,7 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
 
     ``limits`` (a :class:`._limits.Limits`; default its defaults) bounds the records and rows (413).
     """
-    from ._limits import MAX_CHECKED_ROWS, Limits
-
-    limits = limits if limits is not None else Limits()
+    limits = limits if limits is not None else _DEFAULT_LIMITS
     kind = (content_type or "").split(";")[0].strip().lower()
     try:
         if kind in ("application/octet-stream", "application/vnd.dpdist.reports"):
@@ -66,6 +65,9 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
         "unsupported_media_type",
         f"A batch must be sent as application/octet-stream (dpdist report records) or application/json. Got {content_type!r}.",
     )
+
+
+_DEFAULT_LIMITS = Limits()
 
 
 def record_file_ids(body: bytes, max_records: int | None = None) -> list[str | None]:

@@ -37,6 +37,7 @@ from ._checks import *  # noqa: F403
 from ._checks import Check, checks_for
 from ._checks import __all__ as _check_names
 from ._inputs import channel_inputs, population
+from ._poisoning import expected_gain, maximal_gain_attack
 from ._statistics import *  # noqa: F403
 from ._statistics import __all__ as _statistics_names
 
@@ -50,6 +51,8 @@ __all__ = [
     "check_id",
     "channel_inputs",
     "population",
+    "maximal_gain_attack",
+    "expected_gain",
     *_check_names,
     *_statistics_names,
 ]

@@ -15,13 +15,17 @@ import HR from './hr.js';
 import LGRR from './l-grr.js';
 import LOSUE from './l-osue.js';
 import LOLOHA from './loloha.js';
+import OCMS from './ocms.js';
 import OLH from './olh.js';
 import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
 import OUE from './oue.js';
 import PEM from './pem.js';
+import RLH from './rlh.js';
 import RSFD from './rsfd.js';
 import RSRFD from './rsrfd.js';
+import RUE from './rue.js';
+import RWS from './rws.js';
 import SMP from './smp.js';
 import SPL from './spl.js';
 import SS from './ss.js';
@@ -46,13 +50,17 @@ export function protocols() {
     'l-grr': LGRR,
     'l-osue': LOSUE,
     loloha: LOLOHA,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
     pem: PEM,
+    rlh: RLH,
     rsfd: RSFD,
     rsrfd: RSRFD,
+    rue: RUE,
+    rws: RWS,
     smp: SMP,
     spl: SPL,
     ss: SS,
@@ -71,10 +79,14 @@ export function attributeProtocols() {
     gw: GeneralWave,
     hcms: HCMS,
     hr: HR,
+    ocms: OCMS,
     olh: OLH,
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
+    rlh: RLH,
+    rue: RUE,
+    rws: RWS,
     ss: SS,
     sue: SUE,
     sw: SquareWave,

@@ -16,11 +16,11 @@ const SCALE = 4294967296; // 2^32
 /** Largest d for which channelRow enumerates the 2^d outputs. */
 const MAX_CHANNEL_DOMAIN = 16;
 
-/** Bits of the one-hot vector, each 1 w.p. p (the item's) or q (the others'); ``targetProbabilities(epsilon)`` gives [p, q]. */
+/** Bits of the one-hot vector, each 1 w.p. p (the item's) or q (the others'); ``targetProbabilities(epsilon, d)`` gives [p, q]. */
 export class UnaryEncoding extends FrequencyProtocol {
   constructor(name, config, targetProbabilities, extraRules = {}) {
     super(name, config, frequencyRules(extraRules), { labels: null });
-    const [p, q] = targetProbabilities(this.epsilon);
+    const [p, q] = targetProbabilities(this.epsilon, this.domainSize);
     this.pThreshold = Math.floor(p * SCALE);
     this.qThreshold = Math.ceil(q * SCALE);
     this.p = this.pThreshold / SCALE;

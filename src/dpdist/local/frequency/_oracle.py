@@ -46,6 +46,7 @@ from .._deconvolution import METHODS as DECONVOLUTION_METHODS
 from .._protocol import LocalProtocol, ProtocolTags
 from . import _exact_channel
 from ._exact_channel import dense_operator
+from ._recovery import MAX_FAKE_FRACTION, RECOVERY_METHODS, recover_frequencies
 
 __all__ = ["FrequencyOracle"]
 
@@ -86,6 +87,9 @@ class FrequencyOracle(LocalProtocol):
         "bootstrap": Integer(low=0, high=100_000),
         "level": Interval(0.0, 1.0, closed="neither"),
         "rng": RandomSource(),
+        # recovery from poisoning (LDPRecover, ._recovery): the estimate of the genuine users alone
+        "recover": Options(RECOVERY_METHODS),
+        "fake_fraction": Interval(0.0, MAX_FAKE_FRACTION, closed="left"),
     }
     estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
@@ -261,8 +265,17 @@ class FrequencyOracle(LocalProtocol):
         deconvolve : str, optional
             A Wiener-filter deconvolution of the support vector (paper 001), see
             :mod:`dpdist.local.deconvolution`; further keyword options go to it.
+        recover : {"none", "ldprecover"}
+            ``"ldprecover"``: the genuine users' frequencies of a campaign fake users may have
+            poisoned (:func:`dpdist.local.recover_frequencies`; Sun et al., ICDE 2024), with
+            ``fake_fraction`` when the fraction of fake reports is known.  Alone: no other option.
         """
 
+        recover = options.pop("recover", None) or "none"
+        fake_fraction = options.pop("fake_fraction", None)
+        if recover != "none" or fake_fraction is not None:
+            return self._recovered_estimate(recover, fake_fraction, aggregator, estimator, postprocess, significance,
+                                            options)
         deconvolve = options.pop("deconvolve", None)
         settings = _exact_channel.check_estimator_options(self, estimator, options)
         if options and deconvolve is None:
@@ -297,6 +310,24 @@ class FrequencyOracle(LocalProtocol):
             details["significance_threshold"] = threshold
         frequencies = _postprocess.apply(postprocess, frequencies)
         return self._frequency_estimate(frequencies, n, variance, postprocess, {"estimator": "unbiased", **details})
+
+    def _recovered_estimate(self, recover, fake_fraction, aggregator, estimator, postprocess, significance, options):
+        """``recover="ldprecover"``: :func:`._recovery.recover_frequencies`, which takes no other option."""
+        owner = f"{self.display_name}.estimate"
+        if recover == "none":
+            raise InvalidParameterError(
+                f"The 'fake_fraction' option of {owner} applies with recover='ldprecover'. Got "
+                f"fake_fraction={fake_fraction!r} with recover='none'."
+            )
+        others = sorted([*options, *(["estimator"] if estimator != "unbiased" else []),
+                         *(["postprocess"] if postprocess != "none" else []),
+                         *(["significance"] if significance is not None else [])])
+        if others:
+            raise InvalidParameterError(
+                f"The 'recover' option of {owner} takes only 'fake_fraction' (its result is already in the "
+                f"simplex). Got also {others}."
+            )
+        return recover_frequencies(self, aggregator, fake_fraction=fake_fraction)
 
     def _frequency_estimate(
         self, frequencies, n, variance, postprocess, details, *, epsilon=None, interval_center=None

@@ -5,15 +5,26 @@ r"""Choice of a categorical frequency oracle without spending budget: ``local.ma
 report arrives:
 
 1. **Variance.**  The mean over items of the analytic variance of the unbiased
-   estimator at :math:`f_v = 0` for :math:`n` reports (Wang et al., USENIX
-   Security 2017, eq. 6 for pure protocols,
-   :math:`\operatorname{Var}^* = q^*(1-q^*)/(n(p^*-q^*)^2)`; HR's and CP's own
-   formulas where they differ), plus, for ``flh``, the bound
+   estimator for :math:`n` reports, evaluated at the uniform frequencies
+   :math:`f_v = 1/d`: every per-item variance is linear in :math:`f_v`, so this is
+   the exact mean over items for *any* data whose frequencies sum to one (Fang, Chen
+   & Liu, USENIX Security 2025, the accuracy measure behind RUE, RLH and RWS; for
+   pure protocols :math:`q^*(1-q^*)/(n(p^*-q^*)^2) + (1-p^*-q^*)/(n d (p^*-q^*))`,
+   the term at :math:`f_v = 0` of Wang et al., USENIX Security 2017, eq. 6, plus the
+   data's share; HR's own formula where it differs), plus, for ``flh``, the bound
    :math:`1/(S(g-1))` on the mean square bias of its fixed public family of
    :math:`S` hash functions (Cormode, Maddock & Maple, VLDB 2021; the bias is
    :math:`\lVert f\rVert_2^2/(S(g-1))` and :math:`\lVert f\rVert_2 \le 1`).
    ``n`` is ``expected_reports`` (default :data:`EXPECTED_REPORTS`); only the
-   FLH bias term makes the ranking depend on it.
+   FLH bias term makes the ranking depend on it.  With ``max_frequency``
+   :math:`f^*` (a public bound on every item's frequency, 1 when nothing is
+   known), the variance ranked is instead the worst case over items of frequency
+   in :math:`[0, f^*]` (Pan, CSF 2025, eq. 1): the larger of the mean at
+   :math:`f = 0` and the variance of an item at :math:`f^*` when the remaining
+   mass is on one other item (for HR, whose variance grows with its block's mass,
+   that item shares the block).  ``ocms`` is built for what is ranked: for that
+   :math:`f^*` with the option, else with ``objective="l2"`` (its width minimizes
+   the sum of the items' variances, :math:`d` times the mean ranked without it).
 2. **Deployment limits**, each optional: ``max_report_bits`` (bits one report
    occupies in dpdist's report encoding, measured by privatizing one value),
    ``max_client_ops`` and ``max_server_ops`` (element operations per report on
@@ -62,7 +73,7 @@ SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optiona
 
 #: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity;
 #: ``cms`` and ``hcms`` too: their point is a state independent of d, at a higher variance than OLH's).
-CANDIDATES = ("grr", "oue", "sue", "olh", "flh", "hr", "ss")
+CANDIDATES = ("grr", "oue", "sue", "olh", "ocms", "flh", "hr", "ss", "rue", "rlh", "rws")
 
 #: Relative variance difference under which two candidates count as equally accurate.
 TIE = 0.02
@@ -76,6 +87,7 @@ LIMITS = {
     "max_client_ops": Optional(Interval(0.0, math.inf, closed="neither")),
     "max_server_ops": Optional(Interval(0.0, math.inf, closed="neither")),
     "expected_reports": Optional(Integer(low=1)),
+    "max_frequency": Optional(Interval(0.0, 1.0, closed="both")),
 }
 
 _COMMON = {"epsilon": EPSILON, "domain_size": DOMAIN_SIZE}
@@ -101,9 +113,13 @@ COSTS = {
     "oue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
     "sue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),
     "olh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # the collector hashes every item
+    "ocms": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # OLH's report at another width
     "flh": Cost("1", "1 + S d / n", lambda p, n: 1.0, lambda p, n: 1.0 + p.hash_count * p.domain_size / n),
     "hr": Cost("1", "1 + K log2 K / n", lambda p, n: 1.0, _hadamard_server),  # one Hadamard entry (a popcount)
     "ss": Cost("k", "k", lambda p, n: float(p.subset_size), lambda p, n: float(p.subset_size)),  # a k-subset
+    "rue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
+    "rlh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # as OLH
+    "rws": Cost("1", "k", lambda p, n: 1.0, lambda p, n: float(p.subset_size)),  # one spin; k positions
 }
 
 
@@ -134,6 +150,18 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return protocol_params, limits
 
 
+def _ranked_variance(protocol, n: int, max_frequency: float | None) -> float:
+    """The mean variance for any data, or the worst case over items of frequency at most ``max_frequency`` (module docstring)."""
+    d = protocol.domain_size
+    if max_frequency is None:
+        return float(np.mean(protocol.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
+    variance = float(np.mean(protocol.variance(n)))  # every item at f = 0
+    frequencies = np.zeros(protocol.domain_size)
+    frequencies[0] = max_frequency
+    frequencies[1] += 1.0 - max_frequency  # items 0 and 1 share HR's first block
+    return max(variance, float(protocol.variance(n, frequencies)[0]))
+
+
 def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[str, Any]]:
     n = limits["expected_reports"] or EXPECTED_REPORTS
     rows = []
@@ -141,13 +169,19 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
         row: dict[str, Any] = {"protocol": name}
         oracle = registered_class(name)
         assert oracle is not None, f"{name} is registered"
+        params = dict(protocol_params)
+        if "max_frequency" in oracle._constraints:  # ocms: its width for the loss ranked
+            if limits["max_frequency"] is None:
+                params["objective"] = "l2"
+            else:
+                params["max_frequency"] = limits["max_frequency"]
         try:
-            protocol = oracle(**protocol_params)
+            protocol = oracle(**params)
         except DPDistError as error:
             row.update(eligible=False, reason=f"not applicable: {error}")
             rows.append(row)
             continue
-        variance = float(np.mean(protocol.variance(n)))
+        variance = _ranked_variance(protocol, n, limits["max_frequency"])
         if isinstance(protocol, FLH):
             variance += 1.0 / (protocol.hash_count * (protocol.hash_range - 1))
         one_report = protocol.privatize(np.zeros(1, dtype=np.int64), rng=0)
@@ -172,7 +206,7 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
     return rows
 
 
-def _choose(rows: list[dict[str, Any]], n: int) -> tuple[str, str]:
+def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = None) -> tuple[str, str]:
     eligible = [row for row in rows if row["eligible"]]
     if not eligible:
         reasons = "; ".join(f"{row['protocol']}: {row['reason']}" for row in rows)
@@ -187,10 +221,11 @@ def _choose(rows: list[dict[str, Any]], n: int) -> tuple[str, str]:
         key=lambda row: (row["server_ops"], row["report_bits"], row["client_ops"], CANDIDATES.index(row["protocol"])),
     )
     others = sorted(row["protocol"] for row in tied if row is not chosen)
+    what = "variance" if max_frequency is None else f"worst-case variance (frequencies <= {max_frequency:g})"
     reason = (
-        f"{chosen['protocol']}: lowest variance {chosen['variance'] * n:.4g}/n per item at n = {n}"
+        f"{chosen['protocol']}: lowest {what} {chosen['variance'] * n:.4g}/n per item at n = {n}"
         if not others
-        else f"{chosen['protocol']}: variance within {TIE:.0%} of the lowest (tied with {', '.join(others)}); "
+        else f"{chosen['protocol']}: {what} within {TIE:.0%} of the lowest (tied with {', '.join(others)}); "
         f"lowest server cost ({chosen['server_ops']:.4g} ops per report)"
     )
     excluded = [row["protocol"] for row in rows if not row["eligible"] and row["reason"].startswith(("report", "client", "server"))]
@@ -220,7 +255,7 @@ def choose_protocol(**params: Any) -> str:
     """Registry name of the oracle ``local.make("auto", **params)`` builds."""
     protocol_params, limits = _split(params)
     rows = _rank(protocol_params, limits)
-    return _choose(rows, limits["expected_reports"] or EXPECTED_REPORTS)[0]
+    return _choose(rows, limits["expected_reports"] or EXPECTED_REPORTS, limits["max_frequency"])[0]
 
 
 def make_choice(**params):
@@ -228,7 +263,7 @@ def make_choice(**params):
     protocol_params, limits = _split(params)
     n = limits["expected_reports"] or EXPECTED_REPORTS
     rows = _rank(protocol_params, limits)
-    name, reason = _choose(rows, n)
+    name, reason = _choose(rows, n, limits["max_frequency"])
     protocol = next(row["protocol_object"] for row in rows if row["protocol"] == name)
     protocol.auto_choice = {
         "chosen": name,

@@ -8,7 +8,9 @@ user, and randomizes each attribute through a registered protocol:
 * ``rsfd`` -- one sampled attribute at :math:`\\varepsilon`, fake data for the others (the index is hidden);
 * ``rsrfd`` -- the same with fake data drawn from public priors;
 * ``calm`` -- consistent k-way marginals of categorical attributes (CALM);
-* ``hdg`` -- range queries over numerical attributes from consistent 1-D and 2-D grids (HDG/TDG).
+* ``hdg`` -- range queries over numerical attributes from consistent 1-D and 2-D grids (HDG/TDG);
+* :mod:`.pripl` -- range queries from PL-fitted trees and data-adaptive 2-D grids over three rounds of users
+  (PriPL-Tree; a multi-round plan, not a registered protocol).
 
 ``local.make("multi-auto", ...)`` recommends one of them by analytic variance
 (:mod:`dpdist.local.multi.auto`).

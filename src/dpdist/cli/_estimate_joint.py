@@ -1,0 +1,89 @@
+"""``dpdist estimate --state A --state B ...``: one estimate from several campaigns' states (:func:`dpdist.local.estimate_jointly`).
+
+Each state is read as ``dpdist estimate --state`` reads one, with its ingest journal when it has one
+(only to list the report files it counted); the campaigns must share the domain, and the errors
+name ``--state`` and the file.  A campaign given twice is refused: the same file (one path or two
+naming it), states of identical contents, or states that ingested a report file in common (same
+file id, or same content), whose reports would be counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import IncompatibleStateError, InvalidParameterError
+from ..io import journal_path, load_state
+from ..local.joint import JOINT_METHODS, check_campaigns, estimate_jointly
+from .. import plotting
+from ._deploy import _write_table, check_plot_path
+
+__all__ = ["run_estimate_joint"]
+
+
+def run_estimate_joint(args) -> int:
+    """Load every ``--state``, estimate jointly (``--joint-method``), print the summary, write ``--out``/``--plot``."""
+    check_plot_path(args.plot)
+    if args.postprocess is not None:
+        raise InvalidParameterError(
+            "The '--postprocess' option of 'dpdist estimate' applies to one --state; the joint estimate of several "
+            f"lies in the simplex already. Got --postprocess {args.postprocess} with {len(args.state)} --state files."
+        )
+    method = args.joint_method or "likelihood"
+    if method not in JOINT_METHODS:
+        raise InvalidParameterError(
+            f"The '--joint-method' option of 'dpdist estimate' must be one of {list(JOINT_METHODS)}. Got {method!r} instead."
+        )
+    _refuse_repeated_files(args.state)
+    saved = [load_state(path, journal=journal_path(path).exists()) for path in args.state]
+    _refuse_shared_ingested(args.state, [state.ingested for state in saved])
+    aggregators = check_campaigns([state.aggregator for state in saved], owner="dpdist estimate", argument="--state",
+                                  names=args.state)
+    estimate = estimate_jointly(aggregators, method=method)
+    print(f"joint estimate ({method}) of {len(aggregators)} campaigns, {estimate.n} report(s):")
+    for path, aggregator in zip(args.state, aggregators):
+        protocol = aggregator.protocol
+        print(f"  campaign   {protocol.name} (epsilon={protocol.epsilon:g}), {aggregator.n} report(s) in {path}"
+              + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
+    if estimate.guarantee is not None:
+        print(f"  guarantee  {estimate.guarantee.describe()} (each user in one campaign)")
+    for name, value in estimate.summary().items():
+        print(f"  {name:<10} {value:.6g}")
+    for note in estimate.notes():
+        print(f"  note       {note}")
+    if args.out:
+        _write_table(estimate.table(), args.out)
+        print(f"  table  {args.out}")
+    if args.plot:
+        plotting.save_estimate(estimate, args.plot, label=f"joint ({method}), n={estimate.n}")
+        print(f"  plot   {args.plot}")
+    return 0
+
+
+def _refuse_repeated_files(paths) -> None:
+    """``--state`` naming one file twice (the same path, or two paths of one file)."""
+    for index, path in enumerate(paths):
+        for earlier in paths[:index]:
+            same = os.path.abspath(path) == os.path.abspath(earlier)
+            try:
+                same = same or os.path.samefile(path, earlier)
+            except OSError:  # a missing file: load_state names it
+                pass
+            if same:
+                raise IncompatibleStateError(
+                    f"--state names {path} twice (as {earlier!r} and {path!r}): the same campaign counted twice. "
+                    "Allowed are the states of independent campaigns, each once."
+                )
+
+
+def _refuse_shared_ingested(paths, ingested) -> None:
+    """Two states that counted one report file (same file id or content, as ``dpdist aggregate`` records it)."""
+    for index, keys in enumerate(ingested):
+        for earlier in range(index):
+            shared = sorted(set(keys) & set(ingested[earlier]))
+            if shared:
+                file = keys[shared[0]].get("file", "?")
+                raise IncompatibleStateError(
+                    f"--state names {paths[earlier]} and {paths[index]}, which both ingested the report file "
+                    f"{file!r} ({shared[0]}; {len(shared)} file(s) in common): its reports would be counted twice. "
+                    "Allowed are the states of independent campaigns."
+                )
