@@ -61,7 +61,7 @@ def test_targets_reach_the_recovery_from_both_estimate_commands_and_a_bad_value_
         error = capsys.readouterr().err
         assert "'--targets'" in error and "Traceback" not in error and len(error.strip().splitlines()) == 1, error
     assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--targets", "97"]) != 0
-    assert "'targets'" in capsys.readouterr().err  # targets without --recover: the option applies with recover
+    assert "'--targets' option applies with '--recover ldprecover'" in capsys.readouterr().err  # targets without --recover
     (tmp_path / "data.csv").write_text("x\n" + "\n".join(["1", "2"] * 20) + "\n")
     assert main(["estimate", str(tmp_path / "data.csv"), "--column", "x", "--protocol", "grr", "--epsilon", "1",
                  "--labels", "1,2", "--targets", "1"]) != 0

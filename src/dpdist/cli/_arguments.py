@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from .._validation import ItemIds
 from ..errors import InvalidParameterError
 
 
@@ -34,8 +35,6 @@ def parse_targets(text: str | None) -> tuple[int, ...] | None:
     ``targets``): distinct item ids, refused in one line naming the option (None when not given)."""
     if text is None:
         return None
-    from .._validation import ItemIds
-
     try:
         return ItemIds().check(text)
     except ValueError:

@@ -562,9 +562,11 @@ def run_estimate_from_state(args) -> int:
                 f"{protocol.tags.kind}."
             )
         if recovery["recover"] in (None, "none"):
+            option = "fake_fraction" if recovery["fake_fraction"] is not None else "targets"
+            shown = getattr(args, option)
+            flag = "--" + option.replace("_", "-")
             raise InvalidParameterError(
-                f"The '--fake-fraction' option applies with '--recover ldprecover'. Got --fake-fraction "
-                f"{recovery['fake_fraction']} without it."
+                f"The '{flag}' option applies with '--recover ldprecover'. Got {flag} {shown} without it."
             )
         options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
