@@ -174,8 +174,8 @@ def recover_frequencies(
     Returns
     -------
     FrequencyEstimate
-        The recovered frequencies (in the simplex) with ``postprocess="ldprecover"``; ``variance``
-        is the plain unbiased estimator's; ``details`` holds ``fake_fraction`` (used),
+        The recovered frequencies (in the simplex) with ``postprocess="ldprecover"``; no interval
+        (``variance`` infinite, ``details["no_interval"]`` says why); ``details`` holds ``fake_fraction`` (used),
         ``fake_fraction_learned``, ``targets`` (the items the excess was taken from), ``excess``
         (the fake mass removed, in frequency units) and ``floor_shift`` (:math:`\hat s`).
 
@@ -258,9 +258,12 @@ def recover_frequencies(
         "targets": [int(item) for item in np.sort(taken)],
         "excess": excess,
         "floor_shift": shift,
+        "no_interval": "no interval: none is derived for the recovered frequencies (the plain estimator's "
+                       "standard errors are about everyone who reported, fakes included, around another estimate)",
     }
     return FrequencyEstimate(
-        frequencies=recovered, n=n, variance=plain.variance, epsilon=plain.epsilon, protocol=plain.protocol,
+        frequencies=recovered, n=n, variance=np.full(plain.domain_size, np.inf), epsilon=plain.epsilon,
+        protocol=plain.protocol,
         postprocess="ldprecover", details=details, guarantee=plain.guarantee, labels=plain.labels,
     )
 
