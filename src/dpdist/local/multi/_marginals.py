@@ -5,7 +5,7 @@ r"""The estimate of a marginal protocol: consistent marginals, any marginal of t
 
 * :meth:`~MarginalsEstimate.marginal` -- the marginal of any attributes: the projection of a
   reported marginal containing them, or else the maximum-entropy table matching the
-  reported marginals on them (:mod:`._maxent`, CALM sec. 5);
+  reported marginals on them (:mod:`dpdist.estimates._maxent`, CALM sec. 5);
 * :meth:`~MarginalsEstimate.probability` -- the share of records in a set of cells (e.g. "aged
   30-40 and earning 20-40k"), with a confidence interval.
 
@@ -34,7 +34,7 @@ from ...estimates._text import MAX_ROWS, limits, text_table
 from ..._guarantee import PrivacyGuarantee
 from ._consistency import Consistency
 from ._covariance import quadratic_form
-from ._maxent import fit_table
+from ...estimates._maxent import fit_table
 from ._schema import Attribute
 
 __all__ = ["MarginalsEstimate", "GroupNoise"]
