@@ -124,9 +124,10 @@ class MarginalsEstimate(Presented):
         return [full if index == group else np.zeros(shape + batch) for index, shape in enumerate(self.consistency.shapes)]
 
     def _variance(self, group: int, wanted: Sequence[int], weights: np.ndarray) -> np.ndarray:
-        """Variance of the linear queries ``weights`` of the consistent marginal of ``wanted`` (from ``group``)."""
+        """Variance of the linear queries ``weights`` of the consistent marginal of ``wanted`` (from ``group``), one
+        per query of the batch (0 for a query constant in the reports, e.g. the sum of every cell)."""
         pulled = self.consistency.adjoint(self._query_weights(group, wanted, weights))
-        total: float | np.ndarray = 0.0
+        total: np.ndarray = np.zeros(weights.shape[len(wanted):])
         for index, (noise, u) in enumerate(zip(self.noise, pulled)):
             if not np.any(u):
                 continue
