@@ -124,6 +124,42 @@ def test_folds_of_many_processes_never_count_a_log_row_twice(kind, tmp_path):
             store.db.close()
 
 
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def test_a_campaign_capped_after_this_process_saw_it_uncapped_keeps_its_cap_exact(kind, tmp_path, monkeypatch):
+    """PostgreSQL sends a group's campaign locks with BEGIN, shared for the campaigns this process last saw uncapped; a
+    campaign given ``max_reports`` since (deleted and created again under its id, by another process) is then locked
+    exclusively and read again: of a group of 8 one-report batches under a cap of 5, exactly 5 count."""
+    from dpdist.serve._database import open_database
+    from dpdist.serve._group import Arrival
+    from dpdist.serve._store import Store
+
+    protocol = local.from_config(GRR)
+    with database_url(kind, tmp_path) as url:
+        this, other = Store(open_database(url)), Store(open_database(url))
+        other.create("c", GRR)
+        other.transition("c", "open")
+
+        def group(prefix):
+            return [Arrival("c", f"{prefix}{k:031x}", "0" * 64, protocol.report_format.validate(
+                protocol.privatize(np.array([k]), rng=k)), 1, 1) for k in range(8)]
+
+        assert all(outcome["accepted"] == 1 for outcome in this.commit(group("a")))  # seen uncapped
+        other.delete("c")
+        other.create("c", GRR, max_reports=5)
+        other.transition("c", "open")
+        locked = []  # the locks taken after BEGIN's (campaign, shared)
+        original = this.db.lock_name
+        monkeypatch.setattr(this.db, "lock_name", lambda name, *, shared: (locked.append((name, shared)),
+                                                                            original(name, shared=shared)))
+        outcomes = this.commit(group("b"))
+        assert locked == ([("c", False)] if kind == "postgresql" else [])  # the shared lock of BEGIN made exclusive
+        assert sum(isinstance(outcome, dict) for outcome in outcomes) == 5
+        assert [outcome.code for outcome in outcomes if not isinstance(outcome, dict)] == ["campaign_full"] * 3
+        assert other.get("c").n == 5
+        for store in (this, other):
+            store.db.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_two_workers_count_every_report_once_and_keep_a_cap_exact(kind, tmp_path):

@@ -282,13 +282,14 @@ def joint_protocols() -> tuple[tuple[str, ...], tuple[str, ...]]:
     Read from the registry (each frequency oracle built at its defaults, eps = 1, d = 8, and asked
     :func:`_has_channel_likelihood`), so the refusal message and the docs list what the code accepts.
     """
-    histograms, supports = [], []
+    histograms: list[str] = []
+    supports: list[str] = []
     for name in available("frequency"):
         try:
             protocol = make(name, epsilon=1.0, domain_size=8)
         except DPDistError:  # needs more than eps and d (the memoized ones: refused anyway)
             continue
-        if _has_channel_likelihood(protocol):
+        if isinstance(protocol, FrequencyOracle) and _has_channel_likelihood(protocol):
             (histograms if protocol.output_histogram else supports).append(name)
     return tuple(histograms), tuple(supports)
 

@@ -116,8 +116,11 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     the whole transaction (the database's errors)."""
     outcomes: list = [None] * len(items)
     minute = arrival_ms()
-    with db.transaction():
-        campaigns = _lock_campaigns(db, {item.campaign_id for item in items})
+    ids = sorted({item.campaign_id for item in items})
+    held = _known_locks(db, ids)
+    locks = [db.lock_statement(cid, shared=held[cid]) for cid in ids] if held else []
+    with db.transaction([*locks, *_reads(ids)]) as first:
+        campaigns = _lock_campaigns(db, ids, first[len(locks):], dict(held))
         claimed = _claim(db, items, campaigns, outcomes, minute)
         refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
         _pass_recorded(db, items, outcomes)
@@ -128,28 +131,50 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     return outcomes
 
 
-def _lock_campaigns(db: Database, ids: set[str]) -> dict[str, _Campaign]:
-    """The group's campaigns, each locked (PostgreSQL) in a fixed order: shared, exclusive for capped ones."""
-    columns = "id, config, state, max_reports, enrollment, keep_reports"
+_COLUMNS = "id, config, state, max_reports, enrollment, keep_reports"
+#: PostgreSQL: whether each campaign seen had ``max_reports`` when this process last read it (the lock it takes)
+_CAPPED: dict[str, bool] = {}
 
-    def read() -> dict[str, _Campaign]:
-        found = {}
-        for chunk in _chunks(sorted(ids)):
-            marks = ", ".join("?" * len(chunk))
-            for cid, config, state, cap, enrollment, keep in db.execute(
-                f"SELECT {columns} FROM campaigns WHERE id IN ({marks})", tuple(chunk)
-            ):
-                found[cid] = _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
-        return found
 
-    first = read()
-    if db.dialect == "sqlite":  # BEGIN IMMEDIATE holds the whole database
-        campaigns = first
-    else:
-        for campaign_id in sorted(ids):
-            capped = campaign_id in first and first[campaign_id].max_reports is not None
-            db.lock_name(campaign_id, shared=not capped)
-        campaigns = read()  # as of the locks (a change committed before them is seen)
+def _reads(ids: list[str]) -> list[tuple[str, tuple]]:
+    """The statements that read the rows of the campaigns ``ids``."""
+    return [(f"SELECT {_COLUMNS} FROM campaigns WHERE id IN ({', '.join('?' * len(chunk))})", tuple(chunk))
+            for chunk in _chunks(ids)]
+
+
+def _campaigns(results) -> dict[str, _Campaign]:
+    return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
+            for rows in results for cid, config, state, cap, enrollment, keep in rows}
+
+
+def _known_locks(db: Database, ids: list[str]) -> dict[str, bool]:
+    """PostgreSQL: campaign id -> lock shared, for every campaign of the group when this process knows whether each is
+    capped (their locks are then sent with ``BEGIN``, before the read); else empty (read, lock, read again)."""
+    if db.dialect == "sqlite":
+        return {}
+    known = {cid: _CAPPED.get(cid) for cid in ids}
+    return {} if None in known.values() else {cid: not capped for cid, capped in known.items()}
+
+
+def _lock_campaigns(db: Database, ids: list[str], first: list, held: dict[str, bool]) -> dict[str, _Campaign]:
+    """The group's campaigns (``first``: the rows :func:`_reads` read), each locked (PostgreSQL) in a fixed order:
+    shared, exclusive for capped ones.  A campaign locked shared that the read finds capped (it was reconfigured since
+    this process last saw it) is then locked exclusively and read again: a capped campaign's count is always exact.
+    ``held``: the locks taken with ``BEGIN`` (campaign id -> shared)."""
+    campaigns = _campaigns(first)
+    if db.dialect != "sqlite":
+        while True:
+            capped = {cid for cid, campaign in campaigns.items() if campaign.max_reports is not None}
+            wanted = [cid for cid in ids if cid not in held or (held[cid] and cid in capped)]
+            if not wanted:
+                break
+            for campaign_id in wanted:
+                held[campaign_id] = campaign_id not in capped
+                db.lock_name(campaign_id, shared=held[campaign_id])
+            campaigns = _campaigns(db.execute(statement, parameters) for statement, parameters in _reads(ids))  # as of the locks
+        if len(_CAPPED) > 4096:
+            _CAPPED.clear()
+        _CAPPED.update({cid: campaign.max_reports is not None for cid, campaign in campaigns.items()})  # known ones only
     for campaign in campaigns.values():
         if campaign.max_reports is not None:
             campaign.total = _total(db, campaign.id)
@@ -217,22 +242,22 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
 
 
 _BATCH_COLUMNS = "campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
+_BATCH_FIELDS = tuple(_BATCH_COLUMNS.split(", "))
 _CLAIM = " ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id"
 
 
 def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
     """Insert batch rows unless their (campaign, batch id) is recorded; the keys inserted.  PostgreSQL: one statement
-    text whatever the group's size, its columns as arrays (psycopg caches the conversion of a statement of at most 50
-    parameters only, and the server prepares a statement it sees again)."""
+    text whatever the group's size (the server prepares a statement it sees again), its rows as one JSON parameter
+    (``json_populate_recordset``: psycopg dumps a string in C, where its array dumpers loop in Python, about 50 us a
+    column of a group)."""
     if db.dialect != "postgresql":
         marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
         return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
                           tuple(value for row in rows for value in row))
-    columns = tuple(list(column) for column in zip(*rows))
-    return db.execute(
-        f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[],"
-        f" ?::bigint[], ?::bigint[], ?::text[]){_CLAIM}", columns,
-    )
+    document = json.dumps([dict(zip(_BATCH_FIELDS, row)) for row in rows])
+    return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT {_BATCH_COLUMNS} FROM"
+                      f" json_populate_recordset(NULL::batches, ?::json){_CLAIM}", (document,))
 
 
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
@@ -403,14 +428,14 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
         change = protocol.aggregator()  # the one way reports enter an aggregator: add_batch of the group's reports
         if campaign.admitted:
             change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format))
-        db.execute(
+        db.execute_at_commit(
             "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
              json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
         )
         if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
-            db.execute(
+            db.execute_at_commit(
                 "UPDATE relayed_campaigns SET smallest_batch = ? WHERE campaign_id = ?"
                 " AND (smallest_batch IS NULL OR smallest_batch > ?)", (campaign.smallest, campaign.id, campaign.smallest),
             )
