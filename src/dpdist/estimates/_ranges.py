@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -256,8 +256,9 @@ class RangeEstimate(Presented):
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The response matrices of the pairs (at most six), or the one attribute's histogram."""
         pairs = [(self.names[i], self.names[j]) for i, j in sorted(self.matrices)][:6]
-        figure, axes = panel_grid(max(len(pairs), 1))
-        for axis, pair in zip(axes, pairs or [None]):
+        panels: Sequence[tuple[str, str] | None] = pairs or [None]
+        figure, axes = panel_grid(len(panels))
+        for axis, pair in zip(axes, panels):
             self.plot(axis, pair=pair)
             if label:
                 axis.set_title(f"{label}: {' x '.join(pair) if pair else self.names[0]}", fontsize=9)
