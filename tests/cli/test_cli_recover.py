@@ -28,7 +28,9 @@ def test_the_estimate_command_recovers_a_saved_campaign_and_refuses_misplaced_op
     np.testing.assert_allclose(np.asarray(table[column], dtype=float), expected, atol=1e-6)
     capsys.readouterr()
     assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--fake-fraction", "0.1"]) != 0
-    assert "'fake_fraction'" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "'--fake-fraction'" in error and "--recover ldprecover" in error and "0.1" in error
+    assert "'fake_fraction'" not in error and len(error.strip().splitlines()) == 1
     assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--recover", "magic"]) != 0
     error = capsys.readouterr().err
     assert "--recover" in error and "ldprecover" in error and "magic" in error and "Traceback" not in error and len(error.strip().splitlines()) == 1

@@ -227,6 +227,31 @@ def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_
 
 
 @pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_request_pipelined_behind_another_with_headers_that_never_end_is_closed_after_the_header_timeout(
+        tmp_path, kind, http):
+    """The beginning of request 2 sent in the same write as request 1: no later read arms the timer, so the timer is
+    armed when request 1 is answered (it held the connection until the keep-alive timeout, here 30 s)."""
+    with target(kind, tmp_path, Limits(header_timeout=1.0, keep_alive_timeout=30, http=http)) as server:
+        sock = raw_connection(server.port)
+        started = time.monotonic()
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nX-Slow: ")
+        closed, answer = False, b""
+        while not closed and time.monotonic() - started < BOUND_S:
+            sock.settimeout(0.2)
+            try:
+                data = sock.recv(65536)
+                answer += data
+                closed = data == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1") == 1  # request 1 answered, 2 not
+        assert closed and time.monotonic() - started < 1.0 + 5.0
+
+@pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("case", ["below_the_rate", "past_the_deadline"])
 def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind, case):
     if case == "below_the_rate":  # 1 KiB, then nothing: behind 64 KiB/s once the 0.3 s grace is over

@@ -160,6 +160,14 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_timer()
 
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # bytes of a following request that came with this one (pipelined) wait in h11's buffer: no read will
+        # arm the timer for them, so their headers' time counts from this answer
+        if (not self._header_timer_armed and not self.transport.is_closing() and self.conn.their_state is h11.IDLE
+                and self.conn.trailing_data[0]):
+            self._arm_header_timer()
+
     def connection_lost(self, exc):
         self._close_header_timer()
         super().connection_lost(exc)

@@ -50,6 +50,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._awaiting_head = True  # before a request's headers are complete (from the end of the previous request)
         self._head_bytes = 0
         self._completed_in_read = False
+        self._head_begun = False
 
     def connection_made(self, transport):
         super().connection_made(transport)
@@ -74,16 +75,29 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         return int(self.config.h11_max_incomplete_event_size or MAX_HEADER_DEFAULT)
 
     def on_headers_complete(self) -> None:
-        self._awaiting_head, self._head_bytes = False, 0
+        self._awaiting_head, self._head_bytes, self._head_begun = False, 0, False
         self._disarm_header_timer()
         size = len(self.url) + sum(len(name) + len(value) + _HEADER_OVERHEAD for name, value in self.headers)
         if size > self._max_header_bytes:
             raise HeadersTooLarge(size)
         super().on_headers_complete()
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_begun = True  # a request's first byte was parsed: its head is not complete yet
+
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._awaiting_head, self._completed_in_read = True, True  # what follows is the next request's
+        self._head_begun = False
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # a following request begun in the same read as this one (pipelined): no read will arm the timer for the
+        # rest of its head, so its headers' time counts from this answer
+        if (not self._header_timer_armed and not self.transport.is_closing() and self._awaiting_head
+                and self._head_begun):
+            self._arm_header_timer()
 
     def connection_lost(self, exc):
         self._close_header_timer()

@@ -560,6 +560,11 @@ def run_estimate_from_state(args) -> int:
                 f"The '--recover' option applies to frequency protocols; the state's {protocol.name!r} is "
                 f"{protocol.tags.kind}."
             )
+        if recovery["recover"] in (None, "none"):
+            raise InvalidParameterError(
+                f"The '--fake-fraction' option applies with '--recover ldprecover'. Got --fake-fraction "
+                f"{recovery['fake_fraction']} without it."
+            )
         options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
 
