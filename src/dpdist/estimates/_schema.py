@@ -154,6 +154,27 @@ KINDS: dict[str, dict[str, Any]] = {
         "postprocess": {"type": "string"},
         "attribute_guarantee": GUARANTEE,
     },
+    "ranges": {
+        "attributes": {
+            "type": "array",
+            "description": "the numerical attributes, in order: name and bounds",
+            "items": {"type": "object", "required": ["name", "bounds"],
+                      "properties": {"name": {"type": "string"}, "bounds": _NUMBERS}},
+        },
+        "resolution": {"type": "integer", "description": "equal bins per attribute"},
+        "histograms": {"type": "array", "items": _NUMBERS, "description": "each attribute's frequency of each bin"},
+        "matrices": {
+            "type": "array",
+            "description": "each pair's response matrix: the joint frequencies of their bins (rows: the first)",
+            "items": {
+                "type": "object",
+                "required": ["attributes", "matrix"],
+                "properties": {"attributes": {"type": "array", "items": {"type": "string"}},
+                               "matrix": {"type": "array", "items": _NUMBERS}},
+            },
+        },
+        "no_interval": {"type": "string", "description": "why the range answers have no interval"},
+    },
     "quantiles": {
         "q": _NUMBERS,
         "values": _NUMBERS,
