@@ -6,7 +6,13 @@ import itertools
 import os
 import socket
 
+from bytecode_cache import keep_bytecode
 from pinned_numerics import pin_numerics
+
+# before the suite imports its heavy modules: this process and every process it starts keep their compiled bytecode
+# (an environment with PYTHONDONTWRITEBYTECODE=1 compiles every imported module again in every server, command line
+# and worker the tests start: tests/bytecode_cache.py)
+keep_bytecode()
 
 # before anything imports numpy: every test computes the same numbers on any AVX2 CPU, and run_spec
 # computes jobs=1 cells in this process (a worker would not see the methods a test registers) with

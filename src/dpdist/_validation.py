@@ -286,6 +286,36 @@ class Labels(Constraint):
 
 
 @dataclass(frozen=True)
+class ItemIds(Constraint):
+    """A non-empty set of distinct item ids (ints >= 0): a list, one int, or the ids as text separated by commas
+    (``"3,7"``: a query string, a command line); stored as a tuple.  The domain is checked by the option's user."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, str):
+            parts = [part.strip() for part in value.split(",")]
+            if not all(part.isdigit() and part.isascii() for part in parts):
+                raise ValueError
+            value = [int(part) for part in parts]
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, (list, tuple, np.ndarray)) or np.ndim(value) != 1:
+            raise ValueError
+        items = tuple(value)
+        if not items or not all(isinstance(item, (int, np.integer)) and not isinstance(item, bool) and item >= 0
+                                for item in items):
+            raise ValueError
+        if len(set(int(item) for item in items)) != len(items):
+            raise ValueError
+        return tuple(int(item) for item in items)
+
+    def describe(self) -> str:
+        return "a non-empty list of distinct item ids (ints >= 0), e.g. [3, 7] or '3,7'"
+
+    def invalid_examples(self) -> list:
+        return [[], [1, 1], [-1], ["a"], "x", [1.5], "3,,7", True]
+
+
+@dataclass(frozen=True)
 class Alphabet(Constraint):
     """A public alphabet: a string of 1 .. ``max_size`` distinct characters (symbols of encoded words)."""
 

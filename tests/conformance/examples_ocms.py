@@ -5,6 +5,6 @@ EXAMPLES = {
     "ocms": [
         {"epsilon": 1.0, "domain_size": 5, "hash_prime": 7},  # worst case, f* = 1: m = round(1 + e^0.5) = 3
         {"epsilon": 3.0, "domain_size": 4, "hash_prime": 11, "objective": "l2"},  # m = 8
-        {"epsilon": 2.0, "domain_size": 3, "hash_prime": 7, "max_frequency": 0.1},  # f* = 0.1: m = 7
+        {"epsilon": 2.0, "domain_size": 5, "hash_prime": 7, "max_frequency": 0.2},  # f* = 0.2 = 1/d: m = 5
     ],
 }

@@ -17,11 +17,12 @@ import pytest
 import dpdist
 from dpdist import central, local, plotting
 from dpdist.errors import InvalidParameterError
-from dpdist.estimates import JSON_SCHEMA, Distribution, Estimate, Interval, MeanVarianceEstimate
+from dpdist.estimates import JSON_SCHEMA, Distribution, Estimate, Interval, MeanVarianceEstimate, RangeEstimate
 from dpdist.uncertainty import cdf_band
 
 matplotlib.use("Agg")
 from dpdist.local.numerical.binning import Binning
+from dpdist.local.multi.pripl import pripl_ranges
 from dpdist.local.numerical.sw import SquareWave
 
 X = np.random.default_rng(0).beta(2, 5, size=2000)
@@ -74,6 +75,16 @@ def _marginals():
     return protocol.estimate(protocol.simulate(np.random.default_rng(1).integers(0, 2, (3000, 3)), rng=2))
 
 
+_x = np.random.default_rng(1).beta(2, 5, 4000)
+RANGE_RECORDS = {"x": _x, "y": np.clip(_x + np.random.default_rng(2).normal(0, 0.1, 4000), 0, 1),
+                 "z": np.random.default_rng(3).random(4000)}
+
+
+def _ranges():
+    attributes = [{"name": name, "bounds": [0, 1]} for name in RANGE_RECORDS]
+    return pripl_ranges(RANGE_RECORDS, epsilon=2.0, attributes=attributes, rng=2, resolution=16)
+
+
 def _key_value():
     from dpdist.local.keyvalue import KeyValueSets
 
@@ -84,6 +95,7 @@ def _key_value():
 
 
 RESULTS = {
+    "ranges": _ranges,
     "multi-attribute": _multi_attribute,
     "key-value": _key_value,
     "marginals": _marginals,
@@ -209,6 +221,26 @@ def test_a_band_gives_the_intervals_of_the_cdf_its_quantiles_and_its_mean():
     assert again.guarantee == estimate.guarantee
 
 
+def test_range_answers_read_back_from_json_and_say_why_they_have_no_interval():
+    """A RangeEstimate reads back from its JSON with the same answers; it lists no interval, its answers have infinite
+    limits, and its JSON and text say why (an adaptive structure: no analytic variance)."""
+    estimate = RESULTS["ranges"]()
+    document = json.loads(estimate.to_json())
+    again = RangeEstimate.from_dict(document)
+    box = {"x": (0.1, 0.4), "y": (0.2, 0.5), "z": (0.0, 0.5)}
+    for query in (box, {"x": (0.1, 0.4)}, {"y": (0.2, 0.5), "x": (0.1, 0.4)}):
+        assert again.range(query).estimate == pytest.approx(estimate.range(query).estimate, abs=1e-12)
+    assert again.guarantee == estimate.guarantee and again.summary() == pytest.approx(estimate.summary())
+    answer = estimate.range(box, level=0.9)
+    assert (answer.low, answer.high, answer.level) == (-np.inf, np.inf, 0.9) and "no analytic variance" in answer.method
+    assert estimate.intervals(0.9) == () and document["intervals"] == []
+    assert "no analytic variance" in document["no_interval"] and "no analytic variance" in estimate.describe()
+    true_mean = float(np.mean(RANGE_RECORDS["x"]))
+    assert f"(true {true_mean:.6g})" in estimate.describe(truth=RANGE_RECORDS)
+    with pytest.raises(InvalidParameterError, match="'w'"):
+        estimate.range({"w": (0, 1)})
+
+
 def test_a_release_presents_the_distribution_it_releases():
     tree = RESULTS["tree histogram"]()
     document = tree.to_dict(0.9)
@@ -278,13 +310,13 @@ def test_released_quantiles_as_a_distribution_have_those_quantiles():
 PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
 #: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
 RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals",
-                "key_value"}
+                "ranges", "key_value"}
 #: Fields of results whose presence would tell their kind apart.
 RESULT_FIELDS = {"kind", "labels", "frequencies", "band", "n", "guarantee", "item_names", "edges", "probabilities", "mean"}
 #: Where a ``kind`` is compared that is not a result's: an accuracy explanation's (a protocol's kind).
 OTHER_KINDS = {"serve/_explain_words.py"}
 RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
-                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "KeyValueEstimate"}
+                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "RangeEstimate", "KeyValueEstimate"}
 
 
 def test_no_presentation_code_switches_on_the_type_of_a_result():

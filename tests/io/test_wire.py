@@ -141,6 +141,30 @@ def test_binary_records_validate_range_shape_and_integrity():
             io.decode_record(bad, grr)
 
 
+def test_a_record_without_a_config_is_refused_naming_the_missing_config():
+    """The outsider's header with ``"config": null`` (and one without the field) was refused as "record header has dtype
+    uint64, shape (2, 2): not a report batch", though its dtype and shape were right: the message names the config."""
+    olh = local.make("olh", epsilon=2.0, domain_size=16)
+    good = np.array([[5, 1], [7, 2]], dtype="<u8")
+    without = _raw_record(olh.config(), good)
+    header_length = struct.unpack("<I", without[10:14])[0]
+    header = json.loads(without[14:14 + header_length])
+    del header["config"]
+    encoded = json.dumps(header).encode()
+    for bad, got in ((_raw_record(None, good), "Got None"), (_raw_record([1], good), "Got [1]"),
+                     (without[:10] + struct.pack("<I", len(encoded)) + encoded + good.tobytes(), "Got no such field")):
+        with pytest.raises(MalformedReportError) as refused:
+            io.decode_record(bad, olh)
+        message = str(refused.value)
+        assert "no protocol config" in message and "'config'" in message and got in message, message
+        assert "not a report batch" not in message
+    header["config"] = olh.config()
+    del header["dtype"]
+    encoded = json.dumps(header).encode()
+    with pytest.raises(MalformedReportError, match="no 'dtype' field"):
+        io.decode_record(without[:10] + struct.pack("<I", len(encoded)) + encoded + good.tobytes(), olh)
+
+
 def test_only_valid_reports_are_written():
     grr = local.make("grr", epsilon=1.0, domain_size=5)
     with pytest.raises(MalformedReportError, match="invalid report"):

@@ -28,8 +28,8 @@ def _worst_case(name, epsilon, d, f_star):
     return worst
 
 
-@pytest.mark.parametrize("f_star", [1.0, 0.5, 0.1])
-@pytest.mark.parametrize("epsilon, d", [(eps, d) for eps in (0.5, 1.0, 2.0, 4.0, 8.0) for d in (2, 16, 256, 4096)])
+@pytest.mark.parametrize("epsilon, d, f_star", [(eps, d, f) for eps in (0.5, 1.0, 2.0, 4.0, 8.0) for d in (2, 16, 256, 4096)
+                                                for f in (1.0, 0.5, 0.1) if f * d >= 1])  # f* < 1/d: refused
 def test_the_choice_is_within_the_tie_of_the_lowest_worst_case(epsilon, d, f_star):
     chosen = local.make("auto", epsilon=epsilon, domain_size=d, max_frequency=f_star)
     best = min(_worst_case(name, epsilon, d, f_star) for name in CANDIDATES)
@@ -70,6 +70,21 @@ def test_without_max_frequency_ocms_is_ranked_for_the_l2_loss_and_is_not_chosen_
         if d >= 1024:  # d >> e^eps: l-OCMS+RR's width tends to OLH's
             assert rows["ocms"]["variance"] == pytest.approx(rows["olh"]["variance"], rel=1e-3)
         assert local.make("auto", epsilon=epsilon, domain_size=d).name != "ocms"
+
+
+@pytest.mark.parametrize("name", ["ocms", "auto"])
+@pytest.mark.parametrize("value", [0.0, 1e-9, 0.0624])
+def test_a_max_frequency_below_one_over_d_is_refused_with_the_allowed_range(name, value):
+    """The d frequencies sum to 1, so a bound f* < 1/d holds for no data set (f* = 1e-9 at epsilon = 30 took the widest
+    sketch, m = 2^20): refused naming max_frequency, the value and [1/d, 1]; 1/d itself is allowed."""
+    with pytest.raises(InvalidParameterError) as refused:
+        local.make(name, epsilon=30.0, domain_size=16, max_frequency=value)
+    message = str(refused.value)
+    assert "'max_frequency'" in message and repr(float(value)) in message and "[1/d, 1] = [0.0625, 1]" in message
+    assert local.make(name, epsilon=30.0, domain_size=16, max_frequency=1 / 16) is not None
+    if name == "ocms":
+        with pytest.raises(InvalidParameterError, match="'max_frequency'.*worst_case_variance"):
+            local.make("ocms", epsilon=1.0, domain_size=16).worst_case_variance(1000, max_frequency=value)
 
 
 @pytest.mark.parametrize("value", [1.5, -0.2, "high"])

@@ -158,6 +158,17 @@ def test_the_guides_range_example_has_an_interval_of_the_share_it_estimates():
     assert aligned.low <= inside <= aligned.high
 
 
+def test_a_range_meeting_every_cell_of_a_grid_inside_none_has_the_interval_zero_to_one():
+    """A 2-D range that cuts all four cells of a 2 x 2 grid: no cell inside it (low 0) and the sum of every cell, a
+    constant of the consistent grids with variance 0 (high 1).  It raised IndexError (a 0-d variance) before."""
+    proto = local.make("hdg", epsilon=1.0, attributes=SCHEMA[:2], g1=4, g2=2)
+    records = _records(4000)[:, :2]
+    grids = proto.estimate(proto.simulate(records, rng=5), postprocess="norm-sub")
+    answer = grids.range({"x": (30, 60), "y": (20, 30)})
+    assert (answer.low, answer.high) == (0.0, 1.0) and "cells meeting it" in answer.method
+    assert 0 < answer.estimate < 1 and abs(answer.estimate - _share(records, {"x": (30, 60), "y": (20, 30)})) < 0.2
+
+
 def test_the_report_reveals_only_the_grid_and_the_oracle_output():
     proto = local.make("hdg", epsilon=1.0, attributes=SCHEMA[:2], g1=4, g2=2)
     reports = proto.privatize(_records(1000)[:, :2], rng=5)

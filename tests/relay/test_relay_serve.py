@@ -76,12 +76,14 @@ def _drained(relay, campaign: str, timeout: float = 120.0) -> dict:
     raise AssertionError(f"the relay did not drain: {status}")
 
 
-@pytest.fixture
-def parties(tmp_path):
-    collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log").start()
-    relay = RelayProcess(tmp_path / "relay.sqlite", collector.url, min_batch=20, max_batch=60,
-                         log_path=tmp_path / "relay.log").start()
-    issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), log_path=tmp_path / "issuer.log",
+@pytest.fixture(scope="module")
+def _parties(tmp_path_factory):
+    """One collector, relay and issuer for the module (three server start-ups, not three per test): each test collects
+    its own campaign, with its own issuer key, and reads only that campaign's counts and queue."""
+    folder = tmp_path_factory.mktemp("parties")
+    collector = CollectorProcess(str(folder / "campaigns.sqlite"), log_path=folder / "collector.log").start()
+    relay = RelayProcess(folder / "relay.sqlite", collector.url, min_batch=20, max_batch=60, log_path=folder / "relay.log").start()
+    issuer = IssuerProcess(str(folder / "issuer.sqlite"), log_path=folder / "issuer.log",
                            options=("--cors-origin", collector.url)).start()  # the collector's page asks it for tokens
     yield collector, relay, issuer
     issuer.stop()
@@ -89,7 +91,17 @@ def parties(tmp_path):
     collector.stop()
 
 
-def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(parties, tmp_path):
+@pytest.fixture
+def parties(_parties):
+    """The module's three processes, each running when the test starts (a test before may have stopped or killed one:
+    ``start`` brings it back on the same port and files)."""
+    for party in _parties:
+        if party.process is None or party.process.poll() is not None:
+            party.start()
+    return _parties
+
+
+def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(parties):
     collector, relay, issuer = parties
     _create(parties, "anon")
     values = np.arange(130) % 16
@@ -115,7 +127,7 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
     passed_on = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()  # cached by the relay a few seconds
     assert public["anonymity"] == statement and passed_on["relay"] == public["relay"] and public["relay"]["key_id"]
     # what the collector stored of the batches: the relay's random batch ids, no arrival time
-    database = sqlite3.connect(tmp_path / "campaigns.sqlite")
+    database = sqlite3.connect(collector.db_url)
     rows = database.execute("SELECT batch_id, received_ms FROM batches WHERE campaign_id = 'anon'").fetchall()
     assert rows and all(len(batch_id) == 32 for batch_id, _ in rows) and len({received for _, received in rows}) == 1
     device_ids = {ack["batch_id"] for ack in acks}

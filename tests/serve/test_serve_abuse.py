@@ -581,6 +581,25 @@ def _poisoning_tested() -> list[str]:
     return sorted(TESTED)
 
 
+def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_included():
+    """``TESTED`` is every registered protocol declaring ``tags.bernoulli_support``, not a closed list: OCMS (local
+    hashing with Pan's range, a subclass of OLH) has OLH's structure, so an ocms campaign gets the test olh's gets."""
+    from dpdist.local._registry import registered_class
+    from dpdist.serve._diagnostics import TESTED, diagnostics
+
+    assert "ocms" in TESTED and {"olh", "rlh"} <= TESTED and "hr" not in TESTED
+    assert TESTED == {name for name in local.available("frequency") if registered_class(name).tags.bernoulli_support}
+    for name in ("olh", "ocms"):  # the outsider's flood: 500 honest reports and 3,000 copies of one report
+        protocol = local.make(name, epsilon=2.0, domain_size=16)
+        honest = protocol.privatize(np.random.default_rng(3).integers(0, 16, 500), rng=4)
+        forged = np.tile(np.asarray(honest[:1]), (3_000,) + (1,) * (np.asarray(honest).ndim - 1))
+        aggregator = protocol.aggregator()
+        aggregator.add(np.concatenate([honest, forged]))
+        document = diagnostics(protocol, aggregator)
+        assert document["test"] == "support_counts" and document["flagged"] is True, (name, document)
+        assert document["count_above"] >= 1
+
+
 @pytest.mark.parametrize("name", _poisoning_tested())
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is
@@ -588,6 +607,7 @@ def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_re
     <= alpha. 400 seeded campaigns; tolerance 4 binomial standard deviations (21 rates are checked)."""
     from dpdist.serve._diagnostics import UNARY, diagnostics
 
+    assert "ocms" in _poisoning_tested()  # the boundary covers every protocol with the test, ocms included
     params = {"epsilon": 1.0, "domain_size": 6}
     if name in ("l-grr", "l-osue"):
         params.update(epsilon=2.0, epsilon_1=1.0)

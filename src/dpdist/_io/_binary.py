@@ -98,13 +98,21 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         dtype = _dtype_of(header["dtype"])
         shape = tuple(int(s) for s in header["shape"])
         payload_bytes = int(header["payload_bytes"])
-        config = header["config"]
+        config = header.get("config")
         file_id = header.get("file_id")
         if file_id is not None:
             file_id = check_file_id(file_id, source)
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+    except KeyError as error:
+        raise MalformedReportError(f"{source}: unreadable record header (no {error} field).") from None
+    except (UnicodeDecodeError, ValueError, TypeError, AttributeError) as error:
         raise MalformedReportError(f"{source}: unreadable record header ({error}).") from None
-    if dtype.hasobject or len(shape) < 1 or min(shape) < 0 or not isinstance(config, dict):
+    if not isinstance(config, dict):
+        got = "no such field" if "config" not in header else f"{config!r:.80}"
+        raise MalformedReportError(
+            f"{source}: record header has no protocol config: its 'config' field must be the config object of the "
+            f"protocol that wrote the reports (io.encode_record writes it). Got {got}."
+        )
+    if dtype.hasobject or len(shape) < 1 or min(shape) < 0:
         raise MalformedReportError(f"{source}: record header has dtype {dtype}, shape {shape}: not a report batch.")
     if payload_bytes != _int64_product(shape) * dtype.itemsize:
         raise MalformedReportError(

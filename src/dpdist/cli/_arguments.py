@@ -1,10 +1,11 @@
-"""Argument types and checks shared by the sub-commands (``--seed``, ``--bounds``, ``--replicates``)."""
+"""Argument types and checks shared by the sub-commands (``--seed``, ``--bounds``, ``--replicates``, ``--targets``)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 
+from .._validation import ItemIds
 from ..errors import InvalidParameterError
 
 
@@ -27,6 +28,19 @@ def check_replicates(replicates: int) -> int:
             f"The '--replicates' option must be 0 (no bands) or an int >= 20. Got {replicates!r} instead."
         )
     return replicates
+
+
+def parse_targets(text: str | None) -> tuple[int, ...] | None:
+    """The value of a ``--targets 3,7`` option (the attacked items of a recovery, ``recover_frequencies``'s
+    ``targets``): distinct item ids, refused in one line naming the option (None when not given)."""
+    if text is None:
+        return None
+    try:
+        return ItemIds().check(text)
+    except ValueError:
+        raise InvalidParameterError(
+            f"The '--targets' option must be {ItemIds().describe()}. Got {text!r} instead."
+        ) from None
 
 
 def parse_bounds(text: str | None) -> tuple[float, float] | None:

@@ -59,7 +59,7 @@ from ..io import (
     record_ingested,
 )
 from ..local.words import words_in_alphabet
-from ._arguments import check_replicates, parse_bounds, seed_argument
+from ._arguments import check_replicates, parse_bounds, parse_targets, seed_argument
 from ._bounds import values_in_bounds
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -553,12 +553,20 @@ def run_estimate_from_state(args) -> int:
                 f"The '--postprocess' option applies to frequency protocols; the state's {protocol.name!r} is numerical."
             )
         options["postprocess"] = args.postprocess
-    recovery = {"recover": getattr(args, "recover", None), "fake_fraction": getattr(args, "fake_fraction", None)}
+    recovery = {"recover": getattr(args, "recover", None), "fake_fraction": getattr(args, "fake_fraction", None),
+                "targets": parse_targets(getattr(args, "targets", None))}
     if any(value is not None for value in recovery.values()):
         if protocol.tags.kind != "frequency":
             raise InvalidParameterError(
                 f"The '--recover' option applies to frequency protocols; the state's {protocol.name!r} is "
                 f"{protocol.tags.kind}."
+            )
+        if recovery["recover"] in (None, "none"):
+            option = "fake_fraction" if recovery["fake_fraction"] is not None else "targets"
+            shown = getattr(args, option)
+            flag = "--" + option.replace("_", "-")
+            raise InvalidParameterError(
+                f"The '{flag}' option applies with '--recover ldprecover'. Got {flag} {shown} without it."
             )
         options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)

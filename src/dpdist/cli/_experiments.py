@@ -151,6 +151,12 @@ def _add_estimate(subparsers) -> None:
         default=None,
         help="with --recover: the known fraction of fake reports, in [0, 0.5) (default: learned for grr, 0 otherwise)",
     )
+    estimate.add_argument(
+        "--targets",
+        default=None,
+        metavar="ITEMS",
+        help="with --recover: the attacked items when known, e.g. 3,7 (the fake mass is removed from them only)",
+    )
     estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
     estimate.add_argument(
@@ -301,7 +307,8 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    for option, value in {"--recover": args.recover, "--fake-fraction": args.fake_fraction}.items():
+    for option, value in {"--recover": args.recover, "--fake-fraction": args.fake_fraction,
+                          "--targets": args.targets}.items():
         if value is not None and args.state is None:
             raise InvalidParameterError(
                 f"The '{option}' option applies to a campaign's saved state (--state STATE). Got {option} {value} "
@@ -310,7 +317,7 @@ def _run_estimate(args) -> int:
     if args.state is not None:
         _check_state_mode(args)
         if len(args.state) > 1:
-            if args.recover is not None or args.fake_fraction is not None:
+            if args.recover is not None or args.fake_fraction is not None or args.targets is not None:
                 raise InvalidParameterError(
                     f"The '--recover' option of 'dpdist estimate' applies to one --state. Got {len(args.state)} --state files."
                 )

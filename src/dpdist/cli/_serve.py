@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..local import from_config
 from ..serve._limits import DEFAULT_MAX_BODY_BYTES, add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
-from ._arguments import seed_argument
+from ._arguments import parse_targets, seed_argument
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import charge_collection, data_reader, json_option, load_config
@@ -381,6 +381,10 @@ def _add_estimate_and_export(actions) -> None:
     estimate.add_argument("--json", action="store_true", help="print the estimate document as JSON")
     estimate.add_argument("--plot", default=None, metavar="PNG", help="write the estimate's plot to this PNG file")
     estimate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="estimator option (repeatable)")
+    estimate.add_argument(
+        "--targets", default=None, metavar="ITEMS",
+        help="with --option recover=ldprecover: the attacked items when known, e.g. 3,7 (the option 'targets')",
+    )
     estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the bands (0.95)")
     estimate.add_argument(
         "--width", type=float, default=None, metavar="W",
@@ -634,6 +638,11 @@ def _parse_options(pairs: list[str]) -> dict:
 
 def _run_estimate(args) -> int:
     options = _parse_options(args.option)
+    targets = parse_targets(args.targets)
+    if targets is not None:
+        if "targets" in options:
+            raise InvalidParameterError("The '--targets' option and '--option targets=...' name the same option: give one.")
+        options["targets"] = ",".join(str(item) for item in targets)
     view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with _client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)

@@ -16,7 +16,11 @@ bounded values ("Nonparametric extensions of randomized response for private
 confidence sets", ICML 2023), here with the mixture boundary of the sum alone.  Per item at level :math:`1-\alpha`; all items at once with
 :math:`\alpha/d` each (union bound), intersected with the simplex (every
 frequency in :math:`[0, 1]`, :math:`f_v \le 1 - \sum_{u \ne v} \ell_u`,
-:math:`f_v \ge 1 - \sum_{u \ne v} h_u`), which keeps every :math:`f` it held.
+:math:`f_v \ge 1 - \sum_{u \ne v} h_u`), which keeps every :math:`f` it held.  When the box misses the
+simplex (the clipped lower limits sum above 1, or the upper ones below 1) the intersection is empty: no
+distribution is consistent with the support counts at that level, which honest reports produce with
+probability at most :math:`\alpha` (a poisoning signal); the band is then reported as empty
+(``simultaneous_empty``, :attr:`dpdist.estimates.Interval.empty`), never as limits with low above high.
 
 Means.  PM and SR report one of finitely many public outputs whose decoded
 value :math:`g_k` has :math:`E[g_K \mid v] = v` exactly; the aggregate is the
@@ -55,9 +59,12 @@ def oracle_means(oracle, support_counts, n: int, alpha, target_n: float) -> Boun
 
 
 def _simplex(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Box ``[low, high]`` intersected with the probability simplex, per coordinate."""
+    """Box ``[low, high]`` intersected with the probability simplex, per coordinate; NaN everywhere when empty."""
     low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
-    return np.maximum(low, 1.0 - (high.sum() - high)), np.minimum(high, 1.0 - (low.sum() - low))
+    if low.sum() > 1.0 or high.sum() < 1.0:  # no point of the box sums to 1 (module docstring)
+        return np.full(low.shape, np.nan), np.full(high.shape, np.nan)
+    low, high = np.maximum(low, 1.0 - (high.sum() - high)), np.minimum(high, 1.0 - (low.sum() - low))
+    return low, np.maximum(high, low)  # (equal up to rounding where the box touches the simplex at one point)
 
 
 def sequence_stamp(level: float, n: int, target_n: float) -> dict:
@@ -81,6 +88,7 @@ def frequency_sequence(protocol, aggregator, level: float, target_n: float) -> F
         high=np.clip(high, 0.0, 1.0),
         simultaneous_low=band_low,
         simultaneous_high=band_high,
+        simultaneous_empty=bool(np.isnan(band_low).any()),
         **sequence_stamp(level, n, target_n),
         method=f"beta-binomial mixture on {protocol.display_name}'s support counts (Howard et al. 2021); "
         f"simultaneous: union over {counts.size} items, intersected with the simplex",

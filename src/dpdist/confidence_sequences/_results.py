@@ -31,6 +31,12 @@ __all__ = ["StopReadout", "FrequencySequence", "MeanSequence", "CDFSequence"]
 ANYTIME = "anytime-valid: holds at every number of reports at once, however often it is looked at"
 
 
+#: What an empty simultaneous band means (``FrequencySequence.simultaneous_empty``), in every view.
+EMPTY_BAND = ("the anytime {level}% band of all values at once is empty: no distribution is consistent with the support "
+              "counts at this level (honest reports give this with probability at most 1 - level: a poisoning signal, "
+              "see the poisoning test)")
+
+
 def _floats(values) -> list:
     return [float(v) if math.isfinite(v) else None for v in np.asarray(values, dtype=np.float64).ravel()]
 
@@ -95,7 +101,12 @@ class FrequencySequence:
         with probability ``level`` (per item).
     simultaneous_low, simultaneous_high : array
         All items inside at every ``n`` at once with probability ``level``
-        (a union bound over the items, intersected with the simplex).
+        (a union bound over the items, intersected with the simplex); NaN when that
+        intersection is empty.
+    simultaneous_empty : bool
+        The intersection is empty: no distribution is consistent with the support counts
+        at ``level`` (honest reports give this with probability at most ``1 - level``: a
+        poisoning signal); :meth:`intervals` says so (``Interval.empty``).
     level, n, target_n, method, labels
     """
 
@@ -109,12 +120,13 @@ class FrequencySequence:
     target_n: float
     method: str
     labels: tuple[str, ...] | None = None
+    simultaneous_empty: bool = False
     _band: BoundedMeans | None = field(default=None, repr=False, compare=False)
 
     @property
     def width(self) -> float:
-        """Width of the widest item's simultaneous interval."""
-        return float(np.max(self.simultaneous_high - self.simultaneous_low))
+        """Width of the widest item's simultaneous interval (0 when the band is empty: nothing is inside)."""
+        return 0.0 if self.simultaneous_empty else float(np.max(self.simultaneous_high - self.simultaneous_low))
 
     def stop_readout(self, width: float) -> StopReadout:
         """Whether every item's simultaneous interval is narrower than ``width``, or when it will be."""
@@ -125,19 +137,24 @@ class FrequencySequence:
 
     def centring_note(self, options: dict[str, Any]) -> str | None:
         """What a reader of the intervals beside an estimate made with ``options`` must know (None: nothing)."""
+        notes = []
         if options.get("postprocess", "none") != "none":
-            return "the anytime intervals are centred on the unbiased estimate, not on the post-processed one"
-        return None
+            notes.append("the anytime intervals are centred on the unbiased estimate, not on the post-processed one")
+        if self.simultaneous_empty:
+            notes.append(EMPTY_BAND.format(level=f"{100 * self.level:g}"))
+        return "; ".join(notes) or None
 
     def intervals(self, estimate: Any = None) -> tuple:
         """As :class:`~dpdist.estimates.Interval` values (``anytime_valid=True``): per item, and all items at once
-        (centred on the sequence's own unbiased estimate, whatever ``estimate`` the campaign shows)."""
+        (centred on the sequence's own unbiased estimate, whatever ``estimate`` the campaign shows); the band
+        ``empty`` when no distribution fits (``simultaneous_empty``)."""
 
         items = np.arange(self.estimate.size)
         per_item = Interval("frequency", self.estimate, self.low, self.high, self.level, self.method, at=items,
                             anytime_valid=True)
+        method = self.method + ("; " + EMPTY_BAND.format(level=f"{100 * self.level:g}") if self.simultaneous_empty else "")
         band = Interval("frequency", self.estimate, self.simultaneous_low, self.simultaneous_high, self.level,
-                        self.method, at=items, simultaneous=True, anytime_valid=True)
+                        method, at=items, simultaneous=True, anytime_valid=True, empty=self.simultaneous_empty)
         return per_item, band
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical, with an optional
-:class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate`, :class:`HeavyHitters` and
-:class:`QuantileRelease`.
+:class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate`, :class:`HeavyHitters`,
+:class:`QuantileRelease` and :class:`RangeEstimate` (range queries over numerical attributes).
 
 All are immutable, carry what produced them (method, n, epsilon and the privacy
 guarantee) and meet one result contract, :class:`Estimate`, so a caller (the CLI,
@@ -22,6 +22,7 @@ from ._intervals import ConfidenceInterval, Interval
 from ._means import MeanEstimate, MeanVarianceEstimate
 from ._presented import SCHEMA, Presented
 from ._quantiles import QuantileRelease
+from ._ranges import RangeEstimate
 from ._released import ReleasedDistribution
 from ._schema import JSON_SCHEMA
 
@@ -33,6 +34,7 @@ __all__ = [
     "MeanVarianceEstimate",
     "HeavyHitters",
     "QuantileRelease",
+    "RangeEstimate",
     "CDFBand",
     "Interval",
     "ConfidenceInterval",

@@ -27,7 +27,8 @@ class Estimate(Protocol):
     ----------
     kind : str
         ``"frequency"``, ``"heavy_hitters"``, ``"distribution"``, ``"mean"``,
-        ``"mean_variance"`` or ``"quantiles"``: which fields its JSON holds.
+        ``"mean_variance"``, ``"quantiles"``, ``"ranges"`` (and the multi-attribute
+        ``"multi"``, ``"marginals"``): which fields its JSON holds.
     method : str or None
         What produced the estimate (a protocol's registry name or a central method).
     n : int or None

@@ -124,6 +124,12 @@ class Interval:
     anytime_valid : bool
         Whether they hold at every number of reports of a collection watched as it grows
         (a confidence sequence) rather than at one fixed number of reports.
+    empty : bool
+        The confidence set is empty: no value is consistent with the data at this
+        ``level`` (a simultaneous band of frequencies intersected with the probability
+        simplex when the support counts fit no distribution: a poisoning signal,
+        :mod:`dpdist.confidence_sequences._frequency`).  ``low`` and ``high`` are then
+        NaN (JSON ``null``) and ``method`` says so; never a ``low > high`` pair.
     """
 
     quantity: str
@@ -135,6 +141,7 @@ class Interval:
     at: Any = None
     simultaneous: bool = False
     anytime_valid: bool = False
+    empty: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "level", check_level(self.level, "Interval"))
@@ -157,6 +164,7 @@ class Interval:
             "level": self.level,
             "simultaneous": bool(self.simultaneous),
             "anytime_valid": bool(self.anytime_valid),
+            "empty": bool(self.empty),
             "method": self.method,
         }
 

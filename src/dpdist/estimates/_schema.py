@@ -40,6 +40,11 @@ INTERVAL: dict[str, Any] = {
             "description": "true: the limits hold at every number of reports of a collection watched as it grows "
             "(a confidence sequence); false: at one fixed number of reports",
         },
+        "empty": {
+            "type": "boolean",
+            "description": "true: the confidence set is empty (no value is consistent with the data at this level, "
+            "e.g. support counts that fit no distribution: a poisoning signal); low and high are null",
+        },
         "method": {"type": "string", "description": "how the limits were computed"},
     },
 }
@@ -156,6 +161,27 @@ KINDS: dict[str, dict[str, Any]] = {
         "standard_error": _NUMBERS,
         "means": {**_NUMBERS, "description": "each key's mean value over the users holding it, in [-1, 1]"},
         "frequency": {"$ref": "#", "description": "the keys' frequencies as a frequency estimate of their own"},
+    },
+    "ranges": {
+        "attributes": {
+            "type": "array",
+            "description": "the numerical attributes, in order: name and bounds",
+            "items": {"type": "object", "required": ["name", "bounds"],
+                      "properties": {"name": {"type": "string"}, "bounds": _NUMBERS}},
+        },
+        "resolution": {"type": "integer", "description": "equal bins per attribute"},
+        "histograms": {"type": "array", "items": _NUMBERS, "description": "each attribute's frequency of each bin"},
+        "matrices": {
+            "type": "array",
+            "description": "each pair's response matrix: the joint frequencies of their bins (rows: the first)",
+            "items": {
+                "type": "object",
+                "required": ["attributes", "matrix"],
+                "properties": {"attributes": {"type": "array", "items": {"type": "string"}},
+                               "matrix": {"type": "array", "items": _NUMBERS}},
+            },
+        },
+        "no_interval": {"type": "string", "description": "why the range answers have no interval"},
     },
     "quantiles": {
         "q": _NUMBERS,

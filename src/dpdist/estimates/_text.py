@@ -25,9 +25,12 @@ def pick(intervals: list[dict], quantity: str, anytime: bool, simultaneous: bool
 
 
 def limits(interval: dict | None, index: int | None = None) -> str:
-    """``[low, high]`` of an interval document (of its ``index``-th point), ``-`` where there is none."""
+    """``[low, high]`` of an interval document (of its ``index``-th point), ``-`` where there is none, ``empty`` for an
+    empty confidence set (``Interval.empty``: the data fit no value at that level)."""
     if interval is None:
         return "-"
+    if interval.get("empty"):
+        return "empty"
     low, high = interval["low"], interval["high"]
     if index is not None:
         low, high = low[index], high[index]

@@ -93,6 +93,16 @@ class ProtocolTags:
     words : bool
         ``privatize`` also takes words (strings over the protocol's ``codec.alphabet``),
         each randomized as the item it encodes to.
+    bernoulli_support : bool
+        Each report supports each item independently of the other reports, with
+        probability exactly ``support_probabilities()[0]`` (p*) if it is its user's
+        item and ``[1]`` (q*) otherwise, whatever the population
+        (``"frequency"`` oracles: GRR, the unary encodings, local hashing and its
+        count-mean-sketch variant OCMS, SS, RWS, L-GRR, L-OSUE), so an item's support
+        count lies between Bin(n, q*) and Bin(n, p*) in the stochastic order: the service's poisoning test (``dpdist.serve._diagnostics``).
+    independent_bits : bool
+        A report is one independent Bernoulli bit per item (unary encodings), so the
+        number of bits it sets does not depend on its user's item.
     """
 
     kind: str = "frequency"
@@ -103,6 +113,8 @@ class ProtocolTags:
     fixed_support_size: bool = False
     closed_form_mle: bool = False
     words: bool = False
+    bernoulli_support: bool = False
+    independent_bits: bool = False
 
     @property
     def takes_items(self) -> bool:

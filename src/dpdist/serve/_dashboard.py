@@ -308,7 +308,7 @@ function categoryView(e, level) {
   fillValues([means ? "key" : "value", "estimate", `fixed-n ${level}%`, `anytime ${level}% (all values at once)`,
               ...(means ? ["mean value"] : [])],
              order.map((i) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
-                               anytime ? interval(anytime.low[i], anytime.high[i]) : "-",
+                               anytime ? (anytime.empty ? "empty" : interval(anytime.low[i], anytime.high[i])) : "-",
                                ...(means ? [means[i] === null ? "-" : fmt(means[i])] : [])]));
   $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values. ` : "";
   if (e.band && e.band.simultaneous_over) {
@@ -377,7 +377,8 @@ function drawEstimate(data) {
     + (u.bootstrap ? `Fixed-n band: ${u.bootstrap.replicates} bootstrap replicates at ${fmt(100 * u.bootstrap.level)}%, `
                      + u.bootstrap.stream + ". " : "")
     + (anytime ? "Anytime: holds at every number of reports at once, however often it is looked at ("
-                 + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".");
+                 + u.sequence_method + ")." : "Anytime: none" + (u.sequence_unavailable ? ": " + u.sequence_unavailable : "") + ".")
+    + (u.note ? " Note: " + u.note + "." : "");  // e.g. an empty anytime band (no distribution fits: a poisoning signal)
   $("stop-row").hidden = !anytime;
   const stop = u.stop;
   $("stop").textContent = !stop ? "" : stop.reached

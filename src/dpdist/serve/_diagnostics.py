@@ -46,10 +46,11 @@ total long before any single item leaves its region.  With it the campaign is
 flagged when any of the :math:`2d + 1` p-values is below :math:`\alpha/(2d+1)`.
 
 It applies to the protocols whose support of an item is exactly such a Bernoulli
-per report (:data:`TESTED`), each with its own :math:`(p^*, q^*)` (``support_probabilities``): GRR,
-the unary encodings OUE, SUE and RUE (RUE is OUE's structure with other :math:`p, q`), local hashing
-OLH and RLH (RLH is OLH with another range :math:`g`; :math:`q^*` holds the hash family's exact
-collision probability), subset selection SS, and RWS (a report supports an item with probability
+per report, which declare it (``tags.bernoulli_support``; :data:`TESTED` lists them), each with its own
+:math:`(p^*, q^*)` (``support_probabilities``): GRR, the unary encodings OUE, SUE and RUE (RUE is OUE's
+structure with other :math:`p, q`; ``tags.independent_bits``, :data:`UNARY`), local hashing OLH, RLH and
+OCMS (RLH is OLH with another range :math:`g`, OCMS with the range of Pan, CSF 2025; :math:`q^*` holds the
+hash family's exact collision probability), subset selection SS, and RWS (a report supports an item with probability
 :math:`p^*` if it is its user's, :math:`q^*` exactly otherwise: :mod:`dpdist.local.frequency.rws`; the
 supports of different items are dependent, which the per-item test does not need), and the memoized
 L-GRR and L-OSUE; other protocols get ``"test": null`` and the reason.
@@ -87,10 +88,20 @@ __all__ = ["ALPHA", "TESTED", "diagnostics"]
 
 #: false-alarm rate of one evaluation on honest reports, at most (Bonferroni over the 2d one-sided tests)
 ALPHA = 1e-6
-#: protocols whose support counts are sums of independent Bernoulli(p*) / Bernoulli(q*) per report
-TESTED = frozenset({"grr", "oue", "sue", "rue", "olh", "rlh", "ss", "rws", "l-grr", "l-osue"})
-#: protocols with one independent Bernoulli bit per item (the total support test)
-UNARY = frozenset({"oue", "sue", "rue", "l-osue"})
+
+
+def _registered_with(tag: str) -> frozenset[str]:
+    """The registered frequency protocols whose class declares ``tags.<tag>`` (:class:`dpdist.local.ProtocolTags`)."""
+    from ..local._registry import available, registered_class
+
+    return frozenset(name for name in available("frequency") if getattr(registered_class(name).tags, tag, False))
+
+
+#: protocols whose support counts are sums of independent Bernoulli(p*) / Bernoulli(q*) per report: read from
+#: each protocol's ``tags.bernoulli_support`` (a subclass such as OCMS, local hashing with another range, declares it too)
+TESTED = _registered_with("bernoulli_support")
+#: protocols with one independent Bernoulli bit per item (the total support test): ``tags.independent_bits``
+UNARY = _registered_with("independent_bits")
 _SHOWN = 20
 REFERENCE = (
     "exact binomial test of each item's support count against the feasible region [n q*, n p*] (Bonferroni over 2d "
@@ -131,7 +142,7 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
     name = protocol.name
     if name == "threshold":
         return _below_fractions(protocol, aggregator, alpha)
-    if name not in TESTED:
+    if not getattr(protocol.tags, "bernoulli_support", False):
         return {"test": None, "flagged": False,
                 "detail": f"no support-count test for {name}: its support counts are not sums of independent "
                 "Bernoulli(p*), Bernoulli(q*) per report"}
@@ -143,7 +154,8 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
     p, q = protocol.support_probabilities()
     counts = np.rint(np.asarray(protocol.support_counts(aggregator), dtype=np.float64))
     d = counts.size
-    tests = 2 * d + (1 if name in UNARY else 0)
+    unary = bool(getattr(protocol.tags, "independent_bits", False))
+    tests = 2 * d + (1 if unary else 0)
     low = binom.cdf(counts, n, q)  # P[Bin(n, q*) <= C_v]
     high = binom.sf(counts - 1, n, p)  # P[Bin(n, p*) >= C_v]
     threshold = alpha / tests
@@ -159,7 +171,7 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
         "count_above": int(above.size),
         "method": REFERENCE,
     }
-    if name in UNARY:
+    if unary:
         mean = n * (p + (d - 1) * q)
         variance = n * (p * (1 - p) + (d - 1) * q * (1 - q))
         deviation = abs(float(counts.sum()) - mean)

@@ -12,7 +12,11 @@ saying whether it is ``anytime_valid``.  The service adds, for every campaign ki
   interval: under peeking it held 0.60-0.77 of the time (``docs/uncertainty.md``);
 * the **anytime** ones (``anytime_valid: true``): the confidence sequence of
   :mod:`dpdist.confidence_sequences`, which holds at every number of reports at once;
-  or, in ``uncertainty.sequence_unavailable``, why the protocol has none.
+  or, in ``uncertainty.sequence_unavailable``, why the protocol has none.  A recovered estimate
+  (``recover="ldprecover"``, :func:`dpdist.local.recover_frequencies`) has none either: the sequence
+  bounds the frequencies of everyone who reported (fake users included), around the plain unbiased
+  estimate, and no sequence is derived for the genuine users' recovered frequencies, which lie
+  outside it where the recovery moved them (:data:`NO_RECOVERED_SEQUENCE`).
 
 ``uncertainty`` also holds the sequence's tuning (``target_n``: the campaign's
 ``max_reports`` when it states one, else 10,000, fixed before the first report),
@@ -40,6 +44,14 @@ BOOTSTRAP_STREAM = ("keyed by the campaign's config, aggregate (statistic and n)
                     "gives one interval in every view")
 
 
+#: Why a recovered estimate is served without anytime intervals (module docstring).
+NO_RECOVERED_SEQUENCE = (
+    "no anytime interval is derived for the recovered (LDPRecover) estimate: the confidence sequence bounds the "
+    "frequencies of every report's user, fake ones included, around the plain unbiased estimate, not the genuine "
+    "users' recovered frequencies"
+)
+
+
 def guarantee_text(protocol) -> str:
     """The campaign's privacy guarantee in words, with its neighbouring relation (over time for a memo)."""
     if protocol.tags.memoized and hasattr(protocol, "describe_over_time"):
@@ -62,6 +74,8 @@ def served_estimate(protocol, aggregator, estimate, *, level: float, width: floa
     if display is not None:
         document["display"] = display
     sequence, reason = None, why_no_sequence(protocol)
+    if reason is None and options.get("recover", "none") != "none":
+        reason = NO_RECOVERED_SEQUENCE
     if reason is None:
         try:
             sequence = confidence_sequence(protocol, aggregator, level=level, target_n=target_n)

@@ -47,7 +47,8 @@ from ..local.frequency import _hashing
 __all__ = ["maximal_gain_attack", "expected_gain", "ATTACKED_PROTOCOLS"]
 
 #: the protocols :func:`maximal_gain_attack` crafts reports for
-ATTACKED_PROTOCOLS = ("grr", "oue", "sue", "olh")
+#: (RUE is unary encoding and RLH local hashing with other (p, q) or g: the same construction)
+ATTACKED_PROTOCOLS = ("grr", "oue", "sue", "rue", "olh", "rlh")
 #: fake users whose candidate hash seeds are drawn at once (bounds the working memory of OLH's search)
 _CHUNK_CELLS = 1 << 22
 
@@ -82,7 +83,7 @@ def maximal_gain_attack(
     Parameters
     ----------
     protocol : LocalProtocol
-        ``grr``, ``oue``, ``sue`` or ``olh`` (:data:`ATTACKED_PROTOCOLS`).
+        ``grr``, ``oue``, ``sue``, ``rue``, ``olh`` or ``rlh`` (:data:`ATTACKED_PROTOCOLS`).
     n_fake : int
         Number of fake users (``>= 0``).
     targets : array_like of int
@@ -109,7 +110,7 @@ def maximal_gain_attack(
     proto: Any = protocol
     if protocol.name == "grr":  # one uniformly drawn target per fake report (Theorem 1)
         return items[generator.integers(0, items.size, size=n_fake)].astype(protocol.report_format.dtype)
-    if protocol.name == "olh":
+    if protocol.name in ("olh", "rlh"):
         return _hash_reports(proto, n_fake, items, generator, hash_candidates)
     return _unary_reports(proto, n_fake, items, generator)
 
@@ -158,7 +159,7 @@ def expected_gain(protocol: LocalProtocol, targets: Any, fake_fraction: float, t
     Parameters
     ----------
     protocol : LocalProtocol
-        ``grr``, ``oue``, ``sue`` or ``olh``.
+        ``grr``, ``oue``, ``sue``, ``rue``, ``olh`` or ``rlh``.
     targets : array_like of int
         The target items (only their number :math:`r` enters).
     fake_fraction : float

@@ -31,6 +31,7 @@ from ..._validation import (
     Boolean,
     Integer,
     Interval,
+    ItemIds,
     Labels,
     Optional,
     Options,
@@ -90,6 +91,7 @@ class FrequencyOracle(LocalProtocol):
         # recovery from poisoning (LDPRecover, ._recovery): the estimate of the genuine users alone
         "recover": Options(RECOVERY_METHODS),
         "fake_fraction": Interval(0.0, MAX_FAKE_FRACTION, closed="left"),
+        "targets": ItemIds(),
     }
     estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
@@ -268,14 +270,16 @@ class FrequencyOracle(LocalProtocol):
         recover : {"none", "ldprecover"}
             ``"ldprecover"``: the genuine users' frequencies of a campaign fake users may have
             poisoned (:func:`dpdist.local.recover_frequencies`; Sun et al., ICDE 2024), with
-            ``fake_fraction`` when the fraction of fake reports is known.  Alone: no other option.
+            ``fake_fraction`` when the fraction of fake reports is known and ``targets`` (item
+            ids) when the attacked items are.  Alone: no other option.
         """
 
         recover = options.pop("recover", None) or "none"
         fake_fraction = options.pop("fake_fraction", None)
-        if recover != "none" or fake_fraction is not None:
+        targets = options.pop("targets", None)
+        if recover != "none" or fake_fraction is not None or targets is not None:
             return self._recovered_estimate(recover, fake_fraction, aggregator, estimator, postprocess, significance,
-                                            options)
+                                            options, targets=targets)
         deconvolve = options.pop("deconvolve", None)
         settings = _exact_channel.check_estimator_options(self, estimator, options)
         if options and deconvolve is None:
@@ -311,23 +315,26 @@ class FrequencyOracle(LocalProtocol):
         frequencies = _postprocess.apply(postprocess, frequencies)
         return self._frequency_estimate(frequencies, n, variance, postprocess, {"estimator": "unbiased", **details})
 
-    def _recovered_estimate(self, recover, fake_fraction, aggregator, estimator, postprocess, significance, options):
+    def _recovered_estimate(self, recover, fake_fraction, aggregator, estimator, postprocess, significance, options,
+                            *, targets=None):
         """``recover="ldprecover"``: :func:`._recovery.recover_frequencies`, which takes no other option."""
         owner = f"{self.display_name}.estimate"
         if recover == "none":
+            name, value = ("fake_fraction", fake_fraction) if fake_fraction is not None else ("targets", targets)
             raise InvalidParameterError(
-                f"The 'fake_fraction' option of {owner} applies with recover='ldprecover'. Got "
-                f"fake_fraction={fake_fraction!r} with recover='none'."
+                f"The {name!r} option of {owner} applies with recover='ldprecover'. Got "
+                f"{name}={value!r} with recover='none'."
             )
         others = sorted([*options, *(["estimator"] if estimator != "unbiased" else []),
                          *(["postprocess"] if postprocess != "none" else []),
                          *(["significance"] if significance is not None else [])])
         if others:
             raise InvalidParameterError(
-                f"The 'recover' option of {owner} takes only 'fake_fraction' (its result is already in the "
+                f"The 'recover' option of {owner} takes only 'fake_fraction' and 'targets' (its result is already in the "
                 f"simplex). Got also {others}."
             )
-        return recover_frequencies(self, aggregator, fake_fraction=fake_fraction)
+        return recover_frequencies(self, aggregator, fake_fraction=fake_fraction,
+                                   targets=None if targets is None else list(targets))
 
     def _frequency_estimate(
         self, frequencies, n, variance, postprocess, details, *, epsilon=None, interval_center=None

@@ -45,7 +45,9 @@ def _threshold(probability: float, *, round_up: bool) -> int:
 class UnaryEncoding(FrequencyOracle):
     """Base of unary-encoding protocols; subclasses give the target ``(p, q)``."""
 
-    tags: ClassVar[ProtocolTags] = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True)
+    tags: ClassVar[ProtocolTags] = ProtocolTags(
+        kind="frequency", finite_channel=True, exact_simulate=True, bernoulli_support=True, independent_bits=True
+    )
     #: largest domain for which ``channel()`` enumerates all 2^d outputs
     max_channel_domain: ClassVar[int] = 12
 

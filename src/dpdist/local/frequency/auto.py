@@ -55,6 +55,7 @@ from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, ch
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
 from .flh import FLH
+from .ocms import check_max_frequency
 
 __all__ = [
     "CANDIDATES",
@@ -147,6 +148,8 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     for key, constraint in _COMMON.items():
         check_param(owner, key, protocol_params.get(key), constraint)
     limits = {key: check_param(owner, key, params.get(key), constraint) for key, constraint in LIMITS.items()}
+    if limits["max_frequency"] is not None:  # a bound below 1/d holds for no data set
+        limits["max_frequency"] = check_max_frequency(owner, limits["max_frequency"], int(protocol_params["domain_size"]))
     return protocol_params, limits
 
 

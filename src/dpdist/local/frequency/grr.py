@@ -58,7 +58,8 @@ class GRR(FrequencyOracle):
         return 1
     summary = "generalized randomized response: report the true item w.p. e^eps/(e^eps+d-1)"
     tags = ProtocolTags(
-        kind="frequency", finite_channel=True, exact_simulate=True, fixed_support_size=True, closed_form_mle=True
+        kind="frequency", finite_channel=True, exact_simulate=True, fixed_support_size=True, closed_form_mle=True,
+        bernoulli_support=True,
     )
     output_histogram = True
 

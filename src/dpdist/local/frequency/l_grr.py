@@ -45,7 +45,9 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         """1: a histogram of the reported items."""
         return 1
     summary = "longitudinal GRR: memoized GRR(eps_inf), then GRR with the IRR budget of eps_1 per report"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True)
+    tags = ProtocolTags(
+        kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True, bernoulli_support=True
+    )
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}
 
     def _setup(self):

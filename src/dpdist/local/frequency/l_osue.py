@@ -36,7 +36,9 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
 
     name = "l-osue"
     summary = "longitudinal OUE/SUE: memoized OUE(eps_inf), then SUE with the IRR budget of eps_1 per report"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, memoized=True)
+    tags = ProtocolTags(
+        kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, bernoulli_support=True, independent_bits=True
+    )
     _constraints = {**UnaryEncoding._constraints, "epsilon_1": EPSILON}
 
     def target_probabilities(self) -> tuple[float, float]:

@@ -73,12 +73,13 @@ import math
 import numpy as np
 
 from ..._validation import Integer, Interval, Options
+from ...errors import InvalidParameterError
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from ._oracle import FrequencyOracle
 from .olh import OLH
 
-__all__ = ["OCMS", "ocms_hash_range"]
+__all__ = ["OCMS", "check_max_frequency", "ocms_hash_range"]
 
 _MERSENNE_31 = 2**31 - 1
 #: the widest sketch (as OLH's ``hash_range``): beyond it the reports would not be faster to aggregate nor more accurate
@@ -96,6 +97,23 @@ def _loss(width: int, e: float, domain_size: int, objective: str, max_frequency:
     at_zero = q * (1.0 - q) / scale
     at_bound = (max_frequency * p * (1.0 - p) + (1.0 - max_frequency) * q * (1.0 - q)) / scale
     return max(at_zero, at_bound)  # eq. 1 with eq. 19: the variance is linear in f
+
+
+def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> float:
+    """``max_frequency``, a bound :math:`f^*` on every item's frequency, checked to be in :math:`[1/d, 1]`.
+
+    The :math:`d` frequencies sum to 1, so some item has frequency at least :math:`1/d`: a bound below
+    it holds for no data set (at :math:`f^* \to 0`, eq. 20 gives the widest sketch, :math:`m = 2^{20}`
+    at :math:`\varepsilon = 30`, for a population that cannot exist).
+    """
+    bound = float(max_frequency)
+    if not bound * domain_size >= 1.0 - 1e-12 or not bound <= 1.0:  # (1/d itself, up to rounding)
+        raise InvalidParameterError(
+            f"The 'max_frequency' parameter of {owner} must be in [1/d, 1] = [{1.0 / domain_size:.6g}, 1] with "
+            f"d = domain_size = {domain_size} (the d frequencies sum to 1, so some item has at least 1/d). "
+            f"Got {max_frequency!r} instead."
+        )
+    return bound
 
 
 def ocms_hash_range(epsilon: float, domain_size: int, objective: str = "worst-case", max_frequency: float = 1.0) -> int:
@@ -143,7 +161,7 @@ class OCMS(OLH):
         The loss the width :math:`m` minimizes: the worst-case MSE of any item
         (MSE-OCMS+RR, default) or the :math:`\\ell_2` loss over all items (l-OCMS+RR).
     max_frequency : float
-        :math:`f^* \\in [0, 1]`, a public bound on every item's frequency for
+        :math:`f^* \\in [1/d, 1]`, a public bound on every item's frequency for
         ``objective="worst-case"`` (default 1: none known); ignored by ``"l2"``.
         A bound that the data exceeds costs at most :math:`(f - f^*)(1-2f^*)/n`
         of worst-case MSE (Theorem 3.7); privacy never depends on it.
@@ -160,7 +178,7 @@ class OCMS(OLH):
 
     name = "ocms"
     summary = "optimized count-mean sketch + RR (Pan, CSF 2025): OLH's report with the width m minimizing the worst-case MSE or the l2 loss"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, bernoulli_support=True)
     _constraints = {
         **FrequencyOracle._constraints,
         "objective": Options(OBJECTIVES),
@@ -171,9 +189,8 @@ class OCMS(OLH):
 
     def _setup(self):
         self._prime = self._checked_prime()
-        self._g = ocms_hash_range(
-            self.epsilon, self.domain_size, self._params["objective"], float(self._params["max_frequency"])
-        )
+        bound = check_max_frequency(self.display_name, self._params["max_frequency"], self.domain_size)
+        self._g = ocms_hash_range(self.epsilon, self.domain_size, self._params["objective"], bound)
         self._n_seeds = (self._prime - 1) * self._prime
         self._setup_hashed_grr()
 
@@ -193,7 +210,8 @@ class OCMS(OLH):
         The variance is linear in the item's frequency (eq. 19), so the largest is at
         :math:`f = 0` or :math:`f = f^*`.  ``max_frequency`` defaults to the protocol's own.
         """
-        bound = self.max_frequency if max_frequency is None else float(max_frequency)
+        bound = self.max_frequency if max_frequency is None else check_max_frequency(
+            f"{self.display_name}.worst_case_variance", max_frequency, self.domain_size)
         at_ends = self.variance(n, np.array([0.0, bound] + [0.0] * (self.domain_size - 2)))
         return float(max(at_ends[0], at_ends[1]))
 

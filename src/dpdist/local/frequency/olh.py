@@ -79,7 +79,7 @@ class OLH(LocalHashingOracle):
 
     name = "olh"
     summary = "optimized local hashing: report (seed, GRR of h_seed(v)) with g = round(e^eps + 1)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, bernoulli_support=True)
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_range": Optional(Integer(low=2, high=2**20)),

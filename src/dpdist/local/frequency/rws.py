@@ -117,7 +117,7 @@ class RWS(FrequencyOracle):
 
     name = "rws"
     summary = "random wheel spinner: report (a, y), y in v - a{0..k-1} mod m w.p. k e^eps/(k e^eps + m - k)"
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=False)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=False, bernoulli_support=True)
 
     def _setup(self):
         d = self.domain_size

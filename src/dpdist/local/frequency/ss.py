@@ -147,7 +147,7 @@ class SS(FrequencyOracle):
     name = "ss"
     summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
     # every report holds exactly k items
-    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True)
+    tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True, bernoulli_support=True)
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)

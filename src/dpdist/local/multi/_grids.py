@@ -13,7 +13,7 @@ it :math:`a_f` (:math:`g_1/g_2` values) and the fine bin within that :math:`a_u`
 
 The *response matrix* of a pair (HDG sec. 5.3, "weighted update") is the
 :math:`c \times c` table of fine bins of maximum entropy given the pair's 2-D grid and
-both 1-D grids (:func:`._maxent.fit_table` on the six digits); TDG, without 1-D grids,
+both 1-D grids (:func:`dpdist.estimates._maxent.fit_table` on the six digits); TDG, without 1-D grids,
 spreads each 2-D cell evenly.  A range's answer sums the fine bins it covers, a bin cut
 by the range's end in proportion to the part covered (the uniformity assumption of
 sec. 4.2).  A range over :math:`\lambda > 2` attributes is answered, as in the paper
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._maxent import fit_table
+from ...estimates._boxes import coverage, range_from_answers
+from ...estimates._maxent import fit_table
 
 __all__ = ["GridGeometry", "guideline_granularities", "coverage", "range_from_answers", "ALPHA_1", "ALPHA_2"]
 
@@ -106,25 +107,3 @@ class GridGeometry:
         return np.repeat(np.asarray(one_way, dtype=np.float64) / (self.resolution // self.g1), self.resolution // self.g1)
 
 
-def coverage(low: float, high: float, resolution: int) -> np.ndarray:
-    """The fraction of each of ``resolution`` equal bins of [0, 1] inside ``[low, high]`` (on [0, 1])."""
-    edges = np.linspace(0.0, 1.0, resolution + 1)
-    inside = np.clip(np.minimum(edges[1:], high) - np.maximum(edges[:-1], low), 0.0, None)
-    return inside * resolution
-
-
-def range_from_answers(one_way: list[float], two_way: dict[tuple[int, int], float]) -> float:
-    """The share of records inside every one of :math:`\\lambda` ranges, from the 1-D and 2-D answers (maximum entropy
-    on :math:`\\{in, out\\}^\\lambda`, HDG/TDG sec. 4.2)."""
-    size = len(one_way)
-    constraints: list[tuple[tuple[int, ...], np.ndarray]] = []
-    for (i, j), both in two_way.items():
-        a, b = float(np.clip(one_way[i], 0, 1)), float(np.clip(one_way[j], 0, 1))
-        both = float(np.clip(both, max(0.0, a + b - 1), min(a, b)))
-        # axis value 0 = inside the range, 1 = outside
-        table = np.array([[both, a - both], [b - both, 1 - a - b + both]])
-        constraints.append(((i, j), np.clip(table, 0.0, None)))
-    for i, a in enumerate(one_way):
-        constraints.append(((i,), np.array([np.clip(a, 0, 1), 1 - np.clip(a, 0, 1)])))
-    table, _, _ = fit_table((2,) * size, constraints, tolerance=1e-12, max_iterations=1000)
-    return float(table[(0,) * size])

@@ -5,7 +5,7 @@ r"""The estimate of a marginal protocol: consistent marginals, any marginal of t
 
 * :meth:`~MarginalsEstimate.marginal` -- the marginal of any attributes: the projection of a
   reported marginal containing them, or else the maximum-entropy table matching the
-  reported marginals on them (:mod:`._maxent`, CALM sec. 5);
+  reported marginals on them (:mod:`dpdist.estimates._maxent`, CALM sec. 5);
 * :meth:`~MarginalsEstimate.probability` -- the share of records in a set of cells (e.g. "aged
   30-40 and earning 20-40k"), with a confidence interval.
 
@@ -34,7 +34,7 @@ from ...estimates._text import MAX_ROWS, limits, text_table
 from ..._guarantee import PrivacyGuarantee
 from ._consistency import Consistency
 from ._covariance import quadratic_form
-from ._maxent import fit_table
+from ...estimates._maxent import fit_table
 from ._schema import Attribute
 
 __all__ = ["MarginalsEstimate", "GroupNoise"]
@@ -124,9 +124,10 @@ class MarginalsEstimate(Presented):
         return [full if index == group else np.zeros(shape + batch) for index, shape in enumerate(self.consistency.shapes)]
 
     def _variance(self, group: int, wanted: Sequence[int], weights: np.ndarray) -> np.ndarray:
-        """Variance of the linear queries ``weights`` of the consistent marginal of ``wanted`` (from ``group``)."""
+        """Variance of the linear queries ``weights`` of the consistent marginal of ``wanted`` (from ``group``), one
+        per query of the batch (0 for a query constant in the reports, e.g. the sum of every cell)."""
         pulled = self.consistency.adjoint(self._query_weights(group, wanted, weights))
-        total: float | np.ndarray = 0.0
+        total: np.ndarray = np.zeros(weights.shape[len(wanted):])
         for index, (noise, u) in enumerate(zip(self.noise, pulled)):
             if not np.any(u):
                 continue

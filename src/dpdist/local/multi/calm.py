@@ -17,7 +17,7 @@ categorical attributes from one report per user:
 3. *Non-negativity* (``postprocess="norm-sub"``, sec. 4.3): Norm-Sub of every marginal
    and consistency again, in turn, ending with Norm-Sub (as HDG, PVLDB 2020, does).
 4. *Any marginal* (sec. 5): a marginal within a reported one is its projection; any
-   other is the maximum-entropy table matching the reported marginals (:mod:`._maxent`).
+   other is the maximum-entropy table matching the reported marginals (:mod:`dpdist.estimates._maxent`).
 
 Uncertainty: :meth:`~._marginals.MarginalsEstimate.marginal` and
 :meth:`~._marginals.MarginalsEstimate.probability` give intervals from the exact

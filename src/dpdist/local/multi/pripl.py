@@ -28,7 +28,7 @@ composition over disjoint groups, sec. 3.6.1; :attr:`PriPLTrees.guarantee`).  Wi
 
 :meth:`PriPLTrees.protocols` gives each round's groups (their protocols and the public cuts a device maps
 its value with) from the earlier rounds' aggregates; :meth:`PriPLTrees.estimate` releases a
-:class:`~._pripl_estimate.PriPLRangeEstimate`; :meth:`PriPLTrees.run` / :func:`pripl_ranges` simulate
+:class:`~dpdist.estimates.RangeEstimate`; :meth:`PriPLTrees.run` / :func:`pripl_ranges` simulate
 all rounds on a table of records.
 """
 
@@ -47,11 +47,11 @@ from ..._rng import check_rng
 from ..._types import Seed
 from ..._validation import EPSILON, Integer, Interval, Options, check_param
 from ...errors import InvalidParameterError
+from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
 from .._protocol import LocalProtocol, make
 from ._adaptive_grid import adaptive_partition, fit_grid_to_leaves, response_matrix, update_leaves
 from ._pl_fit import PLFit, fit_piecewise_linear
-from ._pripl_estimate import PriPLRangeEstimate
 from ._pripl_tree import RefinedTree, TreeShape, build_tree, clip_slopes, leaf_density, norm_sub, refine_tree
 from ._records import record_columns
 from ._schema import Attribute, Attributes
@@ -281,7 +281,7 @@ class PriPLTrees:
         return adaptive_partition(densities, leaves, 2 * sigma2 * len(self.pairs), self.eta)
 
     # ------------------------------------------------------------------ release
-    def estimate(self, history: Sequence[Mapping[str, Aggregator]], n: int | None = None) -> PriPLRangeEstimate:
+    def estimate(self, history: Sequence[Mapping[str, Aggregator]], n: int | None = None) -> RangeEstimate:
         """The release from every round's aggregates (``n``: the users the plan split; default all reports)."""
         history = self._check_history(history)
         if len(history) != self.rounds:
@@ -331,11 +331,11 @@ class PriPLTrees:
             "reports": {name: int(agg.n) for groups in history for name, agg in groups.items()},
             "oracle": self.oracle, "alpha": self.alpha, "eta": self.eta, "resolution": self.resolution,
         }
-        return PriPLRangeEstimate(self.attributes, tuple(histograms), matrices, self.epsilon, int(reports),
-                                  self.guarantee, details=details)
+        return RangeEstimate(tuple(a.name for a in self.attributes), tuple(a.interval for a in self.attributes),
+                             tuple(histograms), matrices, self.epsilon, int(reports), self.guarantee, details=details)
 
     # ------------------------------------------------------------------ simulation
-    def run(self, records: Any, rng: Seed = None, *, clip: bool = True) -> PriPLRangeEstimate:
+    def run(self, records: Any, rng: Seed = None, *, clip: bool = True) -> RangeEstimate:
         """Simulate every round on ``records`` (one user each, a dict of columns, a 2-D array in the schema's order,
         a structured array or a DataFrame), the users split at random into the groups; the release."""
         generator = check_rng(rng, owner=_OWNER)
@@ -377,7 +377,7 @@ class PriPLTrees:
 
 
 def pripl_ranges(records: Any, *, epsilon: float, attributes: Sequence[Mapping[str, Any]], rng: Seed = None,
-                 clip: bool = True, **options: Any) -> PriPLRangeEstimate:
+                 clip: bool = True, **options: Any) -> RangeEstimate:
     """Simulate a PriPL-Tree collection on ``records`` end to end (:class:`PriPLTrees`; ``options`` are its other
-    parameters) and release the histograms and response matrices (:class:`~._pripl_estimate.PriPLRangeEstimate`)."""
+    parameters) and release the histograms and response matrices (:class:`~dpdist.estimates.RangeEstimate`)."""
     return PriPLTrees(epsilon=epsilon, attributes=attributes, **options).run(records, rng, clip=clip)

@@ -1,0 +1,266 @@
+r"""Range answers over numerical attributes: a histogram of every attribute and a response matrix of every pair.
+
+A :class:`RangeEstimate` holds, for attributes with bounds, each one's frequencies of ``resolution``
+equal bins (a 1-D histogram) and each pair's ``resolution x resolution`` joint frequencies (its
+*response matrix*, rows and columns matching the two histograms bin by bin), and answers the share of
+records inside an axis-aligned range from them (:mod:`._boxes`): a 1-D range from the attribute's
+histogram, a 2-D range from the pair's matrix, a range over :math:`\lambda > 2` attributes from the
+:math:`\lambda` 1-D and :math:`\binom{\lambda}{2}` 2-D answers (maximum entropy on :math:`\{in, out\}^\lambda`).
+A bin cut by a range counts in proportion.  PriPL-Tree (Wang, Ye, Hu, Meng, PVLDB 17(11), 2024, sec. 4.1
+step 4; :mod:`dpdist.local.multi.pripl`) releases one.
+
+**No interval.**  Its answers carry infinite limits, and it lists no intervals.  PriPL-Tree's
+histograms and matrices come out of a structure that adapts to the data: the trees' leaves and the
+grids' cells are chosen from earlier rounds' reports, and the release passes through a least-squares
+piecewise-linear fit with clipped slopes, Norm-Sub, the consistency updates of sec. 4.3 and the
+maximum-entropy fit of each response matrix.  None of these steps is linear in the reports, so the
+answer has no analytic variance, and the part of a range inside a leaf or cell it cuts is read under
+the PL / maximum-entropy assumption, whose error no noise variance bounds.  An honest bound would have to
+bracket that part the way HDG's ranges do (``dpdist.local.multi.hdg``: from the cells inside the range
+to the cells meeting it, on the linear estimates before post-processing); dpdist does not compute one, and a
+bootstrap of the whole plan is left to the caller.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from .._guarantee import PrivacyGuarantee
+from ..errors import InvalidParameterError
+from ._boxes import coverage, range_from_answers
+from ._distribution import Distribution
+from ._drawing import draw_heatmap, panel_grid
+from ._intervals import Interval, check_level, json_value
+from ._presented import Presented
+
+__all__ = ["RangeEstimate", "NO_RANGE_INTERVAL"]
+
+#: Why a :class:`RangeEstimate`'s answers have no interval (the module docstring says it at length).
+NO_RANGE_INTERVAL = ("an adaptive structure (leaves and cells chosen from earlier reports; PL fit, Norm-Sub and "
+                     "maximum-entropy steps): no analytic variance, and a leaf or cell cut by the range is read under "
+                     "the PL / maximum-entropy assumption")
+
+
+@dataclass(frozen=True, repr=False)
+class RangeEstimate(Presented):
+    """Histograms of numerical attributes and response matrices of their pairs (see the module docstring).
+
+    Attributes
+    ----------
+    names : tuple of str
+        The attributes, in the release's order.
+    bounds : tuple of (float, float)
+        Each attribute's bounds.
+    histograms : tuple of ndarray
+        Each attribute's frequency of each of ``resolution`` equal bins of its bounds.
+    matrices : dict
+        ``(i, j) -> resolution x resolution`` response matrix of attributes ``i < j`` (indices into ``names``).
+    epsilon : float
+        Every user's budget.
+    n : int
+        Users whose reports the release uses.
+    guarantee : PrivacyGuarantee
+    method : str
+        What produced it (``"pripl"``).
+    details : dict
+        The producer's extras (PriPL-Tree: the trees' leaves and the grids' cells, ``"leaves"``, ``"grids"``,
+        reports per group); not in the JSON.
+    """
+
+    kind: ClassVar[str] = "ranges"
+
+    names: tuple[str, ...]
+    bounds: tuple[tuple[float, float], ...]
+    histograms: tuple[np.ndarray, ...] = field(repr=False)
+    matrices: dict[tuple[int, int], np.ndarray] = field(repr=False)
+    epsilon: float
+    n: int
+    guarantee: PrivacyGuarantee | None
+    method: str = "pripl"
+    details: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        sizes = {np.shape(h) for h in self.histograms}
+        if not self.names or len(self.names) != len(self.bounds) or len(self.names) != len(self.histograms) \
+                or len(sizes) != 1 or len(next(iter(sizes))) != 1:
+            raise InvalidParameterError(
+                f"A RangeEstimate needs one bounds pair and one 1-D histogram of equal size per attribute. Got "
+                f"{len(self.names)} names, {len(self.bounds)} bounds and histograms of shapes {sorted(sizes)}.")
+        resolution = next(iter(sizes))[0]
+        for (i, j), matrix in self.matrices.items():
+            if not (0 <= i < j < len(self.names)) or np.shape(matrix) != (resolution, resolution):
+                raise InvalidParameterError(
+                    f"A RangeEstimate's response matrix ({i}, {j}) must be of attributes i < j < {len(self.names)}, "
+                    f"{resolution} x {resolution}. Got shape {np.shape(matrix)}.")
+
+    def __repr__(self) -> str:
+        return (f"RangeEstimate({self.method}, n={self.n}, epsilon={self.epsilon:g}, attributes={list(self.names)}, "
+                f"resolution={self.resolution})")
+
+    @property
+    def resolution(self) -> int:
+        return int(self.histograms[0].size)
+
+    # ------------------------------------------------------------------ queries
+    def _index(self, name: Any) -> int:
+        if name not in self.names:
+            raise InvalidParameterError(f"The attribute {name!r} is not one of this estimate's attributes "
+                                        f"{list(self.names)}.")
+        return self.names.index(name)
+
+    def _unit(self, index: int, bounds: Any) -> tuple[float, float]:
+        name = self.names[index]
+        try:
+            low, high = (float(v) for v in bounds)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"The range of attribute {name!r} must be a pair (low, high) of numbers. Got {bounds!r}.") from None
+        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+            raise InvalidParameterError(f"The range of attribute {name!r} must be finite with low <= high. Got {bounds!r}.")
+        lo, hi = self.bounds[index]
+        return float(np.clip((low - lo) / (hi - lo), 0, 1)), float(np.clip((high - lo) / (hi - lo), 0, 1))
+
+    def marginal(self, name: str) -> Distribution:
+        """Attribute ``name``'s histogram as a :class:`~dpdist.estimates.Distribution` on its bounds."""
+        index = self._index(name)
+        return Distribution.uniform_bins(self.histograms[index], self.bounds[index], method=self.method,
+                                         epsilon=self.epsilon, n=self.n, guarantee=self.guarantee)
+
+    def response_matrix(self, first: str, second: str) -> np.ndarray:
+        """The estimated joint frequencies of the bins of ``first`` (rows) and ``second`` (columns)."""
+        i, j = self._index(first), self._index(second)
+        if i == j:
+            raise InvalidParameterError(f"response_matrix needs two different attributes. Got {first!r} twice.")
+        if (min(i, j), max(i, j)) not in self.matrices:
+            raise InvalidParameterError(f"This estimate has no response matrix of the pair ({first!r}, {second!r}).")
+        matrix = self.matrices[(min(i, j), max(i, j))]
+        return matrix if i < j else matrix.T
+
+    def range(self, ranges: dict[str, Any], level: float = 0.95) -> Interval:
+        """The share of records with every attribute ``name`` of ``ranges`` inside ``ranges[name] = (low, high)``.
+
+        The interval's limits are infinite: an adaptive structure has no analytic variance (module docstring).
+        """
+        check_level(level, "RangeEstimate.range")
+        if not isinstance(ranges, dict) or not ranges:
+            raise InvalidParameterError(
+                f"The 'ranges' argument of RangeEstimate.range must be a non-empty dict attribute -> (low, high). "
+                f"Got {ranges!r:.100}.")
+        indices = [self._index(name) for name in ranges]
+        covers = [coverage(*self._unit(i, bounds), self.resolution) for i, bounds in zip(indices, ranges.values())]
+        one_way = [float(np.clip(c @ self.histograms[i], 0, 1)) for i, c in zip(indices, covers)]
+        if len(indices) == 1:
+            value = one_way[0]
+        else:
+            two_way = {}
+            for (a, i), (b, j) in itertools.combinations(enumerate(indices), 2):
+                two_way[(a, b)] = float(covers[a] @ self.response_matrix(self.names[i], self.names[j]) @ covers[b])
+            value = two_way[(0, 1)] if len(indices) == 2 else range_from_answers(one_way, two_way)
+        return Interval("probability", value, -np.inf, np.inf, level, f"no interval: {NO_RANGE_INTERVAL}")
+
+    def ranges(self, first: str, second: str, boxes: np.ndarray) -> np.ndarray:
+        """Many 2-D ranges at once: ``boxes[q] = (low1, high1, low2, high2)`` in the attributes' units."""
+        boxes = np.asarray(boxes, dtype=np.float64)
+        if boxes.ndim != 2 or boxes.shape[1] != 4 or not np.all(np.isfinite(boxes)):
+            raise InvalidParameterError(f"The 'boxes' argument of RangeEstimate.ranges must be a finite (q, 4) "
+                                        f"array of (low1, high1, low2, high2). Got shape {boxes.shape}.")
+        out = []
+        matrix = self.response_matrix(first, second)
+        edges = np.linspace(0, 1, self.resolution + 1)
+        for axis, name in enumerate((first, second)):
+            lo, hi = self.bounds[self._index(name)]
+            low = np.clip((boxes[:, 2 * axis] - lo) / (hi - lo), 0, 1)
+            high = np.clip((boxes[:, 2 * axis + 1] - lo) / (hi - lo), 0, 1)
+            out.append(np.clip(np.minimum(edges[1:], high[:, None]) - np.maximum(edges[:-1], low[:, None]), 0, None)
+                       * self.resolution)
+        return np.einsum("qi,ij,qj->q", out[0], matrix, out[1])
+
+    # ------------------------------------------------------------------ the result contract
+    def summary(self) -> dict[str, float]:
+        """Each attribute's mean and median, read from its histogram."""
+        out = {}
+        for name in self.names:
+            distribution = self.marginal(name)
+            out[f"mean of {name}"] = float(distribution.mean())
+            out[f"median of {name}"] = float(distribution.quantile(0.5))
+        return out
+
+    def table(self) -> dict[str, np.ndarray]:
+        """One row per bin: ``bin`` and, per attribute, ``"<name> low"``, ``"<name> high"`` and ``"<name>"`` (its
+        frequency); the response matrices are in the JSON."""
+        columns: dict[str, np.ndarray] = {"bin": np.arange(self.resolution)}
+        for name, (lo, hi), histogram in zip(self.names, self.bounds, self.histograms):
+            edges = np.linspace(lo, hi, self.resolution + 1)
+            columns[f"{name} low"], columns[f"{name} high"] = edges[:-1], edges[1:]
+            columns[name] = np.asarray(histogram, dtype=np.float64)
+        return columns
+
+    def _json_fields(self, level: float) -> dict[str, Any]:
+        return {
+            "attributes": [{"name": name, "bounds": [float(lo), float(hi)]} for name, (lo, hi) in zip(self.names, self.bounds)],
+            "resolution": self.resolution,
+            "histograms": [json_value(histogram) for histogram in self.histograms],
+            "matrices": [{"attributes": [self.names[i], self.names[j]], "matrix": json_value(matrix)}
+                         for (i, j), matrix in sorted(self.matrices.items())],
+            "no_interval": NO_RANGE_INTERVAL,
+        }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> RangeEstimate:
+        """The estimate whose :meth:`to_dict` is ``document`` (its guarantee as a value again; ``details`` are not in
+        the JSON)."""
+        names = tuple(str(entry["name"]) for entry in document["attributes"])
+        guarantee = document.get("guarantee")
+        matrices = {}
+        for entry in document["matrices"]:
+            i, j = (names.index(name) for name in entry["attributes"])
+            matrices[(i, j)] = np.asarray(entry["matrix"], dtype=np.float64)
+        return cls(names, tuple((float(e["bounds"][0]), float(e["bounds"][1])) for e in document["attributes"]),
+                   tuple(np.asarray(h, dtype=np.float64) for h in document["histograms"]), matrices,
+                   document["epsilon"], document["n"], None if guarantee is None else PrivacyGuarantee(**guarantee),
+                   document.get("method") or "pripl")
+
+    def describe(self, truth: Any = None, level: float = 0.95) -> str:
+        """Each attribute's mean and median (beside the true ones of ``truth``, a mapping name -> values, when given),
+        then why there are no intervals and the bins (``level`` is not used: there are none)."""
+        lines = []
+        for name, value in self.summary().items():
+            statistic, attribute = name.split(" of ", 1)
+            true = ""
+            if truth is not None:
+                values = np.asarray(truth[attribute], dtype=np.float64)
+                true = f"   (true {float(np.mean(values) if statistic == 'mean' else np.median(values)):.6g})"
+            lines.append(f"  {name:<24} {value:.6g}{true}")
+        lines.append(f"  intervals                none: {NO_RANGE_INTERVAL}")
+        pairs = [f"{self.names[i]} x {self.names[j]}" for i, j in sorted(self.matrices)]
+        lines.append(f"  bins                     {self.resolution} per attribute; response matrices: "
+                     f"{', '.join(pairs) if pairs else 'none'}")
+        lines.extend(f"  note                     {note}" for note in self.notes())
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None, *, pair: tuple[str, str] | None = None, **kwargs: Any) -> Any:
+        """The heat map of a pair's response matrix (the first pair unless ``pair``; rows: the first attribute's bins
+        from its lower bound), or the one attribute's histogram when there is no pair."""
+        if pair is None:
+            if not self.matrices:
+                return self.marginal(self.names[0]).plot(ax, **kwargs)
+            i, j = min(self.matrices)
+            pair = (self.names[i], self.names[j])
+        matrix = self.response_matrix(*pair)
+        return draw_heatmap(matrix, np.full(matrix.shape, np.inf), ax, row_name=pair[0], column_name=pair[1], **kwargs)
+
+    def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
+        """The response matrices of the pairs (at most six), or the one attribute's histogram."""
+        pairs = [(self.names[i], self.names[j]) for i, j in sorted(self.matrices)][:6]
+        panels: Sequence[tuple[str, str] | None] = pairs or [None]
+        figure, axes = panel_grid(len(panels))
+        for axis, pair in zip(axes, panels):
+            self.plot(axis, pair=pair)
+            if label:
+                axis.set_title(f"{label}: {' x '.join(pair) if pair else self.names[0]}", fontsize=9)
+        figure.tight_layout()
+        return figure
