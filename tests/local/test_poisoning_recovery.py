@@ -40,7 +40,7 @@ def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
     return protocol, aggregator, np.bincount(values, minlength=d) / values.size
 
 
-@pytest.mark.parametrize("name", ["grr", "oue", "sue", "rue", "olh", "rlh"])
+@pytest.mark.parametrize("name", _recovery.SUPPORTED_PROTOCOLS)  # the protocols both the attack and recovery take
 @pytest.mark.parametrize("targets", [[97], [5, 60, 111]])
 def test_the_attack_gains_what_cao_et_al_theorems_say(name, targets):
     protocol, aggregator, genuine = _campaign(name, targets, seed=1)
