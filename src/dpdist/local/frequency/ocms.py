@@ -100,7 +100,7 @@ def _loss(width: int, e: float, domain_size: int, objective: str, max_frequency:
 
 
 def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> float:
-    """``max_frequency``, a bound :math:`f^*` on every item's frequency, checked to be in :math:`[1/d, 1]`.
+    r"""``max_frequency``, a bound :math:`f^*` on every item's frequency, checked to be in :math:`[1/d, 1]`.
 
     The :math:`d` frequencies sum to 1, so some item has frequency at least :math:`1/d`: a bound below
     it holds for no data set (at :math:`f^* \to 0`, eq. 20 gives the widest sketch, :math:`m = 2^{20}`
