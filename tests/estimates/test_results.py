@@ -236,6 +236,9 @@ def test_range_answers_read_back_from_json_and_say_why_they_have_no_interval():
     assert (answer.low, answer.high, answer.level) == (-np.inf, np.inf, 0.9) and "no analytic variance" in answer.method
     assert estimate.intervals(0.9) == () and document["intervals"] == []
     assert "no analytic variance" in document["no_interval"] and "no analytic variance" in estimate.describe()
+    assert any(note.startswith("no interval:") and "no analytic variance" in note for note in document["notes"])
+    assert estimate.describe().count("no analytic variance") == 1
+    assert estimate.as_distribution() is None
     true_mean = float(np.mean(RANGE_RECORDS["x"]))
     assert f"(true {true_mean:.6g})" in estimate.describe(truth=RANGE_RECORDS)
     with pytest.raises(InvalidParameterError, match="'w'"):

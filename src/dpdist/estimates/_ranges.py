@@ -272,6 +272,11 @@ class RangeEstimate(Presented):
         return cls(tuple(names), tuple(bounds), histograms, matrices, float(epsilon), n,
                    None if guarantee is None else PrivacyGuarantee(**guarantee), document.get("method") or "pripl")
 
+    def notes(self) -> list[str]:
+        """The producer's notes, then why there is no interval (:data:`NO_RANGE_INTERVAL`): in the JSON's ``notes``
+        as in ``no_interval``, so a reader of either sees it."""
+        return [*super().notes(), f"no interval: {NO_RANGE_INTERVAL}"]
+
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Each attribute's mean and median (beside the true ones of ``truth``, a mapping name -> values, when given),
         then why there are no intervals and the bins (``level`` is not used: there are none)."""
@@ -287,7 +292,7 @@ class RangeEstimate(Presented):
         pairs = [f"{self.names[i]} x {self.names[j]}" for i, j in sorted(self.matrices)]
         lines.append(f"  bins                     {self.resolution} per attribute; response matrices: "
                      f"{', '.join(pairs) if pairs else 'none'}")
-        lines.extend(f"  note                     {note}" for note in self.notes())
+        lines.extend(f"  note                     {note}" for note in self.notes()[:-1])  # the last: intervals above
         return "\n".join(lines)
 
     def plot(self, ax: Any = None, *, pair: tuple[str, str] | None = None, **kwargs: Any) -> Any:
