@@ -175,3 +175,17 @@ def test_a_key_nobodys_mean_is_withheld_even_where_noise_makes_it_look_confident
     estimate = protocol.estimate(protocol.aggregator().add(protocol.privatize(sets, rng=5)))
     assert np.isnan(estimate.means[8:]).all()
     assert np.isfinite(estimate.means[:8]).all()
+
+
+def test_a_pckv_ue_report_is_rejected_under_one_reason_only():
+    """Issue 50d item 6: 50 all-0xFF rows set the padding bits AND both signs of every key; they were counted under
+    both reasons (100 rejections for 50 reports). Now each counts once, under the first (the format's) reason."""
+    protocol = local.make("pckv-ue", epsilon=1.0, domain_size=10, padding_length=1)
+    good = protocol.privatize(KeyValueSets.from_pairs([{1: 0.5}] * 20), rng=1)
+    bad = np.full((50, good.shape[1]), 0xFF, dtype=np.uint8)
+    batch = protocol.report_format.validate(np.concatenate([good, bad]))
+    assert batch.rejected == {"padding_bits_set": 50}
+    assert sum(batch.rejected.values()) == 50
+    both = bad.copy()
+    both[:, -1] = 0  # padding clear, both signs still set: that reason alone
+    assert protocol.report_format.validate(both).rejected == {"both_signs": 50}
