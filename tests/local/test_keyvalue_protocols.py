@@ -189,3 +189,16 @@ def test_a_pckv_ue_report_is_rejected_under_one_reason_only():
     both = bad.copy()
     both[:, -1] = 0  # padding clear, both signs still set: that reason alone
     assert protocol.report_format.validate(both).rejected == {"both_signs": 50}
+
+
+@pytest.mark.parametrize("sets, match", [
+    ([{1: "x"}], r"'values'.*real numbers.*'x' \(str\)"),
+    ([[(1, None)]], r"'values'.*real numbers.*None"),
+    ([[(1, [0.5])]], r"'values'.*real numbers"),
+    ([5], r"'values'.*one dict or list.*5 for user 0"),
+    ([[5]], r"'values'.*\(key, value\) pairs"),
+])
+def test_from_pairs_refuses_what_is_no_number_naming_values(sets, match):
+    """Issue 50d item 7: KeyValueSets.from_pairs([{1: "x"}]) raised a bare ValueError (numpy's)."""
+    with pytest.raises(InvalidValueTypeError, match=match):
+        KeyValueSets.from_pairs(sets)
