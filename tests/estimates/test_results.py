@@ -448,3 +448,17 @@ def test_the_kind_switch_finder_can_fail():
     tree = ast.parse('if estimate["kind"] == "frequency": pass\nif getattr(result, "labels", None): pass\n'
                      'if protocol.tags.kind == "frequency": pass\n')
     assert _kind_switches(tree) == [1, 2]
+
+
+def test_a_range_estimates_heat_map_is_drawn_in_the_attributes_units():
+    """Issue 50d item 8: the response matrix's axes were labelled with the attributes' names but ticked in bin numbers
+    (0..15); now their ticks are the bins' edges in each attribute's units, from its lower to its upper bound."""
+    estimate = RESULTS["ranges"]()
+    ax = estimate.plot(pair=("x", "y"))
+    lo_y, hi_y = estimate.bounds[1]
+    assert ax.get_ylabel() == "x" and ax.get_xlabel() == "y"
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"{v:.4g}" for v in np.linspace(lo_y, hi_y, 6)]
+    assert ax.get_xticks()[0] == -0.5 and ax.get_xticks()[-1] == estimate.resolution - 0.5
+    from matplotlib import pyplot
+
+    pyplot.close(ax.figure)

@@ -304,7 +304,13 @@ class RangeEstimate(Presented):
             i, j = min(self.matrices)
             pair = (self.names[i], self.names[j])
         matrix = self.response_matrix(*pair)
-        return draw_heatmap(matrix, np.full(matrix.shape, np.inf), ax, row_name=pair[0], column_name=pair[1], **kwargs)
+        ax = draw_heatmap(matrix, np.full(matrix.shape, np.inf), ax, row_name=pair[0], column_name=pair[1], **kwargs)
+        # the ticks in the attributes' units (bin edges), not bin numbers: 6 edges, from the lower bound
+        edges = np.linspace(-0.5, self.resolution - 0.5, 6)
+        for set_ticks, name in ((ax.set_yticks, pair[0]), (ax.set_xticks, pair[1])):
+            lo, hi = self.bounds[self._index(name)]
+            set_ticks(edges, [f"{value:.4g}" for value in np.linspace(lo, hi, 6)], fontsize=7)
+        return ax
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The response matrices of the pairs (at most six), or the one attribute's histogram."""
