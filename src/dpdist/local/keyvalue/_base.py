@@ -99,10 +99,10 @@ class KeyValueProtocol(LocalProtocol):
         n = aggregator.n
         frequencies, means, details = self._estimate_parts(aggregator.statistic, n)
         variance = self.variance(n, np.clip(frequencies, 0.0, 1.0))
-        means, details = _withhold_means(frequencies, variance, np.asarray(means, dtype=np.float64), details)
         frequency = FrequencyEstimate(
             frequencies, n, variance, self.epsilon, self.name, "none", dict(details), self.guarantee
         )
+        means, details = _withhold_means(frequencies, variance, np.asarray(means, dtype=np.float64), details)
         return KeyValueEstimate(frequency, means, n, self.epsilon, self.name, self.guarantee, details)
 
     def _estimate_parts(self, statistic: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
