@@ -4,6 +4,7 @@ figure), and protocols keep class settings."""
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import functools
 import json
@@ -16,7 +17,7 @@ import pytest
 
 import dpdist
 from dpdist import central, local, plotting
-from dpdist.errors import InvalidParameterError
+from dpdist.errors import IncompatibleStateError, InvalidParameterError
 from dpdist.estimates import JSON_SCHEMA, Distribution, Estimate, Interval, MeanVarianceEstimate, RangeEstimate
 from dpdist.uncertainty import cdf_band
 
@@ -235,10 +236,42 @@ def test_range_answers_read_back_from_json_and_say_why_they_have_no_interval():
     assert (answer.low, answer.high, answer.level) == (-np.inf, np.inf, 0.9) and "no analytic variance" in answer.method
     assert estimate.intervals(0.9) == () and document["intervals"] == []
     assert "no analytic variance" in document["no_interval"] and "no analytic variance" in estimate.describe()
+    assert any(note.startswith("no interval:") and "no analytic variance" in note for note in document["notes"])
+    assert estimate.describe().count("no analytic variance") == 1
+    assert estimate.as_distribution() is None
     true_mean = float(np.mean(RANGE_RECORDS["x"]))
     assert f"(true {true_mean:.6g})" in estimate.describe(truth=RANGE_RECORDS)
     with pytest.raises(InvalidParameterError, match="'w'"):
         estimate.range({"w": (0, 1)})
+
+
+_CORRUPT_RANGES = {
+    "null in a histogram": (lambda d: d["histograms"][0].__setitem__(0, None), InvalidParameterError, "no null"),
+    "negative frequency": (lambda d: d["histograms"][0].__setitem__(0, -5.0), InvalidParameterError, "non-negative"),
+    "reversed bounds": (lambda d: d["attributes"][0].__setitem__("bounds", [1, 0]), InvalidParameterError, "low < high"),
+    "histogram sums to 5": (lambda d: d["histograms"].__setitem__(0, [5.0 / 16] * 16), InvalidParameterError, "sum of 5"),
+    "wrong resolution": (lambda d: d.__setitem__("resolution", 10), InvalidParameterError, r"shape \(10,\)"),
+    "short histogram": (lambda d: d["histograms"].__setitem__(0, [1.0]), InvalidParameterError, r"shape \(16,\)"),
+    "matrix of the wrong shape": (lambda d: d["matrices"][0].__setitem__("matrix", [[1.0]]), InvalidParameterError,
+                                  r"matrices\[0\]"),
+    "negative matrix entry": (lambda d: d["matrices"][0]["matrix"][0].__setitem__(0, -0.5), InvalidParameterError,
+                              "non-negative"),
+    "kind frequency": (lambda d: d.__setitem__("kind", "frequency"), IncompatibleStateError, "kind='frequency'"),
+    "no no_interval": (lambda d: d.pop("no_interval"), IncompatibleStateError, "no_interval"),
+    "unknown pair": (lambda d: d["matrices"][0].__setitem__("attributes", ["x", "w"]), InvalidParameterError, "'w'"),
+    "epsilon -1": (lambda d: d.__setitem__("epsilon", -1), InvalidParameterError, "'epsilon'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CORRUPT_RANGES))
+def test_a_corrupt_range_document_is_refused_naming_the_field(case):
+    """Issue 50d item 2: from_dict read these back (NaN answers from a null, a histogram summing to 5, ...)."""
+    mutate, error, match = _CORRUPT_RANGES[case]
+    document = json.loads(RESULTS["ranges"]().to_json())
+    RangeEstimate.from_dict(copy.deepcopy(document))  # the untouched document reads back
+    mutate(document)
+    with pytest.raises(error, match=match):
+        RangeEstimate.from_dict(document)
 
 
 def test_a_release_presents_the_distribution_it_releases():
@@ -415,3 +448,17 @@ def test_the_kind_switch_finder_can_fail():
     tree = ast.parse('if estimate["kind"] == "frequency": pass\nif getattr(result, "labels", None): pass\n'
                      'if protocol.tags.kind == "frequency": pass\n')
     assert _kind_switches(tree) == [1, 2]
+
+
+def test_a_range_estimates_heat_map_is_drawn_in_the_attributes_units():
+    """Issue 50d item 8: the response matrix's axes were labelled with the attributes' names but ticked in bin numbers
+    (0..15); now their ticks are the bins' edges in each attribute's units, from its lower to its upper bound."""
+    estimate = RESULTS["ranges"]()
+    ax = estimate.plot(pair=("x", "y"))
+    lo_y, hi_y = estimate.bounds[1]
+    assert ax.get_ylabel() == "x" and ax.get_xlabel() == "y"
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"{v:.4g}" for v in np.linspace(lo_y, hi_y, 6)]
+    assert ax.get_xticks()[0] == -0.5 and ax.get_xticks()[-1] == estimate.resolution - 0.5
+    from matplotlib import pyplot
+
+    pyplot.close(ax.figure)

@@ -10,6 +10,7 @@ import pytest
 
 from dpdist import local
 from dpdist.errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from dpdist.estimates._presented import document_lines
 from dpdist.local.keyvalue import KeyValueSets
 from dpdist.testing._statistics import assert_epsilon_ldp, max_privacy_loss
 
@@ -134,3 +135,70 @@ def test_sets_and_their_dense_form_give_the_same_reports():
         protocol = local.make(name, epsilon=2.0, domain_size=4)
         assert np.array_equal(protocol.privatize(sets, rng=4), protocol.privatize(sets.to_dense(4), rng=4))
     assert len(sets[1:3]) == 2 and sets[1:3].keys.tolist() == [1]
+
+
+@pytest.mark.parametrize("name, extra", [("privkv", {}), ("pckv-ue", {"padding_length": 1}),
+                                         ("pckv-grr", {"padding_length": 1})])
+def test_a_key_nobody_holds_gets_no_mean_and_the_estimate_says_why(name, extra):
+    """Issue 50d item 1: key 9 has no holder (its frequency is noise around 0); its mean was -0.99 (pckv-grr), now
+    NaN, null in JSON, 'not estimated' in describe() and the document's text, with a note naming the key and the
+    rule (frequency below 2 standard errors). Keys held by 12% of 20000 users keep their means."""
+    rng = np.random.default_rng(12345)
+    d, n = 10, 20_000
+    keys = rng.choice(8, n)
+    sets = KeyValueSets(keys, np.where(keys % 2 == 0, 0.6, -0.6), np.ones(n, dtype=np.int64))
+    protocol = local.make(name, epsilon=2.0, domain_size=d, **extra)
+    estimate = protocol.estimate(protocol.aggregator().add(protocol.privatize(sets, rng=5)))
+    standard_error = np.sqrt(estimate.variance)
+    held = estimate.frequencies >= 2 * standard_error
+    assert held[:8].all()
+    assert np.isnan(estimate.means[~held]).all() and np.isfinite(estimate.means[held]).all()
+    assert estimate.details["means_withheld"] == [int(k) for k in np.flatnonzero(~held)]
+    document = estimate.to_dict()
+    withheld = np.flatnonzero(~held)
+    assert all(document["means"][k] is None for k in withheld)
+    assert withheld.size and 9 in withheld
+    assert any("means not estimated" in note and "2 standard errors" in note for note in document["notes"])
+    assert "not estimated" in estimate.describe()
+    assert any("not estimated" in line for line in document_lines(document))
+    assert isinstance(estimate.summary()["top key"], int)
+
+
+def test_a_key_nobodys_mean_is_withheld_even_where_noise_makes_it_look_confident():
+    """The attack's case: pckv-grr gave key 9 (no holder, frequency ~0) a mean of -0.99; the rule withholds it."""
+    rng = np.random.default_rng(12345)
+    d, n = 10, 20_000
+    keys = rng.choice(8, n)
+    keys[:30] = 8
+    sets = KeyValueSets(keys, np.where(keys % 2 == 0, 0.6, -0.6), np.ones(n, dtype=np.int64))
+    protocol = local.make("pckv-grr", epsilon=2.0, domain_size=d, padding_length=1)
+    estimate = protocol.estimate(protocol.aggregator().add(protocol.privatize(sets, rng=5)))
+    assert np.isnan(estimate.means[8:]).all()
+    assert np.isfinite(estimate.means[:8]).all()
+
+
+def test_a_pckv_ue_report_is_rejected_under_one_reason_only():
+    """Issue 50d item 6: 50 all-0xFF rows set the padding bits AND both signs of every key; they were counted under
+    both reasons (100 rejections for 50 reports). Now each counts once, under the first (the format's) reason."""
+    protocol = local.make("pckv-ue", epsilon=1.0, domain_size=10, padding_length=1)
+    good = protocol.privatize(KeyValueSets.from_pairs([{1: 0.5}] * 20), rng=1)
+    bad = np.full((50, good.shape[1]), 0xFF, dtype=np.uint8)
+    batch = protocol.report_format.validate(np.concatenate([good, bad]))
+    assert batch.rejected == {"padding_bits_set": 50}
+    assert sum(batch.rejected.values()) == 50
+    both = bad.copy()
+    both[:, -1] = 0  # padding clear, both signs still set: that reason alone
+    assert protocol.report_format.validate(both).rejected == {"both_signs": 50}
+
+
+@pytest.mark.parametrize("sets, match", [
+    ([{1: "x"}], r"'values'.*real numbers.*'x' \(str\)"),
+    ([[(1, None)]], r"'values'.*real numbers.*None"),
+    ([[(1, [0.5])]], r"'values'.*real numbers"),
+    ([5], r"'values'.*one dict or list.*5 for user 0"),
+    ([[5]], r"'values'.*\(key, value\) pairs"),
+])
+def test_from_pairs_refuses_what_is_no_number_naming_values(sets, match):
+    """Issue 50d item 7: KeyValueSets.from_pairs([{1: "x"}]) raised a bare ValueError (numpy's)."""
+    with pytest.raises(InvalidValueTypeError, match=match):
+        KeyValueSets.from_pairs(sets)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from dpdist.errors import DPDistError, InvalidParameterError
+from dpdist.errors import ClippedValuesWarning, DPDistError, InvalidParameterError
 from dpdist.local.multi._adaptive_grid import (
     adaptive_partition,
     blocks,
@@ -343,3 +344,26 @@ def test_bad_rounds_and_queries_raise_naming_the_argument():
         release.range({})
     with pytest.raises(DPDistError, match="values"):
         plan.run({"x": [0.5, 2.0] * 1000, "y": [0.0, 0.0] * 1000}, rng=1, clip=False)
+
+
+def test_clipping_warns_with_the_count_and_treats_nan_as_hdg_does():
+    """Issue 50d item 3: 7.0, +inf, -inf and NaN were clipped silently; now one ClippedValuesWarning counts the four
+    (as HDG's and SW's clip=True), NaN becomes the lower bound as there, clip=False refuses each, and in-bounds
+    records warn nothing."""
+    plan = PriPLTrees(epsilon=1.0, attributes=TWO, resolution=16)
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0, 1, 2000), rng.uniform(-1, 1, 2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan.run({"x": x, "y": y}, rng=1)
+    bad_x = np.r_[x[:-3], 7.0, np.inf, np.nan]
+    bad_y = np.r_[y[:-1], -np.inf]
+    with pytest.warns(ClippedValuesWarning, match="PriPLTrees.run: 4 numerical value"):
+        plan.run({"x": bad_x, "y": bad_y}, rng=1)
+    for column in ({"x": bad_x, "y": y}, {"x": x, "y": bad_y}):
+        with pytest.raises(DPDistError):
+            plan.run(column, rng=1, clip=False)
+    with pytest.warns(ClippedValuesWarning):
+        nan_first = plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1)
+    low_first = plan.run({"x": np.r_[0.0, x[1:]], "y": y}, rng=1)
+    assert np.array_equal(nan_first.histograms[0], low_first.histograms[0])

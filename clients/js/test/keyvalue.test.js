@@ -92,6 +92,26 @@ test('bad sets are refused as Python refuses them, naming values', () => {
   refuse('abc', InvalidValueTypeError, /array of sets/);
 });
 
+test('keys Python refuses are refused: a non-canonical object key, a string key of a Map or a pair, a BigInt', () => {
+  const protocol = fromConfig({ protocol: 'pckv-ue', epsilon: 1.0, domain_size: 4, padding_length: 2 });
+  const refuse = (sets, Error, pattern) => assert.throws(() => protocol.privatize(sets, deterministicSource(1)), (error) => {
+    assert.ok(error instanceof Error, `${error.name}: ${error.message}`);
+    assert.match(error.message, pattern);
+    return true;
+  });
+  refuse([{ '03': 0.1 }], InvalidValueTypeError, /keys must be whole numbers.*Got "03" \(string\)/);
+  refuse([{ 3: 0.1, '03': 0.2 }], InvalidValueTypeError, /Got "03"/);
+  refuse([{ '3e0': 0.1 }], InvalidValueTypeError, /Got "3e0"/);
+  refuse([{ ' 3': 0.1 }], InvalidValueTypeError, /Got " 3"/);
+  refuse([new Map([['3', 0.1]])], InvalidValueTypeError, /Got "3" \(string\)/);
+  refuse([[['3', 0.1]]], InvalidValueTypeError, /Got "3" \(string\)/);
+  refuse([[[3n, 0.1]]], InvalidValueTypeError, /keys must be whole numbers.*Got 3n \(bigint\)/);
+  refuse([{ 3: 1n }], InvalidValueTypeError, /values must be numbers\. Got 1n \(bigint\)/);
+  refuse([{ '-1': 0.1 }], OutOfDomainError, /keys in \[0, 4\)\. Got key -1/);
+  // an object's canonical keys are its integers, as before
+  assert.deepEqual(protocol.checkValue({ 3: 0.5, 0: -1 }, 0), protocol.checkValue([[0, -1], [3, 0.5]], 0));
+});
+
 test('a wide domain still draws the same for every set, and reports only keys of the domain or dummies', () => {
   const protocol = fromConfig({ protocol: 'pckv-grr', epsilon: 2.0, domain_size: 1000, padding_length: 3 });
   const batch = protocol.privatize([{}, { 999: 1 }, Object.fromEntries(Array.from({ length: 1000 }, (_, k) => [k, 0]))], deterministicSource(4));

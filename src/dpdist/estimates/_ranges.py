@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from ..errors import InvalidParameterError
+from ..errors import IncompatibleStateError, InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
 from ._drawing import draw_heatmap, panel_grid
@@ -212,17 +212,70 @@ class RangeEstimate(Presented):
     @classmethod
     def from_dict(cls, document: dict[str, Any]) -> RangeEstimate:
         """The estimate whose :meth:`to_dict` is ``document`` (its guarantee as a value again; ``details`` are not in
-        the JSON)."""
-        names = tuple(str(entry["name"]) for entry in document["attributes"])
-        guarantee = document.get("guarantee")
+        the JSON).
+
+        Refuses a document that no release could have produced, naming the field and its value: a ``kind`` other than
+        ``"ranges"`` or no ``no_interval`` (:class:`~dpdist.errors.IncompatibleStateError`); attributes without a
+        unique name and finite bounds ``low < high``; a ``resolution`` other than every histogram's and matrix's
+        size; a histogram or matrix with a missing, non-finite or negative entry, or whose entries do not sum to 1
+        (within 1e-6: a release's are Norm-Sub'd frequencies); an ``epsilon`` not positive or an ``n`` not a
+        non-negative integer (:class:`~dpdist.errors.InvalidParameterError`).
+        """
+        if not isinstance(document, dict):
+            raise InvalidParameterError(f"RangeEstimate.from_dict needs a dict. Got {type(document).__name__}.")
+        if document.get("kind") != cls.kind:
+            raise IncompatibleStateError(f"RangeEstimate.from_dict needs a document of kind 'ranges'. "
+                                         f"Got kind={document.get('kind')!r}.")
+        if not isinstance(document.get("no_interval"), str):
+            raise IncompatibleStateError("RangeEstimate.from_dict needs the document's 'no_interval' (why its answers "
+                                         f"have none). Got no_interval={document.get('no_interval')!r}.")
+        attributes = document.get("attributes")
+        if not isinstance(attributes, list) or not attributes:
+            raise InvalidParameterError(f"The document's 'attributes' must be a non-empty list. Got {attributes!r:.100}.")
+        names, bounds = [], []
+        for entry in attributes:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if not isinstance(name, str) or name in names:
+                raise InvalidParameterError(f"Each of the document's 'attributes' needs a unique string 'name'. "
+                                            f"Got {entry!r:.100}.")
+            pair = _numbers(entry.get("bounds"), f"attributes[{name!r}].bounds")
+            if pair.size != 2 or not pair[0] < pair[1]:
+                raise InvalidParameterError(f"The document's attributes[{name!r}].bounds must be two finite numbers "
+                                            f"low < high. Got {entry.get('bounds')!r}.")
+            names.append(name)
+            bounds.append((float(pair[0]), float(pair[1])))
+        resolution = document.get("resolution")
+        if not isinstance(resolution, int) or isinstance(resolution, bool) or resolution < 1:
+            raise InvalidParameterError(f"The document's 'resolution' must be a positive integer. Got {resolution!r}.")
+        raw = document.get("histograms")
+        if not isinstance(raw, list) or len(raw) != len(names):
+            raise InvalidParameterError(f"The document's 'histograms' must be a list of one histogram per attribute "
+                                        f"({len(names)}). Got {raw!r:.100}.")
+        histograms = tuple(_frequencies(h, (resolution,), f"histograms[{k}] (attribute {names[k]!r})")
+                           for k, h in enumerate(raw))
         matrices = {}
-        for entry in document["matrices"]:
-            i, j = (names.index(name) for name in entry["attributes"])
-            matrices[(i, j)] = np.asarray(entry["matrix"], dtype=np.float64)
-        return cls(names, tuple((float(e["bounds"][0]), float(e["bounds"][1])) for e in document["attributes"]),
-                   tuple(np.asarray(h, dtype=np.float64) for h in document["histograms"]), matrices,
-                   document["epsilon"], document["n"], None if guarantee is None else PrivacyGuarantee(**guarantee),
-                   document.get("method") or "pripl")
+        for k, entry in enumerate(document.get("matrices") or []):
+            pair_names = entry.get("attributes") if isinstance(entry, dict) else None
+            if not isinstance(pair_names, list) or len(pair_names) != 2 or not all(n in names for n in pair_names) \
+                    or pair_names[0] == pair_names[1]:
+                raise InvalidParameterError(f"The document's matrices[{k}].attributes must name two different "
+                                            f"attributes of {names}. Got {pair_names!r:.100}.")
+            i, j = sorted(names.index(name) for name in pair_names)
+            matrix = _frequencies(entry.get("matrix"), (resolution, resolution), f"matrices[{k}].matrix")
+            matrices[(i, j)] = matrix if names.index(pair_names[0]) == i else matrix.T
+        epsilon, n = document.get("epsilon"), document.get("n")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < np.inf:
+            raise InvalidParameterError(f"The document's 'epsilon' must be a positive finite number. Got {epsilon!r}.")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InvalidParameterError(f"The document's 'n' must be a non-negative integer. Got {n!r}.")
+        guarantee = document.get("guarantee")
+        return cls(tuple(names), tuple(bounds), histograms, matrices, float(epsilon), n,
+                   None if guarantee is None else PrivacyGuarantee(**guarantee), document.get("method") or "pripl")
+
+    def notes(self) -> list[str]:
+        """The producer's notes, then why there is no interval (:data:`NO_RANGE_INTERVAL`): in the JSON's ``notes``
+        as in ``no_interval``, so a reader of either sees it."""
+        return [*super().notes(), f"no interval: {NO_RANGE_INTERVAL}"]
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Each attribute's mean and median (beside the true ones of ``truth``, a mapping name -> values, when given),
@@ -239,7 +292,7 @@ class RangeEstimate(Presented):
         pairs = [f"{self.names[i]} x {self.names[j]}" for i, j in sorted(self.matrices)]
         lines.append(f"  bins                     {self.resolution} per attribute; response matrices: "
                      f"{', '.join(pairs) if pairs else 'none'}")
-        lines.extend(f"  note                     {note}" for note in self.notes())
+        lines.extend(f"  note                     {note}" for note in self.notes()[:-1])  # the last: intervals above
         return "\n".join(lines)
 
     def plot(self, ax: Any = None, *, pair: tuple[str, str] | None = None, **kwargs: Any) -> Any:
@@ -251,7 +304,13 @@ class RangeEstimate(Presented):
             i, j = min(self.matrices)
             pair = (self.names[i], self.names[j])
         matrix = self.response_matrix(*pair)
-        return draw_heatmap(matrix, np.full(matrix.shape, np.inf), ax, row_name=pair[0], column_name=pair[1], **kwargs)
+        ax = draw_heatmap(matrix, np.full(matrix.shape, np.inf), ax, row_name=pair[0], column_name=pair[1], **kwargs)
+        # the ticks in the attributes' units (bin edges), not bin numbers: 6 edges, from the lower bound
+        edges = np.linspace(-0.5, self.resolution - 0.5, 6)
+        for set_ticks, name in ((ax.set_yticks, pair[0]), (ax.set_xticks, pair[1])):
+            lo, hi = self.bounds[self._index(name)]
+            set_ticks(edges, [f"{value:.4g}" for value in np.linspace(lo, hi, 6)], fontsize=7)
+        return ax
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The response matrices of the pairs (at most six), or the one attribute's histogram."""
@@ -264,3 +323,30 @@ class RangeEstimate(Presented):
                 axis.set_title(f"{label}: {' x '.join(pair) if pair else self.names[0]}", fontsize=9)
         figure.tight_layout()
         return figure
+
+
+def _numbers(value: Any, field: str) -> np.ndarray:
+    """``value`` as a float array of finite numbers (no ``null``, no strings), or an error naming ``field``."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.dtype != np.float64 or not np.all(np.isfinite(array)):
+        raise InvalidParameterError(f"The document's {field} must hold finite numbers only (no null). "
+                                    f"Got {value!r:.100}.")
+    return array
+
+
+def _frequencies(value: Any, shape: tuple[int, ...], field: str) -> np.ndarray:
+    """``value`` as frequencies of ``shape``: finite, non-negative, summing to 1 within 1e-6 (a release's are)."""
+    array = _numbers(value, field)
+    if array.shape != shape:
+        raise InvalidParameterError(f"The document's {field} must have shape {shape} (its 'resolution'). "
+                                    f"Got shape {array.shape}.")
+    if np.any(array < 0):
+        raise InvalidParameterError(f"The document's {field} must be non-negative frequencies. "
+                                    f"Got {float(array.min()):g} at index {tuple(int(k) for k in np.unravel_index(np.argmin(array), shape))}.")
+    if abs(float(array.sum()) - 1.0) > 1e-6:
+        raise InvalidParameterError(f"The document's {field} must sum to 1 (frequencies). Got a sum of "
+                                    f"{float(array.sum()):.6g}.")
+    return array

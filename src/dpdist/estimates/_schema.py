@@ -159,7 +159,8 @@ KINDS: dict[str, dict[str, Any]] = {
         "labels": {"type": "null"},
         "frequencies": {**_NUMBERS, "description": "each key's share of the users holding it"},
         "standard_error": _NUMBERS,
-        "means": {**_NUMBERS, "description": "each key's mean value over the users holding it, in [-1, 1]"},
+        "means": {**_NUMBERS, "description": "each key's mean value over the users holding it, in [-1, 1]; "
+                  "null (not estimated) where the key's frequency is below 2 standard errors of its estimate"},
         "frequency": {"$ref": "#", "description": "the keys' frequencies as a frequency estimate of their own"},
     },
     "ranges": {

@@ -389,7 +389,9 @@ class ReportFormat:
             reasons += protocol_invalid.items()
         rejected: dict[str, int] = {}
         bad = None  # made at the first invalid row (most batches have none)
-        for reason, mask in reasons:
+        for reason, mask in reasons:  # one reason per row: the first that flags it (the kind's before the protocol's)
+            if bad is not None:
+                mask = mask & ~bad
             number = int(np.count_nonzero(mask))
             if number:
                 rejected[reason] = rejected.get(reason, 0) + number

@@ -309,7 +309,7 @@ function categoryView(e, level) {
               ...(means ? ["mean value"] : [])],
              order.map((i) => [names[i], fmt(e.frequencies[i]), fixed ? interval(fixed.low[i], fixed.high[i]) : "-",
                                anytime ? (anytime.empty ? "empty" : interval(anytime.low[i], anytime.high[i])) : "-",
-                               ...(means ? [means[i] === null ? "-" : fmt(means[i])] : [])]));
+                               ...(means ? [means[i] === null ? "not estimated" : fmt(means[i])] : [])]));
   $("summary").textContent = names.length > MAX_BARS ? `the ${MAX_BARS} most frequent of ${names.length} values. ` : "";
   if (e.band && e.band.simultaneous_over) {
     $("summary").textContent += `The fixed-n intervals hold for all ${e.band.simultaneous_over} candidates of the last round at once.`;

@@ -40,6 +40,19 @@ export const atLeast = ([a, b], [c, d]) => a * d >= c * b;
 export const lessThan = (x, y) => !atLeast(x, y);
 
 /** The smallest multiple of 2^-53 at least ``value`` (a rational), within [0, 1] (Python's ``grid_ceil``). */
+/** An object key that is an integer's canonical decimal form (what ``String(k)`` gives for an integer ``k``). */
+const CANONICAL_INTEGER = /^(0|-?[1-9]\d*)$/;
+
+/** ``value`` for an error message, never throwing (JSON.stringify throws on a BigInt). */
+function show(value) {
+  if (typeof value === 'bigint') return `${value}n`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 export function gridCeil([n, d]) {
   const scaled = n * 9007199254740992n;
   let k = scaled / d;
@@ -75,13 +88,16 @@ export class KeyValueProtocol extends Protocol {
     const d = this.domainSize;
     const owner = `The 'values' argument of ${this.display}.privatize`;
     let pairs;
+    let objectKeys = false; // an object's keys are strings: only there is a canonical decimal string a key
     if (set instanceof Map) pairs = [...set.entries()];
     else if (Array.isArray(set)) pairs = set;
-    else if (set !== null && typeof set === 'object' && !ArrayBuffer.isView(set)) pairs = Object.entries(set);
-    else {
+    else if (set !== null && typeof set === 'object' && !ArrayBuffer.isView(set)) {
+      pairs = Object.entries(set);
+      objectKeys = true;
+    } else {
       throw new InvalidValueTypeError(
         `${owner} must hold one set of (key, value) pairs per user (an object {key: value}, a Map or an array of ` +
-          `[key, value]). Got ${JSON.stringify(set) ?? String(set)} for user ${index} instead.`,
+          `[key, value]). Got ${show(set)} for user ${index} instead.`,
       );
     }
     const keys = new Int32Array(pairs.length);
@@ -89,15 +105,20 @@ export class KeyValueProtocol extends Protocol {
     const seen = new Set();
     pairs.forEach((pair, at) => {
       if (!Array.isArray(pair) || pair.length !== 2) {
-        throw new InvalidValueTypeError(`${owner} must hold (key, value) pairs. Got ${JSON.stringify(pair) ?? String(pair)} for user ${index}.`);
+        throw new InvalidValueTypeError(`${owner} must hold (key, value) pairs. Got ${show(pair)} for user ${index}.`);
       }
       const [rawKey, value] = pair;
-      const key = typeof rawKey === 'string' && /^-?\d+$/.test(rawKey) ? Number(rawKey) : rawKey; // an object's keys are strings
+      // Python's check_sets takes int keys only: a string key of a Map or a pair ('3') is refused, and of an
+      // object's (string) keys only the canonical decimal form of an integer ('3', '-1'; not '03', '3e0', ' 3')
+      const key = objectKeys && CANONICAL_INTEGER.test(rawKey) ? Number(rawKey) : rawKey;
       if (typeof key !== 'number' || !Number.isInteger(key)) {
-        throw new InvalidValueTypeError(`${owner}: keys must be whole numbers. Got ${JSON.stringify(rawKey)} for user ${index}.`);
+        throw new InvalidValueTypeError(
+          `${owner}: keys must be whole numbers (Numbers; an object's keys in canonical decimal form). ` +
+            `Got ${show(rawKey)} (${typeof rawKey}) for user ${index}.`,
+        );
       }
       if (typeof value !== 'number') {
-        throw new InvalidValueTypeError(`${owner}: values must be numbers. Got ${JSON.stringify(value) ?? String(value)} for user ${index}.`);
+        throw new InvalidValueTypeError(`${owner}: values must be numbers. Got ${show(value)} (${typeof value}) for user ${index}.`);
       }
       if (key < 0 || key >= d) throw new OutOfDomainError(`${owner} must hold keys in [0, ${d}). Got key ${key}.`);
       if (!(Math.abs(value) <= 1)) {

@@ -27,7 +27,9 @@ class KeyValueEstimate(Presented):
         intervals.
     means : ndarray
         Each key's estimated mean value, in [-1, 1] (the protocol's corrected estimator; ``details``
-        says which).
+        says which); NaN (not estimated) for a key whose frequency is not clearly above zero
+        (below ``MEAN_MIN_Z`` = 2 standard errors of its estimate: no holders clearly present, so its
+        mean would be noise alone), listed in ``details["means_withheld"]`` and said in :meth:`notes`.
     n : int
         Reports behind the estimate (users).
     epsilon : float
@@ -61,10 +63,10 @@ class KeyValueEstimate(Presented):
         """The analytic variance of each entry of :attr:`frequencies`."""
         return self.frequency.variance
 
-    def summary(self) -> dict[str, float]:
-        """The most frequent key, its frequency and its mean."""
+    def summary(self) -> dict[str, Any]:
+        """The most frequent key (an int), its frequency and its mean (NaN where not estimated)."""
         top = int(np.argmax(self.frequencies))
-        return {"top key": float(top), "top key frequency": float(self.frequencies[top]), "top key mean": float(self.means[top])}
+        return {"top key": top, "top key frequency": float(self.frequencies[top]), "top key mean": float(self.means[top])}
 
     def table(self) -> dict[str, np.ndarray]:
         """``key``, ``frequency``, ``standard_error`` and ``mean`` of every key."""
@@ -96,13 +98,15 @@ class KeyValueEstimate(Presented):
         """The frequencies' own table, then each key's mean."""
         lines = ["key frequencies:"]
         lines.extend("  " + line for line in document_lines(document["frequency"]))
-        lines.append("key means: " + ", ".join("-" if m is None else f"{m:.4g}" for m in document["means"]))
+        lines.append("key means: " + ", ".join("not estimated" if m is None else f"{m:.4g}"
+                                                  for m in document["means"]))
         return lines
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The frequencies' description, then the means."""
-        means = ", ".join(f"{m:.3f}" for m in self.means[:20]) + (" ..." if self.means.size > 20 else "")
-        return self.frequency.describe(truth, level) + f"\n  means of the keys: {means}"
+        means = ", ".join("not estimated" if np.isnan(m) else f"{m:.3f}" for m in self.means[:20]) + (" ..." if self.means.size > 20 else "")
+        notes = "".join(f"\n  note: {note}" for note in self.notes() if note.startswith("means not estimated"))
+        return self.frequency.describe(truth, level) + f"\n  means of the keys: {means}" + notes
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The frequencies' figure (the means are in :meth:`table`)."""

@@ -63,16 +63,28 @@ class KeyValueSets:
         keys: list = []
         values: list = []
         lengths: list = []
-        for user in sets:
-            pairs = list(user.items()) if isinstance(user, dict) else list(user)
+        for index, user in enumerate(sets):
+            try:
+                pairs = list(user.items()) if isinstance(user, dict) else list(user)
+            except TypeError:
+                raise InvalidValueTypeError(
+                    f"The 'values' argument of KeyValueSets.from_pairs must hold one dict or list of (key, value) pairs "
+                    f"per user. Got {user!r:.100} for user {index}."
+                ) from None
             lengths.append(len(pairs))
             for pair in pairs:
-                if len(pair) != 2:
+                if not hasattr(pair, "__len__") or len(pair) != 2:
                     raise InvalidValueTypeError(
                         f"The 'values' argument of KeyValueSets.from_pairs must hold (key, value) pairs. Got {pair!r}."
                     )
                 keys.append(pair[0])
                 values.append(pair[1])
+        bad = next((v for v in values if not isinstance(v, (int, float, np.integer, np.floating))), _NONE)
+        if bad is not _NONE:  # a string, None, a list...: numpy would raise a bare ValueError or read None as NaN
+            raise InvalidValueTypeError(
+                f"The 'values' argument of KeyValueSets.from_pairs must hold real numbers as values (in [-1, 1]). "
+                f"Got {bad!r:.100} ({type(bad).__name__})."
+            )
         return cls(np.asarray(keys), np.asarray(values, dtype=np.float64), np.asarray(lengths, dtype=np.int64))
 
     def to_dense(self, domain_size: int) -> np.ndarray:
@@ -81,6 +93,9 @@ class KeyValueSets:
         users = np.repeat(np.arange(len(self)), np.asarray(self.lengths, dtype=np.int64))
         dense[users, np.asarray(self.keys, dtype=np.int64)] = self.values
         return dense
+
+
+_NONE = object()  # no bad value found (None itself is one)
 
 
 def _from_dense(array: np.ndarray, domain_size: int, owner: str) -> KeyValueSets:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +46,8 @@ import numpy as np
 from ..._guarantee import PrivacyGuarantee
 from ..._rng import check_rng
 from ..._types import Seed
-from ..._validation import EPSILON, Integer, Interval, Options, check_param
-from ...errors import InvalidParameterError
+from ..._validation import EPSILON, Boolean, Integer, Interval, Options, check_param, clip_real_values
+from ...errors import ClippedValuesWarning, InvalidParameterError
 from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
 from .._protocol import LocalProtocol, make
@@ -337,17 +338,32 @@ class PriPLTrees:
     # ------------------------------------------------------------------ simulation
     def run(self, records: Any, rng: Seed = None, *, clip: bool = True) -> RangeEstimate:
         """Simulate every round on ``records`` (one user each, a dict of columns, a 2-D array in the schema's order,
-        a structured array or a DataFrame), the users split at random into the groups; the release."""
+        a structured array or a DataFrame), the users split at random into the groups; the release.
+
+        ``clip=True`` (default): values outside an attribute's bounds (``±inf`` included) become the nearer bound and
+        NaN (missing) the lower one, with one :class:`~dpdist.errors.ClippedValuesWarning` counting them, as HDG's and
+        the one-round protocols' ``clip=True`` (``dpdist._validation.clip_real_values``); ``clip=False`` refuses them
+        (:class:`~dpdist.errors.OutOfDomainError`)."""
         generator = check_rng(rng, owner=_OWNER)
+        clip = check_param(_OWNER, "clip", clip, Boolean())
         names = [a.name for a in self.attributes]
         columns = record_columns(records, names, _OWNER)
         checked = []
+        moved = 0
         for attribute, column in zip(self.attributes, columns):
             column = np.asarray(column)
             if clip and column.dtype.kind in "fiu":
-                column = np.clip(column.astype(np.float64), *attribute.interval)
+                column, count = clip_real_values(column, attribute.interval, owner=_OWNER, name=attribute.name)
+                moved += count
             lo, hi = attribute.interval
             checked.append(lo + check_column(attribute, column, _OWNER) * (hi - lo))
+        if moved:
+            warnings.warn(
+                f"PriPLTrees.run: {moved} numerical value(s) outside their attribute's bounds (or missing) were clipped to "
+                "them before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
+                ClippedValuesWarning,
+                stacklevel=2,
+            )
         n = checked[0].size
         sizes = self.split(n)
         order = generator.permutation(n)
