@@ -55,6 +55,7 @@ test('bad configs are refused with the parameter, the value and what is allowed'
     [{ protocol: 'grr', epsilon: 1, domain_size: 5, extra: 1 }, /unknown parameter/],
     [{ protocol: 'olh', epsilon: 1, domain_size: 5, hash_prime: 9 }, /'hash_prime' parameter of OLH must be a prime\. Got 9/],
     [{ protocol: 'sw', epsilon: 1, bounds: [1, 0] }, /'bounds' parameter of SW must be a pair/],
+    [{ protocol: 'ocms', epsilon: 1, domain_size: 16, max_frequency: 0.01 }, /'max_frequency' parameter of OCMS must be in \[1\/d, 1\] = \[0\.0625, 1\].*Got 0\.01/],
     [{ protocol: 'sw', epsilon: 1, discrete: true, output_bins: 8 }, /'output_bins' parameter of SW must be None/],
     [{ protocol: 'gw', epsilon: 1, shape: 'triangle', ratio: 0.3 }, /'ratio' parameter of GW must be None/],
     [{ protocol: 'grr', version: 2, epsilon: 1, domain_size: 5 }, /Config version 2 .* not supported/],

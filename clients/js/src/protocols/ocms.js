@@ -1,7 +1,7 @@
 // Optimized count-mean sketch with randomized response, "ocms" (Pan, IEEE CSF 2025, Algorithm 1;
 // dpdist.local.frequency.ocms).
 //
-// The report is OLH's (olh.js): a hash function of the Carter-Wegman family h_{a,b}(x) = ((a x + b) mod P) mod m,
+// The report is OLH's (_local_hashing.js, whose class this extends): a hash function of the Carter-Wegman family h_{a,b}(x) = ((a x + b) mod P) mod m,
 // drawn per user, and the hashed item perturbed by m-ary randomized response (keep w.p. lambda, else uniform over
 // all m, an exact Bernoulli(lambda) on Python's 2^-53 grid).  What OCMS+RR changes is the width m (Algorithm 1,
 // HASHRANGE; eq. 13, 20 and Theorem 3.8), derived here from epsilon as Python derives it:
@@ -13,16 +13,11 @@
 // Reports are uint64 pairs (seed, value), little-endian.
 
 import { InvalidParameterError } from '../errors.js';
-import { mixtureKeep } from '../grid.js';
 import { exp } from '../libm.js';
-import { frequencyRules, integer, options } from '../params.js';
-import { integerRowReports } from '../format.js';
-import { FrequencyProtocol } from './_base.js';
-import { decodeSeedReport, hashItem, isPrime, writeSeedReport } from './olh.js';
+import { integer, options } from '../params.js';
+import { LocalHashing, MERSENNE_31 } from './_local_hashing.js';
 
-const MERSENNE_31 = 2 ** 31 - 1;
 const MAX_WIDTH = 2 ** 20;
-const MAX_CHANNEL_OUTPUTS = 1 << 20;
 
 /** A finite float in [0, 1] (Python's Interval(0, 1, closed="both")). */
 function unitInterval() {
@@ -67,76 +62,28 @@ export function ocmsHashRange(epsilon, domainSize, objective, maxFrequency) {
   return loss(high, e, domainSize, objective, maxFrequency) < loss(low, e, domainSize, objective, maxFrequency) ? high : low;
 }
 
-export default class OCMS extends FrequencyProtocol {
+export default class OCMS extends LocalHashing {
   static protocol = 'ocms';
 
   constructor(config) {
     super(
-      'ocms',
       config,
-      frequencyRules({ objective: options(['worst-case', 'l2']), max_frequency: unitInterval(), hash_prime: integer(3, MERSENNE_31) }),
-      { labels: null, objective: 'worst-case', max_frequency: 1.0, hash_prime: MERSENNE_31 },
+      'ocms',
+      { objective: options(['worst-case', 'l2']), max_frequency: unitInterval(), hash_prime: integer(3, MERSENNE_31) },
+      { objective: 'worst-case', max_frequency: 1.0, hash_prime: MERSENNE_31 },
     );
-    const prime = this.params.hash_prime;
-    if (!isPrime(prime)) throw new InvalidParameterError(`The 'hash_prime' parameter of OCMS must be a prime. Got ${prime} instead.`);
-    if (this.domainSize > prime) {
+  }
+
+  /** The width m (Algorithm 1), after Python's check that f* is in [1/d, 1] (some item has at least 1/d). */
+  hashRange() {
+    const bound = this.params.max_frequency;
+    const d = this.domainSize;
+    if (!(bound * d >= 1.0 - 1e-12)) {
       throw new InvalidParameterError(
-        `The 'domain_size' parameter of OCMS must be <= hash_prime = ${prime} (items are hashed modulo that prime). Got ${this.domainSize} instead.`,
+        `The 'max_frequency' parameter of ${this.display} must be in [1/d, 1] = [${Number((1.0 / d).toPrecision(6))}, 1] with d = domain_size = ${d} ` +
+          `(the d frequencies sum to 1, so some item has at least 1/d). Got ${bound} instead.`,
       );
     }
-    this.prime = prime;
-    this.g = ocmsHashRange(this.epsilon, this.domainSize, this.params.objective, this.params.max_frequency);
-    this.keep = mixtureKeep(this.epsilon, 1, this.g); // on the 2^-53 grid, as Python's (grid.js)
-    this.format = integerRowReports(2, '<u8'); // (seed, value)
-  }
-
-  /** h_seed(item) for the seed's coefficients a (>= 1) and b. */
-  hash(a, b, item) {
-    return hashItem(a, b, item, this.prime, this.g);
-  }
-
-  writeReport(item, source, bytes, view, offset) {
-    const P = this.prime;
-    const aMinusOne = source.uniformInt(P - 1);
-    const b = source.uniformInt(P);
-    const hashed = this.hash(aMinusOne + 1, b, item);
-    const kept = source.bernoulli(this.keep);
-    const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
-    writeSeedReport(view, offset, aMinusOne, b, P, kept ? hashed : other);
-  }
-
-  /** The seed's coefficients (a, b) and the reported value of a row. */
-  decode(row) {
-    return decodeSeedReport(row, this.prime);
-  }
-
-  /** Exact law over (seed, value), column seed * m + value; small hash_prime only. */
-  channelRow(item) {
-    const P = this.prime;
-    const seeds = (P - 1) * P;
-    if (seeds * this.g > MAX_CHANNEL_OUTPUTS) throw new InvalidParameterError(`OCMS.channelRow enumerates (P-1)P m outputs; only up to ${MAX_CHANNEL_OUTPUTS}.`);
-    const row = new Float64Array(seeds * this.g);
-    const other = (1 - this.keep) / this.g;
-    for (let s = 0; s < seeds; s++) {
-      const hashed = this.hash(Math.floor(s / P) + 1, s % P, item);
-      for (let y = 0; y < this.g; y++) row[s * this.g + y] = ((y === hashed ? this.keep : 0) + other) / seeds;
-    }
-    return row;
-  }
-
-  describeReport(row) {
-    const { a, b, value } = this.decode(row);
-    return `hash function h(x) = ((${a} x + ${b}) mod ${this.prime}) mod ${this.g}, value ${value}`;
-  }
-
-  reportIndex(row) {
-    const { seed, value } = this.decode(row);
-    return seed * this.g + value;
-  }
-
-  likelihood(row) {
-    const { a, b, value } = this.decode(row);
-    const other = (1 - this.keep) / this.g;
-    return Float64Array.from(this.inputs(), (item) => (this.hash(a, b, item) === value ? this.keep : 0) + other);
+    return ocmsHashRange(this.epsilon, d, this.params.objective, bound);
   }
 }
