@@ -581,6 +581,12 @@ def run_estimate_from_state(args) -> int:
         print(f"  guarantee  {estimate.guarantee.describe()}")
     if protocol.tags.memoized:  # one device's reports over time: both relations, stated as values
         print(f"  over time  {cast(Any, protocol).describe_over_time()}")  # a memoized protocol (tags)
+    print_estimate_and_files(estimate, args, label=f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}")
+    return 0
+
+
+def print_estimate_and_files(estimate, args, label: str) -> None:
+    """The estimate's summary and notes on stdout, its table to ``--out`` and its figure to ``--plot`` when given."""
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
     for note in estimate.notes():  # what the estimate says of itself (docs/results.md)
@@ -589,9 +595,8 @@ def run_estimate_from_state(args) -> int:
         _write_table(estimate.table(), args.out)
         print(f"  table  {args.out}")
     if args.plot:
-        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={protocol.epsilon:g}, n={estimate.n}")
+        plotting.save_estimate(estimate, args.plot, label=label)
         print(f"  plot   {args.plot}")
-    return 0
 
 
 def _write_table(columns: dict, path) -> None:

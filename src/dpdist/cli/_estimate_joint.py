@@ -14,8 +14,7 @@ import os
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..io import journal_path, load_state
 from ..local.joint import JOINT_METHODS, check_campaigns, estimate_jointly
-from .. import plotting
-from ._deploy import _write_table, check_plot_path
+from ._deploy import check_plot_path, print_estimate_and_files
 
 __all__ = ["run_estimate_joint"]
 
@@ -46,16 +45,7 @@ def run_estimate_joint(args) -> int:
               + (f"; rejected {aggregator.rejected}" if aggregator.rejected else ""))
     if estimate.guarantee is not None:
         print(f"  guarantee  {estimate.guarantee.describe()} (each user in one campaign)")
-    for name, value in estimate.summary().items():
-        print(f"  {name:<10} {value:.6g}")
-    for note in estimate.notes():
-        print(f"  note       {note}")
-    if args.out:
-        _write_table(estimate.table(), args.out)
-        print(f"  table  {args.out}")
-    if args.plot:
-        plotting.save_estimate(estimate, args.plot, label=f"joint ({method}), n={estimate.n}")
-        print(f"  plot   {args.plot}")
+    print_estimate_and_files(estimate, args, label=f"joint ({method}), n={estimate.n}")
     return 0
 
 
