@@ -55,7 +55,6 @@ test('bad configs are refused with the parameter, the value and what is allowed'
     [{ protocol: 'grr', epsilon: 1, domain_size: 5, extra: 1 }, /unknown parameter/],
     [{ protocol: 'olh', epsilon: 1, domain_size: 5, hash_prime: 9 }, /'hash_prime' parameter of OLH must be a prime\. Got 9/],
     [{ protocol: 'sw', epsilon: 1, bounds: [1, 0] }, /'bounds' parameter of SW must be a pair/],
-    [{ protocol: 'ocms', epsilon: 1, domain_size: 16, max_frequency: 0.01 }, /'max_frequency' parameter of OCMS must be in \[1\/d, 1\] = \[0\.0625, 1\].*Got 0\.01/],
     [{ protocol: 'sw', epsilon: 1, discrete: true, output_bins: 8 }, /'output_bins' parameter of SW must be None/],
     [{ protocol: 'gw', epsilon: 1, shape: 'triangle', ratio: 0.3 }, /'ratio' parameter of GW must be None/],
     [{ protocol: 'grr', version: 2, epsilon: 1, domain_size: 5 }, /Config version 2 .* not supported/],
@@ -65,6 +64,14 @@ test('bad configs are refused with the parameter, the value and what is allowed'
   for (const [config, message] of cases) {
     assert.throws(() => fromConfig(config), (error) => error instanceof InvalidParameterError && message.test(error.message));
   }
+});
+
+test('ocms refuses a bound on the frequencies below 1/d, as Python does', () => {
+  assert.throws(
+    () => fromConfig({ protocol: 'ocms', epsilon: 1, domain_size: 16, max_frequency: 0.01 }),
+    (error) => error instanceof InvalidParameterError && /'max_frequency' parameter of OCMS must be in \[1\/d, 1\] = \[0\.0625, 1\].*Got 0\.01/.test(error.message),
+  );
+  assert.equal(fromConfig({ protocol: 'ocms', epsilon: 1, domain_size: 16, max_frequency: 0.0625 }).config.max_frequency, 0.0625);
 });
 
 test('bad values are refused before anything is drawn', () => {
