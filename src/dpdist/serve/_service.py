@@ -213,8 +213,14 @@ class Service:
         return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
-    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
-        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
+    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str, *,
+                     again: bool = True) -> dict:
+        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit).
+
+        A batch whose campaign was deleted and created again under its id by another process since ``row`` was read
+        (admission's cache) is admitted, decoded and counted again against the campaign as it now is (``again``: once;
+        a second change in between is a 409 ``campaign_changed``).
+        """
         campaign_id = row.id
         if batch_id is None:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
@@ -230,6 +236,12 @@ class Service:
         try:
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
         except Conflict as refusal:
+            if refusal.code == "campaign_changed":
+                self.changed(campaign_id)  # admission's cached row was the old campaign's: read it again
+                if not again:
+                    raise
+                row = await self.admit(campaign_id, batch_id, token)
+                return await self.submit(row, batch_id, body, content_type, token, again=False)
             if refusal.code != "campaign_closed":
                 raise
             raise await self._closed(row, batch_id) from None
@@ -252,11 +264,13 @@ class Service:
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
         same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
         group's minute, as for a relayed campaign; ``tokens``: a relayed batch's token nonces, spent when it counts).  The group commit checks the campaign again (open, its cap, the
-        enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
-        not open, only an acknowledgement already recorded answers.
+        enrollment token's reports left, a batch id counted by another campaign, and that it is still the campaign
+        ``row`` is: else 409 ``campaign_changed``, nothing counted).  ``batch`` None: the campaign was not open, only
+        an acknowledgement already recorded answers.
         """
         if batch is None:
-            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms))
+            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms,
+                                                       campaign_file_id=row.export_file_id))
         raw = None
         if row.keep_reports:
             import numpy as np
@@ -264,7 +278,7 @@ class Service:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                  enrollment_sha256, received_ms, list(tokens or ())))
+                                                  enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id))
         if row.max_reports is not None and not ack["duplicate"]:
             self._counted_more(row.id, ack["accepted"])
         return ack
