@@ -120,6 +120,32 @@ def test_a_campaign_created_again_by_another_process_is_read_again_and_its_batch
     summary = other.get("/api/campaigns/c", headers=ADMIN).json()
     assert (summary["n"], summary["batches"], summary["refused_batches"]) == (2, 1, {})
 
+    assert other.delete("/api/campaigns/c", headers=ADMIN).status_code == 200  # the new campaign's token, sent first
+    _create(other, "c", NEW, token)
+    assert _put(this, "c", "b5", [7], token).json()["accepted"] == 1  # not refused on the cached row's token
+    assert _put(this, "c", "b6", [8], token2).status_code == 401
+    assert other.get("/api/campaigns/c", headers=ADMIN).json()["n"] == 1
+
+
+def test_a_full_campaign_created_again_with_room_is_not_refused_on_the_cached_count(tmp_path):
+    """This service saw capped campaign ``f`` full (its count and settings cached); the other deletes ``f`` and creates
+    it again with room: this one's next batch counts, and no ``campaign_full`` refusal is counted in the new ``f``."""
+    this, other = _apps(tmp_path)
+    token = "device-token-0123456789"
+    assert other.post("/api/campaigns", json={"campaign": "f", "config": OLD, "submit_token": token, "max_reports": 1},
+                      headers=ADMIN).status_code == 201
+    assert other.post("/api/campaigns/f/open", headers=ADMIN).status_code == 200
+    assert _put(this, "f", "b0", [1], token).json()["accepted"] == 1
+    assert _put(this, "f", "b1", [2], token).json()["error"] == "campaign_full"
+    assert other.delete("/api/campaigns/f", headers=ADMIN).status_code == 200
+    assert other.post("/api/campaigns", json={"campaign": "f", "config": OLD, "submit_token": token, "max_reports": 5},
+                      headers=ADMIN).status_code == 201
+    assert other.post("/api/campaigns/f/open", headers=ADMIN).status_code == 200
+    answer = _put(this, "f", "b2", [3, 4], token)
+    assert answer.status_code == 200 and answer.json()["accepted"] == 2, answer.text
+    summary = other.get("/api/campaigns/f", headers=ADMIN).json()
+    assert (summary["n"], summary["batches"], summary["refused_batches"]) == (2, 1, {})
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])

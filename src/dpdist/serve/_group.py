@@ -5,7 +5,8 @@ commit ran.  In its transaction, for every batch:
 
 1. a batch checked against a campaign that was deleted and created again under
    its id since (by another process: its :class:`Arrival`'s ``campaign_file_id``,
-   or its reports' config, is not the campaign's) is answered alone,
+   or its reports' config, is not the campaign's; so is a :class:`Refused` of
+   admission's, by its ``campaign_file_id``) is answered alone,
    ``campaign_changed``, and not counted: the other batches of the group go on,
    and the caller checks it again against the campaign as it now is;
 2. its batch row is inserted (``ON CONFLICT DO NOTHING``): the primary key
@@ -80,6 +81,7 @@ class Refused:
     reason: str
     batch_id: str | None = None
     unless_recorded: bool = False  # admission's refusal: not if the batch id was counted before (its outcome RECORDED)
+    campaign_file_id: str | None = None  # the campaign refused (its export_file_id), if admission's refusal
 
 
 #: the outcome of a :class:`Refused` with ``unless_recorded`` whose batch id is recorded: the batch goes on (a retry
@@ -222,6 +224,8 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
         if isinstance(item, Refused):
             if item.campaign_id not in campaigns:
                 outcomes[index] = _unknown(item.campaign_id)
+            elif item.campaign_file_id not in (None, campaigns[item.campaign_id].file_id):
+                outcomes[index] = _changed(campaigns[item.campaign_id])  # not counted: admission reads the campaign again
             continue
         campaign = campaigns.get(item.campaign_id)
         if campaign is None:

@@ -154,15 +154,28 @@ class Service:
         finally:
             self.queued -= 1
 
-    async def admit(self, campaign_id: str, batch_id: str | None, token: str) -> CampaignRow:
-        """The checks made before a batch's body is read: campaign, token, state and limits."""
+    async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
+        """The checks made before a batch's body is read: campaign, token, state and limits.
+
+        Another process may have deleted the campaign and created it again under its id since its settings were cached:
+        a token that does not open the cached settings is checked again against the campaign as the database has it,
+        and a refusal as full (counted by a group commit, which reads the campaign) of a campaign created again since is
+        made again against the new campaign (``again``: once).
+        """
         row = await self.settings(campaign_id)
+        opens = row.enrollment or row.check_submit_token(token)
+        if not opens and campaign_id in self._open:  # a cached row: the campaign may have been created again since
+            self._open.pop(campaign_id, None)
+            fresh = await self.settings(campaign_id)
+            if fresh.export_file_id != row.export_file_id:
+                self._counted.pop(campaign_id, None)
+            row, opens = fresh, fresh.enrollment or fresh.check_submit_token(token)
         left = None
         if row.enrollment:
             left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
             if left is None:
                 raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
-        elif not row.check_submit_token(token):
+        elif not opens:
             raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
         spent = left is not None and left <= 0
         if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
@@ -181,8 +194,15 @@ class Service:
         # full, or the token spent: refused and counted in the next group commit, unless the batch id was counted
         # before (a retry then gets its acknowledgement): one item of a group, no read of its own
         reason = "contribution_limit" if spent else "campaign_full"
-        if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True):
-            return row
+        try:
+            if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True,
+                                            campaign_file_id=row.export_file_id):
+                return row
+        except Conflict as refusal:
+            if refusal.code != "campaign_changed" or not again:
+                raise
+            self.changed(campaign_id)
+            return await self.admit(campaign_id, batch_id, token, again=False)
         if spent:
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
@@ -295,14 +315,15 @@ class Service:
             raise
 
     async def count_refused(self, campaign_id: str, reason: str, batch_id: str | None = None, *,
-                            unless_recorded: bool = False) -> bool:
+                            unless_recorded: bool = False, campaign_file_id: str | None = None) -> bool:
         """Count a batch refused as a whole against its campaign (in the next group commit): once per batch id and
         reason (a client that lost the answer and sends the batch again is not counted again), or each time if the
         batch id is not known.  ``unless_recorded``: not if the batch id was counted before (then False: the batch
-        is not refused, its retry gets its acknowledgement)."""
+        is not refused, its retry gets its acknowledgement); ``campaign_file_id``: the campaign refused is this creation
+        of it (else 409 ``campaign_changed``, nothing counted)."""
         named = batch_id if batch_id is not None and BATCH_ID.fullmatch(batch_id) else None
         try:
-            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded))
+            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded, campaign_file_id))
         except NotFound:
             if unless_recorded:
                 raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get
