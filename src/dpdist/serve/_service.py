@@ -154,15 +154,28 @@ class Service:
         finally:
             self.queued -= 1
 
-    async def admit(self, campaign_id: str, batch_id: str | None, token: str) -> CampaignRow:
-        """The checks made before a batch's body is read: campaign, token, state and limits."""
+    async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
+        """The checks made before a batch's body is read: campaign, token, state and limits.
+
+        Another process may have deleted the campaign and created it again under its id since its settings were cached:
+        a token that does not open the cached settings is checked again against the campaign as the database has it,
+        and a refusal as full (counted by a group commit, which reads the campaign) of a campaign created again since is
+        made again against the new campaign (``again``: once).
+        """
         row = await self.settings(campaign_id)
+        opens = row.enrollment or row.check_submit_token(token)
+        if not opens and campaign_id in self._open:  # a cached row: the campaign may have been created again since
+            self._open.pop(campaign_id, None)
+            fresh = await self.settings(campaign_id)
+            if fresh.export_file_id != row.export_file_id:
+                self._counted.pop(campaign_id, None)
+            row, opens = fresh, fresh.enrollment or fresh.check_submit_token(token)
         left = None
         if row.enrollment:
             left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
             if left is None:
                 raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
-        elif not row.check_submit_token(token):
+        elif not opens:
             raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
         spent = left is not None and left <= 0
         if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
@@ -181,8 +194,15 @@ class Service:
         # full, or the token spent: refused and counted in the next group commit, unless the batch id was counted
         # before (a retry then gets its acknowledgement): one item of a group, no read of its own
         reason = "contribution_limit" if spent else "campaign_full"
-        if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True):
-            return row
+        try:
+            if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True,
+                                            campaign_file_id=row.export_file_id):
+                return row
+        except Conflict as refusal:
+            if refusal.code != "campaign_changed" or not again:
+                raise
+            self.changed(campaign_id)
+            return await self.admit(campaign_id, batch_id, token, again=False)
         if spent:
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
@@ -213,8 +233,14 @@ class Service:
         return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
-    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
-        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
+    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str, *,
+                     again: bool = True) -> dict:
+        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit).
+
+        A batch whose campaign was deleted and created again under its id by another process since ``row`` was read
+        (admission's cache) is admitted, decoded and counted again against the campaign as it now is (``again``: once;
+        a second change in between is a 409 ``campaign_changed``).
+        """
         campaign_id = row.id
         if batch_id is None:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
@@ -230,6 +256,12 @@ class Service:
         try:
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
         except Conflict as refusal:
+            if refusal.code == "campaign_changed":
+                self.changed(campaign_id)  # admission's cached row was the old campaign's: read it again
+                if not again:
+                    raise
+                row = await self.admit(campaign_id, batch_id, token)
+                return await self.submit(row, batch_id, body, content_type, token, again=False)
             if refusal.code != "campaign_closed":
                 raise
             raise await self._closed(row, batch_id) from None
@@ -252,11 +284,13 @@ class Service:
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
         same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
         group's minute, as for a relayed campaign; ``tokens``: a relayed batch's token nonces, spent when it counts).  The group commit checks the campaign again (open, its cap, the
-        enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
-        not open, only an acknowledgement already recorded answers.
+        enrollment token's reports left, a batch id counted by another campaign, and that it is still the campaign
+        ``row`` is: else 409 ``campaign_changed``, nothing counted).  ``batch`` None: the campaign was not open, only
+        an acknowledgement already recorded answers.
         """
         if batch is None:
-            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms))
+            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms,
+                                                       campaign_file_id=row.export_file_id))
         raw = None
         if row.keep_reports:
             import numpy as np
@@ -264,7 +298,7 @@ class Service:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                  enrollment_sha256, received_ms, list(tokens or ())))
+                                                  enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id))
         if row.max_reports is not None and not ack["duplicate"]:
             self._counted_more(row.id, ack["accepted"])
         return ack
@@ -281,14 +315,15 @@ class Service:
             raise
 
     async def count_refused(self, campaign_id: str, reason: str, batch_id: str | None = None, *,
-                            unless_recorded: bool = False) -> bool:
+                            unless_recorded: bool = False, campaign_file_id: str | None = None) -> bool:
         """Count a batch refused as a whole against its campaign (in the next group commit): once per batch id and
         reason (a client that lost the answer and sends the batch again is not counted again), or each time if the
         batch id is not known.  ``unless_recorded``: not if the batch id was counted before (then False: the batch
-        is not refused, its retry gets its acknowledgement)."""
+        is not refused, its retry gets its acknowledgement); ``campaign_file_id``: the campaign refused is this creation
+        of it (else 409 ``campaign_changed``, nothing counted)."""
         named = batch_id if batch_id is not None and BATCH_ID.fullmatch(batch_id) else None
         try:
-            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded))
+            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded, campaign_file_id))
         except NotFound:
             if unless_recorded:
                 raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get

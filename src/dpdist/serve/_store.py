@@ -314,11 +314,11 @@ class Store:
                enrollment_sha256: str | None = None) -> dict:
         """Count one validated batch (a :class:`~dpdist.local.ReportBatch`) exactly once, as a group of one; its
         acknowledgement, or its :class:`Refusal` raised."""
-        protocol = self.row(campaign_id).protocol
+        row = self.row(campaign_id)
         raw_bytes = None if raw is None else bytes(memoryview(raw))
-        accepted = protocol.report_format.count(batch.reports)
+        accepted = row.protocol.report_format.count(batch.reports)
         (outcome,) = self.commit([Arrival(campaign_id, batch_id, body_sha256, batch, accepted, batch.n_read, raw_bytes,
-                                          enrollment_sha256)])
+                                          enrollment_sha256, campaign_file_id=row.export_file_id)])
         if isinstance(outcome, Refusal):
             raise outcome
         return outcome
