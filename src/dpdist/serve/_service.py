@@ -12,6 +12,7 @@ after the batch is durable.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
@@ -24,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import InvalidParameterError
 from ._address_share import AddressShare
 from ._backpressure import Backpressure
-from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
+from ._campaigns import BATCH_ID, CampaignRow, Creation, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
@@ -34,6 +35,7 @@ from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._relayed import RelayedCampaigns
 from ._rounds import ROUND_NAME, RoundCampaigns
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
+from ._shared_reads import SharedReads
 from ._store import Store
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ class Service:
         self.pressure = Backpressure()
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
+        self._creations = SharedReads()  # refused tokens' checks against the database (admission)
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
         self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay
@@ -123,9 +126,13 @@ class Service:
 
     async def settings(self, campaign_id: str) -> CampaignRow:
         """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
+        return (await self._settings(campaign_id))[0]
+
+    async def _settings(self, campaign_id: str) -> tuple[CampaignRow, bool]:
+        """:meth:`settings`, and whether they came from the cache."""
         cached = self._open.get(campaign_id)
         if cached is not None and time.monotonic() - cached[0] < CACHE_S:
-            return cached[1]
+            return cached[1], True
         row = await run_in_threadpool(self.store.row, campaign_id)
         if row.state == "open":
             if len(self._open) > 4096:
@@ -133,7 +140,16 @@ class Service:
             self._open[campaign_id] = (time.monotonic(), row)
         else:
             self._open.pop(campaign_id, None)
-        return row
+        return row, False
+
+    async def creation(self, campaign_id: str) -> Creation:
+        """The campaign's creation as the database has it now (404 if unknown), read without its config; concurrent
+        requests share one read (:mod:`._shared_reads`: one in flight per campaign, each answer read after it was
+        asked)."""
+        creation = await self._creations.get(campaign_id, functools.partial(self.store.creation, campaign_id))
+        if creation is None:
+            raise NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
+        return creation
 
     # ------------------------------------------------------------------ admission
     @contextlib.contextmanager
@@ -158,25 +174,22 @@ class Service:
         """The checks made before a batch's body is read: campaign, token, state and limits.
 
         Another process may have deleted the campaign and created it again under its id since its settings were cached:
-        a token that does not open the cached settings is checked again against the campaign as the database has it,
-        and a refusal as full (counted by a group commit, which reads the campaign) of a campaign created again since is
-        made again against the new campaign (``again``: once).
+        a token that does not open the cached settings (a submit token, or an enrollment token the campaign does not
+        know) is checked against the campaign's creation as the database has it (:meth:`creation`: no config read,
+        shared by concurrent requests), and the cached settings are replaced only when the campaign was created again;
+        a refusal as full (counted by a group commit, which reads the campaign) of a campaign created again since is
+        made again against the new campaign (``again``: once).  A token refused by a relayed or rounds campaign is
+        answered 409 ``relayed_campaign`` or ``rounds_campaign`` (where its reports go), however the request came here.
         """
-        row = await self.settings(campaign_id)
-        opens = row.enrollment or row.check_submit_token(token)
-        if not opens and campaign_id in self._open:  # a cached row: the campaign may have been created again since
-            self._open.pop(campaign_id, None)
-            fresh = await self.settings(campaign_id)
-            if fresh.export_file_id != row.export_file_id:
-                self._counted.pop(campaign_id, None)
-            row, opens = fresh, fresh.enrollment or fresh.check_submit_token(token)
-        left = None
-        if row.enrollment:
-            left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
-            if left is None:
-                raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
-        elif not opens:
-            raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
+        row, cached = await self._settings(campaign_id)
+        opens, left = await self._opens(row, token)
+        if not opens:  # checked against the campaign's creation as the database has it (one narrow read, shared)
+            creation = await self.creation(campaign_id)
+            if cached and not creation.made(row):  # created again since it was cached: the new settings replace it
+                row = await self._replaced(creation)
+                opens, left = await self._opens(row, token)
+            if not opens:
+                raise await self._unauthorized(row, creation)
         spent = left is not None and left <= 0
         if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
             return row  # a batch named by its records' file id is read first; the group commit checks the rest
@@ -208,6 +221,34 @@ class Service:
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
             )
         raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
+
+    async def _opens(self, row: CampaignRow, token: str) -> tuple[bool, int | None]:
+        """Whether ``token`` opens the campaign ``row``, and the reports its enrollment token has left (None: a
+        campaign without enrollment)."""
+        if not row.enrollment:
+            return row.check_submit_token(token), None
+        left = await run_in_threadpool(self.store.enrollment_left, row.id, token)
+        return left is not None, left
+
+    async def _replaced(self, creation: Creation) -> CampaignRow:
+        """The settings of the campaign created again as ``creation``: the cached ones if another request read them
+        already, else read (they replace the cached ones, and its cached count is dropped)."""
+        cached = self._open.get(creation.id)
+        if cached is not None and creation.made(cached[1]):
+            return cached[1]
+        self.changed(creation.id)
+        return (await self._settings(creation.id))[0]
+
+    async def _unauthorized(self, row: CampaignRow, creation: Creation) -> Refusal:
+        """The refusal of a token that does not open the campaign ``row`` (``creation``: as the database has it)."""
+        if creation.export_file_id == row.export_file_id:
+            refusal = (self.relayed.direct_refusal(creation)  # a relayed campaign's submit token is known to no one: say why
+                       or (await run_in_threadpool(self.rounds.direct_refusal, creation) if creation.rounds else None))
+            if refusal is not None:
+                return refusal
+        if row.enrollment:
+            return Unauthorized("unauthorized", f"Campaign {row.id!r} needs an enrollment token (Authorization: Bearer ...).")
+        return Unauthorized("unauthorized", f"Campaign {row.id!r} needs its submit token (Authorization: Bearer ...).")
 
     async def _full(self, row: CampaignRow) -> bool:
         """Whether a capped campaign is full as admission knows it: its count read at most :data:`CACHE_S` ago, plus what
