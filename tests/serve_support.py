@@ -121,7 +121,8 @@ class ServerProcess:
         Waiting for the process started is not enough: its workers (``workers`` > 1) and the estimator are not this
         process's children, and may still be exiting, with their copy of the listening socket open, when it has been
         reaped; a :meth:`start` on the same port meanwhile exits on "address already in use" (a bind of the port right
-        after the reap failed in 6 of 8 kills of a 2-worker server at load 7, the port free 0-40 ms later)."""
+        after the reap failed in 6 of 8 kills of a 2-worker server at load 7, the port free 0-40 ms later).  So it
+        waits until no process of the group runs and the port can be bound."""
         if self.process is None:
             return
         if self.process.poll() is None:
@@ -135,6 +136,21 @@ class ServerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             time.sleep(0.005)
+        while not self.port_free():  # the last process's exit can take a moment more to free it (seen, 0-40 ms)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"port {self.port} is still taken {timeout:.0f} s after dpdist serve was SIGKILLed")
+            time.sleep(0.005)
+
+    def port_free(self) -> bool:
+        """Whether the server's port can be bound now, as uvicorn binds it (``SO_REUSEADDR``: a connection of the
+        killed server in TIME_WAIT does not hold it; a listening socket still open does)."""
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", self.port))
+            except OSError:
+                return False
+        return True
 
     def running_in_group(self) -> list[int]:
         """The processes of the server's process group that have not exited (a zombie has closed its files)."""
