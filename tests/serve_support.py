@@ -122,7 +122,7 @@ class ServerProcess:
         process's children, and may still be exiting, with their copy of the listening socket open, when it has been
         reaped; a :meth:`start` on the same port meanwhile exits on "address already in use" (a bind of the port right
         after the reap failed in 6 of 8 kills of a 2-worker server at load 7, the port free 0-40 ms later).  So it
-        waits until no process of the group runs and the port can be bound."""
+        waits until no thread of the group runs and the port can be bound."""
         if self.process is None:
             return
         if self.process.poll() is None:
@@ -136,7 +136,7 @@ class ServerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             time.sleep(0.005)
-        while not self.port_free():  # the last process's exit can take a moment more to free it (seen, 0-40 ms)
+        while not self.port_free():  # and nothing else holds it meanwhile
             if time.monotonic() > deadline:
                 raise RuntimeError(f"port {self.port} is still taken {timeout:.0f} s after dpdist serve was SIGKILLed")
             time.sleep(0.005)
@@ -153,12 +153,17 @@ class ServerProcess:
         return True
 
     def running_in_group(self) -> list[int]:
-        """The processes of the server's process group that have not exited (a zombie has closed its files)."""
+        """The processes of the server's process group with a thread that has not exited (a process shows as a zombie
+        once its main thread has, while another may still be exiting, its files open: seen after a SIGKILL, with the
+        port still taken)."""
         running = []
         for path in Path("/proc").glob("[0-9]*/stat"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 fields = path.read_text().rsplit(")", 1)[1].split()  # state, ppid, pgrp, ...
-                if int(fields[2]) == self.process.pid and fields[0] not in ("Z", "X"):
+                if int(fields[2]) == self.process.pid and any(
+                    task.read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+                    for task in path.parent.glob("task/*/stat")
+                ):
                     running.append(int(path.parent.name))
         return running
 
