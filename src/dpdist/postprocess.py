@@ -141,7 +141,8 @@ def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
 
 
 def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
-    return level.reshape(-1, branching).sum(axis=1)
+    """The sum of each node's children along the last axis (a row per tree when trees are stacked)."""
+    return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
 
 
 def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
@@ -179,17 +180,25 @@ def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | N
         ``levels[0]`` is ignored.
     """
     _check_tree(levels, branching, "postprocess.hay_consistency")
+    return _hay_consistency_rows([np.asarray(level, dtype=np.float64) for level in levels], branching, root)
+
+
+def _hay_consistency_rows(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
+    """:func:`hay_consistency` of checked float levels, along their last axis: ``levels[l]`` of shape
+    ``(..., branching**l)`` holds one tree per leading index (many noise trees in one pass, as
+    :meth:`dpdist.central.tree.TreeHistogram.cdf_standard_error` draws them); each tree's result is the one
+    :func:`hay_consistency` gives it alone, bit for bit (the same operations on each row)."""
     height = len(levels) - 1
-    z = [np.asarray(level, dtype=np.float64) for level in levels]
+    z = list(levels)
     for depth in range(height - 1, -1 if root is None else 0, -1):
         i = height - depth + 1  # height of this level's nodes; leaves have i = 1
         own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
         z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
-    result = [np.array([float(root)]) if root is not None else z[0].copy()]
+    result = [np.full(z[0].shape, float(root)) if root is not None else z[0].copy()]
     for depth in range(1, height + 1):
         parent = result[-1]
         residual = parent - _children_sums(z[depth], branching)
-        result.append(z[depth] + np.repeat(residual / branching, branching))
+        result.append(z[depth] + np.repeat(residual / branching, branching, axis=-1))
     return result
 
 

@@ -65,7 +65,7 @@ from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
-from ..postprocess import hay_consistency, isotonic_cdf
+from ..postprocess import _hay_consistency_rows, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._common import (
     cdf_distribution,
@@ -85,6 +85,9 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
+#: The most doubles one block of noise trees holds in :meth:`TreeHistogram._noise_cdfs` (512 KB: small trees are
+#: drawn dozens at a time, a tree of 2**16 leaves or more one at a time, so memory stays linear in the leaves)
+_NOISE_BLOCK = 2**16
 
 
 def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tuple[int, int]:
@@ -346,14 +349,18 @@ class TreeHistogram(ReleasedDistribution):
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
         mean = np.zeros(leaves.size + 1)
         squares = np.zeros(leaves.size + 1)
-        for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
-            delta = sample - mean
-            mean += delta / (draw + 1)
-            squares += delta * (sample - mean)
+        draw = 0
+        for samples in self._noise_cdfs(draws, np.random.default_rng(rng)):
+            for sample in samples:
+                draw += 1
+                delta = sample - mean
+                mean += delta / draw
+                squares += delta * (sample - mean)
         return np.sqrt(squares / draws)
 
     def _noise_cdfs(self, draws: int, generator):
-        """``draws`` errors of the normalized CDF at the leaf edges, from independent noise trees of this law.
+        """``draws`` errors of the normalized CDF at the leaf edges, from independent noise trees of this law,
+        in blocks of rows (one noise tree per row: :data:`_NOISE_BLOCK` doubles per block at most).
 
         Consistency is linear, so a noise tree ``e`` moves the consistent counts ``C`` (the
         released ones stand in for the data's) to ``C + e`` and, under add/remove neighbours,
@@ -366,13 +373,16 @@ class TreeHistogram(ReleasedDistribution):
         counts = np.concatenate([[0.0], np.cumsum(leaves)])
         released = counts / max(total, 1.0)
         scale = math.sqrt(self.noise_variance / 2.0)
-        shape = [level.size for level in self.levels]
-        for _ in range(draws):
-            noise = [generator.laplace(0.0, scale, size) for size in shape]
-            noise[0] = np.zeros(1) if self.neighbouring == "replace" else np.array([noise[1].sum()])
-            noisy_leaves = hay_consistency(noise, self.branching, root=0.0 if self.neighbouring == "replace" else None)
-            moved = counts + np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])])
-            yield moved / max(moved[-1], 1.0) - released
+        starts = np.cumsum([0] + [level.size for level in self.levels])
+        rows = max(1, min(draws, _NOISE_BLOCK // int(starts[-1])))
+        for first in range(0, draws, rows):
+            # a block's rows are the trees drawn one after the other (the generator's stream in the same order)
+            drawn = generator.laplace(0.0, scale, (min(rows, draws - first), int(starts[-1])))
+            noise = [drawn[:, start:stop] for start, stop in zip(starts[:-1], starts[1:])]
+            noise[0] = np.zeros((len(drawn), 1)) if self.neighbouring == "replace" else noise[1].sum(axis=1, keepdims=True)
+            noisy_leaves = _hay_consistency_rows(noise, self.branching, 0.0 if self.neighbouring == "replace" else None)
+            moved = counts + np.concatenate([np.zeros((len(drawn), 1)), np.cumsum(noisy_leaves[-1], axis=1)], axis=1)
+            yield moved / np.maximum(moved[:, -1:], 1.0) - released
 
     def cdf_band(
         self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
@@ -414,9 +424,9 @@ class TreeHistogram(ReleasedDistribution):
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
         varying = se > 1e-12
         varying[[0, -1]] = False
-        sups = np.array([
-            np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
-            for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
+        sups = np.concatenate([
+            np.max(np.abs(samples[:, varying]) / se[varying], axis=1) if varying.any() else np.zeros(len(samples))
+            for samples in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
         multiplier = float(upper_order_statistic(sups, level))
         z = float(ndtri(0.5 + level / 2))
