@@ -291,9 +291,13 @@ class FLH(LocalHashingOracle):
     # ------------------------------------------------------------------ exact channel
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, y)``, column ``j * g + y``: :math:`\\frac1S \\mathrm{GRR}_g(y \\mid h_j(v))`."""
+        hashed = self._hashed(values)
+        return self._grr_law(hashed, self._S).reshape(hashed.shape[0], self.statistic_size)
+
+    def _hashed(self, values: ArrayLike | None) -> np.ndarray:
+        """``h_j(v)`` of each item (default: the domain) and each of the ``S`` functions: shape ``(items, S)``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
-        hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)  # (items, S)
-        return (self._grr_law(hashed) / self._S).reshape(items.size, self.statistic_size)
+        return _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)
 
     def channel_operator(self) -> Any:
         """:math:`Q^\\top f` over the :math:`S g` table cells and its adjoint, :math:`O(Sd)` each."""

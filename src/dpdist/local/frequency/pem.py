@@ -285,10 +285,9 @@ class PEM(LocalProtocol):
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """:math:`\\frac1G \\times` FLH's channel of each group's mixed prefix; column ``i S g + j g + y``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
-        blocks = [
-            self._oracle.channel(mix_prefixes(items >> (self._bits - length))) / self.groups for length in self._lengths
-        ]
-        return np.concatenate(blocks, axis=1)
+        oracle = self._oracle  # every group's block is FLH's law over its (items, S) hash values, divided by G
+        hashed = np.stack([oracle._hashed(mix_prefixes(items >> (self._bits - length))) for length in self._lengths], 1)
+        return oracle._grr_law(hashed, oracle.hash_count, self.groups).reshape(items.size, self.statistic_size)
 
     # ------------------------------------------------------------------ estimate
     def _estimate(self, aggregator, *, k=None, threshold=None, level=0.95):
