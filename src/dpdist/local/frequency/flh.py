@@ -221,7 +221,7 @@ class FLH(LocalHashingOracle):
 
     def _accumulate(self, reports):
         cells = reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
-        return np.bincount(cells, minlength=self.statistic_size).astype(np.int64)
+        return np.bincount(cells, minlength=self.statistic_size).astype(np.int64, copy=False)
 
     def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v = \\sum_j T[j, h_j(v)]`, in :math:`O(Sd)` (blocks of functions)."""
@@ -242,7 +242,7 @@ class FLH(LocalHashingOracle):
         support = np.zeros(items.size, dtype=np.float64)
         rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._S, rows):
-            functions = np.arange(start, min(start + rows, self._S))
+            functions = slice(start, min(start + rows, self._S))  # a view of the table's rows, not a copy
             hashed = _hashing.hash_items(self._seeds[functions][:, None], items[None, :], self._prime, self._g)
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
@@ -286,7 +286,7 @@ class FLH(LocalHashingOracle):
                 functions = rng.integers(0, self._S, size=chunk.size, dtype=np.int64)
                 hashed = _hashing.hash_items(self._seeds[functions], chunk, self._prime, self._g)
                 table += np.bincount(functions * self._g + hashed, minlength=self.statistic_size)
-        return table.astype(np.int64)
+        return table.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ exact channel
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:

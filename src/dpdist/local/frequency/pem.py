@@ -266,7 +266,7 @@ class PEM(LocalProtocol):
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
 
     def _accumulate(self, reports):
-        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
+        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64, copy=False)
 
     def _simulate(self, values, rng):
         """Exact: users of an item split over the groups by a multinomial; each group's table by FLH's sampler."""
