@@ -94,11 +94,15 @@ def norm_sub(frequencies: ArrayLike, *, max_iterations: int | None = None) -> np
 
 def project_simplex(frequencies: ArrayLike) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = 1}`` ([2]; the projected decoder of [3])."""
-    f = _as_vector(frequencies, "postprocess.project_simplex")
+    return _simplex_projection(_as_vector(frequencies, "postprocess.project_simplex"))
+
+
+def _simplex_projection(f: np.ndarray) -> np.ndarray:
+    """:func:`project_simplex` of a checked 1-D float64 array (HH-ADMM calls it thousands of times)."""
     ordered = np.sort(f)[::-1]
     cumulative = np.cumsum(ordered) - 1.0
     ranks = np.arange(1, f.size + 1)
-    support = np.flatnonzero(ordered - cumulative / ranks > 0)[-1]
+    support = np.nonzero(ordered - cumulative / ranks > 0)[0][-1]
     threshold = cumulative[support] / (support + 1)
     return np.maximum(f - threshold, 0.0)
 
@@ -179,6 +183,11 @@ def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | N
         ``levels[0]`` is ignored.
     """
     _check_tree(levels, branching, "postprocess.hay_consistency")
+    return _consistent_tree(levels, branching, root)
+
+
+def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
+    """:func:`hay_consistency` of a checked tree (HH-ADMM calls it thousands of times)."""
     height = len(levels) - 1
     z = [np.asarray(level, dtype=np.float64) for level in levels]
     for depth in range(height - 1, -1 if root is None else 0, -1):
