@@ -145,7 +145,8 @@ def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
 
 
 def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
-    return level.reshape(-1, branching).sum(axis=1)
+    """Each node's children summed; the nodes on the last axis (leading axes: a batch of trees)."""
+    return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
 
 
 def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
@@ -187,18 +188,19 @@ def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | N
 
 
 def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
-    """:func:`hay_consistency` of a checked tree (HH-ADMM calls it thousands of times)."""
+    """:func:`hay_consistency` of a checked tree (HH-ADMM calls it thousands of times), or of a batch of trees: the
+    nodes of each level on its last axis, the same arithmetic tree by tree (the central tree's noise draws)."""
     height = len(levels) - 1
     z = [np.asarray(level, dtype=np.float64) for level in levels]
     for depth in range(height - 1, -1 if root is None else 0, -1):
         i = height - depth + 1  # height of this level's nodes; leaves have i = 1
         own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
         z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
-    result = [np.array([float(root)]) if root is not None else z[0].copy()]
+    result = [np.full(z[0].shape, float(root)) if root is not None else z[0].copy()]
     for depth in range(1, height + 1):
         parent = result[-1]
         residual = parent - _children_sums(z[depth], branching)
-        result.append(z[depth] + np.repeat(residual / branching, branching))
+        result.append(z[depth] + np.repeat(residual / branching, branching, axis=-1))
     return result
 
 
