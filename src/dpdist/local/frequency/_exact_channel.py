@@ -222,11 +222,11 @@ def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, r
     probabilities = np.maximum(probabilities, 0.0)
     probabilities /= probabilities.sum()
     block = max(1, _BOOTSTRAP_CELLS // probabilities.size)  # redrawn aggregates held at once
-    draws = []
+    refits: list[np.ndarray] = []
     for start in range(0, replicates, block):
         redrawn = rng.multinomial(n, probabilities, size=min(block, replicates - start))
-        draws.extend(refit_rows(redrawn) if refit_rows is not None else [refit(row) for row in redrawn])
-    draws = np.array(draws)
+        refits.extend(refit_rows(redrawn) if refit_rows is not None else [refit(row) for row in redrawn])
+    draws = np.array(refits)
     alpha = 1.0 - settings["level"]
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
     details = {"bootstrap": replicates, "interval_level": settings["level"], "interval": (low, high)}
