@@ -94,11 +94,15 @@ def norm_sub(frequencies: ArrayLike, *, max_iterations: int | None = None) -> np
 
 def project_simplex(frequencies: ArrayLike) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = 1}`` ([2]; the projected decoder of [3])."""
-    f = _as_vector(frequencies, "postprocess.project_simplex")
+    return _simplex_projection(_as_vector(frequencies, "postprocess.project_simplex"))
+
+
+def _simplex_projection(f: np.ndarray) -> np.ndarray:
+    """:func:`project_simplex` of a checked 1-D float64 array (HH-ADMM calls it thousands of times)."""
     ordered = np.sort(f)[::-1]
     cumulative = np.cumsum(ordered) - 1.0
     ranks = np.arange(1, f.size + 1)
-    support = np.flatnonzero(ordered - cumulative / ranks > 0)[-1]
+    support = np.nonzero(ordered - cumulative / ranks > 0)[0][-1]
     threshold = cumulative[support] / (support + 1)
     return np.maximum(f - threshold, 0.0)
 
@@ -141,7 +145,7 @@ def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
 
 
 def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
-    """The sum of each node's children along the last axis (a row per tree when trees are stacked)."""
+    """Each node's children summed; the nodes on the last axis (leading axes: a batch of trees)."""
     return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
 
 
@@ -180,16 +184,14 @@ def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | N
         ``levels[0]`` is ignored.
     """
     _check_tree(levels, branching, "postprocess.hay_consistency")
-    return _hay_consistency_rows([np.asarray(level, dtype=np.float64) for level in levels], branching, root)
+    return _consistent_tree(levels, branching, root)
 
 
-def _hay_consistency_rows(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
-    """:func:`hay_consistency` of checked float levels, along their last axis: ``levels[l]`` of shape
-    ``(..., branching**l)`` holds one tree per leading index (many noise trees in one pass, as
-    :meth:`dpdist.central.tree.TreeHistogram.cdf_standard_error` draws them); each tree's result is the one
-    :func:`hay_consistency` gives it alone, bit for bit (the same operations on each row)."""
+def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
+    """:func:`hay_consistency` of a checked tree (HH-ADMM calls it thousands of times), or of a batch of trees: the
+    nodes of each level on its last axis, the same arithmetic tree by tree (the central tree's noise draws)."""
     height = len(levels) - 1
-    z = list(levels)
+    z = [np.asarray(level, dtype=np.float64) for level in levels]
     for depth in range(height - 1, -1 if root is None else 0, -1):
         i = height - depth + 1  # height of this level's nodes; leaves have i = 1
         own = (branching**i - branching ** (i - 1)) / (branching**i - 1)

@@ -65,7 +65,7 @@ from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
-from ..postprocess import _hay_consistency_rows, hay_consistency, isotonic_cdf
+from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._common import (
     cdf_distribution,
@@ -85,9 +85,8 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
-#: The most doubles one block of noise trees holds in :meth:`TreeHistogram._noise_cdfs` (512 KB: small trees are
-#: drawn dozens at a time, a tree of 2**16 leaves or more one at a time, so memory stays linear in the leaves)
-_NOISE_BLOCK = 2**16
+#: nodes of the noise trees drawn and made consistent at once by ``_noise_cdfs`` (2 MiB of doubles a block)
+_NOISE_CELLS = 1 << 18
 
 
 def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tuple[int, int]:
@@ -349,18 +348,14 @@ class TreeHistogram(ReleasedDistribution):
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
         mean = np.zeros(leaves.size + 1)
         squares = np.zeros(leaves.size + 1)
-        draw = 0
-        for samples in self._noise_cdfs(draws, np.random.default_rng(rng)):
-            for sample in samples:
-                draw += 1
-                delta = sample - mean
-                mean += delta / draw
-                squares += delta * (sample - mean)
+        for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
+            delta = sample - mean
+            mean += delta / (draw + 1)
+            squares += delta * (sample - mean)
         return np.sqrt(squares / draws)
 
     def _noise_cdfs(self, draws: int, generator):
-        """``draws`` errors of the normalized CDF at the leaf edges, from independent noise trees of this law,
-        in blocks of rows (one noise tree per row: :data:`_NOISE_BLOCK` doubles per block at most).
+        """``draws`` errors of the normalized CDF at the leaf edges, from independent noise trees of this law.
 
         Consistency is linear, so a noise tree ``e`` moves the consistent counts ``C`` (the
         released ones stand in for the data's) to ``C + e`` and, under add/remove neighbours,
@@ -373,16 +368,20 @@ class TreeHistogram(ReleasedDistribution):
         counts = np.concatenate([[0.0], np.cumsum(leaves)])
         released = counts / max(total, 1.0)
         scale = math.sqrt(self.noise_variance / 2.0)
-        starts = np.cumsum([0] + [level.size for level in self.levels])
-        rows = max(1, min(draws, _NOISE_BLOCK // int(starts[-1])))
-        for first in range(0, draws, rows):
-            # a block's rows are the trees drawn one after the other (the generator's stream in the same order)
-            drawn = generator.laplace(0.0, scale, (min(rows, draws - first), int(starts[-1])))
-            noise = [drawn[:, start:stop] for start, stop in zip(starts[:-1], starts[1:])]
-            noise[0] = np.zeros((len(drawn), 1)) if self.neighbouring == "replace" else noise[1].sum(axis=1, keepdims=True)
-            noisy_leaves = _hay_consistency_rows(noise, self.branching, 0.0 if self.neighbouring == "replace" else None)
-            moved = counts + np.concatenate([np.zeros((len(drawn), 1)), np.cumsum(noisy_leaves[-1], axis=1)], axis=1)
-            yield moved / np.maximum(moved[:, -1:], 1.0) - released
+        shape = [level.size for level in self.levels]
+        cuts = np.cumsum(shape)[:-1]
+        replacing = self.neighbouring == "replace"
+        # a block of draws at a time (at most _NOISE_CELLS nodes, memory O(leaves) still), each draw's levels in
+        # order: the generator's stream and every draw's numbers are those of one laplace call per level and draw
+        block = max(1, _NOISE_CELLS // sum(shape))
+        for start in range(0, draws, block):
+            size = min(block, draws - start)
+            noise = np.split(generator.laplace(0.0, scale, (size, sum(shape))), cuts, axis=1)
+            noise[0] = np.zeros((size, 1)) if replacing else noise[1].sum(axis=1, keepdims=True)
+            noisy_leaves = _consistent_tree(noise, self.branching, 0.0 if replacing else None)[-1]
+            moved = counts + np.concatenate([np.zeros((size, 1)), np.cumsum(noisy_leaves, axis=1)], axis=1)
+            for row in moved:
+                yield row / max(row[-1], 1.0) - released
 
     def cdf_band(
         self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
@@ -424,9 +423,9 @@ class TreeHistogram(ReleasedDistribution):
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
         varying = se > 1e-12
         varying[[0, -1]] = False
-        sups = np.concatenate([
-            np.max(np.abs(samples[:, varying]) / se[varying], axis=1) if varying.any() else np.zeros(len(samples))
-            for samples in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
+        sups = np.array([
+            np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
+            for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
         multiplier = float(upper_order_statistic(sups, level))
         z = float(ndtri(0.5 + level / 2))
