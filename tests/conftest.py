@@ -53,6 +53,34 @@ def private_cache(_cache_root, monkeypatch):
     monkeypatch.setenv("DPDIST_CACHE_DIR", str(_cache_root / str(next(_caches))))
 
 
+def runs_the_whole_suite(config) -> bool:
+    """Whether this run is ``uv run pytest`` as the README and CI give it: the configured test paths, no ``-m``/``-k``
+    selection, no ``-n`` of its own, not a pytest-xdist worker, not collection only, not under ``--pdb``."""
+    option = config.option
+    return (
+        not hasattr(config, "workerinput")
+        and getattr(option, "numprocesses", None) is None  # no -n given (None also when pytest-xdist is not loaded)
+        and config.pluginmanager.hasplugin("xdist")
+        and config.args_source is pytest.Config.ArgsSource.TESTPATHS
+        and not option.markexpr
+        and not option.keyword
+        and not option.collectonly
+        and not option.usepdb
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The whole suite runs on one pytest-xdist worker per core (at most 4; ``-n 0`` for one process): its
+    1,300 CPU-seconds need both cores of a 2-core machine to finish within the ~10 minutes the project sets
+    (docs/benchmarks.md, "Test suite time").  A selection (a file, ``-m "not slow"``, ``-k``) runs in this one
+    process: the fast loop is budgeted in CPU-seconds, which a second worker's collection only adds to.  Called
+    before pytest-xdist's own ``pytest_cmdline_main`` (a conftest registers after the plugin: first among tryfirst)."""
+    if runs_the_whole_suite(config):
+        config.option.numprocesses = "auto"
+        config.option.dist = "worksteal"
+
+
 def pytest_xdist_auto_num_workers(config):
     """Workers of ``uv run pytest -n auto``: one per core this process may use, at most 4 (the servers, PostgreSQL
     clusters and browsers of the end-to-end tests run beside them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""

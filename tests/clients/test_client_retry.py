@@ -8,7 +8,7 @@ import pytest
 
 from dpdist.serve import client as client_module
 from dpdist.client import Client, retry_after, retry_delay
-from dpdist.errors import ServiceUnavailableError
+from dpdist.errors import ServiceRefusedError, ServiceUnavailableError
 
 
 def _client_with(responses, monkeypatch):
@@ -90,3 +90,24 @@ def test_a_closed_port_is_a_refused_connection(monkeypatch):
     with Client(f"http://127.0.0.1:{port}", retries=8) as client, pytest.raises(ServiceUnavailableError, match="could not connect"):
         client.config("c")
     assert len(slept) == 4 and time.monotonic() - started < 2.0  # pauses not taken here (patched)
+
+
+def test_campaign_changed_is_sent_again_and_other_conflicts_are_not(monkeypatch):
+    """outsider5 F4: 409 ``campaign_changed`` (the campaign was created again while the batch was checked; nothing of it
+    counted) says to send the batch again: the same batch id and bytes are; ``campaign_full`` is a final answer."""
+    seen = []
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    ack = {"campaign": "c", "batch_id": "b", "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False}
+    answers = [httpx.Response(409, json={"error": "campaign_changed", "detail": "created again"}), httpx.Response(200, json=ack),
+               httpx.Response(409, json={"error": "campaign_full", "detail": "full"})]
+
+    def handler(request):
+        seen.append((request.url.path, request.content))
+        return answers.pop(0)
+
+    with Client("http://127.0.0.1:9", retries=3, transport=httpx.MockTransport(handler)) as client:
+        assert client.submit_body("c", "b", b"the batch")["accepted"] == 1
+        assert len(seen) == 2 and len(set(seen)) == 1
+        with pytest.raises(ServiceRefusedError, match="campaign_full") as refused:
+            client.submit_body("c", "b2", b"another")
+    assert refused.value.status == 409 and len(seen) == 3

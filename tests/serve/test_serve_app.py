@@ -107,6 +107,29 @@ def test_json_booleans_among_integer_reports_are_rejected_not_counted_as_0_or_1(
     assert np.array_equal(batch.reports, np.array(accepted, dtype=protocol.report_format.dtype))
 
 
+def test_a_json_batch_does_not_serialize_its_campaigns_config_each_time(monkeypatch):
+    """outsider5 O2: bounding a JSON batch's rows before parsing it serialized the whole config for every batch (a one-row
+    batch: 10.6 ms at 100k labels); its separators are counted once per protocol, and the bound still refuses."""
+    from dpdist import local
+    from dpdist.serve import _ingest
+    from dpdist.serve._limits import Limits
+    from dpdist.serve._refusals import TooLarge
+
+    protocol = local.make("grr", epsilon=1.0, labels=[f"label-{k}" for k in range(1000)])
+    dumped = []
+    dumps = json.dumps
+    monkeypatch.setattr(_ingest.json, "dumps", lambda value, *args, **kwargs: dumped.append(value) or dumps(value, *args, **kwargs))
+    for k in range(5):
+        batch = _ingest.decode_body(protocol, b'{"reports": [%d]}' % k, "application/json", None)
+        assert batch.n_read == 1 and batch.rejected == {}
+    assert len(dumped) == 1 and dumped[0] == protocol.config()
+    carried = json.dumps({"reports": [3], "config": protocol.config()}).encode()  # a batch may carry its config
+    assert _ingest.decode_body(protocol, carried, "application/json", None).n_read == 1
+    with pytest.raises(TooLarge, match="rows"):
+        _ingest.decode_body(protocol, b'{"reports": [' + b"1," * 1000 + b"1]}", "application/json", None, Limits(max_json_rows=10))
+    assert len(dumped) == 2  # and the test's own dumps of the carried batch: none more of the config
+
+
 @pytest.mark.parametrize(
     "config, values",
     [

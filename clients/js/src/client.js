@@ -98,8 +98,11 @@ function checkOwnRound(document, ledger, collector, once, source) {
 
 /** The storage key of the device's privacy ledger. */
 export const LEDGER_KEY = 'dpdist-ledger';
-/** 409 refusals worth retrying: the campaign is between states (``campaign_not_open``). */
-const RETRYABLE_CONFLICTS = new Set(['campaign_not_open']);
+/**
+ * 409 refusals worth retrying: the campaign is between states (``campaign_not_open``), or was deleted and created
+ * again by another server process while the batch was checked, nothing of it counted (``campaign_changed``).
+ */
+const RETRYABLE_CONFLICTS = new Set(['campaign_not_open', 'campaign_changed']);
 
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -555,7 +558,7 @@ export class Client {
 
   /**
    * Submit a batch of reports (a ReportBatch) under a fresh batch id, retrying the same bytes
-   * and id on network errors, 408/425/429, 5xx and 409 campaign_not_open; resolves to the server's ack.
+   * and id on network errors, 408/425/429, 5xx and 409 campaign_not_open or campaign_changed; resolves to the server's ack.
    * The rows are sent in the order given (a resend must carry the same bytes): a batch of
    * several users' reports should come from ``privatize`` of values in a random order, or
    * through ``submitMany`` / ``add``, which shuffle.

@@ -65,6 +65,25 @@ test('a failed attempt is retried with the same bytes and batch id (network, 503
   assert.equal(ack.batch_id, puts[0].url.split('/').at(-1));
 });
 
+test('409 campaign_changed is retried with the same bytes and batch id; campaign_full is not', async () => {
+  const changed = { status: 409, body: { error: 'campaign_changed', detail: 'created again' } };
+  const server = fakeServer({ script: [changed, changed] });
+  const client = new Client('', 'c1', { fetch: server.fetch, retryDelayMs: 1, source: deterministicSource(7) });
+  const ack = await client.submit(4);
+  const puts = server.requests.filter((r) => r.method === 'PUT');
+  assert.equal(puts.length, 3);
+  for (const put of puts) {
+    assert.equal(put.url, puts[0].url);
+    assert.deepEqual(put.body, puts[0].body);
+  }
+  assert.equal(ack.batch_id, puts[0].url.split('/').at(-1));
+
+  const full = fakeServer({ script: [{ status: 409, body: { error: 'campaign_full', detail: 'full' } }] });
+  const refused = new Client('', 'c1', { fetch: full.fetch, retryDelayMs: 1, source: deterministicSource(8) });
+  await assert.rejects(refused.submit(1), (error) => error instanceof ServiceError && error.status === 409 && error.code === 'campaign_full');
+  assert.equal(full.requests.filter((r) => r.method === 'PUT').length, 1);
+});
+
 test('a refusal is not retried and names the server error; giving up carries the batch', async () => {
   const refused = fakeServer({ script: [{ status: 400, body: { error: 'malformed_batch', detail: 'bad' } }] });
   const client = new Client('', 'c1', { fetch: refused.fetch, retryDelayMs: 1, source: deterministicSource(3) });

@@ -23,6 +23,7 @@ from ._refusals import InvalidRequest
 
 __all__ = [
     "CampaignRow",
+    "Creation",
     "Campaign",
     "CAMPAIGN_ID",
     "BATCH_ID",
@@ -72,6 +73,26 @@ class CampaignRow:
         if self.submit_token_sha256 is None:
             return True
         return hmac.compare_digest(token_sha256(token), self.submit_token_sha256)
+
+
+@dataclass(frozen=True)
+class Creation:
+    """Which creation of a campaign the database holds (``export_file_id``, new at each creation) and what a device's
+    token is checked against: its row of ``campaigns`` without the config, and whether it is collected through a relay
+    or runs in rounds (:meth:`~._store.Store.creation`: read without parsing the config)."""
+
+    id: str
+    export_file_id: str
+    state: str
+    submit_token_sha256: str | None
+    enrollment: bool
+    relayed: bool = False
+    rounds: bool = False
+
+    def made(self, row: CampaignRow) -> bool:
+        """Whether ``row`` was read from this creation, with these token settings."""
+        return (row.export_file_id, row.submit_token_sha256, row.enrollment) == (
+            self.export_file_id, self.submit_token_sha256, self.enrollment)
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,24 @@
 A group is what the committer (:mod:`._committer`) collected while the previous
 commit ran.  In its transaction, for every batch:
 
-1. its batch row is inserted (``ON CONFLICT DO NOTHING``): the primary key
+1. a batch checked against a campaign that was deleted and created again under
+   its id since (by another process: its :class:`Arrival`'s ``campaign_file_id``,
+   or its reports' config, is not the campaign's; so is a :class:`Refused` of
+   admission's, by its ``campaign_file_id``) is answered alone,
+   ``campaign_changed``, and not counted: the other batches of the group go on,
+   and the caller checks it again against the campaign as it now is;
+2. its batch row is inserted (``ON CONFLICT DO NOTHING``): the primary key
    (campaign, batch id) is the no-batch-twice rule, also between processes; a
    batch id already recorded answers with the stored acknowledgement
    (``duplicate``), or ``batch_id_reused`` if the body differs;
-2. the checks of the campaign that need the database run on the batches just
+3. the checks of the campaign that need the database run on the batches just
    claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
    the enrollment token's remaining reports; a batch refused there leaves nothing
    behind (its rows are deleted in the same transaction) and is counted under the
    campaign's ``refused_batches``, once per batch id and reason (``refused_batch_ids``:
    a client that lost the answer sends the batch again and is refused again, not
    counted again), as is every :class:`Refused` that names its batch id;
-3. the accepted batches' reports enter one aggregator per campaign
+4. the accepted batches' reports enter one aggregator per campaign
    (:meth:`Aggregator.add_batch` of their :meth:`ReportBatch.concatenate`: the one
    way reports enter an aggregator), whose statistic change is appended as ONE row of
    ``ingest_log`` (with the group's minute of arrival) by this process (its
@@ -38,7 +44,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..errors import IncompatibleStateError
 from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
 from ._database import Database
 from ._deltas import encode_delta
@@ -64,6 +69,7 @@ class Arrival:
     enrollment_sha256: str | None = None
     received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
     tokens: list = field(default_factory=list)  # a relayed batch's token nonces (hex), spent when it counts
+    campaign_file_id: str | None = None  # the campaign checked against (its export_file_id, new at each creation)
 
 
 @dataclass
@@ -75,6 +81,7 @@ class Refused:
     reason: str
     batch_id: str | None = None
     unless_recorded: bool = False  # admission's refusal: not if the batch id was counted before (its outcome RECORDED)
+    campaign_file_id: str | None = None  # the campaign refused (its export_file_id), if admission's refusal
 
 
 #: the outcome of a :class:`Refused` with ``unless_recorded`` whose batch id is recorded: the batch goes on (a retry
@@ -92,6 +99,7 @@ class _Campaign:
     max_reports: int | None
     enrollment: bool
     keep_reports: bool
+    file_id: str  # its export_file_id: which creation of the campaign id this is
     total: int | None = None  # capped campaigns: reports counted before this group
     minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
     smallest: int | None = None  # the smallest relayed batch this group counts (relayed_campaigns.smallest_batch)
@@ -131,7 +139,7 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     return outcomes
 
 
-_COLUMNS = "id, config, state, max_reports, enrollment, keep_reports"
+_COLUMNS = "id, config, state, max_reports, enrollment, keep_reports, export_file_id"
 #: PostgreSQL: whether each campaign seen had ``max_reports`` when this process last read it (the lock it takes)
 _CAPPED: dict[str, bool] = {}
 
@@ -143,8 +151,8 @@ def _reads(ids: list[str]) -> list[tuple[str, tuple]]:
 
 
 def _campaigns(results) -> dict[str, _Campaign]:
-    return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep))
-            for rows in results for cid, config, state, cap, enrollment, keep in rows}
+    return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep),
+                           file_id) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
 
 
 def _known_locks(db: Database, ids: list[str]) -> dict[str, bool]:
@@ -216,13 +224,15 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
         if isinstance(item, Refused):
             if item.campaign_id not in campaigns:
                 outcomes[index] = _unknown(item.campaign_id)
+            elif item.campaign_file_id not in (None, campaigns[item.campaign_id].file_id):
+                outcomes[index] = _changed(campaigns[item.campaign_id])  # not counted: admission reads the campaign again
             continue
         campaign = campaigns.get(item.campaign_id)
         if campaign is None:
             outcomes[index] = _unknown(item.campaign_id)
+        elif item.campaign_file_id not in (None, campaign.file_id) or (item.batch is not None and item.batch.config != campaign.config):
+            outcomes[index] = _changed(campaign)  # deleted and created again since the batch was checked: not counted
         elif campaign.state == "open" and item.batch is not None:
-            if item.batch.config != campaign.config:
-                raise IncompatibleStateError("internal: a batch was validated against another config")
             candidates.append(index)
         else:
             lookups.append(index)
@@ -468,6 +478,12 @@ def _count(campaign: _Campaign, reason: str) -> None:
 
 def _unknown(campaign_id: str) -> NotFound:
     return NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
+
+
+def _changed(campaign: _Campaign) -> Conflict:
+    return Conflict("campaign_changed", f"Campaign {campaign.id!r} was deleted and created again since this batch was "
+                    "checked against it; nothing of the batch was counted. Send it again: it is checked against the "
+                    "campaign as it is now.")
 
 
 def _not_open(campaign: _Campaign) -> Conflict:

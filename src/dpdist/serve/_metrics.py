@@ -5,6 +5,12 @@ without workers), so a scrape sees all of it.  Running several instances behind
 a load balancer, scrape each one: the counters are per process and restart at 0
 with it (Prometheus' ``rate()`` and ``increase()`` handle the reset).
 
+The metrics every request updates (batches, reports, refusals, latency,
+responses, requests in flight) are plain numbers of the event loop, handed to
+the registry as metric families when it is read (:class:`_RequestCollector`):
+the same exposition, ``_created`` times included, without a lock and a metric
+object per update.
+
 Labels take values from small fixed sets only: the route's template (never a
 campaign id or a batch id), the method, the status, a refusal's error code, a
 rejected report's reason, a database error's reason.  Nothing here depends on a
@@ -13,12 +19,16 @@ report's content beyond the counts the campaign API publishes already.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
+import math
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+import prometheus_client.metrics
+from prometheus_client import CollectorRegistry, Info
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
@@ -29,6 +39,7 @@ __all__ = ["Metrics", "MetricsMiddleware"]
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 # request latency buckets, seconds: a batch commit (fsync) takes milliseconds, an estimate up to seconds
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+_BOUNDS = (*_BUCKETS, math.inf)
 
 
 class _ServiceCollector:
@@ -69,6 +80,84 @@ class _ServiceCollector:
         )
 
 
+class _Gauge:
+    """A gauge kept as a plain number (the event loop's only: no lock)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+    def inc(self) -> None:
+        self.value += 1
+
+    def dec(self) -> None:
+        self.value -= 1
+
+
+def _counted(amount) -> float:
+    if amount < 0:  # as prometheus_client's Counter.inc
+        raise ValueError("Counters can only be incremented by non-negative amounts.")
+    return float(amount)
+
+
+class _RequestCollector:
+    """The metrics every request updates, kept as plain numbers and given to ``prometheus_client`` as metric families
+    when ``/metrics`` is read: the names, help texts, labels, values, buckets and ``_created`` times of the
+    ``Counter``, ``Histogram`` and ``Gauge`` objects they replace (each an object per label set with a lock per update:
+    seven locked updates a request, about 9 us of the event loop).  Updated on the event loop only."""
+
+    def __init__(self):
+        now = time.time()
+        self.batches = {"new": [0.0, now], "duplicate": [0.0, now]}  # label value -> [value, created]
+        self.reports = [0.0, now]
+        self.rejected: dict[str, list] = {}
+        self.refused: dict[str, list] = {}
+        self.latency: dict[tuple, list] = {}  # (method, route) -> [bucket counts..., sum, created]
+        self.responses: dict[tuple, list] = {}  # (method, route, status) -> [value, created]
+        self.in_flight = _Gauge()
+        self.bounds = _BOUNDS
+
+    @staticmethod
+    def child(children: dict, key) -> list:
+        """A label set's [value, created], made at its first use (as ``.labels()`` makes a child)."""
+        found = children.get(key)
+        if found is None:
+            found = children[key] = [0.0, time.time()]
+        return found
+
+    def collect(self):
+        created = getattr(prometheus_client.metrics, "_use_created", True)  # PROMETHEUS_DISABLE_CREATED_SERIES
+
+        def counter(name, documentation, labels, children):
+            family = CounterMetricFamily(name, documentation, labels=labels)
+            for key, (value, made) in list(children.items()):  # a copy: a scrape from another thread sees no change
+                family.add_metric(key, value, created=made if created else None)
+            return family
+
+        yield counter("dpdist_batches", "Batches acknowledged (duplicate: a retry of a batch already counted)", ["outcome"],
+                      {(outcome,): child for outcome, child in list(self.batches.items())})
+        yield counter("dpdist_reports_accepted", "Reports counted into a campaign's aggregate", [], {(): self.reports})
+        yield counter("dpdist_reports_rejected", "Reports of acknowledged batches that were not counted, by reason", ["reason"],
+                      {(reason,): child for reason, child in list(self.rejected.items())})
+        yield counter("dpdist_requests_refused", "Requests refused with an error body, by its error code", ["reason"],
+                      {(reason,): child for reason, child in list(self.refused.items())})
+        latency = HistogramMetricFamily("dpdist_request_duration_seconds",
+                                        "Time from a request's arrival to the end of its response", labels=["method", "route"])
+        for key, counts in list(self.latency.items()):
+            buckets, total = [], 0.0
+            for bound, count in zip(self.bounds, counts):
+                total += count
+                buckets.append((floatToGoString(bound), total))
+            latency.add_metric(key, buckets, counts[-2])
+            if created:
+                latency.add_sample(latency.name + "_created", dict(zip(("method", "route"), key)), counts[-1])
+        yield latency
+        yield counter("dpdist_http_responses", "HTTP responses by route and status", ["method", "route", "status"],
+                      self.responses)
+        yield GaugeMetricFamily("dpdist_requests_in_flight", "Requests being served now", value=self.in_flight.value)
+
+
 class Metrics:
     """The metrics of one application, and the ``/metrics`` endpoint.
 
@@ -87,52 +176,43 @@ class Metrics:
         Info("dpdist", "The dpdist version and the database engine", registry=registry).info(
             {"version": __version__, "database": db.dialect}
         )
-        self.batches = Counter(
-            "dpdist_batches", "Batches acknowledged (duplicate: a retry of a batch already counted)", ["outcome"],
-            registry=registry,
-        )
-        self.reports = Counter("dpdist_reports_accepted", "Reports counted into a campaign's aggregate", registry=registry)
-        self.rejected = Counter(
-            "dpdist_reports_rejected", "Reports of acknowledged batches that were not counted, by reason", ["reason"],
-            registry=registry,
-        )
-        self.refused = Counter(
-            "dpdist_requests_refused", "Requests refused with an error body, by its error code", ["reason"], registry=registry
-        )
-        self.latency = Histogram(
-            "dpdist_request_duration_seconds", "Time from a request's arrival to the end of its response",
-            ["method", "route"], buckets=_BUCKETS, registry=registry,
-        )
-        self.responses = Counter(
-            "dpdist_http_responses", "HTTP responses by route and status", ["method", "route", "status"], registry=registry
-        )
-        self.in_flight = Gauge("dpdist_requests_in_flight", "Requests being served now", registry=registry)
+        self._requests = requests = _RequestCollector()
+        registry.register(requests)
+        self.in_flight = requests.in_flight
         self._children: dict[tuple, tuple] = {}  # (method, route template, status): from small fixed sets
         registry.register(_ServiceCollector(db, service))
-        self._new, self._duplicate = self.batches.labels("new"), self.batches.labels("duplicate")  # every request's
+        self._new, self._duplicate = requests.batches["new"], requests.batches["duplicate"]  # every request's
 
     # ------------------------------------------------------------------ events
     def acknowledged(self, ack: dict) -> None:
         """A batch's acknowledgement went out."""
         if ack.get("duplicate"):
-            self._duplicate.inc()
+            self._duplicate[0] += 1.0
             return
-        self._new.inc()
-        self.reports.inc(int(ack.get("accepted", 0)))
+        self._new[0] += 1.0
+        self._requests.reports[0] += _counted(int(ack.get("accepted", 0)))
         for reason, count in (ack.get("rejected") or {}).items():
-            self.rejected.labels(str(reason)).inc(int(count))
+            self._requests.child(self._requests.rejected, str(reason))[0] += _counted(int(count))
 
     def refused_request(self, code: str) -> None:
-        self.refused.labels(code).inc()
+        self._requests.child(self._requests.refused, str(code))[0] += 1.0
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         """One response: its latency and its status (the labelled children are looked up once per label set)."""
         key = (method, route, status)
         children = self._children.get(key)
         if children is None:
-            children = self._children[key] = (self.latency.labels(method, route), self.responses.labels(method, route, str(status)))
-        children[0].observe(seconds)
-        children[1].inc()
+            requests = self._requests
+            latency = requests.latency.get((method, route))
+            if latency is None:
+                latency = requests.latency[(method, route)] = [0.0] * len(requests.bounds) + [0.0, time.time()]
+            children = self._children[key] = (latency, requests.child(requests.responses, (method, route, str(status))))
+        latency, responses = children
+        latency[-2] += seconds
+        index = bisect.bisect_left(_BOUNDS, seconds)
+        if index < len(_BOUNDS) and seconds <= _BOUNDS[index]:  # as Histogram.observe: the first bound >= seconds
+            latency[index] += 1.0
+        responses[0] += 1.0
 
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:

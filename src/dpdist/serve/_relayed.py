@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParameterError, MalformedReportError
-from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, check_batch_id, token_sha256
+from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, token_sha256
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
@@ -222,15 +222,12 @@ class RelayedCampaigns:
             return {"relayed": False}
         return {"relayed": True, "submit_token_required": False, "anonymity": self.statement(campaign, key)}
 
-    def direct_refusal(self, campaign_id: str) -> Refusal | None:
+    @staticmethod
+    def direct_refusal(campaign: Creation) -> Refusal | None:
         """The refusal of a direct submission to a relayed campaign (None if the campaign is not relayed)."""
-        try:
-            relayed = self.key(self.store.row(campaign_id)) is not None
-        except NotFound:
+        if not campaign.relayed:
             return None
-        if not relayed:
-            return None
-        return Conflict("relayed_campaign", f"Campaign {campaign_id!r} is collected through a relay: send reports "
+        return Conflict("relayed_campaign", f"Campaign {campaign.id!r} is collected through a relay: send reports "
                             "to the relay (its URL is the one the campaign was announced with), not to the collector.")
 
     # ------------------------------------------------------------------ deliveries

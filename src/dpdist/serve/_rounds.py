@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, cast
 
 from ..errors import DPDistError
-from ._campaigns import Campaign, CampaignRow, token_sha256
+from ._campaigns import Campaign, CampaignRow, Creation, token_sha256
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal
 from ._store import Store
 
@@ -99,7 +99,7 @@ class RoundCampaigns:
         )
         return campaign
 
-    def of(self, campaign: CampaignRow) -> Rounds | None:
+    def of(self, campaign: CampaignRow | Creation) -> Rounds | None:
         """The campaign's rounds row, or None for any other campaign."""
         from ..local import AdaptiveQuantiles
 
@@ -291,16 +291,13 @@ class RoundCampaigns:
         return Conflict("stale_round", f"Round {k} of campaign {rounds.campaign_id!r} is over; fetch "
                         f"/api/campaigns/{rounds.campaign_id}/config for the current round and answer its question.")
 
-    def direct_refusal(self, campaign_id: str) -> Refusal | None:
+    def direct_refusal(self, campaign: Creation) -> Refusal | None:
         """The refusal of a submission to the rounds campaign itself (None: not a rounds campaign)."""
-        try:
-            rounds = self.of(self.store.row(campaign_id))
-        except NotFound:
-            return None
+        rounds = self.of(campaign) if campaign.rounds else None
         if rounds is None:
             return None
-        return Conflict("rounds_campaign", f"Campaign {campaign_id!r} runs in rounds: submit to the current round's "
-                        f"campaign ('submit_to' of /api/campaigns/{campaign_id}/config, now {rounds.child(rounds.round)!r}).")
+        return Conflict("rounds_campaign", f"Campaign {campaign.id!r} runs in rounds: submit to the current round's "
+                        f"campaign ('submit_to' of /api/campaigns/{campaign.id}/config, now {rounds.child(rounds.round)!r}).")
 
 
 def _plan(document: Any):

@@ -12,6 +12,7 @@ after the batch is durable.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
@@ -24,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import InvalidParameterError
 from ._address_share import AddressShare
 from ._backpressure import Backpressure
-from ._campaigns import BATCH_ID, CampaignRow, check_batch_id, token_sha256
+from ._campaigns import BATCH_ID, CampaignRow, Creation, check_batch_id, token_sha256
 from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
@@ -34,6 +35,7 @@ from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._relayed import RelayedCampaigns
 from ._rounds import ROUND_NAME, RoundCampaigns
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
+from ._shared_reads import SharedReads
 from ._store import Store
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ class Service:
         self.pressure = Backpressure()
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
+        self._creations = SharedReads()  # refused tokens' checks against the database (admission)
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
         self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay
@@ -123,9 +126,13 @@ class Service:
 
     async def settings(self, campaign_id: str) -> CampaignRow:
         """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
+        return (await self._settings(campaign_id))[0]
+
+    async def _settings(self, campaign_id: str) -> tuple[CampaignRow, bool]:
+        """:meth:`settings`, and whether they came from the cache."""
         cached = self._open.get(campaign_id)
         if cached is not None and time.monotonic() - cached[0] < CACHE_S:
-            return cached[1]
+            return cached[1], True
         row = await run_in_threadpool(self.store.row, campaign_id)
         if row.state == "open":
             if len(self._open) > 4096:
@@ -133,7 +140,16 @@ class Service:
             self._open[campaign_id] = (time.monotonic(), row)
         else:
             self._open.pop(campaign_id, None)
-        return row
+        return row, False
+
+    async def creation(self, campaign_id: str) -> Creation:
+        """The campaign's creation as the database has it now (404 if unknown), read without its config; concurrent
+        requests share one read (:mod:`._shared_reads`: one in flight per campaign, each answer read after it was
+        asked)."""
+        creation = await self._creations.get(campaign_id, functools.partial(self.store.creation, campaign_id))
+        if creation is None:
+            raise NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
+        return creation
 
     # ------------------------------------------------------------------ admission
     @contextlib.contextmanager
@@ -154,16 +170,26 @@ class Service:
         finally:
             self.queued -= 1
 
-    async def admit(self, campaign_id: str, batch_id: str | None, token: str) -> CampaignRow:
-        """The checks made before a batch's body is read: campaign, token, state and limits."""
-        row = await self.settings(campaign_id)
-        left = None
-        if row.enrollment:
-            left = await run_in_threadpool(self.store.enrollment_left, campaign_id, token)
-            if left is None:
-                raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs an enrollment token (Authorization: Bearer ...).")
-        elif not row.check_submit_token(token):
-            raise Unauthorized("unauthorized", f"Campaign {campaign_id!r} needs its submit token (Authorization: Bearer ...).")
+    async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
+        """The checks made before a batch's body is read: campaign, token, state and limits.
+
+        Another process may have deleted the campaign and created it again under its id since its settings were cached:
+        a token that does not open the cached settings (a submit token, or an enrollment token the campaign does not
+        know) is checked against the campaign's creation as the database has it (:meth:`creation`: no config read,
+        shared by concurrent requests), and the cached settings are replaced only when the campaign was created again;
+        a refusal as full (counted by a group commit, which reads the campaign) of a campaign created again since is
+        made again against the new campaign (``again``: once).  A token refused by a relayed or rounds campaign is
+        answered 409 ``relayed_campaign`` or ``rounds_campaign`` (where its reports go), however the request came here.
+        """
+        row, cached = await self._settings(campaign_id)
+        opens, left = await self._opens(row, token)
+        if not opens:  # checked against the campaign's creation as the database has it (one narrow read, shared)
+            creation = await self.creation(campaign_id)
+            if cached and not creation.made(row):  # created again since it was cached: the new settings replace it
+                row = await self._replaced(creation)
+                opens, left = await self._opens(row, token)
+            if not opens:
+                raise await self._unauthorized(row, creation)
         spent = left is not None and left <= 0
         if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
             return row  # a batch named by its records' file id is read first; the group commit checks the rest
@@ -181,13 +207,48 @@ class Service:
         # full, or the token spent: refused and counted in the next group commit, unless the batch id was counted
         # before (a retry then gets its acknowledgement): one item of a group, no read of its own
         reason = "contribution_limit" if spent else "campaign_full"
-        if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True):
-            return row
+        try:
+            if not await self.count_refused(campaign_id, reason, batch_id, unless_recorded=True,
+                                            campaign_file_id=row.export_file_id):
+                return row
+        except Conflict as refusal:
+            if refusal.code != "campaign_changed" or not again:
+                raise
+            self.changed(campaign_id)
+            return await self.admit(campaign_id, batch_id, token, again=False)
         if spent:
             raise Forbidden(
                 "contribution_limit", f"This enrollment token of campaign {campaign_id!r} has sent all the reports it was issued for."
             )
         raise Conflict("campaign_full", f"Campaign {campaign_id!r} accepts at most {row.max_reports} reports (max_reports); it is full.")
+
+    async def _opens(self, row: CampaignRow, token: str) -> tuple[bool, int | None]:
+        """Whether ``token`` opens the campaign ``row``, and the reports its enrollment token has left (None: a
+        campaign without enrollment)."""
+        if not row.enrollment:
+            return row.check_submit_token(token), None
+        left = await run_in_threadpool(self.store.enrollment_left, row.id, token)
+        return left is not None, left
+
+    async def _replaced(self, creation: Creation) -> CampaignRow:
+        """The settings of the campaign created again as ``creation``: the cached ones if another request read them
+        already, else read (they replace the cached ones, and its cached count is dropped)."""
+        cached = self._open.get(creation.id)
+        if cached is not None and creation.made(cached[1]):
+            return cached[1]
+        self.changed(creation.id)
+        return (await self._settings(creation.id))[0]
+
+    async def _unauthorized(self, row: CampaignRow, creation: Creation) -> Refusal:
+        """The refusal of a token that does not open the campaign ``row`` (``creation``: as the database has it)."""
+        if creation.export_file_id == row.export_file_id:
+            refusal = (self.relayed.direct_refusal(creation)  # a relayed campaign's submit token is known to no one: say why
+                       or (await run_in_threadpool(self.rounds.direct_refusal, creation) if creation.rounds else None))
+            if refusal is not None:
+                return refusal
+        if row.enrollment:
+            return Unauthorized("unauthorized", f"Campaign {row.id!r} needs an enrollment token (Authorization: Bearer ...).")
+        return Unauthorized("unauthorized", f"Campaign {row.id!r} needs its submit token (Authorization: Bearer ...).")
 
     async def _full(self, row: CampaignRow) -> bool:
         """Whether a capped campaign is full as admission knows it: its count read at most :data:`CACHE_S` ago, plus what
@@ -213,8 +274,14 @@ class Service:
         return bool(BATCH_ID.fullmatch(batch_id)) and self.store.recorded(campaign_id, batch_id)
 
     # ------------------------------------------------------------------ batches
-    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str) -> dict:
-        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit)."""
+    async def submit(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str, token: str, *,
+                     again: bool = True) -> dict:
+        """Decode, validate and count one batch exactly once; its acknowledgement (after its group's commit).
+
+        A batch whose campaign was deleted and created again under its id by another process since ``row`` was read
+        (admission's cache) is admitted, decoded and counted again against the campaign as it now is (``again``: once;
+        a second change in between is a 409 ``campaign_changed``).
+        """
         campaign_id = row.id
         if batch_id is None:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
@@ -230,6 +297,12 @@ class Service:
         try:
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
         except Conflict as refusal:
+            if refusal.code == "campaign_changed":
+                self.changed(campaign_id)  # admission's cached row was the old campaign's: read it again
+                if not again:
+                    raise
+                row = await self.admit(campaign_id, batch_id, token)
+                return await self.submit(row, batch_id, body, content_type, token, again=False)
             if refusal.code != "campaign_closed":
                 raise
             raise await self._closed(row, batch_id) from None
@@ -252,11 +325,13 @@ class Service:
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the
         same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
         group's minute, as for a relayed campaign; ``tokens``: a relayed batch's token nonces, spent when it counts).  The group commit checks the campaign again (open, its cap, the
-        enrollment token's reports left, a batch id counted by another campaign).  ``batch`` None: the campaign was
-        not open, only an acknowledgement already recorded answers.
+        enrollment token's reports left, a batch id counted by another campaign, and that it is still the campaign
+        ``row`` is: else 409 ``campaign_changed``, nothing counted).  ``batch`` None: the campaign was not open, only
+        an acknowledgement already recorded answers.
         """
         if batch is None:
-            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms))
+            return await self.committer.commit(Arrival(row.id, batch_id, digest, None, 0, 0, received_ms=received_ms,
+                                                       campaign_file_id=row.export_file_id))
         raw = None
         if row.keep_reports:
             import numpy as np
@@ -264,7 +339,7 @@ class Service:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                  enrollment_sha256, received_ms, list(tokens or ())))
+                                                  enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id))
         if row.max_reports is not None and not ack["duplicate"]:
             self._counted_more(row.id, ack["accepted"])
         return ack
@@ -281,14 +356,15 @@ class Service:
             raise
 
     async def count_refused(self, campaign_id: str, reason: str, batch_id: str | None = None, *,
-                            unless_recorded: bool = False) -> bool:
+                            unless_recorded: bool = False, campaign_file_id: str | None = None) -> bool:
         """Count a batch refused as a whole against its campaign (in the next group commit): once per batch id and
         reason (a client that lost the answer and sends the batch again is not counted again), or each time if the
         batch id is not known.  ``unless_recorded``: not if the batch id was counted before (then False: the batch
-        is not refused, its retry gets its acknowledgement)."""
+        is not refused, its retry gets its acknowledgement); ``campaign_file_id``: the campaign refused is this creation
+        of it (else 409 ``campaign_changed``, nothing counted)."""
         named = batch_id if batch_id is not None and BATCH_ID.fullmatch(batch_id) else None
         try:
-            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded))
+            outcome = await self.committer.commit(Refused(campaign_id, reason, named, unless_recorded, campaign_file_id))
         except NotFound:
             if unless_recorded:
                 raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get

@@ -45,6 +45,7 @@ from ._aggregates import PARTS, fold, history, read_aggregate, read_totals, unfo
 from ._campaigns import (
     Campaign,
     CampaignRow,
+    Creation,
     check_campaign_id,
     check_config,
     check_max_reports,
@@ -102,6 +103,21 @@ class Store:
         if not rows:
             raise NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
         return _row(rows[0])
+
+    def creation(self, campaign_id: str) -> Creation | None:
+        """The campaign's creation and token settings, read without its config (None if unknown): one indexed read whose
+        cost does not grow with the config's size (:class:`~._campaigns.Creation`), what admission checks a refused
+        token against."""
+        check_campaign_id(campaign_id)
+        rows = self.db.execute(
+            "SELECT export_file_id, state, submit_token_sha256, enrollment,"
+            " EXISTS (SELECT 1 FROM relayed_campaigns r WHERE r.campaign_id = c.id AND r.export_file_id = c.export_file_id),"
+            " EXISTS (SELECT 1 FROM round_campaigns r WHERE r.campaign_id = c.id AND r.export_file_id = c.export_file_id)"
+            " FROM campaigns c WHERE c.id = ?", (campaign_id,))
+        if not rows:
+            return None
+        file_id, state, token, enrollment, relayed, rounds = rows[0]
+        return Creation(campaign_id, file_id, state, token, bool(enrollment), bool(relayed), bool(rounds))
 
     def get(self, campaign_id: str, *, statistic: bool = False) -> Campaign:
         """A campaign with its aggregate's counts; ``statistic``: and its statistic (every part and log row merged)."""
@@ -314,11 +330,11 @@ class Store:
                enrollment_sha256: str | None = None) -> dict:
         """Count one validated batch (a :class:`~dpdist.local.ReportBatch`) exactly once, as a group of one; its
         acknowledgement, or its :class:`Refusal` raised."""
-        protocol = self.row(campaign_id).protocol
+        row = self.row(campaign_id)
         raw_bytes = None if raw is None else bytes(memoryview(raw))
-        accepted = protocol.report_format.count(batch.reports)
+        accepted = row.protocol.report_format.count(batch.reports)
         (outcome,) = self.commit([Arrival(campaign_id, batch_id, body_sha256, batch, accepted, batch.n_read, raw_bytes,
-                                          enrollment_sha256)])
+                                          enrollment_sha256, campaign_file_id=row.export_file_id)])
         if isinstance(outcome, Refusal):
             raise outcome
         return outcome

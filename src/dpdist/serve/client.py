@@ -47,6 +47,9 @@ FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+#: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
+#: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
+_RETRY_CONFLICTS = ("campaign_changed",)
 #: Seconds of pauses, at most, before a server that refused every connection of this client so far (nothing
 #: listens: not started, a wrong port or host) is reported down, however many retries are left.
 DOWN_AFTER = 4.0
@@ -195,7 +198,7 @@ class Client:
                 refused = isinstance(error, httpx.ConnectError) and not self._answered
             else:
                 self._answered = True
-                if response.status_code not in _RETRY_STATUSES:
+                if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     return response
@@ -765,6 +768,16 @@ def _query(options: dict) -> dict:
     import json
 
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in options.items()}
+
+
+def _retried_conflict(response) -> bool:
+    """Whether ``response`` is a 409 whose code says to send the same request again (:data:`_RETRY_CONFLICTS`)."""
+    if response.status_code != 409:
+        return False
+    try:
+        return response.json().get("error") in _RETRY_CONFLICTS
+    except (ValueError, AttributeError):
+        return False
 
 
 def _refusal(method: str, path: str, response) -> ServiceRefusedError:

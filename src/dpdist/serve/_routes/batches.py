@@ -58,11 +58,8 @@ async def accept_batch(service, incoming: Incoming) -> dict:
         try:  # nothing of the body is read before the client, its campaign and its token pass
             campaign = await service.admit(campaign_id, batch_id, token)
         except Refusal as refusal:
-            if refusal.code == "unauthorized":  # a relayed campaign's submit token is known to no one: say why
-                refusal = (await run_in_threadpool(service.relayed.direct_refusal, campaign_id)
-                           or await run_in_threadpool(service.rounds.direct_refusal, campaign_id) or refusal)
             refusal.close = True
-            raise refusal from None
+            raise
         # a campaign that takes no token has its bodies held in the anonymous half of the body memory (docs/deployment.md, "Limits")
         anonymous = campaign.submit_token_sha256 is None and not campaign.enrollment
         async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id, host=incoming.host,

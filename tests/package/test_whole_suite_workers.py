@@ -1,0 +1,47 @@
+"""``uv run pytest`` (the whole suite) runs on pytest-xdist workers; every selection runs in one process (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from conftest import runs_the_whole_suite
+
+
+def _config(*, source=pytest.Config.ArgsSource.TESTPATHS, xdist=True, worker=False, **options):
+    option = SimpleNamespace(numprocesses=None, markexpr="", keyword="", collectonly=False, usepdb=False)
+    for name, value in options.items():
+        setattr(option, name, value)
+    config = SimpleNamespace(option=option, args_source=source,
+                             pluginmanager=SimpleNamespace(hasplugin=lambda name: xdist and name == "xdist"))
+    if worker:
+        config.workerinput = {}
+    return config
+
+
+def test_the_readmes_command_is_the_whole_suite():
+    assert runs_the_whole_suite(_config())
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        _config(source=pytest.Config.ArgsSource.ARGS),  # a file or a directory named
+        _config(markexpr="not slow"),  # the fast loop: budgeted in CPU-seconds
+        _config(keyword="epsilon"),
+        _config(numprocesses=0),  # -n 0: one process asked for
+        _config(numprocesses=3),  # -n 3: the user's count stands
+        _config(collectonly=True),
+        _config(usepdb=True),
+        _config(worker=True),  # a worker never starts workers
+        _config(xdist=False),  # -p no:xdist
+    ],
+    ids=["args", "mark", "keyword", "n0", "n3", "collect-only", "pdb", "worker", "no-xdist"],
+)
+def test_a_selection_or_a_choice_of_its_own_runs_as_asked(config):
+    assert not runs_the_whole_suite(config)
+
+
+def test_this_run_is_not_turned_into_workers_when_it_is_a_selection(pytestconfig):
+    """This very run: a worker of the whole suite, or a selection in one process; never a controller left running."""
+    assert not runs_the_whole_suite(pytestconfig)
