@@ -42,7 +42,8 @@ function privatizeEach(config, inputs, samples, source) {
   const bytes = new Uint8Array(batches.reduce((size, batch) => size + batch.bytes.length, 0));
   batches.reduce((offset, batch) => (bytes.set(batch.bytes, offset), offset + batch.bytes.length), 0);
   const [first] = batches;
-  return new ReportBatch(first.config, first.floatKeys, first.descr, [inputs.length * samples, ...first.shape.slice(1)], bytes);
+  const shape = [inputs.length * samples, ...first.shape.slice(1)];
+  return new ReportBatch(first.config, first.floatKeys, first.descr, shape, bytes);
 }
 
 /** Whether a seeded source sees the same calls whatever the coins (all forced one way) and the value. */

@@ -75,7 +75,8 @@ def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.nda
     order = np.argsort(-ratio, axis=1, kind="stable")
     p_in = np.cumsum(np.take_along_axis(score_in, order, axis=1), axis=1) / score_in.sum(axis=1, keepdims=True)
     # a pilot zero is not a certified zero
-    p_out = (np.cumsum(np.take_along_axis(score_out, order, axis=1), axis=1) + 0.5) / (score_out.sum(axis=1, keepdims=True) + 1.0)
+    out_sums = np.cumsum(np.take_along_axis(score_out, order, axis=1), axis=1)
+    p_out = (out_sums + 0.5) / (score_out.sum(axis=1, keepdims=True) + 1.0)
     scores = score_events(p_in, p_out, n_certify, a)
     best = np.argmax(scores, axis=1)
     rows = np.arange(order.shape[0])
