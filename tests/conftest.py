@@ -19,6 +19,11 @@ keep_bytecode()
 # the numbers of its pinned workers
 pin_numerics()
 
+# before anything imports hypothesis: its entry-point plugins stay unloaded; the one installed is trio's (trio comes
+# with selenium), and loading it imported trio, 0.3-0.4 CPU-s, in every pytest process whose tests use hypothesis
+# (with -p no:anyio in pyproject.toml, no fast test imports trio)
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
+
 import pytest
 
 # the slowest tests in CPU-seconds at the end of every run (tests/cpu_time.py)

@@ -94,11 +94,15 @@ def norm_sub(frequencies: ArrayLike, *, max_iterations: int | None = None) -> np
 
 def project_simplex(frequencies: ArrayLike) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = 1}`` ([2]; the projected decoder of [3])."""
-    f = _as_vector(frequencies, "postprocess.project_simplex")
+    return _simplex_projection(_as_vector(frequencies, "postprocess.project_simplex"))
+
+
+def _simplex_projection(f: np.ndarray) -> np.ndarray:
+    """:func:`project_simplex` of a checked 1-D float64 array (HH-ADMM calls it thousands of times)."""
     ordered = np.sort(f)[::-1]
     cumulative = np.cumsum(ordered) - 1.0
     ranks = np.arange(1, f.size + 1)
-    support = np.flatnonzero(ordered - cumulative / ranks > 0)[-1]
+    support = np.nonzero(ordered - cumulative / ranks > 0)[0][-1]
     threshold = cumulative[support] / (support + 1)
     return np.maximum(f - threshold, 0.0)
 
@@ -141,7 +145,8 @@ def isotonic_cdf(values: ArrayLike, *, pinned: bool = False) -> np.ndarray:
 
 
 def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
-    return level.reshape(-1, branching).sum(axis=1)
+    """Each node's children summed; the nodes on the last axis (leading axes: a batch of trees)."""
+    return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
 
 
 def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
@@ -179,17 +184,23 @@ def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | N
         ``levels[0]`` is ignored.
     """
     _check_tree(levels, branching, "postprocess.hay_consistency")
+    return _consistent_tree(levels, branching, root)
+
+
+def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | None) -> list[np.ndarray]:
+    """:func:`hay_consistency` of a checked tree (HH-ADMM calls it thousands of times), or of a batch of trees: the
+    nodes of each level on its last axis, the same arithmetic tree by tree (the central tree's noise draws)."""
     height = len(levels) - 1
     z = [np.asarray(level, dtype=np.float64) for level in levels]
     for depth in range(height - 1, -1 if root is None else 0, -1):
         i = height - depth + 1  # height of this level's nodes; leaves have i = 1
         own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
         z[depth] = own * z[depth] + (1.0 - own) * _children_sums(z[depth + 1], branching)
-    result = [np.array([float(root)]) if root is not None else z[0].copy()]
+    result = [np.full(z[0].shape, float(root)) if root is not None else z[0].copy()]
     for depth in range(1, height + 1):
         parent = result[-1]
         residual = parent - _children_sums(z[depth], branching)
-        result.append(z[depth] + np.repeat(residual / branching, branching))
+        result.append(z[depth] + np.repeat(residual / branching, branching, axis=-1))
     return result
 
 

@@ -129,11 +129,16 @@ def _tree_law(tree, decay, reach):
     matrix = tree.matrix()
     values = np.arange(-reach, reach + 1)
     pmf = math.tanh(decay / 2) * np.exp(-decay * np.abs(values))
-    nodes = np.array(list(itertools.product(range(values.size), repeat=matrix.shape[1])))
-    law: dict = {}
-    for z, p in zip(map(tuple, (nodes - reach) @ matrix.T), np.prod(pmf[nodes], axis=1)):
-        law[z] = law.get(z, 0.0) + p
-    return law
+    nodes = np.indices((values.size,) * matrix.shape[1]).reshape(matrix.shape[1], -1).T  # itertools.product's order
+    z = (nodes - reach) @ matrix.T
+    # P(z) sums the node vectors reaching z: one bincount over z's rows (as base-span numbers), in the order of the
+    # node vectors (the same sums, bit for bit, as a dict updated vector by vector), keyed in first-seen order
+    low, span = z.min(), int(z.max() - z.min()) + 1
+    _, first, owner = np.unique((z - low) @ span ** np.arange(z.shape[1] - 1, -1, -1), return_index=True,
+                                return_inverse=True)
+    sums = np.bincount(owner, weights=np.prod(pmf[nodes], axis=1))
+    order = np.argsort(first)
+    return dict(zip(map(tuple, z[first[order]].tolist()), sums[order].tolist()))
 
 
 def _worst_step_ratio(tree, decay):

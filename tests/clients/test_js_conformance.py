@@ -38,7 +38,7 @@ from js_support import DRIVER, ROOT, js_implements, js_registry, node_path
 SAMPLES = 20_000  # reports of each input (the exact law is compared to 1e-12; a GRR keeping 5% too often fails here)
 SLACK = 1e-9  # relative rounding allowed in the epsilon bound of the JS law (the kit's exact check allows 1e-9)
 
-pytestmark = pytest.mark.slow  # one node run over every example (about half a minute)
+pytestmark = pytest.mark.slow  # one node run over every example (about 20 CPU-s)
 
 
 def _as_json(protocol, inputs: np.ndarray) -> list:
@@ -61,16 +61,23 @@ def _case(index: int, name: str, params: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def node_results(tmp_path_factory) -> dict:
-    """The driver's result for every conformance example, by case id (one node process)."""
-    cases = [_case(index, name, params) for index, (name, params) in enumerate(CASES)]
+def node_results(request, tmp_path_factory) -> dict:
+    """The driver's result for every conformance example the session runs, by case id (one node process).
+
+    Only the selected examples go to node (``-k krr`` runs one protocol's, as tests/local/test_adding_a_protocol.py
+    does, not all of them); each keeps its seed (its place in ``CASES``).
+    """
+    selected = {item.callspec.id for item in request.session.items
+                if getattr(item, "function", None) is test_the_client_randomizes_as_python_or_refuses}
+    chosen = [(index, case) for index, case in enumerate(CASES) if case_id(case) in selected]
+    cases = [_case(index, name, params) for index, (name, params) in chosen]
     path = tmp_path_factory.mktemp("js") / "cases.json"
     path.write_text(json.dumps(cases))
     result = subprocess.run([node_path(), str(DRIVER), "cases", str(path)], capture_output=True, text=True,
                             timeout=900, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-4000:]
     results = json.loads(result.stdout)
-    return {case_id(case): (spec, outcome) for case, spec, outcome in zip(CASES, cases, results, strict=True)}
+    return {case_id(case): (spec, outcome) for (_, case), spec, outcome in zip(chosen, cases, results, strict=True)}
 
 
 def test_the_client_implements_only_registered_protocols():

@@ -14,7 +14,7 @@ copy (its ``src`` first on ``PYTHONPATH``):
   JavaScript client under node randomizing, encoding and submitting its reports, and the estimate of all of
   them within its standard errors.
 
-Slow: a copy, a scratch repository, three pytest runs, node, a server (about two minutes).
+Slow: a copy, a scratch repository, three pytest runs, node, a server (about 25 CPU-s).
 """
 
 from __future__ import annotations

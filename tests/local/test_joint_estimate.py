@@ -328,7 +328,7 @@ def test_a_campaign_passed_twice_is_refused():
 @pytest.mark.parametrize("name", ["rws", "rlh", "rue"])
 def test_a_bootstrap_too_large_to_redraw_is_refused_before_any_draw(name):
     """n = 2^53 (a valid state) with bootstrap=20 raised numpy's MemoryError; now a dpdist error naming bootstrap and n.
-    Output histograms (one multinomial per redraw) are not limited."""
+    Output histograms (one multinomial per redraw) are not limited (the next test)."""
     import time
 
     protocol = local.make(name, epsilon=1.0, domain_size=8)
@@ -346,6 +346,11 @@ def test_a_bootstrap_too_large_to_redraw_is_refused_before_any_draw(name):
     with pytest.raises(InvalidParameterError, match=r"bootstrap=100 with n=3000000 in campaign 0"):  # time: 3e8 users
         local.estimate_jointly([scaled(3_000_000), small], bootstrap=100, rng=1)
     assert time.process_time() - start < 30
+
+
+def test_a_bootstrap_of_a_huge_count_state_redraws_its_histogram():
+    """Output histograms (one multinomial per redraw) are not limited: n = 8,000 x 2^40 is bootstrapped (once, not
+    under each protocol of the refusal test above: it does not depend on them)."""
     grr = local.make("grr", epsilon=1.0, domain_size=8)
     counts = {**grr.simulate(np.arange(8_000) % 8, rng=1).to_dict()}
     counts["statistic"] = (np.asarray(counts["statistic"]) * 2**40).tolist()

@@ -164,10 +164,11 @@ def _level_estimates(level, x, epsilon, m, repeats, rng, random_signs=True):
     cells, signs = np.argmax(np.abs(code), axis=1), code.sum(axis=1)
     p = float(support_probabilities(d, m, epsilon)[0])
     scale = 2 ** (level / 2) / (x.size * p * -math.expm1(-epsilon))
-    out = np.empty((repeats, d))
-    for r in range(repeats):
-        nonzero, negative = sample_signed_subsets(cells, signs, d, m, epsilon, rng, random_signs=random_signs)
-        out[r] = scale * (nonzero.sum(axis=0) - 2 * negative.sum(axis=0))
+    # every repeat's users in one call (the sampler treats users independently): rows r * n .. (r + 1) * n - 1
+    nonzero, negative = sample_signed_subsets(np.tile(cells, repeats), np.tile(signs, repeats), d, m, epsilon, rng,
+                                              random_signs=random_signs)
+    shape = (repeats, x.size, d)
+    out = scale * (nonzero.reshape(shape).sum(axis=1) - 2 * negative.reshape(shape).sum(axis=1))
     truth = code.mean(axis=0) * 2 ** (level / 2)  # eq. 37 over these users
     return out, truth, code
 

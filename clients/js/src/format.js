@@ -56,8 +56,13 @@ export class ReportFormat {
     return Number(view.getBigUint64(at, true));
   }
 
-  /** Entry ``index`` of one report's bytes ``row`` (a Uint8Array). */
+  /** Entry ``index`` of one report's bytes ``row`` (a Uint8Array), as ``read`` (no DataView below 8 bytes: the
+   * decoding of every sampled report in the channel tests spent most of its time making them). */
   readRow(row, index = 0) {
+    const at = index * this.itemBytes;
+    if (this.itemBytes === 1) return row[at];
+    if (this.itemBytes === 2) return row[at] | (row[at + 1] << 8);
+    if (this.itemBytes === 4) return (row[at] | (row[at + 1] << 8) | (row[at + 2] << 16)) + row[at + 3] * 0x1000000;
     return this.read(new DataView(row.buffer, row.byteOffset, row.byteLength), 0, index);
   }
 

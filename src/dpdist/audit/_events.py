@@ -60,36 +60,45 @@ def _row_text(row: np.ndarray) -> str:
     return values[0] if len(values) == 1 else "(" + ",".join(values) + ")"
 
 
-def _best_prefix(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarray, score_out: np.ndarray,
-                 n_certify: int, a: float):
-    """The best level-set event for one direction: (score, cell mask).
+def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarray, score_out: np.ndarray,
+                   n_certify: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """The best level-set event of each row (one direction and half each): (scores, cell masks).
 
-    The cells are ordered by the ratio of one half of the pilot (``order_*``: counts per cell) and each prefix
-    scored on the other half (``score_*``), so an event is not preferred for fitting noise (many small cells
-    sorted by their own noisy ratios look better than they are).
+    The cells are ordered by the ratio of one half of the pilot (``order_*``: counts per cell, one row per
+    candidate) and each prefix scored on the other half (``score_*``), so an event is not preferred for fitting
+    noise (many small cells sorted by their own noisy ratios look better than they are).  All rows at once: the
+    audit of a protocol with many inputs scores a few hundred of them (the counts are whole numbers, so the
+    sums are exact and each row's result is what it is alone).
     """
-    n_order = (order_in.sum(), order_out.sum())
-    ratio = (order_in + 0.5) / n_order[0] / ((order_out + 0.5) / n_order[1])
-    order = np.argsort(-ratio, kind="stable")
-    p_in = np.cumsum(score_in[order]) / score_in.sum()
-    p_out = (np.cumsum(score_out[order]) + 0.5) / (score_out.sum() + 1.0)  # a pilot zero is not a certified zero
+    n_in, n_out = order_in.sum(axis=1, keepdims=True), order_out.sum(axis=1, keepdims=True)
+    ratio = (order_in + 0.5) / n_in / ((order_out + 0.5) / n_out)
+    order = np.argsort(-ratio, axis=1, kind="stable")
+    p_in = np.cumsum(np.take_along_axis(score_in, order, axis=1), axis=1) / score_in.sum(axis=1, keepdims=True)
+    # a pilot zero is not a certified zero
+    out_sums = np.cumsum(np.take_along_axis(score_out, order, axis=1), axis=1)
+    p_out = (out_sums + 0.5) / (score_out.sum(axis=1, keepdims=True) + 1.0)
     scores = score_events(p_in, p_out, n_certify, a)
-    best = int(np.argmax(scores))
-    mask = np.zeros(order_in.size, dtype=bool)
-    mask[order[: best + 1]] = True
-    return float(scores[best]), mask
+    best = np.argmax(scores, axis=1)
+    rows = np.arange(order.shape[0])
+    masks = np.zeros(order.shape, dtype=bool)
+    masks[rows[:, None], order] = np.arange(order.shape[1])[None, :] <= best[:, None]
+    return scores[rows, best], masks
 
 
-def _directions(first: int, second: int, halves: dict[int, np.ndarray] | list[np.ndarray], n_certify: int, a: float, columns):
-    """Both directions of one pair, each with both halves' roles (order on one, score on the other): the best of
-    each direction as an Event.  ``halves[input]`` is a (2, cells) array of counts."""
+def _directions(pairs, halves: dict[int, np.ndarray] | list[np.ndarray], n_certify: int, a: float, columns):
+    """Both directions of each pair, each with both halves' roles (order on one, score on the other): the best of
+    each direction as an Event, pair by pair.  ``halves[input]`` is a (2, cells) array of counts."""
+    roles = [(x, y, h) for first, second in pairs for x, y in ((first, second), (second, first)) for h in (0, 1)]
+    scores, masks = _best_prefixes(
+        np.stack([halves[x][h] for x, y, h in roles]), np.stack([halves[y][h] for x, y, h in roles]),
+        np.stack([halves[x][1 - h] for x, y, h in roles]), np.stack([halves[y][1 - h] for x, y, h in roles]),
+        n_certify, a,
+    )
     events = []
-    for x, y in ((first, second), (second, first)):
-        options = [
-            _best_prefix(halves[x][h], halves[y][h], halves[x][1 - h], halves[y][1 - h], n_certify, a) for h in (0, 1)
-        ]
-        score, mask = max(options, key=lambda option: option[0])
-        events.append(Event(int(x), int(y), columns, mask, score))
+    for at in range(0, len(roles), 2):
+        pick = at + 1 if scores[at + 1] > scores[at] else at  # the first of the best, as max() over (h=0, h=1)
+        x, y, _ = roles[at]
+        events.append(Event(int(x), int(y), columns, masks[pick], float(scores[pick])))
     return events
 
 
@@ -120,8 +129,7 @@ def choose_events(
     if cell_map.codebook is not None:
         cells = cell_map.row_cells()
         halves = [_halves(cell_map.row_codes(rows), cells) for rows in pilot]
-        for i, j in pairs:
-            found.extend(_directions(int(i), int(j), halves, n_certify, a, None))
+        found.extend(_directions([(int(i), int(j)) for i, j in pairs], halves, n_certify, a, None))
     if cell_map.columns > 1 or cell_map.codebook is None or not all(cell_map.discrete):
         # a column of many reals: its quantile levels too (distinct reals as cells never recur)
         found.extend(_column_events(pilot, cell_map, pairs, n_certify, a, joint_columns))
@@ -154,7 +162,7 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
         chosen_columns = tuple(sorted(chosen))
         cells = cell_map.joint_cells(chosen_columns)
         halves = {k: _halves(_joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells) for k in (i, j)}
-        found.extend(_directions(int(i), int(j), halves, n_certify, a, chosen_columns))
+        found.extend(_directions([(int(i), int(j))], halves, n_certify, a, chosen_columns))
     return found
 
 

@@ -65,7 +65,7 @@ from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
-from ..postprocess import hay_consistency, isotonic_cdf
+from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._common import (
     cdf_distribution,
@@ -85,6 +85,8 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
+#: nodes of the noise trees drawn and made consistent at once by ``_noise_cdfs`` (2 MiB of doubles a block)
+_NOISE_CELLS = 1 << 18
 
 
 def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tuple[int, int]:
@@ -367,12 +369,19 @@ class TreeHistogram(ReleasedDistribution):
         released = counts / max(total, 1.0)
         scale = math.sqrt(self.noise_variance / 2.0)
         shape = [level.size for level in self.levels]
-        for _ in range(draws):
-            noise = [generator.laplace(0.0, scale, size) for size in shape]
-            noise[0] = np.zeros(1) if self.neighbouring == "replace" else np.array([noise[1].sum()])
-            noisy_leaves = hay_consistency(noise, self.branching, root=0.0 if self.neighbouring == "replace" else None)
-            moved = counts + np.concatenate([[0.0], np.cumsum(noisy_leaves[-1])])
-            yield moved / max(moved[-1], 1.0) - released
+        cuts = np.cumsum(shape)[:-1]
+        replacing = self.neighbouring == "replace"
+        # a block of draws at a time (at most _NOISE_CELLS nodes, memory O(leaves) still), each draw's levels in
+        # order: the generator's stream and every draw's numbers are those of one laplace call per level and draw
+        block = max(1, _NOISE_CELLS // sum(shape))
+        for start in range(0, draws, block):
+            size = min(block, draws - start)
+            noise = np.split(generator.laplace(0.0, scale, (size, sum(shape))), cuts, axis=1)
+            noise[0] = np.zeros((size, 1)) if replacing else noise[1].sum(axis=1, keepdims=True)
+            noisy_leaves = _consistent_tree(noise, self.branching, 0.0 if replacing else None)[-1]
+            moved = counts + np.concatenate([np.zeros((size, 1)), np.cumsum(noisy_leaves, axis=1)], axis=1)
+            for row in moved:
+                yield row / max(row[-1], 1.0) - released
 
     def cdf_band(
         self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0

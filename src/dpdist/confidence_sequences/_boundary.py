@@ -76,21 +76,30 @@ def mixture_precision(alpha, target_n: float) -> np.ndarray:
     return np.maximum(target_n / (2.0 * log_inverse + np.log1p(2.0 * log_inverse)) - 1.0, 1e-3)
 
 
-def _log_mixture(theta, successes, n, kappa) -> np.ndarray:
+def _log_mixture(theta, successes, n, kappa, shared=None) -> np.ndarray:
     """:math:`\\log M_n(\\theta)` (module docstring), elementwise.
 
     With :math:`a = \\kappa\\theta`, :math:`b = \\kappa(1-\\theta)`, :math:`a + b = \\kappa`, so the
-    two beta functions share :math:`\\Gamma(\\kappa + n)` and :math:`\\Gamma(\\kappa)`.
+    two beta functions share :math:`\\Gamma(\\kappa + n)` and :math:`\\Gamma(\\kappa)`: ``shared``, their logs
+    (:func:`_shared_terms`) if computed already (a search evaluates many :math:`\\theta` at one
+    :math:`\\kappa, n`).
     """
     theta = np.clip(theta, _TINY, 1.0 - 1e-16)
     a, b = kappa * theta, kappa * (1.0 - theta)
     failures = n - successes
+    log_gamma_kappa, log_gamma_kappa_n = _shared_terms(n, kappa) if shared is None else shared
     return (
         gammaln(a + successes) - gammaln(a) + gammaln(b + failures) - gammaln(b)
-        + gammaln(kappa) - gammaln(kappa + n)
+        + log_gamma_kappa - log_gamma_kappa_n
         - successes * np.log(theta)
         - failures * np.log1p(-theta)
     )
+
+
+def _shared_terms(n, kappa) -> tuple[np.ndarray, np.ndarray]:
+    """:math:`\\log\\Gamma(\\kappa)` and :math:`\\log\\Gamma(\\kappa + n)`: the terms of :func:`_log_mixture` free of
+    :math:`\\theta`."""
+    return gammaln(kappa), gammaln(kappa + n)
 
 
 def mixture_interval(successes: ArrayLike, n: ArrayLike, alpha: ArrayLike, *, target_n: float = DEFAULT_TARGET_N) -> tuple[np.ndarray, np.ndarray]:
@@ -144,9 +153,11 @@ def _crossing(successes, n, kappa, threshold, center, toward) -> np.ndarray:
     bound itself is the end; otherwise the returned end is the outer point of the
     last bracket, so the interval is never cut short by the search.
     """
+    shared = _shared_terms(n, kappa)  # once for the ~25 evaluations below
+
     def excess(x):
         theta = np.where(toward > 0, 1.0 - np.exp(x), np.exp(x))
-        return _log_mixture(theta, successes, n, kappa) - threshold
+        return _log_mixture(theta, successes, n, kappa, shared) - threshold
 
     distance = np.abs(center - toward)
     floor = math.log(_TINY)

@@ -46,10 +46,14 @@ def history_log_laws(permanent: np.ndarray, instantaneous: np.ndarray, histories
     keys, memos = permanent.shape
     outputs = instantaneous.shape[1]
     count = outputs**reports
-    # sequences[j, t]: the t-th base-Y digit of j, most significant first
-    sequences = (np.arange(count)[:, None] // outputs ** np.arange(reports - 1, -1, -1)) % outputs
+    # output sequence j is the base-Y digits of j, first report most significant: the sequences are the cells of a
+    # (Y,) * T grid in C order, and report t's log P_IRR[s, y_t] is log P_IRR broadcast along the grid's axis t
     log_irr = np.log(instantaneous)  # (memo, output)
-    per_report = np.ascontiguousarray(log_irr[:, sequences.T].transpose(1, 0, 2)).reshape(reports, memos * count)
+    grid = (memos,) + (outputs,) * reports
+
+    def per_report(t: int) -> np.ndarray:  # (memo x sequence,): log P_IRR[s, y_t] of every memo and sequence
+        along = log_irr.reshape((memos,) + (1,) * t + (outputs,) + (1,) * (reports - 1 - t))
+        return np.broadcast_to(along, grid).reshape(memos * count)
     bits = np.int64(1) << np.arange(reports, dtype=np.int64)
     masks = ((histories[:, :, None] == np.arange(keys)) * bits[None, :, None]).sum(axis=1)  # (history, key)
     needed = np.unique(masks[masks > 0])
@@ -57,12 +61,16 @@ def history_log_laws(permanent: np.ndarray, instantaneous: np.ndarray, histories
     block = max(1, _BLOCK_CELLS // (memos * count))
     for start in range(0, needed.size, block):
         sets = needed[start : start + block]
-        given_memo = np.zeros((sets.size, memos * count))  # log prod_{t in set} P_IRR[s, y_t], t in report order
+        # log prod_{t in set} P_IRR[s, y_t], t in report order
+        given_memo = np.zeros((sets.size, memos * count))
         for t in range(reports):  # adding, not multiplying by 0/1: a zero of P_IRR is -inf, and 0 * -inf is nan
-            given_memo[(sets & bits[t]) > 0] += per_report[t]
+            held = ((sets & bits[t]) > 0)[:, None]
+            np.add(given_memo, per_report(t), out=given_memo, where=held)  # in place, on the sets holding report t
         given_memo = given_memo.reshape(sets.size, memos, count)
         peak = given_memo.max(axis=1)  # (set, sequence)
-        mixed = peak + np.log(np.einsum("km,pms->kps", permanent, np.exp(given_memo - peak[:, None, :])))
+        given_memo -= peak[:, None, :]  # then exp, in place: no second and third array of the block's size
+        mixed = np.einsum("km,pms->kps", permanent, np.exp(given_memo, out=given_memo))
+        mixed = peak + np.log(mixed, out=mixed)
         for key in range(keys):
             mask = masks[:, key]
             here = (mask >= sets[0]) & (mask <= sets[-1])

@@ -140,14 +140,23 @@ def _hash_reports(
     for start in range(0, n_fake, chunk):
         users = min(chunk, n_fake - start)
         seeds = generator.integers(0, _hashing.seed_count(prime), size=(users, candidates), dtype=np.int64)
-        hashed = _hashing.hash_items(seeds[..., None], items, prime, g)  # (users, candidates, r)
-        # for each (user, candidate): how many targets share each target's hash value
-        together = (hashed[..., :, None] == hashed[..., None, :]).sum(axis=-1)  # (users, candidates, r)
-        best_target = together.argmax(axis=-1)
-        best_count = np.take_along_axis(together, best_target[..., None], axis=-1)[..., 0]
-        choice = best_count.argmax(axis=1)  # the first candidate with the most targets together
         rows = np.arange(users)
-        value = hashed[rows, choice, best_target[rows, choice]]
+        if items.size == 1:  # one target: every candidate holds it alone, the first is kept
+            choice = np.zeros(users, dtype=np.int64)
+            value = _hashing.hash_items(seeds[:, 0], items[0], prime, g)
+        else:
+            hashed = _hashing.hash_items(seeds[..., None], items, prime, g)  # (users, candidates, r)
+            # for each (user, candidate): how many targets share each target's hash value (a pass per other
+            # target, not an (r, r) comparison per cell summed over its short last axis)
+            together = np.zeros(hashed.shape, dtype=np.int64)
+            for other in range(items.size):
+                together += hashed == hashed[..., other : other + 1]
+            best_count = together[..., 0].copy()
+            for other in range(1, items.size):
+                np.maximum(best_count, together[..., other], out=best_count)
+            choice = best_count.argmax(axis=1)  # the first candidate with the most targets together
+            best_target = together[rows, choice].argmax(axis=-1)  # its first target with that many
+            value = hashed[rows, choice, best_target]
         reports[start : start + users, 0] = seeds[rows, choice]
         reports[start : start + users, 1] = value
     return reports

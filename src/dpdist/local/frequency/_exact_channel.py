@@ -145,6 +145,21 @@ def grr_maximum_likelihood(counts: np.ndarray, p: float, q: float) -> np.ndarray
     return np.maximum(scale * counts - kappa, 0.0)
 
 
+def grr_maximum_likelihood_rows(counts: np.ndarray, p: float, q: float) -> np.ndarray:
+    """:func:`grr_maximum_likelihood` of each row of ``counts`` (every row with reports), the same arithmetic row by
+    row in one pass: the bootstrap's redrawn aggregates."""
+    counts = np.asarray(counts, dtype=np.float64)
+    kappa = q / (p - q)
+    order = np.argsort(-counts, axis=1, kind="stable")
+    sorted_counts = np.take_along_axis(counts, order, axis=1)
+    cumulative = np.cumsum(sorted_counts, axis=1)
+    k = np.arange(1, counts.shape[1] + 1)
+    active = sorted_counts * (1 + k * kappa) > kappa * cumulative
+    size = counts.shape[1] - np.argmax(active[:, ::-1], axis=1)  # the last active rank (the top one always is)
+    scale = (1 + size * kappa) / cumulative[np.arange(counts.shape[0]), size - 1]
+    return np.maximum(scale[:, None] * counts - kappa, 0.0)
+
+
 def check_estimator_options(protocol, estimator, options) -> dict:
     """Validate ``estimator`` and the options that go with it; return the EM/bootstrap settings."""
     owner = f"{protocol.display_name}.estimate"
@@ -182,10 +197,17 @@ def check_estimator_options(protocol, estimator, options) -> dict:
     return settings
 
 
-def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, refit, settings) -> tuple[np.ndarray, dict]:
+#: cells of the redrawn aggregates :func:`parametric_bootstrap` holds at once (32 MiB of int64)
+_BOOTSTRAP_CELLS = 1 << 22
+
+
+def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, refit, settings,
+                         refit_rows=None) -> tuple[np.ndarray, dict]:
     """Bootstrap variance and percentile interval of an estimator at its estimate (module docstring).
 
-    ``refit(statistic)`` returns the estimate from one redrawn aggregate.  Without ``rng`` the
+    ``refit(statistic)`` returns the estimate from one redrawn aggregate; ``refit_rows``, if given, those of a block of
+    them (rows), in one pass (GRR's closed-form MLE).  The redraws are multinomials drawn a block at a time: the
+    same numbers as one draw per replicate.  Without ``rng`` the
     redraws come from a stream keyed by the protocol's config, the aggregate (``statistic``,
     ``n``) and the estimator's settings (:func:`dpdist._rng.state_generator`): one aggregate
     gives one interval however often it is estimated (docs/uncertainty.md).
@@ -199,7 +221,12 @@ def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, r
     probabilities = protocol.channel_operator().matvec(np.asarray(frequencies, dtype=np.float64))
     probabilities = np.maximum(probabilities, 0.0)
     probabilities /= probabilities.sum()
-    draws = np.array([refit(rng.multinomial(n, probabilities)) for _ in range(replicates)])
+    block = max(1, _BOOTSTRAP_CELLS // probabilities.size)  # redrawn aggregates held at once
+    refits: list[np.ndarray] = []
+    for start in range(0, replicates, block):
+        redrawn = rng.multinomial(n, probabilities, size=min(block, replicates - start))
+        refits.extend(refit_rows(redrawn) if refit_rows is not None else [refit(row) for row in redrawn])
+    draws = np.array(refits)
     alpha = 1.0 - settings["level"]
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
     details = {"bootstrap": replicates, "interval_level": settings["level"], "interval": (low, high)}

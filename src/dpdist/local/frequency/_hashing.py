@@ -82,7 +82,13 @@ def split_seeds(seeds: np.ndarray, prime: int) -> tuple[np.ndarray, np.ndarray]:
 def hash_items(seeds: np.ndarray, items: np.ndarray, prime: int, hash_range: int) -> np.ndarray:
     """``h_seed(item)`` elementwise (broadcasting), as int64."""
     a, b = split_seeds(np.asarray(seeds), prime)
-    return (a * np.asarray(items, dtype=np.int64) + b) % prime % hash_range
+    hashed = a * np.asarray(items, dtype=np.int64)  # then in place: one array of the broadcast shape, not four
+    if not isinstance(hashed, np.ndarray):
+        return (hashed + b) % prime % hash_range
+    hashed += b
+    hashed %= prime
+    hashed %= hash_range
+    return hashed
 
 
 def support_counts(seeds: np.ndarray, values: np.ndarray, domain_size: int, prime: int, hash_range: int) -> np.ndarray:

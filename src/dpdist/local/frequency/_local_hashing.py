@@ -42,10 +42,19 @@ class LocalHashingOracle(FrequencyOracle):
         """Each hash value kept with probability ``_keep``, else replaced by a uniform value of ``[0, g)``."""
         return keep_or_uniform(hashed, self._keep, self._g, rng)
 
-    def _grr_law(self, hashed: np.ndarray) -> np.ndarray:
-        """``GRR_g(y | h)`` of each hash value of ``hashed`` and each ``y``: a trailing axis of length ``g``."""
-        other = (1 - self._p) / (self._g - 1)
-        return np.where(hashed[..., None] == np.arange(self._g), self._p, other)
+    def _grr_law(self, hashed: np.ndarray, *divisors: float) -> np.ndarray:
+        """``GRR_g(y | h)`` of each hash value of ``hashed`` and each ``y``: a trailing axis of length ``g``.
+
+        Divided by each of ``divisors`` in turn (the channels' :math:`1/S` and PEM's :math:`1/G`): the two
+        values are divided once and the law is written in place (a fill and a scatter), not compared and
+        divided cell by cell; FLH's capped channels have millions of cells per item.
+        """
+        kept, other = self._p, (1 - self._p) / (self._g - 1)
+        for divisor in divisors:
+            kept, other = kept / divisor, other / divisor
+        law = np.full((*np.shape(hashed), self._g), other)
+        np.put_along_axis(law, np.asarray(hashed, dtype=np.int64)[..., None], kept, axis=-1)
+        return law
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)

@@ -25,10 +25,18 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["orthogonal_matching_pursuit", "omp_sparsity", "stands_out_of_noise", "noise_ratio"]
+__all__ = ["column_norms", "orthogonal_matching_pursuit", "omp_sparsity", "stands_out_of_noise", "noise_ratio"]
 
 
-def _omp_path(matrix: np.ndarray, target: np.ndarray, steps: int):
+def column_norms(matrix: np.ndarray) -> np.ndarray:
+    """Each column's Euclidean norm, ``inf`` for a zero column (scores divide by it): what the functions below
+    compute when not given ``norms`` (a caller with a fixed matrix, CP's, computes it once)."""
+    norms = np.linalg.norm(matrix, axis=0)
+    norms[norms == 0] = np.inf
+    return norms
+
+
+def _omp_path(matrix: np.ndarray, target: np.ndarray, steps: int, norms: np.ndarray | None = None):
     """Yield ``(support, residual)`` after each OMP step (the least-squares residual on the support).
 
     The chosen columns are kept as an orthonormal basis, extended by Gram-Schmidt with one
@@ -37,8 +45,7 @@ def _omp_path(matrix: np.ndarray, target: np.ndarray, steps: int):
     ``m x s`` least-squares solve.
     """
     m, k = matrix.shape
-    norms = np.linalg.norm(matrix, axis=0)
-    norms[norms == 0] = np.inf
+    norms = column_norms(matrix) if norms is None else norms
     residual = target.astype(np.float64, copy=True)
     basis = np.empty((m, min(steps, m, k)))
     support: list[int] = []
@@ -58,19 +65,20 @@ def _omp_path(matrix: np.ndarray, target: np.ndarray, steps: int):
         yield support, residual
 
 
-def orthogonal_matching_pursuit(matrix: np.ndarray, target: np.ndarray, sparsity: int, *, tolerance: float = 1e-12):
+def orthogonal_matching_pursuit(matrix: np.ndarray, target: np.ndarray, sparsity: int, *, tolerance: float = 1e-12,
+                                norms: np.ndarray | None = None):
     """Return ``(x, support)``: an ``s``-sparse least-squares fit of ``target`` on columns of ``matrix``.
 
     Stops early when the residual's norm falls below ``tolerance`` times the
     target's.  Each step costs one ``m x k`` matrix-vector product plus an
     ``O(m s)`` update of the least-squares residual (:func:`_omp_path`); the
-    coefficients are solved once at the end.
+    coefficients are solved once at the end.  ``norms``: :func:`column_norms` of ``matrix``, if known.
     """
     k = matrix.shape[1]
     stop = tolerance * max(float(np.linalg.norm(target)), 1e-300)
     support: list[int] = []
     if np.linalg.norm(target) > stop:
-        for support, residual in _omp_path(matrix, target, sparsity):
+        for support, residual in _omp_path(matrix, target, sparsity, norms):
             if np.linalg.norm(residual) <= stop:
                 break
     solution = np.zeros(k)
@@ -79,7 +87,8 @@ def orthogonal_matching_pursuit(matrix: np.ndarray, target: np.ndarray, sparsity
     return solution, np.array(support, dtype=np.int64)
 
 
-def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, max_sparsity: int) -> tuple[int, np.ndarray]:
+def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, max_sparsity: int,
+                 norms: np.ndarray | None = None) -> tuple[int, np.ndarray]:
     r"""The sparsity minimizing the risk inflation criterion on the OMP path, and the criterion per step.
 
     Parameters
@@ -91,6 +100,8 @@ def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, 
     max_sparsity : int
         Longest path tried; the path also ends once the residual falls below half
         the expected noise energy :math:`m\sigma^2` (every later step fits noise).
+    norms : ndarray (k,), optional
+        :func:`column_norms` of ``matrix``, if known.
 
     Returns
     -------
@@ -104,7 +115,7 @@ def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, 
     target = target.astype(np.float64)
     criterion = [float(target @ target)]
     if criterion[0] > 0.5 * m * noise_variance:
-        for support, residual in _omp_path(matrix, target, max_sparsity):
+        for support, residual in _omp_path(matrix, target, max_sparsity, norms):
             energy = float(residual @ residual)
             criterion.append(energy + penalty * len(support))
             if energy <= 0.5 * m * noise_variance:
@@ -112,7 +123,8 @@ def omp_sparsity(matrix: np.ndarray, target: np.ndarray, noise_variance: float, 
     return int(np.argmin(criterion)), np.asarray(criterion)
 
 
-def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05) -> bool:
+def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05,
+                        norms: np.ndarray | None = None) -> bool:
     r"""Whether the best column's decoded coefficient stands out of the noise at family-wise ``level``.
 
     The decoded coefficient of column :math:`j` is :math:`c_j = b_j^\top y / \|b_j\|`.  When
@@ -138,16 +150,18 @@ def stands_out_of_noise(matrix: np.ndarray, target: np.ndarray, noise_variance: 
         Known variance :math:`\sigma^2` of the noise of one entry of ``target``.
     level : float
         Family-wise probability :math:`\alpha` that pure noise passes.
+    norms : ndarray (k,), optional
+        :func:`column_norms` of ``matrix``, if known.
     """
-    return noise_ratio(matrix, target, noise_variance, level) > 1.0
+    return noise_ratio(matrix, target, noise_variance, level, norms) > 1.0
 
 
-def noise_ratio(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05) -> float:
+def noise_ratio(matrix: np.ndarray, target: np.ndarray, noise_variance: float, level: float = 0.05,
+                norms: np.ndarray | None = None) -> float:
     r"""The largest decoded coefficient over the threshold :math:`t\,\hat\tau` of :func:`stands_out_of_noise`
     (above 1: an item stands out of the noise); what an estimate of sparsity 0 reports."""
     m, k = matrix.shape
-    norms = np.linalg.norm(matrix, axis=0)
-    norms[norms == 0] = np.inf
+    norms = column_norms(matrix) if norms is None else norms
     target = target.astype(np.float64)
     largest = float(np.max(np.abs(matrix.T @ target) / norms))
     threshold = NormalDist().inv_cdf(1.0 - level / (2.0 * k))

@@ -220,6 +220,11 @@ class FrequencyOracle(LocalProtocol):
         """The maximum-likelihood frequencies in closed form, for a protocol declaring ``tags.closed_form_mle``."""
         raise NotImplementedError(f"{self.display_name} has no closed-form maximum likelihood (tags.closed_form_mle).")
 
+    def _maximum_likelihood_rows(self, counts: np.ndarray) -> np.ndarray:
+        """:meth:`maximum_likelihood` of each row of a block of report counts (the bootstrap's redraws): a call per
+        row, unless the protocol computes them in one pass (GRR)."""
+        return np.array([self.maximum_likelihood(row) for row in counts])
+
     def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Support count of every item (the vector :math:`g` of the convolution view)."""
         return aggregator.statistic.astype(np.float64)
@@ -380,7 +385,9 @@ class FrequencyOracle(LocalProtocol):
                     accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
                 ).probabilities
         if settings["bootstrap"]:
-            variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings)
+            rows = self._maximum_likelihood_rows if estimator == "mle" else None  # "ibu": a refit per row
+            variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings,
+                                                                  rows)
             details.update(extra)
             details["variance"] = "parametric bootstrap variance of this estimator"
         else:

@@ -89,6 +89,7 @@ from .._report_kinds import ItemReports
 from ._exact_channel import check_estimator_options
 from ._matching_pursuit import (
     noise_ratio,
+    column_norms,
     omp_sparsity,
     orthogonal_matching_pursuit,
     stands_out_of_noise,
@@ -199,6 +200,7 @@ class CP(FrequencyOracle):
         self._inside_thresholds = self._inside_probabilities(self.column_counts, self.mechanism_epsilon)
         self._order = None
         self._measurement_matrix = None
+        self._column_norms_cache = None
 
     def _draw_matrix(self):
         """Boolean ``(m, k)`` matrix of the +1 entries, from the raw stream of ``matrix_seed``."""
@@ -405,6 +407,12 @@ class CP(FrequencyOracle):
             self._measurement_matrix = (signs - mu) / (sigma * math.sqrt(self.measurements))
         return self._measurement_matrix
 
+    def _column_norms(self) -> np.ndarray:
+        """:func:`column_norms` of :meth:`measurement_matrix` (cached: every OMP path divides by them)."""
+        if self._column_norms_cache is None:
+            self._column_norms_cache = column_norms(self.measurement_matrix())
+        return self._column_norms_cache
+
     def _estimate(
         self, aggregator, *, estimator: str = "omp", postprocess: str = "simplex", sparsity: int | None = None,
         sparsity_rule: str | None = None, **options,
@@ -458,7 +466,8 @@ class CP(FrequencyOracle):
         else:
             s = check_param("CP.estimate", "sparsity", sparsity, Integer(low=1, high=self.domain_size))
             rule = "given"
-        recovered, support = orthogonal_matching_pursuit(self.measurement_matrix(), target, s)
+        matrix = self.measurement_matrix()
+        recovered, support = orthogonal_matching_pursuit(matrix, target, s, norms=self._column_norms())
         scale = m * mean_denominator / self._denominators  # diagonal of D'
         frequencies = _postprocess.apply(postprocess, recovered / scale)
         # variance given the selected support: the least-squares fit is linear in y, and
@@ -472,7 +481,8 @@ class CP(FrequencyOracle):
         details = {"estimator": "omp", "sparsity": s, "sparsity_rule": rule, "support": support,
                    "support_variance": support_variance, **self.privacy_report()}
         if s == 0:  # the empty model: say so rather than hand out a uniform vector as if it were measured
-            details["noise_ratio"] = noise_ratio(self.measurement_matrix(), target, noise_variance)
+            details["noise_ratio"] = noise_ratio(self.measurement_matrix(), target, noise_variance,
+                                                 norms=self._column_norms())
             details["notes"] = [self._empty_model_note(frequencies, postprocess, rule, details["noise_ratio"], n)]
         variance, center = self._interval_parts(observed, n, details)
         return self._frequency_estimate(
@@ -508,10 +518,11 @@ class CP(FrequencyOracle):
     def _choose_sparsity(self, target: np.ndarray, noise_variance: float, sparsity_rule: str) -> tuple[int, str]:
         """``(s, the rule that set it)`` (``_estimate``'s docstring)."""
         matrix = self.measurement_matrix()
-        by_risk, _ = omp_sparsity(matrix, target, noise_variance, max(self.measurements // 2, 1))
+        norms = self._column_norms()
+        by_risk, _ = omp_sparsity(matrix, target, noise_variance, max(self.measurements // 2, 1), norms)
         if sparsity_rule == "risk":
             return max(by_risk, 1), "risk inflation criterion"
-        if by_risk and not stands_out_of_noise(matrix, target, noise_variance):
+        if by_risk and not stands_out_of_noise(matrix, target, noise_variance, norms=norms):
             return 0, "universal threshold"
         return by_risk, "risk inflation criterion"
 

@@ -221,7 +221,7 @@ class FLH(LocalHashingOracle):
 
     def _accumulate(self, reports):
         cells = reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)
-        return np.bincount(cells, minlength=self.statistic_size).astype(np.int64)
+        return np.bincount(cells, minlength=self.statistic_size).astype(np.int64, copy=False)
 
     def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """:math:`C_v = \\sum_j T[j, h_j(v)]`, in :math:`O(Sd)` (blocks of functions)."""
@@ -242,7 +242,7 @@ class FLH(LocalHashingOracle):
         support = np.zeros(items.size, dtype=np.float64)
         rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._S, rows):
-            functions = np.arange(start, min(start + rows, self._S))
+            functions = slice(start, min(start + rows, self._S))  # a view of the table's rows, not a copy
             hashed = _hashing.hash_items(self._seeds[functions][:, None], items[None, :], self._prime, self._g)
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
@@ -286,14 +286,18 @@ class FLH(LocalHashingOracle):
                 functions = rng.integers(0, self._S, size=chunk.size, dtype=np.int64)
                 hashed = _hashing.hash_items(self._seeds[functions], chunk, self._prime, self._g)
                 table += np.bincount(functions * self._g + hashed, minlength=self.statistic_size)
-        return table.astype(np.int64)
+        return table.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ exact channel
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Output law over ``(j, y)``, column ``j * g + y``: :math:`\\frac1S \\mathrm{GRR}_g(y \\mid h_j(v))`."""
+        hashed = self._hashed(values)
+        return self._grr_law(hashed, self._S).reshape(hashed.shape[0], self.statistic_size)
+
+    def _hashed(self, values: ArrayLike | None) -> np.ndarray:
+        """``h_j(v)`` of each item (default: the domain) and each of the ``S`` functions: shape ``(items, S)``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
-        hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)  # (items, S)
-        return (self._grr_law(hashed) / self._S).reshape(items.size, self.statistic_size)
+        return _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)
 
     def channel_operator(self) -> Any:
         """:math:`Q^\\top f` over the :math:`S g` table cells and its adjoint, :math:`O(Sd)` each."""

@@ -30,7 +30,7 @@ from .._docs import shared_parameters
 from .._bernoulli import keep_or_uniform, mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
-from ._exact_channel import GRROperator, grr_matrix, grr_maximum_likelihood
+from ._exact_channel import GRROperator, grr_matrix, grr_maximum_likelihood, grr_maximum_likelihood_rows
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
 
@@ -103,6 +103,9 @@ class GRR(FrequencyOracle):
     def maximum_likelihood(self, counts: np.ndarray) -> np.ndarray:
         """Closed-form MLE of the frequencies from the report counts (:func:`._exact_channel.grr_maximum_likelihood`)."""
         return grr_maximum_likelihood(counts, self._p, self._q)
+
+    def _maximum_likelihood_rows(self, counts: np.ndarray) -> np.ndarray:
+        return grr_maximum_likelihood_rows(counts, self._p, self._q)
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         return np.asarray(reports, dtype=np.int64)

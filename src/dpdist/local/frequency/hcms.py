@@ -126,7 +126,7 @@ class HCMS(SketchOracle):
         return (j * self._m + l) * 2 + bit
 
     def _accumulate(self, reports):
-        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
+        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64, copy=False)
 
     def support_counts_of(self, aggregator: Aggregator, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` only: :math:`O(km\\log m + k \\cdot |items|)`."""

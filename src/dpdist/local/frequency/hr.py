@@ -86,6 +86,8 @@ __all__ = ["HR"]
 
 #: largest number of per-item multinomial cells in the exact aggregate sampler
 _MULTINOMIAL_CELLS = 1 << 22
+#: cells of the table of every item's set members kept by the protocol (8 MiB of int64)
+_MEMBER_CELLS = 1 << 20
 
 
 def _block_design(domain_size: int, e: float, blocks: int) -> tuple[int, int, float]:
@@ -145,6 +147,7 @@ class HR(FrequencyOracle):
         items = np.arange(d)
         self._item_block = items // (b - 1)
         self._item_column = items % (b - 1) + 1
+        self._members = None  # every item's b/2 outputs, built on first use when small (_set_members)
 
     def support_probabilities(self) -> tuple[float, float]:
         """Pseudo-support probabilities (module docstring); exact supports when ``blocks == 1``."""
@@ -210,7 +213,17 @@ class HR(FrequencyOracle):
         return histogram
 
     def _set_members(self, items) -> np.ndarray:
-        """The ``b/2`` outputs of ``C_x`` for each item (rows), via the parity-fixing bijection."""
+        """The ``b/2`` outputs of ``C_x`` for each item (rows), via the parity-fixing bijection.
+
+        A fixed table of the parameters: kept for every item when it has at most ``_MEMBER_CELLS`` cells (the exact
+        sampler asks for it at each ``simulate``)."""
+        if self.domain_size * (self.block_size // 2) > _MEMBER_CELLS:
+            return self._members_of(items)
+        if self._members is None:
+            self._members = self._members_of(np.arange(self.domain_size))
+        return self._members[items]
+
+    def _members_of(self, items) -> np.ndarray:
         column = self._item_column[items][:, None]
         low = column & -column
         position = np.log2(low).astype(np.int64)

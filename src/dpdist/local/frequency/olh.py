@@ -141,4 +141,4 @@ class OLH(LocalHashingOracle):
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
         seeds = np.arange(self._n_seeds, dtype=np.int64)
         hashed = _hashing.hash_items(seeds[None, :], items[:, None], self._prime, self._g)  # (items, seeds)
-        return (self._grr_law(hashed) / self._n_seeds).reshape(items.size, outputs)
+        return self._grr_law(hashed, self._n_seeds).reshape(items.size, outputs)

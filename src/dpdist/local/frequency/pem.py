@@ -266,7 +266,7 @@ class PEM(LocalProtocol):
         return reports[:, 0] * self._cells + reports[:, 1] * self._oracle.hash_range + reports[:, 2]
 
     def _accumulate(self, reports):
-        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64)
+        return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64, copy=False)
 
     def _simulate(self, values, rng):
         """Exact: users of an item split over the groups by a multinomial; each group's table by FLH's sampler."""
@@ -285,10 +285,9 @@ class PEM(LocalProtocol):
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """:math:`\\frac1G \\times` FLH's channel of each group's mixed prefix; column ``i S g + j g + y``."""
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
-        blocks = [
-            self._oracle.channel(mix_prefixes(items >> (self._bits - length))) / self.groups for length in self._lengths
-        ]
-        return np.concatenate(blocks, axis=1)
+        oracle = self._oracle  # every group's block is FLH's law over its (items, S) hash values, divided by G
+        hashed = np.stack([oracle._hashed(mix_prefixes(items >> (self._bits - length))) for length in self._lengths], 1)
+        return oracle._grr_law(hashed, oracle.hash_count, self.groups).reshape(items.size, self.statistic_size)
 
     # ------------------------------------------------------------------ estimate
     def _estimate(self, aggregator, *, k=None, threshold=None, level=0.95):

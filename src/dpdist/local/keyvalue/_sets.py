@@ -106,7 +106,8 @@ def _from_dense(array: np.ndarray, domain_size: int, owner: str) -> KeyValueSets
         )
     held = ~np.isnan(array)
     users, keys = np.nonzero(held)  # row-major: each user's pairs together, in key order
-    return KeyValueSets(keys.astype(np.int64), array[users, keys], held.sum(axis=1).astype(np.int64))
+    lengths = held.sum(axis=1).astype(np.int64, copy=False)
+    return KeyValueSets(keys.astype(np.int64, copy=False), array[users, keys], lengths)
 
 
 def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
@@ -119,7 +120,8 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
     OutOfDomainError
         Naming ``values``, for a key outside the domain, a key twice in one set or a value outside [-1, 1].
     """
-    if not isinstance(values, KeyValueSets):
+    fresh = not isinstance(values, KeyValueSets)  # arrays built here, not the caller's: no copies needed
+    if fresh:
         array = np.asarray(values)
         if array.ndim == 1 and array.size == 0:
             array = array.reshape(0, domain_size)
@@ -128,7 +130,7 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
                 f"The 'values' argument of {owner} must hold numbers (NaN where a key is not held). "
                 f"Got dtype {array.dtype} instead."
             )
-        values = _from_dense(array.astype(np.float64), domain_size, owner)
+        values = _from_dense(array.astype(np.float64, copy=False), domain_size, owner)
     keys = np.asarray(values.keys)
     pair_values = np.asarray(values.values)
     lengths = np.asarray(values.lengths)
@@ -138,12 +140,14 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
             f"Got shapes {keys.shape}, {pair_values.shape} and {lengths.shape}."
         )
     for name, array in (("keys", keys), ("lengths", lengths)):
-        if array.size and (array.dtype.kind not in "iuf" or not np.all(np.isfinite(array)) or np.any(array != np.floor(array))):
+        if array.dtype.kind in "iu":  # integers are whole numbers
+            continue
+        if array.size and (array.dtype.kind != "f" or not np.all(np.isfinite(array)) or np.any(array != np.floor(array))):
             raise InvalidValueTypeError(f"The 'values' argument of {owner}: {name} must be whole numbers. Got {array[:5]!r}.")
     if pair_values.size and pair_values.dtype.kind not in "iuf":
         raise InvalidValueTypeError(f"The 'values' argument of {owner}: values must be numbers. Got dtype {pair_values.dtype}.")
-    keys = keys.astype(np.int64)
-    lengths = lengths.astype(np.int64)
+    keys = keys.astype(np.int64, copy=not fresh)
+    lengths = lengths.astype(np.int64, copy=not fresh)
     if np.any(lengths < 0) or int(lengths.sum()) != keys.shape[0]:
         raise InvalidValueTypeError(
             f"The 'values' argument of {owner}: lengths must be >= 0 and sum to the number of pairs {keys.shape[0]}. "
@@ -154,7 +158,7 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
         raise OutOfDomainError(
             f"The 'values' argument of {owner} must hold keys in [0, {domain_size}). Got key {int(keys[outside][0])}."
         )
-    pair_values = pair_values.astype(np.float64)
+    pair_values = pair_values.astype(np.float64, copy=not fresh)
     bad = ~(np.abs(pair_values) <= 1.0)  # NaN and infinities too
     if bad.any():
         raise OutOfDomainError(
@@ -162,6 +166,10 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
             f"Got {pair_values[bad][0]!r}."
         )
     users = np.repeat(np.arange(lengths.shape[0]), lengths)
+    # each user's keys already increasing (a dense batch's pairs come so): no key twice, no sort needed
+    next_user, key_rises = np.diff(users) > 0, np.diff(keys) > 0
+    if np.all(next_user | key_rises):
+        return KeyValueSets(keys, pair_values, lengths)
     order = np.lexsort((keys, users))
     repeated = (np.diff(keys[order]) == 0) & (np.diff(users[order]) == 0)
     if repeated.any():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...postprocess import hay_consistency, project_simplex
+from ...postprocess import _check_tree, _consistent_tree, _simplex_projection
 
 __all__ = ["tree_height", "hh_admm", "AdmmResult"]
 
@@ -91,18 +91,22 @@ def hh_admm(
     variables in one iteration, :math:`\rho = 1`) are both at most
     ``tolerance * sqrt(N)``, or after ``max_iterations`` iterations.
     """
-    sizes = [len(level) for level in levels]
-    cuts = np.cumsum(sizes)[:-1]
+    _check_tree(levels, branching, "hh_admm")  # once: the projections below take the checked levels' views
+    ends = np.cumsum([len(level) for level in levels]).tolist()
+    pieces = [slice(start, end) for start, end in zip([0, *ends[:-1]], ends)]
     noisy = np.concatenate([np.asarray(level, dtype=np.float64) for level in levels])
 
     def split(vector):
-        return np.split(vector, cuts)
+        return [vector[piece] for piece in pieces]
 
-    def project_consistent(vector):
-        return np.concatenate(hay_consistency(split(vector), branching))
+    def project_consistent(vector):  # Pi_C, eq. 13 (hay_consistency)
+        return np.concatenate(_consistent_tree(split(vector), branching, None))
 
-    def project_normalized(vector):
-        return np.concatenate([project_simplex(level) for level in split(vector)])
+    def project_normalized(vector):  # Pi_N+, eq. 14 (each level's project_simplex)
+        projected = np.empty_like(vector)
+        for piece in pieces:
+            projected[piece] = _simplex_projection(vector[piece])
+        return projected
 
     x = noisy.copy()
     y = np.zeros_like(x)
