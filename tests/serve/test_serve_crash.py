@@ -61,35 +61,62 @@ def database(request, tmp_path):
 
 
 def open_campaign(url: str, name: str, config: dict) -> None:
-    with Client(url, admin_token=ADMIN_TOKEN) as admin:
+    with patient_client(url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign(name, config)
         admin.open_campaign(name)
 
 
-def start_clients(url: str, plan: list, send, *, retries: int):
+#: seconds a client of these tests retries a request before it gives up (its attempts are not counted: under a load
+#: of 8-12 on two cores a restarted server, and 503 busy with Retry-After up to 30 s, can take many of them)
+RETRY_FOR_S = 600.0
+#: seconds a restart may take (three processes starting under that load)
+RESTART_S = 180.0
+
+
+def patient_client(url: str, stop: threading.Event | None = None, **options) -> Client:
+    """A :class:`Client` that retries a request (the same bytes) for :data:`RETRY_FOR_S` seconds from its first failure,
+    however many attempts that takes, and no more once ``stop`` is set (the test has ended: no thread of it keeps
+    retrying for minutes)."""
+    deadline = [0.0]
+
+    def give_up(failure: str, attempt: int, wait: float, remaining: int) -> None:
+        if attempt == 1:  # a request's first failure
+            deadline[0] = time.monotonic() + RETRY_FOR_S
+        if stop is not None and stop.is_set():
+            raise RuntimeError(f"the test ended; the client gave up after attempt {attempt} ({failure})")
+        if time.monotonic() + wait > deadline[0]:
+            raise TimeoutError(f"a request retried for {RETRY_FOR_S:.0f} s, {attempt} attempts, the last: {failure}")
+
+    return Client(url, retries=1 << 30, backoff=0.05, on_retry=give_up, **options)
+
+
+def start_clients(url: str, plan: list, send, *, stop: threading.Event):
     """A thread per client of ``plan`` sending its batches in turn (``send(client, batch)``, retried with the same
-    bytes); returns the acknowledgements by batch id (filled as they come), the failures and the threads."""
+    bytes by a :func:`patient_client` until ``stop`` is set); returns the acknowledgements by batch id (filled as they
+    come), the failures and the threads."""
     acks: dict[str, dict] = {}
     failures: list[BaseException] = []
 
     def run(batches):
         try:
-            with Client(url, retries=retries, backoff=0.05) as client:
+            with patient_client(url, stop) as client:
                 for batch in batches:
                     acks[batch[0]] = send(client, batch)
         except BaseException as error:  # reported by the test
             failures.append(error)
 
-    threads = [threading.Thread(target=run, args=(batches,)) for batches in plan]
+    threads = [threading.Thread(target=run, args=(batches,), daemon=True) for batches in plan]
     for thread in threads:
         thread.start()
     return acks, failures, threads
 
 
-def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None, after_restart=None) -> int:
+def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None, after_restart=None,
+                  timeline: list | None = None) -> int:
     """SIGKILL and restart the server each time the acknowledged batches pass a mark (plus a random delay from
     ``jitter``), so that the kills fall mid-load however fast this machine is; ``after_restart(acknowledged before the
-    kill)`` checks the restarted server. Returns the number of kills."""
+    kill)`` checks the restarted server. Each kill's mark, acknowledged batches and seconds to kill and to restart are
+    appended to ``timeline`` (for the tests' failure messages). Returns the number of kills."""
     kills = 0
     for mark in marks:
         while any(thread.is_alive() for thread in threads) and len(acks) < mark * total:
@@ -99,30 +126,48 @@ def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None
         if jitter is not None:
             time.sleep(jitter.uniform(0.0, 0.05))
         acknowledged = len(acks)
+        began = time.monotonic()
         server.kill()
+        killed = time.monotonic()
         kills += 1
-        server.start()
+        entry = {"mark": mark, "acknowledged": acknowledged, "kill_s": round(killed - began, 3)}
+        if timeline is not None:
+            timeline.append(entry)
+        try:
+            server.start(timeout=RESTART_S)
+        except RuntimeError as error:
+            error.add_note(f"kills so far: {timeline}")
+            raise
+        entry["restart_s"] = round(time.monotonic() - killed, 3)
         if after_restart is not None:
             after_restart(acknowledged)
     return kills
 
 
+def finish(threads, timeout: float = 900.0) -> None:
+    """Wait for the client threads to send all their batches, at most ``timeout`` seconds in all."""
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), f"client threads still send after {timeout:.0f} s"
+
+
 def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
     plan, expected = make_batches(seed=20261122)
     server = ServerProcess(database, log_path=tmp_path / "server.log").start()
+    stop, timeline = threading.Event(), []
     try:
         open_campaign(server.url, "crash", CONFIG)
         acks, failures, threads = start_clients(
-            server.url, plan, lambda client, batch: client.submit_body("crash", *batch), retries=200
+            server.url, plan, lambda client, batch: client.submit_body("crash", *batch), stop=stop
         )
         kills = kill_at_marks(server, threads, acks, CLIENTS * BATCHES, (0.1, 0.25, 0.4, 0.55, 0.7, 0.85),
-                              jitter=random.Random(7))
-        for thread in threads:
-            thread.join(timeout=600)
-        assert not failures, failures
-        assert kills >= 3
-        assert len(acks) == CLIENTS * BATCHES  # every batch acknowledged
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                              jitter=random.Random(7), timeline=timeline)
+        finish(threads)
+        assert not failures, (failures, timeline)
+        assert kills >= 3, timeline
+        assert len(acks) == CLIENTS * BATCHES, timeline  # every batch acknowledged
+        with patient_client(server.url, admin_token=ADMIN_TOKEN) as admin:
             summary = admin.campaign("crash")
             estimate = admin.estimate("crash", postprocess="none")
         assert summary["batches"] == CLIENTS * BATCHES
@@ -132,6 +177,7 @@ def test_sigkill_loses_nothing_and_counts_nothing_twice(database, tmp_path):
         one_process = protocol.estimate(expected, postprocess="none")
         assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
     finally:
+        stop.set()
         server.stop()
 
 
@@ -153,31 +199,34 @@ def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(datab
         for _, report in device:
             expected.add(report)
     server = ServerProcess(database, log_path=tmp_path / "server.log", workers=workers, options=("--rate-limit", "0")).start()
+    stop, timeline = threading.Event(), []
     try:
         open_campaign(server.url, "one", ONE_CONFIG)
         # a batch of one report, under its random file id
         acks, failures, threads = start_clients(
-            server.url, plan, lambda client, batch: client.submit_reports("one", protocol, batch[1], batch_id=batch[0]), retries=400
+            server.url, plan, lambda client, batch: client.submit_reports("one", protocol, batch[1], batch_id=batch[0]), stop=stop
         )
         total = DEVICES * REPORTS_EACH
 
         def counted_after_restart(acknowledged: int) -> None:  # every one acknowledged before the kill
-            with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-                assert admin.campaign("one")["n"] >= acknowledged
+            with patient_client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                timeline[-1]["n_after"] = admin.campaign("one")["n"]
+            assert timeline[-1]["n_after"] >= acknowledged, timeline
 
-        kills = kill_at_marks(server, threads, acks, total, (0.15, 0.45, 0.75), after_restart=counted_after_restart)
-        for thread in threads:
-            thread.join(timeout=900)
-        assert not failures, failures
-        assert kills == 3
-        assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        kills = kill_at_marks(server, threads, acks, total, (0.15, 0.45, 0.75), after_restart=counted_after_restart,
+                              timeline=timeline)
+        finish(threads)
+        assert not failures, (failures, timeline)
+        assert kills == 3, timeline
+        assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values()), timeline
+        with patient_client(server.url, admin_token=ADMIN_TOKEN) as admin:
             summary = admin.campaign("one")
             estimate = admin.estimate("one", postprocess="none")
         assert summary["n"] == summary["batches"] == total == expected.n
         one_process = protocol.estimate(expected, postprocess="none")
         assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
     finally:
+        stop.set()
         server.stop()
 
 
@@ -207,33 +256,35 @@ def test_two_servers_on_one_postgresql_count_once_while_one_is_sigkilled(tmp_pat
     with database_url("postgresql", tmp_path) as url:
         servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log", options=("--rate-limit", "0")).start()
                    for k in range(2)]
+        stop, timeline = threading.Event(), []
         try:
-            with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+            with patient_client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
                 for name, cap in (("one", None), ("capped", 200)):
                     admin.create_campaign(name, ONE_CONFIG, max_reports=cap)
                     admin.open_campaign(name)
             half = DEVICES // 2
-            killed = start_clients(servers[0].url, plan[:half], send, retries=400)
-            other = start_clients(servers[1].url, plan[half:], send, retries=400)
+            killed = start_clients(servers[0].url, plan[:half], send, stop=stop)
+            other = start_clients(servers[1].url, plan[half:], send, stop=stop)
 
             def counted_after_restart(acknowledged: int) -> None:  # the killed server's, and the other's so far
                 by_the_other = len(other[0])
-                with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
-                    assert admin.campaign("one")["n"] >= acknowledged + by_the_other
+                with patient_client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+                    timeline[-1]["n_after"] = admin.campaign("one")["n"]
+                timeline[-1]["by_the_other"] = by_the_other
+                assert timeline[-1]["n_after"] >= acknowledged + by_the_other, timeline
 
             kills = kill_at_marks(servers[0], killed[2], killed[0], half * len(plan[0]), (0.2, 0.5, 0.8),
-                                  after_restart=counted_after_restart)
-            for thread in killed[2] + other[2]:
-                thread.join(timeout=900)
-            assert not killed[1] and not other[1], killed[1] + other[1]
-            assert kills == 3
+                                  after_restart=counted_after_restart, timeline=timeline)
+            finish(killed[2] + other[2])
+            assert not killed[1] and not other[1], (killed[1] + other[1], timeline)
+            assert kills == 3, timeline
             acks = {**killed[0], **other[0]}
             total = DEVICES * len(plan[0])
-            assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values())
+            assert len(acks) == total and all(ack["accepted"] == 1 for ack in acks.values()), timeline
             capped = [ack["capped"] for ack in acks.values()]
             assert capped.count(1) == 200 and capped.count("campaign_full") == total - 200
             for server in servers:  # both hosts read the same aggregate
-                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                with patient_client(server.url, admin_token=ADMIN_TOKEN) as admin:
                     summary = admin.campaign("one")
                     assert summary["n"] == summary["batches"] == total == expected.n
                     assert admin.campaign("capped")["n"] == 200
@@ -241,5 +292,6 @@ def test_two_servers_on_one_postgresql_count_once_while_one_is_sigkilled(tmp_pat
                     one_process = protocol.estimate(expected, postprocess="none")
                     assert np.array_equal(np.array(estimate["estimate"]["frequencies"]), one_process.frequencies)
         finally:
+            stop.set()
             for server in servers:
                 server.stop()
