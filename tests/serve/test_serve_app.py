@@ -118,7 +118,7 @@ def test_a_json_batch_does_not_serialize_its_campaigns_config_each_time(monkeypa
     protocol = local.make("grr", epsilon=1.0, labels=[f"label-{k}" for k in range(1000)])
     dumped = []
     dumps = json.dumps
-    monkeypatch.setattr(_ingest.json, "dumps", lambda value, *args, **kwargs: dumped.append(value) or dumps(value, *args, **kwargs))
+    monkeypatch.setattr(json, "dumps", lambda value, *args, **kwargs: dumped.append(value) or dumps(value, *args, **kwargs))
     for k in range(5):
         batch = _ingest.decode_body(protocol, b'{"reports": [%d]}' % k, "application/json", None)
         assert batch.n_read == 1 and batch.rejected == {}

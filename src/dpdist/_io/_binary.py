@@ -164,20 +164,34 @@ def _as_descr(descr: Any) -> Any:
     return fields
 
 
-_CONFIGS: dict[int, tuple] = {}
+_CONFIGS: dict[int, list] = {}
+
+
+def _known(protocol) -> list:
+    """``[protocol, its config, the separators of its config's JSON or None until asked]``, kept once per protocol
+    object (a service decodes every request's record against the same protocol object)."""
+    seen = _CONFIGS.get(id(protocol))
+    if seen is not None and seen[0] is protocol:  # the entry holds the protocol: its id is not reused meanwhile
+        return seen
+    if len(_CONFIGS) > 256:
+        _CONFIGS.clear()
+    seen = _CONFIGS[id(protocol)] = [protocol, protocol.config(), None]
+    return seen
 
 
 def _config_of(protocol) -> dict:
-    """``protocol.config()``, built once per protocol object (a service decodes every request's record against the
-    same protocol object; building its config dict each time cost a few microseconds a request)."""
-    seen = _CONFIGS.get(id(protocol))
-    if seen is not None and seen[0] is protocol:  # the entry holds the protocol: its id is not reused meanwhile
-        return seen[1]
-    config = protocol.config()
-    if len(_CONFIGS) > 256:
-        _CONFIGS.clear()
-    _CONFIGS[id(protocol)] = (protocol, config)
-    return config
+    """``protocol.config()``, built once per protocol object (building its config dict each time cost a few
+    microseconds a request)."""
+    return _known(protocol)[1]
+
+
+def config_separators(protocol) -> int:
+    """The ``","`` in ``protocol``'s config as JSON, counted once per protocol object (a JSON batch may carry the
+    config; counting them for each batch cost in proportion to the config: 10.6 ms at 100k labels, 43 ms at 400k)."""
+    known = _known(protocol)
+    if known[2] is None:
+        known[2] = json.dumps(known[1]).count(",")
+    return known[2]
 
 
 def decode_payload(protocol, header: dict, payload: bytes, source: str) -> ReportBatch:

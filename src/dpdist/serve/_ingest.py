@@ -34,9 +34,8 @@ shapes; structured layouts).
 from __future__ import annotations
 
 import io
-import json
 
-from .._io._binary import _config_of, decode_payload, read_header
+from .._io._binary import _config_of, config_separators, decode_payload, read_header
 from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
@@ -120,29 +119,11 @@ def _too_many_rows(limit: int, what: str) -> TooLarge:
     )
 
 
-#: per protocol object: (the protocol, the separators of its config's JSON), counted once: a service decodes every batch
-#: of a campaign against the same protocol object, and counting them each time cost in proportion to the config (a JSON
-#: batch of one row: 10.6 ms at 100k labels, 43 ms at 400k)
-_SEPARATORS: dict[int, tuple] = {}
-
-
-def _config_separators(protocol) -> int:
-    """The ``","`` in ``protocol``'s config as JSON (a JSON batch may carry the config: its separators are allowed)."""
-    seen = _SEPARATORS.get(id(protocol))
-    if seen is not None and seen[0] is protocol:  # the entry holds the protocol: its id is not reused meanwhile
-        return seen[1]
-    count = json.dumps(_config_of(protocol)).count(",")
-    if len(_SEPARATORS) > 256:
-        _SEPARATORS.clear()
-    _SEPARATORS[id(protocol)] = (protocol, count)
-    return count
-
-
 def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked_rows: int | None = None) -> ReportBatch:
     layout = protocol.report_format
     if max_rows is not None:
         # every row adds at least one separator: far more separators than max_rows rows can hold is refused unparsed
-        separators = max_rows * layout.json_values_per_row() + _config_separators(protocol) + 64
+        separators = max_rows * layout.json_values_per_row() + config_separators(protocol) + 64
         if body.count(b",") > separators:
             raise _too_many_rows(max_rows, "rows (--max-json-rows)")
     try:
