@@ -37,6 +37,7 @@ Bayesian update and maximum likelihood (:mod:`dpdist.local.frequency._exact_chan
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -117,7 +118,7 @@ def _positive_extrapolation(x, r, v, alpha, support, halvings: int = 30):
     """
     for _ in range(halvings):
         point = x - 2.0 * alpha * r + alpha * alpha * v
-        if np.all(point[support] > 0):
+        if (point[support] > 0).all():
             point = np.where(support, point, 0.0)
             return point / point.sum()
         alpha = (alpha - 1.0) / 2.0
@@ -292,8 +293,8 @@ class _Iterations:
         """SQUAREM's stabilized extrapolation if it does at least as well as ``second``, else ``second``."""
         r = first.x - start.x
         v = second.x - first.x - r
-        norm_v = np.linalg.norm(v)
-        alpha = -np.linalg.norm(r) / norm_v if norm_v > 0 else -1.0
+        norm_v = math.sqrt(v.dot(v))  # np.linalg.norm of a vector without its dispatch: the root of the same dot
+        alpha = -math.sqrt(r.dot(r)) / norm_v if norm_v > 0 else -1.0
         if alpha >= -1.0:
             return second
         extrapolated = _positive_extrapolation(start.x, r, v, alpha, second.x > 0)

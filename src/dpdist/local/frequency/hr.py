@@ -78,7 +78,7 @@ from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
-from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
+from .._walsh_hadamard import butterfly_walsh_hadamard, fast_walsh_hadamard, hadamard_sign_is_plus
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
@@ -283,11 +283,11 @@ class _HadamardOperator:
         hr = self._protocol
         placed = np.zeros((hr.blocks, hr.block_size))
         placed[hr._item_block, hr._item_column] = f
-        members = (placed.sum(axis=1, keepdims=True) + fast_walsh_hadamard(placed)) / 2.0
+        members = (placed.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
         return ((f.sum() + (hr._e - 1.0) * members) / hr._normalizer).ravel()
 
     def rmatvec(self, w):
         hr = self._protocol
         blocks = np.asarray(w, dtype=np.float64).reshape(hr.blocks, hr.block_size)
-        members = (blocks.sum(axis=1, keepdims=True) + fast_walsh_hadamard(blocks)) / 2.0
+        members = (blocks.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
         return (w.sum() + (hr._e - 1.0) * members[hr._item_block, hr._item_column]) / hr._normalizer

@@ -34,13 +34,24 @@ class BandedOperator:
                 part = np.ascontiguousarray(band[low:high, start:stop])
                 self._blocks.append((start, stop, low, high, part, np.ascontiguousarray(part.T)))
 
+        # one block spanning the whole matrix (a wave as wide as the domain): one product, no slices
+        self._whole = len(self._blocks) == 1 and self._blocks[0][:4] == (0, self.shape[1], 0, self.shape[0])
+
     def matvec(self, x: np.ndarray) -> np.ndarray:
+        if self._whole:  # c * sum(x) + Bx, the same sum as the blocks' (addition commutes exactly)
+            out = self._blocks[0][4] @ x
+            out += self.constant * x.sum()
+            return out
         out = np.full(self.shape[0], self.constant * x.sum())
         for start, stop, low, high, part, _ in self._blocks:
             out[low:high] += part @ x[start:stop]
         return out
 
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
+        if self._whole:
+            out = self._blocks[0][5] @ y
+            out += self.constant * y.sum()
+            return out
         out = np.full(self.shape[1], self.constant * y.sum())
         for start, stop, low, high, _, transposed in self._blocks:
             out[start:stop] += transposed @ y[low:high]
