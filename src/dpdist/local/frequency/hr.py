@@ -278,11 +278,13 @@ class _HadamardOperator:
     def __init__(self, protocol: HR):
         self._protocol = protocol
         self.shape = (protocol.output_size, protocol.domain_size)
+        self._cells = protocol._item_block * protocol.block_size + protocol._item_column  # item x's (block, column)
 
     def matvec(self, f):
         hr = self._protocol
-        placed = np.zeros((hr.blocks, hr.block_size))
-        placed[hr._item_block, hr._item_column] = f
+        placed = np.zeros(hr.output_size)
+        placed[self._cells] = f
+        placed = placed.reshape(hr.blocks, hr.block_size)
         members = (placed.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
         return ((f.sum() + (hr._e - 1.0) * members) / hr._normalizer).ravel()
 
@@ -290,4 +292,4 @@ class _HadamardOperator:
         hr = self._protocol
         blocks = np.asarray(w, dtype=np.float64).reshape(hr.blocks, hr.block_size)
         members = (blocks.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
-        return (w.sum() + (hr._e - 1.0) * members[hr._item_block, hr._item_column]) / hr._normalizer
+        return (w.sum() + (hr._e - 1.0) * members.ravel()[self._cells]) / hr._normalizer

@@ -111,7 +111,7 @@ class Binning(BinnedProtocol):
         return self._oracle.report_format.statistic(reports)
 
     def _simulate(self, values, rng):
-        return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
+        return self._oracle._simulate(unit_bin_index(values, self.bins), rng)  # valid bins: no re-validation
 
     @property
     def statistic_total_per_report(self) -> int | None:
