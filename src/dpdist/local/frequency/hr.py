@@ -282,9 +282,9 @@ class _HadamardOperator:
 
     def matvec(self, f):
         hr = self._protocol
-        placed = np.zeros(hr.output_size)
-        placed[self._cells] = f
-        placed = placed.reshape(hr.blocks, hr.block_size)
+        flat = np.zeros(hr.output_size)
+        flat[self._cells] = f
+        placed = flat.reshape(hr.blocks, hr.block_size)
         members = (placed.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
         return ((f.sum() + (hr._e - 1.0) * members) / hr._normalizer).ravel()
 
