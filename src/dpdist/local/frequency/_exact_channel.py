@@ -74,7 +74,7 @@ import numpy as np
 from ..._rng import check_rng, state_generator
 from ..._validation import Integer, Interval, check_param
 from ...errors import InvalidParameterError
-from .._em import DenseOperator, expectation_maximization
+from .._em import DenseOperator, expectation_maximization, expectation_maximization_rows
 
 __all__ = [
     "ESTIMATORS",
@@ -128,6 +128,20 @@ def iterative_bayesian_update(protocol, statistic, *, tolerance, max_iterations,
         start=start,
         accelerate=accelerate,
         stopping="gap",
+    )
+
+
+def iterative_bayesian_update_rows(protocol, statistics, *, tolerance, max_iterations, start, accelerate=True):
+    """:func:`iterative_bayesian_update` of each row of ``statistics`` (the bootstrap's redrawn aggregates), run on
+    the rows together (:func:`dpdist.local._em.expectation_maximization_rows`): the same estimates, for protocols
+    whose ``channel_operator()`` has ``matvec_rows`` and ``rmatvec_rows``."""
+    return expectation_maximization_rows(
+        np.asarray(statistics, dtype=np.float64),
+        protocol.channel_operator(),
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        start=start,
+        accelerate=accelerate,
     )
 
 

@@ -384,8 +384,17 @@ class FrequencyOracle(LocalProtocol):
                     self, statistic, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
                     accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
                 ).probabilities
+
+            def refit_rows(statistics):
+                return _exact_channel.iterative_bayesian_update_rows(
+                    self, statistics, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
+                    accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
+                )
         if settings["bootstrap"]:
-            rows = self._maximum_likelihood_rows if estimator == "mle" else None  # "ibu": a refit per row
+            if estimator == "mle":
+                rows = self._maximum_likelihood_rows
+            else:  # "ibu": the rows at once where the channel's products batch exactly, else a refit per row
+                rows = refit_rows if hasattr(self.channel_operator(), "matvec_rows") else None
             variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings,
                                                                   rows)
             details.update(extra)

@@ -293,3 +293,19 @@ class _HadamardOperator:
         blocks = np.asarray(w, dtype=np.float64).reshape(hr.blocks, hr.block_size)
         members = (blocks.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
         return (w.sum() + (hr._e - 1.0) * members.ravel()[self._cells]) / hr._normalizer
+
+    def matvec_rows(self, f):
+        """:meth:`matvec` of each row of ``f``, the same numbers (sums along rows, exact butterflies)."""
+        hr = self._protocol
+        flat = np.zeros((f.shape[0], hr.output_size))
+        flat[:, self._cells] = f
+        placed = flat.reshape(f.shape[0], hr.blocks, hr.block_size)
+        members = (placed.sum(axis=2, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
+        return ((f.sum(axis=1)[:, None, None] + (hr._e - 1.0) * members) / hr._normalizer).reshape(f.shape[0], hr.output_size)
+
+    def rmatvec_rows(self, w):
+        """:meth:`rmatvec` of each row of ``w``, the same numbers."""
+        hr = self._protocol
+        blocks = np.asarray(w, dtype=np.float64).reshape(w.shape[0], hr.blocks, hr.block_size)
+        members = (blocks.sum(axis=2, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
+        return (w.sum(axis=1)[:, None] + (hr._e - 1.0) * members.reshape(w.shape[0], hr.output_size)[:, self._cells]) / hr._normalizer
