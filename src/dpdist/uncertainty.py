@@ -191,17 +191,21 @@ def _replicate_cdfs(protocol, reference: Distribution, n: int, replicates: int, 
     """The reference CDF (:func:`_reference_cdf`) of each of ``replicates`` estimates from ``n`` values drawn from
     ``reference``, one row each (steps 2-3 of the module docstring).
 
-    A protocol whose unbiased masses have a batched form (``_linear_estimator`` of the numerical protocols) simulates
-    every replicate's aggregate, in the same order of draws, and refits them as one block; the others are estimated
-    one by one.  The loop is over replicates, not users.
+    A protocol whose unbiased masses (``_linear_estimator`` of the numerical protocols), or for another estimate its
+    bin masses (``_bin_masses_estimator``: SW's plain EM), have a batched form simulates every replicate's aggregate,
+    in the same order of draws, and refits them as one block; the others are estimated one by one.  The loop is over
+    replicates, not users.
     """
-    masses_of = getattr(protocol, "_linear_estimator", lambda options: None)(options) if linear else None
+    hook = "_linear_estimator" if linear else "_bin_masses_estimator"
+    masses_of = getattr(protocol, hook, lambda options: None)(options)
     if masses_of is not None:
         statistics = np.stack([
             protocol.simulate(reference.sample(n, rng=generator), rng=generator).statistic for _ in range(replicates)
         ])
         masses = masses_of(statistics, n)
-        return np.concatenate([np.zeros((replicates, 1)), np.cumsum(masses, axis=1)], axis=1)
+        if linear:
+            return np.concatenate([np.zeros((replicates, 1)), np.cumsum(masses, axis=1)], axis=1)
+        return np.array([Distribution(reference.edges, row).cumulative for row in masses])  # the estimate's CDF
     cdfs = np.empty((replicates, reference.bins + 1))
     for b in range(replicates):
         values = reference.sample(n, rng=generator)

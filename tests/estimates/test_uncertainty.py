@@ -102,6 +102,20 @@ def test_the_bootstraps_block_refit_is_each_estimates_unbiased_masses(name, key)
     assert local.make("binning", epsilon=1.0)._linear_estimator({"estimator": "mle"}) is None
 
 
+def test_the_bootstraps_block_em_is_each_estimates_cdf():
+    # SW's bands bootstrap plain EM (_bin_masses_estimator): a block of aggregates fitted together, each row the
+    # CDF of its own estimate bit for bit; EMS is estimated one aggregate at a time
+    from dpdist.estimates import Distribution
+
+    protocol = local.make("sw", epsilon=1.0, bounds=(0.0, 1.0), bins=64)
+    aggregators = [protocol.simulate(np.random.default_rng(seed).beta(2, 5, 500), rng=seed) for seed in range(3)]
+    rows = protocol._bin_masses_estimator({"method": "em"})(np.stack([a.statistic for a in aggregators]), 500)
+    for row, aggregator in zip(rows, aggregators):
+        estimate = protocol.estimate(aggregator, method="em")
+        np.testing.assert_array_equal(Distribution(estimate.edges, row).cumulative, estimate.cumulative)
+    assert protocol._bin_masses_estimator({}) is None
+
+
 def test_unbiased_rows_estimates_an_oracle_with_its_own_support_counts_row_by_row():
     from dpdist.local.numerical._composite import inner_aggregator, unbiased_rows
 

@@ -76,25 +76,34 @@ def test_the_accelerate_option_is_checked():
         protocol.estimate(aggregator, accelerate="yes")
 
 
-@pytest.mark.parametrize("domain_size, epsilon", [(5, 1.0), (20, 2.0), (100, 0.5)])
-def test_the_rows_of_a_bootstrap_are_fitted_together_to_the_same_numbers(domain_size, epsilon):
-    """expectation_maximization_rows (IBU's bootstrap refits on HR's channel) is one run per row, byte for byte:
-    every row's own SQUAREM path and stopping step, rows with zero counts, the iteration cap, plain EM too."""
+@pytest.mark.parametrize("name, params, stopping", [
+    ("hr", {"epsilon": 1.0, "domain_size": 5}, "gap"),
+    ("hr", {"epsilon": 2.0, "domain_size": 20}, "gap"),
+    ("hr", {"epsilon": 0.5, "domain_size": 100}, "gap"),
+    ("sw", {"epsilon": 1.0, "bounds": (0.0, 1.0), "bins": 32}, "change"),  # one banded block spanning the matrix
+    ("sw", {"epsilon": 4.0, "bounds": (0.0, 1.0), "bins": 512}, "change"),  # a band of blocks
+])
+def test_the_rows_of_a_bootstrap_are_fitted_together_to_the_same_numbers(name, params, stopping):
+    """expectation_maximization_rows (the bootstrap refits of IBU on HR's channel and of SW's plain EM) is one run
+    per row, byte for byte: every row's own SQUAREM path and stopping step, rows with zero counts, the iteration
+    cap, plain EM too."""
     from dpdist.local._em import expectation_maximization_rows
 
-    operator = local.make("hr", epsilon=epsilon, domain_size=domain_size).channel_operator()
-    rng = np.random.default_rng(domain_size)
-    truth = rng.dirichlet(np.ones(domain_size))
+    protocol = local.make(name, **params)
+    operator = protocol.channel_operator() if name == "hr" else protocol._transition_operator()
+    inputs = operator.shape[1]
+    rng = np.random.default_rng(inputs)
+    truth = rng.dirichlet(np.ones(inputs))
     truth[0] = 0.0
     law = operator.matvec(truth / truth.sum())
     counts = rng.multinomial(2000, law / law.sum(), size=12)
     counts[3] = 0
     counts[3, 0] = 7
-    start = 0.5 * truth / truth.sum() + 0.5 / domain_size
+    start = None if stopping == "change" else 0.5 * truth / truth.sum() + 0.5 / inputs
     for accelerate, tolerance, cap in ((True, 1.0, 10_000), (True, 1e-6, 10_000), (True, 1e-9, 7), (False, 1e-3, 50)):
         rows = expectation_maximization_rows(counts, operator, tolerance=tolerance, max_iterations=cap, start=start,
-                                             accelerate=accelerate)
+                                             accelerate=accelerate, stopping=stopping)
         alone = [expectation_maximization(row.astype(float), operator, smoothing=False, tolerance=tolerance,
                                           max_iterations=cap, start=start, accelerate=accelerate,
-                                          stopping="gap").probabilities for row in counts]
+                                          stopping=stopping).probabilities for row in counts]
         assert rows.tobytes() == np.array(alone).tobytes(), (accelerate, tolerance, cap)

@@ -316,11 +316,12 @@ def expectation_maximization_rows(
     *,
     tolerance: float,
     max_iterations: int,
-    start: np.ndarray,
+    start: np.ndarray | None = None,
     accelerate: bool,
+    stopping: str = "gap",
 ) -> np.ndarray:
-    """:func:`expectation_maximization` of every row of ``counts`` (EM, the ``"gap"`` stopping rule, from one
-    ``start``), run on the rows together: the final ``x`` of each row, the same numbers as one run per row.
+    """:func:`expectation_maximization` of every row of ``counts`` (EM without smoothing, from one ``start``),
+    run on the rows together: the final ``x`` of each row, the same numbers as one run per row.
 
     For the parametric bootstrap's refits (hundreds of small EMs): each step is one batched product with
     ``operator.matvec_rows`` / ``operator.rmatvec_rows``, which must give every row exactly what ``matvec`` /
@@ -347,9 +348,12 @@ def expectation_maximization_rows(
     def step(point, which):
         """:meth:`_Iterations.step` of rows ``which`` (``point`` theirs): the moved point, and which rows stopped
         at ``point`` itself (gap below tolerance: not moved)."""
-        x, predicted, _ = point
+        x, predicted, loglikelihood = point
         gradient = operator.rmatvec_rows(counts[which] / predicted)
-        stopped = gradient.max(axis=1) - totals[which] < tolerance
+        if stopping == "gap":
+            stopped = gradient.max(axis=1) - totals[which] < tolerance
+        else:
+            stopped = np.zeros(which.size, dtype=bool)
         out = x * gradient
         np.maximum(out, 0.0, out=out)
         out /= out.sum(axis=1, keepdims=True)
@@ -360,10 +364,16 @@ def expectation_maximization_rows(
             part[moving] = new
         iterations[which[moving]] += 1
         converged[which[stopped]] = True
+        if stopping == "change":
+            converged[which[np.abs(merged[2] - loglikelihood) < tolerance]] = True
         return merged, stopped
 
-    x = np.array(start, dtype=np.float64)
-    x /= x.sum()
+    if stopping not in ("change", "gap"):
+        raise ValueError(f"stopping must be 'change' or 'gap'; got {stopping!r}")
+    bins = operator.shape[1]
+    x = np.full(bins, 1.0 / bins) if start is None else np.array(start, dtype=np.float64)
+    if start is not None:
+        x /= x.sum()
     everyone = np.arange(rows)
     point = at(np.repeat(x[None, :], rows, axis=0), everyone)
     iterations = np.zeros(rows, dtype=np.int64)

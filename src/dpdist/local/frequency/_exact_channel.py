@@ -131,18 +131,13 @@ def iterative_bayesian_update(protocol, statistic, *, tolerance, max_iterations,
     )
 
 
-def iterative_bayesian_update_rows(protocol, statistics, *, tolerance, max_iterations, start, accelerate=True):
-    """:func:`iterative_bayesian_update` of each row of ``statistics`` (the bootstrap's redrawn aggregates), run on
-    the rows together (:func:`dpdist.local._em.expectation_maximization_rows`): the same estimates, for protocols
-    whose ``channel_operator()`` has ``matvec_rows`` and ``rmatvec_rows``."""
-    return expectation_maximization_rows(
-        np.asarray(statistics, dtype=np.float64),
-        protocol.channel_operator(),
-        tolerance=tolerance,
-        max_iterations=max_iterations,
-        start=start,
-        accelerate=accelerate,
-    )
+def iterative_bayesian_update_rows(protocol, statistics, **settings) -> np.ndarray:
+    """:func:`iterative_bayesian_update`'s estimate of each row of ``statistics`` (the bootstrap's redrawn
+    aggregates; ``settings``: its keywords), run on the rows together
+    (:func:`dpdist.local._em.expectation_maximization_rows`), for protocols whose ``channel_operator()`` has
+    ``matvec_rows`` and ``rmatvec_rows``: the same numbers."""
+    return expectation_maximization_rows(np.asarray(statistics, dtype=np.float64), protocol.channel_operator(),
+                                         **settings)
 
 
 def grr_maximum_likelihood(counts: np.ndarray, p: float, q: float) -> np.ndarray:

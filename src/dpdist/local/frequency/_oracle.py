@@ -379,17 +379,14 @@ class FrequencyOracle(LocalProtocol):
                 "accelerated": result.accelerated,
             }
 
+            em = {"tolerance": settings["tolerance"], "max_iterations": settings["max_iterations"],
+                  "accelerate": settings["accelerate"], "start": 0.5 * frequencies + 0.5 / self.domain_size}
+
             def refit(statistic):
-                return _exact_channel.iterative_bayesian_update(
-                    self, statistic, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
-                    accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
-                ).probabilities
+                return _exact_channel.iterative_bayesian_update(self, statistic, **em).probabilities
 
             def refit_rows(statistics):
-                return _exact_channel.iterative_bayesian_update_rows(
-                    self, statistics, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
-                    accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
-                )
+                return _exact_channel.iterative_bayesian_update_rows(self, statistics, **em)
         if settings["bootstrap"]:
             if estimator == "mle":
                 rows = self._maximum_likelihood_rows

@@ -140,6 +140,12 @@ class NumericalProtocol(LocalProtocol):
         """
         return None
 
+    def _bin_masses_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """The bin masses ``estimate(aggregator, **options)`` is made of (before :class:`~dpdist.Distribution`
+        renormalizes them), as one map from a block of statistics to their masses, as :meth:`_linear_estimator`;
+        None when the protocol estimates one aggregate at a time."""
+        return None
+
 
 class BinnedProtocol(NumericalProtocol):
     """A numerical protocol whose estimate has ``bins`` equal bins over ``bounds`` (a ``"bins"`` parameter)."""

@@ -47,6 +47,24 @@ class BandedOperator:
             out[low:high] += part @ x[start:stop]
         return out
 
+    def matvec_rows(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`matvec` of each row of ``x``, the same numbers (:meth:`_rows`)."""
+        return self._rows(x, self.matvec, 4, self.shape[0])
+
+    def rmatvec_rows(self, y: np.ndarray) -> np.ndarray:
+        """:meth:`rmatvec` of each row of ``y``, the same numbers (:meth:`_rows`)."""
+        return self._rows(y, self.rmatvec, 5, self.shape[1])
+
+    def _rows(self, vectors: np.ndarray, product, part: int, size: int) -> np.ndarray:
+        """``product`` of each row: a BLAS product per row (one matrix-matrix product would sum in another order),
+        with one block's constant part for all rows at once; ``part`` picks the block's matrix or its transpose."""
+        if not self._whole:
+            return np.array([product(row) for row in vectors]).reshape(len(vectors), size)
+        matrix = self._blocks[0][part]
+        out = np.array([matrix @ row for row in vectors]).reshape(len(vectors), size)
+        out += (self.constant * vectors.sum(axis=1))[:, None]
+        return out
+
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
         if self._whole:
             out = self._blocks[0][5] @ y
