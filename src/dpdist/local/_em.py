@@ -341,7 +341,7 @@ def expectation_maximization_rows(
             for i, row in zip(which, predicted)
         ])
 
-    def at(x: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def at(x: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, ...]:  # (x, Mx, L) of rows ``which``
         predicted = operator.matvec_rows(x)
         return x, predicted, loglikelihoods(predicted, which)
 
