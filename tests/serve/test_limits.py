@@ -370,6 +370,47 @@ def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_p
             sock.close()
 
 
+def chunked_head(server, name: str) -> bytes:
+    return (f"PUT {server.path(name)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+            f"{extra_headers(server)}Transfer-Encoding: chunked\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_chunked_trailers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
+    """outsider6 finding 1: the fields after a chunked body's last chunk were appended to the request's headers without
+    bound (httptools: 200 MiB from one connection, server RSS 68 -> 527 MiB, the batch answered 200).  Now they count
+    against the 16 KiB header limit: many fields, or one field that never ends, trickled past it get 400 and the
+    connection closed (httptools also refuses them whole in one write); a small trailer still passes."""
+    with target(kind, tmp_path, Limits(http=http)) as server:
+        body = server.body()
+        last_chunk = b"%x\r\n%s\r\n0\r\n" % (len(body), body)
+        shapes = {"fields": [f"X-Trailer-{k}: {'a' * 1000}\r\n".encode() for k in range(40)],
+                  "one_field": [b"X-Trailer: "] + [b"a" * 1000] * 40}
+        for shape, pieces in shapes.items():
+            sock = raw_connection(server.port)
+            sock.sendall(chunked_head(server, shape) + last_chunk)
+            with contextlib.suppress(OSError):  # the server may close before the last pieces
+                for piece in pieces:
+                    sock.sendall(piece)
+                    time.sleep(0.005)
+                sock.sendall(b"\r\n\r\n")
+            status, headers, _ = read_response(sock)
+            sock.close()
+            assert (shape, status, headers.get("connection")) == (shape, 400, "close")
+        if http == "httptools":  # h11 bounds only what it buffers: a whole trailer section in one read passes
+            whole = raw_connection(server.port)
+            whole.sendall(chunked_head(server, "whole") + last_chunk + b"".join(shapes["fields"]) + b"\r\n")
+            status, headers, _ = read_response(whole)
+            whole.close()
+            assert status == 400 and headers.get("connection") == "close"
+        small = raw_connection(server.port)
+        small.sendall(chunked_head(server, "small").replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+                      + last_chunk + b"X-Checksum: 0123456789abcdef\r\n\r\n")
+        assert read_response(small)[0] == server.accepted
+        small.close()
+
+
 def test_the_relay_logs_no_client_address_while_it_refuses(tmp_path, caplog):
     caplog.set_level("DEBUG")
     limits = Limits(rate_limit=0.1, rate_burst=1, header_timeout=0.5, max_inflight_bytes_per_address=16 << 10)
