@@ -332,6 +332,51 @@ def test_limit_concurrency_refuses_connections_beyond_it_with_retry_after(tmp_pa
 
 
 @pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_served(tmp_path, kind, http):
+    """outsider6 finding 2: one address trickling --limit-concurrency request heads kept every other client at 503.
+    Now an address holds at most --max-pending-heads-per-address connections with incomplete headers; the next are
+    closed as they open, and the concurrency cap stays free for the others."""
+    limits = Limits(limit_concurrency=8, max_pending_heads_per_address=3, header_timeout=BOUND_S, http=http)
+    with target(kind, tmp_path, limits) as server:
+        state = server.server.server_state
+
+        def attacker():
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=BOUND_S, source_address=("127.0.0.2", 0))
+            with contextlib.suppress(OSError):
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # headers never complete
+            return sock
+
+        held = [attacker() for _ in range(8)]
+        wait_until(lambda: len(state.connections) == 3, "the attacker's connections beyond its cap closed")
+        assert state.dpdist_pending_heads == {"127.0.0.2": 3}
+        open_ones = []
+        for sock in held:
+            sock.settimeout(0.2)
+            try:
+                gone = sock.recv(1) == b""
+            except TimeoutError:
+                gone = False
+            except OSError:
+                gone = True
+            if not gone:
+                open_ones.append(sock)
+        assert len(open_ones) == 3
+        assert put(server, "honest", server.body()).status_code == server.accepted  # from 127.0.0.1
+        first = open_ones[0]  # an attacker's head completes: its answer comes, and its address may open another
+        first.settimeout(BOUND_S)
+        first.sendall(b"Connection: close\r\n\r\n")
+        assert read_response(first)[0] == 200
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.2": 2}, "the completed head uncounted")
+        held.append(attacker())
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.2": 3}, "one more incomplete head held")
+        for sock in held:
+            sock.close()
+        wait_until(lambda: len(state.connections) == 0, "the held connections are gone")
+        assert state.dpdist_pending_heads == {}
+
+
+@pytest.mark.parametrize("kind", SERVERS)
 def test_one_client_address_is_rate_limited(tmp_path, kind):
     limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with target(kind, tmp_path, limits) as server:
