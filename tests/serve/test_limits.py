@@ -269,6 +269,44 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
         wait_until(lambda: server.budget.in_flight == 0, "the slow body's bytes are given back")
 
 
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_body_sent_mostly_at_once_then_stalled_gets_408_after_the_idle_timeout(tmp_path, kind):
+    """outsider6 finding 3: the minimum rate counted from the body's start, so 60,000 bytes sent at once earned 1,875 s
+    of credit at 32 B/s and the stalled body held its bytes until --body-timeout.  Now a body banks at most
+    --body-idle-timeout seconds of credit: stalled, it gets 408 that long after its last bytes."""
+    limits = Limits(min_body_rate=32, body_grace=0.3, body_idle_timeout=1.0, body_timeout=BOUND_S)
+    with target(kind, tmp_path, limits) as server:
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("front"), 64_000, extra_headers(server)) + b"\0" * 60_000)
+        started = time.monotonic()
+        status, headers, body = read_response(sock)  # returns once the server closed the connection
+        stalled = time.monotonic() - started
+        sock.close()
+        assert status == 408 and json.loads(body)["error"] == "body_timeout" and headers["connection"] == "close"
+        assert 0.5 < stalled < 3.0, stalled  # about the 1 s idle timeout, far from the 10 s body timeout
+        wait_until(lambda: server.budget.in_flight == 0, "the stalled body's bytes are given back")
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_slow_but_steady_body_with_short_pauses_is_read(tmp_path, kind):
+    """The idle rule spares an honest slow body: 16 bytes every 0.3 s (53 B/s, above the 32 B/s minimum; the first at
+    once, within the grace), each pause below --body-idle-timeout, over several idle timeouts in all."""
+    limits = Limits(min_body_rate=32, body_grace=0.3, body_idle_timeout=1.0, body_timeout=BOUND_S)
+    with target(kind, tmp_path, limits) as server:
+        body = server.body()
+        body = body if len(body) >= 64 else server.body(1)
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("steady"), len(body), extra_headers(server) + "Connection: close\r\n"))
+        started = time.monotonic()
+        for offset in range(0, len(body), 16):
+            sock.sendall(body[offset:offset + 16])
+            time.sleep(0.3)
+        status, _, answer = read_response(sock)
+        sock.close()
+        assert status == server.accepted, answer
+        assert time.monotonic() - started > 1.5 * limits.body_idle_timeout  # it took longer than one idle timeout
+
+
 # ====================================================================== size, memory
 @pytest.mark.parametrize("kind", SERVERS)
 def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_path, kind):

@@ -11,9 +11,11 @@ other), each an option of the same name on their command lines
   client address (``--max-inflight-bytes-per-address``) and half for bodies
   without a checked credential (:mod:`._body`); a body that would pass one is
   refused at once with 503 and ``Retry-After``;
-* **body time** (``--body-timeout``, ``--min-body-rate``): a body must arrive
-  within the deadline, and by ``t`` seconds after its headers have delivered at
-  least ``min_body_rate * (t - 5)`` bytes; otherwise 408 and the connection is
+* **body time** (``--body-timeout``, ``--min-body-rate``, ``--body-idle-timeout``):
+  a body must arrive within the deadline, and by ``t`` seconds after its headers
+  have delivered at least ``min_body_rate * (t - 5)`` bytes, never banking more
+  than ``body_idle_timeout`` seconds of that credit (it may pause that long, no
+  longer: :func:`._body.next_deadline`); otherwise 408 and the connection is
   closed;
 * **header time** (``--header-timeout``): a connection whose request headers are
   not complete within it (from the connection's start, or from the first byte of
@@ -70,6 +72,7 @@ class Limits:
     header_timeout: float = 10.0
     body_timeout: float = 120.0
     min_body_rate: int = 1024
+    body_idle_timeout: float = 10.0
     keep_alive_timeout: int = 5
     limit_concurrency: int = 1000
     graceful_timeout: int = 10
@@ -93,7 +96,7 @@ class Limits:
             need(isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value) and value > 0, name,
                  "a number > 0" if kind != int else "an int > 0")
 
-        for name in ("header_timeout", "body_timeout"):
+        for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
         for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst",
                      "max_pending_heads_per_address"):
@@ -173,6 +176,8 @@ HELP = {
     "header_timeout": "seconds for a connection's request headers to arrive; slower connections are closed (default {})",
     "body_timeout": "seconds for a request body to arrive; slower bodies get 408 (default {})",
     "min_body_rate": f"bytes per second a body must average after its first {BODY_GRACE_S:g} s, else 408 (default {{}})",
+    "body_idle_timeout": "seconds of --min-body-rate credit a body may bank: the longest it may pause, and the window "
+    "over which it must keep the rate; else 408 (default {})",
     "keep_alive_timeout": "seconds an idle keep-alive connection stays open (default {})",
     "limit_concurrency": "connections and requests at once; beyond it 503 with Retry-After (default {})",
     "graceful_timeout": "seconds SIGTERM waits for running requests before cancelling them (default {})",
