@@ -26,8 +26,13 @@ import sys
 from ._rate import address_key
 from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow
 
-__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S"]
+__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
+           "CLIENT_GONE", "NO_RESPONSE"]
 
+#: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
+CLIENT_GONE = "client_disconnected"
+#: scope key set (True) when a request ended without a response because its client went away
+NO_RESPONSE = "dpdist.no_response"
 #: seconds a client refused for want of body memory is asked to wait
 RETRY_BUSY_S = 2
 
@@ -189,7 +194,7 @@ class receive_body:
                         raise too_slow(self.limits, self.held) from None
                 if message["type"] == "http.disconnect":  # the client went away mid-body: nothing to log as an error
                     raise InvalidRequest(
-                        "client_disconnected", "The client closed the connection before its body was complete.", close=True
+                        CLIENT_GONE, "The client closed the connection before its body was complete.", close=True
                     )
                 chunk, more = message.get("body", b""), message.get("more_body", False)
                 if not chunk:

@@ -33,6 +33,7 @@ import time
 
 from starlette.routing import Match, Route
 
+from .._guard._body import CLIENT_GONE
 from ._access import access_line
 from ._database import DatabaseUnavailableError
 from ._http import bearer_token, database_unavailable_answer, refusal_answer
@@ -90,6 +91,8 @@ class BatchFastPath:
         metrics.in_flight.inc()
         try:
             status, body, headers = await self._answer(incoming)
+            if status is None:  # the client went away mid-body: no answer, counted as a refusal only
+                return
             headers += [(b"content-length", str(len(body)).encode()), _JSON, *security_headers(scope),
                         (b"x-request-id", request_id.encode())]
             logged = status
@@ -102,17 +105,21 @@ class BatchFastPath:
             metrics.in_flight.dec()
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
-            metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
+            if status is not None:  # a response went out (or an error answered 500), not a client gone mid-body
+                metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
             if self.json_access != "off":
                 AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
-    async def _answer(self, incoming: Incoming) -> tuple[int, bytes, list]:
-        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage)."""
+    async def _answer(self, incoming: Incoming) -> tuple[int | None, bytes, list]:
+        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage); status None
+        when there is no one to answer (the client closed the connection mid-body)."""
         metrics = self.metrics
         try:
             ack = await accept_batch(self.service, incoming)
         except Refusal as refusal:
             metrics.refused_request(refusal.code)
+            if refusal.code == CLIENT_GONE:
+                return None, b"", []
             status, document, headers = refusal_answer(refusal)
         except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
             metrics.refused_request("database_unavailable")
