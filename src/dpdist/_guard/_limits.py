@@ -45,6 +45,7 @@ from dataclasses import dataclass, fields
 
 from ..errors import InvalidParameterError
 from ._body import BodyBudget
+from ._rate import DEFAULT_MAX_PENDING_HEADS
 
 __all__ = ["Limits", "HELP", "DEFAULT_MAX_PENDING_HEADS", "HTTP_CHOICES", "MAX_HEADER_BYTES", "BODY_GRACE_S", "add_arguments", "from_args",
            "protocol_class", "uvicorn_options"]
@@ -53,8 +54,6 @@ __all__ = ["Limits", "HELP", "DEFAULT_MAX_PENDING_HEADS", "HTTP_CHOICES", "MAX_H
 BODY_GRACE_S = 5.0
 #: request line and headers, at most (h11's default limit, stated; enforced on httptools by _protocol_httptools)
 MAX_HEADER_BYTES = 16 << 10
-#: connections with incomplete request headers one client address may hold (``--max-pending-heads-per-address``)
-DEFAULT_MAX_PENDING_HEADS = 50
 #: HTTP parsers of ``--http``: httptools when installed (``auto``), else h11 (:mod:`._protocol`)
 HTTP_CHOICES = ("auto", "httptools", "h11")
 

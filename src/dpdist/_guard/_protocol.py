@@ -40,8 +40,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ._body import RETRY_BUSY_S
-from ._limits import DEFAULT_MAX_PENDING_HEADS
-from ._rate import address_key
+from ._rate import DEFAULT_MAX_PENDING_HEADS, address_key
 
 __all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
 
@@ -107,8 +106,7 @@ class HeaderTimer:
     config: Config  # set by the uvicorn protocol this is mixed into
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
-    server_state: object
-    client: tuple | None
+    logger: logging.Logger
 
     def _init_header_timer(self) -> None:
         self.access_log = False  # a dpdist server writes its own access line (dpdist serve: without the client address)
@@ -119,7 +117,7 @@ class HeaderTimer:
         if self.max_pending_heads is None:
             self.max_pending_heads = int(getattr(self.config, "dpdist_max_pending_heads", DEFAULT_MAX_PENDING_HEADS))
         # connections with incomplete headers per address key, shared by the connections of one server (process)
-        state = vars(self.server_state)
+        state = vars(getattr(self, "server_state"))
         self._pending_heads: dict[str, int] = state.setdefault("dpdist_pending_heads", {})
         self._pending_key: str | None = None  # this connection's address key while it counts there
 
@@ -146,8 +144,9 @@ class HeaderTimer:
         holds ``max_pending_heads`` such connections already."""
         client = getattr(self, "client", None)
         key = address_key(client[0] if client else None)
-        pending = self._pending_heads.get(key, 0)
-        if pending >= self.max_pending_heads:
+        pending, cap = self._pending_heads.get(key, 0), self.max_pending_heads
+        assert cap is not None, "set when the protocol was made"
+        if pending >= cap:
             self.logger.debug("Too many connections with incomplete request headers from one client address.")
             self.transport.close()
             return False

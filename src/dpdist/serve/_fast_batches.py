@@ -81,7 +81,7 @@ class BatchFastPath:
                 found[name] = value
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
-        metrics, started, status, logged = self.metrics, time.perf_counter(), 500, 0
+        metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         length = found.get(b"content-length")
         client = scope.get("client")
         incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
@@ -90,9 +90,11 @@ class BatchFastPath:
                             length.decode("latin-1") if length is not None else None, receive)
         metrics.in_flight.inc()
         try:
-            status, body, headers = await self._answer(incoming)
-            if status is None:  # the client went away mid-body: no answer, counted as a refusal only
+            code, body, headers = await self._answer(incoming)
+            if code is None:  # the client went away mid-body: no answer, counted as a refusal only
+                answered = False
                 return
+            status = code
             headers += [(b"content-length", str(len(body)).encode()), _JSON, *security_headers(scope),
                         (b"x-request-id", request_id.encode())]
             logged = status
@@ -105,8 +107,9 @@ class BatchFastPath:
             metrics.in_flight.dec()
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
-            if status is not None:  # a response went out (or an error answered 500), not a client gone mid-body
-                metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
+            if not answered:  # a client gone mid-body: no response to count or log
+                return
+            metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
             if self.json_access != "off":
                 AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
