@@ -201,6 +201,8 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self.conn.their_state is h11.IDLE:
             self._arm_header_timer()  # the first bytes of a following request
+            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
+                return
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_timer()

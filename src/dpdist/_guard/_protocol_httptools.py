@@ -71,6 +71,8 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
             self._arm_header_timer()  # the first bytes of a following request
+            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
+                return
         awaited, self._completed_in_read = self._awaiting_head, False
         # a chunk begun in an earlier read with no byte of data yet: the last chunk (its trailers follow) or one whose
         # data this read brings; if no data came and the chunk is still open, the whole read was trailer fields
