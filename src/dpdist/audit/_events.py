@@ -85,20 +85,48 @@ def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.nda
     return scores[rows, best], masks
 
 
-def _directions(pairs, halves: dict[int, np.ndarray] | list[np.ndarray], n_certify: int, a: float, columns):
+def _directions(jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]], n_certify: int, a: float
+                ) -> list[Event]:
     """Both directions of each pair, each with both halves' roles (order on one, score on the other): the best of
-    each direction as an Event, pair by pair.  ``halves[input]`` is a (2, cells) array of counts."""
-    roles = [(x, y, h) for first, second in pairs for x, y in ((first, second), (second, first)) for h in (0, 1)]
-    scores, masks = _best_prefixes(
-        np.stack([halves[x][h] for x, y, h in roles]), np.stack([halves[y][h] for x, y, h in roles]),
-        np.stack([halves[x][1 - h] for x, y, h in roles]), np.stack([halves[y][1 - h] for x, y, h in roles]),
-        n_certify, a,
-    )
+    each direction as an Event, pair by pair (the events in the order of ``jobs``, first direction first).
+
+    ``jobs`` holds ``(first, second, columns, halves of first, halves of second)``, halves a (2, cells) array of
+    counts.  The pairs with as many cells are scored in one :func:`_best_prefixes` call (its rows are independent),
+    so a protocol with many pairs pays a few calls per stage, not one per pair.
+    """
+    groups: dict[int, list[int]] = {}
+    for at, job in enumerate(jobs):
+        groups.setdefault(job[3].shape[1], []).append(at)
+    best: list[tuple[float, np.ndarray] | None] = [None] * (2 * len(jobs))
+    for members in groups.values():
+        # rows (job, direction, h): x orders on half h and is scored on half 1 - h, against y; the distinct halves
+        # arrays stacked once and gathered (pairs share inputs)
+        distinct: dict[int, int] = {}
+        pool: list[np.ndarray] = []
+        sides = []
+        for at in members:
+            for halves in (jobs[at][3], jobs[at][4]):
+                if id(halves) not in distinct:
+                    distinct[id(halves)] = len(pool)
+                    pool.append(halves)
+                sides.append(distinct[id(halves)])
+        stacked = np.stack(pool)  # (distinct, 2, cells)
+        side = np.asarray(sides, dtype=np.int64).reshape(-1, 2)
+        x = np.repeat(np.stack([side[:, 0], side[:, 1]], axis=1).ravel(), 2)  # per row: whose events are scored
+        y = np.repeat(np.stack([side[:, 1], side[:, 0]], axis=1).ravel(), 2)
+        h = np.tile(np.array([0, 1]), x.size // 2)
+        scores, masks = _best_prefixes(stacked[x, h], stacked[y, h], stacked[x, 1 - h], stacked[y, 1 - h], n_certify, a)
+        for slot, at in enumerate(members):
+            for direction in (0, 1):
+                row = 4 * slot + 2 * direction
+                pick = row + 1 if scores[row + 1] > scores[row] else row  # the first of the best, as max() over (h=0, h=1)
+                best[2 * at + direction] = (float(scores[pick]), masks[pick])
     events = []
-    for at in range(0, len(roles), 2):
-        pick = at + 1 if scores[at + 1] > scores[at] else at  # the first of the best, as max() over (h=0, h=1)
-        x, y, _ = roles[at]
-        events.append(Event(int(x), int(y), columns, masks[pick], float(scores[pick])))
+    for at, (first, second, columns, _, _) in enumerate(jobs):
+        for direction, (x, y) in enumerate(((first, second), (second, first))):
+            found = best[2 * at + direction]
+            assert found is not None
+            events.append(Event(int(x), int(y), columns, found[1], found[0]))
     return events
 
 
@@ -129,7 +157,7 @@ def choose_events(
     if cell_map.codebook is not None:
         cells = cell_map.row_cells()
         halves = [_halves(cell_map.row_codes(rows), cells) for rows in pilot]
-        found.extend(_directions([(int(i), int(j)) for i, j in pairs], halves, n_certify, a, None))
+        found.extend(_directions([(int(i), int(j), None, halves[i], halves[j]) for i, j in pairs], n_certify, a))
     if cell_map.columns > 1 or cell_map.codebook is None or not all(cell_map.discrete):
         # a column of many reals: its quantile levels too (distinct reals as cells never recur)
         found.extend(_column_events(pilot, cell_map, pairs, n_certify, a, joint_columns))
@@ -149,21 +177,26 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
             columns, width) / len(lv)
         for lv in levels
     ])  # (inputs, columns, levels)
-    found: list[Event] = []
-    for i, j in pairs:
-        distance = 0.5 * np.abs(marginals[i] - marginals[j]).sum(axis=1)
-        ranked = np.argsort(-distance, kind="stable")
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    distances = 0.5 * np.abs(marginals[pairs[:, 0]] - marginals[pairs[:, 1]]).sum(axis=2)  # (pairs, columns)
+    ranked_all = np.argsort(-distances, axis=1, kind="stable")
+    halves: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (input, columns): pairs share inputs and columns
+    jobs = []
+    for (i, j), ranked in zip(pairs.tolist(), ranked_all):
         chosen: list[int] = []
-        for column in ranked[: max(joint_columns, 1) * 4]:
+        for column in ranked[: max(joint_columns, 1) * 4].tolist():
             if len(chosen) == joint_columns:
                 break
-            if np.prod(radix[chosen + [int(column)]]) <= 4096:
-                chosen.append(int(column))
+            if np.prod(radix[chosen + [column]]) <= 4096:
+                chosen.append(column)
         chosen_columns = tuple(sorted(chosen))
         cells = cell_map.joint_cells(chosen_columns)
-        halves = {k: _halves(_joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells) for k in (i, j)}
-        found.extend(_directions([(int(i), int(j))], halves, n_certify, a, chosen_columns))
-    return found
+        for k in (i, j):
+            if (k, chosen_columns) not in halves:
+                halves[k, chosen_columns] = _halves(
+                    _joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells)
+        jobs.append((i, j, chosen_columns, halves[i, chosen_columns], halves[j, chosen_columns]))
+    return _directions(jobs, n_certify, a)
 
 
 def _joint(levels: np.ndarray, radix: np.ndarray) -> np.ndarray:

@@ -129,17 +129,19 @@ def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float
     """
     if not 0 < p_in <= 1 or n < 1:
         return math.inf
-    k_in = stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in)
+    # the grid's quantiles repeat counts (a few hundred distinct of 512): each distinct count is searched and
+    # each distinct K(k) evaluated once, then spread back over the grid (the same numbers, averaged in grid order)
+    k_in, spread = np.unique(stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in), return_inverse=True)
     threshold = clopper_pearson_lower(k_in, n, a) * math.exp(-claim)
-    below, above = np.full(grid, -1.0), np.full(grid, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
+    below, above = np.full(k_in.size, -1.0), np.full(k_in.size, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
     while np.any(above - below > 1):
         middle = np.floor((below + above) / 2)
         inside = clopper_pearson_upper(middle, n, a) < threshold
         below, above = np.where(inside, middle, below), np.where(inside, above, middle)
-    largest = below  # K(k): -1 where no count of x' would do
+    largest, back = np.unique(below[spread], return_inverse=True)  # K(k): -1 where no count of x' would do
 
     def caught(loss: float) -> float:
-        return float(np.mean(stats.binom.cdf(largest, n, p_in * math.exp(-loss))))
+        return float(np.mean(stats.binom.cdf(largest, n, p_in * math.exp(-loss))[back]))
 
     if caught(60.0) < power:
         return math.inf
