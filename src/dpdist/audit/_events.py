@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._cells import CellMap
-from ._statistics import score_events
+from ._statistics import score_events, wilson_bound
 
 __all__ = ["Event", "choose_events"]
 
@@ -60,29 +60,53 @@ def _row_text(row: np.ndarray) -> str:
     return values[0] if len(values) == 1 else "(" + ",".join(values) + ")"
 
 
-def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarray, score_out: np.ndarray,
-                   n_certify: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+def _best_prefixes(counts: np.ndarray, x: np.ndarray, y: np.ndarray, h: np.ndarray, n_certify: int, a: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The best level-set event of each row (one direction and half each): (scores, cell masks).
 
-    The cells are ordered by the ratio of one half of the pilot (``order_*``: counts per cell, one row per
-    candidate) and each prefix scored on the other half (``score_*``), so an event is not preferred for fitting
-    noise (many small cells sorted by their own noisy ratios look better than they are).  All rows at once: the
-    audit of a protocol with many inputs scores a few hundred of them (the counts are whole numbers, so the
-    sums are exact and each row's result is what it is alone).
+    ``counts`` is ``(m, 2, cells)``: the counts per cell of each of ``m`` inputs' two halves of the pilot.  Row ``r``
+    orders the cells by the ratio of ``x[r]``'s half ``h[r]`` to ``y[r]``'s, and scores each prefix on the other
+    half (``1 - h[r]``) of both, so an event is not preferred for fitting noise (many small cells sorted by their
+    own noisy ratios look better than they are).  All rows at once: the audit of a protocol with many inputs
+    scores a few hundred of them (the counts are whole numbers, so the sums are exact and each row's result is
+    what it is alone).
     """
-    n_in, n_out = order_in.sum(axis=1, keepdims=True), order_out.sum(axis=1, keepdims=True)
-    ratio = (order_in + 0.5) / n_in / ((order_out + 0.5) / n_out)
+    cells = counts.shape[2]
+    flat = counts.reshape(-1, cells)  # row 2 * input + half
+    totals = flat.sum(axis=1)
+    scaled = (flat + 0.5) / totals[:, None]  # each input's half once, then gathered per row
+    ratio = scaled[2 * x + h] / scaled[2 * y + h]
     order = np.argsort(-ratio, axis=1, kind="stable")
-    p_in = np.cumsum(np.take_along_axis(score_in, order, axis=1), axis=1) / score_in.sum(axis=1, keepdims=True)
-    # a pilot zero is not a certified zero
-    out_sums = np.cumsum(np.take_along_axis(score_out, order, axis=1), axis=1)
-    p_out = (out_sums + 0.5) / (score_out.sum(axis=1, keepdims=True) + 1.0)
-    scores = score_events(p_in, p_out, n_certify, a)
+    score_x, score_y = 2 * x + 1 - h, 2 * y + 1 - h
+    in_sums = np.cumsum(flat[score_x[:, None], order], axis=1)
+    out_sums = np.cumsum(flat[score_y[:, None], order], axis=1)
+    largest = int(totals.max()) + 1
+    if flat.shape[0] * largest <= in_sums.size:
+        # the prefix sums are whole numbers up to a half's total: each half's score of every count once, then
+        # looked up (the same numbers as score_events on the proportions, computed on fewer of them)
+        low, high = _score_tables(totals, largest, n_certify, a)
+        scores = (np.take(low, score_x[:, None] * largest + in_sums.astype(np.int64))
+                  - np.take(high, score_y[:, None] * largest + out_sums.astype(np.int64)))
+    else:
+        p_in = in_sums / totals[score_x][:, None]
+        p_out = (out_sums + 0.5) / (totals[score_y][:, None] + 1.0)  # a pilot zero is not a certified zero
+        scores = score_events(p_in, p_out, n_certify, a)
     best = np.argmax(scores, axis=1)
     rows = np.arange(order.shape[0])
     masks = np.zeros(order.shape, dtype=bool)
     masks[rows[:, None], order] = np.arange(order.shape[1])[None, :] <= best[:, None]
     return scores[rows, best], masks
+
+
+def _score_tables(totals: np.ndarray, largest: int, n_certify: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """``log`` of the Wilson bounds of :func:`~dpdist.audit._statistics.score_events` for a prefix count of
+    ``0 .. largest - 1`` of each half (flat, ``half * largest + count``): the lower one of ``count / total`` (the
+    event's input), the upper one of ``(count + 0.5) / (total + 1)`` (the other input)."""
+    k = np.arange(largest, dtype=np.float64)[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):  # counts above a half's total are never looked up
+        low = np.log(wilson_bound(k / totals[:, None], n_certify, a, -1.0))
+        high = np.log(wilson_bound((k + 0.5) / (totals[:, None] + 1.0), n_certify, a, 1.0))
+    return low.ravel(), high.ravel()
 
 
 def _directions(jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]], n_certify: int, a: float
@@ -110,12 +134,11 @@ def _directions(jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, n
                     distinct[id(halves)] = len(pool)
                     pool.append(halves)
                 sides.append(distinct[id(halves)])
-        stacked = np.stack(pool)  # (distinct, 2, cells)
         side = np.asarray(sides, dtype=np.int64).reshape(-1, 2)
         x = np.repeat(np.stack([side[:, 0], side[:, 1]], axis=1).ravel(), 2)  # per row: whose events are scored
         y = np.repeat(np.stack([side[:, 1], side[:, 0]], axis=1).ravel(), 2)
         h = np.tile(np.array([0, 1]), x.size // 2)
-        scores, masks = _best_prefixes(stacked[x, h], stacked[y, h], stacked[x, 1 - h], stacked[y, 1 - h], n_certify, a)
+        scores, masks = _best_prefixes(np.stack(pool), x, y, h, n_certify, a)
         for slot, at in enumerate(members):
             for direction in (0, 1):
                 row = 4 * slot + 2 * direction

@@ -22,6 +22,9 @@ H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Au
 arXiv:2309.01597 (v3, 2024: *Revealing the True Cost of Locally Differentially Private Protocols: An
 Auditing Perspective*; LDP-Auditor).
 
+E. B. Wilson (1927). Probable inference, the law of succession, and statistical inference. Journal of the
+American Statistical Association 22(158), 209-212 (the score interval: only to choose events).
+
 M. Jagielski, J. Ullman, A. Oprea (2020). Auditing Differentially Private Machine Learning: How
 Private is Private SGD? NeurIPS 2020 (the Clopper-Pearson certificate of a lower bound).
 """
@@ -41,6 +44,7 @@ __all__ = [
     "clopper_pearson_upper",
     "epsilon_lower_bound",
     "score_events",
+    "wilson_bound",
     "detectable_epsilon",
 ]
 
@@ -99,14 +103,16 @@ def score_events(p_in: np.ndarray, p_out: np.ndarray, n_certify: float, a: float
     score bounds (a fast stand-in for Clopper-Pearson, used only to choose events: the certificate itself is
     exact and computed on samples the choice never saw).
     """
-    z = -special.ndtri(a)  # stats.norm.isf(a), without its argument checks (called per pair and direction)
-    low = _wilson(np.asarray(p_in, dtype=np.float64), n_certify, z, -1.0)
-    high = _wilson(np.asarray(p_out, dtype=np.float64), n_certify, z, 1.0)
+    low = wilson_bound(np.asarray(p_in, dtype=np.float64), n_certify, a, -1.0)
+    high = wilson_bound(np.asarray(p_out, dtype=np.float64), n_certify, a, 1.0)
     with np.errstate(divide="ignore"):
         return np.log(low) - np.log(high)
 
 
-def _wilson(p: np.ndarray, n: float, z: float, sign: float) -> np.ndarray:
+def wilson_bound(p: np.ndarray, n: float, a: float, sign: float) -> np.ndarray:
+    """The one-sided Wilson score bound at level ``a`` (lower: ``sign = -1``, upper: ``+1``) of a proportion ``p``
+    of ``n`` samples (Wilson 1927), clipped to [0, 1]: :func:`score_events`'s stand-in for Clopper-Pearson."""
+    z = -special.ndtri(a)  # stats.norm.isf(a), without its argument checks (called per pair and direction)
     centre = p + z * z / (2 * n)
     spread = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return np.clip((centre + sign * spread) / (1 + z * z / n), 0.0, 1.0)
