@@ -13,6 +13,7 @@ the protocol's design instead).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,12 +206,13 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
     ranked_all = np.argsort(-distances, axis=1, kind="stable")
     halves: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (input, columns): pairs share inputs and columns
     jobs = []
+    sizes = radix.tolist()
     for (i, j), ranked in zip(pairs.tolist(), ranked_all):
         chosen: list[int] = []
         for column in ranked[: max(joint_columns, 1) * 4].tolist():
             if len(chosen) == joint_columns:
                 break
-            if np.prod(radix[chosen + [column]]) <= 4096:
+            if math.prod(sizes[c] for c in chosen + [column]) <= 4096:
                 chosen.append(column)
         chosen_columns = tuple(sorted(chosen))
         cells = cell_map.joint_cells(chosen_columns)
