@@ -449,7 +449,7 @@ class Evidence:
             return None
         key = ("scale", alpha_against, scale)
         if key not in self._powers:
-            self._powers[key] = self._power(np.asarray(self.noncentrality, float) * scale, self._df, alpha_against)
+            self._powers[key] = self._power(self._noncentrality * scale, self._df, alpha_against)
         return self._powers[key]
 
     @cached_property
@@ -458,24 +458,38 @@ class Evidence:
         return {}
 
     @cached_property
+    def _noncentrality(self) -> np.ndarray:
+        return np.asarray(self.noncentrality, float)
+
+    @cached_property
     def _df(self) -> np.ndarray:
         return np.asarray(self.df if self.df is not None else [math.inf] * len(self.noncentrality or ()), float)
 
     def _power(self, noncentrality: np.ndarray, df: np.ndarray, alpha_against: float | None) -> tuple[float, float]:
         """:meth:`power` of these noncentralities and degrees of freedom (before the floor at 0 and at 1 df)."""
-        alpha_against = self.alpha if alpha_against is None else alpha_against
         lam = np.maximum(noncentrality, 0.0)
         df = np.where(np.isfinite(df), np.maximum(df, 1.0), 1e6)
         count = lam.size
-        for_factor = np.asarray(self.for_factors, float) if len(self.for_factors) else np.ones(count)
-        against = np.asarray(self.against_factors, float) if len(self.against_factors) else np.ones(count)
+        # the "holds" and the "does not hold" tests of every comparison in one evaluation (elementwise: the same
+        # numbers as two)
+        both = _reject_probability(np.concatenate([lam, lam]), np.concatenate([df, df]), self._levels(alpha_against))
         if self.min_wins is None:
-            holds = float(np.prod(_reject_probability(lam, df, self.alpha / for_factor)))
+            holds = math.prod(both[:count].tolist())  # np.prod's order: left to right
         else:
-            holds = _at_least(_reject_probability(lam, df, self.alpha / (count * for_factor)), self.min_wins)
-        fails = _at_least(_reject_probability(lam, df, alpha_against / (count * self.against_factor * against)),
-                          self.min_losses)
-        return holds, fails
+            holds = _at_least(both[:count], self.min_wins)
+        return holds, _at_least(both[count:], self.min_losses)
+
+    def _levels(self, alpha_against: float | None) -> np.ndarray:
+        """The levels of the "holds" tests, then of the "does not hold" tests (:meth:`power`), once per level."""
+        key = ("levels", alpha_against)
+        if key not in self._powers:
+            alpha_against = self.alpha if alpha_against is None else alpha_against
+            count = len(self.noncentrality or ())
+            for_factor = np.asarray(self.for_factors, float) if len(self.for_factors) else np.ones(count)
+            against = np.asarray(self.against_factors, float) if len(self.against_factors) else np.ones(count)
+            holds = self.alpha / for_factor if self.min_wins is None else self.alpha / (count * for_factor)
+            self._powers[key] = np.concatenate([holds, alpha_against / (count * self.against_factor * against)])
+        return self._powers[key]
 
     def power_at(self, repeats: int, alpha_against: float | None = None) -> tuple[float, float] | None:
         """``self.scaled(repeats).power(alpha_against)``, without building the scaled evidence (the same numbers:
@@ -491,7 +505,7 @@ class Evidence:
             if self.df is not None:
                 with np.errstate(invalid="ignore"):
                     df = np.where(np.isfinite(df), df * (repeats - 1) / (base - 1), df)
-            self._powers[key] = self._power(np.asarray(self.noncentrality, float) * factor, df, alpha_against)
+            self._powers[key] = self._power(self._noncentrality * factor, df, alpha_against)
         return self._powers[key]
 
     def scaled(self, repeats: int) -> "Evidence":
@@ -607,7 +621,7 @@ def _at_least(probabilities: np.ndarray, k: int) -> float:
         counts = [1.0] + [0.0] * len(probabilities)
         for q in probabilities.tolist():
             stay = 1 - q
-            counts = [counts[0] * stay] + [counts[i] * stay + counts[i - 1] * q for i in range(1, len(counts))]
+            counts = [counts[0] * stay, *(this * stay + below * q for this, below in zip(counts[1:], counts))]
         distribution = np.array(counts)
     else:
         distribution = np.zeros(len(probabilities) + 1)
