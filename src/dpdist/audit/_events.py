@@ -147,10 +147,10 @@ def _directions(jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, n
                 best[2 * at + direction] = (float(scores[pick]), masks[pick])
     events = []
     for at, (first, second, columns, _, _) in enumerate(jobs):
-        for direction, (x, y) in enumerate(((first, second), (second, first))):
+        for direction, (scored, other) in enumerate(((first, second), (second, first))):
             found = best[2 * at + direction]
             assert found is not None
-            events.append(Event(int(x), int(y), columns, found[1], found[0]))
+            events.append(Event(int(scored), int(other), columns, found[1], found[0]))
     return events
 
 
@@ -205,7 +205,7 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
     distances = 0.5 * np.abs(marginals[pairs[:, 0]] - marginals[pairs[:, 1]]).sum(axis=2)  # (pairs, columns)
     ranked_all = np.argsort(-distances, axis=1, kind="stable")
     halves: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (input, columns): pairs share inputs and columns
-    jobs = []
+    jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]] = []
     sizes = radix.tolist()
     for (i, j), ranked in zip(pairs.tolist(), ranked_all):
         chosen: list[int] = []
