@@ -44,9 +44,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "js"
 ADMIN_TOKEN = "release-admin-token-0123456789"
 RELAY_TOKEN = "release-relay-token-0123456789"
-# dropped from the commands' environment: the modules of a test's venv are compiled by the first command that
-# imports them and read from ``__pycache__`` by the next ones (not compiled again by each command)
-_NO_PYC = "PYTHONDONTWRITEBYTECODE"
 
 
 def _pyproject() -> dict:
@@ -231,7 +228,7 @@ def test_the_wheel_installs_with_every_extra_and_its_commands_run(artefacts, tmp
     bin_ = _uv_venv(tmp_path / "venv", wheel, extras, constraints)
     installed = time.monotonic() - started
     python, dpdist_ = bin_ / "python", bin_ / "dpdist"
-    env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", _NO_PYC)},
+    env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")},
            "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}", "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN,
            "DPDIST_RELAY_TOKEN": RELAY_TOKEN, "MPLBACKEND": "Agg"}
 
@@ -309,8 +306,7 @@ def test_the_wheel_without_extras_is_the_library_and_command_line(artefacts, tmp
     _run([_uv(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", constraints],
          cwd=ROOT)
     bin_ = _venv(tmp_path / "venv", wheel, [], constraints)
-    env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", _NO_PYC)},
-           "MPLBACKEND": "Agg"}
+    env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}, "MPLBACKEND": "Agg"}
     _run([bin_ / "python", "-m", "pip", "check"], env=env)
     (tmp_path / "v.csv").write_text("x\n" + "\n".join(str(i % 5) for i in range(500)) + "\n")
     estimate = _run([bin_ / "dpdist", "estimate", "v.csv", "--column", "x", "--protocol", "grr", "--epsilon", "2"],
