@@ -129,12 +129,8 @@ def cdf_band(
     reference_options, smoothed = _reference_estimator(protocol, options)
     reference = estimate if not smoothed else protocol.estimate(aggregator, **reference_options)
     reference_cdf, linear = _reference_cdf(reference)
-    n = aggregator.n
-    deviations = np.empty((replicates, reference_cdf.size))
-    for b in range(replicates):  # B full estimates: the loop is over replicates, not users
-        values = reference.sample(n, rng=generator)
-        replica = protocol.estimate(protocol.simulate(values, rng=generator), **reference_options)
-        deviations[b] = _reference_cdf(replica)[0] - reference.cumulative  # minus the bootstrap world's CDF
+    deviations = _replicate_cdfs(protocol, reference, aggregator.n, replicates, generator, reference_options, linear)
+    deviations -= reference.cumulative  # minus the bootstrap world's CDF
     if smoothed:
         center, bias = estimate.cumulative, None
         method = (
@@ -188,6 +184,33 @@ def _reference_cdf(estimate) -> tuple[np.ndarray, bool]:
         if masses is not None and np.size(masses) == estimate.bins:
             return np.concatenate([[0.0], np.cumsum(masses)]), True
     return np.asarray(estimate.cumulative, dtype=np.float64), False
+
+
+def _replicate_cdfs(protocol, reference: Distribution, n: int, replicates: int, generator: np.random.Generator,
+                    options: dict, linear: bool) -> np.ndarray:
+    """The reference CDF (:func:`_reference_cdf`) of each of ``replicates`` estimates from ``n`` values drawn from
+    ``reference``, one row each (steps 2-3 of the module docstring).
+
+    A protocol whose unbiased masses (``_linear_estimator`` of the numerical protocols), or for another estimate its
+    bin masses (``_bin_masses_estimator``: SW's plain EM), have a batched form simulates every replicate's aggregate,
+    in the same order of draws, and refits them as one block; the others are estimated one by one.  The loop is over
+    replicates, not users.
+    """
+    hook = "_linear_estimator" if linear else "_bin_masses_estimator"
+    masses_of = getattr(protocol, hook, lambda options: None)(options)
+    if masses_of is not None:
+        statistics = np.stack([
+            protocol.simulate(reference.sample(n, rng=generator), rng=generator).statistic for _ in range(replicates)
+        ])
+        masses = masses_of(statistics, n)
+        if linear:
+            return np.concatenate([np.zeros((replicates, 1)), np.cumsum(masses, axis=1)], axis=1)
+        return np.array([Distribution(reference.edges, row).cumulative for row in masses])  # the estimate's CDF
+    cdfs = np.empty((replicates, reference.bins + 1))
+    for b in range(replicates):
+        values = reference.sample(n, rng=generator)
+        cdfs[b] = _reference_cdf(protocol.estimate(protocol.simulate(values, rng=generator), **options))[0]
+    return cdfs
 
 
 def _band(edges, center, deviations, bias, level, replicates, method) -> CDFBand:

@@ -85,6 +85,49 @@ def test_a_band_is_attached_ordered_monotone_and_pinned_at_the_bounds():
     assert estimate.to_dict()["band"]["replicates"] == 40
 
 
+@pytest.mark.parametrize("name, key", [("hh", "consistent_leaves"), ("binning", "unbiased_frequencies")])
+def test_the_bootstraps_block_refit_is_each_estimates_unbiased_masses(name, key):
+    # cdf_band refits its replicates as one block (_linear_estimator): bit for bit the masses each estimate keeps,
+    # a level without reports (uniform) included: 3 values over HH's 4 levels leave one empty
+    protocol = local.make(name, epsilon=1.0, bounds=(0.0, 1.0))
+    aggregators = [protocol.simulate(np.random.default_rng(seed).random(size), rng=seed)
+                   for seed, size in ((0, 3), (1, 3), (2, 500), (3, 500))]
+    assert name != "hh" or any(np.any(protocol.level_counts(aggregator) == 0) for aggregator in aggregators)
+    estimator = protocol._linear_estimator({})
+    for n in (3, 500):
+        group = [aggregator for aggregator in aggregators if aggregator.n == n]
+        rows = estimator(np.stack([aggregator.statistic for aggregator in group]), n)
+        for row, aggregator in zip(rows, group):
+            np.testing.assert_array_equal(row, protocol.estimate(aggregator).details[key])
+    assert local.make("binning", epsilon=1.0)._linear_estimator({"estimator": "mle"}) is None
+
+
+def test_the_bootstraps_block_em_is_each_estimates_cdf():
+    # SW's bands bootstrap plain EM (_bin_masses_estimator): a block of aggregates fitted together, each row the
+    # CDF of its own estimate bit for bit; EMS is estimated one aggregate at a time
+    from dpdist.estimates import Distribution
+
+    protocol = local.make("sw", epsilon=1.0, bounds=(0.0, 1.0), bins=64)
+    aggregators = [protocol.simulate(np.random.default_rng(seed).beta(2, 5, 500), rng=seed) for seed in range(3)]
+    rows = protocol._bin_masses_estimator({"method": "em"})(np.stack([a.statistic for a in aggregators]), 500)
+    for row, aggregator in zip(rows, aggregators):
+        estimate = protocol.estimate(aggregator, method="em")
+        np.testing.assert_array_equal(Distribution(estimate.edges, row).cumulative, estimate.cumulative)
+    assert protocol._bin_masses_estimator({}) is None
+
+
+def test_unbiased_rows_estimates_an_oracle_with_its_own_support_counts_row_by_row():
+    from dpdist.local.numerical._composite import inner_aggregator, unbiased_rows
+
+    oracle = local.make("hr", epsilon=1.0, domain_size=6)
+    aggregators = [oracle.simulate(np.random.default_rng(seed).integers(0, 6, 300), rng=seed) for seed in range(3)]
+    rows = unbiased_rows(oracle, np.stack([a.statistic for a in aggregators] + [np.zeros(oracle.statistic_size)]),
+                         np.array([300, 300, 300, 0]))
+    for row, aggregator in zip(rows, aggregators):
+        np.testing.assert_array_equal(row, oracle.estimate(inner_aggregator(oracle, aggregator.statistic, 300)).frequencies)
+    np.testing.assert_array_equal(rows[3], np.full(6, 1 / 6))
+
+
 def test_the_same_seed_gives_the_same_band_and_no_seed_uses_the_csprng():
     protocol = local.make("binning", epsilon=1.0, bounds=(0.0, 1.0))
     aggregator = protocol.simulate(np.random.default_rng(0).random(2000), rng=0)

@@ -74,3 +74,37 @@ def test_the_accelerate_option_is_checked():
     aggregator = protocol.simulate(np.linspace(0, 1, 100), rng=0)
     with pytest.raises(InvalidParameterError, match="'accelerate'"):
         protocol.estimate(aggregator, accelerate="yes")
+
+
+@pytest.mark.parametrize("name, params, stopping, tight", [
+    ("hr", {"epsilon": 1.0, "domain_size": 5}, "gap", True),
+    ("hr", {"epsilon": 2.0, "domain_size": 64}, "gap", False),  # three blocks of 32
+    ("hr", {"epsilon": 1.0, "domain_size": 40}, "gap", False),  # a block of 64: the butterflies' fallback
+    ("sw", {"epsilon": 1.0, "bounds": (0.0, 1.0), "bins": 32}, "change", True),  # one banded block spanning the matrix
+    ("sw", {"epsilon": 4.0, "bounds": (0.0, 1.0), "bins": 256}, "change", False),  # a band of two blocks
+])
+def test_the_rows_of_a_bootstrap_are_fitted_together_to_the_same_numbers(name, params, stopping, tight):
+    """expectation_maximization_rows (the bootstrap refits of IBU on HR's channel and of SW's plain EM) is one run
+    per row, byte for byte: every row's own SQUAREM path and stopping step, rows with zero counts, the iteration
+    cap, plain EM too."""
+    from dpdist.local._em import expectation_maximization_rows
+
+    protocol = local.make(name, **params)
+    operator = protocol.channel_operator() if name == "hr" else protocol._transition_operator()
+    inputs = operator.shape[1]
+    rng = np.random.default_rng(inputs)
+    truth = rng.dirichlet(np.ones(inputs))
+    truth[0] = 0.0
+    law = operator.matvec(truth / truth.sum())
+    counts = rng.multinomial(2000, law / law.sum(), size=12)
+    counts[3] = 0
+    counts[3, 0] = 7
+    start = None if stopping == "change" else 0.5 * truth / truth.sum() + 0.5 / inputs
+    runs = [(True, 1.0, 10_000), (True, 1e-9, 7), (False, 1e-3, 20)] + ([(True, 1e-6, 10_000)] if tight else [])
+    for accelerate, tolerance, cap in runs:  # the tight tolerance's many SQUAREM cycles where they are cheap
+        rows = expectation_maximization_rows(counts, operator, tolerance=tolerance, max_iterations=cap, start=start,
+                                             accelerate=accelerate, stopping=stopping)
+        alone = [expectation_maximization(row.astype(float), operator, smoothing=False, tolerance=tolerance,
+                                          max_iterations=cap, start=start, accelerate=accelerate,
+                                          stopping=stopping).probabilities for row in counts]
+        assert rows.tobytes() == np.array(alone).tobytes(), (accelerate, tolerance, cap)

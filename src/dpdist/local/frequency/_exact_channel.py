@@ -74,7 +74,7 @@ import numpy as np
 from ..._rng import check_rng, state_generator
 from ..._validation import Integer, Interval, check_param
 from ...errors import InvalidParameterError
-from .._em import DenseOperator, expectation_maximization
+from .._em import DenseOperator, expectation_maximization, expectation_maximization_rows
 
 __all__ = [
     "ESTIMATORS",
@@ -129,6 +129,15 @@ def iterative_bayesian_update(protocol, statistic, *, tolerance, max_iterations,
         accelerate=accelerate,
         stopping="gap",
     )
+
+
+def iterative_bayesian_update_rows(protocol, statistics, **settings) -> np.ndarray:
+    """:func:`iterative_bayesian_update`'s estimate of each row of ``statistics`` (the bootstrap's redrawn
+    aggregates; ``settings``: its keywords), run on the rows together
+    (:func:`dpdist.local._em.expectation_maximization_rows`), for protocols whose ``channel_operator()`` has
+    ``matvec_rows`` and ``rmatvec_rows``: the same numbers."""
+    return expectation_maximization_rows(np.asarray(statistics, dtype=np.float64), protocol.channel_operator(),
+                                         **settings)
 
 
 def grr_maximum_likelihood(counts: np.ndarray, p: float, q: float) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -358,12 +358,14 @@ class FrequencyOracle(LocalProtocol):
         """The "ibu" / "mle" estimates, with optional parametric-bootstrap intervals."""
 
         n = aggregator.n
+        rows: Callable[[np.ndarray], np.ndarray] | None  # the refits of a block of redrawn aggregates, in one pass
         if estimator == "mle":
             frequencies = self.maximum_likelihood(aggregator.statistic)
             details: dict[str, Any] = {"estimator": "mle"}
 
             def refit(statistic):
                 return self.maximum_likelihood(statistic)
+            rows = self._maximum_likelihood_rows
         else:
             result = _exact_channel.iterative_bayesian_update(
                 self, aggregator.statistic, tolerance=settings["tolerance"],
@@ -379,13 +381,18 @@ class FrequencyOracle(LocalProtocol):
                 "accelerated": result.accelerated,
             }
 
+            em = {"tolerance": settings["tolerance"], "max_iterations": settings["max_iterations"],
+                  "accelerate": settings["accelerate"], "start": 0.5 * frequencies + 0.5 / self.domain_size}
+
             def refit(statistic):
-                return _exact_channel.iterative_bayesian_update(
-                    self, statistic, tolerance=settings["tolerance"], max_iterations=settings["max_iterations"],
-                    accelerate=settings["accelerate"], start=0.5 * frequencies + 0.5 / self.domain_size,
-                ).probabilities
+                return _exact_channel.iterative_bayesian_update(self, statistic, **em).probabilities
+
+            def refit_rows(statistics):
+                return _exact_channel.iterative_bayesian_update_rows(self, statistics, **em)
+            rows = refit_rows
         if settings["bootstrap"]:
-            rows = self._maximum_likelihood_rows if estimator == "mle" else None  # "ibu": a refit per row
+            if estimator != "mle" and not hasattr(self.channel_operator(), "matvec_rows"):
+                rows = None  # IBU's rows at once where the channel's products batch exactly, else a refit per row
             variance, extra = _exact_channel.parametric_bootstrap(self, aggregator.statistic, n, frequencies, refit, settings,
                                                                   rows)
             details.update(extra)

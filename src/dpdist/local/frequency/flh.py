@@ -238,13 +238,14 @@ class FLH(LocalHashingOracle):
     def support_counts_in_table(self, statistic: np.ndarray, items: ArrayLike) -> np.ndarray:
         """:math:`C_v` of the given ``items`` in a table of report counts (an aggregator's statistic)."""
         items = np.asarray(items, dtype=np.int64)
-        table = np.asarray(statistic).reshape(self._S, self._g)
+        table = np.asarray(statistic).reshape(self._S * self._g)
         support = np.zeros(items.size, dtype=np.float64)
         rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
         for start in range(0, self._S, rows):
-            functions = slice(start, min(start + rows, self._S))  # a view of the table's rows, not a copy
-            hashed = _hashing.hash_items(self._seeds[functions][:, None], items[None, :], self._prime, self._g)
-            support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
+            stop = min(start + rows, self._S)
+            cells = _hashing.hash_items(self._seeds[start:stop, None], items[None, :], self._prime, self._g)
+            cells += np.arange(start * self._g, stop * self._g, self._g)[:, None]  # cell j g + h_j(v) of the table
+            support += table[cells].sum(axis=0)
         return support
 
     def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
@@ -274,11 +275,11 @@ class FLH(LocalHashingOracle):
         table = rng.multinomial(redrawn, np.full(self.statistic_size, 1.0 / self.statistic_size))
         if items.size * self._S <= _MULTINOMIAL_CELLS:
             per_function = rng.multinomial(kept, np.full(self._S, 1.0 / self._S))  # (items, S)
-            hashed = _hashing.hash_items(self._seeds[None, :], items[:, None], self._prime, self._g)
-            cells = np.arange(self._S)[None, :] * self._g + hashed
-            table += np.bincount(cells.ravel(), weights=per_function.ravel(), minlength=self.statistic_size).astype(
-                np.int64
-            )
+            # only the (item, function) pairs with a user are hashed: at most sum(kept) of the items x S
+            owner, function = np.nonzero(per_function)
+            hashed = _hashing.hash_items(self._seeds[function], items[owner], self._prime, self._g)
+            table += np.bincount(function * self._g + hashed, weights=per_function[owner, function],
+                                 minlength=self.statistic_size).astype(np.int64)
         else:
             owners = np.repeat(items, kept)
             for start in range(0, owners.size, self._simulate_chunk):

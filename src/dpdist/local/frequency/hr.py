@@ -78,7 +78,7 @@ from .._bernoulli import mixture_keep
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
-from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
+from .._walsh_hadamard import butterfly_walsh_hadamard, fast_walsh_hadamard, hadamard_sign_is_plus
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
@@ -278,16 +278,34 @@ class _HadamardOperator:
     def __init__(self, protocol: HR):
         self._protocol = protocol
         self.shape = (protocol.output_size, protocol.domain_size)
+        self._cells = protocol._item_block * protocol.block_size + protocol._item_column  # item x's (block, column)
 
     def matvec(self, f):
         hr = self._protocol
-        placed = np.zeros((hr.blocks, hr.block_size))
-        placed[hr._item_block, hr._item_column] = f
-        members = (placed.sum(axis=1, keepdims=True) + fast_walsh_hadamard(placed)) / 2.0
+        flat = np.zeros(hr.output_size)
+        flat[self._cells] = f
+        placed = flat.reshape(hr.blocks, hr.block_size)
+        members = (placed.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
         return ((f.sum() + (hr._e - 1.0) * members) / hr._normalizer).ravel()
 
     def rmatvec(self, w):
         hr = self._protocol
         blocks = np.asarray(w, dtype=np.float64).reshape(hr.blocks, hr.block_size)
-        members = (blocks.sum(axis=1, keepdims=True) + fast_walsh_hadamard(blocks)) / 2.0
-        return (w.sum() + (hr._e - 1.0) * members[hr._item_block, hr._item_column]) / hr._normalizer
+        members = (blocks.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
+        return (w.sum() + (hr._e - 1.0) * members.ravel()[self._cells]) / hr._normalizer
+
+    def matvec_rows(self, f):
+        """:meth:`matvec` of each row of ``f``, the same numbers (sums along rows, exact butterflies)."""
+        hr = self._protocol
+        flat = np.zeros((f.shape[0], hr.output_size))
+        flat[:, self._cells] = f
+        placed = flat.reshape(f.shape[0], hr.blocks, hr.block_size)
+        members = (placed.sum(axis=2, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
+        return ((f.sum(axis=1)[:, None, None] + (hr._e - 1.0) * members) / hr._normalizer).reshape(f.shape[0], hr.output_size)
+
+    def rmatvec_rows(self, w):
+        """:meth:`rmatvec` of each row of ``w``, the same numbers."""
+        hr = self._protocol
+        blocks = np.asarray(w, dtype=np.float64).reshape(w.shape[0], hr.blocks, hr.block_size)
+        members = (blocks.sum(axis=2, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
+        return (w.sum(axis=1)[:, None] + (hr._e - 1.0) * members.reshape(w.shape[0], hr.output_size)[:, self._cells]) / hr._normalizer

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -128,6 +128,23 @@ class NumericalProtocol(LocalProtocol):
             details=details,
             guarantee=self.guarantee,
         )
+
+    def _linear_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """The unbiased bin masses the estimate under ``options`` keeps in ``details`` (before its projection onto
+        the simplex), as one map from a block of statistics to their masses; None when it keeps none.
+
+        The map takes ``(statistics, n)``, one aggregate of ``n`` reports per row, and returns one row of masses
+        each, exactly those ``estimate(aggregator, **options)`` would keep for the row (the same arithmetic, a block
+        at a time): the parametric bootstrap of :func:`dpdist.uncertainty.cdf_band` refits hundreds of aggregates
+        and needs nothing else of their estimates.
+        """
+        return None
+
+    def _bin_masses_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """The bin masses ``estimate(aggregator, **options)`` is made of (before :class:`~dpdist.Distribution`
+        renormalizes them), as one map from a block of statistics to their masses, as :meth:`_linear_estimator`;
+        None when the protocol estimates one aggregate at a time."""
+        return None
 
 
 class BinnedProtocol(NumericalProtocol):

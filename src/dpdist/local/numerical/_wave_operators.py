@@ -34,13 +34,42 @@ class BandedOperator:
                 part = np.ascontiguousarray(band[low:high, start:stop])
                 self._blocks.append((start, stop, low, high, part, np.ascontiguousarray(part.T)))
 
+        # one block spanning the whole matrix (a wave as wide as the domain): one product, no slices
+        self._whole = len(self._blocks) == 1 and self._blocks[0][:4] == (0, self.shape[1], 0, self.shape[0])
+
     def matvec(self, x: np.ndarray) -> np.ndarray:
+        if self._whole:  # c * sum(x) + Bx, the same sum as the blocks' (addition commutes exactly)
+            out = self._blocks[0][4] @ x
+            out += self.constant * x.sum()
+            return out
         out = np.full(self.shape[0], self.constant * x.sum())
         for start, stop, low, high, part, _ in self._blocks:
             out[low:high] += part @ x[start:stop]
         return out
 
+    def matvec_rows(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`matvec` of each row of ``x``, the same numbers (:meth:`_rows`)."""
+        return self._rows(x, self.matvec, 4, self.shape[0])
+
+    def rmatvec_rows(self, y: np.ndarray) -> np.ndarray:
+        """:meth:`rmatvec` of each row of ``y``, the same numbers (:meth:`_rows`)."""
+        return self._rows(y, self.rmatvec, 5, self.shape[1])
+
+    def _rows(self, vectors: np.ndarray, product, part: int, size: int) -> np.ndarray:
+        """``product`` of each row: a BLAS product per row (one matrix-matrix product would sum in another order),
+        with one block's constant part for all rows at once; ``part`` picks the block's matrix or its transpose."""
+        if not self._whole:
+            return np.array([product(row) for row in vectors]).reshape(len(vectors), size)
+        matrix = self._blocks[0][part]
+        out = np.array([matrix @ row for row in vectors]).reshape(len(vectors), size)
+        out += (self.constant * vectors.sum(axis=1))[:, None]
+        return out
+
     def rmatvec(self, y: np.ndarray) -> np.ndarray:
+        if self._whole:
+            out = self._blocks[0][5] @ y
+            out += self.constant * y.sum()
+            return out
         out = np.full(self.shape[1], self.constant * y.sum())
         for start, stop, low, high, _, transposed in self._blocks:
             out[start:stop] += transposed @ y[low:high]

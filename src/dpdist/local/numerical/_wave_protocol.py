@@ -23,7 +23,7 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
 from ._base import BinnedProtocol, NumericalProtocol
-from .._em import expectation_maximization
+from .._em import expectation_maximization, expectation_maximization_rows
 from ._wave_operators import transition_operator
 from ..._types import ArrayLike
 
@@ -136,6 +136,43 @@ class WaveProtocol(BinnedProtocol):
         return self._operator
 
     # ------------------------------------------------------------------ estimation
+    def _em_settings(self, method, tolerance, max_iterations, accelerate, options) -> tuple[str, float, int]:
+        """The checked ``(method, tolerance, max_iterations)`` of :meth:`_estimate`'s options (``accelerate`` checked)."""
+        owner = f"{self.display_name}.estimate"
+        if options:
+            raise InvalidParameterError(
+                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations', "
+                "'accelerate'."
+            )
+        method = check_param(owner, "method", method, Options(("ems", "em")))
+        default_tolerance = 1e-3 if method == "ems" else 1e-3 * math.exp(min(self.epsilon, 700.0))
+        tolerance = check_param(
+            owner, "tolerance", default_tolerance if tolerance is None else tolerance, Interval(0.0, math.inf)
+        )
+        max_iterations = check_param(owner, "max_iterations", max_iterations, Integer(low=1))
+        if not isinstance(accelerate, bool):
+            raise InvalidParameterError(
+                f"The 'accelerate' parameter of {owner} must be True or False. Got {accelerate!r} instead."
+            )
+        return method, tolerance, max_iterations
+
+    def _bin_masses_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """Plain EM (``method="em"``) of a block of statistics, one row of bin masses each, the same numbers as
+        :meth:`_estimate`'s (:func:`dpdist.local._em.expectation_maximization_rows`), when the transition operator
+        has row products (the banded one); None otherwise (EMS, or the FFT operator)."""
+        settings = {"method": "ems", "tolerance": None, "max_iterations": MAX_ITERATIONS, "accelerate": True, **options}
+        accelerate = settings.pop("accelerate")
+        method, tolerance, max_iterations = self._em_settings(
+            settings.pop("method"), settings.pop("tolerance"), settings.pop("max_iterations"), accelerate, settings
+        )
+        operator = self._transition_operator()
+        if method != "em" or not hasattr(operator, "matvec_rows"):
+            return None
+        return lambda statistics, n: expectation_maximization_rows(
+            statistics, operator, tolerance=tolerance, max_iterations=max_iterations, accelerate=accelerate,
+            stopping="change",
+        )
+
     def _estimate(
         self, aggregator, *, method="ems", tolerance=None, max_iterations=MAX_ITERATIONS, accelerate=True, **options
     ):
@@ -164,22 +201,7 @@ class WaveProtocol(BinnedProtocol):
             ``iterations``, ``converged``, ``tolerance``, ``loglikelihood`` (the trace,
             one value per iterate), ``b``, ``output_bins`` and ``operator``.
         """
-        owner = f"{self.display_name}.estimate"
-        if options:
-            raise InvalidParameterError(
-                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations', "
-                "'accelerate'."
-            )
-        method = check_param(owner, "method", method, Options(("ems", "em")))
-        default_tolerance = 1e-3 if method == "ems" else 1e-3 * math.exp(min(self.epsilon, 700.0))
-        tolerance = check_param(
-            owner, "tolerance", default_tolerance if tolerance is None else tolerance, Interval(0.0, math.inf)
-        )
-        max_iterations = check_param(owner, "max_iterations", max_iterations, Integer(low=1))
-        if not isinstance(accelerate, bool):
-            raise InvalidParameterError(
-                f"The 'accelerate' parameter of {owner} must be True or False. Got {accelerate!r} instead."
-            )
+        method, tolerance, max_iterations = self._em_settings(method, tolerance, max_iterations, accelerate, options)
         operator = self._transition_operator()
         result = expectation_maximization(
             aggregator.statistic,

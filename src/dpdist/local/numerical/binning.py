@@ -14,7 +14,7 @@ to the bin of each value, so the privacy guarantee is the oracle's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from .._protocol import ProtocolTags, register
 from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
 from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
-from ._composite import ORACLES, inner_aggregator, make_oracle
+from ._composite import ORACLES, inner_aggregator, make_oracle, unbiased_rows
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
@@ -111,7 +111,7 @@ class Binning(BinnedProtocol):
         return self._oracle.report_format.statistic(reports)
 
     def _simulate(self, values, rng):
-        return self._oracle.simulate(unit_bin_index(values, self.bins), rng=rng).statistic
+        return self._oracle._simulate(unit_bin_index(values, self.bins), rng)  # valid bins: no re-validation
 
     @property
     def statistic_total_per_report(self) -> int | None:
@@ -157,6 +157,14 @@ class Binning(BinnedProtocol):
             frequency_variance=raw.variance,
             **{key: raw.frequencies},
         )
+
+    def _linear_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """``details["unbiased_frequencies"]`` of a block of statistics (the oracle's unbiased estimate of each row),
+        for the unbiased estimator; None for "ibu" and "mle", which keep no linear masses."""
+        if options.get("estimator", "unbiased") != "unbiased":
+            return None
+        oracle = self._oracle
+        return lambda statistics, n: unbiased_rows(oracle, statistics, np.full(len(statistics), n, dtype=np.int64))
 
     def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of each bin's unbiased frequency estimate (the inner oracle's, eq. 1 for GRR)."""

@@ -26,6 +26,8 @@ bytes, zero-padded to the widest level).
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from .._docs import shared_parameters
@@ -35,9 +37,9 @@ from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import exact_sum, statistic_problem
 from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
-from ...postprocess import hay_consistency
+from ...postprocess import _consistent_tree, hay_consistency
 from .._report_kinds import Field, RecordReports
-from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle
+from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle, unbiased_rows
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
 from ..._types import ArrayLike
@@ -184,7 +186,7 @@ class HierarchicalHistogram(BinnedProtocol):
             node_counts = split[:, depth - 1].reshape(self.branching**depth, -1).sum(axis=1)
             items = np.repeat(np.arange(node_counts.size), node_counts)
             start, stop = self._stat_offsets[depth], self._stat_offsets[depth + 1]
-            statistic[start:stop] = oracle.simulate(items, rng=rng).statistic
+            statistic[start:stop] = oracle._simulate(items, rng)  # items valid by construction: no re-validation
         return statistic
 
     def _check_statistic(self, statistic, n):
@@ -221,6 +223,22 @@ class HierarchicalHistogram(BinnedProtocol):
         """Hay et al.'s least-squares consistent tree (root = 1); levels ``0 .. h``, may be negative."""
         noisy = [np.ones(1)] + self.level_frequencies(aggregator)
         return hay_consistency(noisy, self.branching, root=1.0)
+
+    def _linear_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:
+        """``details["consistent_leaves"]`` of a block of statistics: each row's level frequencies
+        (:meth:`level_frequencies`), then Hay's consistent tree with root 1 (:meth:`consistent_tree`), a block at a
+        time (the projection is linear and :func:`dpdist.postprocess.hay_consistency` works tree by tree along the
+        last axis)."""
+
+        def leaves(statistics: np.ndarray, n: int) -> np.ndarray:
+            counts = np.asarray(statistics[:, : self._height], dtype=np.int64)
+            noisy = [np.ones((len(statistics), 1))]
+            for depth, oracle in enumerate(self._oracles, start=1):
+                start, stop = self._stat_offsets[depth], self._stat_offsets[depth + 1]
+                noisy.append(unbiased_rows(oracle, statistics[:, start:stop], counts[:, depth - 1]))
+            return _consistent_tree(noisy, self.branching, 1.0)[-1]
+
+        return leaves
 
     def _estimate(self, aggregator, *, postprocess: str = "norm-sub"):
         """Leaf masses of the consistent tree, made a distribution by ``postprocess``.
