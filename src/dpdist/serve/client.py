@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule"]
 
+#: the verifying TLS contexts built so far, one per CA setting of the environment (see :func:`_tls_context`)
+_TLS_CONTEXTS: dict[tuple[str, str], Any] = {}
+
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
 #: A constant, not the server's limit: a file's parts, hence their batch ids, must be the same on every run.
@@ -164,7 +167,8 @@ class Client:
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._transport = transport
-        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
+        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport,
+                                  verify=_tls_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
@@ -720,6 +724,25 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _tls_context():
+    """The certificate-verifying TLS context of this process's HTTP clients: httpx's default (``verify=True``: the
+    certifi bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set), built once per CA setting and shared.
+
+    Building one loads the whole CA bundle (about 20 ms of CPU), which ``httpx.Client()`` does for every client,
+    also for a plain ``http://`` server; an :class:`ssl.SSLContext` may serve any number of clients and connections
+    (httpx's "SSL" guide: reuse one context).  The CA setting is read when a client is made, as httpx reads it.
+    """
+    import os
+
+    import httpx
+
+    key = (os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
+    context = _TLS_CONTEXTS.get(key)
+    if context is None:
+        context = _TLS_CONTEXTS.setdefault(key, httpx.create_ssl_context())
+    return context
+
+
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
     the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
@@ -732,7 +755,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
-        with httpx.Client(timeout=30.0, transport=transport) as client:
+        with httpx.Client(timeout=30.0, transport=transport, verify=_tls_context() if transport is None else True) as client:
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
