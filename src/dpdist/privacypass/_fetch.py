@@ -14,12 +14,12 @@ fixed by the attempt number and the issuer's ``Retry-After`` (jittered), never b
 from __future__ import annotations
 
 import asyncio
-import functools
 import random
 import re
 import time
 from typing import Any
 
+from .._tls import verifying_context
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 from ._client import PendingToken, finalize_token, request_token
 
@@ -29,16 +29,6 @@ REQUEST_MEDIA_TYPE = "application/private-token-request"
 RESPONSE_MEDIA_TYPE = "application/private-token-response"
 _RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
-
-
-@functools.lru_cache(maxsize=1)
-def _tls() -> Any:
-    """The TLS context of every token request of this process: httpx's default (``httpx.create_ssl_context()``, what
-    ``httpx.Client()`` makes when given none), made once.  A client made without one loads the CA bundle again (~27 ms
-    of CPU), and a device fetches one token per report; an ``ssl.SSLContext`` serves any number of connections."""
-    import httpx
-
-    return httpx.create_ssl_context()
 
 
 def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any, backoff: Any, timeout: Any) -> str:
@@ -118,7 +108,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    with httpx.Client(timeout=timeout, transport=transport, verify=_tls()) as client:
+    with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context()) as client:
         for attempt in range(retries + 1):
             response = None
             try:
@@ -142,7 +132,7 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=_tls()) as client:
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context()) as client:
         for attempt in range(retries + 1):
             response = None
             try:

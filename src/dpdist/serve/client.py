@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 
 from ._relay_route import RelayRoute, resolve_route
@@ -36,9 +37,6 @@ if TYPE_CHECKING:
     from ..local.ledger import PrivacyLedger
 
 __all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule"]
-
-#: the verifying TLS contexts built so far, one per CA setting of the environment (see :func:`_tls_context`)
-_TLS_CONTEXTS: dict[tuple[str, str], Any] = {}
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
@@ -168,7 +166,7 @@ class Client:
         self._store = TokenStore(token_file)
         self._transport = transport
         self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport,
-                                  verify=_tls_context() if transport is None else True)
+                                  verify=verifying_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
@@ -724,25 +722,6 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _tls_context():
-    """The certificate-verifying TLS context of this process's HTTP clients: httpx's default (``verify=True``: the
-    certifi bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set), built once per CA setting and shared.
-
-    Building one loads the whole CA bundle (about 20 ms of CPU), which ``httpx.Client()`` does for every client,
-    also for a plain ``http://`` server; an :class:`ssl.SSLContext` may serve any number of clients and connections
-    (httpx's "SSL" guide: reuse one context).  The CA setting is read when a client is made, as httpx reads it.
-    """
-    import os
-
-    import httpx
-
-    key = (os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
-    context = _TLS_CONTEXTS.get(key)
-    if context is None:
-        context = _TLS_CONTEXTS.setdefault(key, httpx.create_ssl_context())
-    return context
-
-
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
     the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
@@ -755,7 +734,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
-        with httpx.Client(timeout=30.0, transport=transport, verify=_tls_context() if transport is None else True) as client:
+        with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
