@@ -79,6 +79,24 @@ def test_bad_input_gets_one_line_naming_what_was_typed(files, capsys, monkeypatc
     assert "np.float64" not in err and "datasets.from_file" not in err and "run_spec" not in err
 
 
+def test_each_command_module_adds_the_commands_the_parser_builds_it_for():
+    import argparse
+    import importlib
+
+    from dpdist.cli import _main as cli
+
+    for name, commands in cli.COMMANDS.items():
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).add_commands(subparsers)
+        assert tuple(subparsers.choices) == commands, name
+    whole = cli.build_parser()._subparsers._group_actions[0].choices
+    assert list(whole) == [command for commands in cli.COMMANDS.values() for command in commands]
+    for command in whole:  # one module's parser parses its command's help as the whole parser does
+        alone = cli.build_parser(command)._subparsers._group_actions[0].choices[command]
+        assert alone.format_help() == whole[command].format_help()
+    assert cli.build_parser("no-such-command")._subparsers._group_actions[0].choices.keys() == whole.keys()
+
+
 def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(capsys, monkeypatch):
     def broken(_args):
         raise KeyError("boom")
@@ -86,7 +104,7 @@ def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(capsy
     from dpdist.cli import _main as cli
 
     parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     parser._subparsers._group_actions[0].choices["list"].set_defaults(handler=broken)
     assert main(["list"]) == 1
     err = capsys.readouterr().err
@@ -106,7 +124,7 @@ def test_numpy_numbers_print_plainly_and_print_options_are_restored(capsys, monk
     from dpdist.cli import _main as cli
 
     parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     parser._subparsers._group_actions[0].choices["list"].set_defaults(handler=shows_a_numpy_number)
     before = np.get_printoptions()
     assert main(["list"]) == 2

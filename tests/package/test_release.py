@@ -1,11 +1,15 @@
 """The release artefacts: one version, an sdist and a pure-Python wheel that pass ``twine check``, and a wheel
-that installs with every extra into a fresh virtual environment with plain ``pip`` and runs the command line's
-main paths there (``demo``, ``estimate``, ``release``, ``serve`` + ``campaign`` + ``submit``, ``relay``).
+that installs with every extra into a fresh virtual environment and runs the command line's main paths there
+(``demo``, ``estimate``, ``release``, ``serve`` + ``campaign`` + ``submit``, ``relay``).
 
-The slow tests build with ``uv build`` (the release command, ``docs/release.md``) and install with
-``python -m venv`` and ``pip`` only, from PyPI, pinned to the versions of ``uv.lock`` (``uv export``), so that
-the install is the one a user's ``pip install`` does, reproducibly.  Every server listens on 127.0.0.1 on a free
-port and is stopped by the test; every command has a time limit.
+The slow tests build with ``uv build`` (the release command, ``docs/release.md``) and install from PyPI, pinned to
+the versions of ``uv.lock`` (``uv export``), so that the install is reproducible.  The wheel without extras is
+installed as a user's ``pip install`` does (``python -m venv``, then ``pip``): pip's resolver and installer, and
+the hint ``pip install 'dpdist[serve]'`` the command line prints.  The wheel with every extra is installed by
+``uv pip install`` into a ``uv venv``: the wheel's ``Requires-Dist`` with every extra resolved under the same
+constraints, its entry points installed, and ``uv pip check`` of the result, from uv's cache, which links the
+~2 GB instead of unpacking them (pip spent ~30 CPU-s there).  Every server listens on 127.0.0.1 on a free port and is
+stopped by the test; every command has a time limit.
 """
 
 from __future__ import annotations
@@ -142,15 +146,35 @@ def _extras(wheel: Path) -> list[str]:
 def _venv(path: Path, wheel: Path, extras: list[str], constraints: Path) -> Path:
     """A fresh virtual environment (``python -m venv``) with the wheel installed by ``pip``; its ``bin``.
 
-    ``--no-compile``: pip does not byte-compile the ~2 GB it unpacks (half of the install's CPU, 56 -> 29 CPU-s
-    with every extra); Python compiles the modules the commands import when they import them, as after any
-    ``--no-compile`` install.  What is resolved, downloaded and installed is the same."""
+    ``--no-compile``: pip does not byte-compile what it unpacks (most of it never imported here); Python compiles
+    the modules the commands import when they import them, as after any ``--no-compile`` install.  What is
+    resolved, downloaded and installed is the same."""
     _run([sys.executable, "-m", "venv", path])
     python = path / "bin" / "python"
     spec = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
     _run([python, "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check", "-c", constraints,
           spec],
          timeout=1800)
+    return path / "bin"
+
+
+def _uv_venv(path: Path, wheel: Path, extras: list[str], constraints: Path) -> Path:
+    """A fresh virtual environment (``uv venv``, no ``--system-site-packages``) with the wheel and ``extras``
+    installed by ``uv pip install``; its ``bin``.
+
+    uv resolves the wheel's ``Requires-Dist`` with its extras under ``constraints`` as pip does, and links the
+    distributions from its cache (filled by the ``uv sync`` of this checkout) instead of unpacking them.  It
+    resolves offline first, from the index pages it cached: ``constraints`` pin every version, so the cache
+    gives the same resolution as the registry, and no cached file is downloaded and unpacked (or, for PySpark's
+    sdist, built) again where a registry's responses revalidate as changed.  A cache without these versions
+    (a fresh CI machine) fails offline, and then the install asks the registry.  Run outside the checkout
+    (``cwd``), so that no ``[tool.uv]`` setting of this project applies."""
+    _run([_uv(), "venv", "--quiet", "--python", sys.executable, path], cwd=path.parent)
+    spec = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
+    install = [_uv(), "pip", "install", "--quiet", "--python", path / "bin" / "python", "--no-compile-bytecode",
+               "-c", constraints, spec]
+    if _run([*install, "--offline"], cwd=path.parent, timeout=1800, check=False).returncode != 0:
+        _run(install, cwd=path.parent, timeout=1800)
     return path / "bin"
 
 
@@ -201,7 +225,7 @@ def test_the_wheel_installs_with_every_extra_and_its_commands_run(artefacts, tmp
           "-o", constraints], cwd=ROOT)
     work = tmp_path / "work"
     work.mkdir()
-    bin_ = _venv(tmp_path / "venv", wheel, extras, constraints)
+    bin_ = _uv_venv(tmp_path / "venv", wheel, extras, constraints)
     installed = time.monotonic() - started
     python, dpdist_ = bin_ / "python", bin_ / "dpdist"
     env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")},
@@ -211,7 +235,7 @@ def test_the_wheel_installs_with_every_extra_and_its_commands_run(artefacts, tmp
     def run(*arguments, timeout=300):
         return _run([dpdist_, *arguments], cwd=work, env=env, timeout=timeout)
 
-    _run([python, "-m", "pip", "check"], env=env)
+    _run([_uv(), "pip", "check", "--python", python], cwd=tmp_path, env=env)
     assert run("--version").stdout.strip() == f"dpdist {dpdist.__version__}"
     where = _run([python, "-c", "import dpdist, dpdist.serve._assets as a; print(dpdist.__file__); "
                   "print(a.clients_js_dir())"], cwd=work, env=env).stdout.split()
@@ -283,6 +307,7 @@ def test_the_wheel_without_extras_is_the_library_and_command_line(artefacts, tmp
          cwd=ROOT)
     bin_ = _venv(tmp_path / "venv", wheel, [], constraints)
     env = {**{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}, "MPLBACKEND": "Agg"}
+    _run([bin_ / "python", "-m", "pip", "check"], env=env)
     (tmp_path / "v.csv").write_text("x\n" + "\n".join(str(i % 5) for i in range(500)) + "\n")
     estimate = _run([bin_ / "dpdist", "estimate", "v.csv", "--column", "x", "--protocol", "grr", "--epsilon", "2"],
                     cwd=tmp_path, env=env)

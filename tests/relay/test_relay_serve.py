@@ -204,13 +204,15 @@ def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path
     assert _summary(collector, "outage")["n"] == 20
 
 
-CLIENTS, REPORTS = 4, 150
+CLIENTS, REPORTS, KILLS = 4, 150, 20
 
 
 def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(parties, tmp_path):
     """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
-    (seeded) moments and restarted. Afterwards filler reports push every real report out of the relay (it forwards
-    the oldest first): the collector's counts are the real reports' counts plus fillers only."""
+    (seeded) moments and restarted, at least ``KILLS`` times while they send: a device sends its report ``r`` once
+    ``(r + 1) KILLS / REPORTS`` kills have been made, so the kills are spread over the sending whatever the machine's
+    speed.  Afterwards filler reports push every real report out of the relay (it forwards the oldest first): the
+    collector's counts are the real reports' counts plus fillers only."""
     collector, relay, issuer = parties
     _create(parties, "crash", keep_reports=True)
     credentials = issuer.credentials("crash", CLIENTS + 1, tokens_each=2 * relay.max_batch + REPORTS)
@@ -219,6 +221,8 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
     failures: list[BaseException] = []
     done = threading.Event()
+    kills = [0]  # kills (each followed by its restart) so far
+    paced = threading.Condition()
 
     def device(index):
         try:
@@ -226,18 +230,31 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
                 client.config("crash")
                 client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
                 for row in range(REPORTS):
+                    with paced:
+                        assert paced.wait_for(lambda: kills[0] >= (row + 1) * KILLS // REPORTS or failures, timeout=600), (
+                            f"{kills[0]} kills in 600 s")
+                    if failures:
+                        return
                     client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
         except BaseException as error:  # noqa: BLE001 - reported below
             failures.append(error)
 
     def killer():
         chaos = random.Random(7)
-        while not done.is_set():
-            time.sleep(chaos.uniform(0.5, 2.0))
-            target = relay if chaos.random() < 0.6 else collector
-            target.kill()
-            time.sleep(chaos.uniform(0.0, 0.3))
-            target.start()
+        try:
+            while not done.is_set():
+                time.sleep(chaos.uniform(0.5, 2.0))
+                target = relay if chaos.random() < 0.6 else collector
+                target.kill()
+                time.sleep(chaos.uniform(0.0, 0.3))
+                target.start()
+                with paced:
+                    kills[0] += 1
+                    paced.notify_all()
+        except BaseException as error:  # noqa: BLE001 - reported below; the devices stop waiting for kills
+            failures.append(error)
+            with paced:
+                paced.notify_all()
 
     threads = [threading.Thread(target=device, args=(i,)) for i in range(CLIENTS)]
     chaos = threading.Thread(target=killer)
@@ -248,6 +265,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     done.set()
     chaos.join(timeout=60)
     assert not failures, failures
+    assert kills[0] >= KILLS, kills
     filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
     with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1], issuer=issuer.url) as client:
         client.config("crash")

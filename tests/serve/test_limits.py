@@ -22,6 +22,7 @@ import pytest
 from dpdist._guard import Limits as ServerLimits
 from dpdist._guard import uvicorn_options
 from dpdist.serve._limits import Limits
+from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
 from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
                               request_head)
@@ -137,8 +138,9 @@ def put(server, name: str, body: bytes, *, local_address: str | None = None, tok
     headers = {"Content-Type": "application/octet-stream", **server.headers()}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    transport = httpx.HTTPTransport(local_address=local_address) if local_address else None
-    with httpx.Client(transport=transport, timeout=BOUND_S) as client:
+    # one TLS context for every client (building one loads the CA bundle: ~20 ms each; these servers are http://)
+    transport = httpx.HTTPTransport(local_address=local_address, verify=verifying_context()) if local_address else None
+    with httpx.Client(transport=transport, timeout=BOUND_S, verify=verifying_context()) as client:
         return client.put(server.url + server.path(name), content=body, headers=headers)
 
 
@@ -606,7 +608,7 @@ def test_ten_slow_anonymous_bodies_do_not_keep_honest_batches_out(tmp_path):
 
         def acknowledged(name, campaign, source, token=None):
             headers = {"Content-Type": "application/octet-stream", **({"Authorization": f"Bearer {token}"} if token else {})}
-            with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=BOUND_S) as client:
+            with httpx.Client(transport=httpx.HTTPTransport(local_address=source, verify=verifying_context()), timeout=BOUND_S) as client:
                 return client.put(f"{server.url}/api/campaigns/{campaign}/batches/{name}", content=honest, headers=headers)
 
         # ten slow bodies from one address: 100 KB each, 1 MB in all (the pool, before): one is held, nine refused

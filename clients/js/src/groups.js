@@ -78,7 +78,11 @@ export class SampledGroups {
   /** The report's column in ``channelRow`` (the groups' outputs one after another). */
   reportIndex(row) {
     const [chosen, payload] = this.split(row);
-    const offset = this.outputCounts().slice(0, chosen).reduce((a, b) => a + b, 0);
+    if (this._outputOffsets === undefined) {
+      // each group's first column: the counts of the groups before it, summed once
+      this._outputOffsets = this.outputCounts().map((_, group) => this.outputCounts().slice(0, group).reduce((a, b) => a + b, 0));
+    }
+    const offset = this._outputOffsets[chosen];
     return offset + this.inners[chosen].reportIndex(payload);
   }
 

@@ -100,7 +100,8 @@ export class RecordProtocol extends Protocol {
 
   /** A record (an array in the schema's order, or an object by attribute name) as each attribute's checked value. */
   checkValue(record, index) {
-    const names = this.attributes.map((attribute) => attribute.name);
+    this._names ??= this.attributes.map((attribute) => attribute.name); // once: a batch checks every record
+    const names = this._names;
     let values;
     if (Array.isArray(record)) {
       if (record.length !== names.length) {

@@ -181,7 +181,13 @@ export function checkSampledChannel(assert, protocol, inputs, channel, samples, 
   for (const [row, input] of inputs.entries()) {
     const batch = protocol.privatize(new Array(samples).fill(input), source);
     const counts = new Array(channel[row].length).fill(0);
-    for (let i = 0; i < batch.length; i++) counts[protocol.reportIndex(batch.row(i))] += 1;
+    // each report's bytes (batch.row(i)) copied into one buffer: no view made per report
+    const size = batch.bytes.length / batch.length;
+    const report = new Uint8Array(size);
+    for (let i = 0, at = 0; i < batch.length; i++) {
+      for (let k = 0; k < size; k++) report[k] = batch.bytes[at++];
+      counts[protocol.reportIndex(report)] += 1;
+    }
     const pValue = chiSquarePValue(counts, channel[row]);
     assert.ok(pValue > ALPHA / inputs.length, `input ${JSON.stringify(input)}: chi-square p-value ${pValue}`);
   }

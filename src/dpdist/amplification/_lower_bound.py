@@ -51,7 +51,7 @@ def grr_pair_distribution(epsilon0: float, n: int, points: int = 4000) -> tuple[
     half = np.ceil(_WINDOW_ZEROS * np.sqrt(cs / 4.0) + 2).astype(np.int64)
     lowest, highest = np.maximum(cs // 2 - half, 0), np.minimum(cs // 2 + half, cs)
 
-    def loss(c, zeros):
+    def loss(c: np.ndarray, zeros: np.ndarray) -> np.ndarray:
         return np.log(p * zeros / q + (c - zeros) + q * (n - c) / p) - np.log(zeros + p * (c - zeros) / q + q * (n - c) / p)
 
     # the loss increases with N0 at fixed c: its range is that of the windows' ends

@@ -20,6 +20,7 @@ the privacy loss: Dwork & Roth 2014, Proposition 2.1).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -76,20 +77,14 @@ class CellMap:
         known = len(self.codebook)
         if rows.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)
-        ranks, radix = [], []
-        for column in range(self.codebook.shape[1]):
-            values = np.unique(self.codebook[:, column])
-            ranks.append(values)
-            radix.append(values.size)
-        if float(np.prod(np.asarray(radix, dtype=np.float64))) < 2.0**62:
-            book = np.zeros(known, dtype=np.int64)
+        ranks, book = self._rank_tables
+        if book is not None:
             code = np.zeros(rows.shape[0], dtype=np.int64)
             seen = np.ones(rows.shape[0], dtype=bool)
             for column, values in enumerate(ranks):
                 position = np.minimum(np.searchsorted(values, rows[:, column]), values.size - 1)
                 seen &= values[position] == rows[:, column]
                 code = code * values.size + position
-                book = book * values.size + np.searchsorted(values, self.codebook[:, column])
             index = np.minimum(np.searchsorted(book, code), known - 1)
             return np.where(seen & (book[index] == code), index, known)
         _, inverse = np.unique(np.concatenate([self.codebook, rows]), axis=0, return_inverse=True)
@@ -97,6 +92,19 @@ class CellMap:
         table = np.full(inverse.max() + 1, known, dtype=np.int64)
         table[inverse[:known]] = np.arange(known)
         return table[inverse[known:]]
+
+    @cached_property
+    def _rank_tables(self) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """Per column the codebook's distinct values, and each codebook row's mixed-radix number of its ranks
+        (``None`` when the radix product does not fit an int64): fixed with the map, so computed once."""
+        assert self.codebook is not None
+        ranks = [np.unique(self.codebook[:, column]) for column in range(self.codebook.shape[1])]
+        if float(np.prod(np.asarray([values.size for values in ranks], dtype=np.float64))) >= 2.0**62:
+            return ranks, None
+        book = np.zeros(len(self.codebook), dtype=np.int64)
+        for column, values in enumerate(ranks):
+            book = book * values.size + np.searchsorted(values, self.codebook[:, column])
+        return ranks, book
 
     def level_counts(self) -> np.ndarray:
         """How many levels each column has (a discrete column: its values and one for any other)."""

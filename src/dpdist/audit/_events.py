@@ -13,12 +13,13 @@ the protocol's design instead).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._cells import CellMap
-from ._statistics import score_events
+from ._statistics import score_events, wilson_bound
 
 __all__ = ["Event", "choose_events"]
 
@@ -60,24 +61,37 @@ def _row_text(row: np.ndarray) -> str:
     return values[0] if len(values) == 1 else "(" + ",".join(values) + ")"
 
 
-def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.ndarray, score_out: np.ndarray,
-                   n_certify: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+def _best_prefixes(counts: np.ndarray, x: np.ndarray, y: np.ndarray, h: np.ndarray, n_certify: int, a: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The best level-set event of each row (one direction and half each): (scores, cell masks).
 
-    The cells are ordered by the ratio of one half of the pilot (``order_*``: counts per cell, one row per
-    candidate) and each prefix scored on the other half (``score_*``), so an event is not preferred for fitting
-    noise (many small cells sorted by their own noisy ratios look better than they are).  All rows at once: the
-    audit of a protocol with many inputs scores a few hundred of them (the counts are whole numbers, so the
-    sums are exact and each row's result is what it is alone).
+    ``counts`` is ``(m, 2, cells)``: the counts per cell of each of ``m`` inputs' two halves of the pilot.  Row ``r``
+    orders the cells by the ratio of ``x[r]``'s half ``h[r]`` to ``y[r]``'s, and scores each prefix on the other
+    half (``1 - h[r]``) of both, so an event is not preferred for fitting noise (many small cells sorted by their
+    own noisy ratios look better than they are).  All rows at once: the audit of a protocol with many inputs
+    scores a few hundred of them (the counts are whole numbers, so the sums are exact and each row's result is
+    what it is alone).
     """
-    n_in, n_out = order_in.sum(axis=1, keepdims=True), order_out.sum(axis=1, keepdims=True)
-    ratio = (order_in + 0.5) / n_in / ((order_out + 0.5) / n_out)
+    cells = counts.shape[2]
+    flat = counts.reshape(-1, cells)  # row 2 * input + half
+    totals = flat.sum(axis=1)
+    scaled = (flat + 0.5) / totals[:, None]  # each input's half once, then gathered per row
+    ratio = scaled[2 * x + h] / scaled[2 * y + h]
     order = np.argsort(-ratio, axis=1, kind="stable")
-    p_in = np.cumsum(np.take_along_axis(score_in, order, axis=1), axis=1) / score_in.sum(axis=1, keepdims=True)
-    # a pilot zero is not a certified zero
-    out_sums = np.cumsum(np.take_along_axis(score_out, order, axis=1), axis=1)
-    p_out = (out_sums + 0.5) / (score_out.sum(axis=1, keepdims=True) + 1.0)
-    scores = score_events(p_in, p_out, n_certify, a)
+    score_x, score_y = 2 * x + 1 - h, 2 * y + 1 - h
+    in_sums = np.cumsum(flat[score_x[:, None], order], axis=1)
+    out_sums = np.cumsum(flat[score_y[:, None], order], axis=1)
+    largest = int(totals.max()) + 1
+    if flat.shape[0] * largest <= in_sums.size:
+        # the prefix sums are whole numbers up to a half's total: each half's score of every count once, then
+        # looked up (the same numbers as score_events on the proportions, computed on fewer of them)
+        low, high = _score_tables(totals, largest, n_certify, a)
+        scores = (np.take(low, score_x[:, None] * largest + in_sums.astype(np.int64))
+                  - np.take(high, score_y[:, None] * largest + out_sums.astype(np.int64)))
+    else:
+        p_in = in_sums / totals[score_x][:, None]
+        p_out = (out_sums + 0.5) / (totals[score_y][:, None] + 1.0)  # a pilot zero is not a certified zero
+        scores = score_events(p_in, p_out, n_certify, a)
     best = np.argmax(scores, axis=1)
     rows = np.arange(order.shape[0])
     masks = np.zeros(order.shape, dtype=bool)
@@ -85,20 +99,58 @@ def _best_prefixes(order_in: np.ndarray, order_out: np.ndarray, score_in: np.nda
     return scores[rows, best], masks
 
 
-def _directions(pairs, halves: dict[int, np.ndarray] | list[np.ndarray], n_certify: int, a: float, columns):
+def _score_tables(totals: np.ndarray, largest: int, n_certify: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """``log`` of the Wilson bounds of :func:`~dpdist.audit._statistics.score_events` for a prefix count of
+    ``0 .. largest - 1`` of each half (flat, ``half * largest + count``): the lower one of ``count / total`` (the
+    event's input), the upper one of ``(count + 0.5) / (total + 1)`` (the other input)."""
+    k = np.arange(largest, dtype=np.float64)[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):  # counts above a half's total are never looked up
+        low = np.log(wilson_bound(k / totals[:, None], n_certify, a, -1.0))
+        high = np.log(wilson_bound((k + 0.5) / (totals[:, None] + 1.0), n_certify, a, 1.0))
+    return low.ravel(), high.ravel()
+
+
+def _directions(jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]], n_certify: int, a: float
+                ) -> list[Event]:
     """Both directions of each pair, each with both halves' roles (order on one, score on the other): the best of
-    each direction as an Event, pair by pair.  ``halves[input]`` is a (2, cells) array of counts."""
-    roles = [(x, y, h) for first, second in pairs for x, y in ((first, second), (second, first)) for h in (0, 1)]
-    scores, masks = _best_prefixes(
-        np.stack([halves[x][h] for x, y, h in roles]), np.stack([halves[y][h] for x, y, h in roles]),
-        np.stack([halves[x][1 - h] for x, y, h in roles]), np.stack([halves[y][1 - h] for x, y, h in roles]),
-        n_certify, a,
-    )
+    each direction as an Event, pair by pair (the events in the order of ``jobs``, first direction first).
+
+    ``jobs`` holds ``(first, second, columns, halves of first, halves of second)``, halves a (2, cells) array of
+    counts.  The pairs with as many cells are scored in one :func:`_best_prefixes` call (its rows are independent),
+    so a protocol with many pairs pays a few calls per stage, not one per pair.
+    """
+    groups: dict[int, list[int]] = {}
+    for at, job in enumerate(jobs):
+        groups.setdefault(job[3].shape[1], []).append(at)
+    best: list[tuple[float, np.ndarray] | None] = [None] * (2 * len(jobs))
+    for members in groups.values():
+        # rows (job, direction, h): x orders on half h and is scored on half 1 - h, against y; the distinct halves
+        # arrays stacked once and gathered (pairs share inputs)
+        distinct: dict[int, int] = {}
+        pool: list[np.ndarray] = []
+        sides = []
+        for at in members:
+            for halves in (jobs[at][3], jobs[at][4]):
+                if id(halves) not in distinct:
+                    distinct[id(halves)] = len(pool)
+                    pool.append(halves)
+                sides.append(distinct[id(halves)])
+        side = np.asarray(sides, dtype=np.int64).reshape(-1, 2)
+        x = np.repeat(np.stack([side[:, 0], side[:, 1]], axis=1).ravel(), 2)  # per row: whose events are scored
+        y = np.repeat(np.stack([side[:, 1], side[:, 0]], axis=1).ravel(), 2)
+        h = np.tile(np.array([0, 1]), x.size // 2)
+        scores, masks = _best_prefixes(np.stack(pool), x, y, h, n_certify, a)
+        for slot, at in enumerate(members):
+            for direction in (0, 1):
+                row = 4 * slot + 2 * direction
+                pick = row + 1 if scores[row + 1] > scores[row] else row  # the first of the best, as max() over (h=0, h=1)
+                best[2 * at + direction] = (float(scores[pick]), masks[pick])
     events = []
-    for at in range(0, len(roles), 2):
-        pick = at + 1 if scores[at + 1] > scores[at] else at  # the first of the best, as max() over (h=0, h=1)
-        x, y, _ = roles[at]
-        events.append(Event(int(x), int(y), columns, masks[pick], float(scores[pick])))
+    for at, (first, second, columns, _, _) in enumerate(jobs):
+        for direction, (scored, other) in enumerate(((first, second), (second, first))):
+            found = best[2 * at + direction]
+            assert found is not None
+            events.append(Event(int(scored), int(other), columns, found[1], found[0]))
     return events
 
 
@@ -129,7 +181,7 @@ def choose_events(
     if cell_map.codebook is not None:
         cells = cell_map.row_cells()
         halves = [_halves(cell_map.row_codes(rows), cells) for rows in pilot]
-        found.extend(_directions([(int(i), int(j)) for i, j in pairs], halves, n_certify, a, None))
+        found.extend(_directions([(int(i), int(j), None, halves[i], halves[j]) for i, j in pairs], n_certify, a))
     if cell_map.columns > 1 or cell_map.codebook is None or not all(cell_map.discrete):
         # a column of many reals: its quantile levels too (distinct reals as cells never recur)
         found.extend(_column_events(pilot, cell_map, pairs, n_certify, a, joint_columns))
@@ -149,21 +201,27 @@ def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns)
             columns, width) / len(lv)
         for lv in levels
     ])  # (inputs, columns, levels)
-    found: list[Event] = []
-    for i, j in pairs:
-        distance = 0.5 * np.abs(marginals[i] - marginals[j]).sum(axis=1)
-        ranked = np.argsort(-distance, kind="stable")
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    distances = 0.5 * np.abs(marginals[pairs[:, 0]] - marginals[pairs[:, 1]]).sum(axis=2)  # (pairs, columns)
+    ranked_all = np.argsort(-distances, axis=1, kind="stable")
+    halves: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (input, columns): pairs share inputs and columns
+    jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]] = []
+    sizes = radix.tolist()
+    for (i, j), ranked in zip(pairs.tolist(), ranked_all):
         chosen: list[int] = []
-        for column in ranked[: max(joint_columns, 1) * 4]:
+        for column in ranked[: max(joint_columns, 1) * 4].tolist():
             if len(chosen) == joint_columns:
                 break
-            if np.prod(radix[chosen + [int(column)]]) <= 4096:
-                chosen.append(int(column))
+            if math.prod(sizes[c] for c in chosen + [column]) <= 4096:
+                chosen.append(column)
         chosen_columns = tuple(sorted(chosen))
         cells = cell_map.joint_cells(chosen_columns)
-        halves = {k: _halves(_joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells) for k in (i, j)}
-        found.extend(_directions([(int(i), int(j))], halves, n_certify, a, chosen_columns))
-    return found
+        for k in (i, j):
+            if (k, chosen_columns) not in halves:
+                halves[k, chosen_columns] = _halves(
+                    _joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells)
+        jobs.append((i, j, chosen_columns, halves[i, chosen_columns], halves[j, chosen_columns]))
+    return _directions(jobs, n_certify, a)
 
 
 def _joint(levels: np.ndarray, radix: np.ndarray) -> np.ndarray:

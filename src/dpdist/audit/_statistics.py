@@ -22,6 +22,9 @@ H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Au
 arXiv:2309.01597 (v3, 2024: *Revealing the True Cost of Locally Differentially Private Protocols: An
 Auditing Perspective*; LDP-Auditor).
 
+E. B. Wilson (1927). Probable inference, the law of succession, and statistical inference. Journal of the
+American Statistical Association 22(158), 209-212 (the score interval: only to choose events).
+
 M. Jagielski, J. Ullman, A. Oprea (2020). Auditing Differentially Private Machine Learning: How
 Private is Private SGD? NeurIPS 2020 (the Clopper-Pearson certificate of a lower bound).
 """
@@ -41,6 +44,7 @@ __all__ = [
     "clopper_pearson_upper",
     "epsilon_lower_bound",
     "score_events",
+    "wilson_bound",
     "detectable_epsilon",
 ]
 
@@ -99,14 +103,16 @@ def score_events(p_in: np.ndarray, p_out: np.ndarray, n_certify: float, a: float
     score bounds (a fast stand-in for Clopper-Pearson, used only to choose events: the certificate itself is
     exact and computed on samples the choice never saw).
     """
-    z = -special.ndtri(a)  # stats.norm.isf(a), without its argument checks (called per pair and direction)
-    low = _wilson(np.asarray(p_in, dtype=np.float64), n_certify, z, -1.0)
-    high = _wilson(np.asarray(p_out, dtype=np.float64), n_certify, z, 1.0)
+    low = wilson_bound(np.asarray(p_in, dtype=np.float64), n_certify, a, -1.0)
+    high = wilson_bound(np.asarray(p_out, dtype=np.float64), n_certify, a, 1.0)
     with np.errstate(divide="ignore"):
         return np.log(low) - np.log(high)
 
 
-def _wilson(p: np.ndarray, n: float, z: float, sign: float) -> np.ndarray:
+def wilson_bound(p: np.ndarray, n: float, a: float, sign: float) -> np.ndarray:
+    """The one-sided Wilson score bound at level ``a`` (lower: ``sign = -1``, upper: ``+1``) of a proportion ``p``
+    of ``n`` samples (Wilson 1927), clipped to [0, 1]: :func:`score_events`'s stand-in for Clopper-Pearson."""
+    z = -special.ndtri(a)  # stats.norm.isf(a), without its argument checks (called per pair and direction)
     centre = p + z * z / (2 * n)
     spread = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return np.clip((centre + sign * spread) / (1 + z * z / n), 0.0, 1.0)
@@ -129,17 +135,19 @@ def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float
     """
     if not 0 < p_in <= 1 or n < 1:
         return math.inf
-    k_in = stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in)
+    # the grid's quantiles repeat counts (a few hundred distinct of 512): each distinct count is searched and
+    # each distinct K(k) evaluated once, then spread back over the grid (the same numbers, averaged in grid order)
+    k_in, spread = np.unique(stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in), return_inverse=True)
     threshold = clopper_pearson_lower(k_in, n, a) * math.exp(-claim)
-    below, above = np.full(grid, -1.0), np.full(grid, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
+    below, above = np.full(k_in.size, -1.0), np.full(k_in.size, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
     while np.any(above - below > 1):
         middle = np.floor((below + above) / 2)
         inside = clopper_pearson_upper(middle, n, a) < threshold
         below, above = np.where(inside, middle, below), np.where(inside, above, middle)
-    largest = below  # K(k): -1 where no count of x' would do
+    largest, back = np.unique(below[spread], return_inverse=True)  # K(k): -1 where no count of x' would do
 
     def caught(loss: float) -> float:
-        return float(np.mean(stats.binom.cdf(largest, n, p_in * math.exp(-loss))))
+        return float(np.mean(stats.binom.cdf(largest, n, p_in * math.exp(-loss))[back]))
 
     if caught(60.0) < power:
         return math.inf

@@ -348,10 +348,11 @@ class TreeHistogram(ReleasedDistribution):
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
         mean = np.zeros(leaves.size + 1)
         squares = np.zeros(leaves.size + 1)
+        delta, step = np.empty_like(mean), np.empty_like(mean)  # reused: a 2**20-leaf draw is 8 MB a temporary
         for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
-            delta = sample - mean
-            mean += delta / (draw + 1)
-            squares += delta * (sample - mean)
+            np.subtract(sample, mean, out=delta)
+            mean += np.divide(delta, draw + 1, out=step)
+            squares += np.multiply(delta, np.subtract(sample, mean, out=step), out=step)
         return np.sqrt(squares / draws)
 
     def _noise_cdfs(self, draws: int, generator):
@@ -363,6 +364,9 @@ class TreeHistogram(ReleasedDistribution):
         The total's noise moves every edge with it (about ``-F e_T / T``); leaving it out
         put the CDF's standard error where ``F`` is near 1/2 too low (a simultaneous band on
         it covered 0.8 on weeks-worked; ``docs/uncertainty.md``).
+
+        Each yielded array is reused for the next draw (a 2**20-leaf tree's error is 8 MB): use it before
+        asking for the next.
         """
         leaves, total = self.consistent_leaves()
         counts = np.concatenate([[0.0], np.cumsum(leaves)])
@@ -374,14 +378,18 @@ class TreeHistogram(ReleasedDistribution):
         # a block of draws at a time (at most _NOISE_CELLS nodes, memory O(leaves) still), each draw's levels in
         # order: the generator's stream and every draw's numbers are those of one laplace call per level and draw
         block = max(1, _NOISE_CELLS // sum(shape))
+        error = np.empty(counts.size)
         for start in range(0, draws, block):
             size = min(block, draws - start)
             noise = np.split(generator.laplace(0.0, scale, (size, sum(shape))), cuts, axis=1)
             noise[0] = np.zeros((size, 1)) if replacing else noise[1].sum(axis=1, keepdims=True)
             noisy_leaves = _consistent_tree(noise, self.branching, 0.0 if replacing else None)[-1]
-            moved = counts + np.concatenate([np.zeros((size, 1)), np.cumsum(noisy_leaves, axis=1)], axis=1)
+            moved = np.empty((size, counts.size))  # counts + [0, cumsum(noisy leaves)], without the temporaries
+            moved[:, 0] = 0.0
+            np.cumsum(noisy_leaves, axis=1, out=moved[:, 1:])
+            moved += counts
             for row in moved:
-                yield row / max(row[-1], 1.0) - released
+                yield np.subtract(np.divide(row, max(row[-1], 1.0), out=error), released, out=error)
 
     def cdf_band(
         self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
@@ -423,8 +431,11 @@ class TreeHistogram(ReleasedDistribution):
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
         varying = se > 1e-12
         varying[[0, -1]] = False
+        spread = se[varying]
+        ratio = np.empty(spread.size)  # reused: a 2**20-leaf draw is 8 MB a temporary
         sups = np.array([
-            np.max(np.abs(sample[varying]) / se[varying]) if varying.any() else 0.0
+            np.divide(np.abs(np.compress(varying, sample, out=ratio), out=ratio), spread, out=ratio).max()
+            if spread.size else 0.0
             for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
         multiplier = float(upper_order_statistic(sups, level))

@@ -18,6 +18,7 @@ from ..errors import DPDistError, InvalidParameterError
 from ._arguments import parse_bounds, seed_argument
 from ._budget import add_budget_file_argument, open_budget
 from ._deploy import check_plot_path
+from ._json_text import dumps_indented
 
 
 def add_commands(subparsers) -> None:
@@ -155,7 +156,7 @@ def _run_release(args) -> int:
         document = {"guarantee": guarantee, "quantiles": release.as_dict(), "cdf": _cdf_json(cdf, band)}
         if cdf is None:
             document["cdf_note"] = f"method {release.method} releases the quantiles only (no CDF)"
-        print(json.dumps(document, indent=2))
+        print(dumps_indented(document))  # json.dumps(document, indent=2), the CDF's million numbers fast
     else:
         print(f"guarantee: {guarantee}")
         print(f"method: {release.method}; values clipped to [{bounds[0]:g}, {bounds[1]:g}]")

@@ -173,7 +173,7 @@ def _solve(constraints: _Constraints, objectives: np.ndarray, maximize: bool) ->
                          A_eq=np.ones((1, cells)), b_eq=[1.0], bounds=(0.0, None), method="highs")
         if result.status == 2:
             return None
-        if result.status != 0:
+        if result.status != 0 or result.fun is None:  # status 0 (solved) comes with the objective's value
             raise RuntimeError(f"The band's linear program failed: {result.message}")
         out[row] = -result.fun if maximize else result.fun
     return out

@@ -49,7 +49,8 @@ class CDFBand:
     method: str = "parametric bootstrap"
 
     @classmethod
-    def around(cls, edges: np.ndarray, center: np.ndarray, pointwise: ArrayLike, simultaneous: ArrayLike, *,
+    def around(cls, edges: np.ndarray, center: np.ndarray, pointwise: np.ndarray | float,
+               simultaneous: np.ndarray | float, *,
                level: float, replicates: int, method: str) -> "CDFBand":
         """The bands ``center +- pointwise`` and ``center +- simultaneous`` (radii at each edge, or one number).
 

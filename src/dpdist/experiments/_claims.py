@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -342,7 +343,13 @@ def minimum_in_p_values(inside: list[Mapping[str, Any]], outside: list[Mapping[s
 
 def sign_test(agree: int, total: int) -> float:
     """Two-sided exact binomial p-value of ``agree`` of ``total`` settings going the claimed way."""
-    return float(stats.binomtest(agree, total, 0.5).pvalue) if total else 1.0
+    return _sign_test(int(agree), int(total)) if total else 1.0
+
+
+@lru_cache(maxsize=4096)
+def _sign_test(agree: int, total: int) -> float:
+    """:func:`sign_test` of whole counts (a few distinct ones recur in every explanation: computed once each)."""
+    return float(stats.binomtest(agree, total, 0.5).pvalue)
 
 
 def normal_p_values(z: float) -> tuple[float, float]:
@@ -440,20 +447,66 @@ class Evidence:
         """
         if self.noncentrality is None or not len(self.noncentrality):
             return None
-        alpha_against = self.alpha if alpha_against is None else alpha_against
-        lam = np.maximum(np.asarray(self.noncentrality, float) * scale, 0.0)
-        df = np.asarray(self.df if self.df is not None else [math.inf] * lam.size, float)
+        key = ("scale", alpha_against, scale)
+        if key not in self._powers:
+            self._powers[key] = self._power(self._noncentrality * scale, self._df, alpha_against)
+        return self._powers[key]
+
+    @cached_property
+    def _powers(self) -> dict:
+        """The powers computed so far (a verdict's explanation asks for the same ones several times)."""
+        return {}
+
+    @cached_property
+    def _noncentrality(self) -> np.ndarray:
+        return np.asarray(self.noncentrality, float)
+
+    @cached_property
+    def _df(self) -> np.ndarray:
+        return np.asarray(self.df if self.df is not None else [math.inf] * len(self.noncentrality or ()), float)
+
+    def _power(self, noncentrality: np.ndarray, df: np.ndarray, alpha_against: float | None) -> tuple[float, float]:
+        """:meth:`power` of these noncentralities and degrees of freedom (before the floor at 0 and at 1 df)."""
+        lam = np.maximum(noncentrality, 0.0)
         df = np.where(np.isfinite(df), np.maximum(df, 1.0), 1e6)
         count = lam.size
-        for_factor = np.asarray(self.for_factors, float) if len(self.for_factors) else np.ones(count)
-        against = np.asarray(self.against_factors, float) if len(self.against_factors) else np.ones(count)
+        # the "holds" and the "does not hold" tests of every comparison in one evaluation (elementwise: the same
+        # numbers as two)
+        both = _reject_probability(np.concatenate([lam, lam]), np.concatenate([df, df]), self._levels(alpha_against))
         if self.min_wins is None:
-            holds = float(np.prod(_reject_probability(lam, df, self.alpha / for_factor)))
+            holds = math.prod(both[:count].tolist())  # np.prod's order: left to right
         else:
-            holds = _at_least(_reject_probability(lam, df, self.alpha / (count * for_factor)), self.min_wins)
-        fails = _at_least(_reject_probability(lam, df, alpha_against / (count * self.against_factor * against)),
-                          self.min_losses)
-        return holds, fails
+            holds = _at_least(both[:count], self.min_wins)
+        return holds, _at_least(both[count:], self.min_losses)
+
+    def _levels(self, alpha_against: float | None) -> np.ndarray:
+        """The levels of the "holds" tests, then of the "does not hold" tests (:meth:`power`), once per level."""
+        key = ("levels", alpha_against)
+        if key not in self._powers:
+            alpha_against = self.alpha if alpha_against is None else alpha_against
+            count = len(self.noncentrality or ())
+            for_factor = np.asarray(self.for_factors, float) if len(self.for_factors) else np.ones(count)
+            against = np.asarray(self.against_factors, float) if len(self.against_factors) else np.ones(count)
+            holds = self.alpha / for_factor if self.min_wins is None else self.alpha / (count * for_factor)
+            self._powers[key] = np.concatenate([holds, alpha_against / (count * self.against_factor * against)])
+        return self._powers[key]
+
+    def power_at(self, repeats: int, alpha_against: float | None = None) -> tuple[float, float] | None:
+        """``self.scaled(repeats).power(alpha_against)``, without building the scaled evidence (the same numbers:
+        each noncentrality times the same factor, each finite df times the same ratio); None without
+        noncentralities."""
+        if self.noncentrality is None or not len(self.noncentrality):
+            return None
+        key = ("repeats", alpha_against, repeats)
+        if key not in self._powers:
+            base = max(self.repeats or 2, 2)
+            factor = math.sqrt(repeats / base)
+            df = self._df
+            if self.df is not None:
+                with np.errstate(invalid="ignore"):
+                    df = np.where(np.isfinite(df), df * (repeats - 1) / (base - 1), df)
+            self._powers[key] = self._power(self._noncentrality * factor, df, alpha_against)
+        return self._powers[key]
 
     def scaled(self, repeats: int) -> "Evidence":
         """The evidence expected at ``repeats`` repeats: noncentralities times
@@ -478,8 +531,7 @@ class Evidence:
         """
         if self.repeats is None or self.power(alpha_against) is None:
             return None
-        return _fewest_repeats(lambda repeats: min(self.scaled(repeats).power(alpha_against) or (0.0,)) >= target,
-                               most)
+        return _fewest_repeats(lambda repeats: min(self.power_at(repeats, alpha_against) or (0.0,)) >= target, most)
 
     def describe(self, alpha_against: float | None = None) -> str:
         """The direction count and, when known, the power (appended to every explanation)."""
@@ -519,8 +571,9 @@ def _composite_power(parts: list, scale_to: int | None = None) -> tuple[float, f
         if scale_to is not None:
             if evidence.repeats is None:
                 return None
-            evidence = evidence.scaled(scale_to)
-        power = evidence.power(level)
+            power = evidence.power_at(scale_to, level)
+        else:
+            power = evidence.power(level)
         if power is None:
             return None
         holds *= power[0]
@@ -558,13 +611,29 @@ def _reject_probability(noncentrality: np.ndarray, df: np.ndarray, level: float 
 
 
 def _at_least(probabilities: np.ndarray, k: int) -> float:
-    """P(at least ``k`` of independent events with these probabilities) (Poisson-binomial)."""
-    distribution = np.zeros(len(probabilities) + 1)
-    distribution[0] = 1.0
-    for q in probabilities:
-        distribution[1:] = distribution[1:] * (1 - q) + distribution[:-1] * q
-        distribution[0] *= 1 - q
+    """P(at least ``k`` of independent events with these probabilities) (Poisson-binomial).
+
+    The recursion over the events on Python floats for the few events of most checks (the same products and
+    sums as on an array, where each step would cost more in NumPy calls than in arithmetic), on an array for
+    many; the tail summed by NumPy either way.
+    """
+    if len(probabilities) <= _FEW_EVENTS:
+        counts = [1.0] + [0.0] * len(probabilities)
+        for q in probabilities.tolist():
+            stay = 1 - q
+            counts = [counts[0] * stay, *(this * stay + below * q for this, below in zip(counts[1:], counts))]
+        distribution = np.array(counts)
+    else:
+        distribution = np.zeros(len(probabilities) + 1)
+        distribution[0] = 1.0
+        for q in probabilities:
+            distribution[1:] = distribution[1:] * (1 - q) + distribution[:-1] * q
+            distribution[0] *= 1 - q
     return float(distribution[max(k, 0):].sum())
+
+
+#: Up to this many events :func:`_at_least` recurses on Python floats.
+_FEW_EVENTS = 32
 
 
 class Verdict(tuple):

@@ -19,6 +19,7 @@ import re
 import time
 from typing import Any
 
+from .._tls import verifying_context
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 from ._client import PendingToken, finalize_token, request_token
 
@@ -107,7 +108,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    with httpx.Client(timeout=timeout, transport=transport) as client:
+    with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context()) as client:
         for attempt in range(retries + 1):
             response = None
             try:
@@ -131,7 +132,7 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    async with httpx.AsyncClient(timeout=timeout, transport=transport) as client:
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context()) as client:
         for attempt in range(retries + 1):
             response = None
             try:

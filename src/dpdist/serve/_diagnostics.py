@@ -156,8 +156,8 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
     d = counts.size
     unary = bool(getattr(protocol.tags, "independent_bits", False))
     tests = 2 * d + (1 if unary else 0)
-    low = binom.cdf(counts, n, q)  # P[Bin(n, q*) <= C_v]
-    high = binom.sf(counts - 1, n, p)  # P[Bin(n, p*) >= C_v]
+    low = np.asarray(binom.cdf(counts, n, q))  # P[Bin(n, q*) <= C_v], one per item
+    high = np.asarray(binom.sf(counts - 1, n, p))  # P[Bin(n, p*) >= C_v]
     threshold = alpha / tests
     below, above = np.flatnonzero(low < threshold), np.flatnonzero(high < threshold)
     smallest = min(low.min(), high.min())
@@ -194,8 +194,8 @@ def _below_fractions(protocol, aggregator, alpha: float) -> dict:
     counts = np.asarray(aggregator.statistic, dtype=np.float64).reshape(-1, 2)  # per cut: (not below, below)
     below, reports = np.rint(counts[:, 1]), np.rint(counts.sum(axis=1))
     total, tests = float(below.sum()), 2 * below.size + 2
-    low = binom.cdf(below, reports, 1.0 - p)  # P[Bin(n_j, 1-p) <= Y_j]
-    high = binom.sf(below - 1, reports, p)  # P[Bin(n_j, p) >= Y_j]
+    low = np.asarray(binom.cdf(below, reports, 1.0 - p))  # P[Bin(n_j, 1-p) <= Y_j], one per cut
+    high = np.asarray(binom.sf(below - 1, reports, p))  # P[Bin(n_j, p) >= Y_j]
     total_low, total_high = float(binom.cdf(total, n, 1.0 - p)), float(binom.sf(total - 1, n, p))
     threshold = alpha / tests
     cuts_low, cuts_high = np.flatnonzero(low < threshold), np.flatnonzero(high < threshold)

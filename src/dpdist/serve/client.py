@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 
 from ._relay_route import RelayRoute, resolve_route
@@ -164,7 +165,8 @@ class Client:
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._transport = transport
-        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport)
+        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport,
+                                  verify=verifying_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
@@ -732,7 +734,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
-        with httpx.Client(timeout=30.0, transport=transport) as client:
+        with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:

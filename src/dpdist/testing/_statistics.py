@@ -144,7 +144,7 @@ def two_sample_agreement(first: np.ndarray, second: np.ndarray) -> tuple[float, 
             if a.mean() != b.mean():
                 return 0.0, 0.0
             continue
-        mean_p = min(mean_p, stats.ttest_ind(a, b, equal_var=False).pvalue)  # pyright: ignore[reportAttributeAccessIssue]  (scipy's stubs lack TtestResult.pvalue)
+        mean_p = min(mean_p, stats.ttest_ind(a, b, equal_var=False).pvalue)
         var_p = min(var_p, stats.levene(a, b).pvalue)
     return float(mean_p), float(var_p)
 

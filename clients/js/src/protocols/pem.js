@@ -17,6 +17,7 @@ import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
 import { integerRowReports, smallestUnsigned } from '../format.js';
 import { Protocol } from './_base.js';
+import { hashItem as localHashItem } from './_local_hashing.js';
 
 const P = 2 ** 31 - 1;
 const P_BIG = BigInt(P);
@@ -36,9 +37,50 @@ function splitmixOutput(state) {
   return z ^ (z >> 31n);
 }
 
+const TWO_32 = 4294967296;
+let productHigh = 0; // mul64's result (module state: no array made per product)
+let productLow = 0;
+
+/**
+ * ``(high, low) * (mHigh, mLow) mod 2^64`` on 32-bit words, into (productHigh, productLow): the low words' full
+ * product from 16-bit halves (every partial sum < 2^53, so exact in doubles), the cross terms mod 2^32.
+ */
+function mul64(high, low, mHigh, mLow) {
+  const x0 = low & 0xffff;
+  const x1 = low >>> 16;
+  const y0 = mLow & 0xffff;
+  const y1 = mLow >>> 16;
+  const middle = x1 * y0 + x0 * y1; // < 2^33
+  const bottom = x0 * y0 + (middle % 65536) * 65536; // < 2^33
+  const carry = x1 * y1 + Math.floor(middle / 65536) + Math.floor(bottom / TWO_32); // the high word of low * mLow
+  productHigh = (carry + Math.imul(high, mLow) + Math.imul(low, mHigh)) >>> 0;
+  productLow = bottom % TWO_32;
+}
+
+/**
+ * SplitMix64(prefix + golden) mod P for the 64-bit prefix of 32-bit words ``high`` and ``low``: the numbers of
+ * :func:`splitmixOutput` on BigInts, without BigInt arithmetic (a device's PEM report hashes one prefix).  The final
+ * ``mod P`` uses ``2^32 = 2 (mod P)`` for P = 2^31 - 1: ``(h 2^32 + l) mod P = (2 h + l) mod P``.
+ */
+function mixWords(high, low) {
+  let l = low + 0x7f4a7c15; // + GOLDEN's low word
+  let h = (high + 0x9e3779b9 + Math.floor(l / TWO_32)) >>> 0;
+  l >>>= 0;
+  l = (l ^ ((l >>> 30) | (h << 2))) >>> 0; // z ^= z >> 30 (the low word first: it reads the old high word)
+  h = (h ^ (h >>> 30)) >>> 0;
+  mul64(h, l, 0xbf58476d, 0x1ce4e5b9);
+  l = (productLow ^ ((productLow >>> 27) | (productHigh << 5))) >>> 0;
+  h = (productHigh ^ (productHigh >>> 27)) >>> 0;
+  mul64(h, l, 0x94d049bb, 0x133111eb);
+  l = (productLow ^ ((productLow >>> 31) | (productHigh << 1))) >>> 0;
+  h = (productHigh ^ (productHigh >>> 31)) >>> 0;
+  return (2 * h + l) % P;
+}
+
 /** A prefix's FLH item: SplitMix64(prefix + golden) mod P (dpdist.local.words.mix_prefixes). */
 export function mixPrefix(prefix) {
-  return Number(splitmixOutput(BigInt.asUintN(64, prefix) + GOLDEN) % P_BIG);
+  const value = BigInt.asUintN(64, prefix);
+  return mixWords(Number(value >> 32n), Number(value & 0xffffffffn));
 }
 
 /** The public family's seeds (dpdist.local.frequency.flh.family_seeds) mod (prime-1) prime, as [a, b] pairs. */
@@ -53,9 +95,9 @@ export function familyCoefficients(familySeed, count, prime = P) {
   return pairs;
 }
 
-/** ((a x + b) mod prime) mod g, exactly (a x < 2^62 in BigInt). */
+/** ((a x + b) mod prime) mod g, exactly (x < prime <= 2^31 - 1: OLH's exact product, _local_hashing.js). */
 export function hashItem([a, b], x, g, prime = P) {
-  return Number(((BigInt(a) * BigInt(x) + BigInt(b)) % BigInt(prime)) % BigInt(g));
+  return localHashItem(a, b, x, prime, g);
 }
 
 /** A public alphabet: 1 to 255 distinct characters. */
@@ -110,11 +152,13 @@ export default class PEM extends Protocol {
       this.symbols = null;
       this.bits = params.bits;
     }
+    this.itemLimit = 1n << BigInt(this.bits); // domainSize, made once (checkValue compares every value to it)
     this.step = params.step ?? Math.max(1, Math.min(8, params.k < 4096 ? Math.floor(Math.log2(4096 / params.k)) : 1));
     const start = Math.min(this.bits, Math.max(1, ceilLog2(params.k)));
     this.lengths = [];
     for (let length = start + this.step; length < this.bits; length += this.step) this.lengths.push(length);
     this.lengths.push(this.bits);
+    this.shifts = this.lengths.map((length) => this.bits - length); // a group's prefix: item >> shift
     if (this.lengths[0] > MAX_FIRST_BITS) {
       throw new InvalidParameterError(`PEM's first round would enumerate 2**${this.lengths[0]} prefixes; lower 'step' or raise 'k'.`);
     }
@@ -178,7 +222,7 @@ export default class PEM extends Protocol {
       );
     }
     const item = BigInt(value);
-    if (item < 0n || item >= this.domainSize) {
+    if (item < 0n || item >= this.itemLimit) {
       throw new OutOfDomainError(
         `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits}). Got ${item} at position ${index}, outside it.`,
       );
@@ -193,19 +237,27 @@ export default class PEM extends Protocol {
     return Array.from(values, (value, index) => this.checkValue(value, index));
   }
 
-  /** The FLH item of group ``group``'s prefix of ``item``. */
+  /** The FLH item of group ``group``'s prefix of ``item`` (a BigInt below 2^62): ``mixPrefix(item >> shift)``, the
+   * shift on the item's two 32-bit words. */
   prefixItem(item, group) {
-    return mixPrefix(item >> BigInt(this.bits - this.lengths[group]));
+    const high = Number(item >> 32n);
+    const low = Number(item & 0xffffffffn);
+    const shift = this.shifts[group];
+    if (shift === 0) return mixWords(high, low);
+    if (shift >= 32) return mixWords(0, high >>> (shift - 32));
+    return mixWords(high >>> shift, ((low >>> shift) | (high << (32 - shift))) >>> 0);
   }
 
   writeReport(item, source, bytes, view, offset) {
     const group = source.uniformInt(this.lengths.length);
     const j = source.uniformInt(this.hashCount);
-    const hashed = hashItem(this.coefficients[j], this.prefixItem(item, group), this.g);
+    const [a, b] = this.coefficients[j];
+    const hashed = localHashItem(a, b, this.prefixItem(item, group), P, this.g);
     const kept = source.bernoulli(this.keep);
     const other = source.uniformInt(this.g); // drawn either way: the draws must not tell whether it is kept
-    const value = kept ? hashed : other;
-    [group, j, value].forEach((entry, column) => this.format.write(view, offset, column, entry));
+    this.format.write(view, offset, 0, group);
+    this.format.write(view, offset, 1, j);
+    this.format.write(view, offset, 2, kept ? hashed : other);
   }
 
   decode(row) {

@@ -16,21 +16,25 @@ convolution framework itself; right for cyclic domains such as time of day),
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["BOUNDARIES", "gaussian_smooth", "smooth_adjacent"]
+__all__ = ["BOUNDARIES", "Boundary", "gaussian_smooth", "smooth_adjacent"]
 
-BOUNDARIES = ("wrap", "reflect", "nearest")
+#: How the ends are extended (``scipy.ndimage``'s ``mode``).
+Boundary = Literal["wrap", "reflect", "nearest"]
+BOUNDARIES: tuple[Boundary, ...] = ("wrap", "reflect", "nearest")
 
 _ADJACENT_WEIGHTS = np.array([0.25, 0.5, 0.25])
 
 
-def smooth_adjacent(frequencies: np.ndarray, boundary: str) -> np.ndarray:
+def smooth_adjacent(frequencies: np.ndarray, boundary: Boundary) -> np.ndarray:
     """Eq. 25: average every estimate with its two neighbours, weights (1/4, 1/2, 1/4)."""
     return ndimage.correlate1d(frequencies, _ADJACENT_WEIGHTS, mode=boundary)
 
 
-def gaussian_smooth(frequencies: np.ndarray, sigma: float, boundary: str) -> np.ndarray:
+def gaussian_smooth(frequencies: np.ndarray, sigma: float, boundary: Boundary) -> np.ndarray:
     """Appendix C: Gaussian filter of standard deviation ``sigma`` items."""
     return ndimage.gaussian_filter1d(frequencies, sigma, mode=boundary, truncate=4.0)
