@@ -25,7 +25,7 @@ from dpdist.serve._limits import Limits
 from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
 from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
-                              request_head)
+                              read_response_keepalive, request_head)
 
 pytest.importorskip("pyhpke")
 
@@ -414,6 +414,32 @@ def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_se
             sock.close()
         wait_until(lambda: len(state.connections) == 0, "the held connections are gone")
         assert state.dpdist_pending_heads == {}
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed(tmp_path, http):
+    """The cap counts the next request of a keep-alive connection too (its header timer arms at its first byte): with a
+    cap of 1 and another connection of the address holding an incomplete head, the next request is closed unanswered."""
+    limits = Limits(max_pending_heads_per_address=1, header_timeout=BOUND_S, keep_alive_timeout=30, http=http)
+    with target("serve", tmp_path, limits) as server:
+        state = server.server.server_state
+        kept = raw_connection(server.port)
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert read_response_keepalive(kept)[0] == 200
+        wait_until(lambda: state.dpdist_pending_heads == {}, "the answered head uncounted")
+        holder = raw_connection(server.port)
+        holder.sendall(b"GET /healthz HTTP/1.1\r\n")  # incomplete: the address's one
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.1": 1}, "the incomplete head counted")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        try:
+            unanswered = kept.recv(65536) == b""  # closed before a byte of answer
+        except ConnectionResetError:
+            unanswered = True
+        assert unanswered and state.dpdist_pending_heads == {"127.0.0.1": 1}
+        holder.sendall(b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        assert read_response(holder)[0] == 200
+        for sock in (kept, holder):
+            sock.close()
 
 
 @pytest.mark.parametrize("kind", SERVERS)
