@@ -116,7 +116,7 @@ def main() -> None:
             collector.stop()
         collector = Collector(str(workdir / "relayed.sqlite"), cpu=1).start()
         relay = RelayProcess(workdir / "queue.sqlite", collector.url, min_batch=1000, max_batch=10000, cpu=0,
-                             options=("--rate-limit", "0", "--limit-concurrency", "4096")).start()
+                             options=("--rate-limit", "0", "--limit-concurrency", "4096", "--max-pending-heads-per-address", "4096")).start()
         try:
             with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
                 admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": True})

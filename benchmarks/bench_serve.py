@@ -85,7 +85,7 @@ GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 64}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 #: options of every benchmarked server: no per-address rate limit (all load comes from 127.0.0.1), room for 1,000
 #: connections, no access log line per request
-SERVER_OPTIONS = ("--rate-limit", "0", "--limit-concurrency", "4096", "--access-log", "off")
+SERVER_OPTIONS = ("--rate-limit", "0", "--limit-concurrency", "4096", "--max-pending-heads-per-address", "4096", "--access-log", "off")
 
 LUA = r"""
 -- one report per request: PUT a one-report batch under a fresh 32-hex batch id (as dpdist's clients name batches)

@@ -103,7 +103,7 @@ def test_the_relay_and_the_issuer_take_the_limit_options_of_dpdist_serve_with_th
     issuer_commands = next(a for a in commands["issuer"]._actions if a.__class__.__name__ == "_SubParsersAction")
     issuer = {a.option_strings[-1]: a for a in issuer_commands.choices["serve"]._actions if a.option_strings}
     shared = ["--" + field.name.replace("_", "-") for field in fields(Limits) if field.name != "body_grace"]
-    assert len(shared) == 11
+    assert len(shared) == 13  # with --max-pending-heads-per-address, --body-idle-timeout
     for other in (relay, issuer):  # dpdist relay, dpdist issuer serve
         for option in shared:
             assert other[option].default == serve[option].default, option

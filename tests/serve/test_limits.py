@@ -25,7 +25,7 @@ from dpdist.serve._limits import Limits
 from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
 from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
-                              request_head)
+                              read_response_keepalive, request_head)
 
 pytest.importorskip("pyhpke")
 
@@ -271,6 +271,44 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
         wait_until(lambda: server.budget.in_flight == 0, "the slow body's bytes are given back")
 
 
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_body_sent_mostly_at_once_then_stalled_gets_408_after_the_idle_timeout(tmp_path, kind):
+    """outsider6 finding 3: the minimum rate counted from the body's start, so 60,000 bytes sent at once earned 1,875 s
+    of credit at 32 B/s and the stalled body held its bytes until --body-timeout.  Now a body banks at most
+    --body-idle-timeout seconds of credit: stalled, it gets 408 that long after its last bytes."""
+    limits = Limits(min_body_rate=32, body_grace=0.3, body_idle_timeout=1.0, body_timeout=BOUND_S)
+    with target(kind, tmp_path, limits) as server:
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("front"), 64_000, extra_headers(server)) + b"\0" * 60_000)
+        started = time.monotonic()
+        status, headers, body = read_response(sock)  # returns once the server closed the connection
+        stalled = time.monotonic() - started
+        sock.close()
+        assert status == 408 and json.loads(body)["error"] == "body_timeout" and headers["connection"] == "close"
+        assert 0.5 < stalled < 3.0, stalled  # about the 1 s idle timeout, far from the 10 s body timeout
+        wait_until(lambda: server.budget.in_flight == 0, "the stalled body's bytes are given back")
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_slow_but_steady_body_with_short_pauses_is_read(tmp_path, kind):
+    """The idle rule spares an honest slow body: 16 bytes every 0.3 s (53 B/s, above the 32 B/s minimum; the first at
+    once, within the grace), each pause below --body-idle-timeout, over several idle timeouts in all."""
+    limits = Limits(min_body_rate=32, body_grace=0.3, body_idle_timeout=1.0, body_timeout=BOUND_S)
+    with target(kind, tmp_path, limits) as server:
+        body = server.body()
+        body = body if len(body) >= 64 else server.body(1)
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("steady"), len(body), extra_headers(server) + "Connection: close\r\n"))
+        started = time.monotonic()
+        for offset in range(0, len(body), 16):
+            sock.sendall(body[offset:offset + 16])
+            time.sleep(0.3)
+        status, _, answer = read_response(sock)
+        sock.close()
+        assert status == server.accepted, answer
+        assert time.monotonic() - started > 1.5 * limits.body_idle_timeout  # it took longer than one idle timeout
+
+
 # ====================================================================== size, memory
 @pytest.mark.parametrize("kind", SERVERS)
 def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_path, kind):
@@ -334,6 +372,77 @@ def test_limit_concurrency_refuses_connections_beyond_it_with_retry_after(tmp_pa
 
 
 @pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_served(tmp_path, kind, http):
+    """outsider6 finding 2: one address trickling --limit-concurrency request heads kept every other client at 503.
+    Now an address holds at most --max-pending-heads-per-address connections with incomplete headers; the next are
+    closed as they open, and the concurrency cap stays free for the others."""
+    limits = Limits(limit_concurrency=8, max_pending_heads_per_address=3, header_timeout=BOUND_S, http=http)
+    with target(kind, tmp_path, limits) as server:
+        state = server.server.server_state
+
+        def attacker():
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=BOUND_S, source_address=("127.0.0.2", 0))
+            with contextlib.suppress(OSError):
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # headers never complete
+            return sock
+
+        held = [attacker() for _ in range(8)]
+        wait_until(lambda: len(state.connections) == 3, "the attacker's connections beyond its cap closed")
+        assert state.dpdist_pending_heads == {"127.0.0.2": 3}
+        open_ones = []
+        for sock in held:
+            sock.settimeout(0.2)
+            try:
+                gone = sock.recv(1) == b""
+            except TimeoutError:
+                gone = False
+            except OSError:
+                gone = True
+            if not gone:
+                open_ones.append(sock)
+        assert len(open_ones) == 3
+        assert put(server, "honest", server.body()).status_code == server.accepted  # from 127.0.0.1
+        first = open_ones[0]  # an attacker's head completes: its answer comes, and its address may open another
+        first.settimeout(BOUND_S)
+        first.sendall(b"Connection: close\r\n\r\n")
+        assert read_response(first)[0] == 200
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.2": 2}, "the completed head uncounted")
+        held.append(attacker())
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.2": 3}, "one more incomplete head held")
+        for sock in held:
+            sock.close()
+        wait_until(lambda: len(state.connections) == 0, "the held connections are gone")
+        assert state.dpdist_pending_heads == {}
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed(tmp_path, http):
+    """The cap counts the next request of a keep-alive connection too (its header timer arms at its first byte): with a
+    cap of 1 and another connection of the address holding an incomplete head, the next request is closed unanswered."""
+    limits = Limits(max_pending_heads_per_address=1, header_timeout=BOUND_S, keep_alive_timeout=30, http=http)
+    with target("serve", tmp_path, limits) as server:
+        state = server.server.server_state
+        kept = raw_connection(server.port)
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert read_response_keepalive(kept)[0] == 200
+        wait_until(lambda: state.dpdist_pending_heads == {}, "the answered head uncounted")
+        holder = raw_connection(server.port)
+        holder.sendall(b"GET /healthz HTTP/1.1\r\n")  # incomplete: the address's one
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.1": 1}, "the incomplete head counted")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        try:
+            unanswered = kept.recv(65536) == b""  # closed before a byte of answer
+        except ConnectionResetError:
+            unanswered = True
+        assert unanswered and state.dpdist_pending_heads == {"127.0.0.1": 1}
+        holder.sendall(b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        assert read_response(holder)[0] == 200
+        for sock in (kept, holder):
+            sock.close()
+
+
+@pytest.mark.parametrize("kind", SERVERS)
 def test_one_client_address_is_rate_limited(tmp_path, kind):
     limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with target(kind, tmp_path, limits) as server:
@@ -370,6 +479,47 @@ def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_p
         assert read_response(fits)[0] == 200
         for sock in (trickled, whole, fits):
             sock.close()
+
+
+def chunked_head(server, name: str) -> bytes:
+    return (f"PUT {server.path(name)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+            f"{extra_headers(server)}Transfer-Encoding: chunked\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_chunked_trailers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
+    """outsider6 finding 1: the fields after a chunked body's last chunk were appended to the request's headers without
+    bound (httptools: 200 MiB from one connection, server RSS 68 -> 527 MiB, the batch answered 200).  Now they count
+    against the 16 KiB header limit: many fields, or one field that never ends, trickled past it get 400 and the
+    connection closed (httptools also refuses them whole in one write); a small trailer still passes."""
+    with target(kind, tmp_path, Limits(http=http)) as server:
+        body = server.body()
+        last_chunk = b"%x\r\n%s\r\n0\r\n" % (len(body), body)
+        shapes = {"fields": [f"X-Trailer-{k}: {'a' * 1000}\r\n".encode() for k in range(40)],
+                  "one_field": [b"X-Trailer: "] + [b"a" * 1000] * 40}
+        for shape, pieces in shapes.items():
+            sock = raw_connection(server.port)
+            sock.sendall(chunked_head(server, shape) + last_chunk)
+            with contextlib.suppress(OSError):  # the server may close before the last pieces
+                for piece in pieces:
+                    sock.sendall(piece)
+                    time.sleep(0.005)
+                sock.sendall(b"\r\n\r\n")
+            status, headers, _ = read_response(sock)
+            sock.close()
+            assert (shape, status, headers.get("connection")) == (shape, 400, "close")
+        if http == "httptools":  # h11 bounds only what it buffers: a whole trailer section in one read passes
+            whole = raw_connection(server.port)
+            whole.sendall(chunked_head(server, "whole") + last_chunk + b"".join(shapes["fields"]) + b"\r\n")
+            status, headers, _ = read_response(whole)
+            whole.close()
+            assert status == 400 and headers.get("connection") == "close"
+        small = raw_connection(server.port)
+        small.sendall(chunked_head(server, "small").replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
+                      + last_chunk + b"X-Checksum: 0123456789abcdef\r\n\r\n")
+        assert read_response(small)[0] == server.accepted
+        small.close()
 
 
 def test_the_relay_logs_no_client_address_while_it_refuses(tmp_path, caplog):

@@ -128,3 +128,40 @@ def test_both_paths_are_counted_alike_in_the_metrics(served):
     assert 'dpdist_batches_total{outcome="new"} 2.0' in text and "dpdist_reports_accepted_total 2.0" in text
     assert 'dpdist_requests_refused_total{reason="unauthorized"} 2.0' in text
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing else left in flight
+
+
+def test_a_client_gone_mid_body_is_a_refusal_not_a_response_in_the_metrics(served):
+    """outsider6 finding 5: an upload cut off mid-body (declared 3000 bytes, sent 1000, closed) was counted as a
+    response with status 400 though none was sent.  Now, on both paths, it counts only as a refusal
+    (``client_disconnected``) and in no response or latency series."""
+    client, token, calls = served
+
+    async def cut_off(query: bytes):
+        path = "/api/campaigns/fast/batches/" + "d" * 32
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+                 "method": "PUT", "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
+                 "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+                 "headers": [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"),
+                             (b"authorization", f"Bearer {token}".encode()), (b"content-length", b"3000")],
+                 "state": dict(client.app_state)}
+        messages = iter([{"type": "http.request", "body": b"\0" * 1000, "more_body": True}])
+        sent = []
+
+        async def receive():
+            return next(messages, {"type": "http.disconnect"})
+
+        async def send(message):
+            sent.append(message)
+
+        await client.app(scope, receive, send)
+        return sent
+
+    for query in (b"", b"via=stack"):
+        client.portal.call(cut_off, query)
+    assert len(calls) == 1
+    text = client.get("/metrics", headers=ADMIN).text
+    assert 'dpdist_requests_refused_total{reason="client_disconnected"} 2.0' in text
+    assert 'status="400"' not in text
+    route = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')
+    assert not re.search(rf'dpdist_request_duration_seconds_count\{{method="PUT",{route}\}}', text)
+    assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing left in flight

@@ -198,3 +198,38 @@ def test_two_workers_count_every_report_once_and_keep_a_cap_exact(kind, tmp_path
                 assert admin.campaign("capped")["refused_batches"] == {"campaign_full": 140}
         finally:
             server.stop()
+
+
+def test_the_retry_after_of_a_short_overload_is_bounded_by_how_long_it_has_lasted():
+    """outsider6 finding 4: a 5 s flood's refusals over the second's acknowledgements told honest devices to wait 20-30 s
+    after the flood had ended.  Now Retry-After is at most one second more than the overload has lasted: a device refused
+    1 s into a flood is told 2 s; an overload that lasts still reaches the refusal ratio, up to 30 s; after CALM_S
+    seconds without a refusal, a new overload starts from 1 s again."""
+    from dpdist.serve._backpressure import CALM_S, MAX_RETRY_AFTER_S, Backpressure
+
+    now = [1000.0]
+    pressure = Backpressure(clock=lambda: now[0])
+
+    def flood_second(refusals: int, acknowledged: int = 1) -> int:
+        """One second of a flood: its refusals and acknowledgements; the Retry-After of its last refusal."""
+        for _ in range(acknowledged):
+            pressure.acknowledged()
+        answers = [pressure.retry_after() for _ in range(refusals)]
+        now[0] += 1.0
+        return answers[-1]
+
+    answers = [flood_second(100) for _ in range(40)]  # 100 refusals per acknowledged batch, second after second
+    assert answers[0] == 1 and answers[1] == 2 and answers[4] == 5  # the ratio would say 30 from the second second
+    assert answers[-1] == MAX_RETRY_AFTER_S  # a lasting overload: the ratio, capped at 30 s, as before
+    assert all(later >= earlier for earlier, later in zip(answers, answers[1:]))
+    now[0] += CALM_S + 1.0  # the flood ended
+    assert flood_second(100) == 1  # a new overload starts again from 1 s
+    quiet = Backpressure(clock=lambda: now[0])
+    for _ in range(10):
+        quiet.acknowledged()
+    now[0] += 1.0
+    for second in range(5):  # a light overload: the ratio (1 refusal per 10 acknowledged) says 1 s, kept
+        assert quiet.retry_after() == 1
+        for _ in range(10):
+            quiet.acknowledged()
+        now[0] += 1.0

@@ -26,8 +26,13 @@ import sys
 from ._rate import address_key
 from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow
 
-__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "RETRY_BUSY_S"]
+__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
+           "CLIENT_GONE", "NO_RESPONSE"]
 
+#: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
+CLIENT_GONE = "client_disconnected"
+#: scope key set (True) when a request ended without a response because its client went away
+NO_RESPONSE = "dpdist.no_response"
 #: seconds a client refused for want of body memory is asked to wait
 RETRY_BUSY_S = 2
 
@@ -120,9 +125,20 @@ else:  # pragma: no cover - Python 3.10
 
 
 def body_deadline(limits, start: float, held: int) -> float:
-    """The event-loop time by which the next bytes of a body begun at ``start`` with ``held`` bytes must come: its
-    deadline, or ``min_body_rate`` after the grace period."""
+    """The event-loop time by which the first bytes of a body begun at ``start`` must come (``held``: 0), or, on the
+    rule since the body's start alone, its next bytes: its deadline, or ``min_body_rate`` after the grace period."""
     return start + min(limits.body_timeout, limits.body_grace + held / limits.min_body_rate)
+
+
+def next_deadline(limits, start: float, due: float, now: float, size: int) -> float:
+    """The time by which a body's next bytes must come once ``size`` bytes came at ``now`` (the previous one: ``due``).
+
+    Each byte earns ``1 / min_body_rate`` seconds, but a body banks at most ``body_idle_timeout`` seconds ahead of
+    now: it may pause that long, and over any longer stretch it must average ``min_body_rate`` (a rate over a sliding
+    window).  Without the cap, a body sent mostly at once and then stalled (16 MiB at 1 KiB/s: 4.6 hours of credit)
+    held its bytes until ``body_timeout`` (outsider6 finding 3).
+    """
+    return min(start + limits.body_timeout, now + limits.body_idle_timeout, due + size / limits.min_body_rate)
 
 
 def _ready(receive) -> bool:
@@ -140,7 +156,8 @@ class receive_body:
 
     Refusals close the connection: 413 ``too_large`` (over ``max_body_bytes``,
     at once when Content-Length says so), 503 ``busy`` (the pool or a share is
-    full), 408 ``body_timeout`` (past the deadline or below the minimum rate).
+    full), 408 ``body_timeout`` (past the deadline, below the minimum rate, or paused longer than
+    ``body_idle_timeout``: :func:`next_deadline`).
     A class rather than an ``asynccontextmanager`` (every batch request reads one body: a generator, its context
     manager and a deadline timer for a body already received cost about 9 us of the event loop).
     """
@@ -162,7 +179,9 @@ class receive_body:
             refused = budget._refusal(declared, key, anonymous)
             if refused is not None:
                 raise refused
-        start = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        due = body_deadline(self.limits, start, 0)
         chunks, more = [], True
         try:
             while more:
@@ -170,12 +189,12 @@ class receive_body:
                     message = await self.receive()
                 else:
                     try:
-                        message = await receive_by(self.receive, body_deadline(self.limits, start, self.held))
+                        message = await receive_by(self.receive, due)
                     except (asyncio.TimeoutError, TimeoutError):
                         raise too_slow(self.limits, self.held) from None
                 if message["type"] == "http.disconnect":  # the client went away mid-body: nothing to log as an error
                     raise InvalidRequest(
-                        "client_disconnected", "The client closed the connection before its body was complete.", close=True
+                        CLIENT_GONE, "The client closed the connection before its body was complete.", close=True
                     )
                 chunk, more = message.get("body", b""), message.get("more_body", False)
                 if not chunk:
@@ -188,6 +207,7 @@ class receive_body:
                 budget._hold(len(chunk), key, anonymous)
                 self.held += len(chunk)
                 chunks.append(chunk)
+                due = next_deadline(self.limits, start, due, loop.time(), len(chunk))
         except BaseException:
             self._give_back()
             raise
@@ -214,6 +234,7 @@ def too_slow(limits, held: int) -> TooSlow:
     return TooSlow(
         "body_timeout",
         f"The request body arrived too slowly ({held} bytes received): a body must arrive within {limits.body_timeout:g} s, "
-        f"at {limits.min_body_rate} bytes/s or more after its first {limits.body_grace:g} s.",
+        f"at {limits.min_body_rate} bytes/s or more after its first {limits.body_grace:g} s, without pausing longer than "
+        f"{limits.body_idle_timeout:g} s.",
         close=True,
     )

@@ -11,9 +11,11 @@ other), each an option of the same name on their command lines
   client address (``--max-inflight-bytes-per-address``) and half for bodies
   without a checked credential (:mod:`._body`); a body that would pass one is
   refused at once with 503 and ``Retry-After``;
-* **body time** (``--body-timeout``, ``--min-body-rate``): a body must arrive
-  within the deadline, and by ``t`` seconds after its headers have delivered at
-  least ``min_body_rate * (t - 5)`` bytes; otherwise 408 and the connection is
+* **body time** (``--body-timeout``, ``--min-body-rate``, ``--body-idle-timeout``):
+  a body must arrive within the deadline, and by ``t`` seconds after its headers
+  have delivered at least ``min_body_rate * (t - 5)`` bytes, never banking more
+  than ``body_idle_timeout`` seconds of that credit (it may pause that long, no
+  longer: :func:`._body.next_deadline`); otherwise 408 and the connection is
   closed;
 * **header time** (``--header-timeout``): a connection whose request headers are
   not complete within it (from the connection's start, or from the first byte of
@@ -24,6 +26,9 @@ other), each an option of the same name on their command lines
   of at most 16 KiB (h11's limit, and :mod:`._protocol_httptools`'s), and a
   **graceful-shutdown** deadline (``--graceful-timeout``) after which SIGTERM
   cancels requests still running;
+* **incomplete heads per address** (``--max-pending-heads-per-address``): the
+  connections one client address (IPv6: /64) holds whose request headers are not
+  complete; one more is closed as it opens (:mod:`._protocol`);
 * **rate** (``--rate-limit``, ``--rate-burst``): a token bucket of requests per
   client address (IPv6: per /64), in memory only, per process, each address
   forgotten once its bucket is full again (:mod:`._rate`).
@@ -40,8 +45,9 @@ from dataclasses import dataclass, fields
 
 from ..errors import InvalidParameterError
 from ._body import BodyBudget
+from ._rate import DEFAULT_MAX_PENDING_HEADS
 
-__all__ = ["Limits", "HELP", "HTTP_CHOICES", "MAX_HEADER_BYTES", "BODY_GRACE_S", "add_arguments", "from_args",
+__all__ = ["Limits", "HELP", "DEFAULT_MAX_PENDING_HEADS", "HTTP_CHOICES", "MAX_HEADER_BYTES", "BODY_GRACE_S", "add_arguments", "from_args",
            "protocol_class", "uvicorn_options"]
 
 #: seconds a body may take before the minimum rate applies
@@ -65,12 +71,14 @@ class Limits:
     header_timeout: float = 10.0
     body_timeout: float = 120.0
     min_body_rate: int = 1024
+    body_idle_timeout: float = 10.0
     keep_alive_timeout: int = 5
     limit_concurrency: int = 1000
     graceful_timeout: int = 10
     rate_limit: float = 20.0
     rate_burst: int = 100
     http: str = "auto"
+    max_pending_heads_per_address: int = DEFAULT_MAX_PENDING_HEADS
     body_grace: float = BODY_GRACE_S  # not an option: tests shorten it
 
     def _need(self, ok: bool, name: str, allowed: str) -> None:
@@ -87,9 +95,10 @@ class Limits:
             need(isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value) and value > 0, name,
                  "a number > 0" if kind != int else "an int > 0")
 
-        for name in ("header_timeout", "body_timeout"):
+        for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
-        for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst"):
+        for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst",
+                     "max_pending_heads_per_address"):
             positive(name, int)
         need(isinstance(self.max_inflight_bytes, int) and not isinstance(self.max_inflight_bytes, bool)
              and self.max_inflight_bytes >= max_body_bytes, "max_inflight_bytes", f"an int >= --max-body-bytes ({max_body_bytes})")
@@ -115,7 +124,7 @@ class Limits:
 
 
 # ---------------------------------------------------------------------- uvicorn
-def protocol_class(header_timeout: float | None = None, http: str = "auto"):
+def protocol_class(header_timeout: float | None = None, http: str = "auto", max_pending_heads: int | None = None):
     """uvicorn's HTTP protocol with a header timeout, a header-size limit, 503s with ``Retry-After`` beyond
     ``--limit-concurrency``, and without uvicorn's access line.
 
@@ -123,7 +132,8 @@ def protocol_class(header_timeout: float | None = None, http: str = "auto"):
     (:mod:`._protocol`), or ``"auto"``: httptools when it is installed, else h11.
     Without ``header_timeout``, the class reads it from its uvicorn ``Config``
     (``config.dpdist_header_timeout``): the class of the worker processes of
-    ``dpdist serve --workers N``, importable by name.
+    ``dpdist serve --workers N``, importable by name; likewise ``max_pending_heads``
+    (``config.dpdist_max_pending_heads``, :data:`DEFAULT_MAX_PENDING_HEADS` without it).
     """
     from ._protocol import HeaderTimeoutH11Protocol
 
@@ -137,15 +147,17 @@ def protocol_class(header_timeout: float | None = None, http: str = "auto"):
                                             "(pip install httptools, or --http h11).") from None
         else:
             base = HeaderTimeoutHttpToolsProtocol
-    if header_timeout is None:
+    if header_timeout is None and max_pending_heads is None:
         return base
-    return type(base.__name__, (base,), {"header_timeout": float(header_timeout)})
+    attributes = {"header_timeout": None if header_timeout is None else float(header_timeout),
+                  "max_pending_heads": None if max_pending_heads is None else int(max_pending_heads)}
+    return type(base.__name__, (base,), attributes)
 
 
 def uvicorn_options(limits: Limits) -> dict:
     """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` that enforce ``limits``."""
     return {
-        "http": protocol_class(limits.header_timeout, limits.http),
+        "http": protocol_class(limits.header_timeout, limits.http, limits.max_pending_heads_per_address),
         "timeout_keep_alive": limits.keep_alive_timeout,
         "limit_concurrency": limits.limit_concurrency,
         "timeout_graceful_shutdown": limits.graceful_timeout,
@@ -163,12 +175,16 @@ HELP = {
     "header_timeout": "seconds for a connection's request headers to arrive; slower connections are closed (default {})",
     "body_timeout": "seconds for a request body to arrive; slower bodies get 408 (default {})",
     "min_body_rate": f"bytes per second a body must average after its first {BODY_GRACE_S:g} s, else 408 (default {{}})",
+    "body_idle_timeout": "seconds of --min-body-rate credit a body may bank: the longest it may pause, and the window "
+    "over which it must keep the rate; else 408 (default {})",
     "keep_alive_timeout": "seconds an idle keep-alive connection stays open (default {})",
     "limit_concurrency": "connections and requests at once; beyond it 503 with Retry-After (default {})",
     "graceful_timeout": "seconds SIGTERM waits for running requests before cancelling them (default {})",
     "rate_limit": "requests that send something (PUT, POST) per second per client address (IPv6: per /64), in "
     "memory only, per process; 0: no limit (default {})",
     "rate_burst": "requests a client address may send at once before --rate-limit applies (default {})",
+    "max_pending_heads_per_address": "connections one client address (IPv6: /64) may hold whose request headers are "
+    "not complete; more are closed as they open (default {})",
     "http": "HTTP parser: 'httptools' (C, the faster), 'h11' (pure Python), or 'auto': httptools when installed "
     "(default {})",
 }

@@ -35,7 +35,7 @@ import json
 import logging
 from typing import Any, Callable
 
-from ._body import BodyBudget, body_deadline, receive_by, too_large, too_slow
+from ._body import BodyBudget, body_deadline, next_deadline, receive_by, too_large, too_slow
 from ._limits import Limits
 from ._rate import RateLimiter
 from ._refusals import Refusal
@@ -118,6 +118,7 @@ class _Request:
         self.anonymous = True
         self.first = True
         self.start = asyncio.get_running_loop().time()
+        self.due = body_deadline(guard.limits, self.start, 0)  # when the body's next bytes must come (next_deadline)
 
     async def receive(self):
         if self.over:
@@ -136,7 +137,7 @@ class _Request:
                 if refused is not None:
                     return await self._refuse(refused)
         try:
-            message = await receive_by(self._receive, body_deadline(guard.limits, self.start, self.held))
+            message = await receive_by(self._receive, self.due)
         except (asyncio.TimeoutError, TimeoutError):
             return await self._refuse(too_slow(guard.limits, self.held))
         if message["type"] == "http.disconnect":
@@ -151,6 +152,7 @@ class _Request:
                 return await self._refuse(refused)
             guard.budget.take(len(chunk), self.host, self.anonymous)
             self.held += len(chunk)
+            self.due = next_deadline(guard.limits, self.start, self.due, asyncio.get_running_loop().time(), len(chunk))
         if not message.get("more_body", False):
             self.body_done = True
         return message

@@ -9,7 +9,16 @@ after the first byte of its next request.  Beyond ``--limit-concurrency``
 request is answered 503 ``busy`` as uvicorn does, but in dpdist's JSON and with
 ``Retry-After`` (:class:`ConcurrencyCap`).  uvicorn's access line (client address
 and full URL with its query string) is left out: a dpdist server writes its own
-without the address, or none.  :class:`HeaderTimer` and :class:`ConcurrencyCap`
+without the address, or none.
+
+One client address (IPv6: its /64, :func:`._rate.address_key`, as for the
+rate and the body shares) holds at most ``max_pending_heads`` connections whose
+request headers are not complete (``--max-pending-heads-per-address``): a
+connection beyond it is closed as soon as it opens (or as its next request
+begins), before it can count toward ``--limit-concurrency``.  Honest clients
+send their headers within a round trip; without the cap one address trickling
+1,000 heads kept every other client at 503 (outsider6 finding 2).
+:class:`HeaderTimer` and :class:`ConcurrencyCap`
 are shared with the httptools protocol of :mod:`._protocol_httptools` (the
 default when ``httptools`` is installed).
 
@@ -31,6 +40,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ._body import RETRY_BUSY_S
+from ._rate import DEFAULT_MAX_PENDING_HEADS, address_key
 
 __all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S"]
 
@@ -92,9 +102,11 @@ class HeaderTimer:
     """
 
     header_timeout: float | None = None
+    max_pending_heads: int | None = None
     config: Config  # set by the uvicorn protocol this is mixed into
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
+    logger: logging.Logger
 
     def _init_header_timer(self) -> None:
         self.access_log = False  # a dpdist server writes its own access line (dpdist serve: without the client address)
@@ -102,6 +114,12 @@ class HeaderTimer:
         self._header_deadline: float | None = None  # the event loop's time by which the headers must be complete
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
+        if self.max_pending_heads is None:
+            self.max_pending_heads = int(getattr(self.config, "dpdist_max_pending_heads", DEFAULT_MAX_PENDING_HEADS))
+        # connections with incomplete headers per address key, shared by the connections of one server (process)
+        state = vars(getattr(self, "server_state"))
+        self._pending_heads: dict[str, int] = state.setdefault("dpdist_pending_heads", {})
+        self._pending_key: str | None = None  # this connection's address key while it counts there
 
     def _waiting_for_headers(self) -> bool:
         raise NotImplementedError
@@ -115,15 +133,42 @@ class HeaderTimer:
         moves its deadline, and the timer, when it fires before the deadline, waits again for the rest (a timer made
         and cancelled per request cost about 3 us of the event loop's thread)."""
         assert self.header_timeout is not None, "set when the connection was made"
+        if self._pending_key is None and not self._count_pending_head():
+            return
         self._header_deadline = deadline = self.loop.time() + self.header_timeout
         if self._header_timer is None:
             self._header_timer = self.loop.call_at(deadline, self._header_timeout_expired)
 
+    def _count_pending_head(self) -> bool:
+        """Count this connection as one with incomplete headers of its address; close it (False) if its address
+        holds ``max_pending_heads`` such connections already."""
+        client = getattr(self, "client", None)
+        key = address_key(client[0] if client else None)
+        pending, cap = self._pending_heads.get(key, 0), self.max_pending_heads
+        assert cap is not None, "set when the protocol was made"
+        if pending >= cap:
+            self.logger.debug("Too many connections with incomplete request headers from one client address.")
+            self.transport.close()
+            return False
+        self._pending_heads[key], self._pending_key = pending + 1, key
+        return True
+
+    def _uncount_pending_head(self) -> None:
+        key, self._pending_key = self._pending_key, None
+        if key is not None:
+            left = self._pending_heads.get(key, 0) - 1
+            if left > 0:
+                self._pending_heads[key] = left
+            else:  # an address is forgotten as soon as it holds no such connection
+                self._pending_heads.pop(key, None)
+
     def _disarm_header_timer(self):
         self._header_deadline = None  # the timer, if it fires, finds no deadline and goes (no cancel per request)
+        self._uncount_pending_head()
 
     def _close_header_timer(self):
         self._header_deadline = None
+        self._uncount_pending_head()
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
@@ -156,6 +201,8 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self.conn.their_state is h11.IDLE:
             self._arm_header_timer()  # the first bytes of a following request
+            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
+                return
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_timer()

@@ -15,7 +15,17 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
   connection closed, as h11 does past its ``max_incomplete_event_size``.  A head
   that begins in the middle of a read (pipelined behind the previous request) is
   counted from the next read.  A complete head read at once is also refused
-  past the limit (its line, header names and values), which h11 lets through.
+  past the limit (its line, header names and values), which h11 lets through;
+* **trailers**: the fields after the last chunk of a chunked body come through
+  llhttp's ``on_header`` like headers, after the head is complete, and uvicorn
+  would append them to the request's headers without bound (hundreds of MiB
+  held by one connection, no credential needed).  Here they are dropped (no
+  dpdist route reads a trailer, and a field added to the headers after the
+  application read them is one no check saw) and counted against the same
+  limit: the fields' bytes, and every read spent wholly inside the trailer
+  section (llhttp buffers a field until it ends).  Past it the request is
+  answered 400 and the connection closed, as an oversized head is (closed
+  without an answer if the application's answer has begun).
 
 Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
 then falls back to h11.
@@ -51,6 +61,8 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._head_bytes = 0
         self._completed_in_read = False
         self._head_begun = False
+        self._chunk_open = self._chunk_body = False  # a chunk's size line parsed, not yet its end; bytes of it seen
+        self._trailer_bytes = 0  # trailer fields' bytes, and reads spent wholly in the trailer section
 
     def connection_made(self, transport):
         super().connection_made(transport)
@@ -59,9 +71,21 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
             self._arm_header_timer()  # the first bytes of a following request
+            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
+                return
         awaited, self._completed_in_read = self._awaiting_head, False
+        # a chunk begun in an earlier read with no byte of data yet: the last chunk (its trailers follow) or one whose
+        # data this read brings; if no data came and the chunk is still open, the whole read was trailer fields
+        last_chunk = self._chunk_open and not self._chunk_body
         super().data_received(data)
-        if not self._awaiting_head or self.parser is None or self.transport.is_closing():
+        if self.parser is None or self.transport.is_closing():
+            return
+        if last_chunk and self._chunk_open and not self._chunk_body:
+            self._trailer_bytes += len(data)
+            if self._trailer_bytes > self._max_header_bytes:
+                self._refuse_trailers()
+            return
+        if not self._awaiting_head:
             return
         if awaited and not self._completed_in_read:  # a head begun mid-read (pipelined) counts from the next read
             self._head_bytes += len(data)
@@ -82,8 +106,41 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
             raise HeadersTooLarge(size)
         super().on_headers_complete()
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._awaiting_head:
+            super().on_header(name, value)
+            return
+        # a trailer field (after the last chunk): counted, dropped (not added to the request's headers)
+        self._trailer_bytes += len(name) + len(value) + _HEADER_OVERHEAD
+        if self._trailer_bytes > self._max_header_bytes:
+            raise HeadersTooLarge(self._trailer_bytes)
+
+    def on_chunk_header(self) -> None:
+        self._chunk_open, self._chunk_body = True, False
+
+    def on_body(self, body: bytes) -> None:
+        self._chunk_body = True
+        super().on_body(body)
+
+    def on_chunk_complete(self) -> None:
+        self._chunk_open = self._chunk_body = False
+        self._trailer_bytes = 0
+
+    def _refuse_trailers(self) -> None:
+        self.logger.warning("Request trailers too large.")
+        self.send_400_response("Request trailers too large.")
+
+    def send_400_response(self, msg: str) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            self.transport.close()  # an answer has begun: a 400 written into it would corrupt it
+            return
+        super().send_400_response(msg)
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._chunk_open = self._chunk_body = False
+        self._trailer_bytes = 0
         self._head_begun = True  # a request's first byte was parsed: its head is not complete yet
 
     def on_message_complete(self) -> None:

@@ -22,8 +22,11 @@ from collections import OrderedDict
 
 from ._refusals import RateLimited
 
-__all__ = ["RateLimiter", "address_key", "MAX_RATE_KEYS"]
+__all__ = ["RateLimiter", "address_key", "MAX_RATE_KEYS", "DEFAULT_MAX_PENDING_HEADS"]
 
+#: connections with incomplete request headers one client address may hold (``--max-pending-heads-per-address``,
+#: :mod:`._protocol`)
+DEFAULT_MAX_PENDING_HEADS = 50
 #: client addresses the rate limiter remembers at most (beyond: the least recently seen are forgotten)
 MAX_RATE_KEYS = 100_000
 

@@ -33,6 +33,7 @@ import time
 
 from starlette.routing import Match, Route
 
+from .._guard._body import CLIENT_GONE
 from ._access import access_line
 from ._database import DatabaseUnavailableError
 from ._http import bearer_token, database_unavailable_answer, refusal_answer
@@ -80,7 +81,7 @@ class BatchFastPath:
                 found[name] = value
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
-        metrics, started, status, logged = self.metrics, time.perf_counter(), 500, 0
+        metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         length = found.get(b"content-length")
         client = scope.get("client")
         incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
@@ -89,7 +90,11 @@ class BatchFastPath:
                             length.decode("latin-1") if length is not None else None, receive)
         metrics.in_flight.inc()
         try:
-            status, body, headers = await self._answer(incoming)
+            code, body, headers = await self._answer(incoming)
+            if code is None:  # the client went away mid-body: no answer, counted as a refusal only
+                answered = False
+                return
+            status = code
             headers += [(b"content-length", str(len(body)).encode()), _JSON, *security_headers(scope),
                         (b"x-request-id", request_id.encode())]
             logged = status
@@ -102,17 +107,22 @@ class BatchFastPath:
             metrics.in_flight.dec()
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
+            if not answered:  # a client gone mid-body: no response to count or log
+                return
             metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
             if self.json_access != "off":
                 AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
-    async def _answer(self, incoming: Incoming) -> tuple[int, bytes, list]:
-        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage)."""
+    async def _answer(self, incoming: Incoming) -> tuple[int | None, bytes, list]:
+        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage); status None
+        when there is no one to answer (the client closed the connection mid-body)."""
         metrics = self.metrics
         try:
             ack = await accept_batch(self.service, incoming)
         except Refusal as refusal:
             metrics.refused_request(refusal.code)
+            if refusal.code == CLIENT_GONE:
+                return None, b"", []
             status, document, headers = refusal_answer(refusal)
         except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
             metrics.refused_request("database_unavailable")

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from .. import _json
+from .._guard._body import CLIENT_GONE, NO_RESPONSE
 from ._database import DatabaseUnavailableError
 from ._limits import receive_body
 from ._refusals import (
@@ -84,6 +85,8 @@ async def _refused(request: Request, refusal: Refusal) -> JSONResponse:
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.refused_request(refusal.code)
+    if refusal.code == CLIENT_GONE:  # no one to answer: what follows is not counted as a response (MetricsMiddleware)
+        request.scope[NO_RESPONSE] = True
     status, body, headers = refusal_answer(refusal)
     return JSONResponse(body, status_code=status, headers=headers)
 

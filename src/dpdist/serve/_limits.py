@@ -14,10 +14,11 @@ service's own work, all options of ``dpdist serve`` (``docs/deployment.md``,
   address (``--max-inflight-bytes-per-address``) and half for the bodies of
   campaigns that take no token (:mod:`dpdist._guard._body`); a body
   that would pass one is refused at once with 503 and ``Retry-After``;
-* **body time** (``--body-timeout``, ``--min-body-rate``): a body must arrive
-  within the deadline, and by ``t`` seconds after its headers have delivered at
-  least ``min_body_rate * (t - 5)`` bytes; otherwise 408 and the connection is
-  closed;
+* **body time** (``--body-timeout``, ``--min-body-rate``, ``--body-idle-timeout``):
+  a body must arrive within the deadline, and by ``t`` seconds after its headers
+  have delivered at least ``min_body_rate * (t - 5)`` bytes, banking at most
+  ``body_idle_timeout`` seconds of that credit (no pause longer); otherwise 408
+  and the connection is closed;
 * **header time** (``--header-timeout``): a connection whose request headers are
   not complete within it (from the connection's start, or from the first byte of
   a following request) is closed: slowloris connections do not accumulate;

@@ -34,6 +34,8 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from starlette.responses import JSONResponse, Response
 
+from .._guard._body import NO_RESPONSE
+
 __all__ = ["Metrics", "MetricsMiddleware"]
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
@@ -260,5 +262,6 @@ class MetricsMiddleware:
             await self.app(scope, receive, sending)
         finally:
             metrics.in_flight.dec()
-            method = scope.get("method", "") if scope.get("method", "") in _METHODS else "other"
-            metrics.observe(method, route_label(scope), status[0], time.perf_counter() - start)
+            if not scope.get(NO_RESPONSE):  # not when the client went away mid-body (counted as a refusal only)
+                method = scope.get("method", "") if scope.get("method", "") in _METHODS else "other"
+                metrics.observe(method, route_label(scope), status[0], time.perf_counter() - start)

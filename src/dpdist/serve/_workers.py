@@ -61,5 +61,6 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     config = uvicorn.Config("dpdist.serve._workers:worker_app", factory=True, host=host, port=port, workers=workers,
                             timeout_worker_healthcheck=WORKER_HEALTHCHECK_S, **uvicorn_options)
     setattr(config, "dpdist_header_timeout", limits.header_timeout)  # read by the workers' protocol class
+    setattr(config, "dpdist_max_pending_heads", limits.max_pending_heads_per_address)  # likewise
     # the listening socket marked TCP, so that every worker's connections get TCP_NODELAY (_guard._sockets)
     Multiprocess(config, sockets=[listening_socket(config)]).run()
