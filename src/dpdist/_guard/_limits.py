@@ -97,6 +97,8 @@ class Limits:
 
         for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
+        need(self.body_idle_timeout <= self.body_timeout, "body_idle_timeout",
+             f"at most --body-timeout ({self.body_timeout}): a body may not pause longer than it may take")
         for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst",
                      "max_pending_heads_per_address"):
             positive(name, int)
