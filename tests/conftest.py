@@ -115,9 +115,10 @@ def runs_the_whole_suite(config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    """The whole suite runs on one pytest-xdist worker per core (at most 4; ``-n 0`` for one process): its
-    1,300 CPU-seconds need both cores of a 2-core machine to finish within the ~10 minutes the project sets
-    (docs/benchmarks.md, "Test suite time").  A selection (a file, ``-m "not slow"``, ``-k``) runs in this one
+    """The whole suite runs on pytest-xdist workers, one per core and one more (at most 4; ``-n 0`` for one
+    process): its ~1,000 CPU-seconds need both cores of a 2-core machine busy to finish within the ~10 minutes the
+    project sets, and a worker waiting for its test's server, node or timeout leaves its core idle unless a third
+    worker takes it (docs/benchmarks.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a file, ``-m "not slow"``, ``-k``) runs in this one
     process: the fast loop is budgeted in CPU-seconds, which a second worker's collection only adds to.  Called
     before pytest-xdist's own ``pytest_cmdline_main`` (a conftest registers after the plugin: first among tryfirst)."""
     if runs_the_whole_suite(config):
@@ -126,9 +127,10 @@ def pytest_cmdline_main(config):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """Workers of ``uv run pytest -n auto``: one per core this process may use, at most 4 (the servers, PostgreSQL
-    clusters and browsers of the end-to-end tests run beside them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""
+    """Workers of ``uv run pytest -n auto``: one per core this process may use and one more, at most 4 (the servers,
+    PostgreSQL clusters and browsers of the end-to-end tests run beside them; the extra worker fills the time a
+    worker spends waiting for them); PYTEST_XDIST_AUTO_NUM_WORKERS wins."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, 4))
+    return max(1, min(cores + 1, 4))
