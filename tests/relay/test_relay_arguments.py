@@ -70,6 +70,9 @@ def test_a_relay_built_in_python_with_good_arguments_has_the_limits(tmp_path):
     (["--admin-token", "short"], {}, "The --relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN) option must be a str of at least 16"),
     (["--collector", "collector.example"], {}, "The '--collector' option must be an http:// or https:// URL"),
     (["--header-timeout", "0"], {}, "The '--header-timeout' option must be a number > 0"),
+    (["--body-timeout", "120", "--body-idle-timeout", "500"], {}, "The '--body-idle-timeout' option must be at most "
+     "--body-timeout (120.0)"),
+    ([], {"DPDIST_BODY_IDLE_TIMEOUT": "500"}, "The '--body-idle-timeout' option must be at most --body-timeout (120.0)"),
     (["--max-body-bytes", "100"], {}, "The '--max-body-bytes' option must be an int from 1024 to 1048576"),
     ([], {"DPDIST_RATE_LIMIT": "fast"}, "The 'DPDIST_RATE_LIMIT' environment variable (for --rate-limit) must be a number"),
 ])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -387,9 +388,20 @@ def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_se
                 sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # headers never complete
             return sock
 
+        from dpdist._guard._protocol import CONNECTIONS_REFUSED
+
+        before = CONNECTIONS_REFUSED.get("pending_heads", [0.0])[0]
         held = [attacker() for _ in range(8)]
         wait_until(lambda: len(state.connections) == 3, "the attacker's connections beyond its cap closed")
         assert state.dpdist_pending_heads == {"127.0.0.2": 3}
+        # outsider7 finding 4: the 5 closed are counted, and serve's /metrics shows them as a refusal reason
+        assert CONNECTIONS_REFUSED["pending_heads"][0] - before == 5
+        if kind == "serve":
+            from prometheus_client import generate_latest
+
+            text = generate_latest(server.inner.app.state.metrics.registry).decode()
+            shown = float(re.search(r'dpdist_requests_refused_total\{reason="pending_heads"\} (\S+)', text).group(1))
+            assert shown == CONNECTIONS_REFUSED["pending_heads"][0] >= 5
         open_ones = []
         for sock in held:
             sock.settimeout(0.2)

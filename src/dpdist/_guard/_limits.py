@@ -97,6 +97,10 @@ class Limits:
 
         for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
+        # set above --body-timeout it could never apply; the default (10 s) is simply bounded by a shorter body timeout
+        need(self.body_idle_timeout <= self.body_timeout or self.body_idle_timeout == type(self).body_idle_timeout,
+             "body_idle_timeout",
+             f"at most --body-timeout ({self.body_timeout}): a body may not pause longer than it may take")
         for name in ("min_body_rate", "keep_alive_timeout", "limit_concurrency", "graceful_timeout", "rate_burst",
                      "max_pending_heads_per_address"):
             positive(name, int)

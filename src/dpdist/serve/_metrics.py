@@ -35,6 +35,7 @@ from prometheus_client.process_collector import ProcessCollector
 from starlette.responses import JSONResponse, Response
 
 from .._guard._body import NO_RESPONSE
+from .._guard._protocol import CONNECTIONS_REFUSED
 
 __all__ = ["Metrics", "MetricsMiddleware"]
 
@@ -142,8 +143,10 @@ class _RequestCollector:
         yield counter("dpdist_reports_accepted", "Reports counted into a campaign's aggregate", [], {(): self.reports})
         yield counter("dpdist_reports_rejected", "Reports of acknowledged batches that were not counted, by reason", ["reason"],
                       {(reason,): child for reason, child in list(self.rejected.items())})
+        refused = {(reason,): child for reason, child in list(self.refused.items())}
+        refused.update({(reason,): child for reason, child in list(CONNECTIONS_REFUSED.items())})  # by the protocol
         yield counter("dpdist_requests_refused", "Requests refused with an error body, by its error code", ["reason"],
-                      {(reason,): child for reason, child in list(self.refused.items())})
+                      refused)
         latency = HistogramMetricFamily("dpdist_request_duration_seconds",
                                         "Time from a request's arrival to the end of its response", labels=["method", "route"])
         for key, counts in list(self.latency.items()):
