@@ -372,6 +372,57 @@ def test_limit_concurrency_refuses_connections_beyond_it_with_retry_after(tmp_pa
         assert httpx.get(server.url + "/healthz", timeout=BOUND_S).status_code == 200
 
 
+def _status_kept_alive(sock) -> int:
+    """The status of one answer read off a kept-alive connection (its head and Content-Length body, not to EOF)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed before its answer"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1])
+
+
+def _closed_within(sock, seconds: float) -> bool:
+    """Whether the server closed ``sock`` (EOF or reset) within ``seconds``; False while it stays open."""
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        sock.settimeout(BOUND_S)
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_idle_keep_alive_connections_give_way_at_the_concurrency_cap_and_busy_ones_do_not(tmp_path, kind, http):
+    """outsider7 finding 1: one address reopening idle keep-alive connections (each had a complete GET answered)
+    held --limit-concurrency and other clients got 503.  At the cap an idle keep-alive connection is closed for the
+    new request, as nginx reuses idle keep-alive slots; a connection with a request in progress is never closed."""
+    with target(kind, tmp_path, Limits(limit_concurrency=3, header_timeout=BOUND_S, keep_alive_timeout=int(BOUND_S),
+                                       http=http)) as server:
+        idle = [raw_connection(server.port) for _ in range(2)]
+        for sock in idle:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _status_kept_alive(sock) == 200  # answered, kept alive, now idle
+        busy = raw_connection(server.port)
+        busy.sendall(b"GET /healthz HTTP/1.1\r\n")  # a request in progress: its headers not complete
+        wait_until(lambda: len(server.server.server_state.connections) >= 3, "three connections held")
+        served = httpx.get(server.url + "/healthz", timeout=BOUND_S)  # a fourth connection at the cap of 3
+        assert served.status_code == 200
+        assert sorted(_closed_within(sock, 2.0) for sock in idle) == [False, True]  # one idle connection gave way
+        busy.sendall(b"Host: x\r\n\r\n")  # the busy connection was kept: its request completes
+        assert _status_kept_alive(busy) == 200
+        for sock in [*idle, busy]:
+            sock.close()
+
+
 @pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("http", ["h11", "httptools"])
 def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_served(tmp_path, kind, http):

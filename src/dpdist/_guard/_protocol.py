@@ -96,10 +96,32 @@ class ConcurrencyCap:
     @property
     def app(self):
         cap = self._cap
-        if cap is not None and (len(self.connections) >= cap or len(self.tasks) >= cap):
+        if cap is not None and (len(self.tasks) >= cap or (len(self.connections) >= cap and not self._room_made(cap))):
             self.logger.warning("Exceeded concurrency limit.")
             return over_capacity
         return self._app
+
+    def _room_made(self, cap: int) -> bool:
+        """Whether this request may be served though the server's connections are at ``cap``: some are already
+        closing, or one idle keep-alive connection (between requests: uvicorn's keep-alive timer runs) is closed
+        for it, as nginx reuses idle keep-alive slots.  An idle connection loses nothing (its client opens a new
+        one); without this, one address reopening a thousand idle keep-alive connections held ``cap`` and every
+        other client got 503 (outsider7 finding 1).  A connection with a request in progress is never closed."""
+        idle = None
+        open_connections = 0
+        for connection in self.connections:
+            transport = getattr(connection, "transport", None)
+            if transport is None or transport.is_closing():
+                continue  # leaving: its slot is free once the event loop reports it lost
+            open_connections += 1
+            if idle is None and connection is not self and getattr(connection, "timeout_keep_alive_task", None) is not None:
+                idle = connection
+        if open_connections < cap:
+            return True
+        if idle is None:
+            return False
+        idle.timeout_keep_alive_handler()
+        return True
 
     @app.setter
     def app(self, value) -> None:
