@@ -101,6 +101,10 @@ class ConcurrencyCap:
             return over_capacity
         return self._app
 
+    @app.setter
+    def app(self, value) -> None:
+        self._app = value
+
     def _room_made(self, cap: int) -> bool:
         """Whether this request may be served though the server's connections are at ``cap``: some are already
         closing, or one idle keep-alive connection (between requests: uvicorn's keep-alive timer runs) is closed
@@ -122,10 +126,6 @@ class ConcurrencyCap:
             return False
         idle.timeout_keep_alive_handler()
         return True
-
-    @app.setter
-    def app(self, value) -> None:
-        self._app = value
 
 
 class HeaderTimer:
