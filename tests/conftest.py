@@ -118,9 +118,10 @@ def pytest_cmdline_main(config):
     """The whole suite runs on pytest-xdist workers, one per core and one more (at most 4; ``-n 0`` for one
     process): its ~1,000 CPU-seconds need both cores of a 2-core machine busy to finish within the ~10 minutes the
     project sets, and a worker waiting for its test's server, node or timeout leaves its core idle unless a third
-    worker takes it (docs/benchmarks.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a file, ``-m "not slow"``, ``-k``) runs in this one
-    process: the fast loop is budgeted in CPU-seconds, which a second worker's collection only adds to.  Called
-    before pytest-xdist's own ``pytest_cmdline_main`` (a conftest registers after the plugin: first among tryfirst)."""
+    worker takes it (docs/benchmarks.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a
+    file, ``-m "not slow"``, ``-k``) runs in this one process: the fast loop is budgeted in CPU-seconds, which a
+    second worker's collection only adds to.  Called before pytest-xdist's own ``pytest_cmdline_main`` (a conftest
+    registers after the plugin: first among tryfirst)."""
     if runs_the_whole_suite(config):
         config.option.numprocesses = "auto"
         config.option.dist = "worksteal"

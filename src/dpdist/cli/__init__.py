@@ -1,7 +1,7 @@
 """The ``dpdist`` command line (entry point ``dpdist.cli:main``).
 
 Sub-commands live in this package, one module per group of commands; each module listed in
-``_main._COMMAND_MODULES`` exposes ``add_commands(subparsers)``, which registers its sub-parsers
+``_main.COMMANDS`` exposes ``add_commands(subparsers)``, which registers its sub-parsers
 with a ``handler`` default.
 """
 

@@ -28,7 +28,6 @@ COMMANDS = {
     "dpdist.cli._issuer": ("issuer",),
     "dpdist.cli._audit": ("audit",),
 }
-_COMMAND_MODULES = list(COMMANDS)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -43,7 +42,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpdist {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = [name for name, commands in COMMANDS.items() if command in commands] or _COMMAND_MODULES
+    modules = [name for name, commands in COMMANDS.items() if command in commands] or list(COMMANDS)
     for module_name in modules:
         importlib.import_module(module_name).add_commands(subparsers)
     return parser

@@ -281,18 +281,10 @@ class _HadamardOperator:
         self._cells = protocol._item_block * protocol.block_size + protocol._item_column  # item x's (block, column)
 
     def matvec(self, f):
-        hr = self._protocol
-        flat = np.zeros(hr.output_size)
-        flat[self._cells] = f
-        placed = flat.reshape(hr.blocks, hr.block_size)
-        members = (placed.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(placed)) / 2.0
-        return ((f.sum() + (hr._e - 1.0) * members) / hr._normalizer).ravel()
+        return self.matvec_rows(np.asarray(f, dtype=np.float64)[None, :])[0]
 
     def rmatvec(self, w):
-        hr = self._protocol
-        blocks = np.asarray(w, dtype=np.float64).reshape(hr.blocks, hr.block_size)
-        members = (blocks.sum(axis=1, keepdims=True) + butterfly_walsh_hadamard(blocks)) / 2.0
-        return (w.sum() + (hr._e - 1.0) * members.ravel()[self._cells]) / hr._normalizer
+        return self.rmatvec_rows(np.asarray(w, dtype=np.float64)[None, :])[0]
 
     def matvec_rows(self, f):
         """:meth:`matvec` of each row of ``f``, the same numbers (sums along rows, exact butterflies)."""
