@@ -93,7 +93,7 @@ class Limits:
         def positive(name, kind=(int, float)):
             value = getattr(self, name)
             need(isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value) and value > 0, name,
-                 "a number > 0" if kind != int else "an int > 0")
+                 "a number > 0" if kind is not int else "an int > 0")
 
         for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
