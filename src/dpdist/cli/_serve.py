@@ -14,12 +14,12 @@ import argparse
 import json
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .. import _rng
+from .._io._atomic import atomic_writer, write_text_atomically
 from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
@@ -602,9 +602,7 @@ def _run_enroll(args) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(text)
+        write_text_atomically(args.out, text, private=True)
         print(f"campaign {args.campaign}: {len(tokens)} enrollment token(s) of {args.reports} report(s) each written to {args.out}.")
     return 0
 
@@ -648,7 +646,8 @@ def _run_estimate(args) -> int:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
         if args.plot:
             # the same query as the document: the figure draws the band the text and the JSON give
-            Path(args.plot).write_bytes(client.estimate_png(args.campaign, level=args.level, **view, **options))
+            with atomic_writer(args.plot) as handle:
+                handle.write(client.estimate_png(args.campaign, level=args.level, **view, **options))
     if args.json:
         _print_json(document)
     else:
@@ -890,17 +889,5 @@ def _submit_column(client, args):
                 else:
                     shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
             write_journal(journal, protocol, shuffler.blocks(args.batch_size))
-    pause = _test_pause_after_batches()
-    for index, (batch_id, body) in enumerate(journal_records(journal)):
+    for batch_id, body in journal_records(journal):
         yield client.submit_body(args.campaign, batch_id, body)
-        if pause is not None and index + 1 == pause[0]:
-            time.sleep(pause[1])
-
-
-def _test_pause_after_batches():
-    """For the crash tests: ``DPDIST_TEST_PAUSE_AFTER_BATCHES=k:seconds`` sleeps after k acknowledged batches."""
-    setting = os.environ.get("DPDIST_TEST_PAUSE_AFTER_BATCHES")
-    if not setting:
-        return None
-    count, seconds = setting.split(":")
-    return int(count), float(seconds)
