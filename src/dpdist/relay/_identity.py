@@ -31,6 +31,7 @@ import re
 from typing import Any
 
 from ..errors import CampaignIdentityError, InvalidParameterError
+from ..privacypass import TokenChallenge
 from . import _envelope
 
 __all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "identity_document", "pin_of", "redemption_context"]
@@ -48,8 +49,6 @@ def redemption_context(pin: str) -> bytes:
 
 def campaign_challenge(issuer_name: str, pin: str) -> bytes:
     """The TokenChallenge of the campaign whose identity has ``pin``, encoded (RFC 9577 section 2.1.1)."""
-    from ..privacypass import TokenChallenge
-
     return TokenChallenge(issuer_name, redemption_context(pin)).encode()
 
 

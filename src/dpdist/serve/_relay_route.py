@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CampaignIdentityError
+from ..local.ledger import normal_collector
 
 __all__ = ["RelayRoute", "resolve_route"]
 
@@ -69,8 +70,8 @@ class RelayRoute:
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         if count == 0:
             return []
-        from ..privacypass import b64url_decode, fetch_token
-        from ..relay._identity import campaign_challenge
+        from ..privacypass import b64url_decode, fetch_token  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], self.pin)
         if not self._issuer_checked:
@@ -82,9 +83,9 @@ class RelayRoute:
     def _check_issuer_key(self, issuer: dict, token_key: bytes, transport: Any) -> None:
         """The issuer's own key for the campaign must be the one the campaign names (else the collector, which wrote the
         campaign, could name a key of its own and mint tokens)."""
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
-        from ..privacypass import b64url_decode
+        from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:
@@ -103,8 +104,8 @@ class RelayRoute:
 def resolve_route(campaign: str, server: str, document: dict, pin: str | None, fetch_identity) -> RelayRoute:
     """The route of a relayed campaign whose config ``document`` came from ``server`` (module docstring);
     ``fetch_identity()`` returns the identity document's bytes as ``server`` serves them."""
-    from ..relay._envelope import decode_public_key
-    from ..relay._identity import check_identity, pin_of
+    from ..relay._envelope import decode_public_key  # lazy: relayed campaigns only (~50 ms at import)
+    from ..relay._identity import check_identity, pin_of  # lazy: relayed campaigns only (~50 ms at import)
 
     relay = document["relay"]
     if pin is None:
@@ -122,8 +123,8 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
     served = (relay.get("issuer") or {}).get("challenge")
     issuer = identity["issuer"]
     if served is not None and issuer is not None:
-        from ..privacypass import b64url_decode
-        from ..relay._identity import campaign_challenge
+        from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if b64url_decode(served, "challenge") != campaign_challenge(issuer["name"], pin_of(identity_bytes)):
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
@@ -134,6 +135,4 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
 
 
 def _origin(url: str) -> str:
-    from ..local.ledger import normal_collector
-
     return normal_collector(url)
