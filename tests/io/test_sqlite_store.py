@@ -49,3 +49,21 @@ def test_a_file_of_a_newer_schema_version_is_refused_naming_its_owner(tmp_path):
     assert SQLiteStore(path, SCHEMA, name="test-store", schema_version=3).read().execute("PRAGMA user_version").fetchone()[0] == 3
     with pytest.raises(sqlite3.DatabaseError, match="has issuer schema version 3, newer than this dpdist's 2"):
         SQLiteStore(path, SCHEMA, name="test-store", schema_version=2, owner="issuer")
+
+
+def test_an_older_file_is_migrated_forward_step_by_step_and_a_new_one_starts_at_the_current_schema(tmp_path):
+    path = str(tmp_path / "s.sqlite")
+    SQLiteStore(path, SCHEMA, name="test-store", schema_version=1).write(_insert, "a", 1).result(10)
+    schema = ("CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, value INTEGER NOT NULL, twice INTEGER NOT NULL)",)
+    ran = []
+
+    def add_twice(connection):
+        ran.append(1)
+        connection.execute("ALTER TABLE rows ADD COLUMN twice INTEGER NOT NULL DEFAULT 0")
+        connection.execute("UPDATE rows SET twice = 2 * value")
+
+    store = SQLiteStore(path, schema, name="test-store", schema_version=2, migrations={1: add_twice})
+    assert store.read().execute("SELECT key, twice FROM rows").fetchall() == [("a", 2)] and ran == [1]
+    assert SQLiteStore(path, schema, name="again", schema_version=2, migrations={1: add_twice}) and ran == [1]
+    fresh = SQLiteStore(str(tmp_path / "new.sqlite"), schema, name="new", schema_version=2, migrations={1: add_twice})
+    assert fresh.read().execute("PRAGMA user_version").fetchone()[0] == 2 and ran == [1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from concurrent.futures import Future
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from ._single_writer import SingleWriter
 
@@ -34,26 +34,44 @@ class SQLiteStore:
     """The SQLite file at ``path`` with ``schema`` (statements run at every open: ``CREATE ... IF NOT EXISTS``).
 
     ``schema_version``: kept in ``PRAGMA user_version``, migrated forward only: a file of a newer version is refused
-    (``sqlite3.DatabaseError`` naming ``owner``).  ``name``: the writer thread's.
+    (``sqlite3.DatabaseError`` naming ``owner``); a file of an older one (not new: it has tables) runs
+    ``migrations[k](connection)`` for each version ``k`` from its own up, each with the version it reaches in one
+    transaction, before ``schema``.  ``name``: the writer thread's.
     """
 
     def __init__(self, path: str, schema: Sequence[str], *, name: str, schema_version: int | None = None,
-                 owner: str = "dpdist"):
+                 owner: str = "dpdist", migrations: Mapping[int, Callable[[sqlite3.Connection], None]] | None = None):
         self.path = path
         self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
         for pragma in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"):
             self._connection.execute(pragma)
         if schema_version is not None:
-            found = self._connection.execute("PRAGMA user_version").fetchone()[0]
-            if found > schema_version:
-                self._connection.close()
-                raise sqlite3.DatabaseError(f"{path} has {owner} schema version {found}, newer than this dpdist's {schema_version}")
+            self._migrate(int(schema_version), owner, migrations or {})
         for statement in schema:
             self._connection.execute(statement)
         if schema_version is not None:
             self._connection.execute(f"PRAGMA user_version={int(schema_version)}")
         self._reader = threading.local()
         self._writer = _Transactions(self._connection, name=name)
+
+    def _migrate(self, version: int, owner: str, migrations: Mapping[int, Callable[[sqlite3.Connection], None]]) -> None:
+        found = self._connection.execute("PRAGMA user_version").fetchone()[0]
+        if found > version:
+            self._connection.close()
+            raise sqlite3.DatabaseError(f"{self.path} has {owner} schema version {found}, newer than this dpdist's {version}")
+        if not self._connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            return  # a new file: the schema as it is now
+        for step in range(found, version):
+            if step not in migrations:
+                continue
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                migrations[step](self._connection)
+                self._connection.execute(f"PRAGMA user_version={step + 1}")
+                self._connection.execute("COMMIT")
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
 
     def write(self, function: Callable[..., Any], *args: Any, together: bool = False) -> Future:
         """A future of ``function(connection, *args)``, run in a write transaction and resolved once it committed;
