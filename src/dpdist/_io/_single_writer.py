@@ -72,6 +72,9 @@ class SingleWriter:
         """Write one group; the outcome of each item, in order (an exception instance: raised to its caller)."""
         raise NotImplementedError
 
+    def started(self) -> None:
+        """Called on the writer thread when it starts (it starts with the first item, and again after :meth:`stop`)."""
+
     def group_key(self, item) -> Hashable | None:
         """Items with the same key (not None) are never written in one group."""
         return None
@@ -140,6 +143,7 @@ class SingleWriter:
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
+        self.started()
         while True:
             group = self._take(self.idle_s())
             if group:

@@ -45,6 +45,9 @@ class GroupCommitter(SingleWriter):
         self._folded = self._swept = time.monotonic()
         self._logged: set[str] = set()  # campaigns with log rows of this process not yet folded
 
+    def started(self) -> None:
+        self._folded = self._swept = time.monotonic()  # the first fold a second after the thread starts, not before
+
     # ------------------------------------------------------------------ the group
     def write(self, items: list) -> list:
         return self.store.commit(items)
