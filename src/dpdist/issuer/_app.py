@@ -294,15 +294,20 @@ async def mint(request: Request) -> JSONResponse:
     issuer.check_admin(request)
     key_name = request.path_params["name"]
     document = await issuer.json_body(request)
-    count, each = document.get("count"), document.get("tokens_each")
-    for field_name, value, top in (("count", count, MAX_CREDENTIALS), ("tokens_each", each, MAX_TOKENS_EACH)):
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
-            raise InvalidRequest(f"invalid_{field_name}", f"'{field_name}' must be an int in 1..{top}. Got {value!r}.")
+    count, each = _count(document, "count", MAX_CREDENTIALS), _count(document, "tokens_each", MAX_TOKENS_EACH)
     credentials = await asyncio.wrap_future(issuer.store.mint(key_name, count, each)) if KEY_NAME.fullmatch(key_name) else None
     if credentials is None:
         raise NotFound("unknown_key", f"The issuer has no key {key_name!r}.")
     return JSONResponse({"key": key_name, "tokens_each": each, "credentials": credentials}, status_code=201,
                         headers={"Cache-Control": "no-store"})
+
+
+def _count(document: dict, name: str, top: int) -> int:
+    """The int ``document[name]`` in 1..``top``, else 400 ``invalid_<name>``."""
+    value = document.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+        raise InvalidRequest(f"invalid_{name}", f"'{name}' must be an int in 1..{top}. Got {value!r}.")
+    return value
 
 
 async def status(request: Request) -> JSONResponse:

@@ -78,7 +78,7 @@ class RelayQueue:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
         return self._store.write(_form_batch, campaign, min_size, max_size)
 
-    def pin_identity(self, campaign: str, pin: str, identity: bytes) -> Future:
+    def pin_identity(self, campaign: str, pin: str, identity: bytes) -> Future[tuple[str, bytes]]:
         """A future of the ``(pin, identity)`` the campaign is pinned to: these, if it had none, else the earlier."""
         return self._store.write(_pin_identity, campaign, pin, identity)
 
