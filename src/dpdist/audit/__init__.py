@@ -13,7 +13,9 @@ protocol) and the epsilon it claims; it returns an :class:`AuditResult`:
   follow it;
 * a **verdict**: ``"violates"`` only when the certified lower bound (or the stated channel's
   exact epsilon) exceeds the claim; ``"channel mismatch"`` when the samples do not follow the
-  stated channel; otherwise ``"no violation found"``, with the bound and the audit's power.
+  stated channel; otherwise ``"no violation found"``, with the bound and what the budget could not
+  examine: output events rarer than ``smallest_examined_probability`` (about 80 / samples per
+  input at a claim of 1), where a loss of any size goes unseen.
 
 >>> from dpdist import audit, local
 >>> result = audit.audit(local.make("grr", epsilon=1.0, domain_size=4), samples=20_000, rng=0)
@@ -190,7 +192,7 @@ def audit(
         confidence=1.0 - params["alpha"],
         certified_epsilon=found.certified,
         verdict=verdict,
-        detectable_epsilon=found.detectable,
+        witness_power_loss=found.witness_power_loss,
         samples_per_input=found.samples_per_input,
         samples=(found.samples_per_input + extra_samples) * len(inputs),
         seconds=time.perf_counter() - started,
@@ -207,4 +209,6 @@ def audit(
         ),
         notes=tuple(notes),
         seed=rng if isinstance(rng, (int, np.integer)) else None,
+        smallest_examined_probability=found.smallest_examined,
+        largest_stage=found.largest_stage,
     )
