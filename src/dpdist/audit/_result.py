@@ -86,6 +86,11 @@ class AuditResult:
         separated at all.
     largest_stage : int
         Fresh outputs per input in the audit's largest stage.
+    neighbouring : str
+        The neighbouring relation the certificate is about: any two inputs of one user (a local
+        randomizer), or the datasets compared (a whole-column mechanism, a central release).
+    delta : float
+        The delta of an (epsilon, delta) claim, subtracted from each lower bound.
     """
 
     name: str
@@ -107,6 +112,8 @@ class AuditResult:
     seed: Any = None
     smallest_examined_probability: float = 1.0
     largest_stage: int = 0
+    neighbouring: str = ""
+    delta: float = 0.0
 
     @property
     def violates(self) -> bool:
@@ -177,6 +184,8 @@ class AuditResult:
             "samples_per_input": self.samples_per_input,
             "samples": self.samples,
             "seconds": self.seconds,
+            "neighbouring": self.neighbouring,
+            "delta": self.delta,
             "channel_epsilon": self.channel_epsilon,
             "fit_pvalue": self.fit_pvalue,
             "witness": self.witness,
@@ -200,6 +209,8 @@ class AuditResult:
     def _detail_lines(self) -> list[str]:
         w = self.witness
         lines = [f"verdict: {self.statement}", f"inputs compared: {self.inputs}"]
+        if self.neighbouring:
+            lines.append(f"neighbouring: {self.neighbouring}" + (f"; claim (epsilon, {self.delta:g})" if self.delta else ""))
         if w:
             lines.append(
                 f"witness: inputs {w['input']} vs {w['other_input']}, {w['event']}: "

@@ -81,8 +81,12 @@ def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     return np.where(k < n, bound, 1.0)
 
 
-def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_out: ArrayLike, a: float) -> np.ndarray:
-    r"""``max(0, ln(p_- / q_+))``: a lower bound on epsilon holding with probability ``>= 1 - 2a``.
+def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_out: ArrayLike, a: float,
+                        delta: float = 0.0) -> np.ndarray:
+    r"""``max(0, ln((p_- - delta) / q_+))``: a lower bound on epsilon holding with probability ``>= 1 - 2a``.
+
+    With ``delta > 0`` it bounds the epsilon of an (epsilon, delta) guarantee: such a mechanism has
+    :math:`\Pr[M(x) \in E] \le e^{\varepsilon} \Pr[M(x') \in E] + \delta` for every event.
 
     Parameters
     ----------
@@ -93,10 +97,10 @@ def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_ou
     a : float
         The level of each one-sided Clopper-Pearson bound.
     """
-    low = clopper_pearson_lower(k_in, n_in, a)
+    low = clopper_pearson_lower(k_in, n_in, a) - delta
     high = clopper_pearson_upper(k_out, n_out, a)
-    with np.errstate(divide="ignore"):
-        return np.maximum(0.0, np.log(low) - np.log(high))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.maximum(0.0, np.nan_to_num(np.log(np.maximum(low, 0.0)) - np.log(high), nan=0.0))
 
 
 def score_events(p_in: np.ndarray, p_out: np.ndarray, n_certify: float, a: float) -> np.ndarray:
@@ -162,7 +166,8 @@ def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float
     return hi
 
 
-def smallest_examined_probability(stages: Sequence[int], a: float, claim: float, confidence: float) -> float:
+def smallest_examined_probability(stages: Sequence[int], a: float, claim: float, confidence: float,
+                                  delta: float = 0.0) -> float:
     r"""The rarest output event that stages of ``stages`` fresh outputs per input could certify, at ``confidence``.
 
     An event of probability :math:`p` under one input and :math:`0` under the other (an infinite loss: the
@@ -178,7 +183,7 @@ def smallest_examined_probability(stages: Sequence[int], a: float, claim: float,
     stage can certify the claim.
     """
     sizes = np.asarray([n for n in stages if n >= 1], dtype=np.int64)
-    needed = np.array([_count_that_certifies(int(n), a, claim) for n in sizes], dtype=np.int64)
+    needed = np.array([_count_that_certifies(int(n), a, claim, delta) for n in sizes], dtype=np.int64)
     sizes, needed = sizes[needed <= sizes], needed[needed <= sizes]
     if sizes.size == 0:
         return 1.0
@@ -195,10 +200,10 @@ def smallest_examined_probability(stages: Sequence[int], a: float, claim: float,
     return high
 
 
-def _count_that_certifies(n: int, a: float, claim: float) -> int:
-    """The smallest count of ``n`` whose lower bound beats ``e^claim`` times a zero count's upper bound (``n + 1``:
-    none does)."""
-    ceiling = float(clopper_pearson_upper(0, n, a)) * math.exp(claim)
+def _count_that_certifies(n: int, a: float, claim: float, delta: float = 0.0) -> int:
+    """The smallest count of ``n`` whose lower bound beats ``e^claim`` times a zero count's upper bound, plus
+    ``delta`` (``n + 1``: none does)."""
+    ceiling = float(clopper_pearson_upper(0, n, a)) * math.exp(claim) + delta
     if float(clopper_pearson_lower(n, n, a)) <= ceiling:
         return n + 1
     below, above = 0, n  # lower(below) <= ceiling < lower(above): the lower bound grows with the count
