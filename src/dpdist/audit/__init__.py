@@ -31,9 +31,11 @@ from typing import Any
 
 from .._rng import check_rng
 from .._types import Seed
+from ._central import audit_central as central, audit_column as column
 from ._given import as_randomizer
 from ._hash_family import HashFamily, conditioned_on_hash
 from ._inputs import audit_inputs, input_pairs
+from ._neighbours import Neighbouring, NeighbouringPair, add_remove, adversarial, replace_one
 from ._protocols import protocol_randomizer
 from ._randomizer import Randomizer
 from ._result import AuditResult, Stage, table
@@ -42,6 +44,13 @@ from ._statistics import clopper_pearson_lower, clopper_pearson_upper, epsilon_l
 
 __all__ = [
     "audit",
+    "central",
+    "column",
+    "Neighbouring",
+    "NeighbouringPair",
+    "add_remove",
+    "replace_one",
+    "adversarial",
     "AuditResult",
     "Randomizer",
     "HashFamily",

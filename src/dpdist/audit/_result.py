@@ -146,7 +146,7 @@ class AuditResult:
             return (f"channel mismatch: its samples do not follow its stated channel (fit p-value "
                     f"{_number(self.fit_pvalue)}), so the channel's epsilon is not the randomizer's.")
         return (f"no violation of {claim} found among the output events of probability >= "
-                f"{self.smallest_examined_probability:.2g} under some input ({self.inputs or 'the inputs compared'}); "
+                f"{self.smallest_examined_probability:.2g} under some input ({_short(self.inputs)}); "
                 f"rarer events were not examined (a loss hidden in them, even an infinite one, goes unseen with "
                 f"probability above {self.alpha:.3g} in stages of up to {self.largest_stage:,} fresh outputs per input; "
                 f"more samples examine rarer events). Not a proof that the randomizer keeps its claim.")
@@ -256,6 +256,13 @@ def table(results: list[AuditResult]) -> list[str]:
     ]
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _short(inputs: str) -> str:
+    """The inputs compared, in a clause (their first words when long)."""
+    if not inputs:
+        return "the inputs compared"
+    return inputs if len(inputs) <= 60 else inputs.split(":")[0]
 
 
 def _number(value) -> str:
