@@ -55,6 +55,7 @@ def audit_central(
     delta: float = 0.0,
     features: Callable[[Any], Any] | None = None,
     name: str | None = None,
+    batched: bool = False,
     alpha: float = 1e-3,
     samples: int = 10_000,
     pilot: int | None = None,
@@ -90,6 +91,9 @@ def audit_central(
         ``features(output) -> numbers``, a fixed function of one release (a post-processing: bounds stay valid).
     name : str, optional
         Shown in the report.
+    batched : bool
+        ``release`` takes many datasets at once, one per row of a 2-D array (all of one length), and returns one
+        output row per dataset: one call per batch instead of one per release (a mechanism in another process).
     alpha, samples, pilot, sequential, keep, bins, max_cells, float_bits, rng
         As :func:`dpdist.audit.audit`; ``samples`` is releases per dataset (default 10,000: a release is one call).
 
@@ -102,7 +106,7 @@ def audit_central(
     settings = check_settings(owner, epsilon, delta=delta, alpha=alpha, samples=samples, pilot=pilot,
                               sequential=sequential, keep=keep, bins=bins, max_cells=max_cells, float_bits=float_bits)
     relation_given = _neighbouring(neighbours, domain, size, relation, owner)
-    randomizer = _releases(release, relation_given, features, name or _name_of(release), settings.claim)
+    randomizer = _releases(release, relation_given, features, name or _name_of(release), settings.claim, batched)
     return _run_on_datasets(randomizer, relation_given, settings, rng, owner)
 
 
@@ -114,6 +118,7 @@ def audit_column(
     neighbours: Neighbouring | list | None = None,
     size: int = 16,
     name: str | None = None,
+    batched: bool = False,
     alpha: float = 1e-3,
     samples: int = 10_000,
     pilot: int | None = None,
@@ -137,7 +142,7 @@ def audit_column(
     settings = check_settings(owner, epsilon, alpha=alpha, samples=samples, pilot=pilot, sequential=sequential,
                               keep=keep, bins=bins, max_cells=max_cells, float_bits=float_bits)
     relation_given = _neighbouring(neighbours, domain, size, "replace-one", owner)
-    randomizer = _releases(mechanism, relation_given, None, name or _name_of(mechanism), settings.claim)
+    randomizer = _releases(mechanism, relation_given, None, name or _name_of(mechanism), settings.claim, batched)
     return _run_on_datasets(randomizer, relation_given, settings, rng, owner,
                             note="whole-column mode: the output is every record's output; the claim is per record "
                                  "(epsilon-LDP per record is epsilon-DP on the column under replace-one)")
@@ -179,7 +184,7 @@ def _neighbouring(neighbours: Any, domain: Any, size: int, relation: str, owner:
 
 
 def _releases(release: Callable[..., Any], relation: Neighbouring, features: Callable[[Any], Any] | None, name: str,
-              claim: float) -> Randomizer:
+              claim: float, batched: bool = False) -> Randomizer:
     """A :class:`Randomizer` over dataset indices: one release of each dataset asked for, in the order asked."""
     if not callable(release):
         raise InvalidParameterError(f"The release given must be callable: release(dataset, rng). Got "
@@ -189,6 +194,10 @@ def _releases(release: Callable[..., Any], relation: Neighbouring, features: Cal
     shown = features if features is not None else (lambda output: np.asarray(output).ravel())
 
     def sample(indices: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if batched:
+            stacked = np.stack([np.asarray(datasets[i]) for i in indices.tolist()])
+            rows = release(stacked, rng) if seeded else release(stacked)
+            return np.asarray([np.asarray(shown(row)).ravel() for row in rows])
         outputs = [shown(release(datasets[i], rng) if seeded else release(datasets[i])) for i in indices.tolist()]
         return np.stack([np.asarray(output).ravel() for output in outputs])  # one release per call: its own loop
 
