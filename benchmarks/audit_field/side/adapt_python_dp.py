@@ -51,3 +51,11 @@ def build(case, epsilon=1.0, **params):
 
         return sample, {**about, "name": f"python-dp {case}", "mode": "central"}
     raise KeyError(case)
+
+
+def quantiles_of(data, epsilon, bounds, height, branching, quantiles):
+    """python-dp's ``QuantileTree.compute_quantiles`` of one dataset (one record per person: add or remove one)."""
+    tree = QuantileTree(float(bounds[0]), float(bounds[1]), int(height), int(branching))
+    for value in np.asarray(data, dtype=np.float64).tolist():
+        tree.add_entry(value)
+    return tree.compute_quantiles(float(epsilon), 0.0, 1, 1, list(quantiles))
