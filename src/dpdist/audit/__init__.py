@@ -22,7 +22,28 @@ protocol) and the epsilon it claims; it returns an :class:`AuditResult`:
 >>> result.verdict
 'no violation found'
 
-Adapters for other libraries (OpenDP, pure-LDP, multi-freq-ldpy) are in :mod:`dpdist.audit.peers`.
+Adapters for other libraries (OpenDP, pure-LDP, multi-freq-ldpy, and any library in an environment of its own)
+are in :mod:`dpdist.audit.peers`.
+
+The certificate, for an output event :math:`E` and inputs :math:`x, x'` with :math:`k` of :math:`n` fresh
+outputs of :math:`x` in :math:`E` and :math:`k'` of :math:`n` of :math:`x'`:
+
+.. math::
+
+    \varepsilon \ge \ln \frac{B^{-1}(a;\, k,\, n-k+1) - \delta}{B^{-1}(1-a;\, k'+1,\, n-k')},
+    \qquad a = \frac{\alpha}{2 L K},
+
+the one-sided Clopper-Pearson bounds (Clopper & Pearson 1934) for :math:`L` stages of :math:`K` events; events
+are chosen on outputs drawn before those they are certified on (:mod:`dpdist.audit._black_box`).
+:func:`central` and :func:`column` certify the same bound on neighbouring datasets (:mod:`dpdist.audit._central`).
+
+References
+----------
+C. J. Clopper, E. S. Pearson (1934). The use of confidence or fiducial limits illustrated in the case of the
+binomial. Biometrika 26(4), 404-413.
+
+H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Auditing Perspective.
+arXiv:2309.01597.
 """
 
 from __future__ import annotations
@@ -111,12 +132,9 @@ def audit(
     sequential : bool
         Certify in stages doubling from ``pilot`` and stop at the first certified violation
         (each stage pays its share of ``alpha``); ``False``: one stage after the pilot.
-    keep : int
-        Events certified per stage (Bonferroni over them).
-    bins : int
-        Levels per output column (real outputs are cut at quantiles of earlier samples).
-    max_cells : int
-        The most distinct outputs treated one by one.
+    keep, bins, max_cells : int
+        Events certified per stage (Bonferroni over them); levels per output column (reals cut at
+        quantiles of earlier samples); the most distinct outputs treated one by one.
     white_box : bool
         Also compute the stated channel's exact epsilon and fit, where there is one.
     float_bits : bool
@@ -130,28 +148,7 @@ def audit(
     Returns
     -------
     AuditResult
-
-    Notes
-    -----
-    The certificate, for an output event :math:`E` and inputs :math:`x, x'` with :math:`k` of
-    :math:`n` fresh outputs of :math:`x` in :math:`E` and :math:`k'` of :math:`n` of :math:`x'`:
-
-    .. math::
-
-        \varepsilon \ge \ln \frac{B^{-1}(a;\, k,\, n-k+1)}{B^{-1}(1-a;\, k'+1,\, n-k')},
-        \qquad a = \frac{\alpha}{2 L K},
-
-    the one-sided Clopper-Pearson bounds (Clopper & Pearson 1934) for :math:`L` stages of
-    :math:`K` events; events are chosen on outputs drawn before those they are certified on
-    (:mod:`dpdist.audit._black_box`).
-
-    References
-    ----------
-    C. J. Clopper, E. S. Pearson (1934). The use of confidence or fiducial limits illustrated in
-    the case of the binomial. Biometrika 26(4), 404-413.
-
-    H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Auditing
-    Perspective. arXiv:2309.01597.
+        The certificate, its method and references: the module docstring.
     """
     owner = "dpdist.audit.audit"
     chosen = as_randomizer(randomizer, owner)
