@@ -20,6 +20,7 @@ Writes ``benchmarks/results/audit_field.json`` and the table between the markers
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib.metadata
 import json
@@ -102,10 +103,13 @@ CASES = [
     Case("diffprivlib", "Binary", "local", "Binary", "diffprivlib"),
     Case("diffprivlib", "GeometricTruncated d=8", "local", "GeometricTruncated", "diffprivlib"),
     Case("diffprivlib", "ExponentialCategorical d=8", "local", "ExponentialCategorical", "diffprivlib"),
-    Case("diffprivlib", "Laplace [0, 1]", "local", "Laplace", "diffprivlib"),
-    Case("diffprivlib", "LaplaceBoundedDomain [0, 1]", "local", "LaplaceBoundedDomain", "diffprivlib"),
+    Case("diffprivlib", "Laplace [0, 1]", "local", "Laplace", "diffprivlib",
+         known="float noise (x + Laplace sample)"),
+    Case("diffprivlib", "LaplaceBoundedDomain [0, 1]", "local", "LaplaceBoundedDomain", "diffprivlib",
+         known="float noise (x + Laplace sample)"),
     Case("diffprivlib", "Snapping [0, 1]", "local", "Snapping", "diffprivlib"),
-    Case("diffprivlib", "GaussianAnalytic [0, 1], delta 1e-5", "local", "GaussianAnalytic", "diffprivlib"),
+    Case("diffprivlib", "GaussianAnalytic [0, 1], delta 1e-5", "local", "GaussianAnalytic", "diffprivlib",
+         known="float noise (x + Gaussian sample)"),
     Case("python-dp", "LaplaceMechanism [0, 1]", "local", "LaplaceMechanism", "python_dp", seed=None),
     Case("python-dp", "GaussianMechanism [0, 1], delta 1e-5", "local", "GaussianMechanism", "python_dp", seed=None),
     Case("python-dp", "Count (central)", "central", "Count", "python_dp", kwargs={"domain": (0.0, 1.0)}, seed=None),
@@ -164,6 +168,8 @@ def audit_case(case: Case, samples: int) -> dict[str, Any]:
         randomizer, worker = peers.in_environment(environment(case.environment), FIELD / "side",
                                                   f"adapt_{case.environment}", case.build, **case.params)
         version = worker.description["version"]
+        if "hash_range" in worker.description:  # the peers' local hashing: xxh32(str(v), seed) % g
+            randomizer = dataclasses.replace(randomizer, hash_family=peers.xxhash_family(worker.description["hash_range"]))
         delta = float(worker.description.get("delta", 0.0))
         started, children = time.process_time(), os.times()  # the worker's start-up (imports) excluded
         result = _run(audit, case, randomizer, delta, kwargs)
@@ -201,6 +207,10 @@ def markdown(record: dict[str, Any]) -> str:
     lines = ["| library | version | mechanism | mode | claim | certified >= | verdict | outputs per input | CPU s | known |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in record["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['library']} | {r.get('version', '')} | {r['mechanism']} | | | | could not run: "
+                         f"{r['error'].split(': ', 1)[-1][:160]} | | | {r.get('known', '')} |")
+            continue
         claim = f"{r['claim']:g}" + (f", δ {r['delta']:g}" if r["delta"] else "")
         lines.append(f"| {r['library']} | {r['version']} | {r['mechanism']} | {r['mode']} | {claim} | "
                      f"{r['certified']:.3f} | {r['verdict']} | {r['samples_per_input']:,} | {r['cpu_seconds']:.2f} | "
@@ -232,14 +242,20 @@ def main() -> None:
         try:
             rows.append(audit_case(case, args.samples))
         except Exception as error:  # a library that cannot be installed or run: recorded, the others go on
-            rows.append({"library": case.library, "mechanism": case.mechanism, "error": f"{type(error).__name__}: {error}"})
+            rows.append({"library": case.library, "mechanism": case.mechanism, "known": case.known,
+                         "error": f"{type(error).__name__}: {error}"})
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "witness"}, default=str), flush=True)
     record = {"date": datetime.date.today().isoformat(), "python": sys.version.split()[0], "samples": args.samples,
               "rows": rows}
-    if not args.only:
-        RESULTS.write_text(json.dumps(record, indent=1, default=str) + "\n")
-        if not args.no_docs:
-            write_docs(record)
+    if args.only and RESULTS.exists():  # the other libraries' rows as saved, these replaced in the table's order
+        fresh = {(row["library"], row["mechanism"]): row for row in rows}
+        saved = json.loads(RESULTS.read_text())
+        merged = {(row["library"], row["mechanism"]): row for row in saved["rows"]}
+        merged.update(fresh)
+        record["rows"] = [merged[c.library, c.mechanism] for c in CASES if (c.library, c.mechanism) in merged]
+    RESULTS.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    if not args.no_docs:
+        write_docs(record)
 
 
 if __name__ == "__main__":
