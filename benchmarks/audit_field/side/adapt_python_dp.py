@@ -33,8 +33,9 @@ def build(case, epsilon=1.0, **params):
         def sample(datasets):
             out = []
             for data in datasets:
+                data = np.asarray(data, dtype=np.float64)
                 tree = QuantileTree(0.0, 1.0, height, branching)
-                for value in np.asarray(data, dtype=np.float64).tolist():
+                for value in data[~np.isnan(data)].tolist():  # a batch pads shorter datasets with NaN
                     tree.add_entry(value)
                 out.append(tree.compute_quantiles(epsilon, 0.0, 1, 1, quantiles))
             return np.asarray(out)
@@ -46,7 +47,8 @@ def build(case, epsilon=1.0, **params):
             for data in datasets:
                 algorithm = Count(epsilon=epsilon, dtype="float") if case == "Count" else \
                     BoundedSum(epsilon=epsilon, lower_bound=0.0, upper_bound=1.0, dtype="float")
-                out.append(algorithm.quick_result(np.asarray(data, dtype=np.float64).tolist()))
+                data = np.asarray(data, dtype=np.float64)
+                out.append(algorithm.quick_result(data[~np.isnan(data)].tolist()))
             return np.asarray(out, dtype=np.float64)
 
         return sample, {**about, "name": f"python-dp {case}", "mode": "central"}

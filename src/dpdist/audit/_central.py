@@ -92,8 +92,9 @@ def audit_central(
     name : str, optional
         Shown in the report.
     batched : bool
-        ``release`` takes many datasets at once, one per row of a 2-D array (all of one length), and returns one
-        output row per dataset: one call per batch instead of one per release (a mechanism in another process).
+        ``release`` takes many datasets at once, one per row of a 2-D float array (shorter ones padded with NaN at
+        the end: drop them), and returns one output row per dataset: one call per batch instead of one per release
+        (a mechanism in another process).
     alpha, samples, pilot, sequential, keep, bins, max_cells, float_bits, rng
         As :func:`dpdist.audit.audit`; ``samples`` is releases per dataset (default 10,000: a release is one call).
 
@@ -194,8 +195,11 @@ def _releases(release: Callable[..., Any], relation: Neighbouring, features: Cal
     shown = features if features is not None else (lambda output: np.asarray(output).ravel())
 
     def sample(indices: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        if batched:
-            stacked = np.stack([np.asarray(datasets[i]) for i in indices.tolist()])
+        if batched:  # datasets of unequal lengths (add-remove) padded with NaN at the end
+            chosen = [np.asarray(datasets[i], dtype=np.float64) for i in indices.tolist()]
+            stacked = np.full((len(chosen), max(len(d) for d in chosen), *chosen[0].shape[1:]), np.nan)
+            for row, data in zip(stacked, chosen):
+                row[: len(data)] = data
             rows = release(stacked, rng) if seeded else release(stacked)
             return np.asarray([np.asarray(shown(row)).ravel() for row in rows])
         outputs = [shown(release(datasets[i], rng) if seeded else release(datasets[i])) for i in indices.tolist()]
