@@ -12,7 +12,7 @@ height and branching tuned over (4, 16) (its default), (3, 32), (6, 8), (8, 4) p
 error reported.  Metrics: mean absolute error of the 9 deciles in the data's units, and W1 of the piecewise-linear
 CDF through the 99 released percentiles to the empirical CDF (``bench_central_quantiles.ks_w1``).  Usage::
 
-    uv run python benchmarks/bench_python_dp_quantiles.py [--runs 20]
+    uv run python benchmarks/bench_python_dp_quantiles.py [--runs 20] [--sizes 2000,20000] [--data normal]
 
 Writes ``benchmarks/results/python_dp_quantiles.json``.
 """
@@ -117,15 +117,22 @@ def markdown(rows) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--sizes", default="2000,20000,200000")
+    parser.add_argument("--epsilons", default="0.5,1")
+    parser.add_argument("--data", default="lognormal incomes,normal")
     parser.add_argument("--markdown", action="store_true", help="print the table of the saved results and stop")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(RESULTS.read_text())))
         return
-    rows = [cell(name, n, epsilon, args.runs) for name in ("lognormal incomes", "normal")
-            for n in (2_000, 20_000, 200_000) for epsilon in (0.5, 1.0)]
-    RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
-    print(markdown(rows))
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    for name in args.data.split(","):
+        for n in map(int, args.sizes.split(",")):
+            for epsilon in map(float, args.epsilons.split(",")):
+                rows = [r for r in rows if (r["data"], r["n"], r["epsilon"]) != (name, n, epsilon)]
+                rows.append(cell(name, n, epsilon, args.runs))
+                RESULTS.write_text(json.dumps(rows, indent=1) + "\n")  # an interrupted run keeps its cells
+    print(markdown(sorted(rows, key=lambda r: (r["data"], r["n"], r["epsilon"]))))
 
 
 if __name__ == "__main__":
