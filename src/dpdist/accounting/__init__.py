@@ -35,7 +35,7 @@ of the guarantees, fresh randomness per mechanism (no report, memo or shuffle's 
 each mechanism's own assumptions.  ``docs/budget.md`` ("Accountants") has the numbers.
 """
 
-from ._accountants import ACCOUNTANTS, CHOICES, Statement, cannot_state, state
+from ._accountants import ACCOUNTANTS, CHOICES, Statement, cannot_state, check_accountant, state
 from ._distributions import Atoms, Composed, Curve, GaussianLoss, LossDistribution, loss_from_dict
 from ._loss import FRESH_RANDOMNESS, PrivacyLoss, parallel, sequential
 from ._mechanisms import discrete_laplace, gaussian
@@ -44,7 +44,7 @@ from ._protocols import MEMO_ASSUMPTION, protocol_loss
 from ._zcdp import zcdp_epsilon
 
 __all__ = [
-    "ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "PrivacyLoss", "sequential", "parallel",
+    "ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "check_accountant", "PrivacyLoss", "sequential", "parallel",
     "protocol_loss", "discrete_laplace", "gaussian", "Atoms", "Composed", "Curve", "GaussianLoss", "LossDistribution",
     "loss_from_dict", "DISCRETIZATION", "epsilon_at", "delta_at", "discretization_error", "zcdp_epsilon",
     "FRESH_RANDOMNESS", "MEMO_ASSUMPTION",
