@@ -120,6 +120,8 @@ def cannot_state(accountant: str, loss: PrivacyLoss, delta: float) -> str | None
         return None
     if loss.distribution is None:
         return "it states no privacy loss distribution"
+    if delta <= 0 and not loss.guarantee.pure:
+        return "it is not pure: no epsilon holds at delta 0"
     return None
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..accounting import ACCOUNTANTS, PrivacyLoss, Statement, cannot_state, sequential, state
+from ..accounting import ACCOUNTANTS, Atoms, Composed, Curve, PrivacyLoss, Statement, cannot_state, sequential, state
 from ..privacy import PrivacyGuarantee
 
 __all__ = ["composed", "statement_of", "unstateable", "point_delta"]
@@ -24,9 +24,25 @@ def composed(charges: Sequence) -> PrivacyLoss | None:
     return sequential([charge.loss for charge in charges]) if charges else None
 
 
-def point_delta(charges: Sequence) -> float:
-    """The deltas the charges state themselves, added up (what a further charge with a delta may still take)."""
-    return math.fsum(charge.charged.delta for charge in charges)
+def point_delta(charges: Sequence, accountant: str) -> float:
+    """The delta the charges take before any conversion: their deltas added up under ``"basic"``; under another
+    accountant the mass their loss distributions put at an infinite loss (a Gaussian's delta is no such mass: it is
+    the conversion's, which the session's own delta pays)."""
+    if accountant == "basic":
+        return math.fsum(charge.charged.delta for charge in charges)
+    return math.fsum(infinite_mass(charge.loss.distribution) if charge.loss.distribution is not None
+                     else charge.charged.delta for charge in charges)
+
+
+def infinite_mass(distribution) -> float:
+    """The probability of an infinite loss (an upper bound: the masses of composed parts added up)."""
+    if isinstance(distribution, Atoms):
+        return distribution.infinity
+    if isinstance(distribution, Curve):
+        return distribution.deltas[-1]
+    if isinstance(distribution, Composed):
+        return math.fsum(count * infinite_mass(part) for part, count in distribution.parts)
+    return 0.0
 
 
 def unstateable(total: PrivacyGuarantee, accountant: str, loss: PrivacyLoss) -> str | None:

@@ -135,7 +135,8 @@ class BudgetSession:
         loss = composed(charges)
         if loss is None:
             return None
-        return Spent.of(statement_of(self._total, self._accountant, loss), loss, point_delta(charges))
+        statement = statement_of(self._total, self._accountant, loss)
+        return Spent.of(statement, loss, point_delta(charges, statement.accountant))
 
     @property
     def remaining(self) -> Remaining:
@@ -235,7 +236,7 @@ class BudgetSession:
         probe = Charge("", cost.guarantee, cost.guarantee, loss=cost)
         spent = self._spent([*charges, probe])
         assert spent is not None
-        if spent.point_delta > total.delta * (1 + _RTOL):
+        if spent.accountant == "basic" and spent.point_delta > total.delta * (1 + _RTOL):
             return f"the deltas would add up to {spent.point_delta:.3g}, above the total's {total.delta:.3g}"
         if spent.epsilon > total.epsilon * (1 + _RTOL):
             return (f"the {spent.accountant} accountant would state {spent.epsilon:.6g} spent at delta "
