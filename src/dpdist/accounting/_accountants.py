@@ -149,7 +149,8 @@ def state(loss: PrivacyLoss, delta: float, accountant: str = "tightest", *,
         epsilon = basic
     elif accountant == "zcdp":
         rho = loss.rho
-        epsilon = 0.0 if rho == 0 else zcdp_epsilon(float(rho), delta)
+        assert rho is not None  # cannot_state checked it
+        epsilon = 0.0 if rho == 0 else zcdp_epsilon(rho, delta)
     else:
         assert loss.distribution is not None  # cannot_state checked it
         epsilon = pld_epsilon(loss.distribution, delta, discretization)

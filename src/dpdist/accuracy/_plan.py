@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from .. import local
 from .._validation import Integer, Interval, check_param
@@ -142,16 +142,20 @@ def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: in
     delta = check_param(owner, "delta", delta, Interval(0, 1, closed="neither"))
     if target is not None:
         target = check_param(owner, "target", target, Interval(0, math.inf, closed="neither"))
-    rows = [_repeated(protocol, n, campaigns, delta, error)]
+    rows: list[PlanRow | None] = [_repeated(protocol, n, campaigns, delta, error)]
     if target is not None:
         rows.append(_fitted(protocol, n, campaigns, delta, target, error))
     if protocol.tags.kind == "frequency" and not protocol.tags.memoized:
-        permanent = target if target is not None else rows[0].totals["tightest"]
+        permanent = target if target is not None else _repeated_total(rows)
         rows += [_memoized(name, protocol, n, campaigns, permanent, error) for name in MEMOIZED]
     if relay_n is not None:
         relay_n = check_param(owner, "relay_n", relay_n, Integer(low=2))
         rows.append(_relayed(protocol, n, campaigns, delta, relay_n, target, error))
     return Plan(protocol.config(), n, every, horizon, campaigns, delta, target, tuple(row for row in rows if row is not None))
+
+
+def _repeated_total(rows: list) -> float:
+    return rows[0].totals["tightest"]
 
 
 def _totals(protocol, campaigns: int, delta: float) -> dict[str, float]:
@@ -193,13 +197,13 @@ def _largest(fits: Callable[[float], bool], low: float, high: float) -> float:
     return low
 
 
-def _memoized(name: str, protocol, n: int, campaigns: int, permanent: float, error: ErrorOf) -> PlanRow | None:
+def _memoized(name: str, protocol, n: int, campaigns: int, permanent: float, error: ErrorOf) -> PlanRow:
     per_report = min(protocol.guarantee.epsilon, 0.5 * permanent)
     try:
         memo = local.make(name, epsilon=permanent, epsilon_1=per_report, domain_size=protocol.domain_size)
     except DPDistError as refused:  # e.g. a permanent epsilon above what a local protocol takes: said, not dropped
         return PlanRow(f"memoized {name}", name, per_report, {}, math.nan, (f"memoized {name}: not offered ({refused})",))
-    history = memo.epsilon_over_changes(campaigns)
+    history = cast(Any, memo).epsilon_over_changes(campaigns)  # a memoized protocol (MEMOIZED): its loss over time
     totals = {"unchanged value": min(permanent, history), "changing value": history}
     return PlanRow(f"memoized {name}", name, per_report, totals, error(memo, n),
                    (f"memoized: eps_inf = {permanent:.4g} for any number of reports of an unchanged value, eps_1 = "

@@ -69,10 +69,10 @@ class Charge:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Charge":
-        loss = data.get("loss")  # absent from charges written before the accountants
+        stated = data.get("loss")  # absent from charges written before the accountants
+        loss = {} if stated is None else {"loss": PrivacyLoss.from_dict(stated)}
         return cls(str(data["label"]), PrivacyGuarantee(**data["guarantee"]), PrivacyGuarantee(**data["charged"]),
-                   int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")),
-                   None if loss is None else PrivacyLoss.from_dict(loss))
+                   int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")), **loss)
 
 
 @dataclass(frozen=True)
