@@ -149,8 +149,8 @@ def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: in
         permanent = target if target is not None else _repeated_total(rows)
         rows += [_memoized(name, protocol, n, campaigns, permanent, error) for name in MEMOIZED]
     if relay_n is not None:
-        relay_n = check_param(owner, "relay_n", relay_n, Integer(low=2))
-        rows.append(_relayed(protocol, n, campaigns, delta, relay_n, target, error))
+        batch: int = check_param(owner, "relay_n", relay_n, Integer(low=2))
+        rows.append(_relayed(protocol, n, campaigns, delta, batch, target, error))
     return Plan(protocol.config(), n, every, horizon, campaigns, delta, target, tuple(row for row in rows if row is not None))
 
 
