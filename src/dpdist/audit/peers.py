@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -61,12 +62,31 @@ def _require(module: str, package: str):
         ) from None
 
 
+_NUMBA_SEEDER: list = []
+
+
+def _seed_numba(seed: int) -> None:
+    """Seed numba's own generator (numba-compiled code, multi-freq-ldpy's clients, draws from it, not NumPy's),
+    when numba is loaded: a compiled function calling ``np.random.seed`` (numba's documented way)."""
+    numba = sys.modules.get("numba")
+    if numba is None:
+        return
+    if not _NUMBA_SEEDER:
+        def seeder(value):
+            np.random.seed(value)
+
+        _NUMBA_SEEDER.append(numba.njit(seeder))
+    _NUMBA_SEEDER[0](seed)
+
+
 @contextlib.contextmanager
 def _global_streams(rng: np.random.Generator):
-    """NumPy's and Python's global generators seeded from ``rng``, restored afterwards."""
+    """NumPy's, Python's and numba's global generators seeded from ``rng``; NumPy's and Python's restored afterwards
+    (numba's state cannot be read back)."""
     numpy_state, python_state = np.random.get_state(), random.getstate()
     np.random.seed(int(rng.integers(2**32)))
     random.seed(int(rng.integers(2**63)))
+    _seed_numba(int(rng.integers(2**32)))
     try:
         yield
     finally:
