@@ -48,6 +48,9 @@ FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+#: tokens obtained are saved to the token file at least this often while a device gets many (one save per token would
+#: write the whole file each time)
+_TOKENS_SAVED_EVERY = 256
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
 #: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
@@ -302,11 +305,33 @@ class Client:
 
     def _prepare(self, route: RelayRoute, count: int) -> None:
         """At least ``count`` spare tokens for ``route`` (none for a campaign without an issuer), after the route's checks
-        (a credential for another issuer, or for a campaign that takes none, is refused here: before anything is drawn)."""
+        (a credential for another issuer, or for a campaign that takes none, is refused here: before anything is drawn).
+
+        Every token obtained is kept, also when the issuer refuses a later one (a credential exhausted) or stops
+        answering: the refusal says how many were kept, and they serve the campaign's next reports."""
         missing = max(0, count - self._store.spare(route.pin)) if route.issuer is not None else 0
-        tokens = route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport)
-        if tokens and route.issuer is not None:
-            self._store.add(route.pin, tokens)
+        fetched: list[bytes] = []
+        obtained = 0
+        try:
+            for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport):
+                fetched.append(token)
+                obtained += 1
+                if len(fetched) == _TOKENS_SAVED_EVERY and route.issuer is not None:  # a killed process loses fewer
+                    self._store.add(route.pin, fetched)
+                    fetched = []
+        except (ServiceRefusedError, ServiceUnavailableError) as error:
+            if not obtained:
+                raise
+            where = f" (in {self._store.path})" if self._store.path is not None else ""
+            message = (f"{error} The {obtained} token(s) obtained before this refusal are kept{where} for the next reports "
+                       f"of campaign {route.campaign!r}: {self._store.spare(route.pin) + len(fetched)} held of the "
+                       f"{count} needed. Nothing was randomized or sent.")
+            if isinstance(error, ServiceRefusedError):
+                raise ServiceRefusedError(message, error.status, error.code) from error
+            raise ServiceUnavailableError(message) from error
+        finally:  # whatever stopped the fetching, a token obtained is never dropped
+            if fetched and route.issuer is not None:
+                self._store.add(route.pin, fetched)
 
     def _submit_through_relay(self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str) -> dict:
         """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
@@ -724,9 +749,11 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
 
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
-    the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
-    collector.  The issuer's name in the campaign's token challenge is the one its directory states
-    (``dpdist-issuer-name``), else its URL's host."""
+    the campaign and its ceiling ``tokens_each`` (the most tokens one credential gives), read from the issuer
+    (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the collector.  The issuer's name in the
+    campaign's token challenge is the one its directory states (``dpdist-issuer-name``), else its URL's host.  An
+    issuer that publishes no ceiling (one older than this dpdist) is refused: the campaign's guarantee counts each
+    colluding credential as that many reports."""
     import httpx
     from urllib.parse import urlsplit
 
@@ -742,9 +769,16 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
+    ceiling = document.get("tokens_each")
+    if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
+        raise InvalidParameterError(
+            f"The issuer at {url} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
+            f"an issuer older than this dpdist: upgrade it): a relayed campaign counts each colluding credential as that "
+            f"many reports. Got {ceiling!r}.")
     stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
-    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent}
+    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
+            "tokens_each": ceiling}
 
 
 def _origin_of(url: str) -> str:
