@@ -156,6 +156,7 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     assert created.returncode == 0 and f"collected through the relay {relay.url} only" in created.stdout, created.stderr
     pin = httpx.get(f"{collector.url}/api/campaigns/cli/config", timeout=30).json()["relay"]["pin"]
     assert f"pin {pin}" in created.stdout
+    assert "colluding 0 device(s) x tokens_each 45 (the issuer's, per credential) = 0 report(s)" in created.stdout
     (proxy,) = issuer.credentials("cli", 1, tokens_each=45)
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
