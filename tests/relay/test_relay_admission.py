@@ -339,3 +339,31 @@ def test_tokens_obtained_before_the_issuer_refuses_are_kept_for_the_next_reports
             assert device.submit_values("spare", [index % 8 for index in range(8)])[0]["relayed"] == 8
         status = parties.admin("relay", "GET", "/relay/v1/status").json()
         assert status["waiting"] == {"spare": 8}
+
+
+def test_a_relay_that_refuses_a_token_valid_for_the_campaign_does_not_burn_the_devices_tokens(tmp_path, monkeypatch):
+    """A relay of the version before verifies the tokens of a campaign whose identity states ``tokens_each`` under the
+    v2 challenge and refuses them (401 ``invalid_token``).  The device's token verifies under the identity: it is kept
+    (and the device told so), and sent again once the relay is upgraded, where each attempt took, and lost, another."""
+    import hashlib
+
+    from dpdist import privacypass as pp
+    from dpdist.relay import _app as relay_app
+
+    def previous_challenge(issuer, pin):  # what a relay of the version before derives
+        return pp.TokenChallenge(issuer["name"], hashlib.sha256(b"dpdist campaign v2\x00" + bytes.fromhex(pin)).digest()).encode()
+
+    with Parties(tmp_path, min_batch=5, max_batch=5) as parties:
+        parties.relayed_campaign("upgrade", CONFIG, issuer_key="upgrade")
+        (credential,) = parties.credentials("upgrade", 1)  # one token
+        monkeypatch.setattr(relay_app, "campaign_challenge", previous_challenge)
+        with parties.client(issuer_credential=credential, issuer="http://issuer", token_file=tmp_path / "t.json") as device:
+            assert device.relay("upgrade") is not None  # the campaign's route: reports go to its relay
+            for _ in range(2):
+                with pytest.raises(ServiceRefusedError) as refused:
+                    device.submit_reports("upgrade", local.from_config(CONFIG), [3], batch_id="b" * 32)
+                assert refused.value.code == "invalid_token" and "The token is kept" in str(refused.value)
+            monkeypatch.undo()  # the relay upgraded
+            assert device.submit_reports("upgrade", local.from_config(CONFIG), [3], batch_id="b" * 32)["relayed"] == 1
+        assert parties.admin("issuer", "GET", "/issuer/v1/status").json()["keys"]["upgrade"]["issued"] == 1
+        assert parties.admin("relay", "GET", "/relay/v1/status").json()["waiting"] == {"upgrade": 1}

@@ -648,9 +648,22 @@ export class Client {
             authorization,
           });
         } catch (error) {
-          // a token the relay does not admit (401) or saw spent on another report: never again; a resend takes another
-          if (info !== null && error instanceof ServiceError && (error.status === 401 || error.code === 'token_spent')) {
+          // a token the relay saw spent on another report: never again; a resend takes another
+          if (info !== null && error instanceof ServiceError && error.code === 'token_spent') {
             await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
+          }
+          // a token the relay does not admit (401) was checked against the identity's key and challenge when it was
+          // finalized: the relay checks otherwise (a relay older than the identity's redemption context), and another
+          // token would be refused too, and spent: this one stays with its report
+          if (info !== null && error instanceof ServiceError && error.status === 401) {
+            const kept = new ServiceError(
+              `${error.message} This report's token verifies under the issuer key and the token challenge of the ` +
+                "campaign's identity: the relay checks tokens otherwise (a relay older than the identity's redemption " +
+                "context, or one that does not verify as the campaign states). The token is kept for the report's resend.",
+              { status: error.status, code: error.code },
+            );
+            kept.cause = error;
+            throw kept;
           }
           throw error;
         }

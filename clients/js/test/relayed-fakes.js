@@ -198,6 +198,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     relayRefusals: [], // {reportId, pin, code}: reports the relay refused for their pin
     relayDown: false, // the relay drops every report's connection unread
     tag: null, // the collector's own documents (``tagged``), served while set instead of the campaign's
+    relayChallenge: null, // the challenge the relay verifies tokens under, when not the pinned identity's (a relay of an earlier version)
   };
   // the servers' origins are known once they listen; the documents are made after
   let collectorUrl;
@@ -269,7 +270,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     if (issuerKey !== null) {
       const header = request.headers.authorization ?? '';
       const found = header.match(/^PrivateToken token="([A-Za-z0-9_-]+={0,2})"$/);
-      const { challenge } = held;
+      const challenge = state.relayChallenge ?? held.challenge; // relayChallenge: a relay that derives another
       const unauthorized = (code) => json(response, 401, { error: code, detail: 'a report needs a token' }, {
         'WWW-Authenticate': `PrivateToken challenge="${challenge.toString('base64url')}", token-key="${issuerKey.tokenKeyText}"`,
       });

@@ -496,3 +496,21 @@ test('a campaign whose identity was made before issuers published tokens_each st
   await earlier.client.submit(4);
   assert.equal(parties.state.relayReceived.length, 1); // its token verified under the v2 challenge the relay holds
 });
+
+test('a relay that refuses a token valid for the campaign (401) burns none: the token stays with its report for the resend', async () => {
+  const parties = await startRelayedCampaign({ tokensEach: 1 }); // the credential's one token
+  const { EARLIER_CAMPAIGN_CONTEXT, redemptionContext } = await import('../src/privacypass.js');
+  // a relay of the version before derives the v2 challenge of this identity (which states tokens_each: v3)
+  parties.state.relayChallenge = Buffer.from(tokenChallenge('issuer.test', await redemptionContext(parties.pin, EARLIER_CAMPAIGN_CONTEXT)));
+  const first = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl }, retries: 0 });
+  const error = await first.client.submit(5).catch((caught) => caught);
+  assert.deepEqual([error.status, error.code], [401, 'bad_token']);
+  assert.match(error.message, /The token is kept for the report's resend/);
+  assert.equal(Object.keys(heldTokens(first.storage).bound).length, 1);
+  await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), (caught) => caught.status === 401);
+  parties.state.relayChallenge = null; // the relay upgraded
+  const ack = await first.client.send(error.batch, { batchId: error.batchId });
+  assert.equal(ack.relayed, 1);
+  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token, never another
+  assert.equal(parties.state.relayReceived.length, 1);
+});

@@ -83,6 +83,20 @@ class RelayRoute:
         for _ in range(count):
             yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
 
+    def valid_token(self, token: bytes) -> bool:
+        """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""
+        from ..errors import InvalidParameterError
+        from ..privacypass import b64url_decode, verify_token
+        from ..relay._identity import campaign_challenge
+
+        if self.issuer is None:
+            return False
+        try:
+            verify_token(token, b64url_decode(self.issuer["token_key"], "token_key"), campaign_challenge(self.issuer, self.pin))
+        except InvalidParameterError:  # InvalidTokenError included
+            return False
+        return True
+
     def _check_issuer_key(self, issuer: dict, token_key: bytes, transport: Any) -> None:
         """The issuer's own key for the campaign, and its ceiling ``tokens_each`` when the identity states one, must be
         the ones the campaign names (else the collector, which wrote the campaign, could name a key of its own and mint

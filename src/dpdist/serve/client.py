@@ -353,19 +353,28 @@ class Client:
 
     def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str) -> int:
         """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
-        it already.  A token the relay refuses is forgotten, so that a resend takes another."""
+        it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another; a
+        token the relay does not admit (401) while it verifies under the campaign's identity is kept (the relay checks
+        otherwise: a resend with another token would be refused too, and spend it)."""
         from ..privacypass import format_authorization
         from ..relay import _envelope
         from ..relay._identity import PIN_HEADER
 
         sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
         headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
+        token = self._store.take(route.pin, report_id) if route.issuer is not None else b""
         if route.issuer is not None:
-            headers["Authorization"] = format_authorization(self._store.take(route.pin, report_id))
+            headers["Authorization"] = format_authorization(token)
         try:
             response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
                                      content=sealed, headers=headers)
         except ServiceRefusedError as refusal:
+            if refusal.code in ("token_required", "invalid_token") and route.valid_token(token):
+                raise ServiceRefusedError(
+                    f"{refusal} This report's token verifies under the issuer key and the token challenge of the campaign's "
+                    "identity: the relay checks tokens otherwise (a relay older than the identity's redemption context, "
+                    "or one that does not verify as the campaign states). The token is kept for the report's resend.",
+                    refusal.status, refusal.code) from refusal
             if refusal.code in ("token_required", "invalid_token", "token_spent"):
                 self._store.drop(route.pin, report_id)
             raise
