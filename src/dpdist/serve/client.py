@@ -594,8 +594,9 @@ class Client:
         """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
         every device submit with its own enrollment token (:meth:`enroll`), ``relay`` makes it collected through a
         relay only: ``{"url": <the relay's URL>, "issuer": {...} or None, "colluding": m, "delta": d}`` (the issuer:
-        ``url``, ``name``, ``key``, ``token_key`` and ``independent``, as :func:`issuer_of` reads them from an issuer;
-        docs/deployment.md, "Anonymous collection").  ``rounds`` (with
+        ``url``, ``name``, ``key``, ``token_key``, ``independent`` and ``tokens_each``, as :func:`issuer_of` reads them
+        from an issuer; ``colluding``: devices, each counted as ``tokens_each`` reports; docs/deployment.md, "Anonymous
+        collection").  ``rounds`` (with
         ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
         with ``"reports"``, the users of all rounds (docs/adaptive_quantiles.md)."""
         document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
