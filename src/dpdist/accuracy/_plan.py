@@ -13,9 +13,11 @@ over a horizon, and states per device, before any data:
   :math:`\varepsilon_1` (the campaign's :math:`\varepsilon`, at most half of :math:`\varepsilon_\infty`): a device whose
   value never changes spends :math:`\varepsilon_\infty` however many reports it sends; one whose value changes
   spends ``epsilon_over_changes(T)`` (any two histories);
-* **relayed** (with ``relay_n``): each campaign shuffled through the relay in batches of ``relay_n``, the
-  :math:`T` rounds composed centrally (:func:`dpdist.amplification.shuffled`; the relay does not collude with
-  the collector), with the same reports' error; with ``target``, the largest :math:`\varepsilon_0` that fits.
+* **relayed** (with ``relay_n``): each campaign shuffled through the relay in batches of ``relay_n`` honest
+  reports (admitted by an independent issuer; a campaign's batches must hold ``colluding x tokens_each`` more,
+  docs/deployment.md "Accounting"), the :math:`T` rounds composed centrally (:func:`dpdist.amplification.shuffled`;
+  the relay does not collude with the collector), with the same reports' error; with ``target``, the largest
+  :math:`\varepsilon_0` that fits.
 
 The error of each row is :func:`dpdist.explain`'s ``interval`` (95% half-width of one item's frequency, or
 of the median or mean) of one campaign at ``n`` reports.
@@ -224,7 +226,9 @@ def _relayed(protocol, n: int, campaigns: int, delta: float, relay_n: int, targe
     reported = protocol_at(protocol, epsilon0, n)
     return PlanRow("relayed", protocol.name, epsilon0, {"central": central(epsilon0)}, error(reported, n),
                    (f"relayed: {campaigns} rounds of batches of {relay_n} shuffled reports, composed centrally (the relay "
-                    "does not collude with the collector; one report per device per round)",))
+                    "does not collude with the collector; one report per device per round; relay_n counts the honest "
+                    "reports of a batch: an independent issuer admits them, and a campaign's batches hold relay_n plus "
+                    "colluding x tokens_each reports, docs/deployment.md 'Accounting')",))
 
 
 def _finite(value: float) -> float | None:
