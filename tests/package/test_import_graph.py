@@ -24,7 +24,7 @@ import dpdist
 SOURCE = Path(dpdist.__file__).parent
 DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
 #: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
-HEAVY = ("scipy", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
+HEAVY = ("scipy", "dp_accounting", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
          "narwhals", "duckdb", "pyspark", "ibis")
 
 
