@@ -17,8 +17,8 @@ beside the page (``NAME.cells.jsonl``, :mod:`._pagerecord`) and replaces the par
 * the values the prose quotes (:func:`._specpage.quote_lines`, the spec's :class:`~dpdist.experiments.Quote`)
   and what is run (:func:`._specpage.spec_lines`: the spec's datasets, methods, sweeps and metrics);
 * what the page check (:mod:`._pagecheck`, run by ``tests/experiments/test_reproduction_pages.py``)
-  re-derives, and its recomputation sample (:func:`choose_sample`: one cell per method label, chosen by
-  stable ids).
+  re-derives, and its recomputation sample (:func:`choose_sample`: one cell per method label, the cheapest by its
+  parameters, ties broken by stable ids).
 
 The prose outside the markers is written by hand; every number it quotes is one of the generated block
 (the page check says which are not).
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -66,23 +67,38 @@ def choose_sample(spec: ExperimentSpec) -> list[Cell]:
     parameters (:func:`_cost_rank`: fewest users, then the smallest domain), ties broken by the
     SHA-256 of the cell's stable description (dataset, label, parameters, repeat), never by timing,
     so every run of the same spec picks the same cells."""
+    sizes: dict[Any, float] = {}
     best: dict[str, tuple[tuple, Cell]] = {}
     for cell in spec.cells():
-        rank = (*_cost_rank(cell), _cell_hash(cell))
+        rank = (*_cost_rank(cell, sizes), _cell_hash(cell))
         current = best.get(cell.method.label)
         if current is None or rank < current[0]:
             best[cell.method.label] = (rank, cell)
     return [best[method.label][1] for method in spec.methods if method.label in best]
 
 
-def _cost_rank(cell: Cell) -> tuple:
-    """What a cell's cost grows with, by its parameters alone: its users (``n``; a dataset without ``n``
-    loads all of its users, ranked last) and its domain (``d``, ``bins``, ``dataset_bins``, ``k``)."""
+def _cost_rank(cell: Cell, sizes: dict) -> tuple:
+    """What a cell's cost grows with, by its parameters alone: its users (``n``, else every user of its dataset:
+    the dataset's size, ``sizes`` caching it per dataset) and its domain (``d``, ``bins``, ``dataset_bins``,
+    ``k``)."""
     params = cell.param_dict
-    n = params.get("n")
+    users = params.get("n")
+    if users is None:
+        if cell.dataset not in sizes:
+            sizes[cell.dataset] = _dataset_size(cell.dataset)
+        users = sizes[cell.dataset]
     domain = max((value for key in ("d", "bins", "dataset_bins", "k", "domain_size")
                   if isinstance(value := params.get(key), (int, float))), default=0)
-    return (n is None, n or 0, domain)
+    return (users, domain)
+
+
+def _dataset_size(reference) -> float:
+    """The users of a dataset (infinite when it cannot be described here: ranked last)."""
+    try:
+        size = reference.resolve().size
+    except Exception:  # a dataset that cannot be read here is ranked last, not an error of the page
+        return math.inf
+    return float(size) if isinstance(size, (int, float)) and size > 0 else math.inf
 
 
 def _cell_hash(cell: Cell) -> str:
