@@ -38,7 +38,7 @@ __all__ = ["rederive_block", "prose_numbers", "recompute_sample", "page_spec", "
 NUMBER = re.compile(r"(?<!\w)(?<!\d\.)(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![0-9A-Za-wyz_])")
 _REFERENCE_ITEM = r"(?:[0-9IVX]+[a-z]?(?:[.\-–][0-9IVXa-z]+)*(?:\([a-z](?:[-–][a-z])?\))?)"
 #: A reference to the paper or the project, whose numbers are names, not quantities: "Fig. 2a-c, 11",
-#: "sec. VI-B", "eq. 92", "Theorem 1", "Alg. 2", "paper 002", "issue 47 item 5", "claim 13", "#29".
+#: "sec. VI-B", "eq. 92", "Theorem 1", "Alg. 2", "paper 002", "item 5", "claim 13", "#29".
 REFERENCE = re.compile(
     r"(?:\b(?:Figs?\.|Figures?|[Ss]ec(?:tions?|s?\.)|[Ee]qs?\.|[Ee]quations?|Alg\.|Algorithms?|Tables?|Theorems?|"
     r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
