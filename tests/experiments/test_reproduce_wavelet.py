@@ -23,11 +23,12 @@ from dpdist.experiments import (
 
 from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin, Threshold
 
-UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.wavelet import checks as paper_checks
 from dpdist.reproductions.wavelet import methods as paper_methods
 from dpdist.reproductions.wavelet import spec as paper
 from dpdist.local.numerical._haar_design import wasserstein_bound
+
+UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 
 # A quick spec cut to seconds: 2 synthetic datasets (100,000 users), 1 repeat, eps = 1,
 # J in 1..3, the large-n sweep of Fig. 5 at 3000 users.
@@ -189,8 +190,11 @@ def test_stays_above_needs_the_raw_t_and_the_log_errors_test_to_agree():
     # generalized test of a lognormal mean on their logarithms does not (p = 0.19): the claim is about the
     # mean, and a right-skewed sample that lacks its rare large values looks below it; not significant
     check = paper_checks.StaysAbove("W1", "A", floor=1.0, share=1.0)
-    outcome, text = check(_table([_row_of(np.array([0.12, 0.78, 0.79, 0.37, 0.35]))]))
+    row = _row_of(np.array([0.12, 0.78, 0.79, 0.37, 0.35]))
+    outcome, text = check(_table([row]))
     assert outcome != DOES_NOT_HOLD and "-3.95 raw t" in text
+    # without log statistics (a value that is not positive) the check cannot decide
+    assert check(_table([{**row, "log_mean": float("nan")}]))[0] == INCONCLUSIVE
 
 
 def test_a_geometric_mean_threshold_needs_the_log_and_the_raw_t_to_agree():
@@ -207,8 +211,6 @@ def _row_of(draws):
     return {"dataset": "d", "method": "A", "epsilon": 4.0, "levels": None, "metric": "W1", "mean": float(draws.mean()),
             "std": float(draws.std(ddof=1)), "se": float(draws.std(ddof=1)) / draws.size**0.5, "count": draws.size,
             "log_mean": float(logs.mean()), "log_std": float(logs.std(ddof=1))}
-    # without log statistics (a value that is not positive) the check cannot decide
-    assert check(_table([{**row, "log_mean": float("nan")}]))[0] == INCONCLUSIVE
 
 
 def test_binning_8_floor_on_step_16_is_h_over_4():
@@ -233,7 +235,7 @@ def test_hierarchy_isotonic_is_a_valid_cdf_close_to_the_data_at_a_large_budget()
 
 
 def test_falls_less_compares_the_drop_of_an_error_across_dataset_groups():
-    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable
+    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, ResultsTable
     from dpdist.reproductions.wavelet.checks import FallsLess
 
     def table(flat_drop, falling_drop, se=0.001):

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._files import write_text_atomically
+from .._io._atomic import write_text_atomically
 from ._spec import Cell, ExperimentSpec
 from ._table import ResultsTable
 
