@@ -21,7 +21,7 @@ from dpdist.experiments import (
     welch_p_values,
 )
 
-from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin
+from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin, Threshold
 
 from dpdist.reproductions.wavelet import checks as paper_checks
 from dpdist.reproductions.wavelet import methods as paper_methods
@@ -166,7 +166,9 @@ def test_best_level_near_bound_is_inconclusive_on_ties_and_applies_holm():
 def test_stays_above_uses_the_largest_epsilon():
     check = paper_checks.StaysAbove("W1", "A", floor=0.0156)
     high = _table([_row("A", "W1", 0.05, epsilon=0.5), _row("A", "W1", 0.016, se=0.0002, epsilon=4.0)])
-    low = _table([_row("A", "W1", 0.05, epsilon=0.5), _row("A", "W1", 0.002, epsilon=4.0)])
+    # (a spread the errors have, a coefficient of variation of 0.32: with se = 0.001 the delta-method log
+    # statistics below would say 1.58, where the lognormal mean's test cannot call a mean 7x below significant)
+    low = _table([_row("A", "W1", 0.05, epsilon=0.5), _row("A", "W1", 0.002, se=0.0002, epsilon=4.0)])
     assert check(high)[0] == HOLDS
     assert check(low)[0] == DOES_NOT_HOLD
     near = _table([_row("A", "W1", 0.0141, epsilon=4.0)])  # 0.9 x floor = 0.01404, t = 0.06
@@ -183,19 +185,32 @@ def test_stays_above_uses_t_with_the_repeats_degrees_of_freedom():
     assert outcome == INCONCLUSIVE and "2.50 raw" in text
 
 
-def test_stays_above_needs_the_log_and_the_raw_t_to_agree():
-    # skewed errors: one large repeat lifts the mean (raw t = 2.7 above the floor) but the geometric mean is
-    # below it; the claim is about the geometric mean, so it is not significant
+def test_stays_above_needs_the_raw_t_and_the_log_errors_test_to_agree():
+    # skewed errors: five repeats whose raw t says "below the floor" (t = -3.95, one-sided p = 0.008), while the
+    # generalized test of a lognormal mean on their logarithms does not (p = 0.19): the claim is about the
+    # mean, and a right-skewed sample that lacks its rare large values looks below it; not significant
     check = paper_checks.StaysAbove("W1", "A", floor=1.0, share=1.0)
-    draws = np.array([0.8, 0.85, 0.9, 0.95, 3.5, 3.6, 3.7])
-    logs = np.log(draws)
-    row = {"dataset": "d", "method": "A", "epsilon": 4.0, "levels": None, "metric": "W1", "mean": float(draws.mean()),
-           "std": float(draws.std(ddof=1)), "se": float(draws.std(ddof=1)) / 7**0.5, "count": 7,
-           "log_mean": float(logs.mean()), "log_std": float(logs.std(ddof=1))}
+    row = _row_of(np.array([0.12, 0.78, 0.79, 0.37, 0.35]))
     outcome, text = check(_table([row]))
-    assert outcome != HOLDS and "raw" in text
+    assert outcome != DOES_NOT_HOLD and "-3.95 raw t" in text
     # without log statistics (a value that is not positive) the check cannot decide
     assert check(_table([{**row, "log_mean": float("nan")}]))[0] == INCONCLUSIVE
+
+
+def test_a_geometric_mean_threshold_needs_the_log_and_the_raw_t_to_agree():
+    # statistic="geometric": one large repeat lifts the mean (raw t = 1.89 above the floor) while the geometric
+    # mean is 1.6 log standard errors above it; neither alone is significant at 7 repeats, so neither together
+    check = Threshold("W1", "A", 1.0, statistic="geometric")
+    outcome, text = check(_table([_row_of(np.array([0.8, 0.85, 0.9, 0.95, 3.5, 3.6, 3.7]))]))
+    assert outcome != HOLDS and "1.89 raw t" in text and "1.64 t on logs" in text
+
+
+def _row_of(draws):
+    """The summary row of ``draws`` (W1 of method A at eps 4)."""
+    logs = np.log(draws)
+    return {"dataset": "d", "method": "A", "epsilon": 4.0, "levels": None, "metric": "W1", "mean": float(draws.mean()),
+            "std": float(draws.std(ddof=1)), "se": float(draws.std(ddof=1)) / draws.size**0.5, "count": draws.size,
+            "log_mean": float(logs.mean()), "log_std": float(logs.std(ddof=1))}
 
 
 def test_binning_8_floor_on_step_16_is_h_over_4():

@@ -61,8 +61,8 @@ def _add_reproduce(subparsers) -> None:
     reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
     reproduce.add_argument(
         "--page", default=None, metavar="PAGE",
-        help="also write the generated part of a reproduction page (Markdown): run, verdicts, claims table, "
-        "staleness sample (docs/experiments.md, 'Pages')",
+        help="also write the generated part of a reproduction page (Markdown): run, verdicts, claims table, what "
+        "is run; and every cell's values beside it, PAGE's NAME.cells.jsonl (docs/experiments.md, 'Pages')",
     )
     reproduce.set_defaults(handler=_run_reproduce)
 

@@ -1,91 +1,109 @@
 """The generated part of a reproduction's page (``docs/reproductions/NAME.md``): pages are products of the code.
 
 ``dpdist reproduce NAME --quick --out OUT --page docs/reproductions/NAME.md`` judges the claims of the
-run in ``OUT`` (computing any missing cell, reusing the cache) and replaces the part of the page between
-:data:`BEGIN` and :data:`END` (inserted after the title on a page without it) with:
+run in ``OUT`` (computing any missing cell, reusing the cache), records every metric value of every cell
+beside the page (``NAME.cells.jsonl``, :mod:`._pagerecord`) and replaces the part of the page between
+:data:`BEGIN` and :data:`END` (inserted after the title on a page without it) with
+:func:`render_block`, a function of that record and the code alone:
 
 * the run: command, every commit that computed its cells (with its count of cells, from the commit each
   cell records) and the one that judged its claims, the verdict
   rule's version (:data:`~dpdist.experiments.RULE_VERSION`), wall time, cells and the machine's load, from
   ``OUT/runs.jsonl`` (:mod:`._runlog`);
 * what changed against the previous version of the page (claim by claim, old -> new);
-* the claims table (:func:`._report.claims_table`: the data each claim is about, whether the run decides
-  it and which run can) and the claims that are one paper claim on several stand-ins side by side;
-* the **staleness sample**: a few cells of the run with every metric value, which
-  ``tests/experiments/test_reproduction_pages.py`` recomputes at the current commit; a value that moved beyond the
-  stated relative tolerance fails it with "page stale: regenerate NAME".
+* the verdict counts, the claims table (:func:`._report.claims_table`: the data each claim is about,
+  whether the run decides it and which run can) and the claims that are one paper claim on several
+  stand-ins side by side;
+* the values the prose quotes (:func:`._specpage.quote_lines`, the spec's :class:`~dpdist.experiments.Quote`)
+  and what is run (:func:`._specpage.spec_lines`: the spec's datasets, methods, sweeps and metrics);
+* what the page check (:mod:`._pagecheck`, run by ``tests/experiments/test_reproduction_pages.py``)
+  re-derives, and its recomputation sample (:func:`choose_sample`: one cell per method label, the cheapest by its
+  parameters, ties broken by stable ids).
 
-The prose outside the markers is written by hand; it quotes numbers of this run or says where they come from.
+The prose outside the markers is written by hand; every number it quotes is one of the generated block
+(the page check says which are not).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from ._claims import RULE_VERSION, decidability, power_summary
 from .._io._atomic import write_text_atomically
+from ._pagerecord import record_digest, record_path, write_record
 from ._report import claims_table, side_by_side
 from ._runlog import read_runs, source_commit, utc_now
+from ._spec import Cell, ExperimentSpec
+from ._specpage import quote_lines, spec_lines
 
-__all__ = ["BEGIN", "END", "write_page", "read_sample", "SAMPLE_TOLERANCE", "choose_sample"]
+__all__ = ["BEGIN", "END", "write_page", "render_block", "split_page", "SAMPLE_TOLERANCE", "choose_sample"]
 
 BEGIN = "<!-- dpdist:generated begin (dpdist reproduce NAME --page; do not edit by hand) -->"
 END = "<!-- dpdist:generated end -->"
-#: Relative tolerance of the staleness sample: the numerics are pinned (docs/experiments.md, "Determinism"),
+#: Relative tolerance of the recomputed sample: the numerics are pinned (docs/experiments.md, "Determinism"),
 #: so a recomputed cell gives the same number to the last bits on any x86-64 machine with AVX2; 1e-6 leaves
 #: room for a libm's last-bit differences, never for a changed random draw or method.
 SAMPLE_TOLERANCE = 1e-6
-#: At most this many cells in a page's sample, and at most this many seconds of them together (as timed in the run).
-SAMPLE_CELLS, SAMPLE_SECONDS = 8, 20.0
-_SAMPLE_START = "```json dpdist-staleness-sample"
 _OUTCOME_ROW = re.compile(r"^\| (\d+) \| (.*?) \|.*?\| (\*\*does not hold\*\*|holds and understated|holds|"
                           r"inconclusive|underpowered)(?: \(quick run\))? \|")
 
 
-def choose_sample(out: str | Path, cells: int = SAMPLE_CELLS, seconds: float = SAMPLE_SECONDS,
-                  avoid_datasets: tuple = ()) -> list[dict[str, Any]]:
-    """A fixed, small sample of the run's cells: per method label the fastest cell (by its recorded seconds;
-    ties broken by a hash of the cell), methods taken in the order of a hash of their label, until ``cells``
-    cells or ``seconds`` of recorded time; cells of ``avoid_datasets`` (e.g. those needing an optional
-    download) are left out.  Each is ``{"dataset", "method", "params", "repeat", "metrics", "seconds"}``."""
-    best: dict[str, dict] = {}
-    for path in sorted(Path(out, "cells").glob("*.json")):
-        payload = json.loads(path.read_text())
-        cell = payload["cell"]
-        if cell["dataset"] in avoid_datasets or not payload.get("metrics"):
-            continue
-        rank = (payload.get("seconds", 0.0), _hash(path.stem))
-        current = best.get(cell["method"])
-        if current is None or rank < current["_rank"]:
-            best[cell["method"]] = {**cell, "metrics": payload["metrics"], "seconds": payload.get("seconds", 0.0),
-                                    "_rank": rank}
-    chosen: list[dict] = []
-    total = 0.0
-    for method in sorted(best, key=_hash):
-        entry = best[method]
-        if len(chosen) >= cells or total + entry["seconds"] > seconds:
-            continue
-        total += entry["seconds"]
-        chosen.append({key: value for key, value in entry.items() if key != "_rank"})
-    return chosen
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def read_sample(page: str | Path) -> dict[str, Any] | None:
-    """The staleness sample of a page (its JSON block), or None when it has none."""
-    text = Path(page).read_text()
-    start = text.find(_SAMPLE_START)
-    if start < 0:
+def split_page(text: str) -> tuple[str, str, str] | None:
+    """``(head, block, tail)`` of a page's text: the generated block between :data:`BEGIN` and :data:`END`
+    (both included) and the hand-written text around it; None when the page has no generated block."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
         return None
-    body = text[start + len(_SAMPLE_START):]
-    return json.loads(body[: body.index("```")])
+    return text[:start], text[start:end + len(END)], text[end + len(END):]
+
+
+def choose_sample(spec: ExperimentSpec) -> list[Cell]:
+    """The cells the page check recomputes: one per method label of ``spec``, the cheapest by its
+    parameters (:func:`_cost_rank`: fewest users, then the smallest domain), ties broken by the
+    SHA-256 of the cell's stable description (dataset, label, parameters, repeat), never by timing,
+    so every run of the same spec picks the same cells."""
+    sizes: dict[Any, float] = {}
+    best: dict[str, tuple[tuple, Cell]] = {}
+    for cell in spec.cells():
+        rank = (*_cost_rank(cell, sizes), _cell_hash(cell))
+        current = best.get(cell.method.label)
+        if current is None or rank < current[0]:
+            best[cell.method.label] = (rank, cell)
+    return [best[method.label][1] for method in spec.methods if method.label in best]
+
+
+def _cost_rank(cell: Cell, sizes: dict) -> tuple:
+    """What a cell's cost grows with, by its parameters alone: its users (``n``, else every user of its dataset:
+    the dataset's size, ``sizes`` caching it per dataset) and its domain (``d``, ``bins``, ``dataset_bins``,
+    ``k``)."""
+    params = cell.param_dict
+    users = params.get("n")
+    if users is None:
+        if cell.dataset not in sizes:
+            sizes[cell.dataset] = _dataset_size(cell.dataset)
+        users = sizes[cell.dataset]
+    domain = max((value for key in ("d", "bins", "dataset_bins", "k", "domain_size")
+                  if isinstance(value := params.get(key), (int, float))), default=0)
+    return (users, domain)
+
+
+def _dataset_size(reference) -> float:
+    """The users of a dataset (infinite when it cannot be described here: ranked last)."""
+    try:
+        size = reference.resolve().size
+    except Exception:  # a dataset that cannot be read here is ranked last, not an error of the page
+        return math.inf
+    return float(size) if isinstance(size, (int, float)) and size > 0 else math.inf
+
+
+def _cell_hash(cell: Cell) -> str:
+    text = json.dumps([cell.dataset.key, cell.method.label, cell.param_dict, cell.repeat], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _previous_outcomes(block: str) -> dict[str, str]:
@@ -135,69 +153,100 @@ def _duration(seconds: float) -> str:
     return (f"{hours} h " if hours else "") + f"{minutes} min {secs:02d} s"
 
 
-def write_page(page: str | Path, result, claims: list[dict], out: str | Path, command: str,
-               avoid_datasets: tuple = ()) -> Path:
-    """Replace the generated part of ``page`` with this run's (module docstring); returns the page's path."""
+def run_facts(result, out: str | Path, command: str, previous_outcomes: dict[str, str]) -> dict[str, Any]:
+    """What the generated block says about the run besides its cells (the record's first line,
+    :mod:`._pagerecord`): read once, when the page is written."""
+    spec = result.spec
+    runs = [run for run in read_runs(out) if run.get("spec") == spec.name and run.get("repeats") == spec.repeats]
+    return {
+        "spec": spec.name, "run": spec.run, "repeats": spec.repeats, "seed": spec.seed, "rule_version": RULE_VERSION,
+        "command": command, "out": str(out), "generated": utc_now(), "judged_commit": source_commit(),
+        "cells": result.computed + result.reused + len(result.failures), "failed": len(result.failures),
+        "numerics": dict(sorted(getattr(result, "numerics", {}).items())),
+        "commits": [[commit, cells] for commit, cells in getattr(result, "commits", {}).items()],
+        "runs": runs, "previous_outcomes": previous_outcomes,
+    }
+
+
+def write_page(page: str | Path, result, claims: list[dict], out: str | Path, command: str) -> Path:
+    """Write the record of the run beside ``page`` and replace the generated part of ``page`` with
+    :func:`render_block` (module docstring); returns the page's path.  ``claims`` are the run's verdicts
+    (``result.claims``)."""
     page = Path(page)
     spec = result.spec
     text = page.read_text() if page.exists() else f"# Reproduction: {spec.title or spec.name}\n"
-    previous = ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        previous, tail = rest.split(END, 1)
+    parts = split_page(text)
+    if parts is not None:
+        head, previous, tail = parts
     else:  # the first generated version: inserted after the title
         first, _, after = text.partition("\n")
-        head, tail = first + "\n\n", "\n" + after
-    runs = [run for run in read_runs(out) if run.get("spec") == spec.name and run.get("repeats") == spec.repeats]
-    computing = [run for run in runs if run.get("computed")]
-    quick = spec.run == "quick"
+        head, previous, tail = first + "\n\n", "", "\n" + after
+    facts = run_facts(result, out, command, _previous_outcomes(previous))
+    record = write_record(record_path(page), facts, result.raw, spec.parameter_names())
+    block = render_block(spec, facts, claims, result.summary, record.name, record_digest(record))
+    return write_text_atomically(page, head + block + tail)
+
+
+def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict], summary, record_name: str,
+                 digest: str) -> str:
+    """The generated block of a page (:data:`BEGIN` ... :data:`END`) from the run's ``facts`` (the record's
+    first line), its ``summary`` table and judged ``claims``, ``spec``, and the record's name and
+    :func:`~._pagerecord.record_digest`: nothing else, so the page check can render it again from the
+    recorded cells."""
+    quick = facts["run"] == "quick"
     full = spec.full_repeats if quick else None
+    repeats = facts["repeats"]
     counts = {outcome: sum(c["outcome"] == outcome for c in claims)
               for outcome in ("holds", "holds and understated", "does not hold", "inconclusive", "underpowered")}
-    cells = result.computed + result.reused + len(result.failures)
+    runs = facts["runs"]
+    computing = [run for run in runs if run.get("computed")]
+    commits = {commit: cells for commit, cells in facts["commits"]}
     wall = sum(run.get("seconds", 0.0) for run in computing)
     lines = [
         BEGIN, "", "## This run", "",
-        "```", command, "```", "",
-        f"**Generated** by `dpdist reproduce ... --page` on {utc_now()} from the run in `{out}`: "
-        f"{'quick run' if quick else 'full run'}, {spec.repeats} repeats, root seed {spec.seed}, {cells} cells "
-        f"({len(result.failures)} failed); numerics "
-        + (", ".join(f"{k} ({v} cells)" for k, v in sorted(getattr(result, "numerics", {}).items())) or "not recorded")
-        + f". {_commit_text(getattr(result, 'commits', {}), computing)}; claims judged at commit "
-        f"`{source_commit()}` under **verdict rule version {RULE_VERSION}** (docs/experiments.md, \"Verdicts\"). "
-        f"Wall time of the invocations that computed cells: **{_duration(wall)}** (`--jobs` and load below; the "
-        "machine is shared, so these are upper figures).",
+        "```", facts["command"], "```", "",
+        f"**Generated** by `dpdist reproduce ... --page` on {facts['generated']} from the run in `{facts['out']}`: "
+        f"{'quick run' if quick else 'full run'}, {repeats} repeats, root seed {facts['seed']}, {facts['cells']} cells "
+        f"({facts['failed']} failed); numerics "
+        + (", ".join(f"{k} ({v} cells)" for k, v in facts["numerics"].items()) or "not recorded")
+        + f". {_commit_text(commits, computing)}; claims judged at commit "
+        f"`{facts['judged_commit']}` under **verdict rule version {facts['rule_version']}** (docs/experiments.md, "
+        f"\"Verdicts\"). Wall time of the invocations that computed cells: **{_duration(wall)}** (`--jobs` and load "
+        "below; the machine is shared, so these are upper figures).",
         "",
         *_run_lines(runs),
         "",
         f"Verdicts{' (quick run, indicative)' if quick else ''}: **holds {counts['holds']}, holds and understated "
         f"{counts['holds and understated']}, does not hold {counts['does not hold']}, inconclusive "
         f"{counts['inconclusive']}, underpowered {counts['underpowered']}** of {len(claims)} claims. "
-        f"Power: {power_summary([{'repeats_for_power': None, **c} for c in claims], spec.repeats)}",
+        f"Power: {power_summary([{'repeats_for_power': None, **c} for c in claims], repeats)}",
         "",
     ]
-    lines += _changes(previous, claims)
-    cannot = [(i, c) for i, c in enumerate(claims, 1) if decidability(c, spec.repeats, full).startswith("no")]
+    lines += _changes(facts["previous_outcomes"], claims)
+    cannot = [(i, c) for i, c in enumerate(claims, 1) if decidability(c, repeats, full).startswith("no")]
     if cannot:
         lines += ["", f"**What this {'quick ' if quick else ''}run cannot decide** (the power calculation of "
                   "docs/experiments.md, \"Power\", at this run's standard errors and settings): "
-                  + "; ".join(f"#{i} {decidability(c, spec.repeats, full)}" for i, c in cannot) + ".", ""]
-    lines += ["", "### Claims", "", *claims_table(claims, spec.repeats, full, quick), *side_by_side(claims), ""]
-    sample = {"spec": spec.name, "run": spec.run, "repeats": spec.repeats, "seed": spec.seed,
-              "rule_version": RULE_VERSION, "relative_tolerance": SAMPLE_TOLERANCE,
-              "cells": choose_sample(out, avoid_datasets=avoid_datasets)}
-    lines += ["### Staleness sample", "",
-              f"{len(sample['cells'])} cells of this run, every metric; `tests/experiments/test_reproduction_pages.py` (slow) "
-              f"recomputes them at the current commit and fails with \"page stale: regenerate {spec.name}\" when a "
-              f"value moved by more than a relative {SAMPLE_TOLERANCE:g}, or when the verdict rule's version is not "
-              f"{RULE_VERSION}.", "",
-              _SAMPLE_START, json.dumps(sample, indent=1, sort_keys=True), "```", "", END]
-    return write_text_atomically(page, head + "\n".join(lines) + tail)
+                  + "; ".join(f"#{i} {decidability(c, repeats, full)}" for i, c in cannot) + ".", ""]
+    lines += ["", "### Claims", "", *claims_table(claims, repeats, full, quick), *side_by_side(claims), ""]
+    lines += quote_lines(spec, summary) + spec_lines(spec)
+    sample = choose_sample(spec)
+    lines += ["### What the page check re-derives", "",
+              f"Every metric value of every cell of this run is recorded beside this page (`{record_name}`, "
+              f"cells' SHA-256 `{digest}`). "
+              "`tests/experiments/test_reproduction_pages.py` re-judges every claim from those cells with the code "
+              "of the current commit and renders this block again: a verdict, count, number or header that differs "
+              f"fails it with \"page stale: regenerate {spec.name}\", as does a verdict rule other than version "
+              f"{facts['rule_version']}. It checks that every number the hand-written text below quotes is one of "
+              f"this block's. And (slow) it recomputes {len(sample)} cells, one per method label of the spec (the "
+              "cheapest of each label by its parameters, ties broken by stable ids), and compares every metric "
+              f"with the recorded value within a relative {SAMPLE_TOLERANCE:g}.", "", END]
+    return "\n".join(lines)
 
 
-def _changes(previous: str, claims: list[dict]) -> list[str]:
-    """What changed against the previous generated block: claim by claim, old -> new."""
-    before = _previous_outcomes(previous)
+def _changes(before: dict[str, str], claims: list[dict]) -> list[str]:
+    """What changed against the previous generated block (``before``: its ``{claim text: outcome}``): claim by
+    claim, old -> new."""
     if not before:
         return []
     changed, new = [], []

@@ -31,6 +31,7 @@ __all__ = [
     "MetricSpec",
     "FigureSpec",
     "Claim",
+    "Quote",
     "ExperimentSpec",
     "Cell",
     "stable_id",
@@ -296,6 +297,19 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Quote:
+    """Summary values a reproduction page's prose quotes: the mean (and standard error) of ``metric`` of
+    every row that matches ``where`` (``{column: value or list of values}``) and, when given, of the
+    ``methods``.  The page's generated block lists them under ``text`` (:mod:`._pages`), so the prose
+    quotes numbers the code computes from the recorded cells instead of copying them by hand."""
+
+    text: str
+    metric: str
+    where: dict = field(default_factory=dict)
+    methods: tuple = ()
+
+
+@dataclass(frozen=True)
 class Cell:
     """One unit of work: a dataset, a method, a grid point and a repeat."""
 
@@ -345,6 +359,8 @@ class ExperimentSpec:
     full_repeats : int, optional
         The full spec's repeats, set by :meth:`with_options` on a quick spec (the report says which
         claims the quick run cannot decide and whether the full run can).
+    quotes : sequence of Quote
+        Summary values the page of the reproduction quotes (listed in its generated block).
     """
 
     name: str
@@ -362,6 +378,7 @@ class ExperimentSpec:
     description: str = ""
     run: str = "full"
     full_repeats: int | None = None
+    quotes: Sequence[Quote] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "datasets", tuple(DatasetRef.of(d) for d in self.datasets))
@@ -414,6 +431,12 @@ class ExperimentSpec:
                 raise InvalidParameterError(
                     f"The metric {metric.name!r} of ExperimentSpec {self.name!r} must be a function of "
                     f"dpdist.metrics, one of {functions}, or a 'module:function' reference."
+                )
+        for index, quote in enumerate(self.quotes, 1):
+            if not isinstance(quote, Quote) or quote.metric.split(".")[0] not in {m.key for m in self.metrics}:
+                raise InvalidParameterError(
+                    f"The quote {index} of ExperimentSpec {self.name!r} must be a Quote(text, metric, where) of one of "
+                    f"the spec's metric keys {[m.key for m in self.metrics]}. Got {quote!r} instead."
                 )
         for index, claim in enumerate(self.claims, 1):
             if not isinstance(claim, Claim) or not callable(claim.check):

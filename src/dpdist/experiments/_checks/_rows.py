@@ -50,12 +50,12 @@ def band_test(row: Mapping[str, Any], reference: Mapping[str, Any], low: float, 
     the weaker end's t if the ratio were ``effect`` (relative) beyond that end; ``df`` and ``t``
     are the weaker end's.
 
-    A ``reference`` without spread is a computed constant (a bound): each end is then a one-sample
-    claim about the geometric mean of ``row``'s repeats against ``factor`` times the constant,
-    significant only when Student's t on the log errors and on the raw errors agree
-    (:func:`~dpdist.experiments.one_sample_p_values`: t on the raw values alone is not valid
-    against a constant on skewed errors); the row must have log statistics (the callers check it
-    with :func:`is_computed_constant`).
+    A ``reference`` without spread is a computed constant (a bound on the expected error): each end is
+    then a one-sample claim about the mean of ``row``'s repeats against ``factor`` times the constant,
+    significant only when Student's t on the raw errors and the generalized test of a lognormal mean
+    on the log errors agree (:func:`~dpdist.experiments.one_sample_p_values`: t on the raw values
+    alone is not valid against a constant on skewed errors); the row must have log statistics (the
+    callers check it with :func:`is_computed_constant`).
     """
     ends = []
     finite_high = math.isfinite(high)

@@ -77,6 +77,7 @@ from ...experiments import (
     GapShrinks,
     GroupBeats,
     MinimumWithin,
+    Quote,
     RatioContrast,
     RatioWithin,
     better_than,
@@ -346,6 +347,17 @@ def _paper_claims():
     ]
 
 
+#: The summary values docs/reproductions/central.md quotes (listed in its generated block).
+QUOTES = (
+    Quote("the ranking at the smallest eps on N(0, 1)", "ks",
+          {"dataset": "normal", "epsilon": 0.1, "setting": "central"}, (HQ, HQ_STEP, AQ, PP, MP)),
+    Quote("the staircase HQ at every eps", "ks", {"dataset": "normal", "setting": "central"}, (HQ_STEP,)),
+    Quote("PP with Legendre moments past m = 6", "ks", {"degree": [8, 12]}, (PP_LEG,)),
+    Quote("the dictionaries on the normal mixture", "ks", {"dataset": "normal-mixture", "epsilon": 1.0},
+          (DICT_LEG, DICT_BSP, DICT_BSP_UNIFORM, DICT_NOR)),
+)
+
+
 SPEC = ExperimentSpec(
     name="central",
     title="Functional approximation for central-DP CDF estimation (Tao & Sarwate, paper 002)",
@@ -367,4 +379,5 @@ SPEC = ExperimentSpec(
     figures=_figures(),
     claims=_claims(),
     quick={"repeats": 5, "grid": _QUICK_GRID},
+    quotes=QUOTES,
 )

@@ -64,7 +64,7 @@ import math
 from typing import Any, Sequence
 
 from .. import PAPER_FILES
-from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioContrast, RatioWithin, ScalesAs
+from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, Quote, RatioContrast, RatioWithin, ScalesAs
 from . import methods
 from .methods import compressive_privatization
 
@@ -274,13 +274,7 @@ def make_spec(
         name="cp",
         title="Compressive privatization (paper 004)",
         paper=PAPER_FILES["004"],
-        description=(
-            "CP (m = 500; as the paper runs it, eps0 = eps, and calibrated to exact eps-LDP) against RR, RAPPOR "
-            "(SUE), SS and HR with the normalized (clip + normalize) and the projected (simplex) decoder, on "
-            "Geo(0.8), Geo(0.6), Unif(10), Unif(25) over k = 10,000 items. Fig. 2: l1 error vs n at eps = 0.5; "
-            f"Fig. 3: l1 error vs eps at n = {sweep_n}. Metric privacy-loss: the exact epsilon of each run's "
-            "randomizer."
-        ),
+        description=_description(sweep_n),
         datasets=list(datasets),
         methods=_methods(),
         grid=_grid(n_values, epsilons, sweep_n),
@@ -290,16 +284,44 @@ def make_spec(
         figures=_figures(sweep_n),
         claims=_claims(sweep_n),
         quick=quick or {},
+        quotes=_quotes(sweep_n),
+    )
+
+
+def _description(sweep_n: int) -> str:
+    return ("CP (m = 500; as the paper runs it, eps0 = eps, and calibrated to exact eps-LDP) against RR, RAPPOR "
+            "(SUE), SS and HR with the normalized (clip + normalize) and the projected (simplex) decoder, on "
+            "Geo(0.8), Geo(0.6), Unif(10), Unif(25) over k = 10,000 items. Fig. 2: l1 error vs n at eps = 0.5; "
+            f"Fig. 3: l1 error vs eps at n = {sweep_n}. Metric privacy-loss: the exact epsilon of each run's "
+            "randomizer.")
+
+
+def _quotes(sweep_n: int) -> tuple:
+    """The summary values docs/reproductions/cp.md quotes (listed in its generated block)."""
+    largest = {"epsilon": 0.5, "n": 1_000_000}
+    return (
+        Quote("the exact epsilon of the paper's setting", PRIVACY, {"dataset": "geo-0.8", "n": sweep_n}, (CP_PAPER,)),
+        Quote("the baselines without the projected decoder", NORMALIZED, {**largest, "dataset": "geo-0.8"},
+              ("RR", "RAPPOR", "SS", "HR", CP_PAPER)),
+        Quote("CP's truncation floor on the geometric data", PROJECTED, {**largest, "dataset": ["geo-0.8", "geo-0.6"]},
+              (CP_PAPER, CP_LARGER_S, "SS")),
+        Quote("calibrating CP to exact eps", PROJECTED, {"epsilon": 0.5, "dataset": "unif-10", "n": [sweep_n, 1_000_000]},
+              (CP_PAPER, CP_EXACT)),
+        Quote("the Rademacher matrix at every eps", NORMALIZED, {"dataset": "unif-25", "epsilon": 2.0, "n": sweep_n},
+              (CP_HIGH, CP_EXACT)),
     )
 
 
 def quick_overrides(*, n_values: Sequence[int], epsilons: Sequence[float], sweep_n: int, repeats: int) -> dict:
-    """``--quick`` overrides: a smaller grid, its Fig. 3 ``sweep_n`` in the figures and claims, fewer repeats."""
+    """``--quick`` overrides: a smaller grid, its Fig. 3 ``sweep_n`` in the figures, claims, description and
+    quotes, fewer repeats."""
     return {
         "repeats": repeats,
         "grid": _grid(n_values, epsilons, sweep_n),
         "figures": tuple(_figures(sweep_n)),
         "claims": tuple(_claims(sweep_n)),
+        "description": _description(sweep_n),
+        "quotes": _quotes(sweep_n),
     }
 
 
