@@ -17,6 +17,7 @@ __all__ = [
     "InvalidValueTypeError",
     "MalformedReportError",
     "IncompatibleStateError",
+    "MalformedDocumentError",
     "EmptyAggregateError",
     "MalformedDataError",
     "DatasetUnavailableError",
@@ -63,6 +64,14 @@ class MalformedDataError(DPDistError, ValueError):
 
 class IncompatibleStateError(DPDistError, ValueError):
     """Two aggregator states (or a state and a protocol) have different configs."""
+
+
+class MalformedDocumentError(InvalidParameterError, IncompatibleStateError):
+    """A saved result (the JSON document of an estimate, a release, an audit, a statement) cannot be read back: a
+    field is missing, of another type, NaN where JSON has none, or contradicted by the document's other fields.
+    The message names the field (``from_dict`` of every result; :mod:`dpdist._documents`).  A bad argument and a
+    state that does not fit at once: ``except InvalidParameterError`` and ``except IncompatibleStateError`` both
+    catch it."""
 
 
 class EmptyAggregateError(DPDistError, ValueError):
