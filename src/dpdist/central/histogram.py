@@ -41,6 +41,7 @@ def histogram_queries(
     *,
     postprocess: str = "clip",
     neighbouring: str = "replace",
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF from a Laplace-noised equal-width histogram (sec. II-B1).
 
@@ -83,6 +84,10 @@ def histogram_queries(
         ``n`` public) gives l1 sensitivity 2; ``"add-remove"`` (one record added
         or removed, the convention of OpenDP and diffprivlib) gives 1 and never
         uses the true ``n``.
+    missing : {"refuse", "drop"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
+        (``"drop"``, under ``"add-remove"`` only), or each counted as the number given; the
+        result's notes state the policy (:mod:`dpdist._missing`).
 
     Returns
     -------
@@ -91,9 +96,10 @@ def histogram_queries(
         scale, sensitivity and budget.
     """
     owner = "histogram_queries"
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
-    check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               missing=missing, neighbouring=neighbouring)
+    check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     steps, size_release = [data.guarantee(neighbouring)], None
     if bins is None:
         public_n, steps, size_release = size_for_rules(data, neighbouring)
@@ -131,5 +137,5 @@ def histogram_queries(
     # under add/remove neighbours the number of records is itself private: do not release it
     released_n = data.x.size if neighbouring == "replace" else None
     return cdf_distribution(
-        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=details
+        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=data.details(**details)
     )

@@ -59,6 +59,7 @@ def matching_pursuit(
     *,
     grid_size: int = GRID_SIZE,
     selection_scale: str = "dp",
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 
@@ -104,6 +105,10 @@ def matching_pursuit(
         :math:`\Delta/\varepsilon'` as printed, **not** :math:`\varepsilon`-DP (module
         docstring); for reproducing the paper's comparisons only, recorded in
         ``details["budget"]``.
+    missing : {"refuse"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default) or each counted as
+        the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
+        state the policy (:mod:`dpdist._missing`).
 
     Returns
     -------
@@ -111,9 +116,8 @@ def matching_pursuit(
         ``details`` holds the selected atoms, noisy coefficients and the budget split.
     """
     owner = "matching_pursuit"
-    data = check_central_input(
-        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, grid_size=grid_size
-    )
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               grid_size=grid_size, missing=missing, neighbouring="replace")
     atoms = make_dictionary(dictionary, size, owner=owner)
     n = data.x.size
     if sparsity is None:
@@ -173,5 +177,5 @@ def matching_pursuit(
         else "matching-pursuit",
         guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale
         n=n,
-        details=details,
+        details=data.details(**details),
     )
