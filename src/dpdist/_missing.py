@@ -95,14 +95,14 @@ class MissingPolicy:
         count = int(np.count_nonzero(missing))
         if not count:
             return values
-        unit = "records have a missing value" if self.records else "values are missing"
-        how_many = (f"some {unit} (NaN, None or an empty cell; how many is in this error's 'count', not in its "
+        unit = "record(s) with a missing value" if self.records else "missing value(s)"
+        how_many = (f"has {unit} (NaN, None or an empty cell; how many is in this error's 'count', not in its "
                     "message: a statistic of the private data)" if private else
-                    f"{count} of {len(values)} {unit} (NaN, None or an empty cell)")
+                    f"has {count} {unit} (NaN, None or an empty cell) among {len(values)}")
         if self.how == "refuse":
             other = "" if self.records else f", or {self.option}=<a value> to count each as that value"
             raise MissingValuesError(
-                f"{what}: {how_many}, and dpdist does not turn a missing value into a number by itself. Give "
+                f"{what} {how_many}, and dpdist does not turn a missing value into a number by itself. Give "
                 f"{self.option}='drop' to leave those records out{other} (the result states which). Nothing was "
                 "released or sent.", count)
         done = "left out" if self.how == "drop" else f"counted as {self.value!r}"

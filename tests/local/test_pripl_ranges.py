@@ -366,7 +366,7 @@ def test_clipping_warns_with_the_count_and_refuses_a_missing_value_unless_asked(
     for column in ({"x": bad_x, "y": y}, {"x": x, "y": bad_y}):
         with pytest.raises(DPDistError):
             plan.run(column, rng=1, clip=False)
-    with pytest.raises(MissingValuesError, match="1 of 2000 records have a missing value"):
+    with pytest.raises(MissingValuesError, match=r"has 1 record\(s\) with a missing value .* among 2000"):
         plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1)
     with pytest.warns(MissingValuesWarning):
         dropped = plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1, missing="drop")

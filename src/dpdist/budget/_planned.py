@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._missing import missing_policy, real_array
 from ..central import quantiles, unbounded_quantile
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
@@ -54,6 +55,7 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
             f"arguments given, which do not fit its parameters: {error}."
         ) from None
     first = next(iter(bound.arguments))
+    _refuse_missing_first(function, signature, bound.arguments, args[0])
     bound.arguments[first] = _no_records(args[0])
     if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public
         bound.arguments[first] = np.zeros(len(args[0]))
@@ -70,6 +72,21 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
             f"{getattr(function, '__qualname__', function)!r} does not. Charge it with session.charge(guarantee)."
         )
     return guarantee
+
+
+def _refuse_missing_first(function: Callable, signature: inspect.Signature, arguments: dict, data) -> None:
+    """The release's own refusal of missing values (``missing="refuse"``, its default: :mod:`dpdist._missing`),
+    raised before anything is charged: the run on no records cannot see them, and a charge for a release that then
+    refuses would be budget spent for nothing."""
+    parameter = signature.parameters.get("missing")
+    if parameter is None:
+        return
+    owner = getattr(function, "__qualname__", "the release")
+    policy = missing_policy(owner, arguments.get("missing", parameter.default))
+    if policy.refuses:
+        values = real_array(data)
+        if isinstance(values, np.ndarray):
+            policy.apply(values, owner, f"The 'x' argument of {owner}", private=True)
 
 
 def _is_slice_quantiles(function: Callable, arguments: dict) -> bool:

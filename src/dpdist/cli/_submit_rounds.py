@@ -43,6 +43,7 @@ from typing import Generator, Iterator
 
 import numpy as np
 
+from ._arguments import missing_cells
 from .._io._atomic import atomic_writer
 from .._io._binary import read_header
 from .._rng import secure_generator
@@ -80,7 +81,7 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
         protocol._check_values(prepared)
         chunks.append(np.asarray(prepared, dtype=np.float64))
         missing += n_missing
-    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+    for note in missing_cells(args, missing, f"{args.data[0]}:{args.column}") + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
     values = np.concatenate(chunks) if chunks else np.empty(0)
     plan, sizes = document["rounds"]["plan"], [int(size) for size in document["rounds"]["sizes"]]
