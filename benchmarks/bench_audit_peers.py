@@ -58,7 +58,8 @@ result = audit(randomizer, samples={samples}, alpha={alpha}, rng={seed})
 cpu = time.process_time() - started
 print(json.dumps({{"installed": importlib.metadata.version({package!r}), "mechanism": result.name,
                   "claimed": result.claimed_epsilon, "certified": result.certified_epsilon,
-                  "detectable": result.detectable_epsilon, "confidence": result.confidence,
+                  "witness_power_loss": result.witness_power_loss,
+                  "smallest_examined_probability": result.smallest_examined_probability, "confidence": result.confidence,
                   "samples_per_input": result.samples_per_input, "samples": result.samples,
                   "inputs": result.inputs, "witness": result.to_dict().get("witness"), "verdict": result.verdict,
                   "cpu_seconds": cpu}}, default=str))

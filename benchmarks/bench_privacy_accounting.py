@@ -10,7 +10,13 @@
   (the ledger's charge and scope bookkeeping per report);
 * the exact over-time check of the conformance kit (``check_reports_over_time``) per protocol example.
 
-Run: ``uv run python benchmarks/bench_privacy_accounting.py`` (writes ``results/amplification.json``)
+* ``--accountants`` (issue 58): the accountants of :mod:`dpdist.accounting` on k campaigns of GRR against the exact
+  composition in closed form (the privacy loss of k-fold randomized response is a scaled binomial, trinomial for
+  d > 2), with their CPU; dp_accounting against dpdist's own lattice convolution on the relay's rounds; a budget
+  session's cost per charge over a year of daily charges.
+
+Run: ``uv run python benchmarks/bench_privacy_accounting.py`` (writes ``results/amplification.json``);
+``--accountants`` runs only the issue 58 tables.
 """
 
 from __future__ import annotations
@@ -57,9 +63,85 @@ def amplification_table() -> list[dict]:
     return rows
 
 
+def exact_grr_epsilon(epsilon: float, d: int, k: int, delta: float) -> float:
+    """The exact epsilon of k reports of GRR's pair (closed form: loss eps (A - B), (A, B) multinomial)."""
+    from scipy import special
+
+    e = np.exp(epsilon)
+    p, q = e / (e + d - 1), 1 / (e + d - 1)
+    a, b = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
+    ok = (a + b <= k) & ((a + b == k) | (d > 2))
+    rest = np.where(a + b <= k, k - a - b, 0)
+    log_mass = (special.gammaln(k + 1) - special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(rest + 1)
+                + a * np.log(p) + b * np.log(q) + rest * (np.log1p(-p - q) if d > 2 else 0.0))
+    mass, loss = np.where(ok, np.exp(log_mass), 0.0), epsilon * (a - b)
+
+    def delta_at(t: float) -> float:
+        return float(np.sum(mass * np.maximum(-np.expm1(np.minimum(t - loss, 700.0)), 0.0)))
+
+    low, high = 0.0, k * epsilon
+    while high - low > 1e-9 * high:
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if delta_at(middle) > delta else (low, middle)
+    return high
+
+
+def accountants_table() -> None:
+    from dpdist import accounting
+    from dpdist.accounting._pld import dp_accounting_pld
+
+    # dp_accounting imported once, outside the timings (1.6 s)
+    accounting.epsilon_at(accounting.protocol_loss(local.make("grr", epsilon=1.0, domain_size=2)).distribution, 1e-6)
+    print("| d | eps | k | delta | exact | basic | zcdp | pld | pld / exact | pld CPU s | zcdp CPU s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for d, epsilon, k, delta in [(2, 0.1, 365, 1e-8), (16, 0.1, 365, 1e-8), (2, 0.1, 52, 1e-8), (16, 1.0, 365, 1e-8),
+                                 (2, 1.0, 100, 1e-6), (1024, 1.0, 365, 1e-8), (3, 4.0, 30, 1e-8)]:
+        daily = accounting.protocol_loss(local.make("grr", epsilon=epsilon, domain_size=d))
+        year = accounting.sequential([daily] * k)
+        dp_accounting_pld.cache_clear()
+        pld_cpu = cpu(lambda: accounting.state(year, delta, "pld"))
+        zcdp_cpu = cpu(lambda: accounting.state(year, delta, "zcdp"))
+        values = {name: accounting.state(year, delta, name).epsilon for name in accounting.ACCOUNTANTS}
+        exact = exact_grr_epsilon(epsilon, d, k, delta)
+        print(f"| {d} | {epsilon:g} | {k} | {delta:g} | {exact:.4f} | {values['basic']:.4g} | {values['zcdp']:.4f} | "
+              f"{values['pld']:.4f} | {values['pld'] / exact:.4f} | {pld_cpu:.3f} | {zcdp_cpu:.4f} |", flush=True)
+
+    from dpdist.amplification import _accounting, _composition
+
+    print("\n| relay rounds: GRR eps0, d, n, rounds | dpdist's own convolution | CPU s | dp_accounting (h = 1e-4) | CPU s |"
+          " difference | stated discretization error |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for epsilon0, d, n, rounds in [(4.0, 3, 10**5, 30), (4.0, 8, 10**6, 30), (1.0, 3, 10**4, 100), (8.0, 3, 10**5, 10)]:
+        protocol = local.make("grr", epsilon=epsilon0, domain_size=d)
+        classes, _ = _accounting._reductions(protocol, epsilon0, "numerical", [])
+        bound = _accounting._Bound(classes, n)
+        one = _composition.round_distribution(bound.curve, bound.within, bound.t_max, rounds, DELTA)
+        own_cpu = cpu(lambda: one.compose(rounds, DELTA).epsilon(DELTA), repeat=5)
+        own = one.compose(rounds, DELTA).epsilon(DELTA)
+        atoms = accounting.Atoms(tuple(one.losses()), tuple(one.mass), one.infinity)
+        composed = accounting.Composed(((atoms, rounds),))
+        dp_accounting_pld.cache_clear()
+        theirs_cpu = cpu(lambda: accounting.epsilon_at(composed, DELTA))
+        theirs = accounting.epsilon_at(composed, DELTA)
+        print(f"| {epsilon0:g}, {d}, {n:.0e}, {rounds} | {own:.5f} | {own_cpu:.4f} | {theirs:.5f} | {theirs_cpu:.3f} | "
+              f"{theirs - own:+.5f} | {rounds * 1e-4:.4f} |", flush=True)
+
+    from dpdist.budget import BudgetSession
+
+    for d in (2, 16):
+        session = BudgetSession(epsilon=40.0, delta=1e-8)
+        grr = local.make("grr", epsilon=0.1, domain_size=d)
+        seconds = cpu(lambda: [session.campaign(grr) for _ in range(365)])
+        print(f"\nBudgetSession (tightest), 365 daily GRR charges, d = {d}: {seconds:.1f} CPU s in all "
+              f"({seconds / 365 * 1e3:.0f} ms per charge), spent {session.spent.epsilon:.4f} by {session.spent.accountant}")
+
+
 def main() -> None:
     import sys
 
+    if "--accountants" in sys.argv:
+        accountants_table()
+        return
     amplification.numerical_epsilon(1.0, 1000, 1e-8)  # scipy imported once
     rows = amplification_table()
     ratios = [row["dpdist"] / row["variation_ratio"] for row in rows]

@@ -96,20 +96,22 @@ class Parties:
         return self.run(self.clients[host].request(method, path, headers=ADMIN_HEADERS, **kwargs))
 
     def credentials(self, key: str, count: int, tokens_each: int = 1) -> list[str]:
-        """A new issuer key ``key`` (if missing) and ``count`` credentials of ``tokens_each`` tokens each."""
-        self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": key})
+        """``count`` credentials of ``tokens_each`` tokens each for the issuer key ``key`` (made if missing, with
+        ``tokens_each`` as its ceiling)."""
+        self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": key, "tokens_each": tokens_each})
         answer = self.admin("issuer", "POST", f"/issuer/v1/keys/{key}/credentials", json={"count": count, "tokens_each": tokens_each})
         assert answer.status_code == 201, answer.text
         return answer.json()["credentials"]
 
     def relayed_campaign(self, name: str, config: dict, *, issuer_key: str | None = "c1", independent: bool = True,
-                         colluding: int = 0) -> dict:
-        """Create and open a relayed campaign (with the issuer's key ``issuer_key``, or no issuer); its public config."""
+                         colluding: int = 0, tokens_each: int = 1) -> dict:
+        """Create and open a relayed campaign (with the issuer's key ``issuer_key``, made with the ceiling ``tokens_each``
+        if missing, or no issuer); its public config."""
         from dpdist.client import issuer_of
 
         issuer = None
         if issuer_key is not None:
-            self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": issuer_key})
+            self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": issuer_key, "tokens_each": tokens_each})
             issuer = issuer_of("http://issuer", issuer_key, independent=independent, transport=self.transport)
         with self.client(admin_token=ADMIN) as operator:
             operator.create_campaign(name, config, relay={"url": "http://relay", "issuer": issuer, "colluding": colluding})

@@ -53,11 +53,12 @@ class IssuerProcess(ServerProcess):
         return {**os.environ, "DPDIST_ISSUER_ADMIN_TOKEN": ISSUER_ADMIN_TOKEN}
 
     def credentials(self, key: str, count: int, tokens_each: int = 1) -> list[str]:
-        """A key ``key`` (made if missing) and ``count`` fresh credentials of ``tokens_each`` tokens each."""
+        """A key ``key`` (made if missing, with ``tokens_each`` as its ceiling) and ``count`` fresh credentials of
+        ``tokens_each`` tokens each."""
         import httpx
 
         headers = {"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"}
-        httpx.post(f"{self.url}/issuer/v1/keys", json={"name": key}, headers=headers, timeout=30)
+        httpx.post(f"{self.url}/issuer/v1/keys", json={"name": key, "tokens_each": tokens_each}, headers=headers, timeout=30)
         answer = httpx.post(f"{self.url}/issuer/v1/keys/{key}/credentials", json={"count": count, "tokens_each": tokens_each},
                             headers=headers, timeout=30)
         assert answer.status_code == 201, answer.text

@@ -167,7 +167,8 @@ export interface Ack {
  * ``pin_mismatch`` (the identity's SHA-256 is not the given pin or the pin the config names), ``pin_required`` (the
  * server is the campaign's relay and no pin was given), ``issuer_mismatch`` (the device was given an issuer, the
  * ``issuer.url`` option, and the campaign names none or another), ``issuer_key_mismatch`` (the issuer signs with
- * another key than the campaign's), ``challenge_mismatch`` (the TokenChallenge the config publishes is not the one the
+ * another key than the campaign's), ``tokens_each_mismatch`` (the issuer publishes another ``tokens_each`` for the
+ * campaign's key than the identity states), ``challenge_mismatch`` (the TokenChallenge the config publishes is not the one the
  * pin and the issuer's name give), ``unsupported_token_type``, ``credential_required`` (a token is needed and no
  * credential was given), ``bad_token_response`` (the issuer's answer does not unblind to a valid token).  The issuer's
  * and the relay's refusals keep their codes (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's,
@@ -214,6 +215,8 @@ export interface RelayConfig {
   pin: string;
   issuer: null | {
     url: string; name: string; key: string; token_type: 2; token_key: string; independent?: boolean;
+    /** The most tokens (reports) one credential of the key gives, as the issuer publishes it (absent: an identity made before). */
+    tokens_each?: number;
   };
 }
 
@@ -271,7 +274,8 @@ export class Client {
   /**
    * Hold Privacy Pass tokens for ``count`` reports of a relayed campaign with an issuer (resolves to how many the device
    * holds; 0 for other campaigns), before drawing them: ``submit``, ``submitMany`` and ``add`` do it first.  A token
-   * request whose answer was lost is sent again unchanged; tokens are kept in ``memoStorage`` under ``TOKENS_KEY``.
+   * request whose answer was lost is sent again unchanged; tokens are kept in ``memoStorage`` under ``TOKENS_KEY``, also
+   * those obtained before the issuer refuses a later one (its refusal, e.g. ``exhausted``, says how many).
    */
   prepareTokens(count?: number): Promise<number>;
   /** Reports randomized but not yet acknowledged (queued or in failed batches). */

@@ -13,12 +13,15 @@ from .estimates import (
 __version__ = "0.1.0"
 
 #: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
-_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing", "accuracy", "budget", "frame")
+_LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing", "accuracy", "accounting",
+                     "budget", "frame")
 
 
 def __getattr__(name):
     if name == "explain":  # dpdist.explain(...): what epsilon buys (dpdist.accuracy.explain)
         return importlib.import_module(f"{__name__}.accuracy").explain
+    if name == "explain_plan":  # dpdist.explain_plan(...): a campaign repeated over a year (dpdist.accuracy)
+        return importlib.import_module(f"{__name__}.accuracy").explain_plan
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -33,9 +36,11 @@ __all__ = [
     "distributed",
     "testing",
     "accuracy",
+    "accounting",
     "budget",
     "frame",
     "explain",
+    "explain_plan",
     "metrics",
     "postprocess",
     "errors",

@@ -115,7 +115,8 @@ class CampaignIdentityError(DPDistError, ValueError):
     ``code`` says why: ``"pin_mismatch"`` (the identity served does not hash to the pin the device was given),
     ``"pin_required"`` (the device talks to the campaign's relay without a pin), ``"issuer_mismatch"`` (the
     campaign names another issuer than the one the device holds a credential for), ``"issuer_key_mismatch"``
-    (the issuer's key is not the one the campaign names) or ``"credential_required"``.
+    (the issuer's key is not the one the campaign names), ``"tokens_each_mismatch"`` (the issuer publishes another
+    ceiling of tokens per credential for the key than the campaign's identity states) or ``"credential_required"``.
     """
 
     def __init__(self, message: str, code: str):

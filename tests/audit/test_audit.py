@@ -12,7 +12,7 @@ from scipy import stats
 from dpdist import audit, local
 from dpdist.audit import Randomizer
 from dpdist.audit._black_box import stage_sizes
-from dpdist.audit._statistics import detectable_epsilon
+from dpdist.audit._statistics import detectable_epsilon, smallest_examined_probability
 from dpdist.audit.peers import grr_channel
 from dpdist.errors import InvalidParameterError
 
@@ -95,6 +95,63 @@ def test_power_grows_with_the_samples():
     few, many = detectable_epsilon(0.5, 1000, 1e-4, 1.0), detectable_epsilon(0.5, 100_000, 1e-4, 1.0)
     assert 1.0 < many < few
     assert detectable_epsilon(1e-6, 1000, 1e-4, 1.0) == math.inf
+
+
+def test_the_power_on_a_rare_witness_event_is_computed():
+    """A witness event seen 40 times in 128,000 outputs: the search over counts once evaluated a settled entry's
+    count of -1 (refused by the Clopper-Pearson bound: the audit raised instead of reporting)."""
+    assert detectable_epsilon(40 / 128_000, 128_000, 1e-3 / 64, 1.0) > 1.0
+
+
+def test_the_smallest_examined_probability_grows_with_the_claim_and_shrinks_with_the_samples():
+    a = 1e-3 / 40
+    assert smallest_examined_probability([68_000], a, 1.0, 0.999) == pytest.approx(80 / 68_000, rel=0.05)
+    assert smallest_examined_probability([68_000], a, 2.0, 0.999) > 1.8 * smallest_examined_probability([68_000], a, 1.0, 0.999)
+    assert smallest_examined_probability([680_000], a, 1.0, 0.999) < smallest_examined_probability([68_000], a, 1.0, 0.999) / 9
+    assert smallest_examined_probability([10], 0.01, 1.0, 0.999) == 1.0  # no count of 10 certifies a claim of 1 here
+
+
+# ---------------------------------------------------------------------- what "no violation found" covers
+def grr_leaking_rarely(d, epsilon, leak):
+    """A correct GRR except that input 0 emits the out-of-domain output ``d`` w.p. ``leak``: epsilon is infinite."""
+    keep = math.exp(epsilon) / (math.exp(epsilon) + d - 1)
+
+    def sample(values, rng):
+        values = np.asarray(values, dtype=np.int64)
+        out = grr(d, keep)(values, rng)
+        return np.where((values == 0) & (rng.random(values.size) < leak), d, out)
+
+    return sample
+
+
+def test_no_violation_found_states_the_rarest_event_it_examined():
+    """An infinite loss in an event of probability 5e-4 escapes the default budget of 10^5 outputs per input: the
+    verdict says so (events below the floor were not examined) instead of reading as a clean bill."""
+    result = audit.audit(grr_leaking_rarely(8, 1.0, 5e-4), 1.0, 8, rng=0)
+    assert result.verdict == "no violation found"
+    assert result.smallest_examined_probability > 5e-4 and result.largest_stage == 68_000
+    assert "were not examined" in result.statement and "even an infinite one" in result.statement
+    assert result.statement in result.text() and "detectable" not in result.text()
+    document = json.loads(result.to_json())
+    assert document["smallest_examined_probability"] == result.smallest_examined_probability
+    assert "detectable_epsilon" not in document and "witness_power_loss" in document
+    assert "events examined" in audit.table([result])[0]
+
+
+@pytest.mark.parametrize("times, flagged", [(1.5, True), (0.3, False)])
+def test_an_infinite_loss_is_flagged_above_the_examined_floor_and_not_far_below(times, flagged):
+    """The floor is the audit's own: an event at 1.5x it, hiding an infinite loss, is flagged at every seed; at 0.3x
+    it at none (its expected count is a third of what a certificate needs)."""
+    floor = audit.audit(grr(8, math.e / (math.e + 7)), 1.0, 8, samples=20_000, rng=0).smallest_examined_probability
+    verdicts = [audit.audit(grr_leaking_rarely(8, 1.0, times * floor), 1.0, 8, samples=20_000, rng=seed).violates
+                for seed in range(5)]
+    assert verdicts == [flagged] * 5
+
+
+def test_detectable_epsilon_is_a_deprecated_name_of_the_witness_power():
+    result = audit.audit(local.make("grr", epsilon=1.0, domain_size=3), samples=2000, rng=0)
+    with pytest.warns(DeprecationWarning, match="never a bound"):
+        assert result.detectable_epsilon == result.witness_power_loss
 
 
 # ---------------------------------------------------------------------- broken randomizers are caught
@@ -204,7 +261,7 @@ def test_no_false_violation_in_200_seeded_audits(name, params):
 def test_the_result_reads_as_text_and_json():
     result = audit.audit(local.make("grr", epsilon=1.0, domain_size=3), samples=4000, rng=8)
     document = json.loads(result.to_json())
-    assert document["schema"] == "dpdist.audit/1" and document["verdict"] == result.verdict
+    assert document["schema"] == "dpdist.audit/2" and document["verdict"] == result.verdict
     assert document["stages"][-1]["samples"] == result.samples_per_input
     assert "claimed" in result.text() and "witness" in result.text()
     assert audit.table([result, result])[1].startswith("dpdist grr")

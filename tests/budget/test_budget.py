@@ -10,7 +10,8 @@ import threading
 import numpy as np
 import pytest
 
-from dpdist import central, local, privacy
+from dpdist import accounting, central, local, privacy
+from dpdist.privacy import PrivacyGuarantee, local_guarantee
 from dpdist.budget import BudgetSession, SessionGuarantee, planned_guarantee
 from dpdist.cli import main
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
@@ -254,3 +255,93 @@ def test_cli_campaign_open_charges_the_campaign_and_refuses_past_the_budget(tmp_
         assert len(BudgetSession.open(budget).charges) == 1
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------------------------- accountants
+def test_a_year_of_daily_grr_campaigns_costs_the_pld_total_not_the_sum():
+    """The session's default accountant ('tightest') charges 365 daily GRR campaigns (eps 0.1, d = 16) their
+    composed privacy loss at the session's delta: within 1.05x of the exact 3.90, never below; the sum is 36.5."""
+    session = BudgetSession(epsilon=4.0, delta=1e-8)
+    grr = local.make("grr", epsilon=0.1, domain_size=16)
+    statement = session.campaign(grr, reports=365)
+    assert session.accountant == "tightest" and statement.accountant == "pld"
+    assert 3.897 <= session.spent.epsilon <= 1.05 * 3.8975
+    assert session.spent.epsilon_at(1e-8, "basic") == pytest.approx(36.5)
+    assert session.spent.epsilon_at(1e-6) < session.spent.epsilon_at(1e-8) < session.spent.epsilon_at(1e-10)
+    with pytest.raises(PrivacyBudgetError, match=r"'tightest'|tightest accountant") as refused:
+        session.campaign(grr, reports=20, label="twenty more days")
+    assert "twenty more days" in str(refused.value) and "left" in str(refused.value)
+    assert refused.value.remaining == pytest.approx(4.0 - session.spent.epsilon)
+
+
+@pytest.mark.slow
+def test_365_separate_daily_campaigns_are_charged_as_one_composition():
+    """365 charges one by one (as a year of campaigns opens them) state what one composition of 365 states."""
+    session = BudgetSession(epsilon=13.0, delta=1e-8, accountant="pld")
+    grr = local.make("grr", epsilon=0.1, domain_size=2)
+    for _ in range(365):
+        session.campaign(grr)
+    assert 11.952 <= session.spent.epsilon <= 1.05 * 11.952
+    assert session.spent.epsilon <= 0.35 * 36.5
+
+
+def test_each_accountant_refuses_by_name_what_it_cannot_state():
+    approximate = PrivacyGuarantee(0.5, 1e-9, "replace", "central")
+    with pytest.raises(PrivacyBudgetError, match="'zcdp' accountant cannot state it .* no zCDP"):
+        BudgetSession(2.0, 1e-6, accountant="zcdp").charge(approximate, "a Gaussian release stated in (eps, delta)")
+    bare = accounting.PrivacyLoss(PrivacyGuarantee(0.5, 0.0, "replace", "central"), 0.1, None, "a zCDP-only release")
+    with pytest.raises(PrivacyBudgetError, match="'pld' accountant cannot state it .* no privacy loss distribution"):
+        BudgetSession(2.0, 1e-6, accountant="pld").charge(bare, "zcdp-only")
+    gauss = accounting.gaussian(3.0, 1.0, delta=1e-7, neighbouring="replace")
+    with pytest.raises(PrivacyBudgetError, match="no accountant can state it at delta 0"):
+        BudgetSession(2.0).charge(gauss, "a Gaussian in a pure session")
+    with pytest.raises(InvalidParameterError, match="zcdp.*needs a delta > 0"):
+        BudgetSession(2.0, accountant="zcdp")
+    with pytest.raises(InvalidParameterError, match="'accountant' parameter of BudgetSession"):
+        BudgetSession(2.0, 1e-6, accountant="rdp")
+
+
+def test_a_zcdp_session_states_its_gaussian_charges_by_rho():
+    session = BudgetSession(3.0, 1e-6, accountant="zcdp")
+    gauss = accounting.gaussian(4.0, 1.0, delta=1e-6, neighbouring="replace")
+    for _ in range(4):
+        session.charge(gauss, "gaussian")
+    assert session.spent.statement.rho == pytest.approx(4 * gauss.rho)
+    assert session.spent.epsilon == pytest.approx(accounting.zcdp_epsilon(4 * gauss.rho, 1e-6))
+    assert session.spent.epsilon < 4 * gauss.guarantee.epsilon
+
+
+def test_a_session_saved_and_opened_keeps_its_accountant_and_its_charges_losses(tmp_path):
+    path = tmp_path / "year.json"
+    kept = BudgetSession.create(path, 5.0, 1e-8, accountant="pld")
+    kept.campaign(local.make("grr", epsilon=0.1, domain_size=16), reports=100)
+    opened = BudgetSession.open(path)
+    assert opened.accountant == "pld" and json.loads(path.read_text())["version"] == 2
+    assert opened.spent.epsilon == pytest.approx(kept.spent.epsilon)
+    assert opened.charges[0].loss == kept.charges[0].loss
+    basic = BudgetSession.create(tmp_path / "basic.json", 5.0, accountant="basic")
+    assert basic.accountant == "basic" and json.loads((tmp_path / "basic.json").read_text())["version"] == 1
+
+
+def test_a_budget_file_written_before_the_accountants_is_read_as_a_sum(tmp_path):
+    path = tmp_path / "old.json"
+    charge = {"label": "old", "guarantee": {"epsilon": 1.0, "delta": 0.0, "neighbouring": "replace", "model": "local"},
+              "charged": {"epsilon": 1.0, "delta": 0.0, "neighbouring": "replace", "model": "central"},
+              "parts": 1, "time": "", "id": "x"}
+    path.write_text(json.dumps({"format": "dpdist-budget", "version": 1, "charges": [charge] * 3,
+                                "total": {"epsilon": 4.0, "delta": 1e-6, "neighbouring": "replace", "model": "central"}}))
+    session = BudgetSession.open(path)
+    assert session.accountant == "basic" and session.spent.epsilon == 3.0
+    with pytest.raises(PrivacyBudgetError, match="basic accountant"):
+        session.charge(local_guarantee(1.5), "more")
+
+
+def test_cli_budget_create_keeps_the_accountant_and_show_states_it(tmp_path, capsys):
+    path = tmp_path / "team.json"
+    assert main(["budget", "create", str(path), "--epsilon", "4", "--delta", "1e-8", "--accountant", "pld"]) == 0
+    BudgetSession.open(path).campaign({"protocol": "grr", "epsilon": 0.1, "domain_size": 16}, reports=50)
+    capsys.readouterr()
+    assert main(["budget", "show", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["accountant"] == "pld" and shown["statement"]["accountant"] == "pld"
+    assert shown["spent"]["epsilon"] < 0.35 * 50 * 0.1  # 1.42 against the sum 5

@@ -83,3 +83,12 @@ def test_a_wrong_q_star_would_bias_the_estimate_for_a_small_prime():
     limit = 6 * np.sqrt(protocol.variance(values.size, truth))
     assert np.all(np.abs(exact - truth) < limit)
     assert np.any(np.abs(naive - truth) > 3 * limit)
+
+
+def test_report_hashes_support_the_own_item_with_the_keep_probability():
+    protocol = local.make("olh", epsilon=1.0, domain_size=8)
+    values = np.repeat(np.arange(4), 5000)
+    buckets, reported = protocol.report_hashes(protocol.privatize(values, rng=0), np.arange(4))
+    supported = (buckets == reported[:, None])[np.arange(values.size), values]
+    p, _ = protocol.support_probabilities()
+    assert abs(supported.mean() - p) < 4 * math.sqrt(p * (1 - p) / values.size)

@@ -283,3 +283,35 @@ def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_rou
                     {"c med": {"at": 1.0}}, []):
         with pytest.raises(IncompatibleStateError, match="answer"):
             PrivacyLedger.from_dict({**state, "answered": damaged})
+
+
+# ---------------------------------------------------------------------------------------------- its statement at a delta
+def test_the_ledgers_statement_at_a_delta_never_undercounts_and_never_exceeds_its_sum():
+    """365 daily reports of eps 0.1: the statement at 1e-8 lies between the exact composition of randomized response
+    (11.95: a charge keeps no channel, so each report counts as the worst 0.1-LDP randomizer) and the sum 36.5."""
+    ledger = PrivacyLedger(budget=40)
+    grr = local.make("grr", epsilon=0.1, domain_size=16)
+    for day in range(365):
+        ledger.report(grr, [day % 16], now=1000.0 + day, rng=day)
+    statement = ledger.statement(1e-8)
+    assert 11.952 <= statement.epsilon <= 1.05 * 11.952
+    assert ledger.statement(1e-8, "basic").epsilon == pytest.approx(ledger.spent()) == pytest.approx(36.5)
+
+
+def test_a_memos_charges_are_stated_as_one_mechanism():
+    """Reports through a memo share its permanent response: their charges (increments of epsilon_over_changes) are
+    one mechanism of their sum, never fresh mechanisms composed (which would state far less)."""
+    from dpdist import accounting
+    from dpdist.privacy import local_guarantee
+
+    ledger = PrivacyLedger(budget=100)
+    memo = local.make("l-grr", epsilon=2.0, epsilon_1=0.1, domain_size=8)
+    for day in range(100):
+        ledger.report(memo, [day % 8], now=1000.0 + day, rng=day)
+    total = memo.epsilon_over_changes(100)
+    assert ledger.spent() == pytest.approx(total)
+    one = accounting.state(accounting.PrivacyLoss.of_guarantee(local_guarantee(total)), 1e-8, "pld").epsilon
+    increments = [charge["epsilon"] for charge in ledger.charges()]
+    as_fresh = accounting.sequential([accounting.PrivacyLoss.of_guarantee(local_guarantee(e)) for e in increments])
+    assert ledger.statement(1e-8).epsilon == pytest.approx(one, rel=1e-6)
+    assert accounting.state(as_fresh, 1e-8).epsilon < 0.7 * one  # 13.3 against 21.5: fresh would undercount

@@ -27,7 +27,7 @@ DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
 #: required to state a reason (the floors and the no-circle rule hold for them all the same).
 NOT_YET_SWEPT = {"serve", "relay", "issuer", "privacypass", "amplification", "_guard"}
 #: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
-HEAVY = ("scipy", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
+HEAVY = ("scipy", "dp_accounting", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
          "narwhals", "duckdb", "pyspark", "ibis")
 
 

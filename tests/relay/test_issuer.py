@@ -46,8 +46,8 @@ class Issuer:
     def __exit__(self, *exc):
         self.client.__exit__(*exc)
 
-    def create_key(self, name: str = "campaign") -> bytes:
-        answer = self.client.post("/issuer/v1/keys", json={"name": name}, headers=ADMIN_HEADERS)
+    def create_key(self, name: str = "campaign", tokens_each: int = 10) -> bytes:
+        answer = self.client.post("/issuer/v1/keys", json={"name": name, "tokens_each": tokens_each}, headers=ADMIN_HEADERS)
         assert answer.status_code == 201, answer.text
         return pp.b64url_decode(answer.json()["token_key"], "token_key")
 
@@ -80,7 +80,7 @@ def test_a_credential_gets_a_token_that_verifies(issuer):
     assert answer.headers["cache-control"] == "no-store" and len(answer.content) == 256
     token = pp.finalize_token(pending, answer.content)
     assert pp.verify_token(token, issuer.token_key, CHALLENGE) == pending.token_input[2:34]
-    assert issuer.status() == {"campaign": {"credentials": 1, "tokens": 1, "issued": 1, "remaining": 0}}
+    assert issuer.status() == {"campaign": {"tokens_each": 10, "credentials": 1, "tokens": 1, "issued": 1, "remaining": 0}}
 
 
 def test_the_directory_and_the_key(issuer):
@@ -93,9 +93,10 @@ def test_the_directory_and_the_key(issuer):
     assert directory["dpdist-keys"]["campaign"] == pp.b64url_encode(issuer.token_key)
     assert directory["token-keys"][0]["token-key"] == pp.b64url_encode(issuer.token_key)
     assert directory["dpdist-issuer-name"] == "issuer.example"
+    assert directory["dpdist-tokens-each"] == {"campaign": 10, "other": 10}
     document = issuer.client.get("/issuer/v1/keys/campaign").json()
     assert document == {"name": "campaign", "token_type": 2, "token_key": pp.b64url_encode(issuer.token_key),
-                        "token_key_id": pp.token_key_id(issuer.token_key).hex()}
+                        "token_key_id": pp.token_key_id(issuer.token_key).hex(), "tokens_each": 10}
     assert issuer.client.get("/issuer/v1/keys/nothing").status_code == 404
     assert issuer.client.get("/healthz").json()["service"] == "dpdist issuer"
 
@@ -118,7 +119,44 @@ def test_a_credential_gives_at_most_tokens_each_tokens(issuer):
     assert refused.status_code == 403 and refused.json()["error"] == "exhausted"
     answers = [issuer.ask(triple, pp.request_token(CHALLENGE, issuer.token_key).request, name=None) for _ in range(4)]
     assert [answer.status_code for answer in answers] == [200, 200, 200, 403]
-    assert issuer.status()["campaign"] == {"credentials": 2, "tokens": 4, "issued": 4, "remaining": 0}
+    assert issuer.status()["campaign"] == {"tokens_each": 10, "credentials": 2, "tokens": 4, "issued": 4, "remaining": 0}
+
+
+def test_a_key_publishes_its_ceiling_and_no_credential_of_it_gives_more(issuer):
+    """A relayed campaign counts each credential the collector may hold as ``tokens_each`` reports: the issuer publishes
+    that ceiling with the key, and refuses to mint a credential above it."""
+    answer = issuer.client.post("/issuer/v1/keys", json={"name": "once"}, headers=ADMIN_HEADERS)  # the default: one report
+    assert answer.status_code == 201 and answer.json()["tokens_each"] == 1
+    assert issuer.client.get("/issuer/v1/keys/once").json()["tokens_each"] == 1
+    above = issuer.client.post("/issuer/v1/keys/once/credentials", json={"count": 3, "tokens_each": 2}, headers=ADMIN_HEADERS)
+    assert above.status_code == 409 and above.json()["error"] == "above_key_ceiling"
+    assert "ceiling, 1" in above.json()["detail"] and "Got 2" in above.json()["detail"]
+    assert issuer.status()["once"] == {"tokens_each": 1, "credentials": 0, "tokens": 0, "issued": 0, "remaining": 0}
+    assert len(issuer.mint("once", count=2, tokens_each=1)) == 2
+    for ceiling in (0, 10_001, True, "5", 2.0):
+        answer = issuer.client.post("/issuer/v1/keys", json={"name": "bad", "tokens_each": ceiling}, headers=ADMIN_HEADERS)
+        assert (answer.status_code, answer.json()["error"]) == (400, "invalid_tokens_each"), ceiling
+    assert issuer.client.get("/issuer/v1/keys/bad").status_code == 404
+
+
+def test_keys_of_a_schema_1_database_get_the_ceiling_of_their_credentials(tmp_path):
+    """An issuer database of the previous version has no ceilings: each key gets the most tokens any of its credentials
+    was minted with (what its credentials may give), or 10,000 (the most any could) for a key without credentials."""
+    path = tmp_path / "issuer.sqlite"
+    with Issuer(path) as issuer:
+        issuer.create_key("minted", tokens_each=10)
+        issuer.mint("minted", tokens_each=3)
+        issuer.mint("minted", tokens_each=7)
+        issuer.create_key("bare", tokens_each=10)
+    with sqlite3.connect(path) as db:  # the schema of version 1: no ceiling column
+        db.execute("ALTER TABLE keys DROP COLUMN tokens_each")
+        db.execute("PRAGMA user_version=1")
+    with Issuer(path) as issuer:
+        assert {name: key["tokens_each"] for name, key in issuer.status().items()} == {"minted": 7, "bare": 10_000}
+        above = issuer.client.post("/issuer/v1/keys/minted/credentials", json={"count": 1, "tokens_each": 8}, headers=ADMIN_HEADERS)
+        assert above.json()["error"] == "above_key_ceiling"
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_a_credential_of_one_key_gets_no_token_of_another(issuer):

@@ -42,13 +42,16 @@ def _dpdist(*arguments: str, token: str | None = ADMIN, timeout: float = 120) ->
 def test_the_issuer_end_to_end_over_a_socket(tmp_path):
     issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), options=("--header-timeout", "1")).start()
     try:
-        created = _dpdist("issuer", "key", "commute", "--issuer", issuer.url)
+        created = _dpdist("issuer", "key", "commute", "--tokens-each", "2", "--issuer", issuer.url)
         assert created.returncode == 0, created.stderr
         key = json.loads(created.stdout)
         token_key = pp.b64url_decode(key["token_key"], "token_key")
-        assert key["token_type"] == 2 and key["token_key_id"] == pp.token_key_id(token_key).hex()
+        assert key["token_type"] == 2 and key["token_key_id"] == pp.token_key_id(token_key).hex() and key["tokens_each"] == 2
         again = _dpdist("issuer", "key", "commute", "--issuer", issuer.url)  # never replaced: the same key, printed
         assert again.returncode == 0 and json.loads(again.stdout) == key and "exists already" in again.stderr
+        assert "tokens_each 2" in again.stderr  # its ceiling too, whatever was asked now
+        above = _dpdist("issuer", "credentials", "commute", "--count", "1", "--tokens-each", "3", "--issuer", issuer.url)
+        assert above.returncode == 2 and above.stderr.count("\n") == 1 and "above_key_ceiling" in above.stderr
 
         out = tmp_path / "credentials.txt"
         minted = _dpdist("issuer", "credentials", "commute", "--count", "3", "--tokens-each", "1", "--out", str(out), "--issuer", issuer.url)
@@ -64,7 +67,8 @@ def test_the_issuer_end_to_end_over_a_socket(tmp_path):
         assert refused.value.code == "exhausted"
 
         status = _dpdist("issuer", "status", "--issuer", issuer.url)
-        assert json.loads(status.stdout)["keys"]["commute"] == {"credentials": 3, "tokens": 3, "issued": 1, "remaining": 2}
+        assert json.loads(status.stdout)["keys"]["commute"] == {"tokens_each": 2, "credentials": 3, "tokens": 3, "issued": 1,
+                                                                "remaining": 2}
 
         slow = socket.create_connection(("127.0.0.1", issuer.port))  # headers that never end: closed after the header timeout
         slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
@@ -91,6 +95,7 @@ def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path):
         (["issuer", "credentials", "commute", "--count", "0"], ADMIN, "--count"),
         (["issuer", "key", "commute"], None, "DPDIST_ISSUER_ADMIN_TOKEN"),
         (["issuer", "key", "commute", "--issuer", "ftp://x"], ADMIN, "--issuer"),
+        (["issuer", "key", "commute", "--tokens-each", "0"], ADMIN, "--tokens-each"),
         (["issuer", "status", "--issuer", "http://127.0.0.1:9"], ADMIN, "failed"),
     ]
     for arguments, token, named in cases:

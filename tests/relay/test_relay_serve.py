@@ -44,11 +44,12 @@ CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 16}
 
 
 def _create(parties, name: str, config=CONFIG, keep_reports: bool = False) -> None:
-    """A campaign collected through the relay, admitting reports with tokens of the issuer's key ``name``."""
+    """A campaign collected through the relay, admitting reports with tokens of the issuer's key ``name`` (whose
+    credentials give up to 10,000 tokens each: these tests mint one credential as the proxy of many devices)."""
     from dpdist.client import issuer_of
 
     collector, relay, issuer = parties
-    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": name}, timeout=30,
+    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": name, "tokens_each": 10_000}, timeout=30,
                headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
     with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
         relayed = {"url": relay.url, "issuer": issuer_of(issuer.url, name)}
@@ -146,7 +147,7 @@ def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated
 
 def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_path):
     collector, relay, issuer = parties
-    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": "cli"}, timeout=30,
+    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": "cli", "tokens_each": 45}, timeout=30,
                headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
     created = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
                               "--config", json.dumps(CONFIG), "--relay", relay.url, "--issuer", issuer.url, "--issuer-key", "cli",
@@ -155,6 +156,7 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     assert created.returncode == 0 and f"collected through the relay {relay.url} only" in created.stdout, created.stderr
     pin = httpx.get(f"{collector.url}/api/campaigns/cli/config", timeout=30).json()["relay"]["pin"]
     assert f"pin {pin}" in created.stdout
+    assert "colluding 0 device(s) x tokens_each 45 (the issuer's, per credential) = 0 report(s)" in created.stdout
     (proxy,) = issuer.credentials("cli", 1, tokens_each=45)
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")

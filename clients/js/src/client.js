@@ -34,6 +34,20 @@ import { TokenWallet } from './tokens.js';
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
 const privacyPass = () => import('./privacypass.js');
 
+/**
+ * The issuer's refusal ``error`` of a token request, after this device obtained ``obtained`` tokens in the same call: the
+ * same status and code, saying that those tokens are kept (``held`` spare of the ``needed``) for the next reports.
+ */
+function tokensKept(error, obtained, held, needed, campaignId) {
+  const kept = new ServiceError(
+    `${error.message} The ${obtained} token(s) obtained before this refusal are kept for the next reports of campaign ` +
+      `'${campaignId}': ${held} held of the ${needed} needed. Nothing was drawn or sent.`,
+    { status: error.status, code: error.code },
+  );
+  kept.cause = error;
+  return kept;
+}
+
 export { ServiceError };
 
 
@@ -293,7 +307,8 @@ export class Client {
    * are drawn: a relayed campaign with an issuer takes one token per report (issue 44 design, section 1), so that
    * ``submit``, ``submitMany`` and ``add`` call this first and a refusal (no credential, the issuer's) never follows a
    * draw.  A request whose answer was lost is sent again, the same bytes: the issuer answers it from its store.
-   * Tokens are kept (``memoStorage``, key ``dpdist-tokens``) until a report spends them.  Other campaigns: 0.
+   * Tokens are kept (``memoStorage``, key ``dpdist-tokens``) until a report spends them, also those obtained before the
+   * issuer refuses a later one (a credential exhausted): the refusal says how many.  Other campaigns: 0.
    */
   async prepareTokens(count = 1) {
     if (!Number.isInteger(count) || count < 0) throw new TypeError(`The 'count' argument of prepareTokens must be an int >= 0. Got ${count}.`);
@@ -302,7 +317,7 @@ export class Client {
     const info = this._issuerInfo;
     if (info === null) return 0;
     const { base64UrlEncode, createTokenRequest, finalizeToken } = await privacyPass();
-    for (;;) {
+    for (let obtained = 0; ; obtained++) {
       const { spare, pending } = await this._withLedgerLock(() => this._wallet.view(info.scope));
       if (spare.length >= count) return spare.length;
       const credential = this.issuer?.credential;
@@ -319,7 +334,9 @@ export class Client {
         entry = await createTokenRequest(info.tokenKey, info.challenge);
         await this._withLedgerLock(() => this._wallet.addPending(info.scope, entry));
       }
-      const response = await this._requestToken(info, entry.request, credential);
+      const response = await this._requestToken(info, entry.request, credential).catch((error) => {
+        throw obtained > 0 && error instanceof ServiceError ? tokensKept(error, obtained, spare.length, count, this.campaignId) : error;
+      });
       let token;
       try {
         token = await finalizeToken(info.tokenKey, entry, response);
@@ -366,6 +383,14 @@ export class Client {
         `The issuer ${info.origin} signs tokens of key '${info.key}' with another key than the one campaign '${this.campaignId}' ` +
           'names: its tokens would not be admitted (or the issuer could tell devices apart by key). Nothing was drawn or sent.',
         { code: 'issuer_key_mismatch' },
+      );
+    }
+    if (info.tokensEach !== null && published?.tokens_each !== info.tokensEach) {
+      throw new ServiceError(
+        `Campaign '${this.campaignId}' states that a credential of the issuer's key '${info.key}' gives at most ${info.tokensEach} ` +
+          `token(s); the issuer ${info.origin} publishes ${JSON.stringify(published?.tokens_each ?? null)}: the campaign's ` +
+          'guarantee would count each colluding credential as fewer reports than it gives. Nothing was drawn or sent.',
+        { code: 'tokens_each_mismatch' },
       );
     }
     this._issuerKeyChecked = true;
@@ -623,9 +648,22 @@ export class Client {
             authorization,
           });
         } catch (error) {
-          // a token the relay does not admit (401) or saw spent on another report: never again; a resend takes another
-          if (info !== null && error instanceof ServiceError && (error.status === 401 || error.code === 'token_spent')) {
+          // a token the relay saw spent on another report: never again; a resend takes another
+          if (info !== null && error instanceof ServiceError && error.code === 'token_spent') {
             await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
+          }
+          // a token the relay does not admit (401) was checked against the identity's key and challenge when it was
+          // finalized: the relay checks otherwise (a relay older than the identity's redemption context), and another
+          // token would be refused too, and spent: this one stays with its report
+          if (info !== null && error instanceof ServiceError && error.status === 401) {
+            const kept = new ServiceError(
+              `${error.message} This report's token verifies under the issuer key and the token challenge of the ` +
+                "campaign's identity: the relay checks tokens otherwise (a relay older than the identity's redemption " +
+                "context, or one that does not verify as the campaign states). The token is kept for the report's resend.",
+              { status: error.status, code: error.code },
+            );
+            kept.cause = error;
+            throw kept;
           }
           throw error;
         }

@@ -11,9 +11,12 @@
 //   (``pin_mismatch``) unless the hash is the pin it was given (if any) and the pin the server's config names
 //   (``relay.pin``);
 // * takes config, relay and issuer from the identity only;
-// * binds its Privacy Pass tokens to the pin (redemption context v2, privacypass.js) and names the pin with every report
-//   (``Dpdist-Pin``): the relay pins each campaign's identity and refuses reports made under another, so a device served
-//   another identity never reaches a batch.
+// * binds its Privacy Pass tokens to the pin (redemption context v3, privacypass.js; v2 for an identity whose issuer
+//   states no ``tokens_each``, made before issuers published it) and names the pin with every report (``Dpdist-Pin``):
+//   the relay pins each campaign's identity and refuses reports made under another, so a device served another
+//   identity never reaches a batch;
+// * checks that the issuer publishes, with the campaign's key, the ``tokens_each`` the identity states (client.js,
+//   ``tokens_each_mismatch``): the campaign's guarantee counts each colluding credential as that many reports.
 //
 // A device given the relay's own URL without a pin refuses (``pin_required``).  A device given a credential is given its
 // issuer's URL too, and refuses a campaign that names no issuer or another one (``issuer_mismatch``); the TokenChallenge
@@ -27,6 +30,19 @@ const TOKEN_TYPE = 0x0002;
 async function sha256Hex(bytes) {
   const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
   return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** Tokens one credential of an issuer gives, at most (dpdist issuer's MAX_TOKENS_EACH). */
+const MAX_TOKENS_EACH = 10_000;
+
+/**
+ * The label of the redemption context of a campaign whose identity names ``issuer``: v3 when the identity states the
+ * issuer's ``tokens_each`` (a device of the version before refuses such a campaign: the challenge it derives is not the
+ * one the config publishes), v2 for an identity made before (dpdist.relay._identity.context_label).
+ */
+export async function contextLabel(issuer) {
+  const { CAMPAIGN_CONTEXT, EARLIER_CAMPAIGN_CONTEXT } = await import('./privacypass.js');
+  return Object.hasOwn(issuer, 'tokens_each') ? CAMPAIGN_CONTEXT : EARLIER_CAMPAIGN_CONTEXT;
 }
 
 /** The path of a campaign's identity document, under ``/api/campaigns/{c}``. */
@@ -173,11 +189,13 @@ export function checkExpectedIssuer(issuer, expectedUrl, campaignId) {
 
 /**
  * What a device needs of a relayed campaign's issuer (issue 44 design, sections 4 and 5), checked: the token type, the
- * issuer's URL, the token key's encoding, and the TokenChallenge, derived from the issuer's name and the campaign's
- * ``pin`` (redemption context v2), which must be the one the server's config publishes (``published``: its
+ * issuer's URL, the token key's encoding, its ``tokens_each`` (an int in 1..10000, or absent from an identity made
+ * before issuers published it), and the TokenChallenge, derived from the issuer's name and the campaign's ``pin``
+ * (redemption context v3, ``contextLabel``), which must be the one the server's config publishes (``published``: its
  * ``relay.issuer.challenge``, base64url; null if it publishes none), else ``challenge_mismatch``.
  * @returns {Promise<{url: string, origin: string, name: string, key: string, tokenKey: Uint8Array, tokenKeyText: string,
- *   challenge: Uint8Array, scope: string}>} ``scope``: the challenge in base64url, the campaign's key in the token store
+ *   tokensEach: number|null, challenge: Uint8Array, scope: string}>} ``scope``: the challenge in base64url, the
+ *   campaign's key in the token store
  */
 export async function checkedIssuer(issuer, pin, campaignId, published = null) {
   if (!isObject(issuer)) throw new InvalidParameterError(`The issuer of campaign '${campaignId}' must be an object. Got ${JSON.stringify(issuer)}.`);
@@ -193,9 +211,14 @@ export async function checkedIssuer(issuer, pin, campaignId, published = null) {
       throw new InvalidParameterError(`The issuer of campaign '${campaignId}' must have a non-empty string '${field}'. Got ${JSON.stringify(issuer[field])}.`);
     }
   }
+  const stated = Object.hasOwn(issuer, 'tokens_each');
+  const tokensEach = stated ? issuer.tokens_each : null;
+  if (stated && !(Number.isInteger(tokensEach) && tokensEach >= 1 && tokensEach <= MAX_TOKENS_EACH)) {
+    throw new InvalidParameterError(`The issuer of campaign '${campaignId}' must state 'tokens_each' as an int in 1..${MAX_TOKENS_EACH}. Got ${JSON.stringify(tokensEach)}.`);
+  }
   const { base64UrlDecode, base64UrlEncode, checkTokenKey, redemptionContext, tokenChallenge } = await import('./privacypass.js');
   const tokenKey = checkTokenKey(issuer.token_key);
-  const challenge = tokenChallenge(issuer.name, await redemptionContext(pin));
+  const challenge = tokenChallenge(issuer.name, await redemptionContext(pin, await contextLabel(issuer)));
   if (published !== null && published !== undefined) {
     let given = null;
     try {
@@ -206,7 +229,7 @@ export async function checkedIssuer(issuer, pin, campaignId, published = null) {
     if (given === null || given.length !== challenge.length || !given.every((byte, index) => byte === challenge[index])) {
       throw new ServiceError(
         `The TokenChallenge campaign '${campaignId}' publishes is not the one its issuer's name and its pin give (RFC 9577 ` +
-          'section 2.1.1, redemption context v2 of the dpdist design): tokens for it would not be this campaign\'s. ' +
+          'section 2.1.1, the redemption context of the dpdist design): tokens for it would not be this campaign\'s. ' +
           'Nothing was drawn or sent.',
         { code: 'challenge_mismatch' },
       );
@@ -214,6 +237,6 @@ export async function checkedIssuer(issuer, pin, campaignId, published = null) {
   }
   return {
     url: String(issuer.url).replace(/\/+$/, ''), origin, name: issuer.name, key: issuer.key, tokenKey,
-    tokenKeyText: base64UrlEncode(tokenKey), challenge, scope: base64UrlEncode(challenge),
+    tokenKeyText: base64UrlEncode(tokenKey), tokensEach, challenge, scope: base64UrlEncode(challenge),
   };
 }

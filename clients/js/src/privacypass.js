@@ -40,8 +40,13 @@ const NK = 256; // bytes of the modulus and of a blind signature (RFC 9578 secti
 const PSS_ALGORITHM = hexBytes(
   '303d06092a864886f70d01010a3030a00d300b0609608648016503040202a11a301806092a864886f70d010108300b0609608648016503040202a203020130',
 );
-/** The label of the redemption context (issue 44 design, section 5): ASCII, then one zero byte. */
-export const CAMPAIGN_CONTEXT = 'dpdist campaign v2\0';
+/**
+ * The label of the redemption context (issue 44 design, section 5): ASCII, then one zero byte.  ``CAMPAIGN_CONTEXT``
+ * (v3) is that of an identity whose issuer states ``tokens_each``; ``EARLIER_CAMPAIGN_CONTEXT`` (v2) that of an identity
+ * made before issuers published it (identity.js ``contextLabel``; dpdist.relay._identity in Python).
+ */
+export const CAMPAIGN_CONTEXT = 'dpdist campaign v3\0';
+export const EARLIER_CAMPAIGN_CONTEXT = 'dpdist campaign v2\0';
 
 function hexBytes(text) {
   return Uint8Array.from(text.match(/../g), (pair) => parseInt(pair, 16));
@@ -90,15 +95,19 @@ function equalBytes(a, b) {
 
 /**
  * The redemption context of a relayed campaign's TokenChallenge (issue 44 design, section 5):
- * SHA-256("dpdist campaign v2\0" || the pin's 32 bytes), where the pin is the SHA-256 of the campaign's identity
- * document, so that a token is bound to the exact identity (config, HPKE key, relay, issuer) the device trusted.
+ * SHA-256(label || the pin's 32 bytes), where the pin is the SHA-256 of the campaign's identity document, so that a
+ * token is bound to the exact identity (config, HPKE key, relay, issuer and its tokens_each) the device trusted.
  * @param {string} pin the campaign's pin, 64 lower-case hexadecimal digits
+ * @param {string} [label] ``CAMPAIGN_CONTEXT`` (default), or ``EARLIER_CAMPAIGN_CONTEXT`` for an identity without ``tokens_each``
  */
-export async function redemptionContext(pin) {
+export async function redemptionContext(pin, label = CAMPAIGN_CONTEXT) {
   if (typeof pin !== 'string' || !/^[0-9a-f]{64}$/.test(pin)) {
     throw new InvalidParameterError(`A relayed campaign's pin must be 64 lower-case hexadecimal digits. Got ${JSON.stringify(pin)}.`);
   }
-  return sha256(concat(new TextEncoder().encode(CAMPAIGN_CONTEXT), hexBytes(pin)));
+  if (label !== CAMPAIGN_CONTEXT && label !== EARLIER_CAMPAIGN_CONTEXT) {
+    throw new InvalidParameterError(`A redemption context's label is ${JSON.stringify(CAMPAIGN_CONTEXT)} or ${JSON.stringify(EARLIER_CAMPAIGN_CONTEXT)}. Got ${JSON.stringify(label)}.`);
+  }
+  return sha256(concat(new TextEncoder().encode(label), hexBytes(pin)));
 }
 
 /**

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
   CAMPAIGN_CONTEXT,
+  EARLIER_CAMPAIGN_CONTEXT,
   TOKEN_BYTES,
   authorizationHeader,
   base64UrlDecode,
@@ -122,21 +123,26 @@ test('a token request is fresh each time, and a response that is not the signatu
   await assert.rejects(finalizeToken(issuer.tokenKey, first, blindSign(other, base64UrlDecode(first.request).subarray(3))), /bad_token_response|does not unblind/);
 });
 
-test("the redemption context (v2) binds the campaign's identity through its pin; a token key must be type 2's encoding", async () => {
+test("the redemption context (v3; v2 for an identity without tokens_each) binds the campaign's identity through its pin; a token key must be type 2's encoding", async () => {
   const pin = 'c0ffee'.padEnd(64, '5');
   const context = await redemptionContext(pin);
-  // SHA-256("dpdist campaign v2" || 0x00 || the pin's 32 bytes), the label's bytes written out
-  const label = Uint8Array.of(0x64, 0x70, 0x64, 0x69, 0x73, 0x74, 0x20, 0x63, 0x61, 0x6d, 0x70, 0x61, 0x69, 0x67, 0x6e, 0x20, 0x76, 0x32, 0x00);
-  assert.equal(CAMPAIGN_CONTEXT, 'dpdist campaign v2\0');
+  // SHA-256("dpdist campaign v3" || 0x00 || the pin's 32 bytes), the label's bytes written out
+  const label = Uint8Array.of(0x64, 0x70, 0x64, 0x69, 0x73, 0x74, 0x20, 0x63, 0x61, 0x6d, 0x70, 0x61, 0x69, 0x67, 0x6e, 0x20, 0x76, 0x33, 0x00);
+  assert.equal(CAMPAIGN_CONTEXT, 'dpdist campaign v3\0');
+  assert.equal(EARLIER_CAMPAIGN_CONTEXT, 'dpdist campaign v2\0');
   const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.concat([label, hex(pin)])));
   assert.deepEqual(context, expected);
-  assert.equal(toHex(context), createHash('sha256').update(Buffer.concat([Buffer.from('dpdist campaign v2\x00', 'ascii'), Buffer.from(pin, 'hex')])).digest('hex'));
+  assert.equal(toHex(context), createHash('sha256').update(Buffer.concat([Buffer.from('dpdist campaign v3\x00', 'ascii'), Buffer.from(pin, 'hex')])).digest('hex'));
+  assert.equal(toHex(await redemptionContext(pin, EARLIER_CAMPAIGN_CONTEXT)),
+    createHash('sha256').update(Buffer.concat([Buffer.from('dpdist campaign v2\x00', 'ascii'), Buffer.from(pin, 'hex')])).digest('hex'));
   assert.notDeepEqual(await redemptionContext(pin.replace(/5$/, '4')), context); // another identity: another context
-  // a known answer, from Python's hashlib (the wire the Python device, relay and collector compute; design, section 5)
+  // known answers, from Python's hashlib (the wire the Python device, relay and collector compute; design, section 5)
   const zero = await redemptionContext('00'.repeat(32));
-  assert.equal(toHex(zero), '6f482df052e2700f53733ef22c82c7c1044cde0b739ea9b2b64d7a39bcefac8e');
+  assert.equal(toHex(zero), '5a0ca63620caf1c9b8c028fc1db5b2e326f2fccf566804d791c2ce9046becd89');
+  assert.equal(toHex(await redemptionContext('00'.repeat(32), EARLIER_CAMPAIGN_CONTEXT)), '6f482df052e2700f53733ef22c82c7c1044cde0b739ea9b2b64d7a39bcefac8e');
   assert.equal(toHex(tokenChallenge('issuer.example', zero)),
-    '0002000e6973737565722e6578616d706c6520' + '6f482df052e2700f53733ef22c82c7c1044cde0b739ea9b2b64d7a39bcefac8e' + '0000');
+    '0002000e6973737565722e6578616d706c6520' + '5a0ca63620caf1c9b8c028fc1db5b2e326f2fccf566804d791c2ce9046becd89' + '0000');
+  await assert.rejects(redemptionContext(pin, 'dpdist campaign v1\0'), /label/);
   await assert.rejects(redemptionContext('0011'), /64 lower-case hexadecimal/);
   await assert.rejects(redemptionContext(pin.toUpperCase()), /64 lower-case hexadecimal/);
   const challenge = tokenChallenge('issuer.example', context);

@@ -22,7 +22,7 @@ import { createServer } from 'node:http';
 import { createHash, createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '../src/vendor/hpke.js';
-import { redemptionContext, tokenChallenge } from '../src/privacypass.js';
+import { CAMPAIGN_CONTEXT, EARLIER_CAMPAIGN_CONTEXT, redemptionContext, tokenChallenge } from '../src/privacypass.js';
 import { blindSign, newIssuerKey, verifyToken } from './privacypass-helpers.js';
 
 const LIFETIME_MS = 60_000;
@@ -169,10 +169,12 @@ export function stopAll() {
  * A relayed campaign's three parties.  ``issuer``: with an issuer (default), none (false), or another process's
  * (``{url, name, key, tokenKey}``: ``dpdist issuer``, its name, the key's name and its base64url token key); ``swap``: the relay serves its own
  * HPKE key; ``tamperIdentity``: the relay serves the identity with its own key too (else the collector's bytes);
- * ``tokensEach``: tokens per credential; ``credentials``: the credentials the issuer gave.
+ * ``tokensEach``: tokens per credential, the ceiling the issuer publishes with its key; ``identityTokensEach``: the one
+ * the identity states (default ``tokensEach``; null: none, an identity made before issuers published it, whose
+ * tokens take the v2 redemption context); ``credentials``: the credentials the issuer gave.
  */
 export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, issuer: withIssuer = true, swap = false,
-  tamperIdentity = false, tokensEach = 10, credentials = ['device-credential-1'], page = null } = {}) {
+  tamperIdentity = false, tokensEach = 10, identityTokensEach = tokensEach, credentials = ['device-credential-1'], page = null } = {}) {
   // page: {connect: [origins], cors: bool} the collector serves the participate page, with that CSP (null: the relay's
   // and the issuer's origins); the relay and the issuer answer its CORS requests if cors
   const collectorKey = await hpkeKey();
@@ -196,6 +198,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     relayRefusals: [], // {reportId, pin, code}: reports the relay refused for their pin
     relayDown: false, // the relay drops every report's connection unread
     tag: null, // the collector's own documents (``tagged``), served while set instead of the campaign's
+    relayChallenge: null, // the challenge the relay verifies tokens under, when not the pinned identity's (a relay of an earlier version)
   };
   // the servers' origins are known once they listen; the documents are made after
   let collectorUrl;
@@ -206,13 +209,15 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   // the identity names the issuer without a challenge; the config adds the challenge its pin gives (design, section 5)
   const issuerDoc = () => (issuerKey === null ? null : {
     url: issuerUrl, name: issuerName, key: keyName, token_type: 2, token_key: issuerKey.tokenKeyText, independent: true,
+    ...(identityTokensEach === null ? {} : { tokens_each: identityTokensEach }),
   });
   const makeDocuments = async (key, documentConfig = config) => {
     const relay = { url: relayUrl, kem: 'X25519', kdf: 'HKDF-SHA256', aead: 'AES-128-GCM', ids: SUITE_IDS, public_key: key.public_key, key_id: key.key_id };
     const issuer = issuerDoc();
     const identity = Buffer.from(sortedJson({ campaign, config: documentConfig, relay, issuer, colluding: 0, delta: 1e-8 }), 'ascii');
     const pin = sha256(identity).toString('hex');
-    const challenge = issuer === null ? null : Buffer.from(tokenChallenge(issuerName, await redemptionContext(pin)));
+    const label = issuer !== null && Object.hasOwn(issuer, 'tokens_each') ? CAMPAIGN_CONTEXT : EARLIER_CAMPAIGN_CONTEXT;
+    const challenge = issuer === null ? null : Buffer.from(tokenChallenge(issuerName, await redemptionContext(pin, label)));
     const configDocument = {
       campaign, state: 'open', config: documentConfig,
       relay: { ...relay, pin, issuer: issuer === null ? null : { ...issuer, challenge: challenge.toString('base64url') } }, submit_token_required: false,
@@ -265,7 +270,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     if (issuerKey !== null) {
       const header = request.headers.authorization ?? '';
       const found = header.match(/^PrivateToken token="([A-Za-z0-9_-]+={0,2})"$/);
-      const { challenge } = held;
+      const challenge = state.relayChallenge ?? held.challenge; // relayChallenge: a relay that derives another
       const unauthorized = (code) => json(response, 401, { error: code, detail: 'a report needs a token' }, {
         'WWW-Authenticate': `PrivateToken challenge="${challenge.toString('base64url')}", token-key="${issuerKey.tokenKeyText}"`,
       });
@@ -294,7 +299,9 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     const path = new URL(request.url, 'http://x').pathname;
     if (cors(request, response, pageOrigin(), 'POST')) return;
     if (request.method === 'GET' && path === `/issuer/v1/keys/${campaign}`) {
-      return json(response, 200, { name: campaign, token_type: 2, token_key: state.issuerServesKey ?? issuerKey.tokenKeyText });
+      return json(response, 200, {
+        name: campaign, token_type: 2, token_key: state.issuerServesKey ?? issuerKey.tokenKeyText, tokens_each: tokensEach,
+      });
     }
     if (request.method !== 'POST' || path !== `/issuer/v1/keys/${campaign}/token-request`) return json(response, 404, { error: 'not_found' });
     const body = await readBody(request);

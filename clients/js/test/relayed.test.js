@@ -217,7 +217,7 @@ test('refusals about the issuer come before any draw: no credential, another iss
   assert.deepEqual(parties.state.issuerRequests.map((request) => [request.credential, request.answered]), [['not-a-credential', 'unauthorized']]);
 });
 
-test("a campaign's TokenChallenge is the one its pin and its issuer's name give (redemption context v2)", async () => {
+test("a campaign's TokenChallenge is the one its pin and its issuer's name give (redemption context v3)", async () => {
   const parties = await startRelayedCampaign();
   const { relay } = await (await fetch(`${parties.collectorUrl}/api/campaigns/c1/config`)).json();
   const identity = JSON.parse(parties.identity.toString('ascii'));
@@ -233,6 +233,14 @@ test("a campaign's TokenChallenge is the one its pin and its issuer's name give 
   await assert.rejects(checkedIssuer({ ...identity.issuer, name: 'other.test' }, parties.pin, 'c1', published), (error) => error.code === 'challenge_mismatch');
   await assert.rejects(checkedIssuer(identity.issuer, parties.pin, 'c1', 'not base64!'), (error) => error.code === 'challenge_mismatch');
   await assert.rejects(checkedIssuer({ ...identity.issuer, token_type: 1 }, parties.pin, 'c1', published), (error) => error.code === 'unsupported_token_type');
+  // the identity states its issuer's tokens_each (v3): a device of the version before, which reads no tokens_each and
+  // derives the v2 context, finds another challenge than the one published and refuses, before any draw
+  assert.equal(identity.issuer.tokens_each, 10);
+  const { tokens_each: ignored, ...previous } = identity.issuer;
+  await assert.rejects(checkedIssuer(previous, parties.pin, 'c1', published), (error) => error.code === 'challenge_mismatch');
+  for (const bad of [0, 10_001, 1.5, '10', null]) {
+    await assert.rejects(checkedIssuer({ ...identity.issuer, tokens_each: bad }, parties.pin, 'c1', published), InvalidParameterError);
+  }
   // a collector whose config publishes another challenge (the v1 one, of campaign id and key id): refused before any draw
   const v1 = Buffer.from(tokenChallenge(identity.issuer.name, new Uint8Array(createHash('sha256').update(Buffer.concat([
     Buffer.from('dpdist campaign v1\0c1\0', 'utf8'), Buffer.from(relay.key_id, 'hex')])).digest()))).toString('base64url');
@@ -371,7 +379,9 @@ test('a token request whose answer was lost is sent again, the same bytes; the i
 test('the issuer refuses the last tokens: nothing is drawn, the tokens obtained wait, and serve with another credential', async () => {
   const parties = await startRelayedCampaign({ tokensEach: 2, credentials: ['first', 'second'] });
   const { client, storage, counter } = device(parties.collectorUrl, { issuer: { credential: 'first', url: parties.issuerUrl } });
-  await assert.rejects(client.submitMany([1, 2, 3]), (error) => error instanceof ServiceError && error.code === 'exhausted');
+  const refused = await client.submitMany([1, 2, 3]).catch((error) => error);
+  assert.ok(refused instanceof ServiceError && refused.code === 'exhausted' && refused.status === 403, String(refused));
+  assert.match(refused.message, /The 2 token\(s\) obtained before this refusal are kept for the next reports of campaign 'c1': 2 held of the 3 needed/);
   assert.equal(counter.fills, 1); // the values' order only (a uniform permutation, drawn first), no report
   assert.deepEqual(charges(storage), []);
   assert.equal(parties.state.relayReceived.length, 0);
@@ -469,4 +479,38 @@ test('a token the relay saw spent on another report is dropped: the resend of th
   assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
   assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new', 'new']);
   assert.deepEqual(JSON.parse(storage.getItem(TOKENS_KEY)).campaigns, {}); // nothing held: the second token is spent
+});
+
+test("a collector that states fewer tokens per credential than the issuer publishes is refused (tokens_each_mismatch)", async () => {
+  // the guarantee counts each colluding credential as tokens_each reports: an identity that understates it overclaims
+  const parties = await startRelayedCampaign({ tokensEach: 50, identityTokensEach: 1 });
+  const understated = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl } });
+  await refusedBeforeAnyDraw(understated.client.submit(1), 'tokens_each_mismatch', parties, understated);
+  assert.equal(parties.state.issuerRequests.length, 0); // no token asked for
+});
+
+test('a campaign whose identity was made before issuers published tokens_each still takes reports (redemption context v2)', async () => {
+  const parties = await startRelayedCampaign({ identityTokensEach: null });
+  assert.equal(JSON.parse(parties.identity.toString('ascii')).issuer.tokens_each, undefined);
+  const earlier = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl } });
+  await earlier.client.submit(4);
+  assert.equal(parties.state.relayReceived.length, 1); // its token verified under the v2 challenge the relay holds
+});
+
+test('a relay that refuses a token valid for the campaign (401) burns none: the token stays with its report for the resend', async () => {
+  const parties = await startRelayedCampaign({ tokensEach: 1 }); // the credential's one token
+  const { EARLIER_CAMPAIGN_CONTEXT, redemptionContext } = await import('../src/privacypass.js');
+  // a relay of the version before derives the v2 challenge of this identity (which states tokens_each: v3)
+  parties.state.relayChallenge = Buffer.from(tokenChallenge('issuer.test', await redemptionContext(parties.pin, EARLIER_CAMPAIGN_CONTEXT)));
+  const first = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl }, retries: 0 });
+  const error = await first.client.submit(5).catch((caught) => caught);
+  assert.deepEqual([error.status, error.code], [401, 'bad_token']);
+  assert.match(error.message, /The token is kept for the report's resend/);
+  assert.equal(Object.keys(heldTokens(first.storage).bound).length, 1);
+  await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), (caught) => caught.status === 401);
+  parties.state.relayChallenge = null; // the relay upgraded
+  const ack = await first.client.send(error.batch, { batchId: error.batchId });
+  assert.equal(ack.relayed, 1);
+  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token, never another
+  assert.equal(parties.state.relayReceived.length, 1);
 });

@@ -45,6 +45,7 @@ from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
+from ._plan import EVERY, MEMOIZED, Plan, PlanRow, plan
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from .._types import ArrayLike, PathLike
     from ..local import LocalProtocol
 
-__all__ = ["explain", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
+__all__ = ["explain", "explain_plan", "Plan", "PlanRow", "EVERY", "MEMOIZED", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
 
 #: The epsilons of "what epsilon buys" when none are given (the method's own is added).
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -113,6 +114,28 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
                               repeats if target["simulated"] else 0, seed, tuple(notes))
     _remember(key, explanation, cache)
     return explanation
+
+
+def explain_plan(config: LocalProtocol | dict[str, Any], n: int, *, every: str = "day", horizon: int = 365,
+                 releases: int | None = None, delta: float = 1e-8, target: float | None = None,
+                 relay_n: int | None = None, shape: str = DEFAULT_SHAPE, cache: PathLike | None = None) -> Plan:
+    """A year of collection planned: ``config``'s campaign repeated ``every`` day, week or release over ``horizon``
+    days; per device, its total under each accountant, the memoized alternatives, the relay's amplified total and
+    (with ``target``) the per-campaign epsilon that fits a yearly target, each with one campaign's error
+    (:func:`explain`'s ``interval`` at ``n``, on ``shape``).  See :mod:`dpdist.accuracy._plan`.
+
+    >>> from dpdist.accuracy import explain_plan
+    >>> year = explain_plan({"protocol": "grr", "epsilon": 0.1, "domain_size": 16}, n=100_000, target=4.0)
+    >>> round(year.row("repeated").totals["basic"], 3), year.row("repeated").totals["pld"] < 3.95
+    (36.5, True)
+    """
+
+    def error(protocol, at: int) -> float:
+        explanation = explain(protocol.config(), at, epsilons=[protocol.guarantee.epsilon], shape=shape, cache=cache)
+        return float(explanation["interval"][0]) if "interval" in explanation.metrics else math.nan
+
+    return plan(config, n, error, every=every, horizon=horizon, releases=releases, delta=delta, target=target,
+                relay_n=relay_n)
 
 
 def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:

@@ -78,6 +78,7 @@ from ._accounting import (
 )
 from ._channel import channel_reductions, clone_probability
 from ._closed_form import closed_form_epsilon
+from ._loss import SHUFFLE_ASSUMPTIONS, shuffled_loss
 from ._reduction import PairDivergence, Reduction
 
 __all__ = [
@@ -86,6 +87,8 @@ __all__ = [
     "account",
     "shuffled",
     "shuffled_guarantee",
+    "shuffled_loss",
+    "SHUFFLE_ASSUMPTIONS",
     "channel_delta",
     "channel_epsilon",
     "channel_reductions",

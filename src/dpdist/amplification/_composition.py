@@ -65,7 +65,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "LossDistribution", "dominating_distribution", "composed_distribution", "composed_epsilon", "GRID_POINTS", "TAIL_SHARE",
+    "LossDistribution", "dominating_distribution", "composed_distribution", "composed_epsilon", "round_distribution",
+    "GRID_POINTS", "TAIL_SHARE",
 ]
 
 #: points of one round's curve on [0, cutoff] (one more at 0); 2x more moves the T = 30 example by < 0.5%
@@ -277,6 +278,18 @@ def composed_distribution(
     ``delta``: the target, which sets the grid (module docstring).  None when one round's curve is below
     ``TAIL_SHARE * delta / rounds`` already at 0 (the rounds' total variation is then below ``delta``).
     """
+    one = round_distribution(curve, within, t_max, rounds, delta)
+    return None if one is None else one.compose(rounds, delta)
+
+
+def round_distribution(
+    curve: Callable[[np.ndarray], np.ndarray],
+    within: Callable[[float, float], bool],
+    t_max: float,
+    rounds: int,
+    delta: float,
+) -> LossDistribution | None:
+    """One round's dominating pair on the grid :func:`composed_distribution` composes (None: see there)."""
     target = TAIL_SHARE * delta / rounds
     # the curve's floor (the reductions' far tails are charged in full): if the rounds can afford twice it, the
     # grid ends where the curve reaches it, else at t_max (where the curve is 0)
@@ -287,7 +300,7 @@ def composed_distribution(
     if cutoff == 0.0:
         return None
     step = cutoff / GRID_POINTS
-    return dominating_distribution(step, curve(step * np.arange(GRID_POINTS + 1))).compose(rounds, delta)
+    return dominating_distribution(step, curve(step * np.arange(GRID_POINTS + 1)))
 
 
 def composed_epsilon(

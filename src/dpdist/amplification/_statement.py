@@ -18,8 +18,10 @@ ASSUMPTIONS = (
     "the collector's key)",
     "issuer: does not mint tokens for the collector beyond its policy (it learns who got a token, never which: the "
     "signature is blind)",
-    "devices: at most `colluding` of a batch's admitted reports come from devices whose values the collector knows "
-    "(a public campaign setting); each token admits one report",
+    "devices: at most `colluding` devices (credentials of the issuer) are the collector's or give it their values (a "
+    "public campaign setting), each credential gives at most `tokens_each` tokens (the ceiling the issuer publishes "
+    "with the campaign's key) and each token admits one report, so at most `colluding_reports` = colluding x "
+    "tokens_each of a batch's admitted reports are known to the collector",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
 )
 
@@ -27,12 +29,21 @@ ASSUMPTIONS = (
 @dataclass(frozen=True)
 class Admission:
     """Who may put a report in a relayed campaign's batches: the campaign's issuer (None: anyone), whether it is
-    independent of the collector, and ``colluding``, the public bound on admitted reports of devices whose values
-    the collector knows."""
+    independent of the collector, ``colluding``, the public bound on devices (the issuer's credentials) whose reports'
+    values the collector knows, and ``tokens_each``, the most tokens (reports) one credential gives, as the issuer
+    publishes it with the campaign's key (None: an identity made before issuers published it)."""
 
     issuer: str | None
     independent: bool
     colluding: int
+    tokens_each: int | None = None
+
+    @property
+    def colluding_reports(self) -> int | None:
+        """The most admitted reports the collector may know: ``colluding x tokens_each`` (None if unknown)."""
+        if self.colluding == 0:
+            return 0
+        return None if self.tokens_each is None else self.colluding * self.tokens_each
 
 
 def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta: float, admission: Admission) -> dict:
@@ -41,39 +52,59 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     A report is *admitted* when the collector verified its token (valid for the campaign, never spent
     before), opened it and read exactly one report from it; messages it could not open or verify
     never count (docs/deployment.md, "Accounting").  ``central`` is the amplified guarantee at
-    ``n = smallest_batch - colluding`` (each report was shuffled among the others of its batch, at
-    most ``colluding`` of which the collector may know), None before the first batch, or a
-    ``reason`` when the collector could have filled a batch itself (no issuer, or one it runs), for
-    memoized protocols, or when no other honest report hid it.
+    ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
+    at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
+    in reports), None before the first batch, or a ``reason`` and its ``code`` when the collector could
+    have filled a batch itself (no issuer, or one it runs), for memoized protocols, when the identity
+    does not bound the colluding devices' reports (no ``tokens_each``), or when the colluding reports
+    leave fewer than two honest ones in the smallest batch.
     """
     statement = {
         "local": {**protocol.guarantee.to_dict(), "describe": protocol.guarantee.describe()},
         "reports": int(reports),
         "smallest_batch": smallest_batch,
         "admission": {"issuer": admission.issuer, "issuer_independent": admission.independent,
-                      "colluding": admission.colluding},
+                      "colluding": admission.colluding, "tokens_each": admission.tokens_each,
+                      "colluding_reports": admission.colluding_reports},
         "assumptions": list(ASSUMPTIONS),
         "central": None,
     }
-    if admission.issuer is None:
-        statement["central"] = {"reason": "no admission: anyone, the collector included, can send reports through the "
-                                "relay and fill a batch with its own, so against the collector only the local guarantee "
-                                "holds (the relay still hides who sent which report)"}
-    elif not admission.independent:
-        statement["central"] = {"reason": "the campaign's issuer is run by the collector, which can mint tokens for "
-                                "reports of its own and fill a batch with them: against the collector only the local "
-                                "guarantee holds"}
-    elif smallest_batch is None:
-        return statement
-    elif protocol.tags.memoized:
-        statement["central"] = {"reason": "a memoized protocol's reports share a device's memo: no amplified guarantee"}
-    elif smallest_batch - admission.colluding < 2:
-        statement["central"] = {"reason": f"a batch of {smallest_batch} admitted reports, up to {admission.colluding} of "
-                                "them from devices colluding with the collector, hides a report among no others"}
-    else:
-        hidden = int(smallest_batch) - admission.colluding
+    refusal = _refusal(protocol, smallest_batch, admission)
+    if refusal is not None:
+        statement["central"] = {"reason": refusal[1], "code": refusal[0]}
+    elif smallest_batch is not None:
+        hidden = int(smallest_batch) - int(admission.colluding_reports or 0)
         statement["central"] = dict(_central(json.dumps(protocol.config(), sort_keys=True), hidden, float(delta)))
     return statement
+
+
+def _refusal(protocol, smallest_batch: int | None, admission: Admission) -> tuple[str, str] | None:
+    """Why no central guarantee is stated, as ``(code, reason)``, or None (one is, or none yet: no batch)."""
+    if admission.issuer is None:
+        return "no_admission", ("no admission: anyone, the collector included, can send reports through the relay and "
+                                "fill a batch with its own, so against the collector only the local guarantee holds (the "
+                                "relay still hides who sent which report)")
+    if not admission.independent:
+        return "issuer_run_by_collector", ("the campaign's issuer is run by the collector, which can mint tokens for "
+                                           "reports of its own and fill a batch with them: against the collector only the "
+                                           "local guarantee holds")
+    if smallest_batch is None:
+        return None
+    if protocol.tags.memoized:
+        return "memoized", "a memoized protocol's reports share a device's memo: no amplified guarantee"
+    colluding = admission.colluding_reports
+    if colluding is None:
+        return "tokens_each_unknown", (f"the campaign's identity does not state how many tokens its issuer gives a "
+                                       f"credential (tokens_each; made before issuers published it), so the reports of "
+                                       f"its {admission.colluding} colluding device(s) are not bounded: create the "
+                                       "campaign again for a stated guarantee")
+    if smallest_batch - colluding < 2:
+        return "colluding_reports_fill_batch", (
+            f"{admission.colluding} colluding device(s) x {admission.tokens_each} tokens each = {colluding} reports the "
+            f"collector may know, in a batch of {smallest_batch} admitted reports, leave "
+            f"{max(0, smallest_batch - colluding)} honest one(s): a report hides among no others (the batches need more "
+            f"than {colluding + 1} reports, or fewer colluding reports)")
+    return None
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,41 +13,68 @@ protocol) and the epsilon it claims; it returns an :class:`AuditResult`:
   follow it;
 * a **verdict**: ``"violates"`` only when the certified lower bound (or the stated channel's
   exact epsilon) exceeds the claim; ``"channel mismatch"`` when the samples do not follow the
-  stated channel; otherwise ``"no violation found"``, with the bound and the audit's power.
+  stated channel; otherwise ``"no violation found"``, with the bound and what the budget could not
+  examine: output events rarer than ``smallest_examined_probability`` (about 80 / samples per
+  input at a claim of 1), where a loss of any size goes unseen.
 
 >>> from dpdist import audit, local
 >>> result = audit.audit(local.make("grr", epsilon=1.0, domain_size=4), samples=20_000, rng=0)
 >>> result.verdict
 'no violation found'
 
-Adapters for other libraries (OpenDP, pure-LDP, multi-freq-ldpy) are in :mod:`dpdist.audit.peers`.
+Adapters for other libraries (OpenDP, pure-LDP, multi-freq-ldpy, and any library in an environment of its own)
+are in :mod:`dpdist.audit.peers`.
+
+The certificate, for an output event :math:`E` and inputs :math:`x, x'` with :math:`k` of :math:`n` fresh
+outputs of :math:`x` in :math:`E` and :math:`k'` of :math:`n` of :math:`x'`:
+
+.. math::
+
+    \varepsilon \ge \ln \frac{B^{-1}(a;\, k,\, n-k+1) - \delta}{B^{-1}(1-a;\, k'+1,\, n-k')},
+    \qquad a = \frac{\alpha}{2 L K},
+
+the one-sided Clopper-Pearson bounds (Clopper & Pearson 1934) for :math:`L` stages of :math:`K` events; events
+are chosen on outputs drawn before those they are certified on (:mod:`dpdist.audit._black_box`).
+:func:`central` and :func:`column` certify the same bound on neighbouring datasets (:mod:`dpdist.audit._central`).
+
+References
+----------
+C. J. Clopper, E. S. Pearson (1934). The use of confidence or fiducial limits illustrated in the case of the
+binomial. Biometrika 26(4), 404-413.
+
+H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Auditing Perspective.
+arXiv:2309.01597.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
-
-import numpy as np
 
 from .._rng import check_rng
 from .._types import Seed
-from .._validation import Boolean, Integer, Interval, check_params
-from ..errors import InvalidParameterError
-from ._black_box import run_black_box
-from ._inputs import audit_inputs, input_pairs
-from ._protocols import protocol_randomizer
+from ._central import audit_central as central, audit_column as column
 from ._given import as_randomizer
+from ._hash_family import HashFamily, conditioned_on_hash
+from ._inputs import audit_inputs, input_pairs
+from ._neighbours import Neighbouring, NeighbouringPair, add_remove, adversarial, replace_one
+from ._protocols import protocol_randomizer
 from ._randomizer import Randomizer
 from ._result import AuditResult, Stage, table
+from ._run import assemble, certify, check_settings, fit_channel
 from ._statistics import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound
-from ._white_box import run_white_box
 
 __all__ = [
     "audit",
+    "central",
+    "column",
+    "Neighbouring",
+    "NeighbouringPair",
+    "add_remove",
+    "replace_one",
+    "adversarial",
     "AuditResult",
     "Randomizer",
+    "HashFamily",
     "Stage",
     "protocol_randomizer",
     "table",
@@ -56,16 +83,6 @@ __all__ = [
     "epsilon_lower_bound",
 ]
 
-_CONSTRAINTS = {
-    "epsilon": Interval(0, math.inf, closed="left"),
-    "alpha": Interval(0, 0.5, closed="neither"),
-    "samples": Integer(low=200, high=10**9),
-    "pilot": Integer(low=100, high=10**8),
-    "sequential": Boolean(),
-    "keep": Integer(low=1, high=64),
-    "bins": Integer(low=2, high=256),
-    "max_cells": Integer(low=4, high=1 << 16),
-}
 
 
 def audit(
@@ -73,6 +90,7 @@ def audit(
     epsilon: float | None = None,
     domain: Any = None,
     *,
+    delta: float = 0.0,
     alpha: float = 1e-3,
     samples: int = 100_000,
     pilot: int | None = None,
@@ -81,6 +99,7 @@ def audit(
     bins: int = 16,
     max_cells: int = 4096,
     white_box: bool = True,
+    float_bits: bool = True,
     rng: Seed = None,
 ) -> AuditResult:
     r"""Certify a lower bound on a local randomizer's epsilon and compare it with the claim.
@@ -99,6 +118,9 @@ def audit(
         ``d`` items ``0..d-1`` (every pair when ``d <= 16``, else a designed set of 16),
         real bounds (7 points), or the inputs to compare (numbers, or rows: a device's
         history).  Default: the randomizer's own.
+    delta : float
+        The delta of an (epsilon, delta) claim (default 0: pure epsilon); subtracted from
+        each certified lower bound, :math:`\varepsilon \ge \ln((p_- - \delta) / q_+)`.
     alpha : float
         The audit's error rate: every certified bound holds at once with probability
         ``>= 1 - alpha``, so a randomizer that keeps its claim is called ``"violates"`` with
@@ -110,14 +132,15 @@ def audit(
     sequential : bool
         Certify in stages doubling from ``pilot`` and stop at the first certified violation
         (each stage pays its share of ``alpha``); ``False``: one stage after the pilot.
-    keep : int
-        Events certified per stage (Bonferroni over them).
-    bins : int
-        Levels per output column (real outputs are cut at quantiles of earlier samples).
-    max_cells : int
-        The most distinct outputs treated one by one.
+    keep, bins, max_cells : int
+        Events certified per stage (Bonferroni over them); levels per output column (reals cut at
+        quantiles of earlier samples); the most distinct outputs treated one by one.
     white_box : bool
         Also compute the stated channel's exact epsilon and fit, where there is one.
+    float_bits : bool
+        Give float outputs two more columns, their binary exponent and lowest set bit, so that an output
+        support that depends on the input (textbook floating-point noise: Mironov 2012) is certified
+        (:mod:`dpdist.audit._floats`).
     rng : None, int or Generator
         ``None``: the CSPRNG (the default, an audit nobody can steer); a seed repeats the
         audit exactly when the randomizer draws from ``rng``.
@@ -125,86 +148,18 @@ def audit(
     Returns
     -------
     AuditResult
-
-    Notes
-    -----
-    The certificate, for an output event :math:`E` and inputs :math:`x, x'` with :math:`k` of
-    :math:`n` fresh outputs of :math:`x` in :math:`E` and :math:`k'` of :math:`n` of :math:`x'`:
-
-    .. math::
-
-        \varepsilon \ge \ln \frac{B^{-1}(a;\, k,\, n-k+1)}{B^{-1}(1-a;\, k'+1,\, n-k')},
-        \qquad a = \frac{\alpha}{2 L K},
-
-    the one-sided Clopper-Pearson bounds (Clopper & Pearson 1934) for :math:`L` stages of
-    :math:`K` events; events are chosen on outputs drawn before those they are certified on
-    (:mod:`dpdist.audit._black_box`).
-
-    References
-    ----------
-    C. J. Clopper, E. S. Pearson (1934). The use of confidence or fiducial limits illustrated in
-    the case of the binomial. Biometrika 26(4), 404-413.
-
-    H. H. Arcolezi, S. Gambs (2023). Revealing the True Cost of Local Privacy: An Auditing
-    Perspective. arXiv:2309.01597.
+        The certificate, its method and references: the module docstring.
     """
-    started = time.perf_counter()
     owner = "dpdist.audit.audit"
     chosen = as_randomizer(randomizer, owner)
-    epsilon = chosen.epsilon if epsilon is None else epsilon
-    if epsilon is None:
-        raise InvalidParameterError(f"The 'epsilon' argument of {owner} is needed: the epsilon the randomizer claims.")
-    samples = check_params(owner, {"samples": samples}, _CONSTRAINTS)["samples"]  # first: the pilot's default needs it
-    pilot = max(100, min(samples // 8, 2000)) if pilot is None else pilot
-    params = check_params(owner, {"epsilon": epsilon, "alpha": alpha, "samples": samples, "pilot": pilot,
-                                  "sequential": sequential, "keep": keep, "bins": bins, "max_cells": max_cells},
-                          _CONSTRAINTS)
-    if params["pilot"] * 2 > params["samples"]:
-        raise InvalidParameterError(
-            f"The 'pilot' argument of {owner} must be at most half of 'samples' ({params['samples']}). Got {pilot!r}."
-        )
+    settings = check_settings(owner, chosen.epsilon if epsilon is None else epsilon, delta=delta, alpha=alpha,
+                              samples=samples,
+                              pilot=pilot, sequential=sequential, keep=keep, bins=bins, max_cells=max_cells,
+                              float_bits=float_bits)
     inputs, chosen_inputs = audit_inputs(chosen.domain if domain is None else domain, owner)
     generator = check_rng(rng, owner=owner)
-    found = run_black_box(
-        chosen, inputs, input_pairs(len(inputs)), params["epsilon"], params["alpha"], params["samples"],
-        params["pilot"], params["sequential"], params["keep"], params["bins"], params["max_cells"], generator,
-    )
-    channel_epsilon = fit = None
-    extra_samples = 0
-    if white_box and chosen.white_box:
-        fitted = run_white_box(chosen, inputs, min(params["samples"], 20_000), generator)
-        channel_epsilon, fit, extra_samples = fitted.channel_epsilon, fitted.fit_pvalue, fitted.samples_per_input
-    claim = params["epsilon"]
-    if found.certified > claim or (channel_epsilon is not None and channel_epsilon > claim * (1 + 1e-9) + 1e-12):
-        verdict = "violates"
-    elif fit is not None and fit < params["alpha"]:
-        verdict = "channel mismatch"
-    else:
-        verdict = "no violation found"
-    notes = list(chosen.notes)
-    if not chosen.seeded:
-        notes.append("the randomizer draws its own randomness: a seed does not repeat the audit")
-    return AuditResult(
-        name=chosen.name,
-        claimed_epsilon=claim,
-        confidence=1.0 - params["alpha"],
-        certified_epsilon=found.certified,
-        verdict=verdict,
-        detectable_epsilon=found.detectable,
-        samples_per_input=found.samples_per_input,
-        samples=(found.samples_per_input + extra_samples) * len(inputs),
-        seconds=time.perf_counter() - started,
-        witness=found.witness,
-        stages=found.stages,
-        channel_epsilon=channel_epsilon,
-        fit_pvalue=fit,
-        inputs=chosen_inputs,
-        method=(
-            f"{len(found.stages)} of {found.planned} stage(s) of fresh outputs after a pilot of {params['pilot']}; "
-            f"{params['keep']} "
-            f"event(s) per stage chosen on earlier outputs; one-sided Clopper-Pearson bounds at level "
-            f"{found.level:.3g} each (alpha {params['alpha']:g} / 2 / planned stages / events)"
-        ),
-        notes=tuple(notes),
-        seed=rng if isinstance(rng, (int, np.integer)) else None,
-    )
+    audited = conditioned_on_hash(chosen, inputs) if chosen.hash_family is not None else chosen
+    found = certify(audited, inputs, input_pairs(len(inputs)), settings, generator)
+    white = fit_channel(chosen, inputs, settings, generator) if white_box else None
+    return assemble(audited, settings, found, white, chosen_inputs, len(inputs), rng,
+                    neighbouring="local: any two inputs of one user")

@@ -35,7 +35,13 @@ from ._draws import OutputLayout, draw_mixed
 from ._events import Event, choose_events
 from ._randomizer import Randomizer
 from ._result import Stage
-from ._statistics import clopper_pearson_lower, clopper_pearson_upper, detectable_epsilon, epsilon_lower_bound
+from ._statistics import (
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    detectable_epsilon,
+    epsilon_lower_bound,
+    smallest_examined_probability,
+)
 
 __all__ = ["BlackBox", "stage_sizes", "run_black_box"]
 
@@ -54,8 +60,10 @@ class BlackBox:
     stages: tuple[Stage, ...]
     samples_per_input: int
     level: float
-    detectable: float
+    witness_power_loss: float
     planned: int
+    largest_stage: int
+    smallest_examined: float
 
 
 def stage_sizes(samples: int, pilot: int, sequential: bool) -> list[int]:
@@ -108,11 +116,16 @@ def run_black_box(
     bins: int,
     max_cells: int,
     rng: np.random.Generator,
+    delta: float = 0.0,
+    float_bits: bool = True,
 ) -> BlackBox:
-    """Run the staged audit (module docstring); ``samples`` outputs per input at most, pilot included."""
+    """Run the staged audit (module docstring); ``samples`` outputs per input at most, pilot included.
+
+    ``pairs`` are the pairs of inputs compared (every pair for a local randomizer; neighbouring datasets for a
+    central release); ``delta`` is subtracted from each lower bound (an (epsilon, delta) claim)."""
     sizes = stage_sizes(samples, pilot, sequential)
     level = alpha / (2 * len(sizes) * keep)
-    layout = OutputLayout()
+    layout = OutputLayout(float_bits=float_bits)
     kept = _pilot(randomizer, inputs, pilot, rng, layout)
     columns = kept[0].shape[1]
     cap = max(pilot, KEPT_ENTRIES // max(1, len(inputs) * columns))
@@ -136,7 +149,7 @@ def run_black_box(
                     room[index] -= len(taken)
         kept = [np.concatenate([rows, *extra]) if extra else rows for rows, extra in zip(kept, more)]
         drawn += size
-        bounds = epsilon_lower_bound(counts[:, 0], size, counts[:, 1], size, level)
+        bounds = epsilon_lower_bound(counts[:, 0], size, counts[:, 1], size, level, delta)
         top = int(np.argmax(bounds))
         stage_bound = float(bounds[top])
         stages.append(Stage(drawn, stage_bound))
@@ -146,8 +159,10 @@ def run_black_box(
         if stage_bound > claim:
             break
     certified, witness, p_in, size = best
-    detectable = detectable_epsilon(p_in, size, level, claim) if p_in > 0 else math.inf
-    return BlackBox(certified, witness, tuple(stages), drawn, level, detectable, len(sizes))
+    power_loss = detectable_epsilon(p_in, size, level, claim) if p_in > 0 else math.inf
+    run = [stage.samples - before for stage, before in zip(stages, [pilot] + [s.samples for s in stages])]
+    largest, floor = max(run), smallest_examined_probability(run, level, claim, 1.0 - alpha, delta)
+    return BlackBox(certified, witness, tuple(stages), drawn, level, power_loss, len(sizes), largest, floor)
 
 
 def _event_counts(events: list[Event], cell_map: CellMap, labels: np.ndarray, rows: np.ndarray) -> np.ndarray:

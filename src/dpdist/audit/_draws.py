@@ -12,7 +12,9 @@ booleans as 0/1, a structured array's fields as columns, more dimensions flatten
 sentinels (NaN as -2e300, +-inf as +-1e300: an output that is NaN for some inputs is itself a leak to
 certify), and outputs of value-dependent length (a ragged sequence) as their length followed by their
 first :data:`RAGGED_WIDTH` numbers.  The shape of the first call's rows is the shape of all: a later call
-of another shape is refused (:class:`~dpdist.errors.InvalidParameterError`).
+of another shape is refused (:class:`~dpdist.errors.InvalidParameterError`).  Float outputs also get the
+binary exponent and lowest set bit of their first columns (:mod:`~dpdist.audit._floats`): an output whose
+set of possible doubles depends on the input is a leak to certify.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from numpy.lib import recfunctions
 
 from ..errors import InvalidParameterError
+from ._floats import FLOAT_COLUMNS, bit_columns
 from ._randomizer import Randomizer
 
 __all__ = ["as_columns", "OutputLayout", "draw_mixed", "CALL_VALUES", "CALL_ENTRIES", "RAGGED_WIDTH"]
@@ -39,10 +42,13 @@ NAN_AS, INF_AS = -2e300, 1e300
 
 @dataclass
 class OutputLayout:
-    """The shape of a randomizer's rows, fixed by its first call."""
+    """The shape of a randomizer's rows, fixed by its first call (``float_bits``: add the bit columns of
+    :mod:`~dpdist.audit._floats` to float outputs; ``floats``: which columns get them, fixed by the first call)."""
 
     columns: int | None = None
     ragged: bool = False
+    float_bits: bool = False
+    floats: tuple[int, ...] = ()
 
 
 def as_columns(outputs, owner: str = "audit", layout: OutputLayout | None = None) -> np.ndarray:
@@ -73,8 +79,12 @@ def as_columns(outputs, owner: str = "audit", layout: OutputLayout | None = None
     rows = array.reshape(array.shape[0], -1)
     if layout.columns is None:
         layout.columns = rows.shape[1]
+        if layout.float_bits and rows.dtype.kind == "f" and not layout.ragged:
+            layout.floats = tuple(range(min(FLOAT_COLUMNS, rows.shape[1])))
     elif rows.shape[1] != layout.columns:
         raise _shape_error(owner, f"outputs of {rows.shape[1]} numbers", layout.columns)
+    if layout.floats:
+        rows = np.column_stack([rows.astype(np.float64), bit_columns(rows[:, list(layout.floats)])])
     return rows
 
 

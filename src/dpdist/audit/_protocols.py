@@ -12,6 +12,8 @@ from ..errors import DPDistError, EachValueANewUserWarning, InvalidParameterErro
 from ..local import LocalProtocol
 from ..local._report_kinds import PackedBitReports
 from ..testing import channel_inputs
+from ._hash_family import HashFamily
+from ._inputs import MAX_INPUTS
 from ._randomizer import Randomizer
 
 __all__ = ["is_protocol", "protocol_randomizer"]
@@ -48,7 +50,7 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
         low, high = getattr(protocol, "bounds")
         domain = (float(low), float(high))
     else:
-        domain = channel_inputs(protocol)
+        domain = _designed_records(channel_inputs(protocol))
     if reports is not None:
         return _longitudinal(protocol, int(reports), domain)
     inputs = channel_inputs(protocol) if not isinstance(domain, int) or domain <= 16 else np.arange(2)
@@ -71,6 +73,9 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     elif finite:
         features = protocol.report_index
 
+    hashes = getattr(protocol, "report_hashes", None)
+    family = None if hashes is None else HashFamily(hashes, f"{protocol.name}'s Carter-Wegman family, g = "
+                                                            f"{getattr(protocol, 'hash_range', '?')}")
     return Randomizer(
         sample=sample,
         name=f"dpdist {protocol.name}",
@@ -80,7 +85,16 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
         channel=protocol.channel if finite else None,
         output_index=protocol.report_index if finite else None,
         notes=() if finite else (f"{protocol.name}: no small finite channel here, black box only",),
+        hash_family=family,
     )
+
+
+def _designed_records(grid: np.ndarray) -> np.ndarray:
+    """The conformance grid's records, or 64 of them when it has more (the audit compares at most 64): both ends
+    of its order (every attribute or key absent, every one at its top) and evenly spaced records between."""
+    if len(grid) <= MAX_INPUTS:
+        return grid
+    return grid[np.unique(np.linspace(0, len(grid) - 1, MAX_INPUTS).round().astype(np.int64))]
 
 
 def _finite_channel(protocol: LocalProtocol, inputs: np.ndarray) -> bool:

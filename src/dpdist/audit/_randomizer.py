@@ -39,6 +39,9 @@ class Randomizer:
         ``output_index(outputs) -> columns of channel`` (with ``channel``).
     seeded : bool
         Whether ``rng`` drives all of its randomness (a seeded audit then repeats exactly).
+    hash_family : HashFamily or None
+        A local-hashing randomizer's stated hash family: the audit then conditions its events on the
+        hash (:mod:`dpdist.audit._hash_family`).
     notes : tuple of str
         What the adapter wants the report to say (e.g. a per-value Python loop inside a peer library).
     """
@@ -52,6 +55,7 @@ class Randomizer:
     output_index: Callable[[Any], np.ndarray] | None = None
     seeded: bool = True
     notes: tuple[str, ...] = field(default_factory=tuple)
+    hash_family: Any = None
 
     @property
     def white_box(self) -> bool:

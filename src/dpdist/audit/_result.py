@@ -1,9 +1,10 @@
-"""The audit's result: the claim, what was certified at what confidence, the verdict, and how it was found."""
+"""The audit's result: the claim, what was certified at what confidence, the verdict and what it did not examine."""
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +45,15 @@ class AuditResult:
         ``"violates"``: the certified lower bound (or the stated channel's exact epsilon)
         exceeds the claim; ``"channel mismatch"``: the samples do not follow the stated
         channel (white box; level alpha); ``"no violation found"`` otherwise, which is not a
-        proof: see ``detectable_epsilon``.
-    detectable_epsilon : float
-        The power of the audit: a randomizer whose privacy loss on the witness event
-        (at its observed probability) reached this would have been flagged with
-        probability at least 0.8 (``inf``: the event is too rare for any loss to show).
+        proof: it covers the inputs compared and the events of probability at least
+        ``smallest_examined_probability`` only (``statement`` says so in a sentence).
+    witness_power_loss : float
+        The power on the one witness event, not a bound on epsilon: a loss this large on that
+        event (at its observed probability) would have been flagged with probability at least
+        0.8 (``inf``: the event is too rare for any loss on it to show).  It says nothing of
+        other events: a loss of any size hidden in a rarer event goes unseen (see
+        ``smallest_examined_probability``).  Called ``detectable_epsilon`` before (a
+        deprecated alias remains).
     samples_per_input : int
         Outputs drawn per audited input (all stages and the pilot; the white-box fit's own are in
         ``details``).
@@ -72,6 +77,21 @@ class AuditResult:
         The statistics, in one sentence.
     notes : tuple of str
         Limits the report must state.
+    smallest_examined_probability : float
+        What the budget could not examine: an output event whose probability is below this
+        under every input compared, whatever loss it hides (an infinite one included), goes
+        unseen with probability above ``alpha`` in the audit's stages of fresh outputs.  About
+        80 / ``largest_stage`` at a claim of 1, 150 / ``largest_stage`` at 2
+        (:func:`~dpdist.audit._statistics.smallest_examined_probability`); the events are cells
+        of outputs (:mod:`dpdist.audit._cells`), so a leak inside a cell of real outputs is not
+        separated at all.
+    largest_stage : int
+        Fresh outputs per input in the audit's largest stage.
+    neighbouring : str
+        The neighbouring relation the certificate is about: any two inputs of one user (a local
+        randomizer), or the datasets compared (a whole-column mechanism, a central release).
+    delta : float
+        The delta of an (epsilon, delta) claim, subtracted from each lower bound.
     """
 
     name: str
@@ -79,7 +99,7 @@ class AuditResult:
     confidence: float
     certified_epsilon: float
     verdict: str
-    detectable_epsilon: float
+    witness_power_loss: float
     samples_per_input: int
     samples: int
     seconds: float
@@ -91,6 +111,10 @@ class AuditResult:
     method: str = ""
     notes: tuple[str, ...] = ()
     seed: Any = None
+    smallest_examined_probability: float = 1.0
+    largest_stage: int = 0
+    neighbouring: str = ""
+    delta: float = 0.0
 
     @property
     def violates(self) -> bool:
@@ -100,6 +124,33 @@ class AuditResult:
     @property
     def alpha(self) -> float:
         return 1.0 - self.confidence
+
+    @property
+    def detectable_epsilon(self) -> float:
+        """Deprecated: :attr:`witness_power_loss` (the power on the witness event, never a bound on epsilon)."""
+        warnings.warn(
+            "AuditResult.detectable_epsilon is deprecated: it is the power on the witness event only, never a bound "
+            "on epsilon; read witness_power_loss, and smallest_examined_probability for what the audit did not examine",
+            DeprecationWarning, stacklevel=2,
+        )
+        return self.witness_power_loss
+
+    @property
+    def statement(self) -> str:
+        """The verdict in one sentence, with what it covers and what the budget could not examine."""
+        claim, level = f"{self.claimed_epsilon:.4g}", f"confidence {self.confidence:g}"
+        if self.verdict == "violates":
+            by = (f"certified epsilon >= {self.certified_epsilon:.4g}" if self.certified_epsilon > self.claimed_epsilon
+                  else f"its stated channel's exact epsilon is {_number(self.channel_epsilon)}")
+            return f"violates its claim of {claim}: {by} ({level})."
+        if self.verdict == "channel mismatch":
+            return (f"channel mismatch: its samples do not follow its stated channel (fit p-value "
+                    f"{_number(self.fit_pvalue)}), so the channel's epsilon is not the randomizer's.")
+        return (f"no violation of {claim} found among the output events of probability >= "
+                f"{self.smallest_examined_probability:.2g} under some input ({_short(self.inputs)}); "
+                f"rarer events were not examined (a loss hidden in them, even an infinite one, goes unseen with "
+                f"probability above {self.alpha:.3g} in stages of up to {self.largest_stage:,} fresh outputs per input; "
+                f"more samples examine rarer events). Not a proof that the randomizer keeps its claim.")
 
     def summary(self) -> dict[str, Any]:
         """The table row: claimed, certified, confidence, samples, time, verdict."""
@@ -111,7 +162,8 @@ class AuditResult:
             "samples": self.samples,
             "seconds": self.seconds,
             "verdict": self.verdict,
-            "detectable epsilon": self.detectable_epsilon,
+            "smallest examined probability": self.smallest_examined_probability,
+            "witness power loss": self.witness_power_loss,
             "channel epsilon": self.channel_epsilon,
             "fit p-value": self.fit_pvalue,
         }
@@ -120,16 +172,21 @@ class AuditResult:
         """JSON-safe: ``schema``, the summary's fields, the stages, the witness, inputs, method, notes
         (``null`` for a missing or infinite number)."""
         return _safe({
-            "schema": "dpdist.audit/1",
+            "schema": "dpdist.audit/2",
             "randomizer": self.name,
             "claimed_epsilon": self.claimed_epsilon,
             "confidence": self.confidence,
             "certified_epsilon": self.certified_epsilon,
             "verdict": self.verdict,
-            "detectable_epsilon": self.detectable_epsilon,
+            "statement": self.statement,
+            "smallest_examined_probability": self.smallest_examined_probability,
+            "largest_stage": self.largest_stage,
+            "witness_power_loss": self.witness_power_loss,
             "samples_per_input": self.samples_per_input,
             "samples": self.samples,
             "seconds": self.seconds,
+            "neighbouring": self.neighbouring,
+            "delta": self.delta,
             "channel_epsilon": self.channel_epsilon,
             "fit_pvalue": self.fit_pvalue,
             "witness": self.witness,
@@ -166,7 +223,9 @@ class AuditResult:
 
     def _detail_lines(self) -> list[str]:
         w = self.witness
-        lines = [f"inputs compared: {self.inputs}"]
+        lines = [f"verdict: {self.statement}", f"inputs compared: {self.inputs}"]
+        if self.neighbouring:
+            lines.append(f"neighbouring: {self.neighbouring}" + (f"; claim (epsilon, {self.delta:g})" if self.delta else ""))
         if w:
             lines.append(
                 f"witness: inputs {w['input']} vs {w['other_input']}, {w['event']}: "
@@ -176,11 +235,11 @@ class AuditResult:
         if self.channel_epsilon is not None:
             lines.append(f"white box: stated channel's exact epsilon {_number(self.channel_epsilon)}, "
                          f"fit p-value {_number(self.fit_pvalue)}")
-        if math.isfinite(self.detectable_epsilon):
-            lines.append(f"power: a loss of {self.detectable_epsilon:.3g} on the witness event would have been "
-                         "flagged with probability >= 0.8")
+        if math.isfinite(self.witness_power_loss):
+            lines.append(f"power on the witness event only (not a bound on epsilon): a loss of "
+                         f"{self.witness_power_loss:.3g} on that event would have been flagged with probability >= 0.8")
         else:
-            lines.append("power: the witness event is too rare for any loss to be flagged at these samples")
+            lines.append("power on the witness event only: it is too rare for any loss on it to be flagged at these samples")
         lines.append(f"method: {self.method}")
         lines += [f"note: {note}" for note in self.notes]
         return lines
@@ -201,15 +260,24 @@ class AuditResult:
 
 
 def table(results: list[AuditResult]) -> list[str]:
-    """Rows of a text table, one per audit: claimed, certified, confidence, samples, time, verdict."""
-    header = ("randomizer", "claimed", "certified >=", "confidence", "samples", "seconds", "verdict")
+    """Rows of a text table, one per audit: claimed, certified, confidence, samples, time, verdict, and the rarest
+    output event the budget examined (``smallest_examined_probability``)."""
+    header = ("randomizer", "claimed", "certified >=", "confidence", "samples", "seconds", "verdict",
+              "events examined")
     rows = [header] + [
         (r.name, f"{r.claimed_epsilon:.4g}", f"{r.certified_epsilon:.4g}", f"{r.confidence:g}", f"{r.samples:,}",
-         f"{r.seconds:.2f}", r.verdict)
+         f"{r.seconds:.2f}", r.verdict, f"p >= {r.smallest_examined_probability:.2g}")
         for r in results
     ]
     widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _short(inputs: str) -> str:
+    """The inputs compared, in a clause (their first words when long)."""
+    if not inputs:
+        return "the inputs compared"
+    return inputs if len(inputs) <= 60 else inputs.split(":")[0]
 
 
 def _number(value) -> str:

@@ -32,6 +32,7 @@ Private is Private SGD? NeurIPS 2020 (the Clopper-Pearson certificate of a lower
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,6 +47,7 @@ __all__ = [
     "score_events",
     "wilson_bound",
     "detectable_epsilon",
+    "smallest_examined_probability",
 ]
 
 
@@ -79,8 +81,12 @@ def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     return np.where(k < n, bound, 1.0)
 
 
-def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_out: ArrayLike, a: float) -> np.ndarray:
-    r"""``max(0, ln(p_- / q_+))``: a lower bound on epsilon holding with probability ``>= 1 - 2a``.
+def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_out: ArrayLike, a: float,
+                        delta: float = 0.0) -> np.ndarray:
+    r"""``max(0, ln((p_- - delta) / q_+))``: a lower bound on epsilon holding with probability ``>= 1 - 2a``.
+
+    With ``delta > 0`` it bounds the epsilon of an (epsilon, delta) guarantee: such a mechanism has
+    :math:`\Pr[M(x) \in E] \le e^{\varepsilon} \Pr[M(x') \in E] + \delta` for every event.
 
     Parameters
     ----------
@@ -91,10 +97,10 @@ def epsilon_lower_bound(k_in: ArrayLike, n_in: ArrayLike, k_out: ArrayLike, n_ou
     a : float
         The level of each one-sided Clopper-Pearson bound.
     """
-    low = clopper_pearson_lower(k_in, n_in, a)
+    low = clopper_pearson_lower(k_in, n_in, a) - delta
     high = clopper_pearson_upper(k_out, n_out, a)
-    with np.errstate(divide="ignore"):
-        return np.maximum(0.0, np.log(low) - np.log(high))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.maximum(0.0, np.nan_to_num(np.log(np.maximum(low, 0.0)) - np.log(high), nan=0.0))
 
 
 def score_events(p_in: np.ndarray, p_out: np.ndarray, n_certify: float, a: float) -> np.ndarray:
@@ -140,10 +146,10 @@ def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float
     k_in, spread = np.unique(stats.binom.ppf((np.arange(grid) + 0.5) / grid, n, p_in), return_inverse=True)
     threshold = clopper_pearson_lower(k_in, n, a) * math.exp(-claim)
     below, above = np.full(k_in.size, -1.0), np.full(k_in.size, float(n))  # upper(-1) := 0 < threshold; upper(n) = 1
-    while np.any(above - below > 1):
-        middle = np.floor((below + above) / 2)
-        inside = clopper_pearson_upper(middle, n, a) < threshold
-        below, above = np.where(inside, middle, below), np.where(inside, above, middle)
+    while np.any(active := above - below > 1):  # only the unsettled counts (a settled one may have below = -1)
+        middle = np.floor((below[active] + above[active]) / 2)
+        inside = clopper_pearson_upper(middle, n, a) < threshold[active]
+        below[active], above[active] = np.where(inside, middle, below[active]), np.where(inside, above[active], middle)
     largest, back = np.unique(below[spread], return_inverse=True)  # K(k): -1 where no count of x' would do
 
     def caught(loss: float) -> float:
@@ -158,3 +164,50 @@ def detectable_epsilon(p_in: float, n: int, a: float, claim: float, power: float
         if hi - lo < 1e-3:
             break
     return hi
+
+
+def smallest_examined_probability(stages: Sequence[int], a: float, claim: float, confidence: float,
+                                  delta: float = 0.0) -> float:
+    r"""The rarest output event that stages of ``stages`` fresh outputs per input could certify, at ``confidence``.
+
+    An event of probability :math:`p` under one input and :math:`0` under the other (an infinite loss: the
+    easiest kind to certify at a given :math:`p`) is certified above ``claim`` in a stage of :math:`n` fresh
+    outputs only when its count under the first input reaches :math:`k^*(n)`, the smallest count whose lower
+    Clopper-Pearson bound exceeds :math:`e^{\text{claim}}` times the upper bound of a count of 0 (each at level
+    ``a``).  The stages' counts are independent, so the event is certified in some stage with probability at
+    most :math:`1 - \prod_s \Pr[\mathrm{Bin}(n_s, p) < k^*(n_s)]`.  This returns the smallest :math:`p` at which
+    that reaches ``confidence``: an event rarer than that under every input, whatever loss it hides (an
+    infinite one included), goes unseen with probability above ``1 - confidence``; that is what the budget did
+    not examine.  At the audit's levels (``a`` about 1e-5, ``confidence`` 0.999) it is about 60, 80 and 150
+    over the largest stage's size at claims 0.5, 1 and 2, growing as :math:`e^{\text{claim}}`; ``1.0`` when no
+    stage can certify the claim.
+    """
+    sizes = np.asarray([n for n in stages if n >= 1], dtype=np.int64)
+    needed = np.array([_count_that_certifies(int(n), a, claim, delta) for n in sizes], dtype=np.int64)
+    sizes, needed = sizes[needed <= sizes], needed[needed <= sizes]
+    if sizes.size == 0:
+        return 1.0
+
+    def seen(p: float) -> float:
+        return 1.0 - float(np.prod(stats.binom.cdf(needed - 1, sizes, p)))
+
+    low, high = float(np.min(needed / sizes)) * 1e-3, 1.0  # seen(p) grows with p
+    for _ in range(100):
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if seen(middle) >= confidence else (middle, high)
+        if high / low < 1 + 1e-6:
+            break
+    return high
+
+
+def _count_that_certifies(n: int, a: float, claim: float, delta: float = 0.0) -> int:
+    """The smallest count of ``n`` whose lower bound beats ``e^claim`` times a zero count's upper bound, plus
+    ``delta`` (``n + 1``: none does)."""
+    ceiling = float(clopper_pearson_upper(0, n, a)) * math.exp(claim) + delta
+    if float(clopper_pearson_lower(n, n, a)) <= ceiling:
+        return n + 1
+    below, above = 0, n  # lower(below) <= ceiling < lower(above): the lower bound grows with the count
+    while above - below > 1:
+        middle = (below + above) // 2
+        below, above = (below, middle) if float(clopper_pearson_lower(middle, n, a)) > ceiling else (middle, above)
+    return above

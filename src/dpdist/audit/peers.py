@@ -25,12 +25,15 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import sys
 from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import MissingDependencyError
+from ._hash_family import HashFamily
 from ._randomizer import Randomizer
+from ._side import in_environment
 
 __all__ = [
     "opendp_randomized_response",
@@ -39,7 +42,12 @@ __all__ = [
     "pure_ldp_unary_encoding",
     "multi_freq_ldpy_grr",
     "multi_freq_ldpy_ue",
+    "multi_freq_ldpy_local_hashing",
+    "pure_ldp_local_hashing",
+    "opendp_laplace",
+    "xxhash_family",
     "grr_channel",
+    "in_environment",
 ]
 
 _LOOP = "the library randomizes one value per Python call (its API), so the audit loops over values there"
@@ -54,12 +62,31 @@ def _require(module: str, package: str):
         ) from None
 
 
+_NUMBA_SEEDER: list = []
+
+
+def _seed_numba(seed: int) -> None:
+    """Seed numba's own generator (numba-compiled code, multi-freq-ldpy's clients, draws from it, not NumPy's),
+    when numba is loaded: a compiled function calling ``np.random.seed`` (numba's documented way)."""
+    numba = sys.modules.get("numba")
+    if numba is None:
+        return
+    if not _NUMBA_SEEDER:
+        def seeder(value):
+            np.random.seed(value)
+
+        _NUMBA_SEEDER.append(numba.njit(seeder))
+    _NUMBA_SEEDER[0](seed)
+
+
 @contextlib.contextmanager
 def _global_streams(rng: np.random.Generator):
-    """NumPy's and Python's global generators seeded from ``rng``, restored afterwards."""
+    """NumPy's, Python's and numba's global generators seeded from ``rng``; NumPy's and Python's restored afterwards
+    (numba's state cannot be read back)."""
     numpy_state, python_state = np.random.get_state(), random.getstate()
     np.random.seed(int(rng.integers(2**32)))
     random.seed(int(rng.integers(2**63)))
+    _seed_numba(int(rng.integers(2**32)))
     try:
         yield
     finally:
@@ -177,3 +204,62 @@ def multi_freq_ldpy_ue(d: int, epsilon: float, optimal: bool = True) -> Randomiz
 
     return Randomizer(sample, name=f"multi-freq-ldpy {'OUE' if optimal else 'SUE'} d={d}", epsilon=float(epsilon),
                       domain=d, notes=(_LOOP,))
+
+
+# ---------------------------------------------------------------------- local hashing with xxhash (peers' OLH/BLH)
+def xxhash_family(g: int) -> HashFamily:
+    """The hash family of the peers' local hashing (pure-LDP, multi-freq-ldpy, ldp-toolbox, after Wang et al.'s
+    code): ``xxhash.xxh32(str(v), seed) % g`` for outputs ``(value, seed)``.  One xxhash call per output and item
+    (the family is xxhash's: no vectorized form)."""
+    xxhash = _require("xxhash", "xxhash")
+
+    def hashes(outputs, items):
+        outputs = np.asarray(outputs, dtype=np.int64).reshape(-1, 2)
+        names = [str(int(v)) for v in np.asarray(items).ravel()]
+        buckets = np.array([[xxhash.xxh32(name, seed=int(seed)).intdigest() % g for name in names]
+                            for seed in outputs[:, 1].tolist()], dtype=np.int64).reshape(len(outputs), len(names))
+        return buckets, outputs[:, 0]
+
+    return HashFamily(hashes, f"xxh32(str(v), seed) % {g}")
+
+
+def pure_ldp_local_hashing(d: int, epsilon: float, optimal: bool = True) -> Randomizer:
+    """pure-LDP's ``LHClient`` (OLH with ``optimal``: g = round(e^eps) + 1; else BLH, g = 2); outputs
+    ``(value, seed)``, audited conditioned on its xxhash family."""
+    oracles = _require("pure_ldp.frequency_oracles", "pure-ldp")
+    client = oracles.LHClient(epsilon, d, use_olh=optimal, index_mapper=lambda item: item)
+
+    def sample(values, rng):
+        with _global_streams(rng):
+            return np.array([client.privatise(v) for v in _items(values)], dtype=np.int64).reshape(-1, 2)
+
+    return Randomizer(sample, name=f"pure-ldp {'OLH' if optimal else 'BLH'} d={d}", epsilon=float(epsilon), domain=d,
+                      notes=(_LOOP,), hash_family=xxhash_family(client.g))
+
+
+def multi_freq_ldpy_local_hashing(d: int, epsilon: float, optimal: bool = True) -> Randomizer:
+    """multi-freq-ldpy's ``LH_Client`` (OLH with ``optimal``, else BLH); outputs ``(value, seed)``, audited
+    conditioned on its xxhash family."""
+    lh = _require("multi_freq_ldpy.pure_frequency_oracles.LH", "multi-freq-ldpy")
+    g = int(round(np.exp(epsilon))) + 1 if optimal else 2
+
+    def sample(values, rng):
+        with _global_streams(rng):
+            return np.array([lh.LH_Client(v, d, epsilon, optimal) for v in _items(values)], dtype=np.int64).reshape(-1, 2)
+
+    return Randomizer(sample, name=f"multi-freq-ldpy {'OLH' if optimal else 'BLH'} d={d}", epsilon=float(epsilon),
+                      domain=d, notes=(_LOOP,), hash_family=xxhash_family(g))
+
+
+def opendp_laplace(epsilon: float, bounds: tuple[float, float] = (0.0, 1.0)) -> Randomizer:
+    """OpenDP's ``make_laplace`` on a float in ``bounds`` (sensitivity the bounds' width), a local numeric
+    randomizer; the claim is its ``map``.  OpenDP samples its noise exactly on a grid (float-safe by design)."""
+    dp = _opendp()
+    width = float(bounds[1] - bounds[0])
+    measurement = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=width / epsilon)
+
+    def sample(values, rng):
+        return np.array([measurement(float(v)) for v in np.asarray(values, dtype=np.float64).tolist()])
+
+    return Randomizer(sample, name="opendp laplace", epsilon=float(measurement.map(width)), domain=tuple(bounds),
+                      seeded=False, notes=(_LOOP,))

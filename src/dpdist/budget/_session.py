@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .. import local
 from .._io._atomic import exclusive_lock
+from ..accounting import PrivacyLoss, check_accountant, protocol_loss
+from ..accounting import parallel as parallel_losses
 from .._io._budget_file import read_budget_file, write_budget_file
 from .._types import ArrayLike, PathLike, Seed
 from .._validation import check_options
@@ -24,10 +26,10 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from ..local import LocalProtocol
-from ..local.frequency._memoized import MemoizedProtocol
-from ..privacy import PrivacyGuarantee, convert, parallel, sequential
+from ..privacy import PrivacyGuarantee, convert, parallel
+from ._account import composed, point_delta, statement_of, unstateable
 from ._planned import planned_guarantee, with_statement
-from ._statement import BudgetStatement, Charge, Remaining, _budget, _budget_pair, _left
+from ._statement import BudgetStatement, Charge, Remaining, Spent, _budget, _budget_pair, _left
 
 __all__ = ["BudgetSession"]
 
@@ -49,26 +51,35 @@ class BudgetSession:
         The total delta, in ``[0, 1)``; 0 (the default) refuses every release that spends a delta.
     neighbouring : {"replace", "add-remove"}
         The relation of the total (see the module docstring for what each accepts).
+    accountant : {"tightest", "basic", "zcdp", "pld"}
+        How the charges add up (:mod:`dpdist.accounting`): ``"basic"`` sums epsilons and deltas, ``"zcdp"`` rhos,
+        ``"pld"`` composes privacy loss distributions; ``"tightest"`` (the default) states the smallest epsilon at
+        ``delta`` of those that can state every charge.  A charge the accountant cannot state is refused by name.
 
-    Use :meth:`create` / :meth:`open` for a session kept in a file.
+    Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace"):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest"):
         if neighbouring not in ("replace", "add-remove"):
             raise InvalidParameterError(
                 "The 'neighbouring' parameter of BudgetSession must be 'replace' or 'add-remove'. "
                 f"Got {neighbouring!r} instead."
             )
         self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central")
+        self._accountant = check_accountant("BudgetSession", accountant)
+        if accountant == "zcdp" and self._total.delta == 0:
+            raise InvalidParameterError("A BudgetSession with accountant='zcdp' needs a delta > 0: zCDP states no pure "
+                                        "epsilon (choose 'basic' or 'pld' for a pure budget).")
         self._charges: list[Charge] = []
         self._path: Path | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ files
     @classmethod
-    def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace") -> "BudgetSession":
+    def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace",
+               accountant: str = "tightest") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
-        session = cls(epsilon, delta, neighbouring=neighbouring)
+        session = cls(epsilon, delta, neighbouring=neighbouring, accountant=accountant)
         path = _budget_path("BudgetSession.create", path)
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
             if path.exists():
@@ -76,7 +87,7 @@ class BudgetSession:
                     f"The budget file {str(path)!r} exists already: a budget is never reset by creating it again "
                     "(open it, or choose another file)."
                 )
-            write_budget_file(path, session._total.to_dict(), [])
+            write_budget_file(path, session._total.to_dict(), [], session._accountant)
         session._path = path
         return session
 
@@ -88,7 +99,7 @@ class BudgetSession:
         document = read_budget_file(path)
         try:
             total = PrivacyGuarantee(**document["total"])
-            session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring)
+            session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring, accountant=document["accountant"])
         except (TypeError, ValueError) as error:
             raise IncompatibleStateError(f"The budget file {str(path)!r} holds a malformed total ({error}).") from None
         session._path = path
@@ -105,15 +116,27 @@ class BudgetSession:
         return self._total
 
     @property
+    def accountant(self) -> str:
+        """How the charges add up: ``"tightest"``, ``"basic"``, ``"zcdp"`` or ``"pld"`` (kept in the session's file)."""
+        return self._accountant
+
+    @property
     def charges(self) -> tuple[Charge, ...]:
         """Every charge so far, oldest first (read from the file for a session kept in one)."""
         return tuple(self._read_charges())
 
     @property
-    def spent(self) -> PrivacyGuarantee | None:
-        """What the charges add up to (sequential composition), or None before the first."""
-        charges = self._read_charges()
-        return _sum(self._total, charges) if charges else None
+    def spent(self) -> Spent | None:
+        """What the charges add up to, stated by the session's accountant at its delta (``spent.epsilon_at(delta)``
+        states them at any other), or None before the first charge."""
+        return self._spent(self._read_charges())
+
+    def _spent(self, charges: list[Charge]) -> Spent | None:
+        loss = composed(charges)
+        if loss is None:
+            return None
+        statement = statement_of(self._total, self._accountant, loss)
+        return Spent.of(statement, loss, point_delta(charges, statement.accountant))
 
     @property
     def remaining(self) -> Remaining:
@@ -122,9 +145,11 @@ class BudgetSession:
     def describe(self) -> str:
         """One line: the total, what is spent in how many charges, and what is left."""
         charges = self._read_charges()
-        spent = "nothing spent" if not charges else f"{_budget(_sum(self._total, charges))} spent in {len(charges)} charge(s)"
+        used = self._spent(charges)
+        spent = "nothing spent" if used is None else f"{_spent_text(used)} spent in {len(charges)} charge(s)"
         where = f" (file {str(self._path)!r})" if self._path is not None else ""
-        return f"budget session{where}: {self._total.describe()}; {spent}, {_budget_pair(*self.remaining)} left"
+        return (f"budget session{where}: {self._total.describe()}, {self._accountant} accountant; {spent}, "
+                f"{_budget_pair(*_left(self._total, used))} left")
 
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""
@@ -133,36 +158,47 @@ class BudgetSession:
         except InvalidParameterError as error:
             raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
 
-    def check(self, guarantee: PrivacyGuarantee, label: str = "") -> PrivacyGuarantee:
+    def loss(self, charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyLoss:
+        """What ``charged`` (a guarantee, or a :class:`~dpdist.accounting.PrivacyLoss` in every currency) costs in this
+        session's relation, in every currency: an exact loss is kept when the relation is its own or a local one read
+        centrally, else the worst case of the converted guarantee."""
+        if isinstance(charged, PrivacyLoss):
+            return charged.restated(self.cost(charged.guarantee))
+        return PrivacyLoss.of_guarantee(self.cost(charged))
+
+    def check(self, guarantee: PrivacyGuarantee | PrivacyLoss, label: str = "") -> PrivacyGuarantee:
         """Refuse ``guarantee`` as :meth:`charge` would, without charging it; return what it would cost.
 
         For a caller that must read its data before it can run (a file's schema): check first, so a
         refusal comes before the data are read, then :meth:`charge`, which checks again atomically.
         """
-        cost = self.cost(guarantee)
+        loss = self.loss(guarantee)
         charges = self._read_charges()
-        if self._overspends(charges, cost):
-            raise self._refusal(guarantee, cost, charges, label)
-        return cost
+        refusal = self._refusal(_stated(guarantee), loss, charges, label)
+        if refusal is not None:
+            raise refusal
+        return loss.guarantee
 
-    def charge(self, guarantee: PrivacyGuarantee, label: str = "") -> BudgetStatement:
-        """Charge one release or campaign stating ``guarantee``; refuse it if it would overspend.
+    def charge(self, guarantee: PrivacyGuarantee | PrivacyLoss, label: str = "") -> BudgetStatement:
+        """Charge one release or campaign stating ``guarantee`` (or its :class:`~dpdist.accounting.PrivacyLoss`);
+        refuse it if it would overspend, or if the session's accountant cannot state it.
 
         Raises
         ------
         PrivacyBudgetError
-            The charge would take the spent epsilon or delta above the total; nothing is charged.
-            ``error.remaining`` and ``error.remaining_delta`` hold what is left.
+            The charge would take the spent epsilon (at the session's delta, by its accountant) or delta above the
+            total, or the accountant cannot state it; nothing is charged.  ``error.remaining`` and
+            ``error.remaining_delta`` hold what is left, ``error.accountant`` the accountant.
         """
-        return self._add(guarantee, self.cost(guarantee), 1, label)
+        return self._add(_stated(guarantee), self.loss(guarantee), 1, label)
 
-    def charge_parallel(self, guarantees: Sequence[PrivacyGuarantee], label: str = "") -> BudgetStatement:
+    def charge_parallel(self, guarantees: Sequence[PrivacyGuarantee | PrivacyLoss], label: str = "") -> BudgetStatement:
         """Charge releases of disjoint parts of the data as one: their parallel composition (max epsilon, max delta).
 
         The parts must be disjoint sets of records, split by a rule that does not look at the data
         (a public key); see :func:`dpdist.privacy.parallel`.
         """
-        if isinstance(guarantees, PrivacyGuarantee) or not isinstance(guarantees, (list, tuple)):
+        if isinstance(guarantees, (PrivacyGuarantee, PrivacyLoss)) or not isinstance(guarantees, (list, tuple)):
             raise InvalidParameterError(
                 "The 'guarantees' argument of BudgetSession.charge_parallel must be a list of PrivacyGuarantee, one per "
                 f"disjoint part. Got {guarantees!r:.100} instead."
@@ -170,26 +206,42 @@ class BudgetSession:
         guarantees = list(guarantees)
         if not guarantees:
             raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
-        cost = parallel([self.cost(guarantee) for guarantee in guarantees])
-        same_kind = len({(g.neighbouring, g.model) for g in guarantees}) == 1
-        return self._add(parallel(guarantees) if same_kind else cost, cost, len(guarantees), label)
+        cost = parallel_losses([self.loss(guarantee) for guarantee in guarantees])
+        stated = [_stated(guarantee) for guarantee in guarantees]
+        same_kind = len({(g.neighbouring, g.model) for g in stated}) == 1
+        return self._add(parallel(stated) if same_kind else cost.guarantee, cost, len(guarantees), label)
 
-    def _add(self, stated: PrivacyGuarantee, cost: PrivacyGuarantee, parts: int, label: str) -> BudgetStatement:
+    def _add(self, stated: PrivacyGuarantee, cost: PrivacyLoss, parts: int, label: str) -> BudgetStatement:
         if not isinstance(label, str):
             raise InvalidParameterError(f"The 'label' of a budget charge must be a string. Got {label!r} instead.")
 
         with self._transaction() as charges:
-            if self._overspends(charges, cost):
-                raise self._refusal(stated, cost, charges, label)
+            refusal = self._refusal(stated, cost, charges, label)
+            if refusal is not None:
+                raise refusal
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            charge = Charge(label, stated, cost, parts, when, secrets.token_hex(8))
+            charge = Charge(label, stated, cost.guarantee, parts, when, secrets.token_hex(8), cost)
             charges.append(charge)
-            return BudgetStatement(self._total, charge, _sum(self._total, charges), len(charges))
+            spent = self._spent(charges)
+            assert spent is not None  # one charge at least
+            return BudgetStatement(self._total, charge, spent, len(charges))
 
-    def _overspends(self, charges: list[Charge], cost: PrivacyGuarantee) -> bool:
-        spent_epsilon = math.fsum([c.charged.epsilon for c in charges] + [cost.epsilon])
-        spent_delta = math.fsum([c.charged.delta for c in charges] + [cost.delta])
-        return spent_epsilon > self._total.epsilon * (1 + _RTOL) or spent_delta > self._total.delta * (1 + _RTOL)
+    def _overspends(self, charges: list[Charge], cost: PrivacyLoss) -> str | None:
+        """Why adding ``cost`` to ``charges`` is refused (a sentence), or None: the accountant cannot state it, or the
+        spent epsilon at the session's delta, or the charges' own deltas, would pass the total."""
+        total = self._total
+        why = unstateable(total, self._accountant, cost)
+        if why is not None:
+            return why
+        probe = Charge("", cost.guarantee, cost.guarantee, loss=cost)
+        spent = self._spent([*charges, probe])
+        assert spent is not None
+        if spent.accountant == "basic" and spent.point_delta > total.delta * (1 + _RTOL):
+            return f"the deltas would add up to {spent.point_delta:.3g}, above the total's {total.delta:.3g}"
+        if spent.epsilon > total.epsilon * (1 + _RTOL):
+            return (f"the {spent.accountant} accountant would state {spent.epsilon:.6g} spent at delta "
+                    f"{total.delta:.3g}, above the total's {total.epsilon:.6g}")
+        return None
 
     def _cancel(self, charge: Charge) -> None:
         """Take back ``charge``, for a caller whose run failed before it read any data (a campaign that did not
@@ -198,19 +250,27 @@ class BudgetSession:
             kept = [entry for entry in charges if entry.id != charge.id]
             charges[:] = kept
 
-    def _refusal(self, stated, cost, charges, label) -> PrivacyBudgetError:
-        spent = _sum(self._total, charges) if charges else None
+    def _refusal(self, stated: PrivacyGuarantee, cost: PrivacyLoss, charges: list[Charge], label: str
+                 ) -> PrivacyBudgetError | None:
+        """The refusal of ``cost`` after ``charges`` (naming the accountant, the charge and what is left), or None."""
+        why = self._overspends(charges, cost)
+        if why is None:
+            return None
+        spent = self._spent(charges)
         left = _left(self._total, spent)
         where = f" of {str(self._path)!r}" if self._path is not None else ""
-        converted = "" if cost == stated else f", which costs {_budget(cost)} under {cost.neighbouring} neighbours"
-        return PrivacyBudgetError(
-            f"{label or 'This charge'} is refused: it states {stated.describe()}{converted}, and the budget "
-            f"session{where} holds {_budget(self._total)} ({self._total.neighbouring}) with "
-            f"{_budget(spent) if spent else 'nothing'} spent in {len(charges)} charge(s): {_budget_pair(*left)} left. "
-            "Nothing was charged and no data were read.",
+        own = cost.guarantee
+        converted = "" if own == stated else f", which costs {_budget(own)} under {own.neighbouring} neighbours"
+        error = PrivacyBudgetError(
+            f"{label or 'This charge'} is refused: it states {stated.describe()}{converted} ({cost.source or 'as stated'}), "
+            f"and {why}. The budget session{where} holds {_budget(self._total)} ({self._total.neighbouring}, "
+            f"{self._accountant} accountant) with {_spent_text(spent) if spent else 'nothing'} spent in {len(charges)} "
+            f"charge(s): {_budget_pair(*left)} left. Nothing was charged and no data were read.",
             remaining=left.epsilon,
             remaining_delta=left.delta,
         )
+        error.accountant = self._accountant  # type: ignore[attr-defined]  # the refusal names its accountant
+        return error
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[list[Charge]]:
@@ -227,7 +287,8 @@ class BudgetSession:
                 before = [charge.id for charge in charges]
                 yield charges
                 if [charge.id for charge in charges] != before:
-                    write_budget_file(self._path, self._total.to_dict(), [charge.to_dict() for charge in charges])
+                    write_budget_file(self._path, self._total.to_dict(), [charge.to_dict() for charge in charges],
+                                      self._accountant)
 
     def _read_charges(self) -> list[Charge]:
         if self._path is None:
@@ -236,9 +297,10 @@ class BudgetSession:
         return self._charges_of(read_budget_file(self._path))
 
     def _charges_of(self, document: dict) -> list[Charge]:
-        if PrivacyGuarantee(**document["total"]) != self._total:
+        if PrivacyGuarantee(**document["total"]) != self._total or document["accountant"] != self._accountant:
             raise IncompatibleStateError(
-                f"The budget file {str(self._path)!r} now holds another total than the one this session opened."
+                f"The budget file {str(self._path)!r} now holds another total or accountant than the one this session "
+                "opened."
             )
         try:
             return [Charge.from_dict(entry) for entry in document["charges"]]
@@ -269,8 +331,8 @@ class BudgetSession:
 
     def privatize(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, secure: bool = False,
                   label: str | None = None) -> Any:
-        """Charge one report per value of ``protocol`` (its ``guarantee``), then randomize ``values``."""
-        self.charge(protocol.guarantee, label if label is not None else f"privatize {protocol.name}")
+        """Charge one report per value of ``protocol`` (its exact loss per report), then randomize ``values``."""
+        self.charge(protocol_loss(protocol), label if label is not None else f"privatize {protocol.name}")
         return protocol.privatize(values, rng=rng, secure=secure)
 
     def estimate(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, label: str | None = None,
@@ -281,41 +343,41 @@ class BudgetSession:
         aggregate exactly as randomizing every value would.  The options are checked first.
         """
         check_options(f"{protocol.display_name}.estimate", options, protocol.estimate_options, protocol.estimate_delegate)
-        statement = self.charge(protocol.guarantee, label if label is not None else f"estimate {protocol.name}")
+        statement = self.charge(protocol_loss(protocol), label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
 
     def campaign(self, protocol: LocalProtocol | Mapping[str, Any], *, reports: int = 1, label: str | None = None) -> BudgetStatement:
         """Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
-        One report costs the protocol's ``guarantee``; several cost their sequential composition, or
-        ``guarantee_over(reports)`` for a memoized protocol (the loss over a device's history).
+        One report costs the protocol's exact loss per report (:func:`dpdist.accounting.protocol_loss`, from its
+        channel); several compose as fresh reports, or as one mechanism for a memoized protocol
+        (``guarantee_over(reports)``: the loss over a device's history).
         """
         if not isinstance(protocol, local.LocalProtocol):
             protocol = local.from_config(dict(protocol))
         if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
             raise InvalidParameterError(f"The 'reports' parameter of BudgetSession.campaign must be an int >= 1. Got {reports!r}.")
-        if reports == 1:
-            guarantee = protocol.guarantee
-        elif isinstance(protocol, MemoizedProtocol):
-            guarantee = protocol.guarantee_over(reports)
-        else:
-            guarantee = sequential([protocol.guarantee] * reports)
-        return self.charge(guarantee, label if label is not None else f"campaign of {protocol.name}")
+        return self.charge(protocol_loss(protocol, reports), label if label is not None else f"campaign of {protocol.name}")
 
     def __repr__(self):
         where = f", path={str(self._path)!r}" if self._path is not None else ""
         return (f"BudgetSession(epsilon={self._total.epsilon!r}, delta={self._total.delta!r}, "
-                f"neighbouring={self._total.neighbouring!r}{where})")
+                f"neighbouring={self._total.neighbouring!r}, accountant={self._accountant!r}{where})")
 
 
-def _sum(total: PrivacyGuarantee, charges: list[Charge]) -> PrivacyGuarantee:
-    """The charges composed sequentially (plain sums: they are all in the total's relation)."""
-    return PrivacyGuarantee(
-        math.fsum(c.charged.epsilon for c in charges),
-        min(math.fsum(c.charged.delta for c in charges), math.nextafter(1.0, 0.0)),
-        total.neighbouring,
-        "central",
-    )
+def _stated(charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyGuarantee:
+    """The guarantee a charge states itself (before it is stated in the session's relation)."""
+    if isinstance(charged, PrivacyLoss):
+        return charged.guarantee
+    if isinstance(charged, PrivacyGuarantee):
+        return charged
+    raise InvalidParameterError(f"A budget session charges a PrivacyGuarantee or a PrivacyLoss. Got {type(charged).__name__}.")
+
+
+def _spent_text(spent: Spent) -> str:
+    if spent.accountant == "basic":
+        return _budget(spent)
+    return f"{spent.epsilon:.6g} at delta {spent.delta:.3g} ({spent.accountant})"
 
 
 def _budget_path(owner: str, path: Any) -> Path:

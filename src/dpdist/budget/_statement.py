@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..accounting import ACCOUNTANTS, PrivacyLoss, Statement, cannot_state, state
+from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 
 
-__all__ = ["Charge", "BudgetStatement", "SessionGuarantee", "Remaining"]
+__all__ = ["Charge", "BudgetStatement", "SessionGuarantee", "Remaining", "Spent"]
 
 
 class Remaining(NamedTuple):
@@ -37,6 +41,10 @@ class Charge:
         When, in UTC to the second.
     id : str
         A random id (to tell two equal charges apart).
+    loss : PrivacyLoss
+        What it costs in every currency (:mod:`dpdist.accounting`), in the session's relation: its exact loss when
+        the charge states one (a protocol's channel), else the worst case of ``charged``.  Charges of files written
+        before the accountants have none stated: the worst case of ``charged``.
     """
 
     label: str
@@ -45,15 +53,64 @@ class Charge:
     parts: int = 1
     time: str = ""
     id: str = ""
+    loss: PrivacyLoss = field(default=None, repr=False)  # type: ignore[assignment]  # filled in by __post_init__
+
+    def __post_init__(self):
+        if self.loss is None:
+            object.__setattr__(self, "loss", PrivacyLoss.of_guarantee(self.charged))
+        elif not isinstance(self.loss, PrivacyLoss) or (self.loss.guarantee.epsilon, self.loss.guarantee.delta) != (
+                self.charged.epsilon, self.charged.delta):
+            raise InvalidParameterError(f"A charge's loss must be a PrivacyLoss stating what it charged ({self.charged}). "
+                                        f"Got {self.loss!r:.200}.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "guarantee": self.guarantee.to_dict(), "charged": self.charged.to_dict(),
-                "parts": self.parts, "time": self.time, "id": self.id}
+                "parts": self.parts, "time": self.time, "id": self.id, "loss": self.loss.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Charge":
+        stated = data.get("loss")  # absent from charges written before the accountants
+        loss = {} if stated is None else {"loss": PrivacyLoss.from_dict(stated)}
         return cls(str(data["label"]), PrivacyGuarantee(**data["guarantee"]), PrivacyGuarantee(**data["charged"]),
-                   int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")))
+                   int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")), **loss)
+
+
+@dataclass(frozen=True)
+class Spent(PrivacyGuarantee):
+    r"""What a session's charges add up to, as its accountant states it at the session's delta.
+
+    ``epsilon`` and ``delta`` are the statement (``"basic"``: the sums; another accountant: its epsilon at the
+    session's delta); ``point_delta`` is the deltas the charges state themselves, added up (what is taken from
+    the session's delta before any conversion); ``statement`` says which accountant and what it assumes;
+    :meth:`epsilon_at` states the same charges at any delta, by any accountant.
+    """
+
+    accountant: str = "basic"
+    statement: Statement | None = field(default=None, repr=False)
+    loss: PrivacyLoss | None = field(default=None, repr=False)
+    point_delta: float = 0.0
+
+    @classmethod
+    def of(cls, statement: Statement, loss: PrivacyLoss, point_delta: float) -> "Spent":
+        delta = min(statement.delta if statement.accountant != "basic" else loss.guarantee.delta, math.nextafter(1.0, 0.0))
+        return cls(max(statement.epsilon, 1e-300), delta, statement.neighbouring, "central",
+                   accountant=statement.accountant, statement=statement, loss=loss, point_delta=point_delta)
+
+    def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
+        """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;
+        ``inf`` when none states one there); a named accountant that cannot state a charge is refused by name."""
+        assert self.loss is not None  # set by the session
+        if accountant == "tightest" and all(cannot_state(name, self.loss, delta) for name in ACCOUNTANTS):
+            return math.inf
+        return state(self.loss, delta, accountant).epsilon
+
+    def statement_at(self, delta: float, accountant: str = "tightest") -> Statement:
+        """:meth:`epsilon_at` with its statement (which accountant, what it assumes)."""
+        assert self.loss is not None  # set by the session
+        return state(self.loss, delta, accountant)
+
+    def to_dict(self) -> dict:
+        return PrivacyGuarantee.to_dict(self)
 
 
 @dataclass(frozen=True)
@@ -69,18 +126,27 @@ class BudgetStatement:
     def remaining(self) -> Remaining:
         return _left(self.total, self.spent)
 
+    @property
+    def accountant(self) -> str:
+        """The accountant whose number ``spent`` is (``"basic"`` for a spent stated as a plain guarantee)."""
+        return self.spent.accountant if isinstance(self.spent, Spent) else "basic"
+
     def describe(self) -> str:
         """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``."""
+        by = "" if self.accountant == "basic" else f" ({self.accountant} accountant at delta {self.total.delta:.3g})"
         return (
             f"budget session: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
-            f"({self.total.neighbouring}); {_budget(self.spent)} spent in {self.charges} charge(s), "
+            f"({self.total.neighbouring}); {_spent(self.spent)} spent in {self.charges} charge(s){by}, "
             f"{_budget_pair(*self.remaining)} left"
         )
 
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
-        return {"total": self.total.to_dict(), "charge": self.charge.to_dict(), "spent": self.spent.to_dict(),
+        data = {"total": self.total.to_dict(), "charge": self.charge.to_dict(), "spent": self.spent.to_dict(),
                 "charges": self.charges, "remaining": {"epsilon": left.epsilon, "delta": left.delta}}
+        if isinstance(self.spent, Spent) and self.spent.statement is not None:
+            data["accountant"] = self.spent.statement.to_dict()
+        return data
 
 
 @dataclass(frozen=True)
@@ -102,9 +168,17 @@ class SessionGuarantee(PrivacyGuarantee):
 
 
 def _left(total: PrivacyGuarantee, spent: PrivacyGuarantee | None) -> Remaining:
+    """Epsilon left at the session's delta; the delta the charges' own deltas leave."""
     if spent is None:
         return Remaining(total.epsilon, total.delta)
-    return Remaining(max(total.epsilon - spent.epsilon, 0.0), max(total.delta - spent.delta, 0.0))
+    used_delta = spent.point_delta if isinstance(spent, Spent) else spent.delta
+    return Remaining(max(total.epsilon - spent.epsilon, 0.0), max(total.delta - used_delta, 0.0))
+
+
+def _spent(spent: PrivacyGuarantee) -> str:
+    if isinstance(spent, Spent) and spent.accountant != "basic":
+        return f"{spent.epsilon:.6g}"
+    return _budget(spent)
 
 
 def _budget(guarantee: PrivacyGuarantee) -> str:

@@ -29,6 +29,8 @@ PEERS = {
     "multi-freq-ldpy-grr": "multi_freq_ldpy_grr",
     "multi-freq-ldpy-oue": "multi_freq_ldpy_ue",
     "multi-freq-ldpy-sue": "multi_freq_ldpy_ue",
+    "pure-ldp-olh": "pure_ldp_local_hashing",
+    "multi-freq-ldpy-olh": "multi_freq_ldpy_local_hashing",
 }
 
 

@@ -34,6 +34,12 @@ def add_commands(subparsers) -> None:
         help="relation of the total (default replace: it can charge local campaigns and every release; "
         "add-remove charges add/remove releases at their own epsilon and refuses the others)",
     )
+    create.add_argument(
+        "--accountant", choices=("tightest", "basic", "zcdp", "pld"), default="tightest",
+        help="how charges add up (docs/budget.md, 'Accountants'): basic sums epsilons and deltas, zcdp sums rhos, "
+        "pld composes privacy loss distributions; tightest (default) the smallest of those that can state every "
+        "charge at the file's delta",
+    )
     create.set_defaults(handler=_run_create)
     show = actions.add_parser("show", help="print the total, the charges and what is left",
                               description="Print the budget file's total, its charges and what is left.")
@@ -68,8 +74,9 @@ def charge_line(session, statement) -> str:
 def _run_create(args) -> int:
     from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
 
-    session = BudgetSession.create(args.file, args.epsilon, args.delta, neighbouring=args.neighbouring)
-    print(f"budget: created {args.file}: {session.total.describe()}.")
+    session = BudgetSession.create(args.file, args.epsilon, args.delta, neighbouring=args.neighbouring,
+                                   accountant=args.accountant)
+    print(f"budget: created {args.file}: {session.total.describe()}, {session.accountant} accountant.")
     return 0
 
 
@@ -80,9 +87,12 @@ def _run_show(args) -> int:
     charges = session.charges
     if args.json:
         left = session.remaining
+        spent = session.spent
         print(json.dumps({
             "total": session.total.to_dict(),
-            "spent": None if session.spent is None else session.spent.to_dict(),
+            "accountant": session.accountant,
+            "spent": None if spent is None else spent.to_dict(),
+            "statement": None if spent is None or spent.statement is None else spent.statement.to_dict(),
             "remaining": {"epsilon": left.epsilon, "delta": left.delta},
             "charges": [charge.to_dict() for charge in charges],
         }, indent=2))

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from ..accuracy import default_cache_directory, explain
+from ..accuracy import default_cache_directory, explain, explain_plan
 from ..accuracy._central import RELEASES
 from ..errors import InvalidParameterError
 from ._arguments import parse_bounds, seed_argument
@@ -39,10 +39,25 @@ def add_commands(subparsers) -> None:
     explain.add_argument("--json", action="store_true", help="print the predictions as JSON")
     explain.add_argument("--plot", default=None, metavar="PNG", help="write the expected errors against epsilon")
     explain.add_argument("--no-cache", action="store_true", help="do not read or write the on-disk cache of results")
+    plan = explain.add_argument_group("a year of collection (--plan, with --config)")
+    plan.add_argument("--plan", action="store_true",
+                      help="plan the campaign repeated --every day/week/release over --horizon days: per device, its "
+                      "total under each accountant at --delta (default 1e-8), the memoized alternatives, the relayed "
+                      "total (--relay-n) and the per-campaign epsilon that fits --target, each with its error")
+    plan.add_argument("--every", choices=("day", "week", "release"), default="day", help="--plan: how often (default day)")
+    plan.add_argument("--horizon", type=int, default=365, help="--plan: days planned (default 365)")
+    plan.add_argument("--releases", type=int, default=None, help="--plan --every release: campaigns over the horizon")
+    plan.add_argument("--target", type=float, default=None, help="--plan: a yearly epsilon per device to fit")
+    plan.add_argument("--relay-n", type=int, default=None, help="--plan: reports per shuffled batch (adds the relayed row)")
     explain.set_defaults(handler=_run_explain)
 
 
 def _run_explain(args) -> int:
+    if args.plan:
+        return _run_plan(args)
+    for option, value in (("--target", args.target), ("--relay-n", args.relay_n), ("--releases", args.releases)):
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option goes with --plan.")
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
@@ -72,6 +87,20 @@ def _run_explain(args) -> int:
         plt.gcf().savefig(args.plot, dpi=120)
         plt.close("all")
         print(f"explain: plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _run_plan(args) -> int:
+    if args.config is None:
+        raise InvalidParameterError("The '--plan' option plans a campaign: give its --config (not --release).")
+    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--plot", args.plot)):
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option does not go with --plan.")
+    cache = None if args.no_cache else default_cache_directory()
+    planned = explain_plan(load_config(args.config).config(), args.n, every=args.every, horizon=args.horizon,
+                           releases=args.releases, delta=1e-8 if args.delta is None else args.delta, target=args.target,
+                           relay_n=args.relay_n, shape=args.shape, cache=cache)
+    print(json.dumps(planned.to_dict(), indent=2) if args.json else planned.describe())
     return 0
 
 

@@ -3,7 +3,7 @@
 ::
 
     DPDIST_ISSUER_ADMIN_TOKEN=... dpdist issuer serve --issuer-db issuer.sqlite --issuer-name issuer.example.org
-    dpdist issuer key commute --issuer https://issuer.example.org            # one key per campaign
+    dpdist issuer key commute --tokens-each 1 --issuer https://issuer.example.org   # one key per campaign
     dpdist issuer credentials commute --count 1000 --tokens-each 1 --out credentials.txt
     dpdist issuer status --issuer https://issuer.example.org
 
@@ -47,9 +47,14 @@ def add_commands(subparsers) -> None:
     _add_serve(actions)
     key = actions.add_parser("key", help="create a key NAME (one per campaign) and print its token key",
                              description="Create the issuer key NAME (RSA-2048, in the issuer's database) and print it as "
-                             "JSON: name, token_type, token_key (base64url SubjectPublicKeyInfo), token_key_id. A name "
-                             "already taken prints the existing key (a key is never replaced).")
+                             "JSON: name, token_type, token_key (base64url SubjectPublicKeyInfo), token_key_id, tokens_each "
+                             "(the key's ceiling). A name already taken prints the existing key (a key is never replaced, "
+                             "nor its ceiling changed).")
     key.add_argument("name", metavar="NAME", help="the key's name: 1-128 of A-Z a-z 0-9 . _ - (the campaign's id is a good one)")
+    key.add_argument("--tokens-each", type=int, default=1,
+                     help="the key's ceiling: no credential of it gives more tokens (1..10000; default 1: one report per "
+                     "device). Published with the key: a relayed campaign counts each credential the collector may hold "
+                     "(--colluding) as this many reports")
     _admin_options(key, _run_key)
     credentials = actions.add_parser(
         "credentials", help="mint credentials for key NAME (each gives --tokens-each tokens); printed once",
@@ -59,7 +64,8 @@ def add_commands(subparsers) -> None:
     )
     credentials.add_argument("name", metavar="NAME", help="the key's name")
     credentials.add_argument("--count", type=int, required=True, help="credentials to mint, at most 10000 per call")
-    credentials.add_argument("--tokens-each", type=int, default=1, help="tokens each credential gives (default 1: one report per device)")
+    credentials.add_argument("--tokens-each", type=int, default=1,
+                             help="tokens each credential gives, at most the key's ceiling (default 1: one report per device)")
     credentials.add_argument("--out", default=None, help="write the credentials to this file (created readable by its owner only)")
     _admin_options(credentials, _run_credentials)
     status = actions.add_parser("status", help="print each key's credentials and tokens issued, as JSON",
@@ -169,13 +175,16 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
 
 
 def _run_key(args) -> int:
+    if not 1 <= args.tokens_each <= 10_000:
+        raise InvalidParameterError(f"The '--tokens-each' option must be an int in 1..10000. Got {args.tokens_each}.")
     try:
-        document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name})
+        document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name, "tokens_each": args.tokens_each})
     except ServiceRefusedError as error:
         if error.code != "key_exists":
             raise
         document = _call(args, "GET", f"/issuer/v1/keys/{args.name}")
-        print(f"issuer key {args.name} exists already (a key is never replaced): printed as it is.", file=sys.stderr)
+        print(f"issuer key {args.name} exists already (a key is never replaced, nor its ceiling changed: tokens_each "
+              f"{document.get('tokens_each')}): printed as it is.", file=sys.stderr)
     print(json.dumps(document, indent=2))
     return 0
 

@@ -41,8 +41,9 @@ def add_commands(subparsers) -> None:
                        help="K: a campaign's reports are forwarded only in batches of at least this many (public; default 1000)")
     relay.add_argument("--max-batch", type=int, default=10000, help="at most this many reports per forwarded batch (default 10000)")
     relay.add_argument("--relay-admin-token", "--admin-token", dest="admin_token", default=None,
-                       help="the relay's own admin token, for GET /relay/v1/status (optional; >= 16 characters; never the "
-                       "collector's DPDIST_ADMIN_TOKEN)")
+                       help="the relay's own admin token, for GET /relay/v1/status and DELETE /relay/v1/campaigns/C/queue "
+                       "(drops the reports waiting for campaign C) (optional; >= 16 characters; never the collector's "
+                       "DPDIST_ADMIN_TOKEN)")
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     relay.add_argument("--port", type=int, default=8001, help="TCP port (default 8001)")
     relay.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")

@@ -339,8 +339,11 @@ def _add_create(actions) -> None:
     )
     create.add_argument(
         "--colluding", type=int, default=0, metavar="M",
-        help="with --relay: a public bound on admitted reports from devices whose values the collector knows; the "
-        "amplified guarantee is stated for batches of their size minus M (default 0)",
+        help="with --relay and --issuer: a public bound on the devices (credentials of the issuer) whose reports' values "
+        "the collector knows, its own or colluding devices'. Each gives up to the tokens_each the issuer publishes with "
+        "its key, so up to M x tokens_each of a batch's admitted reports are the collector's: the amplified guarantee is "
+        "stated for batches of their size minus M x tokens_each reports, or refused when that leaves fewer than 2 "
+        "(default 0)",
     )
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
@@ -517,6 +520,11 @@ def _run_create(args) -> int:
               f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
               + (f"; {central['reason']}" if "reason" in central else
                  "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
+        admission = (public.get("anonymity") or {}).get("admission") or {}
+        if admission.get("issuer") and admission.get("tokens_each") is not None:
+            print(f"campaign {summary['campaign']}: colluding {admission['colluding']} device(s) x tokens_each "
+                  f"{admission['tokens_each']} (the issuer's, per credential) = {admission['colluding_reports']} report(s) the "
+                  "collector may know in any batch; the central guarantee is stated at the smallest batch minus these.")
     if charged:
         print(f"campaign {summary['campaign']}: {charged}.")
     return 0

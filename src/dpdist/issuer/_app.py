@@ -4,9 +4,11 @@ Routes
 ------
 ``GET /.well-known/private-token-issuer-directory``
     The issuer directory (RFC 9578, section 4): ``issuer-request-uri`` and ``token-keys`` (every key,
-    ``token-type`` 2), plus ``dpdist-keys`` (``{name: token-key}``) and ``dpdist-issuer-name``.
+    ``token-type`` 2), plus ``dpdist-keys`` (``{name: token-key}``), ``dpdist-tokens-each`` (``{name: ceiling}``)
+    and ``dpdist-issuer-name``.
 ``GET /issuer/v1/keys/{name}``
-    ``{"name", "token_type": 2, "token_key", "token_key_id"}`` (token key: base64url DER SPKI; id: hex SHA-256).
+    ``{"name", "token_type": 2, "token_key", "token_key_id", "tokens_each"}`` (token key: base64url DER SPKI; id: hex
+    SHA-256; ``tokens_each``: the key's ceiling, the most tokens any of its credentials gives).
 ``POST /issuer/v1/keys/{name}/token-request`` (and ``POST /issuer/v1/token-request``: the key of the credential)
     ``Authorization: Bearer <credential>``, ``Content-Type: application/private-token-request``, body a
     TokenRequest (RFC 9578, section 6.1); 200 ``application/private-token-response``: the blind
@@ -14,16 +16,20 @@ Routes
     ``wrong_key`` (the credential is for another key), 403 ``exhausted`` (its tokens are spent), 415,
     422 ``invalid_token_request`` (size, token type, truncated key id or value out of range: RFC 9578
     section 6.2), 429 ``rate_limited``, 408/413/503 (the service's limits).
-``POST /issuer/v1/keys`` (admin), body ``{"name"}``
-    A new RSA-2048 key of that name (one per campaign): 201 with the key as above; 409 ``key_exists``.
+``POST /issuer/v1/keys`` (admin), body ``{"name", "tokens_each"}``
+    A new RSA-2048 key of that name (one per campaign) whose credentials give at most ``tokens_each`` tokens each
+    (1..10000, default 1; fixed for good, as the key): 201 with the key as above; 409 ``key_exists``.
 ``POST /issuer/v1/keys/{name}/credentials`` (admin), body ``{"count", "tokens_each"}``
-    ``count`` fresh credentials, each good for ``tokens_each`` tokens of the key: 201
-    ``{"key", "tokens_each", "credentials": [...]}``.  The credentials are in this answer only.
+    ``count`` fresh credentials, each good for ``tokens_each`` tokens of the key (at most the key's ceiling, else 409
+    ``above_key_ceiling``): 201 ``{"key", "tokens_each", "credentials": [...]}``.  The credentials are in this answer
+    only.
 ``GET /issuer/v1/status`` (admin)
     Per key: credentials, tokens allowed, issued, remaining.
 ``GET /healthz``
 
-The policy: a credential gives at most ``tokens_each`` tokens of its key.  A token request is
+The policy: a credential gives at most ``tokens_each`` tokens of its key, and no credential of a key more than the
+key's published ceiling: a relayed campaign counts each credential the collector may hold as that many reports
+(docs/deployment.md, "Accounting").  A token request is
 counted (the credential's count decremented and the answer stored, in one committed transaction)
 before it is answered; the same request again (same credential, same TokenRequest bytes) gets the
 stored answer and spends nothing, so a device whose answer was lost retries without losing a token.
@@ -49,7 +55,7 @@ from ..privacypass._messages import TOKEN_TYPE, TokenRequest
 from ..privacypass._token_key import encode_token_key, generate_private_key, token_key_id
 from . import _limits
 from ._limits import Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized, Unprocessable, UnsupportedMediaType
-from ._store import IssuerStore, credential_hash
+from ._store import MAX_TOKENS_EACH, IssuerStore, credential_hash
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -63,8 +69,6 @@ KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _SERVER_NAME = re.compile(r"(?=.{1,253}(:|$))[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?")
 #: credentials minted by one admin request, at most
 MAX_CREDENTIALS = 10_000
-#: tokens one credential may give, at most
-MAX_TOKENS_EACH = 10_000
 _STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, _limits.TooSlow: 408, Conflict: 409,
            _limits.TooLarge: 413, UnsupportedMediaType: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
 
@@ -166,18 +170,19 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
             raise InvalidRequest("invalid_json", "The body must be a JSON object.")
         return document
 
-    def key_document(key_name: str, token_key: bytes) -> dict:
+    def key_document(key_name: str, token_key: bytes, tokens_each: int) -> dict:
         return {"name": key_name, "token_type": TOKEN_TYPE, "token_key": b64url_encode(token_key),
-                "token_key_id": token_key_id(token_key).hex()}
+                "token_key_id": token_key_id(token_key).hex(), "tokens_each": tokens_each}
 
     # ------------------------------------------------------------------ public
     async def directory(request):
         keys = await run_in_threadpool(state["store"].token_keys)
         document = {
             "issuer-request-uri": "/issuer/v1/token-request",
-            "token-keys": [{"token-type": TOKEN_TYPE, "token-key": b64url_encode(token_key)} for _, token_key in keys],
+            "token-keys": [{"token-type": TOKEN_TYPE, "token-key": b64url_encode(token_key)} for _, token_key, _ in keys],
             "dpdist-issuer-name": name,
-            "dpdist-keys": {key_name: b64url_encode(token_key) for key_name, token_key in keys},
+            "dpdist-keys": {key_name: b64url_encode(token_key) for key_name, token_key, _ in keys},
+            "dpdist-tokens-each": {key_name: ceiling for key_name, _, ceiling in keys},
         }
         return Response(json.dumps(document), media_type=DIRECTORY_MEDIA_TYPE, headers={"Cache-Control": "max-age=60"})
 
@@ -186,7 +191,7 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
         record = await run_in_threadpool(state["store"].key, key_name) if KEY_NAME.fullmatch(key_name) else None
         if record is None:
             raise NotFound("unknown_key", f"The issuer has no key {key_name!r}.")
-        return JSONResponse(key_document(key_name, record.token_key), headers={"Cache-Control": "max-age=60"})
+        return JSONResponse(key_document(key_name, record.token_key, record.tokens_each), headers={"Cache-Control": "max-age=60"})
 
     async def token_request(request):
         _limits_rate(request)
@@ -240,14 +245,18 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
         key_name = document.get("name")
         if not isinstance(key_name, str) or not KEY_NAME.fullmatch(key_name):
             raise InvalidRequest("invalid_key_name", f"A key name is 1-128 characters A-Z a-z 0-9 . _ -. Got {key_name!r}.")
+        ceiling = document.get("tokens_each", 1)
+        if not isinstance(ceiling, int) or isinstance(ceiling, bool) or not 1 <= ceiling <= MAX_TOKENS_EACH:
+            raise InvalidRequest("invalid_tokens_each", f"'tokens_each' (the most tokens any credential of the key gives) must "
+                                                        f"be an int in 1..{MAX_TOKENS_EACH}. Got {ceiling!r}.")
         private_key = await run_in_threadpool(generate_private_key)
         token_key = encode_token_key(private_key.public_key())
         from cryptography.hazmat.primitives import serialization
 
         pkcs8 = private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-        if not await asyncio.wrap_future(state["store"].add_key(key_name, token_key, pkcs8)):
+        if not await asyncio.wrap_future(state["store"].add_key(key_name, token_key, pkcs8, ceiling)):
             raise Conflict("key_exists", f"The issuer already has a key {key_name!r}; a key is never replaced.")
-        return JSONResponse(key_document(key_name, token_key), status_code=201)
+        return JSONResponse(key_document(key_name, token_key, ceiling), status_code=201)
 
     async def mint(request):
         admin(request)
@@ -260,6 +269,11 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
         credentials = await asyncio.wrap_future(state["store"].mint(key_name, count, each)) if KEY_NAME.fullmatch(key_name) else None
         if credentials is None:
             raise NotFound("unknown_key", f"The issuer has no key {key_name!r}.")
+        if isinstance(credentials, int):
+            raise Conflict("above_key_ceiling", f"'tokens_each' must be at most key {key_name!r}'s ceiling, {credentials} "
+                                                f"(published with the key; campaigns count each credential as that many "
+                                                f"reports). Got {each}. Nothing was minted; a key's ceiling never changes: "
+                                                "a key of a higher ceiling is a new key.")
         return JSONResponse({"key": key_name, "tokens_each": each, "credentials": credentials}, status_code=201,
                             headers={"Cache-Control": "no-store"})
 

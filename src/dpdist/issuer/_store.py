@@ -6,9 +6,12 @@ process); one writer thread owns the writing connection and runs each write in i
 :data:`SCHEMA_VERSION` (``PRAGMA user_version``), migrated forward only.
 
 ``keys``
-    one row per key name: the token key (DER SPKI, public) and the **private key (PKCS #8 DER, not
+    one row per key name: the token key (DER SPKI, public), the **private key (PKCS #8 DER, not
     encrypted)**: whoever reads this file can mint tokens for every campaign; protect it (and its
-    backups) as the issuer's secret.
+    backups) as the issuer's secret; and ``tokens_each``, the key's ceiling: no credential of the key
+    gives more tokens (published with the key; a campaign's guarantee counts a credential as that many
+    reports).  Schema version 1 had no ceiling: migrating sets each key's to the most tokens any of its
+    credentials was minted with, or :data:`MAX_TOKENS_EACH` for a key without credentials.
 ``credentials``
     one row per credential: SHA-256 of the credential (the credential itself is shown once, when
     minted, and never stored), its key name, ``tokens_each`` and ``remaining``.
@@ -31,12 +34,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["IssuerStore", "KeyRecord", "SCHEMA_VERSION", "credential_hash"]
+__all__ = ["IssuerStore", "KeyRecord", "MAX_TOKENS_EACH", "SCHEMA_VERSION", "credential_hash"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: tokens one credential may give, at most (and the ceiling of a key migrated from schema version 1 without credentials)
+MAX_TOKENS_EACH = 10_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS keys (name TEXT PRIMARY KEY, token_key BLOB NOT NULL, private_key BLOB NOT NULL, "
-    "created REAL NOT NULL)",
+    f"created REAL NOT NULL, tokens_each INTEGER NOT NULL DEFAULT {MAX_TOKENS_EACH})",
     "CREATE TABLE IF NOT EXISTS credentials (hash BLOB PRIMARY KEY, key_name TEXT NOT NULL REFERENCES keys (name), "
     "tokens_each INTEGER NOT NULL, remaining INTEGER NOT NULL CHECK (remaining >= 0))",
     "CREATE INDEX IF NOT EXISTS credentials_of_key ON credentials (key_name)",
@@ -55,6 +60,7 @@ class KeyRecord:
     name: str
     token_key: bytes
     private_key: bytes  # PKCS #8 DER
+    tokens_each: int  # the key's ceiling: the most tokens a credential of it gives
 
 
 class IssuerStore:
@@ -71,6 +77,8 @@ class IssuerStore:
         if version > SCHEMA_VERSION:
             self._connection.close()
             raise sqlite3.DatabaseError(f"{path} has issuer schema version {version}, newer than this dpdist's {SCHEMA_VERSION}")
+        if version == 1:
+            _migrate_from_version_1(self._connection)
         for statement in _SCHEMA:
             self._connection.execute(statement)
         self._connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -106,12 +114,13 @@ class IssuerStore:
         return future
 
     # ------------------------------------------------------------------ writes (futures, resolved once committed)
-    def add_key(self, name: str, token_key: bytes, private_key: bytes) -> Future:
-        """A future of True (added) or False (a key of that name exists: nothing changed)."""
-        return self._write(_add_key, name, token_key, private_key)
+    def add_key(self, name: str, token_key: bytes, private_key: bytes, tokens_each: int) -> Future:
+        """A future of True (added, with the ceiling ``tokens_each``) or False (a key of that name exists: nothing changed)."""
+        return self._write(_add_key, name, token_key, private_key, tokens_each)
 
     def mint(self, name: str, count: int, tokens_each: int) -> Future:
-        """A future of ``count`` fresh credentials for key ``name``, each good for ``tokens_each`` tokens (None: no such key)."""
+        """A future of ``count`` fresh credentials for key ``name``, each good for ``tokens_each`` tokens (None: no such key;
+        the key's ceiling, an int, when ``tokens_each`` is above it: nothing minted)."""
         return self._write(_mint, name, count, tokens_each)
 
     def issue(self, credential: bytes, request: bytes, response: bytes) -> Future:
@@ -131,13 +140,13 @@ class IssuerStore:
         return connection
 
     def key(self, name: str) -> KeyRecord | None:
-        row = self._read().execute("SELECT name, token_key, private_key FROM keys WHERE name = ?", (name,)).fetchone()
-        return None if row is None else KeyRecord(row[0], bytes(row[1]), bytes(row[2]))
+        row = self._read().execute("SELECT name, token_key, private_key, tokens_each FROM keys WHERE name = ?", (name,)).fetchone()
+        return None if row is None else KeyRecord(row[0], bytes(row[1]), bytes(row[2]), int(row[3]))
 
-    def token_keys(self) -> list[tuple[str, bytes]]:
-        """Every key's name and token key, oldest first."""
-        rows = self._read().execute("SELECT name, token_key FROM keys ORDER BY created, name").fetchall()
-        return [(row[0], bytes(row[1])) for row in rows]
+    def token_keys(self) -> list[tuple[str, bytes, int]]:
+        """Every key's name, token key and ceiling (``tokens_each``), oldest first."""
+        rows = self._read().execute("SELECT name, token_key, tokens_each FROM keys ORDER BY created, name").fetchall()
+        return [(row[0], bytes(row[1]), int(row[2])) for row in rows]
 
     def credential(self, credential: bytes) -> tuple[str, int] | None:
         """The key name and the tokens left of a credential (its hash), or None."""
@@ -150,13 +159,14 @@ class IssuerStore:
         return None if row is None else bytes(row[0])
 
     def status(self) -> dict[str, dict[str, int]]:
-        """Per key: credentials minted, tokens they allow, tokens issued, tokens left."""
+        """Per key: its ceiling (``tokens_each``), credentials minted, tokens they allow, tokens issued, tokens left."""
         rows = self._read().execute(
-            "SELECT k.name, COUNT(c.hash), COALESCE(SUM(c.tokens_each), 0), COALESCE(SUM(c.remaining), 0) "
+            "SELECT k.name, k.tokens_each, COUNT(c.hash), COALESCE(SUM(c.tokens_each), 0), COALESCE(SUM(c.remaining), 0) "
             "FROM keys k LEFT JOIN credentials c ON c.key_name = k.name GROUP BY k.name ORDER BY k.created, k.name"
         ).fetchall()
-        return {name: {"credentials": int(count), "tokens": int(tokens), "issued": int(tokens - left), "remaining": int(left)}
-                for name, count, tokens, left in rows}
+        return {name: {"tokens_each": int(ceiling), "credentials": int(count), "tokens": int(tokens),
+                       "issued": int(tokens - left), "remaining": int(left)}
+                for name, ceiling, count, tokens, left in rows}
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -164,16 +174,35 @@ class IssuerStore:
         self._connection.close()
 
 
-def _add_key(connection: sqlite3.Connection, name: str, token_key: bytes, private_key: bytes) -> bool:
+def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: each key's ceiling, the most tokens any of its credentials gives (module docstring), in one
+    transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(f"ALTER TABLE keys ADD COLUMN tokens_each INTEGER NOT NULL DEFAULT {MAX_TOKENS_EACH}")
+        connection.execute("UPDATE keys SET tokens_each = (SELECT MAX(c.tokens_each) FROM credentials c WHERE c.key_name = keys.name) "
+                           "WHERE EXISTS (SELECT 1 FROM credentials c WHERE c.key_name = keys.name)")
+        connection.execute("PRAGMA user_version=2")
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def _add_key(connection: sqlite3.Connection, name: str, token_key: bytes, private_key: bytes, tokens_each: int) -> bool:
     inserted = connection.execute(
-        "INSERT OR IGNORE INTO keys (name, token_key, private_key, created) VALUES (?, ?, ?, ?)", (name, token_key, private_key, time.time())
+        "INSERT OR IGNORE INTO keys (name, token_key, private_key, created, tokens_each) VALUES (?, ?, ?, ?, ?)",
+        (name, token_key, private_key, time.time(), tokens_each),
     ).rowcount
     return bool(inserted)
 
 
-def _mint(connection: sqlite3.Connection, name: str, count: int, tokens_each: int) -> list[str] | None:
-    if connection.execute("SELECT 1 FROM keys WHERE name = ?", (name,)).fetchone() is None:
+def _mint(connection: sqlite3.Connection, name: str, count: int, tokens_each: int) -> list[str] | int | None:
+    row = connection.execute("SELECT tokens_each FROM keys WHERE name = ?", (name,)).fetchone()
+    if row is None:
         return None
+    if tokens_each > int(row[0]):
+        return int(row[0])  # above the key's published ceiling: nothing minted
     credentials = [secrets.token_urlsafe(32) for _ in range(count)]  # 256 bits each
     connection.executemany(
         "INSERT INTO credentials (hash, key_name, tokens_each, remaining) VALUES (?, ?, ?, ?)",

@@ -60,7 +60,10 @@ from ..errors import (
     InvalidParameterError,
     PrivacyBudgetError,
 )
+from .._guarantee import local_guarantee
+from ..accounting import MEMO_ASSUMPTION, PrivacyLoss, Statement, sequential, state
 from ._protocol import LocalProtocol, from_config
+from ._registry import registered_class
 from .frequency._memoized import MemoizedProtocol
 
 __all__ = ["PrivacyLedger", "DEFAULT_BUDGET", "LEDGER_FORMAT", "budget_scope"]
@@ -172,6 +175,37 @@ class PrivacyLedger:
     def remaining(self, now: float | None = None) -> float:
         """Epsilon left within the window ending ``now``."""
         return max(0.0, self.budget - self.spent(now))
+
+    def statement(self, delta: float, accountant: str = "tightest", now: float | None = None) -> Statement:
+        r"""What the charges within the window spend at ``delta``, by ``accountant`` (:mod:`dpdist.accounting`).
+
+        :meth:`spent` is the pure total (basic composition: exact for pure epsilons at delta 0, and what the
+        budget refuses by, here and in the JavaScript client alike); this states the same charges at a delta,
+        never above :meth:`spent`.  A charge records its epsilon, protocol and reports, not its channel, so each
+        fresh report counts as the worst :math:`\varepsilon`-LDP randomizer (randomized response), and the charges
+        through memos of one protocol at one collector count as *one* mechanism of their summed epsilon (a memo's
+        reports share its permanent response: their increments are not fresh mechanisms; gathering several scopes
+        into one only overstates).  Read from a ledger's JSON, the JavaScript client's ledgers are stated alike.
+        """
+        now = time.time() if now is None else now
+        since = -math.inf if self.window is None else now - self.window
+        fresh: list[PrivacyLoss] = []
+        memos: dict[tuple[str, str], float] = {}
+        for charge in self._charges:
+            if charge["at"] <= since or charge["epsilon"] <= 0:
+                continue
+            if _is_memoized(charge["protocol"]):
+                key = (charge["collector"], charge["protocol"])
+                memos[key] = memos.get(key, 0.0) + charge["epsilon"]
+            else:
+                per_report = local_guarantee(charge["epsilon"] / charge["reports"])
+                fresh.extend([PrivacyLoss.of_guarantee(per_report)] * charge["reports"])
+        memo_losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {collector}")
+                       .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
+        losses = fresh + memo_losses
+        if not losses:
+            return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)), delta, "basic")
+        return state(sequential(losses), delta, accountant)
 
     def reports_sent(self, protocol: LocalProtocol, collector: str = "local") -> int:
         """How many reports the device has sent through ``protocol``'s scope at ``collector``."""
@@ -452,6 +486,13 @@ def _check_accounting(accounting) -> str:
 
 
 _SETTINGS = {"budget": _check_budget, "window": _check_window, "accounting": _check_accounting}
+
+
+def _is_memoized(name: str) -> bool:
+    """Whether the protocol ``name`` reports through a memo (an unknown name counts as one: its charges are then
+    gathered into one mechanism, which only overstates)."""
+    registered = registered_class(name)
+    return True if registered is None else bool(registered.tags.memoized)
 
 
 def _generator(rng):

@@ -21,7 +21,13 @@ Routes
     it (:mod:`._identity`); the relay serves no page and no script (a page the relay served would be
     code the relay controls): devices load the participation page from the collector, which sends to
     the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
-``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state.
+``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state, reports
+    dropped per campaign.
+``DELETE /relay/v1/campaigns/{campaign}/queue`` (admin token)
+    Drop the reports of the campaign that wait for a batch (a campaign deleted, or created again under its id, whose
+    reports can never be delivered): ``{"campaign", "dropped"}``, counted in the status and logged.  Their report ids
+    and token nonces are forgotten with them (a device that sends one again is not told it was delivered); batches
+    already formed are delivered as before, and the identity the relay pinned stays pinned.
 
 The relay logs no client address and no per-report time (uvicorn's access log is off), trusts no
 forwarding header, and answers every device the same way whatever it sent: it cannot read it.  It
@@ -74,8 +80,9 @@ class _PublicPages:
     def __init__(self, client):
         self.client, self.cache = client, {}
 
-    async def get(self, path: str) -> tuple[int, dict, bytes]:
-        hit = self.cache.get(path)
+    async def get(self, path: str, fresh: bool = False) -> tuple[int, dict, bytes]:
+        """The page (``fresh``: asked of the collector now, whatever is cached)."""
+        hit = None if fresh else self.cache.get(path)
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
             return hit[1:]
         try:
@@ -89,8 +96,8 @@ class _PublicPages:
             self.cache[path] = (time.monotonic(), response.status_code, headers, response.content)
         return response.status_code, headers, response.content
 
-    async def config(self, campaign: str) -> tuple[int, dict]:
-        status, _, body = await self.get(f"/api/campaigns/{campaign}/config")
+    async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
+        status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
             return status, json.loads(body)
         except ValueError:
@@ -186,10 +193,17 @@ def create_app(
         return JSONResponse({"min_batch": min_batch, "max_batch": max_batch})
 
     async def status(request):
-        header = request.headers.get("authorization", "")
-        if not admin_token or not hmac.compare_digest(header.encode(), f"Bearer {admin_token}".encode()):
-            raise RelayError(401, "unauthorized", "GET /relay/v1/status needs 'Authorization: Bearer <admin token>'.")
+        _check_admin(request, admin_token)
         return JSONResponse({**await run_in_threadpool(state["store"].status), "min_batch": min_batch, "max_batch": max_batch})
+
+    async def drop_queue(request):
+        _check_admin(request, admin_token)
+        campaign = request.path_params["campaign"]
+        if not _CAMPAIGN.fullmatch(campaign):
+            raise RelayError(400, "invalid_campaign", "A campaign id is 1-128 characters A-Z a-z 0-9 . _ -.")
+        dropped = await asyncio.wrap_future(state["store"].drop_waiting(campaign))
+        log.warning("relay: the admin dropped %d waiting report(s) of campaign %s", dropped, campaign)
+        return JSONResponse({"campaign": campaign, "dropped": dropped})
 
     async def refused(request, error: Exception):
         assert isinstance(error, RelayError)  # the one exception class this handler is registered for
@@ -203,6 +217,7 @@ def create_app(
         Route("/static/{path:path}", not_served, methods=["GET"]),
         Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
         Route("/relay/v1/status", status, methods=["GET"]),
+        Route("/relay/v1/campaigns/{campaign}/queue", drop_queue, methods=["DELETE"]),
         Route("/relay/v1/settings", settings, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
@@ -244,16 +259,29 @@ async def _pinned_identity(state: dict, campaign: str, relay: dict, said: str | 
                                                            "as its config states it; try again later.")
         pinned = await asyncio.wrap_future(store.pin_identity(campaign, relay["pin"], identity))
     pin, identity = pinned
+    matches = said is not None and hmac.compare_digest(said.strip().lower().encode(), pin.encode())
+    if not matches and relay.get("pin") == pin:  # the config may be a few seconds old: ask the collector what it states now
+        status, now = await state["pages"].config(campaign, fresh=True)
+        relay = now["relay"] if status == 200 and isinstance(now.get("relay"), dict) else relay
     if relay.get("pin") != pin:
         log.error("relay: campaign %s's collector now states another identity than the one the relay pinned", campaign)
-        raise RelayError(409, "identity_changed", f"Campaign {campaign!r}'s collector states another identity (key, config "
-                                                  "or issuer) than the one this relay pinned for it; the relay takes no more "
-                                                  "of its reports.")
-    if said is None or not hmac.compare_digest(said.strip().lower().encode(), pin.encode()):
+        raise RelayError(409, "identity_changed", (
+            f"Campaign {campaign!r}'s collector now states another identity (key, config or issuer) than the one this relay "
+            "pinned when it first admitted a report of the campaign: the campaign was deleted and created again under its "
+            "id, or its identity changed. This relay takes no more reports of this campaign under either identity, and "
+            "fetching the identity again cannot help: stop sending this campaign's reports to this relay (the reports "
+            "made for it cannot be delivered here), and ask the campaign's operator for the campaign's new id."))
+    if not matches:
         raise RelayError(409, "pin_mismatch", f"A report of campaign {campaign!r} is sent under its identity's pin (header "
                                               f"{PIN_HEADER}), and this relay holds another identity than the one the "
                                               "device was given. Fetch the campaign's identity from its collector again.")
     return pin, json.loads(identity)
+
+
+def _check_admin(request, admin_token: str | None) -> None:
+    header = request.headers.get("authorization", "")
+    if not admin_token or not hmac.compare_digest(header.encode(), f"Bearer {admin_token}".encode()):
+        raise RelayError(401, "unauthorized", f"{request.method} {request.url.path} needs 'Authorization: Bearer <admin token>'.")
 
 
 def _admission(identity: dict, pin: str, authorization: str | None) -> tuple[bytes, bytes | None]:
@@ -265,7 +293,7 @@ def _admission(identity: dict, pin: str, authorization: str | None) -> tuple[byt
     from ..errors import InvalidParameterError
     from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 
-    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], pin)
+    token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, pin)
     ask = {"www-authenticate": format_www_authenticate(challenge, token_key)}
     if not authorization:
         raise RelayError(401, "token_required", "This campaign admits a report only with a token from its issuer "

@@ -13,13 +13,19 @@ so every admitted report of a campaign was made under the same identity (docs/de
 "Anonymous collection", "Keys the relay cannot swap")::
 
     {"campaign", "colluding", "config", "delta",
-     "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "url"},
+     "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "tokens_each", "url"},
      "relay": {"aead", "ids", "kdf", "kem", "key_id", "public_key", "url"}}
 
-written with sorted keys, no spaces and ASCII escapes.  The campaign's Privacy Pass TokenChallenge
-(RFC 9577 section 2.1.1) binds its tokens to that identity: token type 2, the issuer's name,
-``redemption_context = SHA-256("dpdist campaign v2\0" | pin)`` (the pin's 32 bytes) and no origin
-info (any relay).
+written with sorted keys, no spaces and ASCII escapes.  ``colluding`` counts devices (credentials of the
+issuer) whose reports' values the collector may know, and the issuer's ``tokens_each`` (the ceiling it
+publishes with its key) the reports each of them may send: the campaign's guarantee counts
+``colluding x tokens_each`` reports as the collector's (:mod:`dpdist.amplification._statement`).  The
+campaign's Privacy Pass TokenChallenge (RFC 9577 section 2.1.1) binds its tokens to that identity: token
+type 2, the issuer's name, ``redemption_context = SHA-256("dpdist campaign v3\0" | pin)`` (the pin's 32
+bytes) and no origin info (any relay).  An identity made before issuers published ``tokens_each`` (its
+issuer has none) keeps the label ``"dpdist campaign v2\0"``; the new label makes a device of that earlier
+version refuse an identity that states ``tokens_each`` (the challenge it derives is not the one the
+campaign's config publishes: ``challenge_mismatch``), rather than take it without checking the ceiling.
 """
 
 from __future__ import annotations
@@ -33,30 +39,39 @@ from typing import Any
 from ..errors import CampaignIdentityError, InvalidParameterError
 from . import _envelope
 
-__all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "identity_document", "pin_of", "redemption_context"]
+__all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "context_label", "identity_document", "pin_of",
+           "redemption_context"]
 
-_CONTEXT_LABEL = b"dpdist campaign v2\x00"
+#: the redemption context's label of an identity whose issuer states ``tokens_each``, and of one made before (module docstring)
+CONTEXT_LABEL = b"dpdist campaign v3\x00"
+EARLIER_CONTEXT_LABEL = b"dpdist campaign v2\x00"
 _PIN = re.compile(r"[0-9a-f]{64}")
 #: the header that carries a report's pin to the relay
 PIN_HEADER = "Dpdist-Pin"
 
 
-def redemption_context(pin: str) -> bytes:
+def context_label(issuer: dict) -> bytes:
+    """The label of the redemption context of a campaign whose identity names ``issuer`` (module docstring)."""
+    return CONTEXT_LABEL if "tokens_each" in issuer else EARLIER_CONTEXT_LABEL
+
+
+def redemption_context(pin: str, label: bytes = CONTEXT_LABEL) -> bytes:
     """The 32-byte redemption context that binds a campaign's tokens to its identity (its pin)."""
-    return hashlib.sha256(_CONTEXT_LABEL + bytes.fromhex(pin)).digest()
+    return hashlib.sha256(label + bytes.fromhex(pin)).digest()
 
 
-def campaign_challenge(issuer_name: str, pin: str) -> bytes:
-    """The TokenChallenge of the campaign whose identity has ``pin``, encoded (RFC 9577 section 2.1.1)."""
+def campaign_challenge(issuer: dict, pin: str) -> bytes:
+    """The TokenChallenge of the campaign whose identity has ``pin`` and names ``issuer``, encoded (RFC 9577 section
+    2.1.1)."""
     from ..privacypass import TokenChallenge
 
-    return TokenChallenge(issuer_name, redemption_context(pin)).encode()
+    return TokenChallenge(issuer["name"], redemption_context(pin, context_label(issuer))).encode()
 
 
 def identity_document(campaign: str, config: dict, *, relay_url: str, public_key: bytes, issuer: dict | None,
                       colluding: int, delta: float) -> bytes:
     """The identity document's bytes (module docstring).  ``issuer``: ``{"url", "name", "key", "token_key",
-    "independent"}`` (the token key base64url), or None for a campaign without admission tokens."""
+    "independent", "tokens_each"}`` (the token key base64url), or None for a campaign without admission tokens."""
     relay = {**_envelope.public_key_config(public_key), "url": relay_url}
     issued = None if issuer is None else {**issuer, "token_type": 2}
     document = {"campaign": campaign, "config": config, "relay": relay, "issuer": issued, "colluding": int(colluding),

@@ -24,6 +24,8 @@ transaction commits.
     a formed batch: a random id, the campaign, its count and its body (the sealed reports in an order
     drawn with the CSPRNG, framed), kept until the collector acknowledges it, so that a retry after a
     crash sends the same id and the same bytes and the collector counts it once.
+``dropped``
+    per campaign, how many waiting reports the relay's admin dropped (:meth:`RelayQueue.drop_waiting`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS identities (campaign TEXT PRIMARY KEY, pin TEXT NOT NULL, identity BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
     "body BLOB, state TEXT NOT NULL DEFAULT 'pending', detail TEXT)",
+    "CREATE TABLE IF NOT EXISTS dropped (campaign TEXT PRIMARY KEY, reports INTEGER NOT NULL)",
 )
 
 
@@ -166,6 +169,11 @@ class RelayQueue:
         """A future of the ``(pin, identity)`` the campaign is pinned to: these, if it had none, else the earlier."""
         return self._submit("job", (_pin_identity, (campaign, pin, identity)))
 
+    def drop_waiting(self, campaign: str) -> Future:
+        """A future of how many of the campaign's waiting reports were dropped (counted in ``dropped``), with their
+        report keys and token nonces: they were never delivered, so the same report sent again is a new one."""
+        return self._submit("job", (_drop_waiting, (campaign,)))
+
     def settle(self, batch_id: str, state: str, detail: str | None = None) -> Future:
         """Mark a batch ``delivered`` or ``refused`` (its body dropped)."""
         return self._submit("job", (_settle, (batch_id, state, detail)))
@@ -204,7 +212,8 @@ class RelayQueue:
         read = self._read()
         batches = dict(read.execute("SELECT state, COUNT(*) FROM batches GROUP BY state").fetchall())
         forwarded = dict(read.execute("SELECT state, COALESCE(SUM(count), 0) FROM batches GROUP BY state").fetchall())
-        return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded}
+        dropped = dict(read.execute("SELECT campaign, reports FROM dropped WHERE reports > 0").fetchall())
+        return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded, "dropped": dropped}
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -230,6 +239,15 @@ def _pin_identity(connection, campaign: str, pin: str, identity: bytes) -> tuple
     connection.execute("INSERT OR IGNORE INTO identities (campaign, pin, identity) VALUES (?, ?, ?)", (campaign, pin, identity))
     row = connection.execute("SELECT pin, identity FROM identities WHERE campaign = ?", (campaign,)).fetchone()
     return row[0], bytes(row[1])
+
+
+def _drop_waiting(connection, campaign: str) -> int:
+    connection.execute("DELETE FROM tokens WHERE campaign = ? AND key IN "
+                       "(SELECT key FROM reports WHERE campaign = ? AND sealed IS NOT NULL)", (campaign, campaign))
+    dropped = connection.execute("DELETE FROM reports WHERE campaign = ? AND sealed IS NOT NULL", (campaign,)).rowcount
+    connection.execute("INSERT INTO dropped (campaign, reports) VALUES (?, ?) "
+                       "ON CONFLICT (campaign) DO UPDATE SET reports = reports + excluded.reports", (campaign, dropped))
+    return dropped
 
 
 def _settle(connection, batch_id: str, state: str, detail: str | None) -> None:

@@ -155,9 +155,12 @@ SCHEMAS: dict[str, dict] = {
     "Anonymity": {
         "type": "object",
         "description": "a relayed campaign's guarantees: the local one, the amplified central one at its smallest batch "
-                       "so far (null before the first batch; or a reason), the delta it is stated at, the assumptions",
+                       "minus the colluding reports (null before the first batch; or a reason and its code), the delta it "
+                       "is stated at, who is admitted, the assumptions",
         "properties": {"local": {"type": "object"}, "central": {"type": ["object", "null"]}, "delta": {"type": "number"},
                        "reports": {"type": "integer"}, "smallest_batch": {"type": ["integer", "null"]},
+                       "admission": {"type": "object", "description": "issuer, issuer_independent, colluding (devices), "
+                                     "tokens_each (the issuer's ceiling per credential), colluding_reports (their product)"},
                        "assumptions": {"type": "array", "items": {"type": "string"}}},
     },
     "NewCampaign": {

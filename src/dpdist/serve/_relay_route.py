@@ -19,13 +19,16 @@ The relay pins the identity of each campaign and refuses reports made under anot
 device's report never reaches a batch.  When the campaign names an issuer, each report needs one
 Privacy Pass token (RFC 9578 type 2) bound to the identity: a device holding a credential for an
 issuer refuses a campaign that names another issuer or none (anyone could fill its batches), checks
-that the issuer's key is the one the campaign names, and gets one token per report *before* anything
-is randomized (a refusal depends on the credential, never on the value), then sends each sealed report
-to the relay with ``Authorization: PrivateToken token="..."``.
+that the issuer's key and its ceiling ``tokens_each`` (what the campaign's guarantee counts a colluding
+credential as) are the ones the campaign names, and gets one token per report *before* anything is
+randomized (a refusal depends on the credential, never on the value), then sends each sealed report to
+the relay with ``Authorization: PrivateToken token="..."``.  Tokens are yielded one by one, so that the
+ones obtained before the issuer refuses (a credential exhausted) are kept by the caller.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,9 +50,9 @@ class RelayRoute:
     pin: str
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
-    def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None) -> list[bytes]:
-        """``count`` tokens for this campaign from its issuer (``[b""] * count`` when it takes none), after the checks
-        of the module docstring."""
+    def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None) -> Iterator[bytes]:
+        """``count`` tokens for this campaign from its issuer, yielded as each arrives (``b""`` ``count`` times when it
+        takes none), after the checks of the module docstring (made when the first is asked for, even if ``count`` is 0)."""
         issuer = self.issuer
         if issuer is None:
             if credential:
@@ -57,7 +60,8 @@ class RelayRoute:
                     f"Campaign {self.campaign!r} names no issuer: anyone, its collector included, can fill its batches, "
                     f"while this device holds a credential of {issuer_url} for a campaign that admits reports by token. "
                     "Nothing was randomized or sent.", "issuer_mismatch")
-            return [b""] * count
+            yield from [b""] * count
+            return
         if not credential:
             raise CampaignIdentityError(
                 f"Campaign {self.campaign!r} admits a report only with a token from its issuer ({issuer['url']}): give "
@@ -68,20 +72,35 @@ class RelayRoute:
                 f"Campaign {self.campaign!r} names the issuer {issuer['url']}, not {issuer_url}, for which this device holds "
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         if count == 0:
-            return []
+            return
         from ..privacypass import b64url_decode, fetch_token
         from ..relay._identity import campaign_challenge
 
-        token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer["name"], self.pin)
+        token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, self.pin)
         if not self._issuer_checked:
             self._check_issuer_key(issuer, token_key, transport)
             object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
-        return [fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
-                for _ in range(count)]
+        for _ in range(count):
+            yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
+
+    def valid_token(self, token: bytes) -> bool:
+        """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""
+        from ..errors import InvalidParameterError
+        from ..privacypass import b64url_decode, verify_token
+        from ..relay._identity import campaign_challenge
+
+        if self.issuer is None:
+            return False
+        try:
+            verify_token(token, b64url_decode(self.issuer["token_key"], "token_key"), campaign_challenge(self.issuer, self.pin))
+        except InvalidParameterError:  # InvalidTokenError included
+            return False
+        return True
 
     def _check_issuer_key(self, issuer: dict, token_key: bytes, transport: Any) -> None:
-        """The issuer's own key for the campaign must be the one the campaign names (else the collector, which wrote the
-        campaign, could name a key of its own and mint tokens)."""
+        """The issuer's own key for the campaign, and its ceiling ``tokens_each`` when the identity states one, must be
+        the ones the campaign names (else the collector, which wrote the campaign, could name a key of its own and mint
+        tokens, or count each colluding credential as fewer reports than it gives)."""
         import httpx
 
         from ..privacypass import b64url_decode
@@ -90,14 +109,21 @@ class RelayRoute:
         try:
             with httpx.Client(timeout=30.0, transport=transport) as client:
                 answer = client.get(url)
-            served = b64url_decode(answer.json().get("token_key", ""), "token_key") if answer.status_code == 200 else None
+            document = answer.json() if answer.status_code == 200 else {}
+            served = b64url_decode(document.get("token_key", ""), "token_key") if document else None
         except (httpx.HTTPError, ValueError, AttributeError):
-            served = None
+            served, document = None, {}
         if served != token_key:
             raise CampaignIdentityError(
                 f"The issuer's key {issuer['key']!r} at {issuer['url']} is not the key campaign {self.campaign!r} "
                 "names (or the issuer did not say): its tokens would not be the issuer's. Nothing was randomized or sent.",
                 "issuer_key_mismatch")
+        if "tokens_each" in issuer and document.get("tokens_each") != issuer["tokens_each"]:
+            raise CampaignIdentityError(
+                f"Campaign {self.campaign!r} states that a credential of the issuer's key {issuer['key']!r} gives at most "
+                f"{issuer['tokens_each']} token(s); the issuer at {issuer['url']} publishes {document.get('tokens_each')!r}: "
+                "the campaign's guarantee would count each colluding credential as fewer reports than it gives. Nothing "
+                "was randomized or sent.", "tokens_each_mismatch")
 
 
 def resolve_route(campaign: str, server: str, document: dict, pin: str | None, fetch_identity) -> RelayRoute:
@@ -125,7 +151,7 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
         from ..privacypass import b64url_decode
         from ..relay._identity import campaign_challenge
 
-        if b64url_decode(served, "challenge") != campaign_challenge(issuer["name"], pin_of(identity_bytes)):
+        if b64url_decode(served, "challenge") != campaign_challenge(issuer, pin_of(identity_bytes)):
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
                                         "identity's. Nothing was sent.", "challenge_mismatch")
     relayed = identity["relay"]

@@ -7,7 +7,7 @@ same request:
   (``"relay"``), so that devices seal their reports to it, and whose private half stays in the
   collector's database (table ``relayed_campaigns``, deleted with the campaign);
 - its **identity** (:mod:`dpdist.relay._identity`): the public document a device trusts (config, HPKE key,
-  the relay's URL, the issuer and its token key, ``colluding``, ``delta``), made once and served verbatim
+  the relay's URL, the issuer with its token key and ``tokens_each``, ``colluding``, ``delta``), made once and served verbatim
   (``GET /api/campaigns/{c}/identity``), and its pin (the SHA-256 of those bytes), so that a device never
   takes the key from the relay;
 - the relay's identity: the SHA-256 of the relay token the service was started with
@@ -31,9 +31,10 @@ commit that counts a relayed batch also lowers the campaign's ``smallest_batch``
 of its batches' admitted reports) in the same transaction, so the statement below reads one row.
 
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
-local one, and the amplified central one at its smallest batch minus ``colluding``, with the assumptions
-party by party; none against the collector when anyone may send reports (no issuer) or the collector
-runs the issuer.
+local one, and the amplified central one at its smallest batch minus ``colluding x tokens_each`` reports
+(``colluding`` devices, each credential good for the issuer's ``tokens_each`` tokens), with the assumptions
+party by party; none against the collector when anyone may send reports (no issuer), the collector
+runs the issuer, or the colluding reports leave fewer than two honest ones in a batch.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _ISSUER_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?")
 _NONCES_PER_QUERY = 400
+#: what a relayed campaign's document names of its issuer (``tokens_each``: the ceiling the issuer publishes with its key)
+_ISSUER_FIELDS = ("url", "name", "key", "token_key", "independent", "tokens_each")
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ class RelayKey:
 
     @property
     def issuer(self) -> dict | None:
-        """The campaign's issuer (``url``, ``name``, ``key``, ``token_type``, ``token_key``, ``independent``), or None."""
+        """The campaign's issuer (``url``, ``name``, ``key``, ``token_type``, ``token_key``, ``independent``,
+        ``tokens_each``: absent from an identity made before issuers published it), or None."""
         return self.document["issuer"]
 
     @functools.cached_property
@@ -93,14 +97,14 @@ class RelayKey:
 
         if self.issuer is None or self.identity is None:
             return None
-        return campaign_challenge(self.issuer["name"], pin_of(self.identity))
+        return campaign_challenge(self.issuer, pin_of(self.identity))
 
     def admission(self):
         from ..amplification._statement import Admission
 
         issuer = self.issuer
         return Admission(None if issuer is None else issuer["url"], bool(issuer and issuer["independent"]),
-                         int(self.document["colluding"]))
+                         int(self.document["colluding"]), None if issuer is None else issuer.get("tokens_each"))
 
 
 class RelayedCampaigns:
@@ -145,8 +149,8 @@ class RelayedCampaigns:
         if key is None or key.identity is None:
             return
         document = key.document
-        issuer = None if document["issuer"] is None else {name: document["issuer"][name] for name in
-                                                          ("url", "name", "key", "token_key", "independent")}
+        issuer = None if document["issuer"] is None else {name: document["issuer"][name] for name in _ISSUER_FIELDS
+                                                          if name in document["issuer"]}
         identity = identity_document(campaign.id, campaign.config, relay_url=document["relay"]["url"], public_key=key.public_key,
                                      issuer=issuer, colluding=document["colluding"], delta=document["delta"])
         self.store.db.execute("UPDATE relayed_campaigns SET identity = ? WHERE campaign_id = ? AND export_file_id = ?",
@@ -278,7 +282,8 @@ class RelayedCampaigns:
 def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
     """The relay URL, delta, colluding bound and issuer a campaign document's ``"relay"`` asks for."""
     example = ('{"url": "https://relay.example", "issuer": {"url": "https://issuer.example", "name": "issuer.example", '
-               '"key": "commute", "token_key": "<base64url>", "independent": true}, "colluding": 0, "delta": 1e-8}')
+               '"key": "commute", "token_key": "<base64url>", "independent": true, "tokens_each": 1}, "colluding": 0, '
+               '"delta": 1e-8}')
     if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer"} or "url" not in relay:
         raise InvalidRequest("invalid_relay", f"'relay' must be an object naming the relay devices send to, such as {example} "
                                               f"('issuer' null: no admission tokens). Got {json.dumps(relay)}.")
@@ -290,8 +295,9 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
         raise InvalidRequest("invalid_relay", f"'relay.delta' must be a number with 0 < delta < 1. Got {json.dumps(delta)}.")
     colluding = relay.get("colluding", 0)
     if isinstance(colluding, bool) or not isinstance(colluding, int) or not 0 <= colluding <= 10**9:
-        raise InvalidRequest("invalid_relay", "'relay.colluding' (the public bound on admitted reports from devices whose "
-                                              f"values the collector knows) must be an integer >= 0. Got {json.dumps(colluding)}.")
+        raise InvalidRequest("invalid_relay", "'relay.colluding' (the public bound on devices, credentials of the issuer, "
+                                              "whose reports' values the collector knows) must be an integer >= 0. Got "
+                                              f"{json.dumps(colluding)}.")
     issuer = relay.get("issuer")
     return url.rstrip("/"), float(delta), colluding, None if issuer is None else _issuer(issuer)
 
@@ -300,11 +306,15 @@ def _issuer(issuer: Any) -> dict:
     """The issuer of a campaign document's ``"relay"``, checked (its token key parses as an RFC 9578 type-2 key)."""
     from ..privacypass import b64url_decode, b64url_encode, decode_token_key
 
-    fields = {"url", "name", "key", "token_key", "independent"}
+    fields = set(_ISSUER_FIELDS)
     if not isinstance(issuer, dict) or set(issuer) != fields:
-        raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null). "
-                                              f"Got {json.dumps(issuer)}.")
+        raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null; "
+                                              "'tokens_each': the most tokens one credential gives, as the issuer publishes "
+                                              "it with the key: GET {issuer}/issuer/v1/keys/{key}, or dpdist.client."
+                                              f"issuer_of). Got {json.dumps(issuer)}.")
     checks = (("url", lambda v: isinstance(v, str) and len(v) <= 2048 and _URL.fullmatch(v), "an http:// or https:// URL"),
+              ("tokens_each", lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000,
+               "the int in 1..10000 the issuer publishes with the key (the most tokens one of its credentials gives)"),
               ("name", lambda v: isinstance(v, str) and _ISSUER_NAME.fullmatch(v), "the issuer's host name (and port)"),
               ("key", lambda v: isinstance(v, str) and _KEY_NAME.fullmatch(v), "1-128 characters A-Z a-z 0-9 . _ -"),
               ("independent", lambda v: isinstance(v, bool), "true or false (false: the collector runs the issuer)"))

@@ -48,6 +48,9 @@ FILE_MAX_RECORDS = 64
 #: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
 #: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
 _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
+#: tokens obtained are saved to the token file at least this often while a device gets many (one save per token would
+#: write the whole file each time)
+_TOKENS_SAVED_EVERY = 256
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
 #: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
@@ -302,11 +305,33 @@ class Client:
 
     def _prepare(self, route: RelayRoute, count: int) -> None:
         """At least ``count`` spare tokens for ``route`` (none for a campaign without an issuer), after the route's checks
-        (a credential for another issuer, or for a campaign that takes none, is refused here: before anything is drawn)."""
+        (a credential for another issuer, or for a campaign that takes none, is refused here: before anything is drawn).
+
+        Every token obtained is kept, also when the issuer refuses a later one (a credential exhausted) or stops
+        answering: the refusal says how many were kept, and they serve the campaign's next reports."""
         missing = max(0, count - self._store.spare(route.pin)) if route.issuer is not None else 0
-        tokens = route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport)
-        if tokens and route.issuer is not None:
-            self._store.add(route.pin, tokens)
+        fetched: list[bytes] = []
+        obtained = 0
+        try:
+            for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport):
+                fetched.append(token)
+                obtained += 1
+                if len(fetched) == _TOKENS_SAVED_EVERY and route.issuer is not None:  # a killed process loses fewer
+                    self._store.add(route.pin, fetched)
+                    fetched = []
+        except (ServiceRefusedError, ServiceUnavailableError) as error:
+            if not obtained:
+                raise
+            where = f" (in {self._store.path})" if self._store.path is not None else ""
+            message = (f"{error} The {obtained} token(s) obtained before this refusal are kept{where} for the next reports "
+                       f"of campaign {route.campaign!r}: {self._store.spare(route.pin) + len(fetched)} held of the "
+                       f"{count} needed. Nothing was randomized or sent.")
+            if isinstance(error, ServiceRefusedError):
+                raise ServiceRefusedError(message, error.status, error.code) from error
+            raise ServiceUnavailableError(message) from error
+        finally:  # whatever stopped the fetching, a token obtained is never dropped
+            if fetched and route.issuer is not None:
+                self._store.add(route.pin, fetched)
 
     def _submit_through_relay(self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str) -> dict:
         """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
@@ -328,19 +353,28 @@ class Client:
 
     def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str) -> int:
         """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
-        it already.  A token the relay refuses is forgotten, so that a resend takes another."""
+        it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another; a
+        token the relay does not admit (401) while it verifies under the campaign's identity is kept (the relay checks
+        otherwise: a resend with another token would be refused too, and spend it)."""
         from ..privacypass import format_authorization
         from ..relay import _envelope
         from ..relay._identity import PIN_HEADER
 
         sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
         headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
+        token = self._store.take(route.pin, report_id) if route.issuer is not None else b""
         if route.issuer is not None:
-            headers["Authorization"] = format_authorization(self._store.take(route.pin, report_id))
+            headers["Authorization"] = format_authorization(token)
         try:
             response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
                                      content=sealed, headers=headers)
         except ServiceRefusedError as refusal:
+            if refusal.code in ("token_required", "invalid_token") and route.valid_token(token):
+                raise ServiceRefusedError(
+                    f"{refusal} This report's token verifies under the issuer key and the token challenge of the campaign's "
+                    "identity: the relay checks tokens otherwise (a relay older than the identity's redemption context, "
+                    "or one that does not verify as the campaign states). The token is kept for the report's resend.",
+                    refusal.status, refusal.code) from refusal
             if refusal.code in ("token_required", "invalid_token", "token_spent"):
                 self._store.drop(route.pin, report_id)
             raise
@@ -560,8 +594,9 @@ class Client:
         """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
         every device submit with its own enrollment token (:meth:`enroll`), ``relay`` makes it collected through a
         relay only: ``{"url": <the relay's URL>, "issuer": {...} or None, "colluding": m, "delta": d}`` (the issuer:
-        ``url``, ``name``, ``key``, ``token_key`` and ``independent``, as :func:`issuer_of` reads them from an issuer;
-        docs/deployment.md, "Anonymous collection").  ``rounds`` (with
+        ``url``, ``name``, ``key``, ``token_key``, ``independent`` and ``tokens_each``, as :func:`issuer_of` reads them
+        from an issuer; ``colluding``: devices, each counted as ``tokens_each`` reports; docs/deployment.md, "Anonymous
+        collection").  ``rounds`` (with
         ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
         with ``"reports"``, the users of all rounds (docs/adaptive_quantiles.md)."""
         document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
@@ -724,9 +759,11 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
 
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
-    the campaign, read from the issuer (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the
-    collector.  The issuer's name in the campaign's token challenge is the one its directory states
-    (``dpdist-issuer-name``), else its URL's host."""
+    the campaign and its ceiling ``tokens_each`` (the most tokens one credential gives), read from the issuer
+    (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the collector.  The issuer's name in the
+    campaign's token challenge is the one its directory states (``dpdist-issuer-name``), else its URL's host.  An
+    issuer that publishes no ceiling (one older than this dpdist) is refused: the campaign's guarantee counts each
+    colluding credential as that many reports."""
     import httpx
     from urllib.parse import urlsplit
 
@@ -742,9 +779,16 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
+    ceiling = document.get("tokens_each")
+    if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
+        raise InvalidParameterError(
+            f"The issuer at {url} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
+            f"an issuer older than this dpdist: upgrade it): a relayed campaign counts each colluding credential as that "
+            f"many reports. Got {ceiling!r}.")
     stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
-    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent}
+    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
+            "tokens_each": ceiling}
 
 
 def _origin_of(url: str) -> str:

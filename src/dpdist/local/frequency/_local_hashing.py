@@ -56,6 +56,22 @@ class LocalHashingOracle(FrequencyOracle):
         np.put_along_axis(law, np.asarray(hashed, dtype=np.int64)[..., None], kept, axis=-1)
         return law
 
+    def report_hashes(self, reports: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The stated hash family at work: ``(h(items) under each report's hash function, the reported value)``.
+
+        ``h`` has shape ``(n reports, m items)``; a report supports item ``v`` when its value equals ``h(v)``.  What
+        ``dpdist.audit`` conditions its events on (a wrong keep probability or an input-dependent choice of the hash
+        shows in these columns, not in the report's raw seed).
+        """
+        reports, _ = self.report_format.read(reports)
+        reports = reports.astype(np.int64)
+        items = np.asarray(items, dtype=np.int64)
+        return _hashing.hash_items(self._report_seeds(reports[:, 0])[:, None], items[None, :], self._prime, self._g), reports[:, 1]
+
+    def _report_seeds(self, column: np.ndarray) -> np.ndarray:
+        """The hash seed of each report's first column (OLH's is the seed itself; FLH's an index into its family)."""
+        return column
+
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
         return reports[:, 0].astype(np.int64) * self._g + reports[:, 1].astype(np.int64)

@@ -197,6 +197,9 @@ class FLH(LocalHashingOracle):
         """``(p*, q*)`` averaged over the family draw (as OLH's, see the module docstring)."""
         return self._p, self._q
 
+    def _report_seeds(self, column: np.ndarray) -> np.ndarray:
+        return self._seeds[column]
+
     def hash_table(self, functions: np.ndarray | None = None) -> np.ndarray:
         """``h_j(v)`` for the functions ``j`` (default all) and every item: shape ``(len(functions), d)``."""
         seeds = self._seeds if functions is None else self._seeds[functions]

@@ -49,6 +49,7 @@ from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, reg
 from .._report_kinds import Column, IntegerRowReports
 from ...estimates import HeavyHitters
 from ..words import MAX_BITS, StringCodec, mix_prefixes
+from . import _hashing
 from .flh import FLH, MAX_HASH_RANGE, default_hash_range
 from ..._types import ArrayLike
 
@@ -253,6 +254,18 @@ class PEM(LocalProtocol):
         oracle = self._oracle
         return {"g": oracle.hash_range, "keep": oracle._keep, "lengths": self.prefix_lengths, "hashCount": oracle.hash_count,
                 "bits": self.bits}
+
+    def report_hashes(self, reports: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`FLH.report_hashes <dpdist.local.frequency.flh.FLH.report_hashes>`: the hash value of each item's
+        prefix at each report's group, under the report's function, and the reported value."""
+        reports, _ = self.report_format.read(reports)
+        reports = reports.astype(np.int64)
+        items = self._check_values(items)
+        groups = np.broadcast_to(reports[:, :1], (len(reports), items.size))
+        prefixes = mix_prefixes(self._prefixes(items[None, :], groups))
+        oracle = self._oracle
+        seeds = oracle._seeds[reports[:, 1]][:, None]
+        return _hashing.hash_items(seeds, prefixes, oracle._prime, oracle.hash_range), reports[:, 2]
 
     def _report_format(self):
         oracle = self._oracle

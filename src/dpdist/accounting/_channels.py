@@ -1,0 +1,77 @@
+r"""A finite channel's exact privacy loss: every ordered pair of inputs read from the matrix.
+
+For a channel :math:`R` (rows: inputs, columns: outputs) the ordered pair :math:`(x_0, x_1)` has the
+exact loss :func:`~._distributions.pair_atoms` of :math:`(R(x_0), R(x_1))`.  When every ordered pair
+has the same loss (up to 1e-12 in its atoms: GRR, the unary encodings, subset selection, Hadamard
+response, hashing with a symmetric family), that loss *is* the mechanism's dominating pair and the
+accounting of its reports is exact.  Otherwise the pairs' distinct losses are gathered and the
+mechanism is dominated by connect-the-dots on the largest of their curves (:class:`Curve`; exact at
+the grid points, pessimistic between them).  :math:`\rho` is the largest pair's
+(:func:`~._zcdp.atoms_rho`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ._distributions import Atoms, Curve, LossDistribution, pair_atoms
+from ._zcdp import atoms_rho
+
+__all__ = ["channel_loss", "pairs_loss", "MAX_PAIR_WORK"]
+
+#: rows^2 * outputs above which a channel's pairs are not enumerated (about a second of NumPy)
+MAX_PAIR_WORK = 4 * 10**7
+#: points of the envelope's curve over [-largest loss, largest loss]
+_CURVE_POINTS = 2001
+
+
+def channel_loss(channel: np.ndarray) -> tuple[LossDistribution, float, int]:
+    """``(distribution, rho, distinct)``: the channel's dominating pair, its rho, and how many distinct pair losses it has.
+
+    Raises
+    ------
+    InvalidParameterError
+        The channel is too large to enumerate its pairs (``MAX_PAIR_WORK``), or not a channel.
+    """
+    matrix = np.asarray(channel, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] < 2:
+        raise InvalidParameterError(f"A channel is a matrix of two or more rows. Got shape {matrix.shape}.")
+    rows, outputs = matrix.shape
+    if rows * rows * outputs > MAX_PAIR_WORK:
+        raise InvalidParameterError(f"A channel of {rows} inputs and {outputs} outputs has too many pairs to enumerate.")
+    distinct: dict[tuple, Atoms] = {}
+    for first in range(rows):
+        for second in range(rows):
+            if first != second:
+                atoms = pair_atoms(matrix[first], matrix[second])
+                distinct.setdefault(_signature(atoms), atoms)
+    return pairs_loss(list(distinct.values()))
+
+
+def pairs_loss(pairs: list[Atoms]) -> tuple[LossDistribution, float, int]:
+    """The dominating pair of a mechanism whose ordered neighbouring pairs have the losses ``pairs`` (all of them,
+    both orders), its rho, and how many distinct losses there were."""
+    unique = list({_signature(atoms): atoms for atoms in pairs}.values())
+    rho = max(atoms_rho(atoms) for atoms in unique)
+    if len(unique) == 1:
+        return unique[0], rho, 1
+    return _curve(unique), rho, len(unique)
+
+
+def _signature(atoms: Atoms) -> tuple:
+    return (tuple(np.round(atoms.losses, 12)), tuple(np.round(atoms.masses, 12)), round(atoms.infinity, 12))
+
+
+def _curve(pairs: list[Atoms]) -> Curve:
+    """The largest of the pairs' exact curves at a symmetric grid of epsilons (exact values, so connect-the-dots on
+    them dominates each pair: every pair's curve is convex in e^epsilon and lies below its chords)."""
+    top = max(max(abs(x) for x in atoms.losses) for atoms in pairs)
+    epsilons = np.linspace(-top, top, _CURVE_POINTS)
+    deltas = np.zeros(_CURVE_POINTS)
+    for atoms in pairs:
+        losses, masses = np.asarray(atoms.losses), np.asarray(atoms.masses)
+        gap = -np.expm1(epsilons[:, None] - losses[None, :])
+        curve = (np.maximum(gap, 0.0) * masses[None, :]).sum(axis=1) + atoms.infinity
+        deltas = np.maximum(deltas, curve)
+    return Curve(tuple(float(e) for e in epsilons), tuple(float(min(d * (1 + 1e-12), 1.0)) for d in deltas))

@@ -1,0 +1,187 @@
+r"""Privacy loss distributions as values: what a mechanism's dominating pair is, in JSON-safe numbers.
+
+A privacy loss distribution (PLD) of an ordered pair of output laws :math:`(P, Q)` is the law of
+:math:`L = \log(P(Y)/Q(Y))`, :math:`Y \sim P`; :math:`\delta(\varepsilon) = \mathbb E_P[(1 -
+e^{\varepsilon - L})_+] + P(L = \infty)` is the pair's hockey-stick divergence (Dwork & Rothblum
+2016; Sommer, Meiser & Mohammadi, PETS 2019).  Each value here describes a pair that *dominates* every
+ordered neighbouring pair of a mechanism (its :math:`\delta(\varepsilon)` is at least theirs at every
+:math:`\varepsilon`, both orders: Zhu, Dathathri & Gopi, AISTATS 2022), so that pairs compose: the
+composition of mechanisms, adaptively chosen, is dominated by the product of their pairs, whose loss
+is the sum of independent losses.
+
+* :class:`Atoms`: finitely many losses and their masses under :math:`P`, plus a mass at :math:`+\infty`
+  (a finite channel's pair, randomized response, the discrete Laplace mechanism, an
+  :math:`(\varepsilon, \delta)` mechanism's worst case);
+* :class:`GaussianLoss`: the Gaussian mechanism of noise :math:`\sigma` per unit of l2 sensitivity;
+* :class:`Curve`: upper bounds on :math:`\delta(\varepsilon)` at a grid of :math:`\varepsilon`, for the
+  worst of several pairs (a non-symmetric channel, releases over disjoint parts), turned into a
+  dominating pair by pessimistic "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi,
+  PETS 2022);
+* :class:`Composed`: a sequence of the above, each repeated ``count`` times (sequential composition).
+
+They are numbers only: :mod:`._pld` turns them into ``dp_accounting`` PLDs (Google's library, which
+discretizes, composes by FFT and converts) when a number is asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ..errors import IncompatibleStateError, InvalidParameterError
+
+__all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "loss_from_dict", "pure_atoms",
+           "approximate_atoms", "pair_atoms"]
+
+#: losses closer than this (absolute) are one atom
+_SAME_LOSS = 1e-12
+
+
+@dataclass(frozen=True)
+class Atoms:
+    """A privacy loss that takes finitely many values: ``masses[i]`` at ``losses[i]`` (under :math:`P`), and
+    ``infinity`` at :math:`+\\infty`."""
+
+    losses: tuple[float, ...]
+    masses: tuple[float, ...]
+    infinity: float = 0.0
+
+    def __post_init__(self):
+        losses, masses = np.asarray(self.losses, dtype=np.float64), np.asarray(self.masses, dtype=np.float64)
+        if losses.shape != masses.shape or losses.ndim != 1 or not losses.size:
+            raise InvalidParameterError("A privacy loss's atoms are two equal, non-empty lists (losses and masses).")
+        if not (np.all(np.isfinite(losses)) and np.all(masses >= 0) and 0 <= self.infinity <= 1):
+            raise InvalidParameterError("A privacy loss's atoms have finite losses and masses >= 0 (infinity in [0, 1]).")
+        total = float(masses.sum()) + self.infinity
+        if abs(total - 1.0) > 1e-9:
+            raise InvalidParameterError(f"A privacy loss's masses and its infinity must sum to 1. Got {total!r}.")
+
+    @property
+    def largest(self) -> float:
+        """The largest finite loss with positive mass (its pure epsilon when ``infinity`` is 0)."""
+        masses = np.asarray(self.masses)
+        return float(np.max(np.asarray(self.losses)[masses > 0])) if np.any(masses > 0) else 0.0
+
+    def delta(self, epsilon: float) -> float:
+        r"""Its exact :math:`\delta(\varepsilon)` (one pair, no composition)."""
+        losses, masses = np.asarray(self.losses), np.asarray(self.masses)
+        above = losses > epsilon
+        return float(np.dot(masses[above], -np.expm1(epsilon - losses[above]))) + self.infinity
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "atoms", "losses": list(self.losses), "masses": list(self.masses), "infinity": self.infinity}
+
+
+@dataclass(frozen=True)
+class GaussianLoss:
+    r"""The Gaussian mechanism: noise :math:`\mathcal N(0, \sigma^2)` per unit of l2 sensitivity (its loss is
+    :math:`\mathcal N(\mu, 2\mu)` with :math:`\mu = 1/(2\sigma^2)`; Balle & Wang 2018)."""
+
+    sigma: float
+
+    def __post_init__(self):
+        if not 0 < self.sigma < math.inf:
+            raise InvalidParameterError(f"A Gaussian loss needs a finite sigma > 0. Got {self.sigma!r}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "gaussian", "sigma": self.sigma}
+
+
+@dataclass(frozen=True)
+class Curve:
+    r"""Upper bounds ``deltas[i]`` on every ordered neighbouring pair's :math:`\delta(\varepsilon_i)` at the
+    increasing ``epsilons`` (negative ones included: :math:`\delta(\varepsilon) \ge 1 - e^\varepsilon` there);
+    ``deltas[-1]`` is put at :math:`+\infty`."""
+
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+
+    def __post_init__(self):
+        epsilons, deltas = np.asarray(self.epsilons), np.asarray(self.deltas)
+        if epsilons.shape != deltas.shape or epsilons.ndim != 1 or epsilons.size < 2 or np.any(np.diff(epsilons) <= 0):
+            raise InvalidParameterError("A privacy loss curve needs increasing epsilons and one delta each (two or more).")
+        if np.any(deltas < 0) or np.any(deltas > 1) or not np.all(np.isfinite(epsilons)):
+            raise InvalidParameterError("A privacy loss curve's deltas lie in [0, 1] at finite epsilons.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "curve", "epsilons": list(self.epsilons), "deltas": list(self.deltas)}
+
+
+@dataclass(frozen=True)
+class Composed:
+    """Sequential composition: every ``(part, count)`` of ``parts``, ``count`` times (fresh randomness each)."""
+
+    parts: tuple[tuple["LossDistribution", int], ...]
+
+    def __post_init__(self):
+        if not self.parts or any(not isinstance(count, int) or count < 1 for _, count in self.parts):
+            raise InvalidParameterError("A composed privacy loss needs parts, each counted at least once.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "composed", "parts": [{"loss": part.to_dict(), "count": count} for part, count in self.parts]}
+
+
+LossDistribution = Union[Atoms, GaussianLoss, Curve, Composed]
+
+
+def loss_from_dict(data: Any) -> LossDistribution:
+    """The loss distribution of ``to_dict``; a missing or damaged field is refused by name."""
+    try:
+        kind = data["kind"]
+        if kind == "atoms":
+            return Atoms(tuple(map(float, data["losses"])), tuple(map(float, data["masses"])), float(data["infinity"]))
+        if kind == "gaussian":
+            return GaussianLoss(float(data["sigma"]))
+        if kind == "curve":
+            return Curve(tuple(map(float, data["epsilons"])), tuple(map(float, data["deltas"])))
+        if kind == "composed":
+            parts = tuple((loss_from_dict(part["loss"]), _count(part["count"])) for part in data["parts"])
+            return Composed(parts)
+    except (KeyError, TypeError, ValueError) as error:
+        raise IncompatibleStateError(f"A privacy loss distribution is damaged ({type(error).__name__}: {error}): "
+                                     f"{str(data)[:200]}") from None
+    raise IncompatibleStateError(f"A privacy loss distribution of unknown kind: {str(data)[:200]}")
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"count {value!r} is not an int")
+    return value
+
+
+def pure_atoms(epsilon: float) -> Atoms:
+    r"""Randomized response with :math:`\varepsilon`: the pair that dominates every :math:`\varepsilon`-DP
+    mechanism's (Kairouz, Oh & Viswanath, ICML 2015, Thm. 2.4): :math:`L = \pm\varepsilon` with masses
+    :math:`e^\varepsilon/(1+e^\varepsilon)` and :math:`1/(1+e^\varepsilon)`."""
+    return approximate_atoms(epsilon, 0.0)
+
+
+def approximate_atoms(epsilon: float, delta: float) -> Atoms:
+    r"""The pair that dominates every :math:`(\varepsilon, \delta)`-DP mechanism's (Kairouz et al. 2015,
+    Thm. 2.4; ``dp_accounting``'s ``from_privacy_parameters``): :math:`+\infty` with mass :math:`\delta`,
+    :math:`\pm\varepsilon` with the rest in proportion :math:`e^{\pm\varepsilon}`."""
+    high = (1.0 - delta) / (1.0 + math.exp(-epsilon))
+    return Atoms((-epsilon, epsilon), (1.0 - delta - high, high), delta)
+
+
+def pair_atoms(upper: np.ndarray, lower: np.ndarray) -> Atoms:
+    r"""The exact loss of the ordered pair of laws ``(upper, lower)`` on the same outputs: :math:`\log(P/Q)` with
+    mass :math:`P` (outputs only ``upper`` reaches go to :math:`+\infty`), equal losses merged, sorted."""
+    upper, lower = np.asarray(upper, dtype=np.float64), np.asarray(lower, dtype=np.float64)
+    reached = upper > 0
+    infinity = float(upper[reached & (lower <= 0)].sum())
+    both = reached & (lower > 0)
+    losses = np.log(upper[both]) - np.log(lower[both])
+    masses = upper[both]
+    order = np.argsort(losses, kind="stable")
+    losses, masses = losses[order], masses[order]
+    if not losses.size:
+        return Atoms((0.0,), (0.0,), 1.0)
+    starts = np.concatenate([[True], np.diff(losses) > _SAME_LOSS])
+    groups = np.cumsum(starts) - 1
+    merged = np.bincount(groups, weights=masses)
+    kept = losses[starts]
+    return Atoms(tuple(float(x) for x in kept), tuple(float(m) for m in merged), infinity)

@@ -1,0 +1,221 @@
+r"""What one mechanism spends, in every currency it can be stated in: :class:`PrivacyLoss`, a value.
+
+A :class:`PrivacyLoss` holds a mechanism's :class:`~dpdist.privacy.PrivacyGuarantee` (the
+:math:`(\varepsilon, \delta)` that basic composition adds), its :math:`\rho`-zCDP when it has one, and a
+privacy loss distribution of a pair that dominates its neighbouring pairs when it has one
+(:mod:`._distributions`), with where these come from (``source``) and what they assume
+(``assumptions``).  :func:`sequential` and :func:`parallel` compose losses into a loss: composition is
+a function of values (OpenDP's measures and combinators).  An accountant (:mod:`._accountants`) reads
+one currency off the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
+from ..errors import IncompatibleStateError, InvalidParameterError
+from ._distributions import (
+    Atoms,
+    Composed,
+    Curve,
+    GaussianLoss,
+    LossDistribution,
+    approximate_atoms,
+    loss_from_dict,
+    pure_atoms,
+)
+from ._pld import mechanisms
+from ._zcdp import pure_rho
+
+__all__ = ["PrivacyLoss", "sequential", "parallel", "FRESH_RANDOMNESS"]
+
+#: what composing the losses of several mechanisms assumes of their randomness
+FRESH_RANDOMNESS = "each mechanism draws fresh randomness (no report, memo or shuffle's sample reused across them)"
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    r"""One mechanism's privacy loss in every currency it can be stated in.
+
+    Parameters
+    ----------
+    guarantee : PrivacyGuarantee
+        Its :math:`(\varepsilon, \delta)` under a neighbouring relation (what basic composition adds).
+    rho : float, optional
+        :math:`\rho`-zCDP under the same relation; None when it has none (a :math:`\delta > 0` guarantee).
+    distribution : LossDistribution, optional
+        The privacy loss distribution of a pair dominating every neighbouring pair; None when it has none.
+    source : str
+        Where the numbers come from (``"exact channel of grr (d = 16)"``, ``"any 0.1-DP mechanism"``).
+    assumptions : tuple of str
+        What they assume beyond the relation (fresh randomness, a shuffler that does not collude, ...).
+    """
+
+    guarantee: PrivacyGuarantee
+    rho: float | None = None
+    distribution: LossDistribution | None = field(default=None, repr=False)
+    source: str = ""
+    assumptions: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not isinstance(self.guarantee, PrivacyGuarantee):
+            raise InvalidParameterError(f"A PrivacyLoss needs a PrivacyGuarantee. Got {type(self.guarantee).__name__}.")
+        rho = self.rho
+        if rho is not None and (isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 <= rho < math.inf):
+            raise InvalidParameterError(f"The 'rho' of a PrivacyLoss must be a finite float >= 0 or None. Got {rho!r}.")
+        if rho is not None and self.guarantee.delta == 0 and rho > pure_rho(self.guarantee.epsilon) * (1 + 1e-9):
+            object.__setattr__(self, "rho", pure_rho(self.guarantee.epsilon))  # a pure guarantee's own bound is smaller
+        object.__setattr__(self, "assumptions", tuple(self.assumptions))
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def of_guarantee(cls, guarantee: PrivacyGuarantee, source: str = "") -> "PrivacyLoss":
+        r"""What any mechanism stating ``guarantee`` spends: pure :math:`\varepsilon` gives :math:`\varepsilon^2/2`-zCDP
+        and randomized response's loss (the worst :math:`\varepsilon`-DP pair); :math:`(\varepsilon, \delta)` gives the
+        worst :math:`(\varepsilon, \delta)` pair and no zCDP."""
+        if guarantee.pure:
+            return cls(guarantee, pure_rho(guarantee.epsilon), pure_atoms(guarantee.epsilon),
+                       source or f"any {guarantee.epsilon:g}-DP mechanism")
+        return cls(guarantee, None, approximate_atoms(guarantee.epsilon, guarantee.delta),
+                   source or f"any ({guarantee.epsilon:g}, {guarantee.delta:g})-DP mechanism")
+
+    def assuming(self, *assumptions: str) -> "PrivacyLoss":
+        """The same loss, stating ``assumptions`` too."""
+        kept = tuple(dict.fromkeys((*self.assumptions, *assumptions)))
+        return PrivacyLoss(self.guarantee, self.rho, self.distribution, self.source, kept)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def mechanisms(self) -> int:
+        """How many mechanisms it composes (1 for one release or report)."""
+        return 1 if self.distribution is None else mechanisms(self.distribution)
+
+    def describe(self) -> str:
+        currencies = [self.guarantee.describe()]
+        if self.rho is not None:
+            currencies.append(f"{self.rho:.6g}-zCDP")
+        if self.distribution is not None:
+            currencies.append("a privacy loss distribution")
+        why = f" ({self.source})" if self.source else ""
+        return ", ".join(currencies) + why
+
+    def restated(self, guarantee: PrivacyGuarantee) -> "PrivacyLoss":
+        """The same loss under another (weaker or converted) ``guarantee``: the exact currencies are kept only when
+        ``guarantee`` is its own, else the worst case of ``guarantee`` (a converted relation: group privacy)."""
+        if guarantee == self.guarantee or (guarantee.epsilon == self.guarantee.epsilon
+                                           and guarantee.delta == self.guarantee.delta):
+            return PrivacyLoss(guarantee, self.rho, self.distribution, self.source, self.assumptions)
+        converted = PrivacyLoss.of_guarantee(guarantee, f"{self.source or 'a mechanism'}, converted to {guarantee.neighbouring}")
+        rho = None if self.rho is None else 4.0 * self.rho  # group privacy of two (Bun & Steinke 2016, Prop. 1.9)
+        if rho is not None and converted.rho is not None:
+            rho = min(rho, converted.rho)
+        return PrivacyLoss(guarantee, rho, converted.distribution, converted.source, self.assumptions)
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        return {"guarantee": self.guarantee.to_dict(), "rho": self.rho,
+                "distribution": None if self.distribution is None else self.distribution.to_dict(),
+                "source": self.source, "assumptions": list(self.assumptions)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "PrivacyLoss":
+        """The loss of :meth:`to_dict`; a missing or damaged field is refused by name."""
+        if not isinstance(data, dict):
+            raise IncompatibleStateError(f"A privacy loss is a JSON object. Got {str(data)[:200]}")
+        missing = [key for key in ("guarantee", "rho", "distribution", "source", "assumptions") if key not in data]
+        if missing:
+            raise IncompatibleStateError(f"A privacy loss lacks {missing}: {str(data)[:200]}")
+        try:
+            guarantee = PrivacyGuarantee(**data["guarantee"])
+            distribution = None if data["distribution"] is None else loss_from_dict(data["distribution"])
+            assumptions = data["assumptions"]
+            if not isinstance(assumptions, list) or not all(isinstance(item, str) for item in assumptions):
+                raise TypeError("'assumptions' must be a list of strings")
+            if not isinstance(data["source"], str):
+                raise TypeError("'source' must be a string")
+            rho = data["rho"]
+            return cls(guarantee, None if rho is None else float(rho), distribution, data["source"], tuple(assumptions))
+        except (TypeError, ValueError) as error:
+            raise IncompatibleStateError(f"A privacy loss is damaged ({error}): {str(data)[:200]}") from None
+
+
+def _checked(owner: str, losses: Iterable[PrivacyLoss]) -> list[PrivacyLoss]:
+    losses = list(losses)
+    if not losses:
+        raise InvalidParameterError(f"{owner} needs at least one PrivacyLoss. Got none.")
+    for loss in losses:
+        if not isinstance(loss, PrivacyLoss):
+            raise InvalidParameterError(f"{owner} composes PrivacyLoss values. Got {type(loss).__name__} instead.")
+    return losses
+
+
+def sequential(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
+    r"""The loss of mechanisms run one after another on the same data, each with fresh randomness.
+
+    Basic: :math:`(\sum\varepsilon_i, \sum\delta_i)` (:func:`dpdist.privacy.sequential`); zCDP: :math:`\sum\rho_i`
+    (Bun & Steinke 2016, Lemma 2.3), when every part has one; PLD: the product of the dominating pairs (Zhu,
+    Dathathri & Gopi 2022), when every part has one.  Equal parts are counted, not repeated.
+    """
+    losses = _checked("accounting.sequential", losses)
+    guarantee = basic_sequential(loss.guarantee for loss in losses)
+    rho = None if any(loss.rho is None for loss in losses) else math.fsum(loss.rho or 0.0 for loss in losses)
+    distribution: LossDistribution | None = None
+    if all(loss.distribution is not None for loss in losses):
+        counts: Counter = Counter()
+        for loss in losses:
+            for part, count in _parts(loss.distribution):
+                counts[part] += count
+        distribution = Composed(tuple(sorted(counts.items(), key=lambda item: repr(item[0]))))
+    sources = sorted({loss.source for loss in losses if loss.source})
+    assumptions = tuple(dict.fromkeys([a for loss in losses for a in loss.assumptions] + [FRESH_RANDOMNESS]))
+    source = f"{len(losses)} mechanisms in sequence" + (f": {'; '.join(sources[:4])}" if sources else "")
+    return PrivacyLoss(guarantee, rho, distribution, source + ("; ..." if len(sources) > 4 else ""), assumptions)
+
+
+def _parts(distribution) -> Sequence[tuple[LossDistribution, int]]:
+    return distribution.parts if isinstance(distribution, Composed) else ((distribution, 1),)
+
+
+def parallel(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
+    r"""The loss of mechanisms run on disjoint parts of the data (each record in one part, parts fixed by public
+    rules): the worst part.  Basic: max :math:`\varepsilon`, max :math:`\delta`; zCDP: max :math:`\rho`; PLD: a pair
+    dominating every part's (the part itself when all are equal, else connect-the-dots on the largest of their
+    curves, :func:`_envelope`)."""
+    losses = _checked("accounting.parallel", losses)
+    guarantee = basic_parallel(loss.guarantee for loss in losses)
+    rho = None if any(loss.rho is None for loss in losses) else max(loss.rho or 0.0 for loss in losses)
+    distributions = [loss.distribution for loss in losses]
+    distribution: LossDistribution | None = None
+    if all(d is not None for d in distributions):
+        distinct = list(dict.fromkeys(distributions))
+        distribution = distinct[0] if len(distinct) == 1 else _envelope(distinct)
+    assumptions = tuple(dict.fromkeys(a for loss in losses for a in loss.assumptions))
+    return PrivacyLoss(guarantee, rho, distribution, f"the worst of {len(losses)} disjoint parts", assumptions)
+
+
+def _envelope(distributions: list) -> Curve:
+    """A curve above every one of ``distributions``' delta(epsilon), on a symmetric grid of 2001 epsilons (their
+    discretized PLDs give upper bounds; the curve is their largest, connect-the-dots makes it a pair)."""
+    # lazy: the parts' curves come from their discretized PLDs (dp_accounting, 1.6 s to load)
+    from ._pld import dp_accounting_pld
+
+    plds = [dp_accounting_pld(d) for d in distributions]
+    top = max(_largest_loss(d) for d in distributions)
+    epsilons = [top * (i / 1000.0 - 1.0) for i in range(2001)]
+    deltas = [max(float(value) for value in values) for values in zip(*(pld.get_delta_for_epsilon(epsilons) for pld in plds))]
+    return Curve(tuple(epsilons), tuple(min(1.0, d) for d in deltas))
+
+
+def _largest_loss(distribution) -> float:
+    if isinstance(distribution, Atoms):
+        return max(abs(x) for x in distribution.losses)
+    if isinstance(distribution, Curve):
+        return max(abs(x) for x in distribution.epsilons)
+    if isinstance(distribution, GaussianLoss):
+        mean = 0.5 / distribution.sigma**2
+        return mean + 12.0 * math.sqrt(2.0 * mean)
+    return sum(count * _largest_loss(part) for part, count in distribution.parts)

@@ -1,0 +1,99 @@
+r"""A local protocol's privacy loss per report, from its exact channel, and a campaign's over its reports.
+
+* Protocols whose every ordered pair of inputs is alike by symmetry (GRR, SS, OUE, SUE) are read from
+  one pair's output classes (:mod:`._pair_classes`) at any domain size: the exact loss.
+* Other protocols with a finite channel (``tags.finite_channel``) small enough to enumerate its pairs
+  (:data:`~._channels.MAX_PAIR_WORK`): the exact loss of every pair (:mod:`._channels`).
+* Any other protocol (numerical outputs, channels too large): the worst case of its pure
+  :math:`\varepsilon`, randomized response (valid for every :math:`\varepsilon`-LDP randomizer).
+
+A campaign of ``reports`` reports per device composes ``reports`` fresh reports; a memoized protocol
+(``tags.memoized``: ``l-grr``, ``l-osue``, ``loloha``, ``dbitflippm``) composes as its memo allows: its
+reports share one permanent response, so they are *one* mechanism whose loss over the device's history
+is ``guarantee_over(reports)`` (never the per-report loss added up as if each were fresh).
+
+Duck-typed on the protocol's public contract (``guarantee``, ``tags``, ``channel``, ``config``,
+``display_name``, ``guarantee_over``), so this package stands below :mod:`dpdist.local`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .._guarantee import PrivacyGuarantee
+from ..errors import InvalidParameterError
+from ._channels import channel_loss, pairs_loss
+from ._distributions import pair_atoms
+from ._loss import PrivacyLoss, sequential
+from ._pair_classes import pair_classes
+
+__all__ = ["protocol_loss", "MEMO_ASSUMPTION"]
+
+#: what a memoized protocol's loss over time assumes
+MEMO_ASSUMPTION = ("one memo per device and scope, kept across reports (the ledger keeps it): the reports are one "
+                   "mechanism, not fresh ones")
+
+
+def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
+    """The privacy loss of ``reports`` reports of one device through ``protocol`` (module docstring).
+
+    Parameters
+    ----------
+    protocol : LocalProtocol
+    reports : int
+        Reports of each device (>= 1): fresh ones compose; a memo's are one mechanism.
+    """
+    if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
+        raise InvalidParameterError(f"The 'reports' of accounting.protocol_loss must be an int >= 1. Got {reports!r}.")
+    tags = getattr(protocol, "tags", None)
+    if tags is None or not isinstance(getattr(protocol, "guarantee", None), PrivacyGuarantee):
+        raise InvalidParameterError(f"accounting.protocol_loss needs a local protocol. Got {type(protocol).__name__}.")
+    name = protocol.display_name
+    if tags.memoized:
+        guarantee = protocol.guarantee if reports == 1 else protocol.guarantee_over(reports)
+        return PrivacyLoss.of_guarantee(guarantee, f"{name}'s memo: {guarantee.epsilon:.6g} over {reports} report(s) "
+                                        "of one device, any two histories").assuming(MEMO_ASSUMPTION)
+    one = _one_report(protocol)
+    return one if reports == 1 else sequential([one] * reports)
+
+
+#: one report's loss per protocol config (protocols are immutable; the channel is read once per process)
+_ONE_REPORT: dict[str, PrivacyLoss] = {}
+
+
+def _one_report(protocol: Any) -> PrivacyLoss:
+    key = f"{type(protocol).__qualname__} {json.dumps(protocol.config(), sort_keys=True, default=str)}"
+    loss = _ONE_REPORT.get(key)
+    if loss is None:
+        if len(_ONE_REPORT) >= 512:
+            _ONE_REPORT.clear()
+        loss = _ONE_REPORT[key] = _read_one_report(protocol)
+    return loss
+
+
+def _read_one_report(protocol: Any) -> PrivacyLoss:
+    guarantee, name = protocol.guarantee, protocol.display_name
+    classes = pair_classes(protocol)
+    if classes is not None:  # every ordered pair alike: one pair's classes give the exact loss
+        mu0, mu1, _ = classes
+        distribution, rho, _ = pairs_loss([pair_atoms(mu0, mu1)])
+        source = f"exact channel of {name} (one pair's output classes, every pair alike)"
+    elif protocol.tags.finite_channel:
+        try:
+            channel = np.asarray(protocol.channel(), dtype=np.float64)
+            distribution, rho, distinct = channel_loss(channel)
+        except (NotImplementedError, MemoryError, InvalidParameterError) as error:
+            return PrivacyLoss.of_guarantee(guarantee, f"any {guarantee.epsilon:g}-LDP randomizer ({name}: no channel "
+                                            f"to enumerate: {type(error).__name__})")
+        source = (f"exact channel of {name}" if distinct == 1 else
+                  f"exact channel of {name}: the worst of {distinct} distinct pairs, connect-the-dots")
+    else:
+        return PrivacyLoss.of_guarantee(guarantee, f"any {guarantee.epsilon:g}-LDP randomizer ({name} has no finite channel)")
+    largest = getattr(distribution, "largest", None)
+    if largest is not None and largest > guarantee.epsilon * (1 + 1e-9) + 1e-12:
+        raise InvalidParameterError(f"{name}'s channel loses {largest!r} per report, more than its stated epsilon "
+                                    f"{guarantee.epsilon!r}.")
+    return PrivacyLoss(guarantee, rho, distribution, source)

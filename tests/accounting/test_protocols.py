@@ -1,0 +1,89 @@
+"""Every registered protocol's loss per report: exact from its channel, cross-checked between dp_accounting and
+dpdist's own lattice convolution (amplification._composition.LossDistribution), and dominating every pair."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpdist import accounting, local
+from dpdist.accounting._distributions import pair_atoms
+from dpdist.accounting._pld import dp_accounting_pld
+from dpdist.accounting._zcdp import renyi
+from dpdist.amplification._composition import LossDistribution
+from dpdist.privacy import local_guarantee
+from conformance._examples import CASES, case_id, make
+
+STEP = 1e-3
+REPORTS = 10
+DELTA = 1e-6
+
+
+def _own_composition(atoms: accounting.Atoms, step: float, rounding) -> float:
+    """dpdist's own lattice convolution of REPORTS copies of ``atoms`` (losses rounded to the lattice by ``rounding``)."""
+    index = rounding(np.asarray(atoms.losses) / step).astype(np.int64)
+    offset = int(index.min())
+    mass = np.bincount(index - offset, weights=np.asarray(atoms.masses))
+    return LossDistribution(step, offset, mass, atoms.infinity).compose(REPORTS, DELTA).epsilon(DELTA)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_each_protocols_loss_is_stated_and_dp_accounting_agrees_with_dpdists_own_convolution(case):
+    protocol = make(case)
+    loss = accounting.protocol_loss(protocol)
+    assert loss.guarantee.epsilon == protocol.guarantee.epsilon
+    assert loss.rho is not None and loss.rho <= 0.5 * protocol.guarantee.epsilon**2 * (1 + 1e-9)
+    distribution = loss.distribution
+    if protocol.tags.memoized or not isinstance(distribution, accounting.Atoms):
+        return
+    ours = accounting.epsilon_at(accounting.Composed(((distribution, REPORTS),)), DELTA, STEP)
+    own = _own_composition(distribution, STEP, np.ceil)
+    optimistic = _own_composition(distribution, STEP, np.floor)  # below the exact composition
+    assert abs(ours - own) <= REPORTS * STEP  # the stated discretization error
+    assert optimistic * (1 - 1e-6) <= ours <= REPORTS * protocol.guarantee.epsilon + 1e-9  # (own: float error carried)
+
+
+FINITE = [case for case in CASES if make(case).tags.finite_channel and not make(case).tags.memoized
+          and make(case).tags.kind != "numerical"]  # numerical inputs are no finite list: the worst case of epsilon
+
+
+@pytest.mark.parametrize("case", FINITE, ids=case_id)
+def test_a_finite_channels_loss_dominates_every_pair_of_inputs(case):
+    """delta(eps) of the stated pair at least every ordered pair's exact delta(eps), and rho at least each pair's
+    D_alpha / alpha: the loss is an upper bound for every neighbouring pair, not one chosen pair."""
+    protocol = make(case)
+    loss = accounting.protocol_loss(protocol)
+    if "exact channel" not in loss.source:
+        pytest.skip(f"no enumerable channel: {loss.source}")
+    channel = protocol.channel()
+    pld = dp_accounting_pld(loss.distribution)
+    epsilons = np.linspace(-protocol.guarantee.epsilon, protocol.guarantee.epsilon, 41)
+    stated = np.asarray(pld.get_delta_for_epsilon(epsilons))
+    orders = np.array([1.01, 1.5, 2.0, 8.0, 64.0])
+    rows = channel.shape[0]
+    pairs = [(a, b) for a in range(rows) for b in range(rows) if a != b]
+    if len(pairs) > 400:  # large channels (key-value pairs): 400 ordered pairs drawn at random, seeded
+        pairs = [pairs[i] for i in np.random.default_rng(0).choice(len(pairs), 400, replace=False)]
+    for first, second in pairs:
+        pair = pair_atoms(channel[first], channel[second])
+        exact = np.array([pair.delta(float(e)) for e in epsilons])
+        assert np.all(stated >= exact - 1e-12), (first, second)
+        assert np.all(renyi(pair, orders) / orders <= loss.rho * (1 + 1e-9)), (first, second)
+
+
+def test_a_memos_reports_are_one_mechanism_never_fresh_ones():
+    memo = local.make("l-grr", epsilon=4.0, epsilon_1=0.5, domain_size=8)
+    over = accounting.protocol_loss(memo, reports=50)
+    assert over.guarantee == memo.guarantee_over(50)
+    assert over.mechanisms == 1 and accounting.MEMO_ASSUMPTION in over.assumptions
+    as_if_fresh = accounting.sequential([accounting.PrivacyLoss.of_guarantee(local_guarantee(0.5))] * 50)
+    assert accounting.state(over, 1e-8).epsilon > accounting.state(as_if_fresh, 1e-8).epsilon  # it would undercount
+
+
+def test_large_domains_are_exact_through_their_pair_classes():
+    grr = accounting.protocol_loss(local.make("grr", epsilon=1.0, domain_size=100_000))
+    p, q = math.e / (math.e + 99_999), 1 / (math.e + 99_999)
+    assert grr.distribution.delta(0.0) == pytest.approx(p - q, rel=1e-9)
+    assert "exact channel" in accounting.protocol_loss(local.make("oue", epsilon=1.0, domain_size=4096)).source

@@ -1,0 +1,43 @@
+"""explain_plan: a campaign repeated over a year, per device, under each accountant, memoized and relayed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import dpdist
+from dpdist.cli import main
+from dpdist.errors import InvalidParameterError
+
+
+def test_a_year_of_daily_grr_states_each_accountant_and_fits_the_target():
+    planned = dpdist.explain_plan({"protocol": "grr", "epsilon": 0.1, "domain_size": 16}, n=100_000, target=4.0)
+    repeated, fitted = planned.row("repeated"), planned.row("fit to target")
+    assert planned.campaigns == 365
+    assert repeated.totals["basic"] == pytest.approx(36.5) and 3.897 <= repeated.totals["pld"] <= 3.95
+    assert fitted.totals["tightest"] <= 4.0 and fitted.epsilon > 0.1 > 4.0 / 365
+    assert fitted.error < repeated.error  # a larger epsilon per day: a smaller error
+    memo = planned.row("memoized l-grr")
+    assert memo.totals["unchanged value"] == 4.0 and memo.totals["changing value"] > 4.0
+    assert json.loads(json.dumps(planned.to_dict()))["rows"][0]["option"] == "repeated"
+
+
+@pytest.mark.slow
+def test_the_relayed_row_fits_the_target_centrally():
+    planned = dpdist.explain_plan({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, n=10**5, every="week",
+                                  target=2.0, relay_n=10**5)
+    relayed = planned.row("relayed")
+    assert relayed.totals["central"] <= 2.0 and relayed.epsilon > 1.0
+    assert relayed.error < planned.row("fit to target").error
+
+
+def test_cli_plan_prints_the_table_and_refuses_its_options_without_plan(capsys):
+    config = '{"protocol": "grr", "epsilon": 0.5, "domain_size": 4}'
+    assert main(["explain", "--config", config, "--n", "1000", "--plan", "--every", "week", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "52 campaign(s)" in out and "memoized loloha" in out
+    assert main(["explain", "--config", config, "--n", "1000", "--target", "3"]) == 2
+    assert "--target" in capsys.readouterr().err
+    with pytest.raises(InvalidParameterError, match="releases"):
+        dpdist.explain_plan(config and {"protocol": "grr", "epsilon": 0.5, "domain_size": 4}, 1000, every="release")

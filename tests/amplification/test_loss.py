@@ -1,0 +1,28 @@
+"""A relayed campaign's rounds as a PrivacyLoss: the relay's own composition and dp_accounting's, on the same pair."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpdist import accounting, local
+from dpdist.amplification import SHUFFLE_ASSUMPTIONS, shuffled_loss
+
+
+def test_thirty_relay_rounds_stay_at_0889_and_dp_accounting_agrees_within_its_discretization():
+    grr = local.make("grr", epsilon=4.0, domain_size=3)
+    loss = shuffled_loss(grr, 10**5, 1e-8, rounds=30)
+    assert loss.guarantee.epsilon <= 0.889
+    assert set(SHUFFLE_ASSUMPTIONS) <= set(loss.assumptions)
+    through = accounting.epsilon_at(loss.distribution, 1e-8)
+    assert loss.guarantee.epsilon <= through <= loss.guarantee.epsilon + accounting.discretization_error(loss.distribution)
+
+
+def test_relayed_rounds_compose_with_other_charges_in_a_session():
+    from dpdist.budget import BudgetSession
+
+    session = BudgetSession(2.0, 1e-8, accountant="pld")
+    session.charge(shuffled_loss(local.make("grr", epsilon=4.0, domain_size=3), 10**5, 1e-8, rounds=30), "relayed")
+    session.campaign(local.make("grr", epsilon=0.1, domain_size=16), reports=30)
+    relayed_alone = 0.889
+    assert relayed_alone < session.spent.epsilon < relayed_alone + 3.0 and session.spent.accountant == "pld"
+    assert session.spent.epsilon == pytest.approx(session.spent.epsilon_at(1e-8, "pld"))

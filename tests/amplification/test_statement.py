@@ -1,0 +1,36 @@
+"""A relayed campaign's statement (dpdist.amplification._statement): the central guarantee counted in reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpdist import local, privacy
+from dpdist.amplification._statement import Admission, relayed_statement
+
+PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
+
+
+def test_the_central_guarantee_is_stated_at_the_batch_minus_colluding_devices_times_their_tokens():
+    statement = relayed_statement(PROTOCOL, 10, 40, 1e-8, Admission("https://issuer", True, 2, 3))
+    assert statement["admission"] == {"issuer": "https://issuer", "issuer_independent": True, "colluding": 2,
+                                      "tokens_each": 3, "colluding_reports": 6}
+    assert statement["central"]["n"] == 4
+    assert statement["central"]["epsilon"] == pytest.approx(privacy.shuffled(PROTOCOL, n=4, delta=1e-8).epsilon)
+
+
+@pytest.mark.parametrize(("smallest", "colluding", "tokens_each", "reports"), [(100, 1, 99, 99), (10, 3, 3, 9), (6, 2, 3, 6)])
+def test_a_statement_is_refused_when_the_colluding_reports_leave_fewer_than_two_honest_ones(smallest, colluding, tokens_each,
+                                                                                            reports):
+    """The issue's example: 1 credential of 99 tokens in a batch of 100 (GRR, eps0 = 2, K = 100) stated (1.156, 1e-8)."""
+    central = relayed_statement(PROTOCOL, smallest, smallest, 1e-8, Admission("https://issuer", True, colluding, tokens_each))["central"]
+    assert "epsilon" not in central and central["code"] == "colluding_reports_fill_batch"
+    assert (f"{colluding} colluding device(s) x {tokens_each} tokens each = {reports} reports" in central["reason"]
+            and f"batch of {smallest}" in central["reason"])
+
+
+def test_an_identity_without_the_issuers_tokens_each_states_nothing_beyond_colluding_zero():
+    """A campaign created before identities carried ``tokens_each``: its colluding devices' reports are not bounded."""
+    unknown = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 1, None))["central"]
+    assert "epsilon" not in unknown and unknown["code"] == "tokens_each_unknown"
+    none_colluding = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 0, None))
+    assert none_colluding["central"]["n"] == 10 and none_colluding["admission"]["colluding_reports"] == 0
