@@ -119,6 +119,15 @@ def _audit():
     return audit(dpdist.local.make("grr", epsilon=1.0, domain_size=3), samples=4000, rng=1)
 
 
+def _losses():
+    from dpdist import accounting
+
+    grr = accounting.protocol_loss(dpdist.local.make("grr", epsilon=1.0, domain_size=4))
+    oue = accounting.protocol_loss(dpdist.local.make("oue", epsilon=1.0, domain_size=4))
+    gaussian = accounting.gaussian(2.0, delta=1e-6)
+    return [grr, accounting.sequential([grr, grr, oue]), gaussian, accounting.parallel([grr, oue])]
+
+
 def _guarantees():
     from dpdist.privacy import PrivacyGuarantee
 
@@ -138,6 +147,9 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
                                   MeanVarianceEstimate, QuantileRelease, RangeEstimate)
     from dpdist.local.keyvalue import KeyValueEstimate
     from dpdist.local.multi import MultiAttributeEstimate
+    from dpdist import accounting
+    from dpdist.accounting import PrivacyLoss, Statement
+    from dpdist.accounting._distributions import loss_from_dict
     from dpdist.privacy import PrivacyGuarantee
 
     central = dpdist.central
@@ -169,7 +181,18 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
         "Explanation": (Explanation.from_dict, [_explanation]),
         "ShuffledAccount": (ShuffledAccount.from_dict, [_shuffled]),
         "AuditResult": (AuditResult.from_dict, [_audit]),
+        "PrivacyLoss": (PrivacyLoss.from_dict, [lambda k=k: _losses()[k] for k in range(4)]),
+        "Statement": (Statement.from_dict, [lambda: accounting.state(_losses()[1], 1e-8, "pld"),
+                                            lambda: accounting.state(_losses()[2], 1e-8, "zcdp")]),
+        **{name: (loss_from_dict, [lambda name=name: _distribution_of(name)])
+           for name in ("Atoms", "GaussianLoss", "Curve", "Composed")},
     }
+
+
+def _distribution_of(name: str):
+    """A real privacy loss distribution of the class ``name`` (a part of a PrivacyLoss's document)."""
+    kinds = {type(loss.distribution).__name__: loss.distribution for loss in _losses()}
+    return kinds[name]
 
 
 #: Classes that write a document but are read back by no ``from_dict``, and why (the test checks each is still so).
@@ -191,6 +214,9 @@ NOT_READ_BACK = {
     "BudgetStatement": "written inside a result's guarantee; read back as the release's own guarantee (budget "
                        "classes: the accountant branch, issue 58)",
     "SessionGuarantee": "read back as the release's own PrivacyGuarantee (PrivacyGuarantee.from_dict)",
+    "Spent": "a session's running total (the accountant branch, issue 58): written in a BudgetStatement",
+    "Plan": "explain --plan's table (the accountant branch, issue 58): printed and written, not read back yet",
+    "PlanRow": "a row of a Plan (the same)",
 }
 
 

@@ -55,7 +55,6 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
             f"arguments given, which do not fit its parameters: {error}."
         ) from None
     first = next(iter(bound.arguments))
-    _refuse_missing_first(function, signature, bound.arguments, args[0])
     bound.arguments[first] = _no_records(args[0])
     if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public
         bound.arguments[first] = np.zeros(len(args[0]))
@@ -74,19 +73,23 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
     return guarantee
 
 
-def _refuse_missing_first(function: Callable, signature: inspect.Signature, arguments: dict, data) -> None:
-    """The release's own refusal of missing values (``missing="refuse"``, its default: :mod:`dpdist._missing`),
-    raised before anything is charged: the run on no records cannot see them, and a charge for a release that then
-    refuses would be budget spent for nothing."""
-    parameter = signature.parameters.get("missing")
-    if parameter is None:
+def refuse_missing_first(function: Callable, args: tuple, kwargs: dict, *, private: bool = True) -> None:
+    """The refusal of missing values that ``function(*args, **kwargs)`` would raise (``missing="refuse"``, its
+    default: :mod:`dpdist._missing`), raised before anything is charged: the run on no records cannot see them, and a
+    charge for a call that then refuses would be budget spent for nothing.  Called once the budget has room (a
+    release the budget refuses never reads the data)."""
+    try:
+        parameter = inspect.signature(function).parameters.get("missing")
+    except (TypeError, ValueError):
+        return
+    if parameter is None or not args:
         return
     owner = getattr(function, "__qualname__", "the release")
-    policy = missing_policy(owner, arguments.get("missing", parameter.default))
+    policy = missing_policy(owner, kwargs.get("missing", parameter.default), numeric=False)
     if policy.refuses:
-        values = real_array(data)
+        values = real_array(args[0])
         if isinstance(values, np.ndarray):
-            policy.apply(values, owner, f"The 'x' argument of {owner}", private=True)
+            policy.apply(values, owner, f"The first argument of {owner}", private=private)
 
 
 def _is_slice_quantiles(function: Callable, arguments: dict) -> bool:
