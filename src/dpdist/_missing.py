@@ -52,6 +52,7 @@ class MissingPolicy:
     value: Any = None
     option: str = "missing"
     records: bool = False  # records of several attributes: a record missing any value is the unit (no value to give)
+    also: str = ""  # another choice the refusal names (a group-by's missing_keys='group')
 
     @property
     def refuses(self) -> bool:
@@ -100,7 +101,7 @@ class MissingPolicy:
                     "message: a statistic of the private data)" if private else
                     f"has {count} {unit} (NaN, None or an empty cell) among {len(values)}")
         if self.how == "refuse":
-            other = "" if self.records else f", or {self.option}=<a value> to count each as that value"
+            other = (self.also or "") if self.records else f", or {self.option}=<a value> to count each as that value"
             raise MissingValuesError(
                 f"{what} {how_many}, and dpdist does not turn a missing value into a number by itself. Give "
                 f"{self.option}='drop' to leave those records out{other} (the result states which). Nothing was "

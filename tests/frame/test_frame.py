@@ -211,7 +211,7 @@ def test_missing_values_and_missing_keys_in_every_engine(engine):
     # a row whose key is missing: refused, left out and counted, or a group of its own (issue 64.5: dropped in
     # silence); keys come back as the values typed, sorted, the missing one last
     keyed = make_frame(engine, {"x": [1, 0, 3, 2], "key": ["b", "a", None, "b"]})
-    with pytest.raises(MissingValuesError, match=r"key column\(s\) \['key'\] .* has 1 missing value"):
+    with pytest.raises(MissingValuesError, match=r"key column\(s\) \['key'\] .* has 1 record\(s\) with a missing value"):
         frame.group_estimate(keyed, "x", "key", protocol, rng=1)
     with pytest.warns(MissingValuesWarning, match="1 missing value"):
         grouped = frame.group_estimate(keyed, "x", "key", protocol, rng=1, missing_keys="drop")

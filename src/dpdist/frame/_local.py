@@ -15,7 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from .._missing import missing_mask, missing_policy, real_array, with_policy_note
+from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
 from ._grouped import GroupedResult
@@ -284,9 +284,10 @@ def check_missing_key_rows(owner: str, table: Table, by: tuple[str, ...], keys_p
     if keys_policy == "group":
         return
     mask = table.missing_keys(by)
-    missing_policy(owner, keys_policy, option="missing_keys").apply(
-        np.arange(mask.size), owner, f"The key column(s) {list(by)} given to {owner} (a row whose key is missing is in "
-                                     "no group)", mask=mask, private=private)
+    policy = MissingPolicy(keys_policy, option="missing_keys", records=True,
+                           also=", or missing_keys='group' to make them a group of key None")
+    policy.apply(np.arange(mask.size), owner, f"The key column(s) {list(by)} given to {owner} (a row whose key is "
+                                              "missing is in no group)", mask=mask, private=private)
 
 
 def check_missing_keys(owner: str, missing_keys: Any) -> str:
