@@ -56,7 +56,7 @@ def check_central_input(
     delta=None,
     needs_delta=False,
     grid_size=GRID_SIZE,
-    missing="refuse",
+    missing: str | float = "refuse",
     neighbouring: str | None = None,
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
