@@ -27,7 +27,7 @@ pin_numerics()
 # (with -p no:anyio in pyproject.toml, no fast test imports trio)
 os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 
-import pytest
+import pytest  # noqa: E402 - after keep_bytecode and pin_numerics (above)
 
 # the slowest tests in CPU-seconds at the end of every run (tests/cpu_time.py)
 pytest_plugins = ["cpu_time"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from serve_support import ADMIN_TOKEN, PostgresCluster, ServerProcess, free_port
+from serve_support import PostgresCluster, ServerProcess, free_port
 
 TESTS = Path(__file__).resolve().parent
 CDP_PAGE = TESTS / "cdp_page.mjs"

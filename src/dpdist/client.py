@@ -18,4 +18,5 @@ from .serve.client import (
     retry_schedule,
 )
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule", "retry_after", "retry_delay"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "FILE_MAX_RECORDS", "FILE_PART_BYTES", "MAX_RETRY_AFTER", "issuer_of", "json_rows",
+           "retry_schedule", "retry_after", "retry_delay"]

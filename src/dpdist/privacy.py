@@ -26,5 +26,5 @@ from .amplification import shuffled
 
 __all__ = [
     "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "shuffled", "MODELS",
-    "NEIGHBOURING",
+    "NEIGHBOURING", "OVER_TIME", "LOCAL_ONLY",
 ]

@@ -203,8 +203,8 @@ def test_sums_add_positive_terms_only_and_keep_relative_accuracy():
         left = np.sort(rng.integers(0, 5000, 300))
         right = np.minimum(left + rng.integers(-3, 4000, 300), 4999)
         got = je._range_logsumexp(values, left, right)
-        for l, r, g in zip(left, right, got):
-            total = sum(exact[l : r + 1], decimal.Decimal(0)) if l <= r else decimal.Decimal(0)
+        for lo, hi, g in zip(left, right, got):
+            total = sum(exact[lo : hi + 1], decimal.Decimal(0)) if lo <= hi else decimal.Decimal(0)
             if total == 0:
                 assert g == -np.inf
             else:

@@ -72,7 +72,10 @@ def _release_law(cells, ranks, z_range, tree_decay, plan, grid):
     """P(outputs, noise in z_range) of a two-quantile release on a grid of `grid` cells (noise of a k = 3 tree:
     Z_1 = a, Z_2 = a + b); entry [o0, o1]."""
     h = plan.half_width
-    node = lambda v: math.tanh(tree_decay / 2) * math.exp(-tree_decay * abs(v))  # discrete Laplace pmf
+
+    def node(v):  # discrete Laplace pmf
+        return math.tanh(tree_decay / 2) * math.exp(-tree_decay * abs(v))
+
     law = np.zeros((grid + 1, grid + 1))
     cells = np.sort(cells)
     laws = {c: _em_laws(cells[c - h: c + h + 1], grid, h, plan.epsilon_exponential)

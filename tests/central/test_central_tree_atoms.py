@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpdist import central, metrics
+from dpdist import metrics
 from dpdist.central import _atoms
 from dpdist.central.tree import TreeHistogram
 from dpdist.estimates import Distribution

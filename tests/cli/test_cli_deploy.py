@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -148,10 +147,11 @@ def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
     assert main(["aggregate", str(first), "--state", str(state), "--no-progress"]) == 0
     before = state.read_bytes()
     # the hook pauses after the new state is written and fsynced, before the rename: the worst moment
-    environment = {**os.environ, "DPDIST_TEST_SLEEP_BEFORE_RENAME": "60"}
+    from crash_hooks import command
+
     process = subprocess.Popen(
-        [sys.executable, "-m", "dpdist.cli", "aggregate", str(second), "--state", str(state), "--no-progress"],
-        env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        command("aggregate", str(second), "--state", str(state), "--no-progress", pause_before_rename=60),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60

@@ -31,7 +31,10 @@ import pytest
 pytest.importorskip("dpdist.serve", reason="dpdist serve (issue 14) is not in this checkout")
 serve_support = pytest.importorskip("serve_support", reason="tests/serve_support.py (issue 14) is not in this checkout")
 ServerProcess, admin_headers, free_port = serve_support.ServerProcess, serve_support.admin_headers, serve_support.free_port
-from browser_support import chromium, required as _required  # noqa: E402,F401 - chromium is a fixture
+import browser_support  # noqa: E402 - after the importorskip of the service
+
+chromium = browser_support.chromium  # the fixture, under its name in this module
+_required = browser_support.required
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parents[1] / "participate_driver.mjs"

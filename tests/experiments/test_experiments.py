@@ -411,10 +411,10 @@ def test_stale_temporary_cell_files_are_removed_when_a_run_starts(tmp_path):
     dead.wait()
     cells = tmp_path / "cells"
     cells.mkdir()
-    stale = [cells / f"0123abcd.tmp{dead.pid}", cells / f"4567ef.json.tmp{dead.pid}"]
+    stale = [cells / f".0123abcd.{dead.pid}-00ff.tmp", cells / f".4567ef.json.{dead.pid}-1a2b.tmp"]
     for path in stale:
         path.write_text("{")
-    live = cells / f"89ab.json.tmp{os.getppid()}"  # a process that is still running
+    live = cells / f".89ab.json.{os.getppid()}-3c4d.tmp"  # a process that is still running
     live.write_text("{")
     run_spec(_spec(datasets=["geo-0.6"], metrics=["mse"], repeats=1), tmp_path, progress=False)
     assert not any(path.exists() for path in stale) and live.exists()

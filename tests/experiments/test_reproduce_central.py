@@ -16,17 +16,17 @@ from dpdist.experiments import (
     INCONCLUSIVE,
     ResultsTable,
     get_spec,
-    normal_p_values,
     reproduce,
     welch_p_values,
 )
 
 from dpdist.experiments import OUTCOMES, UNDERPOWERED, linear_p_values
 
-UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.central import checks as paper_checks
 from dpdist.reproductions.central import methods as paper_methods
 from dpdist.reproductions.central import spec as paper
+
+UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 
 
 def _summary(rows):

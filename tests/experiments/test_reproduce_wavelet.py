@@ -23,11 +23,12 @@ from dpdist.experiments import (
 
 from dpdist.experiments import OUTCOMES, UNDERPOWERED, MinimumWithin
 
-UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.reproductions.wavelet import checks as paper_checks
 from dpdist.reproductions.wavelet import methods as paper_methods
 from dpdist.reproductions.wavelet import spec as paper
 from dpdist.local.numerical._haar_design import wasserstein_bound
+
+UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 
 # A quick spec cut to seconds: 2 synthetic datasets (100,000 users), 1 repeat, eps = 1,
 # J in 1..3, the large-n sweep of Fig. 5 at 3000 users.
@@ -219,7 +220,7 @@ def test_hierarchy_isotonic_is_a_valid_cdf_close_to_the_data_at_a_large_budget()
 
 
 def test_falls_less_compares_the_drop_of_an_error_across_dataset_groups():
-    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, ResultsTable
+    from dpdist.experiments import DOES_NOT_HOLD, HOLDS, ResultsTable
     from dpdist.reproductions.wavelet.checks import FallsLess
 
     def table(flat_drop, falling_drop, se=0.001):

@@ -14,8 +14,9 @@ from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCO
 
 from dpdist.experiments import OUTCOMES, UNDERPOWERED
 
-UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 from dpdist.experiments._table import ResultsTable
+
+UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 
 
 def test_spec_is_registered_and_has_every_paper_figure():

@@ -16,7 +16,6 @@ from dpdist.experiments import (
     AllOf,
     RatioWithin,
     better_than,
-    evaluate_claims,
     lowest_of,
     repeats_needed,
 )

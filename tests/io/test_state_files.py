@@ -9,7 +9,7 @@ import pytest
 
 from conformance._examples import CASES, case_id, make, population
 from dpdist import io, local
-from dpdist._io._atomic import atomic_writer
+from dpdist._io._atomic import atomic_path, atomic_writer, remove_stale_temporaries, write_text_atomically
 from dpdist.errors import IncompatibleStateError
 
 
@@ -86,6 +86,37 @@ def test_atomic_writer_keeps_the_destination_mode(tmp_path):
     with atomic_writer(path) as handle:
         handle.write(b"new")
     assert path.read_bytes() == b"new" and (path.stat().st_mode & 0o777) == 0o640
+
+
+def test_atomic_path_replaces_a_read_only_file_and_a_private_one_is_the_owners_only(tmp_path):
+    """The one atomic write, for writers that want a path (Parquet, CSV): the same mode rules as the handle's."""
+    path = tmp_path / "table.csv"
+    path.write_text("old")
+    path.chmod(0o444)
+    with atomic_path(path) as temporary:
+        temporary.write_text("new")  # written while the destination is read-only: its mode is set after
+    assert path.read_text() == "new" and (path.stat().st_mode & 0o777) == 0o444
+    assert write_text_atomically(tmp_path / "secret", "token") == tmp_path / "secret"
+    with atomic_writer(tmp_path / "secret", private=True) as handle:
+        handle.write(b"token")
+    assert (tmp_path / "secret").stat().st_mode & 0o077 == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret", "table.csv"]
+
+
+def test_stale_temporaries_of_a_gone_writer_are_removed_and_a_live_writers_kept(tmp_path):
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = [tmp_path / f".state.bin.{gone.pid}-00ff.tmp", tmp_path / f".other.{gone.pid}-1a2b.tmp"]
+    live = tmp_path / f".state.bin.{os.getppid()}-3c4d.tmp"
+    unrelated = tmp_path / ".state.bin.tmp"
+    for path in (*stale, live, unrelated):
+        path.write_bytes(b"half")
+    assert remove_stale_temporaries(tmp_path, "state.bin") == 1 and not stale[0].exists() and stale[1].exists()
+    assert remove_stale_temporaries(tmp_path) == 1 and not stale[1].exists()
+    assert live.exists() and unrelated.exists()
 
 
 def test_fingerprints_depend_on_content_only(tmp_path):

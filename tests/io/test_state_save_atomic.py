@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
+from crash_hooks import preamble
 from dpdist.cli import main
 
 GRR = local.make("grr", epsilon=1.0, domain_size=4)
@@ -54,9 +55,8 @@ def _old_state(path):
 
 def _kill_before_the_state_is_renamed(tmp_path, state, how):
     """Run a save in a child that pauses before each rename; SIGKILL it while the state's temp file waits."""
-    environment = {**os.environ, "DPDIST_TEST_SLEEP_BEFORE_RENAME": "20"}
     process = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(state), how], env=environment,
+        [sys.executable, "-c", preamble(pause_before_rename=20) + CHILD, str(state), how],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     prefix, journal_prefix = f".{state.name}.", f".{io.journal_path(state).name}."

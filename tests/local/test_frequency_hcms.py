@@ -26,11 +26,11 @@ def test_the_estimate_is_unbiased_with_the_stated_variance():
 def test_the_server_transform_equals_apples_sketch_formula():
     protocol = local.make("hcms", epsilon=1.0, domain_size=30, hash_count=8, width=8)
     reports = protocol.privatize(np.arange(30).repeat(7), rng=3)
-    j, l, bit = (reports[:, i].astype(int) for i in range(3))
+    j, column, bit = (reports[:, i].astype(int) for i in range(3))
     e = math.exp(1.0)
     c_eps = (e + 1) / (e - 1)
     sketch = np.zeros((8, 8))
-    np.add.at(sketch, (j, l), 8 * c_eps * np.where(bit == 1, 1.0, -1.0))  # Apple Alg. 4: k c_eps w at (j, l)
+    np.add.at(sketch, (j, column), 8 * c_eps * np.where(bit == 1, 1.0, -1.0))  # Apple Alg. 4: k c_eps w at (j, l)
     hadamard = np.array([[(-1) ** bin(r & c).count("1") for c in range(8)] for r in range(8)])
     sketch = sketch @ hadamard.T
     hashed = protocol._hashed(np.arange(8)[:, None], np.arange(30)[None, :])

@@ -8,7 +8,6 @@ overspend the owner's budget.
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest

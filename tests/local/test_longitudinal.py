@@ -2,7 +2,6 @@
 
 import itertools
 import json
-import math
 
 import numpy as np
 import pytest

@@ -9,7 +9,6 @@ against the paper's amplification claim, the forms records may take, and bad inp
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest

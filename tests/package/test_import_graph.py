@@ -23,9 +23,6 @@ import dpdist
 
 SOURCE = Path(dpdist.__file__).parent
 DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
-#: Folders other branches are changing as this is written: their imports inside functions are not yet
-#: required to state a reason (the floors and the no-circle rule hold for them all the same).
-NOT_YET_SWEPT = {"serve", "relay", "issuer", "privacypass", "amplification", "_guard"}
 #: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
 HEAVY = ("scipy", "dp_accounting", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
          "narwhals", "duckdb", "pyspark", "ibis")
@@ -167,11 +164,11 @@ def running_up(graph: dict[str, set[str]], floor: dict[str, int]) -> list[str]:
 
 
 def unexplained_lazy_imports() -> list[str]:
-    """Imports inside functions (outside :data:`NOT_YET_SWEPT`) with no ``# lazy: <reason>`` on their lines."""
+    """Imports inside functions with no ``# lazy: <reason>`` on their lines, in every package."""
     found = []
     for path in sorted(SOURCE.rglob("*.py")):
         relative = path.relative_to(SOURCE)
-        if "_clients_js" in relative.parts or relative.parts[0].removesuffix(".py") in NOT_YET_SWEPT:
+        if "_clients_js" in relative.parts:
             continue
         lines, found_imports = _source_imports(path)
         for node, in_function, type_only in found_imports:

@@ -32,10 +32,12 @@ from dpdist import io, local
 from dpdist.client import Client
 from dpdist.errors import CampaignIdentityError
 from relay_support import CollectorProcess, IssuerProcess, RelayProcess
-from browser_support import chromium, required as _required  # noqa: F401 - chromium is a fixture
+import browser_support
 from relay_support import ISSUER_ADMIN_TOKEN
 from serve_support import ADMIN_TOKEN, admin_headers
 
+chromium = browser_support.chromium  # the fixture, under its name in this module
+_required = browser_support.required
 pytest.importorskip("pyhpke")
 pytestmark = pytest.mark.slow
 

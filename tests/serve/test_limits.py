@@ -745,7 +745,7 @@ async def _healthz(scope, receive, send):
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-def test_the_workers_connections_get_tcp_nodelay(monkeypatch):
+def test_the_workers_connections_get_tcp_nodelay(monkeypatch, tmp_path):
     """--workers 2 answered each request on a reused connection ~40 ms late: the socket handed to the workers was
     created with protocol 0, so asyncio left Nagle's algorithm on every accepted connection. The socket
     run_workers hands to uvicorn's supervisor is served here as a worker serves it."""
@@ -766,7 +766,7 @@ def test_the_workers_connections_get_tcp_nodelay(monkeypatch):
     monkeypatch.setattr(uvicorn.supervisors, "Multiprocess", Supervisor)
     monkeypatch.setenv("DPDIST_SERVE_WORKER_SETTINGS", "{}")  # restored after the test
     port = free_port()
-    run_workers(2, db="unused.sqlite", admin_token=ADMIN_TOKEN, max_body_bytes=1 << 20, limits=Limits(),
+    run_workers(2, db=str(tmp_path / "unused.sqlite"), admin_token=ADMIN_TOKEN, max_body_bytes=1 << 20, limits=Limits(),
                 operations=Operations(), host="127.0.0.1", port=port)
     (listener,) = handed
     with uvicorn_thread(_healthz, ServerLimits(), lifespan="off", sockets=[listener], port=port) as server:

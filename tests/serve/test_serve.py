@@ -574,18 +574,19 @@ def test_cli_submit_killed_midway_and_run_again_counts_every_row_once(server, ad
 
     Before the journal, a re-run randomized every row again and counted 38,000-50,000 of 50,000 reports twice.
     """
-    import os
     import signal
     import time
+
+    from crash_hooks import command
 
     campaign = new_campaign(admin)
     data = tmp_path / "data.csv"
     data.write_text("value\n" + "\n".join(str(i % 8) for i in range(5000)) + "\n")
-    argv = [sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign", campaign, str(data),
-            "--column", "value", "--batch-size", "500"]
+    arguments = ["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value", "--batch-size", "500"]
+    argv = [sys.executable, "-m", "dpdist.cli", *arguments]
     # a liveness bound, not a speed target: on a loaded 2-core machine the CLI start and four batches took over 60 s
-    env = {**os.environ, "DPDIST_TEST_PAUSE_AFTER_BATCHES": "4:300"}
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command(*arguments, pause_after_batches=(4, 300)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
     try:
         while not (_has_reports(admin, campaign) and admin.estimate(campaign)["n"] >= 2000):

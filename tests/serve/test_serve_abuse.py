@@ -71,7 +71,7 @@ class InProcessServer:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(BOUND_S)
-        self.service.store.db.close()
+        self.service.close()  # the committer stopped before the database closes (a fold on a closing connection crashed)
 
 
 @contextlib.contextmanager

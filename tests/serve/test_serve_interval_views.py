@@ -48,7 +48,7 @@ def _incomes(seed: int, size: int) -> np.ndarray:
 
 
 def test_one_campaign_state_gives_one_interval_in_every_view(tmp_path, capsys):
-    from dpdist.cli._serve import _print_summary
+    from dpdist.cli._campaign import _print_summary
 
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
     assert client.post("/api/campaigns", json={"campaign": "income", "config": SW}, headers=ADMIN).status_code == 201
@@ -140,7 +140,7 @@ def test_an_empty_anytime_band_is_reported_as_empty_in_every_view_never_as_low_a
     """The simultaneous anytime band intersected with the simplex is empty on the outsider's poisoned campaign (item 97
     showed [1, -0.02996]): the JSON says ``empty`` with null limits and a note, the CLI's text says "empty", the same in
     every view; honest reports give an empty band with probability at most 1 - level."""
-    from dpdist.cli._serve import _print_summary
+    from dpdist.cli._campaign import _print_summary
 
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
     _poisoned_grr(client)
@@ -182,7 +182,7 @@ def test_a_recovered_estimate_is_served_without_the_plain_estimates_anytime_inte
     """``recover=ldprecover``: the confidence sequence bounds the plain unbiased estimate (fakes included), which the
     recovered values leave, so no anytime interval is shown and ``sequence_unavailable`` says why; ``targets`` (a JSON
     list or "97,111") reaches the recovery, and a bad value is a 400 naming the option."""
-    from dpdist.cli._serve import _print_summary
+    from dpdist.cli._campaign import _print_summary
     from dpdist.serve._uncertainty import NO_RECOVERED_SEQUENCE
 
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))

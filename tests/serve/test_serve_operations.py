@@ -486,7 +486,7 @@ SECTIONS = ("Operating", "Metrics", "Behind a reverse proxy")
 
 def _section_commands(text: str, title: str) -> list[str]:
     """The ```bash blocks of the section ``title`` (up to the next heading of its level or above)."""
-    blocks, level, fence, inside = [], None, None, False
+    blocks, level, fence, inside, current = [], None, None, False, []
     for line in text.splitlines(keepends=True):
         if fence is not None:  # inside a fenced block: headings do not count
             if line.startswith("```"):

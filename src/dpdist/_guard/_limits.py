@@ -93,7 +93,7 @@ class Limits:
         def positive(name, kind=(int, float)):
             value = getattr(self, name)
             need(isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value) and value > 0, name,
-                 "a number > 0" if kind != int else "an int > 0")
+                 "a number > 0" if kind is not int else "an int > 0")
 
         for name in ("header_timeout", "body_timeout", "body_idle_timeout"):
             positive(name)
@@ -139,12 +139,12 @@ def protocol_class(header_timeout: float | None = None, http: str = "auto", max_
     ``dpdist serve --workers N``, importable by name; likewise ``max_pending_heads``
     (``config.dpdist_max_pending_heads``, :data:`DEFAULT_MAX_PENDING_HEADS` without it).
     """
-    from ._protocol import HeaderTimeoutH11Protocol
+    from ._protocol import HeaderTimeoutH11Protocol  # lazy: uvicorn's h11 protocol (dpdist[serve]) only when a server runs: the command line reads this module's options
 
     base: type = HeaderTimeoutH11Protocol
     if http != "h11":
         try:
-            from ._protocol_httptools import HeaderTimeoutHttpToolsProtocol
+            from ._protocol_httptools import HeaderTimeoutHttpToolsProtocol  # lazy: uvicorn's httptools protocol, tried (optional)
         except ImportError:
             if http == "httptools":
                 raise InvalidParameterError("The '--http' option is 'httptools' but httptools is not installed "

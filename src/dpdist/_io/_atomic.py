@@ -1,19 +1,24 @@
-"""Crash-safe file replacement and an exclusive lock.
+"""Files replaced whole or not at all, durably; the clean-up of writes a kill interrupted; an exclusive lock.
 
-:func:`atomic_writer` writes to a temporary file in the destination's
-directory, flushes and fsyncs it, renames it over the destination with
-``os.replace`` (atomic on POSIX) and fsyncs the directory so the rename
-itself is durable.  A crash at any moment leaves either the old file or the
-new one, never a mixture.  The environment variable
-``DPDIST_TEST_SLEEP_BEFORE_RENAME`` (seconds) pauses between the fsync and the
-rename; it exists so tests can kill a writer at the worst moment.
+:func:`atomic_path` yields a temporary path in the destination's folder
+(``.NAME.PID-RANDOM.tmp``) for the caller to write; then the file is fsynced,
+renamed over the destination with ``os.replace`` (atomic on POSIX and Windows)
+and the folder fsynced, so the rename itself survives a power cut.  A crash at
+any moment leaves either the old file or the new one, never a mixture.  On an
+error the temporary file is deleted; a kill between the steps leaves it behind,
+and :func:`remove_stale_temporaries` deletes those whose writer is gone.
+:func:`atomic_writer` is the same with an open binary file,
+:func:`write_text_atomically` with a text.  Every file dpdist writes whole goes
+through here: states, ledgers, budgets, journals, releases, explain tables,
+token files, the experiments' cells, tables, reports and pages.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import re
+import secrets
 import time
 from pathlib import Path
 from typing import IO, Iterator
@@ -21,36 +26,61 @@ from typing import IO, Iterator
 from .._types import PathLike
 from ..errors import DPDistError
 
-__all__ = ["atomic_writer", "exclusive_lock", "SLEEP_BEFORE_RENAME_ENV"]
+__all__ = ["atomic_path", "atomic_writer", "write_text_atomically", "remove_stale_temporaries", "exclusive_lock"]
 
-SLEEP_BEFORE_RENAME_ENV = "DPDIST_TEST_SLEEP_BEFORE_RENAME"
+#: ``.NAME.PID-RANDOM.tmp``: the writer's process id, so that a clean-up knows whether it is gone
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]+\.tmp$")
+#: Where the writer's process cannot be checked (not POSIX), a temporary file this old is stale.
+_STALE_SECONDS = 3600.0
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike, *, private: bool = False) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it durably replaces ``path``, on error it is deleted.
+
+    The new file keeps the mode of the file it replaces (else the umask's default); with ``private`` only its
+    owner may read or write it (group and other bits cleared).  The folder must exist.
+    """
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    try:
+        yield temporary
+        _settle(temporary, _mode_for(path) & (0o700 if private else 0o7777))
+        _replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @contextlib.contextmanager
 def atomic_writer(path: PathLike, private: bool = False) -> Iterator[IO[bytes]]:
-    """Context manager yielding a binary file; on success it atomically replaces ``path``.
+    """Context manager yielding a binary file; on success it atomically and durably replaces ``path``
+    (:func:`atomic_path`)."""
+    with atomic_path(path, private=private) as temporary, open(temporary, "wb") as handle:
+        yield handle
 
-    The new file keeps the mode of the file it replaces (else the umask's default); with
-    ``private`` only its owner may read or write it (group and other bits cleared).
-    """
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    handle = tempfile.NamedTemporaryFile(dir=directory, prefix=f".{path.name}.", suffix=".tmp", delete=False)
-    try:
-        os.chmod(handle.name, _mode_for(path) & (0o700 if private else 0o7777))
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        pause = float(os.environ.get(SLEEP_BEFORE_RENAME_ENV, "0") or 0)
-        if pause > 0:
-            time.sleep(pause)
-        os.replace(handle.name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(handle.name)
-        raise
-    _fsync_directory(directory)
+
+def write_text_atomically(path: PathLike, text: str, *, private: bool = False) -> Path:
+    """Replace ``path`` with ``text`` (:func:`atomic_path`, UTF-8); the path."""
+    with atomic_path(path, private=private) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def remove_stale_temporaries(folder: PathLike, name: str | None = None) -> int:
+    """Delete the temporary files of :func:`atomic_path` in ``folder`` (of destination ``name`` only, if given) whose
+    writer is gone; return how many."""
+    removed = 0
+    for candidate in Path(folder).glob(".*.tmp"):
+        match = _TEMPORARY.match(candidate.name)
+        if match is None or (name is not None and match["name"] != name) or not candidate.is_file():
+            continue
+        if not _writer_alive(int(match["pid"]), candidate):
+            candidate.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def _mode_for(path: Path) -> int:
@@ -61,6 +91,23 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def _settle(temporary: Path, mode: int) -> None:
+    """The written file's final mode, then its data and mode on the disk before it is renamed (else a power cut may
+    leave the new name on no data).  Opened while its mode is still 0o600: a read-only final mode is no obstacle."""
+    descriptor = os.open(temporary, os.O_RDWR)
+    try:
+        os.chmod(temporary, mode)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _replace(temporary: Path, path: Path) -> None:
+    """The rename, then the folder's fsync: the rename itself is durable."""
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -74,6 +121,20 @@ def _fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def _writer_alive(pid: int, path: Path) -> bool:
+    if pid == os.getpid():
+        return False  # this process is not writing it: its writes finish or clean up in atomic_path
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return time.time() - path.stat().st_mtime < _STALE_SECONDS
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ import contextlib
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, Collection, Iterator
+from typing import IO, TYPE_CHECKING, Any, Collection, Iterator
 
 import numpy as np
 

@@ -18,7 +18,7 @@ __all__ = ["at_least", "between"]
 
 def at_least(k, n, p: float) -> np.ndarray:
     """``P[Bin(n, p) >= k]`` elementwise (``k``, ``n`` integer-valued arrays; 1 for k <= 0, 0 for k > n)."""
-    from scipy import special
+    from scipy import special  # lazy: loads scipy (0.4-2 s)
 
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     out = np.where(k <= 0, 1.0, 0.0)

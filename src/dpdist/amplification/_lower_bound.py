@@ -41,7 +41,7 @@ def grr_pair_distribution(epsilon0: float, n: int, points: int = 4000) -> tuple[
     """The pair's privacy loss (module docstring) under the victim's value 0, rounded down to the lattice
     ``step * k``: ``(mass, offset, step)``, ``mass[j]`` at ``(offset + j) * step``, ``points`` steps over the
     losses' range.  Vectorized over blocks of c (at most ``_CHUNK`` atoms at a time)."""
-    from scipy import special
+    from scipy import special  # lazy: loads scipy (0.4-2 s)
 
     e = math.exp(epsilon0)
     p, q = e / (e + 2), 1 / (e + 2)

@@ -7,7 +7,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import InvalidParameterError
 
 __all__ = ["Randomizer"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import math
 import secrets
 import threading
 import time

@@ -35,7 +35,6 @@ seeded draws (chi-square), and forces the refinement path.
 from __future__ import annotations
 
 import decimal
-import math
 from typing import Callable
 
 import numpy as np

@@ -144,9 +144,9 @@ def _range_logsumexp(values: np.ndarray, left: np.ndarray, right: np.ndarray) ->
         suffix = _cumulative_log_sum(blocks[:, 0, ::-1])[:, ::-1].reshape(-1)  # sums from a point to the middle
         prefix = _cumulative_log_sum(blocks[:, 1, :]).reshape(-1)  # sums from the middle to a point
         chosen = pairs[levels == level]
-        l, r = left[chosen], right[chosen]
-        out[chosen] = np.logaddexp(suffix[(l // (2 * half)) * half + l % half],
-                                   prefix[(r // (2 * half)) * half + r % half])
+        lo, hi = left[chosen], right[chosen]
+        out[chosen] = np.logaddexp(suffix[(lo // (2 * half)) * half + lo % half],
+                                   prefix[(hi // (2 * half)) * half + hi % half])
     return out
 
 

@@ -90,7 +90,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
-from ._grid_quantile import GRID_CELLS, cell_points, exponential_rank, to_cells
+from ._grid_quantile import GRID_CELLS, exponential_rank
 from .noise import _dyadic_epsilon, discrete_laplace
 
 __all__ = ["CountingTree", "SlicePlan", "slice_plan", "slice_quantile_points", "DEFAULT_DELTA"]

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, cast
 import numpy as np
 
 from .. import _json, _rng, local, plotting, uncertainty
-from .._io._atomic import exclusive_lock
+from .._io._atomic import atomic_path, exclusive_lock, remove_stale_temporaries
 from .._io._blocks import rechunk
 from .._io._columns import count_rows, iter_column, iter_columns
 from .._io._dedupe import identities_of
@@ -408,7 +408,7 @@ def _run_aggregate(args) -> int:
         if not Path(name).is_file():
             raise InvalidParameterError(f"Each FILE of 'dpdist aggregate' must be an existing file. Got {name!r}.")
     with exclusive_lock(state_path, "dpdist aggregate"):
-        _remove_stale_temporary_files(state_path)
+        remove_stale_temporaries(state_path.parent, state_path.name)  # a killed run's
         protocol = load_config(args.config) if args.config else None
         if state_path.exists():
             saved = load_state(state_path, protocol)
@@ -528,13 +528,6 @@ def _plain_counts(counts: dict) -> dict:
     return {str(reason): int(count) for reason, count in counts.items()}
 
 
-def _remove_stale_temporary_files(state_path: Path) -> None:
-    """Temp files of a killed run (``.state.bin.*.tmp``); safe to delete while we hold the lock."""
-    directory = state_path.parent if str(state_path.parent) else Path(".")
-    for stale in directory.glob(f".{state_path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
-
-
 # ---------------------------------------------------------------------- estimate --state
 def run_estimate_from_state(args) -> int:
     """``dpdist estimate --state STATE [--out CSV] [--plot PNG]``: estimate from a saved aggregator.
@@ -612,7 +605,7 @@ def _write_table(columns: dict, path) -> None:
             return format(float(value), ".17g")
         return str(value)
 
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_path(path) as temporary, open(temporary, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(list(columns))
         for row in zip(*(np.asarray(column).tolist() for column in columns.values())):

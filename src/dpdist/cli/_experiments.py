@@ -76,6 +76,24 @@ def _add_estimate(subparsers) -> None:
         "[--out CSV] [--plot PNG]' estimates from an aggregator state written by 'dpdist aggregate' "
         "(FILE, --column, --protocol, --epsilon are then not allowed: the config is in the state).",
     )
+    _add_one_shot_options(estimate)
+    _add_state_options(estimate)
+    _add_value_options(estimate)
+    _add_recovery_options(estimate)
+    estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
+    estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
+    estimate.add_argument(
+        "--replicates",
+        type=int,
+        default=200,
+        help="bootstrap replicates of the 95%% confidence bands of a numerical protocol's CDF, drawn in the "
+        "plot and giving intervals for the mean and quantiles (default 200; 0: no bands)",
+    )
+    estimate.set_defaults(handler=_run_estimate)
+
+
+def _add_one_shot_options(estimate) -> None:
+    """``dpdist estimate FILE --column C --protocol P --epsilon E``: the data and the simulated collection."""
     estimate.add_argument("file", metavar="FILE", nargs="?", default=None, help="data file (one-shot mode)")
     estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
     add_columns_argument(estimate, "one-shot mode, a multi-attribute protocol of --attributes (docs/multi_attribute.md)")
@@ -96,6 +114,10 @@ def _add_estimate(subparsers) -> None:
         help="longitudinal protocols (l-grr, l-osue, loloha): the budget of one report; --epsilon is then the "
         "bound for any number of reports of one value (one-shot mode)",
     )
+
+
+def _add_state_options(estimate) -> None:
+    """``dpdist estimate --state STATE``: estimates from aggregator states (one, or several jointly) and their CSV."""
     estimate.add_argument(
         "--state",
         action="append",
@@ -109,6 +131,10 @@ def _add_estimate(subparsers) -> None:
         help="with several --state: 'likelihood' (default: EM on the joint likelihood) or 'inverse-variance'",
     )
     estimate.add_argument("--out", default=None, help="write the estimate as CSV (state mode)")
+
+
+def _add_value_options(estimate) -> None:
+    """What the values are: bins, labels, bounds (clipped or refused), a word alphabet; the frequencies' post-processing."""
     estimate.add_argument(
         "--bins",
         type=int,
@@ -140,6 +166,10 @@ def _add_estimate(subparsers) -> None:
         help="post-processing of frequencies, as in Python's proto.estimate (default: none, the unbiased "
         "estimate; norm-sub for bins turned into a distribution)",
     )
+
+
+def _add_recovery_options(estimate) -> None:
+    """A poisoned frequency campaign's recovery (``--state`` mode)."""
     estimate.add_argument(
         "--recover",
         default=None,
@@ -158,16 +188,6 @@ def _add_estimate(subparsers) -> None:
         metavar="ITEMS",
         help="with --recover: the attacked items when known, e.g. 3,7 (the fake mass is removed from them only)",
     )
-    estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
-    estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
-    estimate.add_argument(
-        "--replicates",
-        type=int,
-        default=200,
-        help="bootstrap replicates of the 95%% confidence bands of a numerical protocol's CDF, drawn in the "
-        "plot and giving intervals for the mean and quantiles (default 200; 0: no bands)",
-    )
-    estimate.set_defaults(handler=_run_estimate)
 
 
 def _run_reproduce(args) -> int:

@@ -78,14 +78,12 @@ def _run_explain(args) -> int:
     else:
         print(explanation.describe())
     if args.plot:
-        import matplotlib  # lazy: loads matplotlib (1-2 s)
+        from ..estimates._drawing import headless, pyplot, save_figure  # lazy: loads matplotlib (1-2 s)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
-
+        headless()
         explanation.plot()
-        plt.gcf().savefig(args.plot, dpi=120)
-        plt.close("all")
+        save_figure(pyplot().gcf(), args.plot, dpi=120)
+        pyplot().close("all")
         print(f"explain: plot written to {args.plot}", file=sys.stderr)
     return 0
 

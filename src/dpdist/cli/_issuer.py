@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from .._io._atomic import write_text_atomically
 from ..errors import (
     InvalidParameterError,
     MissingDependencyError,
@@ -198,9 +199,7 @@ def _run_credentials(args) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(text)
+        write_text_atomically(args.out, text, private=True)
         print(f"issuer key {args.name}: {len(document['credentials'])} credential(s) of {args.tokens_each} token(s) each "
               f"written to {args.out}.")
     return 0

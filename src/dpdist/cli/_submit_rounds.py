@@ -43,12 +43,12 @@ from typing import Generator, Iterator
 
 import numpy as np
 
-from ._arguments import missing_cells
 from .._io._atomic import atomic_writer
 from .._io._binary import read_header
 from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
+from ._arguments import missing_cells
 from ._deploy import data_reader
 from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal
 
@@ -65,25 +65,8 @@ WAIT_POLL = 0.5
 def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     """The acknowledgements of ``args``'s column submitted to the rounds campaign ``document`` describes (its public
     config); notes on standard error (module docstring)."""
-
-    for option, given in (("--columns", args.columns is not None), ("--memo", args.memo is not None),
-                          ("--budget-file", args.budget_file is not None)):
-        if given:
-            raise InvalidParameterError(
-                f"The '{option}' option does not apply to campaign {args.campaign!r}, which runs in rounds: each row is "
-                "one user answering one round (one value, one report; the plan's epsilon per user)."
-            )
-    protocol = from_config(document["config"])
-    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, None, clip=args.clip)
-    chunks = []
-    for chunk, n_missing in read():  # every value checked before anything is drawn (the bounds are every round's)
-        prepared = checked(chunk)
-        protocol._check_values(prepared)
-        chunks.append(np.asarray(prepared, dtype=np.float64))
-        missing += n_missing
-    for note in missing_cells(args, missing, f"{args.data[0]}:{args.column}") + checked.notes():
-        print(f"submit: note: {note}.", file=sys.stderr)
-    values = np.concatenate(chunks) if chunks else np.empty(0)
+    _refuse_options(args)
+    values = _checked_values(from_config(document["config"]), args)
     plan, sizes = document["rounds"]["plan"], [int(size) for size in document["rounds"]["sizes"]]
     directory = (Path(args.journal) if args.journal else
                  journal_path(args.server, args.campaign, plan, args.column, args.data[0], None).with_suffix(".rounds"))
@@ -93,7 +76,6 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     identity = {"server": args.server.rstrip("/"), "campaign": args.campaign, "plan": plan, "column": args.column,
                 "data": data_digest(args.data[0])}  # a journal answers for this run only (R45-2)
     order, shares = journal.split(values.size, sizes, getattr(args, "split_seed", None), identity)
-    offsets = np.concatenate([[0], np.cumsum(shares)]).astype(int)
     print(f"submit: campaign {args.campaign} runs in {plan['rounds']} rounds: each of the {values.size} row(s) is one "
           f"device answering one round, the rows split at random (CSPRNG) into the rounds in proportion to their sizes "
           f"{sizes}: {shares.tolist()} (parts kept in the journal {directory}).", file=sys.stderr)
@@ -102,10 +84,46 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
         sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
         spent += refused
     done = {int(part["round"]) for part in journal.parts()}
-    used, over, empty = sum(part["stop"] - part["start"] for part in journal.parts()), 0, 0
+    used = sum(part["stop"] - part["start"] for part in journal.parts())
+    answered, refused, over = yield from _answer_rounds(client, args, journal, values, order, shares, done)
+    waiting = {k: int(shares[k - 1]) for k in range(1, len(sizes) + 1) if k not in done and shares[k - 1] > 0}
+    _say_where(args.campaign, client.config(args.campaign), values.size, used + answered, spent + refused, over, waiting)
+
+
+def _refuse_options(args) -> None:
+    """The options that do not apply to a campaign in rounds, refused naming the first given."""
+    for option, given in (("--columns", args.columns is not None), ("--memo", args.memo is not None),
+                          ("--budget-file", args.budget_file is not None)):
+        if given:
+            raise InvalidParameterError(
+                f"The '{option}' option does not apply to campaign {args.campaign!r}, which runs in rounds: each row is "
+                "one user answering one round (one value, one report; the plan's epsilon per user)."
+            )
+
+
+def _checked_values(protocol, args) -> np.ndarray:
+    """Every value of the column, checked before anything is drawn (the bounds are every round's); notes said."""
+    missing, (checked, read) = 0, data_reader(protocol, args.data[0], args.column, None, clip=args.clip)
+    chunks = []
+    for chunk, n_missing in read():
+        prepared = checked(chunk)
+        protocol._check_values(prepared)
+        chunks.append(np.asarray(prepared, dtype=np.float64))
+        missing += n_missing
+    for note in missing_cells(args, missing, f"{args.data[0]}:{args.column}") + checked.notes():
+        print(f"submit: note: {note}.", file=sys.stderr)
+    return np.concatenate(chunks) if chunks else np.empty(0)
+
+
+def _answer_rounds(client, args, journal: _Journal, values: np.ndarray, order: np.ndarray, shares: np.ndarray,
+                   done: set[int]) -> Generator[dict, None, tuple[int, int, int]]:
+    """Send each round's share once its round is open (rounds in ``done`` aside, which this adds to), waiting up to
+    ``--wait``; the acknowledgements, then the rows sent, the rows of refused batches and the rows whose round was over."""
+    offsets = np.concatenate([[0], np.cumsum(shares)]).astype(int)
+    used, spent, over, empty = 0, 0, 0, 0
     deadline, waited = time.monotonic() + max(0.0, float(getattr(args, "wait", 0) or 0)), False
     while True:
-        pending = [k for k in range(1, len(sizes) + 1) if k not in done and shares[k - 1] > 0]
+        pending = [k for k in range(1, len(shares) + 1) if k not in done and shares[k - 1] > 0]
         if not pending:
             break
         document = client.config(args.campaign)
@@ -138,22 +156,25 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
         empty = 0
         start = int(offsets[k - 1])
         stop = start + min(int(shares[k - 1]), room)
-        round_protocol = from_config(document["config"])
-        # the share's rows leave in an order of their own (CSPRNG), never the split's: with --split-seed the split is
-        # known to whoever knows the seed, and report i would be file row order[start + i] (its rank, in a sorted file)
-        rows = secure_generator().permutation(order[start:stop])
-        reports = round_protocol.privatize(values[rows], secure=True)
-        part = journal.add(k, document["submit_to"], document["config"], start, stop, round_protocol, reports,
-                           args.batch_size)
+        part = _randomized_part(journal, document, k, order, values, start, stop, args.batch_size)
         print(f"submit: round {k} of {rounds['of']} ({document['submit_to']}): {stop - start} row(s), one "
               f"report each ({room} report(s) of room).", file=sys.stderr)
         done.add(k)
         used += stop - start
         sent, refused = yield from _send(client, part["campaign"], journal.batches(part["index"]))
         spent += refused
-    document = client.config(args.campaign)
-    waiting = {k: int(shares[k - 1]) for k in range(1, len(sizes) + 1) if k not in done and shares[k - 1] > 0}
-    _say_where(args.campaign, document, values.size, used, spent, over, waiting)
+    return used, spent, over
+
+
+def _randomized_part(journal: _Journal, document: dict, k: int, order: np.ndarray, values: np.ndarray, start: int,
+                     stop: int, batch_size: int) -> dict:
+    """Round ``k``'s rows ``order[start:stop]``, each randomized once under the round's config, journaled as a part."""
+    round_protocol = from_config(document["config"])
+    # the share's rows leave in an order of their own (CSPRNG), never the split's: with --split-seed the split is
+    # known to whoever knows the seed, and report i would be file row order[start + i] (its rank, in a sorted file)
+    rows = secure_generator().permutation(order[start:stop])
+    reports = round_protocol.privatize(values[rows], secure=True)
+    return journal.add(k, document["submit_to"], document["config"], start, stop, round_protocol, reports, batch_size)
 
 
 def split_rows(rows: int, sizes: list[int], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._io._atomic import atomic_writer
 from ..errors import DatasetUnavailableError
 
 __all__ = ["NPM_PREFIX_VARIABLE", "DEFAULT_NPM_PREFIX", "npm_prefix", "npm_package_directory", "cached_column"]
@@ -95,10 +96,8 @@ def cached_column(source: Path, key: str, parse: Callable[[Path], np.ndarray]) -
     values = np.ascontiguousarray(parse(source))
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
+        with atomic_writer(cache) as handle:
             np.save(handle, values, allow_pickle=False)
-        os.replace(temporary, cache)
     except OSError:
         pass
     return values

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import local, metrics, plotting
+from .._io._atomic import write_text_atomically
 from .._rng import named_generator
 from .._validation import EPSILON, Integer, check_param
 from ..datasets._binning import bucketize
@@ -206,10 +207,8 @@ def _explain_slow_fallers(runs: list[DemoRun], factor: float = 3.0) -> list[str]
 
 def _write_table(path: Path, runs: list[DemoRun]) -> None:
     fields = list(DemoRun.__dataclass_fields__)
-    with path.open("w") as handle:
-        handle.write(",".join(fields) + "\n")
-        for run in runs:
-            handle.write(",".join("" if _is_nan(v) else str(v) for v in (getattr(run, f) for f in fields)) + "\n")
+    lines = [",".join(fields)] + [",".join("" if _is_nan(v) else str(v) for v in (getattr(run, f) for f in fields)) for run in runs]
+    write_text_atomically(path, "".join(line + "\n" for line in lines))
 
 
 def _is_nan(value) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ._claims import RULE_VERSION, decidability, power_summary
-from ._files import write_text_atomically
+from .._io._atomic import write_text_atomically
 from ._report import claims_table, side_by_side
 from ._runlog import read_runs, source_commit, utc_now
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import __version__
 from ._claims import RULE_VERSION, decidability, power_summary
-from ._files import write_text_atomically
+from .._io._atomic import write_text_atomically
 
 __all__ = ["write_report"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ._claims import evaluate_claims
-from ._files import remove_stale_temporaries
+from .._io._atomic import remove_stale_temporaries
 from ._plots import draw_figure
 from ._report import write_report
 from ._runlog import LoadSampler, append_run, source_commit, timer, utc_now

@@ -38,7 +38,7 @@ import dpdist
 from .. import metrics as metric_module
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._blas import loaded_numerics, pinned_environment, target_numerics
-from ._files import remove_stale_temporaries, write_text_atomically
+from .._io._atomic import remove_stale_temporaries, write_text_atomically
 from ._methods import resolve_method
 from ._runlog import source_commit
 from ._spec import (

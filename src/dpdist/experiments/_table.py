@@ -18,7 +18,7 @@ import numpy as np
 
 from .._types import PathLike
 from ..errors import InvalidParameterError
-from ._files import atomic_path
+from .._io._atomic import atomic_path
 
 __all__ = ["ResultsTable", "summarize", "STAT_COLUMNS"]
 
@@ -99,6 +99,7 @@ class ResultsTable:
     def to_csv(self, path: PathLike) -> Path:
         """Write CSV, replacing ``path`` whole (never left half-written)."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as temporary, temporary.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(self.columns)
@@ -115,6 +116,7 @@ class ResultsTable:
             return None
         path = Path(path)
         data = {column: [_parquet_value(row.get(column)) for row in self.rows] for column in self.columns}
+        path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as temporary:
             pq.write_table(pa.table(data), temporary)
         return path

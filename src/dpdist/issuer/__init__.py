@@ -18,7 +18,7 @@ __all__ = ["create_app"]
 
 def __getattr__(name):  # Starlette and cryptography are imported only when the issuer is built
     if name == "create_app":
-        from ._app import create_app
+        from ._app import create_app  # lazy: Starlette loads only when the issuer is built
 
         return create_app
     raise AttributeError(name)

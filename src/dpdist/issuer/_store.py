@@ -1,8 +1,8 @@
 """The issuer's state in one SQLite file: keys, credentials, and the answers it gave (every write committed before it is answered).
 
-SQLite in WAL mode with ``synchronous=FULL`` (a commit survives a power cut, not only a killed
-process); one writer thread owns the writing connection and runs each write in its own
-``BEGIN IMMEDIATE`` transaction; requests read through their own connections.  Schema version
+An :class:`~dpdist._io._sqlite_store.SQLiteStore` (WAL, ``synchronous=FULL``: a commit survives a power
+cut, not only a killed process); one writer thread owns the writing connection and runs each write in
+its own ``BEGIN IMMEDIATE`` transaction; requests read through their own connections.  Schema version
 :data:`SCHEMA_VERSION` (``PRAGMA user_version``), migrated forward only.
 
 ``keys``
@@ -25,14 +25,13 @@ process); one writer thread owns the writing connection and runs each write in i
 from __future__ import annotations
 
 import hashlib
-import queue
 import secrets
 import sqlite3
-import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Callable
+
+from .._io._sqlite_store import SQLiteStore
 
 __all__ = ["IssuerStore", "KeyRecord", "MAX_TOKENS_EACH", "SCHEMA_VERSION", "credential_hash"]
 
@@ -68,60 +67,18 @@ class IssuerStore:
 
     def __init__(self, path: str):
         self.path = path
-        self._jobs: queue.Queue = queue.Queue()
-        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=FULL")
-        self._connection.execute("PRAGMA foreign_keys=ON")
-        version = self._connection.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            self._connection.close()
-            raise sqlite3.DatabaseError(f"{path} has issuer schema version {version}, newer than this dpdist's {SCHEMA_VERSION}")
-        if version == 1:
-            _migrate_from_version_1(self._connection)
-        for statement in _SCHEMA:
-            self._connection.execute(statement)
-        self._connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        self._reader = threading.local()
-        self._thread = threading.Thread(target=self._write_loop, name="dpdist-issuer-writer", daemon=True)
-        self._thread.start()
-
-    # ------------------------------------------------------------------ the writer
-    def _write_loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            function, args, future = job
-            if not future.set_running_or_notify_cancel():  # its caller gave up before it ran: not done
-                continue
-            try:
-                self._connection.execute("BEGIN IMMEDIATE")
-                result = function(self._connection, *args)
-                self._connection.execute("COMMIT")
-            except BaseException as error:
-                try:
-                    self._connection.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                future.set_exception(error)
-            else:
-                future.set_result(result)
-
-    def _write(self, function: Callable, *args: Any) -> Future:
-        future: Future = Future()
-        self._jobs.put((function, args, future))
-        return future
+        self._store = SQLiteStore(path, _SCHEMA, name="dpdist-issuer-writer", schema_version=SCHEMA_VERSION, owner="issuer",
+                                  migrations={1: _migrate_from_version_1})
 
     # ------------------------------------------------------------------ writes (futures, resolved once committed)
     def add_key(self, name: str, token_key: bytes, private_key: bytes, tokens_each: int) -> Future:
         """A future of True (added, with the ceiling ``tokens_each``) or False (a key of that name exists: nothing changed)."""
-        return self._write(_add_key, name, token_key, private_key, tokens_each)
+        return self._store.write(_add_key, name, token_key, private_key, tokens_each)
 
     def mint(self, name: str, count: int, tokens_each: int) -> Future:
         """A future of ``count`` fresh credentials for key ``name``, each good for ``tokens_each`` tokens (None: no such key;
         the key's ceiling, an int, when ``tokens_each`` is above it: nothing minted)."""
-        return self._write(_mint, name, count, tokens_each)
+        return self._store.write(_mint, name, count, tokens_each)
 
     def issue(self, credential: bytes, request: bytes, response: bytes) -> Future:
         """Record one token issued to ``credential`` (a hash) for ``request`` (a hash), if it has one left.
@@ -129,15 +86,11 @@ class IssuerStore:
         A future of ``("issued", response)``, ``("again", stored response)`` (this request was answered
         before: the stored answer, nothing spent) or ``("exhausted", None)``.
         """
-        return self._write(_issue, credential, request, response)
+        return self._store.write(_issue, credential, request, response)
 
     # ------------------------------------------------------------------ reads (any thread)
     def _read(self) -> sqlite3.Connection:
-        connection = getattr(self._reader, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._reader.connection = connection
-        return connection
+        return self._store.read()
 
     def key(self, name: str) -> KeyRecord | None:
         row = self._read().execute("SELECT name, token_key, private_key, tokens_each FROM keys WHERE name = ?", (name,)).fetchone()
@@ -169,24 +122,15 @@ class IssuerStore:
                 for name, ceiling, count, tokens, left in rows}
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=30)
-        self._connection.close()
+        self._store.close()
 
 
 def _migrate_from_version_1(connection: sqlite3.Connection) -> None:
-    """Schema 1 -> 2: each key's ceiling, the most tokens any of its credentials gives (module docstring), in one
-    transaction."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        connection.execute(f"ALTER TABLE keys ADD COLUMN tokens_each INTEGER NOT NULL DEFAULT {MAX_TOKENS_EACH}")
-        connection.execute("UPDATE keys SET tokens_each = (SELECT MAX(c.tokens_each) FROM credentials c WHERE c.key_name = keys.name) "
-                           "WHERE EXISTS (SELECT 1 FROM credentials c WHERE c.key_name = keys.name)")
-        connection.execute("PRAGMA user_version=2")
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
+    """Schema 1 -> 2: each key's ceiling, the most tokens any of its credentials gives (module docstring); in the
+    migration's transaction (:class:`~dpdist._io._sqlite_store.SQLiteStore`)."""
+    connection.execute(f"ALTER TABLE keys ADD COLUMN tokens_each INTEGER NOT NULL DEFAULT {MAX_TOKENS_EACH}")
+    connection.execute("UPDATE keys SET tokens_each = (SELECT MAX(c.tokens_each) FROM credentials c WHERE c.key_name = keys.name) "
+                       "WHERE EXISTS (SELECT 1 FROM credentials c WHERE c.key_name = keys.name)")
 
 
 def _add_key(connection: sqlite3.Connection, name: str, token_key: bytes, private_key: bytes, tokens_each: int) -> bool:

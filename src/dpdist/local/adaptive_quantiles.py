@@ -55,7 +55,6 @@ from .._validation import (
     Bounds,
     Integer,
     Interval,
-    Optional,
     check_param,
     check_real_values,
 )

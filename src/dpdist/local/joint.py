@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -60,7 +60,7 @@ def _powmod():
     """``(secret_powmod, invert, powmod)``: GMP's when gmpy2 is installed (``powmod_sec``, constant-time, for the
     private exponents; ``powmod`` for the public one), else Python's ``pow`` for all three."""
     try:
-        import gmpy2
+        import gmpy2  # lazy: optional extra (gmpy2, in dpdist[relay]), tried
     except ImportError:
         return pow, _python_invert, pow
     return gmpy2.powmod_sec, gmpy2.invert, gmpy2.powmod  # pyright: ignore[reportAttributeAccessIssue]  (gmpy2's stubs lack them)
@@ -92,7 +92,7 @@ def emsa_pss_encode(message: bytes, em_bits: int, salt: bytes) -> bytes:
 # ---------------------------------------------------------------------- keys
 def _rsa_key(key: Any, name: str, private: bool = False) -> Any:
     """``key`` if it is a ``cryptography`` RSA key (a private one when ``private``); InvalidParameterError otherwise."""
-    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.asymmetric import rsa  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     kinds: tuple[type, ...] = (rsa.RSAPrivateKey,) if private else (rsa.RSAPublicKey, rsa.RSAPrivateKey)
     if not isinstance(key, kinds):
@@ -236,9 +236,9 @@ def verify(public_key: RSAPublicKey, message: bytes, signature: bytes, *, salt_l
 
     Raises :class:`~dpdist.errors.InvalidTokenError` (``reason="invalid_signature"``) if it does not verify.
     """
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import padding
+    from cryptography.exceptions import InvalidSignature  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
+    from cryptography.hazmat.primitives import hashes  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
+    from cryptography.hazmat.primitives.asymmetric import padding  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     pss = padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=_check_salt_length(salt_length))
     public_key = _public_key(public_key)

@@ -103,7 +103,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     InvalidTokenError
         The issuer's answer is not a valid blind signature under ``token_key``.
     """
-    import httpx
+    import httpx  # lazy: optional extra dpdist[serve]
 
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)
@@ -127,7 +127,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
 async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                             retries: int = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
-    import httpx
+    import httpx  # lazy: optional extra dpdist[serve]
 
     url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
     pending = request_token(challenge, token_key)

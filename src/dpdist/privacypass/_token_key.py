@@ -117,7 +117,7 @@ def encode_token_key(public_key: RSAPublicKey | RSAPrivateKey) -> bytes:
 
 def decode_token_key(token_key: Any) -> RSAPublicKey:
     """The RSA public key of a token key (module docstring); anything else raises InvalidParameterError."""
-    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicNumbers
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicNumbers  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     if not isinstance(token_key, (bytes, bytearray, memoryview)):
         raise InvalidParameterError(f"The 'token_key' argument must be bytes (DER). Got {type(token_key).__name__}.")
@@ -162,6 +162,6 @@ def generate_private_key() -> RSAPrivateKey:
 
     One key for one purpose: RFC 9474 forbids reusing it in another protocol or another RSABSSA variant.
     """
-    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.asymmetric import rsa  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     return rsa.generate_private_key(public_exponent=_PUBLIC_EXPONENT, key_size=MODULUS_BITS)

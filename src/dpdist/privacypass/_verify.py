@@ -31,8 +31,8 @@ def _challenge_digest(challenge: bytes) -> bytes:
 
 @functools.lru_cache(maxsize=1)
 def _pss():
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import padding
+    from cryptography.hazmat.primitives import hashes  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
+    from cryptography.hazmat.primitives.asymmetric import padding  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     return padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=48), hashes.SHA384()
 
@@ -58,7 +58,7 @@ def verify_token(token: Any, token_key: bytes, challenge: TokenChallenge | bytes
         ``token_key`` or ``challenge`` are not a token key and a TokenChallenge of type 0x0002 (the
         verifier's own configuration, not the token, is wrong).
     """
-    from cryptography.exceptions import InvalidSignature
+    from cryptography.exceptions import InvalidSignature  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
     if not isinstance(token, (bytes, bytearray, memoryview)):
         raise InvalidTokenError(f"The 'token' argument must be bytes. Got {type(token).__name__}.", reason="malformed")

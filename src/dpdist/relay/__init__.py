@@ -20,7 +20,7 @@ __all__ = ["create_app"]
 
 def __getattr__(name):  # Starlette and httpx are imported only when the relay is built
     if name == "create_app":
-        from ._app import create_app
+        from ._app import create_app  # lazy: Starlette and httpx load only when the relay is built
 
         return create_app
     raise AttributeError(name)

@@ -39,24 +39,31 @@ address kept in memory only for its window.
 from __future__ import annotations
 
 import asyncio
-import logging
 import contextlib
 import hmac
 import json
+import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from .._guard import AUTHENTICATED, Limits, guard
 from ..errors import InvalidParameterError
+from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from . import _envelope
-from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._arguments import check_arguments
 from ._forwarder import Forwarder
+from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
-
-if TYPE_CHECKING:
-    from starlette.applications import Starlette
 
 __all__ = ["create_app"]
 
@@ -132,95 +139,8 @@ def create_app(
         raise InvalidParameterError(f"The 'limits' argument of the relay must be a dpdist._guard.Limits (dpdist.serve's "
                                     f"included) or None. Got {type(limits).__name__} instead.")
     limits = (limits or Limits()).check(max_body_bytes)  # a bad limit is refused before anything is opened
-    import httpx
-    from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse, Response
-    from starlette.middleware.cors import CORSMiddleware
-    from starlette.routing import Route
-
-    state: dict = {}
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app):
-        store = await run_in_threadpool(RelayQueue, db_path)
-        client = httpx.AsyncClient(base_url=collector.rstrip("/"), transport=transport, timeout=60.0)
-        forwarder = Forwarder(store, client, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch, interval=interval)
-        state.update(store=store, forwarder=forwarder, pages=_PublicPages(client))
-        task = asyncio.create_task(forwarder.run())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            await client.aclose()
-            await run_in_threadpool(store.close)
-
-    async def submit(request):
-        campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
-        if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
-            raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
-        relay = await _relayed_campaign(state["pages"], campaign)
-        pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
-        token, nonce = _admission(identity, pin, request.headers.get("authorization"))  # before the body is read
-        if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
-            request.scope[AUTHENTICATED] = True
-        body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
-        try:
-            _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
-        except Exception as error:
-            raise RelayError(400, "not_sealed", str(error)) from None
-        outcome = await asyncio.wrap_future(state["store"].accept(campaign, report_id, token + body, nonce))
-        if outcome == "token_spent":
-            raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
-                                                 "report (get another from the campaign's issuer).")
-        state["forwarder"].wake.set()
-        return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
-
-    async def not_served(request):
-        raise RelayError(404, "not_served_by_relay", "The relay serves no pages or scripts (they would be code the relay "
-                                                     "controls): open the campaign's page at its collector.")
-
-    async def public(request):
-        status, headers, body = await state["pages"].get(request.url.path)
-        return Response(body, status_code=status, headers=headers)
-
-    async def health(request):
-        return JSONResponse({"status": "ok", "service": "dpdist relay"})
-
-    async def settings(request):  # K is public: a device (or anyone) may read the batch sizes the relay forms
-        return JSONResponse({"min_batch": min_batch, "max_batch": max_batch})
-
-    async def status(request):
-        _check_admin(request, admin_token)
-        return JSONResponse({**await run_in_threadpool(state["store"].status), "min_batch": min_batch, "max_batch": max_batch})
-
-    async def drop_queue(request):
-        _check_admin(request, admin_token)
-        campaign = request.path_params["campaign"]
-        if not _CAMPAIGN.fullmatch(campaign):
-            raise RelayError(400, "invalid_campaign", "A campaign id is 1-128 characters A-Z a-z 0-9 . _ -.")
-        dropped = await asyncio.wrap_future(state["store"].drop_waiting(campaign))
-        log.warning("relay: the admin dropped %d waiting report(s) of campaign %s", dropped, campaign)
-        return JSONResponse({"campaign": campaign, "dropped": dropped})
-
-    async def refused(request, error: Exception):
-        assert isinstance(error, RelayError)  # the one exception class this handler is registered for
-        return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=error.headers)
-
-    routes = [
-        Route("/healthz", health),
-        Route("/api/campaigns/{campaign}/config", public, methods=["GET"]),
-        Route("/api/campaigns/{campaign}/identity", public, methods=["GET"]),
-        Route("/campaigns/{campaign}/participate", not_served, methods=["GET"]),
-        Route("/static/{path:path}", not_served, methods=["GET"]),
-        Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
-        Route("/relay/v1/status", status, methods=["GET"]),
-        Route("/relay/v1/campaigns/{campaign}/queue", drop_queue, methods=["DELETE"]),
-        Route("/relay/v1/settings", settings, methods=["GET"]),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={RelayError: refused})
+    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers={RelayError: refused})
+    app.state.relay = _Relay(db_path, collector, relay_token, min_batch, max_batch, admin_token, interval, transport)
     # the service's limits: body size, time, memory (per address; a submission is anonymous until its token verifies),
     # the rate of PUT/POST per address (in memory, never logged); header time and the concurrency cap are uvicorn's
     guard(app, limits, max_body_bytes=max_body_bytes)
@@ -230,6 +150,123 @@ def create_app(
                        allow_headers=["authorization", "content-type", PIN_HEADER.lower()], expose_headers=["www-authenticate", "retry-after"],
                        max_age=600)
     return app
+
+
+@dataclass
+class _Relay:
+    """What the endpoints share (``app.state.relay``): the settings of :func:`create_app` and, while the relay runs,
+    its queue, its forwarder and the collector's public pages (:func:`lifespan`)."""
+
+    db_path: str
+    collector: str
+    relay_token: str
+    min_batch: int
+    max_batch: int
+    admin_token: str | None
+    interval: float
+    transport: Any
+    store: RelayQueue = field(init=False)
+    forwarder: Forwarder = field(init=False)
+    pages: _PublicPages = field(init=False)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette):
+    """Open the queue, start the forwarder with the server; at shutdown stop it and close the queue."""
+    state: _Relay = app.state.relay
+    state.store = await run_in_threadpool(RelayQueue, state.db_path)
+    client = httpx.AsyncClient(base_url=state.collector.rstrip("/"), transport=state.transport, timeout=60.0)
+    state.forwarder = Forwarder(state.store, client, relay_token=state.relay_token, min_batch=state.min_batch,
+                                max_batch=state.max_batch, interval=state.interval)
+    state.pages = _PublicPages(client)
+    task = asyncio.create_task(state.forwarder.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await client.aclose()
+        await run_in_threadpool(state.store.close)
+
+
+# ---------------------------------------------------------------------- the endpoints
+async def submit(request: Request) -> JSONResponse:
+    state: _Relay = request.app.state.relay
+    campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
+    if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
+        raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
+    relay = await _relayed_campaign(state.pages, campaign)
+    pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
+    token, nonce = _admission(identity, pin, request.headers.get("authorization"))  # before the body is read
+    if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
+        request.scope[AUTHENTICATED] = True
+    body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
+    try:
+        _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
+    except Exception as error:
+        raise RelayError(400, "not_sealed", str(error)) from None
+    outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce))
+    if outcome == "token_spent":
+        raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
+                                             "report (get another from the campaign's issuer).")
+    state.forwarder.wake.set()
+    return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
+
+
+async def not_served(request: Request) -> Response:
+    raise RelayError(404, "not_served_by_relay", "The relay serves no pages or scripts (they would be code the relay "
+                                                 "controls): open the campaign's page at its collector.")
+
+
+async def public(request: Request) -> Response:
+    status, headers, body = await request.app.state.relay.pages.get(request.url.path)
+    return Response(body, status_code=status, headers=headers)
+
+
+async def health(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "service": "dpdist relay"})
+
+
+async def settings(request: Request) -> JSONResponse:  # K is public: a device (or anyone) may read the batch sizes the relay forms
+    state: _Relay = request.app.state.relay
+    return JSONResponse({"min_batch": state.min_batch, "max_batch": state.max_batch})
+
+
+async def status(request: Request) -> JSONResponse:
+    state: _Relay = request.app.state.relay
+    _check_admin(request, state.admin_token)
+    return JSONResponse({**await run_in_threadpool(state.store.status), "min_batch": state.min_batch,
+                         "max_batch": state.max_batch})
+
+
+async def drop_queue(request: Request) -> JSONResponse:
+    state: _Relay = request.app.state.relay
+    _check_admin(request, state.admin_token)
+    campaign = request.path_params["campaign"]
+    if not _CAMPAIGN.fullmatch(campaign):
+        raise RelayError(400, "invalid_campaign", "A campaign id is 1-128 characters A-Z a-z 0-9 . _ -.")
+    dropped = await asyncio.wrap_future(state.store.drop_waiting(campaign))
+    log.warning("relay: the admin dropped %d waiting report(s) of campaign %s", dropped, campaign)
+    return JSONResponse({"campaign": campaign, "dropped": dropped})
+
+
+async def refused(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RelayError)  # the one exception class this handler is registered for
+    return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=error.headers)
+
+
+ROUTES = [
+    Route("/healthz", health),
+    Route("/api/campaigns/{campaign}/config", public, methods=["GET"]),
+    Route("/api/campaigns/{campaign}/identity", public, methods=["GET"]),
+    Route("/campaigns/{campaign}/participate", not_served, methods=["GET"]),
+    Route("/static/{path:path}", not_served, methods=["GET"]),
+    Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
+    Route("/relay/v1/status", status, methods=["GET"]),
+    Route("/relay/v1/campaigns/{campaign}/queue", drop_queue, methods=["DELETE"]),
+    Route("/relay/v1/settings", settings, methods=["GET"]),
+]
 
 
 async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
@@ -246,14 +283,14 @@ async def _relayed_campaign(pages: _PublicPages, campaign: str) -> dict:
     return relay
 
 
-async def _pinned_identity(state: dict, campaign: str, relay: dict, said: str | None) -> tuple[str, dict]:
+async def _pinned_identity(state: _Relay, campaign: str, relay: dict, said: str | None) -> tuple[str, dict]:
     """The pin and identity the campaign is pinned to (pinned now, from the collector, if it was not), after the checks:
     the report was made under it (``said``: the device's pin header; 409 ``pin_mismatch``), and the collector still
     states it (409 ``identity_changed``)."""
-    store = state["store"]
+    store = state.store
     pinned = await asyncio.to_thread(store.pinned, campaign)
     if pinned is None:
-        status, _, identity = await state["pages"].get(f"/api/campaigns/{campaign}/identity")
+        status, _, identity = await state.pages.get(f"/api/campaigns/{campaign}/identity")
         if status != 200 or not relay.get("pin") or pin_of(identity) != relay["pin"]:
             raise RelayError(503, "collector_unavailable", f"The collector did not serve campaign {campaign!r}'s identity "
                                                            "as its config states it; try again later.")
@@ -261,7 +298,7 @@ async def _pinned_identity(state: dict, campaign: str, relay: dict, said: str | 
     pin, identity = pinned
     matches = said is not None and hmac.compare_digest(said.strip().lower().encode(), pin.encode())
     if not matches and relay.get("pin") == pin:  # the config may be a few seconds old: ask the collector what it states now
-        status, now = await state["pages"].config(campaign, fresh=True)
+        status, now = await state.pages.config(campaign, fresh=True)
         relay = now["relay"] if status == 200 and isinstance(now.get("relay"), dict) else relay
     if relay.get("pin") != pin:
         log.error("relay: campaign %s's collector now states another identity than the one the relay pinned", campaign)
@@ -278,7 +315,7 @@ async def _pinned_identity(state: dict, campaign: str, relay: dict, said: str | 
     return pin, json.loads(identity)
 
 
-def _check_admin(request, admin_token: str | None) -> None:
+def _check_admin(request: Request, admin_token: str | None) -> None:
     header = request.headers.get("authorization", "")
     if not admin_token or not hmac.compare_digest(header.encode(), f"Bearer {admin_token}".encode()):
         raise RelayError(401, "unauthorized", f"{request.method} {request.url.path} needs 'Authorization: Bearer <admin token>'.")
@@ -290,9 +327,6 @@ def _admission(identity: dict, pin: str, authorization: str | None) -> tuple[byt
     issuer = identity.get("issuer")
     if not issuer:
         return b"", None
-    from ..errors import InvalidParameterError
-    from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
-
     token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, pin)
     ask = {"www-authenticate": format_www_authenticate(challenge, token_key)}
     if not authorization:

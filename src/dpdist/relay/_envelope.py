@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import struct
 from dataclasses import dataclass
 
-from ..errors import InvalidParameterError, MalformedReportError
+from ..errors import InvalidParameterError, MalformedReportError, MissingDependencyError
 
 __all__ = [
     "KIND_OF_CONTENT_TYPE",
@@ -59,9 +60,8 @@ _INFO = b"dpdist relay v1\x00"
 
 def _suite():
     try:
-        from pyhpke import AEADId, CipherSuite, KDFId, KEMId
+        from pyhpke import AEADId, CipherSuite, KDFId, KEMId  # lazy: optional extra dpdist[serve] (pyhpke), tried
     except ImportError:  # pragma: no cover - the serve extra brings it
-        from ..errors import MissingDependencyError
 
         raise MissingDependencyError("Sealing reports for a relay needs pyhpke: pip install 'dpdist[serve]'.") from None
     return CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES128_GCM)
@@ -86,8 +86,6 @@ class KeyPair:
 
 def generate_key() -> KeyPair:
     """A fresh key pair from the operating system's CSPRNG."""
-    import os
-
     pair = _suite().kem.derive_key_pair(os.urandom(32))
     return KeyPair(pair.private_key.to_private_bytes(), pair.public_key.to_public_bytes())
 

@@ -37,6 +37,7 @@ import re
 from typing import Any
 
 from ..errors import CampaignIdentityError, InvalidParameterError
+from ..privacypass import TokenChallenge
 from . import _envelope
 
 __all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "context_label", "identity_document", "pin_of",
@@ -63,8 +64,6 @@ def redemption_context(pin: str, label: bytes = CONTEXT_LABEL) -> bytes:
 def campaign_challenge(issuer: dict, pin: str) -> bytes:
     """The TokenChallenge of the campaign whose identity has ``pin`` and names ``issuer``, encoded (RFC 9577 section
     2.1.1)."""
-    from ..privacypass import TokenChallenge
-
     return TokenChallenge(issuer["name"], redemption_context(pin, context_label(issuer))).encode()
 
 

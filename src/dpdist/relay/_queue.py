@@ -1,9 +1,9 @@
 """The relay's durable queue: sealed reports in, shuffled batches out, every step committed before it is acknowledged.
 
-SQLite in WAL mode with ``synchronous=FULL`` (a commit survives a power cut, not only a killed
-process).  One writer thread owns the connection and commits every write; reports that arrive
-together are inserted in one transaction (group commit), and each request is answered after its
-transaction commits.
+An :class:`~dpdist._io._sqlite_store.SQLiteStore` (WAL, ``synchronous=FULL``: a commit survives a power
+cut, not only a killed process; one writer thread commits every write): reports that arrive together
+are inserted in one transaction (group commit), and each request is answered after its transaction
+commits.
 
 ``reports``
     one row per accepted report: a 16-byte key (SHA-256 of campaign and the device's report id: a
@@ -31,18 +31,16 @@ transaction commits.
 from __future__ import annotations
 
 import hashlib
-import queue
 import secrets
 import sqlite3
-import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from .._io._sqlite_store import SQLiteStore
 from . import _envelope
 
 __all__ = ["RelayQueue", "Batch"]
 
-_GROUP = 512  # reports inserted in one transaction at most
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
     "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
@@ -71,120 +69,34 @@ class RelayQueue:
 
     def __init__(self, path: str):
         self.path = path
-        self._jobs: queue.Queue = queue.Queue()
-        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", *_SCHEMA):
-            self._connection.execute(statement)
-        self._reader = threading.local()
-        self._thread = threading.Thread(target=self._write_loop, name="dpdist-relay-writer", daemon=True)
-        self._thread.start()
-
-    # ------------------------------------------------------------------ the writer
-    def _write_loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            jobs = [job]
-            while job[0] == "accept" and len(jobs) < _GROUP:  # group the reports that are already waiting
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is None:
-                    self._jobs.put(None)
-                    break
-                jobs.append(job)
-            # a job whose caller gave up (its future cancelled) is not done: the caller never heard of it
-            jobs = [job for job in jobs if job[2].set_running_or_notify_cancel()]
-            accepts = [job for job in jobs if job[0] == "accept"]
-            if accepts:
-                self._accept_group(accepts)
-            for job in jobs:
-                if job[0] != "accept":
-                    self._run(job)
-
-    def _accept_group(self, jobs) -> None:
-        results = []
-        try:
-            self._connection.execute("BEGIN IMMEDIATE")
-            for _, (campaign, key, sealed, nonce), _future in jobs:
-                results.append(self._accept_one(campaign, key, sealed, nonce))
-            self._connection.execute("COMMIT")
-        except BaseException as error:  # the transaction is gone: every report of it is unanswered, not accepted
-            self._rollback()
-            for _, _, future in jobs:
-                future.set_exception(error)
-            return
-        for (_, _, future), result in zip(jobs, results):
-            future.set_result(result)
-
-    def _accept_one(self, campaign: str, key: bytes, message: bytes, nonce: bytes | None) -> str:
-        """``"new"``, ``"duplicate"`` (this report id was accepted before) or ``"token_spent"`` (its token admitted
-        another report), inside the group's transaction."""
-        if self._connection.execute("SELECT 1 FROM reports WHERE key = ?", (key,)).fetchone() is not None:
-            return "duplicate"
-        if nonce is not None:
-            spent = self._connection.execute("INSERT OR IGNORE INTO tokens (campaign, nonce, key) VALUES (?, ?, ?)",
-                                             (campaign, nonce, key)).rowcount == 0
-            if spent:
-                return "token_spent"
-        self._connection.execute("INSERT INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, message))
-        return "new"
-
-    def _run(self, job) -> None:
-        _, (function, args), future = job
-        try:
-            self._connection.execute("BEGIN IMMEDIATE")
-            result = function(self._connection, *args)
-            self._connection.execute("COMMIT")
-        except BaseException as error:
-            self._rollback()
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def _rollback(self) -> None:
-        try:
-            self._connection.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-
-    def _submit(self, kind: str, payload) -> Future:
-        future: Future = Future()
-        self._jobs.put((kind, payload, future))
-        return future
+        self._store = SQLiteStore(path, _SCHEMA, name="dpdist-relay-writer")
 
     # ------------------------------------------------------------------ the API (futures)
     def accept(self, campaign: str, report_id: str, message: bytes, nonce: bytes | None = None) -> Future:
         """A future of ``"new"``, ``"duplicate"`` (the id seen before) or ``"token_spent"`` (``nonce``, the token's,
         admitted another report), resolved once durable."""
-        return self._submit("accept", (campaign, report_key(campaign, report_id), message, nonce))
+        return self._store.write(_accept, campaign, report_key(campaign, report_id), message, nonce, together=True)
 
     def form_batch(self, campaign: str, min_size: int, max_size: int) -> Future:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
-        return self._submit("job", (_form_batch, (campaign, min_size, max_size)))
+        return self._store.write(_form_batch, campaign, min_size, max_size)
 
-    def pin_identity(self, campaign: str, pin: str, identity: bytes) -> Future:
+    def pin_identity(self, campaign: str, pin: str, identity: bytes) -> Future[tuple[str, bytes]]:
         """A future of the ``(pin, identity)`` the campaign is pinned to: these, if it had none, else the earlier."""
-        return self._submit("job", (_pin_identity, (campaign, pin, identity)))
+        return self._store.write(_pin_identity, campaign, pin, identity)
 
     def drop_waiting(self, campaign: str) -> Future:
         """A future of how many of the campaign's waiting reports were dropped (counted in ``dropped``), with their
         report keys and token nonces: they were never delivered, so the same report sent again is a new one."""
-        return self._submit("job", (_drop_waiting, (campaign,)))
+        return self._store.write(_drop_waiting, campaign)
 
     def settle(self, batch_id: str, state: str, detail: str | None = None) -> Future:
         """Mark a batch ``delivered`` or ``refused`` (its body dropped)."""
-        return self._submit("job", (_settle, (batch_id, state, detail)))
+        return self._store.write(_settle, batch_id, state, detail)
 
     # ------------------------------------------------------------------ reads (any thread)
-    def _read(self):
-        connection = getattr(self._reader, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._reader.connection = connection
-        return connection
+    def _read(self) -> sqlite3.Connection:
+        return self._store.read()
 
     def pinned(self, campaign: str) -> tuple[str, bytes] | None:
         """The ``(pin, identity)`` the campaign is pinned to, or None."""
@@ -216,9 +128,21 @@ class RelayQueue:
         return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded, "dropped": dropped}
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(timeout=30)
-        self._connection.close()
+        self._store.close()
+
+
+def _accept(connection, campaign: str, key: bytes, message: bytes, nonce: bytes | None) -> str:
+    """``"new"``, ``"duplicate"`` (this report id was accepted before) or ``"token_spent"`` (its token admitted
+    another report), inside the group's transaction."""
+    if connection.execute("SELECT 1 FROM reports WHERE key = ?", (key,)).fetchone() is not None:
+        return "duplicate"
+    if nonce is not None:
+        spent = connection.execute("INSERT OR IGNORE INTO tokens (campaign, nonce, key) VALUES (?, ?, ?)",
+                                   (campaign, nonce, key)).rowcount == 0
+        if spent:
+            return "token_spent"
+    connection.execute("INSERT INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, message))
+    return "new"
 
 
 def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batch | None:

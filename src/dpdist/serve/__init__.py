@@ -20,7 +20,7 @@ __all__ = ["create_app", "Service", "openapi_schema", "DEFAULT_MAX_BODY_BYTES"]
 
 def __getattr__(name):  # Starlette is imported only when the service is built
     if name in ("create_app", "Service", "openapi_schema"):
-        from . import _app
+        from . import _app  # lazy: Starlette loads only when the service is built (the command line reads _limits at every start)
 
         return getattr(_app, name)
     raise AttributeError(name)

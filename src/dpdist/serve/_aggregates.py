@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import IncompatibleStateError
+from ..local import Aggregator
 from ._campaigns import ARRIVAL_RESOLUTION_MS, iso_time, now_ms
 from ._database import Database
 from ._deltas import decode_delta, statistic_bytes, statistic_from_bytes
@@ -50,8 +51,6 @@ class Totals:
 
 def _piece(protocol, dtype: str, kind: int, n, statistic, rejected: str):
     """One stored part (kind 0) or log row (kind 1) as a validated Aggregator."""
-    from ..local import Aggregator
-
     size = protocol.statistic_size
     try:
         values = statistic_from_bytes(statistic, dtype, size) if kind == 0 else decode_delta(statistic, dtype, size)

@@ -13,33 +13,31 @@ import contextlib
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
+from .._types import PathLike
+from ._access import PrivacyMiddleware
 from ._assets import clients_js_dir
 from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
-from ._operations import ROUTES as OPERATIONS_ROUTES
-from ._operations import Operations, install as install_operations
+from ._openapi import schema_of
+from ._operations import ROUTES as OPERATIONS_ROUTES, Operations, install as install_operations
 from ._routes import ROUTES
 from ._service import Service
-from .._types import PathLike
 
 __all__ = ["create_app", "openapi_schema", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
 
 def openapi_schema() -> dict:
     """The OpenAPI schema of every route of ``dpdist serve`` (what ``/openapi.json`` serves)."""
-    from ._openapi import schema_of
-
     return schema_of([*ROUTES, *OPERATIONS_ROUTES])
 
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette):
     """Start the service's background work with the server; at shutdown stop it and close the database."""
-    from starlette.concurrency import run_in_threadpool
-
     service: Service = app.state.service
     await run_in_threadpool(service.start)
     try:
@@ -67,7 +65,6 @@ def create_app(
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
     app.state.service, app.state.clients_js = service, clients_js
-    from ._access import PrivacyMiddleware
 
     app.add_middleware(PrivacyMiddleware, mode=service.limits.access_log)  # tokens in URLs refused, no addresses logged
     install_operations(app, service, operations)  # /readyz, /metrics, 503 on outages; its middleware the outermost

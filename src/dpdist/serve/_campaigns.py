@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DPDistError
+from ..local import Aggregator, from_config
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
 from ._refusals import InvalidRequest
 
@@ -108,8 +109,6 @@ class Campaign(CampaignRow):
 
     def aggregator(self):
         """The campaign's aggregate as a validated :class:`~dpdist.local.Aggregator` (read with its statistic)."""
-        from ..local import Aggregator
-
         if self.statistic is None:
             raise ValueError("internal: the campaign was read without its statistic")
         return Aggregator.from_dict(
@@ -157,8 +156,6 @@ def _protocol_of_json(config: dict):
     key = json.dumps(config, sort_keys=True)
     protocol = _PROTOCOLS.get(key)
     if protocol is None:
-        from ..local import from_config
-
         protocol = from_config(json.loads(key))
         if len(_PROTOCOLS) > 256:
             _PROTOCOLS.clear()
@@ -211,8 +208,6 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES)
     that size is allocated (the server holds one copy per campaign and per batch
     being added).
     """
-    from ..local import from_config
-
     if not isinstance(config, dict):
         raise InvalidRequest("invalid_config", f"The 'config' must be a JSON object (a protocol config). Got {config!r}.")
     try:

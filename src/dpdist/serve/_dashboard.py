@@ -30,6 +30,9 @@ from __future__ import annotations
 import html
 import json
 
+from ._dashboard_multi import MULTI_SCRIPT, MULTI_STYLE
+from ._dashboard_rounds import ROUNDS_SCRIPT
+
 __all__ = ["dashboard_html"]
 
 _STYLE = r"""
@@ -502,9 +505,6 @@ document.addEventListener("visibilitychange", () => { if (!document.hidden) refr
 
 def dashboard_html(campaign_id: str) -> str:
     """The page for ``campaign_id`` (escaped: the id only ever appears as text or a JSON string)."""
-    from ._dashboard_multi import MULTI_SCRIPT, MULTI_STYLE
-    from ._dashboard_rounds import ROUNDS_SCRIPT
-
     script = _SCRIPT.replace("__CAMPAIGN__", json.dumps(campaign_id).replace("<", "\\u003c")) + MULTI_SCRIPT + ROUNDS_SCRIPT
     return (_PAGE.replace("__STYLE__", _STYLE + MULTI_STYLE).replace("__SCRIPT__", script)
             .replace("__TITLE__", html.escape(campaign_id)))

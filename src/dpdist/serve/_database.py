@@ -80,7 +80,7 @@ def _sqlite_reason(error: sqlite3.Error) -> str | None:
 
 
 def _postgresql_reason(error: BaseException) -> str | None:
-    import psycopg
+    import psycopg  # lazy: loads psycopg (PostgreSQL only)
 
     if isinstance(error, psycopg.InterfaceError):  # "the connection is closed"
         return "unreachable"
@@ -180,7 +180,7 @@ class Database:
             self._path = str(Path(path))
         else:
             try:
-                import psycopg  # noqa: F401
+                import psycopg  # noqa: F401  # lazy: loads psycopg (PostgreSQL only), tried
             except ImportError:  # pragma: no cover - the serve extra installs it
                 raise InvalidParameterError(
                     "A postgresql:// database needs psycopg: install dpdist[serve]."
@@ -238,7 +238,7 @@ class Database:
             connection.execute("PRAGMA synchronous=FULL")
             connection.execute("PRAGMA foreign_keys=ON")
             return connection
-        import psycopg
+        import psycopg  # lazy: loads psycopg (PostgreSQL only)
 
         if "connect_timeout" in self.url:
             return psycopg.connect(self.url, autocommit=True)
@@ -319,7 +319,7 @@ class Database:
 
     def _together(self, connection, statements: Sequence[tuple[str, tuple]]) -> list[list[tuple]]:
         """PostgreSQL: ``statements`` as one query (one round trip, in order); the rows of each."""
-        import psycopg
+        import psycopg  # lazy: loads psycopg (PostgreSQL only)
 
         cursor = psycopg.ClientCursor(connection)
         cursor.execute("; ".join(self._sql(statement) for statement, _ in statements),  # pyright: ignore[reportArgumentType]  (dpdist's own statements)
@@ -419,14 +419,14 @@ class Database:
                 finally:
                     connection.close()
                 return
-            import psycopg
+            import psycopg  # lazy: loads psycopg (PostgreSQL only)
 
             with psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(round(timeout_s)))) as server:
                 server.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")  # pyright: ignore[reportArgumentType, reportCallIssue]  (an int the service computed; psycopg's stubs want literal SQL)
                 server.execute("SELECT 1")
                 row = server.execute("SHOW transaction_read_only").fetchone()
             if row is not None and row[0] == "on":
-                import psycopg.errors
+                import psycopg.errors  # lazy: loads psycopg (PostgreSQL only)
 
                 raise psycopg.errors.ReadOnlySqlTransaction("the server accepts no writes (transaction_read_only = on)")
         except Exception as error:

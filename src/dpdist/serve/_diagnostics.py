@@ -84,6 +84,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..local._registry import available, registered_class
+from ..local.frequency._feasibility import feasibility_test, why_no_feasibility_test
+
 __all__ = ["ALPHA", "TESTED", "diagnostics"]
 
 #: false-alarm rate of one evaluation on honest reports, at most (Bonferroni over the 2d one-sided tests)
@@ -92,8 +95,6 @@ ALPHA = 1e-6
 
 def _registered_with(tag: str) -> frozenset[str]:
     """The registered frequency protocols whose class declares ``tags.<tag>`` (:class:`dpdist.local.ProtocolTags`)."""
-    from ..local._registry import available, registered_class
-
     return frozenset(name for name in available("frequency") if getattr(registered_class(name).tags, tag, False))
 
 
@@ -129,8 +130,6 @@ def diagnostics(protocol, aggregator, alpha: float = ALPHA, constraint_alpha: fl
 
 
 def _constraint(protocol, aggregator, alpha: float) -> dict:
-    from ..local.frequency._feasibility import feasibility_test, why_no_feasibility_test
-
     reason = why_no_feasibility_test(protocol)
     if reason is not None:
         return {"test": None, "flagged": False, "detail": reason}
@@ -149,7 +148,7 @@ def _support_counts(protocol, aggregator, alpha: float) -> dict:
     n = int(aggregator.n)
     if n == 0:
         return {"test": "support_counts", "alpha": alpha, "flagged": False, "detail": "no report yet"}
-    from scipy.stats import binom
+    from scipy.stats import binom  # lazy: loads scipy (0.4-2 s); only the estimator's child computes estimates
 
     p, q = protocol.support_probabilities()
     counts = np.rint(np.asarray(protocol.support_counts(aggregator), dtype=np.float64))
@@ -188,7 +187,7 @@ def _below_fractions(protocol, aggregator, alpha: float) -> dict:
     n = int(aggregator.n)
     if n == 0:
         return {"test": "below_fractions", "alpha": alpha, "flagged": False, "detail": "no report yet"}
-    from scipy.stats import binom
+    from scipy.stats import binom  # lazy: loads scipy (0.4-2 s); only the estimator's child computes estimates
 
     p = float(protocol.keep_probability)
     counts = np.asarray(aggregator.statistic, dtype=np.float64).reshape(-1, 2)  # per cut: (not below, below)

@@ -24,6 +24,9 @@ import json
 import threading
 import time
 
+from ._estimates import estimate_json, estimate_png
+from ._estimator import Estimator
+
 __all__ = ["EstimateCache"]
 
 #: documents kept (least recently used dropped)
@@ -62,7 +65,6 @@ class EstimateCache:
                 return entry.document  # computed a moment ago from an older version: computing again would cost more
             entry.started = time.monotonic()
             campaign = self.store.get(campaign_id, statistic=True)
-            from ._estimates import estimate_json
 
             document, entry.cost = _compute(estimate_json, campaign, query)
             entry.version, entry.document = _version_of(campaign), document
@@ -73,8 +75,6 @@ class EstimateCache:
     def png(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from
         the document of :meth:`document` for the same query: the figure draws the band the JSON serves."""
-        from ._estimates import estimate_png
-
         served = self.document(campaign_id, query)
         return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
@@ -121,7 +121,5 @@ def _compute(function, campaign, query, *more) -> tuple:
     global _ESTIMATOR
     with _ESTIMATOR_LOCK:
         if _ESTIMATOR is None:
-            from ._estimator import Estimator
-
             _ESTIMATOR = Estimator()
     return _ESTIMATOR.run(function, campaign, query, *more)

@@ -23,10 +23,13 @@ import math
 
 import numpy as np
 
-from .. import _json
+from .. import _json, plotting
 from ..errors import DPDistError
+from ..estimates import Distribution
 from ._campaigns import Campaign
+from ._diagnostics import diagnostics
 from ._refusals import Conflict, InvalidRequest
+from ._uncertainty import guarantee_text, served_estimate
 
 __all__ = ["estimate_options", "estimate_json", "estimate_png", "view_parameters"]
 
@@ -135,9 +138,6 @@ def _compute_estimate(campaign: Campaign, options: dict):
 def estimate_json(campaign: Campaign, query) -> dict:
     """``GET /api/campaigns/{id}/estimate``: the estimate (``null`` before the first report), n, rejections
     and the poisoning ``diagnostics`` of the campaign's aggregate (:mod:`._diagnostics`)."""
-    from ._diagnostics import diagnostics
-    from ._uncertainty import guarantee_text
-
     options, level = estimate_options(query)
     width, replicates = view_parameters(query)
     estimate = _estimate(campaign, options)
@@ -161,8 +161,7 @@ def estimate_json(campaign: Campaign, query) -> dict:
 def _served(campaign: Campaign, estimate, options: dict, level: float, width, replicates: int) -> dict:
     """The estimate's JSON with its fixed-n band and confidence sequence (:mod:`._uncertainty`); the whole document
     is computed once per change of the campaign (:mod:`._estimate_cache`)."""
-    from ..confidence_sequences import DEFAULT_TARGET_N
-    from ._uncertainty import served_estimate
+    from ..confidence_sequences import DEFAULT_TARGET_N  # lazy: loads scipy (0.7 s); only the estimator's child computes estimates
 
     return served_estimate(campaign.protocol, campaign.aggregator(), estimate, level=level, width=width, replicates=replicates,
                            target_n=campaign.max_reports or DEFAULT_TARGET_N, options=options)
@@ -175,13 +174,9 @@ def estimate_png(campaign: Campaign, query, served: dict | None = None) -> bytes
     fixed-n CDF band the JSON, ``dpdist campaign estimate`` and the dashboard show (the figure is not drawn from
     the bare estimate, without it).
     """
-    from .. import plotting
-
     options, level = estimate_options(query)
     shown = (served or {}).get("estimate")
     if shown is not None and shown.get("kind") == "distribution":
-        from ..estimates import Distribution
-
         estimate, n = Distribution.from_dict(shown), served["n"]  # type: ignore[index]
     else:
         estimate, n = _estimate(campaign, options), campaign.n

@@ -174,8 +174,9 @@ def main() -> None:
         pass
     parent = os.getppid()
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="dpdist-parent-watch").start()
-    from . import _diagnostics, _estimates  # noqa: F401 - the imports of the first estimate, done before it
-    import scipy.stats  # noqa: F401
+    import scipy.stats  # noqa: F401  # lazy: the first estimate's imports, made in the child before it says ready
+
+    from . import _diagnostics, _estimates  # noqa: F401 - the imports of the first estimate, done before it  # lazy: the first estimate's imports, made in the child before it says ready
 
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may corrupt the answers

@@ -14,6 +14,8 @@ import math
 import threading
 from typing import Any
 
+from .._validation import LOCAL_EPSILON
+from ..accuracy import SHAPES, explain, simulates
 from ..errors import InvalidParameterError
 from ._explain_words import plain_words
 from ._refusals import InvalidRequest
@@ -53,8 +55,6 @@ FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def _epsilons(config: dict) -> list[float]:
-    from .._validation import LOCAL_EPSILON
-
     own = float(config["epsilon"])
     return [own * factor for factor in FACTORS if LOCAL_EPSILON.low <= own * factor <= LOCAL_EPSILON.high]
 
@@ -62,8 +62,6 @@ def _epsilons(config: dict) -> list[float]:
 def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, Any]:
     """The campaign's predicted errors (:meth:`dpdist.accuracy.Explanation.to_dict`) with what was asked and used,
     and ``plain``: the same in sentences for the pages (:func:`._explain_words.plain_words`)."""
-    from ..accuracy import SHAPES, explain, simulates
-
     n = _query_n(n_text, campaign)
     if shape is not None and shape not in SHAPES:
         raise InvalidRequest("invalid_query", f"The 'shape' query parameter must be one of {list(SHAPES)}. Got {shape!r}.")

@@ -107,11 +107,10 @@ class BatchFastPath:
             metrics.in_flight.dec()
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
-            if not answered:  # a client gone mid-body: no response to count or log
-                return
-            metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
-            if self.json_access != "off":
-                AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
+            if answered:  # a client gone mid-body: no response to count or log
+                metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
+                if self.json_access != "off":
+                    AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
     async def _answer(self, incoming: Incoming) -> tuple[int | None, bytes, list]:
         """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage); status None

@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..local import ReportBatch
 from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
 from ._database import Database
 from ._deltas import encode_delta
@@ -429,8 +430,6 @@ def _spend(db: Database, item: Arrival) -> Refusal | None:
 
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
     """The group's one log row per campaign (its change, arrivals and refusals) and the raw reports kept."""
-    from ..local import ReportBatch
-
     for campaign in campaigns.values():
         if not campaign.admitted and not campaign.refused:
             continue

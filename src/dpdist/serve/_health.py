@@ -75,7 +75,7 @@ class Readiness:
         return _Answer(True, None, "", now)
 
     async def answer(self) -> _Answer:
-        from starlette.concurrency import run_in_threadpool
+        from starlette.concurrency import run_in_threadpool  # lazy: Starlette only when the service runs: the command line reads this module's defaults
 
         async with self._lock:
             last = self._last
@@ -89,7 +89,7 @@ class Readiness:
             return last
 
     async def endpoint(self, request):
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse  # lazy: Starlette only when the service runs: the command line reads this module's defaults
 
         answer = await self.answer()
         if answer.ready:

@@ -11,6 +11,7 @@ puts it there, and sends as ``Authorization: Bearer`` to ``/api/campaigns``.
 from __future__ import annotations
 
 import html
+import json
 
 __all__ = ["index_html", "prefers_html"]
 
@@ -121,7 +122,5 @@ def prefers_html(accept: str) -> bool:
 
 def index_html(root_path: str, version: str) -> str:
     """The index page under ``root_path`` (a reverse proxy's prefix, or '')."""
-    import json
-
     return (_PAGE.replace("__ROOT_JSON__", json.dumps(root_path).replace("<", "\\u003c"))
             .replace("__ROOT__", html.escape(root_path)).replace("__VERSION__", html.escape(version)))

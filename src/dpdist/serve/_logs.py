@@ -21,6 +21,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
+from uvicorn.config import LOGGING_CONFIG
+
 __all__ = ["REQUEST_ID", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
@@ -54,8 +56,6 @@ class JsonFormatter(logging.Formatter):
 
 def log_config(log_format: str, level: str) -> dict:
     """A ``logging.config.dictConfig`` for ``uvicorn.run(log_config=...)``: uvicorn's loggers and dpdist's."""
-    from uvicorn.config import LOGGING_CONFIG
-
     config = copy.deepcopy(LOGGING_CONFIG)
     if log_format == "json":
         config["formatters"] = {"json": {"()": JsonFormatter}}

@@ -25,15 +25,17 @@ import hmac
 import math
 import time
 
+import anyio.to_thread
 import prometheus_client.metrics
 from prometheus_client import CollectorRegistry, Info
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-from prometheus_client.utils import floatToGoString
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.utils import floatToGoString
 from starlette.responses import JSONResponse, Response
 
+from .. import __version__
 from .._guard._body import NO_RESPONSE
 from .._guard._protocol import CONNECTIONS_REFUSED
 
@@ -71,7 +73,6 @@ class _ServiceCollector:
             yield GaugeMetricFamily("dpdist_batches_in_progress", "Batches between their admission and their answer "
                                     "(beyond --max-queue: 503 busy)", value=self.service.queued)
         try:  # the worker threads that run database work: busy, and requests waiting for one (the queue)
-            import anyio.to_thread
 
             statistics = anyio.to_thread.current_default_thread_limiter().statistics()
         except Exception:  # noqa: BLE001 - not in an event loop (e.g. a registry read from a test thread)
@@ -171,8 +172,6 @@ class Metrics:
     """
 
     def __init__(self, db, *, token: str | None = None, check_admin=None, service=None):
-        from .. import __version__
-
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self._token_sha256 = hashlib.sha256(token.encode()).digest() if token else None
         self._check_admin = check_admin

@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .. import __version__
+from ..estimates import JSON_SCHEMA
+from ._campaigns import BATCH_ID, CAMPAIGN_ID
+
 __all__ = ["documented", "schema_of", "json_answer", "content_answer", "ref", "SCHEMAS"]
 
 
@@ -79,8 +83,6 @@ def documented(
 
 #: the path parameters of every route, and the ids they must match
 def _path_patterns() -> dict[str, str]:
-    from ._campaigns import BATCH_ID, CAMPAIGN_ID  # no Starlette: a plain module
-
     return {"campaign": CAMPAIGN_ID.pattern, "batch_id": BATCH_ID.pattern}
 
 
@@ -97,10 +99,6 @@ def _path_parameters(path: str) -> list[dict]:
 
 def schema_of(routes) -> dict:
     """The schema of ``routes`` (Starlette routes; those whose endpoints are :func:`documented` are described)."""
-    from .. import __version__
-
-    from ..estimates import JSON_SCHEMA
-
     paths: dict[str, dict] = {}
     for route in routes:
         document = getattr(getattr(route, "endpoint", None), "openapi", None)

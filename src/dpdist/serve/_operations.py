@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
+from ._fast_batches import BatchFastPath
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
 from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
@@ -127,7 +128,6 @@ def install(app, service, operations: Operations | None = None) -> None:
     access = getattr(getattr(service, "limits", None), "access_log", "anonymous") if operations.log_format == "json" else "off"
     app.add_middleware(RequestIdMiddleware, access_log=access)
     if not operations.cors_origins:  # the devices' batches, served in one layer (with CORS: by the whole stack)
-        from ._fast_batches import BatchFastPath
 
         app.add_middleware(BatchFastPath, service=service, metrics=metrics, routes=app.routes,
                            privacy_log=getattr(getattr(service, "limits", None), "access_log", "anonymous"), json_access=access)

@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CampaignIdentityError
+from ..errors import CampaignIdentityError, InvalidParameterError
+from ..local.ledger import normal_collector
 
 __all__ = ["RelayRoute", "resolve_route"]
 
@@ -73,8 +74,8 @@ class RelayRoute:
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         if count == 0:
             return
-        from ..privacypass import b64url_decode, fetch_token
-        from ..relay._identity import campaign_challenge
+        from ..privacypass import b64url_decode, fetch_token  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, self.pin)
         if not self._issuer_checked:
@@ -85,9 +86,8 @@ class RelayRoute:
 
     def valid_token(self, token: bytes) -> bool:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""
-        from ..errors import InvalidParameterError
-        from ..privacypass import b64url_decode, verify_token
-        from ..relay._identity import campaign_challenge
+        from ..privacypass import b64url_decode, verify_token  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if self.issuer is None:
             return False
@@ -101,9 +101,9 @@ class RelayRoute:
         """The issuer's own key for the campaign, and its ceiling ``tokens_each`` when the identity states one, must be
         the ones the campaign names (else the collector, which wrote the campaign, could name a key of its own and mint
         tokens, or count each colluding credential as fewer reports than it gives)."""
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
-        from ..privacypass import b64url_decode
+        from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:
@@ -129,8 +129,8 @@ class RelayRoute:
 def resolve_route(campaign: str, server: str, document: dict, pin: str | None, fetch_identity) -> RelayRoute:
     """The route of a relayed campaign whose config ``document`` came from ``server`` (module docstring);
     ``fetch_identity()`` returns the identity document's bytes as ``server`` serves them."""
-    from ..relay._envelope import decode_public_key
-    from ..relay._identity import check_identity, pin_of
+    from ..relay._envelope import decode_public_key  # lazy: relayed campaigns only (~50 ms at import)
+    from ..relay._identity import check_identity, pin_of  # lazy: relayed campaigns only (~50 ms at import)
 
     relay = document["relay"]
     if pin is None:
@@ -148,8 +148,8 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
     served = (relay.get("issuer") or {}).get("challenge")
     issuer = identity["issuer"]
     if served is not None and issuer is not None:
-        from ..privacypass import b64url_decode
-        from ..relay._identity import campaign_challenge
+        from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if b64url_decode(served, "challenge") != campaign_challenge(issuer, pin_of(identity_bytes)):
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
@@ -160,6 +160,4 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
 
 
 def _origin(url: str) -> str:
-    from ..local.ledger import normal_collector
-
     return normal_collector(url)

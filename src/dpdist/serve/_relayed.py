@@ -48,8 +48,15 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidParameterError, MalformedReportError
+from ..amplification._statement import Admission, relayed_statement
+from ..errors import InvalidParameterError, InvalidTokenError, MalformedReportError
+from ..local import ReportBatch
+from ..local.ledger import normal_collector
+from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_token_key, verify_token
+from ..relay import _envelope
+from ..relay._identity import campaign_challenge, identity_document, pin_of
 from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, token_sha256
+from ._ingest import decode_body
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
@@ -93,15 +100,11 @@ class RelayKey:
     @functools.cached_property
     def challenge(self) -> bytes | None:
         """The campaign's TokenChallenge, bound to its identity (None without an issuer or an identity)."""
-        from ..relay._identity import campaign_challenge, pin_of
-
         if self.issuer is None or self.identity is None:
             return None
         return campaign_challenge(self.issuer, pin_of(self.identity))
 
     def admission(self):
-        from ..amplification._statement import Admission
-
         issuer = self.issuer
         return Admission(None if issuer is None else issuer["url"], bool(issuer and issuer["independent"]),
                          int(self.document["colluding"]), None if issuer is None else issuer.get("tokens_each"))
@@ -116,9 +119,6 @@ class RelayedCampaigns:
     # ------------------------------------------------------------------ campaigns
     def create(self, document: dict, **options: Any) -> Campaign:
         """Create the campaign ``document`` describes (``options``: the store's ``create`` keywords) as relayed."""
-        from ..relay import _envelope
-        from ..relay._identity import identity_document
-
         url, delta, colluding, issuer = _settings(document.get("relay"))
         if not self.relay_token:
             raise Conflict("no_relay_token", "This service has no relay token (DPDIST_RELAY_TOKEN or --relay-token): "
@@ -143,8 +143,6 @@ class RelayedCampaigns:
 
     def reconfigured(self, campaign: CampaignRow) -> None:
         """A relayed campaign's identity made again after its config changed (before it opened): a new pin."""
-        from ..relay._identity import identity_document
-
         key = self.key(campaign)
         if key is None or key.identity is None:
             return
@@ -175,8 +173,6 @@ class RelayedCampaigns:
     def statement(self, campaign: CampaignRow, key: RelayKey) -> dict:
         """The campaign's local guarantee and its amplified central one at its smallest batch so far (``key``'s running
         minimum: no scan of the batches)."""
-        from ..amplification._statement import relayed_statement
-
         n = campaign.n if isinstance(campaign, Campaign) else self.store.totals(campaign.id).n
         return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta, key.admission())}
 
@@ -190,13 +186,9 @@ class RelayedCampaigns:
 
     def public_fields(self, campaign: CampaignRow) -> dict:
         """What the public config adds for a relayed campaign (nothing for a direct one)."""
-        from ..relay import _envelope
-        from ..relay._identity import pin_of
-
         key = self.key(campaign)
         if key is None:
             return {}
-        from ..privacypass import b64url_encode
 
         issuer = key.issuer
         if issuer is not None and key.challenge is not None:  # derived from the identity, for a device to compare
@@ -208,8 +200,6 @@ class RelayedCampaigns:
     def origins(self, campaign_id: str) -> list[str]:
         """The origins a relayed campaign's participation page talks to besides the collector: its relay and issuer
         (none for another campaign, or an unknown one)."""
-        from ..local.ledger import normal_collector
-
         try:
             key = self.key(self.store.row(campaign_id))
         except (NotFound, InvalidRequest):
@@ -304,8 +294,6 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
 
 def _issuer(issuer: Any) -> dict:
     """The issuer of a campaign document's ``"relay"``, checked (its token key parses as an RFC 9578 type-2 key)."""
-    from ..privacypass import b64url_decode, b64url_encode, decode_token_key
-
     fields = set(_ISSUER_FIELDS)
     if not isinstance(issuer, dict) or set(issuer) != fields:
         raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null; "
@@ -332,9 +320,6 @@ def _issuer(issuer: Any) -> dict:
 def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) -> tuple[list[bytes | str], list[str | None]]:
     """Each message's sealed report after a token that verifies and was never spent (None where not, with the reason
     in place of the report), and each message's nonce (hex; None without a valid token)."""
-    from ..errors import InvalidTokenError
-    from ..privacypass import TOKEN_LENGTH, b64url_decode, verify_token
-
     token_key = b64url_decode(issuer["token_key"], "token_key")
     nonces: list[str | None] = []
     reasons: list[str | None] = []
@@ -361,8 +346,6 @@ def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) 
 
 
 def _unframe(body: bytes, limits: Any) -> list[bytes]:
-    from ..relay import _envelope
-
     messages = _envelope.unframe(body, limits.max_json_rows)
     if not messages:
         raise MalformedReportError("A relayed batch holds no sealed report.")
@@ -372,10 +355,6 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
 def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any):
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
     open, or does not hold exactly one report, is one rejected row (``unopened``, ``not_one_report``, ...)."""
-    from ..local import ReportBatch
-    from ..relay import _envelope
-    from ._ingest import decode_body
-
     protocol = campaign.protocol
     layout = protocol.report_format
     rows = []

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, cast
 
 from ..errors import DPDistError
+from ..local import AdaptiveQuantiles
 from ._campaigns import Campaign, CampaignRow, Creation, token_sha256
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal
 from ._store import Store
@@ -101,8 +102,6 @@ class RoundCampaigns:
 
     def of(self, campaign: CampaignRow | Creation) -> Rounds | None:
         """The campaign's rounds row, or None for any other campaign."""
-        from ..local import AdaptiveQuantiles
-
         rows = self.store.db.execute(
             "SELECT plan, sizes, round, submit_token_sha256, keep_reports FROM round_campaigns"
             " WHERE campaign_id = ? AND export_file_id = ?", (campaign.id, campaign.export_file_id))
@@ -302,8 +301,6 @@ class RoundCampaigns:
 
 def _plan(document: Any):
     """The plan and the total reports of a ``"rounds"`` value, or an ``invalid_rounds`` refusal."""
-    from ..local import AdaptiveQuantiles
-
     if not isinstance(document, dict) or "reports" not in document:
         raise InvalidRequest("invalid_rounds", "'rounds' must be an object: an adaptive quantile plan (q, epsilon, bounds, "
                              f"rounds, grid_size, splits, level) and 'reports', the users of all rounds. Got {document!r:.200}.")

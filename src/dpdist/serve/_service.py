@@ -20,6 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+import numpy as np
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidParameterError
@@ -32,9 +33,9 @@ from ._estimate_cache import EstimateCache
 from ._group import RECORDED, Arrival, Refused
 from ._ingest import decode_body, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
+from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._relayed import RelayedCampaigns
 from ._rounds import ROUND_NAME, RoundCampaigns
-from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._shared_reads import SharedReads
 from ._store import Store
 
@@ -334,8 +335,6 @@ class Service:
                                                        campaign_file_id=row.export_file_id))
         raw = None
         if row.keep_reports:
-            import numpy as np
-
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
         ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,

@@ -41,6 +41,9 @@ import json
 import secrets
 from typing import Any, Iterator
 
+import numpy as np
+
+from .._io._identity import new_file_id
 from ._aggregates import PARTS, fold, history, read_aggregate, read_totals, unfolded
 from ._campaigns import (
     Campaign,
@@ -201,8 +204,6 @@ class Store:
         submission need an enrollment token (:meth:`enroll`) instead of a shared
         submit token.
         """
-        from .._io._identity import new_file_id
-
         check_campaign_id(campaign_id)
         protocol = check_config(config, self.max_statistic_bytes)
         if submit_token is not None and (not isinstance(submit_token, str) or len(submit_token) < 16):
@@ -352,6 +353,4 @@ class Store:
 
 
 def _dtype(protocol) -> str:
-    import numpy as np
-
     return np.dtype(protocol.statistic_dtype).newbyteorder("<").str

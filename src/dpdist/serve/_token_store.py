@@ -16,6 +16,8 @@ import json
 import os
 from pathlib import Path
 
+from .._io._atomic import atomic_writer
+
 __all__ = ["TokenStore"]
 
 
@@ -59,7 +61,6 @@ class TokenStore:
     def save(self) -> None:
         if self.path is None:
             return
-        from .._io._atomic import atomic_writer
 
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with atomic_writer(self.path, private=True) as handle:

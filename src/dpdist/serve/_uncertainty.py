@@ -31,6 +31,7 @@ three, each drawn afresh).
 from __future__ import annotations
 
 from ..errors import DPDistError
+from ..uncertainty import cdf_band
 
 __all__ = ["guarantee_text", "served_estimate"]
 
@@ -62,7 +63,7 @@ def guarantee_text(protocol) -> str:
 def served_estimate(protocol, aggregator, estimate, *, level: float, width: float | None, replicates: int,
                     target_n: float, options: dict) -> dict:
     """The estimate's JSON with the fixed-n band of a distribution and the anytime intervals (module docstring)."""
-    from ..confidence_sequences import confidence_sequence, why_no_sequence
+    from ..confidence_sequences import confidence_sequence, why_no_sequence  # lazy: loads scipy (0.7 s); only the estimator's child computes estimates
 
     banded = _with_fixed_band(protocol, aggregator, estimate, level, replicates, options)
     bootstrap = None
@@ -100,7 +101,6 @@ def _with_fixed_band(protocol, aggregator, estimate, level: float, replicates: i
     """A distribution with its bootstrap CDF band (``replicates`` of them; 0: as it is); other kinds as they are."""
     if replicates == 0 or not estimate.needs_band():
         return estimate
-    from ..uncertainty import cdf_band
 
     try:
         return cdf_band(protocol, aggregator, level=level, replicates=replicates, **options)

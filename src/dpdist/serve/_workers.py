@@ -17,6 +17,14 @@ import dataclasses
 import json
 import os
 
+import uvicorn
+import uvicorn.supervisors
+
+from .._guard._sockets import listening_socket
+from ._app import create_app
+from ._limits import Limits, protocol_class
+from ._operations import Operations
+
 __all__ = ["SETTINGS", "worker_app", "run_workers"]
 
 #: the environment variable that carries the settings of the workers (JSON)
@@ -27,10 +35,6 @@ WORKER_HEALTHCHECK_S = 60
 
 def worker_app():
     """The application of one worker process (uvicorn calls it: ``factory=True``)."""
-    from ._app import create_app
-    from ._limits import Limits
-    from ._operations import Operations
-
     settings = json.loads(os.environ[SETTINGS])
     return create_app(
         settings["db"],
@@ -45,12 +49,6 @@ def worker_app():
 def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations,
                 relay_token: str | None = None, host: str, port: int, **uvicorn_options) -> None:
     """Serve with ``workers`` processes until SIGTERM or SIGINT (uvicorn's supervisor)."""
-    import uvicorn
-    from uvicorn.supervisors import Multiprocess
-
-    from .._guard._sockets import listening_socket
-    from ._limits import protocol_class
-
     os.environ[SETTINGS] = json.dumps({
         "db": db, "admin_token": admin_token, "relay_token": relay_token, "max_body_bytes": max_body_bytes,
         "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
@@ -63,4 +61,4 @@ def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int,
     setattr(config, "dpdist_header_timeout", limits.header_timeout)  # read by the workers' protocol class
     setattr(config, "dpdist_max_pending_heads", limits.max_pending_heads_per_address)  # likewise
     # the listening socket marked TCP, so that every worker's connections get TCP_NODELAY (_guard._sockets)
-    Multiprocess(config, sockets=[listening_socket(config)]).run()
+    uvicorn.supervisors.Multiprocess(config, sockets=[listening_socket(config)]).run()

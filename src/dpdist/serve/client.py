@@ -19,16 +19,27 @@ Admin operations take the admin token::
 
 from __future__ import annotations
 
+import io
+import json
+import math
+import random
+import re
 import time
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
+from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._io._binary import decode_payload, encode_record, read_header
+from .._io._identity import new_file_id
+from .._rng import secure_generator
 from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
-
+from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from ..local import from_config
+from ..local._json_rows import json_rows as rows
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -62,9 +73,7 @@ DOWN_AFTER = 4.0
 def _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
                             issuer_credential, issuer) -> None:
     """Refuse :class:`Client` arguments it cannot run with, naming the argument, its value and what is allowed."""
-    import math
-
-    import httpx
+    import httpx  # lazy: optional extra dpdist[serve]
 
     def refuse(name: str, allowed: str, value) -> None:
         raise InvalidParameterError(f"The '{name}' parameter of Client must be {allowed}. Got {value!r:.100} instead.")
@@ -153,7 +162,7 @@ class Client:
         issuer: str | None = None,
         token_file: PathLike | None = None,
     ):
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
         _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
                                 issuer_credential, issuer)
@@ -187,7 +196,7 @@ class Client:
 
     # ------------------------------------------------------------------ transport
     def _request(self, method: str, path: str, *, token: str | None = None, **kwargs):
-        import httpx
+        import httpx  # lazy: optional extra dpdist[serve]
 
         headers = dict(kwargs.pop("headers", {}))
         if token:
@@ -258,8 +267,6 @@ class Client:
 
     def protocol(self, campaign: str) -> LocalProtocol:
         """The campaign's protocol, rebuilt from its public config."""
-        from ..local import from_config
-
         document = self.config(campaign)
         route = self._route(campaign)
         return from_config(route.config if route is not None else document["config"])
@@ -337,8 +344,6 @@ class Client:
         """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
         with its token (the one bound to the report if it was sent before, else a spare one, else one fetched now), no
         batch id inside: the relay counts a report id once, even sealed again, and a token once."""
-        from ..io import encode_record
-
         ids = [f"{batch_id}.{index}" for index in range(len(reports))]
         unbound = sum(self._store.bound(route.pin, report_id) is None for report_id in ids) if route.issuer else 0
         self._prepare(route, unbound)  # every report's token before the first is sent
@@ -356,9 +361,9 @@ class Client:
         it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another; a
         token the relay does not admit (401) while it verifies under the campaign's identity is kept (the relay checks
         otherwise: a resend with another token would be refused too, and spend it)."""
-        from ..privacypass import format_authorization
-        from ..relay import _envelope
-        from ..relay._identity import PIN_HEADER
+        from ..privacypass import format_authorization  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
 
         sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
         headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
@@ -395,11 +400,7 @@ class Client:
         ``dpdist privatize``.  A campaign collected through a relay (:meth:`relay`) gets each
         report sealed and sent alone, under ``<batch_id>.<row>``.
         """
-        from ..io import encode_record, new_file_id
-
         if batch_id is None:
-            from .._rng import secure_generator
-
             batch_id = new_file_id()
             reports = np.asarray(reports)
             reports = reports[secure_generator().permutation(len(reports))]
@@ -457,8 +458,6 @@ class Client:
         :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
         values are not submitted; the acknowledged batches stay counted.
         """
-        from .._rng import secure_generator
-
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
         values = np.asarray(values)
@@ -489,8 +488,6 @@ class Client:
         answer. A campaign in rounds whose round is not open now is refused before anything is drawn (its
         one answer would be spent on a batch the service must refuse).
         """
-        from ..local import from_config
-
         document = self.config(campaign)  # the round now, and whether the device answers once
         route = self._route(campaign)
         if protocol is None:  # the round's config from the same fetch as its submit_to (a relayed one's trusted config)
@@ -553,10 +550,10 @@ class Client:
         bytes, part ``k`` under the batch id ``<file id>.part<k>``. The parts depend on the file
         alone, so submitting the file again, after any failure, counts each part once.
         """
-        from .._io._dedupe import identities_of
-        from .._io._files import summarize_file
-        from .._io._shuffle import rechunk_rows
-        from ..io import iter_report_batches
+        from .._io._dedupe import identities_of  # lazy: report files only (dpdist.io: ~70 ms at import)
+        from .._io._files import summarize_file  # lazy: report files only (dpdist.io: ~70 ms at import)
+        from .._io._shuffle import rechunk_rows  # lazy: report files only (dpdist.io: ~70 ms at import)
+        from ..io import iter_report_batches  # lazy: report files only (dpdist.io: ~70 ms at import)
 
         relayed = self.relay(campaign) is not None
         summary = summarize_file(path)  # the one reading of the file's headers; then its reports, once
@@ -658,8 +655,8 @@ class Client:
 
     def export(self, campaign: str, out: PathLike) -> int:
         """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
-        from .._io._files import summarize_file
-        from ..io import ReportWriter, iter_report_batches
+        from .._io._files import summarize_file  # lazy: report files only (dpdist.io: ~70 ms at import)
+        from ..io import ReportWriter, iter_report_batches  # lazy: report files only (dpdist.io: ~70 ms at import)
 
         out = Path(out)
         partial = out.with_name(f".{out.name}.download")
@@ -698,7 +695,6 @@ def retry_after(value: str | None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return min(float(value), MAX_RETRY_AFTER)
-    from email.utils import parsedate_to_datetime
 
     try:
         moment = parsedate_to_datetime(value)
@@ -713,8 +709,6 @@ def retry_delay(backoff: float, asked: float | None) -> float:
     A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
     backoff is spread over its upper half ("equal jitter").
     """
-    import random
-
     if asked is not None:
         return asked * random.uniform(1.0, 1.5)
     return backoff * random.uniform(0.5, 1.0)
@@ -738,17 +732,11 @@ def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
 def json_rows(reports: ArrayLike) -> list:
     """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects
     (what ``protocol.report_format.to_json_rows`` gives and ``from_json_rows`` reads)."""
-    from ..local._json_rows import json_rows as rows
-
     return rows(reports)
 
 
 def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     """The reports of a body of dpdist binary records, in order."""
-    import io
-
-    from .._io._binary import decode_payload, read_header
-
     stream, parts = io.BytesIO(body), []
     while (header := read_header(stream, "batch")) is not None:
         parts.append(decode_payload(protocol, header, stream.read(header["payload_bytes"]), "batch").reports)
@@ -764,8 +752,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     campaign's token challenge is the one its directory states (``dpdist-issuer-name``), else its URL's host.  An
     issuer that publishes no ceiling (one older than this dpdist) is refused: the campaign's guarantee counts each
     colluding credential as that many reports."""
-    import httpx
-    from urllib.parse import urlsplit
+    import httpx  # lazy: optional extra dpdist[serve]
 
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
@@ -792,27 +779,19 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
 
 
 def _origin_of(url: str) -> str:
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
 
 
 def _new_batch_id() -> str:
-    from ..io import new_file_id
-
     return new_file_id()
 
 
 def _is_file_id(text: str) -> bool:
-    import re
-
     return bool(re.fullmatch(r"[0-9a-f]{32}", text))
 
 
 def _query(options: dict) -> dict:
-    import json
-
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in options.items()}
 
 

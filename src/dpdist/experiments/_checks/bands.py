@@ -12,11 +12,11 @@ import numpy as np
 
 from .._claims import (
     ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
-    linear_p_values, log_statistics, noncentrality, one_sample_p_values, repeats_of, rows_by, standard_error,
+    log_statistics, one_sample_p_values, repeats_of, rows_by, standard_error,
 )
 from ...errors import InvalidParameterError
 from .._table import ResultsTable
-from ._rows import band_effect, band_test, count, is_computed_constant
+from ._rows import band_effect, band_test, is_computed_constant
 
 __all__ = ["RatioWithin", "ScalesAs", "Threshold"]
 

@@ -93,7 +93,6 @@ keep each target under the cut, which then falls on the genuine items as frequen
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np

@@ -122,8 +122,8 @@ class HCMS(SketchOracle):
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         reports, _ = self.report_format.read(reports)
-        j, l, bit = (reports[:, i].astype(np.int64) for i in range(3))
-        return (j * self._m + l) * 2 + bit
+        function, column, bit = (reports[:, i].astype(np.int64) for i in range(3))
+        return (function * self._m + column) * 2 + bit
 
     def _accumulate(self, reports):
         return np.bincount(self.report_index(reports), minlength=self.statistic_size).astype(np.int64, copy=False)

@@ -66,7 +66,7 @@ from typing import Any, Sequence
 from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, RatioContrast, RatioWithin, ScalesAs
 from . import methods
-from .methods import SPARSITY, compressive_privatization
+from .methods import compressive_privatization
 
 __all__ = ["SPEC", "make_spec", "quick_overrides"]
 

@@ -7,6 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._explain import explain_json
 from .._http import json_body
 from .._openapi import documented, json_answer, ref
 from .._refusals import Conflict, InvalidRequest
@@ -142,8 +143,6 @@ _EXPLAIN_QUERY = (
             answers={200: json_answer({"type": "object", "description": "Explanation.to_dict() with campaign, epsilon and "
                                                                        "n_requested"})}, errors=(400, 404))
 async def explain(request: Request) -> JSONResponse:
-    from .._explain import explain_json
-
     service = service_of(request)
     campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])
     query = request.query_params

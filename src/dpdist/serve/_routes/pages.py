@@ -8,7 +8,10 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ... import __version__
 from .._campaigns import check_campaign_id
+from .._dashboard import dashboard_html
+from .._index_page import index_html, prefers_html
 from .._middleware import CONNECT_HEADER
 from .._openapi import content_answer, documented, schema_of
 from .._refusals import NotFound
@@ -18,9 +21,6 @@ __all__ = ["ROUTES"]
 
 
 async def root(request: Request) -> Response:
-    from ... import __version__
-    from .._index_page import index_html, prefers_html
-
     root_path = request.scope.get("root_path", "")  # behind a path-prefixed proxy too
     if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns
         return HTMLResponse(index_html(root_path, __version__), headers={"Vary": "Accept"})
@@ -42,7 +42,6 @@ async def health(request: Request) -> JSONResponse:
             answers={200: content_answer("text/html", "HTML")})
 async def dashboard(request: Request) -> HTMLResponse:
     campaign_id = check_campaign_id(request.path_params["campaign"])
-    from .._dashboard import dashboard_html
 
     return HTMLResponse(dashboard_html(campaign_id))
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..._io._binary import encode_record
 from .._openapi import content_answer, documented, json_answer, ref
 from .._refusals import Conflict
 from ._common import as_admin
@@ -63,10 +65,6 @@ async def export(request: Request) -> StreamingResponse:
 
 def _records(store, campaign):
     """The kept reports as dpdist binary records, all carrying the campaign's export file id."""
-    import numpy as np
-
-    from ..._io._binary import encode_record
-
     protocol = campaign.protocol
     layout = protocol.report_format
     for n, payload in store.iter_reports(campaign.id):

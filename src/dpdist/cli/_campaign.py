@@ -1,0 +1,435 @@
+"""``dpdist campaign ...``: the admin's commands of a running ``dpdist serve``.
+
+::
+
+    dpdist campaign create --server http://127.0.0.1:8000 --config proto.json --name commute --open
+    dpdist campaign estimate --server http://127.0.0.1:8000 commute --json --plot commute.png
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .._io._atomic import atomic_writer, write_text_atomically
+from ..errors import InvalidParameterError, ServiceRefusedError
+from ._arguments import parse_targets
+from ._budget import add_budget_file_argument, charge_line, open_budget
+from ._campaign_rounds import show_rounds
+from ._deploy import json_option, load_config
+from ._estimate_text import estimate_lines
+from ._service_client import server_options, service_client
+
+__all__ = ["add_commands"]
+
+
+def add_commands(subparsers) -> None:
+    _add_campaign(subparsers)
+
+
+def _campaign_command(actions, name: str, **texts):
+    """The parser of a campaign sub-command ``name`` (``help``, ``description``) that takes ``CAMPAIGN``."""
+    command = actions.add_parser(name, **texts)
+    command.add_argument("campaign", metavar="CAMPAIGN", help="the campaign's id")
+    return command
+
+
+def _admin_command(command, handler, **defaults) -> None:
+    """Close an admin sub-command's parser: the server options last, then what runs it."""
+    server_options(command, admin=True)
+    command.set_defaults(handler=handler, **defaults)
+
+
+def _add_campaign(subparsers) -> None:
+    campaign = subparsers.add_parser(
+        "campaign",
+        help="create, open, close, inspect, estimate and export campaigns of a dpdist service (admin)",
+        description="Administer the campaigns of a running 'dpdist serve'. Every sub-command needs the admin token "
+        "(DPDIST_ADMIN_TOKEN or --admin-token).",
+    )
+    actions = campaign.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_create(actions)
+    for name, help_text in (
+        ("open", "open a campaign: it accepts reports and its config is frozen"),
+        ("close", "close a campaign: it accepts no more reports (acknowledged retries still get their answer)"),
+        ("show", "print a campaign's state and counts as JSON"),
+    ):
+        action = _campaign_command(actions, name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        if name == "open":
+            _campaign_budget_options(action)
+        _admin_command(action, _run_simple, action_name=name)
+    _add_enroll_and_delete(actions)
+    listing = actions.add_parser("list", help="list the campaigns", description="List the campaigns of the service.")
+    _admin_command(listing, _run_list)
+    _add_estimate_and_export(actions)
+    rounds = _campaign_command(
+        actions,
+        "rounds",
+        help="show a campaign of adaptive quantile rounds round by round, and the quantiles released so far",
+        description="Print every round of CAMPAIGN (created with --rounds) with its reports and size, then the quantiles "
+        "released from the rounds so far with their intervals. --advance first closes the current round now and "
+        "publishes the next (after the last round the campaign closes).",
+    )
+    rounds.add_argument("--advance", action="store_true", help="close the current round now and publish the next")
+    rounds.add_argument("--json", action="store_true", help="print the rounds document as JSON")
+    _admin_command(rounds, _run_rounds)
+
+
+def _run_rounds(args) -> int:
+    with service_client(args, admin=True) as client:
+        return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
+
+
+def _add_create(actions) -> None:
+    create = actions.add_parser(
+        "create",
+        help="create a campaign (state 'created'; its config can change until it is opened)",
+        description="Create a campaign NAME with the protocol of --config (a JSON file or inline JSON object: a "
+        "protocol config such as {\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 8}).",
+    )
+    create.add_argument("--name", required=True, help="the campaign's public id: 1-64 of a-z 0-9 _ -")
+    source = create.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="protocol config: a JSON file or an inline JSON object")
+    source.add_argument(
+        "--rounds",
+        help="instead of --config: a campaign of adaptive quantile rounds, the plan as a JSON file or inline object "
+        "({\"q\": [...], \"epsilon\": ..., \"bounds\": [lo, hi], \"reports\": N}; docs/adaptive_quantiles.md)",
+    )
+    create.add_argument(
+        "--submit-token",
+        default=None,
+        help="optional token devices must send to submit (>= 16 characters; devices may pass it as DPDIST_SUBMIT_TOKEN)",
+    )
+    create.add_argument("--keep-reports", action="store_true", help="also keep the raw reports, for 'campaign export'")
+    create.add_argument("--max-reports", type=int, default=None, help="accept at most this many reports (default: no cap)")
+    create.add_argument(
+        "--enrollment",
+        action="store_true",
+        help="each device submits with its own enrollment token, good for a stated number of reports "
+        "('dpdist campaign enroll'); not with --submit-token",
+    )
+    create.add_argument(
+        "--relay", default=None, metavar="URL",
+        help="collect through the relay at URL (dpdist relay, with the service's --relay-token), the URL devices send "
+        "to: the campaign gets an HPKE key, refuses direct submissions and states its guarantees; not with "
+        "--submit-token or --enrollment (docs/deployment.md, 'Anonymous collection')",
+    )
+    create.add_argument(
+        "--issuer", default=None, metavar="URL",
+        help="with --relay: the issuer (dpdist issuer) whose Privacy Pass tokens admit one report each; without it anyone "
+        "can send reports through the relay and only the local guarantee holds against the collector",
+    )
+    create.add_argument("--issuer-key", default=None, metavar="NAME",
+                        help="with --issuer: the name of the issuer's key for this campaign ('dpdist issuer key NAME')")
+    create.add_argument(
+        "--issuer-run-by-collector", action="store_true",
+        help="with --issuer: say that the collector's operator also runs the issuer (it could mint tokens for itself: "
+        "the campaign then states no amplified guarantee against the collector)",
+    )
+    create.add_argument(
+        "--colluding", type=int, default=0, metavar="M",
+        help="with --relay and --issuer: a public bound on the devices (credentials of the issuer) whose reports' values "
+        "the collector knows, its own or colluding devices'. Each gives up to the tokens_each the issuer publishes with "
+        "its key, so up to M x tokens_each of a batch's admitted reports are the collector's: the amplified guarantee is "
+        "stated for batches of their size minus M x tokens_each reports, or refused when that leaves fewer than 2 "
+        "(default 0)",
+    )
+    create.add_argument("--open", action="store_true", help="open the campaign at once")
+    _campaign_budget_options(create)
+    _admin_command(create, _run_create)
+
+
+def _add_enroll_and_delete(actions) -> None:
+    enroll = _campaign_command(
+        actions,
+        "enroll",
+        help="issue enrollment tokens for a campaign created with --enrollment (one per device)",
+        description="Issue --count enrollment tokens for CAMPAIGN, each good for --reports reports to it; print them one "
+        "per line (or write them to --out). The server keeps only their SHA-256: the tokens are shown this once.",
+    )
+    enroll.add_argument("--count", type=int, required=True, help="number of tokens (devices), at most 10000 per call")
+    enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
+    enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
+    _admin_command(enroll, _run_enroll)
+
+    delete = _campaign_command(
+        actions,
+        "delete",
+        help="delete a campaign and everything stored for it (aggregate, batch records, raw reports, tokens)",
+        description="Delete CAMPAIGN and everything the server stores for it. Needs --yes.",
+    )
+    delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
+    _admin_command(delete, _run_delete)
+
+
+def _add_estimate_and_export(actions) -> None:
+    estimate = _campaign_command(
+        actions,
+        "estimate",
+        help="print a campaign's current estimate (text, --json) and/or plot it (--plot)",
+        description="Fetch the campaign's current estimate. --option KEY=VALUE (repeatable) passes an option to the "
+        "protocol's estimate(), e.g. --option postprocess=norm-sub.",
+    )
+    estimate.add_argument("--json", action="store_true", help="print the estimate document as JSON")
+    estimate.add_argument("--plot", default=None, metavar="PNG", help="write the estimate's plot to this PNG file")
+    estimate.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="estimator option (repeatable)")
+    estimate.add_argument(
+        "--targets", default=None, metavar="ITEMS",
+        help="with --option recover=ldprecover: the attacked items when known, e.g. 3,7 (the option 'targets')",
+    )
+    estimate.add_argument("--level", type=float, default=0.95, help="confidence level of the bands (0.95)")
+    estimate.add_argument(
+        "--width", type=float, default=None, metavar="W",
+        help="say whether the confidence sequence is narrower than W, or at about which n it will be",
+    )
+    estimate.add_argument(
+        "--replicates", type=int, default=None, metavar="B",
+        help="bootstrap replicates of a distribution's fixed-n band (service default 100; 0: none)",
+    )
+    _admin_command(estimate, _run_estimate)
+
+    export = _campaign_command(
+        actions,
+        "export",
+        help="download a campaign's kept raw reports to a report file",
+        description="Write the raw reports kept by a campaign created with --keep-reports to --out (Parquet for "
+        ".parquet/.pq, else dpdist binary records); the file carries the campaign's export file id, so "
+        "'dpdist aggregate' refuses to count two exports of one campaign twice.",
+    )
+    export.add_argument("--out", required=True, help="report file to write (replaced atomically)")
+    _admin_command(export, _run_export)
+
+
+def _print_json(document) -> None:
+    print(json.dumps(document, indent=2, sort_keys=True))
+
+
+def _campaign_budget_options(parser) -> None:
+    add_budget_file_argument(parser)
+    parser.add_argument(
+        "--reports-per-device", type=int, default=1, metavar="K",
+        help="with --budget-file: reports each device may send to the campaign (default 1); the charge is their "
+        "composition (guarantee_over(K) for a memoized protocol)",
+    )
+
+
+def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
+    """Open ``campaign``, charging ``--budget-file`` first; the campaign's summary and the line to print."""
+
+    session = open_budget(args)
+    if session is None:
+        return client.open_campaign(campaign), ""
+    if args.reports_per_device < 1:
+        raise InvalidParameterError(f"The '--reports-per-device' option must be an int >= 1. Got {args.reports_per_device}.")
+    summary = client.campaign(campaign)
+    if summary["state"] != "created":
+        raise InvalidParameterError(f"Campaign {campaign!r} is {summary['state']}: only a created campaign opens (and is charged).")
+    statement = session.campaign(summary["config"], reports=args.reports_per_device,
+                                 label=f"campaign {campaign} at {args.server}")
+    try:
+        return client.open_campaign(campaign), charge_line(session, statement)
+    except ServiceRefusedError:
+        session._cancel(statement.charge)  # the service refused to open it: no report was collected, nothing spent
+        raise  # (a request lost in transit may have opened it: that charge stands)
+
+
+def _run_create(args) -> int:
+    if args.rounds is not None:
+        return _create_rounds(args)
+    protocol = load_config(args.config)
+    if args.budget_file is not None and not args.open:
+        raise InvalidParameterError(
+            "The '--budget-file' option charges a campaign when it opens: add '--open', or give it to 'campaign open'."
+        )
+    charged = ""
+    with service_client(args, admin=True) as client:
+        summary = client.create_campaign(
+            args.name,
+            protocol.config(),
+            submit_token=args.submit_token,
+            keep_reports=args.keep_reports,
+            max_reports=args.max_reports,
+            enrollment=args.enrollment,
+            relay=_relay_settings(args),
+        )
+        if args.open:
+            summary, charged = _open_charged(client, args, args.name)
+        public = client.config(args.name) if summary.get("relayed") else None
+    print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    server = args.server.rstrip("/")
+    print(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation page "
+          f"{server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard")
+    if public is not None:
+        relay = public["relay"]
+        central = (public.get("anonymity") or {}).get("central") or {}
+        print(f"campaign {summary['campaign']}: collected through the relay {relay['url']} only (direct submissions refused); "
+              f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
+              + (f"; {central['reason']}" if "reason" in central else
+                 "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
+        admission = (public.get("anonymity") or {}).get("admission") or {}
+        if admission.get("issuer") and admission.get("tokens_each") is not None:
+            print(f"campaign {summary['campaign']}: colluding {admission['colluding']} device(s) x tokens_each "
+                  f"{admission['tokens_each']} (the issuer's, per credential) = {admission['colluding_reports']} report(s) the "
+                  "collector may know in any batch; the central guarantee is stated at the smallest batch minus these.")
+    if charged:
+        print(f"campaign {summary['campaign']}: {charged}.")
+    return 0
+
+
+def _relay_settings(args) -> dict | None:
+    """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
+    key for the campaign is read from the issuer itself."""
+
+    given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
+                                          ("--issuer-run-by-collector", args.issuer_run_by_collector),
+                                          ("--colluding", args.colluding)) if value]
+    if args.relay is None:
+        if given:
+            raise InvalidParameterError(f"The '{given[0]}' option needs '--relay URL'.")
+        return None
+    if args.colluding < 0:
+        raise InvalidParameterError(f"The '--colluding' option must be an int >= 0. Got {args.colluding}.")
+    if (args.issuer is None) != (args.issuer_key is None):
+        raise InvalidParameterError("The '--issuer' and '--issuer-key' options go together: the issuer's URL and the name "
+                                    "of its key for this campaign.")
+    if args.issuer_run_by_collector and args.issuer is None:
+        raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
+    issuer = None
+    if args.issuer is not None:
+        from ..serve.client import issuer_of  # lazy: the service's code loads only when it runs (dpdist[serve])
+
+        issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
+    return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}
+
+
+def _create_rounds(args) -> int:
+    """``campaign create --rounds PLAN``: a campaign that runs adaptive quantile rounds (the service checks the plan)."""
+
+    plan = json_option(args.rounds, "--rounds", "object")
+    if not isinstance(plan, dict):
+        raise InvalidParameterError(f"The '--rounds' option must be a JSON object (the plan). Got {args.rounds!r}.")
+    for option, given in (("--budget-file", args.budget_file is not None), ("--relay", args.relay),
+                          ("--enrollment", args.enrollment), ("--max-reports", args.max_reports is not None)):
+        if given:
+            raise InvalidParameterError(
+                f"The '{option}' option does not apply to a campaign of rounds (--rounds): its rounds are capped by the "
+                "plan's \"reports\", and relays, enrollment tokens and budget files are not supported for rounds."
+            )
+    with service_client(args, admin=True) as client:
+        summary = client.create_campaign(
+            args.name, None, rounds=plan, submit_token=args.submit_token, keep_reports=args.keep_reports
+        )
+        if args.open:
+            summary = client.open_campaign(args.name)
+    print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
+          f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
+    server, name = args.server.rstrip("/"), summary["campaign"]  # as 'campaign create --config' says them
+    print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
+          f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
+          f"'dpdist campaign rounds {name}'")
+    return 0
+
+
+def _run_simple(args) -> int:
+    charged = ""
+    with service_client(args, admin=True) as client:
+        if args.action_name == "open":
+            summary, charged = _open_charged(client, args, args.campaign)
+        elif args.action_name == "close":
+            summary = client.close_campaign(args.campaign)
+        else:
+            _print_json(client.campaign(args.campaign))
+            return 0
+    print(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}.")
+    if charged:
+        print(f"campaign {summary['campaign']}: {charged}.")
+    return 0
+
+
+def _run_enroll(args) -> int:
+    for option, value in (("--count", args.count), ("--reports", args.reports)):
+        if value < 1:
+            raise InvalidParameterError(f"The '{option}' option must be an int >= 1. Got {value}.")
+    with service_client(args, admin=True) as client:
+        tokens = client.enroll(args.campaign, args.count, args.reports)
+    text = "".join(token + "\n" for token in tokens)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomically(args.out, text, private=True)
+        print(f"campaign {args.campaign}: {len(tokens)} enrollment token(s) of {args.reports} report(s) each written to {args.out}.")
+    return 0
+
+
+def _run_delete(args) -> int:
+    if not args.yes:
+        raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
+    with service_client(args, admin=True) as client:
+        result = client.delete_campaign(args.campaign)
+    print(f"campaign {args.campaign}: deleted ({result['batches']} batch record(s), {result['kept_report_batches']} "
+          "batch(es) of kept reports).")
+    return 0
+
+
+def _run_list(args) -> int:
+    with service_client(args, admin=True) as client:
+        for summary in client.campaigns():
+            print(f"{summary['campaign']}\t{summary['state']}\t{summary['config']['protocol']}\tn={summary['n']}")
+    return 0
+
+
+def _parse_options(pairs: list[str]) -> dict:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidParameterError(f"The '--option' option must be KEY=VALUE. Got {pair!r}.")
+        options[key] = value
+    return options
+
+
+def _run_estimate(args) -> int:
+    options = _parse_options(args.option)
+    targets = parse_targets(args.targets)
+    if targets is not None:
+        if "targets" in options:
+            raise InvalidParameterError("The '--targets' option and '--option targets=...' name the same option: give one.")
+        options["targets"] = ",".join(str(item) for item in targets)
+    view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
+    with service_client(args, admin=True) as client:
+        document = client.estimate(args.campaign, level=args.level, **view, **options)
+        if args.plot:
+            # the same query as the document: the figure draws the band the text and the JSON give
+            with atomic_writer(args.plot) as handle:
+                handle.write(client.estimate_png(args.campaign, level=args.level, **view, **options))
+    if args.json:
+        _print_json(document)
+    else:
+        _print_summary(document)
+    if args.plot:
+        print(f"  plot   {args.plot}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _print_summary(document: dict) -> None:
+    """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
+
+    rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
+    print(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
+          f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}")
+    if document.get("guarantee"):
+        print(f"  privacy: {document['guarantee']}")
+    for line in estimate_lines(document["estimate"]):
+        print("  " + line)
+    diagnostics = document.get("diagnostics") or {}
+    ran = (diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
+    if ran:  # protocols without a test: no line
+        print("  " + diagnostics["summary"])
+
+
+def _run_export(args) -> int:
+    with service_client(args, admin=True) as client:
+        count = client.export(args.campaign, args.out)
+    print(f"campaign {args.campaign}: {count} report(s) written to {args.out}.")
+    return 0
+

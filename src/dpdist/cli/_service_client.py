@@ -1,0 +1,86 @@
+"""What the commands that speak to a running service share: ``--server``, the admin token, the client.
+
+``dpdist serve`` checks the admin token it is given; ``dpdist campaign ...`` (the admin) and ``dpdist submit``
+(a device) reach the service through :func:`service_client`, which says once when it starts retrying.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import InvalidParameterError, MissingDependencyError
+
+__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "admin_token", "missing_extra", "server_options", "service_client"]
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+TOKEN_HELP = "admin token (default: the DPDIST_ADMIN_TOKEN environment variable; prefer it: options show in `ps`)"
+
+
+def server_options(parser, *, admin: bool) -> None:
+    parser.add_argument(
+        "--server",
+        default=os.environ.get("DPDIST_SERVER", DEFAULT_SERVER),
+        help=f"base URL of the service (default: $DPDIST_SERVER, else {DEFAULT_SERVER})",
+    )
+    if admin:
+        parser.add_argument("--admin-token", default=None, help=TOKEN_HELP)
+    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
+
+
+def missing_extra(command: str, error: ImportError):
+    module = getattr(error, "name", None) or str(error)
+    return MissingDependencyError(
+        f"'{command}' needs the serve extra ({module} is not installed): pip install 'dpdist[serve]'."
+    )
+
+
+def admin_token(args, *, required: bool = True) -> str | None:
+    token = args.admin_token or os.environ.get("DPDIST_ADMIN_TOKEN")
+    if required and not token:
+        raise InvalidParameterError("The admin token is missing: set DPDIST_ADMIN_TOKEN or pass --admin-token.")
+    return token
+
+
+def service_client(args, *, admin: bool):
+    try:
+        import httpx  # noqa: F401 - the client's transport  # lazy: optional extra dpdist[serve]
+
+        from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
+    except ImportError as error:
+        raise missing_extra(f"dpdist {args.command}", error) from None
+    if args.retries < 0:
+        raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
+    credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
+    issuer = getattr(args, "issuer", None) if not admin else None
+    if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
+        raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
+                                    f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
+    return Client(
+        args.server,
+        admin_token=admin_token(args) if admin else None,
+        submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
+        retries=args.retries,
+        on_retry=_say_retrying(args.server),
+        pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
+        issuer_credential=credential,
+        issuer=issuer,
+    )
+
+
+def _say_retrying(server: str):
+    """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
+    from ..serve.client import retry_schedule  # lazy: the service's code loads only when it runs (dpdist[serve])
+
+    said = False
+
+    def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            total = sum(retry_schedule(attempt + remaining - 1)[attempt - 1 :])
+            print(f"dpdist: {server} did not answer ({failure}); retrying {remaining} more time(s) over at most "
+                  f"about {total:.0f} s (--retries; Ctrl-C to stop).", file=sys.stderr, flush=True)
+
+    return on_retry
+

@@ -1,0 +1,115 @@
+"""The one writer thread of every dpdist store: groups, answers after the write, keys apart, callers who gave up."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+
+import pytest
+
+from dpdist._io._single_writer import SingleWriter
+
+
+class Recorder(SingleWriter):
+    """Writes nothing: records each group; an item ``"bad"`` is answered with an error, ``"crash"`` fails the group."""
+
+    def __init__(self, **options):
+        super().__init__(name="test-writer", **options)
+        self.groups_seen: list[list] = []
+        self.gate = threading.Event()
+        self.gate.set()
+        self.housekeeping = 0
+
+    def write(self, items):
+        self.gate.wait(10)
+        if "crash" in items:
+            raise RuntimeError("the disk is gone")
+        self.groups_seen.append(list(items))
+        return [ValueError(item) if item == "bad" else f"ok {item}" for item in items]
+
+    def group_key(self, item):
+        return item if str(item).startswith("batch") else None
+
+    def failed(self, error):
+        pass  # answered to every caller below; nothing to log in a test
+
+    def between_groups(self, finishing):
+        self.housekeeping += 1
+
+
+def _taken(writer):
+    """Wait until the writer thread took every waiting item (and waits at its gate, inside ``write``)."""
+    deadline = time.monotonic() + 10
+    while writer._thread is None or writer.waiting:
+        assert time.monotonic() < deadline, "the writer never took its item"
+        time.sleep(0.001)
+
+
+def test_waiting_items_are_written_as_one_group_and_each_caller_gets_its_own_outcome():
+    writer = Recorder()
+    writer.gate.clear()  # the first item is being written while the others arrive
+    first = writer.submit("a")
+    _taken(writer)
+    futures = [writer.submit(item) for item in ("b", "bad", "c")]
+    writer.gate.set()
+    assert first.result(10) == "ok a" and [f.result(10) for f in futures[::2]] == ["ok b", "ok c"]
+    with pytest.raises(ValueError, match="bad"):
+        futures[1].result(10)
+    writer.stop()
+    assert writer.groups_seen == [["a"], ["b", "bad", "c"]] and writer.groups == 2 and writer.items == 4
+    assert writer.housekeeping >= 2  # between the groups and at the stop
+
+
+def test_a_failed_write_is_every_callers_error_and_the_writer_goes_on():
+    writer = Recorder()
+    writer.gate.clear()
+    blocker = writer.submit("x")
+    _taken(writer)
+    doomed = [writer.submit(item) for item in ("y", "crash")]
+    writer.gate.set()
+    assert blocker.result(10) == "ok x"
+    for future in doomed:
+        with pytest.raises(RuntimeError, match="the disk is gone"):
+            future.result(10)
+    assert writer.commit_now("z") == "ok z"
+    writer.stop()
+
+
+def test_items_of_one_key_never_share_a_group():
+    writer = Recorder()
+    writer.gate.clear()
+    blocker = writer.submit("x")
+    _taken(writer)
+    futures = [writer.submit(item) for item in ("batch-1", "batch-1", "other")]
+    writer.gate.set()
+    assert [f.result(10) for f in futures] == ["ok batch-1", "ok batch-1", "ok other"] and blocker.done()
+    writer.stop()
+    assert writer.groups_seen[1:] == [["batch-1"], ["batch-1", "other"]]
+
+
+def test_a_caller_who_gave_up_before_the_writer_took_its_item_is_not_written():
+    writer = Recorder()
+    writer.gate.clear()
+    blocker = writer.submit("x")
+    _taken(writer)
+    given_up, kept = writer.submit("gone"), writer.submit("kept")
+    assert given_up.cancel()
+    writer.gate.set()
+    assert kept.result(10) == "ok kept" and blocker.result(10) == "ok x"
+    writer.stop()
+    assert ["gone"] not in writer.groups_seen and all("gone" not in group for group in writer.groups_seen)
+    with pytest.raises(concurrent.futures.CancelledError):
+        given_up.result(0)
+
+
+def test_event_loop_callers_are_answered_in_their_loop():
+    writer = Recorder(delay_s=0.05, min_group=4)  # waits a little for a group of four
+
+    async def main():
+        return await asyncio.gather(*(writer.commit(item) for item in ("p", "q", "r", "s")))
+
+    assert asyncio.run(main()) == ["ok p", "ok q", "ok r", "ok s"]
+    writer.stop()
+    assert writer.groups_seen == [["p", "q", "r", "s"]]
