@@ -85,9 +85,7 @@ def histogram_queries(
         or removed, the convention of OpenDP and diffprivlib) gives 1 and never
         uses the true ``n``.
     missing : {"refuse", "drop"} or float
-        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
-        (``"drop"``, under ``"add-remove"`` only), or each counted as the number given; the
-        result's notes state the policy (:mod:`dpdist._missing`).
+        Missing values in ``x`` (:mod:`dpdist._missing`; ``"drop"`` under ``"add-remove"`` only).
 
     Returns
     -------
@@ -122,15 +120,9 @@ def histogram_queries(
         masses = _cumulative_isotonic(noisy)
     cdf = np.concatenate([[0.0], np.cumsum(masses)])
     cdf[-1] = 1.0
-    details = {
-        "bins": bins,
-        "sensitivity_l1": sensitivity,
-        "noise_scale": sensitivity / histogram_epsilon,
-        "neighbouring": neighbouring,
-        "postprocess": postprocess,
-        "budget": {"histogram": histogram_epsilon},
-        "secure": data.secure,
-    }
+    details = {"bins": bins, "sensitivity_l1": sensitivity, "noise_scale": sensitivity / histogram_epsilon,
+               "neighbouring": neighbouring, "postprocess": postprocess, "budget": {"histogram": histogram_epsilon},
+               "secure": data.secure}
     if size_release is not None:
         details["size"] = size_release
         details["budget"]["size"] = size_release["epsilon"]

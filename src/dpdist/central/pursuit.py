@@ -106,9 +106,7 @@ def matching_pursuit(
         docstring); for reproducing the paper's comparisons only, recorded in
         ``details["budget"]``.
     missing : {"refuse"} or float
-        Missing values (NaN, None) in ``x``: refused with their count (the default) or each counted as
-        the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
-        state the policy (:mod:`dpdist._missing`).
+        Missing values in ``x`` (:mod:`dpdist._missing`; replace neighbours: no ``"drop"``).
 
     Returns
     -------
@@ -171,11 +169,8 @@ def matching_pursuit(
         "grid_size": data.grid_size,
     }
     return cdf_distribution(
-        edges,
-        cdf,
+        edges, cdf, n=n, details=data.details(**details),
         method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
         else "matching-pursuit",
         guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale
-        n=n,
-        details=data.details(**details),
     )

@@ -168,9 +168,7 @@ class TreeHistogram(ReleasedDistribution):
 
         ``rule`` picks the shape when ``height`` is None: ``"adaptive"`` (a coarse noisy
         histogram profiles the data, :mod:`dpdist.central._shape`) or ``"size"``
-        (:func:`choose_shape`, from the noisy ``n`` only).  ``missing``: missing values (NaN, None)
-        refused with their count (the default), left out (``"drop"``, under add/remove neighbours
-        only) or each counted as the number given, the policy stated in the notes (:mod:`dpdist._missing`).
+        (:func:`choose_shape`, from the noisy ``n`` only); ``missing`` as in :func:`tree_cdf`.
         """
         owner = "TreeHistogram.release"
         check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
@@ -205,14 +203,10 @@ class TreeHistogram(ReleasedDistribution):
         for _ in range(height):
             exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
         exact.reverse()  # exact[0] is the root
-        if neighbouring == "replace":
-            sensitivity = 2.0 * height
-            noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64)]
-            to_noise = exact[1:]
-        else:  # the root is not released: it would cost one more level of sensitivity
-            sensitivity = float(height)
-            noisy_levels = [None]
-            to_noise = exact[1:]
+        to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
+        sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
+        noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64) if neighbouring == "replace"
+                                                 else None]
         flat = np.concatenate(to_noise)
         noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
         noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
@@ -230,8 +224,7 @@ class TreeHistogram(ReleasedDistribution):
         }
         if size_release is not None:
             release["profile" if rule == "adaptive" else "size"] = size_release
-        if data.notes:  # the missing-value policy, which the distribution states (details["notes"])
-            release["notes"] = list(data.notes)
+        release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
         return cls(
             tuple(noisy_levels),
             branching,

@@ -11,7 +11,7 @@ import json
 from typing import Any, ClassVar, TypeVar
 
 from .._documents import describe_value
-from ..errors import IncompatibleStateError, InvalidParameterError, MalformedDocumentError
+from ..errors import IncompatibleStateError, MalformedDocumentError
 from ._intervals import Interval, check_level, json_value
 from ._reading import Header, read_estimate
 from ._schema import SCHEMA
