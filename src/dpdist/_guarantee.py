@@ -47,6 +47,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence, cast
 
+from ._documents import read_dataclass
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING"]
@@ -142,6 +143,13 @@ class PrivacyGuarantee:
         if self.reports is not None:
             data["reports"] = self.reports
         return data
+
+    @classmethod
+    def from_dict(cls, document: dict) -> "PrivacyGuarantee":
+        """The guarantee whose :meth:`to_dict` is ``document``; a field missing, of another type or out of its range
+        is refused by name (:class:`~dpdist.errors.MalformedDocumentError`).  Fields it does not know are left
+        alone (a budget session's account, ``budget``, is the session's: the guarantee read is the release's own)."""
+        return read_dataclass(cls, document)
 
     def covers(self, other: "PrivacyGuarantee", *, rtol: float = 1e-9) -> bool:
         """Whether this guarantee is at least as strong as ``other`` (same relation and model)."""

@@ -538,9 +538,11 @@ def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
 
     The rule of every clipping in dpdist (central releases, ``clip=True`` of the local
     numerical protocols): values below ``lo`` (``-inf`` included) become ``lo``, values
-    above ``hi`` (``+inf`` included) become ``hi``, and NaN becomes ``lo`` (a missing value
-    counts as the lowest).  Only the schema is refused: a 2-D or non-numeric ``values``
-    raises :class:`~dpdist.errors.InvalidValueTypeError` naming ``name``.
+    above ``hi`` (``+inf`` included) become ``hi``.  A missing value (NaN) is its callers'
+    to handle first, by their ``missing=`` policy (:mod:`dpdist._missing`: refused unless
+    asked); one that reaches this function becomes ``lo`` and is counted as moved.  Only the
+    schema is refused: a 2-D or non-numeric ``values`` raises
+    :class:`~dpdist.errors.InvalidValueTypeError` naming ``name``.
     """
     array = _one_dimensional(values, owner, name, "floats")
     if array.dtype == object and array.size:  # a Python list with None (missing) among the numbers

@@ -17,6 +17,7 @@ __all__ = [
     "InvalidValueTypeError",
     "MalformedReportError",
     "IncompatibleStateError",
+    "MalformedDocumentError",
     "EmptyAggregateError",
     "MalformedDataError",
     "DatasetUnavailableError",
@@ -26,6 +27,9 @@ __all__ = [
     "CampaignIdentityError",
     "DPDistWarning",
     "ClippedValuesWarning",
+    "MissingValuesError",
+    "MissingValuesWarning",
+    "SmallSampleWarning",
     "EachValueANewUserWarning",
     "MissingDependencyError",
     "InvalidTokenError",
@@ -49,6 +53,16 @@ class OutOfDomainError(DPDistError, ValueError):
     """A user value lies outside the protocol's domain or bounds."""
 
 
+class MissingValuesError(OutOfDomainError):
+    """Values are missing (NaN, None, empty cells) and the caller did not say what to do with them
+    (``missing="refuse"``, the default everywhere: :mod:`dpdist._missing`).  ``count`` is how many: a statistic of
+    the caller's own data, told to the caller only."""
+
+    def __init__(self, message: str, count: int = 0):
+        super().__init__(message)
+        self.count = count
+
+
 class InvalidValueTypeError(DPDistError, TypeError):
     """User values (or another array argument) have the wrong dtype or shape."""
 
@@ -63,6 +77,14 @@ class MalformedDataError(DPDistError, ValueError):
 
 class IncompatibleStateError(DPDistError, ValueError):
     """Two aggregator states (or a state and a protocol) have different configs."""
+
+
+class MalformedDocumentError(InvalidParameterError, IncompatibleStateError):
+    """A saved result (the JSON document of an estimate, a release, an audit, a statement) cannot be read back: a
+    field is missing, of another type, NaN where JSON has none, or contradicted by the document's other fields.
+    The message names the field (``from_dict`` of every result; :mod:`dpdist._documents`).  A bad argument and a
+    state that does not fit at once: ``except InvalidParameterError`` and ``except IncompatibleStateError`` both
+    catch it."""
 
 
 class EmptyAggregateError(DPDistError, ValueError):
@@ -125,6 +147,20 @@ class ClippedValuesWarning(DPDistWarning):
 
     The count is computed on the device and only shown there: no report carries it.
     """
+
+
+class MissingValuesWarning(DPDistWarning):
+    """Missing values were left out (``missing="drop"``) or counted as a value (``missing=<value>``); ``count`` is how
+    many, for the holder of the data only (no report or release carries it)."""
+
+    def __init__(self, message: str, count: int = 0):
+        super().__init__(message)
+        self.count = count
+
+
+class SmallSampleWarning(DPDistWarning):
+    """A release or estimate whose own error bound, at its number of reports or records, is too wide for its answers
+    to say much (its notes say it too, with the number); computed from public quantities, never from the data."""
 
 
 class EachValueANewUserWarning(DPDistWarning):

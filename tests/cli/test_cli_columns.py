@@ -86,10 +86,12 @@ def test_missing_cells_and_unknown_labels_drop_their_rows_and_are_counted(config
     table = _table(50, 2)
     data = tmp_path / "data.csv"
     _write_csv(data, table, rows=["50,fr,,30", "51,xx,1,20", "52,de,2,140", "53,,1,", "", "54,it,3,nan"])
-    assert _privatize(data, config, tmp_path / "r.parquet") == 0
+    assert _privatize(data, config, tmp_path / "r.parquet") == 2  # refused unless --missing drop (issue 64.10)
+    assert "has 3 missing value(s) (empty cells)" in capsys.readouterr().err
+    assert _privatize(data, config, tmp_path / "r.parquet", "--missing", "drop") == 0
     out = capsys.readouterr().out
     assert "51 report(s) of smp" in out  # 50 + the row clipped to the bound
-    assert "3 row(s) with a missing cell skipped" in out
+    assert "3 row(s) of" in out and "with a missing cell left out (--missing drop" in out
     assert "1 row(s) with a label outside its attribute's labels rejected" in out
     assert "1 value(s) outside their attribute's bounds clipped" in out
     assert sum(batch.n_read for batch in io.iter_report_batches(tmp_path / "r.parquet")) == 51

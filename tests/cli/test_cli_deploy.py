@@ -187,9 +187,14 @@ def test_privatize_reports_bad_input(tmp_path, capsys):
     pq.write_table(pa.table({"value": [0, 1, None, 2]}), tmp_path / "data.parquet")
     config = json.dumps({"protocol": "grr", "epsilon": 1.0, "domain_size": 3})
     out = tmp_path / "r.bin"
+    # an empty cell is refused unless --missing drop says to leave its row out (issue 64.10), before any report
     assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.parquet"),
-                 "--out", str(out), "--seed", "1"]) == 0
-    assert "1 missing cell(s) skipped" in capsys.readouterr().out
+                 "--out", str(out), "--seed", "1"]) == 2
+    refused = capsys.readouterr().err
+    assert "has 1 missing value(s) (empty cells). Give '--missing drop'" in refused and not out.exists()
+    assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.parquet"),
+                 "--out", str(out), "--seed", "1", "--missing", "drop"]) == 0
+    assert "1 row(s) of" in capsys.readouterr().out
     assert io.count_reports(out) == 3
     assert main(["privatize", "--config", config, "--column", "nope", str(tmp_path / "data.parquet"),
                  "--out", str(out)]) == 2

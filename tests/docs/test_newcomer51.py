@@ -114,7 +114,7 @@ def test_n51_3_a_group_estimate_of_a_frame_without_keys_names_the_frame():
     for people in (pd.DataFrame({"x": pd.Series([], dtype=float), "g": pd.Series([], dtype=object)}),
                    pd.DataFrame({"x": [1.0, 2.0], "g": [None, None]})):
         with pytest.raises(EmptyAggregateError, match=r"'frame' argument of frame\.group_estimate has no row with a key"):
-            frame.group_estimate(people, "x", "g", protocol)
+            frame.group_estimate(people, "x", "g", protocol, missing_keys="drop")  # (refused first by default)
 
 
 def test_n51_1_frames_page_says_what_happens_to_a_row_without_a_key():

@@ -10,6 +10,7 @@ from scipy import integrate, stats
 
 from dpdist import Distribution, FrequencyEstimate, local
 from dpdist.errors import DPDistError, InvalidParameterError
+from dpdist.privacy import PrivacyGuarantee
 
 matplotlib.use("Agg")  # Distribution.plot imports pyplot lazily, after this
 
@@ -20,7 +21,7 @@ MASSES = np.array([0.0, 0.2, 0.0, 0.5, 0.3, 0.0])
 
 @pytest.fixture
 def distribution():
-    return Distribution(EDGES, MASSES, method="test", epsilon=1.0, n=10)
+    return Distribution(EDGES, MASSES, method="test", epsilon=1.0, n=10, guarantee=PrivacyGuarantee(1.0))
 
 
 # ---------------------------------------------------------------- Distribution: functions
@@ -122,6 +123,10 @@ def test_constructors_properties_and_round_trip(distribution):
     rebuilt = Distribution.from_dict(as_dict)
     np.testing.assert_array_equal(rebuilt.probabilities, distribution.probabilities)
     assert rebuilt.method == "test" and rebuilt.epsilon == 1.0 and rebuilt.n == 10
+    assert rebuilt.guarantee == distribution.guarantee
+    # an epsilon without its guarantee reads as a release whose privacy statement was removed: refused
+    with pytest.raises(InvalidParameterError, match="'guarantee' is null where the document states epsilon 1.0"):
+        Distribution.from_dict({**as_dict, "guarantee": None})
     assert "bins=6" in repr(distribution)
 
 

@@ -121,3 +121,17 @@ def test_bad_arguments(spark, tmp_path):
     with pytest.raises(IncompatibleStateError):
         on_spark.aggregate_files([path, path], grr, spark=spark)
     assert on_spark.simulate(grr, spark.sparkContext.emptyRDD(), seed=1) == grr.aggregator()
+
+
+def test_duplicate_block_indices_are_refused(spark):
+    """Issue 64.10: two blocks of one index drew the same random stream (correlated noise), and the run said nothing."""
+    grr = local.make("grr", epsilon=1.0, domain_size=5)
+    block = np.arange(5, dtype=np.int64)
+    twice = spark.sparkContext.parallelize([(0, block), (1, block), (1, block), (2, block)], 2)
+    with pytest.raises(InvalidParameterError, match=r"holds 1 block index\(es\) more than once \(1\).* same stream"):
+        on_spark.simulate(grr, twice, seed=1)
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(InvalidParameterError, match="an int >= 0"):
+            on_spark.simulate(grr, spark.sparkContext.parallelize([(0, block), (bad, block)], 2), seed=1)
+    once = spark.sparkContext.parallelize([(0, block), (1, block), (2, block)], 2)
+    assert on_spark.simulate(grr, once, seed=1) == distributed.simulate_blocks(grr, [block] * 3, seed=1)

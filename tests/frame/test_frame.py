@@ -17,6 +17,8 @@ from dpdist import central, frame, local, privacy
 from dpdist.budget import BudgetSession
 from dpdist.errors import (
     InvalidParameterError,
+    MissingValuesError,
+    MissingValuesWarning,
     InvalidValueTypeError,
     MalformedReportError,
     OutOfDomainError,
@@ -202,22 +204,49 @@ def test_missing_values_and_missing_keys_in_every_engine(engine):
     table = make_frame(engine, {"x": [1.0, None, 3.0, 2.0], "key": ["a", "b", None, "a"]})
     with pytest.raises(OutOfDomainError, match="1 missing value"):
         frame.estimate(table, "x", protocol)
-    released = frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # NaN counts as the lowest
-    assert released.guarantee.epsilon == 1.0
-    # a row whose key is missing belongs to no group; keys come back as the values typed, sorted
-    grouped = frame.group_estimate(make_frame(engine, {"x": [1, 0, 3, 2], "key": ["b", "a", None, "b"]}), "x", "key",
-                                   protocol, rng=1)
-    assert list(grouped.keys()) == ["a", "b"] and grouped["a"].n == 1 and grouped["b"].n == 2
+    with pytest.raises(MissingValuesError, match="'x' argument of central.cdf|'x' argument of TreeHistogram"):
+        frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # the curator says what NaN is
+    released = frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0, missing=0.0)
+    assert released.guarantee.epsilon == 1.0 and any("counted as 0.0" in note for note in released.notes())
+    # a row whose key is missing: refused, left out and counted, or a group of its own (issue 64.5: dropped in
+    # silence); keys come back as the values typed, sorted, the missing one last
+    keyed = make_frame(engine, {"x": [1, 0, 3, 2], "key": ["b", "a", None, "b"]})
+    with pytest.raises(MissingValuesError, match=r"key column\(s\) \['key'\] .* has 1 record\(s\) with a missing value"):
+        frame.group_estimate(keyed, "x", "key", protocol, rng=1)
+    with pytest.warns(MissingValuesWarning, match="1 missing value"):
+        grouped = frame.group_estimate(keyed, "x", "key", protocol, rng=1, missing_keys="drop")
+    assert list(grouped.keys()) == ["a", "b"] and grouped["a"].n == 1 and grouped["b"].n == 2 and grouped.dropped == 1
+    kept = frame.group_estimate(keyed, "x", "key", protocol, rng=1, missing_keys="group")
+    assert list(kept.keys()) == ["a", "b", None] and kept[None].n == 1 and kept.dropped == 0
 
 
-def test_missing_values_are_refused_for_local_protocols_and_clipped_by_central_releases():
+def test_missing_values_are_refused_unless_the_caller_says_what_they_are():
     with_missing = pd.DataFrame({"x": pd.array([1, None, 3], dtype="Int64")})
     protocol = local.make("grr", epsilon=1.0, domain_size=4)
     with pytest.raises(OutOfDomainError, match="1 missing value"):
         frame.estimate(with_missing, "x", protocol)
-    with pytest.raises(OutOfDomainError, match="drop_nulls"):
+    with pytest.raises(OutOfDomainError, match="missing='drop'"):
         frame.privatize(pl.DataFrame({"x": [1.0, None]}), "x", protocol)
-    frame.release(with_missing, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # NaN counts as the lowest
+    with pytest.warns(MissingValuesWarning, match="1 missing value"):
+        reports = frame.privatize(pl.DataFrame({"x": [1.0, None]}), "x", protocol, missing="drop")
+    assert len(reports) == 1  # that user sent no report
+    dropped = frame.estimate(with_missing, "x", protocol, missing="drop", rng=0)
+    assert dropped.n == 2 and any("a user without a value sent no report" in note for note in dropped.notes())
+    frame.release(with_missing, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0, missing="drop")
+
+
+def test_a_central_group_by_refuses_or_leaves_out_rows_without_a_key_and_never_states_their_count():
+    """Issue 64.5: rows whose key is missing vanished without a word; a central group-by's count is private."""
+    table = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "key": ["a", None, "b", "a"]})
+    release = {"epsilon": 1.0, "bounds": (0.0, 1.0), "rng": 0}
+    with pytest.raises(MissingValuesError) as refused:
+        frame.group_release(table, "x", "key", central.cdf, groups=["a", "b"], **release)
+    assert refused.value.count == 1 and "1 " not in str(refused.value)
+    with pytest.warns(MissingValuesWarning) as warned:
+        grouped = frame.group_release(table, "x", "key", central.cdf, groups=["a", "b"], missing_keys="drop", **release)
+    assert grouped.dropped is None and [w.message.count for w in warned if w.category is MissingValuesWarning] == [1]
+    mine = frame.group_release(table, "x", "key", central.cdf, groups=["a", "b", None], missing_keys="group", **release)
+    assert list(mine.keys()) == ["a", "b", None]
 
 
 def test_malformed_report_columns_are_refused():

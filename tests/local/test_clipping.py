@@ -18,7 +18,7 @@ import pytest
 from conformance._examples import EXAMPLES
 from dpdist import io, local
 from dpdist.cli import main
-from dpdist.errors import ClippedValuesWarning, OutOfDomainError
+from dpdist.errors import ClippedValuesWarning, MissingValuesError, MissingValuesWarning, OutOfDomainError
 
 #: every registered numerical protocol, with the parameters of its first conformance example (other than epsilon
 #: and the bounds, set below): the registry's, so a new protocol is checked here with no list to join
@@ -35,17 +35,21 @@ def test_values_outside_the_bounds_are_randomized_as_the_nearest_bound(name):
     clipped = np.array([12.0, 20.0, 10.0, 10.0, 20.0, 10.0, 20.0, 10.0])
     if proto.circular:  # one period of a circle: a finite value outside wraps around (25 is 15, 9 is 19; issue 45.7)
         clipped = np.array([12.0, 15.0, 19.0, 10.0, 20.0, 10.0, 20.0, 10.0])
-    with pytest.warns(ClippedValuesWarning, match=r"5 of 8 value\(s\) outside the bounds \[10, 20\]"):
-        reports = proto.privatize(values, rng=3)
+    # the missing value (NaN) is refused unless the caller says what it is (issue 64.10): here the lower bound
+    with pytest.raises(MissingValuesError, match=r"has 1 missing value\(s\) .* among 8"):
+        proto.privatize(values, rng=3)
+    with pytest.warns(ClippedValuesWarning, match=r"4 of 8 value\(s\) outside the bounds \[10, 20\]"), \
+            pytest.warns(MissingValuesWarning, match="1 missing value"):
+        reports = proto.privatize(values, rng=3, missing=10.0)
     np.testing.assert_array_equal(reports, proto.privatize(clipped, rng=3, clip=False))
-    with pytest.warns(ClippedValuesWarning):
-        simulated = proto.simulate(values, rng=4)
+    with pytest.warns(ClippedValuesWarning), pytest.warns(MissingValuesWarning):
+        simulated = proto.simulate(values, rng=4, missing=10.0)
     assert simulated == proto.simulate(clipped, rng=4, clip=False)
     with warnings.catch_warnings():  # nothing to clip: no warning
         warnings.simplefilter("error")
         proto.privatize(clipped, rng=3)
     with pytest.raises(OutOfDomainError, match="values"):
-        proto.privatize(values, rng=3, clip=False)
+        proto.privatize(values, rng=3, clip=False, missing=10.0)
     assert proto.clip_values(values)[1] == 5
 
 

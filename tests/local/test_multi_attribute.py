@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from dpdist import local
-from dpdist.errors import ClippedValuesWarning, InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from dpdist.errors import (ClippedValuesWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError,
+                           MissingValuesWarning, OutOfDomainError)
 from dpdist.local.multi.rsfd import amplified_epsilon
 from dpdist.testing import max_privacy_loss
 
@@ -150,10 +151,23 @@ def test_every_form_of_records_gives_the_same_reports():
 def test_numerical_values_are_clipped_or_refused():
     proto = local.make("smp", epsilon=1.0, attributes=[{"name": "x", "bounds": [0, 1], "protocol": "pm"}, _THREE[0]])
     with pytest.warns(ClippedValuesWarning, match="2 numerical value"):
-        clipped = proto.privatize({"x": [2.0, np.nan, 0.5], "a": [0, 1, 2]}, rng=1)
+        clipped = proto.privatize({"x": [2.0, -1.0, 0.5], "a": [0, 1, 2]}, rng=1)
     np.testing.assert_array_equal(clipped, proto.privatize({"x": [1.0, 0.0, 0.5], "a": [0, 1, 2]}, rng=1))
     with pytest.raises(OutOfDomainError, match="attribute 'x'"):
         proto.privatize({"x": [2.0], "a": [0]}, clip=False)
+
+
+def test_a_record_with_a_missing_value_is_refused_or_left_out_as_asked():
+    """Issue 64.10: NaN was clipped to the lower bound and randomized (a record with no value reported as one at lo)."""
+    proto = local.make("smp", epsilon=1.0, attributes=[{"name": "x", "bounds": [0, 1], "protocol": "pm"}, _THREE[0]])
+    records = {"x": [2.0, np.nan, 0.5], "a": [0, None, 2]}
+    with pytest.raises(MissingValuesError, match=r"has 1 record\(s\) with a missing value .* among 3"):
+        proto.privatize(records, rng=1)
+    with pytest.warns(MissingValuesWarning, match="1 missing value"), pytest.warns(ClippedValuesWarning):
+        kept = proto.privatize(records, rng=1, missing="drop")
+    np.testing.assert_array_equal(kept, proto.privatize({"x": [1.0, 0.5], "a": [0, 2]}, rng=1))
+    with pytest.raises(InvalidParameterError, match="'missing' option .* 'refuse' .* or 'drop'"):
+        proto.simulate(records, rng=1, missing=0.0)
 
 
 def test_bad_records_name_what_is_wrong():

@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpdist.errors import ClippedValuesWarning, DPDistError, InvalidParameterError
+from dpdist.errors import MissingValuesError, MissingValuesWarning, SmallSampleWarning, ClippedValuesWarning, DPDistError, InvalidParameterError
+from dpdist.estimates import RangeEstimate
 from dpdist.local.multi._adaptive_grid import (
     adaptive_partition,
     blocks,
@@ -346,24 +347,45 @@ def test_bad_rounds_and_queries_raise_naming_the_argument():
         plan.run({"x": [0.5, 2.0] * 1000, "y": [0.0, 0.0] * 1000}, rng=1, clip=False)
 
 
-def test_clipping_warns_with_the_count_and_treats_nan_as_hdg_does():
-    """Issue 50d item 3: 7.0, +inf, -inf and NaN were clipped silently; now one ClippedValuesWarning counts the four
-    (as HDG's and SW's clip=True), NaN becomes the lower bound as there, clip=False refuses each, and in-bounds
-    records warn nothing."""
+def test_clipping_warns_with_the_count_and_refuses_a_missing_value_unless_asked():
+    """Issue 50d item 3: 7.0, +inf, -inf and NaN were clipped silently; now one ClippedValuesWarning counts the three
+    values outside (as HDG's and SW's clip=True), clip=False refuses each, and in-bounds records warn nothing.
+    Issue 64.10: NaN became the lower bound (all-NaN records answered ranges); now it is refused, or its record left
+    out with missing="drop"."""
     plan = PriPLTrees(epsilon=1.0, attributes=TWO, resolution=16)
     rng = np.random.default_rng(0)
     x, y = rng.uniform(0, 1, 2000), rng.uniform(-1, 1, 2000)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # nothing said of the values (the release's own caution at n = 2,000 aside)
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", SmallSampleWarning)
         plan.run({"x": x, "y": y}, rng=1)
-    bad_x = np.r_[x[:-3], 7.0, np.inf, np.nan]
+    bad_x = np.r_[x[:-3], 7.0, np.inf, 0.5]
     bad_y = np.r_[y[:-1], -np.inf]
-    with pytest.warns(ClippedValuesWarning, match="PriPLTrees.run: 4 numerical value"):
+    with pytest.warns(ClippedValuesWarning, match="PriPLTrees.run: 3 numerical value"):
         plan.run({"x": bad_x, "y": bad_y}, rng=1)
     for column in ({"x": bad_x, "y": y}, {"x": x, "y": bad_y}):
         with pytest.raises(DPDistError):
             plan.run(column, rng=1, clip=False)
-    with pytest.warns(ClippedValuesWarning):
-        nan_first = plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1)
-    low_first = plan.run({"x": np.r_[0.0, x[1:]], "y": y}, rng=1)
-    assert np.array_equal(nan_first.histograms[0], low_first.histograms[0])
+    with pytest.raises(MissingValuesError, match=r"has 1 record\(s\) with a missing value .* among 2000"):
+        plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1)
+    with pytest.warns(MissingValuesWarning):
+        dropped = plan.run({"x": np.r_[np.nan, x[1:]], "y": y}, rng=1, missing="drop")
+    kept = plan.run({"x": x[1:], "y": y[1:]}, rng=1)
+    assert np.array_equal(dropped.histograms[0], kept.histograms[0]) and dropped.n == kept.n == 1999
+    assert any("a user without a value sent no report" in note for note in dropped.notes())
+
+
+def test_a_release_from_too_few_users_says_so_from_its_own_noise():
+    """Issue 64.10: a range from 50 users (0.82, truth about 0.49) came with no caution.  The caution is computed from
+    the oracles' variances at the groups' sizes (public), so it is the same for any data of that n."""
+    rng = np.random.default_rng(3)
+    plan = PriPLTrees(epsilon=1.0, attributes=[{"name": "x", "bounds": [0, 1]}, {"name": "y", "bounds": [0, 1]}],
+                      resolution=32)
+    with pytest.warns(SmallSampleWarning, match="at n = 50 the oracles' noise alone has a standard deviation of about"):
+        thin = plan.run({"x": rng.random(50), "y": rng.random(50)}, rng=1)
+    assert thin.details["range_noise_sd"] > 0.2 and any(note.startswith("too few reports") for note in thin.notes())
+    assert any(note.startswith("too few reports") for note in RangeEstimate.from_dict(thin.to_dict()).notes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SmallSampleWarning)
+        plenty = plan.run({"x": rng.random(30_000), "y": rng.random(30_000)}, rng=1)
+    assert plenty.details["range_noise_sd"] < 0.1 and not any("too few" in note for note in plenty.notes())

@@ -528,11 +528,15 @@ def test_cli_submit_checks_every_value_before_the_first_batch_is_sent(server, ad
                     "--batch-size", "50"])
     assert refused == 2 and "500" in capsys.readouterr().err
     assert admin.estimate(campaign)["n"] == 0
-    # empty cells are skipped, as by `dpdist privatize`, and the run says how many (it did not)
+    # empty cells are refused before anything is sent, or left out with --missing drop, as by `dpdist privatize`,
+    # and the run says how many (it did not)
     data.write_text("value,other\n1,a\n,b\n3,c\n")
-    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value"]) == 0
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value"]) == 2
+    assert "has 1 missing value(s) (empty cells)" in capsys.readouterr().err and admin.estimate(campaign)["n"] == 0
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "value",
+                 "--missing", "drop"]) == 0
     out, err = capsys.readouterr()
-    assert "2 report(s) accepted" in out and "1 missing cell(s) of 'value' skipped" in err
+    assert "2 report(s) accepted" in out and "1 row(s) of" in err and "with a missing cell left out" in err
 
 
 def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server, admin, tmp_path, monkeypatch, capsys):
@@ -609,7 +613,8 @@ def _has_reports(admin, campaign) -> bool:
 
 
 def test_cli_submit_columns_of_a_multi_attribute_campaign(server, admin, tmp_path, capsys):
-    """``dpdist submit --columns``: one record per row, rows with a missing cell or an unknown label skipped."""
+    """``dpdist submit --columns``: one record per row, rows with a missing cell (``--missing drop``) or an unknown label
+    skipped."""
     from dpdist.cli import main
 
     schema = [{"name": "sex", "labels": ["f", "m"]}, {"name": "age", "bounds": [0, 100]}]
@@ -617,10 +622,11 @@ def test_cli_submit_columns_of_a_multi_attribute_campaign(server, admin, tmp_pat
     data = tmp_path / "people.csv"
     rows = [f"{'fm'[i % 2]},{20 + i % 50}" for i in range(600)] + ["f,", "x,30", "m,130"]
     data.write_text("s,a\n" + "\n".join(rows) + "\n")
-    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--columns", "s,a"]) == 0
+    assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--columns", "s,a",
+                 "--missing", "drop"]) == 0
     captured = capsys.readouterr()
     assert "601 report(s) accepted" in captured.out
-    assert "1 row(s) with a missing cell skipped" in captured.err and "label outside" in captured.err
+    assert "with a missing cell left out" in captured.err and "label outside" in captured.err
     assert admin.estimate(campaign)["n"] == 601
     assert main(["submit", "--server", server.url, "--campaign", campaign, str(data), "--column", "s"]) == 2
     assert "name their columns with '--columns C1,C2,...'" in capsys.readouterr().err

@@ -21,7 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import IncompatibleStateError, InvalidParameterError
+from .._documents import read_dataclass, refused
+from ..errors import InvalidParameterError
 from ._loss import PrivacyLoss
 from ._pld import DISCRETIZATION, discretization_error, epsilon_at as pld_epsilon
 from ._zcdp import zcdp_epsilon
@@ -79,24 +80,17 @@ class Statement:
     def to_dict(self) -> dict[str, Any]:
         return {"accountant": self.accountant, "epsilon": self.epsilon, "delta": self.delta,
                 "neighbouring": self.neighbouring, "model": self.model, "mechanisms": self.mechanisms, "rho": self.rho,
-                "error": self.error, "capped": self.capped, "assumptions": list(self.assumptions)}
+                "error": self.error, "capped": bool(self.capped), "assumptions": list(self.assumptions)}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Statement":
-        """The statement of :meth:`to_dict`; a missing or damaged field is refused by name."""
-        names = ("accountant", "epsilon", "delta", "neighbouring", "model", "mechanisms", "rho", "error", "capped",
-                 "assumptions")
-        if not isinstance(data, dict) or any(name not in data for name in names):
-            missing = [name for name in names if not isinstance(data, dict) or name not in data]
-            raise IncompatibleStateError(f"An accountant's statement lacks {missing}: {str(data)[:200]}")
-        if data["accountant"] not in ACCOUNTANTS or not isinstance(data["assumptions"], list):
-            raise IncompatibleStateError(f"An accountant's statement is damaged: {str(data)[:200]}")
-        try:
-            return cls(str(data["accountant"]), float(data["epsilon"]), float(data["delta"]), str(data["neighbouring"]),
-                       str(data["model"]), int(data["mechanisms"]), None if data["rho"] is None else float(data["rho"]),
-                       float(data["error"]), bool(data["capped"]), tuple(str(a) for a in data["assumptions"]))
-        except (TypeError, ValueError) as error:
-            raise IncompatibleStateError(f"An accountant's statement is damaged ({error}): {str(data)[:200]}") from None
+        """The statement of :meth:`to_dict`; a missing, damaged or contradicted field is refused by name
+        (:class:`~dpdist.errors.MalformedDocumentError`, an :class:`~dpdist.errors.IncompatibleStateError`)."""
+        statement = read_dataclass(cls, data)
+        if statement.accountant not in ACCOUNTANTS:
+            raise refused("Statement.from_dict", "accountant", f"must be one of {list(ACCOUNTANTS)}. Got "
+                                                               f"{statement.accountant!r}")
+        return statement
 
 
 def check_accountant(owner: str, accountant: Any, choices: tuple[str, ...] = CHOICES) -> str:

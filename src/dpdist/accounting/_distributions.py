@@ -31,7 +31,8 @@ from typing import Any, Union
 
 import numpy as np
 
-from ..errors import IncompatibleStateError, InvalidParameterError
+from .._documents import ABSENT, check_document, describe_value, read_dataclass, read_part, refused
+from ..errors import InvalidParameterError
 
 __all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "loss_from_dict", "pure_atoms",
            "approximate_atoms", "pair_atoms"]
@@ -128,28 +129,25 @@ LossDistribution = Union[Atoms, GaussianLoss, Curve, Composed]
 
 
 def loss_from_dict(data: Any) -> LossDistribution:
-    """The loss distribution of ``to_dict``; a missing or damaged field is refused by name."""
-    try:
-        kind = data["kind"]
-        if kind == "atoms":
-            return Atoms(tuple(map(float, data["losses"])), tuple(map(float, data["masses"])), float(data["infinity"]))
-        if kind == "gaussian":
-            return GaussianLoss(float(data["sigma"]))
-        if kind == "curve":
-            return Curve(tuple(map(float, data["epsilons"])), tuple(map(float, data["deltas"])))
-        if kind == "composed":
-            parts = tuple((loss_from_dict(part["loss"]), _count(part["count"])) for part in data["parts"])
-            return Composed(parts)
-    except (KeyError, TypeError, ValueError) as error:
-        raise IncompatibleStateError(f"A privacy loss distribution is damaged ({type(error).__name__}: {error}): "
-                                     f"{str(data)[:200]}") from None
-    raise IncompatibleStateError(f"A privacy loss distribution of unknown kind: {str(data)[:200]}")
+    """The loss distribution of ``to_dict``; a missing, damaged or contradicted field is refused by name
+    (:class:`~dpdist.errors.MalformedDocumentError`, an :class:`~dpdist.errors.IncompatibleStateError`; the one
+    reader of results' documents, :mod:`dpdist._documents`)."""
+    kinds: dict[str, type] = {"atoms": Atoms, "gaussian": GaussianLoss, "curve": Curve, "composed": Composed}
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in kinds:
+        raise refused("loss_from_dict", "kind", f"must be one of {list(kinds)} (a privacy loss distribution). Got "
+                                                f"{describe_value(kind)}")
 
+    def parts(name: str, document: Any) -> Any:  # a composition's parts: [{"loss": ..., "count": ...}, ...]
+        if name != "parts":
+            return ABSENT
+        check_document(document.get("parts"), {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["loss", "count"], "properties": {"count": {"type": "integer", "minimum": 1}}}},
+            "loss_from_dict", "parts")
+        return tuple((read_part(loss_from_dict, part["loss"], "loss_from_dict", f"parts[{k}].loss"), int(part["count"]))
+                     for k, part in enumerate(document["parts"]))
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"count {value!r} is not an int")
-    return value
+    return read_dataclass(kinds[kind], data, nested=parts, owner="loss_from_dict")
 
 
 def pure_atoms(epsilon: float) -> Atoms:

@@ -16,8 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from .._documents import ABSENT, read_dataclass, read_part
 from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
-from ..errors import IncompatibleStateError, InvalidParameterError
+from ..errors import InvalidParameterError
 from ._distributions import (
     Atoms,
     Composed,
@@ -123,24 +124,16 @@ class PrivacyLoss:
 
     @classmethod
     def from_dict(cls, data: Any) -> "PrivacyLoss":
-        """The loss of :meth:`to_dict`; a missing or damaged field is refused by name."""
-        if not isinstance(data, dict):
-            raise IncompatibleStateError(f"A privacy loss is a JSON object. Got {str(data)[:200]}")
-        missing = [key for key in ("guarantee", "rho", "distribution", "source", "assumptions") if key not in data]
-        if missing:
-            raise IncompatibleStateError(f"A privacy loss lacks {missing}: {str(data)[:200]}")
-        try:
-            guarantee = PrivacyGuarantee(**data["guarantee"])
-            distribution = None if data["distribution"] is None else loss_from_dict(data["distribution"])
-            assumptions = data["assumptions"]
-            if not isinstance(assumptions, list) or not all(isinstance(item, str) for item in assumptions):
-                raise TypeError("'assumptions' must be a list of strings")
-            if not isinstance(data["source"], str):
-                raise TypeError("'source' must be a string")
-            rho = data["rho"]
-            return cls(guarantee, None if rho is None else float(rho), distribution, data["source"], tuple(assumptions))
-        except (TypeError, ValueError) as error:
-            raise IncompatibleStateError(f"A privacy loss is damaged ({error}): {str(data)[:200]}") from None
+        """The loss of :meth:`to_dict`; a missing, damaged or contradicted field is refused by name
+        (:class:`~dpdist.errors.MalformedDocumentError`, an :class:`~dpdist.errors.IncompatibleStateError`)."""
+
+        def distribution(name: str, document: Any) -> Any:
+            if name != "distribution" or not isinstance(document, dict) or document.get(name) is None:
+                return ABSENT if name != "distribution" or not isinstance(document, dict) or name not in document \
+                    else None
+            return read_part(loss_from_dict, document[name], "PrivacyLoss.from_dict", name)
+
+        return read_dataclass(cls, data, nested=distribution)
 
 
 def _checked(owner: str, losses: Iterable[PrivacyLoss]) -> list[PrivacyLoss]:

@@ -229,11 +229,10 @@ def _recall(key: str, cache) -> Explanation | None:
     if cache is None:
         return None
     path = _cache_path(key, cache)
-    try:
-        document = json.loads(path.read_text())
+    try:  # a file unreadable, not JSON or not an explanation (a corrupt cache entry) is a miss: computed again
+        explanation = Explanation.from_dict(json.loads(path.read_text()))
     except (OSError, ValueError):
         return None
-    explanation = _from_dict(document)
     _MEMORY[key] = explanation
     return explanation
 
@@ -253,20 +252,6 @@ def _remember(key: str, explanation: Explanation, cache) -> None:
 
 def _cache_path(key: str, cache) -> Path:
     return Path(cache) / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
-
-
-def _from_dict(document: dict) -> Explanation:
-    def number(value):
-        return math.nan if value is None else float(value)
-
-    predictions = tuple(
-        Prediction(p["epsilon"], p["n"], {name: Expected(number(e["value"]), number(e["standard_error"]), e["source"])
-                                          for name, e in p["errors"].items()})
-        for p in document["predictions"]
-    )
-    return Explanation(document["method"], document["model"], document["kind"], document["n"], document["shape"],
-                       predictions, document["parameters"], document["repeats"], document["seed"],
-                       tuple(document["notes"]))
 
 
 def default_cache_directory() -> Path:

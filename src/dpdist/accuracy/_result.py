@@ -8,6 +8,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._documents import read_dataclass
+
 __all__ = ["Expected", "Prediction", "Explanation", "METRICS"]
 
 #: The metrics, what each measures and in which unit.
@@ -33,6 +35,12 @@ class Expected:
     def to_dict(self) -> dict[str, Any]:
         return {"value": _finite(self.value), "standard_error": _finite(self.standard_error), "source": self.source}
 
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "Expected":
+        """The error whose :meth:`to_dict` is ``document`` (``null``: NaN, not computed); refused by field name
+        otherwise (:class:`~dpdist.errors.MalformedDocumentError`)."""
+        return read_dataclass(cls, document)
+
 
 @dataclass(frozen=True)
 class Prediction:
@@ -44,6 +52,11 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "n": self.n, "errors": {k: v.to_dict() for k, v in self.errors.items()}}
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "Prediction":
+        """The prediction whose :meth:`to_dict` is ``document``; refused by field name otherwise."""
+        return read_dataclass(cls, document)
 
 
 @dataclass(frozen=True, repr=False)
@@ -111,6 +124,13 @@ class Explanation:
             "metrics": {name: METRICS[name] for name in self.metrics},
             "predictions": [p.to_dict() for p in self.predictions],
         }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "Explanation":
+        """The explanation whose :meth:`to_dict` is ``document`` (what the cache of :func:`~dpdist.accuracy.explain`
+        holds); a field missing, of another type or NaN, or a ``metrics`` entry other than :data:`METRICS` says, is
+        refused by name (:class:`~dpdist.errors.MalformedDocumentError`)."""
+        return read_dataclass(cls, document, types_of={"predictions": tuple[Prediction, ...], "notes": tuple[str, ...]})
 
     def describe(self) -> str:
         """A text table: epsilon, then each metric as ``value ±se`` (``±`` only for simulated values)."""

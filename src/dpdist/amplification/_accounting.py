@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._documents import read_dataclass
 from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike
 from .._validation import Integer, check_param
@@ -191,6 +192,12 @@ class ShuffledAccount:
             "method": self.method, "rounds": self.rounds, "pair_classes": self.pair_classes, "notes": list(self.notes),
             "composition": self.composition,
         }
+
+    @classmethod
+    def from_dict(cls, document: dict) -> "ShuffledAccount":
+        """The account whose :meth:`to_dict` is ``document``; a field missing, of another type or NaN is refused by
+        name (:class:`~dpdist.errors.MalformedDocumentError`)."""
+        return read_dataclass(cls, document)
 
 
 def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:

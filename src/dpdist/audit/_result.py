@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._documents import ABSENT, read_dataclass
 from ..estimates._drawing import axes
 
 __all__ = ["AuditResult", "Stage", "VERDICTS"]
@@ -199,6 +200,20 @@ class AuditResult:
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "AuditResult":
+        """The result whose :meth:`to_dict` is ``document``: ``null`` for a number is infinite (the JSON writes only
+        infinities so), a seed written as text stays that text.  A field missing, of another type or NaN, or a
+        derived one (the schema, a statement) its other fields contradict, is refused by name
+        (:class:`~dpdist.errors.MalformedDocumentError`)."""
+
+        def seed(name: str, document: Any) -> Any:
+            if name != "seed" or not isinstance(document, dict) or not isinstance(document.get("seed"), str):
+                return ABSENT
+            return _WrittenSeed(document["seed"])
+
+        return read_dataclass(cls, document, renamed={"name": "randomizer"}, nested=seed, null=math.inf)
+
     def text(self) -> str:
         """The report a person reads: one table row, then the witness, the method and the notes."""
         return "\n".join(table([self]) + [""] + self._detail_lines())
@@ -267,6 +282,13 @@ def _short(inputs: str) -> str:
 
 def _number(value) -> str:
     return "-" if value is None else f"{value:.4g}"
+
+
+class _WrittenSeed(str):
+    """A seed read back from a document that wrote it as text (its ``repr``): written again as that text."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _safe(value: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._missing import missing_policy, real_array
 from ..central import quantiles, unbounded_quantile
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
@@ -70,6 +71,25 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
             f"{getattr(function, '__qualname__', function)!r} does not. Charge it with session.charge(guarantee)."
         )
     return guarantee
+
+
+def refuse_missing_first(function: Callable, args: tuple, kwargs: dict, *, private: bool = True) -> None:
+    """The refusal of missing values that ``function(*args, **kwargs)`` would raise (``missing="refuse"``, its
+    default: :mod:`dpdist._missing`), raised before anything is charged: the run on no records cannot see them, and a
+    charge for a call that then refuses would be budget spent for nothing.  Called once the budget has room (a
+    release the budget refuses never reads the data)."""
+    try:
+        parameter = inspect.signature(function).parameters.get("missing")
+    except (TypeError, ValueError):
+        return
+    if parameter is None or not args:
+        return
+    owner = getattr(function, "__qualname__", "the release")
+    policy = missing_policy(owner, kwargs.get("missing", parameter.default), numeric=False)
+    if policy.refuses:
+        values = real_array(args[0])
+        if isinstance(values, np.ndarray):
+            policy.apply(values, owner, f"The first argument of {owner}", private=private)
 
 
 def _is_slice_quantiles(function: Callable, arguments: dict) -> bool:

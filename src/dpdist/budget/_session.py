@@ -27,7 +27,7 @@ from ..errors import (
 from ..local import LocalProtocol
 from ..privacy import PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
-from ._planned import planned_guarantee, with_statement
+from ._planned import planned_guarantee, refuse_missing_first, with_statement
 from ._statement import BudgetStatement, Charge, Remaining, Spent, _budget, _budget_pair, _left
 
 __all__ = ["BudgetSession"]
@@ -318,6 +318,8 @@ class BudgetSession:
         """
         name = label if label is not None else getattr(function, "__qualname__", repr(function))
         planned = planned_guarantee(function, args, kwargs)
+        self.check(planned, name)
+        refuse_missing_first(function, args, kwargs)  # before the charge: a refused release spends nothing
         statement = self.charge(planned, name)
         result = function(*args, **kwargs)
         realized = getattr(result, "guarantee", None)
@@ -331,6 +333,7 @@ class BudgetSession:
     def privatize(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, secure: bool = False,
                   label: str | None = None) -> Any:
         """Charge one report per value of ``protocol`` (its exact loss per report), then randomize ``values``."""
+        refuse_missing_first(protocol.privatize, (values,), {}, private=False)  # before the charge
         self.charge(protocol_loss(protocol), label if label is not None else f"privatize {protocol.name}")
         return protocol.privatize(values, rng=rng, secure=secure)
 
@@ -342,6 +345,7 @@ class BudgetSession:
         aggregate exactly as randomizing every value would.  The options are checked first.
         """
         check_options(f"{protocol.display_name}.estimate", options, protocol.estimate_options, protocol.estimate_delegate)
+        refuse_missing_first(protocol.simulate, (values,), {}, private=False)  # before the charge
         statement = self.charge(protocol_loss(protocol), label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._missing import missing_policy
 from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from .._guarantee import PrivacyGuarantee
 
-__all__ = ["CentralInput", "check_central_input", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
+__all__ = ["CentralInput", "check_central_input", "release_notes", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
 
 #: Default number of equal-width bins of the returned Distribution (the CDF is evaluated at 1025 edges).
 GRID_SIZE = 1024
@@ -26,11 +27,16 @@ EPSILON = CENTRAL_EPSILON
 class CentralInput:
     """Validated inputs of one release: sorted-free float data, budget, bounds, generator."""
 
-    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size")
+    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "notes")
 
-    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size):
+    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size, notes=()):
         self.x, self.epsilon, self.delta, self.bounds = x, epsilon, delta, bounds
         self.rng, self.secure, self.grid_size = rng, secure, grid_size
+        self.notes = list(notes)  # what the result states about the inputs (the missing-value policy)
+
+    def details(self, **details):
+        """``details`` of the result, with :attr:`notes` (when there are any) under ``"notes"``."""
+        return {**details, **({"notes": [*details.get("notes", ()), *self.notes]} if self.notes else {})}
 
     def guarantee(self, neighbouring: str, *, delta: float | None = None) -> PrivacyGuarantee:
         """The whole budget of this release as a central guarantee (``delta`` defaults to the one given, else 0)."""
@@ -50,6 +56,8 @@ def check_central_input(
     delta=None,
     needs_delta=False,
     grid_size=GRID_SIZE,
+    missing: str | float = "refuse",
+    neighbouring: str | None = None,
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
@@ -58,10 +66,14 @@ def check_central_input(
 
     * ``x`` may be empty: every release is then the mechanism run on no records (noisy counts
       of zeros, noisy moments of an empty sum), a valid private output like any other.
+    * ``missing`` (:mod:`dpdist._missing`): a missing value (NaN, None) is refused by default,
+      with its count, before anything is drawn (the one refusal that depends on the data, told to
+      the curator who holds them); ``"drop"`` leaves those records out (refused, whatever the
+      data, under ``neighbouring="replace"``, where n is public); a number counts each as that
+      value.  The policy goes into :attr:`CentralInput.notes` for the result to state.
     * ``clip=True`` (the default) maps every value into ``bounds``: values below ``lo``
-      (``-inf`` included) become ``lo``, values above ``hi`` (``+inf`` included) become ``hi``,
-      and NaN becomes ``lo`` (a missing value counts as the lowest).  How many were moved is a
-      statistic of the data and is never released.
+      (``-inf`` included) become ``lo``, values above ``hi`` (``+inf`` included) become ``hi``.
+      How many were moved is a statistic of the data and is never released.
     * ``clip=False`` is a strict check for data the caller has already validated: values
       outside ``bounds`` or non-finite raise :class:`~dpdist.errors.OutOfDomainError`, a
       refusal that depends on the data (so not for releases whose failures others can see).
@@ -77,12 +89,15 @@ def check_central_input(
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
     generator = check_rng(rng, secure=secure, owner=owner)
+    policy = missing_policy(owner, missing)
+    policy.check_relation(owner, neighbouring)
+    notes = [note] if (note := policy.note()) is not None else []
+    array = policy.apply(as_real_array(owner, x), owner, f"The 'x' argument of {owner}", private=True)
     if clip:
-        array = as_real_array(owner, x)
-        array = np.clip(np.where(np.isnan(array), bounds[0], array), bounds[0], bounds[1])
-        return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size)
+        array = np.clip(array, bounds[0], bounds[1])
+        return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, notes)
     try:
-        array = check_real_values(x, bounds, owner=owner, name="x")
+        array = check_real_values(array, bounds, owner=owner, name="x")
     except OutOfDomainError as error:
         # the shared validator quotes how many values are bad and one of them: un-noised statistics and a
         # raw record of the private data, which must not reach a log or an analyst through an error message
@@ -93,7 +108,14 @@ def check_central_input(
             + " (the default clip=True clips them). Some do not; how many and which are not reported "
             "(they are statistics of the private data)."
         ) from None
-    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size)
+    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, notes)
+
+
+def release_notes(releases) -> dict:
+    """``{"notes": [...]}``: what the site releases of a mergeable state state (each its missing-value policy), once
+    each; ``{}`` when none states anything."""
+    notes = list(dict.fromkeys(note for release in releases for note in release.get("notes", ())))
+    return {"notes": notes} if notes else {}
 
 
 def as_real_array(owner: str, x) -> np.ndarray:

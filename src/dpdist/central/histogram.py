@@ -41,6 +41,7 @@ def histogram_queries(
     *,
     postprocess: str = "clip",
     neighbouring: str = "replace",
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF from a Laplace-noised equal-width histogram (sec. II-B1).
 
@@ -83,6 +84,8 @@ def histogram_queries(
         ``n`` public) gives l1 sensitivity 2; ``"add-remove"`` (one record added
         or removed, the convention of OpenDP and diffprivlib) gives 1 and never
         uses the true ``n``.
+    missing : {"refuse", "drop"} or float
+        Missing values in ``x`` (:mod:`dpdist._missing`; ``"drop"`` under ``"add-remove"`` only).
 
     Returns
     -------
@@ -91,9 +94,10 @@ def histogram_queries(
         scale, sensitivity and budget.
     """
     owner = "histogram_queries"
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
-    check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               missing=missing, neighbouring=neighbouring)
+    check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     steps, size_release = [data.guarantee(neighbouring)], None
     if bins is None:
         public_n, steps, size_release = size_for_rules(data, neighbouring)
@@ -116,20 +120,14 @@ def histogram_queries(
         masses = _cumulative_isotonic(noisy)
     cdf = np.concatenate([[0.0], np.cumsum(masses)])
     cdf[-1] = 1.0
-    details = {
-        "bins": bins,
-        "sensitivity_l1": sensitivity,
-        "noise_scale": sensitivity / histogram_epsilon,
-        "neighbouring": neighbouring,
-        "postprocess": postprocess,
-        "budget": {"histogram": histogram_epsilon},
-        "secure": data.secure,
-    }
+    details = {"bins": bins, "sensitivity_l1": sensitivity, "noise_scale": sensitivity / histogram_epsilon,
+               "neighbouring": neighbouring, "postprocess": postprocess, "budget": {"histogram": histogram_epsilon},
+               "secure": data.secure}
     if size_release is not None:
         details["size"] = size_release
         details["budget"]["size"] = size_release["epsilon"]
     # under add/remove neighbours the number of records is itself private: do not release it
     released_n = data.x.size if neighbouring == "replace" else None
     return cdf_distribution(
-        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=details
+        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=data.details(**details)
     )

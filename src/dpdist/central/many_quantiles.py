@@ -97,6 +97,7 @@ from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_ce
 from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .joint_exp import joint_exp
 from .noise import above_threshold
+from .._missing import missing_policy
 from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA
 from .slice_quantiles import slice_plan, slice_quantile_points
 from .tree import TreeHistogram
@@ -134,6 +135,7 @@ def quantiles(
     secure: bool = False,
     delta: float | None = None,
     interval_share: float | None = None,
+    missing: str | float = "refuse",
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours; ``"slice"``: (epsilon,
     delta)-DP under replace-one neighbours, n public); see the module docstring.
@@ -164,6 +166,10 @@ def quantiles(
         (:mod:`dpdist.central._quantile_intervals`: brackets and noisy counts; the quantiles get the
         rest, and the guarantee states the total).  Default: no intervals, the whole budget on the
         quantiles.  The tree's intervals cost nothing; ``"slice"`` has none.
+    missing : {"refuse", "drop"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
+        (``"drop"``; refused with ``"slice"``, whose replace neighbours keep n public), or each counted
+        as the number given; the release's notes state the policy (:mod:`dpdist._missing`).
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
@@ -173,20 +179,21 @@ def quantiles(
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     share = _check_interval_share(owner, method, interval_share)
     if method == "tree":
-        tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
+        tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing)
         return _tree_quantiles(tree, probabilities, float(level))
     if method == "slice":
         if delta is None:
             delta = SLICE_DEFAULT_DELTA
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                                   delta=delta, needs_delta=True)
+                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
         return _slice_quantiles(data, probabilities, float(level))
     if delta is not None:
         raise InvalidParameterError(
             f"The 'delta' parameter of {owner} applies to method='slice' only (method={method!r} is pure "
             f"epsilon-DP). Got delta={delta!r}; leave it out."
         )
-    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               missing=missing, neighbouring="add-remove")
     if method == "jointexp":
         return _joint_quantiles(data, probabilities, float(level), share)
     return _approximate_quantiles(data, probabilities, float(level), share)
@@ -344,7 +351,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
                          "noisy_counts": json_value(found.noisy_counts)}}
     spent = sequential(steps)
     details = {**details, "bounds": list(data.bounds)}
-    return QuantileRelease(q, values, low, high, level, method, spent.epsilon, details, spent)
+    return QuantileRelease(q, values, low, high, level, method, spent.epsilon, data.details(**details), spent)
 
 
 def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
@@ -367,7 +374,8 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "secure": data.secure,
         "bounds": list(data.bounds),
     }
-    return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, details, plan.guarantee)
+    return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, data.details(**details),
+                           plan.guarantee)
 
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
@@ -445,15 +453,16 @@ def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | Non
 
 
 def unbounded_quantile(
-    x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None, secure: bool = False
+    x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None,
+    secure: bool = False, missing: str | float = "refuse",
 ) -> float:
     r"""One quantile with no upper bound (Durfee 2023; see the module docstring).
 
     Parameters
     ----------
     x : array_like of float
-        The data, any reals, possibly none: values below ``lower`` (``-inf`` and NaN included)
-        count as below every candidate, ``+inf`` as above every one.
+        The data, any reals, possibly none: values below ``lower`` (``-inf`` included) count as
+        below every candidate, ``+inf`` as above every one.
     epsilon : float
     q : float
         Probability in (0, 1).
@@ -462,6 +471,10 @@ def unbounded_quantile(
     beta : float
         Growth factor of the candidates, > 1 (Durfee uses 1.001: the answer is
         within a factor :math:`\beta` of a point of the right rank).
+    missing : {"refuse", "drop"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
+        (``"drop"``; add/remove neighbours) or each counted as the number given (:mod:`dpdist._missing`;
+        the answer is a number: the policy is the caller's to state).
     """
     owner = "unbounded_quantile"
     probability = float(check_q(owner, q)[0])
@@ -472,8 +485,9 @@ def unbounded_quantile(
     lower, beta = float(lower), float(beta)
     # validates epsilon, rng and secure only (the data are read below): no bounds of the user's are involved
     data = check_central_input(owner, [], epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, secure=secure)
-    values = as_real_array(owner, x)  # any reals, none refused: -inf and NaN count as below every candidate
-    ordered = np.sort(np.where(np.isnan(values), -np.inf, values))
+    policy = missing_policy(owner, missing)
+    values = policy.apply(as_real_array(owner, x), owner, f"The 'x' argument of {owner}", private=True)  # -inf: below every candidate
+    ordered = np.sort(values)
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))

@@ -16,6 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from ._common import (
+    release_notes,
     GRID_SIZE,
     cdf_distribution,
     check_central_input,
@@ -113,6 +114,7 @@ class PolynomialMoments(ReleasedDistribution):
         secure: bool = False,
         *,
         basis: str = "monomial",
+        missing: str | float = "refuse",
     ) -> "PolynomialMoments":
         r"""Steps 1-2 of Alg. 1: the data's moments plus noise, released once.
 
@@ -124,12 +126,12 @@ class PolynomialMoments(ReleasedDistribution):
         through their low-order bits, Mironov 2012).  ``secure=True``: exact
         discrete Laplace noise for the l1 sensitivity of Lemma 6 (plus one grid
         step per coordinate), pure :math:`\varepsilon`-DP, and a seed is refused
-        (``delta`` is then validated but not spent).
+        (``delta`` is then validated but not spent).  ``missing`` as in :func:`polynomial_projection` (replace
+        neighbours: ``"drop"`` is refused).
         """
         owner = "polynomial_projection"
-        data = check_central_input(
-            owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
-        )
+        data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
         return cls._release(owner, data, degree, basis)
 
     @classmethod
@@ -149,6 +151,8 @@ class PolynomialMoments(ReleasedDistribution):
             record = {"mechanism": "discrete-gaussian", "sigma": sigma, "delta_spent": data.delta}
         # no count of clipped values here: it would be an un-noised statistic of the data
         record.update(n=n, epsilon=data.epsilon, delta=data.delta, sensitivity_l1=l1, sensitivity_l2=l2)
+        if data.notes:  # the missing-value policy, which the distribution states (details["notes"])
+            record["notes"] = list(data.notes)
         return cls(noisy, n, degree, data.bounds, basis, (record,))
 
     # ------------------------------------------------------------------ merge
@@ -221,6 +225,7 @@ class PolynomialMoments(ReleasedDistribution):
             "coefficients": self.coefficients().tolist(),
             "releases": [dict(r) for r in self.releases],
             "budget": {"moments": {"epsilon": self.epsilon, "delta": self.delta}},
+            **release_notes(self.releases),
         }
 
     @property
@@ -258,6 +263,7 @@ def polynomial_projection(
     *,
     moments: str = "monomial",
     grid_size: int = GRID_SIZE,
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF by Legendre projection of the empirical CDF (Alg. 1 + Prop. 1 of Tao & Sarwate).
 
@@ -292,6 +298,10 @@ def polynomial_projection(
         12x less coefficient noise at degree 6, and usable up to degree 200).
     grid_size : int
         Bins of the returned Distribution.
+    missing : {"refuse", "drop"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
+        (``"drop"`` is refused: replace neighbours, n public), or each counted as the number given; the
+        result's notes state the policy (:mod:`dpdist._missing`).
 
     Returns
     -------
@@ -301,9 +311,8 @@ def polynomial_projection(
     owner = "polynomial_projection"
     # every argument is validated before the default degree reads epsilon and n (an epsilon of NaN or
     # inf used to reach the rule and raise a raw ValueError / OverflowError)
-    data = check_central_input(
-        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, delta=delta, needs_delta=True
-    )
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
     check_option(owner, "moments", moments, MOMENT_BASES)
     if degree is None:
         degree = polynomial_degree(float(data.x.size), data.epsilon, moments)

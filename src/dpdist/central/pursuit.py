@@ -59,6 +59,7 @@ def matching_pursuit(
     *,
     grid_size: int = GRID_SIZE,
     selection_scale: str = "dp",
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 
@@ -104,6 +105,8 @@ def matching_pursuit(
         :math:`\Delta/\varepsilon'` as printed, **not** :math:`\varepsilon`-DP (module
         docstring); for reproducing the paper's comparisons only, recorded in
         ``details["budget"]``.
+    missing : {"refuse"} or float
+        Missing values in ``x`` (:mod:`dpdist._missing`; replace neighbours: no ``"drop"``).
 
     Returns
     -------
@@ -111,9 +114,8 @@ def matching_pursuit(
         ``details`` holds the selected atoms, noisy coefficients and the budget split.
     """
     owner = "matching_pursuit"
-    data = check_central_input(
-        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, grid_size=grid_size
-    )
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               grid_size=grid_size, missing=missing, neighbouring="replace")
     atoms = make_dictionary(dictionary, size, owner=owner)
     n = data.x.size
     if sparsity is None:
@@ -167,11 +169,8 @@ def matching_pursuit(
         "grid_size": data.grid_size,
     }
     return cdf_distribution(
-        edges,
-        cdf,
+        edges, cdf, n=n, details=data.details(**details),
         method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
         else "matching-pursuit",
         guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale
-        n=n,
-        details=details,
     )

@@ -31,7 +31,8 @@ __all__ = ["adaptive_quantiles"]
 
 
 def adaptive_quantiles(
-    x: ArrayLike, epsilon: float, bounds: FloatBounds, iterations: int | None = None, rng: Seed = None, clip: bool = True, secure: bool = False, *, grid_size: int = 1024
+    x: ArrayLike, epsilon: float, bounds: FloatBounds, iterations: int | None = None, rng: Seed = None, clip: bool = True, secure: bool = False, *, grid_size: int = 1024,
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 
@@ -55,6 +56,10 @@ def adaptive_quantiles(
         (:func:`dpdist.central._defaults.quantile_iterations`).
     grid_size : int
         Bins of the returned :class:`~dpdist.Distribution`.
+    missing : {"refuse"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default) or each counted as
+        the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
+        state the policy (:mod:`dpdist._missing`).
 
     Returns
     -------
@@ -62,9 +67,8 @@ def adaptive_quantiles(
         ``details["knots"]`` holds the post-processed ``(x, q)`` pairs.
     """
     owner = "adaptive_quantiles"
-    data = check_central_input(
-        owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure, grid_size=grid_size
-    )
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               grid_size=grid_size, missing=missing, neighbouring="replace")
     if iterations is None:
         iterations = quantile_iterations(float(data.x.size), data.epsilon)
     iterations = check_positive_int(owner, "iterations", iterations, high=100_000)
@@ -99,5 +103,5 @@ def adaptive_quantiles(
         "secure": data.secure,
     }
     return cdf_distribution(
-        edges, cdf, method="adaptive-quantiles", guarantee=sequential(rounds), n=n, details=details
+        edges, cdf, method="adaptive-quantiles", guarantee=sequential(rounds), n=n, details=data.details(**details)
     )

@@ -68,6 +68,7 @@ from ..estimates._band import upper_order_statistic
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._common import (
+    release_notes,
     cdf_distribution,
     check_central_input,
     check_option,
@@ -161,18 +162,20 @@ class TreeHistogram(ReleasedDistribution):
         clip: bool = True,
         secure: bool = False,
         rule: str = "adaptive",
+        missing: str | float = "refuse",
     ) -> "TreeHistogram":
         """Release the noisy tree of one data set (``epsilon``-DP; see the module docstring).
 
         ``rule`` picks the shape when ``height`` is None: ``"adaptive"`` (a coarse noisy
         histogram profiles the data, :mod:`dpdist.central._shape`) or ``"size"``
-        (:func:`choose_shape`, from the noisy ``n`` only).
+        (:func:`choose_shape`, from the noisy ``n`` only); ``missing`` as in :func:`tree_cdf`.
         """
         owner = "TreeHistogram.release"
-        data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure)
+        check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+        data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                                   missing=missing, neighbouring=neighbouring)
         if branching is not None:
             branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
-        check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
         check_option(owner, "rule", rule, RULES)
         spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
         size_release = None
@@ -200,14 +203,10 @@ class TreeHistogram(ReleasedDistribution):
         for _ in range(height):
             exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
         exact.reverse()  # exact[0] is the root
-        if neighbouring == "replace":
-            sensitivity = 2.0 * height
-            noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64)]
-            to_noise = exact[1:]
-        else:  # the root is not released: it would cost one more level of sensitivity
-            sensitivity = float(height)
-            noisy_levels = [None]
-            to_noise = exact[1:]
+        to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
+        sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
+        noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64) if neighbouring == "replace"
+                                                 else None]
         flat = np.concatenate(to_noise)
         noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
         noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
@@ -225,6 +224,7 @@ class TreeHistogram(ReleasedDistribution):
         }
         if size_release is not None:
             release["profile" if rule == "adaptive" else "size"] = size_release
+        release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
         return cls(
             tuple(noisy_levels),
             branching,
@@ -298,6 +298,7 @@ class TreeHistogram(ReleasedDistribution):
             "releases": [dict(release) for release in self.releases],
             "budget": {"tree": [release["tree_epsilon"] for release in self.releases]},
             "secure": all(release["secure"] for release in self.releases),
+            **release_notes(self.releases),
         }
 
     def leaf_cdf(self) -> tuple[np.ndarray, np.ndarray]:
@@ -458,6 +459,7 @@ def tree_cdf(
     clip: bool = True,
     secure: bool = False,
     rule: str = "adaptive",
+    missing: str | float = "refuse",
 ) -> Distribution:
     r"""Private CDF from a consistent b-ary tree of noisy counts (see :mod:`dpdist.central.tree`).
 
@@ -485,6 +487,10 @@ def tree_cdf(
         The shape rule when ``height`` is None: from a coarse noisy histogram
         of the data (:mod:`dpdist.central._shape`) or from the noisy ``n`` only
         (:func:`choose_shape`).
+    missing : {"refuse", "drop"} or float
+        Missing values (NaN, None) in ``x``: refused with their count (the default), left out
+        (``"drop"``, under ``"add-remove"`` only), or each counted as the number given; the
+        result's notes state the policy (:mod:`dpdist._missing`).
 
     Returns
     -------
@@ -503,16 +509,18 @@ def tree_cdf(
         clip=clip,
         secure=secure,
         rule=rule,
+        missing=missing,
     )
     return tree.to_distribution()
 
 
-def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, clip: bool = True, secure: bool = False) -> Distribution:
+def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, clip: bool = True, secure: bool = False,
+        missing: str | float = "refuse") -> Distribution:
     """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
     A flat histogram or a shallow tree on smooth data, a deep tree on
     concentrated data, chosen from a coarse noisy histogram (5% of the budget,
     :mod:`dpdist.central._shape`); add/remove neighbours, isotonic
-    post-processing (``docs/central.md`` has the measurements).
+    post-processing (``docs/central.md`` has the measurements).  ``missing`` as in :func:`tree_cdf`.
     """
-    return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure)
+    return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing)

@@ -58,3 +58,26 @@ def parse_bounds(text: str | None) -> tuple[float, float] | None:
             f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
         )
     return (low, high)
+
+
+def add_missing_argument(parser: argparse.ArgumentParser, unit: str = "cell") -> None:
+    """``--missing {refuse,drop}``: what an empty cell of the data is (dpdist._missing, the one policy everywhere)."""
+    parser.add_argument(
+        "--missing", choices=("refuse", "drop"), default="refuse",
+        help=f"empty {unit}s (missing values): 'refuse' (the default: the command stops, with their count, before "
+        f"anything is charged, drawn or sent) or 'drop' (those rows left out: their users send no report; the count "
+        "is printed here, never sent)",
+    )
+
+
+def missing_cells(args: argparse.Namespace, count: int, what: str) -> list[str]:
+    """The note on ``count`` missing cells of ``what`` (``--missing drop``: ``["N ... left out"]``, ``[]`` for none),
+    or, with ``--missing refuse`` (the default), the refusal naming the option and the count."""
+    if not count:
+        return []
+    if getattr(args, "missing", "refuse") == "refuse":
+        raise InvalidParameterError(
+            f"{what} has {count} missing value(s) (empty cells). Give '--missing drop' to leave those rows out (their "
+            "users send no report; the count stays on this machine). Nothing was charged, drawn or sent."
+        )
+    return [f"{count} row(s) of {what} with a missing cell left out (--missing drop; the count is not sent)"]

@@ -59,7 +59,7 @@ from ..io import (
     record_ingested,
 )
 from ..local.words import words_in_alphabet
-from ._arguments import check_replicates, parse_bounds, parse_targets, seed_argument
+from ._arguments import add_missing_argument, check_replicates, missing_cells, parse_bounds, parse_targets, seed_argument
 from ._bounds import values_in_bounds
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -107,6 +107,7 @@ def add_commands(subparsers) -> None:
         help="numbers outside the bounds (of the config, or --bounds) are clipped to the nearest bound before "
         "randomization and counted in the summary (the default, as in 'dpdist release'); --no-clip refuses them",
     )
+    add_missing_argument(privatize)
     privatize.add_argument(
         "--seed", type=seed_argument, default=None, help="root seed for reproducible research (default: the CSPRNG)"
     )
@@ -230,6 +231,8 @@ def _run_privatize(args) -> int:
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
     prepare, read = data_reader(protocol, args.data, args.column, args.columns, clip=args.clip, binning=binning)
+    if args.missing == "refuse":  # a pass over the file, so that a refusal comes before any charge or report
+        missing_cells(args, sum(n_missing for _, n_missing in read()), f"{args.data}:{args.column or args.columns}")
     charged = charge_collection(args, protocol, f"privatize {args.data}:{args.column or args.columns} ({protocol.name})")
     missing = 0
 
@@ -261,7 +264,7 @@ def _run_privatize(args) -> int:
             bar.update(block.size)
         for reports in shuffler.blocks(args.block_size):
             writer.write(reports)
-    note = f"; {missing} {'row(s) with a missing cell' if args.columns else 'missing cell(s)'} skipped" if missing else ""
+    note = "".join(f"; {phrase}" for phrase in missing_cells(args, missing, f"{args.data}:{args.column or args.columns}"))
     note += "".join(f"; {phrase}" for phrase in prepare.notes())
     if memo is not None:
         note += f"; one device, its memo saved in {args.memo}"

@@ -14,6 +14,7 @@ from .. import local, plotting
 from .._validation import check_param
 from ..errors import InvalidParameterError
 from ..local.multi import Attribute, Attributes, MultiAttributeEstimate
+from ._arguments import missing_cells
 from ._deploy import json_option
 from ._records import RecordValues
 
@@ -81,7 +82,7 @@ def run_estimate_records(args) -> int:
     estimate = protocol.estimate(protocol.simulate(records, rng=np.random.default_rng(args.seed)), **options)
     chosen = f" (chose {protocol.name})" if name in MULTI_CHOOSERS else ""
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {records.size} records of the columns {prepare.columns}")
-    for note in ([f"{missing} row(s) with a missing cell skipped"] if missing else []) + prepare.notes():
+    for note in missing_cells(args, missing, f"{args.file}:{args.columns}") + prepare.notes():
         print(f"  note  {note}")
     per_attribute = isinstance(estimate, MultiAttributeEstimate)  # calm's marginals, hdg's grids: no truth shown
     print(estimate.describe(_truth(protocol, records) if per_attribute else None))

@@ -22,7 +22,7 @@ from ..local.frequency.auto import choose_protocol
 from ..local.frequency.pem import PEM
 from ..local.numerical._mean import MeanProtocol
 from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
-from ._arguments import check_replicates, parse_bounds, seed_argument
+from ._arguments import add_missing_argument, check_replicates, missing_cells, parse_bounds, seed_argument
 from ._deploy import check_plot_path, read_labels, run_estimate_from_state
 from ._estimate_joint import run_estimate_joint
 from ._estimate_records import run_estimate_records
@@ -154,6 +154,7 @@ def _add_value_options(estimate) -> None:
         help="values outside --bounds are clipped to the nearest bound and counted (the default, as in "
         "'dpdist release'); --no-clip refuses them",
     )
+    add_missing_argument(estimate)
     estimate.add_argument(
         "--alphabet",
         default=None,
@@ -420,7 +421,7 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     if args.bins is not None and args.bins < 2:
         raise InvalidParameterError(f"The '--bins' option must be an int >= 2. Got {args.bins} instead.")
     bounds = parse_bounds(args.bounds)
-    values, data, clipped = _numeric_column(args, bounds)
+    values, data, clipped, missing_notes = _numeric_column(args, bounds)
     params = {"epsilon": args.epsilon, **extras}
     if kind == "frequency":
         params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
@@ -450,6 +451,8 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     if clipped:
         print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
               "never sent; --no-clip refuses them)")
+    for note in missing_notes:
+        print(f"  note               {note}")
     print(estimate.describe(values))  # any estimate describes itself: a distribution, or a mean (pm, sr)
     _plot(args, estimate, f"{name}, eps={args.epsilon:g}", values)
     return 0
@@ -480,7 +483,8 @@ def _estimates_a_mean(name: str) -> bool:
 
 
 def _numeric_column(args, bounds):
-    """``(values, data, clipped)``: the column's numbers, a dataset view of them, and how many were clipped.
+    """``(values, data, clipped, notes)``: the column's numbers, a dataset view of them, how many were clipped, and the
+    note on its empty cells (refused unless ``--missing drop``).
 
     With --bounds, values outside them are clipped to the nearest bound (the default, as every
     numerical protocol's ``clip=True``) or refused (--no-clip); without, the bounds are the data's
@@ -489,7 +493,11 @@ def _numeric_column(args, bounds):
 
     from ..datasets.files import read_column  # lazy: loads scipy (0.4-2 s)
 
-    values = read_column(args.file, args.column, infinite="keep" if bounds is not None and args.clip else "raise")
+    values = read_column(args.file, args.column, infinite="keep" if bounds is not None and args.clip else "raise",
+                         empty="keep")
+    empty = np.isnan(values)
+    notes = missing_cells(args, int(np.count_nonzero(empty)), f"{args.file}:{args.column}")
+    values = values[~empty]
     if values.size == 0:
         raise InvalidValueTypeError(f"The column {args.column!r} of {args.file!r} holds no numeric value.")
     clipped = 0
@@ -507,7 +515,7 @@ def _numeric_column(args, bounds):
                 "(without --no-clip they are clipped)."
             )
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
-    return values, data, clipped
+    return values, data, clipped, notes
 
 
 def _run_estimate_labels(args, extras: dict) -> int:
@@ -532,6 +540,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
         parts.append(known)
         missing += n_missing
         unknown += chunk.size - known.size
+    missing_notes = missing_cells(args, missing, f"{args.file}:{args.column}")
     items = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     if items.size == 0:
         raise InvalidParameterError(
@@ -546,8 +555,10 @@ def _run_estimate_labels(args, extras: dict) -> int:
         f"{name} with epsilon={args.epsilon:g} on {items.size} labelled values of {args.column!r} "
         f"({protocol.domain_size} labels, postprocess={postprocess})"
     )
-    if unknown or missing:
-        print(f"  rejected           {unknown} value(s) outside the label domain; {missing} missing cell(s)")
+    if unknown:
+        print(f"  rejected           {unknown} value(s) outside the label domain")
+    for note in missing_notes:
+        print(f"  note               {note}")
     print(estimate.describe(truth))
     _plot(args, estimate, f"{protocol.name}, eps={args.epsilon:g}", truth)
     return 0
@@ -573,6 +584,7 @@ def _run_estimate_heavy_hitters(args) -> int:
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         chunks.append(chunk)
         missing += n_missing
+    missing_notes = missing_cells(args, missing, f"{args.file}:{args.column}")
     cells = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.str_)
     if cells.size == 0:
         raise InvalidParameterError(f"The column {args.column!r} of {args.file!r} holds no value.")
@@ -610,8 +622,10 @@ def _run_estimate_heavy_hitters(args) -> int:
     names, counts = np.unique(np.array(truth_names, dtype=object).astype(str), return_counts=True)
     truth = dict(zip(names.tolist(), (counts / counts.sum()).tolist()))
     print(f"pem with epsilon={args.epsilon:g} on {items.size} values of {args.column!r}: {note}")
-    if skipped or missing:
-        print(f"  rejected           {skipped} word(s) with a character outside the alphabet; {missing} missing cell(s)")
+    if skipped:
+        print(f"  rejected           {skipped} word(s) with a character outside the alphabet")
+    for note in missing_notes:
+        print(f"  note               {note}")
     print(found.describe(truth))
     _plot(args, found, f"pem, eps={args.epsilon:g}")
     return 0

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import math
 import sys
+import warnings
 from dataclasses import replace
+from typing import Iterator
 
 import numpy as np
 
 from .. import plotting
 from .._io._arrow import require_pyarrow
 from .._io._atomic import atomic_writer
-from ..errors import DPDistError, InvalidParameterError
+from .._missing import missing_policy
+from ..errors import DPDistError, InvalidParameterError, MissingValuesWarning
 from ._arguments import parse_bounds, seed_argument
 from ._budget import add_budget_file_argument, open_budget
 from ._deploy import check_plot_path
@@ -29,7 +33,8 @@ def add_commands(subparsers) -> None:
         "(a flat histogram for small epsilon*n), and the requested quantiles with their 95% intervals. "
         "Randomness comes from the OS CSPRNG unless --seed is given (reproducible research only: "
         "never publish data about people from a seeded release). Values outside --bounds (infinities "
-        "included) are clipped; empty cells are missing values; a column with no values is released too.",
+        "included) are clipped; empty cells are missing values, refused unless --missing says what they are; a column "
+        "with no values is released too.",
     )
     release.add_argument("file", metavar="FILE", help="a .csv/.tsv or .parquet file")
     release.add_argument("--column", required=True, help="the numeric column to release")
@@ -43,6 +48,12 @@ def add_commands(subparsers) -> None:
         "--interval-share", default=None, metavar="S",
         help="--method aq: spend this share of --epsilon, in (0, 1), on 95%% intervals of the quantiles "
         "(default: none, the whole budget on the quantiles; the tree's intervals cost nothing)",
+    )
+    release.add_argument(
+        "--missing", default="refuse", metavar="refuse|drop|VALUE",
+        help="empty cells (missing values): 'refuse' (the default: the release stops before anything is charged or "
+        "released), 'drop' (those records left out: add/remove neighbours keep the guarantee) or a number (each "
+        "counted as it); the release's notes state which, and how many is never printed",
     )
     release.add_argument("--plot", default=None, help="write the released CDF and quantiles to this PNG")
     release.add_argument(
@@ -113,6 +124,7 @@ def _run_release(args) -> int:
     bounds = parse_bounds(args.bounds)
     assert bounds is not None, "--bounds is required"
     q = _parse_quantiles(args.quantiles)
+    missing = _parse_missing(args.missing)
     args.interval_share = _parse_interval_share(args.interval_share, args.method)
     check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
@@ -122,9 +134,10 @@ def _run_release(args) -> int:
     try:
         # infinities are clipped into --bounds like any value outside them, and a column with no
         # values is released too (noise alone): whether a release succeeds must not depend on the data
-        values = read_column(args.file, args.column, infinite="keep")
+        values = read_column(args.file, args.column, infinite="keep", empty="keep")
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
+    _refuse_empty_cells(args, values, missing)  # before the charge
     statement = None if session is None or planned is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
@@ -132,13 +145,15 @@ def _run_release(args) -> int:
             _tree_quantiles,  # lazy: loads scipy (0.4-2 s)
         )
 
-        tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True)
+        with _counted(args, missing):
+            tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True, missing=missing)
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
         band = tree.cdf_band(0.95, standard_error=se)
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
-        release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed, clip=True,
-                                    interval_share=args.interval_share)
+        with _counted(args, missing):
+            release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed,
+                                        clip=True, interval_share=args.interval_share, missing=missing)
     if statement is not None:
         from ..budget import with_statement  # lazy: loads scipy (0.4-2 s)
 
@@ -160,6 +175,8 @@ def _run_release(args) -> int:
     else:
         print(f"guarantee: {guarantee}")
         print(f"method: {release.method}; values clipped to [{bounds[0]:g}, {bounds[1]:g}]")
+        for note in release.notes():
+            print(f"note: {note}")
         print("q\tvalue\t95% interval")
         for index, probability in enumerate(release.q):
             interval = (
@@ -172,6 +189,36 @@ def _run_release(args) -> int:
     if args.plot:
         _plot(tree, band, release, args, bounds)
     return 0
+
+
+def _parse_missing(text: str):
+    """``--missing``: ``"refuse"``, ``"drop"`` or a finite number, refused in one line naming the option."""
+    try:
+        value: str | float = text if text in ("refuse", "drop") else float(text)
+    except ValueError:
+        value = text
+    policy = missing_policy("dpdist release", value, option="--missing")
+    return policy.value if policy.how == "value" else policy.how
+
+
+def _refuse_empty_cells(args, values: np.ndarray, missing) -> None:
+    """With ``--missing refuse`` (the default) a column with empty cells stops here, before any charge: the one
+    refusal that depends on the data, said to the curator who runs the command (how many is not printed)."""
+    if missing == "refuse" and np.isnan(values).any():
+        raise InvalidParameterError(
+            f"--column {args.column!r} of {args.file!r} has empty cells (missing values; how many is not printed: a "
+            "statistic of the private data). Give --missing drop to leave those records out, or --missing VALUE to "
+            "count each as VALUE (the release states which). Nothing was charged or released."
+        )
+
+
+@contextlib.contextmanager
+def _counted(args, missing) -> Iterator[None]:
+    """Around the release: its MissingValuesWarning (the count, for the curator) is not printed (how many is a
+    statistic of the private data); the release's notes say what was done."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValuesWarning)
+        yield
 
 
 def _check_budget(args, bounds, q):

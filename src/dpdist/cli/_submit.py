@@ -18,7 +18,7 @@ from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
 from ..errors import EachValueANewUserWarning, InvalidParameterError
 from ..local import from_config
-from ._arguments import seed_argument
+from ._arguments import add_missing_argument, missing_cells, seed_argument
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import charge_collection, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -61,6 +61,7 @@ def _add_submit(subparsers) -> None:
         help="numbers outside the campaign's bounds are clipped to the nearest bound before randomization and "
         "counted on this machine (the default, as in 'dpdist release'); --no-clip refuses the file",
     )
+    add_missing_argument(submit)
     submit.add_argument(
         "--memo",
         default=None,
@@ -199,8 +200,7 @@ def _submit_column(client, args):
         chunk_values = checked(chunk)
         protocol._check_values(chunk_values)
         rows, missing = rows + len(chunk_values), missing + n_missing
-    cells = f"missing cell(s) of {args.column!r}" if args.columns is None else "row(s) with a missing cell"
-    for note in ([f"{missing} {cells} skipped"] if missing else []) + checked.notes():
+    for note in missing_cells(args, missing, f"{args.data[0]}:{selected}") + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
     prepare, read = data_reader(protocol, args.data[0], args.column, args.columns, clip=args.clip)
     values = (prepare(chunk) for chunk, _ in read())

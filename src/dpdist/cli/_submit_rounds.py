@@ -48,6 +48,7 @@ from .._io._binary import read_header
 from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
+from ._arguments import missing_cells
 from ._deploy import data_reader
 from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal
 
@@ -109,7 +110,7 @@ def _checked_values(protocol, args) -> np.ndarray:
         protocol._check_values(prepared)
         chunks.append(np.asarray(prepared, dtype=np.float64))
         missing += n_missing
-    for note in ([f"{missing} missing cell(s) of {args.column!r} skipped"] if missing else []) + checked.notes():
+    for note in missing_cells(args, missing, f"{args.data[0]}:{args.column}") + checked.notes():
         print(f"submit: note: {note}.", file=sys.stderr)
     return np.concatenate(chunks) if chunks else np.empty(0)
 

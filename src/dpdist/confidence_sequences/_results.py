@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._documents import ABSENT, read_dataclass, read_value, refused
 from ..errors import InvalidParameterError
 from ..estimates import QUANTILES, Interval
 from ..estimates._band import _crossing_bin as crossing_bin
@@ -65,6 +66,11 @@ class StopReadout:
     def to_dict(self) -> dict[str, Any]:
         return {"target_width": self.target_width, "width": self.width, "reached": self.reached, "n": self.n}
 
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "StopReadout":
+        """The readout whose :meth:`to_dict` is ``document`` (refused by field name otherwise, :mod:`dpdist._documents`)."""
+        return read_dataclass(cls, document)
+
     def __str__(self) -> str:
         if self.reached:
             return f"narrower than {self.target_width:g} already (width {self.width:.4g})"
@@ -77,6 +83,13 @@ def _head(sequence, kind: str) -> dict[str, Any]:
     """The fields every sequence's ``to_dict`` starts with."""
     return {"kind": kind, "level": sequence.level, "n": sequence.n, "target_n": sequence.target_n,
             "method": sequence.method, "guarantee": ANYTIME}
+
+
+def _read_sequence(cls: type, document: Any, **options: Any) -> Any:
+    """A sequence read from its :meth:`to_dict` (:func:`dpdist._documents.read_dataclass`): the head's ``kind`` and
+    ``guarantee`` are checked as written again; the projection (the statistics behind ``stop_readout``) is not in the
+    JSON, so a sequence read back has none."""
+    return read_dataclass(cls, document, **options)
 
 
 def _readout(target_width: float, n_now: int, width_at: Callable[[float], float], owner: str) -> StopReadout:
@@ -166,7 +179,13 @@ class FrequencySequence:
             "high": _floats(self.high),
             "simultaneous_low": _floats(self.simultaneous_low),
             "simultaneous_high": _floats(self.simultaneous_high),
+            "simultaneous_empty": bool(self.simultaneous_empty),
         }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "FrequencySequence":
+        """The sequence whose :meth:`to_dict` is ``document``, without its projection (``stop_readout`` refuses)."""
+        return _read_sequence(cls, document)
 
 
 @dataclass(frozen=True)
@@ -210,6 +229,11 @@ class MeanSequence:
             "low": self.low,
             "high": self.high,
         }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "MeanSequence":
+        """The sequence whose :meth:`to_dict` is ``document``, without its projection (``stop_readout`` refuses)."""
+        return _read_sequence(cls, document)
 
 
 @dataclass(frozen=True)
@@ -302,3 +326,18 @@ class CDFSequence:
             "high": _floats(self.high),
             "mean": {"low": self.mean_low, "high": self.mean_high},
         }
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "CDFSequence":
+        """The sequence whose :meth:`to_dict` is ``document``, without its projection (``stop_readout`` refuses)."""
+
+        def mean(name: str, document: Any) -> Any:
+            if name not in ("mean_low", "mean_high"):
+                return ABSENT
+            limits = document.get("mean") if isinstance(document, dict) else None
+            side = name.removeprefix("mean_")
+            if not isinstance(limits, dict) or side not in limits:
+                raise refused("CDFSequence.from_dict", f"mean.{side}", "is missing")
+            return read_value(float, limits[side], "CDFSequence.from_dict", f"mean.{side}")
+
+        return _read_sequence(cls, document, nested=mean)

@@ -32,10 +32,11 @@ __all__ = ["from_file", "read_column"]
 _MISSING = {"", "na", "nan", "null", "none"}
 
 
-def read_column(path: PathLike, column: str, *, infinite: str = "raise") -> np.ndarray:
+def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: str = "drop") -> np.ndarray:
     """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64.
 
-    Empty cells are missing values and are dropped.  ``infinite="raise"`` refuses infinite
+    Empty cells are missing values: dropped (``empty="drop"``), or kept as NaN (``empty="keep"``: ``dpdist
+    release`` applies its ``--missing`` policy to them).  ``infinite="raise"`` refuses infinite
     values; ``infinite="keep"`` returns them (``dpdist release`` clips them into its bounds:
     a refusal would depend on the private data).
     """
@@ -61,7 +62,9 @@ def read_column(path: PathLike, column: str, *, infinite: str = "raise") -> np.n
             f"The column {column!r} of {str(path)!r} must hold finite numbers. "
             f"Got {int(is_infinite.sum())} infinite value(s)."
         )
-    return values[~np.isnan(values)]  # empty cells (NaN) are missing values
+    if empty not in ("drop", "keep"):
+        raise InvalidParameterError(f"The 'empty' argument must be 'drop' or 'keep'. Got {empty!r} instead.")
+    return values if empty == "keep" else values[~np.isnan(values)]  # empty cells (NaN) are missing values
 
 
 def _as_float(values, column, path) -> np.ndarray:

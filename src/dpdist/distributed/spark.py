@@ -119,12 +119,42 @@ def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtoco
 
 # ---------------------------------------------------------------------- simulation
 def _states_of_blocks(protocol: LocalProtocol, root: np.random.SeedSequence,
-                      blocks: Iterable[tuple[int, Any]]) -> Iterator[Aggregator]:
-    """One state per partition: each ``(index, values)`` block simulated with its own stream, merged."""
-    state = protocol.aggregator()
+                      blocks: Iterable[tuple[Any, Any]]) -> Iterator[tuple[np.ndarray, list, Aggregator]]:
+    """One ``(indices, bad indices, state)`` per partition: each ``(index, values)`` block simulated with the stream of
+    its index, merged; the indices go to the driver, which refuses the run if one came twice (:func:`simulate`).  An
+    index that is not an integer >= 0 is not simulated but returned (its repr), for the driver to refuse by name."""
+    state, indices, bad = protocol.aggregator(), [], []
     for index, values in blocks:
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) or index < 0:
+            bad.append(repr(index)[:40])
+            continue
         state.merge(simulate_block(protocol, np.asarray(values), root, int(index)))
-    yield state
+        indices.append(int(index))
+    yield np.asarray(indices, dtype=np.int64), bad, state
+
+
+def _merge_blocks(first: tuple, second: tuple) -> tuple:
+    """Two partitions' ``(indices, bad indices, state)`` as one (the ``treeReduce`` of :func:`simulate`)."""
+    return np.concatenate([first[0], second[0]]), first[1] + second[1], merge_states(first[2], second[2])
+
+
+def _checked_blocks(merged: tuple, owner: str) -> Aggregator:
+    """The merged state, or a refusal naming block indices given twice (the same random stream drawn twice: the two
+    blocks' noise would be correlated, not independent) or that are no index."""
+    indices, bad, state = merged
+    if bad:
+        raise InvalidParameterError(
+            f"The 'values' parameter of {owner} must pair each block with an index, an int >= 0 (it picks the block's "
+            f"random stream). Got {len(bad)} other(s): {', '.join(bad[:5])}.")
+    distinct, counts = np.unique(indices, return_counts=True)
+    if np.any(counts > 1):
+        twice = distinct[counts > 1]
+        raise InvalidParameterError(
+            f"The 'values' parameter of {owner} holds {twice.size} block index(es) more than once "
+            f"({', '.join(str(int(index)) for index in twice[:5])}{', ...' if twice.size > 5 else ''}): block b draws "
+            "the b-th random stream of the seed, so two blocks of one index draw the same stream and their noise is "
+            "correlated, not independent. Give every block its own index (0, 1, 2, ...).")
+    return state
 
 
 def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
@@ -159,8 +189,10 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
     values : pyspark.RDD or pyspark.sql.DataFrame
         An RDD of ``(block index, 1-D array of values)`` pairs (blocks made on the executors, e.g.
         ``sc.range(n_blocks, numSlices=n_blocks).map(lambda b: (b, make_block(b)))``; the indices are
-        ``0, 1, ...``), or a DataFrame of one numeric column whose partition ``p`` is block ``p``
-        (``frame.select("age")``; its values in the partition's order).
+        ``0, 1, ...``, each once: an index given twice would draw the same random stream twice, and is
+        refused, as an index that is not an int >= 0, once the blocks are simulated), or a DataFrame
+        of one numeric column whose partition ``p`` is block ``p`` (``frame.select("age")``; its values
+        in the partition's order).
     seed : int or numpy.random.SeedSequence
         Root seed (required: a distributed simulation must be reproducible).
     depth : int
@@ -176,8 +208,11 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
         raise InvalidParameterError(f"The 'seed' parameter of {owner} must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
     if isinstance(values, RDD):
-        states = values.mapPartitions(lambda blocks: _states_of_blocks(protocol, root, blocks))
-    elif isinstance(values, DataFrame) and len(values.columns) == 1:
+        blocks = values.mapPartitions(lambda pairs: _states_of_blocks(protocol, root, pairs))
+        if blocks.getNumPartitions() == 0:
+            return protocol.aggregator()
+        return _checked_blocks(blocks.treeReduce(_merge_blocks, depth=depth), owner)
+    if isinstance(values, DataFrame) and len(values.columns) == 1:
         states = values.mapInArrow(_frame_states(protocol, root), "state binary").rdd.map(
             lambda row: pickle.loads(row[0]))
     else:

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._documents import read_dataclass
 from ..errors import InvalidParameterError
 from .._types import ArrayLike
 
 __all__ = ["CDFBand", "upper_order_statistic"]
+
+#: The arrays of a band, in the order of its JSON
+_BANDS = ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,15 @@ class CDFBand:
     level: float
     replicates: int
     method: str = "parametric bootstrap"
+
+    def __post_init__(self) -> None:
+        arrays = [np.asarray(getattr(self, name), dtype=np.float64) for name in _BANDS]
+        if arrays[0].ndim != 1 or arrays[0].size < 2 or any(array.shape != arrays[0].shape for array in arrays):
+            raise InvalidParameterError(
+                f"The {', '.join(repr(name) for name in _BANDS)} parameters of CDFBand must be 1-D arrays of one length, "
+                f"at least 2. Got shapes {[array.shape for array in arrays]} instead.")
+        if not 0 < self.level < 1:
+            raise InvalidParameterError(f"The 'level' parameter of CDFBand must be in (0, 1). Got {self.level!r} instead.")
 
     @classmethod
     def around(cls, edges: np.ndarray, center: np.ndarray, pointwise: np.ndarray | float,
@@ -106,19 +119,14 @@ class CDFBand:
             "level": self.level,
             "replicates": self.replicates,
             "method": self.method,
-            **{
-                name: getattr(self, name).tolist()
-                for name in ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")
-            },
+            **{name: np.asarray(getattr(self, name)).tolist() for name in _BANDS},
         }
 
     @classmethod
     def from_dict(cls, document: dict) -> "CDFBand":
-        """The band whose :meth:`to_dict` is ``document``."""
-        arrays = {name: np.asarray(document[name], dtype=np.float64)
-                  for name in ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")}
-        return cls(**arrays, level=float(document["level"]), replicates=int(document["replicates"]),
-                   method=str(document["method"]))
+        """The band whose :meth:`to_dict` is ``document``; a field missing or of another type, bands of other lengths
+        than the edges, or a level outside (0, 1) is refused by name (:class:`~dpdist.errors.MalformedDocumentError`)."""
+        return read_dataclass(cls, document)
 
 
 def upper_order_statistic(values: np.ndarray, level: float) -> np.ndarray:

@@ -13,7 +13,9 @@ from .._validation import Bounds, Integer, check_param
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
+from .._documents import read_part
 from ._presented import Presented
+from ._reading import Header, numbers
 from ._drawing import axes, fill_band, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly, row_with_limits
 from ._text import limits, pick, text_table
@@ -341,19 +343,15 @@ class Distribution(Presented):
         }
 
     @classmethod
-    def from_dict(cls, document: dict) -> "Distribution":
-        """The distribution whose :meth:`to_dict` is ``document`` (its guarantee and band as values again;
-        ``details`` are not in the JSON)."""
-        guarantee, band = document.get("guarantee"), document.get("band")
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "Distribution":
+        """The distribution of a checked document (:meth:`Presented.from_dict`): its bins, guarantee, band, period."""
+        band = document["band"]
+        period = document.get("period")
         return cls(
-            document["edges"],
-            document["probabilities"],
-            method=document.get("method"),
-            epsilon=document.get("epsilon"),
-            n=document.get("n"),
-            details={} if document.get("period") is None else {"period": float(document["period"])},
-            guarantee=None if guarantee is None else PrivacyGuarantee(**guarantee),
-            band=None if band is None else CDFBand.from_dict(band),
+            numbers(document, "edges", header), numbers(document, "probabilities", header), method=header.method,
+            epsilon=header.epsilon, n=header.n, guarantee=header.guarantee,
+            details=header.details(**({} if period is None else {"period": float(period)})),
+            band=None if band is None else read_part(CDFBand.from_dict, band, header.owner, "band"),
         )
 
     def describe(self, truth: Any = None, level: float = 0.95) -> str:

@@ -13,6 +13,7 @@ from .._validation import Bounds, Integer, Labels, check_param
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
+from ._reading import Header, numbers
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent, row_with_limits
@@ -239,6 +240,28 @@ class FrequencyEstimate(Presented):
             "no_interval": None if self.has_intervals else self._no_interval_reason(),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "FrequencyEstimate":
+        """The estimate of a checked document (:meth:`Presented.from_dict`): the variance from the standard errors
+        (``null``: none, an infinite variance), the centre of the intervals from the ``band``'s limits where they
+        are not centred on the frequencies (CP's decoding)."""
+        frequencies = numbers(document, "frequencies", header)
+        error = numbers(document, "standard_error", header)
+        variance = np.where(np.isnan(error), np.inf, error) ** 2
+        band = document["band"] or {}
+        low, high = (numbers(band, side, header) if isinstance(band.get(side), list) else np.zeros(0)
+                     for side in ("low", "high"))
+        center = None
+        if low.shape == high.shape == frequencies.shape:
+            middle = np.where(np.isfinite(low + high), (low + high) / 2, frequencies)
+            if not np.allclose(middle, frequencies, rtol=0, atol=1e-12):
+                center = middle
+        no_interval = document["no_interval"]
+        labels = document["labels"]
+        return cls(frequencies, header.n, variance, header.epsilon, header.method, document["postprocess"],  # type: ignore[arg-type]
+                   header.details(**({} if no_interval is None else {"no_interval": no_interval})), header.guarantee,
+                   None if labels is None else tuple(labels), center)
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

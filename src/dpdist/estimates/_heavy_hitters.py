@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
+from ._reading import Header, numbers
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
 from ._text import frequency_lines
@@ -106,6 +107,18 @@ class HeavyHitters(Presented):
             "rounds": self.details.get("rounds"),
             "band": band,
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "HeavyHitters":
+        """The heavy hitters of a checked document (:meth:`Presented.from_dict`): labels where they are not the items'
+        numbers, the rounds (and the candidates the intervals hold over) from ``rounds``."""
+        items = np.asarray(document["items"], dtype=np.int64)
+        labels = list(document["labels"])
+        details = header.details(**{name: document[name] for name in ("k", "threshold", "rounds")
+                                    if document[name] is not None})
+        return cls(items, numbers(document, "frequencies", header), header.n, header.epsilon,  # type: ignore[arg-type]
+                   None if labels == [str(item) for item in items.tolist()] else labels, header.guarantee,
+                   numbers(document, "standard_error", header), details, header.method)  # type: ignore[arg-type]
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._documents import ABSENT, read_dataclass, read_numbers, read_value
 from ..errors import InvalidParameterError
 
 __all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples",
@@ -152,6 +153,25 @@ class Interval:
                 f"The 'estimate', 'low' and 'high' parameters of Interval must have the shape of 'at' ({expected}). "
                 f"Got shapes {sorted(shapes)} instead."
             )
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> "Interval":
+        """The interval whose :meth:`to_dict` is ``document``: a ``null`` limit is no limit there (``-inf`` below,
+        ``inf`` above; NaN in an ``empty`` one), a ``null`` estimate NaN.  A field missing or of another type, or
+        limits of another shape than ``at``, is refused by name (:class:`~dpdist.errors.MalformedDocumentError`)."""
+
+        def limits(name: str, document: Any) -> Any:
+            if name not in ("estimate", "low", "high") or not isinstance(document, dict) or name not in document:
+                return ABSENT
+            value, owner = document[name], "Interval.from_dict"
+            unbounded = np.nan if name == "estimate" or document.get("empty") is True else (
+                -np.inf if name == "low" else np.inf)
+            if isinstance(value, list):
+                values = read_numbers(value, owner, name)
+                return np.where(np.isnan(values), unbounded, values)
+            return unbounded if value is None else read_value(float, value, owner, name)
+
+        return read_dataclass(cls, document, nested=limits, types_of={"at": np.ndarray | None})
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``docs/results.md``): numbers as lists, non-finite limits as ``None``."""

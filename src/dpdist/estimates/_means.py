@@ -9,7 +9,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, parallel
+from .._documents import read_part
 from ._presented import Presented
+from ._reading import Header, numbers
 from ._drawing import axes, pyplot
 from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent
 from ._text import limits, pick, text_table
@@ -81,6 +83,15 @@ class MeanEstimate(Presented):
             "bounds": json_value(self.bounds),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "MeanEstimate":
+        """The estimate of a checked document (:meth:`Presented.from_dict`): its variance from the standard error."""
+        bounds = numbers(document, "bounds", header)
+        error = document["standard_error"]
+        return cls(_number(document["mean"]), math.inf if error is None else float(error) ** 2, header.n,  # type: ignore[arg-type]
+                   tuple(bounds.tolist()), header.epsilon, header.method, header.details(),  # type: ignore[arg-type]
+                   header.guarantee)
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
@@ -191,7 +202,16 @@ class MeanVarianceEstimate(Presented):
             "var_standard_error": json_value(self.var_standard_error),
             "center": json_value(self.center),
             "band": {"level": level, "low": json_value(low), "high": json_value(high)},
+            "phases": {"mean": self.mean_estimate.to_dict(level), "deviation": self.deviation_estimate.to_dict(level)},
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "MeanVarianceEstimate":
+        """The estimate of a checked document (:meth:`Presented.from_dict`): its two phases from ``phases``."""
+        phases = {name: read_part(MeanEstimate.from_dict, document["phases"][name], header.owner, f"phases.{name}")
+                  for name in ("mean", "deviation")}
+        return cls(_number(document["mean"]), _number(document["var"]), _number(document["center"]),
+                   phases["mean"], phases["deviation"])
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:
@@ -213,6 +233,11 @@ class MeanVarianceEstimate(Presented):
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The mean with its interval (:meth:`MeanEstimate.figure`)."""
         return self.mean_estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)
+
+
+def _number(value: Any) -> float:
+    """A number of a document (``null``: not finite, NaN)."""
+    return math.nan if value is None else float(value)
 
 
 def draw_mean(estimate: MeanEstimate, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:

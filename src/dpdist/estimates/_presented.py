@@ -8,16 +8,19 @@ JSON document as the text table its kind writes (what ``dpdist campaign estimate
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from ..errors import InvalidParameterError
+from .._documents import describe_value
+from ..errors import IncompatibleStateError, MalformedDocumentError
 from ._intervals import Interval, check_level, json_value
+from ._reading import Header, read_estimate
+from ._schema import SCHEMA
 from ._text import text_table
 
 __all__ = ["Presented", "SCHEMA", "document_lines"]
 
-#: The ``schema`` value of every estimate's JSON (bumped when a field changes meaning or goes).
-SCHEMA = "dpdist.estimate/1"
+#: the class whose ``from_dict`` is called (a subclass reads its own kind)
+_Read = TypeVar("_Read", bound="Presented")
 
 
 class Presented:
@@ -29,6 +32,37 @@ class Presented:
     """
 
     kind: ClassVar[str]
+    #: why a class's JSON cannot be read back (``None``: :meth:`from_dict` reads it)
+    not_read_back: ClassVar[str | None] = None
+
+    @classmethod
+    def from_dict(cls: type[_Read], document: dict[str, Any]) -> _Read:
+        """The estimate whose :meth:`to_dict` is ``document`` (its guarantee, intervals and parts as values again;
+        ``details`` other than the notes are not in the JSON).
+
+        ``Presented.from_dict`` reads a document of any kind (the class of its ``kind``, whose package must be
+        imported: ``import dpdist`` does).  A document missing a field, holding one of another type or NaN, or
+        one its other fields contradict (a summary, an interval or a CDF that is not what its numbers give) is
+        refused by the field's name (:class:`~dpdist.errors.MalformedDocumentError`; a document of another kind:
+        :class:`~dpdist.errors.IncompatibleStateError`), never loaded as another estimate.  Fields this dpdist does
+        not know, and the anytime intervals a service adds, are checked against the schema only.
+        """
+        target: Any = cls
+        if "kind" not in cls.__dict__:
+            kind = document.get("kind") if isinstance(document, dict) else None
+            if not isinstance(kind, str):
+                raise MalformedDocumentError(f"{cls.__name__}.from_dict: the document's 'kind' must be the kind of an "
+                                             f"estimate (a string). Got {describe_value(kind)}.")
+            target = cls.for_kind(kind)
+        if target.not_read_back is not None:
+            raise IncompatibleStateError(f"{target.__name__}.from_dict: a {target.kind!r} estimate is not read back "
+                                         f"from its JSON: {target.not_read_back}.")
+        return read_estimate(target, document)
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> Presented:
+        """The estimate built from the fields of its checked ``document`` (:meth:`from_dict`)."""
+        raise NotImplementedError(f"{cls.__name__} reads no document")  # pragma: no cover - every kind has one
 
     @classmethod
     def for_kind(cls, kind: str) -> type[Presented]:
@@ -38,7 +72,8 @@ class Presented:
             if subclass.__dict__.get("kind") == kind:
                 return subclass
             found.extend(subclass.__subclasses__())
-        raise InvalidParameterError(f"No result has the kind {kind!r} (an estimate document of another dpdist?).")
+        raise MalformedDocumentError(f"No result has the kind {kind!r} (the document's 'kind': an estimate document of "
+                                     "another dpdist?).")
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

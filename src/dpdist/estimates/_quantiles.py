@@ -16,6 +16,7 @@ from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._distribution import Distribution
 from ._presented import Presented
+from ._reading import Header, numbers
 from ._drawing import axes, pyplot
 from ._intervals import Interval, check_level, check_samples, json_value, percent, row_with_limits
 from ._text import limits, text_table
@@ -95,6 +96,16 @@ class QuantileRelease(Presented):
             "low": json_value(self.low),
             "high": json_value(self.high),
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "QuantileRelease":
+        """The release of a checked document (:meth:`Presented.from_dict`); how its intervals were made from theirs."""
+        details = header.details()
+        if header.intervals:
+            details["intervals"] = header.intervals[0]["method"]
+        return cls(numbers(document, "q", header), numbers(document, "values", header), numbers(document, "low", header),
+                   numbers(document, "high", header), float(document["level"]), header.method,  # type: ignore[arg-type]
+                   header.epsilon, details, header.guarantee)  # type: ignore[arg-type]
 
     def as_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` (JSON-safe, plain floats)."""

@@ -30,12 +30,14 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from ..errors import IncompatibleStateError, InvalidParameterError
+from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
 from ._drawing import draw_heatmap, panel_grid
 from ._intervals import Interval, check_level, json_value
+from .._documents import refused
 from ._presented import Presented
+from ._reading import Header
 
 __all__ = ["RangeEstimate", "NO_RANGE_INTERVAL"]
 
@@ -210,67 +212,40 @@ class RangeEstimate(Presented):
         }
 
     @classmethod
-    def from_dict(cls, document: dict[str, Any]) -> RangeEstimate:
-        """The estimate whose :meth:`to_dict` is ``document`` (its guarantee as a value again; ``details`` are not in
-        the JSON).
-
-        Refuses a document that no release could have produced, naming the field and its value: a ``kind`` other than
-        ``"ranges"`` or no ``no_interval`` (:class:`~dpdist.errors.IncompatibleStateError`); attributes without a
-        unique name and finite bounds ``low < high``; a ``resolution`` other than every histogram's and matrix's
-        size; a histogram or matrix with a missing, non-finite or negative entry, or whose entries do not sum to 1
-        (within 1e-6: a release's are Norm-Sub'd frequencies); an ``epsilon`` not positive or an ``n`` not a
-        non-negative integer (:class:`~dpdist.errors.InvalidParameterError`).
-        """
-        if not isinstance(document, dict):
-            raise InvalidParameterError(f"RangeEstimate.from_dict needs a dict. Got {type(document).__name__}.")
-        if document.get("kind") != cls.kind:
-            raise IncompatibleStateError(f"RangeEstimate.from_dict needs a document of kind 'ranges'. "
-                                         f"Got kind={document.get('kind')!r}.")
-        if not isinstance(document.get("no_interval"), str):
-            raise IncompatibleStateError("RangeEstimate.from_dict needs the document's 'no_interval' (why its answers "
-                                         f"have none). Got no_interval={document.get('no_interval')!r}.")
-        attributes = document.get("attributes")
-        if not isinstance(attributes, list) or not attributes:
-            raise InvalidParameterError(f"The document's 'attributes' must be a non-empty list. Got {attributes!r:.100}.")
+    def _from_document(cls, document: dict[str, Any], header: Header) -> RangeEstimate:
+        """The estimate of a checked document (:meth:`Presented.from_dict`), refusing what no release could have
+        produced, naming the field and its value: attributes without a unique name and finite bounds ``low < high``;
+        a ``resolution`` other than every histogram's and matrix's size; a histogram or matrix with a missing,
+        negative entry, or whose entries do not sum to 1 (within 1e-6: a release's are Norm-Sub'd frequencies)."""
+        owner = header.owner
         names, bounds = [], []
-        for entry in attributes:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if not isinstance(name, str) or name in names:
-                raise InvalidParameterError(f"Each of the document's 'attributes' needs a unique string 'name'. "
-                                            f"Got {entry!r:.100}.")
-            pair = _numbers(entry.get("bounds"), f"attributes[{name!r}].bounds")
+        for k, entry in enumerate(document["attributes"]):
+            name = entry["name"]
+            if name in names:
+                raise refused(owner, f"attributes[{k}].name", f"must be unique. Got {name!r} twice")
+            pair = _numbers(entry["bounds"], f"attributes[{k}].bounds", owner)
             if pair.size != 2 or not pair[0] < pair[1]:
-                raise InvalidParameterError(f"The document's attributes[{name!r}].bounds must be two finite numbers "
-                                            f"low < high. Got {entry.get('bounds')!r}.")
+                raise refused(owner, f"attributes[{k}].bounds", f"must be two finite numbers low < high (attribute "
+                                                                f"{name!r}). Got {entry['bounds']!r}")
             names.append(name)
             bounds.append((float(pair[0]), float(pair[1])))
-        resolution = document.get("resolution")
-        if not isinstance(resolution, int) or isinstance(resolution, bool) or resolution < 1:
-            raise InvalidParameterError(f"The document's 'resolution' must be a positive integer. Got {resolution!r}.")
-        raw = document.get("histograms")
-        if not isinstance(raw, list) or len(raw) != len(names):
-            raise InvalidParameterError(f"The document's 'histograms' must be a list of one histogram per attribute "
-                                        f"({len(names)}). Got {raw!r:.100}.")
-        histograms = tuple(_frequencies(h, (resolution,), f"histograms[{k}] (attribute {names[k]!r})")
-                           for k, h in enumerate(raw))
+        resolution, raw = document["resolution"], document["histograms"]
+        if len(raw) != len(names):
+            raise refused(owner, "histograms", f"must hold one histogram per attribute ({len(names)}). Got {len(raw)}")
+        histograms = tuple(_frequencies(h, (resolution,), f"histograms[{k}]", owner) for k, h in enumerate(raw))
         matrices = {}
-        for k, entry in enumerate(document.get("matrices") or []):
-            pair_names = entry.get("attributes") if isinstance(entry, dict) else None
-            if not isinstance(pair_names, list) or len(pair_names) != 2 or not all(n in names for n in pair_names) \
-                    or pair_names[0] == pair_names[1]:
-                raise InvalidParameterError(f"The document's matrices[{k}].attributes must name two different "
-                                            f"attributes of {names}. Got {pair_names!r:.100}.")
+        for k, entry in enumerate(document["matrices"]):
+            pair_names = entry["attributes"]
+            if len(pair_names) != 2 or not all(n in names for n in pair_names) or pair_names[0] == pair_names[1]:
+                raise refused(owner, f"matrices[{k}].attributes", f"must name two different attributes of {names}. "
+                                                                  f"Got {pair_names!r:.100}")
             i, j = sorted(names.index(name) for name in pair_names)
-            matrix = _frequencies(entry.get("matrix"), (resolution, resolution), f"matrices[{k}].matrix")
+            matrix = _frequencies(entry["matrix"], (resolution, resolution), f"matrices[{k}].matrix", owner)
             matrices[(i, j)] = matrix if names.index(pair_names[0]) == i else matrix.T
-        epsilon, n = document.get("epsilon"), document.get("n")
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < np.inf:
-            raise InvalidParameterError(f"The document's 'epsilon' must be a positive finite number. Got {epsilon!r}.")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise InvalidParameterError(f"The document's 'n' must be a non-negative integer. Got {n!r}.")
-        guarantee = document.get("guarantee")
-        return cls(tuple(names), tuple(bounds), histograms, matrices, float(epsilon), n,
-                   None if guarantee is None else PrivacyGuarantee(**guarantee), document.get("method") or "pripl")
+        own = f"no interval: {NO_RANGE_INTERVAL}"
+        notes = header.notes[:-1] if header.notes[-1:] == [own] else header.notes
+        return cls(tuple(names), tuple(bounds), histograms, matrices, header.epsilon, header.n,  # type: ignore[arg-type]
+                   header.guarantee, header.method, {"notes": notes} if notes else {})  # type: ignore[arg-type]
 
     def notes(self) -> list[str]:
         """The producer's notes, then why there is no interval (:data:`NO_RANGE_INTERVAL`): in the JSON's ``notes``
@@ -325,28 +300,25 @@ class RangeEstimate(Presented):
         return figure
 
 
-def _numbers(value: Any, field: str) -> np.ndarray:
-    """``value`` as a float array of finite numbers (no ``null``, no strings), or an error naming ``field``."""
+def _numbers(value: Any, field: str, owner: str) -> np.ndarray:
+    """``value`` as a float array of finite numbers (no ``null``, no strings), or refused naming ``field``."""
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         array = None
     if array is None or array.dtype != np.float64 or not np.all(np.isfinite(array)):
-        raise InvalidParameterError(f"The document's {field} must hold finite numbers only (no null). "
-                                    f"Got {value!r:.100}.")
+        raise refused(owner, field, f"must hold finite numbers only (no null). Got {value!r:.100}")
     return array
 
 
-def _frequencies(value: Any, shape: tuple[int, ...], field: str) -> np.ndarray:
+def _frequencies(value: Any, shape: tuple[int, ...], field: str, owner: str) -> np.ndarray:
     """``value`` as frequencies of ``shape``: finite, non-negative, summing to 1 within 1e-6 (a release's are)."""
-    array = _numbers(value, field)
+    array = _numbers(value, field, owner)
     if array.shape != shape:
-        raise InvalidParameterError(f"The document's {field} must have shape {shape} (its 'resolution'). "
-                                    f"Got shape {array.shape}.")
+        raise refused(owner, field, f"must have shape {shape} (its 'resolution'). Got shape {array.shape}")
     if np.any(array < 0):
-        raise InvalidParameterError(f"The document's {field} must be non-negative frequencies. "
-                                    f"Got {float(array.min()):g} at index {tuple(int(k) for k in np.unravel_index(np.argmin(array), shape))}.")
+        where = tuple(int(k) for k in np.unravel_index(np.argmin(array), shape))
+        raise refused(owner, field, f"must be non-negative frequencies. Got {float(array.min()):g} at index {where}")
     if abs(float(array.sum()) - 1.0) > 1e-6:
-        raise InvalidParameterError(f"The document's {field} must sum to 1 (frequencies). Got a sum of "
-                                    f"{float(array.sum()):.6g}.")
+        raise refused(owner, field, f"must sum to 1 (frequencies). Got a sum of {float(array.sum()):.6g}")
     return array

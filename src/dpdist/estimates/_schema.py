@@ -2,17 +2,19 @@
 
 ``docs/results.md`` explains it field by field; the service's OpenAPI description embeds it
 (``components/schemas/EstimateResult``); ``tests/estimates/test_results.py`` validates every kind of
-result against it.  Readers ignore fields they do not know: within one ``schema`` version
-fields are added, never removed or given another meaning.
+result against it, and every estimate's ``from_dict`` reads a document through it (:mod:`._reading`).
+Readers ignore fields they do not know: within one ``schema`` version fields are added, never
+removed or given another meaning.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._presented import SCHEMA
+__all__ = ["JSON_SCHEMA", "SCHEMA"]
 
-__all__ = ["JSON_SCHEMA"]
+#: The ``schema`` value of every estimate's JSON (bumped when a field changes meaning or goes).
+SCHEMA = "dpdist.estimate/1"
 
 _NUMBER = {"type": ["number", "null"], "description": "null: missing or not finite (no limit there)"}
 _NUMBERS = {"type": "array", "items": _NUMBER}
@@ -54,11 +56,12 @@ GUARANTEE: dict[str, Any] = {
     "description": "The privacy guarantee (dpdist.privacy.PrivacyGuarantee.to_dict); null when unknown.",
     "required": ["epsilon", "delta", "neighbouring", "model"],
     "properties": {
-        "epsilon": {"type": "number"},
-        "delta": {"type": "number"},
+        "epsilon": {"type": "number", "exclusiveMinimum": 0},
+        "delta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "neighbouring": {"enum": ["replace", "add-remove", "history", "stable", "attribute"]},
         "model": {"enum": ["local", "central"]},
-        "reports": {"type": "integer", "description": "neighbouring history: the reports of one device covered"},
+        "reports": {"type": "integer", "minimum": 1,
+                    "description": "neighbouring history: the reports of one device covered"},
     },
 }
 
@@ -98,7 +101,11 @@ KINDS: dict[str, dict[str, Any]] = {
         "standard_error": {"type": ["array", "null"], "items": _NUMBER},
         "k": {"type": ["integer", "null"]},
         "threshold": {"type": ["number", "null"]},
-        "rounds": {"type": ["array", "null"], "items": {"type": "object"}},
+        "rounds": {"type": ["array", "null"], "items": {
+            "type": "object", "required": ["candidates"],
+            "properties": {"candidates": {"type": "integer", "minimum": 1,
+                                          "description": "the candidates of the round (the last: what the intervals hold over)"},
+                           "users": {"type": "integer", "minimum": 0}, "prefix_bits": {"type": "integer", "minimum": 1}}}},
         "band": {**_LEGACY_BAND, "properties": {**_LEGACY_BAND["properties"], "simultaneous_over": {"type": "integer"}}},
     },
     "distribution": {
@@ -116,7 +123,8 @@ KINDS: dict[str, dict[str, Any]] = {
         "period": {**_NUMBER, "description": "present when the bounds are one period of a circle (opm-circular): "
                    "mean is then the circular mean, and the quantiles are measured from the lower bound"},
     },
-    "mean": {"mean": _NUMBER, "standard_error": _NUMBER, "bounds": _NUMBERS, "band": _LEGACY_BAND},
+    "mean": {"mean": _NUMBER, "standard_error": _NUMBER, "bounds": {**_NUMBERS, "minItems": 2, "maxItems": 2},
+             "band": _LEGACY_BAND},
     "mean_variance": {
         "mean": _NUMBER,
         "var": _NUMBER,
@@ -124,6 +132,12 @@ KINDS: dict[str, dict[str, Any]] = {
         "var_standard_error": _NUMBER,
         "center": _NUMBER,
         "band": _LEGACY_BAND,
+        "phases": {
+            "type": "object",
+            "required": ["mean", "deviation"],
+            "description": "the two phases' estimates (each a mean estimate): the mean, then the squared deviations",
+            "properties": {"mean": {"$ref": "#"}, "deviation": {"$ref": "#"}},
+        },
     },
     "multi": {
         "attributes": {
@@ -193,6 +207,19 @@ KINDS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: lists of a kind that hold one entry per item (``equalLengths``, a keyword of dpdist's reader, :mod:`dpdist._documents`)
+SAME_LENGTH = {
+    "frequency": ["items", "frequencies", "standard_error", "labels"],
+    "heavy_hitters": ["items", "labels", "frequencies", "standard_error"],
+    "key_value": ["items", "frequencies", "standard_error", "means"],
+    "quantiles": ["q", "values", "low", "high"],
+    "distribution": ["probabilities", "cdf"],
+}
+
+#: the kinds whose number of reports is always public (their ``n`` is an integer, never null)
+for _kind in ("frequency", "heavy_hitters", "mean", "mean_variance", "key_value", "multi", "marginals", "ranges"):
+    KINDS[_kind] = {"n": {"type": "integer", "minimum": 0}, **KINDS[_kind]}
+
 #: fields of a kind that only some estimates carry (a distribution on a circle: its ``period``)
 OPTIONAL = frozenset({"period"})
 
@@ -201,13 +228,15 @@ JSON_SCHEMA: dict[str, Any] = {
     "title": "dpdist estimate",
     "description": "An estimate as JSON: dpdist.estimates.Estimate.to_dict (docs/results.md).",
     "type": "object",
-    "required": ["schema", "kind", "method", "n", "epsilon", "guarantee", "summary", "intervals"],
+    "required": ["schema", "kind", "method", "n", "epsilon", "guarantee", "summary", "intervals", "notes"],
     "properties": {
         "schema": {"const": SCHEMA},
         "kind": {"enum": list(KINDS)},
         "method": {"type": ["string", "null"], "description": "the protocol's registry name or the central method"},
-        "n": {"type": ["integer", "null"], "description": "reports or records behind it (null where it is private)"},
-        "epsilon": {"type": ["number", "null"]},
+        "n": {"type": ["integer", "null"], "minimum": 0,
+              "description": "reports or records behind it (null where it is private)"},
+        "epsilon": {"type": ["number", "null"], "exclusiveMinimum": 0,
+                    "description": "the budget of the method (null only with a null guarantee: no privacy is claimed)"},
         "guarantee": GUARANTEE,
         "summary": {
             "type": "object",
@@ -225,7 +254,8 @@ JSON_SCHEMA: dict[str, Any] = {
     "allOf": [
         {
             "if": {"properties": {"kind": {"const": kind}}},
-            "then": {"required": [name for name in fields if name not in OPTIONAL], "properties": fields},
+            "then": {"required": [name for name in fields if name not in OPTIONAL], "properties": fields,
+                     **({"equalLengths": SAME_LENGTH[kind]} if kind in SAME_LENGTH else {})},
         }
         for kind, fields in KINDS.items()
     ],

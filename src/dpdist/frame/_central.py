@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from ._local import check_by, check_groups, check_session, group_generators
+from ._local import check_by, check_groups, check_missing_key_rows, check_missing_keys, check_session, group_generators
 from ._tables import check_frame
 
 if TYPE_CHECKING:
@@ -73,9 +73,10 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
 
     >>> frame.release(df, "age", central.cdf, epsilon=1.0, bounds=(0, 100))   # doctest: +SKIP
 
-    Missing values (null, NaN) are what the array API makes of them: central releases clip, and a
-    missing value counts as the lowest (``dpdist.central``); how many there are is never released.
-    With ``session`` the release is charged first (:meth:`dpdist.budget.BudgetSession.release`).
+    Missing values (null, NaN) are what the release's ``missing=`` says (:mod:`dpdist._missing`):
+    refused by default (before any charge), left out (``missing="drop"``, add/remove releases) or
+    each counted as a value; how many there are is never released.  With ``session`` the release
+    is charged first (:meth:`dpdist.budget.BudgetSession.release`).
     """
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
@@ -84,7 +85,8 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
 
 
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
-                  groups: Sequence[Any] | None, session: BudgetSession | None = None, **kwargs: Any) -> GroupedResult:
+                  groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
+                  **kwargs: Any) -> GroupedResult:
     """One central release of ``column`` per group of the public key ``by``, composed in parallel.
 
     Parameters
@@ -107,6 +109,13 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         released.
     session : BudgetSession, optional
         Charged once, the parallel composition of the groups (their maximum), before any release.
+    missing_keys : {"refuse", "drop", "group"}
+        A row whose key is missing (null, NaN): refused (the default:
+        :class:`~dpdist.errors.MissingValuesError`, how many in its ``count``, not its message), left out
+        (``"drop"``, as the rows of keys not listed are; a :class:`~dpdist.errors.MissingValuesWarning`
+        holds the count, which no result does: it is a statistic of the private data), or a group of its
+        own, listed in ``groups`` as ``None`` (``"group"``).  ``missing=`` (a missing value of the
+        column) goes to every group's release, as its other keyword arguments.
 
     Returns
     -------
@@ -123,13 +132,15 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
-    keys = check_groups(owner, groups, by)
+    keys_policy = check_missing_keys(owner, missing_keys)
+    keys = check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query, before any charge: a key stays with its row's value (tables.Table.read)
+    check_missing_key_rows(owner, table, by, keys_policy, private=True)
     values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
     if session is not None:
         session.charge_parallel([planned] * len(keys), f"group_release column {column!r} by {list(by)} ({len(keys)} groups)")
-    present = table.groups(by)
+    present, _ = table.groups(by, keep_missing=keys_policy == "group")
     generators = group_generators(kwargs.pop("rng", None), len(keys))
     empty = values[:0]
     results = {}

@@ -32,6 +32,10 @@ class GroupedResult:
     engine : Engine
         The engine of the frame the data came from (``engine.name``: ``"pandas"``, ``"polars"``, ``"pyspark"``,
         ...), in which :meth:`table` and :meth:`summary` make their frames.
+    dropped : int or None
+        Rows left out because their key is missing (``missing_keys="drop"``; 0 with ``"group"``, where they form a
+        group of key ``None``).  ``None`` where the count is private (a central group-by: the caller's
+        :class:`~dpdist.errors.MissingValuesWarning` holds it, no result does).
     """
 
     by: tuple[str, ...]
@@ -40,6 +44,7 @@ class GroupedResult:
     covers: str
     engine: Engine
     details: dict = field(default_factory=dict)
+    dropped: int | None = None
 
     @property
     def library(self) -> str:
@@ -62,7 +67,8 @@ class GroupedResult:
         return self.results.items()
 
     def __repr__(self):
-        return (f"GroupedResult(by={self.by!r}, groups={len(self.results)}, "
+        dropped = "" if self.dropped is None else f", dropped={self.dropped}"
+        return (f"GroupedResult(by={self.by!r}, groups={len(self.results)}{dropped}, "
                 f"guarantee={self.guarantee.describe()!r})")
 
     def _key_columns(self, key, rows: int) -> dict[str, list]:

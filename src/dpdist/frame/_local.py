@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
 import numpy as np
@@ -14,6 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
+from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
 from ._grouped import GroupedResult
@@ -61,20 +63,15 @@ def check_by(owner: str, by) -> Any:
     return by
 
 
-def _user_values(owner: str, table: Table, column: str, protocol) -> np.ndarray:
-    """The column's values, one per user; a missing value is refused (a user without a value sends no report)."""
+def _user_values(owner: str, table: Table, column: str, protocol, missing: Any = "refuse") -> np.ndarray:
+    """The column's values, one per user; a missing value (null, NaN) as ``missing`` says (:mod:`dpdist._missing`):
+    refused with the count (the default), its row left out (that user sends no report), or counted as a value."""
+    policy = missing_policy(owner, missing, numeric=protocol.tags.kind != "frequency")
     values = table.values(column)
-    if values.dtype == object:
-        missing = sum(value is None for value in values)  # (object columns: strings, one Python value per row)
-    else:
-        missing = int(np.isnan(values).sum()) if values.dtype.kind == "f" else 0
-    if missing:
-        raise OutOfDomainError(
-            f"Column {column!r} given to {owner} has {missing} missing value(s) (null or NaN): each row is one user's "
-            f"value for {protocol.display_name}. Drop them first (pandas: frame.dropna(subset=[{column!r}]); "
-            f"Polars: frame.drop_nulls({column!r}); Spark: frame.dropna(subset=[{column!r}]))."
-        )
-    return values
+    if values.dtype == object and values.size and not any(isinstance(value, str) for value in values[:1000]):
+        values = real_array(values)  # (numbers with None in an object column)
+    return policy.apply(values, owner, f"Column {column!r} given to {owner} (each row one user's value for "
+                                       f"{protocol.display_name})")
 
 
 def _named(column: str, call, *args, **kwargs):
@@ -88,7 +85,7 @@ def _named(column: str, call, *args, **kwargs):
 
 
 def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
-              session: BudgetSession | None = None, report_column: str = "report") -> Any:
+              session: BudgetSession | None = None, report_column: str = "report", missing: Any = "refuse") -> Any:
     """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
 
     Parameters
@@ -109,6 +106,11 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
         Name of the output column.  Reports of one number per user (GRR, SW, ...) are integers;
         rows of several numbers (bit-packed OUE rows, OLH's seed and value, ...) are the bytes of
         the row in the protocol's ``report_format`` (:func:`aggregate` reads them back).
+    missing : {"refuse", "drop"} or a value
+        A missing value (null, NaN): refused with the count (the default,
+        :class:`~dpdist.errors.MissingValuesError`), its row left out (``"drop"``: that user sends no
+        report) or randomized as the value given, with a :class:`~dpdist.errors.MissingValuesWarning`
+        counting them (:mod:`dpdist._missing`); checked before the session is charged.
 
     Returns
     -------
@@ -126,7 +128,7 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
         session.check(protocol.guarantee, label)  # refused before the column is read
-    values = _user_values(owner, table, column, protocol)
+    values = _user_values(owner, table, column, protocol, missing)
     if session is not None:  # charged once the column is known to hold one value per user
         session.charge(protocol.guarantee, label)
     reports = _named(column, protocol.privatize, values, rng=generator)
@@ -178,28 +180,38 @@ def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: st
 
 
 def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None,
-             session: BudgetSession | None = None, **options: Any) -> Any:
+             session: BudgetSession | None = None, missing: Any = "refuse", **options: Any) -> Any:
     """A one-shot local estimate of ``column``: each row one user's report, aggregated and estimated.
 
     ``protocol.estimate(protocol.simulate(values, rng), **options)`` (``simulate`` draws the
     aggregate exactly as randomizing every value would).  With ``session`` the protocol's
     guarantee is charged first and the estimate's ``guarantee`` carries the session's account.
+    ``missing`` as in :func:`privatize`; the estimate's notes state it.
     """
     owner = "frame.estimate"
     table, column, _ = check_frame(owner, frame, column)
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
-    values = _user_values(owner, table, column, protocol)
+    values = _user_values(owner, table, column, protocol, missing)
     if session is not None:
-        return _named(column, session.estimate, protocol, values, rng=rng,
-                      label=f"estimate column {column!r} ({protocol.name})", **options)
-    return _named(column, lambda: protocol.estimate(protocol.simulate(values, rng=rng), **options))
+        result = _named(column, session.estimate, protocol, values, rng=rng,
+                        label=f"estimate column {column!r} ({protocol.name})", **options)
+    else:
+        result = _named(column, lambda: protocol.estimate(protocol.simulate(values, rng=rng), **options))
+    return _stated(result, missing_policy(owner, missing, numeric=protocol.tags.kind != "frequency"))
+
+
+def _stated(result: Any, policy) -> Any:
+    """``result`` whose notes state ``policy`` (a result with a ``details`` field; as it is otherwise)."""
+    if dataclasses.is_dataclass(result) and "details" in {item.name for item in dataclasses.fields(result)}:
+        return with_policy_note(result, policy, "local")
+    return result
 
 
 def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
                    groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
-                   **options: Any) -> GroupedResult:
+                   missing: Any = "refuse", missing_keys: str = "refuse", **options: Any) -> GroupedResult:
     """One local estimate of ``column`` per group of ``by``: each user reports once, in the group of its key.
 
     Every user belongs to one group, so the groups compose in parallel: the whole is the
@@ -207,23 +219,34 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     in the clear (the collector files each report under it), so the key and each group's number of
     reports are public; the guarantee covers each user's value.  ``groups`` lists the keys to
     estimate (default: the keys present); a listed key with no row has no estimate (``None``).
+
+    ``missing_keys`` says what a row whose key is missing (null, NaN) is: refused with the count
+    (``"refuse"``, the default: :class:`~dpdist.errors.MissingValuesError`), left out (``"drop"``:
+    a :class:`~dpdist.errors.MissingValuesWarning` and the result's ``dropped`` count them, public
+    as every key is here), or a group of its own, whose key is ``None`` (``"group"``).  ``missing``
+    is what a missing value of ``column`` is (as in :func:`privatize`).
     """
     owner = "frame.group_estimate"
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
-    listed = None if groups is None else check_groups(owner, groups, by)
+    keys_policy = check_missing_keys(owner, missing_keys)
+    listed = None if groups is None else check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query: a key stays with its row's value (tables.Table.read)
-    present = table.groups(by)
+    present, dropped = table.groups(by, keep_missing=keys_policy == "group")
+    check_missing_key_rows(owner, table, by, keys_policy)
+    dropped = 0 if keys_policy == "group" else dropped
     keys = _sorted_keys(present) if listed is None else listed
     if not keys:
         raise EmptyAggregateError(
             f"The 'frame' argument of {owner} has no row with a key in {list(by)} (the frame is empty, or every key "
-            "is missing: a row with a missing key is in no group): there is no group to estimate."
+            "is missing: a row with a missing key is in no group unless missing_keys='group'): there is no group to "
+            "estimate."
         )
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
     if session is not None:
         session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before anything is drawn
-    values = _user_values(owner, table, column, protocol)
+    value_policy = missing_policy(owner, missing, numeric=protocol.tags.kind != "frequency")
+    values, present = _group_values(owner, table, column, protocol, value_policy, present)
     if session is not None:
         session.charge_parallel([protocol.guarantee] * len(keys), label)
     generators = group_generators(rng, len(keys))
@@ -231,33 +254,79 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     for key, generator in zip(keys, generators):
         rows = present.get(key)
         results[key] = None if rows is None else _named(
-            column, lambda rows=rows, generator=generator: protocol.estimate(
-                protocol.simulate(values[rows], rng=generator), **options))
+            column, lambda rows=rows, generator=generator: _stated(
+                protocol.estimate(protocol.simulate(values[rows], rng=generator), **options), value_policy))
     covers = (
         f"{protocol.guarantee.describe()} for each user's value; the key ({', '.join(by)}) is sent in the clear "
         "with each report, so it and each group's number of reports are public (a user's key is not protected)"
     )
-    return GroupedResult(by, results, parallel([protocol.guarantee] * len(keys)), covers, table.engine)
+    return GroupedResult(by, results, parallel([protocol.guarantee] * len(keys)), covers, table.engine,
+                         dropped=int(dropped))
+
+
+def _group_values(owner: str, table: Table, column: str, protocol, policy, present: dict) -> tuple[np.ndarray, dict]:
+    """``(values, groups' rows)`` with the missing-value policy applied to the whole column at once, before anything
+    is charged or drawn: refused, the rows without a value taken out of their groups, or each set to the value."""
+    values = table.values(column)
+    if values.dtype == object and values.size and not any(isinstance(value, str) for value in values[:1000]):
+        values = real_array(values)  # (numbers with None in an object column)
+    what = f"Column {column!r} given to {owner} (each row one user's value for {protocol.display_name})"
+    if policy.how != "drop":
+        return policy.apply(values, owner, what), present
+    missing = missing_mask(values)
+    policy.apply(np.arange(len(values)), owner, what, mask=missing)  # the warning with the count
+    return values, {key: rows[~missing[rows]] for key, rows in present.items()}
+
+
+def check_missing_key_rows(owner: str, table: Table, by: tuple[str, ...], keys_policy: str, *,
+                           private: bool = False) -> None:
+    """Rows whose key is missing: refused with the count (``"refuse"``), or counted in a warning (``"drop"``)."""
+    if keys_policy == "group":
+        return
+    mask = table.missing_keys(by)
+    policy = MissingPolicy(keys_policy, option="missing_keys", records=True,
+                           also=", or missing_keys='group' to make them a group of key None")
+    policy.apply(np.arange(mask.size), owner, f"The key column(s) {list(by)} given to {owner} (a row whose key is "
+                                              "missing is in no group)", mask=mask, private=private)
+
+
+def check_missing_keys(owner: str, missing_keys: Any) -> str:
+    """``missing_keys``: ``"refuse"`` (the default), ``"drop"`` or ``"group"``."""
+    if missing_keys not in ("refuse", "drop", "group"):
+        raise InvalidParameterError(
+            f"The 'missing_keys' argument of {owner} must be 'refuse' (rows whose key is missing refused, counted), "
+            f"'drop' (left out, counted) or 'group' (a group of their own, key None). Got {missing_keys!r:.100} instead.")
+    return missing_keys
 
 
 def _sorted_keys(present: dict) -> list:
-    """The keys present, sorted when they can be (so every engine lists them alike)."""
+    """The keys present, sorted when they can be (so every engine lists them alike), keys with a missing part
+    (``missing_keys="group"``) last."""
+    whole = [key for key in present if not _has_missing(key)]
     try:
-        return sorted(present)
+        whole = sorted(whole)
     except TypeError:
-        return list(present)
+        pass
+    return whole + [key for key in present if _has_missing(key)]
 
 
-def check_groups(owner: str, groups, by: tuple[str, ...]) -> list:
-    """The public keys of a group-by: a non-empty list of distinct values (tuples of ``len(by)`` for several columns)."""
+def _has_missing(key) -> bool:
+    return any(_missing_key(part) for part in (key if isinstance(key, tuple) else (key,)))
+
+
+def check_groups(owner: str, groups, by: tuple[str, ...], missing_keys: str = "refuse") -> list:
+    """The public keys of a group-by: a non-empty list of distinct values (tuples of ``len(by)`` for several columns);
+    ``None`` (in a part) lists the group of the rows whose key is missing there, with ``missing_keys="group"`` only."""
     if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
         raise InvalidParameterError(f"The 'groups' argument of {owner} must be a list of the public keys. Got {groups!r}.")
     keys = [tuple(key) if isinstance(key, list) else key for key in groups]
-    if any(_missing_key(part) for key in keys for part in (key if isinstance(key, tuple) else (key,))):
+    if missing_keys != "group" and any(_has_missing(key) for key in keys):
         raise InvalidParameterError(
             f"The 'groups' argument of {owner} must list keys that are values: a row whose key is missing (null, "
-            f"NaN) is in no group, so a missing key would be released as an empty group. Got {groups!r:.200}."
+            f"NaN) is in no group, so a missing key would be released as an empty group (missing_keys='group' makes "
+            f"them a group, listed as None). Got {groups!r:.200}."
         )
+    keys = [_none_for_missing(key) for key in keys]
     if not keys or len(set(keys)) != len(keys):
         raise InvalidParameterError(
             f"The 'groups' argument of {owner} must list distinct public keys, at least one. Got {groups!r}."
@@ -268,6 +337,13 @@ def check_groups(owner: str, groups, by: tuple[str, ...]) -> list:
             f"Got {groups!r}."
         )
     return keys
+
+
+def _none_for_missing(key):
+    """A listed key with ``None`` for each missing part (NaN, pandas' NA), as the groups of the frame name them."""
+    if isinstance(key, tuple):
+        return tuple(None if _missing_key(part) else part for part in key)
+    return None if _missing_key(key) else key
 
 
 def _missing_key(value) -> bool:

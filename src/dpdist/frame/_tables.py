@@ -152,11 +152,17 @@ class Table:
         self.read((column,))
         return self._read[column]
 
-    def groups(self, by: tuple[str, ...]) -> dict[Any, np.ndarray]:
-        """The rows of each key present: ``{key: positions}`` (a key is a value for one ``by`` column, a tuple for
-        several; positions ascending); rows with a missing key belong to no group."""
+    def groups(self, by: tuple[str, ...], *, keep_missing: bool = False) -> tuple[dict[Any, np.ndarray], int]:
+        """``({key: positions}, rows with a missing key)``: the rows of each key present (a key is a value for one
+        ``by`` column, a tuple for several; positions ascending).  A row with a missing key part (null, NaN) belongs
+        to no group, or, with ``keep_missing``, to the group whose key has ``None`` there."""
+        columns = [self.values(name) for name in by]
+        return group_rows(columns, keep_missing=keep_missing), int(np.count_nonzero(self.missing_keys(by)))
+
+    def missing_keys(self, by: tuple[str, ...]) -> np.ndarray:
+        """Which rows have a missing part (null, NaN) in the key columns ``by``."""
         self.read(by)
-        return group_rows([self._read[name] for name in by])
+        return np.logical_or.reduce([_missing(self._read[name]) for name in by])
 
 
 def _values(series) -> np.ndarray:
@@ -197,17 +203,18 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return distinct, inverse
 
 
-def group_rows(columns: list[np.ndarray]) -> dict[Any, np.ndarray]:
-    """``{key: row positions}`` of the key columns ``columns`` (NumPy arrays of one frame), keys with a missing
-    value left out: each column is factorized, the rows' codes grouped (vectorized; no loop over rows)."""
+def group_rows(columns: list[np.ndarray], *, keep_missing: bool = False) -> dict[Any, np.ndarray]:
+    """``{key: row positions}`` of the key columns ``columns`` (NumPy arrays of one frame): each column is factorized,
+    the rows' codes grouped (vectorized; no loop over rows).  Rows with a missing key part are left out, or with
+    ``keep_missing`` grouped under ``None`` in that part."""
     rows = len(columns[0])
     present = np.ones(rows, dtype=bool)
     for values in columns:
         present &= ~_missing(values)
-    kept = np.flatnonzero(present)
+    kept = np.arange(rows) if keep_missing else np.flatnonzero(present)
     if not len(kept):
         return {}
-    distinct, codes = zip(*(_codes(values[kept]) for values in columns))
+    distinct, codes = zip(*(_codes_with_missing(values[kept]) for values in columns))
     keys, group = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
     group = group.reshape(-1)
     order = np.argsort(group, kind="stable")
@@ -218,6 +225,19 @@ def group_rows(columns: list[np.ndarray]) -> dict[Any, np.ndarray]:
         key = tuple(_python(values[code]) for values, code in zip(distinct, key_codes))
         found[key if len(columns) > 1 else key[0]] = where.astype(np.int64)
     return found
+
+
+def _codes_with_missing(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_codes` of the present values, a missing one (null, NaN) coded as one more distinct value, ``None``."""
+    missing = _missing(values)
+    if not missing.any():
+        return _codes(values)
+    distinct, inverse = _codes(values[~missing])
+    codes = np.full(len(values), len(distinct), dtype=np.int64)
+    codes[~missing] = inverse
+    with_none = np.empty(len(distinct) + 1, dtype=object)
+    with_none[:-1], with_none[-1] = list(distinct), None
+    return with_none, codes
 
 
 def _python(value):

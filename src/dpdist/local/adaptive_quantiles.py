@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from .._missing import missing_policy, with_policy_note
 from .._guarantee import PrivacyGuarantee
 from .._rng import check_rng
 from .._types import ArrayLike, FloatBounds, Seed
@@ -282,22 +283,26 @@ class AdaptiveQuantiles:
         return lo + np.asarray(grid, dtype=np.float64) * (hi - lo) / self.grid_size
 
     # ------------------------------------------------------------------ simulation
-    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> QuantileRelease:
-        """Simulate every round on ``values`` (one user each, split at random into the groups); the release."""
+    def run(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True,
+            missing: str | float = "refuse") -> QuantileRelease:
+        """Simulate every round on ``values`` (one user each, split at random into the groups); the release.
+        ``missing``: a missing value refused (the default), its user sending no report (``"drop"``) or randomized as
+        the number given (:mod:`dpdist._missing`), the policy in the release's notes."""
         generator = check_rng(rng, owner=_OWNER)
-        x = check_real_values(self.protocol(0, [])._clip_for(values, clip, "simulate"), self.bounds, owner=_OWNER)
+        x = check_real_values(self.protocol(0, [])._clip_for(values, clip, "simulate", missing), self.bounds,
+                              owner=_OWNER)
         order = generator.permutation(x.size)
         ends = np.concatenate([[0], np.cumsum(self.group_sizes(x.size))])
         history: list[Aggregator] = []
         for index in range(self.rounds):
             protocol = self.protocol(index, history)
             history.append(protocol.simulate(x[order[ends[index]: ends[index + 1]]], rng=generator, clip=False))
-        return self.estimate(history)
+        return with_policy_note(self.estimate(history), missing_policy(_OWNER, missing), "local")
 
 
 def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
                        grid_size: int = 4096, splits: int | None = None, level: float = 0.95, rng: Seed = None,
-                       clip: bool = True) -> QuantileRelease:
+                       clip: bool = True, missing: str | float = "refuse") -> QuantileRelease:
     """Quantiles of ``x`` under epsilon-LDP by an adaptive multi-round search, simulated end to end.
 
     Each value is one user; the users are split at random into ``rounds`` groups, group ``r``
@@ -311,7 +316,7 @@ def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: Fl
     """
     plan = AdaptiveQuantiles(q, epsilon=epsilon, bounds=bounds, rounds=rounds, grid_size=grid_size, splits=splits,
                              level=level)
-    return plan.run(x, rng, clip=clip)
+    return plan.run(x, rng, clip=clip, missing=missing)
 
 
 

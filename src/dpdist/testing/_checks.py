@@ -21,6 +21,8 @@ import numpy as np
 
 from ..errors import (
     ClippedValuesWarning,
+    MissingValuesError,
+    MissingValuesWarning,
     DPDistError,
     EmptyAggregateError,
     IncompatibleStateError,
@@ -217,17 +219,19 @@ def check_values_outside_the_domain_are_rejected(protocol: LocalProtocol) -> Non
 
 def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None:
     """With ``clip=True`` (the default) a value outside the bounds is randomized exactly as the bound it is
-    clipped to (NaN as ``lo``), and a ``ClippedValuesWarning`` gives the count; nothing else changes."""
-
-
+    clipped to, and a ``ClippedValuesWarning`` gives the count; a missing value (NaN) is refused unless
+    ``missing=`` says what it is (``MissingValuesError``; given ``lo``, it is randomized as ``lo`` with a
+    ``MissingValuesWarning``); nothing else changes."""
     lo, hi = cast(Any, protocol).bounds  # a numerical protocol (tags.kind) has bounds
     inside = np.linspace(lo, hi, 7)
     outside = np.concatenate([inside, [hi + 1.0, lo - 1e-3, math.nan, math.inf, -math.inf]])
     clipped = np.concatenate([inside, [hi, lo, lo, hi, lo]])
     for method in ("privatize", "simulate"):
+        _expect(MissingValuesError, f"{method} of a NaN without missing=",
+                lambda m=method: getattr(protocol, m)(outside, rng=13), match="has 1 missing value(s)")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            got = getattr(protocol, method)(outside, rng=13)
+            got = getattr(protocol, method)(outside, rng=13, missing=lo)
         expected = getattr(protocol, method)(clipped, rng=13, clip=False)
         if method == "simulate":
             got, expected = got.statistic, expected.statistic
@@ -235,9 +239,12 @@ def check_values_outside_the_bounds_are_clipped(protocol: LocalProtocol) -> None
             f"{method} of values outside the bounds differs from {method} of the clipped values (same seed)"
         )
         counts = [str(w.message) for w in caught if issubclass(w.category, ClippedValuesWarning)]
-        assert len(counts) == 1 and " 5 of 12 " in counts[0], (
-            f"{method} must warn once with the count of clipped values (5 of 12); got {counts}"
+        assert len(counts) == 1 and " 4 of 12 " in counts[0], (
+            f"{method} must warn once with the count of clipped values (4 of 12); got {counts}"
         )
+        missing = [w.message for w in caught if issubclass(w.category, MissingValuesWarning)]
+        assert len(missing) == 1 and cast(Any, missing[0]).count == 1, (
+            f"{method} must warn once with the count of missing values (1); got {missing}")
 
 
 def check_values_of_the_wrong_type_are_rejected(protocol: LocalProtocol) -> None:

@@ -10,7 +10,9 @@ import numpy as np
 from ..._guarantee import PrivacyGuarantee
 from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._intervals import json_value
+from ..._documents import read_part
 from ...estimates._presented import document_lines
+from ...estimates._reading import Header, numbers
 
 __all__ = ["KeyValueEstimate"]
 
@@ -92,6 +94,14 @@ class KeyValueEstimate(Presented):
             "means": [json_value(value) for value in self.means],
             "frequency": self.frequency.to_dict(level),
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "KeyValueEstimate":
+        """The estimate of a checked document (:meth:`Presented.from_dict`): the keys' frequencies from ``frequency``
+        (a frequency estimate of its own), their means from ``means``."""
+        frequency = read_part(FrequencyEstimate.from_dict, document["frequency"], header.owner, "frequency")
+        return cls(frequency, numbers(document, "means", header), header.n, header.epsilon, header.method,  # type: ignore[arg-type]
+                   header.guarantee, header.details())  # type: ignore[arg-type]
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

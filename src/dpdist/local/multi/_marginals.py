@@ -73,6 +73,9 @@ class MarginalsEstimate(Presented):
     """
 
     kind: ClassVar[str] = "marginals"
+    not_read_back: ClassVar[str | None] = (
+        "its JSON lists the reported marginals with their limits, not the noise model and consistency map its other "
+        "marginals, queries and intervals are computed from")
 
     schema: tuple
     sets: tuple

@@ -21,6 +21,7 @@ import numpy as np
 from ..._rng import check_rng
 from ..._types import ArrayLike, Seed
 from ..._validation import EPSILON, Boolean, check_param, clip_real_values
+from ..._missing import missing_policy, records_missing
 from ...errors import ClippedValuesWarning, DPDistError
 from ..._guarantee import PrivacyGuarantee
 from .._protocol import Aggregator, LocalProtocol, ProtocolTags
@@ -76,10 +77,12 @@ class RecordProtocol(LocalProtocol):
         except DPDistError as error:
             raise type(error)(f"{owner}: attribute {attribute.name!r}: {error}") from None
 
-    def _records(self, values, *, clip: bool, owner: str) -> np.ndarray:
+    def _records(self, values, *, clip: bool, owner: str, missing: str = "refuse") -> np.ndarray:
         """The checked batch: an ``(n, k)`` float array (items; numerical values rescaled to [0, 1])."""
         clip = check_param(owner, "clip", clip, Boolean())
-        columns = record_columns(values, self.attribute_names, owner)
+        policy = missing_policy(owner, missing, records=True)
+        columns = records_missing(record_columns(values, self.attribute_names, owner), policy, owner,
+                                  f"The 'values' argument of {owner} (records)")
         moved = 0
         if clip:
             for index, attribute in enumerate(self._attributes):
@@ -88,7 +91,7 @@ class RecordProtocol(LocalProtocol):
                     moved += count
         if moved:
             warnings.warn(
-                f"{owner}: {moved} numerical value(s) outside their attribute's bounds (or missing) were clipped to "
+                f"{owner}: {moved} numerical value(s) outside their attribute's bounds were clipped to "
                 "them before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
                 ClippedValuesWarning,
                 stacklevel=3,
@@ -107,7 +110,8 @@ class RecordProtocol(LocalProtocol):
         column = records[:, index]
         return column.astype(np.int64) if self._attributes[index].categorical else column
 
-    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True) -> np.ndarray:
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True,
+                  missing: str = "refuse") -> np.ndarray:
         """Randomize each user's record; one report per record.
 
         Parameters
@@ -121,16 +125,21 @@ class RecordProtocol(LocalProtocol):
         secure : bool
             Draw from AES-CTR keyed by the OS CSPRNG.
         clip : bool
-            Numerical values outside their bounds (or missing) are randomized as the bound
+            Numerical values outside their bounds are randomized as the bound
             they are clipped to, with a :class:`~dpdist.errors.ClippedValuesWarning` (default),
             or refused with :class:`~dpdist.errors.OutOfDomainError` (``False``).
+        missing : {"refuse", "drop"}
+            A record with a missing value (NaN, None) in any attribute: refused with the count (the
+            default) or left out, its user sending no report (``"drop"``; a
+            :class:`~dpdist.errors.MissingValuesWarning` counts them; :mod:`dpdist._missing`).
         """
-        records = self._records(values, clip=clip, owner=f"{self.display_name}.privatize")
+        records = self._records(values, clip=clip, owner=f"{self.display_name}.privatize", missing=missing)
         return self._privatize(records, check_rng(rng, secure=secure, owner=f"{self.display_name}.privatize"))
 
-    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> Aggregator:
-        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
-        records = self._records(values, clip=clip, owner=f"{self.display_name}.simulate")
+    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True, missing: str = "refuse") -> Aggregator:
+        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` and ``missing`` as
+        there)."""
+        records = self._records(values, clip=clip, owner=f"{self.display_name}.simulate", missing=missing)
         generator = check_rng(rng, owner=f"{self.display_name}.simulate")
         aggregator = self.aggregator()
         aggregator._add_statistic(self._simulate(records, generator), records.shape[0])

@@ -13,6 +13,8 @@ from ...estimates import Interval, Presented
 from ...estimates._drawing import panel_grid
 from ...estimates._intervals import check_level
 from ...estimates._presented import document_lines
+from ...estimates._reading import Header
+from ..._documents import read_part
 from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["MultiAttributeEstimate"]
@@ -131,6 +133,18 @@ class MultiAttributeEstimate(Presented):
             "attribute_guarantee": self.details["attribute_guarantee"].to_dict()
             if "attribute_guarantee" in self.details else None,
         }
+
+    @classmethod
+    def _from_document(cls, document: dict[str, Any], header: Header) -> "MultiAttributeEstimate":
+        """The estimate of a checked document (:meth:`Presented.from_dict`): each attribute's estimate read as its own
+        kind, the guarantee of one attribute from ``attribute_guarantee``."""
+        attributes = {name: read_part(Presented.from_dict, part, header.owner, f"attributes.{name}")
+                      for name, part in document["attributes"].items()}
+        details = header.details()
+        if document["attribute_guarantee"] is not None:
+            details["attribute_guarantee"] = read_part(PrivacyGuarantee.from_dict, document["attribute_guarantee"],
+                                                       header.owner, "attribute_guarantee")
+        return cls(attributes, header.n, header.epsilon, header.method, header.guarantee, details)  # type: ignore[arg-type]
 
     @classmethod
     def _document_lines(cls, document: dict[str, Any], intervals: list[dict], level: str) -> list[str]:

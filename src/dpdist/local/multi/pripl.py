@@ -47,7 +47,8 @@ from ..._guarantee import PrivacyGuarantee
 from ..._rng import check_rng
 from ..._types import Seed
 from ..._validation import EPSILON, Boolean, Integer, Interval, Options, check_param, clip_real_values
-from ...errors import ClippedValuesWarning, InvalidParameterError
+from ..._missing import missing_policy, records_missing, with_policy_note
+from ...errors import ClippedValuesWarning, InvalidParameterError, SmallSampleWarning
 from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
 from .._protocol import LocalProtocol, make
@@ -314,6 +315,8 @@ class PriPLTrees:
                 variance = np.full(marginal.size, cell_var * table.shape[1 - axis])
                 leaves[i], leaf_var[i] = update_leaves(leaves[i], leaf_var[i], leaf_lefts[i], marginal, variance,
                                                        cells[axis])
+        noise = self._range_noise(leaf_var)  # before Norm-Sub: the oracles' noise the release is made of
+        for i in range(len(self.attributes)):
             leaves[i] = norm_sub(leaves[i], 1.0)
         histograms = []
         for i, tree in enumerate(trees):
@@ -331,23 +334,37 @@ class PriPLTrees:
                       for (a, b), (cells, _, _) in grids.items()},
             "reports": {name: int(agg.n) for groups in history for name, agg in groups.items()},
             "oracle": self.oracle, "alpha": self.alpha, "eta": self.eta, "resolution": self.resolution,
+            "range_noise_sd": noise, **_thin_data(noise, reports),
         }
         return RangeEstimate(tuple(a.name for a in self.attributes), tuple(a.interval for a in self.attributes),
                              tuple(histograms), matrices, self.epsilon, int(reports), self.guarantee, details=details)
 
+    @staticmethod
+    def _range_noise(leaf_variances: Sequence[np.ndarray]) -> float:
+        """The standard deviation of the oracles' noise in the answer to a range over half of an attribute's bounds
+        (its leaves' variances, each leaf estimated on its own, half of them summed), the largest over the
+        attributes.  Measured against the answers' spread at epsilon 1 (2 attributes, 8 runs each): 0.43 vs 0.22 at
+        n = 50, 0.17 vs 0.09 at n = 5,000, 0.04 vs 0.03 at n = 100,000 (Norm-Sub and the slope clipping narrow the
+        answers below it, and the PL fit's own error is not in it)."""
+        return float(max(math.sqrt(float(np.sum(variance)) / 2.0) for variance in leaf_variances))
+
     # ------------------------------------------------------------------ simulation
-    def run(self, records: Any, rng: Seed = None, *, clip: bool = True) -> RangeEstimate:
+    def run(self, records: Any, rng: Seed = None, *, clip: bool = True, missing: str = "refuse") -> RangeEstimate:
         """Simulate every round on ``records`` (one user each, a dict of columns, a 2-D array in the schema's order,
         a structured array or a DataFrame), the users split at random into the groups; the release.
 
-        ``clip=True`` (default): values outside an attribute's bounds (``±inf`` included) become the nearer bound and
-        NaN (missing) the lower one, with one :class:`~dpdist.errors.ClippedValuesWarning` counting them, as HDG's and
-        the one-round protocols' ``clip=True`` (``dpdist._validation.clip_real_values``); ``clip=False`` refuses them
-        (:class:`~dpdist.errors.OutOfDomainError`)."""
+        ``clip=True`` (default): values outside an attribute's bounds (``±inf`` included) become the nearer bound,
+        with one :class:`~dpdist.errors.ClippedValuesWarning` counting them, as HDG's and the one-round protocols'
+        ``clip=True`` (``dpdist._validation.clip_real_values``); ``clip=False`` refuses them
+        (:class:`~dpdist.errors.OutOfDomainError`).  ``missing``: a record with a missing value (NaN, None) is
+        refused with the count (the default) or left out, its user sending no report (``"drop"``; the release's
+        notes say so; :mod:`dpdist._missing`)."""
         generator = check_rng(rng, owner=_OWNER)
         clip = check_param(_OWNER, "clip", clip, Boolean())
+        policy = missing_policy(_OWNER, missing, records=True)
         names = [a.name for a in self.attributes]
-        columns = record_columns(records, names, _OWNER)
+        columns = records_missing(record_columns(records, names, _OWNER), policy, _OWNER,
+                                  f"The 'records' argument of {_OWNER}")
         checked = []
         moved = 0
         for attribute, column in zip(self.attributes, columns):
@@ -359,7 +376,7 @@ class PriPLTrees:
             checked.append(lo + check_column(attribute, column, _OWNER) * (hi - lo))
         if moved:
             warnings.warn(
-                f"PriPLTrees.run: {moved} numerical value(s) outside their attribute's bounds (or missing) were clipped to "
+                f"PriPLTrees.run: {moved} numerical value(s) outside their attribute's bounds were clipped to "
                 "them before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
                 ClippedValuesWarning,
                 stacklevel=2,
@@ -389,11 +406,29 @@ class PriPLTrees:
                 inputs = group.inputs([c[users] for c in checked], bounds, self.resolution)
                 aggregates[group.name] = group.protocol.simulate(inputs, rng=generator)
             history.append(aggregates)
-        return self.estimate(history, n)
+        return with_policy_note(self.estimate(history, n), policy, "local")
 
 
 def pripl_ranges(records: Any, *, epsilon: float, attributes: Sequence[Mapping[str, Any]], rng: Seed = None,
-                 clip: bool = True, **options: Any) -> RangeEstimate:
+                 clip: bool = True, missing: str = "refuse", **options: Any) -> RangeEstimate:
     """Simulate a PriPL-Tree collection on ``records`` end to end (:class:`PriPLTrees`; ``options`` are its other
     parameters) and release the histograms and response matrices (:class:`~dpdist.estimates.RangeEstimate`)."""
-    return PriPLTrees(epsilon=epsilon, attributes=attributes, **options).run(records, rng, clip=clip)
+    return PriPLTrees(epsilon=epsilon, attributes=attributes, **options).run(records, rng, clip=clip, missing=missing)
+
+
+#: The noise standard deviation of a half-range answer (:meth:`PriPLTrees._range_noise`) above which a release says its
+#: reports are too few: 95% of such answers may be 0.2 away from the share they estimate, or more
+THIN_DATA_NOISE = 0.1
+
+
+def _thin_data(noise: float, reports: int) -> dict[str, Any]:
+    """``{"notes": [...]}`` and a :class:`~dpdist.errors.SmallSampleWarning` when ``noise`` is above
+    :data:`THIN_DATA_NOISE` (the release's own error, not the data's: public), else ``{}``."""
+    if noise <= THIN_DATA_NOISE:
+        return {}
+    note = (f"too few reports for these answers: at n = {reports:,} the oracles' noise alone has a standard deviation "
+            f"of about {noise:.2g} in the share of records inside half of an attribute's bounds (above "
+            f"{THIN_DATA_NOISE:g}: a range's answer may be off by twice that or more; more users, a larger epsilon or "
+            "fewer attributes narrow it)")
+    warnings.warn(SmallSampleWarning(f"{_OWNER}: {note}."), stacklevel=3)
+    return {"notes": [note]}

@@ -9,6 +9,7 @@ import numpy as np
 import warnings
 
 from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_values, clip_real_values, wrap_real_values
+from ..._missing import missing_policy, real_array
 from ...errors import ClippedValuesWarning
 from ...estimates import Distribution
 from .._protocol import LocalProtocol, ProtocolTags
@@ -54,7 +55,8 @@ class NumericalProtocol(LocalProtocol):
         return lo + np.asarray(u, dtype=np.float64) * (hi - lo)
 
     # ------------------------------------------------------------------ clipping
-    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True) -> np.ndarray:
+    def privatize(self, values: ArrayLike, rng: Seed = None, *, secure: bool = False, clip: bool = True,
+                  missing: str | float = "refuse") -> np.ndarray:
         """Randomize each user's value; one report per value.
 
         Parameters
@@ -67,18 +69,25 @@ class NumericalProtocol(LocalProtocol):
             Draw from AES-CTR keyed by the OS CSPRNG (see :mod:`dpdist._rng`).
         clip : bool
             ``True`` (the default, as in every central release): a value below ``lo``
-            (``-inf`` included) is randomized as ``lo``, one above ``hi`` as ``hi``, NaN as
-            ``lo``, and a :class:`~dpdist.errors.ClippedValuesWarning` says how many were
+            (``-inf`` included) is randomized as ``lo``, one above ``hi`` as ``hi``, and a
+            :class:`~dpdist.errors.ClippedValuesWarning` says how many were
             clipped; on a circle (:attr:`circular`) a finite value outside is wrapped around
             instead (``lo + (x - lo) mod (hi - lo)``). The count stays where ``privatize`` runs (the device): no report
             carries it, and a clipped value's report is drawn exactly as the bound's.
             ``False``: such values raise :class:`~dpdist.errors.OutOfDomainError`.
+        missing : {"refuse", "drop"} or float
+            A missing value (NaN, None): refused with the count (the default,
+            :class:`~dpdist.errors.MissingValuesError`), left out (``"drop"``: that user sends no
+            report) or randomized as the number given, with a
+            :class:`~dpdist.errors.MissingValuesWarning` counting them (:mod:`dpdist._missing`).
         """
-        return super().privatize(self._clip_for(values, clip, "privatize"), rng, secure=secure)
+        return super().privatize(self._clip_for(values, clip, "privatize", missing), rng, secure=secure)
 
-    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True) -> Aggregator:
-        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` as there)."""
-        return super().simulate(self._clip_for(values, clip, "simulate"), rng)
+    def simulate(self, values: ArrayLike, rng: Seed = None, *, clip: bool = True,
+                 missing: str | float = "refuse") -> Aggregator:
+        """An aggregator distributed exactly as one that added ``privatize(values)`` (``clip`` and ``missing`` as
+        there)."""
+        return super().simulate(self._clip_for(values, clip, "simulate", missing), rng)
 
     def clip_values(self, values: ArrayLike) -> tuple[np.ndarray, int]:
         """``(clipped, count)``: ``values`` clipped into ``bounds`` as ``clip=True`` does, and how many moved.
@@ -94,16 +103,18 @@ class NumericalProtocol(LocalProtocol):
             return wrap_real_values(values, self.bounds, owner=owner)
         return clip_real_values(values, self.bounds, owner=owner)
 
-    def _clip_for(self, values, clip, method: str):
+    def _clip_for(self, values, clip, method: str, missing: str | float = "refuse"):
         owner = f"{self.display_name}.{method}"
-        if not check_param(owner, "clip", clip, Boolean()):
+        clip = check_param(owner, "clip", clip, Boolean())
+        values = missing_policy(owner, missing).apply(real_array(values), owner, f"The 'values' argument of {owner}")
+        if not clip:
             return values
         clipped, moved = self._into_bounds(values, owner)
         if moved:
             lo, hi = self.bounds
             how = "wrapped around the circle" if self.circular else "clipped to them"
             warnings.warn(
-                f"{owner}: {moved} of {clipped.size} value(s) outside the bounds [{lo:g}, {hi:g}] (or missing) "
+                f"{owner}: {moved} of {clipped.size} value(s) outside the bounds [{lo:g}, {hi:g}] "
                 f"were {how} before randomization (clip=True; the count is not sent). "
                 "Pass clip=False to refuse them instead.",
                 ClippedValuesWarning,

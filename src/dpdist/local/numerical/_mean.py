@@ -151,7 +151,8 @@ class MeanProtocol(NumericalProtocol):
         return type(self)(**{**self._params, "bounds": (0.0, radius**2)})
 
     def estimate_mean_variance(
-        self, values: ArrayLike, rng: Seed = None, *, mean_fraction: float = 0.5, clip: bool = True
+        self, values: ArrayLike, rng: Seed = None, *, mean_fraction: float = 0.5, clip: bool = True,
+        missing: str | float = "refuse",
     ) -> MeanVarianceEstimate:
         """Run the two-phase protocol of paper 003 sec. 6.3 on a population.
 
@@ -167,9 +168,12 @@ class MeanProtocol(NumericalProtocol):
         clip : bool
             As in :meth:`privatize`: values outside ``bounds`` are clipped to them (default),
             or refused (``False``).
+        missing : {"refuse", "drop"} or float
+            As in :meth:`privatize` (a user without a value sends no report with ``"drop"``).
         """
         owner = f"{self.display_name}.estimate_mean_variance"
-        originals = check_real_values(self._clip_for(values, clip, "estimate_mean_variance"), self.bounds, owner=owner)
+        originals = check_real_values(self._clip_for(values, clip, "estimate_mean_variance", missing), self.bounds,
+                                      owner=owner)
         fraction = check_param(owner, "mean_fraction", mean_fraction, Interval(0, 1, closed="neither"))
         if originals.size < 2:
             raise InvalidParameterError(

@@ -109,7 +109,7 @@ def _step_cdf(distribution: Distribution) -> Distribution:
     new_masses[1::2] = masses
     details = {**distribution.details, "cdf": "step"}
     return Distribution(new_edges, new_masses, method=distribution.method, epsilon=distribution.epsilon,
-                        n=distribution.n, details=details)
+                        n=distribution.n, details=details, guarantee=distribution.guarantee)
 
 
 def histogram_method(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> Distribution:

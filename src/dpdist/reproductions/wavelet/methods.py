@@ -82,6 +82,6 @@ def hierarchy_isotonic(values: np.ndarray, dataset: Any, params: dict[str, Any],
     masses = np.diff(cdf, prepend=0.0)
     return Distribution.uniform_bins(
         masses, dataset.bounds, method="hh", epsilon=proto.epsilon, n=aggregator.n,
-        details={"postprocess": "isotonic-cdf"},
+        details={"postprocess": "isotonic-cdf"}, guarantee=proto.guarantee,
     )
 
