@@ -1,4 +1,4 @@
-"""Issue 28, item 3 (clients): a 429/503 answer's Retry-After is honoured, with jitter; backoff is jittered too."""
+"""A 429/503 answer's Retry-After is honoured, with jitter; backoff is jittered too."""
 
 import email.utils
 import time
@@ -9,6 +9,7 @@ import pytest
 from dpdist.serve import client as client_module
 from dpdist.client import Client, retry_after, retry_delay
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError
+from dpdist.errors import InvalidParameterError
 
 
 def _client_with(responses, monkeypatch):
@@ -58,7 +59,7 @@ def _refusing(monkeypatch, answers=()):
 
 
 def test_a_server_that_never_answered_is_reported_down_within_a_stated_bound(monkeypatch):
-    """Issue 45 item 7: a down server took 33 s (9 attempts over the whole schedule) to be reported."""
+    """A down server took 33 s (9 attempts over the whole schedule) to be reported."""
     client, slept, calls = _refusing(monkeypatch)
     told = []
     client.on_retry = lambda failure, attempt, wait, remaining: told.append((failure, attempt, remaining))
@@ -111,3 +112,50 @@ def test_campaign_changed_is_sent_again_and_other_conflicts_are_not(monkeypatch)
         with pytest.raises(ServiceRefusedError, match="campaign_full") as refused:
             client.submit_body("c", "b2", b"another")
     assert refused.value.status == 409 and len(seen) == 3
+
+
+def test_the_client_reports_each_retry_to_on_retry():
+    import httpx
+
+    from dpdist.client import Client
+
+    answers = iter([503, 503, 200])
+    seen = []
+
+    def handler(request):
+        status = next(answers)
+        return httpx.Response(status, json={"campaign": "c", "config": {}} if status == 200 else {"error": "busy"})
+
+    with Client("http://service.test", retries=3, backoff=0.0, transport=httpx.MockTransport(handler),
+                on_retry=lambda *args: seen.append(args)) as client:
+        client.config("c")
+    assert [(failure, attempt, remaining) for failure, attempt, _, remaining in seen] == [("HTTP 503", 1, 3), ("HTTP 503", 2, 2)]
+
+
+def _service_calls(tmp_path):
+    pytest.importorskip("starlette")
+    from dpdist import budget, client, issuer, relay
+    from dpdist.privacy import PrivacyGuarantee
+
+    session = budget.BudgetSession(epsilon=1.0)
+    return [
+        (lambda: client.Client("http://127.0.0.1:1", backoff="fast"), "backoff"),
+        (lambda: client.Client("http://127.0.0.1:1", pins=["c"]), "pins"),
+        (lambda: client.Client("http://127.0.0.1:1", retries=True), "retries"),
+        (lambda: client.Client("http://127.0.0.1:1", timeout=-1), "timeout"),
+        (lambda: client.Client("http://127.0.0.1:1", on_retry=3), "on_retry"),
+        (lambda: issuer.create_app(str(tmp_path / "i.sqlite"), name="issuer.example", admin_token="t" * 32,
+                                   cors_origins=3), "cors_origins"),
+        (lambda: relay.create_app(str(tmp_path / "r.sqlite"), collector="http://127.0.0.1:1", relay_token="t" * 32,
+                                  min_batch=2, max_batch=10, limits={"rate_limit": 1}), "limits"),
+        (lambda: session.charge_parallel(PrivacyGuarantee(0.1, 0.0, "replace", "central")), "guarantees"),
+        (lambda: budget.BudgetSession.create(None, epsilon=1.0), "path"),
+        (lambda: budget.BudgetSession.create(tmp_path / "missing" / "b.json", epsilon=1.0), "path"),
+        (lambda: budget.BudgetSession.open(tmp_path), "path"),
+    ]
+
+
+def test_client_servers_and_budget_files_name_a_bad_argument(tmp_path):
+    for call, argument in _service_calls(tmp_path):
+        with pytest.raises(InvalidParameterError, match=rf"'{argument}'"):
+            call()

@@ -12,6 +12,7 @@ from dpdist.central.polynomial import PolynomialMoments
 from dpdist.central.tree import TreeHistogram
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError
 from dpdist.privacy import PrivacyGuarantee, local_guarantee, parallel, sequential, split
+from dpdist import privacy
 
 
 def central_guarantee(epsilon, delta=0.0, neighbouring="replace"):
@@ -176,3 +177,14 @@ def test_convert_states_each_guarantee_in_one_central_relation():
             convert(refused, "add-remove" if refused.neighbouring != "stable" else "replace")
     with pytest.raises(InvalidParameterError, match="neighbouring"):
         convert(removal, "history")
+
+
+def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
+    with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled must be a local protocol.*"
+                                                    r"Got 'grr' instead\. A name is not enough.*local\.make\('grr'"):
+        privacy.shuffled("grr", 1000, 1e-6)
+    with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled.*Got 3 instead"):
+        privacy.shuffled(3, 1000, 1e-6)
+    grr = local.make("grr", epsilon=2.0, domain_size=4)
+    assert privacy.shuffled(grr.config(), 1000, 1e-6) == privacy.shuffled(grr, 1000, 1e-6)  # a config is a protocol
+    assert privacy.shuffled(grr, 1000, 1e-6).epsilon < 2.0

@@ -198,7 +198,7 @@ def test_the_state_mode_draws_bands_of_a_numerical_state(tmp_path, capsys, monke
 
 
 def test_quantile_intervals_reach_the_bin_edges_so_an_atom_inside_a_bin_is_covered():
-    # issue 30: the band is known at the edges only; an atom at 0.6 inside the bin [0.5, 0.75) puts the
+    # the band is known at the edges only; an atom at 0.6 inside the bin [0.5, 0.75) puts the
     # median at 0.6, which linear interpolation between the edges missed (integer data covered 0.1-0.4)
     edges = np.linspace(0, 1, 5)
     truth = np.array([0.0, 0.1, 0.2, 0.9, 1.0])  # P(X < edge): 0.7 of the mass at 0.6

@@ -208,7 +208,7 @@ def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):
 
 
 def test_the_plot_labels_its_error_bars():
-    # the bars had no label (issue 45, item 11): each panel's legend says what the line and the bars are
+    # the bars had no label: each panel's legend says what the line and the bars are
     import matplotlib
 
     matplotlib.use("Agg")
@@ -221,3 +221,43 @@ def test_the_plot_labels_its_error_bars():
     analytic = explain(local.make("oue", epsilon=1.0, domain_size=8), 1000)
     assert [text.get_text() for text in analytic.plot().get_legend().get_texts()] == ["analytic: exact, no bars"]
     plt.close("all")
+
+
+def test_explain_refuses_a_cache_that_is_not_a_directory(tmp_path):
+    from dpdist.accuracy import explain
+
+    file = tmp_path / "cache.json"
+    file.write_text("{}")
+    oue = local.make("oue", epsilon=1.0, domain_size=8)
+    for cache, where in ((file, "a file"), (file / "below", "under the file")):
+        with pytest.raises(InvalidParameterError, match=rf"The 'cache' parameter of explain must be the path of a "
+                                                        rf"directory.*{where}"):
+            explain(oue, 1000, cache=cache)
+    with pytest.raises(InvalidParameterError, match=r"The 'cache' parameter of explain must be None or the path"):
+        explain(oue, 1000, cache=3)
+    # epsilons no other test asks for: not in the process's memory, so the directory is made and written
+    assert explain(oue, 1000, epsilons=[0.3711], cache=tmp_path / "new" / "dir").n == 1000
+    assert len(list((tmp_path / "new" / "dir").glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("release, params, message", [
+    ("cdf", {"bounds": (0, 1), "grid_size": 3}, r"'cdf' are central\.cdf's \['bounds', 'clip', 'secure', 'missing'\] \('bounds' "
+                                                r"required\)\. Got unknown parameter\(s\) \['grid_size'\]"),
+    ("quantiles", {"bounds": (0, 1), "grid_size": 3}, r"unknown parameter\(s\) \['grid_size'\]"),
+    ("tree", {"bounds": (0, 1), "grid_size": 3}, r"unknown parameter\(s\) \['grid_size'\]"),
+    ("polynomial", {"bounds": (0, 1)}, r"\('delta', 'bounds' required\)\. Got missing a required argument: 'delta'"),
+    ("cdf", {}, r"missing a required argument: 'bounds'"),
+    ("pursuit", {"bounds": (0, 1), "rng": 3}, r"gives central\.matching_pursuit \('pursuit'\) its data, epsilon and rng"),
+])
+def test_explain_refuses_parameters_a_central_release_does_not_take(release, params, message):
+    from dpdist.accuracy import explain
+
+    with pytest.raises(InvalidParameterError, match=message):
+        explain(release, 1000, repeats=2, **params)
+
+
+def test_explain_checks_a_central_release_grid_size_by_its_own_rule():
+    from dpdist.accuracy import explain
+
+    with pytest.raises(InvalidParameterError, match=r"The 'grid_size' parameter of .* Got 1"):
+        explain("pursuit", 1000, bounds=(0, 1), grid_size=1, repeats=2, epsilons=[1.0])

@@ -1,4 +1,4 @@
-"""Issue 44, item 7: rounds of shuffled reports composed through a dominating pair's privacy loss distribution.
+"""Rounds of shuffled reports composed through a dominating pair's privacy loss distribution.
 
 Validity: on tiny n (2-4) and small channels the composed bound's delta(eps) lies above the exact hockey-stick
 divergence of T = 2-4 rounds (the product of the rounds' shuffled multisets, every combination of per-round

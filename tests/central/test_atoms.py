@@ -1,4 +1,4 @@
-"""Issue 35 item 3: the tree CDF reads mass above both neighbouring leaves as an atom of unknown position."""
+"""The tree CDF reads mass above both neighbouring leaves as an atom of unknown position."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Central releases need no hyperparameter: defaults from n and epsilon (issue 18 item 4)."""
+"""Central releases need no hyperparameter: defaults from n and epsilon."""
 
 from __future__ import annotations
 

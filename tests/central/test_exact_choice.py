@@ -1,4 +1,4 @@
-"""Issue 35 item 5: the exponential mechanism for a quantile on the public grid is sampled exactly."""
+"""The exponential mechanism for a quantile on the public grid is sampled exactly."""
 
 import decimal
 from fractions import Fraction

@@ -269,7 +269,7 @@ def test_seeded_releases_repeat():
 
 
 def test_the_memory_guard_reads_public_inputs_only(monkeypatch):
-    # issue 27: with a budget of 1000 cells JointExp released at n = 101 and refused at n = 102 (m (n + 1) cells):
+    # with a budget of 1000 cells JointExp released at n = 101 and refused at n = 102 (m (n + 1) cells):
     # a refusal that told the two data sets apart.  Now the data are snapped to a grid of budget // m - 2 cells
     # (public), the tables never exceed the budget, and only the number of quantiles can be refused.
     from dpdist.central import many_quantiles

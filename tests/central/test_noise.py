@@ -32,7 +32,7 @@ def _exact_gaussian_delta(sigma, epsilon, delta_target, sensitivity=1.0):
         return mpmath.erfc(-a / root2) / 2 - mpmath.exp(e) * mpmath.erfc(b / root2) / 2
 
 
-# issue 12 item 9: in double precision 11 of 468 calibrations exceeded delta, all at epsilon = 1e-8, delta <= 1e-20
+# in double precision 11 of 468 calibrations exceeded delta, all at epsilon = 1e-8, delta <= 1e-20
 GAUSSIAN_GRID = [
     (epsilon, delta) for epsilon in (1e-8, 1e-3, 0.1, 1.0, 8.0) for delta in (1e-5, 1e-12, 1e-20, 1e-60, 1e-300)
 ]
@@ -92,7 +92,7 @@ def test_discrete_laplace_matches_its_pmf():
 
 @pytest.mark.parametrize("rng", [None, 7], ids=["csprng", "seeded"])
 def test_laplace_outputs_lie_on_a_public_grid_in_every_mode(rng):
-    # issue 12 item 8: no raw noisy float leaves a release, whatever the generator
+    # no raw noisy float leaves a release, whatever the generator
     from dpdist._rng import check_rng
 
     generator = check_rng(rng)
@@ -237,7 +237,7 @@ def test_secure_mode_rejects_an_epsilon_below_its_resolution():
 
 def test_a_split_budget_below_the_old_sampler_resolution_is_released():
     # 1e-5 is a supported total epsilon; the tree's 5% profile step gets 5e-7 < 2**-20, which the
-    # samplers used to refuse: the resolution now follows the step (tests/central/test_central_public_inputs.py
+    # samplers used to refuse: the resolution now follows the step (tests/central/test_common.py
     # runs every release at both ends of the range)
     from dpdist import central
 

@@ -83,7 +83,7 @@ def test_dyadic_splines_fill_levels_coarse_to_fine():
 
 
 def test_dyadic_splines_fit_a_cdf_at_s30_where_uniform_knots_cannot():
-    """Issue 19 item 3: the paper's Fig. 8b (109 B-splines, s = 30) needs coarse atoms.
+    """The paper's Fig. 8b (109 B-splines, s = 30) needs coarse atoms.
 
     Non-private (eps = 1e9) on a two-normal mixture: 30 of 55 + 54 uniform-knot splines leave
     part of the range uncovered (KS 0.31); the dyadic 109 reach 0.03 (values measured with seeds

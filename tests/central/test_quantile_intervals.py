@@ -1,4 +1,4 @@
-"""Issue 35 item 5: intervals for the quantiles of AQ and JointExp (``central.quantiles(..., interval_share=...)``).
+"""Intervals for the quantiles of AQ and JointExp (``central.quantiles(..., interval_share=...)``).
 
 The intervals come from brackets released beside each quantile and certified below or above it by
 noisy counts (``dpdist.central._quantile_intervals``).  Coverage is checked against the data's

@@ -1,4 +1,4 @@
-"""Issue 18: the data-adaptive shape of the tree CDF (a coarse noisy histogram picks branching and height)."""
+"""The data-adaptive shape of the tree CDF (a coarse noisy histogram picks branching and height)."""
 
 import math
 
@@ -38,7 +38,7 @@ def test_curvature_interpolation_passes_through_the_reference_models():
 def test_rule_is_shallow_for_smooth_and_deep_for_concentrated_data():
     smooth = _shape.best_shape(10**5, 1.0, 3.06)
     skewed = _shape.best_shape(10**5, 1.0, 13.96)
-    # (issue 35: any integer branching is a candidate now, so the smooth optimum is 11^3 = 1331, no longer
+    # (any integer branching is a candidate now, so the smooth optimum is 11^3 = 1331, no longer
     # the power of two 1024 just below it)
     assert smooth[0] ** smooth[1] <= 2048 < 4096 <= skewed[0] ** skewed[1]
     # more budget or data: never fewer leaves

@@ -1,4 +1,4 @@
-"""Issue 35 item 5: slice quantiles (Imola et al., NeurIPS 2025) as ``quantiles(method="slice")``."""
+"""Slice quantiles (Imola et al., NeurIPS 2025) as ``quantiles(method="slice")``."""
 
 import itertools
 import math

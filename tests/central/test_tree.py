@@ -1,4 +1,4 @@
-"""Issue 18: the tree CDF, many quantiles at once (tree, AQ), the unbounded quantile, `dpdist release`."""
+"""The tree CDF, many quantiles at once (tree, AQ), the unbounded quantile, `dpdist release`."""
 
 import json
 import math
@@ -194,7 +194,7 @@ def test_unbounded_quantile_takes_any_finite_lower_point():
 
 
 def test_cdf_standard_error_includes_the_noise_of_the_total():
-    # issue 30: the CDF is divided by the noisy total, whose noise moves every edge by about -F e_T / T;
+    # the CDF is divided by the noisy total, whose noise moves every edge by about -F e_T / T;
     # leaving it out made the standard error 1.7x too small just above an atom at the lower bound
     # (half the data at 0), where the pointwise interval covered 0.77
     x = np.concatenate([np.zeros(1000), np.random.default_rng(0).random(1000)])

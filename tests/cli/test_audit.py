@@ -62,3 +62,18 @@ def test_a_randomizer_that_raises_is_one_line_exit_2(tmp_path, monkeypatch, caps
     assert main(["audit", "--callable", "raising_rr:f", "--epsilon", "1", "--domain", "4", "--samples", "400"]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and "'randomizer' f raised RuntimeError" in error and "no key" in error
+
+
+# errors of `dpdist audit` named an option the user did not type.
+@pytest.mark.parametrize("argv, named", [
+    (["--protocol", "grr", "--epsilon", "1", "--domain", "8", "--claim", "-1"], "--claim"),
+    (["--protocol", "grr", "--epsilon", "1", "--domain", "8", "--claim", "nan"], "--claim"),
+    (["--callable", "json:loads", "--epsilon", "1", "--domain", "1,0"], "--domain"),
+    (["--protocol", "sw", "--epsilon", "1", "--domain", "a,b"], "--domain"),
+])
+def test_cli_errors_name_the_option_typed(argv, named, capsys):
+    assert main(["audit", *argv]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and named in error and "--bounds" not in error
+    if named == "--claim":
+        assert "--epsilon" not in error

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from cli_support import run
 from dpdist import io, local
 from dpdist.cli import main
 
@@ -114,7 +115,7 @@ def test_reports_of_another_config_are_counted_as_rejected(tmp_path, capsys):
     own = _write_reports(tmp_path, "own.parquet", grr, 100, 1)
     foreign = _write_reports(tmp_path, "foreign.parquet", other, 40, 2)
     state = tmp_path / "state.bin"
-    # issue 12.5: a file that contributes nothing is not added and the run says so with its exit status
+    # a file that contributes nothing is not added and the run says so with its exit status
     assert main(["aggregate", str(own), str(foreign), "--state", str(state), "--no-progress"]) == 3
     aggregator = io.load_state(state, journal=False).aggregator
     assert aggregator.n == 100 and aggregator.rejected == {}
@@ -187,7 +188,7 @@ def test_privatize_reports_bad_input(tmp_path, capsys):
     pq.write_table(pa.table({"value": [0, 1, None, 2]}), tmp_path / "data.parquet")
     config = json.dumps({"protocol": "grr", "epsilon": 1.0, "domain_size": 3})
     out = tmp_path / "r.bin"
-    # an empty cell is refused unless --missing drop says to leave its row out (issue 64.10), before any report
+    # an empty cell is refused unless --missing drop says to leave its row out, before any report
     assert main(["privatize", "--config", config, "--column", "value", str(tmp_path / "data.parquet"),
                  "--out", str(out), "--seed", "1"]) == 2
     refused = capsys.readouterr().err
@@ -255,3 +256,12 @@ def test_aggregate_says_when_no_state_was_written(tmp_path, capsys):
     state = tmp_path / "state.bin"
     assert main(["aggregate", "--config", other, str(tmp_path / "r.bin"), "--state", str(state), "--no-progress"]) == 3
     assert "no state written" in capsys.readouterr().out and not state.exists()
+
+
+def test_privatize_skips_and_counts_words_outside_a_pem_alphabet(data, capsys):
+    config = '{"protocol": "pem", "epsilon": 1, "alphabet": "aelp"}'  # apple, pear (not plum, fig)
+    status, out, err = run(capsys, "privatize", data / "d.csv", "--column", "word", "--config", config,
+                           "--out", data / "r.bin", "--no-progress")
+    assert status == 0, err
+    kept = int(out.split()[1])
+    assert "word(s) with a character outside the alphabet rejected" in out and 0 < kept < 600

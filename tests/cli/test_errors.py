@@ -1,4 +1,4 @@
-"""Bad input on the command line: one line naming what the user typed, never a traceback (issue 12 items 11, 13)."""
+"""Bad input on the command line: one line naming what the user typed, never a traceback."""
 
 from __future__ import annotations
 

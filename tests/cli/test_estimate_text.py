@@ -1,4 +1,4 @@
-"""``dpdist campaign estimate`` as text (issue 30 item 3): values by label, the fixed-n and anytime intervals side
+"""``dpdist campaign estimate`` as text: values by label, the fixed-n and anytime intervals side
 by side, what each means and the stop readout; from the same document the service serves (no server here: the
 service's own ``served_estimate`` builds it; tests/cli/test_serve.py runs the command end to end)."""
 
@@ -56,7 +56,7 @@ def test_a_protocol_without_a_sequence_says_why():
 
 
 def test_an_estimate_note_is_printed_and_served():
-    # issue 45 item 10: CP's uniform estimate of sparsity 0 says so in the service's document and the CLI's text
+    # CP's uniform estimate of sparsity 0 says so in the service's document and the CLI's text
     protocol = local.make("cp", epsilon=1.0, domain_size=64)
     aggregate = protocol.simulate(np.random.default_rng(0).integers(0, 64, 2000), rng=1)
     document = _document(protocol, aggregate)

@@ -1,4 +1,4 @@
-"""Issue 44: ``dpdist issuer`` over a real socket, driven by its command line (slow: processes and a server).
+"""``dpdist issuer`` over a real socket, driven by its command line (slow: processes and a server).
 
 ``dpdist issuer serve`` in a subprocess on 127.0.0.1 and a free port; ``dpdist issuer key``,
 ``credentials`` and ``status`` against it; a device fetching tokens with

@@ -78,7 +78,7 @@ def test_memo_reports_equal_the_device_clients_and_rounds_reuse_the_memo(config,
     assert main(["estimate", "--state", str(tmp_path / "state.bin")]) == 0
     out = capsys.readouterr().out
     assert f"eps_1 = {protocol.epsilon_per_report:.6g} per report" in out
-    # issue 27: the guarantee over values that change is stated against every history, for T reports
+    # the guarantee over values that change is stated against every history, for T reports
     assert f"T=10: {protocol.epsilon_over_changes(10):.6g}" in out and "any two histories" in out
 
 

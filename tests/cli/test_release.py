@@ -77,7 +77,7 @@ def test_bad_epsilon_names_the_option(column, epsilon, capsys):
 @pytest.mark.parametrize("cells", ["\n\n", "0.5\n", "-inf\n0.5\ninf\n7\n"])
 @pytest.mark.parametrize("method", ["tree", "aq"])
 def test_any_column_is_released(tmp_path, capsys, cells, method):
-    # issue 27: an empty column was refused and an infinite cell too, while one value was released: the refusal
+    # an empty column was refused and an infinite cell too, while one value was released: the refusal
     # told the data sets apart.  No values release the noise alone; infinities are clipped into --bounds.
     data = tmp_path / "column.csv"
     data.write_text("income\n" + cells)
@@ -107,7 +107,7 @@ def test_both_ends_of_the_epsilon_range_are_released(column, epsilon, capsys):
 
 
 def test_json_holds_the_cdf_with_its_bands_the_quantiles_with_intervals_and_the_guarantee(column, capsys):
-    # issue 30 item 4: the released CDF was only in the PNG
+    # the released CDF was only in the PNG
     assert main([*column, "--seed", "5", "--json"]) == 0
     release = json.loads(capsys.readouterr().out)
     cdf = release["cdf"]

@@ -317,7 +317,7 @@ def test_numerical_estimate_json(server, admin):
     estimate = document["estimate"]
     assert estimate["kind"] == "distribution"
     assert abs(sum(estimate["probabilities"]) - 1) < 1e-9 and len(estimate["edges"]) == 33
-    # issue 30: a band (it was null), and the confidence sequence with quantile and mean intervals
+    # a band (it was null), and the confidence sequence with quantile and mean intervals
     band = estimate["band"]
     assert len(band["edges"]) == 33 and all(low <= high for low, high in zip(band["simultaneous_lower"], band["simultaneous_upper"]))
     kinds = {(i["quantity"], i["simultaneous"], i["anytime_valid"]): i for i in estimate["intervals"]}
@@ -331,7 +331,7 @@ def test_numerical_estimate_json(server, admin):
 
 @pytest.mark.slow
 def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin):
-    """Issue 45 item 5 against a real server: ``dpdist campaign estimate`` (text and --json), the API without a query
+    """Against a real server: ``dpdist campaign estimate`` (text and --json), the API without a query
     (the dashboard's request) and the Python client give the same fixed-n interval of the mean."""
     import os
 
@@ -434,7 +434,7 @@ def test_cli_campaign_and_submit(server, tmp_path):
     assert json.loads(estimated.stdout)["n"] == 2500 and (tmp_path / "e.png").read_bytes().startswith(b"\x89PNG")
     closed = run("campaign", "close", "--server", server.url, name)
     assert closed.returncode == 0 and "closed" in closed.stdout
-    # the same command again resends the journal's batches: all counted already, nothing more (issue 28.5)
+    # the same command again resends the journal's batches: all counted already, nothing more
     again = run("submit", "--server", server.url, "--campaign", name, str(data), "--column", "minutes", "--retries", "0")
     assert again.returncode == 0 and "3 batch(es) of 2500 report(s) had already been counted" in again.stdout
     later = tmp_path / "later.csv"  # new rows for a closed campaign are refused
@@ -562,7 +562,7 @@ def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server,
     assert "2 batch(es) of 100 accepted report(s) were counted before this failure" in err and "ConnectError" in err
     assert "run the same command again" in err
     assert admin.estimate(campaign)["n"] == 100
-    assert main(argv) == 0  # issue 28, item 5: the journal's batches are resent, the counted ones count once
+    assert main(argv) == 0  # the journal's batches are resent, the counted ones count once
     out = capsys.readouterr()
     assert "resuming from the journal" in out.err and "2 batch(es) of 100 report(s) had already been counted" in out.out
     assert admin.estimate(campaign)["n"] == 120
@@ -570,7 +570,7 @@ def test_cli_submit_says_which_batches_stay_counted_when_it_fails_midway(server,
 
 @pytest.mark.slow  # three dpdist submit subprocesses, one SIGKILLed (6 CPU-s)
 def test_cli_submit_killed_midway_and_run_again_counts_every_row_once(server, admin, tmp_path):
-    """Issue 28, item 5: a SIGKILL after some batches, then the same command: every row counted exactly once.
+    """A SIGKILL after some batches, then the same command: every row counted exactly once.
 
     Before the journal, a re-run randomized every row again and counted 38,000-50,000 of 50,000 reports twice.
     """

@@ -1,4 +1,4 @@
-"""Issue 45 item 2: the command line runs a campaign of adaptive quantile rounds from a CSV.
+"""The command line runs a campaign of adaptive quantile rounds from a CSV.
 
 ``dpdist campaign create --rounds``, ``dpdist submit --column`` (each row one device answering one round,
 never more rows to a round than its room) and ``dpdist campaign rounds`` (the rounds and the release),
@@ -18,6 +18,9 @@ pytest.importorskip("starlette")
 
 from dpdist.cli import main  # noqa: E402
 from serve_support import cli_against_app  # noqa: E402
+import time  # noqa: E402 - after the extra's check
+import httpx  # noqa: E402 - after the extra's check
+from serve_support import ServerProcess, admin_headers  # noqa: E402 - after the extra's check
 
 ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
 PLAN = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
@@ -67,7 +70,7 @@ def test_a_csv_runs_a_whole_rounds_campaign_from_the_command_line(service, tmp_p
 
 
 def test_each_file_is_split_at_random_over_the_rounds_and_rows_wait_for_their_round(service, tmp_path, capsys):
-    """Issue 45 A45-3: a file's rows answer every round in proportion to its size, never the round open when the file
+    """A file's rows answer every round in proportion to its size, never the round open when the file
     arrives: rows whose round is not open yet wait (the command stops and says so), and a run of the same command
     after their round opened sends them."""
     rng = np.random.default_rng(12)
@@ -125,3 +128,54 @@ def test_options_of_one_device_or_of_other_campaigns_are_refused_naming_them(ser
     assert main(["submit", "--server", SERVER, "--campaign", "med", str(data), "--column", "x", "--memo",
                  str(tmp_path / "memo.json")]) == 2
     assert "'--memo' option does not apply to campaign 'med', which runs in rounds" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_rounds_are_split_at_random_whoever_answers_first(tmp_path):
+    """1,000 devices of one value answering first no longer fill round 1 (which put the released median
+    outside its 99.9% interval): each party's rows are split at random over the rounds."""
+    import os
+    import subprocess
+    import sys
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite"), options=("--rate-limit", "0")).start()
+    try:
+        plan = {"q": [0.5], "epsilon": 1.0, "bounds": [0, 1000], "reports": 15_000, "level": 0.999}
+        answer = httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                            json={"campaign": "income", "rounds": plan})
+        assert answer.status_code == 201, answer.text
+        assert httpx.post(f"{server.url}/api/campaigns/income/open", headers=admin_headers()).status_code == 200
+        assert httpx.get(f"{server.url}/api/campaigns/income/config").json()["rounds"]["room"] == 1000
+        # honest devices, each answering once with its own randomized report: the 1,000 with no income answer
+        # first (as a region or a time zone answering first would: room enough to fill round 1), then everyone
+        # else; each party's command waits for the rounds its rows were drawn for
+        zeros = np.zeros(1000)
+        others = np.random.default_rng(3).uniform(0, 1000, 14_000).round(2)
+        env = {**os.environ, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
+        runs = []
+        for name, values in (("first.csv", zeros), ("rest.csv", others)):
+            path = tmp_path / name
+            path.write_text("income\n" + "\n".join(map(str, values)) + "\n")
+            runs.append(subprocess.Popen([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign",
+                                          "income", str(path), "--column", "income", "--wait", "240"], env=env,
+                                         stderr=subprocess.PIPE, text=True))
+            if name == "first.csv":  # the zeros' command has sent what it sends before anyone else answers
+                deadline = time.monotonic() + 120
+                while runs[0].poll() is None and time.monotonic() < deadline:
+                    stats = httpx.get(f"{server.url}/api/campaigns/income/rounds", headers=admin_headers()).json()
+                    if stats["rounds"][0]["n"]:
+                        break
+                    time.sleep(0.2)
+                time.sleep(1.0)
+        for run in runs:
+            _, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err[-2000:]
+        rounds = httpx.get(f"{server.url}/api/campaigns/income/rounds", headers=admin_headers(), timeout=60).json()
+        assert [r["n"] for r in rounds["rounds"]] == [1000, 2000, 3000, 4000, 5000]
+        estimate = rounds["estimate"]
+        truth = float(np.median(np.concatenate([zeros, others])))  # 464-465
+        low, high = estimate["low"][0], estimate["high"][0]
+        assert low <= truth <= high, (f"released median {estimate['values'][0]:.1f} with 99.9% interval "
+                                      f"[{low:.1f}, {high:.1f}]; the median of every device's value is {truth:.1f}")
+    finally:
+        server.stop()

@@ -27,7 +27,7 @@ def _port_closed(url: str) -> bool:
 
 @pytest.mark.slow
 def test_the_campaign_demo_collects_through_the_real_http_path_and_stops_by_itself():
-    """The README's command as it is: every one of the default 1,000 devices reports (issue 45 item 1: from one
+    """The README's command as it is: every one of the default 1,000 devices reports (from one
     address, the service's default rate limit stopped it after 200-970 devices, with exit status 0)."""
     js = 100 if shutil.which("node") else 0  # a tenth of the devices by default when node is installed
     run = subprocess.run(COMMAND, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
@@ -83,3 +83,67 @@ def test_bad_options_name_the_option(capsys):
     assert "--devices must be" in capsys.readouterr().err
     assert main(["demo", "--campaign", "--devices", "10", "--js-devices", "11"]) == 2
     assert "--js-devices must be" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_demo_names_a_device_that_could_not_fetch_the_config(monkeypatch, capsys):
+    from dpdist import client as client_module
+    from dpdist.demo import run_campaign_demo
+    from dpdist.errors import ServiceUnavailableError
+
+    def unavailable(self, campaign, *args, **kwargs):  # what Client.protocol raises after its retries (a 503 at start)
+        raise ServiceUnavailableError(f"GET /api/campaigns/{campaign}/config: 503 busy after 3 retries")
+
+    monkeypatch.setattr(client_module.Client, "protocol", unavailable)
+    start = time.monotonic()
+    status = run_campaign_demo(devices=20, js_devices=0, seconds=60, interactive=False, seed=1)
+    elapsed = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "Traceback" not in err, err[-2000:]
+    failed = [line for line in err.splitlines() if line.startswith("demo: failed")]
+    assert failed and "503 busy" in failed[0] and "--seconds" not in failed[0], failed
+    assert elapsed < 60, elapsed
+
+
+@pytest.mark.slow
+def test_the_demo_never_talks_to_a_stand_in_on_its_port(monkeypatch, tmp_path):
+    """The demo probes a free port, closes it and starts its service there; a process that takes the port in
+    between (here: before) and answers /healthz must get an error, not the demo's admin token."""
+    import http.server
+    import socket
+    import threading
+
+    from dpdist.demo import _campaign
+    from dpdist.errors import ServiceUnavailableError
+
+    seen: list[dict] = []
+
+    class StandIn(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the stdlib's name)
+            seen.append(dict(self.headers))
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    stand_in = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    port = stand_in.server_address[1]
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+
+    class Probe(socket.socket):  # the free-port probe "finds" the stand-in's port
+        def getsockname(self):
+            return ("127.0.0.1", port)
+
+    monkeypatch.setattr(_campaign.socket, "socket", Probe)
+    try:
+        with pytest.raises(ServiceUnavailableError), _campaign._Service(tmp_path):
+            pass
+    finally:
+        stand_in.shutdown()
+        stand_in.server_close()
+    assert seen, "the stand-in was asked (it answers /healthz)"
+    assert not any("authorization" in {k.lower() for k in headers} for headers in seen), seen

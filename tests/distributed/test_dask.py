@@ -145,3 +145,21 @@ def test_reproduce_runs_its_cells_on_the_cluster_with_the_local_numbers(client, 
         experiments.run_spec(spec, tmp_path / "x", progress=False, scheduler=client, jobs=2)
     with pytest.raises(InvalidParameterError, match="'scheduler'"):
         experiments.run_spec(spec, tmp_path / "y", progress=False, scheduler=3)
+
+
+def test_distributed_simulate_takes_a_dask_series_and_never_prints_a_repr():
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    from dpdist import distributed
+
+    values = pd.Series(np.random.default_rng(0).integers(0, 8, 1_000), name="item")
+    series = dd.from_pandas(values, npartitions=3)
+    proto = local.make("grr", epsilon=1.0, domain_size=8)
+    parts = [part.compute().to_numpy() for part in series.partitions]
+    result = distributed.simulate(proto, series, seed=5)
+    assert result == distributed.simulate_blocks(proto, parts, seed=5) and result.n == 1_000
+    frame = dd.from_pandas(pd.DataFrame({"item": values, "secret": ["x" * 50] * 1_000}), npartitions=2)
+    with pytest.raises(InvalidParameterError) as raised:
+        distributed.simulate(proto, frame, seed=5)
+    assert "DataFrame" in str(raised.value) and "xxxxx" not in str(raised.value) and len(str(raised.value)) < 300

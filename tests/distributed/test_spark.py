@@ -124,7 +124,7 @@ def test_bad_arguments(spark, tmp_path):
 
 
 def test_duplicate_block_indices_are_refused(spark):
-    """Issue 64.10: two blocks of one index drew the same random stream (correlated noise), and the run said nothing."""
+    """Two blocks of one index drew the same random stream (correlated noise), and the run said nothing."""
     grr = local.make("grr", epsilon=1.0, domain_size=5)
     block = np.arange(5, dtype=np.int64)
     twice = spark.sparkContext.parallelize([(0, block), (1, block), (1, block), (2, block)], 2)

@@ -1,4 +1,4 @@
-"""Every Python snippet of README.md and docs/ runs as written (issue 12 item 20).
+"""Every Python snippet of README.md and docs/ runs as written.
 
 The ```python blocks of one page run in order in one namespace, as a reader
 pasting them into one session would, in a fresh temporary directory.  A block

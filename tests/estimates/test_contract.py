@@ -271,7 +271,7 @@ _CORRUPT_RANGES = {
 
 @pytest.mark.parametrize("case", sorted(_CORRUPT_RANGES))
 def test_a_corrupt_range_document_is_refused_naming_the_field(case):
-    """Issue 50d item 2: from_dict read these back (NaN answers from a null, a histogram summing to 5, ...)."""
+    """From_dict read these back (NaN answers from a null, a histogram summing to 5, ...)."""
     mutate, error, match = _CORRUPT_RANGES[case]
     document = json.loads(_result("ranges").to_json())
     RangeEstimate.from_dict(copy.deepcopy(document))  # the untouched document reads back
@@ -323,7 +323,7 @@ def test_the_views_of_an_estimate_as_a_distribution():
 
 
 def test_released_quantiles_as_a_distribution_have_those_quantiles():
-    # it returned None (issue 45, item 11): the CDF through the released quantiles, linear between them
+    # it returned None: the CDF through the released quantiles, linear between them
     x = np.random.default_rng(3).gamma(2.0, 10.0, 4000)
     q = np.array([0.1, 0.5, 0.9])
     releases = [central.quantiles(x, q, epsilon=1.0, bounds=(0, 200), method=method, rng=1)
@@ -472,7 +472,7 @@ def test_the_kind_switch_finder_can_fail():
 
 
 def test_a_range_estimates_heat_map_is_drawn_in_the_attributes_units():
-    """Issue 50d item 8: the response matrix's axes were labelled with the attributes' names but ticked in bin numbers
+    """The response matrix's axes were labelled with the attributes' names but ticked in bin numbers
     (0..15); now their ticks are the bins' edges in each attribute's units, from its lower to its upper bound."""
     estimate = _result("ranges")
     ax = estimate.plot(pair=("x", "y"))

@@ -36,7 +36,7 @@ def _inside(truth, low, high):
 # leave-one-out spread, and the halved band covers none)
 @pytest.mark.parametrize("runs", [20, pytest.param(150, marks=pytest.mark.slow)])
 def test_hh_simultaneous_band_covers_real_spiky_data(runs):
-    # issue 30: 0.88 / 0.91 over 150 collections on real data. Each bootstrap replicate was divided
+    # 0.88 / 0.91 over 150 collections on real data. Each bootstrap replicate was divided
     # by a spread it is part of, which shrinks the largest ratios; at B = 40 replicates the band
     # covered 0.67. With the leave-one-out spread: 0.97 (docs/uncertainty.md)
     data = datasets.get("income-weekly")
@@ -59,7 +59,7 @@ def test_hh_simultaneous_band_covers_real_spiky_data(runs):
 
 
 def test_cp_intervals_cover_the_rare_labels_of_a_real_column():
-    # issue 30: seattle-weather's 'weather' column (vega-datasets), 1,461 days, at epsilon = 2;
+    # seattle-weather's 'weather' column (vega-datasets), 1,461 days, at epsilon = 2;
     # OMP's zero standard error off its support covered drizzle 0.185 and snow 0.045
     counts = np.array([53, 101, 641, 26, 640])  # drizzle, fog, rain, snow, sun
     shares = counts / counts.sum()

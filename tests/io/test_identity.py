@@ -1,4 +1,4 @@
-"""Issue 12.1, 12.4, 12.6: file ids, one no-file-twice rule, and O(1) per-file bookkeeping."""
+"""File ids, one no-file-twice rule, and O(1) per-file bookkeeping."""
 
 import shutil
 
@@ -125,7 +125,7 @@ def test_per_file_commit_does_not_rewrite_earlier_entries(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("suffix", [".parquet", ".bin"])
 def test_single_bit_flips_never_change_accepted_reports_silently(tmp_path, suffix):
-    """Issue 12.2: 200 random bit flips; each is detected, harmless, or rejects every row -- never a raw pyarrow error."""
+    """200 random bit flips; each is detected, harmless, or rejects every row -- never a raw pyarrow error."""
     proto = local.make("grr", epsilon=1.0, domain_size=16)
     path = tmp_path / f"r{suffix}"
     io.write_reports(path, proto, proto.privatize(np.arange(2000) % 16, rng=1))

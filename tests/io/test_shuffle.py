@@ -1,4 +1,4 @@
-"""Issue 27 item 3: reports leave a process in a uniformly random order, never in row order.
+"""Reports leave a process in a uniformly random order, never in row order.
 
 On a column sorted by value, an observer who guesses that the report at position ``j`` is the
 value of row ``j`` is right far more often than chance when the order is kept: GRR at eps = 1 over

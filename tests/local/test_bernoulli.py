@@ -1,4 +1,4 @@
-"""The probabilities the randomizers really draw satisfy the stated epsilon exactly (issue 27, item 9c).
+"""The probabilities the randomizers really draw satisfy the stated epsilon exactly.
 
 NumPy's ``Generator.random()`` returns ``k 2^-53``, so ``random() < t`` happens with
 probability ``ceil(t 2^53) / 2^53``, not ``t``.  Thresholds computed in floating point

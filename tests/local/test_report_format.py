@@ -1,4 +1,4 @@
-"""The declared report format and the one way to add a validated batch (issue 13 item 3).
+"""The declared report format and the one way to add a validated batch.
 
 Every protocol states its reports as ``protocol.report_format`` (dtype, row
 shape, check, select, count, validate); ``Aggregator.add``, the report files

@@ -1,4 +1,4 @@
-"""Issue 12.3: one validator refuses every impossible aggregator state, for every protocol."""
+"""One validator refuses every impossible aggregator state, for every protocol."""
 
 import numpy as np
 import pytest

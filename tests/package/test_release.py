@@ -317,3 +317,20 @@ def test_the_wheel_without_extras_is_the_library_and_command_line(artefacts, tmp
     heavy = _run([bin_ / "python", "-c", "import sys, dpdist, dpdist.frame; print(sorted(m for m in ('pandas', "
                   "'polars', 'narwhals', 'pyarrow', 'dask', 'httpx') if m in sys.modules))"], cwd=tmp_path, env=env)
     assert heavy.stdout.strip() == "[]"
+
+
+def test_the_long_description_reads_right_on_pypi():
+    """The README is the wheel's long description (PyPI's project page): rendered by the build's
+    hatch-fancy-pypi-readme hook, its links are absolute (a relative link leads nowhere there) and it says nothing
+    of a PyPI release that has not happened."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "hatch-fancy-pypi-readme"
+    rendered = subprocess.run([str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
+    readme = (ROOT / "README.md").read_text()
+    assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", readme), "the README keeps its relative links for GitHub"
+    assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", rendered) == []
+    assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in rendered
+    assert "not on PyPI yet" not in rendered

@@ -1,8 +1,8 @@
-"""Issue 34, item 2: the relay (sealed reports in, shuffled batches of at least K out, exactly once).
+"""The relay (sealed reports in, shuffled batches of at least K out, exactly once).
 
 The relay runs in process against a stand-in collector (an ASGI app that opens the sealed reports
 with the campaign's key and counts each batch id once, as ``dpdist serve`` does); the end-to-end
-tests with ``dpdist serve`` and SIGKILL are in tests/relay/test_relay_serve.py.
+tests with ``dpdist serve`` and SIGKILL are in tests/cli/test_relay.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 45 item 1: the service says once, in its log, when one client address carries most of the batches.
+"""The service says once, in its log, when one client address carries most of the batches.
 
 Devices behind one address (a proxy missing from --forwarded-allow-ips, a carrier NAT, a simulation on one
 machine) share one rate-limit bucket and get 429 together; the log says why and which options change it.

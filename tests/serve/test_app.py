@@ -286,12 +286,12 @@ def test_the_python_client_retries_a_proxys_429_and_408_with_the_same_bytes():
 
 @pytest.mark.slow  # the estimator process started and ten viewers polling: 3.6 CPU-s
 def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
-    """Issue 28, item 4: ten dashboards polling one campaign cost one estimate per new batch, not ten."""
+    """Ten dashboards polling one campaign cost one estimate per new batch, not ten."""
     import concurrent.futures
 
     from starlette.testclient import TestClient
 
-    ESTIMATES = app.state.service.estimates  # the whole document, bands and confidence sequence included (issue 30)
+    ESTIMATES = app.state.service.estimates  # the whole document, bands and confidence sequence included
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     with TestClient(app) as client:
         client.post("/api/campaigns", headers=headers,

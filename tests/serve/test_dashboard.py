@@ -125,12 +125,12 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-sw")
         bars = browser.find_elements("css selector", "#density-chart rect.bar")  # the CDF with its bands is above
-        shown = api["estimate"]["display"]  # the density of the estimate's figure, on its display bins (issue 45.7)
+        shown = api["estimate"]["display"]  # the density of the estimate's figure, on its display bins
         assert len(bars) == shown["bins"] == 32  # (at most 40: here the estimate's own 32)
         assert np.allclose([float(bar.get_attribute("data-value")) for bar in bars], shown["density"])
         summary = browser.find_element("id", "summary").text  # "mean 0.2857, median 0.2646"
         assert float(summary.split()[1].rstrip(",")) == pytest.approx(api["estimate"]["mean"], rel=1e-3)
-        # issue 45 item 5: the page's fixed-n interval of the mean is the CLI's and the API's (one state, one interval)
+        # the page's fixed-n interval of the mean is the CLI's and the API's (one state, one interval)
         row = browser.execute_script("return document.querySelector('#values tbody tr').cells[2].textContent;")
         cli = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, "dash-sw",
                               "--json"], capture_output=True, text=True, timeout=120,
@@ -156,7 +156,7 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
 
 
 def test_an_estimate_note_is_shown(browser, server):
-    """Issue 45 item 10: CP's uniform estimate of sparsity 0 says so on the page."""
+    """CP's uniform estimate of sparsity 0 says so on the page."""
     with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign("dash-cp", {"protocol": "cp", "epsilon": 1.0, "domain_size": 64})
         admin.open_campaign("dash-cp")
@@ -171,7 +171,7 @@ def test_an_estimate_note_is_shown(browser, server):
 
 
 def test_the_poisoning_alarm_is_the_apis_line(browser, server):
-    """Issue 45 item 6: the page prints the service's diagnostics line (``summary``), the likelihood-ratio alarm
+    """The page prints the service's diagnostics line (``summary``), the likelihood-ratio alarm
     included, as dpdist campaign estimate does."""
     rng = np.random.default_rng(48)
     with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
@@ -189,7 +189,7 @@ def test_the_poisoning_alarm_is_the_apis_line(browser, server):
 
 
 def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(browser, server):
-    """Issue 35 item 2: the parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
+    """The parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
     plan = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
     values = np.random.default_rng(5).beta(2, 5, 150)
     with Client(server.url, admin_token=ADMIN_TOKEN) as admin:

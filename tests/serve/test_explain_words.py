@@ -1,4 +1,4 @@
-"""What a campaign's epsilon buys in plain words (issue 36 item 2): the explain route's ``plain`` sentences say the
+"""What a campaign's epsilon buys in plain words: the explain route's ``plain`` sentences say the
 predicted numbers themselves (the pages show them: tests/docs/test_pages.py drives both in Chromium)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Operating ``dpdist serve`` (issue 29, items 6-9): readiness, metrics, logs, configuration, proxies, CORS, headers.
+"""Operating ``dpdist serve``: readiness, metrics, logs, configuration, proxies, CORS, headers.
 
 Every test runs a real server subprocess on 127.0.0.1 (``tests/ops_support.py``), stopped by the test;
 the PostgreSQL tests start their own throwaway cluster and stop and restart it; the browser tests drive
@@ -267,7 +267,7 @@ def test_json_logs_carry_request_ids_and_routes_not_addresses_or_ids(sqlite_url,
 @pytest.mark.slow  # a dpdist serve subprocess
 @pytest.mark.parametrize("mode", ["full", "off"])
 def test_json_access_lines_follow_access_log(sqlite_url, tmp_path, mode):
-    """--access-log (issue 29.5) holds in JSON logs too: full adds the address and the path, off writes none."""
+    """--access-log holds in JSON logs too: full adds the address and the path, off writes none."""
     log = tmp_path / "server.log"
     with OpsServer(sqlite_url, args=["--log-format", "json", "--access-log", mode], log_path=log, log_level="info") as server:
         httpx.get(server.url + "/readyz", headers={"X-Request-ID": "probe-7"}, timeout=10)

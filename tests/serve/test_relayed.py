@@ -1,10 +1,10 @@
-"""Issue 34, item 3: the collector side of a campaign collected through a relay (in process).
+"""The collector side of a campaign collected through a relay (in process).
 
 ``dpdist serve``'s app and ``dpdist relay``'s app run in this process, the relay delivering to the
 collector through an ASGI transport: reports sent to the relay are opened with the campaign's key
 and counted once; what is stored of a batch is its relay batch id, size and counts (one time for all
 batches); direct submissions and forged deliveries are refused; the campaign states its local and
-amplified central guarantee.  The same with real processes and SIGKILL: tests/relay/test_relay_serve.py.
+amplified central guarantee.  The same with real processes and SIGKILL: tests/cli/test_relay.py.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _collector(tmp_path, relay_token=RELAY_TOKEN):
     return app, httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=ADMIN_HEADERS)
 
 
-RELAY = {"url": "http://relay"}  # no issuer: the tests of admission tokens are in tests/relay/test_relay_admission.py
+RELAY = {"url": "http://relay"}  # no issuer: the tests of admission tokens are in tests/relay/test_identity.py
 
 
 async def _create(collector, name, relay=RELAY, **options):

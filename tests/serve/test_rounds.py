@@ -1,4 +1,4 @@
-"""Issue 35 item 2: a campaign that runs adaptive LDP quantile rounds in ``dpdist serve`` (in process).
+"""A campaign that runs adaptive LDP quantile rounds in ``dpdist serve`` (in process).
 
 Round k's config is published in the campaign's public config; a round's reports are counted in its
 own campaign; a full round (or an admin) moves the campaign to the next round, whose cuts come from
@@ -22,6 +22,7 @@ from dpdist.errors import InvalidParameterError, PrivacyBudgetError
 pytest.importorskip("starlette")
 
 from dpdist.serve import create_app  # noqa: E402 - after the extra's check
+from serve_support import ServerProcess, admin_headers  # noqa: E402 - after the extra's check
 
 ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
 ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN}"}
@@ -120,7 +121,7 @@ def test_rounds_advance_refuse_stale_batches_and_survive_a_restart(url):
 
 
 def test_a_batch_larger_than_the_room_left_is_refused_and_the_round_stays_open(tmp_path):
-    """Issue 45 item 2: a batch that does not fit is refused whole, saying its size and the room left; the round stays
+    """A batch that does not fit is refused whole, saying its size and the room left; the round stays
     open (it used to close with the reports it had and open the next: any submitter could end every round) and counts
     the next batches until its count reaches its size."""
     rng = np.random.default_rng(5)
@@ -289,7 +290,7 @@ def test_a_device_keeps_its_answer_when_the_send_fails_and_draws_nothing_without
 
 
 def test_a_device_answers_the_round_it_drew_at_random_waiting_for_it(tmp_path):
-    """Issue 45 A45-3: a device's round is drawn once, in proportion to the rounds' sizes, and kept in its ledger (saved
+    """A device's round is drawn once, in proportion to the rounds' sizes, and kept in its ledger (saved
     before any refusal): an earlier round open is 'wait_for_round', a later one 'round_over', both before anything
     is drawn; the device answers when its own round is open. The draws of many devices follow the sizes."""
     from dpdist.client import Client
@@ -437,7 +438,7 @@ def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
 
 
 def test_a_threshold_rounds_below_answers_are_tested_against_every_population():
-    """Issue 45 A45-7: a round's 'below' answers, per cut and in total, lie in [n (1-p), n p] for every population
+    """A round's 'below' answers, per cut and in total, lie in [n (1-p), n p] for every population
     (module docstring of dpdist.serve._diagnostics): 200 honest rounds of 1,000 reports from populations at the
     edges of that range (all below every cut, none below, half) raise no flag at alpha = 1e-6; a round of 1,000
     unrandomized 'below' answers, and 2,000 'below' answers added to one cut of 4,000 honest reports, are flagged."""
@@ -461,3 +462,27 @@ def test_a_threshold_rounds_below_answers_are_tested_against_every_population():
     one_cut = protocol.aggregator().add(np.concatenate([honest, np.full(2000, 2 * 4 + 1)]))  # cut 4: "below" x 2,000
     document = diagnostics(protocol, one_cut)
     assert document["flagged"] and document["items_above"] == [4] and not document["below_fraction"]["flagged"]
+
+
+@pytest.mark.slow
+def test_a_round_of_impossible_answers_is_flagged(tmp_path):
+    import secrets
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite")).start()
+    try:
+        plan = {"q": [0.5], "epsilon": 1.0, "bounds": [0, 1000], "reports": 15_000}
+        assert httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                          json={"campaign": "income", "rounds": plan}).status_code == 201
+        assert httpx.post(f"{server.url}/api/campaigns/income/open", headers=admin_headers()).status_code == 200
+        config = httpx.get(f"{server.url}/api/campaigns/income/config").json()
+        round_1, room, cuts = config["submit_to"], config["rounds"]["room"], len(config["rounds"]["cuts"])
+        # one anonymous request: the round's whole room, each answer "my value is below this cut", not randomized
+        answers = [2 * (i % cuts) + 1 for i in range(room)]
+        sent = httpx.put(f"{server.url}/api/campaigns/{round_1}/batches/{secrets.token_hex(16)}", json={"reports": answers})
+        assert sent.status_code == 200 and sent.json()["accepted"] == room
+        assert httpx.get(f"{server.url}/api/campaigns/income/config").json()["rounds"]["round"] == 2  # it ended round 1
+        estimate = httpx.get(f"{server.url}/api/campaigns/{round_1}/estimate", headers=admin_headers(), timeout=60).json()
+        # an honest device answers 'below' with probability at most e/(1+e) = 0.73: 1,000 of 1,000 has p < 1e-130
+        assert estimate["diagnostics"]["flagged"], estimate["diagnostics"]
+    finally:
+        server.stop()

@@ -1,4 +1,4 @@
-"""A database written by an earlier ``dpdist serve`` keeps working (issue 28: forward-only migrations).
+"""A database written by an earlier ``dpdist serve`` keeps working (forward-only migrations).
 
 Each test writes a database exactly as an earlier schema had it (the DDL of that
 release, written out here, not derived from today's), with campaigns, batches and
@@ -225,7 +225,7 @@ def test_a_version_4_database_gains_refused_batch_ids_and_each_relayed_campaigns
 
 
 def test_a_version_5_database_gains_the_round_campaigns_table(tmp_path):
-    """5 -> 6 (issue 35): the table of the campaigns that run in rounds; the campaigns already there stay."""
+    """5 -> 6: the table of the campaigns that run in rounds; the campaigns already there stay."""
     import sqlite3
 
     from dpdist.serve import create_app

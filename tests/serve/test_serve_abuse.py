@@ -1,4 +1,4 @@
-"""``dpdist serve`` defends itself (issue 29): memory, time, connections, injected reports, CPU, poisoning, privacy.
+"""``dpdist serve`` defends itself: memory, time, connections, injected reports, CPU, poisoning, privacy.
 
 The limits every dpdist server shares (header and body time, header size, concurrency, rate, body size and memory
 per address) are tested against ``dpdist serve`` and ``dpdist relay`` alike in tests/serve/test_limits.py.
@@ -412,7 +412,7 @@ def test_a_report_file_of_many_records_is_re_encoded_by_the_client(tmp_path):
 @pytest.mark.slow  # uvicorn on a socket
 @pytest.mark.parametrize(
     "config, error, named",
-    [  # OUE d = 10^9 is past the library's own limit of 2 GiB per array (issue 27.9): refused as a config
+    [  # OUE d = 10^9 is past the library's own limit of 2 GiB per array: refused as a config
      ({"protocol": "oue", "epsilon": 1.0, "domain_size": 10**9}, "invalid_config", "7.5 GiB"),
      ({"protocol": "grr", "epsilon": 1.0, "domain_size": 10**8}, "statistic_too_large", "--max-statistic-bytes")],
 )
@@ -469,7 +469,7 @@ def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces
 
 @pytest.mark.slow
 def test_the_constraint_test_raises_its_alarm_in_the_api_and_the_cli(tmp_path, capsys, monkeypatch):
-    """Issue 45 item 6, end to end: fake GRR reports that never name the rare items (6 % of 5 x 10^4, each of 14
+    """End to end: fake GRR reports that never name the rare items (6 % of 5 x 10^4, each of 14
     items' counts inside its region) are flagged by the likelihood ratio against every input distribution; the
     API's diagnostics carry it as ``constraint`` and its line as ``summary``, which dpdist campaign estimate prints."""
     from dpdist.cli import main

@@ -1,4 +1,4 @@
-"""``dpdist serve`` at population scale (issue 28): group commits, the log of changes, backpressure, workers.
+"""``dpdist serve`` at population scale: group commits, the log of changes, backpressure, workers.
 
 The crash guarantees under one report per request (SIGKILLs with one and two
 workers) are in ``tests/serve/test_serve_crash.py``; the numbers in

@@ -106,7 +106,7 @@ def _geometric(lam, k):
 
 @pytest.mark.parametrize("lam, fixed", [(0.8, 2), (0.6, 3)])
 def test_sparsity_from_the_aggregate_beats_the_fixed_choices_on_geometric_data(lam, fixed):
-    # issue 16 item 5: k = 10^4, m = 500, epsilon = 0.5, n = 10^6; the fixed sparsities 2 and 3 of
+    # k = 10^4, m = 500, epsilon = 0.5, n = 10^6; the fixed sparsities 2 and 3 of
     # the reproduction lost to RAPPOR (l1 0.083 and 0.140); the criterion picks s from the data
     proto = local.make("cp", epsilon=0.5, domain_size=10_000, measurements=500, matrix_seed=1)
     rng = np.random.default_rng(7)
@@ -139,7 +139,7 @@ def test_sparsity_from_the_aggregate_finds_an_exactly_sparse_support():
 
 
 def test_intervals_are_never_zero_width_and_name_their_centre():
-    # issue 30: the standard error of OMP given its support is 0 for the items it drops, which
+    # the standard error of OMP given its support is 0 for the items it drops, which
     # printed "snow 0.0000 95% [0.0000, 0.0000]"; the intervals are now the unbiased linear inverse's
     protocol = local.make("cp", epsilon=2.0, domain_size=5)
     values = np.repeat(np.arange(5), [53, 101, 641, 26, 640])
@@ -189,7 +189,7 @@ def test_the_table_exports_the_intervals_around_their_own_centre():
 
 
 def test_with_no_item_above_the_noise_the_sparsity_is_zero_not_a_noise_spike():
-    # issue 35 item 4: uniform data over k = 2000 items hold no item that stands out of the noise
+    # uniform data over k = 2000 items hold no item that stands out of the noise
     # (each item's decoded coefficient is 0.0013 against a noise sd of 0.022 at n = 10^4, eps = 1).
     # The rule before kept s >= 1, the column with the largest noise; now the pre-test at the
     # Bonferroni threshold passes pure noise with probability at most 0.05, so of 20 runs at most
@@ -265,7 +265,7 @@ def _cp_without_a_standout(n=2_000):
 
 
 def test_an_estimate_of_sparsity_zero_says_it_is_the_uniform_default():
-    # issue 45 item 10: with no item above the noise CP returned exactly the uniform distribution without a word
+    # with no item above the noise CP returned exactly the uniform distribution without a word
     protocol, aggregate = _cp_without_a_standout()
     estimate = protocol.estimate(aggregate)
     assert estimate.details["sparsity"] == 0

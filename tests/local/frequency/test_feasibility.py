@@ -1,4 +1,4 @@
-"""The likelihood-ratio test of an aggregate against every honest population (issue 45 item 6).
+"""The likelihood-ratio test of an aggregate against every honest population.
 
 ``dpdist.local.frequency._feasibility``: the fit on the simplex against the saturated fit, on the
 exact channel's output histogram (GRR, HR, CP) or on the per-bit counts (OUE, SUE), with a p-value
@@ -216,3 +216,31 @@ def test_what_the_test_refuses():
     assert "262,144 outputs" in why_no_feasibility_test(local.make("flh", epsilon=1.0, domain_size=8))
     assert "likelihood-ratio" in diagnostics(local.make("olh", epsilon=1.0, domain_size=8),
                                              local.make("olh", epsilon=1.0, domain_size=8).simulate([1, 2], rng=0))["constraint"]["detail"]
+
+
+def test_the_test_refuses_an_aggregate_of_another_config():
+    from dpdist import local
+    from dpdist.errors import DPDistError
+
+    rng = np.random.default_rng(0)
+    honest_at_4 = local.make("grr", epsilon=4.0, domain_size=4)
+    aggregate = honest_at_4.aggregator().add(honest_at_4.privatize(np.zeros(20_000, dtype=np.int64), rng=rng))
+    assert not local.feasibility_test(honest_at_4, aggregate).flagged  # honest reports of its own protocol
+    claimed = local.make("grr", epsilon=1.0, domain_size=4)
+    with pytest.raises(DPDistError):  # as claimed.estimate(aggregate) does (IncompatibleStateError)
+        claimed.estimate(aggregate)
+    with pytest.raises(DPDistError, match="config"):  # found: flagged=True, 'POISONING' of honest reports
+        local.feasibility_test(claimed, aggregate)
+
+
+def test_wrong_types_raise_dpdist_errors_naming_the_argument():
+    from dpdist import local
+    from dpdist.errors import DPDistError
+
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    reports = grr.privatize(np.array([0, 1, 2, 3]), rng=0)
+    with pytest.raises(DPDistError, match="aggregator"):
+        local.feasibility_test(grr, reports)  # the reports instead of their aggregate
+    plan = local.AdaptiveQuantiles([0.5], epsilon=1.0, bounds=(0, 1))
+    with pytest.raises(DPDistError, match="history"):
+        plan.protocol(1, ["round 1"])

@@ -1,4 +1,4 @@
-"""Issue 17: memoized two-round protocols l-grr and l-osue: eps_1 per report, eps_inf over any number of reports."""
+"""Memoized two-round protocols l-grr and l-osue: eps_1 per report, eps_inf over any number of reports."""
 
 import itertools
 import json

@@ -1,4 +1,4 @@
-"""Range queries over numerical attributes (issue 33 item 3): HDG/TDG grids (Yang et al., PVLDB 2020), their
+"""Range queries over numerical attributes: HDG/TDG grids (Yang et al., PVLDB 2020), their
 geometry, consistency, answers and intervals (coverage measured by simulation)."""
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_intervals_of_ranges_on_cell_edges_cover_at_their_level(hybrid):
 @pytest.mark.slow
 @pytest.mark.parametrize("hybrid", [True, False])
 def test_intervals_of_ranges_that_cut_cells_cover_the_share_at_their_level(hybrid):
-    """Issue 45 item 9: a range that cuts grid cells had the interval of the linear estimate (uniform within the cut
+    """A range that cuts grid cells had the interval of the linear estimate (uniform within the cut
     cells), which covers that estimate's noise, not the share of records in the range.  Now the interval goes from
     the cells inside the range to the cells meeting it.  200 simulated collections (n = 20,000, eps = 1) x 3 ranges:
     a correct 95 % interval covers at least 0.95 - 3 sd of the coverage, sqrt(0.95 * 0.05 / 600) = 0.0089, so
@@ -135,7 +135,7 @@ def test_intervals_of_ranges_that_cut_cells_cover_the_share_at_their_level(hybri
 
 
 def test_the_guides_range_example_has_an_interval_of_the_share_it_estimates():
-    """Issue 45 item 9: docs/multi_attribute.md's example printed 0.0864 with "95% interval 0.0543 .. 0.0629" and
+    """Docs/multi_attribute.md's example printed 0.0864 with "95% interval 0.0543 .. 0.0629" and
     truth 0.0969: the linear estimate's interval (uniform within the one 2-D cell the range cuts), attached to the
     response matrix's answer.  The range (age 30-40, income 20-40k) lies inside one cell of the 4 x 4 grid, so the
     grids bound its share by 0 and that cell's share; an interval on cell edges is the normal one."""

@@ -348,9 +348,9 @@ def test_bad_rounds_and_queries_raise_naming_the_argument():
 
 
 def test_clipping_warns_with_the_count_and_refuses_a_missing_value_unless_asked():
-    """Issue 50d item 3: 7.0, +inf, -inf and NaN were clipped silently; now one ClippedValuesWarning counts the three
+    """7.0, +inf, -inf and NaN were clipped silently; now one ClippedValuesWarning counts the three
     values outside (as HDG's and SW's clip=True), clip=False refuses each, and in-bounds records warn nothing.
-    Issue 64.10: NaN became the lower bound (all-NaN records answered ranges); now it is refused, or its record left
+    NaN became the lower bound (all-NaN records answered ranges); now it is refused, or its record left
     out with missing="drop"."""
     plan = PriPLTrees(epsilon=1.0, attributes=TWO, resolution=16)
     rng = np.random.default_rng(0)
@@ -376,7 +376,7 @@ def test_clipping_warns_with_the_count_and_refuses_a_missing_value_unless_asked(
 
 
 def test_a_release_from_too_few_users_says_so_from_its_own_noise():
-    """Issue 64.10: a range from 50 users (0.82, truth about 0.49) came with no caution.  The caution is computed from
+    """A range from 50 users (0.82, truth about 0.49) came with no caution.  The caution is computed from
     the oracles' variances at the groups' sizes (public), so it is the same for any data of that n."""
     rng = np.random.default_rng(3)
     plan = PriPLTrees(epsilon=1.0, attributes=[{"name": "x", "bounds": [0, 1]}, {"name": "y", "bounds": [0, 1]}],

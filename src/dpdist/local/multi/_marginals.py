@@ -13,7 +13,7 @@ Intervals.  With ``postprocess="none"`` the consistent marginals are an affine f
 the groups' unbiased estimates, so a linear query :math:`w` of them is unbiased with
 variance :math:`\sum_g u_g^\top \Sigma_g u_g`, :math:`u = C^\top w`
 (:meth:`Consistency.adjoint`, :func:`._covariance.quadratic_form`): normal intervals,
-whose coverage ``tests/local/test_multi_marginals.py`` measures by simulation.  After
+whose coverage ``tests/local/multi/test_calm.py`` measures by simulation.  After
 Norm-Sub, and for maximum-entropy answers, the point estimate is no longer linear; their
 intervals are those of the linear estimate of the same query (projection answers) or none
 (maximum entropy, ``details["no_interval"]``).
