@@ -53,7 +53,8 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),
             _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding),
             *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
-    return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows))
+    return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows), colluding,
+                  tokens_each)
 
 
 def _placed(config: Any):

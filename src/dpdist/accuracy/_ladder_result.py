@@ -26,6 +26,8 @@ class Ladder:
     shape : str
         The public data shape of the errors; ``counts`` its item counts at ``n``.
     rows : tuple of LadderRow
+    colluding, tokens_each : int
+        Devices the collector or server runs or knows, and reports one relay credential admits.
     """
 
     config: dict
@@ -35,6 +37,8 @@ class Ladder:
     shape: str
     counts: tuple
     rows: tuple
+    colluding: int = 0
+    tokens_each: int = 1
 
     def row(self, model: str) -> LadderRow:
         """The row of ``model`` (``"local"``, ``"shuffled"``, ``"sample-and-threshold"``, ``"central (discrete
@@ -48,6 +52,7 @@ class Ladder:
         """JSON-safe form (what ``dpdist explain --ladder --json`` prints)."""
         return {"config": self.config, "n": self.n, "epsilon": self.epsilon, "delta": self.delta, "shape": self.shape,
                 "neighbouring": "replace", "counts": list(self.counts),
+                "colluding": self.colluding, "tokens_each": self.tokens_each,
                 "error": "mean over the items of the squared error of the estimated frequency (mse), its variance "
                          "part, and rmse = sqrt(mse)",
                 "rows": [row.to_dict() for row in self.rows]}

@@ -61,7 +61,7 @@ def _drawer(rungs: Ladder, row, counts: np.ndarray, rng: np.random.Generator):
     if row.model == "central (Gaussian)":
         return lambda: gaussian_mechanism(counts, CENTRAL_SENSITIVITY["l2"], rungs.epsilon, rungs.delta, rng)[0] / n
     if row.model == "secure aggregation":
-        shape = n / parameters["honest_devices"]
+        shape = n / (n - rungs.colluding)  # the ladder's own colluding devices, not the row's word for them
         success = -math.expm1(-rungs.epsilon / CENTRAL_SENSITIVITY["l1"])  # 1 - alpha
 
         def summed() -> np.ndarray:
