@@ -78,10 +78,10 @@ def enumerated_removal(epsilon: float, p: Fraction, threshold: int, holders: int
     return max(hockey(released(n, p, threshold), released(n + 1, p, threshold), epsilon) for n in range(holders))
 
 
-@pytest.mark.parametrize("epsilon, p, threshold", [(0.02, Fraction(1, 25), 2), (0.1, Fraction(1, 5), 2),
+@pytest.mark.parametrize("epsilon, p, threshold", [(0.05, Fraction(1, 10), 2), (0.1, Fraction(1, 5), 2),
                                                    (0.3, Fraction(1, 5), 2)])
 def test_the_removal_direction_is_the_enumerated_maximum_and_vanishes_past_log_one_over_one_minus_p(epsilon, p, threshold):
-    truth = enumerated_removal(epsilon, p, threshold, 80)
+    truth = enumerated_removal(epsilon, p, threshold, 50)  # the worst count of other holders: 18 and 8
     assert _direction_delta(epsilon, float(p), threshold, "remove") == pytest.approx(truth, rel=1e-9, abs=1e-300)
     assert (truth == 0.0) == (epsilon >= -math.log1p(-float(p)))
 

@@ -50,9 +50,9 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     chosen = get_shape(OWNER, shape)
     counts = counts_of(chosen.item_probabilities(protocol.domain_size), n)
     epsilon = float(protocol.guarantee.epsilon)
+    thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding)  # first: may refuse
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),
-            _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding),
-            *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
+            thresholded, *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
     return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows), colluding,
                   tokens_each)
 
