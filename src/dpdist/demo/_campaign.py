@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +77,7 @@ def run_campaign_demo(devices: int = 1000, js_devices: int | None = None, second
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="dpdist-demo-") as directory:
         try:
             with _Service(Path(directory)) as service:
-                return _run(service, values, js_count, seconds, shown, Path(directory))
+                return _run(service, values, js_count, seconds, shown)
         except KeyboardInterrupt:
             print("\ndemo: interrupted; the devices and the service are stopped.", flush=True)
             return 130
@@ -200,14 +201,14 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
         process.wait()
 
 
-def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
+def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool) -> int:
     from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
         admin.open_campaign(CAMPAIGN)
         _print_start(admin, service, len(values), js_devices)
-        population = _Population(service.url, values, js_devices, directory)
+        population = _Population(service.url, values, js_devices)
         population.start()
         deadline = time.monotonic() + seconds
         try:
@@ -292,8 +293,8 @@ def _print_final(admin, population: "_Population") -> None:
 class _Population:
     """The devices: Python threads each submitting one report per request, and one Node process for the rest."""
 
-    def __init__(self, url: str, values: np.ndarray, js_devices: int, directory: Path):
-        self.url, self.directory = url, directory
+    def __init__(self, url: str, values: np.ndarray, js_devices: int):
+        self.url = url
         split = values.size - js_devices
         self.python_values, self.js_values = values[:split], values[split:]
         self.sent_python = self.sent_js = 0
@@ -344,9 +345,9 @@ class _Population:
     def _start_node(self) -> None:
         from ..serve._assets import clients_js_dir  # lazy: the service's code loads only when it runs (dpdist[serve])
 
-        script = self.directory / "devices.mjs"
-        script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))
-        self._node = subprocess.Popen(["node", str(script), self.url, CAMPAIGN], stdin=subprocess.PIPE,
+        script = Path(str(resources.files("dpdist.demo") / "_devices.mjs"))  # the JavaScript devices (package data)
+        client = (clients_js_dir() / "src" / "index.js").as_uri()
+        self._node = subprocess.Popen(["node", str(script), self.url, CAMPAIGN, client], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **_child_options())
         assert self._node.stdin is not None, "started with stdin=PIPE"
         self._node.stdin.write(json.dumps(self.js_values.tolist()))
@@ -378,23 +379,3 @@ class _Population:
             self.errors.append(f"a JavaScript device could not submit (node exited with status {self._node.returncode}): "
                                + (lines[-1][:300] if lines else "no message"))
 
-
-#: The JavaScript devices: each value is one device (its own Client and in-memory ledger) sending one report.
-_NODE_DEVICES = """
-import { Client } from 'CLIENT_URL';
-
-class Memory {
-  constructor() { this.items = new Map(); }
-  getItem(key) { return this.items.has(key) ? this.items.get(key) : null; }
-  setItem(key, value) { this.items.set(key, String(value)); }
-}
-
-const [server, campaign] = process.argv.slice(2);
-let text = '';
-for await (const chunk of process.stdin) text += chunk;
-for (const item of JSON.parse(text)) {
-  const device = new Client(server, campaign, { memoStorage: new Memory(), retries: 3 });
-  await device.submit(item);
-  process.stdout.write('sent\\n');
-}
-"""
