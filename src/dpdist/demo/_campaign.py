@@ -8,7 +8,10 @@ request, through the public API only (the Python client :class:`dpdist.client.Cl
 and the JavaScript client under Node.js when ``node`` is installed).  It prints the
 dashboard and participation URLs, the live estimate with its 95% band as reports
 arrive, what the campaign's epsilon buys (``GET .../explain``), and at the end the
-estimate beside the devices' true shares.
+estimate beside the devices' true shares.  A share it prints is the estimate projected
+onto the shares (:func:`dpdist.postprocess.project_simplex`: each at least 0, all summing
+to 1; the unbiased estimate of a rare block can be negative), beside the service's 95%
+band (clipped to [0, 1], what a share can be).
 
 Its simulated devices all send from one address (127.0.0.1), so its service runs with
 the rate settings of such a simulation, :data:`RATE_OPTIONS` (no per-address rate limit;
@@ -45,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from .._rng import check_rng
+from ..postprocess import project_simplex
 from .._validation import Integer, Interval, check_param
 from ..errors import DPDistError, ServiceUnavailableError
 from ._flights import load_departure_minutes
@@ -257,13 +261,14 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
 
 
 def _band(document: dict):
-    """``(n, frequencies, low, high)`` of an estimate document, read defensively (None before the first report)."""
+    """``(n, shares, low, high)`` of an estimate document, read defensively (None before the first report): the
+    estimate projected onto the shares (each >= 0, summing to 1), and its served band."""
     estimate = document.get("estimate") or {}
     band = estimate.get("band") or {}
     frequencies = estimate.get("frequencies")
     if frequencies is None:
         return document.get("n", 0), None, None, None
-    return document.get("n", 0), frequencies, band.get("low"), band.get("high")
+    return document.get("n", 0), project_simplex(frequencies), band.get("low"), band.get("high")
 
 
 def _print_progress(admin, population: "_Population") -> None:
@@ -280,7 +285,8 @@ def _print_final(admin, population: "_Population") -> None:
     sent = np.concatenate([population.python_values[population.acknowledged], population.js_values[: population.sent_js]])
     truth = np.bincount(sent, minlength=len(LABELS)) / max(sent.size, 1)
     print(f"\nestimate from {n:,} reports ({population.sent_python:,} Python, {population.sent_js:,} JavaScript), "
-          "with its 95% band, beside the devices' true shares:")
+          "with its 95% band, beside the devices' true shares (the estimate projected onto the shares: each >= 0, "
+          "summing to 1; the band clipped to [0, 1]):")
     print(f"  {'block':<8} {'estimate':>9} {'95% band':>18} {'true':>7}")
     for item, label in enumerate(LABELS):
         if frequencies is None:
