@@ -576,13 +576,6 @@ def test_the_access_log_holds_no_client_address_batch_id_or_token_by_default(tmp
     assert ADMIN_TOKEN not in text and "token=" not in text
 
 
-def test_the_dashboard_never_forwards_a_token_from_its_query_string(tmp_path):
-    from dpdist.serve._dashboard import dashboard_html
-
-    page = dashboard_html("commute")
-    assert "location.search" in page and 'delete("token")' in page
-
-
 @pytest.mark.slow  # uvicorn on a socket
 def test_arrival_times_are_stored_to_the_minute(tmp_path):
     path = tmp_path / "c.sqlite"
