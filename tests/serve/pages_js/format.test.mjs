@@ -1,5 +1,5 @@
 // The service's page scripts' numbers (src/dpdist/serve/_web/static/format.js) under node's test runner
-// (run by tests/serve/test_serve_pages.py).
+// (run by tests/serve/test_pages.py).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -1,5 +1,5 @@
 // The pages' admin token (src/dpdist/serve/_web/static/token.js) with a stand-in window, under node's test runner
-// (run by tests/serve/test_serve_pages.py; tests/serve/test_serve_pages.py also drives the real pages in Chromium).
+// (run by tests/serve/test_pages.py; tests/serve/test_pages.py also drives the real pages in Chromium).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
