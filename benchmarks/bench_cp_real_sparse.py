@@ -25,7 +25,7 @@ categories hold 95 % of the mass (real columns are skewed: the effective sparsit
 
 Usage::
 
-    uv run python benchmarks/bench_cp_real_sparse.py            # 5 runs per cell (about 5 CPU-minutes)
+    uv run python benchmarks/bench_cp_real_sparse.py            # 5 runs per cell (about 7 CPU-minutes)
     uv run python benchmarks/bench_cp_real_sparse.py --runs 2   # quicker
 """
 
@@ -91,6 +91,18 @@ def run(cp, hr, oue, frequencies: np.ndarray, users: int, rng: np.random.Generat
     }
 
 
+HEADER = ("| data | s | s_95 | n | CP, s chosen | CP, told s | CP, best s | s chosen | best s | HR | OUE | "
+          "HR / CP | OUE / CP |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def table_line(row: dict) -> str:
+    """One row of the table (docs/frequency.md quotes them; tests/local/test_cp_real_sparse.py reads them back)."""
+    chosen, best = row["s_chosen"], row["s_best"]
+    return (f"| {row['data']} | {row['s']} | {row['s_95']} | {row['n']:.0e} | {row['cp']:.3f} | {row['cp_told']:.3f} | "
+            f"{row['cp_best']:.3f} | {chosen[0]}-{chosen[-1]} | {best[0]}-{best[-1]} | {row['hr']:.3f} | "
+            f"{row['oue']:.3f} | {row['hr'] / row['cp']:.2f} | {row['oue'] / row['cp']:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -100,9 +112,7 @@ def main() -> None:
     hr = local.make("hr", epsilon=EPSILON, domain_size=K)
     oue = local.make("oue", epsilon=EPSILON, domain_size=K)
     rows = []
-    print("| data | s | s_95 | n | CP, s chosen | CP, told s | CP, best s | s chosen | best s | HR | OUE | "
-          "HR / CP | OUE / CP |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(HEADER)
     for data_index, (name, frequencies) in enumerate(columns().items()):
         s95 = int(np.searchsorted(np.cumsum(frequencies), 0.95) + 1)
         for users_index, users in enumerate(USERS):
@@ -113,9 +123,7 @@ def main() -> None:
             best = sorted({int(row["s_best"]) for row in results})
             rows.append({"data": name, "s": int(frequencies.size), "s_95": s95, "n": users, "runs": args.runs, **mean,
                          "s_chosen": chosen, "s_best": best})
-            print(f"| {name} | {frequencies.size} | {s95} | {users:.0e} | {mean['cp']:.3f} | {mean['cp_told']:.3f} | "
-                  f"{mean['cp_best']:.3f} | {chosen[0]}-{chosen[-1]} | {best[0]}-{best[-1]} | {mean['hr']:.3f} | "
-                  f"{mean['oue']:.3f} | {mean['hr'] / mean['cp']:.2f} | {mean['oue'] / mean['cp']:.2f} |", flush=True)
+            print(table_line(rows[-1]), flush=True)
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
 
 
