@@ -5,7 +5,7 @@
 // STEPS_JSON is a list of ["wait", EXPRESSION] (until it is truthy, 60 s at most), ["eval", EXPRESSION]
 // (awaited; its value is kept) and ["screenshot", PNG_PATH] (the whole page, 1000 CSS pixels wide, as a PNG file).  Content-Security-Policy violations are recorded from before the page's
 // first script.  Prints one JSON object: {"values": [...each eval's value], "csp": [...violated directives]}.
-// Used by tests/serve/test_serve_operations.py; the protocol client is tests/devtools.mjs.
+// Used by tests/serve/test_operations.py; the protocol client is tests/devtools.mjs.
 
 import { writeFileSync } from 'node:fs';
 

@@ -218,6 +218,9 @@ NOT_READ_BACK = {
     "Spent": "a session's running total (the accountant branch, issue 58): written in a BudgetStatement",
     "Plan": "explain --plan's table (the accountant branch, issue 58): printed and written, not read back yet",
     "PlanRow": "a row of a Plan (the same)",
+    "Ladder": "explain --ladder's table (issue 58): printed and written, computed again from its public inputs, not read "
+              "back",
+    "LadderRow": "a row of a Ladder (the same)",
 }
 
 

@@ -25,8 +25,8 @@ from dpdist._guard import uvicorn_options
 from dpdist.serve._limits import Limits
 from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
-from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("pyhpke")
 

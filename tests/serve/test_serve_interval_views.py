@@ -6,8 +6,8 @@ dashboard [55k, 113k]): each view asks with its own query string, so each was a 
 computation.  The bootstrap's stream is now keyed by the state (config, aggregate, options):
 these tests ask the service with the query strings of each view (the dashboard's and the
 Python client's: none; ``dpdist campaign estimate``: ``level=0.95``; the dashboard with a
-stop width) and print the CLI's text from the document, in process; ``tests/serve/test_serve.py``
-and ``tests/serve/test_serve_dashboard.py`` run the CLI and the page against a real server.
+stop width) and print the CLI's text from the document, in process; ``tests/cli/test_serve.py``
+and ``tests/serve/test_dashboard.py`` run the CLI and the page against a real server.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ import pytest
 from dpdist import local
 from dpdist.client import Client
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url
-from test_serve_abuse import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("starlette")
 

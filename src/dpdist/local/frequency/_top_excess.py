@@ -52,7 +52,7 @@ they depend on :math:`N`, not on the counts), and its p-value is the smallest bo
 number (Bonferroni): **a campaign of honest reports is flagged with probability at most**
 ``alpha`` (:data:`ALPHA`, :math:`10^{-6}`), for every :math:`N` and population.  The bound is
 tightest for a point mass (all of :math:`G` on one item); measured in
-``tests/local/test_top_excess.py`` and ``benchmarks/bench_poisoning_detection.py``.
+``tests/local/frequency/test_top_excess.py`` and ``benchmarks/bench_poisoning_detection.py``.
 
 **What it sees and what it cannot** (GRR, :math:`\varepsilon = 1`, :math:`d = 128`,
 :math:`N = 10^5`, Zipf(1), a target of frequency 0.0018, 100 campaigns per share; docs/frequency.md,

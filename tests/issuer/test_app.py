@@ -1,7 +1,7 @@
 """Issue 44: ``dpdist issuer`` in process: keys, credentials, the policy (at most tokens_each tokens per credential,
 spent durably before the answer), retries answered from the store, concurrency, bad input, the limits.
 
-The end-to-end test over a real socket with the command line is tests/relay/test_issuer_cli.py.
+The end-to-end test over a real socket with the command line is tests/cli/test_issuer.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``dpdist campaign estimate`` as text (issue 30 item 3): values by label, the fixed-n and anytime intervals side
 by side, what each means and the stop readout; from the same document the service serves (no server here: the
-service's own ``served_estimate`` builds it; tests/serve/test_serve.py runs the command end to end)."""
+service's own ``served_estimate`` builds it; tests/cli/test_serve.py runs the command end to end)."""
 
 from __future__ import annotations
 

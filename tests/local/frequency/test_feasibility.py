@@ -86,7 +86,7 @@ def _population(kind: str, d: int, n: int, rng) -> np.ndarray:
 def test_clean_campaigns_raise_no_alarm(name):
     """40 seeded clean campaigns per protocol (n = 2,000-50,000; point mass, two items, Zipf, uniform): no flag at
     the service's level, and the p-value bound is super-uniform: P[p <= 0.05] <= 0.05 + 3 sd of a rate over 40
-    (0.153).  tests/local/test_feasibility.py::test_200_clean_campaigns_raise_no_alarm (slow) runs 200 per protocol."""
+    (0.153).  tests/local/frequency/test_feasibility.py::test_200_clean_campaigns_raise_no_alarm (slow) runs 200 per protocol."""
     _clean_campaigns(name, runs=40, seed=1)
 
 

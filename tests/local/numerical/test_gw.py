@@ -99,7 +99,7 @@ def test_matrix_averages_the_channel_and_privatize_samples_it(params):
 
 @pytest.mark.parametrize("params", [SHAPES[0], SHAPES[3]], ids=["triangle", "trapezoid-0.6"])
 def test_ems_recovers_beta_5_2(params):
-    # Tolerance as for sw (tests/local/test_square_wave.py): 0.02 vs 0.21 for the uniform guess; the paper's
+    # Tolerance as for sw (tests/local/numerical/test_sw.py): 0.02 vs 0.21 for the uniform guess; the paper's
     # Fig. 5 shows the other shapes within a factor ~2 of SW, whose W1 here is ~0.005-0.01.
     protocol = local.make("gw", epsilon=1.0, bins=64, **params)
     values = np.random.default_rng(5).beta(5, 2, 50_000)

@@ -219,7 +219,7 @@ def _beta_aggregate(protocol, n, seed):
 
 def test_em_log_likelihood_never_decreases_and_stops_by_the_paper_rule():
     protocol = local.make("sw", epsilon=1.0, bins=64)
-    # the paper's plain iteration (SQUAREM's trace is checked in test_em_acceleration.py)
+    # the paper's plain iteration (SQUAREM's trace is checked in tests/local/test_em.py)
     estimate = protocol.estimate(_beta_aggregate(protocol, 20_000, seed=3), method="em", accelerate=False)
     trace = estimate.details["loglikelihood"]
     assert estimate.details["converged"] and estimate.details["tolerance"] == pytest.approx(1e-3 * math.e)

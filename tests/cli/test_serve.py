@@ -38,7 +38,7 @@ def postgres():
 
 
 # a dpdist serve subprocess per database: end to end, so every test that takes it is slow (the app in-process is
-# tested in the fast loop by test_serve_app.py and its neighbours, through Starlette's TestClient)
+# tested in the fast loop by tests/serve/test_app.py and its neighbours, through Starlette's TestClient)
 @pytest.fixture(scope="module", params=[pytest.param("sqlite", marks=pytest.mark.slow),
                                         pytest.param("postgresql", marks=pytest.mark.slow)])
 def server(request, tmp_path_factory):
