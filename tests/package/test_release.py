@@ -68,7 +68,11 @@ def test_the_metadata_states_what_twine_and_pypi_show():
     assert project["license"] == "BSD-3-Clause" and (ROOT / "LICENSE").is_file()
     assert "readme" in project["dynamic"]  # the README with absolute links (hatch-fancy-pypi-readme)
     hook = _pyproject()["tool"]["hatch"]["metadata"]["hooks"]["fancy-pypi-readme"]
-    assert hook["content-type"] == "text/markdown" and hook["fragments"] == [{"path": "README.md"}]
+    # the README in two fragments around its block that is true only before the upload (issue 64 item 11)
+    assert hook["content-type"] == "text/markdown" and hook["fragments"] == [
+        {"path": "README.md", "end-before": "<!-- pypi-description: skip start"},
+        {"path": "README.md", "start-after": "<!-- pypi-description: skip end -->\n"},
+    ]
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(project["urls"])
     # the Python classifiers start at requires-python's floor
     floor = re.fullmatch(r">=3\.(\d+)", project["requires-python"]).group(1)
