@@ -1,0 +1,102 @@
+"""The Java client (clients/java): its build, its JUnit tests, its jar, and the cross-language proofs that need no server.
+
+- ``clients/java/build.sh OUT test`` (javac at the Java 11 level, jar, Debian's JUnit 5 console launcher) runs from
+  here, so ``uv run pytest`` covers the JUnit tests (a failing test fails this one, with JUnit's summary);
+- the jar holds the classes, the README and the licence, the sources jar every source: a program compiled against the
+  jar alone (``javac -cp dpdist-client-VERSION.jar``, as an Android or Kotlin project depends on it) privatizes, and
+  Python reads its record;
+- the version is dpdist's (one version for the wheel, the JavaScript client and the Java client).
+
+Without a JDK (or JUnit 5) the tests skip, except under CI (``CI=true``), where a missing JDK fails (``.ci/run``
+installs ``default-jdk-headless`` and ``junit5``).  Slow: the build and the JUnit run take about 20 CPU-s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import dpdist
+from dpdist import io, local
+from java_support import CLIENT, java_tools, junit_jar
+
+pytestmark = pytest.mark.slow
+
+VERSION = re.search(r'String VERSION = "([^"]+)"', (CLIENT / "src/main/java/org/dpdist/client/DpDist.java").read_text())[1]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The jar, the sources jar and the classes that build.sh makes (once for the module, without the tests)."""
+    java_tools()
+    out = tmp_path_factory.mktemp("java-build")
+    result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def test_the_junit_tests_pass(tmp_path):
+    java_tools()
+    junit = junit_jar()
+    result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(tmp_path), "test"], capture_output=True, text=True, timeout=1200,
+                            env={**os.environ, "JUNIT_JAR": str(junit)})
+    summary = result.stdout[-6000:] + result.stderr[-3000:]
+    assert result.returncode == 0, summary
+    found = int(re.search(r"(\d+) tests found", result.stdout)[1])
+    assert found >= 100 and " 0 tests failed" in result.stdout, summary
+
+
+def test_the_version_is_dpdists():
+    assert VERSION == dpdist.__version__
+
+
+def test_the_jar_holds_the_classes_readme_and_licence_and_the_sources_jar_every_source(built):
+    jar = built / f"dpdist-client-{VERSION}.jar"
+    sources = built / f"dpdist-client-{VERSION}-sources.jar"
+    with zipfile.ZipFile(jar) as archive:
+        names = set(archive.namelist())
+    assert {"README.md", "LICENSE", "org/dpdist/client/DpDist.class", "org/dpdist/client/protocols/GRR.class"} <= names
+    assert not any(name.endswith(".java") or "Test" in name for name in names)
+    with zipfile.ZipFile(sources) as archive:
+        listed = set(archive.namelist())
+    expected = {str(path.relative_to(CLIENT / "src/main/java")) for path in (CLIENT / "src/main/java").rglob("*.java")}
+    assert expected <= listed and "README.md" in listed
+
+
+APP = """
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import org.dpdist.client.DpDist;
+
+public final class App {
+    public static void main(String[] arguments) throws Exception {
+        byte[] record = DpDist.privatizeRecord(arguments[0], Arrays.asList(3, 1, 4, 1, 5, 9, 2, 6));
+        Files.write(Paths.get(arguments[1]), record);
+        System.out.println(DpDist.fromConfig(arguments[0]).name);
+    }
+}
+"""
+
+
+def test_a_program_compiled_against_the_jar_alone_privatizes_and_python_reads_its_record(built, tmp_path):
+    javac, java = java_tools()
+    jar = built / f"dpdist-client-{VERSION}.jar"
+    (tmp_path / "App.java").write_text(APP)
+    compiled = subprocess.run([javac, "--release", "11", "-cp", str(jar), "-d", str(tmp_path), str(tmp_path / "App.java")],
+                              capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stderr
+    protocol = local.make("oue", epsilon=1.0, domain_size=10)
+    out = tmp_path / "reports.bin"
+    result = subprocess.run([java, "-cp", f"{jar}:{tmp_path}", "App", json.dumps(protocol.config()), str(out)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "oue", result.stderr
+    batch = io.read_reports(out, protocol)
+    assert batch.n_read == batch.n_valid == 8 and batch.rejected == {}
+    assert io.encode_record(protocol, batch.reports) == out.read_bytes()  # byte for byte Python's writer
