@@ -3,7 +3,7 @@
 ``java_tools()`` finds ``javac`` and ``java`` (a test skips without them, except under CI, where a missing JDK fails:
 ``.ci/run`` installs it); ``classpath()`` compiles the client (``clients/java/src/main``, Java 11 language and API
 level, as Android's desugared library), its tests (``src/test``, against Debian's JUnit 5) and the conformance driver
-(``tests/JavaConformanceDriver.java``) once per source state, into a cache folder named by the sources' hash, and
+(``tests/JavaConformanceDriver.java``) and the device driver (``tests/JavaDeviceDriver.java``) once per source state, into a cache folder named by the sources' hash, and
 returns the class path; ``java_registry()`` is the client's registry as the driver reads it (its protocol classes),
 and ``java_implements(protocol)`` says whether the client randomizes a protocol's config.
 """
@@ -25,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / "clients" / "java"
 DRIVER = ROOT / "tests" / "JavaConformanceDriver.java"
+DEVICE = ROOT / "tests" / "JavaDeviceDriver.java"
 #: Debian's JUnit 5 (package junit5): the console launcher with the Jupiter API and engine in one jar
 JUNIT = Path("/usr/share/java/junit-platform-console-standalone.jar")
 
@@ -51,8 +52,8 @@ def junit_jar() -> Path:
 
 
 def sources() -> list[Path]:
-    """Every source the build reads: the client's main and test sources and the driver."""
-    return sorted(CLIENT.joinpath("src").rglob("*.java")) + [DRIVER]
+    """Every source the build reads: the client's main and test sources and the two drivers."""
+    return sorted(CLIENT.joinpath("src").rglob("*.java")) + [DRIVER, DEVICE]
 
 
 def _digest(files: list[Path]) -> str:
@@ -63,7 +64,7 @@ def _digest(files: list[Path]) -> str:
 
 
 def compile_client(javac: str, out: Path, junit: Path) -> None:
-    """``javac --release 11`` of the client into ``out/classes``, of its tests and the driver into ``out/test-classes``."""
+    """``javac --release 11`` of the client into ``out/classes``, of its tests and the drivers into ``out/test-classes``."""
     main = sorted(str(path) for path in CLIENT.joinpath("src", "main").rglob("*.java"))
     tests = sorted(str(path) for path in CLIENT.joinpath("src", "test").rglob("*.java"))
     for folder in ("classes", "test-classes"):
@@ -71,7 +72,7 @@ def compile_client(javac: str, out: Path, junit: Path) -> None:
     commands = [
         [javac, "--release", "11", "-Xlint:all", "-Werror", "-encoding", "UTF-8", "-d", str(out / "classes"), *main],
         [javac, "--release", "11", "-encoding", "UTF-8", "-cp", f"{out / 'classes'}{os.pathsep}{junit}", "-d",
-         str(out / "test-classes"), *tests, str(DRIVER)],
+         str(out / "test-classes"), *tests, str(DRIVER), str(DEVICE)],
     ]
     for command in commands:
         result = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -123,3 +124,12 @@ def java_implements(protocol) -> bool:
         return False
     inners = getattr(protocol, "inner_protocols", ()) if protocol.tags.kind == "multi" else ()
     return all(inner.name in registry["attributes"] for inner in inners)
+
+
+def run_device(request: dict, timeout: float = 600) -> dict:
+    """One device of the Java client (``tests/JavaDeviceDriver.java``) doing ``request``: its last line of output, parsed
+    (``{"acks": [...]}``, or ``{"error": {...}}`` for a refusal), with its exit status under ``"status"``."""
+    result = run_java(["JavaDeviceDriver", json.dumps(request)], timeout=timeout)
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode in (0, 3) and lines, result.stdout[-2000:] + result.stderr[-4000:]
+    return {**json.loads(lines[-1]), "status": result.returncode}

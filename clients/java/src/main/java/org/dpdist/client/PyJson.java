@@ -45,7 +45,7 @@ public final class PyJson {
         return sign + digits.substring(0, point) + "." + digits.substring(point);
     }
 
-    private static String zeros(int count) {
+    static String zeros(int count) {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < count; i++) out.append('0');
         return out.toString();
