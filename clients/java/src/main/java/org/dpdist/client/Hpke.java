@@ -145,6 +145,21 @@ public final class Hpke {
         }
     }
 
+    /**
+     * OpenBase(enc, skR, info, aad, ct): the recipient's side (the collector's), which a device never runs; the client's
+     * tests open what it sealed with it, as the collector's pyhpke does.
+     */
+    static byte[] open(byte[] enc, byte[] recipientPrivateKey, byte[] info, byte[] aad, byte[] ciphertext) throws GeneralSecurityException {
+        byte[] dh = x25519(recipientPrivateKey, enc);
+        byte[] kemContext = Bytes.concat(enc, publicKeyOf(recipientPrivateKey));
+        byte[] prk = labeledExtract(KEM_SUITE, new byte[0], "eae_prk", dh);
+        byte[][] schedule = keySchedule(labeledExpand(KEM_SUITE, prk, "shared_secret", kemContext, KEY_BYTES), info);
+        Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        cipher.init(Cipher.DECRYPT_MODE, new SecretKeySpec(schedule[0], "AES"), new GCMParameterSpec(128, schedule[1]));
+        cipher.updateAAD(aad);
+        return cipher.doFinal(ciphertext);
+    }
+
     /** SealBase(pkR, info, aad, pt) with the ephemeral key derived from {@code ikmE} (tests give the RFC's). */
     public static Sealed seal(byte[] recipientPublicKey, byte[] info, byte[] aad, byte[] plaintext, byte[] ikmE) {
         if (recipientPublicKey.length != KEY_BYTES) throw new InvalidParameterError("An X25519 public key has 32 bytes. Got " + recipientPublicKey.length + ".");
