@@ -1,14 +1,19 @@
 package org.dpdist.client;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.security.SecureRandom;
+import java.util.Arrays;
 
 /**
  * Random draws for the randomizers: uniform integers without modulo bias and Bernoulli draws whose probability is
  * exactly the given double, all from uniform 32-bit words, with the draw rules of the JavaScript client's
  * {@code src/random.js} (the same words give the same draws, call for call).
  *
- * <p>The words come from {@link SecureRandom} (the platform's CSPRNG); only tests subclass this with a deterministic
- * {@link #fill}.  Nothing here uses {@code java.util.Random} or {@code Math.random}.
+ * <p>The words come from a CSPRNG: by default AES-256-CTR with fast key erasure keyed from {@link SecureRandom}
+ * ({@link KeyErasureStream}), or a {@code SecureRandom} the caller gives; only tests subclass this with a deterministic
+ * {@link #fill}.  Nothing here uses {@code java.util.Random} or {@code Math.random}.  A source is one stream: it is not
+ * for several threads at once ({@link #secureSource()} gives each thread its own).
  */
 public class RandomSource {
     private static final long WORD = 1L << 32;
@@ -16,46 +21,50 @@ public class RandomSource {
     /** Words fetched from the generator at once (as the JavaScript client's buffer: its draws skip the same words). */
     public static final int BUFFER_WORDS = 16384;
 
-    private static RandomSource shared;
+    private static final ThreadLocal<RandomSource> SHARED = ThreadLocal.withInitial(RandomSource::new);
 
     private final SecureRandom random;
+    private final KeyErasureStream stream;
     private final int[] buffer = new int[BUFFER_WORDS];
+    private byte[] bytes = new byte[0];
     private int next = BUFFER_WORDS;
 
-    /** A source drawing from a new {@link SecureRandom}. */
+    /** A source drawing from AES-256-CTR with fast key erasure, keyed from a new {@link SecureRandom}. */
     public RandomSource() {
-        this(new SecureRandom());
+        this.random = new SecureRandom();
+        this.stream = new KeyErasureStream(random);
     }
 
-    /** A source drawing from {@code random} (the platform's CSPRNG). */
+    /** A source drawing from {@code random} itself (a platform CSPRNG the caller chooses, e.g. Android's, which is fast). */
     public RandomSource(SecureRandom random) {
         if (random == null) throw new InvalidParameterError("The 'random' argument of RandomSource must be a SecureRandom. Got null.");
         this.random = random;
+        this.stream = null;
     }
 
     /** For subclasses that override {@link #fill} (tests): no generator of its own. */
     protected RandomSource(boolean deterministic) {
         this.random = null;
+        this.stream = null;
     }
 
-    /** The shared CSPRNG-backed source used when none is given. */
-    public static synchronized RandomSource secureSource() {
-        if (shared == null) shared = new RandomSource();
-        return shared;
+    /** This thread's CSPRNG-backed source, used when none is given. */
+    public static RandomSource secureSource() {
+        return SHARED.get();
     }
 
-    /** Whether this source draws from a {@link SecureRandom} (not an injected, reproducible one). */
+    /** Whether this source draws from a CSPRNG (not an injected, reproducible one). */
     public boolean secure() {
         return random != null;
     }
 
     /** Fill {@code words} with uniform 32-bit words (a subclass's deterministic stream replaces this in tests only). */
     protected void fill(int[] words) {
-        byte[] bytes = new byte[4 * words.length];
-        random.nextBytes(bytes);
-        for (int i = 0, at = 0; i < words.length; i++, at += 4) {
-            words[i] = (bytes[at] & 0xff) | (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) << 16 | (bytes[at + 3] & 0xff) << 24;
-        }
+        if (bytes.length != 4 * words.length) bytes = new byte[4 * words.length];
+        if (stream != null) stream.nextBytes(bytes);
+        else random.nextBytes(bytes);
+        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(words);
+        Arrays.fill(bytes, (byte) 0);
     }
 
     /** One uniform integer in [0, 2^32). */

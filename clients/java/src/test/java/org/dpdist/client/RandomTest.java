@@ -83,9 +83,50 @@ class RandomTest {
     }
 
     @Test
+    void theDefaultStreamIsAes256CtrWithFastKeyErasure() throws Exception {
+        byte[] key = new byte[32];
+        for (int i = 0; i < 32; i++) key[i] = (byte) i;
+        java.security.SecureRandom seed = new PrivacyPassTest.Scripted(key);
+        KeyErasureStream stream = new KeyErasureStream(seed);
+        javax.crypto.Cipher aes = javax.crypto.Cipher.getInstance("AES/CTR/NoPadding");
+        aes.init(javax.crypto.Cipher.ENCRYPT_MODE, new javax.crypto.spec.SecretKeySpec(key, "AES"), new javax.crypto.spec.IvParameterSpec(new byte[16]));
+        byte[] keystream = aes.doFinal(new byte[32 + 64]);
+        byte[] first = new byte[64];
+        stream.nextBytes(first);
+        // the first 32 bytes of the keystream are the next key, never output; the output is the rest
+        org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOfRange(keystream, 32, 96), first);
+        aes.init(javax.crypto.Cipher.ENCRYPT_MODE, new javax.crypto.spec.SecretKeySpec(java.util.Arrays.copyOf(keystream, 32), "AES"),
+            new javax.crypto.spec.IvParameterSpec(new byte[16]));
+        byte[] next = aes.doFinal(new byte[32 + 64]);
+        byte[] second = new byte[64];
+        stream.nextBytes(second);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(java.util.Arrays.copyOfRange(next, 32, 96), second);
+    }
+
+    @Test
+    void theDefaultSourcesWordsAreUniform() {
+        RandomSource source = new RandomSource();
+        long[] counts = new long[256];
+        for (int i = 0; i < 256_000; i++) counts[(int) (source.word() >>> 24)] += 1;
+        double[] uniform = new double[256];
+        java.util.Arrays.fill(uniform, 1.0 / 256);
+        assertTrue(Stats.chiSquarePValue(counts, uniform) > Stats.ALPHA);
+    }
+
+    @Test
     void theDefaultSourceIsTheCsprng() {
         RandomSource source = RandomSource.secureSource();
         assertTrue(source.secure());
+        assertTrue(source == RandomSource.secureSource()); // one per thread
+        RandomSource[] other = new RandomSource[1];
+        Thread thread = new Thread(() -> other[0] = RandomSource.secureSource());
+        thread.start();
+        try {
+            thread.join();
+        } catch (InterruptedException interrupted) {
+            throw new IllegalStateException(interrupted);
+        }
+        assertTrue(other[0] != source && other[0].secure());
         assertFalse(new SeededSource(1).secure());
         Set<Long> seen = new HashSet<>();
         for (int i = 0; i < 1000; i++) seen.add(source.word());
