@@ -8,7 +8,7 @@
 - the version is dpdist's (one version for the wheel, the JavaScript client and the Java client).
 
 Without a JDK (or JUnit 5) the tests skip, except under CI (``CI=true``), where a missing JDK fails (``.ci/run``
-installs ``default-jdk-headless`` and ``junit5``).  Slow: the build and the JUnit run take about 20 CPU-s.
+installs a JDK and ``junit5``).  Slow: the build and the JUnit run take about 20 CPU-s.
 """
 
 from __future__ import annotations
