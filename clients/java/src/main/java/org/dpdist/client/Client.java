@@ -115,7 +115,7 @@ public final class Client {
             return this;
         }
 
-        /** How the client talks HTTP ({@link JdkHttpTransport} by default; {@link UrlConnectionTransport} on Android). */
+        /** How the client talks HTTP: {@link JdkHttpTransport} where there is java.net.http, else {@link UrlConnectionTransport} (Android). */
         public Options transport(HttpTransport transport) {
             this.transport = transport;
             return this;
@@ -196,7 +196,7 @@ public final class Client {
         this.serverUrl = serverUrl.replaceAll("/+$", "");
         this.campaignId = campaignId;
         this.options = options;
-        this.transport = options.transport != null ? options.transport : new JdkHttpTransport();
+        this.transport = options.transport != null ? options.transport : HttpTransport.platformDefault();
         this.source = options.source != null ? options.source : RandomSource.secureSource();
         this.wallet = new TokenWallet(options.storage);
         this.issuerCredential = options.issuerCredential;

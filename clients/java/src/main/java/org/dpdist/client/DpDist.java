@@ -14,8 +14,8 @@ import org.dpdist.client.protocols.ProtocolIndex;
  *
  * <pre>{@code
  * String config = "{\"protocol\": \"oue\", \"version\": 1, \"epsilon\": 1.0, \"domain_size\": 1024}"; // proto.config()
- * ReportBatch reports = DpDist.privatize(config, List.of(3, 17, 1023));  // bytes, descr "|u1", shape [3, 128]
- * byte[] record = DpDist.privatizeRecord(config, List.of(42, 7));       // one binary report record (rows shuffled)
+ * ReportBatch reports = DpDist.privatize(config, Arrays.asList(3, 17, 1023));  // bytes, descr "|u1", shape [3, 128]
+ * byte[] record = DpDist.privatizeRecord(config, Arrays.asList(42, 7));       // one binary report record (rows shuffled)
  * }</pre>
  */
 public final class DpDist {

@@ -16,7 +16,7 @@ import org.dpdist.client.protocols.Protocol;
  *
  * <pre>{@code
  * EntryPoint<GRR> grr = new EntryPoint<>(GRR.PROTOCOL, GRR.class, GRR::new);
- * ReportBatch reports = grr.privatize(configJson, List.of(3, 5));
+ * ReportBatch reports = grr.privatize(configJson, Arrays.asList(3, 5));
  * }</pre>
  */
 public final class EntryPoint<P extends Protocol> {

@@ -49,13 +49,13 @@ public final class Hpke {
         return Hkdf.expand(prk, Bytes.concat(u16(length), VERSION_LABEL, suite, Bytes.utf8(label), info), length);
     }
 
-    /** Whether this platform has X25519 key agreement (the JDK since 11). */
+    /** Whether this platform has X25519 key agreement and its key specs (the JDK since 11; an Android provider may not). */
     public static boolean available() {
         try {
             KeyAgreement.getInstance("X25519");
             KeyFactory.getInstance("XDH");
-            return true;
-        } catch (GeneralSecurityException missing) {
+            return NamedParameterSpec.X25519 != null;
+        } catch (GeneralSecurityException | LinkageError missing) {
             return false;
         }
     }

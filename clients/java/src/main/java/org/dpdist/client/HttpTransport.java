@@ -42,4 +42,14 @@ public interface HttpTransport {
 
     /** Send {@code method} to {@code url} with {@code headers} and {@code body} (null: none). */
     Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException;
+
+    /** {@link JdkHttpTransport} where the platform has {@code java.net.http} (a JDK), else {@link UrlConnectionTransport} (Android). */
+    static HttpTransport platformDefault() {
+        try {
+            Class.forName("java.net.http.HttpClient");
+        } catch (ClassNotFoundException | LinkageError none) {
+            return new UrlConnectionTransport();
+        }
+        return new JdkHttpTransport();
+    }
 }

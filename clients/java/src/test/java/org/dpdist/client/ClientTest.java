@@ -103,6 +103,20 @@ class ClientTest {
     }
 
     @Test
+    void androidsHttpUrlConnectionTransportSendsAndRetriesAsTheJdkOne() throws Exception {
+        try (FakeServer server = server(GRR, answers(refusal(503, "unavailable"), DROP))) {
+            Client client = new Client(server.url(), "c", fast().token("secret").transport(new UrlConnectionTransport(10_000)));
+            Map<String, Object> ack = client.submit(3);
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(3, puts.size()); // 503 (its JSON read from the error stream), a dropped connection, then the ack
+            for (FakeServer.Request put : puts) assertArrayEquals(puts.get(0).body, put.body);
+            assertEquals("Bearer secret", puts.get(2).header("Authorization"));
+            assertEquals(puts.get(0).path.substring(puts.get(0).path.lastIndexOf('/') + 1), ack.get("batch_id"));
+        }
+    }
+
+    @Test
     void aFailedAttemptIsRetriedWithTheSameBytesAndBatchId() throws Exception {
         try (FakeServer server = server(GRR, answers(DROP, refusal(503, "unavailable"), refusal(409, "campaign_not_open"), refusal(409, "campaign_changed")))) {
             Client client = new Client(server.url(), "c", fast().retries(5));

@@ -97,7 +97,7 @@ public final class LOLOHA extends FrequencyProtocol implements Longitudinal {
     public Object randomnessToJson(Object randomness) {
         long[] ab = (long[]) randomness;
         long seed = (ab[0] - 1) * prime + ab[1];
-        return List.<Object>of(seed <= (1L << 53) ? (Object) seed : (Object) Long.toString(seed));
+        return java.util.Collections.<Object>singletonList(seed <= (1L << 53) ? (Object) seed : (Object) Long.toString(seed));
     }
 
     @Override

@@ -29,9 +29,9 @@ public final class Threshold extends NumericalProtocol {
     public Threshold(Map<String, Object> config) {
         super(PROTOCOL, config, Params.rules("epsilon", Params.EPSILON, "bounds", Params.bounds(), "cuts", Params.optional(cutsRule()),
             "grid_size", Params.integer(2, 1L << 30), "round", Params.integer(0, Integer.MAX_VALUE)),
-            Params.defaults("bounds", List.of(0.0, 1.0), "cuts", null, "grid_size", 1024L, "round", 0L));
+            Params.defaults("bounds", java.util.Arrays.asList(0.0, 1.0), "cuts", null, "grid_size", 1024L, "round", 0L));
         this.gridSize = ((Number) params.get("grid_size")).longValue();
-        if (params.get("cuts") == null) params.put("cuts", new ArrayList<Object>(List.of(Math.max(gridSize / 2, 1))));
+        if (params.get("cuts") == null) params.put("cuts", new ArrayList<Object>(java.util.Collections.singletonList(Math.max(gridSize / 2, 1))));
         this.config.put("cuts", params.get("cuts"));
         List<?> given = (List<?>) params.get("cuts");
         this.cuts = new long[given.size()];
