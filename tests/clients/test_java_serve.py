@@ -16,7 +16,6 @@ import json
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import numpy as np
