@@ -381,5 +381,11 @@ class ClientTest {
             directory.toFile().setWritable(true);
         }
         assertEquals("ok", storage.withLock(() -> storage.withLock(() -> "ok"))); // nested: one lock
+        // a write that cannot happen (root writes to read-only folders: here the folder is gone, a file in its place)
+        FileStorage lost = new FileStorage(folder.resolve("lost"));
+        Files.delete(folder.resolve("lost"));
+        Files.write(folder.resolve("lost"), new byte[0]);
+        IncompatibleStateError failed = assertThrows(IncompatibleStateError.class, () -> lost.setItem("dpdist-ledger", "{}"));
+        assertTrue(failed.getMessage().contains("could not be saved") && failed.getMessage().contains("nothing that needed it was sent"), failed.getMessage());
     }
 }
