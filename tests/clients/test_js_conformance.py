@@ -38,7 +38,7 @@ def node_results(request) -> dict:
     """The driver's result for every conformance example the session runs, by case id (one node process, shared with
     tests/clients/test_java_conformance.py's comparison of the two clients' records).
 
-    Only the selected examples go to node (``-k krr`` runs one protocol's, as tests/local/test_adding_a_protocol.py
+    Only the selected examples go to node (``-k krr`` runs one protocol's, as tests/docs/test_design.py
     does, not all of them); each keeps its seed (its place in ``CASES``).
     """
     chosen, requests = selected_requests(request, test_the_client_randomizes_as_python_or_refuses)
