@@ -133,3 +133,85 @@ def run_device(request: dict, timeout: float = 600) -> dict:
     lines = result.stdout.strip().splitlines()
     assert result.returncode in (0, 3) and lines, result.stdout[-2000:] + result.stderr[-4000:]
     return {**json.loads(lines[-1]), "status": result.returncode}
+
+
+#: the Android API levels of the JDK classes and members the library references (android_references' lines)
+ANDROID_TABLE = CLIENT / "android-api.txt"
+#: the Android API level the library's README asks of an app (minSdk)
+ANDROID_MIN_SDK = 26
+
+
+def jdk_references(classes: Path) -> dict[str, set[str]]:
+    """Every JDK class, method and field the compiled classes under ``classes`` reference (their constant pools, by
+    ``javap -v``), as ``{reference: {class files holding it}}``; a reference is ``owner`` for a class and
+    ``owner.name:descriptor`` for a member, as javap prints them (``java/nio/file/Files.move:(...)Ljava/nio/file/Path;``)."""
+    javap = str(Path(java_tools()[0]).with_name("javap"))
+    files = sorted(classes.rglob("*.class"))
+    result = subprocess.run([javap, "-v", "-p", *map(str, files)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    references: dict[str, set[str]] = {}
+    holder = ""
+    for line in result.stdout.splitlines():
+        if line.startswith("Classfile "):
+            holder = str(Path(line.split(" ", 1)[1]).relative_to(classes))
+            continue
+        kind, _, target = line.partition("= ")[2].partition(" ")
+        if kind not in ("Class", "Methodref", "InterfaceMethodref", "Fieldref") or "// " not in target:
+            continue
+        reference = target.split("// ", 1)[1].strip()
+        if kind == "Class" and reference.startswith('"['):  # an array type: its element class is a Class entry too
+            continue
+        if reference.startswith(("java/", "javax/")):
+            references.setdefault(reference, set()).add(holder)
+    return references
+
+
+def android_table() -> dict[str, str]:
+    """``ANDROID_TABLE`` as ``{reference: level}`` (``level`` an API level, or ``absent@Holder.class`` for a reference that
+    no Android release through the table's platform has, allowed in that class only)."""
+    table = {}
+    for line in ANDROID_TABLE.read_text().splitlines():
+        if line and not line.startswith("#"):
+            level, reference = line.split(" ", 1)
+            table[reference] = level
+    return table
+
+
+def android_levels(api_versions: Path, references: list[str]) -> dict[str, int | None]:
+    """The Android API level at which each reference appears, read from the Android SDK's
+    ``platform-tools/api/api-versions.xml`` (a class's ``since``, a member's own ``since`` or its class's, a member found
+    on the class or the classes it extends or implements); ``None`` for what Android does not have."""
+    from xml.etree import ElementTree  # only where the SDK's file is given (checking or writing the table)
+
+    classes = {}
+    for element in ElementTree.parse(api_versions).getroot().iter("class"):
+        since = int(element.get("since", "1"))
+        members = {child.get("name"): int(child.get("since", since)) for child in element if child.tag in ("method", "field")}
+        parents = [child.get("name") for child in element if child.tag in ("extends", "implements")]
+        classes[element.get("name")] = (since, members, parents)
+
+    def member(owner: str, name: str, seen: set) -> int | None:
+        if owner in seen or owner not in classes:
+            return None
+        seen.add(owner)
+        since, members, parents = classes[owner]
+        if name in members:
+            return members[name]
+        found = [level for parent in parents if (level := member(parent, name, seen)) is not None]
+        return min(found) if found else None
+
+    levels: dict[str, int | None] = {}
+    for reference in references:
+        owner, _, rest = reference.partition(".")
+        if owner not in classes:
+            levels[reference] = None
+            continue
+        if not rest:
+            levels[reference] = classes[owner][0]
+            continue
+        name, _, descriptor = rest.partition(":")
+        name = name.strip('"')
+        key = name + descriptor if descriptor.startswith("(") else name
+        found = member(owner, key, set())
+        levels[reference] = None if found is None else max(found, classes[owner][0])
+    return levels
