@@ -1,4 +1,8 @@
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,8 +19,11 @@ import org.dpdist.client.protocols.Protocol;
  *
  * <pre>
  *   java -cp CLASSES:benchmarks BenchJavaClient '[config, ...]' SECONDS RUNS WARMUP
+ *   java -cp CLASSES:benchmarks BenchJavaClient @cases.json SECONDS RUNS WARMUP
  * </pre>
  *
+ * (a file {@code [{"config": ..., "values": [...]}, ...]}: the values each config privatizes, those that
+ * bench_java_client.py writes for both clients; a bare config privatizes items or values spread over [0, 1] as before).
  * Each config privatizes batches of 1000 values (the same values as the JavaScript benchmark) through the list API,
  * from the CSPRNG (the client's default source), for at least SECONDS of the process's CPU time (every thread: the JIT and
  * the garbage collector count), after a warm-up of WARMUP seconds of every config (the JIT compiles the unary encodings' loops within a few
@@ -44,17 +51,26 @@ public final class BenchJavaClient {
     }
 
     @SuppressWarnings("unchecked")
-    public static void main(String[] arguments) {
-        List<Object> configs = (List<Object>) Json.parse(arguments[0]);
+    public static void main(String[] arguments) throws IOException {
+        String cases = arguments[0].startsWith("@")
+            ? new String(Files.readAllBytes(Paths.get(arguments[0].substring(1))), StandardCharsets.UTF_8) : arguments[0];
+        List<Object> configs = (List<Object>) Json.parse(cases);
         double seconds = Double.parseDouble(arguments[1]);
         int runs = Integer.parseInt(arguments[2]);
         double warmup = Double.parseDouble(arguments[3]);
         List<Protocol> protocols = new ArrayList<>();
         List<List<Object>> batches = new ArrayList<>();
-        for (Object config : configs) {
+        for (int index = 0; index < configs.size(); index++) {
+            Object config = configs.get(index);
+            List<Object> given = null;
+            if (config instanceof Map && ((Map<String, Object>) config).containsKey("values")) { // {"config": ..., "values": [...]}
+                given = (List<Object>) ((Map<String, Object>) config).get("values");
+                config = ((Map<String, Object>) config).get("config");
+                configs.set(index, config);
+            }
             Protocol protocol = DpDist.fromConfig(config);
-            List<Object> values = new ArrayList<>();
-            for (int i = 0; i < BATCH; i++) {
+            List<Object> values = given != null ? given : new ArrayList<>();
+            for (int i = 0; given == null && i < BATCH; i++) {
                 values.add(protocol instanceof FrequencyProtocol ? (Object) (long) ((i * 7919L) % ((FrequencyProtocol) protocol).domainSize())
                     : (Object) ((i + 0.5) / BATCH));
             }

@@ -7,10 +7,13 @@
 // warm-up; the median of three such runs is reported.
 //
 //   node benchmarks/bench_js_client.mjs --cpu '[config, ...]' SECONDS RUNS WARMUP
+//   node benchmarks/bench_js_client.mjs --cpu @cases.json SECONDS RUNS WARMUP
 //
 // prints instead one JSON line per config, its reports per CPU-second of the process (user + system: the JIT and
 // the garbage collector count) over RUNS runs of at least SECONDS of CPU each, after a warm-up of WARMUP CPU-seconds of
-// every config: what benchmarks/bench_java_client.py compares the Java client with.
+// every config: what benchmarks/bench_java_client.py compares the Java client with.  The cases file holds
+// [{"config": ..., "values": [...]}, ...], the values each config privatizes (bench_java_client.py writes the same
+// for both clients); a bare config privatizes items, or values spread over [0, 1].
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,12 +74,16 @@ function cpuRate(protocol, values, seconds) {
 }
 
 if (process.argv[2] === '--cpu') {
-  const [configs, seconds, runs, warmup] = [JSON.parse(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6])];
-  const cases = configs.map((config) => {
+  const argument = process.argv[3];
+  const text = argument.startsWith('@') ? readFileSync(argument.slice(1), 'utf8') : argument;
+  const [configs, seconds, runs, warmup] = [JSON.parse(text), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6])];
+  const cases = configs.map((entry) => {
+    const given = entry.values;
+    const config = given ? entry.config : entry;
     const protocol = fromConfig(config);
-    const values = protocol.kind === 'frequency'
+    const values = given ?? (protocol.kind === 'frequency'
       ? Array.from({ length: BATCH }, (_, i) => (i * 7919) % protocol.config.domain_size)
-      : Array.from({ length: BATCH }, (_, i) => (i + 0.5) / BATCH);
+      : Array.from({ length: BATCH }, (_, i) => (i + 0.5) / BATCH));
     cpuRate(protocol, values, warmup); // warm-up (JIT) of every config before any is measured
     return { config, protocol, values };
   });
