@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dpdist import local, privacy
@@ -34,3 +36,13 @@ def test_an_identity_without_the_issuers_tokens_each_states_nothing_beyond_collu
     assert "epsilon" not in unknown and unknown["code"] == "tokens_each_unknown"
     none_colluding = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 0, None))
     assert none_colluding["central"]["n"] == 10 and none_colluding["admission"]["colluding_reports"] == 0
+
+
+def test_a_devices_reports_are_bounded_by_group_privacy_and_the_report_target_meets_it():
+    from dpdist.amplification._statement import device_bound, report_target
+
+    assert device_bound(0.5, 1e-8, 1) == (0.5, 1e-8)
+    epsilon, delta = device_bound(0.1, 1e-9, 3)
+    assert epsilon == pytest.approx(0.3) and delta == pytest.approx(1e-9 * (1 + math.exp(0.1) + math.exp(0.2)))
+    one, one_delta = report_target(1.0, 1e-8, 10)
+    assert device_bound(one, one_delta, 10) == pytest.approx((1.0, 1e-8))

@@ -9,7 +9,10 @@ changed; :math:`n` is public) and states its error as the mean over the items of
 * **shuffled** (dpdist's relay): the largest :math:`\varepsilon_0` whose reports, shuffled among
   :math:`n - \mathrm{colluding} \times \mathrm{tokens\_each}` honest ones, are central :math:`(\varepsilon, \delta)` by
   :func:`dpdist.amplification.shuffled` (the exact shuffle accountant; the collector knows the colluding reports,
-  :func:`~dpdist.amplification.relayed_statement`), to 0.1%; the protocol's variance at :math:`\varepsilon_0`.
+  :func:`~dpdist.amplification.relayed_statement`), to 0.1%; the protocol's variance at :math:`\varepsilon_0`.  Per
+  device: with :math:`T` = ``tokens_each`` a device may send :math:`T` reports in one round, so one report is held to
+  :math:`(\varepsilon/T, \delta/\sum_{j<T} e^{j\varepsilon/T})` and the device's :math:`T` to their group bound
+  (:func:`~dpdist.amplification._statement.device_bound`).
 * **sample-and-threshold** (Nebula): each device reports with probability :math:`p`, counts of at least
   :math:`K` reports released (:mod:`dpdist.accounting._threshold`, exact; colluding devices lower :math:`K`);
   :math:`\hat f_i = S_i/(np)` if :math:`S_i \ge K`, else 0 (suppressed), :math:`S_i \sim \mathrm{Bin}(c_i, p)`: its
@@ -109,10 +112,12 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
                            "report is sealed to the collector's key: the relay never reads it)"),
                 ("relay", "does not collude with the collector; a batch holds every admitted report of a round"),
                 ("issuer", "independent of the collector; at most tokens_each = "
-                           f"{tokens} token(s) per credential (one report each)"),
+                           f"{tokens} token(s) per credential (one report each), so a device, the one protected "
+                           f"included, sends at most {tokens} report(s) per round: the stated guarantee is per device, "
+                           + ("one report" if tokens == 1 else f"its {tokens} reports by group privacy")),
                 ("other devices", f"at most {colluding} are the collector's (x {tokens} tokens = "
-                                  f"{colluding * tokens} known reports); the other {parameters['honest_reports']} "
-                                  "reports are honest, fresh, one per device per round"),
+                                  f"{colluding * tokens} known reports); at least {parameters['honest_reports']} "
+                                  "reports are honest and fresh"),
                 ("collector", "keeps no arrival time or sender id, accepts no report around the relay"))
     if model == "sample-and-threshold":
         return (("device", "samples itself honestly with probability p and fresh randomness (a device that always "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 
 from .._guarantee import PrivacyGuarantee
 from ..local import from_config
 from ._accounting import account
 
-__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement"]
+__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "device_bound", "report_target"]
 
 #: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model")
 ASSUMPTIONS = (
@@ -24,6 +25,26 @@ ASSUMPTIONS = (
     "tokens_each of a batch's admitted reports are known to the collector",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
 )
+
+
+def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
+    r"""What one device's ``reports`` reports in one batch are, when each report is :math:`(\varepsilon, \delta)` in it.
+
+    Group privacy over the device's reports (Dwork & Roth 2014, Thm. 2.2, with the :math:`\delta` of chaining the
+    steps): change the device's value one report at a time; each step is a neighbouring pair of batches that differ in
+    one report, its other reports being among the accountant's arbitrary fixed inputs, so the device's :math:`T`
+    reports are :math:`(T\varepsilon, \delta \sum_{j < T} e^{j\varepsilon})`.  An upper bound: the exact loss of
+    :math:`T` reports of one value in a GRR batch is below it (``tests/amplification/test_statement.py``).
+    """
+    return reports * epsilon, min(1.0, delta * sum(math.exp(j * epsilon) for j in range(reports)))
+
+
+def report_target(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
+    r"""The :math:`(\varepsilon_1, \delta_1)` one report must meet so that a device's ``reports`` reports meet
+    :math:`(\varepsilon, \delta)` by :func:`device_bound`: :math:`\varepsilon_1 = \varepsilon/T`,
+    :math:`\delta_1 = \delta / \sum_{j<T} e^{j\varepsilon/T}`."""
+    one = epsilon / reports
+    return one, delta / sum(math.exp(j * one) for j in range(reports))
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def add_commands(subparsers) -> None:
     rungs.add_argument("--colluding", type=int, default=None,
                        help="--ladder: devices the collector or server runs or knows (default 0)")
     rungs.add_argument("--tokens-each", type=int, default=None,
-                       help="--ladder: reports one relay credential admits (default 1)")
+                       help="--ladder: reports one relay credential admits, the protected device's included: the shuffled row is "
+                            "stated for a device that sends them all in one round (default 1)")
     explain.set_defaults(handler=_run_explain)
 
 
