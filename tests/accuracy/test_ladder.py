@@ -19,6 +19,7 @@ from dpdist.accounting._threshold import threshold_delta
 from dpdist.accuracy._ladder_simulation import simulate_row
 from dpdist.amplification import shuffled
 from dpdist.errors import InvalidParameterError
+from shuffle_support import exact_device_delta
 
 MODELS = ("local", "shuffled", "sample-and-threshold", "central (discrete Laplace)", "central (Gaussian)",
           "secure aggregation")
@@ -171,31 +172,6 @@ def test_cli_ladder_prints_the_table_json_and_a_figure_and_refuses_in_one_line(c
         assert words in error and error.count("\n") == 1 and "Traceback" not in error
 
 
-def _exact_device_delta(epsilon0: float, d: int, batch: int, reports: int, epsilon: float) -> float:
-    """The hockey-stick divergence at ``epsilon`` between a GRR(``epsilon0``, ``d``) batch of ``batch`` reports in
-    which one device sends ``reports`` reports of item a and one in which it sends them of item b, the other reports
-    all of a third item: the counts of a and b are a sufficient statistic of the shuffled batch for this pair, so this
-    is an exact lower bound on what the device's reports reveal (the outsider's computation, attack 58.2)."""
-    from scipy import stats
-    from scipy.signal import fftconvolve
-
-    e = math.exp(epsilon0)
-    p, q = e / (e + d - 1), 1 / (e + d - 1)
-
-    def pair(m: int, pa: float, pb: float, top: int) -> np.ndarray:  # the law of (N_a, N_b) over m reports
-        g = np.arange(top + 1)
-        conditional = stats.binom.pmf(g[None, :], (m - g)[:, None].clip(0), pb / (1 - pa))
-        conditional[g > m] = 0
-        return stats.binom.pmf(g, m, pa)[:, None] * conditional
-
-    others = batch - reports
-    top = int(others * q + 12 * math.sqrt(others * q + 1) + reports + 20)
-    rest = pair(others, q, q, top)
-    with_a = fftconvolve(rest, pair(reports, p, q, reports))[: top + 1, : top + 1].clip(0)
-    with_b = fftconvolve(rest, pair(reports, q, p, reports))[: top + 1, : top + 1].clip(0)
-    return float(np.sum(np.maximum(with_a - math.exp(epsilon) * with_b, 0)))
-
-
 @pytest.mark.parametrize("tokens_each", [1, 2, 10])
 def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(tokens_each):
     """Attack 58.2: with tokens_each = 10 the row stated (0.9984, 1e-8) per device at epsilon0 = 5.13, but a device
@@ -206,7 +182,7 @@ def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(toke
     stated = row.guarantee
     assert stated.epsilon <= 1.0 and stated.delta <= 1e-8
     for reports in sorted({1, min(2, tokens_each), tokens_each}):
-        assert _exact_device_delta(row.parameters["epsilon0"], 8, 10_000, reports, stated.epsilon) <= stated.delta
+        assert exact_device_delta(row.parameters["epsilon0"], 8, 10_000, reports, stated.epsilon) <= stated.delta
     device = dict(row.assumptions)["issuer"]
     assert f"sends at most {tokens_each} report(s) per round" in device and "per device" in device
     if tokens_each > 1:

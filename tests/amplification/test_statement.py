@@ -8,6 +8,7 @@ import pytest
 
 from dpdist import local, privacy
 from dpdist.amplification._statement import Admission, relayed_statement
+from shuffle_support import exact_device_delta
 
 PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
 
@@ -46,3 +47,22 @@ def test_a_devices_reports_are_bounded_by_group_privacy_and_the_report_target_me
     assert epsilon == pytest.approx(0.3) and delta == pytest.approx(1e-9 * (1 + math.exp(0.1) + math.exp(0.2)))
     one, one_delta = report_target(1.0, 1e-8, 10)
     assert device_bound(one, one_delta, 10) == pytest.approx((1.0, 1e-8))
+
+
+def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_all_its_tokens():
+    """Attack 58.3: GRR eps0 = 4, d = 8, a smallest batch of 1000, tokens_each 10: the campaign stated (2.143, 1e-8)
+    'replace one record', but one device's 10 reports of its value had delta 0.67 at that epsilon (2 reports: 3.1e-4),
+    and 1.2e-6 even at 21.4.  Now the statement says 'per report' and states the device's own bound, which holds."""
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    for tokens_each in (2, 10):
+        statement = relayed_statement(grr, 1000, 5000, 1e-8, Admission("https://issuer", True, 0, tokens_each))
+        central, device = statement["central"], statement["central"]["per_device"]
+        assert central["describe"].endswith("per report") and any(a.startswith("per report") for a in statement["assumptions"])
+        assert exact_device_delta(4.0, 8, 1000, tokens_each, central["epsilon"]) > 1e-8  # per report is not per device
+        assert device["tokens_each"] == tokens_each and device["delta"] <= 1e-8
+        assert exact_device_delta(4.0, 8, 1000, tokens_each, device["epsilon"]) <= device["delta"]
+        assert device["epsilon"] <= tokens_each * 4.0
+    assert device["epsilon"] > 21.4  # at 21.4 the exact delta of 10 reports is 1.2e-6
+    one = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, 1))["central"]
+    assert (one["per_device"]["epsilon"], one["per_device"]["delta"]) == (one["epsilon"], one["delta"])
+    assert relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, None))["central"]["per_device"] is None
