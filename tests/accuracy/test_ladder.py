@@ -187,3 +187,15 @@ def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(toke
     assert f"sends at most {tokens_each} report(s) per round" in device and "per device" in device
     if tokens_each > 1:
         assert row.parameters["epsilon0"] < 4.0 and "group bound" in row.notes[0]  # it buys less than one token each
+
+
+def test_every_row_is_held_against_one_adversary_counted_in_reports():
+    """Attack 58.6: with --colluding 4 --tokens-each 5 the relay's row counted 20 known reports but sample-and-threshold
+    4 forged ones (accounted at K - 4), whose delta against the relay row's adversary (20 reports) was 0.2."""
+    rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 10_000, delta=1e-8, colluding=2,
+                           tokens_each=5, shape="uniform")
+    row = rungs.row("sample-and-threshold")
+    assert row.parameters["colluding_reports"] == rungs.row("shuffled").parameters["colluding_reports"] == 10
+    assert threshold_delta(1.0, row.parameters["sampling"], 20, colluding=10, neighbouring="replace") <= 1e-8
+    assert "accounted at K - 10" in dict(row.assumptions)["other devices"]
+    assert "2 colluding device(s) x 5 report(s) each = 10 known or forged report(s)" in rungs.describe().splitlines()[0]

@@ -51,7 +51,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     chosen = get_shape(OWNER, shape)
     counts = counts_of(chosen.item_probabilities(int(protocol.config()["domain_size"])), n)  # _placed: a frequency oracle
     epsilon = float(protocol.guarantee.epsilon)
-    thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding)  # first: may refuse
+    thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding, tokens_each)  # may refuse
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),
             thresholded, *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
     return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows), colluding,
@@ -99,7 +99,8 @@ def _shuffled(protocol, counts: np.ndarray, epsilon: float, delta: float, collud
     is held to :func:`~dpdist.amplification._statement.report_target` and the device's reports to their group bound."""
     n = int(counts.sum())
     honest = n - colluding * tokens_each
-    parameters: dict[str, Any] = {"colluding": colluding, "tokens_each": tokens_each, "honest_reports": honest}
+    parameters: dict[str, Any] = {"colluding": colluding, "tokens_each": tokens_each,
+                                  "colluding_reports": colluding * tokens_each, "honest_reports": honest}
     refusal = None
     if protocol.tags.memoized:
         refusal = f"{protocol.display_name} memoizes its reports: the relay amplifies memoryless protocols only"
@@ -141,21 +142,26 @@ def _largest(fits, low: float, high: float) -> float:
 
 
 def _sample_and_threshold(counts: np.ndarray, epsilon: float, delta: float, threshold: int, sampling: float | None,
-                          colluding: int) -> LadderRow:
-    parameters: dict[str, Any] = {"threshold": threshold, "colluding": colluding}
+                          colluding: int, tokens_each: int) -> LadderRow:
+    """Nebula's row, held against the ladder's one adversary: ``colluding`` devices of ``tokens_each`` reports each,
+    ``colluding x tokens_each`` forged or always-counted reports (the relay's row counts the same reports as known)."""
+    forged = colluding * tokens_each
+    parameters: dict[str, Any] = {"threshold": threshold, "colluding": colluding, "tokens_each": tokens_each,
+                                  "colluding_reports": forged}
+    adversary = f"{colluding} colluding device(s) x {tokens_each} report(s) = {forged} forged report(s)"
     if sampling is None:
-        sampling = threshold_sampling(epsilon, delta, threshold, colluding=colluding, neighbouring="replace")
+        sampling = threshold_sampling(epsilon, delta, threshold, colluding=forged, neighbouring="replace")
         how = "the largest p (to 0.01%) whose exact account meets the target"
         if sampling <= 0:
             return LadderRow("sample-and-threshold", False, None, parameters, math.nan, math.nan, notes=(
-                f"sample-and-threshold: not offered (with {colluding} colluding report(s) against a threshold of "
+                f"sample-and-threshold: not offered (with {adversary} against a threshold of "
                 f"{threshold}, no sampling probability meets ({epsilon:g}, {delta:g}))",))
     else:
-        reached = threshold_delta(epsilon, sampling, threshold, colluding=colluding, neighbouring="replace")
+        reached = threshold_delta(epsilon, sampling, threshold, colluding=forged, neighbouring="replace")
         if reached > delta:
             raise InvalidParameterError(
-                f"The 'sampling' probability {sampling!r} of {OWNER} with threshold {threshold} and {colluding} colluding "
-                f"report(s) gives delta {reached:.3g} at epsilon {epsilon:g} (replace neighbours), above the target "
+                f"The 'sampling' probability {sampling!r} of {OWNER} with threshold {threshold} and {adversary} "
+                f"gives delta {reached:.3g} at epsilon {epsilon:g} (replace neighbours), above the target "
                 f"delta {delta:g}: choose a smaller p, a larger threshold, or leave 'sampling' out to fit it.")
         how = "p as given"
     mse, variance, suppressed = threshold_errors(counts, sampling, threshold)

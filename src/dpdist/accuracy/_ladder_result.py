@@ -62,7 +62,9 @@ class Ladder:
         assumptions party by party and its notes."""
         local = self.row("local").mse
         lines = [f"{self.config['protocol']} over {len(self.counts)} items, n = {self.n:,} devices, data shape "
-                 f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours",
+                 f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours, "
+                 f"against {self.colluding} colluding device(s) x {self.tokens_each} report(s) each = "
+                 f"{self.colluding * self.tokens_each} known or forged report(s)",
                  "  ".join(["model".ljust(27), "runs".ljust(8), "stated (eps, delta)".ljust(22),
                             "per-item RMSE".rjust(13), "MSE / local".rjust(11)])]
         for row in self.rows:

@@ -14,7 +14,8 @@ changed; :math:`n` is public) and states its error as the mean over the items of
   :math:`(\varepsilon/T, \delta/\sum_{j<T} e^{j\varepsilon/T})` and the device's :math:`T` to their group bound
   (:func:`~dpdist.amplification._statement.device_bound`).
 * **sample-and-threshold** (Nebula): each device reports with probability :math:`p`, counts of at least
-  :math:`K` reports released (:mod:`dpdist.accounting._threshold`, exact; colluding devices lower :math:`K`);
+  :math:`K` reports released (:mod:`dpdist.accounting._threshold`, exact; the colluding devices' reports,
+  :math:`\mathrm{colluding} \times \mathrm{tokens\_each}` as in the relay's row, lower :math:`K`);
   :math:`\hat f_i = S_i/(np)` if :math:`S_i \ge K`, else 0 (suppressed), :math:`S_i \sim \mathrm{Bin}(c_i, p)`: its
   mean square error exactly, bias of the suppressed items included, from the binomial's lower tail.
 * **central curator**: the exact discrete Laplace (l1 sensitivity 2, ``central.noise.laplace_mechanism`` on integer
@@ -126,8 +127,10 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
                                        "threshold encryption to hold (its randomness server does not collude with "
                                        "it) and is trusted not to use what else it sees (in STAR, how many reports "
                                        "share each unrevealed item: outside the stated guarantee)"),
-                ("other devices", f"at most {colluding} are the server's or forged (Sybils), each lowering the "
-                                  f"threshold by one: accounted at K - {colluding}"),
+                ("other devices", f"at most {colluding} are the server's or forged (Sybils), each putting in up to "
+                                  f"tokens_each = {parameters['tokens_each']} report(s) (the relay row's adversary): "
+                                  f"{parameters['colluding_reports']} forged report(s), each lowering the threshold "
+                                  f"by one: accounted at K - {parameters['colluding_reports']}"),
                 ("analyst", "sees the released counts only"))
     if model.startswith("central"):
         return (("device", "sends its raw item: trusts the curator entirely"),
@@ -137,7 +140,8 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
     if model == "secure aggregation":
         return (("device", "adds its share of the noise and trusts the protocol's cryptography (not run by dpdist)"),
                 ("server", "learns only the sum; colludes with at most the protocol's threshold of devices"),
-                ("other devices", f"at most {colluding} are the server's or skip their noise share (dropouts "
+                ("other devices", f"at most {colluding} devices (one share each, whatever tokens_each) are the "
+                                  f"server's or skip their noise share (dropouts "
                                   f"included): the other {parameters['honest_devices']} shares alone give the "
                                   "guarantee"))
     raise InvalidParameterError(f"No assumptions are written for the ladder model {model!r}.")
