@@ -199,3 +199,17 @@ def test_every_row_is_held_against_one_adversary_counted_in_reports():
     assert threshold_delta(1.0, row.parameters["sampling"], 20, colluding=10, neighbouring="replace") <= 1e-8
     assert "accounted at K - 10" in dict(row.assumptions)["other devices"]
     assert "2 colluding device(s) x 5 report(s) each = 10 known or forged report(s)" in rungs.describe().splitlines()[0]
+
+
+def test_each_row_says_whom_its_guarantee_holds_against():
+    """Attack 58.7: the sample-and-threshold row's (1, 1e-8) holds against the analyst, not against the aggregation
+    server (with one item unrevealed it knows its count: delta >= p), yet stood beside rows that hold against their
+    operator with nothing to tell them apart."""
+    rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 2_000, delta=1e-7, shape="uniform")
+    against = {row.model: row.holds_against for row in rungs.rows}
+    assert against["sample-and-threshold"] == against["central (Gaussian)"] == "analyst only"
+    assert against["local"] == "everyone" and "collector" in against["shuffled"]
+    said = {row["model"]: row["holds_against"] for row in rungs.to_dict()["rows"]}
+    assert "not the aggregation server" in said["sample-and-threshold"] and "delta >= p" in said["sample-and-threshold"]
+    header, *table = rungs.describe().splitlines()[1:8]
+    assert "holds against" in header and all(row.holds_against in line for row, line in zip(rungs.rows, table))

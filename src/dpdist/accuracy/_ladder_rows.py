@@ -39,8 +39,29 @@ import numpy as np
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidParameterError
 
-__all__ = ["LadderRow", "CENTRAL_SENSITIVITY", "assumptions_of", "counts_of", "threshold_errors"]
+__all__ = ["LadderRow", "CENTRAL_SENSITIVITY", "HOLDS_AGAINST", "assumptions_of", "counts_of", "threshold_errors"]
 
+#: whom each model's stated guarantee holds against (short, for the table; the assumptions say the rest)
+HOLDS_AGAINST = {
+    "local": "everyone",
+    "shuffled": "collector, analyst",
+    "sample-and-threshold": "analyst only",
+    "central (discrete Laplace)": "analyst only",
+    "central (Gaussian)": "analyst only",
+    "secure aggregation": "server, analyst",
+}
+#: the same, said in full (``to_dict``)
+HOLDS_AGAINST_SAID = {
+    "local": "everyone: the collector, who sees every report with its sender, and any colluding devices",
+    "shuffled": "the collector and the analyst, while the relay does not collude with the collector; not the relay and "
+                "collector together (then the local guarantee alone)",
+    "sample-and-threshold": "the analyst, who sees the released counts only; not the aggregation server, which knows "
+                            "how many reports share each unrevealed item (with one item unrevealed, its exact count: "
+                            "against the server, sampling alone, delta >= p)",
+    "central (discrete Laplace)": "the analyst only: the curator holds every raw item",
+    "central (Gaussian)": "the analyst only: the curator holds every raw item",
+    "secure aggregation": "the server and the analyst, within the protocol's threshold of colluding devices",
+}
 #: a replaced item moves two counts by one: l1 sensitivity 2, l2 sensitivity sqrt(2)
 CENTRAL_SENSITIVITY = {"l1": 2, "l2": math.sqrt(2.0)}
 
@@ -83,12 +104,18 @@ class LadderRow:
         return self.guarantee is not None
 
     @property
+    def holds_against(self) -> str:
+        """Whom the stated guarantee holds against, in a few words (:data:`HOLDS_AGAINST`)."""
+        return HOLDS_AGAINST[self.model]
+
+    @property
     def rmse(self) -> float:
         return math.sqrt(self.mse) if math.isfinite(self.mse) else math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "runs_in_dpdist": self.runs_in_dpdist,
                 "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+                "holds_against": HOLDS_AGAINST_SAID[self.model],
                 "parameters": self.parameters, "mse": _finite(self.mse), "variance": _finite(self.variance),
                 "rmse": _finite(self.rmse), "suppressed": self.suppressed,
                 "assumptions": [{"party": party, "assumes": text} for party, text in self.assumptions],
