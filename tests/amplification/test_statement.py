@@ -66,3 +66,10 @@ def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_a
     one = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, 1))["central"]
     assert (one["per_device"]["epsilon"], one["per_device"]["delta"]) == (one["epsilon"], one["delta"])
     assert relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, None))["central"]["per_device"] is None
+
+
+def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow():
+    """An issuer key of 10,000 tokens per credential (tests/cli/test_relay.py's): the group bound's sum of e^(j eps)
+    overflows a double, and the service answered 500; the device's bound is then its local reports composed."""
+    device = relayed_statement(PROTOCOL, 50, 50, 1e-8, Admission("https://issuer", True, 0, 10_000))["central"]["per_device"]
+    assert (device["epsilon"], device["delta"]) == (20_000.0, 0.0) and "local report(s) composed" in device["how"]

@@ -39,7 +39,14 @@ def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, flo
     reports are :math:`(T\varepsilon, \delta \sum_{j < T} e^{j\varepsilon})`.  An upper bound: the exact loss of
     :math:`T` reports of one value in a GRR batch is below it (``tests/amplification/test_statement.py``).
     """
-    return reports * epsilon, min(1.0, delta * sum(math.exp(j * epsilon) for j in range(reports)))
+    return reports * epsilon, min(1.0, delta * _spread(epsilon, reports))
+
+
+def _spread(epsilon: float, reports: int) -> float:
+    r""":math:`\sum_{j < T} e^{j\varepsilon}` (``inf`` past a double's range)."""
+    if (reports - 1) * epsilon > 700:
+        return math.inf
+    return sum(math.exp(j * epsilon) for j in range(reports))
 
 
 def report_target(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
@@ -154,15 +161,20 @@ def _per_device(config: str, n: int, delta: float, tokens_each: int) -> tuple:
     the pure bound :math:`T \varepsilon_0` of the local reports composed, whichever has the smaller epsilon."""
     protocol = from_config(json.loads(config))
     epsilon0 = float(protocol.guarantee.epsilon)
+    if not _spread(epsilon0, tokens_each) < math.inf:  # the group bound's delta_1 is below any double: local only
+        guarantee = PrivacyGuarantee(tokens_each * epsilon0, 0.0, "replace", "central")
+        return tuple({**guarantee.to_dict(), "describe": f"{guarantee.describe()}, per device sending {tokens_each} "
+                      "report(s) into one batch", "tokens_each": tokens_each,
+                      "how": f"its {tokens_each} local report(s) composed"}.items())
     one_delta = delta
     for _ in range(40):
         one = min(account(protocol, n, one_delta).epsilon, epsilon0)
-        spread = sum(math.exp(j * one) for j in range(tokens_each))
+        spread = _spread(one, tokens_each)
         if one_delta * spread <= delta * (1 + 1e-9):
             break
         one_delta = delta / spread
     else:  # never met in 40 steps: at epsilon0 itself the spread is largest, so this delta_1 always meets delta
-        one_delta = delta / sum(math.exp(j * epsilon0) for j in range(tokens_each))
+        one_delta = delta / _spread(epsilon0, tokens_each)
         one = min(account(protocol, n, one_delta).epsilon, epsilon0)
     epsilon, device_delta = device_bound(one, one_delta, tokens_each)
     how = (f"group privacy over its {tokens_each} report(s), each ({one:.4g}, {one_delta:.3g}) among {n} honest ones"
