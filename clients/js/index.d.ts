@@ -407,6 +407,8 @@ export class Ledger {
   /** What the charges spend at ``delta``: Python's PrivacyLedger.statement (the same total for the same charges). */
   statement(delta: number, accountant?: 'tightest' | 'basic' | 'pld', now?: number): {
     accountant: 'basic' | 'pld'; epsilon: number; delta: number; basic: number;
+    /** 'replace' (any two histories) under 'history' accounting; 'stable' (the same pattern of changes only) under 'stable'. */
+    relation: 'replace' | 'stable';
   };
   reportsSent(protocol: Protocol, collector?: string): number;
   /** Epsilon the next ``reports`` reports would be charged (public inputs only). */

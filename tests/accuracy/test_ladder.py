@@ -19,6 +19,7 @@ from dpdist.accounting._threshold import threshold_delta
 from dpdist.accuracy._ladder_simulation import simulate_row
 from dpdist.amplification import shuffled
 from dpdist.errors import InvalidParameterError
+from shuffle_support import exact_device_delta
 
 MODELS = ("local", "shuffled", "sample-and-threshold", "central (discrete Laplace)", "central (Gaussian)",
           "secure aggregation")
@@ -169,3 +170,46 @@ def test_cli_ladder_prints_the_table_json_and_a_figure_and_refuses_in_one_line(c
         assert main(["explain", "--config", config, *argv]) == 2
         error = capsys.readouterr().err
         assert words in error and error.count("\n") == 1 and "Traceback" not in error
+
+
+@pytest.mark.parametrize("tokens_each", [1, 2, 10])
+def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(tokens_each):
+    """Attack 58.2: with tokens_each = 10 the row stated (0.9984, 1e-8) per device at epsilon0 = 5.13, but a device
+    sending its 10 reports had delta 0.43 at that epsilon (2 reports: 5.7e-4).  Now one report is held to (eps/T,
+    delta/sum e^(j eps/T)) and the device's T reports to their group bound: the exact delta stays below the stated."""
+    row = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 10_000, delta=1e-8,
+                         tokens_each=tokens_each, shape="uniform").row("shuffled")
+    stated = row.guarantee
+    assert stated.epsilon <= 1.0 and stated.delta <= 1e-8
+    for reports in sorted({1, min(2, tokens_each), tokens_each}):
+        assert exact_device_delta(row.parameters["epsilon0"], 8, 10_000, reports, stated.epsilon) <= stated.delta
+    device = dict(row.assumptions)["issuer"]
+    assert f"sends at most {tokens_each} report(s) per round" in device and "per device" in device
+    if tokens_each > 1:
+        assert row.parameters["epsilon0"] < 4.0 and "group bound" in row.notes[0]  # it buys less than one token each
+
+
+def test_every_row_is_held_against_one_adversary_counted_in_reports():
+    """Attack 58.6: with --colluding 4 --tokens-each 5 the relay's row counted 20 known reports but sample-and-threshold
+    4 forged ones (accounted at K - 4), whose delta against the relay row's adversary (20 reports) was 0.2."""
+    rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 10_000, delta=1e-8, colluding=2,
+                           tokens_each=5, shape="uniform")
+    row = rungs.row("sample-and-threshold")
+    assert row.parameters["colluding_reports"] == rungs.row("shuffled").parameters["colluding_reports"] == 10
+    assert threshold_delta(1.0, row.parameters["sampling"], 20, colluding=10, neighbouring="replace") <= 1e-8
+    assert "accounted at K - 10" in dict(row.assumptions)["other devices"]
+    assert "2 colluding device(s) x 5 report(s) each = 10 known or forged report(s)" in rungs.describe().splitlines()[0]
+
+
+def test_each_row_says_whom_its_guarantee_holds_against():
+    """Attack 58.7: the sample-and-threshold row's (1, 1e-8) holds against the analyst, not against the aggregation
+    server (with one item unrevealed it knows its count: delta >= p), yet stood beside rows that hold against their
+    operator with nothing to tell them apart."""
+    rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 2_000, delta=1e-7, shape="uniform")
+    against = {row.model: row.holds_against for row in rungs.rows}
+    assert against["sample-and-threshold"] == against["central (Gaussian)"] == "analyst only"
+    assert against["local"] == "everyone" and "collector" in against["shuffled"]
+    said = {row["model"]: row["holds_against"] for row in rungs.to_dict()["rows"]}
+    assert "not the aggregation server" in said["sample-and-threshold"] and "delta >= p" in said["sample-and-threshold"]
+    header, *table = rungs.describe().splitlines()[1:8]
+    assert "holds against" in header and all(row.holds_against in line for row, line in zip(rungs.rows, table))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dpdist import local, privacy
 from dpdist.amplification._statement import Admission, relayed_statement
+from shuffle_support import exact_device_delta
 
 PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
 
@@ -34,3 +37,39 @@ def test_an_identity_without_the_issuers_tokens_each_states_nothing_beyond_collu
     assert "epsilon" not in unknown and unknown["code"] == "tokens_each_unknown"
     none_colluding = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 0, None))
     assert none_colluding["central"]["n"] == 10 and none_colluding["admission"]["colluding_reports"] == 0
+
+
+def test_a_devices_reports_are_bounded_by_group_privacy_and_the_report_target_meets_it():
+    from dpdist.amplification._statement import device_bound, report_target
+
+    assert device_bound(0.5, 1e-8, 1) == (0.5, 1e-8)
+    epsilon, delta = device_bound(0.1, 1e-9, 3)
+    assert epsilon == pytest.approx(0.3) and delta == pytest.approx(1e-9 * (1 + math.exp(0.1) + math.exp(0.2)))
+    one, one_delta = report_target(1.0, 1e-8, 10)
+    assert device_bound(one, one_delta, 10) == pytest.approx((1.0, 1e-8))
+
+
+def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_all_its_tokens():
+    """Attack 58.3: GRR eps0 = 4, d = 8, a smallest batch of 1000, tokens_each 10: the campaign stated (2.143, 1e-8)
+    'replace one record', but one device's 10 reports of its value had delta 0.67 at that epsilon (2 reports: 3.1e-4),
+    and 1.2e-6 even at 21.4.  Now the statement says 'per report' and states the device's own bound, which holds."""
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    for tokens_each in (2, 10):
+        statement = relayed_statement(grr, 1000, 5000, 1e-8, Admission("https://issuer", True, 0, tokens_each))
+        central, device = statement["central"], statement["central"]["per_device"]
+        assert central["describe"].endswith("per report") and any(a.startswith("per report") for a in statement["assumptions"])
+        assert exact_device_delta(4.0, 8, 1000, tokens_each, central["epsilon"]) > 1e-8  # per report is not per device
+        assert device["tokens_each"] == tokens_each and device["delta"] <= 1e-8
+        assert exact_device_delta(4.0, 8, 1000, tokens_each, device["epsilon"]) <= device["delta"]
+        assert device["epsilon"] <= tokens_each * 4.0
+    assert device["epsilon"] > 21.4  # at 21.4 the exact delta of 10 reports is 1.2e-6
+    one = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, 1))["central"]
+    assert (one["per_device"]["epsilon"], one["per_device"]["delta"]) == (one["epsilon"], one["delta"])
+    assert relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, None))["central"]["per_device"] is None
+
+
+def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow():
+    """An issuer key of 10,000 tokens per credential (tests/cli/test_relay.py's): the group bound's sum of e^(j eps)
+    overflows a double, and the service answered 500; the device's bound is then its local reports composed."""
+    device = relayed_statement(PROTOCOL, 50, 50, 1e-8, Admission("https://issuer", True, 0, 10_000))["central"]["per_device"]
+    assert (device["epsilon"], device["delta"]) == (20_000.0, 0.0) and "local report(s) composed" in device["how"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -272,6 +273,29 @@ def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp
     rotated = {**config, "epsilon_1": 1.0 + 1e-12}
     assert main([*base, "--config", json.dumps(rotated), "--budget", "100"]) == 2
     assert json.loads(memo.read_text())["charges"] == json.loads(before)["charges"]
+
+
+@pytest.mark.slow
+def test_node_ledger_through_a_symbolic_link_is_one_ledger_and_a_hard_linked_one_is_refused(tmp_path):
+    """`--memo LINK` then `--memo FILE`: one memo and one budget (the rename used to replace the link with a second
+    ledger, each name counting its own reports); a hard-linked ledger is refused in one line, nothing written."""
+    config = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
+    protocol = local.from_config(config)
+    device = tmp_path / "device.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(device)  # dangling until the first run: the file it names is created
+    for name in (link, device, link):
+        result, _ = _privatize_with_node(tmp_path, protocol, np.array([3, 5]), "r.bin", ("--memo", str(name)))
+        assert result.returncode == 0, result.stderr
+    assert link.is_symlink()
+    state = json.loads(device.read_text())
+    (stream,) = state["streams"].values()
+    assert stream["reports"] == 6 and len(state["charges"]) == 3
+    os.link(device, tmp_path / "hard.json")
+    before = device.read_text()
+    refused, out = _privatize_with_node(tmp_path, protocol, np.array([3]), "h.bin", ("--memo", str(tmp_path / "hard.json")))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "2 hard links" in refused.stderr
+    assert device.read_text() == before and not out.exists()
 
 
 @pytest.mark.slow

@@ -314,3 +314,23 @@ def test_a_memos_charges_are_stated_as_one_mechanism():
     as_fresh = accounting.sequential([accounting.PrivacyLoss.of_guarantee(local_guarantee(e)) for e in increments])
     assert ledger.statement(1e-8).epsilon == pytest.approx(one, rel=1e-6)
     assert accounting.state(as_fresh, 1e-8).epsilon < 0.7 * one  # 13.3 against 21.5: fresh would undercount
+
+
+@pytest.mark.parametrize("accountant", ["tightest", "basic", "pld", "zcdp"])
+def test_a_stable_ledgers_statement_names_the_stable_relation_and_privacy_convert_refuses_it(accountant):
+    """Attack 58.4: 50 reports of changing values through dBitFlipPM (d = 16, one bucket) under "stable" accounting
+    were stated (8, 1e-8)-DP (local, replace), whose loss over changing values is infinite from the second report."""
+    from dpdist.errors import InvalidParameterError
+    from dpdist.privacy import PrivacyGuarantee, convert
+
+    flip = local.make("dbitflippm", epsilon=1.0, domain_size=16, sampled_bits=1)
+    stable, history = PrivacyLedger(budget=10, accounting="stable"), PrivacyLedger(budget=10)
+    for day in range(50):
+        stable.report(flip, [day % 16], collector="https://c.example", now=1000.0 + day, rng=day)
+    history.report(flip, [0], collector="https://c.example", now=1000.0, rng=0)
+    statement = stable.statement(1e-8, accountant)
+    assert statement.neighbouring == "stable" and "same pattern of changes" in statement.assumptions[-1]
+    assert "(local, stable)" in statement.describe()
+    assert history.statement(1e-8, accountant).neighbouring == "replace"
+    with pytest.raises(InvalidParameterError, match="stable"):
+        convert(PrivacyGuarantee(statement.epsilon, statement.delta, statement.neighbouring, statement.model), "replace")

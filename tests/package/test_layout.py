@@ -140,7 +140,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "_guard/_refusals.py": ("serve/test_estimator.py", "serve/test_app.py"),
     "_guard/_sockets.py": ("serve/test_limits.py", "relay/test_arguments.py"),
     "_io/_arrow.py": ("io/test_binary.py",),
-    "_io/_atomic.py": ("io/test_state_file.py", "cli/test_memo.py"),
     "_io/_blocks.py": ("local/test_circular_campaign.py",),
     "_io/_budget_file.py": ("budget/test_session.py", "test_client.py"),
     "_io/_columns.py": ("cli/test_deploy.py",),

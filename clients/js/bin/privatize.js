@@ -25,7 +25,7 @@
 // of a memo it keeps, and replaced atomically before any report is written.  Without it each line is
 // a different user.
 
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DPDistError, Ledger, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId } from '../src/index.js';
@@ -220,11 +220,12 @@ async function* inputValues(lines, columns, counts) {
 }
 
 /**
- * Write ``text`` to ``path`` atomically: a temporary file, fsynced, renamed over it. The file is
+ * Write ``text`` to ``given`` atomically (the file it names: realFile): a temporary file, fsynced, renamed over it. The file is
  * readable by its owner only and its directory is made if missing, as by `dpdist privatize --memo`
  * (a memo's keys are the device's true values, or their buckets).
  */
-function replaceFile(path, text) {
+function replaceFile(given, text) {
+  const path = realFile(given, '--memo'); // again: a link made since the ledger was read is followed too
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const temporary = `${path}.${process.pid}.tmp`;
   const descriptor = openSync(temporary, 'w', 0o600);
@@ -237,8 +238,38 @@ function replaceFile(path, text) {
   renameSync(temporary, path);
 }
 
+/**
+ * The file ``path`` names, its symbolic links followed (to a file that may not exist yet), as Python's
+ * dpdist._io._atomic.real_path: the ledger is replaced whole by a rename, which through a link would put a new file
+ * in the link's place and fork the device's budget in two (each name its own ledger).  A file with more than one hard
+ * link is refused: no name of it can be followed.
+ */
+function realFile(path, option) {
+  let real;
+  try {
+    real = realpathSync(path);
+  } catch (error) {
+    if (error.code !== 'ENOENT') throw error;
+    let target = null;
+    try {
+      target = readlinkSync(path); // a link to a file not made yet: the file it names
+    } catch {
+      return resolve(path);
+    }
+    return realFile(resolve(dirname(path), target), option);
+  }
+  const links = statSync(real).nlink;
+  if (links > 1 && statSync(real).isFile()) {
+    fail(`option ${option}: ${real}${real === resolve(path) ? '' : ` (named ${path})`} has ${links} hard links: the ledger ` +
+      'is replaced whole on every write, which would leave its other names holding the old content, a second budget of ' +
+      'its own; keep one name for it (copy it, or make the other names symbolic links, which are followed)');
+  }
+  return real;
+}
+
 /** The device's privacy Ledger kept in ``path`` (created on first use), saved before any report leaves it. */
-function openLedger(protocol, path, settings) {
+function openLedger(protocol, given, settings) {
+  const path = realFile(given, '--memo');
   if (!isLongitudinal(protocol)) {
     fail(`option --memo keeps a device's permanent responses for a longitudinal protocol (l-grr, l-osue, loloha, dbitflippm); ${protocol.name} reports are not memoized`);
   }

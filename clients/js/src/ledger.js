@@ -308,7 +308,9 @@ export class Ledger {
    * same charges): each fresh report as randomized response of its epsilon, a memo's charges at one collector as one
    * such mechanism of their sum, composed on the lattice (``'pld'``); ``'tightest'`` (the default) is the smaller of
    * that and the sum (``'basic'``, what spent() says and the budget refuses by).  Returns ``{accountant, epsilon,
-   * delta, basic}``.
+   * delta, basic, relation}``: ``relation`` is ``'replace'`` (any two histories of the device's values) under
+   * ``'history'`` accounting and ``'stable'`` under ``'stable'`` accounting, whose charges bound only histories with
+   * the same pattern of changes (nothing about when a value changes), as Python's statement says.
    */
   statement(delta, accountant = 'tightest', now = Date.now() / 1000) {
     if (typeof delta !== 'number' || !(delta >= 0 && delta < 1)) {
@@ -331,12 +333,15 @@ export class Ledger {
     }
     const responses = [...fresh, ...[...memos.values()].map((epsilon) => [epsilon, 1])];
     const basic = responses.reduce((sum, [epsilon, count]) => sum + epsilon * count, 0);
+    const relation = this.accounting === 'stable' ? 'stable' : 'replace';
     if (accountant === 'basic' || responses.length === 0 || (delta === 0 && accountant === 'tightest')) {
-      return { accountant: 'basic', epsilon: basic, delta, basic }; // pure: the sum is exact
+      return { accountant: 'basic', epsilon: basic, delta, basic, relation }; // pure: the sum is exact
     }
     const pld = composedRandomizedResponse(responses, delta);
-    if (accountant === 'tightest' && basic <= pld * (1 + 1e-9)) return { accountant: 'basic', epsilon: basic, delta, basic };
-    return { accountant: 'pld', epsilon: Math.min(pld, basic), delta, basic };
+    if (accountant === 'tightest' && basic <= pld * (1 + 1e-9)) {
+      return { accountant: 'basic', epsilon: basic, delta, basic, relation };
+    }
+    return { accountant: 'pld', epsilon: Math.min(pld, basic), delta, basic, relation };
   }
 
   /** Reports the device has sent through ``protocol``'s scope at ``collector``. */

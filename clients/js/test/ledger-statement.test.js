@@ -34,3 +34,12 @@ test('a bad delta or accountant is refused by name', () => {
   assert.throws(() => ledger.statement(1), (error) => error instanceof InvalidParameterError && /'delta'/.test(error.message));
   assert.throws(() => ledger.statement(1e-8, 'zcdp'), (error) => error instanceof InvalidParameterError && /'accountant'/.test(error.message));
 });
+
+test('under stable accounting the statement names the stable relation, not replace (attack 58.4)', () => {
+  const state = { format: 'dpdist-ledger', version: 1, budget: 400, window: null, accounting: 'stable', streams: {},
+    charges: charges(1, 8, 'dbitflippm') };
+  for (const accountant of ['tightest', 'basic', 'pld']) {
+    assert.equal(Ledger.fromJSON(state).statement(1e-8, accountant, 2000).relation, 'stable');
+    assert.equal(Ledger.fromJSON({ ...state, accounting: 'history' }).statement(1e-8, accountant, 2000).relation, 'replace');
+  }
+});

@@ -11,6 +11,16 @@ and :func:`remove_stale_temporaries` deletes those whose writer is gone.
 :func:`write_text_atomically` with a text.  Every file dpdist writes whole goes
 through here: states, ledgers, budgets, journals, releases, explain tables,
 token files, the experiments' cells, tables, reports and pages.
+
+Links.  A rename replaces the *name* it is given: through a symbolic link it
+would put a regular file in the link's place, and a file with several hard
+links would keep its old content under its other names.  A budget file or a
+device ledger reached by two names would then fork into two accounts on its
+first write, each with its own budget.  So every destination and every lock
+goes through :func:`real_path`: a symbolic link is followed to the file it
+names (the lock and the write are the real file's, whichever name was given),
+and a file with more than one hard link is refused by name (no name of it is
+"the" file: the others could not be followed).
 """
 
 from __future__ import annotations
@@ -24,9 +34,10 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from .._types import PathLike
-from ..errors import DPDistError
+from ..errors import DPDistError, InvalidParameterError
 
-__all__ = ["atomic_path", "atomic_writer", "write_text_atomically", "remove_stale_temporaries", "exclusive_lock"]
+__all__ = ["atomic_path", "atomic_writer", "write_text_atomically", "remove_stale_temporaries", "exclusive_lock",
+           "real_path"]
 
 #: ``.NAME.PID-RANDOM.tmp``: the writer's process id, so that a clean-up knows whether it is gone
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]+\.tmp$")
@@ -34,14 +45,39 @@ _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]+\.tmp$")
 _STALE_SECONDS = 3600.0
 
 
+def real_path(path: PathLike) -> Path:
+    """The file ``path`` names: its symbolic links followed (to a file that may not exist yet), absolute.
+
+    Raises
+    ------
+    InvalidParameterError
+        The file has more than one hard link (module docstring): replacing it would split its names into two files.
+    """
+    real = Path(os.path.realpath(path))
+    try:
+        links = os.stat(real).st_nlink
+    except OSError:  # not there yet (or unreadable: the write or the read says so)
+        return real
+    if links > 1 and real.is_file():
+        named = "" if os.fspath(path) == os.fspath(real) else f" (named {os.fspath(path)!r})"
+        raise InvalidParameterError(
+            f"The file {str(real)!r}{named} has {links} hard links: dpdist replaces it whole on every write, which "
+            "would leave its other names holding the old content, a second account of its own. Keep one name for it "
+            "(copy it, or replace the other names with symbolic links, which are followed)."
+        )
+    return real
+
+
 @contextlib.contextmanager
 def atomic_path(path: PathLike, *, private: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write; on success it durably replaces ``path``, on error it is deleted.
 
-    The new file keeps the mode of the file it replaces (else the umask's default); with ``private`` only its
-    owner may read or write it (group and other bits cleared).  The folder must exist.
+    ``path`` is first resolved by :func:`real_path`: through a symbolic link the file it names is replaced (the
+    link stays), and a file with several hard links is refused.  The new file keeps the mode of the file it
+    replaces (else the umask's default); with ``private`` only its owner may read or write it (group and other
+    bits cleared).  The folder must exist.
     """
-    path = Path(path)
+    path = real_path(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     try:
@@ -139,11 +175,13 @@ def _writer_alive(pid: int, path: Path) -> bool:
 
 @contextlib.contextmanager
 def exclusive_lock(path, owner: str, *, wait: float = 0.0):
-    """Hold an exclusive advisory lock on ``path + '.lock'``.
+    """Hold an exclusive advisory lock on ``path + '.lock'``, ``path`` resolved by :func:`real_path` (so two names of
+    one file, a symbolic link and its target, take the same lock; a hard-linked file is refused).
 
     If another process holds it, fail at once (``wait=0``, the default) or retry for up to
     ``wait`` seconds (for short critical sections such as a budget charge).
     """
+    path = real_path(path)
     try:
         import fcntl  # lazy: an optional dependency, tried
     except ImportError:  # pragma: no cover - Windows: no advisory lock

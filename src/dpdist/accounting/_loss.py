@@ -54,6 +54,12 @@ class PrivacyLoss:
         Where the numbers come from (``"exact channel of grr (d = 16)"``, ``"any 0.1-DP mechanism"``).
     assumptions : tuple of str
         What they assume beyond the relation (fresh randomness, a shuffler that does not collude, ...).
+    derivation : dict, optional
+        How to compute this loss again from public parameters alone (``{"kind": "protocol", "config": ...,
+        "reports": ...}``, ``"discrete_laplace"``, ``"gaussian"``, ``"shuffled"``): set by the functions that make
+        it, kept by :meth:`assuming` and :meth:`restated`, None for a loss made by hand or composed.  A budget file
+        derives every charge's loss again from it when read, so a stored loss that was edited is detected
+        (:mod:`dpdist.budget._derivation`).  Not compared by ``==``.
     """
 
     guarantee: PrivacyGuarantee
@@ -61,6 +67,7 @@ class PrivacyLoss:
     distribution: LossDistribution | None = field(default=None, repr=False)
     source: str = ""
     assumptions: tuple[str, ...] = ()
+    derivation: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if not isinstance(self.guarantee, PrivacyGuarantee):
@@ -87,7 +94,11 @@ class PrivacyLoss:
     def assuming(self, *assumptions: str) -> "PrivacyLoss":
         """The same loss, stating ``assumptions`` too."""
         kept = tuple(dict.fromkeys((*self.assumptions, *assumptions)))
-        return PrivacyLoss(self.guarantee, self.rho, self.distribution, self.source, kept)
+        return PrivacyLoss(self.guarantee, self.rho, self.distribution, self.source, kept, self.derivation)
+
+    def derived_as(self, derivation: dict) -> "PrivacyLoss":
+        """The same loss, with the ``derivation`` that computes it again (the class docstring)."""
+        return PrivacyLoss(self.guarantee, self.rho, self.distribution, self.source, self.assumptions, dict(derivation))
 
     # ------------------------------------------------------------------ reading
     @property
@@ -109,18 +120,21 @@ class PrivacyLoss:
         ``guarantee`` is its own, else the worst case of ``guarantee`` (a converted relation: group privacy)."""
         if guarantee == self.guarantee or (guarantee.epsilon == self.guarantee.epsilon
                                            and guarantee.delta == self.guarantee.delta):
-            return PrivacyLoss(guarantee, self.rho, self.distribution, self.source, self.assumptions)
+            return PrivacyLoss(guarantee, self.rho, self.distribution, self.source, self.assumptions, self.derivation)
         converted = PrivacyLoss.of_guarantee(guarantee, f"{self.source or 'a mechanism'}, converted to {guarantee.neighbouring}")
         rho = None if self.rho is None else 4.0 * self.rho  # group privacy of two (Bun & Steinke 2016, Prop. 1.9)
         if rho is not None and converted.rho is not None:
             rho = min(rho, converted.rho)
-        return PrivacyLoss(guarantee, rho, converted.distribution, converted.source, self.assumptions)
+        return PrivacyLoss(guarantee, rho, converted.distribution, converted.source, self.assumptions, self.derivation)
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
-        return {"guarantee": self.guarantee.to_dict(), "rho": self.rho,
-                "distribution": None if self.distribution is None else self.distribution.to_dict(),
-                "source": self.source, "assumptions": list(self.assumptions)}
+        document = {"guarantee": self.guarantee.to_dict(), "rho": self.rho,
+                    "distribution": None if self.distribution is None else self.distribution.to_dict(),
+                    "source": self.source, "assumptions": list(self.assumptions)}
+        if self.derivation is not None:
+            document["derivation"] = self.derivation
+        return document
 
     @classmethod
     def from_dict(cls, data: Any) -> "PrivacyLoss":

@@ -37,7 +37,9 @@ def discrete_laplace(epsilon: float, sensitivity: int = 1, *, neighbouring: str 
     masses[0] = 1.0 / (1.0 + math.exp(-a))  # every k <= 0
     masses[-1] = math.exp(-a * sensitivity) / (1.0 + math.exp(-a))  # every k >= Delta
     atoms = Atoms(tuple(losses[::-1]), tuple(masses[::-1]))
-    return PrivacyLoss(guarantee, atoms_rho(atoms), atoms, f"discrete Laplace, parameter {a:.6g}, sensitivity {sensitivity}")
+    return PrivacyLoss(guarantee, atoms_rho(atoms), atoms, f"discrete Laplace, parameter {a:.6g}, sensitivity {sensitivity}",
+                       derivation={"kind": "discrete_laplace", "epsilon": guarantee.epsilon, "sensitivity": sensitivity,
+                                   "neighbouring": neighbouring})
 
 
 def gaussian(sigma: float, sensitivity: float = 1.0, *, delta: float, neighbouring: str = "add-remove") -> PrivacyLoss:
@@ -49,4 +51,6 @@ def gaussian(sigma: float, sensitivity: float = 1.0, *, delta: float, neighbouri
     rho = sensitivity**2 / (2.0 * sigma**2)
     guarantee = PrivacyGuarantee(zcdp_epsilon(rho, delta), delta, neighbouring, "central")
     return PrivacyLoss(guarantee, rho, GaussianLoss(sigma / sensitivity),
-                       f"Gaussian noise, sigma {sigma:.6g} per sensitivity {sensitivity:g} ({rho:.6g}-zCDP)")
+                       f"Gaussian noise, sigma {sigma:.6g} per sensitivity {sensitivity:g} ({rho:.6g}-zCDP)",
+                       derivation={"kind": "gaussian", "sigma": float(sigma), "sensitivity": float(sensitivity),
+                                   "delta": float(delta), "neighbouring": neighbouring})

@@ -10,7 +10,13 @@ r"""A local protocol's privacy loss per report, from its exact channel, and a ca
 A campaign of ``reports`` reports per device composes ``reports`` fresh reports; a memoized protocol
 (``tags.memoized``: ``l-grr``, ``l-osue``, ``loloha``, ``dbitflippm``) composes as its memo allows: its
 reports share one permanent response, so they are *one* mechanism whose loss over the device's history
-is ``guarantee_over(reports)`` (never the per-report loss added up as if each were fresh).
+is ``guarantee_over(reports)`` (never the per-report loss added up as if each were fresh).  One report of it
+is ``guarantee_over(1)`` (:math:`\varepsilon_1`), not ``protocol.guarantee`` (:math:`\varepsilon_\infty`, the
+memo's bound over any number of reports of an unchanged value).  Reports through one memo in several campaigns
+are still one mechanism: a budget session gathers them (:mod:`dpdist.budget._derivation`).
+
+Every loss made here carries its ``derivation`` (the config and the reports), from which a budget file computes
+it again when read.
 
 Duck-typed on the protocol's public contract (``guarantee``, ``tags``, ``channel``, ``config``,
 ``display_name``, ``guarantee_over``), so this package stands below :mod:`dpdist.local`.
@@ -52,12 +58,14 @@ def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
     if tags is None or not isinstance(getattr(protocol, "guarantee", None), PrivacyGuarantee):
         raise InvalidParameterError(f"accounting.protocol_loss needs a local protocol. Got {type(protocol).__name__}.")
     name = protocol.display_name
-    if tags.memoized:
-        guarantee = protocol.guarantee if reports == 1 else protocol.guarantee_over(reports)
+    derivation = {"kind": "protocol", "config": json.loads(json.dumps(protocol.config(), sort_keys=True, default=str)),
+                  "reports": reports}
+    if tags.memoized:  # guarantee_over(1) is one report's loss; protocol.guarantee is the memo's epsilon_inf
+        guarantee = protocol.guarantee_over(reports)
         return PrivacyLoss.of_guarantee(guarantee, f"{name}'s memo: {guarantee.epsilon:.6g} over {reports} report(s) "
-                                        "of one device, any two histories").assuming(MEMO_ASSUMPTION)
+                                        "of one device, any two histories").assuming(MEMO_ASSUMPTION).derived_as(derivation)
     one = _one_report(protocol)
-    return one if reports == 1 else sequential([one] * reports)
+    return (one if reports == 1 else sequential([one] * reports)).derived_as(derivation)
 
 
 #: one report's loss per protocol config (protocols are immutable; the channel is read once per process)

@@ -166,10 +166,12 @@ def explain_ladder(config: LocalProtocol | dict[str, Any], n: int, *, delta: flo
         Sample-and-threshold's ``p``; default the largest the exact account allows at the target (a given ``p`` that
         does not meet it is refused).
     colluding : int
-        Devices the collector or server runs or knows (relay: ``colluding x tokens_each`` known reports; sample-and-
-        threshold: reports that always count towards ``K``; secure aggregation: shares that add no noise).
+        Devices the collector or server runs or knows, each putting in up to ``tokens_each`` reports: one adversary
+        for every row (relay: ``colluding x tokens_each`` known reports; sample-and-threshold: as many forged reports,
+        each counting towards ``K``; secure aggregation: ``colluding`` shares that add no noise, one per device).
     tokens_each : int
-        Reports one relay credential admits (the issuer's published ceiling).
+        Reports one relay credential admits (the issuer's published ceiling), the protected device's included: the
+        relay's row is stated per device.
     shape : str
         The public data shape of the errors (:data:`SHAPES`).
 

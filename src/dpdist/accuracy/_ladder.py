@@ -19,6 +19,7 @@ from .._guarantee import PrivacyGuarantee
 from .._validation import Integer, Interval, check_param
 from ..accounting._threshold import threshold_delta, threshold_sampling
 from ..amplification import shuffled
+from ..amplification._statement import device_bound, report_target
 from ..errors import DPDistError, InvalidParameterError
 from ._ladder_result import Ladder
 from ._ladder_rows import CENTRAL_SENSITIVITY, LadderRow, assumptions_of, counts_of, threshold_errors
@@ -50,7 +51,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     chosen = get_shape(OWNER, shape)
     counts = counts_of(chosen.item_probabilities(int(protocol.config()["domain_size"])), n)  # _placed: a frequency oracle
     epsilon = float(protocol.guarantee.epsilon)
-    thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding)  # first: may refuse
+    thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding, tokens_each)  # may refuse
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),
             thresholded, *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
     return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows), colluding,
@@ -94,9 +95,12 @@ def _local(protocol, counts: np.ndarray, epsilon: float) -> LadderRow:
 
 
 def _shuffled(protocol, counts: np.ndarray, epsilon: float, delta: float, colluding: int, tokens_each: int) -> LadderRow:
+    """The relay's row, stated per device: a device may spend its ``tokens_each`` tokens in one round, so one report
+    is held to :func:`~dpdist.amplification._statement.report_target` and the device's reports to their group bound."""
     n = int(counts.sum())
     honest = n - colluding * tokens_each
-    parameters = {"colluding": colluding, "tokens_each": tokens_each, "honest_reports": honest}
+    parameters: dict[str, Any] = {"colluding": colluding, "tokens_each": tokens_each,
+                                  "colluding_reports": colluding * tokens_each, "honest_reports": honest}
     refusal = None
     if protocol.tags.memoized:
         refusal = f"{protocol.display_name} memoizes its reports: the relay amplifies memoryless protocols only"
@@ -105,20 +109,26 @@ def _shuffled(protocol, counts: np.ndarray, epsilon: float, delta: float, collud
                    f"leave {max(honest, 0)} honest one(s) among {n}: a report hides among no others")
     if refusal is not None:
         return LadderRow("shuffled", True, None, parameters, math.nan, math.nan, notes=(f"shuffled: not offered ({refusal})",))
+    report_epsilon, report_delta = report_target(epsilon, delta, tokens_each)
 
     def central(epsilon0: float) -> float:
-        return shuffled(protocol_at(protocol, epsilon0, n), honest, delta).epsilon
+        return shuffled(protocol_at(protocol, epsilon0, n), honest, report_delta).epsilon
 
-    epsilon0 = _largest(lambda e: central(e) <= epsilon, epsilon, MAX_EPSILON0)
+    epsilon0 = _largest(lambda e: central(e) <= report_epsilon, report_epsilon, MAX_EPSILON0)
     at = protocol_at(protocol, epsilon0, n)
     variance = _mean_variance(at, counts)
-    stated = max(min(central(epsilon0), epsilon), 1e-12)
-    return LadderRow("shuffled", True, PrivacyGuarantee(stated, delta, "replace", "central"),
-                     {**parameters, "protocol": at.name, "epsilon0": epsilon0}, variance, variance,
-                     assumptions=assumptions_of("shuffled", parameters),
+    one = max(min(central(epsilon0), report_epsilon), 1e-12)
+    stated, stated_delta = device_bound(one, report_delta, tokens_each)
+    parameters.update(protocol=at.name, epsilon0=epsilon0, report_epsilon=one, report_delta=report_delta)
+    per_device = ("" if tokens_each == 1 else
+                  f"; a device may send its tokens_each = {tokens_each} reports in one round, so one report is held to "
+                  f"({one:.4g}, {report_delta:.3g}) and the device's {tokens_each} reports to their group bound "
+                  f"({stated:.4g}, {stated_delta:.3g}) (the amplification buys less than with one token each)")
+    return LadderRow("shuffled", True, PrivacyGuarantee(stated, stated_delta, "replace", "central"),
+                     parameters, variance, variance, assumptions=assumptions_of("shuffled", parameters),
                      notes=(f"shuffled: the largest epsilon0 (to 0.1%, at most {MAX_EPSILON0:g}) whose reports, shuffled "
-                            f"among {honest:,} honest ones, are central ({epsilon:g}, {delta:g}) by dpdist's exact shuffle "
-                            "accountant (dpdist.amplification.shuffled)",))
+                            f"among {honest:,} honest ones, are central ({epsilon:g}, {delta:g}) per device by dpdist's "
+                            f"exact shuffle accountant (dpdist.amplification.shuffled){per_device}",))
 
 
 def _largest(fits, low: float, high: float) -> float:
@@ -132,21 +142,26 @@ def _largest(fits, low: float, high: float) -> float:
 
 
 def _sample_and_threshold(counts: np.ndarray, epsilon: float, delta: float, threshold: int, sampling: float | None,
-                          colluding: int) -> LadderRow:
-    parameters: dict[str, Any] = {"threshold": threshold, "colluding": colluding}
+                          colluding: int, tokens_each: int) -> LadderRow:
+    """Nebula's row, held against the ladder's one adversary: ``colluding`` devices of ``tokens_each`` reports each,
+    ``colluding x tokens_each`` forged or always-counted reports (the relay's row counts the same reports as known)."""
+    forged = colluding * tokens_each
+    parameters: dict[str, Any] = {"threshold": threshold, "colluding": colluding, "tokens_each": tokens_each,
+                                  "colluding_reports": forged}
+    adversary = f"{colluding} colluding device(s) x {tokens_each} report(s) = {forged} forged report(s)"
     if sampling is None:
-        sampling = threshold_sampling(epsilon, delta, threshold, colluding=colluding, neighbouring="replace")
+        sampling = threshold_sampling(epsilon, delta, threshold, colluding=forged, neighbouring="replace")
         how = "the largest p (to 0.01%) whose exact account meets the target"
         if sampling <= 0:
             return LadderRow("sample-and-threshold", False, None, parameters, math.nan, math.nan, notes=(
-                f"sample-and-threshold: not offered (with {colluding} colluding report(s) against a threshold of "
+                f"sample-and-threshold: not offered (with {adversary} against a threshold of "
                 f"{threshold}, no sampling probability meets ({epsilon:g}, {delta:g}))",))
     else:
-        reached = threshold_delta(epsilon, sampling, threshold, colluding=colluding, neighbouring="replace")
+        reached = threshold_delta(epsilon, sampling, threshold, colluding=forged, neighbouring="replace")
         if reached > delta:
             raise InvalidParameterError(
-                f"The 'sampling' probability {sampling!r} of {OWNER} with threshold {threshold} and {colluding} colluding "
-                f"report(s) gives delta {reached:.3g} at epsilon {epsilon:g} (replace neighbours), above the target "
+                f"The 'sampling' probability {sampling!r} of {OWNER} with threshold {threshold} and {adversary} "
+                f"gives delta {reached:.3g} at epsilon {epsilon:g} (replace neighbours), above the target "
                 f"delta {delta:g}: choose a smaller p, a larger threshold, or leave 'sampling' out to fit it.")
         how = "p as given"
     mse, variance, suppressed = threshold_errors(counts, sampling, threshold)

@@ -58,18 +58,21 @@ class Ladder:
                 "rows": [row.to_dict() for row in self.rows]}
 
     def describe(self) -> str:
-        """A text table (model, who runs it, the guarantee it states, per-item RMSE, x local's MSE), then each row's
-        assumptions party by party and its notes."""
+        """A text table (model, who runs it, the guarantee it states, whom it holds against, per-item RMSE, x local's
+        MSE), then each row's assumptions party by party and its notes."""
         local = self.row("local").mse
         lines = [f"{self.config['protocol']} over {len(self.counts)} items, n = {self.n:,} devices, data shape "
-                 f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours",
+                 f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours, "
+                 f"against {self.colluding} colluding device(s) x {self.tokens_each} report(s) each = "
+                 f"{self.colluding * self.tokens_each} known or forged report(s)",
                  "  ".join(["model".ljust(27), "runs".ljust(8), "stated (eps, delta)".ljust(22),
-                            "per-item RMSE".rjust(13), "MSE / local".rjust(11)])]
+                            "holds against".ljust(18), "per-item RMSE".rjust(13), "MSE / local".rjust(11)])]
         for row in self.rows:
             stated = "not offered" if row.guarantee is None else f"({row.guarantee.epsilon:.4g}, {row.guarantee.delta:g})"
             ratio = row.mse / local if math.isfinite(row.mse) and local > 0 else math.nan
             lines.append("  ".join([row.model.ljust(27), ("dpdist" if row.runs_in_dpdist else "computed").ljust(8),
-                                    stated.ljust(22), _number(row.rmse).rjust(13), _number(ratio).rjust(11)]))
+                                    stated.ljust(22), row.holds_against.ljust(18), _number(row.rmse).rjust(13),
+                                    _number(ratio).rjust(11)]))
         for row in self.rows:
             lines.append(f"{row.model}:")
             lines += [f"  - {party}: {text}" for party, text in row.assumptions]

@@ -9,9 +9,13 @@ changed; :math:`n` is public) and states its error as the mean over the items of
 * **shuffled** (dpdist's relay): the largest :math:`\varepsilon_0` whose reports, shuffled among
   :math:`n - \mathrm{colluding} \times \mathrm{tokens\_each}` honest ones, are central :math:`(\varepsilon, \delta)` by
   :func:`dpdist.amplification.shuffled` (the exact shuffle accountant; the collector knows the colluding reports,
-  :func:`~dpdist.amplification.relayed_statement`), to 0.1%; the protocol's variance at :math:`\varepsilon_0`.
+  :func:`~dpdist.amplification.relayed_statement`), to 0.1%; the protocol's variance at :math:`\varepsilon_0`.  Per
+  device: with :math:`T` = ``tokens_each`` a device may send :math:`T` reports in one round, so one report is held to
+  :math:`(\varepsilon/T, \delta/\sum_{j<T} e^{j\varepsilon/T})` and the device's :math:`T` to their group bound
+  (:func:`~dpdist.amplification._statement.device_bound`).
 * **sample-and-threshold** (Nebula): each device reports with probability :math:`p`, counts of at least
-  :math:`K` reports released (:mod:`dpdist.accounting._threshold`, exact; colluding devices lower :math:`K`);
+  :math:`K` reports released (:mod:`dpdist.accounting._threshold`, exact; the colluding devices' reports,
+  :math:`\mathrm{colluding} \times \mathrm{tokens\_each}` as in the relay's row, lower :math:`K`);
   :math:`\hat f_i = S_i/(np)` if :math:`S_i \ge K`, else 0 (suppressed), :math:`S_i \sim \mathrm{Bin}(c_i, p)`: its
   mean square error exactly, bias of the suppressed items included, from the binomial's lower tail.
 * **central curator**: the exact discrete Laplace (l1 sensitivity 2, ``central.noise.laplace_mechanism`` on integer
@@ -35,8 +39,29 @@ import numpy as np
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidParameterError
 
-__all__ = ["LadderRow", "CENTRAL_SENSITIVITY", "assumptions_of", "counts_of", "threshold_errors"]
+__all__ = ["LadderRow", "CENTRAL_SENSITIVITY", "HOLDS_AGAINST", "assumptions_of", "counts_of", "threshold_errors"]
 
+#: whom each model's stated guarantee holds against (short, for the table; the assumptions say the rest)
+HOLDS_AGAINST = {
+    "local": "everyone",
+    "shuffled": "collector, analyst",
+    "sample-and-threshold": "analyst only",
+    "central (discrete Laplace)": "analyst only",
+    "central (Gaussian)": "analyst only",
+    "secure aggregation": "server, analyst",
+}
+#: the same, said in full (``to_dict``)
+HOLDS_AGAINST_SAID = {
+    "local": "everyone: the collector, who sees every report with its sender, and any colluding devices",
+    "shuffled": "the collector and the analyst, while the relay does not collude with the collector; not the relay and "
+                "collector together (then the local guarantee alone)",
+    "sample-and-threshold": "the analyst, who sees the released counts only; not the aggregation server, which knows "
+                            "how many reports share each unrevealed item (with one item unrevealed, its exact count: "
+                            "against the server, sampling alone, delta >= p)",
+    "central (discrete Laplace)": "the analyst only: the curator holds every raw item",
+    "central (Gaussian)": "the analyst only: the curator holds every raw item",
+    "secure aggregation": "the server and the analyst, within the protocol's threshold of colluding devices",
+}
 #: a replaced item moves two counts by one: l1 sensitivity 2, l2 sensitivity sqrt(2)
 CENTRAL_SENSITIVITY = {"l1": 2, "l2": math.sqrt(2.0)}
 
@@ -79,12 +104,18 @@ class LadderRow:
         return self.guarantee is not None
 
     @property
+    def holds_against(self) -> str:
+        """Whom the stated guarantee holds against, in a few words (:data:`HOLDS_AGAINST`)."""
+        return HOLDS_AGAINST[self.model]
+
+    @property
     def rmse(self) -> float:
         return math.sqrt(self.mse) if math.isfinite(self.mse) else math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "runs_in_dpdist": self.runs_in_dpdist,
                 "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
+                "holds_against": HOLDS_AGAINST_SAID[self.model],
                 "parameters": self.parameters, "mse": _finite(self.mse), "variance": _finite(self.variance),
                 "rmse": _finite(self.rmse), "suppressed": self.suppressed,
                 "assumptions": [{"party": party, "assumes": text} for party, text in self.assumptions],
@@ -109,10 +140,12 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
                            "report is sealed to the collector's key: the relay never reads it)"),
                 ("relay", "does not collude with the collector; a batch holds every admitted report of a round"),
                 ("issuer", "independent of the collector; at most tokens_each = "
-                           f"{tokens} token(s) per credential (one report each)"),
+                           f"{tokens} token(s) per credential (one report each), so a device, the one protected "
+                           f"included, sends at most {tokens} report(s) per round: the stated guarantee is per device, "
+                           + ("one report" if tokens == 1 else f"its {tokens} reports by group privacy")),
                 ("other devices", f"at most {colluding} are the collector's (x {tokens} tokens = "
-                                  f"{colluding * tokens} known reports); the other {parameters['honest_reports']} "
-                                  "reports are honest, fresh, one per device per round"),
+                                  f"{colluding * tokens} known reports); at least {parameters['honest_reports']} "
+                                  "reports are honest and fresh"),
                 ("collector", "keeps no arrival time or sender id, accepts no report around the relay"))
     if model == "sample-and-threshold":
         return (("device", "samples itself honestly with probability p and fresh randomness (a device that always "
@@ -121,8 +154,10 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
                                        "threshold encryption to hold (its randomness server does not collude with "
                                        "it) and is trusted not to use what else it sees (in STAR, how many reports "
                                        "share each unrevealed item: outside the stated guarantee)"),
-                ("other devices", f"at most {colluding} are the server's or forged (Sybils), each lowering the "
-                                  f"threshold by one: accounted at K - {colluding}"),
+                ("other devices", f"at most {colluding} are the server's or forged (Sybils), each putting in up to "
+                                  f"tokens_each = {parameters['tokens_each']} report(s) (the relay row's adversary): "
+                                  f"{parameters['colluding_reports']} forged report(s), each lowering the threshold "
+                                  f"by one: accounted at K - {parameters['colluding_reports']}"),
                 ("analyst", "sees the released counts only"))
     if model.startswith("central"):
         return (("device", "sends its raw item: trusts the curator entirely"),
@@ -132,7 +167,8 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
     if model == "secure aggregation":
         return (("device", "adds its share of the noise and trusts the protocol's cryptography (not run by dpdist)"),
                 ("server", "learns only the sum; colludes with at most the protocol's threshold of devices"),
-                ("other devices", f"at most {colluding} are the server's or skip their noise share (dropouts "
+                ("other devices", f"at most {colluding} devices (one share each, whatever tokens_each) are the "
+                                  f"server's or skip their noise share (dropouts "
                                   f"included): the other {parameters['honest_devices']} shares alone give the "
                                   "guarantee"))
     raise InvalidParameterError(f"No assumptions are written for the ladder model {model!r}.")

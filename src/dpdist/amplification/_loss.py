@@ -13,6 +13,8 @@ discretization error of 0.003 (``docs/benchmarks.md``, "Privacy accounting"): th
 
 from __future__ import annotations
 
+import json
+
 from .._guarantee import PrivacyGuarantee
 from ..accounting import Atoms, Composed, PrivacyLoss
 from ..local import LocalProtocol
@@ -47,4 +49,6 @@ def shuffled_loss(protocol: LocalProtocol, n: int, delta: float, rounds: int = 1
         atoms = Atoms(tuple(float(x) for x in one.losses()), tuple(float(m) for m in one.mass), float(one.infinity))
     distribution = atoms if rounds == 1 else Composed(((atoms, rounds),))
     source = f"{rounds} round(s) of {n} shuffled reports of {protocol.display_name} ({result.method} reductions)"
-    return PrivacyLoss(guarantee, None, distribution, source, SHUFFLE_ASSUMPTIONS)
+    derivation = {"kind": "shuffled", "config": json.loads(json.dumps(protocol.config(), sort_keys=True, default=str)),
+                  "n": int(n), "delta": float(delta), "rounds": int(rounds)}
+    return PrivacyLoss(guarantee, None, distribution, source, SHUFFLE_ASSUMPTIONS, derivation)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 
 from .._guarantee import PrivacyGuarantee
 from ..local import from_config
 from ._accounting import account
 
-__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement"]
+__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "device_bound", "report_target"]
 
 #: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model")
 ASSUMPTIONS = (
@@ -23,7 +24,37 @@ ASSUMPTIONS = (
     "with the campaign's key) and each token admits one report, so at most `colluding_reports` = colluding x "
     "tokens_each of a batch's admitted reports are known to the collector",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
+    "per report: the central guarantee protects one report (one token) changed; a device that sends several reports "
+    "into one batch (up to `tokens_each` per credential) is protected by `central.per_device` (group privacy over its "
+    "reports), and its reports in several batches or rounds compose on the device (its ledger)",
 )
+
+
+def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
+    r"""What one device's ``reports`` reports in one batch are, when each report is :math:`(\varepsilon, \delta)` in it.
+
+    Group privacy over the device's reports (Dwork & Roth 2014, Thm. 2.2, with the :math:`\delta` of chaining the
+    steps): change the device's value one report at a time; each step is a neighbouring pair of batches that differ in
+    one report, its other reports being among the accountant's arbitrary fixed inputs, so the device's :math:`T`
+    reports are :math:`(T\varepsilon, \delta \sum_{j < T} e^{j\varepsilon})`.  An upper bound: the exact loss of
+    :math:`T` reports of one value in a GRR batch is below it (``tests/amplification/test_statement.py``).
+    """
+    return reports * epsilon, min(1.0, delta * _spread(epsilon, reports))
+
+
+def _spread(epsilon: float, reports: int) -> float:
+    r""":math:`\sum_{j < T} e^{j\varepsilon}` (``inf`` past a double's range)."""
+    if (reports - 1) * epsilon > 700:
+        return math.inf
+    return sum(math.exp(j * epsilon) for j in range(reports))
+
+
+def report_target(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
+    r"""The :math:`(\varepsilon_1, \delta_1)` one report must meet so that a device's ``reports`` reports meet
+    :math:`(\varepsilon, \delta)` by :func:`device_bound`: :math:`\varepsilon_1 = \varepsilon/T`,
+    :math:`\delta_1 = \delta / \sum_{j<T} e^{j\varepsilon/T}`."""
+    one = epsilon / reports
+    return one, delta / sum(math.exp(j * one) for j in range(reports))
 
 
 @dataclass(frozen=True)
@@ -54,7 +85,9 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     never count (docs/deployment.md, "Accounting").  ``central`` is the amplified guarantee at
     ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
     at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
-    in reports), None before the first batch, or a ``reason`` and its ``code`` when the collector could
+    in reports), per report (its ``describe`` says so), with ``per_device``: what a device that sends its
+    ``tokens_each`` reports into one batch keeps (:func:`_per_device`; None when ``tokens_each`` is unknown),
+    None before the first batch, or a ``reason`` and its ``code`` when the collector could
     have filled a batch itself (no issuer, or one it runs), for memoized protocols, when the identity
     does not bound the colluding devices' reports (no ``tokens_each``), or when the colluding reports
     leave fewer than two honest ones in the smallest batch.
@@ -74,7 +107,12 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         statement["central"] = {"reason": refusal[1], "code": refusal[0]}
     elif smallest_batch is not None:
         hidden = int(smallest_batch) - int(admission.colluding_reports or 0)
-        statement["central"] = dict(_central(json.dumps(protocol.config(), sort_keys=True), hidden, float(delta)))
+        config = json.dumps(protocol.config(), sort_keys=True)
+        central = dict(_central(config, hidden, float(delta)))
+        central["describe"] += ", per report"
+        central["per_device"] = (None if admission.tokens_each is None else
+                                 dict(_per_device(config, hidden, float(delta), int(admission.tokens_each))))
+        statement["central"] = central
     return statement
 
 
@@ -113,3 +151,36 @@ def _central(config: str, n: int, delta: float) -> tuple:
     guarantee = PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
     return tuple({**guarantee.to_dict(), "describe": guarantee.describe(), "n": n, "method": result.method,
                   "notes": list(result.notes)}.items())
+
+
+@functools.lru_cache(maxsize=256)
+def _per_device(config: str, n: int, delta: float, tokens_each: int) -> tuple:
+    r"""A device's ``tokens_each`` reports in one batch of ``n`` honest ones, at the campaign's ``delta``: one report's
+    :math:`\varepsilon_1` at :math:`\delta_1`, with :math:`\delta_1 \sum_{j<T} e^{j\varepsilon_1} \le \delta`
+    (:func:`device_bound`; :math:`\delta_1` lowered until it holds, at worst :math:`\varepsilon_1 = \varepsilon_0`), or
+    the pure bound :math:`T \varepsilon_0` of the local reports composed, whichever has the smaller epsilon."""
+    protocol = from_config(json.loads(config))
+    epsilon0 = float(protocol.guarantee.epsilon)
+    if not _spread(epsilon0, tokens_each) < math.inf:  # the group bound's delta_1 is below any double: local only
+        guarantee = PrivacyGuarantee(tokens_each * epsilon0, 0.0, "replace", "central")
+        return tuple({**guarantee.to_dict(), "describe": f"{guarantee.describe()}, per device sending {tokens_each} "
+                      "report(s) into one batch", "tokens_each": tokens_each,
+                      "how": f"its {tokens_each} local report(s) composed"}.items())
+    one_delta = delta
+    for _ in range(40):
+        one = min(account(protocol, n, one_delta).epsilon, epsilon0)
+        spread = _spread(one, tokens_each)
+        if one_delta * spread <= delta * (1 + 1e-9):
+            break
+        one_delta = delta / spread
+    else:  # never met in 40 steps: at epsilon0 itself the spread is largest, so this delta_1 always meets delta
+        one_delta = delta / _spread(epsilon0, tokens_each)
+        one = min(account(protocol, n, one_delta).epsilon, epsilon0)
+    epsilon, device_delta = device_bound(one, one_delta, tokens_each)
+    how = (f"group privacy over its {tokens_each} report(s), each ({one:.4g}, {one_delta:.3g}) among {n} honest ones"
+           if tokens_each > 1 else "its one report")
+    if tokens_each * epsilon0 <= epsilon:
+        epsilon, device_delta, how = tokens_each * epsilon0, 0.0, f"its {tokens_each} local report(s) composed"
+    guarantee = PrivacyGuarantee(max(epsilon, 1e-12), device_delta, "replace", "central")
+    return tuple({**guarantee.to_dict(), "describe": f"{guarantee.describe()}, per device sending {tokens_each} "
+                  "report(s) into one batch", "tokens_each": tokens_each, "how": how}.items())

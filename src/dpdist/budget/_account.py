@@ -1,7 +1,7 @@
 """A session's account: its charges composed into one loss and stated by its accountant (:mod:`dpdist.accounting`).
 
 The charges compose sequentially (they may all touch the same people); each was first stated in the
-session's relation.  The session's accountant reads the composed loss at the session's delta:
+session's relation; the charges of one memo are one mechanism (:mod:`._derivation`).  The session's accountant reads the composed loss at the session's delta:
 ``"basic"`` adds epsilons and deltas, ``"zcdp"`` adds rhos, ``"pld"`` composes privacy loss
 distributions, ``"tightest"`` takes the smallest of those that can state every charge.  A charge an
 accountant cannot state (a mechanism with no PLD under ``"pld"``, no rho under ``"zcdp"``, any delta in
@@ -15,13 +15,19 @@ from typing import Sequence
 
 from ..accounting import ACCOUNTANTS, Atoms, Composed, Curve, PrivacyLoss, Statement, cannot_state, sequential, state
 from ..privacy import PrivacyGuarantee
+from ._derivation import memo_total
 
 __all__ = ["composed", "statement_of", "unstateable", "point_delta"]
 
 
-def composed(charges: Sequence) -> PrivacyLoss | None:
-    """The charges' losses composed in sequence (None before the first)."""
-    return sequential([charge.loss for charge in charges]) if charges else None
+def composed(charges: Sequence, relation: str = "replace") -> PrivacyLoss | None:
+    """The charges' losses composed in sequence (None before the first); the charges of one memo as one mechanism,
+    ``guarantee_over`` of all their reports (:func:`~._derivation.memo_total`), in the session's ``relation``."""
+    if not charges:
+        return None
+    fresh = [charge.loss for charge in charges
+             if charge.loss.derivation is None or charge.loss.derivation.get("kind") != "memo"]
+    return sequential(fresh + memo_total(charges, relation))
 
 
 def point_delta(charges: Sequence, accountant: str) -> float:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import threading
@@ -27,6 +28,7 @@ from ..errors import (
 from ..local import LocalProtocol
 from ..privacy import PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
+from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement
 from ._statement import BudgetStatement, Charge, Remaining, Spent, _budget, _budget_pair, _left
 
@@ -131,7 +133,7 @@ class BudgetSession:
         return self._spent(self._read_charges())
 
     def _spent(self, charges: list[Charge]) -> Spent | None:
-        loss = composed(charges)
+        loss = composed(charges, self._total.neighbouring)
         if loss is None:
             return None
         statement = statement_of(self._total, self._accountant, loss)
@@ -160,10 +162,25 @@ class BudgetSession:
     def loss(self, charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyLoss:
         """What ``charged`` (a guarantee, or a :class:`~dpdist.accounting.PrivacyLoss` in every currency) costs in this
         session's relation, in every currency: an exact loss is kept when the relation is its own or a local one read
-        centrally, else the worst case of the converted guarantee."""
+        centrally, else the worst case of the converted guarantee.
+
+        A session kept in a file keeps only losses it can derive again when it reads the file (a loss with its
+        ``derivation``: :func:`~dpdist.accounting.protocol_loss`, :func:`~dpdist.accounting.discrete_laplace`,
+        :func:`~dpdist.accounting.gaussian`, :func:`~dpdist.amplification.shuffled_loss`); a loss made by hand or
+        composed is charged there as the worst case of its guarantee (:mod:`dpdist.budget._derivation` says why)."""
         if isinstance(charged, PrivacyLoss):
-            return charged.restated(self.cost(charged.guarantee))
-        return PrivacyLoss.of_guarantee(self.cost(charged))
+            if charged.derivation is None and self._path is not None:
+                worst = PrivacyLoss.of_guarantee(self.cost(charged.guarantee), f"{charged.source or 'a loss'}, charged as "
+                                                 "its guarantee's worst case (a budget file keeps only losses it can "
+                                                 "derive again)")
+                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee))
+            return self._restated(charged)
+        self.cost(charged)  # refused by name first
+        return derived(guarantee_derivation(charged), self._restated, "a charge")  # as the file is read again
+
+    def _restated(self, loss: PrivacyLoss) -> PrivacyLoss:
+        """``loss`` in this session's relation (:meth:`PrivacyLoss.restated`)."""
+        return loss.restated(self.cost(loss.guarantee))
 
     def check(self, guarantee: PrivacyGuarantee | PrivacyLoss, label: str = "") -> PrivacyGuarantee:
         """Refuse ``guarantee`` as :meth:`charge` would, without charging it; return what it would cost.
@@ -205,16 +222,24 @@ class BudgetSession:
         guarantees = list(guarantees)
         if not guarantees:
             raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
-        cost = parallel_losses([self.loss(guarantee) for guarantee in guarantees])
+        parts = [self.loss(guarantee) for guarantee in guarantees]
+        cost = parallel_losses(parts)
+        if all(part.derivation is not None for part in parts):  # (always, in a session kept in a file)
+            cost = cost.derived_as({"kind": "parallel", "parts": [part.derivation for part in parts]})
         stated = [_stated(guarantee) for guarantee in guarantees]
         same_kind = len({(g.neighbouring, g.model) for g in stated}) == 1
         return self._add(parallel(stated) if same_kind else cost.guarantee, cost, len(guarantees), label)
 
-    def _add(self, stated: PrivacyGuarantee, cost: PrivacyLoss, parts: int, label: str) -> BudgetStatement:
+    def _add(self, stated: PrivacyGuarantee, cost: PrivacyLoss | None, parts: int, label: str,
+             priced: Callable[[list[Charge]], tuple[PrivacyGuarantee, PrivacyLoss]] | None = None) -> BudgetStatement:
+        """Charge ``cost`` (or what ``priced`` makes of the charges so far, read under the lock) unless refused."""
         if not isinstance(label, str):
             raise InvalidParameterError(f"The 'label' of a budget charge must be a string. Got {label!r} instead.")
 
         with self._transaction() as charges:
+            if priced is not None:
+                stated, cost = priced(charges)
+            assert cost is not None  # given, or priced
             refusal = self._refusal(stated, cost, charges, label)
             if refusal is not None:
                 raise refusal
@@ -302,9 +327,23 @@ class BudgetSession:
                 "opened."
             )
         try:
-            return [Charge.from_dict(entry) for entry in document["charges"]]
+            charges = [Charge.from_dict(entry) for entry in document["charges"]]
         except (KeyError, TypeError, ValueError) as error:
             raise IncompatibleStateError(f"The budget file {str(self._path)!r} holds a malformed charge ({error}).") from None
+        return [self._derived_again(charge, "loss" in entry) for charge, entry in zip(charges, document["charges"])]
+
+    def _derived_again(self, charge: Charge, stored: bool) -> Charge:
+        """``charge`` as read from the file, its loss derived again from what the file shows (refused when the stored
+        loss disagrees: :mod:`dpdist.budget._derivation`); a charge without a derivation costs its worst case."""
+        where = f"The budget file {str(self._path)!r}, charge {charge.label!r} ({charge.id or charge.time})"
+        derivation = charge.loss.derivation if stored else None
+        if derivation is None:  # written before derivations (or before the accountants): its stored loss is not read
+            loss = PrivacyLoss.of_guarantee(charge.charged, f"{charge.label}: its guarantee's worst case")
+            return Charge(charge.label, charge.guarantee, charge.charged, charge.parts, charge.time, charge.id, loss)
+        loss = derived(derivation, self._restated, where)
+        check_stored(charge.loss, charge.charged, loss, where)
+        exact = PrivacyLoss(charge.charged, loss.rho, loss.distribution, loss.source, loss.assumptions, loss.derivation)
+        return Charge(charge.label, charge.guarantee, charge.charged, charge.parts, charge.time, charge.id, exact)
 
     # ------------------------------------------------------------------ charged runs
     def release(self, function: Callable[..., Any], *args: Any, label: str | None = None, **kwargs: Any) -> Any:
@@ -353,14 +392,36 @@ class BudgetSession:
         """Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
         One report costs the protocol's exact loss per report (:func:`dpdist.accounting.protocol_loss`, from its
-        channel); several compose as fresh reports, or as one mechanism for a memoized protocol
-        (``guarantee_over(reports)``: the loss over a device's history).
+        channel); several compose as fresh reports.  A memoized protocol's reports are one mechanism: its campaigns
+        of one config are answered through the same memo on each device (one campaign per round), so they are
+        gathered into ``guarantee_over`` of all their reports, and this campaign costs its increment
+        :math:`\varepsilon_{R+K} - \varepsilon_R` after the :math:`R` reports charged before
+        (:mod:`dpdist.budget._derivation`): ``guarantee_over(1)`` for the first report, not the memo's
+        :math:`\varepsilon_\infty`.
         """
         if not isinstance(protocol, local.LocalProtocol):
             protocol = local.from_config(dict(protocol))
         if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
             raise InvalidParameterError(f"The 'reports' parameter of BudgetSession.campaign must be an int >= 1. Got {reports!r}.")
-        return self.charge(protocol_loss(protocol, reports), label if label is not None else f"campaign of {protocol.name}")
+        label = label if label is not None else f"campaign of {protocol.name}"
+        if not protocol.tags.memoized:
+            return self.charge(protocol_loss(protocol, reports), label)
+        config = json.loads(memo_key(protocol.config()))
+
+        def priced(charges: list[Charge]) -> tuple[PrivacyGuarantee, PrivacyLoss]:
+            before = sum(int(charge.loss.derivation["reports"]) for charge in charges
+                         if (charge.loss.derivation or {}).get("kind") == "memo"
+                         and memo_key(charge.loss.derivation["config"]) == memo_key(config))
+            try:
+                increment = memo_increment(protocol, before, reports)
+            except InvalidParameterError as error:
+                raise PrivacyBudgetError(f"{label} is refused: this session charged {before} report(s) per device "
+                                         f"through the same memo before, and {error} Nothing was charged.",
+                                         remaining=_left(self._total, self._spent(charges)).epsilon) from None
+            derivation = {"kind": "memo", "config": config, "before": before, "reports": reports}
+            return increment, derived(derivation, self._restated, label)  # as the file is read again
+
+        return self._add(protocol.guarantee, None, 1, label, priced)
 
     def __repr__(self):
         where = f", path={str(self._path)!r}" if self._path is not None else ""

@@ -82,6 +82,7 @@ def _run_create(args) -> int:
 
 def _run_show(args) -> int:
     from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
+    from ..budget._derivation import describe_derivation  # lazy: with the session
 
     session = BudgetSession.open(args.file)
     charges = session.charges
@@ -101,5 +102,6 @@ def _run_show(args) -> int:
     for charge in charges:
         parts = f" over {charge.parts} disjoint parts" if charge.parts > 1 else ""
         cost = "" if charge.charged == charge.guarantee else f" -> charged {charge.charged.epsilon:.6g}"
-        print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe()}{parts}{cost}", file=sys.stdout)
+        print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe()}{parts}{cost}; loss derived from "
+              f"{describe_derivation(charge.loss.derivation)}", file=sys.stdout)
     return 0

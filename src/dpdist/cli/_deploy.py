@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, cast
 import numpy as np
 
 from .. import _json, _rng, local, plotting, uncertainty
-from .._io._atomic import atomic_path, exclusive_lock, remove_stale_temporaries
+from .._io._atomic import atomic_path, exclusive_lock, real_path, remove_stale_temporaries
 from .._io._blocks import rechunk
 from .._io._columns import count_rows, iter_column, iter_columns
 from .._io._dedupe import identities_of
@@ -408,7 +408,8 @@ def _run_aggregate(args) -> int:
         if not Path(name).is_file():
             raise InvalidParameterError(f"Each FILE of 'dpdist aggregate' must be an existing file. Got {name!r}.")
     with exclusive_lock(state_path, "dpdist aggregate"):
-        remove_stale_temporaries(state_path.parent, state_path.name)  # a killed run's
+        written = real_path(state_path)  # where the writes go (a symbolic link followed)
+        remove_stale_temporaries(written.parent, written.name)  # a killed run's
         protocol = load_config(args.config) if args.config else None
         if state_path.exists():
             saved = load_state(state_path, protocol)

@@ -60,7 +60,8 @@ def add_commands(subparsers) -> None:
     rungs.add_argument("--colluding", type=int, default=None,
                        help="--ladder: devices the collector or server runs or knows (default 0)")
     rungs.add_argument("--tokens-each", type=int, default=None,
-                       help="--ladder: reports one relay credential admits (default 1)")
+                       help="--ladder: reports one relay credential admits, the protected device's included: the shuffled row is "
+                            "stated for a device that sends them all in one round (default 1)")
     explain.set_defaults(handler=_run_explain)
 
 
@@ -114,6 +115,9 @@ def _run_plan(args) -> int:
     for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--plot", args.plot)):
         if value is not None:
             raise InvalidParameterError(f"The '{option}' option does not go with --plan.")
+    if (args.every == "release") != (args.releases is not None):
+        raise InvalidParameterError(f"The '--releases' option goes with '--every release' (and only with it): the number "
+                                    f"of releases over the horizon. Got --every {args.every}, --releases {args.releases}.")
     cache = None if args.no_cache else default_cache_directory()
     planned = explain_plan(load_config(args.config).config(), args.n, every=args.every, horizon=args.horizon,
                            releases=args.releases, delta=1e-8 if args.delta is None else args.delta, target=args.target,

@@ -44,6 +44,7 @@ The JSON form (``to_dict``) is the one the JavaScript client keeps in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -73,6 +74,9 @@ LEDGER_FORMAT = "dpdist-ledger"
 #: the total epsilon a device spends, over every collector, unless its owner sets another
 DEFAULT_BUDGET = 10.0
 ACCOUNTINGS = ("history", "stable")
+#: what a statement of a ledger under "stable" accounting assumes (PrivacyLedger.statement)
+STABLE_ASSUMPTION = ("stable accounting: the charges bound only histories of the device's values with the same pattern "
+                     "of changes (RAPPOR's relation), nothing about when a value changes")
 #: config entries that are budgets: a collector may not change them under a memo the device keeps
 _BUDGET_KEYS = ("epsilon", "epsilon_1")
 
@@ -190,7 +194,21 @@ class PrivacyLedger:
         (:mod:`dpdist.accounting._randomized_response`, which the JavaScript ledger's ``statement`` runs step for
         step: both state the same total for the same charges), ``"tightest"`` is the smaller of it and the sum,
         ``"zcdp"`` and ``"basic"`` as :func:`dpdist.accounting.state` states them.
+
+        Under ``"history"`` accounting the statement holds against any two histories of the device's values
+        (``"replace"``, local).  Under ``"stable"`` accounting the charges bound only histories with the same pattern
+        of changes (RAPPOR's relation), so the statement says ``neighbouring="stable"`` and assumes it
+        (:data:`STABLE_ASSUMPTION`): it bounds nothing about *when* a device's value changes (dBitFlipPM's loss over
+        changing values is infinite from its second report), and :func:`dpdist.privacy.convert` refuses it.
         """
+        statement = self._statement(delta, accountant, now)
+        if self.accounting != "stable":
+            return statement
+        return dataclasses.replace(statement, neighbouring="stable",
+                                   assumptions=(*statement.assumptions, STABLE_ASSUMPTION))
+
+    def _statement(self, delta: float, accountant: str, now: float | None) -> Statement:
+        """:meth:`statement` under the charges' own relation (the ledger's accounting names it)."""
         check_accountant("PrivacyLedger.statement", accountant)
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
             raise InvalidParameterError(f"The 'delta' of PrivacyLedger.statement must be a float in [0, 1). Got {delta!r}.")

@@ -153,7 +153,8 @@ SCHEMAS: dict[str, dict] = {
     "Anonymity": {
         "type": "object",
         "description": "a relayed campaign's guarantees: the local one, the amplified central one at its smallest batch "
-                       "minus the colluding reports (null before the first batch; or a reason and its code), the delta it "
+                       "minus the colluding reports, per report, with per_device: a device sending its tokens_each reports into "
+                       "one batch (null before the first batch; or a reason and its code), the delta it "
                        "is stated at, who is admitted, the assumptions",
         "properties": {"local": {"type": "object"}, "central": {"type": ["object", "null"]}, "delta": {"type": "number"},
                        "reports": {"type": "integer"}, "smallest_batch": {"type": ["integer", "null"]},

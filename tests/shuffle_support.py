@@ -1,0 +1,35 @@
+"""An exact lower bound on what one device's reports reveal in a shuffled GRR batch (tests of the ladder's relayed row
+and of a relayed campaign's statement)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def exact_device_delta(epsilon0: float, d: int, batch: int, reports: int, epsilon: float) -> float:
+    """The hockey-stick divergence at ``epsilon`` between a GRR(``epsilon0``, ``d``) batch of ``batch`` reports in
+    which one device sends ``reports`` reports of item a and one in which it sends them of item b, the other reports
+    all of a third item.  The counts of a and b are a sufficient statistic of the shuffled batch for this pair, so this
+    is exact for the pair, and a lower bound on the delta any (``epsilon``, delta) statement for the device must have
+    (the outsider's computation, attack 58.2-3).  Direct convolution: an FFT's rounding, times ``e**epsilon``, would
+    count mass that is not there."""
+    from scipy import stats  # lazy: scipy, for the tests that use it only
+    from scipy.signal import convolve
+
+    e = math.exp(epsilon0)
+    p, q = e / (e + d - 1), 1 / (e + d - 1)
+
+    def pair(m: int, pa: float, pb: float, top: int) -> np.ndarray:  # the law of (N_a, N_b) over m reports
+        g = np.arange(top + 1)
+        conditional = stats.binom.pmf(g[None, :], (m - g)[:, None].clip(0), pb / (1 - pa))
+        conditional[g > m] = 0
+        return stats.binom.pmf(g, m, pa)[:, None] * conditional
+
+    others = batch - reports
+    top = int(others * q + 12 * math.sqrt(others * q + 1) + reports + 20)
+    rest = pair(others, q, q, top)
+    with_a = convolve(rest, pair(reports, p, q, reports), method="direct")[: top + 1, : top + 1]
+    with_b = convolve(rest, pair(reports, q, p, reports), method="direct")[: top + 1, : top + 1]
+    return float(np.sum(np.maximum(with_a - math.exp(epsilon) * with_b, 0)))
