@@ -62,6 +62,9 @@ GUARANTEE: dict[str, Any] = {
         "model": {"enum": ["local", "central"]},
         "reports": {"type": "integer", "minimum": 1,
                     "description": "neighbouring history: the reports of one device covered"},
+        "unit": {"enum": ["person"],
+                 "description": "absent: a neighbour adds, removes or replaces one record; 'person': all of one "
+                 "person's records (a central release with privacy_id)"},
     },
 }
 

@@ -12,7 +12,7 @@ from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from ._local import check_by, check_groups, check_missing_key_rows, check_missing_keys, check_session, group_generators
-from ._tables import check_frame
+from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
     from ..budget import BudgetSession
@@ -72,16 +72,32 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """``function(values of column, *args, **kwargs)``: a central release of one column.
 
     >>> frame.release(df, "age", central.cdf, epsilon=1.0, bounds=(0, 100))   # doctest: +SKIP
+    >>> frame.release(df, "amount", central.quantiles, epsilon=1.0, bounds=(0, 500),   # doctest: +SKIP
+    ...               privacy_id="customer", max_contributions=5)
 
     Missing values (null, NaN) are what the release's ``missing=`` says (:mod:`dpdist._missing`):
     refused by default (before any charge), left out (``missing="drop"``, add/remove releases) or
-    each counted as a value; how many there are is never released.  With ``session`` the release
+    each counted as a value; how many there are is never released.  ``privacy_id`` may name a column
+    (read with the values in one query): each person's rows are then bounded to ``max_contributions`` and
+    the guarantee is per person (:mod:`dpdist.central._contributions`).  With ``session`` the release
     is charged first (:meth:`dpdist.budget.BudgetSession.release`).
     """
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
     function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
+    kwargs = _with_id_column(owner, table, column, kwargs)
     return _run(column, function, table.values(column), args, kwargs, session)
+
+
+def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
+    """``kwargs`` with a ``privacy_id`` that names a column replaced by that column's values, read in one query with
+    ``column`` (a lazy engine need not return rows in one order twice: :meth:`~._tables.Table.read`)."""
+    ids = kwargs.get("privacy_id")
+    if not isinstance(ids, str):
+        return kwargs
+    (name,) = check_columns(owner, table, ids, "privacy_id")
+    table.read((column, name))
+    return {**kwargs, "privacy_id": table.values(name)}
 
 
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
