@@ -201,6 +201,13 @@ KINDS: dict[str, dict[str, Any]] = {
         },
         "no_interval": {"type": "string", "description": "why the range answers have no interval"},
     },
+    "count": {
+        "count": {"type": "number", "description": "the noisy count (an integer)"},
+        "standard_error": {"type": "number", "minimum": 0, "description": "the noise's standard deviation"},
+        "low": {"type": "number", "description": "the interval's lower end (covers the count released)"},
+        "high": {"type": "number", "description": "the interval's upper end"},
+        "level": _LEVEL,
+    },
     "quantiles": {
         "q": _NUMBERS,
         "values": _NUMBERS,
