@@ -38,11 +38,11 @@ import math
 
 import numpy as np
 
-from .._guarantee import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee, sequential
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "MIN_DELTA_PER_GROUP",
-           "SELECTION_RULE"]
+__all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "grouped_guarantee",
+           "MIN_DELTA_PER_GROUP", "SELECTION_RULE"]
 
 #: the smallest delta per group (delta / max_groups) the exact keep probabilities take
 MIN_DELTA_PER_GROUP = 2.0**-40
@@ -123,3 +123,18 @@ def selection_guarantee(epsilon: float, delta: float, unit: str) -> PrivacyGuara
     if not 0 < delta < 1:
         raise InvalidParameterError(f"A selection's delta must lie in (0, 1). Got {delta!r}.")
     return PrivacyGuarantee(epsilon, delta, "add-remove", "central", unit=unit)
+
+
+def grouped_guarantee(owner: str, each_group: PrivacyGuarantee, max_groups: int,
+                      selection: tuple[float, float] | None) -> PrivacyGuarantee:
+    """A group-by's guarantee per person (or record): the selection (private keys), then ``max_groups`` groups'
+    releases, sequentially (a person touches at most ``max_groups`` groups).  Releases under add/remove only."""
+    if each_group.neighbouring != "add-remove":
+        raise InvalidParameterError(
+            f"{owner} per person or with private keys composes releases under add/remove neighbours (central.cdf, "
+            "quantiles, tree_cdf, count, ...): a release under replace neighbours publishes each group's number of "
+            f"records. Got one stating {each_group.describe()}.")
+    steps = [each_group] * max_groups
+    if selection is not None:
+        steps = [selection_guarantee(*selection, each_group.unit), *steps]
+    return sequential(steps)

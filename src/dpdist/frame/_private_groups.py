@@ -18,7 +18,7 @@ import numpy as np
 from .._rng import check_rng
 from .._validation import Integer, check_param
 from ..errors import DPDistError, InvalidParameterError
-from ..privacy import PrivacyGuarantee, sequential
+from ..privacy import PrivacyGuarantee
 from ._grouped import GroupedResult
 from ._local import _sorted_keys
 from ._tables import Table, check_columns
@@ -77,17 +77,9 @@ def check_person_group_by(owner: str, table: Table, privacy_id: Any, max_groups:
 
 def composed(plan: PersonGroupBy, planned: PrivacyGuarantee) -> PrivacyGuarantee:
     """The group-by's guarantee: the selection (with private keys), then ``max_groups`` groups' releases, per person."""
-    from ..central._partitions import selection_guarantee  # lazy: loads scipy (0.4-2 s)
+    from ..central._partitions import grouped_guarantee  # lazy: loads scipy (0.4-2 s)
 
-    if planned.neighbouring != "add-remove":
-        raise InvalidParameterError(
-            f"{plan.owner} per person or with private keys composes releases under add/remove neighbours (central.cdf, "
-            "quantiles, tree_cdf, count, ...): a release under replace neighbours publishes each group's number of "
-            f"records. Got one stating {planned.describe()}.")
-    steps = [planned] * plan.max_groups
-    if plan.selection is not None:
-        steps = [selection_guarantee(*plan.selection, planned.unit), *steps]
-    return sequential(steps)
+    return grouped_guarantee(plan.owner, planned, plan.max_groups, plan.selection)
 
 
 def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tuple[str, ...], function: Callable,
