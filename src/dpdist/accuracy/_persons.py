@@ -86,7 +86,7 @@ def check_person_model(owner: str, rows_per_person: Any, person_correlation: Any
     rows = rows_per_person
     if isinstance(rows, list) and len(rows) == 2 and isinstance(rows[0], str):
         rows = tuple(rows)  # ("geometric", 5) read back from JSON
-    valid = (isinstance(rows, numbers.Integral) and not isinstance(rows, bool) and 1 <= rows <= MAX_ROWS) or (
+    valid = (isinstance(rows, numbers.Integral) and not isinstance(rows, bool) and 1 <= int(rows) <= MAX_ROWS) or (
         isinstance(rows, tuple) and len(rows) == 2 and rows[0] in ("geometric", "zipf")
         and isinstance(rows[1], (int, float)) and not isinstance(rows[1], bool)
         and (rows[1] >= 1 if rows[0] == "geometric" else rows[1] > 1) and math.isfinite(rows[1]))

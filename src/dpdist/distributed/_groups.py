@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, KeysView, Sequence
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class GroupedReleases:
     def __len__(self) -> int:
         return len(self.results)
 
-    def keys(self):
+    def keys(self) -> KeysView[Any]:
         return self.results.keys()
 
 

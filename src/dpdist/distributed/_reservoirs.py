@@ -71,6 +71,7 @@ def _priorities(root: np.random.SeedSequence, index: int, rows: int, secure: boo
     """Block ``index``'s uniform 64-bit priorities: AES-CTR keyed from its child (no seed) or PCG64 (a seed)."""
     if secure:
         child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(index)), pool_size=root.pool_size)
+        # randomgen's stubs do not say AESCounter is a NumPy BitGenerator (it is one at run time)
         generator = np.random.Generator(AESCounter(child))  # pyright: ignore[reportArgumentType]
     else:
         generator = block_generator(root, index)
@@ -140,12 +141,14 @@ class Reservoir:
             if mine != theirs:
                 raise IncompatibleStateError(f"Reservoirs merge when they bound alike in one run (max_contributions, "
                                              f"max_groups, salt, groups): {mine} and {theirs}.")
-        grouped = first.groups is not None
-        parts = [np.concatenate([getattr(state, name) for state in states]) if grouped or name in _PLAIN else None
-                 for name in _ARRAYS]
+        hashes, priorities, values = (np.concatenate([getattr(state, name) for state in states]) for name in _PLAIN)
+        groups = pair_priorities = None
+        if first.groups is not None:
+            groups = np.concatenate([state.groups for state in states])
+            pair_priorities = np.concatenate([state.pair_priorities for state in states])
         keys = {key: value for state in states for key, value in state.keys.items()}
         return _reduced(first.max_contributions, first.max_groups, first.salt, sum(state.rows for state in states),
-                        *parts, keys=keys)
+                        hashes, priorities, values, groups, pair_priorities, keys)
 
     def release(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(values kept, *args, privacy_id=hashes, max_contributions=..., **kwargs)``: a central release of
@@ -155,7 +158,6 @@ class Reservoir:
         return function(self.values, *args, privacy_id=self.hashes, max_contributions=self.max_contributions, **kwargs)
 
 
-_ARRAYS = ("hashes", "priorities", "values", "groups", "pair_priorities")
 _PLAIN = ("hashes", "priorities", "values")
 
 
@@ -187,11 +189,11 @@ def _reduced(k: int, m: int, salt: str, rows: int, hashes, priorities, values, g
     hashes, priorities, values = hashes[order], priorities[order], values[order]
     pair = (hashes,) if groups is None else (hashes, groups[order])
     kept = _runs(*pair) < k
-    if groups is not None:
+    if groups is not None and pair_priorities is not None:
         groups, pair_priorities = groups[order], pair_priorities[order]
         kept &= _pairs_kept(hashes, groups, pair_priorities, m)
         groups, pair_priorities = groups[kept], pair_priorities[kept]
-        keys = {g: keys[g] for g in np.unique(groups).tolist()}
+        keys = {g: (keys or {})[g] for g in np.unique(groups).tolist()}
     return Reservoir(k, m, salt, hashes[kept], priorities[kept], values[kept], rows, groups, pair_priorities,
                      keys or {})
 
