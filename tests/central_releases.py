@@ -1,5 +1,5 @@
 """Every release ``dpdist.central`` offers, called with its defaults, and what a result of one must satisfy: shared by
-tests/central/test_central_public_inputs.py (refusals are public) and test_central_contributions.py (per person)."""
+tests/central/test_common.py (refusals are public) and the tests of central/_contributions.py (per person)."""
 
 from __future__ import annotations
 
