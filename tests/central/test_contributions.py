@@ -20,6 +20,7 @@ from dpdist.errors import (
     MissingValuesError,
 )
 from dpdist.privacy import PrivacyGuarantee
+from dpdist.testing._central import _median_log_law
 
 from central_releases import REPLACE, RELEASES, check_result as _check_result, output as _output
 
@@ -204,22 +205,6 @@ def test_a_bound_chosen_privately_is_near_the_quantile_and_charged_to_the_same_b
 
 
 # ---------------------------------------------------------------------- exact checks on small instances (item 5)
-def _median_log_law(datasets: list[np.ndarray], weights: list[float], epsilon: float, boundaries: np.ndarray):
-    """The log-probability of each grid point (one per segment between ``boundaries``) under the exponential mechanism
-    for the median that ``quantiles(method="aq", q=[0.5])`` runs (points on the 2**32 grid, utility
-    -|#{cell < point} - K/2|, weight exp(-epsilon' u / 2), epsilon' rounded down to a dyadic rational), for a dataset
-    drawn among ``datasets`` (the cells, sorted) with ``weights``: the law of the release after a random bounding."""
-    from dpdist.central.noise import _dyadic_epsilon
-
-    gamma = float(_dyadic_epsilon(epsilon)) / 2
-    starts, lengths = boundaries[:-1], np.diff(boundaries)
-    laws = []
-    for cells, weight in zip(datasets, weights):
-        score = -gamma * np.abs(np.searchsorted(cells, starts, side="left") - 0.5 * cells.size)
-        laws.append(score - np.logaddexp.reduce(score + np.log(lengths)) + math.log(weight))
-    return np.logaddexp.reduce(np.array(laws), axis=0)
-
-
 def _worst_ratio(with_person: tuple, without: np.ndarray, epsilon: float) -> float:
     """max over grid points of |log P(point | with the person) - log P(point | without)|, exactly over every bounding."""
     datasets, weights = with_person
@@ -301,3 +286,11 @@ def _node_distance(first: np.ndarray, second: np.ndarray, branching: int, height
         total += int(np.abs(np.bincount(np.minimum((first * cells).astype(int), cells - 1), minlength=cells)
                             - np.bincount(np.minimum((second * cells).astype(int), cells - 1), minlength=cells)).sum())
     return total
+
+
+def test_a_delta_that_group_privacy_would_divide_below_the_floats_is_refused_by_name():
+    """(epsilon, delta) per person at k rows runs each row at delta / sum_(i<k) e^(i epsilon/k): at epsilon 2000 and
+    k = 2 that is below the smallest float, and the Gaussian's log(delta) failed with a bare ValueError."""
+    with pytest.raises(InvalidParameterError, match=r"'epsilon' argument \(2000\.0 per person\) with max_contributions=2"):
+        central.polynomial_projection(np.array([0.1, 0.2, 0.3, 0.3]), 2000.0, 1e-6, (0, 1), rng=1,
+                                      privacy_id=np.array([0, 1, 2, 2]), max_contributions=2)

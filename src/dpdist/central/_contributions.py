@@ -90,7 +90,11 @@ def _chain(k: int, epsilon: float) -> float:
     r""":math:`\sum_{i<k} e^{i\varepsilon} = (e^{k\varepsilon} - 1)/(e^\varepsilon - 1)`."""
     if k == 1:
         return 1.0
-    return math.expm1(k * epsilon) / math.expm1(epsilon) if k * epsilon < 700 else math.inf
+    if k * epsilon < 700:
+        return math.expm1(k * epsilon) / math.expm1(epsilon)
+    if (k - 1) * epsilon > 709:  # past the floats
+        return math.inf
+    return math.exp((k - 1) * epsilon) * math.expm1(-k * epsilon) / math.expm1(-epsilon)
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,13 @@ class PrivacyUnit:
         record = rest / k
         if not delta:
             return record, delta
-        return record, delta / _chain(k, record)
+        record_delta = delta / _chain(k, record)
+        if not record_delta > 0.0:  # e^{(k-1) epsilon/k} past the floats: no per-row delta is left to spend
+            raise InvalidParameterError(
+                f"The 'epsilon' argument ({epsilon!r} per person) with max_contributions={k} leaves a per-row delta of "
+                f"delta / sum_(i<k) e^(i epsilon/k), below the smallest float: give a smaller epsilon or bound, or a "
+                "release without delta.")
+        return record, record_delta
 
     def stated(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """The record-level ``guarantee`` of the release on the bounded rows, stated per person (with the bound's

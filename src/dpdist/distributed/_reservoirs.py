@@ -143,9 +143,10 @@ class Reservoir:
                                              f"max_groups, salt, groups): {mine} and {theirs}.")
         hashes, priorities, values = (np.concatenate([getattr(state, name) for state in states]) for name in _PLAIN)
         groups = pair_priorities = None
-        if first.groups is not None:
-            groups = np.concatenate([state.groups for state in states])
-            pair_priorities = np.concatenate([state.pair_priorities for state in states])
+        if first.groups is not None:  # then every state has its groups (checked above): the filters drop nothing
+            groups = np.concatenate([state.groups for state in states if state.groups is not None])
+            pair_priorities = np.concatenate([state.pair_priorities for state in states
+                                              if state.pair_priorities is not None])
         keys = {key: value for state in states for key, value in state.keys.items()}
         return _reduced(first.max_contributions, first.max_groups, first.salt, sum(state.rows for state in states),
                         hashes, priorities, values, groups, pair_priorities, keys)
