@@ -132,7 +132,17 @@ def _guarantees():
     from dpdist.privacy import PrivacyGuarantee
 
     return [PrivacyGuarantee(1.0), PrivacyGuarantee(0.5, 1e-6, "add-remove", "central"),
-            PrivacyGuarantee(2.0, 0.0, "history", "local", 4)]
+            PrivacyGuarantee(2.0, 0.0, "history", "local", 4),
+            PrivacyGuarantee(1.5, 1e-7, "add-remove", "central", unit="person")]
+
+
+def _quiet(call):
+    """``call()`` without its warnings (a release per person tells its caller how many rows it left out)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return call()
 
 
 #: Real results of each class, by class name: ``name -> (reader, makers)``; the reader is what reads the class's
@@ -143,8 +153,8 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
     from dpdist.amplification._accounting import ShuffledAccount
     from dpdist.audit import AuditResult
     from dpdist.confidence_sequences._results import CDFSequence, FrequencySequence, MeanSequence, StopReadout
-    from dpdist.estimates import (CDFBand, Distribution, FrequencyEstimate, HeavyHitters, Interval, MeanEstimate,
-                                  MeanVarianceEstimate, QuantileRelease, RangeEstimate)
+    from dpdist.estimates import (CDFBand, CountRelease, Distribution, FrequencyEstimate, HeavyHitters, Interval,
+                                  MeanEstimate, MeanVarianceEstimate, QuantileRelease, RangeEstimate)
     from dpdist.local.keyvalue import KeyValueEstimate
     from dpdist.local.multi import MultiAttributeEstimate
     from dpdist import accounting
@@ -154,7 +164,7 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
 
     central = dpdist.central
     return {
-        "PrivacyGuarantee": (PrivacyGuarantee.from_dict, [lambda k=k: _guarantees()[k] for k in range(3)]),
+        "PrivacyGuarantee": (PrivacyGuarantee.from_dict, [lambda k=k: _guarantees()[k] for k in range(4)]),
         "Interval": (Interval.from_dict, [lambda: _frequency().intervals(0.9)[0], lambda: _mean().intervals()[0],
                                           lambda: _sequence("grr", epsilon=0.5, domain_size=4).intervals()[1]]),
         "CDFBand": (CDFBand.from_dict, [lambda: _banded().band]),
@@ -170,6 +180,10 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
             lambda: central.quantiles(_X, [0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 1), rng=0),
             lambda: central.quantiles(_X, [0.5], epsilon=1.0, bounds=(0, 1), method="aq", rng=0)]),
         "RangeEstimate": (RangeEstimate.from_dict, [_ranges]),
+        "CountRelease": (CountRelease.from_dict, [lambda: central.count(_X, 1.0, rng=0),
+                                                  lambda: _quiet(lambda: central.count(
+                                                      _X, 1.0, rng=0, privacy_id=np.arange(_X.size) % 7,
+                                                      max_contributions=3))]),
         "KeyValueEstimate": (KeyValueEstimate.from_dict, [_key_value]),
         "MultiAttributeEstimate": (MultiAttributeEstimate.from_dict, [_multi]),
         "StopReadout": (StopReadout.from_dict, [lambda: _sequence("grr", epsilon=1.0, domain_size=4).stop_readout(0.05)]),

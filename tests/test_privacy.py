@@ -179,6 +179,29 @@ def test_convert_states_each_guarantee_in_one_central_relation():
         convert(removal, "history")
 
 
+def test_a_guarantee_per_person_composes_with_its_unit_and_converts_to_one_per_record_never_back():
+    from dpdist.privacy import PrivacyGuarantee, convert, parallel, sequential
+
+    person = PrivacyGuarantee(0.5, 1e-7, "add-remove", "central", unit="person")
+    assert "per person" in person.describe() and person.to_dict()["unit"] == "person"
+    assert PrivacyGuarantee.from_dict(person.to_dict()) == person
+    assert "unit" not in PrivacyGuarantee(0.5, 0.0, "add-remove", "central").to_dict()  # old documents read alike
+    assert sequential([person, person]).unit == parallel([person, person]).unit == "person"
+    with pytest.raises(InvalidParameterError, match="one neighbouring relation and model, of one unit"):
+        sequential([person, PrivacyGuarantee(0.5, 1e-7, "add-remove", "central")])
+    # a record added or removed: the person's rows removed, then added back changed (two person steps)
+    record = convert(person, "add-remove")
+    assert record.unit == "record" and record.epsilon == 1.0
+    assert record.delta == pytest.approx((1 + math.exp(0.5)) * 1e-7)
+    swapped = PrivacyGuarantee(0.5, 0.0, "replace", "central", unit="person")
+    assert convert(swapped, "replace") == PrivacyGuarantee(0.5, 0.0, "replace", "central")
+    assert convert(person, "replace", "person").epsilon == 1.0
+    with pytest.raises(InvalidParameterError, match="protects nothing of a person"):
+        convert(PrivacyGuarantee(0.5, 0.0, "add-remove", "central"), "add-remove", "person")
+    with pytest.raises(InvalidParameterError, match="'unit' parameter"):
+        PrivacyGuarantee(0.5, 0.0, "replace", "local", unit="person")
+
+
 def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
     with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled must be a local protocol.*"
                                                     r"Got 'grr' instead\. A name is not enough.*local\.make\('grr'"):

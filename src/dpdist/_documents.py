@@ -37,7 +37,8 @@ import numpy as np
 
 from .errors import DPDistError, MalformedDocumentError
 
-__all__ = ["check_document", "same_document", "read_dataclass", "read_value", "read_numbers", "read_part",
+__all__ = ["check_document", "same_document", "read_dataclass", "omitted_at_default", "read_value", "read_numbers",
+           "read_part",
            "constructing", "refused", "describe_value", "ABSENT"]
 
 #: What a ``nested`` reader of :func:`read_dataclass` returns for a field it leaves to the annotation
@@ -211,6 +212,21 @@ def _same_value(written: Any, given: Any) -> bool:
 
 
 # ---------------------------------------------------------------------- dataclasses
+#: fields a class's ``to_dict`` leaves out at their default (besides those whose default is ``None``): a document may
+#: lack them (a guarantee per record has no ``unit``, as every guarantee written before units)
+_OMITTED_AT_DEFAULT: dict[type, tuple[str, ...]] = {}
+
+
+def omitted_at_default(cls: type, *names: str) -> type:
+    """Declare that ``cls.to_dict`` leaves the fields ``names`` out at their default (:func:`read_dataclass`)."""
+    _OMITTED_AT_DEFAULT[cls] = names
+    return cls
+
+
+def _omitted(cls: type, name: str) -> bool:
+    return any(name in _OMITTED_AT_DEFAULT.get(klass, ()) for klass in cls.__mro__)
+
+
 def read_dataclass(cls: type, document: Any, *, renamed: Mapping[str, str] | None = None,
                    types_of: Mapping[str, Any] | None = None, nested: Callable[[str, Any], Any] | None = None,
                    null: float = math.nan, owner: str | None = None) -> Any:
@@ -223,7 +239,8 @@ def read_dataclass(cls: type, document: Any, *, renamed: Mapping[str, str] | Non
     boolean, a list (as a tuple or an array), an object, a :class:`dpdist.privacy.PrivacyGuarantee` or
     another result (through its own ``from_dict``).  ``null`` is what a ``null`` means for a ``float``
     field (NaN; ``inf`` for a class whose JSON writes only infinities as ``null``).  A field whose default
-    is ``None`` may be absent (the JSON leaves such fields out).  ``nested(name, document)`` reads what a
+    is ``None`` may be absent (the JSON leaves such fields out), as may a field declared with
+    :func:`omitted_at_default`.  ``nested(name, document)`` reads what a
     field's annotation cannot say (a value under a key of its own; :data:`ABSENT` for the others).  The
     result is then written again (``to_dict``) and compared with the document (:func:`same_document`).
     """
@@ -241,7 +258,7 @@ def read_dataclass(cls: type, document: Any, *, renamed: Mapping[str, str] | Non
             values[item.name] = value
             continue
         if key not in document:
-            if item.default is None:
+            if item.default is None or (item.default is not dataclasses.MISSING and _omitted(cls, key)):
                 continue
             raise refused(owner, key, "is missing")
         values[item.name] = read_value(types_of.get(item.name, hints.get(item.name, Any)), document[key], owner, key,

@@ -33,6 +33,14 @@ And one for records of several attributes (local model only,
 :mod:`dpdist.local.multi`): ``"attribute"`` -- two records of one user that differ in
 the value of one attribute (the others equal); ``"replace"`` is then any two records.
 
+The **unit** of a central guarantee is what a neighbour adds, removes or replaces: one record
+(``unit="record"``, the default) or all of one person's records (``unit="person"``: a release
+that bounds each person's rows, :mod:`dpdist._contributions`).  Under ``"add-remove"`` a person's
+rows are added or removed together; under ``"replace"`` they are replaced by as many rows of
+other values (each person's number of rows, like ``n``, is public there).  Guarantees of one unit
+compose; :func:`convert` states a per-person guarantee per record (a record added or removed is
+the person's rows removed and added back: twice the cost), never the reverse.
+
 Guarantees of different relations or models compose only after :func:`convert`
 states them in one relation (what a budget session, :mod:`dpdist.budget`, does):
 an :math:`\varepsilon`-LDP randomizer run once by each user is
@@ -47,10 +55,11 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence, cast
 
-from ._documents import read_dataclass
+from ._documents import omitted_at_default, read_dataclass
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING"]
+__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
+           "UNITS"]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -60,6 +69,8 @@ NEIGHBOURING = ("replace", "add-remove", "history", "stable", "attribute")
 OVER_TIME = ("history", "stable")
 #: the relations that exist in the local model only
 LOCAL_ONLY = (*OVER_TIME, "attribute")
+#: what a central neighbour adds, removes or replaces: one record, or all of one person's records
+UNITS = ("record", "person")
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,9 @@ class PrivacyGuarantee:
     model : {"local", "central"}
     reports : int, optional
         For ``"history"``: the number of reports of one device the guarantee covers.
+    unit : {"record", "person"}
+        What a neighbour adds, removes or replaces (central model): one record, or all of one person's
+        records (a release that bounds each person's contributions).
     """
 
     epsilon: float
@@ -83,6 +97,7 @@ class PrivacyGuarantee:
     neighbouring: str = "replace"
     model: str = "local"
     reports: int | None = None
+    unit: str = "record"
 
     def __post_init__(self):
         epsilon, delta = self.epsilon, self.delta
@@ -116,6 +131,13 @@ class PrivacyGuarantee:
                 "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
                 f"otherwise. Got reports={reports!r} with neighbouring={self.neighbouring!r}."
             )
+        if self.unit not in UNITS or (self.unit == "person" and (self.model != "central" or self.neighbouring not in
+                                                                  ("replace", "add-remove"))):
+            raise InvalidParameterError(
+                f"The 'unit' parameter of PrivacyGuarantee must be one of {UNITS}, and 'person' only with a central "
+                f"'replace' or 'add-remove' guarantee. Got unit={self.unit!r} with model={self.model!r}, "
+                f"neighbouring={self.neighbouring!r}."
+            )
         object.__setattr__(self, "epsilon", float(epsilon))
         object.__setattr__(self, "delta", float(delta))
 
@@ -135,6 +157,10 @@ class PrivacyGuarantee:
             return f"{budget}-LDP per attribute (local: two records of one user differing in one attribute)"
         if self.model == "local":
             return f"{budget}-LDP (local: any two values of one user)"
+        if self.unit == "person":
+            relation = ("replace one person's rows (by as many rows)" if self.neighbouring == "replace"
+                        else "add or remove one person's rows")
+            return f"{budget}-differential privacy per person (central, {relation})"
         relation = "replace one record" if self.neighbouring == "replace" else "add or remove one record"
         return f"{budget}-differential privacy (central, {relation})"
 
@@ -142,6 +168,8 @@ class PrivacyGuarantee:
         data = {"epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring, "model": self.model}
         if self.reports is not None:
             data["reports"] = self.reports
+        if self.unit != "record":  # absent for a record (documents written before units read alike)
+            data["unit"] = self.unit
         return data
 
     @classmethod
@@ -157,9 +185,13 @@ class PrivacyGuarantee:
             self.neighbouring == other.neighbouring
             and self.model == other.model
             and self.reports == other.reports
+            and self.unit == other.unit
             and self.epsilon <= other.epsilon * (1 + rtol)
             and self.delta <= other.delta * (1 + rtol)
         )
+
+
+omitted_at_default(PrivacyGuarantee, "unit")
 
 
 def local_guarantee(epsilon: float) -> PrivacyGuarantee:
@@ -167,7 +199,7 @@ def local_guarantee(epsilon: float) -> PrivacyGuarantee:
     return PrivacyGuarantee(epsilon, 0.0, "replace", "local")
 
 
-def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str, str]:
+def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str, str, str]:
     if not guarantees:
         raise InvalidParameterError(f"{owner} needs at least one guarantee. Got none.")
     for guarantee in guarantees:
@@ -175,10 +207,10 @@ def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str,
             raise InvalidParameterError(
                 f"{owner} composes PrivacyGuarantee values. Got {type(guarantee).__name__} instead."
             )
-    kinds = {(g.neighbouring, g.model) for g in guarantees}
+    kinds = {(g.neighbouring, g.model, g.unit) for g in guarantees}
     if len(kinds) > 1:
         raise InvalidParameterError(
-            f"{owner} composes guarantees of one neighbouring relation and model. Got {sorted(kinds)}."
+            f"{owner} composes guarantees of one neighbouring relation and model, of one unit. Got {sorted(kinds)}."
         )
     return kinds.pop()
 
@@ -186,21 +218,21 @@ def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str,
 def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Basic composition of steps on the same data: :math:`(\sum \varepsilon_i, \sum \delta_i)`."""
     guarantees = list(guarantees)
-    neighbouring, model = _same_kind("privacy.sequential", guarantees)
+    neighbouring, model, unit = _same_kind("privacy.sequential", guarantees)
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
     reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
-    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports)
+    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports, unit)
 
 
 def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)
-    neighbouring, model = _same_kind("privacy.parallel", guarantees)
+    neighbouring, model, unit = _same_kind("privacy.parallel", guarantees)
     reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
     return PrivacyGuarantee(
-        max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports
+        max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports, unit
     )
 
 
@@ -237,56 +269,80 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
     scale = math.fsum(weights)
     return [
         PrivacyGuarantee(
-            total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model, total.reports
+            total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model, total.reports,
+            total.unit
         )
         for w in weights
     ]
 
 
-def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
-    r"""``guarantee`` stated as a central guarantee under ``neighbouring``, or an error when none follows.
+def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record") -> PrivacyGuarantee:
+    r"""``guarantee`` stated as a central guarantee under ``neighbouring`` (of ``unit``), or an error when none follows.
 
-    * Same relation, central model: unchanged.
+    * Same relation and unit, central model: unchanged.
     * Local ``"replace"`` (:math:`\varepsilon`-LDP, one report per user) or ``"history"`` (one device's
       reports over time) to central ``"replace"``: the same :math:`(\varepsilon, \delta)`.  Each user's
       reports depend on that user's record alone, through a randomizer that is
       :math:`\varepsilon`-indistinguishable on any two records, so the whole collection is
       :math:`\varepsilon`-DP for data sets differing in one record (Kasiviswanathan et al. 2011, sec. 3;
       the record is the user's value, or the history of values the guarantee covers).
-    * Central ``"add-remove"`` to ``"replace"``: replacing a record is removing it and adding another, two
+    * Central ``"add-remove"`` to ``"replace"`` (of one unit): replacing is removing and adding, two
       add/remove steps, so :math:`(\varepsilon, \delta)` becomes
       :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)` (group privacy, Dwork & Roth 2014, Thm. 2.2, with the
       :math:`\delta` of chaining the two steps).
+    * Per person to per record: a record added, removed or replaced changes one person's rows, which is that
+      person's rows removed and added back, changed: two person steps under ``"add-remove"``
+      (:math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)`), one under ``"replace"`` (the person's rows replaced by
+      as many; a record replaced keeps their number), so ``"replace"`` per person is ``"replace"`` per record
+      unchanged.
 
     Refused: ``"replace"`` to ``"add-remove"`` (a release under replace neighbours may publish the number of
-    records, which add/remove neighbours tell apart), local guarantees to ``"add-remove"`` (the number of
+    records, which add/remove neighbours tell apart), per record to per person (a person with many records is
+    protected by nothing a per-record guarantee says), local guarantees to ``"add-remove"`` (the number of
     reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
     value: state the reports' loss with ``guarantee_over``).
     """
     if not isinstance(guarantee, PrivacyGuarantee):
         raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
-    if neighbouring not in ("replace", "add-remove"):
+    if neighbouring not in ("replace", "add-remove") or unit not in UNITS:
         raise InvalidParameterError(
-            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation). "
-            f"Got {neighbouring!r} instead."
+            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation), "
+            f"its 'unit' one of {UNITS}. Got {neighbouring!r}, {unit!r} instead."
         )
     epsilon, delta = guarantee.epsilon, guarantee.delta
-    if guarantee.model == "central" and guarantee.neighbouring == neighbouring:
+    if guarantee.model == "central" and guarantee.neighbouring == neighbouring and guarantee.unit == unit:
         return guarantee
-    if neighbouring == "replace" and guarantee.model == "local" and guarantee.neighbouring in ("replace", "history"):
+    if unit == "record" and guarantee.model == "central" and guarantee.unit == "person":
+        if guarantee.neighbouring == "replace" and neighbouring == "replace":
+            return PrivacyGuarantee(epsilon, delta, "replace", "central")
+        if guarantee.neighbouring == "add-remove":
+            return _doubled(guarantee, neighbouring, "record")
+    if unit == guarantee.unit and neighbouring == "replace" and guarantee.model == "local" \
+            and guarantee.neighbouring in ("replace", "history"):
         return PrivacyGuarantee(epsilon, delta, "replace", "central")
-    if neighbouring == "replace" and guarantee.model == "central" and guarantee.neighbouring == "add-remove":
-        doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
-        if not 2 * epsilon < math.inf or doubled_delta >= 1:
-            raise InvalidPrivacyParameterError(
-                f"privacy.convert: {guarantee.describe()} is no guarantee under 'replace' neighbours "
-                f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
-            )
-        return PrivacyGuarantee(2.0 * epsilon, doubled_delta, "replace", "central")
+    if unit == guarantee.unit and neighbouring == "replace" and guarantee.model == "central" \
+            and guarantee.neighbouring == "add-remove":
+        return _doubled(guarantee, "replace", unit)
     if guarantee.neighbouring == "stable":
         why = "the 'stable' relation bounds nothing about a device whose value changes: convert guarantee_over(reports)"
+    elif unit == "person" and guarantee.unit != "person":
+        why = "a guarantee per record protects nothing of a person with many records: release with privacy_id"
     elif guarantee.model == "local":
         why = "the number of reports tells whether one user took part: local guarantees hold under 'replace' only"
     else:
         why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
-    raise InvalidParameterError(f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours: {why}.")
+    per = " per person" if unit == "person" else ""
+    raise InvalidParameterError(
+        f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours{per}: {why}.")
+
+
+def _doubled(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> PrivacyGuarantee:
+    r"""``guarantee`` over two of its steps: :math:`(2\varepsilon, (1 + e^\varepsilon)\delta)` (group privacy)."""
+    epsilon, delta = guarantee.epsilon, guarantee.delta
+    doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
+    if not 2 * epsilon < math.inf or doubled_delta >= 1:
+        raise InvalidPrivacyParameterError(
+            f"privacy.convert: {guarantee.describe()} is no guarantee under {neighbouring!r} neighbours "
+            f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
+        )
+    return PrivacyGuarantee(2.0 * epsilon, doubled_delta, neighbouring, "central", unit=unit)

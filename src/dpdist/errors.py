@@ -29,6 +29,7 @@ __all__ = [
     "ClippedValuesWarning",
     "MissingValuesError",
     "MissingValuesWarning",
+    "ContributionBoundWarning",
     "SmallSampleWarning",
     "EachValueANewUserWarning",
     "MissingDependencyError",
@@ -152,6 +153,15 @@ class ClippedValuesWarning(DPDistWarning):
 class MissingValuesWarning(DPDistWarning):
     """Missing values were left out (``missing="drop"``) or counted as a value (``missing=<value>``); ``count`` is how
     many, for the holder of the data only (no report or release carries it)."""
+
+    def __init__(self, message: str, count: int = 0):
+        super().__init__(message)
+        self.count = count
+
+
+class ContributionBoundWarning(DPDistWarning):
+    """Rows beyond ``max_contributions`` per person were left out of a central release (a uniformly random choice of
+    each person's rows); ``count`` is how many, for the holder of the data only (no release carries it)."""
 
     def __init__(self, message: str, count: int = 0):
         super().__init__(message)

@@ -15,6 +15,7 @@ from ._guarantee import (
     MODELS,
     NEIGHBOURING,
     OVER_TIME,
+    UNITS,
     PrivacyGuarantee,
     convert,
     local_guarantee,
@@ -26,5 +27,5 @@ from .amplification import shuffled
 
 __all__ = [
     "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "shuffled", "MODELS",
-    "NEIGHBOURING", "OVER_TIME", "LOCAL_ONLY",
+    "NEIGHBOURING", "OVER_TIME", "LOCAL_ONLY", "UNITS",
 ]

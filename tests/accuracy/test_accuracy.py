@@ -241,8 +241,9 @@ def test_explain_refuses_a_cache_that_is_not_a_directory(tmp_path):
 
 
 @pytest.mark.parametrize("release, params, message", [
-    ("cdf", {"bounds": (0, 1), "grid_size": 3}, r"'cdf' are central\.cdf's \['bounds', 'clip', 'secure', 'missing'\] \('bounds' "
-                                                r"required\)\. Got unknown parameter\(s\) \['grid_size'\]"),
+    ("cdf", {"bounds": (0, 1), "grid_size": 3}, r"'cdf' are central\.cdf's \['bounds', 'clip', 'secure', 'missing', "
+                                                r"'max_contributions'\] \('bounds' required\)\. Got unknown parameter\(s\) "
+                                                r"\['grid_size'\]"),
     ("quantiles", {"bounds": (0, 1), "grid_size": 3}, r"unknown parameter\(s\) \['grid_size'\]"),
     ("tree", {"bounds": (0, 1), "grid_size": 3}, r"unknown parameter\(s\) \['grid_size'\]"),
     ("polynomial", {"bounds": (0, 1)}, r"\('delta', 'bounds' required\)\. Got missing a required argument: 'delta'"),

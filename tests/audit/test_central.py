@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -108,3 +109,31 @@ def test_adversarial_neighbours_differ_in_one_record():
 def test_central_audits_refuse_what_they_cannot_compare(kwargs, named):
     with pytest.raises(InvalidParameterError, match=named):
         audit.central(geometric_count(1.0), 1.0, **kwargs)
+
+
+def _deciles(per_person: bool):
+    """Deciles by AQ of a dataset of (person id, value) rows, per person (each person's rows bounded to 2) or per row."""
+    from dpdist import central
+
+    def release(dataset, rng):
+        dataset = np.asarray(dataset, dtype=np.float64).reshape(-1, 2)
+        unit = {"privacy_id": dataset[:, 0], "max_contributions": 2} if per_person else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return central.quantiles(dataset[:, 1], epsilon=1.0, bounds=(0.0, 1.0), method="aq", rng=rng, **unit).values
+
+    return release
+
+
+@pytest.mark.slow
+def test_deciles_per_person_pass_the_audit_on_person_neighbours_where_deciles_per_row_are_flagged():
+    """Issue 65: one person holds 300 rows at the top among 300 persons of one row.  On neighbours that add or remove
+    the person, the deciles bounded to 2 rows per person at epsilon 1 per person show no violation of 1; the same
+    release per row at epsilon 1 per row is certified far above 1 (the person moves every decile)."""
+    background = np.column_stack([np.arange(300), np.linspace(0.05, 0.6, 300)])
+    person = np.column_stack([np.full(300, 999), np.full(300, 0.97)])
+    neighbours = audit.add_remove([background], [person], unit="person")
+    kept = audit.central(_deciles(True), 1.0, neighbours, samples=4_000, rng=4)
+    flagged = audit.central(_deciles(False), 1.0, neighbours, samples=4_000, rng=4)
+    assert kept.verdict == "no violation found", kept.text()
+    assert flagged.violates and flagged.certified_epsilon > 2.0, flagged.text()

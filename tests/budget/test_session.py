@@ -345,3 +345,25 @@ def test_cli_budget_create_keeps_the_accountant_and_show_states_it(tmp_path, cap
     shown = json.loads(capsys.readouterr().out)
     assert shown["accountant"] == "pld" and shown["statement"]["accountant"] == "pld"
     assert shown["spent"]["epsilon"] < 0.35 * 50 * 0.1  # 1.42 against the sum 5
+
+
+def test_a_session_per_person_charges_releases_per_person_and_refuses_releases_per_record(tmp_path):
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(300), rng.integers(1, 9, 300))
+    x = rng.random(ids.size)
+    session = BudgetSession.create(tmp_path / "b.json", 2.0, neighbouring="add-remove", unit="person")
+    with pytest.warns(Warning):
+        released = session.release(central.quantiles, x, [0.5], epsilon=1.5, bounds=(0, 1), privacy_id=ids,
+                                   max_contributions=3)
+    assert released.guarantee.unit == "person" and session.remaining.epsilon == pytest.approx(0.5)
+    with pytest.raises(InvalidParameterError, match="protects nothing of a person"):
+        session.release(central.cdf, x, epsilon=0.1, bounds=(0, 1))
+    reopened = BudgetSession.open(tmp_path / "b.json")
+    assert reopened.total.unit == "person" and reopened.remaining.epsilon == pytest.approx(0.5)
+    assert planned_guarantee(central.unbounded_quantile, (x, 0.4), {"privacy_id": ids, "max_contributions": 2}).unit \
+        == "person"
+    # a session per record charges a release per person at twice its epsilon (convert)
+    records = BudgetSession(10.0, neighbouring="add-remove")
+    with pytest.warns(Warning):
+        records.release(central.cdf, x, epsilon=1.0, bounds=(0, 1), privacy_id=ids, max_contributions=2)
+    assert records.remaining.epsilon == pytest.approx(8.0)

@@ -17,46 +17,9 @@ import pytest
 
 from dpdist import central
 from dpdist._validation import CENTRAL_EPSILON
-from dpdist.estimates import Distribution
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError, InvalidValueTypeError, OutOfDomainError
 
-BOUNDS = (0.0, 1.0)
-
-#: Every release ``dpdist.central`` offers, called with its defaults: name -> f(x, epsilon).
-RELEASES = {
-    "histogram_queries": lambda x, e, **kw: central.histogram_queries(x, e, BOUNDS, rng=1, **kw),
-    "histogram_queries add-remove": lambda x, e, **kw: central.histogram_queries(x, e, BOUNDS, rng=1, neighbouring="add-remove", **kw),
-    "histogram_queries norm-sub": lambda x, e, **kw: central.histogram_queries(x, e, BOUNDS, rng=1, postprocess="norm-sub", **kw),
-    "histogram_queries isotonic": lambda x, e, **kw: central.histogram_queries(x, e, BOUNDS, rng=1, postprocess="isotonic", **kw),
-    "adaptive_quantiles": lambda x, e, **kw: central.adaptive_quantiles(x, e, BOUNDS, rng=1, **kw),
-    "polynomial_projection": lambda x, e, **kw: central.polynomial_projection(x, e, 1e-6, BOUNDS, rng=1, **kw),
-    "polynomial_projection legendre": lambda x, e, **kw: central.polynomial_projection(
-        x, e, 1e-6, BOUNDS, rng=1, moments="legendre", **kw
-    ),
-    "polynomial_projection secure": lambda x, e, **kw: central.polynomial_projection(x, e, 1e-6, BOUNDS, secure=True, **kw),
-    "PolynomialMoments.release": lambda x, e, **kw: central.PolynomialMoments.release(
-        x, e, 1e-6, BOUNDS, 4, rng=1, **kw
-    ).to_distribution(),
-    "matching_pursuit": lambda x, e, **kw: central.matching_pursuit(x, e, BOUNDS, rng=1, **kw),
-    "cdf": lambda x, e, **kw: central.cdf(x, e, BOUNDS, rng=1, **kw),
-    "tree_cdf replace": lambda x, e, **kw: central.tree_cdf(x, e, BOUNDS, rng=1, neighbouring="replace", **kw),
-    "tree_cdf size rule": lambda x, e, **kw: central.tree_cdf(x, e, BOUNDS, rng=1, rule="size", **kw),
-    "TreeHistogram.release": lambda x, e, **kw: central.TreeHistogram.release(x, e, BOUNDS, height=2, rng=1, **kw).to_distribution(),
-    "quantiles tree": lambda x, e, **kw: central.quantiles(x, e, BOUNDS, rng=1, **kw),
-    "quantiles aq": lambda x, e, **kw: central.quantiles(x, e, BOUNDS, rng=1, method="aq", **kw),
-    "quantiles jointexp": lambda x, e, **kw: central.quantiles(x, e, BOUNDS, [0.1, 0.5, 0.9], rng=1, method="jointexp", **kw),
-    "unbounded_quantile": lambda x, e, **kw: central.unbounded_quantile(x, e, rng=1, **kw),
-}
-
-
-def _check_result(result) -> None:
-    if isinstance(result, Distribution):
-        assert result.cumulative[0] == 0.0 and result.cumulative[-1] == pytest.approx(1.0)
-        assert np.all(np.diff(result.cumulative) >= -1e-12)
-    elif isinstance(result, central.QuantileRelease):
-        assert np.all(np.isfinite(result.values)) and np.all(np.diff(result.values) >= 0)
-    else:
-        assert np.isfinite(result)
+from central_releases import BOUNDS, RELEASES, REPLACE, check_result as _check_result, output as _output
 
 
 #: Releases whose high end runs in the full suite only.  The tree's quantiles there are 6.5 CPU-s (the shape rule
@@ -113,14 +76,6 @@ def test_every_release_returns_a_result_whatever_the_data(name, data):
     _check_result(RELEASES[name](DATA[data], 1.0, missing=0.0))
 
 
-def _output(result):
-    if isinstance(result, Distribution):
-        return result.cumulative
-    if isinstance(result, central.QuantileRelease):
-        return result.values
-    return np.array([result])
-
-
 @pytest.mark.filterwarnings("ignore::dpdist.errors.MissingValuesWarning")
 @pytest.mark.parametrize("name", sorted(set(RELEASES) - {"polynomial_projection secure"}))  # secure: no seed
 def test_the_default_clips_into_the_bounds_and_a_missing_value_is_the_value_said(name):
@@ -130,12 +85,6 @@ def test_the_default_clips_into_the_bounds_and_a_missing_value_is_the_value_said
     if name == "unbounded_quantile":  # no upper bound: -inf (and a value below lower=0) below every candidate
         clipped, missing = np.where(np.isnan(x), -1.0, x), -1.0
     np.testing.assert_array_equal(_output(RELEASES[name](x, 1.0, missing=missing)), _output(RELEASES[name](clipped, 1.0)))
-
-
-#: the releases whose guarantee is under replace neighbours (n public): missing="drop" is refused whatever the data
-REPLACE = {"histogram_queries", "histogram_queries norm-sub", "histogram_queries isotonic", "adaptive_quantiles",
-           "polynomial_projection", "polynomial_projection legendre", "polynomial_projection secure",
-           "PolynomialMoments.release", "matching_pursuit", "tree_cdf replace"}
 
 
 @pytest.mark.parametrize("name", sorted(RELEASES))

@@ -97,7 +97,7 @@ def test_tree_release_prints_the_budget_it_spent(column, capsys):
 
 
 # 1e12 is 20 CPU-s (the tree at 2**20 leaves and its 400 noise trees for the bands and intervals): slow; the fast
-# loop releases every central method at 1e12 in test_central_public_inputs.py
+# loop releases every central method at 1e12 in tests/central/test_common.py
 @pytest.mark.parametrize("epsilon", ["1e-6", pytest.param("1e12", marks=pytest.mark.slow)])
 def test_both_ends_of_the_epsilon_range_are_released(column, epsilon, capsys):
     # 1e-6 used to fail: "each noisy step must be >= 2^-20" (the tree's 5% profile step)
@@ -176,3 +176,27 @@ def test_central_results_export_their_tables_and_json():
     assert list(columns) == ["q", "value", "low", "high"] and np.all(columns["low"] <= columns["value"])
     assert json.loads(release.to_json())["high"] == columns["high"].tolist()
     assert np.all(np.isnan(central.quantiles(x, 1.0, (0, 200000), [0.5], method="aq", rng=3).table()["low"]))
+
+
+def test_a_release_per_person_bounds_each_persons_rows_and_says_so(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    ids = np.repeat(np.arange(400), rng.integers(1, 30, 400))
+    data = tmp_path / "purchases.csv"
+    data.write_text("customer,amount\n" + "\n".join(f"c{i},{v:.2f}" for i, v in zip(ids, rng.gamma(2, 20, ids.size))))
+    base = ["release", str(data), "--column", "amount", "--epsilon", "1", "--bounds", "0,200", "--seed", "1"]
+    assert main([*base, "--privacy-id", "customer", "--max-contributions", "4", "--json"]) == 0
+    released = json.loads(capsys.readouterr().out)
+    assert released["guarantee"].startswith("1-differential privacy per person (central, add or remove one person's")
+    assert released["quantiles"]["guarantee"]["unit"] == "person"
+    assert any("at most 4 row(s) each" in note for note in released["quantiles"]["notes"])
+    for extra, named in ((["--privacy-id", "customer"], "'--privacy-id' option needs '--max-contributions'"),
+                         (["--max-contributions", "3"], "'--max-contributions' option needs '--privacy-id'"),
+                         (["--privacy-id", "customer", "--max-contributions", "0"], "'--max-contributions' option must"),
+                         (["--privacy-id", "customer", "--max-contributions", "2.5"], "'--max-contributions' option"),
+                         (["--privacy-id", "client", "--max-contributions", "3"], "--privacy-id 'client'")):
+        assert main([*base, *extra]) == 2
+        error = capsys.readouterr().err
+        assert named in error and "Traceback" not in error
+    data.write_text("customer,amount\nc1,3\n,4\nc2,5\n")
+    assert main([*base, "--privacy-id", "customer", "--max-contributions", "3"]) == 2
+    assert "missing ids" in capsys.readouterr().err

@@ -147,6 +147,32 @@ def test_reproduce_runs_its_cells_on_the_cluster_with_the_local_numbers(client, 
         experiments.run_spec(spec, tmp_path / "y", progress=False, scheduler=3)
 
 
+def test_bounding_per_person_on_the_cluster_equals_one_process(client):
+    """Issue 65 item 4: the reservoirs of 7 chunks merged on two worker processes are the one-process state exactly,
+    with and without groups; released on the driver per person."""
+    from dpdist import central
+
+    rng = np.random.default_rng(4)
+    ids = np.repeat(np.arange(3_000), rng.geometric(0.05, 3_000))
+    rng.shuffle(ids)
+    values, groups = rng.random(ids.size), rng.choice(np.array(["a", "b", "c", "d"], dtype=object), ids.size)
+    chunk = -(-ids.size // 7)
+    blocks = [(ids[i:i + chunk], values[i:i + chunk], groups[i:i + chunk]) for i in range(0, ids.size, chunk)]
+    on_dask = dpdist_distributed.bound_contributions(da.from_array(values, chunks=chunk), da.from_array(ids, chunks=chunk),
+                                                     5, seed=3, split_every=3)
+    assert on_dask == dpdist_distributed.bound_blocks([block[:2] for block in blocks], 5, seed=3)
+    series = dd.from_pandas(__import__("pandas").DataFrame({"g": groups}), npartitions=1)["g"]
+    with pytest.raises(InvalidParameterError, match="same blocks"):
+        dpdist_distributed.bound_contributions(da.from_array(values, chunks=chunk), da.from_array(ids, chunks=chunk),
+                                               5, groups=series)
+    grouped = dpdist_distributed.bound_contributions(
+        da.from_array(values, chunks=chunk), da.from_array(ids, chunks=chunk), 5,
+        groups=da.from_array(groups, chunks=chunk), max_groups=2, seed=3)
+    assert grouped == dpdist_distributed.bound_blocks(blocks, 5, max_groups=2, seed=3)
+    released = on_dask.release(central.quantiles, [0.5], epsilon=1.0, bounds=(0, 1), rng=1)
+    assert released.guarantee.unit == "person" and abs(released.values[0] - 0.5) < 0.05
+
+
 def test_distributed_simulate_takes_a_dask_series_and_never_prints_a_repr():
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd

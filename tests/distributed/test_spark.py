@@ -135,3 +135,28 @@ def test_duplicate_block_indices_are_refused(spark):
             on_spark.simulate(grr, spark.sparkContext.parallelize([(0, block), (bad, block)], 2), seed=1)
     once = spark.sparkContext.parallelize([(0, block), (1, block), (2, block)], 2)
     assert on_spark.simulate(grr, once, seed=1) == distributed.simulate_blocks(grr, [block] * 3, seed=1)
+
+
+def test_bounding_per_person_on_spark_equals_one_process(spark):
+    """Issue 65 item 4: a DataFrame's 4 partitions bounded on the executors and merged by treeReduce are the
+    one-process reservoir of the same partitions (with groups too), and the Dask one of the same blocks."""
+    rng = np.random.default_rng(5)
+    ids = np.repeat(np.arange(2_000), rng.geometric(0.05, 2_000))
+    rng.shuffle(ids)
+    values, groups = rng.random(ids.size), rng.choice(["a", "b", "c"], ids.size)
+    table = pa.table({"user": ids, "amount": values, "shop": groups})
+    frame = spark.createDataFrame(table.to_pandas()).repartition(4).cache()  # one cut, read twice below
+    blocks = [(np.array([row.user for row in part]), np.array([row.amount for row in part]),
+               np.array([row.shop for row in part], dtype=object)) for part in frame.rdd.glom().collect()]
+    assert sum(block[0].size for block in blocks) == ids.size
+    kept = on_spark.bound_contributions(frame, "amount", "user", 4, seed=8)
+    assert kept == distributed.bound_blocks([block[:2] for block in blocks], 4, seed=8) and kept.rows == ids.size
+    chunks = [block[0].size for block in blocks]
+    on_dask = distributed.bound_contributions(da.from_array(np.concatenate([b[1] for b in blocks]), chunks=(tuple(chunks),)),
+                                              da.from_array(np.concatenate([b[0] for b in blocks]), chunks=(tuple(chunks),)),
+                                              4, seed=8)
+    assert on_dask == kept
+    grouped = on_spark.bound_contributions(frame, "amount", "user", 4, groups="shop", max_groups=2, seed=8)
+    assert grouped == distributed.bound_blocks(blocks, 4, max_groups=2, seed=8)
+    with pytest.raises(InvalidParameterError, match="columns of the frame"):
+        on_spark.bound_contributions(frame, "amount", "client", 4)

@@ -111,6 +111,7 @@ RESULTS = {
     "quantiles (tree)": lambda: central.quantiles(X, [0.1, 0.5, 0.9], epsilon=1.0, bounds=(0.0, 1.0), rng=0),
     "quantiles (aq)": lambda: central.quantiles(X, [0.5], epsilon=1.0, bounds=(0.0, 1.0), method="aq", rng=0),
     "tree histogram": lambda: central.TreeHistogram.release(X, 1.0, (0.0, 1.0), height=2, rng=0),
+    "count (per person)": lambda: central.count(X, 1.0, rng=0, privacy_id=np.arange(X.size) % 50, max_contributions=40),
     "polynomial moments": lambda: central.PolynomialMoments.release(X, 1.0, 1e-6, (0.0, 1.0), 6, rng=0),
 }
 
@@ -349,13 +350,14 @@ def test_released_quantiles_as_a_distribution_have_those_quantiles():
 PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
 #: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
 RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals",
-                "ranges", "key_value"}
+                "ranges", "key_value", "count"}
 #: Fields of results whose presence would tell their kind apart.
 RESULT_FIELDS = {"kind", "labels", "frequencies", "band", "n", "guarantee", "item_names", "edges", "probabilities", "mean"}
 #: Where a ``kind`` is compared that is not a result's: an accuracy explanation's (a protocol's kind).
 OTHER_KINDS = {"serve/_explain_words.py"}
 RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
-                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "RangeEstimate", "KeyValueEstimate"}
+                "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "RangeEstimate", "KeyValueEstimate",
+                "CountRelease"}
 
 
 def test_no_presentation_code_switches_on_the_type_of_a_result():

@@ -16,6 +16,7 @@ import pytest
 from dpdist import central, frame, local, privacy
 from dpdist.budget import BudgetSession
 from dpdist.errors import (
+    ContributionBoundWarning,
     InvalidParameterError,
     MissingValuesError,
     MissingValuesWarning,
@@ -131,6 +132,21 @@ def test_release_is_the_central_release_of_the_column(table):
     released = frame.release(table, "age", central.cdf, epsilon=1.0, bounds=(0, 100), rng=4)
     direct = central.cdf(COLUMNS["age"], epsilon=1.0, bounds=(0, 100), rng=4)
     assert np.array_equal(released.cdf(np.linspace(0, 100, 11)), direct.cdf(np.linspace(0, 100, 11)))
+
+
+def test_release_per_person_reads_the_id_column_with_the_values(table):
+    """``privacy_id`` names a column: read in the same query as the values (a key stays with its row), the release is
+    the array release with those ids, its guarantee per person."""
+    ids = COLUMNS["item"]  # 8 "persons" of about N / 8 rows each
+    with pytest.warns(ContributionBoundWarning):
+        released = frame.release(table, "age", central.quantiles, [0.5], epsilon=1.0, bounds=(0, 100), rng=4,
+                                 privacy_id="item", max_contributions=3)
+    with pytest.warns(ContributionBoundWarning):
+        direct = central.quantiles(COLUMNS["age"], [0.5], epsilon=1.0, bounds=(0, 100), rng=4, privacy_id=ids,
+                                   max_contributions=3)
+    assert np.array_equal(released.values, direct.values) and released.guarantee.unit == "person"
+    with pytest.raises(InvalidParameterError, match="'privacy_id' argument of frame.release must name columns"):
+        frame.release(table, "age", central.cdf, epsilon=1.0, bounds=(0, 100), privacy_id="nobody", max_contributions=1)
 
 
 def test_group_release_composes_in_parallel_and_releases_every_listed_group(table):

@@ -22,7 +22,6 @@ LIMIT = 80
 BEING_SPLIT = {
     ("central/pursuit.py", "matching_pursuit"): 129,
     ("central/histogram.py", "histogram_queries"): 103,
-    ("central/tree.py", "TreeHistogram.release"): 86,
     ("local/deconvolution.py", "deconvolve"): 128,
     ("local/frequency/_recovery.py", "recover_frequencies"): 119,
     ("local/joint.py", "estimate_jointly"): 100,

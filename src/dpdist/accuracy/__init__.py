@@ -45,6 +45,7 @@ from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
+from ._persons import check_person_model, person_predictions
 from ._ladder import ladder
 from ._ladder_result import Ladder
 from ._ladder_rows import LadderRow
@@ -63,6 +64,9 @@ DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_REPEATS = 20
 #: Simulations draw n values per run: at most this many.
 MAX_SIMULATED_N = 10_000_000
+#: The bounds on the rows per person a prediction per person compares when none are given.
+DEFAULT_BOUNDS = (1, 2, 4, 8, 16, 32)
+_SIMULATED = "simulated: each run's release against its own data, mean of the runs ± se"
 _MEMORY: OrderedDict = OrderedDict()
 _MEMORY_SIZE = 256
 
@@ -201,11 +205,7 @@ def _target(method, params: dict) -> dict:
             f"{list(RELEASES)}. Got {method!r} instead."
         )
     if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
-        name = release_name(method)
-        check_release_parameters(method, params)
-        return {"name": f"central.{name}", "model": "central", "parameters": params, "simulated": True,
-                "key": {"release": name, "params": params}, "own_epsilon": None,
-                "run": lambda n, e, s, r, seed: central_predictions(method, n, e, s, r, seed, params)}
+        return _central_target(method, params)
     if isinstance(method, dict):
         protocol = local.from_config(method)
     elif isinstance(method, str):
@@ -232,6 +232,41 @@ def _target(method, params: dict) -> dict:
     return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,
             "parameters": {k: v for k, v in config.items() if k not in ("protocol", "version", "epsilon")},
             "key": config, "run": lambda n, e, s, r, seed: local_predictions(protocol, n, e, s, r, seed)}
+
+
+def _central_target(method, params: dict) -> dict:
+    """:func:`_target` of a central release; per person (``rows_per_person`` given: explain's model of the table,
+    :mod:`dpdist.accuracy._persons`) one prediction per epsilon and ``max_contributions``."""
+    name = release_name(method)
+    if "rows_per_person" not in params:
+        if "max_contributions" in params or "person_correlation" in params or "privacy_id" in params:
+            raise InvalidParameterError(
+                "explain predicts a release per person from its model of the table: give 'rows_per_person' (and "
+                "'max_contributions', the bounds to compare; 'person_correlation'); explain draws the ids itself. "
+                f"Got {sorted(set(params) & {'max_contributions', 'person_correlation', 'privacy_id'})} without it.")
+        check_release_parameters(method, params)
+        return {"name": f"central.{name}", "model": "central", "parameters": params, "simulated": True,
+                "key": {"release": name, "params": params}, "own_epsilon": None,
+                "run": lambda n, e, s, r, seed: central_predictions(method, n, e, s, r, seed, params)}
+    release = {key: value for key, value in params.items()
+               if key not in ("rows_per_person", "person_correlation", "max_contributions")}
+    model = check_person_model("explain", params["rows_per_person"], params.get("person_correlation", 0.5),
+                               params.get("max_contributions", DEFAULT_BOUNDS))
+    check_release_parameters(method, release)
+    if "bounds" not in release:
+        raise InvalidParameterError("explain needs the public 'bounds' of a central release.")
+    quantiles = name == "quantiles"
+    note = (f"per person: n persons with rows_per_person={model.key()['rows_per_person']!r}, values going with the "
+            f"number of rows at person_correlation={model.person_correlation:g}; each release keeps max_contributions "
+            "rows per person and is measured against all the rows (the bias of dropping rows and the noise of k rows)")
+
+    def run(n, epsilons, shape, repeats, seed):
+        predictions = person_predictions(method, n, epsilons, shape, repeats, seed, release, model, name, quantiles)
+        return ("quantiles" if quantiles else "numerical"), predictions, [note, _SIMULATED]
+
+    return {"name": f"central.{name}", "model": "central", "parameters": {**release, **model.key()},
+            "simulated": True, "key": {"release": name, "params": release, "persons": model.key()},
+            "own_epsilon": None, "run": run}
 
 
 def _epsilons(owner: str, epsilons, target: dict) -> list[float]:

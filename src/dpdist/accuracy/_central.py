@@ -61,8 +61,8 @@ def release_name(function) -> str:
     )
 
 
-#: the arguments explain gives every run of a central release itself
-_SUPPLIED = ("epsilon", "rng")
+#: the arguments explain gives every run of a central release itself (the ids: per person, from its model)
+_SUPPLIED = ("epsilon", "rng", "privacy_id")
 
 
 def check_release_parameters(function, params: dict) -> None:

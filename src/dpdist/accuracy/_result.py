@@ -44,14 +44,18 @@ class Expected:
 
 @dataclass(frozen=True)
 class Prediction:
-    """The expected errors of one release at one epsilon."""
+    """The expected errors of one release at one epsilon (and, per person, one ``max_contributions``)."""
 
     epsilon: float
     n: int
     errors: dict[str, Expected]
+    max_contributions: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "n": self.n, "errors": {k: v.to_dict() for k, v in self.errors.items()}}
+        document = {"epsilon": self.epsilon, "n": self.n, "errors": {k: v.to_dict() for k, v in self.errors.items()}}
+        if self.max_contributions is not None:
+            document["max_contributions"] = self.max_contributions
+        return document
 
     @classmethod
     def from_dict(cls, document: dict[str, Any]) -> "Prediction":
@@ -71,10 +75,11 @@ class Explanation:
     kind : {"frequency", "numerical", "mean", "key_value"}
         ``"key_value"``: the errors of the keys' frequencies.
     n : int
+        Users (local), records, or persons (a release per person: ``max_contributions`` predicted).
     shape : str
         The data shape of the simulations and of the analytic variances (:data:`dpdist.accuracy.SHAPES`).
     predictions : tuple of Prediction
-        In increasing epsilon.
+        In increasing epsilon (and, per person, increasing ``max_contributions`` at each epsilon).
     parameters : dict
         The method's other parameters (a protocol's config without epsilon, a release's arguments).
     repeats, seed : int
@@ -99,6 +104,13 @@ class Explanation:
         return np.array([p.epsilon for p in self.predictions])
 
     @property
+    def bounds(self) -> np.ndarray | None:
+        """Each prediction's ``max_contributions`` (a release per person), else ``None``."""
+        if all(p.max_contributions is None for p in self.predictions):
+            return None
+        return np.array([p.max_contributions for p in self.predictions])
+
+    @property
     def metrics(self) -> list[str]:
         return list(dict.fromkeys(name for p in self.predictions for name in p.errors))
 
@@ -109,6 +121,8 @@ class Explanation:
     def table(self) -> dict[str, np.ndarray | list]:
         """Named columns: ``epsilon``, ``n``, and per metric its value, ``<metric>_se`` and ``<metric>_source``."""
         columns: dict[str, Any] = {"epsilon": self.epsilons, "n": np.array([p.n for p in self.predictions])}
+        if self.bounds is not None:
+            columns["max_contributions"] = self.bounds
         for metric in self.metrics:
             cells = [p.errors.get(metric) for p in self.predictions]
             columns[metric] = np.array([c.value if c else math.nan for c in cells])
@@ -134,16 +148,18 @@ class Explanation:
 
     def describe(self) -> str:
         """A text table: epsilon, then each metric as ``value ±se`` (``±`` only for simulated values)."""
-        header = ["epsilon"] + self.metrics
+        per_person = self.bounds is not None
+        header = ["epsilon"] + (["max_contributions"] if per_person else []) + self.metrics
         rows = []
         for p in self.predictions:
-            row = [f"{p.epsilon:g}"]
+            row = [f"{p.epsilon:g}"] + ([str(p.max_contributions)] if per_person else [])
             for metric in self.metrics:
                 cell = p.errors.get(metric)
                 row.append("-" if cell is None else _cell(cell))
             rows.append(row)
         widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-        lines = [f"{self.method} ({self.model}), n = {self.n:,}, data shape {self.shape!r}"]
+        who = " persons" if per_person else ""
+        lines = [f"{self.method} ({self.model}), n = {self.n:,}{who}, data shape {self.shape!r}"]
         lines += ["  ".join(text.rjust(width) for text, width in zip(row, widths)) for row in [header] + rows]
         return "\n".join(lines + [f"  {note}" for note in self.notes])
 
@@ -172,21 +188,32 @@ class Explanation:
             axes, figure = [ax], ax.figure
             metrics = metrics[:1]
         for axis, metric in zip(axes, metrics):
-            values = self[metric]
-            errors = 2 * np.array([p.errors[metric].standard_error if metric in p.errors else 0 for p in self.predictions])
-            axis.errorbar(self.epsilons, values, yerr=errors, marker="o", ms=3, capsize=2, label=self.bar_label(metric))
-            axis.legend(fontsize=6, loc="best")
-            axis.set_ylabel(f"expected {metric}", fontsize=8)
-            axis.set_xscale("log", base=2)
-            axis.set_xticks(self.epsilons, [f"{e:g}" for e in self.epsilons])
-            axis.minorticks_off()
-            if np.all(values[np.isfinite(values)] > 0):
-                axis.set_yscale("log")
-            axis.set_xlabel("epsilon")
-            axis.set_title(metric, fontsize=9)
+            self._panel(axis, metric)
         figure.suptitle(f"{self.method}: expected error at n = {self.n:,} ({self.shape} data)", fontsize=10)
         figure.tight_layout()
         return axes[0]
+
+
+    def _panel(self, axis: Any, metric: str) -> None:
+        """One metric against epsilon (a line), or against max_contributions (a line per epsilon, per person)."""
+        values = self[metric]
+        errors = 2 * np.array([p.errors[metric].standard_error if metric in p.errors else 0 for p in self.predictions])
+        bounds = self.bounds
+        x, lines = (self.epsilons, [np.ones(values.size, dtype=bool)]) if bounds is None else \
+            (bounds, [self.epsilons == epsilon for epsilon in np.unique(self.epsilons)])
+        for line in lines:
+            label = self.bar_label(metric) if bounds is None else f"epsilon {self.epsilons[line][0]:g}"
+            axis.errorbar(x[line], values[line], yerr=errors[line], marker="o", ms=3, capsize=2, label=label)
+        axis.legend(fontsize=6, loc="best")
+        axis.set_ylabel(f"expected {metric}", fontsize=8)
+        axis.set_xscale("log", base=2)
+        ticks = np.unique(x)
+        axis.set_xticks(ticks, [f"{e:g}" for e in ticks])
+        axis.minorticks_off()
+        if np.all(values[np.isfinite(values)] > 0):
+            axis.set_yscale("log")
+        axis.set_xlabel("epsilon" if bounds is None else "max_contributions (rows kept per person)")
+        axis.set_title(metric, fontsize=9)
 
 
 def _cell(expected: Expected) -> str:

@@ -56,15 +56,21 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
         ) from None
     first = next(iter(bound.arguments))
     bound.arguments[first] = _no_records(args[0])
+    ids = bound.arguments.get("privacy_id")
+    if ids is not None:  # a release per person: its ids go with its records
+        bound.arguments["privacy_id"] = _no_records(ids)
     if _is_slice_quantiles(function, bound.arguments):  # its guarantee is under replace-one with n public
         bound.arguments[first] = np.zeros(len(args[0]))
+        if ids is not None:  # per person, the rows kept are public there: each person's number of rows
+            bound.arguments["privacy_id"] = ids
     for name, value in (("rng", 0), ("secure", False)):
         if name in signature.parameters:
             bound.arguments[name] = value
     dry = function(*bound.args, **bound.kwargs)
     guarantee = getattr(dry, "guarantee", None)
     if guarantee is None and function is unbounded_quantile:
-        guarantee = PrivacyGuarantee(float(bound.arguments["epsilon"]), 0.0, "add-remove", "central")
+        guarantee = PrivacyGuarantee(float(bound.arguments["epsilon"]), 0.0, "add-remove", "central",
+                                     unit="record" if ids is None else "person")
     if not isinstance(guarantee, PrivacyGuarantee):
         raise InvalidParameterError(
             f"BudgetSession.release charges releases whose result states its guarantee; "

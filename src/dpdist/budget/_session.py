@@ -26,7 +26,7 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from ..local import LocalProtocol
-from ..privacy import PrivacyGuarantee, convert, parallel
+from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement
@@ -52,6 +52,11 @@ class BudgetSession:
         The total delta, in ``[0, 1)``; 0 (the default) refuses every release that spends a delta.
     neighbouring : {"replace", "add-remove"}
         The relation of the total (see the module docstring for what each accepts).
+    unit : {"record", "person"}
+        What a neighbour adds, removes or replaces: one record (the default), or all of one person's records (a
+        total per person: it charges releases with ``privacy_id`` at their own epsilon and refuses releases per
+        record, which protect no person with many records; a session per record charges a release per person
+        at :func:`dpdist.privacy.convert`'s cost).
     accountant : {"tightest", "basic", "zcdp", "pld"}
         How the charges add up (:mod:`dpdist.accounting`): ``"basic"`` sums epsilons and deltas, ``"zcdp"`` rhos,
         ``"pld"`` composes privacy loss distributions; ``"tightest"`` (the default) states the smallest epsilon at
@@ -60,13 +65,17 @@ class BudgetSession:
     Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest"):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest",
+                 unit: str = "record"):
         if neighbouring not in ("replace", "add-remove"):
             raise InvalidParameterError(
                 "The 'neighbouring' parameter of BudgetSession must be 'replace' or 'add-remove'. "
                 f"Got {neighbouring!r} instead."
             )
-        self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central")
+        if unit not in UNITS:
+            raise InvalidParameterError(f"The 'unit' parameter of BudgetSession must be one of {UNITS}. Got {unit!r} "
+                                        "instead.")
+        self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central", unit=unit)
         self._accountant = check_accountant("BudgetSession", accountant)
         if accountant == "zcdp" and self._total.delta == 0:
             raise InvalidParameterError("A BudgetSession with accountant='zcdp' needs a delta > 0: zCDP states no pure "
@@ -78,9 +87,9 @@ class BudgetSession:
     # ------------------------------------------------------------------ files
     @classmethod
     def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace",
-               accountant: str = "tightest") -> "BudgetSession":
+               accountant: str = "tightest", unit: str = "record") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
-        session = cls(epsilon, delta, neighbouring=neighbouring, accountant=accountant)
+        session = cls(epsilon, delta, neighbouring=neighbouring, accountant=accountant, unit=unit)
         path = _budget_path("BudgetSession.create", path)
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
             if path.exists():
@@ -100,7 +109,8 @@ class BudgetSession:
         document = read_budget_file(path)
         try:
             total = PrivacyGuarantee(**document["total"])
-            session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring, accountant=document["accountant"])
+            session = cls(total.epsilon, total.delta, neighbouring=total.neighbouring, accountant=document["accountant"],
+                          unit=total.unit)
         except (TypeError, ValueError) as error:
             raise IncompatibleStateError(f"The budget file {str(path)!r} holds a malformed total ({error}).") from None
         session._path = path
@@ -155,7 +165,7 @@ class BudgetSession:
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""
         try:
-            return convert(guarantee, self._total.neighbouring)
+            return convert(guarantee, self._total.neighbouring, self._total.unit)
         except InvalidParameterError as error:
             raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
 
@@ -227,7 +237,7 @@ class BudgetSession:
         if all(part.derivation is not None for part in parts):  # (always, in a session kept in a file)
             cost = cost.derived_as({"kind": "parallel", "parts": [part.derivation for part in parts]})
         stated = [_stated(guarantee) for guarantee in guarantees]
-        same_kind = len({(g.neighbouring, g.model) for g in stated}) == 1
+        same_kind = len({(g.neighbouring, g.model, g.unit) for g in stated}) == 1
         return self._add(parallel(stated) if same_kind else cost.guarantee, cost, len(guarantees), label)
 
     def _add(self, stated: PrivacyGuarantee, cost: PrivacyLoss | None, parts: int, label: str,
@@ -426,7 +436,8 @@ class BudgetSession:
     def __repr__(self):
         where = f", path={str(self._path)!r}" if self._path is not None else ""
         return (f"BudgetSession(epsilon={self._total.epsilon!r}, delta={self._total.delta!r}, "
-                f"neighbouring={self._total.neighbouring!r}, accountant={self._accountant!r}{where})")
+                f"neighbouring={self._total.neighbouring!r}, accountant={self._accountant!r}"
+                + (f", unit={self._total.unit!r}" if self._total.unit != "record" else "") + f"{where})")
 
 
 def _stated(charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyGuarantee:

@@ -94,7 +94,8 @@ class Spent(PrivacyGuarantee):
     def of(cls, statement: Statement, loss: PrivacyLoss, point_delta: float) -> "Spent":
         delta = min(statement.delta if statement.accountant != "basic" else loss.guarantee.delta, math.nextafter(1.0, 0.0))
         return cls(max(statement.epsilon, 1e-300), delta, statement.neighbouring, "central",
-                   accountant=statement.accountant, statement=statement, loss=loss, point_delta=point_delta)
+                   unit=loss.guarantee.unit, accountant=statement.accountant, statement=statement, loss=loss,
+                   point_delta=point_delta)
 
     def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
         """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;

@@ -9,6 +9,7 @@ function returns a :class:`dpdist.Distribution` with a monotone CDF in [0, 1];
 see ``docs/central.md``.
 """
 
+from .count import count
 from .histogram import histogram_queries
 from .polynomial import PolynomialMoments, polynomial_projection
 from .pursuit import matching_pursuit
@@ -17,6 +18,7 @@ from .many_quantiles import QuantileRelease, quantiles, unbounded_quantile
 from .tree import TreeHistogram, cdf, tree_cdf
 
 __all__ = [
+    "count",
     "histogram_queries",
     "adaptive_quantiles",
     "polynomial_projection",

@@ -6,14 +6,20 @@ pattern) and :func:`cdf_distribution` once at the end.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
-from .._missing import missing_policy
+from .._missing import missing_mask, missing_policy
 from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from .._guarantee import PrivacyGuarantee
+from ._contributions import AutoBound, ContributionRequest, PrivacyUnit, bounded_rows, contribution_request, warn_dropped
+from ._exact_choice import certified_gumbel_max
+from .noise import _dyadic_epsilon
 
 __all__ = ["CentralInput", "check_central_input", "release_notes", "as_real_array", "to_unit_interval", "cdf_distribution", "GRID_SIZE"]
 
@@ -25,23 +31,42 @@ EPSILON = CENTRAL_EPSILON
 
 
 class CentralInput:
-    """Validated inputs of one release: sorted-free float data, budget, bounds, generator."""
+    """Validated inputs of one release: sorted-free float data, budget, bounds, generator.
 
-    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "notes")
+    With a privacy unit (``unit``, :mod:`dpdist.central._contributions`) ``x`` holds the rows kept by bounding and
+    ``epsilon``, ``delta`` the record-level budget of the mechanism; :meth:`stated` states its guarantee per person.
+    """
 
-    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size, notes=()):
+    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "notes", "unit")
+
+    def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size, notes=(), unit: PrivacyUnit | None = None):
         self.x, self.epsilon, self.delta, self.bounds = x, epsilon, delta, bounds
         self.rng, self.secure, self.grid_size = rng, secure, grid_size
-        self.notes = list(notes)  # what the result states about the inputs (the missing-value policy)
+        self.notes = list(notes)  # what the result states about the inputs (the missing-value policy, the unit)
+        self.unit = unit
 
     def details(self, **details):
-        """``details`` of the result, with :attr:`notes` (when there are any) under ``"notes"``."""
-        return {**details, **({"notes": [*details.get("notes", ()), *self.notes]} if self.notes else {})}
+        """``details`` of the result, with :attr:`notes` (when there are any) under ``"notes"`` and the privacy unit
+        under ``"privacy_unit"``."""
+        unit = {"privacy_unit": self.unit_details()} if self.unit is not None else {}
+        return {**details, **unit, **({"notes": [*details.get("notes", ()), *self.notes]} if self.notes else {})}
+
+    def unit_details(self) -> dict:
+        """``details["privacy_unit"]`` of the result: the bound and the record-level budget the mechanism ran at."""
+        assert self.unit is not None
+        return {**self.unit.details(), "record_epsilon": self.epsilon,
+                **({"record_delta": self.delta} if self.delta else {})}
 
     def guarantee(self, neighbouring: str, *, delta: float | None = None) -> PrivacyGuarantee:
-        """The whole budget of this release as a central guarantee (``delta`` defaults to the one given, else 0)."""
+        """The whole (record-level) budget of this release as a central guarantee (``delta`` defaults to the one given,
+        else 0)."""
         spent = self.delta if delta is None else delta
         return PrivacyGuarantee(self.epsilon, spent or 0.0, neighbouring, "central")
+
+    def stated(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+        """What the release states: ``guarantee`` (record-level, what its steps spent) per person when it has a privacy
+        unit (:meth:`~dpdist.central._contributions.PrivacyUnit.stated`), else as it is."""
+        return guarantee if self.unit is None else self.unit.stated(guarantee)
 
 
 def check_central_input(
@@ -58,6 +83,8 @@ def check_central_input(
     grid_size=GRID_SIZE,
     missing: str | float = "refuse",
     neighbouring: str | None = None,
+    privacy_id=None,
+    max_contributions=None,
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
@@ -80,24 +107,46 @@ def check_central_input(
 
     The dtype and shape of ``x`` are its schema, which is public: a non-numeric or 2-D ``x``
     raises :class:`~dpdist.errors.InvalidValueTypeError`.
+
+    * ``privacy_id`` and ``max_contributions`` (:mod:`dpdist.central._contributions`): one id per value and the
+      rows kept per person; the rows are bounded (after the missing-value policy, which leaves a row out with its
+      id) and the budget of the release is the record-level one, stated per person by :meth:`CentralInput.stated`.
+    * ``bounds=None``: no bounds (:func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
     """
     epsilon = check_param(owner, "epsilon", epsilon, EPSILON)
     if needs_delta:
         delta = check_param(owner, "delta", delta, DELTA)
-    bounds = check_param(owner, "bounds", bounds, Bounds())
+    if bounds is not None:
+        bounds = check_param(owner, "bounds", bounds, Bounds())
     clip = check_param(owner, "clip", clip, Boolean())
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
     generator = check_rng(rng, secure=secure, owner=owner)
     policy = missing_policy(owner, missing)
     policy.check_relation(owner, neighbouring)
+    request = contribution_request(owner, privacy_id, max_contributions)
     notes = [note] if (note := policy.note()) is not None else []
-    array = policy.apply(as_real_array(owner, x), owner, f"The 'x' argument of {owner}", private=True)
-    if clip:
-        array = np.clip(array, bounds[0], bounds[1])
-        return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, notes)
+    array = as_real_array(owner, x)
+    codes = request.codes(array.size) if request is not None else None
+    kept = policy.apply(array, owner, f"The 'x' argument of {owner}", private=True)
+    if codes is not None and kept.size != array.size:  # missing='drop': a row left out with its id
+        codes = codes[~missing_mask(array)]
+    unit = None
+    if request is not None and codes is not None:
+        kept, unit, epsilon, delta = _bounded(request, kept, codes, epsilon, delta, generator)
+        notes.append(unit.note())
+    array = kept
+    if bounds is None or clip:
+        array = array if bounds is None else np.clip(array, bounds[0], bounds[1])
+    else:
+        array = _strictly_inside(owner, array, bounds)
+    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, notes, unit)
+
+
+def _strictly_inside(owner: str, array: np.ndarray, bounds) -> np.ndarray:
+    """``clip=False``: ``array`` if every value lies inside ``bounds``, else an error that quotes none of them."""
     try:
-        array = check_real_values(array, bounds, owner=owner, name="x")
+        return check_real_values(array, bounds, owner=owner, name="x")
     except OutOfDomainError as error:
         # the shared validator quotes how many values are bad and one of them: un-noised statistics and a
         # raw record of the private data, which must not reach a log or an analyst through an error message
@@ -108,7 +157,47 @@ def check_central_input(
             + " (the default clip=True clips them). Some do not; how many and which are not reported "
             "(they are statistics of the private data)."
         ) from None
-    return CentralInput(array, epsilon, delta, bounds, generator, secure, grid_size, notes)
+
+
+def _bounded(request: ContributionRequest, values: np.ndarray, codes: np.ndarray, epsilon: float, delta,
+             generator) -> tuple[np.ndarray, PrivacyUnit, float, float | None]:
+    """``(rows kept, privacy unit, record epsilon, record delta)``: the bound chosen privately if asked, each person's
+    rows bounded to it (:func:`~dpdist.central._contributions.bounded_rows`), the count left out warned to the caller."""
+    bound = request.bound
+    if isinstance(bound, AutoBound):
+        unit = PrivacyUnit(_private_bound(codes, bound, epsilon * bound.share, generator), bound, epsilon * bound.share)
+    else:
+        unit = PrivacyUnit(int(bound))
+    kept = bounded_rows(codes, unit.max_contributions, generator)
+    warn_dropped(request.owner, int(values.size - kept.size), unit.max_contributions)
+    record_epsilon, record_delta = unit.record_budget(epsilon, delta)
+    return values[kept], unit, record_epsilon, record_delta
+
+
+def _private_bound(codes: np.ndarray, bound: AutoBound, epsilon: float, generator) -> int:
+    r"""The exponential mechanism's ``bound.quantile`` of the persons' numbers of rows, at ``epsilon``.
+
+    The candidates are public: the integers :math:`\lfloor 2^{j/4} \rceil` from 1 to ``bound.largest`` (a bound
+    within 19% of any value); candidate :math:`k` has utility :math:`-|\#\{c \le k\} - qP|` over the :math:`P`
+    persons' counts :math:`c` (one person added or removed moves it by at most 1), weight
+    :math:`e^{-\varepsilon' u/2}` with :math:`\varepsilon'` rounded down to a dyadic rational, drawn exactly
+    (:func:`~dpdist.central._exact_choice.certified_gumbel_max`)."""
+    candidates = np.unique(np.round(2.0 ** (np.arange(0, 4 * math.log2(bound.largest) + 1) / 4)).astype(np.int64))
+    candidates = candidates[candidates <= bound.largest]
+    counts = np.sort(np.bincount(codes)) if codes.size else np.zeros(0, dtype=np.int64)
+    counts = counts[counts > 0]
+    kept = np.searchsorted(counts, candidates, side="right")  # persons with at most k rows
+    gamma = _dyadic_epsilon(epsilon) / 2
+    target = Fraction(bound.quantile) * int(counts.size)
+    distance = np.abs(kept - float(target))
+    scores = -float(gamma) * distance
+    error = 2.0**-48 * (float(gamma) * (distance + float(target) + 1.0) + 1.0)
+
+    def exact_score(index: int, context):
+        exponent = gamma * abs(int(kept[index]) - target)
+        return -context.divide(exponent.numerator, exponent.denominator)
+
+    return int(candidates[certified_gumbel_max(scores, error, exact_score, generator)])
 
 
 def release_notes(releases) -> dict:

@@ -30,6 +30,16 @@ def _cumulative_isotonic(noisy_counts: np.ndarray) -> np.ndarray:
     return np.diff(isotonic_cdf(cumulative, pinned=True))
 
 
+def _masses(noisy: np.ndarray, postprocess: str, total: float) -> np.ndarray:
+    """The bins' masses from their noisy counts by ``postprocess`` (``total``: the count ``"norm-sub"`` keeps)."""
+    if postprocess == "clip":
+        positive = np.maximum(noisy, 0.0)
+        return positive / positive.sum() if positive.sum() > 0 else np.full(noisy.size, 1.0 / noisy.size)
+    if postprocess == "norm-sub":
+        return norm_sub(noisy / max(total, 1.0))
+    return _cumulative_isotonic(noisy)
+
+
 def histogram_queries(
     x: ArrayLike,
     epsilon: float,
@@ -42,6 +52,8 @@ def histogram_queries(
     postprocess: str = "clip",
     neighbouring: str = "replace",
     missing: str | float = "refuse",
+    privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> Distribution:
     r"""Private CDF from a Laplace-noised equal-width histogram (sec. II-B1).
 
@@ -86,6 +98,9 @@ def histogram_queries(
         uses the true ``n``.
     missing : {"refuse", "drop"} or float
         Missing values in ``x`` (:mod:`dpdist._missing`; ``"drop"`` under ``"add-remove"`` only).
+    privacy_id, max_contributions : optional
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
+        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
 
     Returns
     -------
@@ -96,7 +111,8 @@ def histogram_queries(
     owner = "histogram_queries"
     check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                               missing=missing, neighbouring=neighbouring)
+                               missing=missing, neighbouring=neighbouring, privacy_id=privacy_id,
+                               max_contributions=max_contributions)
     check_option(owner, "postprocess", postprocess, HISTOGRAM_POSTPROCESS)
     steps, size_release = [data.guarantee(neighbouring)], None
     if bins is None:
@@ -110,14 +126,7 @@ def histogram_queries(
     counts = np.histogram(data.x, bins=edges)[0].astype(np.float64)
     noisy = laplace_mechanism(counts, sensitivity, histogram_epsilon, data.rng, integer_valued=True)
 
-    if postprocess == "clip":
-        positive = np.maximum(noisy, 0.0)
-        masses = positive / positive.sum() if positive.sum() > 0 else np.full(bins, 1.0 / bins)
-    elif postprocess == "norm-sub":
-        total = noisy.sum() if neighbouring == "add-remove" else float(data.x.size)
-        masses = norm_sub(noisy / max(total, 1.0))
-    else:
-        masses = _cumulative_isotonic(noisy)
+    masses = _masses(noisy, postprocess, noisy.sum() if neighbouring == "add-remove" else float(data.x.size))
     cdf = np.concatenate([[0.0], np.cumsum(masses)])
     cdf[-1] = 1.0
     details = {"bins": bins, "sensitivity_l1": sensitivity, "noise_scale": sensitivity / histogram_epsilon,
@@ -129,5 +138,5 @@ def histogram_queries(
     # under add/remove neighbours the number of records is itself private: do not release it
     released_n = data.x.size if neighbouring == "replace" else None
     return cdf_distribution(
-        edges, cdf, method="histogram-queries", guarantee=sequential(steps), n=released_n, details=data.details(**details)
+        edges, cdf, method="histogram-queries", guarantee=data.stated(sequential(steps)), n=released_n, details=data.details(**details)
     )

@@ -92,12 +92,11 @@ from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
 from ..estimates._intervals import json_value
 from ..estimates._quantiles import check_q
-from ._common import as_real_array, check_central_input, check_option
+from ._common import check_central_input, check_option
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .joint_exp import joint_exp
 from .noise import above_threshold
-from .._missing import missing_policy
 from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA
 from .slice_quantiles import slice_plan, slice_quantile_points
 from .tree import TreeHistogram
@@ -136,6 +135,8 @@ def quantiles(
     delta: float | None = None,
     interval_share: float | None = None,
     missing: str | float = "refuse",
+    privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> QuantileRelease:
     """Release many quantiles of ``x`` under ``epsilon``-DP (add/remove neighbours; ``"slice"``: (epsilon,
     delta)-DP under replace-one neighbours, n public); see the module docstring.
@@ -170,6 +171,8 @@ def quantiles(
         Missing values (NaN, None) in ``x``: refused with their count (the default), left out
         (``"drop"``; refused with ``"slice"``, whose replace neighbours keep n public), or each counted
         as the number given; the release's notes state the policy (:mod:`dpdist._missing`).
+    privacy_id, max_contributions : optional
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"``): per person.
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
@@ -178,14 +181,15 @@ def quantiles(
     if not (_is_real(level) and 0 < float(level) < 1):
         raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     share = _check_interval_share(owner, method, interval_share)
+    unit: dict[str, Any] = {"privacy_id": privacy_id, "max_contributions": max_contributions}
     if method == "tree":
-        tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing)
+        tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, **unit)
         return _tree_quantiles(tree, probabilities, float(level))
     if method == "slice":
         if delta is None:
             delta = SLICE_DEFAULT_DELTA
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
+                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace", **unit)
         return _slice_quantiles(data, probabilities, float(level))
     if delta is not None:
         raise InvalidParameterError(
@@ -193,7 +197,7 @@ def quantiles(
             f"epsilon-DP). Got delta={delta!r}; leave it out."
         )
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                               missing=missing, neighbouring="add-remove")
+                               missing=missing, neighbouring="add-remove", **unit)
     if method == "jointexp":
         return _joint_quantiles(data, probabilities, float(level), share)
     return _approximate_quantiles(data, probabilities, float(level), share)
@@ -349,7 +353,7 @@ def _release(data, q: np.ndarray, level: float, method: str, grid: tuple, values
                          "upper": json_value(cell_points(found.upper_brackets, data.bounds, cells)),
                          "reserves": json_value(cell_points(found.reserves, data.bounds, cells)),
                          "noisy_counts": json_value(found.noisy_counts)}}
-    spent = sequential(steps)
+    spent = data.stated(sequential(steps))
     details = {**details, "bounds": list(data.bounds)}
     return QuantileRelease(q, values, low, high, level, method, spent.epsilon, data.details(**details), spent)
 
@@ -374,8 +378,8 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
         "secure": data.secure,
         "bounds": list(data.bounds),
     }
-    return QuantileRelease(q, values, None, None, level, "slice", plan.guarantee.epsilon, data.details(**details),
-                           plan.guarantee)
+    stated = data.stated(plan.guarantee)
+    return QuantileRelease(q, values, None, None, level, "slice", stated.epsilon, data.details(**details), stated)
 
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
@@ -454,7 +458,8 @@ def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | Non
 
 def unbounded_quantile(
     x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None,
-    secure: bool = False, missing: str | float = "refuse",
+    secure: bool = False, missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> float:
     r"""One quantile with no upper bound (Durfee 2023; see the module docstring).
 
@@ -475,6 +480,9 @@ def unbounded_quantile(
         Missing values (NaN, None) in ``x``: refused with their count (the default), left out
         (``"drop"``; add/remove neighbours) or each counted as the number given (:mod:`dpdist._missing`;
         the answer is a number: the policy is the caller's to state).
+    privacy_id, max_contributions
+        Whose row each value is and the rows kept per person: the answer is then epsilon-DP per person
+        (:mod:`dpdist.central._contributions`; the answer is a number: the unit is the caller's to state).
     """
     owner = "unbounded_quantile"
     probability = float(check_q(owner, q)[0])
@@ -483,11 +491,10 @@ def unbounded_quantile(
     if not (_is_real(lower) and math.isfinite(lower)):
         raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
     lower, beta = float(lower), float(beta)
-    # validates epsilon, rng and secure only (the data are read below): no bounds of the user's are involved
-    data = check_central_input(owner, [], epsilon=epsilon, bounds=(0.0, 1.0), rng=rng, secure=secure)
-    policy = missing_policy(owner, missing)
-    values = policy.apply(as_real_array(owner, x), owner, f"The 'x' argument of {owner}", private=True)  # -inf: below every candidate
-    ordered = np.sort(values)
+    # no bounds (nothing is clipped: -inf lies below every candidate, +inf above)
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=None, rng=rng, secure=secure, missing=missing,
+                               neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions)
+    ordered = np.sort(data.x)
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     # candidates up to the largest double: i <= log(max float) / log(beta)
     last = int(math.log(np.finfo(np.float64).max / 4) / math.log(beta))

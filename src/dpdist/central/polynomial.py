@@ -115,6 +115,8 @@ class PolynomialMoments(ReleasedDistribution):
         *,
         basis: str = "monomial",
         missing: str | float = "refuse",
+        privacy_id: ArrayLike | None = None,
+        max_contributions: int | str | None = None,
     ) -> "PolynomialMoments":
         r"""Steps 1-2 of Alg. 1: the data's moments plus noise, released once.
 
@@ -126,12 +128,14 @@ class PolynomialMoments(ReleasedDistribution):
         through their low-order bits, Mironov 2012).  ``secure=True``: exact
         discrete Laplace noise for the l1 sensitivity of Lemma 6 (plus one grid
         step per coordinate), pure :math:`\varepsilon`-DP, and a seed is refused
-        (``delta`` is then validated but not spent).  ``missing`` as in :func:`polynomial_projection` (replace
-        neighbours: ``"drop"`` is refused).
+        (``delta`` is then validated but not spent).  ``missing``, ``privacy_id`` and ``max_contributions`` as in
+        :func:`polynomial_projection` (replace neighbours: ``"drop"`` is refused; releases per person merge only
+        with releases per person, of sites holding disjoint persons).
         """
         owner = "polynomial_projection"
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
+                                   delta=delta, needs_delta=True, missing=missing, neighbouring="replace",
+                                   privacy_id=privacy_id, max_contributions=max_contributions)
         return cls._release(owner, data, degree, basis)
 
     @classmethod
@@ -151,6 +155,10 @@ class PolynomialMoments(ReleasedDistribution):
             record = {"mechanism": "discrete-gaussian", "sigma": sigma, "delta_spent": data.delta}
         # no count of clipped values here: it would be an un-noised statistic of the data
         record.update(n=n, epsilon=data.epsilon, delta=data.delta, sensitivity_l1=l1, sensitivity_l2=l2)
+        if data.unit is not None:  # the mechanism ran at the record-level budget: stated per person
+            stated = data.stated(PrivacyGuarantee(data.epsilon, record["delta_spent"], "replace", "central"))
+            record.update(epsilon=stated.epsilon, delta_spent=stated.delta, delta=stated.delta, unit="person",
+                          privacy_unit=data.unit_details())
         if data.notes:  # the missing-value policy, which the distribution states (details["notes"])
             record["notes"] = list(data.notes)
         return cls(noisy, n, degree, data.bounds, basis, (record,))
@@ -161,11 +169,11 @@ class PolynomialMoments(ReleasedDistribution):
             raise IncompatibleStateError(
                 f"PolynomialMoments.merge needs another PolynomialMoments. Got {type(other).__name__} instead."
             )
-        mine = (self.degree, tuple(self.bounds), self.basis)
-        theirs = (other.degree, tuple(other.bounds), other.basis)
+        mine = (self.degree, tuple(self.bounds), self.basis, self.unit)
+        theirs = (other.degree, tuple(other.bounds), other.basis, other.unit)
         if mine != theirs:
             raise IncompatibleStateError(
-                "PolynomialMoments.merge needs releases with the same (degree, bounds, basis). "
+                "PolynomialMoments.merge needs releases with the same (degree, bounds, basis, unit). "
                 f"Got {mine} and {theirs}."
             )
 
@@ -225,14 +233,22 @@ class PolynomialMoments(ReleasedDistribution):
             "coefficients": self.coefficients().tolist(),
             "releases": [dict(r) for r in self.releases],
             "budget": {"moments": {"epsilon": self.epsilon, "delta": self.delta}},
+            **({"privacy_unit": self.releases[0]["privacy_unit"]} if len(self.releases) == 1 and
+               "privacy_unit" in self.releases[0] else {}),
             **release_notes(self.releases),
         }
 
     @property
+    def unit(self) -> str:
+        """``"person"`` for releases per person (``privacy_id``), else ``"record"``."""
+        return str(self.releases[0].get("unit", "record")) if self.releases else "record"
+
+    @property
     def guarantee(self) -> PrivacyGuarantee:
-        """Parallel composition over the releases: each record is in one (disjoint sites or batches)."""
+        """Parallel composition over the releases: each record (each person) is in one (disjoint sites or batches)."""
         return parallel(
-            PrivacyGuarantee(r["epsilon"], r["delta_spent"], "replace", "central") for r in self.releases
+            PrivacyGuarantee(r["epsilon"], r["delta_spent"], "replace", "central", unit=r.get("unit", "record"))
+            for r in self.releases
         )
 
     @property
@@ -264,6 +280,8 @@ def polynomial_projection(
     moments: str = "monomial",
     grid_size: int = GRID_SIZE,
     missing: str | float = "refuse",
+    privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> Distribution:
     r"""Private CDF by Legendre projection of the empirical CDF (Alg. 1 + Prop. 1 of Tao & Sarwate).
 
@@ -302,6 +320,10 @@ def polynomial_projection(
         Missing values (NaN, None) in ``x``: refused with their count (the default), left out
         (``"drop"`` is refused: replace neighbours, n public), or each counted as the number given; the
         result's notes state the policy (:mod:`dpdist._missing`).
+    privacy_id : array_like, optional
+        Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
+        person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
+        (:mod:`dpdist.central._contributions`; the Gaussian's delta is chained over a person's rows).
 
     Returns
     -------
@@ -312,7 +334,8 @@ def polynomial_projection(
     # every argument is validated before the default degree reads epsilon and n (an epsilon of NaN or
     # inf used to reach the rule and raise a raw ValueError / OverflowError)
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                               delta=delta, needs_delta=True, missing=missing, neighbouring="replace")
+                               delta=delta, needs_delta=True, missing=missing, neighbouring="replace",
+                               privacy_id=privacy_id, max_contributions=max_contributions)
     check_option(owner, "moments", moments, MOMENT_BASES)
     if degree is None:
         degree = polynomial_degree(float(data.x.size), data.epsilon, moments)

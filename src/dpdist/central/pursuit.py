@@ -46,6 +46,23 @@ def atom_sensitivities(dictionary: Dictionary, n: int) -> np.ndarray:
     return dictionary.l1_norms / max(n, 1)  # n = 0 has no neighbour: the noise of n = 1
 
 
+def _pursue(atoms: Dictionary, data, sparsity: int, sensitivity: np.ndarray, epsilon_each: float,
+            paper_scale: bool) -> tuple[np.ndarray, list, list]:
+    """Alg. 2's loop: ``sparsity`` noisy selections and noisy coefficients; ``(weights, selected, coefficients)``."""
+    residual = atoms.ecdf_inner_products(to_unit_interval(data.x, data.bounds))  # <r_i, phi_j> for every atom j
+    selection_sensitivity = float(sensitivity.max())
+    weights = np.zeros(atoms.size)
+    selected, coefficients = [], []
+    for _ in range(sparsity):
+        index = report_noisy_max(np.abs(residual), selection_sensitivity, epsilon_each, data.rng, paper_scale=paper_scale)
+        coefficient = float(laplace_mechanism(np.array([residual[index]]), sensitivity[index], epsilon_each, data.rng)[0])
+        residual = residual - coefficient * atoms.gram[index]
+        weights[index] += coefficient
+        selected.append(index)
+        coefficients.append(coefficient)
+    return weights, selected, coefficients
+
+
 def matching_pursuit(
     x: ArrayLike,
     epsilon: float,
@@ -60,6 +77,8 @@ def matching_pursuit(
     grid_size: int = GRID_SIZE,
     selection_scale: str = "dp",
     missing: str | float = "refuse",
+    privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 
@@ -107,6 +126,9 @@ def matching_pursuit(
         ``details["budget"]``.
     missing : {"refuse"} or float
         Missing values in ``x`` (:mod:`dpdist._missing`; replace neighbours: no ``"drop"``).
+    privacy_id, max_contributions : optional
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
+        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
 
     Returns
     -------
@@ -115,7 +137,8 @@ def matching_pursuit(
     """
     owner = "matching_pursuit"
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                               grid_size=grid_size, missing=missing, neighbouring="replace")
+                               grid_size=grid_size, missing=missing, neighbouring="replace", privacy_id=privacy_id,
+                               max_contributions=max_contributions)
     atoms = make_dictionary(dictionary, size, owner=owner)
     n = data.x.size
     if sparsity is None:
@@ -131,21 +154,7 @@ def matching_pursuit(
     sensitivity = atom_sensitivities(atoms, n)
     selection_sensitivity = float(sensitivity.max())
 
-    inner = atoms.ecdf_inner_products(to_unit_interval(data.x, data.bounds))
-    residual = inner.copy()  # <r_i, phi_j> for every atom j
-    weights = np.zeros(atoms.size)
-    selected, coefficients = [], []
-    for _ in range(sparsity):
-        index = report_noisy_max(
-            np.abs(residual), selection_sensitivity, epsilon_each, data.rng, paper_scale=paper_scale
-        )
-        coefficient = float(
-            laplace_mechanism(np.array([residual[index]]), sensitivity[index], epsilon_each, data.rng)[0]
-        )
-        residual = residual - coefficient * atoms.gram[index]
-        weights[index] += coefficient
-        selected.append(index)
-        coefficients.append(coefficient)
+    weights, selected, coefficients = _pursue(atoms, data, sparsity, sensitivity, epsilon_each, paper_scale)
 
     edges = grid_edges(data.bounds, data.grid_size)
     raw = atoms.values(np.linspace(-1.0, 1.0, data.grid_size + 1)) @ weights
@@ -172,5 +181,5 @@ def matching_pursuit(
         edges, cdf, n=n, details=data.details(**details),
         method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
         else "matching-pursuit",
-        guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale
+        guarantee=None if paper_scale else data.stated(sequential(releases)),  # no guarantee is claimed for the paper's scale
     )

@@ -32,7 +32,7 @@ __all__ = ["adaptive_quantiles"]
 
 def adaptive_quantiles(
     x: ArrayLike, epsilon: float, bounds: FloatBounds, iterations: int | None = None, rng: Seed = None, clip: bool = True, secure: bool = False, *, grid_size: int = 1024,
-    missing: str | float = "refuse",
+    missing: str | float = "refuse", privacy_id: ArrayLike | None = None, max_contributions: int | str | None = None,
 ) -> Distribution:
     r"""Private CDF by adaptive quantile search (sec. II-B2).
 
@@ -60,6 +60,9 @@ def adaptive_quantiles(
         Missing values (NaN, None) in ``x``: refused with their count (the default) or each counted as
         the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
         state the policy (:mod:`dpdist._missing`).
+    privacy_id, max_contributions : optional
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
+        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
 
     Returns
     -------
@@ -68,7 +71,8 @@ def adaptive_quantiles(
     """
     owner = "adaptive_quantiles"
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                               grid_size=grid_size, missing=missing, neighbouring="replace")
+                               grid_size=grid_size, missing=missing, neighbouring="replace", privacy_id=privacy_id,
+                               max_contributions=max_contributions)
     if iterations is None:
         iterations = quantile_iterations(float(data.x.size), data.epsilon)
     iterations = check_positive_int(owner, "iterations", iterations, high=100_000)
@@ -103,5 +107,5 @@ def adaptive_quantiles(
         "secure": data.secure,
     }
     return cdf_distribution(
-        edges, cdf, method="adaptive-quantiles", guarantee=sequential(rounds), n=n, details=data.details(**details)
+        edges, cdf, method="adaptive-quantiles", guarantee=data.stated(sequential(rounds)), n=n, details=data.details(**details)
     )

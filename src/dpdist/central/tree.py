@@ -117,6 +117,26 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
     return branching, height
 
 
+def _noisy_levels(data, branching: int, height: int, neighbouring: str, epsilon: float) -> tuple[list, float]:
+    """``(levels, l1 sensitivity)``: the tree's noisy node counts (int64), level 0 the root (the public ``n`` under
+    replacement, else the sum of level 1, not noised), each level below with discrete Laplace noise at ``epsilon``."""
+    leaves = branching**height
+    low, high = data.bounds
+    index = np.minimum(((data.x - low) / (high - low) * leaves).astype(np.int64), leaves - 1)
+    exact = [np.bincount(index, minlength=leaves).astype(np.float64)]
+    for _ in range(height):
+        exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
+    exact.reverse()  # exact[0] is the root
+    to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
+    sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
+    noisy = laplace_mechanism(np.concatenate(to_noise), sensitivity, epsilon, data.rng, integer_valued=True)
+    noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
+    offsets = np.cumsum([0] + [level.size for level in to_noise])
+    levels = [noisy[offsets[i]: offsets[i + 1]] for i in range(len(to_noise))]
+    root = data.x.size if neighbouring == "replace" else levels[0].sum()  # derived, not noised
+    return [np.array([root], dtype=np.int64), *levels], sensitivity
+
+
 @dataclass(frozen=True)
 class TreeHistogram(ReleasedDistribution):
     """Noisy node counts of a b-ary tree over ``bounds``: the mergeable state of :func:`tree_cdf`.
@@ -163,17 +183,22 @@ class TreeHistogram(ReleasedDistribution):
         secure: bool = False,
         rule: str = "adaptive",
         missing: str | float = "refuse",
+        privacy_id: ArrayLike | None = None,
+        max_contributions: int | str | None = None,
     ) -> "TreeHistogram":
         """Release the noisy tree of one data set (``epsilon``-DP; see the module docstring).
 
         ``rule`` picks the shape when ``height`` is None: ``"adaptive"`` (a coarse noisy
         histogram profiles the data, :mod:`dpdist.central._shape`) or ``"size"``
-        (:func:`choose_shape`, from the noisy ``n`` only); ``missing`` as in :func:`tree_cdf`.
+        (:func:`choose_shape`, from the noisy ``n`` only); ``missing``, ``privacy_id`` and
+        ``max_contributions`` as in :func:`tree_cdf` (trees per person merge with trees per person only, of
+        sites holding disjoint persons).
         """
         owner = "TreeHistogram.release"
         check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                                   missing=missing, neighbouring=neighbouring)
+                                   missing=missing, neighbouring=neighbouring, privacy_id=privacy_id,
+                                   max_contributions=max_contributions)
         if branching is not None:
             branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
         check_option(owner, "rule", rule, RULES)
@@ -195,28 +220,10 @@ class TreeHistogram(ReleasedDistribution):
                 f"The tree of {owner} may have at most 2**20 leaves. Got branching={branching}, height={height} "
                 f"({branching**height} leaves) instead."
             )
-        leaves = branching**height
-        low, high = data.bounds
-        index = np.minimum(((data.x - low) / (high - low) * leaves).astype(np.int64), leaves - 1)
-        counts = np.bincount(index, minlength=leaves).astype(np.float64)
-        exact = [counts]
-        for _ in range(height):
-            exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
-        exact.reverse()  # exact[0] is the root
-        to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
-        sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
-        noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64) if neighbouring == "replace"
-                                                 else None]
-        flat = np.concatenate(to_noise)
-        noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
-        noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
-        offsets = np.cumsum([0] + [level.size for level in to_noise])
-        noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]
-        if noisy_levels[0] is None:
-            noisy_levels[0] = np.array([noisy[offsets[0] : offsets[1]].sum()], dtype=np.int64)  # derived, not noised
+        noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
         scale = sensitivity / tree_epsilon
         release = {
-            "epsilon": sequential(spent).epsilon,
+            "epsilon": data.stated(sequential(spent)).epsilon,
             "tree_epsilon": tree_epsilon,
             "noise_scale": scale,
             "sensitivity_l1": sensitivity,
@@ -224,28 +231,23 @@ class TreeHistogram(ReleasedDistribution):
         }
         if size_release is not None:
             release["profile" if rule == "adaptive" else "size"] = size_release
+        if data.unit is not None:  # the tree ran at the record-level budget above: its epsilon is stated per person
+            release.update(unit="person", privacy_unit=data.unit_details())
         release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
-        return cls(
-            tuple(noisy_levels),
-            branching,
-            height,
-            tuple(float(b) for b in data.bounds),
-            neighbouring,
-            2.0 * scale**2,
-            (release,),
-        )
+        return cls(tuple(noisy_levels), branching, height, tuple(float(b) for b in data.bounds), neighbouring,
+                   2.0 * scale**2, (release,))
 
     # ------------------------------------------------------------------ merge
     def merge(self, other: "TreeHistogram") -> "TreeHistogram":
         """The tree of the union of two disjoint data sets (same shape, bounds and neighbouring)."""
         if not isinstance(other, TreeHistogram):
             raise IncompatibleStateError(f"TreeHistogram.merge needs a TreeHistogram. Got {type(other).__name__}.")
-        mine = (self.branching, self.height, self.bounds, self.neighbouring)
-        theirs = (other.branching, other.height, other.bounds, other.neighbouring)
+        mine = (self.branching, self.height, self.bounds, self.neighbouring, self.unit)
+        theirs = (other.branching, other.height, other.bounds, other.neighbouring, other.unit)
         if mine != theirs:
             raise IncompatibleStateError(
-                f"Cannot merge trees of different shapes (branching, height, bounds, neighbouring): {mine} and {theirs}; "
-                "give every site the same branching and height."
+                f"Cannot merge trees of different shapes (branching, height, bounds, neighbouring, unit): {mine} and "
+                f"{theirs}; give every site the same branching and height (and privacy unit)."
             )
         levels = tuple(a + b for a, b in zip(self.levels, other.levels))
         return TreeHistogram(
@@ -262,9 +264,16 @@ class TreeHistogram(ReleasedDistribution):
 
     # ------------------------------------------------------------------ estimates
     @property
+    def unit(self) -> str:
+        """``"person"`` for a tree released per person (``privacy_id``), else ``"record"``."""
+        return str(self.releases[0].get("unit", "record")) if self.releases else "record"
+
+    @property
     def guarantee(self) -> PrivacyGuarantee:
-        """The guarantee of the merged release (parallel composition over disjoint sites)."""
-        return parallel(PrivacyGuarantee(r["epsilon"], 0.0, self.neighbouring, "central") for r in self.releases)
+        """The guarantee of the merged release (parallel composition over disjoint sites: disjoint persons, per
+        person)."""
+        return parallel(PrivacyGuarantee(r["epsilon"], 0.0, self.neighbouring, "central", unit=self.unit)
+                        for r in self.releases)
 
     @property
     def epsilon(self) -> float:
@@ -298,6 +307,8 @@ class TreeHistogram(ReleasedDistribution):
             "releases": [dict(release) for release in self.releases],
             "budget": {"tree": [release["tree_epsilon"] for release in self.releases]},
             "secure": all(release["secure"] for release in self.releases),
+            **({"privacy_unit": self.releases[0]["privacy_unit"]} if len(self.releases) == 1 and
+               "privacy_unit" in self.releases[0] else {}),
             **release_notes(self.releases),
         }
 
@@ -460,6 +471,8 @@ def tree_cdf(
     secure: bool = False,
     rule: str = "adaptive",
     missing: str | float = "refuse",
+    privacy_id: ArrayLike | None = None,
+    max_contributions: int | str | None = None,
 ) -> Distribution:
     r"""Private CDF from a consistent b-ary tree of noisy counts (see :mod:`dpdist.central.tree`).
 
@@ -491,6 +504,10 @@ def tree_cdf(
         Missing values (NaN, None) in ``x``: refused with their count (the default), left out
         (``"drop"``, under ``"add-remove"`` only), or each counted as the number given; the
         result's notes state the policy (:mod:`dpdist._missing`).
+    privacy_id : array_like, optional
+        Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
+        person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
+        (:mod:`dpdist.central._contributions`).
 
     Returns
     -------
@@ -510,17 +527,22 @@ def tree_cdf(
         secure=secure,
         rule=rule,
         missing=missing,
+        privacy_id=privacy_id,
+        max_contributions=max_contributions,
     )
     return tree.to_distribution()
 
 
 def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, clip: bool = True, secure: bool = False,
-        missing: str | float = "refuse") -> Distribution:
+        missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
+        max_contributions: int | str | None = None) -> Distribution:
     """The recommended private CDF for the setting: :func:`tree_cdf` with its data-adaptive shape.
 
     A flat histogram or a shallow tree on smooth data, a deep tree on
     concentrated data, chosen from a coarse noisy histogram (5% of the budget,
     :mod:`dpdist.central._shape`); add/remove neighbours, isotonic
-    post-processing (``docs/central.md`` has the measurements).  ``missing`` as in :func:`tree_cdf`.
+    post-processing (``docs/central.md`` has the measurements).  ``missing``, ``privacy_id`` and
+    ``max_contributions`` (a release per person) as in :func:`tree_cdf`.
     """
-    return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing)
+    return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, privacy_id=privacy_id,
+                    max_contributions=max_contributions)

@@ -32,6 +32,13 @@ def add_commands(subparsers) -> None:
                          help="comma-separated epsilons (default 0.25,0.5,1,2,4,8 and the config's own)")
     explain.add_argument("--bounds", default=None, help="--release: the public bounds LO,HI")
     explain.add_argument("--delta", type=float, default=None, help="--release polynomial: its delta")
+    persons = explain.add_argument_group("a release per person (--release, with --rows-per-person: --n is persons)")
+    persons.add_argument("--rows-per-person", default=None, metavar="LAW",
+                         help="the public law of the persons' numbers of rows: an int, geometric:MEAN or zipf:A")
+    persons.add_argument("--max-contributions", default=None, metavar="K,K,...",
+                         help="the bounds on the rows kept per person to compare (default 1,2,4,8,16,32)")
+    persons.add_argument("--person-correlation", type=float, default=None, metavar="RHO",
+                         help="how much a person's values go with their number of rows, in [0, 1) (default 0.5)")
     explain.add_argument("--shape", default="normal",
                          help="the data shape of the prediction: uniform, normal (default), skewed, bimodal, zipf (items)")
     explain.add_argument("--repeats", type=int, default=20, help="simulated runs per epsilon (default 20)")
@@ -84,7 +91,8 @@ def _run_explain(args) -> int:
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:
-        for option, value in (("--bounds", args.bounds), ("--delta", args.delta)):
+        for option, value in (("--bounds", args.bounds), ("--delta", args.delta), ("--rows-per-person", args.rows_per_person),
+                              ("--max-contributions", args.max_contributions)):
             if value is not None:
                 raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
         explanation = explain(load_config(args.config).config(), args.n, **options)
@@ -93,7 +101,7 @@ def _run_explain(args) -> int:
         if bounds is None:
             raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
         params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
-        explanation = explain(args.release, args.n, **options, **params)
+        explanation = explain(args.release, args.n, **options, **params, **_person_options(args))
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
@@ -124,6 +132,32 @@ def _run_plan(args) -> int:
                            relay_n=args.relay_n, shape=args.shape, cache=cache)
     print(json.dumps(planned.to_dict(), indent=2) if args.json else planned.describe())
     return 0
+
+
+def _person_options(args) -> dict[str, Any]:
+    """``--rows-per-person``, ``--max-contributions`` and ``--person-correlation`` as explain's parameters (checked by
+    explain itself, which names them); none without ``--rows-per-person``."""
+    if args.rows_per_person is None:
+        for option, value in (("--max-contributions", args.max_contributions),
+                              ("--person-correlation", args.person_correlation)):
+            if value is not None:
+                raise InvalidParameterError(f"The '{option}' option goes with --rows-per-person (explain's model of the "
+                                            "rows per person).")
+        return {}
+    law, _, parameter = args.rows_per_person.partition(":")
+    try:
+        rows: Any = (law, float(parameter)) if parameter else int(law)
+        bounds = None if args.max_contributions is None else [int(k) for k in args.max_contributions.split(",")]
+    except ValueError:
+        raise InvalidParameterError(
+            "The '--rows-per-person' option must be an int, geometric:MEAN or zipf:A, and '--max-contributions' "
+            f"comma-separated ints. Got {args.rows_per_person!r} and {args.max_contributions!r}.") from None
+    options: dict[str, Any] = {"rows_per_person": rows}
+    if bounds is not None:
+        options["max_contributions"] = bounds
+    if args.person_correlation is not None:
+        options["person_correlation"] = args.person_correlation
+    return options
 
 
 def _run_ladder(args) -> int:

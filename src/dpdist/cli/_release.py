@@ -18,7 +18,7 @@ from .. import plotting
 from .._io._arrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from .._missing import missing_policy
-from ..errors import DPDistError, InvalidParameterError, MissingValuesWarning
+from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
 from ._arguments import parse_bounds, seed_argument
 from ._budget import add_budget_file_argument, open_budget
 from ._deploy import check_plot_path
@@ -54,6 +54,16 @@ def add_commands(subparsers) -> None:
         help="empty cells (missing values): 'refuse' (the default: the release stops before anything is charged or "
         "released), 'drop' (those records left out: add/remove neighbours keep the guarantee) or a number (each "
         "counted as it); the release's notes state which, and how many is never printed",
+    )
+    release.add_argument(
+        "--privacy-id", default=None, metavar="COLUMN",
+        help="the column saying whose row each value is (a customer, a patient): each person's rows are bounded to "
+        "--max-contributions (a uniformly random choice) and the guarantee is per person, not per row",
+    )
+    release.add_argument(
+        "--max-contributions", default=None, metavar="K|auto",
+        help="with --privacy-id: the rows kept per person, an int >= 1, or 'auto' (chosen privately from 10%% of "
+        "--epsilon: the 0.9-quantile of the persons' numbers of rows)",
     )
     release.add_argument("--plot", default=None, help="write the released CDF and quantiles to this PNG")
     release.add_argument(
@@ -128,9 +138,10 @@ def _run_release(args) -> int:
     args.interval_share = _parse_interval_share(args.interval_share, args.method)
     check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
+    unit = _parse_unit(args)
     if args.out is not None:
         _check_out(args.out)
-    session, planned = _check_budget(args, bounds, q)  # refused here, before the data are read
+    session, planned = _check_budget(args, bounds, q, unit)  # refused here, before the data are read
     try:
         # infinities are clipped into --bounds like any value outside them, and a column with no
         # values is released too (noise alone): whether a release succeeds must not depend on the data
@@ -138,6 +149,7 @@ def _run_release(args) -> int:
     except DPDistError as error:
         raise InvalidParameterError(f"--column {args.column!r} of {args.file!r}: {error}") from None
     _refuse_empty_cells(args, values, missing)  # before the charge
+    unit = _read_ids(args, unit, values.size)  # before the charge: an id missing is refused by name
     statement = None if session is None or planned is None else session.charge(planned, f"release {args.file}:{args.column} ({args.method})")
     tree = se = band = None
     if args.method == "tree":  # one tree release; the quantiles, the bands and the plot are post-processing of it
@@ -146,14 +158,15 @@ def _run_release(args) -> int:
         )
 
         with _counted(args, missing):
-            tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True, missing=missing)
+            tree = central.TreeHistogram.release(values, args.epsilon, bounds, rng=seed, clip=True, missing=missing,
+                                                 **unit)
         se = tree.cdf_standard_error()  # the noise's spread (post-processing): the intervals and the plot's band
         band = tree.cdf_band(0.95, standard_error=se)
         release = _tree_quantiles(tree, np.asarray(q, dtype=np.float64), 0.95, se)
     else:  # AQ reads the data itself: no tree is released (nor computed), so epsilon is spent once
         with _counted(args, missing):
             release = central.quantiles(values, q, epsilon=args.epsilon, bounds=bounds, method="aq", rng=seed,
-                                        clip=True, interval_share=args.interval_share, missing=missing)
+                                        clip=True, interval_share=args.interval_share, missing=missing, **unit)
     if statement is not None:
         from ..budget import with_statement  # lazy: loads scipy (0.4-2 s)
 
@@ -191,6 +204,49 @@ def _run_release(args) -> int:
     return 0
 
 
+def _parse_unit(args) -> dict:
+    """``--privacy-id`` and ``--max-contributions`` as the releases' ``privacy_id`` (the column's name, for now) and
+    ``max_contributions``, checked before any release: both or neither, an int >= 1 or 'auto'."""
+    from ..central._contributions import contribution_request  # lazy: loads scipy (0.4-2 s)
+
+    text = args.max_contributions
+    if args.privacy_id is None and text is None:
+        return {}
+    if args.privacy_id is None or text is None:
+        given, needed = ("--max-contributions", "--privacy-id") if args.privacy_id is None else \
+            ("--privacy-id", "--max-contributions")
+        raise InvalidParameterError(f"The '{given}' option needs '{needed}': the column of the persons' ids and the rows "
+                                    "kept per person go together.")
+    bound: object = text
+    if text != "auto":
+        try:
+            bound = int(text)
+        except ValueError:
+            bound = text
+    try:
+        contribution_request("dpdist release", "column", bound)
+    except InvalidParameterError:
+        raise InvalidParameterError(f"The '--max-contributions' option must be an int >= 1 (rows kept per person) or "
+                                    f"'auto'. Got {text!r} instead.") from None
+    return {"privacy_id": args.privacy_id, "max_contributions": bound}
+
+
+def _read_ids(args, unit: dict, rows: int) -> dict:
+    """``unit`` with the ids of ``--privacy-id`` read (one per row of the values) and checked (a missing id refused,
+    how many not printed)."""
+    if not unit:
+        return unit
+    from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
+    from ..datasets.files import read_ids  # lazy: loads scipy (0.4-2 s)
+
+    try:
+        ids = read_ids(args.file, args.privacy_id)
+        person_codes("dpdist release", ids, rows)
+    except DPDistError as error:
+        raise InvalidParameterError(f"--privacy-id {args.privacy_id!r} of {args.file!r}: {error}") from None
+    return {**unit, "privacy_id": ids}
+
+
 def _parse_missing(text: str):
     """``--missing``: ``"refuse"``, ``"drop"`` or a finite number, refused in one line naming the option."""
     try:
@@ -218,10 +274,11 @@ def _counted(args, missing) -> Iterator[None]:
     statistic of the private data); the release's notes say what was done."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingValuesWarning)
+        warnings.simplefilter("ignore", ContributionBoundWarning)  # the rows left out: a statistic of the data
         yield
 
 
-def _check_budget(args, bounds, q):
+def _check_budget(args, bounds, q, unit: dict):
     """The ``--budget-file`` session and what this release will charge it, refused now if it would overspend."""
 
     session = open_budget(args)
@@ -232,11 +289,12 @@ def _check_budget(args, bounds, q):
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
 
     nothing = np.empty(0)
+    unit = {**unit, "privacy_id": nothing} if unit else {}
     if args.method == "tree":
-        planned = planned_guarantee(central.TreeHistogram.release, (nothing, args.epsilon, bounds), {"clip": True})
+        planned = planned_guarantee(central.TreeHistogram.release, (nothing, args.epsilon, bounds), {"clip": True, **unit})
     else:
         planned = planned_guarantee(central.quantiles, (nothing, q), {"epsilon": args.epsilon, "bounds": bounds, "method": "aq",
-                                                                       "interval_share": args.interval_share})
+                                                                       "interval_share": args.interval_share, **unit})
     session.check(planned, f"release {args.file}:{args.column} ({args.method})")
     return session, planned
 

@@ -127,8 +127,33 @@ def _read_csv(path, column, delimiter):
 def _read_csv_stdlib(path, column, delimiter):
     with csv_rows(path, column, delimiter) as (reader, index):
         cells = [row[index] for row in reader if len(row) > index]
-    cells = [cell for cell in cells if cell.strip().lower() not in _MISSING]
+    # an empty cell is NaN (a missing value, dropped by read_column's empty="drop"): the rows stay aligned with the
+    # file's other columns (read_ids)
+    cells = ["nan" if cell.strip().lower() in _MISSING else cell for cell in cells]
     return _as_float(cells, column, path)
+
+
+def read_ids(path: PathLike, column: str) -> np.ndarray:
+    """The cells of ``column`` of a ``.csv``/``.tsv`` or ``.parquet`` file as ids, one per row, aligned with
+    :func:`read_column` ``(..., empty="keep")``: integers or strings as the file holds them (CSV cells are strings),
+    an empty cell ``None`` (a missing id, which a release refuses by name)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
+    suffixes = "".join(path.suffixes).lower()
+    if suffixes.endswith((".parquet", ".pq")):
+        with data_file_errors(path, "Parquet"):
+            import pyarrow.parquet as pq  # lazy: optional extra (pyarrow); read_column has refused without it
+
+            if column not in pq.read_schema(path).names:
+                raise _missing_column(column, pq.read_schema(path).names, path)
+            cells = pq.read_table(path, columns=[column]).column(column).to_pylist()
+    else:
+        with data_file_errors(path, "CSV"), csv_rows(path, column, "\t" if ".tsv" in suffixes else ",") as (reader, at):
+            cells = [row[at] if len(row) > at and row[at].strip().lower() not in _MISSING else None for row in reader]
+    ids = np.empty(len(cells), dtype=object)
+    ids[:] = cells
+    return ids
 
 
 def from_file(path: PathLike, column: str, *, bounds: FloatBounds | None = None, name: str | None = None) -> Dataset:

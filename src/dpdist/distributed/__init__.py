@@ -12,10 +12,21 @@ Dask's and to one process's exactly.
 >>> agg = distributed.aggregate_files(["r1.parquet", "r2.parquet"], proto)
 >>> agg = distributed.simulate(proto, dask_array_of_values, seed=7)
 >>> agg = distributed.spark.aggregate_files(["r1.parquet", "r2.parquet"], proto, spark=session)
+
+Central releases per person of a table too large for one process: each person's rows are bounded on the
+cluster (per-person reservoirs keyed by a salted hash of the id, merged exactly) and released on the driver:
+
+>>> kept = distributed.bound_contributions(amounts, customers, 5)                    # doctest: +SKIP
+>>> kept.release(central.quantiles, [0.5, 0.9], epsilon=1.0, bounds=(0, 500))
+>>> kept = distributed.spark.bound_contributions(frame, "amount", "customer", 5, groups="merchant", max_groups=3)
+>>> distributed.group_release(kept, central.count, epsilon=1.0, selection_epsilon=1.0, selection_delta=1e-6)
 """
 
 from . import spark
+from ._groups import GroupedReleases, group_release
+from ._reservoirs import Reservoir, bound_blocks
 from .blocks import simulate_blocks
-from .dask import aggregate, aggregate_files, simulate
+from .dask import aggregate, aggregate_files, bound_contributions, simulate
 
-__all__ = ["aggregate", "aggregate_files", "simulate", "simulate_blocks", "spark"]
+__all__ = ["aggregate", "aggregate_files", "simulate", "simulate_blocks", "spark", "bound_contributions", "bound_blocks",
+           "group_release", "Reservoir", "GroupedReleases"]

@@ -18,12 +18,13 @@ from .._rng import root_seed_sequence
 from .._types import PathLike
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
+from ._reservoirs import Reservoir, check_bounds, empty_reservoir, reservoir_of_block, salt_of
 from .blocks import simulate_block
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
 
-__all__ = ["aggregate", "aggregate_files", "simulate"]
+__all__ = ["aggregate", "aggregate_files", "simulate", "bound_contributions"]
 
 
 def _require_dask() -> Any:
@@ -46,14 +47,15 @@ def _check_split_every(split_every) -> int:
     return int(split_every)
 
 
-def _tree_merge(states: list, protocol, split_every: int):
-    """Merge delayed states level by level, ``split_every`` at a time; one delayed state at the top."""
+def _tree_merge(states: list, protocol, split_every: int, merge: Any = merge_states, empty: Any = None):
+    """Merge delayed states level by level, ``split_every`` at a time; one delayed state at the top (``empty()`` or
+    the protocol's empty aggregator when there is none)."""
     delayed = _require_dask()
     if not states:
-        return delayed(protocol.aggregator)()
+        return delayed(empty if empty is not None else protocol.aggregator)()
     while len(states) > 1:
         states = [
-            delayed(merge_states, pure=True)(*states[i : i + split_every])
+            delayed(merge, pure=True)(*states[i : i + split_every])
             for i in range(0, len(states), split_every)
         ]
     return states[0]
@@ -190,3 +192,68 @@ def simulate(
     root = root_seed_sequence(seed)
     states = [delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)
+
+
+# ---------------------------------------------------------------------- contribution bounding
+def _merge_reservoirs(*states: Reservoir) -> Reservoir:
+    return Reservoir.merge_all(list(states))
+
+
+def _column_blocks(column: Any, name: str) -> list:
+    """The delayed blocks of a 1-D Dask array or a Dask Series, or a refusal naming ``name``."""
+    import dask.array as da  # lazy: optional extra dpdist[dask]
+
+    if isinstance(column, da.Array) and column.ndim == 1:
+        return list(cast(Any, column).to_delayed().reshape(-1))
+    if _is_dask_series(column):
+        return list(cast(Any, column).to_delayed())
+    raise InvalidParameterError(
+        f"The {name!r} argument of distributed.bound_contributions must be a 1-D dask.array.Array or a "
+        f"dask.dataframe.Series. Got {type(column).__module__}.{type(column).__name__} instead.")
+
+
+def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *, groups: Any = None,
+                        max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
+                        split_every: int = 8, compute: bool = True) -> Any:
+    """Bound each person's rows of a table held in Dask (10^8 rows and more): per-person reservoirs, merged exactly.
+
+    Block ``b`` (a chunk, or a partition of a Dask Series) keeps, for each person (the keyed hash of their id),
+    the ``max_contributions`` rows of smallest priority from the ``b``-th random stream; the states merge by a tree
+    reduction to one :class:`~dpdist.distributed._reservoirs.Reservoir`, equal to
+    :func:`dpdist.distributed.bound_blocks` of the same blocks and seed (:mod:`dpdist.distributed._reservoirs`).
+    Release it on the driver: ``reservoir.release(central.quantiles, q, epsilon=..., bounds=...)``, or per group
+    (``groups``): ``distributed.group_release(reservoir, ...)``.
+
+    Parameters
+    ----------
+    values, privacy_id : dask.array.Array or dask.dataframe.Series
+        The values and each row's person, cut into the same blocks (``groups`` too: each row's group key).
+    max_contributions : int
+        Rows kept per person (per person and group, with ``groups``).
+    max_groups : int, optional
+        With ``groups``: the groups kept per person, a uniformly random choice (default 1).
+    seed : int or SeedSequence, optional
+        ``None``: a secret salt and CSPRNG streams; a seed: reproducible, for research only.
+    split_every, compute
+        As in :func:`aggregate`.
+    """
+    delayed = _require_dask()
+    owner = "distributed.bound_contributions"
+    split_every = _check_split_every(split_every)
+    k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
+    columns = [_column_blocks(values, "values"), _column_blocks(privacy_id, "privacy_id")]
+    if groups is not None:
+        columns.append(_column_blocks(groups, "groups"))
+    if len({len(blocks) for blocks in columns}) != 1:
+        raise InvalidParameterError(f"The columns given to {owner} must be cut into the same blocks. Got "
+                                    f"{[len(blocks) for blocks in columns]} blocks.")
+    root = root_seed_sequence(seed)
+    salt = salt_of(root, secure=seed is None)
+    states = [delayed(reservoir_of_block, pure=True)(ids, part, k, m, salt, root, index, *rest)
+              for index, (part, ids, *rest) in enumerate(zip(*columns))]
+    empty = _empty_reservoir(k, m, salt, groups is not None)
+    return _finish(_tree_merge(states, None, split_every, _merge_reservoirs, empty), compute)
+
+
+def _empty_reservoir(k, m, salt, grouped):
+    return lambda: empty_reservoir(k, m, salt, grouped)

@@ -26,12 +26,13 @@ from .._rng import root_seed_sequence
 from .._types import PathLike
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
+from ._reservoirs import Reservoir, Salt, check_bounds, empty_reservoir, reservoir_of_block, salt_of
 from .blocks import simulate_block
 
 if TYPE_CHECKING:
     from ..local import Aggregator, LocalProtocol
 
-__all__ = ["aggregate_files", "simulate"]
+__all__ = ["aggregate_files", "simulate", "bound_contributions"]
 
 
 def _require_pyspark() -> Any:
@@ -223,3 +224,74 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
             f"one column. Got {type(values).__module__}.{type(values).__name__}{columns} instead."
         )
     return _reduce(states, protocol, depth)
+
+
+# ---------------------------------------------------------------------- contribution bounding
+def _frame_reservoirs(k: int, m: int, salt: Salt, root: np.random.SeedSequence, grouped: bool):
+    """The ``mapInArrow`` function of a frame of (id, value[, group]) columns: its partition ``p`` is block ``p``,
+    bounded with the ``p``-th stream; one row out per partition, the pickled reservoir."""
+
+    def states(batches):
+        import pyarrow as pa  # lazy: runs on the executors (pyspark[sql] brings pyarrow)
+        from pyspark import TaskContext  # lazy: optional extra dpdist[spark]
+
+        task = TaskContext.get()
+        assert task is not None  # (mapInArrow's function runs in a task)
+        columns: list[list] = [[], [], []]
+        for batch in batches:
+            for position in range(batch.num_columns):
+                columns[position].append(batch.column(position).to_numpy(zero_copy_only=False))
+        ids, values, groups = [np.concatenate(parts) if parts else np.zeros(0) for parts in columns]
+        state = reservoir_of_block(ids, values, k, m, salt, root, task.partitionId(), groups if grouped else None)
+        yield pa.RecordBatch.from_pydict({"state": [pickle.dumps(state)]}, schema=pa.schema([("state", pa.binary())]))
+
+    return states
+
+
+def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributions: int, *, groups: str | None = None,
+                        max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
+                        depth: int = 2) -> Reservoir:
+    """Bound each person's rows of a Spark DataFrame (10^8 rows and more): per-person reservoirs, merged exactly.
+
+    Partition ``p`` of ``frame`` is block ``p`` (:func:`dpdist.distributed.bound_contributions` on Dask, the same
+    reservoirs): for each person (the keyed hash of ``privacy_id``) its ``max_contributions`` rows of smallest
+    priority from the ``p``-th stream, merged on the executors by ``treeReduce``.  The result equals
+    :func:`dpdist.distributed.bound_blocks` of the partitions' rows in order, with the same seed.
+
+    Parameters
+    ----------
+    frame : pyspark.sql.DataFrame
+    column, privacy_id : str
+        The numeric column released and the column of the persons' ids.
+    max_contributions : int
+        Rows kept per person (per person and group, with ``groups``).
+    groups : str, optional
+        The column of the group keys (then :func:`dpdist.distributed.group_release`), ``max_groups`` of them per
+        person, a uniformly random choice (default 1).
+    seed : int or SeedSequence, optional
+        ``None``: a secret salt and CSPRNG streams; a seed: reproducible, for research only.
+    depth : int
+        Levels of ``treeReduce``.
+    """
+    owner = "distributed.spark.bound_contributions"
+    _require_pyspark()
+    from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
+
+    depth = _check_depth(depth)
+    k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
+    if not isinstance(frame, DataFrame):
+        raise InvalidParameterError(f"The 'frame' parameter of {owner} must be a pyspark.sql.DataFrame. Got "
+                                    f"{type(frame).__module__}.{type(frame).__name__} instead.")
+    names = [privacy_id, column, *([groups] if groups is not None else [])]
+    for name in names:
+        if not isinstance(name, str) or name not in frame.columns:
+            raise InvalidParameterError(f"The columns given to {owner} must be columns of the frame {frame.columns}. "
+                                        f"Got {name!r}.")
+    root = root_seed_sequence(seed)
+    salt = salt_of(root, secure=seed is None)
+    states = frame.select(*names).mapInArrow(_frame_reservoirs(k, m, salt, root, groups is not None),
+                                                  "state binary").rdd.map(
+        lambda row: pickle.loads(row[0]))
+    if states.getNumPartitions() == 0:
+        return empty_reservoir(k, m, salt, groups is not None)
+    return states.treeReduce(Reservoir.merge, depth=depth)

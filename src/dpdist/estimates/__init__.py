@@ -1,6 +1,7 @@
 """Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical, with an optional
 :class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate`, :class:`HeavyHitters`,
-:class:`QuantileRelease` and :class:`RangeEstimate` (range queries over numerical attributes).
+:class:`QuantileRelease`, :class:`CountRelease` and :class:`RangeEstimate` (range queries over numerical
+attributes).
 
 All are immutable, carry what produced them (method, n, epsilon and the privacy
 guarantee) and meet one result contract, :class:`Estimate`, so a caller (the CLI,
@@ -15,6 +16,7 @@ too.  Producers (local protocols, central releases) import their results from he
 
 from ._band import CDFBand
 from ._contract import Estimate
+from ._count import CountRelease
 from ._distribution import QUANTILES, Distribution
 from ._frequency import FrequencyEstimate, TopK
 from ._heavy_hitters import HeavyHitters
@@ -34,6 +36,7 @@ __all__ = [
     "MeanVarianceEstimate",
     "HeavyHitters",
     "QuantileRelease",
+    "CountRelease",
     "RangeEstimate",
     "CDFBand",
     "Interval",

@@ -62,6 +62,9 @@ GUARANTEE: dict[str, Any] = {
         "model": {"enum": ["local", "central"]},
         "reports": {"type": "integer", "minimum": 1,
                     "description": "neighbouring history: the reports of one device covered"},
+        "unit": {"enum": ["person"],
+                 "description": "absent: a neighbour adds, removes or replaces one record; 'person': all of one "
+                 "person's records (a central release with privacy_id)"},
     },
 }
 
@@ -197,6 +200,13 @@ KINDS: dict[str, dict[str, Any]] = {
             },
         },
         "no_interval": {"type": "string", "description": "why the range answers have no interval"},
+    },
+    "count": {
+        "count": {"type": "number", "description": "the noisy count (an integer)"},
+        "standard_error": {"type": "number", "minimum": 0, "description": "the noise's standard deviation"},
+        "low": {"type": "number", "description": "the interval's lower end (covers the count released)"},
+        "high": {"type": "number", "description": "the interval's upper end"},
+        "level": _LEVEL,
     },
     "quantiles": {
         "q": _NUMBERS,

@@ -11,8 +11,9 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
+from ._private_groups import check_person_group_by, person_group_release
 from ._local import check_by, check_groups, check_missing_key_rows, check_missing_keys, check_session, group_generators
-from ._tables import check_frame
+from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
     from ..budget import BudgetSession
@@ -26,6 +27,7 @@ def _central_releases() -> dict[Any, str]:
 
     return {
         central.cdf: "central.cdf", central.tree_cdf: "central.tree_cdf", central.quantiles: "central.quantiles",
+        central.count: "central.count",
         central.unbounded_quantile: "central.unbounded_quantile",
         central.histogram_queries: "central.histogram_queries", central.adaptive_quantiles: "central.adaptive_quantiles",
         central.polynomial_projection: "central.polynomial_projection",
@@ -72,22 +74,40 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """``function(values of column, *args, **kwargs)``: a central release of one column.
 
     >>> frame.release(df, "age", central.cdf, epsilon=1.0, bounds=(0, 100))   # doctest: +SKIP
+    >>> frame.release(df, "amount", central.quantiles, epsilon=1.0, bounds=(0, 500),   # doctest: +SKIP
+    ...               privacy_id="customer", max_contributions=5)
 
     Missing values (null, NaN) are what the release's ``missing=`` says (:mod:`dpdist._missing`):
     refused by default (before any charge), left out (``missing="drop"``, add/remove releases) or
-    each counted as a value; how many there are is never released.  With ``session`` the release
+    each counted as a value; how many there are is never released.  ``privacy_id`` may name a column
+    (read with the values in one query): each person's rows are then bounded to ``max_contributions`` and
+    the guarantee is per person (:mod:`dpdist.central._contributions`).  With ``session`` the release
     is charged first (:meth:`dpdist.budget.BudgetSession.release`).
     """
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
     function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
+    kwargs = _with_id_column(owner, table, column, kwargs)
     return _run(column, function, table.values(column), args, kwargs, session)
+
+
+def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
+    """``kwargs`` with a ``privacy_id`` that names a column replaced by that column's values, read in one query with
+    ``column`` (a lazy engine need not return rows in one order twice: :meth:`~._tables.Table.read`)."""
+    ids = kwargs.get("privacy_id")
+    if not isinstance(ids, str):
+        return kwargs
+    (name,) = check_columns(owner, table, ids, "privacy_id")
+    table.read((column, name))
+    return {**kwargs, "privacy_id": table.values(name)}
 
 
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
-                  **kwargs: Any) -> GroupedResult:
-    """One central release of ``column`` per group of the public key ``by``, composed in parallel.
+                  privacy_id: str | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
+                  selection_delta: float | None = None, **kwargs: Any) -> GroupedResult:
+    """One central release of ``column`` per group of the key ``by``: public keys composed in parallel, or per person
+    (``privacy_id``), or private keys chosen privately (``groups=None``).
 
     Parameters
     ----------
@@ -102,11 +122,13 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         A central release (``dpdist.central.cdf``, ``quantiles``, ``histogram_queries``, ...);
         ``*args`` and ``**kwargs`` go to every group's release (``rng``: each group draws its own
         stream from it).
-    groups : list
+    groups : list or None
         The public keys to release, known without looking at the data (values, or tuples of values
         for several ``by`` columns).  Every listed group is released, an empty one too (a release of
         no records), and rows of other keys are left out: which keys occur in the data is never
-        released.
+        released.  ``None``: the keys are private; the groups released are chosen privately
+        (``selection_epsilon``, ``selection_delta``: truncated geometric thresholding of each group's
+        number of distinct persons, :mod:`dpdist.central._partitions`), and only they are released.
     session : BudgetSession, optional
         Charged once, the parallel composition of the groups (their maximum), before any release.
     missing_keys : {"refuse", "drop", "group"}
@@ -116,6 +138,14 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         holds the count, which no result does: it is a statistic of the private data), or a group of its
         own, listed in ``groups`` as ``None`` (``"group"``).  ``missing=`` (a missing value of the
         column) goes to every group's release, as its other keyword arguments.
+    privacy_id : str, optional
+        The column of the persons' ids: each person's rows are kept in at most ``max_groups`` of their
+        groups (a uniformly random choice; required with ``privacy_id``), each group's release bounds
+        each person's rows in it to its ``max_contributions`` (required: a keyword argument of the
+        release), and the guarantee is per person: ``max_groups`` groups' releases (and the selection)
+        composed sequentially.  Releases under add/remove neighbours only.
+    selection_epsilon, selection_delta : float
+        With ``groups=None``: the budget of choosing the groups (added to the releases' in the guarantee).
 
     Returns
     -------
@@ -133,14 +163,29 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
     keys_policy = check_missing_keys(owner, missing_keys)
-    keys = check_groups(owner, groups, by, keys_policy)
+    keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
+    if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):
+        plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta)
+        table.read((column, *by, *((plan.id_column,) if plan.id_column else ())))  # one query, before any charge
+        check_missing_key_rows(owner, table, by, keys_policy, private=True)
+        return person_group_release(plan, table, column, by, function, args, kwargs, session, keys_policy == "group",
+                                    lambda values, given: _planned(column, planned_guarantee, function, values, args,
+                                                                   given))
     table.read((column, *by))  # one query, before any charge: a key stays with its row's value (tables.Table.read)
     check_missing_key_rows(owner, table, by, keys_policy, private=True)
+    return _public_group_release(owner, table, column, by, function, args, kwargs, keys, session, keys_policy == "group")
+
+
+def _public_group_release(owner: str, table, column: str, by: tuple[str, ...], function, args: tuple, kwargs: dict,
+                          keys: list, session, keep_missing: bool) -> GroupedResult:
+    """One release per public key, each record in one group: composed in parallel (the checks done)."""
+    from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
+
     values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
     if session is not None:
         session.charge_parallel([planned] * len(keys), f"group_release column {column!r} by {list(by)} ({len(keys)} groups)")
-    present, _ = table.groups(by, keep_missing=keys_policy == "group")
+    present, _ = table.groups(by, keep_missing=keep_missing)
     generators = group_generators(kwargs.pop("rng", None), len(keys))
     empty = values[:0]
     results = {}

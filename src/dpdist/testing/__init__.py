@@ -25,6 +25,12 @@ frequency estimator; ``simulate`` against privatize + aggregate; merging in any
 order; config and state round trips; and clear errors on bad parameters, values
 and reports.  Use small instances: the channel checks enumerate every output.
 
+Central releases per person (``privacy_id``, ``max_contributions``): :func:`check_release_bounds_persons`
+reads any such release at a large epsilon with one person of many rows and with ``k`` of them (they must read
+alike), and :func:`check_median_per_person_exactly` computes the exact law of the exponential-mechanism median
+with and without a person of six rows, over every choice of rows the release's own bounding makes (the worst
+log-ratio must be at most epsilon per person).  Both fail on a bounding of rows rather than persons.
+
 The kit needs only numpy and scipy; pytest is imported by
 :func:`parametrize_with_checks` alone, when called.
 """
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
+from ._central import check_median_per_person_exactly, check_release_bounds_persons
 from ._checks import *  # noqa: F403
 from ._checks import Check, checks_for
 from ._checks import __all__ as _check_names
@@ -53,6 +60,8 @@ __all__ = [
     "population",
     "maximal_gain_attack",
     "expected_gain",
+    "check_release_bounds_persons",
+    "check_median_per_person_exactly",
     *_check_names,
     *_statistics_names,
 ]

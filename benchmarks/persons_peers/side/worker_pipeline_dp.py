@@ -1,0 +1,69 @@
+"""PipelineDP 0.3.1 (its LocalBackend), in its own environment: deciles, a CDF from 99 percentiles and counts per group
+with private keys, per person, for ``bench_persons_peers.py``.  Reads the job (JSON) from argv[1], prints the results.
+
+Every call is PipelineDP's documented API: ``DPEngine.aggregate`` with ``AggregateParams`` (``max_partitions_contributed``,
+``max_contributions_per_partition``: its contribution bounding by sampling each person's rows and partitions) and a
+``NaiveBudgetAccountant`` of the per-person epsilon; public partition ``[0]`` for the column's release, private
+partitions (truncated geometric selection, its default) for the grouped counts.  Imports NumPy and PipelineDP only.
+"""
+
+import json
+import sys
+import time
+from importlib.metadata import version
+
+import numpy as np
+import pipeline_dp
+
+
+def _run(rows, params, extractors, epsilon, delta, public):
+    budget = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
+    engine = pipeline_dp.DPEngine(budget, pipeline_dp.LocalBackend())
+    result = engine.aggregate(rows, params, extractors, public_partitions=public)
+    budget.compute_budgets()
+    return list(result)
+
+
+def percentiles(job, ids, values, percents):
+    rows = list(zip(ids.tolist(), values.tolist()))
+    params = pipeline_dp.AggregateParams(
+        metrics=[pipeline_dp.Metrics.PERCENTILE(p) for p in percents], max_partitions_contributed=1,
+        max_contributions_per_partition=job["k"], min_value=job["bounds"][0], max_value=job["bounds"][1],
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE)
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: 0,
+                                            value_extractor=lambda r: r[1])
+    ((_, metrics),) = _run(rows, params, extractors, job["epsilon"], 0.0, [0])
+    return [float(v) for v in metrics]
+
+
+def counts(job, ids, groups):
+    rows = list(zip(ids.tolist(), groups.tolist()))
+    params = pipeline_dp.AggregateParams(
+        metrics=[pipeline_dp.Metrics.COUNT], max_partitions_contributed=job["m"],
+        max_contributions_per_partition=job["k"], noise_kind=pipeline_dp.NoiseKind.LAPLACE)
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1],
+                                            value_extractor=lambda r: 0)
+    found = _run(rows, params, extractors, job["epsilon"], job["delta"], None)
+    return {str(key): float(metrics.count) for key, metrics in found}
+
+
+def main():
+    job = json.loads(open(sys.argv[1]).read())
+    ids, values = np.load(job["ids"]), np.load(job["values"])
+    groups = np.load(job["groups"]) if job.get("groups") else None
+    runs = []
+    for _ in range(job["repeats"]):
+        start = time.process_time()
+        if job["task"] == "deciles":
+            out = percentiles(job, ids, values, list(range(10, 100, 10)))
+        elif job["task"] == "cdf":
+            out = percentiles(job, ids, values, list(range(1, 100)))
+        else:
+            out = counts(job, ids, groups)
+        runs.append({"output": out, "cpu_seconds": time.process_time() - start})
+    print(json.dumps({"library": f"pipeline-dp {version('pipeline-dp')} (python-dp {version('python-dp')})",
+                      "runs": runs}))
+
+
+if __name__ == "__main__":
+    main()

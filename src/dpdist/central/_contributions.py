@@ -1,0 +1,260 @@
+r"""Privacy units: central releases that protect people, not rows (contribution bounding).
+
+A table often holds many rows per person (a customer's purchases, a patient's visits).  A release
+that is :math:`\varepsilon`-DP per *row* protects a person with :math:`m` rows at :math:`m\varepsilon`
+only.  Every central release takes ``privacy_id`` (one id per value: whose row it is) and
+``max_contributions`` (:math:`k`, the rows kept per person); this module is what each of them calls
+(through :func:`~dpdist.central._common.check_central_input`), so that the rule is one:
+
+1. **Bounding.**  Each person with more than :math:`k` rows keeps :math:`k` of them, a uniformly random
+   choice (every :math:`k`-subset equally likely), drawn from the release's generator: the CSPRNG
+   unless a seed is given, never the rows' order (:func:`bounded_rows`: a uniform permutation of the
+   rows of the persons over the bound, a stable sort by person, the first :math:`k` of each; no loop
+   over persons).  How many rows were left out is a statistic of the data: it goes to the caller, who
+   holds them, in a :class:`~dpdist.errors.ContributionBoundWarning` (its ``count``), never into a result.
+2. **The release at** :math:`\varepsilon/k` **per row.**  After bounding, one person's rows are at most
+   :math:`k` rows: adding or removing the person (or replacing their rows by as many) is at most
+   :math:`k` row steps of the release's own relation.  The release runs its record-level mechanism at
+   :math:`(\varepsilon_r, \delta_r) = (\varepsilon/k,\ \delta / S_k)`, :math:`S_k = \sum_{i<k}
+   e^{i\varepsilon/k}`, and group privacy (Dwork & Roth 2014, Thm. 2.2, chained over :math:`k` steps:
+   :math:`(k\varepsilon_r, \delta_r \sum_{i<k} e^{i\varepsilon_r})`) states :math:`(\varepsilon, \delta)`
+   **per person**.  For the pure releases (Laplace and discrete Laplace counts, the exponential mechanisms,
+   AboveThreshold) the record-level mechanism at :math:`\varepsilon/k` *is* the mechanism whose sensitivity
+   is multiplied by :math:`k` (the same noise scale, the same utility temperature): :math:`k` rows move
+   each count, rank or utility by :math:`k` times one row's amount.  For the Gaussian of the polynomial
+   projection the chain over :math:`\delta` costs a little more noise than scaling its sensitivity
+   (``docs/central.md``).
+3. **The statement.**  The result's guarantee is :class:`~dpdist.privacy.PrivacyGuarantee` with
+   ``unit="person"``: under ``"add-remove"`` one person's rows added or removed; under ``"replace"``
+   one person's rows replaced by as many rows (each person's number of rows is then public, as ``n`` is).
+   Its details hold ``"privacy_unit"`` (the bound, the per-row budget) and its notes say it.
+
+**A bound chosen privately** (``max_contributions="auto"`` or :class:`AutoBound`): a share of the budget
+(default 10%) releases the bound as the exponential mechanism's quantile (default 0.9) of the
+persons' numbers of rows, among the public candidates :math:`\lfloor 2^{j/4}\rceil` up to ``largest``
+(McSherry & Talwar 2007, drawn exactly; utility :math:`-|\#\{\text{persons with at most } k
+\text{ rows}\} - qP|`, which one person moves by at most 1); the release gets the rest, and the guarantee
+states their sequential composition.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._guarantee import PrivacyGuarantee, sequential
+from .._missing import missing_mask
+from .._validation import Integer, check_param
+from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
+
+__all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_request", "person_codes", "bounded_rows",
+           "group_stated", "MAX_CONTRIBUTIONS"]
+
+#: ``max_contributions``: an int in [1, 2**31 - 1]
+MAX_CONTRIBUTIONS = Integer(low=1, high=2**31 - 1)
+
+
+@dataclass(frozen=True)
+class AutoBound:
+    """``max_contributions`` chosen privately: the ``quantile`` of the persons' numbers of rows, for ``share`` of the
+    budget, on the integers ``1 .. largest`` (the module docstring)."""
+
+    quantile: float = 0.9
+    share: float = 0.1
+    largest: int = 1024
+
+    def __post_init__(self):
+        owner = "AutoBound"
+        for name, value in (("quantile", self.quantile), ("share", self.share)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+                raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a float in (0, 1). Got "
+                                            f"{value!r} instead.")
+        check_param(owner, "largest", self.largest, Integer(low=1, high=2**31 - 1))
+
+
+def group_stated(guarantee: PrivacyGuarantee, k: int) -> PrivacyGuarantee:
+    r"""A record-level guarantee of a release on rows bounded to ``k`` per person, stated per person:
+    :math:`(k\varepsilon, \delta\sum_{i<k} e^{i\varepsilon})` (group privacy over ``k`` row steps)."""
+    epsilon, delta = guarantee.epsilon, guarantee.delta
+    chained = delta * _chain(k, epsilon) if delta else 0.0
+    return PrivacyGuarantee(k * epsilon, min(chained, math.nextafter(1.0, 0.0)), guarantee.neighbouring, "central",
+                            unit="person")
+
+
+def _chain(k: int, epsilon: float) -> float:
+    r""":math:`\sum_{i<k} e^{i\varepsilon} = (e^{k\varepsilon} - 1)/(e^\varepsilon - 1)`."""
+    if k == 1:
+        return 1.0
+    if k * epsilon < 700:
+        return math.expm1(k * epsilon) / math.expm1(epsilon)
+    if (k - 1) * epsilon > 709:  # past the floats
+        return math.inf
+    return math.exp((k - 1) * epsilon) * math.expm1(-k * epsilon) / math.expm1(-epsilon)
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """The privacy unit of one release: each person's rows bounded to ``max_contributions``.
+
+    Attributes
+    ----------
+    max_contributions : int
+        :math:`k`, the rows kept per person (given, or chosen privately).
+    chosen : AutoBound or None
+        How :math:`k` was chosen privately (``None``: given by the caller, public).
+    bound_epsilon : float
+        The per-person epsilon spent choosing :math:`k` (0 when given).
+    """
+
+    max_contributions: int
+    chosen: AutoBound | None = None
+    bound_epsilon: float = 0.0
+
+    def record_budget(self, epsilon: float, delta: float | None) -> tuple[float, float | None]:
+        r"""``(epsilon, delta)`` of the record-level mechanism: the budget left after the bound's choice, at
+        :math:`\varepsilon/k` and :math:`\delta/S_k` (module docstring)."""
+        k = self.max_contributions
+        rest = epsilon - self.bound_epsilon
+        record = rest / k
+        if not delta:
+            return record, delta
+        record_delta = delta / _chain(k, record)
+        if not record_delta > 0.0:  # e^{(k-1) epsilon/k} past the floats: no per-row delta is left to spend
+            raise InvalidParameterError(
+                f"The 'epsilon' argument ({epsilon!r} per person) with max_contributions={k} leaves a per-row delta of "
+                f"delta / sum_(i<k) e^(i epsilon/k), below the smallest float: give a smaller epsilon or bound, or a "
+                "release without delta.")
+        return record, record_delta
+
+    def stated(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+        """The record-level ``guarantee`` of the release on the bounded rows, stated per person (with the bound's
+        choice composed before it when it was chosen privately)."""
+        person = group_stated(guarantee, self.max_contributions)
+        if not self.bound_epsilon:
+            return person
+        choice = PrivacyGuarantee(self.bound_epsilon, 0.0, guarantee.neighbouring, "central", unit="person")
+        return sequential([choice, person])
+
+    def note(self) -> str:
+        k = self.max_contributions
+        how = (f"chosen privately (the {self.chosen.quantile:g}-quantile of the persons' numbers of rows, "
+               f"epsilon {self.bound_epsilon:.6g} of the budget)" if self.chosen else "given")
+        return (f"privacy unit: a person (privacy_id); at most {k} row(s) each, a uniformly random choice of each "
+                f"person's rows (the bound {how}); the release ran at epsilon/{k} per row, which is its sensitivity "
+                f"times {k}: the guarantee is per person. How many rows were left out is not released.")
+
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {"unit": "person", "max_contributions": self.max_contributions,
+                                   "selection": "uniformly random rows of each person (not their order)"}
+        if self.chosen is not None:
+            details["chosen"] = {"quantile": self.chosen.quantile, "share": self.chosen.share,
+                                 "largest": self.chosen.largest, "epsilon": self.bound_epsilon}
+        return details
+
+
+@dataclass(frozen=True)
+class ContributionRequest:
+    """``privacy_id`` and ``max_contributions`` as given to a release, checked (public arguments only)."""
+
+    owner: str
+    privacy_id: Any
+    bound: int | AutoBound
+
+    def codes(self, rows: int) -> np.ndarray:
+        """Each row's person as a dense int64 code (:func:`person_codes`)."""
+        return person_codes(self.owner, self.privacy_id, rows)
+
+
+def contribution_request(owner: str, privacy_id: Any, max_contributions: Any) -> ContributionRequest | None:
+    """``privacy_id`` and ``max_contributions`` checked together: both or neither (``None``: a per-record release);
+    ``max_contributions`` an int >= 1, ``"auto"`` or an :class:`AutoBound`.  A refusal names the argument."""
+    if privacy_id is None and max_contributions is None:
+        return None
+    if privacy_id is None:
+        raise InvalidParameterError(
+            f"The 'max_contributions' argument of {owner} bounds the rows of each person: it needs 'privacy_id' (one "
+            f"id per value, whose row it is). Got max_contributions={max_contributions!r} and no privacy_id.")
+    if max_contributions is None:
+        raise InvalidParameterError(
+            f"The 'privacy_id' argument of {owner} needs 'max_contributions': the rows kept per person (an int >= 1, "
+            "or 'auto' to choose it privately). Got none.")
+    if isinstance(max_contributions, str) and max_contributions == "auto":
+        bound: int | AutoBound = AutoBound()
+    elif isinstance(max_contributions, AutoBound):
+        bound = max_contributions
+    else:
+        bound = check_param(owner, "max_contributions", max_contributions, MAX_CONTRIBUTIONS)
+    return ContributionRequest(owner, privacy_id, bound)
+
+
+def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
+    """Each row's person as a dense code ``0 .. persons - 1`` (int64), from ids of any one type (integers, floats,
+    strings, bytes, dates).  Ids of another length than the values, of no one type, or of two dimensions are refused
+    by name (public: the schema); a missing id (NaN, None, NaT) is refused as a missing value, its count in the
+    error's ``count`` only (a statistic of the private data)."""
+    ids = np.asarray(privacy_id)
+    if ids.ndim == 0:
+        ids = ids.reshape(1)
+    if ids.ndim != 1:
+        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must be a 1-D array of ids. Got an array "
+                                    f"of shape {ids.shape} instead.")
+    if ids.size != rows:
+        raise InvalidParameterError(
+            f"The 'privacy_id' argument of {owner} must hold one id per value of the data: {rows} ids. Got {ids.size} "
+            "instead.")
+    if ids.dtype.kind not in "iubfUSOMm":
+        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold integers, floats, strings, bytes "
+                                    f"or dates. Got dtype {ids.dtype} instead.")
+    missing = np.isnat(ids) if ids.dtype.kind in "Mm" else missing_mask(ids)
+    count = int(np.count_nonzero(missing))
+    if count:
+        raise MissingValuesError(
+            f"The 'privacy_id' argument of {owner} has missing ids (NaN, None or an empty cell; how many is in this "
+            "error's 'count', not in its message: a statistic of the private data). A row without an id belongs to "
+            "no known person: give it an id of its own, or leave the row out. Nothing was released.", count)
+    try:
+        _, codes = np.unique(ids, return_inverse=True)
+    except TypeError:
+        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold ids of one type (they are "
+                                    "compared and sorted). Got ids of several types that do not compare.") from None
+    return codes.reshape(-1).astype(np.int64, copy=False)
+
+
+def bounded_rows(codes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The rows kept (ascending positions): every row of a person with at most ``k`` rows, and a uniformly random
+    ``k`` of each other person's rows.
+
+    Only the rows of persons over the bound are shuffled: a uniform permutation of them (``rng.permutation``:
+    exact), then a stable sort by person keeps each person's rows in that random order, and the first ``k`` of each
+    are kept; every ``k``-subset of a person's rows is equally likely, whatever the rows' order in the table.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    counts = np.bincount(codes)
+    heavy = counts[codes] > k
+    if not heavy.any():
+        return np.arange(codes.size, dtype=np.int64)
+    rows = np.flatnonzero(heavy)
+    shuffled = rows[rng.permutation(rows.size)]
+    by_person = shuffled[np.argsort(codes[shuffled], kind="stable")]
+    persons = codes[by_person]
+    starts = np.flatnonzero(np.concatenate([[True], persons[1:] != persons[:-1]]))
+    rank = np.arange(persons.size) - np.repeat(starts, np.diff(np.append(starts, persons.size)))
+    kept = np.concatenate([np.flatnonzero(~heavy), by_person[rank < k]])
+    kept.sort()
+    return kept
+
+
+def warn_dropped(owner: str, dropped: int, k: int) -> None:
+    """Tell the holder of the data how many rows bounding left out (the count in the warning only)."""
+    if dropped:
+        warnings.warn(ContributionBoundWarning(
+            f"{owner}: rows beyond max_contributions={k} per person were left out (a uniformly random choice of each "
+            "person's rows). How many is in this warning's 'count', for you, the holder of the data: it is in no "
+            "release.", dropped), stacklevel=4)

@@ -1,0 +1,140 @@
+r"""Private group keys: each person in at most ``max_groups`` groups, and which groups a release may show.
+
+A group-by whose keys are not public (the merchants a customer bought from, the words a user typed)
+cannot release "every key that occurs": a key held by one person tells that person's presence.  Two
+steps make it private (the construction of PipelineDP and of Google's differential-privacy libraries):
+
+1. **Cross-group bounding** (:func:`bounded_groups`).  Each person keeps the rows of at most :math:`m` =
+   ``max_groups`` of their groups, a uniformly random choice among their distinct groups (a uniform
+   permutation of the distinct (person, group) pairs, a stable sort by person, the first :math:`m`: no loop
+   over persons).  Adding or removing a person then changes at most :math:`m` groups.
+2. **Partition selection** (:func:`selected_groups`): the *truncated geometric* thresholding of
+   Desfontaines, Voss, Gipson & Mandayam ("Differentially private partition selection", PoPETs 2022,
+   Thm. 1; PipelineDP's and PyDP's default, ``TRUNCATED_GEOMETRIC``).  A group of :math:`n` distinct persons
+   is kept with probability :math:`\pi(n)`, independently of the others, where :math:`\pi(0) = 0` and
+
+   .. math::
+
+       \pi(n) = \min\bigl(e^{\varepsilon'}\pi(n-1) + \delta',\ 1 - e^{-\varepsilon'}(1 - \pi(n-1) - \delta'),\ 1\bigr),
+
+   the largest keep probabilities for which adding one person to one group is
+   :math:`(\varepsilon', \delta')`-indistinguishable (a group absent from a data set is never kept:
+   :math:`\pi(1) = \delta'`).  A person touches at most :math:`m` groups, each decided independently at
+   :math:`(\varepsilon', \delta') = (\varepsilon/m, \delta/m)`, so the selection is :math:`(\varepsilon,
+   \delta)`-DP per person (basic composition; the paper's sec. 5).
+
+**Exact arithmetic.**  :func:`keep_probabilities` computes :math:`\hat\pi(n)` from :math:`\hat\pi(n-1)` by the
+same two bounds with the true :math:`e^{\varepsilon'}` and :math:`\delta'`, each shrunk by a relative
+:math:`2^{-45}` and an absolute :math:`2^{-50}` (far above the few roundings of a double) and rounded down to a
+multiple of :math:`2^{-53}`: every :math:`\hat\pi` meets both inequalities exactly, and the draw, a uniform
+53-bit integer below :math:`2^{53}\hat\pi(n)`, keeps a group with probability :math:`\hat\pi(n)` exactly.  So
+:math:`\delta/m` must be at least :math:`2^{-40}` (a public refusal otherwise).  The recursion stops where
+:math:`\hat\pi` reaches 1 (about :math:`2\ln(1/\delta')/\varepsilon'` persons).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._guarantee import PrivacyGuarantee, sequential
+from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+
+__all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "grouped_guarantee",
+           "MIN_DELTA_PER_GROUP", "SELECTION_RULE"]
+
+#: the smallest delta per group (delta / max_groups) the exact keep probabilities take
+MIN_DELTA_PER_GROUP = 2.0**-40
+#: what a release states about the rule it selected its groups by
+SELECTION_RULE = ("truncated geometric thresholding of the number of distinct persons per group (Desfontaines, Voss, "
+                  "Gipson & Mandayam, PoPETs 2022, Thm. 1), at (epsilon/max_groups, delta/max_groups) per group")
+_SCALE = 2.0**53
+
+
+def check_selection(owner: str, epsilon, delta, max_groups: int) -> tuple[float, float]:
+    """``(epsilon, delta)`` of a selection, checked (public arguments: refused by name)."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < math.inf:
+        raise InvalidPrivacyParameterError(f"The 'selection_epsilon' parameter of {owner} must be a finite float > 0 "
+                                           f"(the budget of choosing the groups privately). Got {epsilon!r} instead.")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise InvalidPrivacyParameterError(f"The 'selection_delta' parameter of {owner} must be a float in (0, 1): a "
+                                           f"group held by one person is kept with probability delta. Got {delta!r}.")
+    if delta / max_groups < MIN_DELTA_PER_GROUP:
+        raise InvalidPrivacyParameterError(
+            f"The 'selection_delta' parameter of {owner} over 'max_groups' must be at least 2**-40 (the exact keep "
+            f"probabilities' resolution). Got selection_delta={delta!r} with max_groups={max_groups}.")
+    return float(epsilon), float(delta)
+
+
+def keep_probabilities(largest: int, epsilon: float, delta: float) -> np.ndarray:
+    r""":math:`\hat\pi(0), \dots, \hat\pi(\text{largest})` of one group at ``(epsilon, delta)`` (the module docstring):
+    multiples of :math:`2^{-53}`, each within both bounds of the recursion exactly; 1 from the first :math:`n` with
+    :math:`1 - \hat\pi(n-1) \le \delta` (then both bounds allow it)."""
+    growth, shrink = math.exp(epsilon), math.exp(-epsilon)
+    values = [0.0]
+    while len(values) <= largest and values[-1] < 1.0:
+        before = values[-1]
+        if 1.0 - before <= delta * (1 - 2.0**-40):  # 1 - pi(n-1) <= delta: pi(n) = 1 meets both bounds
+            values.append(1.0)
+            continue
+        bound = min(growth * before + delta, 1.0 - shrink * (1.0 - before - delta))
+        values.append(math.floor(max(0.0, bound * (1 - 2.0**-45) - 2.0**-50) * _SCALE) / _SCALE)
+    table = np.ones(largest + 1)
+    table[: len(values)] = values[: largest + 1]
+    return table
+
+
+def bounded_groups(persons: np.ndarray, groups: np.ndarray, max_groups: int, rng: np.random.Generator) -> np.ndarray:
+    """The rows kept (ascending positions): each person's rows in at most ``max_groups`` of their groups, a uniformly
+    random choice among their distinct groups (every choice of ``max_groups`` groups equally likely)."""
+    persons, groups = np.asarray(persons, dtype=np.int64), np.asarray(groups, dtype=np.int64)
+    if persons.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    pairs, pair_of_row = np.unique(np.column_stack([persons, groups]), axis=0, return_inverse=True)
+    pair_of_row = pair_of_row.reshape(-1)
+    owners = pairs[:, 0]
+    order = rng.permutation(owners.size)
+    by_person = order[np.argsort(owners[order], kind="stable")]
+    sorted_owners = owners[by_person]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_owners[1:] != sorted_owners[:-1]]))
+    rank = np.empty(owners.size, dtype=np.int64)
+    rank[by_person] = np.arange(owners.size) - np.repeat(starts, np.diff(np.append(starts, owners.size)))
+    return np.flatnonzero(rank[pair_of_row] < max_groups)
+
+
+def selected_groups(persons: np.ndarray, groups: np.ndarray, epsilon: float, delta: float, max_groups: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """The groups kept (sorted codes) among those of the rows (already bounded to ``max_groups`` per person), each
+    with probability :math:`\\hat\\pi` of its number of distinct persons at ``(epsilon, delta) / max_groups``."""
+    persons, groups = np.asarray(persons, dtype=np.int64), np.asarray(groups, dtype=np.int64)
+    if groups.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    pairs = np.unique(np.column_stack([persons, groups]), axis=0)
+    present, distinct = np.unique(pairs[:, 1], return_counts=True)
+    table = keep_probabilities(int(distinct.max()), epsilon / max_groups, delta / max_groups)
+    thresholds = (table[distinct] * _SCALE).astype(np.uint64)  # exact: the table holds multiples of 2**-53
+    draws = rng.integers(0, 2**53, size=present.size, dtype=np.uint64)
+    return present[draws < thresholds]
+
+
+def selection_guarantee(epsilon: float, delta: float, unit: str) -> PrivacyGuarantee:
+    """What choosing the groups states: ``(epsilon, delta)`` under add/remove of one person (or record)."""
+    if not 0 < delta < 1:
+        raise InvalidParameterError(f"A selection's delta must lie in (0, 1). Got {delta!r}.")
+    return PrivacyGuarantee(epsilon, delta, "add-remove", "central", unit=unit)
+
+
+def grouped_guarantee(owner: str, each_group: PrivacyGuarantee, max_groups: int,
+                      selection: tuple[float, float] | None) -> PrivacyGuarantee:
+    """A group-by's guarantee per person (or record): the selection (private keys), then ``max_groups`` groups'
+    releases, sequentially (a person touches at most ``max_groups`` groups).  Releases under add/remove only."""
+    if each_group.neighbouring != "add-remove":
+        raise InvalidParameterError(
+            f"{owner} per person or with private keys composes releases under add/remove neighbours (central.cdf, "
+            "quantiles, tree_cdf, count, ...): a release under replace neighbours publishes each group's number of "
+            f"records. Got one stating {each_group.describe()}.")
+    steps = [each_group] * max_groups
+    if selection is not None:
+        steps = [selection_guarantee(*selection, each_group.unit), *steps]
+    return sequential(steps)

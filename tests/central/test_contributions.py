@@ -1,0 +1,296 @@
+"""Central releases per person (issue 65 item 1): every release takes ``privacy_id`` and ``max_contributions``, bounds
+each person's rows by a uniformly random choice, runs at epsilon/k per row and states its guarantee per person."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpdist import central
+from dpdist.central._contributions import AutoBound, PrivacyUnit, bounded_rows, group_stated, person_codes
+from dpdist.errors import (
+    ContributionBoundWarning,
+    InvalidParameterError,
+    InvalidValueTypeError,
+    MissingValuesError,
+)
+from dpdist.privacy import PrivacyGuarantee
+from dpdist.testing._central import _median_log_law
+
+from central_releases import REPLACE, RELEASES, check_result as _check_result, output as _output
+
+#: five persons: 0 holds 12 rows, the others 1, 2, 3 and 4
+IDS = np.repeat(np.arange(5), [12, 1, 2, 3, 4])
+X = np.random.default_rng(4).beta(2, 5, IDS.size)
+
+
+def _quiet(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ContributionBoundWarning)
+        return call()
+
+
+# ---------------------------------------------------------------------- the bounding
+def test_each_person_keeps_a_uniformly_random_choice_of_rows_not_the_first_ones():
+    """A person with 5 rows and k = 2: each of the 10 pairs of rows is kept with probability 1/10 (chi-square over
+    20,000 seeded draws), whatever the rows' order; a person with 2 rows keeps both."""
+    codes = np.array([1, 0, 1, 1, 2, 1, 0, 1])  # person 1: rows 0, 2, 3, 5, 7; person 0: rows 1, 6; person 2: row 4
+    rng = np.random.default_rng(11)
+    pairs = {pair: i for i, pair in enumerate(itertools.combinations([0, 2, 3, 5, 7], 2))}
+    seen = np.zeros(len(pairs))
+    for _ in range(20_000):
+        kept = bounded_rows(codes, 2, rng)
+        assert {1, 4, 6} <= set(kept.tolist()) and kept.size == 5 and np.all(np.diff(kept) > 0)
+        seen[pairs[tuple(int(r) for r in kept if codes[r] == 1)]] += 1
+    assert stats.chisquare(seen).pvalue > 1e-3
+    assert seen.min() > 1_800  # the first two rows (0, 2) are not favoured: every pair near 2,000
+
+
+def test_bounding_keeps_every_row_of_a_person_within_the_bound_and_k_of_the_others():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 300, 5_000)
+    for k in (1, 3, 17, 10_000):
+        kept = bounded_rows(codes, k, rng)
+        np.testing.assert_array_equal(np.bincount(codes[kept], minlength=300), np.minimum(np.bincount(codes, minlength=300), k))
+
+
+def test_person_codes_take_ids_of_any_one_type():
+    for ids in ([3, 1, 3], [3.5, 1.0, 3.5], ["b", "a", "b"], [b"b", b"a", b"b"],
+                np.array(["2024-01-02", "2024-01-01", "2024-01-02"], dtype="datetime64[D]"),
+                np.array(["b", "a", "b"], dtype=object)):
+        np.testing.assert_array_equal(person_codes("f", ids, 3), [1, 0, 1])
+
+
+# ---------------------------------------------------------------------- the statement, release by release
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile"}))
+def test_every_release_states_its_guarantee_per_person_at_the_epsilon_given(name):
+    result = _quiet(lambda: RELEASES[name](X, 1.0, privacy_id=IDS, max_contributions=3))
+    _check_result(result)
+    guarantee = result.guarantee
+    assert guarantee.unit == "person" and guarantee.epsilon == pytest.approx(1.0, rel=1e-9)
+    assert "per person" in guarantee.describe()
+    assert guarantee.neighbouring == ("replace" if name in REPLACE or name == "tree_cdf replace" else "add-remove")
+    unit = result.details["privacy_unit"]
+    assert unit["max_contributions"] == 3 and unit["record_epsilon"] == pytest.approx(1.0 / 3)
+    assert any("privacy unit: a person" in note for note in result.notes())
+    if "polynomial" in name and "secure" not in name:  # (epsilon, delta) per person from (epsilon/k, delta/S_k)
+        assert guarantee.delta == pytest.approx(1e-6, rel=1e-9)
+
+
+B = (0.0, 1.0)
+#: releases called with a generator: name -> f(x, epsilon, delta, rng, **unit)
+SEEDED = {
+    "histogram_queries add-remove": lambda x, e, d, g, **u: central.histogram_queries(
+        x, e, B, rng=g, neighbouring="add-remove", **u),
+    "adaptive_quantiles": lambda x, e, d, g, **u: central.adaptive_quantiles(x, e, B, rng=g, **u),
+    "matching_pursuit": lambda x, e, d, g, **u: central.matching_pursuit(x, e, B, rng=g, **u),
+    "polynomial_projection": lambda x, e, d, g, **u: central.polynomial_projection(x, e, d, B, rng=g, **u),
+    "cdf": lambda x, e, d, g, **u: central.cdf(x, e, B, rng=g, **u),
+    "quantiles tree": lambda x, e, d, g, **u: central.quantiles(x, [0.25, 0.5], epsilon=e, bounds=B, rng=g, **u),
+    "quantiles aq": lambda x, e, d, g, **u: central.quantiles(x, epsilon=e, bounds=B, rng=g, method="aq",
+                                                               interval_share=0.3, **u),
+    "quantiles jointexp": lambda x, e, d, g, **u: central.quantiles(x, [0.2, 0.7], epsilon=e, bounds=B, rng=g,
+                                                                     method="jointexp", **u),
+    "unbounded_quantile": lambda x, e, d, g, **u: central.unbounded_quantile(x, e, rng=g, **u),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEEDED))
+def test_a_release_per_person_is_the_release_per_row_at_epsilon_over_k_on_the_rows_kept(name):
+    """The generator first draws the choice of rows, then the release's noise: the release per person equals the
+    per-row release at epsilon/k (delta/S_k) on the rows kept, number for number."""
+    k, epsilon, delta = 3, 1.0, 1e-6
+    per_person = _quiet(lambda: SEEDED[name](X, epsilon, delta, np.random.default_rng(5), privacy_id=IDS,
+                                             max_contributions=k))
+    generator = np.random.default_rng(5)
+    kept = X[bounded_rows(person_codes("f", IDS, IDS.size), k, generator)]
+    chained = math.fsum(math.exp(i * epsilon / k) for i in range(k))
+    per_row = SEEDED[name](kept, epsilon / k, delta / chained, generator)
+    np.testing.assert_array_equal(_output(per_person), _output(per_row))
+
+
+def test_the_noise_scale_is_the_sensitivity_times_k_over_epsilon():
+    for k in (1, 4, 9):
+        release = _quiet(lambda: central.histogram_queries(X, 2.0, (0.0, 1.0), bins=8, rng=0, neighbouring="add-remove",
+                                                           privacy_id=IDS, max_contributions=k))
+        assert release.details["noise_scale"] == pytest.approx(k * 1.0 / 2.0)
+
+
+def test_the_rows_left_out_are_counted_for_the_holder_of_the_data_and_in_no_release():
+    with pytest.warns(ContributionBoundWarning) as warned:
+        release = central.quantiles(X, [0.5], epsilon=1.0, bounds=(0, 1), privacy_id=IDS, max_contributions=2, rng=0)
+    (said,) = [w.message for w in warned]
+    assert said.count == (12 - 2) + (3 - 2) + (4 - 2) and str(said.count) not in str(said)
+    assert str(said.count) not in release.to_json()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ContributionBoundWarning)  # nothing left out: nothing said
+        central.quantiles(X, [0.5], epsilon=1.0, bounds=(0, 1), privacy_id=IDS, max_contributions=12, rng=0)
+
+
+def test_a_missing_value_dropped_takes_its_row_id_with_it():
+    x = X.copy()
+    x[0] = np.nan  # one of person 0's rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dropped = central.cdf(x, 1.0, (0, 1), rng=2, missing="drop", privacy_id=IDS, max_contributions=3)
+        without = central.cdf(X[1:], 1.0, (0, 1), rng=2, privacy_id=IDS[1:], max_contributions=3)
+    np.testing.assert_array_equal(dropped.cumulative, without.cumulative)
+
+
+# ---------------------------------------------------------------------- refusals, by name
+BAD_BOUNDS = [0, -1, 2.5, "3", True, None, [2]]
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_bad_units_are_refused_by_name_before_anything_is_released(name):
+    release = RELEASES[name]
+    with pytest.raises(InvalidParameterError, match="'privacy_id' argument .* one id per value .* 22 ids. Got 21"):
+        release(X, 1.0, privacy_id=IDS[:-1], max_contributions=2)
+    for bound in BAD_BOUNDS:
+        with pytest.raises(InvalidParameterError, match="'max_contributions'"):
+            release(X, 1.0, privacy_id=IDS, max_contributions=bound) if bound is not None else \
+                release(X, 1.0, privacy_id=IDS)
+    with pytest.raises(InvalidParameterError, match="'max_contributions' argument .* needs 'privacy_id'"):
+        release(X, 1.0, max_contributions=2)
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* 1-D"):
+        release(X, 1.0, privacy_id=IDS.reshape(-1, 1).repeat(2, 1), max_contributions=2)
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_a_missing_id_is_refused_by_name_with_its_count_for_the_curator_only(name):
+    for ids in (np.where(IDS == 0, np.nan, IDS.astype(float)), np.where(IDS == 0, None, IDS.astype(object))):
+        with pytest.raises(MissingValuesError, match="'privacy_id' argument .* missing ids") as refused:
+            RELEASES[name](X, 1.0, privacy_id=ids, max_contributions=2)
+        assert refused.value.count == 12 and "12" not in str(refused.value)
+
+
+def test_ids_of_types_that_do_not_compare_are_refused_by_name():
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one type"):
+        central.cdf([0.1, 0.2], 1.0, (0, 1), privacy_id=np.array([1, "a"], dtype=object), max_contributions=1)
+
+
+# ---------------------------------------------------------------------- group privacy, the bound chosen privately
+def test_group_privacy_chains_epsilon_and_delta_over_the_k_rows_of_a_person():
+    record = PrivacyGuarantee(0.25, 1e-8, "add-remove", "central")
+    stated = group_stated(record, 4)
+    assert stated.epsilon == 1.0 and stated.unit == "person"
+    assert stated.delta == pytest.approx(1e-8 * sum(math.exp(0.25 * i) for i in range(4)))
+    unit = PrivacyUnit(4)
+    epsilon, delta = unit.record_budget(1.0, 1e-6)
+    assert unit.stated(PrivacyGuarantee(epsilon, delta, "replace", "central")).delta == pytest.approx(1e-6)
+
+
+def test_a_bound_chosen_privately_is_near_the_quantile_and_charged_to_the_same_budget():
+    rng = np.random.default_rng(7)
+    counts = rng.geometric(0.2, 20_000)  # mean 5; 90% of persons hold at most 11 rows
+    ids = np.repeat(np.arange(counts.size), counts)
+    x = rng.random(ids.size)
+    release = _quiet(lambda: central.quantiles(x, [0.5], epsilon=1.0, bounds=(0, 1), privacy_id=ids,
+                                               max_contributions="auto", rng=3))
+    unit = release.details["privacy_unit"]
+    assert unit["chosen"] == {"quantile": 0.9, "share": 0.1, "largest": 1024, "epsilon": 0.1}
+    assert 8 <= unit["max_contributions"] <= 16
+    assert unit["record_epsilon"] == pytest.approx(0.9 / unit["max_contributions"])
+    assert release.guarantee.epsilon == pytest.approx(1.0) and release.guarantee.unit == "person"
+    custom = _quiet(lambda: central.cdf(x, 1.0, (0, 1), privacy_id=ids, rng=3,
+                                        max_contributions=AutoBound(quantile=0.5, share=0.2)))
+    assert 3 <= custom.details["privacy_unit"]["max_contributions"] <= 6
+    with pytest.raises(InvalidParameterError, match="'quantile' parameter of AutoBound"):
+        AutoBound(quantile=1.0)
+
+
+# ---------------------------------------------------------------------- exact checks on small instances (item 5)
+def _worst_ratio(with_person: tuple, without: np.ndarray, epsilon: float) -> float:
+    """max over grid points of |log P(point | with the person) - log P(point | without)|, exactly over every bounding."""
+    datasets, weights = with_person
+    boundaries = np.unique(np.concatenate([[0, 2**32 + 1], *(cells + 1 for cells in datasets), without + 1]))
+    return float(np.max(np.abs(_median_log_law(datasets, weights, epsilon, boundaries)
+                               - _median_log_law([without], [1.0], epsilon, boundaries))))
+
+
+def _median_release_epsilon(background: np.ndarray, person: np.ndarray, epsilon: float, k: int) -> float:
+    """The epsilon the median's exponential mechanism runs at in ``quantiles(method="aq", q=[0.5])`` per person (each
+    background value its own person, ``person`` one person's rows), read from the release's details."""
+    ids = np.concatenate([np.arange(background.size), np.full(person.size, -1)])
+    release = _quiet(lambda: central.quantiles(np.concatenate([background, person]), [0.5], epsilon=epsilon,
+                                               bounds=(0, 1), method="aq", rng=0, privacy_id=ids, max_contributions=k))
+    assert release.guarantee.epsilon == pytest.approx(epsilon) and release.details["levels"] == 1
+    return float(release.details["epsilon_per_release"])
+
+
+def _cells(values):
+    from dpdist.central._grid_quantile import to_cells
+
+    return np.sort(to_cells(np.asarray(values, dtype=np.float64), (0.0, 1.0)))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_a_person_with_many_rows_moves_the_median_by_no_more_than_epsilon_per_person_exactly(k):
+    """Eight persons of one row and one of six distinct rows at the top: the law of the released median with the
+    person (a mixture over the 15 or 20 or 6 choices of k rows, each equally likely) and without, point by point on
+    the grid: at most e^epsilon apart at epsilon/k per row; the release per row at epsilon (no bound) is not."""
+    epsilon = 1.0
+    background = np.linspace(0.05, 0.45, 8)
+    person = np.array([0.55, 0.6, 0.7, 0.8, 0.9, 0.95])
+    choices = [np.sort(np.concatenate([_cells(background), _cells(person[list(s)])]))
+               for s in itertools.combinations(range(person.size), k)]
+    each_row = _median_release_epsilon(background, person, epsilon, k)
+    per_person = _worst_ratio((choices, [1 / len(choices)] * len(choices)), _cells(background), each_row)
+    assert per_person <= epsilon * (1 + 1e-12)
+    per_row = _worst_ratio(([np.sort(np.concatenate([_cells(background), _cells(person)]))], [1.0]), _cells(background),
+                           epsilon)
+    assert per_row > 1.4 * epsilon
+
+
+def test_a_person_with_ten_thousand_rows_among_ten_thousand_persons_of_one_row_exactly():
+    """The issue's instance: the person's 10^4 rows at the top of the range (every choice of k rows alike).  Bounded to
+    k = 5 at epsilon/5 per row, the median moves by at most e^1 in probability at every point; per row at epsilon 1
+    the person decides the median (log-ratio in the thousands)."""
+    background = np.random.default_rng(9).random(10_000)
+    top = np.full(10_000, 0.999)
+    with_person = np.sort(np.concatenate([_cells(background), _cells(top[:5])]))
+    each_row = _median_release_epsilon(background, top, 1.0, 5)
+    assert _worst_ratio(([with_person], [1.0]), _cells(background), each_row) <= 1.0 * (1 + 1e-12)
+    unbounded = np.sort(np.concatenate([_cells(background), _cells(top)]))
+    assert _worst_ratio(([unbounded], [1.0]), _cells(background), 1.0) > 1_000
+
+
+def test_the_tree_per_person_is_epsilon_exactly_its_nodes_moving_by_k_times_the_height():
+    """The tree's discrete Laplace of scale h / (epsilon/k) on its nodes: the worst log-ratio over outputs is
+    (epsilon/k) / h times the l1 distance of the node counts with and without the person, which bounding keeps at k h
+    whatever the person's rows (here 10^4 of them)."""
+    rng = np.random.default_rng(2)
+    background, person = rng.random(500), rng.random(10_000)
+    ids = np.concatenate([np.arange(500), np.full(10_000, 500)])
+    for k in (1, 4):
+        with_person = _quiet(lambda: central.TreeHistogram.release(np.concatenate([background, person]), 1.0, (0, 1),
+                                                                   height=3, branching=4, rng=0, privacy_id=ids,
+                                                                   max_contributions=k))
+        kept = np.concatenate([background, person])[bounded_rows(person_codes("f", ids, ids.size), k,
+                                                                 np.random.default_rng(0))]
+        distance = _node_distance(kept, background, branching=4, height=3)
+        record = with_person.releases[0]["tree_epsilon"]
+        assert distance == k * 3 and record / 3 * distance == pytest.approx(with_person.guarantee.epsilon)
+
+
+def _node_distance(first: np.ndarray, second: np.ndarray, branching: int, height: int) -> int:
+    """l1 distance of the counts of every node below the root of two trees over [0, 1]."""
+    total = 0
+    for level in range(1, height + 1):
+        cells = branching**level
+        total += int(np.abs(np.bincount(np.minimum((first * cells).astype(int), cells - 1), minlength=cells)
+                            - np.bincount(np.minimum((second * cells).astype(int), cells - 1), minlength=cells)).sum())
+    return total
+
+
+def test_a_delta_that_group_privacy_would_divide_below_the_floats_is_refused_by_name():
+    """(epsilon, delta) per person at k rows runs each row at delta / sum_(i<k) e^(i epsilon/k): at epsilon 2000 and
+    k = 2 that is below the smallest float, and the Gaussian's log(delta) failed with a bare ValueError."""
+    with pytest.raises(InvalidParameterError, match=r"'epsilon' argument \(2000\.0 per person\) with max_contributions=2"):
+        central.polynomial_projection(np.array([0.1, 0.2, 0.3, 0.3]), 2000.0, 1e-6, (0, 1), rng=1,
+                                      privacy_id=np.array([0, 1, 2, 2]), max_contributions=2)

@@ -1,0 +1,51 @@
+"""A group-by per person and with private keys (``frame/_private_groups.py``): each person in at most ``max_groups``
+groups, the groups chosen by truncated geometric thresholding, the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdist import central, frame, privacy
+from dpdist.budget import BudgetSession
+from dpdist.errors import ContributionBoundWarning, InvalidParameterError
+
+
+def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_person():
+    """Keys that are not public: each person in at most 2 groups, the groups chosen by truncated geometric thresholding
+    of their distinct persons; a key held by one person alone is (almost surely) not shown; the guarantee composes the
+    selection and two groups' releases per person."""
+    rng = np.random.default_rng(6)
+    persons = np.repeat(np.arange(600), 5)
+    merchant = np.where(rng.random(persons.size) < 0.9, rng.integers(0, 4, persons.size), 100 + persons)  # rare keys
+    table = pd.DataFrame({"user": persons, "merchant": merchant, "amount": rng.gamma(2, 10, persons.size)})
+    session = BudgetSession(2.0, 1e-5, neighbouring="add-remove", unit="person")
+    with pytest.warns(ContributionBoundWarning):
+        grouped = frame.group_release(table, "amount", "merchant", central.count, epsilon=0.4, groups=None,
+                                      privacy_id="user", max_groups=2, max_contributions=3, selection_epsilon=0.5,
+                                      selection_delta=1e-6, rng=1, session=session)
+    assert list(grouped.keys()) == [0, 1, 2, 3]  # the 4 common merchants; none of the 600 of one person each
+    assert grouped.guarantee == privacy.PrivacyGuarantee(1.3, 1e-6, "add-remove", "central", unit="person")
+    assert 1.29 < session.spent.epsilon <= 1.3  # the tightest accountant's, at the session's delta
+    assert "chosen privately" in grouped.covers and grouped.details["selection"]["epsilon"] == 0.5
+    for key in grouped.keys():  # each count is of the rows kept: at most 3 per person and group
+        true = np.count_nonzero(merchant == key)
+        assert 0.4 * true < grouped[key].count <= true + 30
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"groups": ["a"], "privacy_id": "user"}, "'max_groups' argument .* needed"),
+    ({"groups": ["a"], "max_groups": 2}, "'max_groups' argument .* needs 'privacy_id'"),
+    ({"groups": None}, "'selection_epsilon'"),
+    ({"groups": None, "selection_epsilon": 1.0}, "'selection_delta'"),
+    ({"groups": ["a"], "selection_epsilon": 1.0, "selection_delta": 1e-6}, "go with groups=None"),
+    ({"groups": None, "privacy_id": "nobody", "max_groups": 1}, "'privacy_id' argument .* must name columns"),
+    ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "function": central.histogram_queries},
+     "under add/remove neighbours"),
+])
+def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
+    table = pd.DataFrame({"user": [1, 1, 2], "key": ["a", "b", "a"], "x": [0.1, 0.2, 0.3]})
+    function = kwargs.pop("function", central.cdf)
+    with pytest.raises(InvalidParameterError, match=named):
+        frame.group_release(table, "x", "key", function, epsilon=1.0, bounds=(0, 1), **kwargs)
