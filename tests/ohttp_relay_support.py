@@ -48,7 +48,7 @@ def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Fau
     client = httpx.AsyncClient(transport=transport, timeout=60.0)
     count = {"requests": 0}
 
-    async def forward(body: bytes, content_type: bytes) -> tuple[int, bytes, bytes]:
+    async def forward(body: bytes, content_type: bytes) -> tuple[int, bytes, bytes]:  # status, content type, body only
         faults.seen.append(body)
         response = await client.post(gateway, content=body, headers={"content-type": content_type.decode()})
         return response.status_code, response.headers.get("content-type", "").encode(), response.content

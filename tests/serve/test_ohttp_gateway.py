@@ -176,3 +176,55 @@ def test_a_chunked_request_of_the_draft_is_served(parties):
     body = header + enc + _bhttp.write_varint(len(first)) + first + b"\x00" + sender.seal(request[10:], aad=b"final")
     answer = _raw(parties, body, "message/ohttp-chunked-req")
     assert answer.status_code == 200 and answer.headers["content-type"] == "message/ohttp-chunked-res"
+
+
+# ---- ohttpy, an implementation dpdist did not write, as the device (processes: ohttpy holds the GIL while it waits) ----
+OHTTPY_DEVICE = r"""
+import json, sys
+import httpx, ohttpy
+relay, campaign, batch_id, keys, body = sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4]), bytes.fromhex(sys.argv[5])
+client = httpx.Client(transport=ohttpy.Transport(key_config=keys))
+answers = []
+for _ in range(2):  # the same batch twice: counted once
+    response = client.put(f"{relay}/api/campaigns/{campaign}/batches/{batch_id}", content=body,
+                          headers={"content-type": "application/octet-stream"})
+    answers.append([response.status_code, response.json()])
+print(json.dumps(answers))
+"""
+
+
+@pytest.mark.slow
+def test_ohttpy_submits_a_batch_through_a_standard_relay_counted_once(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("ohttpy")
+    from ohttp_relay_support import OhttpRelayProcess
+    from serve_support import ADMIN_TOKEN, ServerProcess
+
+    from dpdist._io._binary import encode_record
+    from dpdist.client import Client
+
+    collector = ServerProcess(str(tmp_path / "c.sqlite")).start()
+    relay = OhttpRelayProcess(collector.url + "/ohttp/gateway", path="/score", lifetime=120).start()  # ohttpy posts to /score
+    try:
+        with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+            operator.create_campaign("commute", CONFIG)
+            operator.open_campaign("commute")
+            protocol = local.from_config(CONFIG)
+            reports = protocol.privatize(np.array([0, 1, 2, 3, 3, 1]), rng=5)
+            body = encode_record(protocol, reports, "d" * 32)
+            keys = httpx.get(collector.url + "/ohttp/keys").content
+            result = subprocess.run([sys.executable, "-c", OHTTPY_DEVICE, relay.url, "commute", "d" * 32, keys.hex(), body.hex()],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, result.stderr
+            (first_status, first), (second_status, second) = json.loads(result.stdout)
+            assert (first_status, second_status) == (200, 200)
+            assert (first["accepted"], first["duplicate"], second["duplicate"]) == (6, False, True)
+            assert operator.campaign("commute")["n"] == 6
+            estimate = operator.estimate("commute")
+            assert estimate["n"] == 6
+    finally:
+        relay.kill()
+        collector.kill()

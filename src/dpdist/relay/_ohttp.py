@@ -26,8 +26,9 @@ sealed in sequence with AAD ``""`` until a length of 0, after which the rest is 
 with AAD ``"final"``; the answer (``message/ohttp-chunked-res``) is keyed from ``"message/bhttp chunked
 response"`` and framed the same way, the i-th chunk's nonce the base nonce XOR i.  ``ohttpy`` (PyPI, on a
 modified Microsoft ``ohttp``) sends ``message/ohttp-chunked-req`` holding an *unchunked* RFC 9458 request
-and reads an answer framed its own way (:data:`OHTTPY_DIALECT`): the gateway recognizes such a request
-by the info string it opens under and answers in kind.
+and reads an answer framed its own way (:data:`OHTTPY_DIALECT`), as Microsoft's attested OHTTP server
+sends it: the response's status and header fields in the clear on the outer response, only its content
+encapsulated.  The gateway recognizes such a request by the info string it opens under and answers in kind.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ CHUNKED_RESPONSE_CONTENT_TYPE = "message/ohttp-chunked-res"
 KEYS_CONTENT_TYPE = "application/ohttp-keys"
 #: the one suite: KEM, KDF, AEAD (RFC 9180 section 7)
 SUITE_IDS = (0x0020, 0x0001, 0x0001)
-#: ``message/ohttp-chunked-req`` as ohttpy sends it: an RFC 9458 request; its answer framed with LEB128 lengths, a length
-#: after the final indicator, keyed from RFC 9458's label (a modified Microsoft ``ohttp``, not the draft)
+#: ``message/ohttp-chunked-req`` as ohttpy sends it: an RFC 9458 request; its answer's status and fields on the outer
+#: response, its content framed with LEB128 lengths, a length after the final indicator, keyed from RFC 9458's label (a
+#: modified Microsoft ``ohttp``, not the draft)
 OHTTPY_DIALECT = "ohttpy"
 _KEM, _KDF, _AEAD = SUITE_IDS
 _REQUEST_LABEL, _RESPONSE_LABEL = b"message/bhttp request", b"message/bhttp response"
@@ -232,12 +234,14 @@ def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_
 @dataclass(frozen=True)
 class Opened:
     """A decapsulated request: the Binary HTTP message, how its answer is encapsulated (``respond(message)``) and the
-    answer's content type; ``key_id`` names the key it was encapsulated to."""
+    answer's content type; ``key_id`` names the key it was encapsulated to.  ``dialect`` :data:`OHTTPY_DIALECT`: the
+    answer's status and fields go on the outer response and ``respond`` takes its content only (not Binary HTTP)."""
 
     message: bytes
     key_id: int
     response_content_type: str
     respond: Callable[..., bytes]
+    dialect: str | None = None
 
 
 def _recipient(keys: Mapping[int, bytes], data: bytes, label: bytes):
@@ -274,11 +278,12 @@ def _seal_response(context, enc: bytes, message: bytes, response_nonce: bytes | 
     return nonce + _aesgcm(key).encrypt(aead_nonce, bytes(message), b"")
 
 
-def _decapsulate_whole(keys: Mapping[int, bytes], data: bytes, response_content_type: str, seal) -> Opened:
+def _decapsulate_whole(keys: Mapping[int, bytes], data: bytes, response_content_type: str, seal,
+                       dialect: str | None = None) -> Opened:
     key_id, context, enc = _recipient(keys, data, _REQUEST_LABEL)
     message = _open(context, data[_HEADER_BYTES + _ENC_BYTES :], b"")
     return Opened(message, key_id, response_content_type,
-                  lambda answer, response_nonce=None: seal(context, enc, answer, response_nonce))
+                  lambda answer, response_nonce=None: seal(context, enc, answer, response_nonce), dialect)
 
 
 def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool = False) -> Opened:
@@ -297,7 +302,7 @@ def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool
         raise
     except MalformedReportError as draft_error:  # not the draft's: ohttpy's unchunked request under the chunked type?
         try:
-            return _decapsulate_whole(keys, data, CHUNKED_RESPONSE_CONTENT_TYPE, _seal_ohttpy_response)
+            return _decapsulate_whole(keys, data, CHUNKED_RESPONSE_CONTENT_TYPE, _seal_ohttpy_response, OHTTPY_DIALECT)
         except MalformedReportError:
             raise draft_error from None
 

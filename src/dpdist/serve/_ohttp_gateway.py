@@ -12,7 +12,9 @@ Routes
     refusals (a batch PUT counted once by its batch id, so a relay that replays a request gets the same
     acknowledgement and counts nothing twice), with the relay's address as the client's (the gateway never
     sees a device's).  The answer is the inner response encapsulated: ``message/ohttp-res`` (or
-    ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``.  Only a device's requests pass:
+    ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
+    (:data:`dpdist.relay._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
+    content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields).  Only a device's requests pass:
     a batch (``PUT``/``POST /api/campaigns/{c}/batches[/{id}]``), a campaign's config or identity (``GET``);
     any other inner request is answered (encapsulated) 404 ``not_through_gateway``.
 ``GET /api/ohttp/keys``, ``POST /api/ohttp/keys``, ``DELETE /api/ohttp/keys/{key_id}`` (admin)
@@ -107,6 +109,9 @@ async def gateway(request: Request) -> Response:
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
     status, headers, content = await _serve_inner(request, opened.message)
+    if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
+        fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+        return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
     answer = opened.respond(_bhttp.encode_response(_bhttp.Response(status, headers, content)))
     return Response(answer, media_type=opened.response_content_type, headers={"cache-control": "no-store"})
 
