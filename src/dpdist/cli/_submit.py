@@ -53,6 +53,15 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
     add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
+    submit.add_argument(
+        "--ohttp-relay", default=None, metavar="URL",
+        help="send the batches through this standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway, "
+        "encapsulated to the campaign's key configuration: the collector never sees this machine's address (the "
+        "campaign's config is still fetched from --server; docs/deployment.md, 'Anonymous collection')")
+    submit.add_argument(
+        "--ohttp-keys", default=None, metavar="FILE",
+        help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band; a "
+        "campaign whose config states another is refused before anything is randomized or sent")
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
         "--clip",
