@@ -210,6 +210,7 @@ NOT_READ_BACK = {
                          "need: from_dict refuses it by name (MarginalsEstimate.not_read_back)",
     "GridsEstimate": "a MarginalsEstimate (the same)",
     "FeasibilityTest": "a diagnostic inside a campaign's estimate: its JSON leaves out the fit (not read back)",
+    "TopExcessTest": "a diagnostic inside a campaign's estimate: its JSON lists at most 20 items (not read back)",
     "Charge": "the budget file's reader (budget/_statement.py), being rewritten by the accountant branch",
     "BudgetStatement": "written inside a result's guarantee; read back as the release's own guarantee (budget "
                        "classes: the accountant branch)",

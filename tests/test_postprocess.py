@@ -244,3 +244,89 @@ def test_hay_consistency_is_the_least_squares_consistent_tree():
     np.testing.assert_allclose(np.concatenate(consistent), leaves_to_tree @ leaves, atol=1e-12)
     assert postprocess.consistency_violation(consistent, 2) < 1e-12
     assert postprocess.consistency_violation([np.ones(1)], 2) == 0.0
+
+
+# ---------------------------------------------------------------------------- the taut string
+def _band(rng, size):
+    """A pinned CDF band around a random CDF at ``size + 1`` increasing points."""
+    points = np.cumsum(rng.uniform(0.2, 1.0, size + 1))
+    cdf = np.concatenate([[0.0], np.sort(rng.random(size - 1)), [1.0]])
+    width = rng.uniform(0.0, 0.15, size + 1)
+    lower, upper = np.clip(cdf - width, 0, 1), np.clip(cdf + width, 0, 1)
+    lower[[0, -1]], upper[[0, -1]] = (0.0, 1.0), (0.0, 1.0)
+    return points, lower, upper
+
+
+def _modes(density) -> int:
+    """Local maxima of a step density (plateaus once; an end counts when it is above its neighbour)."""
+    steps = np.asarray(density)[np.r_[True, np.diff(density) != 0]]
+    rises = np.r_[True, steps[1:] > steps[:-1]] & np.r_[steps[:-1] > steps[1:], True]
+    return int(rises.sum())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_taut_string_is_the_shortest_path_through_the_band(seed):
+    """Against the path a convex solver finds (the length is convex in the values at the points): no longer, inside
+    the band, from the band's first point to its last, bending only where it touches the band."""
+    rng = np.random.default_rng(seed)
+    points, lower, upper = _band(rng, 12)
+    knots, values = postprocess.taut_string(points, lower, upper)
+    assert knots[0] == points[0] and knots[-1] == points[-1] and values[0] == 0 and values[-1] == 1
+    path = np.interp(points, knots, values)
+    assert np.all(path >= lower - 1e-12) and np.all(path <= upper + 1e-12)
+
+    def length(inner):
+        heights = np.concatenate([[0.0], inner, [1.0]])
+        return np.sum(np.hypot(np.diff(points), np.diff(heights)))
+
+    best = optimize.minimize(length, (lower[1:-1] + upper[1:-1]) / 2, bounds=list(zip(lower[1:-1], upper[1:-1])),
+                             method="L-BFGS-B", options={"ftol": 1e-14, "gtol": 1e-12})
+    assert length(path[1:-1]) <= best.fun + 1e-9
+    inner = np.isin(points, knots[1:-1])
+    touching = np.isclose(path, lower, atol=1e-12) | np.isclose(path, upper, atol=1e-12)
+    assert np.all(touching[inner])  # a knot is where the string touches the band
+
+
+def test_taut_string_of_a_band_around_a_wiggly_cdf_has_its_one_peak():
+    """A single-peaked CDF with wiggles of noise (the spikes of an EM estimate's density), its band wider than the
+    wiggles: the estimate's density has many peaks, the taut string's one; a band that excludes a valley keeps two."""
+    x = np.linspace(0, 1, 1025)
+    smooth = 0.5 * (1 + np.tanh((x - 0.4) / 0.1))
+    smooth = (smooth - smooth[0]) / (smooth[-1] - smooth[0])
+    wiggly = np.clip(smooth + 0.01 * np.sin(60 * x) * np.sin(np.pi * x), 0, 1)
+    assert _modes(np.diff(wiggly[::25]) / np.diff(x[::25])) >= 5  # on 41 bins, as the figure drew it
+    knots, values = postprocess.taut_string(x, np.clip(wiggly - 0.03, 0, 1), np.clip(wiggly + 0.03, 0, 1))
+    assert _modes(np.diff(values) / np.diff(knots)) == 1
+    two = 0.5 * smooth + 0.5 * np.clip((x - 0.75) / 0.1, 0, 1)  # a second block of mass at [0.75, 0.85]
+    knots, values = postprocess.taut_string(x, np.clip(two - 0.01, 0, 1), np.clip(two + 0.01, 0, 1))
+    assert _modes(np.diff(values) / np.diff(knots)) == 2
+
+
+def test_taut_string_refuses_a_band_it_cannot_pass():
+    with pytest.raises(InvalidParameterError, match="lower <= upper"):
+        postprocess.taut_string([0, 1, 2], [0, 0.6, 1], [0, 0.5, 1])
+    with pytest.raises(InvalidParameterError, match="increasing points"):
+        postprocess.taut_string([0, 2, 1], [0, 0.5, 1], [0, 0.5, 1])
+    with pytest.raises(DPDistError):
+        postprocess.taut_string([0, 1], [0, np.nan], [0, 1])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_unimodal_regression_is_the_least_squares_fit_that_rises_then_falls(seed):
+    """Against a quadratic program per place of the peak (SLSQP with the order constraints), the best of them."""
+    rng = np.random.default_rng(seed)
+    values = rng.gamma(2.0, 1.0, 7)
+    fit = postprocess.unimodal_regression(values)
+    steps = np.diff(fit)
+    falls = np.flatnonzero(steps < -1e-12)
+    assert falls.size == 0 or np.all(steps[falls[0]:] <= 1e-12)  # rises, then falls
+    assert fit.sum() == pytest.approx(values.sum()) and np.all(fit >= 0)
+    best = np.inf
+    for peak in range(values.size):
+        order = [{"type": "ineq", "fun": (lambda x, i=i, s=(1 if i < peak else -1): s * (x[i + 1] - x[i]))}
+                 for i in range(values.size - 1)]
+        solved = optimize.minimize(lambda x: np.sum((x - values) ** 2), values, constraints=order, method="SLSQP",
+                                   options={"ftol": 1e-14, "maxiter": 500})
+        best = min(best, solved.fun)
+    assert np.sum((fit - values) ** 2) <= best + 1e-8
+    assert np.array_equal(postprocess.unimodal_regression([1.0, 3.0, 2.0]), [1.0, 3.0, 2.0])  # unimodal: itself

@@ -147,3 +147,42 @@ def test_the_demo_never_talks_to_a_stand_in_on_its_port(monkeypatch, tmp_path):
         stand_in.server_close()
     assert seen, "the stand-in was asked (it answers /healthz)"
     assert not any("authorization" in {k.lower() for k in headers} for headers in seen), seen
+
+
+def test_the_demo_prints_shares_a_share_can_be(capsys):
+    """Issue 64 item 7: the final table printed the unbiased estimate as a share (-0.015 for a rare block); it prints the
+    estimate projected onto the shares (each >= 0, summing to 1) beside the served band, and the live line too."""
+    import numpy as np
+
+    from dpdist import local
+    from dpdist.demo import _campaign as demo
+
+    grr = local.make("grr", epsilon=2.0, labels=demo.LABELS)
+    values = np.repeat(np.arange(8), [1, 0, 2, 300, 400, 200, 90, 7])  # rare early blocks, as the flights have
+    estimate = grr.estimate(grr.simulate(values, rng=6))
+    assert estimate.frequencies.min() < -0.005  # the unbiased estimate of a rare block: below 0
+    document = {"n": values.size, "estimate": estimate.to_dict()}
+
+    class Admin:
+        def estimate(self, campaign):
+            return document
+
+    class Population:
+        python_values, acknowledged, js_values = values, np.ones(values.size, dtype=bool), values[:0]
+        sent_python, sent_js = values.size, 0
+
+        def rate(self):
+            return 100.0
+
+    demo._print_progress(Admin(), Population())
+    demo._print_final(Admin(), Population())
+    out = capsys.readouterr().out
+    rows = re.findall(r"^  \d\d-\d\dh +(\S+) +\[(\S+), (\S+)\] +(\d\.\d+)$", out, re.MULTILINE)
+    assert len(rows) == 8
+    shares = np.array([float(share) for share, *_ in rows])
+    assert shares.min() >= 0 and abs(shares.sum() - 1) < 0.01  # printed to 3 places
+    assert np.allclose(shares, np.round(demo.project_simplex(estimate.frequencies), 3))
+    assert all(0 <= float(low) <= float(high) <= 1 for _, low, high, _ in rows)  # the served band, clipped
+    live = re.search(r"most common block (\S+): (\S+) \[", out)
+    assert live.group(1) == "12-15h" and float(live.group(2)) == round(shares.max(), 3)
+    assert "projected onto the shares" in out

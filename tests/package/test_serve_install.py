@@ -72,6 +72,12 @@ def test_the_installed_wheel_serves_the_participate_page_and_the_js_client(tmp_p
         for name in ("index.js", "client.js", "protocols/grr.js"):
             source = httpx.get(f"{server.url}/static/dpdist-client/{name}", timeout=30)
             assert source.status_code == 200 and source.text == (ROOT / "clients" / "js" / "src" / name).read_text()
+        dashboard = httpx.get(server.url + "/campaigns/any/dashboard", timeout=30)  # a template, package data
+        assert dashboard.status_code == 200 and '<body data-campaign="any">' in dashboard.text
+        for name in ("dashboard.js", "token.js", "dashboard.css"):
+            source = httpx.get(f"{server.url}/static/pages/{name}", timeout=30)
+            assert source.status_code == 200 and source.text == (package / "_web" / "static" / name).read_text()
+            assert source.text == (ROOT / "src" / "dpdist" / "serve" / "_web" / "static" / name).read_text()
     finally:
         server.stop()
     assert (package / "_clients_js" / "participate.html").is_file()  # package data, found by importlib.resources
@@ -94,6 +100,7 @@ sys.exit(main(sys.argv[2:]))
                  id="campaign-create", marks=pytest.mark.slow),
     pytest.param("httpx", ["submit", "--campaign", "c", "--reports", "r.bin"], id="submit", marks=pytest.mark.slow),
     pytest.param("uvicorn,starlette", ["serve", "--db", "c.sqlite", "--admin-token", "x" * 20], id="serve"),
+    pytest.param("jinja2", ["serve", "--db", "c.sqlite", "--admin-token", "x" * 20], id="serve-templates"),
 ])
 def test_without_the_serve_extra_commands_name_it_in_one_line(tmp_path, missing, argv):
     result = subprocess.run([sys.executable, "-c", _WITHOUT, missing, *argv], capture_output=True, text=True,

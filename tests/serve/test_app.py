@@ -60,7 +60,7 @@ def test_missing_participation_page_is_a_json_404(app):
 def test_dashboard_escapes_nothing_it_should_not_and_refuses_bad_ids(app):
     client = TestClient(app)
     page = client.get("/campaigns/commute/dashboard")
-    assert page.status_code == 200 and 'const CAMPAIGN = "commute";' in page.text
+    assert page.status_code == 200 and '<body data-campaign="commute">' in page.text
     assert client.get("/campaigns/%3Cscript%3E/dashboard").json()["error"] == "invalid_campaign_id"
 
 

@@ -12,6 +12,7 @@ and ``tests/serve/test_dashboard.py`` run the CLI and the page against a real se
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -206,3 +207,41 @@ def test_a_recovered_estimate_is_served_without_the_plain_estimates_anytime_inte
     refused = client.get("/api/campaigns/poisoned/estimate", params={"recover": "ldprecover", "targets": "97,x"},
                          headers=ADMIN)
     assert refused.status_code == 400 and "'targets'" in refused.text and "97,x" in refused.text
+
+
+def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_view(tmp_path, capsys):
+    """Issue 64 item 7: GRR, eps 1, 60 reports: the fixed-n intervals ran to [-1.02, -0.15] and [0.07, 1.22] while the
+    anytime ones were clipped.  Clipped to [0, 1] (the same coverage: a share lies there), and the same limits in the
+    API's document, the CLI's text, Python's intervals, table and describe; the CLI says so."""
+    from dpdist.cli._campaign import _print_summary
+    from dpdist.estimates import FrequencyEstimate
+
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+    client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
+    assert client.post("/api/campaigns", json={"campaign": "small", "config": config}, headers=ADMIN).status_code == 201
+    client.post("/api/campaigns/small/open", headers=ADMIN)
+    protocol = local.from_config(config)
+    values = np.random.default_rng(2).choice(8, 60, p=[0.4, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.0])
+    reports = protocol.privatize(values, rng=3)
+    assert client.put("/api/campaigns/small/batches/b1", json={"reports": reports.tolist()}).status_code == 200
+    document = client.get("/api/campaigns/small/estimate", headers=ADMIN).json()
+    fixed = _fixed(document, "frequency")
+    estimate = protocol.estimate(protocol.aggregator().add(reports))
+    raw = estimate.frequencies[:, None] + 1.96 * estimate.standard_error[:, None] * np.array([-1, 1])
+    assert raw.min() < 0 and raw.max() > 1  # what the old intervals were
+    low, high = estimate.confidence_interval(0.95)
+    assert np.all((0 <= low) & (low <= high) & (high <= 1)) and "clipped to [0, 1]" in fixed["method"]
+    assert np.allclose(fixed["low"], low, rtol=0, atol=1e-12) and np.allclose(fixed["high"], high, rtol=0, atol=1e-12)
+    assert np.allclose(document["estimate"]["band"]["low"], low) and np.allclose(estimate.table()["high"], high)
+    read = FrequencyEstimate.from_dict(estimate.to_dict())  # a saved estimate keeps its intervals
+    assert np.allclose(read.confidence_interval().low, low) and np.allclose(read.confidence_interval().high, high)
+    anytime = next(i for i in document["estimate"]["intervals"] if i["anytime_valid"] and i["simultaneous"])
+    assert min(anytime["low"]) >= 0 and max(anytime["high"]) <= 1
+    _print_summary(document)
+    text = capsys.readouterr().out
+    assert "clipped to [0, 1], what a share can be" in text
+    shown = dict(re.findall(r"^ +(\d) +\S+ +(\[\S+, \S+\])", text, re.M))
+    assert shown == {str(i): f"[{low[i]:.4g}, {high[i]:.4g}]" for i in range(8)}
+    described = estimate.describe(k=8)
+    assert "[-" not in described and ", 1.0000]" in described and all(f"[{low[i]:.4f}, {high[i]:.4f}]" in described
+                                                                for i in range(8))

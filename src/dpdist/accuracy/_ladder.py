@@ -48,7 +48,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     if sampling is not None:
         sampling = check_param(OWNER, "sampling", sampling, Interval(0.0, 1.0, closed="neither"))
     chosen = get_shape(OWNER, shape)
-    counts = counts_of(chosen.item_probabilities(protocol.domain_size), n)
+    counts = counts_of(chosen.item_probabilities(int(protocol.config()["domain_size"])), n)  # _placed: a frequency oracle
     epsilon = float(protocol.guarantee.epsilon)
     thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding)  # first: may refuse
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),

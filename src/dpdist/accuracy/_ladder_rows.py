@@ -157,7 +157,7 @@ def threshold_errors(counts: np.ndarray, p: float, threshold: int) -> tuple[floa
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     below = np.arange(threshold)[None, :]
-    pmf = stats.binom.pmf(below, counts[:, None], p)  # Pr[S = s], s < K
+    pmf = np.asarray(stats.binom.pmf(below, counts[:, None], p), dtype=np.float64)  # Pr[S = s], s < K
     first = counts * p - (pmf * below).sum(axis=1)
     second = counts * p * (1 - p) + (counts * p) ** 2 - (pmf * below**2).sum(axis=1)
     mean, square = first / (n * p), second / (n * p) ** 2

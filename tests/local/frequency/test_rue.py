@@ -99,5 +99,3 @@ def test_bad_input_names_the_argument_the_value_and_the_rule(name, params, error
         local.make(name, **params)
     for word in words:
         assert word in str(raised.value)
-
-

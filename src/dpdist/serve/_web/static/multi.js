@@ -1,46 +1,50 @@
-"""The dashboard's views of the multi-attribute kinds: each attribute's estimate, and marginal heat maps.
+// @ts-check
+/**
+ * The dashboard's views of the multi-attribute kinds: each attribute's estimate, and marginal heat maps.
+ *
+ * - ``multi`` (``spl``, ``smp``, ``rsfd``, ``rsrfd``, ``multi-auto``): one chart per attribute under ``#attributes``,
+ *   drawn as the 1-D kinds are (bars with the fixed-n interval of a categorical attribute, the CDF with its band of a
+ *   numerical one, a mean on its axis), and one table of every attribute's values with their intervals;
+ * - ``marginals`` (``calm``, ``hdg``): a heat map per 2-way marginal or grid (each cell coloured by its frequency,
+ *   annotated with it and its 95 % interval's half-width), bars with intervals for a 1-way one, and the table of the
+ *   first marginal's cells.
+ * @module
+ */
 
-Part of the dashboard page's script (:mod:`._dashboard` appends :data:`MULTI_SCRIPT`
-to its own and calls ``multiView`` / ``marginalsView``):
+import { drawCategories, drawCdf, drawMean, el } from "./charts.js";
+import { $, fillValues } from "./dom.js";
+import { fmt, interval, pick } from "./format.js";
 
-* ``multi`` (``spl``, ``smp``, ``rsfd``, ``rsrfd``, ``multi-auto``): one chart per attribute
-  under ``#attributes``, drawn as the 1-D kinds are (bars with the fixed-n interval of a
-  categorical attribute, the CDF with its band of a numerical one, a mean on its axis), and
-  one table of every attribute's values with their intervals;
-* ``marginals`` (``calm``, ``hdg``): a heat map per 2-way marginal or grid (each cell
-  coloured by its frequency, annotated with it and its 95 % interval's half-width), bars
-  with intervals for a 1-way one, and the table of the first marginal's cells.
-
-The drawing helpers (``el``, ``frame``, ``drawCategories``, ``drawCdf``, ``drawMean``,
-``fillValues``, ``fmt``, ``pick``) are the page's own.
-"""
-
-from __future__ import annotations
-
-__all__ = ["MULTI_SCRIPT", "MULTI_STYLE"]
-
-MULTI_STYLE = r"""
-  #attributes h3 { font-size: 1rem; margin: 1.2rem 0 0.2rem; }
-  .cell text { font-size: 11px; fill: #111; } .cell .se { font-size: 9.5px; } .cell text.light { fill: #fff; }
-"""
-
-MULTI_SCRIPT = r"""
+/** At most this many marginals are drawn. */
 const MAX_MAPS = 6;
 
-/** A fresh chart for one attribute or marginal under #attributes, with its heading. */
+/**
+ * A fresh chart for one attribute or marginal under #attributes, with its heading.
+ * @param {string} title
+ * @param {string} key
+ * @param {number} height
+ * @returns {Element}
+ */
 function attributeChart(title, key, height) {
   const box = $("attributes");
   const h = document.createElement("h3");
   h.textContent = title;
   box.appendChild(h);
-  const svg = el("svg", { width: 900, height: height, role: "img", "aria-label": title, class: "attribute-chart",
-                         "data-attribute": key }, box);
-  return svg;
+  return el("svg", { width: 900, height: height, role: "img", "aria-label": title, class: "attribute-chart",
+                     "data-attribute": key }, box);
 }
 
+/**
+ * The table rows of one attribute's estimate ``e``.
+ * @param {string} name
+ * @param {any} e
+ * @param {number} level
+ * @returns {string[][]}
+ */
 function attributeRows(name, e, level) {
   if (e.kind === "frequency") {
     const fixed = pick(e, "frequency", false);
+    /** @type {string[]} */
     const names = e.labels || e.items.map(String);
     return names.map((label, i) => [name + ": " + label, fmt(e.frequencies[i]),
                                     fixed ? interval(fixed.low[i], fixed.high[i]) : "-"]);
@@ -51,10 +55,15 @@ function attributeRows(name, e, level) {
   return rows;
 }
 
-/** kind "multi": one chart per attribute, as its own kind is drawn, and one table of all their values. */
-function multiView(e, level) {
+/**
+ * kind "multi": one chart per attribute, as its own kind is drawn, and one table of all their values.
+ * @param {any} e
+ * @param {number} level
+ * @param {any} config  the campaign's public config (its attributes' bounds)
+ */
+export function multiView(e, level, config) {
   const rows = [];
-  for (const [name, sub] of Object.entries(e.attributes)) {
+  for (const [name, sub] of Object.entries(/** @type {Record<string, any>} */ (e.attributes))) {
     if (sub.kind === "frequency") {
       const fixed = pick(sub, "frequency", false);
       const names = sub.labels || sub.items.map(String);
@@ -63,7 +72,7 @@ function multiView(e, level) {
     } else if (sub.kind === "distribution") {
       drawCdf(attributeChart(name + " (" + sub.method + ")", name, 340), sub, pick(sub, "cdf", false, true), null);
     } else if (sub.kind === "mean" || sub.kind === "mean_variance") {
-      const attribute = (CONFIG && CONFIG.attributes || []).find((a) => a.name === name);
+      const attribute = (config && config.attributes || []).find((/** @type {any} */ a) => a.name === name);
       const fixed = pick(sub, "mean", false);
       drawMean(attributeChart(name + " (" + sub.method + ")", name, 150), sub, fixed, null,
                (attribute && attribute.bounds) || [sub.mean - 1, sub.mean + 1]);
@@ -74,20 +83,27 @@ function multiView(e, level) {
   $("summary").textContent = Object.keys(e.attributes).length + " attributes, each estimated from its reports.";
 }
 
-/** White to dark blue by ``t`` in [0, 1] (an SVG fill attribute: no style attribute under the page's CSP). */
+/**
+ * White to dark blue by ``t`` in [0, 1] (an SVG fill attribute: no style attribute under the page's CSP).
+ * @param {number} t
+ */
 function shade(t) {
   const c = Math.max(0, Math.min(1, t));
-  const mix = (a, b) => Math.round(a + (b - a) * c);
+  const mix = (/** @type {number} */ a, /** @type {number} */ b) => Math.round(a + (b - a) * c);
   return `rgb(${mix(247, 31)},${mix(251, 78)},${mix(255, 140)})`;
 }
 
-/** A 2-way marginal as a heat map: row labels down, column labels across, each cell its frequency and +- half-width. */
+/**
+ * A 2-way marginal as a heat map: row labels down, column labels across, each cell its frequency and +- half-width.
+ * @param {Element} svg
+ * @param {any} m
+ */
 function drawHeatMap(svg, m) {
   const [rows, cols] = m.shape, [rowLabels, colLabels] = m.labels;
   const cell = Math.max(16, Math.min(64, Math.floor(700 / cols), Math.floor(420 / rows)));
   const left = 110, top = 20, bottom = 60;
-  svg.setAttribute("height", top + rows * cell + bottom);
-  svg.setAttribute("width", Math.max(420, left + cols * cell + 20));
+  svg.setAttribute("height", String(top + rows * cell + bottom));
+  svg.setAttribute("width", String(Math.max(420, left + cols * cell + 20)));
   const high = Math.max(1e-12, ...m.frequencies);
   const annotate = cell >= 36;
   for (let r = 0; r < rows; r++) {
@@ -117,8 +133,12 @@ function drawHeatMap(svg, m) {
                class: "title" }, svg, m.attributes[0]);
 }
 
-/** kind "marginals": a heat map per 2-way marginal (bars for a 1-way one) and the first marginal's cells in the table. */
-function marginalsView(e, level) {
+/**
+ * kind "marginals": a heat map per 2-way marginal (bars for a 1-way one) and the first marginal's cells in the table.
+ * @param {any} e
+ * @param {number} level
+ */
+export function marginalsView(e, level) {
   const shown = e.marginals.slice(0, MAX_MAPS);
   for (const m of shown) {
     const title = m.attributes.join(" × ") + (m.shape.length === 2 ? " (frequency ± 95% half-width)" : "");
@@ -127,11 +147,12 @@ function marginalsView(e, level) {
                         m.low, m.high, null, null, m.attributes[0]);
   }
   const first = e.marginals[0];
+  /** @type {string[]} */
   const names = first.shape.length === 2
-    ? first.labels[0].flatMap((a) => first.labels[1].map((b) => `${a}, ${b}`)) : first.labels[0].map(String);
+    ? first.labels[0].flatMap((/** @type {any} */ a) => first.labels[1].map((/** @type {any} */ b) => `${a}, ${b}`))
+    : first.labels[0].map(String);
   fillValues([first.attributes.join(", "), "estimate", `fixed-n ${level}%`],
              names.map((name, i) => [name, fmt(first.frequencies[i]), first.low ? interval(first.low[i], first.high[i]) : "-"]));
   $("summary").textContent = `${e.marginals.length} marginal(s)` + (e.marginals.length > MAX_MAPS ? `, the first ${MAX_MAPS} drawn` : "")
     + (e.postprocess && e.postprocess !== "none" ? `; post-processed (${e.postprocess})` : "") + ".";
 }
-"""
