@@ -92,3 +92,27 @@ def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuratio
     inner = decode_request(opened.message)
     assert (inner.method, inner.path, inner.content, inner.header("authorization")) == (
         "PUT", "/api/campaigns/c/batches/b", b"secret body", "Bearer t")
+
+
+def test_a_device_given_its_keys_fetches_the_config_through_the_relay_too():
+    """With ``ohttp_keys`` the collector never sees the device's address, not even for the config (it would otherwise
+    link the address to the encapsulated batch that follows by time)."""
+    from dpdist.relay._bhttp import Response, decode_request, encode_response
+
+    document = json.dumps(_document(KEY, config={"protocol": "grr"})).encode()
+    hosts, inner_paths = [], []
+
+    def relay(request: httpx.Request) -> httpx.Response:
+        hosts.append(request.url.host)
+        opened = _ohttp.decapsulate_request({3: b"\x01" * 32}, request.read())
+        inner_paths.append(decode_request(opened.message).path)
+        answer = encode_response(Response(200, ((b"content-type", b"application/json"),), document))
+        return httpx.Response(200, content=opened.respond(answer), headers={"content-type": "message/ohttp-res"})
+
+    with Client("http://collector", ohttp_relay="http://relay/ohttp", ohttp_keys=_ohttp.encode_key_list([KEY]),
+                transport=httpx.MockTransport(relay), retries=0) as client:
+        assert client.config("c")["ohttp"] == _document(KEY)["ohttp"]
+    assert hosts == ["relay"] and inner_paths == ["/api/campaigns/c/config"]
+    with pytest.raises(InvalidParameterError, match="X25519"):
+        Client("http://collector", ohttp_relay="http://relay/ohttp",
+               ohttp_keys=_ohttp.encode_key_list([_ohttp.KeyConfig(9, KEY.public_key, ((1, 3),))]))

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "admin_token", "missing_extra", "server_options", "service_client"]
+__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "missing_extra", "server_options",
+           "service_client"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 TOKEN_HELP = "admin token (default: the DPDIST_ADMIN_TOKEN environment variable; prefer it: options show in `ps`)"
@@ -70,6 +71,21 @@ def service_client(args, *, admin: bool):
         issuer_credential=credential,
         issuer=issuer,
     )
+
+
+def add_ohttp_arguments(parser) -> None:
+    """``--ohttp-relay`` and ``--ohttp-keys``: a device's batches through a standard Oblivious HTTP relay."""
+    parser.add_argument(
+        "--ohttp-relay", default=None, metavar="URL",
+        help="send the batches through this standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway, "
+        "encapsulated to the campaign's key configuration: the collector never sees this machine's address with a "
+        "report (without --ohttp-keys the campaign's config, which states the keys, is fetched from --server directly; "
+        "docs/deployment.md, 'Anonymous collection')")
+    parser.add_argument(
+        "--ohttp-keys", default=None, metavar="FILE",
+        help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band: "
+        "then the campaign's config goes through the relay too, and a campaign whose config states other keys is refused "
+        "before anything is randomized or sent")
 
 
 def _ohttp_options(args) -> tuple[str | None, bytes | None]:

@@ -23,7 +23,7 @@ from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import charge_collection, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
-from ._service_client import server_options, service_client
+from ._service_client import add_ohttp_arguments, server_options, service_client
 from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
 
@@ -53,15 +53,7 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
     add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
-    submit.add_argument(
-        "--ohttp-relay", default=None, metavar="URL",
-        help="send the batches through this standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway, "
-        "encapsulated to the campaign's key configuration: the collector never sees this machine's address (the "
-        "campaign's config is still fetched from --server; docs/deployment.md, 'Anonymous collection')")
-    submit.add_argument(
-        "--ohttp-keys", default=None, metavar="FILE",
-        help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band; a "
-        "campaign whose config states another is refused before anything is randomized or sent")
+    add_ohttp_arguments(submit)
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
         "--clip",

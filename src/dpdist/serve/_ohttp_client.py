@@ -14,7 +14,10 @@ The key configuration is the campaign's, from its public config (``"ohttp"``); a
 configuration out of band (``ohttp_keys=``, ``--ohttp-keys``: the bytes of ``application/ohttp-keys``,
 e.g. as the relay's operator publishes them) refuses a campaign whose config states another
 (``ohttp_key_mismatch``) before anything is randomized or sent: a collector handing out keys per device
-(to tell them apart behind the relay) is caught by a device that compares.
+(to tell them apart behind the relay) is caught by a device that compares.  A device given its keys sends
+every request through the relay, its campaigns' configs included (:func:`given_key_config`); one that is not
+fetches the config, and so the keys, from the collector directly, which then sees its address once, before
+any report.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import httpx
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..relay import _bhttp, _ohttp
 
-__all__ = ["ObliviousTransport", "campaign_key_config", "check_relay_url"]
+__all__ = ["ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config"]
 
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding"})
@@ -41,6 +44,17 @@ def check_relay_url(url, owner: str = "Client") -> str:
         raise InvalidParameterError(f"The 'ohttp_relay' parameter of {owner} must be the http:// or https:// URL of an "
                                     f"Oblivious HTTP relay resource. Got {url!r:.100} instead.")
     return url
+
+
+def given_key_config(given: bytes) -> _ohttp.KeyConfig:
+    """The first configuration of the ``given`` ``application/ohttp-keys`` that offers dpdist's suite: what a device
+    given its keys out of band encapsulates everything to, its campaigns' configs included (the collector then never
+    sees its address, not even when it fetches a config); :class:`InvalidParameterError` if none does."""
+    configs = [config for config in _ohttp.decode_key_list(given) if config.supported]
+    if not configs:
+        raise InvalidParameterError("The 'ohttp_keys' parameter of Client must offer a key configuration with X25519, "
+                                    "HKDF-SHA256 and AES-128-GCM (RFC 9458 Appendix A's suite). None does.")
+    return configs[0]
 
 
 def campaign_key_config(campaign: str, document: dict, given: bytes | None) -> _ohttp.KeyConfig:

@@ -147,10 +147,12 @@ class Client:
     ohttp_relay : str, optional
         The URL of a standard Oblivious HTTP relay resource (RFC 9458) in front of the collector's gateway: the batches
         of direct campaigns go through it, encapsulated to the campaign's key configuration (:mod:`._ohttp_client`), so
-        the collector never sees this device's address (the config is still fetched from ``server``).
+        the collector never sees this device's address with a report (without ``ohttp_keys`` the campaign's config,
+        which states the key configuration, is fetched from ``server`` directly).
     ohttp_keys : bytes, optional
-        The gateway's key configurations (``application/ohttp-keys``) as given out of band: a campaign whose config
-        states another is refused before anything is randomized or sent (``ohttp_key_mismatch``).
+        The gateway's key configurations (``application/ohttp-keys``) as given out of band: then every request, the
+        campaign's config included, goes through the relay, and a campaign whose config states another is refused
+        before anything is randomized or sent (``ohttp_key_mismatch``).
     """
 
     def __init__(
@@ -194,6 +196,13 @@ class Client:
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
+        if self.ohttp_keys is not None:  # keys given out of band: the configs go through the relay too, not only batches
+            from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
+
+            self._http.close()
+            self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
+                self.ohttp_relay, given_key_config(self.ohttp_keys), transport=transport, timeout=timeout,
+                verify=verifying_context() if transport is None else True))
         self._timeout = timeout
         self._documents: dict[str, dict] = {}  # campaign -> its public config (its "ohttp" key configuration)
         self._oblivious: dict[str, Any] = {}  # campaign -> the httpx client that sends its batches through the OHTTP relay
