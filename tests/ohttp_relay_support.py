@@ -6,8 +6,10 @@ address, no other field), to one gateway URL, then passes the gateway's status, 
 back.  It cannot read what it forwards.  :class:`Faults` makes it misbehave the ways a relay can
 (drop a request, lose an answer, replay a request, hold requests and send them in another order,
 delay), so tests can check that each is harmless.  ``python tests/ohttp_relay_support.py --gateway URL
---port P [--path /score]`` serves it with uvicorn on 127.0.0.1 (:class:`OhttpRelayProcess`), for at
-most ``--lifetime`` seconds and ``--max-requests`` requests.
+--port P [--path /score] [--cors]`` serves it with uvicorn on 127.0.0.1 (:class:`OhttpRelayProcess`), for at
+most ``--lifetime`` seconds and ``--max-requests`` requests.  ``cors``: it also answers the CORS preflight and lets
+any origin read its answers, as a relay that serves browser pages must (the content type ``message/ohttp-req`` is
+not a "simple" one, so a page's POST is preflighted).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class Faults:
     _held: list = field(default_factory=list)
 
 
-def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Faults | None = None, max_requests: int = 10_000):
+def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Faults | None = None, max_requests: int = 10_000,
+              cors: bool = False):
     """The relay resource at ``path``, forwarding to ``gateway`` (module docstring)."""
     faults = faults or Faults()
     client = httpx.AsyncClient(transport=transport, timeout=60.0)
@@ -55,6 +58,9 @@ def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Fau
 
     async def answer(send, status: int, content_type: bytes, body: bytes) -> None:
         headers = [(b"content-length", str(len(body)).encode())] + ([(b"content-type", content_type)] if content_type else [])
+        if cors:
+            headers += [(b"access-control-allow-origin", b"*"), (b"access-control-allow-methods", b"POST"),
+                        (b"access-control-allow-headers", b"content-type"), (b"access-control-max-age", b"600")]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -67,6 +73,8 @@ def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Fau
                 break
         content_type = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip()
         count["requests"] += 1
+        if cors and scope["method"] == "OPTIONS" and scope["path"] == path:
+            return await answer(send, 204, b"", b"")
         if scope["method"] != "POST" or scope["path"] != path or count["requests"] > max_requests:
             return await answer(send, 404, b"text/plain", b"not a relay resource")
         if content_type not in ACCEPTED:
@@ -110,8 +118,10 @@ def main(argv=None) -> None:
     parser.add_argument("--path", default="/ohttp")
     parser.add_argument("--lifetime", type=float, default=600.0)
     parser.add_argument("--max-requests", type=int, default=100_000)
+    parser.add_argument("--cors", action="store_true")
     options = parser.parse_args(argv)
-    server = uvicorn.Server(uvicorn.Config(relay_app(options.gateway, path=options.path, max_requests=options.max_requests),
+    server = uvicorn.Server(uvicorn.Config(relay_app(options.gateway, path=options.path, max_requests=options.max_requests,
+                                                     cors=options.cors),
                                            host="127.0.0.1", port=options.port, log_level="warning", access_log=False))
 
     async def bounded():
@@ -137,13 +147,13 @@ except ImportError:  # pragma: no cover - run as a script
 class OhttpRelayProcess(ServerProcess):  # type: ignore[misc,valid-type]
     """:func:`main` in a subprocess, forwarding ``path`` to ``gateway`` (its URL: ``self.url + path``)."""
 
-    def __init__(self, gateway: str, *, path: str = "/ohttp", lifetime: float = 600.0):
+    def __init__(self, gateway: str, *, path: str = "/ohttp", lifetime: float = 600.0, cors: bool = False):
         super().__init__("unused")
-        self.gateway, self.path, self.lifetime = gateway, path, lifetime
+        self.gateway, self.path, self.lifetime, self.cors = gateway, path, lifetime, cors
 
     def command(self) -> list[str]:
         return [sys.executable, str(Path(__file__).resolve()), "--gateway", self.gateway, "--port", str(self.port),
-                "--path", self.path, "--lifetime", str(self.lifetime)]
+                "--path", self.path, "--lifetime", str(self.lifetime)] + (["--cors"] if self.cors else [])
 
     def start(self, timeout: float = 60.0):
         import subprocess

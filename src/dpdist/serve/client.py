@@ -196,8 +196,8 @@ class Client:
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
-        if self.ohttp_keys is not None:  # keys given out of band: the configs go through the relay too, not only batches
-            from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
+        if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given out of band: the configs go
+            from ._ohttp_client import ObliviousTransport, given_key_config  # through the relay too (lazy: OHTTP only)
 
             self._http.close()
             self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
@@ -844,7 +844,7 @@ def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
         from ..errors import MalformedReportError  # lazy: OHTTP devices only
 
         try:
-            decode_key_list(keys if isinstance(keys, (bytes, bytearray)) else b"")
+            decode_key_list(bytes(keys) if isinstance(keys, (bytes, bytearray)) else b"")
         except MalformedReportError as error:
             raise InvalidParameterError(f"The 'ohttp_keys' parameter of Client must be the bytes of an "
                                         f"application/ohttp-keys document (RFC 9458 section 3.2): {error}") from None
