@@ -228,3 +228,66 @@ def test_ohttpy_submits_a_batch_through_a_standard_relay_counted_once(tmp_path):
     finally:
         relay.kill()
         collector.kill()
+
+
+@pytest.mark.slow  # dpdist serve and a relay in subprocesses, each SIGKILLed mid-flow and started again
+def test_sigkill_of_relay_and_collector_mid_flow_loses_and_doubles_nothing(tmp_path):
+    """A device sends 60 batches of 50 through the relay; the relay is SIGKILLed once 300 reports are counted, the
+    collector once 1500 are: each is started again, the device's retries resend the same batch ids, and the campaign
+    counts exactly the 3000 reports, whatever was in flight (forwarded and committed with its answer lost, or not)."""
+    import threading
+    import time
+
+    from ohttp_relay_support import OhttpRelayProcess
+    from serve_support import ADMIN_TOKEN, ServerProcess
+
+    from dpdist.client import Client
+
+    collector = ServerProcess(str(tmp_path / "c.sqlite")).start()
+    relay = OhttpRelayProcess(collector.url + "/ohttp/gateway", lifetime=300).start()
+    outcome: dict = {}
+    failures: list = []  # what the device saw fail and retried: both outages, in flight
+    try:
+        with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+            operator.create_campaign("commute", CONFIG)
+            operator.open_campaign("commute")
+        keys = httpx.get(collector.url + "/ohttp/keys").content
+
+        def device():
+            with Client(collector.url, ohttp_relay=relay.url + "/ohttp", ohttp_keys=keys, retries=12, backoff=0.1,
+                        on_retry=lambda failure, *_: failures.append(failure)) as client:
+                try:
+                    outcome["acks"] = client.submit_values("commute", np.arange(3000) % 4, batch_size=50)
+                except Exception as error:  # noqa: BLE001 - reported by the assertion below
+                    outcome["error"] = error
+
+        def counted() -> int:
+            try:
+                return httpx.get(f"{collector.url}/api/campaigns/commute", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                                 timeout=5).json()["n"]
+            except (httpx.TransportError, ValueError, KeyError):
+                return -1
+
+        def kill_when(party, at_least: int) -> None:
+            deadline = time.monotonic() + 120
+            while counted() < at_least and time.monotonic() < deadline:
+                time.sleep(0.02)
+            party.kill()
+            time.sleep(0.5)
+            party.start()
+
+        thread = threading.Thread(target=device)
+        thread.start()
+        kill_when(relay, 300)
+        kill_when(collector, 1500)
+        thread.join(240)
+        assert not thread.is_alive() and "error" not in outcome, outcome
+        acks = outcome["acks"]
+        assert len(acks) == 60 and sum(ack["accepted"] for ack in acks) == 3000
+        assert counted() == 3000
+        # the kills met requests in flight: the relay's (its connection dropped or refused), then the collector's (the
+        # relay answers 5xx while it cannot reach the gateway)
+        assert any("Error" in failure for failure in failures) and any("HTTP 50" in failure for failure in failures), failures
+    finally:
+        relay.kill()
+        collector.kill()
