@@ -138,10 +138,17 @@ def test_a_device_refuses_a_swapped_key_configuration_before_anything_is_sent(pa
     _campaign(parties)
     other = _ohttp.encode_key_list([_ohttp.KeyConfig(_keys(parties)[0].key_id, _ohttp.public_key_of(b"\x07" * 32))])
     protocol = local.from_config(CONFIG)
-    with parties.client(ohttp_relay=RELAY, ohttp_keys=other) as device:
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=other) as device:  # swapped on the way to the device
+        with pytest.raises(ServiceRefusedError) as unopened:
+            device.submit_values("commute", np.array([0, 1, 2]))
+    # its first request, the config's, went through the relay to the swapped key: the gateway cannot open it
+    assert unopened.value.code == "not_decapsulated" and len(parties.faults.seen) == 1
+    given = parties.admin("collector", "GET", "/ohttp/keys").content
+    parties.admin("collector", "POST", "/api/ohttp/keys")  # the collector now states a key the device was not given
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=given) as device:
         with pytest.raises(CampaignIdentityError) as refused:
             device.submit_values("commute", np.array([0, 1, 2]))
-    assert refused.value.code == "ohttp_key_mismatch" and not parties.faults.seen
+    assert refused.value.code == "ohttp_key_mismatch" and len(parties.faults.seen) == 2  # the config only
     assert _totals(parties, "commute")["n"] == 0
     with parties.client(ohttp_relay=RELAY, ohttp_keys=parties.admin("collector", "GET", "/ohttp/keys").content) as device:
         assert device.submit_values("commute", np.array([0, 1, 2]), protocol=protocol)[0]["accepted"] == 3

@@ -69,3 +69,14 @@ def test_another_process_sees_a_rotation_at_once_for_a_key_id_it_does_not_know(d
     now[0] += RELOAD_S
     mine.retire(new)
     assert new not in theirs.ring().private_keys
+
+
+def test_the_cached_keys_answer_without_the_database_only_while_fresh_and_holding_the_key_id(db):
+    now = [100.0]
+    ring = GatewayKeys(db, clock=lambda: now[0])
+    assert ring.cached_private_keys(0) is None  # nothing read yet: the caller reads the database (off the event loop)
+    keys = ring.private_keys(0)
+    assert ring.cached_private_keys(0) == keys and ring.cached_private_keys(None) == keys
+    assert ring.cached_private_keys(7) is None  # a key id it does not hold: perhaps another process rotated
+    now[0] += RELOAD_S
+    assert ring.cached_private_keys(0) is None  # stale: read again

@@ -40,11 +40,10 @@ from starlette.routing import Route
 
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
-from ._http import read_body
+from ._http import bearer, read_body
 from ._ohttp_keys import GatewayKeys
 from ._openapi import documented, json_answer
 from ._refusals import InvalidRequest, UnsupportedMediaType
-from ._http import bearer
 
 __all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields"]
 
@@ -100,7 +99,8 @@ async def gateway(request: Request) -> Response:
                                                 f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
     ring = gateway_keys(request.app)
     async with read_body(request, anonymous=True) as body:
-        private_keys = await run_in_threadpool(ring.private_keys, body[0] if body else None)
+        key_id = body[0] if body else None
+        private_keys = ring.cached_private_keys(key_id) or await run_in_threadpool(ring.private_keys, key_id)
         try:
             opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE)
         except _ohttp.KeyConfigMismatch as mismatch:

@@ -75,6 +75,15 @@ class GatewayKeys:
             keys = self.ring(fresh=True).private_keys
         return keys
 
+    def cached_private_keys(self, key_id: int | None) -> dict[int, bytes] | None:
+        """:meth:`private_keys` without reading the database: None when it would have to (a ring older than
+        :data:`RELOAD_S`, none read yet, or ``key_id`` not in it), so that the event loop reads it only then."""
+        ring = self._ring
+        if ring is None or self.clock() - ring.read_at >= RELOAD_S:
+            return None
+        keys = ring.private_keys
+        return keys if key_id is None or key_id in keys else None
+
     def document(self) -> bytes:
         """``application/ohttp-keys`` of the keys in use, newest first."""
         return self.ring().document
