@@ -8,6 +8,7 @@ gets, counted once by batch id whatever the relay does.
 from __future__ import annotations
 
 import base64
+import re
 
 import httpx
 import numpy as np
@@ -298,3 +299,13 @@ def test_sigkill_of_relay_and_collector_mid_flow_loses_and_doubles_nothing(tmp_p
     finally:
         relay.kill()
         collector.kill()
+
+
+def test_the_openapi_document_states_the_gateway_and_its_key_ring():
+    from dpdist.serve import openapi_schema
+
+    paths = openapi_schema()["paths"]
+    assert set(paths["/ohttp/gateway"]) == {"post"} and set(paths["/ohttp/keys"]) == {"get"}
+    (key_id,) = paths["/api/ohttp/keys/{key_id}"]["delete"]["parameters"]
+    pattern = re.compile(key_id["schema"]["pattern"])
+    assert all(pattern.match(str(number)) for number in range(256)) and not pattern.match("256")
