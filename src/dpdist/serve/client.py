@@ -196,8 +196,8 @@ class Client:
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
-        if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given out of band: the configs go
-            from ._ohttp_client import ObliviousTransport, given_key_config  # through the relay too (lazy: OHTTP only)
+        if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
+            from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
 
             self._http.close()
             self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
