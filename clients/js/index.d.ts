@@ -196,6 +196,24 @@ export interface IssuerOptions {
   url?: string | null;
 }
 
+/**
+ * A direct campaign's requests through a standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway,
+ * encapsulated to the campaign's key configuration: the collector never sees the device's address with a report.
+ * Refusals (ServiceError, before anything is drawn or sent): ``ohttp_key_mismatch`` (the campaign states a key
+ * configuration not among ``keys``; or the gateway no longer holds the key), ``relayed_campaign`` (a campaign of a
+ * dpdist relay: send without an OHTTP relay), ``no_ohttp_gateway`` (a collector without a gateway); a relay's 2xx
+ * that is not an encapsulated answer: ``not_encapsulated``.
+ */
+export interface OhttpOptions {
+  /** The URL of the relay resource (it forwards to the collector's /ohttp/gateway). */
+  relay: string;
+  /**
+   * The gateway's key configurations (``application/ohttp-keys`` bytes, as GET /ohttp/keys serves them) given out of
+   * band: then the campaign's config goes through the relay too.  Without them the config is fetched from the server.
+   */
+  keys?: Uint8Array | null;
+}
+
 /** The storage key (in ``memoStorage``) of the device's Privacy Pass tokens: pending requests, spare and bound tokens. */
 export const TOKENS_KEY: string;
 
@@ -260,6 +278,8 @@ export class Client {
       pin?: string | null;
       /** For a relayed campaign whose reports need a Privacy Pass token of its issuer (one per report). */
       issuer?: IssuerOptions | null;
+      /** A direct campaign's requests through a standard Oblivious HTTP relay (RFC 9458). */
+      ohttp?: OhttpOptions | null;
     },
   );
   readonly source: RandomSource;

@@ -91,3 +91,44 @@ def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys)
     assert status == 2 and len(lines) == 2
     assert "did not answer" in lines[0] and "retrying 2 more time(s)" in lines[0]
     assert "could not connect" in lines[1] and "in 3 attempt(s)" in lines[1] and "is the server running there?" in lines[1]
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--ohttp-relay", "ftp://relay.example"], "--ohttp-relay"),
+    (["--ohttp-keys", "keys.bin"], "--ohttp-keys"),
+    (["--ohttp-relay", "http://relay.example/ohttp", "--ohttp-keys", "missing.bin"], "--ohttp-keys"),
+])
+def test_submit_names_a_wrong_ohttp_option_in_one_line(data, capsys, options, named):
+    status, _, err = run(capsys, "submit", "--server", "http://127.0.0.1:9", "--campaign", "c", data / "d.csv",
+                         "--column", "x", "--retries", "0", *options)
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and named in lines[0], err
+
+
+@pytest.mark.slow  # dpdist serve and a relay in subprocesses
+def test_submit_through_a_standard_ohttp_relay_counts_each_row_once(server, data, capsys, tmp_path):
+    from ohttp_relay_support import OhttpRelayProcess
+    from serve_support import ADMIN_TOKEN
+
+    from dpdist.client import Client
+
+    campaign = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": ["home", "cart", "checkout", "help"]})
+    relay = OhttpRelayProcess(server.url + "/ohttp/gateway", lifetime=120).start()
+    try:
+        keys = tmp_path / "keys.bin"
+        keys.write_bytes(httpx.get(server.url + "/ohttp/keys").content)
+        status, _, err = run(capsys, "submit", "--server", server.url, "--campaign", campaign, data / "d.csv", "--column",
+                             "page", "--ohttp-relay", relay.url + "/ohttp", "--ohttp-keys", keys, "--batch-size", "250")
+        assert status == 0, err
+        swapped = tmp_path / "swapped.bin"
+        from dpdist.relay._ohttp import KeyConfig, decode_key_list, encode_key_list, public_key_of
+
+        swapped.write_bytes(encode_key_list([KeyConfig(decode_key_list(keys.read_bytes())[0].key_id, public_key_of(b"\x05" * 32))]))
+        status, _, err = run(capsys, "submit", "--server", server.url, "--campaign", campaign, data / "d.csv", "--column",
+                             "page", "--ohttp-relay", relay.url + "/ohttp", "--ohttp-keys", swapped)
+        # the config itself goes through the relay, encapsulated to the swapped key: the gateway cannot open it
+        assert status == 2 and "not_decapsulated" in err and len(err.strip().splitlines()) == 1, err
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            assert admin.campaign(campaign)["n"] == 600
+    finally:
+        relay.kill()

@@ -159,8 +159,17 @@ RELAYED_4 = ("CREATE TABLE relayed_campaigns (campaign_id TEXT NOT NULL, export_
              " delta DOUBLE PRECISION NOT NULL, PRIMARY KEY (campaign_id, export_file_id))")
 
 
+def as_version_7(connection) -> None:
+    """Today's SQLite database back to schema 7 (what schema 8 added, removed)."""
+    connection.execute("DROP TABLE ohttp_keys")
+    connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN ohttp_private_key")
+    connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN sealed_v1")
+    connection.execute("UPDATE dpdist_meta SET value = '7' WHERE key = 'schema_version'")
+
+
 def as_version_6(connection) -> None:
-    """Today's SQLite database back to schema 6 (what schema 7 added, removed)."""
+    """Today's SQLite database back to schema 6 (what schemas 7 and 8 added, removed)."""
+    as_version_7(connection)
     connection.execute("DROP TABLE relayed_tokens")
     connection.execute("ALTER TABLE relayed_campaigns DROP COLUMN identity")
     connection.execute("UPDATE dpdist_meta SET value = '6' WHERE key = 'schema_version'")
@@ -267,6 +276,26 @@ def test_a_version_6_database_counts_admitted_reports_and_has_no_identities(tmp_
     try:
         assert db.execute("SELECT smallest_batch, identity FROM relayed_campaigns") == [(1, None)]
         assert db.execute("SELECT COUNT(*) FROM relayed_tokens") == [(0,)]
+    finally:
+        db.close()
+
+
+def test_a_version_7_database_gains_the_gateway_key_ring_and_relayed_campaigns_keep_their_envelope(tmp_path):
+    """7 -> 8: an empty key ring (the service makes the first key when it starts), no Oblivious HTTP key for the relayed
+    campaigns made before (their identities name none), and their relays still admit dpdist's own envelope."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v7.sqlite")
+    create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        as_version_7(connection)
+        connection.execute("INSERT INTO relayed_campaigns VALUES ('relayed', 'f', 'h', 'p', 'k', 1e-8, 100, '{}')")
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT ohttp_private_key, sealed_v1 FROM relayed_campaigns") == [(None, 1)]
+        assert db.execute("SELECT COUNT(*) FROM ohttp_keys") == [(0,)]
     finally:
         db.close()
 

@@ -16,6 +16,8 @@
 //   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
 //   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -> TokenResponse
 //   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    Dpdist-Pin, PrivateToken token, one sealed report -> ack
+// Through a standard Oblivious HTTP relay (the ``ohttp`` option; RFC 9458, ohttp.js): the same requests, each one
+// encapsulated and POSTed to the relay resource, which forwards it to the collector's /ohttp/gateway.
 
 import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
 import { ReportBatch } from './protocols/_base.js';
@@ -30,6 +32,7 @@ import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
 import { TokenWallet } from './tokens.js';
+import { campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
 const privacyPass = () => import('./privacypass.js');
@@ -176,13 +179,21 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  *   (InvalidParameterError): a device given it refuses a relayed campaign that names no issuer or another issuer's
  *   origin (``issuer_mismatch``), before anything is drawn.  Also a property (``client.issuer``, checked when set),
  *   for a page that asks for the credential after loading the campaign
+ * @param {{relay: string, keys?: Uint8Array|null}|null} [options.ohttp] a direct campaign's batches through a standard
+ *   Oblivious HTTP relay (RFC 9458): ``relay``, the URL of the relay resource, which forwards to the collector's gateway
+ *   (the collector never sees this device's address with a report); ``keys``, the gateway's key configurations
+ *   (``application/ohttp-keys`` bytes) as given out of band: then the campaign's config goes through the relay too, and
+ *   a campaign whose config states other keys is refused (ServiceError ``ohttp_key_mismatch``) before anything is drawn
+ *   or sent.  Without ``keys`` the config, which states them, is fetched from ``serverUrl`` directly.  A relayed
+ *   campaign is refused (``relayed_campaign``: its own relay batches and shuffles), as is a collector without a gateway
+ *   (``no_ohttp_gateway``)
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null } = {},
+    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
@@ -197,6 +208,10 @@ export class Client {
     this.retries = retries;
     this.retryDelayMs = retryDelayMs;
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
+    this._ohttp = checkOhttpOption(ohttp);
+    // keys given out of band: the config too goes through the relay; the batches' fetch is made once the config is read
+    this._configFetch = this._ohttp?.keys ? obliviousFetch(this._ohttp.relay, givenKeyConfig(this._ohttp.keys), this._fetch) : null;
+    this._batchFetch = null;
     this._source = source ?? secureSource();
     this._memoStorage = memoStorage === undefined ? (globalThis.localStorage ?? null) : memoStorage;
     this._locks = locks === undefined ? (globalThis.navigator?.locks ?? null) : locks;
@@ -240,8 +255,13 @@ export class Client {
    */
   async campaign() {
     if (this._campaign === null) {
-      const response = await this._request('GET', '/config', {});
-      const { document, published } = await this._trusted(await response.json());
+      const response = await this._request('GET', '/config', { via: this._configFetch });
+      const served = await response.json();
+      if (this._ohttp !== null) { // before anything else is fetched, drawn or sent
+        const config = campaignKeyConfig(this.campaignId, served, this._ohttp.keys);
+        this._batchFetch = obliviousFetch(this._ohttp.relay, config, this._fetch);
+      }
+      const { document, published } = await this._trusted(served);
       // the published client view, checked against this client's derivation (a server without one: the config)
       this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
       const relay = document.relay;
@@ -599,6 +619,7 @@ export class Client {
         body,
         headers: { 'Content-Type': 'application/octet-stream' },
         absolute: Boolean(round),
+        via: this._batchFetch,
       });
       return await response.json();
     } catch (error) {
@@ -682,9 +703,10 @@ export class Client {
 
   /**
    * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
-   * gets ``authorization`` and never this client's submit token), retried as ``send`` describes.
+   * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
+   * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).
    */
-  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined }) {
+  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null }) {
     const allHeaders = { Accept: 'application/json', ...headers };
     if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
@@ -696,7 +718,7 @@ export class Client {
       asked = null;
       let response;
       try {
-        response = await this._fetch(target, { method, headers: allHeaders, body });
+        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body });
       } catch (error) {
         lastProblem = `cannot reach the server (${error.message})`;
         continue;
@@ -717,4 +739,20 @@ export class Client {
     }
     throw new ServiceError(`${lastProblem}; gave up after ${this.retries + 1} attempts`);
   }
+}
+
+/** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */
+function checkOhttpOption(ohttp) {
+  if (ohttp === null || ohttp === undefined) return null;
+  if (typeof ohttp !== 'object') throw new InvalidParameterError(`The 'ohttp' option of Client must be null or {relay, keys}. Got ${typeof ohttp}.`);
+  const relay = checkRelayUrl(ohttp.relay);
+  const keys = ohttp.keys ?? null;
+  if (keys !== null) {
+    try {
+      decodeKeyList(keys);
+    } catch (error) {
+      throw new InvalidParameterError(`The 'ohttp.keys' option of Client must be the bytes of an application/ohttp-keys document (RFC 9458 section 3.2): ${error.message}`);
+    }
+  }
+  return { relay, keys };
 }

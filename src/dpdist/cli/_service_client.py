@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from ..errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "admin_token", "missing_extra", "server_options", "service_client"]
+__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "missing_extra", "server_options",
+           "service_client"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 TOKEN_HELP = "admin token (default: the DPDIST_ADMIN_TOKEN environment variable; prefer it: options show in `ps`)"
@@ -56,8 +58,11 @@ def service_client(args, *, admin: bool):
     if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
         raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
                                     f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
+    relay, keys = _ohttp_options(args)
     return Client(
         args.server,
+        ohttp_relay=relay,
+        ohttp_keys=keys,
         admin_token=admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
@@ -66,6 +71,46 @@ def service_client(args, *, admin: bool):
         issuer_credential=credential,
         issuer=issuer,
     )
+
+
+def add_ohttp_arguments(parser) -> None:
+    """``--ohttp-relay`` and ``--ohttp-keys``: a device's batches through a standard Oblivious HTTP relay."""
+    parser.add_argument(
+        "--ohttp-relay", default=None, metavar="URL",
+        help="send the batches through this standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway, "
+        "encapsulated to the campaign's key configuration: the collector never sees this machine's address with a "
+        "report (without --ohttp-keys the campaign's config, which states the keys, is fetched from --server directly; "
+        "docs/deployment.md, 'Anonymous collection')")
+    parser.add_argument(
+        "--ohttp-keys", default=None, metavar="FILE",
+        help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band: "
+        "then the campaign's config goes through the relay too, and a campaign whose config states other keys is refused "
+        "before anything is randomized or sent")
+
+
+def _ohttp_options(args) -> tuple[str | None, bytes | None]:
+    """``--ohttp-relay`` and the bytes of ``--ohttp-keys``, refused by option name."""
+    relay, keys_file = getattr(args, "ohttp_relay", None), getattr(args, "ohttp_keys", None)
+    if keys_file is not None and relay is None:
+        raise InvalidParameterError("The '--ohttp-keys' option goes with '--ohttp-relay' (the relay the keys are for).")
+    if relay is not None and not (relay.startswith(("http://", "https://")) and len(relay.split("/")) > 2 and relay.split("/")[2]):
+        raise InvalidParameterError(f"The '--ohttp-relay' option must be the http:// or https:// URL of an Oblivious HTTP "
+                                    f"relay resource. Got {relay!r:.100}.")
+    if keys_file is None:
+        return relay, None
+    try:
+        keys = Path(keys_file).read_bytes()
+    except OSError as error:
+        raise InvalidParameterError(f"The '--ohttp-keys' option names a file that cannot be read: {error}.") from None
+    from ..errors import MalformedReportError  # lazy: OHTTP devices only
+    from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
+
+    try:
+        decode_key_list(keys)
+    except MalformedReportError as error:
+        raise InvalidParameterError(f"The '--ohttp-keys' option must name an application/ohttp-keys file (RFC 9458 "
+                                    f"section 3.2, as GET /ohttp/keys serves it): {error}") from None
+    return relay, keys
 
 
 def _say_retrying(server: str):

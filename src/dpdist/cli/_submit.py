@@ -23,7 +23,7 @@ from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import charge_collection, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
-from ._service_client import server_options, service_client
+from ._service_client import add_ohttp_arguments, server_options, service_client
 from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
 
@@ -53,6 +53,7 @@ def _add_submit(subparsers) -> None:
     submit.add_argument("--column", default=None, help="column holding the values (not with --reports)")
     add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
+    add_ohttp_arguments(submit)
     submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
     submit.add_argument(
         "--clip",

@@ -22,6 +22,7 @@ from ._access import PrivacyMiddleware
 from ._assets import clients_js_dir
 from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
+from ._ohttp_gateway import ROUTES as OHTTP_ROUTES
 from ._openapi import schema_of
 from ._operations import ROUTES as OPERATIONS_ROUTES, Operations, install as install_operations
 from ._pages import STATIC_PREFIX, static_files
@@ -33,7 +34,7 @@ __all__ = ["create_app", "openapi_schema", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
 def openapi_schema() -> dict:
     """The OpenAPI schema of every route of ``dpdist serve`` (what ``/openapi.json`` serves)."""
-    return schema_of([*ROUTES, *OPERATIONS_ROUTES])
+    return schema_of([*ROUTES, *OHTTP_ROUTES, *OPERATIONS_ROUTES])
 
 
 @contextlib.asynccontextmanager
@@ -61,7 +62,8 @@ def create_app(
     """
     service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits, relay_token=relay_token)
     clients_js = Path(static_dir) if static_dir is not None else clients_js_dir()
-    routes: list[BaseRoute] = [*ROUTES, *OPERATIONS_ROUTES, Mount(STATIC_PREFIX, app=static_files(), name="pages")]
+    routes: list[BaseRoute] = [*ROUTES, *OHTTP_ROUTES, *OPERATIONS_ROUTES,  # OHTTP: the gateway (:mod:`._ohttp_gateway`)
+                               Mount(STATIC_PREFIX, app=static_files(), name="pages")]
     if (clients_js / "src").is_dir():
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)

@@ -83,7 +83,8 @@ def documented(
 
 #: the path parameters of every route, and the ids they must match
 def _path_patterns() -> dict[str, str]:
-    return {"campaign": CAMPAIGN_ID.pattern, "batch_id": BATCH_ID.pattern}
+    # key_id: an Oblivious HTTP gateway key's id, 0-255 (RFC 9458 section 3.1; DELETE /api/ohttp/keys/{key_id})
+    return {"campaign": CAMPAIGN_ID.pattern, "batch_id": BATCH_ID.pattern, "key_id": "(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])"}
 
 
 _PARAMETER = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)(?::[a-z]+)?}")

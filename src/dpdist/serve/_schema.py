@@ -30,6 +30,9 @@ Version history:
    admission, no central guarantee); ``relayed_tokens``: the Privacy Pass token nonces each relayed
    campaign's counted batches spent; ``smallest_batch`` becomes the smallest number of *admitted* reports
    of a batch (messages the collector could not open no longer count toward it), recomputed.
+8. (Oblivious HTTP) ``ohttp_keys``: the gateway's key ring (:mod:`._ohttp_keys`); ``relayed_campaigns.ohttp_private_key``
+   (the X25519 key of a relayed campaign's Oblivious HTTP key configuration, NULL for campaigns made before) and
+   ``.sealed_v1`` (whether its relay still admits reports in dpdist's own envelope).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -70,6 +73,7 @@ def _tables(db: Database) -> list[str]:
         _RELAYED_TOKENS,
         _REFUSED_BATCH_IDS,
         _ROUND_CAMPAIGNS,
+        _OHTTP_KEYS,
     ]
 
 
@@ -104,7 +108,13 @@ _RELAYED_CAMPAIGNS = (
     "CREATE TABLE IF NOT EXISTS relayed_campaigns ("
     " campaign_id TEXT NOT NULL, export_file_id TEXT NOT NULL, relay_token_sha256 TEXT NOT NULL,"
     " public_key TEXT NOT NULL, private_key TEXT NOT NULL, delta DOUBLE PRECISION NOT NULL, smallest_batch BIGINT,"
-    " identity TEXT, PRIMARY KEY (campaign_id, export_file_id))"
+    " identity TEXT, ohttp_private_key TEXT, sealed_v1 INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (campaign_id, export_file_id))"
+)
+
+#: the Oblivious HTTP gateway's key ring (serve/_ohttp_keys.py): one row per key id (0-255), retired keys kept until reused
+_OHTTP_KEYS = (
+    "CREATE TABLE IF NOT EXISTS ohttp_keys (key_id INTEGER PRIMARY KEY, public_key TEXT NOT NULL, private_key TEXT NOT NULL,"
+    " created_ms BIGINT NOT NULL, retired_ms BIGINT)"
 )
 
 #: the Privacy Pass token nonces (hex) spent by each relayed campaign's counted batches (serve/_relayed.py)
@@ -175,7 +185,8 @@ def _from_2(db: Database) -> None:
 
 def _from_3(db: Database) -> None:
     """3 -> 4: the relayed campaigns' table (a version-3 service made it at start-up, hence IF NOT EXISTS)."""
-    db.execute(_RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", "").replace(" identity TEXT,", ""))  # as version 4 had it
+    version_4 = _RELAYED_CAMPAIGNS.replace(" smallest_batch BIGINT,", "").replace(" identity TEXT,", "")
+    db.execute(version_4.replace(" ohttp_private_key TEXT, sealed_v1 INTEGER NOT NULL DEFAULT 1,", ""))  # as version 4 had it
 
 
 def _from_4(db: Database) -> None:
@@ -205,8 +216,16 @@ def _from_6(db: Database) -> None:
     )
 
 
+def _from_7(db: Database) -> None:
+    """7 -> 8: the Oblivious HTTP gateway's key ring (empty: the service makes its first key), relayed campaigns' Oblivious
+    HTTP keys (none for the campaigns made before: their identities do not name one) and envelopes."""
+    db.execute(_OHTTP_KEYS)
+    db.execute("ALTER TABLE relayed_campaigns ADD COLUMN ohttp_private_key TEXT")
+    db.execute("ALTER TABLE relayed_campaigns ADD COLUMN sealed_v1 INTEGER NOT NULL DEFAULT 1")
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7}
 
 
 def create_schema(db: Database) -> None:

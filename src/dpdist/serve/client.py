@@ -144,6 +144,15 @@ class Client:
         Where this device keeps the tokens it got and has not spent yet, and the token of each report it sent, so that
         a report resent after a failure (or by another run) carries the same token (:mod:`._token_store`); default: in
         memory.
+    ohttp_relay : str, optional
+        The URL of a standard Oblivious HTTP relay resource (RFC 9458) in front of the collector's gateway: the batches
+        of direct campaigns go through it, encapsulated to the campaign's key configuration (:mod:`._ohttp_client`), so
+        the collector never sees this device's address with a report (without ``ohttp_keys`` the campaign's config,
+        which states the key configuration, is fetched from ``server`` directly).
+    ohttp_keys : bytes, optional
+        The gateway's key configurations (``application/ohttp-keys``) as given out of band: then every request, the
+        campaign's config included, goes through the relay, and a campaign whose config states another is refused
+        before anything is randomized or sent (``ohttp_key_mismatch``).
     """
 
     def __init__(
@@ -161,6 +170,8 @@ class Client:
         issuer_credential: str | None = None,
         issuer: str | None = None,
         token_file: PathLike | None = None,
+        ohttp_relay: str | None = None,
+        ohttp_keys: bytes | None = None,
     ):
         import httpx  # lazy: optional extra dpdist[serve]
 
@@ -184,9 +195,22 @@ class Client:
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
+        self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
+        if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
+            from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
+
+            self._http.close()
+            self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
+                self.ohttp_relay, given_key_config(self.ohttp_keys), transport=transport, timeout=timeout,
+                verify=verifying_context() if transport is None else True))
+        self._timeout = timeout
+        self._documents: dict[str, dict] = {}  # campaign -> its public config (its "ohttp" key configuration)
+        self._oblivious: dict[str, Any] = {}  # campaign -> the httpx client that sends its batches through the OHTTP relay
 
     def close(self) -> None:
         self._http.close()
+        for client in self._oblivious.values():
+            client.close()
 
     def __enter__(self):
         return self
@@ -195,9 +219,11 @@ class Client:
         self.close()
 
     # ------------------------------------------------------------------ transport
-    def _request(self, method: str, path: str, *, token: str | None = None, **kwargs):
+    def _request(self, method: str, path: str, *, token: str | None = None, via: Any = None, **kwargs):
+        """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server)."""
         import httpx  # lazy: optional extra dpdist[serve]
 
+        http = self._http if via is None else via
         headers = dict(kwargs.pop("headers", {}))
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -206,7 +232,7 @@ class Client:
         for attempt in range(self.retries + 1):
             asked, refused = None, False
             try:
-                response = self._http.request(method, path, headers=headers, **kwargs)
+                response = http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
                 refused = isinstance(error, httpx.ConnectError) and not self._answered
@@ -248,6 +274,8 @@ class Client:
     def config(self, campaign: str) -> dict[str, Any]:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
         document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        self._documents[campaign] = document if isinstance(document, dict) else {}
+        self._oblivious.pop(campaign, None)
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
         self._routes.pop(campaign, None)
         if self._relays[campaign] is not None:  # a device sends only under the identity it trusts (said when it sends)
@@ -285,6 +313,24 @@ class Client:
             except ServiceRefusedError:  # no such campaign (yet): the submission itself will say so
                 return None
         return self._relays[campaign]
+
+    def _through_ohttp(self, campaign: str) -> Any:
+        """The httpx client that sends ``campaign``'s batches through the Oblivious HTTP relay (None without one), its
+        key configuration checked (:func:`._ohttp_client.campaign_key_config`) before anything is randomized or sent."""
+        if self.ohttp_relay is None:
+            return None
+        if campaign not in self._oblivious:
+            import httpx  # lazy: optional extra dpdist[serve]
+
+            from ._ohttp_client import ObliviousTransport, campaign_key_config  # lazy: OHTTP devices only
+
+            if campaign not in self._documents:
+                self.config(campaign)
+            config = campaign_key_config(campaign, self._documents[campaign], self.ohttp_keys)
+            transport = ObliviousTransport(self.ohttp_relay, config, transport=self._transport, timeout=self._timeout,
+                                           verify=verifying_context() if self._transport is None else True)
+            self._oblivious[campaign] = httpx.Client(base_url=self.server, transport=transport)
+        return self._oblivious[campaign]
 
     def _route(self, campaign: str) -> RelayRoute | None:
         """The route of a relayed campaign whose config was fetched (None: not relayed, or not fetched); the
@@ -432,6 +478,7 @@ class Client:
             token=self.submit_token,
             content=body,
             headers={"Content-Type": content_type},
+            via=self._through_ohttp(campaign),
         )
         return response.json()
 
@@ -466,6 +513,8 @@ class Client:
         protocol = protocol if protocol is not None else self.protocol(campaign)
         order = secure_generator().permutation(len(values))
         route = self._route(campaign)
+        if route is None:
+            self._through_ohttp(campaign)  # an OHTTP relay's key configuration checked before anything is drawn
         acks = []
         for start in range(0, len(values), batch_size):
             chosen = values[order[start : start + batch_size]]
@@ -504,6 +553,8 @@ class Client:
             self._check_own_round(campaign, document, once, ledger)
         if route is not None:
             self._prepare(route, len(values))  # the tokens before the ledger draws anything
+        else:
+            self._through_ohttp(campaign)  # an OHTTP relay's key configuration checked before the ledger draws anything
         reports = ledger.report(protocol, values, self.server, once=once)
         if route is not None and len(reports):
             return [self._submit_through_relay(route, protocol, reports, _new_batch_id())]
@@ -776,6 +827,28 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
             "tokens_each": ceiling}
+
+
+def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
+    """The ``ohttp_relay`` and ``ohttp_keys`` of :class:`Client`, checked (a relay URL; keys that parse)."""
+    if relay is None:
+        if keys is not None:
+            raise InvalidParameterError("The 'ohttp_keys' parameter of Client goes with 'ohttp_relay' (the relay the "
+                                        "keys are for). Got ohttp_keys without ohttp_relay.")
+        return None, None
+    from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
+    from ._ohttp_client import check_relay_url  # lazy: OHTTP devices only
+
+    check_relay_url(relay)
+    if keys is not None:
+        from ..errors import MalformedReportError  # lazy: OHTTP devices only
+
+        try:
+            decode_key_list(bytes(keys) if isinstance(keys, (bytes, bytearray)) else b"")
+        except MalformedReportError as error:
+            raise InvalidParameterError(f"The 'ohttp_keys' parameter of Client must be the bytes of an "
+                                        f"application/ohttp-keys document (RFC 9458 section 3.2): {error}") from None
+    return relay, None if keys is None else bytes(keys)
 
 
 def _origin_of(url: str) -> str:

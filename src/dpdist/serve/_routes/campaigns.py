@@ -10,6 +10,7 @@ from starlette.routing import Route
 from .._explain import explain_json
 from .._http import json_body
 from .._openapi import documented, json_answer, ref
+from .._ohttp_gateway import public_fields as ohttp_fields
 from .._refusals import Conflict, InvalidRequest
 from ._common import as_admin, service_of
 
@@ -102,6 +103,7 @@ async def enroll(request: Request) -> JSONResponse:
 async def public_config(request: Request) -> JSONResponse:
     service = service_of(request)
     campaign = await service.settings(request.path_params["campaign"])
+    relayed = await run_in_threadpool(service.relayed.public_fields, campaign)
     return JSONResponse(
         {
             "campaign": campaign.id,
@@ -113,8 +115,9 @@ async def public_config(request: Request) -> JSONResponse:
             "max_body_bytes": service.max_body_bytes,
             "max_records": service.limits.max_records,
             "max_json_rows": service.limits.max_json_rows,
-            **await run_in_threadpool(service.relayed.public_fields, campaign),
+            **relayed,
             **await run_in_threadpool(service.rounds.public_fields, campaign),
+            **await run_in_threadpool(ohttp_fields, request.app, bool(relayed)),  # the OHTTP gateway's keys (direct campaigns)
         }
     )
 

@@ -1,0 +1,140 @@
+"""A device's requests through a standard Oblivious HTTP relay (RFC 9458): an httpx transport that encapsulates them.
+
+:class:`ObliviousTransport` turns each request into Binary HTTP (RFC 9292), encapsulates it to the
+gateway's key configuration and POSTs it to the relay resource as ``message/ohttp-req``; the relay
+forwards it to the collector's gateway (``/ohttp/gateway``), which serves it and answers
+``message/ohttp-res``, opened here into the collector's own answer.  The client's retries, refusals
+and exactly-once batch ids work unchanged on top: a retry encapsulates the same inner request afresh,
+and the collector counts a batch id once however many times a relay delivers it.
+
+Only what the device gives away through the relay: the relay sees the device's address and the size
+of an encapsulated request; the collector sees neither (docs/deployment.md, "Anonymous collection").
+
+The key configuration is the campaign's, from its public config (``"ohttp"``); a device given the
+configuration out of band (``ohttp_keys=``, ``--ohttp-keys``: the bytes of ``application/ohttp-keys``,
+e.g. as the relay's operator publishes them) refuses a campaign whose config states another
+(``ohttp_key_mismatch``) before anything is randomized or sent: a collector handing out keys per device
+(to tell them apart behind the relay) is caught by a device that compares.  A device given its keys sends
+every request through the relay, its campaigns' configs included (:func:`given_key_config`); one that is not
+fetches the config, and so the keys, from the collector directly, which then sees its address once, before
+any report.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
+from ..relay import _bhttp, _ohttp
+
+__all__ = ["ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config"]
+
+_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
+                         "host", "content-length", "accept-encoding"})
+
+
+def check_relay_url(url, owner: str = "Client") -> str:
+    """``url`` if it is an http(s) URL with a host (the relay resource), else :class:`InvalidParameterError`."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidParameterError(f"The 'ohttp_relay' parameter of {owner} must be the http:// or https:// URL of an "
+                                    f"Oblivious HTTP relay resource. Got {url!r:.100} instead.")
+    return url
+
+
+def given_key_config(given: bytes) -> _ohttp.KeyConfig:
+    """The first configuration of the ``given`` ``application/ohttp-keys`` that offers dpdist's suite: what a device
+    given its keys out of band encapsulates everything to, its campaigns' configs included (the collector then never
+    sees its address, not even when it fetches a config); :class:`InvalidParameterError` if none does."""
+    configs = [config for config in _ohttp.decode_key_list(given) if config.supported]
+    if not configs:
+        raise InvalidParameterError("The 'ohttp_keys' parameter of Client must offer a key configuration with X25519, "
+                                    "HKDF-SHA256 and AES-128-GCM (RFC 9458 Appendix A's suite). None does.")
+    return configs[0]
+
+
+def campaign_key_config(campaign: str, document: dict, given: bytes | None) -> _ohttp.KeyConfig:
+    """The key configuration to encapsulate ``campaign``'s requests to: the newest of its config's ``"ohttp"`` that
+    offers dpdist's suite, after checking it against the configuration the device was ``given`` (module docstring)."""
+    stated = document.get("ohttp") if isinstance(document, dict) else None
+    if document.get("relay") is not None:
+        raise CampaignIdentityError(
+            f"Campaign {campaign!r} is collected through its dpdist relay (its config names one), which batches and "
+            "shuffles its reports: send without an OHTTP relay. Nothing was sent.", "relayed_campaign")
+    if not isinstance(stated, dict) or not isinstance(stated.get("keys"), str):
+        raise CampaignIdentityError(
+            f"Campaign {campaign!r}'s collector states no Oblivious HTTP key configuration (a collector before dpdist's "
+            "gateway): its reports cannot go through an OHTTP relay. Nothing was sent.", "no_ohttp_gateway")
+    raw = base64.urlsafe_b64decode(stated["keys"] + "=" * (-len(stated["keys"]) % 4))
+    try:
+        configs = [config for config in _ohttp.decode_key_list(raw) if config.supported]
+    except MalformedReportError as error:
+        raise CampaignIdentityError(f"Campaign {campaign!r}'s Oblivious HTTP key configuration is unreadable: {error} "
+                                    "Nothing was sent.", "ohttp_key_mismatch") from None
+    if not configs:
+        raise CampaignIdentityError(f"Campaign {campaign!r}'s gateway offers no key configuration with X25519, HKDF-SHA256 "
+                                    "and AES-128-GCM. Nothing was sent.", "ohttp_key_mismatch")
+    if given is not None:
+        mine = {config.encode() for config in _ohttp.decode_key_list(given)}
+        if configs[0].encode() not in mine:
+            raise CampaignIdentityError(
+                f"Campaign {campaign!r}'s collector states an Oblivious HTTP key configuration (key id "
+                f"{configs[0].key_id}) that is not among the ones this device was given: a collector that gives devices "
+                "different keys can tell them apart behind the relay. Nothing was randomized or sent.",
+                "ohttp_key_mismatch")
+    return configs[0]
+
+
+class ObliviousTransport(httpx.BaseTransport):
+    """An httpx transport that sends every request through the relay resource ``relay_url``, encapsulated to ``config``
+    (module docstring); ``transport``: how the relay itself is reached (tests), ``timeout``: per relay request."""
+
+    def __init__(self, relay_url: str, config: _ohttp.KeyConfig, *, transport=None, timeout=60.0, verify=True):
+        self.relay_url, self.config = check_relay_url(relay_url), config
+        self._outer = httpx.Client(transport=transport, timeout=timeout, verify=verify)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        target = url.raw_path.decode("ascii")
+        headers = tuple((name.lower().encode("ascii"), value.encode("latin-1")) for name, value in request.headers.items()
+                        if name.lower() not in _HOP_BY_HOP)
+        inner = _bhttp.Request(request.method, url.scheme, url.netloc.decode("ascii"), target, headers, request.read())
+        encapsulated, context = _ohttp.encapsulate_request(self.config, _bhttp.encode_request(inner))
+        outer = self._outer.post(self.relay_url, content=encapsulated,
+                                 headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
+        if outer.status_code != 200 or outer.headers.get("content-type", "").split(";")[0] != _ohttp.RESPONSE_CONTENT_TYPE:
+            return _not_encapsulated(outer, request)
+        try:
+            answer = _bhttp.decode_response(context.open_response(outer.content))
+        except MalformedReportError as error:  # changed on the way, or not this request's answer: nothing to trust in it
+            raise httpx.RemoteProtocolError(f"The relay's answer is not the gateway's answer to this request: {error}",
+                                            request=request) from None
+        return httpx.Response(answer.status, headers=[(name.decode("latin-1"), value.decode("latin-1"))
+                                                      for name, value in answer.headers],
+                              content=answer.content, request=request)
+
+    def close(self) -> None:
+        self._outer.close()
+
+
+def _not_encapsulated(outer: httpx.Response, request: httpx.Request) -> httpx.Response:
+    """A relay's or the gateway's own answer (nothing was served): passed on, RFC 9458's key problem named for the client."""
+    kind = outer.headers.get("content-type", "").split(";")[0]
+    if outer.status_code == 400 and kind == "application/problem+json":
+        try:
+            problem = outer.json()
+        except ValueError:
+            problem = {}
+        if problem.get("type") == "https://iana.org/assignments/http-problem-types#ohttp-key":
+            body = {"error": "ohttp_key_mismatch", "detail": "The gateway holds no key for this key configuration "
+                             f"(rotated or retired): fetch the campaign's config again. {problem.get('detail', '')}"}
+            return httpx.Response(400, json=body, request=request)
+    if 200 <= outer.status_code < 300:  # a 2xx that is not an encapsulated answer: the relay's, not the collector's
+        return httpx.Response(502, content=json.dumps({"error": "not_encapsulated", "detail": f"The relay answered "
+                              f"{outer.status_code} {kind or 'without a content type'}, not message/ohttp-res."}).encode(),
+                              headers={"content-type": "application/json"}, request=request)
+    return httpx.Response(outer.status_code, headers=outer.headers, content=outer.content, request=request)

@@ -1,0 +1,199 @@
+"""``dpdist serve`` as an Oblivious HTTP gateway (RFC 9458): devices' requests through any standard OHTTP relay.
+
+Routes
+------
+``GET /ohttp/keys``
+    The gateway's key configurations, ``application/ohttp-keys`` (RFC 9458 section 3), newest first
+    (:mod:`._ohttp_keys`); the same bytes as the ``"ohttp"`` of every direct campaign's public config.
+``POST /ohttp/gateway``
+    An encapsulated request (``message/ohttp-req``, or ``message/ohttp-chunked-req``: the draft's chunked
+    requests and ohttpy's) from a relay.  Its Binary HTTP request is served by this application exactly as
+    if it had come on its own, through the same middleware, fast path, limits, admission, group commit and
+    refusals (a batch PUT counted once by its batch id, so a relay that replays a request gets the same
+    acknowledgement and counts nothing twice), with the relay's address as the client's (the gateway never
+    sees a device's).  The answer is the inner response encapsulated: ``message/ohttp-res`` (or
+    ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
+    (:data:`dpdist.relay._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
+    content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields).  Only a device's requests pass:
+    a batch (``PUT``/``POST /api/campaigns/{c}/batches[/{id}]``), a campaign's config or identity (``GET``);
+    any other inner request is answered (encapsulated) 404 ``not_through_gateway``.
+``GET /api/ohttp/keys``, ``POST /api/ohttp/keys``, ``DELETE /api/ohttp/keys/{key_id}`` (admin)
+    The ring with retired keys; rotate (a new key id, earlier keys still accepted); retire a key.
+
+Refused before anything is served (plain HTTP answers, which the relay passes on): 415 another content
+type; 400 ``application/problem+json`` of type ``https://iana.org/assignments/http-problem-types#ohttp-key``
+for a key id or suite the gateway does not hold (RFC 9458 section 5.3: fetch the key configuration again);
+400 ``not_decapsulated`` for bytes that do not open.  A Binary HTTP request that opens but breaks RFC 9292
+is answered with an encapsulated 400 ``malformed_binary_http``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import unquote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import MalformedReportError
+from ..relay import _bhttp, _ohttp
+from ._http import bearer, read_body
+from ._ohttp_keys import GatewayKeys
+from ._openapi import documented, json_answer
+from ._refusals import InvalidRequest, UnsupportedMediaType
+
+__all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields"]
+
+GATEWAY_PATH, KEYS_PATH = "/ohttp/gateway", "/ohttp/keys"
+PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#ohttp-key"
+#: the inner requests a device sends: a batch, a campaign's config or identity
+_DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
+                  ("POST", re.compile(r"/api/campaigns/[^/]+/batches(/[^/]+)?")),
+                  ("GET", re.compile(r"/api/campaigns/[^/]+/(config|identity)")))
+#: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
+_HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
+                         b"trailer", b"host", b"content-length"})
+
+
+def gateway_keys(app) -> GatewayKeys:
+    """The application's key ring (made on first use, over the service's database)."""
+    keys = getattr(app.state, "ohttp_keys", None)
+    if keys is None:
+        keys = app.state.ohttp_keys = GatewayKeys(app.state.service.store.db)
+    return keys
+
+
+def public_fields(app, relayed: bool) -> dict:
+    """What a direct campaign's public config adds: the gateway's key configurations and path (none for a ``relayed``
+    campaign, which takes reports from its relay only)."""
+    if relayed:
+        return {}
+    document = gateway_keys(app).document()
+    return {"ohttp": {"keys": _ohttp_b64(document), "gateway": GATEWAY_PATH}}
+
+
+def _ohttp_b64(raw: bytes) -> str:
+    import base64  # lazy: only here
+
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+@documented("The Oblivious HTTP gateway's key configurations (application/ohttp-keys, RFC 9458 section 3)",
+            answers={200: {"description": "application/ohttp-keys", "content": {_ohttp.KEYS_CONTENT_TYPE: {}}}})
+async def keys(request: Request) -> Response:
+    document = await run_in_threadpool(gateway_keys(request.app).document)
+    return Response(document, media_type=_ohttp.KEYS_CONTENT_TYPE, headers={"cache-control": "public, max-age=60"})
+
+
+@documented("An Oblivious HTTP request from a relay: a device's request encapsulated (RFC 9458), served as if direct",
+            body={"required": True, "content": {_ohttp.REQUEST_CONTENT_TYPE: {}, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE: {}}},
+            answers={200: {"description": "the encapsulated response", "content": {_ohttp.RESPONSE_CONTENT_TYPE: {}}}},
+            errors=(400, 408, 413, 415, 503))
+async def gateway(request: Request) -> Response:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
+        raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
+                                                f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
+    ring = gateway_keys(request.app)
+    async with read_body(request, anonymous=True) as body:
+        key_id = body[0] if body else None
+        private_keys = ring.cached_private_keys(key_id) or await run_in_threadpool(ring.private_keys, key_id)
+        try:
+            opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE)
+        except _ohttp.KeyConfigMismatch as mismatch:
+            return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
+                                status_code=400, media_type="application/problem+json")
+        except MalformedReportError as error:
+            raise InvalidRequest("not_decapsulated", str(error)) from None
+    status, headers, content = await _serve_inner(request, opened.message)
+    if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
+        fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+        return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
+    answer = opened.respond(_bhttp.encode_response(_bhttp.Response(status, headers, content)))
+    return Response(answer, media_type=opened.response_content_type, headers={"cache-control": "no-store"})
+
+
+async def _serve_inner(request: Request, message: bytes) -> tuple[int, _bhttp.Fields, bytes]:
+    """The inner request served by this application (module docstring): its status, fields and content."""
+    service = service_of(request)
+    try:
+        inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
+    except MalformedReportError as error:
+        return _json_answer(400, "malformed_binary_http", str(error))
+    path, _, query = inner.path.partition("?")
+    if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
+        return _json_answer(404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "
+                                                        f"campaign's config or identity). Got {inner.method} {path[:200]}.")
+    host = inner.authority.encode("ascii") or request.headers.get("host", "").encode("latin-1")
+    headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
+    headers += [(b"host", host), (b"content-length", str(len(inner.content)).encode())]
+    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+             "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
+             "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
+             "client": request.scope.get("client"), "server": request.scope.get("server"), "extensions": {}}
+    answer: dict = {"status": 500, "headers": [], "body": []}
+    pending = [{"type": "http.request", "body": inner.content, "more_body": False}]
+
+    async def receive():
+        return pending.pop() if pending else {"type": "http.disconnect"}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answer["status"], answer["headers"] = message["status"], message.get("headers", [])
+        elif message["type"] == "http.response.body":
+            answer["body"].append(message.get("body", b""))
+
+    await request.app(scope, receive, send)
+    fields = tuple((bytes(name).lower(), bytes(value)) for name, value in answer["headers"]
+                   if bytes(name).lower() not in _HOP_BY_HOP)
+    return answer["status"], fields, b"".join(answer["body"])
+
+
+def service_of(request: Request):
+    return request.app.state.service
+
+
+def as_admin(request: Request):
+    """The service, once the request carries the admin token (else 401), as :func:`._routes._common.as_admin`."""
+    service = request.app.state.service
+    service.check_admin(bearer(request))
+    return service
+
+
+def _json_answer(status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+    body = json.dumps({"error": code, "detail": detail}, separators=(",", ":")).encode()
+    return status, ((b"content-type", b"application/json"),), body
+
+
+# ---------------------------------------------------------------------- the key ring (admin)
+@documented("The gateway's key ring, retired keys included", security="admin", errors=(401,),
+            answers={200: json_answer({"type": "object", "properties": {"keys": {"type": "array"}}})})
+async def list_keys(request: Request) -> JSONResponse:
+    as_admin(request)
+    return JSONResponse({"keys": await run_in_threadpool(gateway_keys(request.app).listing)})
+
+
+@documented("Rotate the gateway's key: a new key id, the earlier keys still accepted until retired", security="admin",
+            answers={201: json_answer({"type": "object"})}, errors=(401, 409))
+async def rotate_key(request: Request) -> JSONResponse:
+    as_admin(request)
+    return JSONResponse(await run_in_threadpool(gateway_keys(request.app).rotate), status_code=201)
+
+
+@documented("Retire a key of the gateway (not its last)", security="admin", answers={200: json_answer({"type": "object"})},
+            errors=(400, 401, 404, 409))
+async def retire_key(request: Request) -> JSONResponse:
+    as_admin(request)
+    return JSONResponse(await run_in_threadpool(gateway_keys(request.app).retire, request.path_params["key_id"]))
+
+
+ROUTES = [
+    Route(GATEWAY_PATH, gateway, methods=["POST"]),
+    Route(KEYS_PATH, keys, methods=["GET"]),
+    Route("/api/ohttp/keys", list_keys, methods=["GET"]),
+    Route("/api/ohttp/keys", rotate_key, methods=["POST"]),
+    Route("/api/ohttp/keys/{key_id}", retire_key, methods=["DELETE"]),
+]
