@@ -31,6 +31,8 @@ Usage::
 
     uv run python benchmarks/bench_poisoning_detection.py              # 100 trials per cell, 200 clean (about 20 CPU-seconds)
     uv run python benchmarks/bench_poisoning_detection.py --trials 20  # quicker
+    uv run python benchmarks/bench_poisoning_detection.py --protocol olh --domain 1024 --trials 10 --clean 10 \
+        --shares 0.1,0.2,0.3 --attacks "maximal gain"    # another protocol and domain (results/poisoning_detection_olh_1024.json)
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ from dpdist.serve._diagnostics import diagnostics
 DOMAIN, GENUINE, TARGET, EPSILON = 128, 100_000, 101, 1.0
 SHARES = (0.005, 0.01, 0.0125, 0.015, 0.0175, 0.02)
 ATTACKS = ("maximal gain", "masked", "floor-filling")
+
+
+def configure(domain: int) -> None:
+    """Set the domain size every function here reads (the target stays item 101)."""
+    global DOMAIN
+    DOMAIN = domain
 
 
 def zipf() -> np.ndarray:
@@ -131,17 +139,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--clean", type=int, default=200)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "poisoning_detection.json"))
+    parser.add_argument("--protocol", default="grr", help="grr, olh, oue, ... (default grr)")
+    parser.add_argument("--domain", type=int, default=DOMAIN, help="d (default 128)")
+    parser.add_argument("--shares", default=",".join(str(share) for share in SHARES), help="fake shares, comma-separated")
+    parser.add_argument("--attacks", default=",".join(ATTACKS), help="attacks, comma-separated")
+    parser.add_argument("--out", default=None, help="default results/poisoning_detection[_<protocol>_<d>].json")
     args = parser.parse_args()
-    protocol = local.make("grr", epsilon=EPSILON, domain_size=DOMAIN)
+    configure(args.domain)
+    default = args.protocol == "grr" and args.domain == 128
+    out = args.out or str(Path(__file__).parent / "results" / (
+        "poisoning_detection.json" if default else f"poisoning_detection_{args.protocol}_{args.domain}.json"))
+    protocol = local.make(args.protocol, epsilon=EPSILON, domain_size=DOMAIN)
+    shares = [float(share) for share in args.shares.split(",")]
     rows = []
-    for attack_index, attack in enumerate(ATTACKS):
-        for share_index, share in enumerate(SHARES):
+    for attack in args.attacks.split(","):
+        attack_index = ATTACKS.index(attack)
+        for share in shares:
+            share_index = SHARES.index(share) if share in SHARES else len(SHARES) + shares.index(share)
             results = [trial(protocol, share, attack, np.random.default_rng([attack_index, share_index, index, 64]))
                        for index in range(args.trials)]
             mean = {key: float(np.mean([row[key] for row in results])) for key in results[0]}
             rows.append({"attack": attack, "share": share, "trials": args.trials, **mean})
-    print("| attack | fakes | target (truth 0.0018): unbiased | projected | alarm rate: support counts | "
+    print(f"{args.protocol}, d = {DOMAIN}, eps = {EPSILON:g}, n = {GENUINE:,}")
+    print(f"| attack | fakes | target (truth {zipf()[TARGET]:.4f}): unbiased | projected | alarm rate: support counts | "
           "likelihood ratio | top excess | any |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -165,7 +185,8 @@ def main() -> None:
         print(f"| {row['population']} | {row['runs']} | {row['counts']} | {row['ratio']} | {row['top']} | {row['any']} | "
               f"{row['top_below_0.05']} | {row['top_smallest_p']:.2g} | {row['learned_share_positive']} | "
               f"{row['error_projected']:.3f} |")
-    Path(args.out).write_text(json.dumps({"attacks": rows, "clean": cleans}, indent=1) + "\n")
+    Path(out).write_text(json.dumps({"protocol": args.protocol, "domain": DOMAIN, "attacks": rows, "clean": cleans},
+                                    indent=1) + "\n")
 
 
 if __name__ == "__main__":
