@@ -82,7 +82,8 @@ def campaign(protocol, share: float, attack: str, rng: np.random.Generator):
     else:
         spread = fakes // 5 if attack == "masked" else 0
         aggregate.add(testing.maximal_gain_attack(protocol, fakes - spread, [TARGET], rng=rng))
-        aggregate.add(rng.choice(np.argsort(zipf())[: DOMAIN // 4], spread).astype(dtype))
+        if spread:  # the masked attack's spread reports (GRR's report is the item itself)
+            aggregate.add(rng.choice(np.argsort(zipf())[: DOMAIN // 4], spread).astype(dtype))
     return np.bincount(values, minlength=DOMAIN) / GENUINE, aggregate, fakes / aggregate.n
 
 
@@ -94,7 +95,7 @@ def trial(protocol, share: float, attack: str, rng: np.random.Generator) -> dict
     learned = protocol.estimate(aggregate, recover="ldprecover")
     known = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=fraction)
     told = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=fraction, targets=[TARGET])
-    doubled = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=2 * fraction, targets=[TARGET])
+    doubled = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=min(2 * fraction, 0.49), targets=[TARGET])
 
     def error(frequencies):
         return float(((frequencies - genuine) ** 2).sum())
@@ -103,7 +104,7 @@ def trial(protocol, share: float, attack: str, rng: np.random.Generator) -> dict
         "unbiased": float(plain[TARGET]), "projected": float(projected[TARGET]),
         "counts": float(document["count_above"] + document["count_below"] > 0),
         "ratio": float(document["constraint"]["flagged"]), "top": float(document["top"]["flagged"]),
-        "any": float(document["flagged"]), "top_log10_p": float(np.log10(max(document["top"]["p_value"], 1e-300))),
+        "any": float(document["flagged"]), "top_log10_p": float(np.log10(max(document["top"].get("p_value", 1.0), 1e-300))),
         "learned_share": float(learned.details["fake_fraction"]),
         "learned": float(learned.frequencies[TARGET]), "known": float(known.frequencies[TARGET]),
         "known_targets": float(told.frequencies[TARGET]), "doubled_targets": float(doubled.frequencies[TARGET]),
@@ -125,8 +126,8 @@ def clean(protocol, population: str, runs: int) -> dict:
         projected = postprocess.project_simplex(protocol.estimate(aggregate).frequencies)
         error = float(((projected - np.bincount(values, minlength=DOMAIN) / GENUINE) ** 2).sum())
         rows.append((document["count_above"] + document["count_below"] > 0, document["constraint"]["flagged"],
-                     document["top"]["flagged"], document["flagged"], document["top"]["p_value"] < 0.05,
-                     document["top"]["p_value"],
+                     document["top"]["flagged"], document["flagged"], document["top"].get("p_value", 1.0) < 0.05,
+                     document["top"].get("p_value", 1.0),
                      protocol.estimate(aggregate, recover="ldprecover").details["fake_fraction"] > 0, error))
     table = np.array(rows, dtype=np.float64)
     return {"population": population, "runs": runs, "counts": int(table[:, 0].sum()), "ratio": int(table[:, 1].sum()),

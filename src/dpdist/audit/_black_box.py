@@ -93,7 +93,7 @@ def single_value_plan(samples: int, claim: float) -> tuple[int, int]:
 
     Enough that an identity hidden behind a call's order (outputs sorted or shuffled within the call) is
     certified above the claim: a stage of :math:`n` outputs certifies such a leak up to about
-    :math:`\ln(n / \ln(1/a))`, so :math:`n` grows as :math:`e^{\text{claim}}` (256 at claims up to 1.5), at
+    :math:`\ln(n / \ln(1/a))`, so :math:`n` grows as :math:`e^{\text{claim}}` (256 at claims up to 1.4), at
     most an eighth of ``samples`` and 8,192; its pilot a quarter of it.
     """
     stage = int(min(samples // 8, 8192, max(256, math.ceil(60 * math.exp(claim)))))
