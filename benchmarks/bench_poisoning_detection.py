@@ -31,6 +31,8 @@ Usage::
 
     uv run python benchmarks/bench_poisoning_detection.py              # 100 trials per cell, 200 clean (about 20 CPU-seconds)
     uv run python benchmarks/bench_poisoning_detection.py --trials 20  # quicker
+    uv run python benchmarks/bench_poisoning_detection.py --protocol olh --domain 1024 --trials 10 --clean 10 \
+        --shares 0.1,0.2,0.3 --attacks "maximal gain"    # another protocol and domain (results/poisoning_detection_olh_1024.json)
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ from dpdist.serve._diagnostics import diagnostics
 DOMAIN, GENUINE, TARGET, EPSILON = 128, 100_000, 101, 1.0
 SHARES = (0.005, 0.01, 0.0125, 0.015, 0.0175, 0.02)
 ATTACKS = ("maximal gain", "masked", "floor-filling")
+
+
+def configure(domain: int) -> None:
+    """Set the domain size every function here reads (the target stays item 101)."""
+    global DOMAIN
+    DOMAIN = domain
 
 
 def zipf() -> np.ndarray:
@@ -74,7 +82,8 @@ def campaign(protocol, share: float, attack: str, rng: np.random.Generator):
     else:
         spread = fakes // 5 if attack == "masked" else 0
         aggregate.add(testing.maximal_gain_attack(protocol, fakes - spread, [TARGET], rng=rng))
-        aggregate.add(rng.choice(np.argsort(zipf())[: DOMAIN // 4], spread).astype(dtype))
+        if spread:  # the masked attack's spread reports (GRR's report is the item itself)
+            aggregate.add(rng.choice(np.argsort(zipf())[: DOMAIN // 4], spread).astype(dtype))
     return np.bincount(values, minlength=DOMAIN) / GENUINE, aggregate, fakes / aggregate.n
 
 
@@ -86,7 +95,7 @@ def trial(protocol, share: float, attack: str, rng: np.random.Generator) -> dict
     learned = protocol.estimate(aggregate, recover="ldprecover")
     known = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=fraction)
     told = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=fraction, targets=[TARGET])
-    doubled = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=2 * fraction, targets=[TARGET])
+    doubled = protocol.estimate(aggregate, recover="ldprecover", fake_fraction=min(2 * fraction, 0.49), targets=[TARGET])
 
     def error(frequencies):
         return float(((frequencies - genuine) ** 2).sum())
@@ -95,7 +104,7 @@ def trial(protocol, share: float, attack: str, rng: np.random.Generator) -> dict
         "unbiased": float(plain[TARGET]), "projected": float(projected[TARGET]),
         "counts": float(document["count_above"] + document["count_below"] > 0),
         "ratio": float(document["constraint"]["flagged"]), "top": float(document["top"]["flagged"]),
-        "any": float(document["flagged"]), "top_log10_p": float(np.log10(max(document["top"]["p_value"], 1e-300))),
+        "any": float(document["flagged"]), "top_log10_p": float(np.log10(max(document["top"].get("p_value", 1.0), 1e-300))),
         "learned_share": float(learned.details["fake_fraction"]),
         "learned": float(learned.frequencies[TARGET]), "known": float(known.frequencies[TARGET]),
         "known_targets": float(told.frequencies[TARGET]), "doubled_targets": float(doubled.frequencies[TARGET]),
@@ -117,8 +126,8 @@ def clean(protocol, population: str, runs: int) -> dict:
         projected = postprocess.project_simplex(protocol.estimate(aggregate).frequencies)
         error = float(((projected - np.bincount(values, minlength=DOMAIN) / GENUINE) ** 2).sum())
         rows.append((document["count_above"] + document["count_below"] > 0, document["constraint"]["flagged"],
-                     document["top"]["flagged"], document["flagged"], document["top"]["p_value"] < 0.05,
-                     document["top"]["p_value"],
+                     document["top"]["flagged"], document["flagged"], document["top"].get("p_value", 1.0) < 0.05,
+                     document["top"].get("p_value", 1.0),
                      protocol.estimate(aggregate, recover="ldprecover").details["fake_fraction"] > 0, error))
     table = np.array(rows, dtype=np.float64)
     return {"population": population, "runs": runs, "counts": int(table[:, 0].sum()), "ratio": int(table[:, 1].sum()),
@@ -131,17 +140,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--clean", type=int, default=200)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "poisoning_detection.json"))
+    parser.add_argument("--protocol", default="grr", help="grr, olh, oue, ... (default grr)")
+    parser.add_argument("--domain", type=int, default=DOMAIN, help="d (default 128)")
+    parser.add_argument("--shares", default=",".join(str(share) for share in SHARES), help="fake shares, comma-separated")
+    parser.add_argument("--attacks", default=",".join(ATTACKS), help="attacks, comma-separated")
+    parser.add_argument("--out", default=None, help="default results/poisoning_detection[_<protocol>_<d>].json")
     args = parser.parse_args()
-    protocol = local.make("grr", epsilon=EPSILON, domain_size=DOMAIN)
+    configure(args.domain)
+    default = args.protocol == "grr" and args.domain == 128
+    out = args.out or str(Path(__file__).parent / "results" / (
+        "poisoning_detection.json" if default else f"poisoning_detection_{args.protocol}_{args.domain}.json"))
+    protocol = local.make(args.protocol, epsilon=EPSILON, domain_size=DOMAIN)
+    shares = [float(share) for share in args.shares.split(",")]
     rows = []
-    for attack_index, attack in enumerate(ATTACKS):
-        for share_index, share in enumerate(SHARES):
+    for attack in args.attacks.split(","):
+        attack_index = ATTACKS.index(attack)
+        for share in shares:
+            share_index = SHARES.index(share) if share in SHARES else len(SHARES) + shares.index(share)
             results = [trial(protocol, share, attack, np.random.default_rng([attack_index, share_index, index, 64]))
                        for index in range(args.trials)]
             mean = {key: float(np.mean([row[key] for row in results])) for key in results[0]}
             rows.append({"attack": attack, "share": share, "trials": args.trials, **mean})
-    print("| attack | fakes | target (truth 0.0018): unbiased | projected | alarm rate: support counts | "
+    print(f"{args.protocol}, d = {DOMAIN}, eps = {EPSILON:g}, n = {GENUINE:,}")
+    print(f"| attack | fakes | target (truth {zipf()[TARGET]:.4f}): unbiased | projected | alarm rate: support counts | "
           "likelihood ratio | top excess | any |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -165,7 +186,8 @@ def main() -> None:
         print(f"| {row['population']} | {row['runs']} | {row['counts']} | {row['ratio']} | {row['top']} | {row['any']} | "
               f"{row['top_below_0.05']} | {row['top_smallest_p']:.2g} | {row['learned_share_positive']} | "
               f"{row['error_projected']:.3f} |")
-    Path(args.out).write_text(json.dumps({"attacks": rows, "clean": cleans}, indent=1) + "\n")
+    Path(out).write_text(json.dumps({"protocol": args.protocol, "domain": DOMAIN, "attacks": rows, "clean": cleans},
+                                    indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from .errors import InvalidParameterError
 __all__ = [
     "check_rng",
     "secure_generator",
+    "keyed_generator",
     "random_words",
     "root_seed_sequence",
     "block_generator",
@@ -61,6 +62,17 @@ def secure_generator() -> np.random.Generator:
     by design: a reproducible stream is not secret.
     """
     return np.random.Generator(AESCounter())  # pyright: ignore[reportArgumentType]  (a numpy BitGenerator at run time; randomgen's stubs do not say so)
+
+
+def keyed_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A ``Generator`` of the CSPRNG's type (AES-CTR) keyed by 128 bits drawn from ``rng``.
+
+    Secret exactly when ``rng`` is (the CSPRNG gives a secret key, a seeded stream a reproducible one): for
+    code that must not be able to tell a seeded caller from the default by its generator's type (the audit
+    hands it to the randomizer it audits).
+    """
+    key = int(rng.integers(0, 2**63)) << 65 | int(rng.integers(0, 2**63))
+    return np.random.Generator(AESCounter(key=key % 2**128, counter=0))  # pyright: ignore[reportArgumentType]  (as secure_generator)
 
 
 def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.random.Generator:

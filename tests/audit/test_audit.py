@@ -136,6 +136,19 @@ def test_no_violation_found_states_the_rarest_event_it_examined():
     assert document["smallest_examined_probability"] == result.smallest_examined_probability
     assert "detectable_epsilon" not in document and "witness_power_loss" in document
     assert "events examined" in audit.table([result])[0]
+    assert "that the audit's cells can express (unions of cells" in result.statement and "other events" in result.statement
+
+
+def test_the_statement_and_the_table_say_what_they_mean():
+    """The outsider's L3: the statement of a large domain read '(16 of 1024 items (designed); rarer ...' (a
+    parenthesis left open), and the table's 'samples' was a total (a stated channel's fit included) beside the field
+    table's outputs per input."""
+    result = audit.audit(grr(1024, math.e / (math.e + 1023)), 1.0, 1024, samples=2_000, white_box=False, rng=0)
+    clause = result.statement.split(" that the audit's cells")[0]
+    assert clause.count("(") == clause.count(")") and "16 of 1024" in clause
+    header, row = audit.table([result])
+    assert "outputs per input" in header and "outputs (all)" in header
+    assert f"{result.samples_per_input:,}" in row and f"{result.samples:,}" in row
 
 
 @pytest.mark.parametrize("times, flagged", [(1.5, True), (0.3, False)])

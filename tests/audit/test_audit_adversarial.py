@@ -32,16 +32,44 @@ def test_a_randomizer_honest_only_on_batches_of_one_repeated_value_is_caught():
     assert audit.audit(cheat, 1.0, D, samples=8000, rng=0).violates
 
 
-def test_calls_mix_the_inputs_and_vary_in_size():
-    sizes, mixed = [], []
+def test_calls_look_like_ordinary_use():
+    """Calls vary in size and make-up as a column of ordinary use would (the outsider's M2: every call held every
+    input exactly equally often, and a seeded audit handed a PCG64 generator): unbalanced calls, calls missing
+    inputs, calls of one value; the generator handed over is dpdist's CSPRNG type, seeded or not."""
+    calls = []
 
     def recording(values, rng):
-        sizes.append(len(values))
-        mixed.append(len(np.unique(values)) == D)
+        counts = np.bincount(np.asarray(values), minlength=D)
+        calls.append((len(values), int(counts.max() - counts[counts > 0].min()), int(np.count_nonzero(counts)),
+                      type(rng.bit_generator).__name__))
         return honest(values, rng)
 
     audit.audit(recording, 1.0, D, samples=20_000, white_box=False, rng=1)
-    assert all(mixed) and len(set(sizes)) > 5 and min(sizes) < 100 and max(sizes) > 1000
+    sizes = [size for size, _, _, _ in calls]
+    assert len(set(sizes)) > 5 and max(sizes) > 1000 and sizes.count(1) >= 256 * D
+    mixed = [(imbalance, present) for size, imbalance, present, _ in calls if size >= 4 * D and present > 1]
+    assert sum(imbalance == 0 for imbalance, _ in mixed) <= len(mixed) // 10 and any(p < D for _, p in mixed)
+    calls.clear()
+    audit.audit(recording, 1.0, D, samples=2_000, white_box=False, rng=None)
+    assert {generator for _, _, _, generator in calls} == {"AESCounter"}
+
+
+def test_a_randomizer_that_sorts_or_shuffles_its_call_is_caught():
+    """Outputs that are the inputs, only not in their positions (the outsider's M1: certified 0.000 before), and an
+    identity only on one-value calls (what a device makes), GRR on any call of several values."""
+
+    def sorted_identity(values):
+        return np.sort(np.asarray(values))
+
+    def shuffled_identity(values, rng):
+        return rng.permutation(np.asarray(values))
+
+    def identity_alone(values, rng):
+        return np.asarray(values).copy() if len(values) == 1 else honest(values, rng)
+
+    for randomizer in (sorted_identity, shuffled_identity, identity_alone):
+        result = audit.audit(randomizer, 1.0, D, samples=20_000, white_box=False, rng=2)
+        assert result.violates, randomizer.__name__
 
 
 def test_outputs_whose_length_depends_on_the_value_are_certified_to_violate():
@@ -100,14 +128,46 @@ def test_huge_outputs_are_refused_before_the_pilot_is_drawn():
 
     with pytest.raises(InvalidParameterError, match="'features'.*'pilot'"):
         audit.audit(huge, 1.0, D, samples=8000, rng=5)
-    assert calls == [D] and 1000 * D * 100_000 > KEPT_ENTRIES  # one call of one value per input, then refused
+    assert len(calls) == 1 and calls[0] <= 2 * D and 1000 * D * 100_000 > KEPT_ENTRIES  # one call, of at most 2 D
+
+
+def test_an_exception_that_depends_on_the_value_is_certified_as_a_leak():
+    """The outsider's L1: an exception raised only for item 3 (w.p. 1e-2 a value) was a usage error (exit 2); it is
+    what leaves the device, so the call is made again value by value and the refusal is an output certified."""
+
+    def raises_on_three(values, rng):
+        values = np.asarray(values)
+        if ((values == 3) & (rng.random(values.size) < 1e-2)).any():
+            raise ValueError("refused: rate limit")
+        return honest(values, rng)
+
+    result = audit.audit(raises_on_three, 1.0, D, white_box=False, rng=0)
+    assert result.violates and result.witness["input"] == 3 and "-3e+300" in result.witness["event"]
+
+
+def test_the_rng_goes_to_a_parameter_named_rng_and_never_to_a_bound_default():
+    """The outsider's L2: f(values, mech=mech) was called f(values, rng) (an AttributeError on the generator)."""
+    seen = []
+
+    def own_randomness(values, mechanism=honest):
+        seen.append(mechanism is honest)
+        return mechanism(np.asarray(values), np.random.default_rng())
+
+    def keyword_rng(values, *, rng):
+        return honest(values, rng)
+
+    assert audit.audit(own_randomness, 1.0, D, samples=2000, white_box=False).verdict == "no violation found"
+    assert all(seen)
+    first = audit.audit(keyword_rng, 1.0, D, samples=2000, white_box=False, rng=3)
+    assert first.certified_epsilon == audit.audit(keyword_rng, 1.0, D, samples=2000, white_box=False, rng=3).certified_epsilon
 
 
 def test_a_randomizer_that_raises_is_named_with_its_error():
     def broken(values, rng):
         raise RuntimeError("the key file is missing")
 
-    with pytest.raises(InvalidParameterError, match="'randomizer' .*broken raised RuntimeError.*key file") as caught:
+    with pytest.raises(InvalidParameterError, match="'randomizer' .*broken raised RuntimeError.*alone.*key file.*leak"
+                       ) as caught:
         audit.audit(broken, 1.0, D, samples=4000)
     assert isinstance(caught.value.__cause__, RuntimeError)
 

@@ -159,7 +159,7 @@ def audit(
     inputs, chosen_inputs = audit_inputs(chosen.domain if domain is None else domain, owner)
     generator = check_rng(rng, owner=owner)
     audited = conditioned_on_hash(chosen, inputs) if chosen.hash_family is not None else chosen
-    found = certify(audited, inputs, input_pairs(len(inputs)), settings, generator)
+    found = certify(audited, inputs, input_pairs(len(inputs)), settings, generator, single=True)
     white = fit_channel(chosen, inputs, settings, generator) if white_box else None
     return assemble(audited, settings, found, white, chosen_inputs, len(inputs), rng,
                     neighbouring="local: any two inputs of one user")

@@ -10,7 +10,13 @@ then fixes how rows become cells, two ways:
   ``report_index``, short bit vectors), never for reals;
 * **columns**: each column is cut into at most ``bins`` levels (its distinct values when
   it has few, else quantiles of the pilot), and a pair of inputs looks at the joint
-  levels of the few columns that tell them apart best (large bit vectors, reals).
+  levels of the few columns that tell them apart best (large bit vectors, reals);
+* **bit planes**: each of the first :data:`PLANE_SOURCES` columns of many values (the ones cut
+  into quantiles) also gives one 0/1 column per bit of its 64-bit pattern that varies in the
+  pilot: an integer's two's complement (a column of whole numbers below :math:`2^{53}`), else
+  the float's IEEE 754 bits.  Quantile bins never see a leak in a low bit (an integer's parity,
+  a mantissa bit): these columns do, and the pair's column choice above takes them like any
+  other column.
 
 Either map is a post-processing fixed before the certifying samples are drawn, so a
 bound certified on cells holds for the randomizer itself (post-processing cannot raise
@@ -24,11 +30,13 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["CellMap", "UNSEEN_MASS"]
+__all__ = ["CellMap", "UNSEEN_MASS", "PLANE_SOURCES"]
 
 #: The rows mode is used only when the pilot says fresh rows are mostly rows it saw: at most this share
 #: unseen (Good-Turing).  Distinct reals never recur, so events on them certify nothing on fresh outputs.
 UNSEEN_MASS = 0.25
+#: Columns of many values (the first ones) whose bits become columns of their own.
+PLANE_SOURCES = 8
 
 
 @dataclass(frozen=True)
@@ -38,10 +46,11 @@ class CellMap:
     codebook: np.ndarray | None  # distinct pilot rows (rows mode), or None
     levels: tuple[np.ndarray, ...]  # per column: its values (few) or interior quantile edges (many)
     discrete: tuple[bool, ...]  # per column: levels are values (True) or edges (False)
+    planes: tuple[tuple[int, int, bool], ...] = ()  # extra 0/1 columns: (source column, bit, bits of a float)
 
     @classmethod
-    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int) -> CellMap:
-        """The map of a pilot ``(n, k)`` (every input's rows pooled)."""
+    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int, planes: bool = True) -> CellMap:
+        """The map of a pilot ``(n, k)`` (every input's rows pooled); ``planes``: add the bit planes."""
         distinct = _distinct_rows(pilot)
         codebook = distinct if len(distinct) <= max_cells else None
         if codebook is not None and len(pilot) and _unseen_mass(cls(codebook, (), ()), pilot) > UNSEEN_MASS:
@@ -56,11 +65,20 @@ class CellMap:
                 edges = np.unique(np.quantile(column, np.linspace(0, 1, bins + 1)[1:-1]))
                 levels.append(edges)
                 discrete.append(False)
-        return cls(codebook, tuple(levels), tuple(discrete))
+        sources = [column for column, few in enumerate(discrete) if not few][:PLANE_SOURCES if planes else 0]
+        return cls(codebook, tuple(levels), tuple(discrete), _varying_planes(pilot, sources))
 
     @property
     def columns(self) -> int:
-        return len(self.levels)
+        """Columns of levels: the outputs' own, then the bit planes."""
+        return len(self.levels) + len(self.planes)
+
+    def column_name(self, column: int) -> str:
+        """A column in words (an output's own column, or a bit of one)."""
+        if column < len(self.levels):
+            return f"column {column}"
+        source, bit, as_float = self.planes[column - len(self.levels)]
+        return f"bit {bit} of column {source}" + (" (float bits)" if as_float else "")
 
     def row_cells(self) -> int:
         """Cells of the rows mode: the pilot's distinct rows and one for any other row."""
@@ -107,13 +125,20 @@ class CellMap:
         return ranks, book
 
     def level_counts(self) -> np.ndarray:
-        """How many levels each column has (a discrete column: its values and one for any other)."""
-        return np.array([lv.size + 1 for lv in self.levels], dtype=np.int64)
+        """How many levels each column has (a discrete column: its values and one for any other; a bit plane: 2)."""
+        return np.array([lv.size + 1 for lv in self.levels] + [2] * len(self.planes), dtype=np.int64)
 
     def column_levels(self, rows: np.ndarray, columns) -> np.ndarray:
         """The level of each row in each of ``columns``: ``(n, len(columns))`` integers."""
         out = np.empty((rows.shape[0], len(columns)), dtype=np.int32)
+        patterns: dict[tuple[int, bool], np.ndarray] = {}  # a source column's 64-bit patterns, once per call
         for position, column in enumerate(columns):
+            if column >= len(self.levels):
+                source, bit, as_float = self.planes[column - len(self.levels)]
+                if (source, as_float) not in patterns:
+                    patterns[source, as_float] = _bit_patterns(rows[:, source], as_float)
+                out[:, position] = (patterns[source, as_float] >> np.uint64(bit)) & np.uint64(1)
+                continue
             values, levels = rows[:, column], self.levels[column]
             if self.discrete[column]:
                 index = np.searchsorted(levels, values)
@@ -134,6 +159,34 @@ class CellMap:
 
     def joint_cells(self, columns) -> int:
         return int(np.prod(self.level_counts()[list(columns)]))
+
+
+def _whole_numbers(column: np.ndarray) -> bool:
+    """Whether a column is read as integers (its two's complement) rather than as a float's bits."""
+    if column.dtype.kind in "biu":
+        return True
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.abs(column) < 2.0**53) and np.all(column == np.round(column)))
+
+
+def _bit_patterns(column: np.ndarray, as_float: bool) -> np.ndarray:
+    """A column's 64-bit patterns: a float's IEEE 754 bits, or an integer's two's complement."""
+    if as_float:
+        return np.ascontiguousarray(column, dtype=np.float64).view(np.uint64)
+    if column.dtype.kind == "u":
+        return column.astype(np.uint64)
+    return np.ascontiguousarray(column.astype(np.int64)).view(np.uint64)
+
+
+def _varying_planes(pilot: np.ndarray, sources: list[int]) -> tuple[tuple[int, int, bool], ...]:
+    """The bit planes of ``sources`` that are not constant in the pilot (a constant one tells nothing apart)."""
+    planes = []
+    for source in sources:
+        as_float = not _whole_numbers(pilot[:, source])
+        patterns = _bit_patterns(pilot[:, source], as_float)
+        varying = np.bitwise_or.reduce(patterns) & ~np.bitwise_and.reduce(patterns) if patterns.size else np.uint64(0)
+        planes += [(source, bit, as_float) for bit in range(64) if (int(varying) >> bit) & 1]
+    return tuple(planes)
 
 
 def _unseen_mass(rows_map: CellMap, pilot: np.ndarray) -> float:

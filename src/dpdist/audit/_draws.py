@@ -1,10 +1,16 @@
 """Drawing a randomizer's outputs for the auditor: calls that look like ordinary use, outputs as rows of numbers.
 
-**Calls.**  Each call holds every audited input the same number of times, shuffled, and that number is
-drawn log-uniformly between 1 and a cap, so calls mix values and vary in size: a randomizer that behaves
-well only on batches of one repeated value, or of one size, is audited on other batches too.  This does not
-defeat a randomizer that *detects* the audit (by its batch sizes, call count, time or process) and behaves
-only then: no black box can (docs/audit.md, "What a black box cannot see").
+**Calls.**  Each call's make-up is drawn at random, as a column of ordinary use would be: its size
+log-uniform between 1 and a cap, its inputs multinomial with proportions drawn from a Dirichlet(1/2) (skewed:
+most calls hold a few inputs in large numbers and miss others), shuffled; only the totals per input are
+fixed (each input's outputs of a stage come to exactly the stage's size).  Beside these mixed calls, a
+:func:`draw_single` stage calls the randomizer with one value at a time, as a device does, so that a
+randomizer whose output ``i`` does not belong to input ``i`` (it sorts or shuffles the values of a call) is
+audited as the device would run it.  The generator handed to the randomizer is always a NumPy ``Generator``
+on ``AESCounter`` (dpdist's CSPRNG, what its clients pass in ordinary use), keyed from the audit's stream, so
+its type does not tell a seeded audit from use.  None of this defeats a randomizer that *detects* the audit
+(by its call pattern, count or timing, its process, an environment variable) and behaves only then: no black
+box can (docs/audit.md, "What a black box cannot see").
 
 **Rows.**  Outputs become an ``(n, k)`` array of numbers (:func:`as_columns`), every map a fixed function
 of one output (a post-processing, which keeps every bound valid: Dwork & Roth 2014, Proposition 2.1):
@@ -26,11 +32,13 @@ from typing import Iterator
 import numpy as np
 from numpy.lib import recfunctions
 
+from .._rng import keyed_generator
 from ..errors import InvalidParameterError
 from ._floats import FLOAT_COLUMNS, bit_columns
 from ._randomizer import Randomizer
 
-__all__ = ["as_columns", "OutputLayout", "draw_mixed", "CALL_VALUES", "CALL_ENTRIES", "RAGGED_WIDTH"]
+__all__ = ["as_columns", "OutputLayout", "draw_mixed", "draw_single", "handed_generator", "CALL_VALUES", "CALL_ENTRIES",
+           "RAGGED_WIDTH"]
 
 #: Values asked for in one call of the randomizer, at most (and numbers, rows x columns, of its outputs).
 CALL_VALUES, CALL_ENTRIES = 1 << 16, 1 << 22
@@ -38,6 +46,8 @@ CALL_VALUES, CALL_ENTRIES = 1 << 16, 1 << 22
 RAGGED_WIDTH = 16
 #: What non-finite outputs become (fixed: a post-processing).
 NAN_AS, INF_AS = -2e300, 1e300
+#: The row of a value whose one-value call raised (every number of it).
+REFUSED_AS = -3e300
 
 
 @dataclass
@@ -114,37 +124,99 @@ def _shape_error(owner: str, got: str, columns: int) -> InvalidParameterError:
     )
 
 
+def handed_generator(rng: np.random.Generator) -> np.random.Generator:
+    """The generator the randomizer is handed: dpdist's CSPRNG type (AES-CTR), keyed from the audit's stream."""
+    return keyed_generator(rng)
+
+
 def draw_mixed(
-    randomizer: Randomizer, inputs: np.ndarray, count: int, rng: np.random.Generator, layout: OutputLayout
+    randomizer: Randomizer, inputs: np.ndarray, count: int, rng: np.random.Generator, layout: OutputLayout,
+    handed: np.random.Generator | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``count`` outputs of every input, as ``(labels, rows)`` per call: ``labels[i]`` the index of the input
-    whose output is ``rows[i]``.  The first call of an audit holds each input once (it fixes the layout)."""
+    whose output is ``rows[i]``.  Each call's make-up is random (module docstring); ``handed`` is the generator
+    the randomizer draws from (``rng``, which draws the make-ups, when not given)."""
     n = len(inputs)
-    remaining = count
-    while remaining > 0:
-        if layout.columns is None:
-            per_input = 1
-        else:
-            cap = max(1, min(CALL_VALUES // n, CALL_ENTRIES // (n * max(layout.columns, 1))))
-            per_input = min(remaining, int(math.exp(rng.uniform(0.0, math.log(cap + 1)))))
-            per_input = max(per_input, 1)
-        labels = rng.permutation(np.repeat(np.arange(n), per_input))
-        yield labels, _call(randomizer, inputs[labels], rng, layout)
-        remaining -= per_input
+    remaining = np.full(n, count, dtype=np.int64)
+    handed = rng if handed is None else handed
+    while remaining.sum() > 0:
+        take = _make_up(remaining, layout, rng)
+        if take.sum() == 0:
+            continue
+        labels = rng.permutation(np.repeat(np.arange(n), take))
+        yield labels, _call(randomizer, inputs[labels], handed, layout)
+        remaining -= take
+
+
+def _make_up(remaining: np.ndarray, layout: OutputLayout, rng: np.random.Generator) -> np.ndarray:
+    """How many values of each input the next call holds (at most ``remaining``).
+
+    A size log-uniform up to the cap and multinomial proportions from a Dirichlet(1/2).  The first call of an
+    audit (it fixes the layout: outputs whose length depends on the value show only in a call that mixes them)
+    holds every input once and up to as many more values at random, so its outputs stay small.
+    """
+    n = remaining.size
+    if layout.columns is None:
+        extra = rng.multinomial(int(rng.integers(0, n + 1)), rng.dirichlet(np.full(n, 0.5)))
+        return np.minimum(1 + extra, remaining)
+    cap = max(1, min(CALL_VALUES, CALL_ENTRIES // max(layout.columns, 1)))
+    size = int(math.exp(rng.uniform(0.0, math.log(cap + 1))))
+    weights = rng.dirichlet(np.full(n, 0.5)) * (remaining > 0)
+    if not weights.sum() > 0:  # every remaining input drew a weight of 0 (underflow): the rest evenly
+        weights = (remaining > 0).astype(np.float64)
+    return np.minimum(rng.multinomial(max(size, 1), weights / weights.sum()), remaining)
+
+
+def draw_single(
+    randomizer: Randomizer, inputs: np.ndarray, count: int, rng: np.random.Generator, layout: OutputLayout,
+    handed: np.random.Generator | None = None, chunk: int = 512,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``count`` outputs of every input from calls of one value each (as a device calls), in random order,
+    yielded as ``(labels, rows)`` of up to ``chunk`` calls at a time."""
+    labels = rng.permutation(np.repeat(np.arange(len(inputs)), count))
+    handed = rng if handed is None else handed
+    for start in range(0, labels.size, chunk):
+        part = labels[start:start + chunk]
+        yield part, np.concatenate([_call(randomizer, inputs[[label]], handed, layout) for label in part.tolist()])
 
 
 def _call(randomizer: Randomizer, values: np.ndarray, rng: np.random.Generator, layout: OutputLayout) -> np.ndarray:
+    """The rows of one call.  When a call raises, its values are called again one at a time (as devices call),
+    and a value whose own call raises gets a refusal row (every number :data:`REFUSED_AS`): an exception is then
+    what leaves the device, an output like any other, and one that depends on the value is a leak to certify.
+    Refused only when every value raises alone before any call succeeded (the randomizer's own failure: one line
+    naming it, the cause chained)."""
+    try:
+        return _rows(randomizer, values, rng, layout)
+    except _Raised as raised:
+        error = raised.__cause__
+    pieces: list[np.ndarray | None] = []
+    for value in values:  # a device's calls: one value each (only after a call raised)
+        try:
+            pieces.append(_rows(randomizer, value[None], rng, layout))
+        except _Raised as raised:
+            pieces.append(None)
+            error = raised.__cause__
+    if layout.columns is None:
+        raise _failure(randomizer, values, error) from error
+    width = layout.columns + 2 * len(layout.floats)
+    return np.concatenate([np.full((1, width), REFUSED_AS) if piece is None else piece.astype(np.float64)
+                           for piece in pieces])
+
+
+class _Raised(Exception):
+    """The randomizer raised (its exception is the cause)."""
+
+
+def _rows(randomizer: Randomizer, values: np.ndarray, rng: np.random.Generator, layout: OutputLayout) -> np.ndarray:
     try:
         outputs = randomizer.sample(values, rng)
         if randomizer.features is not None:
             outputs = randomizer.features(outputs)
     except MemoryError:
         raise
-    except Exception as error:  # the randomizer's own failure: one line naming it, the cause chained
-        raise InvalidParameterError(
-            f"The 'randomizer' {randomizer.name} raised {type(error).__name__} when called with {len(values)} "
-            f"values: {error}"
-        ) from error
+    except Exception as error:  # the randomizer's own exception: _call decides
+        raise _Raised() from error
     rows = as_columns(outputs, randomizer.name, layout)
     if rows.shape[0] != len(values):
         raise InvalidParameterError(
@@ -152,3 +224,11 @@ def _call(randomizer: Randomizer, values: np.ndarray, rng: np.random.Generator, 
             f"it returned {rows.shape[0]} outputs."
         )
     return rows
+
+
+def _failure(randomizer: Randomizer, values: np.ndarray, error) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The 'randomizer' {randomizer.name} raised {type(error).__name__} when called with {len(values)} "
+        f"values, and on each of them alone: {error}. (An exception that depends on the private value is itself a "
+        f"leak when it leaves the device: the audit certifies it as an output when other calls pass.)"
+    )

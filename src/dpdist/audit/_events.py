@@ -53,7 +53,8 @@ class Event:
             shown = [_row_text(cell_map.codebook[c]) if c < len(cell_map.codebook) else "(unseen)" for c in cells[:6]]
             more = f" and {cells.size - 6} more" if cells.size > 6 else ""
             return f"output in {{{', '.join(shown)}{more}}}"
-        return f"levels of columns {list(self.columns)} in {cells[:12].tolist()}" + (" ..." if cells.size > 12 else "")
+        names = ", ".join(cell_map.column_name(column) for column in self.columns)
+        return f"levels of ({names}) in {cells[:12].tolist()}" + (" ..." if cells.size > 12 else "")
 
 
 def _row_text(row: np.ndarray) -> str:

@@ -11,7 +11,12 @@ from typing import Any
 from .._documents import ABSENT, read_dataclass
 from ..estimates._drawing import axes
 
-__all__ = ["AuditResult", "Stage", "VERDICTS"]
+__all__ = ["AuditResult", "Stage", "VERDICTS", "EXAMINED"]
+
+#: The output events an audit examines, in words (docs/audit.md, "What the audit examines").
+EXAMINED = ("unions of cells: whole distinct outputs; each column's values, or quantile bins of a column of many "
+            "values; each varying bit of the first 8 such columns (integers in two's complement, floats as their "
+            "64-bit pattern); a float's exponent and lowest set bit; joint over at most 3 columns")
 
 #: The verdicts, as the report and the JSON spell them.
 VERDICTS = ("violates", "channel mismatch", "no violation found")
@@ -147,10 +152,11 @@ class AuditResult:
             return (f"channel mismatch: its samples do not follow its stated channel (fit p-value "
                     f"{_number(self.fit_pvalue)}), so the channel's epsilon is not the randomizer's.")
         return (f"no violation of {claim} found among the output events of probability >= "
-                f"{self.smallest_examined_probability:.2g} under some input ({_short(self.inputs)}); "
-                f"rarer events were not examined (a loss hidden in them, even an infinite one, goes unseen with "
-                f"probability above {self.alpha:.3g} in stages of up to {self.largest_stage:,} fresh outputs per input; "
-                f"more samples examine rarer events). Not a proof that the randomizer keeps its claim.")
+                f"{self.smallest_examined_probability:.2g} under some input ({_short(self.inputs)}) that the audit's "
+                f"cells can express ({EXAMINED}); rarer events and other events were not examined (a loss hidden in "
+                f"them, even an infinite one, goes unseen with probability above {self.alpha:.3g} in stages of up to "
+                f"{self.largest_stage:,} fresh outputs per input; more samples examine rarer events). Not a proof that "
+                f"the randomizer keeps its claim.")
 
     def summary(self) -> dict[str, Any]:
         """The table row: claimed, certified, confidence, samples, time, verdict."""
@@ -260,12 +266,14 @@ class AuditResult:
 
 
 def table(results: list[AuditResult]) -> list[str]:
-    """Rows of a text table, one per audit: claimed, certified, confidence, samples, time, verdict, and the rarest
-    output event the budget examined (``smallest_examined_probability``)."""
-    header = ("randomizer", "claimed", "certified >=", "confidence", "samples", "seconds", "verdict",
-              "events examined")
+    """Rows of a text table, one per audit: claimed, certified, confidence, outputs per input (the certificate's, the
+    column docs/audit.md's field table shows) and in all (every input, a stated channel's fit included), time,
+    verdict, and the rarest output event the budget examined (``smallest_examined_probability``)."""
+    header = ("randomizer", "claimed", "certified >=", "confidence", "outputs per input", "outputs (all)", "seconds",
+              "verdict", "events examined")
     rows = [header] + [
-        (r.name, f"{r.claimed_epsilon:.4g}", f"{r.certified_epsilon:.4g}", f"{r.confidence:g}", f"{r.samples:,}",
+        (r.name, f"{r.claimed_epsilon:.4g}", f"{r.certified_epsilon:.4g}", f"{r.confidence:g}",
+         f"{r.samples_per_input:,}", f"{r.samples:,}",
          f"{r.seconds:.2f}", r.verdict, f"p >= {r.smallest_examined_probability:.2g}")
         for r in results
     ]
@@ -274,10 +282,11 @@ def table(results: list[AuditResult]) -> list[str]:
 
 
 def _short(inputs: str) -> str:
-    """The inputs compared, in a clause (their first words when long)."""
+    """The inputs compared, in a clause (their first words when long, parentheses closed)."""
     if not inputs:
         return "the inputs compared"
-    return inputs if len(inputs) <= 60 else inputs.split(":")[0]
+    short = inputs if len(inputs) <= 60 else inputs.split(":")[0]
+    return short + ")" * max(0, short.count("(") - short.count(")"))
 
 
 def _number(value) -> str:

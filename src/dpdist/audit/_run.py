@@ -71,11 +71,12 @@ def check_settings(owner: str, epsilon: Any, *, delta: Any = 0.0, alpha: Any, sa
 
 
 def certify(randomizer: Randomizer, inputs: np.ndarray, pairs: np.ndarray, settings: Settings,
-            rng: np.random.Generator) -> BlackBox:
-    """The black-box certificate on ``pairs`` of ``inputs`` (:mod:`dpdist.audit._black_box`)."""
+            rng: np.random.Generator, single: bool = False) -> BlackBox:
+    """The black-box certificate on ``pairs`` of ``inputs`` (:mod:`dpdist.audit._black_box`); ``single``: end
+    with a stage of one-value calls (a local randomizer, as a device calls it)."""
     return run_black_box(randomizer, inputs, pairs, settings.claim, settings.alpha, settings.samples, settings.pilot,
                          settings.sequential, settings.keep, settings.bins, settings.max_cells, rng,
-                         delta=settings.delta, float_bits=settings.float_bits)
+                         delta=settings.delta, float_bits=settings.float_bits, single=single)
 
 
 def fit_channel(randomizer: Randomizer, inputs: np.ndarray, settings: Settings, rng: np.random.Generator
@@ -103,6 +104,9 @@ def assemble(randomizer: Randomizer, settings: Settings, found: BlackBox, white:
     every = list(randomizer.notes) + list(notes)
     if not randomizer.seeded:
         every.append("the randomizer draws its own randomness: a seed does not repeat the audit")
+    if not settings.float_bits:
+        every.append("float_bits=False: no bit of any output was examined (no bit planes, float exponents or lowest "
+                     "set bits), only values and quantile bins")
     extra = 0 if white is None else white.samples_per_input
     delta = f", delta {settings.delta:g} subtracted from each lower bound" if settings.delta else ""
     return AuditResult(

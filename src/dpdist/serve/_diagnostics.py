@@ -130,15 +130,34 @@ def diagnostics(protocol, aggregator, alpha: float = ALPHA, constraint_alpha: fl
     distribution (:meth:`FeasibilityTest.to_dict <dpdist.local.frequency._feasibility.FeasibilityTest.to_dict>`),
     ``top`` the test of the estimates' excess above a level
     (:meth:`TopExcessTest.to_dict <dpdist.local.frequency._top_excess.TopExcessTest.to_dict>`), each
-    ``{"test": null, "detail"}`` where it does not apply; ``flagged`` is any test's flag.
+    ``{"test": null, "detail"}`` where it does not apply; ``flagged`` is any test's flag; ``unseen`` what no test
+    sees (:func:`unseen_gain`), which the summary states when nothing is flagged.
     """
     document = _support_counts(protocol, aggregator, alpha)
     if int(aggregator.n) > 0:
         document["constraint"] = _constraint(protocol, aggregator, constraint_alpha)
         document["top"] = _top(protocol, aggregator, top_alpha)
         document["flagged"] = bool(document["flagged"] or document["constraint"]["flagged"] or document["top"]["flagged"])
+    document["unseen"] = unseen_gain(protocol)
     document["summary"] = describe(document)
     return document
+
+
+def unseen_gain(protocol) -> dict:
+    """What fakes can do that no test here sees: a fake report that supports a rare item lifts its unbiased estimate
+    by :math:`G = (1 - q^*) / (p^* - q^*)` per unit of fake share (Cao, Jia & Gong 2021, maximal gain), and the
+    item's support count stays inside the honest region :math:`[n q^*, n p^*]` while the share is below about
+    :math:`1 / G`: such a share lifts a rare item to about 1 with no support count out of place.  Fakes honest users
+    could have sent are unseen at any share (Cheu, Smith & Ullman 2021).  ``{"gain", "share"}`` (``null`` where the
+    protocol states no support probabilities)."""
+    try:
+        p, q = (float(value) for value in protocol.support_probabilities())
+    except (AttributeError, NotImplementedError, TypeError, ValueError):  # no per-item support law stated
+        return {"gain": None, "share": None}
+    if not p > q:
+        return {"gain": None, "share": None}
+    gain = (1.0 - q) / (p - q)
+    return {"gain": gain, "share": 1.0 / gain}
 
 
 def _top(protocol, aggregator, alpha: float) -> dict:
@@ -234,6 +253,15 @@ def _below_fractions(protocol, aggregator, alpha: float) -> dict:
     }
 
 
+def _blind_spot(document: dict) -> str:
+    """What no test sees, in a clause (the unseen gain of :func:`unseen_gain` where known)."""
+    share = (document.get("unseen") or {}).get("share")
+    honest = "fakes honest users could have sent are unseen at any share"
+    if share is None:
+        return f"no test sees {honest.replace(' are unseen at any share', '')}"
+    return f"{honest}, and {share:.2%} of fakes can lift a rare item to about 1 with no support count out of place"
+
+
 def describe(document: dict) -> str:
     """One line for ``dpdist campaign estimate`` and the dashboard (``summary`` of :func:`diagnostics`)."""
     constraint = document.get("constraint") or {}
@@ -248,7 +276,10 @@ def describe(document: dict) -> str:
                 else "no support count outside what honest reports produce")
         tested = [what for what, ran in ((what, counts_ran), ("the counts fit an honest population", constraint_ran),
                                          ("the top within what the rest of the reports allow", top_ran)) if ran]
-        return f"poisoning test: no sign ({'; '.join(tested)}; false-alarm rate <= {rate:g})"
+        skipped = [name for name, ran in (("support counts", counts_ran), ("likelihood ratio", constraint_ran),
+                                          ("top excess", top_ran)) if not ran]
+        return (f"poisoning test: no sign of the attacks these tests detect ({'; '.join(tested)}; false-alarm rate <= {rate:g})"
+                + (f"; not run for this protocol: {', '.join(skipped)}" if skipped else "") + "; " + _blind_spot(document))
     parts = []
     if counts_ran and document["test"] == "below_fractions":
         fraction = document["below_fraction"]

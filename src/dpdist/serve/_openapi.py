@@ -233,7 +233,8 @@ SCHEMAS: dict[str, dict] = {
                 "description": "poisoning tests of the aggregate: test, alpha, flagged, items_below, items_above, "
                 "count_below, count_above, min_p_value, method, constraint (the likelihood-ratio test against every "
                 "input distribution), top (GRR: the estimates' excess above a level against what the rest of the reports "
-                "allow), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
+                "allow), unseen (gain, share: the share of fakes that lifts a rare item to about 1 with no support count out of "
+                "place), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
             },
         },
     },

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdist import local
+from dpdist import local, testing
 from dpdist.errors import InvalidParameterError
 from dpdist.local.frequency._feasibility import (
     feasibility_test,
@@ -244,3 +244,22 @@ def test_wrong_types_raise_dpdist_errors_naming_the_argument():
     plan = local.AdaptiveQuantiles([0.5], epsilon=1.0, bounds=(0, 1))
     with pytest.raises(DPDistError, match="history"):
         plan.protocol(1, ["round 1"])
+
+
+def test_the_quiet_line_says_what_the_tests_cannot_see():
+    """The outsider's M4: OLH at 30 % maximal-gain fakes lifted a rare item to 0.93 while the dashboard read 'poisoning
+    test: no sign (...; false-alarm rate <= 1e-06)'.  The line now names the tests not run for the protocol and the
+    share of fakes that lifts a rare item to about 1 with no count out of place: 1/G, G = (1 - q*) / (p* - q*)."""
+    protocol = local.make("olh", epsilon=1.0, domain_size=128)
+    rng = np.random.default_rng(64)
+    weights = 1.0 / np.arange(1, 129)
+    aggregate = protocol.simulate(rng.choice(128, 30_000, p=weights / weights.sum()), rng=rng)
+    aggregate.add(testing.maximal_gain_attack(protocol, 11_000, [101], rng=rng))  # 27 % of the reports
+    document = diagnostics(protocol, aggregate)
+    assert not document["flagged"] and protocol.estimate(aggregate).frequencies[101] > 0.5
+    p, q = protocol.support_probabilities()
+    assert document["unseen"]["share"] == pytest.approx((p - q) / (1 - q))
+    summary = document["summary"]
+    assert summary.startswith("poisoning test: no sign of the attacks these tests detect")
+    assert "not run for this protocol: likelihood ratio, top excess" in summary
+    assert f"{(p - q) / (1 - q):.2%} of fakes can lift a rare item to about 1" in summary
