@@ -262,7 +262,7 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
                     break
                 table = pa.Table.from_batches([record_batch]).replace_schema_metadata(schema.metadata)
                 if config is not None and config != protocol.config():
-                    yield protocol.report_format.rejected(table.num_rows, "other_config")
+                    yield protocol.report_format.rejected(table.num_rows, "other_config", protocol.config())
                     continue
                 array, invalid = arrow_to_array(table, protocol, source)
             except (pa.ArrowException, OSError, ValueError, IndexError, TypeError) as error:
@@ -272,7 +272,7 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
             if checked:
                 crc = reports_checksum(protocol, array, crc, validate=False)
                 rows += table.num_rows
-            yield protocol.report_format.validate(array, invalid=invalid)
+            yield protocol.validate_reports(array, invalid=invalid)
         if checked and (str(crc).encode() != expected or str(rows).encode() != footer.get(b"dpdist.reports_rows")):
             raise MalformedReportError(
                 f"{source}: the reports do not match the file's checksum (the file is corrupted)."
@@ -291,7 +291,7 @@ def reports_checksum(protocol, reports, crc: int = 0, *, validate: bool = True) 
 def read_reports(path: PathLike, protocol: LocalProtocol | None = None) -> ReportBatch:
     """The whole file as one :class:`ReportBatch` (valid reports concatenated, rejections summed)."""
     protocol = protocol if protocol is not None else protocol_of_file(path)
-    return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format)
+    return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format, protocol.config())
 
 
 @dataclass(frozen=True)

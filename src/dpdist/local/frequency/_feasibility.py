@@ -339,7 +339,7 @@ def set_bits_test(protocol: FrequencyOracle, reports: ArrayLike, *, alpha: float
             f"set_bits_test applies to unary encodings {sorted(UNARY)}, whose honest reports set a number of bits "
             f"that does not depend on the user's item. Got {protocol.name!r}."
         )
-    rows = protocol.report_format.validate(reports).reports  # the valid rows (padding bits clear)
+    rows = protocol.validate_reports(reports).reports  # the valid rows (padding bits clear)
     if rows.shape[0] == 0:
         raise InvalidParameterError("set_bits_test needs at least one valid report. Got none.")
     d = protocol.domain_size
