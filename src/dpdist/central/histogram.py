@@ -23,6 +23,26 @@ HISTOGRAM_POSTPROCESS = ("clip", "norm-sub", "isotonic")
 NEIGHBOURING = ("replace", "add-remove")
 
 
+def _noisy_cdf(data, bins: int, sensitivity: float, epsilon: float, postprocess: str,
+               neighbouring: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(edges, cdf)``: the Laplace-noised counts of ``bins`` equal-width bins, post-processed into masses, and
+    the piecewise linear CDF through their cumulative sums."""
+    edges = np.linspace(data.bounds[0], data.bounds[1], bins + 1)
+    counts = np.histogram(data.x, bins=edges)[0].astype(np.float64)
+    noisy = laplace_mechanism(counts, sensitivity, epsilon, data.rng, integer_valued=True)
+    if postprocess == "clip":
+        positive = np.maximum(noisy, 0.0)
+        masses = positive / positive.sum() if positive.sum() > 0 else np.full(bins, 1.0 / bins)
+    elif postprocess == "norm-sub":
+        total = noisy.sum() if neighbouring == "add-remove" else float(data.x.size)
+        masses = norm_sub(noisy / max(total, 1.0))
+    else:
+        masses = _cumulative_isotonic(noisy)
+    cdf = np.concatenate([[0.0], np.cumsum(masses)])
+    cdf[-1] = 1.0
+    return edges, cdf
+
+
 def _cumulative_isotonic(noisy_counts: np.ndarray) -> np.ndarray:
     """Bin masses from the least-squares monotone fit of the noisy cumulative counts (end points 0 and n~)."""
     total = max(noisy_counts.sum(), 1.0)
@@ -106,21 +126,15 @@ def histogram_queries(
     histogram_epsilon = steps[-1].epsilon
     sensitivity = 2.0 if neighbouring == "replace" else 1.0
 
-    edges = np.linspace(data.bounds[0], data.bounds[1], bins + 1)
-    counts = np.histogram(data.x, bins=edges)[0].astype(np.float64)
-    noisy = laplace_mechanism(counts, sensitivity, histogram_epsilon, data.rng, integer_valued=True)
+    edges, cdf = _noisy_cdf(data, bins, sensitivity, histogram_epsilon, postprocess, neighbouring)
+    return _histogram_release(data, edges, cdf, steps, size_release, sensitivity, neighbouring, postprocess)
 
-    if postprocess == "clip":
-        positive = np.maximum(noisy, 0.0)
-        masses = positive / positive.sum() if positive.sum() > 0 else np.full(bins, 1.0 / bins)
-    elif postprocess == "norm-sub":
-        total = noisy.sum() if neighbouring == "add-remove" else float(data.x.size)
-        masses = norm_sub(noisy / max(total, 1.0))
-    else:
-        masses = _cumulative_isotonic(noisy)
-    cdf = np.concatenate([[0.0], np.cumsum(masses)])
-    cdf[-1] = 1.0
-    details = {"bins": bins, "sensitivity_l1": sensitivity, "noise_scale": sensitivity / histogram_epsilon,
+
+def _histogram_release(data, edges: np.ndarray, cdf: np.ndarray, steps: list, size_release: dict | None,
+                       sensitivity: float, neighbouring: str, postprocess: str) -> Distribution:
+    """The released Distribution, its details stating the noise, the budget of each step and the noisy size."""
+    histogram_epsilon = steps[-1].epsilon
+    details = {"bins": edges.size - 1, "sensitivity_l1": sensitivity, "noise_scale": sensitivity / histogram_epsilon,
                "neighbouring": neighbouring, "postprocess": postprocess, "budget": {"histogram": histogram_epsilon},
                "secure": data.secure}
     if size_release is not None:

@@ -18,6 +18,7 @@ from ._common import (
     GRID_SIZE,
     cdf_distribution,
     check_central_input,
+    check_option,
     check_positive_int,
     grid_edges,
     to_unit_interval,
@@ -25,7 +26,6 @@ from ._common import (
 from ._defaults import pursuit_sparsity
 from .dictionaries import make_dictionary
 from .noise import laplace_mechanism, report_noisy_max
-from ..errors import InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from .._guarantee import sequential, split
@@ -117,20 +117,22 @@ def matching_pursuit(
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
                                grid_size=grid_size, missing=missing, neighbouring="replace")
     atoms = make_dictionary(dictionary, size, owner=owner)
-    n = data.x.size
-    if sparsity is None:
-        sparsity = pursuit_sparsity(float(n), data.epsilon)
-    sparsity = check_positive_int(owner, "sparsity", sparsity, high=10_000)
-    if selection_scale not in ("dp", "paper"):
-        raise InvalidParameterError(
-            f"The 'selection_scale' parameter of {owner} must be 'dp' or 'paper'. Got {selection_scale!r} instead."
-        )
-    paper_scale = selection_scale == "paper"
+    default = pursuit_sparsity(float(data.x.size), data.epsilon) if sparsity is None else sparsity
+    sparsity = check_positive_int(owner, "sparsity", default, high=10_000)
+    check_option(owner, "selection_scale", selection_scale, ("dp", "paper"))
     releases = split(data.guarantee("replace"), 2 * sparsity)  # Theorem 4: basic composition of 2s releases
-    epsilon_each = releases[0].epsilon
-    sensitivity = atom_sensitivities(atoms, n)
-    selection_sensitivity = float(sensitivity.max())
+    sensitivity = atom_sensitivities(atoms, data.x.size)
+    weights, selected, coefficients = _pursue(atoms, data, sparsity, sensitivity, releases[0].epsilon,
+                                              paper_scale=selection_scale == "paper")
+    return _pursuit_release(data, atoms, weights, selected, coefficients, sensitivity, releases,
+                            dictionary=dictionary, selection_scale=selection_scale)
 
+
+def _pursue(atoms, data, sparsity: int, sensitivity: np.ndarray, epsilon_each: float, *,
+            paper_scale: bool) -> tuple[np.ndarray, list[int], list[float]]:
+    """Alg. 2's ``sparsity`` steps: each the atom of the largest noisy residual inner product (report noisy max),
+    its noisy coefficient and the residual's update; ``(weights of the atoms, selected, coefficients)``."""
+    selection_sensitivity = float(sensitivity.max())
     inner = atoms.ecdf_inner_products(to_unit_interval(data.x, data.bounds))
     residual = inner.copy()  # <r_i, phi_j> for every atom j
     weights = np.zeros(atoms.size)
@@ -146,21 +148,28 @@ def matching_pursuit(
         weights[index] += coefficient
         selected.append(index)
         coefficients.append(coefficient)
+    return weights, selected, coefficients
 
+
+def _pursuit_release(data, atoms, weights: np.ndarray, selected: list[int], coefficients: list[float],
+                     sensitivity: np.ndarray, releases: list, *, dictionary: str, selection_scale: str) -> Distribution:
+    """The released CDF: the selected atoms' combination on the grid, projected onto monotone CDFs (Prop. 1)."""
+    paper_scale = selection_scale == "paper"
+    epsilon_each = releases[0].epsilon
     edges = grid_edges(data.bounds, data.grid_size)
     raw = atoms.values(np.linspace(-1.0, 1.0, data.grid_size + 1)) @ weights
     cdf = isotonic_cdf(raw, pinned=True)
     details = {
         "dictionary": dictionary,
         "size": atoms.size,
-        "sparsity": sparsity,
+        "sparsity": len(selected),
         "selected": [atoms.labels[i] for i in selected],
         "selected_index": selected,
         "coefficients": coefficients,
         "budget": {
             "per_release": epsilon_each,
-            "releases": 2 * sparsity,
-            "selection_noise_scale": (1 if paper_scale else 2) * selection_sensitivity / epsilon_each,
+            "releases": 2 * len(selected),
+            "selection_noise_scale": (1 if paper_scale else 2) * float(sensitivity.max()) / epsilon_each,
             "selection_scale": selection_scale,
             "epsilon_dp": not paper_scale,
         },
@@ -169,7 +178,7 @@ def matching_pursuit(
         "grid_size": data.grid_size,
     }
     return cdf_distribution(
-        edges, cdf, n=n, details=data.details(**details),
+        edges, cdf, n=data.x.size, details=data.details(**details),
         method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
         else "matching-pursuit",
         guarantee=None if paper_scale else sequential(releases),  # no guarantee is claimed for the paper's scale

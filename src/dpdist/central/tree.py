@@ -117,6 +117,33 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
     return branching, height
 
 
+def _noisy_levels(data, branching: int, height: int, neighbouring: str,
+                  tree_epsilon: float) -> tuple[list[np.ndarray | None], float]:
+    """The levels of the tree of ``data``'s counts, root first, and the l1 sensitivity of those noised: every level
+    below the root noised at once, as integers; the root is the public n under replace neighbours, else the sum of
+    the first noised level (derived, not noised)."""
+    leaves = branching**height
+    low, high = data.bounds
+    index = np.minimum(((data.x - low) / (high - low) * leaves).astype(np.int64), leaves - 1)
+    counts = np.bincount(index, minlength=leaves).astype(np.float64)
+    exact = [counts]
+    for _ in range(height):
+        exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
+    exact.reverse()  # exact[0] is the root
+    to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
+    sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
+    noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64) if neighbouring == "replace"
+                                             else None]
+    flat = np.concatenate(to_noise)
+    noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
+    noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
+    offsets = np.cumsum([0] + [level.size for level in to_noise])
+    noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]
+    if noisy_levels[0] is None:
+        noisy_levels[0] = np.array([noisy[offsets[0] : offsets[1]].sum()], dtype=np.int64)  # derived, not noised
+    return noisy_levels, sensitivity
+
+
 @dataclass(frozen=True)
 class TreeHistogram(ReleasedDistribution):
     """Noisy node counts of a b-ary tree over ``bounds``: the mergeable state of :func:`tree_cdf`.
@@ -195,25 +222,7 @@ class TreeHistogram(ReleasedDistribution):
                 f"The tree of {owner} may have at most 2**20 leaves. Got branching={branching}, height={height} "
                 f"({branching**height} leaves) instead."
             )
-        leaves = branching**height
-        low, high = data.bounds
-        index = np.minimum(((data.x - low) / (high - low) * leaves).astype(np.int64), leaves - 1)
-        counts = np.bincount(index, minlength=leaves).astype(np.float64)
-        exact = [counts]
-        for _ in range(height):
-            exact.append(exact[-1].reshape(-1, branching).sum(axis=1))
-        exact.reverse()  # exact[0] is the root
-        to_noise = exact[1:]  # under add/remove the root is not released: it would cost one more level of sensitivity
-        sensitivity = 2.0 * height if neighbouring == "replace" else float(height)
-        noisy_levels: list[np.ndarray | None] = [np.array([data.x.size], dtype=np.int64) if neighbouring == "replace"
-                                                 else None]
-        flat = np.concatenate(to_noise)
-        noisy = laplace_mechanism(flat, sensitivity, tree_epsilon, data.rng, integer_valued=True)
-        noisy = np.round(noisy).astype(np.int64)  # integer grid: nothing of the sampler's float bits is released
-        offsets = np.cumsum([0] + [level.size for level in to_noise])
-        noisy_levels += [noisy[offsets[i] : offsets[i + 1]] for i in range(len(to_noise))]
-        if noisy_levels[0] is None:
-            noisy_levels[0] = np.array([noisy[offsets[0] : offsets[1]].sum()], dtype=np.int64)  # derived, not noised
+        noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
         scale = sensitivity / tree_epsilon
         release = {
             "epsilon": sequential(spent).epsilon,

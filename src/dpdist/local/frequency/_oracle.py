@@ -294,6 +294,12 @@ class FrequencyOracle(LocalProtocol):
                 raise _unknown_options(self, {"deconvolve" if deconvolve is not None else "significance": 0},
                                        estimator=estimator)
             return self._estimate_on_channel(aggregator, estimator, postprocess, settings)
+        return self._unbiased_estimate(aggregator, postprocess, significance, deconvolve, options)
+
+    def _unbiased_estimate(self, aggregator, postprocess: str, significance: float | None, deconvolve: str | None,
+                           options: dict) -> FrequencyEstimate:
+        """The unbiased estimate :math:`(C_v/n - q^*)/(p^* - q^*)` (or its Wiener deconvolution), thresholded at
+        ``significance`` and post-processed; its variance is the plain estimator's."""
         n = aggregator.n
         p_star, q_star = self.support_probabilities()
         support = self.support_counts(aggregator)
