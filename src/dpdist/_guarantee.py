@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence, cast
 
 from ._documents import read_dataclass
+from ._validation import Described, InstanceOf, Integer, Interval, Optional, Options, validate_params
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING"]
@@ -62,6 +63,13 @@ OVER_TIME = ("history", "stable")
 LOCAL_ONLY = (*OVER_TIME, "attribute")
 
 
+@validate_params({
+    "epsilon": Interval(0.0, math.inf, closed="neither", privacy=True),
+    "delta": Interval(0.0, 1.0, closed="left", privacy=True),
+    "neighbouring": Options(NEIGHBOURING),
+    "model": Options(MODELS),
+    "reports": Optional(Integer(low=1)),
+})
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     r"""An :math:`(\varepsilon, \delta)`-DP guarantee under a neighbouring relation, local or central.
@@ -85,39 +93,16 @@ class PrivacyGuarantee:
     reports: int | None = None
 
     def __post_init__(self):
-        epsilon, delta = self.epsilon, self.delta
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < math.inf:
-            raise InvalidPrivacyParameterError(
-                f"The 'epsilon' parameter of PrivacyGuarantee must be a finite float > 0. Got {epsilon!r} instead."
-            )
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-            raise InvalidPrivacyParameterError(
-                f"The 'delta' parameter of PrivacyGuarantee must be a float in [0, 1). Got {delta!r} instead."
-            )
-        if self.neighbouring not in NEIGHBOURING:
-            raise InvalidParameterError(
-                f"The 'neighbouring' parameter of PrivacyGuarantee must be one of {NEIGHBOURING}. "
-                f"Got {self.neighbouring!r} instead."
-            )
-        if self.model not in MODELS:
-            raise InvalidParameterError(
-                f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
-            )
         if self.neighbouring in LOCAL_ONLY and self.model != "local":
             raise InvalidParameterError(
                 f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
                 f"Got model={self.model!r}."
             )
-        reports = self.reports
-        if (self.neighbouring == "history") != (reports is not None) or (
-            reports is not None and (isinstance(reports, bool) or not isinstance(reports, int) or reports < 1)
-        ):
+        if (self.neighbouring == "history") != (self.reports is not None):
             raise InvalidParameterError(
                 "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
-                f"otherwise. Got reports={reports!r} with neighbouring={self.neighbouring!r}."
+                f"otherwise. Got reports={self.reports!r} with neighbouring={self.neighbouring!r}."
             )
-        object.__setattr__(self, "epsilon", float(epsilon))
-        object.__setattr__(self, "delta", float(delta))
 
     @property
     def pure(self) -> bool:
@@ -204,6 +189,7 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     )
 
 
+@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee")}, owner="privacy.split")
 def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
@@ -219,8 +205,6 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
         One per share; their :func:`sequential` composition is ``total`` (up to
         floating-point rounding, never above it by more than 1e-12 relative).
     """
-    if not isinstance(total, PrivacyGuarantee):
-        raise InvalidParameterError(f"privacy.split needs a PrivacyGuarantee total. Got {type(total).__name__}.")
     if isinstance(shares, (int,)) and not isinstance(shares, bool):
         if shares < 1:
             raise InvalidParameterError(f"The 'shares' parameter of privacy.split must be >= 1. Got {shares!r}.")
@@ -243,6 +227,10 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
     ]
 
 
+@validate_params({
+    "guarantee": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
+    "neighbouring": Described(Options(("replace", "add-remove")), "'replace' or 'add-remove' (a central relation)"),
+}, owner="privacy.convert")
 def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
     r"""``guarantee`` stated as a central guarantee under ``neighbouring``, or an error when none follows.
 
@@ -263,13 +251,6 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str) -> PrivacyGuarantee:
     reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
     value: state the reports' loss with ``guarantee_over``).
     """
-    if not isinstance(guarantee, PrivacyGuarantee):
-        raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
-    if neighbouring not in ("replace", "add-remove"):
-        raise InvalidParameterError(
-            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation). "
-            f"Got {neighbouring!r} instead."
-        )
     epsilon, delta = guarantee.epsilon, guarantee.delta
     if guarantee.model == "central" and guarantee.neighbouring == neighbouring:
         return guarantee

@@ -16,6 +16,7 @@ import numpy as np
 from .._io._arrow import reports_from_arrow
 from .._rng import root_seed_sequence
 from .._types import PathLike
+from .._validation import Boolean, Described, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from .blocks import simulate_block
@@ -38,12 +39,8 @@ def _require_dask() -> Any:
     return delayed
 
 
-def _check_split_every(split_every) -> int:
-    if isinstance(split_every, bool) or not isinstance(split_every, (int, np.integer)) or split_every < 2:
-        raise InvalidParameterError(
-            f"The 'split_every' parameter must be an int >= 2 (states merged per task). Got {split_every!r} instead."
-        )
-    return int(split_every)
+#: the states merged per task of the tree reduction
+_SPLIT_EVERY = Described(Integer(low=2), "an int >= 2 (states merged per task)")
 
 
 def _tree_merge(states: list, protocol, split_every: int):
@@ -76,6 +73,7 @@ def _state_of_frame(protocol, frame):
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate")
 def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, compute: bool = True) -> Any:
     """Aggregate an in-memory Dask collection of reports.
 
@@ -96,7 +94,6 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     delayed = _require_dask()
     import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    split_every = _check_split_every(split_every)
     if isinstance(reports, da.Array):
         reports = cast(Any, reports)  # dask's stubs lack to_delayed and take rechunk's chunks as a string
         if any(len(chunks) > 1 for chunks in reports.chunks[1:]):
@@ -117,6 +114,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate_files")
 def aggregate_files(
     paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -135,7 +133,6 @@ def aggregate_files(
     """
     delayed = _require_dask()
 
-    split_every = _check_split_every(split_every)
     protocol, parts = file_parts(paths, protocol, "distributed.aggregate_files")
     states = [delayed(state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
     return _finish(_tree_merge(states, protocol, split_every), compute)
@@ -150,6 +147,7 @@ def _is_dask_series(values) -> bool:
     return isinstance(values, dd.Series)
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.simulate")
 def simulate(
     protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -173,7 +171,6 @@ def simulate(
     delayed = _require_dask()
     import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    split_every = _check_split_every(split_every)
     if isinstance(values, da.Array) and values.ndim == 1:
         blocks = cast(Any, values).to_delayed().reshape(-1)  # dask's stubs lack to_delayed
     elif _is_dask_series(values):

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._rng import root_seed_sequence
 from .._types import PathLike
+from .._validation import Described, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from .blocks import simulate_block
@@ -64,10 +65,8 @@ def _context(spark: Any, owner: str) -> Any:
     )
 
 
-def _check_depth(depth) -> int:
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise InvalidParameterError(f"The 'depth' parameter must be an int >= 1 (levels of treeReduce). Got {depth!r} instead.")
-    return int(depth)
+#: the levels of ``treeReduce`` merging the states
+_DEPTH = Described(Integer(low=1), "an int >= 1 (levels of treeReduce)")
 
 
 def _reduce(states: Any, protocol: LocalProtocol, depth: int) -> Aggregator:
@@ -86,6 +85,7 @@ def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | N
     yield state
 
 
+@validate_params({"depth": _DEPTH}, owner="distributed.spark.aggregate_files")
 def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, spark: Any = None,
                     depth: int = 2) -> Aggregator:
     """Aggregate report files on a Spark cluster: one task per Parquet row group (or binary file).
@@ -111,7 +111,6 @@ def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtoco
     """
     owner = "distributed.spark.aggregate_files"
     context = _context(spark, owner)
-    depth = _check_depth(depth)
     protocol, parts = file_parts(paths, protocol, owner)
     states = context.parallelize(parts, len(parts)).mapPartitions(lambda part: _states_of_parts(protocol, part))
     return _reduce(states, protocol, depth)
@@ -176,6 +175,7 @@ def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
     return states
 
 
+@validate_params({"depth": _DEPTH}, owner="distributed.spark.simulate")
 def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, depth: int = 2) -> Aggregator:
     """Simulate the aggregate of a population held on a Spark cluster (10^8+ users).
 
@@ -203,7 +203,6 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
     from pyspark import RDD  # lazy: optional extra dpdist[spark]
     from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
 
-    depth = _check_depth(depth)
     if seed is None:
         raise InvalidParameterError(f"The 'seed' parameter of {owner} must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
