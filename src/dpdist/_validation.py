@@ -18,9 +18,10 @@ import inspect
 import math
 import numbers
 import os
+import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -415,34 +416,47 @@ def _as_tuple(types: Any) -> tuple:
 
 @dataclass(frozen=True)
 class Text(Constraint):
-    """A string; ``non_empty``, ``ascii`` (printable ASCII) and ``max_length`` narrow it."""
+    """A string; ``non_empty``, ``ascii`` (printable ASCII), ``min_length``, ``max_length`` and ``pattern`` (a
+    regular expression the whole string matches; say what it means with :class:`Described`) narrow it."""
 
     non_empty: bool = True
     ascii: bool = False
+    min_length: int = 0
     max_length: int | None = None
+    pattern: str | None = None
 
     def check(self, value: Any) -> Any:
-        if not isinstance(value, str) or (self.non_empty and not value):
+        if not isinstance(value, str) or (self.non_empty and not value) or len(value) < self.min_length:
             raise ValueError
         if self.ascii and not (value.isascii() and value.isprintable()):
             raise ValueError
         if self.max_length is not None and len(value) > self.max_length:
             raise ValueError
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            raise ValueError
         return value
 
     def describe(self) -> str:
-        what = "a non-empty " if self.non_empty else "a "
+        what = "a non-empty " if self.non_empty and not self.min_length else "a "
         what += "printable ASCII string" if self.ascii else "str"
-        return what + (f" of at most {self.max_length} characters" if self.max_length is not None else "")
+        if self.min_length:
+            what += f" of at least {self.min_length} characters"
+        if self.max_length is not None:
+            what += f" of at most {self.max_length} characters"
+        return what + (f" matching {self.pattern!r}" if self.pattern is not None else "")
 
     def invalid_examples(self) -> list:
         out: list = [3, b"bytes"]
-        if self.non_empty:
+        if self.non_empty or self.min_length:
             out.append("")
         if self.ascii:
-            out.append("\u00e9t\u00e9")
+            out.append("\u00e9t\u00e9" * max(1, self.min_length))
+        if self.min_length > 1:
+            out.append("x" * (self.min_length - 1))
         if self.max_length is not None:
             out.append("x" * (self.max_length + 1))
+        if self.pattern is not None:
+            out.append(" \n")
         return out
 
 
@@ -659,11 +673,11 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
 
     def decorate(function: Function) -> Function:
         if isinstance(function, type):  # a class (a dataclass, say): its __init__, under the class's name
-            cls = function
-            cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)  # type: ignore[misc]
+            cls: Any = function
+            cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)
             table = PARAMETER_TABLES[-1]
             PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults)
-            return function
+            return cast(Function, cls)
         parameters = inspect.signature(function).parameters
         names = list(parameters)
         unknown = sorted(set(rules) - set(names))

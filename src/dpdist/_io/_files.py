@@ -18,6 +18,7 @@ import numpy as np
 from .._rng import check_rng
 from .._types import ArrayLike, PathLike, Seed
 from ..errors import InvalidParameterError, MalformedReportError
+from .._validation import Boolean, Optional, Options, validate_params
 from ..local import ReportBatch
 from ._arrow import (
     arrow_to_array,
@@ -49,11 +50,13 @@ ROW_GROUP_ROWS = 1 << 20
 ROW_GROUP_BYTES = 32 << 20  # a reader holds about one row group: this bounds its memory
 
 
+#: the format a report file is written in (None: from its suffix)
+_FORMAT = Optional(Options(("parquet", "binary")))
+
+
 def _format_for_writing(path: Path, format: str | None) -> str:
     if format is None:
         return "parquet" if path.suffix.lower() in _PARQUET_SUFFIXES else "binary"
-    if format not in ("parquet", "binary"):
-        raise InvalidParameterError(f"The 'format' parameter must be 'parquet', 'binary' or None. Got {format!r} instead.")
     return format
 
 
@@ -86,6 +89,7 @@ class ReportWriter:
     ...         writer.write(protocol.privatize(chunk))
     """
 
+    @validate_params({"format": _FORMAT})
     def __init__(self, path: PathLike, protocol: LocalProtocol, *, format: str | None = None, file_id: str | None = None):
         self.path = Path(path)
         self.protocol = protocol
@@ -165,6 +169,7 @@ class ReportWriter:
         return self._context.__exit__(kind, value, traceback)
 
 
+@validate_params({"format": _FORMAT, "shuffle": Boolean()})
 def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *, format: str | None = None,
                   file_id: str | None = None, shuffle: bool = True, rng: Seed = None) -> None:
     """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
@@ -183,8 +188,6 @@ def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *
         The order's randomness: ``None`` (default) is the CSPRNG; a seed only for
         reproducible research files (see :func:`dpdist._rng.check_rng`).
     """
-    if not isinstance(shuffle, (bool, np.bool_)):
-        raise InvalidParameterError(f"The 'shuffle' parameter of write_reports must be a bool. Got {shuffle!r}.")
     if shuffle:
         order = check_rng(rng, owner="write_reports")
         reports = _checked_for_writing(protocol, reports)  # first: an invalid row is named by its given position

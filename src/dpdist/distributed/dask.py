@@ -16,7 +16,7 @@ import numpy as np
 from .._io._arrow import reports_from_arrow
 from .._rng import root_seed_sequence
 from .._types import PathLike
-from .._validation import Boolean, Described, Integer, validate_params
+from .._validation import Boolean, Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from .blocks import simulate_block
@@ -39,6 +39,8 @@ def _require_dask() -> Any:
     return delayed
 
 
+#: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
+_SEED = InstanceOf((int, np.integer, np.random.SeedSequence), "an int or a SeedSequence")
 #: the states merged per task of the tree reduction
 _SPLIT_EVERY = Described(Integer(low=2), "an int >= 2 (states merged per task)")
 
@@ -147,7 +149,7 @@ def _is_dask_series(values) -> bool:
     return isinstance(values, dd.Series)
 
 
-@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.simulate")
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean(), "seed": _SEED}, owner="distributed.simulate")
 def simulate(
     protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -182,8 +184,6 @@ def simulate(
             "The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array or a "
             f"dask.dataframe.Series. Got {type(values).__module__}.{type(values).__name__}{shape} instead."
         )
-    if seed is None:
-        raise InvalidParameterError("The 'seed' parameter of distributed.simulate must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
     states = [delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)

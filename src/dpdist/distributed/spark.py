@@ -24,7 +24,7 @@ import numpy as np
 
 from .._rng import root_seed_sequence
 from .._types import PathLike
-from .._validation import Described, Integer, validate_params
+from .._validation import Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from .blocks import simulate_block
@@ -65,6 +65,8 @@ def _context(spark: Any, owner: str) -> Any:
     )
 
 
+#: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
+_SEED = InstanceOf((int, np.integer, np.random.SeedSequence), "an int or a SeedSequence")
 #: the levels of ``treeReduce`` merging the states
 _DEPTH = Described(Integer(low=1), "an int >= 1 (levels of treeReduce)")
 
@@ -175,7 +177,7 @@ def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
     return states
 
 
-@validate_params({"depth": _DEPTH}, owner="distributed.spark.simulate")
+@validate_params({"depth": _DEPTH, "seed": _SEED}, owner="distributed.spark.simulate")
 def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, depth: int = 2) -> Aggregator:
     """Simulate the aggregate of a population held on a Spark cluster (10^8+ users).
 
@@ -203,8 +205,6 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
     from pyspark import RDD  # lazy: optional extra dpdist[spark]
     from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
 
-    if seed is None:
-        raise InvalidParameterError(f"The 'seed' parameter of {owner} must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
     if isinstance(values, RDD):
         blocks = values.mapPartitions(lambda pairs: _states_of_blocks(protocol, root, pairs))
