@@ -43,6 +43,7 @@ __all__ = [
     "Bounds",
     "Optional",
     "Described",
+    "OneOf",
     "InstanceOf",
     "Text",
     "Bytes",
@@ -378,6 +379,35 @@ class Described(Constraint):
 
     def shown(self, value: Any) -> str:
         return self.inner.shown(value)
+
+
+@dataclass(frozen=True)
+class OneOf(Constraint):
+    """A value that satisfies one of ``rules`` (as the first of them that it satisfies returns it), described as
+    ``what``."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        for rule in self.rules:
+            try:
+                return rule.check(value)
+            except (ValueError, TypeError):
+                continue
+        raise ValueError
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out = []
+        for example in (example for rule in self.rules for example in rule.invalid_examples()):
+            try:
+                self.check(example)
+            except ValueError:
+                out.append(example)
+        return out
 
 
 class _Absent:

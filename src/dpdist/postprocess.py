@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from .errors import InvalidParameterError, InvalidValueTypeError
+from ._validation import Options, validate_params
 from ._types import ArrayLike
 
 __all__ = [
@@ -237,10 +238,7 @@ METHODS = {
 }
 
 
+@validate_params({"method": Options(tuple(sorted(METHODS)))}, owner="postprocess")
 def apply(method: str, frequencies: ArrayLike) -> np.ndarray:
     """Apply the post-processing named ``method`` (one of :data:`METHODS`)."""
-    if method not in METHODS:
-        raise InvalidParameterError(
-            f"The 'postprocess' parameter must be one of {sorted(METHODS)}. Got {method!r} instead."
-        )
     return METHODS[method](frequencies)

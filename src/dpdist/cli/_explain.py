@@ -9,7 +9,7 @@ from typing import Any
 from ..accuracy import default_cache_directory, explain, explain_plan
 from ..accuracy._central import RELEASES
 from ..errors import InvalidParameterError
-from ._arguments import parse_bounds, seed_argument
+from ._arguments import Excludes, Needs, parse_bounds, seed_argument, state_rules
 from ._deploy import check_plot_path, load_config
 
 
@@ -50,14 +50,17 @@ def add_commands(subparsers) -> None:
     plan.add_argument("--target", type=float, default=None, help="--plan: a yearly epsilon per device to fit")
     plan.add_argument("--relay-n", type=int, default=None, help="--plan: reports per shuffled batch (adds the relayed row)")
     explain.set_defaults(handler=_run_explain)
+    state_rules(explain, relations=(
+        *(Needs(option, "--plan") for option in ("--target", "--relay-n", "--releases")),
+        Excludes("--plan", "--release", "it plans a campaign: give its --config"),
+        *(Excludes("--plan", option) for option in ("--epsilons", "--bounds", "--plot")),
+        Needs("--release", "--bounds", "the public bounds LO,HI"),
+    ))
 
 
 def _run_explain(args) -> int:
     if args.plan:
         return _run_plan(args)
-    for option, value in (("--target", args.target), ("--relay-n", args.relay_n), ("--releases", args.releases)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option goes with --plan.")
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
@@ -68,9 +71,7 @@ def _run_explain(args) -> int:
                 raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
         explanation = explain(load_config(args.config).config(), args.n, **options)
     else:
-        bounds = parse_bounds(args.bounds)
-        if bounds is None:
-            raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
+        bounds = parse_bounds(args.bounds)  # given: the option table needs it with --release
         params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params)
     if args.json:
@@ -89,11 +90,6 @@ def _run_explain(args) -> int:
 
 
 def _run_plan(args) -> int:
-    if args.config is None:
-        raise InvalidParameterError("The '--plan' option plans a campaign: give its --config (not --release).")
-    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--plot", args.plot)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option does not go with --plan.")
     cache = None if args.no_cache else default_cache_directory()
     planned = explain_plan(load_config(args.config).config(), args.n, every=args.every, horizon=args.horizon,
                            releases=args.releases, delta=1e-8 if args.delta is None else args.delta, target=args.target,

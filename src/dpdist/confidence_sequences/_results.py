@@ -19,8 +19,7 @@ from numpy.typing import ArrayLike
 
 from .._documents import ABSENT, read_dataclass, read_value, refused
 from ..errors import InvalidParameterError
-from .._validation import Described, validate_params
-from .._validation import Interval as Range
+from .._validation import Described, Interval as Range, validate_params
 from ..estimates import QUANTILES, Interval
 from ..estimates._band import _crossing_bin as crossing_bin
 from ._boundary import BoundedMeans, projected_n

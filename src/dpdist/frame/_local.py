@@ -15,6 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
+from .._validation import Described, Text, validate_params
 from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
@@ -84,6 +85,7 @@ def _named(column: str, call, *args, **kwargs):
         raise type(error)(f"Column {column!r}: {error}") from None
 
 
+@validate_params({"report_column": Described(Text(), "a non-empty column name")}, owner="frame.privatize")
 def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
               session: BudgetSession | None = None, report_column: str = "report", missing: Any = "refuse") -> Any:
     """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
@@ -120,10 +122,6 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     owner = "frame.privatize"
     table, column, _ = check_frame(owner, frame, column)
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
-    if not isinstance(report_column, str) or not report_column:
-        raise InvalidParameterError(
-            f"The 'report_column' argument of {owner} must be a non-empty column name. Got {report_column!r:.100} instead."
-        )
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
