@@ -1,4 +1,4 @@
-"""The limits every dpdist server keeps (issue 29; issue 44 item 4; issue 45 items 3-4), against ``dpdist serve`` and
+"""The limits every dpdist server keeps, against ``dpdist serve`` and
 ``dpdist relay`` alike.
 
 Each probe runs against a real server on 127.0.0.1: uvicorn in a thread of this process with the options the command
@@ -25,8 +25,8 @@ from dpdist._guard import uvicorn_options
 from dpdist.serve._limits import Limits
 from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
-from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("pyhpke")
 
@@ -663,7 +663,7 @@ def test_the_body_budget_keeps_a_share_per_address_and_half_for_anonymous_bodies
     assert ServerLimits().address_share(16 << 20) == 16 << 20 and ServerLimits().address_share(1 << 20) == 16 << 20
 
 
-# ====================================================================== issue 45.4: ten slow anonymous bodies
+# ====================================================================== ten slow anonymous bodies
 def _hold(server, path: str, source: str) -> tuple[socket.socket, bool]:
     """An upload from ``source`` declaring 110,000 bytes that sends 100,000 and stalls: its socket, and whether the
     server holds its bytes (else it was refused at once: 503 with Retry-After)."""
@@ -730,7 +730,7 @@ def test_ten_slow_anonymous_bodies_do_not_keep_honest_batches_out(tmp_path):
         assert acknowledged("anonymous-new", open_to_all, "127.0.0.50").status_code == 200  # its retry goes in
 
 
-# ====================================================================== issue 45.3: TCP_NODELAY
+# ====================================================================== TCP_NODELAY
 def _nodelay_of_accepted(server) -> int:
     with socket.create_connection(("127.0.0.1", server.config.port), timeout=BOUND_S) as client:
         client.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

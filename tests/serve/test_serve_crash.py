@@ -7,7 +7,7 @@ acknowledged, and the campaign's n, rejected counts, batch count and estimate
 equal a one-process aggregation of the same reports: every acknowledged batch
 is counted exactly once.  The same under one report per request from 16 devices
 (group commits of many requests), with one and with two worker processes, each
-restart checked to count every report acknowledged before its kill (issue 28).
+restart checked to count every report acknowledged before its kill.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ DEVICES, REPORTS_EACH = 16, 60
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(database, tmp_path, workers):
-    """Issue 28: 16 devices send one report per request (group commits of many requests; with 2 worker processes
+    """16 devices send one report per request (group commits of many requests; with 2 worker processes
     too) while the whole server is SIGKILLed three times. Every report acknowledged before a kill is counted after
     the restart, every report is finally acknowledged, and each is counted exactly once."""
     protocol = local.from_config(ONE_CONFIG)
@@ -231,7 +231,7 @@ def test_sigkill_under_one_report_per_request_loses_no_acknowledged_report(datab
 
 
 def test_two_servers_on_one_postgresql_count_once_while_one_is_sigkilled(tmp_path):
-    """Issue 28, several hosts: two ``dpdist serve`` processes (as on two hosts behind a load balancer) share one
+    """Several hosts: two ``dpdist serve`` processes (as on two hosts behind a load balancer) share one
     PostgreSQL; 16 devices send one report per request, half to each, to an open campaign and to one capped at 200.
     One server is SIGKILLed three times: every report acknowledged before a kill is counted (read through the other
     server: its parts and both servers' log rows, orphans included), every report of the open campaign is counted

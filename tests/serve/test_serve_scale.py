@@ -1,4 +1,4 @@
-"""``dpdist serve`` at population scale (issue 28): group commits, the log of changes, backpressure, workers.
+"""``dpdist serve`` at population scale: group commits, the log of changes, backpressure, workers.
 
 The crash guarantees under one report per request (SIGKILLs with one and two
 workers) are in ``tests/serve/test_serve_crash.py``; the numbers in
@@ -18,8 +18,8 @@ import pytest
 from dpdist import local
 from dpdist.client import Client
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url
-from test_serve_abuse import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("starlette")
 

@@ -4,7 +4,7 @@ and the option tables of every sub-command.
 A sub-command states the rules of its options in a table (:func:`state_rules`): a value rule per option (the
 constraint objects of :mod:`dpdist.constraints`) and the relations between options (:class:`Needs`,
 :class:`Excludes`).  :func:`dpdist.cli._main.main` checks the table before the command runs, so a bad option is
-refused in one line naming it, and ``tests/cli/test_option_rules.py`` generates every rule's bad-input test from
+refused in one line naming it, and ``tests/cli/test_arguments.py`` generates every rule's bad-input test from
 the table, as the conformance suite does from protocols' ``_constraints``.
 """
 
