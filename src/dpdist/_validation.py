@@ -673,7 +673,8 @@ class ParameterTable:
     """The rules a function states for its arguments (:func:`validate_params`): what the generated tests read.
 
     ``function`` is the checked function (as callers call it); ``method`` says its first parameter is ``self`` or
-    ``cls``; ``defaults`` holds the defaults of the parameters the table names (a default must pass its rule).
+    ``cls``; ``defaults`` holds the defaults of the parameters the table names (a default must pass its rule);
+    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package).
     """
 
     function: Callable[..., Any]
@@ -681,6 +682,7 @@ class ParameterTable:
     rules: dict[str, Constraint]
     method: bool
     defaults: dict[str, Any] = field(default_factory=dict)
+    module: str = ""
 
 
 #: Every table stated with :func:`validate_params`, in the order the modules were imported.
@@ -706,7 +708,7 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
             cls: Any = function
             cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)
             table = PARAMETER_TABLES[-1]
-            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults)
+            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__)
             return cast(Function, cls)
         parameters = inspect.signature(function).parameters
         names = list(parameters)
@@ -731,7 +733,8 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
 
         defaults = {name: parameters[name].default for name in rules
                     if parameters[name].default is not inspect.Parameter.empty}
-        PARAMETER_TABLES.append(ParameterTable(checked, shown, dict(rules), names[:1] in (["self"], ["cls"]), defaults))
+        PARAMETER_TABLES.append(ParameterTable(checked, shown, dict(rules), names[:1] in (["self"], ["cls"]), defaults,
+                                               function.__module__))
         return checked  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy sees a new callable
 
     return decorate

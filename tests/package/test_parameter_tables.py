@@ -34,7 +34,7 @@ def _modules_with_tables() -> list[str]:
 MODULES = _modules_with_tables()
 for _module in MODULES:
     importlib.import_module(_module)
-TABLES = [table for table in PARAMETER_TABLES if table.function.__module__ in MODULES]
+TABLES = [table for table in PARAMETER_TABLES if table.module in MODULES]
 CASES = [
     pytest.param(table, name, example, id=f"{table.function.__module__}.{table.function.__qualname__}-{name}-{index}")
     for table in TABLES
@@ -50,7 +50,7 @@ DEFAULTS = [
 
 def test_every_module_that_states_a_table_registers_it():
     assert MODULES, "no module states a parameter table"
-    registered = {table.function.__module__ for table in TABLES}
+    registered = {table.module for table in TABLES}
     assert registered == set(MODULES), sorted(set(MODULES) - registered)
 
 

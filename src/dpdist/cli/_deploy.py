@@ -81,6 +81,11 @@ _BLOCK_SIZE = 1 << 16
 
 
 def add_commands(subparsers) -> None:
+    _add_privatize(subparsers)
+    _add_aggregate(subparsers)
+
+
+def _add_privatize(subparsers) -> None:
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
@@ -141,6 +146,8 @@ def add_commands(subparsers) -> None:
         BUDGET_FILE_WITHOUT_MEMO,
     ))
 
+
+def _add_aggregate(subparsers) -> None:
     aggregate = subparsers.add_parser(
         "aggregate",
         help="add report files to a durable aggregator state (incremental, no file counted twice)",

@@ -90,6 +90,24 @@ def _add_submit(subparsers) -> None:
         help="a campaign in rounds, for tests: split the rows into rounds from this seed instead of the CSPRNG (the "
         "reports are still drawn from the CSPRNG)",
     )
+    _add_access_options(submit)
+    server_options(submit, admin=False)
+    submit.set_defaults(handler=_run_submit)
+    state_rules(submit, {
+        "--batch-size": Integer(low=1),
+        "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
+    }, (
+        Excludes("--column", "--columns"),
+        Excludes("--memo", "--reports", "it randomizes '--column' values as one device; report files are already randomized"),
+        Excludes("--budget-file", "--reports", "it charges the randomization of '--column' values; report files were "
+                 "charged when they were randomized ('dpdist privatize --budget-file')"),
+        BUDGET_FILE_WITHOUT_MEMO,
+    ))
+
+
+def _add_access_options(submit) -> None:
+    """What a campaign may ask of a device before it accepts its reports: a submit token, a relayed campaign's pin,
+    an issuer's credential."""
     submit.add_argument(
         "--submit-token",
         default=None,
@@ -108,18 +126,6 @@ def _add_submit(subparsers) -> None:
     )
     submit.add_argument("--issuer", default=None, metavar="URL",
                         help="the issuer the credential is for: a campaign naming another issuer is refused")
-    server_options(submit, admin=False)
-    submit.set_defaults(handler=_run_submit)
-    state_rules(submit, {
-        "--batch-size": Integer(low=1),
-        "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
-    }, (
-        Excludes("--column", "--columns"),
-        Excludes("--memo", "--reports", "it randomizes '--column' values as one device; report files are already randomized"),
-        Excludes("--budget-file", "--reports", "it charges the randomization of '--column' values; report files were "
-                 "charged when they were randomized ('dpdist privatize --budget-file')"),
-        BUDGET_FILE_WITHOUT_MEMO,
-    ))
 
 
 def _run_submit(args) -> int:
