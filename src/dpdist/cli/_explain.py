@@ -67,18 +67,18 @@ def add_commands(subparsers) -> None:
         Excludes("--plan", "--release", "it plans a campaign: give its --config"),
         *(Excludes("--plan", option) for option in ("--epsilons", "--bounds", "--plot")),
         Needs("--release", "--bounds", "the public bounds LO,HI"),
+        Excludes("--config", "--bounds", "it goes with --release; a config holds its own parameters"),
+        Excludes("--plan", "--ladder", "they answer two questions: give one of them"),
+        *(Needs(option, "--ladder") for option in ("--threshold", "--sampling", "--colluding", "--tokens-each")),
+        Excludes("--ladder", "--release", "it places one campaign: give its --config"),
+        Needs("--ladder", "--delta", "the central delta every row is held to"),
+        Excludes("--ladder", "--epsilons", "its rows are at the config's epsilon"),
     ))
 
 
 def _run_explain(args) -> int:
-    if args.plan and args.ladder:
-        raise InvalidParameterError("The '--plan' and '--ladder' options answer two questions: give one of them.")
     if args.ladder:
         return _run_ladder(args)
-    for option, value in (("--threshold", args.threshold), ("--sampling", args.sampling), ("--colluding", args.colluding),
-                          ("--tokens-each", args.tokens_each)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option goes with --ladder.")
     if args.plan:
         return _run_plan(args)
     check_plot_path(args.plot)
@@ -86,9 +86,8 @@ def _run_explain(args) -> int:
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:
-        for option, value in (("--bounds", args.bounds), ("--delta", args.delta)):
-            if value is not None:
-                raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
+        if args.delta is not None:  # --bounds: refused by the option table
+            raise InvalidParameterError("The '--delta' option goes with --release; a config holds its own parameters.")
         explanation = explain(load_config(args.config).config(), args.n, **options)
     else:
         bounds = parse_bounds(args.bounds)  # given: the option table needs it with --release
@@ -119,15 +118,7 @@ def _run_plan(args) -> int:
 
 
 def _run_ladder(args) -> int:
-    if args.config is None:
-        raise InvalidParameterError("The '--ladder' option places one campaign: give its --config (not --release).")
-    if args.delta is None:
-        raise InvalidParameterError("The '--ladder' option needs --delta: the central delta every row is held to.")
-    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--target", args.target),
-                          ("--relay-n", args.relay_n), ("--releases", args.releases)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option does not go with --ladder.")
-    check_plot_path(args.plot)
+    check_plot_path(args.plot)  # --config and --delta given, the other modes' options refused: the option table
     options: dict[str, Any] = {name: value for name, value in (
         ("threshold", args.threshold), ("sampling", args.sampling), ("colluding", args.colluding),
         ("tokens_each", args.tokens_each)) if value is not None}
