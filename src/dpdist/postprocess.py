@@ -327,7 +327,7 @@ METHODS = {
 }
 
 
-@validate_params({"method": Options(tuple(sorted(METHODS)))}, owner="postprocess")
+@validate_params({"method": Options(tuple(sorted(METHODS)))}, owner="postprocess.apply")
 def apply(method: str, frequencies: ArrayLike) -> np.ndarray:
     """Apply the post-processing named ``method`` (one of :data:`METHODS`)."""
     return METHODS[method](frequencies)
