@@ -83,6 +83,8 @@ def _add_operations(serve) -> None:
     from ..serve._health import (  # lazy: the service's code loads only when it runs (dpdist[serve])
         DEFAULT_MIN_FREE_BYTES,
         DEFAULT_READY_TIMEOUT_S,
+        MIN_FREE_BYTES,
+        READY_TIMEOUT,
     )
 
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
@@ -103,6 +105,7 @@ def _add_operations(serve) -> None:
                        help=f"seconds /readyz waits for the database (default {DEFAULT_READY_TIMEOUT_S:g})")
     serve.add_argument("--min-free-bytes", type=int, default=DEFAULT_MIN_FREE_BYTES,
                        help=f"SQLite: /readyz answers 503 disk_full below this much free space (default {DEFAULT_MIN_FREE_BYTES})")
+    state_rules(serve, {"--ready-timeout": READY_TIMEOUT, "--min-free-bytes": MIN_FREE_BYTES})
 
 
 def _operations(args, Operations):
