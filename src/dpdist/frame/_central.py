@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from ._local import check_by, check_groups, check_missing_key_rows, check_missing_keys, check_session, group_generators
+from .._validation import validate_params
+from ._local import MISSING_KEYS, check_by, check_groups, check_missing_key_rows, check_session, group_generators
 from ._tables import check_frame
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     return _run(column, function, table.values(column), args, kwargs, session)
 
 
+@validate_params({"missing_keys": MISSING_KEYS}, owner="frame.group_release")
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
                   **kwargs: Any) -> GroupedResult:
@@ -132,7 +134,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
-    keys_policy = check_missing_keys(owner, missing_keys)
+    keys_policy = missing_keys
     keys = check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query, before any charge: a key stays with its row's value (tables.Table.read)
     check_missing_key_rows(owner, table, by, keys_policy, private=True)
