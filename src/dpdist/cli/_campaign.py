@@ -138,15 +138,15 @@ def _add_create(actions) -> None:
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
     _admin_command(create, _run_create)
-    rounds_only = "its rounds are capped by the plan's \"reports\", and relays, enrollment tokens and budget files are not " \
-                  "supported for rounds"
+    rounds_only = ("a campaign of rounds is capped by its plan's \"reports\", and relays, enrollment tokens and budget "
+                   "files are not supported for rounds")
     state_rules(create, {"--colluding": Integer(low=0)}, (
         *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
         Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),
         Needs("--issuer-key", "--issuer", "the issuer's URL"),
         Needs("--issuer-run-by-collector", "--issuer"),
         Needs("--budget-file", "--open", "it charges a campaign when it opens (or give it to 'campaign open')"),
-        *(Excludes("--rounds", option, rounds_only) for option in ("--budget-file", "--relay", "--enrollment", "--max-reports")),
+        *(Excludes(option, "--rounds", rounds_only) for option in ("--budget-file", "--relay", "--enrollment", "--max-reports")),
     ))
 
 
