@@ -193,7 +193,8 @@ def test_apply_dispatches_by_name():
 
 
 def test_apply_unknown_name_raises():
-    with pytest.raises(InvalidParameterError, match="'postprocess'.*'norm_sub'"):
+    with pytest.raises(InvalidParameterError, match=r"The 'method' parameter of postprocess\.apply must be one of 'base-pos', "
+                                                    r".*'norm-sub', 'simplex'\. Got 'norm_sub' instead\."):
         postprocess.apply("norm_sub", [0.5, 0.5])
 
 

@@ -302,6 +302,8 @@ def _namespace(klass: type) -> dict[str, Any]:
     """The globals of the file ``klass`` was written in: those of a function of its body."""
     for value in vars(klass).values():
         function = getattr(value, "__func__", value)
+        while hasattr(function, "__wrapped__"):  # a checked method (validate_params): the function written here
+            function = function.__wrapped__
         if isinstance(function, types.FunctionType) and function.__qualname__.startswith(klass.__qualname__ + "."):
             return function.__globals__
     return vars(sys.modules[klass.__module__])

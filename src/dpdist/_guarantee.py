@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence, cast
 
 from ._documents import omitted_at_default, read_dataclass
+from ._validation import Described, InstanceOf, Integer, Interval, Optional, Options, validate_params
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
@@ -73,6 +74,14 @@ LOCAL_ONLY = (*OVER_TIME, "attribute")
 UNITS = ("record", "person")
 
 
+@validate_params({
+    "epsilon": Interval(0.0, math.inf, closed="neither", privacy=True),
+    "delta": Interval(0.0, 1.0, closed="left", privacy=True),
+    "neighbouring": Options(NEIGHBOURING),
+    "model": Options(MODELS),
+    "reports": Optional(Integer(low=1)),
+    "unit": Options(UNITS),
+})
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     r"""An :math:`(\varepsilon, \delta)`-DP guarantee under a neighbouring relation, local or central.
@@ -100,46 +109,21 @@ class PrivacyGuarantee:
     unit: str = "record"
 
     def __post_init__(self):
-        epsilon, delta = self.epsilon, self.delta
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < math.inf:
-            raise InvalidPrivacyParameterError(
-                f"The 'epsilon' parameter of PrivacyGuarantee must be a finite float > 0. Got {epsilon!r} instead."
-            )
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-            raise InvalidPrivacyParameterError(
-                f"The 'delta' parameter of PrivacyGuarantee must be a float in [0, 1). Got {delta!r} instead."
-            )
-        if self.neighbouring not in NEIGHBOURING:
-            raise InvalidParameterError(
-                f"The 'neighbouring' parameter of PrivacyGuarantee must be one of {NEIGHBOURING}. "
-                f"Got {self.neighbouring!r} instead."
-            )
-        if self.model not in MODELS:
-            raise InvalidParameterError(
-                f"The 'model' parameter of PrivacyGuarantee must be one of {MODELS}. Got {self.model!r} instead."
-            )
         if self.neighbouring in LOCAL_ONLY and self.model != "local":
             raise InvalidParameterError(
                 f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
                 f"Got model={self.model!r}."
             )
-        reports = self.reports
-        if (self.neighbouring == "history") != (reports is not None) or (
-            reports is not None and (isinstance(reports, bool) or not isinstance(reports, int) or reports < 1)
-        ):
+        if (self.neighbouring == "history") != (self.reports is not None):
             raise InvalidParameterError(
                 "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
-                f"otherwise. Got reports={reports!r} with neighbouring={self.neighbouring!r}."
+                f"otherwise. Got reports={self.reports!r} with neighbouring={self.neighbouring!r}."
             )
-        if self.unit not in UNITS or (self.unit == "person" and (self.model != "central" or self.neighbouring not in
-                                                                  ("replace", "add-remove"))):
+        if self.unit == "person" and (self.model != "central" or self.neighbouring not in ("replace", "add-remove")):
             raise InvalidParameterError(
-                f"The 'unit' parameter of PrivacyGuarantee must be one of {UNITS}, and 'person' only with a central "
-                f"'replace' or 'add-remove' guarantee. Got unit={self.unit!r} with model={self.model!r}, "
-                f"neighbouring={self.neighbouring!r}."
+                f"The 'unit' parameter of PrivacyGuarantee is 'person' only with a central 'replace' or 'add-remove' "
+                f"guarantee. Got unit={self.unit!r} with model={self.model!r}, neighbouring={self.neighbouring!r}."
             )
-        object.__setattr__(self, "epsilon", float(epsilon))
-        object.__setattr__(self, "delta", float(delta))
 
     @property
     def pure(self) -> bool:
@@ -236,6 +220,7 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     )
 
 
+@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee")}, owner="privacy.split")
 def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
@@ -251,8 +236,6 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
         One per share; their :func:`sequential` composition is ``total`` (up to
         floating-point rounding, never above it by more than 1e-12 relative).
     """
-    if not isinstance(total, PrivacyGuarantee):
-        raise InvalidParameterError(f"privacy.split needs a PrivacyGuarantee total. Got {type(total).__name__}.")
     if isinstance(shares, (int,)) and not isinstance(shares, bool):
         if shares < 1:
             raise InvalidParameterError(f"The 'shares' parameter of privacy.split must be >= 1. Got {shares!r}.")
@@ -276,6 +259,11 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
     ]
 
 
+@validate_params({
+    "guarantee": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
+    "neighbouring": Described(Options(("replace", "add-remove")), "'replace' or 'add-remove' (a central relation)"),
+    "unit": Options(UNITS),
+}, owner="privacy.convert")
 def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record") -> PrivacyGuarantee:
     r"""``guarantee`` stated as a central guarantee under ``neighbouring`` (of ``unit``), or an error when none follows.
 
@@ -302,13 +290,6 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record"
     reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
     value: state the reports' loss with ``guarantee_over``).
     """
-    if not isinstance(guarantee, PrivacyGuarantee):
-        raise InvalidParameterError(f"privacy.convert needs a PrivacyGuarantee. Got {type(guarantee).__name__}.")
-    if neighbouring not in ("replace", "add-remove") or unit not in UNITS:
-        raise InvalidParameterError(
-            "The 'neighbouring' parameter of privacy.convert must be 'replace' or 'add-remove' (a central relation), "
-            f"its 'unit' one of {UNITS}. Got {neighbouring!r}, {unit!r} instead."
-        )
     epsilon, delta = guarantee.epsilon, guarantee.delta
     if guarantee.model == "central" and guarantee.neighbouring == neighbouring and guarantee.unit == unit:
         return guarantee

@@ -4,17 +4,24 @@ A protocol declares ``_constraints = {"epsilon": Interval(0, inf, ...), ...}``;
 :func:`check_params` validates a dict of parameters against it and raises a
 :mod:`dpdist.errors` exception that names the parameter, the value and the rule.
 The same table drives the conformance suite's bad-input tests
-(:meth:`Constraint.invalid_examples`).
+(:meth:`Constraint.invalid_examples`).  A function states the rules of its
+arguments the same way, with :func:`validate_params` (scikit-learn's
+``validate_params``): the table is checked before the function runs, and
+``tests/package/test_parameter_tables.py`` generates every table's bad-input tests.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import math
 import numbers
+import os
+import re
 import sys
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -35,6 +42,16 @@ __all__ = [
     "RandomSource",
     "Bounds",
     "Optional",
+    "Described",
+    "OneOf",
+    "InstanceOf",
+    "Text",
+    "Bytes",
+    "PathLike",
+    "CallableRule",
+    "validate_params",
+    "ParameterTable",
+    "PARAMETER_TABLES",
     "EPSILON",
     "LOCAL_EPSILON",
     "CENTRAL_EPSILON",
@@ -76,6 +93,10 @@ class Constraint:
     def invalid_examples(self) -> list:
         """Values that must be rejected (used by the conformance suite)."""
         return []
+
+    def shown(self, value: Any) -> str:
+        """``value`` as a refusal shows it (its repr, cut at 200 characters)."""
+        return f"{value!r:.200}"
 
 
 @dataclass(frozen=True)
@@ -258,6 +279,9 @@ class Optional(Constraint):
     def invalid_examples(self) -> list:
         return [v for v in self.inner.invalid_examples() if v is not None]
 
+    def shown(self, value: Any) -> str:
+        return self.inner.shown(value)
+
 
 @dataclass(frozen=True)
 class Labels(Constraint):
@@ -333,6 +357,201 @@ class Alphabet(Constraint):
         return ["", "aa", ["a", "b"], 3]
 
 
+@dataclass(frozen=True)
+class Described(Constraint):
+    """``inner``'s rule, described in the words of its parameter (``"a number of seconds in (0, 600]"``)."""
+
+    inner: Constraint
+    text: str
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.text
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return self.inner.shown(value)
+
+
+@dataclass(frozen=True)
+class OneOf(Constraint):
+    """A value that satisfies one of ``rules`` (as the first of them that it satisfies returns it), described as
+    ``what``."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        for rule in self.rules:
+            try:
+                return rule.check(value)
+            except (ValueError, TypeError):
+                continue
+        raise ValueError
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out = []
+        for example in (example for rule in self.rules for example in rule.invalid_examples()):
+            try:
+                self.check(example)
+            except ValueError:
+                out.append(example)
+        return out
+
+
+class _Absent:
+    """A value of no type a rule names (an invalid example of :class:`InstanceOf`)."""
+
+    def __repr__(self) -> str:
+        return "<an object>"
+
+
+@dataclass(frozen=True)
+class InstanceOf(Constraint):
+    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``."""
+
+    types: Any
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in _as_tuple(self.types)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        """The type only: the repr of an object can be its whole (private) content."""
+        return type(value).__name__
+
+
+def _as_tuple(types: Any) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+@dataclass(frozen=True)
+class Text(Constraint):
+    """A string; ``non_empty``, ``ascii`` (printable ASCII), ``min_length``, ``max_length`` and ``pattern`` (a
+    regular expression the whole string matches; say what it means with :class:`Described`) narrow it."""
+
+    non_empty: bool = True
+    ascii: bool = False
+    min_length: int = 0
+    max_length: int | None = None
+    pattern: str | None = None
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or (self.non_empty and not value) or len(value) < self.min_length:
+            raise ValueError
+        if self.ascii and not (value.isascii() and value.isprintable()):
+            raise ValueError
+        if self.max_length is not None and len(value) > self.max_length:
+            raise ValueError
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        what = "a non-empty " if self.non_empty and not self.min_length else "a "
+        what += "printable ASCII string" if self.ascii else "str"
+        if self.min_length:
+            what += f" of at least {self.min_length} characters"
+        if self.max_length is not None:
+            what += f" of at most {self.max_length} characters"
+        return what + (f" matching {self.pattern!r}" if self.pattern is not None else "")
+
+    def invalid_examples(self) -> list:
+        out: list = [3, b"bytes"]
+        if self.non_empty or self.min_length:
+            out.append("")
+        if self.ascii:
+            out.append("\u00e9t\u00e9" * max(1, self.min_length))
+        if self.min_length > 1:
+            out.append("x" * (self.min_length - 1))
+        if self.max_length is not None:
+            out.append("x" * (self.max_length + 1))
+        if self.pattern is not None:
+            out.append(" \n")
+        return out
+
+
+@dataclass(frozen=True)
+class Bytes(Constraint):
+    """Bytes (``bytes``, ``bytearray`` or ``memoryview``), of exactly ``length`` when given; returned as ``bytes``."""
+
+    length: int | None = None
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise ValueError
+        value = bytes(value)
+        if self.length is not None and len(value) != self.length:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "bytes" if self.length is None else f"{self.length} bytes"
+
+    def shown(self, value: Any) -> str:
+        """The length or the type only: bytes may be a key."""
+        return f"{len(value)} bytes" if isinstance(value, (bytes, bytearray, memoryview)) else type(value).__name__
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3]
+        if self.length is not None:
+            out.append(bytes(self.length + 1))
+        return out
+
+
+@dataclass(frozen=True)
+class PathLike(Constraint):
+    """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "a path (a non-empty str or os.PathLike)"
+
+    def invalid_examples(self) -> list:
+        return [3, "", b"bytes"]
+
+
+@dataclass(frozen=True)
+class CallableRule(Constraint):
+    """A callable, described as ``what``."""
+
+    what: str = "a callable"
+
+    def check(self, value: Any) -> Any:
+        if not callable(value):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [3, "name"]
+
+
 # ---------------------------------------------------------------------- shared rules
 # One definition of each rule several modules check (local and central protocols,
 # ``local.make("auto")``, the demo), so a change of the supported range is made once.
@@ -389,7 +608,7 @@ def check_param(owner: str, name: str, value, constraint: Constraint):
         return constraint.check(value)
     except (ValueError, TypeError):
         raise constraint.error(
-            f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {value!r} instead."
+            f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {constraint.shown(value)} instead."
         ) from None
 
 
@@ -445,6 +664,81 @@ def check_options(owner: str, options: dict, table: dict[str, Constraint], deleg
         name: check_param(owner, name, value, table[name]) if name in table and value is not None else value
         for name, value in options.items()
     }
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class ParameterTable:
+    """The rules a function states for its arguments (:func:`validate_params`): what the generated tests read.
+
+    ``function`` is the checked function (as callers call it); ``method`` says its first parameter is ``self`` or
+    ``cls``; ``defaults`` holds the defaults of the parameters the table names (a default must pass its rule);
+    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package).
+    """
+
+    function: Callable[..., Any]
+    owner: str
+    rules: dict[str, Constraint]
+    method: bool
+    defaults: dict[str, Any] = field(default_factory=dict)
+    module: str = ""
+
+
+#: Every table stated with :func:`validate_params`, in the order the modules were imported.
+PARAMETER_TABLES: list[ParameterTable] = []
+
+
+def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -> Callable[[Function], Function]:
+    """Check the arguments named in ``rules`` against their constraints before the function runs.
+
+    An argument that breaks its rule raises the rule's error (:class:`~dpdist.errors.InvalidParameterError`, or
+    :class:`~dpdist.errors.InvalidPrivacyParameterError` for a privacy parameter) naming the parameter, the value and
+    what is allowed, as :func:`check_param` words it; an argument that passes reaches the function as the rule
+    returns it (``Interval``: a float, ``Integer``: an int, ``Bytes``: bytes).  An argument left to its default is not
+    checked (the generated tests check that every default passes its rule).  ``owner`` names the function in
+    messages (default: its qualified name, a class for ``__init__``); on a class (a dataclass, say) the table is its
+    ``__init__``'s, and the class is returned.  The table is recorded in
+    :data:`PARAMETER_TABLES`, from which ``tests/package/test_parameter_tables.py`` generates the bad-input tests, as
+    the conformance suite does from protocols' ``_constraints``.
+    """
+
+    def decorate(function: Function) -> Function:
+        if isinstance(function, type):  # a class (a dataclass, say): its __init__, under the class's name
+            cls: Any = function
+            cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)
+            table = PARAMETER_TABLES[-1]
+            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__)
+            return cast(Function, cls)
+        parameters = inspect.signature(function).parameters
+        names = list(parameters)
+        unknown = sorted(set(rules) - set(names))
+        if unknown:
+            raise TypeError(f"validate_params of {function.__qualname__} names no parameter of it: {unknown}")
+        shown = owner or function.__qualname__.removesuffix(".__init__")
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        checks = tuple(
+            (name, names.index(name) if parameters[name].kind in positional else None, rule)
+            for name, rule in rules.items()
+        )
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            for name, position, rule in checks:
+                if name in kwargs:
+                    kwargs[name] = check_param(shown, name, kwargs[name], rule)
+                elif position is not None and position < len(args):
+                    args = (*args[:position], check_param(shown, name, args[position], rule), *args[position + 1 :])
+            return function(*args, **kwargs)
+
+        defaults = {name: parameters[name].default for name in rules
+                    if parameters[name].default is not inspect.Parameter.empty}
+        PARAMETER_TABLES.append(ParameterTable(checked, shown, dict(rules), names[:1] in (["self"], ["cls"]), defaults,
+                                               function.__module__))
+        return checked  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy sees a new callable
+
+    return decorate
+
 
 def _one_dimensional(values: ArrayLike, owner: str, name: str, elements: str) -> np.ndarray:
     """``values`` as a 1-D array (a scalar is one value); ``elements`` names what it must hold in the error."""

@@ -3,7 +3,8 @@
 A :class:`~dpdist.local.LocalProtocol` subclass declares its parameters in a
 ``_constraints`` table of these rules; the constructor validates against it and
 the conformance kit (:mod:`dpdist.testing`) generates its bad-parameter checks
-from each rule's ``invalid_examples``.  ``check_integer_values`` and
+from each rule's ``invalid_examples``.  A function declares the rules of its
+arguments with :func:`validate_params`, over the same rules.  ``check_integer_values`` and
 ``check_real_values`` turn users' values into arrays or raise the errors the kit
 expects (:class:`~dpdist.errors.InvalidValueTypeError`,
 :class:`~dpdist.errors.OutOfDomainError`).
@@ -12,13 +13,20 @@ expects (:class:`~dpdist.errors.InvalidValueTypeError`,
 from ._validation import (
     Boolean,
     Bounds,
+    Bytes,
+    CallableRule,
     Constraint,
+    Described,
+    InstanceOf,
     Integer,
     Interval,
     Optional,
     Options,
+    PathLike,
+    Text,
     check_integer_values,
     check_real_values,
+    validate_params,
 )
 
 __all__ = [
@@ -29,6 +37,13 @@ __all__ = [
     "Boolean",
     "Bounds",
     "Optional",
+    "Described",
+    "InstanceOf",
+    "Text",
+    "Bytes",
+    "PathLike",
+    "CallableRule",
+    "validate_params",
     "check_integer_values",
     "check_real_values",
 ]

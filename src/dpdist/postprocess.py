@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from .errors import InvalidParameterError, InvalidValueTypeError
+from ._validation import Options, validate_params
 from ._types import ArrayLike
 
 __all__ = [
@@ -326,10 +327,7 @@ METHODS = {
 }
 
 
+@validate_params({"method": Options(tuple(sorted(METHODS)))}, owner="postprocess.apply")
 def apply(method: str, frequencies: ArrayLike) -> np.ndarray:
     """Apply the post-processing named ``method`` (one of :data:`METHODS`)."""
-    if method not in METHODS:
-        raise InvalidParameterError(
-            f"The 'postprocess' parameter must be one of {sorted(METHODS)}. Got {method!r} instead."
-        )
     return METHODS[method](frequencies)

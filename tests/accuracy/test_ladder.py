@@ -163,8 +163,10 @@ def test_cli_ladder_prints_the_table_json_and_a_figure_and_refuses_in_one_line(c
     assert main(["explain", "--config", config, "--ladder", "--n", "400", "--delta", "1e-4", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["delta"] == 1e-4 and len(document["rows"]) == 6
-    for argv, words in ((["--ladder", "--n", "400"], "needs --delta"), (["--n", "400", "--threshold", "5"], "goes with --ladder"),
-                        (["--ladder", "--plan", "--n", "400", "--delta", "1e-4"], "one of them"),
+    for argv, words in ((["--ladder", "--n", "400"], "needs '--delta': the central delta"),
+                        (["--n", "400", "--threshold", "5"], "'--threshold' option needs '--ladder'"),
+                        (["--ladder", "--plan", "--n", "400", "--delta", "1e-4"], "give one of them"),
+                        (["--ladder", "--n", "400", "--delta", "1e-4", "--epsilons", "1,2"], "cannot be used with '--epsilons'"),
                         (["--ladder", "--n", "400", "--delta", "0.5"], "below 1/n"),
                         (["--ladder", "--n", "400", "--delta", "1e-4", "--sampling", "0.9"], "'sampling' probability")):
         assert main(["explain", "--config", config, *argv]) == 2

@@ -160,10 +160,10 @@ def test_empty_data_is_released_with_intervals():
 @pytest.mark.parametrize("arguments, match", [
     (dict(method="tree", interval_share=0.2), "applies to method='aq' and method='jointexp' only"),
     (dict(method="slice", interval_share=0.2), "applies to method='aq' and method='jointexp' only"),
-    (dict(method="aq", interval_share=0.0), r"must be a float in \(0, 1\)"),
-    (dict(method="aq", interval_share=1.0), r"must be a float in \(0, 1\)"),
-    (dict(method="jointexp", interval_share=True), r"must be a float in \(0, 1\)"),
-    (dict(method="aq", interval_share="0.2"), r"must be a float in \(0, 1\)"),
+    (dict(method="aq", interval_share=0.0), r"must be None or a float in \(0, 1\)"),
+    (dict(method="aq", interval_share=1.0), r"must be None or a float in \(0, 1\)"),
+    (dict(method="jointexp", interval_share=True), r"must be None or a float in \(0, 1\)"),
+    (dict(method="aq", interval_share="0.2"), r"must be None or a float in \(0, 1\)"),
 ])
 def test_bad_interval_share_is_refused_by_name(arguments, match):
     with pytest.raises(InvalidParameterError, match="interval_share") as error:

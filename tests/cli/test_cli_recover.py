@@ -37,7 +37,7 @@ def test_the_estimate_command_recovers_a_saved_campaign_and_refuses_misplaced_op
     (tmp_path / "data.csv").write_text("x\n" + "\n".join(["1", "2"] * 20) + "\n")
     assert main(["estimate", str(tmp_path / "data.csv"), "--column", "x", "--protocol", "grr", "--epsilon", "1",
                  "--labels", "1,2", "--recover", "ldprecover"]) != 0
-    assert "'--recover' option applies to a campaign's saved state" in capsys.readouterr().err
+    assert "'--recover' option needs '--state': a campaign's saved state" in capsys.readouterr().err
     assert main(["estimate", "--state", str(tmp_path / "state.bin"), "--state", str(tmp_path / "state.bin"),
                  "--recover", "ldprecover"]) != 0
     assert "'--recover' option of 'dpdist estimate' applies to one --state" in capsys.readouterr().err
@@ -65,4 +65,4 @@ def test_targets_reach_the_recovery_from_both_estimate_commands_and_a_bad_value_
     (tmp_path / "data.csv").write_text("x\n" + "\n".join(["1", "2"] * 20) + "\n")
     assert main(["estimate", str(tmp_path / "data.csv"), "--column", "x", "--protocol", "grr", "--epsilon", "1",
                  "--labels", "1,2", "--targets", "1"]) != 0
-    assert "'--targets' option applies to a campaign's saved state" in capsys.readouterr().err
+    assert "'--targets' option needs '--state': a campaign's saved state" in capsys.readouterr().err

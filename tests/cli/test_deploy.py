@@ -181,7 +181,7 @@ def test_estimate_modes_are_exclusive(tmp_path, capsys):
     assert main(["estimate", "data.csv", "--column", "x"]) == 2
     assert main(["estimate", "data.csv", "--column", "x", "--protocol", "grr", "--epsilon", "1", "--out", "e.csv"]) == 2
     errors = capsys.readouterr().err
-    assert "not allowed" in errors and "Missing" in errors and "needs --state" in errors
+    assert "not allowed" in errors and "Missing" in errors and "option needs '--state'" in errors
 
 
 def test_privatize_reports_bad_input(tmp_path, capsys):

@@ -39,7 +39,7 @@ def test_the_inverse_variance_baseline_on_the_command_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--joint-method", "mean"], "--joint-method' option of 'dpdist estimate' must be one of"),
+    (["--joint-method", "mean"], "--joint-method' option must be one of 'likelihood', 'inverse-variance'"),
     (["--postprocess", "clip"], "--postprocess' option of 'dpdist estimate' applies to one --state"),
 ])
 def test_bad_joint_options_are_one_line_errors(tmp_path, capsys, extra, message):

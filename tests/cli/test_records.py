@@ -196,8 +196,8 @@ def test_one_shot_estimate_of_columns_equals_the_library_on_the_same_seed(tmp_pa
     (["--columns", "c,d,a", "--protocol", "smp"], "needs '--attributes SCHEMA'"),
     (["--columns", "c,d,a", "--attributes", "[{\"name\": \"x\"}]", "--protocol", "smp"], "--attributes must be a list"),
     (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "must be a multi-attribute"),
-    (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' and '--columns' options cannot"),
-    (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option is the schema"),
+    (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' option cannot be used with '--columns'"),
+    (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option needs '--columns': it is the schema"),
     (["--column", "c", "--protocol", "smp"], "name their columns with '--columns C1,C2,...'"),
 ])
 def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp_path, capsys):

@@ -209,7 +209,7 @@ def test_the_services_stored_aggregate_is_checked_when_read_and_when_extended(ca
     store.create("c", protocol.config())
     store.transition("c", "open")
     good = _states(protocol)["add"]
-    batch = protocol.report_format.validate(protocol.privatize(population(protocol, 400, rng=5), rng=6))  # good's reports
+    batch = protocol.validate_reports(protocol.privatize(population(protocol, 400, rng=5), rng=6))  # good's reports
     store.ingest("c", "b1", "0" * 64, batch)
     assert store.get("c", statistic=True).aggregator() == good  # from the log
     assert store.fold("c") == 1

@@ -1,8 +1,9 @@
 """The declared report format and the one way to add a validated batch.
 
-Every protocol states its reports as ``protocol.report_format`` (dtype, row
-shape, check, select, count, validate); ``Aggregator.add``, the report files
-and Dask all add what ``validate`` returns through ``Aggregator.add_batch``.
+Every protocol states its reports as ``protocol.report_format``, data (dtype, row shape, read, select, count);
+the protocol checks them over what the format reads (``check_reports``, ``validate_reports``) and owns their
+statistic; ``Aggregator.add``, the report files and Dask all add what ``validate_reports`` returns through
+``Aggregator.add_batch``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from conformance._examples import EXAMPLES, make, population
 
 #: one small instance of every registered protocol
 FIRST_CASES = [(name, EXAMPLES[name][0]) for name in local.available() if EXAMPLES.get(name)]
-HOOKS = {"_check_reports", "_select_reports", "_count_reports", "_accumulate"}
+HOOKS = {"_check_reports", "_accumulate"}
 
 
 def _ids(case):
@@ -46,7 +47,7 @@ def test_every_protocol_declares_its_format(protocol):
 
 def test_add_is_validate_then_add_batch(protocol):
     reports = protocol.privatize(population(protocol, 200), rng=2)
-    batch = protocol.report_format.validate(reports)
+    batch = protocol.validate_reports(reports)
     assert isinstance(batch, local.ReportBatch)
     assert (batch.n_read, batch.n_valid, batch.rejected, batch.first_invalid_row) == (200, 200, {}, None)
     assert protocol.aggregator().add_batch(batch) == protocol.aggregator().add(reports)
@@ -64,31 +65,31 @@ def test_files_and_arrays_take_the_same_path(protocol, tmp_path):
 def test_invalid_rows_are_counted_or_refused_with_their_first_row():
     proto = local.make("grr", epsilon=1.0, domain_size=4)
     reports = np.array([0, 1, 7, 2, 9], dtype=np.int64)
-    batch = proto.report_format.validate(reports)
+    batch = proto.validate_reports(reports)
     assert (batch.n_read, batch.n_rejected_rows, batch.rejected, batch.first_invalid_row) == (5, 2, {"out_of_range": 2}, 2)
     assert batch.reports.tolist() == [0, 1, 2]
     with pytest.raises(MalformedReportError, match="the first is at row 2"):
-        proto.report_format.validate(reports, on_invalid="raise")
+        proto.validate_reports(reports, on_invalid="raise")
     with pytest.raises(MalformedReportError, match="the first is at row 2"):
         proto.aggregator().add(reports, on_invalid="raise")
     agg = proto.aggregator().add_batch(batch)
     assert (agg.n, agg.rejected) == (3, {"out_of_range": 2})
     # rows found bad while decoding a file are not counted twice
     decoded = {"missing": np.array([False, False, True, False, False])}
-    batch = proto.report_format.validate(reports, invalid=decoded)
+    batch = proto.validate_reports(reports, invalid=decoded)
     assert batch.rejected == {"missing": 1, "out_of_range": 1} and batch.n_rejected_rows == 2
 
 
 def test_add_batch_refuses_another_config_and_non_batches():
     grr = local.make("grr", epsilon=1.0, domain_size=4)
     other = local.make("grr", epsilon=2.0, domain_size=4)
-    batch = grr.report_format.validate([0, 1])
+    batch = grr.validate_reports([0, 1])
     with pytest.raises(IncompatibleStateError, match="differs"):
         other.aggregator().add_batch(batch)
     with pytest.raises(InvalidParameterError, match="ReportBatch"):
         grr.aggregator().add_batch(np.array([0, 1]))
     with pytest.raises(InvalidParameterError, match="on_invalid"):
-        grr.report_format.validate([0], on_invalid="drop")
+        grr.validate_reports([0], on_invalid="drop")
 
 
 def test_composite_protocols_use_their_oracle_format():
@@ -103,7 +104,7 @@ def test_composite_protocols_use_their_oracle_format():
 
 
 def _hook_calls_on_other_objects(path: Path) -> list[str]:
-    """``x._check_reports(...)`` and the like where ``x`` is not ``self`` or ``super()``.
+    """``x._check_reports(...)`` and ``x._accumulate(...)`` where ``x`` is not ``self`` or ``super()``.
 
     A file whose text names no hook holds no such attribute: only the files that name one are parsed (the others
     were 1.3 of this test's 1.5 CPU-s)."""
@@ -122,14 +123,33 @@ def _hook_calls_on_other_objects(path: Path) -> list[str]:
 
 
 def test_no_one_reaches_into_the_report_hooks():
-    """Only the format calls a protocol's report hooks; everyone else calls ``report_format``."""
+    """A protocol's report hooks are its own: everyone else calls ``check_reports``, ``validate_reports`` and
+    ``statistic``."""
     source = Path(dpdist.__file__).parent
     tests = Path(__file__).parents[1]
-    allowed = {source / "local" / "_report_format.py"}
-    offenders = [
-        hit
-        for path in sorted([*source.rglob("*.py"), *tests.rglob("*.py")])
-        if path not in allowed
-        for hit in _hook_calls_on_other_objects(path)
-    ]
+    offenders = [hit for path in sorted([*source.rglob("*.py"), *tests.rglob("*.py")]) for hit in _hook_calls_on_other_objects(path)]
     assert offenders == []
+
+
+def test_a_format_is_data_that_knows_no_protocol():
+    """The format's module and its kinds name no protocol and no protocol method: no call runs from a format back to
+    its protocol (the calls run protocol -> format), and a named format holds only its name."""
+    local_dir = Path(dpdist.__file__).parent / "local"
+    protocol_names = {"check_reports", "validate_reports", "statistic", "config", "display_name", "protocol",
+                      "_check_reports", "_accumulate", "_select_reports", "_count_reports"}
+    for name in ("_report_format.py", "_report_kinds.py", "_json_rows.py"):
+        tree = ast.parse((local_dir / name).read_text())
+        called = sorted({f"{name}:{node.lineno}: {ast.unparse(node)}" for node in ast.walk(tree)
+                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                         and node.func.attr in protocol_names})
+        assert called == [], called
+        imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        assert not any(module and module.endswith("_protocol") for module in imported), (name, imported)
+    for name, params in FIRST_CASES:
+        protocol = make((name, params))
+        report_format = protocol.report_format
+        held = [value for value in vars(report_format).values() if isinstance(value, local.LocalProtocol)]
+        assert held == [], name
+        inner = getattr(report_format, "inner", None)
+        assert inner is None or not any(isinstance(value, local.LocalProtocol) for value in vars(inner).values())
+        assert report_format._owner == protocol.display_name

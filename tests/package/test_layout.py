@@ -191,7 +191,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "budget/_statement.py": ("budget/test_session.py",),
     "central/dictionaries.py": ("central/test_pursuit.py",),
     "central/moments.py": ("central/test_polynomial.py",),
-    "cli/_arguments.py": ("serve/test_uncertainty.py", "local/test_circular_campaign.py"),
     "cli/_bounds.py": ("local/test_circular_campaign.py",),
     "cli/_budget.py": ("serve/test_uncertainty.py", "local/test_circular_campaign.py"),
     "cli/_campaign.py": ("serve/test_uncertainty.py",),

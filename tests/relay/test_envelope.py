@@ -19,7 +19,7 @@ def envelope():
 
 @pytest.mark.parametrize("key, got", [(b"x" * 10, "10 bytes"), (b"x" * 33, "33 bytes"), ("abc", "str"), (None, "NoneType")])
 def test_seal_refuses_a_key_that_is_not_32_bytes(envelope, key, got):
-    with pytest.raises(InvalidParameterError, match=rf"The 'public_key' argument of seal must be a raw 32-byte X25519 "
+    with pytest.raises(InvalidParameterError, match=rf"The 'public_key' parameter of seal must be a raw 32-byte X25519 "
                                                     rf"public key .*Got {got} instead"):
         envelope.seal(key, "c", b"body", "application/json")
 
@@ -29,14 +29,14 @@ def test_seal_and_open_refuse_bad_arguments_by_name(envelope):
     with pytest.raises(InvalidParameterError, match=r"'public_key' argument of seal is not a usable X25519 public key: "
                                                     r"it is a low-order point"):
         envelope.seal(bytes(32), "c", b"body", "application/json")
-    with pytest.raises(InvalidParameterError, match=r"The 'campaign' argument of seal .*Got None instead"):
+    with pytest.raises(InvalidParameterError, match=r"The 'campaign' parameter of seal .*Got None instead"):
         envelope.seal(pair.public_key, None, b"body", "application/json")
-    with pytest.raises(InvalidParameterError, match=r"The 'body' argument of seal must be bytes\. Got str"):
+    with pytest.raises(InvalidParameterError, match=r"The 'body' parameter of seal must be bytes\. Got str"):
         envelope.seal(pair.public_key, "c", "body", "application/json")
     with pytest.raises(InvalidParameterError, match=r"The 'content_type' argument of seal must be the content type of dpdist binary records or JSON, one of"):
         envelope.seal(pair.public_key, "c", b"body", "text/csv")
     sealed = envelope.seal(pair.public_key, "c", b"body", "application/json")
-    with pytest.raises(InvalidParameterError, match=r"The 'private_key' argument of open_sealed must be a raw 32-byte"):
+    with pytest.raises(InvalidParameterError, match=r"The 'private_key' parameter of open_sealed must be a raw 32-byte"):
         envelope.open_sealed(b"k" * 5, "c", sealed)
     assert envelope.open_sealed(pair.private_key, "c", sealed) == ("application/json", b"body")
     with pytest.raises(InvalidParameterError, match=r"The 'public_key' of a relayed campaign must be a 32-byte X25519 "

@@ -28,7 +28,7 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 def _batch(config: dict, values, seed: int):
     protocol = local.from_config(config)
-    return protocol.report_format.validate(protocol.privatize(np.asarray(values), rng=seed))
+    return protocol.validate_reports(protocol.privatize(np.asarray(values), rng=seed))
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])

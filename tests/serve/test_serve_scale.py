@@ -112,7 +112,7 @@ def test_folds_of_many_processes_never_count_a_log_row_twice(kind, tmp_path):
         for k in range(40):
             reports = protocol.privatize(np.arange(8), rng=k)
             expected.add(reports)
-            stores[k % 4].ingest("c", f"b{k}", "0" * 64, protocol.report_format.validate(reports))
+            stores[k % 4].ingest("c", f"b{k}", "0" * 64, protocol.validate_reports(reports))
         assert stores[0].get("c", statistic=True).aggregator() == expected  # parts + log
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             folded = list(pool.map(lambda store: store.fold("c", rows_of="all"), stores))
@@ -140,7 +140,7 @@ def test_a_campaign_capped_after_this_process_saw_it_uncapped_keeps_its_cap_exac
         other.transition("c", "open")
 
         def group(prefix):
-            return [Arrival("c", f"{prefix}{k:031x}", "0" * 64, protocol.report_format.validate(
+            return [Arrival("c", f"{prefix}{k:031x}", "0" * 64, protocol.validate_reports(
                 protocol.privatize(np.array([k]), rng=k)), 1, 1) for k in range(8)]
 
         assert all(outcome["accepted"] == 1 for outcome in this.commit(group("a")))  # seen uncapped

@@ -148,9 +148,9 @@ def reports_from_arrow(table: Any, protocol: LocalProtocol | None = None, source
         protocol = _protocol_of(config, source)
     n = table.num_rows
     if config is not None and config != protocol.config():
-        return protocol.report_format.rejected(n, "other_config")
+        return protocol.report_format.rejected(n, "other_config", protocol.config())
     array, invalid = arrow_to_array(table, protocol, source)
-    return protocol.report_format.validate(array, invalid=invalid)
+    return protocol.validate_reports(array, invalid=invalid)
 
 
 def arrow_to_array(table, protocol, source: str):

@@ -67,7 +67,7 @@ def _checked_for_writing(protocol, reports) -> np.ndarray:
     """Validate with the protocol's checks (all rows must be valid) and cast to its wire layout."""
     report_format = protocol.report_format
     try:
-        batch = report_format.validate(reports, on_invalid="raise")
+        batch = protocol.validate_reports(reports, on_invalid="raise")
     except MalformedReportError as error:
         raise MalformedReportError(f"Reports to write: {error} Only valid reports are written.") from None
     array = np.asarray(batch.reports)
@@ -202,10 +202,10 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
         raise MalformedReportError(f"{source}: record payload fails its CRC-32 check (corrupted).")
     n = header["shape"][0]
     if header["config"] != _config_of(protocol):
-        return protocol.report_format.rejected(n, "other_config")
+        return protocol.report_format.rejected(n, "other_config", protocol.config())
     layout = protocol.report_format
     if tuple(header["shape"][1:]) != layout.row_shape:
-        return layout.rejected(n, "wrong_shape")
+        return layout.rejected(n, "wrong_shape", protocol.config())
     array = np.frombuffer(payload, dtype=header["dtype"]).reshape(header["shape"])
     invalid = {}
     if array.dtype != layout.dtype:
@@ -213,7 +213,7 @@ def decode_payload(protocol, header: dict, payload: bytes, source: str) -> Repor
             raise MalformedReportError(f"{source}: reports of dtype {array.dtype} cannot be read as dtype {layout.dtype}.")
         array, out_of_range = layout.fit(array)  # unrepresentable rows are out of range
         invalid = {"out_of_range": out_of_range}
-    return layout.validate(array, invalid=invalid)
+    return protocol.validate_reports(array, invalid=invalid)
 
 
 def decode_record(data: bytes, protocol: LocalProtocol | None = None, source: str = "report record") -> ReportBatch:

@@ -18,6 +18,7 @@ import numpy as np
 from .._rng import check_rng
 from .._types import ArrayLike, PathLike, Seed
 from ..errors import InvalidParameterError, MalformedReportError
+from .._validation import Boolean, Optional, Options, validate_params
 from ..local import ReportBatch
 from ._arrow import (
     arrow_to_array,
@@ -49,11 +50,13 @@ ROW_GROUP_ROWS = 1 << 20
 ROW_GROUP_BYTES = 32 << 20  # a reader holds about one row group: this bounds its memory
 
 
+#: the format a report file is written in (None: from its suffix)
+_FORMAT = Optional(Options(("parquet", "binary")))
+
+
 def _format_for_writing(path: Path, format: str | None) -> str:
     if format is None:
         return "parquet" if path.suffix.lower() in _PARQUET_SUFFIXES else "binary"
-    if format not in ("parquet", "binary"):
-        raise InvalidParameterError(f"The 'format' parameter must be 'parquet', 'binary' or None. Got {format!r} instead.")
     return format
 
 
@@ -86,6 +89,7 @@ class ReportWriter:
     ...         writer.write(protocol.privatize(chunk))
     """
 
+    @validate_params({"format": _FORMAT})
     def __init__(self, path: PathLike, protocol: LocalProtocol, *, format: str | None = None, file_id: str | None = None):
         self.path = Path(path)
         self.protocol = protocol
@@ -165,6 +169,7 @@ class ReportWriter:
         return self._context.__exit__(kind, value, traceback)
 
 
+@validate_params({"format": _FORMAT, "shuffle": Boolean()})
 def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *, format: str | None = None,
                   file_id: str | None = None, shuffle: bool = True, rng: Seed = None) -> None:
     """Write one batch of reports to ``path`` (Parquet for ``.parquet``/``.pq``, else dpdist binary).
@@ -183,8 +188,6 @@ def write_reports(path: PathLike, protocol: LocalProtocol, reports: ArrayLike, *
         The order's randomness: ``None`` (default) is the CSPRNG; a seed only for
         reproducible research files (see :func:`dpdist._rng.check_rng`).
     """
-    if not isinstance(shuffle, (bool, np.bool_)):
-        raise InvalidParameterError(f"The 'shuffle' parameter of write_reports must be a bool. Got {shuffle!r}.")
     if shuffle:
         order = check_rng(rng, owner="write_reports")
         reports = _checked_for_writing(protocol, reports)  # first: an invalid row is named by its given position
@@ -262,7 +265,7 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
                     break
                 table = pa.Table.from_batches([record_batch]).replace_schema_metadata(schema.metadata)
                 if config is not None and config != protocol.config():
-                    yield protocol.report_format.rejected(table.num_rows, "other_config")
+                    yield protocol.report_format.rejected(table.num_rows, "other_config", protocol.config())
                     continue
                 array, invalid = arrow_to_array(table, protocol, source)
             except (pa.ArrowException, OSError, ValueError, IndexError, TypeError) as error:
@@ -272,7 +275,7 @@ def _iter_parquet_batches(path, protocol, batch_rows: int, source: str) -> Itera
             if checked:
                 crc = reports_checksum(protocol, array, crc, validate=False)
                 rows += table.num_rows
-            yield protocol.report_format.validate(array, invalid=invalid)
+            yield protocol.validate_reports(array, invalid=invalid)
         if checked and (str(crc).encode() != expected or str(rows).encode() != footer.get(b"dpdist.reports_rows")):
             raise MalformedReportError(
                 f"{source}: the reports do not match the file's checksum (the file is corrupted)."
@@ -291,7 +294,7 @@ def reports_checksum(protocol, reports, crc: int = 0, *, validate: bool = True) 
 def read_reports(path: PathLike, protocol: LocalProtocol | None = None) -> ReportBatch:
     """The whole file as one :class:`ReportBatch` (valid reports concatenated, rejections summed)."""
     protocol = protocol if protocol is not None else protocol_of_file(path)
-    return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format)
+    return ReportBatch.concatenate(iter_report_batches(path, protocol), protocol.report_format, protocol.config())
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import ArrayLike, PathLike, Seed
-from ..errors import InvalidParameterError
+from .._validation import Integer, Optional, validate_params
 from ._binary import _checked_for_writing
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ class ReportShuffler:
     ...         writer.write(block)
     """
 
+    @validate_params({"memory_bytes": Optional(Integer(low=1)), "buckets": Optional(Integer(low=2))})
     def __init__(self, protocol: LocalProtocol, rng: Seed = None, *, memory_bytes: int | None = None, directory: PathLike | None = None,
                  buckets: int | None = None, _depth: int = 0, _shared: Path | None = None):
         layout = protocol.report_format
@@ -87,10 +88,6 @@ class ReportShuffler:
         self._rng = check_rng(rng, owner="ReportShuffler")
         self.memory_bytes = int(SHUFFLE_MEMORY_BYTES if memory_bytes is None else memory_bytes)
         self.buckets = int(SHUFFLE_BUCKETS if buckets is None else buckets)
-        if self.memory_bytes < 1 or self.buckets < 2:
-            raise InvalidParameterError(
-                f"ReportShuffler needs memory_bytes >= 1 and buckets >= 2. Got {self.memory_bytes} and {self.buckets}."
-            )
         self._directory = directory
         self._depth = _depth
         self._held: list[np.ndarray] = []
@@ -153,10 +150,9 @@ class ReportShuffler:
         self._bucket_rows += counts
 
     # ------------------------------------------------------------------ output
+    @validate_params({"rows": Integer(low=1)})
     def blocks(self, rows: int) -> Iterator[np.ndarray]:
         """Every report added, in a uniformly random order, in blocks of ``rows`` (the last may be shorter)."""
-        if not isinstance(rows, (int, np.integer)) or rows < 1:
-            raise InvalidParameterError(f"ReportShuffler.blocks needs rows >= 1. Got {rows!r}.")
         yield from rechunk_rows(self._permuted(), int(rows))
 
     def _permuted(self) -> Iterator[np.ndarray]:

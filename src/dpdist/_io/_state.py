@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidParameterError
+from .._validation import InstanceOf, validate_params
 from ..local import Aggregator, LocalProtocol
 from ._state_file import EMPTY_JOURNAL, STATE_VERSION, append_ingested, journal_path, read_state, write_state
 from .._types import PathLike
@@ -33,6 +33,7 @@ class SavedState:
     pending: dict[str, dict] = field(default_factory=dict)
 
 
+@validate_params({"aggregator": InstanceOf(Aggregator, "an Aggregator")})
 def save_state(path: PathLike, aggregator: Aggregator, ingested: dict[str, dict] | None = None) -> None:
     """Write ``aggregator`` and the ingested-file identities to ``path`` in one atomic replacement.
 
@@ -81,8 +82,4 @@ def load_state(path: PathLike, protocol: LocalProtocol | None = None, *, journal
 
 
 def _fields(aggregator) -> dict:
-    if not isinstance(aggregator, Aggregator):
-        raise InvalidParameterError(
-            f"The 'aggregator' parameter of save_state must be an Aggregator. Got {type(aggregator).__name__} instead."
-        )
     return {"config": aggregator.config, "n": aggregator.n, "statistic": aggregator.statistic, "rejected": aggregator.rejected}

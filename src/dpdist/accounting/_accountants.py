@@ -23,6 +23,7 @@ from typing import Any
 
 from .._documents import read_dataclass, refused
 from ..errors import InvalidParameterError
+from .._validation import Interval, validate_params
 from ._loss import PrivacyLoss
 from ._pld import DISCRETIZATION, discretization_error, epsilon_at as pld_epsilon
 from ._zcdp import zcdp_epsilon
@@ -119,12 +120,11 @@ def cannot_state(accountant: str, loss: PrivacyLoss, delta: float) -> str | None
     return None
 
 
+@validate_params({"delta": Interval(0.0, 1.0, closed="left")}, owner="accounting.state")
 def state(loss: PrivacyLoss, delta: float, accountant: str = "tightest", *,
           discretization: float = DISCRETIZATION) -> Statement:
     """``accountant``'s statement of ``loss`` at ``delta`` (module docstring); refuses, by name, what it cannot state."""
     check_accountant("accounting.state", accountant)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-        raise InvalidParameterError(f"The 'delta' of accounting.state must be a float in [0, 1). Got {delta!r} instead.")
     if accountant == "tightest":
         valid = [name for name in ACCOUNTANTS if cannot_state(name, loss, delta) is None]
         if not valid:

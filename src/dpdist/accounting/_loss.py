@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 from .._documents import ABSENT, read_dataclass, read_part
 from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
 from ..errors import InvalidParameterError
+from .._validation import InstanceOf, Interval, Optional, validate_params
 from ._distributions import (
     Atoms,
     Composed,
@@ -38,6 +39,10 @@ __all__ = ["PrivacyLoss", "sequential", "parallel", "FRESH_RANDOMNESS"]
 FRESH_RANDOMNESS = "each mechanism draws fresh randomness (no report, memo or shuffle's sample reused across them)"
 
 
+@validate_params({
+    "guarantee": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
+    "rho": Optional(Interval(0.0, math.inf, closed="left")),
+})
 @dataclass(frozen=True)
 class PrivacyLoss:
     r"""One mechanism's privacy loss in every currency it can be stated in.
@@ -70,11 +75,7 @@ class PrivacyLoss:
     derivation: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
-        if not isinstance(self.guarantee, PrivacyGuarantee):
-            raise InvalidParameterError(f"A PrivacyLoss needs a PrivacyGuarantee. Got {type(self.guarantee).__name__}.")
         rho = self.rho
-        if rho is not None and (isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 <= rho < math.inf):
-            raise InvalidParameterError(f"The 'rho' of a PrivacyLoss must be a finite float >= 0 or None. Got {rho!r}.")
         if rho is not None and self.guarantee.delta == 0 and rho > pure_rho(self.guarantee.epsilon) * (1 + 1e-9):
             object.__setattr__(self, "rho", pure_rho(self.guarantee.epsilon))  # a pure guarantee's own bound is smaller
         object.__setattr__(self, "assumptions", tuple(self.assumptions))

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidParameterError
+from .._validation import Integer, validate_params
 from ._channels import channel_loss, pairs_loss
 from ._distributions import pair_atoms
 from ._loss import PrivacyLoss, sequential
@@ -43,6 +44,7 @@ MEMO_ASSUMPTION = ("one memo per device and scope, kept across reports (the ledg
                    "mechanism, not fresh ones")
 
 
+@validate_params({"reports": Integer(low=1)}, owner="accounting.protocol_loss")
 def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
     """The privacy loss of ``reports`` reports of one device through ``protocol`` (module docstring).
 
@@ -52,8 +54,6 @@ def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
     reports : int
         Reports of each device (>= 1): fresh ones compose; a memo's are one mechanism.
     """
-    if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
-        raise InvalidParameterError(f"The 'reports' of accounting.protocol_loss must be an int >= 1. Got {reports!r}.")
     tags = getattr(protocol, "tags", None)
     if tags is None or not isinstance(getattr(protocol, "guarantee", None), PrivacyGuarantee):
         raise InvalidParameterError(f"accounting.protocol_loss needs a local protocol. Got {type(protocol).__name__}.")

@@ -47,7 +47,8 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from .._validation import Integer, Interval, Options, validate_params
+from ..errors import InvalidPrivacyParameterError
 
 __all__ = ["threshold_delta", "threshold_epsilon", "threshold_sampling", "NEIGHBOURING"]
 
@@ -58,15 +59,13 @@ _TAIL_SHARE = 1e-6
 _MAX_HOLDERS = 5_000
 
 
-def _check(p: float, threshold: int, colluding: int, neighbouring: str) -> int:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
-        raise InvalidPrivacyParameterError(f"The sampling probability 'p' of sample-and-threshold must be in (0, 1). Got {p!r}.")
-    for name, value, low in (("threshold", threshold, 1), ("colluding", colluding, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise InvalidParameterError(f"The '{name}' of sample-and-threshold must be an int >= {low}. Got {value!r}.")
-    if neighbouring not in NEIGHBOURING:
-        raise InvalidParameterError(f"The 'neighbouring' of sample-and-threshold must be one of {NEIGHBOURING}. "
-                                    f"Got {neighbouring!r}.")
+#: the rules of the public functions' arguments (their tables generate the bad-input tests)
+_P = Interval(0.0, 1.0, closed="neither", privacy=True)
+_COUNTS = {"threshold": Integer(low=1), "colluding": Integer(low=0), "neighbouring": Options(NEIGHBOURING)}
+
+
+def _effective(threshold: int, colluding: int) -> int:
+    """The sampled reports of other users the target's item still needs to be released."""
     return max(int(threshold) - int(colluding), 0)
 
 
@@ -134,12 +133,13 @@ def _direction_delta(epsilon: float, p: float, threshold: int, direction: str, w
     raise AssertionError("unreachable: the scan ends or raises")
 
 
+@validate_params({"p": _P, **_COUNTS})
 def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int = 0,
                     neighbouring: str = "add-remove") -> float:
     r"""The exact :math:`\delta(\varepsilon)` of sample-and-threshold with sampling probability ``p`` and threshold
     ``threshold`` (:math:`K`) when ``colluding`` reports of the target's item are the adversary's (module docstring);
     under ``"replace"`` neighbours an upper bound from the add/remove curve."""
-    effective = _check(p, threshold, colluding, neighbouring)
+    effective = _effective(threshold, colluding)
     epsilon = float(epsilon)
     if neighbouring == "add-remove":
         return max(_direction_delta(epsilon, p, effective, "add"), _direction_delta(epsilon, p, effective, "remove"))
@@ -149,7 +149,7 @@ def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int 
 
 def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring: str, delta: float) -> bool:
     """Whether :func:`threshold_delta` is at most ``delta`` (a curve too slow to scan does not fit: never assumed)."""
-    effective = _check(p, threshold, colluding, neighbouring)
+    effective = _effective(threshold, colluding)
     try:
         if neighbouring == "add-remove":
             return bool(_direction_delta(epsilon, p, effective, "add", delta)
@@ -159,13 +159,11 @@ def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring
         return False
 
 
+@validate_params({"p": _P, "delta": Interval(0.0, 1.0, closed="neither", privacy=True), **_COUNTS})
 def threshold_epsilon(p: float, threshold: int, delta: float, *, colluding: int = 0,
                       neighbouring: str = "add-remove") -> float:
     """The smallest epsilon (to 1e-4 relative) with :func:`threshold_delta` at most ``delta``; ``inf`` if none (a
     lone sampled report released: ``p > delta``)."""
-    _check(p, threshold, colluding, neighbouring)
-    if not 0.0 < delta < 1.0:
-        raise InvalidPrivacyParameterError(f"The 'delta' of sample-and-threshold must be in (0, 1). Got {delta!r}.")
 
     def within(epsilon: float) -> bool:
         return _fits(epsilon, p, threshold, colluding, neighbouring, delta)
@@ -182,12 +180,12 @@ def threshold_epsilon(p: float, threshold: int, delta: float, *, colluding: int 
     return high
 
 
+@validate_params(_COUNTS)
 def threshold_sampling(epsilon: float, delta: float, threshold: int, *, colluding: int = 0,
                        neighbouring: str = "add-remove") -> float:
     """The largest sampling probability (to 1e-4 relative) whose :func:`threshold_delta` at ``epsilon`` is at most
     ``delta``; 0.0 when none is (the colluding reports reach the threshold with a lone target's help, which a
     sampling probability at or below ``delta`` still allows only if ``delta`` covers it)."""
-    _check(0.5, threshold, colluding, neighbouring)
 
     def within(p: float) -> bool:
         return _fits(epsilon, p, threshold, colluding, neighbouring, delta)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, cast
 
 from .. import local
-from .._validation import Integer, Interval, check_param
+from .._validation import Integer, Interval, Options, check_param, validate_params
 from ..accounting import ACCOUNTANTS, protocol_loss, state
 from ..amplification import shuffled
 from ..errors import DPDistError, InvalidParameterError
@@ -106,6 +106,7 @@ class Plan:
         return "\n".join(lines)
 
 
+@validate_params({"every": Options(tuple(EVERY))}, owner="explain_plan")
 def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: int = 365, releases: int | None = None,
          delta: float = 1e-8, target: float | None = None, relay_n: int | None = None) -> Plan:
     """Plan ``config``'s campaign repeated ``every`` day, week or release over ``horizon`` days (module docstring).
@@ -134,8 +135,6 @@ def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: in
     protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(dict(config))
     n = check_param(owner, "n", n, Integer(low=1))
     horizon = check_param(owner, "horizon", horizon, Integer(low=1, high=100 * 365))
-    if every not in EVERY:
-        raise InvalidParameterError(f"The 'every' parameter of {owner} must be one of {tuple(EVERY)}. Got {every!r} instead.")
     if (every == "release") != (releases is not None):
         raise InvalidParameterError(f"The 'releases' parameter of {owner} goes with every='release' (and only with it). "
                                     f"Got every={every!r}, releases={releases!r}.")

@@ -11,7 +11,7 @@ import numpy as np
 from .._documents import read_dataclass
 from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike
-from .._validation import Integer, check_param
+from .._validation import Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
@@ -42,11 +42,10 @@ COMPOSITION_NOTE = (
 _RELATIVE_PRECISION = 1e-4  # bisection stops when the bracket is this narrow (relative)
 
 
+@validate_params({"clone": Optional(Interval(0.0, 1.0, closed="right"))})
 def generic_reduction(epsilon0: float, clone: float | None = None) -> Reduction:
     """FMT21's clone reduction for any ``epsilon0``-LDP randomizer (clone probability ``e^-epsilon0`` unless given)."""
-    w = math.exp(-epsilon0) if clone is None else float(clone)
-    if not 0 < w <= 1:
-        raise InvalidParameterError(f"The 'clone' probability must be in (0, 1]. Got {clone!r} instead.")
+    w = math.exp(-epsilon0) if clone is None else clone
     e = math.exp(epsilon0)
     return Reduction((e / (e + 1), 1 / (e + 1), 0.0), (1 / (e + 1), e / (e + 1), 0.0), (w / 2, w / 2, 0.0))
 
@@ -200,6 +199,7 @@ class ShuffledAccount:
         return read_dataclass(cls, document)
 
 
+@validate_params({"method": Options(METHODS)}, owner="shuffled")
 def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
@@ -211,8 +211,6 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     rounds share a memo).
     """
     protocol = check_protocol("shuffled", protocol)
-    if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter of shuffled must be one of {METHODS}. Got {method!r} instead.")
     n, delta = check_n(n), check_delta(delta)
     _refuse_memoized(protocol)
     epsilon0 = float(protocol.guarantee.epsilon)

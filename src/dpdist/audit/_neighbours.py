@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .._validation import Described, Integer, Options, validate_params
 
 __all__ = ["NeighbouringPair", "Neighbouring", "add_remove", "replace_one", "adversarial"]
 
@@ -97,6 +98,8 @@ def replace_one(backgrounds: Sequence[Any], replacements: Sequence[tuple[Any, An
     return Neighbouring(f"replace one {unit} of a dataset of {size} (its size public)", tuple(pairs))
 
 
+@validate_params({"size": Described(Integer(low=4), "an int >= 4 (records per dataset)"),
+                  "relation": Options(("replace-one", "add-remove"))}, owner="audit.adversarial")
 def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> Neighbouring:
     """Backgrounds and records an attacker would choose, for ``d`` items ``0..d-1`` or real bounds ``(low, high)``.
 
@@ -107,16 +110,12 @@ def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> N
     middle.  ``relation`` is ``"replace-one"`` (datasets of ``size`` records) or ``"add-remove"`` (the first of
     each pair added to a background of ``size - 1``).
     """
-    if relation not in ("replace-one", "add-remove"):
-        raise InvalidParameterError(f"The 'relation' argument must be 'replace-one' or 'add-remove'. Got {relation!r}.")
-    if not isinstance(size, numbers.Integral) or size < 4:
-        raise InvalidParameterError(f"The 'size' argument must be an int >= 4 (records per dataset). Got {size!r}.")
     rest = size - 1
     if isinstance(domain, numbers.Integral) and not isinstance(domain, bool) and int(domain) >= 2:
         d = int(domain)
         others = 1 + np.arange(rest) % max(1, min(d - 1, 3))
         spread = np.arange(rest) % d
-        cases = [(others, 0, 1, f"items 1..{int(others.max())} cycling (0 unique)"),
+        cases: list[tuple[np.ndarray, float, float, str]] = [(others, 0, 1, f"items 1..{int(others.max())} cycling (0 unique)"),
                  (spread, 0, d - 1, "every item cycling")]
     elif isinstance(domain, tuple) and len(domain) == 2 and all(isinstance(v, numbers.Real) for v in domain) \
             and np.isfinite(domain).all() and domain[0] < domain[1]:

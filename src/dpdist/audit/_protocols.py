@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DPDistError, EachValueANewUserWarning, InvalidParameterError
+from .._validation import InstanceOf, Integer, Optional, validate_params
 from ..local import LocalProtocol
 from ..local._report_kinds import PackedBitReports
 from ..testing import channel_inputs
@@ -26,6 +27,8 @@ def is_protocol(value: Any) -> bool:
     return isinstance(value, LocalProtocol)
 
 
+@validate_params({"protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (dpdist.local.make(...))"),
+                  "reports": Optional(Integer(low=1))}, owner="audit.protocol_randomizer")
 def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> Randomizer:
     """A dpdist protocol as a :class:`Randomizer` (``privatize``, seeded by the audit's generator).
 
@@ -40,9 +43,6 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     of it; the claim is then the protocol's guarantee for any number of reports of one value
     (``epsilon_longitudinal``: Arcolezi et al. 2022, the memo's budget).
     """
-    if not isinstance(protocol, LocalProtocol):
-        raise InvalidParameterError(f"protocol must be a dpdist local protocol (dpdist.local.make(...)); got "
-                                    f"{type(protocol).__name__} {protocol!r:.60}.")
     kind = protocol.tags.kind
     if kind in ("frequency", "heavy_hitters"):
         domain: Any = int(getattr(protocol, "domain_size"))
@@ -118,8 +118,6 @@ def _longitudinal(protocol: LocalProtocol, reports: int, domain: Any) -> Randomi
             f"The 'reports' argument is for memoized protocols whose memo is one permanent response (l-grr, l-osue, "
             f"loloha). Got {reports!r} for {protocol.name}."
         )
-    if reports < 1:
-        raise InvalidParameterError(f"The 'reports' argument must be an int >= 1. Got {reports!r} instead.")
     p: Any = protocol
     hashed = hasattr(p, "_bucket")
     if hashed and not hasattr(p, "_report"):

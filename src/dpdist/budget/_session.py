@@ -18,7 +18,7 @@ from ..accounting import PrivacyLoss, check_accountant, protocol_loss
 from ..accounting import parallel as parallel_losses
 from .._io._budget_file import read_budget_file, write_budget_file
 from .._types import ArrayLike, PathLike, Seed
-from .._validation import check_options
+from .._validation import InstanceOf, Integer, Options, check_options, validate_params
 from ..errors import (
     DPDistError,
     IncompatibleStateError,
@@ -65,16 +65,9 @@ class BudgetSession:
     Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
+    @validate_params({"neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS)})
     def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest",
                  unit: str = "record"):
-        if neighbouring not in ("replace", "add-remove"):
-            raise InvalidParameterError(
-                "The 'neighbouring' parameter of BudgetSession must be 'replace' or 'add-remove'. "
-                f"Got {neighbouring!r} instead."
-            )
-        if unit not in UNITS:
-            raise InvalidParameterError(f"The 'unit' parameter of BudgetSession must be one of {UNITS}. Got {unit!r} "
-                                        "instead.")
         self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central", unit=unit)
         self._accountant = check_accountant("BudgetSession", accountant)
         if accountant == "zcdp" and self._total.delta == 0:
@@ -218,17 +211,13 @@ class BudgetSession:
         """
         return self._add(_stated(guarantee), self.loss(guarantee), 1, label)
 
+    @validate_params({"guarantees": InstanceOf((list, tuple), "a list of PrivacyGuarantee, one per disjoint part")})
     def charge_parallel(self, guarantees: Sequence[PrivacyGuarantee | PrivacyLoss], label: str = "") -> BudgetStatement:
         """Charge releases of disjoint parts of the data as one: their parallel composition (max epsilon, max delta).
 
         The parts must be disjoint sets of records, split by a rule that does not look at the data
         (a public key); see :func:`dpdist.privacy.parallel`.
         """
-        if isinstance(guarantees, (PrivacyGuarantee, PrivacyLoss)) or not isinstance(guarantees, (list, tuple)):
-            raise InvalidParameterError(
-                "The 'guarantees' argument of BudgetSession.charge_parallel must be a list of PrivacyGuarantee, one per "
-                f"disjoint part. Got {guarantees!r:.100} instead."
-            )
         guarantees = list(guarantees)
         if not guarantees:
             raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
@@ -398,6 +387,7 @@ class BudgetSession:
         statement = self.charge(protocol_loss(protocol), label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
 
+    @validate_params({"reports": Integer(low=1)})
     def campaign(self, protocol: LocalProtocol | Mapping[str, Any], *, reports: int = 1, label: str | None = None) -> BudgetStatement:
         """Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
@@ -411,8 +401,6 @@ class BudgetSession:
         """
         if not isinstance(protocol, local.LocalProtocol):
             protocol = local.from_config(dict(protocol))
-        if isinstance(reports, bool) or not isinstance(reports, int) or reports < 1:
-            raise InvalidParameterError(f"The 'reports' parameter of BudgetSession.campaign must be an int >= 1. Got {reports!r}.")
         label = label if label is not None else f"campaign of {protocol.name}"
         if not protocol.tags.memoized:
             return self.charge(protocol_loss(protocol, reports), label)

@@ -88,6 +88,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
+from .._validation import Described, Interval, Optional, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
 from ..estimates._intervals import json_value
@@ -121,6 +122,11 @@ def _snap(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
 DEFAULT_Q = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+@validate_params({
+    "level": Interval(0.0, 1.0, closed="neither"),
+    "interval_share": Optional(Described(Interval(0.0, 1.0, closed="neither"),
+                                         "a float in (0, 1) (the share of epsilon spent on intervals)")),
+})
 def quantiles(
     x: ArrayLike,
     *args: Any,
@@ -178,8 +184,6 @@ def quantiles(
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
     probabilities = check_q(owner, q)
     check_option(owner, "method", method, QUANTILE_METHODS)
-    if not (_is_real(level) and 0 < float(level) < 1):
-        raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     share = _check_interval_share(owner, method, interval_share)
     unit: dict[str, Any] = {"privacy_id": privacy_id, "max_contributions": max_contributions}
     if method == "tree":
@@ -212,11 +216,6 @@ def _check_interval_share(owner: str, method: str, share) -> float | None:
             f"The 'interval_share' parameter of {owner} applies to method='aq' and method='jointexp' only "
             f"(method={method!r} {'gives its intervals at no cost' if method == 'tree' else 'gives none'}). "
             f"Got interval_share={share!r}; leave it out."
-        )
-    if not (_is_real(share) and 0 < float(share) < 1):
-        raise InvalidParameterError(
-            f"The 'interval_share' parameter of {owner} must be a float in (0, 1) (the share of epsilon spent on "
-            f"intervals). Got {share!r} instead."
         )
     return float(share)
 
@@ -456,6 +455,7 @@ def _approximate_quantiles(data, q: np.ndarray, level: float, share: float | Non
                     details)
 
 
+@validate_params({"beta": Interval(1.0, 2.0, closed="right"), "lower": Described(Interval(), "a finite number")})
 def unbounded_quantile(
     x: ArrayLike, epsilon: float, q: float = 0.5, *, lower: float = 0.0, beta: float = 1.001, rng: Seed = None,
     secure: bool = False, missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
@@ -486,10 +486,6 @@ def unbounded_quantile(
     """
     owner = "unbounded_quantile"
     probability = float(check_q(owner, q)[0])
-    if not (_is_real(beta) and 1 < beta <= 2):
-        raise InvalidParameterError(f"The 'beta' parameter of {owner} must lie in (1, 2]. Got {beta!r} instead.")
-    if not (_is_real(lower) and math.isfinite(lower)):
-        raise InvalidParameterError(f"The 'lower' parameter of {owner} must be a finite number. Got {lower!r} instead.")
     lower, beta = float(lower), float(beta)
     # no bounds (nothing is clipped: -inf lies below every candidate, +inf above)
     data = check_central_input(owner, x, epsilon=epsilon, bounds=None, rng=rng, secure=secure, missing=missing,

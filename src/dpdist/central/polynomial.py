@@ -28,7 +28,7 @@ from ._common import (
 from ._defaults import polynomial_degree
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
 from .noise import gaussian_mechanism, laplace_mechanism
-from .._validation import Bounds, Integer, check_param
+from .._validation import Bounds, Integer, Options, check_param, validate_params
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
@@ -41,6 +41,7 @@ __all__ = ["PolynomialMoments", "polynomial_projection", "MAX_DEGREE"]
 MAX_DEGREE = {"monomial": 30, "legendre": 200}
 
 
+@validate_params({"basis": Options(MOMENT_BASES)})
 @dataclass(frozen=True, repr=False)
 class PolynomialMoments(ReleasedDistribution):
     r"""Noisy moment vector of one or more disjoint data sets: the mergeable state of polynomial projection.
@@ -79,10 +80,6 @@ class PolynomialMoments(ReleasedDistribution):
 
     def __post_init__(self):
         owner = "PolynomialMoments"
-        if self.basis not in MOMENT_BASES:
-            raise InvalidParameterError(
-                f"The 'basis' parameter of {owner} must be one of {list(MOMENT_BASES)}. Got {self.basis!r} instead."
-            )
         degree = check_param(owner, "degree", self.degree, Integer(low=1, high=MAX_DEGREE[self.basis]))
         n = check_param(owner, "n", self.n, Integer(low=0))
         try:

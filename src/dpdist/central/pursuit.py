@@ -18,6 +18,7 @@ from ._common import (
     GRID_SIZE,
     cdf_distribution,
     check_central_input,
+    check_option,
     check_positive_int,
     grid_edges,
     to_unit_interval,
@@ -25,7 +26,6 @@ from ._common import (
 from ._defaults import pursuit_sparsity
 from .dictionaries import make_dictionary
 from .noise import laplace_mechanism, report_noisy_max
-from ..errors import InvalidParameterError
 from ..estimates import Distribution
 from ..postprocess import isotonic_cdf
 from .._guarantee import sequential, split
@@ -82,18 +82,14 @@ def matching_pursuit(
 ) -> Distribution:
     r"""Private CDF as an s-sparse combination of dictionary atoms (Alg. 2 of Tao & Sarwate).
 
-    For i = 1..s: pick the atom with the largest noisy
-    :math:`|\langle\tilde r_i,\phi\rangle|` (report noisy max), release its
-    coefficient :math:`\tilde c_i = \langle\tilde r_i,\phi_{\tilde I_i}\rangle +
-    \mathrm{Lap}(\Delta_{\tilde I_i}/\varepsilon')`, and update the residual
-    :math:`\tilde r_{i+1} = \tilde r_i - \tilde c_i\phi_{\tilde I_i}`.  The data are
-    touched once: :math:`\langle F_n,\phi_j\rangle` for all atoms; residual inner
-    products follow from the dictionary's Gram matrix, so non-orthogonal
-    dictionaries (B-splines, normal CDFs, unions) work as well.  The total
-    budget is split evenly over the :math:`2s` releases,
-    :math:`\varepsilon' = \varepsilon/(2s)` (Theorem 4, basic composition).
-    :math:`\tilde F = \sum_i\tilde c_i\phi_{\tilde I_i}` is then projected onto
-    monotone CDFs in [0, 1] on the grid (Prop. 1).
+    For i = 1..s: pick the atom with the largest noisy :math:`|\langle\tilde r_i,\phi\rangle|` (report noisy
+    max), release its coefficient :math:`\tilde c_i = \langle\tilde r_i,\phi_{\tilde I_i}\rangle +
+    \mathrm{Lap}(\Delta_{\tilde I_i}/\varepsilon')`, and update the residual :math:`\tilde r_{i+1} = \tilde r_i -
+    \tilde c_i\phi_{\tilde I_i}`.  The data are touched once: :math:`\langle F_n,\phi_j\rangle` for all atoms;
+    residual inner products follow from the dictionary's Gram matrix, so non-orthogonal dictionaries (B-splines,
+    normal CDFs, unions) work as well.  The total budget is split evenly over the :math:`2s` releases,
+    :math:`\varepsilon' = \varepsilon/(2s)` (Theorem 4, basic composition).  :math:`\tilde F = \sum_i\tilde
+    c_i\phi_{\tilde I_i}` is then projected onto monotone CDFs in [0, 1] on the grid (Prop. 1).
 
     Parameters
     ----------
@@ -113,9 +109,9 @@ def matching_pursuit(
         Number of selection steps s (an atom may be selected more than once).
         Default :math:`(\varepsilon n)^{0.3}/2` in [2, 16] from the public n
         (:func:`dpdist.central._defaults.pursuit_sparsity`).
-    rng, clip, secure
-        As in :func:`histogram_queries`; ``secure=True`` uses exact discrete
-        Laplace noise on grid-snapped scores and coefficients from a CSPRNG.
+    rng, clip, secure, privacy_id, max_contributions
+        As in :func:`histogram_queries` (the last two: the guarantee per person); ``secure=True`` uses exact
+        discrete Laplace noise on grid-snapped scores and coefficients from a CSPRNG.
     grid_size : int
         Bins of the returned Distribution.
     selection_scale : {"dp", "paper"}
@@ -126,9 +122,6 @@ def matching_pursuit(
         ``details["budget"]``.
     missing : {"refuse"} or float
         Missing values in ``x`` (:mod:`dpdist._missing`; replace neighbours: no ``"drop"``).
-    privacy_id, max_contributions : optional
-        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
-        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
 
     Returns
     -------
@@ -140,36 +133,35 @@ def matching_pursuit(
                                grid_size=grid_size, missing=missing, neighbouring="replace", privacy_id=privacy_id,
                                max_contributions=max_contributions)
     atoms = make_dictionary(dictionary, size, owner=owner)
-    n = data.x.size
-    if sparsity is None:
-        sparsity = pursuit_sparsity(float(n), data.epsilon)
-    sparsity = check_positive_int(owner, "sparsity", sparsity, high=10_000)
-    if selection_scale not in ("dp", "paper"):
-        raise InvalidParameterError(
-            f"The 'selection_scale' parameter of {owner} must be 'dp' or 'paper'. Got {selection_scale!r} instead."
-        )
-    paper_scale = selection_scale == "paper"
+    default = pursuit_sparsity(float(data.x.size), data.epsilon) if sparsity is None else sparsity
+    sparsity = check_positive_int(owner, "sparsity", default, high=10_000)
+    check_option(owner, "selection_scale", selection_scale, ("dp", "paper"))
     releases = split(data.guarantee("replace"), 2 * sparsity)  # Theorem 4: basic composition of 2s releases
+    sensitivity = atom_sensitivities(atoms, data.x.size)
+    weights, selected, coefficients = _pursue(atoms, data, sparsity, sensitivity, releases[0].epsilon,
+                                              paper_scale=selection_scale == "paper")
+    return _pursuit_release(data, atoms, weights, selected, coefficients, sensitivity, releases,
+                            dictionary=dictionary, selection_scale=selection_scale)
+
+def _pursuit_release(data, atoms, weights: np.ndarray, selected: list[int], coefficients: list[float],
+                     sensitivity: np.ndarray, releases: list, *, dictionary: str, selection_scale: str) -> Distribution:
+    """The released CDF: the selected atoms' combination on the grid, projected onto monotone CDFs (Prop. 1)."""
+    paper_scale = selection_scale == "paper"
     epsilon_each = releases[0].epsilon
-    sensitivity = atom_sensitivities(atoms, n)
-    selection_sensitivity = float(sensitivity.max())
-
-    weights, selected, coefficients = _pursue(atoms, data, sparsity, sensitivity, epsilon_each, paper_scale)
-
     edges = grid_edges(data.bounds, data.grid_size)
     raw = atoms.values(np.linspace(-1.0, 1.0, data.grid_size + 1)) @ weights
     cdf = isotonic_cdf(raw, pinned=True)
     details = {
         "dictionary": dictionary,
         "size": atoms.size,
-        "sparsity": sparsity,
+        "sparsity": len(selected),
         "selected": [atoms.labels[i] for i in selected],
         "selected_index": selected,
         "coefficients": coefficients,
         "budget": {
             "per_release": epsilon_each,
-            "releases": 2 * sparsity,
-            "selection_noise_scale": (1 if paper_scale else 2) * selection_sensitivity / epsilon_each,
+            "releases": 2 * len(selected),
+            "selection_noise_scale": (1 if paper_scale else 2) * float(sensitivity.max()) / epsilon_each,
             "selection_scale": selection_scale,
             "epsilon_dp": not paper_scale,
         },
@@ -178,7 +170,7 @@ def matching_pursuit(
         "grid_size": data.grid_size,
     }
     return cdf_distribution(
-        edges, cdf, n=n, details=data.details(**details),
+        edges, cdf, n=data.x.size, details=data.details(**details),
         method="matching-pursuit (paper's selection scale: NOT differentially private)" if paper_scale
         else "matching-pursuit",
         guarantee=None if paper_scale else data.stated(sequential(releases)),  # no guarantee is claimed for the paper's scale

@@ -63,6 +63,7 @@ import numpy as np
 from .._guarantee import PrivacyGuarantee, parallel, sequential
 from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError, InvalidParameterError
+from .._validation import Interval, validate_params
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
@@ -403,6 +404,7 @@ class TreeHistogram(ReleasedDistribution):
             for row in moved:
                 yield np.subtract(np.divide(row, max(row[-1], 1.0), out=error), released, out=error)
 
+    @validate_params({"level": Interval(0.0, 1.0, closed="neither")})
     def cdf_band(
         self, level: float = 0.95, *, draws: int = 200, standard_error: np.ndarray | None = None, rng: int = 0
     ) -> CDFBand:
@@ -436,8 +438,6 @@ class TreeHistogram(ReleasedDistribution):
         """
         from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
 
-        if not (isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1):
-            raise InvalidParameterError(f"The 'level' parameter of TreeHistogram.cdf_band must lie in (0, 1). Got {level!r} instead.")
         draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
         edges, cdf = self.leaf_cdf()
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)

@@ -12,8 +12,9 @@ import math
 import sys
 from typing import Any
 
+from .._validation import Described, Integer, Interval
 from ..errors import InvalidParameterError
-from ._arguments import parse_bounds, seed_argument
+from ._arguments import Needs, parse_bounds, seed_argument, state_rules
 from ._deploy import check_plot_path, load_config
 
 #: Exit status of each verdict.
@@ -66,6 +67,11 @@ def add_commands(subparsers) -> None:
     command.add_argument("--json", action="store_true", help="print the result as JSON")
     command.add_argument("--plot", default=None, metavar="PNG", help="write the certified bound against samples")
     command.set_defaults(handler=_run_audit)
+    state_rules(command, {
+        "--claim": Described(Interval(0.0, math.inf, closed="left"), "a finite number >= 0"),
+        "--alpha": Interval(0.0, 0.5, closed="neither"),
+        "--samples": Integer(low=200),
+    }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI")))
 
 
 def _run_audit(args) -> int:
@@ -82,13 +88,9 @@ def _run_audit(args) -> int:
         randomizer = _callable(args.callable)
         if args.epsilon is None and args.claim is None:
             raise InvalidParameterError("The '--epsilon' option is needed with --callable: the epsilon it claims.")
-        if domain is None:
-            raise InvalidParameterError("The '--domain' option is needed with --callable: D items or bounds LO,HI.")
-    if args.claim is not None and not (math.isfinite(args.claim) and args.claim >= 0):
-        raise InvalidParameterError(f"The '--claim' option must be a finite number >= 0. Got {args.claim!r} instead.")
     claim = args.claim if args.claim is not None else (args.epsilon if args.callable is not None else None)
-    result = audit.audit(randomizer, claim, domain if args.callable is not None else None, alpha=_alpha(args.alpha),
-                         samples=_samples(args.samples), rng=args.seed)
+    result = audit.audit(randomizer, claim, domain if args.callable is not None else None, alpha=args.alpha,
+                         samples=args.samples, rng=args.seed)
     if args.plot:
         from ..estimates._drawing import pyplot, save_figure  # lazy: matplotlib, only for --plot
 
@@ -97,18 +99,6 @@ def _run_audit(args) -> int:
         pyplot().close(axis.figure)
     print(result.to_json(indent=2) if args.json else result.text())
     return EXIT_STATUS[result.verdict]
-
-
-def _alpha(value: float) -> float:
-    if not 0 < value < 0.5:
-        raise InvalidParameterError(f"The '--alpha' option must be in (0, 0.5). Got {value!r} instead.")
-    return value
-
-
-def _samples(value: int) -> int:
-    if value < 200:
-        raise InvalidParameterError(f"The '--samples' option must be an int >= 200. Got {value!r} instead.")
-    return value
 
 
 def _domain(text: str | None) -> Any:
@@ -134,8 +124,6 @@ def _domain(text: str | None) -> Any:
 def _protocol(args, domain):
     from ..local import make  # lazy: only --protocol builds a protocol
 
-    if args.epsilon is None:
-        raise InvalidParameterError("The '--epsilon' option is needed with --protocol.")
     params: dict[str, Any] = {"epsilon": args.epsilon}
     if isinstance(domain, int):
         params["domain_size"] = domain

@@ -12,8 +12,9 @@ import json
 import sys
 
 from .._io._atomic import atomic_writer, write_text_atomically
+from .._validation import Integer
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ._arguments import parse_targets
+from ._arguments import Excludes, Needs, parse_targets, state_rules
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
@@ -137,6 +138,16 @@ def _add_create(actions) -> None:
     create.add_argument("--open", action="store_true", help="open the campaign at once")
     _campaign_budget_options(create)
     _admin_command(create, _run_create)
+    rounds_only = ("a campaign of rounds is capped by its plan's \"reports\", and relays, enrollment tokens and budget "
+                   "files are not supported for rounds")
+    state_rules(create, {"--colluding": Integer(low=0)}, (
+        *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
+        Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),
+        Needs("--issuer-key", "--issuer", "the issuer's URL"),
+        Needs("--issuer-run-by-collector", "--issuer"),
+        Needs("--budget-file", "--open", "it charges a campaign when it opens (or give it to 'campaign open')"),
+        *(Excludes(option, "--rounds", rounds_only) for option in ("--budget-file", "--relay", "--enrollment", "--max-reports")),
+    ))
 
 
 def _add_enroll_and_delete(actions) -> None:
@@ -151,6 +162,7 @@ def _add_enroll_and_delete(actions) -> None:
     enroll.add_argument("--reports", type=int, required=True, help="reports each token may send to the campaign")
     enroll.add_argument("--out", default=None, help="write the tokens to this file (created readable by its owner only)")
     _admin_command(enroll, _run_enroll)
+    state_rules(enroll, {"--count": Integer(low=1), "--reports": Integer(low=1)})
 
     delete = _campaign_command(
         actions,
@@ -211,6 +223,7 @@ def _campaign_budget_options(parser) -> None:
         help="with --budget-file: reports each device may send to the campaign (default 1); the charge is their "
         "composition (guarantee_over(K) for a memoized protocol)",
     )
+    state_rules(parser, {"--reports-per-device": Integer(low=1)})
 
 
 def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
@@ -219,8 +232,6 @@ def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
     session = open_budget(args)
     if session is None:
         return client.open_campaign(campaign), ""
-    if args.reports_per_device < 1:
-        raise InvalidParameterError(f"The '--reports-per-device' option must be an int >= 1. Got {args.reports_per_device}.")
     summary = client.campaign(campaign)
     if summary["state"] != "created":
         raise InvalidParameterError(f"Campaign {campaign!r} is {summary['state']}: only a created campaign opens (and is charged).")
@@ -237,10 +248,6 @@ def _run_create(args) -> int:
     if args.rounds is not None:
         return _create_rounds(args)
     protocol = load_config(args.config)
-    if args.budget_file is not None and not args.open:
-        raise InvalidParameterError(
-            "The '--budget-file' option charges a campaign when it opens: add '--open', or give it to 'campaign open'."
-        )
     charged = ""
     with service_client(args, admin=True) as client:
         summary = client.create_campaign(
@@ -280,20 +287,8 @@ def _relay_settings(args) -> dict | None:
     """The ``"relay"`` of a new campaign from ``--relay``, ``--issuer``, ``--issuer-key``, ``--colluding``: the issuer's
     key for the campaign is read from the issuer itself."""
 
-    given = [option for option, value in (("--issuer", args.issuer), ("--issuer-key", args.issuer_key),
-                                          ("--issuer-run-by-collector", args.issuer_run_by_collector),
-                                          ("--colluding", args.colluding)) if value]
-    if args.relay is None:
-        if given:
-            raise InvalidParameterError(f"The '{given[0]}' option needs '--relay URL'.")
+    if args.relay is None:  # the options that need it are refused by the option table
         return None
-    if args.colluding < 0:
-        raise InvalidParameterError(f"The '--colluding' option must be an int >= 0. Got {args.colluding}.")
-    if (args.issuer is None) != (args.issuer_key is None):
-        raise InvalidParameterError("The '--issuer' and '--issuer-key' options go together: the issuer's URL and the name "
-                                    "of its key for this campaign.")
-    if args.issuer_run_by_collector and args.issuer is None:
-        raise InvalidParameterError("The '--issuer-run-by-collector' option needs '--issuer URL'.")
     issuer = None
     if args.issuer is not None:
         from ..serve.client import issuer_of  # lazy: the service's code loads only when it runs (dpdist[serve])
@@ -308,13 +303,6 @@ def _create_rounds(args) -> int:
     plan = json_option(args.rounds, "--rounds", "object")
     if not isinstance(plan, dict):
         raise InvalidParameterError(f"The '--rounds' option must be a JSON object (the plan). Got {args.rounds!r}.")
-    for option, given in (("--budget-file", args.budget_file is not None), ("--relay", args.relay),
-                          ("--enrollment", args.enrollment), ("--max-reports", args.max_reports is not None)):
-        if given:
-            raise InvalidParameterError(
-                f"The '{option}' option does not apply to a campaign of rounds (--rounds): its rounds are capped by the "
-                "plan's \"reports\", and relays, enrollment tokens and budget files are not supported for rounds."
-            )
     with service_client(args, admin=True) as client:
         summary = client.create_campaign(
             args.name, None, rounds=plan, submit_token=args.submit_token, keep_reports=args.keep_reports
@@ -347,9 +335,6 @@ def _run_simple(args) -> int:
 
 
 def _run_enroll(args) -> int:
-    for option, value in (("--count", args.count), ("--reports", args.reports)):
-        if value < 1:
-            raise InvalidParameterError(f"The '{option}' option must be an int >= 1. Got {value}.")
     with service_client(args, admin=True) as client:
         tokens = client.enroll(args.campaign, args.count, args.reports)
     text = "".join(token + "\n" for token in tokens)

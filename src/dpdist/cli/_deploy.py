@@ -43,6 +43,7 @@ from .._rng import (
     order_generator,
     root_seed_sequence,
 )
+from .._validation import Integer
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
@@ -59,7 +60,16 @@ from ..io import (
     record_ingested,
 )
 from ..local.words import words_in_alphabet
-from ._arguments import add_missing_argument, check_replicates, missing_cells, parse_bounds, parse_targets, seed_argument
+from ._arguments import (
+    Excludes,
+    Needs,
+    add_missing_argument,
+    missing_cells,
+    parse_bounds,
+    parse_targets,
+    seed_argument,
+    state_rules,
+)
 from ._bounds import values_in_bounds
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -71,6 +81,11 @@ _BLOCK_SIZE = 1 << 16
 
 
 def add_commands(subparsers) -> None:
+    _add_privatize(subparsers)
+    _add_aggregate(subparsers)
+
+
+def _add_privatize(subparsers) -> None:
     privatize = subparsers.add_parser(
         "privatize",
         help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
@@ -124,7 +139,15 @@ def add_commands(subparsers) -> None:
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
+    state_rules(privatize, {"--block-size": Integer(low=1)}, (
+        Excludes("--seed", "--secure", "the CSPRNG takes no seed"),
+        Excludes("--column", "--columns"),
+        Needs("--bins", "--bounds", "the public range of the column"),
+        BUDGET_FILE_WITHOUT_MEMO,
+    ))
 
+
+def _add_aggregate(subparsers) -> None:
     aggregate = subparsers.add_parser(
         "aggregate",
         help="add report files to a durable aggregator state (incremental, no file counted twice)",
@@ -224,10 +247,6 @@ def _run_privatize(args) -> int:
     if args.labels is not None:
         protocol = with_labels(protocol, read_labels(args.labels))
     binning = _privatize_binning(protocol, args)
-    if args.block_size < 1:
-        raise InvalidParameterError(f"The '--block-size' option must be an int >= 1. Got {args.block_size} instead.")
-    if args.secure and args.seed is not None:
-        raise InvalidParameterError("The '--seed' option cannot be used with '--secure' (the CSPRNG takes no seed).")
     # no seed: every block draws from its own CSPRNG stream (check_rng(None)); a seed: reproducible blocks
     root = None if args.seed is None else root_seed_sequence(args.seed)
     prepare, read = data_reader(protocol, args.data, args.column, args.columns, clip=args.clip, binning=binning)
@@ -293,17 +312,18 @@ def data_reader(
     return prepare, lambda: iter_column(path, column, text=reads_text(protocol))
 
 
+#: a budget file charges a collection whose rows are different users; a memo's rows are one device's values
+BUDGET_FILE_WITHOUT_MEMO = Excludes("--budget-file", "--memo", "it charges a collection in which each row is a different "
+                                    "user; with '--memo' the rows are one device's values, whose account is its ledger "
+                                    "('--budget')")
+
+
 def charge_collection(args, protocol, label: str) -> str:
     """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read); the line to print."""
 
-    session = open_budget(args)
+    session = open_budget(args)  # not with --memo (BUDGET_FILE_WITHOUT_MEMO, in the commands' option tables)
     if session is None:
         return ""
-    if args.memo is not None:
-        raise InvalidParameterError(
-            "The '--budget-file' option charges a collection in which each row is a different user; with '--memo' "
-            "the rows are one device's values, whose account is its ledger ('--budget')."
-        )
     return charge_line(session, session.charge(protocol.guarantee, label))
 
 
@@ -319,8 +339,6 @@ def _privatize_binning(protocol, args):
         )
     if protocol.labels is not None or args.labels is not None:
         raise InvalidParameterError("The '--bins' and '--bounds' options cannot be used with labels (--labels).")
-    if args.bounds is None:
-        raise InvalidParameterError("The '--bins' option needs '--bounds LO,HI' (the public range of the column).")
     bins = protocol.domain_size if args.bins is None else args.bins
     if bins != protocol.domain_size:
         raise InvalidParameterError(
@@ -568,7 +586,7 @@ def run_estimate_from_state(args) -> int:
         options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
 
-    replicates = check_replicates(getattr(args, "replicates", 0))
+    replicates = getattr(args, "replicates", 0)  # checked by the option table of 'dpdist estimate'
     if replicates and estimate.needs_band():  # a CDF without analytic intervals: bootstrap its band
         estimate = uncertainty.cdf_band(protocol, aggregator, replicates=replicates, **options)
     print(f"{protocol.name} (epsilon={protocol.epsilon:g}): estimate from {aggregator.n} report(s) in {args.state}"

@@ -57,12 +57,6 @@ def run_estimate_records(args) -> int:
     """The one-shot mode on several columns: read the records, simulate one collection, print the estimate."""
 
     name = _protocol_name(args.protocol)
-    for option, value in {"--column": args.column, "--labels": args.labels, "--bounds": args.bounds,
-                          "--bins": args.bins, "--alphabet": args.alphabet, "--epsilon-1": args.epsilon_1}.items():
-        if value is not None:
-            raise InvalidParameterError(
-                f"The '{option}' option cannot be used with '--columns': each attribute's domain is in '--attributes'."
-            )
     attributes = load_attributes(args.attributes)
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import local, plotting, uncertainty
 from .._io._columns import iter_column
-from .._validation import clip_real_values
+from .._validation import Integer, Options, clip_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..local._registry import registered_class
 from ..local.frequency._oracle import FrequencyOracle
@@ -22,7 +22,17 @@ from ..local.frequency.auto import choose_protocol
 from ..local.frequency.pem import PEM
 from ..local.numerical._mean import MeanProtocol
 from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
-from ._arguments import add_missing_argument, check_replicates, missing_cells, parse_bounds, seed_argument
+from ..local.joint import JOINT_METHODS
+from ._arguments import (
+    REPLICATES,
+    Excludes,
+    Needs,
+    add_missing_argument,
+    missing_cells,
+    parse_bounds,
+    seed_argument,
+    state_rules,
+)
 from ._deploy import check_plot_path, read_labels, run_estimate_from_state
 from ._estimate_joint import run_estimate_joint
 from ._estimate_records import run_estimate_records
@@ -65,6 +75,8 @@ def _add_reproduce(subparsers) -> None:
         "is run; and every cell's values beside it, PAGE's NAME.cells.jsonl (docs/experiments.md, 'Pages')",
     )
     reproduce.set_defaults(handler=_run_reproduce)
+    state_rules(reproduce, {"--repeats": Integer(low=1), "--jobs": Integer(low=1)},
+                (Excludes("--scheduler", "--jobs", "it runs the cells on a Dask cluster"),))
 
 
 def _add_estimate(subparsers) -> None:
@@ -90,6 +102,22 @@ def _add_estimate(subparsers) -> None:
         "plot and giving intervals for the mean and quantiles (default 200; 0: no bands)",
     )
     estimate.set_defaults(handler=_run_estimate)
+    saved_state = "a campaign's saved state (state mode)"
+    state_rules(estimate, {
+        "--replicates": REPLICATES,
+        "--bins": Integer(low=2),
+        "--joint-method": Options(JOINT_METHODS),
+    }, (
+        *(Needs(option, "--state", saved_state) for option in ("--recover", "--fake-fraction", "--targets", "--out",
+                                                              "--joint-method")),
+        *(Excludes("--state", option, "the config is the state's") for option in (
+            "--column", "--columns", "--attributes", "--protocol", "--epsilon", "--bins", "--bounds", "--seed",
+            "--labels", "--epsilon-1", "--alphabet")),
+        Excludes("--column", "--columns"),
+        *(Excludes("--columns", option, "each attribute's domain is in '--attributes'") for option in (
+            "--labels", "--bounds", "--bins", "--alphabet", "--epsilon-1")),
+        Needs("--attributes", "--columns", "it is the schema of '--columns' (a multi-attribute protocol)"),
+    ))
 
 
 def _add_one_shot_options(estimate) -> None:
@@ -205,22 +233,16 @@ def _run_reproduce(args) -> int:
     except InvalidParameterError as error:
         print(f"dpdist: error: {error}", file=sys.stderr)
         return 2
-    if args.repeats is not None and args.repeats < 1:
-        raise InvalidParameterError(f"The '--repeats' option must be an int >= 1. Got {args.repeats!r} instead.")
     spec = spec.with_options(quick=args.quick, repeats=args.repeats, seed=args.seed)
     out = args.out or f"results/{spec.name.replace(':', '-')}"
     command = "dpdist " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if _called_as_cli() else _command(args)
     if args.plan:
         from ..experiments import plan_run  # lazy: loads scipy (0.4-2 s)
 
-        if args.jobs < 1:
-            raise InvalidParameterError(f"The '--jobs' option must be an int >= 1. Got {args.jobs!r} instead.")
         plan = plan_run(spec, out, jobs=args.jobs)
         print(f"{spec.name} ({spec.run} run, {spec.repeats} repeats): {plan.describe(args.jobs)}.")
         return 0
     try:
-        if args.scheduler is not None and args.jobs != 1:
-            raise InvalidParameterError("The '--scheduler' option runs the cells on a Dask cluster; do not give '--jobs' with it.")
         result = reproduce(
             spec, out, jobs=args.jobs, progress=not args.no_progress, command=command, scheduler=args.scheduler
         )
@@ -328,13 +350,6 @@ def protocol_extras(name: str, args) -> dict:
 
 
 def _run_estimate(args) -> int:
-    for option, value in {"--recover": args.recover, "--fake-fraction": args.fake_fraction,
-                          "--targets": args.targets}.items():
-        if value is not None and args.state is None:
-            raise InvalidParameterError(
-                f"The '{option}' option applies to a campaign's saved state (--state STATE). Got {option} {value} "
-                "without --state."
-            )
     if args.state is not None:
         _check_state_mode(args)
         if len(args.state) > 1:
@@ -376,21 +391,15 @@ def _run_estimate(args) -> int:
 def _check_state_mode(args) -> None:
     """``dpdist estimate --state``: none of the one-shot mode's options."""
 
-    options = {"FILE": args.file, "--column": args.column, "--columns": args.columns, "--attributes": args.attributes,
-               "--protocol": args.protocol, "--epsilon": args.epsilon, "--bins": args.bins, "--bounds": args.bounds, "--seed": args.seed, "--labels": args.labels,
-               "--epsilon-1": args.epsilon_1, "--alphabet": args.alphabet}
-    given = [name for name, value in options.items() if value is not None]
-    if given:
+    if args.file is not None:  # the options of the one-shot mode are refused by the option table
         raise InvalidParameterError(
-            f"'dpdist estimate --state' reads the config from the state; {given} are not allowed with it."
+            "'dpdist estimate --state' reads the config from the state; FILE is not allowed with it."
         )
 
 
 def _check_one_shot_mode(args) -> None:
     """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
 
-    if args.column is not None and args.columns is not None:
-        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
     column = "--columns" if args.columns is not None else "--column"
     one_shot = {"FILE": args.file, column: args.column if args.columns is None else args.columns,
                 "--protocol": args.protocol, "--epsilon": args.epsilon}
@@ -400,14 +409,7 @@ def _check_one_shot_mode(args) -> None:
             f"'dpdist estimate' needs FILE, --column (or --columns), --protocol and --epsilon (or --state STATE). "
             f"Missing: {absent}."
         )
-    if args.attributes is not None and args.columns is None:
-        raise InvalidParameterError("The '--attributes' option is the schema of '--columns' (a multi-attribute protocol).")
-    if args.out is not None:
-        raise InvalidParameterError("The '--out' option of 'dpdist estimate' needs --state (state mode).")
-    if args.joint_method is not None:
-        raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")
     check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
-    check_replicates(args.replicates)
 
 
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
@@ -418,8 +420,6 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     name = args.protocol
     if not Path(args.file).is_file():
         raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    if args.bins is not None and args.bins < 2:
-        raise InvalidParameterError(f"The '--bins' option must be an int >= 2. Got {args.bins} instead.")
     bounds = parse_bounds(args.bounds)
     values, data, clipped, missing_notes = _numeric_column(args, bounds)
     params = {"epsilon": args.epsilon, **extras}

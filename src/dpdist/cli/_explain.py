@@ -9,7 +9,7 @@ from typing import Any
 from ..accuracy import default_cache_directory, explain, explain_ladder, explain_plan
 from ..accuracy._central import RELEASES
 from ..errors import InvalidParameterError
-from ._arguments import parse_bounds, seed_argument
+from ._arguments import Excludes, Needs, parse_bounds, seed_argument, state_rules
 from ._deploy import check_plot_path, load_config
 
 
@@ -70,36 +70,37 @@ def add_commands(subparsers) -> None:
                        help="--ladder: reports one relay credential admits, the protected device's included: the shuffled row is "
                             "stated for a device that sends them all in one round (default 1)")
     explain.set_defaults(handler=_run_explain)
+    state_rules(explain, relations=(
+        *(Needs(option, "--plan") for option in ("--target", "--relay-n", "--releases")),
+        Excludes("--plan", "--release", "it plans a campaign: give its --config"),
+        *(Excludes("--plan", option) for option in ("--epsilons", "--bounds", "--plot")),
+        Needs("--release", "--bounds", "the public bounds LO,HI"),
+        Excludes("--config", "--bounds", "it goes with --release; a config holds its own parameters"),
+        Excludes("--plan", "--ladder", "they answer two questions: give one of them"),
+        *(Needs(option, "--ladder") for option in ("--threshold", "--sampling", "--colluding", "--tokens-each")),
+        Excludes("--ladder", "--release", "it places one campaign: give its --config"),
+        Needs("--ladder", "--delta", "the central delta every row is held to"),
+        Excludes("--ladder", "--epsilons", "its rows are at the config's epsilon"),
+    ))
 
 
 def _run_explain(args) -> int:
-    if args.plan and args.ladder:
-        raise InvalidParameterError("The '--plan' and '--ladder' options answer two questions: give one of them.")
     if args.ladder:
         return _run_ladder(args)
-    for option, value in (("--threshold", args.threshold), ("--sampling", args.sampling), ("--colluding", args.colluding),
-                          ("--tokens-each", args.tokens_each)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option goes with --ladder.")
     if args.plan:
         return _run_plan(args)
-    for option, value in (("--target", args.target), ("--relay-n", args.relay_n), ("--releases", args.releases)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option goes with --plan.")
     check_plot_path(args.plot)
     epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:
-        for option, value in (("--bounds", args.bounds), ("--delta", args.delta), ("--rows-per-person", args.rows_per_person),
-                              ("--max-contributions", args.max_contributions)):
+        for option, value in (("--delta", args.delta), ("--rows-per-person", args.rows_per_person),
+                              ("--max-contributions", args.max_contributions)):  # --bounds: refused by the option table
             if value is not None:
                 raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
         explanation = explain(load_config(args.config).config(), args.n, **options)
     else:
-        bounds = parse_bounds(args.bounds)
-        if bounds is None:
-            raise InvalidParameterError("The '--bounds' option is needed with --release: the public bounds LO,HI.")
+        bounds = parse_bounds(args.bounds)  # given: the option table needs it with --release
         params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params, **_person_options(args))
     if args.json:
@@ -118,12 +119,7 @@ def _run_explain(args) -> int:
 
 
 def _run_plan(args) -> int:
-    if args.config is None:
-        raise InvalidParameterError("The '--plan' option plans a campaign: give its --config (not --release).")
-    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--plot", args.plot)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option does not go with --plan.")
-    if (args.every == "release") != (args.releases is not None):
+    if (args.every == "release") != (args.releases is not None):  # --config given, --epsilons...: the option table
         raise InvalidParameterError(f"The '--releases' option goes with '--every release' (and only with it): the number "
                                     f"of releases over the horizon. Got --every {args.every}, --releases {args.releases}.")
     cache = None if args.no_cache else default_cache_directory()
@@ -161,15 +157,7 @@ def _person_options(args) -> dict[str, Any]:
 
 
 def _run_ladder(args) -> int:
-    if args.config is None:
-        raise InvalidParameterError("The '--ladder' option places one campaign: give its --config (not --release).")
-    if args.delta is None:
-        raise InvalidParameterError("The '--ladder' option needs --delta: the central delta every row is held to.")
-    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--target", args.target),
-                          ("--relay-n", args.relay_n), ("--releases", args.releases)):
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option does not go with --ladder.")
-    check_plot_path(args.plot)
+    check_plot_path(args.plot)  # --config and --delta given, the other modes' options refused: the option table
     options: dict[str, Any] = {name: value for name, value in (
         ("threshold", args.threshold), ("sampling", args.sampling), ("colluding", args.colluding),
         ("tokens_each", args.tokens_each)) if value is not None}

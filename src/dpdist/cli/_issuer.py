@@ -19,6 +19,7 @@ import os
 import sys
 
 from .._io._atomic import write_text_atomically
+from .._validation import Described, Integer, Text
 from ..errors import (
     InvalidParameterError,
     MissingDependencyError,
@@ -26,11 +27,14 @@ from ..errors import (
     ServiceUnavailableError,
 )
 from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
+from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
 
 _DEFAULT_ISSUER = "http://127.0.0.1:8002"
+#: the tokens each credential of a key gives, at most
+_TOKENS_EACH = Integer(low=1, high=10_000)
 _TOKEN_HELP = ("the issuer's admin token (default: $DPDIST_ISSUER_ADMIN_TOKEN; prefer it: options show in `ps`); "
                "whoever holds it mints credentials, hence tokens")
 
@@ -57,6 +61,7 @@ def add_commands(subparsers) -> None:
                      "device). Published with the key: a relayed campaign counts each credential the collector may hold "
                      "(--colluding) as this many reports")
     _admin_options(key, _run_key)
+    state_rules(key, {"--tokens-each": _TOKENS_EACH})
     credentials = actions.add_parser(
         "credentials", help="mint credentials for key NAME (each gives --tokens-each tokens); printed once",
         description="Mint --count credentials for key NAME, each good for --tokens-each tokens, and print them one per "
@@ -69,6 +74,7 @@ def add_commands(subparsers) -> None:
                              help="tokens each credential gives, at most the key's ceiling (default 1: one report per device)")
     credentials.add_argument("--out", default=None, help="write the credentials to this file (created readable by its owner only)")
     _admin_options(credentials, _run_credentials)
+    state_rules(credentials, {"--count": Integer(low=1, high=10_000), "--tokens-each": _TOKENS_EACH})
     status = actions.add_parser("status", help="print each key's credentials and tokens issued, as JSON",
                                 description="Per key: credentials minted, tokens they allow, tokens issued, tokens left.")
     _admin_options(status, _run_status)
@@ -95,6 +101,7 @@ def _add_serve(actions) -> None:
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
     add_limit_arguments(serve)
     serve.set_defaults(handler=_run_serve)
+    state_rules(serve, {"--port": PORT})
     environment_defaults(serve)
 
 
@@ -107,6 +114,7 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
+    state_rules(parser, {"--issuer": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL")})
 
 
 def _admin_token(args) -> str:
@@ -129,8 +137,6 @@ def _run_serve(args) -> int:
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist issuer' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
-    if not 0 <= args.port <= 65535:
-        raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = _admin_token(args)
     limits = from_args(args)
     try:
@@ -138,7 +144,8 @@ def _run_serve(args) -> int:
     except InvalidParameterError as error:  # named as the options the user typed
         text = str(error)
         for argument, option in _OPTIONS.items():
-            text = text.replace(f"The '{argument}' argument", f"The '{option}' option")
+            for named in (f"The '{argument}' argument", f"The '{argument}' parameter of issuer.create_app"):
+                text = text.replace(named, f"The '{option}' option")
         raise InvalidParameterError(text) from None
     try:  # a wrong --issuer-db is one line naming it, before the server starts
         IssuerStore(args.issuer_db).close()
@@ -158,8 +165,6 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
         import httpx  # lazy: optional extra dpdist[serve]
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
-    if not args.issuer.startswith(("http://", "https://")):
-        raise InvalidParameterError(f"The '--issuer' option must be an http:// or https:// URL. Got {args.issuer!r}.")
     url = args.issuer.rstrip("/") + path
     try:
         response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
@@ -176,8 +181,6 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
 
 
 def _run_key(args) -> int:
-    if not 1 <= args.tokens_each <= 10_000:
-        raise InvalidParameterError(f"The '--tokens-each' option must be an int in 1..10000. Got {args.tokens_each}.")
     try:
         document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name, "tokens_each": args.tokens_each})
     except ServiceRefusedError as error:
@@ -191,9 +194,6 @@ def _run_key(args) -> int:
 
 
 def _run_credentials(args) -> int:
-    for option, value, top in (("--count", args.count, 10_000), ("--tokens-each", args.tokens_each, 10_000)):
-        if not 1 <= value <= top:
-            raise InvalidParameterError(f"The '{option}' option must be an int in 1..{top}. Got {value}.")
     document = _call(args, "POST", f"/issuer/v1/keys/{args.name}/credentials", {"count": args.count, "tokens_each": args.tokens_each})
     text = "".join(credential + "\n" for credential in document["credentials"])
     if args.out is None:

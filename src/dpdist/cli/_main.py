@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import DPDistError
+from ._arguments import check_option_rules
 from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
 
 #: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     printing = np.get_printoptions()
     np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)
     try:
+        check_option_rules(args)  # the sub-command's option table, before it runs
         return int(args.handler(args) or 0)
     except DPDistError as error:
         print(f"dpdist: error: {user_message(error, argv)}", file=sys.stderr)

@@ -38,9 +38,7 @@ def add_columns_argument(parser, what: str) -> None:
 def check_columns_option(protocol, column, columns) -> None:
     """``--column`` for a one-attribute protocol, ``--columns`` for a multi-attribute one: exactly one, the right one."""
 
-    multi = protocol.tags.kind == "multi"
-    if column is not None and columns is not None:
-        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
+    multi = protocol.tags.kind == "multi"  # both: refused by the commands' option tables
     if multi and columns is None:
         raise InvalidParameterError(
             f"The protocol {protocol.name!r} takes a record of {len(protocol.attributes)} attributes "

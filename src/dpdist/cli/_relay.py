@@ -14,6 +14,7 @@ import sys
 from .._guard import add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
 from ..errors import InvalidParameterError, MissingDependencyError
 from ..relay._envelope import MAX_SEALED_BYTES
+from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 
 __all__ = ["add_commands"]
@@ -51,6 +52,7 @@ def add_commands(subparsers) -> None:
                        help=f"largest request body (one sealed submission) accepted; larger: HTTP 413 (default {MAX_SEALED_BYTES})")
     add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
     relay.set_defaults(handler=_run_relay)
+    state_rules(relay, {"--port": PORT})
     environment_defaults(relay)
 
 
@@ -65,8 +67,6 @@ def _run_relay(args) -> int:
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist relay' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
-    if not 0 <= args.port <= 65535:
-        raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     limits = limits_from_args(args, args.max_body_bytes)
     token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or ""
     try:  # the library checks the settings (batch bounds, tokens, collector URL); named here as options

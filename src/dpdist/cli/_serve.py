@@ -14,8 +14,15 @@ import os
 import sys
 from urllib.parse import urlsplit, urlunsplit
 
+from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
-from ..serve._limits import DEFAULT_MAX_BODY_BYTES, add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
+from ..serve._limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    add_arguments as add_limit_arguments,
+    from_args as limits_from_args,
+    uvicorn_options,
+)
+from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
 
@@ -63,6 +70,11 @@ def _add_serve(subparsers) -> None:
     add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
     _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
+    state_rules(serve, {
+        "--port": PORT,
+        "--workers": Integer(low=1, high=256),
+        "--root-path": Described(Text(non_empty=False, pattern=r"(/[^ ?#%\\]*)?"), "a URL path such as /dpdist"),
+    })
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
 
 
@@ -71,6 +83,8 @@ def _add_operations(serve) -> None:
     from ..serve._health import (  # lazy: the service's code loads only when it runs (dpdist[serve])
         DEFAULT_MIN_FREE_BYTES,
         DEFAULT_READY_TIMEOUT_S,
+        MIN_FREE_BYTES,
+        READY_TIMEOUT,
     )
 
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
@@ -91,12 +105,11 @@ def _add_operations(serve) -> None:
                        help=f"seconds /readyz waits for the database (default {DEFAULT_READY_TIMEOUT_S:g})")
     serve.add_argument("--min-free-bytes", type=int, default=DEFAULT_MIN_FREE_BYTES,
                        help=f"SQLite: /readyz answers 503 disk_full below this much free space (default {DEFAULT_MIN_FREE_BYTES})")
+    state_rules(serve, {"--ready-timeout": READY_TIMEOUT, "--min-free-bytes": MIN_FREE_BYTES})
 
 
 def _operations(args, Operations):
     root = args.root_path.rstrip("/")
-    if root and (not root.startswith("/") or any(c in root for c in " ?#%\\")):
-        raise InvalidParameterError(f"The '--root-path' option must be a URL path such as /dpdist. Got {args.root_path!r}.")
     args.root_path = root
     origins = tuple(origin.strip() for origin in args.cors_origin.split(",") if origin.strip())
     return Operations(metrics_token=args.metrics_token or None, log_format=args.log_format, cors_origins=origins,
@@ -122,8 +135,6 @@ def _run_serve(args) -> int:
         from ..serve._operations import Operations  # lazy: optional extra dpdist[serve]
     except ImportError as error:
         raise missing_extra("dpdist serve", error) from None
-    if not 0 <= args.port <= 65535:
-        raise InvalidParameterError(f"The '--port' option must be in 0..65535. Got {args.port}.")
     token = admin_token(args)
     assert token is not None, "required"
     if len(token) < 16:
@@ -134,8 +145,6 @@ def _run_serve(args) -> int:
         raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
-    if not 1 <= args.workers <= 256:
-        raise InvalidParameterError(f"The '--workers' option must be an int in 1..256. Got {args.workers}.")
     app = _opened_app(args, token, limits, operations, relay_token)
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"

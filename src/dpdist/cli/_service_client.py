@@ -10,7 +10,9 @@ import os
 import sys
 from pathlib import Path
 
+from .._validation import Integer
 from ..errors import InvalidParameterError, MissingDependencyError
+from ._arguments import state_rules
 
 __all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "missing_extra", "server_options",
            "service_client"]
@@ -28,6 +30,7 @@ def server_options(parser, *, admin: bool) -> None:
     if admin:
         parser.add_argument("--admin-token", default=None, help=TOKEN_HELP)
     parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
+    state_rules(parser, {"--retries": Integer(low=0)})
 
 
 def missing_extra(command: str, error: ImportError):
@@ -51,8 +54,6 @@ def service_client(args, *, admin: bool):
         from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise missing_extra(f"dpdist {args.command}", error) from None
-    if args.retries < 0:
-        raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
     credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
     issuer = getattr(args, "issuer", None) if not admin else None
     if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -16,11 +17,12 @@ from .. import _rng
 from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
+from .._validation import Described, Integer, Interval
 from ..errors import EachValueANewUserWarning, InvalidParameterError
 from ..local import from_config
-from ._arguments import add_missing_argument, missing_cells, seed_argument
+from ._arguments import Excludes, add_missing_argument, missing_cells, seed_argument, state_rules
 from ._budget import add_budget_file_argument, charge_line, open_budget
-from ._deploy import charge_collection, data_reader
+from ._deploy import BUDGET_FILE_WITHOUT_MEMO, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
 from ._service_client import add_ohttp_arguments, server_options, service_client
@@ -89,6 +91,24 @@ def _add_submit(subparsers) -> None:
         help="a campaign in rounds, for tests: split the rows into rounds from this seed instead of the CSPRNG (the "
         "reports are still drawn from the CSPRNG)",
     )
+    _add_access_options(submit)
+    server_options(submit, admin=False)
+    submit.set_defaults(handler=_run_submit)
+    state_rules(submit, {
+        "--batch-size": Integer(low=1),
+        "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
+    }, (
+        Excludes("--column", "--columns"),
+        Excludes("--memo", "--reports", "it randomizes '--column' values as one device; report files are already randomized"),
+        Excludes("--budget-file", "--reports", "it charges the randomization of '--column' values; report files were "
+                 "charged when they were randomized ('dpdist privatize --budget-file')"),
+        BUDGET_FILE_WITHOUT_MEMO,
+    ))
+
+
+def _add_access_options(submit) -> None:
+    """What a campaign may ask of a device before it accepts its reports: a submit token, a relayed campaign's pin,
+    an issuer's credential."""
     submit.add_argument(
         "--submit-token",
         default=None,
@@ -107,30 +127,15 @@ def _add_submit(subparsers) -> None:
     )
     submit.add_argument("--issuer", default=None, metavar="URL",
                         help="the issuer the credential is for: a campaign naming another issuer is refused")
-    server_options(submit, admin=False)
-    submit.set_defaults(handler=_run_submit)
 
 
 def _run_submit(args) -> int:
-    if args.batch_size < 1:
-        raise InvalidParameterError(f"The '--batch-size' option must be an int >= 1. Got {args.batch_size}.")
-    if not 0 <= args.wait < float("inf"):
-        raise InvalidParameterError(f"The '--wait' option must be a number of seconds >= 0. Got {args.wait}.")
-    if args.column is not None and args.columns is not None:
-        raise InvalidParameterError("The '--column' and '--columns' options cannot be used together.")
     if args.reports == (args.column is not None or args.columns is not None):
         raise InvalidParameterError(
             "Give either '--column' or '--columns' (values to randomize) or '--reports' (report files), not both or neither."
         )
     if not args.reports and len(args.data) != 1:
         raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
-    if args.memo is not None and args.reports:
-        raise InvalidParameterError("The '--memo' option randomizes '--column' values as one device; report files are already randomized.")
-    if args.budget_file is not None and args.reports:
-        raise InvalidParameterError(
-            "The '--budget-file' option charges the randomization of '--column' values; report files were charged "
-            "when they were randomized ('dpdist privatize --budget-file')."
-        )
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
     accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
@@ -189,8 +194,6 @@ def _submit_column(client, args):
     session = open_budget(args)
     label = f"submit {args.data[0]}:{selected} to {args.campaign} ({protocol.name})"
     if session is not None:
-        if args.memo is not None:
-            charge_collection(args, protocol, label)  # refuses the combination
         session.check(protocol.guarantee, label)  # refused before the data are read
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
     # after batches 1..k-1 were counted, since re-running the corrected file would count them twice.

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from .._documents import ABSENT, read_dataclass, read_value, refused
 from ..errors import InvalidParameterError
+from .._validation import Described, Interval as Range, validate_params
 from ..estimates import QUANTILES, Interval
 from ..estimates._band import _crossing_bin as crossing_bin
 from ._boundary import BoundedMeans, projected_n
@@ -92,9 +93,11 @@ def _read_sequence(cls: type, document: Any, **options: Any) -> Any:
     return read_dataclass(cls, document, **options)
 
 
-def _readout(target_width: float, n_now: int, width_at: Callable[[float], float], owner: str) -> StopReadout:
-    if not (isinstance(target_width, (int, float)) and math.isfinite(target_width) and target_width > 0):
-        raise InvalidParameterError(f"The 'width' argument of {owner} must be a finite number > 0. Got {target_width!r}.")
+#: the width a stop readout asks for
+_WIDTH = Described(Range(0.0, math.inf, closed="neither"), "a finite number > 0")
+
+
+def _readout(target_width: float, n_now: int, width_at: Callable[[float], float]) -> StopReadout:
     width = float(width_at(float(n_now)))
     n = projected_n(width_at, float(target_width), float(max(n_now, 1)))
     reached = width <= target_width
@@ -141,12 +144,13 @@ class FrequencySequence:
         """Width of the widest item's simultaneous interval (0 when the band is empty: nothing is inside)."""
         return 0.0 if self.simultaneous_empty else float(np.max(self.simultaneous_high - self.simultaneous_low))
 
+    @validate_params({"width": _WIDTH})
     def stop_readout(self, width: float) -> StopReadout:
         """Whether every item's simultaneous interval is narrower than ``width``, or when it will be."""
         band = self._band
         if band is None:
             raise InvalidParameterError("This FrequencySequence carries no projection (built without its statistics).")
-        return _readout(width, self.n, lambda n: float(np.max(band.widths(n))), "FrequencySequence.stop_readout")
+        return _readout(width, self.n, lambda n: float(np.max(band.widths(n))))
 
     def centring_note(self, options: dict[str, Any]) -> str | None:
         """What a reader of the intervals beside an estimate made with ``options`` must know (None: nothing)."""
@@ -205,12 +209,13 @@ class MeanSequence:
     def width(self) -> float:
         return float(self.high - self.low)
 
+    @validate_params({"width": _WIDTH})
     def stop_readout(self, width: float) -> StopReadout:
         """Whether the interval is narrower than ``width``, or when it will be."""
         mean = self._mean
         if mean is None:
             raise InvalidParameterError("This MeanSequence carries no projection (built without its statistics).")
-        return _readout(width, self.n, lambda n: float(mean.widths(n)[0]), "MeanSequence.stop_readout")
+        return _readout(width, self.n, lambda n: float(mean.widths(n)[0]))
 
     def centring_note(self, options: dict[str, Any]) -> str | None:
         """What a reader of the interval beside the campaign's estimate must know (nothing: None)."""
@@ -274,6 +279,7 @@ class CDFSequence:
     def mean_interval(self) -> tuple[float, float]:
         return self.mean_low, self.mean_high
 
+    @validate_params({"width": _WIDTH})
     def stop_readout(self, width: float) -> StopReadout:
         """Whether the band is narrower than ``width`` everywhere, or when it will be.
 
@@ -286,7 +292,7 @@ class CDFSequence:
         if shrink is None:
             raise InvalidParameterError("This CDFSequence carries no projection (built without its statistics).")
         now = self.width
-        return _readout(width, self.n, lambda n: now * shrink(n), "CDFSequence.stop_readout")
+        return _readout(width, self.n, lambda n: now * shrink(n))
 
     def centring_note(self, options: dict[str, Any]) -> str | None:
         """What a reader of the band beside the campaign's estimate must know (nothing: None)."""

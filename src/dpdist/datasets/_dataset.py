@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Integer, check_param
+from .._validation import Integer, Options, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._binning import bucketize
 from .._types import Seed
@@ -24,6 +24,7 @@ __all__ = ["Dataset", "register", "get", "available", "describe"]
 _REGISTRY: dict[str, "Dataset"] = {}
 
 
+@validate_params({"kind": Options(("numerical", "categorical"))})
 @dataclass(frozen=True)
 class Dataset:
     """A named dataset and how to draw its values.
@@ -63,10 +64,6 @@ class Dataset:
     default_n: int | None = None
 
     def __post_init__(self):
-        if self.kind not in ("numerical", "categorical"):
-            raise InvalidParameterError(
-                f"The 'kind' parameter of Dataset must be 'numerical' or 'categorical'. Got {self.kind!r} instead."
-            )
         if self.kind == "numerical" and self.bounds is None:
             raise InvalidParameterError(f"The numerical dataset {self.name!r} needs 'bounds'. Got None instead.")
         if self.kind == "categorical" and self.domain_size is None:

@@ -18,7 +18,7 @@ from .._io._columns import csv_rows
 from .._io._columns import missing_column_error as _missing_column
 from .._io._read_errors import data_file_errors
 from .._types import FloatBounds, PathLike
-from .._validation import Bounds, check_param
+from .._validation import Bounds, Options, check_param, validate_params
 from ..errors import (
     DatasetUnavailableError,
     InvalidParameterError,
@@ -32,6 +32,7 @@ __all__ = ["from_file", "read_column"]
 _MISSING = {"", "na", "nan", "null", "none"}
 
 
+@validate_params({"infinite": Options(("raise", "keep")), "empty": Options(("drop", "keep"))}, owner="read_column")
 def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: str = "drop") -> np.ndarray:
     """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64.
 
@@ -54,16 +55,12 @@ def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: 
         raise InvalidParameterError(
             f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
         )
-    if infinite not in ("raise", "keep"):
-        raise InvalidParameterError(f"The 'infinite' argument must be 'raise' or 'keep'. Got {infinite!r} instead.")
     is_infinite = np.isinf(values)
     if infinite == "raise" and is_infinite.any():
         raise OutOfDomainError(
             f"The column {column!r} of {str(path)!r} must hold finite numbers. "
             f"Got {int(is_infinite.sum())} infinite value(s)."
         )
-    if empty not in ("drop", "keep"):
-        raise InvalidParameterError(f"The 'empty' argument must be 'drop' or 'keep'. Got {empty!r} instead.")
     return values if empty == "keep" else values[~np.isnan(values)]  # empty cells (NaN) are missing values
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from .._io._arrow import reports_from_arrow
 from .._rng import root_seed_sequence
 from .._types import PathLike
+from .._validation import Boolean, Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, check_bounds, empty_reservoir, reservoir_of_block, salt_of
@@ -39,12 +40,10 @@ def _require_dask() -> Any:
     return delayed
 
 
-def _check_split_every(split_every) -> int:
-    if isinstance(split_every, bool) or not isinstance(split_every, (int, np.integer)) or split_every < 2:
-        raise InvalidParameterError(
-            f"The 'split_every' parameter must be an int >= 2 (states merged per task). Got {split_every!r} instead."
-        )
-    return int(split_every)
+#: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
+_SEED = InstanceOf((int, np.integer, np.random.SeedSequence), "an int or a SeedSequence")
+#: the states merged per task of the tree reduction
+_SPLIT_EVERY = Described(Integer(low=2), "an int >= 2 (states merged per task)")
 
 
 def _tree_merge(states: list, protocol, split_every: int, merge: Any = merge_states, empty: Any = None):
@@ -78,6 +77,7 @@ def _state_of_frame(protocol, frame):
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate")
 def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, compute: bool = True) -> Any:
     """Aggregate an in-memory Dask collection of reports.
 
@@ -98,7 +98,6 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     delayed = _require_dask()
     import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    split_every = _check_split_every(split_every)
     if isinstance(reports, da.Array):
         reports = cast(Any, reports)  # dask's stubs lack to_delayed and take rechunk's chunks as a string
         if any(len(chunks) > 1 for chunks in reports.chunks[1:]):
@@ -119,6 +118,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate_files")
 def aggregate_files(
     paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -137,7 +137,6 @@ def aggregate_files(
     """
     delayed = _require_dask()
 
-    split_every = _check_split_every(split_every)
     protocol, parts = file_parts(paths, protocol, "distributed.aggregate_files")
     states = [delayed(state_of_file_part, pure=True)(protocol, path, group) for path, group in parts]
     return _finish(_tree_merge(states, protocol, split_every), compute)
@@ -152,6 +151,7 @@ def _is_dask_series(values) -> bool:
     return isinstance(values, dd.Series)
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean(), "seed": _SEED}, owner="distributed.simulate")
 def simulate(
     protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -175,7 +175,6 @@ def simulate(
     delayed = _require_dask()
     import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    split_every = _check_split_every(split_every)
     if isinstance(values, da.Array) and values.ndim == 1:
         blocks = cast(Any, values).to_delayed().reshape(-1)  # dask's stubs lack to_delayed
     elif _is_dask_series(values):
@@ -187,8 +186,6 @@ def simulate(
             "The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array or a "
             f"dask.dataframe.Series. Got {type(values).__module__}.{type(values).__name__}{shape} instead."
         )
-    if seed is None:
-        raise InvalidParameterError("The 'seed' parameter of distributed.simulate must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
     states = [delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)
@@ -212,6 +209,7 @@ def _column_blocks(column: Any, name: str) -> list:
         f"dask.dataframe.Series. Got {type(column).__module__}.{type(column).__name__} instead.")
 
 
+@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.bound_contributions")
 def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *, groups: Any = None,
                         max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
                         split_every: int = 8, compute: bool = True) -> Any:
@@ -239,7 +237,6 @@ def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *,
     """
     delayed = _require_dask()
     owner = "distributed.bound_contributions"
-    split_every = _check_split_every(split_every)
     k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
     columns = [_column_blocks(values, "values"), _column_blocks(privacy_id, "privacy_id")]
     if groups is not None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._rng import root_seed_sequence
 from .._types import PathLike
+from .._validation import Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, Salt, check_bounds, empty_reservoir, reservoir_of_block, salt_of
@@ -65,10 +66,10 @@ def _context(spark: Any, owner: str) -> Any:
     )
 
 
-def _check_depth(depth) -> int:
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise InvalidParameterError(f"The 'depth' parameter must be an int >= 1 (levels of treeReduce). Got {depth!r} instead.")
-    return int(depth)
+#: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
+_SEED = InstanceOf((int, np.integer, np.random.SeedSequence), "an int or a SeedSequence")
+#: the levels of ``treeReduce`` merging the states
+_DEPTH = Described(Integer(low=1), "an int >= 1 (levels of treeReduce)")
 
 
 def _reduce(states: Any, protocol: LocalProtocol, depth: int) -> Aggregator:
@@ -87,6 +88,7 @@ def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | N
     yield state
 
 
+@validate_params({"depth": _DEPTH}, owner="distributed.spark.aggregate_files")
 def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, spark: Any = None,
                     depth: int = 2) -> Aggregator:
     """Aggregate report files on a Spark cluster: one task per Parquet row group (or binary file).
@@ -112,7 +114,6 @@ def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtoco
     """
     owner = "distributed.spark.aggregate_files"
     context = _context(spark, owner)
-    depth = _check_depth(depth)
     protocol, parts = file_parts(paths, protocol, owner)
     states = context.parallelize(parts, len(parts)).mapPartitions(lambda part: _states_of_parts(protocol, part))
     return _reduce(states, protocol, depth)
@@ -177,6 +178,7 @@ def _frame_states(protocol: LocalProtocol, root: np.random.SeedSequence):
     return states
 
 
+@validate_params({"depth": _DEPTH, "seed": _SEED}, owner="distributed.spark.simulate")
 def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, depth: int = 2) -> Aggregator:
     """Simulate the aggregate of a population held on a Spark cluster (10^8+ users).
 
@@ -204,9 +206,6 @@ def simulate(protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSeq
     from pyspark import RDD  # lazy: optional extra dpdist[spark]
     from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
 
-    depth = _check_depth(depth)
-    if seed is None:
-        raise InvalidParameterError(f"The 'seed' parameter of {owner} must be an int or a SeedSequence. Got None.")
     root = root_seed_sequence(seed)
     if isinstance(values, RDD):
         blocks = values.mapPartitions(lambda pairs: _states_of_blocks(protocol, root, pairs))
@@ -248,6 +247,7 @@ def _frame_reservoirs(k: int, m: int, salt: Salt, root: np.random.SeedSequence, 
     return states
 
 
+@validate_params({"depth": _DEPTH}, owner="distributed.spark.bound_contributions")
 def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributions: int, *, groups: str | None = None,
                         max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
                         depth: int = 2) -> Reservoir:
@@ -277,7 +277,6 @@ def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributi
     _require_pyspark()
     from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
 
-    depth = _check_depth(depth)
     k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
     if not isinstance(frame, DataFrame):
         raise InvalidParameterError(f"The 'frame' parameter of {owner} must be a pyspark.sql.DataFrame. Got "

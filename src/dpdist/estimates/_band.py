@@ -15,6 +15,7 @@ import numpy as np
 
 from .._documents import read_dataclass
 from ..errors import InvalidParameterError
+from .._validation import Interval, validate_params
 from .._types import ArrayLike
 
 __all__ = ["CDFBand", "upper_order_statistic"]
@@ -23,6 +24,7 @@ __all__ = ["CDFBand", "upper_order_statistic"]
 _BANDS = ("edges", "lower", "upper", "simultaneous_lower", "simultaneous_upper")
 
 
+@validate_params({"level": Interval(0.0, 1.0, closed="neither")})
 @dataclass(frozen=True)
 class CDFBand:
     """Pointwise and simultaneous confidence bands of a CDF at ``edges``.
@@ -58,8 +60,6 @@ class CDFBand:
             raise InvalidParameterError(
                 f"The {', '.join(repr(name) for name in _BANDS)} parameters of CDFBand must be 1-D arrays of one length, "
                 f"at least 2. Got shapes {[array.shape for array in arrays]} instead.")
-        if not 0 < self.level < 1:
-            raise InvalidParameterError(f"The 'level' parameter of CDFBand must be in (0, 1). Got {self.level!r} instead.")
 
     @classmethod
     def around(cls, edges: np.ndarray, center: np.ndarray, pointwise: np.ndarray | float,

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Bounds, Integer, check_param
+from .._validation import Bounds, Integer, Options, check_param, validate_params
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
@@ -442,16 +442,13 @@ class Distribution(Presented):
         """Whether :attr:`band` is still missing (:func:`dpdist.uncertainty.cdf_band` adds one)."""
         return self.band is None
 
+    @validate_params({"kind": Options(("pdf", "cdf"))})
     def plot(self, ax: Any = None, *, kind: str = "pdf", **kwargs: Any) -> Any:
         """Plot the density (``kind="pdf"``) or the CDF (``kind="cdf"``); returns the axes.
 
         A CDF plot draws the confidence bands when the estimate has them
         (:attr:`band`, from :func:`dpdist.uncertainty.cdf_band`).
         """
-        if kind not in ("pdf", "cdf"):
-            raise InvalidParameterError(
-                f"The 'kind' parameter of Distribution.plot must be 'pdf' or 'cdf'. Got {kind!r} instead."
-            )
         return draw_distribution(self, ax, kind=kind, **kwargs)
 
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from .._validation import InstanceOf, Optional, validate_params
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
 from ._reading import Header, numbers
@@ -130,14 +130,10 @@ class HeavyHitters(Presented):
             lines.append(f"fixed-n intervals hold for all {over} candidates of the last round at once")
         return lines
 
+    @validate_params({"truth": Optional(InstanceOf(dict, "a dict from names to true frequencies"))})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per item found: its frequency and simultaneous interval at ``level``, beside its true frequency
         when ``truth`` (a dict from each name of :attr:`names` to its true frequency; 0 for a name not in it) is given."""
-        if truth is not None and not isinstance(truth, dict):
-            raise InvalidParameterError(
-                "The 'truth' parameter of HeavyHitters.describe must be a dict from names to true frequencies. "
-                f"Got {type(truth).__name__} instead."
-            )
         low, high = self.confidence_interval(level)
         width = max([len(name) for name in self.names] + [4])
         lines = []

@@ -36,7 +36,7 @@ from typing import Any, cast
 import numpy as np
 from scipy import special, stats
 
-from ..errors import InvalidParameterError
+from .._validation import Options, validate_params
 from ._table import STAT_COLUMNS as _SUMMARY_COLUMNS
 from ._table import ResultsTable
 
@@ -249,6 +249,7 @@ class OneSample:
 ONE_SAMPLE_STATISTICS = ("mean", "geometric")
 
 
+@validate_params({"statistic": Options(ONE_SAMPLE_STATISTICS)})
 def one_sample_p_values(row: Mapping[str, Any], value: float, statistic: str = "mean") -> OneSample | None:
     r"""A row's errors against a computed constant ``value``: is their mean (or geometric mean) above or below it?
 
@@ -292,9 +293,6 @@ def one_sample_p_values(row: Mapping[str, Any], value: float, statistic: str = "
     None when the row has no log statistics (:func:`log_statistics`: a value not positive, fewer
     than 2 repeats) or ``value <= 0``.
     """
-    if statistic not in ONE_SAMPLE_STATISTICS:
-        raise InvalidParameterError(f"The 'statistic' parameter must be one of {ONE_SAMPLE_STATISTICS}. "
-                                    f"Got {statistic!r} instead.")
     logs = log_statistics(row)
     if logs is None or not value > 0:
         return None

@@ -37,6 +37,7 @@ import dpdist
 
 from .. import metrics as metric_module
 from ..errors import DatasetUnavailableError, InvalidParameterError
+from .._validation import Integer, validate_params
 from ._blas import loaded_numerics, pinned_environment, target_numerics
 from .._io._atomic import remove_stale_temporaries, write_text_atomically
 from ._methods import resolve_method
@@ -268,6 +269,7 @@ def _write_atomically(path: Path, payload: dict) -> None:
     write_text_atomically(path, json.dumps(payload, sort_keys=True, default=str))
 
 
+@validate_params({"jobs": Integer(low=1)})
 def run_spec(
     spec: ExperimentSpec,
     out: str | Path,
@@ -304,8 +306,6 @@ def run_spec(
         this process with the numerics it has (e.g. for methods defined in a notebook, which a
         worker cannot import); the numerics are part of every cell's key either way.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InvalidParameterError(f"The 'jobs' parameter of run_spec must be an int >= 1. Got {jobs!r} instead.")
     out = Path(out)
     cache = out / "cells"
     cache.mkdir(parents=True, exist_ok=True)

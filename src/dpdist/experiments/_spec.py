@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
+from .._validation import Integer, Optional, Options, validate_params
 from ..errors import InvalidParameterError
 from ._checks import better_than
 from ._methods import available_methods
@@ -189,6 +190,7 @@ class MethodSpec:
 FREQUENCY_METRICS = frozenset({"mse", "mse_top_k", "l1", "l2", "true_false_positives"})
 
 
+@validate_params({"kind": Optional(Options(("numerical", "categorical")))})
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric of :mod:`dpdist.metrics` by name, with keyword ``params``, a column ``label``
@@ -203,10 +205,6 @@ class MetricSpec:
         if self.kind is None:
             kind = "categorical" if self.name in FREQUENCY_METRICS else "numerical"
             object.__setattr__(self, "kind", kind)
-        if self.kind not in ("numerical", "categorical"):
-            raise InvalidParameterError(
-                f"The 'kind' of metric {self.name!r} must be 'numerical' or 'categorical'. Got {self.kind!r} instead."
-            )
 
     @classmethod
     def of(cls, value: Any) -> "MetricSpec":
@@ -323,6 +321,7 @@ class Cell:
         return dict(self.params)
 
 
+@validate_params({"repeats": Integer(low=1), "seed": Integer(low=0)})
 @dataclass(frozen=True)
 class ExperimentSpec:
     """An experiment as data.
@@ -386,14 +385,6 @@ class ExperimentSpec:
         object.__setattr__(self, "metrics", tuple(MetricSpec.of(m) for m in self.metrics))
         object.__setattr__(self, "figures", tuple(FigureSpec.of(f) for f in self.figures))
         object.__setattr__(self, "grid", _normalize_grid(self.grid, self.name))
-        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or self.repeats < 1:
-            raise InvalidParameterError(
-                f"The 'repeats' parameter of ExperimentSpec must be an int >= 1. Got {self.repeats!r} instead."
-            )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InvalidParameterError(
-                f"The 'seed' parameter of ExperimentSpec must be an int >= 0. Got {self.seed!r} instead."
-            )
         for kind, keys in (
             ("dataset", [d.key for d in self.datasets]),
             ("method", [m.label for m in self.methods]),

@@ -11,8 +11,9 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
+from .._validation import validate_params
 from ._private_groups import check_person_group_by, person_group_release
-from ._local import check_by, check_groups, check_missing_key_rows, check_missing_keys, check_session, group_generators
+from ._local import MISSING_KEYS, check_by, check_groups, check_missing_key_rows, check_session, group_generators
 from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
     return {**kwargs, "privacy_id": table.values(name)}
 
 
+@validate_params({"missing_keys": MISSING_KEYS}, owner="frame.group_release")
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
                   privacy_id: str | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
@@ -162,7 +164,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
-    keys_policy = check_missing_keys(owner, missing_keys)
+    keys_policy = missing_keys  # checked by the parameter table
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
     if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):
         plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta)

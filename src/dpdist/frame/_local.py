@@ -15,6 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
+from .._validation import Described, Options, Text, validate_params
 from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
 ProtocolLike = Union["LocalProtocol", Mapping[str, Any]]
 
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate"]
+
+
+#: ``missing_keys`` of the grouped estimates and releases: what a row whose key is missing (null, NaN) is
+MISSING_KEYS = Described(Options(("refuse", "drop", "group")),
+                         "'refuse' (rows whose key is missing refused, counted), 'drop' (left out, counted) or 'group' "
+                         "(a group of their own, key None)")
 
 
 def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
@@ -84,6 +91,7 @@ def _named(column: str, call, *args, **kwargs):
         raise type(error)(f"Column {column!r}: {error}") from None
 
 
+@validate_params({"report_column": Described(Text(), "a non-empty column name")}, owner="frame.privatize")
 def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
               session: BudgetSession | None = None, report_column: str = "report", missing: Any = "refuse") -> Any:
     """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
@@ -120,10 +128,6 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     owner = "frame.privatize"
     table, column, _ = check_frame(owner, frame, column)
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
-    if not isinstance(report_column, str) or not report_column:
-        raise InvalidParameterError(
-            f"The 'report_column' argument of {owner} must be a non-empty column name. Got {report_column!r:.100} instead."
-        )
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
@@ -209,6 +213,7 @@ def _stated(result: Any, policy) -> Any:
     return result
 
 
+@validate_params({"missing_keys": MISSING_KEYS}, owner="frame.group_estimate")
 def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
                    groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
                    missing: Any = "refuse", missing_keys: str = "refuse", **options: Any) -> GroupedResult:
@@ -229,7 +234,7 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     owner = "frame.group_estimate"
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
     protocol, session = _protocol(owner, protocol), check_session(owner, session)
-    keys_policy = check_missing_keys(owner, missing_keys)
+    keys_policy = missing_keys
     listed = None if groups is None else check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query: a key stays with its row's value (tables.Table.read)
     present, dropped = table.groups(by, keep_missing=keys_policy == "group")
@@ -288,15 +293,6 @@ def check_missing_key_rows(owner: str, table: Table, by: tuple[str, ...], keys_p
                            also=", or missing_keys='group' to make them a group of key None")
     policy.apply(np.arange(mask.size), owner, f"The key column(s) {list(by)} given to {owner} (a row whose key is "
                                               "missing is in no group)", mask=mask, private=private)
-
-
-def check_missing_keys(owner: str, missing_keys: Any) -> str:
-    """``missing_keys``: ``"refuse"`` (the default), ``"drop"`` or ``"group"``."""
-    if missing_keys not in ("refuse", "drop", "group"):
-        raise InvalidParameterError(
-            f"The 'missing_keys' argument of {owner} must be 'refuse' (rows whose key is missing refused, counted), "
-            f"'drop' (left out, counted) or 'group' (a group of their own, key None). Got {missing_keys!r:.100} instead.")
-    return missing_keys
 
 
 def _sorted_keys(present: dict) -> list:

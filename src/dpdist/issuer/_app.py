@@ -60,6 +60,7 @@ from starlette.routing import Route
 
 from .._guard import Limits
 from ..errors import InvalidParameterError
+from .._validation import Described, PathLike, Text, validate_params
 from ..privacypass import _blindrsa
 from ..privacypass._http_auth import b64url_encode
 from ..privacypass._messages import TOKEN_TYPE, TokenRequest
@@ -83,15 +84,11 @@ _STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404
 
 
 def _check_arguments(db_path: Any, name: Any, admin_token: Any, cors_origins: Any) -> tuple[str, tuple[str, ...]]:
-    if not isinstance(db_path, (str, os.PathLike)) or not os.fspath(db_path):
-        raise InvalidParameterError(f"The 'db_path' argument must be the path of the issuer's SQLite file. Got {db_path!r}.")
     if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name) or (":" in name and not 1 <= int(name.rsplit(":", 1)[1]) <= 65535):
         raise InvalidParameterError(
             f"The 'name' argument must be the issuer's server name: a host name with an optional port (RFC 9577, section "
             f"2.1.1.1), e.g. 'issuer.example.org'. Got {name!r}."
         )
-    if not isinstance(admin_token, str) or len(admin_token) < 16 or not admin_token.isascii() or not admin_token.isprintable():
-        raise InvalidParameterError("The 'admin_token' argument must be a string of at least 16 printable ASCII characters.")
     if isinstance(cors_origins, str):
         cors_origins = tuple(origin.strip() for origin in cors_origins.split(",") if origin.strip())
     if cors_origins is not None and not isinstance(cors_origins, (tuple, list, set, frozenset)):
@@ -104,6 +101,10 @@ def _check_arguments(db_path: Any, name: Any, admin_token: Any, cors_origins: An
     return os.fspath(db_path), origins
 
 
+@validate_params({
+    "db_path": Described(PathLike(), "the path of the issuer's SQLite file"),
+    "admin_token": Described(Text(ascii=True, min_length=16), "a string of at least 16 printable ASCII characters"),
+}, owner="issuer.create_app")
 def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None, cors_origins: Any = ()) -> Starlette:
     """The issuer (module docstring), its state in the SQLite file ``db_path``.
 

@@ -25,8 +25,8 @@ __all__ = ["Aggregator", "StateOwner"]
 
 class StateOwner(Protocol):
     """What an aggregator reads of its protocol (:class:`~dpdist.local.LocalProtocol` is one): its config, its
-    report format, and the shape and invariants of its sufficient statistic (checked by
-    :mod:`dpdist.local._state_validation`, which also reads the class's ``statistic_signed``)."""
+    report format, its validation and statistic of reports, and the shape and invariants of its sufficient statistic
+    (checked by :mod:`dpdist.local._state_validation`, which also reads the class's ``statistic_signed``)."""
 
     @property
     def display_name(self) -> str: ...
@@ -35,6 +35,10 @@ class StateOwner(Protocol):
 
     @property
     def report_format(self) -> ReportFormat: ...
+
+    def validate_reports(self, reports: Any, *, on_invalid: str = ...) -> ReportBatch: ...
+
+    def statistic(self, reports: Any) -> np.ndarray: ...
 
     @property
     def statistic_size(self) -> int: ...
@@ -93,10 +97,10 @@ class Aggregator(Generic[Owner]):
                 f"The 'on_invalid' parameter of Aggregator.add must be 'count' or 'raise'. "
                 f"Got {on_invalid!r} instead."
             )
-        return self.add_batch(self.protocol.report_format.validate(reports, on_invalid=on_invalid))
+        return self.add_batch(self.protocol.validate_reports(reports, on_invalid=on_invalid))
 
     def add_batch(self, batch: ReportBatch) -> Aggregator[Owner]:
-        """Add a validated batch (:meth:`ReportFormat.validate`): its reports and its rejected counts.
+        """Add a validated batch (:meth:`LocalProtocol.validate_reports`): its reports and its rejected counts.
 
         This is the one way reports enter an aggregator: :meth:`add`, the
         report files, Dask and the collection service all call it.
@@ -104,16 +108,15 @@ class Aggregator(Generic[Owner]):
         if not isinstance(batch, ReportBatch):
             raise InvalidParameterError(
                 f"The 'batch' parameter of Aggregator.add_batch must be a ReportBatch (from "
-                f"protocol.report_format.validate). Got {type(batch).__name__} instead."
+                f"protocol.validate_reports). Got {type(batch).__name__} instead."
             )
         if batch.config != self.config:
             raise IncompatibleStateError(
                 f"The batch's config {batch.config} differs from the aggregator's config {self.config}."
             )
-        report_format = self.protocol.report_format
-        count = report_format.count(batch.reports)
+        count = self.protocol.report_format.count(batch.reports)
         if count:
-            self._add_statistic(report_format.statistic(batch.reports), count)
+            self._add_statistic(self.protocol.statistic(batch.reports), count)
         for reason, number in batch.rejected.items():
             self.rejected[reason] = self.rejected.get(reason, 0) + number
         return self

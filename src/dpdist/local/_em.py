@@ -165,28 +165,8 @@ def expectation_maximization(
         certified within ``tolerance`` of the maximum likelihood.  Costs nothing extra:
         :math:`g` is the E-step's vector.  For EM only (EMS maximizes no likelihood).
     accelerate : bool
-        SQUAREM (below).  The map iterated and the stopping rule are the same, so
-        the fixed point is the same; only the path to it is shorter.
-
-    Notes
-    -----
-    SQUAREM (Varadhan & Roland, Scand. J. Statist. 35, 2008, scheme S3): from
-    :math:`x_0`, two steps :math:`x_1 = F(x_0)`, :math:`x_2 = F(x_1)` of the
-    EM/EMS map :math:`F` give :math:`r = x_1 - x_0`, :math:`v = x_2 - 2x_1 + x_0`
-    and the step length :math:`\\alpha = -\\lVert r\\rVert/\\lVert v\\rVert`
-    (at most :math:`-1`); the extrapolation :math:`x' = x_0 - 2\\alpha r + \\alpha^2 v`
-    must stay positive where :math:`x_2` is (EM multiplies, so a zero would
-    stick), else :math:`\\alpha` moves halfway to :math:`-1` (where
-    :math:`x' = x_2`), as in the paper's backtracking; it is renormalized and
-    stabilized by one more step, :math:`x_3 = F(x')`.  Safeguard: :math:`x_3` is
-    kept only if its log-likelihood is at least that of :math:`x_2`, so the
-    accelerated EM is monotone like EM.  EMS maximizes no likelihood, but its
-    step is EM's plus a small smoothing, and :math:`L` serves as its merit too
-    (a residual merit :math:`\\lVert F(x) - x\\rVert_1` rejected ~95% of the
-    extrapolations on SW 1024 x 1024, which raise the residual before they cut
-    it, and left EMS 3-5x slower).  Otherwise the cycle ends at
-    :math:`x_2`, two plain steps.  The stopping rule is checked after every
-    step :math:`x \\mapsto F(x)`, exactly as without acceleration.
+        SQUAREM (:meth:`_Iterations.squarem_cycle`).  The map iterated and the stopping rule are the
+        same, so the fixed point is the same; only the path to it is shorter.
     """
     if stopping not in ("change", "gap") or (stopping == "gap" and smoothing):
         raise ValueError(f"stopping must be 'change', or 'gap' without smoothing; got {stopping!r}")
@@ -278,9 +258,26 @@ class _Iterations:
         return moved
 
     def squarem_cycle(self, point: _Point) -> _Point:
-        """Two steps, then the extrapolation along them (Notes of :func:`expectation_maximization`).
+        """Two steps, then the extrapolation along them; a step that stops the run ends the cycle at once (at the
+        point it reached).
 
-        A step that stops the run ends the cycle at once (at the point it reached).
+        SQUAREM (Varadhan & Roland, Scand. J. Statist. 35, 2008, scheme S3): from
+        :math:`x_0`, two steps :math:`x_1 = F(x_0)`, :math:`x_2 = F(x_1)` of the
+        EM/EMS map :math:`F` give :math:`r = x_1 - x_0`, :math:`v = x_2 - 2x_1 + x_0`
+        and the step length :math:`\\alpha = -\\lVert r\\rVert/\\lVert v\\rVert`
+        (at most :math:`-1`); the extrapolation :math:`x' = x_0 - 2\\alpha r + \\alpha^2 v`
+        must stay positive where :math:`x_2` is (EM multiplies, so a zero would
+        stick), else :math:`\\alpha` moves halfway to :math:`-1` (where
+        :math:`x' = x_2`), as in the paper's backtracking; it is renormalized and
+        stabilized by one more step, :math:`x_3 = F(x')`.  Safeguard: :math:`x_3` is
+        kept only if its log-likelihood is at least that of :math:`x_2`, so the
+        accelerated EM is monotone like EM.  EMS maximizes no likelihood, but its
+        step is EM's plus a small smoothing, and :math:`L` serves as its merit too
+        (a residual merit :math:`\\lVert F(x) - x\\rVert_1` rejected ~95% of the
+        extrapolations on SW 1024 x 1024, which raise the residual before they cut
+        it, and left EMS 3-5x slower).  Otherwise the cycle ends at
+        :math:`x_2`, two plain steps.  The stopping rule is checked after every
+        step :math:`x \\mapsto F(x)`, exactly as without acceleration.
         """
         first = self.plain_step(point)
         if first is point or self.finished():
@@ -329,55 +326,16 @@ def expectation_maximization_rows(
     own path (SQUAREM's cycles, extrapolations, halvings and acceptances, and its own stopping iteration); the
     log-likelihoods and SQUAREM's norms are the same dots as a run's, row by row.
     """
-    counts = np.asarray(counts, dtype=np.float64)
-    rows = counts.shape[0]
-    totals = counts.sum(axis=1)
-    observed = [None if row.all() else np.flatnonzero(row) for row in counts > 0]
-    observed_counts = [row if keep is None else row[keep] for row, keep in zip(counts, observed)]
-
-    def loglikelihoods(predicted: np.ndarray, which: np.ndarray) -> np.ndarray:
-        return np.array([
-            float(observed_counts[i] @ np.log(row if observed[i] is None else row[observed[i]]))
-            for i, row in zip(which, predicted)
-        ])
-
-    def at(x: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, ...]:  # (x, Mx, L) of rows ``which``
-        predicted = operator.matvec_rows(x)
-        return x, predicted, loglikelihoods(predicted, which)
-
-    def step(point, which):
-        """:meth:`_Iterations.step` of rows ``which`` (``point`` theirs): the moved point, and which rows stopped
-        at ``point`` itself (gap below tolerance: not moved)."""
-        x, predicted, loglikelihood = point
-        gradient = operator.rmatvec_rows(counts[which] / predicted)
-        if stopping == "gap":
-            stopped = gradient.max(axis=1) - totals[which] < tolerance
-        else:
-            stopped = np.zeros(which.size, dtype=bool)
-        out = x * gradient
-        np.maximum(out, 0.0, out=out)
-        out /= out.sum(axis=1, keepdims=True)
-        moving = ~stopped
-        moved = at(out[moving], which[moving])
-        merged = tuple(np.array(part, copy=True) for part in point)
-        for part, new in zip(merged, moved):
-            part[moving] = new
-        iterations[which[moving]] += 1
-        converged[which[stopped]] = True
-        if stopping == "change":
-            converged[which[np.abs(merged[2] - loglikelihood) < tolerance]] = True
-        return merged, stopped
-
     if stopping not in ("change", "gap"):
         raise ValueError(f"stopping must be 'change' or 'gap'; got {stopping!r}")
+    run = _RowIterations(np.asarray(counts, dtype=np.float64), operator, tolerance, stopping)
     bins = operator.shape[1]
     x = np.full(bins, 1.0 / bins) if start is None else np.array(start, dtype=np.float64)
     if start is not None:
         x /= x.sum()
-    everyone = np.arange(rows)
-    point = at(np.repeat(x[None, :], rows, axis=0), everyone)
-    iterations = np.zeros(rows, dtype=np.int64)
-    converged = np.zeros(rows, dtype=bool)
+    everyone = np.arange(run.rows)
+    point = run.at(np.repeat(x[None, :], run.rows, axis=0), everyone)
+    iterations, converged = run.iterations, run.converged
     result = point[0].copy()
     active = everyone
     while True:
@@ -388,9 +346,57 @@ def expectation_maximization_rows(
         if not active.size:
             return result
         if accelerate:
-            point = _squarem_rows(point, active, step, iterations, converged, max_iterations, at)
+            point = _squarem_rows(point, active, run.step, iterations, converged, max_iterations, run.at)
         else:
-            point, _ = step(point, active)
+            point, _ = run.step(point, active)
+
+
+class _RowIterations:
+    """The rows of one :func:`expectation_maximization_rows`: the EM map of each row, its stopping rule, and each
+    row's step count and convergence (a point is ``(x, Mx, L)`` of some rows)."""
+
+    def __init__(self, counts: np.ndarray, operator, tolerance: float, stopping: str):
+        self.counts, self.operator, self.tolerance, self.stopping = counts, operator, tolerance, stopping
+        self.rows = counts.shape[0]
+        self.totals = counts.sum(axis=1)
+        self.observed = [None if row.all() else np.flatnonzero(row) for row in counts > 0]
+        self.observed_counts = [row if keep is None else row[keep] for row, keep in zip(counts, self.observed)]
+        self.iterations = np.zeros(self.rows, dtype=np.int64)
+        self.converged = np.zeros(self.rows, dtype=bool)
+
+    def loglikelihoods(self, predicted: np.ndarray, which: np.ndarray) -> np.ndarray:
+        return np.array([
+            float(self.observed_counts[i] @ np.log(row if self.observed[i] is None else row[self.observed[i]]))
+            for i, row in zip(which, predicted)
+        ])
+
+    def at(self, x: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(x, Mx, L)`` of rows ``which``."""
+        predicted = self.operator.matvec_rows(x)
+        return x, predicted, self.loglikelihoods(predicted, which)
+
+    def step(self, point, which):
+        """:meth:`_Iterations.step` of rows ``which`` (``point`` theirs): the moved point, and which rows stopped
+        at ``point`` itself (gap below tolerance: not moved)."""
+        x, predicted, loglikelihood = point
+        gradient = self.operator.rmatvec_rows(self.counts[which] / predicted)
+        if self.stopping == "gap":
+            stopped = gradient.max(axis=1) - self.totals[which] < self.tolerance
+        else:
+            stopped = np.zeros(which.size, dtype=bool)
+        out = x * gradient
+        np.maximum(out, 0.0, out=out)
+        out /= out.sum(axis=1, keepdims=True)
+        moving = ~stopped
+        moved = self.at(out[moving], which[moving])
+        merged = tuple(np.array(part, copy=True) for part in point)
+        for part, new in zip(merged, moved):
+            part[moving] = new
+        self.iterations[which[moving]] += 1
+        self.converged[which[stopped]] = True
+        if self.stopping == "change":
+            self.converged[which[np.abs(merged[2] - loglikelihood) < self.tolerance]] = True
+        return merged, stopped
 
 
 def _squarem_rows(point, which, step, iterations, converged, max_iterations, at):

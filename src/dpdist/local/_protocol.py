@@ -49,7 +49,7 @@ from ._registry import (
     rebuild,
     register,
 )
-from ._report_format import ReportBatch, ReportFormat
+from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 
 __all__ = [
     "LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags",
@@ -268,12 +268,12 @@ class LocalProtocol(ABC):
     # ------------------------------------------------------------------ server side
     @property
     def report_format(self) -> ReportFormat:
-        """The declared format of this protocol's reports (:meth:`_report_format`, bound to the protocol):
-        dtype, row shape, ``describe()``, check, select, count, validate, JSON rows."""
+        """The declared format of this protocol's reports (:meth:`_report_format`, under the protocol's name), as
+        data: dtype, row shape, ``describe()``, read, select, count, JSON rows."""
         cached = vars(self)
-        report_format = cached.get("_bound_report_format")
+        report_format = cached.get("_named_report_format")
         if report_format is None:
-            report_format = cached["_bound_report_format"] = self._report_format().bind(self)
+            report_format = cached["_named_report_format"] = self._report_format().named(self.display_name)
         return report_format
 
     def _report_format(self) -> ReportFormat:
@@ -329,10 +329,19 @@ class LocalProtocol(ABC):
         loaded or merged state whose statistic does not sum to this times ``n`` is refused."""
         return None
 
-    # Report hooks (:class:`~dpdist.local._report_format.ReportOwner`): the format calls these, one
-    # way (everyone else calls ``self.report_format``: check, select, count, statistic, validate).
-    # Protocol authors declare ``_report_format`` and implement ``_accumulate``; ``_check_reports``
-    # adds checks the declared kind cannot state.
+    # The reports, over what the format reads: the protocol's own rules (check_reports), the one way a batch is
+    # validated (validate_reports) and the sufficient statistic of valid rows (statistic).  Protocol authors declare
+    # ``_report_format`` and implement ``_accumulate``; ``_check_reports`` adds checks the declared kind cannot state.
+    def check_reports(self, reports: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        """Read a batch: the batch in the declared format and, by reason, a mask of its invalid rows
+        (``report_format.read``, then the protocol's own checks).
+
+        Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
+        whole cannot be read (wrong type, number of dimensions, width or dtype).
+        """
+        reports, invalid = self.report_format.read(reports)
+        return reports, self._check_reports(reports, invalid)
+
     def _check_reports(self, reports: Any, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The protocol's own checks of rows the declared kind read (``invalid``: its masks by reason).
 
@@ -341,16 +350,45 @@ class LocalProtocol(ABC):
         """
         return invalid
 
-    def _select_reports(self, reports, keep: np.ndarray):
-        """The reports at rows ``keep`` (boolean mask)."""
-        return reports[keep]
+    def validate_reports(
+        self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count"
+    ) -> ReportBatch:
+        """Check every row of ``reports``; keep the valid ones, count the others by reason.
+
+        The one way reports become a :class:`ReportBatch`, which :meth:`Aggregator.add_batch
+        <dpdist.local.Aggregator.add_batch>` adds.
+
+        Parameters
+        ----------
+        reports
+            A batch in the protocol's format.
+        invalid : dict[str, ndarray], optional
+            Rows already found bad while decoding the batch from a file (wrong
+            shape, missing, not representable), by reason; those rows hold
+            placeholders and are not counted again under the protocol's reasons.
+        on_invalid : {"count", "raise"}
+            Count invalid rows in ``rejected`` (default) or raise
+            :class:`~dpdist.errors.MalformedReportError` naming the first one.
+        """
+        if on_invalid not in ON_INVALID:
+            raise InvalidParameterError(
+                f"The 'on_invalid' parameter must be 'count' or 'raise'. Got {on_invalid!r} instead."
+            )
+        reports, found = self.check_reports(reports)
+        return self.report_format.batch(reports, found, config=self.config(), decoded=invalid, on_invalid=on_invalid)
+
+    def statistic(self, reports: Any) -> np.ndarray:
+        """The sufficient statistic of a batch of *valid* reports (shape ``(statistic_size,)``).
+
+        The reports are not checked: pass ``ReportBatch.reports`` or rows that
+        :meth:`check_reports` did not flag.  Summing it over batches gives the
+        aggregator's statistic.
+        """
+        return self._accumulate(reports)
 
     @abstractmethod
     def _accumulate(self, reports) -> np.ndarray:
         """Sufficient statistic of a batch of valid reports (shape ``(statistic_size,)``)."""
-
-    def _count_reports(self, reports: Any) -> int:
-        return len(reports)
 
     def _check_statistic(self, statistic: np.ndarray, n: int) -> str | None:
         """Why ``statistic`` cannot come from ``n`` reports (None if it can); for loading states.

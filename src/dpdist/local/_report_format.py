@@ -6,32 +6,29 @@ protocol *declares* what its rows are, as a value of one of a few kinds
 vectors with an optional exact weight (OUE, SS), integer rows with a limit per
 column (OLH's seed and value, CMS's words), structured records (hierarchies,
 HaarHRR) or the reports of an inner protocol (binning).  The declaration is
-``protocol._report_format()``; ``protocol.report_format`` is that value bound
-to the protocol, and it is the one owner of the wire:
+``protocol._report_format()``; ``protocol.report_format`` is that value with the
+protocol's name (the name its messages use).  A format is data: it knows no protocol.
 
 * ``dtype``, ``row_shape`` (a batch has shape ``(n, *row_shape)``), ``value_columns``
   and ``describe()`` (the JSON description the file formats, the service and
   the JavaScript client read);
-* ``read`` (the kind's own checks), ``check`` (``read``, then the protocol's
-  small extra checks, :meth:`LocalProtocol._check_reports
-  <dpdist.local.LocalProtocol._check_reports>`), ``select``, ``count`` and
-  ``statistic`` (the sufficient statistic of valid rows: the protocol's
-  ``_accumulate``);
-
-The calls run one way: the format calls its protocol's report hooks
-(:class:`ReportOwner`, what a protocol is to its format), and no hook calls the
-format back within ``check``.
-* ``validate``: the one way to turn reports into a :class:`ReportBatch` (the
-  valid rows and the rejected counts by reason), which
-  :meth:`Aggregator.add_batch <dpdist.local.Aggregator.add_batch>` adds;
+* ``read`` (the kind's own checks of the rows: the batch as an array of the format
+  and the masks of its invalid rows by reason), ``count`` and ``select``;
+* ``batch``: rows already read and their masks as a :class:`ReportBatch` (the
+  valid rows and the rejected counts by reason);
 * JSON rows in and out (``from_json_rows``, ``to_json_rows``) and ``fit``
   (values of another dtype, as read from a file, cast with their unrepresentable
   rows flagged).
 
-``Aggregator.add``, the report files (:mod:`dpdist.io`), Dask
-(:mod:`dpdist.distributed`) and the collection service all go through
-``validate`` and ``add_batch``, so a report is checked by the same code
-whichever way it arrives.
+What the reports *mean* is the protocol's, over the format's output: its
+``check_reports`` (the format's ``read``, then the protocol's own rules),
+``validate_reports`` (the one way to turn reports into a :class:`ReportBatch`,
+which :meth:`Aggregator.add_batch <dpdist.local.Aggregator.add_batch>` adds) and
+``statistic`` (the sufficient statistic of valid rows).  ``Aggregator.add``, the
+report files (:mod:`dpdist.io`), Dask and Spark (:mod:`dpdist.distributed`) and
+the collection service all go through ``validate_reports`` and ``add_batch``, so a
+report is checked by the same code whichever way it arrives, and the calls run
+one way: the protocol reads through its format, and no format calls a protocol.
 """
 
 from __future__ import annotations
@@ -46,31 +43,10 @@ import numpy as np
 from ..errors import InvalidParameterError, MalformedReportError
 from ._json_rows import json_rows, rows_from_json
 
-__all__ = ["ReportFormat", "ReportBatch", "ReportOwner", "ON_INVALID", "smallest_unsigned_dtype", "fit_values"]
+__all__ = ["ReportFormat", "ReportBatch", "ON_INVALID", "smallest_unsigned_dtype", "fit_values"]
 
 #: values of the ``on_invalid`` argument of ``validate`` and ``Aggregator.add``
 ON_INVALID = ("count", "raise")
-
-
-class ReportOwner(Protocol):
-    """What a protocol is to the format it declares: its name to show, its config and its report hooks.
-
-    :class:`~dpdist.local.LocalProtocol` implements these; the format is bound to one with
-    :meth:`ReportFormat.bind` and calls them, never the other way round.
-    """
-
-    @property
-    def display_name(self) -> str: ...
-
-    def config(self) -> dict[str, Any]: ...
-
-    def _check_reports(self, reports: Any, invalid: dict[str, np.ndarray]) -> dict[str, np.ndarray]: ...
-
-    def _select_reports(self, reports: Any, keep: np.ndarray) -> Any: ...
-
-    def _count_reports(self, reports: Any) -> int: ...
-
-    def _accumulate(self, reports: Any) -> np.ndarray: ...
 
 
 class _TakesBatches(Protocol):
@@ -154,10 +130,9 @@ class ReportBatch:
         return aggregator
 
     @classmethod
-    def concatenate(cls, batches: Iterable["ReportBatch"], report_format: "ReportFormat") -> "ReportBatch":
-        """One batch holding the valid reports of ``batches`` (checked against ``report_format``)."""
+    def concatenate(cls, batches: Iterable["ReportBatch"], report_format: "ReportFormat", config: dict[str, Any]) -> "ReportBatch":
+        """One batch holding the valid reports of ``batches`` (each checked under ``config``, in ``report_format``)."""
         batches = list(batches)
-        config = report_format.protocol.config()
         if any(batch.config != config for batch in batches):
             raise InvalidParameterError("ReportBatch.concatenate needs batches of the format's config.")
         if not batches:
@@ -204,7 +179,7 @@ class ReportFormat:
                 f"Got {dtype!r}."
             ) from None
         self._row_shape = tuple(int(size) for size in row_shape)
-        self._protocol: ReportOwner | None = None
+        self._name: str | None = None
 
     # ------------------------------------------------------------------ the declared value
     @property
@@ -266,22 +241,16 @@ class ReportFormat:
         parameters = ", ".join(f"{key}={value!r}" for key, value in self._parameters().items())
         return f"{type(self).__name__}({parameters}{', ' if parameters else ''}dtype={self.dtype}, row_shape={self.row_shape})"
 
-    # ------------------------------------------------------------------ the protocol it is bound to
-    def bind(self, protocol: ReportOwner) -> "ReportFormat":
-        """This format, bound to ``protocol`` (whose extra checks, statistic and config it uses)."""
-        bound = copy.copy(self)
-        bound._protocol = protocol
-        return bound
-
-    @property
-    def protocol(self) -> ReportOwner:
-        if self._protocol is None:
-            raise InvalidParameterError(f"{self!r} is not bound to a protocol: use protocol.report_format.")
-        return self._protocol
+    # ------------------------------------------------------------------ the name its messages use
+    def named(self, name: str) -> "ReportFormat":
+        """This format under ``name``, the protocol's name that its messages use (``protocol.report_format``)."""
+        copied = copy.copy(self)
+        copied._name = str(name)
+        return copied
 
     @property
     def _owner(self) -> str:
-        return self._protocol.display_name if self._protocol is not None else type(self).__name__
+        return self._name if self._name is not None else type(self).__name__
 
     # ------------------------------------------------------------------ rows
     def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -293,32 +262,13 @@ class ReportFormat:
         self.dtype  # noqa: B018  (raises: an undeclared format reads nothing)
         raise NotImplementedError  # pragma: no cover - every kind overrides read
 
-    def check(self, reports: Any) -> tuple[Any, dict[str, np.ndarray]]:
-        """Read a batch: the batch in the protocol's format and, by reason, a mask of its invalid rows
-        (:meth:`read`, then the protocol's own checks).
-
-        Raises :class:`~dpdist.errors.MalformedReportError` when the batch as a
-        whole cannot be read (wrong type, number of dimensions, width or dtype).
-        """
-        reports, invalid = self.read(reports)
-        return reports, self.protocol._check_reports(reports, invalid)
-
     def count(self, reports: Any) -> int:
         """Number of reports (rows) in a batch."""
-        return int(self.protocol._count_reports(reports))
+        return len(reports)
 
     def select(self, reports: Any, keep: np.ndarray) -> Any:
         """The reports at the rows where the boolean mask ``keep`` is true."""
-        return self.protocol._select_reports(reports, keep)
-
-    def statistic(self, reports: Any) -> np.ndarray:
-        """The sufficient statistic of a batch of *valid* reports (shape ``(statistic_size,)``).
-
-        The reports are not checked: pass ``ReportBatch.reports`` or rows that
-        :meth:`check` did not flag.  Summing it over batches gives the
-        aggregator's statistic.
-        """
-        return self.protocol._accumulate(reports)
+        return reports[keep]
 
     def empty(self, n: int = 0) -> np.ndarray:
         """``n`` zero rows of the format (placeholders; not necessarily valid reports)."""
@@ -357,36 +307,43 @@ class ReportFormat:
         )
 
     # ------------------------------------------------------------------ batches
-    def validate(self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count") -> ReportBatch:
-        """Check every row of ``reports``; keep the valid ones, count the others by reason.
+    def batch(
+        self,
+        reports: Any,
+        found: dict[str, np.ndarray],
+        *,
+        config: dict[str, Any],
+        decoded: dict[str, np.ndarray] | None = None,
+        on_invalid: str = "count",
+    ) -> ReportBatch:
+        """Rows already read and checked as a :class:`ReportBatch`: the valid ones kept, the others counted by reason.
 
         Parameters
         ----------
         reports
-            A batch in the protocol's format.
-        invalid : dict[str, ndarray], optional
+            A batch read by :meth:`read` (in this format).
+        found : dict[str, ndarray]
+            The masks of its invalid rows by reason, as its protocol's ``check_reports`` found them.
+        config : dict
+            The config of the protocol that checked them (the batch's).
+        decoded : dict[str, ndarray], optional
             Rows already found bad while decoding the batch from a file (wrong
             shape, missing, not representable), by reason; those rows hold
-            placeholders and are not counted again under the protocol's reasons.
+            placeholders and are not counted again under the reasons of ``found``.
         on_invalid : {"count", "raise"}
             Count invalid rows in ``rejected`` (default) or raise
             :class:`~dpdist.errors.MalformedReportError` naming the first one.
         """
-        if on_invalid not in ON_INVALID:
-            raise InvalidParameterError(
-                f"The 'on_invalid' parameter must be 'count' or 'raise'. Got {on_invalid!r} instead."
-            )
-        reports, protocol_invalid = self.check(reports)
         n = self.count(reports)
-        invalid = invalid or {}
-        reasons = [*invalid.items()]
-        if invalid:  # rows found bad while decoding are not counted again under the protocol's reasons
+        decoded = decoded or {}
+        reasons = [*decoded.items()]
+        if decoded:  # rows found bad while decoding are not counted again under the protocol's reasons
             decoded_bad = np.zeros(n, dtype=bool)
-            for mask in invalid.values():
+            for mask in decoded.values():
                 decoded_bad |= mask
-            reasons += [(reason, mask & ~decoded_bad) for reason, mask in protocol_invalid.items()]
+            reasons += [(reason, mask & ~decoded_bad) for reason, mask in found.items()]
         else:
-            reasons += protocol_invalid.items()
+            reasons += found.items()
         rejected: dict[str, int] = {}
         bad = None  # made at the first invalid row (most batches have none)
         for reason, mask in reasons:  # one reason per row: the first that flags it (the kind's before the protocol's)
@@ -402,14 +359,14 @@ class ReportFormat:
         first = int(np.argmax(bad)) if bad is not None and n_bad else None
         if n_bad and on_invalid == "raise":
             raise MalformedReportError(
-                f"{self.protocol.display_name} reports: {n_bad} invalid report(s) ({rejected}); "
-                f"the first is at row {first}."
+                f"{self._owner} reports: {n_bad} invalid report(s) ({rejected}); the first is at row {first}."
             )
         if bad is not None and n_bad:
             reports = self.select(reports, ~bad)
-        return ReportBatch(reports, self.protocol.config(), rejected, n, n_bad, first)
+        return ReportBatch(reports, config, rejected, n, n_bad, first)
 
-    def rejected(self, n: int, reason: str) -> ReportBatch:
-        """A batch whose ``n`` rows are all rejected for ``reason`` (e.g. written under another config)."""
+    def rejected(self, n: int, reason: str, config: dict[str, Any]) -> ReportBatch:
+        """A batch whose ``n`` rows, checked under ``config``, are all rejected for ``reason`` (e.g. written under
+        another config)."""
         n = int(n)
-        return ReportBatch(self.empty(0), self.protocol.config(), {reason: n} if n else {}, n, n, 0 if n else None)
+        return ReportBatch(self.empty(0), config, {reason: n} if n else {}, n, n, 0 if n else None)

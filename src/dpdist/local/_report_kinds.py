@@ -2,7 +2,8 @@
 
 Each kind owns its dtype, row shape, the checks of its rows (:meth:`read`) and
 its parameters in :meth:`describe`; the protocol adds small extra checks of its
-own (``_check_reports``), e.g. that a dBitFlipPM row's buckets increase.
+own over what ``read`` returns (its ``check_reports``), e.g. that a dBitFlipPM
+row's buckets increase.
 
 * :class:`ItemReports` -- one integer in ``[0, size)`` per report (GRR, HR, SW, ...);
 * :class:`PackedBitReports` -- ``numpy.packbits`` rows of ``bits`` bits, with
@@ -265,17 +266,20 @@ class RecordReports(ReportFormat):
 
 
 class EmbeddedReports(ReportFormat):
-    """The reports of an inner protocol, read and checked by the inner protocol's own format."""
+    """The reports of an inner protocol (named ``protocol``), read by the inner protocol's own format.
+
+    The inner protocol's own rules are its ``check_reports``: the protocol that embeds it checks its reports there.
+    """
 
     kind = "embedded"
 
-    def __init__(self, inner: ReportFormat) -> None:
+    def __init__(self, inner: ReportFormat, protocol: str | None = None) -> None:
         self.inner = inner
+        self.protocol = protocol
         super().__init__(inner.dtype, inner.row_shape)
 
     def _parameters(self) -> dict[str, Any]:
-        inner = self.inner
-        return {"protocol": inner.protocol.config()["protocol"] if inner._protocol is not None else None, "inner": inner.describe()}
+        return {"protocol": self.protocol, "inner": self.inner.describe()}
 
     def read(self, reports: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        return self.inner.check(reports)
+        return self.inner.read(reports)

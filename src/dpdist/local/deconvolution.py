@@ -14,18 +14,38 @@ circular convolution plus noise (Theorem 1, eq. 7):
     G = F H + N \quad \text{(eq. 15)}.
 
 The plain unbiased estimate (eq. 1) is the inverse filter :math:`G / H` (up to
-the DC bin, see :func:`deconvolve`).  Wiener filters (eq. 16) trade the
+the DC bin, below).  Wiener filters (eq. 16) trade the
 inversion against the noise, whose power spectrum is known (Theorem 3,
-:func:`noise_power_spectrum`).  Methods (``method=``):
+:func:`noise_power_spectrum`).  Methods (``method=``) and their options (keyword
+options of :func:`deconvolve`):
 
 ``"inverse"``  :math:`\mathrm{IFFT}(G/H)`, no filtering (the reference point).
-``"dw"``       Direct Wiener: :math:`\tilde P_f = |G/H|^2` (eq. 21) or a given ``signal_spectrum``.
-``"iiw"``      Improved Iterative Wiener, Algorithm 1 (30 iterations by default).
-``"iiw-g"``    IIW started from :math:`\tilde P_f(0) = |G|^2` (sec. IV-C, "IIW-G").
-``"amrp"``     DW (or IIW) averaged over 100 random permutations of the items (sec. IV-C).
-``"smooth"``   the (1/4, 1/2, 1/4) smoothing baseline, eq. 25.
-``"gf"``       Gaussian filter of width ``sigma`` on the plain estimate (App. C, GF1/GF3).
-``"gf-dw"``    DW with :math:`\tilde P_f` from the Gaussian-filtered estimate (App. C, GF-DW).
+``"dw"``       Direct Wiener: :math:`\tilde P_f = |G/H|^2` (eq. 21) or a given ``signal_spectrum``
+               (array of shape (d,), a prior :math:`P_f`).
+``"iiw"``      Improved Iterative Wiener, Algorithm 1: ``iterations`` (int >= 0, default 30; 0 is DW),
+               ``tolerance`` (stop once the relative change of the estimate is below it; default None,
+               run all iterations), ``keep_path`` (bool: return every iterate in ``details["path"]``,
+               shape ``(iterations + 1, d)``).
+``"iiw-g"``    IIW started from :math:`\tilde P_f(0) = |G|^2` (sec. IV-C, "IIW-G"); IIW's options.
+``"amrp"``     DW (or IIW) averaged over random permutations of the items (sec. IV-C): ``permutations``
+               (default 100), ``base`` (``"dw"``, ``"iiw"`` or ``"iiw-g"``; default ``"dw"``, the
+               paper's DW-AMRP), ``iterations`` (for an IIW base, default 30).
+``"smooth"``   the (1/4, 1/2, 1/4) smoothing baseline, eq. 25: ``boundary`` (``"wrap"``,
+               ``"reflect"``, ``"nearest"``; default ``"wrap"``).
+``"gf"``       Gaussian filter on the plain estimate (App. C, GF1/GF3): ``sigma`` (items, default
+               1.0), ``boundary``.
+``"gf-dw"``    DW with :math:`\tilde P_f` from the Gaussian-filtered estimate (App. C, GF-DW):
+               ``sigma``, ``boundary``.
+
+The transfer spectrum is :math:`H_0 = p^* + (d-1) q^*`, :math:`H_k = p^* - q^*`.
+For :math:`k \ne 0`, :math:`G_k / H_k` is exactly the DFT of the plain
+estimate :math:`(g - q^*)/(p^* - q^*)` (eq. 1).  At :math:`k = 0` the two
+agree only when :math:`\sum_j g_j = p^* + (d-1) q^*`, which holds for every
+sample of GRR; for OUE they differ by a constant added to every item:
+:math:`G_0 / H_0` uses :math:`\sum_j g_j` divided by the large
+:math:`H_0`, a lower-variance estimate of :math:`\sum_j f_j = 1` than eq. 1.
+This is the paper's framework (eq. 7); post-processing such as norm-sub
+fixes the total anyway.
 
 Every method costs one real FFT and one inverse FFT, :math:`O(d \log d)`, plus
 :math:`O(d)` per IIW iteration (the iterations never leave the frequency
@@ -198,20 +218,7 @@ def deconvolve(
     fixed_support_size : bool, optional
         See :func:`noise_power_spectrum`; ``None`` infers it from ``protocol``.
     **options
-        Method options (``InvalidParameterError`` for any other):
-
-        - ``"dw"``: ``signal_spectrum`` (array of shape (d,), a prior
-          :math:`P_f`; default :math:`|G/H|^2`).
-        - ``"iiw"``, ``"iiw-g"``: ``iterations`` (int >= 0, default 30; 0 is DW),
-          ``tolerance`` (stop once the relative change of the estimate is below
-          it; default None, run all iterations), ``keep_path`` (bool: return
-          every iterate in ``details["path"]``, shape ``(iterations + 1, d)``).
-        - ``"amrp"``: ``permutations`` (default 100), ``base`` (``"dw"``,
-          ``"iiw"`` or ``"iiw-g"``; default ``"dw"``, the paper's DW-AMRP),
-          ``iterations`` (for an IIW base, default 30).
-        - ``"smooth"``: ``boundary`` (``"wrap"``, ``"reflect"``, ``"nearest"``;
-          default ``"wrap"``).
-        - ``"gf"``, ``"gf-dw"``: ``sigma`` (items, default 1.0), ``boundary``.
+        The method's options, listed in the module docstring (``InvalidParameterError`` for any other).
 
     Returns
     -------
@@ -224,18 +231,6 @@ def deconvolve(
         :math:`\|\tilde f(i) - \tilde f(i-1)\|_2 / \|\tilde f(i)\|_2` per
         iteration) for IIW; ``permutations``, ``base`` for AMRP; ``sigma``,
         ``boundary`` for the smoothers.
-
-    Notes
-    -----
-    The transfer spectrum is :math:`H_0 = p^* + (d-1) q^*`, :math:`H_k = p^* - q^*`.
-    For :math:`k \ne 0`, :math:`G_k / H_k` is exactly the DFT of the plain
-    estimate :math:`(g - q^*)/(p^* - q^*)` (eq. 1).  At :math:`k = 0` the two
-    agree only when :math:`\sum_j g_j = p^* + (d-1) q^*`, which holds for every
-    sample of GRR; for OUE they differ by a constant added to every item:
-    :math:`G_0 / H_0` uses :math:`\sum_j g_j` divided by the large
-    :math:`H_0`, a lower-variance estimate of :math:`\sum_j f_j = 1` than eq. 1.
-    This is the paper's framework (eq. 7); post-processing such as norm-sub
-    fixes the total anyway.
 
     References
     ----------
@@ -259,20 +254,31 @@ def deconvolve(
     )
     generator = check_rng(rng, owner=_OWNER)
     fixed = _resolve_fixed_support(fixed_support_size, protocol, _OWNER)
-    d = counts.size
-    if noise_spectrum is None:
-        noise = np.full(half_length(d), noise_power(d, p_star, q_star, n))
-        if fixed:
-            noise[0] = 0.0  # the KRR exception of Theorem 3
-    else:
-        noise = _check_spectrum("noise_spectrum", noise_spectrum, d)
-    share = counts / n  # the paper's g (Theorem 1)
-    transfer = transfer_spectrum(d, p_star, q_star)
+    noise = _noise_spectrum(noise_spectrum, counts.size, p_star, q_star, n, fixed)
     details = {"deconvolution": method, "noise_power": float(noise[1]), "fixed_support_size": fixed}
+    frequencies = _filtered(counts / n, p_star, q_star, noise, method, settings, details, generator)  # g = C/n
+    return np.ascontiguousarray(frequencies, dtype=np.float64), details
 
+
+def _noise_spectrum(given: ArrayLike | float | None, d: int, p_star: float, q_star: float, n: int,
+                    fixed: bool) -> np.ndarray:
+    """:math:`\\tilde P_n` at the first ``d // 2 + 1`` frequencies: the one given, else Theorem 3's."""
+    if given is not None:
+        return _check_spectrum("noise_spectrum", given, d)
+    noise = np.full(half_length(d), noise_power(d, p_star, q_star, n))
+    if fixed:
+        noise[0] = 0.0  # the KRR exception of Theorem 3
+    return noise
+
+
+def _filtered(share: np.ndarray, p_star: float, q_star: float, noise: np.ndarray, method: str, settings: dict,
+              details: dict, generator: np.random.Generator) -> np.ndarray:
+    """The estimate of ``method`` from the share of reports supporting each item (the paper's g, Theorem 1); the
+    method's extras go into ``details``."""
+    transfer = transfer_spectrum(share.size, p_star, q_star)
     if method in ("inverse", "dw", "iiw", "iiw-g"):
-        frequencies = _wiener(share, transfer, noise, method, settings, details)
-    elif method == "amrp":
+        return _wiener(share, transfer, noise, method, settings, details)
+    if method == "amrp":
         base, iterations = settings["base"], settings["iterations"]
         frequencies = average_over_permutations(
             share,
@@ -283,11 +289,11 @@ def deconvolve(
         details.update(permutations=settings["permutations"], base=base)
         if base != "dw":
             details["iterations"] = iterations
-    else:
-        plain = (share - q_star) / (p_star - q_star)  # eq. 1
-        frequencies = _smoothed(plain, share, transfer, noise, method, settings)
-        details.update(settings)
-    return np.ascontiguousarray(frequencies, dtype=np.float64), details
+        return frequencies
+    plain = (share - q_star) / (p_star - q_star)  # eq. 1
+    frequencies = _smoothed(plain, share, transfer, noise, method, settings)
+    details.update(settings)
+    return frequencies
 
 
 def _wiener(share, transfer, noise, method, settings, details) -> np.ndarray:

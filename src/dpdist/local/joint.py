@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -166,6 +166,15 @@ def estimate_jointly(
     1.0
     """
     aggregators = check_campaigns(campaigns)
+    method, settings = _checked_settings(method, tolerance, max_iterations, accelerate, bootstrap, level)
+    if method == "inverse-variance":
+        return _inverse_variance(aggregators)
+    return _joint_likelihood(aggregators, settings, rng)
+
+
+def _checked_settings(method: str, tolerance: float, max_iterations: int, accelerate: bool, bootstrap: int,
+                      level: float) -> tuple[str, dict[str, Any]]:
+    """``(method, settings)`` of :func:`estimate_jointly`, each checked; a bootstrap is for ``"likelihood"`` only."""
     method = check_param(_OWNER, "method", method, Options(JOINT_METHODS))
     settings = {
         "tolerance": check_param(_OWNER, "tolerance", tolerance, Interval(0.0, math.inf, "neither")),
@@ -174,13 +183,16 @@ def estimate_jointly(
         "bootstrap": check_param(_OWNER, "bootstrap", bootstrap, Integer(low=0, high=100_000)),
         "level": check_param(_OWNER, "level", level, Interval(0.0, 1.0, "neither")),
     }
-    if method == "inverse-variance":
-        if settings["bootstrap"]:
-            raise InvalidParameterError(
-                f"The 'bootstrap' parameter of {_OWNER} applies to method='likelihood'; method='inverse-variance' "
-                f"has an analytic variance. Got bootstrap={bootstrap!r} instead."
-            )
-        return _inverse_variance(aggregators)
+    if method == "inverse-variance" and settings["bootstrap"]:
+        raise InvalidParameterError(
+            f"The 'bootstrap' parameter of {_OWNER} applies to method='likelihood'; method='inverse-variance' "
+            f"has an analytic variance. Got bootstrap={bootstrap!r} instead."
+        )
+    return method, settings
+
+
+def _joint_likelihood(aggregators: list, settings: dict[str, Any], rng: Seed) -> FrequencyEstimate:
+    """The maximum of the campaigns' joint likelihood, with its sandwich or parametric-bootstrap variance."""
     blocks = [CampaignBlock(aggregator.protocol, aggregator) for aggregator in aggregators]
     if settings["bootstrap"]:
         _check_bootstrap_size(blocks, settings["bootstrap"])

@@ -55,6 +55,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import ArrayLike, Seed
+from .._validation import Described, Interval, Optional, Options, Text, check_param, validate_params
 from ..errors import (
     DPDistError,
     IncompatibleStateError,
@@ -129,20 +130,14 @@ def _integral(value):
     return value
 
 
-def _check_budget(budget) -> float:
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < math.inf:
-        raise InvalidParameterError(f"The 'budget' of a PrivacyLedger must be a finite epsilon > 0. Got {budget!r} instead.")
-    return float(budget)
-
-
-def _check_window(window):
-    if window is None:
-        return None
-    if isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window < math.inf:
-        raise InvalidParameterError(
-            f"The 'window' of a PrivacyLedger must be None (all time) or seconds > 0. Got {window!r} instead."
-        )
-    return float(window)
+#: a ledger's settings, kept in its file (restore reads them with the same rules)
+_SETTINGS = {
+    "budget": Described(Interval(0.0, math.inf, closed="neither"), "a finite epsilon > 0"),
+    "window": Optional(Described(Interval(0.0, math.inf, closed="neither"), "seconds > 0 (None: all time)")),
+    "accounting": Options(ACCOUNTINGS),
+}
+#: the name of a question a device answers once
+_ONCE = Text()
 
 
 class PrivacyLedger:
@@ -158,10 +153,9 @@ class PrivacyLedger:
         The relation the charges are computed under (module docstring).
     """
 
+    @validate_params(_SETTINGS)
     def __init__(self, budget: float = DEFAULT_BUDGET, window: float | None = None, accounting: str = "history"):
-        self.budget = _check_budget(budget)
-        self.window = _check_window(window)
-        self.accounting = _check_accounting(accounting)
+        self.budget, self.window, self.accounting = budget, window, accounting
         self._streams: dict[str, dict[str, Any]] = {}  # scope -> {"config", "client", "reports"}
         self._charges: list[dict[str, Any]] = []
         self._answered: dict[str, dict[str, Any]] = {}  # "<collector> <once>" -> {"at", "protocol"}
@@ -283,6 +277,7 @@ class PrivacyLedger:
         """Whether the device has answered the question ``once`` of ``collector`` (see :meth:`report`)."""
         return _once_key(collector, once) in self._answered
 
+    @validate_params({"once": _ONCE})
     def round_for(self, once: str, collector: str, sizes: Any, rng: Seed = None) -> int:
         """The round (1-based) this device answers of the campaign in rounds ``once`` at ``collector``.
 
@@ -293,8 +288,6 @@ class PrivacyLedger:
         groups are a random split of the devices (docs/adaptive_quantiles.md, "Disjoint groups"),
         whatever order they answer in.
         """
-        if not isinstance(once, str) or not once:
-            raise InvalidParameterError(f"The 'once' of PrivacyLedger.round_for must be a non-empty string. Got {once!r}.")
         key = _once_key(collector, once)
         kept = self._rounds.get(key)
         if kept is not None:
@@ -315,6 +308,7 @@ class PrivacyLedger:
         return drawn
 
     # ------------------------------------------------------------------ reporting
+    @validate_params({"once": Optional(_ONCE)})
     def report(
         self, protocol: LocalProtocol, values: ArrayLike, collector: str = "local", rng: Seed = None,
         now: float | None = None, once: str | None = None,
@@ -374,8 +368,6 @@ class PrivacyLedger:
 
     def _check_once(self, once: str, collector: str, size: int) -> None:
         """Refuse a second answer to ``once``, or an answer of more than one value (public inputs only)."""
-        if not isinstance(once, str) or not once:
-            raise InvalidParameterError(f"The 'once' of PrivacyLedger.report must be a non-empty string. Got {once!r} instead.")
         if size != 1:
             raise InvalidParameterError(
                 f"A question asked once per device ('once'={once!r}) takes one value. Got {size} values."
@@ -508,7 +500,7 @@ class PrivacyLedger:
         except IncompatibleStateError as error:
             raise IncompatibleStateError(f"{source}: {error}") from None
         for key, value in chosen.items():
-            value = _SETTINGS[key](value)
+            value = check_param("PrivacyLedger", key, value, _SETTINGS[key])
             if key == "accounting" and value != ledger.accounting and ledger._charges:
                 raise IncompatibleStateError(
                     f"{source} charges under {ledger.accounting!r} accounting; its charges cannot "
@@ -518,15 +510,6 @@ class PrivacyLedger:
         return ledger
 
 
-def _check_accounting(accounting) -> str:
-    if accounting not in ACCOUNTINGS:
-        raise InvalidParameterError(
-            f"The 'accounting' of a PrivacyLedger must be one of {ACCOUNTINGS}. Got {accounting!r} instead."
-        )
-    return accounting
-
-
-_SETTINGS = {"budget": _check_budget, "window": _check_window, "accounting": _check_accounting}
 
 
 def _is_memoized(name: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import Integer, check_param
+from .._validation import Alphabet, Described, Integer, check_param, validate_params
 from ..errors import InvalidParameterError, OutOfDomainError
 from .._types import ArrayLike
 
@@ -100,14 +100,10 @@ class StringCodec:
         return words
 
 
+@validate_params({"alphabet": Described(Alphabet(max_size=2**31), "a non-empty string of distinct characters")})
 def encode_strings(words: ArrayLike, *, alphabet: str = StringCodec.alphabet, max_chars: int = 12) -> tuple[np.ndarray, StringCodec]:
     """``(items, codec)``: the words as ``codec.bits``-bit integers, and the codec that decodes them."""
     max_chars = check_param("encode_strings", "max_chars", max_chars, Integer(low=1, high=MAX_BITS))
-    if not isinstance(alphabet, str) or not alphabet or len(set(alphabet)) != len(alphabet):
-        raise InvalidParameterError(
-            f"The 'alphabet' parameter of encode_strings must be a non-empty string of distinct characters. "
-            f"Got {alphabet!r} instead."
-        )
     codec = StringCodec(alphabet=alphabet, max_chars=max_chars)
     if codec.bits > MAX_BITS:
         raise InvalidParameterError(

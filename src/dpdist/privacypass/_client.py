@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
+from .._validation import Bytes, Described, InstanceOf, validate_params
 from . import _blindrsa
 from ._messages import NK, TOKEN_TYPE, TokenChallenge, TokenRequest
 from ._token_key import decode_token_key
@@ -60,12 +61,10 @@ def challenge_bytes(challenge: Any) -> bytes:
     return parsed.encode()
 
 
-def _token_key_bytes(token_key: Any) -> bytes:
-    if not isinstance(token_key, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The 'token_key' argument must be bytes (DER). Got {type(token_key).__name__}.")
-    return bytes(token_key)
+_TOKEN_KEY = Described(Bytes(), "bytes (DER)")
 
 
+@validate_params({"token_key": _TOKEN_KEY})
 def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> PendingToken:
     """Start issuing one token for ``challenge`` under the issuer key ``token_key`` (RFC 9578, section 6.1).
 
@@ -84,7 +83,7 @@ def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> Pendin
         answer to :func:`finalize_token`.
     """
     nonce, salt = secrets.token_bytes(32), secrets.token_bytes(_blindrsa.SALT_LENGTH)
-    key = _token_key_bytes(token_key)
+    key = token_key
     n = public_key_of(key)[0].public_numbers().n
     while True:  # the blinding factor: uniform in [1, n), invertible (RFC 9474, section 4.2)
         r = 1 + secrets.randbelow(n - 1)
@@ -92,9 +91,10 @@ def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> Pendin
             return request_token_with(challenge, key, nonce, salt, r)
 
 
+@validate_params({"token_key": _TOKEN_KEY})
 def request_token_with(challenge: Any, token_key: bytes, nonce: bytes, salt: bytes, r: int) -> PendingToken:
     """:func:`request_token` with its random values given (the test vectors of RFC 9578 fix them)."""
-    key = _token_key_bytes(token_key)
+    key = token_key
     public_key, key_id = public_key_of(key)
     numbers = public_key.public_numbers()
     digest = hashlib.sha256(challenge_bytes(challenge)).digest()
@@ -103,6 +103,10 @@ def request_token_with(challenge: Any, token_key: bytes, nonce: bytes, salt: byt
     return PendingToken(TokenRequest(key_id[-1], blinded_msg).encode(), token_input, key, inv)
 
 
+@validate_params({
+    "pending": InstanceOf(PendingToken, "the PendingToken of request_token"),
+    "token_response": Described(Bytes(NK), f"{NK} bytes (a TokenResponse of type 0x0002)"),
+})
 def finalize_token(pending: PendingToken, token_response: bytes) -> bytes:
     """The Token (354 bytes, RFC 9578 section 6.3) from the issuer's TokenResponse to ``pending.request``.
 
@@ -113,11 +117,6 @@ def finalize_token(pending: PendingToken, token_response: bytes) -> bytes:
     InvalidTokenError
         The answer does not unblind to a valid signature under the token key (``reason="invalid_signature"``).
     """
-    if not isinstance(pending, PendingToken):
-        raise InvalidParameterError(f"The 'pending' argument must be the PendingToken of request_token. Got {type(pending).__name__}.")
-    if not isinstance(token_response, (bytes, bytearray, memoryview)) or len(token_response) != NK:
-        size = len(token_response) if isinstance(token_response, (bytes, bytearray, memoryview)) else type(token_response).__name__
-        raise InvalidParameterError(f"The 'token_response' argument must be {NK} bytes (a TokenResponse of type 0x0002). Got {size}.")
     public_key, _ = public_key_of(pending.token_key)
     authenticator = _blindrsa.finalize(public_key, pending.token_input, bytes(token_response), pending.inv)
     return pending.token_input + authenticator

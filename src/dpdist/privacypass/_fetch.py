@@ -20,7 +20,8 @@ import time
 from typing import Any
 
 from .._tls import verifying_context
-from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from ..errors import ServiceRefusedError, ServiceUnavailableError
+from .._validation import Described, Integer, Interval, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -31,18 +32,19 @@ _RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 
-def _check(issuer_url: Any, key_name: Any, credential: Any, retries: Any, backoff: Any, timeout: Any) -> str:
-    if not isinstance(issuer_url, str) or not issuer_url.startswith(("http://", "https://")):
-        raise InvalidParameterError(f"The 'issuer_url' argument must be an http:// or https:// URL. Got {issuer_url!r}.")
-    if not isinstance(key_name, str) or not _KEY_NAME.fullmatch(key_name):
-        raise InvalidParameterError(f"The 'key_name' argument must be 1-128 characters A-Z a-z 0-9 . _ -. Got {key_name!r}.")
-    if not isinstance(credential, str) or not credential or not credential.isascii() or not credential.isprintable():
-        raise InvalidParameterError("The 'credential' argument must be the non-empty ASCII credential the issuer's operator gave.")
-    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 100:
-        raise InvalidParameterError(f"The 'retries' argument must be an int in 0..100. Got {retries!r}.")
-    for name, value in (("backoff", backoff), ("timeout", timeout)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 600:
-            raise InvalidParameterError(f"The '{name}' argument must be a number of seconds in (0, 600]. Got {value!r}.")
+_SECONDS = Described(Interval(0.0, 600.0, closed="right"), "a number of seconds in (0, 600]")
+#: the rules of a token fetch's arguments
+_FETCH = {
+    "issuer_url": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
+    "key_name": Described(Text(pattern=_KEY_NAME.pattern), "1-128 characters A-Z a-z 0-9 . _ -"),
+    "credential": Described(Text(ascii=True), "the non-empty ASCII credential the issuer's operator gave"),
+    "retries": Integer(low=0, high=100),
+    "backoff": _SECONDS,
+    "timeout": _SECONDS,
+}
+
+
+def _url(issuer_url: str, key_name: str) -> str:
     return f"{issuer_url.rstrip('/')}/issuer/v1/keys/{key_name}/token-request"
 
 
@@ -73,6 +75,7 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
                               response.status_code, code)
 
 
+@validate_params(_FETCH)
 def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *, retries: int = 6,
                 backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
     """One token (354 bytes) for ``challenge`` under ``token_key``, issued by a dpdist issuer to ``credential``.
@@ -105,7 +108,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     """
     import httpx  # lazy: optional extra dpdist[serve]
 
-    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
+    url = _url(issuer_url, key_name)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context()) as client:
@@ -124,12 +127,13 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     raise ServiceUnavailableError(f"POST {url} failed after {retries + 1} attempt(s): {failure}.")
 
 
+@validate_params(_FETCH)
 async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                             retries: int = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx  # lazy: optional extra dpdist[serve]
 
-    url = _check(issuer_url, key_name, credential, retries, backoff, timeout)
+    url = _url(issuer_url, key_name)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context()) as client:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTokenError
+from .._validation import Described, Integer, Optional, Text, validate_params
 
 __all__ = [
     "PrivateTokenChallenge",
@@ -70,12 +71,11 @@ class PrivateTokenChallenge:
     max_age: int | None
 
 
+@validate_params({"max_age": Optional(Described(Integer(low=0), "an int >= 0 (seconds)"))})
 def format_www_authenticate(challenge: bytes, token_key: bytes, max_age: int | None = None) -> str:
     """The value of ``WWW-Authenticate`` for one challenge (RFC 9577, section 2.1)."""
     value = f'{SCHEME} challenge="{b64url_encode(challenge, "challenge")}", token-key="{b64url_encode(token_key, "token_key")}"'
     if max_age is not None:
-        if not isinstance(max_age, int) or isinstance(max_age, bool) or max_age < 0:
-            raise InvalidParameterError(f"The 'max_age' argument must be an int >= 0 (seconds). Got {max_age!r}.")
         value += f", max-age={max_age}"
     return value
 
@@ -154,14 +154,13 @@ def _end(items: list[tuple[str, str]], at: int) -> int:
     return at
 
 
+@validate_params({"header": Text(non_empty=False)})
 def parse_www_authenticate(header: Any) -> list[PrivateTokenChallenge]:
     """The ``PrivateToken`` challenges of a ``WWW-Authenticate`` value, in order (others skipped, RFC 9577 section 2.1).
 
     A PrivateToken challenge without a ``challenge`` parameter, or with a value that is not base64url,
     raises InvalidParameterError; ``max-age`` that is not a non-negative integer too.
     """
-    if not isinstance(header, str):
-        raise InvalidParameterError(f"The 'header' argument must be a str. Got {type(header).__name__}.")
     try:
         challenges = _challenges(header)
     except ValueError as error:

@@ -23,6 +23,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
+from .._validation import Bytes, Described, validate_params
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -96,6 +97,9 @@ def _read(data: bytes, at: int, tag: int) -> tuple[bytes, int]:
     return data[at : at + size], at + size
 
 
+#: a token key as an argument: its DER bytes
+_TOKEN_KEY = Described(Bytes(), "bytes (DER)")
+
 # ---------------------------------------------------------------------- the token key
 def encode_token_key(public_key: RSAPublicKey | RSAPrivateKey) -> bytes:
     """The token key (module docstring) of an RSA-2048 key: DER SubjectPublicKeyInfo with id-RSASSA-PSS."""
@@ -115,13 +119,12 @@ def encode_token_key(public_key: RSAPublicKey | RSAPrivateKey) -> bytes:
     return _encode(numbers.n, numbers.e)
 
 
+@validate_params({"token_key": _TOKEN_KEY})
 def decode_token_key(token_key: Any) -> RSAPublicKey:
     """The RSA public key of a token key (module docstring); anything else raises InvalidParameterError."""
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicNumbers  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
-    if not isinstance(token_key, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The 'token_key' argument must be bytes (DER). Got {type(token_key).__name__}.")
-    data = bytes(token_key)
+    data = token_key
     try:
         spki, end = _read(data, 0, 0x30)
         if end != len(data):
@@ -150,11 +153,10 @@ def decode_token_key(token_key: Any) -> RSAPublicKey:
     return RSAPublicNumbers(e, n).public_key()
 
 
+@validate_params({"token_key": _TOKEN_KEY})
 def token_key_id(token_key: bytes) -> bytes:
     """``SHA-256(token_key)`` (RFC 9578, section 6.5): 32 bytes."""
-    if not isinstance(token_key, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The 'token_key' argument must be bytes (DER). Got {type(token_key).__name__} instead.")
-    return hashlib.sha256(bytes(token_key)).digest()
+    return hashlib.sha256(token_key).digest()
 
 
 def generate_private_key() -> RSAPrivateKey:

@@ -17,8 +17,9 @@ import functools
 import hashlib
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTokenError
-from ._client import _token_key_bytes, challenge_bytes, public_key_of
+from ..errors import InvalidTokenError
+from .._validation import InstanceOf, validate_params
+from ._client import _TOKEN_KEY, challenge_bytes, public_key_of
 from ._messages import TOKEN_LENGTH, TOKEN_TYPE, TokenChallenge
 
 __all__ = ["verify_token"]
@@ -37,6 +38,10 @@ def _pss():
     return padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=48), hashes.SHA384()
 
 
+@validate_params({
+    "token_key": _TOKEN_KEY,
+    "challenge": InstanceOf((TokenChallenge, bytes, bytearray, memoryview), "a TokenChallenge or its encoding (bytes)"),
+})
 def verify_token(token: Any, token_key: bytes, challenge: TokenChallenge | bytes) -> bytes:
     """Check a token (module docstring) and return its 32-byte nonce.
 
@@ -62,11 +67,7 @@ def verify_token(token: Any, token_key: bytes, challenge: TokenChallenge | bytes
 
     if not isinstance(token, (bytes, bytearray, memoryview)):
         raise InvalidTokenError(f"The 'token' argument must be bytes. Got {type(token).__name__}.", reason="malformed")
-    public_key, key_id = public_key_of(_token_key_bytes(token_key))
-    if not isinstance(challenge, (TokenChallenge, bytes, bytearray, memoryview)):
-        raise InvalidParameterError(
-            f"The 'challenge' argument must be a TokenChallenge or its encoding (bytes). Got {type(challenge).__name__} instead."
-        )
+    public_key, key_id = public_key_of(token_key)
     digest = _challenge_digest(challenge.encode() if isinstance(challenge, TokenChallenge) else bytes(challenge))
     token = bytes(token)
     if len(token) != TOKEN_LENGTH:

@@ -28,6 +28,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import InvalidParameterError, MalformedReportError, MissingDependencyError
+from .._validation import Bytes, Described, Text, validate_params
 
 __all__ = [
     "KIND_OF_CONTENT_TYPE",
@@ -54,6 +55,16 @@ PADDING = 256
 #: largest sealed message a relay accepts (one device's submission; bodies larger than this go in several)
 MAX_SEALED_BYTES = 1 << 20
 _KEY_ID_BYTES, _ENC_BYTES, _TAG_BYTES, _KEY_BYTES = 8, 32, 16, 32
+
+
+def _key(kind: str) -> Described:
+    """The rule of an X25519 key of 32 bytes (RFC 7748, section 5), raw."""
+    return Described(Bytes(_KEY_BYTES), f"a raw {_KEY_BYTES}-byte X25519 {kind} key (bytes; decode_public_key reads a "
+                                        "config's base64url)")
+
+
+_PUBLIC_KEY, _PRIVATE_KEY = _key("public"), _key("private")
+_CAMPAIGN = Described(Text(), "the campaign id, a non-empty string")
 _HEADER_BYTES = 1 + _KEY_ID_BYTES + _ENC_BYTES
 _INFO = b"dpdist relay v1\x00"
 
@@ -67,9 +78,10 @@ def _suite():
     return CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES128_GCM)
 
 
+@validate_params({"public_key": _PUBLIC_KEY})
 def key_id(public_key: bytes) -> bytes:
     """The 8-byte id of an X25519 public key: the first bytes of its SHA-256."""
-    return hashlib.sha256(_check_key("key_id", "public_key", public_key, "public")).digest()[:_KEY_ID_BYTES]
+    return hashlib.sha256(public_key).digest()[:_KEY_ID_BYTES]
 
 
 @dataclass(frozen=True)
@@ -90,9 +102,9 @@ def generate_key() -> KeyPair:
     return KeyPair(pair.private_key.to_private_bytes(), pair.public_key.to_public_bytes())
 
 
+@validate_params({"public_key": _PUBLIC_KEY})
 def public_key_config(public_key: bytes) -> dict:
     """What a device needs to seal reports: the suite, the public key (base64url, no padding) and its id (hex)."""
-    public_key = _check_key("public_key_config", "public_key", public_key, "public")
     return {**SUITE, "public_key": _b64(public_key), "key_id": key_id(public_key).hex()}
 
 
@@ -116,36 +128,9 @@ def decode_public_key(text: str) -> bytes:
     return raw
 
 
-def _check_key(owner: str, name: str, key, kind: str) -> bytes:
-    """``key`` as raw bytes, refused unless it is an X25519 key of 32 bytes (RFC 7748, section 5)."""
-    if not isinstance(key, (bytes, bytearray, memoryview)) or len(key) != _KEY_BYTES:
-        described = f"{len(key)} bytes" if isinstance(key, (bytes, bytearray, memoryview)) else type(key).__name__
-        raise InvalidParameterError(
-            f"The {name!r} argument of {owner} must be a raw {_KEY_BYTES}-byte X25519 {kind} key (bytes; "
-            f"decode_public_key reads a config's base64url). Got {described} instead."
-        )
-    return bytes(key)
-
-
-def _check_campaign(owner: str, campaign) -> str:
-    if not isinstance(campaign, str) or not campaign:
-        raise InvalidParameterError(
-            f"The 'campaign' argument of {owner} must be the campaign id, a non-empty string. Got {campaign!r:.100} instead."
-        )
-    return campaign
-
-
-def _check_bytes(owner: str, name: str, value) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The {name!r} argument of {owner} must be bytes. Got {type(value).__name__} instead.")
-    return bytes(value)
-
-
 def _seal_iv(public_key, campaign, body, content_type) -> tuple[bytes, str, bytes, int]:
-    """:func:`seal`'s arguments checked: the key, the campaign, the body and the kind of its content type."""
+    """:func:`seal`'s content type checked (its other arguments are checked by its table)."""
     owner = "seal"
-    public_key = _check_key(owner, "public_key", public_key, "public")
-    campaign, body = _check_campaign(owner, campaign), _check_bytes(owner, "body", body)
     kind = KIND_OF_CONTENT_TYPE.get(content_type.split(";")[0].strip().lower()) if isinstance(content_type, str) else None
     if kind is None:
         raise InvalidParameterError(
@@ -159,6 +144,7 @@ def _info(campaign: str) -> bytes:
     return _INFO + campaign.encode("utf-8")
 
 
+@validate_params({"public_key": _PUBLIC_KEY, "campaign": _CAMPAIGN, "body": Bytes()})
 def seal(public_key: bytes, campaign: str, body: bytes, content_type: str) -> bytes:
     """A device's batch body sealed to the campaign's key (module docstring).
 
@@ -199,11 +185,9 @@ def check_sealed(sealed: bytes, expected_key_id: bytes | None = None) -> None:
         raise MalformedReportError("The report is sealed to another key than the campaign's current one: fetch its config again.")
 
 
+@validate_params({"private_key": _PRIVATE_KEY, "campaign": _CAMPAIGN, "sealed": Bytes()})
 def open_sealed(private_key: bytes, campaign: str, sealed: bytes) -> tuple[str, bytes]:
     """``(content type, body)`` of a sealed message; :class:`MalformedReportError` if it does not open."""
-    owner = "open_sealed"
-    private_key = _check_key(owner, "private_key", private_key, "private")
-    campaign, sealed = _check_campaign(owner, campaign), _check_bytes(owner, "sealed", sealed)
     check_sealed(sealed)
     suite = _suite()
     key = suite.kem.deserialize_private_key(private_key)

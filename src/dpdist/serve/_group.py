@@ -436,7 +436,7 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
         protocol = protocol_of(campaign.config)
         change = protocol.aggregator()  # the one way reports enter an aggregator: add_batch of the group's reports
         if campaign.admitted:
-            change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format))
+            change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format, protocol.config()))
         db.execute_at_commit(
             "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

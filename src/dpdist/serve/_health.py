@@ -20,12 +20,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._validation import Described, Integer, Interval
 from ._database import Database, DatabaseUnavailableError  # no Starlette at import: the CLI reads the defaults
 
-__all__ = ["Readiness", "DEFAULT_READY_TIMEOUT_S", "DEFAULT_MIN_FREE_BYTES"]
+__all__ = ["Readiness", "DEFAULT_READY_TIMEOUT_S", "DEFAULT_MIN_FREE_BYTES", "READY_TIMEOUT", "MIN_FREE_BYTES"]
 
 DEFAULT_READY_TIMEOUT_S = 2.0
 DEFAULT_MIN_FREE_BYTES = 64 << 20
+#: the rules of both (the operations' parameters and 'dpdist serve --ready-timeout/--min-free-bytes')
+READY_TIMEOUT = Described(Interval(0.0, 60.0, closed="right"), "a number of seconds in (0, 60]")
+MIN_FREE_BYTES = Integer(low=0)
 
 
 @dataclass

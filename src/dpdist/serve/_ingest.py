@@ -19,7 +19,7 @@ Two encodings:
     non-integers and unrepresentable integers as ``out_of_range``.
 
 Rows are then checked with the protocol's own validator
-(``protocol.report_format.validate``, the one ingest path): invalid rows are rejected and
+(``protocol.validate_reports``, the one ingest path): invalid rows are rejected and
 counted by reason, the valid rows of the batch are kept.
 
 The work a body may cost is bounded before it is done (413, with the reason):
@@ -108,7 +108,7 @@ def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int
         raise MalformedReportError("batch: empty body, expected dpdist report records.")
     if len(batches) == 1:  # decode_payload's batch is of the protocol's config: what concatenate returns for one
         return batches[0]
-    return ReportBatch.concatenate(batches, protocol.report_format)
+    return ReportBatch.concatenate(batches, protocol.report_format, protocol.config())
 
 
 def _too_many_rows(limit: int, what: str) -> TooLarge:
@@ -136,7 +136,7 @@ def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked
     if max_rows is not None and len(rows) > max_rows:
         raise _too_many_rows(max_rows, "rows (--max-json-rows)")
     if "config" in document and document["config"] != _config_of(protocol):
-        return layout.rejected(len(rows), "other_config")
+        return layout.rejected(len(rows), "other_config", protocol.config())
     try:
         # JSON true/false become 1/0 in a NumPy integer array: a body holding either is read row by row
         array, invalid = layout.from_json_rows(
@@ -144,4 +144,4 @@ def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked
         )
     except TooManyRowsToCheck as error:
         raise _too_many_rows(error.limit, error.what) from None
-    return layout.validate(array, invalid=invalid)
+    return protocol.validate_reports(array, invalid=invalid)

@@ -19,10 +19,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._validation import Options, validate_params
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
 from ._fast_batches import BatchFastPath
-from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, Readiness
+from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, MIN_FREE_BYTES, READY_TIMEOUT, Readiness
 from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
@@ -34,6 +35,7 @@ __all__ = ["Operations", "install", "ROUTES"]
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
 
+@validate_params({"log_format": Options(LOG_FORMATS), "ready_timeout_s": READY_TIMEOUT, "min_free_bytes": MIN_FREE_BYTES})
 @dataclass(frozen=True)
 class Operations:
     """The operational options of ``dpdist serve`` (each one a ``--option`` and a ``DPDIST_...`` variable).
@@ -64,8 +66,6 @@ class Operations:
     def __post_init__(self):
         if self.metrics_token is not None and (not isinstance(self.metrics_token, str) or len(self.metrics_token) < 16):
             raise InvalidParameterError("The '--metrics-token' option must be at least 16 characters long.")
-        if self.log_format not in LOG_FORMATS:
-            raise InvalidParameterError(f"The '--log-format' option must be one of {', '.join(LOG_FORMATS)}. Got {self.log_format!r}.")
         origins = tuple(self.cors_origins)
         for origin in origins:
             if origin != "*" and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
@@ -74,10 +74,6 @@ class Operations:
                     f"slash (e.g. https://example.org), or '*'. Got {origin!r}."
                 )
         object.__setattr__(self, "cors_origins", origins)
-        if not (isinstance(self.ready_timeout_s, (int, float)) and 0 < self.ready_timeout_s <= 60):
-            raise InvalidParameterError(f"The '--ready-timeout' option must be a number of seconds in (0, 60]. Got {self.ready_timeout_s!r}.")
-        if not isinstance(self.min_free_bytes, int) or self.min_free_bytes < 0:
-            raise InvalidParameterError(f"The '--min-free-bytes' option must be an int >= 0. Got {self.min_free_bytes!r}.")
 
 
 @documented("Readiness: the database could take a write now (503 with a reason if not)",

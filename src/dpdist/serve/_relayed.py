@@ -356,21 +356,21 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
     open, or does not hold exactly one report, is one rejected row (``unopened``, ``not_one_report``, ...)."""
     protocol = campaign.protocol
-    layout = protocol.report_format
+    layout, config = protocol.report_format, protocol.config()
     rows = []
     for message in messages:
         if isinstance(message, str):
-            rows.append(layout.rejected(1, message))
+            rows.append(layout.rejected(1, message, config))
             continue
         try:
             content_type, plain = _envelope.open_sealed(key.private_key, campaign.id, message)
         except MalformedReportError:
-            rows.append(layout.rejected(1, "unopened"))
+            rows.append(layout.rejected(1, "unopened", config))
             continue
         try:
             report = decode_body(protocol, plain, content_type, None, limits)
         except Refusal:
-            rows.append(layout.rejected(1, "malformed_report"))
+            rows.append(layout.rejected(1, "malformed_report", config))
             continue
-        rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report"))
-    return ReportBatch.concatenate(rows, layout)
+        rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report", config))
+    return ReportBatch.concatenate(rows, layout, config)

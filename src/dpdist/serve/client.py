@@ -38,6 +38,7 @@ from .._rng import secure_generator
 from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._validation import Integer, validate_params
 from ..local import from_config
 from ..local._json_rows import json_rows as rows
 from ._relay_route import RelayRoute, resolve_route
@@ -482,6 +483,7 @@ class Client:
         )
         return response.json()
 
+    @validate_params({"batch_size": Integer(low=1)})
     def submit_values(
         self, campaign: str, values: ArrayLike, *, batch_size: int = DEFAULT_BATCH_SIZE,
         protocol: LocalProtocol | None = None, ledger: PrivacyLedger | None = None,
@@ -505,8 +507,6 @@ class Client:
         :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
         values are not submitted; the acknowledged batches stay counted.
         """
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidParameterError(f"The 'batch_size' parameter must be an int >= 1. Got {batch_size!r}.")
         values = np.asarray(values)
         if ledger is not None:
             return self._submit_device_values(campaign, values, ledger, protocol)

@@ -298,7 +298,7 @@ def check_reports_conform_to_the_declared_format(protocol: LocalProtocol) -> Non
     assert reports.shape == (n, *report_format.row_shape), (
         f"privatize returns shape {reports.shape}, the format declares rows of shape {report_format.row_shape}"
     )
-    batch = report_format.validate(reports)
+    batch = protocol.validate_reports(reports)
     assert batch.n_valid == n, f"the declared format rejects {batch.n_rejected_rows} of {n} privatized reports: {batch.rejected}"
     description = json.loads(json.dumps(report_format.describe()))
     stated = (description["kind"], description["dtype"], tuple(description["row_shape"]))

@@ -180,6 +180,6 @@ def test_dbitflippm_estimator_is_unbiased_with_its_variance(sampled_bits):
 def test_dbitflippm_rejects_malformed_rows():
     proto = local.make("dbitflippm", epsilon=2.0, domain_size=6, sampled_bits=2)
     rows = np.array([[1, 4, 0, 1], [4, 1, 0, 1], [1, 6, 0, 1], [1, 4, 2, 0], [-1, 4, 0, 0]])
-    _, bad = proto.report_format.check(rows)
+    _, bad = proto.check_reports(rows)
     assert bad["index_out_of_range_or_unsorted"].tolist() == [False, True, True, False, True]
     assert bad["bit_not_0_or_1"].tolist() == [False, False, False, True, False]

@@ -14,6 +14,7 @@ from .._claims import (
     ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
     ONE_SAMPLE_STATISTICS, log_statistics, one_sample_p_values, repeats_of, rows_by, standard_error,
 )
+from ..._validation import Optional, Options, validate_params
 from ...errors import InvalidParameterError
 from .._table import ResultsTable
 from ._rows import band_effect, band_test, is_computed_constant
@@ -21,6 +22,7 @@ from ._rows import band_effect, band_test, is_computed_constant
 __all__ = ["RatioWithin", "ScalesAs", "Threshold"]
 
 
+@validate_params({"favourable": Optional(Options(("high", "low")))})
 @dataclass(frozen=True)
 class RatioWithin:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
@@ -75,9 +77,6 @@ class RatioWithin:
     favourable: str | None = None
 
     def __post_init__(self):
-        if self.favourable not in (None, "high", "low"):
-            raise InvalidParameterError(
-                f"The 'favourable' parameter of RatioWithin must be None, 'high' or 'low'. Got {self.favourable!r} instead.")
         if self.favourable is not None and not (self.low > 0 and math.isfinite(self.high)):
             raise InvalidParameterError(
                 f"RatioWithin(favourable={self.favourable!r}) needs a range with both ends (0 < low, finite high). Got "
@@ -236,6 +235,7 @@ class ScalesAs:
         return conclude(evidence, text)
 
 
+@validate_params({"statistic": Options(ONE_SAMPLE_STATISTICS)})
 @dataclass(frozen=True)
 class Threshold:
     r"""The mean over repeats of ``method``'s ``metric`` is above ``value`` (``above=True``) or below it,
@@ -262,11 +262,6 @@ class Threshold:
     alpha: float = ALPHA
     effect: float = EFFECT
     statistic: str = "mean"
-
-    def __post_init__(self):
-        if self.statistic not in ONE_SAMPLE_STATISTICS:
-            raise InvalidParameterError(f"The 'statistic' parameter of Threshold must be one of "
-                                        f"{ONE_SAMPLE_STATISTICS}. Got {self.statistic!r} instead.")
 
     def __call__(self, table: ResultsTable) -> tuple[str, str]:
         rows = table.select(metric=self.metric, method=self.method, **self.where)

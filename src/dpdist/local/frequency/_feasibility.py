@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Interval, check_param
+from ..._validation import InstanceOf, Interval, check_param, validate_params
 from ...errors import InvalidParameterError
 from .._aggregator import Aggregator
 from .._em import expectation_maximization
@@ -181,6 +181,7 @@ def why_no_feasibility_test(protocol: FrequencyOracle) -> str | None:
             "independent per-item bits")
 
 
+@validate_params({"protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)")})
 def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha: float = ALPHA) -> FeasibilityTest:
     """Test a frequency oracle's aggregate against every honest population (module docstring).
 
@@ -198,9 +199,6 @@ def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha
     FeasibilityTest
     """
     alpha = check_param("feasibility_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
-    if not isinstance(protocol, LocalProtocol):
-        raise InvalidParameterError(f"The 'protocol' of feasibility_test must be a dpdist local protocol (local.make). "
-                                    f"Got {type(protocol).__name__}.")
     if not isinstance(aggregator, Aggregator):
         raise InvalidParameterError(f"The 'aggregator' of feasibility_test must be the protocol's aggregator "
                                     f"(protocol.aggregator().add(reports)), not the reports. Got {type(aggregator).__name__}.")
@@ -339,7 +337,7 @@ def set_bits_test(protocol: FrequencyOracle, reports: ArrayLike, *, alpha: float
             f"set_bits_test applies to unary encodings {sorted(UNARY)}, whose honest reports set a number of bits "
             f"that does not depend on the user's item. Got {protocol.name!r}."
         )
-    rows = protocol.report_format.validate(reports).reports  # the valid rows (padding bits clear)
+    rows = protocol.validate_reports(reports).reports  # the valid rows (padding bits clear)
     if rows.shape[0] == 0:
         raise InvalidParameterError("set_bits_test needs at least one valid report. Got none.")
     d = protocol.domain_size

@@ -39,6 +39,7 @@ from ..._validation import (
     check_allocation,
     check_integer_values,
     check_param,
+    validate_params,
 )
 from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
@@ -136,6 +137,7 @@ class FrequencyOracle(LocalProtocol):
         """
         return self._params.get("labels")
 
+    @validate_params({"on_unknown": Options(("raise", "drop"))})
     def encode(self, values: ArrayLike, *, on_unknown: str = "raise") -> np.ndarray:
         """Items (int64) of labelled values: ``labels.index(value)``, vectorized.
 
@@ -152,10 +154,6 @@ class FrequencyOracle(LocalProtocol):
         if self.labels is None:
             raise InvalidParameterError(
                 f"{owner} needs a label domain: build the protocol with labels=[...]. It has none."
-            )
-        if on_unknown not in ("raise", "drop"):
-            raise InvalidParameterError(
-                f"The 'on_unknown' parameter of {owner} must be 'raise' or 'drop'. Got {on_unknown!r} instead."
             )
         array = np.asarray(values)
         if array.ndim == 0:
@@ -294,6 +292,12 @@ class FrequencyOracle(LocalProtocol):
                 raise _unknown_options(self, {"deconvolve" if deconvolve is not None else "significance": 0},
                                        estimator=estimator)
             return self._estimate_on_channel(aggregator, estimator, postprocess, settings)
+        return self._unbiased_estimate(aggregator, postprocess, significance, deconvolve, options)
+
+    def _unbiased_estimate(self, aggregator, postprocess: str, significance: float | None, deconvolve: str | None,
+                           options: dict) -> FrequencyEstimate:
+        """The unbiased estimate :math:`(C_v/n - q^*)/(p^* - q^*)` (or its Wiener deconvolution), thresholded at
+        ``significance`` and post-processed; its variance is the plain estimator's."""
         n = aggregator.n
         p_star, q_star = self.support_probabilities()
         support = self.support_counts(aggregator)

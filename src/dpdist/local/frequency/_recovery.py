@@ -202,6 +202,17 @@ def recover_frequencies(
     X. Cao, J. Jia, N. Z. Gong, "Data Poisoning Attacks to Local Differential Privacy Protocols",
     USENIX Security 2021.
     """
+    fake_fraction, target_items = _checked_recovery(protocol, fake_fraction, targets)
+    plain = protocol.estimate(data)
+    p, q = protocol.support_probabilities()
+    one_item = getattr(protocol, "statistic_total_per_report", None) == 1
+    beta = _fake_fraction(fake_fraction, plain.frequencies, plain.n, p, q, one_item)
+    genuine, shift, excess, taken = _without_fakes(plain.frequencies, plain.n, p, q, beta, one_item, target_items)
+    return _recovered(plain, genuine, beta, fake_fraction is None, taken, excess, shift)
+
+
+def _checked_recovery(protocol: Any, fake_fraction: float | None, targets: ArrayLike | None):
+    """``(fake_fraction, target items)`` checked for ``protocol``, which must be one whose poisoning model is derived."""
     owner = f"{getattr(protocol, 'display_name', type(protocol).__name__)} recovery"
     name = getattr(protocol, "name", type(protocol).__name__)
     if getattr(getattr(protocol, "tags", None), "kind", None) != "frequency" or name not in SUPPORTED_PROTOCOLS:
@@ -214,22 +225,27 @@ def recover_frequencies(
         fake_fraction = check_param(
             owner, "fake_fraction", fake_fraction, Interval(0.0, MAX_FAKE_FRACTION, closed="left")
         )
-    target_items = _check_targets(owner, targets, protocol.domain_size)
-    plain = protocol.estimate(data)
-    poisoned, n = plain.frequencies, plain.n
-    p, q = protocol.support_probabilities()
+    return fake_fraction, _check_targets(owner, targets, protocol.domain_size)
+
+
+def _fake_fraction(given: float | None, poisoned: np.ndarray, n: int, p: float, q: float, one_item: bool) -> float:
+    """The fake fraction beta: the one given, else learned from the aggregate (one-item reports) or 0 (the others,
+    where it is not identifiable)."""
+    if given is not None:
+        return float(given)
+    counts = np.rint(n * (q + poisoned * (p - q)))  # GRR's histogram, read back from its unbiased estimate
+    return _learned_fake_fraction(counts, n, q) if one_item else 0.0
+
+
+def _without_fakes(poisoned: np.ndarray, n: int, p: float, q: float, beta: float, one_item: bool,
+                   target_items: np.ndarray | None) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """``(genuine, floor shift, excess, items the excess was taken from)``: the genuine-frequency estimator, and the
+    fake mass taken off the candidates (the targets when given)."""
     d = poisoned.size
     sigma = math.sqrt(q * (1 - q) / (n * (p - q) ** 2))
-    one_item = getattr(protocol, "statistic_total_per_report", None) == 1
     # the malicious frequency of a non-target: -q/(p-q) when a report supports one item (eq. of the estimator
     # with phi_0 = 0); about 0 for padded reports (phi_0 ~ q), where it is not identifiable
     floor = -q / (p - q) if one_item else 0.0
-    learned = fake_fraction is None
-    if fake_fraction is None:
-        counts = np.rint(n * (q + poisoned * (p - q)))  # GRR's histogram, read back from its unbiased estimate
-        beta = _learned_fake_fraction(counts, n, q) if one_item else 0.0
-    else:
-        beta = float(fake_fraction)
     shift = beta * floor
     genuine = (poisoned - shift) / (1 - beta)  # the genuine-frequency estimator, (1 + eta) f_Z - eta f_Y
     candidates = np.arange(d) if target_items is None else target_items
@@ -248,6 +264,12 @@ def recover_frequencies(
         taken = candidates
     else:
         taken = np.zeros(0, dtype=np.int64)
+    return genuine, shift, excess, taken
+
+
+def _recovered(plain: FrequencyEstimate, genuine: np.ndarray, beta: float, learned: bool, taken: np.ndarray,
+               excess: float, shift: float) -> FrequencyEstimate:
+    """The recovered estimate: ``genuine`` projected onto the simplex, without interval, its details stated."""
     recovered = _postprocess.project_simplex(genuine)  # the CI problem's KKT solution
     details = {
         **plain.details,
@@ -261,7 +283,7 @@ def recover_frequencies(
                        "standard errors are about everyone who reported, fakes included, around another estimate)",
     }
     return FrequencyEstimate(
-        frequencies=recovered, n=n, variance=np.full(plain.domain_size, np.inf), epsilon=plain.epsilon,
+        frequencies=recovered, n=plain.n, variance=np.full(plain.domain_size, np.inf), epsilon=plain.epsilon,
         protocol=plain.protocol,
         postprocess="ldprecover", details=details, guarantee=plain.guarantee, labels=plain.labels,
     )

@@ -148,7 +148,7 @@ class MultiAttributeProtocol(RecordProtocol):
     def _check_fields(self, reports, rows: np.ndarray, invalid: dict[str, np.ndarray]) -> None:
         """Each attribute's field of ``reports[rows]`` checked by its inner format; reasons ``"<attribute>.<reason>"``."""
         for codec in self._codecs:
-            _, inner_invalid = codec.inner.report_format.check(codec.decode(reports[codec.name][rows]))
+            _, inner_invalid = codec.inner.check_reports(codec.decode(reports[codec.name][rows]))
             for reason, mask in inner_invalid.items():
                 target = invalid.setdefault(f"{codec.name}.{reason}", np.zeros(reports.shape[0], dtype=bool))
                 target[rows[mask]] = True
@@ -158,7 +158,7 @@ class MultiAttributeProtocol(RecordProtocol):
         statistic: np.ndarray = np.zeros(self.statistic_size, dtype=self.statistic_dtype)
         for index, codec in enumerate(self._codecs):
             start, stop = self._offsets[index + 1], self._offsets[index + 2]
-            statistic[start:stop] = codec.inner.report_format.statistic(codec.decode(reports[codec.name]))
+            statistic[start:stop] = codec.inner.statistic(codec.decode(reports[codec.name]))
         return statistic
 
     def _check_statistic(self, statistic, n):

@@ -139,7 +139,7 @@ class SampledGroups:
                 continue
             payload = reports["payload"][rows]
             padding[rows] = codec.padding_set(payload)
-            _, inner_invalid = inner.report_format.check(codec.decode(payload))
+            _, inner_invalid = inner.check_reports(codec.decode(payload))
             for reason, mask in inner_invalid.items():
                 target = invalid.setdefault(f"{name}.{reason}", np.zeros(reports.shape[0], dtype=bool))
                 target[rows[mask]] = True
@@ -153,7 +153,7 @@ class SampledGroups:
         for group, (inner, codec) in enumerate(zip(self.inners, self.codecs)):
             rows = chosen == group
             if rows.any():
-                statistic[self.offsets[group + 1] : self.offsets[group + 2]] = inner.report_format.statistic(
+                statistic[self.offsets[group + 1] : self.offsets[group + 2]] = inner.statistic(
                     codec.decode(reports["payload"][rows])
                 )
         return statistic

@@ -109,12 +109,7 @@ def hh_admm(
         return projected
 
     x = noisy.copy()
-    y = np.zeros_like(x)
-    z = np.zeros_like(x)
-    w = np.zeros_like(x)
-    mu = np.zeros_like(x)
-    nu = np.zeros_like(x)
-    eta = np.zeros_like(x)
+    y = z = w = mu = nu = eta = np.zeros_like(x)  # the split variables and scaled duals (every update rebinds)
     limit = tolerance * math.sqrt(x.size)
     primal = dual = math.inf
     iteration = 0

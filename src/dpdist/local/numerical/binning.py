@@ -105,10 +105,14 @@ class Binning(BinnedProtocol):
 
     # ------------------------------------------------------------------ server
     def _report_format(self):
-        return EmbeddedReports(self._oracle.report_format)  # the oracle's reports, checked by the oracle
+        return EmbeddedReports(self._oracle.report_format, self._oracle.name)  # the oracle's reports
+
+    def check_reports(self, reports: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        """The oracle's reports, checked by the oracle (its format's rows, then its own rules)."""
+        return self._oracle.check_reports(reports)
 
     def _accumulate(self, reports):
-        return self._oracle.report_format.statistic(reports)
+        return self._oracle.statistic(reports)
 
     def _simulate(self, values, rng):
         return self._oracle._simulate(unit_bin_index(values, self.bins), rng)  # valid bins: no re-validation

@@ -158,7 +158,7 @@ class HierarchicalHistogram(BinnedProtocol):
                 continue
             payload = reports["payload"][rows]
             padding[rows] = codec.padding_set(payload)
-            _, inner_invalid = oracle.report_format.check(codec.decode(payload))
+            _, inner_invalid = oracle.check_reports(codec.decode(payload))
             for reason, mask in inner_invalid.items():
                 invalid.setdefault(reason, np.zeros(reports.size, dtype=bool))[rows[mask]] = True
         invalid["padding_bytes_set"] = padding
@@ -172,7 +172,7 @@ class HierarchicalHistogram(BinnedProtocol):
             rows = levels == depth
             if rows.any():
                 start, stop = self._stat_offsets[depth], self._stat_offsets[depth + 1]
-                statistic[start:stop] = oracle.report_format.statistic(codec.decode(reports["payload"][rows]))
+                statistic[start:stop] = oracle.statistic(codec.decode(reports["payload"][rows]))
         return statistic
 
     def _simulate(self, values, rng):

@@ -395,7 +395,7 @@ class Wavelet(NumericalProtocol):
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         """Column of :meth:`channel` of each (valid) report."""
-        reports, invalid = self.report_format.check(reports)
+        reports, invalid = self.check_reports(reports)
         bad = np.zeros(reports.shape[0], dtype=bool)
         for mask in invalid.values():
             bad |= mask

@@ -243,7 +243,11 @@ def _claims():
 
 
 def _paper_claims():
-    central = {"setting": "central"}
+    return _projection_and_pursuit_claims() + _comparison_claims() + _setting_claims()
+
+
+def _projection_and_pursuit_claims() -> list[Claim]:
+    """PP and MP against their own parameters, private and not (Figs. 2, 3)."""
     return [
         Claim("PP, non-private: the error decreases as m grows (Fig. 2a-c, 11)",
               Decreasing(PP_NP, METRICS, "degree", where={"n": 10_000}), figure="fig2-m-ks"),
@@ -263,6 +267,13 @@ def _paper_claims():
               Decreasing(MP_NP, METRICS, "sparsity", where={"n": 10_000, "size": 40}), figure="fig3-s-ks"),
         Claim("MP, DP: the error decreases as n grows (Fig. 3g-i, 15)",
               Decreasing(MP_DP, METRICS, "n", where={"size": 40, "sparsity": 6}), figure="fig3-n-ks"),
+    ]
+
+
+def _comparison_claims() -> list[Claim]:
+    """The methods against each other in the central setting (sec. VI-B, Figs. 4, 5, 18, 19)."""
+    central = {"setting": "central"}
+    return [
         Claim("Histogram queries is the worst method, on every distribution and eps (Fig. 5, 18); HQ with "
               "dpdist's CDF (uniform density inside a bin)",
               BeatsRivals(METRICS, HQ, _others(HQ, PAPER_METHODS), where={**central, "n": 10_000}, lower=False),
@@ -300,6 +311,13 @@ def _paper_claims():
               better_than("ks", PP, AQ, where={**central, "dataset": "beta-10-2", "epsilon": 0.1}), figure="fig5-ks"),
         Claim("AQ slightly outperforms PP at eps = 1 (sec. VI-B)",
               better_than("ks", AQ, PP, where={**central, "epsilon": 1.0, "n": 10_000}), figure="fig5-ks"),
+    ]
+
+
+def _setting_claims() -> list[Claim]:
+    """The decentralized and streaming settings, the dictionaries, and MP's larger dictionaries and sparsities
+    (Figs. 3, 6, 7, 9)."""
+    return [
         Claim("Decentralized: PP and MP outperform HQ and AQ in the high-privacy regime, eps = 0.1 (Fig. 6)",
               GroupBeats((PP, MP), (HQ, HQ_STEP, AQ), METRICS, where={"setting": "decentralized", "epsilon": 0.1}),
               figure="fig6-ks"),

@@ -335,75 +335,100 @@ def _dataset_claims(dataset: str, others: tuple) -> list[Claim]:
     stand-in, its ``artefact`` the stand-in's known artefact, and its ``group`` (the text with the dataset
     left out) puts it beside the same claim on the other stand-ins in the report.
     """
-    full = _only()
-    smooth_eps = {**full, "dataset": dataset}
-    top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
-    tag = next(suffix for suffix, name in _PATH_FIGURES.items() if name == dataset) if dataset not in _LARGE else ""
-    data, artefact = STAND_INS[dataset]
-    d = _EPS_SWEEP_BINS[dataset]
-    detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
-    d_sweep = {**_only(dataset_bins=DOMAIN_SIZES), "dataset": dataset, "epsilon": 4.0}
-
-    def claim(template: str, check, figure: str) -> Claim:
-        """``template`` with ``{on}`` (the dataset) and ``{d}`` (its d in the epsilon sweep)."""
-        return Claim(template.format(on=f"on {dataset}", d=d), check, figure=figure, data=data, artefact=artefact,
-                     group=template.format(on="on smooth data", d=_GROUP_D))
-
-    claims = [] if dataset in _LARGE else [
-        claim("IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
-              better_than("mse_iter", 30, 0, column="metric_iteration",
-                          where={"dataset": dataset, "epsilon": 4.0,
-                                 "method": ["KRR-IIW path", "OUE-IIW path"]}),
-              "fig4"),
-        claim("KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
-              RatioWithin.along("KRR-IIW-G path", "mse_iter", "metric_iteration", 0, 0.9, 1.1,
-                                where={"dataset": dataset, "epsilon": 1.0, "metric_iteration": [0, 200]}),
-              f"fig5{tag}"),
-    ]
+    on = _OnDataset(dataset)
+    smooth_eps = {**_only(), "dataset": dataset}
+    claims = [] if dataset in _LARGE else _iteration_claims(on)
     for protocol in ("KRR", "OUE"):
-        claims += [
-            claim(f"IIW cuts the MSE of {protocol} {{on}} to 1/3-1/4 at eps = 5 (the paper's range [3, 4] of MSE of "
-                  f"{protocol} / MSE of {protocol}-IIW; a cut, so 4 is its favourable end: a larger cut holds and is "
-                  "understated)",
-                  RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, high=4.0,
-                              where={**smooth_eps, "epsilon": 5.0}, favourable="high"),
-                  f"fig6_{protocol.lower()}"),
-            claim(f"Smoothing (eq. 25) performs about as well as DW for {protocol} {{on}} (MSE of "
-                  f"{protocol}-smooth within 25% of {protocol}-DW's, every eps)",
-                  RatioWithin(f"{protocol}-DW", "mse", (f"{protocol}-smooth",), "mse", low=0.8, high=1.25,
-                              where=smooth_eps),
-                  f"fig6_{protocol.lower()}"),
-            claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {{on}} (every eps)",
-                  better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
-                  f"fig6_{protocol.lower()}"),
-            claim(f"GF3-DW beats GF3 and IIW for {protocol} {{on}} (every eps, d = {{d}})",
-                  lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
-                  f"fig10a_{protocol.lower()}"),
-            # App. C, Fig. 10: the Gaussian filter's width
-            claim(f"Fig. 10: a larger Gaussian width helps when the noise is high: {protocol}-GF3 beats "
-                  f"{protocol}-GF1 {{on}} at eps = 1 (d = {{d}})",
-                  better_than("mse", f"{protocol}-GF3", f"{protocol}-GF1", where={**smooth_eps, "epsilon": 1.0}),
-                  f"fig10a_{protocol.lower()}"),
-            claim(f"Fig. 10: overall GF1 performs weaker than IIW and GF3 better than IIW for {protocol} {{on}} "
-                  "(each in at least 3 of the 5 eps, d = {d})",
-                  AllOf((better_than("mse", f"{protocol}-IIW", f"{protocol}-GF1", where=smooth_eps, min_wins=3),
-                         better_than("mse", f"{protocol}-GF3", f"{protocol}-IIW", where=smooth_eps, min_wins=3))),
-                  f"fig10a_{protocol.lower()}"),
-        ]
-        if dataset not in _LARGE:
-            claims.append(
-                claim(f"Fig. 10: when the noise is low the larger width loses details: at d = 100, eps = 4 "
-                      f"{protocol}-GF3 is worse than no filtering ({protocol}) {{on}}",
-                      better_than("mse", protocol, f"{protocol}-GF3",
-                                  where={**_only(dataset_bins=100), "dataset": dataset}),
-                      f"fig10b_{protocol.lower()}"))
+        claims += _filter_claims(on, protocol, smooth_eps)
     claims.append(
-        claim("KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
-              lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
-              "fig6_krr"))
+        on.claim("KRR-IIW-G is best {on} for eps > 2.25 (eps = 3, 4, 5)",
+                 lowest_of("mse", "KRR-IIW-G", others, where={**smooth_eps, "epsilon": [3.0, 4.0, 5.0]}),
+                 "fig6_krr"))
     if dataset in _LARGE:  # the epsilon sweep only
         return claims
-    claims += [
+    return claims + _sweep_claims(on, others)
+
+
+class _OnDataset:
+    """One filtered dataset's stand-in: its claims' text, data, artefact and group."""
+
+    def __init__(self, dataset: str):
+        self.dataset = dataset
+        self.data, self.artefact = STAND_INS[dataset]
+        self.d = _EPS_SWEEP_BINS[dataset]
+        self.tag = next(suffix for suffix, name in _PATH_FIGURES.items() if name == dataset) if dataset not in _LARGE else ""
+
+    def claim(self, template: str, check, figure: str) -> Claim:
+        """``template`` with ``{on}`` (the dataset) and ``{d}`` (its d in the epsilon sweep)."""
+        return Claim(template.format(on=f"on {self.dataset}", d=self.d), check, figure=figure, data=self.data,
+                     artefact=self.artefact, group=template.format(on="on smooth data", d=_GROUP_D))
+
+
+def _iteration_claims(on: _OnDataset) -> list[Claim]:
+    """IIW's iterations on one dataset (Figs. 4 and 5)."""
+    dataset = on.dataset
+    return [
+        on.claim("IIW (30 iterations) improves on DW (iteration 0) {on} (eps = 4)",
+                 better_than("mse_iter", 30, 0, column="metric_iteration",
+                             where={"dataset": dataset, "epsilon": 4.0,
+                                    "method": ["KRR-IIW path", "OUE-IIW path"]}),
+                 "fig4"),
+        on.claim("KRR-IIW-G is stuck at its initial value at eps = 1 (even after 200 iterations) {on}",
+                 RatioWithin.along("KRR-IIW-G path", "mse_iter", "metric_iteration", 0, 0.9, 1.1,
+                                   where={"dataset": dataset, "epsilon": 1.0, "metric_iteration": [0, 200]}),
+                 f"fig5{on.tag}"),
+    ]
+
+
+def _filter_claims(on: _OnDataset, protocol: str, smooth_eps: dict) -> list[Claim]:
+    """IIW, smoothing and the Gaussian filters against each other for one protocol on one dataset (Figs. 6, 10)."""
+    claim, dataset = on.claim, on.dataset
+    claims = [
+        claim(f"IIW cuts the MSE of {protocol} {{on}} to 1/3-1/4 at eps = 5 (the paper's range [3, 4] of MSE of "
+              f"{protocol} / MSE of {protocol}-IIW; a cut, so 4 is its favourable end: a larger cut holds and is "
+              "understated)",
+              RatioWithin(f"{protocol}-IIW", "mse", (protocol,), "mse", low=3.0, high=4.0,
+                          where={**smooth_eps, "epsilon": 5.0}, favourable="high"),
+              f"fig6_{protocol.lower()}"),
+        claim(f"Smoothing (eq. 25) performs about as well as DW for {protocol} {{on}} (MSE of "
+              f"{protocol}-smooth within 25% of {protocol}-DW's, every eps)",
+              RatioWithin(f"{protocol}-DW", "mse", (f"{protocol}-smooth",), "mse", low=0.8, high=1.25,
+                          where=smooth_eps),
+              f"fig6_{protocol.lower()}"),
+        claim(f"Smoothing (eq. 25) is worse than IIW for {protocol} {{on}} (every eps)",
+              better_than("mse", f"{protocol}-IIW", f"{protocol}-smooth", where=smooth_eps),
+              f"fig6_{protocol.lower()}"),
+        claim(f"GF3-DW beats GF3 and IIW for {protocol} {{on}} (every eps, d = {{d}})",
+              lowest_of("mse", f"{protocol}-GF3-DW", (f"{protocol}-GF3", f"{protocol}-IIW"), where=smooth_eps),
+              f"fig10a_{protocol.lower()}"),
+        # App. C, Fig. 10: the Gaussian filter's width
+        claim(f"Fig. 10: a larger Gaussian width helps when the noise is high: {protocol}-GF3 beats "
+              f"{protocol}-GF1 {{on}} at eps = 1 (d = {{d}})",
+              better_than("mse", f"{protocol}-GF3", f"{protocol}-GF1", where={**smooth_eps, "epsilon": 1.0}),
+              f"fig10a_{protocol.lower()}"),
+        claim(f"Fig. 10: overall GF1 performs weaker than IIW and GF3 better than IIW for {protocol} {{on}} "
+              "(each in at least 3 of the 5 eps, d = {d})",
+              AllOf((better_than("mse", f"{protocol}-IIW", f"{protocol}-GF1", where=smooth_eps, min_wins=3),
+                     better_than("mse", f"{protocol}-GF3", f"{protocol}-IIW", where=smooth_eps, min_wins=3))),
+              f"fig10a_{protocol.lower()}"),
+    ]
+    if dataset not in _LARGE:
+        claims.append(
+            claim(f"Fig. 10: when the noise is low the larger width loses details: at d = 100, eps = 4 "
+                  f"{protocol}-GF3 is worse than no filtering ({protocol}) {{on}}",
+                  better_than("mse", protocol, f"{protocol}-GF3",
+                              where={**_only(dataset_bins=100), "dataset": dataset}),
+                  f"fig10b_{protocol.lower()}"))
+    return claims
+
+
+def _sweep_claims(on: _OnDataset, others: tuple) -> list[Claim]:
+    """The d sweep, the top-k and the detections on one dataset (Figs. 7-9)."""
+    claim, dataset = on.claim, on.dataset
+    top_k_rows = {**_only(metric_k=_FREE), "dataset": dataset}
+    detection_rows = {**_only(metric_threshold=_FREE), "dataset": dataset}
+    d_sweep = {**_only(dataset_bins=DOMAIN_SIZES), "dataset": dataset, "epsilon": 4.0}
+    return [
         # Fig. 7 is the d sweep at eps = 4 (d = 100 .. 1000); the eps sweep (Fig. 6, where the paper has KRR-IIW-G
         # weak at eps <= 2) is not part of it
         claim("Fig. 7: KRR-IIW-G achieves the best denoising {on} at every d (eps = 4)",
@@ -433,11 +458,15 @@ def _dataset_claims(dataset: str, others: tuple) -> list[Claim]:
                           where={**_only(metric_threshold=_FREE), "dataset": dataset}),
               "fig9_false_positives"),
     ]
-    return claims
 
 
 def _general_claims(others: tuple) -> list[Claim]:
     """The claims across datasets: permuted and skewed data, convergence, d, detections."""
+    return _validity_claims(others) + _non_smooth_claims() + _convergence_claims()
+
+
+def _validity_claims(others: tuple) -> list[Claim]:
+    """KRR-IIW-G best where the paper's validity condition holds, on the flights."""
     full = _only()
     claims = []
     for dataset in (SMOOTH, FLIGHTS_SMOOTH):
@@ -448,6 +477,13 @@ def _general_claims(others: tuple) -> list[Claim]:
             lowest_of("mse", "KRR-IIW-G", others, where={**full, "dataset": dataset, "epsilon": 5.0}),
             figure="fig6_krr", data=data, artefact=artefact,
             group="KRR-IIW-G is best on the flights where d sqrt(Var*) < 1 (eps = 5)"))
+    return claims
+
+
+def _non_smooth_claims() -> list[Claim]:
+    """DW, AMRP and IIW on randomly permuted and skewed data (Figs. 6, 8, 9)."""
+    full = _only()
+    claims = []
     both = ("smooth data (Taxi) against its random permutation (RP Taxi); stand-ins flights and flights-RP (the "
             "same 1000 frequencies permuted)")
     for protocol in ("KRR", "OUE"):
@@ -488,6 +524,12 @@ def _general_claims(others: tuple) -> list[Claim]:
                                   where={**full, "dataset": [PERMUTED, SKEWED]})
                     for protocol in ("KRR", "OUE"))),
         figure="fig6_oue", data=_NON_SMOOTH))
+    return claims
+
+
+def _convergence_claims() -> list[Claim]:
+    """IIW's convergence, the gain with d, and detections on permuted and skewed data (Figs. 4, 7, 9)."""
+    claims: list[Claim] = []
     paths = ["KRR-IIW path", "OUE-IIW path"]
     claims += [
         Claim("IIW converges quickly (Fig. 4, eps = 4): KRR-IIW within 10% of its final MSE after 5 iterations, "
@@ -538,6 +580,8 @@ def _general_claims(others: tuple) -> list[Claim]:
                     where={**_only(metric_threshold=_FREE), "dataset": SKEWED}),
         figure="fig9_false_positives", data="skewed non-smooth data (Kosarak); stand-in wiki-words"))
     return claims
+
+
 
 
 def _fig9_claims() -> list[Claim]:
