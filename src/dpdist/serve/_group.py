@@ -71,6 +71,7 @@ class Arrival:
     received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
     tokens: list = field(default_factory=list)  # a relayed batch's token nonces (hex), spent when it counts
     campaign_file_id: str | None = None  # the campaign checked against (its export_file_id, new at each creation)
+    pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
 
 
 @dataclass
