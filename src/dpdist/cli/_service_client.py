@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .._retry import DEFAULT_RETRY_WINDOW_S, describe_window
 from ..errors import InvalidParameterError, MissingDependencyError
 
 __all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "admin_token", "missing_extra", "server_options", "service_client"]
@@ -25,7 +26,13 @@ def server_options(parser, *, admin: bool) -> None:
     )
     if admin:
         parser.add_argument("--admin-token", default=None, help=TOKEN_HELP)
-    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
+    parser.add_argument(
+        "--retry-window", type=float, default=DEFAULT_RETRY_WINDOW_S, metavar="SECONDS",
+        help="how long a request that failed (a refused connection, a network error, 408, 425, 429, 5xx) is sent "
+        f"again, from its first failure, pausing with jittered exponential backoff or as Retry-After asks "
+        f"(default {DEFAULT_RETRY_WINDOW_S:.0f}: a server restarting under load); 0: never")
+    parser.add_argument("--retries", type=int, default=None,
+                        help="at most this many attempts after the first, as well (default: as many as --retry-window allows)")
 
 
 def missing_extra(command: str, error: ImportError):
@@ -49,8 +56,10 @@ def service_client(args, *, admin: bool):
         from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise missing_extra(f"dpdist {args.command}", error) from None
-    if args.retries < 0:
+    if args.retries is not None and args.retries < 0:
         raise InvalidParameterError(f"The '--retries' option must be an int >= 0. Got {args.retries}.")
+    if not 0 <= args.retry_window < float("inf"):
+        raise InvalidParameterError(f"The '--retry-window' option must be a number of seconds >= 0. Got {args.retry_window}.")
     credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
     issuer = getattr(args, "issuer", None) if not admin else None
     if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
@@ -61,26 +70,23 @@ def service_client(args, *, admin: bool):
         admin_token=admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
-        on_retry=_say_retrying(args.server),
+        retry_window=args.retry_window,
+        on_retry=_say_retrying(args.server, args.retry_window),
         pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
         issuer_credential=credential,
         issuer=issuer,
     )
 
 
-def _say_retrying(server: str):
-    """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..serve.client import retry_schedule  # lazy: the service's code loads only when it runs (dpdist[serve])
-
+def _say_retrying(server: str, window: float):
+    """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries."""
     said = False
 
     def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
         nonlocal said
-        if not said:
+        if attempt == 1 or not said:
             said = True
-            total = sum(retry_schedule(attempt + remaining - 1)[attempt - 1 :])
-            print(f"dpdist: {server} did not answer ({failure}); retrying {remaining} more time(s) over at most "
-                  f"about {total:.0f} s (--retries; Ctrl-C to stop).", file=sys.stderr, flush=True)
+            print(f"dpdist: {server} did not answer ({failure}); sending the same request again for up to "
+                  f"{describe_window(window)} (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
 
     return on_retry
-
